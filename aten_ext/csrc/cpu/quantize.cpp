@@ -1,0 +1,428 @@
+// CPU glue for the quantize family: validate, lay out, allocate, call kernels/.
+#include "cpu/quantize.h"
+
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/dispatch.h"
+#include "kernels/quantize_kernel.h"
+#include "utils/checks.h"
+#include "utils/qtensor.h"
+
+namespace qplugin {
+namespace cpu {
+namespace {
+
+constexpr int64_t kGrain = 1 << 15;  // elements per task
+
+// Validated per-channel qparams, in the forms the kernels take.
+struct ChannelParams {
+  at::Tensor scales;       // float64, as quantized tensors store them
+  at::Tensor zero_points;  // int64
+  std::vector<float> inv_scales;
+  std::vector<double> scales_d;
+  std::vector<int32_t> zps;
+};
+
+ChannelParams check_channel_params(const char* op, const at::Tensor& scales,
+                                   const at::Tensor& zero_points, int64_t channels,
+                                   at::ScalarType qdtype) {
+  TORCH_CHECK(!scales.is_quantized() && at::isFloatingType(scales.scalar_type()), "qplugin::", op,
+              ": scales should be a float32 or float64 tensor, got dtype ", scales.scalar_type());
+  TORCH_CHECK(!zero_points.is_quantized() &&
+                  at::isIntegralType(zero_points.scalar_type(), /*includeBool=*/false),
+              "qplugin::", op, ": zero_points should be an int32 or int64 tensor, got dtype ",
+              zero_points.scalar_type());
+  TORCH_CHECK_VALUE(scales.dim() == 1 && scales.numel() == channels, "qplugin::", op,
+                    ": scales should be 1-D with one entry per channel (", channels,
+                    "), got shape ", scales.sizes());
+  TORCH_CHECK_VALUE(zero_points.dim() == 1 && zero_points.numel() == channels, "qplugin::", op,
+                    ": zero_points should be 1-D with one entry per channel (", channels,
+                    "), got shape ", zero_points.sizes());
+  ChannelParams p;
+  p.scales = scales.to(at::kDouble).contiguous();
+  p.zero_points = zero_points.to(at::kLong).contiguous();
+  const double* s = p.scales.data_ptr<double>();
+  const int64_t* z = p.zero_points.data_ptr<int64_t>();
+  const auto range = qrange(qdtype);
+  for (int64_t c = 0; c < channels; ++c) {
+    const float fs = static_cast<float>(s[c]);
+    TORCH_CHECK_VALUE(std::isfinite(s[c]) && s[c] > 0 && fs > 0.0f && std::isfinite(1.0f / fs),
+                      "qplugin::", op, ": scales[", c,
+                      "] should be a positive finite number with a finite float32 reciprocal, got ",
+                      s[c]);
+    TORCH_CHECK_VALUE(z[c] >= range.first && z[c] <= range.second, "qplugin::", op,
+                      ": zero_points[", c, "] should be in [", range.first, ", ", range.second,
+                      "] for ", qdtype, ", got ", z[c]);
+    p.inv_scales.push_back(1.0f / fs);
+    p.scales_d.push_back(s[c]);
+    p.zps.push_back(static_cast<int32_t>(z[c]));
+  }
+  return p;
+}
+
+// Runs fn(begin, end) over [0, n) in tasks of about kGrain elements.
+template <typename F>
+void parallel_elems(int64_t n, F fn) {
+  at::parallel_for(0, n, kGrain, fn);
+}
+
+// Per-channel data is walked either as rows (one channel's contiguous run of
+// `inner` elements; long runs) or as repeating periods of channels * inner
+// elements with per-element parameters (channel varies fast: channels_last,
+// last-dim axis). Short periods are repeated so vectors stay full.
+struct PerChannelWalk {
+  AxisSplit split;
+  bool rows;
+  int64_t period;  // elements per period (periodic walk)
+  std::vector<int64_t> channel_of;  // channel of each element of a period
+};
+
+PerChannelWalk plan_walk(at::IntArrayRef sizes, int64_t axis, at::MemoryFormat fmt) {
+  PerChannelWalk w{axis_split(sizes, axis, fmt), false, 0, {}};
+  w.rows = w.split.inner >= 64;
+  if (!w.rows) {
+    const int64_t base = std::max<int64_t>(1, w.split.channels * w.split.inner);
+    const int64_t reps = std::max<int64_t>(1, (256 + base - 1) / base);
+    w.period = base * reps;
+    w.channel_of.resize(w.period);
+    for (int64_t j = 0; j < w.period; ++j) w.channel_of[j] = (j % base) / std::max<int64_t>(1, w.split.inner);
+  }
+  return w;
+}
+
+template <typename T, typename V>
+std::vector<T> expand(const std::vector<V>& per_channel, const std::vector<int64_t>& channel_of) {
+  std::vector<T> out(channel_of.size());
+  for (size_t j = 0; j < channel_of.size(); ++j) out[j] = static_cast<T>(per_channel[channel_of[j]]);
+  return out;
+}
+
+// Runs row_fn(row, channel) over all rows, or period_fn(offset, len) over
+// period-aligned chunks, in parallel.
+template <typename RowFn, typename PeriodFn>
+void walk_per_channel(const PerChannelWalk& w, int64_t numel, RowFn row_fn, PeriodFn period_fn) {
+  if (numel == 0) return;
+  if (w.rows) {
+    const int64_t rows = w.split.outer * w.split.channels;
+    const int64_t grain = std::max<int64_t>(1, kGrain / w.split.inner);
+    at::parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) row_fn(r * w.split.inner, r % w.split.channels);
+    });
+  } else {
+    const int64_t periods = (numel + w.period - 1) / w.period;
+    const int64_t grain = std::max<int64_t>(1, kGrain / w.period);
+    at::parallel_for(0, periods, grain, [&](int64_t b, int64_t e) {
+      const int64_t off = b * w.period;
+      period_fn(off, std::min(e * w.period, numel) - off);
+    });
+  }
+}
+
+at::Tensor as_float_input(const char* op, const at::Tensor& self) {
+  check_float_input(op, "self", self);
+  return self.contiguous(kept_format(self));
+}
+
+} // namespace
+
+QParams choose_qparams(float min, float max, int32_t qmin, int32_t qmax, bool reduce_range) {
+  if (reduce_range) {
+    qmin /= 2;
+    qmax /= 2;
+  }
+  min = std::min(min, 0.0f);
+  max = std::max(max, 0.0f);
+  double scale = (static_cast<double>(max) - min) / (qmax - qmin);
+  if (static_cast<float>(scale) == 0.0f || std::isinf(1.0f / static_cast<float>(scale))) {
+    scale = 0.1;
+  }
+  constexpr float kSmallScale = 6.1e-5f;  // fp16 min normal, as torch
+  if (scale < kSmallScale) {
+    const float org_scale = static_cast<float>(scale);
+    scale = kSmallScale;
+    if (min == 0.0f) {
+      max = kSmallScale * (qmax - qmin);
+    } else if (max == 0.0f) {
+      min = -kSmallScale * (qmax - qmin);
+    } else {
+      const float amplifier = kSmallScale / org_scale;
+      min *= amplifier;
+      max *= amplifier;
+    }
+  }
+  const double zp_from_min = qmin - min / scale;
+  const double zp_from_max = qmax - max / scale;
+  const double err_min = std::abs(qmin) - std::abs(min / scale);
+  const double err_max = std::abs(qmax) - std::abs(max / scale);
+  const double zp = err_min < err_max ? zp_from_min : zp_from_max;
+  int32_t nudged;
+  if (zp < qmin) {
+    nudged = qmin;
+  } else if (zp > qmax) {
+    nudged = qmax;
+  } else {
+    nudged = static_cast<int32_t>(std::nearbyint(zp));
+  }
+  return {scale, nudged};
+}
+
+void parallel_copy(void* dst, const void* src, int64_t nbytes) {
+  if (nbytes <= 0) return;
+  auto* d = static_cast<char*>(dst);
+  const auto* s = static_cast<const char*>(src);
+  at::parallel_for(0, nbytes, 1 << 20, [&](int64_t b, int64_t e) { std::memcpy(d + b, s + b, e - b); });
+}
+
+at::Tensor quantize_per_tensor(const at::Tensor& self, double scale, int64_t zero_point,
+                               at::ScalarType dtype) {
+  constexpr const char* op = "quantize_per_tensor";
+  check_qdtype(op, "dtype", dtype);
+  check_scale(op, "scale", scale);
+  check_zero_point(op, "zero_point", zero_point, dtype);
+  const at::Tensor x = as_float_input(op, self);
+  at::Tensor out = at::_empty_affine_quantized(x.sizes(), x.options().dtype(dtype), scale,
+                                               zero_point, kept_format(self));
+  const float inv = 1.0f / static_cast<float>(scale);
+  const int32_t zp = static_cast<int32_t>(zero_point);
+  const float* xp = x.const_data_ptr<float>();
+  void* yp = out.data_ptr();
+  parallel_elems(x.numel(), [&](int64_t b, int64_t e) {
+    if (dtype == at::kQUInt8) {
+      QPLUGIN_ISA_CALL(quantize_u8, xp + b, static_cast<uint8_t*>(yp) + b, e - b, inv, zp);
+    } else if (dtype == at::kQInt8) {
+      QPLUGIN_ISA_CALL(quantize_s8, xp + b, static_cast<int8_t*>(yp) + b, e - b, inv, zp);
+    } else {
+      QPLUGIN_ISA_CALL(quantize_s32, xp + b, static_cast<int32_t*>(yp) + b, e - b, inv, zp);
+    }
+  });
+  return out;
+}
+
+at::Tensor quantize_per_tensor_dynamic(const at::Tensor& self, at::ScalarType dtype,
+                                       bool reduce_range) {
+  constexpr const char* op = "quantize_per_tensor_dynamic";
+  TORCH_CHECK(dtype == at::kQUInt8 || dtype == at::kQInt8, "qplugin::", op,
+              ": dtype should be torch.quint8 or torch.qint8, got ", dtype);
+  const at::Tensor x = as_float_input(op, self);
+  float lo = 0.0f, hi = 0.0f;
+  if (x.numel() > 0) {
+    auto mm = at::aminmax(x);
+    lo = std::get<0>(mm).item<float>();
+    hi = std::get<1>(mm).item<float>();
+    TORCH_CHECK_VALUE(std::isfinite(lo) && std::isfinite(hi), "qplugin::", op,
+                      ": self should hold finite values to choose qparams from, got min ", lo,
+                      " and max ", hi);
+  }
+  const auto r = qrange(dtype);
+  const QParams qp = choose_qparams(lo, hi, static_cast<int32_t>(r.first),
+                                    static_cast<int32_t>(r.second), reduce_range);
+  return cpu::quantize_per_tensor(x, qp.scale, qp.zero_point, dtype);
+}
+
+at::Tensor quantize_per_channel(const at::Tensor& self, const at::Tensor& scales,
+                                const at::Tensor& zero_points, int64_t axis, at::ScalarType dtype) {
+  constexpr const char* op = "quantize_per_channel";
+  check_qdtype(op, "dtype", dtype);
+  TORCH_CHECK_VALUE(self.dim() > 0, "qplugin::", op,
+                    ": self should have at least one dim for per-channel quantization, got a 0-dim tensor");
+  const int64_t ax = check_dim(op, "axis", axis, self.dim());
+  const at::Tensor x = as_float_input(op, self);
+  ChannelParams p = check_channel_params(op, scales, zero_points, x.size(ax), dtype);
+  const at::MemoryFormat fmt = kept_format(self);
+  at::Tensor out = at::_empty_per_channel_affine_quantized(
+      x.sizes(), p.scales, p.zero_points, ax, x.options().dtype(dtype), fmt);
+  const PerChannelWalk w = plan_walk(x.sizes(), ax, fmt);
+  const float* xp = x.const_data_ptr<float>();
+  void* yp = out.data_ptr();
+  const int64_t inner = w.split.inner;
+  std::vector<float> inv_p;
+  std::vector<int32_t> zp_p;
+  if (!w.rows) {
+    inv_p = expand<float>(p.inv_scales, w.channel_of);
+    zp_p = expand<int32_t>(p.zps, w.channel_of);
+  }
+  walk_per_channel(
+      w, x.numel(),
+      [&](int64_t off, int64_t c) {
+        const float inv = p.inv_scales[c];
+        const int32_t zp = p.zps[c];
+        if (dtype == at::kQUInt8) {
+          QPLUGIN_ISA_CALL(quantize_ch_u8, xp + off, static_cast<uint8_t*>(yp) + off, inner, inv, zp);
+        } else if (dtype == at::kQInt8) {
+          QPLUGIN_ISA_CALL(quantize_ch_s8, xp + off, static_cast<int8_t*>(yp) + off, inner, inv, zp);
+        } else {
+          QPLUGIN_ISA_CALL(quantize_s32, xp + off, static_cast<int32_t*>(yp) + off, inner, inv, zp);
+        }
+      },
+      [&](int64_t off, int64_t len) {
+        if (dtype == at::kQUInt8) {
+          QPLUGIN_ISA_CALL(quantize_periodic_u8, xp + off, static_cast<uint8_t*>(yp) + off, len,
+                           w.period, inv_p.data(), zp_p.data());
+        } else if (dtype == at::kQInt8) {
+          QPLUGIN_ISA_CALL(quantize_periodic_s8, xp + off, static_cast<int8_t*>(yp) + off, len,
+                           w.period, inv_p.data(), zp_p.data());
+        } else {
+          QPLUGIN_ISA_CALL(quantize_periodic_s32, xp + off, static_cast<int32_t*>(yp) + off, len,
+                           w.period, inv_p.data(), zp_p.data());
+        }
+      });
+  return out;
+}
+
+namespace {
+
+at::ScalarType qdtype_for_int(const char* op, const at::Tensor& self) {
+  TORCH_CHECK(!self.is_quantized(), "qplugin::", op,
+              ": self should be a uint8, int8 or int32 tensor, got a quantized tensor of dtype ",
+              self.scalar_type());
+  switch (self.scalar_type()) {
+    case at::kByte: return at::kQUInt8;
+    case at::kChar: return at::kQInt8;
+    case at::kInt: return at::kQInt32;
+    default:
+      TORCH_CHECK(false, "qplugin::", op, ": self should be a uint8, int8 or int32 tensor, got dtype ",
+                  self.scalar_type());
+  }
+}
+
+} // namespace
+
+at::Tensor make_per_tensor_quantized_tensor(const at::Tensor& self, double scale, int64_t zero_point) {
+  constexpr const char* op = "make_per_tensor_quantized_tensor";
+  const at::ScalarType qt = qdtype_for_int(op, self);
+  check_scale(op, "scale", scale);
+  check_zero_point(op, "zero_point", zero_point, qt);
+  const at::MemoryFormat fmt = kept_format(self);
+  const at::Tensor src = self.contiguous(fmt);
+  at::Tensor out = at::_empty_affine_quantized(src.sizes(), src.options().dtype(qt), scale, zero_point, fmt);
+  parallel_copy(out.data_ptr(), src.const_data_ptr(), src.nbytes());
+  return out;
+}
+
+at::Tensor make_per_channel_quantized_tensor(const at::Tensor& self, const at::Tensor& scales,
+                                             const at::Tensor& zero_points, int64_t axis) {
+  constexpr const char* op = "make_per_channel_quantized_tensor";
+  const at::ScalarType qt = qdtype_for_int(op, self);
+  TORCH_CHECK_VALUE(self.dim() > 0, "qplugin::", op,
+                    ": self should have at least one dim for per-channel quantization, got a 0-dim tensor");
+  const int64_t ax = check_dim(op, "axis", axis, self.dim());
+  ChannelParams p = check_channel_params(op, scales, zero_points, self.size(ax), qt);
+  const at::MemoryFormat fmt = kept_format(self);
+  const at::Tensor src = self.contiguous(fmt);
+  at::Tensor out = at::_empty_per_channel_affine_quantized(src.sizes(), p.scales, p.zero_points, ax,
+                                                           src.options().dtype(qt), fmt);
+  parallel_copy(out.data_ptr(), src.const_data_ptr(), src.nbytes());
+  return out;
+}
+
+at::Tensor dequantize_per_tensor_int(const at::Tensor& data, double scale, int64_t zero_point) {
+  const at::MemoryFormat fmt = kept_format(data);
+  const at::Tensor q = data.contiguous(fmt);
+  at::Tensor out = at::empty(q.sizes(), q.options().dtype(at::kFloat), fmt);
+  const float s = static_cast<float>(scale);
+  const int32_t zp = static_cast<int32_t>(zero_point);
+  const void* qp = q.const_data_ptr();
+  float* yp = out.data_ptr<float>();
+  const at::ScalarType dt = q.scalar_type();
+  parallel_elems(q.numel(), [&](int64_t b, int64_t e) {
+    if (dt == at::kByte) {
+      QPLUGIN_ISA_CALL(dequantize_u8, static_cast<const uint8_t*>(qp) + b, yp + b, e - b, s, zp);
+    } else if (dt == at::kChar) {
+      QPLUGIN_ISA_CALL(dequantize_s8, static_cast<const int8_t*>(qp) + b, yp + b, e - b, s, zp);
+    } else {
+      QPLUGIN_ISA_CALL(dequantize_s32, static_cast<const int32_t*>(qp) + b, yp + b, e - b, s, zp);
+    }
+  });
+  return out;
+}
+
+at::Tensor dequantize_per_channel_int(const at::Tensor& data, const at::Tensor& scales,
+                                      const at::Tensor& zero_points, int64_t axis) {
+  const at::MemoryFormat fmt = kept_format(data);
+  const at::Tensor q = data.contiguous(fmt);
+  at::Tensor out = at::empty(q.sizes(), q.options().dtype(at::kFloat), fmt);
+  const int64_t channels = q.size(axis);
+  const at::Tensor sc = scales.to(at::kDouble).contiguous();
+  const at::Tensor zc = zero_points.to(at::kInt).contiguous();
+  TORCH_INTERNAL_ASSERT(sc.numel() == channels && zc.numel() == channels);
+  std::vector<double> s(sc.const_data_ptr<double>(), sc.const_data_ptr<double>() + channels);
+  std::vector<int32_t> z(zc.const_data_ptr<int32_t>(), zc.const_data_ptr<int32_t>() + channels);
+  const PerChannelWalk w = plan_walk(q.sizes(), axis, fmt);
+  std::vector<double> s_p;
+  std::vector<int32_t> z_p;
+  if (!w.rows) {
+    s_p = expand<double>(s, w.channel_of);
+    z_p = expand<int32_t>(z, w.channel_of);
+  }
+  const void* qp = q.const_data_ptr();
+  float* yp = out.data_ptr<float>();
+  const at::ScalarType dt = q.scalar_type();
+  const int64_t inner = w.split.inner;
+  walk_per_channel(
+      w, q.numel(),
+      [&](int64_t off, int64_t c) {
+        if (dt == at::kByte) {
+          QPLUGIN_ISA_CALL(dequantize_channel_u8, static_cast<const uint8_t*>(qp) + off, yp + off, inner, s[c], z[c]);
+        } else if (dt == at::kChar) {
+          QPLUGIN_ISA_CALL(dequantize_channel_s8, static_cast<const int8_t*>(qp) + off, yp + off, inner, s[c], z[c]);
+        } else {
+          QPLUGIN_ISA_CALL(dequantize_channel_s32, static_cast<const int32_t*>(qp) + off, yp + off, inner, s[c], z[c]);
+        }
+      },
+      [&](int64_t off, int64_t len) {
+        if (dt == at::kByte) {
+          QPLUGIN_ISA_CALL(dequantize_periodic_u8, static_cast<const uint8_t*>(qp) + off, yp + off, len,
+                           w.period, s_p.data(), z_p.data());
+        } else if (dt == at::kChar) {
+          QPLUGIN_ISA_CALL(dequantize_periodic_s8, static_cast<const int8_t*>(qp) + off, yp + off, len,
+                           w.period, s_p.data(), z_p.data());
+        } else {
+          QPLUGIN_ISA_CALL(dequantize_periodic_s32, static_cast<const int32_t*>(qp) + off, yp + off, len,
+                           w.period, s_p.data(), z_p.data());
+        }
+      });
+  return out;
+}
+
+at::Tensor dense_copy(const at::Tensor& data) {
+  const at::MemoryFormat fmt = kept_format(data);
+  if (!data.is_contiguous(fmt)) {
+    return data.contiguous(fmt);  // already a fresh dense copy
+  }
+  at::Tensor out = at::empty(data.sizes(), data.options(), fmt);
+  parallel_copy(out.data_ptr(), data.const_data_ptr(), data.nbytes());
+  return out;
+}
+
+} // namespace cpu
+
+namespace {
+
+// Wrong tensor kind: the CPU key sees float / integer tensors.
+at::Tensor dequantize_cpu_error(const at::Tensor& self) {
+  check_quantized_input("dequantize", "self", self);
+  return self;
+}
+at::Tensor int_repr_cpu_error(const at::Tensor& self) {
+  check_quantized_input("int_repr", "self", self);
+  return self;
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  m.impl("quantize_per_tensor", TORCH_FN(cpu::quantize_per_tensor));
+  m.impl("quantize_per_tensor_dynamic", TORCH_FN(cpu::quantize_per_tensor_dynamic));
+  m.impl("quantize_per_channel", TORCH_FN(cpu::quantize_per_channel));
+  m.impl("make_per_tensor_quantized_tensor", TORCH_FN(cpu::make_per_tensor_quantized_tensor));
+  m.impl("make_per_channel_quantized_tensor", TORCH_FN(cpu::make_per_channel_quantized_tensor));
+  m.impl("dequantize", TORCH_FN(dequantize_cpu_error));
+  m.impl("int_repr", TORCH_FN(int_repr_cpu_error));
+}
+
+} // namespace qplugin

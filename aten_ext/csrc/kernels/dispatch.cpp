@@ -1,0 +1,105 @@
+#include "kernels/dispatch.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <cstdio>
+
+namespace qplugin {
+namespace kernels {
+namespace {
+
+bool has(const char* feature) {
+  // __builtin_cpu_supports also checks that the OS saves the wide registers
+  // (XCR0) for the AVX / AVX-512 feature bits.
+  __builtin_cpu_init();
+  if (!std::strcmp(feature, "avx2")) return __builtin_cpu_supports("avx2");
+  if (!std::strcmp(feature, "fma")) return __builtin_cpu_supports("fma");
+  if (!std::strcmp(feature, "f16c")) return __builtin_cpu_supports("f16c");
+  if (!std::strcmp(feature, "bmi2")) return __builtin_cpu_supports("bmi2");
+  if (!std::strcmp(feature, "avx512f")) return __builtin_cpu_supports("avx512f");
+  if (!std::strcmp(feature, "avx512bw")) return __builtin_cpu_supports("avx512bw");
+  if (!std::strcmp(feature, "avx512vl")) return __builtin_cpu_supports("avx512vl");
+  if (!std::strcmp(feature, "avx512dq")) return __builtin_cpu_supports("avx512dq");
+  if (!std::strcmp(feature, "avx512vnni")) return __builtin_cpu_supports("avx512vnni");
+  if (!std::strcmp(feature, "avxvnni")) return __builtin_cpu_supports("avxvnni");
+  return false;
+}
+
+Isa detect() {
+  if (has("avx512f") && has("avx512bw") && has("avx512vl") && has("avx512dq") &&
+      has("avx512vnni") && has("avx2") && has("fma") && has("f16c") && has("bmi2")) {
+    return Isa::kAvx512;
+  }
+  if (has("avx2") && has("fma") && has("f16c") && has("bmi2")) {
+    return Isa::kAvx2;
+  }
+  return Isa::kScalar;
+}
+
+Isa initial() {
+  Isa best = detect();
+  const char* env = std::getenv("QPLUGIN_ISA");
+  if (env && *env) {
+    Isa want;
+    if (!parse_isa(env, &want)) {
+      std::fprintf(stderr,
+                   "torch_qplugin: ignoring QPLUGIN_ISA=%s (expected scalar, avx2 or avx512)\n", env);
+    } else if (static_cast<int>(want) > static_cast<int>(best)) {
+      std::fprintf(stderr, "torch_qplugin: QPLUGIN_ISA=%s is not supported by this CPU; using %s\n",
+                   env, isa_name(best));
+    } else {
+      best = want;
+    }
+  }
+  return best;
+}
+
+std::atomic<int>& active_slot() {
+  static std::atomic<int> slot{static_cast<int>(initial())};
+  return slot;
+}
+
+} // namespace
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512: return "avx512";
+    case Isa::kAvx2: return "avx2";
+    default: return "scalar";
+  }
+}
+
+bool parse_isa(const std::string& name, Isa* out) {
+  if (name == "scalar") { *out = Isa::kScalar; return true; }
+  if (name == "avx2") { *out = Isa::kAvx2; return true; }
+  if (name == "avx512") { *out = Isa::kAvx512; return true; }
+  return false;
+}
+
+Isa cpu_isa() {
+  static const Isa isa = detect();
+  return isa;
+}
+
+Isa active_isa() {
+  return static_cast<Isa>(active_slot().load(std::memory_order_relaxed));
+}
+
+bool set_isa(Isa isa) {
+  if (static_cast<int>(isa) > static_cast<int>(cpu_isa())) return false;
+  active_slot().store(static_cast<int>(isa), std::memory_order_relaxed);
+  return true;
+}
+
+std::vector<std::pair<std::string, bool>> cpu_features() {
+  std::vector<std::pair<std::string, bool>> out;
+  for (const char* f : {"avx2", "fma", "f16c", "bmi2", "avx512f", "avx512bw", "avx512vl",
+                        "avx512dq", "avx512vnni", "avxvnni"}) {
+    out.emplace_back(f, has(f));
+  }
+  return out;
+}
+
+} // namespace kernels
+} // namespace qplugin

@@ -1,0 +1,42 @@
+// Run-time choice of the kernel ISA path.
+//
+// The active path is the best one the CPU supports, capped by the environment
+// variable QPLUGIN_ISA=scalar|avx2|avx512 (read once) and by set_isa() (the
+// test hook behind torch.ops.qplugin._set_isa). Kernels are called through
+// QPLUGIN_ISA_CALL(fn, args...), which picks scalar::fn, avx2::fn or avx512::fn.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace qplugin {
+namespace kernels {
+
+enum class Isa : int { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+
+const char* isa_name(Isa isa);
+// Parses "scalar" / "avx2" / "avx512"; returns false for anything else.
+bool parse_isa(const std::string& name, Isa* out);
+// Best path this CPU (and OS) can run.
+Isa cpu_isa();
+// Path kernels use now.
+Isa active_isa();
+// Forces a path; returns false (and changes nothing) if the CPU cannot run it.
+bool set_isa(Isa isa);
+// Named CPU features relevant to our kernels, with whether they are present.
+std::vector<std::pair<std::string, bool>> cpu_features();
+
+} // namespace kernels
+} // namespace qplugin
+
+#define QPLUGIN_ISA_CALL(fn, ...)                                          \
+  ([&]() {                                                                 \
+    switch (::qplugin::kernels::active_isa()) {                            \
+      case ::qplugin::kernels::Isa::kAvx512:                               \
+        return ::qplugin::kernels::avx512::fn(__VA_ARGS__);                \
+      case ::qplugin::kernels::Isa::kAvx2:                                 \
+        return ::qplugin::kernels::avx2::fn(__VA_ARGS__);                  \
+      default:                                                             \
+        return ::qplugin::kernels::scalar::fn(__VA_ARGS__);                \
+    }                                                                      \
+  }())

@@ -1,0 +1,202 @@
+// Compiled once per ISA (see kernels/isa.h). The scalar loops are the reference
+// and the tails of the vector loops; both follow kernels/quantize_math.h.
+#include "kernels/quantize_kernel.h"
+
+#include "kernels/quantize_math.h"
+#include "kernels/simd.h"
+
+namespace qplugin {
+namespace kernels {
+namespace QPLUGIN_ISA_NS {
+namespace {
+
+template <typename T>
+void quantize8(const float* x, T* y, int64_t n, float inv_scale, int32_t zp) {
+  int64_t i = 0;
+#if QPLUGIN_SIMD
+  using namespace simd;
+  const VF vinv = set1_f(inv_scale);
+  const VF vzp = set1_f(static_cast<float>(zp));
+  const VF hi = set1_f(static_cast<float>(QRange<T>::max));
+  const VF lo = set1_f(static_cast<float>(QRange<T>::min));
+  auto one = [&](const float* p) {
+    return to_i32_round(max_f(min_f(fmadd_f(loadu_f(p), vinv, vzp), hi), lo));
+  };
+  for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
+    store4_q(y + i, one(x + i), one(x + i + kLanes), one(x + i + 2 * kLanes), one(x + i + 3 * kLanes));
+  }
+  for (; i + kLanes <= n; i += kLanes) store_q(y + i, one(x + i));
+#endif
+  for (; i < n; ++i) y[i] = quantize_val8<T>(x[i], inv_scale, zp);
+}
+
+#if QPLUGIN_SIMD
+// aten's scalar rule on one vector; inv / zp may vary per lane.
+template <typename T>
+inline simd::VI quantize_rule_vec(simd::VF xv, simd::VF vinv, simd::VF vzp) {
+  using namespace simd;
+  const VF v = round_f(add_f(mul_f(xv, vinv), vzp));
+  if constexpr (sizeof(T) == 1) {
+    const VF c = max_f(min_f(v, set1_f(static_cast<float>(QRange<T>::max))),
+                       set1_f(static_cast<float>(QRange<T>::min)));
+    return nan_to(v, to_i32_round(c), 0);
+  } else {
+    return ge_to(v, 2147483648.0f, to_i32_round(v), 2147483647);  // NaN / < -2^31 -> INT32_MIN
+  }
+}
+#endif
+
+template <typename T>
+void quantize_rule(const float* x, T* y, int64_t n, float inv_scale, int32_t zp) {
+  int64_t i = 0;
+#if QPLUGIN_SIMD
+  using namespace simd;
+  const VF vinv = set1_f(inv_scale);
+  const VF vzp = set1_f(static_cast<float>(zp));
+  for (; i + kLanes <= n; i += kLanes) store_q(y + i, quantize_rule_vec<T>(loadu_f(x + i), vinv, vzp));
+#endif
+  for (; i < n; ++i) y[i] = quantize_val_scalar_rule<T>(x[i], inv_scale, zp);
+}
+
+template <typename T>
+void quantize_periodic(const float* x, T* y, int64_t n, int64_t period, const float* inv_scales,
+                       const int32_t* zps) {
+  for (int64_t base = 0; base < n; base += period) {
+    const int64_t len = period < n - base ? period : n - base;
+    const float* xb = x + base;
+    T* yb = y + base;
+    int64_t j = 0;
+#if QPLUGIN_SIMD
+    using namespace simd;
+    for (; j + kLanes <= len; j += kLanes) {
+      store_q(yb + j, quantize_rule_vec<T>(loadu_f(xb + j), loadu_f(inv_scales + j), to_f(loadu_i(zps + j))));
+    }
+#endif
+    for (; j < len; ++j) yb[j] = quantize_val_scalar_rule<T>(xb[j], inv_scales[j], zps[j]);
+  }
+}
+
+template <typename T>
+void dequantize_pt(const T* q, float* y, int64_t n, float scale, int32_t zp) {
+  int64_t i = 0;
+#if QPLUGIN_SIMD
+  using namespace simd;
+  const VF vs = set1_f(scale);
+  if constexpr (sizeof(T) == 1) {
+    const VI vzp = set1_i(zp);
+    for (; i + kLanes <= n; i += kLanes) storeu_f(y + i, mul_f(to_f(sub_i(load_q(q + i), vzp)), vs));
+  } else {
+    const VD vzp = set1_d(zp);  // q - zp exactly, then one rounding to float
+    for (; i + kLanes <= n; i += kLanes) {
+      const VI qi = load_q(q + i);
+      const VF d = join_to_f(sub_d(to_d(lo_half(qi)), vzp), sub_d(to_d(hi_half(qi)), vzp));
+      storeu_f(y + i, mul_f(d, vs));
+    }
+  }
+#endif
+  for (; i < n; ++i) y[i] = dequantize_val<T>(q[i], scale, zp);
+}
+
+template <typename T>
+void dequantize_ch(const T* q, float* y, int64_t n, double scale, int32_t zp) {
+  int64_t i = 0;
+#if QPLUGIN_SIMD
+  using namespace simd;
+  const VD vs = set1_d(scale);
+  const VD vzp = set1_d(zp);
+  for (; i + kLanes <= n; i += kLanes) {
+    const VI qi = load_q(q + i);
+    storeu_f(y + i, join_to_f(mul_d(sub_d(to_d(lo_half(qi)), vzp), vs),
+                              mul_d(sub_d(to_d(hi_half(qi)), vzp), vs)));
+  }
+#endif
+  for (; i < n; ++i) y[i] = dequantize_val_channel<T>(q[i], scale, zp);
+}
+
+template <typename T>
+void dequantize_periodic(const T* q, float* y, int64_t n, int64_t period, const double* scales,
+                         const int32_t* zps) {
+  for (int64_t base = 0; base < n; base += period) {
+    const int64_t len = period < n - base ? period : n - base;
+    const T* qb = q + base;
+    float* yb = y + base;
+    int64_t j = 0;
+#if QPLUGIN_SIMD
+    using namespace simd;
+    constexpr int kHalf = kLanes / 2;
+    for (; j + kLanes <= len; j += kLanes) {
+      const VI qi = load_q(qb + j);
+      const VI zi = loadu_i(zps + j);
+      const VD lo = mul_d(sub_d(to_d(lo_half(qi)), to_d(lo_half(zi))), loadu_d(scales + j));
+      const VD hi = mul_d(sub_d(to_d(hi_half(qi)), to_d(hi_half(zi))), loadu_d(scales + j + kHalf));
+      storeu_f(yb + j, join_to_f(lo, hi));
+    }
+#endif
+    for (; j < len; ++j) yb[j] = dequantize_val_channel<T>(qb[j], scales[j], zps[j]);
+  }
+}
+
+} // namespace
+
+void quantize_u8(const float* x, uint8_t* y, int64_t n, float inv_scale, int32_t zero_point) {
+  quantize8(x, y, n, inv_scale, zero_point);
+}
+void quantize_s8(const float* x, int8_t* y, int64_t n, float inv_scale, int32_t zero_point) {
+  quantize8(x, y, n, inv_scale, zero_point);
+}
+void quantize_ch_u8(const float* x, uint8_t* y, int64_t n, float inv_scale, int32_t zero_point) {
+  quantize_rule(x, y, n, inv_scale, zero_point);
+}
+void quantize_ch_s8(const float* x, int8_t* y, int64_t n, float inv_scale, int32_t zero_point) {
+  quantize_rule(x, y, n, inv_scale, zero_point);
+}
+void quantize_s32(const float* x, int32_t* y, int64_t n, float inv_scale, int32_t zero_point) {
+  quantize_rule(x, y, n, inv_scale, zero_point);
+}
+void quantize_periodic_u8(const float* x, uint8_t* y, int64_t n, int64_t period, const float* inv_scales,
+                          const int32_t* zero_points) {
+  quantize_periodic(x, y, n, period, inv_scales, zero_points);
+}
+void quantize_periodic_s8(const float* x, int8_t* y, int64_t n, int64_t period, const float* inv_scales,
+                          const int32_t* zero_points) {
+  quantize_periodic(x, y, n, period, inv_scales, zero_points);
+}
+void quantize_periodic_s32(const float* x, int32_t* y, int64_t n, int64_t period, const float* inv_scales,
+                           const int32_t* zero_points) {
+  quantize_periodic(x, y, n, period, inv_scales, zero_points);
+}
+
+void dequantize_u8(const uint8_t* q, float* y, int64_t n, float scale, int32_t zero_point) {
+  dequantize_pt(q, y, n, scale, zero_point);
+}
+void dequantize_s8(const int8_t* q, float* y, int64_t n, float scale, int32_t zero_point) {
+  dequantize_pt(q, y, n, scale, zero_point);
+}
+void dequantize_s32(const int32_t* q, float* y, int64_t n, float scale, int32_t zero_point) {
+  dequantize_pt(q, y, n, scale, zero_point);
+}
+void dequantize_channel_u8(const uint8_t* q, float* y, int64_t n, double scale, int32_t zero_point) {
+  dequantize_ch(q, y, n, scale, zero_point);
+}
+void dequantize_channel_s8(const int8_t* q, float* y, int64_t n, double scale, int32_t zero_point) {
+  dequantize_ch(q, y, n, scale, zero_point);
+}
+void dequantize_channel_s32(const int32_t* q, float* y, int64_t n, double scale, int32_t zero_point) {
+  dequantize_ch(q, y, n, scale, zero_point);
+}
+void dequantize_periodic_u8(const uint8_t* q, float* y, int64_t n, int64_t period, const double* scales,
+                            const int32_t* zero_points) {
+  dequantize_periodic(q, y, n, period, scales, zero_points);
+}
+void dequantize_periodic_s8(const int8_t* q, float* y, int64_t n, int64_t period, const double* scales,
+                            const int32_t* zero_points) {
+  dequantize_periodic(q, y, n, period, scales, zero_points);
+}
+void dequantize_periodic_s32(const int32_t* q, float* y, int64_t n, int64_t period, const double* scales,
+                             const int32_t* zero_points) {
+  dequantize_periodic(q, y, n, period, scales, zero_points);
+}
+
+} // namespace QPLUGIN_ISA_NS
+} // namespace kernels
+} // namespace qplugin

@@ -1,0 +1,180 @@
+// A thin width-agnostic layer over AVX2 / AVX-512 intrinsics for the kernels/
+// translation units. In the AVX2 build a "vector" is 8 x 32-bit lanes, in the
+// AVX-512 build 16. The scalar build defines QPLUGIN_SIMD 0 and kernels use
+// their plain loops only (that loop is also the tail of the vector loops, so
+// every path shares one definition of the math).
+//
+// Semantics worth knowing:
+//  - min_f(a, b) returns b where a is NaN (x86 MINPS rule); kernels rely on it
+//    to send NaN to a chosen bound.
+//  - to_i32_round(v) rounds to nearest, ties to even (MXCSR default), and
+//    gives INT32_MIN for NaN and out-of-range values.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/isa.h"
+
+#if defined(QPLUGIN_ISA_AVX2) || defined(QPLUGIN_ISA_AVX512)
+#include <immintrin.h>
+#define QPLUGIN_SIMD 1
+#else
+#define QPLUGIN_SIMD 0
+#endif
+
+namespace qplugin {
+namespace kernels {
+namespace QPLUGIN_ISA_NS {
+namespace simd {
+
+#if defined(QPLUGIN_ISA_AVX512)
+
+constexpr int kLanes = 16;
+using VF = __m512;
+using VI = __m512i;
+using VD = __m512d;  // kLanes / 2 doubles
+using HI = __m256i;  // kLanes / 2 int32
+
+inline VF loadu_f(const float* p) { return _mm512_loadu_ps(p); }
+inline void storeu_f(float* p, VF v) { _mm512_storeu_ps(p, v); }
+inline VF set1_f(float x) { return _mm512_set1_ps(x); }
+inline VF add_f(VF a, VF b) { return _mm512_add_ps(a, b); }
+inline VF sub_f(VF a, VF b) { return _mm512_sub_ps(a, b); }
+inline VF mul_f(VF a, VF b) { return _mm512_mul_ps(a, b); }
+inline VF fmadd_f(VF a, VF b, VF c) { return _mm512_fmadd_ps(a, b, c); }
+inline VF min_f(VF a, VF b) { return _mm512_min_ps(a, b); }
+inline VF max_f(VF a, VF b) { return _mm512_max_ps(a, b); }
+inline VF round_f(VF a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+inline VI to_i32_round(VF a) { return _mm512_cvtps_epi32(a); }
+inline VF to_f(VI a) { return _mm512_cvtepi32_ps(a); }
+// Lanes where a is NaN take `nan_value`.
+inline VI nan_to(VF a, VI v, int32_t nan_value) {
+  __mmask16 m = _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q);
+  return _mm512_mask_mov_epi32(v, m, _mm512_set1_epi32(nan_value));
+}
+// Lanes where a >= bound take `value`.
+inline VI ge_to(VF a, float bound, VI v, int32_t value) {
+  __mmask16 m = _mm512_cmp_ps_mask(a, _mm512_set1_ps(bound), _CMP_GE_OQ);
+  return _mm512_mask_mov_epi32(v, m, _mm512_set1_epi32(value));
+}
+
+inline VI set1_i(int32_t x) { return _mm512_set1_epi32(x); }
+inline VI add_i(VI a, VI b) { return _mm512_add_epi32(a, b); }
+inline VI sub_i(VI a, VI b) { return _mm512_sub_epi32(a, b); }
+inline VI loadu_i(const int32_t* p) { return _mm512_loadu_si512(p); }
+inline void storeu_i(int32_t* p, VI v) { _mm512_storeu_si512(p, v); }
+inline VI load_u8(const uint8_t* p) { return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline VI load_s8(const int8_t* p) { return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+// Stores 4 vectors of int32 already within the 8-bit range as 4*kLanes bytes.
+inline void store4_u8(uint8_t* p, VI a, VI b, VI c, VI d) {
+  __m128i* o = reinterpret_cast<__m128i*>(p);
+  _mm_storeu_si128(o + 0, _mm512_cvtepi32_epi8(a));
+  _mm_storeu_si128(o + 1, _mm512_cvtepi32_epi8(b));
+  _mm_storeu_si128(o + 2, _mm512_cvtepi32_epi8(c));
+  _mm_storeu_si128(o + 3, _mm512_cvtepi32_epi8(d));
+}
+inline void store4_s8(int8_t* p, VI a, VI b, VI c, VI d) {
+  store4_u8(reinterpret_cast<uint8_t*>(p), a, b, c, d);
+}
+inline void store_u8(uint8_t* p, VI a) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtepi32_epi8(a)); }
+inline void store_s8(int8_t* p, VI a) { store_u8(reinterpret_cast<uint8_t*>(p), a); }
+
+// Half-width int32 <-> doubles, for math that must round like double.
+inline HI lo_half(VI a) { return _mm512_castsi512_si256(a); }
+inline HI hi_half(VI a) { return _mm512_extracti64x4_epi64(a, 1); }
+inline VD to_d(HI a) { return _mm512_cvtepi32_pd(a); }
+inline VD loadu_d(const double* p) { return _mm512_loadu_pd(p); }
+inline VD set1_d(double x) { return _mm512_set1_pd(x); }
+inline VD sub_d(VD a, VD b) { return _mm512_sub_pd(a, b); }
+inline VD mul_d(VD a, VD b) { return _mm512_mul_pd(a, b); }
+inline VF join_to_f(VD lo, VD hi) {
+  return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
+}
+
+#elif defined(QPLUGIN_ISA_AVX2)
+
+constexpr int kLanes = 8;
+using VF = __m256;
+using VI = __m256i;
+using VD = __m256d;
+using HI = __m128i;
+
+inline VF loadu_f(const float* p) { return _mm256_loadu_ps(p); }
+inline void storeu_f(float* p, VF v) { _mm256_storeu_ps(p, v); }
+inline VF set1_f(float x) { return _mm256_set1_ps(x); }
+inline VF add_f(VF a, VF b) { return _mm256_add_ps(a, b); }
+inline VF sub_f(VF a, VF b) { return _mm256_sub_ps(a, b); }
+inline VF mul_f(VF a, VF b) { return _mm256_mul_ps(a, b); }
+inline VF fmadd_f(VF a, VF b, VF c) { return _mm256_fmadd_ps(a, b, c); }
+inline VF min_f(VF a, VF b) { return _mm256_min_ps(a, b); }
+inline VF max_f(VF a, VF b) { return _mm256_max_ps(a, b); }
+inline VF round_f(VF a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+inline VI to_i32_round(VF a) { return _mm256_cvtps_epi32(a); }
+inline VF to_f(VI a) { return _mm256_cvtepi32_ps(a); }
+inline VI nan_to(VF a, VI v, int32_t nan_value) {
+  __m256 m = _mm256_cmp_ps(a, a, _CMP_UNORD_Q);
+  return _mm256_blendv_epi8(v, _mm256_set1_epi32(nan_value), _mm256_castps_si256(m));
+}
+inline VI ge_to(VF a, float bound, VI v, int32_t value) {
+  __m256 m = _mm256_cmp_ps(a, _mm256_set1_ps(bound), _CMP_GE_OQ);
+  return _mm256_blendv_epi8(v, _mm256_set1_epi32(value), _mm256_castps_si256(m));
+}
+
+inline VI set1_i(int32_t x) { return _mm256_set1_epi32(x); }
+inline VI add_i(VI a, VI b) { return _mm256_add_epi32(a, b); }
+inline VI sub_i(VI a, VI b) { return _mm256_sub_epi32(a, b); }
+inline VI loadu_i(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+inline void storeu_i(int32_t* p, VI v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
+inline VI load_u8(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+inline VI load_s8(const int8_t* p) { return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+// packs works within 128-bit halves; the permute restores element order.
+inline __m256i pack4_(VI a, VI b, VI c, VI d, bool is_signed) {
+  __m256i ab = _mm256_packs_epi32(a, b);
+  __m256i cd = _mm256_packs_epi32(c, d);
+  __m256i abcd = is_signed ? _mm256_packs_epi16(ab, cd) : _mm256_packus_epi16(ab, cd);
+  return _mm256_permutevar8x32_epi32(abcd, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+inline void store4_u8(uint8_t* p, VI a, VI b, VI c, VI d) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), pack4_(a, b, c, d, false));
+}
+inline void store4_s8(int8_t* p, VI a, VI b, VI c, VI d) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), pack4_(a, b, c, d, true));
+}
+inline void store_u8(uint8_t* p, VI a) {
+  __m256i v = pack4_(a, a, a, a, false);
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(v));
+}
+inline void store_s8(int8_t* p, VI a) {
+  __m256i v = pack4_(a, a, a, a, true);
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(v));
+}
+
+inline HI lo_half(VI a) { return _mm256_castsi256_si128(a); }
+inline HI hi_half(VI a) { return _mm256_extracti128_si256(a, 1); }
+inline VD to_d(HI a) { return _mm256_cvtepi32_pd(a); }
+inline VD loadu_d(const double* p) { return _mm256_loadu_pd(p); }
+inline VD set1_d(double x) { return _mm256_set1_pd(x); }
+inline VD sub_d(VD a, VD b) { return _mm256_sub_pd(a, b); }
+inline VD mul_d(VD a, VD b) { return _mm256_mul_pd(a, b); }
+inline VF join_to_f(VD lo, VD hi) {
+  return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
+}
+
+#endif
+
+#if QPLUGIN_SIMD
+// Overloads by element type, for kernels templated on uint8_t / int8_t.
+inline VI load_q(const uint8_t* p) { return load_u8(p); }
+inline VI load_q(const int8_t* p) { return load_s8(p); }
+inline VI load_q(const int32_t* p) { return loadu_i(p); }
+inline void store_q(uint8_t* p, VI a) { store_u8(p, a); }
+inline void store_q(int8_t* p, VI a) { store_s8(p, a); }
+inline void store_q(int32_t* p, VI a) { storeu_i(p, a); }
+inline void store4_q(uint8_t* p, VI a, VI b, VI c, VI d) { store4_u8(p, a, b, c, d); }
+inline void store4_q(int8_t* p, VI a, VI b, VI c, VI d) { store4_s8(p, a, b, c, d); }
+#endif
+
+} // namespace simd
+} // namespace QPLUGIN_ISA_NS
+} // namespace kernels
+} // namespace qplugin

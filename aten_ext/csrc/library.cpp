@@ -1,0 +1,122 @@
+// THE schema file: the only TORCH_LIBRARY(qplugin, m). Custom classes first,
+// then every op, grouped as in ../shared/API.md. Kernels are registered next
+// to their code, one TORCH_LIBRARY_IMPL block per file and dispatch key:
+//   cpu/*.cpp            CPU           (float / plain-integer inputs)
+//   quantized/cpu/*.cpp  QuantizedCPU  (quantized inputs)
+#include <torch/library.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/dispatch.h"
+
+namespace qplugin {
+namespace {
+
+// ---- kernel-path introspection (test hooks, `python -m torch_qplugin`) ----
+std::string active_isa() { return kernels::isa_name(kernels::active_isa()); }
+std::string cpu_isa() { return kernels::isa_name(kernels::cpu_isa()); }
+
+std::string set_isa(std::string name) {
+  kernels::Isa isa;
+  TORCH_CHECK_VALUE(kernels::parse_isa(name, &isa),
+                    "qplugin::_set_isa: isa should be 'scalar', 'avx2' or 'avx512', got '", name, "'");
+  const std::string previous = active_isa();
+  TORCH_CHECK(kernels::set_isa(isa), "qplugin::_set_isa: isa '", name,
+              "' is not supported by this CPU (best: ", cpu_isa(), ")");
+  return previous;
+}
+
+std::vector<std::string> cpu_features() {
+  std::vector<std::string> out;
+  for (const auto& f : kernels::cpu_features()) {
+    if (f.second) out.push_back(f.first);
+  }
+  return out;
+}
+
+} // namespace
+} // namespace qplugin
+
+TORCH_LIBRARY(qplugin, m) {
+  // ---- Packed-parameter classes (linear, conv) -------------------------------
+  // [linear classes]
+  // [conv classes]
+
+  // ---- Kernel paths -----------------------------------------------------------
+  m.def("_active_isa() -> str", &qplugin::active_isa);
+  m.def("_cpu_isa() -> str", &qplugin::cpu_isa);
+  m.def("_set_isa(str isa) -> str", &qplugin::set_isa);
+  m.def("_cpu_features() -> str[]", &qplugin::cpu_features);
+
+  // ---- Creation and inspection ----------------------------------------------------
+  m.def("quantize_per_tensor(Tensor self, float scale, int zero_point, ScalarType dtype) -> Tensor");
+  m.def("quantize_per_tensor_dynamic(Tensor self, ScalarType dtype, bool reduce_range) -> Tensor");
+  m.def("quantize_per_channel(Tensor self, Tensor scales, Tensor zero_points, int axis, ScalarType dtype) -> Tensor");
+  m.def("dequantize(Tensor self) -> Tensor");
+  m.def("int_repr(Tensor self) -> Tensor");
+  m.def("make_per_tensor_quantized_tensor(Tensor self, float scale, int zero_point) -> Tensor");
+  m.def("make_per_channel_quantized_tensor(Tensor self, Tensor scale, Tensor zero_point, int axis) -> Tensor");
+
+  // ---- Elementwise arithmetic ---------------------------------------------------------
+  m.def("add(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor");
+  m.def("add_relu(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor");
+  m.def("add_scalar(Tensor qa, Scalar b) -> Tensor");
+  m.def("add_scalar_relu(Tensor qa, Scalar b) -> Tensor");
+  m.def("mul(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor");
+  m.def("mul_relu(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor");
+  m.def("mul_scalar(Tensor qa, Scalar b) -> Tensor");
+  m.def("cat(Tensor[] qx, int dim, float? scale, int? zero_point) -> Tensor");
+  m.def("cat_relu(Tensor[] qx, int dim, float? scale, int? zero_point) -> Tensor");
+  m.def("matmul(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor");
+
+  // ---- Comparators --------------------------------------------------------------------
+  m.def("eq(Tensor self, Tensor other) -> Tensor");
+  m.def("eq.Scalar(Tensor self, Scalar other) -> Tensor");
+  m.def("ne(Tensor self, Tensor other) -> Tensor");
+  m.def("ne.Scalar(Tensor self, Scalar other) -> Tensor");
+  m.def("ge(Tensor self, Tensor other) -> Tensor");
+  m.def("ge.Scalar(Tensor self, Scalar other) -> Tensor");
+  m.def("le(Tensor self, Tensor other) -> Tensor");
+  m.def("le.Scalar(Tensor self, Scalar other) -> Tensor");
+  m.def("gt(Tensor self, Tensor other) -> Tensor");
+  m.def("gt.Scalar(Tensor self, Scalar other) -> Tensor");
+  m.def("lt(Tensor self, Tensor other) -> Tensor");
+  m.def("lt.Scalar(Tensor self, Scalar other) -> Tensor");
+  m.def("equal(Tensor self, Tensor other) -> bool");
+
+  // ---- Sorting and reductions ------------------------------------------------------
+  m.def("sort(Tensor self, int dim=-1, bool descending=False, *, bool? stable=None) -> (Tensor values, Tensor indices)");
+  m.def("argsort(Tensor self, int dim=-1, bool descending=False) -> Tensor");
+  m.def("topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)");
+  m.def("max(Tensor self) -> Tensor");
+  m.def("min(Tensor self) -> Tensor");
+  m.def("max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)");
+  m.def("min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)");
+  m.def("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor");
+  m.def("argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor");
+  m.def("mean(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor");
+
+  // ---- Activations and pooling ------------------------------------------------------
+  m.def("relu(Tensor qx) -> Tensor");
+  m.def("relu6(Tensor qx, bool inplace=False) -> Tensor");
+  m.def("leaky_relu(Tensor qx, Scalar negative_slope, bool inplace, float output_scale, int output_zero_point) -> Tensor");
+  m.def("hardswish(Tensor input, float output_scale, int output_zero_point) -> Tensor");
+  m.def("hardsigmoid(Tensor input, float output_scale, int output_zero_point) -> Tensor");
+  m.def("sigmoid(Tensor qx, float output_scale, int output_zero_point) -> Tensor");
+  m.def("elu(Tensor self, float output_scale, int output_zero_point, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor");
+  m.def("clamp(Tensor qx, Scalar? min=None, Scalar? max=None) -> Tensor");
+  m.def("max_pool2d(Tensor qx, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode) -> Tensor");
+  m.def("avg_pool2d(Tensor qx, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor");
+  m.def("adaptive_avg_pool2d(Tensor qx, int[] output_size) -> Tensor");
+  m.def("upsample_nearest2d(Tensor qx, int[] output_size) -> Tensor");
+  m.def("softmax(Tensor qx, int dim, float output_scale, int output_zero_point) -> Tensor");
+  m.def("layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor");
+  m.def("batch_norm2d(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor");
+
+  // ---- Linear -------------------------------------------------------------------------
+  // [linear ops]
+
+  // ---- Convolution --------------------------------------------------------------------
+  // [conv ops]
+}

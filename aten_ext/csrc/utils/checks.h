@@ -1,0 +1,82 @@
+// Shared argument checks. Every message names the op, the argument and what
+// was seen: "qplugin::<op>: <arg> should be <x>, got <v>".
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace qplugin {
+
+inline bool is_qint_dtype(at::ScalarType t) {
+  return t == at::kQUInt8 || t == at::kQInt8 || t == at::kQInt32;
+}
+
+// The integer range of a quantized dtype.
+inline std::pair<int64_t, int64_t> qrange(at::ScalarType t) {
+  switch (t) {
+    case at::kQUInt8: return {0, 255};
+    case at::kQInt8: return {-128, 127};
+    default: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+  }
+}
+
+inline at::ScalarType underlying_dtype(at::ScalarType qt) {
+  switch (qt) {
+    case at::kQUInt8: return at::kByte;
+    case at::kQInt8: return at::kChar;
+    default: return at::kInt;
+  }
+}
+
+inline void check_qdtype(const char* op, const char* arg, at::ScalarType dtype) {
+  TORCH_CHECK(is_qint_dtype(dtype), "qplugin::", op, ": ", arg,
+              " should be torch.quint8, torch.qint8 or torch.qint32, got ", dtype);
+}
+
+// A scale must be positive and finite, and stay so as a float with a finite
+// float reciprocal (the kernels multiply by 1.0f / float(scale)).
+inline void check_scale(const char* op, const char* arg, double scale) {
+  TORCH_CHECK_VALUE(std::isfinite(scale) && scale > 0, "qplugin::", op, ": ", arg,
+                    " should be a positive finite number, got ", scale);
+  const float fs = static_cast<float>(scale);
+  TORCH_CHECK_VALUE(fs > 0.0f && std::isfinite(1.0f / fs) && std::isfinite(fs), "qplugin::", op,
+                    ": ", arg, " should be representable as a float32 with a finite reciprocal, got ",
+                    scale);
+}
+
+inline void check_zero_point(const char* op, const char* arg, int64_t zero_point,
+                             at::ScalarType qdtype) {
+  const auto r = qrange(qdtype);
+  TORCH_CHECK_VALUE(zero_point >= r.first && zero_point <= r.second, "qplugin::", op, ": ", arg,
+                    " should be in [", r.first, ", ", r.second, "] for ", qdtype, ", got ",
+                    zero_point);
+}
+
+// Wraps a possibly negative dim into [0, ndim).
+inline int64_t check_dim(const char* op, const char* arg, int64_t dim, int64_t ndim) {
+  const int64_t lo = ndim > 0 ? -ndim : -1;
+  const int64_t hi = ndim > 0 ? ndim - 1 : 0;
+  TORCH_CHECK_INDEX(dim >= lo && dim <= hi, "qplugin::", op, ": ", arg, " should be in [", lo,
+                    ", ", hi, "] for a tensor of ", ndim, " dims, got ", dim);
+  return dim < 0 ? dim + (ndim > 0 ? ndim : 1) : dim;
+}
+
+inline void check_float_input(const char* op, const char* arg, const at::Tensor& t) {
+  TORCH_CHECK(!t.is_quantized(), "qplugin::", op, ": ", arg,
+              " should be a float tensor, got a quantized tensor of dtype ", t.scalar_type(),
+              " (dequantize it first)");
+  TORCH_CHECK(t.scalar_type() == at::kFloat, "qplugin::", op, ": ", arg,
+              " should be a float32 tensor, got dtype ", t.scalar_type());
+}
+
+inline void check_quantized_input(const char* op, const char* arg, const at::Tensor& t) {
+  TORCH_CHECK(t.is_quantized(), "qplugin::", op, ": ", arg,
+              " should be a quantized tensor (quint8, qint8 or qint32), got a non-quantized tensor "
+              "of dtype ",
+              t.scalar_type());
+}
+
+} // namespace qplugin

@@ -1,0 +1,151 @@
+"""Op benchmarks: qplugin vs torch's own kernel vs an fp32 op of the same size.
+
+    python scripts/bench_ops.py                 # every family, 1 and 2 threads
+    python scripts/bench_ops.py --only quantize # some families (scripts/bench_rows/<family>.py)
+    python scripts/bench_ops.py --quick         # fewer repeats (smoke run)
+
+Rows come from scripts/bench_rows/*.py: each module defines FAMILY (str) and
+cases() -> list[bench_rows.Case]. Timing: per case, ours / torch / fp32 calls are
+interleaved round by round (the machine's speed drifts), each round timing a
+batch of calls; the median round wins. Ratios compare medians of the same run.
+Results print as a table and replace the family's section in docs/benchmarks.md.
+"""
+import argparse
+import importlib
+import os
+import pkgutil
+import platform
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+_MALLOC_ENV = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(1 << 40)}
+
+
+def _ensure_malloc_env():
+    # glibc maps/unmaps every allocation >= 32 MiB (~50 ms per 64 MiB on both
+    # sides): keep big blocks in the heap so we time kernels, not the allocator.
+    if any(os.environ.get(k) != v for k, v in _MALLOC_ENV.items()):
+        env = dict(os.environ, **_MALLOC_ENV)
+        os.execve(sys.executable, [sys.executable] + sys.argv, env)
+
+
+def _timeit(fn, number):
+    t0 = time.perf_counter()
+    for _ in range(number):
+        fn()
+    return (time.perf_counter() - t0) / number
+
+
+def measure(case, rounds, target_s=0.02):
+    fns = [("ours", case.ours), ("torch", case.torch), ("fp32", case.fp32)]
+    fns = [(k, f) for k, f in fns if f is not None]
+    for _, f in fns:  # warm-up
+        f()
+        f()
+    number = {}
+    for k, f in fns:
+        t = _timeit(f, 1)
+        number[k] = max(1, min(1000, int(target_s / max(t, 1e-7))))
+    samples = {k: [] for k, _ in fns}
+    for _ in range(rounds):
+        for k, f in fns:  # interleaved
+            samples[k].append(_timeit(f, number[k]))
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def load_families(only):
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import bench_rows
+
+    mods = []
+    for info in pkgutil.iter_modules(bench_rows.__path__):
+        if info.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"bench_rows.{info.name}")
+        if only and mod.FAMILY not in only and info.name not in only:
+            continue
+        mods.append(mod)
+    return sorted(mods, key=lambda m: getattr(m, "ORDER", 100))
+
+
+def fmt_rate(case, t):
+    if t is None or not case.work:
+        return ""
+    rate = case.work / t / 1e9
+    return f"{rate:.1f} {case.unit}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", nargs="*", default=None, help="families to run")
+    ap.add_argument("--threads", nargs="*", type=int, default=[1, 2])
+    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
+    args = ap.parse_args()
+    _ensure_malloc_env()
+    print(f"bench_ops: MALLOC_MMAP_MAX_={os.environ['MALLOC_MMAP_MAX_']} "
+          f"MALLOC_TRIM_THRESHOLD_={os.environ['MALLOC_TRIM_THRESHOLD_']} set for this process "
+          "(large buffers stay mapped; allocator cost out of the timings)")
+
+    import warnings
+
+    warnings.filterwarnings("ignore", message=".*quantized tensor creation functions.*")
+    import torch
+
+    import torch_qplugin
+
+    rounds = 5 if args.quick else args.rounds
+    header = (f"torch {torch.__version__}, torch_qplugin {torch_qplugin.__version__}, "
+              f"kernel path {torch_qplugin.active_isa()}, torch quantized engine "
+              f"{torch.backends.quantized.engine}, CPU {platform.processor() or platform.machine()}, "
+              f"{os.cpu_count()} cores")
+    print(header)
+    cmd = "python scripts/bench_ops.py" + (" " + " ".join(sys.argv[1:]) if sys.argv[1:] else "")
+    sections = {}
+    for mod in load_families(args.only):
+        cases = mod.cases()
+        lines = [
+            f"| op | shape | threads | qplugin | torch | fp32 | qplugin/torch | qplugin/fp32 | qplugin rate | torch rate |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        print(f"\n== {mod.FAMILY} ==")
+        print(f"{'op':<34} {'shape':<22} {'thr':>3} {'ours(us)':>10} {'torch(us)':>10} {'fp32(us)':>10} "
+              f"{'/torch':>7} {'/fp32':>7}  rate")
+        for threads in args.threads:
+            torch.set_num_threads(threads)
+            for case in cases:
+                t = measure(case, rounds)
+                ours, tt, ff = t.get("ours"), t.get("torch"), t.get("fp32")
+                r_t = ours / tt if tt else float("nan")
+                r_f = ours / ff if ff else float("nan")
+                us = lambda v: f"{v * 1e6:.1f}" if v is not None else "-"
+                print(f"{case.op:<34} {case.shape:<22} {threads:>3} {us(ours):>10} {us(tt):>10} {us(ff):>10} "
+                      f"{r_t:>7.3f} {r_f:>7.3f}  {fmt_rate(case, ours)}", flush=True)
+                lines.append(f"| {case.op} | {case.shape} | {threads} | {us(ours)} us | {us(tt)} us | {us(ff)} us "
+                             f"| **{r_t:.3f}** | {r_f:.3f} | {fmt_rate(case, ours)} | {fmt_rate(case, tt)} |")
+        sections[mod.FAMILY] = (getattr(mod, "NOTE", ""), lines)
+    if not args.no_write:
+        write_doc(sections, header, cmd)
+
+
+def write_doc(sections, header, cmd):
+    path = ROOT / "docs" / "benchmarks.md"
+    text = path.read_text() if path.exists() else (
+        "# Benchmarks\n\nRatios are time of qplugin / time of the baseline, measured side by side in one run "
+        "(interleaved, median of rounds); lower is better. Each section is rewritten by the command shown in it.\n")
+    for fam, (note, lines) in sections.items():
+        body = (f"<!-- bench:{fam} -->\n## {fam}\n\nCommand: `{cmd}`  \n{header}\n\n"
+                + (note + "\n\n" if note else "") + "\n".join(lines) + f"\n<!-- /bench:{fam} -->")
+        pat = re.compile(rf"<!-- bench:{re.escape(fam)} -->.*?<!-- /bench:{re.escape(fam)} -->", re.S)
+        text = pat.sub(lambda _: body, text) if pat.search(text) else text.rstrip() + "\n\n" + body + "\n"
+    path.write_text(text)
+    print(f"\nwrote {path}")
+
+
+if __name__ == "__main__":
+    main()

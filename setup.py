@@ -1,0 +1,79 @@
+"""Build torch_qplugin: setup.py drives CMake (CMakeExtension + build_ext).
+
+    pip install --no-build-isolation .        # regular install
+    pip install --no-build-isolation -e .     # editable: library built into ./torch_qplugin/lib
+
+Environment knobs: QPLUGIN_BUILD_DIR (CMake build dir, default build/cmake-<config>),
+QPLUGIN_BUILD_TYPE (Release | Debug | RelWithDebInfo), MAX_JOBS (parallel compile jobs).
+"""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = Path(__file__).resolve().parent
+TORCH_PIN = "2.13.0"
+
+
+class CMakeExtension(Extension):
+    def __init__(self, name: str):
+        super().__init__(name, sources=[])
+
+
+class CMakeBuild(build_ext):
+    def get_ext_filename(self, ext_name):
+        # A plain shared library (no Python module init): lib/libtorch_qplugin.so
+        parts = ext_name.split(".")
+        return os.path.join(*parts[:-1], "lib" + parts[-1] + ".so")
+
+    def build_extension(self, ext):
+        import torch
+        import torch.utils
+
+        lib_path = Path(self.get_ext_fullpath(ext.name)).resolve()
+        pkg_dir = lib_path.parent.parent  # .../torch_qplugin
+        build_type = os.environ.get("QPLUGIN_BUILD_TYPE", "Release")
+        build_dir = Path(os.environ.get("QPLUGIN_BUILD_DIR", ROOT / "build" / f"cmake-{build_type.lower()}"))
+        build_dir.mkdir(parents=True, exist_ok=True)
+        cfg = [
+            f"-DCMAKE_BUILD_TYPE={build_type}",
+            f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}",
+            f"-DQPLUGIN_PY_OUT={pkg_dir}",
+            f"-DQPLUGIN_TORCH_VERSION={torch.__version__}",
+            f"-DPython_EXECUTABLE={sys.executable}",
+        ]
+        if shutil.which("ninja") and not (build_dir / "Makefile").exists():
+            cfg.append("-GNinja")
+        subprocess.check_call(["cmake", "-S", str(ROOT), "-B", str(build_dir)] + cfg)
+        jobs = os.environ.get("MAX_JOBS", str(os.cpu_count() or 1))
+        subprocess.check_call(["cmake", "--build", str(build_dir), "--parallel", jobs])
+        if not lib_path.exists():
+            raise RuntimeError(f"CMake build did not produce {lib_path}")
+        if getattr(self, "editable_mode", False) or self.inplace:
+            # setuptools copies the library into the source package; the
+            # generated build info must land beside it.
+            src_pkg = ROOT / "torch_qplugin"
+            (src_pkg / "lib").mkdir(exist_ok=True)
+            if pkg_dir != src_pkg:
+                shutil.copy(pkg_dir / "_build_info.py", src_pkg / "_build_info.py")
+
+
+setup(
+    name="torch_qplugin",
+    version="0.1.0",
+    description="int8 quantized CPU kernels for PyTorch, registered as the qplugin:: op library",
+    packages=[
+        "torch_qplugin",
+    ],
+    package_data={"torch_qplugin": ["lib/*.so", "_build_info.py"]},
+    ext_modules=[CMakeExtension("torch_qplugin.lib.torch_qplugin")],
+    cmdclass={"build_ext": CMakeBuild},
+    install_requires=[f"torch=={TORCH_PIN}"],
+    extras_require={"progress": ["tqdm"], "test": ["pytest", "expecttest", "hypothesis"]},
+    python_requires=">=3.9",
+    zip_safe=False,
+)

@@ -1,0 +1,53 @@
+"""Typed Python wrappers over ``torch.ops.qplugin`` (same names and arguments).
+
+They exist for discoverability and docstrings; TorchScript code should call
+``torch.ops.qplugin.*`` directly.
+"""
+from typing import Optional
+
+import torch
+from torch import Tensor
+
+_q = torch.ops.qplugin
+
+
+def quantize_per_tensor(x: Tensor, scale: float, zero_point: int, dtype: torch.dtype) -> Tensor:
+    """q = clamp(round_half_even(x / scale) + zero_point, qmin, qmax), bit-identical to torch."""
+    return _q.quantize_per_tensor(x, scale, zero_point, dtype)
+
+
+def quantize_per_tensor_dynamic(x: Tensor, dtype: torch.dtype, reduce_range: bool = False) -> Tensor:
+    """Quantizes with qparams chosen from x's range (torch's choose_qparams rule)."""
+    return _q.quantize_per_tensor_dynamic(x, dtype, reduce_range)
+
+
+def quantize_per_channel(x: Tensor, scales: Tensor, zero_points: Tensor, axis: int, dtype: torch.dtype) -> Tensor:
+    return _q.quantize_per_channel(x, scales, zero_points, axis, dtype)
+
+
+def dequantize(q: Tensor) -> Tensor:
+    return _q.dequantize(q)
+
+
+def int_repr(q: Tensor) -> Tensor:
+    return _q.int_repr(q)
+
+
+def make_per_tensor_quantized_tensor(data: Tensor, scale: float, zero_point: int) -> Tensor:
+    return _q.make_per_tensor_quantized_tensor(data, scale, zero_point)
+
+
+def make_per_channel_quantized_tensor(data: Tensor, scales: Tensor, zero_points: Tensor, axis: int) -> Tensor:
+    return _q.make_per_channel_quantized_tensor(data, scales, zero_points, axis)
+
+
+__all__ = [
+    "quantize_per_tensor",
+    "quantize_per_tensor_dynamic",
+    "quantize_per_channel",
+    "dequantize",
+    "int_repr",
+    "make_per_tensor_quantized_tensor",
+    "make_per_channel_quantized_tensor",
+]
+_ = Optional  # later families add optional arguments
