@@ -21,7 +21,8 @@ def _f32(a):
 def _clamp_to_int(v, qdtype, nan_value):
     lo, hi = QRANGE[qdtype]
     v = np.asarray(v, dtype=np.float64)
-    out = np.where(np.isnan(v), nan_value, np.clip(np.nan_to_num(v, nan=0.0, posinf=hi, neginf=lo), lo, hi))
+    with np.errstate(invalid="ignore"):
+            out = np.where(np.isnan(v), nan_value, np.clip(np.nan_to_num(v, nan=0.0, posinf=hi, neginf=lo), lo, hi))
     return out.astype(np.int64)
 
 
@@ -29,7 +30,11 @@ def quantize_per_tensor_ref(x, scale, zero_point, qdtype):
     """8-bit: q = clamp(round_half_even(fma(x, 1/scale, zp))) -- one rounding of x*inv + zp.
     qint32: q = clamp(round_half_even(float32(float32(x*inv) + zp))). inv = float32(1/float32(scale)).
     NaN -> qmax (8-bit) / INT32_MIN (qint32)."""
-    x = _f32(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _quantize_per_tensor_ref(_f32(x), scale, zero_point, qdtype)
+
+
+def _quantize_per_tensor_ref(x, scale, zero_point, qdtype):
     inv = np.float32(1.0) / np.float32(scale)
     lo, hi = QRANGE[qdtype]
     if qdtype == torch.qint32:
@@ -45,6 +50,11 @@ def quantize_per_channel_ref(x, scales, zero_points, axis, qdtype):
     x = _f32(x)
     shape = [1] * x.ndim
     shape[axis] = -1
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _quantize_per_channel_ref(x, shape, scales, zero_points, qdtype)
+
+
+def _quantize_per_channel_ref(x, shape, scales, zero_points, qdtype):
     inv = (np.float32(1.0) / np.asarray(scales, dtype=np.float64).astype(np.float32)).reshape(shape)
     zp = np.asarray(zero_points, dtype=np.float32).reshape(shape)
     v = np.rint((x * inv).astype(np.float32) + zp).astype(np.float32)
@@ -59,13 +69,14 @@ def dequantize_per_tensor_ref(q, scale, zero_point):
 
 
 def dequantize_per_channel_ref(q, scales, zero_points, axis):
-    """x = float32(float64(q - zp_c) * float64(scale_c))."""
+    """x = float32(float64(float32(q) - float32(zp_c)) * float64(scale_c)) (aten's per-channel rule)."""
     q = np.asarray(q, dtype=np.int64)
     shape = [1] * q.ndim
     shape[axis] = -1
     s = np.asarray(scales, dtype=np.float64).reshape(shape)
     z = np.asarray(zero_points, dtype=np.int64).reshape(shape)
-    return ((q - z).astype(np.float64) * s).astype(np.float32)
+    d = q.astype(np.float32) - z.astype(np.float32)
+    return (d.astype(np.float64) * s).astype(np.float32)
 
 
 def dequantize_ref(qt: torch.Tensor) -> np.ndarray:

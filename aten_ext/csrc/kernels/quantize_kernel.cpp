@@ -103,11 +103,10 @@ void dequantize_ch(const T* q, float* y, int64_t n, double scale, int32_t zp) {
 #if QPLUGIN_SIMD
   using namespace simd;
   const VD vs = set1_d(scale);
-  const VD vzp = set1_d(zp);
+  const VF vzp = set1_f(static_cast<float>(zp));
   for (; i + kLanes <= n; i += kLanes) {
-    const VI qi = load_q(q + i);
-    storeu_f(y + i, join_to_f(mul_d(sub_d(to_d(lo_half(qi)), vzp), vs),
-                              mul_d(sub_d(to_d(hi_half(qi)), vzp), vs)));
+    const VF d = sub_f(to_f(load_q(q + i)), vzp);
+    storeu_f(y + i, join_to_f(mul_d(lo_to_d(d), vs), mul_d(hi_to_d(d), vs)));
   }
 #endif
   for (; i < n; ++i) y[i] = dequantize_val_channel<T>(q[i], scale, zp);
@@ -125,11 +124,9 @@ void dequantize_periodic(const T* q, float* y, int64_t n, int64_t period, const 
     using namespace simd;
     constexpr int kHalf = kLanes / 2;
     for (; j + kLanes <= len; j += kLanes) {
-      const VI qi = load_q(qb + j);
-      const VI zi = loadu_i(zps + j);
-      const VD lo = mul_d(sub_d(to_d(lo_half(qi)), to_d(lo_half(zi))), loadu_d(scales + j));
-      const VD hi = mul_d(sub_d(to_d(hi_half(qi)), to_d(hi_half(zi))), loadu_d(scales + j + kHalf));
-      storeu_f(yb + j, join_to_f(lo, hi));
+      const VF d = sub_f(to_f(load_q(qb + j)), to_f(loadu_i(zps + j)));
+      storeu_f(yb + j, join_to_f(mul_d(lo_to_d(d), loadu_d(scales + j)),
+                                 mul_d(hi_to_d(d), loadu_d(scales + j + kHalf))));
     }
 #endif
     for (; j < len; ++j) yb[j] = dequantize_val_channel<T>(qb[j], scales[j], zps[j]);

@@ -10,7 +10,9 @@
 //               q = clamp(round_half_even(float(float(x * inv_scale) + zero_point)))
 //               (product and sum each rounded to float, then rounded to an integer)
 //   dequantize: x = float(q - zero_point) * float(scale)               (per tensor)
-//               x = float(double(q - zero_point) * double(scale))      (per channel)
+//               x = float(double(float(q) - float(zero_point)) * double(scale))  (per channel)
+//   (qint32 per-tensor: q - zero_point is exact here; torch wraps it around in
+//   int32 when it overflows, which we do not copy -- see docs/design.md.)
 //
 // So ties are broken on t + zero_point, not on t (round(2.5 + 1) = 4, not 3),
 // exactly as torch does; docs/design.md has the details.
@@ -62,8 +64,9 @@ inline float dequantize_val(T q, float scale, int32_t zero_point) {
 }
 
 template <typename T>
-inline float dequantize_val_channel(T q, double scale, int64_t zero_point) {
-  return static_cast<float>(static_cast<double>(static_cast<int64_t>(q) - zero_point) * scale);
+inline float dequantize_val_channel(T q, double scale, int32_t zero_point) {
+  const float d = static_cast<float>(q) - static_cast<float>(zero_point);
+  return static_cast<float>(static_cast<double>(d) * scale);
 }
 
 } // namespace kernels

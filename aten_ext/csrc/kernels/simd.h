@@ -87,6 +87,8 @@ inline VD loadu_d(const double* p) { return _mm512_loadu_pd(p); }
 inline VD set1_d(double x) { return _mm512_set1_pd(x); }
 inline VD sub_d(VD a, VD b) { return _mm512_sub_pd(a, b); }
 inline VD mul_d(VD a, VD b) { return _mm512_mul_pd(a, b); }
+inline VD lo_to_d(VF a) { return _mm512_cvtps_pd(_mm512_castps512_ps256(a)); }
+inline VD hi_to_d(VF a) { return _mm512_cvtps_pd(_mm256_castsi256_ps(_mm512_extracti64x4_epi64(_mm512_castps_si512(a), 1))); }
 inline VF join_to_f(VD lo, VD hi) {
   return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
 }
@@ -156,6 +158,8 @@ inline VD loadu_d(const double* p) { return _mm256_loadu_pd(p); }
 inline VD set1_d(double x) { return _mm256_set1_pd(x); }
 inline VD sub_d(VD a, VD b) { return _mm256_sub_pd(a, b); }
 inline VD mul_d(VD a, VD b) { return _mm256_mul_pd(a, b); }
+inline VD lo_to_d(VF a) { return _mm256_cvtps_pd(_mm256_castps256_ps128(a)); }
+inline VD hi_to_d(VF a) { return _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)); }
 inline VF join_to_f(VD lo, VD hi) {
   return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
 }

@@ -1,0 +1,346 @@
+"""quantize_per_tensor / quantize_per_tensor_dynamic / quantize_per_channel / dequantize /
+int_repr / make_per_*_quantized_tensor: bit-exact against the definitions
+(test/reference.py) and torch's own kernels, on every kernel path."""
+import numpy as np
+import pytest
+import torch
+
+import reference as ref
+
+q = torch.ops.qplugin
+QDTYPES = [torch.quint8, torch.qint8, torch.qint32]
+NAN, INF = float("nan"), float("inf")
+
+
+def _zp_for(dtype, rng):
+    lo, hi = ref.QRANGE[dtype]
+    if dtype == torch.qint32:
+        return int(rng.integers(-(2**20), 2**20))
+    return int(rng.integers(lo, hi + 1))
+
+
+def _tricky_values(n, scale, zp, rng):
+    """Random values plus exact rounding ties of t + zp, near-ties, saturating values and +-inf / NaN."""
+    x = rng.standard_normal(n).astype(np.float32) * np.float32(scale * 60)
+    if n >= 8:
+        k = rng.integers(-300, 300, n // 4)
+        pow2 = np.float32(2.0 ** np.round(np.log2(scale)))
+        x[: n // 4] = ((k + 0.5) * pow2).astype(np.float32)  # exact ties when scale is a power of two
+        x[n // 4: n // 2] = np.nextafter(x[n // 4: n // 2], np.float32(np.inf))
+    if n >= 16:
+        x[-6:] = [NAN, INF, -INF, 3e38, -3e38, 1e10]
+    return torch.from_numpy(x)
+
+
+def _layouts(x):
+    """(name, tensor) views of the same values in several memory layouts."""
+    out = [("contiguous", x)]
+    if x.dim() == 4:
+        out.append(("channels_last", x.contiguous(memory_format=torch.channels_last)))
+    if x.dim() == 5:
+        out.append(("channels_last_3d", x.contiguous(memory_format=torch.channels_last_3d)))
+    if x.dim() >= 2:
+        if not (x.is_quantized and x.qscheme() == torch.per_channel_affine):  # torch can't restride those
+            out.append(("transposed", x.transpose(0, -1).contiguous().transpose(0, -1)))
+        strided = _strided_copy(x)
+        if strided is not None:
+            out.append(("strided", strided))
+    return out
+
+
+def _strided_copy(x):
+    """The same values as a non-contiguous view (every other element of a bigger tensor)."""
+    if not x.is_quantized:
+        big = torch.empty(x.shape[:-1] + (x.shape[-1] * 2,))
+        big[..., ::2] = x
+        return big[..., ::2]
+    data = x.int_repr()
+    big = torch.zeros(x.shape[:-1] + (x.shape[-1] * 2,), dtype=data.dtype)
+    big[..., ::2] = data
+    if x.qscheme() == torch.per_tensor_affine:
+        return torch._make_per_tensor_quantized_tensor(big, x.q_scale(), x.q_zero_point())[..., ::2]
+    axis = x.q_per_channel_axis()
+    if axis == x.dim() - 1:
+        return None
+    return torch._make_per_channel_quantized_tensor(
+        big, x.q_per_channel_scales(), x.q_per_channel_zero_points(), axis)[..., ::2]
+
+
+SHAPES = [(37,), (1000,), (3, 5, 7), (2, 3, 9, 11), (1, 4, 3, 5, 6), (2, 70, 70)]
+
+
+@pytest.mark.parametrize("dtype", QDTYPES)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_quantize_per_tensor_exact(isa, dtype, shape):
+    rng = np.random.default_rng(abs(hash((str(dtype), shape))) % 2**32)
+    for scale in [0.25, float(np.float32(rng.uniform(1e-3, 2.0))), 1e-6]:
+        zp = _zp_for(dtype, rng)
+        base = _tricky_values(int(np.prod(shape)), scale, zp, rng).reshape(shape)
+        expect = ref.quantize_per_tensor_ref(base.numpy(), scale, zp, dtype)
+        for name, x in _layouts(base):
+            got = q.quantize_per_tensor(x, scale, zp, dtype)
+            assert got.dtype == dtype and got.qscheme() == torch.per_tensor_affine
+            assert got.q_scale() == scale and got.q_zero_point() == zp
+            np.testing.assert_array_equal(got.int_repr().numpy(), expect, err_msg=f"{name} vs reference")
+            theirs = torch.quantize_per_tensor(x, scale, zp, dtype)
+            assert torch.equal(got.int_repr(), theirs.int_repr()), f"{name} vs torch"
+
+
+def test_quantize_keeps_memory_format(isa):
+    x = torch.randn(2, 3, 4, 5).contiguous(memory_format=torch.channels_last)
+    assert q.quantize_per_tensor(x, 0.1, 3, torch.quint8).is_contiguous(memory_format=torch.channels_last)
+    qt = torch.quantize_per_tensor(x, 0.1, 3, torch.quint8)
+    assert q.dequantize(qt).is_contiguous(memory_format=torch.channels_last)
+    assert q.int_repr(qt).is_contiguous(memory_format=torch.channels_last)
+
+
+@pytest.mark.parametrize("dtype", QDTYPES)
+@pytest.mark.parametrize("shape", [(5, 40), (40, 5), (3, 70, 70), (2, 3, 9, 11), (2, 6, 3, 4, 5), (7,)], ids=str)
+def test_quantize_per_channel_exact(isa, dtype, shape):
+    rng = np.random.default_rng(abs(hash((str(dtype), shape, "pc"))) % 2**32)
+    base = torch.from_numpy(rng.standard_normal(shape).astype(np.float32) * 30)
+    flat = base.view(-1)
+    flat[: flat.numel() // 5] = torch.from_numpy((rng.integers(-100, 100, flat.numel() // 5) + 0.5).astype(np.float32) * 0.125)
+    flat[-3:] = torch.tensor([NAN, INF, -INF])
+    for axis in range(len(shape)):
+        c = shape[axis]
+        scales = torch.from_numpy(rng.uniform(0.01, 0.5, c))
+        scales[0] = 0.125  # power of two: exact ties
+        zps = torch.tensor([_zp_for(dtype, rng) for _ in range(c)], dtype=torch.int64)
+        expect = ref.quantize_per_channel_ref(base.numpy(), scales.numpy(), zps.numpy(), axis, dtype)
+        for name, x in _layouts(base):
+            got = q.quantize_per_channel(x, scales, zps, axis, dtype)
+            assert got.qscheme() == torch.per_channel_affine and got.q_per_channel_axis() == axis
+            assert torch.equal(got.q_per_channel_scales(), scales.double())
+            assert torch.equal(got.q_per_channel_zero_points(), zps)
+            np.testing.assert_array_equal(got.int_repr().numpy(), expect, err_msg=f"{name} axis {axis}")
+            channels_last = name.startswith("channels_last")
+            if not (channels_last and axis > 1):  # torch refuses these; we support them
+                theirs = torch.quantize_per_channel(x, scales, zps, axis, dtype)
+                assert torch.equal(got.int_repr(), theirs.int_repr()), f"{name} axis {axis} vs torch"
+
+
+def test_quantize_per_channel_param_dtypes(isa):
+    x = torch.randn(4, 33)
+    s64 = torch.tensor([0.1, 0.2, 0.3, 0.4], dtype=torch.float64)
+    z64 = torch.tensor([1, 2, 3, 4])
+    base = q.quantize_per_channel(x, s64, z64, 0, torch.quint8)
+    same = q.quantize_per_channel(x, s64.float(), z64.int(), 0, torch.quint8)
+    assert torch.equal(base.int_repr(), same.int_repr())
+    assert same.q_per_channel_scales().dtype == torch.float64
+    assert same.q_per_channel_zero_points().dtype == torch.int64
+
+
+@pytest.mark.parametrize("dtype", QDTYPES)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_dequantize_per_tensor_exact(isa, dtype, shape):
+    rng = np.random.default_rng(7)
+    lo, hi = ref.QRANGE[dtype]
+    if dtype == torch.qint32:
+        lo, hi = -(2**31), 2**31 - 1
+    data = torch.from_numpy(rng.integers(lo, hi, size=shape, endpoint=True)).to(ref.INT_DTYPE[dtype])
+    for scale, zp in [(float(rng.uniform(1e-4, 3)), _zp_for(dtype, rng)), (1e-7, 0), (3.0e3, _zp_for(dtype, rng))]:
+        base = torch._make_per_tensor_quantized_tensor(data, scale, zp)
+        expect = ref.dequantize_per_tensor_ref(data.numpy(), scale, zp)
+        for name, qt in _layouts(base):
+            got = q.dequantize(qt)
+            assert got.dtype == torch.float32 and got.shape == qt.shape
+            np.testing.assert_array_equal(got.numpy().view(np.int32), expect.view(np.int32), err_msg=name)
+            theirs = qt.dequantize()
+            # torch computes q - zp in int32 and wraps around on overflow (qint32 near its limits);
+            # we compute it exactly, so compare with torch where no overflow happens.
+            diff = qt.int_repr().long() - zp
+            ok = (diff >= -(2**31)) & (diff < 2**31)
+            assert torch.equal(got[ok].view(torch.int32), theirs[ok].view(torch.int32))
+
+
+@pytest.mark.parametrize("dtype", QDTYPES)
+@pytest.mark.parametrize("shape", [(5, 40), (3, 70, 70), (2, 3, 9, 11), (2, 6, 3, 4, 5)], ids=str)
+def test_dequantize_per_channel_exact(isa, dtype, shape):
+    rng = np.random.default_rng(11)
+    lo, hi = ref.QRANGE[dtype]
+    data = torch.from_numpy(rng.integers(lo, hi, size=shape, endpoint=True)).to(ref.INT_DTYPE[dtype])
+    for axis in range(len(shape)):
+        c = shape[axis]
+        scales = torch.from_numpy(rng.uniform(1e-3, 2.0, c))
+        zps = torch.tensor([_zp_for(dtype, rng) for _ in range(c)])
+        base = torch._make_per_channel_quantized_tensor(data, scales, zps, axis)
+        expect = ref.dequantize_per_channel_ref(data.numpy(), scales.numpy(), zps.numpy(), axis)
+        for name, qt in _layouts(base):
+            if name.startswith("channels_last") and axis > 1:
+                continue  # torch cannot build such a tensor to feed us
+            got = q.dequantize(qt)
+            np.testing.assert_array_equal(got.numpy().view(np.int32), expect.view(np.int32), err_msg=f"{name} {axis}")
+            assert torch.equal(got.contiguous().view(torch.int32), qt.dequantize().contiguous().view(torch.int32))
+
+
+@pytest.mark.parametrize("dtype", QDTYPES)
+def test_int_repr_and_make_round_trip(isa, dtype):
+    x = torch.randn(2, 3, 5, 7) * 10
+    for name, xv in _layouts(x):
+        qt = torch.quantize_per_tensor(xv, 0.05, 2 if dtype != torch.quint8 else 130, dtype)
+        ir = q.int_repr(qt)
+        assert ir.dtype == ref.INT_DTYPE[dtype]
+        assert torch.equal(ir, qt.int_repr()), name
+        back = q.make_per_tensor_quantized_tensor(ir, qt.q_scale(), qt.q_zero_point())
+        assert back.dtype == dtype and back.q_scale() == qt.q_scale() and back.q_zero_point() == qt.q_zero_point()
+        assert torch.equal(back.int_repr(), ir)
+        ir[0, 0, 0, 0] += 1  # a copy, not an alias
+        assert not torch.equal(back.int_repr(), ir)
+    pc = torch.quantize_per_channel(x, torch.rand(3, dtype=torch.double) + 0.01, torch.zeros(3, dtype=torch.long), 1, dtype)
+    ir = q.int_repr(pc)
+    assert torch.equal(ir, pc.int_repr())
+    back = q.make_per_channel_quantized_tensor(ir, pc.q_per_channel_scales(), pc.q_per_channel_zero_points(), 1)
+    assert back.qscheme() == torch.per_channel_affine and torch.equal(back.int_repr(), ir)
+    assert torch.equal(back.q_per_channel_scales(), pc.q_per_channel_scales())
+    assert torch.equal(q.dequantize(back), pc.dequantize())
+
+
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
+@pytest.mark.parametrize("reduce_range", [False, True])
+def test_quantize_per_tensor_dynamic_matches_torch(isa, dtype, reduce_range):
+    for x in [torch.randn(1000) * 3, torch.rand(257) + 1, -torch.rand(64), torch.zeros(10), torch.randn(3, 4) * 1e-7]:
+        got = q.quantize_per_tensor_dynamic(x, dtype, reduce_range)
+        theirs = torch.quantize_per_tensor_dynamic(x, dtype, reduce_range)
+        assert got.q_scale() == theirs.q_scale() and got.q_zero_point() == theirs.q_zero_point()
+        assert torch.equal(got.int_repr(), theirs.int_repr())
+
+
+def test_empty_and_zero_dim(isa):
+    for dtype in QDTYPES:
+        e = q.quantize_per_tensor(torch.empty(0, 3), 0.1, 0, dtype)
+        assert e.shape == (0, 3) and e.dtype == dtype
+        assert q.dequantize(e).shape == (0, 3) and q.int_repr(e).shape == (0, 3)
+        s = q.quantize_per_tensor(torch.tensor(1.26), 0.1, 0, dtype)
+        assert s.dim() == 0 and s.int_repr().item() == 13 and q.dequantize(s).dim() == 0
+        assert q.int_repr(s).item() == 13
+        ec = q.quantize_per_channel(torch.empty(0, 4), torch.ones(4), torch.zeros(4, dtype=torch.long), 1, dtype)
+        assert ec.shape == (0, 4) and q.dequantize(ec).shape == (0, 4)
+    d = q.quantize_per_tensor_dynamic(torch.empty(0), torch.quint8, False)
+    assert d.shape == (0,)
+    m = q.make_per_tensor_quantized_tensor(torch.tensor(7, dtype=torch.uint8), 0.5, 1)
+    assert m.dim() == 0 and q.dequantize(m).item() == 3.0
+
+
+def test_results_independent_of_threads():
+    x = torch.randn(1 << 18) * 4
+    one = [None, None]
+    for i, threads in enumerate([1, 2]):
+        old = torch.get_num_threads()
+        torch.set_num_threads(threads)
+        try:
+            one[i] = q.quantize_per_tensor(x, 0.03, 5, torch.qint8).int_repr()
+        finally:
+            torch.set_num_threads(old)
+    assert torch.equal(one[0], one[1])
+
+
+# ---------------------------------------------------------------------------- errors
+def _qt():
+    return torch.quantize_per_tensor(torch.randn(4), 0.1, 0, torch.quint8)
+
+
+@pytest.mark.parametrize("scale,match", [
+    (0.0, r"qplugin::quantize_per_tensor: scale should be a positive finite number, got 0"),
+    (-1.0, r"scale should be a positive finite number, got -1"),
+    (NAN, r"scale should be a positive finite number, got nan"),
+    (INF, r"scale should be a positive finite number, got inf"),
+    (1e-300, r"scale should be representable as a float32 with a finite reciprocal, got 1e-300"),
+])
+def test_bad_scale(scale, match):
+    with pytest.raises(ValueError, match=match):
+        q.quantize_per_tensor(torch.randn(3), scale, 0, torch.quint8)
+    with pytest.raises(ValueError, match=match.replace("quantize_per_tensor", "make_per_tensor_quantized_tensor")):
+        q.make_per_tensor_quantized_tensor(torch.zeros(3, dtype=torch.uint8), scale, 0)
+
+
+@pytest.mark.parametrize("dtype,zp,rng", [(torch.quint8, 256, r"\[0, 255\]"), (torch.quint8, -1, r"\[0, 255\]"),
+                                          (torch.qint8, 128, r"\[-128, 127\]"), (torch.qint32, 2**31, r"\[-2147483648, 2147483647\]")])
+def test_bad_zero_point(dtype, zp, rng):
+    with pytest.raises(ValueError, match=rf"qplugin::quantize_per_tensor: zero_point should be in {rng} for .*, got {zp}"):
+        q.quantize_per_tensor(torch.randn(3), 0.1, zp, dtype)
+
+
+def test_bad_dtype_and_inputs():
+    with pytest.raises(RuntimeError, match=r"qplugin::quantize_per_tensor: dtype should be torch.quint8, torch.qint8 or torch.qint32, got Float"):
+        q.quantize_per_tensor(torch.randn(3), 0.1, 0, torch.float)
+    with pytest.raises(RuntimeError, match=r"qplugin::quantize_per_tensor: self should be a float32 tensor, got dtype Int"):
+        q.quantize_per_tensor(torch.ones(3, dtype=torch.int32), 0.1, 0, torch.quint8)
+    with pytest.raises(RuntimeError, match=r"qplugin::quantize_per_tensor: self should be a float32 tensor, got a quantized tensor of dtype QUInt8"):
+        q.quantize_per_tensor(_qt(), 0.1, 0, torch.quint8)
+    with pytest.raises(RuntimeError, match=r"qplugin::quantize_per_channel: self should be a float32 tensor, got a quantized tensor"):
+        q.quantize_per_channel(_qt(), torch.ones(4), torch.zeros(4, dtype=torch.long), 0, torch.quint8)
+    with pytest.raises(RuntimeError, match=r"qplugin::quantize_per_tensor_dynamic: dtype should be torch.quint8 or torch.qint8, got QInt32"):
+        q.quantize_per_tensor_dynamic(torch.randn(3), torch.qint32, False)
+    with pytest.raises(ValueError, match=r"qplugin::quantize_per_tensor_dynamic: self should hold finite values .*got min -?nan"):
+        q.quantize_per_tensor_dynamic(torch.tensor([1.0, NAN]), torch.quint8, False)
+    with pytest.raises(RuntimeError, match=r"qplugin::dequantize: self should be a quantized tensor .*got a non-quantized tensor of dtype Float"):
+        q.dequantize(torch.randn(3))
+    with pytest.raises(RuntimeError, match=r"qplugin::int_repr: self should be a quantized tensor .*got a non-quantized tensor of dtype Float"):
+        q.int_repr(torch.randn(3))
+    with pytest.raises(RuntimeError, match=r"qplugin::make_per_tensor_quantized_tensor: self should be a uint8, int8 or int32 tensor, got dtype Float"):
+        q.make_per_tensor_quantized_tensor(torch.randn(3), 0.1, 0)
+    with pytest.raises(RuntimeError, match=r"qplugin::make_per_tensor_quantized_tensor: self should be a uint8, int8 or int32 tensor, got a quantized tensor"):
+        q.make_per_tensor_quantized_tensor(_qt(), 0.1, 0)
+    with pytest.raises(RuntimeError, match=r"qplugin::make_per_channel_quantized_tensor: self should be a uint8, int8 or int32 tensor, got a quantized tensor"):
+        q.make_per_channel_quantized_tensor(_qt(), torch.ones(4), torch.zeros(4, dtype=torch.long), 0)
+
+
+def test_bad_per_channel_params():
+    x = torch.randn(3, 4)
+    ones, zeros = torch.ones(4), torch.zeros(4, dtype=torch.long)
+    with pytest.raises(IndexError, match=r"qplugin::quantize_per_channel: axis should be in \[-2, 1\] for a tensor of 2 dims, got 2"):
+        q.quantize_per_channel(x, ones, zeros, 2, torch.quint8)
+    with pytest.raises(ValueError, match=r"qplugin::quantize_per_channel: scales should be 1-D with one entry per channel \(4\), got shape \[3\]"):
+        q.quantize_per_channel(x, torch.ones(3), zeros, 1, torch.quint8)
+    with pytest.raises(ValueError, match=r"qplugin::quantize_per_channel: zero_points should be 1-D with one entry per channel \(4\), got shape \[5\]"):
+        q.quantize_per_channel(x, ones, torch.zeros(5, dtype=torch.long), 1, torch.quint8)
+    with pytest.raises(RuntimeError, match=r"qplugin::quantize_per_channel: scales should be a float32 or float64 tensor, got dtype Long"):
+        q.quantize_per_channel(x, torch.ones(4, dtype=torch.long), zeros, 1, torch.quint8)
+    with pytest.raises(RuntimeError, match=r"qplugin::quantize_per_channel: zero_points should be an int32 or int64 tensor, got dtype Float"):
+        q.quantize_per_channel(x, ones, torch.zeros(4), 1, torch.quint8)
+    bad = torch.tensor([0.1, -0.2, 0.3, 0.4])
+    with pytest.raises(ValueError, match=r"qplugin::quantize_per_channel: scales\[1\] should be a positive finite number .*got -0.2"):
+        q.quantize_per_channel(x, bad, zeros, 1, torch.quint8)
+    with pytest.raises(ValueError, match=r"qplugin::quantize_per_channel: zero_points\[2\] should be in \[-128, 127\] for QInt8, got 200"):
+        q.quantize_per_channel(x, ones, torch.tensor([0, 0, 200, 0]), 1, torch.qint8)
+    with pytest.raises(ValueError, match=r"qplugin::quantize_per_channel: self should have at least one dim .*got a 0-dim tensor"):
+        q.quantize_per_channel(torch.tensor(1.0), ones, zeros, 0, torch.quint8)
+    with pytest.raises(ValueError, match=r"qplugin::make_per_channel_quantized_tensor: scales\[0\] should be a positive finite number.*got nan"):
+        q.make_per_channel_quantized_tensor(torch.zeros(2, 4, dtype=torch.uint8), torch.tensor([NAN, 1, 1, 1.0]), zeros, 1)
+
+
+def test_set_isa_errors():
+    with pytest.raises(ValueError, match=r"qplugin::_set_isa: isa should be 'scalar', 'avx2' or 'avx512', got 'sse9'"):
+        q._set_isa("sse9")
+
+
+# ---------------------------------------------------------------------------- opcheck
+def test_opcheck():
+    x = torch.randn(2, 3, 4)
+    qt = torch.quantize_per_tensor(x, 0.1, 3, torch.quint8)
+    pc = torch.quantize_per_channel(x, torch.ones(3, dtype=torch.double) * 0.1, torch.zeros(3, dtype=torch.long), 1, torch.qint8)
+    utils = ("test_schema", "test_autograd_registration")
+    cases = [
+        (q.quantize_per_tensor, (x, 0.1, 3, torch.quint8)),
+        (q.quantize_per_tensor_dynamic, (x, torch.qint8, False)),
+        (q.quantize_per_channel, (x, torch.ones(3), torch.zeros(3, dtype=torch.long), 1, torch.quint8)),
+        (q.dequantize, (qt,)),
+        (q.dequantize, (pc,)),
+        (q.int_repr, (qt,)),
+        (q.make_per_tensor_quantized_tensor, (qt.int_repr(), 0.1, 3)),
+        (q.make_per_channel_quantized_tensor, (pc.int_repr(), torch.ones(3), torch.zeros(3, dtype=torch.long), 1)),
+    ]
+    for op, args in cases:
+        torch.library.opcheck(op, args, test_utils=utils)
+
+
+def test_torchscript_calls_qplugin():
+    @torch.jit.script
+    def f(x: torch.Tensor) -> torch.Tensor:
+        qx = torch.ops.qplugin.quantize_per_tensor(x, 0.1, 10, torch.quint8)
+        return torch.ops.qplugin.dequantize(qx)
+
+    x = torch.randn(10)
+    assert "qplugin::quantize_per_tensor" in str(f.graph)
+    assert torch.equal(f(x), torch.quantize_per_tensor(x, 0.1, 10, torch.quint8).dequantize())
