@@ -1,0 +1,80 @@
+"""The loader: a wrong torch version or a missing library is an ImportError that says why."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+
+import torch_qplugin
+
+PKG = Path(torch_qplugin.__file__).resolve().parent
+
+
+def _copy_pkg(tmp_path):
+    dst = tmp_path / "torch_qplugin"
+    shutil.copytree(PKG, dst, ignore=shutil.ignore_patterns("__pycache__"))
+    return dst
+
+
+def _import_in(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    # Drop an editable install's finder so only the copy under tmp_path is importable.
+    code = ("import sys; sys.meta_path = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]; "
+            "import torch_qplugin")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
+
+
+def test_wrong_torch_version_is_import_error(tmp_path):
+    dst = _copy_pkg(tmp_path)
+    info = dst / "_build_info.py"
+    info.write_text(info.read_text().replace(f'TORCH_VERSION = "{torch_qplugin._BUILT_TORCH_VERSION}"',
+                                             'TORCH_VERSION = "1.13.1+cpu"'))
+    r = _import_in(tmp_path)
+    assert r.returncode != 0
+    assert "ImportError: torch_qplugin was built against torch 1.13.1+cpu but torch " + torch.__version__ in r.stderr
+
+
+def test_missing_library_is_import_error(tmp_path):
+    dst = _copy_pkg(tmp_path)
+    shutil.rmtree(dst / "lib")
+    r = _import_in(tmp_path)
+    assert r.returncode != 0 and "ImportError: torch_qplugin: op library not found at" in r.stderr
+
+
+def test_broken_library_is_import_error(tmp_path):
+    dst = _copy_pkg(tmp_path)
+    (dst / "lib" / "libtorch_qplugin.so").write_bytes(b"not an ELF file")
+    r = _import_in(tmp_path)
+    assert r.returncode != 0 and "ImportError: torch_qplugin: failed to load" in r.stderr
+
+
+def test_missing_build_info_is_import_error(tmp_path):
+    dst = _copy_pkg(tmp_path)
+    (dst / "_build_info.py").unlink()
+    r = _import_in(tmp_path)
+    assert r.returncode != 0 and "ImportError: torch_qplugin: build info is missing" in r.stderr
+
+
+def test_python_m_prints_build_info():
+    r = subprocess.run([sys.executable, "-m", "torch_qplugin"], capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=str(PKG.parent)))
+    assert r.returncode == 0, r.stderr
+    assert f"built against torch {torch.__version__}" in r.stdout
+    assert "compiled ISA paths  scalar, avx2, avx512" in r.stdout
+    assert f"best CPU path       {torch_qplugin.cpu_isa()}" in r.stdout
+    assert "quantize / dequantize / int_repr" in r.stdout
+
+
+def test_qplugin_isa_env_caps_the_path():
+    r = subprocess.run([sys.executable, "-c", "import torch_qplugin; print(torch_qplugin.active_isa())"],
+                       capture_output=True, text=True, env=dict(os.environ, QPLUGIN_ISA="scalar", PYTHONPATH=str(PKG.parent)))
+    assert r.returncode == 0 and r.stdout.strip() == "scalar"
+
+
+def test_kernel_isa_context_restores():
+    before = torch_qplugin.active_isa()
+    with torch_qplugin.kernel_isa("scalar"):
+        assert torch_qplugin.active_isa() == "scalar"
+    assert torch_qplugin.active_isa() == before
