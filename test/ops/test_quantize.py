@@ -344,3 +344,15 @@ def test_torchscript_calls_qplugin():
     x = torch.randn(10)
     assert "qplugin::quantize_per_tensor" in str(f.graph)
     assert torch.equal(f(x), torch.quantize_per_tensor(x, 0.1, 10, torch.quint8).dequantize())
+
+
+def test_large_outputs_take_the_streaming_path(isa):
+    # >= 48 MiB of float output switches dequantize to non-temporal stores; odd length and an
+    # unaligned view exercise the peeled head and the tail.
+    n = (12 << 20) + 37
+    data = torch.randint(0, 256, (n + 3,), dtype=torch.uint8)[3:]
+    qt = torch._make_per_tensor_quantized_tensor(data, 0.037, 121)
+    got = q.dequantize(qt)
+    assert torch.equal(got.view(torch.int32), qt.dequantize().view(torch.int32))
+    head = ref.dequantize_per_tensor_ref(data[:4096].numpy(), 0.037, 121)
+    np.testing.assert_array_equal(got[:4096].numpy().view(np.int32), head.view(np.int32))

@@ -18,6 +18,7 @@ namespace cpu {
 namespace {
 
 constexpr int64_t kGrain = 1 << 15;  // elements per task
+constexpr int64_t kStreamBytes = int64_t(48) << 20;  // non-temporal stores above this output size
 
 // Validated per-channel qparams, in the forms the kernels take.
 struct ChannelParams {
@@ -329,13 +330,15 @@ at::Tensor dequantize_per_tensor_int(const at::Tensor& data, double scale, int64
   const void* qp = q.const_data_ptr();
   float* yp = out.data_ptr<float>();
   const at::ScalarType dt = q.scalar_type();
+  // Outputs far beyond the last-level cache go around it (no read-for-ownership).
+  const bool stream = q.numel() * static_cast<int64_t>(sizeof(float)) >= kStreamBytes;
   parallel_elems(q.numel(), [&](int64_t b, int64_t e) {
     if (dt == at::kByte) {
-      QPLUGIN_ISA_CALL(dequantize_u8, static_cast<const uint8_t*>(qp) + b, yp + b, e - b, s, zp);
+      QPLUGIN_ISA_CALL(dequantize_u8, static_cast<const uint8_t*>(qp) + b, yp + b, e - b, s, zp, stream);
     } else if (dt == at::kChar) {
-      QPLUGIN_ISA_CALL(dequantize_s8, static_cast<const int8_t*>(qp) + b, yp + b, e - b, s, zp);
+      QPLUGIN_ISA_CALL(dequantize_s8, static_cast<const int8_t*>(qp) + b, yp + b, e - b, s, zp, stream);
     } else {
-      QPLUGIN_ISA_CALL(dequantize_s32, static_cast<const int32_t*>(qp) + b, yp + b, e - b, s, zp);
+      QPLUGIN_ISA_CALL(dequantize_s32, static_cast<const int32_t*>(qp) + b, yp + b, e - b, s, zp, stream);
     }
   });
   return out;

@@ -76,25 +76,47 @@ void quantize_periodic(const float* x, T* y, int64_t n, int64_t period, const fl
   }
 }
 
-template <typename T>
-void dequantize_pt(const T* q, float* y, int64_t n, float scale, int32_t zp) {
+template <typename T, bool kStream>
+void dequantize_pt_impl(const T* q, float* y, int64_t n, float scale, int32_t zp) {
   int64_t i = 0;
 #if QPLUGIN_SIMD
   using namespace simd;
+  if (kStream) {  // peel to an aligned destination for the streaming stores
+    for (; i < n && (reinterpret_cast<uintptr_t>(y + i) % (kLanes * sizeof(float))) != 0; ++i) {
+      y[i] = dequantize_val<T>(q[i], scale, zp);
+    }
+  }
+  auto put = [&](float* p, VF v) {
+    if (kStream) {
+      stream_f(p, v);
+    } else {
+      storeu_f(p, v);
+    }
+  };
   const VF vs = set1_f(scale);
   if constexpr (sizeof(T) == 1) {
     const VI vzp = set1_i(zp);
-    for (; i + kLanes <= n; i += kLanes) storeu_f(y + i, mul_f(to_f(sub_i(load_q(q + i), vzp)), vs));
+    for (; i + kLanes <= n; i += kLanes) put(y + i, mul_f(to_f(sub_i(load_q(q + i), vzp)), vs));
   } else {
     const VD vzp = set1_d(zp);  // q - zp exactly, then one rounding to float
     for (; i + kLanes <= n; i += kLanes) {
       const VI qi = load_q(q + i);
       const VF d = join_to_f(sub_d(to_d(lo_half(qi)), vzp), sub_d(to_d(hi_half(qi)), vzp));
-      storeu_f(y + i, mul_f(d, vs));
+      put(y + i, mul_f(d, vs));
     }
   }
+  if (kStream) stream_fence();
 #endif
   for (; i < n; ++i) y[i] = dequantize_val<T>(q[i], scale, zp);
+}
+
+template <typename T>
+void dequantize_pt(const T* q, float* y, int64_t n, float scale, int32_t zp, bool stream) {
+  if (stream) {
+    dequantize_pt_impl<T, true>(q, y, n, scale, zp);
+  } else {
+    dequantize_pt_impl<T, false>(q, y, n, scale, zp);
+  }
 }
 
 template <typename T>
@@ -163,14 +185,14 @@ void quantize_periodic_s32(const float* x, int32_t* y, int64_t n, int64_t period
   quantize_periodic(x, y, n, period, inv_scales, zero_points);
 }
 
-void dequantize_u8(const uint8_t* q, float* y, int64_t n, float scale, int32_t zero_point) {
-  dequantize_pt(q, y, n, scale, zero_point);
+void dequantize_u8(const uint8_t* q, float* y, int64_t n, float scale, int32_t zero_point, bool stream) {
+  dequantize_pt(q, y, n, scale, zero_point, stream);
 }
-void dequantize_s8(const int8_t* q, float* y, int64_t n, float scale, int32_t zero_point) {
-  dequantize_pt(q, y, n, scale, zero_point);
+void dequantize_s8(const int8_t* q, float* y, int64_t n, float scale, int32_t zero_point, bool stream) {
+  dequantize_pt(q, y, n, scale, zero_point, stream);
 }
-void dequantize_s32(const int32_t* q, float* y, int64_t n, float scale, int32_t zero_point) {
-  dequantize_pt(q, y, n, scale, zero_point);
+void dequantize_s32(const int32_t* q, float* y, int64_t n, float scale, int32_t zero_point, bool stream) {
+  dequantize_pt(q, y, n, scale, zero_point, stream);
 }
 void dequantize_channel_u8(const uint8_t* q, float* y, int64_t n, double scale, int32_t zero_point) {
   dequantize_ch(q, y, n, scale, zero_point);

@@ -22,10 +22,10 @@ namespace kernels {
   X(void, quantize_periodic_u8, (const float* x, uint8_t* y, int64_t n, int64_t period, const float* inv_scales, const int32_t* zero_points)) \
   X(void, quantize_periodic_s8, (const float* x, int8_t* y, int64_t n, int64_t period, const float* inv_scales, const int32_t* zero_points))  \
   X(void, quantize_periodic_s32, (const float* x, int32_t* y, int64_t n, int64_t period, const float* inv_scales, const int32_t* zero_points)) \
-  /* Per-tensor dequantize: float(q - zp) * scale */                                          \
-  X(void, dequantize_u8, (const uint8_t* q, float* y, int64_t n, float scale, int32_t zero_point)) \
-  X(void, dequantize_s8, (const int8_t* q, float* y, int64_t n, float scale, int32_t zero_point))  \
-  X(void, dequantize_s32, (const int32_t* q, float* y, int64_t n, float scale, int32_t zero_point)) \
+  /* Per-tensor dequantize: float(q - zp) * scale; stream: non-temporal stores (huge outputs) */ \
+  X(void, dequantize_u8, (const uint8_t* q, float* y, int64_t n, float scale, int32_t zero_point, bool stream)) \
+  X(void, dequantize_s8, (const int8_t* q, float* y, int64_t n, float scale, int32_t zero_point, bool stream))  \
+  X(void, dequantize_s32, (const int32_t* q, float* y, int64_t n, float scale, int32_t zero_point, bool stream)) \
   /* Per-channel dequantize of one channel's run: float(double(q - zp) * scale) */            \
   X(void, dequantize_channel_u8, (const uint8_t* q, float* y, int64_t n, double scale, int32_t zero_point)) \
   X(void, dequantize_channel_s8, (const int8_t* q, float* y, int64_t n, double scale, int32_t zero_point))  \

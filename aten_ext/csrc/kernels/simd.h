@@ -37,6 +37,8 @@ using HI = __m256i;  // kLanes / 2 int32
 
 inline VF loadu_f(const float* p) { return _mm512_loadu_ps(p); }
 inline void storeu_f(float* p, VF v) { _mm512_storeu_ps(p, v); }
+// Non-temporal store (p aligned to kLanes floats): bypasses the cache, no read-for-ownership.
+inline void stream_f(float* p, VF v) { _mm512_stream_ps(p, v); }
 inline VF set1_f(float x) { return _mm512_set1_ps(x); }
 inline VF add_f(VF a, VF b) { return _mm512_add_ps(a, b); }
 inline VF sub_f(VF a, VF b) { return _mm512_sub_ps(a, b); }
@@ -103,6 +105,7 @@ using HI = __m128i;
 
 inline VF loadu_f(const float* p) { return _mm256_loadu_ps(p); }
 inline void storeu_f(float* p, VF v) { _mm256_storeu_ps(p, v); }
+inline void stream_f(float* p, VF v) { _mm256_stream_ps(p, v); }
 inline VF set1_f(float x) { return _mm256_set1_ps(x); }
 inline VF add_f(VF a, VF b) { return _mm256_add_ps(a, b); }
 inline VF sub_f(VF a, VF b) { return _mm256_sub_ps(a, b); }
@@ -167,6 +170,7 @@ inline VF join_to_f(VD lo, VD hi) {
 #endif
 
 #if QPLUGIN_SIMD
+inline void stream_fence() { _mm_sfence(); }
 // Overloads by element type, for kernels templated on uint8_t / int8_t.
 inline VI load_q(const uint8_t* p) { return load_u8(p); }
 inline VI load_q(const int8_t* p) { return load_s8(p); }
