@@ -12,6 +12,20 @@ FAMILIES = {
     "quantize / dequantize / int_repr": ("scalar", "avx2", "avx512"),
 }
 
+# Which family each op belongs to (for the coverage table in docs/ops.md).
+_OP_FAMILY = {
+    "quantize / dequantize / int_repr": (
+        "quantize_per_tensor", "quantize_per_tensor_dynamic", "quantize_per_channel", "dequantize",
+        "int_repr", "make_per_tensor_quantized_tensor", "make_per_channel_quantized_tensor"),
+}
+
+
+def family_of(op: str) -> str:
+    for fam, ops in _OP_FAMILY.items():
+        if op in ops:
+            return fam
+    return "other"
+
 
 def main() -> int:
     print(f"torch_qplugin {torch_qplugin.__version__}")
