@@ -1,0 +1,637 @@
+// Compiled once per ISA (kernels/isa.h): the u8 x s8 -> s32 microkernels and the
+// requantize epilogue of kernels/gemm/qgemm.h. The scalar path is the reference;
+// every path computes the same exact int32 C and the same float epilogue.
+#include "kernels/gemm/qgemm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+#if defined(QPLUGIN_ISA_AVX2) || defined(QPLUGIN_ISA_AVX512)
+#include <immintrin.h>
+#endif
+
+namespace qplugin {
+namespace kernels {
+namespace QPLUGIN_ISA_NS {
+namespace {
+
+using gemm::kPanelN;
+using gemm::OutKind;
+using gemm::QGemmParams;
+
+#if defined(QPLUGIN_ISA_AVX512)
+constexpr int kMaxMR = 6;  // rows per tile
+constexpr int kMaxNV = 4;  // panels (16 columns each) per tile
+#elif defined(QPLUGIN_ISA_AVX2)
+constexpr int kMaxMR = 3;
+constexpr int kMaxNV = 1;
+#else
+constexpr int kMaxMR = 4;
+constexpr int kMaxNV = 1;
+#endif
+constexpr int kTileN = kMaxNV * kPanelN;
+
+
+// Accumulates acc[r * kTileN + j] += sum_{q < nq} sum_{i < 4} A[r][4q + i] * B[n0 + j][4q + i]
+// (r < MR, j < NV * 16) over nq full quads; zero_init (ZI) starts from 0 instead of acc.
+// b points at the first panel's quad 0; panel v starts at b + v * pstride.
+#if defined(QPLUGIN_ISA_AVX512)
+// Inline assembly: GCC keeps arrays of __m512i accumulators in memory, so the
+// register tile (up to 6 rows x 4 panels = 24 zmm accumulators, zmm0-23; B in
+// zmm24-27; broadcast activations in zmm28-29) is written out with assembler
+// .if blocks on MR / NV. vpdpbusd: u8 x s8 products summed in fours into s32
+// (non-saturating form).
+template <int MR, int NV, bool ZI>
+inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int64_t pstride,
+                      int32_t* acc) {
+  static_assert(MR >= 1 && MR <= 6 && NV >= 1 && NV <= 4, "tile shape");
+  static_assert(kTileN == 64, "acc row stride is 256 bytes");
+  const uint8_t* a3 = MR > 3 ? a + 3 * lda : a;
+  const int64_t ps3 = 3 * pstride;
+  int64_t n = nq;
+  asm volatile(
+    ".if (0 < %c[mr]) && (0 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm0, %%zmm0, %%zmm0\n"
+    ".else\n"
+    "vmovdqu64 0(%[acc]), %%zmm0\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (0 < %c[mr]) && (1 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm1, %%zmm1, %%zmm1\n"
+    ".else\n"
+    "vmovdqu64 64(%[acc]), %%zmm1\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (0 < %c[mr]) && (2 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm2, %%zmm2, %%zmm2\n"
+    ".else\n"
+    "vmovdqu64 128(%[acc]), %%zmm2\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (0 < %c[mr]) && (3 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm3, %%zmm3, %%zmm3\n"
+    ".else\n"
+    "vmovdqu64 192(%[acc]), %%zmm3\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (1 < %c[mr]) && (0 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm4, %%zmm4, %%zmm4\n"
+    ".else\n"
+    "vmovdqu64 256(%[acc]), %%zmm4\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (1 < %c[mr]) && (1 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm5, %%zmm5, %%zmm5\n"
+    ".else\n"
+    "vmovdqu64 320(%[acc]), %%zmm5\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (1 < %c[mr]) && (2 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm6, %%zmm6, %%zmm6\n"
+    ".else\n"
+    "vmovdqu64 384(%[acc]), %%zmm6\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (1 < %c[mr]) && (3 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm7, %%zmm7, %%zmm7\n"
+    ".else\n"
+    "vmovdqu64 448(%[acc]), %%zmm7\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (2 < %c[mr]) && (0 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm8, %%zmm8, %%zmm8\n"
+    ".else\n"
+    "vmovdqu64 512(%[acc]), %%zmm8\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (2 < %c[mr]) && (1 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm9, %%zmm9, %%zmm9\n"
+    ".else\n"
+    "vmovdqu64 576(%[acc]), %%zmm9\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (2 < %c[mr]) && (2 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm10, %%zmm10, %%zmm10\n"
+    ".else\n"
+    "vmovdqu64 640(%[acc]), %%zmm10\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (2 < %c[mr]) && (3 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm11, %%zmm11, %%zmm11\n"
+    ".else\n"
+    "vmovdqu64 704(%[acc]), %%zmm11\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (3 < %c[mr]) && (0 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm12, %%zmm12, %%zmm12\n"
+    ".else\n"
+    "vmovdqu64 768(%[acc]), %%zmm12\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (3 < %c[mr]) && (1 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm13, %%zmm13, %%zmm13\n"
+    ".else\n"
+    "vmovdqu64 832(%[acc]), %%zmm13\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (3 < %c[mr]) && (2 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm14, %%zmm14, %%zmm14\n"
+    ".else\n"
+    "vmovdqu64 896(%[acc]), %%zmm14\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (3 < %c[mr]) && (3 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm15, %%zmm15, %%zmm15\n"
+    ".else\n"
+    "vmovdqu64 960(%[acc]), %%zmm15\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (4 < %c[mr]) && (0 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm16, %%zmm16, %%zmm16\n"
+    ".else\n"
+    "vmovdqu64 1024(%[acc]), %%zmm16\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (4 < %c[mr]) && (1 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm17, %%zmm17, %%zmm17\n"
+    ".else\n"
+    "vmovdqu64 1088(%[acc]), %%zmm17\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (4 < %c[mr]) && (2 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm18, %%zmm18, %%zmm18\n"
+    ".else\n"
+    "vmovdqu64 1152(%[acc]), %%zmm18\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (4 < %c[mr]) && (3 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm19, %%zmm19, %%zmm19\n"
+    ".else\n"
+    "vmovdqu64 1216(%[acc]), %%zmm19\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (5 < %c[mr]) && (0 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm20, %%zmm20, %%zmm20\n"
+    ".else\n"
+    "vmovdqu64 1280(%[acc]), %%zmm20\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (5 < %c[mr]) && (1 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm21, %%zmm21, %%zmm21\n"
+    ".else\n"
+    "vmovdqu64 1344(%[acc]), %%zmm21\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (5 < %c[mr]) && (2 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm22, %%zmm22, %%zmm22\n"
+    ".else\n"
+    "vmovdqu64 1408(%[acc]), %%zmm22\n"
+    ".endif\n"
+    ".endif\n"
+    ".if (5 < %c[mr]) && (3 < %c[nv])\n"
+    ".if %c[zi]\n"
+    "vpxord %%zmm23, %%zmm23, %%zmm23\n"
+    ".else\n"
+    "vmovdqu64 1472(%[acc]), %%zmm23\n"
+    ".endif\n"
+    ".endif\n"
+    "test %[n], %[n]\n"
+    "jz 3f\n"
+    "1:\n"
+    ".if 0 < %c[nv]\n"
+    "vmovdqu64 (%[b]), %%zmm24\n"
+    ".endif\n"
+    ".if 1 < %c[nv]\n"
+    "vmovdqu64 (%[b],%[ps],1), %%zmm25\n"
+    ".endif\n"
+    ".if 2 < %c[nv]\n"
+    "vmovdqu64 (%[b],%[ps],2), %%zmm26\n"
+    ".endif\n"
+    ".if 3 < %c[nv]\n"
+    "vmovdqu64 (%[b],%[ps3],1), %%zmm27\n"
+    ".endif\n"
+    ".if 0 < %c[mr]\n"
+    "vpbroadcastd (%[a]), %%zmm28\n"
+    ".if 0 < %c[nv]\n"
+    "vpdpbusd %%zmm24, %%zmm28, %%zmm0\n"
+    ".endif\n"
+    ".if 1 < %c[nv]\n"
+    "vpdpbusd %%zmm25, %%zmm28, %%zmm1\n"
+    ".endif\n"
+    ".if 2 < %c[nv]\n"
+    "vpdpbusd %%zmm26, %%zmm28, %%zmm2\n"
+    ".endif\n"
+    ".if 3 < %c[nv]\n"
+    "vpdpbusd %%zmm27, %%zmm28, %%zmm3\n"
+    ".endif\n"
+    ".endif\n"
+    ".if 1 < %c[mr]\n"
+    "vpbroadcastd (%[a],%[lda],1), %%zmm29\n"
+    ".if 0 < %c[nv]\n"
+    "vpdpbusd %%zmm24, %%zmm29, %%zmm4\n"
+    ".endif\n"
+    ".if 1 < %c[nv]\n"
+    "vpdpbusd %%zmm25, %%zmm29, %%zmm5\n"
+    ".endif\n"
+    ".if 2 < %c[nv]\n"
+    "vpdpbusd %%zmm26, %%zmm29, %%zmm6\n"
+    ".endif\n"
+    ".if 3 < %c[nv]\n"
+    "vpdpbusd %%zmm27, %%zmm29, %%zmm7\n"
+    ".endif\n"
+    ".endif\n"
+    ".if 2 < %c[mr]\n"
+    "vpbroadcastd (%[a],%[lda],2), %%zmm28\n"
+    ".if 0 < %c[nv]\n"
+    "vpdpbusd %%zmm24, %%zmm28, %%zmm8\n"
+    ".endif\n"
+    ".if 1 < %c[nv]\n"
+    "vpdpbusd %%zmm25, %%zmm28, %%zmm9\n"
+    ".endif\n"
+    ".if 2 < %c[nv]\n"
+    "vpdpbusd %%zmm26, %%zmm28, %%zmm10\n"
+    ".endif\n"
+    ".if 3 < %c[nv]\n"
+    "vpdpbusd %%zmm27, %%zmm28, %%zmm11\n"
+    ".endif\n"
+    ".endif\n"
+    ".if 3 < %c[mr]\n"
+    "vpbroadcastd (%[a3]), %%zmm29\n"
+    ".if 0 < %c[nv]\n"
+    "vpdpbusd %%zmm24, %%zmm29, %%zmm12\n"
+    ".endif\n"
+    ".if 1 < %c[nv]\n"
+    "vpdpbusd %%zmm25, %%zmm29, %%zmm13\n"
+    ".endif\n"
+    ".if 2 < %c[nv]\n"
+    "vpdpbusd %%zmm26, %%zmm29, %%zmm14\n"
+    ".endif\n"
+    ".if 3 < %c[nv]\n"
+    "vpdpbusd %%zmm27, %%zmm29, %%zmm15\n"
+    ".endif\n"
+    ".endif\n"
+    ".if 4 < %c[mr]\n"
+    "vpbroadcastd (%[a3],%[lda],1), %%zmm28\n"
+    ".if 0 < %c[nv]\n"
+    "vpdpbusd %%zmm24, %%zmm28, %%zmm16\n"
+    ".endif\n"
+    ".if 1 < %c[nv]\n"
+    "vpdpbusd %%zmm25, %%zmm28, %%zmm17\n"
+    ".endif\n"
+    ".if 2 < %c[nv]\n"
+    "vpdpbusd %%zmm26, %%zmm28, %%zmm18\n"
+    ".endif\n"
+    ".if 3 < %c[nv]\n"
+    "vpdpbusd %%zmm27, %%zmm28, %%zmm19\n"
+    ".endif\n"
+    ".endif\n"
+    ".if 5 < %c[mr]\n"
+    "vpbroadcastd (%[a3],%[lda],2), %%zmm29\n"
+    ".if 0 < %c[nv]\n"
+    "vpdpbusd %%zmm24, %%zmm29, %%zmm20\n"
+    ".endif\n"
+    ".if 1 < %c[nv]\n"
+    "vpdpbusd %%zmm25, %%zmm29, %%zmm21\n"
+    ".endif\n"
+    ".if 2 < %c[nv]\n"
+    "vpdpbusd %%zmm26, %%zmm29, %%zmm22\n"
+    ".endif\n"
+    ".if 3 < %c[nv]\n"
+    "vpdpbusd %%zmm27, %%zmm29, %%zmm23\n"
+    ".endif\n"
+    ".endif\n"
+    "add $4, %[a]\n"
+    "add $4, %[a3]\n"
+    "add $64, %[b]\n"
+    "dec %[n]\n"
+    "jnz 1b\n"
+    "3:\n"
+    ".if (0 < %c[mr]) && (0 < %c[nv])\n"
+    "vmovdqu64 %%zmm0, 0(%[acc])\n"
+    ".endif\n"
+    ".if (0 < %c[mr]) && (1 < %c[nv])\n"
+    "vmovdqu64 %%zmm1, 64(%[acc])\n"
+    ".endif\n"
+    ".if (0 < %c[mr]) && (2 < %c[nv])\n"
+    "vmovdqu64 %%zmm2, 128(%[acc])\n"
+    ".endif\n"
+    ".if (0 < %c[mr]) && (3 < %c[nv])\n"
+    "vmovdqu64 %%zmm3, 192(%[acc])\n"
+    ".endif\n"
+    ".if (1 < %c[mr]) && (0 < %c[nv])\n"
+    "vmovdqu64 %%zmm4, 256(%[acc])\n"
+    ".endif\n"
+    ".if (1 < %c[mr]) && (1 < %c[nv])\n"
+    "vmovdqu64 %%zmm5, 320(%[acc])\n"
+    ".endif\n"
+    ".if (1 < %c[mr]) && (2 < %c[nv])\n"
+    "vmovdqu64 %%zmm6, 384(%[acc])\n"
+    ".endif\n"
+    ".if (1 < %c[mr]) && (3 < %c[nv])\n"
+    "vmovdqu64 %%zmm7, 448(%[acc])\n"
+    ".endif\n"
+    ".if (2 < %c[mr]) && (0 < %c[nv])\n"
+    "vmovdqu64 %%zmm8, 512(%[acc])\n"
+    ".endif\n"
+    ".if (2 < %c[mr]) && (1 < %c[nv])\n"
+    "vmovdqu64 %%zmm9, 576(%[acc])\n"
+    ".endif\n"
+    ".if (2 < %c[mr]) && (2 < %c[nv])\n"
+    "vmovdqu64 %%zmm10, 640(%[acc])\n"
+    ".endif\n"
+    ".if (2 < %c[mr]) && (3 < %c[nv])\n"
+    "vmovdqu64 %%zmm11, 704(%[acc])\n"
+    ".endif\n"
+    ".if (3 < %c[mr]) && (0 < %c[nv])\n"
+    "vmovdqu64 %%zmm12, 768(%[acc])\n"
+    ".endif\n"
+    ".if (3 < %c[mr]) && (1 < %c[nv])\n"
+    "vmovdqu64 %%zmm13, 832(%[acc])\n"
+    ".endif\n"
+    ".if (3 < %c[mr]) && (2 < %c[nv])\n"
+    "vmovdqu64 %%zmm14, 896(%[acc])\n"
+    ".endif\n"
+    ".if (3 < %c[mr]) && (3 < %c[nv])\n"
+    "vmovdqu64 %%zmm15, 960(%[acc])\n"
+    ".endif\n"
+    ".if (4 < %c[mr]) && (0 < %c[nv])\n"
+    "vmovdqu64 %%zmm16, 1024(%[acc])\n"
+    ".endif\n"
+    ".if (4 < %c[mr]) && (1 < %c[nv])\n"
+    "vmovdqu64 %%zmm17, 1088(%[acc])\n"
+    ".endif\n"
+    ".if (4 < %c[mr]) && (2 < %c[nv])\n"
+    "vmovdqu64 %%zmm18, 1152(%[acc])\n"
+    ".endif\n"
+    ".if (4 < %c[mr]) && (3 < %c[nv])\n"
+    "vmovdqu64 %%zmm19, 1216(%[acc])\n"
+    ".endif\n"
+    ".if (5 < %c[mr]) && (0 < %c[nv])\n"
+    "vmovdqu64 %%zmm20, 1280(%[acc])\n"
+    ".endif\n"
+    ".if (5 < %c[mr]) && (1 < %c[nv])\n"
+    "vmovdqu64 %%zmm21, 1344(%[acc])\n"
+    ".endif\n"
+    ".if (5 < %c[mr]) && (2 < %c[nv])\n"
+    "vmovdqu64 %%zmm22, 1408(%[acc])\n"
+    ".endif\n"
+    ".if (5 < %c[mr]) && (3 < %c[nv])\n"
+    "vmovdqu64 %%zmm23, 1472(%[acc])\n"
+    ".endif\n"
+    : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [n] "+r"(n)
+    : [lda] "r"(lda), [ps] "r"(pstride), [ps3] "r"(ps3), [acc] "r"(acc), [mr] "i"(MR), [nv] "i"(NV),
+      [zi] "i"(ZI ? 1 : 0)
+    : "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8", "zmm9", "zmm10", "zmm11", "zmm12", "zmm13", "zmm14", "zmm15", "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22", "zmm23", "zmm24", "zmm25", "zmm26", "zmm27", "zmm28", "zmm29", "memory", "cc");
+}
+#elif defined(QPLUGIN_ISA_AVX2)
+// One panel: B bytes widened s8 -> s16, activations u8 -> s16, vpmaddwd
+// (int16 pairs -> int32, never saturates for these ranges). Lanes hold
+// (column, k-pair) partial sums, folded by one hadd at the end.
+template <int MR, int NV, bool zero_init>
+inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int64_t pstride,
+                      int32_t* acc) {
+  static_assert(NV == 1, "AVX2 tile is one panel wide");
+  __m256i c[MR][4];
+  for (int r = 0; r < MR; ++r)
+    for (int j = 0; j < 4; ++j) c[r][j] = _mm256_setzero_si256();
+  for (int64_t q = 0; q < nq; ++q) {
+    const int8_t* bq = b + q * 4 * kPanelN;
+    __m256i aw[MR];
+    for (int r = 0; r < MR; ++r) {
+      int32_t w;
+      std::memcpy(&w, a + r * lda + 4 * q, 4);
+      aw[r] = _mm256_cvtepu8_epi16(_mm_set1_epi32(w));
+    }
+    for (int j = 0; j < 4; ++j) {
+      const __m256i bw = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bq + 16 * j)));
+      for (int r = 0; r < MR; ++r) c[r][j] = _mm256_add_epi32(c[r][j], _mm256_madd_epi16(aw[r], bw));
+    }
+  }
+  const __m256i order = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
+  for (int r = 0; r < MR; ++r) {
+    __m256i lo = _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(c[r][0], c[r][1]), order);
+    __m256i hi = _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(c[r][2], c[r][3]), order);
+    __m256i* o = reinterpret_cast<__m256i*>(acc + r * kTileN);
+    if (!zero_init) {
+      lo = _mm256_add_epi32(lo, _mm256_loadu_si256(o));
+      hi = _mm256_add_epi32(hi, _mm256_loadu_si256(o + 1));
+    }
+    _mm256_storeu_si256(o, lo);
+    _mm256_storeu_si256(o + 1, hi);
+  }
+  (void)pstride;
+}
+#else
+// The reference: the definition, read through the packed layout.
+template <int MR, int NV, bool zero_init>
+inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int64_t pstride,
+                      int32_t* acc) {
+  for (int r = 0; r < MR; ++r) {
+    for (int v = 0; v < NV; ++v) {
+      for (int j = 0; j < kPanelN; ++j) {
+        int32_t s = zero_init ? 0 : acc[r * kTileN + v * kPanelN + j];
+        for (int64_t k = 0; k < 4 * nq; ++k) {
+          s += static_cast<int32_t>(a[r * lda + k]) *
+               static_cast<int32_t>(b[v * pstride + (k / 4) * (4 * kPanelN) + 4 * j + (k % 4)]);
+        }
+        acc[r * kTileN + v * kPanelN + j] = s;
+      }
+    }
+  }
+}
+#endif
+
+// acc[r * kTileN + j] = sum_k A[r][k] * B[n0 + j][k] for r < MR, j < NV * 16. A K tail
+// (K % 4 != 0) is copied into a zero-padded quad first, so no byte past a row is read.
+template <int MR, int NV>
+void tile(const uint8_t* a, int64_t lda, int64_t K, const int8_t* b, int64_t pstride, int32_t* acc) {
+  const int64_t nq = K / 4;
+  tile_loop<MR, NV, true>(a, lda, nq, b, pstride, acc);
+  if (K % 4) {
+    uint8_t tail[MR * 4] = {};
+    for (int r = 0; r < MR; ++r) std::memcpy(tail + 4 * r, a + r * lda + 4 * nq, static_cast<size_t>(K % 4));
+    tile_loop<MR, NV, false>(tail, 4, 1, b + nq * 4 * kPanelN, pstride, acc);
+  }
+}
+
+using TileFn = void (*)(const uint8_t*, int64_t, int64_t, const int8_t*, int64_t, int32_t*);
+
+template <int MR, int... NVs>
+void fill_row(TileFn* row, std::integer_sequence<int, NVs...>) {
+  ((row[NVs] = &tile<MR, NVs + 1>), ...);
+}
+template <int... MRs>
+struct TileTable {
+  TileFn fns[kMaxMR][kMaxNV];
+  TileTable() { (fill_row<MRs + 1>(fns[MRs], std::make_integer_sequence<int, kMaxNV>{}), ...); }
+};
+template <int... MRs>
+TileTable<MRs...> make_table(std::integer_sequence<int, MRs...>) {
+  return TileTable<MRs...>();
+}
+
+TileFn tile_fn(int mr, int nv) {
+  static const auto table = make_table(std::make_integer_sequence<int, kMaxMR>{});
+  return table.fns[mr - 1][nv - 1];
+}
+
+// Epilogue for one row: cols [0, cnt) of acc_row are columns n .. n + cnt - 1.
+// t = K * a_zp - rowsum(A[m]); C = acc - a_zp * colsum[n] + b_zp[n] * t (int32 wrap).
+void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64_t n, int64_t cnt,
+                  int32_t t) {
+  const int32_t azp = p.a_zero_point;
+  const int32_t* colsum = p.b->col_sums + n;
+  const int32_t* bzp = p.b_zero_points + n;
+  const float* mult = p.multipliers + n;
+  const float* bias = p.bias ? p.bias + n : nullptr;
+  auto corrected = [&](int64_t j) {
+    const uint32_t c = static_cast<uint32_t>(acc_row[j]) -
+                       static_cast<uint32_t>(azp) * static_cast<uint32_t>(colsum[j]) +
+                       static_cast<uint32_t>(bzp[j]) * static_cast<uint32_t>(t);
+    return static_cast<int32_t>(c);
+  };
+  int64_t j = 0;
+  if (p.kind == OutKind::kS32) {
+    int32_t* out = static_cast<int32_t*>(p.out) + m * p.ldc + n;
+    for (; j < cnt; ++j) out[j] = corrected(j);
+    return;
+  }
+  if (p.kind == OutKind::kF32) {
+    float* out = static_cast<float*>(p.out) + m * p.ldc + n;
+    const float fmin = p.out_fmin;
+#if defined(QPLUGIN_ISA_AVX512)
+    const __m512i vazp = _mm512_set1_epi32(azp), vt = _mm512_set1_epi32(t);
+    for (; j + 16 <= cnt; j += 16) {
+      __m512i c = _mm512_loadu_si512(acc_row + j);
+      c = _mm512_sub_epi32(c, _mm512_mullo_epi32(vazp, _mm512_loadu_si512(colsum + j)));
+      c = _mm512_add_epi32(c, _mm512_mullo_epi32(_mm512_loadu_si512(bzp + j), vt));
+      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(c), _mm512_loadu_ps(mult + j));
+      if (bias) f = _mm512_add_ps(f, _mm512_loadu_ps(bias + j));
+      _mm512_storeu_ps(out + j, _mm512_max_ps(f, _mm512_set1_ps(fmin)));
+    }
+#elif defined(QPLUGIN_ISA_AVX2)
+    const __m256i vazp = _mm256_set1_epi32(azp), vt = _mm256_set1_epi32(t);
+    for (; j + 8 <= cnt; j += 8) {
+      __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc_row + j));
+      c = _mm256_sub_epi32(c, _mm256_mullo_epi32(vazp, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(colsum + j))));
+      c = _mm256_add_epi32(c, _mm256_mullo_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(bzp + j)), vt));
+      __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(c), _mm256_loadu_ps(mult + j));
+      if (bias) f = _mm256_add_ps(f, _mm256_loadu_ps(bias + j));
+      _mm256_storeu_ps(out + j, _mm256_max_ps(f, _mm256_set1_ps(fmin)));
+    }
+#endif
+    for (; j < cnt; ++j) {
+      float f = static_cast<float>(corrected(j)) * mult[j];
+      if (bias) f = f + bias[j];
+      out[j] = f > fmin ? f : fmin;  // as MAXPS(f, fmin): NaN -> fmin
+    }
+    return;
+  }
+  uint8_t* out = static_cast<uint8_t*>(p.out) + m * p.ldc + n;
+  const int32_t yzp = p.out_zero_point;
+  const float hi = static_cast<float>(p.out_max - yzp);
+  const float lo = static_cast<float>(p.out_min - yzp);
+#if defined(QPLUGIN_ISA_AVX512)
+  {
+    const __m512i vazp = _mm512_set1_epi32(azp), vt = _mm512_set1_epi32(t), vyzp = _mm512_set1_epi32(yzp);
+    const __m512 vhi = _mm512_set1_ps(hi), vlo = _mm512_set1_ps(lo);
+    for (; j + 16 <= cnt; j += 16) {
+      __m512i c = _mm512_loadu_si512(acc_row + j);
+      c = _mm512_sub_epi32(c, _mm512_mullo_epi32(vazp, _mm512_loadu_si512(colsum + j)));
+      c = _mm512_add_epi32(c, _mm512_mullo_epi32(_mm512_loadu_si512(bzp + j), vt));
+      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(c), _mm512_loadu_ps(mult + j));
+      if (bias) f = _mm512_add_ps(f, _mm512_loadu_ps(bias + j));
+      f = _mm512_max_ps(_mm512_min_ps(f, vhi), vlo);
+      const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), vyzp);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), _mm512_cvtepi32_epi8(q));
+    }
+  }
+#elif defined(QPLUGIN_ISA_AVX2)
+  {
+    const __m256i vazp = _mm256_set1_epi32(azp), vt = _mm256_set1_epi32(t), vyzp = _mm256_set1_epi32(yzp);
+    const __m256 vhi = _mm256_set1_ps(hi), vlo = _mm256_set1_ps(lo);
+    for (; j + 8 <= cnt; j += 8) {
+      __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc_row + j));
+      c = _mm256_sub_epi32(c, _mm256_mullo_epi32(vazp, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(colsum + j))));
+      c = _mm256_add_epi32(c, _mm256_mullo_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(bzp + j)), vt));
+      __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(c), _mm256_loadu_ps(mult + j));
+      if (bias) f = _mm256_add_ps(f, _mm256_loadu_ps(bias + j));
+      f = _mm256_max_ps(_mm256_min_ps(f, vhi), vlo);
+      const __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(f), vyzp);
+      // values are in [0, 255]: pack 32 -> 16 -> 8 within lanes, then gather the two halves
+      const __m256i w16 = _mm256_packs_epi32(q, q);
+      const __m256i w8 = _mm256_packus_epi16(w16, w16);
+      const uint32_t lo4 = static_cast<uint32_t>(_mm256_extract_epi32(w8, 0));
+      const uint32_t hi4 = static_cast<uint32_t>(_mm256_extract_epi32(w8, 4));
+      std::memcpy(out + j, &lo4, 4);
+      std::memcpy(out + j + 4, &hi4, 4);
+    }
+  }
+#endif
+  for (; j < cnt; ++j) {
+    float f = static_cast<float>(corrected(j)) * mult[j];
+    if (bias) f = f + bias[j];
+    f = f < hi ? f : hi;  // as MINPS(f, hi): NaN -> hi
+    f = f > lo ? f : lo;
+    out[j] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(f)) + yzp);
+  }
+}
+
+} // namespace
+
+void qgemm_block(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  const gemm::PackedB& B = *p.b;
+  const int64_t K = B.K;
+  const int64_t pstride = gemm::padded_k(K) * kPanelN;
+  const int32_t azp = p.a_zero_point;
+  alignas(64) int32_t acc[kMaxMR * kTileN];
+  for (int64_t n = n0; n < n1; n += kTileN) {
+    const int64_t ncols = std::min<int64_t>(kTileN, n1 - n);
+    const int nv = static_cast<int>((ncols + kPanelN - 1) / kPanelN);
+    const int8_t* bp = B.data + (n / kPanelN) * pstride;
+    for (int64_t m = m0; m < m1; m += kMaxMR) {
+      const int mr = static_cast<int>(std::min<int64_t>(kMaxMR, m1 - m));
+      const uint8_t* a = p.a + m * p.lda;
+      tile_fn(mr, nv)(a, p.lda, K, bp, pstride, acc);
+      for (int r = 0; r < mr; ++r) {
+        uint32_t t = static_cast<uint32_t>(K) * static_cast<uint32_t>(azp);
+        if (!p.b_zero_points_all_zero) {
+          const uint8_t* row = a + r * p.lda;
+          uint32_t s = 0;
+          for (int64_t k = 0; k < K; ++k) s += row[k];
+          t -= s;
+        }
+        epilogue_row(p, acc + r * kTileN, m + r, n, ncols, static_cast<int32_t>(t));
+      }
+    }
+  }
+}
+
+} // namespace QPLUGIN_ISA_NS
+} // namespace kernels
+} // namespace qplugin
