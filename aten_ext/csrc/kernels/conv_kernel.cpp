@@ -100,6 +100,15 @@ inline void store_u8_n(uint8_t* p, VI v, int n) {
 }
 #endif
 
+// Sign-extends the low 16 bits of each lane (depthwise weights).
+inline VI _mm_srai_epi32_w(VI v) {
+#if defined(QPLUGIN_ISA_AVX512)
+  return _mm512_srai_epi32(_mm512_slli_epi32(v, 16), 16);
+#else
+  return _mm256_srai_epi32(_mm256_slli_epi32(v, 16), 16);
+#endif
+}
+
 // Epilogue for kLanes channels [n, n + cnt) of one output pixel; t already corrected.
 inline void finish_vec(VI t, VF mult, VF bias, const uint8_t* add, int cnt, const ConvEpilogue& ep,
                        uint8_t* y) {
@@ -308,6 +317,31 @@ void conv_pack_b(const int8_t* w, int64_t n, int64_t k, int64_t kp, int8_t* out)
 #endif
 }
 
+namespace {
+// dst[0, n) = src[0, n), widened to T. Fixed-size chunks so the compiler emits
+// vector moves instead of a memcpy call (rows are short: icg or KW * C bytes).
+template <typename T>
+inline void copy_widen(T* dst, const uint8_t* src, int64_t n) {
+  int64_t i = 0;
+#if defined(QPLUGIN_ISA_AVX2)
+  for (; i + 16 <= n; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_cvtepu8_epi16(v));
+  }
+#else
+  if (sizeof(T) == 1) {
+    for (; i + 32 <= n; i += 32) std::memcpy(dst + i, src + i, 32);
+    for (; i + 8 <= n; i += 8) std::memcpy(dst + i, src + i, 8);
+  }
+#endif
+  for (; i < n; ++i) dst[i] = static_cast<T>(src[i]);
+}
+template <typename T>
+inline void fill_n(T* dst, T v, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = v;
+}
+}  // namespace
+
 void conv_im2col(const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0, int64_t mcount,
                  void* a, int64_t kp, int32_t x_zp, int32_t* row_sum) {
 #if defined(QPLUGIN_ISA_AVX2)
@@ -320,6 +354,9 @@ void conv_im2col(const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0,
   const int64_t K = g.K();
   const T fill = static_cast<T>(x_zp);
   const int64_t c0 = group * icg;
+  // One group spanning all channels with unit dilation along W: the KW taps of a
+  // kernel row are KW * C contiguous input bytes.
+  const bool span = icg == g.C && g.DW == 1;
   for (int64_t i = 0; i < mcount; ++i) {
     const int64_t m = m0 + i;
     const int64_t ow = m % g.OW;
@@ -327,23 +364,31 @@ void conv_im2col(const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0,
     const int64_t od = m / (g.OW * g.OH);
     T* row = out + i * kp;
     T* p = row;
+    const int64_t iw0 = ow * g.SW - g.PW;
+    const bool w_inside = iw0 >= 0 && iw0 + (g.KW - 1) * g.DW < g.W;
     for (int64_t kd = 0; kd < g.KD; ++kd) {
       const int64_t id = od * g.SD - g.PD + kd * g.DD;
       const bool din = id >= 0 && id < g.D;
       for (int64_t kh = 0; kh < g.KH; ++kh) {
         const int64_t ih = oh * g.SH - g.PH + kh * g.DH;
         const bool hin = din && ih >= 0 && ih < g.H;
+        if (!hin) {
+          fill_n(p, fill, g.KW * icg);
+          p += g.KW * icg;
+          continue;
+        }
+        const uint8_t* xrow = x + (id * g.H + ih) * g.W * g.C + c0;
+        if (span && w_inside) {
+          copy_widen(p, xrow + iw0 * g.C, g.KW * icg);
+          p += g.KW * icg;
+          continue;
+        }
         for (int64_t kw = 0; kw < g.KW; ++kw) {
-          const int64_t iw = ow * g.SW - g.PW + kw * g.DW;
-          if (hin && iw >= 0 && iw < g.W) {
-            const uint8_t* src = x + ((id * g.H + ih) * g.W + iw) * g.C + c0;
-            if (sizeof(T) == 1 && icg >= 16) {
-              std::memcpy(p, src, icg);
-            } else {
-              for (int64_t c = 0; c < icg; ++c) p[c] = static_cast<T>(src[c]);
-            }
+          const int64_t iw = iw0 + kw * g.DW;
+          if (iw >= 0 && iw < g.W) {
+            copy_widen(p, xrow + iw * g.C, icg);
           } else {
-            for (int64_t c = 0; c < icg; ++c) p[c] = fill;
+            fill_n(p, fill, icg);
           }
           p += icg;
         }
@@ -392,67 +437,165 @@ void conv_gemm(const void* a, int64_t kp, int64_t mcount, const int8_t* b, int64
 #endif
 }
 
+namespace {
+// One output pixel, channels [c_begin, C), any taps in or out of the image.
+inline void dw_pixel(const uint8_t* x, const ConvGeom& g, int64_t od, int64_t oh, int64_t ow,
+                     int64_t c_begin, const int32_t* w, int32_t x_zp, const ConvEpilogue& ep,
+                     uint8_t* yp, const uint8_t* addp, int64_t* off, int64_t* tap) {
+  const int64_t C = g.C;
+  int64_t nv = 0;
+  for (int64_t kd = 0; kd < g.KD; ++kd) {
+    const int64_t id = od * g.SD - g.PD + kd * g.DD;
+    if (id < 0 || id >= g.D) continue;
+    for (int64_t kh = 0; kh < g.KH; ++kh) {
+      const int64_t ih = oh * g.SH - g.PH + kh * g.DH;
+      if (ih < 0 || ih >= g.H) continue;
+      for (int64_t kw = 0; kw < g.KW; ++kw) {
+        const int64_t iw = ow * g.SW - g.PW + kw * g.DW;
+        if (iw < 0 || iw >= g.W) continue;
+        off[nv] = ((id * g.H + ih) * g.W + iw) * C;
+        tap[nv] = (kd * g.KH + kh) * g.KW + kw;
+        ++nv;
+      }
+    }
+  }
+  int64_t c = c_begin;
+#if QPLUGIN_SIMD
+  const VI vzp = set1_i(x_zp);
+  for (; c < C; c += kLanes) {
+    const int cnt = static_cast<int>(std::min<int64_t>(kLanes, C - c));
+    VI acc = set1_i(0);
+    for (int64_t t = 0; t < nv; ++t) {
+      const VI xv = sub_i(load_u8_n(x + off[t] + c, cnt), vzp);
+      acc = add_i(acc, madd16(xv, loadu_i_n(w + tap[t] * C + c, cnt)));
+    }
+    finish_vec(acc, loadu_f_n(ep.mult + c, cnt), loadu_f_n(ep.bias + c, cnt),
+               addp != nullptr ? addp + c : nullptr, cnt, ep, yp + c);
+  }
+#endif
+  for (; c < C; ++c) {
+    int32_t s = 0;
+    for (int64_t t = 0; t < nv; ++t) {
+      const int32_t xv = static_cast<int32_t>(x[off[t] + c]) - x_zp;
+      const int32_t wv = static_cast<int16_t>(static_cast<uint16_t>(w[tap[t] * C + c] & 0xFFFF));
+      s += xv * wv;
+    }
+    yp[c] = finish_one(s, ep.mult[c], ep.bias[c], addp != nullptr ? addp + c : nullptr, ep);
+  }
+}
+}  // namespace
+
 void conv_depthwise(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount,
                     const int32_t* w, int32_t x_zp, const ConvEpilogue& ep, uint8_t* y) {
   const int64_t C = g.C;
   const int64_t taps = g.KD * g.KH * g.KW;
-  std::vector<int64_t> off(taps);  // input offsets of the valid taps
-  std::vector<int64_t> tap(taps);  // their tap indices
+  std::vector<int64_t> off(taps), tap(taps);
+  std::vector<int64_t> prow(g.KD * g.KH), ptap(g.KD * g.KH);  // valid (kd, kh) rows
+  // Output columns whose KW taps all lie inside the image.
+  int64_t ow_lo = (g.PW + g.SW - 1) / g.SW;
+  const int64_t last = g.W - 1 - (g.KW - 1) * g.DW + g.PW;  // ow * SW <= last
+  int64_t ow_hi = last < 0 ? 0 : last / g.SW + 1;
+  ow_hi = std::min(ow_hi, g.OW);
+  ow_lo = std::min(ow_lo, ow_hi);
+#if QPLUGIN_SIMD
+  const int64_t c_full = C / kLanes * kLanes;
+#else
+  const int64_t c_full = 0;
+#endif
   for (int64_t r = r0; r < r0 + rcount; ++r) {
     const int64_t oh = r % g.OH;
     const int64_t od = r / g.OH;
+    uint8_t* yrow = y + r * g.OW * C;
+    const uint8_t* arow = ep.add != nullptr ? ep.add + r * g.OW * C : nullptr;
+    // Border columns: every channel, taps checked one by one.
     for (int64_t ow = 0; ow < g.OW; ++ow) {
-      int64_t nv = 0;
-      for (int64_t kd = 0; kd < g.KD; ++kd) {
-        const int64_t id = od * g.SD - g.PD + kd * g.DD;
-        if (id < 0 || id >= g.D) continue;
-        for (int64_t kh = 0; kh < g.KH; ++kh) {
-          const int64_t ih = oh * g.SH - g.PH + kh * g.DH;
-          if (ih < 0 || ih >= g.H) continue;
-          for (int64_t kw = 0; kw < g.KW; ++kw) {
-            const int64_t iw = ow * g.SW - g.PW + kw * g.DW;
-            if (iw < 0 || iw >= g.W) continue;
-            off[nv] = ((id * g.H + ih) * g.W + iw) * C;
-            tap[nv] = (kd * g.KH + kh) * g.KW + kw;
-            ++nv;
-          }
-        }
-      }
-      const int64_t opix = (r * g.OW + ow) * C;
-      uint8_t* yp = y + opix;
-      const uint8_t* addp = ep.add != nullptr ? ep.add + opix : nullptr;
-      int64_t c = 0;
-#if QPLUGIN_SIMD
-      const VI vzp = set1_i(x_zp);
-      for (; c < C; c += kLanes) {
-        const int cnt = static_cast<int>(std::min<int64_t>(kLanes, C - c));
-        VI acc0 = set1_i(0);
-        VI acc1 = set1_i(0);
-        int64_t t = 0;
-        for (; t + 1 < nv; t += 2) {
-          const VI x0 = sub_i(load_u8_n(x + off[t] + c, cnt), vzp);
-          const VI x1 = sub_i(load_u8_n(x + off[t + 1] + c, cnt), vzp);
-          acc0 = add_i(acc0, madd16(x0, loadu_i_n(w + tap[t] * C + c, cnt)));
-          acc1 = add_i(acc1, madd16(x1, loadu_i_n(w + tap[t + 1] * C + c, cnt)));
-        }
-        if (t < nv) {
-          const VI x0 = sub_i(load_u8_n(x + off[t] + c, cnt), vzp);
-          acc0 = add_i(acc0, madd16(x0, loadu_i_n(w + tap[t] * C + c, cnt)));
-        }
-        finish_vec(add_i(acc0, acc1), loadu_f_n(ep.mult + c, cnt), loadu_f_n(ep.bias + c, cnt),
-                   addp != nullptr ? addp + c : nullptr, cnt, ep, yp + c);
-      }
-#endif
-      for (; c < C; ++c) {
-        int32_t s = 0;
-        for (int64_t t = 0; t < nv; ++t) {
-          const int32_t xv = static_cast<int32_t>(x[off[t] + c]) - x_zp;
-          const int32_t wv = static_cast<int16_t>(static_cast<uint16_t>(w[tap[t] * C + c] & 0xFFFF));
-          s += xv * wv;
-        }
-        yp[c] = finish_one(s, ep.mult[c], ep.bias[c], addp != nullptr ? addp + c : nullptr, ep);
+      if (ow == ow_lo) ow = ow_hi;
+      if (ow >= g.OW) break;
+      dw_pixel(x, g, od, oh, ow, 0, w, x_zp, ep, yrow + ow * C,
+               arow != nullptr ? arow + ow * C : nullptr, off.data(), tap.data());
+    }
+    if (ow_lo >= ow_hi) continue;
+    // Interior columns, channel tail.
+    if (c_full < C) {
+      for (int64_t ow = ow_lo; ow < ow_hi; ++ow) {
+        dw_pixel(x, g, od, oh, ow, c_full, w, x_zp, ep, yrow + ow * C,
+                 arow != nullptr ? arow + ow * C : nullptr, off.data(), tap.data());
       }
     }
+#if QPLUGIN_SIMD
+    // Interior columns, full channel vectors: x is read unsigned (0..255, high
+    // 16 bits zero) so vpmaddwd gives x * (w - w_zp); the x_zp term is one
+    // per-row constant -x_zp * sum over the valid taps of (w - w_zp).
+    int64_t nrows = 0;
+    for (int64_t kd = 0; kd < g.KD; ++kd) {
+      const int64_t id = od * g.SD - g.PD + kd * g.DD;
+      if (id < 0 || id >= g.D) continue;
+      for (int64_t kh = 0; kh < g.KH; ++kh) {
+        const int64_t ih = oh * g.SH - g.PH + kh * g.DH;
+        if (ih < 0 || ih >= g.H) continue;
+        prow[nrows] = (id * g.H + ih) * g.W * C;
+        ptap[nrows] = (kd * g.KH + kh) * g.KW;
+        ++nrows;
+      }
+    }
+    const int64_t xstep = g.SW * C;
+    const int64_t kstep = g.DW * C;
+    for (int64_t c = 0; c < c_full; c += kLanes) {
+      VI corr = set1_i(0);
+      for (int64_t j = 0; j < nrows; ++j) {
+        for (int64_t kw = 0; kw < g.KW; ++kw) {
+          const VI wv = loadu_i(w + (ptap[j] + kw) * C + c);
+          corr = add_i(corr, _mm_srai_epi32_w(wv));
+        }
+      }
+      corr = mullo_i(corr, set1_i(-x_zp));
+      const VF mult = loadu_f(ep.mult + c);
+      const VF bias = loadu_f(ep.bias + c);
+      const uint8_t* xbase = x + (ow_lo * g.SW - g.PW) * C + c;
+      if (nrows == 3 && g.KW == 3) {
+        const uint8_t* x0 = xbase + prow[0];
+        const uint8_t* x1 = xbase + prow[1];
+        const uint8_t* x2 = xbase + prow[2];
+        const int32_t* w0 = w + ptap[0] * C + c;
+        const int32_t* w1 = w + ptap[1] * C + c;
+        const int32_t* w2 = w + ptap[2] * C + c;
+        const VI w00 = loadu_i(w0), w01 = loadu_i(w0 + C), w02 = loadu_i(w0 + 2 * C);
+        const VI w10 = loadu_i(w1), w11 = loadu_i(w1 + C), w12 = loadu_i(w1 + 2 * C);
+        const VI w20 = loadu_i(w2), w21 = loadu_i(w2 + C), w22 = loadu_i(w2 + 2 * C);
+        for (int64_t ow = ow_lo; ow < ow_hi; ++ow) {
+          VI a0 = add_i(corr, madd16(load_u8(x0), w00));
+          VI a1 = madd16(load_u8(x1), w10);
+          VI a2 = madd16(load_u8(x2), w20);
+          a0 = add_i(a0, madd16(load_u8(x0 + kstep), w01));
+          a1 = add_i(a1, madd16(load_u8(x1 + kstep), w11));
+          a2 = add_i(a2, madd16(load_u8(x2 + kstep), w21));
+          a0 = add_i(a0, madd16(load_u8(x0 + 2 * kstep), w02));
+          a1 = add_i(a1, madd16(load_u8(x1 + 2 * kstep), w12));
+          a2 = add_i(a2, madd16(load_u8(x2 + 2 * kstep), w22));
+          const int64_t o = ow * C + c;
+          finish_vec(add_i(a0, add_i(a1, a2)), mult, bias, arow != nullptr ? arow + o : nullptr,
+                     kLanes, ep, yrow + o);
+          x0 += xstep;
+          x1 += xstep;
+          x2 += xstep;
+        }
+      } else {
+        for (int64_t ow = ow_lo; ow < ow_hi; ++ow) {
+          const uint8_t* xb = xbase + (ow - ow_lo) * xstep;
+          VI acc = corr;
+          for (int64_t j = 0; j < nrows; ++j) {
+            const uint8_t* xr = xb + prow[j];
+            const int32_t* wr = w + ptap[j] * C + c;
+            for (int64_t kw = 0; kw < g.KW; ++kw) {
+              acc = add_i(acc, madd16(load_u8(xr + kw * kstep), loadu_i(wr + kw * C)));
+            }
+          }
+          const int64_t o = ow * C + c;
+          finish_vec(acc, mult, bias, arow != nullptr ? arow + o : nullptr, kLanes, ep, yrow + o);
+        }
+      }
+    }
+#endif
   }
 }
 
