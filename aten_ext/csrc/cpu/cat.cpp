@@ -211,4 +211,10 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("cat_relu", TORCH_FN(cat_relu_cpu));
 }
 
+// An empty list carries no dispatch key; the dispatcher then takes this entry.
+TORCH_LIBRARY_IMPL(qplugin, CompositeExplicitAutograd, m) {
+  m.impl("cat", TORCH_FN(cat_cpu));
+  m.impl("cat_relu", TORCH_FN(cat_relu_cpu));
+}
+
 } // namespace qplugin
