@@ -97,6 +97,82 @@ def assert_within_steps(actual_q: torch.Tensor, expected_int, steps=1, what=""):
 # ---------------------------------------------------------------------------
 # elementwise: add / mul / cat / comparators
 # ---------------------------------------------------------------------------
+def _deq64(qt):
+    """Represented values in float64 (exact: (q - zp) * scale)."""
+    q = qt.int_repr().numpy().astype(np.int64)
+    return (q - qt.q_zero_point()).astype(np.float64) * qt.q_scale()
+
+
+def binary_ref(kind, qa, qb, scale, zero_point, relu=False):
+    """add / mul of the represented values in float64, requantized to (scale, zero_point);
+    relu clamps at zero_point. Broadcasting like numpy / torch."""
+    a, b = _deq64(qa), _deq64(qb)
+    real = a + b if kind == "add" else a * b
+    out = requantize_ref(real, scale, zero_point, qa.dtype)
+    return np.maximum(out, zero_point) if relu else out
+
+
+def add_scalar_qparams_ref(scale, zero_point, c, qdtype):
+    """quantized::add_scalar's output qparams: the scalar in steps c_q = round(c / scale) moves
+    the zero point; if that leaves the dtype's range the scale widens to keep it."""
+    lo, hi = QRANGE[qdtype]
+    c_q = int(np.rint(c / scale))
+    z = zero_point
+    if lo > z - c_q:
+        return (hi - (z - c_q)) / (hi - lo) * scale, lo
+    if hi < z - c_q:
+        return ((z - c_q) - lo) / (hi - lo) * scale, hi
+    return scale, z - c_q
+
+
+def mul_scalar_qparams_ref(scale, zero_point, c, qdtype):
+    """quantized::mul_scalar's output qparams: c > 0 scales, c == 0 gives (1.0, 0), c < 0 flips
+    the integer grid (q' = qmax + qmin - q) with zero point qmax - (zp - qmin)."""
+    lo, hi = QRANGE[qdtype]
+    if c > 0:
+        return c * scale, zero_point
+    if c == 0:
+        return 1.0, 0
+    return abs(c) * scale, hi - (zero_point - lo)
+
+
+def scalar_op_ref(kind, qa, c, relu=False):
+    """add_scalar / mul_scalar: (float64 reference integers, scale, zero_point)."""
+    fn = add_scalar_qparams_ref if kind == "add" else mul_scalar_qparams_ref
+    scale, zp = fn(qa.q_scale(), qa.q_zero_point(), c, qa.dtype)
+    if kind == "add":  # torch snaps c to the input grid first: c_q = round(c / scale)
+        real = _deq64(qa) + np.rint(c / qa.q_scale()) * qa.q_scale()
+    else:
+        real = _deq64(qa) * c
+    out = requantize_ref(real, scale, zp, qa.dtype)
+    return (np.maximum(out, zp) if relu else out), scale, zp
+
+
+def cat_ref(qxs, dim, scale=None, zero_point=None, relu=False):
+    """cat of the represented values, requantized (float64) to the output qparams
+    (default: the first input's); inputs with the output's qparams are copied as-is."""
+    scale = qxs[0].q_scale() if scale is None else scale
+    zero_point = qxs[0].q_zero_point() if zero_point is None else zero_point
+    parts = []
+    for qx in qxs:
+        if qx.q_scale() == scale and qx.q_zero_point() == zero_point:
+            parts.append(qx.int_repr().numpy().astype(np.int64))
+        else:
+            parts.append(requantize_ref(_deq64(qx), scale, zero_point, qx.dtype))
+    out = np.concatenate(parts, axis=dim)
+    return np.maximum(out, zero_point) if relu else out
+
+
+CMP_OPS = {"eq": np.equal, "ne": np.not_equal, "ge": np.greater_equal, "le": np.less_equal,
+           "gt": np.greater, "lt": np.less}
+
+
+def compare_ref(op, qa, other):
+    """Comparators on represented values exactly as torch compares dequantized tensors:
+    float32 (q - zp) * float32(scale), against the other tensor's values or float32(other)."""
+    a = dequantize_ref(qa)
+    b = dequantize_ref(other) if isinstance(other, torch.Tensor) else np.float32(other)
+    return CMP_OPS[op](a, b)
 
 
 
