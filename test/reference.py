@@ -179,6 +179,65 @@ def compare_ref(op, qa, other):
 # ---------------------------------------------------------------------------
 # sorting and reductions
 # ---------------------------------------------------------------------------
+def _per_tensor_real(qt: torch.Tensor) -> np.ndarray:
+    """The represented real values (float32, exactly torch's dequantize) of a per-tensor tensor."""
+    return dequantize_per_tensor_ref(qt.int_repr().numpy(), qt.q_scale(), qt.q_zero_point())
+
+
+def sort_ref(qt: torch.Tensor, dim=-1, descending=False):
+    """Stable sort by represented real value: (sorted integers, int64 indices).
+    Descending keeps equal values in their original order, as torch.sort(stable=True)."""
+    q = qt.int_repr().numpy().astype(np.int64)
+    x = _per_tensor_real(qt).astype(np.float64)
+    if q.ndim == 0:
+        return q.copy(), np.zeros((), np.int64)
+    idx = np.argsort(-x if descending else x, axis=dim, kind="stable")
+    return np.take_along_axis(q, idx, axis=dim), idx.astype(np.int64)
+
+
+def topk_values_ref(qt: torch.Tensor, k, dim=-1, largest=True):
+    """The integers of the k largest (smallest) represented values along dim, in sorted order."""
+    v, _ = sort_ref(qt, dim, descending=largest)
+    if v.ndim == 0:
+        return v
+    return np.take(v, np.arange(k), axis=dim)
+
+
+def argmax_ref(qt: torch.Tensor, dim=None, keepdim=False, largest=True):
+    """First index of the largest (smallest) represented value, as torch.argmax documents."""
+    x = _per_tensor_real(qt).astype(np.float64)
+    f = np.argmax if largest else np.argmin
+    if dim is None:
+        r = np.asarray(f(x.reshape(-1)), dtype=np.int64)
+        return r.reshape([1] * x.ndim) if keepdim else r
+    if x.ndim == 0:
+        return np.zeros((), np.int64)
+    r = f(x, axis=dim).astype(np.int64)
+    return np.expand_dims(r, dim) if keepdim else r
+
+
+def mean_int_ref(qt: torch.Tensor, dim=None, keepdim=False):
+    """Torch's quantized mean semantics, exactly: output qparams = input's and
+    q_out = round_half_even(sum(q) / N) on the raw integers (ties broken on q, not on q - zp;
+    torch's inner-dim kernel rounds float(sum) / N the same way). Integer arithmetic, no float."""
+    q = qt.int_repr().numpy().astype(np.int64)
+    axes = tuple(range(q.ndim)) if dim is None or len(dim) == 0 else tuple(d % max(q.ndim, 1) for d in dim)
+    if q.ndim == 0:
+        return q.copy()
+    s = q.sum(axis=axes, keepdims=keepdim)
+    n = int(np.prod([q.shape[a] for a in axes]))
+    fl = np.floor_divide(s, n)
+    rem = s - fl * n
+    up = (2 * rem > n) | ((2 * rem == n) & (fl % 2 == 1))
+    return fl + up
+
+
+def mean_real_ref(qt: torch.Tensor, dim=None, keepdim=False):
+    """float64 mean of the represented real values (for the within-1-step check)."""
+    x = _per_tensor_real(qt).astype(np.float64)
+    axes = None if dim is None or len(dim) == 0 else tuple(dim)
+    return np.mean(x, axis=axes, keepdims=keepdim)
+
 
 
 
