@@ -251,6 +251,88 @@ def mean_real_ref(qt: torch.Tensor, dim=None, keepdim=False):
 # pooling and upsampling
 # ---------------------------------------------------------------------------
 
+def _pool_out_size(n, k, s, p, d, ceil_mode):
+    num = n + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    out = num // s + 1
+    if ceil_mode and (out - 1) * s >= n + p:
+        out -= 1
+    return out
+
+
+def _pair(v):
+    v = list(v)
+    return (v[0], v[0]) if len(v) == 1 else (v[0], v[1])
+
+
+def max_pool2d_ref(q, kernel_size, stride, padding, dilation, ceil_mode):
+    """Max pooling of integer (or real) data [..., H, W] (numpy), from the definition:
+    max over the window taps inside the input; padding never wins."""
+    q = np.asarray(q)
+    (kh, kw), (ph, pw), (dh, dw) = _pair(kernel_size), _pair(padding), _pair(dilation)
+    sh, sw = _pair(stride) if len(stride) else (kh, kw)
+    H, W = q.shape[-2:]
+    OH, OW = _pool_out_size(H, kh, sh, ph, dh, ceil_mode), _pool_out_size(W, kw, sw, pw, dw, ceil_mode)
+    lowest = np.iinfo(q.dtype).min if np.issubdtype(q.dtype, np.integer) else -np.inf
+    out = np.full(q.shape[:-2] + (OH, OW), lowest, dtype=q.dtype)
+    for oh in range(OH):
+        for ow in range(OW):
+            for i in range(kh):
+                h = oh * sh - ph + i * dh
+                if not 0 <= h < H:
+                    continue
+                for j in range(kw):
+                    w = ow * sw - pw + j * dw
+                    if 0 <= w < W:
+                        out[..., oh, ow] = np.maximum(out[..., oh, ow], q[..., h, w])
+    return out
+
+
+def avg_pool2d_ref(real, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """Float64 average pooling of real values [..., H, W] (padding counts as 0 when included)."""
+    real = np.asarray(real, dtype=np.float64)
+    (kh, kw), (ph, pw) = _pair(kernel_size), _pair(padding)
+    sh, sw = _pair(stride) if len(stride) else (kh, kw)
+    H, W = real.shape[-2:]
+    OH, OW = _pool_out_size(H, kh, sh, ph, 1, ceil_mode), _pool_out_size(W, kw, sw, pw, 1, ceil_mode)
+    out = np.zeros(real.shape[:-2] + (OH, OW))
+    for oh in range(OH):
+        h0 = oh * sh - ph
+        h1 = min(h0 + kh, H + ph)
+        for ow in range(OW):
+            w0 = ow * sw - pw
+            w1 = min(w0 + kw, W + pw)
+            pool = (h1 - h0) * (w1 - w0)
+            a, b, c, d = max(h0, 0), min(h1, H), max(w0, 0), min(w1, W)
+            total = real[..., a:b, c:d].sum(axis=(-2, -1))
+            div = divisor_override if divisor_override else (pool if count_include_pad else (b - a) * (d - c))
+            out[..., oh, ow] = total / div
+    return out
+
+
+def adaptive_avg_pool2d_ref(real, output_size):
+    """Float64 adaptive average pooling: window [floor(o*in/out), ceil((o+1)*in/out))."""
+    real = np.asarray(real, dtype=np.float64)
+    H, W = real.shape[-2:]
+    OH, OW = output_size
+    out = np.zeros(real.shape[:-2] + (OH, OW))
+    for oh in range(OH):
+        a, b = (oh * H) // OH, -((-(oh + 1) * H) // OH)
+        for ow in range(OW):
+            c, d = (ow * W) // OW, -((-(ow + 1) * W) // OW)
+            out[..., oh, ow] = real[..., a:b, c:d].mean(axis=(-2, -1))
+    return out
+
+
+def upsample_nearest2d_ref(q, output_size):
+    """Nearest upsampling [..., H, W] -> [..., OH, OW]: source index floor(o * in / out)."""
+    q = np.asarray(q)
+    H, W = q.shape[-2:]
+    OH, OW = output_size
+    hi = np.minimum((np.arange(OH) * H) // OH, H - 1)
+    wi = np.minimum((np.arange(OW) * W) // OW, W - 1)
+    return q[..., hi[:, None], wi[None, :]]
+
+
 
 
 # ---------------------------------------------------------------------------
