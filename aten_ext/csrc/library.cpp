@@ -10,6 +10,7 @@
 
 #include "cpu/activation.h"
 #include "kernels/dispatch.h"
+#include "packed_params/linear_packed_params.h"
 
 namespace qplugin {
 namespace {
@@ -42,6 +43,7 @@ std::vector<std::string> cpu_features() {
 TORCH_LIBRARY(qplugin, m) {
   // ---- Packed-parameter classes (linear, conv) -------------------------------
   // [linear classes]
+  qplugin::register_linear_classes();
   // [conv classes]
 
   // ---- Kernel paths -----------------------------------------------------------
@@ -119,6 +121,13 @@ TORCH_LIBRARY(qplugin, m) {
 
   // ---- Linear -------------------------------------------------------------------------
   // [linear ops]
+  m.def("linear_prepack(Tensor W, Tensor? B=None) -> __torch__.torch.classes.qplugin.LinearPackedParamsBase");
+  m.def("linear_unpack(__torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack) -> (Tensor W, Tensor? B)",
+        TORCH_FN(qplugin::linear_unpack));
+  m.def("linear(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack, float Y_scale_i, int Y_zero_point_i) -> Tensor");
+  m.def("linear_relu(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack, float Y_scale_i, int Y_zero_point_i) -> Tensor");
+  m.def("linear_dynamic(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack, bool reduce_range=False) -> Tensor");
+  m.def("linear_relu_dynamic(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack, bool reduce_range=False) -> Tensor");
 
   // ---- Convolution --------------------------------------------------------------------
   // [conv ops]
