@@ -10,6 +10,7 @@
 
 #include "cpu/activation.h"
 #include "kernels/dispatch.h"
+#include "packed_params/conv_packed_params.h"
 #include "packed_params/linear_packed_params.h"
 
 namespace qplugin {
@@ -45,6 +46,7 @@ TORCH_LIBRARY(qplugin, m) {
   // [linear classes]
   qplugin::register_linear_classes();
   // [conv classes]
+  qplugin::register_conv_classes(m);
 
   // ---- Kernel paths -----------------------------------------------------------
   m.def("_active_isa() -> str", &qplugin::active_isa);
@@ -131,4 +133,18 @@ TORCH_LIBRARY(qplugin, m) {
 
   // ---- Convolution --------------------------------------------------------------------
   // [conv ops]
+  m.def("conv1d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> __torch__.torch.classes.qplugin.Conv2dPackedParamsBase");
+  m.def("conv2d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> __torch__.torch.classes.qplugin.Conv2dPackedParamsBase");
+  m.def("conv3d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> __torch__.torch.classes.qplugin.Conv3dPackedParamsBase");
+  m.def("conv1d_unpack(__torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weights) -> (Tensor weight, Tensor? bias)", &qplugin::conv1d_unpack);
+  m.def("conv2d_unpack(__torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weights) -> (Tensor weight, Tensor? bias)", &qplugin::conv2d_unpack);
+  m.def("conv3d_unpack(__torch__.torch.classes.qplugin.Conv3dPackedParamsBase packed_weights) -> (Tensor weight, Tensor? bias)", &qplugin::conv3d_unpack);
+  m.def("conv1d(Tensor qx, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
+  m.def("conv1d_relu(Tensor qx, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
+  m.def("conv2d(Tensor qx, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
+  m.def("conv2d_relu(Tensor qx, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
+  m.def("conv3d(Tensor qx, __torch__.torch.classes.qplugin.Conv3dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
+  m.def("conv3d_relu(Tensor qx, __torch__.torch.classes.qplugin.Conv3dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
+  m.def("conv2d_add(Tensor qx, Tensor qaccum, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
+  m.def("conv2d_add_relu(Tensor qx, Tensor qaccum, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
 }
