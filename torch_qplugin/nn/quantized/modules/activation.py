@@ -54,9 +54,6 @@ class Hardswish(nn.Hardswish):
     def _get_name(self):
         return "QuantizedHardswish"
 
-    def extra_repr(self):
-        return f"scale={self.scale}, zero_point={self.zero_point}"
-
     def forward(self, input: Tensor) -> Tensor:
         _require_quantized(input, "torch_qplugin.nn.quantized.Hardswish")
         return torch.ops.qplugin.hardswish(input, self.scale, self.zero_point)
@@ -75,9 +72,6 @@ class ELU(nn.ELU):
 
     def _get_name(self):
         return "QuantizedELU"
-
-    def extra_repr(self):
-        return f"alpha={self.alpha}, scale={self.scale}, zero_point={self.zero_point}"
 
     def forward(self, input: Tensor) -> Tensor:
         _require_quantized(input, "torch_qplugin.nn.quantized.ELU")
@@ -99,9 +93,6 @@ class LeakyReLU(nn.LeakyReLU):
     def _get_name(self):
         return "QuantizedLeakyReLU"
 
-    def extra_repr(self):
-        return f"negative_slope={self.negative_slope}, scale={self.scale}, zero_point={self.zero_point}"
-
     def forward(self, input: Tensor) -> Tensor:
         _require_quantized(input, "torch_qplugin.nn.quantized.LeakyReLU")
         return torch.ops.qplugin.leaky_relu(input, self.negative_slope, self.inplace, self.scale,
@@ -120,12 +111,6 @@ class Sigmoid(nn.Sigmoid):
         super().__init__()
         self.output_scale = float(output_scale)
         self.output_zero_point = int(output_zero_point)
-
-    def _get_name(self):
-        return "QuantizedSigmoid"
-
-    def extra_repr(self):
-        return f"output_scale={self.output_scale}, output_zero_point={self.output_zero_point}"
 
     def forward(self, input: Tensor) -> Tensor:
         _require_quantized(input, "torch_qplugin.nn.quantized.Sigmoid")
