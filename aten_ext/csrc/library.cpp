@@ -10,8 +10,8 @@
 
 #include "cpu/activation.h"
 #include "kernels/dispatch.h"
-#include "packed_params/linear_packed_params.h"
 #include "packed_params/conv_packed_params.h"
+#include "packed_params/linear_packed_params.h"
 
 namespace qplugin {
 namespace {

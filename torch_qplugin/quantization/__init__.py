@@ -1,0 +1,25 @@
+"""torch_qplugin.quantization: the eager-mode quantization workflow, without torch.ao.quantization.
+
+    import torch_qplugin.quantization as tq
+    model.qconfig = tq.default_qconfig
+    tq.prepare(model, inplace=True); tq.calibrate(model, data); tq.convert(model, inplace=True)
+"""
+from .fake_quantize import (FakeQuantize, FakeQuantizeBase, disable_fake_quant, disable_observer,
+                            enable_fake_quant, enable_observer)
+from .fuse import fuse_known_modules, fuse_modules, fuse_modules_qat, get_fuser_method
+from .mappings import (get_default_dynamic_quant_module_mappings, get_default_qat_module_mappings,
+                       get_default_qconfig_propagation_list, get_default_static_quant_module_mappings,
+                       no_observer_set)
+from .observer import (FixedQParamsObserver, HistogramObserver, MinMaxObserver,
+                       MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver,
+                       ObserverBase, PerChannelMinMaxObserver, PlaceholderObserver)
+from .qconfig import (QConfig, default_dynamic_qconfig, default_fake_quant, default_histogram_qconfig,
+                      default_observer, default_per_channel_qconfig,
+                      default_per_channel_weight_fake_quant, default_per_channel_weight_observer,
+                      default_per_tensor_qconfig, default_qat_qconfig, default_qconfig,
+                      default_weight_fake_quant, default_weight_observer)
+from .quantize import (add_quant_dequant, calibrate, convert, prepare, prepare_qat, progress,
+                       propagate_qconfig_, quantize, quantize_dynamic, quantize_qat, swap_module)
+from .stubs import DeQuantStub, QuantStub, QuantWrapper
+
+__all__ = [n for n in dir() if not n.startswith("_")]
