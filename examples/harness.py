@@ -47,6 +47,7 @@ def progress(iterable=None, **kw):
     try:
         from tqdm.auto import tqdm
 
+        kw.setdefault("mininterval", 0.5)
         return tqdm(iterable, dynamic_ncols=True, **kw)
     except ImportError:  # pragma: no cover
         class _Plain:
@@ -221,6 +222,8 @@ def bar_chart(path, title, groups, series, panels):
                 v = values.get((g, s))
                 x = gi - 0.4 + width * (si + 0.5)
                 if v is None:
+                    ax.annotate("n/a", (x, 0), ha="center", va="bottom", fontsize=7, color="#b00000",
+                                rotation=90)
                     continue
                 xs.append(x)
                 hs.append(v)
@@ -231,6 +234,9 @@ def bar_chart(path, title, groups, series, panels):
         ax.set_xticks(range(len(groups)))
         ax.set_xticklabels(groups, fontsize=8)
         ax.set_title(ptitle, fontsize=10)
+        vals = [v for v in values.values() if v is not None]
+        if vals and "%" in ptitle and min(vals) > 50:  # accuracy: zoom in on the interesting range
+            ax.set_ylim(max(0.0, min(vals) - 5), 100.5)
         ax.grid(axis="y", alpha=0.3)
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")

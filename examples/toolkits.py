@@ -25,6 +25,7 @@ def quiet_deprecations():
     warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"torch\.")
     warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"torch_qplugin")
     warnings.filterwarnings("ignore", message=r".*TorchScript.*deprecated")
+    warnings.filterwarnings("ignore", message=r"Please use quant_min and quant_max")
 
 
 def short_reason(exc: BaseException) -> str:
