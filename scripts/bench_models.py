@@ -1,0 +1,353 @@
+"""Model benchmarks: fp32 vs torch's int8 backend vs torch_qplugin on real architectures.
+
+    python scripts/bench_models.py                  # full run (1 and 2 threads, batch 1 and 8, 224x224)
+    python scripts/bench_models.py --quick --no-write
+    python scripts/bench_models.py --models resnet18 --threads 1 --batches 1
+
+Static int8 (ResNet-18, MobileNetV2 from examples/models, random init, calibrated on random
+images): fp32 eager, torch x86 int8 (its default qconfig) eager and scripted, torch_qplugin
+int8 eager and scripted, and ONNX Runtime static int8 (QDQ, per-channel) when onnxruntime is
+importable. Dynamic int8 (LSTM and Transformer-encoder classifiers): fp32 vs torch's dynamic int8
+vs torch_qplugin's. Every timing of one configuration is interleaved round by round with the
+others (the machine's speed drifts), median of rounds. Also: output agreement with fp32 (cosine
+of logits and top-1 agreement; on the digits demo's real test set too) and torch.profiler's top
+ops. Writes docs/benchmarks_models.md and docs/benchmarks_models.png unless --no-write.
+A column that cannot run says why; no number is made up.
+"""
+import argparse
+import copy
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "examples"), str(ROOT)]
+_MALLOC_ENV = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(1 << 40)}
+
+
+def _ensure_malloc_env():
+    # Same as bench_ops.py: keep big blocks in the heap so we time kernels, not mmap/munmap.
+    if any(os.environ.get(k) != v for k, v in _MALLOC_ENV.items()):
+        env = dict(os.environ, **_MALLOC_ENV)
+        os.execve(sys.executable, [sys.executable] + sys.argv, env)
+
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+
+import harness as H  # noqa: E402
+import models  # noqa: E402
+from toolkits import QPlugin, TorchAO, Unavailable, graph_op_counts, quiet_deprecations, short_reason  # noqa: E402
+
+STATIC_MODELS = {"resnet18": models.resnet18, "mobilenet_v2": models.mobilenet_v2}
+DYNAMIC_MODELS = {
+    "lstm": (lambda: models.LSTMClassifier(), 32),          # (factory, sequence length)
+    "transformer": (lambda: models.TransformerClassifier(), 64),
+}
+
+
+class Variant:
+    def __init__(self, key, label, fn=None, reason=None, model=None):
+        self.key, self.label, self.fn, self.reason, self.model = key, label, fn, reason, model
+
+
+def _script(m):
+    s = torch.jit.script(m)
+    return s
+
+
+# ----------------------------------------------------------------------------- variants
+
+
+def static_variants(name, args, calib):
+    fp32 = STATIC_MODELS[name]().eval()
+    out = [Variant("fp32", "fp32 eager", fp32, model=fp32)]
+    for tk in (TorchAO(), QPlugin()):
+        try:
+            prepared = tk.prepare_static(fp32)
+            t0 = time.perf_counter()
+            with torch.no_grad():
+                for xb in calib:
+                    prepared(xb)
+            q = tk.convert(prepared)
+            print(f"  {name}: {tk.label} calibrated + converted in {time.perf_counter() - t0:.1f}s", flush=True)
+        except Exception as e:  # noqa: BLE001 - reported in the table
+            why = str(e) if isinstance(e, Unavailable) else short_reason(e)
+            out += [Variant(f"{tk.name}_eager", f"{tk.label} eager", reason=why),
+                    Variant(f"{tk.name}_script", f"{tk.label} scripted", reason=why)]
+            continue
+        out.append(Variant(f"{tk.name}_eager", f"{tk.label} eager", q, model=q))
+        try:
+            s = _script(q)
+            out.append(Variant(f"{tk.name}_script", f"{tk.label} scripted", s, model=s))
+        except Exception as e:  # noqa: BLE001
+            out.append(Variant(f"{tk.name}_script", f"{tk.label} scripted",
+                               reason=f"torch.jit.script failed: {short_reason(e)}"))
+    out.append(ort_variant(fp32, calib, args))
+    return fp32, out
+
+
+def ort_variant(fp32, calib, args):
+    """ONNX Runtime static int8 (QDQ, per-channel weights), the peer to beat. Optional."""
+    label = "ONNX Runtime int8"
+    try:
+        import onnxruntime as ort
+        from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    except Exception as e:  # noqa: BLE001
+        return Variant("ort", label, reason=f"onnxruntime not importable ({short_reason(e)}); optional extra")
+    try:
+        import tempfile
+
+        tmp = tempfile.mkdtemp(prefix="qplugin_ort_")
+        f32, i8 = os.path.join(tmp, "m.onnx"), os.path.join(tmp, "m.int8.onnx")
+        torch.onnx.export(fp32, (calib[0][:1],), f32, input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=17, dynamo=False)
+
+        class Reader(CalibrationDataReader):
+            def __init__(self):
+                self.it = iter([{"x": xb.numpy()} for xb in calib])
+
+            def get_next(self):
+                return next(self.it, None)
+
+        quantize_static(f32, i8, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = args.current_threads
+        so.inter_op_num_threads = 1
+        sess = ort.InferenceSession(i8, so, providers=["CPUExecutionProvider"])
+        v = Variant("ort", label, lambda x: torch.from_numpy(sess.run(None, {"x": x.numpy()})[0]))
+        v.session_factory = (i8, ort)
+        return v
+    except Exception as e:  # noqa: BLE001
+        return Variant("ort", label, reason=f"ONNX export/quantization failed: {short_reason(e)}")
+
+
+def dynamic_variants(name, args):
+    factory, _ = DYNAMIC_MODELS[name]
+    torch.manual_seed(0)
+    fp32 = factory().eval()
+    out = [Variant("fp32", "fp32 eager", fp32, model=fp32)]
+    for tk in (TorchAO(), QPlugin()):
+        try:
+            q = tk.quantize_dynamic(fp32, types=(nn.Linear, nn.LSTM))
+        except Exception as e:  # noqa: BLE001
+            why = str(e) if isinstance(e, Unavailable) else short_reason(e)
+            out += [Variant(f"{tk.name}_eager", f"{tk.label} dynamic eager", reason=why),
+                    Variant(f"{tk.name}_script", f"{tk.label} dynamic scripted", reason=why)]
+            continue
+        out.append(Variant(f"{tk.name}_eager", f"{tk.label} dynamic eager", q, model=q))
+        try:
+            s = _script(q)
+            out.append(Variant(f"{tk.name}_script", f"{tk.label} dynamic scripted", s, model=s))
+        except Exception as e:  # noqa: BLE001
+            out.append(Variant(f"{tk.name}_script", f"{tk.label} dynamic scripted",
+                               reason=f"torch.jit.script failed: {short_reason(e)}"))
+    return fp32, out
+
+
+# ----------------------------------------------------------------------------- measuring
+
+
+@torch.no_grad()
+def agreement_rows(variants, x):
+    ref = variants[0].fn(x)
+    rows = {}
+    for v in variants[1:]:
+        if v.fn is None:
+            continue
+        try:
+            cos, top1 = H.agreement(v.fn(x), ref)
+            rows[v.key] = (cos, top1)
+        except Exception as e:  # noqa: BLE001
+            v.reason, v.fn = f"inference failed: {short_reason(e)}", None
+    return rows
+
+
+def time_config(variants, x, rounds, min_time):
+    fns = {v.key: v.fn for v in variants if v.fn is not None}
+    return H.time_interleaved(fns, x, rounds=rounds, min_time=min_time)
+
+
+def profile_top_ops(fn, x, n=8):
+    from torch.profiler import ProfilerActivity, profile
+
+    with torch.no_grad():
+        fn(x)
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            for _ in range(3):
+                fn(x)
+    evs = [e for e in prof.key_averages() if not e.key.startswith("forward") and "ProfilerStep" not in e.key]
+    total = sum(e.self_cpu_time_total for e in evs) or 1
+    evs.sort(key=lambda e: e.self_cpu_time_total, reverse=True)
+    return [(e.key, e.self_cpu_time_total / total * 100, e.self_cpu_time_total / 3 / 1e3, e.count // 3)
+            for e in evs[:n]]
+
+
+def digits_agreement(args):
+    """Cosine / top-1 agreement with fp32 on the digits demo's real test set (static PTQ)."""
+    x_tr, y_tr, x_te, y_te = H.load_digits_split()
+    torch.manual_seed(0)
+    fp32 = H.train(models.DigitsCNN(), x_tr, y_tr, epochs=args.digits_epochs, lr=3e-3, desc="digits fp32")
+    ref = H.predict(fp32, x_te)
+    rows = [("fp32", H.accuracy(ref, y_te), 1.0, 1.0, None)]
+    for tk in (TorchAO(), QPlugin()):
+        try:
+            p = tk.prepare_static(fp32)
+            H.calibrate(p, x_tr, desc=f"calibrate [{tk.name}]")
+            q = tk.convert(p)
+            lo = H.predict(q, x_te)
+            cos, top1 = H.agreement(lo, ref)
+            rows.append((tk.label, H.accuracy(lo, y_te), cos, top1, None))
+        except Exception as e:  # noqa: BLE001
+            rows.append((tk.label, None, None, None, str(e) if isinstance(e, Unavailable) else short_reason(e)))
+    return rows
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def fmt_t(t):
+    return "-" if t is None else (f"{t * 1e3:.2f} ms" if t < 1 else f"{t:.2f} s")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", nargs="*", default=list(STATIC_MODELS) + list(DYNAMIC_MODELS))
+    ap.add_argument("--threads", nargs="*", type=int, default=[1, 2])
+    ap.add_argument("--batches", nargs="*", type=int, default=[1, 8])
+    ap.add_argument("--size", type=int, default=224, help="image height/width")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--min-time", type=float, default=0.3, help="seconds per variant per round")
+    ap.add_argument("--calib-batches", type=int, default=4)
+    ap.add_argument("--digits-epochs", type=int, default=8)
+    ap.add_argument("--quick", action="store_true", help="smoke run: 1 round, little time per variant")
+    ap.add_argument("--no-profile", action="store_true")
+    ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--out", default=str(ROOT / "docs" / "benchmarks_models.md"))
+    args = ap.parse_args()
+    _ensure_malloc_env()
+    quiet_deprecations()
+    if args.quick:
+        args.rounds, args.min_time, args.calib_batches, args.digits_epochs = 1, 0.05, 2, 4
+    try:
+        import torch_qplugin
+
+        qp = f"torch_qplugin {torch_qplugin.__version__} (kernels: {torch_qplugin.active_isa()})"
+    except Exception as e:  # noqa: BLE001
+        qp = f"torch_qplugin NOT importable: {short_reason(e)}"
+    print(qp, flush=True)
+    torch.manual_seed(0)
+
+    sections, chart = [], {}
+    for name in args.models:
+        is_static = name in STATIC_MODELS
+        print(f"== {name}", flush=True)
+        torch.set_num_threads(max(args.threads))
+        args.current_threads = max(args.threads)
+        if is_static:
+            calib = [torch.randn(4, 3, args.size, args.size) for _ in range(args.calib_batches)]
+            fp32, variants = static_variants(name, args, calib)
+            x_agree = torch.randn(8, 3, args.size, args.size)
+        else:
+            fp32, variants = dynamic_variants(name, args)
+            seq = DYNAMIC_MODELS[name][1]
+            x_agree = torch.randint(0, 10000, (8, seq))
+        agree = agreement_rows(variants, x_agree)
+        timing = {}
+        for nt in args.threads:
+            torch.set_num_threads(nt)
+            args.current_threads = nt
+            for bs in args.batches:
+                x = (torch.randn(bs, 3, args.size, args.size) if is_static
+                     else torch.randint(0, 10000, (bs, DYNAMIC_MODELS[name][1])))
+                print(f"  timing threads={nt} batch={bs} ...", flush=True)
+                timing[(nt, bs)] = time_config(variants, x, args.rounds, args.min_time)
+        # --- table: one row per variant, one column per (threads, batch)
+        cfgs = [(nt, bs) for nt in args.threads for bs in args.batches]
+        torch_ref_key = "torch_script" if any(v.key == "torch_script" and v.fn for v in variants) else "torch_eager"
+        headers = ["Variant"] + [f"{nt}T b={bs}" for nt, bs in cfgs] + ["vs fp32", "vs torch int8",
+                                                                          "cosine vs fp32", "top-1 = fp32"]
+        rows, notes = [], []
+        for v in variants:
+            if v.fn is None:
+                rows.append([v.label] + ["-"] * (len(headers) - 1))
+                notes.append(f"- {v.label}: not run — {v.reason}")
+                continue
+            ts = [timing[c].get(v.key) for c in cfgs]
+            vs_fp32 = " / ".join(f"{timing[c][v.key] / timing[c]['fp32']:.2f}" for c in cfgs)
+            vs_torch = ("-" if v.key.startswith(("fp32", "torch")) or torch_ref_key not in timing[cfgs[0]]
+                        else " / ".join(f"{timing[c][v.key] / timing[c][torch_ref_key]:.2f}" for c in cfgs))
+            cos, top1 = agree.get(v.key, (1.0, 1.0) if v.key == "fp32" else (None, None))
+            rows.append([v.label] + [fmt_t(t) for t in ts] + [vs_fp32, vs_torch,
+                        "-" if cos is None else f"{cos:.4f}", "-" if top1 is None else f"{top1 * 100:.0f}%"])
+            for c in cfgs:
+                chart.setdefault(c, {})[(name, v.label.replace(" dynamic", ""))] = timing[c][v.key] / timing[c]["fp32"]
+        shape = (f"{args.size}x{args.size} images" if is_static else f"token sequences of {DYNAMIC_MODELS[name][1]}")
+        sec = [f"### {name} ({'static' if is_static else 'dynamic'} int8, {shape})", "",
+               f"Time per call (median of {args.rounds} interleaved rounds); ratios listed per column "
+               f"({', '.join(f'{nt}T b={bs}' for nt, bs in cfgs)}); 'vs torch int8' is against torch's "
+               f"{'scripted' if torch_ref_key == 'torch_script' else 'eager'} int8 model. Agreement on 8 random inputs.",
+               "", H.markdown_table(headers, rows)]
+        if notes:
+            sec += [""] + notes
+        # --- profile the fastest int8 variant that ran
+        if not args.no_profile:
+            for key in ("qplugin_script", "qplugin_eager", "torch_script", "torch_eager"):
+                v = next((v for v in variants if v.key == key and v.fn is not None), None)
+                if v is None:
+                    continue
+                torch.set_num_threads(1)
+                bs = max(args.batches)
+                x = (torch.randn(bs, 3, args.size, args.size) if is_static
+                     else torch.randint(0, 10000, (bs, DYNAMIC_MODELS[name][1])))
+                try:
+                    top = profile_top_ops(v.fn, x)
+                except Exception as e:  # noqa: BLE001
+                    sec += ["", f"Profile of {v.label} failed: {short_reason(e)}"]
+                    break
+                sec += ["", f"Top ops by self CPU time — {v.label}, 1 thread, batch {bs} (torch.profiler):", "",
+                        H.markdown_table(["op", "self CPU %", "ms per call", "calls per call"],
+                                         [(k, f"{p:.1f}%", f"{ms:.2f}", c) for k, p, ms, c in top])]
+                if isinstance(v.model, torch.jit.ScriptModule):
+                    ops = graph_op_counts(v.model)
+                    sec += ["", f"Scripted graph: {ops['qplugin']} qplugin:: calls, {ops['quantized']} quantized:: calls."]
+                break
+        sections.append("\n".join(sec))
+        print(sections[-1], flush=True)
+
+    digits = digits_agreement(args)
+    drows = [(lab, "-" if acc is None else f"{acc * 100:.2f}%", "-" if cos is None else f"{cos:.5f}",
+              "-" if t1 is None else f"{t1 * 100:.1f}%", why or "") for lab, acc, cos, t1, why in digits]
+    dsec = "\n".join(["### Output agreement on real data (digits demo CNN, static PTQ, 359 test images)", "",
+                      H.markdown_table(["backend", "test accuracy", "cosine vs fp32", "top-1 = fp32", "note"], drows)])
+    sections.append(dsec)
+    print(dsec)
+
+    env = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU(s) visible, torch {torch.__version__}, "
+           f"{qp}; run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. "
+           f"Targets (issue 7): torch_qplugin <= 0.7x torch x86 int8 for ResNet-18 / MobileNetV2, "
+           f"dynamic LSTM / Transformer <= 0.9x torch's dynamic int8.")
+    doc = "\n\n".join(["## Model benchmarks (scripts/bench_models.py)", env] + sections) + "\n"
+    if not args.no_write:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        png = out.with_suffix(".png")
+        groups = list(dict.fromkeys(g for c in chart for g, _ in chart[c]))
+        series = list(dict.fromkeys(s for c in chart for _, s in chart[c] if s != "fp32 eager"))
+        panels = [(f"time / fp32, {nt} thread(s), batch {bs} (lower is faster)",
+                   {k: v for k, v in chart[(nt, bs)].items() if k[1] != "fp32 eager"}) for nt, bs in chart]
+        path, why = H.bar_chart(str(png), "int8 model time relative to fp32", groups, series, panels)
+        if path:
+            doc += f"\n![time relative to fp32]({png.name})\n"
+        else:
+            doc += f"\n(chart not written: {why})\n"
+        out.write_text(doc)
+        print(f"wrote {out}" + (f" and {png}" if path else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
