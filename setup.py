@@ -25,6 +25,14 @@ class CMakeExtension(Extension):
 
 
 class CMakeBuild(build_ext):
+    def run(self):
+        # setuptools clears self.inplace while building and copies into the source tree
+        # afterwards; remember it so the generated files land there too.
+        self._into_source = bool(self.inplace or getattr(self, "editable_mode", False))
+        if self._into_source:
+            (ROOT / "torch_qplugin" / "lib").mkdir(exist_ok=True)
+        super().run()
+
     def get_ext_filename(self, ext_name):
         # A plain shared library (no Python module init): lib/libtorch_qplugin.so
         parts = ext_name.split(".")
@@ -53,11 +61,10 @@ class CMakeBuild(build_ext):
         subprocess.check_call(["cmake", "--build", str(build_dir), "--parallel", jobs])
         if not lib_path.exists():
             raise RuntimeError(f"CMake build did not produce {lib_path}")
-        if getattr(self, "editable_mode", False) or self.inplace:
+        if getattr(self, "_into_source", False):
             # setuptools copies the library into the source package; the
             # generated build info must land beside it.
             src_pkg = ROOT / "torch_qplugin"
-            (src_pkg / "lib").mkdir(exist_ok=True)
             if pkg_dir != src_pkg:
                 shutil.copy(pkg_dir / "_build_info.py", src_pkg / "_build_info.py")
 
