@@ -6,10 +6,20 @@ import torch
 import torch_qplugin
 from torch_qplugin import _build_info, _isa
 
-# Op families and the ISA paths their kernels have. A family whose kernels
-# only have a scalar path runs scalar whatever the CPU.
+# Op families and the ISA paths their kernels have (every family is built for all three;
+# linear / conv use AVX-512 VNNI dot products on the avx512 path).
+ALL_PATHS = ("scalar", "avx2", "avx512")
 FAMILIES = {
-    "quantize / dequantize / int_repr": ("scalar", "avx2", "avx512"),
+    "quantize / dequantize / int_repr": ALL_PATHS,
+    "add / mul / matmul": ALL_PATHS,
+    "cat": ALL_PATHS,
+    "comparators": ALL_PATHS,
+    "sort / topk / reductions": ALL_PATHS,
+    "activations": ALL_PATHS,
+    "normalization / softmax": ALL_PATHS,
+    "pooling / upsample": ALL_PATHS,
+    "linear (static, dynamic)": ALL_PATHS,
+    "conv 1d/2d/3d, depthwise, fused add": ALL_PATHS,
 }
 
 # Which family each op belongs to (for the coverage table in docs/ops.md).
@@ -17,6 +27,20 @@ _OP_FAMILY = {
     "quantize / dequantize / int_repr": (
         "quantize_per_tensor", "quantize_per_tensor_dynamic", "quantize_per_channel", "dequantize",
         "int_repr", "make_per_tensor_quantized_tensor", "make_per_channel_quantized_tensor"),
+    "add / mul / matmul": ("add", "add_relu", "add_scalar", "add_scalar_relu", "mul", "mul_relu",
+                           "mul_scalar", "matmul"),
+    "cat": ("cat", "cat_relu"),
+    "comparators": ("eq", "ne", "ge", "le", "gt", "lt", "equal"),
+    "sort / topk / reductions": ("sort", "argsort", "topk", "max", "min", "argmax", "argmin", "mean"),
+    "activations": ("relu", "relu6", "leaky_relu", "hardswish", "hardsigmoid", "sigmoid", "elu", "clamp"),
+    "normalization / softmax": ("softmax", "layer_norm", "batch_norm2d"),
+    "pooling / upsample": ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "upsample_nearest2d"),
+    "linear (static, dynamic)": ("linear_prepack", "linear_unpack", "linear", "linear_relu",
+                                 "linear_dynamic", "linear_relu_dynamic"),
+    "conv 1d/2d/3d, depthwise, fused add": (
+        "conv1d_prepack", "conv2d_prepack", "conv3d_prepack", "conv1d_unpack", "conv2d_unpack",
+        "conv3d_unpack", "conv1d", "conv2d", "conv3d", "conv1d_relu", "conv2d_relu", "conv3d_relu",
+        "conv2d_add", "conv2d_add_relu"),
 }
 
 
