@@ -27,7 +27,7 @@ constexpr int kMaxNV = 4;   // panels (16 columns each) per tile
 constexpr int kTallMR = 8;  // a last tile of 7-8 rows (e.g. M = 8) ...
 constexpr int kTallNV = 3;  // ... is at most 3 panels wide
 #elif defined(QPLUGIN_ISA_AVX2)
-constexpr int kMaxMR = 3;
+constexpr int kMaxMR = 2;
 constexpr int kMaxNV = 1;
 constexpr int kTallMR = kMaxMR;
 constexpr int kTallNV = kMaxNV;
@@ -924,33 +924,117 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
   }
 }
 #elif defined(QPLUGIN_ISA_AVX2)
-// One panel: B bytes widened s8 -> s16, activations u8 -> s16, vpmaddwd
-// (int16 pairs -> int32, never saturates for these ranges). Lanes hold
-// (column, k-pair) partial sums, folded by one hadd at the end.
+// One panel (16 columns) x up to 2 rows, in inline assembly (GCC spills arrays of
+// __m256i accumulators). B bytes widened s8 -> s16 (vpmovsxbw), the activation quad
+// u8 -> s16 (vpbroadcastd + vpmovzxbw), then vpmaddwd: int16 pairs -> int32, which never
+// saturates for these ranges (|2 * 255 * 128| < 2^31). Lanes hold (column, k-pair) partial
+// sums (ymm0-3 row 0, ymm4-7 row 1, one per 4 columns), folded by one hadd + permute.
 template <int MR, int NV, bool zero_init>
 inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int64_t pstride,
                       int32_t* acc) {
-  static_assert(NV == 1, "AVX2 tile is one panel wide");
-  __m256i c[MR][4];
-  for (int r = 0; r < MR; ++r)
-    for (int j = 0; j < 4; ++j) c[r][j] = _mm256_setzero_si256();
-  for (int64_t q = 0; q < nq; ++q) {
-    const int8_t* bq = b + q * 4 * kPanelN;
-    __m256i aw[MR];
-    for (int r = 0; r < MR; ++r) {
-      int32_t w;
-      std::memcpy(&w, a + r * lda + 4 * q, 4);
-      aw[r] = _mm256_cvtepu8_epi16(_mm_set1_epi32(w));
-    }
-    for (int j = 0; j < 4; ++j) {
-      const __m256i bw = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bq + 16 * j)));
-      for (int r = 0; r < MR; ++r) c[r][j] = _mm256_add_epi32(c[r][j], _mm256_madd_epi16(aw[r], bw));
-    }
-  }
+  static_assert(NV == 1 && MR >= 1 && MR <= 2, "AVX2 tile is 1-2 rows x one panel");
+  alignas(32) int32_t raw[2 * 4 * 8];
+  int64_t n = nq;
+  asm volatile(
+      ".if 0 < %c[mr]\n"
+      "vpxor %%xmm0, %%xmm0, %%xmm0\n"
+      ".endif\n"
+      ".if 0 < %c[mr]\n"
+      "vpxor %%xmm1, %%xmm1, %%xmm1\n"
+      ".endif\n"
+      ".if 0 < %c[mr]\n"
+      "vpxor %%xmm2, %%xmm2, %%xmm2\n"
+      ".endif\n"
+      ".if 0 < %c[mr]\n"
+      "vpxor %%xmm3, %%xmm3, %%xmm3\n"
+      ".endif\n"
+      ".if 1 < %c[mr]\n"
+      "vpxor %%xmm4, %%xmm4, %%xmm4\n"
+      ".endif\n"
+      ".if 1 < %c[mr]\n"
+      "vpxor %%xmm5, %%xmm5, %%xmm5\n"
+      ".endif\n"
+      ".if 1 < %c[mr]\n"
+      "vpxor %%xmm6, %%xmm6, %%xmm6\n"
+      ".endif\n"
+      ".if 1 < %c[mr]\n"
+      "vpxor %%xmm7, %%xmm7, %%xmm7\n"
+      ".endif\n"
+      "test %[n], %[n]\n"
+      "jz 3f\n"
+      "1:\n"
+      "vpbroadcastd (%[a]), %%xmm9\n"
+      "vpmovzxbw %%xmm9, %%ymm9\n"
+      ".if 1 < %c[mr]\n"
+      "vpbroadcastd (%[a],%[lda],1), %%xmm10\n"
+      "vpmovzxbw %%xmm10, %%ymm10\n"
+      ".endif\n"
+      "vpmovsxbw 0(%[b]), %%ymm8\n"
+      "vpmaddwd %%ymm8, %%ymm9, %%ymm11\n"
+      "vpaddd %%ymm11, %%ymm0, %%ymm0\n"
+      ".if 1 < %c[mr]\n"
+      "vpmaddwd %%ymm8, %%ymm10, %%ymm12\n"
+      "vpaddd %%ymm12, %%ymm4, %%ymm4\n"
+      ".endif\n"
+      "vpmovsxbw 16(%[b]), %%ymm8\n"
+      "vpmaddwd %%ymm8, %%ymm9, %%ymm11\n"
+      "vpaddd %%ymm11, %%ymm1, %%ymm1\n"
+      ".if 1 < %c[mr]\n"
+      "vpmaddwd %%ymm8, %%ymm10, %%ymm12\n"
+      "vpaddd %%ymm12, %%ymm5, %%ymm5\n"
+      ".endif\n"
+      "vpmovsxbw 32(%[b]), %%ymm8\n"
+      "vpmaddwd %%ymm8, %%ymm9, %%ymm11\n"
+      "vpaddd %%ymm11, %%ymm2, %%ymm2\n"
+      ".if 1 < %c[mr]\n"
+      "vpmaddwd %%ymm8, %%ymm10, %%ymm12\n"
+      "vpaddd %%ymm12, %%ymm6, %%ymm6\n"
+      ".endif\n"
+      "vpmovsxbw 48(%[b]), %%ymm8\n"
+      "vpmaddwd %%ymm8, %%ymm9, %%ymm11\n"
+      "vpaddd %%ymm11, %%ymm3, %%ymm3\n"
+      ".if 1 < %c[mr]\n"
+      "vpmaddwd %%ymm8, %%ymm10, %%ymm12\n"
+      "vpaddd %%ymm12, %%ymm7, %%ymm7\n"
+      ".endif\n"
+      "prefetcht0 512(%[b])\n"
+      "add $4, %[a]\n"
+      "add $64, %[b]\n"
+      "dec %[n]\n"
+      "jnz 1b\n"
+      "3:\n"
+      ".if 0 < %c[mr]\n"
+      "vmovdqu %%ymm0, 0(%[raw])\n"
+      ".endif\n"
+      ".if 0 < %c[mr]\n"
+      "vmovdqu %%ymm1, 32(%[raw])\n"
+      ".endif\n"
+      ".if 0 < %c[mr]\n"
+      "vmovdqu %%ymm2, 64(%[raw])\n"
+      ".endif\n"
+      ".if 0 < %c[mr]\n"
+      "vmovdqu %%ymm3, 96(%[raw])\n"
+      ".endif\n"
+      ".if 1 < %c[mr]\n"
+      "vmovdqu %%ymm4, 128(%[raw])\n"
+      ".endif\n"
+      ".if 1 < %c[mr]\n"
+      "vmovdqu %%ymm5, 160(%[raw])\n"
+      ".endif\n"
+      ".if 1 < %c[mr]\n"
+      "vmovdqu %%ymm6, 192(%[raw])\n"
+      ".endif\n"
+      ".if 1 < %c[mr]\n"
+      "vmovdqu %%ymm7, 224(%[raw])\n"
+      ".endif\n"
+      : [a] "+r"(a), [b] "+r"(b), [n] "+r"(n)
+      : [lda] "r"(lda), [raw] "r"(raw), [mr] "i"(MR)
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "memory", "cc");
   const __m256i order = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
   for (int r = 0; r < MR; ++r) {
-    __m256i lo = _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(c[r][0], c[r][1]), order);
-    __m256i hi = _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(c[r][2], c[r][3]), order);
+    const __m256i* c = reinterpret_cast<const __m256i*>(raw + 32 * r);
+    __m256i lo = _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(_mm256_load_si256(c), _mm256_load_si256(c + 1)), order);
+    __m256i hi = _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(_mm256_load_si256(c + 2), _mm256_load_si256(c + 3)), order);
     __m256i* o = reinterpret_cast<__m256i*>(acc + r * kTileN);
     if (!zero_init) {
       lo = _mm256_add_epi32(lo, _mm256_loadu_si256(o));
