@@ -64,6 +64,7 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
   if constexpr (MR == 1) {
     int64_t n2 = 0;
     asm volatile(
+      // BEGIN GENERATED avx512_gemv (scripts/gen_qgemm_asm.py)
       ".if 0 < %c[nv]\n"
       ".if %c[zi]\n"
       "vpxord %%zmm0, %%zmm0, %%zmm0\n"
@@ -191,12 +192,14 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
       "vpaddd %%zmm7, %%zmm3, %%zmm3\n"
       "vmovdqu64 %%zmm3, 192(%[acc])\n"
       ".endif\n"
+      // END GENERATED avx512_gemv
       : [a] "+r"(a), [b] "+r"(b), [n] "+r"(n), [n2] "+r"(n2)
       : [ps] "r"(pstride), [ps3] "r"(ps3), [acc] "r"(acc), [nv] "i"(NV), [zi] "i"(ZI ? 1 : 0)
       : "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8", "zmm9", "zmm10", "zmm11", "zmm12", "zmm13", "zmm14", "zmm15", "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22", "zmm23", "zmm24", "zmm25", "zmm26", "zmm27", "zmm28", "zmm29", "memory", "cc");
   } else if constexpr (MR <= 6) {
     const uint8_t* a3 = MR > 3 ? a + 3 * lda : a;
     asm volatile(
+      // BEGIN GENERATED avx512_tile_s4 (scripts/gen_qgemm_asm.py)
       ".if (0 < %c[mr]) && (0 < %c[nv])\n"
       ".if %c[zi]\n"
       "vpxord %%zmm0, %%zmm0, %%zmm0\n"
@@ -552,6 +555,7 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
       ".if (5 < %c[mr]) && (3 < %c[nv])\n"
       "vmovdqu64 %%zmm23, 1472(%[acc])\n"
       ".endif\n"
+      // END GENERATED avx512_tile_s4
       : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [n] "+r"(n)
       : [lda] "r"(lda), [ps] "r"(pstride), [ps3] "r"(ps3), [acc] "r"(acc), [mr] "i"(MR), [nv] "i"(NV),
         [zi] "i"(ZI ? 1 : 0)
@@ -560,6 +564,7 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
     const uint8_t* a3 = a + 3 * lda;
     const int64_t lda3 = 3 * lda;
     asm volatile(
+      // BEGIN GENERATED avx512_tile_s3 (scripts/gen_qgemm_asm.py)
       ".if (0 < %c[mr]) && (0 < %c[nv])\n"
       ".if %c[zi]\n"
       "vpxord %%zmm0, %%zmm0, %%zmm0\n"
@@ -917,6 +922,7 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
       ".if (7 < %c[mr]) && (2 < %c[nv])\n"
       "vmovdqu64 %%zmm23, 1920(%[acc])\n"
       ".endif\n"
+      // END GENERATED avx512_tile_s3
       : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [n] "+r"(n)
       : [lda] "r"(lda), [lda3] "r"(lda3), [ps] "r"(pstride), [ps3] "r"(ps3), [acc] "r"(acc), [mr] "i"(MR),
         [nv] "i"(NV), [zi] "i"(ZI ? 1 : 0)
@@ -936,6 +942,7 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
   alignas(32) int32_t raw[2 * 4 * 8];
   int64_t n = nq;
   asm volatile(
+      // BEGIN GENERATED avx2_tile (scripts/gen_qgemm_asm.py)
       ".if 0 < %c[mr]\n"
       "vpxor %%xmm0, %%xmm0, %%xmm0\n"
       ".endif\n"
@@ -1027,6 +1034,7 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
       ".if 1 < %c[mr]\n"
       "vmovdqu %%ymm7, 224(%[raw])\n"
       ".endif\n"
+      // END GENERATED avx2_tile
       : [a] "+r"(a), [b] "+r"(b), [n] "+r"(n)
       : [lda] "r"(lda), [raw] "r"(raw), [mr] "i"(MR)
       : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "memory", "cc");
