@@ -92,7 +92,9 @@ def cpu_has(flag):
         return False
 
 
-def measure(fn, macs_per_iter, iters=2_000_000, repeats=7):
+def measure(fn, macs_per_iter, iters=100_000, repeats=60):
+    # short repeats, best of many: on a shared machine the best slice is the closest to the
+    # uncontended core
     fn.restype = ctypes.c_int64
     fn.argtypes = [ctypes.c_int64]
     fn(iters // 10)

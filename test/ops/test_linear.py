@@ -168,6 +168,19 @@ def test_empty_batch(isa, shape):
     assert yd.shape == shape[:-1] + (6,)
 
 
+@pytest.mark.parametrize("N,K", [(3, 0), (0, 4)])
+def test_empty_weight(isa, N, K):
+    """K = 0: the result is the bias alone; N = 0: empty outputs."""
+    w = torch.quantize_per_tensor(torch.zeros(N, K), 0.1, 0, torch.qint8)
+    p = q.linear_prepack(w, torch.ones(N))
+    x = torch.quantize_per_tensor(torch.zeros(2, K), 0.1, 0, torch.quint8)
+    y = q.linear(x, p, 0.5, 10)
+    assert y.shape == (2, N)
+    assert torch.equal(y.int_repr(), torch.full((2, N), 12, dtype=torch.uint8))
+    assert torch.equal(q.linear_dynamic(torch.zeros(2, K), p), torch.ones(2, N))
+    assert q.linear_unpack(p)[0].shape == (N, K)
+
+
 @pytest.mark.parametrize("reduce_range", [False, True])
 @pytest.mark.parametrize("relu", [False, True])
 @pytest.mark.parametrize("per_channel", [False, True])
