@@ -398,6 +398,8 @@ void conv_im2col(const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0,
   // One group spanning all channels with unit dilation along W: the KW taps of a
   // kernel row are KW * C contiguous input bytes.
   const bool span = icg == g.C && g.DW == 1;
+  const uint8_t* x_end = x + g.D * g.H * g.W * g.C;
+  (void)x_end;
   for (int64_t i = 0; i < mcount; ++i) {
     const int64_t m = m0 + i;
     const int64_t ow = m % g.OW;
@@ -420,6 +422,17 @@ void conv_im2col(const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0,
         }
         const uint8_t* xrow = x + (id * g.H + ih) * g.W * g.C + c0;
         if (span && w_inside) {
+#if !defined(QPLUGIN_ISA_AVX2)
+          // Short rows (stem convs, C = 3): copy whole 16-byte chunks; the bytes past the
+          // row land where later taps (or the zeroed K padding / buffer slack) are written.
+          const int64_t len = g.KW * icg;
+          const uint8_t* src = xrow + iw0 * g.C;
+          if (len < 64 && src + ((len + 15) & ~int64_t(15)) <= x_end) {
+            for (int64_t o = 0; o < len; o += 16) std::memcpy(p + o, src + o, 16);
+            p += len;
+            continue;
+          }
+#endif
           copy_widen(p, xrow + iw0 * g.C, g.KW * icg);
           p += g.KW * icg;
           continue;
@@ -551,10 +564,10 @@ void conv_gemm_indirect(const uint8_t* x, const ConvGeom& g, int64_t group, int6
   }
   for (; n + kBlockN < ncount; n += 2 * kBlockN) {
     const int cols = static_cast<int>(std::min<int64_t>(2 * kBlockN, ncount - n));
-    ind_rows<2, 12>(x, g, c0, tap_off.data(), m0, mcount, b + n * kp, kp, n, cols, ep, y, ldy);
+    ind_rows<2, 8>(x, g, c0, tap_off.data(), m0, mcount, b + n * kp, kp, n, cols, ep, y, ldy);
   }
   if (n < ncount) {
-    ind_rows<1, 12>(x, g, c0, tap_off.data(), m0, mcount, b + n * kp, kp, n,
+    ind_rows<1, 8>(x, g, c0, tap_off.data(), m0, mcount, b + n * kp, kp, n,
                     static_cast<int>(ncount - n), ep, y, ldy);
   }
 #else
