@@ -5,6 +5,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "kernels/conv_kernel.h"
@@ -172,17 +173,19 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
     gp.W += 2 * g.PW;
     gp.PD = gp.PH = gp.PW = 0;
     if (rows_mode || gp.D != g.D || gp.H != g.H || gp.W != g.W) {
-      const at::Tensor xv = at::from_blob(const_cast<uint8_t*>(xp), {N, g.D, g.H, g.W, g.C},
-                                          x.options());
       src_img = gp.D * gp.H * gp.W * g.C;
       // + 64 bytes of slack: rows mode reads up to 3 bytes past the last kernel row.
-      xpad = at::full({N * src_img + 64}, static_cast<int64_t>(x_zp), x.options());
-      xpad.narrow(0, 0, N * src_img)
-          .view({N, gp.D, gp.H, gp.W, g.C})
-          .narrow(1, g.PD, g.D)
-          .narrow(2, g.PH, g.H)
-          .narrow(3, g.PW, g.W)
-          .copy_(xv);
+      // Serial fill + row copies (cheap next to the conv; one parallel region per call
+      // keeps oversubscribed machines from paying a thread wake-up per region).
+      xpad = at::empty({N * src_img + 64}, x.options());
+      uint8_t* dst = xpad.data_ptr<uint8_t>();
+      std::memset(dst, static_cast<int>(x_zp), static_cast<size_t>(N * src_img + 64));
+      const int64_t row_bytes = g.W * g.C;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t d = 0; d < g.D; ++d)
+          for (int64_t h = 0; h < g.H; ++h)
+            std::memcpy(dst + n * src_img + (((d + g.PD) * gp.H + h + g.PH) * gp.W + g.PW) * g.C,
+                        xp + n * in_img + (d * g.H + h) * row_bytes, static_cast<size_t>(row_bytes));
       xsrc = xpad.data_ptr<uint8_t>();
     }
     if (rows_mode) {
