@@ -5,6 +5,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "kernels/conv_kernel.h"
@@ -154,8 +155,13 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   const int64_t ocg = OC / G;
   const bool direct = elem == 1 && G == 1 && p.KD * p.KH * p.KW == 1 && p.SD == 1 && p.SH == 1 &&
                       p.SW == 1 && p.PD == 0 && p.PH == 0 && p.PW == 0 && kp == g.C && !p.any_wzp;
-  const bool indirect = !direct && QPLUGIN_ISA_CALL(conv_has_indirect) && p.ICg % 4 == 0 &&
-                        !p.any_wzp;
+  const bool has_ind = !direct && QPLUGIN_ISA_CALL(conv_has_indirect) && !p.any_wzp;
+  // Stem convs (C = 3): each kernel row's KW * C input bytes are contiguous; read them as one
+  // "tap" of S4 = round_up(KW * C, 4) bytes against zero-padded weights, rather than im2col.
+  const bool rows_mode = has_ind && p.ICg % 4 != 0 && G == 1 && p.DW == 1;
+  const bool indirect = has_ind && (p.ICg % 4 == 0 || rows_mode);
+  const int8_t* ind_packed = rows_mode ? p.packed_rows_for(isa) : packed;
+  const int64_t ind_kp = rows_mode ? p.K4 : kp;
   // Indirect: read the receptive fields in place from an x_zp-padded copy of x.
   at::Tensor xpad;
   kernels::ConvGeom gp = g;
@@ -166,13 +172,25 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
     gp.H += 2 * g.PH;
     gp.W += 2 * g.PW;
     gp.PD = gp.PH = gp.PW = 0;
-    if (gp.D != g.D || gp.H != g.H || gp.W != g.W) {
-      const at::Tensor xv = at::from_blob(const_cast<uint8_t*>(xp), {N, g.D, g.H, g.W, g.C},
-                                          x.options());
-      xpad = at::full({N, gp.D, gp.H, gp.W, g.C}, static_cast<int64_t>(x_zp), x.options());
-      xpad.narrow(1, g.PD, g.D).narrow(2, g.PH, g.H).narrow(3, g.PW, g.W).copy_(xv);
-      xsrc = xpad.data_ptr<uint8_t>();
+    if (rows_mode || gp.D != g.D || gp.H != g.H || gp.W != g.W) {
       src_img = gp.D * gp.H * gp.W * g.C;
+      // + 64 bytes of slack: rows mode reads up to 3 bytes past the last kernel row.
+      // Serial fill + row copies (cheap next to the conv; one parallel region per call
+      // keeps oversubscribed machines from paying a thread wake-up per region).
+      xpad = at::empty({N * src_img + 64}, x.options());
+      uint8_t* dst = xpad.data_ptr<uint8_t>();
+      std::memset(dst, static_cast<int>(x_zp), static_cast<size_t>(N * src_img + 64));
+      const int64_t row_bytes = g.W * g.C;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t d = 0; d < g.D; ++d)
+          for (int64_t h = 0; h < g.H; ++h)
+            std::memcpy(dst + n * src_img + (((d + g.PD) * gp.H + h + g.PH) * gp.W + g.PW) * g.C,
+                        xp + n * in_img + (d * g.H + h) * row_bytes, static_cast<size_t>(row_bytes));
+      xsrc = xpad.data_ptr<uint8_t>();
+    }
+    if (rows_mode) {
+      gp.KW = 1;
+      gp.icg = p.S4;
     }
   }
   // Rows per block: the block of A stays in L2 (about 128 KiB).
@@ -203,7 +221,7 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
       ep.add = addp != nullptr ? addp + ooff : nullptr;
       if (indirect) {
         QPLUGIN_ISA_CALL(conv_gemm_indirect, xsrc + n * src_img, gp, gi, m0, mc,
-                         packed + gi * gstride, kp, ocg, ep, yp + ooff, OC);
+                         ind_packed + gi * gstride, ind_kp, ocg, ep, yp + ooff, OC);
         continue;
       }
       const void* a;
