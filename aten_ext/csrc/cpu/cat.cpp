@@ -19,6 +19,20 @@ namespace {
 
 constexpr int64_t kGrain = 1 << 15;  // elements per task
 
+// rows x `bytes` from x (rows xs bytes apart) to y (ys apart). Short rows
+// (channels_last along channels) use fixed-size moves, not a memcpy call each.
+void copy_rows(char* y, int64_t ys, const char* x, int64_t xs, int64_t rows, int64_t bytes) {
+  if (bytes % 16 == 0 && bytes <= 256) {
+    for (int64_t k = 0; k < rows; ++k) {
+      char* yr = y + k * ys;
+      const char* xr = x + k * xs;
+      for (int64_t j = 0; j < bytes; j += 16) std::memcpy(yr + j, xr + j, 16);
+    }
+    return;
+  }
+  for (int64_t k = 0; k < rows; ++k) std::memcpy(y + k * ys, x + k * xs, bytes);
+}
+
 // torch.cat skips legacy 1-D empty tensors (shape [0]) of any other shape.
 bool skipped(const at::Tensor& x) { return x.dim() == 1 && x.numel() == 0; }
 
@@ -128,7 +142,7 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
         if (cols == pt.cols && cols == out_cols) {
           std::memcpy(y, x, rows * cols * es);
         } else {
-          for (int64_t k = 0; k < rows; ++k) std::memcpy(y + k * out_cols * es, x + k * pt.cols * es, cols * es);
+          copy_rows(y, out_cols * es, x, pt.cols * es, rows, cols * es);
         }
       } else if (pt.mode == 1) {
         if (dt == at::kByte) {
