@@ -164,11 +164,17 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
     }
   };
 
+  // Blocks of rows small enough (~16 KiB of output) that all parts fill a block
+  // while it is in L1: short rows (channels_last along channels) write sequentially.
+  const int64_t block = std::max<int64_t>(1, (16 << 10) / std::max<int64_t>(1, out_cols * es));
+  auto run_blocked = [&](int64_t r0, int64_t r1) {
+    for (int64_t b = r0; b < r1; b += block) run(b, std::min(r1, b + block), 0, 1);
+  };
   const int64_t outer = split.outer;
   const int64_t tasks = std::max<int64_t>(1, out.numel() / kGrain);
   if (outer >= tasks) {
     const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, out_cols));
-    at::parallel_for(0, outer, grain, [&](int64_t b, int64_t e) { run(b, e, 0, 1); });
+    at::parallel_for(0, outer, grain, [&](int64_t b, int64_t e) { run_blocked(b, e); });
   } else {
     // Few long rows (e.g. NCHW along channels with N = 1): split columns too.
     const int64_t nsplit = (tasks + outer - 1) / outer;
