@@ -153,3 +153,17 @@ def test_bad_inputs():
         q.equal(a, torch.randn(2, 3))
     with pytest.raises(RuntimeError, match=r"qplugin::le: other should be a real number, got a complex number"):
         q.le(a, 1 + 2j)
+
+
+def test_scalar_extremes_full_int32_range(isa):
+    gen = torch.Generator().manual_seed(5)
+    a = torch._make_per_tensor_quantized_tensor(
+        torch.randint(-2**31, 2**31 - 1, (1000,), dtype=torch.int32, generator=gen), 1.0, 0)
+    b = torch._make_per_tensor_quantized_tensor(torch.randint(0, 256, (1000,), dtype=torch.uint8, generator=gen), 1e30, 0)
+    for x in (a, b):
+        for c in [2**40, 1e300, -1e300, 16777217, 2**31 - 1, 1e38, 3.4e38, 2**24 + 1]:
+            for op in OPS:
+                check(op, x, c)
+    # tensor-tensor over the whole int32 range (float32 rounding of q - zp makes neighbours tie)
+    check("eq", a, a.clone())
+    check("le", a, torch._make_per_tensor_quantized_tensor(a.int_repr().flip(0), 1.0, 0))
