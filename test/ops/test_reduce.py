@@ -92,7 +92,8 @@ def test_max_min_dim(isa, dtype, shape, levels):
                     np.testing.assert_array_equal(i.numpy(), ei)
                     tv, ti = tfn(xl.dequantize(), dim, keepdim)
                     assert torch.equal(v.dequantize(), tv) and torch.equal(i, ti)
-                    assert torch.equal(v.int_repr(), tfn(xl, dim, keepdim)[0].int_repr())
+                    if xl is x and not keepdim:  # torch's quantized max.dim is slow (~20 ms a call)
+                        assert torch.equal(v.int_repr(), tfn(xl, dim, keepdim)[0].int_repr())
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
