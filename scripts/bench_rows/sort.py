@@ -36,6 +36,14 @@ def cases():
     for k in (10, 1000):
         out.append(Case(f"topk k={k} quint8", "1M", lambda k=k: q.topk(qx, k),
                         lambda k=k: torch.topk(qx, k), lambda k=k: torch.topk(x, k), work=n + 9 * k))
+    # uniform bytes: no saturated run of 255s to stop the small-k scan early
+    gu = torch.Generator().manual_seed(3)
+    xu = torch.randint(0, 255, (n,), generator=gu, dtype=torch.uint8)
+    qu = torch._make_per_tensor_quantized_tensor(xu, 0.05, 128)
+    fu = qu.dequantize()
+    for k in (10, 1000):
+        out.append(Case(f"topk k={k} quint8 uniform", "1M", lambda k=k: q.topk(qu, k),
+                        lambda k=k: torch.topk(qu, k), lambda k=k: torch.topk(fu, k), work=n + 9 * k))
     out.append(Case("topk k=10 quint8 rows", "[256,1000]", lambda: q.topk(qx2, 10),
                     lambda: torch.topk(qx2, 10), lambda: torch.topk(x2, 10), work=x2.numel()))
     out.append(Case("max quint8", "1M", lambda: q.max(qx), lambda: torch.max(qx), lambda: torch.max(x), work=n))
