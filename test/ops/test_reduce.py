@@ -92,7 +92,8 @@ def test_max_min_dim(isa, dtype, shape, levels):
                     np.testing.assert_array_equal(i.numpy(), ei)
                     tv, ti = tfn(xl.dequantize(), dim, keepdim)
                     assert torch.equal(v.dequantize(), tv) and torch.equal(i, ti)
-                    assert torch.equal(v.int_repr(), tfn(xl, dim, keepdim)[0].int_repr())
+                    if xl is x and not keepdim:  # torch's quantized max.dim is slow (~20 ms a call)
+                        assert torch.equal(v.int_repr(), tfn(xl, dim, keepdim)[0].int_repr())
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -221,3 +222,17 @@ def test_opcheck():
     torch.library.opcheck(q.argmax.default, (x, 1, False), test_utils=checks)
     torch.library.opcheck(q.argmin.default, (x,), test_utils=checks)
     torch.library.opcheck(q.mean.default, (x, [1], True), test_utils=checks)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_mean_memory_orders(isa, dtype):
+    # Permuted views and channels_last are reduced in their memory order (no copy); the result
+    # is the same as on the contiguous tensor.
+    x = make_q((3, 4, 5, 6), dtype, lo=None if dtype != torch.qint32 else -(10**6),
+               hi=None if dtype != torch.qint32 else 10**6)
+    views = [x.permute(2, 0, 3, 1), x.permute(3, 2, 1, 0), x.contiguous(memory_format=torch.channels_last)]
+    for v in views:
+        for dims in ([0], [1], [2], [3], [0, 1], [1, 2], [2, 3], [0, 3], [1, 3], [0, 1, 2]):
+            for keepdim in (False, True):
+                m = q.mean(v, dims, keepdim)
+                np.testing.assert_array_equal(m.int_repr().numpy(), reference.mean_int_ref(v, dims, keepdim))

@@ -95,9 +95,50 @@ void scatter_u8(const uint8_t* x, int64_t n, uint8_t mask, int64_t base, int64_t
   for (int64_t i = 0; i < n; ++i) idx[cursor[x[i] ^ mask]++] = base + i;
 }
 
+namespace {
+
+// Long rows: four quarters with their own (key, quarter) cursors, scattered in
+// one interleaved loop, so four independent cursor chains overlap. Still
+// stable: quarter q's slots for a key come after quarter q-1's.
+void sort_row_4way(const uint8_t* x, int64_t n, uint8_t mask, uint8_t* values, int64_t* idx) {
+  const int64_t step = n / 4;
+  const int64_t lo[4] = {0, step, 2 * step, 3 * step};
+  const int64_t len[4] = {step, step, step, n - 3 * step};
+  int64_t counts[4][256] = {};
+  for (int c = 0; c < 4; ++c) hist_u8(x + lo[c], len[c], mask, counts[c]);
+  int64_t cur[4][256];
+  int64_t pos = 0;
+  for (int k = 0; k < 256; ++k) {
+    const int64_t start = pos;
+    for (int c = 0; c < 4; ++c) {
+      cur[c][k] = pos;
+      pos += counts[c][k];
+    }
+    if (values && pos > start) std::memset(values + start, k ^ mask, static_cast<size_t>(pos - start));
+  }
+  if (!idx) return;
+  const uint8_t* p0 = x + lo[0];
+  const uint8_t* p1 = x + lo[1];
+  const uint8_t* p2 = x + lo[2];
+  const uint8_t* p3 = x + lo[3];
+  for (int64_t i = 0; i < step; ++i) {
+    idx[cur[0][p0[i] ^ mask]++] = lo[0] + i;
+    idx[cur[1][p1[i] ^ mask]++] = lo[1] + i;
+    idx[cur[2][p2[i] ^ mask]++] = lo[2] + i;
+    idx[cur[3][p3[i] ^ mask]++] = lo[3] + i;
+  }
+  for (int64_t i = step; i < len[3]; ++i) idx[cur[3][p3[i] ^ mask]++] = lo[3] + i;
+}
+
+} // namespace
+
 void sort_rows_u8(const uint8_t* x, int64_t rows, int64_t n, uint8_t mask, uint8_t* values, int64_t* idx) {
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t* xr = x + r * n;
+    if (n >= 4096) {
+      sort_row_4way(xr, n, mask, values ? values + r * n : nullptr, idx ? idx + r * n : nullptr);
+      continue;
+    }
     int64_t counts[256] = {};
     hist_u8(xr, n, mask, counts);
     if (values) fill_values(counts, mask, values + r * n);
@@ -109,8 +150,56 @@ void sort_rows_u8(const uint8_t* x, int64_t rows, int64_t n, uint8_t mask, uint8
   }
 }
 
+namespace {
+
+constexpr int64_t kSmallK = 16;
+
+// Small k: one pass keeping the best k (key descending, then index ascending)
+// in a sorted list; 64-byte blocks with no key above the current k-th key are
+// skipped by a vector compare, and the scan stops once the list is all 255.
+void topk_small_u8(const uint8_t* x, int64_t n, int64_t k, uint8_t mask, uint8_t* values, int64_t* idx) {
+  uint8_t key[kSmallK];
+  int64_t pos[kSmallK];
+  int64_t len = 0;
+  auto insert = [&](int64_t i) {
+    const uint8_t kk = static_cast<uint8_t>(x[i] ^ mask);
+    if (len == k && kk <= key[k - 1]) return;
+    int64_t j = len < k ? len++ : k - 1;
+    while (j > 0 && key[j - 1] < kk) {  // after every equal key: ties keep index order
+      key[j] = key[j - 1];
+      pos[j] = pos[j - 1];
+      --j;
+    }
+    key[j] = kk;
+    pos[j] = i;
+  };
+  int64_t i = 0;
+  for (; i < n && len < k; ++i) insert(i);
+  const int64_t nb = n / kBlock;
+  for (int64_t b = (i + kBlock - 1) / kBlock; b < nb; ++b) {
+    for (; i < b * kBlock; ++i) insert(i);  // up to the block boundary
+    if (key[k - 1] == 255) break;
+    const uint64_t bits = bytes::block_ge64(x + b * kBlock, mask, static_cast<uint8_t>(key[k - 1] + 1));
+    i = (b + 1) * kBlock;
+    for (uint64_t m = bits; m; m &= m - 1) insert(b * kBlock + __builtin_ctzll(m));
+  }
+  if (key[k - 1] != 255) {
+    for (; i < n; ++i) insert(i);
+  }
+  for (int64_t j = 0; j < k; ++j) {
+    if (values) values[j] = static_cast<uint8_t>(key[j] ^ mask);
+    if (idx) idx[j] = pos[j];
+  }
+}
+
+} // namespace
+
 void topk_u8(const uint8_t* x, int64_t n, int64_t k, uint8_t mask, uint8_t* values, int64_t* idx) {
   if (k <= 0 || n <= 0) return;
+  if (k <= kSmallK && k < n) {
+    topk_small_u8(x, n, k, mask, values, idx);
+    return;
+  }
   const int64_t nb = n / kBlock;  // full blocks; the tail is scanned element by element
   const int64_t tail = nb * kBlock;
   int64_t counts[256] = {};
