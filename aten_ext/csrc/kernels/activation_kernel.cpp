@@ -2,6 +2,7 @@
 // and the tails of the vector loops.
 #include "kernels/activation_kernel.h"
 
+#include "kernels/quantize_math.h"
 #include "kernels/simd.h"
 
 namespace qplugin {
@@ -47,6 +48,16 @@ void clamp_impl(const T* x, T* y, int64_t n, int32_t lo, int32_t hi) {
   const T* tag = nullptr;
   const VB vlo = vset(lo, tag);
   const VB vhi = vset(hi, tag);
+  if (hi >= QRange<T>::max) {
+    // relu and min-only clamps: one max per vector.
+    for (; i + 4 * kPer <= n; i += 4 * kPer) {
+      const VB a = ldb(x + i), b = ldb(x + i + kPer), c = ldb(x + i + 2 * kPer), d = ldb(x + i + 3 * kPer);
+      stb(y + i, vmax(a, vlo, tag));
+      stb(y + i + kPer, vmax(b, vlo, tag));
+      stb(y + i + 2 * kPer, vmax(c, vlo, tag));
+      stb(y + i + 3 * kPer, vmax(d, vlo, tag));
+    }
+  }
   for (; i + 4 * kPer <= n; i += 4 * kPer) {
     const VB a = ldb(x + i), b = ldb(x + i + kPer), c = ldb(x + i + 2 * kPer), d = ldb(x + i + 3 * kPer);
     stb(y + i, vmin(vmax(a, vlo, tag), vhi, tag));
