@@ -100,6 +100,15 @@ void activation_int_out(const at::Tensor& data, const at::Tensor& out, const ker
     });
     return;
   }
+  if (n < 128) {
+    // Fewer elements than table entries: evaluate them directly (the same values).
+    if (dt == at::kByte) {
+      QPLUGIN_ISA_CALL(act_map_u8, x.const_data_ptr<uint8_t>(), out.data_ptr<uint8_t>(), n, &spec);
+    } else {
+      QPLUGIN_ISA_CALL(act_map_s8, x.const_data_ptr<int8_t>(), out.data_ptr<int8_t>(), n, &spec);
+    }
+    return;
+  }
   // One table entry per byte value, from the float64 definition.
   alignas(64) uint8_t table[256];
   for (int v = 0; v < 256; ++v) {

@@ -169,6 +169,16 @@ void lut_apply8(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* table, b
   for (; i < n; ++i) y[i] = table[x[i]];
 }
 
+void act_map_u8(const uint8_t* x, uint8_t* y, int64_t n, const ActSpec* spec) {
+  const ActSpec s = *spec;
+  for (int64_t i = 0; i < n; ++i) y[i] = act_apply<uint8_t>(s, x[i]);
+}
+
+void act_map_s8(const int8_t* x, int8_t* y, int64_t n, const ActSpec* spec) {
+  const ActSpec s = *spec;
+  for (int64_t i = 0; i < n; ++i) y[i] = act_apply<int8_t>(s, x[i]);
+}
+
 void act_map_s32(const int32_t* x, int32_t* y, int64_t n, const ActSpec* spec) {
   const ActSpec s = *spec;
   for (int64_t i = 0; i < n; ++i) y[i] = act_apply<int32_t>(s, x[i]);
