@@ -111,13 +111,7 @@ void activation_int_out(const at::Tensor& data, const at::Tensor& out, const ker
   }
   // One table entry per byte value, from the float64 definition.
   alignas(64) uint8_t table[256];
-  for (int v = 0; v < 256; ++v) {
-    if (dt == at::kByte) {
-      table[v] = kernels::act_apply<uint8_t>(spec, static_cast<uint8_t>(v));
-    } else {
-      table[v] = static_cast<uint8_t>(kernels::act_apply<int8_t>(spec, static_cast<int8_t>(v)));
-    }
-  }
+  QPLUGIN_ISA_CALL(build_act_table8, &spec, dt == at::kChar, table);
   const uint8_t* xp = static_cast<const uint8_t*>(x.const_data_ptr());
   uint8_t* yp = static_cast<uint8_t*>(out.data_ptr());
   const bool vbmi = vbmi_slot().load();

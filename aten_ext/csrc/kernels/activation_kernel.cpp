@@ -169,6 +169,14 @@ void lut_apply8(const uint8_t* x, uint8_t* y, int64_t n, const uint8_t* table, b
   for (; i < n; ++i) y[i] = table[x[i]];
 }
 
+void build_act_table8(const ActSpec* spec, bool is_signed, uint8_t* table) {
+  const ActSpec s = *spec;
+  for (int v = 0; v < 256; ++v) {
+    table[v] = is_signed ? static_cast<uint8_t>(act_apply<int8_t>(s, static_cast<int8_t>(v)))
+                         : act_apply<uint8_t>(s, static_cast<uint8_t>(v));
+  }
+}
+
 void act_map_u8(const uint8_t* x, uint8_t* y, int64_t n, const ActSpec* spec) {
   const ActSpec s = *spec;
   for (int64_t i = 0; i < n; ++i) y[i] = act_apply<uint8_t>(s, x[i]);
