@@ -45,7 +45,7 @@ def _assert_same_meta(out, qx):
 
 
 LAYOUTS = ["contiguous", "channels_last", "strided"]
-SHAPES = [(2, 19, 13, 17), (1, 64, 9, 8), (5, 11, 7), (3, 130, 6, 5)]
+SHAPES = [(2, 19, 13, 17), (1, 64, 9, 8), (5, 11, 7), (3, 130, 6, 5), (1, 300, 5, 6)]
 
 MAX_CFGS = [  # kernel, stride, padding, dilation, ceil_mode
     ([3, 3], [2, 2], [1, 1], [1, 1], False),

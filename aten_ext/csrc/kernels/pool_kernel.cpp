@@ -111,31 +111,69 @@ void max_pool_nchw(const T* in, T* out, int64_t planes, const MaxPool2dGeom& g) 
   }
 }
 
+// Taps k in [lo, hi) of a dilated window starting at `start` that fall inside [0, n).
+inline void valid_taps(int64_t start, int64_t k, int64_t dil, int64_t n, int64_t* lo, int64_t* hi) {
+  *lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
+  *hi = start > n - 1 ? 0 : std::min(k, (n - 1 - start) / dil + 1);
+}
+
 template <typename T>
 void max_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64_t ob, int64_t oe,
                    const MaxPool2dGeom& g) {
   const T lowest = std::numeric_limits<T>::lowest();
-  const int64_t n = ce - cb;
+  const int64_t rstep = g.dH * g.W * C, cstep = g.dW * C;
   for (int64_t oh = ob; oh < oe; ++oh) {
+    const int64_t h0 = oh * g.sH - g.pH;
+    int64_t khl, khh;
+    valid_taps(h0, g.kH, g.dH, g.H, &khl, &khh);
     for (int64_t ow = 0; ow < g.OW; ++ow) {
-      T* o = out + (oh * g.OW + ow) * C + cb;
-      bool any = false;
-      for (int64_t kh = 0; kh < g.kH; ++kh) {
-        const int64_t h = oh * g.sH - g.pH + kh * g.dH;
-        if (h < 0 || h >= g.H) continue;
-        for (int64_t kw = 0; kw < g.kW; ++kw) {
-          const int64_t w = ow * g.sW - g.pW + kw * g.dW;
-          if (w < 0 || w >= g.W) continue;
-          const T* s = in + (h * g.W + w) * C + cb;
-          if (!any) {
-            std::memcpy(o, s, n * sizeof(T));
-            any = true;
-          } else {
-            max_into(o, s, n);
+      const int64_t w0 = ow * g.sW - g.pW;
+      int64_t kwl, kwh;
+      valid_taps(w0, g.kW, g.dW, g.W, &kwl, &kwh);
+      T* o = out + (oh * g.OW + ow) * C;
+      if (khl >= khh || kwl >= kwh) {
+        std::fill(o + cb, o + ce, lowest);
+        continue;
+      }
+      const T* base = in + ((h0 + khl * g.dH) * g.W + (w0 + kwl * g.dW)) * C;
+      const int64_t nh = khh - khl, nw = kwh - kwl;
+      int64_t c = cb;
+#if QPLUGIN_SIMD
+      constexpr int64_t kV = kVecBytes / sizeof(T);
+      for (; c + 4 * kV <= ce; c += 4 * kV) {
+        const T* b = base + c;
+        VB a0 = ldb(b), a1 = ldb(b + kV), a2 = ldb(b + 2 * kV), a3 = ldb(b + 3 * kV);
+        for (int64_t i = 0; i < nh; ++i) {
+          for (int64_t j = 0; j < nw; ++j) {
+            const T* s = b + i * rstep + j * cstep;
+            a0 = vmax(a0, ldb(s), T());
+            a1 = vmax(a1, ldb(s + kV), T());
+            a2 = vmax(a2, ldb(s + 2 * kV), T());
+            a3 = vmax(a3, ldb(s + 3 * kV), T());
           }
         }
+        stb(o + c, a0);
+        stb(o + c + kV, a1);
+        stb(o + c + 2 * kV, a2);
+        stb(o + c + 3 * kV, a3);
       }
-      if (!any) std::fill(o, o + n, lowest);
+      for (; c + kV <= ce; c += kV) {
+        const T* b = base + c;
+        VB a0 = ldb(b);
+        for (int64_t i = 0; i < nh; ++i) {
+          for (int64_t j = 0; j < nw; ++j) a0 = vmax(a0, ldb(b + i * rstep + j * cstep), T());
+        }
+        stb(o + c, a0);
+      }
+#endif
+      for (; c < ce; ++c) {
+        const T* b = base + c;
+        T v = *b;
+        for (int64_t i = 0; i < nh; ++i) {
+          for (int64_t j = 0; j < nw; ++j) v = std::max(v, b[i * rstep + j * cstep]);
+        }
+        o[c] = v;
+      }
     }
   }
 }
@@ -170,14 +208,47 @@ inline simd::VI requant_v(simd::VI d, simd::VF mult, simd::VF zadd, simd::VF lo,
 }
 #endif
 
+// Sum of n contiguous values.
+template <typename T, typename Acc>
+inline Acc sum_run(const T* p, int64_t n) {
+  int64_t i = 0;
+  Acc total = 0;
+#if QPLUGIN_SIMD
+  if constexpr (sizeof(T) == 1 && std::is_same<Acc, int32_t>::value) {
+    using namespace simd;
+    VI a0 = set1_i(0), a1 = a0, a2 = a0, a3 = a0;
+    for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
+      a0 = add_i(a0, load_q(p + i));
+      a1 = add_i(a1, load_q(p + i + kLanes));
+      a2 = add_i(a2, load_q(p + i + 2 * kLanes));
+      a3 = add_i(a3, load_q(p + i + 3 * kLanes));
+    }
+    int32_t lanes[kLanes];
+    storeu_i(lanes, add_i(add_i(a0, a1), add_i(a2, a3)));
+    for (int k = 0; k < kLanes; ++k) total += lanes[k];
+  }
+#endif
+  for (; i < n; ++i) total += p[i];
+  return total;
+}
+
 template <typename T, typename Acc>
 void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) {
   std::vector<Acc> vs(g.W);
   std::vector<Acc> pre(g.W + 1);
   std::vector<int32_t> d32(std::is_same<Acc, int32_t>::value ? g.OW : 0);
+  // Whole-width windows of a single output column are contiguous runs.
+  const bool runs = g.OW == 1 && g.ws[0] == 0 && g.we[0] == g.W;
   for (int64_t p = 0; p < planes; ++p) {
     const T* ip = in + p * g.H * g.W;
     T* op = out + p * g.OH * g.OW;
+    if (runs) {
+      for (int64_t oh = 0; oh < g.OH; ++oh) {
+        const Acc s = sum_run<T, Acc>(ip + g.hs[oh] * g.W, (g.he[oh] - g.hs[oh]) * g.W);
+        op[oh] = requant<T, Acc>(s - static_cast<Acc>(g.off[oh]), g.mult[oh], g);
+      }
+      continue;
+    }
     for (int64_t oh = 0; oh < g.OH; ++oh) {
       std::fill(vs.begin(), vs.end(), Acc(0));
       for (int64_t h = g.hs[oh]; h < g.he[oh]; ++h) {
