@@ -35,6 +35,13 @@ inline void stb(void* p, VB v) { _mm512_storeu_si512(p, v); }
 inline VB vmax(VB a, VB b, uint8_t) { return _mm512_max_epu8(a, b); }
 inline VB vmax(VB a, VB b, int8_t) { return _mm512_max_epi8(a, b); }
 inline VB vmax(VB a, VB b, int32_t) { return _mm512_max_epi32(a, b); }
+// Tails: the first n (< one vector) elements; masked-off lanes are not touched in memory.
+inline VB ldb_n(const uint8_t* p, int64_t n) { return _mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, n), p); }
+inline VB ldb_n(const int8_t* p, int64_t n) { return _mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, n), p); }
+inline VB ldb_n(const int32_t* p, int64_t n) { return _mm512_maskz_loadu_epi32(static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n)), p); }
+inline void stb_n(uint8_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi8(p, _bzhi_u64(~0ULL, n), v); }
+inline void stb_n(int8_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi8(p, _bzhi_u64(~0ULL, n), v); }
+inline void stb_n(int32_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi32(p, static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n)), v); }
 #elif defined(QPLUGIN_ISA_AVX2)
 using VB = __m256i;
 constexpr int64_t kVecBytes = 32;
@@ -52,6 +59,12 @@ inline void max_into(T* dst, const T* src, int64_t n) {
 #if QPLUGIN_SIMD
   constexpr int64_t kV = kVecBytes / sizeof(T);
   for (; i + kV <= n; i += kV) stb(dst + i, vmax(ldb(dst + i), ldb(src + i), T()));
+#if defined(QPLUGIN_ISA_AVX512)
+  if (i < n) {
+    stb_n(dst + i, vmax(ldb_n(dst + i, n - i), ldb_n(src + i, n - i), T()), n - i);
+    return;
+  }
+#endif
 #endif
   for (; i < n; ++i) dst[i] = std::max(dst[i], src[i]);
 }
@@ -67,6 +80,15 @@ inline void max_taps(T* dst, const T* src, int64_t n, int64_t taps, int64_t step
     for (int64_t k = 1; k < taps; ++k) v = vmax(v, ldb(src + x + k * step), T());
     stb(dst + x, v);
   }
+#if defined(QPLUGIN_ISA_AVX512)
+  if (x < n) {
+    const int64_t r = n - x;
+    VB v = ldb_n(src + x, r);
+    for (int64_t k = 1; k < taps; ++k) v = vmax(v, ldb_n(src + x + k * step, r), T());
+    stb_n(dst + x, v, r);
+    return;
+  }
+#endif
 #endif
   for (; x < n; ++x) {
     T v = src[x];
