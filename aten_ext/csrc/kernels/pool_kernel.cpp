@@ -135,6 +135,11 @@ void max_pool_nchw(const T* in, T* out, int64_t planes, const MaxPool2dGeom& g) 
 
 // Taps k in [lo, hi) of a dilated window starting at `start` that fall inside [0, n).
 inline void valid_taps(int64_t start, int64_t k, int64_t dil, int64_t n, int64_t* lo, int64_t* hi) {
+  if (dil == 1) {  // no divisions on the common path
+    *lo = start >= 0 ? 0 : -start;
+    *hi = std::min(k, n - start);
+    return;
+  }
   *lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
   *hi = start > n - 1 ? 0 : std::min(k, (n - 1 - start) / dil + 1);
 }
