@@ -224,6 +224,8 @@ def test_errors():
         q.max_pool2d(qx, [9, 2], [1, 1], [0, 0], [1, 1], False)
     with pytest.raises(ValueError, match=r"qplugin::max_pool2d: output size should be at least 1x1"):
         q.max_pool2d(qx, [3, 3], [1, 1], [0, 0], [4, 4], False)
+    with pytest.raises(ValueError, match=r"qplugin::max_pool2d: kernel_size, stride, padding and dilation should be at most 2\^31 - 1, got 4294967296"):
+        q.max_pool2d(qx, [3, 3], [1, 1], [0, 0], [1, 2**32], False)
     with pytest.raises(ValueError, match=r"qplugin::avg_pool2d: divisor_override should be a positive integer, got 0"):
         q.avg_pool2d(qx, [2, 2], [2, 2], [0, 0], False, True, 0)
     with pytest.raises(ValueError, match=r"qplugin::adaptive_avg_pool2d: output_size should be at least 1x1, got \[0, 2\]"):

@@ -198,6 +198,12 @@ Pool2dWindow check_pool2d_args(const char* op, at::IntArrayRef sizes, at::IntArr
   const auto s = two_ints(op, "stride", stride, true, k);
   const auto p = two_ints(op, "padding", padding, false, {0, 0});
   const auto dl = two_ints(op, "dilation", dilation, true, {1, 1});
+  constexpr int64_t kMax = (int64_t(1) << 31) - 1;  // keeps window extents far from overflow
+  for (int64_t v : {k.first, k.second, s.first, s.second, p.first, p.second, dl.first, dl.second}) {
+    TORCH_CHECK_VALUE(v <= kMax, "qplugin::", op,
+                      ": kernel_size, stride, padding and dilation should be at most 2^31 - 1, got ",
+                      v);
+  }
   TORCH_CHECK_VALUE(k.first > 0 && k.second > 0, "qplugin::", op,
                     ": kernel_size should be greater than zero, got ", kernel_size);
   TORCH_CHECK_VALUE(s.first > 0 && s.second > 0, "qplugin::", op,
