@@ -264,6 +264,9 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
   std::vector<Acc> vs(g.W);
   std::vector<Acc> pre(g.W + 1);
   std::vector<int32_t> d32(std::is_same<Acc, int32_t>::value ? g.OW : 0);
+  std::vector<int64_t> offr(g.OW);
+  std::vector<float> multr(g.OW);
+  int64_t built = -1;  // row class offr / multr hold
   // Whole-width windows of a single output column are contiguous runs.
   const bool runs = g.OW == 1 && g.ws[0] == 0 && g.we[0] == g.W;
   for (int64_t p = 0; p < planes; ++p) {
@@ -272,7 +275,8 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
     if (runs) {
       for (int64_t oh = 0; oh < g.OH; ++oh) {
         const Acc s = sum_run<T, Acc>(ip + g.hs[oh] * g.W, (g.he[oh] - g.hs[oh]) * g.W);
-        op[oh] = requant<T, Acc>(s - static_cast<Acc>(g.off[oh]), g.mult[oh], g);
+        const int64_t k = g.rcls[oh] * g.ncc + g.ccls[0];
+        op[oh] = requant<T, Acc>(s - static_cast<Acc>(g.off[k]), g.mult[k], g);
       }
       continue;
     }
@@ -292,8 +296,16 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
       }
       pre[0] = 0;
       for (int64_t w = 0; w < g.W; ++w) pre[w + 1] = pre[w] + vs[w];
-      const int64_t* off = g.off + oh * g.OW;
-      const float* mult = g.mult + oh * g.OW;
+      if (g.rcls[oh] != built) {
+        built = g.rcls[oh];
+        for (int64_t ow = 0; ow < g.OW; ++ow) {
+          const int64_t k = built * g.ncc + g.ccls[ow];
+          offr[ow] = g.off[k];
+          multr[ow] = g.mult[k];
+        }
+      }
+      const int64_t* off = offr.data();
+      const float* mult = multr.data();
       T* o = op + oh * g.OW;
       if constexpr (std::is_same<Acc, int32_t>::value) {
         for (int64_t ow = 0; ow < g.OW; ++ow) {
@@ -326,8 +338,9 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
     for (int64_t ow = 0; ow < g.OW; ++ow) {
       const int64_t w0 = g.ws[ow], w1 = g.we[ow];
       const int64_t pidx = oh * g.OW + ow;
-      const float m = g.mult[pidx];
-      const int64_t off = g.off[pidx];
+      const int64_t k = g.rcls[oh] * g.ncc + g.ccls[ow];
+      const float m = g.mult[k];
+      const int64_t off = g.off[k];
       T* o = out + pidx * C;
       int64_t c = cb;
 #if QPLUGIN_SIMD
