@@ -183,17 +183,18 @@ class AdaptiveAvgPool2d(nn.AdaptiveAvgPool2d):
 
     def __init__(self, output_size):
         super().__init__(output_size)
+        size = _pair(output_size)
+        self._size = [-1 if s is None else int(s) for s in size]  # -1: keep the input's size
 
     def _get_name(self):
         return "QuantizedAdaptiveAvgPool2d"
 
     def forward(self, input: Tensor) -> Tensor:
         _require_quantized(input, "torch_qplugin.nn.quantized.AdaptiveAvgPool2d")
-        size = _pair(self.output_size)
         out: List[int] = []
         for i in range(2):
-            s = size[i]
-            out.append(input.size(input.dim() - 2 + i) if s is None else s)
+            s = self._size[i]
+            out.append(input.size(input.dim() - 2 + i) if s < 0 else s)
         return torch.ops.qplugin.adaptive_avg_pool2d(input, out)
 
     @classmethod
