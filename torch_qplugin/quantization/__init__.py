@@ -32,9 +32,13 @@ _LAZY_NAMES = {name: mod for mod, names in _LAZY.items() for name in names}
 
 def __getattr__(name):
     if name in _LAZY_NAMES:
-        value = getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
-        globals()[name] = value
-        return value
+        sub = _LAZY_NAMES[name]
+        mod = importlib.import_module(f"{__name__}.{sub}")
+        # bind every name of that submodule now: importing it set the package attribute
+        # `quantize` to the submodule, which must not shadow the function quantize()
+        for n in _LAZY[sub]:
+            globals()[n] = getattr(mod, n)
+        return globals()[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

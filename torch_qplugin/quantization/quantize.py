@@ -205,6 +205,8 @@ def _convert(module, mapping, inplace=True, custom_module_class_mapping=None,
     reassign = {}
     for name, mod in module.named_children():
         path = f"{prefix}.{name}" if prefix else name
+        if _is_observer(mod):  # observers / fake quants (e.g. a QAT module's weight_fake_quant)
+            continue
         if not isinstance(mod, C._FusedModule) and _type(mod) not in custom_module_class_mapping:
             _convert(mod, mapping, True, custom_module_class_mapping, use_precomputed_fake_quant,
                      check, path, unmapped)
