@@ -342,8 +342,8 @@ class _SimpleBar:
 
 
 def progress(iterable, enabled=True, desc="calibrating", total=None):
-    """Wraps ``iterable`` in a progress bar when ``enabled``: tqdm if installed
-    (``pip install torch_qplugin[progress]``), else a one-line counter on stderr."""
+    """Wraps ``iterable`` in a progress bar when ``enabled``: tqdm if it is installed (optional),
+    else a one-line counter on stderr."""
     if not enabled:
         return iterable
     if total is None and hasattr(iterable, "__len__"):
