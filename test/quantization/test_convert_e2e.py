@@ -253,3 +253,38 @@ def test_float_tensor_reaching_quantized_module():
     q = tq.convert(p)
     with pytest.raises(RuntimeError, match="insert a QuantStub"):
         q(torch.randn(1, 3, 16, 16))
+
+
+def test_torch_converted_state_dict_loads_into_ours():
+    """Migration path 2: a model quantized by torch, saved as a state_dict, loads into the same
+    model converted by torch_qplugin and then computes what torch's did."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = taq.convert(_torch_prepared())
+    sd = t.state_dict()
+    ours = _ours()
+    ours.load_state_dict(sd)
+    assert ours.conv1.scale == pytest.approx(t.conv1.scale, rel=1e-6)
+    assert torch.equal(ours.fc1.weight().int_repr(), t.fc1.weight().int_repr())
+    x = torch.randn(2, 3, 16, 16)
+    assert (ours(x) - t(x)).abs().max() <= 3 * t.fc2.scale
+    bad = dict(sd)
+    bad["fc2._packed_params._packed_params"] = (t.fc1.weight(), t.fc1.bias())
+    with pytest.raises(RuntimeError, match=r"size mismatch for fc2.weight"):
+        ours.load_state_dict(bad)
+
+
+def test_torch_prepare_qat_then_convert_with_our_mapping():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = taq.fuse_modules_qat(_model(taq).train(), FUSE)
+        m.qconfig = taq.get_default_qat_qconfig("x86")
+        p = taq.prepare_qat(m)
+        for x in _calib():
+            p(x).sum().backward()
+        p.eval()
+        q = taq.convert(p, mapping=tq.get_default_static_quant_module_mappings())
+    assert isinstance(q.conv1, nnq.ConvReLU2d) and isinstance(q.fc1, nnq.LinearReLU)
+    x = torch.randn(2, 3, 16, 16)
+    assert not [o for o in _trace_ops(lambda: q(x)) if o.startswith("quantized::")]
+    assert torch.isfinite(q(x)).all()
