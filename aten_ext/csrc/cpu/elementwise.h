@@ -41,7 +41,8 @@ QP mul_scalar_qparams(const char* op, QP qx, at::ScalarType qdtype, const c10::S
 void add_scalar_into(const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu, const at::Tensor& out);
 void mul_scalar_into(const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu, const at::Tensor& out);
 
-// cat: `xs` integer tensors of one dtype; qo the output qparams. Output format:
+// cat: `xs` integer tensors of one dtype (cat_into also takes the quantized
+// tensors themselves: it reads only sizes, strides and bytes); qo the output qparams. Output format:
 // the inputs' common memory format, else contiguous.
 at::MemoryFormat cat_format(const std::vector<at::Tensor>& xs);
 std::vector<int64_t> cat_shape(const char* op, const std::vector<at::Tensor>& xs, int64_t* dim);
