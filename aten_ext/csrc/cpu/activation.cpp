@@ -100,15 +100,18 @@ void activation_int_out(const at::Tensor& data, const at::Tensor& out, const ker
     });
     return;
   }
+  if (n < 128) {
+    // Fewer elements than table entries: evaluate them directly (the same values).
+    if (dt == at::kByte) {
+      QPLUGIN_ISA_CALL(act_map_u8, x.const_data_ptr<uint8_t>(), out.data_ptr<uint8_t>(), n, &spec);
+    } else {
+      QPLUGIN_ISA_CALL(act_map_s8, x.const_data_ptr<int8_t>(), out.data_ptr<int8_t>(), n, &spec);
+    }
+    return;
+  }
   // One table entry per byte value, from the float64 definition.
   alignas(64) uint8_t table[256];
-  for (int v = 0; v < 256; ++v) {
-    if (dt == at::kByte) {
-      table[v] = kernels::act_apply<uint8_t>(spec, static_cast<uint8_t>(v));
-    } else {
-      table[v] = static_cast<uint8_t>(kernels::act_apply<int8_t>(spec, static_cast<int8_t>(v)));
-    }
-  }
+  QPLUGIN_ISA_CALL(build_act_table8, &spec, dt == at::kChar, table);
   const uint8_t* xp = static_cast<const uint8_t*>(x.const_data_ptr());
   uint8_t* yp = static_cast<uint8_t*>(out.data_ptr());
   const bool vbmi = vbmi_slot().load();
