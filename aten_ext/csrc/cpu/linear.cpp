@@ -43,11 +43,15 @@ void linear_u8_out(const char* op, const at::Tensor& x, double x_scale, int64_t 
   const int64_t N = w.N;
   std::vector<float> mult(N);
   std::vector<float> bias;
-  for (int64_t n = 0; n < N; ++n) mult[n] = static_cast<float>(x_scale * w.w_scale[n] / y_scale);
+  // double math, one rounding to float each (multiplications by double reciprocals: the
+  // difference from dividing is far below float resolution)
+  const double ratio = x_scale / y_scale;
+  const double inv_y = 1.0 / y_scale;
+  for (int64_t n = 0; n < N; ++n) mult[n] = static_cast<float>(ratio * w.w_scale[n]);
   if (w.bias.has_value()) {
     bias.resize(N);
     const float* b = w.bias->const_data_ptr<float>();
-    for (int64_t n = 0; n < N; ++n) bias[n] = static_cast<float>(static_cast<double>(b[n]) / y_scale);
+    for (int64_t n = 0; n < N; ++n) bias[n] = static_cast<float>(static_cast<double>(b[n]) * inv_y);
   }
   const gemm::PackedB pb = w.view();
   gemm::QGemmParams p;

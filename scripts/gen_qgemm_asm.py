@@ -1,0 +1,122 @@
+"""Regenerates the inline-assembly bodies of aten_ext/csrc/kernels/gemm/qgemm_kernel.cpp
+(the text between `// BEGIN GENERATED <name>` and `// END GENERATED <name>`).
+
+    python scripts/gen_qgemm_asm.py          # rewrite in place
+    python scripts/gen_qgemm_asm.py --check  # exit 1 if the file is out of date
+
+The bodies use GNU as `.if` blocks on the template's immediate operands (%c[mr], %c[nv],
+%c[zi]) so one text serves every tile shape; see the comments above each tile_loop.
+"""
+import re
+import sys
+from pathlib import Path
+
+PATH = Path(__file__).resolve().parent.parent / "aten_ext/csrc/kernels/gemm/qgemm_kernel.cpp"
+
+BLOAD = ["(%[b])", "(%[b],%[ps],1)", "(%[b],%[ps],2)", "(%[b],%[ps3],1)"]
+ALOAD = ["(%[a])", "(%[a],%[lda],1)", "(%[a],%[lda],2)", "(%[a3])", "(%[a3],%[lda],1)",
+         "(%[a3],%[lda],2)", "(%[a3],%[lda3],1)", "(%[a3],%[lda],4)"]
+
+
+class Body:
+    def __init__(self):
+        self.lines = []
+
+    def __call__(self, *xs):
+        for x in xs:
+            self.lines.append('      "' + x + '\\n"')
+
+    def text(self):
+        return "\n".join(self.lines)
+
+
+def tile512(S, RMAX, VMAX):
+    """RMAX rows x VMAX panels; accumulator of (r, v) is zmm(S*r + v)."""
+    L = Body()
+    for r in range(RMAX):
+        for v in range(VMAX):
+            n = S * r + v
+            L(f".if ({r} < %c[mr]) && ({v} < %c[nv])", ".if %c[zi]", f"vpxord %%zmm{n}, %%zmm{n}, %%zmm{n}",
+              ".else", f"vmovdqu64 {r * 256 + v * 64}(%[acc]), %%zmm{n}", ".endif", ".endif")
+    L("test %[n], %[n]", "jz 3f", "1:")
+    for v in range(VMAX):
+        L(f".if {v} < %c[nv]", f"vmovdqu64 {BLOAD[v]}, %%zmm{24 + v}", f"prefetcht0 512{BLOAD[v]}", ".endif")
+    for r in range(RMAX):
+        areg = 28 + (r % 2)
+        L(f".if {r} < %c[mr]", f"vpbroadcastd {ALOAD[r]}, %%zmm{areg}")
+        for v in range(VMAX):
+            L(f".if {v} < %c[nv]", f"vpdpbusd %%zmm{24 + v}, %%zmm{areg}, %%zmm{S * r + v}", ".endif")
+        L(".endif")
+    L("add $4, %[a]", "add $4, %[a3]", "add $64, %[b]", "dec %[n]", "jnz 1b", "3:")
+    for r in range(RMAX):
+        for v in range(VMAX):
+            L(f".if ({r} < %c[mr]) && ({v} < %c[nv])", f"vmovdqu64 %%zmm{S * r + v}, {r * 256 + v * 64}(%[acc])",
+              ".endif")
+    return L.text()
+
+
+def gemv512():
+    L = Body()
+    for v in range(4):
+        L(f".if {v} < %c[nv]", ".if %c[zi]", f"vpxord %%zmm{v}, %%zmm{v}, %%zmm{v}", ".else",
+          f"vmovdqu64 {v * 64}(%[acc]), %%zmm{v}", ".endif", f"vpxord %%zmm{4 + v}, %%zmm{4 + v}, %%zmm{4 + v}",
+          ".endif")
+    L("mov %[n], %[n2]", "shr $1, %[n2]", "jz 2f", "1:")
+    for v in range(4):
+        L(f".if {v} < %c[nv]", f"prefetcht0 512{BLOAD[v]}", f"prefetcht0 576{BLOAD[v]}",
+          f"vmovdqu64 {BLOAD[v]}, %%zmm{24 + v}", f"vmovdqu64 64{BLOAD[v]}, %%zmm{8 + v}", ".endif")
+    L("vpbroadcastd (%[a]), %%zmm28", "vpbroadcastd 4(%[a]), %%zmm29")
+    for v in range(4):
+        L(f".if {v} < %c[nv]", f"vpdpbusd %%zmm{24 + v}, %%zmm28, %%zmm{v}",
+          f"vpdpbusd %%zmm{8 + v}, %%zmm29, %%zmm{4 + v}", ".endif")
+    L("add $8, %[a]", "add $128, %[b]", "dec %[n2]", "jnz 1b", "2:", "test $1, %[n]", "jz 3f")
+    for v in range(4):
+        L(f".if {v} < %c[nv]", f"vmovdqu64 {BLOAD[v]}, %%zmm{24 + v}", ".endif")
+    L("vpbroadcastd (%[a]), %%zmm28")
+    for v in range(4):
+        L(f".if {v} < %c[nv]", f"vpdpbusd %%zmm{24 + v}, %%zmm28, %%zmm{v}", ".endif")
+    L("3:")
+    for v in range(4):
+        L(f".if {v} < %c[nv]", f"vpaddd %%zmm{4 + v}, %%zmm{v}, %%zmm{v}", f"vmovdqu64 %%zmm{v}, {v * 64}(%[acc])",
+          ".endif")
+    return L.text()
+
+
+def tile_avx2():
+    L = Body()
+    for i in range(8):
+        L(f".if {i // 4} < %c[mr]", f"vpxor %%xmm{i}, %%xmm{i}, %%xmm{i}", ".endif")
+    L("test %[n], %[n]", "jz 3f", "1:", "vpbroadcastd (%[a]), %%xmm9", "vpmovzxbw %%xmm9, %%ymm9",
+      ".if 1 < %c[mr]", "vpbroadcastd (%[a],%[lda],1), %%xmm10", "vpmovzxbw %%xmm10, %%ymm10", ".endif")
+    for j in range(4):
+        L(f"vpmovsxbw {16 * j}(%[b]), %%ymm8", "vpmaddwd %%ymm8, %%ymm9, %%ymm11", f"vpaddd %%ymm11, %%ymm{j}, %%ymm{j}",
+          ".if 1 < %c[mr]", "vpmaddwd %%ymm8, %%ymm10, %%ymm12", f"vpaddd %%ymm12, %%ymm{4 + j}, %%ymm{4 + j}",
+          ".endif")
+    L("prefetcht0 512(%[b])", "add $4, %[a]", "add $64, %[b]", "dec %[n]", "jnz 1b", "3:")
+    for i in range(8):
+        L(f".if {i // 4} < %c[mr]", f"vmovdqu %%ymm{i}, {32 * i}(%[raw])", ".endif")
+    return L.text()
+
+
+BODIES = {"avx512_gemv": gemv512, "avx512_tile_s4": lambda: tile512(4, 6, 4),
+          "avx512_tile_s3": lambda: tile512(3, 8, 3), "avx2_tile": tile_avx2}
+
+
+def render(src):
+    for name, fn in BODIES.items():
+        pat = re.compile(rf"(// BEGIN GENERATED {name} [^\n]*\n).*?(\n\s*// END GENERATED {name})", re.S)
+        assert pat.search(src), name
+        src = pat.sub(lambda m: m.group(1) + fn() + m.group(2), src)
+    return src
+
+
+def main():
+    src = PATH.read_text()
+    new = render(src)
+    if "--check" in sys.argv:
+        sys.exit(0 if new == src else 1)
+    PATH.write_text(new)
+
+
+if __name__ == "__main__":
+    main()
