@@ -5,6 +5,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "kernels/conv_kernel.h"
@@ -154,29 +155,61 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   const int64_t ocg = OC / G;
   const bool direct = elem == 1 && G == 1 && p.KD * p.KH * p.KW == 1 && p.SD == 1 && p.SH == 1 &&
                       p.SW == 1 && p.PD == 0 && p.PH == 0 && p.PW == 0 && kp == g.C && !p.any_wzp;
+  const bool has_ind = !direct && QPLUGIN_ISA_CALL(conv_has_indirect) && !p.any_wzp;
+  // Stem convs (C = 3): each kernel row's KW * C input bytes are contiguous; read them as one
+  // "tap" of S4 = round_up(KW * C, 4) bytes against zero-padded weights, rather than im2col.
+  const bool rows_mode = has_ind && p.ICg % 4 != 0 && G == 1 && p.DW == 1;
+  const bool indirect = has_ind && (p.ICg % 4 == 0 || rows_mode);
+  const int8_t* ind_packed = rows_mode ? p.packed_rows_for(isa) : packed;
+  const int64_t ind_kp = rows_mode ? p.K4 : kp;
+  // Indirect: read the receptive fields in place from an x_zp-padded copy of x.
+  at::Tensor xpad;
+  kernels::ConvGeom gp = g;
+  const uint8_t* xsrc = xp;
+  int64_t src_img = in_img;
+  if (indirect) {
+    gp.D += 2 * g.PD;
+    gp.H += 2 * g.PH;
+    gp.W += 2 * g.PW;
+    gp.PD = gp.PH = gp.PW = 0;
+    if (rows_mode || gp.D != g.D || gp.H != g.H || gp.W != g.W) {
+      src_img = gp.D * gp.H * gp.W * g.C;
+      // + 64 bytes of slack: rows mode reads up to 3 bytes past the last kernel row.
+      // Serial fill + row copies (cheap next to the conv; one parallel region per call
+      // keeps oversubscribed machines from paying a thread wake-up per region).
+      xpad = at::empty({N * src_img + 64}, x.options());
+      uint8_t* dst = xpad.data_ptr<uint8_t>();
+      std::memset(dst, static_cast<int>(x_zp), static_cast<size_t>(N * src_img + 64));
+      const int64_t row_bytes = g.W * g.C;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t d = 0; d < g.D; ++d)
+          for (int64_t h = 0; h < g.H; ++h)
+            std::memcpy(dst + n * src_img + (((d + g.PD) * gp.H + h + g.PH) * gp.W + g.PW) * g.C,
+                        xp + n * in_img + (d * g.H + h) * row_bytes, static_cast<size_t>(row_bytes));
+      xsrc = xpad.data_ptr<uint8_t>();
+    }
+    if (rows_mode) {
+      gp.KW = 1;
+      gp.icg = p.S4;
+    }
+  }
   // Rows per block: the block of A stays in L2 (about 128 KiB).
   int64_t mb = std::max<int64_t>(24, (128 * 1024) / std::max<int64_t>(1, kp * elem));
+  if (indirect) mb = 240;
   mb = std::min(mb, M);
   const int64_t threads = at::get_num_threads();
   while (mb > 24 && N * G * ((M + mb - 1) / mb) < 4 * threads) mb = (mb + 1) / 2;
   const int64_t mblocks = (M + mb - 1) / mb;
   const int64_t tasks = N * G * mblocks;
   at::parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
-    std::vector<uint8_t> abuf(direct ? 0 : static_cast<size_t>(mb * kp * elem + 64));
+    const bool need_a = !direct && !indirect;
+    std::vector<uint8_t> abuf(need_a ? static_cast<size_t>(mb * kp * elem + 64) : 0);
     std::vector<int32_t> rsum(p.any_wzp ? static_cast<size_t>(mb) : 0);
     for (int64_t t = begin; t < end; ++t) {
       const int64_t n = t / (G * mblocks);
       const int64_t gi = (t / mblocks) % G;
       const int64_t m0 = (t % mblocks) * mb;
       const int64_t mc = std::min(mb, M - m0);
-      const void* a;
-      if (direct) {
-        a = xp + n * in_img + m0 * g.C;
-      } else {
-        QPLUGIN_ISA_CALL(conv_im2col, xp + n * in_img, g, gi, m0, mc, abuf.data(), kp, xzp,
-                         p.any_wzp ? rsum.data() : nullptr);
-        a = abuf.data();
-      }
       kernels::ConvEpilogue ep = base;
       const int64_t c0 = gi * ocg;
       ep.col_const += c0;
@@ -186,6 +219,19 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
       ep.bias += c0;
       const int64_t ooff = n * out_img + m0 * OC + c0;
       ep.add = addp != nullptr ? addp + ooff : nullptr;
+      if (indirect) {
+        QPLUGIN_ISA_CALL(conv_gemm_indirect, xsrc + n * src_img, gp, gi, m0, mc,
+                         ind_packed + gi * gstride, ind_kp, ocg, ep, yp + ooff, OC);
+        continue;
+      }
+      const void* a;
+      if (direct) {
+        a = xp + n * in_img + m0 * g.C;
+      } else {
+        QPLUGIN_ISA_CALL(conv_im2col, xp + n * in_img, g, gi, m0, mc, abuf.data(), kp, xzp,
+                         p.any_wzp ? rsum.data() : nullptr);
+        a = abuf.data();
+      }
       QPLUGIN_ISA_CALL(conv_gemm, a, kp, mc, packed + gi * gstride, ocg, ep, yp + ooff, OC);
     }
   });

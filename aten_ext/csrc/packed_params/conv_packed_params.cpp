@@ -56,6 +56,20 @@ const int8_t* ConvPackedParams::packed_for(int isa) {
   return packed_[isa].data();
 }
 
+const int8_t* ConvPackedParams::packed_rows_for(int isa) {
+  std::call_once(packed_c4_once_[isa], [&] {
+    const int64_t rows = KD * KH;
+    const int64_t len = KW * ICg;
+    std::vector<int8_t> w4(static_cast<size_t>(OC * K4), 0);
+    for (int64_t o = 0; o < OC; ++o)
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < len; ++j) w4[o * K4 + r * S4 + j] = wmat[o * K + r * len + j];
+    packed_c4_[isa].assign(static_cast<size_t>(packed_bytes(isa, OC, K4)), 0);
+    pack_b(isa, w4.data(), OC, K4, K4, packed_c4_[isa].data());
+  });
+  return packed_c4_[isa].data();
+}
+
 ConvState ConvPackedParams::state() const {
   return ConvState(std::make_tuple(kConvStateVersion, kind, groups), std::make_tuple(weight, bias),
                    std::make_tuple(stride, padding, dilation));
@@ -126,6 +140,8 @@ std::shared_ptr<ConvPackedParams> conv_prepack_impl(const char* op, const std::s
                     ": in_channels / groups * kernel volume should be <= ", kMaxConvK,
                     " (exact int32 accumulation), got ", p->K);
   p->Kp = kernels::scalar::conv_a_row_elems(p->K);
+  p->S4 = (p->KW * p->ICg + 3) / 4 * 4;
+  p->K4 = p->KD * p->KH * p->S4;
   // qparams
   p->w_scale.resize(p->OC);
   p->w_zp.resize(p->OC);

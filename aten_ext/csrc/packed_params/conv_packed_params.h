@@ -58,13 +58,18 @@ struct ConvPackedParams {
 
   // GEMM layout for kernel path `isa` (0 scalar, 1 avx2, 2 avx512); built once.
   const int8_t* packed_for(int isa);
+  // Kernel-row layout for the indirect AVX-512 path on stem convs (C = 3, groups == 1,
+  // dilation_w == 1): each (kd, kh) row of KW * ICg weights padded to S4 = round_up(KW * ICg, 4),
+  // K4 = KD * KH * S4 (the input row segment of a kernel row is contiguous).
+  const int8_t* packed_rows_for(int isa);
+  int64_t S4 = 0, K4 = 0;
   int64_t packed_group_stride(int isa) const;  // bytes between groups in the packed buffer
 
   ConvState state() const;
 
  private:
-  std::array<std::once_flag, 3> packed_once_;
-  std::array<std::vector<int8_t>, 3> packed_;
+  std::array<std::once_flag, 3> packed_once_, packed_c4_once_;
+  std::array<std::vector<int8_t>, 3> packed_, packed_c4_;
 };
 
 // Builds (and validates) packed params; `op` names the calling op in errors.
