@@ -13,6 +13,9 @@ import torch_qplugin.nn.quantized as nnq
 import torch_qplugin.nn.quantized.dynamic as nnqd
 import torch_qplugin.quantization as tq
 
+# TorchScript itself is deprecated in torch 2.13; its warnings are not ours
+pytestmark = pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated:DeprecationWarning")
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 Q = torch.ops.qplugin
 
@@ -105,27 +108,34 @@ def _flat(out):
 
 _LOAD = r"""
 import sys, torch, torch_qplugin
-m = torch.jit.load(sys.argv[1])
-inputs, expected = torch.load(sys.argv[2], weights_only=False)
-out = m(*inputs)
 def flat(o):
     if isinstance(o, torch.Tensor):
         return [o.int_repr() if o.is_quantized else o]
     return [t for x in o for t in flat(x)]
-got = flat(out)
-assert len(got) == len(expected)
-assert all(torch.equal(a, b) for a, b in zip(got, expected)), "outputs differ"
-print("OK")
+bad = []
+for model_path, data_path in zip(sys.argv[1::2], sys.argv[2::2]):
+    m = torch.jit.load(model_path)
+    inputs, expected = torch.load(data_path, weights_only=False)
+    got = flat(m(*inputs))
+    if len(got) != len(expected) or not all(torch.equal(a, b) for a, b in zip(got, expected)):
+        bad.append(model_path)
+assert not bad, bad
+print("OK", len(sys.argv[1:]) // 2)
 """
 
 
 def _graph_ops(scripted):
-    text = scripted.inlined_graph.str() if hasattr(scripted, "inlined_graph") else str(scripted.graph)
-    return text
+    return scripted.inlined_graph.str() if hasattr(scripted, "inlined_graph") else str(scripted.graph)
 
 
-@pytest.mark.parametrize("name", list(CASES))
-def test_script_save_load_fresh_process(name, tmp_path):
+def _load_in_fresh_process(pairs):
+    args = [str(p) for pair in pairs for p in pair]
+    r = subprocess.run([sys.executable, "-c", _LOAD] + args, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert r.returncode == 0 and f"OK {len(pairs)}" in r.stdout, r.stderr[-3000:]
+
+
+def _script_and_save(name, directory):
     make, inputs_fn, op = CASES[name]
     m = make().eval()
     inputs = inputs_fn()
@@ -135,13 +145,28 @@ def test_script_save_load_fresh_process(name, tmp_path):
     assert op in graph, graph
     assert "quantized::" not in graph
     assert all(torch.equal(a, b) for a, b in zip(_flat(s(*inputs)), eager))
-    path, data = tmp_path / "m.pt", tmp_path / "io.pt"
+    safe = name.replace(".", "_")
+    path, data = directory / f"{safe}.pt", directory / f"{safe}_io.pt"
     torch.jit.save(s, str(path))
     torch.save((inputs, eager), str(data))
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    r = subprocess.run([sys.executable, "-c", _LOAD, str(path), str(data)], capture_output=True,
-                       text=True, env=env)
-    assert r.returncode == 0 and "OK" in r.stdout, r.stderr[-3000:]
+    return path, data
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_script_graph_calls_qplugin(name, tmp_path):
+    _script_and_save(name, tmp_path)
+
+
+def test_all_modules_load_in_fresh_process(tmp_path):
+    _load_in_fresh_process([_script_and_save(name, tmp_path) for name in CASES])
+
+
+def test_fresh_process_check_can_fail(tmp_path):
+    path, data = _script_and_save("dynamic.Linear", tmp_path)  # float io: plain torch.load
+    inputs, expected = torch.load(str(data), weights_only=False)
+    torch.save((inputs, [expected[0] + 1]), str(data))
+    with pytest.raises(AssertionError, match="dynamic_Linear.pt"):
+        _load_in_fresh_process([(path, data)])
 
 
 def test_converted_model_scripts_and_loads(tmp_path):
@@ -173,6 +198,4 @@ def test_converted_model_scripts_and_loads(tmp_path):
     path, data = tmp_path / "m.pt", tmp_path / "io.pt"
     torch.jit.save(s, str(path))
     torch.save(((x,), [q(x)]), str(data))
-    r = subprocess.run([sys.executable, "-c", _LOAD, str(path), str(data)], capture_output=True,
-                       text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert r.returncode == 0 and "OK" in r.stdout, r.stderr[-3000:]
+    _load_in_fresh_process([(path, data)])

@@ -215,6 +215,9 @@ with warnings.catch_warnings(record=True) as rec:
     t = nn.Sequential(nn.Linear(4, 4), nn.ReLU()).train()
     t.qconfig = tq.default_qat_qconfig
     tq.prepare_qat(t)(torch.randn(2, 4)).sum().backward()
+    q = tq.convert(p)
+    q(torch.randn(2, 3, 8, 8))
+    tq.quantize_dynamic(nn.Sequential(nn.Linear(4, 4), nn.LSTM(4, 4)))
     tq.get_default_static_quant_module_mappings()
 bad = [str(w.message)[:80] for w in rec if issubclass(w.category, (DeprecationWarning, FutureWarning))
        or "deprecated" in str(w.message).lower() and "torch.ao" in str(w.message)]
@@ -259,3 +262,32 @@ def test_calibrate_progress_bar(capsys, monkeypatch):
     tq.calibrate(p, data)
     assert capsys.readouterr().err == ""
     assert float(p[0].activation_post_process.max_val) == max(float(d.max()) for d in data)
+
+
+def test_calibrate_progress_bar_tqdm(capsys):
+    pytest.importorskip("tqdm")
+    m = nn.Sequential(tq.QuantStub(), nn.Linear(3, 3))
+    m.qconfig = tq.default_qconfig
+    p = tq.prepare(m)
+    tq.calibrate(p, [torch.randn(2, 3) for _ in range(3)], progress_bar=True, desc="calib-tqdm")
+    assert "calib-tqdm" in capsys.readouterr().err
+
+
+def test_quant_wrapper_add_quant_dequant_and_swap_module():
+    lin = nn.Linear(4, 3)
+    lin.qconfig = tq.default_qconfig
+    w = tq.add_quant_dequant(lin)
+    assert isinstance(w, tq.QuantWrapper) and w.module is lin
+    assert w.quant.qconfig is tq.default_qconfig
+    p = tq.prepare(w)
+    x = torch.randn(5, 4)
+    tq.calibrate(p, [x])
+    q = tq.convert(p)
+    assert isinstance(q.quant, nnq.Quantize) and isinstance(q.module, nnq.Linear)
+    torch.testing.assert_close(q(x), lin(x), atol=0.1, rtol=0.05)
+    # swap_module leaves modules without qconfig or mapping entry alone
+    relu = nn.ReLU()
+    assert tq.swap_module(relu, tq.get_default_static_quant_module_mappings(), {}) is relu
+    relu.qconfig = tq.default_qconfig
+    assert isinstance(tq.swap_module(relu, tq.get_default_static_quant_module_mappings(), {}), nnq.ReLU)
+    assert tq.swap_module(relu, {}, {}) is relu

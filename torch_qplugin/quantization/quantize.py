@@ -205,6 +205,8 @@ def _convert(module, mapping, inplace=True, custom_module_class_mapping=None,
     reassign = {}
     for name, mod in module.named_children():
         path = f"{prefix}.{name}" if prefix else name
+        if _is_observer(mod):  # observers / fake quants (e.g. a QAT module's weight_fake_quant)
+            continue
         if not isinstance(mod, C._FusedModule) and _type(mod) not in custom_module_class_mapping:
             _convert(mod, mapping, True, custom_module_class_mapping, use_precomputed_fake_quant,
                      check, path, unmapped)
@@ -340,8 +342,8 @@ class _SimpleBar:
 
 
 def progress(iterable, enabled=True, desc="calibrating", total=None):
-    """Wraps ``iterable`` in a progress bar when ``enabled``: tqdm if installed
-    (``pip install torch_qplugin[progress]``), else a one-line counter on stderr."""
+    """Wraps ``iterable`` in a progress bar when ``enabled``: tqdm if it is installed (optional),
+    else a one-line counter on stderr."""
     if not enabled:
         return iterable
     if total is None and hasattr(iterable, "__len__"):

@@ -36,7 +36,6 @@ class Linear(_QLinear):
 
     def __init__(self, in_features, out_features, bias_=True, dtype=torch.qint8):
         super().__init__(in_features, out_features, bias_, dtype=dtype)
-        self.version = 4
 
     def _get_name(self):
         return "DynamicQuantizedLinear"
@@ -78,6 +77,7 @@ class Linear(_QLinear):
 # ---- recurrent cells -------------------------------------------------------------------------
 class _CellBase(_PackedPickle, nn.Module):
     _version = 1
+    _PACKED_ATTRS = ("_packed_weight_ih", "_packed_weight_hh")
     _FLOAT_MODULE = nn.RNNCellBase
     _NUM_CHUNKS = 1
 
@@ -102,13 +102,6 @@ class _CellBase(_PackedPickle, nn.Module):
     def set_weight_bias(self, ih, hh):
         self._packed_weight_ih = torch.ops.qplugin.linear_prepack(ih[0], ih[1])
         self._packed_weight_hh = torch.ops.qplugin.linear_prepack(hh[0], hh[1])
-
-    def __getstate__(self):
-        state = self.__dict__.copy()
-        state["_qplugin_weight_bias"] = self._weight_bias()
-        state.pop("_packed_weight_ih", None)
-        state.pop("_packed_weight_hh", None)
-        return state
 
     def _gates(self, x: Tensor, h: Tensor) -> Tuple[Tensor, Tensor]:
         return (torch.ops.qplugin.linear_dynamic(x, self._packed_weight_ih, False),
@@ -220,7 +213,7 @@ class _Direction(_CellBase):
         if self.reverse:
             outs.reverse()
         if T == 0:
-            return x.new_zeros(0, B, self.hidden_size), h, c
+            return x.new_zeros([0, B, self.hidden_size]), h, c
         return torch.stack(outs, 0), h, c
 
 

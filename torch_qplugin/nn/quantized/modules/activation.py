@@ -45,7 +45,28 @@ class ReLU6(nn.ReLU):
         return ReLU6(mod.inplace)
 
 
-class Hardswish(nn.Hardswish):
+class _QParamsState:
+    """state_dict entries ``scale`` / ``zero_point`` (torch keeps them as buffers on these
+    modules), while forward reads plain float / int attributes."""
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        destination[prefix + "scale"] = torch.tensor(self.scale, dtype=torch.double)
+        destination[prefix + "zero_point"] = torch.tensor(self.zero_point)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        for key in ("scale", "zero_point"):
+            if prefix + key not in state_dict:
+                missing_keys.append(prefix + key)
+                return
+        self.scale = float(state_dict.pop(prefix + "scale"))
+        self.zero_point = int(state_dict.pop(prefix + "zero_point"))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
+
+
+class Hardswish(_QParamsState, nn.Hardswish):
     def __init__(self, scale, zero_point, device=None, dtype=None):
         super().__init__()
         self.scale = float(scale)
@@ -83,7 +104,7 @@ class ELU(nn.ELU):
         return ELU(scale, zp, mod.alpha)
 
 
-class LeakyReLU(nn.LeakyReLU):
+class LeakyReLU(_QParamsState, nn.LeakyReLU):
     def __init__(self, scale: float, zero_point: int, negative_slope: float = 1e-2,
                  inplace: bool = False, device=None, dtype=None):
         super().__init__(negative_slope, inplace)
@@ -183,17 +204,18 @@ class AdaptiveAvgPool2d(nn.AdaptiveAvgPool2d):
 
     def __init__(self, output_size):
         super().__init__(output_size)
+        size = _pair(output_size)
+        self._size = [-1 if s is None else int(s) for s in size]  # -1: keep the input's size
 
     def _get_name(self):
         return "QuantizedAdaptiveAvgPool2d"
 
     def forward(self, input: Tensor) -> Tensor:
         _require_quantized(input, "torch_qplugin.nn.quantized.AdaptiveAvgPool2d")
-        size = _pair(self.output_size)
         out: List[int] = []
         for i in range(2):
-            s = size[i]
-            out.append(input.size(input.dim() - 2 + i) if s is None else s)
+            s = self._size[i]
+            out.append(input.size(input.dim() - 2 + i) if s < 0 else s)
         return torch.ops.qplugin.adaptive_avg_pool2d(input, out)
 
     @classmethod

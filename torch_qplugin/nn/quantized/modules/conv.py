@@ -93,7 +93,10 @@ class _ConvNd(_PackedPickle, nn.Module):
 
     def _pad(self, x: Tensor) -> Tensor:
         if self.padding_mode != "zeros":
-            x = F.pad(x, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            # pad the integer values (data movement only, bit-exact), keep the qparams
+            ints = F.pad(torch.ops.qplugin.int_repr(x), self._reversed_padding_repeated_twice,
+                         mode=self.padding_mode)
+            x = torch.ops.qplugin.make_per_tensor_quantized_tensor(ints, x.q_scale(), x.q_zero_point())
         return x
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
@@ -101,7 +104,7 @@ class _ConvNd(_PackedPickle, nn.Module):
         w, b = self._weight_bias()
         destination[prefix + "weight"] = w
         destination[prefix + "bias"] = b
-        destination[prefix + "scale"] = torch.tensor(self.scale)
+        destination[prefix + "scale"] = torch.tensor(self.scale, dtype=torch.double)  # exact round trip
         destination[prefix + "zero_point"] = torch.tensor(self.zero_point)
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,

@@ -67,7 +67,7 @@ class QFunctional(nn.Module):
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         super()._save_to_state_dict(destination, prefix, keep_vars)
-        destination[prefix + "scale"] = torch.tensor(self.scale)
+        destination[prefix + "scale"] = torch.tensor(self.scale, dtype=torch.double)  # exact round trip
         destination[prefix + "zero_point"] = torch.tensor(self.zero_point)
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,

@@ -43,12 +43,12 @@ class LinearPackedParams(_PackedPickle, nn.Module):
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
         version = local_metadata.get("version", None)
-        if version is not None and version >= 2 and prefix + "dtype" in state_dict:
+        if prefix + "dtype" in state_dict:
             dtype = state_dict.pop(prefix + "dtype")
             if dtype != torch.qint8:
                 error_msgs.append(f"{prefix}dtype: qplugin supports qint8 weights only, got {dtype}")
                 return
-        if version is None or version < 3:
+        if (version is None or version < 3) and prefix + "_packed_params" not in state_dict:
             w, b = state_dict.pop(prefix + "weight", None), state_dict.pop(prefix + "bias", None)
         else:
             if prefix + "_packed_params" not in state_dict:
@@ -113,7 +113,7 @@ class Linear(nn.Module):
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         super()._save_to_state_dict(destination, prefix, keep_vars)
-        destination[prefix + "scale"] = torch.tensor(self.scale)
+        destination[prefix + "scale"] = torch.tensor(self.scale, dtype=torch.double)  # exact round trip
         destination[prefix + "zero_point"] = torch.tensor(self.zero_point)
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -125,9 +125,9 @@ class Linear(nn.Module):
         self.scale = float(state_dict.pop(prefix + "scale"))
         self.zero_point = int(state_dict.pop(prefix + "zero_point"))
         version = local_metadata.get("version", None)
-        if version is None or version == 1:
+        if (version is None or version == 1) and prefix + "weight" in state_dict:
             state_dict[prefix + "_packed_params.weight"] = state_dict.pop(prefix + "weight")
-            state_dict[prefix + "_packed_params.bias"] = state_dict.pop(prefix + "bias")
+            state_dict[prefix + "_packed_params.bias"] = state_dict.pop(prefix + "bias", None)
         self._packed_params._expected_shape = (self.out_features, self.in_features)
         super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys,
                                       unexpected_keys, error_msgs)

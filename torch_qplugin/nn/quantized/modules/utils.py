@@ -103,29 +103,62 @@ def _hide_packed_params_repr(self, params_cls):
     return main + ")"
 
 
+def _to_plain(obj):
+    """Quantized tensors -> plain (int_repr, qparams) records, recursively through tuples.
+    Pickles without torch's quantized-tensor rebuild path (and its storage warnings)."""
+    if isinstance(obj, torch.Tensor) and obj.is_quantized:
+        ints = torch.ops.qplugin.int_repr(obj).clone()
+        if obj.qscheme() in _PER_TENSOR:
+            return ("__qplugin_qtensor__", "per_tensor", ints, float(obj.q_scale()), int(obj.q_zero_point()))
+        return ("__qplugin_qtensor__", "per_channel", ints, obj.q_per_channel_scales().clone(),
+                obj.q_per_channel_zero_points().clone(), int(obj.q_per_channel_axis()))
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().clone()
+    if isinstance(obj, tuple):
+        return tuple(_to_plain(o) for o in obj)
+    return obj
+
+
+def _from_plain(obj):
+    if isinstance(obj, tuple) and len(obj) > 0 and isinstance(obj[0], str) and obj[0] == "__qplugin_qtensor__":
+        if obj[1] == "per_tensor":
+            return torch.ops.qplugin.make_per_tensor_quantized_tensor(obj[2], obj[3], obj[4])
+        return torch.ops.qplugin.make_per_channel_quantized_tensor(obj[2], obj[3], obj[4], obj[5])
+    if isinstance(obj, tuple):
+        return tuple(_from_plain(o) for o in obj)
+    return obj
+
+
 class _PackedPickle:
     """Pickle / deepcopy through the unpacked (weight, bias), never the packed C++ object.
 
     Whole-module ``torch.save`` / ``torch.load`` and ``copy.deepcopy`` go through here; TorchScript
     serialisation uses the packed classes' own versioned pickle."""
 
+    _PACKED_ATTRS = ("_packed_params",)
+
     def __getstate__(self):
         state = self.__dict__.copy()
-        state["_qplugin_weight_bias"] = self._weight_bias()
-        state.pop("_packed_params", None)
+        state["_qplugin_weight_bias"] = _to_plain(self._weight_bias())
+        for name in self._PACKED_ATTRS:
+            state.pop(name, None)
         return state
 
     def __setstate__(self, state):
         state = dict(state)
-        w, b = state.pop("_qplugin_weight_bias")
+        wb = _from_plain(state.pop("_qplugin_weight_bias"))
         torch.nn.Module.__setstate__(self, state)
-        self.set_weight_bias(w, b)
+        self.set_weight_bias(*wb)
 
     def __deepcopy__(self, memo):
         import copy
         new = type(self).__new__(type(self))
         memo[id(self)] = new
-        new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
+        state = self.__getstate__()
+        wb = state.pop("_qplugin_weight_bias")  # already fresh copies
+        state = copy.deepcopy(state, memo)
+        state["_qplugin_weight_bias"] = wb
+        new.__setstate__(state)
         return new
 
     def __copy__(self):
