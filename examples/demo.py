@@ -243,7 +243,7 @@ def main(argv=None):
     ap.add_argument("--epochs", type=int, default=12, help="fp32 training epochs")
     ap.add_argument("--qat-epochs", type=int, default=3, help="QAT fine-tuning epochs")
     ap.add_argument("--calib-batches", type=int, default=None, help="calibration batches (default: all)")
-    ap.add_argument("--threads", type=int, default=1, help="threads for the timed inference")
+    ap.add_argument("--threads", type=int, default=1, help="intra-op threads (training and timed inference)")
     ap.add_argument("--evaluate", metavar="MANIFEST", help=argparse.SUPPRESS)  # fresh-process mode
     args = ap.parse_args(argv)
     quiet_deprecations()
@@ -255,6 +255,7 @@ def main(argv=None):
         return 0
 
     t_start = time.perf_counter()
+    torch.set_num_threads(args.threads)  # training too: tiny model, and robust on a busy machine
     err = _import_qplugin()
     if err:
         print(f"NOTE: torch_qplugin could not be imported ({err}); its rows will say why they did not run.")

@@ -35,6 +35,15 @@ pytestmark = [
 _TOOLKIT = TorchAO() if os.environ.get("QPLUGIN_E2E_TOOLKIT") == "torch" else QPlugin()
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_intra_op_thread():
+    # The demo's setting; also keeps OpenMP barriers from spinning on a shared, oversubscribed CI box.
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
 @pytest.fixture(scope="module")
 def data():
     return H.load_digits_split()
