@@ -97,12 +97,147 @@ def assert_within_steps(actual_q: torch.Tensor, expected_int, steps=1, what=""):
 # ---------------------------------------------------------------------------
 # elementwise: add / mul / cat / comparators
 # ---------------------------------------------------------------------------
+def _deq64(qt):
+    """Represented values in float64 (exact: (q - zp) * scale)."""
+    q = qt.int_repr().numpy().astype(np.int64)
+    return (q - qt.q_zero_point()).astype(np.float64) * qt.q_scale()
+
+
+def binary_ref(kind, qa, qb, scale, zero_point, relu=False):
+    """add / mul of the represented values in float64, requantized to (scale, zero_point);
+    relu clamps at zero_point. Broadcasting like numpy / torch."""
+    a, b = _deq64(qa), _deq64(qb)
+    real = a + b if kind == "add" else a * b
+    out = requantize_ref(real, scale, zero_point, qa.dtype)
+    return np.maximum(out, zero_point) if relu else out
+
+
+def add_scalar_qparams_ref(scale, zero_point, c, qdtype):
+    """quantized::add_scalar's output qparams: the scalar in steps c_q = round(c / scale) moves
+    the zero point; if that leaves the dtype's range the scale widens to keep it."""
+    lo, hi = QRANGE[qdtype]
+    c_q = int(np.rint(c / scale))
+    z = zero_point
+    if lo > z - c_q:
+        return (hi - (z - c_q)) / (hi - lo) * scale, lo
+    if hi < z - c_q:
+        return ((z - c_q) - lo) / (hi - lo) * scale, hi
+    return scale, z - c_q
+
+
+def mul_scalar_qparams_ref(scale, zero_point, c, qdtype):
+    """quantized::mul_scalar's output qparams: c > 0 scales, c == 0 gives (1.0, 0), c < 0 flips
+    the integer grid (q' = qmax + qmin - q) with zero point qmax - (zp - qmin)."""
+    lo, hi = QRANGE[qdtype]
+    if c > 0:
+        return c * scale, zero_point
+    if c == 0:
+        return 1.0, 0
+    return abs(c) * scale, hi - (zero_point - lo)
+
+
+def scalar_op_ref(kind, qa, c, relu=False):
+    """add_scalar / mul_scalar: (float64 reference integers, scale, zero_point)."""
+    fn = add_scalar_qparams_ref if kind == "add" else mul_scalar_qparams_ref
+    scale, zp = fn(qa.q_scale(), qa.q_zero_point(), c, qa.dtype)
+    if kind == "add":  # torch snaps c to the input grid first: c_q = round(c / scale)
+        real = _deq64(qa) + np.rint(c / qa.q_scale()) * qa.q_scale()
+    else:
+        real = _deq64(qa) * c
+    out = requantize_ref(real, scale, zp, qa.dtype)
+    return (np.maximum(out, zp) if relu else out), scale, zp
+
+
+def cat_ref(qxs, dim, scale=None, zero_point=None, relu=False):
+    """cat of the represented values, requantized (float64) to the output qparams
+    (default: the first input's); inputs with the output's qparams are copied as-is."""
+    scale = qxs[0].q_scale() if scale is None else scale
+    zero_point = qxs[0].q_zero_point() if zero_point is None else zero_point
+    parts = []
+    for qx in qxs:
+        if qx.q_scale() == scale and qx.q_zero_point() == zero_point:
+            parts.append(qx.int_repr().numpy().astype(np.int64))
+        else:
+            parts.append(requantize_ref(_deq64(qx), scale, zero_point, qx.dtype))
+    out = np.concatenate(parts, axis=dim)
+    return np.maximum(out, zero_point) if relu else out
+
+
+CMP_OPS = {"eq": np.equal, "ne": np.not_equal, "ge": np.greater_equal, "le": np.less_equal,
+           "gt": np.greater, "lt": np.less}
+
+
+def compare_ref(op, qa, other):
+    """Comparators on represented values exactly as torch compares dequantized tensors:
+    float32 (q - zp) * float32(scale), against the other tensor's values or float32(other)."""
+    a = dequantize_ref(qa)
+    b = dequantize_ref(other) if isinstance(other, torch.Tensor) else np.float32(other)
+    return CMP_OPS[op](a, b)
 
 
 
 # ---------------------------------------------------------------------------
 # sorting and reductions
 # ---------------------------------------------------------------------------
+def _per_tensor_real(qt: torch.Tensor) -> np.ndarray:
+    """The represented real values (float32, exactly torch's dequantize) of a per-tensor tensor."""
+    return dequantize_per_tensor_ref(qt.int_repr().numpy(), qt.q_scale(), qt.q_zero_point())
+
+
+def sort_ref(qt: torch.Tensor, dim=-1, descending=False):
+    """Stable sort by represented real value: (sorted integers, int64 indices).
+    Descending keeps equal values in their original order, as torch.sort(stable=True)."""
+    q = qt.int_repr().numpy().astype(np.int64)
+    x = _per_tensor_real(qt).astype(np.float64)
+    if q.ndim == 0:
+        return q.copy(), np.zeros((), np.int64)
+    idx = np.argsort(-x if descending else x, axis=dim, kind="stable")
+    return np.take_along_axis(q, idx, axis=dim), idx.astype(np.int64)
+
+
+def topk_values_ref(qt: torch.Tensor, k, dim=-1, largest=True):
+    """The integers of the k largest (smallest) represented values along dim, in sorted order."""
+    v, _ = sort_ref(qt, dim, descending=largest)
+    if v.ndim == 0:
+        return v
+    return np.take(v, np.arange(k), axis=dim)
+
+
+def argmax_ref(qt: torch.Tensor, dim=None, keepdim=False, largest=True):
+    """First index of the largest (smallest) represented value, as torch.argmax documents."""
+    x = _per_tensor_real(qt).astype(np.float64)
+    f = np.argmax if largest else np.argmin
+    if dim is None:
+        r = np.asarray(f(x.reshape(-1)), dtype=np.int64)
+        return r.reshape([1] * x.ndim) if keepdim else r
+    if x.ndim == 0:
+        return np.zeros((), np.int64)
+    r = f(x, axis=dim).astype(np.int64)
+    return np.expand_dims(r, dim) if keepdim else r
+
+
+def mean_int_ref(qt: torch.Tensor, dim=None, keepdim=False):
+    """Torch's quantized mean semantics, exactly: output qparams = input's and
+    q_out = round_half_even(sum(q) / N) on the raw integers (ties broken on q, not on q - zp;
+    torch's inner-dim kernel rounds float(sum) / N the same way). Integer arithmetic, no float."""
+    q = qt.int_repr().numpy().astype(np.int64)
+    axes = tuple(range(q.ndim)) if dim is None or len(dim) == 0 else tuple(d % max(q.ndim, 1) for d in dim)
+    if q.ndim == 0:
+        return q.copy()
+    s = q.sum(axis=axes, keepdims=keepdim)
+    n = int(np.prod([q.shape[a] for a in axes]))
+    fl = np.floor_divide(s, n)
+    rem = s - fl * n
+    up = (2 * rem > n) | ((2 * rem == n) & (fl % 2 == 1))
+    return fl + up
+
+
+def mean_real_ref(qt: torch.Tensor, dim=None, keepdim=False):
+    """float64 mean of the represented real values (for the within-1-step check)."""
+    x = _per_tensor_real(qt).astype(np.float64)
+    axes = None if dim is None or len(dim) == 0 else tuple(dim)
+    return np.mean(x, axis=axes, keepdims=keepdim)
+
 
 
 
@@ -115,6 +250,88 @@ def assert_within_steps(actual_q: torch.Tensor, expected_int, steps=1, what=""):
 # ---------------------------------------------------------------------------
 # pooling and upsampling
 # ---------------------------------------------------------------------------
+
+def _pool_out_size(n, k, s, p, d, ceil_mode):
+    num = n + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    out = num // s + 1
+    if ceil_mode and (out - 1) * s >= n + p:
+        out -= 1
+    return out
+
+
+def _pair(v):
+    v = list(v)
+    return (v[0], v[0]) if len(v) == 1 else (v[0], v[1])
+
+
+def max_pool2d_ref(q, kernel_size, stride, padding, dilation, ceil_mode):
+    """Max pooling of integer (or real) data [..., H, W] (numpy), from the definition:
+    max over the window taps inside the input; padding never wins."""
+    q = np.asarray(q)
+    (kh, kw), (ph, pw), (dh, dw) = _pair(kernel_size), _pair(padding), _pair(dilation)
+    sh, sw = _pair(stride) if len(stride) else (kh, kw)
+    H, W = q.shape[-2:]
+    OH, OW = _pool_out_size(H, kh, sh, ph, dh, ceil_mode), _pool_out_size(W, kw, sw, pw, dw, ceil_mode)
+    lowest = np.iinfo(q.dtype).min if np.issubdtype(q.dtype, np.integer) else -np.inf
+    out = np.full(q.shape[:-2] + (OH, OW), lowest, dtype=q.dtype)
+    for oh in range(OH):
+        for ow in range(OW):
+            for i in range(kh):
+                h = oh * sh - ph + i * dh
+                if not 0 <= h < H:
+                    continue
+                for j in range(kw):
+                    w = ow * sw - pw + j * dw
+                    if 0 <= w < W:
+                        out[..., oh, ow] = np.maximum(out[..., oh, ow], q[..., h, w])
+    return out
+
+
+def avg_pool2d_ref(real, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """Float64 average pooling of real values [..., H, W] (padding counts as 0 when included)."""
+    real = np.asarray(real, dtype=np.float64)
+    (kh, kw), (ph, pw) = _pair(kernel_size), _pair(padding)
+    sh, sw = _pair(stride) if len(stride) else (kh, kw)
+    H, W = real.shape[-2:]
+    OH, OW = _pool_out_size(H, kh, sh, ph, 1, ceil_mode), _pool_out_size(W, kw, sw, pw, 1, ceil_mode)
+    out = np.zeros(real.shape[:-2] + (OH, OW))
+    for oh in range(OH):
+        h0 = oh * sh - ph
+        h1 = min(h0 + kh, H + ph)
+        for ow in range(OW):
+            w0 = ow * sw - pw
+            w1 = min(w0 + kw, W + pw)
+            pool = (h1 - h0) * (w1 - w0)
+            a, b, c, d = max(h0, 0), min(h1, H), max(w0, 0), min(w1, W)
+            total = real[..., a:b, c:d].sum(axis=(-2, -1))
+            div = divisor_override if divisor_override else (pool if count_include_pad else (b - a) * (d - c))
+            out[..., oh, ow] = total / div
+    return out
+
+
+def adaptive_avg_pool2d_ref(real, output_size):
+    """Float64 adaptive average pooling: window [floor(o*in/out), ceil((o+1)*in/out))."""
+    real = np.asarray(real, dtype=np.float64)
+    H, W = real.shape[-2:]
+    OH, OW = output_size
+    out = np.zeros(real.shape[:-2] + (OH, OW))
+    for oh in range(OH):
+        a, b = (oh * H) // OH, -((-(oh + 1) * H) // OH)
+        for ow in range(OW):
+            c, d = (ow * W) // OW, -((-(ow + 1) * W) // OW)
+            out[..., oh, ow] = real[..., a:b, c:d].mean(axis=(-2, -1))
+    return out
+
+
+def upsample_nearest2d_ref(q, output_size):
+    """Nearest upsampling [..., H, W] -> [..., OH, OW]: source index floor(o * in / out)."""
+    q = np.asarray(q)
+    H, W = q.shape[-2:]
+    OH, OW = output_size
+    hi = np.minimum((np.arange(OH) * H) // OH, H - 1)
+    wi = np.minimum((np.arange(OW) * W) // OW, W - 1)
+    return q[..., hi[:, None], wi[None, :]]
+
 
 
 

@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "cpu/activation.h"
 #include "kernels/dispatch.h"
+#include "packed_params/conv_packed_params.h"
+#include "packed_params/linear_packed_params.h"
 
 namespace qplugin {
 namespace {
@@ -41,7 +44,9 @@ std::vector<std::string> cpu_features() {
 TORCH_LIBRARY(qplugin, m) {
   // ---- Packed-parameter classes (linear, conv) -------------------------------
   // [linear classes]
+  qplugin::register_linear_classes();
   // [conv classes]
+  qplugin::register_conv_classes(m);
 
   // ---- Kernel paths -----------------------------------------------------------
   m.def("_active_isa() -> str", &qplugin::active_isa);
@@ -113,10 +118,33 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("softmax(Tensor qx, int dim, float output_scale, int output_zero_point) -> Tensor");
   m.def("layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor");
   m.def("batch_norm2d(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor");
+  // Test hook: whether the AVX-512 activation table path uses VBMI (False forces VPSHUFB).
+  m.def("_act_use_vbmi(bool? enable=None) -> bool", &qplugin::cpu::act_use_vbmi);
 
   // ---- Linear -------------------------------------------------------------------------
   // [linear ops]
+  m.def("linear_prepack(Tensor W, Tensor? B=None) -> __torch__.torch.classes.qplugin.LinearPackedParamsBase");
+  m.def("linear_unpack(__torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack) -> (Tensor W, Tensor? B)",
+        TORCH_FN(qplugin::linear_unpack));
+  m.def("linear(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack, float Y_scale_i, int Y_zero_point_i) -> Tensor");
+  m.def("linear_relu(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack, float Y_scale_i, int Y_zero_point_i) -> Tensor");
+  m.def("linear_dynamic(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack, bool reduce_range=False) -> Tensor");
+  m.def("linear_relu_dynamic(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack, bool reduce_range=False) -> Tensor");
 
   // ---- Convolution --------------------------------------------------------------------
   // [conv ops]
+  m.def("conv1d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> __torch__.torch.classes.qplugin.Conv2dPackedParamsBase");
+  m.def("conv2d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> __torch__.torch.classes.qplugin.Conv2dPackedParamsBase");
+  m.def("conv3d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> __torch__.torch.classes.qplugin.Conv3dPackedParamsBase");
+  m.def("conv1d_unpack(__torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weights) -> (Tensor weight, Tensor? bias)", &qplugin::conv1d_unpack);
+  m.def("conv2d_unpack(__torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weights) -> (Tensor weight, Tensor? bias)", &qplugin::conv2d_unpack);
+  m.def("conv3d_unpack(__torch__.torch.classes.qplugin.Conv3dPackedParamsBase packed_weights) -> (Tensor weight, Tensor? bias)", &qplugin::conv3d_unpack);
+  m.def("conv1d(Tensor qx, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
+  m.def("conv1d_relu(Tensor qx, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
+  m.def("conv2d(Tensor qx, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
+  m.def("conv2d_relu(Tensor qx, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
+  m.def("conv3d(Tensor qx, __torch__.torch.classes.qplugin.Conv3dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
+  m.def("conv3d_relu(Tensor qx, __torch__.torch.classes.qplugin.Conv3dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
+  m.def("conv2d_add(Tensor qx, Tensor qaccum, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
+  m.def("conv2d_add_relu(Tensor qx, Tensor qaccum, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
 }

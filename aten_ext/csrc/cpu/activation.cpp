@@ -1,0 +1,173 @@
+// CPU glue for the activations: validate, lay out, build tables, call kernels/.
+#include "cpu/activation.h"
+
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <atomic>
+#include <cmath>
+
+#include "kernels/activation_kernel.h"
+#include "kernels/dispatch.h"
+#include "utils/checks.h"
+#include "utils/qtensor.h"
+
+namespace qplugin {
+namespace cpu {
+namespace {
+
+constexpr int64_t kGrainBytes = 1 << 16;  // bytes of input per task
+
+bool cpu_has_vbmi() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512vbmi");
+}
+
+std::atomic<bool>& vbmi_slot() {
+  static std::atomic<bool> slot{cpu_has_vbmi()};
+  return slot;
+}
+
+// The dense input the kernels read: `data` itself when it is already dense in
+// its kept memory format, else a copy.
+at::Tensor dense_input(const at::Tensor& data) {
+  return data.contiguous(kept_format(data));
+}
+
+template <typename F>
+void parallel_elems(int64_t n, int64_t elem_size, F fn) {
+  if (n == 0) return;
+  at::parallel_for(0, n, std::max<int64_t>(1, kGrainBytes / elem_size), fn);
+}
+
+} // namespace
+
+void check_per_tensor_input(const char* op, const char* arg, const at::Tensor& t) {
+  check_quantized_input(op, arg, t);
+  const auto qs = t.qscheme();
+  TORCH_CHECK(qs == at::kPerTensorAffine || qs == at::kPerTensorSymmetric, "qplugin::", op, ": ", arg,
+              " should be a per-tensor quantized tensor, got qscheme ", toString(qs));
+}
+
+bool act_use_vbmi(c10::optional<bool> enable) {
+  if (enable.has_value()) vbmi_slot().store(*enable && cpu_has_vbmi());
+  return vbmi_slot().load();
+}
+
+int64_t quantize_bound(double value, double scale, int64_t zero_point, at::ScalarType qdtype) {
+  // aten's quantize_val (kernels/quantize_math.h scalar rule): round(float(v * inv) + zp).
+  const float inv = 1.0f / static_cast<float>(scale);
+  const float v = static_cast<float>(value);
+  const int32_t zp = static_cast<int32_t>(zero_point);
+  switch (qdtype) {
+    case at::kQUInt8: return kernels::quantize_val_scalar_rule<uint8_t>(v, inv, zp);
+    case at::kQInt8: return kernels::quantize_val_scalar_rule<int8_t>(v, inv, zp);
+    default: return kernels::quantize_val_scalar_rule<int32_t>(v, inv, zp);
+  }
+}
+
+void clamp_int_out(const at::Tensor& data, const at::Tensor& out, int64_t lo, int64_t hi) {
+  const at::Tensor x = dense_input(data);
+  TORCH_INTERNAL_ASSERT(out.is_contiguous(kept_format(data)) && out.sizes() == x.sizes() &&
+                        out.scalar_type() == x.scalar_type());
+  const int32_t l = static_cast<int32_t>(lo), h = static_cast<int32_t>(hi);
+  const void* xp = x.const_data_ptr();
+  void* yp = out.data_ptr();
+  const at::ScalarType dt = x.scalar_type();
+  parallel_elems(x.numel(), x.element_size(), [&](int64_t b, int64_t e) {
+    if (dt == at::kByte) {
+      QPLUGIN_ISA_CALL(clamp_u8, static_cast<const uint8_t*>(xp) + b, static_cast<uint8_t*>(yp) + b, e - b, l, h);
+    } else if (dt == at::kChar) {
+      QPLUGIN_ISA_CALL(clamp_s8, static_cast<const int8_t*>(xp) + b, static_cast<int8_t*>(yp) + b, e - b, l, h);
+    } else {
+      QPLUGIN_ISA_CALL(clamp_s32, static_cast<const int32_t*>(xp) + b, static_cast<int32_t*>(yp) + b, e - b, l, h);
+    }
+  });
+}
+
+void activation_int_out(const at::Tensor& data, const at::Tensor& out, const kernels::ActSpec& spec) {
+  const at::Tensor x = dense_input(data);
+  TORCH_INTERNAL_ASSERT(out.is_contiguous(kept_format(data)) && out.sizes() == x.sizes() &&
+                        out.scalar_type() == x.scalar_type());
+  const at::ScalarType dt = x.scalar_type();
+  const int64_t n = x.numel();
+  if (n == 0) return;
+  if (dt == at::kInt) {
+    const int32_t* xp = x.const_data_ptr<int32_t>();
+    int32_t* yp = out.data_ptr<int32_t>();
+    at::parallel_for(0, n, 2048, [&](int64_t b, int64_t e) {
+      QPLUGIN_ISA_CALL(act_map_s32, xp + b, yp + b, e - b, &spec);
+    });
+    return;
+  }
+  // One table entry per byte value, from the float64 definition.
+  alignas(64) uint8_t table[256];
+  for (int v = 0; v < 256; ++v) {
+    if (dt == at::kByte) {
+      table[v] = kernels::act_apply<uint8_t>(spec, static_cast<uint8_t>(v));
+    } else {
+      table[v] = static_cast<uint8_t>(kernels::act_apply<int8_t>(spec, static_cast<int8_t>(v)));
+    }
+  }
+  const uint8_t* xp = static_cast<const uint8_t*>(x.const_data_ptr());
+  uint8_t* yp = static_cast<uint8_t*>(out.data_ptr());
+  const bool vbmi = vbmi_slot().load();
+  parallel_elems(n, 1, [&](int64_t b, int64_t e) {
+    QPLUGIN_ISA_CALL(lut_apply8, xp + b, yp + b, e - b, table, vbmi);
+  });
+}
+
+} // namespace cpu
+
+namespace {
+
+// Wrong tensor kind: the CPU key sees float / integer tensors.
+at::Tensor relu_cpu_error(const at::Tensor& qx) {
+  check_quantized_input("relu", "qx", qx);
+  return qx;
+}
+at::Tensor relu6_cpu_error(const at::Tensor& qx, bool) {
+  check_quantized_input("relu6", "qx", qx);
+  return qx;
+}
+at::Tensor leaky_relu_cpu_error(const at::Tensor& qx, const at::Scalar&, bool, double, int64_t) {
+  check_quantized_input("leaky_relu", "qx", qx);
+  return qx;
+}
+at::Tensor hardswish_cpu_error(const at::Tensor& input, double, int64_t) {
+  check_quantized_input("hardswish", "input", input);
+  return input;
+}
+at::Tensor hardsigmoid_cpu_error(const at::Tensor& input, double, int64_t) {
+  check_quantized_input("hardsigmoid", "input", input);
+  return input;
+}
+at::Tensor sigmoid_cpu_error(const at::Tensor& qx, double, int64_t) {
+  check_quantized_input("sigmoid", "qx", qx);
+  return qx;
+}
+at::Tensor elu_cpu_error(const at::Tensor& self, double, int64_t, const at::Scalar&, const at::Scalar&,
+                         const at::Scalar&) {
+  check_quantized_input("elu", "self", self);
+  return self;
+}
+at::Tensor clamp_cpu_error(const at::Tensor& qx, const c10::optional<at::Scalar>&,
+                           const c10::optional<at::Scalar>&) {
+  check_quantized_input("clamp", "qx", qx);
+  return qx;
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  m.impl("relu", TORCH_FN(relu_cpu_error));
+  m.impl("relu6", TORCH_FN(relu6_cpu_error));
+  m.impl("leaky_relu", TORCH_FN(leaky_relu_cpu_error));
+  m.impl("hardswish", TORCH_FN(hardswish_cpu_error));
+  m.impl("hardsigmoid", TORCH_FN(hardsigmoid_cpu_error));
+  m.impl("sigmoid", TORCH_FN(sigmoid_cpu_error));
+  m.impl("elu", TORCH_FN(elu_cpu_error));
+  m.impl("clamp", TORCH_FN(clamp_cpu_error));
+}
+
+} // namespace qplugin

@@ -1,0 +1,50 @@
+// ATen glue for the activation and normalization families (CPU layer):
+// plain-integer entry points (uint8 / int8 / int32 data + per-tensor qparams)
+// that the QuantizedCPU adapters (quantized/cpu/{activation,norm,softmax}.cpp)
+// call with int_view() of their tensors.
+//
+// *_out functions write into `out`: a dense tensor of data's sizes and dtype,
+// contiguous in kept_format(data) (it may be `data` itself when data is dense:
+// every kernel here reads element i before writing it).
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <c10/util/Optional.h>
+
+#include "kernels/activation_math.h"
+
+namespace qplugin {
+namespace cpu {
+
+// ---- activations (cpu/activation.cpp) ----
+// out = min(max(data, lo), hi) on the integers (relu, relu6, clamp).
+void clamp_int_out(const at::Tensor& data, const at::Tensor& out, int64_t lo, int64_t hi);
+// Requantizing activation described by spec (in/out qparams inside):
+// 8-bit data through a 256-entry table, int32 element by element.
+void activation_int_out(const at::Tensor& data, const at::Tensor& out, const kernels::ActSpec& spec);
+// aten's quantize_val of one bound: clamp(round_half_even(float(value * (1.0f / scale)) + zp)).
+int64_t quantize_bound(double value, double scale, int64_t zero_point, at::ScalarType qdtype);
+// Whether the AVX-512 table path uses VBMI (test hook: enable=false forces the
+// VPSHUFB path; enable=true uses VBMI when the CPU has it). Returns the new state.
+bool act_use_vbmi(c10::optional<bool> enable);
+
+// ---- softmax (cpu/softmax.cpp) ----
+void softmax_int_out(const at::Tensor& data, const at::Tensor& out, int64_t dim, double in_scale,
+                     int64_t in_zp, double out_scale, int64_t out_zp);
+
+// ---- normalization (cpu/norm.cpp) ----
+// weight / bias: float tensors of normalized_shape (or undefined).
+void layer_norm_int_out(const at::Tensor& data, const at::Tensor& out, at::IntArrayRef normalized_shape,
+                        const at::Tensor& weight, const at::Tensor& bias, double eps, double in_scale,
+                        int64_t in_zp, double out_scale, int64_t out_zp);
+// data: 4-D [N, C, H, W] (any memory format); weight / bias / mean / var: float [C].
+void batch_norm_int_out(const at::Tensor& data, const at::Tensor& out, const at::Tensor& weight,
+                        const at::Tensor& bias, const at::Tensor& mean, const at::Tensor& var,
+                        double eps, double in_scale, int64_t in_zp, double out_scale, int64_t out_zp);
+
+// Shared checks of the adapters.
+void check_per_tensor_input(const char* op, const char* arg, const at::Tensor& t);
+
+} // namespace cpu
+} // namespace qplugin

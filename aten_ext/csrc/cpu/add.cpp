@@ -1,0 +1,327 @@
+// CPU glue for add / add_relu / mul / mul_relu and the scalar variants:
+// validate, broadcast, keep the memory format, call kernels/add_kernel.h.
+#include <ATen/Parallel.h>
+#include <ATen/TensorIterator.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "cpu/elementwise.h"
+#include "cpu/tensor_iter.h"
+#include "kernels/add_kernel.h"
+#include "kernels/dispatch.h"
+#include "utils/checks.h"
+#include "utils/qtensor.h"
+
+namespace qplugin {
+namespace cpu {
+namespace {
+
+constexpr int64_t kGrain = 1 << 15;  // elements per task
+
+kernels::BinaryParams binary_params(BinaryKind kind, bool relu, at::ScalarType qt, QP qa, QP qb, QP qo) {
+  kernels::BinaryParams p{};
+  p.za = static_cast<int32_t>(qa.zero_point);
+  p.zb = static_cast<int32_t>(qb.zero_point);
+  p.zo = static_cast<int32_t>(qo.zero_point);
+  if (kind == BinaryKind::kAdd) {
+    p.da = qa.scale / qo.scale;
+    p.db = qb.scale / qo.scale;
+  } else {
+    p.da = qa.scale * qb.scale / qo.scale;
+    p.db = 0.0;
+  }
+  p.fa = static_cast<float>(p.da);
+  p.fb = static_cast<float>(p.db);
+  const auto r = qrange(qt);
+  p.lo = static_cast<int32_t>(relu ? std::max<int64_t>(r.first, qo.zero_point) : r.first);
+  p.hi = static_cast<int32_t>(r.second);
+  return p;
+}
+
+void run_binary(BinaryKind kind, at::ScalarType qt, const kernels::Strided& s, int64_t n,
+                const kernels::BinaryParams& p) {
+  const bool add = kind == BinaryKind::kAdd;
+  if (qt == at::kQUInt8) {
+    add ? QPLUGIN_ISA_CALL(add_u8, s, n, p) : QPLUGIN_ISA_CALL(mul_u8, s, n, p);
+  } else if (qt == at::kQInt8) {
+    add ? QPLUGIN_ISA_CALL(add_s8, s, n, p) : QPLUGIN_ISA_CALL(mul_s8, s, n, p);
+  } else {
+    add ? QPLUGIN_ISA_CALL(add_s32, s, n, p) : QPLUGIN_ISA_CALL(mul_s32, s, n, p);
+  }
+}
+
+const char* binary_name(BinaryKind kind, bool relu) {
+  if (kind == BinaryKind::kAdd) return relu ? "add_relu" : "add";
+  return relu ? "mul_relu" : "mul";
+}
+
+} // namespace
+
+at::ScalarType qdtype_of_int(const char* op, const char* arg, const at::Tensor& t) {
+  TORCH_CHECK(!t.is_quantized(), "qplugin::", op, ": ", arg,
+              " should be a uint8, int8 or int32 tensor, got a quantized tensor of dtype ", t.scalar_type());
+  switch (t.scalar_type()) {
+    case at::kByte: return at::kQUInt8;
+    case at::kChar: return at::kQInt8;
+    case at::kInt: return at::kQInt32;
+    default:
+      TORCH_CHECK(false, "qplugin::", op, ": ", arg, " should be a uint8, int8 or int32 tensor, got dtype ",
+                  t.scalar_type());
+  }
+}
+
+std::vector<int64_t> broadcast_shape(const char* op, at::IntArrayRef a, at::IntArrayRef b) {
+  const size_t n = std::max(a.size(), b.size());
+  std::vector<int64_t> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    TORCH_CHECK(da == db || da == 1 || db == 1, "qplugin::", op,
+                ": the shapes of the two inputs should be broadcastable, got ", a, " and ", b);
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+at::MemoryFormat binary_format(const at::Tensor& a, const at::Tensor& b, at::IntArrayRef out) {
+  if (a.sizes() == out) return kept_format(a);
+  if (b.sizes() == out) return kept_format(b);
+  return at::MemoryFormat::Contiguous;
+}
+
+void binary_into(BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb,
+                 QP qo, const at::Tensor& out) {
+  const at::ScalarType qt = qdtype_of_int(binary_name(kind, relu), "qa", a);
+  TORCH_INTERNAL_ASSERT(b.scalar_type() == a.scalar_type() && out.scalar_type() == a.scalar_type());
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  const kernels::BinaryParams p = binary_params(kind, relu, qt, qa, qb, qo);
+  const at::MemoryFormat fmt = kept_format(out);
+  const bool dense_out = out.is_contiguous(fmt);
+  const bool dense_a = a.sizes() == out.sizes() && a.is_contiguous(fmt);
+  const bool dense_b = b.sizes() == out.sizes() && b.is_contiguous(fmt);
+  const size_t es = a.element_size();
+  if (dense_out && (dense_a || a.numel() == 1) && (dense_b || b.numel() == 1)) {
+    // Flat walk: both dense in the output's layout, or one a single value.
+    const char* ap = static_cast<const char*>(a.const_data_ptr());
+    const char* bp = static_cast<const char*>(b.const_data_ptr());
+    char* yp = static_cast<char*>(out.data_ptr());
+    const int64_t as = dense_a ? 1 : 0, bs = dense_b ? 1 : 0;
+    at::parallel_for(0, n, kGrain, [&](int64_t lo, int64_t hi) {
+      const kernels::Strided s{ap + lo * as * es, as, bp + lo * bs * es, bs, yp + lo * es, 1};
+      run_binary(kind, qt, s, hi - lo, p);
+    });
+    return;
+  }
+  at::TensorIterator iter = at::TensorIteratorConfig()
+                                .set_check_mem_overlap(false)
+                                .check_all_same_dtype(false)
+                                .resize_outputs(false)
+                                .add_output(out)
+                                .add_const_input(a)
+                                .add_const_input(b)
+                                .build();
+  const int64_t esz = static_cast<int64_t>(es);
+  for_each_row<3>(
+      iter,
+      [&](char** data, const int64_t* strides, int64_t len) {
+        const kernels::Strided s{data[1], strides[1] / esz, data[2], strides[2] / esz, data[0], strides[0] / esz};
+        run_binary(kind, qt, s, len, p);
+      },
+      kGrain);
+}
+
+namespace {
+
+at::Tensor binary_int(BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb,
+                      QP qo) {
+  const char* op = binary_name(kind, relu);
+  const at::ScalarType qt = qdtype_of_int(op, "qa", a);
+  TORCH_CHECK(b.scalar_type() == a.scalar_type(), "qplugin::", op, ": qb should have the dtype of qa (",
+              a.scalar_type(), "), got ", b.scalar_type());
+  check_scale(op, "qa scale", qa.scale);
+  check_scale(op, "qb scale", qb.scale);
+  check_scale(op, "scale", qo.scale);
+  check_zero_point(op, "qa zero_point", qa.zero_point, qt);
+  check_zero_point(op, "qb zero_point", qb.zero_point, qt);
+  check_zero_point(op, "zero_point", qo.zero_point, qt);
+  const auto shape = broadcast_shape(op, a.sizes(), b.sizes());
+  at::Tensor out = at::empty(shape, a.options(), binary_format(a, b, shape));
+  binary_into(kind, relu, a, qa, b, qb, qo, out);
+  return out;
+}
+
+} // namespace
+
+at::Tensor add_int(const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu) {
+  return binary_int(BinaryKind::kAdd, relu, a, qa, b, qb, qo);
+}
+at::Tensor mul_int(const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu) {
+  return binary_int(BinaryKind::kMul, relu, a, qa, b, qb, qo);
+}
+
+// ---- scalar variants (torch's quantized::add_scalar / mul_scalar qparams) ----
+
+namespace {
+
+double scalar_value(const char* op, const c10::Scalar& b) {
+  TORCH_CHECK(!b.isComplex(), "qplugin::", op, ": b should be a real number, got a complex number");
+  const double c = b.toDouble();
+  TORCH_CHECK_VALUE(std::isfinite(c), "qplugin::", op, ": b should be a finite number, got ", c);
+  return c;
+}
+
+int64_t scalar_in_steps(const char* op, QP qx, double c) {
+  const double steps = std::nearbyint(c / qx.scale);
+  TORCH_CHECK_VALUE(std::abs(steps) < 2147483648.0, "qplugin::", op,
+                    ": b / scale should be within the int32 range, got ", c, " / ", qx.scale);
+  return static_cast<int64_t>(steps);
+}
+
+// Runs fn(x_ptr, y_ptr, len) over the flat data of x (made dense in out's format).
+template <typename F>
+void unary_walk(const at::Tensor& x, const at::Tensor& out, F fn) {
+  const at::Tensor xc = x.contiguous(kept_format(out));
+  TORCH_INTERNAL_ASSERT(out.is_contiguous(kept_format(out)) && xc.sizes() == out.sizes());
+  const char* xp = static_cast<const char*>(xc.const_data_ptr());
+  char* yp = static_cast<char*>(out.data_ptr());
+  const int64_t es = static_cast<int64_t>(xc.element_size());
+  at::parallel_for(0, xc.numel(), kGrain, [&](int64_t lo, int64_t hi) {
+    fn(xp + lo * es, yp + lo * es, hi - lo);
+  });
+}
+
+void flip_clamp_into(const at::Tensor& x, const at::Tensor& out, bool flip, int32_t k, int32_t lo, int32_t hi) {
+  const at::ScalarType dt = x.scalar_type();
+  unary_walk(x, out, [&](const char* xp, char* yp, int64_t n) {
+    if (dt == at::kByte) {
+      QPLUGIN_ISA_CALL(flip_clamp_u8, reinterpret_cast<const uint8_t*>(xp), reinterpret_cast<uint8_t*>(yp), n, flip, k, lo, hi);
+    } else if (dt == at::kChar) {
+      QPLUGIN_ISA_CALL(flip_clamp_s8, reinterpret_cast<const int8_t*>(xp), reinterpret_cast<int8_t*>(yp), n, flip, k, lo, hi);
+    } else {
+      QPLUGIN_ISA_CALL(flip_clamp_s32, reinterpret_cast<const int32_t*>(xp), reinterpret_cast<int32_t*>(yp), n, flip, k, lo, hi);
+    }
+  });
+}
+
+} // namespace
+
+QP add_scalar_qparams(const char* op, QP qx, at::ScalarType qt, const c10::Scalar& b) {
+  const double c = scalar_value(op, b);
+  const int64_t c_q = scalar_in_steps(op, qx, c);
+  const auto r = qrange(qt);
+  const int64_t qmin = r.first, qmax = r.second, z = qx.zero_point;
+  QP out;
+  if (qmin > z - c_q) {
+    out = {(static_cast<double>(qmax) - (z - c_q)) / (static_cast<double>(qmax) - qmin) * qx.scale, qmin};
+  } else if (qmax < z - c_q) {
+    out = {(static_cast<double>(z - c_q) - qmin) / (static_cast<double>(qmax) - qmin) * qx.scale, qmax};
+  } else {
+    out = {qx.scale, z - c_q};
+  }
+  check_scale(op, "the output scale", out.scale);
+  return out;
+}
+
+void add_scalar_into(const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu, const at::Tensor& out) {
+  const char* op = relu ? "add_scalar_relu" : "add_scalar";
+  const at::ScalarType qt = qdtype_of_int(op, "qa", x);
+  const QP qo = add_scalar_qparams(op, qx, qt, b);
+  if (x.numel() == 0) return;
+  const auto r = qrange(qt);
+  const int32_t lo = static_cast<int32_t>(relu ? std::max<int64_t>(r.first, qo.zero_point) : r.first);
+  const int32_t hi = static_cast<int32_t>(r.second);
+  if (qo.scale == qx.scale) {  // only the zero point moves: a copy (+ relu)
+    flip_clamp_into(x, out, false, 0, lo, hi);
+    return;
+  }
+  const int64_t c_q = scalar_in_steps(op, qx, scalar_value(op, b));
+  const float m = static_cast<float>(qx.scale) * (1.0f / static_cast<float>(qo.scale));
+  const int32_t zi = static_cast<int32_t>(qx.zero_point), zo = static_cast<int32_t>(qo.zero_point);
+  const at::ScalarType dt = x.scalar_type();
+  unary_walk(x, out, [&](const char* xp, char* yp, int64_t n) {
+    if (dt == at::kByte) {
+      QPLUGIN_ISA_CALL(add_scalar_requant_u8, reinterpret_cast<const uint8_t*>(xp), reinterpret_cast<uint8_t*>(yp), n, zi, c_q, m, zo, lo, hi);
+    } else if (dt == at::kChar) {
+      QPLUGIN_ISA_CALL(add_scalar_requant_s8, reinterpret_cast<const int8_t*>(xp), reinterpret_cast<int8_t*>(yp), n, zi, c_q, m, zo, lo, hi);
+    } else {
+      QPLUGIN_ISA_CALL(add_scalar_requant_s32, reinterpret_cast<const int32_t*>(xp), reinterpret_cast<int32_t*>(yp), n, zi, c_q, m, zo, lo, hi);
+    }
+  });
+}
+
+QP mul_scalar_qparams(const char* op, QP qx, at::ScalarType qt, const c10::Scalar& b) {
+  const double c = scalar_value(op, b);
+  const auto r = qrange(qt);
+  QP out;
+  if (c > 0.0) {
+    out = {c * qx.scale, qx.zero_point};
+  } else if (c == 0.0) {
+    out = {1.0, 0};
+  } else {
+    out = {std::abs(c) * qx.scale, r.second - (qx.zero_point - r.first)};
+  }
+  check_scale(op, "the output scale (scale * |b|)", out.scale);
+  return out;
+}
+
+void mul_scalar_into(const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu, const at::Tensor& out) {
+  const char* op = relu ? "mul_scalar_relu" : "mul_scalar";
+  const at::ScalarType qt = qdtype_of_int(op, "qa", x);
+  const QP qo = mul_scalar_qparams(op, qx, qt, b);
+  if (x.numel() == 0) return;
+  const double c = scalar_value(op, b);
+  const auto r = qrange(qt);
+  const int32_t lo = static_cast<int32_t>(relu ? std::max<int64_t>(r.first, qo.zero_point) : r.first);
+  const int32_t hi = static_cast<int32_t>(r.second);
+  if (c == 0.0) {
+    out.zero_();
+    return;
+  }
+  flip_clamp_into(x, out, c < 0.0, static_cast<int32_t>(r.first + r.second), lo, hi);
+}
+
+} // namespace cpu
+
+namespace {
+
+// Wrong tensor kind: these ops take quantized tensors.
+at::Tensor binary_cpu_error(const char* op, const at::Tensor& qa, const at::Tensor& qb) {
+  check_quantized_input(op, "qa", qa);
+  check_quantized_input(op, "qb", qb);
+  TORCH_CHECK(false, "qplugin::", op, ": qa and qb should be quantized tensors");
+}
+at::Tensor add_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) { return binary_cpu_error("add", a, b); }
+at::Tensor add_relu_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) { return binary_cpu_error("add_relu", a, b); }
+at::Tensor mul_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) { return binary_cpu_error("mul", a, b); }
+at::Tensor mul_relu_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) { return binary_cpu_error("mul_relu", a, b); }
+at::Tensor matmul_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) { return binary_cpu_error("matmul", a, b); }
+at::Tensor add_scalar_cpu(const at::Tensor& a, const c10::Scalar&) {
+  check_quantized_input("add_scalar", "qa", a);
+  return a;
+}
+at::Tensor add_scalar_relu_cpu(const at::Tensor& a, const c10::Scalar&) {
+  check_quantized_input("add_scalar_relu", "qa", a);
+  return a;
+}
+at::Tensor mul_scalar_cpu(const at::Tensor& a, const c10::Scalar&) {
+  check_quantized_input("mul_scalar", "qa", a);
+  return a;
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  m.impl("add", TORCH_FN(add_cpu));
+  m.impl("add_relu", TORCH_FN(add_relu_cpu));
+  m.impl("mul", TORCH_FN(mul_cpu));
+  m.impl("mul_relu", TORCH_FN(mul_relu_cpu));
+  m.impl("matmul", TORCH_FN(matmul_cpu));
+  m.impl("add_scalar", TORCH_FN(add_scalar_cpu));
+  m.impl("add_scalar_relu", TORCH_FN(add_scalar_relu_cpu));
+  m.impl("mul_scalar", TORCH_FN(mul_scalar_cpu));
+}
+
+} // namespace qplugin

@@ -1,0 +1,220 @@
+// CPU glue for cat / cat_relu: shape checks, output layout, and a parallel walk
+// that copies (shared qparams: bit-exact) or requantizes each input's block
+// (kernels/cat_kernel.h) into its slot of the output.
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "cpu/elementwise.h"
+#include "kernels/cat_kernel.h"
+#include "kernels/dispatch.h"
+#include "utils/checks.h"
+#include "utils/qtensor.h"
+
+namespace qplugin {
+namespace cpu {
+namespace {
+
+constexpr int64_t kGrain = 1 << 15;  // elements per task
+
+// torch.cat skips legacy 1-D empty tensors (shape [0]) of any other shape.
+bool skipped(const at::Tensor& x) { return x.dim() == 1 && x.numel() == 0; }
+
+} // namespace
+
+at::MemoryFormat cat_format(const std::vector<at::Tensor>& xs) {
+  at::MemoryFormat fmt = at::MemoryFormat::Contiguous;
+  bool first = true;
+  for (const auto& x : xs) {
+    if (skipped(x)) continue;
+    const at::MemoryFormat f = kept_format(x);
+    if (first) {
+      fmt = f;
+      first = false;
+    } else if (f != fmt) {
+      return at::MemoryFormat::Contiguous;
+    }
+  }
+  return fmt;
+}
+
+std::vector<int64_t> cat_shape(const char* op, const std::vector<at::Tensor>& xs, int64_t* dim) {
+  TORCH_CHECK_VALUE(!xs.empty(), "qplugin::", op, ": qx should be a non-empty list of tensors, got an empty list");
+  int64_t ref = -1;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    if (!skipped(xs[i])) {
+      ref = static_cast<int64_t>(i);
+      break;
+    }
+  }
+  if (ref < 0) {  // only legacy empties
+    *dim = check_dim(op, "dim", *dim, 1);
+    return {0};
+  }
+  const at::Tensor& r = xs[ref];
+  TORCH_CHECK_VALUE(r.dim() > 0, "qplugin::", op, ": qx[", ref,
+                    "] should have at least one dim (zero-dim tensors cannot be concatenated), got a 0-dim tensor");
+  const int64_t d = check_dim(op, "dim", *dim, r.dim());
+  *dim = d;
+  std::vector<int64_t> shape(r.sizes().begin(), r.sizes().end());
+  shape[d] = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const at::Tensor& x = xs[i];
+    if (skipped(x)) continue;
+    TORCH_CHECK_VALUE(x.dim() == r.dim(), "qplugin::", op, ": qx[", i, "] should have ", r.dim(),
+                      " dims like qx[", ref, "], got shape ", x.sizes());
+    for (int64_t k = 0; k < r.dim(); ++k) {
+      TORCH_CHECK_VALUE(k == d || x.size(k) == r.size(k), "qplugin::", op, ": qx[", i,
+                        "] should match qx[", ref, "] (shape ", r.sizes(), ") in every dim but ", d,
+                        ", got shape ", x.sizes());
+    }
+    shape[d] += x.size(d);
+  }
+  return shape;
+}
+
+void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, int64_t dim, QP qo,
+              bool relu, const at::Tensor& out) {
+  TORCH_INTERNAL_ASSERT(xs_in.size() == qps.size());
+  const at::MemoryFormat fmt = kept_format(out);
+  TORCH_INTERNAL_ASSERT(out.is_contiguous(fmt));
+  if (out.numel() == 0) return;
+  const at::ScalarType dt = out.scalar_type();
+  const at::ScalarType qt = qdtype_of_int(relu ? "cat_relu" : "cat", "qx", out);
+  const auto r = qrange(qt);
+  const int32_t lo = static_cast<int32_t>(relu ? std::max<int64_t>(r.first, qo.zero_point) : r.first);
+  const int64_t es = static_cast<int64_t>(out.element_size());
+
+  struct Part {
+    at::Tensor x;
+    int64_t cols;    // elements per row of this input
+    int64_t offset;  // element offset of its slot in an output row
+    int mode;        // 0 copy, 1 relu, 2 requantize
+    kernels::CatRequant p;
+  };
+  const AxisSplit split = axis_split(out.sizes(), dim, fmt);
+  const int64_t out_cols = split.channels * split.inner;
+  std::vector<Part> parts;
+  int64_t c_off = 0;
+  for (size_t i = 0; i < xs_in.size(); ++i) {
+    if (skipped(xs_in[i]) || xs_in[i].numel() == 0) {
+      if (!skipped(xs_in[i])) c_off += xs_in[i].size(dim);
+      continue;
+    }
+    Part pt;
+    pt.x = xs_in[i].contiguous(fmt);
+    pt.cols = pt.x.size(dim) * split.inner;
+    pt.offset = c_off * split.inner;
+    c_off += pt.x.size(dim);
+    const bool same = qps[i].scale == qo.scale && qps[i].zero_point == qo.zero_point;
+    pt.mode = same ? (relu && lo > r.first ? 1 : 0) : 2;
+    pt.p = {static_cast<float>(qps[i].scale), static_cast<int32_t>(qps[i].zero_point),
+            1.0f / static_cast<float>(qo.scale), static_cast<int32_t>(qo.zero_point), lo};
+    parts.push_back(pt);
+  }
+  char* yp = static_cast<char*>(out.data_ptr());
+
+  // Copies / requantizes rows [r0, r1) of every part, columns [f0, f1) of nsplit.
+  auto run = [&](int64_t r0, int64_t r1, int64_t part, int64_t nsplit) {
+    for (const Part& pt : parts) {
+      const int64_t c0 = pt.cols * part / nsplit, c1 = pt.cols * (part + 1) / nsplit;
+      if (c1 <= c0) continue;
+      const char* x = static_cast<const char*>(pt.x.const_data_ptr()) + (r0 * pt.cols + c0) * es;
+      char* y = yp + (r0 * out_cols + pt.offset + c0) * es;
+      const int64_t rows = r1 - r0, cols = c1 - c0;
+      if (pt.mode == 0) {
+        if (cols == pt.cols && cols == out_cols) {
+          std::memcpy(y, x, rows * cols * es);
+        } else {
+          for (int64_t k = 0; k < rows; ++k) std::memcpy(y + k * out_cols * es, x + k * pt.cols * es, cols * es);
+        }
+      } else if (pt.mode == 1) {
+        if (dt == at::kByte) {
+          QPLUGIN_ISA_CALL(cat_relu_u8, reinterpret_cast<const uint8_t*>(x), pt.cols, reinterpret_cast<uint8_t*>(y), out_cols, rows, cols, lo);
+        } else if (dt == at::kChar) {
+          QPLUGIN_ISA_CALL(cat_relu_s8, reinterpret_cast<const int8_t*>(x), pt.cols, reinterpret_cast<int8_t*>(y), out_cols, rows, cols, lo);
+        } else {
+          QPLUGIN_ISA_CALL(cat_relu_s32, reinterpret_cast<const int32_t*>(x), pt.cols, reinterpret_cast<int32_t*>(y), out_cols, rows, cols, lo);
+        }
+      } else {
+        if (dt == at::kByte) {
+          QPLUGIN_ISA_CALL(cat_requant_u8, reinterpret_cast<const uint8_t*>(x), pt.cols, reinterpret_cast<uint8_t*>(y), out_cols, rows, cols, pt.p);
+        } else if (dt == at::kChar) {
+          QPLUGIN_ISA_CALL(cat_requant_s8, reinterpret_cast<const int8_t*>(x), pt.cols, reinterpret_cast<int8_t*>(y), out_cols, rows, cols, pt.p);
+        } else {
+          QPLUGIN_ISA_CALL(cat_requant_s32, reinterpret_cast<const int32_t*>(x), pt.cols, reinterpret_cast<int32_t*>(y), out_cols, rows, cols, pt.p);
+        }
+      }
+    }
+  };
+
+  const int64_t outer = split.outer;
+  const int64_t tasks = std::max<int64_t>(1, out.numel() / kGrain);
+  if (outer >= tasks) {
+    const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, out_cols));
+    at::parallel_for(0, outer, grain, [&](int64_t b, int64_t e) { run(b, e, 0, 1); });
+  } else {
+    // Few long rows (e.g. NCHW along channels with N = 1): split columns too.
+    const int64_t nsplit = (tasks + outer - 1) / outer;
+    at::parallel_for(0, outer * nsplit, 1, [&](int64_t b, int64_t e) {
+      for (int64_t u = b; u < e; ++u) run(u / nsplit, u / nsplit + 1, u % nsplit, nsplit);
+    });
+  }
+}
+
+at::Tensor cat_int(const std::vector<at::Tensor>& xs, const std::vector<QP>& qps, int64_t dim, QP qo,
+                   bool relu) {
+  const char* op = relu ? "cat_relu" : "cat";
+  TORCH_CHECK_VALUE(xs.size() == qps.size(), "qplugin::", op, ": one qparams entry per input expected");
+  int64_t d = dim;
+  const auto shape = cat_shape(op, xs, &d);
+  const at::ScalarType qt = qdtype_of_int(op, "qx[0]", xs[0]);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    TORCH_CHECK(xs[i].scalar_type() == xs[0].scalar_type(), "qplugin::", op, ": qx[", i,
+                "] should have the dtype of qx[0] (", xs[0].scalar_type(), "), got ", xs[i].scalar_type());
+    check_scale(op, "input scale", qps[i].scale);
+    check_zero_point(op, "input zero_point", qps[i].zero_point, qt);
+  }
+  check_scale(op, "scale", qo.scale);
+  check_zero_point(op, "zero_point", qo.zero_point, qt);
+  at::Tensor out = at::empty(shape, xs[0].options(), cat_format(xs));
+  cat_into(xs, qps, d, qo, relu, out);
+  return out;
+}
+
+} // namespace cpu
+
+namespace {
+
+at::Tensor cat_cpu_error(const char* op, const at::TensorList& qx) {
+  TORCH_CHECK_VALUE(!qx.empty(), "qplugin::", op, ": qx should be a non-empty list of tensors, got an empty list");
+  for (size_t i = 0; i < qx.size(); ++i) {
+    TORCH_CHECK(qx[i].is_quantized(), "qplugin::", op, ": qx[", i,
+                "] should be a quantized tensor (quint8, qint8 or qint32), got a non-quantized tensor of dtype ",
+                qx[i].scalar_type());
+  }
+  TORCH_CHECK(false, "qplugin::", op, ": qx should hold quantized tensors");
+}
+at::Tensor cat_cpu(const at::TensorList qx, int64_t, std::optional<double>, std::optional<int64_t>) {
+  return cat_cpu_error("cat", qx);
+}
+at::Tensor cat_relu_cpu(const at::TensorList qx, int64_t, std::optional<double>, std::optional<int64_t>) {
+  return cat_cpu_error("cat_relu", qx);
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  m.impl("cat", TORCH_FN(cat_cpu));
+  m.impl("cat_relu", TORCH_FN(cat_relu_cpu));
+}
+
+// An empty list carries no dispatch key; the dispatcher then takes this entry.
+TORCH_LIBRARY_IMPL(qplugin, CompositeExplicitAutograd, m) {
+  m.impl("cat", TORCH_FN(cat_cpu));
+  m.impl("cat_relu", TORCH_FN(cat_relu_cpu));
+}
+
+} // namespace qplugin

@@ -1,0 +1,294 @@
+// CPU glue for the comparators. The represented real value of q is
+// deq(q) = float(q - zp) * float(scale) (aten's dequantize), non-decreasing in q,
+// so every comparison becomes an exact integer test (kernels/compare_kernel.h):
+//  - tensor vs scalar: the set of q with deq(q) OP c is an interval of q's grid,
+//    found by binary search with deq itself (no tolerance, no whole-tensor dequantize);
+//  - tensor vs tensor, 8-bit: each side's 256 values get their rank in the sorted
+//    union of both sides' values, so deq_a(a) OP deq_b(b) <=> rank_a(a) OP rank_b(b);
+//    when both rank maps are shifts of q (e.g. equal scales) no table is needed;
+//  - tensor vs tensor with a qint32 side: deq per element, in registers.
+#include <ATen/Parallel.h>
+#include <ATen/TensorIterator.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "cpu/elementwise.h"
+#include "cpu/tensor_iter.h"
+#include "kernels/compare_kernel.h"
+#include "kernels/dispatch.h"
+#include "kernels/quantize_math.h"
+#include "utils/checks.h"
+#include "utils/qtensor.h"
+
+namespace qplugin {
+namespace cpu {
+namespace {
+
+constexpr int64_t kGrain = 1 << 15;
+
+struct Deq {
+  float scale;
+  int64_t zp;
+  float operator()(int64_t q) const { return static_cast<float>(q - zp) * scale; }
+};
+
+// {lo, hi, invert} on d for "d OP 0" where d = key_a - key_b.
+kernels::CmpRange diff_range(CmpOp op) {
+  constexpr int32_t kMin = std::numeric_limits<int32_t>::min(), kMax = std::numeric_limits<int32_t>::max();
+  switch (op) {
+    case CmpOp::kEq: return {0, 0, false};
+    case CmpOp::kNe: return {0, 0, true};
+    case CmpOp::kGe: return {0, kMax, false};
+    case CmpOp::kLe: return {kMin, 0, false};
+    case CmpOp::kGt: return {1, kMax, false};
+    default: return {kMin, -1, false};
+  }
+}
+
+bool cmp_float(CmpOp op, float x, float y) {
+  switch (op) {
+    case CmpOp::kEq: return x == y;
+    case CmpOp::kNe: return x != y;
+    case CmpOp::kGe: return x >= y;
+    case CmpOp::kLe: return x <= y;
+    case CmpOp::kGt: return x > y;
+    default: return x < y;
+  }
+}
+
+// First q in [qmin, qmax] with pred(q) true (pred monotone false..true), or qmax + 1.
+template <typename P>
+int64_t first_true(int64_t qmin, int64_t qmax, P pred) {
+  int64_t lo = qmin, hi = qmax + 1;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (pred(mid)) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
+kernels::CmpRange scalar_range(CmpOp op, QP qa, at::ScalarType qt, float c) {
+  const auto r = qrange(qt);
+  const Deq deq{static_cast<float>(qa.scale), qa.zero_point};
+  kernels::CmpRange empty{1, 0, false};
+  if (std::isnan(c)) {
+    empty.invert = op == CmpOp::kNe;
+    return empty;
+  }
+  const int64_t A = first_true(r.first, r.second, [&](int64_t q) { return deq(q) >= c; });
+  const int64_t B = first_true(r.first, r.second, [&](int64_t q) { return deq(q) > c; });
+  int64_t lo, hi;
+  bool invert = false;
+  switch (op) {
+    case CmpOp::kEq: lo = A; hi = B - 1; break;
+    case CmpOp::kNe: lo = A; hi = B - 1; invert = true; break;
+    case CmpOp::kGe: lo = A; hi = r.second; break;
+    case CmpOp::kGt: lo = B; hi = r.second; break;
+    case CmpOp::kLe: lo = r.first; hi = B - 1; break;
+    default: lo = r.first; hi = A - 1; break;
+  }
+  if (lo > hi) return {1, 0, invert};
+  return {static_cast<int32_t>(lo), static_cast<int32_t>(hi), invert};
+}
+
+float scalar_as_float(const char* op, const c10::Scalar& s) {
+  TORCH_CHECK(!s.isComplex(), "qplugin::", op, ": other should be a real number, got a complex number");
+  if (s.isBoolean()) return s.toBool() ? 1.0f : 0.0f;
+  if (s.isIntegral(false)) return static_cast<float>(s.toLong());
+  return static_cast<float>(s.toDouble());  // as float32 tensor OP python scalar
+}
+
+at::Tensor bool_out(at::IntArrayRef shape, const at::Tensor& like, at::MemoryFormat fmt) {
+  return at::empty(shape, like.options().dtype(at::kBool), fmt);
+}
+
+// Value of the byte pattern b for a dtype (uint8 / int8).
+int64_t byte_value(at::ScalarType dt, int b) {
+  return dt == at::kChar ? static_cast<int64_t>(static_cast<int8_t>(static_cast<uint8_t>(b))) : b;
+}
+
+} // namespace
+
+const char* cmp_name(CmpOp op) {
+  switch (op) {
+    case CmpOp::kEq: return "eq";
+    case CmpOp::kNe: return "ne";
+    case CmpOp::kGe: return "ge";
+    case CmpOp::kLe: return "le";
+    case CmpOp::kGt: return "gt";
+    default: return "lt";
+  }
+}
+
+at::Tensor compare_scalar_int(CmpOp op, const at::Tensor& a, QP qa, const c10::Scalar& other) {
+  const char* name = cmp_name(op);
+  const at::ScalarType qt = qdtype_of_int(name, "self", a);
+  check_scale(name, "self scale", qa.scale);
+  check_zero_point(name, "self zero_point", qa.zero_point, qt);
+  const kernels::CmpRange range = scalar_range(op, qa, qt, scalar_as_float(name, other));
+  const at::MemoryFormat fmt = kept_format(a);
+  at::Tensor out = bool_out(a.sizes(), a, fmt);
+  if (a.numel() == 0) return out;
+  const at::ScalarType dt = a.scalar_type();
+  const int64_t es = static_cast<int64_t>(a.element_size());
+  auto call = [&](const char* q, int64_t qs, uint8_t* y, int64_t ys, int64_t n) {
+    if (dt == at::kByte) {
+      QPLUGIN_ISA_CALL(cmp_range_u8, reinterpret_cast<const uint8_t*>(q), qs, y, ys, n, range);
+    } else if (dt == at::kChar) {
+      QPLUGIN_ISA_CALL(cmp_range_s8, reinterpret_cast<const int8_t*>(q), qs, y, ys, n, range);
+    } else {
+      QPLUGIN_ISA_CALL(cmp_range_s32, reinterpret_cast<const int32_t*>(q), qs, y, ys, n, range);
+    }
+  };
+  if (a.is_contiguous(fmt)) {
+    const char* qp = static_cast<const char*>(a.const_data_ptr());
+    uint8_t* yp = reinterpret_cast<uint8_t*>(out.data_ptr<bool>());
+    at::parallel_for(0, a.numel(), kGrain, [&](int64_t b, int64_t e) { call(qp + b * es, 1, yp + b, 1, e - b); });
+    return out;
+  }
+  at::TensorIterator iter = at::TensorIteratorConfig()
+                                .set_check_mem_overlap(false)
+                                .check_all_same_dtype(false)
+                                .resize_outputs(false)
+                                .add_output(out)
+                                .add_const_input(a)
+                                .build();
+  for_each_row<2>(
+      iter,
+      [&](char** data, const int64_t* strides, int64_t n) {
+        call(data[1], strides[1] / es, reinterpret_cast<uint8_t*>(data[0]), strides[0], n);
+      },
+      kGrain);
+  return out;
+}
+
+at::Tensor compare_int(CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb) {
+  const char* name = cmp_name(op);
+  const at::ScalarType ta = qdtype_of_int(name, "self", a);
+  const at::ScalarType tb = qdtype_of_int(name, "other", b);
+  check_scale(name, "self scale", qa.scale);
+  check_scale(name, "other scale", qb.scale);
+  check_zero_point(name, "self zero_point", qa.zero_point, ta);
+  check_zero_point(name, "other zero_point", qb.zero_point, tb);
+  const auto shape = broadcast_shape(name, a.sizes(), b.sizes());
+  at::Tensor out = bool_out(shape, a, binary_format(a, b, shape));
+  if (out.numel() == 0) return out;
+  const kernels::CmpRange range = diff_range(op);
+  const bool eight = ta != at::kQInt32 && tb != at::kQInt32;
+
+  // Keys for 8-bit sides: ranks in the sorted union of both sides' values.
+  std::array<int32_t, 256> rank_a{}, rank_b{};
+  bool affine = false;
+  int32_t off = 0;
+  if (eight) {
+    const Deq da{static_cast<float>(qa.scale), qa.zero_point}, db{static_cast<float>(qb.scale), qb.zero_point};
+    std::vector<float> vals;
+    vals.reserve(512);
+    for (int v = 0; v < 256; ++v) {
+      vals.push_back(da(byte_value(a.scalar_type(), v)));
+      vals.push_back(db(byte_value(b.scalar_type(), v)));
+    }
+    std::sort(vals.begin(), vals.end());
+    vals.erase(std::unique(vals.begin(), vals.end(), [](float x, float y) { return x == y; }), vals.end());
+    auto rank = [&](float x) { return static_cast<int32_t>(std::lower_bound(vals.begin(), vals.end(), x) - vals.begin()); };
+    bool shift_a = true, shift_b = true;
+    const int32_t ca = rank(da(byte_value(a.scalar_type(), 0))) - static_cast<int32_t>(byte_value(a.scalar_type(), 0));
+    const int32_t cb = rank(db(byte_value(b.scalar_type(), 0))) - static_cast<int32_t>(byte_value(b.scalar_type(), 0));
+    for (int v = 0; v < 256; ++v) {
+      const int64_t qva = byte_value(a.scalar_type(), v), qvb = byte_value(b.scalar_type(), v);
+      rank_a[v] = rank(da(qva));
+      rank_b[v] = rank(db(qvb));
+      shift_a = shift_a && rank_a[v] == qva + ca;
+      shift_b = shift_b && rank_b[v] == qvb + cb;
+    }
+    affine = shift_a && shift_b;
+    off = ca - cb;
+  }
+  const Deq fa{static_cast<float>(qa.scale), qa.zero_point}, fb{static_cast<float>(qb.scale), qb.zero_point};
+  const int64_t ea = static_cast<int64_t>(a.element_size()), eb = static_cast<int64_t>(b.element_size());
+  auto value = [](const char* p, at::ScalarType dt) -> int64_t {
+    if (dt == at::kByte) return *reinterpret_cast<const uint8_t*>(p);
+    if (dt == at::kChar) return *reinterpret_cast<const int8_t*>(p);
+    return *reinterpret_cast<const int32_t*>(p);
+  };
+  at::TensorIterator iter = at::TensorIteratorConfig()
+                                .set_check_mem_overlap(false)
+                                .check_all_same_dtype(false)
+                                .resize_outputs(false)
+                                .add_output(out)
+                                .add_const_input(a)
+                                .add_const_input(b)
+                                .build();
+  const at::ScalarType dta = a.scalar_type(), dtb = b.scalar_type();
+  for_each_row<3>(
+      iter,
+      [&](char** data, const int64_t* strides, int64_t n) {
+        uint8_t* y = reinterpret_cast<uint8_t*>(data[0]);
+        if (eight) {
+          const kernels::Cmp2 c{data[1], strides[1] / ea, dta == at::kChar ? 1 : 0,
+                                data[2], strides[2] / eb, dtb == at::kChar ? 1 : 0,
+                                y, strides[0], affine ? nullptr : rank_a.data(),
+                                affine ? nullptr : rank_b.data(), off};
+          QPLUGIN_ISA_CALL(cmp_pair8, c, n, range);
+          return;
+        }
+        // A qint32 side: the represented values, element by element.
+        for (int64_t i = 0; i < n; ++i) {
+          const float x = fa(value(data[1] + i * strides[1], dta));
+          const float z = fb(value(data[2] + i * strides[2], dtb));
+          y[i * strides[0]] = cmp_float(op, x, z);
+        }
+      },
+      kGrain);
+  return out;
+}
+
+} // namespace cpu
+
+namespace {
+
+template <cpu::CmpOp kOp>
+at::Tensor cmp_cpu_error(const at::Tensor& self, const at::Tensor& other) {
+  check_quantized_input(cpu::cmp_name(kOp), "self", self);
+  check_quantized_input(cpu::cmp_name(kOp), "other", other);
+  return self;
+}
+template <cpu::CmpOp kOp>
+at::Tensor cmp_scalar_cpu_error(const at::Tensor& self, const c10::Scalar&) {
+  check_quantized_input(cpu::cmp_name(kOp), "self", self);
+  return self;
+}
+bool equal_cpu_error(const at::Tensor& self, const at::Tensor& other) {
+  check_quantized_input("equal", "self", self);
+  check_quantized_input("equal", "other", other);
+  return false;
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  m.impl("eq", TORCH_FN(cmp_cpu_error<cpu::CmpOp::kEq>));
+  m.impl("ne", TORCH_FN(cmp_cpu_error<cpu::CmpOp::kNe>));
+  m.impl("ge", TORCH_FN(cmp_cpu_error<cpu::CmpOp::kGe>));
+  m.impl("le", TORCH_FN(cmp_cpu_error<cpu::CmpOp::kLe>));
+  m.impl("gt", TORCH_FN(cmp_cpu_error<cpu::CmpOp::kGt>));
+  m.impl("lt", TORCH_FN(cmp_cpu_error<cpu::CmpOp::kLt>));
+  m.impl("eq.Scalar", TORCH_FN(cmp_scalar_cpu_error<cpu::CmpOp::kEq>));
+  m.impl("ne.Scalar", TORCH_FN(cmp_scalar_cpu_error<cpu::CmpOp::kNe>));
+  m.impl("ge.Scalar", TORCH_FN(cmp_scalar_cpu_error<cpu::CmpOp::kGe>));
+  m.impl("le.Scalar", TORCH_FN(cmp_scalar_cpu_error<cpu::CmpOp::kLe>));
+  m.impl("gt.Scalar", TORCH_FN(cmp_scalar_cpu_error<cpu::CmpOp::kGt>));
+  m.impl("lt.Scalar", TORCH_FN(cmp_scalar_cpu_error<cpu::CmpOp::kLt>));
+  m.impl("equal", TORCH_FN(equal_cpu_error));
+}
+
+} // namespace qplugin

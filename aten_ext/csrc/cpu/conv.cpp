@@ -1,0 +1,195 @@
+// Convolution glue: shapes, layouts, blocking and threads; kernels in
+// kernels/conv_kernel.*. Design notes: docs/design/conv.md.
+#include "cpu/conv.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/conv_kernel.h"
+#include "kernels/dispatch.h"
+#include "utils/checks.h"
+
+namespace qplugin {
+namespace cpu {
+
+namespace {
+
+int64_t isa_index() { return static_cast<int64_t>(kernels::active_isa()); }
+
+// The 3-d geometry (D = 1 for 1d / 2d, H = 1 for 1d) of x against p.
+kernels::ConvGeom make_geom(at::IntArrayRef xs, const ConvPackedParams& p,
+                            const std::vector<int64_t>& ys) {
+  kernels::ConvGeom g{};
+  const int64_t sp = p.spatial;
+  g.C = xs[1];
+  g.D = sp == 3 ? xs[2] : 1;
+  g.H = sp >= 2 ? xs[xs.size() - 2] : 1;
+  g.W = xs[xs.size() - 1];
+  g.OC = p.OC;
+  g.OD = sp == 3 ? ys[2] : 1;
+  g.OH = sp >= 2 ? ys[ys.size() - 2] : 1;
+  g.OW = ys[ys.size() - 1];
+  g.KD = p.KD; g.KH = p.KH; g.KW = p.KW;
+  g.SD = p.SD; g.SH = p.SH; g.SW = p.SW;
+  g.PD = p.PD; g.PH = p.PH; g.PW = p.PW;
+  g.DD = p.DD; g.DH = p.DH; g.DW = p.DW;
+  g.groups = p.groups;
+  g.icg = p.ICg;
+  g.ocg = p.OC / p.groups;
+  return g;
+}
+
+// x as a dense channels_last (N, [D,] H, W, C) uint8 buffer.
+at::Tensor channels_last_input(const at::Tensor& x, int64_t spatial) {
+  if (spatial == 1) return x.unsqueeze(2).contiguous(at::MemoryFormat::ChannelsLast);
+  return x.contiguous(conv_memory_format(x.dim()));
+}
+
+} // namespace
+
+at::MemoryFormat conv_memory_format(int64_t dim) {
+  return dim == 5 ? at::MemoryFormat::ChannelsLast3d : at::MemoryFormat::ChannelsLast;
+}
+
+std::vector<int64_t> conv_output_sizes(const char* op, at::IntArrayRef xs, const ConvPackedParams& p) {
+  const int64_t sp = p.spatial;
+  TORCH_CHECK_VALUE(static_cast<int64_t>(xs.size()) == sp + 2, "qplugin::", op, ": qx should have ",
+                    sp + 2, " dims (N, C", sp == 3 ? ", D" : "", sp >= 2 ? ", H" : "", ", W), got ",
+                    xs.size(), " dims ", xs);
+  TORCH_CHECK_VALUE(xs[1] == p.ICg * p.groups, "qplugin::", op, ": qx channels should be ",
+                    p.ICg * p.groups, " (weight in_channels ", p.ICg, " * groups ", p.groups, "), got ",
+                    xs[1]);
+  std::vector<int64_t> ys = {xs[0], p.OC};
+  for (int64_t i = 0; i < sp; ++i) {
+    const int64_t in = xs[2 + i];
+    const int64_t k = p.weight.size(2 + i);
+    const int64_t o =
+        (in + 2 * p.padding[i] - p.dilation[i] * (k - 1) - 1) / p.stride[i] + 1;
+    const bool ok = in + 2 * p.padding[i] - p.dilation[i] * (k - 1) - 1 >= 0 && o >= 1;
+    TORCH_CHECK_VALUE(ok, "qplugin::", op, ": output size should be >= 1 in every spatial dim, got ",
+                      "input ", xs, " with kernel ", p.weight.sizes().slice(2), ", stride ", p.stride,
+                      ", padding ", p.padding, ", dilation ", p.dilation);
+    ys.push_back(o);
+  }
+  return ys;
+}
+
+void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp,
+                      ConvPackedParams& p, double y_scale, int64_t y_zp, bool relu,
+                      const at::Tensor* add_int, double add_scale, int64_t add_zp, at::Tensor& y_int) {
+  check_scale(op, "qx scale", x_scale);
+  check_zero_point(op, "qx zero_point", x_zp, at::kQUInt8);
+  check_scale(op, "output_scale", y_scale);
+  check_zero_point(op, "output_zero_point", y_zp, at::kQUInt8);
+  const std::vector<int64_t> ys = conv_output_sizes(op, x_int.sizes(), p);
+  TORCH_INTERNAL_ASSERT(y_int.sizes() == at::IntArrayRef(ys));
+  if (add_int != nullptr) {
+    check_scale(op, "qaccum scale", add_scale);
+    check_zero_point(op, "qaccum zero_point", add_zp, at::kQUInt8);
+    TORCH_CHECK_VALUE(add_int->sizes() == at::IntArrayRef(ys), "qplugin::", op,
+                      ": qaccum should have the output's shape ", at::IntArrayRef(ys), ", got ",
+                      add_int->sizes());
+  }
+  if (y_int.numel() == 0) return;
+
+  const kernels::ConvGeom g = make_geom(x_int.sizes(), p, ys);
+  const at::Tensor x = channels_last_input(x_int, p.spatial);
+  at::Tensor add;
+  if (add_int != nullptr) add = channels_last_input(*add_int, p.spatial);
+  const uint8_t* xp = x.data_ptr<uint8_t>();
+  const uint8_t* addp = add.defined() ? add.data_ptr<uint8_t>() : nullptr;
+  uint8_t* yp = y_int.data_ptr<uint8_t>();
+  const int64_t N = ys[0];
+  const int64_t OC = p.OC;
+  const int64_t in_img = g.D * g.H * g.W * g.C;
+  const int64_t M = g.OD * g.OH * g.OW;  // output pixels per image
+  const int64_t out_img = M * OC;
+
+  // Per-call requantization constants.
+  std::vector<float> mult(OC), bias(OC);
+  std::vector<int32_t> col_const(OC);
+  for (int64_t o = 0; o < OC; ++o) {
+    mult[o] = static_cast<float>(x_scale * p.w_scale[o] / y_scale);
+    bias[o] = static_cast<float>(static_cast<double>(p.bias_f[o]) / y_scale);
+    col_const[o] = static_cast<int32_t>(-x_zp * static_cast<int64_t>(p.wsum[o]));
+  }
+  kernels::ConvEpilogue base{};
+  base.col_const = col_const.data();
+  base.w_zp = p.any_wzp ? p.w_zp.data() : nullptr;
+  base.mult = mult.data();
+  base.bias = bias.data();
+  base.add_mult = static_cast<float>(add_scale / y_scale);
+  base.add_zp = static_cast<int32_t>(add_zp);
+  base.y_zp = static_cast<int32_t>(y_zp);
+  base.qmin = relu ? static_cast<int32_t>(y_zp) : 0;
+  base.qmax = 255;
+  const int32_t xzp = static_cast<int32_t>(x_zp);
+
+  if (p.depthwise) {
+    const int64_t rows = g.OD * g.OH;
+    const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, g.OW * OC * p.KH * p.KW));
+    at::parallel_for(0, N * rows, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end;) {
+        const int64_t n = t / rows;
+        const int64_t r0 = t % rows;
+        const int64_t rc = std::min(end - t, rows - r0);
+        kernels::ConvEpilogue ep = base;
+        ep.add = addp != nullptr ? addp + n * out_img : nullptr;
+        QPLUGIN_ISA_CALL(conv_depthwise, xp + n * in_img, g, r0, rc, p.dw.data(), xzp, ep,
+                         yp + n * out_img);
+        t += rc;
+      }
+    });
+    return;
+  }
+
+  const int isa = static_cast<int>(isa_index());
+  const int8_t* packed = p.packed_for(isa);
+  const int64_t gstride = p.packed_group_stride(isa);
+  const int64_t elem = QPLUGIN_ISA_CALL(conv_a_elem_size);
+  const int64_t kp = p.Kp;
+  const int64_t G = p.groups;
+  const int64_t ocg = OC / G;
+  const bool direct = elem == 1 && G == 1 && p.KD * p.KH * p.KW == 1 && p.SD == 1 && p.SH == 1 &&
+                      p.SW == 1 && p.PD == 0 && p.PH == 0 && p.PW == 0 && kp == g.C && !p.any_wzp;
+  // Rows per block: the block of A stays in L2 (about 128 KiB).
+  int64_t mb = std::max<int64_t>(24, (128 * 1024) / std::max<int64_t>(1, kp * elem));
+  mb = std::min(mb, M);
+  const int64_t threads = at::get_num_threads();
+  while (mb > 24 && N * G * ((M + mb - 1) / mb) < 4 * threads) mb = (mb + 1) / 2;
+  const int64_t mblocks = (M + mb - 1) / mb;
+  const int64_t tasks = N * G * mblocks;
+  at::parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
+    std::vector<uint8_t> abuf(direct ? 0 : static_cast<size_t>(mb * kp * elem + 64));
+    std::vector<int32_t> rsum(p.any_wzp ? static_cast<size_t>(mb) : 0);
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t n = t / (G * mblocks);
+      const int64_t gi = (t / mblocks) % G;
+      const int64_t m0 = (t % mblocks) * mb;
+      const int64_t mc = std::min(mb, M - m0);
+      const void* a;
+      if (direct) {
+        a = xp + n * in_img + m0 * g.C;
+      } else {
+        QPLUGIN_ISA_CALL(conv_im2col, xp + n * in_img, g, gi, m0, mc, abuf.data(), kp, xzp,
+                         p.any_wzp ? rsum.data() : nullptr);
+        a = abuf.data();
+      }
+      kernels::ConvEpilogue ep = base;
+      const int64_t c0 = gi * ocg;
+      ep.col_const += c0;
+      if (ep.w_zp != nullptr) ep.w_zp += c0;
+      ep.row_sum = rsum.empty() ? nullptr : rsum.data();
+      ep.mult += c0;
+      ep.bias += c0;
+      const int64_t ooff = n * out_img + m0 * OC + c0;
+      ep.add = addp != nullptr ? addp + ooff : nullptr;
+      QPLUGIN_ISA_CALL(conv_gemm, a, kp, mc, packed + gi * gstride, ocg, ep, yp + ooff, OC);
+    }
+  });
+}
+
+} // namespace cpu
+} // namespace qplugin

@@ -1,0 +1,70 @@
+// Plain-integer entry points of the elementwise family (add / mul / scalar
+// variants, cat, comparators, matmul). Integer tensors are uint8 / int8 / int32
+// holding quantized values; qparams travel beside them. The QuantizedCPU
+// adapters (quantized/cpu/{add,cat,compare}.cpp) unwrap quantized tensors and
+// call these.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <vector>
+
+namespace qplugin {
+namespace cpu {
+
+struct QP {
+  double scale;
+  int64_t zero_point;
+};
+
+enum class BinaryKind { kAdd, kMul };
+enum class CmpOp { kEq, kNe, kGe, kLe, kGt, kLt };
+
+// The quantized dtype a plain integer dtype stands for (uint8 -> quint8, ...).
+at::ScalarType qdtype_of_int(const char* op, const char* arg, const at::Tensor& t);
+
+// Broadcast shape of a and b (clear error if incompatible), and the memory
+// format the result keeps.
+std::vector<int64_t> broadcast_shape(const char* op, at::IntArrayRef a, at::IntArrayRef b);
+at::MemoryFormat binary_format(const at::Tensor& a, const at::Tensor& b, at::IntArrayRef out);
+
+// out (integer, broadcast shape, dense) = requantize(a OP b).
+void binary_into(BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb,
+                 QP qo, const at::Tensor& out);
+at::Tensor add_int(const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu);
+at::Tensor mul_int(const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu);
+
+// add_scalar / mul_scalar: the output qparams torch's quantized::add_scalar /
+// mul_scalar choose, and the integer transform into `out` (dense, x's format).
+QP add_scalar_qparams(const char* op, QP qx, at::ScalarType qdtype, const c10::Scalar& b);
+QP mul_scalar_qparams(const char* op, QP qx, at::ScalarType qdtype, const c10::Scalar& b);
+void add_scalar_into(const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu, const at::Tensor& out);
+void mul_scalar_into(const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu, const at::Tensor& out);
+
+// cat: `xs` integer tensors of one dtype; qo the output qparams. Output format:
+// the inputs' common memory format, else contiguous.
+at::MemoryFormat cat_format(const std::vector<at::Tensor>& xs);
+std::vector<int64_t> cat_shape(const char* op, const std::vector<at::Tensor>& xs, int64_t* dim);
+void cat_into(const std::vector<at::Tensor>& xs, const std::vector<QP>& qps, int64_t dim, QP qo,
+              bool relu, const at::Tensor& out);
+at::Tensor cat_int(const std::vector<at::Tensor>& xs, const std::vector<QP>& qps, int64_t dim, QP qo,
+                   bool relu);
+
+// Comparators on represented real values: float(q - zp) * float(scale) OP ...
+at::Tensor compare_int(CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb);
+at::Tensor compare_scalar_int(CmpOp op, const at::Tensor& a, QP qa, const c10::Scalar& other);
+
+const char* cmp_name(CmpOp op);
+
+} // namespace cpu
+} // namespace qplugin
+
+namespace qplugin {
+namespace cpu {
+
+// quantized::matmul semantics: dequantize both operands (aten's rule),
+// float32 at::matmul, quantize_per_tensor to (so, zo) in qdtype. a, b integer.
+at::Tensor matmul_q(const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo);
+
+} // namespace cpu
+} // namespace qplugin

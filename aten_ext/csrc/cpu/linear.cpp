@@ -1,0 +1,165 @@
+// CPU glue for linear: argument checks, per-call epilogue constants, the GEMM
+// (kernels/gemm/qgemm.h), and the CPU-key kernels (linear_dynamic; clear errors
+// for float tensors reaching the quantized-only ops).
+#include "cpu/linear.h"
+
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <limits>
+#include <vector>
+
+#include "cpu/quantize.h"
+#include "kernels/dispatch.h"
+#include "kernels/gemm/qgemm.h"
+#include "kernels/quantize_kernel.h"
+#include "utils/checks.h"
+
+namespace qplugin {
+namespace cpu {
+
+namespace gemm = kernels::gemm;
+
+std::vector<int64_t> linear_out_sizes(const char* op, at::IntArrayRef x_sizes, const LinearPackedParams& w) {
+  TORCH_CHECK_VALUE(!x_sizes.empty(), "qplugin::", op, ": X should have at least 1 dimension, got a 0-dim tensor");
+  TORCH_CHECK_VALUE(x_sizes.back() == w.K, "qplugin::", op, ": X should have last dimension ", w.K,
+                    " (W's in_features), got shape ", x_sizes);
+  std::vector<int64_t> out(x_sizes.begin(), x_sizes.end());
+  out.back() = w.N;
+  return out;
+}
+
+void linear_u8_out(const char* op, const at::Tensor& x, double x_scale, int64_t x_zero_point,
+                   const LinearPackedParams& w, double y_scale, int64_t y_zero_point, bool relu,
+                   at::Tensor& out) {
+  check_scale(op, "X scale", x_scale);
+  check_zero_point(op, "X zero_point", x_zero_point, at::kQUInt8);
+  check_scale(op, "Y_scale_i", y_scale);
+  check_zero_point(op, "Y_zero_point_i", y_zero_point, at::kQUInt8);
+  TORCH_INTERNAL_ASSERT(x.scalar_type() == at::kByte && out.scalar_type() == at::kByte && out.is_contiguous());
+  const int64_t M = x.numel() / std::max<int64_t>(w.K, 1);
+  if (out.numel() == 0) return;
+  const at::Tensor xc = x.contiguous();
+  const int64_t N = w.N;
+  std::vector<float> mult(N);
+  std::vector<float> bias;
+  for (int64_t n = 0; n < N; ++n) mult[n] = static_cast<float>(x_scale * w.w_scale[n] / y_scale);
+  if (w.bias.has_value()) {
+    bias.resize(N);
+    const float* b = w.bias->const_data_ptr<float>();
+    for (int64_t n = 0; n < N; ++n) bias[n] = static_cast<float>(static_cast<double>(b[n]) / y_scale);
+  }
+  const gemm::PackedB pb = w.view();
+  gemm::QGemmParams p;
+  p.M = x.numel() == 0 ? out.numel() / N : M;
+  p.a = xc.const_data_ptr<uint8_t>();
+  p.lda = w.K;
+  p.a_zero_point = static_cast<int32_t>(x_zero_point);
+  p.b = &pb;
+  p.b_zero_points = w.w_zp.data();
+  p.b_zero_points_all_zero = w.w_zp_all_zero;
+  p.multipliers = mult.data();
+  p.bias = bias.empty() ? nullptr : bias.data();
+  p.kind = gemm::OutKind::kU8;
+  p.out = out.data_ptr<uint8_t>();
+  p.ldc = N;
+  p.out_zero_point = static_cast<int32_t>(y_zero_point);
+  p.out_min = relu ? static_cast<int32_t>(y_zero_point) : 0;
+  p.out_max = 255;
+  gemm::qgemm(p);
+}
+
+at::Tensor linear_dynamic(const at::Tensor& x_in, const c10::intrusive_ptr<LinearPackedParams>& wp,
+                          bool reduce_range, bool relu) {
+  const char* op = relu ? "linear_relu_dynamic" : "linear_dynamic";
+  check_float_input(op, "X", x_in);
+  const LinearPackedParams& w = *wp;
+  const auto out_sizes = linear_out_sizes(op, x_in.sizes(), w);
+  at::Tensor out = at::empty(out_sizes, x_in.options().dtype(at::kFloat));
+  if (out.numel() == 0) return out;
+  const int64_t N = w.N;
+  const int64_t K = w.K;
+  const int64_t M = out.numel() / N;
+  const at::Tensor x = x_in.contiguous();
+  // Activation qparams: torch's choice (fbgemm ChooseQuantizationParams) on [min, max] of X.
+  float xmin = 0.0f, xmax = 0.0f;
+  if (x.numel() > 0) {
+    const auto mm = at::aminmax(x);
+    xmin = std::get<0>(mm).item<float>();
+    xmax = std::get<1>(mm).item<float>();
+  }
+  const QParams qp = choose_qparams(xmin, xmax, 0, 255, reduce_range);
+  const float x_scale = static_cast<float>(qp.scale);
+  const float inv = 1.0f / x_scale;
+  at::Tensor xq = at::empty({M, K}, x.options().dtype(at::kByte));
+  {
+    const float* xp = x.const_data_ptr<float>();
+    uint8_t* qptr = xq.data_ptr<uint8_t>();
+    const int32_t zp = qp.zero_point;
+    at::parallel_for(0, M * K, 1 << 15, [&](int64_t b, int64_t e) {
+      QPLUGIN_ISA_CALL(quantize_u8, xp + b, qptr + b, e - b, inv, zp);
+    });
+  }
+  std::vector<float> mult(N);
+  for (int64_t n = 0; n < N; ++n) mult[n] = x_scale * static_cast<float>(w.w_scale[n]);
+  const gemm::PackedB pb = w.view();
+  gemm::QGemmParams p;
+  p.M = M;
+  p.a = xq.const_data_ptr<uint8_t>();
+  p.lda = K;
+  p.a_zero_point = qp.zero_point;
+  p.b = &pb;
+  p.b_zero_points = w.w_zp.data();
+  p.b_zero_points_all_zero = w.w_zp_all_zero;
+  p.multipliers = mult.data();
+  p.bias = w.bias.has_value() ? w.bias->const_data_ptr<float>() : nullptr;
+  p.kind = gemm::OutKind::kF32;
+  p.out = out.data_ptr<float>();
+  p.ldc = N;
+  p.out_fmin = relu ? 0.0f : -std::numeric_limits<float>::infinity();
+  gemm::qgemm(p);
+  return out;
+}
+
+namespace {
+
+at::Tensor linear_dynamic_cpu(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w,
+                              bool reduce_range) {
+  return linear_dynamic(x, w, reduce_range, false);
+}
+at::Tensor linear_relu_dynamic_cpu(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w,
+                                   bool reduce_range) {
+  return linear_dynamic(x, w, reduce_range, true);
+}
+
+// Float tensors reaching the quantized-input ops.
+[[noreturn]] void float_x(const char* op, const at::Tensor& x) {
+  TORCH_CHECK(false, "qplugin::", op, ": X should be a quantized torch.quint8 tensor, got a non-quantized tensor of dtype ",
+              x.scalar_type(), " (quantize it first, or use linear_dynamic for float input)");
+}
+at::Tensor linear_cpu_error(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>&, double, int64_t) {
+  float_x("linear", x);
+}
+at::Tensor linear_relu_cpu_error(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>&, double,
+                                 int64_t) {
+  float_x("linear_relu", x);
+}
+c10::intrusive_ptr<LinearPackedParams> linear_prepack_cpu_error(const at::Tensor& w,
+                                                                const c10::optional<at::Tensor>&) {
+  TORCH_CHECK(false, "qplugin::linear_prepack: W should be a quantized torch.qint8 tensor, got a non-quantized "
+              "tensor of dtype ", w.scalar_type(), " (quantize it first, e.g. with quantize_per_channel)");
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  register_linear_classes();
+  m.impl("linear_dynamic", TORCH_FN(linear_dynamic_cpu));
+  m.impl("linear_relu_dynamic", TORCH_FN(linear_relu_dynamic_cpu));
+  m.impl("linear", TORCH_FN(linear_cpu_error));
+  m.impl("linear_relu", TORCH_FN(linear_relu_cpu_error));
+  m.impl("linear_prepack", TORCH_FN(linear_prepack_cpu_error));
+}
+
+} // namespace cpu
+} // namespace qplugin

@@ -1,0 +1,32 @@
+// CPU glue for matmul: torch's quantized::matmul (dequantize, float32 matmul,
+// quantize) on plain-integer operands, with up-front shape / dtype checks.
+#include <torch/library.h>
+
+#include "cpu/elementwise.h"
+#include "cpu/quantize.h"
+#include "utils/checks.h"
+
+namespace qplugin {
+namespace cpu {
+
+at::Tensor matmul_q(const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo) {
+  constexpr const char* op = "matmul";
+  const at::ScalarType qt = qdtype_of_int(op, "qa", a);
+  TORCH_CHECK(qt != at::kQInt32, "qplugin::", op, ": qa should be torch.quint8 or torch.qint8, got torch.qint32");
+  TORCH_CHECK(b.scalar_type() == a.scalar_type(), "qplugin::", op, ": qb should have the dtype of qa (",
+              qt, "), got ", qdtype_of_int(op, "qb", b));
+  check_scale(op, "scale", qo.scale);
+  check_zero_point(op, "zero_point", qo.zero_point, qt);
+  TORCH_CHECK_VALUE(a.dim() >= 1 && b.dim() >= 1, "qplugin::", op,
+                    ": qa and qb should have at least one dim each, got shapes ", a.sizes(), " and ", b.sizes());
+  const int64_t k_b = b.dim() == 1 ? b.size(0) : b.size(-2);
+  TORCH_CHECK_VALUE(a.size(-1) == k_b, "qplugin::", op, ": qa's last dim (", a.size(-1),
+                    ") should equal qb's ", (b.dim() == 1 ? "only" : "second-to-last"), " dim, got shapes ",
+                    a.sizes(), " and ", b.sizes());
+  const at::Tensor fa = dequantize_per_tensor_int(a, qa.scale, qa.zero_point);
+  const at::Tensor fb = dequantize_per_tensor_int(b, qb.scale, qb.zero_point);
+  return cpu::quantize_per_tensor(at::matmul(fa, fb), qo.scale, qo.zero_point, qt);
+}
+
+} // namespace cpu
+} // namespace qplugin

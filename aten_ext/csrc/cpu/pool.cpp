@@ -1,0 +1,423 @@
+// CPU glue for 2-D pooling: validate, lay out, build the window tables,
+// split the work over at::parallel_for, call kernels/pool_kernel.
+//
+// Rounding (docs/design/pooling.md): avg_pool2d follows torch's NCHW kernel,
+//   q = nearbyint(float(float(sum - size * zp) * float(1.0 / divisor)) + zp),
+// adaptive_avg_pool2d torch's NCHW kernel,
+//   q = nearbyint(float(sum) * r),  r = float(float(1.0f / kH) / kW),
+// for every memory format (torch's channels_last kernels round slightly
+// differently; we stay layout-independent).
+#include "cpu/pool.h"
+
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/dispatch.h"
+#include "kernels/pool_kernel.h"
+#include "utils/checks.h"
+
+namespace qplugin {
+namespace cpu {
+namespace {
+
+constexpr int64_t kGrain = 1 << 15;  // output elements (x taps) per task, roughly
+
+// (expanded value for dim 0, for dim 1) of an int[] argument of 1 or 2 entries
+// (0 entries allowed where `empty_ok`, giving `dflt`).
+std::pair<int64_t, int64_t> two_ints(const char* op, const char* arg, at::IntArrayRef v,
+                                     bool empty_ok, std::pair<int64_t, int64_t> dflt) {
+  if (v.empty() && empty_ok) return dflt;
+  TORCH_CHECK_VALUE(v.size() == 1 || v.size() == 2, "qplugin::", op, ": ", arg, " should have ",
+                    empty_ok ? "0, 1 or 2" : "1 or 2", " entries, got ", v.size(), " (", v, ")");
+  return {v[0], v.size() == 1 ? v[0] : v[1]};
+}
+
+int64_t div_floor(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+// torch's pooling_output_shape: with ceil_mode the last window must start
+// inside the input or its left padding.
+int64_t pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode) {
+  int64_t out = div_floor(in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0), stride) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+// (N, C, H, W) of a 3-D or 4-D input.
+struct Nchw {
+  int64_t N, C, H, W;
+};
+Nchw nchw(at::IntArrayRef s) {
+  return s.size() == 4 ? Nchw{s[0], s[1], s[2], s[3]} : Nchw{1, s[0], s[1], s[2]};
+}
+
+std::vector<int64_t> with_spatial(at::IntArrayRef sizes, int64_t oh, int64_t ow) {
+  std::vector<int64_t> out(sizes.begin(), sizes.end());
+  out[out.size() - 2] = oh;
+  out[out.size() - 1] = ow;
+  return out;
+}
+
+void check_int_data(const char* op, const at::Tensor& data) {
+  TORCH_CHECK(!data.is_quantized(), "qplugin::", op,
+              ": internal: plain-integer entry point got a quantized tensor");
+  const auto t = data.scalar_type();
+  TORCH_CHECK(t == at::kByte || t == at::kChar || t == at::kInt, "qplugin::", op,
+              ": input should hold uint8, int8 or int32 data, got dtype ", t);
+}
+
+// Splits NHWC work into (image, output row, channel block) units.
+struct NhwcSplit {
+  int64_t cblk, ncb;
+};
+NhwcSplit nhwc_split(int64_t rows, int64_t C) {
+  // Few output rows (global pooling, small batches): split channels too, in
+  // blocks that keep whole vectors.
+  const int64_t threads = at::get_num_threads();
+  if (rows >= 4 * threads || C <= 64) return {std::max<int64_t>(C, 1), 1};
+  int64_t cblk = (C + threads * 2 - 1) / (threads * 2);
+  cblk = std::max<int64_t>(64, (cblk + 63) / 64 * 64);
+  return {cblk, (C + cblk - 1) / cblk};
+}
+
+template <typename F>
+void for_nhwc(const Nchw& d, int64_t OH, int64_t work_per_row, F fn) {
+  const NhwcSplit sp = nhwc_split(d.N * OH, d.C);
+  const int64_t units = d.N * OH * sp.ncb;
+  const int64_t per_unit = std::max<int64_t>(1, work_per_row * std::min(sp.cblk, d.C));
+  const int64_t grain = std::max<int64_t>(1, kGrain / per_unit);
+  at::parallel_for(0, units, grain, [&](int64_t b, int64_t e) {
+    for (int64_t u = b; u < e;) {
+      // Units are ordered (n, cb, oh): runs of output rows of one block.
+      const int64_t n = u / (sp.ncb * OH);
+      const int64_t rem = u % (sp.ncb * OH);
+      const int64_t cb = rem / OH;
+      const int64_t oh0 = rem % OH;
+      const int64_t oh1 = std::min(OH, oh0 + (e - u));
+      const int64_t c0 = cb * sp.cblk, c1 = std::min(d.C, c0 + sp.cblk);
+      fn(n, c0, c1, oh0, oh1);
+      u += oh1 - oh0;
+    }
+  });
+}
+
+template <typename F>
+void for_planes(int64_t planes, int64_t work_per_plane, F fn) {
+  const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, work_per_plane));
+  at::parallel_for(0, planes, grain, fn);
+}
+
+// Average-pooling tables the kernels read (pool_kernel.h).
+struct AvgTables {
+  std::vector<int64_t> hs, he, ws, we, off;
+  std::vector<float> mult;
+  float zadd = 0;
+  int64_t max_window = 0;
+};
+
+void run_avg(const at::Tensor& x, const at::Tensor& out, const Nchw& d, int64_t OH, int64_t OW,
+             AvgTables& t) {
+  kernels::AvgPool2dGeom g{d.H, d.W, OH, OW, t.hs.data(), t.he.data(), t.ws.data(), t.we.data(),
+                           t.off.data(), t.mult.data(), t.zadd, 0.0f, 0.0f};
+  const auto r = qrange(x.scalar_type() == at::kByte ? at::kQUInt8
+                        : x.scalar_type() == at::kChar ? at::kQInt8 : at::kQInt32);
+  g.qmin = static_cast<float>(r.first);
+  g.qmax = static_cast<float>(r.second);
+  // 8-bit sums stay in int32 while a window has fewer than 2^23 taps.
+  const bool wide = t.max_window >= (int64_t(1) << 23);
+  const at::ScalarType dt = x.scalar_type();
+  const void* ip = x.const_data_ptr();
+  void* op = out.data_ptr();
+  const int64_t esz = x.element_size();
+  if (pool_format(x) == at::MemoryFormat::ChannelsLast && x.dim() == 4) {
+    const int64_t taps = std::max<int64_t>(1, t.max_window);
+    for_nhwc(d, OH, OW * taps, [&](int64_t n, int64_t c0, int64_t c1, int64_t oh0, int64_t oh1) {
+      const char* i = static_cast<const char*>(ip) + n * d.H * d.W * d.C * esz;
+      char* o = static_cast<char*>(op) + n * OH * OW * d.C * esz;
+      if (dt == at::kByte) {
+        const auto* a = reinterpret_cast<const uint8_t*>(i);
+        auto* b = reinterpret_cast<uint8_t*>(o);
+        if (wide) QPLUGIN_ISA_CALL(avg_pool2d_nhwc_wide_u8, a, b, d.C, c0, c1, oh0, oh1, g);
+        else QPLUGIN_ISA_CALL(avg_pool2d_nhwc_u8, a, b, d.C, c0, c1, oh0, oh1, g);
+      } else if (dt == at::kChar) {
+        const auto* a = reinterpret_cast<const int8_t*>(i);
+        auto* b = reinterpret_cast<int8_t*>(o);
+        if (wide) QPLUGIN_ISA_CALL(avg_pool2d_nhwc_wide_s8, a, b, d.C, c0, c1, oh0, oh1, g);
+        else QPLUGIN_ISA_CALL(avg_pool2d_nhwc_s8, a, b, d.C, c0, c1, oh0, oh1, g);
+      } else {
+        QPLUGIN_ISA_CALL(avg_pool2d_nhwc_s32, reinterpret_cast<const int32_t*>(i),
+                         reinterpret_cast<int32_t*>(o), d.C, c0, c1, oh0, oh1, g);
+      }
+    });
+  } else {
+    for_planes(d.N * d.C, d.H * d.W + OH * OW, [&](int64_t b, int64_t e) {
+      const char* i = static_cast<const char*>(ip) + b * d.H * d.W * esz;
+      char* o = static_cast<char*>(op) + b * OH * OW * esz;
+      if (dt == at::kByte) {
+        const auto* a = reinterpret_cast<const uint8_t*>(i);
+        auto* y = reinterpret_cast<uint8_t*>(o);
+        if (wide) QPLUGIN_ISA_CALL(avg_pool2d_nchw_wide_u8, a, y, e - b, g);
+        else QPLUGIN_ISA_CALL(avg_pool2d_nchw_u8, a, y, e - b, g);
+      } else if (dt == at::kChar) {
+        const auto* a = reinterpret_cast<const int8_t*>(i);
+        auto* y = reinterpret_cast<int8_t*>(o);
+        if (wide) QPLUGIN_ISA_CALL(avg_pool2d_nchw_wide_s8, a, y, e - b, g);
+        else QPLUGIN_ISA_CALL(avg_pool2d_nchw_s8, a, y, e - b, g);
+      } else {
+        QPLUGIN_ISA_CALL(avg_pool2d_nchw_s32, reinterpret_cast<const int32_t*>(i),
+                         reinterpret_cast<int32_t*>(o), e - b, g);
+      }
+    });
+  }
+}
+
+} // namespace
+
+at::MemoryFormat pool_format(const at::Tensor& t) {
+  return t.dim() == 4 ? t.suggest_memory_format() : at::MemoryFormat::Contiguous;
+}
+
+void check_pool_input_rank(const char* op, const char* arg, const at::Tensor& t) {
+  TORCH_CHECK_VALUE(t.dim() == 3 || t.dim() == 4, "qplugin::", op, ": ", arg,
+                    " should be 3-D (C, H, W) or 4-D (N, C, H, W), got ", t.dim(), "-D with shape ",
+                    t.sizes());
+}
+
+Pool2dWindow check_pool2d_args(const char* op, at::IntArrayRef sizes, at::IntArrayRef kernel_size,
+                               at::IntArrayRef stride, at::IntArrayRef padding,
+                               at::IntArrayRef dilation, bool ceil_mode) {
+  const auto k = two_ints(op, "kernel_size", kernel_size, false, {0, 0});
+  const auto s = two_ints(op, "stride", stride, true, k);
+  const auto p = two_ints(op, "padding", padding, false, {0, 0});
+  const auto dl = two_ints(op, "dilation", dilation, true, {1, 1});
+  TORCH_CHECK_VALUE(k.first > 0 && k.second > 0, "qplugin::", op,
+                    ": kernel_size should be greater than zero, got ", kernel_size);
+  TORCH_CHECK_VALUE(s.first > 0 && s.second > 0, "qplugin::", op,
+                    ": stride should be greater than zero, got ", stride);
+  TORCH_CHECK_VALUE(dl.first > 0 && dl.second > 0, "qplugin::", op,
+                    ": dilation should be greater than zero, got ", dilation);
+  TORCH_CHECK_VALUE(p.first >= 0 && p.second >= 0, "qplugin::", op,
+                    ": padding should be non-negative, got ", padding);
+  TORCH_CHECK_VALUE(p.first <= k.first / 2 && p.second <= k.second / 2, "qplugin::", op,
+                    ": padding should be at most half of kernel_size, got padding ", padding,
+                    " for kernel_size ", kernel_size);
+  (void)sizes;
+  return {k.first, k.second, s.first, s.second, p.first, p.second, dl.first, dl.second, ceil_mode};
+}
+
+std::vector<int64_t> pool2d_output_sizes(const char* op, at::IntArrayRef sizes, const Pool2dWindow& w) {
+  const Nchw d = nchw(sizes);
+  const int64_t oh = pool_out_size(d.H, w.kH, w.pH, w.sH, w.dH, w.ceil_mode);
+  const int64_t ow = pool_out_size(d.W, w.kW, w.pW, w.sW, w.dW, w.ceil_mode);
+  TORCH_CHECK_VALUE(oh >= 1 && ow >= 1, "qplugin::", op,
+                    ": output size should be at least 1x1, got ", oh, "x", ow, " for input ", sizes,
+                    " (kernel ", w.kH, "x", w.kW, ", stride ", w.sH, "x", w.sW, ", padding ", w.pH,
+                    "x", w.pW, ", dilation ", w.dH, "x", w.dW, ")");
+  return with_spatial(sizes, oh, ow);
+}
+
+std::vector<int64_t> adaptive_output_sizes(const char* op, at::IntArrayRef sizes,
+                                           at::IntArrayRef output_size) {
+  TORCH_CHECK_VALUE(output_size.size() == 2, "qplugin::", op,
+                    ": output_size should have 2 entries, got ", output_size.size(), " (",
+                    output_size, ")");
+  TORCH_CHECK_VALUE(output_size[0] >= 1 && output_size[1] >= 1, "qplugin::", op,
+                    ": output_size should be at least 1x1, got ", output_size);
+  const Nchw d = nchw(sizes);
+  TORCH_CHECK_VALUE(d.H >= 1 && d.W >= 1, "qplugin::", op,
+                    ": input should have non-empty spatial dims, got shape ", sizes);
+  return with_spatial(sizes, output_size[0], output_size[1]);
+}
+
+void max_pool2d_int_out(const at::Tensor& data, const Pool2dWindow& w, const at::Tensor& out) {
+  const at::MemoryFormat fmt = pool_format(data);
+  const at::Tensor x = data.contiguous(fmt);
+  const Nchw d = nchw(x.sizes());
+  const int64_t OH = out.size(-2), OW = out.size(-1);
+  if (out.numel() == 0) return;
+  const kernels::MaxPool2dGeom g{d.H, d.W, OH, OW, w.kH, w.kW, w.sH, w.sW, w.pH, w.pW, w.dH, w.dW};
+  const at::ScalarType dt = x.scalar_type();
+  const void* ip = x.const_data_ptr();
+  void* op = out.data_ptr();
+  const int64_t esz = x.element_size();
+  if (fmt == at::MemoryFormat::ChannelsLast) {
+    for_nhwc(d, OH, OW * w.kH * w.kW, [&](int64_t n, int64_t c0, int64_t c1, int64_t oh0, int64_t oh1) {
+      const char* i = static_cast<const char*>(ip) + n * d.H * d.W * d.C * esz;
+      char* o = static_cast<char*>(op) + n * OH * OW * d.C * esz;
+      if (dt == at::kByte) {
+        QPLUGIN_ISA_CALL(max_pool2d_nhwc_u8, reinterpret_cast<const uint8_t*>(i),
+                         reinterpret_cast<uint8_t*>(o), d.C, c0, c1, oh0, oh1, g);
+      } else if (dt == at::kChar) {
+        QPLUGIN_ISA_CALL(max_pool2d_nhwc_s8, reinterpret_cast<const int8_t*>(i),
+                         reinterpret_cast<int8_t*>(o), d.C, c0, c1, oh0, oh1, g);
+      } else {
+        QPLUGIN_ISA_CALL(max_pool2d_nhwc_s32, reinterpret_cast<const int32_t*>(i),
+                         reinterpret_cast<int32_t*>(o), d.C, c0, c1, oh0, oh1, g);
+      }
+    });
+  } else {
+    for_planes(d.N * d.C, d.H * d.W + OH * OW * w.kW, [&](int64_t b, int64_t e) {
+      const char* i = static_cast<const char*>(ip) + b * d.H * d.W * esz;
+      char* o = static_cast<char*>(op) + b * OH * OW * esz;
+      if (dt == at::kByte) {
+        QPLUGIN_ISA_CALL(max_pool2d_nchw_u8, reinterpret_cast<const uint8_t*>(i),
+                         reinterpret_cast<uint8_t*>(o), e - b, g);
+      } else if (dt == at::kChar) {
+        QPLUGIN_ISA_CALL(max_pool2d_nchw_s8, reinterpret_cast<const int8_t*>(i),
+                         reinterpret_cast<int8_t*>(o), e - b, g);
+      } else {
+        QPLUGIN_ISA_CALL(max_pool2d_nchw_s32, reinterpret_cast<const int32_t*>(i),
+                         reinterpret_cast<int32_t*>(o), e - b, g);
+      }
+    });
+  }
+}
+
+void avg_pool2d_int_out(const at::Tensor& data, int64_t zero_point, const Pool2dWindow& w,
+                        bool count_include_pad, c10::optional<int64_t> divisor_override,
+                        const at::Tensor& out) {
+  const at::MemoryFormat fmt = pool_format(data);
+  const at::Tensor x = data.contiguous(fmt);
+  const Nchw d = nchw(x.sizes());
+  const int64_t OH = out.size(-2), OW = out.size(-1);
+  if (out.numel() == 0) return;
+  AvgTables t;
+  std::vector<int64_t> pool_h(OH), pool_w(OW);
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    const int64_t s = oh * w.sH - w.pH, e = std::min(s + w.kH, d.H + w.pH);
+    pool_h[oh] = e - s;
+    t.hs.push_back(std::max<int64_t>(s, 0));
+    t.he.push_back(std::min(e, d.H));
+  }
+  for (int64_t ow = 0; ow < OW; ++ow) {
+    const int64_t s = ow * w.sW - w.pW, e = std::min(s + w.kW, d.W + w.pW);
+    pool_w[ow] = e - s;
+    t.ws.push_back(std::max<int64_t>(s, 0));
+    t.we.push_back(std::min(e, d.W));
+  }
+  t.off.resize(OH * OW);
+  t.mult.resize(OH * OW);
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      const int64_t size = (t.he[oh] - t.hs[oh]) * (t.we[ow] - t.ws[ow]);
+      const int64_t div = divisor_override.has_value() ? *divisor_override
+                          : count_include_pad          ? pool_h[oh] * pool_w[ow]
+                                                       : size;
+      t.off[oh * OW + ow] = size * zero_point;
+      t.mult[oh * OW + ow] = static_cast<float>(1.0 / static_cast<double>(div));
+      t.max_window = std::max(t.max_window, size);
+    }
+  }
+  t.zadd = static_cast<float>(zero_point);
+  run_avg(x, out, d, OH, OW, t);
+}
+
+void adaptive_avg_pool2d_int_out(const at::Tensor& data, const at::Tensor& out) {
+  const at::MemoryFormat fmt = pool_format(data);
+  const at::Tensor x = data.contiguous(fmt);
+  const Nchw d = nchw(x.sizes());
+  const int64_t OH = out.size(-2), OW = out.size(-1);
+  if (out.numel() == 0) return;
+  AvgTables t;
+  // torch's start / end index rule, float division included.
+  auto start = [](int64_t o, int64_t osz, int64_t isz) {
+    return static_cast<int64_t>(std::floor(static_cast<float>(o * isz) / osz));
+  };
+  auto end = [](int64_t o, int64_t osz, int64_t isz) {
+    return static_cast<int64_t>(std::ceil(static_cast<float>((o + 1) * isz) / osz));
+  };
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    t.hs.push_back(start(oh, OH, d.H));
+    t.he.push_back(std::min(end(oh, OH, d.H), d.H));
+  }
+  for (int64_t ow = 0; ow < OW; ++ow) {
+    t.ws.push_back(start(ow, OW, d.W));
+    t.we.push_back(std::min(end(ow, OW, d.W), d.W));
+  }
+  t.off.assign(OH * OW, 0);
+  t.mult.resize(OH * OW);
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    const int64_t kh = t.he[oh] - t.hs[oh];
+    const float rh = 1.0f / static_cast<float>(kh);
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      const int64_t kw = t.we[ow] - t.ws[ow];
+      t.mult[oh * OW + ow] = rh / static_cast<float>(kw);
+      t.max_window = std::max(t.max_window, kh * kw);
+    }
+  }
+  t.zadd = 0.0f;
+  run_avg(x, out, d, OH, OW, t);
+}
+
+at::Tensor max_pool2d_int(const at::Tensor& data, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                          at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode) {
+  constexpr const char* op = "max_pool2d";
+  check_int_data(op, data);
+  check_pool_input_rank(op, "input", data);
+  const Pool2dWindow w = check_pool2d_args(op, data.sizes(), kernel_size, stride, padding, dilation, ceil_mode);
+  at::Tensor out = at::empty(pool2d_output_sizes(op, data.sizes(), w), data.options(), pool_format(data));
+  max_pool2d_int_out(data, w, out);
+  return out;
+}
+
+at::Tensor avg_pool2d_int(const at::Tensor& data, int64_t zero_point, at::IntArrayRef kernel_size,
+                          at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
+                          bool count_include_pad, c10::optional<int64_t> divisor_override) {
+  constexpr const char* op = "avg_pool2d";
+  check_int_data(op, data);
+  check_pool_input_rank(op, "input", data);
+  const Pool2dWindow w = check_pool2d_args(op, data.sizes(), kernel_size, stride, padding, {}, ceil_mode);
+  TORCH_CHECK_VALUE(!divisor_override.has_value() || *divisor_override > 0, "qplugin::", op,
+                    ": divisor_override should be a positive integer, got ", *divisor_override);
+  at::Tensor out = at::empty(pool2d_output_sizes(op, data.sizes(), w), data.options(), pool_format(data));
+  avg_pool2d_int_out(data, zero_point, w, count_include_pad, divisor_override, out);
+  return out;
+}
+
+at::Tensor adaptive_avg_pool2d_int(const at::Tensor& data, at::IntArrayRef output_size) {
+  constexpr const char* op = "adaptive_avg_pool2d";
+  check_int_data(op, data);
+  check_pool_input_rank(op, "input", data);
+  at::Tensor out = at::empty(adaptive_output_sizes(op, data.sizes(), output_size), data.options(),
+                             pool_format(data));
+  adaptive_avg_pool2d_int_out(data, out);
+  return out;
+}
+
+} // namespace cpu
+
+namespace {
+
+// Wrong tensor kind: these ops take quantized tensors.
+at::Tensor max_pool2d_cpu_error(const at::Tensor& qx, at::IntArrayRef, at::IntArrayRef,
+                                at::IntArrayRef, at::IntArrayRef, bool) {
+  check_quantized_input("max_pool2d", "qx", qx);
+  return qx;
+}
+at::Tensor avg_pool2d_cpu_error(const at::Tensor& qx, at::IntArrayRef, at::IntArrayRef,
+                                at::IntArrayRef, bool, bool, c10::optional<int64_t>) {
+  check_quantized_input("avg_pool2d", "qx", qx);
+  return qx;
+}
+at::Tensor adaptive_avg_pool2d_cpu_error(const at::Tensor& qx, at::IntArrayRef) {
+  check_quantized_input("adaptive_avg_pool2d", "qx", qx);
+  return qx;
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  m.impl("max_pool2d", TORCH_FN(max_pool2d_cpu_error));
+  m.impl("avg_pool2d", TORCH_FN(avg_pool2d_cpu_error));
+  m.impl("adaptive_avg_pool2d", TORCH_FN(adaptive_avg_pool2d_cpu_error));
+}
+
+} // namespace qplugin

@@ -1,0 +1,52 @@
+// ATen glue for 2-D pooling (CPU layer): argument checks, output shapes and
+// the plain-integer entry points (uint8 / int8 / int32 tensors, 3-D (C, H, W)
+// or 4-D (N, C, H, W), any strides / memory format). The QuantizedCPU
+// adapters (quantized/cpu/pool.cpp) call the *_out forms on int_view()s.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <vector>
+
+namespace qplugin {
+namespace cpu {
+
+// Validated pooling window, stride, padding and dilation (one value per dim).
+struct Pool2dWindow {
+  int64_t kH, kW, sH, sW, pH, pW, dH, dW;
+  bool ceil_mode;
+};
+
+// Checks the arguments of max_pool2d / avg_pool2d (`op` names the op in
+// messages) for an input of `sizes`; returns the window. `dilation` may be
+// empty (avg_pool2d: 1).
+Pool2dWindow check_pool2d_args(const char* op, at::IntArrayRef sizes, at::IntArrayRef kernel_size,
+                               at::IntArrayRef stride, at::IntArrayRef padding,
+                               at::IntArrayRef dilation, bool ceil_mode);
+// Output sizes ([C, OH, OW] or [N, C, OH, OW]); raises if OH or OW < 1.
+std::vector<int64_t> pool2d_output_sizes(const char* op, at::IntArrayRef sizes, const Pool2dWindow& w);
+std::vector<int64_t> adaptive_output_sizes(const char* op, at::IntArrayRef sizes,
+                                           at::IntArrayRef output_size);
+void check_pool_input_rank(const char* op, const char* arg, const at::Tensor& t);
+
+// The memory format pooling keeps: channels_last for 4-D channels_last inputs.
+at::MemoryFormat pool_format(const at::Tensor& t);
+
+// out: an integer tensor of the output sizes, dense in pool_format(data).
+void max_pool2d_int_out(const at::Tensor& data, const Pool2dWindow& w, const at::Tensor& out);
+// Average pooling of integer data with zero point `zero_point` (output keeps it).
+void avg_pool2d_int_out(const at::Tensor& data, int64_t zero_point, const Pool2dWindow& w,
+                        bool count_include_pad, c10::optional<int64_t> divisor_override,
+                        const at::Tensor& out);
+void adaptive_avg_pool2d_int_out(const at::Tensor& data, const at::Tensor& out);
+
+// Plain-integer entry points (allocate the output).
+at::Tensor max_pool2d_int(const at::Tensor& data, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                          at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode);
+at::Tensor avg_pool2d_int(const at::Tensor& data, int64_t zero_point, at::IntArrayRef kernel_size,
+                          at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
+                          bool count_include_pad, c10::optional<int64_t> divisor_override);
+at::Tensor adaptive_avg_pool2d_int(const at::Tensor& data, at::IntArrayRef output_size);
+
+} // namespace cpu
+} // namespace qplugin

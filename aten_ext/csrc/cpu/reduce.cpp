@@ -1,0 +1,308 @@
+// CPU glue for max / min / max.dim / min.dim / argmax / argmin / mean on
+// plain-integer data: validate, view as [outer, n, inner], split over
+// at::parallel_for, call kernels/reduce_kernel.
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "cpu/sort.h"
+#include "kernels/dispatch.h"
+#include "kernels/reduce_kernel.h"
+#include "utils/checks.h"
+
+namespace qplugin {
+namespace cpu {
+namespace {
+
+constexpr int64_t kGrain = 1 << 15;  // elements per task (row-wise work)
+// A single reduction over few bytes runs at ~20 GB/s on one thread; waking a
+// second thread costs more than it saves below a few MiB.
+constexpr int64_t kFlatGrain = 1 << 22;
+
+void check_int_data(const char* op, const at::Tensor& data) {
+  const auto dt = data.scalar_type();
+  TORCH_CHECK(dt == at::kByte || dt == at::kChar || dt == at::kInt, "qplugin::", op,
+              ": self should hold uint8, int8 or int32 data, got dtype ", dt);
+}
+
+// First index of the largest key along n of x viewed as [outer, n, inner]
+// (contiguous); idx is [outer, inner].
+void argmax_3d(const at::Tensor& x, const OrderPlan& plan, bool is_max, int64_t outer, int64_t n,
+               int64_t inner, int64_t* idx) {
+  if (outer * inner == 0) return;
+  const int64_t per = std::max<int64_t>(1, n * inner);
+  const int64_t grain = std::max<int64_t>(1, (kGrain * 8) / per);
+  if (plan.bytes) {
+    const uint8_t mask = is_max ? plan.mask : plan.mask ^ 0xFF;
+    const auto* xp = static_cast<const uint8_t*>(x.const_data_ptr());
+    at::parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
+      QPLUGIN_ISA_CALL(argmax_u8, xp + b * n * inner, e - b, n, inner, mask, idx + b * inner);
+    });
+  } else {
+    const at::Tensor keys = order_keys(x, plan, !is_max);
+    const int32_t* kp = keys.const_data_ptr<int32_t>();
+    at::parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
+      QPLUGIN_ISA_CALL(argmax_s32, kp + b * n * inner, e - b, n, inner, idx + b * inner);
+    });
+  }
+}
+
+// Flat index of the first largest key of contiguous x (numel >= 1), chunked
+// over threads; ties across chunks go to the earlier chunk.
+int64_t argmax_flat(const at::Tensor& x, const OrderPlan& plan, bool is_max) {
+  const int64_t numel = x.numel();
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), numel / kFlatGrain));
+  const int64_t step = (numel + chunks - 1) / chunks;
+  std::vector<int64_t> best(static_cast<size_t>(chunks), -1);
+  at::Tensor keys;
+  if (!plan.bytes) keys = order_keys(x, plan, !is_max);
+  const uint8_t mask = is_max ? plan.mask : plan.mask ^ 0xFF;
+  const auto* xp = static_cast<const uint8_t*>(x.const_data_ptr());
+  const int32_t* kp = plan.bytes ? nullptr : keys.const_data_ptr<int32_t>();
+  at::parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      const int64_t lo = c * step, hi = std::min(numel, lo + step);
+      if (hi <= lo) continue;
+      int64_t i = 0;
+      if (plan.bytes) {
+        QPLUGIN_ISA_CALL(argmax_u8, xp + lo, 1, hi - lo, 1, mask, &i);
+      } else {
+        QPLUGIN_ISA_CALL(argmax_s32, kp + lo, 1, hi - lo, 1, &i);
+      }
+      best[c] = lo + i;
+    }
+  });
+  auto key_at = [&](int64_t i) -> int32_t { return plan.bytes ? (xp[i] ^ mask) : kp[i]; };
+  int64_t win = best[0];
+  for (int64_t c = 1; c < chunks; ++c) {
+    if (best[c] >= 0 && key_at(best[c]) > key_at(win)) win = best[c];
+  }
+  return win;
+}
+
+std::vector<int64_t> reduced_sizes(at::IntArrayRef sizes, int64_t dim, bool keepdim) {
+  std::vector<int64_t> out;
+  for (int64_t d = 0; d < static_cast<int64_t>(sizes.size()); ++d) {
+    if (d != dim) {
+      out.push_back(sizes[d]);
+    } else if (keepdim) {
+      out.push_back(1);
+    }
+  }
+  return out;
+}
+
+at::Tensor round_mean(const std::vector<int64_t>& sums, int64_t count, at::Tensor out) {
+  // round_half_even(s / count), exact.
+  auto fill = [&](auto* p) {
+    using T = std::remove_pointer_t<decltype(p)>;
+    for (size_t r = 0; r < sums.size(); ++r) {
+      const int64_t s = sums[r];
+      int64_t q = s / count, rem = s % count;
+      if (rem < 0) {
+        rem += count;
+        q -= 1;
+      }
+      if (2 * rem > count || (2 * rem == count && (q & 1))) q += 1;
+      p[r] = static_cast<T>(q);
+    }
+  };
+  switch (out.scalar_type()) {
+    case at::kByte: fill(static_cast<uint8_t*>(out.data_ptr())); break;
+    case at::kChar: fill(static_cast<int8_t*>(out.data_ptr())); break;
+    default: fill(static_cast<int32_t*>(out.data_ptr())); break;
+  }
+  return out;
+}
+
+} // namespace
+
+at::Tensor max_all_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
+                       bool is_max, const ValuesAlloc& alloc) {
+  check_int_data(op, data);
+  TORCH_CHECK_INDEX(data.numel() > 0, "qplugin::", op,
+                    ": self should have at least one element (use the dim overload for empty "
+                    "tensors), got shape ", data.sizes());
+  const at::Tensor x = data.contiguous();
+  const OrderPlan plan = plan_order(x.scalar_type(), scale, zero_point);
+  const int64_t i = argmax_flat(x, plan, is_max);
+  at::Tensor out = alloc({});
+  const int64_t es = x.element_size();
+  std::memcpy(out.data_ptr(), static_cast<const char*>(x.const_data_ptr()) + i * es, static_cast<size_t>(es));
+  return out;
+}
+
+std::tuple<at::Tensor, at::Tensor> max_dim_int(const char* op, const at::Tensor& data, double scale,
+                                               int64_t zero_point, int64_t dim, bool keepdim,
+                                               bool is_max, const ValuesAlloc& alloc) {
+  check_int_data(op, data);
+  const int64_t d = wrap_dim(op, dim, data.dim());
+  const int64_t n = data.dim() > 0 ? data.size(d) : 1;
+  TORCH_CHECK_INDEX(n > 0, "qplugin::", op, ": dim ", dim,
+                    " should have a non-zero size to reduce over, got shape ", data.sizes());
+  const auto out_sizes = data.dim() > 0 ? reduced_sizes(data.sizes(), d, keepdim) : std::vector<int64_t>{};
+  at::Tensor values = alloc(out_sizes);
+  at::Tensor idx = at::empty(out_sizes, data.options().dtype(at::kLong));
+  if (values.numel() == 0) return {values, idx};
+  const at::Tensor x = data.contiguous();
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < d; ++k) outer *= x.size(k);
+  for (int64_t k = d + 1; k < x.dim(); ++k) inner *= x.size(k);
+  const OrderPlan plan = plan_order(x.scalar_type(), scale, zero_point);
+  argmax_3d(x, plan, is_max, outer, n, inner, idx.data_ptr<int64_t>());
+  // values[o, j] = x[o, idx[o, j], j]
+  const at::Tensor g = at::gather(x.view({outer, n, inner}), 1, idx.view({outer, 1, inner}));
+  values.view({outer, 1, inner}).copy_(g);
+  return {values, idx};
+}
+
+at::Tensor argmax_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
+                      c10::optional<int64_t> dim, bool keepdim, bool is_max) {
+  check_int_data(op, data);
+  if (!dim.has_value()) {
+    TORCH_CHECK_INDEX(data.numel() > 0, "qplugin::", op,
+                      ": self should have at least one element when dim is None, got shape ", data.sizes());
+    const at::Tensor x = data.contiguous();
+    const OrderPlan plan = plan_order(x.scalar_type(), scale, zero_point);
+    const int64_t i = argmax_flat(x, plan, is_max);
+    std::vector<int64_t> sizes;
+    if (keepdim) sizes.assign(static_cast<size_t>(data.dim()), 1);
+    return at::full(sizes, i, data.options().dtype(at::kLong));
+  }
+  const int64_t d = wrap_dim(op, *dim, data.dim());
+  const int64_t n = data.dim() > 0 ? data.size(d) : 1;
+  TORCH_CHECK_INDEX(n > 0, "qplugin::", op, ": dim ", *dim,
+                    " should have a non-zero size to reduce over, got shape ", data.sizes());
+  const auto out_sizes = data.dim() > 0 ? reduced_sizes(data.sizes(), d, keepdim) : std::vector<int64_t>{};
+  at::Tensor idx = at::empty(out_sizes, data.options().dtype(at::kLong));
+  if (idx.numel() == 0) return idx;
+  const at::Tensor x = data.contiguous();
+  int64_t outer = 1, inner = 1;
+  for (int64_t k = 0; k < d; ++k) outer *= x.size(k);
+  for (int64_t k = d + 1; k < x.dim(); ++k) inner *= x.size(k);
+  const OrderPlan plan = plan_order(x.scalar_type(), scale, zero_point);
+  argmax_3d(x, plan, is_max, outer, n, inner, idx.data_ptr<int64_t>());
+  return idx;
+}
+
+at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArrayRef dim, bool keepdim,
+                    const ValuesAlloc& alloc) {
+  check_int_data(op, data);
+  const int64_t nd = data.dim();
+  std::vector<bool> reduce(static_cast<size_t>(nd), false);
+  if (!dim.has_value() || dim->empty()) {
+    std::fill(reduce.begin(), reduce.end(), true);
+  } else {
+    for (int64_t d : *dim) {
+      const int64_t w = wrap_dim(op, d, nd);
+      if (nd == 0) continue;
+      TORCH_CHECK_VALUE(!reduce[w], "qplugin::", op, ": dim ", w, " should appear once in dim, got ", *dim);
+      reduce[w] = true;
+    }
+  }
+  std::vector<int64_t> perm, out_sizes;
+  int64_t rows = 1, count = 1;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (!reduce[d]) {
+      perm.push_back(d);
+      out_sizes.push_back(data.size(d));
+      rows *= data.size(d);
+    } else if (keepdim) {
+      out_sizes.push_back(1);
+    }
+  }
+  for (int64_t d = 0; d < nd; ++d) {
+    if (reduce[d]) {
+      perm.push_back(d);
+      count *= data.size(d);
+    }
+  }
+  at::Tensor out = alloc(out_sizes);
+  if (rows == 0) return out;
+  TORCH_CHECK_VALUE(count > 0, "qplugin::", op, ": the reduced dims should hold at least one element "
+                    "(the mean of nothing is undefined), got shape ", data.sizes(), " reducing over ",
+                    dim.has_value() ? c10::str(*dim) : std::string("all dims"));
+  const at::Tensor x = nd > 0 ? data.permute(perm).contiguous() : data.reshape({1});
+  std::vector<int64_t> sums(static_cast<size_t>(rows), 0);
+  const void* xp = x.const_data_ptr();
+  const at::ScalarType dt = x.scalar_type();
+  auto sum_rows = [&](int64_t off_row, int64_t nrows, int64_t len, int64_t col, int64_t* s) {
+    const int64_t off = off_row * count + col;
+    if (dt == at::kByte) {
+      QPLUGIN_ISA_CALL(sum_rows_u8, static_cast<const uint8_t*>(xp) + off, nrows, len, s);
+    } else if (dt == at::kChar) {
+      QPLUGIN_ISA_CALL(sum_rows_s8, static_cast<const int8_t*>(xp) + off, nrows, len, s);
+    } else {
+      QPLUGIN_ISA_CALL(sum_rows_s32, static_cast<const int32_t*>(xp) + off, nrows, len, s);
+    }
+  };
+  if (rows == 1 && count >= 2 * kFlatGrain) {
+    // One long row: partial sums of chunks in parallel.
+    const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), count / kFlatGrain));
+    const int64_t step = (count + chunks - 1) / chunks;
+    std::vector<int64_t> part(static_cast<size_t>(chunks), 0);
+    at::parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; ++c) {
+        const int64_t lo = c * step, hi = std::min(count, lo + step);
+        if (hi > lo) sum_rows(0, 1, hi - lo, lo, &part[c]);
+      }
+    });
+    for (int64_t p : part) sums[0] += p;
+  } else {
+    at::parallel_for(0, rows, std::max<int64_t>(1, (kGrain * 32) / count), [&](int64_t b, int64_t e) {
+      sum_rows(b, e - b, count, 0, sums.data() + b);
+    });
+  }
+  return round_mean(sums, count, out);
+}
+
+} // namespace cpu
+
+namespace {
+
+at::Tensor max_cpu_error(const at::Tensor& self) {
+  check_quantized_input("max", "self", self);
+  TORCH_CHECK(false, "unreachable");
+}
+at::Tensor min_cpu_error(const at::Tensor& self) {
+  check_quantized_input("min", "self", self);
+  TORCH_CHECK(false, "unreachable");
+}
+std::tuple<at::Tensor, at::Tensor> max_dim_cpu_error(const at::Tensor& self, int64_t, bool) {
+  check_quantized_input("max", "self", self);
+  TORCH_CHECK(false, "unreachable");
+}
+std::tuple<at::Tensor, at::Tensor> min_dim_cpu_error(const at::Tensor& self, int64_t, bool) {
+  check_quantized_input("min", "self", self);
+  TORCH_CHECK(false, "unreachable");
+}
+at::Tensor argmax_cpu_error(const at::Tensor& self, c10::optional<int64_t>, bool) {
+  check_quantized_input("argmax", "self", self);
+  TORCH_CHECK(false, "unreachable");
+}
+at::Tensor argmin_cpu_error(const at::Tensor& self, c10::optional<int64_t>, bool) {
+  check_quantized_input("argmin", "self", self);
+  TORCH_CHECK(false, "unreachable");
+}
+at::Tensor mean_cpu_error(const at::Tensor& self, at::OptionalIntArrayRef, bool) {
+  check_quantized_input("mean", "self", self);
+  TORCH_CHECK(false, "unreachable");
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  m.impl("max", TORCH_FN(max_cpu_error));
+  m.impl("min", TORCH_FN(min_cpu_error));
+  m.impl("max.dim", TORCH_FN(max_dim_cpu_error));
+  m.impl("min.dim", TORCH_FN(min_dim_cpu_error));
+  m.impl("argmax", TORCH_FN(argmax_cpu_error));
+  m.impl("argmin", TORCH_FN(argmin_cpu_error));
+  m.impl("mean", TORCH_FN(mean_cpu_error));
+}
+
+} // namespace qplugin

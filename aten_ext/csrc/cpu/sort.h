@@ -1,0 +1,65 @@
+// ATen glue for sorting and reductions on plain-integer data (uint8 / int8 /
+// int32) that represents per-tensor affine values `(q - zero_point) * scale`.
+// Ordering follows the represented real values (the dequantized float), so
+// results equal torch.sort / torch.topk / torch.max on the dequantized tensor.
+// Quantized adapters: quantized/cpu/sort.cpp, quantized/cpu/reduce.cpp.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <functional>
+#include <tuple>
+
+namespace qplugin {
+namespace cpu {
+
+// Allocates the integer tensor an op writes its values into (contiguous, the
+// dtype of `data`). The quantized adapters hand out the int_view of a fresh
+// quantized tensor so values are written once, in place.
+using ValuesAlloc = std::function<at::Tensor(at::IntArrayRef sizes)>;
+
+std::tuple<at::Tensor, at::Tensor> sort_int(const char* op, const at::Tensor& data, double scale,
+                                            int64_t zero_point, int64_t dim, bool descending,
+                                            const ValuesAlloc& alloc);
+at::Tensor argsort_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
+                       int64_t dim, bool descending);
+std::tuple<at::Tensor, at::Tensor> topk_int(const char* op, const at::Tensor& data, double scale,
+                                            int64_t zero_point, int64_t k, int64_t dim, bool largest,
+                                            bool sorted, const ValuesAlloc& alloc);
+
+// max / min over all elements: a 0-dim tensor.
+at::Tensor max_all_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
+                       bool is_max, const ValuesAlloc& alloc);
+std::tuple<at::Tensor, at::Tensor> max_dim_int(const char* op, const at::Tensor& data, double scale,
+                                               int64_t zero_point, int64_t dim, bool keepdim,
+                                               bool is_max, const ValuesAlloc& alloc);
+at::Tensor argmax_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
+                      c10::optional<int64_t> dim, bool keepdim, bool is_max);
+// Mean in the integer domain: round_half_even(sum(q) / N) per output element,
+// which is the input's qparams applied to the exact mean of the real values.
+at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArrayRef dim, bool keepdim,
+                    const ValuesAlloc& alloc);
+
+// Default allocator: a plain contiguous tensor like `data`.
+ValuesAlloc plain_alloc(const at::Tensor& data);
+
+// ---- shared by cpu/sort.cpp and cpu/reduce.cpp ----
+// How elements are ordered. 8-bit data whose 256 dequantized levels are
+// strictly increasing (any sane scale) is ordered by byte key = byte ^ mask;
+// otherwise (qint32, or a scale so tiny that levels collapse) by int32 keys of
+// the dequantized float (kernels/sort_kernel.h).
+struct OrderPlan {
+  bool bytes = false;
+  uint8_t mask = 0;      // ascending mask for the byte path
+  float scale = 1.0f;
+  int32_t zero_point = 0;
+  int32_t table[256];    // 8-bit key table (byte -> key) when !bytes
+};
+OrderPlan plan_order(at::ScalarType int_dtype, double scale, int64_t zero_point);
+// int32 order keys of contiguous `data` (descending / argmin: reversed = ~key).
+at::Tensor order_keys(const at::Tensor& data, const OrderPlan& plan, bool reverse);
+// Wraps dim like torch (a 0-dim tensor accepts -1 and 0).
+int64_t wrap_dim(const char* op, int64_t dim, int64_t ndim);
+
+} // namespace cpu
+} // namespace qplugin

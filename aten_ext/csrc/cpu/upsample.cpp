@@ -1,0 +1,126 @@
+// CPU glue for nearest-neighbour 2-D upsampling: checks, torch's nearest
+// source-index rule, at::parallel_for, kernels/upsample_kernel.
+//
+// Source index of output index o (torch's nearest_idx, float math included):
+//   out == in: o;  out == 2 * in: o >> 1;
+//   else min(int64(floorf(float(o) * (float(in) / out))), in - 1).
+#include "cpu/upsample.h"
+
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "cpu/pool.h"
+#include "kernels/dispatch.h"
+#include "kernels/upsample_kernel.h"
+#include "utils/checks.h"
+
+namespace qplugin {
+namespace cpu {
+namespace {
+
+constexpr int64_t kGrain = 1 << 15;
+
+std::vector<int64_t> nearest_indices(int64_t in, int64_t out) {
+  std::vector<int64_t> idx(out);
+  if (out == in) {
+    for (int64_t o = 0; o < out; ++o) idx[o] = o;
+  } else if (out == 2 * in) {
+    for (int64_t o = 0; o < out; ++o) idx[o] = o >> 1;
+  } else {
+    const float scale = static_cast<float>(in) / static_cast<float>(out);
+    for (int64_t o = 0; o < out; ++o) {
+      idx[o] = std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * scale)), in - 1);
+    }
+  }
+  return idx;
+}
+
+} // namespace
+
+std::vector<int64_t> upsample_nearest2d_output_sizes(const char* op, at::IntArrayRef sizes,
+                                                     at::IntArrayRef output_size) {
+  TORCH_CHECK_VALUE(sizes.size() == 3 || sizes.size() == 4, "qplugin::", op,
+                    ": qx should be 3-D (C, H, W) or 4-D (N, C, H, W), got ", sizes.size(),
+                    "-D with shape ", sizes);
+  TORCH_CHECK_VALUE(output_size.size() == 2, "qplugin::", op,
+                    ": output_size should have 2 entries, got ", output_size.size(), " (",
+                    output_size, ")");
+  TORCH_CHECK_VALUE(output_size[0] >= 1 && output_size[1] >= 1, "qplugin::", op,
+                    ": output_size should be at least 1x1, got ", output_size);
+  const int64_t H = sizes[sizes.size() - 2], W = sizes[sizes.size() - 1];
+  TORCH_CHECK_VALUE(H >= 1 && W >= 1, "qplugin::", op,
+                    ": input should have non-empty spatial dims, got shape ", sizes);
+  std::vector<int64_t> out(sizes.begin(), sizes.end());
+  out[out.size() - 2] = output_size[0];
+  out[out.size() - 1] = output_size[1];
+  return out;
+}
+
+void upsample_nearest2d_int_out(const at::Tensor& data, const at::Tensor& out) {
+  const at::MemoryFormat fmt = pool_format(data);
+  const at::Tensor x = data.contiguous(fmt);
+  if (out.numel() == 0) return;
+  const int64_t N = x.dim() == 4 ? x.size(0) : 1;
+  const int64_t C = x.size(-3), H = x.size(-2), W = x.size(-1);
+  const int64_t OH = out.size(-2), OW = out.size(-1);
+  const std::vector<int64_t> hidx = nearest_indices(H, OH), widx = nearest_indices(W, OW);
+  const kernels::Upsample2dGeom g{H, W, OH, OW, hidx.data(), widx.data()};
+  const int64_t esz = x.element_size();
+  const auto* ip = static_cast<const uint8_t*>(x.const_data_ptr());
+  auto* op = static_cast<uint8_t*>(out.data_ptr());
+  if (fmt == at::MemoryFormat::ChannelsLast) {
+    const int64_t pix = C * esz;
+    const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, OW * pix));
+    at::parallel_for(0, N * OH, grain, [&](int64_t b, int64_t e) {
+      for (int64_t u = b; u < e;) {
+        const int64_t n = u / OH, oh0 = u % OH, oh1 = std::min(OH, oh0 + (e - u));
+        QPLUGIN_ISA_CALL(upsample_nearest2d_nhwc, ip + n * H * W * pix, op + n * OH * OW * pix, pix,
+                         oh0, oh1, g);
+        u += oh1 - oh0;
+      }
+    });
+  } else {
+    const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, OH * OW));
+    at::parallel_for(0, N * C, grain, [&](int64_t b, int64_t e) {
+      if (esz == 1) {
+        QPLUGIN_ISA_CALL(upsample_nearest2d_nchw_u8, ip + b * H * W, op + b * OH * OW, e - b, g);
+      } else {
+        QPLUGIN_ISA_CALL(upsample_nearest2d_nchw_s32, reinterpret_cast<const int32_t*>(ip) + b * H * W,
+                         reinterpret_cast<int32_t*>(op) + b * OH * OW, e - b, g);
+      }
+    });
+  }
+}
+
+at::Tensor upsample_nearest2d_int(const at::Tensor& data, at::IntArrayRef output_size) {
+  constexpr const char* op = "upsample_nearest2d";
+  TORCH_CHECK(!data.is_quantized() &&
+                  (data.scalar_type() == at::kByte || data.scalar_type() == at::kChar ||
+                   data.scalar_type() == at::kInt),
+              "qplugin::", op, ": input should hold uint8, int8 or int32 data, got dtype ",
+              data.scalar_type());
+  at::Tensor out = at::empty(upsample_nearest2d_output_sizes(op, data.sizes(), output_size),
+                             data.options(), pool_format(data));
+  upsample_nearest2d_int_out(data, out);
+  return out;
+}
+
+} // namespace cpu
+
+namespace {
+
+at::Tensor upsample_nearest2d_cpu_error(const at::Tensor& qx, at::IntArrayRef) {
+  check_quantized_input("upsample_nearest2d", "qx", qx);
+  return qx;
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  m.impl("upsample_nearest2d", TORCH_FN(upsample_nearest2d_cpu_error));
+}
+
+} // namespace qplugin

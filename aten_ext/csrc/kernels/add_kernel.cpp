@@ -1,0 +1,183 @@
+// Compiled once per ISA (kernels/isa.h). The scalar loops are the reference and
+// the tails of the vector loops; each vector lane repeats the scalar steps.
+#include "kernels/add_kernel.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/quantize_math.h"
+#include "kernels/simd.h"
+
+namespace qplugin {
+namespace kernels {
+namespace QPLUGIN_ISA_NS {
+namespace {
+
+#if defined(QPLUGIN_ISA_AVX512)
+inline simd::VI min_i(simd::VI a, simd::VI b) { return _mm512_min_epi32(a, b); }
+inline simd::VI max_i(simd::VI a, simd::VI b) { return _mm512_max_epi32(a, b); }
+#elif defined(QPLUGIN_ISA_AVX2)
+inline simd::VI min_i(simd::VI a, simd::VI b) { return _mm256_min_epi32(a, b); }
+inline simd::VI max_i(simd::VI a, simd::VI b) { return _mm256_max_epi32(a, b); }
+#endif
+
+template <bool kMul>
+inline int32_t binary8_one(int32_t ka, int32_t kb, const BinaryParams& p) {
+  float v;
+  if constexpr (kMul) {
+    v = static_cast<float>(ka * kb) * p.fa + static_cast<float>(p.zo);
+  } else {
+    v = static_cast<float>(ka) * p.fa + static_cast<float>(kb) * p.fb + static_cast<float>(p.zo);
+  }
+  const float hi = static_cast<float>(p.hi);
+  const float lo = static_cast<float>(p.lo);
+  v = v < hi ? v : hi;
+  v = v > lo ? v : lo;
+  return static_cast<int32_t>(std::nearbyint(v));
+}
+
+template <typename T, bool kMul>
+void binary8(const Strided& s, int64_t n, const BinaryParams& p) {
+  const T* a = static_cast<const T*>(s.a);
+  const T* b = static_cast<const T*>(s.b);
+  T* y = static_cast<T*>(s.y);
+  int64_t i = 0;
+#if QPLUGIN_SIMD
+  const bool a_ok = s.as == 1 || s.as == 0;
+  const bool b_ok = s.bs == 1 || s.bs == 0;
+  if (s.ys == 1 && a_ok && b_ok && (s.as | s.bs) != 0) {
+    using namespace simd;
+    const VI za = set1_i(p.za), zb = set1_i(p.zb);
+    const VF fa = set1_f(p.fa), fb = set1_f(p.fb), zo = set1_f(static_cast<float>(p.zo));
+    const VF lo = set1_f(static_cast<float>(p.lo)), hi = set1_f(static_cast<float>(p.hi));
+    const VF a_bc = to_f(set1_i(static_cast<int32_t>(a[0]) - p.za));
+    const VF b_bc = to_f(set1_i(static_cast<int32_t>(b[0]) - p.zb));
+    const bool a_vec = s.as == 1, b_vec = s.bs == 1;
+    auto one = [&](int64_t j) {
+      const VF va = a_vec ? to_f(sub_i(load_q(a + j), za)) : a_bc;
+      const VF vb = b_vec ? to_f(sub_i(load_q(b + j), zb)) : b_bc;
+      VF v;
+      if constexpr (kMul) {
+        v = add_f(mul_f(mul_f(va, vb), fa), zo);  // va * vb is exact (|.| <= 2^16)
+      } else {
+        v = add_f(add_f(mul_f(va, fa), mul_f(vb, fb)), zo);
+      }
+      return to_i32_round(max_f(min_f(v, hi), lo));
+    };
+    for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
+      store4_q(y + i, one(i), one(i + kLanes), one(i + 2 * kLanes), one(i + 3 * kLanes));
+    }
+    for (; i + kLanes <= n; i += kLanes) store_q(y + i, one(i));
+  }
+#endif
+  for (; i < n; ++i) {
+    const int32_t ka = static_cast<int32_t>(a[i * s.as]) - p.za;
+    const int32_t kb = static_cast<int32_t>(b[i * s.bs]) - p.zb;
+    y[i * s.ys] = static_cast<T>(binary8_one<kMul>(ka, kb, p));
+  }
+}
+
+template <bool kMul>
+void binary32(const Strided& s, int64_t n, const BinaryParams& p) {
+  const int32_t* a = static_cast<const int32_t*>(s.a);
+  const int32_t* b = static_cast<const int32_t*>(s.b);
+  int32_t* y = static_cast<int32_t*>(s.y);
+  const double hi = p.hi, lo = p.lo;
+  for (int64_t i = 0; i < n; ++i) {
+    const double ka = static_cast<double>(static_cast<int64_t>(a[i * s.as]) - p.za);
+    const double kb = static_cast<double>(static_cast<int64_t>(b[i * s.bs]) - p.zb);
+    double v = kMul ? ka * kb * p.da + p.zo : ka * p.da + kb * p.db + p.zo;
+    v = v < hi ? v : hi;
+    v = v > lo ? v : lo;
+    y[i * s.ys] = static_cast<int32_t>(std::nearbyint(v));
+  }
+}
+
+template <typename T>
+void add_scalar_requant(const T* x, T* y, int64_t n, int32_t zi, int64_t c, float m, int32_t zo,
+                        int32_t lo, int32_t hi) {
+  int64_t i = 0;
+#if QPLUGIN_SIMD
+  if constexpr (sizeof(T) == 1) {
+    using namespace simd;
+    const VI vz = set1_i(zi), vc = set1_i(static_cast<int32_t>(c)), vzo = set1_i(zo), vlo = set1_i(lo), vhi = set1_i(hi);
+    const VF vm = set1_f(m);
+    auto one = [&](int64_t j) {
+      const VI k = add_i(sub_i(load_q(x + j), vz), vc);
+      return max_i(min_i(add_i(to_i32_round(mul_f(to_f(k), vm)), vzo), vhi), vlo);
+    };
+    if (c > -(1 << 30) && c < (1 << 30)) {
+      for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
+        store4_q(y + i, one(i), one(i + kLanes), one(i + 2 * kLanes), one(i + 3 * kLanes));
+      }
+      for (; i + kLanes <= n; i += kLanes) store_q(y + i, one(i));
+    }
+  }
+#endif
+  for (; i < n; ++i) {
+    const int64_t k = static_cast<int64_t>(x[i]) - zi + c;
+    int64_t q = zo + static_cast<int64_t>(std::lrintf(static_cast<float>(k) * m));
+    q = std::min<int64_t>(std::max<int64_t>(q, lo), hi);
+    y[i] = static_cast<T>(q);
+  }
+}
+
+template <typename T>
+void flip_clamp(const T* x, T* y, int64_t n, bool flip, int32_t k, int32_t lo, int32_t hi) {
+  int64_t i = 0;
+#if QPLUGIN_SIMD
+  if constexpr (sizeof(T) == 1) {
+    using namespace simd;
+    const VI vk = set1_i(k), vlo = set1_i(lo), vhi = set1_i(hi);
+    auto one = [&](int64_t j) {
+      VI v = load_q(x + j);
+      if (flip) v = sub_i(vk, v);
+      return max_i(min_i(v, vhi), vlo);
+    };
+    for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
+      store4_q(y + i, one(i), one(i + kLanes), one(i + 2 * kLanes), one(i + 3 * kLanes));
+    }
+    for (; i + kLanes <= n; i += kLanes) store_q(y + i, one(i));
+  }
+#endif
+  for (; i < n; ++i) {
+    int32_t v = flip ? k - static_cast<int32_t>(x[i]) : static_cast<int32_t>(x[i]);
+    v = std::min(std::max(v, lo), hi);
+    y[i] = static_cast<T>(v);
+  }
+}
+
+} // namespace
+
+void add_u8(const Strided& s, int64_t n, const BinaryParams& p) { binary8<uint8_t, false>(s, n, p); }
+void add_s8(const Strided& s, int64_t n, const BinaryParams& p) { binary8<int8_t, false>(s, n, p); }
+void add_s32(const Strided& s, int64_t n, const BinaryParams& p) { binary32<false>(s, n, p); }
+void mul_u8(const Strided& s, int64_t n, const BinaryParams& p) { binary8<uint8_t, true>(s, n, p); }
+void mul_s8(const Strided& s, int64_t n, const BinaryParams& p) { binary8<int8_t, true>(s, n, p); }
+void mul_s32(const Strided& s, int64_t n, const BinaryParams& p) { binary32<true>(s, n, p); }
+
+void add_scalar_requant_u8(const uint8_t* x, uint8_t* y, int64_t n, int32_t zi, int64_t c, float m,
+                           int32_t zo, int32_t lo, int32_t hi) {
+  add_scalar_requant(x, y, n, zi, c, m, zo, lo, hi);
+}
+void add_scalar_requant_s8(const int8_t* x, int8_t* y, int64_t n, int32_t zi, int64_t c, float m,
+                           int32_t zo, int32_t lo, int32_t hi) {
+  add_scalar_requant(x, y, n, zi, c, m, zo, lo, hi);
+}
+void add_scalar_requant_s32(const int32_t* x, int32_t* y, int64_t n, int32_t zi, int64_t c, float m,
+                            int32_t zo, int32_t lo, int32_t hi) {
+  add_scalar_requant(x, y, n, zi, c, m, zo, lo, hi);
+}
+void flip_clamp_u8(const uint8_t* x, uint8_t* y, int64_t n, bool flip, int32_t k, int32_t lo, int32_t hi) {
+  flip_clamp(x, y, n, flip, k, lo, hi);
+}
+void flip_clamp_s8(const int8_t* x, int8_t* y, int64_t n, bool flip, int32_t k, int32_t lo, int32_t hi) {
+  flip_clamp(x, y, n, flip, k, lo, hi);
+}
+void flip_clamp_s32(const int32_t* x, int32_t* y, int64_t n, bool flip, int32_t k, int32_t lo, int32_t hi) {
+  flip_clamp(x, y, n, flip, k, lo, hi);
+}
+
+} // namespace QPLUGIN_ISA_NS
+} // namespace kernels
+} // namespace qplugin

@@ -1,0 +1,92 @@
+// Compiled once per ISA (kernels/isa.h). Scalar loops are the reference and the
+// tails; vector lanes repeat the scalar steps (kernels/quantize_math.h).
+#include "kernels/cat_kernel.h"
+
+#include <algorithm>
+
+#include "kernels/quantize_math.h"
+#include "kernels/simd.h"
+
+namespace qplugin {
+namespace kernels {
+namespace QPLUGIN_ISA_NS {
+namespace {
+
+template <typename T>
+inline T requant_one(T q, const CatRequant& p) {
+  const float d = dequantize_val<T>(q, p.sx, p.zx);
+  int32_t v;
+  if constexpr (sizeof(T) == 1) {
+    v = quantize_val8<T>(d, p.inv_so, p.zo);
+  } else {
+    v = quantize_val_scalar_rule<T>(d, p.inv_so, p.zo);
+  }
+  return static_cast<T>(std::max(v, p.lo));
+}
+
+template <typename T>
+void requant_row(const T* x, T* y, int64_t n, const CatRequant& p) {
+  int64_t i = 0;
+#if QPLUGIN_SIMD
+  if constexpr (sizeof(T) == 1) {
+    using namespace simd;
+    const VI zx = set1_i(p.zx);
+    const VF sx = set1_f(p.sx), inv = set1_f(p.inv_so), zo = set1_f(static_cast<float>(p.zo));
+    const VF hi = set1_f(static_cast<float>(QRange<T>::max));
+    const VF lo = set1_f(static_cast<float>(std::max<int32_t>(QRange<T>::min, p.lo)));
+    auto one = [&](int64_t j) {
+      const VF d = mul_f(to_f(sub_i(load_q(x + j), zx)), sx);
+      return to_i32_round(max_f(min_f(fmadd_f(d, inv, zo), hi), lo));
+    };
+    for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
+      store4_q(y + i, one(i), one(i + kLanes), one(i + 2 * kLanes), one(i + 3 * kLanes));
+    }
+    for (; i + kLanes <= n; i += kLanes) store_q(y + i, one(i));
+  }
+#endif
+  for (; i < n; ++i) y[i] = requant_one<T>(x[i], p);
+}
+
+template <typename T>
+void requant_rows(const T* x, int64_t xs, T* y, int64_t ys, int64_t rows, int64_t cols,
+                  const CatRequant& p) {
+  for (int64_t r = 0; r < rows; ++r) requant_row(x + r * xs, y + r * ys, cols, p);
+}
+
+template <typename T>
+void relu_rows(const T* x, int64_t xs, T* y, int64_t ys, int64_t rows, int64_t cols, int32_t lo) {
+  const T l = static_cast<T>(lo);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * xs;
+    T* yr = y + r * ys;
+    for (int64_t i = 0; i < cols; ++i) yr[i] = xr[i] > l ? xr[i] : l;  // auto-vectorized
+  }
+}
+
+} // namespace
+
+void cat_requant_u8(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t cols,
+                    const CatRequant& p) {
+  requant_rows(x, xs, y, ys, rows, cols, p);
+}
+void cat_requant_s8(const int8_t* x, int64_t xs, int8_t* y, int64_t ys, int64_t rows, int64_t cols,
+                    const CatRequant& p) {
+  requant_rows(x, xs, y, ys, rows, cols, p);
+}
+void cat_requant_s32(const int32_t* x, int64_t xs, int32_t* y, int64_t ys, int64_t rows, int64_t cols,
+                     const CatRequant& p) {
+  requant_rows(x, xs, y, ys, rows, cols, p);
+}
+void cat_relu_u8(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t cols, int32_t lo) {
+  relu_rows(x, xs, y, ys, rows, cols, lo);
+}
+void cat_relu_s8(const int8_t* x, int64_t xs, int8_t* y, int64_t ys, int64_t rows, int64_t cols, int32_t lo) {
+  relu_rows(x, xs, y, ys, rows, cols, lo);
+}
+void cat_relu_s32(const int32_t* x, int64_t xs, int32_t* y, int64_t ys, int64_t rows, int64_t cols, int32_t lo) {
+  relu_rows(x, xs, y, ys, rows, cols, lo);
+}
+
+} // namespace QPLUGIN_ISA_NS
+} // namespace kernels
+} // namespace qplugin

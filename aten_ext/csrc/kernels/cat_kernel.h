@@ -1,0 +1,38 @@
+// Raw-pointer kernels for cat with requantization. No ATen. A block is `rows`
+// runs of `cols` elements, source rows `xs` apart, destination rows `ys` apart.
+//   8-bit:   y = quantize_val8(float(q - zx) * sx, inv_so, zo)            (aten dequantize, then
+//   qint32:  y = quantize_val_scalar_rule(float(q - zx) * sx, inv_so, zo)  aten quantize_per_tensor)
+//   then y = max(y, lo) (lo = zo for cat_relu, qmin otherwise).
+// Same-qparams inputs are plain copies (cpu/cat.cpp); relu_rows clamps those.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/isa.h"
+
+namespace qplugin {
+namespace kernels {
+
+struct CatRequant {
+  float sx;
+  int32_t zx;
+  float inv_so;
+  int32_t zo;
+  int32_t lo;
+};
+
+// clang-format off
+#define QPLUGIN_CAT_KERNELS(X)                                                                  \
+  X(void, cat_requant_u8, (const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t cols, const CatRequant& p)) \
+  X(void, cat_requant_s8, (const int8_t* x, int64_t xs, int8_t* y, int64_t ys, int64_t rows, int64_t cols, const CatRequant& p))   \
+  X(void, cat_requant_s32, (const int32_t* x, int64_t xs, int32_t* y, int64_t ys, int64_t rows, int64_t cols, const CatRequant& p)) \
+  /* y = max(x, lo) */                                                                          \
+  X(void, cat_relu_u8, (const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t cols, int32_t lo)) \
+  X(void, cat_relu_s8, (const int8_t* x, int64_t xs, int8_t* y, int64_t ys, int64_t rows, int64_t cols, int32_t lo))   \
+  X(void, cat_relu_s32, (const int32_t* x, int64_t xs, int32_t* y, int64_t ys, int64_t rows, int64_t cols, int32_t lo))
+// clang-format on
+
+QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_CAT_KERNELS)
+
+} // namespace kernels
+} // namespace qplugin

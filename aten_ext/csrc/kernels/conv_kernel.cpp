@@ -1,0 +1,604 @@
+// Convolution kernels, compiled once per ISA (kernels/isa.h). See conv_kernel.h
+// for the contract and docs/design/conv.md for the design.
+#include "kernels/conv_kernel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "kernels/simd.h"
+
+namespace qplugin {
+namespace kernels {
+namespace QPLUGIN_ISA_NS {
+
+namespace {
+
+inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// ---- epilogue (scalar definition; the vector one mirrors it lane by lane) ----
+inline uint8_t finish_one(int32_t t, float mult, float bias, const uint8_t* add, const ConvEpilogue& ep) {
+  float v = static_cast<float>(t) * mult + bias;
+  if (add != nullptr) {
+    v = v + static_cast<float>(static_cast<int32_t>(*add) - ep.add_zp) * ep.add_mult;
+  }
+  v = v < 1024.0f ? v : 1024.0f;
+  v = v > -1024.0f ? v : -1024.0f;
+  int32_t r = static_cast<int32_t>(std::nearbyint(v)) + ep.y_zp;
+  r = r < ep.qmin ? ep.qmin : r;
+  r = r > ep.qmax ? ep.qmax : r;
+  return static_cast<uint8_t>(r);
+}
+
+// int32 correction of a raw sum of x * w into sum of (x - x_zp) * (w - w_zp).
+// Wrapping arithmetic: the final value is within int32 (prepack bounds K).
+inline int32_t correct_one(int32_t raw, int64_t m, int64_t n, const ConvEpilogue& ep) {
+  uint32_t t = static_cast<uint32_t>(raw) + static_cast<uint32_t>(ep.col_const[n]);
+  if (ep.w_zp != nullptr) {
+    t -= static_cast<uint32_t>(ep.w_zp[n]) * static_cast<uint32_t>(ep.row_sum[m]);
+  }
+  return static_cast<int32_t>(t);
+}
+
+#if QPLUGIN_SIMD
+using namespace simd;
+
+#if defined(QPLUGIN_ISA_AVX512)
+inline VI max_i(VI a, VI b) { return _mm512_max_epi32(a, b); }
+inline VI min_i(VI a, VI b) { return _mm512_min_epi32(a, b); }
+inline VI mullo_i(VI a, VI b) { return _mm512_mullo_epi32(a, b); }
+inline VI madd16(VI a, VI b) { return _mm512_madd_epi16(a, b); }
+inline VI load_u8_n(const uint8_t* p, int n) {
+  if (n == kLanes) return load_u8(p);
+  return _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(static_cast<__mmask16>((1u << n) - 1), p));
+}
+inline VI loadu_i_n(const int32_t* p, int n) {
+  return _mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << n) - 1), p);
+}
+inline VF loadu_f_n(const float* p, int n) {
+  return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), p);
+}
+inline void store_u8_n(uint8_t* p, VI v, int n) {
+  if (n == kLanes) {
+    store_u8(p, v);
+  } else {
+    _mm_mask_storeu_epi8(p, static_cast<__mmask16>((1u << n) - 1), _mm512_cvtepi32_epi8(v));
+  }
+}
+#else  // AVX2
+inline VI max_i(VI a, VI b) { return _mm256_max_epi32(a, b); }
+inline VI min_i(VI a, VI b) { return _mm256_min_epi32(a, b); }
+inline VI mullo_i(VI a, VI b) { return _mm256_mullo_epi32(a, b); }
+inline VI madd16(VI a, VI b) { return _mm256_madd_epi16(a, b); }
+inline VI load_u8_n(const uint8_t* p, int n) {
+  if (n == kLanes) return load_u8(p);
+  uint8_t tmp[kLanes] = {0};
+  std::memcpy(tmp, p, n);
+  return load_u8(tmp);
+}
+inline VI loadu_i_n(const int32_t* p, int n) {
+  if (n == kLanes) return loadu_i(p);
+  int32_t tmp[kLanes] = {0};
+  std::memcpy(tmp, p, n * sizeof(int32_t));
+  return loadu_i(tmp);
+}
+inline VF loadu_f_n(const float* p, int n) {
+  if (n == kLanes) return loadu_f(p);
+  float tmp[kLanes] = {0};
+  std::memcpy(tmp, p, n * sizeof(float));
+  return loadu_f(tmp);
+}
+inline void store_u8_n(uint8_t* p, VI v, int n) {
+  if (n == kLanes) {
+    store_u8(p, v);
+  } else {
+    uint8_t tmp[kLanes];
+    store_u8(tmp, v);
+    std::memcpy(p, tmp, n);
+  }
+}
+#endif
+
+// Sign-extends the low 16 bits of each lane (depthwise weights).
+inline VI _mm_srai_epi32_w(VI v) {
+#if defined(QPLUGIN_ISA_AVX512)
+  return _mm512_srai_epi32(_mm512_slli_epi32(v, 16), 16);
+#else
+  return _mm256_srai_epi32(_mm256_slli_epi32(v, 16), 16);
+#endif
+}
+
+// Epilogue for kLanes channels [n, n + cnt) of one output pixel; t already corrected.
+inline void finish_vec(VI t, VF mult, VF bias, const uint8_t* add, int cnt, const ConvEpilogue& ep,
+                       uint8_t* y) {
+  VF v = add_f(mul_f(to_f(t), mult), bias);
+  if (add != nullptr) {
+    VF a = to_f(sub_i(load_u8_n(add, cnt), set1_i(ep.add_zp)));
+    v = add_f(v, mul_f(a, set1_f(ep.add_mult)));
+  }
+  v = min_f(v, set1_f(1024.0f));
+  v = max_f(v, set1_f(-1024.0f));
+  VI r = add_i(to_i32_round(v), set1_i(ep.y_zp));
+  r = max_i(r, set1_i(ep.qmin));
+  r = min_i(r, set1_i(ep.qmax));
+  store_u8_n(y, r, cnt);
+}
+#endif  // QPLUGIN_SIMD
+
+// ---- GEMM microkernels ----
+#if defined(QPLUGIN_ISA_AVX512)
+constexpr int kMR = 12;
+constexpr int kBlockN = 16;  // channels per packed block
+// NV blocks of 16 channels (b: first block, blocks kp * 16 bytes apart), MR rows.
+template <int MR, int NV>
+void ukernel(const uint8_t* a, int64_t kp, const int8_t* b, int64_t m0, int64_t n0, int ncols,
+             const ConvEpilogue& ep, uint8_t* y, int64_t ldy) {
+  __m512i acc[MR][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 2
+    for (int j = 0; j < NV; ++j) acc[r][j] = _mm512_setzero_si512();
+  const int64_t bstride = kp * kBlockN;
+  for (int64_t k = 0; k < kp; k += 4) {
+    __m512i bv[NV];
+#pragma GCC unroll 2
+    for (int j = 0; j < NV; ++j) bv[j] = _mm512_loadu_si512(b + j * bstride + k * kBlockN);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      int32_t av;
+      std::memcpy(&av, a + r * kp + k, 4);
+      const __m512i avv = _mm512_set1_epi32(av);
+#pragma GCC unroll 2
+      for (int j = 0; j < NV; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], avv, bv[j]);
+    }
+  }
+#pragma GCC unroll 2
+  for (int j = 0; j < NV; ++j) {
+    const int cnt = std::min(kLanes, ncols - j * kLanes);
+    if (cnt <= 0) break;
+    const int64_t n = n0 + j * kLanes;
+    const VI cc = loadu_i_n(ep.col_const + n, cnt);
+    const VF mult = loadu_f_n(ep.mult + n, cnt);
+    const VF bias = loadu_f_n(ep.bias + n, cnt);
+    const VI wzp = ep.w_zp != nullptr ? loadu_i_n(ep.w_zp + n, cnt) : set1_i(0);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      VI t = add_i(acc[r][j], cc);
+      if (ep.w_zp != nullptr) t = sub_i(t, mullo_i(wzp, set1_i(ep.row_sum[m0 + r])));
+      const uint8_t* add = ep.add != nullptr ? ep.add + (m0 + r) * ldy + n : nullptr;
+      finish_vec(t, mult, bias, add, cnt, ep, y + (m0 + r) * ldy + n);
+    }
+  }
+}
+#elif defined(QPLUGIN_ISA_AVX2)
+constexpr int kMR = 6;
+constexpr int kBlockN = 16;
+// One block of 16 channels (two vectors of 8), MR rows; a is int16.
+template <int MR, int NV>
+void ukernel(const int16_t* a, int64_t kp, const int8_t* b, int64_t m0, int64_t n0, int ncols,
+             const ConvEpilogue& ep, uint8_t* y, int64_t ldy) {
+  static_assert(NV == 2, "AVX2 blocks are 16 channels");
+  __m256i acc[MR][2];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    acc[r][0] = _mm256_setzero_si256();
+    acc[r][1] = _mm256_setzero_si256();
+  }
+  for (int64_t k = 0; k < kp; k += 2) {
+    const __m128i braw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + k * kBlockN));
+    const __m128i braw1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + k * kBlockN + 16));
+    const __m256i b0 = _mm256_cvtepi8_epi16(braw);
+    const __m256i b1 = _mm256_cvtepi8_epi16(braw1);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      int32_t av;
+      std::memcpy(&av, a + r * kp + k, 4);
+      const __m256i avv = _mm256_set1_epi32(av);
+      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(avv, b0));
+      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(avv, b1));
+    }
+  }
+#pragma GCC unroll 2
+  for (int j = 0; j < 2; ++j) {
+    const int cnt = std::min(kLanes, ncols - j * kLanes);
+    if (cnt <= 0) break;
+    const int64_t n = n0 + j * kLanes;
+    const VI cc = loadu_i_n(ep.col_const + n, cnt);
+    const VF mult = loadu_f_n(ep.mult + n, cnt);
+    const VF bias = loadu_f_n(ep.bias + n, cnt);
+    const VI wzp = ep.w_zp != nullptr ? loadu_i_n(ep.w_zp + n, cnt) : set1_i(0);
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      VI t = add_i(acc[r][j], cc);
+      if (ep.w_zp != nullptr) t = sub_i(t, mullo_i(wzp, set1_i(ep.row_sum[m0 + r])));
+      const uint8_t* add = ep.add != nullptr ? ep.add + (m0 + r) * ldy + n : nullptr;
+      finish_vec(t, mult, bias, add, cnt, ep, y + (m0 + r) * ldy + n);
+    }
+  }
+}
+#endif
+
+#if QPLUGIN_SIMD
+#if defined(QPLUGIN_ISA_AVX512)
+using AElem = uint8_t;
+#else
+using AElem = int16_t;
+#endif
+
+template <int NV>
+void gemm_rows(const AElem* a, int64_t kp, int64_t mcount, const int8_t* b, int64_t n0, int ncols,
+               const ConvEpilogue& ep, uint8_t* y, int64_t ldy) {
+  int64_t m = 0;
+  for (; m + kMR <= mcount; m += kMR) {
+    ukernel<kMR, NV>(a + m * kp, kp, b, m, n0, ncols, ep, y, ldy);
+  }
+  const int64_t rem = mcount - m;
+  if (rem == 0) return;
+  const AElem* am = a + m * kp;
+  switch (rem) {
+#define QPLUGIN_CONV_REM_(R) \
+  case R: ukernel<R, NV>(am, kp, b, m, n0, ncols, ep, y, ldy); break;
+    QPLUGIN_CONV_REM_(1)
+    QPLUGIN_CONV_REM_(2)
+    QPLUGIN_CONV_REM_(3)
+    QPLUGIN_CONV_REM_(4)
+    QPLUGIN_CONV_REM_(5)
+#if defined(QPLUGIN_ISA_AVX512)
+    QPLUGIN_CONV_REM_(6)
+    QPLUGIN_CONV_REM_(7)
+    QPLUGIN_CONV_REM_(8)
+    QPLUGIN_CONV_REM_(9)
+    QPLUGIN_CONV_REM_(10)
+    QPLUGIN_CONV_REM_(11)
+#endif
+#undef QPLUGIN_CONV_REM_
+    default: break;
+  }
+}
+#endif
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+int64_t conv_a_elem_size() {
+#if defined(QPLUGIN_ISA_AVX2)
+  return 2;
+#else
+  return 1;
+#endif
+}
+
+int64_t conv_a_row_elems(int64_t k) { return round_up(k, 4); }
+
+int64_t conv_packed_b_bytes(int64_t n, int64_t kp) {
+#if QPLUGIN_SIMD
+  return round_up(n, kBlockN) * kp;
+#else
+  return n * kp;
+#endif
+}
+
+void conv_pack_b(const int8_t* w, int64_t n, int64_t k, int64_t kp, int8_t* out) {
+#if defined(QPLUGIN_ISA_AVX512)
+  // [block][kp / 4][16 channels][4]
+  const int64_t nb = round_up(n, kBlockN) / kBlockN;
+  for (int64_t blk = 0; blk < nb; ++blk) {
+    int8_t* o = out + blk * kp * kBlockN;
+    for (int64_t k4 = 0; k4 < kp; k4 += 4) {
+      for (int64_t j = 0; j < kBlockN; ++j) {
+        const int64_t row = blk * kBlockN + j;
+        for (int64_t t = 0; t < 4; ++t) {
+          const int64_t col = k4 + t;
+          o[k4 * kBlockN + j * 4 + t] = (row < n && col < k) ? w[row * k + col] : int8_t(0);
+        }
+      }
+    }
+  }
+#elif defined(QPLUGIN_ISA_AVX2)
+  // [block][kp / 2][16 channels][2]
+  const int64_t nb = round_up(n, kBlockN) / kBlockN;
+  for (int64_t blk = 0; blk < nb; ++blk) {
+    int8_t* o = out + blk * kp * kBlockN;
+    for (int64_t k2 = 0; k2 < kp; k2 += 2) {
+      for (int64_t j = 0; j < kBlockN; ++j) {
+        const int64_t row = blk * kBlockN + j;
+        for (int64_t t = 0; t < 2; ++t) {
+          const int64_t col = k2 + t;
+          o[k2 * kBlockN + j * 2 + t] = (row < n && col < k) ? w[row * k + col] : int8_t(0);
+        }
+      }
+    }
+  }
+#else
+  for (int64_t r = 0; r < n; ++r) {
+    for (int64_t c = 0; c < kp; ++c) out[r * kp + c] = c < k ? w[r * k + c] : int8_t(0);
+  }
+#endif
+}
+
+namespace {
+// dst[0, n) = src[0, n), widened to T. Fixed-size chunks so the compiler emits
+// vector moves instead of a memcpy call (rows are short: icg or KW * C bytes).
+template <typename T>
+inline void copy_widen(T* dst, const uint8_t* src, int64_t n) {
+  int64_t i = 0;
+#if defined(QPLUGIN_ISA_AVX2)
+  for (; i + 16 <= n; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_cvtepu8_epi16(v));
+  }
+#else
+  if (sizeof(T) == 1) {
+    for (; i + 32 <= n; i += 32) std::memcpy(dst + i, src + i, 32);
+    for (; i + 8 <= n; i += 8) std::memcpy(dst + i, src + i, 8);
+  }
+#endif
+  for (; i < n; ++i) dst[i] = static_cast<T>(src[i]);
+}
+template <typename T>
+inline void fill_n(T* dst, T v, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = v;
+}
+}  // namespace
+
+void conv_im2col(const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0, int64_t mcount,
+                 void* a, int64_t kp, int32_t x_zp, int32_t* row_sum) {
+#if defined(QPLUGIN_ISA_AVX2)
+  using T = int16_t;
+#else
+  using T = uint8_t;
+#endif
+  T* out = static_cast<T*>(a);
+  const int64_t icg = g.icg;
+  const int64_t K = g.K();
+  const T fill = static_cast<T>(x_zp);
+  const int64_t c0 = group * icg;
+  // One group spanning all channels with unit dilation along W: the KW taps of a
+  // kernel row are KW * C contiguous input bytes.
+  const bool span = icg == g.C && g.DW == 1;
+  for (int64_t i = 0; i < mcount; ++i) {
+    const int64_t m = m0 + i;
+    const int64_t ow = m % g.OW;
+    const int64_t oh = (m / g.OW) % g.OH;
+    const int64_t od = m / (g.OW * g.OH);
+    T* row = out + i * kp;
+    T* p = row;
+    const int64_t iw0 = ow * g.SW - g.PW;
+    const bool w_inside = iw0 >= 0 && iw0 + (g.KW - 1) * g.DW < g.W;
+    for (int64_t kd = 0; kd < g.KD; ++kd) {
+      const int64_t id = od * g.SD - g.PD + kd * g.DD;
+      const bool din = id >= 0 && id < g.D;
+      for (int64_t kh = 0; kh < g.KH; ++kh) {
+        const int64_t ih = oh * g.SH - g.PH + kh * g.DH;
+        const bool hin = din && ih >= 0 && ih < g.H;
+        if (!hin) {
+          fill_n(p, fill, g.KW * icg);
+          p += g.KW * icg;
+          continue;
+        }
+        const uint8_t* xrow = x + (id * g.H + ih) * g.W * g.C + c0;
+        if (span && w_inside) {
+          copy_widen(p, xrow + iw0 * g.C, g.KW * icg);
+          p += g.KW * icg;
+          continue;
+        }
+        for (int64_t kw = 0; kw < g.KW; ++kw) {
+          const int64_t iw = iw0 + kw * g.DW;
+          if (iw >= 0 && iw < g.W) {
+            copy_widen(p, xrow + iw * g.C, icg);
+          } else {
+            fill_n(p, fill, icg);
+          }
+          p += icg;
+        }
+      }
+    }
+    for (int64_t c = K; c < kp; ++c) row[c] = 0;
+    if (row_sum != nullptr) {
+      int32_t s = 0;
+      for (int64_t c = 0; c < K; ++c) s += static_cast<int32_t>(row[c]);
+      row_sum[i] = s;
+    }
+  }
+}
+
+void conv_gemm(const void* a, int64_t kp, int64_t mcount, const int8_t* b, int64_t ncount,
+               const ConvEpilogue& ep, uint8_t* y, int64_t ldy) {
+#if defined(QPLUGIN_ISA_AVX512)
+  const AElem* av = static_cast<const AElem*>(a);
+  int64_t n = 0;
+  for (; n + 2 * kBlockN <= ncount || (n + kBlockN < ncount); n += 2 * kBlockN) {
+    const int cols = static_cast<int>(std::min<int64_t>(2 * kBlockN, ncount - n));
+    gemm_rows<2>(av, kp, mcount, b + n * kp, n, cols, ep, y, ldy);
+  }
+  if (n < ncount) {
+    gemm_rows<1>(av, kp, mcount, b + n * kp, n, static_cast<int>(ncount - n), ep, y, ldy);
+  }
+#elif defined(QPLUGIN_ISA_AVX2)
+  const AElem* av = static_cast<const AElem*>(a);
+  for (int64_t n = 0; n < ncount; n += kBlockN) {
+    const int cols = static_cast<int>(std::min<int64_t>(kBlockN, ncount - n));
+    gemm_rows<2>(av, kp, mcount, b + n * kp, n, cols, ep, y, ldy);
+  }
+#else
+  const uint8_t* av = static_cast<const uint8_t*>(a);
+  for (int64_t m = 0; m < mcount; ++m) {
+    const uint8_t* ar = av + m * kp;
+    for (int64_t n = 0; n < ncount; ++n) {
+      const int8_t* br = b + n * kp;
+      int32_t s = 0;
+      for (int64_t k = 0; k < kp; ++k) s += static_cast<int32_t>(ar[k]) * static_cast<int32_t>(br[k]);
+      const int32_t t = correct_one(s, m, n, ep);
+      const uint8_t* add = ep.add != nullptr ? ep.add + m * ldy + n : nullptr;
+      y[m * ldy + n] = finish_one(t, ep.mult[n], ep.bias[n], add, ep);
+    }
+  }
+#endif
+}
+
+namespace {
+// One output pixel, channels [c_begin, C), any taps in or out of the image.
+inline void dw_pixel(const uint8_t* x, const ConvGeom& g, int64_t od, int64_t oh, int64_t ow,
+                     int64_t c_begin, const int32_t* w, int32_t x_zp, const ConvEpilogue& ep,
+                     uint8_t* yp, const uint8_t* addp, int64_t* off, int64_t* tap) {
+  const int64_t C = g.C;
+  int64_t nv = 0;
+  for (int64_t kd = 0; kd < g.KD; ++kd) {
+    const int64_t id = od * g.SD - g.PD + kd * g.DD;
+    if (id < 0 || id >= g.D) continue;
+    for (int64_t kh = 0; kh < g.KH; ++kh) {
+      const int64_t ih = oh * g.SH - g.PH + kh * g.DH;
+      if (ih < 0 || ih >= g.H) continue;
+      for (int64_t kw = 0; kw < g.KW; ++kw) {
+        const int64_t iw = ow * g.SW - g.PW + kw * g.DW;
+        if (iw < 0 || iw >= g.W) continue;
+        off[nv] = ((id * g.H + ih) * g.W + iw) * C;
+        tap[nv] = (kd * g.KH + kh) * g.KW + kw;
+        ++nv;
+      }
+    }
+  }
+  int64_t c = c_begin;
+#if QPLUGIN_SIMD
+  const VI vzp = set1_i(x_zp);
+  for (; c < C; c += kLanes) {
+    const int cnt = static_cast<int>(std::min<int64_t>(kLanes, C - c));
+    VI acc = set1_i(0);
+    for (int64_t t = 0; t < nv; ++t) {
+      const VI xv = sub_i(load_u8_n(x + off[t] + c, cnt), vzp);
+      acc = add_i(acc, madd16(xv, loadu_i_n(w + tap[t] * C + c, cnt)));
+    }
+    finish_vec(acc, loadu_f_n(ep.mult + c, cnt), loadu_f_n(ep.bias + c, cnt),
+               addp != nullptr ? addp + c : nullptr, cnt, ep, yp + c);
+  }
+#endif
+  for (; c < C; ++c) {
+    int32_t s = 0;
+    for (int64_t t = 0; t < nv; ++t) {
+      const int32_t xv = static_cast<int32_t>(x[off[t] + c]) - x_zp;
+      const int32_t wv = static_cast<int16_t>(static_cast<uint16_t>(w[tap[t] * C + c] & 0xFFFF));
+      s += xv * wv;
+    }
+    yp[c] = finish_one(s, ep.mult[c], ep.bias[c], addp != nullptr ? addp + c : nullptr, ep);
+  }
+}
+}  // namespace
+
+void conv_depthwise(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount,
+                    const int32_t* w, int32_t x_zp, const ConvEpilogue& ep, uint8_t* y) {
+  const int64_t C = g.C;
+  const int64_t taps = g.KD * g.KH * g.KW;
+  std::vector<int64_t> off(taps), tap(taps);
+  std::vector<int64_t> prow(g.KD * g.KH), ptap(g.KD * g.KH);  // valid (kd, kh) rows
+  // Output columns whose KW taps all lie inside the image.
+  int64_t ow_lo = (g.PW + g.SW - 1) / g.SW;
+  const int64_t last = g.W - 1 - (g.KW - 1) * g.DW + g.PW;  // ow * SW <= last
+  int64_t ow_hi = last < 0 ? 0 : last / g.SW + 1;
+  ow_hi = std::min(ow_hi, g.OW);
+  ow_lo = std::min(ow_lo, ow_hi);
+#if QPLUGIN_SIMD
+  const int64_t c_full = C / kLanes * kLanes;
+#else
+  const int64_t c_full = 0;
+#endif
+  for (int64_t r = r0; r < r0 + rcount; ++r) {
+    const int64_t oh = r % g.OH;
+    const int64_t od = r / g.OH;
+    uint8_t* yrow = y + r * g.OW * C;
+    const uint8_t* arow = ep.add != nullptr ? ep.add + r * g.OW * C : nullptr;
+    // Border columns: every channel, taps checked one by one.
+    for (int64_t ow = 0; ow < g.OW; ++ow) {
+      if (ow == ow_lo) ow = ow_hi;
+      if (ow >= g.OW) break;
+      dw_pixel(x, g, od, oh, ow, 0, w, x_zp, ep, yrow + ow * C,
+               arow != nullptr ? arow + ow * C : nullptr, off.data(), tap.data());
+    }
+    if (ow_lo >= ow_hi) continue;
+    // Interior columns, channel tail.
+    if (c_full < C) {
+      for (int64_t ow = ow_lo; ow < ow_hi; ++ow) {
+        dw_pixel(x, g, od, oh, ow, c_full, w, x_zp, ep, yrow + ow * C,
+                 arow != nullptr ? arow + ow * C : nullptr, off.data(), tap.data());
+      }
+    }
+#if QPLUGIN_SIMD
+    // Interior columns, full channel vectors: x is read unsigned (0..255, high
+    // 16 bits zero) so vpmaddwd gives x * (w - w_zp); the x_zp term is one
+    // per-row constant -x_zp * sum over the valid taps of (w - w_zp).
+    int64_t nrows = 0;
+    for (int64_t kd = 0; kd < g.KD; ++kd) {
+      const int64_t id = od * g.SD - g.PD + kd * g.DD;
+      if (id < 0 || id >= g.D) continue;
+      for (int64_t kh = 0; kh < g.KH; ++kh) {
+        const int64_t ih = oh * g.SH - g.PH + kh * g.DH;
+        if (ih < 0 || ih >= g.H) continue;
+        prow[nrows] = (id * g.H + ih) * g.W * C;
+        ptap[nrows] = (kd * g.KH + kh) * g.KW;
+        ++nrows;
+      }
+    }
+    const int64_t xstep = g.SW * C;
+    const int64_t kstep = g.DW * C;
+    for (int64_t c = 0; c < c_full; c += kLanes) {
+      VI corr = set1_i(0);
+      for (int64_t j = 0; j < nrows; ++j) {
+        for (int64_t kw = 0; kw < g.KW; ++kw) {
+          const VI wv = loadu_i(w + (ptap[j] + kw) * C + c);
+          corr = add_i(corr, _mm_srai_epi32_w(wv));
+        }
+      }
+      corr = mullo_i(corr, set1_i(-x_zp));
+      const VF mult = loadu_f(ep.mult + c);
+      const VF bias = loadu_f(ep.bias + c);
+      const uint8_t* xbase = x + (ow_lo * g.SW - g.PW) * C + c;
+      if (nrows == 3 && g.KW == 3) {
+        const uint8_t* x0 = xbase + prow[0];
+        const uint8_t* x1 = xbase + prow[1];
+        const uint8_t* x2 = xbase + prow[2];
+        const int32_t* w0 = w + ptap[0] * C + c;
+        const int32_t* w1 = w + ptap[1] * C + c;
+        const int32_t* w2 = w + ptap[2] * C + c;
+        const VI w00 = loadu_i(w0), w01 = loadu_i(w0 + C), w02 = loadu_i(w0 + 2 * C);
+        const VI w10 = loadu_i(w1), w11 = loadu_i(w1 + C), w12 = loadu_i(w1 + 2 * C);
+        const VI w20 = loadu_i(w2), w21 = loadu_i(w2 + C), w22 = loadu_i(w2 + 2 * C);
+        for (int64_t ow = ow_lo; ow < ow_hi; ++ow) {
+          VI a0 = add_i(corr, madd16(load_u8(x0), w00));
+          VI a1 = madd16(load_u8(x1), w10);
+          VI a2 = madd16(load_u8(x2), w20);
+          a0 = add_i(a0, madd16(load_u8(x0 + kstep), w01));
+          a1 = add_i(a1, madd16(load_u8(x1 + kstep), w11));
+          a2 = add_i(a2, madd16(load_u8(x2 + kstep), w21));
+          a0 = add_i(a0, madd16(load_u8(x0 + 2 * kstep), w02));
+          a1 = add_i(a1, madd16(load_u8(x1 + 2 * kstep), w12));
+          a2 = add_i(a2, madd16(load_u8(x2 + 2 * kstep), w22));
+          const int64_t o = ow * C + c;
+          finish_vec(add_i(a0, add_i(a1, a2)), mult, bias, arow != nullptr ? arow + o : nullptr,
+                     kLanes, ep, yrow + o);
+          x0 += xstep;
+          x1 += xstep;
+          x2 += xstep;
+        }
+      } else {
+        for (int64_t ow = ow_lo; ow < ow_hi; ++ow) {
+          const uint8_t* xb = xbase + (ow - ow_lo) * xstep;
+          VI acc = corr;
+          for (int64_t j = 0; j < nrows; ++j) {
+            const uint8_t* xr = xb + prow[j];
+            const int32_t* wr = w + ptap[j] * C + c;
+            for (int64_t kw = 0; kw < g.KW; ++kw) {
+              acc = add_i(acc, madd16(load_u8(xr + kw * kstep), loadu_i(wr + kw * C)));
+            }
+          }
+          const int64_t o = ow * C + c;
+          finish_vec(acc, mult, bias, arow != nullptr ? arow + o : nullptr, kLanes, ep, yrow + o);
+        }
+      }
+    }
+#endif
+  }
+}
+
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin

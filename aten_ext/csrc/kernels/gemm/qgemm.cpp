@@ -1,0 +1,74 @@
+// Compiled once: weight packing and the threaded GEMM driver of kernels/gemm/qgemm.h.
+#include "kernels/gemm/qgemm.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/dispatch.h"
+
+namespace qplugin {
+namespace kernels {
+namespace gemm {
+
+void pack_b(const int8_t* w, int64_t stride_n, int64_t stride_k, int64_t K, int64_t N, int8_t* out,
+            int32_t* col_sums) {
+  const int64_t K4 = padded_k(K);
+  const int64_t N16 = padded_n(N);
+  std::memset(out, 0, static_cast<size_t>(K4 * N16));
+  for (int64_t n = 0; n < N16; ++n) {
+    int8_t* panel = out + (n / kPanelN) * K4 * kPanelN;
+    const int64_t j = n % kPanelN;
+    int32_t s = 0;
+    if (n < N) {
+      for (int64_t k = 0; k < K; ++k) {
+        const int8_t v = w[n * stride_n + k * stride_k];
+        panel[(k / kQuadK) * (kQuadK * kPanelN) + kQuadK * j + (k % kQuadK)] = v;
+        s += v;
+      }
+    }
+    col_sums[n] = s;
+  }
+}
+
+void unpack_b(const PackedB& b, int8_t* w) {
+  const int64_t K4 = padded_k(b.K);
+  for (int64_t n = 0; n < b.N; ++n) {
+    const int8_t* panel = b.data + (n / kPanelN) * K4 * kPanelN;
+    const int64_t j = n % kPanelN;
+    for (int64_t k = 0; k < b.K; ++k) {
+      w[n * b.K + k] = panel[(k / kQuadK) * (kQuadK * kPanelN) + kQuadK * j + (k % kQuadK)];
+    }
+  }
+}
+
+void qgemm(const QGemmParams& p) {
+  const int64_t M = p.M;
+  const int64_t N = p.b->N;
+  const int64_t K = p.b->K;
+  if (M <= 0 || N <= 0) return;
+  // Blocks: 64 columns (4 panels, the AVX-512 tile width) by up to 96 rows
+  // (a multiple of every path's tile height). Consecutive tasks share a column
+  // block, so a thread streams one block of packed B from its L2.
+  constexpr int64_t kNB = 4 * kPanelN;
+  constexpr int64_t kMB = 96;
+  const int64_t num_nb = (N + kNB - 1) / kNB;
+  const int64_t num_mb = (M + kMB - 1) / kMB;
+  const int64_t ntasks = num_nb * num_mb;
+  const int64_t macs_per_task = std::min(M, kMB) * kNB * std::max<int64_t>(K, 1);
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 18) / macs_per_task);
+  at::parallel_for(0, ntasks, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t nb = t / num_mb;
+      const int64_t mb = t % num_mb;
+      const int64_t m0 = mb * kMB, m1 = std::min(M, m0 + kMB);
+      const int64_t n0 = nb * kNB, n1 = std::min(N, n0 + kNB);
+      QPLUGIN_ISA_CALL(qgemm_block, p, m0, m1, n0, n1);
+    }
+  });
+}
+
+} // namespace gemm
+} // namespace kernels
+} // namespace qplugin

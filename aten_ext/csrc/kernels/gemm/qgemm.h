@@ -1,0 +1,103 @@
+// u8 x s8 -> s32 GEMM with a fused requantize / dequantize epilogue.
+// Reused by linear (cpu/linear.cpp) and conv. Raw pointers only, no ATen types.
+//
+//   C[m][n] = sum_k (A[m][k] - a_zp) * (B[n][k] - b_zp[n])        (exact, int32)
+//
+// computed as  sum_k A*B - a_zp*colsum[n] - b_zp[n]*rowsum[m] + K*a_zp*b_zp[n]
+// with int32 wrap-around arithmetic: the result is exact whenever the true C
+// fits in int32, which holds for K <= kMaxK (255 * 255 * K < 2^31).
+//
+// No 16-bit intermediate anywhere: the AVX-512 path uses VNNI vpdpbusd
+// (u8 x s8 -> s32, non-saturating), the AVX2 path widens both operands to
+// int16 and uses vpmaddwd (int16 pairs -> int32; |255 * 128| * 2 < 2^31), and
+// the scalar path is the plain definition. All three give identical C.
+//
+// Epilogues (per output element, n-th column):
+//   kU8 : y = clamp(nearbyint(float(C) * multiplier[n] + bias[n]) + out_zero_point,
+//                   out_min, out_max)                                 -> uint8
+//         (multiplier[n] = a_scale * b_scale[n] / y_scale, bias[n] = bias_f[n] / y_scale,
+//          both rounded to float once; round half to even)
+//   kF32: y = max(float(C) * multiplier[n] + bias[n], out_fmin)       -> float
+//         (multiplier[n] = a_scale * b_scale[n], bias[n] = bias_f[n]; out_fmin = 0 for relu,
+//          -inf otherwise)
+//   kS32: y = C                                                       -> int32
+// bias may be nullptr (zero).
+//
+// Packed B layout (pack_b): columns (output channels) in panels of kPanelN = 16;
+// within a panel, K in quads of 4: for quad q, 64 bytes hold column j's
+// B[n0 + j][4q .. 4q + 3] at bytes 4j .. 4j + 3. K is padded with zeros to a
+// multiple of 4 and N to a multiple of 16. col_sums[n] = sum_k B[n][k] (raw int8
+// values) for n < N (0 for padding). One layout for every ISA path.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/isa.h"
+
+namespace qplugin {
+namespace kernels {
+namespace gemm {
+
+constexpr int64_t kPanelN = 16;
+constexpr int64_t kQuadK = 4;
+// Largest K for which every C is exact in int32 for any operands.
+constexpr int64_t kMaxK = 33025;
+
+inline int64_t padded_k(int64_t K) { return (K + kQuadK - 1) / kQuadK * kQuadK; }
+inline int64_t padded_n(int64_t N) { return (N + kPanelN - 1) / kPanelN * kPanelN; }
+// Bytes of packed data for a K x N weight.
+inline int64_t packed_b_bytes(int64_t K, int64_t N) { return padded_k(K) * padded_n(N); }
+
+// A packed weight (does not own its memory).
+struct PackedB {
+  const int8_t* data = nullptr;      // packed_b_bytes(K, N) bytes
+  const int32_t* col_sums = nullptr;  // padded_n(N) entries
+  int64_t K = 0;
+  int64_t N = 0;
+};
+
+// Packs B[n][k] = w[n * stride_n + k * stride_k] (n < N, k < K) into `out`
+// (packed_b_bytes(K, N) bytes) and fills col_sums (padded_n(N) entries).
+void pack_b(const int8_t* w, int64_t stride_n, int64_t stride_k, int64_t K, int64_t N, int8_t* out,
+            int32_t* col_sums);
+// Reads back B[n][k] from a packed weight into w[n * K + k] (dense N x K).
+void unpack_b(const PackedB& b, int8_t* w);
+
+enum class OutKind : int { kU8 = 0, kF32 = 1, kS32 = 2 };
+
+struct QGemmParams {
+  int64_t M = 0;
+  const uint8_t* a = nullptr;  // A[m][k] at a[m * lda + k]
+  int64_t lda = 0;
+  int32_t a_zero_point = 0;
+  const PackedB* b = nullptr;
+  const int32_t* b_zero_points = nullptr;  // N entries
+  bool b_zero_points_all_zero = true;      // lets the kernel skip row sums
+  const float* multipliers = nullptr;     // N entries (kU8, kF32)
+  const float* bias = nullptr;            // N entries or nullptr (kU8, kF32)
+  OutKind kind = OutKind::kU8;
+  void* out = nullptr;  // element (m, n) at out[m * ldc + n] (elements of the output type)
+  int64_t ldc = 0;
+  int32_t out_zero_point = 0;  // kU8
+  int32_t out_min = 0;         // kU8 clamp, e.g. 0 (or out_zero_point for relu)
+  int32_t out_max = 255;       // kU8 clamp
+  float out_fmin = -__builtin_inff();  // kF32 lower clamp (0 for relu)
+};
+
+// Runs the whole GEMM, threaded with at::parallel_for over blocks of rows and
+// columns, on the active ISA path (kernels/dispatch.h).
+void qgemm(const QGemmParams& p);
+
+} // namespace gemm
+
+// One block (qplugin::kernels::{scalar,avx2,avx512}::qgemm_block): rows [m0, m1), columns [n0, n1) with n0 a multiple of kPanelN.
+// Single-threaded; qgemm() calls it per block. Exposed per ISA for tests / reuse.
+// clang-format off
+#define QPLUGIN_QGEMM_KERNELS(X) \
+  X(void, qgemm_block, (const gemm::QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1))
+// clang-format on
+QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_QGEMM_KERNELS)
+
+} // namespace kernels
+} // namespace qplugin

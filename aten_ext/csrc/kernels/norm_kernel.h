@@ -1,0 +1,40 @@
+// Raw-pointer layer_norm / batch_norm kernels on plain integer data. No ATen.
+// Threading is the caller's (cpu/norm.cpp).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/isa.h"
+
+namespace qplugin {
+namespace kernels {
+
+// layer_norm over rows of m elements. Per row, from exact integer sums (8-bit)
+// or two float64 passes (int32): mean_q, var_q of q; rstd = 1 / sqrt(var_q * s^2 + eps);
+//   y[j] = clamp(round_half_even((q[j] - mean_q) * (s * rstd) * wq[j] + bq[j]) + out_zp)
+// in float64, where wq = weight / out_scale and bq = bias / out_scale (the caller's).
+struct LayerNormSpec {
+  double in_scale;
+  double eps;
+  const double* wq;  // m entries
+  const double* bq;  // m entries
+  int32_t out_zp;
+};
+
+// clang-format off
+#define QPLUGIN_NORM_KERNELS(X)                                                                          \
+  X(void, layer_norm_u8, (const uint8_t* x, uint8_t* y, int64_t rows, int64_t m, const LayerNormSpec* spec)) \
+  X(void, layer_norm_s8, (const int8_t* x, int8_t* y, int64_t rows, int64_t m, const LayerNormSpec* spec))   \
+  X(void, layer_norm_s32, (const int32_t* x, int32_t* y, int64_t rows, int64_t m, const LayerNormSpec* spec)) \
+  /* Per-channel affine requantize (batch_norm): element (o, c, i) at (o * channels + c) * inner + i, \
+     y = clamp(round_half_even(float(q) * a[c] + b[c])) in float32 (out_zp folded into b) */           \
+  X(void, channel_affine_u8, (const uint8_t* x, uint8_t* y, int64_t outer, int64_t channels, int64_t inner, const float* a, const float* b)) \
+  X(void, channel_affine_s8, (const int8_t* x, int8_t* y, int64_t outer, int64_t channels, int64_t inner, const float* a, const float* b))   \
+  /* int32: the same in float64 */                                                                     \
+  X(void, channel_affine_s32, (const int32_t* x, int32_t* y, int64_t outer, int64_t channels, int64_t inner, const double* a, const double* b))
+// clang-format on
+
+QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_NORM_KERNELS)
+
+} // namespace kernels
+} // namespace qplugin

@@ -1,0 +1,71 @@
+// Raw-pointer 2-D pooling kernels (max / average / adaptive average) on plain
+// integer data (uint8 / int8 / int32). No ATen. Threading and argument checks
+// are the caller's (cpu/pool.cpp); docs/design/pooling.md explains the design.
+//
+// Layouts:
+//   *_nchw: `planes` dense H x W planes in, dense OH x OW planes out.
+//   *_nhwc: one dense H x W x C image in, OH x OW x C out; the kernel does
+//           output rows [oh_begin, oh_end) and channels [c_begin, c_end).
+//
+// Max pooling: out = max over the valid window taps (padding never wins); a
+// window with no valid tap (possible only with dilation on tiny inputs) gives
+// the type's lowest value, as torch.
+//
+// Average pooling (avg_pool2d and adaptive_avg_pool2d share the kernels): the
+// window of output (oh, ow) is rows [hs[oh], he[oh]) x cols [ws[ow], we[ow])
+// (already clipped to the input). With s the integer sum over the window:
+//   q = clamp(nearbyint(float(float(s - off[p]) * mult[p]) + zadd))
+// where p = oh * OW + ow; the caller fills off / mult / zadd for the op's
+// rounding rule (cpu/pool.cpp). Sums are int32 for 8-bit data (the caller uses
+// the *_wide variants, int64 sums, when a window may overflow int32) and int64
+// for int32 data.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/isa.h"
+
+namespace qplugin {
+namespace kernels {
+
+struct MaxPool2dGeom {
+  int64_t H, W, OH, OW;
+  int64_t kH, kW, sH, sW, pH, pW, dH, dW;
+};
+
+struct AvgPool2dGeom {
+  int64_t H, W, OH, OW;
+  const int64_t* hs;  // [OH]
+  const int64_t* he;  // [OH]
+  const int64_t* ws;  // [OW]
+  const int64_t* we;  // [OW]
+  const int64_t* off;  // [OH * OW]
+  const float* mult;   // [OH * OW]
+  float zadd;
+  float qmin, qmax;
+};
+
+// clang-format off
+#define QPLUGIN_POOL_KERNELS(X)                                                                    \
+  X(void, max_pool2d_nchw_u8, (const uint8_t* in, uint8_t* out, int64_t planes, const MaxPool2dGeom& g)) \
+  X(void, max_pool2d_nchw_s8, (const int8_t* in, int8_t* out, int64_t planes, const MaxPool2dGeom& g))   \
+  X(void, max_pool2d_nchw_s32, (const int32_t* in, int32_t* out, int64_t planes, const MaxPool2dGeom& g)) \
+  X(void, max_pool2d_nhwc_u8, (const uint8_t* in, uint8_t* out, int64_t C, int64_t c_begin, int64_t c_end, int64_t oh_begin, int64_t oh_end, const MaxPool2dGeom& g)) \
+  X(void, max_pool2d_nhwc_s8, (const int8_t* in, int8_t* out, int64_t C, int64_t c_begin, int64_t c_end, int64_t oh_begin, int64_t oh_end, const MaxPool2dGeom& g))   \
+  X(void, max_pool2d_nhwc_s32, (const int32_t* in, int32_t* out, int64_t C, int64_t c_begin, int64_t c_end, int64_t oh_begin, int64_t oh_end, const MaxPool2dGeom& g)) \
+  X(void, avg_pool2d_nchw_u8, (const uint8_t* in, uint8_t* out, int64_t planes, const AvgPool2dGeom& g)) \
+  X(void, avg_pool2d_nchw_s8, (const int8_t* in, int8_t* out, int64_t planes, const AvgPool2dGeom& g))   \
+  X(void, avg_pool2d_nchw_wide_u8, (const uint8_t* in, uint8_t* out, int64_t planes, const AvgPool2dGeom& g)) \
+  X(void, avg_pool2d_nchw_wide_s8, (const int8_t* in, int8_t* out, int64_t planes, const AvgPool2dGeom& g))   \
+  X(void, avg_pool2d_nchw_s32, (const int32_t* in, int32_t* out, int64_t planes, const AvgPool2dGeom& g)) \
+  X(void, avg_pool2d_nhwc_u8, (const uint8_t* in, uint8_t* out, int64_t C, int64_t c_begin, int64_t c_end, int64_t oh_begin, int64_t oh_end, const AvgPool2dGeom& g)) \
+  X(void, avg_pool2d_nhwc_s8, (const int8_t* in, int8_t* out, int64_t C, int64_t c_begin, int64_t c_end, int64_t oh_begin, int64_t oh_end, const AvgPool2dGeom& g))   \
+  X(void, avg_pool2d_nhwc_wide_u8, (const uint8_t* in, uint8_t* out, int64_t C, int64_t c_begin, int64_t c_end, int64_t oh_begin, int64_t oh_end, const AvgPool2dGeom& g)) \
+  X(void, avg_pool2d_nhwc_wide_s8, (const int8_t* in, int8_t* out, int64_t C, int64_t c_begin, int64_t c_end, int64_t oh_begin, int64_t oh_end, const AvgPool2dGeom& g))   \
+  X(void, avg_pool2d_nhwc_s32, (const int32_t* in, int32_t* out, int64_t C, int64_t c_begin, int64_t c_end, int64_t oh_begin, int64_t oh_end, const AvgPool2dGeom& g))
+// clang-format on
+
+QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_POOL_KERNELS)
+
+} // namespace kernels
+} // namespace qplugin

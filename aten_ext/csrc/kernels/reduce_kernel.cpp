@@ -1,0 +1,115 @@
+// Compiled once per ISA (kernels/isa.h). argmax scans rows with vector max +
+// a vector search for the first index holding it; sums of 8-bit rows use
+// SAD (sum of absolute differences against zero) into 64-bit lanes.
+#include "kernels/reduce_kernel.h"
+
+#include <cstddef>
+#include <vector>
+
+#include "kernels/bytes_simd.h"
+
+namespace qplugin {
+namespace kernels {
+namespace QPLUGIN_ISA_NS {
+namespace {
+
+// Sum of the bytes (each ^ flip) of x[0:n), exact.
+int64_t sum_bytes(const uint8_t* x, int64_t n, uint8_t flip) {
+  int64_t i = 0;
+  int64_t s = 0;
+#if defined(QPLUGIN_ISA_AVX512)
+  const __m512i vf = _mm512_set1_epi8(static_cast<char>(flip));
+  __m512i acc = _mm512_setzero_si512();
+  for (; i + 64 <= n; i += 64) {
+    acc = _mm512_add_epi64(acc, _mm512_sad_epu8(_mm512_xor_si512(_mm512_loadu_si512(x + i), vf), _mm512_setzero_si512()));
+  }
+  s += _mm512_reduce_add_epi64(acc);
+#elif defined(QPLUGIN_ISA_AVX2)
+  const __m256i vf = _mm256_set1_epi8(static_cast<char>(flip));
+  __m256i acc = _mm256_setzero_si256();
+  for (; i + 32 <= n; i += 32) {
+    const __m256i v = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i)), vf);
+    acc = _mm256_add_epi64(acc, _mm256_sad_epu8(v, _mm256_setzero_si256()));
+  }
+  alignas(32) int64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
+  s += lanes[0] + lanes[1] + lanes[2] + lanes[3];
+#endif
+  for (; i < n; ++i) s += static_cast<uint8_t>(x[i] ^ flip);
+  return s;
+}
+
+} // namespace
+
+void argmax_u8(const uint8_t* x, int64_t outer, int64_t n, int64_t inner, uint8_t mask, int64_t* idx) {
+  if (inner == 1) {
+    for (int64_t o = 0; o < outer; ++o) {
+      const uint8_t* row = x + o * n;
+      idx[o] = bytes::first_ge(row, n, mask, bytes::row_max(row, n, mask));
+    }
+    return;
+  }
+  std::vector<uint8_t> best(static_cast<size_t>(inner));
+  for (int64_t o = 0; o < outer; ++o) {
+    const uint8_t* base = x + o * n * inner;
+    int64_t* out = idx + o * inner;
+    for (int64_t j = 0; j < inner; ++j) {
+      best[j] = static_cast<uint8_t>(base[j] ^ mask);
+      out[j] = 0;
+    }
+    for (int64_t i = 1; i < n; ++i) {
+      const uint8_t* row = base + i * inner;
+      for (int64_t j = 0; j < inner; ++j) {
+        const uint8_t k = static_cast<uint8_t>(row[j] ^ mask);
+        if (k > best[j]) {
+          best[j] = k;
+          out[j] = i;
+        }
+      }
+    }
+  }
+}
+
+void argmax_s32(const int32_t* keys, int64_t outer, int64_t n, int64_t inner, int64_t* idx) {
+  std::vector<int32_t> best(static_cast<size_t>(inner));
+  for (int64_t o = 0; o < outer; ++o) {
+    const int32_t* base = keys + o * n * inner;
+    int64_t* out = idx + o * inner;
+    for (int64_t j = 0; j < inner; ++j) {
+      best[j] = base[j];
+      out[j] = 0;
+    }
+    for (int64_t i = 1; i < n; ++i) {
+      const int32_t* row = base + i * inner;
+      for (int64_t j = 0; j < inner; ++j) {
+        if (row[j] > best[j]) {
+          best[j] = row[j];
+          out[j] = i;
+        }
+      }
+    }
+  }
+}
+
+void sum_rows_u8(const uint8_t* x, int64_t rows, int64_t n, int64_t* sums) {
+  for (int64_t r = 0; r < rows; ++r) sums[r] = sum_bytes(x + r * n, n, 0);
+}
+
+void sum_rows_s8(const int8_t* x, int64_t rows, int64_t n, int64_t* sums) {
+  // s = sum(b ^ 0x80) - 128 n: the flipped byte is the value + 128 as unsigned.
+  const auto* u = reinterpret_cast<const uint8_t*>(x);
+  for (int64_t r = 0; r < rows; ++r) sums[r] = sum_bytes(u + r * n, n, 0x80) - 128 * n;
+}
+
+void sum_rows_s32(const int32_t* x, int64_t rows, int64_t n, int64_t* sums) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const int32_t* row = x + r * n;
+    int64_t s = 0;
+    for (int64_t i = 0; i < n; ++i) s += row[i];
+    sums[r] = s;
+  }
+}
+
+} // namespace QPLUGIN_ISA_NS
+} // namespace kernels
+} // namespace qplugin

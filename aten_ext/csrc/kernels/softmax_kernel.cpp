@@ -1,0 +1,91 @@
+// Compiled once per ISA (see kernels/isa.h). Plain loops in float64 (the
+// compiler vectorizes the inner ones per ISA); every path gives the same bits.
+#include "kernels/softmax_kernel.h"
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/quantize_math.h"
+
+namespace qplugin {
+namespace kernels {
+namespace QPLUGIN_ISA_NS {
+namespace {
+
+template <typename T>
+inline double exp_of(const SoftmaxSpec& s, int64_t k) {
+  if constexpr (sizeof(T) == 1) {
+    return s.exp_table[k];
+  } else {
+    return std::exp(-static_cast<double>(k) * s.in_scale);
+  }
+}
+
+template <typename T>
+inline T out_of(double v, int32_t zp) {
+  double r = std::nearbyint(v) + zp;
+  const double lo = QRange<T>::min, hi = QRange<T>::max;
+  r = r < lo ? lo : (r > hi ? hi : r);
+  return static_cast<T>(r);
+}
+
+template <typename T>
+void softmax_impl(const T* x, T* y, int64_t outer, int64_t dim, int64_t count, int64_t stride,
+                  const SoftmaxSpec* spec) {
+  const SoftmaxSpec s = *spec;
+  if (dim == 0 || count == 0) return;
+  if (count == 1) {
+    for (int64_t o = 0; o < outer; ++o) {
+      const T* xo = x + o * dim * stride;
+      T* yo = y + o * dim * stride;
+      int64_t mx = xo[0];
+      for (int64_t d = 1; d < dim; ++d) mx = xo[d * stride] > mx ? xo[d * stride] : mx;
+      double sum = 0;
+      for (int64_t d = 0; d < dim; ++d) sum += exp_of<T>(s, mx - xo[d * stride]);
+      const double f = 1.0 / (sum * s.out_scale);
+      for (int64_t d = 0; d < dim; ++d) yo[d * stride] = out_of<T>(exp_of<T>(s, mx - xo[d * stride]) * f, s.out_zp);
+    }
+    return;
+  }
+  std::vector<int64_t> mx(count);
+  std::vector<double> sum(count);
+  for (int64_t o = 0; o < outer; ++o) {
+    const T* xo = x + o * dim * stride;
+    T* yo = y + o * dim * stride;
+    for (int64_t i = 0; i < count; ++i) mx[i] = xo[i];
+    for (int64_t d = 1; d < dim; ++d) {
+      const T* r = xo + d * stride;
+      for (int64_t i = 0; i < count; ++i) mx[i] = r[i] > mx[i] ? r[i] : mx[i];
+    }
+    for (int64_t i = 0; i < count; ++i) sum[i] = 0;
+    for (int64_t d = 0; d < dim; ++d) {
+      const T* r = xo + d * stride;
+      for (int64_t i = 0; i < count; ++i) sum[i] += exp_of<T>(s, mx[i] - r[i]);
+    }
+    for (int64_t i = 0; i < count; ++i) sum[i] = 1.0 / (sum[i] * s.out_scale);
+    for (int64_t d = 0; d < dim; ++d) {
+      const T* r = xo + d * stride;
+      T* w = yo + d * stride;
+      for (int64_t i = 0; i < count; ++i) w[i] = out_of<T>(exp_of<T>(s, mx[i] - r[i]) * sum[i], s.out_zp);
+    }
+  }
+}
+
+} // namespace
+
+void softmax_u8(const uint8_t* x, uint8_t* y, int64_t outer, int64_t dim, int64_t count, int64_t stride,
+                const SoftmaxSpec* spec) {
+  softmax_impl(x, y, outer, dim, count, stride, spec);
+}
+void softmax_s8(const int8_t* x, int8_t* y, int64_t outer, int64_t dim, int64_t count, int64_t stride,
+                const SoftmaxSpec* spec) {
+  softmax_impl(x, y, outer, dim, count, stride, spec);
+}
+void softmax_s32(const int32_t* x, int32_t* y, int64_t outer, int64_t dim, int64_t count, int64_t stride,
+                 const SoftmaxSpec* spec) {
+  softmax_impl(x, y, outer, dim, count, stride, spec);
+}
+
+} // namespace QPLUGIN_ISA_NS
+} // namespace kernels
+} // namespace qplugin

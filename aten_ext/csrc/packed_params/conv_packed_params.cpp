@@ -1,0 +1,270 @@
+// Conv packed params: prepack (validation + kernel layouts), unpack, pickling.
+#include "packed_params/conv_packed_params.h"
+
+#include <ATen/ATen.h>
+
+#include <limits>
+
+#include "kernels/dispatch.h"
+#include "utils/checks.h"
+#include "utils/qtensor.h"
+
+namespace qplugin {
+
+namespace {
+
+// Exact int32 accumulation needs K * 255 * 255 < 2^31.
+constexpr int64_t kMaxConvK = 33025;
+
+int64_t packed_bytes(int isa, int64_t n, int64_t kp) {
+  switch (isa) {
+    case 2: return kernels::avx512::conv_packed_b_bytes(n, kp);
+    case 1: return kernels::avx2::conv_packed_b_bytes(n, kp);
+    default: return kernels::scalar::conv_packed_b_bytes(n, kp);
+  }
+}
+
+void pack_b(int isa, const int8_t* w, int64_t n, int64_t k, int64_t kp, int8_t* out) {
+  switch (isa) {
+    case 2: kernels::avx512::conv_pack_b(w, n, k, kp, out); break;
+    case 1: kernels::avx2::conv_pack_b(w, n, k, kp, out); break;
+    default: kernels::scalar::conv_pack_b(w, n, k, kp, out); break;
+  }
+}
+
+std::vector<int64_t> spatial_arg(const char* op, const char* arg, at::IntArrayRef v, int64_t spatial) {
+  TORCH_CHECK_VALUE(static_cast<int64_t>(v.size()) == spatial, "qplugin::", op, ": ", arg,
+                    " should have ", spatial, " element", spatial == 1 ? "" : "s", ", got ", v);
+  return v.vec();
+}
+
+} // namespace
+
+int64_t ConvPackedParams::packed_group_stride(int isa) const {
+  return packed_bytes(isa, OC / groups, Kp);
+}
+
+const int8_t* ConvPackedParams::packed_for(int isa) {
+  std::call_once(packed_once_[isa], [&] {
+    const int64_t ocg = OC / groups;
+    const int64_t gs = packed_group_stride(isa);
+    packed_[isa].assign(static_cast<size_t>(gs * groups), 0);
+    for (int64_t g = 0; g < groups; ++g) {
+      pack_b(isa, wmat.data() + g * ocg * K, ocg, K, Kp, packed_[isa].data() + g * gs);
+    }
+  });
+  return packed_[isa].data();
+}
+
+ConvState ConvPackedParams::state() const {
+  return ConvState(std::make_tuple(kConvStateVersion, kind, groups), std::make_tuple(weight, bias),
+                   std::make_tuple(stride, padding, dilation));
+}
+
+std::shared_ptr<ConvPackedParams> conv_prepack_impl(const char* op, const std::string& kind,
+                                                    const at::Tensor& weight,
+                                                    const c10::optional<at::Tensor>& bias,
+                                                    at::IntArrayRef stride, at::IntArrayRef padding,
+                                                    at::IntArrayRef dilation, int64_t groups) {
+  const int64_t spatial = kind == "conv1d" ? 1 : kind == "conv2d" ? 2 : 3;
+  TORCH_CHECK(weight.defined() && weight.is_quantized(), "qplugin::", op,
+              ": weight should be a quantized qint8 tensor, got ",
+              weight.defined() ? "a non-quantized tensor of dtype " + std::string(c10::toString(weight.scalar_type()))
+                               : std::string("an undefined tensor"));
+  TORCH_CHECK(weight.scalar_type() == at::kQInt8, "qplugin::", op,
+              ": weight should be a qint8 tensor, got ", weight.scalar_type());
+  TORCH_CHECK(weight.dim() == spatial + 2, "qplugin::", op, ": weight should have ", spatial + 2,
+              " dims (out_channels, in_channels / groups, kernel...), got ", weight.dim(), " dims ",
+              weight.sizes());
+  const auto qs = weight.qscheme();
+  TORCH_CHECK(qs == at::kPerTensorAffine || qs == at::kPerChannelAffine, "qplugin::", op,
+              ": weight should be per_tensor_affine or per_channel_affine, got qscheme ",
+              c10::toString(qs));
+  if (qs == at::kPerChannelAffine) {
+    TORCH_CHECK_VALUE(weight.q_per_channel_axis() == 0, "qplugin::", op,
+                      ": weight per-channel axis should be 0 (output channels), got ",
+                      weight.q_per_channel_axis());
+  }
+  for (int64_t d = 0; d < weight.dim(); ++d) {
+    TORCH_CHECK_VALUE(weight.size(d) >= 1, "qplugin::", op, ": weight should have no empty dims, got ",
+                      weight.sizes());
+  }
+  TORCH_CHECK_VALUE(groups >= 1, "qplugin::", op, ": groups should be >= 1, got ", groups);
+  auto p = std::make_shared<ConvPackedParams>();
+  p->kind = kind;
+  p->spatial = spatial;
+  p->OC = weight.size(0);
+  p->ICg = weight.size(1);
+  TORCH_CHECK_VALUE(p->OC % groups == 0, "qplugin::", op, ": groups should divide out_channels (",
+                    p->OC, "), got groups ", groups);
+  p->stride = spatial_arg(op, "stride", stride, spatial);
+  p->padding = spatial_arg(op, "padding", padding, spatial);
+  p->dilation = spatial_arg(op, "dilation", dilation, spatial);
+  for (int64_t i = 0; i < spatial; ++i) {
+    TORCH_CHECK_VALUE(p->stride[i] >= 1, "qplugin::", op, ": stride should be positive, got ", stride);
+    TORCH_CHECK_VALUE(p->dilation[i] >= 1, "qplugin::", op, ": dilation should be positive, got ",
+                      dilation);
+    TORCH_CHECK_VALUE(p->padding[i] >= 0, "qplugin::", op, ": padding should be non-negative, got ",
+                      padding);
+  }
+  p->groups = groups;
+  // 3-d kernel view
+  const auto ks = weight.sizes();
+  auto fill3 = [&](const std::vector<int64_t>& v, int64_t& d, int64_t& h, int64_t& w, int64_t dflt) {
+    d = spatial == 3 ? v[0] : dflt;
+    h = spatial >= 2 ? v[spatial - 2] : dflt;
+    w = v[spatial - 1];
+  };
+  std::vector<int64_t> kv(ks.begin() + 2, ks.end());
+  fill3(kv, p->KD, p->KH, p->KW, 1);
+  fill3(p->stride, p->SD, p->SH, p->SW, 1);
+  fill3(p->padding, p->PD, p->PH, p->PW, 0);
+  fill3(p->dilation, p->DD, p->DH, p->DW, 1);
+  const int64_t taps = p->KD * p->KH * p->KW;
+  p->K = taps * p->ICg;
+  TORCH_CHECK_VALUE(p->K <= kMaxConvK, "qplugin::", op,
+                    ": in_channels / groups * kernel volume should be <= ", kMaxConvK,
+                    " (exact int32 accumulation), got ", p->K);
+  p->Kp = kernels::scalar::conv_a_row_elems(p->K);
+  // qparams
+  p->w_scale.resize(p->OC);
+  p->w_zp.resize(p->OC);
+  if (qs == at::kPerTensorAffine) {
+    check_scale(op, "weight scale", weight.q_scale());
+    check_zero_point(op, "weight zero_point", weight.q_zero_point(), at::kQInt8);
+    for (int64_t o = 0; o < p->OC; ++o) {
+      p->w_scale[o] = weight.q_scale();
+      p->w_zp[o] = static_cast<int32_t>(weight.q_zero_point());
+    }
+  } else {
+    const at::Tensor sc = weight.q_per_channel_scales().to(at::kDouble).contiguous();
+    const at::Tensor zp = weight.q_per_channel_zero_points().to(at::kLong).contiguous();
+    TORCH_CHECK_VALUE(sc.numel() == p->OC && zp.numel() == p->OC, "qplugin::", op,
+                      ": weight per-channel scales and zero_points should have ", p->OC,
+                      " elements, got ", sc.numel(), " and ", zp.numel());
+    for (int64_t o = 0; o < p->OC; ++o) {
+      check_scale(op, "weight scale", sc.data_ptr<double>()[o]);
+      check_zero_point(op, "weight zero_point", zp.data_ptr<int64_t>()[o], at::kQInt8);
+      p->w_scale[o] = sc.data_ptr<double>()[o];
+      p->w_zp[o] = static_cast<int32_t>(zp.data_ptr<int64_t>()[o]);
+    }
+  }
+  p->any_wzp = false;
+  for (int32_t z : p->w_zp) p->any_wzp = p->any_wzp || z != 0;
+  // bias
+  p->bias_f.assign(p->OC, 0.0f);
+  if (bias.has_value() && bias->defined()) {
+    const at::Tensor& b = *bias;
+    TORCH_CHECK(!b.is_quantized() && b.scalar_type() == at::kFloat, "qplugin::", op,
+                ": bias should be a float32 tensor, got ", b.is_quantized() ? "a quantized tensor of dtype " : "dtype ",
+                b.scalar_type());
+    TORCH_CHECK_VALUE(b.dim() == 1 && b.size(0) == p->OC, "qplugin::", op,
+                      ": bias should be a 1-d tensor of ", p->OC, " elements (out_channels), got shape ",
+                      b.sizes());
+    const at::Tensor bc = b.contiguous();
+    for (int64_t o = 0; o < p->OC; ++o) p->bias_f[o] = bc.data_ptr<float>()[o];
+    p->bias = b;
+  }
+  p->weight = weight;
+  // wmat [OC][taps][ICg]
+  const at::Tensor wi = int_view(weight).contiguous().reshape({p->OC, p->ICg, taps});
+  const int8_t* src = wi.data_ptr<int8_t>();
+  p->wmat.resize(static_cast<size_t>(p->OC * p->K));
+  p->wsum.assign(p->OC, 0);
+  for (int64_t o = 0; o < p->OC; ++o) {
+    int32_t s = 0;
+    for (int64_t t = 0; t < taps; ++t) {
+      for (int64_t c = 0; c < p->ICg; ++c) {
+        const int8_t v = src[(o * p->ICg + c) * taps + t];
+        p->wmat[o * p->K + t * p->ICg + c] = v;
+        s += static_cast<int32_t>(v) - p->w_zp[o];
+      }
+    }
+    p->wsum[o] = s;
+  }
+  // depthwise: one input and one output channel per group
+  p->depthwise = p->ICg == 1 && p->OC == groups;
+  if (p->depthwise) {
+    p->dw.resize(static_cast<size_t>(taps * p->OC));
+    for (int64_t t = 0; t < taps; ++t) {
+      for (int64_t c = 0; c < p->OC; ++c) {
+        const int32_t v = static_cast<int32_t>(src[c * taps + t]) - p->w_zp[c];
+        p->dw[t * p->OC + c] = static_cast<int32_t>(static_cast<uint32_t>(v) & 0xFFFFu);
+      }
+    }
+  }
+  return p;
+}
+
+namespace {
+
+template <typename Holder>
+std::shared_ptr<ConvPackedParams> from_state(const ConvState& s, const char* cls) {
+  const int64_t version = std::get<0>(std::get<0>(s));
+  const std::string& kind = std::get<1>(std::get<0>(s));
+  TORCH_CHECK(version == kConvStateVersion, "qplugin::", cls,
+              ".__setstate__: state version should be ", kConvStateVersion, ", got ", version);
+  const bool is3d = std::is_same<Holder, Conv3dPackedParamsBase>::value;
+  TORCH_CHECK(is3d ? kind == "conv3d" : (kind == "conv1d" || kind == "conv2d"), "qplugin::", cls,
+              ".__setstate__: kind should be ", is3d ? "'conv3d'" : "'conv1d' or 'conv2d'", ", got '",
+              kind, "'");
+  const std::string op = std::string(cls) + ".__setstate__";
+  const auto& t = std::get<1>(s);
+  const auto& c = std::get<2>(s);
+  return conv_prepack_impl(op.c_str(), kind, std::get<0>(t), std::get<1>(t), std::get<0>(c),
+                           std::get<1>(c), std::get<2>(c), std::get<2>(std::get<0>(s)));
+}
+
+template <typename Holder>
+void register_one(torch::Library& m) {
+  m.class_<Holder>(Holder::kName)
+      .def_pickle(
+          [](const c10::intrusive_ptr<Holder>& self) -> ConvState { return self->p->state(); },
+          [](ConvState s) -> c10::intrusive_ptr<Holder> {
+            return c10::make_intrusive<Holder>(from_state<Holder>(s, Holder::kName));
+          })
+      .def("unpack",
+           [](const c10::intrusive_ptr<Holder>& self) {
+             return std::tuple<at::Tensor, c10::optional<at::Tensor>>(self->p->weight, self->p->bias);
+           })
+      .def("stride", [](const c10::intrusive_ptr<Holder>& self) { return self->p->stride; })
+      .def("padding", [](const c10::intrusive_ptr<Holder>& self) { return self->p->padding; })
+      .def("dilation", [](const c10::intrusive_ptr<Holder>& self) { return self->p->dilation; })
+      .def("output_padding",
+           [](const c10::intrusive_ptr<Holder>& self) {
+             return std::vector<int64_t>(self->p->stride.size(), 0);
+           })
+      .def("groups", [](const c10::intrusive_ptr<Holder>& self) { return self->p->groups; })
+      .def("transpose", [](const c10::intrusive_ptr<Holder>&) { return false; })
+      .def("kind", [](const c10::intrusive_ptr<Holder>& self) { return self->p->kind; });
+}
+
+template <typename Holder>
+std::tuple<at::Tensor, c10::optional<at::Tensor>> unpack_kind(const c10::intrusive_ptr<Holder>& w,
+                                                              const char* op, const char* kind) {
+  TORCH_CHECK(w->p->kind == kind, "qplugin::", op, ": packed_weights should come from ", kind,
+              "_prepack, got packed params of ", w->p->kind);
+  return {w->p->weight, w->p->bias};
+}
+
+} // namespace
+
+void register_conv_classes(torch::Library& m) {
+  register_one<Conv2dPackedParamsBase>(m);
+  register_one<Conv3dPackedParamsBase>(m);
+}
+
+std::tuple<at::Tensor, c10::optional<at::Tensor>> conv1d_unpack(
+    const c10::intrusive_ptr<Conv2dPackedParamsBase>& w) {
+  return unpack_kind(w, "conv1d_unpack", "conv1d");
+}
+std::tuple<at::Tensor, c10::optional<at::Tensor>> conv2d_unpack(
+    const c10::intrusive_ptr<Conv2dPackedParamsBase>& w) {
+  return unpack_kind(w, "conv2d_unpack", "conv2d");
+}
+std::tuple<at::Tensor, c10::optional<at::Tensor>> conv3d_unpack(
+    const c10::intrusive_ptr<Conv3dPackedParamsBase>& w) {
+  return unpack_kind(w, "conv3d_unpack", "conv3d");
+}
+
+} // namespace qplugin

@@ -1,0 +1,99 @@
+// Packed convolution weights: torch.classes.qplugin.Conv2dPackedParamsBase
+// (conv1d and conv2d) and Conv3dPackedParamsBase (conv3d).
+//
+// Holds the original qint8 weight and float bias (returned exactly by unpack
+// and pickled), the user-facing stride / padding / dilation / groups, and what
+// the kernels want, built once at prepack:
+//   wmat     int8 [OC][K], K = KD*KH*KW*ICg in (kd, kh, kw, ic) order (the
+//            order of a channels_last receptive field)
+//   packed   per kernel path, the GEMM layout of wmat (built on first use)
+//   dw       depthwise: int32 [taps][C], (w - w_zp) in the low 16 bits
+//   w_scale, w_zp, wsum (= sum_k (w - w_zp)) per output channel, bias (zeros if none)
+// Pickled state (version 1, docs/design/conv.md):
+//   ((1, kind: str ("conv1d" | "conv2d" | "conv3d"), groups), (weight, bias?), (stride, padding, dilation))
+#pragma once
+
+#include <ATen/ATen.h>
+#include <torch/custom_class.h>
+#include <torch/library.h>
+
+#include <array>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kernels/conv_kernel.h"
+
+namespace qplugin {
+
+// ((version, kind, groups), (weight, bias), (stride, padding, dilation)): nested
+// triples (GCC 12 trips -Warray-bounds inside ivalue_inl.h on longer tuples).
+using ConvState = std::tuple<std::tuple<int64_t, std::string, int64_t>,
+                             std::tuple<at::Tensor, c10::optional<at::Tensor>>,
+                             std::tuple<std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>>>;
+
+constexpr int64_t kConvStateVersion = 1;
+
+struct ConvPackedParams {
+  // user-facing
+  std::string kind;  // conv1d / conv2d / conv3d
+  int64_t spatial = 2;
+  at::Tensor weight;
+  c10::optional<at::Tensor> bias;
+  std::vector<int64_t> stride, padding, dilation;
+  int64_t groups = 1;
+  // kernel view (3-d, D = 1 for 1d / 2d, H = 1 for 1d)
+  int64_t OC = 0, ICg = 0, KD = 1, KH = 1, KW = 1;
+  int64_t SD = 1, SH = 1, SW = 1, PD = 0, PH = 0, PW = 0, DD = 1, DH = 1, DW = 1;
+  int64_t K = 0, Kp = 0;
+  bool depthwise = false;
+  bool any_wzp = false;
+  std::vector<int8_t> wmat;
+  std::vector<int32_t> dw;
+  std::vector<double> w_scale;
+  std::vector<int32_t> w_zp, wsum;
+  std::vector<float> bias_f;
+
+  // GEMM layout for kernel path `isa` (0 scalar, 1 avx2, 2 avx512); built once.
+  const int8_t* packed_for(int isa);
+  int64_t packed_group_stride(int isa) const;  // bytes between groups in the packed buffer
+
+  ConvState state() const;
+
+ private:
+  std::array<std::once_flag, 3> packed_once_;
+  std::array<std::vector<int8_t>, 3> packed_;
+};
+
+// Builds (and validates) packed params; `op` names the calling op in errors.
+std::shared_ptr<ConvPackedParams> conv_prepack_impl(const char* op, const std::string& kind,
+                                                       const at::Tensor& weight,
+                                                       const c10::optional<at::Tensor>& bias,
+                                                       at::IntArrayRef stride, at::IntArrayRef padding,
+                                                       at::IntArrayRef dilation, int64_t groups);
+
+// The two TorchScript classes (distinct types so schemas can tell 2d from 3d).
+struct Conv2dPackedParamsBase : torch::CustomClassHolder {
+  static constexpr const char* kName = "Conv2dPackedParamsBase";
+  std::shared_ptr<ConvPackedParams> p;
+  explicit Conv2dPackedParamsBase(std::shared_ptr<ConvPackedParams> q) : p(std::move(q)) {}
+};
+struct Conv3dPackedParamsBase : torch::CustomClassHolder {
+  static constexpr const char* kName = "Conv3dPackedParamsBase";
+  std::shared_ptr<ConvPackedParams> p;
+  explicit Conv3dPackedParamsBase(std::shared_ptr<ConvPackedParams> q) : p(std::move(q)) {}
+};
+
+// Class registration (library.cpp, [conv classes]) and the unpack ops (which
+// take no tensor, so they are defined with their catch-all kernel there).
+void register_conv_classes(torch::Library& m);
+std::tuple<at::Tensor, c10::optional<at::Tensor>> conv1d_unpack(
+    const c10::intrusive_ptr<Conv2dPackedParamsBase>& w);
+std::tuple<at::Tensor, c10::optional<at::Tensor>> conv2d_unpack(
+    const c10::intrusive_ptr<Conv2dPackedParamsBase>& w);
+std::tuple<at::Tensor, c10::optional<at::Tensor>> conv3d_unpack(
+    const c10::intrusive_ptr<Conv3dPackedParamsBase>& w);
+
+} // namespace qplugin

@@ -1,0 +1,180 @@
+// LinearPackedParams: prepack, unpack, versioned pickle with validation.
+#include "packed_params/linear_packed_params.h"
+
+#include <torch/library.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "utils/checks.h"
+#include "utils/qtensor.h"
+
+namespace qplugin {
+
+namespace gemm = kernels::gemm;
+
+kernels::gemm::PackedB LinearPackedParams::view() const {
+  gemm::PackedB b;
+  b.data = packed.const_data_ptr<int8_t>();
+  b.col_sums = col_sums.const_data_ptr<int32_t>();
+  b.K = K;
+  b.N = N;
+  return b;
+}
+
+c10::intrusive_ptr<LinearPackedParams> LinearPackedParams::create(
+    const char* op, const at::Tensor& w_int8, const at::Tensor& scales, const at::Tensor& zero_points,
+    bool per_channel, const c10::optional<at::Tensor>& bias) {
+  TORCH_CHECK(w_int8.defined() && !w_int8.is_quantized() && w_int8.scalar_type() == at::kChar,
+              "qplugin::", op, ": weight data should be an int8 tensor, got ",
+              w_int8.defined() ? c10::toString(w_int8.scalar_type()) : "an undefined tensor");
+  TORCH_CHECK_VALUE(w_int8.dim() == 2, "qplugin::", op, ": W should be 2-D [out_features, in_features], got shape ",
+                    w_int8.sizes());
+  const int64_t N = w_int8.size(0);
+  const int64_t K = w_int8.size(1);
+  TORCH_CHECK_VALUE(K <= gemm::kMaxK, "qplugin::", op, ": in_features should be at most ", gemm::kMaxK,
+                    " (int32 accumulation stays exact up to there), got ", K);
+  const int64_t nq = per_channel ? N : 1;
+  TORCH_CHECK(scales.defined() && !scales.is_quantized() && scales.scalar_type() == at::kDouble,
+              "qplugin::", op, ": scales should be a float64 tensor, got ",
+              scales.defined() ? c10::toString(scales.scalar_type()) : "an undefined tensor");
+  TORCH_CHECK(zero_points.defined() && !zero_points.is_quantized() && zero_points.scalar_type() == at::kLong,
+              "qplugin::", op, ": zero_points should be an int64 tensor, got ",
+              zero_points.defined() ? c10::toString(zero_points.scalar_type()) : "an undefined tensor");
+  TORCH_CHECK_VALUE(scales.dim() == 1 && scales.numel() == nq, "qplugin::", op, ": scales should have shape [",
+                    nq, "], got ", scales.sizes());
+  TORCH_CHECK_VALUE(zero_points.dim() == 1 && zero_points.numel() == nq, "qplugin::", op,
+                    ": zero_points should have shape [", nq, "], got ", zero_points.sizes());
+  auto p = c10::make_intrusive<LinearPackedParams>();
+  p->N = N;
+  p->K = K;
+  p->per_channel = per_channel;
+  p->scales = scales.contiguous().clone();
+  p->zero_points = zero_points.contiguous().clone();
+  const double* s = p->scales.const_data_ptr<double>();
+  const int64_t* z = p->zero_points.const_data_ptr<int64_t>();
+  for (int64_t i = 0; i < nq; ++i) {
+    const float fs = static_cast<float>(s[i]);
+    TORCH_CHECK_VALUE(std::isfinite(s[i]) && s[i] > 0 && fs > 0.0f && std::isfinite(fs), "qplugin::", op,
+                      ": W scale", per_channel ? "s[" + std::to_string(i) + "]" : std::string(),
+                      " should be a positive finite number, got ", s[i]);
+    TORCH_CHECK_VALUE(z[i] >= -128 && z[i] <= 127, "qplugin::", op, ": W zero_point",
+                      per_channel ? "s[" + std::to_string(i) + "]" : std::string(),
+                      " should be in [-128, 127] for torch.qint8, got ", z[i]);
+  }
+  p->w_scale.resize(N);
+  p->w_zp.resize(N);
+  for (int64_t n = 0; n < N; ++n) {
+    p->w_scale[n] = s[per_channel ? n : 0];
+    p->w_zp[n] = static_cast<int32_t>(z[per_channel ? n : 0]);
+    if (p->w_zp[n] != 0) p->w_zp_all_zero = false;
+  }
+  if (bias.has_value() && bias->defined()) {
+    const at::Tensor& b = *bias;
+    TORCH_CHECK(!b.is_quantized() && b.scalar_type() == at::kFloat, "qplugin::", op,
+                ": B should be a float32 tensor, got dtype ", b.scalar_type());
+    TORCH_CHECK_VALUE(b.dim() == 1 && b.size(0) == N, "qplugin::", op, ": B should have shape [", N,
+                      "] (out_features), got ", b.sizes());
+    p->bias = b.contiguous();
+  }
+  const at::Tensor w = w_int8.contiguous();
+  p->packed = at::empty({gemm::packed_b_bytes(K, N)}, at::dtype(at::kChar));
+  p->col_sums = at::empty({gemm::padded_n(N)}, at::dtype(at::kInt));
+  gemm::pack_b(w.const_data_ptr<int8_t>(), K, 1, K, N, p->packed.data_ptr<int8_t>(),
+               p->col_sums.data_ptr<int32_t>());
+  return p;
+}
+
+c10::intrusive_ptr<LinearPackedParams> LinearPackedParams::prepack(const at::Tensor& weight,
+                                                                   const c10::optional<at::Tensor>& bias) {
+  constexpr const char* op = "linear_prepack";
+  TORCH_CHECK(weight.is_quantized(), "qplugin::", op,
+              ": W should be a quantized torch.qint8 tensor, got a non-quantized tensor of dtype ",
+              weight.scalar_type());
+  TORCH_CHECK(weight.scalar_type() == at::kQInt8, "qplugin::", op, ": W should be torch.qint8, got ",
+              weight.scalar_type());
+  TORCH_CHECK_VALUE(weight.dim() == 2, "qplugin::", op, ": W should be 2-D [out_features, in_features], got shape ",
+                    weight.sizes());
+  const auto qs = weight.qscheme();
+  const at::Tensor data = int_view(weight);
+  if (qs == at::kPerTensorAffine || qs == at::kPerTensorSymmetric) {
+    return create(op, data, at::full({1}, weight.q_scale(), at::dtype(at::kDouble)),
+                  at::full({1}, weight.q_zero_point(), at::dtype(at::kLong)), false, bias);
+  }
+  TORCH_CHECK(qs == at::kPerChannelAffine || qs == at::kPerChannelSymmetric, "qplugin::", op,
+              ": W should be per_tensor_affine or per_channel_affine, got qscheme ", c10::toString(qs));
+  TORCH_CHECK_VALUE(weight.q_per_channel_axis() == 0, "qplugin::", op,
+                    ": W per-channel axis should be 0 (out_features), got ", weight.q_per_channel_axis());
+  return create(op, data, weight.q_per_channel_scales().to(at::kDouble),
+                weight.q_per_channel_zero_points().to(at::kLong), true, bias);
+}
+
+at::Tensor LinearPackedParams::weight_int8() const {
+  at::Tensor w = at::empty({N, K}, at::dtype(at::kChar));
+  if (N * K > 0) gemm::unpack_b(view(), w.data_ptr<int8_t>());
+  return w;
+}
+
+std::tuple<at::Tensor, c10::optional<at::Tensor>> LinearPackedParams::unpack() const {
+  const at::Tensor w = weight_int8();
+  at::Tensor qw;
+  if (per_channel) {
+    qw = at::_make_per_channel_quantized_tensor(w, scales, zero_points, 0);
+  } else {
+    qw = at::_make_per_tensor_quantized_tensor(w, scales.const_data_ptr<double>()[0],
+                                               zero_points.const_data_ptr<int64_t>()[0]);
+  }
+  return {qw, bias};
+}
+
+LinearPackedParams::State LinearPackedParams::getstate() const {
+  // Per-tensor qparams are stored 0-dim, per-channel ones 1-D [N].
+  const at::Tensor s = per_channel ? scales : scales.reshape({});
+  const at::Tensor z = per_channel ? zero_points : zero_points.reshape({});
+  return State(kVersion, {weight_int8(), s, z}, bias);
+}
+
+c10::intrusive_ptr<LinearPackedParams> LinearPackedParams::setstate(State state) {
+  constexpr const char* op = "LinearPackedParamsBase.__setstate__";
+  const int64_t version = std::get<0>(state);
+  TORCH_CHECK(version == kVersion, "qplugin::", op, ": version should be ", kVersion,
+              " (this build reads version ", kVersion, "), got ", version);
+  const std::vector<at::Tensor>& t = std::get<1>(state);
+  TORCH_CHECK_VALUE(t.size() == 3, "qplugin::", op,
+                    ": state should hold 3 tensors [weight, scales, zero_points], got ", t.size());
+  for (const auto& x : t) {
+    TORCH_CHECK_VALUE(x.defined(), "qplugin::", op, ": state tensors should be defined");
+  }
+  TORCH_CHECK_VALUE(t[1].dim() == t[2].dim() && t[1].dim() <= 1, "qplugin::", op,
+                    ": scales and zero_points should both be 0-dim (per tensor) or 1-D (per channel), got shapes ",
+                    t[1].sizes(), " and ", t[2].sizes());
+  const bool per_channel = t[1].dim() == 1;
+  return create(op, t[0], per_channel ? t[1] : t[1].reshape({1}), per_channel ? t[2] : t[2].reshape({1}),
+                per_channel, std::get<2>(state));
+}
+
+std::string LinearPackedParams::repr() const {
+  std::ostringstream s;
+  s << "LinearPackedParamsBase(out_features=" << N << ", in_features=" << K
+    << ", qscheme=" << (per_channel ? "per_channel_affine" : "per_tensor_affine")
+    << ", bias=" << (bias.has_value() ? "True" : "False") << ")";
+  return s.str();
+}
+
+std::tuple<at::Tensor, c10::optional<at::Tensor>> linear_unpack(
+    const c10::intrusive_ptr<LinearPackedParams>& packed) {
+  return packed->unpack();
+}
+
+void register_linear_classes() {
+  static const auto cls = torch::class_<LinearPackedParams>("qplugin", "LinearPackedParamsBase")
+      .def("unpack", &LinearPackedParams::unpack)
+      .def("bias", [](const c10::intrusive_ptr<LinearPackedParams>& self) { return self->bias; })
+      .def("__str__", &LinearPackedParams::repr)
+      .def("__repr__", &LinearPackedParams::repr)
+      .def_pickle(
+          [](const c10::intrusive_ptr<LinearPackedParams>& self) { return self->getstate(); },
+          [](LinearPackedParams::State state) { return LinearPackedParams::setstate(std::move(state)); });
+}
+
+} // namespace qplugin

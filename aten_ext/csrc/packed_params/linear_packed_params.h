@@ -1,0 +1,68 @@
+// torch.classes.qplugin.LinearPackedParamsBase: a qint8 weight (per-tensor or
+// per-channel along axis 0) and an optional float32 bias, packed once for the
+// GEMM of kernels/gemm/qgemm.h. The original weight is not kept: the packed
+// bytes hold every int8 value, so unpack() rebuilds it exactly.
+//
+// Pickled state (docs/serialization.md), version 1:
+//   (int version, [Tensor weight int8 [N, K], Tensor scales float64, Tensor zero_points int64],
+//    Tensor? bias float32 [N])
+// scales / zero_points are 0-dim for a per-tensor weight, 1-D [N] for per-channel (axis 0).
+// Plain tensors only (no quantized dtype in the file). __setstate__ validates
+// every field and repacks.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <torch/custom_class.h>
+
+#include <tuple>
+#include <vector>
+
+#include "kernels/gemm/qgemm.h"
+
+namespace qplugin {
+
+struct LinearPackedParams : torch::CustomClassHolder {
+  static constexpr int64_t kVersion = 1;
+  using State = std::tuple<int64_t, std::vector<at::Tensor>, c10::optional<at::Tensor>>;
+
+  int64_t N = 0;  // output features
+  int64_t K = 0;  // input features
+  at::Tensor packed;    // int8, kernels::gemm::packed_b_bytes(K, N)
+  at::Tensor col_sums;  // int32, padded_n(N)
+  bool per_channel = false;
+  at::Tensor scales;       // float64 [1] or [N] (as given)
+  at::Tensor zero_points;  // int64 [1] or [N]
+  std::vector<double> w_scale;  // N entries
+  std::vector<int32_t> w_zp;    // N entries
+  bool w_zp_all_zero = true;
+  c10::optional<at::Tensor> bias;  // float32 [N], contiguous
+
+  kernels::gemm::PackedB view() const;
+
+  // From plain int8 data [N, K] and qparams (validated here; `op` names the caller).
+  static c10::intrusive_ptr<LinearPackedParams> create(const char* op, const at::Tensor& w_int8,
+                                                       const at::Tensor& scales,
+                                                       const at::Tensor& zero_points, bool per_channel,
+                                                       const c10::optional<at::Tensor>& bias);
+  // From a quantized qint8 weight (linear_prepack).
+  static c10::intrusive_ptr<LinearPackedParams> prepack(const at::Tensor& weight,
+                                                        const c10::optional<at::Tensor>& bias);
+
+  at::Tensor weight_int8() const;  // [N, K] int8
+  std::tuple<at::Tensor, c10::optional<at::Tensor>> unpack() const;  // (qint8 weight, bias)
+  State getstate() const;
+  static c10::intrusive_ptr<LinearPackedParams> setstate(State state);
+  std::string repr() const;
+};
+
+// Registers the class with its methods and pickle support, once. Called by
+// library.cpp ([linear classes]) and at the top of every TORCH_LIBRARY_IMPL
+// block whose kernels mention the class (static initialization order across
+// files is unspecified; schema inference needs the class registered).
+void register_linear_classes();
+
+// linear_unpack (CatchAll: its only argument is the class).
+std::tuple<at::Tensor, c10::optional<at::Tensor>> linear_unpack(
+    const c10::intrusive_ptr<LinearPackedParams>& packed);
+
+} // namespace qplugin

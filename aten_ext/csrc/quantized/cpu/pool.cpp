@@ -1,0 +1,66 @@
+// QuantizedCPU adapters for 2-D pooling: check the quantized input, allocate
+// the quantized output (input qparams, input memory format), run the
+// plain-integer glue on int_view()s of both.
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include "cpu/pool.h"
+#include "utils/checks.h"
+#include "utils/qtensor.h"
+
+namespace qplugin {
+namespace {
+
+void check_qx(const char* op, const at::Tensor& qx) {
+  check_quantized_input(op, "qx", qx);
+  TORCH_CHECK(qx.qscheme() == at::kPerTensorAffine, "qplugin::", op,
+              ": qx should be per_tensor_affine quantized, got qscheme ", toString(qx.qscheme()));
+  cpu::check_pool_input_rank(op, "qx", qx);
+}
+
+at::Tensor alloc_like(const at::Tensor& qx, const std::vector<int64_t>& sizes) {
+  return at::_empty_affine_quantized(sizes, qx.options(), qx.q_scale(), qx.q_zero_point(),
+                                     cpu::pool_format(qx));
+}
+
+at::Tensor max_pool2d_q(const at::Tensor& qx, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                        at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode) {
+  constexpr const char* op = "max_pool2d";
+  check_qx(op, qx);
+  const auto w = cpu::check_pool2d_args(op, qx.sizes(), kernel_size, stride, padding, dilation, ceil_mode);
+  at::Tensor out = alloc_like(qx, cpu::pool2d_output_sizes(op, qx.sizes(), w));
+  cpu::max_pool2d_int_out(int_view(qx), w, int_view(out));
+  return out;
+}
+
+at::Tensor avg_pool2d_q(const at::Tensor& qx, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                        at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                        c10::optional<int64_t> divisor_override) {
+  constexpr const char* op = "avg_pool2d";
+  check_qx(op, qx);
+  const auto w = cpu::check_pool2d_args(op, qx.sizes(), kernel_size, stride, padding, {}, ceil_mode);
+  TORCH_CHECK_VALUE(!divisor_override.has_value() || *divisor_override > 0, "qplugin::", op,
+                    ": divisor_override should be a positive integer, got ", *divisor_override);
+  at::Tensor out = alloc_like(qx, cpu::pool2d_output_sizes(op, qx.sizes(), w));
+  cpu::avg_pool2d_int_out(int_view(qx), qx.q_zero_point(), w, count_include_pad, divisor_override,
+                          int_view(out));
+  return out;
+}
+
+at::Tensor adaptive_avg_pool2d_q(const at::Tensor& qx, at::IntArrayRef output_size) {
+  constexpr const char* op = "adaptive_avg_pool2d";
+  check_qx(op, qx);
+  at::Tensor out = alloc_like(qx, cpu::adaptive_output_sizes(op, qx.sizes(), output_size));
+  cpu::adaptive_avg_pool2d_int_out(int_view(qx), int_view(out));
+  return out;
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
+  m.impl("max_pool2d", TORCH_FN(max_pool2d_q));
+  m.impl("avg_pool2d", TORCH_FN(avg_pool2d_q));
+  m.impl("adaptive_avg_pool2d", TORCH_FN(adaptive_avg_pool2d_q));
+}
+
+} // namespace qplugin

@@ -1,0 +1,104 @@
+"""cat / cat_relu."""
+import pytest
+import torch
+
+import reference as ref
+
+q = torch.ops.qplugin
+
+
+def rand_q(shape, dtype, scale, zp):
+    lo, hi = ref.QRANGE[dtype]
+    if dtype == torch.qint32:
+        data = torch.randint(-100000, 100000, shape, dtype=torch.int32)
+    else:
+        data = torch.randint(lo, hi + 1, shape, dtype=ref.INT_DTYPE[dtype])
+    return torch._make_per_tensor_quantized_tensor(data, scale, zp)
+
+
+ZP = {torch.quint8: (128, 100, 3), torch.qint8: (0, -20, 7), torch.qint32: (0, 5, -3)}
+
+
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8, torch.qint32])
+@pytest.mark.parametrize("relu", [False, True])
+def test_cat_vs_reference_and_torch(isa, dtype, relu):
+    ours = q.cat_relu if relu else q.cat
+    theirs = torch.ops.quantized.cat_relu if relu else torch.ops.quantized.cat
+    z0, z1, z2 = ZP[dtype]
+    cases = [([(2, 3, 4), (2, 5, 4), (2, 1, 4)], 1), ([(3, 7), (2, 7)], 0), ([(3, 7), (3, 2)], -1),
+             ([(2, 0, 4), (2, 3, 4)], 1), ([(0, 3)], 0), ([(1, 64, 5, 6)] * 4, 1), ([(5,), (0,), (3,)], 0)]
+    for shapes, dim in cases:
+        for mode in ("shared", "mixed", "explicit"):
+            xs = [rand_q(s, dtype, 0.05, z0) if (mode == "shared" or i == 0) else rand_q(s, dtype, 0.02 * (i + 1), z1)
+                  for i, s in enumerate(shapes)]
+            scale, zp = (0.07, z2) if mode == "explicit" else (None, None)
+            r = ours(xs, dim, scale, zp)
+            exp = ref.cat_ref(xs, dim, scale, zp, relu)
+            assert r.q_scale() == (0.07 if scale else 0.05) and r.q_zero_point() == (z2 if zp is not None else z0)
+            if mode == "shared":
+                assert torch.equal(r.int_repr(), torch.from_numpy(exp).to(r.int_repr().dtype)), (shapes, dim)
+            else:
+                ref.assert_within_steps(r, exp, 1, f"cat {shapes} {dim} {mode}")
+            t = theirs(xs, dim, scale, zp)
+            ref.assert_within_steps(r, t.int_repr().numpy(), 1, f"cat vs torch {shapes} {dim} {mode}")
+            if dtype != torch.qint32:
+                # torch dequantizes and requantizes with the same rules: identical integers
+                assert torch.equal(r.int_repr(), t.int_repr()), (shapes, dim, mode)
+
+
+@pytest.mark.parametrize("mixed", [False, True])
+def test_cat_channels_last_and_strided(isa, mixed):
+    xs = [rand_q((2, 8, 5, 3), torch.quint8, 0.05 if (i == 0 or not mixed) else 0.03, 128 if i == 0 else 120)
+          for i in range(3)]
+    base = q.cat(xs, 1, None, None).int_repr()
+    cl = [x.contiguous(memory_format=torch.channels_last) for x in xs]
+    for dim in (1, 2, 3, 0):
+        r = q.cat(cl, dim, None, None)
+        assert r.is_contiguous(memory_format=torch.channels_last)
+        assert torch.equal(r.int_repr(), q.cat(xs, dim, None, None).int_repr())
+    assert torch.equal(q.cat([cl[0], xs[1], cl[2]], 1, None, None).int_repr(), base)
+    views = [x.transpose(2, 3) for x in xs]
+    assert torch.equal(q.cat(views, 1, None, None).int_repr(),
+                       q.cat([v.contiguous() for v in views], 1, None, None).int_repr())
+
+
+def test_cat_large_parallel_split(isa):
+    # one outer row (N = 1, NCHW along channels): the column-split walk
+    xs = [rand_q((1, 64, 56, 56), torch.quint8, 0.05 + 0.01 * i, 100 + i) for i in range(4)]
+    r = q.cat(xs, 1, 0.04, 110)
+    ref.assert_within_steps(r, ref.cat_ref(xs, 1, 0.04, 110), 1)
+    assert torch.equal(r.int_repr(), torch.ops.quantized.cat(xs, 1, 0.04, 110).int_repr())
+
+
+def test_cat_opcheck():
+    xs = [rand_q((2, 3), torch.quint8, 0.05, 128), rand_q((2, 4), torch.quint8, 0.02, 100)]
+    utils = ("test_schema", "test_autograd_registration")
+    torch.library.opcheck(q.cat, (xs, 1, None, None), test_utils=utils)
+    torch.library.opcheck(q.cat_relu, (xs, 1, 0.1, 3), test_utils=utils)
+
+
+def test_cat_bad_inputs():
+    a = rand_q((2, 3), torch.quint8, 0.05, 128)
+    with pytest.raises(ValueError, match=r"qplugin::cat: qx should be a non-empty list of tensors, got an empty list"):
+        q.cat([], 0, None, None)
+    with pytest.raises(RuntimeError, match=r"qplugin::cat: qx\[1\] should have the dtype of qx\[0\] \(QUInt8\), got QInt8"):
+        q.cat([a, rand_q((2, 3), torch.qint8, 0.1, 0)], 0, None, None)
+    with pytest.raises(RuntimeError, match=r"qplugin::cat_relu: qx\[1\] should be a quantized tensor .*dtype Float"):
+        q.cat_relu([a, torch.randn(2, 3)], 0, None, None)
+    with pytest.raises(RuntimeError, match=r"qplugin::cat: qx\[0\] should be a quantized tensor .*dtype Float"):
+        q.cat([torch.randn(2, 3)], 0, None, None)
+    with pytest.raises(ValueError, match=r"qplugin::cat: qx\[1\] should match qx\[0\] \(shape \[2, 3\]\) in every dim but 0, got shape \[2, 4\]"):
+        q.cat([a, rand_q((2, 4), torch.quint8, 0.05, 128)], 0, None, None)
+    with pytest.raises(ValueError, match=r"qplugin::cat: qx\[1\] should have 2 dims like qx\[0\], got shape \[2, 3, 1\]"):
+        q.cat([a, rand_q((2, 3, 1), torch.quint8, 0.05, 128)], 0, None, None)
+    with pytest.raises(IndexError, match=r"qplugin::cat: dim should be in \[-2, 1\] for a tensor of 2 dims, got 2"):
+        q.cat([a, a], 2, None, None)
+    pc = torch.quantize_per_channel(torch.randn(2, 3), torch.tensor([0.1, 0.2]), torch.tensor([0, 1]), 0, torch.quint8)
+    with pytest.raises(RuntimeError, match=r"qplugin::cat: qx\[1\] should be a per_tensor_affine quantized tensor, got qscheme per_channel_affine"):
+        q.cat([a, pc], 0, None, None)
+    with pytest.raises(ValueError, match=r"qplugin::cat: zero_point should be in \[0, 255\] for QUInt8, got -1"):
+        q.cat([a, a], 0, 0.1, -1)
+    with pytest.raises(ValueError, match=r"qplugin::cat: scale should be a positive finite number, got 0"):
+        q.cat([a, a], 0, 0.0, 1)
+    with pytest.raises(ValueError, match=r"qplugin::cat: qx\[0\] should have at least one dim"):
+        q.cat([rand_q((), torch.quint8, 0.05, 128)], 0, None, None)

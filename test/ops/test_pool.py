@@ -1,0 +1,253 @@
+"""qplugin max_pool2d / avg_pool2d / adaptive_avg_pool2d vs the float64 references and torch's
+own quantized kernels, on every kernel path (isa fixture)."""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import reference as ref
+
+q = torch.ops.qplugin
+
+DTYPES = [torch.quint8, torch.qint8, torch.qint32]
+ZP = {torch.quint8: 117, torch.qint8: -5, torch.qint32: 13}
+
+
+def _qinput(shape, dtype, layout, scale=0.05, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, generator=g) * 2.5
+    if dtype == torch.qint32:
+        x = x * 30
+    qx = torch.quantize_per_tensor(x, scale, ZP[dtype], dtype)
+    if layout == "channels_last":
+        qx = qx.contiguous(memory_format=torch.channels_last)
+    elif layout == "strided":
+        # A non-contiguous view: every other channel and a column slice.
+        big = torch.quantize_per_tensor(
+            torch.randn(shape[:-3] + (shape[-3] * 2, shape[-2], shape[-1] + 3), generator=g) * 2.5,
+            scale, ZP[dtype], dtype)
+        qx = big[..., ::2, :, 1:shape[-1] + 1]
+        assert not qx.is_contiguous()
+    return qx
+
+
+def _real(qx):
+    return (qx.int_repr().numpy().astype(np.int64) - qx.q_zero_point()) * qx.q_scale()
+
+
+def _assert_same_meta(out, qx):
+    assert out.q_scale() == qx.q_scale() and out.q_zero_point() == qx.q_zero_point()
+    assert out.dtype == qx.dtype
+    if qx.dim() == 4 and qx.is_contiguous(memory_format=torch.channels_last) and not qx.is_contiguous():
+        assert out.is_contiguous(memory_format=torch.channels_last)
+    else:
+        assert out.is_contiguous()
+
+
+LAYOUTS = ["contiguous", "channels_last", "strided"]
+SHAPES = [(2, 19, 13, 17), (1, 64, 9, 8), (5, 11, 7), (3, 130, 6, 5)]
+
+MAX_CFGS = [  # kernel, stride, padding, dilation, ceil_mode
+    ([3, 3], [2, 2], [1, 1], [1, 1], False),
+    ([2, 3], [1, 2], [1, 0], [2, 1], True),
+    ([3], [3], [1], [1], True),
+    ([2, 2], [], [0, 1], [1, 1], False),
+    ([4, 3], [3, 1], [2, 1], [1, 2], True),
+    ([1, 1], [1, 1], [0, 0], [1, 1], False),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_max_pool2d_exact(isa, dtype, layout):
+    for si, shape in enumerate(SHAPES):
+        if layout == "channels_last" and len(shape) == 3:
+            continue
+        qx = _qinput(shape, dtype, layout, seed=si)
+        for k, s, p, d, c in MAX_CFGS:
+            out = q.max_pool2d(qx, k, s, p, d, c)
+            _assert_same_meta(out, qx)
+            expected = ref.max_pool2d_ref(qx.int_repr().numpy(), k, s, p, d, c)
+            np.testing.assert_array_equal(out.int_repr().numpy(), expected, err_msg=f"{shape} {k} {s} {p} {d} {c}")
+            two = lambda v: list(v) * 2 if len(v) == 1 else list(v)  # noqa: E731
+            theirs = torch.ops.quantized.max_pool2d(qx, two(k), two(s) if s else two(k), two(p), two(d), c)
+            assert torch.equal(out.int_repr(), theirs.int_repr())
+            assert torch.equal(F.max_pool2d(qx, two(k), two(s) if s else None, two(p), two(d), ceil_mode=c).int_repr(),
+                               out.int_repr())
+
+
+AVG_CFGS = [  # kernel, stride, padding, ceil_mode, count_include_pad, divisor_override
+    ([3, 3], [2, 2], [1, 1], False, True, None),
+    ([3, 3], [2, 2], [1, 1], True, False, None),
+    ([2, 3], [1, 2], [1, 0], True, True, None),
+    ([3], [], [1], False, False, 5),
+    ([2, 2], [2, 2], [0, 0], False, True, None),
+    ([5, 4], [3, 1], [2, 2], True, False, 7),
+    ([1, 1], [1, 1], [0, 0], False, True, None),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_avg_pool2d(isa, dtype):
+    for si, shape in enumerate(SHAPES):
+        base = _qinput(shape, dtype, "contiguous", seed=si)
+        for k, s, p, c, cip, dov in AVG_CFGS:
+            out = q.avg_pool2d(base, k, s, p, c, cip, dov)
+            _assert_same_meta(out, base)
+            expected = ref.requantize_ref(ref.avg_pool2d_ref(_real(base), k, s, p, c, cip, dov),
+                                          base.q_scale(), base.q_zero_point(), dtype)
+            ref.assert_within_steps(out, expected, 1, f"avg {shape} {k} {s} {p} {c} {cip} {dov}")
+            # torch's NCHW kernel rounds exactly like ours (8-bit: its int32 sums don't overflow).
+            theirs = F.avg_pool2d(base, k, s if s else None, p, c, cip, dov)
+            if dtype != torch.qint32:
+                assert torch.equal(out.int_repr(), theirs.int_repr()), f"{shape} {k} {s} {p} {c} {cip} {dov}"
+            # Every layout gives the same numbers.
+            for layout in ("channels_last", "strided"):
+                if layout == "channels_last" and len(shape) == 3:
+                    continue
+                other = _qinput(shape, dtype, layout, seed=si)
+                if layout == "channels_last":
+                    assert torch.equal(other.int_repr(), base.int_repr())
+                    o2 = q.avg_pool2d(other, k, s, p, c, cip, dov)
+                    _assert_same_meta(o2, other)
+                    assert torch.equal(o2.int_repr(), out.int_repr())
+                    if dtype != torch.qint32:  # torch's NHWC kernel rounds its own way: within 1 step
+                        ref.assert_within_steps(o2, F.avg_pool2d(other, k, s if s else None, p, c, cip, dov)
+                                                .int_repr().numpy(), 1, "vs torch NHWC")
+                else:
+                    o2 = q.avg_pool2d(other, k, s, p, c, cip, dov)
+                    o3 = q.avg_pool2d(other.contiguous(), k, s, p, c, cip, dov)
+                    assert torch.equal(o2.int_repr(), o3.int_repr())
+
+
+ADAPTIVE_SIZES = [(1, 1), (5, 7), (4, 3), (13, 17), (2, 1), (9, 8), (20, 25)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_adaptive_avg_pool2d(isa, dtype):
+    for si, shape in enumerate(SHAPES):
+        base = _qinput(shape, dtype, "contiguous", seed=si)
+        for osz in ADAPTIVE_SIZES:
+            out = q.adaptive_avg_pool2d(base, list(osz))
+            _assert_same_meta(out, base)
+            assert out.shape[-2:] == osz
+            expected = ref.requantize_ref(ref.adaptive_avg_pool2d_ref(_real(base), osz),
+                                          base.q_scale(), base.q_zero_point(), dtype)
+            ref.assert_within_steps(out, expected, 1, f"adaptive {shape} {osz}")
+            if dtype != torch.qint32:
+                theirs = F.adaptive_avg_pool2d(base, osz)
+                assert torch.equal(out.int_repr(), theirs.int_repr()), f"{shape} {osz}"
+            if len(shape) == 4:
+                cl = base.contiguous(memory_format=torch.channels_last)
+                o2 = q.adaptive_avg_pool2d(cl, list(osz))
+                _assert_same_meta(o2, cl)
+                assert torch.equal(o2.int_repr(), out.int_repr())
+                if dtype != torch.qint32:
+                    ref.assert_within_steps(o2, F.adaptive_avg_pool2d(cl, osz).int_repr().numpy(), 1, "NHWC")
+            st = _qinput(shape, dtype, "strided", seed=si)
+            assert torch.equal(q.adaptive_avg_pool2d(st, list(osz)).int_repr(),
+                               q.adaptive_avg_pool2d(st.contiguous(), list(osz)).int_repr())
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+def test_avg_wide_window_does_not_overflow(isa, layout):
+    # 2903 * 2903 taps of 255: the sum exceeds int32 (the kernels switch to int64 sums).
+    x = torch.full((1, 1, 2903, 2903), 255, dtype=torch.uint8)
+    qx = torch._make_per_tensor_quantized_tensor(x, 0.1, 0)
+    if layout == "channels_last":
+        qx = qx.contiguous(memory_format=torch.channels_last)
+    assert q.adaptive_avg_pool2d(qx, [1, 1]).int_repr().item() == 255
+    x8 = torch.full((1, 1, 2903, 2903), -128, dtype=torch.int8)
+    qx8 = torch._make_per_tensor_quantized_tensor(x8, 0.1, 127)
+    if layout == "channels_last":
+        qx8 = qx8.contiguous(memory_format=torch.channels_last)
+    assert q.avg_pool2d(qx8, [2903, 2903], [1], [0], False, True, None).int_repr().item() == -128
+
+
+def test_max_pool2d_window_without_valid_taps():
+    # W = 2, kernel 2, padding 1, dilation 3: the window of output column 0 holds taps -1 and 2,
+    # both outside the input; torch gives the lowest value there.
+    for dtype in DTYPES:
+        qx = _qinput((2, 3, 4, 2), dtype, "contiguous")
+        out = q.max_pool2d(qx, [1, 2], [1, 1], [0, 1], [1, 3], False)
+        expected = ref.max_pool2d_ref(qx.int_repr().numpy(), [1, 2], [1, 1], [0, 1], [1, 3], False)
+        np.testing.assert_array_equal(out.int_repr().numpy(), expected)
+        assert (out.int_repr() == ref.QRANGE[dtype][0]).any()
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
+def test_empty_batch(layout):
+    qx = _qinput((0, 8, 10, 9), torch.quint8, layout)
+    assert q.max_pool2d(qx, [3, 3], [2, 2], [1, 1], [1, 1], False).shape == (0, 8, 5, 5)
+    assert q.avg_pool2d(qx, [3, 3], [2, 2], [1, 1], True, True, None).shape == (0, 8, 6, 5)
+    assert q.adaptive_avg_pool2d(qx, [3, 2]).shape == (0, 8, 3, 2)
+    assert q.max_pool2d(_qinput((2, 0, 10, 9), torch.qint8, "contiguous"),
+                        [2, 2], [2, 2], [0, 0], [1, 1], False).shape == (2, 0, 5, 4)
+
+
+def test_bench_shapes_match_torch(isa):
+    # The benchmark shapes, both layouts: max exact, averages exact in NCHW, 1 step in NHWC.
+    for shape in [(1, 64, 112, 112), (8, 64, 56, 56)]:
+        for layout in ("contiguous", "channels_last"):
+            qx = _qinput(shape, torch.quint8, layout)
+            a = q.max_pool2d(qx, [3, 3], [2, 2], [1, 1], [1, 1], False)
+            assert torch.equal(a.int_repr(), torch.ops.quantized.max_pool2d(qx, [3, 3], [2, 2], [1, 1], [1, 1], False).int_repr())
+            a = q.avg_pool2d(qx, [3, 3], [2, 2], [1, 1], False, True, None)
+            b = F.avg_pool2d(qx, 3, 2, 1)
+            steps = 0 if layout == "contiguous" else 1
+            ref.assert_within_steps(a, b.int_repr().numpy(), steps, "avg")
+            a = q.adaptive_avg_pool2d(qx, [7, 7])
+            ref.assert_within_steps(a, F.adaptive_avg_pool2d(qx, (7, 7)).int_repr().numpy(), steps, "adaptive")
+
+
+def test_errors():
+    qx = _qinput((1, 3, 8, 8), torch.quint8, "contiguous")
+    with pytest.raises(ValueError, match=r"qplugin::max_pool2d: qx should be 3-D \(C, H, W\) or 4-D \(N, C, H, W\), got 2-D"):
+        q.max_pool2d(qx[0, 0], [2, 2], [2, 2], [0, 0], [1, 1], False)
+    with pytest.raises(ValueError, match=r"qplugin::avg_pool2d: qx should be 3-D .* got 5-D"):
+        q.avg_pool2d(qx[None], [2, 2], [2, 2], [0, 0], False, True, None)
+    with pytest.raises(ValueError, match=r"qplugin::max_pool2d: stride should be greater than zero, got \[0, 1\]"):
+        q.max_pool2d(qx, [2, 2], [0, 1], [0, 0], [1, 1], False)
+    with pytest.raises(ValueError, match=r"qplugin::max_pool2d: kernel_size should be greater than zero"):
+        q.max_pool2d(qx, [0, 2], [1, 1], [0, 0], [1, 1], False)
+    with pytest.raises(ValueError, match=r"qplugin::max_pool2d: dilation should be greater than zero, got \[0\]"):
+        q.max_pool2d(qx, [2, 2], [1, 1], [0, 0], [0], False)
+    with pytest.raises(ValueError, match=r"qplugin::max_pool2d: padding should be at most half of kernel_size, got padding \[2, 0\]"):
+        q.max_pool2d(qx, [3, 3], [1, 1], [2, 0], [1, 1], False)
+    with pytest.raises(ValueError, match=r"qplugin::avg_pool2d: padding should be non-negative, got \[-1\]"):
+        q.avg_pool2d(qx, [3, 3], [1, 1], [-1], False, True, None)
+    with pytest.raises(ValueError, match=r"qplugin::max_pool2d: kernel_size should have 1 or 2 entries, got 3"):
+        q.max_pool2d(qx, [2, 2, 2], [1, 1], [0, 0], [1, 1], False)
+    with pytest.raises(ValueError, match=r"qplugin::avg_pool2d: stride should have 0, 1 or 2 entries, got 3"):
+        q.avg_pool2d(qx, [2, 2], [1, 1, 1], [0, 0], False, True, None)
+    with pytest.raises(ValueError, match=r"qplugin::max_pool2d: output size should be at least 1x1, got 0x"):
+        q.max_pool2d(qx, [9, 2], [1, 1], [0, 0], [1, 1], False)
+    with pytest.raises(ValueError, match=r"qplugin::max_pool2d: output size should be at least 1x1"):
+        q.max_pool2d(qx, [3, 3], [1, 1], [0, 0], [4, 4], False)
+    with pytest.raises(ValueError, match=r"qplugin::avg_pool2d: divisor_override should be a positive integer, got 0"):
+        q.avg_pool2d(qx, [2, 2], [2, 2], [0, 0], False, True, 0)
+    with pytest.raises(ValueError, match=r"qplugin::adaptive_avg_pool2d: output_size should be at least 1x1, got \[0, 2\]"):
+        q.adaptive_avg_pool2d(qx, [0, 2])
+    with pytest.raises(ValueError, match=r"qplugin::adaptive_avg_pool2d: output_size should have 2 entries, got 3"):
+        q.adaptive_avg_pool2d(qx, [1, 2, 3])
+    with pytest.raises(ValueError, match=r"qplugin::adaptive_avg_pool2d: input should have non-empty spatial dims"):
+        q.adaptive_avg_pool2d(_qinput((1, 3, 0, 4), torch.quint8, "contiguous"), [1, 1])
+    x = torch.randn(1, 3, 8, 8)
+    for call, name in [(lambda: q.max_pool2d(x, [2, 2], [2, 2], [0, 0], [1, 1], False), "max_pool2d"),
+                       (lambda: q.avg_pool2d(x, [2, 2], [2, 2], [0, 0], False, True, None), "avg_pool2d"),
+                       (lambda: q.adaptive_avg_pool2d(x, [1, 1]), "adaptive_avg_pool2d")]:
+        with pytest.raises(RuntimeError, match=rf"qplugin::{name}: qx should be a quantized tensor .* got a non-quantized tensor of dtype Float"):
+            call()
+    pc = torch.quantize_per_channel(torch.randn(1, 3, 4, 4), torch.tensor([0.1, 0.2, 0.3]),
+                                    torch.tensor([0, 0, 0]), 1, torch.quint8)
+    with pytest.raises(RuntimeError, match=r"qplugin::max_pool2d: qx should be per_tensor_affine quantized, got qscheme per_channel_affine"):
+        q.max_pool2d(pc, [2, 2], [2, 2], [0, 0], [1, 1], False)
+
+
+def test_opcheck():
+    for layout in ("contiguous", "channels_last"):
+        qx = _qinput((2, 4, 7, 6), torch.quint8, layout)
+        utils = ("test_schema", "test_autograd_registration")
+        torch.library.opcheck(q.max_pool2d.default, (qx, [3, 3], [2, 2], [1, 1], [1, 1], True), test_utils=utils)
+        torch.library.opcheck(q.avg_pool2d.default, (qx, [3, 3], [2, 2], [1, 1], True, False, None), test_utils=utils)
+        torch.library.opcheck(q.adaptive_avg_pool2d.default, (qx, [3, 2]), test_utils=utils)

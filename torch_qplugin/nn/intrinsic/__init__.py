@@ -1,0 +1,1 @@
+from . import quantized  # noqa: F401

@@ -1,0 +1,333 @@
+"""Dynamically quantized Linear and recurrent modules on qplugin::linear_dynamic."""
+from typing import List, Optional, Tuple
+
+import torch
+import torch.nn as nn
+from torch import Tensor
+
+from ....quantization import _compat as C
+from ..modules.linear import Linear as _QLinear
+from ..modules.utils import _PackedPickle, _quantize_weight, _zeros_qint8
+
+__all__ = ["Linear", "LSTM", "GRU", "LSTMCell", "GRUCell", "RNNCell"]
+
+
+def _dynamic_weight_observer(mod):
+    qconfig = getattr(mod, "qconfig", None)
+    if qconfig is not None and qconfig.weight is not None:
+        return qconfig.weight
+    from ....quantization.qconfig import default_dynamic_qconfig
+    return default_dynamic_qconfig.weight
+
+
+def _quantize(w: Tensor, factory) -> Tensor:
+    obs = factory()
+    obs(w)
+    return _quantize_weight(w, obs)
+
+
+class Linear(_QLinear):
+    """Float in, float out: x is quantized per call (full 8-bit range), weights qint8."""
+
+    # version history: 1-3 as nn.quantized.Linear; 4 (torch's) no scale/zero_point meaning
+    _version = 4
+    _FLOAT_MODULE = (nn.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
+    _NAME = "torch_qplugin.nn.quantized.dynamic.Linear"
+
+    def __init__(self, in_features, out_features, bias_=True, dtype=torch.qint8):
+        super().__init__(in_features, out_features, bias_, dtype=dtype)
+
+    def _get_name(self):
+        return "DynamicQuantizedLinear"
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"dtype={self._packed_params.dtype}, qscheme={self.weight().qscheme()}")
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.is_quantized:
+            raise RuntimeError("torch_qplugin.nn.quantized.dynamic.Linear: expected a float input, got a "
+                               "quantized tensor (dynamic modules quantize their input themselves)")
+        return torch.ops.qplugin.linear_dynamic(x, self._packed_params._packed_params, False)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        state_dict.setdefault(prefix + "scale", torch.tensor(1.0))
+        state_dict.setdefault(prefix + "zero_point", torch.tensor(0))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        allowed = cls._FLOAT_MODULE + C.present(getattr(C.qat, "Linear", None))
+        if type(mod) not in allowed:
+            raise TypeError(f"{cls._NAME}.from_float only works for "
+                            f"{', '.join(t.__name__ for t in allowed)}, but got: {type(mod).__name__}")
+        if hasattr(mod, "weight_fake_quant"):
+            wobs = mod.weight_fake_quant
+        else:
+            wobs = _dynamic_weight_observer(mod)()
+        wobs(mod.weight)
+        q = cls(mod.in_features, mod.out_features)
+        q.set_weight_bias(_quantize_weight(mod.weight, wobs),
+                          None if mod.bias is None else mod.bias.detach().float())
+        return q
+
+
+# ---- recurrent cells -------------------------------------------------------------------------
+class _CellBase(_PackedPickle, nn.Module):
+    _version = 1
+    _PACKED_ATTRS = ("_packed_weight_ih", "_packed_weight_hh")
+    _FLOAT_MODULE = nn.RNNCellBase
+    _NUM_CHUNKS = 1
+
+    def __init__(self, input_size, hidden_size, bias=True, dtype=torch.qint8):
+        super().__init__()
+        if dtype != torch.qint8:
+            raise ValueError(f"qplugin dynamic RNN cells: dtype should be torch.qint8, got {dtype}")
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        self.weight_dtype = dtype
+        g = self._NUM_CHUNKS * hidden_size
+        b = torch.zeros(g) if bias else None
+        self._packed_weight_ih = torch.ops.qplugin.linear_prepack(_zeros_qint8([g, input_size]), b)
+        self._packed_weight_hh = torch.ops.qplugin.linear_prepack(_zeros_qint8([g, hidden_size]), b)
+
+    def extra_repr(self):
+        return f"{self.input_size}, {self.hidden_size}, dtype={self.weight_dtype}"
+
+    def _weight_bias(self):
+        return (torch.ops.qplugin.linear_unpack(self._packed_weight_ih),
+                torch.ops.qplugin.linear_unpack(self._packed_weight_hh))
+
+    def set_weight_bias(self, ih, hh):
+        self._packed_weight_ih = torch.ops.qplugin.linear_prepack(ih[0], ih[1])
+        self._packed_weight_hh = torch.ops.qplugin.linear_prepack(hh[0], hh[1])
+
+    def _gates(self, x: Tensor, h: Tensor) -> Tuple[Tensor, Tensor]:
+        return (torch.ops.qplugin.linear_dynamic(x, self._packed_weight_ih, False),
+                torch.ops.qplugin.linear_dynamic(h, self._packed_weight_hh, False))
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        if type(mod) is not cls._FLOAT_MODULE:
+            raise TypeError(f"torch_qplugin.nn.quantized.dynamic.{cls.__name__}.from_float only works "
+                            f"for {cls._FLOAT_MODULE.__name__}, but got: {type(mod).__name__}")
+        factory = _dynamic_weight_observer(mod)
+        kwargs = {"nonlinearity": mod.nonlinearity} if isinstance(mod, nn.RNNCell) else {}
+        q = cls(mod.input_size, mod.hidden_size, mod.bias, **kwargs)
+        bih = None if mod.bias_ih is None else mod.bias_ih.detach().float()
+        bhh = None if mod.bias_hh is None else mod.bias_hh.detach().float()
+        q.set_weight_bias((_quantize(mod.weight_ih.detach(), factory), bih),
+                          (_quantize(mod.weight_hh.detach(), factory), bhh))
+        return q
+
+
+class RNNCell(_CellBase):
+    _FLOAT_MODULE = nn.RNNCell
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", dtype=torch.qint8):
+        super().__init__(input_size, hidden_size, bias, dtype)
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNNCell: nonlinearity should be 'tanh' or 'relu', got '{nonlinearity}'")
+        self.nonlinearity = nonlinearity
+
+    def _get_name(self):
+        return "DynamicQuantizedRNNCell"
+
+    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
+        if hx is None:
+            hx = torch.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
+        gi, gh = self._gates(input, hx)
+        if self.nonlinearity == "tanh":
+            return torch.tanh(gi + gh)
+        return torch.relu(gi + gh)
+
+
+class LSTMCell(_CellBase):
+    _FLOAT_MODULE = nn.LSTMCell
+    _NUM_CHUNKS = 4
+
+    def _get_name(self):
+        return "DynamicQuantizedLSTMCell"
+
+    def forward(self, input: Tensor, hx: Optional[Tuple[Tensor, Tensor]] = None) -> Tuple[Tensor, Tensor]:
+        if hx is None:
+            z = torch.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
+            hx = (z, z)
+        gi, gh = self._gates(input, hx[0])
+        i, f, g, o = (gi + gh).chunk(4, 1)
+        c = torch.sigmoid(f) * hx[1] + torch.sigmoid(i) * torch.tanh(g)
+        return torch.sigmoid(o) * torch.tanh(c), c
+
+
+class GRUCell(_CellBase):
+    _FLOAT_MODULE = nn.GRUCell
+    _NUM_CHUNKS = 3
+
+    def _get_name(self):
+        return "DynamicQuantizedGRUCell"
+
+    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
+        if hx is None:
+            hx = torch.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
+        gi, gh = self._gates(input, hx)
+        ir, iz, inn = gi.chunk(3, 1)
+        hr, hz, hn = gh.chunk(3, 1)
+        r = torch.sigmoid(ir + hr)
+        z = torch.sigmoid(iz + hz)
+        n = torch.tanh(inn + r * hn)
+        return (1 - z) * n + z * hx
+
+
+# ---- full-sequence LSTM / GRU --------------------------------------------------------------
+class _Direction(_CellBase):
+    """One layer, one direction: input projections for all steps in one linear_dynamic call."""
+
+    def __init__(self, input_size, hidden_size, bias, chunks, reverse):
+        self._NUM_CHUNKS = chunks
+        super().__init__(input_size, hidden_size, bias)
+        self.reverse = reverse
+        self.is_lstm = chunks == 4
+
+    def forward(self, x: Tensor, h: Tensor, c: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+        T, B = x.size(0), x.size(1)
+        gi_all = torch.ops.qplugin.linear_dynamic(x.reshape(T * B, x.size(2)), self._packed_weight_ih, False)
+        gi_all = gi_all.reshape(T, B, gi_all.size(1))
+        outs: List[Tensor] = []
+        for step in range(T):
+            t = T - 1 - step if self.reverse else step
+            gi = gi_all[t]
+            gh = torch.ops.qplugin.linear_dynamic(h, self._packed_weight_hh, False)
+            if self.is_lstm:
+                i, f, g, o = (gi + gh).chunk(4, 1)
+                c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+                h = torch.sigmoid(o) * torch.tanh(c)
+            else:
+                ir, iz, inn = gi.chunk(3, 1)
+                hr, hz, hn = gh.chunk(3, 1)
+                r = torch.sigmoid(ir + hr)
+                z = torch.sigmoid(iz + hz)
+                n = torch.tanh(inn + r * hn)
+                h = (1 - z) * n + z * h
+            outs.append(h)
+        if self.reverse:
+            outs.reverse()
+        if T == 0:
+            return x.new_zeros([0, B, self.hidden_size]), h, c
+        return torch.stack(outs, 0), h, c
+
+
+class _RNNBase(nn.Module):
+    _version = 1
+    _CHUNKS = 4
+    _FLOAT_MODULE = nn.LSTM
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, dtype=torch.qint8):
+        super().__init__()
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
+        self.bidirectional = bidirectional
+        self.dtype = dtype
+        self.num_directions = 2 if bidirectional else 1
+        dirs = []
+        for layer in range(num_layers):
+            isz = input_size if layer == 0 else hidden_size * self.num_directions
+            for d in range(self.num_directions):
+                dirs.append(_Direction(isz, hidden_size, bias, self._CHUNKS, d == 1))
+        self._dirs = nn.ModuleList(dirs)
+
+    def extra_repr(self):
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.batch_first:
+            s += ", batch_first=True"
+        if self.bidirectional:
+            s += ", bidirectional=True"
+        return s
+
+    def _run(self, input: Tensor, h0: Tensor, c0: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+        x = input.transpose(0, 1) if self.batch_first else input
+        hs: List[Tensor] = []
+        cs: List[Tensor] = []
+        layer_out: List[Tensor] = []
+        for i, mod in enumerate(self._dirs):
+            out, h, c = mod(x, h0[i], c0[i])
+            hs.append(h)
+            cs.append(c)
+            layer_out.append(out)
+            if len(layer_out) == self.num_directions:
+                x = layer_out[0] if self.num_directions == 1 else torch.cat(layer_out, 2)
+                layer_out = []
+        if self.batch_first:
+            x = x.transpose(0, 1)
+        return x, torch.stack(hs, 0), torch.stack(cs, 0)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        if type(mod) is not cls._FLOAT_MODULE:
+            raise TypeError(f"torch_qplugin.nn.quantized.dynamic.{cls.__name__}.from_float only works "
+                            f"for {cls._FLOAT_MODULE.__name__}, but got: {type(mod).__name__}")
+        if getattr(mod, "proj_size", 0):
+            raise ValueError("torch_qplugin dynamic LSTM: proj_size is not supported")
+        factory = _dynamic_weight_observer(mod)
+        q = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first,
+                mod.dropout, mod.bidirectional)
+        for i, d in enumerate(q._dirs):
+            layer, rev = divmod(i, q.num_directions)
+            sfx = f"_l{layer}" + ("_reverse" if rev else "")
+
+            def get(name):
+                t = getattr(mod, name + sfx, None)
+                return None if t is None else t.detach().float()
+
+            d.set_weight_bias((_quantize(get("weight_ih"), factory), get("bias_ih")),
+                              (_quantize(get("weight_hh"), factory), get("bias_hh")))
+        return q
+
+
+class LSTM(_RNNBase):
+    _CHUNKS = 4
+    _FLOAT_MODULE = nn.LSTM
+
+    def _get_name(self):
+        return "DynamicQuantizedLSTM"
+
+    def forward(self, input: Tensor, hx: Optional[Tuple[Tensor, Tensor]] = None
+                ) -> Tuple[Tensor, Tuple[Tensor, Tensor]]:
+        unbatched = input.dim() == 2
+        if unbatched:
+            input = input.unsqueeze(1)
+            if hx is not None:
+                hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
+        if hx is None:
+            b = input.size(0) if self.batch_first else input.size(1)
+            z = torch.zeros(self.num_layers * self.num_directions, b, self.hidden_size, dtype=input.dtype)
+            hx = (z, z)
+        out, h, c = self._run(input, hx[0], hx[1])
+        if unbatched:
+            return out.squeeze(1), (h.squeeze(1), c.squeeze(1))
+        return out, (h, c)
+
+
+class GRU(_RNNBase):
+    _CHUNKS = 3
+    _FLOAT_MODULE = nn.GRU
+
+    def _get_name(self):
+        return "DynamicQuantizedGRU"
+
+    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
+        unbatched = input.dim() == 2
+        if unbatched:
+            input = input.unsqueeze(1)
+            if hx is not None:
+                hx = hx.unsqueeze(1)
+        if hx is None:
+            b = input.size(0) if self.batch_first else input.size(1)
+            hx = torch.zeros(self.num_layers * self.num_directions, b, self.hidden_size, dtype=input.dtype)
+        out, h, _ = self._run(input, hx, hx)
+        if unbatched:
+            return out.squeeze(1), h.squeeze(1)
+        return out, h

@@ -1,0 +1,138 @@
+"""Functional quantized ops (mirror torch.ao.nn.quantized.functional) on qplugin kernels."""
+from typing import List, Optional
+
+import torch
+from torch import Tensor
+from torch.nn.modules.utils import _pair, _single, _triple
+
+from .modules.utils import _require_quantized
+
+__all__ = ["linear", "conv1d", "conv2d", "conv3d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
+           "interpolate", "upsample_nearest", "hardswish", "hardsigmoid", "elu", "leaky_relu", "relu6",
+           "clamp"]
+
+_q = torch.ops.qplugin
+
+
+def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, scale: Optional[float] = None,
+           zero_point: Optional[int] = None) -> Tensor:
+    """Quantized linear; packs ``weight`` (qint8) on every call — use nn.quantized.Linear in models.
+    Output qparams default to the input's."""
+    _require_quantized(input, "torch_qplugin.nn.quantized.functional.linear")
+    if scale is None:
+        scale = input.q_scale()
+    if zero_point is None:
+        zero_point = input.q_zero_point()
+    return _q.linear(input, _q.linear_prepack(weight, bias), scale, zero_point)
+
+
+def _check_conv(input, dims, padding_mode, dtype, who):
+    _require_quantized(input, who)
+    if padding_mode != "zeros":
+        raise NotImplementedError(f"{who}: only zero padding is supported, got '{padding_mode}'")
+    if dtype != torch.quint8:
+        raise NotImplementedError(f"{who}: only torch.quint8 output is supported, got {dtype}")
+    if input.dim() != dims:
+        raise ValueError(f"{who}: input should be {dims}-d, got {input.dim()}-d")
+
+
+def conv1d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1, padding_mode="zeros",
+           scale=1.0, zero_point=0, dtype=torch.quint8):
+    _check_conv(input, 3, padding_mode, dtype, "torch_qplugin.nn.quantized.functional.conv1d")
+    packed = _q.conv1d_prepack(weight, bias, list(_single(stride)), list(_single(padding)),
+                               list(_single(dilation)), groups)
+    return _q.conv1d(input, packed, scale, zero_point)
+
+
+def conv2d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1, padding_mode="zeros",
+           scale=1.0, zero_point=0, dtype=torch.quint8):
+    _check_conv(input, 4, padding_mode, dtype, "torch_qplugin.nn.quantized.functional.conv2d")
+    packed = _q.conv2d_prepack(weight, bias, list(_pair(stride)), list(_pair(padding)),
+                               list(_pair(dilation)), groups)
+    return _q.conv2d(input, packed, scale, zero_point)
+
+
+def conv3d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1, padding_mode="zeros",
+           scale=1.0, zero_point=0, dtype=torch.quint8):
+    _check_conv(input, 5, padding_mode, dtype, "torch_qplugin.nn.quantized.functional.conv3d")
+    packed = _q.conv3d_prepack(weight, bias, list(_triple(stride)), list(_triple(padding)),
+                               list(_triple(dilation)), groups)
+    return _q.conv3d(input, packed, scale, zero_point)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    if return_indices:
+        raise NotImplementedError("torch_qplugin max_pool2d: return_indices=True is not supported")
+    if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
+        stride = kernel_size
+    return _q.max_pool2d(input, list(_pair(kernel_size)), list(_pair(stride)), list(_pair(padding)),
+                         list(_pair(dilation)), ceil_mode)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
+        stride = kernel_size
+    return _q.avg_pool2d(input, list(_pair(kernel_size)), list(_pair(stride)), list(_pair(padding)),
+                         ceil_mode, count_include_pad, divisor_override)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    size = _pair(output_size)
+    out = [input.size(-2 + i) if s is None else int(s) for i, s in enumerate(size)]
+    return _q.adaptive_avg_pool2d(input, out)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Nearest-neighbour resize of a 4-d quantized tensor (keeps qparams, bit-exact)."""
+    if mode != "nearest":
+        raise NotImplementedError(f"torch_qplugin interpolate: mode should be 'nearest', got '{mode}'")
+    if input.dim() != 4:
+        raise NotImplementedError(f"torch_qplugin interpolate: input should be 4-d, got {input.dim()}-d")
+    if (size is None) == (scale_factor is None):
+        raise ValueError("torch_qplugin interpolate: give exactly one of size and scale_factor")
+    if size is None:
+        sf = _pair(scale_factor)
+        size = [int(input.size(2 + i) * float(sf[i])) for i in range(2)]  # floor, as torch
+    return _q.upsample_nearest2d(input, list(_pair(size)))
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def hardswish(input: Tensor, scale: float, zero_point: int) -> Tensor:
+    return _q.hardswish(input, scale, zero_point)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False, scale: Optional[float] = None,
+                zero_point: Optional[int] = None) -> Tensor:
+    """Output qparams default to 1/256 with zero point 0 (quint8) or -128 (qint8), as torch's."""
+    if scale is None:
+        scale = 1.0 / 256.0
+    if zero_point is None:
+        zero_point = -128 if input.dtype == torch.qint8 else 0
+    return _q.hardsigmoid(input, scale, zero_point)
+
+
+def elu(input: Tensor, scale: float, zero_point: int, alpha: float = 1.0) -> Tensor:
+    return _q.elu(input, scale, zero_point, alpha)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False,
+               scale: Optional[float] = None, zero_point: Optional[int] = None) -> Tensor:
+    """Output qparams default to the input's."""
+    if scale is None:
+        scale = input.q_scale()
+    if zero_point is None:
+        zero_point = input.q_zero_point()
+    return _q.leaky_relu(input, negative_slope, inplace, scale, zero_point)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    return _q.relu6(input, inplace)
+
+
+def clamp(input: Tensor, min_: float, max_: float) -> Tensor:
+    return _q.clamp(input, min_, max_)

@@ -1,0 +1,202 @@
+"""Quantized activations and pooling on qplugin kernels."""
+from typing import List, Optional
+
+import torch
+import torch.nn as nn
+from torch import Tensor
+from torch.nn.modules.utils import _pair
+
+from .utils import _act_qparams, _require_quantized
+
+__all__ = ["ReLU", "ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "MaxPool2d", "AvgPool2d",
+           "AdaptiveAvgPool2d"]
+
+
+class ReLU(nn.ReLU):
+    """max(x, zero_point): keeps the input's qparams (bit-exact)."""
+
+    def _get_name(self):
+        return "QuantizedReLU"
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.quantized.ReLU")
+        return torch.ops.qplugin.relu(input)
+
+    @staticmethod
+    def from_float(mod, use_precomputed_fake_quant=False):
+        return ReLU(mod.inplace)
+
+
+class ReLU6(nn.ReLU):
+    """min(max(x, 0), 6) keeping the input's qparams."""
+
+    def __init__(self, inplace=False):
+        super().__init__(inplace)
+
+    def _get_name(self):
+        return "QuantizedReLU6"
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.quantized.ReLU6")
+        return torch.ops.qplugin.relu6(input, self.inplace)
+
+    @staticmethod
+    def from_float(mod, use_precomputed_fake_quant=False):
+        return ReLU6(mod.inplace)
+
+
+class Hardswish(nn.Hardswish):
+    def __init__(self, scale, zero_point, device=None, dtype=None):
+        super().__init__()
+        self.scale = float(scale)
+        self.zero_point = int(zero_point)
+
+    def _get_name(self):
+        return "QuantizedHardswish"
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.quantized.Hardswish")
+        return torch.ops.qplugin.hardswish(input, self.scale, self.zero_point)
+
+    @staticmethod
+    def from_float(mod, use_precomputed_fake_quant=False):
+        scale, zp = _act_qparams(mod, "torch_qplugin.nn.quantized.Hardswish")
+        return Hardswish(scale, zp)
+
+
+class ELU(nn.ELU):
+    def __init__(self, scale, zero_point, alpha=1.0):
+        super().__init__(alpha)
+        self.scale = float(scale)
+        self.zero_point = int(zero_point)
+
+    def _get_name(self):
+        return "QuantizedELU"
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.quantized.ELU")
+        return torch.ops.qplugin.elu(input, self.scale, self.zero_point, self.alpha)
+
+    @staticmethod
+    def from_float(mod, use_precomputed_fake_quant=False):
+        scale, zp = _act_qparams(mod, "torch_qplugin.nn.quantized.ELU")
+        return ELU(scale, zp, mod.alpha)
+
+
+class LeakyReLU(nn.LeakyReLU):
+    def __init__(self, scale: float, zero_point: int, negative_slope: float = 1e-2,
+                 inplace: bool = False, device=None, dtype=None):
+        super().__init__(negative_slope, inplace)
+        self.scale = float(scale)
+        self.zero_point = int(zero_point)
+
+    def _get_name(self):
+        return "QuantizedLeakyReLU"
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.quantized.LeakyReLU")
+        return torch.ops.qplugin.leaky_relu(input, self.negative_slope, self.inplace, self.scale,
+                                            self.zero_point)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        scale, zp = _act_qparams(mod, "torch_qplugin.nn.quantized.LeakyReLU")
+        return cls(scale, zp, mod.negative_slope, mod.inplace)
+
+
+class Sigmoid(nn.Sigmoid):
+    """Output qparams default to the fixed 1/256, 0 (quint8) torch uses for sigmoid."""
+
+    def __init__(self, output_scale: float = 1.0 / 256.0, output_zero_point: int = 0):
+        super().__init__()
+        self.output_scale = float(output_scale)
+        self.output_zero_point = int(output_zero_point)
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.quantized.Sigmoid")
+        return torch.ops.qplugin.sigmoid(input, self.output_scale, self.output_zero_point)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        if getattr(mod, "activation_post_process", None) is not None:
+            scale, zp = _act_qparams(mod, "torch_qplugin.nn.quantized.Sigmoid")
+            return cls(scale, zp)
+        return cls()
+
+
+def _ints2(v) -> List[int]:
+    return list(_pair(v))
+
+
+class MaxPool2d(nn.MaxPool2d):
+    """Max pooling on quantized tensors (bit-exact, keeps qparams)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        if return_indices:
+            raise ValueError("torch_qplugin.nn.quantized.MaxPool2d: return_indices=True is not supported")
+        super().__init__(kernel_size, stride, padding, dilation, return_indices, ceil_mode)
+        self._k = _ints2(kernel_size)
+        self._s = _ints2(stride if stride is not None else kernel_size)
+        self._p = _ints2(padding)
+        self._d = _ints2(dilation)
+
+    def _get_name(self):
+        return "QuantizedMaxPool2d"
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.quantized.MaxPool2d")
+        return torch.ops.qplugin.max_pool2d(input, self._k, self._s, self._p, self._d, self.ceil_mode)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        return cls(mod.kernel_size, mod.stride, mod.padding, mod.dilation, mod.return_indices, mod.ceil_mode)
+
+
+class AvgPool2d(nn.AvgPool2d):
+    """Average pooling on quantized tensors (keeps the input's qparams)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        self._k = _ints2(kernel_size)
+        self._s = _ints2(stride if stride is not None else kernel_size)
+        self._p = _ints2(padding)
+
+    def _get_name(self):
+        return "QuantizedAvgPool2d"
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.quantized.AvgPool2d")
+        return torch.ops.qplugin.avg_pool2d(input, self._k, self._s, self._p, self.ceil_mode,
+                                            self.count_include_pad, self.divisor_override)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        return cls(mod.kernel_size, mod.stride, mod.padding, mod.ceil_mode, mod.count_include_pad,
+                   mod.divisor_override)
+
+
+class AdaptiveAvgPool2d(nn.AdaptiveAvgPool2d):
+    """Adaptive average pooling on quantized tensors (keeps qparams). ``None`` in output_size
+    keeps that input dimension."""
+
+    def __init__(self, output_size):
+        super().__init__(output_size)
+        size = _pair(output_size)
+        self._size = [-1 if s is None else int(s) for s in size]  # -1: keep the input's size
+
+    def _get_name(self):
+        return "QuantizedAdaptiveAvgPool2d"
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.quantized.AdaptiveAvgPool2d")
+        out: List[int] = []
+        for i in range(2):
+            s = self._size[i]
+            out.append(input.size(input.dim() - 2 + i) if s < 0 else s)
+        return torch.ops.qplugin.adaptive_avg_pool2d(input, out)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        return cls(mod.output_size)

@@ -1,0 +1,275 @@
+"""Quantized Conv1d/2d/3d on qplugin::conv{1,2,3}d (mirror torch.ao.nn.quantized.Conv*d)."""
+from typing import List, Optional
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch import Tensor
+from torch.nn.modules.utils import _pair, _single, _triple
+
+from ....quantization import _compat as C
+from .utils import (_PackedPickle, _act_qparams, _quantize_weight, _require_quantized,
+                    _weight_observer, _zeros_qint8)
+
+__all__ = ["Conv1d", "Conv2d", "Conv3d"]
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+def _reverse_repeat_padding(padding: List[int]) -> List[int]:
+    out: List[int] = []
+    for p in reversed(padding):
+        out.extend([p, p])
+    return out
+
+
+class _ConvNd(_PackedPickle, nn.Module):
+    # version history: 1..3 as torch.ao.nn.quantized (weight, bias, scale, zero_point entries)
+    _version = 3
+    _FLOAT_MODULE = nn.Conv2d
+    _NNI_CONV_RELU_MODULE = None
+    _NNIQAT_CONV_BN_MODULE = None
+    _NNI_CONV_ADD_MODULE = None
+    _NNI_CONV_ADD_RELU_MODULE = None
+    _NAME = "torch_qplugin.nn.quantized.Conv"
+
+    def _init(self, in_channels, out_channels, kernel_size, stride, padding, dilation, transposed,
+              output_padding, groups, bias, padding_mode="zeros", device=None, dtype=None):
+        nn.Module.__init__(self)
+        if out_channels <= 0:
+            raise ValueError(f"out_channels must be greater than 0, got {out_channels}")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(f"'padding_mode' should be one of {_PADDING_MODES}, got '{padding_mode}'")
+        if isinstance(padding, str):
+            raise ValueError(f"qplugin quantized conv: padding should be a number or tuple, got '{padding}'")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.padding = padding
+        self.dilation = dilation
+        self.transposed = transposed
+        self.output_padding = output_padding
+        self.groups = groups
+        self.padding_mode = padding_mode
+        self._reversed_padding_repeated_twice = _reverse_repeat_padding(list(padding))
+        wshape = [out_channels, in_channels // groups] + list(kernel_size)
+        self.set_weight_bias(_zeros_qint8(wshape), torch.zeros(out_channels, dtype=torch.float) if bias else None)
+        self.scale = 1.0
+        self.zero_point = 0
+
+    def _weight_shape(self):
+        return (self.out_channels, self.in_channels // self.groups) + tuple(self.kernel_size)
+
+    def _prepack_padding(self) -> List[int]:
+        if self.padding_mode == "zeros":
+            return list(self.padding)
+        return [0] * len(self.padding)
+
+    def extra_repr(self):
+        s = ("{in_channels}, {out_channels}, kernel_size={kernel_size}"
+             ", stride={stride}, scale={scale}, zero_point={zero_point}")
+        if self.padding != (0,) * len(self.padding):
+            s += ", padding={padding}"
+        if self.dilation != (1,) * len(self.dilation):
+            s += ", dilation={dilation}"
+        if self.groups != 1:
+            s += ", groups={groups}"
+        if self.bias() is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += ", padding_mode={padding_mode}"
+        return s.format(**self.__dict__)
+
+    def weight(self):
+        return self._weight_bias()[0]
+
+    def bias(self):
+        return self._weight_bias()[1]
+
+    def _pad(self, x: Tensor) -> Tensor:
+        if self.padding_mode != "zeros":
+            # pad the integer values (data movement only, bit-exact), keep the qparams
+            ints = F.pad(torch.ops.qplugin.int_repr(x), self._reversed_padding_repeated_twice,
+                         mode=self.padding_mode)
+            x = torch.ops.qplugin.make_per_tensor_quantized_tensor(ints, x.q_scale(), x.q_zero_point())
+        return x
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        w, b = self._weight_bias()
+        destination[prefix + "weight"] = w
+        destination[prefix + "bias"] = b
+        destination[prefix + "scale"] = torch.tensor(self.scale, dtype=torch.double)  # exact round trip
+        destination[prefix + "zero_point"] = torch.tensor(self.zero_point)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        keys = [prefix + k for k in ("weight", "bias", "scale", "zero_point")]
+        missing = [k for k in keys if k not in state_dict]
+        if missing:
+            missing_keys.extend(missing)
+            return
+        w, b = state_dict.pop(keys[0]), state_dict.pop(keys[1])
+        scale, zp = state_dict.pop(keys[2]), state_dict.pop(keys[3])
+        if tuple(w.shape) != self._weight_shape():
+            error_msgs.append(f"size mismatch for {prefix}weight: copying a param with shape "
+                              f"{tuple(w.shape)} from checkpoint, the shape in current model is "
+                              f"{self._weight_shape()}.")
+            return
+        if b is not None and tuple(b.shape) != (self.out_channels,):
+            error_msgs.append(f"size mismatch for {prefix}bias: copying a param with shape "
+                              f"{tuple(b.shape)} from checkpoint, the shape in current model is "
+                              f"{(self.out_channels,)}.")
+            return
+        try:
+            self.set_weight_bias(w, b)
+        except RuntimeError as e:
+            error_msgs.append(f"{prefix}weight: cannot pack the loaded weight/bias: {e}")
+            return
+        self.scale, self.zero_point = float(scale), int(zp)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys,
+                                      unexpected_keys, error_msgs)
+
+    @classmethod
+    def get_qconv(cls, mod, activation_post_process, weight_post_process=None, run_observer=True):
+        if weight_post_process is None:
+            weight_post_process = mod.qconfig.weight()
+        if run_observer:
+            weight_post_process(mod.weight)
+        qconv = cls(mod.in_channels, mod.out_channels, mod.kernel_size, mod.stride, mod.padding,
+                    mod.dilation, mod.groups, mod.bias is not None, mod.padding_mode)
+        qconv.set_weight_bias(_quantize_weight(mod.weight, weight_post_process),
+                              None if mod.bias is None else mod.bias.detach().float())
+        if activation_post_process is not None:
+            qconv.scale, qconv.zero_point = activation_post_process
+        return qconv
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        """Quantized conv from an observed float conv, a fused ConvReLU/ConvAdd, or a QAT conv."""
+        who = cls._NAME
+        if hasattr(mod, "weight_fake_quant"):
+            if cls._NNIQAT_CONV_BN_MODULE is not None and isinstance(mod, cls._NNIQAT_CONV_BN_MODULE):
+                mod.weight, mod.bias = torch.nn.utils.fuse_conv_bn_weights(
+                    mod.weight, mod.bias, mod.bn.running_mean, mod.bn.running_var, mod.bn.eps,
+                    mod.bn.weight, mod.bn.bias)
+            qparams = _act_qparams(mod, who)
+            return cls.get_qconv(mod, qparams, mod.weight_fake_quant,
+                                 run_observer=not use_precomputed_fake_quant)
+        allowed = tuple(t for t in (cls._FLOAT_MODULE,) if t is not None)
+        if type(mod) not in allowed:
+            raise TypeError(f"{who}.from_float only works for "
+                            f"{', '.join(t.__name__ for t in allowed)}, but got: {type(mod).__name__}")
+        qparams = _act_qparams(mod, who)
+        if isinstance(mod, C._FusedModule):
+            mod = mod[0]
+        wobs, _ = _weight_observer(mod, who)
+        return cls.get_qconv(mod, qparams, wobs)
+
+    @classmethod
+    def from_reference(cls, ref, output_scale, output_zero_point):
+        q = cls(ref.in_channels, ref.out_channels, ref.kernel_size, ref.stride, ref.padding,
+                ref.dilation, ref.groups, ref.bias is not None, ref.padding_mode)
+        q.set_weight_bias(ref.get_quantized_weight(), ref.bias)
+        q.scale, q.zero_point = float(output_scale), int(output_zero_point)
+        return q
+
+
+class Conv1d(_ConvNd):
+    """Quantized 1-d convolution; input (N, C, L) quint8."""
+
+    _FLOAT_MODULE = nn.Conv1d
+    _NNIQAT_CONV_BN_MODULE = getattr(C.intrinsic_qat, "ConvBn1d", None)
+    _NNI_CONV_RELU_MODULE = C.ConvReLU1d
+    _NAME = "torch_qplugin.nn.quantized.Conv1d"
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        padding = padding if isinstance(padding, str) else _single(padding)
+        self._init(in_channels, out_channels, _single(kernel_size), _single(stride), padding,
+                   _single(dilation), False, _single(0), groups, bias, padding_mode)
+
+    def _get_name(self):
+        return "QuantizedConv1d"
+
+    def set_weight_bias(self, w: Tensor, b: Optional[Tensor]) -> None:
+        self._packed_params = torch.ops.qplugin.conv1d_prepack(
+            w, b, list(self.stride), self._prepack_padding(), list(self.dilation), self.groups)
+
+    def _weight_bias(self):
+        return torch.ops.qplugin.conv1d_unpack(self._packed_params)
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.quantized.Conv1d")
+        if input.dim() != 3:
+            raise ValueError("Input shape must be `(N, C, L)`!")
+        return torch.ops.qplugin.conv1d(self._pad(input), self._packed_params, self.scale, self.zero_point)
+
+
+class Conv2d(_ConvNd):
+    """Quantized 2-d convolution; input (N, C, H, W) quint8, contiguous or channels_last."""
+
+    _FLOAT_MODULE = nn.Conv2d
+    _NNIQAT_CONV_BN_MODULE = getattr(C.intrinsic_qat, "ConvBn2d", None)
+    _NNI_CONV_RELU_MODULE = C.ConvReLU2d
+    _NNI_CONV_ADD_MODULE = C.ConvAdd2d
+    _NNI_CONV_ADD_RELU_MODULE = C.ConvAddReLU2d
+    _NAME = "torch_qplugin.nn.quantized.Conv2d"
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        padding = padding if isinstance(padding, str) else _pair(padding)
+        self._init(in_channels, out_channels, _pair(kernel_size), _pair(stride), padding,
+                   _pair(dilation), False, _pair(0), groups, bias, padding_mode)
+
+    def _get_name(self):
+        return "QuantizedConv2d"
+
+    def set_weight_bias(self, w: Tensor, b: Optional[Tensor]) -> None:
+        self._packed_params = torch.ops.qplugin.conv2d_prepack(
+            w, b, list(self.stride), self._prepack_padding(), list(self.dilation), self.groups)
+
+    def _weight_bias(self):
+        return torch.ops.qplugin.conv2d_unpack(self._packed_params)
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.quantized.Conv2d")
+        if input.dim() != 4:
+            raise ValueError("Input shape must be `(N, C, H, W)`!")
+        return torch.ops.qplugin.conv2d(self._pad(input), self._packed_params, self.scale, self.zero_point)
+
+
+class Conv3d(_ConvNd):
+    """Quantized 3-d convolution; input (N, C, D, H, W) quint8."""
+
+    _FLOAT_MODULE = nn.Conv3d
+    _NNIQAT_CONV_BN_MODULE = getattr(C.intrinsic_qat, "ConvBn3d", None)
+    _NNI_CONV_RELU_MODULE = C.ConvReLU3d
+    _NAME = "torch_qplugin.nn.quantized.Conv3d"
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        padding = padding if isinstance(padding, str) else _triple(padding)
+        self._init(in_channels, out_channels, _triple(kernel_size), _triple(stride), padding,
+                   _triple(dilation), False, _triple(0), groups, bias, padding_mode)
+
+    def _get_name(self):
+        return "QuantizedConv3d"
+
+    def set_weight_bias(self, w: Tensor, b: Optional[Tensor]) -> None:
+        self._packed_params = torch.ops.qplugin.conv3d_prepack(
+            w, b, list(self.stride), self._prepack_padding(), list(self.dilation), self.groups)
+
+    def _weight_bias(self):
+        return torch.ops.qplugin.conv3d_unpack(self._packed_params)
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.quantized.Conv3d")
+        if input.dim() != 5:
+            raise ValueError("Input shape must be `(N, C, D, H, W)`!")
+        return torch.ops.qplugin.conv3d(self._pad(input), self._packed_params, self.scale, self.zero_point)

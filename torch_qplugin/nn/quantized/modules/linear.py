@@ -1,0 +1,185 @@
+"""Quantized Linear on qplugin::linear (mirrors torch.ao.nn.quantized.Linear)."""
+from typing import Optional
+
+import torch
+import torch.nn as nn
+from torch import Tensor
+
+from ....quantization import _compat as C
+from .utils import (_PackedPickle, _act_qparams, _hide_packed_params_repr, _quantize_weight,
+                    _require_quantized, _weight_observer, _zeros_qint8)
+
+__all__ = ["LinearPackedParams", "Linear"]
+
+
+class LinearPackedParams(_PackedPickle, nn.Module):
+    # version history (same as torch's, so its state_dicts load):
+    #   1: weight, bias as separate entries   2: + dtype   3: (weight, bias) tuple in _packed_params
+    _version = 3
+
+    def __init__(self, dtype=torch.qint8):
+        super().__init__()
+        if dtype != torch.qint8:
+            raise ValueError(f"qplugin Linear: weight dtype should be torch.qint8, got {dtype}")
+        self.dtype = dtype
+        self.set_weight_bias(_zeros_qint8([1, 1]), None)
+
+    @torch.jit.export
+    def set_weight_bias(self, weight: Tensor, bias: Optional[Tensor]) -> None:
+        self._packed_params = torch.ops.qplugin.linear_prepack(weight, bias)
+
+    @torch.jit.export
+    def _weight_bias(self):
+        return torch.ops.qplugin.linear_unpack(self._packed_params)
+
+    def forward(self, x):
+        return x
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        destination[prefix + "dtype"] = self.dtype
+        destination[prefix + "_packed_params"] = self._weight_bias()
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        version = local_metadata.get("version", None)
+        if version is not None and version >= 2 and prefix + "dtype" in state_dict:
+            dtype = state_dict.pop(prefix + "dtype")
+            if dtype != torch.qint8:
+                error_msgs.append(f"{prefix}dtype: qplugin supports qint8 weights only, got {dtype}")
+                return
+        if version is None or version < 3:
+            w, b = state_dict.pop(prefix + "weight", None), state_dict.pop(prefix + "bias", None)
+        else:
+            if prefix + "_packed_params" not in state_dict:
+                missing_keys.append(prefix + "_packed_params")
+                return
+            w, b = state_dict.pop(prefix + "_packed_params")
+        if w is None:
+            missing_keys.append(prefix + "weight")
+            return
+        expected = getattr(self, "_expected_shape", None)
+        if expected is not None and tuple(w.shape) != tuple(expected):
+            error_msgs.append(f"size mismatch for {prefix[:-len('_packed_params.')]}weight: copying a param "
+                              f"with shape {tuple(w.shape)} from checkpoint, the shape in current model "
+                              f"is {tuple(expected)}.")
+            return
+        try:
+            self.set_weight_bias(w, b)
+        except RuntimeError as e:
+            error_msgs.append(f"{prefix}: cannot pack the loaded weight/bias: {e}")
+            return
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys,
+                                      unexpected_keys, error_msgs)
+
+    def __repr__(self):
+        return self._weight_bias().__repr__()
+
+
+class Linear(nn.Module):
+    """y = x W^T + b on quantized tensors (quint8 in, quint8 out at ``scale``/``zero_point``).
+
+    Same constructor as torch.ao.nn.quantized.Linear; weights qint8 per-tensor or per-channel."""
+
+    # version history: 1 weight/bias entries, 2 _packed_params module, 3 _packed_params tuple
+    _version = 3
+    _FLOAT_MODULE = (nn.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
+    _NAME = "torch_qplugin.nn.quantized.Linear"
+
+    def __init__(self, in_features, out_features, bias_=True, dtype=torch.qint8):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        bias = torch.zeros(out_features, dtype=torch.float) if bias_ else None
+        self._packed_params = LinearPackedParams(dtype)
+        self._packed_params._expected_shape = (out_features, in_features)
+        self._packed_params.set_weight_bias(_zeros_qint8([out_features, in_features]), bias)
+        self.scale = 1.0
+        self.zero_point = 0
+
+    def _get_name(self):
+        return "QuantizedLinear"
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, scale={self.scale}, "
+                f"zero_point={self.zero_point}, qscheme={self.weight().qscheme()}")
+
+    def __repr__(self):
+        return _hide_packed_params_repr(self, LinearPackedParams)
+
+    def forward(self, x: Tensor) -> Tensor:
+        _require_quantized(x, "torch_qplugin.nn.quantized.Linear")
+        return torch.ops.qplugin.linear(x, self._packed_params._packed_params, self.scale, self.zero_point)
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        destination[prefix + "scale"] = torch.tensor(self.scale, dtype=torch.double)  # exact round trip
+        destination[prefix + "zero_point"] = torch.tensor(self.zero_point)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        for key in ("scale", "zero_point"):
+            if prefix + key not in state_dict:
+                missing_keys.append(prefix + key)
+                return
+        self.scale = float(state_dict.pop(prefix + "scale"))
+        self.zero_point = int(state_dict.pop(prefix + "zero_point"))
+        version = local_metadata.get("version", None)
+        if version is None or version == 1:
+            state_dict[prefix + "_packed_params.weight"] = state_dict.pop(prefix + "weight")
+            state_dict[prefix + "_packed_params.bias"] = state_dict.pop(prefix + "bias")
+        self._packed_params._expected_shape = (self.out_features, self.in_features)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys,
+                                      unexpected_keys, error_msgs)
+
+    def _weight_bias(self):
+        return self._packed_params._weight_bias()
+
+    def weight(self):
+        return self._weight_bias()[0]
+
+    def bias(self):
+        return self._weight_bias()[1]
+
+    def set_weight_bias(self, w: Tensor, b: Optional[Tensor]) -> None:
+        self._packed_params.set_weight_bias(w, b)
+
+    @classmethod
+    def _from_float_parts(cls, mod):
+        """(linear module holding weight/bias, activation module, weight observer, observer ran)."""
+        who = cls._NAME
+        if hasattr(mod, "weight_fake_quant"):  # QAT module
+            if isinstance(mod, C.present(getattr(C.intrinsic_qat, "LinearBn1d", None))):
+                mod.weight, mod.bias = torch.nn.utils.fusion.fuse_linear_bn_weights(
+                    mod.weight, mod.bias, mod.bn.running_mean, mod.bn.running_var, mod.bn.eps,
+                    mod.bn.weight, mod.bn.bias)
+            return mod, mod, mod.weight_fake_quant, True
+        allowed = cls._FLOAT_MODULE if isinstance(cls._FLOAT_MODULE, tuple) else (cls._FLOAT_MODULE,)
+        if type(mod) not in allowed:
+            raise TypeError(f"{who}.from_float only works for "
+                            f"{', '.join(t.__name__ for t in allowed)}, but got: {type(mod).__name__}")
+        act = mod
+        if isinstance(mod, C._FusedModule):
+            mod = mod[0]
+        wobs, ran = _weight_observer(mod, who)
+        return mod, act, wobs, ran
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        """Quantized module from an observed float module (or a fused / QAT one)."""
+        lin, act, wobs, ran = cls._from_float_parts(mod)
+        if not use_precomputed_fake_quant:
+            wobs(lin.weight)
+        scale, zp = _act_qparams(act, cls._NAME)
+        qlinear = cls(lin.in_features, lin.out_features, dtype=torch.qint8)
+        qlinear.set_weight_bias(_quantize_weight(lin.weight, wobs),
+                                None if lin.bias is None else lin.bias.detach().float())
+        qlinear.scale, qlinear.zero_point = scale, zp
+        return qlinear
+
+    @classmethod
+    def from_reference(cls, ref, output_scale, output_zero_point):
+        q = cls(ref.in_features, ref.out_features)
+        q.set_weight_bias(ref.get_quantized_weight(), ref.bias)
+        q.scale, q.zero_point = float(output_scale), int(output_zero_point)
+        return q

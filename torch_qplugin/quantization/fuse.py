@@ -1,0 +1,156 @@
+"""fuse_modules: merge conv/linear with batch norm and relu before quantization.
+
+Eval mode folds batch norm into the conv/linear weights (conv+bn, conv+bn+relu, linear+bn); train
+mode (for QAT) keeps them as ConvBn* / LinearBn1d fused modules. conv+relu, linear+relu and
+bn+relu become ConvReLU*, LinearReLU, BNReLU*. Signature and in-place semantics as
+torch.ao.quantization.fuse_modules: the first module of each group is replaced by the fused
+module, the others by nn.Identity.
+"""
+import copy
+
+import torch.nn as nn
+from torch.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
+
+from . import _compat as C
+
+__all__ = ["fuse_modules", "fuse_known_modules", "get_fuser_method"]
+
+_CONV_RELU = {nn.Conv1d: C.ConvReLU1d, nn.Conv2d: C.ConvReLU2d, nn.Conv3d: C.ConvReLU3d}
+_CONV_BN = {nn.Conv1d: C.ConvBn1d, nn.Conv2d: C.ConvBn2d, nn.Conv3d: C.ConvBn3d}
+_CONV_BN_RELU = {nn.Conv1d: C.ConvBnReLU1d, nn.Conv2d: C.ConvBnReLU2d, nn.Conv3d: C.ConvBnReLU3d}
+_BN_FOR_CONV = {nn.Conv1d: nn.BatchNorm1d, nn.Conv2d: nn.BatchNorm2d, nn.Conv3d: nn.BatchNorm3d}
+
+
+def _check_train(a, b):
+    if a.training != b.training:
+        raise ValueError(f"fuse_modules: {type(a).__name__} and {type(b).__name__} should both be in "
+                         "train or both in eval mode")
+
+
+def _fuse_conv_bn(is_qat, conv, bn):
+    _check_train(conv, bn)
+    if is_qat:
+        if bn.num_features != conv.out_channels:
+            raise ValueError("fuse_modules: batch norm num_features should match conv out_channels, "
+                             f"got {bn.num_features} vs {conv.out_channels}")
+        if not (bn.affine and bn.track_running_stats):
+            raise ValueError("fuse_modules: QAT conv-bn fusion needs affine=True and track_running_stats=True")
+        return _CONV_BN[type(conv)](conv, bn)
+    return fuse_conv_bn_eval(conv, bn)
+
+
+def _fuse_conv_bn_relu(is_qat, conv, bn, relu):
+    _check_train(conv, bn)
+    if is_qat:
+        if bn.num_features != conv.out_channels:
+            raise ValueError("fuse_modules: batch norm num_features should match conv out_channels, "
+                             f"got {bn.num_features} vs {conv.out_channels}")
+        return _CONV_BN_RELU[type(conv)](conv, bn, relu)
+    return _CONV_RELU[type(conv)](fuse_conv_bn_eval(conv, bn), relu)
+
+
+def _fuse_conv_relu(is_qat, conv, relu):
+    return _CONV_RELU[type(conv)](conv, relu)
+
+
+def _fuse_linear_bn(is_qat, linear, bn):
+    _check_train(linear, bn)
+    if is_qat:
+        return C.LinearBn1d(linear, bn)
+    return fuse_linear_bn_eval(linear, bn)
+
+
+def _fuse_linear_relu(is_qat, linear, relu):
+    return C.LinearReLU(linear, relu)
+
+
+def _fuse_bn_relu(is_qat, bn, relu):
+    return (C.BNReLU2d if isinstance(bn, nn.BatchNorm2d) else C.BNReLU3d)(bn, relu)
+
+
+_FUSERS = {}
+for _conv, _bn in _BN_FOR_CONV.items():
+    _FUSERS[(_conv, _bn)] = _fuse_conv_bn
+    _FUSERS[(_conv, _bn, nn.ReLU)] = _fuse_conv_bn_relu
+    _FUSERS[(_conv, nn.ReLU)] = _fuse_conv_relu
+_FUSERS[(nn.Linear, nn.BatchNorm1d)] = _fuse_linear_bn
+_FUSERS[(nn.Linear, nn.ReLU)] = _fuse_linear_relu
+_FUSERS[(nn.BatchNorm2d, nn.ReLU)] = _fuse_bn_relu
+_FUSERS[(nn.BatchNorm3d, nn.ReLU)] = _fuse_bn_relu
+
+
+def get_fuser_method(op_list, additional_fuser_method_mapping=None):
+    mapping = dict(_FUSERS)
+    mapping.update(additional_fuser_method_mapping or {})
+    return mapping.get(tuple(op_list))
+
+
+def fuse_known_modules(mod_list, is_qat=False, additional_fuser_method_mapping=None):
+    """Fuses a list of modules; returns a list of the same length (fused module, then Identity)."""
+    types = tuple(type(m) for m in mod_list)
+    fuser = get_fuser_method(types, additional_fuser_method_mapping)
+    if fuser is None:
+        supported = ", ".join("(" + ", ".join(t.__name__ for t in k) + ")" for k in _FUSERS)
+        raise NotImplementedError(
+            f"fuse_modules: cannot fuse {tuple(t.__name__ for t in types)}; supported: {supported}")
+    fused = fuser(is_qat, *mod_list)
+    new_mods = [None] * len(mod_list)
+    # keep hooks: pre-hooks of the first module and hooks of the last one move onto the fused one
+    for hook in mod_list[0]._forward_pre_hooks.values():
+        fused.register_forward_pre_hook(hook)
+    mod_list[0]._forward_pre_hooks.clear()
+    for hook in mod_list[-1]._forward_hooks.values():
+        fused.register_forward_hook(hook)
+    mod_list[-1]._forward_hooks.clear()
+    new_mods[0] = fused
+    for i in range(1, len(mod_list)):
+        identity = nn.Identity()
+        identity.training = mod_list[0].training
+        new_mods[i] = identity
+    return new_mods
+
+
+def _get_module(model, name):
+    for part in name.split("."):
+        if not hasattr(model, part):
+            raise AttributeError(f"fuse_modules: model has no submodule '{name}'")
+        model = getattr(model, part)
+    return model
+
+
+def _set_module(model, name, new):
+    parts = name.split(".")
+    for part in parts[:-1]:
+        model = getattr(model, part)
+    setattr(model, parts[-1], new)
+
+
+def _fuse_modules(model, modules_to_fuse, is_qat, inplace=False, fuser_func=fuse_known_modules,
+                  fuse_custom_config_dict=None):
+    if not inplace:
+        model = copy.deepcopy(model)
+    if all(isinstance(m, str) for m in modules_to_fuse):
+        modules_to_fuse = [modules_to_fuse]
+    extra = (fuse_custom_config_dict or {}).get("additional_fuser_method_mapping", {})
+    for names in modules_to_fuse:
+        mods = [_get_module(model, n) for n in names]
+        qat = mods[0].training if is_qat is None else is_qat
+        new_mods = fuser_func(mods, qat, extra)
+        for name, new in zip(names, new_mods):
+            _set_module(model, name, new)
+    return model
+
+
+def fuse_modules(model, modules_to_fuse, inplace=False, fuser_func=fuse_known_modules,
+                 fuse_custom_config_dict=None):
+    """Fuses groups of submodules (names as in ``model.named_modules()``). Batch norm is folded
+    away for modules in eval mode, and kept (ConvBn*, LinearBn1d, for QAT) in train mode."""
+    return _fuse_modules(model, modules_to_fuse, is_qat=None, inplace=inplace, fuser_func=fuser_func,
+                         fuse_custom_config_dict=fuse_custom_config_dict)
+
+
+def fuse_modules_qat(model, modules_to_fuse, inplace=False, fuser_func=fuse_known_modules,
+                     fuse_custom_config_dict=None):
+    """Like fuse_modules, keeping batch norm as a QAT-trainable fused module."""
+    return _fuse_modules(model, modules_to_fuse, is_qat=True, inplace=inplace, fuser_func=fuser_func,
+                         fuse_custom_config_dict=fuse_custom_config_dict)

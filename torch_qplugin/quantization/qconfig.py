@@ -1,0 +1,72 @@
+"""QConfig and the defaults chosen for qplugin's kernels.
+
+qplugin's linear/conv kernels accumulate in 32 bits on every ISA, so activations use the full
+8-bit range (quint8 0..255, no ``reduce_range``) and weights are per-channel symmetric qint8
+(-128..127). torch's x86/fbgemm defaults use ``reduce_range=True`` to dodge 16-bit saturation in
+its AVX2 kernels; that costs one bit of activation precision and is not needed here.
+"""
+from collections import namedtuple
+
+import torch
+import torch.nn as nn
+
+from .fake_quantize import FakeQuantize
+from .observer import (HistogramObserver, MinMaxObserver, MovingAverageMinMaxObserver,
+                       MovingAveragePerChannelMinMaxObserver, PerChannelMinMaxObserver,
+                       PlaceholderObserver)
+
+__all__ = [
+    "QConfig", "default_qconfig", "default_per_channel_qconfig", "default_per_tensor_qconfig",
+    "default_histogram_qconfig", "default_dynamic_qconfig", "default_qat_qconfig",
+    "default_observer", "default_weight_observer", "default_per_channel_weight_observer",
+    "default_dynamic_quant_observer", "default_fake_quant", "default_weight_fake_quant",
+    "default_per_channel_weight_fake_quant",
+]
+
+
+class QConfig(namedtuple("QConfig", ["activation", "weight"])):
+    """How to observe (or fake-quantize) activations and weights: two factories (classes or
+    ``Observer.with_args(...)``), each called once per module to make a fresh observer."""
+
+    __slots__ = ()
+
+    def __new__(cls, activation, weight):
+        if isinstance(activation, nn.Module) or isinstance(weight, nn.Module):
+            raise ValueError("QConfig received observer instance, please pass observer class "
+                             "instead. Use MyObserver.with_args(x=1) to override arguments")
+        return super().__new__(cls, activation, weight)
+
+
+# ---- observers ------------------------------------------------------------------------------
+default_observer = MinMaxObserver.with_args(dtype=torch.quint8, qscheme=torch.per_tensor_affine)
+default_weight_observer = MinMaxObserver.with_args(dtype=torch.qint8, qscheme=torch.per_tensor_symmetric)
+default_per_channel_weight_observer = PerChannelMinMaxObserver.with_args(
+    dtype=torch.qint8, qscheme=torch.per_channel_symmetric)
+default_histogram_observer = HistogramObserver.with_args(dtype=torch.quint8, reduce_range=False)
+default_dynamic_quant_observer = PlaceholderObserver.with_args(dtype=torch.quint8, is_dynamic=True)
+
+# ---- fake quantizers (QAT) ------------------------------------------------------------------
+default_fake_quant = FakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255, dtype=torch.quint8,
+    qscheme=torch.per_tensor_affine, reduce_range=False)
+default_weight_fake_quant = FakeQuantize.with_args(
+    observer=MovingAverageMinMaxObserver, quant_min=-128, quant_max=127, dtype=torch.qint8,
+    qscheme=torch.per_tensor_symmetric, reduce_range=False)
+default_per_channel_weight_fake_quant = FakeQuantize.with_args(
+    observer=MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127,
+    dtype=torch.qint8, qscheme=torch.per_channel_symmetric, reduce_range=False, ch_axis=0)
+
+# ---- qconfigs ---------------------------------------------------------------------------------
+#: static post-training quantization: min/max activations (full 8 bits), per-channel weights
+default_qconfig = QConfig(activation=default_observer, weight=default_per_channel_weight_observer)
+default_per_channel_qconfig = default_qconfig
+#: per-tensor symmetric weights (torch's default_qconfig, without reduce_range)
+default_per_tensor_qconfig = QConfig(activation=default_observer, weight=default_weight_observer)
+#: histogram (L2-optimal range) activations: more accurate with outliers, slower calibration
+default_histogram_qconfig = QConfig(activation=default_histogram_observer,
+                                    weight=default_per_channel_weight_observer)
+#: dynamic quantization: weights per-channel qint8, activations quantized at run time
+default_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer,
+                                  weight=default_per_channel_weight_observer)
+#: quantization-aware training
+default_qat_qconfig = QConfig(activation=default_fake_quant, weight=default_per_channel_weight_fake_quant)
