@@ -171,7 +171,11 @@ def compare_ref(op, qa, other):
     """Comparators on represented values exactly as torch compares dequantized tensors:
     float32 (q - zp) * float32(scale), against the other tensor's values or float32(other)."""
     a = dequantize_ref(qa)
-    b = dequantize_ref(other) if isinstance(other, torch.Tensor) else np.float32(other)
+    if isinstance(other, torch.Tensor):
+        b = dequantize_ref(other)
+    else:
+        with np.errstate(over="ignore"):  # beyond float32: +-inf, as torch's cast
+            b = np.float32(other)
     return CMP_OPS[op](a, b)
 
 

@@ -19,6 +19,20 @@ namespace {
 
 constexpr int64_t kGrain = 1 << 15;  // elements per task
 
+// rows x `bytes` from x (rows xs bytes apart) to y (ys apart). Short rows
+// (channels_last along channels) use fixed-size moves, not a memcpy call each.
+void copy_rows(char* y, int64_t ys, const char* x, int64_t xs, int64_t rows, int64_t bytes) {
+  if (bytes % 16 == 0 && bytes <= 256) {
+    for (int64_t k = 0; k < rows; ++k) {
+      char* yr = y + k * ys;
+      const char* xr = x + k * xs;
+      for (int64_t j = 0; j < bytes; j += 16) std::memcpy(yr + j, xr + j, 16);
+    }
+    return;
+  }
+  for (int64_t k = 0; k < rows; ++k) std::memcpy(y + k * ys, x + k * xs, bytes);
+}
+
 // torch.cat skips legacy 1-D empty tensors (shape [0]) of any other shape.
 bool skipped(const at::Tensor& x) { return x.dim() == 1 && x.numel() == 0; }
 
@@ -128,7 +142,7 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
         if (cols == pt.cols && cols == out_cols) {
           std::memcpy(y, x, rows * cols * es);
         } else {
-          for (int64_t k = 0; k < rows; ++k) std::memcpy(y + k * out_cols * es, x + k * pt.cols * es, cols * es);
+          copy_rows(y, out_cols * es, x, pt.cols * es, rows, cols * es);
         }
       } else if (pt.mode == 1) {
         if (dt == at::kByte) {
@@ -150,11 +164,17 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
     }
   };
 
+  // Blocks of rows small enough (~16 KiB of output) that all parts fill a block
+  // while it is in L1: short rows (channels_last along channels) write sequentially.
+  const int64_t block = std::max<int64_t>(1, (16 << 10) / std::max<int64_t>(1, out_cols * es));
+  auto run_blocked = [&](int64_t r0, int64_t r1) {
+    for (int64_t b = r0; b < r1; b += block) run(b, std::min(r1, b + block), 0, 1);
+  };
   const int64_t outer = split.outer;
   const int64_t tasks = std::max<int64_t>(1, out.numel() / kGrain);
   if (outer >= tasks) {
     const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, out_cols));
-    at::parallel_for(0, outer, grain, [&](int64_t b, int64_t e) { run(b, e, 0, 1); });
+    at::parallel_for(0, outer, grain, [&](int64_t b, int64_t e) { run_blocked(b, e); });
   } else {
     // Few long rows (e.g. NCHW along channels with N = 1): split columns too.
     const int64_t nsplit = (tasks + outer - 1) / outer;

@@ -187,6 +187,7 @@ at::Tensor compare_int(CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b
 
   // Keys for 8-bit sides: ranks in the sorted union of both sides' values.
   std::array<int32_t, 256> rank_a{}, rank_b{};
+  std::array<int16_t, 256> rank_a16{}, rank_b16{};
   bool affine = false;
   int32_t off = 0;
   if (eight) {
@@ -211,6 +212,10 @@ at::Tensor compare_int(CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b
       shift_b = shift_b && rank_b[v] == qvb + cb;
     }
     affine = shift_a && shift_b;
+    for (int v = 0; v < 256; ++v) {
+      rank_a16[v] = static_cast<int16_t>(rank_a[v]);
+      rank_b16[v] = static_cast<int16_t>(rank_b[v]);
+    }
     off = ca - cb;
   }
   const Deq fa{static_cast<float>(qa.scale), qa.zero_point}, fb{static_cast<float>(qb.scale), qb.zero_point};
@@ -237,7 +242,7 @@ at::Tensor compare_int(CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b
           const kernels::Cmp2 c{data[1], strides[1] / ea, dta == at::kChar ? 1 : 0,
                                 data[2], strides[2] / eb, dtb == at::kChar ? 1 : 0,
                                 y, strides[0], affine ? nullptr : rank_a.data(),
-                                affine ? nullptr : rank_b.data(), off};
+                                affine ? nullptr : rank_b.data(), rank_a16.data(), rank_b16.data(), off};
           QPLUGIN_ISA_CALL(cmp_pair8, c, n, range);
           return;
         }

@@ -65,6 +65,41 @@ void cmp_pair(const Cmp2& c, int64_t n, const CmpRange& r) {
     return tables ? c.tb[static_cast<uint8_t>(v)] : static_cast<int32_t>(v);
   };
   int64_t i = 0;
+#if defined(QPLUGIN_ISA_AVX512)
+  if (tables && c.ys == 1 && c.as == 1 && c.bs == 1) {
+    // 256-entry int16 tables held in registers: 4 two-register permutes on the
+    // low 6 bits of the byte, then blends on bits 6 and 7.
+    struct Lut {
+      __m512i t[8];
+      explicit Lut(const int16_t* p) {
+        for (int k = 0; k < 8; ++k) t[k] = _mm512_loadu_si512(p + 32 * k);
+      }
+      __m512i operator()(__m512i idx) const {  // idx: 32 x uint16 in [0, 256)
+        const __m512i r0 = _mm512_permutex2var_epi16(t[0], idx, t[1]);
+        const __m512i r1 = _mm512_permutex2var_epi16(t[2], idx, t[3]);
+        const __m512i r2 = _mm512_permutex2var_epi16(t[4], idx, t[5]);
+        const __m512i r3 = _mm512_permutex2var_epi16(t[6], idx, t[7]);
+        const __mmask32 b6 = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(0x40));
+        const __mmask32 b7 = _mm512_test_epi16_mask(idx, _mm512_set1_epi16(0x80));
+        const __m512i r01 = _mm512_mask_blend_epi16(b6, r0, r1);
+        const __m512i r23 = _mm512_mask_blend_epi16(b6, r2, r3);
+        return _mm512_mask_blend_epi16(b7, r01, r23);
+      }
+    };
+    const Lut la(c.ta16), lb(c.tb16);
+    const __m512i lo = _mm512_set1_epi16(static_cast<int16_t>(r.lo < -32768 ? -32768 : r.lo));
+    const __m512i hi = _mm512_set1_epi16(static_cast<int16_t>(r.hi > 32767 ? 32767 : r.hi));
+    const __mmask32 inv = r.invert ? 0xffffffffu : 0u;
+    auto bytes = [](const void* p) {  // 32 raw bytes as uint16 lanes
+      return _mm512_cvtepu8_epi16(_mm256_loadu_si256(static_cast<const __m256i*>(p)));
+    };
+    for (; i + 32 <= n; i += 32) {
+      const __m512i d = _mm512_sub_epi16(la(bytes(a + i)), lb(bytes(b + i)));
+      const __mmask32 m = (_mm512_cmpge_epi16_mask(d, lo) & _mm512_cmple_epi16_mask(d, hi)) ^ inv;
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), _mm256_maskz_set1_epi8(m, 1));
+    }
+  }
+#endif
 #if QPLUGIN_SIMD
   if (c.ys == 1 && (c.as == 1 || c.as == 0) && (c.bs == 1 || c.bs == 0) && (c.as | c.bs) != 0) {
     using namespace simd;

@@ -34,6 +34,8 @@ struct Cmp2 {
   int64_t ys;
   const int32_t* ta;
   const int32_t* tb;
+  const int16_t* ta16;  // the same tables as int16 (ranks < 512), for 16-bit lane lookups
+  const int16_t* tb16;
   int32_t off;
 };
 
