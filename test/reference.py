@@ -239,7 +239,7 @@ def mean_int_ref(qt: torch.Tensor, dim=None, keepdim=False):
 def mean_real_ref(qt: torch.Tensor, dim=None, keepdim=False):
     """float64 mean of the represented real values (for the within-1-step check)."""
     x = _per_tensor_real(qt).astype(np.float64)
-    axes = None if dim is None or len(dim) == 0 else tuple(dim)
+    axes = None if dim is None or len(dim) == 0 or x.ndim == 0 else tuple(dim)
     return np.mean(x, axis=axes, keepdims=keepdim)
 
 

@@ -204,21 +204,16 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
       reduce[w] = true;
     }
   }
-  std::vector<int64_t> perm, out_sizes;
+  std::vector<int64_t> out_sizes, kept_sizes;
   int64_t rows = 1, count = 1;
   for (int64_t d = 0; d < nd; ++d) {
     if (!reduce[d]) {
-      perm.push_back(d);
       out_sizes.push_back(data.size(d));
+      kept_sizes.push_back(data.size(d));
       rows *= data.size(d);
-    } else if (keepdim) {
-      out_sizes.push_back(1);
-    }
-  }
-  for (int64_t d = 0; d < nd; ++d) {
-    if (reduce[d]) {
-      perm.push_back(d);
+    } else {
       count *= data.size(d);
+      if (keepdim) out_sizes.push_back(1);
     }
   }
   at::Tensor out = alloc(out_sizes);
@@ -226,38 +221,112 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
   TORCH_CHECK_VALUE(count > 0, "qplugin::", op, ": the reduced dims should hold at least one element "
                     "(the mean of nothing is undefined), got shape ", data.sizes(), " reducing over ",
                     dim.has_value() ? c10::str(*dim) : std::string("all dims"));
-  const at::Tensor x = nd > 0 ? data.permute(perm).contiguous() : data.reshape({1});
-  std::vector<int64_t> sums(static_cast<size_t>(rows), 0);
-  const void* xp = x.const_data_ptr();
-  const at::ScalarType dt = x.scalar_type();
-  auto sum_rows = [&](int64_t off_row, int64_t nrows, int64_t len, int64_t col, int64_t* s) {
-    const int64_t off = off_row * count + col;
-    if (dt == at::kByte) {
-      QPLUGIN_ISA_CALL(sum_rows_u8, static_cast<const uint8_t*>(xp) + off, nrows, len, s);
-    } else if (dt == at::kChar) {
-      QPLUGIN_ISA_CALL(sum_rows_s8, static_cast<const int8_t*>(xp) + off, nrows, len, s);
-    } else {
-      QPLUGIN_ISA_CALL(sum_rows_s32, static_cast<const int32_t*>(xp) + off, nrows, len, s);
+  // Walk the data in its memory order (channels_last and permuted views need
+  // no copy): order[i] is the original dim at physical position i.
+  std::vector<int64_t> order(static_cast<size_t>(nd));
+  for (int64_t d = 0; d < nd; ++d) order[d] = d;
+  at::Tensor xs = nd > 0 ? data : data.reshape({1});
+  if (nd > 0 && !data.is_contiguous()) {
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t a, int64_t b) { return data.stride(a) > data.stride(b); });
+    xs = data.permute(order);
+    if (!xs.is_contiguous()) {
+      for (int64_t d = 0; d < nd; ++d) order[d] = d;
+      xs = data.contiguous();
     }
-  };
-  if (rows == 1 && count >= 2 * kFlatGrain) {
-    // One long row: partial sums of chunks in parallel.
-    const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), count / kFlatGrain));
-    const int64_t step = (count + chunks - 1) / chunks;
-    std::vector<int64_t> part(static_cast<size_t>(chunks), 0);
-    at::parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
-      for (int64_t c = b; c < e; ++c) {
-        const int64_t lo = c * step, hi = std::min(count, lo + step);
-        if (hi > lo) sum_rows(0, 1, hi - lo, lo, &part[c]);
+  }
+  // Reduced dims one contiguous block [a, b] in memory order: [outer, n, inner] without a copy.
+  int64_t a = -1, b = -1;
+  bool block = true;
+  for (int64_t i = 0; i < nd; ++i) {
+    if (reduce[order[i]]) {
+      if (a < 0) a = i;
+      else if (b != i - 1) block = false;
+      b = i;
+    }
+  }
+  std::vector<int64_t> kept_order;  // original dims of the sums, in the order they come out
+  for (int64_t i = 0; i < nd; ++i) {
+    if (!reduce[order[i]]) kept_order.push_back(order[i]);
+  }
+  int64_t inner = 1;
+  if (nd > 0 && block) {
+    for (int64_t i = b + 1; i < nd; ++i) inner *= xs.size(i);
+  } else if (nd > 0) {
+    // Scattered reduced dims: move them last (one copy), then rows.
+    std::vector<int64_t> perm;
+    for (int64_t i = 0; i < nd; ++i) if (!reduce[order[i]]) perm.push_back(i);
+    for (int64_t i = 0; i < nd; ++i) if (reduce[order[i]]) perm.push_back(i);
+    xs = xs.permute(perm).contiguous();
+  }
+  const int64_t outer = rows / inner;
+  std::vector<int64_t> sums(static_cast<size_t>(rows), 0);
+  const void* xp = xs.const_data_ptr();
+  const at::ScalarType dt = xs.scalar_type();
+  if (inner == 1) {
+    auto sum_rows = [&](int64_t off_row, int64_t nrows, int64_t len, int64_t col, int64_t* s) {
+      const int64_t off = off_row * count + col;
+      if (dt == at::kByte) {
+        QPLUGIN_ISA_CALL(sum_rows_u8, static_cast<const uint8_t*>(xp) + off, nrows, len, s);
+      } else if (dt == at::kChar) {
+        QPLUGIN_ISA_CALL(sum_rows_s8, static_cast<const int8_t*>(xp) + off, nrows, len, s);
+      } else {
+        QPLUGIN_ISA_CALL(sum_rows_s32, static_cast<const int32_t*>(xp) + off, nrows, len, s);
+      }
+    };
+    if (rows == 1 && count >= 2 * kFlatGrain) {
+      // One long row: partial sums of chunks in parallel.
+      const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), count / kFlatGrain));
+      const int64_t step = (count + chunks - 1) / chunks;
+      std::vector<int64_t> part(static_cast<size_t>(chunks), 0);
+      at::parallel_for(0, chunks, 1, [&](int64_t b0, int64_t e0) {
+        for (int64_t c = b0; c < e0; ++c) {
+          const int64_t lo = c * step, hi = std::min(count, lo + step);
+          if (hi > lo) sum_rows(0, 1, hi - lo, lo, &part[c]);
+        }
+      });
+      for (int64_t p : part) sums[0] += p;
+    } else {
+      at::parallel_for(0, rows, std::max<int64_t>(1, (kGrain * 32) / count), [&](int64_t b0, int64_t e0) {
+        sum_rows(b0, e0 - b0, count, 0, sums.data() + b0);
+      });
+    }
+  } else {
+    // [outer, count, inner]: column sums over count, in column chunks per task.
+    constexpr int64_t kCols = 4096;
+    const int64_t col_chunks = (inner + kCols - 1) / kCols;
+    const int64_t tasks = outer * col_chunks;
+    const int64_t per_task = count * std::min(inner, kCols);
+    at::parallel_for(0, tasks, std::max<int64_t>(1, (kGrain * 32) / per_task), [&](int64_t b0, int64_t e0) {
+      for (int64_t t = b0; t < e0; ++t) {
+        const int64_t o = t / col_chunks, j0 = (t % col_chunks) * kCols;
+        const int64_t len = std::min(kCols, inner - j0);
+        const int64_t off = o * count * inner + j0;
+        int64_t* s = sums.data() + o * inner + j0;
+        if (dt == at::kByte) {
+          QPLUGIN_ISA_CALL(sum_mid_u8, static_cast<const uint8_t*>(xp) + off, count, len, inner, s);
+        } else if (dt == at::kChar) {
+          QPLUGIN_ISA_CALL(sum_mid_s8, static_cast<const int8_t*>(xp) + off, count, len, inner, s);
+        } else {
+          QPLUGIN_ISA_CALL(sum_mid_s32, static_cast<const int32_t*>(xp) + off, count, len, inner, s);
+        }
       }
     });
-    for (int64_t p : part) sums[0] += p;
-  } else {
-    at::parallel_for(0, rows, std::max<int64_t>(1, (kGrain * 32) / count), [&](int64_t b, int64_t e) {
-      sum_rows(b, e - b, count, 0, sums.data() + b);
-    });
   }
-  return round_mean(sums, count, out);
+  // Sums come out in kept_order; the output wants the original dim order.
+  bool in_order = std::is_sorted(kept_order.begin(), kept_order.end());
+  if (in_order) return round_mean(sums, count, out);
+  std::vector<int64_t> tmp_sizes;
+  for (int64_t d : kept_order) tmp_sizes.push_back(data.size(d));
+  at::Tensor tmp = round_mean(sums, count, at::empty(tmp_sizes, out.options()));
+  std::vector<int64_t> back;  // position in kept_order of each kept dim, original order
+  std::vector<int64_t> sorted_kept = kept_order;
+  std::sort(sorted_kept.begin(), sorted_kept.end());
+  for (int64_t d : sorted_kept) {
+    back.push_back(std::find(kept_order.begin(), kept_order.end(), d) - kept_order.begin());
+  }
+  out.view(kept_sizes).copy_(tmp.permute(back));
+  return out;
 }
 
 } // namespace cpu

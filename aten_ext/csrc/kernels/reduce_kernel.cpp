@@ -3,6 +3,7 @@
 // SAD (sum of absolute differences against zero) into 64-bit lanes.
 #include "kernels/reduce_kernel.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -39,7 +40,48 @@ int64_t sum_bytes(const uint8_t* x, int64_t n, uint8_t flip) {
   return s;
 }
 
+// Column sums: 8-bit rows are added into int32 lanes (exact for up to 2^23
+// rows per batch), then folded into the int64 sums.
+template <typename T>
+void sum_mid(const T* x, int64_t n, int64_t len, int64_t stride, int64_t* sums) {
+  constexpr int64_t kBatch = sizeof(T) == 1 ? (int64_t{1} << 23) : 1;
+  constexpr int64_t kCols = 1024;
+  for (int64_t j0 = 0; j0 < len; j0 += kCols) {
+    const int64_t w = std::min<int64_t>(kCols, len - j0);
+    int64_t total[kCols];
+    for (int64_t j = 0; j < w; ++j) total[j] = 0;
+    if constexpr (sizeof(T) == 1) {
+      int32_t acc[kCols];
+      for (int64_t i0 = 0; i0 < n; i0 += kBatch) {
+        const int64_t i1 = std::min(n, i0 + kBatch);
+        for (int64_t j = 0; j < w; ++j) acc[j] = 0;
+        for (int64_t i = i0; i < i1; ++i) {
+          const T* row = x + i * stride + j0;
+          for (int64_t j = 0; j < w; ++j) acc[j] += row[j];
+        }
+        for (int64_t j = 0; j < w; ++j) total[j] += acc[j];
+      }
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        const T* row = x + i * stride + j0;
+        for (int64_t j = 0; j < w; ++j) total[j] += row[j];
+      }
+    }
+    for (int64_t j = 0; j < w; ++j) sums[j0 + j] = total[j];
+  }
+}
+
 } // namespace
+
+void sum_mid_u8(const uint8_t* x, int64_t n, int64_t len, int64_t stride, int64_t* sums) {
+  sum_mid(x, n, len, stride, sums);
+}
+void sum_mid_s8(const int8_t* x, int64_t n, int64_t len, int64_t stride, int64_t* sums) {
+  sum_mid(x, n, len, stride, sums);
+}
+void sum_mid_s32(const int32_t* x, int64_t n, int64_t len, int64_t stride, int64_t* sums) {
+  sum_mid(x, n, len, stride, sums);
+}
 
 void argmax_u8(const uint8_t* x, int64_t outer, int64_t n, int64_t inner, uint8_t mask, int64_t* idx) {
   if (inner == 1) {

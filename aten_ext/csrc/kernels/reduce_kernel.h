@@ -19,7 +19,11 @@ namespace kernels {
   /* sums[r] = sum of row r (rows x n, row-major), exact in int64 */                              \
   X(void, sum_rows_u8, (const uint8_t* x, int64_t rows, int64_t n, int64_t* sums))              \
   X(void, sum_rows_s8, (const int8_t* x, int64_t rows, int64_t n, int64_t* sums))               \
-  X(void, sum_rows_s32, (const int32_t* x, int64_t rows, int64_t n, int64_t* sums))
+  X(void, sum_rows_s32, (const int32_t* x, int64_t rows, int64_t n, int64_t* sums))              \
+  /* sums[j] = sum over i < n of x[i * stride + j], j < len (reduce a middle dim) */            \
+  X(void, sum_mid_u8, (const uint8_t* x, int64_t n, int64_t len, int64_t stride, int64_t* sums))  \
+  X(void, sum_mid_s8, (const int8_t* x, int64_t n, int64_t len, int64_t stride, int64_t* sums))   \
+  X(void, sum_mid_s32, (const int32_t* x, int64_t n, int64_t len, int64_t stride, int64_t* sums))
 // clang-format on
 
 QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_REDUCE_KERNELS)

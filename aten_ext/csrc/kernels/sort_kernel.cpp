@@ -109,8 +109,56 @@ void sort_rows_u8(const uint8_t* x, int64_t rows, int64_t n, uint8_t mask, uint8
   }
 }
 
+namespace {
+
+constexpr int64_t kSmallK = 16;
+
+// Small k: one pass keeping the best k (key descending, then index ascending)
+// in a sorted list; 64-byte blocks with no key above the current k-th key are
+// skipped by a vector compare, and the scan stops once the list is all 255.
+void topk_small_u8(const uint8_t* x, int64_t n, int64_t k, uint8_t mask, uint8_t* values, int64_t* idx) {
+  uint8_t key[kSmallK];
+  int64_t pos[kSmallK];
+  int64_t len = 0;
+  auto insert = [&](int64_t i) {
+    const uint8_t kk = static_cast<uint8_t>(x[i] ^ mask);
+    if (len == k && kk <= key[k - 1]) return;
+    int64_t j = len < k ? len++ : k - 1;
+    while (j > 0 && key[j - 1] < kk) {  // after every equal key: ties keep index order
+      key[j] = key[j - 1];
+      pos[j] = pos[j - 1];
+      --j;
+    }
+    key[j] = kk;
+    pos[j] = i;
+  };
+  int64_t i = 0;
+  for (; i < n && len < k; ++i) insert(i);
+  const int64_t nb = n / kBlock;
+  for (int64_t b = (i + kBlock - 1) / kBlock; b < nb; ++b) {
+    for (; i < b * kBlock; ++i) insert(i);  // up to the block boundary
+    if (key[k - 1] == 255) break;
+    const uint64_t bits = bytes::block_ge64(x + b * kBlock, mask, static_cast<uint8_t>(key[k - 1] + 1));
+    i = (b + 1) * kBlock;
+    for (uint64_t m = bits; m; m &= m - 1) insert(b * kBlock + __builtin_ctzll(m));
+  }
+  if (key[k - 1] != 255) {
+    for (; i < n; ++i) insert(i);
+  }
+  for (int64_t j = 0; j < k; ++j) {
+    if (values) values[j] = static_cast<uint8_t>(key[j] ^ mask);
+    if (idx) idx[j] = pos[j];
+  }
+}
+
+} // namespace
+
 void topk_u8(const uint8_t* x, int64_t n, int64_t k, uint8_t mask, uint8_t* values, int64_t* idx) {
   if (k <= 0 || n <= 0) return;
+  if (k <= kSmallK && k < n) {
+    topk_small_u8(x, n, k, mask, values, idx);
+    return;
+  }
   const int64_t nb = n / kBlock;  // full blocks; the tail is scanned element by element
   const int64_t tail = nb * kBlock;
   int64_t counts[256] = {};
