@@ -249,6 +249,75 @@ def mean_real_ref(qt: torch.Tensor, dim=None, keepdim=False):
 # activations and normalization
 # ---------------------------------------------------------------------------
 
+def quantize_bound_ref(value, scale, zero_point, qdtype):
+    """aten's quantize_val of one scalar bound (relu6 / clamp):
+    clamp(round_half_even(float32(float32(value) * inv) + float32(zp))), inv = float32(1/float32(scale))."""
+    inv = np.float32(1.0) / np.float32(scale)
+    v = np.float32(np.float32(value) * inv) + np.float32(zero_point)
+    lo, hi = QRANGE[qdtype]
+    return int(np.clip(np.rint(np.float64(np.float32(v))), lo, hi))
+
+
+def clamp_int_ref(qt, lo, hi):
+    """Integer clamp of int_repr: max with lo first, then min with hi (torch's order)."""
+    return np.minimum(np.maximum(qt.int_repr().numpy().astype(np.int64), lo), hi)
+
+
+def _hardtanh01(x):
+    return np.clip(x + 3.0, 0.0, 6.0)
+
+
+ACTIVATIONS = {
+    # name: f(x float64, **params) -> float64, from the definitions
+    "leaky_relu": lambda x, negative_slope: np.where(x > 0, x, x * negative_slope),
+    "hardswish": lambda x: x * _hardtanh01(x) / 6.0,
+    "hardsigmoid": lambda x: _hardtanh01(x) / 6.0,
+    "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
+    "elu": lambda x, alpha, scale, input_scale: np.where(x > 0, x * scale, np.expm1(x * input_scale) * alpha * scale),
+}
+
+
+def activation_ref(name, qt, output_scale, output_zero_point, **params):
+    """Float64 activation of the dequantized input, requantized to the output qparams."""
+    x = dequantize_ref(qt).astype(np.float64)
+    with np.errstate(over="ignore"):
+        y = ACTIVATIONS[name](x, **params)
+    return requantize_ref(y, output_scale, output_zero_point, qt.dtype)
+
+
+def softmax_ref(qt, dim, output_scale, output_zero_point):
+    x = dequantize_ref(qt).astype(np.float64)
+    if x.ndim == 0:
+        return requantize_ref(np.ones_like(x), output_scale, output_zero_point, qt.dtype)
+    e = np.exp(x - x.max(axis=dim, keepdims=True))
+    return requantize_ref(e / e.sum(axis=dim, keepdims=True), output_scale, output_zero_point, qt.dtype)
+
+
+def layer_norm_ref(qt, normalized_shape, weight, bias, eps, output_scale, output_zero_point):
+    x = dequantize_ref(qt).astype(np.float64)
+    axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(var + eps)
+    if weight is not None:
+        y = y * np.asarray(weight, dtype=np.float64)
+    if bias is not None:
+        y = y + np.asarray(bias, dtype=np.float64)
+    return requantize_ref(y, output_scale, output_zero_point, qt.dtype)
+
+
+def batch_norm2d_ref(qt, weight, bias, mean, var, eps, output_scale, output_zero_point):
+    x = dequantize_ref(qt).astype(np.float64)
+    c = x.shape[1]
+    sh = (1, c, 1, 1)
+    w = np.ones(c) if weight is None else np.asarray(weight, dtype=np.float64)
+    b = np.zeros(c) if bias is None else np.asarray(bias, dtype=np.float64)
+    m = np.asarray(mean, dtype=np.float64)
+    v = np.asarray(var, dtype=np.float64)
+    y = (x - m.reshape(sh)) / np.sqrt(v.reshape(sh) + eps) * w.reshape(sh) + b.reshape(sh)
+    return requantize_ref(y, output_scale, output_zero_point, qt.dtype)
+
+
 
 
 # ---------------------------------------------------------------------------

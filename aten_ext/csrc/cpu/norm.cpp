@@ -41,7 +41,9 @@ void layer_norm_int_out(const at::Tensor& data, const at::Tensor& out, at::IntAr
   }
   // The kernel's float64 steps: x = (q - zp) * s exactly, statistics of q.
   const double s = static_cast<double>(static_cast<float>(in_scale));
-  const kernels::LayerNormSpec spec{s, eps, wq.data(), bq.data(), static_cast<int32_t>(out_zp)};
+  const std::vector<float> wqf(wq.begin(), wq.end()), bqf(bq.begin(), bq.end());
+  const kernels::LayerNormSpec spec{s, eps, wq.data(), bq.data(), wqf.data(), bqf.data(),
+                                    static_cast<int32_t>(out_zp)};
   const bool direct = out.is_contiguous();
   at::Tensor y = direct ? out : at::empty(x.sizes(), x.options());
   const void* xp = x.const_data_ptr();

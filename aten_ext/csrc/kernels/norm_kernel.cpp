@@ -53,9 +53,32 @@ void layer_norm_impl(const T* x, T* y, int64_t rows, int64_t m, const LayerNormS
     }
     const double rstd = 1.0 / std::sqrt(var_q * s.in_scale * s.in_scale + s.eps);
     const double a = s.in_scale * rstd;
-    for (int64_t j = 0; j < m; ++j) {
-      const double v = (static_cast<double>(xr[j]) - mean_q) * a * s.wq[j] + s.bq[j];
-      yr[j] = clamp_round<T>(v, s.out_zp);
+    if constexpr (sizeof(T) == 1) {
+      const float mf = static_cast<float>(mean_q), af = static_cast<float>(a);
+      const float zf = static_cast<float>(s.out_zp);
+      const float hi = static_cast<float>(QRange<T>::max), lo = static_cast<float>(QRange<T>::min);
+      int64_t j = 0;
+#if QPLUGIN_SIMD
+      using namespace simd;
+      const VF vm = set1_f(mf), va = set1_f(af), vz = set1_f(zf), vhi = set1_f(hi), vlo = set1_f(lo);
+      for (; j + kLanes <= m; j += kLanes) {
+        VF v = mul_f(mul_f(sub_f(to_f(load_q(xr + j)), vm), va), loadu_f(s.wqf + j));
+        v = add_f(add_f(v, loadu_f(s.bqf + j)), vz);
+        store_q(yr + j, to_i32_round(max_f(min_f(v, vhi), vlo)));
+      }
+#endif
+      for (; j < m; ++j) {
+        float v = (static_cast<float>(xr[j]) - mf) * af * s.wqf[j];
+        v = v + s.bqf[j] + zf;
+        v = v < hi ? v : hi;  // NaN -> hi, as the vector min
+        v = v > lo ? v : lo;
+        yr[j] = static_cast<T>(std::nearbyint(v));
+      }
+    } else {
+      for (int64_t j = 0; j < m; ++j) {
+        const double v = (static_cast<double>(xr[j]) - mean_q) * a * s.wq[j] + s.bq[j];
+        yr[j] = clamp_round<T>(v, s.out_zp);
+      }
     }
   }
 }

@@ -11,13 +11,17 @@ namespace kernels {
 
 // layer_norm over rows of m elements. Per row, from exact integer sums (8-bit)
 // or two float64 passes (int32): mean_q, var_q of q; rstd = 1 / sqrt(var_q * s^2 + eps);
-//   y[j] = clamp(round_half_even((q[j] - mean_q) * (s * rstd) * wq[j] + bq[j]) + out_zp)
-// in float64, where wq = weight / out_scale and bq = bias / out_scale (the caller's).
+//   y[j] = clamp(round_half_even((q[j] - mean_q) * (s * rstd) * wq[j] + bq[j] + out_zp))
+// where wq = weight / out_scale and bq = bias / out_scale (the caller's). The
+// per-element steps run in float32 for 8-bit data (each product and sum rounded
+// to float, no FMA: every path gives the same bits) and in float64 for int32.
 struct LayerNormSpec {
   double in_scale;
   double eps;
-  const double* wq;  // m entries
-  const double* bq;  // m entries
+  const double* wq;  // m entries (int32 path)
+  const double* bq;
+  const float* wqf;  // m entries (8-bit path)
+  const float* bqf;
   int32_t out_zp;
 };
 

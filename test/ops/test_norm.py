@@ -1,0 +1,242 @@
+"""qplugin softmax, layer_norm, batch_norm2d: within 1 step of the float64
+references (test/reference.py) and of torch's quantized kernels; every memory
+layout and kernel path gives identical results."""
+import numpy as np
+import pytest
+import torch
+
+import reference as ref
+
+q = torch.ops.qplugin
+tq = torch.ops.quantized
+
+DTYPES = [torch.quint8, torch.qint8, torch.qint32]
+ZP = {torch.quint8: 120, torch.qint8: -5, torch.qint32: 17}
+SM_ZP = {torch.quint8: 0, torch.qint8: -128, torch.qint32: 0}
+
+
+def _q(x, scale, zp, dt):
+    return torch.quantize_per_tensor(x, scale, zp, dt)
+
+
+def _ints(t):
+    return t.int_repr().numpy().astype(np.int64)
+
+
+def _within(a, b, steps=1, what=""):
+    a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+    assert a.shape == b.shape, what
+    if a.size:
+        d = np.abs(a - b).max()
+        assert d <= steps, f"{what}: {d} steps"
+
+
+def _layouts(qx):
+    cl = qx.contiguous(memory_format=torch.channels_last)
+    ints = qx.int_repr()
+    big = torch.stack([ints, torch.zeros_like(ints)], dim=-1).flatten(-2)
+    strided = torch._make_per_tensor_quantized_tensor(big, qx.q_scale(), qx.q_zero_point())[..., ::2]
+    assert not strided.is_contiguous() and torch.equal(strided.int_repr(), ints)
+    return {"contiguous": qx, "channels_last": cl, "strided": strided}
+
+
+def _paths_equal(fn):
+    """fn() gives the same quantized result on every kernel path (scalar reference first)."""
+    import torch_qplugin
+    from torch_qplugin import _isa
+
+    outs = []
+    for isa in _isa.supported_isas():
+        with torch_qplugin.kernel_isa(isa):
+            outs.append(fn())
+    for o in outs[1:]:
+        assert torch.equal(o.int_repr(), outs[0].int_repr())
+    return outs[0]
+
+
+# ----------------------------------------------------------------------------- softmax
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("dim", [0, 1, 2, 3, -1])
+@pytest.mark.parametrize("scale", [0.05, 0.2])
+def test_softmax_vs_reference_and_torch(isa, dt, dim, scale):
+    qx = _q(torch.randn(3, 6, 5, 17) * 3, scale, ZP[dt], dt)
+    s, z = 1.0 / 256, SM_ZP[dt]
+    out = q.softmax(qx, dim, s, z)
+    assert out.dtype == dt and out.q_scale() == s and out.q_zero_point() == z
+    _within(_ints(out), ref.softmax_ref(qx, dim, s, z), 1, "softmax vs reference")
+    _within(_ints(out), _ints(tq.softmax(qx, dim, s, z)), 1, "softmax vs torch")
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("dim", [1, -1])
+def test_softmax_layouts_and_paths_identical(dt, dim):
+    qx = _q(torch.randn(2, 7, 4, 9) * 4, 0.07, ZP[dt], dt)
+    base = None
+    for name, t in _layouts(qx).items():
+        out = _paths_equal(lambda: q.softmax(t, dim, 0.004, SM_ZP[dt]))
+        if name == "channels_last":
+            assert out.is_contiguous(memory_format=torch.channels_last)
+        base = _ints(out) if base is None else base
+        np.testing.assert_array_equal(_ints(out), base, err_msg=name)
+
+
+def test_softmax_large_and_parallel_shapes():
+    # One outer block with a long inner extent (split across threads), and many rows.
+    for shape, dim in [((1, 64, 40, 40), 1), ((300, 1000), -1), ((2, 3, 4097), 1)]:
+        qx = _q(torch.randn(shape) * 3, 0.05, 128, torch.quint8)
+        out = q.softmax(qx, dim, 1 / 256, 0)
+        _within(_ints(out), ref.softmax_ref(qx, dim, 1 / 256, 0), 1, str(shape))
+
+
+def test_softmax_empty_zero_dim_and_size_one():
+    for shape in [(0,), (3, 0, 2), (0, 4)]:
+        qx = _q(torch.randn(shape), 0.1, 10, torch.quint8)
+        out = q.softmax(qx, -1, 1 / 256, 0)
+        assert out.shape == qx.shape
+    qx = _q(torch.tensor(0.7), 0.1, 10, torch.quint8)
+    out = q.softmax(qx, 0, 1 / 256, 0)
+    assert out.shape == () and out.int_repr().item() == 255  # p = 1 clamps to qmax
+    qx = _q(torch.randn(4, 1), 0.1, 10, torch.qint8)
+    out = q.softmax(qx, 1, 1 / 128, -128)
+    assert (out.int_repr() == 0).all()  # 1.0 / (1/128) - 128 = 0
+
+
+# ----------------------------------------------------------------------------- layer_norm
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("nshape", [[17], [5, 17], [3, 5, 17]])
+def test_layer_norm_vs_reference_and_torch(isa, dt, affine, nshape):
+    x = torch.randn(2, 3, 5, 17) * 2 + 0.5
+    qx = _q(x, 0.03, ZP[dt], dt)
+    w = torch.rand(nshape) + 0.5 if affine else None
+    b = torch.randn(nshape) if affine else None
+    s, z = 0.02, {torch.quint8: 128, torch.qint8: 0, torch.qint32: 3}[dt]
+    out = q.layer_norm(qx, nshape, w, b, 1e-5, s, z)
+    assert out.dtype == dt and out.q_scale() == s and out.q_zero_point() == z
+    _within(_ints(out), ref.layer_norm_ref(qx, nshape, w, b, 1e-5, s, z), 1, "layer_norm vs reference")
+    _within(_ints(out), _ints(tq.layer_norm(qx, nshape, w, b, 1e-5, s, z)), 1, "layer_norm vs torch")
+
+
+def test_layer_norm_layouts_paths_and_edge_cases():
+    qx = _q(torch.randn(2, 4, 6, 5) * 3, 0.05, 100, torch.quint8)
+    w, b = torch.rand(5) + 0.5, torch.randn(5)
+    base = None
+    for name, t in _layouts(qx).items():
+        out = _paths_equal(lambda: q.layer_norm(t, [5], w, b, 1e-5, 0.03, 128))
+        base = _ints(out) if base is None else base
+        np.testing.assert_array_equal(_ints(out), base, err_msg=name)
+    # float64 parameters, empty normalized_shape (each element alone), constant rows, empty input
+    out = q.layer_norm(qx, [5], w.double(), b.double(), 1e-5, 0.03, 128)
+    np.testing.assert_array_equal(_ints(out), base)
+    out = q.layer_norm(qx, [], None, None, 1e-5, 0.03, 128)
+    _within(_ints(out), ref.layer_norm_ref(qx, [], None, None, 1e-5, 0.03, 128), 1, "empty normalized_shape")
+    const = _q(torch.full((3, 8), 0.5), 0.05, 100, torch.quint8)
+    out = q.layer_norm(const, [8], None, torch.full((8,), 0.3), 1e-5, 0.03, 128)
+    assert (out.int_repr() == 138).all()
+    empty = _q(torch.randn(0, 8), 0.05, 100, torch.quint8)
+    assert q.layer_norm(empty, [8], None, None, 1e-5, 0.03, 128).shape == (0, 8)
+
+
+# ----------------------------------------------------------------------------- batch_norm2d
+def _bn_params(c, g=None):
+    return (torch.rand(c) + 0.5, torch.randn(c), torch.randn(c) * 0.5, torch.rand(c) + 0.3)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("shape", [(2, 6, 5, 7), (1, 33, 1, 1), (3, 16, 9, 4)])
+def test_batch_norm2d_vs_reference_and_torch(isa, dt, shape):
+    qx = _q(torch.randn(shape) * 2, 0.04, ZP[dt], dt)
+    w, b, m, v = _bn_params(shape[1])
+    s, z = 0.05, {torch.quint8: 128, torch.qint8: 0, torch.qint32: -7}[dt]
+    out = q.batch_norm2d(qx, w, b, m, v, 1e-5, s, z)
+    assert out.dtype == dt and out.q_scale() == s and out.q_zero_point() == z
+    _within(_ints(out), ref.batch_norm2d_ref(qx, w, b, m, v, 1e-5, s, z), 1, "batch_norm2d vs reference")
+    _within(_ints(out), _ints(tq.batch_norm2d(qx, w, b, m, v, 1e-5, s, z)), 1, "batch_norm2d vs torch")
+    out = q.batch_norm2d(qx, None, None, m, v, 1e-3, s, z)
+    _within(_ints(out), ref.batch_norm2d_ref(qx, None, None, m, v, 1e-3, s, z), 1, "no weight / bias")
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_batch_norm2d_layouts_and_paths_identical(dt):
+    qx = _q(torch.randn(2, 37, 5, 6) * 2, 0.04, ZP[dt], dt)
+    w, b, m, v = _bn_params(37)
+    base = None
+    for name, t in _layouts(qx).items():
+        out = _paths_equal(lambda: q.batch_norm2d(t, w, b, m, v, 1e-5, 0.05, 3))
+        if name == "channels_last":
+            assert out.is_contiguous(memory_format=torch.channels_last)
+        base = _ints(out) if base is None else base
+        np.testing.assert_array_equal(_ints(out), base, err_msg=name)
+    empty = _q(torch.randn(0, 37, 5, 6), 0.04, ZP[dt], dt)
+    assert q.batch_norm2d(empty, w, b, m, v, 1e-5, 0.05, 3).shape == empty.shape
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_norm_random_sweep(seed):
+    g = torch.Generator().manual_seed(seed)
+    dt = DTYPES[seed % 3]
+    n, c, h, wd = (int(v) for v in torch.randint(1, 12, (4,), generator=g))
+    scale = float(torch.rand(1, generator=g)) * 0.1 + 1e-3
+    qx = _q(torch.randn(n, c, h, wd, generator=g) * 3, scale, ZP[dt], dt)
+    w, b, m, v = (torch.rand(c, generator=g) + 0.5, torch.randn(c, generator=g), torch.randn(c, generator=g),
+                  torch.rand(c, generator=g) + 0.2)
+    _within(_ints(q.batch_norm2d(qx, w, b, m, v, 1e-5, 0.03, 1)),
+            ref.batch_norm2d_ref(qx, w, b, m, v, 1e-5, 0.03, 1), 1, "bn")
+    _within(_ints(q.layer_norm(qx, [h, wd], None, None, 1e-5, 0.03, 1)),
+            ref.layer_norm_ref(qx, [h, wd], None, None, 1e-5, 0.03, 1), 1, "ln")
+    _within(_ints(q.softmax(qx, 1, 0.004, SM_ZP[dt])), ref.softmax_ref(qx, 1, 0.004, SM_ZP[dt]), 1, "softmax")
+
+
+# ----------------------------------------------------------------------------- errors
+def test_errors():
+    x = torch.randn(2, 3, 4, 5)
+    qx = _q(x, 0.1, 10, torch.quint8)
+    w, b, m, v = _bn_params(3)
+    with pytest.raises(RuntimeError, match=r"qplugin::softmax: qx should be a quantized tensor .*non-quantized tensor of dtype Float"):
+        q.softmax(x, 1, 0.1, 0)
+    with pytest.raises(RuntimeError, match=r"qplugin::layer_norm: input should be a quantized tensor"):
+        q.layer_norm(x, [5], None, None, 1e-5, 0.1, 0)
+    with pytest.raises(RuntimeError, match=r"qplugin::batch_norm2d: qx should be a quantized tensor"):
+        q.batch_norm2d(x, w, b, m, v, 1e-5, 0.1, 0)
+    with pytest.raises(IndexError, match=r"qplugin::softmax: dim should be in \[-4, 3\] for a tensor of 4 dims, got 4"):
+        q.softmax(qx, 4, 0.1, 0)
+    with pytest.raises(ValueError, match=r"qplugin::softmax: output_scale should be a positive finite number, got -1"):
+        q.softmax(qx, 1, -1.0, 0)
+    with pytest.raises(ValueError, match=r"qplugin::layer_norm: output_zero_point should be in \[0, 255\] for QUInt8, got -1"):
+        q.layer_norm(qx, [5], None, None, 1e-5, 0.1, -1)
+    with pytest.raises(ValueError, match=r"qplugin::layer_norm: normalized_shape should match the last dims of input \(shape \[2, 3, 4, 5\]\), got \[4\]"):
+        q.layer_norm(qx, [4], None, None, 1e-5, 0.1, 0)
+    with pytest.raises(ValueError, match=r"qplugin::layer_norm: normalized_shape should match .*got \[1, 2, 3, 4, 5\]"):
+        q.layer_norm(qx, [1, 2, 3, 4, 5], None, None, 1e-5, 0.1, 0)
+    with pytest.raises(ValueError, match=r"qplugin::layer_norm: weight should have shape \[4, 5\], got \[5\]"):
+        q.layer_norm(qx, [4, 5], torch.ones(5), None, 1e-5, 0.1, 0)
+    with pytest.raises(RuntimeError, match=r"qplugin::layer_norm: bias should be a float32 or float64 tensor, got dtype Long"):
+        q.layer_norm(qx, [5], None, torch.zeros(5, dtype=torch.long), 1e-5, 0.1, 0)
+    with pytest.raises(ValueError, match=r"qplugin::layer_norm: eps should be a finite non-negative number, got -1"):
+        q.layer_norm(qx, [5], None, None, -1.0, 0.1, 0)
+    with pytest.raises(ValueError, match=r"qplugin::batch_norm2d: qx should be 4-D \[N, C, H, W\], got 3 dims"):
+        q.batch_norm2d(qx[0], w, b, m, v, 1e-5, 0.1, 0)
+    with pytest.raises(ValueError, match=r"qplugin::batch_norm2d: weight should have shape \[3\], got \[4\]"):
+        q.batch_norm2d(qx, torch.ones(4), b, m, v, 1e-5, 0.1, 0)
+    with pytest.raises(ValueError, match=r"qplugin::batch_norm2d: mean should have shape \[3\], got \[3, 1\]"):
+        q.batch_norm2d(qx, w, b, m[:, None], v, 1e-5, 0.1, 0)
+    with pytest.raises(RuntimeError, match=r"qplugin::batch_norm2d: var should be a float32 or float64 tensor, got a quantized tensor"):
+        q.batch_norm2d(qx, w, b, m, _q(v, 0.1, 0, torch.quint8), 1e-5, 0.1, 0)
+    with pytest.raises(ValueError, match=r"qplugin::batch_norm2d: var \+ eps should be positive and finite for every channel, got var\[1\] = -1"):
+        q.batch_norm2d(qx, w, b, m, torch.tensor([1.0, -1.0, 1.0]), 1e-5, 0.1, 0)
+    pc = torch.quantize_per_channel(x, torch.ones(2, dtype=torch.double) * 0.1, torch.zeros(2, dtype=torch.long), 0, torch.quint8)
+    with pytest.raises(RuntimeError, match=r"qplugin::softmax: qx should be a per-tensor quantized tensor, got qscheme per_channel_affine"):
+        q.softmax(pc, 1, 0.1, 0)
+
+
+def test_opcheck():
+    qx = _q(torch.randn(2, 3, 4, 5), 0.05, 100, torch.quint8)
+    w, b, m, v = _bn_params(3)
+    samples = [
+        (q.softmax.default, (qx, 1, 1 / 256, 0)),
+        (q.layer_norm.default, (qx, [4, 5], torch.ones(4, 5), torch.zeros(4, 5), 1e-5, 0.05, 100)),
+        (q.layer_norm.default, (qx, [5], None, None, 1e-5, 0.05, 100)),
+        (q.batch_norm2d.default, (qx, w, b, m, v, 1e-5, 0.05, 100)),
+    ]
+    for op, args in samples:
+        torch.library.opcheck(op, args, test_utils=("test_schema", "test_autograd_registration"))
