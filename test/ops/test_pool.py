@@ -45,7 +45,7 @@ def _assert_same_meta(out, qx):
 
 
 LAYOUTS = ["contiguous", "channels_last", "strided"]
-SHAPES = [(2, 19, 13, 17), (1, 64, 9, 8), (5, 11, 7), (3, 130, 6, 5)]
+SHAPES = [(2, 19, 13, 17), (1, 64, 9, 8), (5, 11, 7), (3, 130, 6, 5), (1, 300, 5, 6)]
 
 MAX_CFGS = [  # kernel, stride, padding, dilation, ceil_mode
     ([3, 3], [2, 2], [1, 1], [1, 1], False),
@@ -224,6 +224,8 @@ def test_errors():
         q.max_pool2d(qx, [9, 2], [1, 1], [0, 0], [1, 1], False)
     with pytest.raises(ValueError, match=r"qplugin::max_pool2d: output size should be at least 1x1"):
         q.max_pool2d(qx, [3, 3], [1, 1], [0, 0], [4, 4], False)
+    with pytest.raises(ValueError, match=r"qplugin::max_pool2d: kernel_size, stride, padding and dilation should be at most 2\^31 - 1, got 4294967296"):
+        q.max_pool2d(qx, [3, 3], [1, 1], [0, 0], [1, 2**32], False)
     with pytest.raises(ValueError, match=r"qplugin::avg_pool2d: divisor_override should be a positive integer, got 0"):
         q.avg_pool2d(qx, [2, 2], [2, 2], [0, 0], False, True, 0)
     with pytest.raises(ValueError, match=r"qplugin::adaptive_avg_pool2d: output_size should be at least 1x1, got \[0, 2\]"):

@@ -10,7 +10,7 @@ import reference as ref
 q = torch.ops.qplugin
 
 DTYPES = [torch.quint8, torch.qint8, torch.qint32]
-SIZES = [(26, 34), (13, 17), (7, 5), (30, 40), (1, 1), (39, 51), (14, 16), (100, 3)]
+SIZES = [(26, 34), (13, 17), (7, 5), (30, 40), (1, 1), (39, 51), (14, 16), (100, 3), (10, 90)]
 
 
 def _qinput(shape, dtype, layout, seed=0):
@@ -26,7 +26,7 @@ def _qinput(shape, dtype, layout, seed=0):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last", "strided"])
 def test_upsample_nearest2d_exact(isa, dtype, layout):
-    for si, shape in enumerate([(2, 5, 13, 17), (1, 70, 4, 6), (3, 9, 11)]):
+    for si, shape in enumerate([(2, 5, 13, 17), (1, 70, 4, 6), (3, 9, 11), (1, 3, 5, 45)]):
         if layout == "channels_last" and len(shape) == 3:
             continue
         qx = _qinput(shape, dtype, layout, seed=si)

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <vector>
 
 #include "kernels/dispatch.h"
@@ -115,18 +116,38 @@ void for_planes(int64_t planes, int64_t work_per_plane, F fn) {
   at::parallel_for(0, planes, grain, fn);
 }
 
-// Average-pooling tables the kernels read (pool_kernel.h).
+// Average-pooling tables the kernels read (pool_kernel.h): window bounds per
+// output row / column, and off / mult per window class (row class x column class).
 struct AvgTables {
   std::vector<int64_t> hs, he, ws, we, off;
+  std::vector<int32_t> rcls, ccls;
+  int64_t nrc = 0, ncc = 0;
   std::vector<float> mult;
   float zadd = 0;
   int64_t max_window = 0;
 };
 
+// Class index of each key (windows with equal keys share off / mult); returns the count.
+int64_t classify(const std::vector<std::pair<int64_t, int64_t>>& keys, std::vector<int32_t>* cls,
+                 std::vector<std::pair<int64_t, int64_t>>* reps) {
+  std::map<std::pair<int64_t, int64_t>, int32_t> ids;
+  for (const auto& k : keys) {
+    auto it = ids.find(k);
+    if (it == ids.end()) {
+      it = ids.emplace(k, static_cast<int32_t>(reps->size())).first;
+      reps->push_back(k);
+    }
+    cls->push_back(it->second);
+  }
+  return static_cast<int64_t>(reps->size());
+}
+
 void run_avg(const at::Tensor& x, const at::Tensor& out, const Nchw& d, int64_t OH, int64_t OW,
              AvgTables& t) {
-  kernels::AvgPool2dGeom g{d.H, d.W, OH, OW, t.hs.data(), t.he.data(), t.ws.data(), t.we.data(),
-                           t.off.data(), t.mult.data(), t.zadd, 0.0f, 0.0f};
+  kernels::AvgPool2dGeom g{d.H,          d.W,          OH,           OW,           t.hs.data(),
+                           t.he.data(),  t.ws.data(),  t.we.data(),  t.rcls.data(), t.ccls.data(),
+                           t.ncc,        t.off.data(), t.mult.data(), t.zadd,       0.0f,
+                           0.0f};
   const auto r = qrange(x.scalar_type() == at::kByte ? at::kQUInt8
                         : x.scalar_type() == at::kChar ? at::kQInt8 : at::kQInt32);
   g.qmin = static_cast<float>(r.first);
@@ -198,6 +219,12 @@ Pool2dWindow check_pool2d_args(const char* op, at::IntArrayRef sizes, at::IntArr
   const auto s = two_ints(op, "stride", stride, true, k);
   const auto p = two_ints(op, "padding", padding, false, {0, 0});
   const auto dl = two_ints(op, "dilation", dilation, true, {1, 1});
+  constexpr int64_t kMax = (int64_t(1) << 31) - 1;  // keeps window extents far from overflow
+  for (int64_t v : {k.first, k.second, s.first, s.second, p.first, p.second, dl.first, dl.second}) {
+    TORCH_CHECK_VALUE(v <= kMax, "qplugin::", op,
+                      ": kernel_size, stride, padding and dilation should be at most 2^31 - 1, got ",
+                      v);
+  }
   TORCH_CHECK_VALUE(k.first > 0 && k.second > 0, "qplugin::", op,
                     ": kernel_size should be greater than zero, got ", kernel_size);
   TORCH_CHECK_VALUE(s.first > 0 && s.second > 0, "qplugin::", op,
@@ -290,29 +317,30 @@ void avg_pool2d_int_out(const at::Tensor& data, int64_t zero_point, const Pool2d
   const int64_t OH = out.size(-2), OW = out.size(-1);
   if (out.numel() == 0) return;
   AvgTables t;
-  std::vector<int64_t> pool_h(OH), pool_w(OW);
+  // Row key: (padded window height, valid rows); column key likewise.
+  std::vector<std::pair<int64_t, int64_t>> rkeys, ckeys, rreps, creps;
   for (int64_t oh = 0; oh < OH; ++oh) {
     const int64_t s = oh * w.sH - w.pH, e = std::min(s + w.kH, d.H + w.pH);
-    pool_h[oh] = e - s;
     t.hs.push_back(std::max<int64_t>(s, 0));
     t.he.push_back(std::min(e, d.H));
+    rkeys.emplace_back(e - s, t.he.back() - t.hs.back());
   }
   for (int64_t ow = 0; ow < OW; ++ow) {
     const int64_t s = ow * w.sW - w.pW, e = std::min(s + w.kW, d.W + w.pW);
-    pool_w[ow] = e - s;
     t.ws.push_back(std::max<int64_t>(s, 0));
     t.we.push_back(std::min(e, d.W));
+    ckeys.emplace_back(e - s, t.we.back() - t.ws.back());
   }
-  t.off.resize(OH * OW);
-  t.mult.resize(OH * OW);
-  for (int64_t oh = 0; oh < OH; ++oh) {
-    for (int64_t ow = 0; ow < OW; ++ow) {
-      const int64_t size = (t.he[oh] - t.hs[oh]) * (t.we[ow] - t.ws[ow]);
+  t.nrc = classify(rkeys, &t.rcls, &rreps);
+  t.ncc = classify(ckeys, &t.ccls, &creps);
+  for (const auto& r : rreps) {
+    for (const auto& c : creps) {
+      const int64_t size = r.second * c.second;
       const int64_t div = divisor_override.has_value() ? *divisor_override
-                          : count_include_pad          ? pool_h[oh] * pool_w[ow]
+                          : count_include_pad          ? r.first * c.first
                                                        : size;
-      t.off[oh * OW + ow] = size * zero_point;
-      t.mult[oh * OW + ow] = static_cast<float>(1.0 / static_cast<double>(div));
+      t.off.push_back(size * zero_point);
+      t.mult.push_back(static_cast<float>(1.0 / static_cast<double>(div)));
       t.max_window = std::max(t.max_window, size);
     }
   }
@@ -342,15 +370,17 @@ void adaptive_avg_pool2d_int_out(const at::Tensor& data, const at::Tensor& out) 
     t.ws.push_back(start(ow, OW, d.W));
     t.we.push_back(std::min(end(ow, OW, d.W), d.W));
   }
-  t.off.assign(OH * OW, 0);
-  t.mult.resize(OH * OW);
-  for (int64_t oh = 0; oh < OH; ++oh) {
-    const int64_t kh = t.he[oh] - t.hs[oh];
-    const float rh = 1.0f / static_cast<float>(kh);
-    for (int64_t ow = 0; ow < OW; ++ow) {
-      const int64_t kw = t.we[ow] - t.ws[ow];
-      t.mult[oh * OW + ow] = rh / static_cast<float>(kw);
-      t.max_window = std::max(t.max_window, kh * kw);
+  std::vector<std::pair<int64_t, int64_t>> rkeys, ckeys, rreps, creps;
+  for (int64_t oh = 0; oh < OH; ++oh) rkeys.emplace_back(t.he[oh] - t.hs[oh], 0);
+  for (int64_t ow = 0; ow < OW; ++ow) ckeys.emplace_back(t.we[ow] - t.ws[ow], 0);
+  t.nrc = classify(rkeys, &t.rcls, &rreps);
+  t.ncc = classify(ckeys, &t.ccls, &creps);
+  for (const auto& r : rreps) {
+    const float rh = 1.0f / static_cast<float>(r.first);
+    for (const auto& c : creps) {
+      t.off.push_back(0);
+      t.mult.push_back(rh / static_cast<float>(c.first));
+      t.max_window = std::max(t.max_window, r.first * c.first);
     }
   }
   t.zadd = 0.0f;

@@ -35,6 +35,13 @@ inline void stb(void* p, VB v) { _mm512_storeu_si512(p, v); }
 inline VB vmax(VB a, VB b, uint8_t) { return _mm512_max_epu8(a, b); }
 inline VB vmax(VB a, VB b, int8_t) { return _mm512_max_epi8(a, b); }
 inline VB vmax(VB a, VB b, int32_t) { return _mm512_max_epi32(a, b); }
+// Tails: the first n (< one vector) elements; masked-off lanes are not touched in memory.
+inline VB ldb_n(const uint8_t* p, int64_t n) { return _mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, n), p); }
+inline VB ldb_n(const int8_t* p, int64_t n) { return _mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, n), p); }
+inline VB ldb_n(const int32_t* p, int64_t n) { return _mm512_maskz_loadu_epi32(static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n)), p); }
+inline void stb_n(uint8_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi8(p, _bzhi_u64(~0ULL, n), v); }
+inline void stb_n(int8_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi8(p, _bzhi_u64(~0ULL, n), v); }
+inline void stb_n(int32_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi32(p, static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n)), v); }
 #elif defined(QPLUGIN_ISA_AVX2)
 using VB = __m256i;
 constexpr int64_t kVecBytes = 32;
@@ -52,6 +59,12 @@ inline void max_into(T* dst, const T* src, int64_t n) {
 #if QPLUGIN_SIMD
   constexpr int64_t kV = kVecBytes / sizeof(T);
   for (; i + kV <= n; i += kV) stb(dst + i, vmax(ldb(dst + i), ldb(src + i), T()));
+#if defined(QPLUGIN_ISA_AVX512)
+  if (i < n) {
+    stb_n(dst + i, vmax(ldb_n(dst + i, n - i), ldb_n(src + i, n - i), T()), n - i);
+    return;
+  }
+#endif
 #endif
   for (; i < n; ++i) dst[i] = std::max(dst[i], src[i]);
 }
@@ -67,6 +80,15 @@ inline void max_taps(T* dst, const T* src, int64_t n, int64_t taps, int64_t step
     for (int64_t k = 1; k < taps; ++k) v = vmax(v, ldb(src + x + k * step), T());
     stb(dst + x, v);
   }
+#if defined(QPLUGIN_ISA_AVX512)
+  if (x < n) {
+    const int64_t r = n - x;
+    VB v = ldb_n(src + x, r);
+    for (int64_t k = 1; k < taps; ++k) v = vmax(v, ldb_n(src + x + k * step, r), T());
+    stb_n(dst + x, v, r);
+    return;
+  }
+#endif
 #endif
   for (; x < n; ++x) {
     T v = src[x];
@@ -111,31 +133,74 @@ void max_pool_nchw(const T* in, T* out, int64_t planes, const MaxPool2dGeom& g) 
   }
 }
 
+// Taps k in [lo, hi) of a dilated window starting at `start` that fall inside [0, n).
+inline void valid_taps(int64_t start, int64_t k, int64_t dil, int64_t n, int64_t* lo, int64_t* hi) {
+  if (dil == 1) {  // no divisions on the common path
+    *lo = start >= 0 ? 0 : -start;
+    *hi = std::min(k, n - start);
+    return;
+  }
+  *lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
+  *hi = start > n - 1 ? 0 : std::min(k, (n - 1 - start) / dil + 1);
+}
+
 template <typename T>
 void max_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64_t ob, int64_t oe,
                    const MaxPool2dGeom& g) {
   const T lowest = std::numeric_limits<T>::lowest();
-  const int64_t n = ce - cb;
+  const int64_t rstep = g.dH * g.W * C, cstep = g.dW * C;
   for (int64_t oh = ob; oh < oe; ++oh) {
+    const int64_t h0 = oh * g.sH - g.pH;
+    int64_t khl, khh;
+    valid_taps(h0, g.kH, g.dH, g.H, &khl, &khh);
     for (int64_t ow = 0; ow < g.OW; ++ow) {
-      T* o = out + (oh * g.OW + ow) * C + cb;
-      bool any = false;
-      for (int64_t kh = 0; kh < g.kH; ++kh) {
-        const int64_t h = oh * g.sH - g.pH + kh * g.dH;
-        if (h < 0 || h >= g.H) continue;
-        for (int64_t kw = 0; kw < g.kW; ++kw) {
-          const int64_t w = ow * g.sW - g.pW + kw * g.dW;
-          if (w < 0 || w >= g.W) continue;
-          const T* s = in + (h * g.W + w) * C + cb;
-          if (!any) {
-            std::memcpy(o, s, n * sizeof(T));
-            any = true;
-          } else {
-            max_into(o, s, n);
+      const int64_t w0 = ow * g.sW - g.pW;
+      int64_t kwl, kwh;
+      valid_taps(w0, g.kW, g.dW, g.W, &kwl, &kwh);
+      T* o = out + (oh * g.OW + ow) * C;
+      if (khl >= khh || kwl >= kwh) {
+        std::fill(o + cb, o + ce, lowest);
+        continue;
+      }
+      const T* base = in + ((h0 + khl * g.dH) * g.W + (w0 + kwl * g.dW)) * C;
+      const int64_t nh = khh - khl, nw = kwh - kwl;
+      int64_t c = cb;
+#if QPLUGIN_SIMD
+      constexpr int64_t kV = kVecBytes / sizeof(T);
+      for (; c + 4 * kV <= ce; c += 4 * kV) {
+        const T* b = base + c;
+        VB a0 = ldb(b), a1 = ldb(b + kV), a2 = ldb(b + 2 * kV), a3 = ldb(b + 3 * kV);
+        for (int64_t i = 0; i < nh; ++i) {
+          for (int64_t j = 0; j < nw; ++j) {
+            const T* s = b + i * rstep + j * cstep;
+            a0 = vmax(a0, ldb(s), T());
+            a1 = vmax(a1, ldb(s + kV), T());
+            a2 = vmax(a2, ldb(s + 2 * kV), T());
+            a3 = vmax(a3, ldb(s + 3 * kV), T());
           }
         }
+        stb(o + c, a0);
+        stb(o + c + kV, a1);
+        stb(o + c + 2 * kV, a2);
+        stb(o + c + 3 * kV, a3);
       }
-      if (!any) std::fill(o, o + n, lowest);
+      for (; c + kV <= ce; c += kV) {
+        const T* b = base + c;
+        VB a0 = ldb(b);
+        for (int64_t i = 0; i < nh; ++i) {
+          for (int64_t j = 0; j < nw; ++j) a0 = vmax(a0, ldb(b + i * rstep + j * cstep), T());
+        }
+        stb(o + c, a0);
+      }
+#endif
+      for (; c < ce; ++c) {
+        const T* b = base + c;
+        T v = *b;
+        for (int64_t i = 0; i < nh; ++i) {
+          for (int64_t j = 0; j < nw; ++j) v = std::max(v, b[i * rstep + j * cstep]);
+        }
+        o[c] = v;
+      }
     }
   }
 }
@@ -170,14 +235,51 @@ inline simd::VI requant_v(simd::VI d, simd::VF mult, simd::VF zadd, simd::VF lo,
 }
 #endif
 
+// Sum of n contiguous values.
+template <typename T, typename Acc>
+inline Acc sum_run(const T* p, int64_t n) {
+  int64_t i = 0;
+  Acc total = 0;
+#if QPLUGIN_SIMD
+  if constexpr (sizeof(T) == 1 && std::is_same<Acc, int32_t>::value) {
+    using namespace simd;
+    VI a0 = set1_i(0), a1 = a0, a2 = a0, a3 = a0;
+    for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
+      a0 = add_i(a0, load_q(p + i));
+      a1 = add_i(a1, load_q(p + i + kLanes));
+      a2 = add_i(a2, load_q(p + i + 2 * kLanes));
+      a3 = add_i(a3, load_q(p + i + 3 * kLanes));
+    }
+    int32_t lanes[kLanes];
+    storeu_i(lanes, add_i(add_i(a0, a1), add_i(a2, a3)));
+    for (int k = 0; k < kLanes; ++k) total += lanes[k];
+  }
+#endif
+  for (; i < n; ++i) total += p[i];
+  return total;
+}
+
 template <typename T, typename Acc>
 void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) {
   std::vector<Acc> vs(g.W);
   std::vector<Acc> pre(g.W + 1);
   std::vector<int32_t> d32(std::is_same<Acc, int32_t>::value ? g.OW : 0);
+  std::vector<int64_t> offr(g.OW);
+  std::vector<float> multr(g.OW);
+  int64_t built = -1;  // row class offr / multr hold
+  // Whole-width windows of a single output column are contiguous runs.
+  const bool runs = g.OW == 1 && g.ws[0] == 0 && g.we[0] == g.W;
   for (int64_t p = 0; p < planes; ++p) {
     const T* ip = in + p * g.H * g.W;
     T* op = out + p * g.OH * g.OW;
+    if (runs) {
+      for (int64_t oh = 0; oh < g.OH; ++oh) {
+        const Acc s = sum_run<T, Acc>(ip + g.hs[oh] * g.W, (g.he[oh] - g.hs[oh]) * g.W);
+        const int64_t k = g.rcls[oh] * g.ncc + g.ccls[0];
+        op[oh] = requant<T, Acc>(s - static_cast<Acc>(g.off[k]), g.mult[k], g);
+      }
+      continue;
+    }
     for (int64_t oh = 0; oh < g.OH; ++oh) {
       std::fill(vs.begin(), vs.end(), Acc(0));
       for (int64_t h = g.hs[oh]; h < g.he[oh]; ++h) {
@@ -194,8 +296,16 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
       }
       pre[0] = 0;
       for (int64_t w = 0; w < g.W; ++w) pre[w + 1] = pre[w] + vs[w];
-      const int64_t* off = g.off + oh * g.OW;
-      const float* mult = g.mult + oh * g.OW;
+      if (g.rcls[oh] != built) {
+        built = g.rcls[oh];
+        for (int64_t ow = 0; ow < g.OW; ++ow) {
+          const int64_t k = built * g.ncc + g.ccls[ow];
+          offr[ow] = g.off[k];
+          multr[ow] = g.mult[k];
+        }
+      }
+      const int64_t* off = offr.data();
+      const float* mult = multr.data();
       T* o = op + oh * g.OW;
       if constexpr (std::is_same<Acc, int32_t>::value) {
         for (int64_t ow = 0; ow < g.OW; ++ow) {
@@ -228,8 +338,9 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
     for (int64_t ow = 0; ow < g.OW; ++ow) {
       const int64_t w0 = g.ws[ow], w1 = g.we[ow];
       const int64_t pidx = oh * g.OW + ow;
-      const float m = g.mult[pidx];
-      const int64_t off = g.off[pidx];
+      const int64_t k = g.rcls[oh] * g.ncc + g.ccls[ow];
+      const float m = g.mult[k];
+      const int64_t off = g.off[k];
       T* o = out + pidx * C;
       int64_t c = cb;
 #if QPLUGIN_SIMD

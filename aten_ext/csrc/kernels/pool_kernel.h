@@ -15,7 +15,7 @@
 // window of output (oh, ow) is rows [hs[oh], he[oh]) x cols [ws[ow], we[ow])
 // (already clipped to the input). With s the integer sum over the window:
 //   q = clamp(nearbyint(float(float(s - off[p]) * mult[p]) + zadd))
-// where p = oh * OW + ow; the caller fills off / mult / zadd for the op's
+// where p = rcls[oh] * ncc + ccls[ow]; the caller fills off / mult / zadd for the op's
 // rounding rule (cpu/pool.cpp). Sums are int32 for 8-bit data (the caller uses
 // the *_wide variants, int64 sums, when a window may overflow int32) and int64
 // for int32 data.
@@ -39,8 +39,13 @@ struct AvgPool2dGeom {
   const int64_t* he;  // [OH]
   const int64_t* ws;  // [OW]
   const int64_t* we;  // [OW]
-  const int64_t* off;  // [OH * OW]
-  const float* mult;   // [OH * OW]
+  // off / mult are per window class: output (oh, ow) uses entry rcls[oh] * ncc + ccls[ow]
+  // (windows fall into a few classes: edges and interior), so tables stay tiny.
+  const int32_t* rcls;  // [OH]
+  const int32_t* ccls;  // [OW]
+  int64_t ncc;
+  const int64_t* off;
+  const float* mult;
   float zadd;
   float qmin, qmax;
 };
