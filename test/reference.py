@@ -412,6 +412,67 @@ def upsample_nearest2d_ref(q, output_size):
 # linear
 # ---------------------------------------------------------------------------
 
+def linear_real_ref(xq: torch.Tensor, wq: torch.Tensor, bias=None) -> np.ndarray:
+    """Float64 real result of a quantized linear: dequantize(X) @ dequantize(W).T + bias
+    (exact integers times float64 scales; bias taken as float64)."""
+    x = (xq.int_repr().numpy().astype(np.float64) - xq.q_zero_point()) * xq.q_scale()
+    wi = wq.int_repr().numpy().astype(np.float64)
+    if wq.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+        w = (wi - wq.q_zero_point()) * wq.q_scale()
+    else:
+        w = (wi - wq.q_per_channel_zero_points().numpy()[:, None]) * wq.q_per_channel_scales().numpy()[:, None]
+    r = x.reshape(-1, x.shape[-1]) @ w.T
+    if bias is not None:
+        r = r + np.asarray(bias, dtype=np.float64)
+    return r.reshape(tuple(x.shape[:-1]) + (w.shape[0],))
+
+
+def linear_ref(xq, wq, bias, y_scale, y_zero_point, relu=False):
+    """quint8 result of linear / linear_relu: requantize_ref of the float64 real result;
+    relu clamps at the output zero point (real 0)."""
+    q = requantize_ref(linear_real_ref(xq, wq, bias), y_scale, y_zero_point, torch.quint8)
+    return np.maximum(q, y_zero_point) if relu else q
+
+
+def linear_dynamic_ref(x, wq, bias, reduce_range=False, relu=False, x_qparams=None):
+    """linear_dynamic: X quantized per tensor to quint8 with the given (scale, zero_point)
+    (default: torch's choice on [min(X), max(X)]), then the float64 real result."""
+    x = torch.as_tensor(x, dtype=torch.float32)
+    if x_qparams is None:
+        lo, hi = (float(x.min()), float(x.max())) if x.numel() else (0.0, 0.0)
+        x_qparams = choose_qparams_ref(lo, hi, reduce_range)
+    s, z = x_qparams
+    q = quantize_per_tensor_ref(x.numpy(), s, z, torch.quint8)
+    xq = torch._make_per_tensor_quantized_tensor(torch.from_numpy(q.astype(np.uint8)), s, z)
+    r = linear_real_ref(xq, wq, bias)
+    return np.maximum(r, 0.0) if relu else r
+
+
+def choose_qparams_ref(lo, hi, reduce_range=False, qmin=0, qmax=255):
+    """fbgemm ChooseQuantizationParams (what torch's dynamic ops use): (float32 scale, zero_point)."""
+    if reduce_range:
+        qmin, qmax = qmin // 2, qmax // 2
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    scale = (np.float64(hi) - np.float64(lo)) / (qmax - qmin)
+    if np.float32(scale) == 0 or np.isinf(np.float32(1.0) / np.float32(scale)):
+        scale = 0.1
+    small = float(np.float32(6.1e-5))
+    if scale < small:
+        org = float(np.float32(scale))
+        scale = small
+        if lo == 0:
+            hi = small * (qmax - qmin)
+        elif hi == 0:
+            lo = -small * (qmax - qmin)
+        else:
+            lo, hi = lo * (small / org), hi * (small / org)
+    zmin, zmax = qmin - lo / scale, qmax - hi / scale
+    emin, emax = abs(qmin) - abs(lo / scale), abs(qmax) - abs(hi / scale)
+    zp = zmin if emin < emax else zmax
+    zp = qmin if zp < qmin else qmax if zp > qmax else int(np.rint(zp))
+    return float(np.float32(scale)), int(zp)
+
+
 
 
 # ---------------------------------------------------------------------------

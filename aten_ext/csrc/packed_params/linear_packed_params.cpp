@@ -170,6 +170,14 @@ void register_linear_classes() {
   static const auto cls = torch::class_<LinearPackedParams>("qplugin", "LinearPackedParamsBase")
       .def("unpack", &LinearPackedParams::unpack)
       .def("bias", [](const c10::intrusive_ptr<LinearPackedParams>& self) { return self->bias; })
+      .def("_packed_bytes",
+           [](const c10::intrusive_ptr<LinearPackedParams>& self) -> int64_t {
+             // bytes the packed weight keeps in memory (packed int8 + column sums + qparams + bias)
+             int64_t n = self->packed.nbytes() + self->col_sums.nbytes() + self->scales.nbytes() +
+                         self->zero_points.nbytes();
+             n += static_cast<int64_t>(self->w_scale.size() * sizeof(double) + self->w_zp.size() * sizeof(int32_t));
+             return n;
+           })
       .def("__str__", &LinearPackedParams::repr)
       .def("__repr__", &LinearPackedParams::repr)
       .def_pickle(
