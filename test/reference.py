@@ -478,3 +478,50 @@ def choose_qparams_ref(lo, hi, reduce_range=False, qmin=0, qmax=255):
 # ---------------------------------------------------------------------------
 # convolution
 # ---------------------------------------------------------------------------
+def conv_ref(x, w, b, stride, padding, dilation, groups):
+    """Float64 N-d convolution (cross-correlation, as torch.nn.functional.conv*d) from the
+    definition. x: (N, C, *S), w: (OC, C / groups, *K), b: (OC,) or None."""
+    x = np.asarray(x, dtype=np.float64)
+    w = np.asarray(w, dtype=np.float64)
+    nd = x.ndim - 2
+    n, c = x.shape[:2]
+    oc, icg = w.shape[:2]
+    ks = w.shape[2:]
+    ocg = oc // groups
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    out = [(x.shape[2 + i] + 2 * padding[i] - dilation[i] * (ks[i] - 1) - 1) // stride[i] + 1 for i in range(nd)]
+    y = np.zeros((n, oc, *out), dtype=np.float64)
+    for tap in np.ndindex(*ks):
+        sl = tuple(slice(tap[i] * dilation[i], tap[i] * dilation[i] + (out[i] - 1) * stride[i] + 1, stride[i])
+                   for i in range(nd))
+        xs = xp[(slice(None), slice(None)) + sl]
+        for g in range(groups):
+            wg = w[(slice(g * ocg, (g + 1) * ocg), slice(None)) + tuple(tap)]  # (ocg, icg)
+            y[:, g * ocg:(g + 1) * ocg] += np.einsum("nc...,oc->no...", xs[:, g * icg:(g + 1) * icg], wg)
+    if b is not None:
+        y += np.asarray(b, dtype=np.float64).reshape((1, -1) + (1,) * nd)
+    return y
+
+
+def exact_real(qt: torch.Tensor) -> np.ndarray:
+    """The real value a quantized tensor represents, in float64 without intermediate rounding."""
+    q = qt.int_repr().numpy().astype(np.float64)
+    if qt.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+        return (q - qt.q_zero_point()) * qt.q_scale()
+    axis = qt.q_per_channel_axis()
+    shape = [1] * q.ndim
+    shape[axis] = -1
+    s = qt.q_per_channel_scales().numpy().astype(np.float64).reshape(shape)
+    z = qt.q_per_channel_zero_points().numpy().astype(np.float64).reshape(shape)
+    return (q - z) * s
+
+
+def qconv_ref(qx, qw, b, stride, padding, dilation, groups, out_scale, out_zp, relu=False, qaccum=None):
+    """Integer output of quantized conv (+ residual add, + relu) computed in float64, rounded once."""
+    real = conv_ref(exact_real(qx), exact_real(qw), None if b is None else b.double().numpy(),
+                    stride, padding, dilation, groups)
+    if qaccum is not None:
+        real = real + exact_real(qaccum)
+    if relu:
+        real = np.maximum(real, 0.0)
+    return requantize_ref(real, out_scale, out_zp, torch.quint8)

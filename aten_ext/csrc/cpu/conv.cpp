@@ -154,29 +154,44 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   const int64_t ocg = OC / G;
   const bool direct = elem == 1 && G == 1 && p.KD * p.KH * p.KW == 1 && p.SD == 1 && p.SH == 1 &&
                       p.SW == 1 && p.PD == 0 && p.PH == 0 && p.PW == 0 && kp == g.C && !p.any_wzp;
+  const bool indirect = !direct && QPLUGIN_ISA_CALL(conv_has_indirect) && p.ICg % 4 == 0 &&
+                        !p.any_wzp;
+  // Indirect: read the receptive fields in place from an x_zp-padded copy of x.
+  at::Tensor xpad;
+  kernels::ConvGeom gp = g;
+  const uint8_t* xsrc = xp;
+  int64_t src_img = in_img;
+  if (indirect) {
+    gp.D += 2 * g.PD;
+    gp.H += 2 * g.PH;
+    gp.W += 2 * g.PW;
+    gp.PD = gp.PH = gp.PW = 0;
+    if (gp.D != g.D || gp.H != g.H || gp.W != g.W) {
+      const at::Tensor xv = at::from_blob(const_cast<uint8_t*>(xp), {N, g.D, g.H, g.W, g.C},
+                                          x.options());
+      xpad = at::full({N, gp.D, gp.H, gp.W, g.C}, static_cast<int64_t>(x_zp), x.options());
+      xpad.narrow(1, g.PD, g.D).narrow(2, g.PH, g.H).narrow(3, g.PW, g.W).copy_(xv);
+      xsrc = xpad.data_ptr<uint8_t>();
+      src_img = gp.D * gp.H * gp.W * g.C;
+    }
+  }
   // Rows per block: the block of A stays in L2 (about 128 KiB).
   int64_t mb = std::max<int64_t>(24, (128 * 1024) / std::max<int64_t>(1, kp * elem));
+  if (indirect) mb = 240;
   mb = std::min(mb, M);
   const int64_t threads = at::get_num_threads();
   while (mb > 24 && N * G * ((M + mb - 1) / mb) < 4 * threads) mb = (mb + 1) / 2;
   const int64_t mblocks = (M + mb - 1) / mb;
   const int64_t tasks = N * G * mblocks;
   at::parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
-    std::vector<uint8_t> abuf(direct ? 0 : static_cast<size_t>(mb * kp * elem + 64));
+    const bool need_a = !direct && !indirect;
+    std::vector<uint8_t> abuf(need_a ? static_cast<size_t>(mb * kp * elem + 64) : 0);
     std::vector<int32_t> rsum(p.any_wzp ? static_cast<size_t>(mb) : 0);
     for (int64_t t = begin; t < end; ++t) {
       const int64_t n = t / (G * mblocks);
       const int64_t gi = (t / mblocks) % G;
       const int64_t m0 = (t % mblocks) * mb;
       const int64_t mc = std::min(mb, M - m0);
-      const void* a;
-      if (direct) {
-        a = xp + n * in_img + m0 * g.C;
-      } else {
-        QPLUGIN_ISA_CALL(conv_im2col, xp + n * in_img, g, gi, m0, mc, abuf.data(), kp, xzp,
-                         p.any_wzp ? rsum.data() : nullptr);
-        a = abuf.data();
-      }
       kernels::ConvEpilogue ep = base;
       const int64_t c0 = gi * ocg;
       ep.col_const += c0;
@@ -186,6 +201,19 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
       ep.bias += c0;
       const int64_t ooff = n * out_img + m0 * OC + c0;
       ep.add = addp != nullptr ? addp + ooff : nullptr;
+      if (indirect) {
+        QPLUGIN_ISA_CALL(conv_gemm_indirect, xsrc + n * src_img, gp, gi, m0, mc,
+                         packed + gi * gstride, kp, ocg, ep, yp + ooff, OC);
+        continue;
+      }
+      const void* a;
+      if (direct) {
+        a = xp + n * in_img + m0 * g.C;
+      } else {
+        QPLUGIN_ISA_CALL(conv_im2col, xp + n * in_img, g, gi, m0, mc, abuf.data(), kp, xzp,
+                         p.any_wzp ? rsum.data() : nullptr);
+        a = abuf.data();
+      }
       QPLUGIN_ISA_CALL(conv_gemm, a, kp, mc, packed + gi * gstride, ocg, ep, yp + ooff, OC);
     }
   });

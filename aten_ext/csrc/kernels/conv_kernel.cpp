@@ -130,30 +130,10 @@ inline void finish_vec(VI t, VF mult, VF bias, const uint8_t* add, int cnt, cons
 #if defined(QPLUGIN_ISA_AVX512)
 constexpr int kMR = 12;
 constexpr int kBlockN = 16;  // channels per packed block
-// NV blocks of 16 channels (b: first block, blocks kp * 16 bytes apart), MR rows.
 template <int MR, int NV>
-void ukernel(const uint8_t* a, int64_t kp, const int8_t* b, int64_t m0, int64_t n0, int ncols,
-             const ConvEpilogue& ep, uint8_t* y, int64_t ldy) {
-  __m512i acc[MR][NV];
-#pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 2
-    for (int j = 0; j < NV; ++j) acc[r][j] = _mm512_setzero_si512();
-  const int64_t bstride = kp * kBlockN;
-  for (int64_t k = 0; k < kp; k += 4) {
-    __m512i bv[NV];
-#pragma GCC unroll 2
-    for (int j = 0; j < NV; ++j) bv[j] = _mm512_loadu_si512(b + j * bstride + k * kBlockN);
-#pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) {
-      int32_t av;
-      std::memcpy(&av, a + r * kp + k, 4);
-      const __m512i avv = _mm512_set1_epi32(av);
-#pragma GCC unroll 2
-      for (int j = 0; j < NV; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], avv, bv[j]);
-    }
-  }
-#pragma GCC unroll 2
+inline void tile_epilogue(const __m512i (&acc)[MR][NV], int64_t m0, int64_t n0, int ncols,
+                          const ConvEpilogue& ep, uint8_t* y, int64_t ldy) {
+#pragma GCC unroll 4
   for (int j = 0; j < NV; ++j) {
     const int cnt = std::min(kLanes, ncols - j * kLanes);
     if (cnt <= 0) break;
@@ -171,8 +151,69 @@ void ukernel(const uint8_t* a, int64_t kp, const int8_t* b, int64_t m0, int64_t 
     }
   }
 }
+
+// NV blocks of 16 channels (b: first block, blocks kp * 16 bytes apart), MR rows.
+template <int MR, int NV>
+void ukernel(const uint8_t* a, int64_t kp, const int8_t* b, int64_t m0, int64_t n0, int ncols,
+             const ConvEpilogue& ep, uint8_t* y, int64_t ldy) {
+  __m512i acc[MR][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) acc[r][j] = _mm512_setzero_si512();
+  const int64_t bstride = kp * kBlockN;
+  for (int64_t k = 0; k < kp; k += 4) {
+    __m512i bv[NV];
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) bv[j] = _mm512_loadu_si512(b + j * bstride + k * kBlockN);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      int32_t av;
+      std::memcpy(&av, a + r * kp + k, 4);
+      const __m512i avv = _mm512_set1_epi32(av);
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], avv, bv[j]);
+    }
+  }
+  tile_epilogue<MR, NV>(acc, m0, n0, ncols, ep, y, ldy);
+}
+
+// Indirect variant (no im2col): row r of A is the concatenation over taps t of
+// icg bytes at rows[r] + tap_off[t] (a zero-point-padded channels_last input).
+template <int MR, int NV>
+void ukernel_ind(const uint8_t* const* rows, const int64_t* tap_off, int64_t ntaps, int64_t icg,
+                 int64_t kp, const int8_t* b, int64_t m0, int64_t n0, int ncols,
+                 const ConvEpilogue& ep, uint8_t* y, int64_t ldy) {
+  __m512i acc[MR][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) acc[r][j] = _mm512_setzero_si512();
+  const int64_t bstride = kp * kBlockN;
+  const int8_t* bk = b;
+  for (int64_t t = 0; t < ntaps; ++t) {
+    const int64_t off = tap_off[t];
+    const uint8_t* rp[MR];
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) rp[r] = rows[r] + off;
+    for (int64_t k = 0; k < icg; k += 4, bk += 4 * kBlockN) {
+      __m512i bv[NV];
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) bv[j] = _mm512_loadu_si512(bk + j * bstride);
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        int32_t av;
+        std::memcpy(&av, rp[r] + k, 4);
+        const __m512i avv = _mm512_set1_epi32(av);
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], avv, bv[j]);
+      }
+    }
+  }
+  tile_epilogue<MR, NV>(acc, m0, n0, ncols, ep, y, ldy);
+}
 #elif defined(QPLUGIN_ISA_AVX2)
-constexpr int kMR = 6;
+constexpr int kMR = 4;
 constexpr int kBlockN = 16;
 // One block of 16 channels (two vectors of 8), MR rows; a is int16.
 template <int MR, int NV>
@@ -226,12 +267,12 @@ using AElem = uint8_t;
 using AElem = int16_t;
 #endif
 
-template <int NV>
+template <int NV, int MR = kMR>
 void gemm_rows(const AElem* a, int64_t kp, int64_t mcount, const int8_t* b, int64_t n0, int ncols,
                const ConvEpilogue& ep, uint8_t* y, int64_t ldy) {
   int64_t m = 0;
-  for (; m + kMR <= mcount; m += kMR) {
-    ukernel<kMR, NV>(a + m * kp, kp, b, m, n0, ncols, ep, y, ldy);
+  for (; m + MR <= mcount; m += MR) {
+    ukernel<MR, NV>(a + m * kp, kp, b, m, n0, ncols, ep, y, ldy);
   }
   const int64_t rem = mcount - m;
   if (rem == 0) return;
@@ -357,6 +398,8 @@ void conv_im2col(const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0,
   // One group spanning all channels with unit dilation along W: the KW taps of a
   // kernel row are KW * C contiguous input bytes.
   const bool span = icg == g.C && g.DW == 1;
+  const uint8_t* x_end = x + g.D * g.H * g.W * g.C;
+  (void)x_end;
   for (int64_t i = 0; i < mcount; ++i) {
     const int64_t m = m0 + i;
     const int64_t ow = m % g.OW;
@@ -379,6 +422,17 @@ void conv_im2col(const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0,
         }
         const uint8_t* xrow = x + (id * g.H + ih) * g.W * g.C + c0;
         if (span && w_inside) {
+#if !defined(QPLUGIN_ISA_AVX2)
+          // Short rows (stem convs, C = 3): copy whole 16-byte chunks; the bytes past the
+          // row land where later taps (or the zeroed K padding / buffer slack) are written.
+          const int64_t len = g.KW * icg;
+          const uint8_t* src = xrow + iw0 * g.C;
+          if (len < 64 && src + ((len + 15) & ~int64_t(15)) <= x_end) {
+            for (int64_t o = 0; o < len; o += 16) std::memcpy(p + o, src + o, 16);
+            p += len;
+            continue;
+          }
+#endif
           copy_widen(p, xrow + iw0 * g.C, g.KW * icg);
           p += g.KW * icg;
           continue;
@@ -408,7 +462,12 @@ void conv_gemm(const void* a, int64_t kp, int64_t mcount, const int8_t* b, int64
 #if defined(QPLUGIN_ISA_AVX512)
   const AElem* av = static_cast<const AElem*>(a);
   int64_t n = 0;
-  for (; n + 2 * kBlockN <= ncount || (n + kBlockN < ncount); n += 2 * kBlockN) {
+  // 64-channel panels (6 rows x 4 vectors), then 32, then 16.
+  for (; n + 3 * kBlockN < ncount; n += 4 * kBlockN) {
+    const int cols = static_cast<int>(std::min<int64_t>(4 * kBlockN, ncount - n));
+    gemm_rows<4, 6>(av, kp, mcount, b + n * kp, n, cols, ep, y, ldy);
+  }
+  for (; n + kBlockN < ncount; n += 2 * kBlockN) {
     const int cols = static_cast<int>(std::min<int64_t>(2 * kBlockN, ncount - n));
     gemm_rows<2>(av, kp, mcount, b + n * kp, n, cols, ep, y, ldy);
   }
@@ -434,6 +493,86 @@ void conv_gemm(const void* a, int64_t kp, int64_t mcount, const int8_t* b, int64
       y[m * ldy + n] = finish_one(t, ep.mult[n], ep.bias[n], add, ep);
     }
   }
+#endif
+}
+
+#if defined(QPLUGIN_ISA_AVX512)
+namespace {
+template <int NV, int MR>
+void ind_rows(const uint8_t* x, const ConvGeom& g, int64_t c0, const int64_t* tap_off, int64_t m0,
+              int64_t mcount, const int8_t* b, int64_t kp, int64_t n0, int ncols,
+              const ConvEpilogue& ep, uint8_t* y, int64_t ldy) {
+  const int64_t ntaps = g.KD * g.KH * g.KW;
+  const uint8_t* rows[MR];
+  auto row_ptr = [&](int64_t m) {
+    const int64_t ow = m % g.OW;
+    const int64_t oh = (m / g.OW) % g.OH;
+    const int64_t od = m / (g.OW * g.OH);
+    return x + (((od * g.SD) * g.H + oh * g.SH) * g.W + ow * g.SW) * g.C + c0;
+  };
+  int64_t i = 0;
+  for (; i + MR <= mcount; i += MR) {
+    for (int r = 0; r < MR; ++r) rows[r] = row_ptr(m0 + i + r);
+    ukernel_ind<MR, NV>(rows, tap_off, ntaps, g.icg, kp, b, i, n0, ncols, ep, y, ldy);
+  }
+  const int64_t rem = mcount - i;
+  if (rem == 0) return;
+  for (int r = 0; r < rem; ++r) rows[r] = row_ptr(m0 + i + r);
+  switch (rem) {
+#define QPLUGIN_CONV_REM_(R) \
+  case R: ukernel_ind<R, NV>(rows, tap_off, ntaps, g.icg, kp, b, i, n0, ncols, ep, y, ldy); break;
+    QPLUGIN_CONV_REM_(1)
+    QPLUGIN_CONV_REM_(2)
+    QPLUGIN_CONV_REM_(3)
+    QPLUGIN_CONV_REM_(4)
+    QPLUGIN_CONV_REM_(5)
+    QPLUGIN_CONV_REM_(6)
+    QPLUGIN_CONV_REM_(7)
+    QPLUGIN_CONV_REM_(8)
+    QPLUGIN_CONV_REM_(9)
+    QPLUGIN_CONV_REM_(10)
+    QPLUGIN_CONV_REM_(11)
+#undef QPLUGIN_CONV_REM_
+    default: break;
+  }
+}
+}  // namespace
+#endif
+
+bool conv_has_indirect() {
+#if defined(QPLUGIN_ISA_AVX512)
+  return true;
+#else
+  return false;
+#endif
+}
+
+void conv_gemm_indirect(const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0,
+                        int64_t mcount, const int8_t* b, int64_t kp, int64_t ncount,
+                        const ConvEpilogue& ep, uint8_t* y, int64_t ldy) {
+#if defined(QPLUGIN_ISA_AVX512)
+  std::vector<int64_t> tap_off;
+  for (int64_t kd = 0; kd < g.KD; ++kd)
+    for (int64_t kh = 0; kh < g.KH; ++kh)
+      for (int64_t kw = 0; kw < g.KW; ++kw)
+        tap_off.push_back(((kd * g.DD * g.H + kh * g.DH) * g.W + kw * g.DW) * g.C);
+  const int64_t c0 = group * g.icg;
+  int64_t n = 0;
+  for (; n + 3 * kBlockN < ncount; n += 4 * kBlockN) {
+    const int cols = static_cast<int>(std::min<int64_t>(4 * kBlockN, ncount - n));
+    ind_rows<4, 6>(x, g, c0, tap_off.data(), m0, mcount, b + n * kp, kp, n, cols, ep, y, ldy);
+  }
+  for (; n + kBlockN < ncount; n += 2 * kBlockN) {
+    const int cols = static_cast<int>(std::min<int64_t>(2 * kBlockN, ncount - n));
+    ind_rows<2, 8>(x, g, c0, tap_off.data(), m0, mcount, b + n * kp, kp, n, cols, ep, y, ldy);
+  }
+  if (n < ncount) {
+    ind_rows<1, 8>(x, g, c0, tap_off.data(), m0, mcount, b + n * kp, kp, n,
+                    static_cast<int>(ncount - n), ep, y, ldy);
+  }
+#else
+  (void)x; (void)g; (void)group; (void)m0; (void)mcount; (void)b; (void)kp; (void)ncount;
+  (void)ep; (void)y; (void)ldy;
 #endif
 }
 

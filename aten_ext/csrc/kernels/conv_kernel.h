@@ -77,6 +77,13 @@ struct ConvEpilogue {
   /* column n0 by the caller; ep.row_sum and ep.add are offset to row 0 of this block.     */ \
   X(void, conv_gemm, (const void* a, int64_t kp, int64_t mcount, const int8_t* b, int64_t ncount, \
                       const ConvEpilogue& ep, uint8_t* y, int64_t ldy))                         \
+  /* Indirect GEMM (no im2col; AVX-512 only, conv_has_indirect()): x is one image,        */ \
+  /* already padded with x_zp (g: padded D/H/W, zero padding), icg % 4 == 0, kp == K.      */ \
+  /* Output rows [m0, m0 + mcount) for group `group`; y / ep as for conv_gemm.            */ \
+  X(bool, conv_has_indirect, ())                                                               \
+  X(void, conv_gemm_indirect, (const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0,  \
+                               int64_t mcount, const int8_t* b, int64_t kp, int64_t ncount,    \
+                               const ConvEpilogue& ep, uint8_t* y, int64_t ldy))               \
   /* Depthwise (icg == ocg == 1): output rows [r0, r0 + rcount) of one image, a row being   */ \
   /* (od, oh) with all OW pixels. w: taps x C int32, each (w - w_zp) in the low 16 bits,    */ \
   /* high 16 bits zero. y/add: the image's channels_last output / residual.                 */ \
