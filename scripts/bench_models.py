@@ -61,8 +61,24 @@ def _script(m):
 # ----------------------------------------------------------------------------- variants
 
 
+@torch.no_grad()
+def settle_batchnorm(model, batches):
+    """Random-init nets have identity BatchNorm (mean 0, var 1), so activations drift by orders of
+    magnitude with depth and int8 agreement numbers would be meaningless. One pass of BN statistics
+    over the calibration images gives well-scaled activations, as in a trained net."""
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.reset_running_stats()
+            m.momentum = None  # cumulative average
+    model.train()
+    for xb in batches:
+        model(xb)
+    return model.eval()
+
+
 def static_variants(name, args, calib):
-    fp32 = STATIC_MODELS[name]().eval()
+    torch.manual_seed(0)
+    fp32 = settle_batchnorm(STATIC_MODELS[name](), calib)
     out = [Variant("fp32", "fp32 eager", fp32, model=fp32)]
     for tk in (TorchAO(), QPlugin()):
         try:
