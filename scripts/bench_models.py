@@ -266,11 +266,11 @@ def main():
         if is_static:
             calib = [torch.randn(4, 3, args.size, args.size) for _ in range(args.calib_batches)]
             fp32, variants = static_variants(name, args, calib)
-            x_agree = torch.randn(8, 3, args.size, args.size)
+            x_agree = torch.randn(32, 3, args.size, args.size)
         else:
             fp32, variants = dynamic_variants(name, args)
             seq = DYNAMIC_MODELS[name][1]
-            x_agree = torch.randint(0, 10000, (8, seq))
+            x_agree = torch.randint(0, 10000, (32, seq))
         agree = agreement_rows(variants, x_agree)
         timing = {}
         for nt in args.threads:
@@ -305,7 +305,7 @@ def main():
         sec = [f"### {name} ({'static' if is_static else 'dynamic'} int8, {shape})", "",
                f"Time per call (median of {args.rounds} interleaved rounds); ratios listed per column "
                f"({', '.join(f'{nt}T b={bs}' for nt, bs in cfgs)}); 'vs torch int8' is against torch's "
-               f"{'scripted' if torch_ref_key == 'torch_script' else 'eager'} int8 model. Agreement on 8 random inputs.",
+               f"{'scripted' if torch_ref_key == 'torch_script' else 'eager'} int8 model. Agreement on 32 random inputs.",
                "", H.markdown_table(headers, rows)]
         if notes:
             sec += [""] + notes
