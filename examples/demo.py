@@ -17,7 +17,6 @@ A variant that cannot run (missing piece, torch backend removed, ...) is reporte
 reason; no number in the table is made up.
 """
 import argparse
-import copy
 import json
 import os
 import subprocess
@@ -208,7 +207,7 @@ def report(manifest, results, args):
         ])
         for metric, v in (("acc", r["acc"] * 100), ("size", e["size"] / 1024), ("lat1", r["lat1"] * 1e6),
                           ("lat32", r["lat32"] * 1e6)):
-            groups = [method_name[m] for m, _ in METHODS] if e["method"] != "fp32" else [method_name[m] for m, _ in METHODS]
+            groups = [method_name[m] for m, _ in METHODS]
             if e["method"] == "fp32":  # fp32 is the reference bar in every group
                 for g in groups:
                     chart.setdefault(metric, {})[(g, "fp32")] = v

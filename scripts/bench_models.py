@@ -15,7 +15,6 @@ ops. Writes docs/benchmarks_models.md and docs/benchmarks_models.png unless --no
 A column that cannot run says why; no number is made up.
 """
 import argparse
-import copy
 import os
 import platform
 import sys
