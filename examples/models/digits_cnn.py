@@ -1,6 +1,6 @@
 """The small CNN of the real-data demo: 8x8 grey digits (sklearn's load_digits), 10 classes.
 
-conv-bn-relu x3 (one residual add through FloatFunctional), max-pool, then a two-layer MLP
+conv-bn-relu x3 (one residual add_relu through FloatFunctional), max-pool, then a two-layer MLP
 head. The convs are what static / QAT quantization speeds up; the Linear head is what
 dynamic quantization quantizes.
 """
@@ -26,9 +26,8 @@ class DigitsCNN(nn.Module):
         super().__init__()
         self.quant = QuantStub()
         self.conv1 = ConvBNReLU(1, width)              # 8x8
-        self.conv2 = ConvBNReLU(width, width)          # 8x8, residual
+        self.conv2 = ConvBNReLU(width, width, relu=False)  # 8x8, residual (relu after the add)
         self.add = FloatFunctional()
-        self.relu2 = nn.ReLU()
         self.pool = nn.MaxPool2d(2)                    # 4x4
         self.conv3 = ConvBNReLU(width, 2 * width)      # 4x4
         self.fc1 = nn.Linear(2 * width * 16, 128)
@@ -39,7 +38,7 @@ class DigitsCNN(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.quant(x)
         x = self.conv1(x)
-        x = self.relu2(self.add.add(self.conv2(x), x))
+        x = self.add.add_relu(self.conv2(x), x)
         x = self.pool(x)
         x = self.conv3(x)
         x = torch.flatten(x, 1)

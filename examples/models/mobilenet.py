@@ -29,19 +29,32 @@ class InvertedResidual(nn.Module):
     def __init__(self, cin, cout, stride, expand_ratio):
         super().__init__()
         hidden = int(round(cin * expand_ratio))
-        self.use_res_connect = stride == 1 and cin == cout
         layers = []
         if expand_ratio != 1:
             layers.append(ConvBNReLU(cin, hidden, k=1))
         layers += [ConvBNReLU(hidden, hidden, stride=stride, groups=hidden),
                    ConvBNReLU(hidden, cout, k=1, relu=False)]
         self.conv = nn.Sequential(*layers)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(x)
+
+
+class InvertedResidualAdd(InvertedResidual):
+    """Stride 1, cin == cout: with the skip connection. A separate class (not a flag) so blocks
+    without a skip carry no FloatFunctional whose observer would never see data."""
+
+    def __init__(self, cin, cout, stride, expand_ratio):
+        super().__init__(cin, cout, stride, expand_ratio)
         self.skip_add = FloatFunctional()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.use_res_connect:
-            return self.skip_add.add(x, self.conv(x))
-        return self.conv(x)
+        return self.skip_add.add(x, self.conv(x))
+
+
+def inverted_residual(cin, cout, stride, expand_ratio):
+    cls = InvertedResidualAdd if stride == 1 and cin == cout else InvertedResidual
+    return cls(cin, cout, stride, expand_ratio)
 
 
 class MobileNetV2(nn.Module):
@@ -55,7 +68,7 @@ class MobileNetV2(nn.Module):
         for t, c, n, s in setting:
             cout = _make_divisible(c * width_mult)
             for i in range(n):
-                features.append(InvertedResidual(cin, cout, s if i == 0 else 1, t))
+                features.append(inverted_residual(cin, cout, s if i == 0 else 1, t))
                 cin = cout
         features.append(ConvBNReLU(cin, self.last_channel, k=1))
         self.features = nn.Sequential(*features)
