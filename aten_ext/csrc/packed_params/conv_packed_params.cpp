@@ -227,6 +227,8 @@ std::shared_ptr<ConvPackedParams> from_state(const ConvState& s, const char* cls
   const std::string op = std::string(cls) + ".__setstate__";
   const auto& t = std::get<1>(s);
   const auto& c = std::get<2>(s);
+  check_storage_covers(op.c_str(), "weight", std::get<0>(t));
+  if (std::get<1>(t).has_value()) check_storage_covers(op.c_str(), "bias", *std::get<1>(t));
   return conv_prepack_impl(op.c_str(), kind, std::get<0>(t), std::get<1>(t), std::get<0>(c),
                            std::get<1>(c), std::get<2>(c), std::get<2>(std::get<0>(s)));
 }

@@ -144,7 +144,9 @@ c10::intrusive_ptr<LinearPackedParams> LinearPackedParams::setstate(State state)
                     ": state should hold 3 tensors [weight, scales, zero_points], got ", t.size());
   for (const auto& x : t) {
     TORCH_CHECK_VALUE(x.defined(), "qplugin::", op, ": state tensors should be defined");
+    check_storage_covers(op, "state tensor", x);
   }
+  if (std::get<2>(state).has_value()) check_storage_covers(op, "bias", *std::get<2>(state));
   TORCH_CHECK_VALUE(t[1].dim() == t[2].dim() && t[1].dim() <= 1, "qplugin::", op,
                     ": scales and zero_points should both be 0-dim (per tensor) or 1-D (per channel), got shapes ",
                     t[1].sizes(), " and ", t[2].sizes());

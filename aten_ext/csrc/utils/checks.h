@@ -3,6 +3,7 @@
 #pragma once
 
 #include <ATen/ATen.h>
+#include <ATen/EmptyTensor.h>
 
 #include <cmath>
 #include <cstdint>
@@ -77,6 +78,18 @@ inline void check_quantized_input(const char* op, const char* arg, const at::Ten
               " should be a quantized tensor (quint8, qint8 or qint32), got a non-quantized tensor "
               "of dtype ",
               t.scalar_type());
+}
+
+// A tensor from a loaded file must have the bytes its shape claims: torch's
+// unpickler can build a tensor over a truncated or emptied storage record.
+inline void check_storage_covers(const char* op, const char* arg, const at::Tensor& t) {
+  if (!t.defined() || t.numel() == 0) return;
+  TORCH_CHECK(t.has_storage(), "qplugin::", op, ": ", arg, " has no storage");
+  const size_t need = at::detail::computeStorageNbytes(t.sizes(), t.strides(), t.element_size(),
+                                                       static_cast<size_t>(t.storage_offset()));
+  TORCH_CHECK_VALUE(t.storage().nbytes() >= need, "qplugin::", op, ": ", arg, " of shape ", t.sizes(),
+                    " needs ", need, " bytes of storage, got ", t.storage().nbytes(),
+                    " (truncated or corrupted state)");
 }
 
 } // namespace qplugin
