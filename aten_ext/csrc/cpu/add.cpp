@@ -115,14 +115,7 @@ void binary_into(BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const a
     });
     return;
   }
-  at::TensorIterator iter = at::TensorIteratorConfig()
-                                .set_check_mem_overlap(false)
-                                .check_all_same_dtype(false)
-                                .resize_outputs(false)
-                                .add_output(out)
-                                .add_const_input(a)
-                                .add_const_input(b)
-                                .build();
+  at::TensorIterator iter = rows_iter(out, {a, b});
   const int64_t esz = static_cast<int64_t>(es);
   for_each_row<3>(
       iter,

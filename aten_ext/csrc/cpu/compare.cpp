@@ -155,13 +155,7 @@ at::Tensor compare_scalar_int(CmpOp op, const at::Tensor& a, QP qa, const c10::S
     at::parallel_for(0, a.numel(), kGrain, [&](int64_t b, int64_t e) { call(qp + b * es, 1, yp + b, 1, e - b); });
     return out;
   }
-  at::TensorIterator iter = at::TensorIteratorConfig()
-                                .set_check_mem_overlap(false)
-                                .check_all_same_dtype(false)
-                                .resize_outputs(false)
-                                .add_output(out)
-                                .add_const_input(a)
-                                .build();
+  at::TensorIterator iter = rows_iter(out, {a});
   for_each_row<2>(
       iter,
       [&](char** data, const int64_t* strides, int64_t n) {
@@ -225,14 +219,7 @@ at::Tensor compare_int(CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b
     if (dt == at::kChar) return *reinterpret_cast<const int8_t*>(p);
     return *reinterpret_cast<const int32_t*>(p);
   };
-  at::TensorIterator iter = at::TensorIteratorConfig()
-                                .set_check_mem_overlap(false)
-                                .check_all_same_dtype(false)
-                                .resize_outputs(false)
-                                .add_output(out)
-                                .add_const_input(a)
-                                .add_const_input(b)
-                                .build();
+  at::TensorIterator iter = rows_iter(out, {a, b});
   const at::ScalarType dta = a.scalar_type(), dtb = b.scalar_type();
   for_each_row<3>(
       iter,

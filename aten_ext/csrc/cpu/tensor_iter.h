@@ -7,6 +7,15 @@
 namespace qplugin {
 namespace cpu {
 
+// An iterator over a preallocated output and its (broadcast) integer inputs:
+// mixed dtypes allowed, no resizing, no overlap check (outputs are fresh).
+inline at::TensorIterator rows_iter(const at::Tensor& out, std::initializer_list<at::Tensor> inputs) {
+  at::TensorIteratorConfig cfg;
+  cfg.set_check_mem_overlap(false).check_all_same_dtype(false).resize_outputs(false).add_output(out);
+  for (const auto& t : inputs) cfg.add_const_input(t);
+  return cfg.build();
+}
+
 // fn(char** data, const int64_t* strides, int64_t n) over every inner row;
 // kN = number of operands (outputs first).
 template <int kN, typename F>
