@@ -226,10 +226,6 @@ def test_truncated_or_garbled_model_raises_clear_error(demo, tmp_path):
         _assert_clear(name, r)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "KNOWN BUG, open: loading a scripted model whose per-channel tensor record was emptied still "
-    "segfaults the loader process (torch's own int8 model does too). The packed-params __setstate__ "
-    "now checks storage sizes, but the crash happens elsewhere; tracked in the closing note."))
 def test_tampered_tensor_records_never_crash(demo, tmp_path):
     names = _make_tampered_records(demo["path"], tmp_path)
     results = _load_all(demo, tmp_path, names)

@@ -228,6 +228,11 @@ std::shared_ptr<ConvPackedParams> from_state(const ConvState& s, const char* cls
   const auto& t = std::get<1>(s);
   const auto& c = std::get<2>(s);
   check_storage_covers(op.c_str(), "weight", std::get<0>(t));
+  if (std::get<0>(t).defined() && std::get<0>(t).is_quantized() &&
+      std::get<0>(t).qscheme() == at::kPerChannelAffine) {
+    check_storage_covers(op.c_str(), "weight scales", std::get<0>(t).q_per_channel_scales());
+    check_storage_covers(op.c_str(), "weight zero_points", std::get<0>(t).q_per_channel_zero_points());
+  }
   if (std::get<1>(t).has_value()) check_storage_covers(op.c_str(), "bias", *std::get<1>(t));
   return conv_prepack_impl(op.c_str(), kind, std::get<0>(t), std::get<1>(t), std::get<0>(c),
                            std::get<1>(c), std::get<2>(c), std::get<2>(std::get<0>(s)));

@@ -142,9 +142,10 @@ c10::intrusive_ptr<LinearPackedParams> LinearPackedParams::setstate(State state)
   const std::vector<at::Tensor>& t = std::get<1>(state);
   TORCH_CHECK_VALUE(t.size() == 3, "qplugin::", op,
                     ": state should hold 3 tensors [weight, scales, zero_points], got ", t.size());
-  for (const auto& x : t) {
-    TORCH_CHECK_VALUE(x.defined(), "qplugin::", op, ": state tensors should be defined");
-    check_storage_covers(op, "state tensor", x);
+  const char* names[3] = {"weight", "scales", "zero_points"};
+  for (size_t i = 0; i < t.size(); ++i) {
+    TORCH_CHECK_VALUE(t[i].defined(), "qplugin::", op, ": state tensor ", names[i], " should be defined");
+    check_storage_covers(op, names[i], t[i]);
   }
   if (std::get<2>(state).has_value()) check_storage_covers(op, "bias", *std::get<2>(state));
   TORCH_CHECK_VALUE(t[1].dim() == t[2].dim() && t[1].dim() <= 1, "qplugin::", op,

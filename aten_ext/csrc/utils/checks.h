@@ -85,6 +85,11 @@ inline void check_quantized_input(const char* op, const char* arg, const at::Ten
 inline void check_storage_covers(const char* op, const char* arg, const at::Tensor& t) {
   if (!t.defined() || t.numel() == 0) return;
   TORCH_CHECK(t.has_storage(), "qplugin::", op, ": ", arg, " has no storage");
+  // torch's loader sizes a storage from the pickled metadata, not from its record: an emptied
+  // record gives a storage that claims its bytes but has no data behind it.
+  TORCH_CHECK_VALUE(t.storage().data() != nullptr, "qplugin::", op, ": ", arg, " of shape ", t.sizes(),
+                    " has a storage of ", t.storage().nbytes(),
+                    " bytes with no data behind it (emptied or corrupted record)");
   const size_t need = at::detail::computeStorageNbytes(t.sizes(), t.strides(), t.element_size(),
                                                        static_cast<size_t>(t.storage_offset()));
   TORCH_CHECK_VALUE(t.storage().nbytes() >= need, "qplugin::", op, ": ", arg, " of shape ", t.sizes(),
