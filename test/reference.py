@@ -536,3 +536,26 @@ def qconv_ref(qx, qw, b, stride, padding, dilation, groups, out_scale, out_zp, r
     if relu:
         real = np.maximum(real, 0.0)
     return requantize_ref(real, out_scale, out_zp, torch.quint8)
+
+
+def _sigmoid64(x: np.ndarray) -> np.ndarray:
+    return 0.5 * (1.0 + np.tanh(0.5 * x))  # = 1 / (1 + exp(-x)), without overflow
+
+
+def lstm_cell_ref(gi, gh, c):
+    """One LSTM step's pointwise part in float64 (torch.nn.LSTM's definition; chunks i, f, g, o)
+    from the two gate projections gi = x W_ih^T + b_ih and gh = h W_hh^T + b_hh; returns (h', c')."""
+    s = np.asarray(gi, dtype=np.float64) + np.asarray(gh, dtype=np.float64)
+    i, f, g, o = np.split(s, 4, axis=-1)
+    c2 = _sigmoid64(f) * np.asarray(c, dtype=np.float64) + _sigmoid64(i) * np.tanh(g)
+    return _sigmoid64(o) * np.tanh(c2), c2
+
+
+def gru_cell_ref(gi, gh, h):
+    """One GRU step's pointwise part in float64 (torch.nn.GRU's definition; chunks r, z, n)."""
+    ir, iz, inn = np.split(np.asarray(gi, dtype=np.float64), 3, axis=-1)
+    hr, hz, hn = np.split(np.asarray(gh, dtype=np.float64), 3, axis=-1)
+    r = _sigmoid64(ir + hr)
+    z = _sigmoid64(iz + hz)
+    n = np.tanh(inn + r * hn)
+    return (1.0 - z) * n + z * np.asarray(h, dtype=np.float64)

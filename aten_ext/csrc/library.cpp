@@ -130,6 +130,9 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("linear_relu(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack, float Y_scale_i, int Y_zero_point_i) -> Tensor");
   m.def("linear_dynamic(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack, bool reduce_range=False) -> Tensor");
   m.def("linear_relu_dynamic(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack, bool reduce_range=False) -> Tensor");
+  // Internal (torch_qplugin.nn.quantized.dynamic.LSTM / GRU): one layer, one direction, over a whole
+  // sequence; input [T, B, I], states [B, H]; num_gates 4 = LSTM, 3 = GRU (c0 passed through).
+  m.def("_rnn_layer_dynamic(Tensor input, Tensor h0, Tensor c0, __torch__.torch.classes.qplugin.LinearPackedParamsBase w_ih, __torch__.torch.classes.qplugin.LinearPackedParamsBase w_hh, int num_gates, bool reverse) -> (Tensor output, Tensor h_n, Tensor c_n)");
 
   // ---- Convolution --------------------------------------------------------------------
   // [conv ops]

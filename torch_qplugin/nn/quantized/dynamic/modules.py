@@ -154,10 +154,9 @@ class LSTMCell(_CellBase):
         if hx is None:
             z = torch.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
             hx = (z, z)
-        gi, gh = self._gates(input, hx[0])
-        i, f, g, o = (gi + gh).chunk(4, 1)
-        c = torch.sigmoid(f) * hx[1] + torch.sigmoid(i) * torch.tanh(g)
-        return torch.sigmoid(o) * torch.tanh(c), c
+        _, h, c = torch.ops.qplugin._rnn_layer_dynamic(input.unsqueeze(0), hx[0], hx[1], self._packed_weight_ih,
+                                                       self._packed_weight_hh, 4, False)
+        return h, c
 
 
 class GRUCell(_CellBase):
@@ -170,18 +169,14 @@ class GRUCell(_CellBase):
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
         if hx is None:
             hx = torch.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
-        gi, gh = self._gates(input, hx)
-        ir, iz, inn = gi.chunk(3, 1)
-        hr, hz, hn = gh.chunk(3, 1)
-        r = torch.sigmoid(ir + hr)
-        z = torch.sigmoid(iz + hz)
-        n = torch.tanh(inn + r * hn)
-        return (1 - z) * n + z * hx
+        _, h, _ = torch.ops.qplugin._rnn_layer_dynamic(input.unsqueeze(0), hx, hx, self._packed_weight_ih,
+                                                       self._packed_weight_hh, 3, False)
+        return h
 
 
 # ---- full-sequence LSTM / GRU --------------------------------------------------------------
 class _Direction(_CellBase):
-    """One layer, one direction: input projections for all steps in one linear_dynamic call."""
+    """One layer, one direction of an LSTM / GRU (qplugin::_rnn_layer_dynamic)."""
 
     def __init__(self, input_size, hidden_size, bias, chunks, reverse):
         self._NUM_CHUNKS = chunks
@@ -190,31 +185,10 @@ class _Direction(_CellBase):
         self.is_lstm = chunks == 4
 
     def forward(self, x: Tensor, h: Tensor, c: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
-        T, B = x.size(0), x.size(1)
-        gi_all = torch.ops.qplugin.linear_dynamic(x.reshape(T * B, x.size(2)), self._packed_weight_ih, False)
-        gi_all = gi_all.reshape(T, B, gi_all.size(1))
-        outs: List[Tensor] = []
-        for step in range(T):
-            t = T - 1 - step if self.reverse else step
-            gi = gi_all[t]
-            gh = torch.ops.qplugin.linear_dynamic(h, self._packed_weight_hh, False)
-            if self.is_lstm:
-                i, f, g, o = (gi + gh).chunk(4, 1)
-                c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-                h = torch.sigmoid(o) * torch.tanh(c)
-            else:
-                ir, iz, inn = gi.chunk(3, 1)
-                hr, hz, hn = gh.chunk(3, 1)
-                r = torch.sigmoid(ir + hr)
-                z = torch.sigmoid(iz + hz)
-                n = torch.tanh(inn + r * hn)
-                h = (1 - z) * n + z * h
-            outs.append(h)
-        if self.reverse:
-            outs.reverse()
-        if T == 0:
-            return x.new_zeros([0, B, self.hidden_size]), h, c
-        return torch.stack(outs, 0), h, c
+        # Whole sequence in C++: input projections in one int8 GEMM, then per step the hidden
+        # projection and one fused pass for the gates (qplugin::_rnn_layer_dynamic).
+        return torch.ops.qplugin._rnn_layer_dynamic(x, h, c, self._packed_weight_ih, self._packed_weight_hh,
+                                                    self._NUM_CHUNKS, self.reverse)
 
 
 class _RNNBase(nn.Module):
