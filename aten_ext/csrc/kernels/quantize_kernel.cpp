@@ -19,11 +19,14 @@ void quantize8(const float* x, T* y, int64_t n, float inv_scale, int32_t zp) {
   const VF vzp = set1_f(static_cast<float>(zp));
   const VF hi = set1_f(static_cast<float>(QRange<T>::max));
   const VF lo = set1_f(static_cast<float>(QRange<T>::min));
+  // min_f sends NaN to the top of the range (torch's rule); below the range, store4_q's pack
+  // saturation does the clamp (-inf and < -2^31 convert to INT32_MIN, which saturates too).
+  auto one_hi = [&](const float* p) { return to_i32_round(min_f(fmadd_f(loadu_f(p), vinv, vzp), hi)); };
   auto one = [&](const float* p) {
     return to_i32_round(max_f(min_f(fmadd_f(loadu_f(p), vinv, vzp), hi), lo));
   };
   for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
-    store4_q(y + i, one(x + i), one(x + i + kLanes), one(x + i + 2 * kLanes), one(x + i + 3 * kLanes));
+    store4_q(y + i, one_hi(x + i), one_hi(x + i + kLanes), one_hi(x + i + 2 * kLanes), one_hi(x + i + 3 * kLanes));
   }
   for (; i + kLanes <= n; i += kLanes) store_q(y + i, one(x + i));
 #endif
