@@ -1259,6 +1259,56 @@ void qgemm_block(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64
   }
 }
 
+void minmax_f32(const float* x, int64_t n, float* mn, float* mx) {
+  int64_t i = 0;
+  bool nan = false;
+  float lo = x[0], hi = x[0];
+#if defined(QPLUGIN_ISA_AVX512)
+  if (n >= 16) {
+    __m512 vlo = _mm512_loadu_ps(x), vhi = vlo;
+    __mmask16 bad = 0;
+    for (; i + 16 <= n; i += 16) {
+      const __m512 v = _mm512_loadu_ps(x + i);
+      bad |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+      vlo = _mm512_min_ps(vlo, v);
+      vhi = _mm512_max_ps(vhi, v);
+    }
+    nan = bad != 0;
+    lo = _mm512_reduce_min_ps(vlo);
+    hi = _mm512_reduce_max_ps(vhi);
+  }
+#elif defined(QPLUGIN_ISA_AVX2)
+  if (n >= 8) {
+    __m256 vlo = _mm256_loadu_ps(x), vhi = vlo, bad = _mm256_setzero_ps();
+    for (; i + 8 <= n; i += 8) {
+      const __m256 v = _mm256_loadu_ps(x + i);
+      bad = _mm256_or_ps(bad, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+      vlo = _mm256_min_ps(vlo, v);
+      vhi = _mm256_max_ps(vhi, v);
+    }
+    nan = _mm256_movemask_ps(bad) != 0;
+    alignas(32) float l[8], h[8];
+    _mm256_store_ps(l, vlo);
+    _mm256_store_ps(h, vhi);
+    lo = l[0];
+    hi = h[0];
+    for (int j = 1; j < 8; ++j) {
+      lo = l[j] < lo ? l[j] : lo;
+      hi = h[j] > hi ? h[j] : hi;
+    }
+  }
+#endif
+  for (; i < n; ++i) {
+    const float v = x[i];
+    if (v != v) nan = true;
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+  }
+  if (nan) lo = hi = __builtin_nanf("");
+  *mn = lo;
+  *mx = hi;
+}
+
 } // namespace QPLUGIN_ISA_NS
 } // namespace kernels
 } // namespace qplugin
