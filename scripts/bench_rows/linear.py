@@ -5,15 +5,54 @@ torch baseline: torch.ops.quantized.linear / linear_dynamic with the x86 engine
 Activations use the full 0..255 range (torch's x86 path saturates there but its
 time is what we compare with).
 """
+import os
+import sys
+
 import torch
 
 from bench_rows import Case
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import peak_int8  # noqa: E402  (scripts/peak_int8.py)
 
 FAMILY = "linear"
 ORDER = 40
 NOTE = ("fp32 baseline: `torch.nn.functional.linear` on float tensors of the same shape. "
         "Rate: GOPS = 2*M*K*N / time. torch: `quantized::linear` / `quantized::linear_dynamic`, x86 engine. "
         "Weights per-channel qint8, activations full-range quint8.")
+
+PEAK = {}  # filled by cases(): the machine's int8 peak, measured in the same run
+
+
+def measure_peak():
+    """One core's u8*s8 peak (GOPS): the best of the instruction mixes this CPU supports
+    (scripts/peak_int8.py: vpdpbusd zmm / ymm with VNNI, else vpmaddubsw + vpmaddwd)."""
+    if not PEAK:
+        got = {k: peak_int8.peak_gops(k) for k in ("vnni512", "vnni256", "maddubs")}
+        got = {k: v for k, v in got.items() if v}
+        best = max(got, key=got.get)
+        PEAK.update(name=best, gops=got[best])
+        print(f"linear: int8 peak {got[best]:.1f} GOPS per core ({best}; measured: "
+              + ", ".join(f"{k} {v:.1f}" for k, v in got.items()) + ")", flush=True)
+    return PEAK
+
+
+class _Rate(float):
+    """GOPS that print with their fraction of the measured peak of the threads in use
+    (bench_ops formats rates as f"{rate:.1f} {unit}" after torch.set_num_threads)."""
+
+    def __truediv__(self, d):
+        return _Rate(float(self) / d)
+
+    def __format__(self, spec):
+        threads = torch.get_num_threads()
+        peak = PEAK["gops"] * threads
+        return f"{format(float(self), spec)} GOPS = {100.0 * float(self) / peak:.1f}% of peak ({threads} x {PEAK['gops']:.0f})"
+
+
+class _Ops(_Rate):
+    """2*M*K*N per call; work / time gives a _Rate."""
+
 
 SHAPES = [(1, 768, 768), (1, 4096, 4096), (8, 768, 3072), (128, 1024, 1024), (512, 4096, 4096)]
 
@@ -22,6 +61,10 @@ def cases(shapes=SHAPES):
     q = torch.ops.qplugin
     tq = torch.ops.quantized
     torch.backends.quantized.engine = "x86"
+    global NOTE
+    peak = measure_peak()
+    NOTE = NOTE.split(" Peak:")[0] + (f" Peak: {peak['gops']:.1f} GOPS per core ({peak['name']}, scripts/peak_int8.py, "
+                                       "measured in this run); % of peak is against threads x that.")
     g = torch.Generator().manual_seed(0)
     out = []
     for M, K, N in shapes:
@@ -34,11 +77,11 @@ def cases(shapes=SHAPES):
         torch_p = tq.linear_prepack(wq, b)
         x = torch.rand(M, K, generator=g) * 4 - 2
         xq = torch.quantize_per_tensor(x, 4 / 255, 128, torch.quint8)
-        ops = 2.0 * M * K * N
+        ops = _Ops(2.0 * M * K * N)
         out.append(Case("linear", label, lambda xq=xq, p=ours_p: q.linear(xq, p, 0.05, 128),
                         lambda xq=xq, p=torch_p: tq.linear(xq, p, 0.05, 128),
-                        lambda x=x, w=w, b=b: torch.nn.functional.linear(x, w, b), work=ops, unit="GOPS"))
+                        lambda x=x, w=w, b=b: torch.nn.functional.linear(x, w, b), work=ops, unit=""))
         out.append(Case("linear_dynamic", label, lambda x=x, p=ours_p: q.linear_dynamic(x, p),
                         lambda x=x, p=torch_p: tq.linear_dynamic(x, p, False),
-                        lambda x=x, w=w, b=b: torch.nn.functional.linear(x, w, b), work=ops, unit="GOPS"))
+                        lambda x=x, w=w, b=b: torch.nn.functional.linear(x, w, b), work=ops, unit=""))
     return out
