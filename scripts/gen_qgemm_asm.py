@@ -21,6 +21,9 @@ ALOAD = ["(%[a])", "(%[a],%[lda],1)", "(%[a],%[lda],2)", "(%[a3])", "(%[a3],%[ld
 # GEMV (batch 1) prefetch distance in bytes per weight stream: the weights come from L3 or
 # DRAM (they are read once per call), so the distance must cover the miss latency.
 GEMV_PF = 2048
+# Register-tile prefetch distance per weight stream (a small-M tile, e.g. M = 8, reads every
+# weight once per call, from L3).
+TILE_PF = 1024
 
 
 class Body:
@@ -45,7 +48,7 @@ def tile512(S, RMAX, VMAX):
               ".else", f"vmovdqu64 {r * 256 + v * 64}(%[acc]), %%zmm{n}", ".endif", ".endif")
     L("test %[n], %[n]", "jz 3f", "1:")
     for v in range(VMAX):
-        L(f".if {v} < %c[nv]", f"vmovdqu64 {BLOAD[v]}, %%zmm{24 + v}", f"prefetcht0 512{BLOAD[v]}", ".endif")
+        L(f".if {v} < %c[nv]", f"vmovdqu64 {BLOAD[v]}, %%zmm{24 + v}", f"prefetcht0 {TILE_PF}{BLOAD[v]}", ".endif")
     for r in range(RMAX):
         areg = 28 + (r % 2)
         L(f".if {r} < %c[mr]", f"vpbroadcastd {ALOAD[r]}, %%zmm{areg}")

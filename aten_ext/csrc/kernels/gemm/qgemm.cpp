@@ -66,6 +66,10 @@ void qgemm(const QGemmParams& p) {
   }
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 18) / macs_per_task);
   at::parallel_for(0, ntasks, grain, [&](int64_t begin, int64_t end) {
+    if (num_mb == 1) {  // one row block: a thread's tasks are one contiguous column range
+      QPLUGIN_ISA_CALL(qgemm_block, p, 0, M, begin * kNB, std::min(N, end * kNB));
+      return;
+    }
     for (int64_t t = begin; t < end; ++t) {
       const int64_t nb = t / num_mb;
       const int64_t mb = t % num_mb;
