@@ -1225,6 +1225,64 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
   }
 }
 
+#if defined(QPLUGIN_ISA_AVX512)
+// The same epilogue for all h rows of a tile at once (kU8 / kF32), columns in vectors of 16 outer
+// and rows inner, so the per-column constants (a_zp * colsum, b_zp, multiplier, bias) are loaded
+// and multiplied once per tile instead of once per row. Integer terms are exact (wrap-around,
+// any order); the float steps are those of epilogue_row in the same order, so results are
+// bit-identical. Columns past the last full vector go through epilogue_row.
+void epilogue_tile(const QGemmParams& p, const int32_t* acc, int h, int64_t m, int64_t n, int64_t cnt,
+                   const int32_t* t) {
+  const int64_t full = p.kind == OutKind::kS32 ? 0 : cnt / 16 * 16;
+  const int32_t* colsum = p.b->col_sums + n;
+  const int32_t* bzp = p.b_zero_points + n;
+  const float* mult = p.multipliers + n;
+  const float* bias = p.bias ? p.bias + n : nullptr;
+  const bool zp_terms = !p.b_zero_points_all_zero;
+  const __m512i vazp = _mm512_set1_epi32(p.a_zero_point);
+  if (p.kind == OutKind::kF32) {
+    const __m512 vfmin = _mm512_set1_ps(p.out_fmin);
+    for (int64_t j = 0; j < full; j += 16) {
+      const __m512i off = _mm512_mullo_epi32(vazp, _mm512_loadu_si512(colsum + j));
+      const __m512i vbzp = _mm512_loadu_si512(bzp + j);
+      const __m512 vm = _mm512_loadu_ps(mult + j);
+      const __m512 vb = bias ? _mm512_loadu_ps(bias + j) : _mm512_setzero_ps();
+      for (int r = 0; r < h; ++r) {
+        __m512i c = _mm512_sub_epi32(_mm512_loadu_si512(acc + r * kTileN + j), off);
+        if (zp_terms) c = _mm512_add_epi32(c, _mm512_mullo_epi32(vbzp, _mm512_set1_epi32(t[r])));
+        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(c), vm);
+        if (bias) f = _mm512_add_ps(f, vb);
+        _mm512_storeu_ps(static_cast<float*>(p.out) + (m + r) * p.ldc + n + j, _mm512_max_ps(f, vfmin));
+      }
+    }
+  } else if (p.kind == OutKind::kU8) {
+    const int32_t yzp = p.out_zero_point;
+    const __m512 vhi = _mm512_set1_ps(static_cast<float>(p.out_max - yzp));
+    const __m512 vlo = _mm512_set1_ps(static_cast<float>(p.out_min - yzp));
+    const __m512i vyzp = _mm512_set1_epi32(yzp);
+    for (int64_t j = 0; j < full; j += 16) {
+      const __m512i off = _mm512_mullo_epi32(vazp, _mm512_loadu_si512(colsum + j));
+      const __m512i vbzp = _mm512_loadu_si512(bzp + j);
+      const __m512 vm = _mm512_loadu_ps(mult + j);
+      const __m512 vb = bias ? _mm512_loadu_ps(bias + j) : _mm512_setzero_ps();
+      for (int r = 0; r < h; ++r) {
+        __m512i c = _mm512_sub_epi32(_mm512_loadu_si512(acc + r * kTileN + j), off);
+        if (zp_terms) c = _mm512_add_epi32(c, _mm512_mullo_epi32(vbzp, _mm512_set1_epi32(t[r])));
+        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(c), vm);
+        if (bias) f = _mm512_add_ps(f, vb);
+        f = _mm512_max_ps(_mm512_min_ps(f, vhi), vlo);
+        const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), vyzp);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(p.out) + (m + r) * p.ldc + n + j),
+                         _mm512_cvtepi32_epi8(q));
+      }
+    }
+  }
+  if (full < cnt) {
+    for (int r = 0; r < h; ++r) epilogue_row(p, acc + r * kTileN + full, m + r, n + full, cnt - full, t[r]);
+  }
+}
+#endif
+
 } // namespace
 
 void qgemm_block(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
@@ -1237,16 +1295,22 @@ void qgemm_block(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64
     const int nv = static_cast<int>((ncols + kPanelN - 1) / kPanelN);
     const uint8_t* a = p.a + m * p.lda;
     tile_fn(h, nv)(a, p.lda, K, B.data + (n / kPanelN) * pstride, pstride, acc);
+    int32_t t[kTallMR];  // K * a_zp - rowsum(A[m + r]) (only used when some b_zp != 0)
     for (int r = 0; r < h; ++r) {
-      uint32_t t = static_cast<uint32_t>(K) * static_cast<uint32_t>(azp);
+      uint32_t tr = static_cast<uint32_t>(K) * static_cast<uint32_t>(azp);
       if (!p.b_zero_points_all_zero) {
         const uint8_t* row = a + r * p.lda;
         uint32_t s = 0;
         for (int64_t k = 0; k < K; ++k) s += row[k];
-        t -= s;
+        tr -= s;
       }
-      epilogue_row(p, acc + r * kTileN, m + r, n, ncols, static_cast<int32_t>(t));
+      t[r] = static_cast<int32_t>(tr);
     }
+#if defined(QPLUGIN_ISA_AVX512)
+    epilogue_tile(p, acc, h, m, n, ncols, t);
+#else
+    for (int r = 0; r < h; ++r) epilogue_row(p, acc + r * kTileN, m + r, n, ncols, t[r]);
+#endif
   };
   if (m1 - m0 > kMaxMR && m1 - m0 <= kTallMR) {
     // The rows are one tall tile (e.g. M = 8): step through the columns in its own width
