@@ -442,7 +442,7 @@ def test_tall_tile_column_steps(isa, M):
 
 @pytest.mark.parametrize("M,K,N", [(1, 1030, 1030), (8, 515, 333), (20, 259, 250), (100, 130, 90)])
 def test_threaded_split_bit_identical(isa, M, K, N):
-    """Problems above the serial threshold (2^20 MACs) split columns across threads (one
+    """Problems above the serial threshold (2^18 MACs) split columns across threads (one
     contiguous range per thread when the rows are one block); 1 and 2 threads, and scalar,
     give identical results."""
     import torch_qplugin
