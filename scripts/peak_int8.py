@@ -28,7 +28,6 @@ import ctypes
 import os
 import subprocess
 import tempfile
-import threading
 import time
 
 SRC = r"""
@@ -174,6 +173,28 @@ __attribute__((target("avx512f"))) int64_t readbw(const void* p, int64_t bytes, 
     : "rax", "rcx", "xmm0", "xmm1", "xmm2", "xmm3", "cc", "memory");
   return out[0];
 }
+
+#include <pthread.h>
+struct rb_arg { const char* p; int64_t bytes; int64_t reps; };
+static void* rb_run(void* v) {
+  struct rb_arg* a = (struct rb_arg*)v;
+  readbw(a->p, a->bytes, a->reps);
+  return 0;
+}
+/* readbw on `threads` (<= 16) disjoint parts of p at once (threads created in C: a Python
+   thread start would cost more than reading a few MB) */
+int64_t readbw_mt(const char* p, int64_t bytes, int64_t reps, int64_t threads) {
+  pthread_t th[16];
+  struct rb_arg args[16];
+  int64_t part = bytes / threads / 256 * 256;
+  for (int64_t i = 0; i < threads; ++i) {
+    args[i].p = p + i * part; args[i].bytes = part; args[i].reps = reps;
+    if (i > 0) pthread_create(&th[i], 0, rb_run, &args[i]);
+  }
+  rb_run(&args[0]);
+  for (int64_t i = 1; i < threads; ++i) pthread_join(th[i], 0);
+  return 0;
+}
 """
 
 # MACs per loop iteration of each kernel
@@ -192,7 +213,7 @@ def build():
         lib = os.path.join(d, "peak.so")
         with open(src, "w") as f:
             f.write(SRC)
-        subprocess.check_call(["gcc", "-O2", "-shared", "-fPIC", src, "-o", lib])
+        subprocess.check_call(["gcc", "-O2", "-shared", "-fPIC", "-pthread", src, "-o", lib])
         _lib = ctypes.CDLL(lib)
         for name in list(KERNELS) + ["readbw"]:
             fn = getattr(_lib, name)
@@ -200,6 +221,8 @@ def build():
         for name in KERNELS:
             getattr(_lib, name).argtypes = [ctypes.c_int64]
         _lib.readbw.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
+        _lib.readbw_mt.restype = ctypes.c_int64
+        _lib.readbw_mt.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64]
     return _lib
 
 
@@ -247,16 +270,11 @@ def read_bandwidth(nbytes, threads=1, repeats=15):
     ctypes.memset(base, 1, nbytes)
     best = float("inf")
     for _ in range(repeats + 1):
+        t0 = time.perf_counter()
         if threads == 1:
-            t0 = time.perf_counter()
             lib.readbw(base, part, reps)
         else:
-            ts = [threading.Thread(target=lib.readbw, args=(base + i * part, part, reps)) for i in range(threads)]
-            t0 = time.perf_counter()
-            for t in ts:
-                t.start()
-            for t in ts:
-                t.join()
+            lib.readbw_mt(base, nbytes, reps, threads)
         best = min(best, time.perf_counter() - t0)
     return nbytes * reps / best / 1e9
 

@@ -89,7 +89,7 @@ def cases(shapes=SHAPES):
 def _main():
     """Interleaved best-of / median comparison for a few shapes, with two references for the
     batch-1 rows: the call overhead (M = 0, same op) and a plain read of the weight bytes
-    (scripts/peak_int8.py). On a shared machine the best of many short rounds is the least
+    (scripts/peak_int8.py; split over the same number of threads). On a shared machine the best of many short rounds is the least
     disturbed sample; the median is what bench_ops.py reports.
 
         python scripts/bench_rows/linear.py 1x768x768 1x4096x4096 --threads 1 2
@@ -122,7 +122,9 @@ def _main():
             buf = ctypes.create_string_buffer(nbytes + 64)
             base = (ctypes.addressof(buf) + 63) // 64 * 64
             ctypes.memset(base, 1, nbytes)
-            fns["read W bytes"] = lambda base=base, nbytes=nbytes: lib.readbw(base, nbytes, 1)
+            fns["read W bytes"] = lambda base=base, nbytes=nbytes: (
+                lib.readbw(base, nbytes, 1) if torch.get_num_threads() == 1
+                else lib.readbw_mt(base, nbytes, 1, torch.get_num_threads()))
             q = torch.ops.qplugin
             tq = torch.ops.quantized
             p0 = q.linear_prepack(torch.quantize_per_tensor(torch.zeros(N, K), 0.1, 0, torch.qint8))
