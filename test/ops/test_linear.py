@@ -471,21 +471,21 @@ def test_threaded_split_bit_identical(isa, M, K, N):
 
 @pytest.mark.parametrize("special", [None, "nan", "inf", "-inf"])
 def test_dynamic_small_and_large_activation_paths_agree(isa, special):
-    """linear_dynamic finds min/max and quantizes activations of <= 2^16 elements in one pass
+    """linear_dynamic finds min/max and quantizes activations of <= 2^18 elements in one pass
     (its own kernel), larger ones with at::aminmax and a threaded pass. Inputs with the same
     min/max (rows repeated) give identical rows on both paths, NaN / inf included."""
     g = torch.Generator().manual_seed(22)
-    K, N = 30001, 19  # 2 rows: 60002 elements (small path); 4 rows: 120004 (large path)
+    K, N = 30001, 19  # 8 rows: 240008 elements (small path); 16 rows: 480016 (large path)
     wq = make_weight(N, K, True, g)
     p = q.linear_prepack(wq, torch.randn(N, generator=g))
-    xs = torch.randn(2, K, generator=g) * 2
+    xs = torch.randn(8, K, generator=g) * 2
     if special is not None:
         xs[1, 12345] = float(special)
     xl = torch.cat([xs, xs.flip(0)])
     for relu in (False, True):
         op = q.linear_relu_dynamic if relu else q.linear_dynamic
         ys, yl = op(xs, p), op(xl, p)
-        assert np.array_equal(ys.numpy(), yl[:2].numpy(), equal_nan=True)
+        assert np.array_equal(ys.numpy(), yl[:8].numpy(), equal_nan=True)
     if special is None:
         expect = ref.linear_dynamic_ref(xs, wq, None, False, False)
         y = q.linear_dynamic(xs, q.linear_prepack(wq))
