@@ -20,6 +20,7 @@ disturbed slice on a shared machine).
   read    : a plain streaming read (vmovdqu64 loads, 4 independent vpaddq sums) of a buffer of
             the given size, once per thread (1 thread, then 2 threads on disjoint halves):
             the bandwidth a weight-streaming GEMV (batch 1) can reach at best.
+  gemv    : the GEMV inner loop of our kernel (same asm text) over 16.8 MB, next to that read.
 
     python scripts/peak_int8.py            # all of the above
     from peak_int8 import peak_gops        # peak_gops("vnni512") -> GOPS of one core
@@ -174,6 +175,62 @@ __attribute__((target("avx512f"))) int64_t readbw(const void* p, int64_t bytes, 
   return out[0];
 }
 
+/* The batch-1 GEMV inner loop of kernels/gemm/qgemm_kernel.cpp (avx512_gemv, 4 panels = 4 weight
+   streams K * 16 bytes apart, 2 quads per step, prefetch 2 KB ahead into L1 and 8 KB into L2),
+   over a whole packed K x N weight (K % 8 == 0, N % 64 == 0): its bandwidth next to readbw's. */
+__attribute__((target("avx512f"))) int64_t gemv_stream(const char* w, const unsigned char* x, int64_t K, int64_t N) {
+  int64_t ps1 = K * 16, ps2 = 2 * ps1, ps3 = 3 * ps1;
+  for (int64_t n0 = 0; n0 < N; n0 += 64) {
+    const char* b = w + (n0 / 16) * ps1;
+    const unsigned char* a = x;
+    int64_t n = K / 8;
+    __asm__ volatile(
+    "1:\n\t"
+    "prefetcht0 2048(%[b])\n\t"
+    "prefetcht0 2112(%[b])\n\t"
+    "prefetcht1 8192(%[b])\n\t"
+    "prefetcht1 8256(%[b])\n\t"
+    "vmovdqu64 (%[b]), %%zmm24\n\t"
+    "vmovdqu64 64(%[b]), %%zmm8\n\t"
+    "prefetcht0 2048(%[b],%[ps1],1)\n\t"
+    "prefetcht0 2112(%[b],%[ps1],1)\n\t"
+    "prefetcht1 8192(%[b],%[ps1],1)\n\t"
+    "prefetcht1 8256(%[b],%[ps1],1)\n\t"
+    "vmovdqu64 (%[b],%[ps1],1), %%zmm25\n\t"
+    "vmovdqu64 64(%[b],%[ps1],1), %%zmm9\n\t"
+    "prefetcht0 2048(%[b],%[ps2],1)\n\t"
+    "prefetcht0 2112(%[b],%[ps2],1)\n\t"
+    "prefetcht1 8192(%[b],%[ps2],1)\n\t"
+    "prefetcht1 8256(%[b],%[ps2],1)\n\t"
+    "vmovdqu64 (%[b],%[ps2],1), %%zmm26\n\t"
+    "vmovdqu64 64(%[b],%[ps2],1), %%zmm10\n\t"
+    "prefetcht0 2048(%[b],%[ps3],1)\n\t"
+    "prefetcht0 2112(%[b],%[ps3],1)\n\t"
+    "prefetcht1 8192(%[b],%[ps3],1)\n\t"
+    "prefetcht1 8256(%[b],%[ps3],1)\n\t"
+    "vmovdqu64 (%[b],%[ps3],1), %%zmm27\n\t"
+    "vmovdqu64 64(%[b],%[ps3],1), %%zmm11\n\t"
+    "vpbroadcastd (%[a]), %%zmm28\n\t"
+    "vpbroadcastd 4(%[a]), %%zmm29\n\t"
+    "vpdpbusd %%zmm24, %%zmm28, %%zmm0\n\t"
+    "vpdpbusd %%zmm8, %%zmm29, %%zmm4\n\t"
+    "vpdpbusd %%zmm25, %%zmm28, %%zmm1\n\t"
+    "vpdpbusd %%zmm9, %%zmm29, %%zmm5\n\t"
+    "vpdpbusd %%zmm26, %%zmm28, %%zmm2\n\t"
+    "vpdpbusd %%zmm10, %%zmm29, %%zmm6\n\t"
+    "vpdpbusd %%zmm27, %%zmm28, %%zmm3\n\t"
+    "vpdpbusd %%zmm11, %%zmm29, %%zmm7\n\t"
+    "add $8, %[a]\n\t"
+    "add $128, %[b]\n\t"
+    "dec %[n]\n\t"
+    "jnz 1b\n\t"
+      : [a] "+r"(a), [b] "+r"(b), [n] "+r"(n) : [ps1] "r"(ps1), [ps2] "r"(ps2), [ps3] "r"(ps3)
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
+        "xmm24", "xmm25", "xmm26", "xmm27", "xmm28", "xmm29", "cc", "memory");
+  }
+  return 0;
+}
+
 #include <pthread.h>
 struct rb_arg { const char* p; int64_t bytes; int64_t reps; };
 static void* rb_run(void* v) {
@@ -221,6 +278,8 @@ def build():
         for name in KERNELS:
             getattr(_lib, name).argtypes = [ctypes.c_int64]
         _lib.readbw.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
+        _lib.gemv_stream.restype = ctypes.c_int64
+        _lib.gemv_stream.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64]
         _lib.readbw_mt.restype = ctypes.c_int64
         _lib.readbw_mt.argtypes = [ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64]
     return _lib
@@ -279,6 +338,31 @@ def read_bandwidth(nbytes, threads=1, repeats=15):
     return nbytes * reps / best / 1e9
 
 
+def gemv_vs_read(K=4096, N=4096, rounds=15):
+    """GB/s of the GEMV inner loop (gemv_stream) and of readbw over two K x N weight buffers used
+    in turns (33.6 MB for 4096 x 4096: more than this L3, as when ours and torch's weights
+    alternate in a benchmark), best of `rounds`."""
+    lib = build()
+    nbytes = K * N
+    bufs = []
+    for _ in range(2):
+        b = ctypes.create_string_buffer(nbytes + 64)
+        base = (ctypes.addressof(b) + 63) // 64 * 64
+        ctypes.memset(base, 1, nbytes)
+        bufs.append((b, base))
+    x = ctypes.create_string_buffer(K + 64)
+    best = {"gemv": float("inf"), "read": float("inf")}
+    for _ in range(rounds):
+        for _, base in bufs:
+            t0 = time.perf_counter()
+            lib.gemv_stream(base, ctypes.addressof(x), K, N)
+            best["gemv"] = min(best["gemv"], time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            lib.readbw(base, nbytes, 1)
+            best["read"] = min(best["read"], time.perf_counter() - t0)
+    return {k: nbytes / v / 1e9 for k, v in best.items()}
+
+
 def main():
     results = {}
     for name in KERNELS:
@@ -294,6 +378,10 @@ def main():
                 bw = read_bandwidth(size, th)
                 results[f"read_{size}_{th}t"] = bw
                 print(f"read    : {bw:7.1f} GB/s, {size / 1e6:.1f} MB buffer, {th} thread(s)")
+        g = gemv_vs_read()
+        results["gemv_stream"] = g
+        print(f"gemv    : {g['gemv']:7.1f} GB/s (batch-1 GEMV inner loop, 4096x4096 int8, two buffers in "
+              f"turns) vs plain read {g['read']:.1f} GB/s, 1 thread")
     return results
 
 
