@@ -18,6 +18,15 @@ ALOAD = ["(%[a])", "(%[a],%[lda],1)", "(%[a],%[lda],2)", "(%[a3])", "(%[a3],%[ld
          "(%[a3],%[lda],2)", "(%[a3],%[lda3],1)", "(%[a3],%[lda],4)"]
 
 
+# GEMV (batch 1) prefetch distance in bytes per weight stream: the weights come from L3 or
+# DRAM (they are read once per call), so the distance must cover the miss latency.
+GEMV_PF = 2048
+GEMV_PF2 = 8192
+# Register-tile prefetch distance per weight stream (a small-M tile, e.g. M = 8, reads every
+# weight once per call, from L3).
+TILE_PF = 1024
+
+
 class Body:
     def __init__(self):
         self.lines = []
@@ -40,7 +49,7 @@ def tile512(S, RMAX, VMAX):
               ".else", f"vmovdqu64 {r * 256 + v * 64}(%[acc]), %%zmm{n}", ".endif", ".endif")
     L("test %[n], %[n]", "jz 3f", "1:")
     for v in range(VMAX):
-        L(f".if {v} < %c[nv]", f"vmovdqu64 {BLOAD[v]}, %%zmm{24 + v}", f"prefetcht0 512{BLOAD[v]}", ".endif")
+        L(f".if {v} < %c[nv]", f"vmovdqu64 {BLOAD[v]}, %%zmm{24 + v}", f"prefetcht0 {TILE_PF}{BLOAD[v]}", ".endif")
     for r in range(RMAX):
         areg = 28 + (r % 2)
         L(f".if {r} < %c[mr]", f"vpbroadcastd {ALOAD[r]}, %%zmm{areg}")
@@ -63,7 +72,8 @@ def gemv512():
           ".endif")
     L("mov %[n], %[n2]", "shr $1, %[n2]", "jz 2f", "1:")
     for v in range(4):
-        L(f".if {v} < %c[nv]", f"prefetcht0 512{BLOAD[v]}", f"prefetcht0 576{BLOAD[v]}",
+        L(f".if {v} < %c[nv]", f"prefetcht0 {GEMV_PF}{BLOAD[v]}", f"prefetcht0 {GEMV_PF + 64}{BLOAD[v]}",
+          f"prefetcht1 {GEMV_PF2}{BLOAD[v]}", f"prefetcht1 {GEMV_PF2 + 64}{BLOAD[v]}",
           f"vmovdqu64 {BLOAD[v]}, %%zmm{24 + v}", f"vmovdqu64 64{BLOAD[v]}, %%zmm{8 + v}", ".endif")
     L("vpbroadcastd (%[a]), %%zmm28", "vpbroadcastd 4(%[a]), %%zmm29")
     for v in range(4):

@@ -415,3 +415,116 @@ def test_corrupted_state_raises(i):
     _setstate(p, (1, _good_state(), None))  # the good state loads
     with pytest.raises(RuntimeError, match=msg):
         _setstate(p, make(_good_state()))
+
+
+# --- fast paths (issue 4 performance work) --------------------------------------------------
+
+
+@pytest.mark.parametrize("M", [7, 8])
+def test_tall_tile_column_steps(isa, M):
+    """7-8 rows run as one tall tile stepping 48 columns at a time: every N (not a multiple of
+    48 or 16) and K (not a multiple of 4) within 1 step of float64, and bit-identical to scalar."""
+    import torch_qplugin
+
+    g = torch.Generator().manual_seed(20)
+    for K, N in [(5, 47), (64, 48), (131, 49), (33, 100), (72, 160), (17, 200)]:
+        wq = make_weight(N, K, True, g)
+        bias = torch.randn(N, generator=g)
+        p = q.linear_prepack(wq, bias)
+        xq = make_x((M, K), g)
+        ys, yzp = out_qparams(xq, wq, bias)
+        y = q.linear(xq, p, ys, yzp)
+        ref.assert_within_steps(y, ref.linear_ref(xq, wq, bias, ys, yzp), 1, f"{isa} {M}x{K}x{N}")
+        with torch_qplugin.kernel_isa("scalar"):
+            y0 = q.linear(xq, p, ys, yzp)
+        assert torch.equal(y.int_repr(), y0.int_repr()), f"{isa} {M}x{K}x{N}"
+
+
+@pytest.mark.parametrize("M,K,N", [(1, 1030, 1030), (8, 515, 333), (20, 259, 250), (100, 130, 90)])
+def test_threaded_split_bit_identical(isa, M, K, N):
+    """Problems above the serial threshold (2^18 MACs) split columns across threads (one
+    contiguous range per thread when the rows are one block); 1 and 2 threads, and scalar,
+    give identical results."""
+    import torch_qplugin
+
+    g = torch.Generator().manual_seed(21)
+    wq = make_weight(N, K, True, g)
+    bias = torch.randn(N, generator=g)
+    p = q.linear_prepack(wq, bias)
+    xq = make_x((M, K), g)
+    x = torch.randn(M, K, generator=g)
+    ys, yzp = out_qparams(xq, wq, bias)
+    prev = torch.get_num_threads()
+    try:
+        outs = []
+        for t in (1, 2):
+            torch.set_num_threads(t)
+            outs.append((q.linear(xq, p, ys, yzp).int_repr(), q.linear_dynamic(x, p)))
+    finally:
+        torch.set_num_threads(prev)
+    with torch_qplugin.kernel_isa("scalar"):
+        y0, yd0 = q.linear(xq, p, ys, yzp).int_repr(), q.linear_dynamic(x, p)
+    for y, yd in outs:
+        assert torch.equal(y, y0) and torch.equal(yd, yd0)
+    ref.assert_within_steps(q.linear(xq, p, ys, yzp), ref.linear_ref(xq, wq, bias, ys, yzp), 1, isa)
+
+
+@pytest.mark.parametrize("special", [None, "nan", "inf", "-inf"])
+def test_dynamic_small_and_large_activation_paths_agree(isa, special):
+    """linear_dynamic finds min/max and quantizes activations of <= 2^18 elements in one pass
+    (its own kernel), larger ones with at::aminmax and a threaded pass. Inputs with the same
+    min/max (rows repeated) give identical rows on both paths, NaN / inf included."""
+    g = torch.Generator().manual_seed(22)
+    K, N = 30001, 19  # 8 rows: 240008 elements (small path); 16 rows: 480016 (large path)
+    wq = make_weight(N, K, True, g)
+    p = q.linear_prepack(wq, torch.randn(N, generator=g))
+    xs = torch.randn(8, K, generator=g) * 2
+    if special is not None:
+        xs[1, 12345] = float(special)
+    xl = torch.cat([xs, xs.flip(0)])
+    for relu in (False, True):
+        op = q.linear_relu_dynamic if relu else q.linear_dynamic
+        ys, yl = op(xs, p), op(xl, p)
+        assert np.array_equal(ys.numpy(), yl[:8].numpy(), equal_nan=True)
+    if special is None:
+        expect = ref.linear_dynamic_ref(xs, wq, None, False, False)
+        y = q.linear_dynamic(xs, q.linear_prepack(wq))
+        np.testing.assert_allclose(y.numpy(), expect, rtol=1e-5, atol=1e-5 * float(np.abs(expect).max()) + 1e-5)
+
+
+def test_dynamic_small_path_odd_sizes(isa):
+    """The one-pass min/max kernel: every length around the vector widths (8 / 16 floats),
+    min or max at the first / last element."""
+    g = torch.Generator().manual_seed(23)
+    N = 5
+    for K in [1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 100]:
+        wq = make_weight(N, K, True, g)
+        p = q.linear_prepack(wq)
+        for where in (0, K - 1):
+            x = torch.rand(1, K, generator=g)
+            x[0, where] = -3.0
+            x[0, K - 1 - where] = 5.0 if K > 1 else -3.0
+            expect = ref.linear_dynamic_ref(x, wq, None, False, False)
+            np.testing.assert_allclose(q.linear_dynamic(x, p).numpy(), expect, rtol=1e-5,
+                                       atol=1e-5 * float(np.abs(expect).max()) + 1e-5)
+
+
+def test_static_epilogue_cache_follows_scales_and_bias():
+    """The per-(x_scale, y_scale) epilogue constants are cached in the packed weight: changing
+    either scale, or the bias in place, gives the same result as a fresh prepack."""
+    g = torch.Generator().manual_seed(24)
+    M, K, N = 3, 40, 24
+    wq = make_weight(N, K, True, g)
+    bias = torch.randn(N, generator=g)
+    p = q.linear_prepack(wq, bias)
+    data = torch.randint(0, 256, (M, K), generator=g, dtype=torch.uint8)
+    for xs, ys in [(0.03, 0.2), (0.05, 0.2), (0.05, 0.3), (0.03, 0.2)]:
+        xq = torch._make_per_tensor_quantized_tensor(data, xs, 120)
+        y = q.linear(xq, p, ys, 100)
+        assert torch.equal(y.int_repr(), q.linear(xq, q.linear_prepack(wq, bias.clone()), ys, 100).int_repr())
+    xq = torch._make_per_tensor_quantized_tensor(data, 0.03, 120)
+    before = q.linear(xq, p, 0.2, 100).int_repr()
+    bias.add_(3.0)
+    after = q.linear(xq, p, 0.2, 100).int_repr()
+    assert not torch.equal(before, after)
+    assert torch.equal(after, q.linear(xq, q.linear_prepack(wq, bias.clone()), 0.2, 100).int_repr())

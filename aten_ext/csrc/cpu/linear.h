@@ -8,11 +8,11 @@
 namespace qplugin {
 namespace cpu {
 
-// y[..., n] (uint8, quint8 semantics) = requantized sum_k (x - x_zp) * (W[n] - w_zp[n]) + bias,
-// see kernels/gemm/qgemm.h (kU8). x: uint8 [..., K]; out: uint8 [..., N], contiguous.
-void linear_u8_out(const char* op, const at::Tensor& x, double x_scale, int64_t x_zero_point,
-                   const LinearPackedParams& w, double y_scale, int64_t y_zero_point, bool relu,
-                   at::Tensor& out);
+// y[m][n] (uint8, quint8 semantics) = requantized sum_k (x[m][k] - x_zp) * (W[n][k] - w_zp[n]) + bias,
+// see kernels/gemm/qgemm.h (kU8). x: M rows of K uint8 (dense), out: M rows of N uint8 (dense).
+// Raw pointers (the adapter hands over the quantized tensors' data): no per-call tensor wrappers.
+void linear_u8(const char* op, const uint8_t* x, int64_t M, double x_scale, int64_t x_zero_point,
+               const LinearPackedParams& w, double y_scale, int64_t y_zero_point, bool relu, uint8_t* out);
 // Output shape of linear for input sizes (checks rank and K; `op` names the caller).
 std::vector<int64_t> linear_out_sizes(const char* op, at::IntArrayRef x_sizes, const LinearPackedParams& w);
 

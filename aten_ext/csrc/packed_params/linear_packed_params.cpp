@@ -22,6 +22,43 @@ kernels::gemm::PackedB LinearPackedParams::view() const {
   return b;
 }
 
+std::shared_ptr<const LinearPackedParams::StaticEpilogue> LinearPackedParams::static_epilogue(double x_scale,
+                                                                                             double y_scale) const {
+  // the bias tensor is shared with the caller (as torch's packed weights do): an in-place
+  // change bumps its version counter and refreshes the cache
+  // (inference tensors have no version counter: then the constants are recomputed per call)
+  const bool cacheable = !bias.has_value() || !bias->is_inference();
+  const int64_t bias_version = bias.has_value() && cacheable ? bias->_version() : 0;
+  if (cacheable) {
+    std::lock_guard<std::mutex> lock(epilogue_mu_);
+    if (epilogue_ && epilogue_->x_scale == x_scale && epilogue_->y_scale == y_scale &&
+        epilogue_->bias_version == bias_version) {
+      return epilogue_;
+    }
+  }
+  auto e = std::make_shared<StaticEpilogue>();
+  e->x_scale = x_scale;
+  e->y_scale = y_scale;
+  e->bias_version = bias_version;
+  // double math, one rounding to float each (multiplications by double reciprocals: the
+  // difference from dividing is far below float resolution)
+  const double ratio = x_scale / y_scale;
+  const double inv_y = 1.0 / y_scale;
+  e->mult.resize(N);
+  for (int64_t n = 0; n < N; ++n) e->mult[n] = static_cast<float>(ratio * w_scale[n]);
+  if (bias.has_value()) {
+    e->bias.resize(N);
+    const float* b = bias->const_data_ptr<float>();
+    for (int64_t n = 0; n < N; ++n) e->bias[n] = static_cast<float>(static_cast<double>(b[n]) * inv_y);
+  }
+  std::shared_ptr<const StaticEpilogue> r = std::move(e);
+  if (cacheable) {
+    std::lock_guard<std::mutex> lock(epilogue_mu_);
+    epilogue_ = r;
+  }
+  return r;
+}
+
 c10::intrusive_ptr<LinearPackedParams> LinearPackedParams::create(
     const char* op, const at::Tensor& w_int8, const at::Tensor& scales, const at::Tensor& zero_points,
     bool per_channel, const c10::optional<at::Tensor>& bias) {
@@ -66,6 +103,7 @@ c10::intrusive_ptr<LinearPackedParams> LinearPackedParams::create(
   p->w_zp.resize(N);
   for (int64_t n = 0; n < N; ++n) {
     p->w_scale[n] = s[per_channel ? n : 0];
+    p->w_scale_f.push_back(static_cast<float>(p->w_scale[n]));
     p->w_zp[n] = static_cast<int32_t>(z[per_channel ? n : 0]);
     if (p->w_zp[n] != 0) p->w_zp_all_zero = false;
   }

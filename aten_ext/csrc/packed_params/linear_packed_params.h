@@ -14,6 +14,8 @@
 #include <ATen/ATen.h>
 #include <torch/custom_class.h>
 
+#include <memory>
+#include <mutex>
 #include <tuple>
 #include <vector>
 
@@ -36,8 +38,23 @@ struct LinearPackedParams : torch::CustomClassHolder {
   std::vector<int32_t> w_zp;    // N entries
   bool w_zp_all_zero = true;
   c10::optional<at::Tensor> bias;  // float32 [N], contiguous
+  std::vector<float> w_scale_f;    // N entries: float(w_scale[n]) (dynamic epilogue)
 
   kernels::gemm::PackedB view() const;
+
+  // The static (kU8) epilogue constants for one (x_scale, y_scale) pair, see cpu/linear.cpp:
+  // mult[n] = float((x_scale / y_scale) * w_scale[n]), bias[n] = float(bias[n] * (1 / y_scale))
+  // (empty without bias). The last pair is cached: a model calls a layer with the same
+  // activation scales every time, so the per-call cost is one comparison (key: the two scales and
+  // the bias tensor's version counter). Thread-safe.
+  struct StaticEpilogue {
+    double x_scale = 0.0;
+    double y_scale = 0.0;
+    int64_t bias_version = 0;
+    std::vector<float> mult;
+    std::vector<float> bias;
+  };
+  std::shared_ptr<const StaticEpilogue> static_epilogue(double x_scale, double y_scale) const;
 
   // From plain int8 data [N, K] and qparams (validated here; `op` names the caller).
   static c10::intrusive_ptr<LinearPackedParams> create(const char* op, const at::Tensor& w_int8,
@@ -53,6 +70,10 @@ struct LinearPackedParams : torch::CustomClassHolder {
   State getstate() const;
   static c10::intrusive_ptr<LinearPackedParams> setstate(State state);
   std::string repr() const;
+
+ private:
+  mutable std::mutex epilogue_mu_;
+  mutable std::shared_ptr<const StaticEpilogue> epilogue_;
 };
 
 // Registers the class with its methods and pickle support, once. Called by

@@ -94,8 +94,11 @@ void qgemm(const QGemmParams& p);
 // One block (qplugin::kernels::{scalar,avx2,avx512}::qgemm_block): rows [m0, m1), columns [n0, n1) with n0 a multiple of kPanelN.
 // Single-threaded; qgemm() calls it per block. Exposed per ISA for tests / reuse.
 // clang-format off
+// minmax_f32: *mn = min(x[0..n)), *mx = max(x[0..n)) for n >= 1; both NaN if any x is NaN
+// (as at::aminmax). Used by dynamic linear to choose a small activation's qparams in place.
 #define QPLUGIN_QGEMM_KERNELS(X) \
-  X(void, qgemm_block, (const gemm::QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1))
+  X(void, qgemm_block, (const gemm::QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1)) \
+  X(void, minmax_f32, (const float* x, int64_t n, float* mn, float* mx))
 // clang-format on
 QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_QGEMM_KERNELS)
 

@@ -102,26 +102,34 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
       "jz 2f\n"
       "1:\n"
       ".if 0 < %c[nv]\n"
-      "prefetcht0 512(%[b])\n"
-      "prefetcht0 576(%[b])\n"
+      "prefetcht0 2048(%[b])\n"
+      "prefetcht0 2112(%[b])\n"
+      "prefetcht1 8192(%[b])\n"
+      "prefetcht1 8256(%[b])\n"
       "vmovdqu64 (%[b]), %%zmm24\n"
       "vmovdqu64 64(%[b]), %%zmm8\n"
       ".endif\n"
       ".if 1 < %c[nv]\n"
-      "prefetcht0 512(%[b],%[ps],1)\n"
-      "prefetcht0 576(%[b],%[ps],1)\n"
+      "prefetcht0 2048(%[b],%[ps],1)\n"
+      "prefetcht0 2112(%[b],%[ps],1)\n"
+      "prefetcht1 8192(%[b],%[ps],1)\n"
+      "prefetcht1 8256(%[b],%[ps],1)\n"
       "vmovdqu64 (%[b],%[ps],1), %%zmm25\n"
       "vmovdqu64 64(%[b],%[ps],1), %%zmm9\n"
       ".endif\n"
       ".if 2 < %c[nv]\n"
-      "prefetcht0 512(%[b],%[ps],2)\n"
-      "prefetcht0 576(%[b],%[ps],2)\n"
+      "prefetcht0 2048(%[b],%[ps],2)\n"
+      "prefetcht0 2112(%[b],%[ps],2)\n"
+      "prefetcht1 8192(%[b],%[ps],2)\n"
+      "prefetcht1 8256(%[b],%[ps],2)\n"
       "vmovdqu64 (%[b],%[ps],2), %%zmm26\n"
       "vmovdqu64 64(%[b],%[ps],2), %%zmm10\n"
       ".endif\n"
       ".if 3 < %c[nv]\n"
-      "prefetcht0 512(%[b],%[ps3],1)\n"
-      "prefetcht0 576(%[b],%[ps3],1)\n"
+      "prefetcht0 2048(%[b],%[ps3],1)\n"
+      "prefetcht0 2112(%[b],%[ps3],1)\n"
+      "prefetcht1 8192(%[b],%[ps3],1)\n"
+      "prefetcht1 8256(%[b],%[ps3],1)\n"
       "vmovdqu64 (%[b],%[ps3],1), %%zmm27\n"
       "vmovdqu64 64(%[b],%[ps3],1), %%zmm11\n"
       ".endif\n"
@@ -373,19 +381,19 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
       "1:\n"
       ".if 0 < %c[nv]\n"
       "vmovdqu64 (%[b]), %%zmm24\n"
-      "prefetcht0 512(%[b])\n"
+      "prefetcht0 1024(%[b])\n"
       ".endif\n"
       ".if 1 < %c[nv]\n"
       "vmovdqu64 (%[b],%[ps],1), %%zmm25\n"
-      "prefetcht0 512(%[b],%[ps],1)\n"
+      "prefetcht0 1024(%[b],%[ps],1)\n"
       ".endif\n"
       ".if 2 < %c[nv]\n"
       "vmovdqu64 (%[b],%[ps],2), %%zmm26\n"
-      "prefetcht0 512(%[b],%[ps],2)\n"
+      "prefetcht0 1024(%[b],%[ps],2)\n"
       ".endif\n"
       ".if 3 < %c[nv]\n"
       "vmovdqu64 (%[b],%[ps3],1), %%zmm27\n"
-      "prefetcht0 512(%[b],%[ps3],1)\n"
+      "prefetcht0 1024(%[b],%[ps3],1)\n"
       ".endif\n"
       ".if 0 < %c[mr]\n"
       "vpbroadcastd (%[a]), %%zmm28\n"
@@ -738,15 +746,15 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
       "1:\n"
       ".if 0 < %c[nv]\n"
       "vmovdqu64 (%[b]), %%zmm24\n"
-      "prefetcht0 512(%[b])\n"
+      "prefetcht0 1024(%[b])\n"
       ".endif\n"
       ".if 1 < %c[nv]\n"
       "vmovdqu64 (%[b],%[ps],1), %%zmm25\n"
-      "prefetcht0 512(%[b],%[ps],1)\n"
+      "prefetcht0 1024(%[b],%[ps],1)\n"
       ".endif\n"
       ".if 2 < %c[nv]\n"
       "vmovdqu64 (%[b],%[ps],2), %%zmm26\n"
-      "prefetcht0 512(%[b],%[ps],2)\n"
+      "prefetcht0 1024(%[b],%[ps],2)\n"
       ".endif\n"
       ".if 0 < %c[mr]\n"
       "vpbroadcastd (%[a]), %%zmm28\n"
@@ -1217,6 +1225,64 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
   }
 }
 
+#if defined(QPLUGIN_ISA_AVX512)
+// The same epilogue for all h rows of a tile at once (kU8 / kF32), columns in vectors of 16 outer
+// and rows inner, so the per-column constants (a_zp * colsum, b_zp, multiplier, bias) are loaded
+// and multiplied once per tile instead of once per row. Integer terms are exact (wrap-around,
+// any order); the float steps are those of epilogue_row in the same order, so results are
+// bit-identical. Columns past the last full vector go through epilogue_row.
+void epilogue_tile(const QGemmParams& p, const int32_t* acc, int h, int64_t m, int64_t n, int64_t cnt,
+                   const int32_t* t) {
+  const int64_t full = p.kind == OutKind::kS32 ? 0 : cnt / 16 * 16;
+  const int32_t* colsum = p.b->col_sums + n;
+  const int32_t* bzp = p.b_zero_points + n;
+  const float* mult = p.multipliers + n;
+  const float* bias = p.bias ? p.bias + n : nullptr;
+  const bool zp_terms = !p.b_zero_points_all_zero;
+  const __m512i vazp = _mm512_set1_epi32(p.a_zero_point);
+  if (p.kind == OutKind::kF32) {
+    const __m512 vfmin = _mm512_set1_ps(p.out_fmin);
+    for (int64_t j = 0; j < full; j += 16) {
+      const __m512i off = _mm512_mullo_epi32(vazp, _mm512_loadu_si512(colsum + j));
+      const __m512i vbzp = _mm512_loadu_si512(bzp + j);
+      const __m512 vm = _mm512_loadu_ps(mult + j);
+      const __m512 vb = bias ? _mm512_loadu_ps(bias + j) : _mm512_setzero_ps();
+      for (int r = 0; r < h; ++r) {
+        __m512i c = _mm512_sub_epi32(_mm512_loadu_si512(acc + r * kTileN + j), off);
+        if (zp_terms) c = _mm512_add_epi32(c, _mm512_mullo_epi32(vbzp, _mm512_set1_epi32(t[r])));
+        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(c), vm);
+        if (bias) f = _mm512_add_ps(f, vb);
+        _mm512_storeu_ps(static_cast<float*>(p.out) + (m + r) * p.ldc + n + j, _mm512_max_ps(f, vfmin));
+      }
+    }
+  } else if (p.kind == OutKind::kU8) {
+    const int32_t yzp = p.out_zero_point;
+    const __m512 vhi = _mm512_set1_ps(static_cast<float>(p.out_max - yzp));
+    const __m512 vlo = _mm512_set1_ps(static_cast<float>(p.out_min - yzp));
+    const __m512i vyzp = _mm512_set1_epi32(yzp);
+    for (int64_t j = 0; j < full; j += 16) {
+      const __m512i off = _mm512_mullo_epi32(vazp, _mm512_loadu_si512(colsum + j));
+      const __m512i vbzp = _mm512_loadu_si512(bzp + j);
+      const __m512 vm = _mm512_loadu_ps(mult + j);
+      const __m512 vb = bias ? _mm512_loadu_ps(bias + j) : _mm512_setzero_ps();
+      for (int r = 0; r < h; ++r) {
+        __m512i c = _mm512_sub_epi32(_mm512_loadu_si512(acc + r * kTileN + j), off);
+        if (zp_terms) c = _mm512_add_epi32(c, _mm512_mullo_epi32(vbzp, _mm512_set1_epi32(t[r])));
+        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(c), vm);
+        if (bias) f = _mm512_add_ps(f, vb);
+        f = _mm512_max_ps(_mm512_min_ps(f, vhi), vlo);
+        const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), vyzp);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(p.out) + (m + r) * p.ldc + n + j),
+                         _mm512_cvtepi32_epi8(q));
+      }
+    }
+  }
+  if (full < cnt) {
+    for (int r = 0; r < h; ++r) epilogue_row(p, acc + r * kTileN + full, m + r, n + full, cnt - full, t[r]);
+  }
+}
+#endif
+
 } // namespace
 
 void qgemm_block(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
@@ -1229,17 +1295,31 @@ void qgemm_block(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64
     const int nv = static_cast<int>((ncols + kPanelN - 1) / kPanelN);
     const uint8_t* a = p.a + m * p.lda;
     tile_fn(h, nv)(a, p.lda, K, B.data + (n / kPanelN) * pstride, pstride, acc);
+    int32_t t[kTallMR];  // K * a_zp - rowsum(A[m + r]) (only used when some b_zp != 0)
     for (int r = 0; r < h; ++r) {
-      uint32_t t = static_cast<uint32_t>(K) * static_cast<uint32_t>(azp);
+      uint32_t tr = static_cast<uint32_t>(K) * static_cast<uint32_t>(azp);
       if (!p.b_zero_points_all_zero) {
         const uint8_t* row = a + r * p.lda;
         uint32_t s = 0;
         for (int64_t k = 0; k < K; ++k) s += row[k];
-        t -= s;
+        tr -= s;
       }
-      epilogue_row(p, acc + r * kTileN, m + r, n, ncols, static_cast<int32_t>(t));
+      t[r] = static_cast<int32_t>(tr);
     }
+#if defined(QPLUGIN_ISA_AVX512)
+    epilogue_tile(p, acc, h, m, n, ncols, t);
+#else
+    for (int r = 0; r < h; ++r) epilogue_row(p, acc + r * kTileN, m + r, n, ncols, t[r]);
+#endif
   };
+  if (m1 - m0 > kMaxMR && m1 - m0 <= kTallMR) {
+    // The rows are one tall tile (e.g. M = 8): step through the columns in its own width
+    // (48 on AVX-512), so no narrow 8 x 16 remainder tile per 64 columns (its loads are
+    // mostly activation broadcasts: 9 loads per 8 dot products).
+    constexpr int64_t kTallN = kTallNV * kPanelN;
+    for (int64_t n = n0; n < n1; n += kTallN) run(m0, static_cast<int>(m1 - m0), n, std::min<int64_t>(kTallN, n1 - n));
+    return;
+  }
   for (int64_t n = n0; n < n1; n += kTileN) {
     const int64_t ncols = std::min<int64_t>(kTileN, n1 - n);
     for (int64_t m = m0; m < m1;) {
@@ -1257,6 +1337,56 @@ void qgemm_block(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64
       m += h;
     }
   }
+}
+
+void minmax_f32(const float* x, int64_t n, float* mn, float* mx) {
+  int64_t i = 0;
+  bool nan = false;
+  float lo = x[0], hi = x[0];
+#if defined(QPLUGIN_ISA_AVX512)
+  if (n >= 16) {
+    __m512 vlo = _mm512_loadu_ps(x), vhi = vlo;
+    __mmask16 bad = 0;
+    for (; i + 16 <= n; i += 16) {
+      const __m512 v = _mm512_loadu_ps(x + i);
+      bad |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+      vlo = _mm512_min_ps(vlo, v);
+      vhi = _mm512_max_ps(vhi, v);
+    }
+    nan = bad != 0;
+    lo = _mm512_reduce_min_ps(vlo);
+    hi = _mm512_reduce_max_ps(vhi);
+  }
+#elif defined(QPLUGIN_ISA_AVX2)
+  if (n >= 8) {
+    __m256 vlo = _mm256_loadu_ps(x), vhi = vlo, bad = _mm256_setzero_ps();
+    for (; i + 8 <= n; i += 8) {
+      const __m256 v = _mm256_loadu_ps(x + i);
+      bad = _mm256_or_ps(bad, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+      vlo = _mm256_min_ps(vlo, v);
+      vhi = _mm256_max_ps(vhi, v);
+    }
+    nan = _mm256_movemask_ps(bad) != 0;
+    alignas(32) float l[8], h[8];
+    _mm256_store_ps(l, vlo);
+    _mm256_store_ps(h, vhi);
+    lo = l[0];
+    hi = h[0];
+    for (int j = 1; j < 8; ++j) {
+      lo = l[j] < lo ? l[j] : lo;
+      hi = h[j] > hi ? h[j] : hi;
+    }
+  }
+#endif
+  for (; i < n; ++i) {
+    const float v = x[i];
+    if (v != v) nan = true;
+    lo = v < lo ? v : lo;
+    hi = v > hi ? v : hi;
+  }
+  if (nan) lo = hi = __builtin_nanf("");
+  *mn = lo;
+  *mx = hi;
 }
 
 } // namespace QPLUGIN_ISA_NS

@@ -20,8 +20,11 @@ at::Tensor linear_q(const char* op, const at::Tensor& x, const c10::intrusive_pt
   check_scale(op, "Y_scale_i", y_scale);
   check_zero_point(op, "Y_zero_point_i", y_zero_point, at::kQUInt8);
   at::Tensor out = at::_empty_affine_quantized(out_sizes, x.options().dtype(at::kQUInt8), y_scale, y_zero_point);
-  at::Tensor out_u8 = int_view(out);
-  cpu::linear_u8_out(op, int_view(x), x.q_scale(), x.q_zero_point(), *w, y_scale, y_zero_point, relu, out_u8);
+  // raw data pointers: no per-call int_view wrappers (a batch-1 call is a few microseconds)
+  const at::Tensor xc = x.contiguous();
+  const int64_t M = w->N > 0 ? out.numel() / w->N : 0;
+  cpu::linear_u8(op, static_cast<const uint8_t*>(xc.const_data_ptr()), M, x.q_scale(), x.q_zero_point(), *w,
+                 y_scale, y_zero_point, relu, static_cast<uint8_t*>(out.data_ptr()));
   return out;
 }
 
