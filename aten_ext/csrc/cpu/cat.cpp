@@ -5,8 +5,10 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
+#include "cpu/activation.h"
 #include "cpu/elementwise.h"
 #include "kernels/cat_kernel.h"
 #include "kernels/dispatch.h"
@@ -18,6 +20,9 @@ namespace cpu {
 namespace {
 
 constexpr int64_t kGrain = 1 << 15;  // elements per task
+// 8-bit inputs at least this big requantize through a 256-entry table (built
+// by the row kernel itself, so the bytes are the same).
+constexpr int64_t kTableMin = 1024;
 
 // rows x `bytes` from x (rows xs bytes apart) to y (ys apart). Short rows
 // (channels_last along channels) use fixed-size moves, not a memcpy call each.
@@ -105,8 +110,9 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
     at::Tensor x;
     int64_t cols;    // elements per row of this input
     int64_t offset;  // element offset of its slot in an output row
-    int mode;        // 0 copy, 1 relu, 2 requantize
+    int mode;        // 0 copy, 1 relu, 2 requantize, 3 requantize by table
     kernels::CatRequant p;
+    std::array<uint8_t, 256> table;
   };
   const AxisSplit split = axis_split(out.sizes(), dim, fmt);
   const int64_t out_cols = split.channels * split.inner;
@@ -126,8 +132,13 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
     pt.mode = same ? (relu && lo > r.first ? 1 : 0) : 2;
     pt.p = {static_cast<float>(qps[i].scale), static_cast<int32_t>(qps[i].zero_point),
             1.0f / static_cast<float>(qo.scale), static_cast<int32_t>(qo.zero_point), lo};
+    if (pt.mode == 2 && es == 1 && pt.x.numel() >= kTableMin) {
+      pt.mode = 3;
+      QPLUGIN_ISA_CALL(cat_requant_table8, pt.p, dt == at::kChar, pt.table.data());
+    }
     parts.push_back(pt);
   }
+  const bool vbmi = act_use_vbmi(c10::nullopt);
   char* yp = static_cast<char*>(out.data_ptr());
 
   // Copies / requantizes rows [r0, r1) of every part, columns [f0, f1) of nsplit.
@@ -152,6 +163,9 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
         } else {
           QPLUGIN_ISA_CALL(cat_relu_s32, reinterpret_cast<const int32_t*>(x), pt.cols, reinterpret_cast<int32_t*>(y), out_cols, rows, cols, lo);
         }
+      } else if (pt.mode == 3) {
+        QPLUGIN_ISA_CALL(cat_lut8, reinterpret_cast<const uint8_t*>(x), pt.cols, reinterpret_cast<uint8_t*>(y), out_cols,
+                         rows, cols, pt.table.data(), vbmi);
       } else {
         if (dt == at::kByte) {
           QPLUGIN_ISA_CALL(cat_requant_u8, reinterpret_cast<const uint8_t*>(x), pt.cols, reinterpret_cast<uint8_t*>(y), out_cols, rows, cols, pt.p);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "kernels/bytes_simd.h"
 #include "kernels/quantize_math.h"
 #include "kernels/simd.h"
 
@@ -85,6 +86,21 @@ void cat_relu_s8(const int8_t* x, int64_t xs, int8_t* y, int64_t ys, int64_t row
 }
 void cat_relu_s32(const int32_t* x, int64_t xs, int32_t* y, int64_t ys, int64_t rows, int64_t cols, int32_t lo) {
   relu_rows(x, xs, y, ys, rows, cols, lo);
+}
+
+void cat_requant_table8(const CatRequant& p, bool is_signed, uint8_t* table) {
+  // The row kernel on the 256 byte patterns (its vector lanes equal the scalar rule).
+  alignas(64) uint8_t bytes_in[256];
+  for (int v = 0; v < 256; ++v) bytes_in[v] = static_cast<uint8_t>(v);
+  if (is_signed) {
+    requant_row(reinterpret_cast<const int8_t*>(bytes_in), reinterpret_cast<int8_t*>(table), 256, p);
+  } else {
+    requant_row(bytes_in, table, 256, p);
+  }
+}
+void cat_lut8(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t cols,
+              const uint8_t* table, bool use_vbmi) {
+  bytes::lut_rows(x, xs, y, ys, rows, cols, table, use_vbmi);
 }
 
 } // namespace QPLUGIN_ISA_NS
