@@ -141,10 +141,10 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
   const bool vbmi = act_use_vbmi(c10::nullopt);
   char* yp = static_cast<char*>(out.data_ptr());
 
-  // Copies / requantizes rows [r0, r1) of every part, columns [f0, f1) of nsplit.
-  auto run = [&](int64_t r0, int64_t r1, int64_t part, int64_t nsplit) {
+  // Copies / requantizes rows [r0, r1) of every part, column pieces [p0, p1) of nsplit.
+  auto run = [&](int64_t r0, int64_t r1, int64_t p0, int64_t p1, int64_t nsplit) {
     for (const Part& pt : parts) {
-      const int64_t c0 = pt.cols * part / nsplit, c1 = pt.cols * (part + 1) / nsplit;
+      const int64_t c0 = pt.cols * p0 / nsplit, c1 = pt.cols * p1 / nsplit;
       if (c1 <= c0) continue;
       const char* x = static_cast<const char*>(pt.x.const_data_ptr()) + (r0 * pt.cols + c0) * es;
       char* y = yp + (r0 * out_cols + pt.offset + c0) * es;
@@ -182,7 +182,7 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
   // while it is in L1: short rows (channels_last along channels) write sequentially.
   const int64_t block = std::max<int64_t>(1, (16 << 10) / std::max<int64_t>(1, out_cols * es));
   auto run_blocked = [&](int64_t r0, int64_t r1) {
-    for (int64_t b = r0; b < r1; b += block) run(b, std::min(r1, b + block), 0, 1);
+    for (int64_t b = r0; b < r1; b += block) run(b, std::min(r1, b + block), 0, 1, 1);
   };
   const int64_t outer = split.outer;
   const int64_t tasks = std::max<int64_t>(1, out.numel() / kGrain);
@@ -192,8 +192,14 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
   } else {
     // Few long rows (e.g. NCHW along channels with N = 1): split columns too.
     const int64_t nsplit = (tasks + outer - 1) / outer;
+    // A task's consecutive pieces of one row are one column range (one memcpy per part).
     at::parallel_for(0, outer * nsplit, 1, [&](int64_t b, int64_t e) {
-      for (int64_t u = b; u < e; ++u) run(u / nsplit, u / nsplit + 1, u % nsplit, nsplit);
+      for (int64_t u = b; u < e;) {
+        const int64_t row = u / nsplit;
+        const int64_t stop = std::min(e, (row + 1) * nsplit);
+        run(row, row + 1, u - row * nsplit, stop - row * nsplit, nsplit);
+        u = stop;
+      }
     });
   }
 }
