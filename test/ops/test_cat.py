@@ -104,6 +104,22 @@ def test_cat_table_path_bit_identical(isa, dtype, relu, vbmi):
         q._act_use_vbmi(prev)
 
 
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8, torch.qint32])
+def test_cat_shared_channels_last_short_rows(isa, dtype):
+    # shared qparams, channels_last along C: rows of C elements copied part by part
+    # (whole vectors plus a masked tail); must equal torch.cat on the integers
+    for cs in [(3, 64), (64, 64, 64, 64), (70, 1, 130), (17, 200, 9)]:
+        xs = [rand_q((2, c, 5, 7), dtype, 0.05, ZP[dtype][0]).contiguous(memory_format=torch.channels_last)
+              for c in cs]
+        for relu in (False, True):
+            ops = q.cat_relu if relu else q.cat
+            r = ops(xs, 1, None, None)
+            exp = torch.cat([x.int_repr() for x in xs], 1)
+            if relu:
+                exp = exp.clamp_min(ZP[dtype][0])
+            assert torch.equal(r.int_repr(), exp)
+
+
 def test_cat_opcheck():
     xs = [rand_q((2, 3), torch.quint8, 0.05, 128), rand_q((2, 4), torch.quint8, 0.02, 100)]
     utils = ("test_schema", "test_autograd_registration")

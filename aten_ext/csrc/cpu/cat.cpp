@@ -24,20 +24,6 @@ constexpr int64_t kGrain = 1 << 15;  // elements per task
 // by the row kernel itself, so the bytes are the same).
 constexpr int64_t kTableMin = 1024;
 
-// rows x `bytes` from x (rows xs bytes apart) to y (ys apart). Short rows
-// (channels_last along channels) use fixed-size moves, not a memcpy call each.
-void copy_rows(char* y, int64_t ys, const char* x, int64_t xs, int64_t rows, int64_t bytes) {
-  if (bytes % 16 == 0 && bytes <= 256) {
-    for (int64_t k = 0; k < rows; ++k) {
-      char* yr = y + k * ys;
-      const char* xr = x + k * xs;
-      for (int64_t j = 0; j < bytes; j += 16) std::memcpy(yr + j, xr + j, 16);
-    }
-    return;
-  }
-  for (int64_t k = 0; k < rows; ++k) std::memcpy(y + k * ys, x + k * xs, bytes);
-}
-
 // torch.cat skips legacy 1-D empty tensors (shape [0]) of any other shape.
 bool skipped(const at::Tensor& x) { return x.dim() == 1 && x.numel() == 0; }
 
@@ -153,7 +139,9 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
         if (cols == pt.cols && cols == out_cols) {
           std::memcpy(y, x, rows * cols * es);
         } else {
-          copy_rows(y, out_cols * es, x, pt.cols * es, rows, cols * es);
+          // Short rows (channels_last along C): full-width vector moves in the kernel.
+          QPLUGIN_ISA_CALL(cat_copy_rows, reinterpret_cast<const uint8_t*>(x), pt.cols * es,
+                           reinterpret_cast<uint8_t*>(y), out_cols * es, rows, cols * es);
         }
       } else if (pt.mode == 1) {
         if (dt == at::kByte) {
@@ -181,7 +169,30 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
   // Blocks of rows small enough (~16 KiB of output) that all parts fill a block
   // while it is in L1: short rows (channels_last along channels) write sequentially.
   const int64_t block = std::max<int64_t>(1, (16 << 10) / std::max<int64_t>(1, out_cols * es));
+  // Every part a plain copy of short rows (channels_last along C with shared
+  // qparams): one pass over the output, row by row, each part's bytes in place.
+  bool interleave = !parts.empty() && static_cast<int64_t>(parts.size()) <= 64;
+  for (const Part& pt : parts) interleave = interleave && pt.mode == 0 && pt.cols * es <= 512;
+  std::vector<int64_t> ibytes, ioff;
+  if (interleave) {
+    for (const Part& pt : parts) {
+      ibytes.push_back(pt.cols * es);
+      ioff.push_back(pt.offset * es);
+    }
+  }
+  auto run_interleaved = [&](int64_t r0, int64_t r1) {
+    const uint8_t* xp[64];
+    for (size_t i = 0; i < parts.size(); ++i) {
+      xp[i] = static_cast<const uint8_t*>(parts[i].x.const_data_ptr()) + r0 * ibytes[i];
+    }
+    QPLUGIN_ISA_CALL(cat_interleave_rows, xp, ibytes.data(), ioff.data(), static_cast<int64_t>(parts.size()),
+                     reinterpret_cast<uint8_t*>(yp) + r0 * out_cols * es, out_cols * es, r1 - r0);
+  };
   auto run_blocked = [&](int64_t r0, int64_t r1) {
+    if (interleave) {
+      run_interleaved(r0, r1);
+      return;
+    }
     for (int64_t b = r0; b < r1; b += block) run(b, std::min(r1, b + block), 0, 1, 1);
   };
   const int64_t outer = split.outer;
