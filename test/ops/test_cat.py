@@ -3,6 +3,7 @@ import pytest
 import torch
 
 import reference as ref
+import torch_qplugin
 
 q = torch.ops.qplugin
 
@@ -68,6 +69,55 @@ def test_cat_large_parallel_split(isa):
     r = q.cat(xs, 1, 0.04, 110)
     ref.assert_within_steps(r, ref.cat_ref(xs, 1, 0.04, 110), 1)
     assert torch.equal(r.int_repr(), torch.ops.quantized.cat(xs, 1, 0.04, 110).int_repr())
+
+
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("vbmi", [True, False])
+def test_cat_table_path_bit_identical(isa, dtype, relu, vbmi):
+    # inputs >= 1024 elements requantize through a 256-entry table; every byte value
+    # appears, and the result must equal the element-wise rule (small inputs, scalar path)
+    lo, hi = ref.QRANGE[dtype]
+    ops = q.cat_relu if relu else q.cat
+    zp = ZP[dtype]
+    xs = [torch._make_per_tensor_quantized_tensor(
+        torch.randint(lo, hi + 1, (2, 3 + i, 17, 29), dtype=ref.INT_DTYPE[dtype]), 0.03 + 0.02 * i, zp[i % 3])
+        for i in range(3)]
+    xs[0].int_repr()[0, 0, 0, :].copy_(torch.arange(lo, lo + 29))
+    pos = [(0, 0), (5, 7), (16, 28)]
+    prev = q._act_use_vbmi(vbmi)
+    try:
+        for fmt in (torch.contiguous_format, torch.channels_last):
+            for dim, ins in [(1, xs), (0, [x[:, :3] for x in xs]), (3, [x[:, :3] for x in xs])]:
+                ys = [x.contiguous(memory_format=fmt) for x in ins]
+                r = ops(ys, dim, 0.045, zp[1]).int_repr()
+                with torch_qplugin.kernel_isa("scalar"):
+                    # one (h, w) position at a time: tiny inputs take the element-wise kernel
+                    for h, w in pos:
+                        small = [y[:, :, h:h + 1, w:w + 1] for y in ys] if dim != 3 else \
+                            [y[:, :, h:h + 1, :] for y in ys]
+                        p = ops(small, dim, 0.045, zp[1]).int_repr()
+                        got = r[:, :, h:h + 1, w:w + 1] if dim != 3 else r[:, :, h:h + 1, :]
+                        assert torch.equal(got, p)
+                ref.assert_within_steps(ops(ys, dim, 0.045, zp[1]), ref.cat_ref(ins, dim, 0.045, zp[1], relu), 1)
+    finally:
+        q._act_use_vbmi(prev)
+
+
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8, torch.qint32])
+def test_cat_shared_channels_last_short_rows(isa, dtype):
+    # shared qparams, channels_last along C: rows of C elements copied part by part
+    # (whole vectors plus a masked tail); must equal torch.cat on the integers
+    for cs in [(3, 64), (64, 64, 64, 64), (70, 1, 130), (17, 200, 9)]:
+        xs = [rand_q((2, c, 5, 7), dtype, 0.05, ZP[dtype][0]).contiguous(memory_format=torch.channels_last)
+              for c in cs]
+        for relu in (False, True):
+            ops = q.cat_relu if relu else q.cat
+            r = ops(xs, 1, None, None)
+            exp = torch.cat([x.int_repr() for x in xs], 1)
+            if relu:
+                exp = exp.clamp_min(ZP[dtype][0])
+            assert torch.equal(r.int_repr(), exp)
 
 
 def test_cat_opcheck():

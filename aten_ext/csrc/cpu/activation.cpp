@@ -66,23 +66,24 @@ int64_t quantize_bound(double value, double scale, int64_t zero_point, at::Scala
   }
 }
 
+void clamp_raw(const void* xp, void* yp, int64_t n, int64_t elem_size, bool is_signed, int64_t lo, int64_t hi) {
+  const int32_t l = static_cast<int32_t>(lo), h = static_cast<int32_t>(hi);
+  parallel_elems(n, elem_size, [&](int64_t b, int64_t e) {
+    if (elem_size == 4) {
+      QPLUGIN_ISA_CALL(clamp_s32, static_cast<const int32_t*>(xp) + b, static_cast<int32_t*>(yp) + b, e - b, l, h);
+    } else if (is_signed) {
+      QPLUGIN_ISA_CALL(clamp_s8, static_cast<const int8_t*>(xp) + b, static_cast<int8_t*>(yp) + b, e - b, l, h);
+    } else {
+      QPLUGIN_ISA_CALL(clamp_u8, static_cast<const uint8_t*>(xp) + b, static_cast<uint8_t*>(yp) + b, e - b, l, h);
+    }
+  });
+}
+
 void clamp_int_out(const at::Tensor& data, const at::Tensor& out, int64_t lo, int64_t hi) {
   const at::Tensor x = dense_input(data);
   TORCH_INTERNAL_ASSERT(out.is_contiguous(kept_format(data)) && out.sizes() == x.sizes() &&
                         out.scalar_type() == x.scalar_type());
-  const int32_t l = static_cast<int32_t>(lo), h = static_cast<int32_t>(hi);
-  const void* xp = x.const_data_ptr();
-  void* yp = out.data_ptr();
-  const at::ScalarType dt = x.scalar_type();
-  parallel_elems(x.numel(), x.element_size(), [&](int64_t b, int64_t e) {
-    if (dt == at::kByte) {
-      QPLUGIN_ISA_CALL(clamp_u8, static_cast<const uint8_t*>(xp) + b, static_cast<uint8_t*>(yp) + b, e - b, l, h);
-    } else if (dt == at::kChar) {
-      QPLUGIN_ISA_CALL(clamp_s8, static_cast<const int8_t*>(xp) + b, static_cast<int8_t*>(yp) + b, e - b, l, h);
-    } else {
-      QPLUGIN_ISA_CALL(clamp_s32, static_cast<const int32_t*>(xp) + b, static_cast<int32_t*>(yp) + b, e - b, l, h);
-    }
-  });
+  clamp_raw(x.const_data_ptr(), out.data_ptr(), x.numel(), x.element_size(), x.scalar_type() == at::kChar, lo, hi);
 }
 
 void activation_int_out(const at::Tensor& data, const at::Tensor& out, const kernels::ActSpec& spec) {

@@ -20,6 +20,9 @@ namespace cpu {
 // ---- activations (cpu/activation.cpp) ----
 // out = min(max(data, lo), hi) on the integers (relu, relu6, clamp).
 void clamp_int_out(const at::Tensor& data, const at::Tensor& out, int64_t lo, int64_t hi);
+// The same on n raw elements (x may equal y): elem_size 1 (is_signed: int8, else
+// uint8) or 4 (int32). For adapters whose tensors are already dense.
+void clamp_raw(const void* x, void* y, int64_t n, int64_t elem_size, bool is_signed, int64_t lo, int64_t hi);
 // Requantizing activation described by spec (in/out qparams inside):
 // 8-bit data through a 256-entry table, int32 element by element.
 void activation_int_out(const at::Tensor& data, const at::Tensor& out, const kernels::ActSpec& spec);

@@ -5,8 +5,10 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
+#include "cpu/activation.h"
 #include "cpu/elementwise.h"
 #include "kernels/cat_kernel.h"
 #include "kernels/dispatch.h"
@@ -18,20 +20,9 @@ namespace cpu {
 namespace {
 
 constexpr int64_t kGrain = 1 << 15;  // elements per task
-
-// rows x `bytes` from x (rows xs bytes apart) to y (ys apart). Short rows
-// (channels_last along channels) use fixed-size moves, not a memcpy call each.
-void copy_rows(char* y, int64_t ys, const char* x, int64_t xs, int64_t rows, int64_t bytes) {
-  if (bytes % 16 == 0 && bytes <= 256) {
-    for (int64_t k = 0; k < rows; ++k) {
-      char* yr = y + k * ys;
-      const char* xr = x + k * xs;
-      for (int64_t j = 0; j < bytes; j += 16) std::memcpy(yr + j, xr + j, 16);
-    }
-    return;
-  }
-  for (int64_t k = 0; k < rows; ++k) std::memcpy(y + k * ys, x + k * xs, bytes);
-}
+// 8-bit inputs at least this big requantize through a 256-entry table (built
+// by the row kernel itself, so the bytes are the same).
+constexpr int64_t kTableMin = 1024;
 
 // torch.cat skips legacy 1-D empty tensors (shape [0]) of any other shape.
 bool skipped(const at::Tensor& x) { return x.dim() == 1 && x.numel() == 0; }
@@ -105,8 +96,9 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
     at::Tensor x;
     int64_t cols;    // elements per row of this input
     int64_t offset;  // element offset of its slot in an output row
-    int mode;        // 0 copy, 1 relu, 2 requantize
+    int mode;        // 0 copy, 1 relu, 2 requantize, 3 requantize by table
     kernels::CatRequant p;
+    std::array<uint8_t, 256> table;
   };
   const AxisSplit split = axis_split(out.sizes(), dim, fmt);
   const int64_t out_cols = split.channels * split.inner;
@@ -126,14 +118,19 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
     pt.mode = same ? (relu && lo > r.first ? 1 : 0) : 2;
     pt.p = {static_cast<float>(qps[i].scale), static_cast<int32_t>(qps[i].zero_point),
             1.0f / static_cast<float>(qo.scale), static_cast<int32_t>(qo.zero_point), lo};
+    if (pt.mode == 2 && es == 1 && pt.x.numel() >= kTableMin) {
+      pt.mode = 3;
+      QPLUGIN_ISA_CALL(cat_requant_table8, pt.p, dt == at::kChar, pt.table.data());
+    }
     parts.push_back(pt);
   }
+  const bool vbmi = act_use_vbmi(c10::nullopt);
   char* yp = static_cast<char*>(out.data_ptr());
 
-  // Copies / requantizes rows [r0, r1) of every part, columns [f0, f1) of nsplit.
-  auto run = [&](int64_t r0, int64_t r1, int64_t part, int64_t nsplit) {
+  // Copies / requantizes rows [r0, r1) of every part, column pieces [p0, p1) of nsplit.
+  auto run = [&](int64_t r0, int64_t r1, int64_t p0, int64_t p1, int64_t nsplit) {
     for (const Part& pt : parts) {
-      const int64_t c0 = pt.cols * part / nsplit, c1 = pt.cols * (part + 1) / nsplit;
+      const int64_t c0 = pt.cols * p0 / nsplit, c1 = pt.cols * p1 / nsplit;
       if (c1 <= c0) continue;
       const char* x = static_cast<const char*>(pt.x.const_data_ptr()) + (r0 * pt.cols + c0) * es;
       char* y = yp + (r0 * out_cols + pt.offset + c0) * es;
@@ -142,7 +139,9 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
         if (cols == pt.cols && cols == out_cols) {
           std::memcpy(y, x, rows * cols * es);
         } else {
-          copy_rows(y, out_cols * es, x, pt.cols * es, rows, cols * es);
+          // Short rows (channels_last along C): full-width vector moves in the kernel.
+          QPLUGIN_ISA_CALL(cat_copy_rows, reinterpret_cast<const uint8_t*>(x), pt.cols * es,
+                           reinterpret_cast<uint8_t*>(y), out_cols * es, rows, cols * es);
         }
       } else if (pt.mode == 1) {
         if (dt == at::kByte) {
@@ -152,6 +151,9 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
         } else {
           QPLUGIN_ISA_CALL(cat_relu_s32, reinterpret_cast<const int32_t*>(x), pt.cols, reinterpret_cast<int32_t*>(y), out_cols, rows, cols, lo);
         }
+      } else if (pt.mode == 3) {
+        QPLUGIN_ISA_CALL(cat_lut8, reinterpret_cast<const uint8_t*>(x), pt.cols, reinterpret_cast<uint8_t*>(y), out_cols,
+                         rows, cols, pt.table.data(), vbmi);
       } else {
         if (dt == at::kByte) {
           QPLUGIN_ISA_CALL(cat_requant_u8, reinterpret_cast<const uint8_t*>(x), pt.cols, reinterpret_cast<uint8_t*>(y), out_cols, rows, cols, pt.p);
@@ -167,8 +169,31 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
   // Blocks of rows small enough (~16 KiB of output) that all parts fill a block
   // while it is in L1: short rows (channels_last along channels) write sequentially.
   const int64_t block = std::max<int64_t>(1, (16 << 10) / std::max<int64_t>(1, out_cols * es));
+  // Every part a plain copy of short rows (channels_last along C with shared
+  // qparams): one pass over the output, row by row, each part's bytes in place.
+  bool interleave = !parts.empty() && static_cast<int64_t>(parts.size()) <= 64;
+  for (const Part& pt : parts) interleave = interleave && pt.mode == 0 && pt.cols * es <= 512;
+  std::vector<int64_t> ibytes, ioff;
+  if (interleave) {
+    for (const Part& pt : parts) {
+      ibytes.push_back(pt.cols * es);
+      ioff.push_back(pt.offset * es);
+    }
+  }
+  auto run_interleaved = [&](int64_t r0, int64_t r1) {
+    const uint8_t* xp[64];
+    for (size_t i = 0; i < parts.size(); ++i) {
+      xp[i] = static_cast<const uint8_t*>(parts[i].x.const_data_ptr()) + r0 * ibytes[i];
+    }
+    QPLUGIN_ISA_CALL(cat_interleave_rows, xp, ibytes.data(), ioff.data(), static_cast<int64_t>(parts.size()),
+                     reinterpret_cast<uint8_t*>(yp) + r0 * out_cols * es, out_cols * es, r1 - r0);
+  };
   auto run_blocked = [&](int64_t r0, int64_t r1) {
-    for (int64_t b = r0; b < r1; b += block) run(b, std::min(r1, b + block), 0, 1);
+    if (interleave) {
+      run_interleaved(r0, r1);
+      return;
+    }
+    for (int64_t b = r0; b < r1; b += block) run(b, std::min(r1, b + block), 0, 1, 1);
   };
   const int64_t outer = split.outer;
   const int64_t tasks = std::max<int64_t>(1, out.numel() / kGrain);
@@ -178,8 +203,14 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
   } else {
     // Few long rows (e.g. NCHW along channels with N = 1): split columns too.
     const int64_t nsplit = (tasks + outer - 1) / outer;
+    // A task's consecutive pieces of one row are one column range (one memcpy per part).
     at::parallel_for(0, outer * nsplit, 1, [&](int64_t b, int64_t e) {
-      for (int64_t u = b; u < e; ++u) run(u / nsplit, u / nsplit + 1, u % nsplit, nsplit);
+      for (int64_t u = b; u < e;) {
+        const int64_t row = u / nsplit;
+        const int64_t stop = std::min(e, (row + 1) * nsplit);
+        run(row, row + 1, u - row * nsplit, stop - row * nsplit, nsplit);
+        u = stop;
+      }
     });
   }
 }

@@ -114,6 +114,101 @@ inline int64_t first_ge(const uint8_t* x, int64_t n, uint8_t mask, uint8_t t) {
   return n;
 }
 
+
+// y[j] = table[x[j]] for `rows` runs of `cols` bytes (x rows xs apart, y rows ys
+// apart). A 256-entry byte table applied exactly: every path gives table[x].
+#if defined(QPLUGIN_ISA_AVX512)
+// VBMI: two 128-entry VPERMI2B lookups, picked by bit 7; masked tail.
+__attribute__((target("avx512vbmi"))) inline __m512i lut_vbmi64(__m512i v, __m512i t0, __m512i t1, __m512i t2,
+                                                                 __m512i t3) {
+  const __m512i lo = _mm512_permutex2var_epi8(t0, v, t1);
+  const __m512i hi = _mm512_permutex2var_epi8(t2, v, t3);
+  return _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi);
+}
+
+__attribute__((target("avx512vbmi"))) inline void lut_rows_vbmi(const uint8_t* x, int64_t xs, uint8_t* y,
+                                                                 int64_t ys, int64_t rows, int64_t cols,
+                                                                 const uint8_t* table) {
+  const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
+  const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* xr = x + r * xs;
+    uint8_t* yr = y + r * ys;
+    int64_t i = 0;
+    for (; i + 128 <= cols; i += 128) {
+      const __m512i a = _mm512_loadu_si512(xr + i), b = _mm512_loadu_si512(xr + i + 64);
+      _mm512_storeu_si512(yr + i, lut_vbmi64(a, t0, t1, t2, t3));
+      _mm512_storeu_si512(yr + i + 64, lut_vbmi64(b, t0, t1, t2, t3));
+    }
+    for (; i + 64 <= cols; i += 64) _mm512_storeu_si512(yr + i, lut_vbmi64(_mm512_loadu_si512(xr + i), t0, t1, t2, t3));
+    if (i < cols) {
+      const __mmask64 m = (uint64_t{1} << (cols - i)) - 1;
+      _mm512_mask_storeu_epi8(yr + i, m, lut_vbmi64(_mm512_maskz_loadu_epi8(m, xr + i), t0, t1, t2, t3));
+    }
+  }
+}
+#endif
+
+inline void lut_rows(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t cols,
+                     const uint8_t* table, bool use_vbmi) {
+#if defined(QPLUGIN_ISA_AVX512)
+  if (use_vbmi) {
+    lut_rows_vbmi(x, xs, y, ys, rows, cols, table);
+    return;
+  }
+  // 16 in-lane VPSHUFB lookups of 16 entries, each under the mask of the bytes
+  // whose high nibble selects that block.
+  __m512i t[16];
+  for (int k = 0; k < 16; ++k) {
+    t[k] = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * k)));
+  }
+  const __m512i low4 = _mm512_set1_epi8(0x0F);
+  constexpr int64_t kW = 64;
+#elif defined(QPLUGIN_ISA_AVX2)
+  (void)use_vbmi;
+  // Block k sees index sat_add(x - 16k, 0x70): 0x70..0x7F for bytes in block k,
+  // bit 7 set (VPSHUFB writes 0) for all others; OR-ing the 16 results.
+  __m256i t[16];
+  for (int k = 0; k < 16; ++k) {
+    t[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * k)));
+  }
+  const __m256i bias = _mm256_set1_epi8(0x70);
+  const __m256i step = _mm256_set1_epi8(0x10);
+  constexpr int64_t kW = 32;
+#else
+  (void)use_vbmi;
+#endif
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* xr = x + r * xs;
+    uint8_t* yr = y + r * ys;
+    int64_t i = 0;
+#if defined(QPLUGIN_ISA_AVX512)
+    for (; i + kW <= cols; i += kW) {
+      const __m512i v = _mm512_loadu_si512(xr + i);
+      const __m512i lo = _mm512_and_si512(v, low4);
+      const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low4);
+      __m512i res = _mm512_shuffle_epi8(t[0], lo);
+      for (int k = 1; k < 16; ++k) {
+        const __mmask64 m = _mm512_cmpeq_epi8_mask(hi, _mm512_set1_epi8(static_cast<char>(k)));
+        res = _mm512_mask_shuffle_epi8(res, m, t[k], lo);
+      }
+      _mm512_storeu_si512(yr + i, res);
+    }
+#elif defined(QPLUGIN_ISA_AVX2)
+    for (; i + kW <= cols; i += kW) {
+      __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xr + i));
+      __m256i res = _mm256_setzero_si256();
+      for (int k = 0; k < 16; ++k) {
+        res = _mm256_or_si256(res, _mm256_shuffle_epi8(t[k], _mm256_adds_epu8(s, bias)));
+        s = _mm256_sub_epi8(s, step);
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(yr + i), res);
+    }
+#endif
+    for (; i < cols; ++i) yr[i] = table[xr[i]];
+  }
+}
+
 } // namespace bytes
 } // namespace QPLUGIN_ISA_NS
 } // namespace kernels

@@ -3,7 +3,9 @@
 #include "kernels/cat_kernel.h"
 
 #include <algorithm>
+#include <cstring>
 
+#include "kernels/bytes_simd.h"
 #include "kernels/quantize_math.h"
 #include "kernels/simd.h"
 
@@ -85,6 +87,63 @@ void cat_relu_s8(const int8_t* x, int64_t xs, int8_t* y, int64_t ys, int64_t row
 }
 void cat_relu_s32(const int32_t* x, int64_t xs, int32_t* y, int64_t ys, int64_t rows, int64_t cols, int32_t lo) {
   relu_rows(x, xs, y, ys, rows, cols, lo);
+}
+
+void cat_requant_table8(const CatRequant& p, bool is_signed, uint8_t* table) {
+  // The row kernel on the 256 byte patterns (its vector lanes equal the scalar rule).
+  alignas(64) uint8_t bytes_in[256];
+  for (int v = 0; v < 256; ++v) bytes_in[v] = static_cast<uint8_t>(v);
+  if (is_signed) {
+    requant_row(reinterpret_cast<const int8_t*>(bytes_in), reinterpret_cast<int8_t*>(table), 256, p);
+  } else {
+    requant_row(bytes_in, table, 256, p);
+  }
+}
+void cat_lut8(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t cols,
+              const uint8_t* table, bool use_vbmi) {
+  bytes::lut_rows(x, xs, y, ys, rows, cols, table, use_vbmi);
+}
+
+void cat_copy_rows(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t bytes) {
+  if (bytes > 512) {
+    for (int64_t r = 0; r < rows; ++r) std::memcpy(y + r * ys, x + r * xs, static_cast<size_t>(bytes));
+    return;
+  }
+#if defined(QPLUGIN_ISA_AVX512)
+  // Whole 64-byte moves, the tail under a mask (channels_last cat along C: rows of C bytes).
+  const int64_t full = bytes & ~int64_t{63};
+  const __mmask64 tail = (uint64_t{1} << (bytes & 63)) - 1;
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* xr = x + r * xs;
+    uint8_t* yr = y + r * ys;
+    for (int64_t j = 0; j < full; j += 64) _mm512_storeu_si512(yr + j, _mm512_loadu_si512(xr + j));
+    if (tail) _mm512_mask_storeu_epi8(yr + full, tail, _mm512_maskz_loadu_epi8(tail, xr + full));
+  }
+#else
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(y + r * ys, x + r * xs, static_cast<size_t>(bytes));
+#endif
+}
+
+void cat_interleave_rows(const uint8_t* const* x, const int64_t* bytes, const int64_t* yoff, int64_t parts,
+                         uint8_t* y, int64_t ys, int64_t rows) {
+  for (int64_t r = 0; r < rows; ++r) {
+    uint8_t* yr = y + r * ys;
+    for (int64_t p = 0; p < parts; ++p) {
+      const int64_t b = bytes[p];
+      const uint8_t* xr = x[p] + r * b;
+      uint8_t* d = yr + yoff[p];
+#if defined(QPLUGIN_ISA_AVX512)
+      int64_t j = 0;
+      for (; j + 64 <= b; j += 64) _mm512_storeu_si512(d + j, _mm512_loadu_si512(xr + j));
+      if (j < b) {
+        const __mmask64 m = (uint64_t{1} << (b - j)) - 1;
+        _mm512_mask_storeu_epi8(d + j, m, _mm512_maskz_loadu_epi8(m, xr + j));
+      }
+#else
+      std::memcpy(d, xr, static_cast<size_t>(b));
+#endif
+    }
+  }
 }
 
 } // namespace QPLUGIN_ISA_NS

@@ -29,7 +29,16 @@ struct CatRequant {
   /* y = max(x, lo) */                                                                          \
   X(void, cat_relu_u8, (const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t cols, int32_t lo)) \
   X(void, cat_relu_s8, (const int8_t* x, int64_t xs, int8_t* y, int64_t ys, int64_t rows, int64_t cols, int32_t lo))   \
-  X(void, cat_relu_s32, (const int32_t* x, int64_t xs, int32_t* y, int64_t ys, int64_t rows, int64_t cols, int32_t lo))
+  X(void, cat_relu_s32, (const int32_t* x, int64_t xs, int32_t* y, int64_t ys, int64_t rows, int64_t cols, int32_t lo)) \
+  /* 8-bit requantize as a table: table[b] = the scalar rule on byte b (bit pattern of the u8/s8 value) */ \
+  X(void, cat_requant_table8, (const CatRequant& p, bool is_signed, uint8_t* table))              \
+  /* y = table[x] on bytes (use_vbmi: AVX-512 VBMI lookups; only on CPUs that have it) */       \
+  X(void, cat_lut8, (const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t cols, const uint8_t* table, bool use_vbmi)) \
+  /* plain copy of `rows` runs of `bytes` bytes (short runs: full-width vector moves) */        \
+  X(void, cat_copy_rows, (const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t bytes)) \
+  /* all parts plain copies of short rows: row by row, part p's `bytes[p]` from x[p] (rows bytes[p] apart) */ \
+  /* to y + yoff[p], so the output is written in order */                                    \
+  X(void, cat_interleave_rows, (const uint8_t* const* x, const int64_t* bytes, const int64_t* yoff, int64_t parts, uint8_t* y, int64_t ys, int64_t rows))
 // clang-format on
 
 QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_CAT_KERNELS)

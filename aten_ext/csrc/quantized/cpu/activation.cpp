@@ -39,6 +39,15 @@ double finite_scalar(const char* op, const char* arg, const at::Scalar& s) {
 
 // Integer clamp, into a new tensor or (inplace) into qx.
 at::Tensor clamp_to(const at::Tensor& qx, int64_t lo, int64_t hi, bool inplace) {
+  const at::MemoryFormat fmt = kept_format(qx);
+  if (qx.is_contiguous(fmt)) {
+    // Dense input (the common case): raw pointers, no integer views.
+    at::Tensor out = inplace ? qx : at::_empty_affine_quantized(qx.sizes(), qx.options(), qx.q_scale(),
+                                                                 qx.q_zero_point(), fmt);
+    cpu::clamp_raw(qx.const_data_ptr(), out.data_ptr(), qx.numel(), qx.element_size(),
+                   qx.scalar_type() == at::kQInt8, lo, hi);
+    return out;
+  }
   if (inplace && qx.is_contiguous(kept_format(qx))) {
     const at::Tensor d = int_view(qx);
     cpu::clamp_int_out(d, d, lo, hi);
