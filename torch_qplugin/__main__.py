@@ -19,6 +19,7 @@ FAMILIES = {
     "normalization / softmax": ALL_PATHS,
     "pooling / upsample": ALL_PATHS,
     "linear (static, dynamic)": ALL_PATHS,
+    "dynamic LSTM / GRU layer": ALL_PATHS,
     "conv 1d/2d/3d, depthwise, fused add": ALL_PATHS,
 }
 
@@ -37,6 +38,7 @@ _OP_FAMILY = {
     "pooling / upsample": ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "upsample_nearest2d"),
     "linear (static, dynamic)": ("linear_prepack", "linear_unpack", "linear", "linear_relu",
                                  "linear_dynamic", "linear_relu_dynamic"),
+    "dynamic LSTM / GRU layer": ("_rnn_layer_dynamic",),
     "conv 1d/2d/3d, depthwise, fused add": (
         "conv1d_prepack", "conv2d_prepack", "conv3d_prepack", "conv1d_unpack", "conv2d_unpack",
         "conv3d_unpack", "conv1d", "conv2d", "conv3d", "conv1d_relu", "conv2d_relu", "conv3d_relu",
