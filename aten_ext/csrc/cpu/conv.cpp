@@ -177,15 +177,32 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
       // + 64 bytes of slack: rows mode reads up to 3 bytes past the last kernel row.
       // Serial fill + row copies (cheap next to the conv; one parallel region per call
       // keeps oversubscribed machines from paying a thread wake-up per region).
+      // Only the border is filled with x_zp: every padded row is [PW * C fill | W * C copied |
+      // PW * C fill]; whole padded planes / rows get one fill each.
       xpad = at::empty({N * src_img + 64}, x.options());
       uint8_t* dst = xpad.data_ptr<uint8_t>();
-      std::memset(dst, static_cast<int>(x_zp), static_cast<size_t>(N * src_img + 64));
+      const int zp = static_cast<int>(x_zp);
       const int64_t row_bytes = g.W * g.C;
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t d = 0; d < g.D; ++d)
-          for (int64_t h = 0; h < g.H; ++h)
-            std::memcpy(dst + n * src_img + (((d + g.PD) * gp.H + h + g.PH) * gp.W + g.PW) * g.C,
-                        xp + n * in_img + (d * g.H + h) * row_bytes, static_cast<size_t>(row_bytes));
+      const int64_t prow = gp.W * g.C;       // padded row
+      const int64_t pplane = gp.H * prow;    // padded plane
+      const int64_t side = g.PW * g.C;
+      for (int64_t n = 0; n < N; ++n) {
+        uint8_t* di = dst + n * src_img;
+        std::memset(di, zp, static_cast<size_t>(g.PD * pplane));
+        std::memset(di + (g.PD + g.D) * pplane, zp, static_cast<size_t>(g.PD * pplane));
+        for (int64_t d = 0; d < g.D; ++d) {
+          uint8_t* dp = di + (d + g.PD) * pplane;
+          std::memset(dp, zp, static_cast<size_t>(g.PH * prow + side));
+          for (int64_t h = 0; h < g.H; ++h) {
+            uint8_t* r = dp + (h + g.PH) * prow + side;
+            std::memcpy(r, xp + n * in_img + (d * g.H + h) * row_bytes, static_cast<size_t>(row_bytes));
+            // right fill of this row + left fill of the next (or the bottom rows)
+            const int64_t gap = h + 1 < g.H ? 2 * side : side + g.PH * prow;
+            std::memset(r + row_bytes, zp, static_cast<size_t>(gap));
+          }
+        }
+      }
+      std::memset(dst + N * src_img, zp, 64);
       xsrc = xpad.data_ptr<uint8_t>();
     }
     if (rows_mode) {

@@ -525,11 +525,24 @@ void ind_rows(const uint8_t* x, const ConvGeom& g, int64_t c0, const int64_t* ta
   }
   std::vector<int32_t> cbuf(ntaps > chunk ? static_cast<size_t>(((mcount + MR - 1) / MR) * MR * NV * 16) : 0);
   const uint8_t* rows[MR];
-  auto row_ptr = [&](int64_t m) {
-    const int64_t ow = m % g.OW;
-    const int64_t oh = (m / g.OW) % g.OH;
-    const int64_t od = m / (g.OW * g.OH);
-    return x + (((od * g.SD) * g.H + oh * g.SH) * g.W + ow * g.SW) * g.C + c0;
+  // Input pointers of the output pixels m0, m0 + 1, ... walked incrementally (no divisions
+  // per pixel): (od, oh, ow) of the next pixel.
+  int64_t cur_ow = 0, cur_oh = 0, cur_od = 0;
+  auto seek = [&](int64_t m) {
+    cur_ow = m % g.OW;
+    cur_oh = (m / g.OW) % g.OH;
+    cur_od = m / (g.OW * g.OH);
+  };
+  auto next_ptr = [&]() {
+    const uint8_t* p = x + (((cur_od * g.SD) * g.H + cur_oh * g.SH) * g.W + cur_ow * g.SW) * g.C + c0;
+    if (++cur_ow == g.OW) {
+      cur_ow = 0;
+      if (++cur_oh == g.OH) {
+        cur_oh = 0;
+        ++cur_od;
+      }
+    }
+    return p;
   };
   for (int64_t t0 = 0; t0 < ntaps; t0 += chunk) {
     const int64_t nt = std::min(chunk, ntaps - t0);
@@ -537,14 +550,15 @@ void ind_rows(const uint8_t* x, const ConvGeom& g, int64_t c0, const int64_t* ta
     const bool last = t0 + nt == ntaps;
     const int8_t* bt = b + t0 * g.icg * kBlockN;
     int64_t i = 0;
+    seek(m0);
     for (; i + MR <= mcount; i += MR) {
-      for (int r = 0; r < MR; ++r) rows[r] = row_ptr(m0 + i + r);
+      for (int r = 0; r < MR; ++r) rows[r] = next_ptr();
       ukernel_ind<MR, NV>(rows, tap_off + t0, nt, g.icg, kp, bt, i, n0, ncols, ep, y, ldy,
                           cbuf.empty() ? nullptr : cbuf.data() + i * NV * 16, first, last);
     }
     const int64_t rem = mcount - i;
     if (rem == 0) continue;
-    for (int r = 0; r < rem; ++r) rows[r] = row_ptr(m0 + i + r);
+    for (int r = 0; r < rem; ++r) rows[r] = next_ptr();
     int32_t* cb = cbuf.empty() ? nullptr : cbuf.data() + i * NV * 16;
     switch (rem) {
 #define QPLUGIN_CONV_REM_(R)                                                                   \
@@ -596,7 +610,8 @@ void conv_gemm_indirect(const uint8_t* x, const ConvGeom& g, int64_t group, int6
   }
   for (; n + kBlockN < ncount; n += 2 * kBlockN) {
     const int cols = static_cast<int>(std::min<int64_t>(2 * kBlockN, ncount - n));
-    ind_rows<2, 8>(x, g, c0, tap_off.data(), m0, mcount, b + n * kp, kp, n, cols, ep, y, ldy);
+    // 12 x 32 (24 accumulators): conv3d 3x3x3 32->32 1.16 -> 1.11 of torch against 8 x 32.
+    ind_rows<2, 12>(x, g, c0, tap_off.data(), m0, mcount, b + n * kp, kp, n, cols, ep, y, ldy);
   }
   if (n < ncount) {
     ind_rows<1, 8>(x, g, c0, tap_off.data(), m0, mcount, b + n * kp, kp, n,
