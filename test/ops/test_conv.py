@@ -79,6 +79,9 @@ GEOM2D = [
     (1, 8, 12, 12, 40, (3, 3), (2, 2), (1, 1), (1, 1), 2),  # groups 2, stride 2, 20 per group
     (1, 4, 3, 3, 4, (9, 9), (1, 1), (4, 4), (1, 1), 1),  # kernel larger than input
     (1, 64, 7, 8, 40, (5, 5), (1, 1), (2, 2), (1, 1), 1),  # 25 taps: tap-chunked indirect GEMM
+    (2, 80, 7, 9, 80, (3, 3), (1, 1), (1, 1), (1, 1), 80),  # depthwise VNNI: 64 + 16-channel tail
+    (1, 72, 6, 11, 72, (2, 4), (1, 2), (1, 2), (1, 2), 72),  # depthwise VNNI: KW 4, dilation 2
+    (1, 16, 5, 3, 16, (3, 3), (2, 1), (2, 3), (1, 1), 16),  # depthwise: no interior column
 ]
 
 
@@ -171,7 +174,8 @@ def test_kernel_paths_bit_identical():
     from torch_qplugin import _isa
 
     gen = torch.Generator().manual_seed(3)
-    cases = [GEOM2D[0], GEOM2D[1], GEOM2D[4], GEOM2D[8], GEOM2D[10], GEOM2D[13]]
+    cases = [GEOM2D[0], GEOM2D[1], GEOM2D[4], GEOM2D[7], GEOM2D[8], GEOM2D[10], GEOM2D[13],
+             GEOM2D[16], GEOM2D[17], GEOM2D[18]]
     for n, c, h, w, oc, ks, s, p, d, g in cases:
         qx = make_x((n, c, h, w), gen=gen)
         qw = make_w(oc, c // g, ks, gen=gen)

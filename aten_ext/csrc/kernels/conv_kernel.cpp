@@ -671,8 +671,199 @@ inline void dw_pixel(const uint8_t* x, const ConvGeom& g, int64_t od, int64_t oh
 }
 }  // namespace
 
+#if defined(QPLUGIN_ISA_AVX512)
+namespace {
+// Depthwise on VNNI (AVX-512 path, KW <= 4, every (w - w_zp) in int8, no residual add): one
+// vpdpbusd per kernel row and 16 channels. For a block of 64 channels, the input bytes of the
+// KW (<= 4) taps of a kernel row are interleaved by two rounds of in-lane unpacks
+// (unpack8(x[p], x[p+d]), unpack8(x[p+2d], x[p+3d]), then unpack16), giving 4 vectors whose
+// int32 lane (L, i) holds channel 16 L + 4 q + i (q = vector 0..3) as 4 bytes; the weights are
+// interleaved the same way here. Out-of-image columns read x_zp; the x_zp term is one
+// per-row-set constant. The epilogue runs in that lane order; packs_epi32 / packus_epi16 undo
+// the permutation exactly (per 128-bit lane: q0 q1 | q2 q3 -> channels 16 L + 0..15).
+// The int32 sums are exact and the float steps are finish_one's, so the bytes equal the
+// generic loop's. Returns false (nothing written) when not applicable.
+// acc[q] += the interleaved taps of pixel column p (first tap) of NR (or nr) kernel rows.
+// INTERIOR: all KW taps inside the image (no checks).
+template <int NR, int KWT, bool INTERIOR>
+inline void dw_vnni_pixel(const uint8_t* const* xr, const __m512i (*wv)[4], const int32_t* const* wp,
+                          int64_t nr, int64_t p, int64_t W, int64_t C, int64_t DW, int64_t kw_rt,
+                          __mmask64 mask, __m512i vzp, __m512i (&acc)[4]) {
+  const int64_t KW = KWT > 0 ? KWT : kw_rt;
+  const int64_t rows = NR > 0 ? NR : nr;
+  const int64_t off = p * C;
+  const int64_t dc = DW * C;
+  for (int64_t j = 0; j < rows; ++j) {
+    const uint8_t* r = xr[j] + off;
+    __m512i x0, x1, x2, x3;
+    if (INTERIOR) {
+      x0 = _mm512_maskz_loadu_epi8(mask, r);
+      x1 = KW > 1 ? _mm512_maskz_loadu_epi8(mask, r + dc) : vzp;
+      x2 = KW > 2 ? _mm512_maskz_loadu_epi8(mask, r + 2 * dc) : vzp;
+      x3 = KW > 3 ? _mm512_maskz_loadu_epi8(mask, r + 3 * dc) : vzp;
+    } else {
+      auto ld = [&](int64_t t) {
+        const int64_t pos = p + t * DW;
+        return (t < KW && pos >= 0 && pos < W) ? _mm512_maskz_loadu_epi8(mask, r + t * dc) : vzp;
+      };
+      x0 = ld(0); x1 = ld(1); x2 = ld(2); x3 = ld(3);
+    }
+    const __m512i l01 = _mm512_unpacklo_epi8(x0, x1), h01 = _mm512_unpackhi_epi8(x0, x1);
+    const __m512i l23 = _mm512_unpacklo_epi8(x2, x3), h23 = _mm512_unpackhi_epi8(x2, x3);
+    __m512i w0, w1, w2, w3;
+    if (NR > 0) {
+      w0 = wv[j][0]; w1 = wv[j][1]; w2 = wv[j][2]; w3 = wv[j][3];
+    } else {
+      w0 = _mm512_loadu_si512(wp[j]); w1 = _mm512_loadu_si512(wp[j] + 16);
+      w2 = _mm512_loadu_si512(wp[j] + 32); w3 = _mm512_loadu_si512(wp[j] + 48);
+    }
+    acc[0] = _mm512_dpbusd_epi32(acc[0], _mm512_unpacklo_epi16(l01, l23), w0);
+    acc[1] = _mm512_dpbusd_epi32(acc[1], _mm512_unpackhi_epi16(l01, l23), w1);
+    acc[2] = _mm512_dpbusd_epi32(acc[2], _mm512_unpacklo_epi16(h01, h23), w2);
+    acc[3] = _mm512_dpbusd_epi32(acc[3], _mm512_unpackhi_epi16(h01, h23), w3);
+  }
+}
+
+template <int NR, int KWT>
+void dw_vnni_row(const uint8_t* const* xr, const int32_t* const* wp, int64_t nr, const ConvGeom& g,
+                 int64_t cb, const __m512i (&corr)[4], const float* mp, const float* bp,
+                 const ConvEpilogue& ep, uint8_t* yrow, __m512i vzp) {
+  const int64_t C = g.C;
+  const int64_t KW = KWT > 0 ? KWT : g.KW;
+  const int cnt = static_cast<int>(std::min<int64_t>(64, C - cb));
+  const __mmask64 mask = cnt == 64 ? ~__mmask64(0) : ((__mmask64(1) << cnt) - 1);
+  __m512i wv[NR > 0 ? NR : 1][4];
+  if (NR > 0) {
+    for (int j = 0; j < NR; ++j)
+      for (int q = 0; q < 4; ++q) wv[j][q] = _mm512_loadu_si512(wp[j] + 16 * q);
+  }
+  const __m512 hi = _mm512_set1_ps(1024.0f), lo = _mm512_set1_ps(-1024.0f);
+  const __m512i yzp = _mm512_set1_epi16(static_cast<int16_t>(ep.y_zp));
+  const __m512i qmin = _mm512_set1_epi8(static_cast<char>(ep.qmin));
+  const __m512i qmax = _mm512_set1_epi8(static_cast<char>(ep.qmax));
+  const __m512 m0 = _mm512_loadu_ps(mp), m1 = _mm512_loadu_ps(mp + 16);
+  const __m512 m2 = _mm512_loadu_ps(mp + 32), m3 = _mm512_loadu_ps(mp + 48);
+  auto finish = [&](__m512i (&acc)[4], uint8_t* out) {
+    const __m512 mq[4] = {m0, m1, m2, m3};
+    __m512i r[4];
+    for (int q = 0; q < 4; ++q) {
+      __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[q]), mq[q]),
+                               _mm512_loadu_ps(bp + 16 * q));
+      v = _mm512_min_ps(v, hi);
+      v = _mm512_max_ps(v, lo);
+      r[q] = _mm512_cvtps_epi32(v);  // |r| <= 1024: packs never saturates
+    }
+    const __m512i s01 = _mm512_add_epi16(_mm512_packs_epi32(r[0], r[1]), yzp);
+    const __m512i s23 = _mm512_add_epi16(_mm512_packs_epi32(r[2], r[3]), yzp);
+    __m512i o = _mm512_packus_epi16(s01, s23);  // clamp to [0, 255]
+    o = _mm512_min_epu8(_mm512_max_epu8(o, qmin), qmax);
+    _mm512_mask_storeu_epi8(out, mask, o);
+  };
+  // Interior columns: first tap >= 0 and last tap < W.
+  int64_t ow_lo = (g.PW + g.SW - 1) / g.SW;
+  const int64_t last = g.W - 1 - (KW - 1) * g.DW + g.PW;
+  int64_t ow_hi = last < 0 ? 0 : last / g.SW + 1;
+  ow_hi = std::min(ow_hi, g.OW);
+  ow_lo = std::min(ow_lo, ow_hi);
+  for (int64_t ow = 0; ow < g.OW; ++ow) {
+    if (ow == ow_lo) {
+      for (; ow < ow_hi; ++ow) {
+        __m512i acc[4] = {corr[0], corr[1], corr[2], corr[3]};
+        dw_vnni_pixel<NR, KWT, true>(xr, wv, wp, nr, ow * g.SW - g.PW, g.W, C, g.DW, KW, mask, vzp, acc);
+        finish(acc, yrow + ow * C + cb);
+      }
+      if (ow >= g.OW) break;
+    }
+    __m512i acc[4] = {corr[0], corr[1], corr[2], corr[3]};
+    dw_vnni_pixel<NR, KWT, false>(xr, wv, wp, nr, ow * g.SW - g.PW, g.W, C, g.DW, KW, mask, vzp, acc);
+    finish(acc, yrow + ow * C + cb);
+  }
+}
+
+bool dw_vnni(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount, const int32_t* w,
+             int32_t x_zp, const ConvEpilogue& ep, uint8_t* y) {
+  if (g.KW > 4 || ep.add != nullptr) return false;
+  const int64_t C = g.C;
+  const int64_t nb = (C + 63) / 64;
+  const int64_t KR = g.KD * g.KH;
+  // Per kernel row j and 64-channel block b: 4 x 16 int32 lanes of interleaved weight bytes,
+  // their sums, and the permuted mult / bias.
+  std::vector<int32_t> wq(static_cast<size_t>(KR * nb * 64), 0), wsum(wq.size(), 0);
+  std::vector<float> mp(static_cast<size_t>(nb * 64), 0.0f), bp(mp.size(), 0.0f);
+  for (int64_t b = 0; b < nb; ++b)
+    for (int q = 0; q < 4; ++q)
+      for (int l = 0; l < 16; ++l) {
+        const int64_t c = b * 64 + 16 * (l / 4) + 4 * q + (l % 4);
+        if (c >= C) continue;
+        mp[b * 64 + q * 16 + l] = ep.mult[c];
+        bp[b * 64 + q * 16 + l] = ep.bias[c];
+        for (int64_t j = 0; j < KR; ++j) {
+          uint32_t packed = 0;
+          int32_t sum = 0;
+          for (int64_t kw = 0; kw < g.KW; ++kw) {
+            const int32_t v = static_cast<int16_t>(static_cast<uint16_t>(w[(j * g.KW + kw) * C + c] & 0xFFFF));
+            if (v < -128 || v > 127) return false;
+            packed |= static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(v))) << (8 * kw);
+            sum += v;
+          }
+          wq[(j * nb + b) * 64 + q * 16 + l] = static_cast<int32_t>(packed);
+          wsum[(j * nb + b) * 64 + q * 16 + l] = sum;
+        }
+      }
+  const __m512i vzp = _mm512_set1_epi8(static_cast<char>(x_zp));
+  std::vector<int64_t> jrow(static_cast<size_t>(KR)), joff(static_cast<size_t>(KR));
+  std::vector<const uint8_t*> xr(static_cast<size_t>(KR));
+  std::vector<const int32_t*> wp(static_cast<size_t>(KR));
+  for (int64_t r = r0; r < r0 + rcount; ++r) {
+    const int64_t oh = r % g.OH;
+    const int64_t od = r / g.OH;
+    int64_t nr = 0;
+    for (int64_t kd = 0; kd < g.KD; ++kd) {
+      const int64_t id = od * g.SD - g.PD + kd * g.DD;
+      if (id < 0 || id >= g.D) continue;
+      for (int64_t kh = 0; kh < g.KH; ++kh) {
+        const int64_t ih = oh * g.SH - g.PH + kh * g.DH;
+        if (ih < 0 || ih >= g.H) continue;
+        jrow[nr] = kd * g.KH + kh;
+        joff[nr] = (id * g.H + ih) * g.W * C;
+        ++nr;
+      }
+    }
+    uint8_t* yrow = y + r * g.OW * C;
+    for (int64_t b = 0; b < nb; ++b) {
+      const int64_t cb = b * 64;
+      __m512i corr[4];
+      for (int q = 0; q < 4; ++q) {
+        __m512i s = _mm512_setzero_si512();
+        for (int64_t j = 0; j < nr; ++j)
+          s = _mm512_add_epi32(s, _mm512_loadu_si512(wsum.data() + (jrow[j] * nb + b) * 64 + 16 * q));
+        corr[q] = _mm512_mullo_epi32(s, _mm512_set1_epi32(-x_zp));
+      }
+      for (int64_t j = 0; j < nr; ++j) {
+        xr[j] = x + joff[j] + cb;
+        wp[j] = wq.data() + (jrow[j] * nb + b) * 64;
+      }
+      const float* mb = mp.data() + b * 64;
+      const float* bb = bp.data() + b * 64;
+      if (nr == 3 && g.KW == 3) {
+        dw_vnni_row<3, 3>(xr.data(), wp.data(), nr, g, cb, corr, mb, bb, ep, yrow, vzp);
+      } else if (nr == 2 && g.KW == 3) {
+        dw_vnni_row<2, 3>(xr.data(), wp.data(), nr, g, cb, corr, mb, bb, ep, yrow, vzp);
+      } else {
+        dw_vnni_row<0, 0>(xr.data(), wp.data(), nr, g, cb, corr, mb, bb, ep, yrow, vzp);
+      }
+    }
+  }
+  return true;
+}
+}  // namespace
+#endif
+
 void conv_depthwise(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount,
                     const int32_t* w, int32_t x_zp, const ConvEpilogue& ep, uint8_t* y) {
+#if defined(QPLUGIN_ISA_AVX512)
+  if (dw_vnni(x, g, r0, rcount, w, x_zp, ep, y)) return;
+#endif
   const int64_t C = g.C;
   const int64_t taps = g.KD * g.KH * g.KW;
   std::vector<int64_t> off(taps), tap(taps);
