@@ -45,8 +45,6 @@ inline int32_t correct_one(int32_t raw, int64_t m, int64_t n, const ConvEpilogue
 using namespace simd;
 
 #if defined(QPLUGIN_ISA_AVX512)
-inline VI max_i(VI a, VI b) { return _mm512_max_epi32(a, b); }
-inline VI min_i(VI a, VI b) { return _mm512_min_epi32(a, b); }
 inline VI mullo_i(VI a, VI b) { return _mm512_mullo_epi32(a, b); }
 inline VI madd16(VI a, VI b) { return _mm512_madd_epi16(a, b); }
 inline VI load_u8_n(const uint8_t* p, int n) {
@@ -67,8 +65,6 @@ inline void store_u8_n(uint8_t* p, VI v, int n) {
   }
 }
 #else  // AVX2
-inline VI max_i(VI a, VI b) { return _mm256_max_epi32(a, b); }
-inline VI min_i(VI a, VI b) { return _mm256_min_epi32(a, b); }
 inline VI mullo_i(VI a, VI b) { return _mm256_mullo_epi32(a, b); }
 inline VI madd16(VI a, VI b) { return _mm256_madd_epi16(a, b); }
 inline VI load_u8_n(const uint8_t* p, int n) {
@@ -117,11 +113,13 @@ inline void finish_vec(VI t, VF mult, VF bias, const uint8_t* add, int cnt, cons
     VF a = to_f(sub_i(load_u8_n(add, cnt), set1_i(ep.add_zp)));
     v = add_f(v, mul_f(a, set1_f(ep.add_mult)));
   }
-  v = min_f(v, set1_f(1024.0f));
-  v = max_f(v, set1_f(-1024.0f));
-  VI r = add_i(to_i32_round(v), set1_i(ep.y_zp));
-  r = max_i(r, set1_i(ep.qmin));
-  r = min_i(r, set1_i(ep.qmax));
+  // Same bytes as finish_one's clamp(round(clamp(v, -1024, 1024)) + y_zp, qmin, qmax): with
+  // integers -1024 <= qmin - y_zp <= qmax - y_zp <= 1024 (all in 0..255) and a monotonic
+  // round, clamping v to [qmin - y_zp, qmax - y_zp] first gives the same result (NaN -> qmax
+  // on both: min_f returns its second operand).
+  v = min_f(v, set1_f(static_cast<float>(ep.qmax - ep.y_zp)));
+  v = max_f(v, set1_f(static_cast<float>(ep.qmin - ep.y_zp)));
+  const VI r = add_i(to_i32_round(v), set1_i(ep.y_zp));
   store_u8_n(y, r, cnt);
 }
 #endif  // QPLUGIN_SIMD
@@ -737,10 +735,10 @@ void dw_vnni_row(const uint8_t* const* xr, const int32_t* const* wp, int64_t nr,
     for (int j = 0; j < NR; ++j)
       for (int q = 0; q < 4; ++q) wv[j][q] = _mm512_loadu_si512(wp[j] + 16 * q);
   }
-  const __m512 hi = _mm512_set1_ps(1024.0f), lo = _mm512_set1_ps(-1024.0f);
+  // Clamp as in finish_vec (to [qmin - y_zp, qmax - y_zp], then + y_zp: already in 0..255).
+  const __m512 hi = _mm512_set1_ps(static_cast<float>(ep.qmax - ep.y_zp));
+  const __m512 lo = _mm512_set1_ps(static_cast<float>(ep.qmin - ep.y_zp));
   const __m512i yzp = _mm512_set1_epi16(static_cast<int16_t>(ep.y_zp));
-  const __m512i qmin = _mm512_set1_epi8(static_cast<char>(ep.qmin));
-  const __m512i qmax = _mm512_set1_epi8(static_cast<char>(ep.qmax));
   const __m512 m0 = _mm512_loadu_ps(mp), m1 = _mm512_loadu_ps(mp + 16);
   const __m512 m2 = _mm512_loadu_ps(mp + 32), m3 = _mm512_loadu_ps(mp + 48);
   auto finish = [&](__m512i (&acc)[4], uint8_t* out) {
@@ -751,13 +749,11 @@ void dw_vnni_row(const uint8_t* const* xr, const int32_t* const* wp, int64_t nr,
                                _mm512_loadu_ps(bp + 16 * q));
       v = _mm512_min_ps(v, hi);
       v = _mm512_max_ps(v, lo);
-      r[q] = _mm512_cvtps_epi32(v);  // |r| <= 1024: packs never saturates
+      r[q] = _mm512_cvtps_epi32(v);  // |r| <= 255: the packs never saturate
     }
     const __m512i s01 = _mm512_add_epi16(_mm512_packs_epi32(r[0], r[1]), yzp);
     const __m512i s23 = _mm512_add_epi16(_mm512_packs_epi32(r[2], r[3]), yzp);
-    __m512i o = _mm512_packus_epi16(s01, s23);  // clamp to [0, 255]
-    o = _mm512_min_epu8(_mm512_max_epu8(o, qmin), qmax);
-    _mm512_mask_storeu_epi8(out, mask, o);
+    _mm512_mask_storeu_epi8(out, mask, _mm512_packus_epi16(s01, s23));
   };
   // Interior columns: first tap >= 0 and last tap < W.
   int64_t ow_lo = (g.PW + g.SW - 1) / g.SW;
