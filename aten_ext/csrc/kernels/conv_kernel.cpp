@@ -681,79 +681,150 @@ namespace {
 // the permutation exactly (per 128-bit lane: q0 q1 | q2 q3 -> channels 16 L + 0..15).
 // The int32 sums are exact and the float steps are finish_one's, so the bytes equal the
 // generic loop's. Returns false (nothing written) when not applicable.
+// Vector widths for the depthwise VNNI kernel: 64-channel blocks in zmm, a tail of <= 32
+// channels in ymm (same in-lane unpacks; half the lanes).
+struct DwV512 {
+  using I = __m512i;
+  using F = __m512;
+  using M = __mmask64;
+  static constexpr int kCh = 64;  // channels per block (4 vectors of kCh / 4 int32 lanes)
+  static I maskz_load8(M m, const uint8_t* p) { return _mm512_maskz_loadu_epi8(m, p); }
+  static void mask_store8(uint8_t* p, M m, I v) { _mm512_mask_storeu_epi8(p, m, v); }
+  static I loadu(const int32_t* p) { return _mm512_loadu_si512(p); }
+  static F loadu_ps(const float* p) { return _mm512_loadu_ps(p); }
+  static I set1_8(int v) { return _mm512_set1_epi8(static_cast<char>(v)); }
+  static I set1_16(int v) { return _mm512_set1_epi16(static_cast<int16_t>(v)); }
+  static I set1_32(int32_t v) { return _mm512_set1_epi32(v); }
+  static F set1_ps(float v) { return _mm512_set1_ps(v); }
+  static I zero() { return _mm512_setzero_si512(); }
+  static I unlo8(I a, I b) { return _mm512_unpacklo_epi8(a, b); }
+  static I unhi8(I a, I b) { return _mm512_unpackhi_epi8(a, b); }
+  static I unlo16(I a, I b) { return _mm512_unpacklo_epi16(a, b); }
+  static I unhi16(I a, I b) { return _mm512_unpackhi_epi16(a, b); }
+  static I dp(I acc, I a, I w) { return _mm512_dpbusd_epi32(acc, a, w); }
+  static I add32(I a, I b) { return _mm512_add_epi32(a, b); }
+  static I mullo32(I a, I b) { return _mm512_mullo_epi32(a, b); }
+  static I add16(I a, I b) { return _mm512_add_epi16(a, b); }
+  static I packs32(I a, I b) { return _mm512_packs_epi32(a, b); }
+  static I packus16(I a, I b) { return _mm512_packus_epi16(a, b); }
+  static F cvt_ps(I a) { return _mm512_cvtepi32_ps(a); }
+  static I cvt_i(F a) { return _mm512_cvtps_epi32(a); }
+  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static F add(F a, F b) { return _mm512_add_ps(a, b); }
+  static F min(F a, F b) { return _mm512_min_ps(a, b); }
+  static F max(F a, F b) { return _mm512_max_ps(a, b); }
+  static M mask(int n) { return n >= 64 ? ~M(0) : ((M(1) << n) - 1); }
+};
+struct DwV256 {
+  using I = __m256i;
+  using F = __m256;
+  using M = __mmask32;
+  static constexpr int kCh = 32;
+  static I maskz_load8(M m, const uint8_t* p) { return _mm256_maskz_loadu_epi8(m, p); }
+  static void mask_store8(uint8_t* p, M m, I v) { _mm256_mask_storeu_epi8(p, m, v); }
+  static I loadu(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static F loadu_ps(const float* p) { return _mm256_loadu_ps(p); }
+  static I set1_8(int v) { return _mm256_set1_epi8(static_cast<char>(v)); }
+  static I set1_16(int v) { return _mm256_set1_epi16(static_cast<int16_t>(v)); }
+  static I set1_32(int32_t v) { return _mm256_set1_epi32(v); }
+  static F set1_ps(float v) { return _mm256_set1_ps(v); }
+  static I zero() { return _mm256_setzero_si256(); }
+  static I unlo8(I a, I b) { return _mm256_unpacklo_epi8(a, b); }
+  static I unhi8(I a, I b) { return _mm256_unpackhi_epi8(a, b); }
+  static I unlo16(I a, I b) { return _mm256_unpacklo_epi16(a, b); }
+  static I unhi16(I a, I b) { return _mm256_unpackhi_epi16(a, b); }
+  static I dp(I acc, I a, I w) { return _mm256_dpbusd_epi32(acc, a, w); }
+  static I add32(I a, I b) { return _mm256_add_epi32(a, b); }
+  static I mullo32(I a, I b) { return _mm256_mullo_epi32(a, b); }
+  static I add16(I a, I b) { return _mm256_add_epi16(a, b); }
+  static I packs32(I a, I b) { return _mm256_packs_epi32(a, b); }
+  static I packus16(I a, I b) { return _mm256_packus_epi16(a, b); }
+  static F cvt_ps(I a) { return _mm256_cvtepi32_ps(a); }
+  static I cvt_i(F a) { return _mm256_cvtps_epi32(a); }
+  static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
+  static F add(F a, F b) { return _mm256_add_ps(a, b); }
+  static F min(F a, F b) { return _mm256_min_ps(a, b); }
+  static F max(F a, F b) { return _mm256_max_ps(a, b); }
+  static M mask(int n) { return n >= 32 ? ~M(0) : ((M(1) << n) - 1); }
+};
+
 // acc[q] += the interleaved taps of pixel column p (first tap) of NR (or nr) kernel rows.
 // INTERIOR: all KW taps inside the image (no checks).
-template <int NR, int KWT, bool INTERIOR>
-inline void dw_vnni_pixel(const uint8_t* const* xr, const __m512i (*wv)[4], const int32_t* const* wp,
-                          int64_t nr, int64_t p, int64_t W, int64_t C, int64_t DW, int64_t kw_rt,
-                          __mmask64 mask, __m512i vzp, __m512i (&acc)[4]) {
+template <class V, int NR, int KWT, bool INTERIOR>
+inline void dw_vnni_pixel(const uint8_t* const* xr, const typename V::I (*wv)[4],
+                          const int32_t* const* wp, int64_t nr, int64_t p, int64_t W, int64_t C,
+                          int64_t DW, int64_t kw_rt, typename V::M mask, typename V::I vzp,
+                          typename V::I (&acc)[4]) {
+  using I = typename V::I;
+  constexpr int kL = V::kCh / 4;  // int32 lanes per vector
   const int64_t KW = KWT > 0 ? KWT : kw_rt;
   const int64_t rows = NR > 0 ? NR : nr;
   const int64_t off = p * C;
   const int64_t dc = DW * C;
   for (int64_t j = 0; j < rows; ++j) {
     const uint8_t* r = xr[j] + off;
-    __m512i x0, x1, x2, x3;
+    I x0, x1, x2, x3;
     if (INTERIOR) {
-      x0 = _mm512_maskz_loadu_epi8(mask, r);
-      x1 = KW > 1 ? _mm512_maskz_loadu_epi8(mask, r + dc) : vzp;
-      x2 = KW > 2 ? _mm512_maskz_loadu_epi8(mask, r + 2 * dc) : vzp;
-      x3 = KW > 3 ? _mm512_maskz_loadu_epi8(mask, r + 3 * dc) : vzp;
+      x0 = V::maskz_load8(mask, r);
+      x1 = KW > 1 ? V::maskz_load8(mask, r + dc) : vzp;
+      x2 = KW > 2 ? V::maskz_load8(mask, r + 2 * dc) : vzp;
+      x3 = KW > 3 ? V::maskz_load8(mask, r + 3 * dc) : vzp;
     } else {
       auto ld = [&](int64_t t) {
         const int64_t pos = p + t * DW;
-        return (t < KW && pos >= 0 && pos < W) ? _mm512_maskz_loadu_epi8(mask, r + t * dc) : vzp;
+        return (t < KW && pos >= 0 && pos < W) ? V::maskz_load8(mask, r + t * dc) : vzp;
       };
       x0 = ld(0); x1 = ld(1); x2 = ld(2); x3 = ld(3);
     }
-    const __m512i l01 = _mm512_unpacklo_epi8(x0, x1), h01 = _mm512_unpackhi_epi8(x0, x1);
-    const __m512i l23 = _mm512_unpacklo_epi8(x2, x3), h23 = _mm512_unpackhi_epi8(x2, x3);
-    __m512i w0, w1, w2, w3;
+    const I l01 = V::unlo8(x0, x1), h01 = V::unhi8(x0, x1);
+    const I l23 = V::unlo8(x2, x3), h23 = V::unhi8(x2, x3);
+    I w0, w1, w2, w3;
     if (NR > 0) {
       w0 = wv[j][0]; w1 = wv[j][1]; w2 = wv[j][2]; w3 = wv[j][3];
     } else {
-      w0 = _mm512_loadu_si512(wp[j]); w1 = _mm512_loadu_si512(wp[j] + 16);
-      w2 = _mm512_loadu_si512(wp[j] + 32); w3 = _mm512_loadu_si512(wp[j] + 48);
+      w0 = V::loadu(wp[j]); w1 = V::loadu(wp[j] + kL);
+      w2 = V::loadu(wp[j] + 2 * kL); w3 = V::loadu(wp[j] + 3 * kL);
     }
-    acc[0] = _mm512_dpbusd_epi32(acc[0], _mm512_unpacklo_epi16(l01, l23), w0);
-    acc[1] = _mm512_dpbusd_epi32(acc[1], _mm512_unpackhi_epi16(l01, l23), w1);
-    acc[2] = _mm512_dpbusd_epi32(acc[2], _mm512_unpacklo_epi16(h01, h23), w2);
-    acc[3] = _mm512_dpbusd_epi32(acc[3], _mm512_unpackhi_epi16(h01, h23), w3);
+    acc[0] = V::dp(acc[0], V::unlo16(l01, l23), w0);
+    acc[1] = V::dp(acc[1], V::unhi16(l01, l23), w1);
+    acc[2] = V::dp(acc[2], V::unlo16(h01, h23), w2);
+    acc[3] = V::dp(acc[3], V::unhi16(h01, h23), w3);
   }
 }
 
-template <int NR, int KWT>
+template <class V, int NR, int KWT>
 void dw_vnni_row(const uint8_t* const* xr, const int32_t* const* wp, int64_t nr, const ConvGeom& g,
-                 int64_t cb, const __m512i (&corr)[4], const float* mp, const float* bp,
-                 const ConvEpilogue& ep, uint8_t* yrow, __m512i vzp) {
+                 int64_t cb, const typename V::I (&corr)[4], const float* mp, const float* bp,
+                 const ConvEpilogue& ep, uint8_t* yrow, typename V::I vzp) {
+  using I = typename V::I;
+  using F = typename V::F;
+  constexpr int kL = V::kCh / 4;
   const int64_t C = g.C;
   const int64_t KW = KWT > 0 ? KWT : g.KW;
-  const int cnt = static_cast<int>(std::min<int64_t>(64, C - cb));
-  const __mmask64 mask = cnt == 64 ? ~__mmask64(0) : ((__mmask64(1) << cnt) - 1);
-  __m512i wv[NR > 0 ? NR : 1][4];
+  const int cnt = static_cast<int>(std::min<int64_t>(V::kCh, C - cb));
+  const typename V::M mask = V::mask(cnt);
+  I wv[NR > 0 ? NR : 1][4];
   if (NR > 0) {
     for (int j = 0; j < NR; ++j)
-      for (int q = 0; q < 4; ++q) wv[j][q] = _mm512_loadu_si512(wp[j] + 16 * q);
+      for (int q = 0; q < 4; ++q) wv[j][q] = V::loadu(wp[j] + kL * q);
   }
   // Clamp as in finish_vec (to [qmin - y_zp, qmax - y_zp], then + y_zp: already in 0..255).
-  const __m512 hi = _mm512_set1_ps(static_cast<float>(ep.qmax - ep.y_zp));
-  const __m512 lo = _mm512_set1_ps(static_cast<float>(ep.qmin - ep.y_zp));
-  const __m512i yzp = _mm512_set1_epi16(static_cast<int16_t>(ep.y_zp));
-  const __m512 m0 = _mm512_loadu_ps(mp), m1 = _mm512_loadu_ps(mp + 16);
-  const __m512 m2 = _mm512_loadu_ps(mp + 32), m3 = _mm512_loadu_ps(mp + 48);
-  auto finish = [&](__m512i (&acc)[4], uint8_t* out) {
-    const __m512 mq[4] = {m0, m1, m2, m3};
-    __m512i r[4];
+  const F hi = V::set1_ps(static_cast<float>(ep.qmax - ep.y_zp));
+  const F lo = V::set1_ps(static_cast<float>(ep.qmin - ep.y_zp));
+  const I yzp = V::set1_16(ep.y_zp);
+  const F mq[4] = {V::loadu_ps(mp), V::loadu_ps(mp + kL), V::loadu_ps(mp + 2 * kL),
+                   V::loadu_ps(mp + 3 * kL)};
+  auto finish = [&](I (&acc)[4], uint8_t* out) {
+    I r[4];
     for (int q = 0; q < 4; ++q) {
-      __m512 v = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[q]), mq[q]),
-                               _mm512_loadu_ps(bp + 16 * q));
-      v = _mm512_min_ps(v, hi);
-      v = _mm512_max_ps(v, lo);
-      r[q] = _mm512_cvtps_epi32(v);  // |r| <= 255: the packs never saturate
+      F v = V::add(V::mul(V::cvt_ps(acc[q]), mq[q]), V::loadu_ps(bp + kL * q));
+      v = V::min(v, hi);
+      v = V::max(v, lo);
+      r[q] = V::cvt_i(v);  // |r| <= 255: the packs never saturate
     }
-    const __m512i s01 = _mm512_add_epi16(_mm512_packs_epi32(r[0], r[1]), yzp);
-    const __m512i s23 = _mm512_add_epi16(_mm512_packs_epi32(r[2], r[3]), yzp);
-    _mm512_mask_storeu_epi8(out, mask, _mm512_packus_epi16(s01, s23));
+    const I s01 = V::add16(V::packs32(r[0], r[1]), yzp);
+    const I s23 = V::add16(V::packs32(r[2], r[3]), yzp);
+    V::mask_store8(out, mask, V::packus16(s01, s23));
   };
   // Interior columns: first tap >= 0 and last tap < W.
   int64_t ow_lo = (g.PW + g.SW - 1) / g.SW;
@@ -764,15 +835,45 @@ void dw_vnni_row(const uint8_t* const* xr, const int32_t* const* wp, int64_t nr,
   for (int64_t ow = 0; ow < g.OW; ++ow) {
     if (ow == ow_lo) {
       for (; ow < ow_hi; ++ow) {
-        __m512i acc[4] = {corr[0], corr[1], corr[2], corr[3]};
-        dw_vnni_pixel<NR, KWT, true>(xr, wv, wp, nr, ow * g.SW - g.PW, g.W, C, g.DW, KW, mask, vzp, acc);
+        I acc[4] = {corr[0], corr[1], corr[2], corr[3]};
+        dw_vnni_pixel<V, NR, KWT, true>(xr, wv, wp, nr, ow * g.SW - g.PW, g.W, C, g.DW, KW, mask,
+                                        vzp, acc);
         finish(acc, yrow + ow * C + cb);
       }
       if (ow >= g.OW) break;
     }
-    __m512i acc[4] = {corr[0], corr[1], corr[2], corr[3]};
-    dw_vnni_pixel<NR, KWT, false>(xr, wv, wp, nr, ow * g.SW - g.PW, g.W, C, g.DW, KW, mask, vzp, acc);
+    I acc[4] = {corr[0], corr[1], corr[2], corr[3]};
+    dw_vnni_pixel<V, NR, KWT, false>(xr, wv, wp, nr, ow * g.SW - g.PW, g.W, C, g.DW, KW, mask,
+                                     vzp, acc);
     finish(acc, yrow + ow * C + cb);
+  }
+}
+
+// One channel block [cb, cb + V::kCh) of output row r (valid kernel rows jrow / joff).
+template <class V>
+void dw_vnni_block(const uint8_t* x, const ConvGeom& g, int64_t cb, const int32_t* wq,
+                   const int32_t* wsum, const float* mb, const float* bb, const int64_t* jrow,
+                   const int64_t* joff, int64_t nr, int32_t x_zp, const ConvEpilogue& ep,
+                   uint8_t* yrow, const uint8_t** xr, const int32_t** wp) {
+  using I = typename V::I;
+  constexpr int kCh = V::kCh, kL = V::kCh / 4;
+  I corr[4];
+  for (int q = 0; q < 4; ++q) {
+    I s = V::zero();
+    for (int64_t j = 0; j < nr; ++j) s = V::add32(s, V::loadu(wsum + jrow[j] * kCh + kL * q));
+    corr[q] = V::mullo32(s, V::set1_32(-x_zp));
+  }
+  for (int64_t j = 0; j < nr; ++j) {
+    xr[j] = x + joff[j] + cb;
+    wp[j] = wq + jrow[j] * kCh;
+  }
+  const I vzp = V::set1_8(x_zp);
+  if (nr == 3 && g.KW == 3) {
+    dw_vnni_row<V, 3, 3>(xr, wp, nr, g, cb, corr, mb, bb, ep, yrow, vzp);
+  } else if (nr == 2 && g.KW == 3) {
+    dw_vnni_row<V, 2, 3>(xr, wp, nr, g, cb, corr, mb, bb, ep, yrow, vzp);
+  } else {
+    dw_vnni_row<V, 0, 0>(xr, wp, nr, g, cb, corr, mb, bb, ep, yrow, vzp);
   }
 }
 
@@ -780,19 +881,25 @@ bool dw_vnni(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount, co
              int32_t x_zp, const ConvEpilogue& ep, uint8_t* y) {
   if (g.KW > 4 || ep.add != nullptr) return false;
   const int64_t C = g.C;
-  const int64_t nb = (C + 63) / 64;
   const int64_t KR = g.KD * g.KH;
-  // Per kernel row j and 64-channel block b: 4 x 16 int32 lanes of interleaved weight bytes,
-  // their sums, and the permuted mult / bias.
-  std::vector<int32_t> wq(static_cast<size_t>(KR * nb * 64), 0), wsum(wq.size(), 0);
-  std::vector<float> mp(static_cast<size_t>(nb * 64), 0.0f), bp(mp.size(), 0.0f);
-  for (int64_t b = 0; b < nb; ++b)
-    for (int q = 0; q < 4; ++q)
-      for (int l = 0; l < 16; ++l) {
-        const int64_t c = b * 64 + 16 * (l / 4) + 4 * q + (l % 4);
+  // Blocks of 64 channels while more than 32 remain, then one block of <= 32 (ymm).
+  const int64_t n64 = C > 32 ? (C - 1) / 64 + ((C - 1) % 64 >= 32 ? 1 : 0) : 0;
+  const int64_t c_tail = n64 * 64;  // [c_tail, C): the ymm block (empty when n64 * 64 == C)
+  // Per block (at channel cb, width kCh): [KR][4][kCh / 4] int32 lanes of interleaved weight
+  // bytes and their sums (lane l of vector q: channel cb + 16 (l / 4) + 4 q + l % 4), and the
+  // permuted mult / bias [4][kCh / 4]; block data at KR * cb (weights) and cb (mult / bias).
+  const int64_t cpad = c_tail + (C > c_tail ? 32 : 0);
+  std::vector<int32_t> wq(static_cast<size_t>(KR * cpad), 0), wsum(wq.size(), 0);
+  std::vector<float> mp(static_cast<size_t>(cpad), 0.0f), bp(mp.size(), 0.0f);
+  for (int64_t cb = 0; cb < C;) {
+    const int64_t kch = cb < c_tail ? 64 : 32;
+    const int64_t kl = kch / 4;
+    for (int64_t q = 0; q < 4; ++q)
+      for (int64_t l = 0; l < kl; ++l) {
+        const int64_t c = cb + 16 * (l / 4) + 4 * q + (l % 4);
         if (c >= C) continue;
-        mp[b * 64 + q * 16 + l] = ep.mult[c];
-        bp[b * 64 + q * 16 + l] = ep.bias[c];
+        mp[cb + q * kl + l] = ep.mult[c];
+        bp[cb + q * kl + l] = ep.bias[c];
         for (int64_t j = 0; j < KR; ++j) {
           uint32_t packed = 0;
           int32_t sum = 0;
@@ -802,11 +909,12 @@ bool dw_vnni(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount, co
             packed |= static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(v))) << (8 * kw);
             sum += v;
           }
-          wq[(j * nb + b) * 64 + q * 16 + l] = static_cast<int32_t>(packed);
-          wsum[(j * nb + b) * 64 + q * 16 + l] = sum;
+          wq[KR * cb + j * kch + q * kl + l] = static_cast<int32_t>(packed);
+          wsum[KR * cb + j * kch + q * kl + l] = sum;
         }
       }
-  const __m512i vzp = _mm512_set1_epi8(static_cast<char>(x_zp));
+    cb += kch;
+  }
   std::vector<int64_t> jrow(static_cast<size_t>(KR)), joff(static_cast<size_t>(KR));
   std::vector<const uint8_t*> xr(static_cast<size_t>(KR));
   std::vector<const int32_t*> wp(static_cast<size_t>(KR));
@@ -826,28 +934,15 @@ bool dw_vnni(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount, co
       }
     }
     uint8_t* yrow = y + r * g.OW * C;
-    for (int64_t b = 0; b < nb; ++b) {
-      const int64_t cb = b * 64;
-      __m512i corr[4];
-      for (int q = 0; q < 4; ++q) {
-        __m512i s = _mm512_setzero_si512();
-        for (int64_t j = 0; j < nr; ++j)
-          s = _mm512_add_epi32(s, _mm512_loadu_si512(wsum.data() + (jrow[j] * nb + b) * 64 + 16 * q));
-        corr[q] = _mm512_mullo_epi32(s, _mm512_set1_epi32(-x_zp));
-      }
-      for (int64_t j = 0; j < nr; ++j) {
-        xr[j] = x + joff[j] + cb;
-        wp[j] = wq.data() + (jrow[j] * nb + b) * 64;
-      }
-      const float* mb = mp.data() + b * 64;
-      const float* bb = bp.data() + b * 64;
-      if (nr == 3 && g.KW == 3) {
-        dw_vnni_row<3, 3>(xr.data(), wp.data(), nr, g, cb, corr, mb, bb, ep, yrow, vzp);
-      } else if (nr == 2 && g.KW == 3) {
-        dw_vnni_row<2, 3>(xr.data(), wp.data(), nr, g, cb, corr, mb, bb, ep, yrow, vzp);
-      } else {
-        dw_vnni_row<0, 0>(xr.data(), wp.data(), nr, g, cb, corr, mb, bb, ep, yrow, vzp);
-      }
+    for (int64_t cb = 0; cb < c_tail; cb += 64) {
+      dw_vnni_block<DwV512>(x, g, cb, wq.data() + KR * cb, wsum.data() + KR * cb, mp.data() + cb,
+                            bp.data() + cb, jrow.data(), joff.data(), nr, x_zp, ep, yrow, xr.data(),
+                            wp.data());
+    }
+    if (c_tail < C) {
+      dw_vnni_block<DwV256>(x, g, c_tail, wq.data() + KR * c_tail, wsum.data() + KR * c_tail,
+                            mp.data() + c_tail, bp.data() + c_tail, jrow.data(), joff.data(), nr,
+                            x_zp, ep, yrow, xr.data(), wp.data());
     }
   }
   return true;
