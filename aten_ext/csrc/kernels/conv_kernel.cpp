@@ -834,6 +834,36 @@ void dw_vnni_row(const uint8_t* const* xr, const int32_t* const* wp, int64_t nr,
   ow_lo = std::min(ow_lo, ow_hi);
   for (int64_t ow = 0; ow < g.OW; ++ow) {
     if (ow == ow_lo) {
+      // Stride 2, 3 taps: the (x[p + 2], x[p + 3]) byte pairs of one pixel are the (x[p'],
+      // x[p' + 1]) pairs of the next (p' = p + 2): carry them over (x[p + 3] is read for real,
+      // inside the image, and meets a zero weight byte).
+      const int64_t ow_pair =
+          g.W - 4 + g.PW < 0 ? 0 : std::min<int64_t>(ow_hi, (g.W - 4 + g.PW) / 2 + 1);
+      if (NR > 0 && KWT == 3 && g.SW == 2 && g.DW == 1 && ow < ow_pair) {
+        I pl[NR > 0 ? NR : 1], ph[NR > 0 ? NR : 1];
+        for (int j = 0; j < NR; ++j) {
+          const uint8_t* r = xr[j] + (ow * 2 - g.PW) * C;
+          const I x0 = V::maskz_load8(mask, r), x1 = V::maskz_load8(mask, r + C);
+          pl[j] = V::unlo8(x0, x1);
+          ph[j] = V::unhi8(x0, x1);
+        }
+        for (; ow < ow_pair; ++ow) {
+          I acc[4] = {corr[0], corr[1], corr[2], corr[3]};
+          const int64_t off = (ow * 2 - g.PW) * C;
+          for (int j = 0; j < NR; ++j) {
+            const uint8_t* r = xr[j] + off;
+            const I x2 = V::maskz_load8(mask, r + 2 * C), x3 = V::maskz_load8(mask, r + 3 * C);
+            const I l23 = V::unlo8(x2, x3), h23 = V::unhi8(x2, x3);
+            acc[0] = V::dp(acc[0], V::unlo16(pl[j], l23), wv[j][0]);
+            acc[1] = V::dp(acc[1], V::unhi16(pl[j], l23), wv[j][1]);
+            acc[2] = V::dp(acc[2], V::unlo16(ph[j], h23), wv[j][2]);
+            acc[3] = V::dp(acc[3], V::unhi16(ph[j], h23), wv[j][3]);
+            pl[j] = l23;
+            ph[j] = h23;
+          }
+          finish(acc, yrow + ow * C + cb);
+        }
+      }
       for (; ow < ow_hi; ++ow) {
         I acc[4] = {corr[0], corr[1], corr[2], corr[3]};
         dw_vnni_pixel<V, NR, KWT, true>(xr, wv, wp, nr, ow * g.SW - g.PW, g.W, C, g.DW, KW, mask,
