@@ -190,6 +190,30 @@ def test_kernel_paths_bit_identical():
             assert torch.equal(outs[0], o)
 
 
+def test_threads_identical():
+    # Row blocks are sized for the thread count (equal blocks, a multiple of the thread count):
+    # 1, 2 and 3 threads give the same bytes.
+    gen = torch.Generator().manual_seed(5)
+    cases = [(1, 64, 23, 17, 64, (3, 3), (1, 1), (1, 1), (1, 1), 1),
+             (1, 32, 19, 21, 48, (1, 1), (1, 1), (0, 0), (1, 1), 1),
+             (3, 8, 15, 16, 8, (3, 3), (1, 1), (1, 1), (1, 1), 2),
+             (1, 96, 11, 13, 96, (3, 3), (2, 2), (1, 1), (1, 1), 96)]
+    old = torch.get_num_threads()
+    try:
+        for n, c, h, w, oc, ks, s, p, d, g in cases:
+            qx = make_x((n, c, h, w), gen=gen)
+            qw = make_w(oc, c // g, ks, gen=gen)
+            pk = q.conv2d_prepack(qw, torch.randn(oc, generator=gen), list(s), list(p), list(d), g)
+            outs = []
+            for t in (1, 2, 3):
+                torch.set_num_threads(t)
+                outs.append(q.conv2d(qx, pk, 0.3, 100).int_repr())
+            for o in outs[1:]:
+                assert torch.equal(outs[0], o)
+    finally:
+        torch.set_num_threads(old)
+
+
 # ---------------------------------------------------------------------------
 # torch's own op (x86 engine) on 7-bit activations, where it does not saturate
 # ---------------------------------------------------------------------------
