@@ -152,7 +152,8 @@ def test_full_range_no_saturation(isa):
 
 
 @pytest.mark.parametrize("relu", [False, True])
-@pytest.mark.parametrize("geom", [GEOM2D[0], GEOM2D[4], GEOM2D[13]], ids=["3x3", "dw", "g2"])
+@pytest.mark.parametrize("geom", [GEOM2D[0], GEOM2D[4], GEOM2D[13], GEOM2D[8], GEOM2D[15]],
+                         ids=["3x3", "dw", "g2", "k576_64+6", "5x5_32+8"])
 def test_conv2d_add(isa, geom, relu):
     n, c, h, w, oc, ks, s, p, d, g = geom
     gen = torch.Generator().manual_seed(7)
@@ -186,6 +187,19 @@ def test_kernel_paths_bit_identical():
         for isa in _isa.supported_isas():
             with torch_qplugin.kernel_isa(isa):
                 outs.append(q.conv2d(qx, pk, 0.3, 100).int_repr())
+        for o in outs[1:]:
+            assert torch.equal(outs[0], o)
+    # conv2d_add_relu: full 64- and 32-channel rows (packed epilogue) and channel tails
+    for n, c, h, w, oc, ks, s, p, d, g in [GEOM2D[8], GEOM2D[15], GEOM2D[0]]:
+        qx = make_x((n, c, h, w), gen=gen)
+        pk = q.conv2d_prepack(make_w(oc, c // g, ks, gen=gen), torch.randn(oc, generator=gen),
+                              list(s), list(p), list(d), g)
+        shape = q.conv2d(qx, pk, 0.3, 100).shape
+        qa = make_x(tuple(shape), scale=0.2, zp=30, gen=gen)
+        outs = []
+        for isa in _isa.supported_isas():
+            with torch_qplugin.kernel_isa(isa):
+                outs.append(q.conv2d_add_relu(qx, qa, pk, 0.3, 100).int_repr())
         for o in outs[1:]:
             assert torch.equal(outs[0], o)
 
