@@ -118,6 +118,7 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   }
   kernels::ConvEpilogue base{};
   base.col_const = col_const.data();
+  base.col_const_zero = x_zp == 0;
   base.w_zp = p.any_wzp ? p.w_zp.data() : nullptr;
   base.mult = mult.data();
   base.bias = bias.data();

@@ -147,32 +147,39 @@ inline void tile_epilogue(const __m512i (&acc)[MR][NV], int64_t m0, int64_t n0, 
         mu[j] = loadu_f(ep.mult + n0 + j * kLanes);
         bi[j] = loadu_f(ep.bias + n0 + j * kLanes);
       }
+      // Only the upper clamp runs in float (min_ps(NaN, hi) = hi, so cvtps2dq sees no NaN and
+      // returns INT_MIN only for v < -2^31); the lower one after rounding: packs_epi32
+      // saturates to int16, + y_zp cannot wrap, packus clamps at 0 and max_epu8 at qmin. Same
+      // bytes as clamping to [qmin - y_zp, qmax - y_zp] first (rounding is monotonic and the
+      // bounds are integers).
       const VF hi = set1_f(static_cast<float>(ep.qmax - ep.y_zp));
-      const VF lo = set1_f(static_cast<float>(ep.qmin - ep.y_zp));
       const __m512i yzp16 = _mm512_set1_epi16(static_cast<int16_t>(ep.y_zp));
+      const __m512i qmin8 = _mm512_set1_epi8(static_cast<char>(ep.qmin));
+      const bool with_cc = !ep.col_const_zero;
 #pragma GCC unroll 16
       for (int r = 0; r < MR; ++r) {
         VI q[4];
 #pragma GCC unroll 4
         for (int j = 0; j < NV; ++j) {
-          VF v = add_f(mul_f(to_f(add_i(acc[r][j], cc[j])), mu[j]), bi[j]);
+          const VI t = with_cc ? add_i(acc[r][j], cc[j]) : acc[r][j];
+          VF v = add_f(mul_f(to_f(t), mu[j]), bi[j]);
           if (ep.add != nullptr) {
             const VF a = to_f(sub_i(load_u8(ep.add + (m0 + r) * ldy + n0 + j * kLanes), set1_i(ep.add_zp)));
             v = add_f(v, mul_f(a, set1_f(ep.add_mult)));
           }
-          v = min_f(v, hi);
-          v = max_f(v, lo);
-          q[j] = to_i32_round(v);
+          q[j] = to_i32_round(min_f(v, hi));
         }
         uint8_t* out = y + (m0 + r) * ldy + n0;
         const __m512i s01 = _mm512_add_epi16(_mm512_packs_epi32(q[0], q[1]), yzp16);
         if constexpr (NV == 4) {
           const __m512i s23 = _mm512_add_epi16(_mm512_packs_epi32(q[2], q[3]), yzp16);
-          _mm512_storeu_si512(out, _mm512_permutexvar_epi32(perm, _mm512_packus_epi16(s01, s23)));
+          const __m512i o = _mm512_max_epu8(_mm512_packus_epi16(s01, s23), qmin8);
+          _mm512_storeu_si512(out, _mm512_permutexvar_epi32(perm, o));
         } else {
           // dwords 4 L + k (k = 0, 1) hold channels 16 k + 4 L ..: the first 8 perm entries
-          const __m512i o = _mm512_permutexvar_epi32(perm, _mm512_packus_epi16(s01, s01));
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm512_castsi512_si256(o));
+          const __m512i o = _mm512_max_epu8(_mm512_packus_epi16(s01, s01), qmin8);
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                              _mm512_castsi512_si256(_mm512_permutexvar_epi32(perm, o)));
         }
       }
       return;
