@@ -84,6 +84,7 @@ GEOM2D = [
     (1, 16, 5, 3, 16, (3, 3), (2, 1), (2, 3), (1, 1), 16),  # depthwise: no interior column
     (2, 96, 9, 13, 96, (3, 3), (2, 2), (1, 1), (1, 1), 96),  # depthwise s2: pairs carried over, ymm tail
     (1, 40, 6, 3, 40, (3, 3), (2, 2), (0, 0), (1, 1), 40),  # depthwise s2, W = 3: no carried pairs
+    (1, 16, 2, 13, 32, (3, 3), (1, 1), (1, 1), (1, 1), 1),  # 14 x 32 tiles: 26 rows, remainder 12
 ]
 
 
@@ -126,6 +127,7 @@ GEOM3D = [
     (2, 4, 3, 4, 5, 6, (1, 2, 3), (1, 1, 1), (0, 1, 2), (1, 2, 1), 2),
     (1, 3, 6, 5, 5, 5, (2, 2, 2), (1, 2, 1), (1, 0, 1), (2, 1, 1), 1),
     (1, 32, 4, 5, 6, 64, (3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1),  # tap-chunked indirect GEMM
+    (1, 32, 3, 3, 3, 32, (3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1),  # 14 x 32 tiles, remainder 13
 ]
 
 
@@ -178,7 +180,7 @@ def test_kernel_paths_bit_identical():
 
     gen = torch.Generator().manual_seed(3)
     cases = [GEOM2D[0], GEOM2D[1], GEOM2D[4], GEOM2D[7], GEOM2D[8], GEOM2D[10], GEOM2D[13],
-             GEOM2D[16], GEOM2D[17], GEOM2D[18], GEOM2D[19], GEOM2D[20]]
+             GEOM2D[16], GEOM2D[17], GEOM2D[18], GEOM2D[19], GEOM2D[20], GEOM2D[21]]
     for n, c, h, w, oc, ks, s, p, d, g in cases:
         qx = make_x((n, c, h, w), gen=gen)
         qw = make_w(oc, c // g, ks, gen=gen)

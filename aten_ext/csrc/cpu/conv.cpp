@@ -220,7 +220,7 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   }
   // Rows per block: the block of A stays in L2 (about 128 KiB).
   int64_t mb = std::max<int64_t>(24, (128 * 1024) / std::max<int64_t>(1, kp * elem));
-  if (indirect) mb = 240;
+  if (indirect) mb = 252;  // a multiple of the 6-, 12- and 14-row tiles
   mb = std::min(mb, M);
   const int64_t threads = at::get_num_threads();
   while (mb > 24 && N * G * ((M + mb - 1) / mb) < 4 * threads) mb = (mb + 1) / 2;
