@@ -79,6 +79,12 @@ GEOM2D = [
     (1, 8, 12, 12, 40, (3, 3), (2, 2), (1, 1), (1, 1), 2),  # groups 2, stride 2, 20 per group
     (1, 4, 3, 3, 4, (9, 9), (1, 1), (4, 4), (1, 1), 1),  # kernel larger than input
     (1, 64, 7, 8, 40, (5, 5), (1, 1), (2, 2), (1, 1), 1),  # 25 taps: tap-chunked indirect GEMM
+    (2, 80, 7, 9, 80, (3, 3), (1, 1), (1, 1), (1, 1), 80),  # depthwise VNNI: 64 + 16-channel tail
+    (1, 72, 6, 11, 72, (2, 4), (1, 2), (1, 2), (1, 2), 72),  # depthwise VNNI: KW 4, dilation 2
+    (1, 16, 5, 3, 16, (3, 3), (2, 1), (2, 3), (1, 1), 16),  # depthwise: no interior column
+    (2, 96, 9, 13, 96, (3, 3), (2, 2), (1, 1), (1, 1), 96),  # depthwise s2: pairs carried over, ymm tail
+    (1, 40, 6, 3, 40, (3, 3), (2, 2), (0, 0), (1, 1), 40),  # depthwise s2, W = 3: no carried pairs
+    (1, 16, 2, 13, 32, (3, 3), (1, 1), (1, 1), (1, 1), 1),  # 14 x 32 tiles: 26 rows, remainder 12
 ]
 
 
@@ -121,6 +127,7 @@ GEOM3D = [
     (2, 4, 3, 4, 5, 6, (1, 2, 3), (1, 1, 1), (0, 1, 2), (1, 2, 1), 2),
     (1, 3, 6, 5, 5, 5, (2, 2, 2), (1, 2, 1), (1, 0, 1), (2, 1, 1), 1),
     (1, 32, 4, 5, 6, 64, (3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1),  # tap-chunked indirect GEMM
+    (1, 32, 3, 3, 3, 32, (3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1),  # 14 x 32 tiles, remainder 13
 ]
 
 
@@ -147,7 +154,8 @@ def test_full_range_no_saturation(isa):
 
 
 @pytest.mark.parametrize("relu", [False, True])
-@pytest.mark.parametrize("geom", [GEOM2D[0], GEOM2D[4], GEOM2D[13]], ids=["3x3", "dw", "g2"])
+@pytest.mark.parametrize("geom", [GEOM2D[0], GEOM2D[4], GEOM2D[13], GEOM2D[8], GEOM2D[15]],
+                         ids=["3x3", "dw", "g2", "k576_64+6", "5x5_32+8"])
 def test_conv2d_add(isa, geom, relu):
     n, c, h, w, oc, ks, s, p, d, g = geom
     gen = torch.Generator().manual_seed(7)
@@ -171,7 +179,8 @@ def test_kernel_paths_bit_identical():
     from torch_qplugin import _isa
 
     gen = torch.Generator().manual_seed(3)
-    cases = [GEOM2D[0], GEOM2D[1], GEOM2D[4], GEOM2D[8], GEOM2D[10], GEOM2D[13]]
+    cases = [GEOM2D[0], GEOM2D[1], GEOM2D[4], GEOM2D[7], GEOM2D[8], GEOM2D[10], GEOM2D[13],
+             GEOM2D[16], GEOM2D[17], GEOM2D[18], GEOM2D[19], GEOM2D[20], GEOM2D[21]]
     for n, c, h, w, oc, ks, s, p, d, g in cases:
         qx = make_x((n, c, h, w), gen=gen)
         qw = make_w(oc, c // g, ks, gen=gen)
@@ -182,6 +191,43 @@ def test_kernel_paths_bit_identical():
                 outs.append(q.conv2d(qx, pk, 0.3, 100).int_repr())
         for o in outs[1:]:
             assert torch.equal(outs[0], o)
+    # conv2d_add_relu: full 64- and 32-channel rows (packed epilogue) and channel tails
+    for i, (n, c, h, w, oc, ks, s, p, d, g) in enumerate([GEOM2D[8], GEOM2D[15], GEOM2D[0], GEOM2D[8]]):
+        qx = make_x((n, c, h, w), zp=0 if i == 3 else None, gen=gen)  # x_zp 0: no column constant
+        pk = q.conv2d_prepack(make_w(oc, c // g, ks, gen=gen), torch.randn(oc, generator=gen),
+                              list(s), list(p), list(d), g)
+        shape = q.conv2d(qx, pk, 0.3, 100).shape
+        qa = make_x(tuple(shape), scale=0.2, zp=30, gen=gen)
+        outs = []
+        for isa in _isa.supported_isas():
+            with torch_qplugin.kernel_isa(isa):
+                outs.append(q.conv2d_add_relu(qx, qa, pk, 0.3, 100).int_repr())
+        for o in outs[1:]:
+            assert torch.equal(outs[0], o)
+
+
+def test_threads_identical():
+    # Row blocks are sized for the thread count (equal blocks, a multiple of the thread count):
+    # 1, 2 and 3 threads give the same bytes.
+    gen = torch.Generator().manual_seed(5)
+    cases = [(1, 64, 23, 17, 64, (3, 3), (1, 1), (1, 1), (1, 1), 1),
+             (1, 32, 19, 21, 48, (1, 1), (1, 1), (0, 0), (1, 1), 1),
+             (3, 8, 15, 16, 8, (3, 3), (1, 1), (1, 1), (1, 1), 2),
+             (1, 96, 11, 13, 96, (3, 3), (2, 2), (1, 1), (1, 1), 96)]
+    old = torch.get_num_threads()
+    try:
+        for n, c, h, w, oc, ks, s, p, d, g in cases:
+            qx = make_x((n, c, h, w), gen=gen)
+            qw = make_w(oc, c // g, ks, gen=gen)
+            pk = q.conv2d_prepack(qw, torch.randn(oc, generator=gen), list(s), list(p), list(d), g)
+            outs = []
+            for t in (1, 2, 3):
+                torch.set_num_threads(t)
+                outs.append(q.conv2d(qx, pk, 0.3, 100).int_repr())
+            for o in outs[1:]:
+                assert torch.equal(outs[0], o)
+    finally:
+        torch.set_num_threads(old)
 
 
 # ---------------------------------------------------------------------------

@@ -45,8 +45,6 @@ inline int32_t correct_one(int32_t raw, int64_t m, int64_t n, const ConvEpilogue
 using namespace simd;
 
 #if defined(QPLUGIN_ISA_AVX512)
-inline VI max_i(VI a, VI b) { return _mm512_max_epi32(a, b); }
-inline VI min_i(VI a, VI b) { return _mm512_min_epi32(a, b); }
 inline VI mullo_i(VI a, VI b) { return _mm512_mullo_epi32(a, b); }
 inline VI madd16(VI a, VI b) { return _mm512_madd_epi16(a, b); }
 inline VI load_u8_n(const uint8_t* p, int n) {
@@ -67,8 +65,6 @@ inline void store_u8_n(uint8_t* p, VI v, int n) {
   }
 }
 #else  // AVX2
-inline VI max_i(VI a, VI b) { return _mm256_max_epi32(a, b); }
-inline VI min_i(VI a, VI b) { return _mm256_min_epi32(a, b); }
 inline VI mullo_i(VI a, VI b) { return _mm256_mullo_epi32(a, b); }
 inline VI madd16(VI a, VI b) { return _mm256_madd_epi16(a, b); }
 inline VI load_u8_n(const uint8_t* p, int n) {
@@ -117,11 +113,13 @@ inline void finish_vec(VI t, VF mult, VF bias, const uint8_t* add, int cnt, cons
     VF a = to_f(sub_i(load_u8_n(add, cnt), set1_i(ep.add_zp)));
     v = add_f(v, mul_f(a, set1_f(ep.add_mult)));
   }
-  v = min_f(v, set1_f(1024.0f));
-  v = max_f(v, set1_f(-1024.0f));
-  VI r = add_i(to_i32_round(v), set1_i(ep.y_zp));
-  r = max_i(r, set1_i(ep.qmin));
-  r = min_i(r, set1_i(ep.qmax));
+  // Same bytes as finish_one's clamp(round(clamp(v, -1024, 1024)) + y_zp, qmin, qmax): with
+  // integers -1024 <= qmin - y_zp <= qmax - y_zp <= 1024 (all in 0..255) and a monotonic
+  // round, clamping v to [qmin - y_zp, qmax - y_zp] first gives the same result (NaN -> qmax
+  // on both: min_f returns its second operand).
+  v = min_f(v, set1_f(static_cast<float>(ep.qmax - ep.y_zp)));
+  v = max_f(v, set1_f(static_cast<float>(ep.qmin - ep.y_zp)));
+  const VI r = add_i(to_i32_round(v), set1_i(ep.y_zp));
   store_u8_n(y, r, cnt);
 }
 #endif  // QPLUGIN_SIMD
@@ -133,6 +131,60 @@ constexpr int kBlockN = 16;  // channels per packed block
 template <int MR, int NV>
 inline void tile_epilogue(const __m512i (&acc)[MR][NV], int64_t m0, int64_t n0, int ncols,
                           const ConvEpilogue& ep, uint8_t* y, int64_t ldy) {
+  if constexpr (NV == 4 || NV == 2) {
+    if (ncols == NV * kLanes && ep.w_zp == nullptr) {
+      // Full 32 / 64-channel rows: the same float steps as finish_vec, then the rows' int32
+      // results (|r| <= 255 after the clamp) are narrowed with packs_epi32 / + y_zp in int16 /
+      // packus_epi16 (exact) and one dword permute restores the channel order (packs work per
+      // 128-bit lane: lane L holds channels 4 L .. 4 L + 3 of each vector): one store per row
+      // instead of NV vpmovdb + stores, two int16 adds instead of NV int32 adds.
+      const __m512i perm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+      VI cc[NV];
+      VF mu[NV], bi[NV];
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) {
+        cc[j] = loadu_i(ep.col_const + n0 + j * kLanes);
+        mu[j] = loadu_f(ep.mult + n0 + j * kLanes);
+        bi[j] = loadu_f(ep.bias + n0 + j * kLanes);
+      }
+      // Only the upper clamp runs in float (min_ps(NaN, hi) = hi, so cvtps2dq sees no NaN and
+      // returns INT_MIN only for v < -2^31); the lower one after rounding: packs_epi32
+      // saturates to int16, + y_zp cannot wrap, packus clamps at 0 and max_epu8 at qmin. Same
+      // bytes as clamping to [qmin - y_zp, qmax - y_zp] first (rounding is monotonic and the
+      // bounds are integers).
+      const VF hi = set1_f(static_cast<float>(ep.qmax - ep.y_zp));
+      const __m512i yzp16 = _mm512_set1_epi16(static_cast<int16_t>(ep.y_zp));
+      const __m512i qmin8 = _mm512_set1_epi8(static_cast<char>(ep.qmin));
+      const bool with_cc = !ep.col_const_zero;
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        VI q[4];
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) {
+          const VI t = with_cc ? add_i(acc[r][j], cc[j]) : acc[r][j];
+          VF v = add_f(mul_f(to_f(t), mu[j]), bi[j]);
+          if (ep.add != nullptr) {
+            const VF a = to_f(sub_i(load_u8(ep.add + (m0 + r) * ldy + n0 + j * kLanes), set1_i(ep.add_zp)));
+            v = add_f(v, mul_f(a, set1_f(ep.add_mult)));
+          }
+          q[j] = to_i32_round(min_f(v, hi));
+        }
+        uint8_t* out = y + (m0 + r) * ldy + n0;
+        const __m512i s01 = _mm512_add_epi16(_mm512_packs_epi32(q[0], q[1]), yzp16);
+        if constexpr (NV == 4) {
+          const __m512i s23 = _mm512_add_epi16(_mm512_packs_epi32(q[2], q[3]), yzp16);
+          const __m512i o = _mm512_max_epu8(_mm512_packus_epi16(s01, s23), qmin8);
+          _mm512_storeu_si512(out, _mm512_permutexvar_epi32(perm, o));
+        } else {
+          // dwords 4 L + k (k = 0, 1) hold channels 16 k + 4 L ..: the first 8 perm entries
+          const __m512i o = _mm512_max_epu8(_mm512_packus_epi16(s01, s01), qmin8);
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                              _mm512_castsi512_si256(_mm512_permutexvar_epi32(perm, o)));
+        }
+      }
+      return;
+    }
+  }
 #pragma GCC unroll 4
   for (int j = 0; j < NV; ++j) {
     const int cnt = std::min(kLanes, ncols - j * kLanes);
@@ -525,11 +577,24 @@ void ind_rows(const uint8_t* x, const ConvGeom& g, int64_t c0, const int64_t* ta
   }
   std::vector<int32_t> cbuf(ntaps > chunk ? static_cast<size_t>(((mcount + MR - 1) / MR) * MR * NV * 16) : 0);
   const uint8_t* rows[MR];
-  auto row_ptr = [&](int64_t m) {
-    const int64_t ow = m % g.OW;
-    const int64_t oh = (m / g.OW) % g.OH;
-    const int64_t od = m / (g.OW * g.OH);
-    return x + (((od * g.SD) * g.H + oh * g.SH) * g.W + ow * g.SW) * g.C + c0;
+  // Input pointers of the output pixels m0, m0 + 1, ... walked incrementally (no divisions
+  // per pixel): (od, oh, ow) of the next pixel.
+  int64_t cur_ow = 0, cur_oh = 0, cur_od = 0;
+  auto seek = [&](int64_t m) {
+    cur_ow = m % g.OW;
+    cur_oh = (m / g.OW) % g.OH;
+    cur_od = m / (g.OW * g.OH);
+  };
+  auto next_ptr = [&]() {
+    const uint8_t* p = x + (((cur_od * g.SD) * g.H + cur_oh * g.SH) * g.W + cur_ow * g.SW) * g.C + c0;
+    if (++cur_ow == g.OW) {
+      cur_ow = 0;
+      if (++cur_oh == g.OH) {
+        cur_oh = 0;
+        ++cur_od;
+      }
+    }
+    return p;
   };
   for (int64_t t0 = 0; t0 < ntaps; t0 += chunk) {
     const int64_t nt = std::min(chunk, ntaps - t0);
@@ -537,14 +602,15 @@ void ind_rows(const uint8_t* x, const ConvGeom& g, int64_t c0, const int64_t* ta
     const bool last = t0 + nt == ntaps;
     const int8_t* bt = b + t0 * g.icg * kBlockN;
     int64_t i = 0;
+    seek(m0);
     for (; i + MR <= mcount; i += MR) {
-      for (int r = 0; r < MR; ++r) rows[r] = row_ptr(m0 + i + r);
+      for (int r = 0; r < MR; ++r) rows[r] = next_ptr();
       ukernel_ind<MR, NV>(rows, tap_off + t0, nt, g.icg, kp, bt, i, n0, ncols, ep, y, ldy,
                           cbuf.empty() ? nullptr : cbuf.data() + i * NV * 16, first, last);
     }
     const int64_t rem = mcount - i;
     if (rem == 0) continue;
-    for (int r = 0; r < rem; ++r) rows[r] = row_ptr(m0 + i + r);
+    for (int r = 0; r < rem; ++r) rows[r] = next_ptr();
     int32_t* cb = cbuf.empty() ? nullptr : cbuf.data() + i * NV * 16;
     switch (rem) {
 #define QPLUGIN_CONV_REM_(R)                                                                   \
@@ -563,6 +629,8 @@ void ind_rows(const uint8_t* x, const ConvGeom& g, int64_t c0, const int64_t* ta
       QPLUGIN_CONV_REM_(9)
       QPLUGIN_CONV_REM_(10)
       QPLUGIN_CONV_REM_(11)
+      QPLUGIN_CONV_REM_(12)
+      QPLUGIN_CONV_REM_(13)
 #undef QPLUGIN_CONV_REM_
       default: break;
     }
@@ -596,7 +664,9 @@ void conv_gemm_indirect(const uint8_t* x, const ConvGeom& g, int64_t group, int6
   }
   for (; n + kBlockN < ncount; n += 2 * kBlockN) {
     const int cols = static_cast<int>(std::min<int64_t>(2 * kBlockN, ncount - n));
-    ind_rows<2, 8>(x, g, c0, tap_off.data(), m0, mcount, b + n * kp, kp, n, cols, ep, y, ldy);
+    // 14 x 32 (28 accumulators + 2 B vectors + 1 broadcast): conv3d 3x3x3 32->32 1.16 (8 x 32)
+    // -> 1.11 (12 x 32) -> 1.09 of torch (1 thread).
+    ind_rows<2, 14>(x, g, c0, tap_off.data(), m0, mcount, b + n * kp, kp, n, cols, ep, y, ldy);
   }
   if (n < ncount) {
     ind_rows<1, 8>(x, g, c0, tap_off.data(), m0, mcount, b + n * kp, kp, n,
@@ -656,8 +726,322 @@ inline void dw_pixel(const uint8_t* x, const ConvGeom& g, int64_t od, int64_t oh
 }
 }  // namespace
 
+#if defined(QPLUGIN_ISA_AVX512)
+namespace {
+// Depthwise on VNNI (AVX-512 path, KW <= 4, every (w - w_zp) in int8, no residual add): one
+// vpdpbusd per kernel row and 16 channels. For a block of 64 channels, the input bytes of the
+// KW (<= 4) taps of a kernel row are interleaved by two rounds of in-lane unpacks
+// (unpack8(x[p], x[p+d]), unpack8(x[p+2d], x[p+3d]), then unpack16), giving 4 vectors whose
+// int32 lane (L, i) holds channel 16 L + 4 q + i (q = vector 0..3) as 4 bytes; the weights are
+// interleaved the same way here. Out-of-image columns read x_zp; the x_zp term is one
+// per-row-set constant. The epilogue runs in that lane order; packs_epi32 / packus_epi16 undo
+// the permutation exactly (per 128-bit lane: q0 q1 | q2 q3 -> channels 16 L + 0..15).
+// The int32 sums are exact and the float steps are finish_one's, so the bytes equal the
+// generic loop's. Returns false (nothing written) when not applicable.
+// Vector widths for the depthwise VNNI kernel: 64-channel blocks in zmm, a tail of <= 32
+// channels in ymm (same in-lane unpacks; half the lanes).
+struct DwV512 {
+  using I = __m512i;
+  using F = __m512;
+  using M = __mmask64;
+  static constexpr int kCh = 64;  // channels per block (4 vectors of kCh / 4 int32 lanes)
+  static I maskz_load8(M m, const uint8_t* p) { return _mm512_maskz_loadu_epi8(m, p); }
+  static void mask_store8(uint8_t* p, M m, I v) { _mm512_mask_storeu_epi8(p, m, v); }
+  static I loadu(const int32_t* p) { return _mm512_loadu_si512(p); }
+  static F loadu_ps(const float* p) { return _mm512_loadu_ps(p); }
+  static I set1_8(int v) { return _mm512_set1_epi8(static_cast<char>(v)); }
+  static I set1_16(int v) { return _mm512_set1_epi16(static_cast<int16_t>(v)); }
+  static I set1_32(int32_t v) { return _mm512_set1_epi32(v); }
+  static F set1_ps(float v) { return _mm512_set1_ps(v); }
+  static I zero() { return _mm512_setzero_si512(); }
+  static I unlo8(I a, I b) { return _mm512_unpacklo_epi8(a, b); }
+  static I unhi8(I a, I b) { return _mm512_unpackhi_epi8(a, b); }
+  static I unlo16(I a, I b) { return _mm512_unpacklo_epi16(a, b); }
+  static I unhi16(I a, I b) { return _mm512_unpackhi_epi16(a, b); }
+  static I dp(I acc, I a, I w) { return _mm512_dpbusd_epi32(acc, a, w); }
+  static I add32(I a, I b) { return _mm512_add_epi32(a, b); }
+  static I mullo32(I a, I b) { return _mm512_mullo_epi32(a, b); }
+  static I add16(I a, I b) { return _mm512_add_epi16(a, b); }
+  static I packs32(I a, I b) { return _mm512_packs_epi32(a, b); }
+  static I packus16(I a, I b) { return _mm512_packus_epi16(a, b); }
+  static F cvt_ps(I a) { return _mm512_cvtepi32_ps(a); }
+  static I cvt_i(F a) { return _mm512_cvtps_epi32(a); }
+  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static F add(F a, F b) { return _mm512_add_ps(a, b); }
+  static F min(F a, F b) { return _mm512_min_ps(a, b); }
+  static F max(F a, F b) { return _mm512_max_ps(a, b); }
+  static M mask(int n) { return n >= 64 ? ~M(0) : ((M(1) << n) - 1); }
+};
+struct DwV256 {
+  using I = __m256i;
+  using F = __m256;
+  using M = __mmask32;
+  static constexpr int kCh = 32;
+  static I maskz_load8(M m, const uint8_t* p) { return _mm256_maskz_loadu_epi8(m, p); }
+  static void mask_store8(uint8_t* p, M m, I v) { _mm256_mask_storeu_epi8(p, m, v); }
+  static I loadu(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static F loadu_ps(const float* p) { return _mm256_loadu_ps(p); }
+  static I set1_8(int v) { return _mm256_set1_epi8(static_cast<char>(v)); }
+  static I set1_16(int v) { return _mm256_set1_epi16(static_cast<int16_t>(v)); }
+  static I set1_32(int32_t v) { return _mm256_set1_epi32(v); }
+  static F set1_ps(float v) { return _mm256_set1_ps(v); }
+  static I zero() { return _mm256_setzero_si256(); }
+  static I unlo8(I a, I b) { return _mm256_unpacklo_epi8(a, b); }
+  static I unhi8(I a, I b) { return _mm256_unpackhi_epi8(a, b); }
+  static I unlo16(I a, I b) { return _mm256_unpacklo_epi16(a, b); }
+  static I unhi16(I a, I b) { return _mm256_unpackhi_epi16(a, b); }
+  static I dp(I acc, I a, I w) { return _mm256_dpbusd_epi32(acc, a, w); }
+  static I add32(I a, I b) { return _mm256_add_epi32(a, b); }
+  static I mullo32(I a, I b) { return _mm256_mullo_epi32(a, b); }
+  static I add16(I a, I b) { return _mm256_add_epi16(a, b); }
+  static I packs32(I a, I b) { return _mm256_packs_epi32(a, b); }
+  static I packus16(I a, I b) { return _mm256_packus_epi16(a, b); }
+  static F cvt_ps(I a) { return _mm256_cvtepi32_ps(a); }
+  static I cvt_i(F a) { return _mm256_cvtps_epi32(a); }
+  static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
+  static F add(F a, F b) { return _mm256_add_ps(a, b); }
+  static F min(F a, F b) { return _mm256_min_ps(a, b); }
+  static F max(F a, F b) { return _mm256_max_ps(a, b); }
+  static M mask(int n) { return n >= 32 ? ~M(0) : ((M(1) << n) - 1); }
+};
+
+// acc[q] += the interleaved taps of pixel column p (first tap) of NR (or nr) kernel rows.
+// INTERIOR: all KW taps inside the image (no checks).
+template <class V, int NR, int KWT, bool INTERIOR>
+inline void dw_vnni_pixel(const uint8_t* const* xr, const typename V::I (*wv)[4],
+                          const int32_t* const* wp, int64_t nr, int64_t p, int64_t W, int64_t C,
+                          int64_t DW, int64_t kw_rt, typename V::M mask, typename V::I vzp,
+                          typename V::I (&acc)[4]) {
+  using I = typename V::I;
+  constexpr int kL = V::kCh / 4;  // int32 lanes per vector
+  const int64_t KW = KWT > 0 ? KWT : kw_rt;
+  const int64_t rows = NR > 0 ? NR : nr;
+  const int64_t off = p * C;
+  const int64_t dc = DW * C;
+  for (int64_t j = 0; j < rows; ++j) {
+    const uint8_t* r = xr[j] + off;
+    I x0, x1, x2, x3;
+    if (INTERIOR) {
+      x0 = V::maskz_load8(mask, r);
+      x1 = KW > 1 ? V::maskz_load8(mask, r + dc) : vzp;
+      x2 = KW > 2 ? V::maskz_load8(mask, r + 2 * dc) : vzp;
+      x3 = KW > 3 ? V::maskz_load8(mask, r + 3 * dc) : vzp;
+    } else {
+      auto ld = [&](int64_t t) {
+        const int64_t pos = p + t * DW;
+        return (t < KW && pos >= 0 && pos < W) ? V::maskz_load8(mask, r + t * dc) : vzp;
+      };
+      x0 = ld(0); x1 = ld(1); x2 = ld(2); x3 = ld(3);
+    }
+    const I l01 = V::unlo8(x0, x1), h01 = V::unhi8(x0, x1);
+    const I l23 = V::unlo8(x2, x3), h23 = V::unhi8(x2, x3);
+    I w0, w1, w2, w3;
+    if (NR > 0) {
+      w0 = wv[j][0]; w1 = wv[j][1]; w2 = wv[j][2]; w3 = wv[j][3];
+    } else {
+      w0 = V::loadu(wp[j]); w1 = V::loadu(wp[j] + kL);
+      w2 = V::loadu(wp[j] + 2 * kL); w3 = V::loadu(wp[j] + 3 * kL);
+    }
+    acc[0] = V::dp(acc[0], V::unlo16(l01, l23), w0);
+    acc[1] = V::dp(acc[1], V::unhi16(l01, l23), w1);
+    acc[2] = V::dp(acc[2], V::unlo16(h01, h23), w2);
+    acc[3] = V::dp(acc[3], V::unhi16(h01, h23), w3);
+  }
+}
+
+template <class V, int NR, int KWT>
+void dw_vnni_row(const uint8_t* const* xr, const int32_t* const* wp, int64_t nr, const ConvGeom& g,
+                 int64_t cb, const typename V::I (&corr)[4], const float* mp, const float* bp,
+                 const ConvEpilogue& ep, uint8_t* yrow, typename V::I vzp) {
+  using I = typename V::I;
+  using F = typename V::F;
+  constexpr int kL = V::kCh / 4;
+  const int64_t C = g.C;
+  const int64_t KW = KWT > 0 ? KWT : g.KW;
+  const int cnt = static_cast<int>(std::min<int64_t>(V::kCh, C - cb));
+  const typename V::M mask = V::mask(cnt);
+  I wv[NR > 0 ? NR : 1][4];
+  if (NR > 0) {
+    for (int j = 0; j < NR; ++j)
+      for (int q = 0; q < 4; ++q) wv[j][q] = V::loadu(wp[j] + kL * q);
+  }
+  // Clamp as in finish_vec (to [qmin - y_zp, qmax - y_zp], then + y_zp: already in 0..255).
+  const F hi = V::set1_ps(static_cast<float>(ep.qmax - ep.y_zp));
+  const F lo = V::set1_ps(static_cast<float>(ep.qmin - ep.y_zp));
+  const I yzp = V::set1_16(ep.y_zp);
+  const F mq[4] = {V::loadu_ps(mp), V::loadu_ps(mp + kL), V::loadu_ps(mp + 2 * kL),
+                   V::loadu_ps(mp + 3 * kL)};
+  auto finish = [&](I (&acc)[4], uint8_t* out) {
+    I r[4];
+    for (int q = 0; q < 4; ++q) {
+      F v = V::add(V::mul(V::cvt_ps(acc[q]), mq[q]), V::loadu_ps(bp + kL * q));
+      v = V::min(v, hi);
+      v = V::max(v, lo);
+      r[q] = V::cvt_i(v);  // |r| <= 255: the packs never saturate
+    }
+    const I s01 = V::add16(V::packs32(r[0], r[1]), yzp);
+    const I s23 = V::add16(V::packs32(r[2], r[3]), yzp);
+    V::mask_store8(out, mask, V::packus16(s01, s23));
+  };
+  // Interior columns: first tap >= 0 and last tap < W.
+  int64_t ow_lo = (g.PW + g.SW - 1) / g.SW;
+  const int64_t last = g.W - 1 - (KW - 1) * g.DW + g.PW;
+  int64_t ow_hi = last < 0 ? 0 : last / g.SW + 1;
+  ow_hi = std::min(ow_hi, g.OW);
+  ow_lo = std::min(ow_lo, ow_hi);
+  for (int64_t ow = 0; ow < g.OW; ++ow) {
+    if (ow == ow_lo) {
+      // Stride 2, 3 taps: the (x[p + 2], x[p + 3]) byte pairs of one pixel are the (x[p'],
+      // x[p' + 1]) pairs of the next (p' = p + 2): carry them over (x[p + 3] is read for real,
+      // inside the image, and meets a zero weight byte).
+      const int64_t ow_pair =
+          g.W - 4 + g.PW < 0 ? 0 : std::min<int64_t>(ow_hi, (g.W - 4 + g.PW) / 2 + 1);
+      if (NR > 0 && KWT == 3 && g.SW == 2 && g.DW == 1 && ow < ow_pair) {
+        I pl[NR > 0 ? NR : 1], ph[NR > 0 ? NR : 1];
+        for (int j = 0; j < NR; ++j) {
+          const uint8_t* r = xr[j] + (ow * 2 - g.PW) * C;
+          const I x0 = V::maskz_load8(mask, r), x1 = V::maskz_load8(mask, r + C);
+          pl[j] = V::unlo8(x0, x1);
+          ph[j] = V::unhi8(x0, x1);
+        }
+        for (; ow < ow_pair; ++ow) {
+          I acc[4] = {corr[0], corr[1], corr[2], corr[3]};
+          const int64_t off = (ow * 2 - g.PW) * C;
+          for (int j = 0; j < NR; ++j) {
+            const uint8_t* r = xr[j] + off;
+            const I x2 = V::maskz_load8(mask, r + 2 * C), x3 = V::maskz_load8(mask, r + 3 * C);
+            const I l23 = V::unlo8(x2, x3), h23 = V::unhi8(x2, x3);
+            acc[0] = V::dp(acc[0], V::unlo16(pl[j], l23), wv[j][0]);
+            acc[1] = V::dp(acc[1], V::unhi16(pl[j], l23), wv[j][1]);
+            acc[2] = V::dp(acc[2], V::unlo16(ph[j], h23), wv[j][2]);
+            acc[3] = V::dp(acc[3], V::unhi16(ph[j], h23), wv[j][3]);
+            pl[j] = l23;
+            ph[j] = h23;
+          }
+          finish(acc, yrow + ow * C + cb);
+        }
+      }
+      for (; ow < ow_hi; ++ow) {
+        I acc[4] = {corr[0], corr[1], corr[2], corr[3]};
+        dw_vnni_pixel<V, NR, KWT, true>(xr, wv, wp, nr, ow * g.SW - g.PW, g.W, C, g.DW, KW, mask,
+                                        vzp, acc);
+        finish(acc, yrow + ow * C + cb);
+      }
+      if (ow >= g.OW) break;
+    }
+    I acc[4] = {corr[0], corr[1], corr[2], corr[3]};
+    dw_vnni_pixel<V, NR, KWT, false>(xr, wv, wp, nr, ow * g.SW - g.PW, g.W, C, g.DW, KW, mask,
+                                     vzp, acc);
+    finish(acc, yrow + ow * C + cb);
+  }
+}
+
+// One channel block [cb, cb + V::kCh) of output row r (valid kernel rows jrow / joff).
+template <class V>
+void dw_vnni_block(const uint8_t* x, const ConvGeom& g, int64_t cb, const int32_t* wq,
+                   const int32_t* wsum, const float* mb, const float* bb, const int64_t* jrow,
+                   const int64_t* joff, int64_t nr, int32_t x_zp, const ConvEpilogue& ep,
+                   uint8_t* yrow, const uint8_t** xr, const int32_t** wp) {
+  using I = typename V::I;
+  constexpr int kCh = V::kCh, kL = V::kCh / 4;
+  I corr[4];
+  for (int q = 0; q < 4; ++q) {
+    I s = V::zero();
+    for (int64_t j = 0; j < nr; ++j) s = V::add32(s, V::loadu(wsum + jrow[j] * kCh + kL * q));
+    corr[q] = V::mullo32(s, V::set1_32(-x_zp));
+  }
+  for (int64_t j = 0; j < nr; ++j) {
+    xr[j] = x + joff[j] + cb;
+    wp[j] = wq + jrow[j] * kCh;
+  }
+  const I vzp = V::set1_8(x_zp);
+  if (nr == 3 && g.KW == 3) {
+    dw_vnni_row<V, 3, 3>(xr, wp, nr, g, cb, corr, mb, bb, ep, yrow, vzp);
+  } else if (nr == 2 && g.KW == 3) {
+    dw_vnni_row<V, 2, 3>(xr, wp, nr, g, cb, corr, mb, bb, ep, yrow, vzp);
+  } else {
+    dw_vnni_row<V, 0, 0>(xr, wp, nr, g, cb, corr, mb, bb, ep, yrow, vzp);
+  }
+}
+
+bool dw_vnni(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount, const int32_t* w,
+             int32_t x_zp, const ConvEpilogue& ep, uint8_t* y) {
+  if (g.KW > 4 || ep.add != nullptr) return false;
+  const int64_t C = g.C;
+  const int64_t KR = g.KD * g.KH;
+  // Blocks of 64 channels while more than 32 remain, then one block of <= 32 (ymm).
+  const int64_t n64 = C > 32 ? (C - 1) / 64 + ((C - 1) % 64 >= 32 ? 1 : 0) : 0;
+  const int64_t c_tail = n64 * 64;  // [c_tail, C): the ymm block (empty when n64 * 64 == C)
+  // Per block (at channel cb, width kCh): [KR][4][kCh / 4] int32 lanes of interleaved weight
+  // bytes and their sums (lane l of vector q: channel cb + 16 (l / 4) + 4 q + l % 4), and the
+  // permuted mult / bias [4][kCh / 4]; block data at KR * cb (weights) and cb (mult / bias).
+  const int64_t cpad = c_tail + (C > c_tail ? 32 : 0);
+  std::vector<int32_t> wq(static_cast<size_t>(KR * cpad), 0), wsum(wq.size(), 0);
+  std::vector<float> mp(static_cast<size_t>(cpad), 0.0f), bp(mp.size(), 0.0f);
+  for (int64_t cb = 0; cb < C;) {
+    const int64_t kch = cb < c_tail ? 64 : 32;
+    const int64_t kl = kch / 4;
+    for (int64_t q = 0; q < 4; ++q)
+      for (int64_t l = 0; l < kl; ++l) {
+        const int64_t c = cb + 16 * (l / 4) + 4 * q + (l % 4);
+        if (c >= C) continue;
+        mp[cb + q * kl + l] = ep.mult[c];
+        bp[cb + q * kl + l] = ep.bias[c];
+        for (int64_t j = 0; j < KR; ++j) {
+          uint32_t packed = 0;
+          int32_t sum = 0;
+          for (int64_t kw = 0; kw < g.KW; ++kw) {
+            const int32_t v = static_cast<int16_t>(static_cast<uint16_t>(w[(j * g.KW + kw) * C + c] & 0xFFFF));
+            if (v < -128 || v > 127) return false;
+            packed |= static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(v))) << (8 * kw);
+            sum += v;
+          }
+          wq[KR * cb + j * kch + q * kl + l] = static_cast<int32_t>(packed);
+          wsum[KR * cb + j * kch + q * kl + l] = sum;
+        }
+      }
+    cb += kch;
+  }
+  std::vector<int64_t> jrow(static_cast<size_t>(KR)), joff(static_cast<size_t>(KR));
+  std::vector<const uint8_t*> xr(static_cast<size_t>(KR));
+  std::vector<const int32_t*> wp(static_cast<size_t>(KR));
+  for (int64_t r = r0; r < r0 + rcount; ++r) {
+    const int64_t oh = r % g.OH;
+    const int64_t od = r / g.OH;
+    int64_t nr = 0;
+    for (int64_t kd = 0; kd < g.KD; ++kd) {
+      const int64_t id = od * g.SD - g.PD + kd * g.DD;
+      if (id < 0 || id >= g.D) continue;
+      for (int64_t kh = 0; kh < g.KH; ++kh) {
+        const int64_t ih = oh * g.SH - g.PH + kh * g.DH;
+        if (ih < 0 || ih >= g.H) continue;
+        jrow[nr] = kd * g.KH + kh;
+        joff[nr] = (id * g.H + ih) * g.W * C;
+        ++nr;
+      }
+    }
+    uint8_t* yrow = y + r * g.OW * C;
+    for (int64_t cb = 0; cb < c_tail; cb += 64) {
+      dw_vnni_block<DwV512>(x, g, cb, wq.data() + KR * cb, wsum.data() + KR * cb, mp.data() + cb,
+                            bp.data() + cb, jrow.data(), joff.data(), nr, x_zp, ep, yrow, xr.data(),
+                            wp.data());
+    }
+    if (c_tail < C) {
+      dw_vnni_block<DwV256>(x, g, c_tail, wq.data() + KR * c_tail, wsum.data() + KR * c_tail,
+                            mp.data() + c_tail, bp.data() + c_tail, jrow.data(), joff.data(), nr,
+                            x_zp, ep, yrow, xr.data(), wp.data());
+    }
+  }
+  return true;
+}
+}  // namespace
+#endif
+
 void conv_depthwise(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount,
                     const int32_t* w, int32_t x_zp, const ConvEpilogue& ep, uint8_t* y) {
+#if defined(QPLUGIN_ISA_AVX512)
+  if (dw_vnni(x, g, r0, rcount, w, x_zp, ep, y)) return;
+#endif
   const int64_t C = g.C;
   const int64_t taps = g.KD * g.KH * g.KW;
   std::vector<int64_t> off(taps), tap(taps);

@@ -46,6 +46,7 @@ struct ConvGeom {
 // whole convolution unless noted).
 struct ConvEpilogue {
   const int32_t* col_const;  // -x_zp * sum_k (w - w_zp), per output channel
+  bool col_const_zero;       // every col_const is 0 (x_zp == 0): kernels may skip adding it
   const int32_t* w_zp;       // per output channel, or nullptr when all are 0
   const int32_t* row_sum;    // sum_k A[m][k] per row (only read when w_zp != nullptr)
   const float* mult;         // x_s * w_s / y_s per output channel
