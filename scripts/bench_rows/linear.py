@@ -13,45 +13,13 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/
 from bench_rows import Case  # noqa: E402
 import peak_int8  # noqa: E402  (scripts/peak_int8.py)
+from bench_rows._peak import PEAK, Ops as _Ops, measure_peak  # noqa: E402,F401
 
 FAMILY = "linear"
 ORDER = 40
 NOTE = ("fp32 baseline: `torch.nn.functional.linear` on float tensors of the same shape. "
         "Rate: GOPS = 2*M*K*N / time. torch: `quantized::linear` / `quantized::linear_dynamic`, x86 engine. "
         "Weights per-channel qint8, activations full-range quint8.")
-
-PEAK = {}  # filled by cases(): the machine's int8 peak, measured in the same run
-
-
-def measure_peak():
-    """One core's u8*s8 peak (GOPS): the best of the instruction mixes this CPU supports
-    (scripts/peak_int8.py: vpdpbusd zmm / ymm with VNNI, else vpmaddubsw + vpmaddwd)."""
-    if not PEAK:
-        got = {k: peak_int8.peak_gops(k) for k in ("vnni512", "vnni256", "maddubs")}
-        got = {k: v for k, v in got.items() if v}
-        best = max(got, key=got.get)
-        PEAK.update(name=best, gops=got[best])
-        print(f"linear: int8 peak {got[best]:.1f} GOPS per core ({best}; measured: "
-              + ", ".join(f"{k} {v:.1f}" for k, v in got.items()) + ")", flush=True)
-    return PEAK
-
-
-class _Rate(float):
-    """GOPS that print with their fraction of the measured peak of the threads in use
-    (bench_ops formats rates as f"{rate:.1f} {unit}" after torch.set_num_threads)."""
-
-    def __truediv__(self, d):
-        return _Rate(float(self) / d)
-
-    def __format__(self, spec):
-        threads = torch.get_num_threads()
-        peak = PEAK["gops"] * threads
-        return f"{format(float(self), spec)} GOPS = {100.0 * float(self) / peak:.1f}% of peak ({threads} x {PEAK['gops']:.0f})"
-
-
-class _Ops(_Rate):
-    """2*M*K*N per call; work / time gives a _Rate."""
-
 
 SHAPES = [(1, 768, 768), (1, 4096, 4096), (8, 768, 3072), (128, 1024, 1024), (512, 4096, 4096)]
 

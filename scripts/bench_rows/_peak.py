@@ -1,0 +1,41 @@
+"""The machine's int8 peak for the GOPS rows (linear, conv): measured once per run with
+scripts/peak_int8.py, and a GOPS value that prints with its fraction of that peak."""
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/
+import peak_int8  # noqa: E402  (scripts/peak_int8.py)
+
+PEAK = {}  # filled by cases(): the machine's int8 peak, measured in the same run
+
+
+def measure_peak():
+    """One core's u8*s8 peak (GOPS): the best of the instruction mixes this CPU supports
+    (scripts/peak_int8.py: vpdpbusd zmm / ymm with VNNI, else vpmaddubsw + vpmaddwd)."""
+    if not PEAK:
+        got = {k: peak_int8.peak_gops(k) for k in ("vnni512", "vnni256", "maddubs")}
+        got = {k: v for k, v in got.items() if v}
+        best = max(got, key=got.get)
+        PEAK.update(name=best, gops=got[best])
+        print(f"int8 peak {got[best]:.1f} GOPS per core ({best}; measured: "
+              + ", ".join(f"{k} {v:.1f}" for k, v in got.items()) + ")", flush=True)
+    return PEAK
+
+
+class Rate(float):
+    """GOPS that print with their fraction of the measured peak of the threads in use
+    (bench_ops formats rates as f"{rate:.1f} {unit}" after torch.set_num_threads)."""
+
+    def __truediv__(self, d):
+        return Rate(float(self) / d)
+
+    def __format__(self, spec):
+        threads = torch.get_num_threads()
+        peak = PEAK["gops"] * threads
+        return f"{format(float(self), spec)} GOPS = {100.0 * float(self) / peak:.1f}% of peak ({threads} x {PEAK['gops']:.0f})"
+
+
+class Ops(Rate):
+    """2*M*K*N per call; work / time gives a Rate."""
