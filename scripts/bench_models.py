@@ -104,6 +104,58 @@ def static_variants(name, args, calib):
     return fp32, out
 
 
+def count_macs(model, x):
+    """Multiply-accumulates of one forward pass in the float model's conv / linear layers."""
+    total = [0]
+
+    def hook(mod, inp, out):
+        if isinstance(mod, nn.Conv2d):
+            k = mod.kernel_size[0] * mod.kernel_size[1]
+            total[0] += out.numel() * (mod.in_channels // mod.groups) * k
+        elif isinstance(mod, nn.Linear):
+            total[0] += out.numel() * mod.in_features
+
+    hs = [m.register_forward_hook(hook) for m in model.modules() if isinstance(m, (nn.Conv2d, nn.Linear))]
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for h in hs:
+            h.remove()
+    return total[0]
+
+
+def peak_line(fp32, args, timing, cfgs, variants):
+    """The int8 work per image against the machine's u8*s8 peak (scripts/peak_int8.py, measured
+    now): what rate torch's and our int8 models reach, and what 0.7x torch's time would need."""
+    try:
+        sys.path.insert(0, str(ROOT / "scripts"))
+        from bench_rows._peak import measure_peak
+
+        peak = measure_peak()["gops"]
+    except Exception as e:  # noqa: BLE001
+        return f"Peak: not measured ({short_reason(e)})."
+    macs = count_macs(fp32, torch.randn(1, 3, args.size, args.size))
+    parts = []
+    for key, lab in (("torch_script", "torch int8 scripted"), ("qplugin_script", "torch_qplugin scripted")):
+        if not any(v.key == key and v.fn for v in variants):
+            continue
+        rates = []
+        for nt, bs in cfgs:
+            g = 2 * macs * bs / timing[(nt, bs)][key] / 1e9
+            rates.append(f"{g:.0f} GOPS ({100 * g / (peak * nt):.0f}%)")
+        parts.append(f"{lab}: " + " / ".join(rates))
+    need = []
+    if any(v.key == "torch_script" and v.fn for v in variants):
+        for nt, bs in cfgs:
+            g = 2 * macs * bs / timing[(nt, bs)]["torch_script"] / 1e9 / 0.7
+            need.append(f"{100 * g / (peak * nt):.0f}%")
+    return (f"Int8 work: {macs / 1e9:.3f} GMAC per image. Measured u8*s8 peak in this run: {peak:.0f} GOPS per core "
+            f"(scripts/peak_int8.py). Achieved rate over the whole model, and its share of threads x peak, per "
+            f"column — " + "; ".join(parts) + ". 0.7x torch's time would need the whole model to run at "
+            + " / ".join(need) + " of peak.")
+
+
 def ort_variant(fp32, calib, args):
     """ONNX Runtime static int8 (QDQ, per-channel weights), the peer to beat. Optional."""
     label = "ONNX Runtime int8"
@@ -129,12 +181,16 @@ def ort_variant(fp32, calib, args):
 
         quantize_static(f32, i8, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
                         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = args.current_threads
-        so.inter_op_num_threads = 1
-        sess = ort.InferenceSession(i8, so, providers=["CPUExecutionProvider"])
-        v = Variant("ort", label, lambda x: torch.from_numpy(sess.run(None, {"x": x.numpy()})[0]))
-        v.session_factory = (i8, ort)
+        def session(threads):
+            # ORT's thread count is fixed when the session is made: one session per thread count.
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = threads
+            so.inter_op_num_threads = 1
+            sess = ort.InferenceSession(i8, so, providers=["CPUExecutionProvider"])
+            return lambda x: torch.from_numpy(sess.run(None, {"x": x.numpy()})[0])
+
+        v = Variant("ort", label, session(args.current_threads))
+        v.for_threads = session
         return v
     except Exception as e:  # noqa: BLE001
         return Variant("ort", label, reason=f"ONNX export/quantization failed: {short_reason(e)}")
@@ -275,6 +331,9 @@ def main():
         for nt in args.threads:
             torch.set_num_threads(nt)
             args.current_threads = nt
+            for v in variants:
+                if v.fn is not None and getattr(v, "for_threads", None):
+                    v.fn = v.for_threads(nt)
             for bs in args.batches:
                 x = (torch.randn(bs, 3, args.size, args.size) if is_static
                      else torch.randint(0, 10000, (bs, DYNAMIC_MODELS[name][1])))
@@ -308,6 +367,8 @@ def main():
                "", H.markdown_table(headers, rows)]
         if notes:
             sec += [""] + notes
+        if is_static:
+            sec += ["", peak_line(fp32, args, timing, cfgs, variants)]
         # --- profile the fastest int8 variant that ran
         if not args.no_profile:
             for key in ("qplugin_script", "qplugin_eager", "torch_script", "torch_eager"):
