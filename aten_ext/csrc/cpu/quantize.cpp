@@ -192,11 +192,22 @@ at::Tensor quantize_per_tensor(const at::Tensor& self, double scale, int64_t zer
   const int32_t zp = static_cast<int32_t>(zero_point);
   const float* xp = x.const_data_ptr<float>();
   void* yp = out.data_ptr();
+  // A huge input streams through the caches and evicts the output anyway: write it with
+  // non-temporal stores (no read-for-ownership of every output line).
+  const bool stream = x.numel() * static_cast<int64_t>(sizeof(float)) >= kStreamBytes;
   parallel_elems(x.numel(), [&](int64_t b, int64_t e) {
     if (dtype == at::kQUInt8) {
-      QPLUGIN_ISA_CALL(quantize_u8, xp + b, static_cast<uint8_t*>(yp) + b, e - b, inv, zp);
+      if (stream) {
+        QPLUGIN_ISA_CALL(quantize_u8_stream, xp + b, static_cast<uint8_t*>(yp) + b, e - b, inv, zp);
+      } else {
+        QPLUGIN_ISA_CALL(quantize_u8, xp + b, static_cast<uint8_t*>(yp) + b, e - b, inv, zp);
+      }
     } else if (dtype == at::kQInt8) {
-      QPLUGIN_ISA_CALL(quantize_s8, xp + b, static_cast<int8_t*>(yp) + b, e - b, inv, zp);
+      if (stream) {
+        QPLUGIN_ISA_CALL(quantize_s8_stream, xp + b, static_cast<int8_t*>(yp) + b, e - b, inv, zp);
+      } else {
+        QPLUGIN_ISA_CALL(quantize_s8, xp + b, static_cast<int8_t*>(yp) + b, e - b, inv, zp);
+      }
     } else {
       QPLUGIN_ISA_CALL(quantize_s32, xp + b, static_cast<int32_t*>(yp) + b, e - b, inv, zp);
     }

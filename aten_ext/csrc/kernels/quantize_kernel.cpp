@@ -10,11 +10,16 @@ namespace kernels {
 namespace QPLUGIN_ISA_NS {
 namespace {
 
-template <typename T>
+template <typename T, bool kStream = false>
 void quantize8(const float* x, T* y, int64_t n, float inv_scale, int32_t zp) {
   int64_t i = 0;
 #if QPLUGIN_SIMD
   using namespace simd;
+  if (kStream) {  // peel to an aligned destination for the streaming stores
+    for (; i < n && (reinterpret_cast<uintptr_t>(y + i) % (4 * kLanes)) != 0; ++i) {
+      y[i] = quantize_val8<T>(x[i], inv_scale, zp);
+    }
+  }
   const VF vinv = set1_f(inv_scale);
   const VF vzp = set1_f(static_cast<float>(zp));
   const VF hi = set1_f(static_cast<float>(QRange<T>::max));
@@ -26,8 +31,13 @@ void quantize8(const float* x, T* y, int64_t n, float inv_scale, int32_t zp) {
     return to_i32_round(max_f(min_f(fmadd_f(loadu_f(p), vinv, vzp), hi), lo));
   };
   for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
-    store4_q(y + i, one_hi(x + i), one_hi(x + i + kLanes), one_hi(x + i + 2 * kLanes), one_hi(x + i + 3 * kLanes));
+    if (kStream) {
+      stream4_q(y + i, one_hi(x + i), one_hi(x + i + kLanes), one_hi(x + i + 2 * kLanes), one_hi(x + i + 3 * kLanes));
+    } else {
+      store4_q(y + i, one_hi(x + i), one_hi(x + i + kLanes), one_hi(x + i + 2 * kLanes), one_hi(x + i + 3 * kLanes));
+    }
   }
+  if (kStream) stream_fence();
   for (; i + kLanes <= n; i += kLanes) store_q(y + i, one(x + i));
 #endif
   for (; i < n; ++i) y[i] = quantize_val8<T>(x[i], inv_scale, zp);
@@ -165,6 +175,12 @@ void quantize_u8(const float* x, uint8_t* y, int64_t n, float inv_scale, int32_t
 }
 void quantize_s8(const float* x, int8_t* y, int64_t n, float inv_scale, int32_t zero_point) {
   quantize8(x, y, n, inv_scale, zero_point);
+}
+void quantize_u8_stream(const float* x, uint8_t* y, int64_t n, float inv_scale, int32_t zero_point) {
+  quantize8<uint8_t, true>(x, y, n, inv_scale, zero_point);
+}
+void quantize_s8_stream(const float* x, int8_t* y, int64_t n, float inv_scale, int32_t zero_point) {
+  quantize8<int8_t, true>(x, y, n, inv_scale, zero_point);
 }
 void quantize_ch_u8(const float* x, uint8_t* y, int64_t n, float inv_scale, int32_t zero_point) {
   quantize_rule(x, y, n, inv_scale, zero_point);

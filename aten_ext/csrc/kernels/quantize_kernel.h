@@ -14,6 +14,9 @@ namespace kernels {
   /* 8-bit per-tensor rule: y[i] = clamp(round(fma(x[i], inv_scale, zero_point))) */         \
   X(void, quantize_u8, (const float* x, uint8_t* y, int64_t n, float inv_scale, int32_t zero_point)) \
   X(void, quantize_s8, (const float* x, int8_t* y, int64_t n, float inv_scale, int32_t zero_point))  \
+  /* the same with non-temporal stores (huge inputs: the output is not read back soon) */          \
+  X(void, quantize_u8_stream, (const float* x, uint8_t* y, int64_t n, float inv_scale, int32_t zero_point)) \
+  X(void, quantize_s8_stream, (const float* x, int8_t* y, int64_t n, float inv_scale, int32_t zero_point))  \
   /* aten's scalar rule (per-channel rows, all qint32): two float roundings, 8-bit NaN -> 0 */ \
   X(void, quantize_ch_u8, (const float* x, uint8_t* y, int64_t n, float inv_scale, int32_t zero_point)) \
   X(void, quantize_ch_s8, (const float* x, int8_t* y, int64_t n, float inv_scale, int32_t zero_point))  \

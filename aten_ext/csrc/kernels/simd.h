@@ -82,6 +82,13 @@ inline void store4_u8(uint8_t* p, VI a, VI b, VI c, VI d) {
 inline void store4_s8(int8_t* p, VI a, VI b, VI c, VI d) {
   _mm512_storeu_si512(p, pack4_(a, b, c, d, true));
 }
+// Non-temporal versions (p aligned to 4 * kLanes bytes), for outputs that will not be read soon.
+inline void stream4_u8(uint8_t* p, VI a, VI b, VI c, VI d) {
+  _mm512_stream_si512(reinterpret_cast<__m512i*>(p), pack4_(a, b, c, d, false));
+}
+inline void stream4_s8(int8_t* p, VI a, VI b, VI c, VI d) {
+  _mm512_stream_si512(reinterpret_cast<__m512i*>(p), pack4_(a, b, c, d, true));
+}
 inline void store_u8(uint8_t* p, VI a) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtepi32_epi8(a)); }
 inline void store_s8(int8_t* p, VI a) { store_u8(reinterpret_cast<uint8_t*>(p), a); }
 
@@ -149,6 +156,12 @@ inline void store4_u8(uint8_t* p, VI a, VI b, VI c, VI d) {
 inline void store4_s8(int8_t* p, VI a, VI b, VI c, VI d) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), pack4_(a, b, c, d, true));
 }
+inline void stream4_u8(uint8_t* p, VI a, VI b, VI c, VI d) {
+  _mm256_stream_si256(reinterpret_cast<__m256i*>(p), pack4_(a, b, c, d, false));
+}
+inline void stream4_s8(int8_t* p, VI a, VI b, VI c, VI d) {
+  _mm256_stream_si256(reinterpret_cast<__m256i*>(p), pack4_(a, b, c, d, true));
+}
 inline void store_u8(uint8_t* p, VI a) {
   __m256i v = pack4_(a, a, a, a, false);
   _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(v));
@@ -179,6 +192,8 @@ inline void stream_fence() { _mm_sfence(); }
 inline VI load_q(const uint8_t* p) { return load_u8(p); }
 inline VI load_q(const int8_t* p) { return load_s8(p); }
 inline VI load_q(const int32_t* p) { return loadu_i(p); }
+inline void stream4_q(uint8_t* p, VI a, VI b, VI c, VI d) { stream4_u8(p, a, b, c, d); }
+inline void stream4_q(int8_t* p, VI a, VI b, VI c, VI d) { stream4_s8(p, a, b, c, d); }
 inline void store_q(uint8_t* p, VI a) { store_u8(p, a); }
 inline void store_q(int8_t* p, VI a) { store_s8(p, a); }
 inline void store_q(int32_t* p, VI a) { storeu_i(p, a); }
