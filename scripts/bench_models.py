@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "examples"), str(ROOT)]
+sys.path[:0] = [str(ROOT / "examples"), str(ROOT), str(ROOT / "scripts")]
 _MALLOC_ENV = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(1 << 40)}
 
 
@@ -129,7 +129,6 @@ def peak_line(fp32, args, timing, cfgs, variants):
     """The int8 work per image against the machine's u8*s8 peak (scripts/peak_int8.py, measured
     now): what rate torch's and our int8 models reach, and what 0.7x torch's time would need."""
     try:
-        sys.path.insert(0, str(ROOT / "scripts"))
         from bench_rows._peak import measure_peak
 
         peak = measure_peak()["gops"]

@@ -39,47 +39,30 @@ SRC = r"""
 #define ZXOR(i) "vpxord %%zmm" #i ", %%zmm" #i ", %%zmm" #i "\n\t"
 #define ZSUM(i) "vpaddd %%zmm" #i ", %%zmm18, %%zmm18\n\t"
 
-__attribute__((target("avx512f"))) int64_t vnni512(int64_t iters) {
-  int32_t out[16];
-  __asm__ volatile(
-    "vpbroadcastd %[ca], %%zmm16\n\t"
-    "vpbroadcastd %[cb], %%zmm17\n\t"
-    R16(ZXOR)
-    "1:\n\t"
-    R16(ZDP)
-    "dec %[n]\n\t"
-    "jnz 1b\n\t"
-    "vpxord %%zmm18, %%zmm18, %%zmm18\n\t"
-    R16(ZSUM)
-    "vmovdqu32 %%zmm18, %[o]\n\t"
-    "vzeroupper\n\t"
-    : [n] "+r"(iters), [o] "=m"(out)
-    : [ca] "r"(0x01020304), [cb] "r"(0x05060708)
-    : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
-      "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "xmm18", "cc");
-  return out[0];
-}
-
-__attribute__((target("avx512f"))) int64_t vnni256(int64_t iters) {
-  int32_t out[16];
-  __asm__ volatile(
-    "vpbroadcastd %[ca], %%zmm16\n\t"
-    "vpbroadcastd %[cb], %%zmm17\n\t"
-    R16(ZXOR)
-    "1:\n\t"
-    R16(YDP)
-    "dec %[n]\n\t"
-    "jnz 1b\n\t"
-    "vpxord %%zmm18, %%zmm18, %%zmm18\n\t"
-    R16(ZSUM)
-    "vmovdqu32 %%zmm18, %[o]\n\t"
-    "vzeroupper\n\t"
-    : [n] "+r"(iters), [o] "=m"(out)
-    : [ca] "r"(0x01020304), [cb] "r"(0x05060708)
-    : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
-      "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "xmm18", "cc");
-  return out[0];
-}
+/* 16 independent vpdpbusd chains (zmm0-15 or their ymm halves), a = zmm16, b = zmm17. */
+#define VNNI_LOOP(name, DP)                                                                    \
+  __attribute__((target("avx512f"))) int64_t name(int64_t iters) {                             \
+    int32_t out[16];                                                                           \
+    __asm__ volatile(                                                                          \
+      "vpbroadcastd %[ca], %%zmm16\n\t"                                                        \
+      "vpbroadcastd %[cb], %%zmm17\n\t"                                                        \
+      R16(ZXOR)                                                                                \
+      "1:\n\t"                                                                                 \
+      R16(DP)                                                                                  \
+      "dec %[n]\n\t"                                                                           \
+      "jnz 1b\n\t"                                                                             \
+      "vpxord %%zmm18, %%zmm18, %%zmm18\n\t"                                                   \
+      R16(ZSUM)                                                                                \
+      "vmovdqu32 %%zmm18, %[o]\n\t"                                                            \
+      "vzeroupper\n\t"                                                                         \
+      : [n] "+r"(iters), [o] "=m"(out)                                                         \
+      : [ca] "r"(0x01020304), [cb] "r"(0x05060708)                                             \
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", \
+        "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "xmm18", "cc");         \
+    return out[0];                                                                             \
+  }
+VNNI_LOOP(vnni512, ZDP)
+VNNI_LOOP(vnni256, YDP)
 
 /* 6 chains: acc ymm0-5, temporaries ymm6-11, a = ymm12, b = ymm13, ones (int16) = ymm14 */
 #define MUB(i, t) "vpmaddubsw %%ymm13, %%ymm12, %%ymm" #t "\n\t" \

@@ -13,7 +13,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/
 from bench_rows import Case  # noqa: E402
 import peak_int8  # noqa: E402  (scripts/peak_int8.py)
-from bench_rows._peak import PEAK, Ops as _Ops, measure_peak  # noqa: E402,F401
+from bench_rows._peak import Ops, measure_peak  # noqa: E402
 
 FAMILY = "linear"
 ORDER = 40
@@ -44,7 +44,7 @@ def cases(shapes=SHAPES):
         torch_p = tq.linear_prepack(wq, b)
         x = torch.rand(M, K, generator=g) * 4 - 2
         xq = torch.quantize_per_tensor(x, 4 / 255, 128, torch.quint8)
-        ops = _Ops(2.0 * M * K * N)
+        ops = Ops(2.0 * M * K * N)
         out.append(Case("linear", label, lambda xq=xq, p=ours_p: q.linear(xq, p, 0.05, 128),
                         lambda xq=xq, p=torch_p: tq.linear(xq, p, 0.05, 128),
                         lambda x=x, w=w, b=b: torch.nn.functional.linear(x, w, b), work=ops, unit=""))

@@ -50,8 +50,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic(
   if (lstm) check_state("c0", c0, B, H);
 
   at::Tensor out = at::empty({T, B, H}, input.options().dtype(at::kFloat));
-  at::Tensor h = h0.contiguous().clone();
-  at::Tensor c = c0.contiguous().clone();  // GRU: passed through (the Python layer ignores it)
+  at::Tensor h = h0.clone(at::MemoryFormat::Contiguous);
+  at::Tensor c = c0.clone(at::MemoryFormat::Contiguous);  // GRU: passed through (the Python layer ignores it)
   if (T == 0 || B == 0 || H == 0) return {out, h, c};
 
   // Input projections of every step at once: [T * B, G * H] (bias b_ih included).

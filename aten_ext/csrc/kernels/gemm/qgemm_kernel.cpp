@@ -1240,8 +1240,8 @@ void epilogue_tile(const QGemmParams& p, const int32_t* acc, int h, int64_t m, i
   const float* bias = p.bias ? p.bias + n : nullptr;
   const bool zp_terms = !p.b_zero_points_all_zero;
   const __m512i vazp = _mm512_set1_epi32(p.a_zero_point);
-  if (p.kind == OutKind::kF32) {
-    const __m512 vfmin = _mm512_set1_ps(p.out_fmin);
+  // v = float(C) * multiplier (+ bias) for each full column vector and row, handed to `store`.
+  auto each = [&](auto store) {
     for (int64_t j = 0; j < full; j += 16) {
       const __m512i off = _mm512_mullo_epi32(vazp, _mm512_loadu_si512(colsum + j));
       const __m512i vbzp = _mm512_loadu_si512(bzp + j);
@@ -1252,30 +1252,25 @@ void epilogue_tile(const QGemmParams& p, const int32_t* acc, int h, int64_t m, i
         if (zp_terms) c = _mm512_add_epi32(c, _mm512_mullo_epi32(vbzp, _mm512_set1_epi32(t[r])));
         __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(c), vm);
         if (bias) f = _mm512_add_ps(f, vb);
-        _mm512_storeu_ps(static_cast<float*>(p.out) + (m + r) * p.ldc + n + j, _mm512_max_ps(f, vfmin));
+        store(f, (m + r) * p.ldc + n + j);
       }
     }
+  };
+  if (p.kind == OutKind::kF32) {
+    const __m512 vfmin = _mm512_set1_ps(p.out_fmin);
+    float* out = static_cast<float*>(p.out);
+    each([&](__m512 f, int64_t o) { _mm512_storeu_ps(out + o, _mm512_max_ps(f, vfmin)); });
   } else if (p.kind == OutKind::kU8) {
     const int32_t yzp = p.out_zero_point;
     const __m512 vhi = _mm512_set1_ps(static_cast<float>(p.out_max - yzp));
     const __m512 vlo = _mm512_set1_ps(static_cast<float>(p.out_min - yzp));
     const __m512i vyzp = _mm512_set1_epi32(yzp);
-    for (int64_t j = 0; j < full; j += 16) {
-      const __m512i off = _mm512_mullo_epi32(vazp, _mm512_loadu_si512(colsum + j));
-      const __m512i vbzp = _mm512_loadu_si512(bzp + j);
-      const __m512 vm = _mm512_loadu_ps(mult + j);
-      const __m512 vb = bias ? _mm512_loadu_ps(bias + j) : _mm512_setzero_ps();
-      for (int r = 0; r < h; ++r) {
-        __m512i c = _mm512_sub_epi32(_mm512_loadu_si512(acc + r * kTileN + j), off);
-        if (zp_terms) c = _mm512_add_epi32(c, _mm512_mullo_epi32(vbzp, _mm512_set1_epi32(t[r])));
-        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(c), vm);
-        if (bias) f = _mm512_add_ps(f, vb);
-        f = _mm512_max_ps(_mm512_min_ps(f, vhi), vlo);
-        const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), vyzp);
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<uint8_t*>(p.out) + (m + r) * p.ldc + n + j),
-                         _mm512_cvtepi32_epi8(q));
-      }
-    }
+    uint8_t* out = static_cast<uint8_t*>(p.out);
+    each([&](__m512 f, int64_t o) {
+      f = _mm512_max_ps(_mm512_min_ps(f, vhi), vlo);
+      const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), vyzp);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + o), _mm512_cvtepi32_epi8(q));
+    });
   }
   if (full < cnt) {
     for (int r = 0; r < h; ++r) epilogue_row(p, acc + r * kTileN + full, m + r, n + full, cnt - full, t[r]);
