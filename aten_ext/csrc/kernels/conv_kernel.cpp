@@ -8,6 +8,9 @@
 #include <vector>
 
 #include "kernels/simd.h"
+#if defined(QPLUGIN_ISA_AVX2)
+#include "kernels/gemm/tile_i16_avx2.h"
+#endif
 
 namespace qplugin {
 namespace kernels {
@@ -276,33 +279,17 @@ void ukernel_ind(const uint8_t* const* rows, const int64_t* tap_off, int64_t nta
   }
 }
 #elif defined(QPLUGIN_ISA_AVX2)
-constexpr int kMR = 4;
-constexpr int kBlockN = 16;
-// One block of 16 channels (two vectors of 8), MR rows; a is int16.
+constexpr int kMR = i16::kMR;
+constexpr int kBlockN = i16::kNR;
+// One block of 16 channels, MR rows: the exact int16 register tile of kernels/gemm
+// (tile_i16_avx2.h; a is the widened im2col rows, b the block's int16 weights), then the
+// epilogue per 8 channels and row.
 template <int MR, int NV>
-void ukernel(const int16_t* a, int64_t kp, const int8_t* b, int64_t m0, int64_t n0, int ncols,
+void ukernel(const int16_t* a, int64_t kp, const int16_t* b, int64_t m0, int64_t n0, int ncols,
              const ConvEpilogue& ep, uint8_t* y, int64_t ldy) {
   static_assert(NV == 2, "AVX2 blocks are 16 channels");
-  __m256i acc[MR][2];
-#pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) {
-    acc[r][0] = _mm256_setzero_si256();
-    acc[r][1] = _mm256_setzero_si256();
-  }
-  for (int64_t k = 0; k < kp; k += 2) {
-    const __m128i braw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + k * kBlockN));
-    const __m128i braw1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + k * kBlockN + 16));
-    const __m256i b0 = _mm256_cvtepi8_epi16(braw);
-    const __m256i b1 = _mm256_cvtepi8_epi16(braw1);
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      int32_t av;
-      std::memcpy(&av, a + r * kp + k, 4);
-      const __m256i avv = _mm256_set1_epi32(av);
-      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(avv, b0));
-      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(avv, b1));
-    }
-  }
+  alignas(32) int32_t acc[MR * kBlockN];
+  i16::tile<MR>(a, kp, kp / 2, b, acc);
 #pragma GCC unroll 2
   for (int j = 0; j < 2; ++j) {
     const int cnt = std::min(kLanes, ncols - j * kLanes);
@@ -312,9 +299,8 @@ void ukernel(const int16_t* a, int64_t kp, const int8_t* b, int64_t m0, int64_t 
     const VF mult = loadu_f_n(ep.mult + n, cnt);
     const VF bias = loadu_f_n(ep.bias + n, cnt);
     const VI wzp = ep.w_zp != nullptr ? loadu_i_n(ep.w_zp + n, cnt) : set1_i(0);
-#pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
-      VI t = add_i(acc[r][j], cc);
+      VI t = add_i(loadu_i(acc + r * kBlockN + j * kLanes), cc);
       if (ep.w_zp != nullptr) t = sub_i(t, mullo_i(wzp, set1_i(ep.row_sum[m0 + r])));
       const uint8_t* add = ep.add != nullptr ? ep.add + (m0 + r) * ldy + n : nullptr;
       finish_vec(t, mult, bias, add, cnt, ep, y + (m0 + r) * ldy + n);
@@ -330,8 +316,14 @@ using AElem = uint8_t;
 using AElem = int16_t;
 #endif
 
+#if defined(QPLUGIN_ISA_AVX512)
+using BElem = int8_t;
+#else
+using BElem = int16_t;  // widened at prepack (conv_pack_b)
+#endif
+
 template <int NV, int MR = kMR>
-void gemm_rows(const AElem* a, int64_t kp, int64_t mcount, const int8_t* b, int64_t n0, int ncols,
+void gemm_rows(const AElem* a, int64_t kp, int64_t mcount, const BElem* b, int64_t n0, int ncols,
                const ConvEpilogue& ep, uint8_t* y, int64_t ldy) {
   int64_t m = 0;
   for (; m + MR <= mcount; m += MR) {
@@ -376,7 +368,9 @@ int64_t conv_a_elem_size() {
 int64_t conv_a_row_elems(int64_t k) { return round_up(k, 4); }
 
 int64_t conv_packed_b_bytes(int64_t n, int64_t kp) {
-#if QPLUGIN_SIMD
+#if defined(QPLUGIN_ISA_AVX2)
+  return round_up(n, kBlockN) * kp * 2;  // int16
+#elif QPLUGIN_SIMD
   return round_up(n, kBlockN) * kp;
 #else
   return n * kp;
@@ -400,10 +394,10 @@ void conv_pack_b(const int8_t* w, int64_t n, int64_t k, int64_t kp, int8_t* out)
     }
   }
 #elif defined(QPLUGIN_ISA_AVX2)
-  // [block][kp / 2][16 channels][2]
+  // int16 [block][kp / 2][16 channels][2] (the panel layout of tile_i16_avx2.h)
   const int64_t nb = round_up(n, kBlockN) / kBlockN;
   for (int64_t blk = 0; blk < nb; ++blk) {
-    int8_t* o = out + blk * kp * kBlockN;
+    int16_t* o = reinterpret_cast<int16_t*>(out) + blk * kp * kBlockN;
     for (int64_t k2 = 0; k2 < kp; k2 += 2) {
       for (int64_t j = 0; j < kBlockN; ++j) {
         const int64_t row = blk * kBlockN + j;
@@ -539,9 +533,10 @@ void conv_gemm(const void* a, int64_t kp, int64_t mcount, const int8_t* b, int64
   }
 #elif defined(QPLUGIN_ISA_AVX2)
   const AElem* av = static_cast<const AElem*>(a);
+  const int16_t* b16 = reinterpret_cast<const int16_t*>(b);
   for (int64_t n = 0; n < ncount; n += kBlockN) {
     const int cols = static_cast<int>(std::min<int64_t>(kBlockN, ncount - n));
-    gemm_rows<2>(av, kp, mcount, b + n * kp, n, cols, ep, y, ldy);
+    gemm_rows<2>(av, kp, mcount, b16 + n * kp, n, cols, ep, y, ldy);
   }
 #else
   const uint8_t* av = static_cast<const uint8_t*>(a);

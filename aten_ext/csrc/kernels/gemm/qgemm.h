@@ -49,13 +49,25 @@ inline int64_t padded_n(int64_t N) { return (N + kPanelN - 1) / kPanelN * kPanel
 // Bytes of packed data for a K x N weight.
 inline int64_t packed_b_bytes(int64_t K, int64_t N) { return padded_k(K) * padded_n(N); }
 
+// The AVX2 int16 layout (kernels/gemm/tile_i16_avx2.h), built from the packed bytes:
+// panels of kPanelN columns, K padded to even; in panel P, k-pair p: column j's
+// (B[2p][j], B[2p+1][j]) at int16 offsets P * padded_k2(K) * 16 + 32p + 2j (+1).
+inline int64_t padded_k2(int64_t K) { return (K + 1) / 2 * 2; }
+inline int64_t packed_b16_elems(int64_t K, int64_t N) { return padded_k2(K) * padded_n(N); }
+
 // A packed weight (does not own its memory).
 struct PackedB {
   const int8_t* data = nullptr;      // packed_b_bytes(K, N) bytes
   const int32_t* col_sums = nullptr;  // padded_n(N) entries
+  // The same weight in the int16 layout (packed_b16_elems(K, N)), or nullptr: the AVX2 path
+  // uses it for row blocks of kI16MinM rows or more; without it (or for fewer rows) it
+  // widens the int8 bytes in its loop.
+  const int16_t* data16 = nullptr;
   int64_t K = 0;
   int64_t N = 0;
 };
+// Rows from which the AVX2 path runs its int16 register tiles (when data16 is present).
+constexpr int64_t kI16MinM = 4;
 
 // Packs B[n][k] = w[n * stride_n + k * stride_k] (n < N, k < K) into `out`
 // (packed_b_bytes(K, N) bytes) and fills col_sums (padded_n(N) entries).
@@ -63,6 +75,8 @@ void pack_b(const int8_t* w, int64_t stride_n, int64_t stride_k, int64_t K, int6
             int32_t* col_sums);
 // Reads back B[n][k] from a packed weight into w[n * K + k] (dense N x K).
 void unpack_b(const PackedB& b, int8_t* w);
+// Fills out (packed_b16_elems(b.K, b.N) int16) with b's int16 layout (see padded_k2).
+void pack_b16(const PackedB& b, int16_t* out);
 
 enum class OutKind : int { kU8 = 0, kF32 = 1, kS32 = 2 };
 
