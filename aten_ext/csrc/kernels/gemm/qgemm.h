@@ -1,5 +1,6 @@
-// u8 x s8 -> s32 GEMM with a fused requantize / dequantize epilogue.
-// Reused by linear (cpu/linear.cpp) and conv. Raw pointers only, no ATen types.
+// u8 x s8 -> s32 GEMM with a fused requantize / dequantize epilogue, used by linear
+// (cpu/linear.cpp). Conv (kernels/conv_kernel.cpp) has its own driver, packing and epilogue
+// and shares only the AVX2 register tile (tile_i16_avx2.h). Raw pointers only, no ATen types.
 //
 //   C[m][n] = sum_k (A[m][k] - a_zp) * (B[n][k] - b_zp[n])        (exact, int32)
 //
@@ -9,8 +10,10 @@
 //
 // No 16-bit intermediate anywhere: the AVX-512 path uses VNNI vpdpbusd
 // (u8 x s8 -> s32, non-saturating), the AVX2 path widens both operands to
-// int16 and uses vpmaddwd (int16 pairs -> int32; |255 * 128| * 2 < 2^31), and
-// the scalar path is the plain definition. All three give identical C.
+// int16 and uses vpmaddwd (int16 pairs -> int32; |255 * 128| * 2 < 2^31): 6 x 16
+// tiles on the int16 layout (PackedB::data16) for 4+ rows, in-loop widening of
+// the int8 bytes for fewer; the scalar path is the plain definition. All three
+// give identical C.
 //
 // Epilogues (per output element, n-th column):
 //   kU8 : y = clamp(nearbyint(float(C) * multiplier[n] + bias[n]) + out_zero_point,
@@ -27,7 +30,8 @@
 // within a panel, K in quads of 4: for quad q, 64 bytes hold column j's
 // B[n0 + j][4q .. 4q + 3] at bytes 4j .. 4j + 3. K is padded with zeros to a
 // multiple of 4 and N to a multiple of 16. col_sums[n] = sum_k B[n][k] (raw int8
-// values) for n < N (0 for padding). One layout for every ISA path.
+// values) for n < N (0 for padding). Every ISA path reads this layout; the AVX2
+// path also reads the int16 copy (pack_b16) when the caller provides it.
 #pragma once
 
 #include <cstddef>
