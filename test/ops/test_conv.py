@@ -206,14 +206,19 @@ def test_kernel_paths_bit_identical():
             assert torch.equal(outs[0], o)
 
 
-def test_threads_identical():
-    # Row blocks are sized for the thread count (equal blocks, a multiple of the thread count):
+def test_threads_identical(isa):
+    # Row blocks are sized for the thread count (equal blocks, a multiple of the thread count);
+    # small maps also split the output channels into one range of 16-channel panels per thread
+    # (7 x 7 x 64 -> 160: 10 panels; 6 x 5 x 32 -> 100: 7 panels, the last one partial):
     # 1, 2 and 3 threads give the same bytes.
     gen = torch.Generator().manual_seed(5)
     cases = [(1, 64, 23, 17, 64, (3, 3), (1, 1), (1, 1), (1, 1), 1),
              (1, 32, 19, 21, 48, (1, 1), (1, 1), (0, 0), (1, 1), 1),
              (3, 8, 15, 16, 8, (3, 3), (1, 1), (1, 1), (1, 1), 2),
-             (1, 96, 11, 13, 96, (3, 3), (2, 2), (1, 1), (1, 1), 96)]
+             (1, 96, 11, 13, 96, (3, 3), (2, 2), (1, 1), (1, 1), 96),
+             (1, 64, 7, 7, 160, (3, 3), (1, 1), (1, 1), (1, 1), 1),
+             (1, 32, 6, 5, 100, (3, 3), (1, 1), (1, 1), (1, 1), 1),
+             (1, 64, 7, 7, 128, (1, 1), (1, 1), (0, 0), (1, 1), 1)]
     old = torch.get_num_threads()
     try:
         for n, c, h, w, oc, ks, s, p, d, g in cases:
@@ -224,8 +229,11 @@ def test_threads_identical():
             for t in (1, 2, 3):
                 torch.set_num_threads(t)
                 outs.append(q.conv2d(qx, pk, 0.3, 100).int_repr())
+            torch.set_num_threads(1)
+            with torch_qplugin.kernel_isa("scalar"):
+                outs.append(q.conv2d(qx, pk, 0.3, 100).int_repr())
             for o in outs[1:]:
-                assert torch.equal(outs[0], o)
+                assert torch.equal(outs[0], o), (isa, n, c, h, w, oc, ks)
     finally:
         torch.set_num_threads(old)
 
