@@ -479,17 +479,23 @@ void conv_im2col(const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0,
         }
         const uint8_t* xrow = x + (id * g.H + ih) * g.W * g.C + c0;
         if (span && w_inside) {
-#if !defined(QPLUGIN_ISA_AVX2)
-          // Short rows (stem convs, C = 3): copy whole 16-byte chunks; the bytes past the
-          // row land where later taps (or the zeroed K padding / buffer slack) are written.
+          // Short rows (stem convs, C = 3): copy (AVX2: widen) whole 16-byte chunks; the
+          // elements past the row land where later taps (or the zeroed K padding / buffer
+          // slack of 64 bytes) are written.
           const int64_t len = g.KW * icg;
           const uint8_t* src = xrow + iw0 * g.C;
           if (len < 64 && src + ((len + 15) & ~int64_t(15)) <= x_end) {
+#if defined(QPLUGIN_ISA_AVX2)
+            for (int64_t o = 0; o < len; o += 16) {
+              const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + o));
+              _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + o), _mm256_cvtepu8_epi16(v));
+            }
+#else
             for (int64_t o = 0; o < len; o += 16) std::memcpy(p + o, src + o, 16);
+#endif
             p += len;
             continue;
           }
-#endif
           copy_widen(p, xrow + iw0 * g.C, g.KW * icg);
           p += g.KW * icg;
           continue;
