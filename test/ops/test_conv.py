@@ -85,6 +85,7 @@ GEOM2D = [
     (2, 96, 9, 13, 96, (3, 3), (2, 2), (1, 1), (1, 1), 96),  # depthwise s2: pairs carried over, ymm tail
     (1, 40, 6, 3, 40, (3, 3), (2, 2), (0, 0), (1, 1), 40),  # depthwise s2, W = 3: no carried pairs
     (1, 16, 2, 13, 32, (3, 3), (1, 1), (1, 1), (1, 1), 1),  # 14 x 32 tiles: 26 rows, remainder 12
+    (1, 40, 11, 12, 40, (3, 3), (1, 1), (2, 2), (2, 2), 40),  # depthwise 3x3 dilation 2: AVX2 tap pairs + tail
 ]
 
 
@@ -180,7 +181,7 @@ def test_kernel_paths_bit_identical():
 
     gen = torch.Generator().manual_seed(3)
     cases = [GEOM2D[0], GEOM2D[1], GEOM2D[4], GEOM2D[7], GEOM2D[8], GEOM2D[10], GEOM2D[13],
-             GEOM2D[16], GEOM2D[17], GEOM2D[18], GEOM2D[19], GEOM2D[20], GEOM2D[21]]
+             GEOM2D[16], GEOM2D[17], GEOM2D[18], GEOM2D[19], GEOM2D[20], GEOM2D[21], GEOM2D[22]]
     for n, c, h, w, oc, ks, s, p, d, g in cases:
         qx = make_x((n, c, h, w), gen=gen)
         qw = make_w(oc, c // g, ks, gen=gen)
