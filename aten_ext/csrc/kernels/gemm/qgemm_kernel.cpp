@@ -1325,7 +1325,10 @@ void block_i16(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t
     const int64_t ncols = std::min<int64_t>(kPanelN, n1 - n);
     const int16_t* bp = B.data16 + (n / kPanelN) * K2 * kPanelN;
     for (int64_t m = m0; m < m1;) {
-      const int h = static_cast<int>(std::min<int64_t>(i16::kMR, m1 - m));
+      // 7-11 rows left: two tiles of near-equal height (M = 8: 4 + 4, not 6 + a 2-row tile
+      // that loads as many B vectors per k-pair as it has multiply-adds)
+      const int64_t rem = m1 - m;
+      const int h = static_cast<int>(rem > i16::kMR && rem < 2 * i16::kMR ? (rem + 1) / 2 : std::min<int64_t>(i16::kMR, rem));
       i16::tile_fn(h)(a16 + (m - m0) * K2, K2, K2 / 2, bp, acc);
       for (int r = 0; r < h; ++r) epilogue_row(p, acc + r * i16::kNR, m + r, n, ncols, t[m - m0 + r]);
       m += h;
