@@ -71,6 +71,7 @@ CASES = {
     "ELU": (lambda: nnq.ELU(0.05, 80), lambda: (qx((2, 7)),), "qplugin::elu"),
     "LeakyReLU": (lambda: nnq.LeakyReLU(0.05, 80, 0.1), lambda: (qx((2, 7)),), "qplugin::leaky_relu"),
     "Sigmoid": (lambda: nnq.Sigmoid(), lambda: (qx((2, 7)),), "qplugin::sigmoid"),
+    "Hardsigmoid": (lambda: nnq.Hardsigmoid(), lambda: (qx((2, 7)),), "qplugin::hardsigmoid"),
     "MaxPool2d": (lambda: nnq.MaxPool2d(2), lambda: (qx((1, 2, 6, 6)),), "qplugin::max_pool2d"),
     "AvgPool2d": (lambda: nnq.AvgPool2d(3, 1, 1), lambda: (qx((1, 2, 6, 6)),), "qplugin::avg_pool2d"),
     "AdaptiveAvgPool2d": (lambda: nnq.AdaptiveAvgPool2d((2, 3)), lambda: (qx((1, 2, 6, 6)),),
