@@ -35,6 +35,7 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS = {
     nn.ELU: nnq.ELU,
     nn.LeakyReLU: nnq.LeakyReLU,
     nn.Sigmoid: nnq.Sigmoid,
+    nn.Hardsigmoid: nnq.Hardsigmoid,
     nn.MaxPool2d: nnq.MaxPool2d,
     nn.AvgPool2d: nnq.AvgPool2d,
     nn.AdaptiveAvgPool2d: nnq.AdaptiveAvgPool2d,
@@ -109,7 +110,7 @@ if C.QAT_AVAILABLE:
 
 # modules whose quantized form keeps the input's qparams: no output observer needed
 _NO_OBSERVER = {nn.ReLU, nn.ReLU6, nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d, nn.Sigmoid,
-                DeQuantStub, *C.present(C.TorchDeQuantStub)}
+                nn.Hardsigmoid, DeQuantStub, *C.present(C.TorchDeQuantStub)}
 
 
 def no_observer_set():

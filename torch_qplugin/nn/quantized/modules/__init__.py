@@ -1,10 +1,10 @@
-from .activation import (ELU, AdaptiveAvgPool2d, AvgPool2d, Hardswish, LeakyReLU, MaxPool2d, ReLU,
-                         ReLU6, Sigmoid)
+from .activation import (ELU, AdaptiveAvgPool2d, AvgPool2d, Hardsigmoid, Hardswish, LeakyReLU,
+                         MaxPool2d, ReLU, ReLU6, Sigmoid)
 from .conv import Conv1d, Conv2d, Conv3d
-from .functional_modules import FloatFunctional, QFunctional
+from .functional_modules import FloatFunctional, NeverCalibratedQFunctional, QFunctional
 from .linear import Linear, LinearPackedParams
 from .quantize import DeQuantize, Quantize
 
 __all__ = ["Quantize", "DeQuantize", "Linear", "LinearPackedParams", "Conv1d", "Conv2d", "Conv3d",
-           "ReLU", "ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "MaxPool2d", "AvgPool2d",
-           "AdaptiveAvgPool2d", "FloatFunctional", "QFunctional"]
+           "ReLU", "ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Hardsigmoid", "MaxPool2d", "AvgPool2d",
+           "AdaptiveAvgPool2d", "FloatFunctional", "QFunctional", "NeverCalibratedQFunctional"]
