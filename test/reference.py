@@ -317,18 +317,44 @@ def layer_norm_ref(qt, normalized_shape, weight, bias, eps, output_scale, output
     return requantize_ref(y, output_scale, output_zero_point, qt.dtype)
 
 
-def batch_norm2d_ref(qt, weight, bias, mean, var, eps, output_scale, output_zero_point):
+def batch_norm_ref(qt, weight, bias, mean, var, eps, output_scale, output_zero_point, relu=False):
+    """batch_norm over dim 1 of an [N, C, ...] tensor (2d / 3d alike), relu: max(y, 0)."""
     x = dequantize_ref(qt).astype(np.float64)
     c = x.shape[1]
-    sh = (1, c, 1, 1)
+    sh = (1, c) + (1,) * (x.ndim - 2)
     w = np.ones(c) if weight is None else np.asarray(weight, dtype=np.float64)
     b = np.zeros(c) if bias is None else np.asarray(bias, dtype=np.float64)
     m = np.asarray(mean, dtype=np.float64)
     v = np.asarray(var, dtype=np.float64)
     y = (x - m.reshape(sh)) / np.sqrt(v.reshape(sh) + eps) * w.reshape(sh) + b.reshape(sh)
+    if relu:
+        y = np.maximum(y, 0.0)
     return requantize_ref(y, output_scale, output_zero_point, qt.dtype)
 
 
+def batch_norm2d_ref(qt, weight, bias, mean, var, eps, output_scale, output_zero_point):
+    return batch_norm_ref(qt, weight, bias, mean, var, eps, output_scale, output_zero_point)
+
+
+def group_norm_ref(qt, num_groups, weight, bias, eps, output_scale, output_zero_point):
+    """Statistics (biased variance) over each (n, group) block of an [N, C, ...] tensor, then the
+    per-channel affine."""
+    x = dequantize_ref(qt).astype(np.float64)
+    n, c = x.shape[0], x.shape[1]
+    g = x.reshape(n, num_groups, -1)
+    mean = g.mean(axis=2, keepdims=True)
+    var = ((g - mean) ** 2).mean(axis=2, keepdims=True)
+    y = ((g - mean) / np.sqrt(var + eps)).reshape(x.shape)
+    sh = (1, c) + (1,) * (x.ndim - 2)
+    if weight is not None:
+        y = y * np.asarray(weight, dtype=np.float64).reshape(sh)
+    if bias is not None:
+        y = y + np.asarray(bias, dtype=np.float64).reshape(sh)
+    return requantize_ref(y, output_scale, output_zero_point, qt.dtype)
+
+
+def instance_norm_ref(qt, weight, bias, eps, output_scale, output_zero_point):
+    return group_norm_ref(qt, qt.shape[1], weight, bias, eps, output_scale, output_zero_point)
 
 
 # ---------------------------------------------------------------------------

@@ -22,72 +22,120 @@ inline T clamp_round(double v, int32_t zp) {
   return static_cast<T>(r);
 }
 
+// Mean and variance of the quantized values of one row: exact integer sums for
+// 8-bit data, two float64 passes for int32.
 template <typename T>
-void layer_norm_impl(const T* x, T* y, int64_t rows, int64_t m, const LayerNormSpec* spec) {
-  const LayerNormSpec s = *spec;
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * m;
-    T* yr = y + r * m;
-    double mean_q, var_q;
-    if constexpr (sizeof(T) == 1) {
-      int64_t sum = 0, sumsq = 0;
-      for (int64_t j = 0; j < m; ++j) {
-        const int32_t v = xr[j];
-        sum += v;
-        sumsq += v * v;
-      }
-      mean_q = static_cast<double>(sum) / m;
-      // m * sumsq - sum^2 >= 0 exactly; in float64 keep it non-negative.
-      var_q = static_cast<double>(sumsq) / m - mean_q * mean_q;
-      var_q = var_q > 0 ? var_q : 0;
-    } else {
-      double sum = 0;
-      for (int64_t j = 0; j < m; ++j) sum += xr[j];
-      mean_q = sum / m;
-      double sq = 0;
-      for (int64_t j = 0; j < m; ++j) {
-        const double d = xr[j] - mean_q;
-        sq += d * d;
-      }
-      var_q = sq / m;
+void row_stats(const T* xr, int64_t m, double* mean_out, double* var_out) {
+  double mean_q, var_q;
+  if constexpr (sizeof(T) == 1) {
+    int64_t sum = 0, sumsq = 0;
+    for (int64_t j = 0; j < m; ++j) {
+      const int32_t v = xr[j];
+      sum += v;
+      sumsq += v * v;
     }
-    const double rstd = 1.0 / std::sqrt(var_q * s.in_scale * s.in_scale + s.eps);
-    const double a = s.in_scale * rstd;
-    if constexpr (sizeof(T) == 1) {
-      const float mf = static_cast<float>(mean_q), af = static_cast<float>(a);
-      const float zf = static_cast<float>(s.out_zp);
-      const float hi = static_cast<float>(QRange<T>::max), lo = static_cast<float>(QRange<T>::min);
-      int64_t j = 0;
+    mean_q = static_cast<double>(sum) / m;
+    // m * sumsq - sum^2 >= 0 exactly; in float64 keep it non-negative.
+    var_q = static_cast<double>(sumsq) / m - mean_q * mean_q;
+    var_q = var_q > 0 ? var_q : 0;
+  } else {
+    double sum = 0;
+    for (int64_t j = 0; j < m; ++j) sum += xr[j];
+    mean_q = sum / m;
+    double sq = 0;
+    for (int64_t j = 0; j < m; ++j) {
+      const double d = xr[j] - mean_q;
+      sq += d * d;
+    }
+    var_q = sq / m;
+  }
+  *mean_out = mean_q;
+  *var_out = var_q;
+}
+
+// s * rstd: what (q - mean_q) is multiplied by.
+inline double norm_factor(double var_q, double in_scale, double eps) {
+  return in_scale * (1.0 / std::sqrt(var_q * in_scale * in_scale + eps));
+}
+
+// y[j] = clamp(round((q[j] - mean_q) * a * w + b + out_zp)) over n elements, w / b
+// per element (kPerElem: w[j], b[j]) or one scalar (w[0], b[0]). 8-bit data in
+// float32 (each step rounded, no FMA), int32 in float64.
+template <typename T, bool kPerElem>
+void normalize_run(const T* xr, T* yr, int64_t n, double mean_q, double a, const float* wf, const float* bf,
+                   const double* wd, const double* bd, int32_t out_zp) {
+  if constexpr (sizeof(T) == 1) {
+    const float mf = static_cast<float>(mean_q), af = static_cast<float>(a);
+    const float zf = static_cast<float>(out_zp);
+    const float hi = static_cast<float>(QRange<T>::max), lo = static_cast<float>(QRange<T>::min);
+    int64_t j = 0;
 #if QPLUGIN_SIMD
-      using namespace simd;
-      const VF vm = set1_f(mf), va = set1_f(af), vz = set1_f(zf), vhi = set1_f(hi), vlo = set1_f(lo);
-      for (; j + kLanes <= m; j += kLanes) {
-        VF v = mul_f(mul_f(sub_f(to_f(load_q(xr + j)), vm), va), loadu_f(s.wqf + j));
-        v = add_f(add_f(v, loadu_f(s.bqf + j)), vz);
-        store_q(yr + j, to_i32_round(max_f(min_f(v, vhi), vlo)));
-      }
+    using namespace simd;
+    const VF vm = set1_f(mf), va = set1_f(af), vz = set1_f(zf), vhi = set1_f(hi), vlo = set1_f(lo);
+    const VF w0 = set1_f(wf[0]), b0 = set1_f(bf[0]);
+    for (; j + kLanes <= n; j += kLanes) {
+      VF v = mul_f(mul_f(sub_f(to_f(load_q(xr + j)), vm), va), kPerElem ? loadu_f(wf + j) : w0);
+      v = add_f(add_f(v, kPerElem ? loadu_f(bf + j) : b0), vz);
+      store_q(yr + j, to_i32_round(max_f(min_f(v, vhi), vlo)));
+    }
 #endif
-      for (; j < m; ++j) {
-        float v = (static_cast<float>(xr[j]) - mf) * af * s.wqf[j];
-        v = v + s.bqf[j] + zf;
-        v = v < hi ? v : hi;  // NaN -> hi, as the vector min
-        v = v > lo ? v : lo;
-        yr[j] = static_cast<T>(std::nearbyint(v));
-      }
-    } else {
-      for (int64_t j = 0; j < m; ++j) {
-        const double v = (static_cast<double>(xr[j]) - mean_q) * a * s.wq[j] + s.bq[j];
-        yr[j] = clamp_round<T>(v, s.out_zp);
-      }
+    for (; j < n; ++j) {
+      float v = (static_cast<float>(xr[j]) - mf) * af * wf[kPerElem ? j : 0];
+      v = v + bf[kPerElem ? j : 0] + zf;
+      v = v < hi ? v : hi;  // NaN -> hi, as the vector min
+      v = v > lo ? v : lo;
+      yr[j] = static_cast<T>(std::nearbyint(v));
+    }
+  } else {
+    for (int64_t j = 0; j < n; ++j) {
+      const double v = (static_cast<double>(xr[j]) - mean_q) * a * wd[kPerElem ? j : 0] + bd[kPerElem ? j : 0];
+      yr[j] = clamp_round<T>(v, out_zp);
     }
   }
 }
 
 template <typename T>
-inline T affine_one(T q, float a, float b) {
+void layer_norm_impl(const T* x, T* y, int64_t rows, int64_t m, const LayerNormSpec* spec) {
+  const LayerNormSpec s = *spec;
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean_q, var_q;
+    row_stats(x + r * m, m, &mean_q, &var_q);
+    normalize_run<T, true>(x + r * m, y + r * m, m, mean_q, norm_factor(var_q, s.in_scale, s.eps), s.wqf, s.bqf, s.wq, s.bq,
+                           s.out_zp);
+  }
+}
+
+template <typename T>
+void group_norm_impl(const T* x, T* y, int64_t row0, int64_t rows, const GroupNormSpec* spec) {
+  const GroupNormSpec g = *spec;
+  const LayerNormSpec& s = g.norm;
+  const int64_t m = g.cpg * g.inner;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * m;
+    T* yr = y + r * m;
+    double mean_q, var_q;
+    row_stats(xr, m, &mean_q, &var_q);
+    const double a = norm_factor(var_q, s.in_scale, s.eps);
+    const int64_t c0 = ((row0 + r) % g.groups) * g.cpg;
+    for (int64_t k = 0; k < g.cpg; ++k) {
+      const int64_t c = c0 + k;
+      normalize_run<T, false>(xr + k * g.inner, yr + k * g.inner, g.inner, mean_q, a, s.wqf + c, s.bqf + c,
+                              s.wq + c, s.bq + c, s.out_zp);
+    }
+  }
+}
+
+// The lowest output value: the dtype's, or lo (the fused relu's out_zp) when higher.
+template <typename T>
+inline float affine_floor(int32_t lo) {
+  const float qmin = static_cast<float>(QRange<T>::min);
+  return static_cast<float>(lo) > qmin ? static_cast<float>(lo) : qmin;
+}
+
+template <typename T>
+inline T affine_one(T q, float a, float b, float lo) {
   float v = static_cast<float>(q) * a + b;
   const float hi = static_cast<float>(QRange<T>::max);
-  const float lo = static_cast<float>(QRange<T>::min);
   v = v < hi ? v : hi;  // NaN -> hi, as the vector min
   v = v > lo ? v : lo;
   return static_cast<T>(std::nearbyint(v));
@@ -95,17 +143,20 @@ inline T affine_one(T q, float a, float b) {
 
 #if QPLUGIN_SIMD
 template <typename T>
-inline simd::VI affine_vec(simd::VI q, simd::VF a, simd::VF b) {
+inline simd::VI affine_vec(simd::VI q, simd::VF a, simd::VF b, simd::VF lo) {
   using namespace simd;
   const VF hi = set1_f(static_cast<float>(QRange<T>::max));
-  const VF lo = set1_f(static_cast<float>(QRange<T>::min));
   return to_i32_round(max_f(min_f(add_f(mul_f(to_f(q), a), b), hi), lo));
 }
 #endif
 
 template <typename T>
 void channel_affine8(const T* x, T* y, int64_t outer, int64_t channels, int64_t inner, const float* a,
-                     const float* b) {
+                     const float* b, int32_t lo_q) {
+  const float lo = affine_floor<T>(lo_q);
+#if QPLUGIN_SIMD
+  const simd::VF vlo = simd::set1_f(lo);
+#endif
   if (inner == 1) {
     // Channel varies fastest (channels_last): per-lane parameters.
     for (int64_t o = 0; o < outer; ++o) {
@@ -115,10 +166,10 @@ void channel_affine8(const T* x, T* y, int64_t outer, int64_t channels, int64_t 
 #if QPLUGIN_SIMD
       using namespace simd;
       for (; j + kLanes <= channels; j += kLanes) {
-        store_q(yo + j, affine_vec<T>(load_q(xo + j), loadu_f(a + j), loadu_f(b + j)));
+        store_q(yo + j, affine_vec<T>(load_q(xo + j), loadu_f(a + j), loadu_f(b + j), vlo));
       }
 #endif
-      for (; j < channels; ++j) yo[j] = affine_one<T>(xo[j], a[j], b[j]);
+      for (; j < channels; ++j) yo[j] = affine_one<T>(xo[j], a[j], b[j], lo);
     }
     return;
   }
@@ -131,13 +182,14 @@ void channel_affine8(const T* x, T* y, int64_t outer, int64_t channels, int64_t 
       using namespace simd;
       const VF va = set1_f(a[c]), vb = set1_f(b[c]);
       for (; i + 4 * kLanes <= inner; i += 4 * kLanes) {
-        store4_q(yr + i, affine_vec<T>(load_q(xr + i), va, vb), affine_vec<T>(load_q(xr + i + kLanes), va, vb),
-                 affine_vec<T>(load_q(xr + i + 2 * kLanes), va, vb),
-                 affine_vec<T>(load_q(xr + i + 3 * kLanes), va, vb));
+        store4_q(yr + i, affine_vec<T>(load_q(xr + i), va, vb, vlo),
+                 affine_vec<T>(load_q(xr + i + kLanes), va, vb, vlo),
+                 affine_vec<T>(load_q(xr + i + 2 * kLanes), va, vb, vlo),
+                 affine_vec<T>(load_q(xr + i + 3 * kLanes), va, vb, vlo));
       }
-      for (; i + kLanes <= inner; i += kLanes) store_q(yr + i, affine_vec<T>(load_q(xr + i), va, vb));
+      for (; i + kLanes <= inner; i += kLanes) store_q(yr + i, affine_vec<T>(load_q(xr + i), va, vb, vlo));
 #endif
-      for (; i < inner; ++i) yr[i] = affine_one<T>(xr[i], a[c], b[c]);
+      for (; i < inner; ++i) yr[i] = affine_one<T>(xr[i], a[c], b[c], lo);
     }
   }
 }
@@ -153,21 +205,31 @@ void layer_norm_s8(const int8_t* x, int8_t* y, int64_t rows, int64_t m, const La
 void layer_norm_s32(const int32_t* x, int32_t* y, int64_t rows, int64_t m, const LayerNormSpec* spec) {
   layer_norm_impl(x, y, rows, m, spec);
 }
+void group_norm_u8(const uint8_t* x, uint8_t* y, int64_t row0, int64_t rows, const GroupNormSpec* spec) {
+  group_norm_impl(x, y, row0, rows, spec);
+}
+void group_norm_s8(const int8_t* x, int8_t* y, int64_t row0, int64_t rows, const GroupNormSpec* spec) {
+  group_norm_impl(x, y, row0, rows, spec);
+}
+void group_norm_s32(const int32_t* x, int32_t* y, int64_t row0, int64_t rows, const GroupNormSpec* spec) {
+  group_norm_impl(x, y, row0, rows, spec);
+}
 void channel_affine_u8(const uint8_t* x, uint8_t* y, int64_t outer, int64_t channels, int64_t inner,
-                       const float* a, const float* b) {
-  channel_affine8(x, y, outer, channels, inner, a, b);
+                       const float* a, const float* b, int32_t lo) {
+  channel_affine8(x, y, outer, channels, inner, a, b, lo);
 }
 void channel_affine_s8(const int8_t* x, int8_t* y, int64_t outer, int64_t channels, int64_t inner,
-                       const float* a, const float* b) {
-  channel_affine8(x, y, outer, channels, inner, a, b);
+                       const float* a, const float* b, int32_t lo) {
+  channel_affine8(x, y, outer, channels, inner, a, b, lo);
 }
 void channel_affine_s32(const int32_t* x, int32_t* y, int64_t outer, int64_t channels, int64_t inner,
-                        const double* a, const double* b) {
+                        const double* a, const double* b, int32_t lo) {
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t c = 0; c < channels; ++c) {
       const int64_t base = (o * channels + c) * inner;
       for (int64_t i = 0; i < inner; ++i) {
-        y[base + i] = clamp_round<int32_t>(static_cast<double>(x[base + i]) * a[c] + b[c], 0);
+        const int32_t v = clamp_round<int32_t>(static_cast<double>(x[base + i]) * a[c] + b[c], 0);
+        y[base + i] = v > lo ? v : lo;
       }
     }
   }
