@@ -33,6 +33,26 @@ def _ensure_malloc_env():
         os.execve(sys.executable, [sys.executable] + sys.argv, env)
 
 
+def cpu_name():
+    """The CPU's model name with its family / model numbers (``/proc/cpuinfo``: "AMD EPYC (family 25
+    model 1)" is a Zen 3), else the platform's processor string."""
+    info = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key in ("model name", "cpu family", "model") and key not in info:
+                    info[key] = value.strip()
+                if not line.strip() and info:
+                    break
+    except OSError:
+        pass
+    if "model name" not in info:
+        return platform.processor() or platform.machine()
+    return f"{info['model name']} (family {info.get('cpu family', '?')} model {info.get('model', '?')})"
+
+
 def _timeit(fn, number):
     t0 = time.perf_counter()
     for _ in range(number):
@@ -104,7 +124,7 @@ def main():
     rounds = 5 if args.quick else args.rounds
     header = (f"torch {torch.__version__}, torch_qplugin {torch_qplugin.__version__}, "
               f"kernel path {torch_qplugin.active_isa()}, torch quantized engine "
-              f"{torch.backends.quantized.engine}, CPU {platform.processor() or platform.machine()}, "
+              f"{torch.backends.quantized.engine}, CPU {cpu_name()}, "
               f"{os.cpu_count()} cores")
     print(header)
     cmd = "python scripts/bench_ops.py" + (" " + " ".join(sys.argv[1:]) if sys.argv[1:] else "")

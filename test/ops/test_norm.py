@@ -252,6 +252,25 @@ def test_group_norm_layouts_paths_and_edge_cases(dt):
         assert q.instance_norm(empty, None, None, 1e-5, 0.03, 128).shape == shape
 
 
+@pytest.mark.parametrize("dt", [torch.quint8, torch.qint8])
+def test_norm_statistics_exact_on_long_extreme_rows(isa, dt):
+    # rows longer than one int32 accumulation block of the vector sums (4096 vectors), every value at
+    # the dtype's extremes: the sums stay exact (a wrapped int32 lane would move the mean / variance)
+    lo, hi = (0, 255) if dt == torch.quint8 else (-128, 127)
+    n = 4096 * 16 * 10 + 37  # AVX2 lanes: 40962 madds of up to 2 * 255^2 > 2^32 without the blocks
+    ints = torch.full((2, 1, n), hi, dtype=torch.uint8 if dt == torch.quint8 else torch.int8)
+    ints[0, 0, ::3] = lo
+    ints[1, 0, ::2] = hi - 1  # variance 1/4 next to a huge sum of squares
+    qx = torch._make_per_tensor_quantized_tensor(ints, 0.05, 0)
+    assert qx.dtype == dt
+    z = 128 if dt == torch.quint8 else 0
+    out = q.layer_norm(qx, [n], None, None, 1e-5, 0.02, z)
+    _within(_ints(out), ref.layer_norm_ref(qx, [n], None, None, 1e-5, 0.02, z), 1, "layer_norm")
+    assert set(out.int_repr()[1].unique().tolist()) == {z - 50, z + 50}  # +-1 standard deviation
+    out = q.group_norm(qx, 1, None, None, 1e-5, 0.02, z)
+    _within(_ints(out), ref.group_norm_ref(qx, 1, None, None, 1e-5, 0.02, z), 1, "group_norm")
+
+
 def test_group_norm_many_rows_parallel():
     # rows split across threads: row0 must pick each block's channels
     qx = _q(torch.randn(64, 32, 3, 3) * 2, 0.05, 100, torch.quint8)

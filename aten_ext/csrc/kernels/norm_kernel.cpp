@@ -2,7 +2,12 @@
 // and the tails of the vector loops.
 #include "kernels/norm_kernel.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
 
 #include "kernels/quantize_math.h"
 #include "kernels/simd.h"
@@ -22,6 +27,64 @@ inline T clamp_round(double v, int32_t zp) {
   return static_cast<T>(r);
 }
 
+// Exact sum and sum of squares of n 8-bit values: widened to int16, madd into
+// int32 lanes (one block of at most kBlock vectors cannot overflow them:
+// kBlock * 2 * 255^2 < 2^31), each block folded into int64.
+template <typename T>
+void byte_sums(const T* x, int64_t n, int64_t* sum_out, int64_t* sumsq_out) {
+  int64_t sum = 0, sumsq = 0, j = 0;
+#if defined(QPLUGIN_ISA_AVX512) || defined(QPLUGIN_ISA_AVX2)
+  constexpr bool kSigned = std::is_signed<T>::value;
+  constexpr int64_t kBlock = 4096;
+#if defined(QPLUGIN_ISA_AVX512)
+  constexpr int64_t kStep = 32;
+  using V = __m512i;
+  const V ones = _mm512_set1_epi16(1);
+  auto widen = [](const T* p) {
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return kSigned ? _mm512_cvtepi8_epi16(b) : _mm512_cvtepu8_epi16(b);
+  };
+  auto madd = [](V a, V b) { return _mm512_madd_epi16(a, b); };
+  auto add = [](V a, V b) { return _mm512_add_epi32(a, b); };
+  auto zero = []() { return _mm512_setzero_si512(); };
+#else
+  constexpr int64_t kStep = 16;
+  using V = __m256i;
+  const V ones = _mm256_set1_epi16(1);
+  auto widen = [](const T* p) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return kSigned ? _mm256_cvtepi8_epi16(b) : _mm256_cvtepu8_epi16(b);
+  };
+  auto madd = [](V a, V b) { return _mm256_madd_epi16(a, b); };
+  auto add = [](V a, V b) { return _mm256_add_epi32(a, b); };
+  auto zero = []() { return _mm256_setzero_si256(); };
+#endif
+  while (j + kStep <= n) {
+    const int64_t end = std::min(n - kStep, j + kStep * (kBlock - 1));
+    V acc_s = zero(), acc_q = zero();
+    for (; j <= end; j += kStep) {
+      const V w = widen(x + j);
+      acc_s = add(acc_s, madd(w, ones));
+      acc_q = add(acc_q, madd(w, w));
+    }
+    alignas(64) int32_t ls[sizeof(V) / 4], lq[sizeof(V) / 4];
+    std::memcpy(ls, &acc_s, sizeof(V));
+    std::memcpy(lq, &acc_q, sizeof(V));
+    for (size_t k = 0; k < sizeof(V) / 4; ++k) {
+      sum += ls[k];
+      sumsq += static_cast<uint32_t>(lq[k]);  // squares: non-negative, < 2^31 per lane
+    }
+  }
+#endif
+  for (; j < n; ++j) {
+    const int32_t v = x[j];
+    sum += v;
+    sumsq += v * v;
+  }
+  *sum_out = sum;
+  *sumsq_out = sumsq;
+}
+
 // Mean and variance of the quantized values of one row: exact integer sums for
 // 8-bit data, two float64 passes for int32.
 template <typename T>
@@ -29,11 +92,7 @@ void row_stats(const T* xr, int64_t m, double* mean_out, double* var_out) {
   double mean_q, var_q;
   if constexpr (sizeof(T) == 1) {
     int64_t sum = 0, sumsq = 0;
-    for (int64_t j = 0; j < m; ++j) {
-      const int32_t v = xr[j];
-      sum += v;
-      sumsq += v * v;
-    }
+    byte_sums(xr, m, &sum, &sumsq);
     mean_q = static_cast<double>(sum) / m;
     // m * sumsq - sum^2 >= 0 exactly; in float64 keep it non-negative.
     var_q = static_cast<double>(sumsq) / m - mean_q * mean_q;
@@ -58,10 +117,9 @@ inline double norm_factor(double var_q, double in_scale, double eps) {
   return in_scale * (1.0 / std::sqrt(var_q * in_scale * in_scale + eps));
 }
 
-// y[j] = clamp(round((q[j] - mean_q) * a * w + b + out_zp)) over n elements, w / b
-// per element (kPerElem: w[j], b[j]) or one scalar (w[0], b[0]). 8-bit data in
-// float32 (each step rounded, no FMA), int32 in float64.
-template <typename T, bool kPerElem>
+// y[j] = clamp(round((q[j] - mean_q) * a * w[j] + b[j] + out_zp)) over n elements.
+// 8-bit data in float32 (each step rounded, no FMA), int32 in float64.
+template <typename T>
 void normalize_run(const T* xr, T* yr, int64_t n, double mean_q, double a, const float* wf, const float* bf,
                    const double* wd, const double* bd, int32_t out_zp) {
   if constexpr (sizeof(T) == 1) {
@@ -72,23 +130,22 @@ void normalize_run(const T* xr, T* yr, int64_t n, double mean_q, double a, const
 #if QPLUGIN_SIMD
     using namespace simd;
     const VF vm = set1_f(mf), va = set1_f(af), vz = set1_f(zf), vhi = set1_f(hi), vlo = set1_f(lo);
-    const VF w0 = set1_f(wf[0]), b0 = set1_f(bf[0]);
     for (; j + kLanes <= n; j += kLanes) {
-      VF v = mul_f(mul_f(sub_f(to_f(load_q(xr + j)), vm), va), kPerElem ? loadu_f(wf + j) : w0);
-      v = add_f(add_f(v, kPerElem ? loadu_f(bf + j) : b0), vz);
+      VF v = mul_f(mul_f(sub_f(to_f(load_q(xr + j)), vm), va), loadu_f(wf + j));
+      v = add_f(add_f(v, loadu_f(bf + j)), vz);
       store_q(yr + j, to_i32_round(max_f(min_f(v, vhi), vlo)));
     }
 #endif
     for (; j < n; ++j) {
-      float v = (static_cast<float>(xr[j]) - mf) * af * wf[kPerElem ? j : 0];
-      v = v + bf[kPerElem ? j : 0] + zf;
+      float v = (static_cast<float>(xr[j]) - mf) * af * wf[j];
+      v = v + bf[j] + zf;
       v = v < hi ? v : hi;  // NaN -> hi, as the vector min
       v = v > lo ? v : lo;
       yr[j] = static_cast<T>(std::nearbyint(v));
     }
   } else {
     for (int64_t j = 0; j < n; ++j) {
-      const double v = (static_cast<double>(xr[j]) - mean_q) * a * wd[kPerElem ? j : 0] + bd[kPerElem ? j : 0];
+      const double v = (static_cast<double>(xr[j]) - mean_q) * a * wd[j] + bd[j];
       yr[j] = clamp_round<T>(v, out_zp);
     }
   }
@@ -100,28 +157,8 @@ void layer_norm_impl(const T* x, T* y, int64_t rows, int64_t m, const LayerNormS
   for (int64_t r = 0; r < rows; ++r) {
     double mean_q, var_q;
     row_stats(x + r * m, m, &mean_q, &var_q);
-    normalize_run<T, true>(x + r * m, y + r * m, m, mean_q, norm_factor(var_q, s.in_scale, s.eps), s.wqf, s.bqf, s.wq, s.bq,
+    normalize_run<T>(x + r * m, y + r * m, m, mean_q, norm_factor(var_q, s.in_scale, s.eps), s.wqf, s.bqf, s.wq, s.bq,
                            s.out_zp);
-  }
-}
-
-template <typename T>
-void group_norm_impl(const T* x, T* y, int64_t row0, int64_t rows, const GroupNormSpec* spec) {
-  const GroupNormSpec g = *spec;
-  const LayerNormSpec& s = g.norm;
-  const int64_t m = g.cpg * g.inner;
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * m;
-    T* yr = y + r * m;
-    double mean_q, var_q;
-    row_stats(xr, m, &mean_q, &var_q);
-    const double a = norm_factor(var_q, s.in_scale, s.eps);
-    const int64_t c0 = ((row0 + r) % g.groups) * g.cpg;
-    for (int64_t k = 0; k < g.cpg; ++k) {
-      const int64_t c = c0 + k;
-      normalize_run<T, false>(xr + k * g.inner, yr + k * g.inner, g.inner, mean_q, a, s.wqf + c, s.bqf + c,
-                              s.wq + c, s.bq + c, s.out_zp);
-    }
   }
 }
 
@@ -194,6 +231,53 @@ void channel_affine8(const T* x, T* y, int64_t outer, int64_t channels, int64_t 
   }
 }
 
+void channel_affine32(const int32_t* x, int32_t* y, int64_t outer, int64_t channels, int64_t inner,
+                      const double* a, const double* b, int32_t lo) {
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const int64_t base = (o * channels + c) * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        const int32_t v = clamp_round<int32_t>(static_cast<double>(x[base + i]) * a[c] + b[c], 0);
+        y[base + i] = v > lo ? v : lo;
+      }
+    }
+  }
+}
+
+// Per (n, group) row: the statistics of layer_norm, then per channel one affine
+// map of the integers (channel_affine's loops), A_c = s * rstd * wq[c] and
+// B_c = bq[c] - mean_q * A_c + out_zp computed in float64.
+template <typename T>
+void group_norm_impl(const T* x, T* y, int64_t row0, int64_t rows, const GroupNormSpec* spec) {
+  const GroupNormSpec g = *spec;
+  const LayerNormSpec& s = g.norm;
+  const int64_t m = g.cpg * g.inner;
+  constexpr bool k8 = sizeof(T) == 1;
+  std::vector<double> ad(g.cpg), bd(g.cpg);
+  std::vector<float> af(k8 ? g.cpg : 0), bf(k8 ? g.cpg : 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * m;
+    T* yr = y + r * m;
+    double mean_q, var_q;
+    row_stats(xr, m, &mean_q, &var_q);
+    const double a = norm_factor(var_q, s.in_scale, s.eps);
+    const int64_t c0 = ((row0 + r) % g.groups) * g.cpg;
+    for (int64_t k = 0; k < g.cpg; ++k) {
+      ad[k] = a * s.wq[c0 + k];
+      bd[k] = s.bq[c0 + k] - mean_q * ad[k] + s.out_zp;
+    }
+    if constexpr (k8) {
+      for (int64_t k = 0; k < g.cpg; ++k) {
+        af[k] = static_cast<float>(ad[k]);
+        bf[k] = static_cast<float>(bd[k]);
+      }
+      channel_affine8(xr, yr, 1, g.cpg, g.inner, af.data(), bf.data(), std::numeric_limits<int32_t>::min());
+    } else {
+      channel_affine32(xr, yr, 1, g.cpg, g.inner, ad.data(), bd.data(), std::numeric_limits<int32_t>::min());
+    }
+  }
+}
+
 } // namespace
 
 void layer_norm_u8(const uint8_t* x, uint8_t* y, int64_t rows, int64_t m, const LayerNormSpec* spec) {
@@ -224,15 +308,7 @@ void channel_affine_s8(const int8_t* x, int8_t* y, int64_t outer, int64_t channe
 }
 void channel_affine_s32(const int32_t* x, int32_t* y, int64_t outer, int64_t channels, int64_t inner,
                         const double* a, const double* b, int32_t lo) {
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t c = 0; c < channels; ++c) {
-      const int64_t base = (o * channels + c) * inner;
-      for (int64_t i = 0; i < inner; ++i) {
-        const int32_t v = clamp_round<int32_t>(static_cast<double>(x[base + i]) * a[c] + b[c], 0);
-        y[base + i] = v > lo ? v : lo;
-      }
-    }
-  }
+  channel_affine32(x, y, outer, channels, inner, a, b, lo);
 }
 
 } // namespace QPLUGIN_ISA_NS

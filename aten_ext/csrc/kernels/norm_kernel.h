@@ -27,8 +27,11 @@ struct LayerNormSpec {
 
 // group_norm over rows of groups: row r (the (n, g) pair r = n * groups + g)
 // holds cpg channels of `inner` elements each. Per row the statistics of
-// layer_norm; channel c = g * cpg + k then gets layer_norm's per-element steps
-// with the scalars wq[c] / bq[c] (instance_norm: groups = C, cpg = 1).
+// layer_norm; channel c = g * cpg + k then gets one affine map of the integers,
+//   y = clamp(round_half_even(q * A_c + B_c)), A_c = s * rstd * wq[c],
+//   B_c = bq[c] - mean_q * A_c + out_zp
+// (A, B in float64, applied as channel_affine: float32 for 8-bit data, float64
+// for int32). instance_norm: groups = C, cpg = 1.
 struct GroupNormSpec {
   LayerNormSpec norm;  // wq / bq / wqf / bqf: C entries
   int64_t groups;
