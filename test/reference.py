@@ -285,6 +285,8 @@ ACTIVATIONS = {
     "hardsigmoid": lambda x: _hardtanh01(x) / 6.0,
     "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
     "elu": lambda x, alpha, scale, input_scale: np.where(x > 0, x * scale, np.expm1(x * input_scale) * alpha * scale),
+    "celu": lambda x, alpha: np.maximum(x, 0.0) + np.minimum(0.0, alpha * np.expm1(x / alpha)),
+    "threshold": lambda x, threshold, value: np.where(x > threshold, x, value),
 }
 
 

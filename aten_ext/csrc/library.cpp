@@ -111,6 +111,8 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("sigmoid(Tensor qx, float output_scale, int output_zero_point) -> Tensor");
   m.def("elu(Tensor self, float output_scale, int output_zero_point, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor");
   m.def("clamp(Tensor qx, Scalar? min=None, Scalar? max=None) -> Tensor");
+  m.def("celu(Tensor self, float output_scale, int output_zero_point, Scalar alpha=1) -> Tensor");
+  m.def("threshold(Tensor qx, Scalar threshold, Scalar value) -> Tensor");
   m.def("max_pool2d(Tensor qx, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode) -> Tensor");
   m.def("avg_pool2d(Tensor qx, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor");
   m.def("adaptive_avg_pool2d(Tensor qx, int[] output_size) -> Tensor");

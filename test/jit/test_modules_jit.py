@@ -101,6 +101,8 @@ CASES = {
                        "qplugin::instance_norm"),
     "LayerNorm": (lambda: nnq.LayerNorm([3, 5], torch.rand(3, 5) + 0.5, torch.randn(3, 5), 0.03, 100),
                   lambda: (qx((2, 4, 3, 5)),), "qplugin::layer_norm"),
+    "Softmax": (lambda: nnq.Softmax(1, 1 / 256, 0), lambda: (qx((2, 5, 3)),), "qplugin::softmax"),
+    "SoftmaxDefaultDim": (lambda: nnq.Softmax(None, 1 / 256, 0), lambda: (qx((2, 5, 3, 2)),), "qplugin::softmax"),
     "Quantize": (lambda: nnq.Quantize(0.1, 3, torch.quint8), lambda: (torch.randn(2, 3),),
                  "qplugin::quantize_per_tensor"),
     "DeQuantize": (lambda: nnq.DeQuantize(), lambda: (qx((2, 3)),), "qplugin::dequantize"),

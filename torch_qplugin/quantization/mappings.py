@@ -45,6 +45,8 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS = {
     nn.InstanceNorm2d: nnq.InstanceNorm2d,
     nn.InstanceNorm3d: nnq.InstanceNorm3d,
     nn.LayerNorm: nnq.LayerNorm,
+    nn.Dropout: nnq.Dropout,
+    nn.Softmax: nnq.Softmax,
     # fused float modules
     C.LinearReLU: nniq.LinearReLU,
     C.ConvReLU1d: nniq.ConvReLU1d,
@@ -117,7 +119,7 @@ if C.QAT_AVAILABLE:
     DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS[C.qat.Linear] = nnqd.Linear
 
 # modules whose quantized form keeps the input's qparams: no output observer needed
-_NO_OBSERVER = {nn.ReLU, nn.ReLU6, nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d, nn.Sigmoid,
+_NO_OBSERVER = {nn.ReLU, nn.ReLU6, nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d, nn.Sigmoid, nn.Dropout,
                 DeQuantStub, *C.present(C.TorchDeQuantStub)}
 
 

@@ -1,5 +1,6 @@
 from .activation import (ELU, AdaptiveAvgPool2d, AvgPool2d, Hardswish, LeakyReLU, MaxPool2d, ReLU,
-                         ReLU6, Sigmoid)
+                         ReLU6, Sigmoid, Softmax)
+from .dropout import Dropout
 from .batchnorm import BatchNorm2d, BatchNorm3d
 from .conv import Conv1d, Conv2d, Conv3d
 from .functional_modules import FloatFunctional, QFunctional
@@ -10,4 +11,4 @@ from .quantize import DeQuantize, Quantize
 __all__ = ["Quantize", "DeQuantize", "Linear", "LinearPackedParams", "Conv1d", "Conv2d", "Conv3d",
            "ReLU", "ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "MaxPool2d", "AvgPool2d",
            "AdaptiveAvgPool2d", "FloatFunctional", "QFunctional", "BatchNorm2d", "BatchNorm3d", "GroupNorm",
-           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm"]
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "Dropout", "Softmax"]
