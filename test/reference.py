@@ -97,7 +97,8 @@ def requantize_ref(real, scale, zero_point, qdtype):
 
 def assert_within_steps(actual_q: torch.Tensor, expected_int, steps=1, what=""):
     """int_repr of actual within `steps` quantization steps of the expected integers."""
-    a = actual_q.int_repr().numpy().astype(np.int64) if actual_q.is_quantized else np.asarray(actual_q, np.int64)
+    quantized = isinstance(actual_q, torch.Tensor) and actual_q.is_quantized
+    a = actual_q.int_repr().numpy().astype(np.int64) if quantized else np.asarray(actual_q, np.int64)
     e = np.asarray(expected_int, dtype=np.int64)
     assert a.shape == e.shape, f"{what}: shape {a.shape} != {e.shape}"
     if a.size:
@@ -433,6 +434,33 @@ def adaptive_avg_pool2d_ref(real, output_size):
             c, d = (ow * W) // OW, -((-(ow + 1) * W) // OW)
             out[..., oh, ow] = real[..., a:b, c:d].mean(axis=(-2, -1))
     return out
+
+
+def upsample_bilinear2d_ref(q, output_size, align_corners, scales=(None, None)):
+    """Bilinear resize of the integers of q [..., H, W] in float64 from the definition (source
+    position per torch's area_pixel rule), rounded half-even: the output keeps q's qparams, so
+    this is requantize_ref of the dequantized interpolation."""
+    q = np.asarray(q, dtype=np.float64)
+    H, W = q.shape[-2], q.shape[-1]
+    OH, OW = output_size
+
+    def taps(n_in, n_out, scale):
+        if align_corners:
+            s = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+            r = s * np.arange(n_out, dtype=np.float64)
+        else:
+            s = 1.0 / scale if scale else n_in / n_out
+            r = np.maximum(s * (np.arange(n_out) + 0.5) - 0.5, 0.0)
+        lo = np.minimum(np.floor(r).astype(np.int64), n_in - 1)
+        hi = np.where(lo < n_in - 1, lo + 1, lo)
+        return lo, hi, r - lo
+
+    y0, y1, fy = taps(H, OH, scales[0])
+    x0, x1, fx = taps(W, OW, scales[1])
+    top = q[..., y0, :][..., :, x0] * (1 - fx) + q[..., y0, :][..., :, x1] * fx
+    bot = q[..., y1, :][..., :, x0] * (1 - fx) + q[..., y1, :][..., :, x1] * fx
+    v = top * (1 - fy)[:, None] + bot * fy[:, None]
+    return np.rint(v).astype(np.int64)
 
 
 def upsample_nearest2d_ref(q, output_size):

@@ -117,6 +117,7 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("avg_pool2d(Tensor qx, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor");
   m.def("adaptive_avg_pool2d(Tensor qx, int[] output_size) -> Tensor");
   m.def("upsample_nearest2d(Tensor qx, int[] output_size) -> Tensor");
+  m.def("upsample_bilinear2d(Tensor qx, int[] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor");
   m.def("softmax(Tensor qx, int dim, float output_scale, int output_zero_point) -> Tensor");
   m.def("layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor");
   m.def("batch_norm2d(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor");

@@ -9,7 +9,7 @@ from .modules.utils import _require_quantized
 
 __all__ = ["linear", "conv1d", "conv2d", "conv3d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
            "interpolate", "upsample_nearest", "hardswish", "hardsigmoid", "elu", "leaky_relu", "relu6",
-           "clamp", "max_pool1d", "hardtanh", "threshold", "celu", "upsample"]
+           "clamp", "max_pool1d", "hardtanh", "threshold", "celu", "upsample", "upsample_bilinear"]
 
 _q = torch.ops.qplugin
 
@@ -100,17 +100,24 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
-    """Nearest-neighbour resize of a 4-d quantized tensor (keeps qparams, bit-exact)."""
-    if mode != "nearest":
-        raise NotImplementedError(f"torch_qplugin interpolate: mode should be 'nearest', got '{mode}'")
+    """Resize of a 4-d quantized tensor keeping its qparams: 'nearest' (bit-exact) or 'bilinear'
+    (qplugin::upsample_bilinear2d, torch's source-index rule, within a step of the float64 result)."""
+    if mode not in ("nearest", "bilinear"):
+        raise NotImplementedError(f"torch_qplugin interpolate: mode should be 'nearest' or 'bilinear', got '{mode}'")
     if input.dim() != 4:
         raise NotImplementedError(f"torch_qplugin interpolate: input should be 4-d, got {input.dim()}-d")
     if (size is None) == (scale_factor is None):
         raise ValueError("torch_qplugin interpolate: give exactly one of size and scale_factor")
+    if mode == "nearest" and align_corners is not None:
+        raise ValueError("torch_qplugin interpolate: align_corners is only for mode='bilinear'")
+    scales = [None, None]
     if size is None:
         sf = _pair(scale_factor)
         size = [int(input.size(2 + i) * float(sf[i])) for i in range(2)]  # floor, as torch
-    return _q.upsample_nearest2d(input, list(_pair(size)))
+        scales = [float(sf[0]), float(sf[1])]
+    if mode == "nearest":
+        return _q.upsample_nearest2d(input, list(_pair(size)))
+    return _q.upsample_bilinear2d(input, list(_pair(size)), bool(align_corners), scales[0], scales[1])
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
@@ -120,6 +127,11 @@ def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=
 
 def upsample_nearest(input, size=None, scale_factor=None):
     return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Bilinear upsampling with align_corners=True (torch.ao's upsample_bilinear)."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 def hardswish(input: Tensor, scale: float, zero_point: int) -> Tensor:
