@@ -299,6 +299,15 @@ def activation_ref(name, qt, output_scale, output_zero_point, **params):
     return requantize_ref(y, output_scale, output_zero_point, qt.dtype)
 
 
+def prelu_ref(qt, slopes, output_scale, output_zero_point):
+    """x if x > 0 else slope * x, slopes broadcast over dim 1 (or one shared slope), requantized."""
+    x = dequantize_ref(qt).astype(np.float64)
+    w = np.asarray(slopes, dtype=np.float64).reshape(-1)
+    if w.size > 1:
+        w = w.reshape((1, -1) + (1,) * (x.ndim - 2))
+    return requantize_ref(np.where(x > 0, x, w * x), output_scale, output_zero_point, qt.dtype)
+
+
 def softmax_ref(qt, dim, output_scale, output_zero_point):
     x = dequantize_ref(qt).astype(np.float64)
     if x.ndim == 0:

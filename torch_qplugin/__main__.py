@@ -36,7 +36,7 @@ _OP_FAMILY = {
     "activations": ("relu", "relu6", "leaky_relu", "hardswish", "hardsigmoid", "sigmoid", "elu", "clamp", "celu",
                     "threshold"),
     "normalization / softmax": ("softmax", "layer_norm", "group_norm", "instance_norm", "batch_norm2d",
-                                "batch_norm3d", "batch_norm2d_relu", "batch_norm3d_relu"),
+                                "batch_norm3d", "batch_norm2d_relu", "batch_norm3d_relu", "prelu"),
     "pooling / upsample": ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "upsample_nearest2d",
                            "upsample_bilinear2d"),
     "linear (static, dynamic)": ("linear_prepack", "linear_unpack", "linear", "linear_relu",

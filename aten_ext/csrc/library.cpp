@@ -126,6 +126,7 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("batch_norm3d_relu(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor");
   m.def("group_norm(Tensor input, int num_groups, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor");
   m.def("instance_norm(Tensor input, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor");
+  m.def("prelu(Tensor qx, Tensor weight, float output_scale, int output_zero_point) -> Tensor");
   // Test hook: whether the AVX-512 activation table path uses VBMI (False forces VPSHUFB).
   m.def("_act_use_vbmi(bool? enable=None) -> bool", &qplugin::cpu::act_use_vbmi);
 

@@ -45,6 +45,12 @@ def _bn(m):
     return m
 
 
+def _prelu():
+    m = nnq.PReLU(0.04, 100, 3)
+    m.set_weight(Q.quantize_per_tensor(torch.tensor([0.2, -0.5, 1.5]), 0.02, 0, torch.qint8))
+    return m
+
+
 class _Binary(nn.Module):
     def __init__(self, op):
         super().__init__()
@@ -103,6 +109,7 @@ CASES = {
                   lambda: (qx((2, 4, 3, 5)),), "qplugin::layer_norm"),
     "Softmax": (lambda: nnq.Softmax(1, 1 / 256, 0), lambda: (qx((2, 5, 3)),), "qplugin::softmax"),
     "SoftmaxDefaultDim": (lambda: nnq.Softmax(None, 1 / 256, 0), lambda: (qx((2, 5, 3, 2)),), "qplugin::softmax"),
+    "PReLU": (lambda: _prelu(), lambda: (qx((2, 3, 4, 5)),), "qplugin::prelu"),
     "Quantize": (lambda: nnq.Quantize(0.1, 3, torch.quint8), lambda: (torch.randn(2, 3),),
                  "qplugin::quantize_per_tensor"),
     "DeQuantize": (lambda: nnq.DeQuantize(), lambda: (qx((2, 3)),), "qplugin::dequantize"),

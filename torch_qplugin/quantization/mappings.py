@@ -47,6 +47,7 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS = {
     nn.LayerNorm: nnq.LayerNorm,
     nn.Dropout: nnq.Dropout,
     nn.Softmax: nnq.Softmax,
+    nn.PReLU: nnq.PReLU,
     # fused float modules
     C.LinearReLU: nniq.LinearReLU,
     C.ConvReLU1d: nniq.ConvReLU1d,

@@ -12,6 +12,8 @@
 
 #include <c10/util/Optional.h>
 
+#include <vector>
+
 #include "kernels/activation_math.h"
 
 namespace qplugin {
@@ -52,6 +54,10 @@ void batch_norm_int_out(const at::Tensor& data, const at::Tensor& out, const at:
 void group_norm_int_out(const at::Tensor& data, const at::Tensor& out, int64_t groups, const at::Tensor& weight,
                         const at::Tensor& bias, double eps, double in_scale, int64_t in_zp, double out_scale,
                         int64_t out_zp);
+// prelu: y = x if x > 0 else slope_c * x, requantized; slopes: 1 (shared) or C entries (dim 1).
+// 8-bit data.
+void prelu_int_out(const at::Tensor& data, const at::Tensor& out, const std::vector<double>& slopes,
+                   double in_scale, int64_t in_zp, double out_scale, int64_t out_zp);
 
 // Shared checks of the adapters.
 void check_per_tensor_input(const char* op, const char* arg, const at::Tensor& t);

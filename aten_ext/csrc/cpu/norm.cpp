@@ -75,6 +75,24 @@ void for_row_blocks(const at::Tensor& x, const at::Tensor& out, int64_t rows, in
     }                                                                                                      \
   } while (0)
 
+// Per-channel loops over a tensor dense in its kept format (split sp around dim 1, C channels):
+// call(offset, outer, channels, inner, first_channel) on blocks across threads.
+template <typename Call>
+void for_channel_blocks(const AxisSplit& sp, int64_t C, const Call& call) {
+  constexpr int64_t kGrain = 1 << 15;  // elements per task
+  if (sp.inner == 1) {
+    // channels_last (or no spatial extent): blocks of whole pixels.
+    at::parallel_for(0, sp.outer, std::max<int64_t>(1, kGrain / C), [&](int64_t b, int64_t e) {
+      call(b * C, e - b, C, 1, 0);
+    });
+  } else {
+    // contiguous: one row of the spatial extent per (n, c).
+    at::parallel_for(0, sp.outer * C, std::max<int64_t>(1, kGrain / sp.inner), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) call(r * sp.inner, 1, 1, sp.inner, r % C);
+    });
+  }
+}
+
 } // namespace
 
 void layer_norm_int_out(const at::Tensor& data, const at::Tensor& out, at::IntArrayRef normalized_shape,
@@ -133,18 +151,7 @@ void batch_norm_int_out(const at::Tensor& data, const at::Tensor& out, const at:
                        outer, channels, inner, A.data() + c0, B.data() + c0, lo);
     }
   };
-  constexpr int64_t kGrain = 1 << 15;  // elements per task
-  if (sp.inner == 1) {
-    // channels_last (or no spatial extent): blocks of whole pixels.
-    at::parallel_for(0, sp.outer, std::max<int64_t>(1, kGrain / C), [&](int64_t b, int64_t e) {
-      call(b * C, e - b, C, 1, 0);
-    });
-  } else {
-    // contiguous: one row of the spatial extent per (n, c).
-    at::parallel_for(0, sp.outer * C, std::max<int64_t>(1, kGrain / sp.inner), [&](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r) call(r * sp.inner, 1, 1, sp.inner, r % C);
-    });
-  }
+  for_channel_blocks(sp, C, call);
 }
 
 void group_norm_int_out(const at::Tensor& data, const at::Tensor& out, int64_t groups, const at::Tensor& weight,
@@ -163,6 +170,41 @@ void group_norm_int_out(const at::Tensor& data, const at::Tensor& out, int64_t g
   for_row_blocks(x, out, x.size(0) * groups, m, [&](const void* xb, void* yb, int64_t b, int64_t e) {
     QPLUGIN_NORM_ROWS_CALL(dt, group_norm, xb, yb, b, e - b, &spec);
   });
+}
+
+void prelu_int_out(const at::Tensor& data, const at::Tensor& out, const std::vector<double>& slopes,
+                   double in_scale, int64_t in_zp, double out_scale, int64_t out_zp) {
+  const at::MemoryFormat fmt = kept_format(data);
+  const at::Tensor x = data.contiguous(fmt);
+  TORCH_INTERNAL_ASSERT(out.is_contiguous(fmt) && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type() &&
+                        (x.scalar_type() == at::kByte || x.scalar_type() == at::kChar));
+  if (x.numel() == 0) return;
+  // One slope for every element: a single "channel" over the flat data.
+  const bool shared = slopes.size() == 1;
+  const int64_t C = shared ? 1 : x.size(1);
+  const double s = static_cast<double>(static_cast<float>(in_scale));
+  const float ap = static_cast<float>(s / out_scale);
+  std::vector<float> an(C);
+  for (int64_t c = 0; c < C; ++c) an[c] = static_cast<float>(s * slopes[c] / out_scale);
+  const void* xp = x.const_data_ptr();
+  void* yp = out.data_ptr();
+  const bool u8 = x.scalar_type() == at::kByte;
+  const int32_t zp = static_cast<int32_t>(in_zp), oz = static_cast<int32_t>(out_zp);
+  auto call = [&](int64_t off, int64_t outer, int64_t channels, int64_t inner, int64_t c0) {
+    if (u8) {
+      QPLUGIN_ISA_CALL(channel_prelu_u8, static_cast<const uint8_t*>(xp) + off, static_cast<uint8_t*>(yp) + off,
+                       outer, channels, inner, zp, ap, an.data() + c0, oz);
+    } else {
+      QPLUGIN_ISA_CALL(channel_prelu_s8, static_cast<const int8_t*>(xp) + off, static_cast<int8_t*>(yp) + off,
+                       outer, channels, inner, zp, ap, an.data() + c0, oz);
+    }
+  };
+  if (shared) {
+    // flat blocks of one "channel"
+    at::parallel_for(0, x.numel(), 1 << 15, [&](int64_t b, int64_t e) { call(b, 1, 1, e - b, 0); });
+  } else {
+    for_channel_blocks(axis_split(x.sizes(), 1, fmt), C, call);
+  }
 }
 
 } // namespace cpu
@@ -185,6 +227,10 @@ constexpr char kBatchNorm2d[] = "batch_norm2d";
 constexpr char kBatchNorm3d[] = "batch_norm3d";
 constexpr char kBatchNorm2dRelu[] = "batch_norm2d_relu";
 constexpr char kBatchNorm3dRelu[] = "batch_norm3d_relu";
+at::Tensor prelu_cpu_error(const at::Tensor& qx, const at::Tensor&, double, int64_t) {
+  check_quantized_input("prelu", "qx", qx);
+  return qx;
+}
 at::Tensor group_norm_cpu_error(const at::Tensor& input, int64_t, const c10::optional<at::Tensor>&,
                                 const c10::optional<at::Tensor>&, double, double, int64_t) {
   check_quantized_input("group_norm", "input", input);
@@ -206,6 +252,7 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("batch_norm3d_relu", TORCH_FN(batch_norm_cpu_error<kBatchNorm3dRelu>));
   m.impl("group_norm", TORCH_FN(group_norm_cpu_error));
   m.impl("instance_norm", TORCH_FN(instance_norm_cpu_error));
+  m.impl("prelu", TORCH_FN(prelu_cpu_error));
 }
 
 } // namespace qplugin

@@ -187,13 +187,11 @@ inline simd::VI affine_vec(simd::VI q, simd::VF a, simd::VF b, simd::VF lo) {
 }
 #endif
 
-template <typename T>
-void channel_affine8(const T* x, T* y, int64_t outer, int64_t channels, int64_t inner, const float* a,
-                     const float* b, int32_t lo_q) {
-  const float lo = affine_floor<T>(lo_q);
-#if QPLUGIN_SIMD
-  const simd::VF vlo = simd::set1_f(lo);
-#endif
+// Per-channel elementwise map over (outer, channels, inner) data: op.one(q, c) on scalars;
+// op.lanes(v, c0) on a vector of channels c0.. (inner == 1) and op.row(c) -> a functor on vectors
+// of one channel (its broadcast parameters set up once per row).
+template <typename T, typename Op>
+void channel_map8(const T* x, T* y, int64_t outer, int64_t channels, int64_t inner, const Op& op) {
   if (inner == 1) {
     // Channel varies fastest (channels_last): per-lane parameters.
     for (int64_t o = 0; o < outer; ++o) {
@@ -202,11 +200,9 @@ void channel_affine8(const T* x, T* y, int64_t outer, int64_t channels, int64_t 
       int64_t j = 0;
 #if QPLUGIN_SIMD
       using namespace simd;
-      for (; j + kLanes <= channels; j += kLanes) {
-        store_q(yo + j, affine_vec<T>(load_q(xo + j), loadu_f(a + j), loadu_f(b + j), vlo));
-      }
+      for (; j + kLanes <= channels; j += kLanes) store_q(yo + j, op.lanes(load_q(xo + j), j));
 #endif
-      for (; j < channels; ++j) yo[j] = affine_one<T>(xo[j], a[j], b[j], lo);
+      for (; j < channels; ++j) yo[j] = op.one(xo[j], j);
     }
     return;
   }
@@ -217,18 +213,87 @@ void channel_affine8(const T* x, T* y, int64_t outer, int64_t channels, int64_t 
       int64_t i = 0;
 #if QPLUGIN_SIMD
       using namespace simd;
-      const VF va = set1_f(a[c]), vb = set1_f(b[c]);
+      const auto f = op.row(c);
       for (; i + 4 * kLanes <= inner; i += 4 * kLanes) {
-        store4_q(yr + i, affine_vec<T>(load_q(xr + i), va, vb, vlo),
-                 affine_vec<T>(load_q(xr + i + kLanes), va, vb, vlo),
-                 affine_vec<T>(load_q(xr + i + 2 * kLanes), va, vb, vlo),
-                 affine_vec<T>(load_q(xr + i + 3 * kLanes), va, vb, vlo));
+        store4_q(yr + i, f(load_q(xr + i)), f(load_q(xr + i + kLanes)), f(load_q(xr + i + 2 * kLanes)),
+                 f(load_q(xr + i + 3 * kLanes)));
       }
-      for (; i + kLanes <= inner; i += kLanes) store_q(yr + i, affine_vec<T>(load_q(xr + i), va, vb, vlo));
+      for (; i + kLanes <= inner; i += kLanes) store_q(yr + i, f(load_q(xr + i)));
 #endif
-      for (; i < inner; ++i) yr[i] = affine_one<T>(xr[i], a[c], b[c], lo);
+      for (; i < inner; ++i) yr[i] = op.one(xr[i], c);
     }
   }
+}
+
+template <typename T>
+struct AffineOp {
+  const float* a;
+  const float* b;
+  float lo;
+  T one(T q, int64_t c) const { return affine_one<T>(q, a[c], b[c], lo); }
+#if QPLUGIN_SIMD
+  simd::VI lanes(simd::VI q, int64_t c0) const {
+    return affine_vec<T>(q, simd::loadu_f(a + c0), simd::loadu_f(b + c0), simd::set1_f(lo));
+  }
+  auto row(int64_t c) const {
+    const simd::VF va = simd::set1_f(a[c]), vb = simd::set1_f(b[c]), vlo = simd::set1_f(lo);
+    return [=](simd::VI q) { return affine_vec<T>(q, va, vb, vlo); };
+  }
+#endif
+};
+
+template <typename T>
+void channel_affine8(const T* x, T* y, int64_t outer, int64_t channels, int64_t inner, const float* a,
+                     const float* b, int32_t lo_q) {
+  channel_map8(x, y, outer, channels, inner, AffineOp<T>{a, b, affine_floor<T>(lo_q)});
+}
+
+template <typename T>
+inline T prelu_one(T q, float zp, float ap, float an, float oz) {
+  const float d = static_cast<float>(q) - zp;
+  const float pos = d > 0.0f ? d : 0.0f, neg = d < 0.0f ? d : 0.0f;
+  float v = pos * ap + neg * an + oz;
+  const float hi = static_cast<float>(QRange<T>::max), lo = static_cast<float>(QRange<T>::min);
+  v = v < hi ? v : hi;
+  v = v > lo ? v : lo;
+  return static_cast<T>(std::nearbyint(v));
+}
+
+#if QPLUGIN_SIMD
+template <typename T>
+inline simd::VI prelu_vec(simd::VI q, simd::VF zp, simd::VF ap, simd::VF an, simd::VF oz) {
+  using namespace simd;
+  const VF zero = set1_f(0.0f);
+  const VF d = sub_f(to_f(q), zp);
+  const VF v = add_f(add_f(mul_f(max_f(d, zero), ap), mul_f(min_f(d, zero), an)), oz);
+  const VF hi = set1_f(static_cast<float>(QRange<T>::max)), lo = set1_f(static_cast<float>(QRange<T>::min));
+  return to_i32_round(max_f(min_f(v, hi), lo));
+}
+#endif
+
+template <typename T>
+struct PreluOp {
+  float zp, ap, oz;
+  const float* an;
+  T one(T q, int64_t c) const { return prelu_one<T>(q, zp, ap, an[c], oz); }
+#if QPLUGIN_SIMD
+  simd::VI lanes(simd::VI q, int64_t c0) const {
+    using namespace simd;
+    return prelu_vec<T>(q, set1_f(zp), set1_f(ap), loadu_f(an + c0), set1_f(oz));
+  }
+  auto row(int64_t c) const {
+    using namespace simd;
+    const VF vzp = set1_f(zp), vap = set1_f(ap), van = set1_f(an[c]), voz = set1_f(oz);
+    return [=](VI q) { return prelu_vec<T>(q, vzp, vap, van, voz); };
+  }
+#endif
+};
+
+template <typename T>
+void channel_prelu8(const T* x, T* y, int64_t outer, int64_t channels, int64_t inner, int32_t zp, float ap,
+                    const float* an, int32_t out_zp) {
+  channel_map8(x, y, outer, channels, inner,
+               PreluOp<T>{static_cast<float>(zp), ap, static_cast<float>(out_zp), an});
 }
 
 void channel_affine32(const int32_t* x, int32_t* y, int64_t outer, int64_t channels, int64_t inner,
@@ -305,6 +370,14 @@ void channel_affine_u8(const uint8_t* x, uint8_t* y, int64_t outer, int64_t chan
 void channel_affine_s8(const int8_t* x, int8_t* y, int64_t outer, int64_t channels, int64_t inner,
                        const float* a, const float* b, int32_t lo) {
   channel_affine8(x, y, outer, channels, inner, a, b, lo);
+}
+void channel_prelu_u8(const uint8_t* x, uint8_t* y, int64_t outer, int64_t channels, int64_t inner, int32_t zp,
+                      float ap, const float* an, int32_t out_zp) {
+  channel_prelu8(x, y, outer, channels, inner, zp, ap, an, out_zp);
+}
+void channel_prelu_s8(const int8_t* x, int8_t* y, int64_t outer, int64_t channels, int64_t inner, int32_t zp,
+                      float ap, const float* an, int32_t out_zp) {
+  channel_prelu8(x, y, outer, channels, inner, zp, ap, an, out_zp);
 }
 void channel_affine_s32(const int32_t* x, int32_t* y, int64_t outer, int64_t channels, int64_t inner,
                         const double* a, const double* b, int32_t lo) {

@@ -53,6 +53,10 @@ struct GroupNormSpec {
      into b; lo = out_zp gives the fused relu, lo = INT32_MIN none) */                                 \
   X(void, channel_affine_u8, (const uint8_t* x, uint8_t* y, int64_t outer, int64_t channels, int64_t inner, const float* a, const float* b, int32_t lo)) \
   X(void, channel_affine_s8, (const int8_t* x, int8_t* y, int64_t outer, int64_t channels, int64_t inner, const float* a, const float* b, int32_t lo))   \
+  /* prelu with per-channel slopes: d = float(q) - zp, y = clamp(round_half_even(max(d, 0) * ap +     \
+     min(d, 0) * an[c] + out_zp)) in float32 in that order (channel layout as channel_affine) */       \
+  X(void, channel_prelu_u8, (const uint8_t* x, uint8_t* y, int64_t outer, int64_t channels, int64_t inner, int32_t zp, float ap, const float* an, int32_t out_zp)) \
+  X(void, channel_prelu_s8, (const int8_t* x, int8_t* y, int64_t outer, int64_t channels, int64_t inner, int32_t zp, float ap, const float* an, int32_t out_zp))   \
   /* int32: the same in float64 */                                                                     \
   X(void, channel_affine_s32, (const int32_t* x, int32_t* y, int64_t outer, int64_t channels, int64_t inner, const double* a, const double* b, int32_t lo))
 // clang-format on

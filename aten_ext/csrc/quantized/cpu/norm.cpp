@@ -5,6 +5,8 @@
 #include <torch/library.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "cpu/activation.h"
 #include "utils/checks.h"
@@ -127,6 +129,33 @@ at::Tensor instance_norm_q(const at::Tensor& input, const c10::optional<at::Tens
                            output_zero_point);
 }
 
+// prelu with torch's quantized::prelu arguments: weight a quantized (per-tensor) or float tensor of
+// 1 or C = qx.size(1) slopes.
+at::Tensor prelu_q(const at::Tensor& qx, const at::Tensor& weight, double output_scale, int64_t output_zero_point) {
+  constexpr const char* op = "prelu";
+  check_common(op, "qx", qx, 0.0, output_scale, output_zero_point);
+  TORCH_CHECK(qx.scalar_type() == at::kQUInt8 || qx.scalar_type() == at::kQInt8, "qplugin::prelu: qx should be "
+              "quint8 or qint8, got ", qx.scalar_type());
+  TORCH_CHECK(weight.defined() && (weight.is_quantized() ? weight.qscheme() == at::kPerTensorAffine
+                                                         : at::isFloatingType(weight.scalar_type())),
+              "qplugin::prelu: weight should be a per-tensor quantized or float tensor, got ",
+              weight.is_quantized() ? "qscheme " + std::string(toString(weight.qscheme()))
+                                    : "dtype " + std::string(toString(weight.scalar_type())));
+  const int64_t C = qx.dim() >= 2 ? qx.size(1) : 1;
+  TORCH_CHECK_VALUE(weight.numel() == 1 || (qx.dim() >= 2 && weight.numel() == C), "qplugin::prelu: weight should "
+                    "have 1 or ", C, " (qx.size(1)) elements, got ", weight.numel());
+  const at::Tensor wd = (weight.is_quantized() ? weight.dequantize() : weight).to(at::kDouble).contiguous();
+  std::vector<double> slopes(wd.const_data_ptr<double>(), wd.const_data_ptr<double>() + wd.numel());
+  for (double v : slopes) {
+    TORCH_CHECK_VALUE(std::isfinite(v), "qplugin::prelu: weight should be finite, got ", v);
+  }
+  at::Tensor out = at::_empty_affine_quantized(qx.sizes(), qx.options(), output_scale, output_zero_point,
+                                               kept_format(qx));
+  cpu::prelu_int_out(int_view(qx), int_view(out), slopes, qx.q_scale(), qx.q_zero_point(), output_scale,
+                     output_zero_point);
+  return out;
+}
+
 } // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
@@ -137,6 +166,7 @@ TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("batch_norm3d_relu", TORCH_FN((batch_norm_q<kBatchNorm3dRelu, 5, true>)));
   m.impl("group_norm", TORCH_FN(group_norm_q));
   m.impl("instance_norm", TORCH_FN(instance_norm_q));
+  m.impl("prelu", TORCH_FN(prelu_q));
 }
 
 } // namespace qplugin

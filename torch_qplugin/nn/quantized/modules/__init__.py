@@ -6,9 +6,10 @@ from .conv import Conv1d, Conv2d, Conv3d
 from .functional_modules import FloatFunctional, QFunctional
 from .linear import Linear, LinearPackedParams
 from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LayerNorm
+from .prelu import PReLU
 from .quantize import DeQuantize, Quantize
 
 __all__ = ["Quantize", "DeQuantize", "Linear", "LinearPackedParams", "Conv1d", "Conv2d", "Conv3d",
            "ReLU", "ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "MaxPool2d", "AvgPool2d",
            "AdaptiveAvgPool2d", "FloatFunctional", "QFunctional", "BatchNorm2d", "BatchNorm3d", "GroupNorm",
-           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "Dropout", "Softmax"]
+           "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "Dropout", "Softmax", "PReLU"]
