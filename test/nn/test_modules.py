@@ -381,8 +381,14 @@ def test_functional_matches_torch():
     assert steps(qF.relu6(x), torch.nn.functional.relu6(x)) == 0
     assert steps(qF.clamp(x, -1.0, 2.0), tqF.clamp(x, -1.0, 2.0)) <= 1
     assert steps(qF.hardsigmoid(x), torch.nn.functional.hardsigmoid(x)) <= 1
-    with pytest.raises(NotImplementedError, match="mode should be 'nearest'"):
-        qF.interpolate(x, scale_factor=2, mode="bilinear")
+    assert steps(qF.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False),
+                 tqF.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)) <= 1
+    with warnings.catch_warnings():  # torch deprecates its upsample_bilinear
+        warnings.simplefilter("ignore")
+        theirs = tqF.upsample_bilinear(x, scale_factor=2)
+    assert steps(qF.upsample_bilinear(x, scale_factor=2), theirs) <= 1
+    with pytest.raises(NotImplementedError, match="mode should be 'nearest' or 'bilinear'"):
+        qF.interpolate(x, scale_factor=2, mode="area")
 
 
 @pytest.mark.parametrize("dtype,zp", [(torch.quint8, 120), (torch.qint8, -5)])

@@ -147,6 +147,23 @@ at::Tensor elu_q(const at::Tensor& self, double output_scale, int64_t output_zer
                                   finite_scalar(op, "input_scale", input_scale)));
 }
 
+at::Tensor celu_q(const at::Tensor& self, double output_scale, int64_t output_zero_point, const at::Scalar& alpha) {
+  constexpr const char* op = "celu";
+  check_input(op, "self", self);
+  check_output_qparams(op, self, output_scale, output_zero_point);
+  const double a = finite_scalar(op, "alpha", alpha);
+  TORCH_CHECK_VALUE(a != 0, "qplugin::celu: alpha should be non-zero, got 0");
+  return activation(self, spec_of(ActKind::kCelu, output_scale, output_zero_point, a));
+}
+
+// Keeps qx's qparams: x where x > threshold, else value (quantized with qx's qparams).
+at::Tensor threshold_q(const at::Tensor& qx, const at::Scalar& threshold, const at::Scalar& value) {
+  constexpr const char* op = "threshold";
+  check_input(op, "qx", qx);
+  return activation(qx, spec_of(ActKind::kThreshold, qx.q_scale(), qx.q_zero_point(),
+                                finite_scalar(op, "threshold", threshold), finite_scalar(op, "value", value)));
+}
+
 } // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
@@ -158,6 +175,8 @@ TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("hardsigmoid", TORCH_FN(hardsigmoid_q));
   m.impl("sigmoid", TORCH_FN(sigmoid_q));
   m.impl("elu", TORCH_FN(elu_q));
+  m.impl("celu", TORCH_FN(celu_q));
+  m.impl("threshold", TORCH_FN(threshold_q));
 }
 
 } // namespace qplugin

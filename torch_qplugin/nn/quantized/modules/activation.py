@@ -8,7 +8,7 @@ from torch.nn.modules.utils import _pair
 
 from .utils import _act_qparams, _guard_never_calibrated, _require_quantized
 
-__all__ = ["ReLU", "ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Hardsigmoid", "MaxPool2d",
+__all__ = ["ReLU", "ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Hardsigmoid", "Softmax", "MaxPool2d",
            "AvgPool2d", "AdaptiveAvgPool2d"]
 
 
@@ -178,6 +178,36 @@ class Hardsigmoid(nn.Hardsigmoid):
             scale, zp = _act_qparams(mod, "torch_qplugin.nn.quantized.Hardsigmoid")
             return _guard_never_calibrated(cls(scale, zp), mod)
         return cls()
+
+
+class Softmax(nn.Softmax):
+    """softmax over ``dim`` requantized to (scale, zero_point); dim None picks torch's legacy
+    default (0 for 0-, 1- and 3-d inputs, else 1), as torch's quantized Softmax."""
+
+    def __init__(self, dim=None, scale=1.0, zero_point=0):
+        super().__init__(dim)
+        self.scale = float(scale)
+        self.zero_point = int(zero_point)
+
+    def _get_name(self):
+        return "QuantizedSoftmax"
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.quantized.Softmax")
+        dim = self.dim
+        if dim is None:
+            nd = input.dim()
+            dim = 0 if nd == 0 or nd == 1 or nd == 3 else 1
+        return torch.ops.qplugin.softmax(input, dim, self.scale, self.zero_point)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        scale, zp = _act_qparams(mod, "torch_qplugin.nn.quantized.Softmax")
+        return cls(mod.dim, scale, zp)
+
+    @classmethod
+    def from_reference(cls, mod, scale, zero_point):
+        return cls(mod.dim, float(scale), int(zero_point))
 
 
 def _ints2(v) -> List[int]:
