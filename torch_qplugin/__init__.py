@@ -8,6 +8,10 @@ from . import _ops
 
 _ops.load()
 
+from . import _fakes  # noqa: E402
+
+_fakes.register()
+
 from . import ops  # noqa: E402
 from ._isa import active_isa, cpu_isa, kernel_isa, set_isa  # noqa: E402
 from ._build_info import TORCH_VERSION as _BUILT_TORCH_VERSION  # noqa: E402
