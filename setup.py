@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from setuptools import Extension, setup
+from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
@@ -73,9 +73,9 @@ setup(
     name="torch_qplugin",
     version="0.1.0",
     description="int8 quantized CPU kernels for PyTorch, registered as the qplugin:: op library",
-    packages=[
-        "torch_qplugin",
-    ],
+    # Every subpackage (nn, nn.quantized, quantization, ...): a regular install or a wheel
+    # must hold what an editable install sees (test/test_install.py compares them).
+    packages=find_packages(include=["torch_qplugin", "torch_qplugin.*"]),
     package_data={"torch_qplugin": ["lib/*.so", "_build_info.py"]},
     ext_modules=[CMakeExtension("torch_qplugin.lib.torch_qplugin")],
     cmdclass={"build_ext": CMakeBuild},

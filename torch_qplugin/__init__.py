@@ -18,4 +18,22 @@ from ._build_info import TORCH_VERSION as _BUILT_TORCH_VERSION  # noqa: E402
 
 __version__ = "0.1.0"
 
-__all__ = ["ops", "active_isa", "cpu_isa", "kernel_isa", "set_isa", "__version__"]
+# Subpackages load on first use (``torch_qplugin.nn.quantized.Linear`` after a bare
+# ``import torch_qplugin``, as ``torch.nn`` after ``import torch``) so that importing the op
+# library stays cheap; ``quantization`` imports torch.ao's compatibility layer.
+_LAZY_SUBMODULES = ("nn", "quantization")
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_SUBMODULES))
+
+
+__all__ = ["ops", "nn", "quantization", "active_isa", "cpu_isa", "kernel_isa", "set_isa", "__version__"]

@@ -17,6 +17,9 @@ tnnq = pytest.importorskip("torch.ao.nn.quantized")
 tnnqd = pytest.importorskip("torch.ao.nn.quantized.dynamic")
 tnniq = pytest.importorskip("torch.ao.nn.intrinsic.quantized")
 
+import reference as ref  # noqa: E402
+from torch_oracle import assert_matches_torch_where_exact, int8_gemm_exact, seven_bit  # noqa: E402
+
 Q = torch.ops.qplugin
 
 
@@ -46,6 +49,20 @@ def _torch_module(cls, *args, **kw):
         return cls(*args, **kw)
 
 
+def _check_gemm_module(ours, theirs, x, expect_int, *args):
+    """``ours(x, *args)`` within 1 step of the float64 reference ``expect_int(x)``; equal to torch's
+    module within 1 step where torch is exact on this CPU (torch_oracle), and always on the
+    7-bit copy of ``x``, where torch cannot saturate."""
+    w = ours._weight_bias()[0]
+    y = ours(x, *args)
+    ref.assert_within_steps(y, expect_int(x), 1, what="vs float64 reference")
+    assert_matches_torch_where_exact(y, theirs(x, *args), x, w, what="vs torch")
+    x7 = seven_bit(x)
+    verdict = int8_gemm_exact(x7, w)
+    assert verdict, verdict.why
+    assert steps(ours(x7, *args), theirs(x7, *args)) <= 1, verdict.why
+
+
 def _same_weights(ours, theirs):
     w1, b1 = ours._weight_bias()
     w2, b2 = theirs._weight_bias()
@@ -65,10 +82,12 @@ def test_linear_loads_torch_state_dict_and_matches(per_channel, bias):
     ours.load_state_dict(t.state_dict())
     _same_weights(ours, t)
     assert ours.scale == pytest.approx(0.11, rel=1e-6) and ours.zero_point == 60
-    x = qx((5, 19))
-    assert steps(ours(x), t(x)) <= 1
+    w, b = ours._weight_bias()
+    expect = lambda x: ref.linear_ref(x, w, b, ours.scale, ours.zero_point)  # noqa: E731
+    _check_gemm_module(ours, t, qx((5, 19)), expect)
     x3 = qx((2, 3, 19))
-    assert ours(x3).shape == (2, 3, 7) and steps(ours(x3), t(x3)) <= 1
+    assert ours(x3).shape == (2, 3, 7)
+    _check_gemm_module(ours, t, x3, expect)
     ours.scale = t.scale  # (the state_dict stored it as float32)
     assert repr(ours) == repr(t)
     # and back: torch loads ours
@@ -95,7 +114,12 @@ def test_conv_loads_torch_state_dict_and_matches(cls_name, wshape, xshape, kw, p
     ours.load_state_dict(t.state_dict())
     _same_weights(ours, t)
     x = qx(xshape)
-    assert steps(ours(x), t(x)) <= 1
+    nd = len(xshape) - 2
+    w, b = ours._weight_bias()
+    geom = [tuple(kw.get(k, d) for _ in range(nd)) if isinstance(kw.get(k, d), int) else kw[k]
+            for k, d in (("stride", 1), ("padding", 0), ("dilation", 1))]
+    _check_gemm_module(ours, t, x, lambda x: ref.qconv_ref(x, w, b, *geom, kw.get("groups", 1),
+                                                           ours.scale, ours.zero_point))
     if len(xshape) == 4:
         xcl = x.contiguous(memory_format=torch.channels_last)
         assert torch.equal(ours(xcl).int_repr(), ours(x).int_repr())
@@ -109,8 +133,9 @@ def test_fused_modules_match_torch():
     t.scale, t.zero_point = 0.05, 0
     ours = nnq.LinearReLU(12, 6)
     ours.load_state_dict(t.state_dict())
-    x = qx((4, 12))
-    assert steps(ours(x), t(x)) <= 1
+    w, b = ours._weight_bias()
+    _check_gemm_module(ours, t, qx((4, 12)),
+                       lambda x: ref.linear_ref(x, w, b, ours.scale, ours.zero_point, relu=True))
     for name in ("ConvReLU2d", "ConvAdd2d", "ConvAddReLU2d"):
         t = _torch_module(getattr(tnniq, name), 4, 6, 3, padding=1)
         t.set_weight_bias(qweight((6, 4, 3, 3), True), torch.randn(6))
@@ -122,22 +147,27 @@ def test_fused_modules_match_torch():
             acc = qx((2, 6, 7, 7), scale=0.07, zp=100)
             # torch runs conv2d_add on its onednn engine only: float64 reference instead
             wf = ours.weight().dequantize().double()
-            ref = torch.nn.functional.conv2d(x.dequantize().double(), wf, ours.bias().double(), padding=1)
-            ref = ref + acc.dequantize().double()
+            real = torch.nn.functional.conv2d(x.dequantize().double(), wf, ours.bias().double(), padding=1)
+            real = real + acc.dequantize().double()
             if "ReLU" in name:
-                ref = ref.relu()
-            qref = (ref / ours.scale).round() + ours.zero_point
+                real = real.relu()
+            qref = (real / ours.scale).round() + ours.zero_point
             got = ours(x, acc)
             assert (got.int_repr().double() - qref.clamp(0, 255)).abs().max() <= 1, name
         else:
-            assert steps(ours(x), t(x)) <= 1, name
+            w, b = ours._weight_bias()
+            _check_gemm_module(ours, t, x, lambda x: ref.qconv_ref(
+                x, w, b, (1, 1), (1, 1), (1, 1), 1, ours.scale, ours.zero_point, relu=True))
     for name in ("ConvReLU1d", "ConvReLU3d"):
         k = 3 if name.endswith("1d") else (3, 3, 3)
         t = _torch_module(getattr(tnniq, name), 3, 5, k)
         ours = getattr(nnq, name)(3, 5, k)
         ours.load_state_dict(t.state_dict())
         x = qx((1, 3, 8) if name.endswith("1d") else (1, 3, 5, 5, 5))
-        assert steps(ours(x), t(x)) <= 1
+        nd = 1 if name.endswith("1d") else 3
+        w, b = ours._weight_bias()
+        _check_gemm_module(ours, t, x, lambda x: ref.qconv_ref(
+            x, w, b, (1,) * nd, (0,) * nd, (1,) * nd, 1, ours.scale, ours.zero_point, relu=True))
 
 
 @pytest.mark.parametrize("make_ours,make_torch", [
@@ -329,10 +359,17 @@ def test_functional_matches_torch():
     x = qx((2, 4, 9, 9))
     w = qweight((6, 4, 3, 3), True)
     b = torch.randn(6)
-    assert steps(qF.conv2d(x, w, b, padding=1, scale=0.2, zero_point=10),
-                 tqF.conv2d(x, w, b, padding=1, scale=0.2, zero_point=10)) <= 1
+    for xc in (x, seven_bit(x)):
+        y = qF.conv2d(xc, w, b, padding=1, scale=0.2, zero_point=10)
+        ref.assert_within_steps(y, ref.qconv_ref(xc, w, b, (1, 1), (1, 1), (1, 1), 1, 0.2, 10), 1)
+        assert_matches_torch_where_exact(y, tqF.conv2d(xc, w, b, padding=1, scale=0.2, zero_point=10),
+                                         xc, w, what="conv2d vs torch")
     xl, wl = qx((3, 10)), qweight((5, 10), False)
-    assert steps(qF.linear(xl, wl, None, 0.1, 50), tqF.linear(xl, wl, None, 0.1, 50)) <= 1
+    for xc in (xl, seven_bit(xl)):
+        y = qF.linear(xc, wl, None, 0.1, 50)
+        ref.assert_within_steps(y, ref.linear_ref(xc, wl, None, 0.1, 50), 1)
+        assert_matches_torch_where_exact(y, tqF.linear(xc, wl, None, 0.1, 50), xc, wl, what="linear vs torch")
+    assert int8_gemm_exact(seven_bit(x), w) and int8_gemm_exact(seven_bit(xl), wl)
     assert steps(qF.max_pool2d(x, 2), tqF.max_pool2d(x, 2)) == 0
     assert steps(qF.avg_pool2d(x, 3, 2, 1), tqF.avg_pool2d(x, 3, 2, 1)) <= 1
     assert steps(qF.adaptive_avg_pool2d(x, (4, 3)), tqF.adaptive_avg_pool2d(x, (4, 3))) <= 1

@@ -13,6 +13,8 @@ import torch_qplugin.quantization as tq
 taq = pytest.importorskip("torch.ao.quantization")
 tnnq = pytest.importorskip("torch.ao.nn.quantized")
 
+from torch_oracle import model_engine, torch_engine  # noqa: E402
+
 
 class Net(nn.Module):
     def __init__(self, stubs=tq):
@@ -98,14 +100,17 @@ def test_converted_model_uses_qplugin_modules_and_matches_torch():
     assert not any(hasattr(m, "qconfig") for m in q.modules())
     assert not any(isinstance(getattr(m, "activation_post_process", None), tq.ObserverBase)
                    for m in q.modules())
-    with warnings.catch_warnings():
+    engine = model_engine()  # torch's engine that is exact on this CPU (fbgemm saturates on AVX2)
+    x = torch.randn(2, 3, 16, 16)
+    with torch_engine(engine.why), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t = taq.convert(_torch_prepared())
-    x = torch.randn(2, 3, 16, 16)
-    out_q, out_t, out_f = q(x), t(x), _model()(x)
+        out_t = t(x)
+    out_q, out_f = q(x), _model()(x)
     scale = q.fc2.scale
     assert scale == pytest.approx(t.fc2.scale, rel=1e-6)
-    assert (out_q - out_t).abs().max() <= 3 * scale  # "within a few output steps"
+    # "within a few output steps" of torch's int8 model on its exact engine here
+    assert (out_q - out_t).abs().max() <= 3 * scale, f"vs torch's {engine.why} engine"
     assert (out_q - out_f).abs().max() < 0.1 * out_f.abs().max() + 5 * scale
 
 
@@ -267,7 +272,15 @@ def test_torch_converted_state_dict_loads_into_ours():
     assert ours.conv1.scale == pytest.approx(t.conv1.scale, rel=1e-6)
     assert torch.equal(ours.fc1.weight().int_repr(), t.fc1.weight().int_repr())
     x = torch.randn(2, 3, 16, 16)
-    assert (ours(x) - t(x)).abs().max() <= 3 * t.fc2.scale
+    # torch's own numbers for that state_dict, from its engine that is exact on this CPU (loading
+    # the state_dict repacks the weights for the engine in force)
+    engine = model_engine()
+    with torch_engine(engine.why), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t_exact = copy.deepcopy(t)
+        t_exact.load_state_dict(sd)
+        out_t = t_exact(x)
+    assert (ours(x) - out_t).abs().max() <= 3 * t.fc2.scale, f"vs torch's {engine.why} engine"
     bad = dict(sd)
     bad["fc2._packed_params._packed_params"] = (t.fc1.weight(), t.fc1.bias())
     with pytest.raises(RuntimeError, match=r"size mismatch for fc2.weight"):
