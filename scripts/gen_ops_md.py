@@ -25,6 +25,16 @@ def main():
              "inputs, CPU for float / integer inputs). An op listing both keys has a real kernel on one and, "
              "on the other, a kernel that refuses the wrong tensor kind with a clear message. Paths: kernel builds the op runs on (scalar "
              "reference, AVX2, AVX-512; chosen at run time).", "",
+             "**The plain tier** (`plain_<op>`, CPU key): the same kernels on plain uint8 / int8 / int32 "
+             "tensors with explicit qparams and plain results, so that no quantized-dtype tensor is needed "
+             "(issue 14, docs/design.md). Naming: each per-tensor input is followed by its qparams "
+             "(`x, x_scale, x_zero_point`; `a, a_scale, a_zero_point`; `self, scale, zero_point` for sort "
+             "and reductions), per-channel qparams are tensors, output qparams keep the quantized op's "
+             "names (`scale, zero_point` / `output_scale, output_zero_point`). Ops whose result needs no "
+             "scale take none (max_pool2d, adaptive_avg_pool2d, upsample_nearest2d, mean; avg_pool2d takes "
+             "the zero point). `plain_add_scalar_qparams` / `plain_mul_scalar_qparams` give the output "
+             "qparams the scalar ops choose. Every plain op has a fake kernel (torch_qplugin/_fakes.py) "
+             "and passes torch.library.opcheck (test/ops/test_plain_ops.py).", "",
              "| op | schema | status | dispatch keys | paths |", "|---|---|---|---|---|"]
     done = 0
     for s in schemas:

@@ -8,8 +8,14 @@ from . import _ops
 
 _ops.load()
 
+from . import _fakes  # noqa: E402
+
+_fakes.register()
+
 from . import ops  # noqa: E402
 from ._isa import active_isa, cpu_isa, kernel_isa, set_isa  # noqa: E402
+from .quantizer import PerChannelAffine, PerTensorAffine, Quantizer, quantize  # noqa: E402
+from .qtensor import QTensor  # noqa: E402
 from ._build_info import TORCH_VERSION as _BUILT_TORCH_VERSION  # noqa: E402
 
 __version__ = "0.1.0"
@@ -32,4 +38,4 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY_SUBMODULES))
 
 
-__all__ = ["ops", "nn", "quantization", "active_isa", "cpu_isa", "kernel_isa", "set_isa", "__version__"]
+__all__ = ["ops", "PerTensorAffine", "PerChannelAffine", "Quantizer", "quantize", "QTensor", "nn", "quantization", "active_isa", "cpu_isa", "kernel_isa", "set_isa", "__version__"]

@@ -50,6 +50,12 @@ _OP_FAMILY = {
 
 
 def family_of(op: str) -> str:
+    """The family of an op; a plain-tier op (plain_<op>) belongs to the family of <op>."""
+    if op.startswith("plain_"):
+        op = op[len("plain_"):]
+        op = {"quantize_per_tensor": "quantize_per_tensor", "dequantize_per_tensor": "dequantize",
+              "dequantize_per_channel": "dequantize", "add_scalar_qparams": "add_scalar",
+              "mul_scalar_qparams": "mul_scalar"}.get(op, op)
     for fam, ops in _OP_FAMILY.items():
         if op in ops:
             return fam

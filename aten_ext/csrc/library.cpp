@@ -159,4 +159,56 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("conv3d_relu(Tensor qx, __torch__.torch.classes.qplugin.Conv3dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
   m.def("conv2d_add(Tensor qx, Tensor qaccum, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
   m.def("conv2d_add_relu(Tensor qx, Tensor qaccum, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
+
+  // ---- The plain tier (docs/ops.md "Plain ops"): plain_<op> on uint8 / int8 / int32 tensors with
+  // explicit qparams (x_scale / x_zero_point after each input; per-channel as tensors), plain results.
+  // Fake kernels: torch_qplugin/_fakes.py.
+  m.def("plain_quantize_per_tensor(Tensor self, float scale, int zero_point, ScalarType dtype) -> Tensor");
+  m.def("plain_quantize_per_channel(Tensor self, Tensor scales, Tensor zero_points, int axis, ScalarType dtype) -> Tensor");
+  m.def("plain_dequantize_per_tensor(Tensor self, float scale, int zero_point) -> Tensor");
+  m.def("plain_dequantize_per_channel(Tensor self, Tensor scales, Tensor zero_points, int axis) -> Tensor");
+  for (const char* name : {"plain_add", "plain_add_relu", "plain_mul", "plain_mul_relu", "plain_matmul"}) {
+    m.def(torch::schema((std::string(name) +
+          "(Tensor a, float a_scale, int a_zero_point, Tensor b, float b_scale, int b_zero_point, "
+          "float scale, int zero_point) -> Tensor").c_str()));
+  }
+  for (const char* name : {"plain_add_scalar", "plain_add_scalar_relu", "plain_mul_scalar"}) {
+    m.def(torch::schema((std::string(name) + "(Tensor a, float a_scale, int a_zero_point, Scalar b) -> Tensor").c_str()));
+  }
+  // The output qparams plain_add_scalar(_relu) / plain_mul_scalar give (dtype: the data's).
+  m.def("plain_add_scalar_qparams(float scale, int zero_point, ScalarType dtype, Scalar b) -> (float, int)");
+  m.def("plain_mul_scalar_qparams(float scale, int zero_point, ScalarType dtype, Scalar b) -> (float, int)");
+  m.def("plain_cat(Tensor[] xs, float[] scales, int[] zero_points, int dim, float scale, int zero_point) -> Tensor");
+  m.def("plain_cat_relu(Tensor[] xs, float[] scales, int[] zero_points, int dim, float scale, int zero_point) -> Tensor");
+  for (const char* name : {"plain_eq", "plain_ne", "plain_ge", "plain_le", "plain_gt", "plain_lt"}) {
+    m.def(torch::schema((std::string(name) +
+          "(Tensor self, float self_scale, int self_zero_point, Tensor other, float other_scale, "
+          "int other_zero_point) -> Tensor").c_str()));
+    m.def(torch::schema((std::string(name) + ".Scalar(Tensor self, float self_scale, int self_zero_point, Scalar other) -> Tensor").c_str()));
+  }
+  m.def("plain_sort(Tensor self, float scale, int zero_point, int dim=-1, bool descending=False, *, bool? stable=None) -> (Tensor values, Tensor indices)");
+  m.def("plain_argsort(Tensor self, float scale, int zero_point, int dim=-1, bool descending=False) -> Tensor");
+  m.def("plain_topk(Tensor self, float scale, int zero_point, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)");
+  m.def("plain_max(Tensor self, float scale, int zero_point) -> Tensor");
+  m.def("plain_min(Tensor self, float scale, int zero_point) -> Tensor");
+  m.def("plain_max.dim(Tensor self, float scale, int zero_point, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)");
+  m.def("plain_min.dim(Tensor self, float scale, int zero_point, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)");
+  m.def("plain_argmax(Tensor self, float scale, int zero_point, int? dim=None, bool keepdim=False) -> Tensor");
+  m.def("plain_argmin(Tensor self, float scale, int zero_point, int? dim=None, bool keepdim=False) -> Tensor");
+  m.def("plain_mean(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor");
+  m.def("plain_relu(Tensor x, float x_scale, int x_zero_point) -> Tensor");
+  m.def("plain_relu6(Tensor x, float x_scale, int x_zero_point) -> Tensor");
+  m.def("plain_clamp(Tensor x, float x_scale, int x_zero_point, Scalar? min=None, Scalar? max=None) -> Tensor");
+  m.def("plain_leaky_relu(Tensor x, float x_scale, int x_zero_point, Scalar negative_slope, float output_scale, int output_zero_point) -> Tensor");
+  for (const char* name : {"plain_hardswish", "plain_hardsigmoid", "plain_sigmoid"}) {
+    m.def(torch::schema((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, float output_scale, int output_zero_point) -> Tensor").c_str()));
+  }
+  m.def("plain_elu(Tensor x, float x_scale, int x_zero_point, float output_scale, int output_zero_point, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor");
+  m.def("plain_softmax(Tensor x, float x_scale, int x_zero_point, int dim, float output_scale, int output_zero_point) -> Tensor");
+  m.def("plain_layer_norm(Tensor x, float x_scale, int x_zero_point, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor");
+  m.def("plain_batch_norm2d(Tensor x, float x_scale, int x_zero_point, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor");
+  m.def("plain_max_pool2d(Tensor x, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode) -> Tensor");
+  m.def("plain_avg_pool2d(Tensor x, int x_zero_point, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor");
+  m.def("plain_adaptive_avg_pool2d(Tensor x, int[] output_size) -> Tensor");
+  m.def("plain_upsample_nearest2d(Tensor x, int[] output_size) -> Tensor");
 }

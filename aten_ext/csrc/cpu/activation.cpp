@@ -49,6 +49,42 @@ void check_per_tensor_input(const char* op, const char* arg, const at::Tensor& t
               " should be a per-tensor quantized tensor, got qscheme ", toString(qs));
 }
 
+double finite_scalar(const char* op, const char* arg, const at::Scalar& s) {
+  const double v = s.toDouble();
+  TORCH_CHECK_VALUE(std::isfinite(v), "qplugin::", op, ": ", arg, " should be a finite number, got ", v);
+  return v;
+}
+
+void check_act_qparams(const char* op, double in_scale, int64_t in_zp, double out_scale, int64_t out_zp,
+                       at::ScalarType t) {
+  check_scale(op, "input scale", in_scale);
+  check_zero_point(op, "input zero_point", in_zp, t);
+  check_scale(op, "output_scale", out_scale);
+  check_zero_point(op, "output_zero_point", out_zp, t);
+}
+
+std::pair<int64_t, int64_t> relu_bounds(int64_t zp, at::ScalarType t) { return {zp, qrange(t).second}; }
+
+std::pair<int64_t, int64_t> relu6_bounds(double scale, int64_t zp, at::ScalarType t) {
+  return {zp, quantize_bound(6.0, scale, zp, t)};
+}
+
+std::pair<int64_t, int64_t> clamp_bounds(const char* op, double scale, int64_t zp, at::ScalarType t,
+                                         const c10::optional<at::Scalar>& min,
+                                         const c10::optional<at::Scalar>& max) {
+  TORCH_CHECK_VALUE(min.has_value() || max.has_value(), "qplugin::", op, ": min and max should not both be None");
+  auto r = qrange(t);
+  if (min.has_value()) r.first = quantize_bound(finite_scalar(op, "min", *min), scale, zp, t);
+  if (max.has_value()) r.second = quantize_bound(finite_scalar(op, "max", *max), scale, zp, t);
+  return r;
+}
+
+kernels::ActSpec act_spec(kernels::ActKind kind, double in_scale, int64_t in_zp, double out_scale,
+                          int64_t out_zp, double p0, double p1, double p2) {
+  return kernels::ActSpec{kind, p0, p1, p2, static_cast<float>(in_scale), static_cast<int32_t>(in_zp),
+                          out_scale, static_cast<int32_t>(out_zp)};
+}
+
 bool act_use_vbmi(c10::optional<bool> enable) {
   if (enable.has_value()) vbmi_slot().store(*enable && cpu_has_vbmi());
   return vbmi_slot().load();

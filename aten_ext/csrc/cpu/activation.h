@@ -30,6 +30,20 @@ void clamp_raw(const void* x, void* y, int64_t n, int64_t elem_size, bool is_sig
 void activation_int_out(const at::Tensor& data, const at::Tensor& out, const kernels::ActSpec& spec);
 // aten's quantize_val of one bound: clamp(round_half_even(float(value * (1.0f / scale)) + zp)).
 int64_t quantize_bound(double value, double scale, int64_t zero_point, at::ScalarType qdtype);
+// ---- argument logic shared by the QuantizedCPU and plain adapters ----
+// `t` names the integer range: a quantized dtype or the plain uint8 / int8 / int32.
+double finite_scalar(const char* op, const char* arg, const at::Scalar& s);
+// Input and output qparams of a requantizing activation.
+void check_act_qparams(const char* op, double in_scale, int64_t in_zp, double out_scale, int64_t out_zp,
+                       at::ScalarType t);
+// Integer bounds of relu / relu6 / clamp on data with qparams (scale, zp).
+std::pair<int64_t, int64_t> relu_bounds(int64_t zp, at::ScalarType t);
+std::pair<int64_t, int64_t> relu6_bounds(double scale, int64_t zp, at::ScalarType t);
+std::pair<int64_t, int64_t> clamp_bounds(const char* op, double scale, int64_t zp, at::ScalarType t,
+                                         const c10::optional<at::Scalar>& min,
+                                         const c10::optional<at::Scalar>& max);
+kernels::ActSpec act_spec(kernels::ActKind kind, double in_scale, int64_t in_zp, double out_scale,
+                          int64_t out_zp, double p0 = 0, double p1 = 0, double p2 = 0);
 // Whether the AVX-512 table path uses VBMI (test hook: enable=false forces the
 // VPSHUFB path; enable=true uses VBMI when the CPU has it). Returns the new state.
 bool act_use_vbmi(c10::optional<bool> enable);
@@ -58,6 +72,17 @@ void group_norm_int_out(const at::Tensor& data, const at::Tensor& out, int64_t g
 // 8-bit data.
 void prelu_int_out(const at::Tensor& data, const at::Tensor& out, const std::vector<double>& slopes,
                    double in_scale, int64_t in_zp, double out_scale, int64_t out_zp);
+
+// Argument checks shared by both tiers' norm adapters (t: the integer range dtype).
+void check_norm_qparams(const char* op, double in_scale, int64_t in_zp, double eps, double out_scale,
+                        int64_t out_zp, at::ScalarType t);
+void check_layer_norm_args(const char* op, const char* arg, at::IntArrayRef sizes,
+                           at::IntArrayRef normalized_shape, const at::Tensor& weight, const at::Tensor& bias);
+void check_batch_norm_args(const char* op, const char* arg, at::IntArrayRef sizes, const at::Tensor& weight,
+                           const at::Tensor& bias, const at::Tensor& mean, const at::Tensor& var, double eps,
+                           int64_t dims = 4);
+// A float weight / bias / statistics tensor of ``shape`` (undefined allowed for weight / bias).
+void check_param(const char* op, const char* arg, const at::Tensor& t, at::IntArrayRef shape);
 
 // Shared checks of the adapters.
 void check_per_tensor_input(const char* op, const char* arg, const at::Tensor& t);

@@ -64,8 +64,8 @@ namespace qplugin {
 namespace cpu {
 
 // quantized::matmul semantics: dequantize both operands (aten's rule),
-// float32 at::matmul, quantize_per_tensor to (so, zo) in qdtype. a, b integer.
-at::Tensor matmul_q(const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo);
+// float32 at::matmul, quantize_per_tensor to (so, zo). a, b integer; a plain integer result.
+at::Tensor matmul_int(const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo);
 
 } // namespace cpu
 } // namespace qplugin

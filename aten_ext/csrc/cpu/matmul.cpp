@@ -9,7 +9,7 @@
 namespace qplugin {
 namespace cpu {
 
-at::Tensor matmul_q(const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo) {
+at::Tensor matmul_int(const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo) {
   constexpr const char* op = "matmul";
   const at::ScalarType qt = qdtype_of_int(op, "qa", a);
   TORCH_CHECK(qt != at::kQInt32, "qplugin::", op, ": qa should be torch.quint8 or torch.qint8, got torch.qint32");
@@ -25,7 +25,7 @@ at::Tensor matmul_q(const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP q
                     a.sizes(), " and ", b.sizes());
   const at::Tensor fa = dequantize_per_tensor_int(a, qa.scale, qa.zero_point);
   const at::Tensor fb = dequantize_per_tensor_int(b, qb.scale, qb.zero_point);
-  return cpu::quantize_per_tensor(at::matmul(fa, fb), qo.scale, qo.zero_point, qt);
+  return cpu::quantize_per_tensor_int(op, at::matmul(fa, fb), qo.scale, qo.zero_point, a.scalar_type());
 }
 
 } // namespace cpu

@@ -207,6 +207,57 @@ void prelu_int_out(const at::Tensor& data, const at::Tensor& out, const std::vec
   }
 }
 
+// A float parameter tensor of the given shape (undefined allowed when optional).
+void check_param(const char* op, const char* arg, const at::Tensor& t, at::IntArrayRef shape) {
+  if (!t.defined()) return;
+  TORCH_CHECK(t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble, "qplugin::", op, ": ", arg,
+              " should be a float32 or float64 tensor, got ",
+              t.is_quantized() ? "a quantized tensor of dtype " : "dtype ", t.scalar_type());
+  TORCH_CHECK_VALUE(t.sizes() == shape, "qplugin::", op, ": ", arg, " should have shape ", shape,
+                    ", got ", t.sizes());
+}
+
+void check_norm_qparams(const char* op, double in_scale, int64_t in_zp, double eps, double out_scale,
+                        int64_t out_zp, at::ScalarType t) {
+  check_scale(op, "input scale", in_scale);
+  check_zero_point(op, "input zero_point", in_zp, t);
+  check_scale(op, "output_scale", out_scale);
+  check_zero_point(op, "output_zero_point", out_zp, t);
+  TORCH_CHECK_VALUE(std::isfinite(eps) && eps >= 0, "qplugin::", op,
+                    ": eps should be a finite non-negative number, got ", eps);
+}
+
+void check_layer_norm_args(const char* op, const char* arg, at::IntArrayRef sizes,
+                           at::IntArrayRef normalized_shape, const at::Tensor& weight, const at::Tensor& bias) {
+  const int64_t k = static_cast<int64_t>(normalized_shape.size());
+  const int64_t dim = static_cast<int64_t>(sizes.size());
+  TORCH_CHECK_VALUE(k <= dim && sizes.slice(dim - k) == normalized_shape, "qplugin::", op,
+                    ": normalized_shape should match the last dims of ", arg, " (shape ", sizes, "), got ",
+                    normalized_shape);
+  check_param(op, "weight", weight, normalized_shape);
+  check_param(op, "bias", bias, normalized_shape);
+}
+
+void check_batch_norm_args(const char* op, const char* arg, at::IntArrayRef sizes, const at::Tensor& weight,
+                           const at::Tensor& bias, const at::Tensor& mean, const at::Tensor& var, double eps,
+                           int64_t dims) {
+  TORCH_CHECK_VALUE(static_cast<int64_t>(sizes.size()) == dims, "qplugin::", op, ": ", arg, " should be ", dims,
+                    "-D ", dims == 4 ? "[N, C, H, W]" : "[N, C, D, H, W]", ", got ", sizes.size(), " dims (shape ",
+                    sizes, ")");
+  const int64_t C = sizes[1];
+  check_param(op, "weight", weight, {C});
+  check_param(op, "bias", bias, {C});
+  TORCH_CHECK(mean.defined() && var.defined(), "qplugin::", op, ": mean and var should be defined");
+  check_param(op, "mean", mean, {C});
+  check_param(op, "var", var, {C});
+  const at::Tensor vd = var.to(at::kDouble).contiguous();
+  for (int64_t c = 0; c < C; ++c) {
+    const double v = vd.const_data_ptr<double>()[c];
+    TORCH_CHECK_VALUE(v + eps > 0 && std::isfinite(v), "qplugin::", op, ": var + eps should be positive and "
+                      "finite for every channel, got var[", c, "] = ", v, " and eps ", eps);
+  }
+}
+
 } // namespace cpu
 
 namespace {

@@ -20,6 +20,13 @@ namespace {
 constexpr int64_t kGrain = 1 << 15;  // elements per task
 constexpr int64_t kStreamBytes = int64_t(48) << 20;  // non-temporal stores above this output size
 
+// The wrapped channel axis of a per-channel tensor.
+int64_t check_channel_axis(const char* op, const at::Tensor& self, int64_t axis) {
+  TORCH_CHECK_VALUE(self.dim() > 0, "qplugin::", op,
+                    ": self should have at least one dim for per-channel quantization, got a 0-dim tensor");
+  return check_dim(op, "axis", axis, self.dim());
+}
+
 // Validated per-channel qparams, in the forms the kernels take.
 struct ChannelParams {
   at::Tensor scales;       // float64, as quantized tensors store them
@@ -179,30 +186,25 @@ void parallel_copy(void* dst, const void* src, int64_t nbytes) {
   at::parallel_for(0, nbytes, 1 << 20, [&](int64_t b, int64_t e) { std::memcpy(d + b, s + b, e - b); });
 }
 
-at::Tensor quantize_per_tensor(const at::Tensor& self, double scale, int64_t zero_point,
-                               at::ScalarType dtype) {
-  constexpr const char* op = "quantize_per_tensor";
-  check_qdtype(op, "dtype", dtype);
-  check_scale(op, "scale", scale);
-  check_zero_point(op, "zero_point", zero_point, dtype);
-  const at::Tensor x = as_float_input(op, self);
-  at::Tensor out = at::_empty_affine_quantized(x.sizes(), x.options().dtype(dtype), scale,
-                                               zero_point, kept_format(self));
+namespace {
+
+// q = quantize(x) into yp (dense in x's layout); int_dtype: uint8 / int8 / int32.
+void quantize_tensor_into(const at::Tensor& x, double scale, int64_t zero_point, at::ScalarType int_dtype,
+                          void* yp) {
   const float inv = 1.0f / static_cast<float>(scale);
   const int32_t zp = static_cast<int32_t>(zero_point);
   const float* xp = x.const_data_ptr<float>();
-  void* yp = out.data_ptr();
   // A huge input streams through the caches and evicts the output anyway: write it with
   // non-temporal stores (no read-for-ownership of every output line).
   const bool stream = x.numel() * static_cast<int64_t>(sizeof(float)) >= kStreamBytes;
   parallel_elems(x.numel(), [&](int64_t b, int64_t e) {
-    if (dtype == at::kQUInt8) {
+    if (int_dtype == at::kByte) {
       if (stream) {
         QPLUGIN_ISA_CALL(quantize_u8_stream, xp + b, static_cast<uint8_t*>(yp) + b, e - b, inv, zp);
       } else {
         QPLUGIN_ISA_CALL(quantize_u8, xp + b, static_cast<uint8_t*>(yp) + b, e - b, inv, zp);
       }
-    } else if (dtype == at::kQInt8) {
+    } else if (int_dtype == at::kChar) {
       if (stream) {
         QPLUGIN_ISA_CALL(quantize_s8_stream, xp + b, static_cast<int8_t*>(yp) + b, e - b, inv, zp);
       } else {
@@ -212,6 +214,31 @@ at::Tensor quantize_per_tensor(const at::Tensor& self, double scale, int64_t zer
       QPLUGIN_ISA_CALL(quantize_s32, xp + b, static_cast<int32_t*>(yp) + b, e - b, inv, zp);
     }
   });
+}
+
+} // namespace
+
+at::Tensor quantize_per_tensor(const at::Tensor& self, double scale, int64_t zero_point,
+                               at::ScalarType dtype) {
+  constexpr const char* op = "quantize_per_tensor";
+  check_qdtype(op, "dtype", dtype);
+  check_scale(op, "scale", scale);
+  check_zero_point(op, "zero_point", zero_point, dtype);
+  const at::Tensor x = as_float_input(op, self);
+  at::Tensor out = at::_empty_affine_quantized(x.sizes(), x.options().dtype(dtype), scale,
+                                               zero_point, kept_format(self));
+  quantize_tensor_into(x, scale, zero_point, underlying_dtype(dtype), out.data_ptr());
+  return out;
+}
+
+at::Tensor quantize_per_tensor_int(const char* op, const at::Tensor& self, double scale, int64_t zero_point,
+                                   at::ScalarType dtype) {
+  check_int_dtype(op, "dtype", dtype);
+  check_scale(op, "scale", scale);
+  check_zero_point(op, "zero_point", zero_point, dtype);
+  const at::Tensor x = as_float_input(op, self);
+  at::Tensor out = at::empty(x.sizes(), x.options().dtype(dtype), kept_format(self));
+  quantize_tensor_into(x, scale, zero_point, dtype, out.data_ptr());
   return out;
 }
 
@@ -236,18 +263,19 @@ at::Tensor quantize_per_tensor_dynamic(const at::Tensor& self, at::ScalarType dt
   return cpu::quantize_per_tensor(x, qp.scale, qp.zero_point, dtype);
 }
 
-at::Tensor quantize_per_channel(const at::Tensor& self, const at::Tensor& scales,
-                                const at::Tensor& zero_points, int64_t axis, at::ScalarType dtype) {
-  constexpr const char* op = "quantize_per_channel";
-  check_qdtype(op, "dtype", dtype);
-  TORCH_CHECK_VALUE(self.dim() > 0, "qplugin::", op,
-                    ": self should have at least one dim for per-channel quantization, got a 0-dim tensor");
-  const int64_t ax = check_dim(op, "axis", axis, self.dim());
+namespace {
+
+// Per-channel quantize; int_dtype (uint8 / int8 / int32) picks the kernels, make_out(x, params, axis,
+// format) allocates the output (dense in format).
+template <typename MakeOut>
+at::Tensor quantize_per_channel_impl(const char* op, const at::Tensor& self, const at::Tensor& scales,
+                                     const at::Tensor& zero_points, int64_t axis, at::ScalarType range_dtype,
+                                     at::ScalarType int_dtype, MakeOut make_out) {
+  const int64_t ax = check_channel_axis(op, self, axis);
   const at::Tensor x = as_float_input(op, self);
-  ChannelParams p = check_channel_params(op, scales, zero_points, x.size(ax), dtype);
+  ChannelParams p = check_channel_params(op, scales, zero_points, x.size(ax), range_dtype);
   const at::MemoryFormat fmt = kept_format(self);
-  at::Tensor out = at::_empty_per_channel_affine_quantized(
-      x.sizes(), p.scales, p.zero_points, ax, x.options().dtype(dtype), fmt);
+  at::Tensor out = make_out(x, p, ax, fmt);
   const PerChannelWalk w = plan_walk(x.sizes(), ax, fmt);
   const float* xp = x.const_data_ptr<float>();
   void* yp = out.data_ptr();
@@ -263,19 +291,19 @@ at::Tensor quantize_per_channel(const at::Tensor& self, const at::Tensor& scales
       [&](int64_t off, int64_t c) {
         const float inv = p.inv_scales[c];
         const int32_t zp = p.zps[c];
-        if (dtype == at::kQUInt8) {
+        if (int_dtype == at::kByte) {
           QPLUGIN_ISA_CALL(quantize_ch_u8, xp + off, static_cast<uint8_t*>(yp) + off, inner, inv, zp);
-        } else if (dtype == at::kQInt8) {
+        } else if (int_dtype == at::kChar) {
           QPLUGIN_ISA_CALL(quantize_ch_s8, xp + off, static_cast<int8_t*>(yp) + off, inner, inv, zp);
         } else {
           QPLUGIN_ISA_CALL(quantize_s32, xp + off, static_cast<int32_t*>(yp) + off, inner, inv, zp);
         }
       },
       [&](int64_t off, int64_t len) {
-        if (dtype == at::kQUInt8) {
+        if (int_dtype == at::kByte) {
           QPLUGIN_ISA_CALL(quantize_periodic_u8, xp + off, static_cast<uint8_t*>(yp) + off, len,
                            w.period, inv_p.data(), zp_p.data());
-        } else if (dtype == at::kQInt8) {
+        } else if (int_dtype == at::kChar) {
           QPLUGIN_ISA_CALL(quantize_periodic_s8, xp + off, static_cast<int8_t*>(yp) + off, len,
                            w.period, inv_p.data(), zp_p.data());
         } else {
@@ -284,6 +312,36 @@ at::Tensor quantize_per_channel(const at::Tensor& self, const at::Tensor& scales
         }
       });
   return out;
+}
+
+} // namespace
+
+at::Tensor quantize_per_channel(const at::Tensor& self, const at::Tensor& scales,
+                                const at::Tensor& zero_points, int64_t axis, at::ScalarType dtype) {
+  constexpr const char* op = "quantize_per_channel";
+  check_qdtype(op, "dtype", dtype);
+  return quantize_per_channel_impl(
+      op, self, scales, zero_points, axis, dtype, underlying_dtype(dtype),
+      [dtype](const at::Tensor& x, const ChannelParams& p, int64_t ax, at::MemoryFormat fmt) {
+        return at::_empty_per_channel_affine_quantized(x.sizes(), p.scales, p.zero_points, ax,
+                                                       x.options().dtype(dtype), fmt);
+      });
+}
+
+at::Tensor quantize_per_channel_int(const char* op, const at::Tensor& self, const at::Tensor& scales,
+                                    const at::Tensor& zero_points, int64_t axis, at::ScalarType dtype) {
+  check_int_dtype(op, "dtype", dtype);
+  return quantize_per_channel_impl(
+      op, self, scales, zero_points, axis, dtype, dtype,
+      [dtype](const at::Tensor& x, const ChannelParams&, int64_t, at::MemoryFormat fmt) {
+        return at::empty(x.sizes(), x.options().dtype(dtype), fmt);
+      });
+}
+
+void check_per_channel_qparams(const char* op, const at::Tensor& data, const at::Tensor& scales,
+                               const at::Tensor& zero_points, int64_t* axis) {
+  *axis = check_channel_axis(op, data, *axis);
+  check_channel_params(op, scales, zero_points, data.size(*axis), data.scalar_type());
 }
 
 namespace {
@@ -320,9 +378,7 @@ at::Tensor make_per_channel_quantized_tensor(const at::Tensor& self, const at::T
                                              const at::Tensor& zero_points, int64_t axis) {
   constexpr const char* op = "make_per_channel_quantized_tensor";
   const at::ScalarType qt = qdtype_for_int(op, self);
-  TORCH_CHECK_VALUE(self.dim() > 0, "qplugin::", op,
-                    ": self should have at least one dim for per-channel quantization, got a 0-dim tensor");
-  const int64_t ax = check_dim(op, "axis", axis, self.dim());
+  const int64_t ax = check_channel_axis(op, self, axis);
   ChannelParams p = check_channel_params(op, scales, zero_points, self.size(ax), qt);
   const at::MemoryFormat fmt = kept_format(self);
   const at::Tensor src = self.contiguous(fmt);

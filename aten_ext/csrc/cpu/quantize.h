@@ -17,7 +17,15 @@ at::Tensor make_per_tensor_quantized_tensor(const at::Tensor& self, double scale
 at::Tensor make_per_channel_quantized_tensor(const at::Tensor& self, const at::Tensor& scales,
                                              const at::Tensor& zero_points, int64_t axis);
 
-// Plain-integer entry points: `data` is uint8 / int8 / int32.
+// Plain-integer entry points: `data` is uint8 / int8 / int32. The quantize forms
+// take dtype torch.uint8 / int8 / int32 and check their arguments (`op` names the caller).
+at::Tensor quantize_per_tensor_int(const char* op, const at::Tensor& self, double scale, int64_t zero_point,
+                                   at::ScalarType dtype);
+at::Tensor quantize_per_channel_int(const char* op, const at::Tensor& self, const at::Tensor& scales,
+                                    const at::Tensor& zero_points, int64_t axis, at::ScalarType dtype);
+// Checks per-channel qparams against integer `data`; wraps *axis.
+void check_per_channel_qparams(const char* op, const at::Tensor& data, const at::Tensor& scales,
+                               const at::Tensor& zero_points, int64_t* axis);
 at::Tensor dequantize_per_tensor_int(const at::Tensor& data, double scale, int64_t zero_point);
 at::Tensor dequantize_per_channel_int(const at::Tensor& data, const at::Tensor& scales,
                                       const at::Tensor& zero_points, int64_t axis);

@@ -15,11 +15,14 @@ inline bool is_qint_dtype(at::ScalarType t) {
   return t == at::kQUInt8 || t == at::kQInt8 || t == at::kQInt32;
 }
 
-// The integer range of a quantized dtype.
+// The integer range of a quantized dtype or of the plain integer dtype holding it
+// (uint8 / int8 / int32).
 inline std::pair<int64_t, int64_t> qrange(at::ScalarType t) {
   switch (t) {
-    case at::kQUInt8: return {0, 255};
-    case at::kQInt8: return {-128, 127};
+    case at::kQUInt8:
+    case at::kByte: return {0, 255};
+    case at::kQInt8:
+    case at::kChar: return {-128, 127};
     default: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
   }
 }
@@ -35,6 +38,22 @@ inline at::ScalarType underlying_dtype(at::ScalarType qt) {
 inline void check_qdtype(const char* op, const char* arg, at::ScalarType dtype) {
   TORCH_CHECK(is_qint_dtype(dtype), "qplugin::", op, ": ", arg,
               " should be torch.quint8, torch.qint8 or torch.qint32, got ", dtype);
+}
+
+// The plain tier's dtypes: uint8, int8, int32 holding quantized values.
+inline bool is_plain_int_dtype(at::ScalarType t) {
+  return t == at::kByte || t == at::kChar || t == at::kInt;
+}
+
+inline void check_int_dtype(const char* op, const char* arg, at::ScalarType dtype) {
+  TORCH_CHECK(is_plain_int_dtype(dtype), "qplugin::", op, ": ", arg,
+              " should be torch.uint8, torch.int8 or torch.int32, got ", dtype);
+}
+
+// A plain-tier input: a uint8 / int8 / int32 tensor (never a quantized one).
+inline void check_int_input(const char* op, const char* arg, const at::Tensor& t) {
+  TORCH_CHECK(is_plain_int_dtype(t.scalar_type()), "qplugin::", op, ": ", arg,
+              " should be a uint8, int8 or int32 tensor, got dtype ", t.scalar_type());
 }
 
 // A scale must be positive and finite, and stay so as a float with a finite

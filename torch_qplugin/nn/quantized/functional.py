@@ -134,6 +134,10 @@ def upsample_bilinear(input, size=None, scale_factor=None):
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
+# int8 data: a QTensor's dtype, or the qint8 of a quantized-dtype tensor while torch has it.
+_SIGNED_8BIT = (torch.int8, getattr(torch, "qint8", torch.int8))
+
+
 def hardswish(input: Tensor, scale: float, zero_point: int) -> Tensor:
     return _q.hardswish(input, scale, zero_point)
 
@@ -144,7 +148,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False, scale: Optional[float] = N
     if scale is None:
         scale = 1.0 / 256.0
     if zero_point is None:
-        zero_point = -128 if input.dtype == torch.qint8 else 0
+        zero_point = -128 if input.dtype in _SIGNED_8BIT else 0
     return _q.hardsigmoid(input, scale, zero_point)
 
 

@@ -15,26 +15,20 @@ namespace {
 using kernels::ActKind;
 using kernels::ActSpec;
 
-// Input checks shared by every activation: per-tensor quantized, sane qparams.
 void check_input(const char* op, const char* arg, const at::Tensor& qx) {
   cpu::check_per_tensor_input(op, arg, qx);
-  check_scale(op, "input scale", qx.q_scale());
-  check_zero_point(op, "input zero_point", qx.q_zero_point(), qx.scalar_type());
 }
 
-void check_output_qparams(const char* op, const at::Tensor& qx, double scale, int64_t zp) {
-  check_scale(op, "output_scale", scale);
-  check_zero_point(op, "output_zero_point", zp, qx.scalar_type());
+// Per-tensor input checked, with its input and output qparams.
+ActSpec checked_spec(const char* op, const char* arg, const at::Tensor& qx, ActKind kind, double out_scale,
+                     int64_t out_zp, double p0 = 0, double p1 = 0, double p2 = 0) {
+  check_input(op, arg, qx);
+  cpu::check_act_qparams(op, qx.q_scale(), qx.q_zero_point(), out_scale, out_zp, qx.scalar_type());
+  return cpu::act_spec(kind, qx.q_scale(), qx.q_zero_point(), out_scale, out_zp, p0, p1, p2);
 }
 
 at::Tensor new_output(const at::Tensor& qx, double scale, int64_t zp) {
   return at::_empty_affine_quantized(qx.sizes(), qx.options(), scale, zp, kept_format(qx));
-}
-
-double finite_scalar(const char* op, const char* arg, const at::Scalar& s) {
-  const double v = s.toDouble();
-  TORCH_CHECK_VALUE(std::isfinite(v), "qplugin::", op, ": ", arg, " should be a finite number, got ", v);
-  return v;
 }
 
 // Integer clamp, into a new tensor or (inplace) into qx.
@@ -62,9 +56,7 @@ at::Tensor clamp_to(const at::Tensor& qx, int64_t lo, int64_t hi, bool inplace) 
   return out;
 }
 
-at::Tensor activation(const at::Tensor& qx, ActSpec spec, bool inplace = false) {
-  spec.in_scale = static_cast<float>(qx.q_scale());
-  spec.in_zp = static_cast<int32_t>(qx.q_zero_point());
+at::Tensor activation(const at::Tensor& qx, const ActSpec& spec, bool inplace = false) {
   if (inplace && qx.is_contiguous(kept_format(qx))) {
     const at::Tensor d = int_view(qx);
     cpu::activation_int_out(d, d, spec);
@@ -79,89 +71,81 @@ at::Tensor activation(const at::Tensor& qx, ActSpec spec, bool inplace = false) 
   return out;
 }
 
-ActSpec spec_of(ActKind kind, double out_scale, int64_t out_zp, double p0 = 0, double p1 = 0, double p2 = 0) {
-  return ActSpec{kind, p0, p1, p2, 0.0f, 0, out_scale, static_cast<int32_t>(out_zp)};
+// Input checks of the integer clamps (relu, relu6, clamp).
+void check_clamp_input(const char* op, const at::Tensor& qx) {
+  check_input(op, "qx", qx);
+  check_scale(op, "input scale", qx.q_scale());
+  check_zero_point(op, "input zero_point", qx.q_zero_point(), qx.scalar_type());
 }
 
 at::Tensor relu_q(const at::Tensor& qx) {
-  check_input("relu", "qx", qx);
-  return clamp_to(qx, qx.q_zero_point(), qrange(qx.scalar_type()).second, false);
+  check_clamp_input("relu", qx);
+  const auto b = cpu::relu_bounds(qx.q_zero_point(), qx.scalar_type());
+  return clamp_to(qx, b.first, b.second, false);
 }
 
 at::Tensor relu6_q(const at::Tensor& qx, bool inplace) {
-  check_input("relu6", "qx", qx);
-  const int64_t six = cpu::quantize_bound(6.0, qx.q_scale(), qx.q_zero_point(), qx.scalar_type());
-  return clamp_to(qx, qx.q_zero_point(), six, inplace);
+  check_clamp_input("relu6", qx);
+  const auto b = cpu::relu6_bounds(qx.q_scale(), qx.q_zero_point(), qx.scalar_type());
+  return clamp_to(qx, b.first, b.second, inplace);
 }
 
 at::Tensor clamp_q(const at::Tensor& qx, const c10::optional<at::Scalar>& min,
                    const c10::optional<at::Scalar>& max) {
-  constexpr const char* op = "clamp";
-  check_input(op, "qx", qx);
-  TORCH_CHECK_VALUE(min.has_value() || max.has_value(), "qplugin::clamp: min and max should not both be None");
-  const auto r = qrange(qx.scalar_type());
-  int64_t lo = r.first, hi = r.second;
-  if (min.has_value()) lo = cpu::quantize_bound(finite_scalar(op, "min", *min), qx.q_scale(), qx.q_zero_point(), qx.scalar_type());
-  if (max.has_value()) hi = cpu::quantize_bound(finite_scalar(op, "max", *max), qx.q_scale(), qx.q_zero_point(), qx.scalar_type());
-  return clamp_to(qx, lo, hi, false);
+  check_clamp_input("clamp", qx);
+  const auto b = cpu::clamp_bounds("clamp", qx.q_scale(), qx.q_zero_point(), qx.scalar_type(), min, max);
+  return clamp_to(qx, b.first, b.second, false);
 }
 
 at::Tensor leaky_relu_q(const at::Tensor& qx, const at::Scalar& negative_slope, bool inplace,
                         double output_scale, int64_t output_zero_point) {
   constexpr const char* op = "leaky_relu";
-  check_input(op, "qx", qx);
-  check_output_qparams(op, qx, output_scale, output_zero_point);
-  const double slope = finite_scalar(op, "negative_slope", negative_slope);
+  const ActSpec spec = checked_spec(op, "qx", qx, ActKind::kLeakyRelu, output_scale, output_zero_point,
+                                    cpu::finite_scalar(op, "negative_slope", negative_slope));
   TORCH_CHECK_VALUE(!inplace || (output_scale == qx.q_scale() && output_zero_point == qx.q_zero_point()),
                     "qplugin::leaky_relu: inplace=True writes into qx, so output_scale and "
                     "output_zero_point should equal qx's (", qx.q_scale(), ", ", qx.q_zero_point(),
                     "), got (", output_scale, ", ", output_zero_point, ")");
-  return activation(qx, spec_of(ActKind::kLeakyRelu, output_scale, output_zero_point, slope), inplace);
+  return activation(qx, spec, inplace);
 }
 
 at::Tensor hardswish_q(const at::Tensor& input, double output_scale, int64_t output_zero_point) {
-  check_input("hardswish", "input", input);
-  check_output_qparams("hardswish", input, output_scale, output_zero_point);
-  return activation(input, spec_of(ActKind::kHardswish, output_scale, output_zero_point));
+  return activation(input, checked_spec("hardswish", "input", input, ActKind::kHardswish, output_scale,
+                                        output_zero_point));
 }
 
 at::Tensor hardsigmoid_q(const at::Tensor& input, double output_scale, int64_t output_zero_point) {
-  check_input("hardsigmoid", "input", input);
-  check_output_qparams("hardsigmoid", input, output_scale, output_zero_point);
-  return activation(input, spec_of(ActKind::kHardsigmoid, output_scale, output_zero_point));
+  return activation(input, checked_spec("hardsigmoid", "input", input, ActKind::kHardsigmoid, output_scale,
+                                        output_zero_point));
 }
 
 at::Tensor sigmoid_q(const at::Tensor& qx, double output_scale, int64_t output_zero_point) {
-  check_input("sigmoid", "qx", qx);
-  check_output_qparams("sigmoid", qx, output_scale, output_zero_point);
-  return activation(qx, spec_of(ActKind::kSigmoid, output_scale, output_zero_point));
+  return activation(qx, checked_spec("sigmoid", "qx", qx, ActKind::kSigmoid, output_scale, output_zero_point));
 }
 
 at::Tensor elu_q(const at::Tensor& self, double output_scale, int64_t output_zero_point,
                  const at::Scalar& alpha, const at::Scalar& scale, const at::Scalar& input_scale) {
   constexpr const char* op = "elu";
-  check_input(op, "self", self);
-  check_output_qparams(op, self, output_scale, output_zero_point);
-  return activation(self, spec_of(ActKind::kElu, output_scale, output_zero_point,
-                                  finite_scalar(op, "alpha", alpha), finite_scalar(op, "scale", scale),
-                                  finite_scalar(op, "input_scale", input_scale)));
+  return activation(self, checked_spec(op, "self", self, ActKind::kElu, output_scale, output_zero_point,
+                                       cpu::finite_scalar(op, "alpha", alpha), cpu::finite_scalar(op, "scale", scale),
+                                       cpu::finite_scalar(op, "input_scale", input_scale)));
 }
 
 at::Tensor celu_q(const at::Tensor& self, double output_scale, int64_t output_zero_point, const at::Scalar& alpha) {
   constexpr const char* op = "celu";
   check_input(op, "self", self);
-  check_output_qparams(op, self, output_scale, output_zero_point);
-  const double a = finite_scalar(op, "alpha", alpha);
+  const double a = cpu::finite_scalar(op, "alpha", alpha);
   TORCH_CHECK_VALUE(a != 0, "qplugin::celu: alpha should be non-zero, got 0");
-  return activation(self, spec_of(ActKind::kCelu, output_scale, output_zero_point, a));
+  return activation(self, checked_spec(op, "self", self, ActKind::kCelu, output_scale, output_zero_point, a));
 }
 
 // Keeps qx's qparams: x where x > threshold, else value (quantized with qx's qparams).
 at::Tensor threshold_q(const at::Tensor& qx, const at::Scalar& threshold, const at::Scalar& value) {
   constexpr const char* op = "threshold";
   check_input(op, "qx", qx);
-  return activation(qx, spec_of(ActKind::kThreshold, qx.q_scale(), qx.q_zero_point(),
-                                finite_scalar(op, "threshold", threshold), finite_scalar(op, "value", value)));
+  return activation(qx, checked_spec(op, "qx", qx, ActKind::kThreshold, qx.q_scale(), qx.q_zero_point(),
+                                     cpu::finite_scalar(op, "threshold", threshold),
+                                     cpu::finite_scalar(op, "value", value)));
 }
 
 } // namespace

@@ -5,6 +5,7 @@
 #include <torch/library.h>
 
 #include "cpu/elementwise.h"
+#include "cpu/quantize.h"
 #include "utils/checks.h"
 #include "utils/qtensor.h"
 
@@ -64,7 +65,8 @@ at::Tensor matmul_quantized(const at::Tensor& qa, const at::Tensor& qb, double s
   check_per_tensor("matmul", "qb", qb);
   TORCH_CHECK(qa.scalar_type() == qb.scalar_type(), "qplugin::matmul: qb should have the dtype of qa (",
               qa.scalar_type(), "), got ", qb.scalar_type());
-  return cpu::matmul_q(int_view(qa), qp_of(qa), int_view(qb), qp_of(qb), {scale, zero_point});
+  return cpu::make_per_tensor_quantized_tensor(
+      cpu::matmul_int(int_view(qa), qp_of(qa), int_view(qb), qp_of(qb), {scale, zero_point}), scale, zero_point);
 }
 
 } // namespace

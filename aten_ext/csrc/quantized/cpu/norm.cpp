@@ -18,22 +18,8 @@ namespace {
 void check_common(const char* op, const char* arg, const at::Tensor& qx, double eps, double output_scale,
                   int64_t output_zero_point) {
   cpu::check_per_tensor_input(op, arg, qx);
-  check_scale(op, "input scale", qx.q_scale());
-  check_zero_point(op, "input zero_point", qx.q_zero_point(), qx.scalar_type());
-  check_scale(op, "output_scale", output_scale);
-  check_zero_point(op, "output_zero_point", output_zero_point, qx.scalar_type());
-  TORCH_CHECK_VALUE(std::isfinite(eps) && eps >= 0, "qplugin::", op,
-                    ": eps should be a finite non-negative number, got ", eps);
-}
-
-// A float parameter tensor of the given shape (undefined allowed when optional).
-void check_param(const char* op, const char* arg, const at::Tensor& t, at::IntArrayRef shape) {
-  if (!t.defined()) return;
-  TORCH_CHECK(!t.is_quantized() && (t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble),
-              "qplugin::", op, ": ", arg, " should be a float32 or float64 tensor, got ",
-              t.is_quantized() ? "a quantized tensor of dtype " : "dtype ", t.scalar_type());
-  TORCH_CHECK_VALUE(t.sizes() == shape, "qplugin::", op, ": ", arg, " should have shape ", shape,
-                    ", got ", t.sizes());
+  cpu::check_norm_qparams(op, qx.q_scale(), qx.q_zero_point(), eps, output_scale, output_zero_point,
+                          qx.scalar_type());
 }
 
 at::Tensor layer_norm_q(const at::Tensor& input, at::IntArrayRef normalized_shape,
@@ -41,14 +27,9 @@ at::Tensor layer_norm_q(const at::Tensor& input, at::IntArrayRef normalized_shap
                         double eps, double output_scale, int64_t output_zero_point) {
   constexpr const char* op = "layer_norm";
   check_common(op, "input", input, eps, output_scale, output_zero_point);
-  const int64_t k = static_cast<int64_t>(normalized_shape.size());
-  TORCH_CHECK_VALUE(k <= input.dim() && input.sizes().slice(input.dim() - k) == normalized_shape,
-                    "qplugin::layer_norm: normalized_shape should match the last dims of input (shape ",
-                    input.sizes(), "), got ", normalized_shape);
   const at::Tensor w = weight.has_value() ? *weight : at::Tensor();
   const at::Tensor b = bias.has_value() ? *bias : at::Tensor();
-  check_param(op, "weight", w, normalized_shape);
-  check_param(op, "bias", b, normalized_shape);
+  cpu::check_layer_norm_args(op, "input", input.sizes(), normalized_shape, w, b);
   at::Tensor out = at::_empty_affine_quantized(input.sizes(), input.options(), output_scale, output_zero_point,
                                                kept_format(input));
   cpu::layer_norm_int_out(int_view(input), int_view(out), normalized_shape, w, b, eps, input.q_scale(),
@@ -63,23 +44,9 @@ at::Tensor batch_norm_q(const at::Tensor& qx, const c10::optional<at::Tensor>& w
                         double eps, double output_scale, int64_t output_zero_point) {
   constexpr const char* op = kOp;
   check_common(op, "qx", qx, eps, output_scale, output_zero_point);
-  TORCH_CHECK_VALUE(qx.dim() == kDims, "qplugin::", op, ": qx should be ", kDims, "-D ",
-                    kDims == 4 ? "[N, C, H, W]" : "[N, C, D, H, W]", ", got ", qx.dim(), " dims (shape ",
-                    qx.sizes(), ")");
-  const int64_t C = qx.size(1);
   const at::Tensor w = weight.has_value() ? *weight : at::Tensor();
   const at::Tensor b = bias.has_value() ? *bias : at::Tensor();
-  check_param(op, "weight", w, {C});
-  check_param(op, "bias", b, {C});
-  TORCH_CHECK(mean.defined() && var.defined(), "qplugin::", op, ": mean and var should be defined");
-  check_param(op, "mean", mean, {C});
-  check_param(op, "var", var, {C});
-  const at::Tensor vd = var.to(at::kDouble).contiguous();
-  for (int64_t c = 0; c < C; ++c) {
-    const double v = vd.const_data_ptr<double>()[c];
-    TORCH_CHECK_VALUE(v + eps > 0 && std::isfinite(v), "qplugin::", op, ": var + eps should be positive and "
-                      "finite for every channel, got var[", c, "] = ", v, " and eps ", eps);
-  }
+  cpu::check_batch_norm_args(op, "qx", qx.sizes(), w, b, mean, var, eps, kDims);
   at::Tensor out = at::_empty_affine_quantized(qx.sizes(), qx.options(), output_scale, output_zero_point,
                                                kept_format(qx));
   cpu::batch_norm_int_out(int_view(qx), int_view(out), w, b, mean, var, eps, qx.q_scale(), qx.q_zero_point(),
@@ -106,8 +73,8 @@ at::Tensor group_norm_common(const char* op, const at::Tensor& input, c10::optio
   }
   const at::Tensor w = weight.has_value() ? *weight : at::Tensor();
   const at::Tensor b = bias.has_value() ? *bias : at::Tensor();
-  check_param(op, "weight", w, {C});
-  check_param(op, "bias", b, {C});
+  cpu::check_param(op, "weight", w, {C});
+  cpu::check_param(op, "bias", b, {C});
   at::Tensor out = at::_empty_affine_quantized(input.sizes(), input.options(), output_scale, output_zero_point,
                                                kept_format(input));
   if (C == 0) return out;

@@ -1,0 +1,373 @@
+// The plain-integer tier's ops (qplugin::plain_*, CPU key): uint8 / int8 / int32
+// tensors with explicit qparams in, plain tensors out. Each is a thin adapter
+// onto the same cpu/ entry point the QuantizedCPU adapter calls, with the same
+// argument checks. No quantized-tensor API here (the wall, docs/design.md).
+// Fake (meta) kernels: torch_qplugin/_fakes.py.
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include <tuple>
+#include <vector>
+
+#include "cpu/activation.h"
+#include "cpu/elementwise.h"
+#include "cpu/pool.h"
+#include "cpu/quantize.h"
+#include "cpu/sort.h"
+#include "cpu/upsample.h"
+#include "utils/checks.h"
+#include "utils/qtensor.h"
+
+namespace qplugin {
+namespace cpu {
+namespace {
+
+// A per-tensor plain input: integer dtype and sane qparams (arg names the tensor argument).
+void check_input(const char* op, const char* arg, const at::Tensor& x, double scale, int64_t zero_point) {
+  check_int_input(op, arg, x);
+  check_scale(op, "input scale", scale);
+  check_zero_point(op, "input zero_point", zero_point, x.scalar_type());
+}
+
+// An output like x (its dtype and kept memory format).
+at::Tensor new_like(const at::Tensor& x) { return at::empty(x.sizes(), x.options(), kept_format(x)); }
+
+// ---- quantize / dequantize ----
+at::Tensor p_quantize_per_tensor(const at::Tensor& self, double scale, int64_t zero_point, at::ScalarType dtype) {
+  return quantize_per_tensor_int("plain_quantize_per_tensor", self, scale, zero_point, dtype);
+}
+at::Tensor p_quantize_per_channel(const at::Tensor& self, const at::Tensor& scales, const at::Tensor& zero_points,
+                                  int64_t axis, at::ScalarType dtype) {
+  return quantize_per_channel_int("plain_quantize_per_channel", self, scales, zero_points, axis, dtype);
+}
+at::Tensor p_dequantize_per_tensor(const at::Tensor& self, double scale, int64_t zero_point) {
+  constexpr const char* op = "plain_dequantize_per_tensor";
+  check_int_input(op, "self", self);
+  check_scale(op, "scale", scale);
+  check_zero_point(op, "zero_point", zero_point, self.scalar_type());
+  return dequantize_per_tensor_int(self, scale, zero_point);
+}
+at::Tensor p_dequantize_per_channel(const at::Tensor& self, const at::Tensor& scales, const at::Tensor& zero_points,
+                                    int64_t axis) {
+  constexpr const char* op = "plain_dequantize_per_channel";
+  check_int_input(op, "self", self);
+  int64_t ax = axis;
+  check_per_channel_qparams(op, self, scales, zero_points, &ax);
+  return dequantize_per_channel_int(self, scales, zero_points, ax);
+}
+
+// ---- elementwise (add_int / mul_int check dtypes and every qparam) ----
+template <BinaryKind kKind, bool kRelu>
+at::Tensor p_binary(const at::Tensor& a, double a_scale, int64_t a_zp, const at::Tensor& b, double b_scale,
+                    int64_t b_zp, double scale, int64_t zero_point) {
+  const char* op = kKind == BinaryKind::kAdd ? (kRelu ? "plain_add_relu" : "plain_add")
+                                             : (kRelu ? "plain_mul_relu" : "plain_mul");
+  check_int_input(op, "a", a);
+  check_int_input(op, "b", b);
+  return kKind == BinaryKind::kAdd ? add_int(a, {a_scale, a_zp}, b, {b_scale, b_zp}, {scale, zero_point}, kRelu)
+                                   : mul_int(a, {a_scale, a_zp}, b, {b_scale, b_zp}, {scale, zero_point}, kRelu);
+}
+
+template <BinaryKind kKind, bool kRelu>
+at::Tensor p_scalar(const at::Tensor& a, double a_scale, int64_t a_zp, const c10::Scalar& b) {
+  const char* op = kKind == BinaryKind::kAdd ? (kRelu ? "plain_add_scalar_relu" : "plain_add_scalar")
+                                             : "plain_mul_scalar";
+  check_input(op, "a", a, a_scale, a_zp);
+  at::Tensor out = new_like(a);
+  if (kKind == BinaryKind::kAdd) {
+    add_scalar_into(a, {a_scale, a_zp}, b, kRelu, out);
+  } else {
+    mul_scalar_into(a, {a_scale, a_zp}, b, kRelu, out);
+  }
+  return out;
+}
+
+// The output qparams of add_scalar / mul_scalar (dtype: the data's uint8 / int8 / int32).
+template <BinaryKind kKind>
+std::tuple<double, int64_t> p_scalar_qparams(double scale, int64_t zero_point, at::ScalarType dtype,
+                                             const c10::Scalar& b) {
+  const char* op = kKind == BinaryKind::kAdd ? "plain_add_scalar_qparams" : "plain_mul_scalar_qparams";
+  check_int_dtype(op, "dtype", dtype);
+  check_scale(op, "scale", scale);
+  check_zero_point(op, "zero_point", zero_point, dtype);
+  const QP qo = kKind == BinaryKind::kAdd ? add_scalar_qparams(op, {scale, zero_point}, dtype, b)
+                                          : mul_scalar_qparams(op, {scale, zero_point}, dtype, b);
+  return {qo.scale, qo.zero_point};
+}
+
+at::Tensor p_matmul(const at::Tensor& a, double a_scale, int64_t a_zp, const at::Tensor& b, double b_scale,
+                    int64_t b_zp, double scale, int64_t zero_point) {
+  constexpr const char* op = "plain_matmul";
+  check_input(op, "a", a, a_scale, a_zp);
+  check_input(op, "b", b, b_scale, b_zp);
+  return matmul_int(a, {a_scale, a_zp}, b, {b_scale, b_zp}, {scale, zero_point});
+}
+
+template <bool kRelu>
+at::Tensor p_cat(const at::TensorList& xs, at::ArrayRef<double> scales, at::IntArrayRef zero_points, int64_t dim,
+                 double scale, int64_t zero_point) {
+  const char* op = kRelu ? "plain_cat_relu" : "plain_cat";
+  TORCH_CHECK_VALUE(!xs.empty(), "qplugin::", op, ": xs should be a non-empty list of tensors, got an empty list");
+  TORCH_CHECK_VALUE(scales.size() == xs.size() && zero_points.size() == xs.size(), "qplugin::", op,
+                    ": scales and zero_points should have one entry per tensor (", xs.size(), "), got ",
+                    scales.size(), " and ", zero_points.size());
+  std::vector<at::Tensor> ts(xs.begin(), xs.end());
+  std::vector<QP> qps;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    check_int_input(op, "xs[i]", ts[i]);
+    qps.push_back({scales[i], zero_points[i]});
+  }
+  return cat_int(ts, qps, dim, {scale, zero_point}, kRelu);
+}
+
+// ---- comparators (compare_int checks dtypes and qparams) ----
+template <CmpOp kOp>
+at::Tensor p_cmp(const at::Tensor& self, double self_scale, int64_t self_zp, const at::Tensor& other,
+                 double other_scale, int64_t other_zp) {
+  check_int_input(cmp_name(kOp), "self", self);
+  check_int_input(cmp_name(kOp), "other", other);
+  return compare_int(kOp, self, {self_scale, self_zp}, other, {other_scale, other_zp});
+}
+template <CmpOp kOp>
+at::Tensor p_cmp_scalar(const at::Tensor& self, double self_scale, int64_t self_zp, const c10::Scalar& other) {
+  check_int_input(cmp_name(kOp), "self", self);
+  return compare_scalar_int(kOp, self, {self_scale, self_zp}, other);
+}
+
+// ---- sorting and reductions (values keep the input's qparams) ----
+std::tuple<at::Tensor, at::Tensor> p_sort(const at::Tensor& self, double scale, int64_t zero_point, int64_t dim,
+                                          bool descending, c10::optional<bool> stable) {
+  check_input("plain_sort", "self", self, scale, zero_point);
+  (void)stable;  // always stable: the unstable contract is a subset
+  return sort_int("plain_sort", self, scale, zero_point, dim, descending, plain_alloc(self));
+}
+at::Tensor p_argsort(const at::Tensor& self, double scale, int64_t zero_point, int64_t dim, bool descending) {
+  check_input("plain_argsort", "self", self, scale, zero_point);
+  return argsort_int("plain_argsort", self, scale, zero_point, dim, descending);
+}
+std::tuple<at::Tensor, at::Tensor> p_topk(const at::Tensor& self, double scale, int64_t zero_point, int64_t k,
+                                          int64_t dim, bool largest, bool sorted) {
+  check_input("plain_topk", "self", self, scale, zero_point);
+  return topk_int("plain_topk", self, scale, zero_point, k, dim, largest, sorted, plain_alloc(self));
+}
+template <bool kMax>
+at::Tensor p_max_all(const at::Tensor& self, double scale, int64_t zero_point) {
+  const char* op = kMax ? "plain_max" : "plain_min";
+  check_input(op, "self", self, scale, zero_point);
+  return max_all_int(op, self, scale, zero_point, kMax, plain_alloc(self));
+}
+template <bool kMax>
+std::tuple<at::Tensor, at::Tensor> p_max_dim(const at::Tensor& self, double scale, int64_t zero_point, int64_t dim,
+                                             bool keepdim) {
+  const char* op = kMax ? "plain_max" : "plain_min";
+  check_input(op, "self", self, scale, zero_point);
+  return max_dim_int(op, self, scale, zero_point, dim, keepdim, kMax, plain_alloc(self));
+}
+template <bool kMax>
+at::Tensor p_argmax(const at::Tensor& self, double scale, int64_t zero_point, c10::optional<int64_t> dim,
+                    bool keepdim) {
+  const char* op = kMax ? "plain_argmax" : "plain_argmin";
+  check_input(op, "self", self, scale, zero_point);
+  return argmax_int(op, self, scale, zero_point, dim, keepdim, kMax);
+}
+at::Tensor p_mean(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
+  check_int_input("plain_mean", "self", self);
+  return mean_int("plain_mean", self, dim, keepdim, plain_alloc(self));
+}
+
+// ---- activations ----
+at::Tensor clamp_new(const at::Tensor& x, std::pair<int64_t, int64_t> b) {
+  at::Tensor out = new_like(x);
+  clamp_int_out(x, out, b.first, b.second);
+  return out;
+}
+at::Tensor p_relu(const at::Tensor& x, double x_scale, int64_t x_zp) {
+  check_input("plain_relu", "x", x, x_scale, x_zp);
+  return clamp_new(x, relu_bounds(x_zp, x.scalar_type()));
+}
+at::Tensor p_relu6(const at::Tensor& x, double x_scale, int64_t x_zp) {
+  check_input("plain_relu6", "x", x, x_scale, x_zp);
+  return clamp_new(x, relu6_bounds(x_scale, x_zp, x.scalar_type()));
+}
+at::Tensor p_clamp(const at::Tensor& x, double x_scale, int64_t x_zp, const c10::optional<at::Scalar>& min,
+                   const c10::optional<at::Scalar>& max) {
+  check_input("plain_clamp", "x", x, x_scale, x_zp);
+  return clamp_new(x, clamp_bounds("plain_clamp", x_scale, x_zp, x.scalar_type(), min, max));
+}
+at::Tensor act_new(const char* op, const at::Tensor& x, double x_scale, int64_t x_zp, kernels::ActKind kind,
+                   double out_scale, int64_t out_zp, double p0 = 0, double p1 = 0, double p2 = 0) {
+  check_int_input(op, "x", x);
+  check_act_qparams(op, x_scale, x_zp, out_scale, out_zp, x.scalar_type());
+  at::Tensor out = new_like(x);
+  activation_int_out(x, out, act_spec(kind, x_scale, x_zp, out_scale, out_zp, p0, p1, p2));
+  return out;
+}
+at::Tensor p_leaky_relu(const at::Tensor& x, double x_scale, int64_t x_zp, const at::Scalar& negative_slope,
+                        double output_scale, int64_t output_zero_point) {
+  constexpr const char* op = "plain_leaky_relu";
+  return act_new(op, x, x_scale, x_zp, kernels::ActKind::kLeakyRelu, output_scale, output_zero_point,
+                 finite_scalar(op, "negative_slope", negative_slope));
+}
+template <kernels::ActKind kKind>
+at::Tensor p_act(const at::Tensor& x, double x_scale, int64_t x_zp, double output_scale, int64_t output_zero_point) {
+  const char* op = kKind == kernels::ActKind::kHardswish     ? "plain_hardswish"
+                   : kKind == kernels::ActKind::kHardsigmoid ? "plain_hardsigmoid"
+                                                             : "plain_sigmoid";
+  return act_new(op, x, x_scale, x_zp, kKind, output_scale, output_zero_point);
+}
+at::Tensor p_elu(const at::Tensor& x, double x_scale, int64_t x_zp, double output_scale, int64_t output_zero_point,
+                 const at::Scalar& alpha, const at::Scalar& scale, const at::Scalar& input_scale) {
+  constexpr const char* op = "plain_elu";
+  return act_new(op, x, x_scale, x_zp, kernels::ActKind::kElu, output_scale, output_zero_point,
+                 finite_scalar(op, "alpha", alpha), finite_scalar(op, "scale", scale),
+                 finite_scalar(op, "input_scale", input_scale));
+}
+
+// ---- softmax and normalization ----
+at::Tensor p_softmax(const at::Tensor& x, double x_scale, int64_t x_zp, int64_t dim, double output_scale,
+                     int64_t output_zero_point) {
+  constexpr const char* op = "plain_softmax";
+  check_int_input(op, "x", x);
+  check_act_qparams(op, x_scale, x_zp, output_scale, output_zero_point, x.scalar_type());
+  const int64_t d = check_dim(op, "dim", dim, x.dim());
+  at::Tensor out = new_like(x);
+  softmax_int_out(x, out, d, x_scale, x_zp, output_scale, output_zero_point);
+  return out;
+}
+at::Tensor p_layer_norm(const at::Tensor& x, double x_scale, int64_t x_zp, at::IntArrayRef normalized_shape,
+                        const c10::optional<at::Tensor>& weight, const c10::optional<at::Tensor>& bias, double eps,
+                        double output_scale, int64_t output_zero_point) {
+  constexpr const char* op = "plain_layer_norm";
+  check_int_input(op, "x", x);
+  check_norm_qparams(op, x_scale, x_zp, eps, output_scale, output_zero_point, x.scalar_type());
+  const at::Tensor w = weight.has_value() ? *weight : at::Tensor();
+  const at::Tensor b = bias.has_value() ? *bias : at::Tensor();
+  check_layer_norm_args(op, "x", x.sizes(), normalized_shape, w, b);
+  at::Tensor out = new_like(x);
+  layer_norm_int_out(x, out, normalized_shape, w, b, eps, x_scale, x_zp, output_scale, output_zero_point);
+  return out;
+}
+at::Tensor p_batch_norm2d(const at::Tensor& x, double x_scale, int64_t x_zp, const c10::optional<at::Tensor>& weight,
+                          const c10::optional<at::Tensor>& bias, const at::Tensor& mean, const at::Tensor& var,
+                          double eps, double output_scale, int64_t output_zero_point) {
+  constexpr const char* op = "plain_batch_norm2d";
+  check_int_input(op, "x", x);
+  check_norm_qparams(op, x_scale, x_zp, eps, output_scale, output_zero_point, x.scalar_type());
+  const at::Tensor w = weight.has_value() ? *weight : at::Tensor();
+  const at::Tensor b = bias.has_value() ? *bias : at::Tensor();
+  check_batch_norm_args(op, "x", x.sizes(), w, b, mean, var, eps);
+  at::Tensor out = new_like(x);
+  batch_norm_int_out(x, out, w, b, mean, var, eps, x_scale, x_zp, output_scale, output_zero_point, /*relu=*/false);
+  return out;
+}
+
+// ---- pooling and upsampling (integer domain: no scale needed) ----
+at::Tensor pool_out(const at::Tensor& x, const std::vector<int64_t>& sizes) {
+  return at::empty(sizes, x.options(), pool_format(x));
+}
+at::Tensor p_max_pool2d(const at::Tensor& x, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                        at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode) {
+  constexpr const char* op = "plain_max_pool2d";
+  check_int_input(op, "x", x);
+  check_pool_input_rank(op, "x", x);
+  const auto w = check_pool2d_args(op, x.sizes(), kernel_size, stride, padding, dilation, ceil_mode);
+  at::Tensor out = pool_out(x, pool2d_output_sizes(op, x.sizes(), w));
+  max_pool2d_int_out(x, w, out);
+  return out;
+}
+at::Tensor p_avg_pool2d(const at::Tensor& x, int64_t x_zp, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                        at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                        c10::optional<int64_t> divisor_override) {
+  constexpr const char* op = "plain_avg_pool2d";
+  check_int_input(op, "x", x);
+  check_zero_point(op, "x_zero_point", x_zp, x.scalar_type());
+  check_pool_input_rank(op, "x", x);
+  const auto w = check_pool2d_args(op, x.sizes(), kernel_size, stride, padding, {}, ceil_mode);
+  TORCH_CHECK_VALUE(!divisor_override.has_value() || *divisor_override > 0, "qplugin::", op,
+                    ": divisor_override should be a positive integer, got ", *divisor_override);
+  at::Tensor out = pool_out(x, pool2d_output_sizes(op, x.sizes(), w));
+  avg_pool2d_int_out(x, x_zp, w, count_include_pad, divisor_override, out);
+  return out;
+}
+at::Tensor p_adaptive_avg_pool2d(const at::Tensor& x, at::IntArrayRef output_size) {
+  constexpr const char* op = "plain_adaptive_avg_pool2d";
+  check_int_input(op, "x", x);
+  check_pool_input_rank(op, "x", x);
+  at::Tensor out = pool_out(x, adaptive_output_sizes(op, x.sizes(), output_size));
+  adaptive_avg_pool2d_int_out(x, out);
+  return out;
+}
+at::Tensor p_upsample_nearest2d(const at::Tensor& x, at::IntArrayRef output_size) {
+  constexpr const char* op = "plain_upsample_nearest2d";
+  check_int_input(op, "x", x);
+  at::Tensor out = pool_out(x, upsample_nearest2d_output_sizes(op, x.sizes(), output_size));
+  upsample_nearest2d_int_out(x, out);
+  return out;
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  m.impl("plain_quantize_per_tensor", TORCH_FN(p_quantize_per_tensor));
+  m.impl("plain_quantize_per_channel", TORCH_FN(p_quantize_per_channel));
+  m.impl("plain_dequantize_per_tensor", TORCH_FN(p_dequantize_per_tensor));
+  m.impl("plain_dequantize_per_channel", TORCH_FN(p_dequantize_per_channel));
+  m.impl("plain_add", TORCH_FN((p_binary<BinaryKind::kAdd, false>)));
+  m.impl("plain_add_relu", TORCH_FN((p_binary<BinaryKind::kAdd, true>)));
+  m.impl("plain_mul", TORCH_FN((p_binary<BinaryKind::kMul, false>)));
+  m.impl("plain_mul_relu", TORCH_FN((p_binary<BinaryKind::kMul, true>)));
+  m.impl("plain_add_scalar", TORCH_FN((p_scalar<BinaryKind::kAdd, false>)));
+  m.impl("plain_add_scalar_relu", TORCH_FN((p_scalar<BinaryKind::kAdd, true>)));
+  m.impl("plain_mul_scalar", TORCH_FN((p_scalar<BinaryKind::kMul, false>)));
+  m.impl("plain_matmul", TORCH_FN(p_matmul));
+  m.impl("plain_cat", TORCH_FN(p_cat<false>));
+  m.impl("plain_cat_relu", TORCH_FN(p_cat<true>));
+  m.impl("plain_eq", TORCH_FN(p_cmp<CmpOp::kEq>));
+  m.impl("plain_ne", TORCH_FN(p_cmp<CmpOp::kNe>));
+  m.impl("plain_ge", TORCH_FN(p_cmp<CmpOp::kGe>));
+  m.impl("plain_le", TORCH_FN(p_cmp<CmpOp::kLe>));
+  m.impl("plain_gt", TORCH_FN(p_cmp<CmpOp::kGt>));
+  m.impl("plain_lt", TORCH_FN(p_cmp<CmpOp::kLt>));
+  m.impl("plain_eq.Scalar", TORCH_FN(p_cmp_scalar<CmpOp::kEq>));
+  m.impl("plain_ne.Scalar", TORCH_FN(p_cmp_scalar<CmpOp::kNe>));
+  m.impl("plain_ge.Scalar", TORCH_FN(p_cmp_scalar<CmpOp::kGe>));
+  m.impl("plain_le.Scalar", TORCH_FN(p_cmp_scalar<CmpOp::kLe>));
+  m.impl("plain_gt.Scalar", TORCH_FN(p_cmp_scalar<CmpOp::kGt>));
+  m.impl("plain_lt.Scalar", TORCH_FN(p_cmp_scalar<CmpOp::kLt>));
+  m.impl("plain_sort", TORCH_FN(p_sort));
+  m.impl("plain_argsort", TORCH_FN(p_argsort));
+  m.impl("plain_topk", TORCH_FN(p_topk));
+  m.impl("plain_max", TORCH_FN(p_max_all<true>));
+  m.impl("plain_min", TORCH_FN(p_max_all<false>));
+  m.impl("plain_max.dim", TORCH_FN(p_max_dim<true>));
+  m.impl("plain_min.dim", TORCH_FN(p_max_dim<false>));
+  m.impl("plain_argmax", TORCH_FN(p_argmax<true>));
+  m.impl("plain_argmin", TORCH_FN(p_argmax<false>));
+  m.impl("plain_mean", TORCH_FN(p_mean));
+  m.impl("plain_relu", TORCH_FN(p_relu));
+  m.impl("plain_relu6", TORCH_FN(p_relu6));
+  m.impl("plain_clamp", TORCH_FN(p_clamp));
+  m.impl("plain_leaky_relu", TORCH_FN(p_leaky_relu));
+  m.impl("plain_hardswish", TORCH_FN(p_act<kernels::ActKind::kHardswish>));
+  m.impl("plain_hardsigmoid", TORCH_FN(p_act<kernels::ActKind::kHardsigmoid>));
+  m.impl("plain_sigmoid", TORCH_FN(p_act<kernels::ActKind::kSigmoid>));
+  m.impl("plain_elu", TORCH_FN(p_elu));
+  m.impl("plain_softmax", TORCH_FN(p_softmax));
+  m.impl("plain_layer_norm", TORCH_FN(p_layer_norm));
+  m.impl("plain_batch_norm2d", TORCH_FN(p_batch_norm2d));
+  m.impl("plain_max_pool2d", TORCH_FN(p_max_pool2d));
+  m.impl("plain_avg_pool2d", TORCH_FN(p_avg_pool2d));
+  m.impl("plain_adaptive_avg_pool2d", TORCH_FN(p_adaptive_avg_pool2d));
+  m.impl("plain_upsample_nearest2d", TORCH_FN(p_upsample_nearest2d));
+}
+
+// An empty list (or no tensor argument) carries no dispatch key; the dispatcher then takes this entry.
+TORCH_LIBRARY_IMPL(qplugin, CompositeExplicitAutograd, m) {
+  m.impl("plain_add_scalar_qparams", TORCH_FN(p_scalar_qparams<BinaryKind::kAdd>));
+  m.impl("plain_mul_scalar_qparams", TORCH_FN(p_scalar_qparams<BinaryKind::kMul>));
+  m.impl("plain_cat", TORCH_FN(p_cat<false>));
+  m.impl("plain_cat_relu", TORCH_FN(p_cat<true>));
+}
+
+} // namespace cpu
+} // namespace qplugin

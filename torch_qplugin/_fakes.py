@@ -1,0 +1,206 @@
+"""Fake (meta) kernels of the plain tier's ops (``qplugin::plain_*``), registered when the library loads.
+
+A fake kernel gives the output's shape, dtype and strides without computing it, so FakeTensor,
+torch.compile and torch.export can trace the plain ops. Each mirrors the allocation its C++ op
+(aten_ext/csrc/cpu/plain.cpp) makes: outputs keep the input's suggested memory format
+(channels_last stays channels_last, everything else is contiguous). Output shapes come from torch's
+own meta functions of the matching float op where one exists (pooling, upsample, matmul, cat), so
+no shape rule is written twice. Argument errors are the real kernels' job; the fakes only need the
+metadata of a valid call.
+"""
+import torch
+import torch.nn.functional as F
+from torch._prims_common import suggest_memory_format
+
+_LIB = "qplugin::"
+
+
+def _fake(name):
+    return torch.library.register_fake(_LIB + name)
+
+
+def _like(x, dtype=None, shape=None, memory_format=None):
+    return torch.empty(x.shape if shape is None else shape, dtype=x.dtype if dtype is None else dtype,
+                       device=x.device,
+                       memory_format=suggest_memory_format(x) if memory_format is None else memory_format)
+
+
+def _binary_out(a, b, dtype):
+    shape = torch.broadcast_shapes(a.shape, b.shape)
+    if a.shape == shape:
+        fmt = suggest_memory_format(a)
+    elif b.shape == shape:
+        fmt = suggest_memory_format(b)
+    else:
+        fmt = torch.contiguous_format
+    return torch.empty(shape, dtype=dtype, device=a.device, memory_format=fmt)
+
+
+def _pool_out(x, float_out):
+    fmt = suggest_memory_format(x) if x.dim() == 4 else torch.contiguous_format
+    return torch.empty(float_out.shape, dtype=x.dtype, device=x.device, memory_format=fmt)
+
+
+def _float(x):
+    return torch.empty(x.shape, dtype=torch.float32, device=x.device)
+
+
+def _reduced(x, dim, keepdim):
+    if x.dim() == 0:
+        return []
+    d = dim % x.dim()
+    shape = list(x.shape)
+    if keepdim:
+        shape[d] = 1
+    else:
+        del shape[d]
+    return shape
+
+
+def register():
+    @_fake("plain_quantize_per_tensor")
+    def _(self, scale, zero_point, dtype):
+        return _like(self, dtype=dtype)
+
+    @_fake("plain_quantize_per_channel")
+    def _(self, scales, zero_points, axis, dtype):
+        return _like(self, dtype=dtype)
+
+    @_fake("plain_dequantize_per_tensor")
+    def _(self, scale, zero_point):
+        return _like(self, dtype=torch.float32)
+
+    @_fake("plain_dequantize_per_channel")
+    def _(self, scales, zero_points, axis):
+        return _like(self, dtype=torch.float32)
+
+    for name in ("plain_add", "plain_add_relu", "plain_mul", "plain_mul_relu"):
+        @_fake(name)
+        def _(a, a_scale, a_zero_point, b, b_scale, b_zero_point, scale, zero_point):
+            return _binary_out(a, b, a.dtype)
+
+    @_fake("plain_matmul")
+    def _(a, a_scale, a_zero_point, b, b_scale, b_zero_point, scale, zero_point):
+        r = torch.matmul(_float(a), _float(b))
+        return _like(r, dtype=a.dtype)
+
+    for name in ("plain_add_scalar", "plain_add_scalar_relu", "plain_mul_scalar"):
+        @_fake(name)
+        def _(a, a_scale, a_zero_point, b):
+            return _like(a)
+
+    for name in ("plain_cat", "plain_cat_relu"):
+        @_fake(name)
+        def _(xs, scales, zero_points, dim, scale, zero_point):
+            kept = [x for x in xs if not (x.dim() == 1 and x.numel() == 0)]
+            fmts = {suggest_memory_format(x) for x in kept}
+            fmt = fmts.pop() if len(fmts) == 1 else torch.contiguous_format
+            shape = torch.cat([_float(x) for x in xs], dim).shape
+            return torch.empty(shape, dtype=xs[0].dtype, device=xs[0].device, memory_format=fmt)
+
+    for name in ("plain_eq", "plain_ne", "plain_ge", "plain_le", "plain_gt", "plain_lt"):
+        @_fake(name)
+        def _(self, self_scale, self_zero_point, other, other_scale, other_zero_point):
+            return _binary_out(self, other, torch.bool)
+
+        @_fake(name + ".Scalar")
+        def _(self, self_scale, self_zero_point, other):
+            return _like(self, dtype=torch.bool)
+
+    @_fake("plain_sort")
+    def _(self, scale, zero_point, dim=-1, descending=False, *, stable=None):
+        return (_like(self, memory_format=torch.contiguous_format),
+                _like(self, dtype=torch.int64, memory_format=torch.contiguous_format))
+
+    @_fake("plain_argsort")
+    def _(self, scale, zero_point, dim=-1, descending=False):
+        return _like(self, dtype=torch.int64, memory_format=torch.contiguous_format)
+
+    @_fake("plain_topk")
+    def _(self, scale, zero_point, k, dim=-1, largest=True, sorted=True):
+        shape = list(self.shape)
+        if self.dim() > 0:
+            shape[dim % self.dim()] = k
+        return (self.new_empty(shape), self.new_empty(shape, dtype=torch.int64))
+
+    for name in ("plain_max", "plain_min"):
+        @_fake(name)
+        def _(self, scale, zero_point):
+            return self.new_empty([])
+
+        @_fake(name + ".dim")
+        def _(self, scale, zero_point, dim, keepdim=False):
+            shape = _reduced(self, dim, keepdim)
+            return self.new_empty(shape), self.new_empty(shape, dtype=torch.int64)
+
+    for name in ("plain_argmax", "plain_argmin"):
+        @_fake(name)
+        def _(self, scale, zero_point, dim=None, keepdim=False):
+            if dim is None:
+                shape = [1] * self.dim() if keepdim else []
+            else:
+                shape = _reduced(self, dim, keepdim)
+            return self.new_empty(shape, dtype=torch.int64)
+
+    @_fake("plain_mean")
+    def _(self, dim=None, keepdim=False):
+        nd = self.dim()
+        reduce = set(range(nd)) if not dim else {d % nd for d in dim} if nd else set()
+        shape = [(1 if i in reduce else s) for i, s in enumerate(self.shape) if keepdim or i not in reduce]
+        return self.new_empty(shape)
+
+    @_fake("plain_relu")
+    def _(x, x_scale, x_zero_point):
+        return _like(x)
+
+    @_fake("plain_relu6")
+    def _(x, x_scale, x_zero_point):
+        return _like(x)
+
+    @_fake("plain_clamp")
+    def _(x, x_scale, x_zero_point, min=None, max=None):
+        return _like(x)
+
+    @_fake("plain_leaky_relu")
+    def _(x, x_scale, x_zero_point, negative_slope, output_scale, output_zero_point):
+        return _like(x)
+
+    for name in ("plain_hardswish", "plain_hardsigmoid", "plain_sigmoid"):
+        @_fake(name)
+        def _(x, x_scale, x_zero_point, output_scale, output_zero_point):
+            return _like(x)
+
+    @_fake("plain_elu")
+    def _(x, x_scale, x_zero_point, output_scale, output_zero_point, alpha=1, scale=1, input_scale=1):
+        return _like(x)
+
+    @_fake("plain_softmax")
+    def _(x, x_scale, x_zero_point, dim, output_scale, output_zero_point):
+        return _like(x)
+
+    @_fake("plain_layer_norm")
+    def _(x, x_scale, x_zero_point, normalized_shape, weight, bias, eps, output_scale, output_zero_point):
+        return _like(x)
+
+    @_fake("plain_batch_norm2d")
+    def _(x, x_scale, x_zero_point, weight, bias, mean, var, eps, output_scale, output_zero_point):
+        return _like(x)
+
+    @_fake("plain_max_pool2d")
+    def _(x, kernel_size, stride, padding, dilation, ceil_mode):
+        return _pool_out(x, F.max_pool2d(_float(x), kernel_size, stride, padding, dilation, ceil_mode))
+
+    @_fake("plain_avg_pool2d")
+    def _(x, x_zero_point, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+        return _pool_out(x, F.avg_pool2d(_float(x), kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                         divisor_override))
+
+    @_fake("plain_adaptive_avg_pool2d")
+    def _(x, output_size):
+        return _pool_out(x, F.adaptive_avg_pool2d(_float(x), output_size))
+
+    @_fake("plain_upsample_nearest2d")
+    def _(x, output_size):
+        shape = list(x.shape[:-2]) + list(output_size)
+        fmt = suggest_memory_format(x) if x.dim() == 4 else torch.contiguous_format
+        return torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=fmt)

@@ -1,0 +1,413 @@
+"""torch_qplugin.QTensor: a quantized tensor without a quantized dtype.
+
+A torch.Tensor wrapper subclass holding a plain integer tensor (uint8 / int8 / int32; `int_repr()`)
+and its Quantizer (PerTensorAffine / PerChannelAffine). It answers what a quantized tensor answers
+(dequantize, qscheme, q_scale, ...), and torch ops on it run the plain tier's ops
+(``qplugin::plain_*``) through ``__torch_dispatch__``: view ops, slicing, cat, comparators, sort /
+topk / max / min / argmax / mean, relu / clamp, pooling, upsample, and every ``qplugin::`` op (so
+``torch_qplugin.nn.quantized.functional`` accepts it). Any other op raises NotImplementedError
+naming it: a QTensor is never silently dequantized. ``__tensor_flatten__`` /
+``__tensor_unflatten__`` make it traceable by torch.compile and torch.export.
+"""
+import torch
+
+from .quantizer import PerChannelAffine, PerTensorAffine, Quantizer
+
+aten = torch.ops.aten
+_q = torch.ops.qplugin
+
+
+class QTensor(torch.Tensor):
+    @staticmethod
+    def __new__(cls, data, quantizer):
+        return torch.Tensor._make_wrapper_subclass(
+            cls, data.shape, strides=data.stride(), storage_offset=data.storage_offset(), dtype=data.dtype,
+            device=data.device, requires_grad=False)
+
+    def __init__(self, data, quantizer):
+        if not isinstance(quantizer, Quantizer):
+            raise TypeError(f"torch_qplugin.QTensor: quantizer should be a Quantizer, got {type(quantizer).__name__}")
+        if data.dtype != quantizer.dtype:
+            raise TypeError(f"torch_qplugin.QTensor: data should have the quantizer's dtype {quantizer.dtype}, "
+                            f"got {data.dtype}")
+        self._data = data
+        self.quantizer = quantizer
+
+    # ---- what a quantized tensor answers ----
+    def int_repr(self):
+        return self._data
+
+    def dequantize(self):
+        return self.quantizer.dequantize(self._data)
+
+    def qscheme(self):
+        return self.quantizer.qscheme
+
+    def _per_tensor(self, what):
+        if not isinstance(self.quantizer, PerTensorAffine):
+            raise RuntimeError(f"torch_qplugin.QTensor.{what}: the tensor should be per-tensor affine, "
+                               f"got {self.quantizer!r}")
+        return self.quantizer
+
+    def _per_channel(self, what):
+        if not isinstance(self.quantizer, PerChannelAffine):
+            raise RuntimeError(f"torch_qplugin.QTensor.{what}: the tensor should be per-channel affine, "
+                               f"got {self.quantizer!r}")
+        return self.quantizer
+
+    def q_scale(self):
+        return self._per_tensor("q_scale").scale
+
+    def q_zero_point(self):
+        return self._per_tensor("q_zero_point").zero_point
+
+    def q_per_channel_scales(self):
+        return self._per_channel("q_per_channel_scales").scales
+
+    def q_per_channel_zero_points(self):
+        return self._per_channel("q_per_channel_zero_points").zero_points
+
+    def q_per_channel_axis(self):
+        return self._per_channel("q_per_channel_axis").axis
+
+    def __repr__(self):
+        return f"QTensor({self._data!r}, quantizer={self.quantizer!r})"
+
+    # ---- tracing (torch.compile / torch.export) ----
+    def __tensor_flatten__(self):
+        qz = self.quantizer
+        if isinstance(qz, PerTensorAffine):
+            return ["_data"], ("tensor", qz.scale, qz.zero_point, qz.dtype)
+        return ["_data", "_scales", "_zero_points"], ("channel", qz.axis, qz.dtype)
+
+    @property
+    def _scales(self):
+        return self.quantizer.scales
+
+    @property
+    def _zero_points(self):
+        return self.quantizer.zero_points
+
+    @staticmethod
+    def __tensor_unflatten__(inner, ctx, outer_size, outer_stride):
+        if ctx[0] == "tensor":
+            qz = PerTensorAffine.__new__(PerTensorAffine)  # already checked when first made
+            qz.scale, qz.zero_point, qz.dtype = ctx[1], ctx[2], ctx[3]
+        else:
+            qz = PerChannelAffine.__new__(PerChannelAffine)
+            qz.scales, qz.zero_points, qz.axis, qz.dtype = inner["_scales"], inner["_zero_points"], ctx[1], ctx[2]
+        return QTensor(inner["_data"], qz)
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        handler = _HANDLERS.get(func)
+        if handler is None:
+            handler = _HANDLERS.get(func.overloadpacket)
+        if handler is None:
+            raise NotImplementedError(
+                f"torch_qplugin.QTensor: {func} is not supported on a QTensor (dequantize() it first, "
+                f"or use a torch_qplugin op)")
+        return handler(func, args, kwargs)
+
+
+# ---- handlers ----------------------------------------------------------------------------------
+_HANDLERS = {}
+
+
+def _register(*funcs):
+    def deco(fn):
+        for f in funcs:
+            _HANDLERS[f] = fn
+        return fn
+    return deco
+
+
+def _unwrap(x):
+    return x._data if isinstance(x, QTensor) else x
+
+
+def _qp(x, func):
+    """(data, scale, zero_point) of a per-tensor QTensor argument of func."""
+    if not isinstance(x, QTensor):
+        raise TypeError(f"torch_qplugin.QTensor: {func} expects QTensor inputs, got {type(x).__name__}")
+    if not isinstance(x.quantizer, PerTensorAffine):
+        raise NotImplementedError(f"torch_qplugin.QTensor: {func} is supported on per-tensor QTensors only, "
+                                  f"got {x.quantizer!r}")
+    return x._data, x.quantizer.scale, x.quantizer.zero_point
+
+
+def _wrap(data, qz):
+    return QTensor(data, qz)
+
+
+def _like(x, data):
+    return QTensor(data, x.quantizer)
+
+
+def _per_tensor(scale, zero_point, dtype):
+    qz = PerTensorAffine.__new__(PerTensorAffine)  # values come from a checked op
+    qz.scale, qz.zero_point, qz.dtype = float(scale), int(zero_point), dtype
+    return qz
+
+
+# Ops that only move, view or copy the integers: the same op on the data, the same quantizer.
+# Per-channel tensors keep their quantizer only where the channel axis stays put (copies).
+_MOVE = [aten.view.default, aten._unsafe_view.default, aten.permute.default, aten.select.int,
+         aten.slice.Tensor, aten.t.default, aten.transpose.int, aten.unsqueeze.default, aten.squeeze.dim,
+         aten.squeeze.dims, aten.squeeze.default, aten.expand.default, aten.alias.default,
+         aten._reshape_alias.default, aten.unfold.default, aten.as_strided.default, aten.split.Tensor,
+         aten.split_with_sizes.default, aten.unbind.int, aten.chunk.default, aten.narrow.default,
+         aten.flip.default, aten.roll.default, aten.repeat.default]
+_COPY = [aten.clone.default, aten.detach.default, aten._to_copy.default, aten.contiguous.default]
+
+
+@_register(*_MOVE)
+def _move(func, args, kwargs):
+    x = args[0]
+    if not isinstance(x.quantizer, PerTensorAffine):
+        raise NotImplementedError(f"torch_qplugin.QTensor: {func} on a per-channel QTensor is not supported "
+                                  f"(it may move the channel axis)")
+    out = func(x._data, *args[1:], **kwargs)
+    if isinstance(out, (list, tuple)):
+        return type(out)(_like(x, o) for o in out)
+    return _like(x, out)
+
+
+@_register(*_COPY)
+def _copy(func, args, kwargs):
+    x = args[0]
+    if func is aten._to_copy.default and kwargs.get("dtype", x.dtype) != x.dtype:
+        raise NotImplementedError(f"torch_qplugin.QTensor: {func} to dtype {kwargs['dtype']} is not supported "
+                                  f"(dequantize() or int_repr() first)")
+    return _like(x, func(x._data, *args[1:], **kwargs))
+
+
+def _cmp(plain):
+    def handler(func, args, kwargs):
+        a, other = args[0], args[1]
+        da, sa, za = _qp(a, func)
+        if isinstance(other, QTensor):
+            db, sb, zb = _qp(other, func)
+            return plain.default(da, sa, za, db, sb, zb)
+        if torch.is_tensor(other):
+            raise NotImplementedError(f"torch_qplugin.QTensor: {func} between a QTensor and a plain tensor")
+        return plain.Scalar(da, sa, za, other)
+    return handler
+
+
+for _name in ("eq", "ne", "ge", "le", "gt", "lt"):
+    _register(getattr(aten, _name).Tensor, getattr(aten, _name).Scalar)(_cmp(getattr(_q, "plain_" + _name)))
+
+
+@_register(aten.max.default, aten.min.default)
+def _max_all(func, args, kwargs):
+    d, s, z = _qp(args[0], func)
+    op = _q.plain_max if func is aten.max.default else _q.plain_min
+    return _like(args[0], op.default(d, s, z))
+
+
+@_register(aten.max.dim, aten.min.dim)
+def _max_dim(func, args, kwargs):
+    d, s, z = _qp(args[0], func)
+    op = _q.plain_max if func is aten.max.dim else _q.plain_min
+    v, i = op.dim(d, s, z, *args[1:], **kwargs)
+    return _like(args[0], v), i
+
+
+@_register(aten.argmax.default, aten.argmin.default)
+def _argmax(func, args, kwargs):
+    d, s, z = _qp(args[0], func)
+    op = _q.plain_argmax if func is aten.argmax.default else _q.plain_argmin
+    return op(d, s, z, *args[1:], **kwargs)
+
+
+@_register(aten.mean.dim, aten.mean.default)
+def _mean(func, args, kwargs):
+    d, _, _ = _qp(args[0], func)
+    if kwargs.get("dtype") is not None:
+        raise NotImplementedError(f"torch_qplugin.QTensor: {func} with a dtype is not supported")
+    kw = {k: v for k, v in kwargs.items() if k != "dtype"}
+    return _like(args[0], _q.plain_mean(d, *args[1:], **kw))
+
+
+@_register(aten.relu.default)
+def _relu(func, args, kwargs):
+    return _like(args[0], _q.plain_relu(*_qp(args[0], func)))
+
+
+@_register(aten.hardtanh.default, aten.clamp.default)
+def _clamp(func, args, kwargs):
+    d, s, z = _qp(args[0], func)
+    lo = args[1] if len(args) > 1 else kwargs.get("min", -1.0 if func is aten.hardtanh.default else None)
+    hi = args[2] if len(args) > 2 else kwargs.get("max", 1.0 if func is aten.hardtanh.default else None)
+    return _like(args[0], _q.plain_clamp(d, s, z, lo, hi))
+
+
+def _pair(v):
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    return v * 2 if len(v) == 1 else v
+
+
+def _pool_args(args, kwargs):
+    names = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
+    vals = dict(zip(names, args[1:]), **kwargs)
+    kernel = _pair(vals["kernel_size"])
+    stride = _pair(vals["stride"]) if vals.get("stride") else kernel
+    return kernel, stride, _pair(vals.get("padding", 0)), _pair(vals.get("dilation", 1)), vals.get("ceil_mode", False)
+
+
+@_register(aten.max_pool2d.default)
+def _max_pool2d(func, args, kwargs):
+    d, _, _ = _qp(args[0], func)
+    return _like(args[0], _q.plain_max_pool2d(d, *_pool_args(args, kwargs)))
+
+
+@_register(aten.max_pool2d_with_indices.default)
+def _max_pool2d_with_indices(func, args, kwargs):
+    # F.max_pool2d reaches here (torch's max_pool2d decomposes). The indices of the largest
+    # integers are those of the largest real values (scale > 0); torch finds them on the exact
+    # float copy of the integers.
+    d, _, _ = _qp(args[0], func)
+    pool = _pool_args(args, kwargs)
+    indices = aten.max_pool2d_with_indices.default(d.float(), *pool)[1]
+    return _like(args[0], _q.plain_max_pool2d(d, *pool)), indices
+
+
+@_register(aten.avg_pool2d.default)
+def _avg_pool2d(func, args, kwargs):
+    d, _, z = _qp(args[0], func)
+    names = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override")
+    vals = dict(zip(names, args[1:]), **kwargs)
+    kernel = _pair(vals["kernel_size"])
+    stride = _pair(vals["stride"]) if vals.get("stride") else kernel
+    return _like(args[0], _q.plain_avg_pool2d(d, z, kernel, stride, _pair(vals.get("padding", 0)),
+                                              vals.get("ceil_mode", False), vals.get("count_include_pad", True),
+                                              vals.get("divisor_override")))
+
+
+@_register(aten._adaptive_avg_pool2d.default, aten.adaptive_avg_pool2d.default)
+def _adaptive(func, args, kwargs):
+    d, _, _ = _qp(args[0], func)
+    return _like(args[0], _q.plain_adaptive_avg_pool2d(d, list(args[1])))
+
+
+@_register(aten.upsample_nearest2d.default, aten.upsample_nearest2d.vec)
+def _upsample(func, args, kwargs):
+    d, _, _ = _qp(args[0], func)
+    size = args[1]
+    if size is None:
+        raise NotImplementedError(f"torch_qplugin.QTensor: {func} needs an output size (scale factors are not "
+                                  f"supported)")
+    return _like(args[0], _q.plain_upsample_nearest2d(d, list(size)))
+
+
+# ---- qplugin:: ops on QTensors: the plain twin with the QTensor's qparams ------------------------
+def _plain_same_qparams(plain):
+    """Ops whose output keeps the input's qparams (clamp family, pooling): args after the input as given."""
+    def handler(func, args, kwargs):
+        d, s, z = _qp(args[0], func)
+        return _like(args[0], plain(d, s, z, *args[1:], **kwargs))
+    return handler
+
+
+def _plain_out_qparams(plain, out_at):
+    """Ops with explicit output qparams at positions out_at (scale, zero_point) of the quantized schema."""
+    def handler(func, args, kwargs):
+        d, s, z = _qp(args[0], func)
+        out = plain(d, s, z, *args[1:], **kwargs)
+        return _wrap(out, _per_tensor(args[out_at], args[out_at + 1], d.dtype))
+    return handler
+
+
+def _binary(plain):
+    def handler(func, args, kwargs):
+        da, sa, za = _qp(args[0], func)
+        db, sb, zb = _qp(args[1], func)
+        return _wrap(plain(da, sa, za, db, sb, zb, args[2], args[3]), _per_tensor(args[2], args[3], da.dtype))
+    return handler
+
+
+def _scalar(plain, plain_qparams):
+    def handler(func, args, kwargs):
+        d, s, z = _qp(args[0], func)
+        so, zo = plain_qparams(s, z, d.dtype, args[1])
+        return _wrap(plain(d, s, z, args[1]), _per_tensor(so, zo, d.dtype))
+    return handler
+
+
+def _register_qplugin_ops():
+    for name in ("add", "add_relu", "mul", "mul_relu", "matmul"):
+        _HANDLERS[getattr(_q, name).default] = _binary(getattr(_q, "plain_" + name))
+    for name, qp in (("add_scalar", _q.plain_add_scalar_qparams), ("add_scalar_relu", _q.plain_add_scalar_qparams),
+                     ("mul_scalar", _q.plain_mul_scalar_qparams)):
+        _HANDLERS[getattr(_q, name).default] = _scalar(getattr(_q, "plain_" + name), qp)
+    _HANDLERS[_q.cat.default] = _qplugin_cat(_q.plain_cat)
+    _HANDLERS[aten.cat.default] = lambda f, a, k: _HANDLERS[_q.cat.default](
+        f, (a[0], a[1] if len(a) > 1 else k.get("dim", 0), None, None), {})
+    _HANDLERS[_q.cat_relu.default] = _qplugin_cat(_q.plain_cat_relu)
+    _HANDLERS[_q.relu.default] = lambda f, a, k: _like(a[0], _q.plain_relu(*_qp(a[0], f)))
+    _HANDLERS[_q.relu6.default] = _relu6_q
+    _HANDLERS[_q.clamp.default] = _plain_same_qparams(_q.plain_clamp)
+    # (quantized schema: qx, negative_slope, inplace, output_scale, output_zero_point)
+    _HANDLERS[_q.leaky_relu.default] = _leaky
+    for name in ("hardswish", "hardsigmoid", "sigmoid", "elu"):
+        _HANDLERS[getattr(_q, name).default] = _plain_out_qparams(getattr(_q, "plain_" + name), 1)
+    _HANDLERS[_q.softmax.default] = _plain_out_qparams(_q.plain_softmax, 2)
+    _HANDLERS[_q.layer_norm.default] = _plain_out_qparams(_q.plain_layer_norm, 5)
+    _HANDLERS[_q.batch_norm2d.default] = _plain_out_qparams(_q.plain_batch_norm2d, 6)
+    _HANDLERS[_q.max_pool2d.default] = lambda f, a, k: _like(a[0], _q.plain_max_pool2d(_qp(a[0], f)[0], *a[1:]))
+    _HANDLERS[_q.avg_pool2d.default] = lambda f, a, k: _like(
+        a[0], _q.plain_avg_pool2d(_qp(a[0], f)[0], _qp(a[0], f)[2], *a[1:]))
+    _HANDLERS[_q.adaptive_avg_pool2d.default] = lambda f, a, k: _like(
+        a[0], _q.plain_adaptive_avg_pool2d(_qp(a[0], f)[0], *a[1:]))
+    _HANDLERS[_q.upsample_nearest2d.default] = lambda f, a, k: _like(
+        a[0], _q.plain_upsample_nearest2d(_qp(a[0], f)[0], *a[1:]))
+    _HANDLERS[_q.dequantize.default] = lambda f, a, k: a[0].dequantize()
+    _HANDLERS[_q.int_repr.default] = lambda f, a, k: a[0].int_repr().clone()
+    _HANDLERS[_q.mean.default] = lambda f, a, k: _like(a[0], _q.plain_mean(_qp(a[0], f)[0], *a[1:], **k))
+    for f, plain in ((_q.sort.default, _q.plain_sort), (_q.topk.default, _q.plain_topk),
+                     (aten.sort.default, _q.plain_sort), (aten.sort.stable, _q.plain_sort),
+                     (aten.topk.default, _q.plain_topk)):
+        _HANDLERS[f] = _values_indices(plain)
+    for name in ("eq", "ne", "ge", "le", "gt", "lt"):
+        _HANDLERS[getattr(_q, name).default] = _cmp(getattr(_q, "plain_" + name))
+        _HANDLERS[getattr(_q, name).Scalar] = _cmp(getattr(_q, "plain_" + name))
+
+
+def _qplugin_cat(plain):
+    """qplugin::cat(qx, dim, scale, zero_point): None keeps the first input's qparams."""
+    def handler(func, args, kwargs):
+        xs, dim = args[0], args[1]
+        parts = [_qp(x, func) for x in xs]
+        s = parts[0][1] if args[2] is None else args[2]
+        z = parts[0][2] if args[3] is None else args[3]
+        data = plain([p[0] for p in parts], [p[1] for p in parts], [p[2] for p in parts], dim, s, z)
+        return _wrap(data, _per_tensor(s, z, data.dtype))
+    return handler
+
+
+def _values_indices(plain):
+    """sort / topk: (values with the input's qparams, indices)."""
+    def handler(func, args, kwargs):
+        d, s, z = _qp(args[0], func)
+        v, i = plain(d, s, z, *args[1:], **kwargs)
+        return _like(args[0], v), i
+    return handler
+
+
+def _relu6_q(func, args, kwargs):
+    if (args[1] if len(args) > 1 else kwargs.get("inplace", False)):
+        raise NotImplementedError(f"torch_qplugin.QTensor: {func} with inplace=True is not supported")
+    return _like(args[0], _q.plain_relu6(*_qp(args[0], func)))
+
+
+def _leaky(func, args, kwargs):
+    d, s, z = _qp(args[0], func)
+    qx, slope, inplace, so, zo = args
+    if inplace:
+        raise NotImplementedError(f"torch_qplugin.QTensor: {func} with inplace=True is not supported")
+    return _wrap(_q.plain_leaky_relu(d, s, z, slope, so, zo), _per_tensor(so, zo, d.dtype))
+
+
+_register_qplugin_ops()

@@ -1,0 +1,110 @@
+"""Quantizer objects (the seeds' design): a quantized tensor holds a Quantizer, which knows how to
+quantize and dequantize. Plain tier: no quantized dtype is created here; data is uint8 / int8 /
+int32 and the qparams live in the Quantizer (docs/design.md, "Two tiers").
+
+    qz = torch_qplugin.PerTensorAffine(0.05, 128, torch.uint8)
+    q = qz.quantize(x)          # torch_qplugin.QTensor
+    y = qz.dequantize(q)        # float32
+
+Arguments are checked by the plain ops themselves (qplugin::plain_quantize_per_tensor /
+plain_dequantize_per_channel), so a bad scale, zero point or dtype gets the ops' own message.
+"""
+import torch
+
+_q = torch.ops.qplugin
+
+# The quantized dtypes' names are accepted as aliases while torch still has them (looked up by
+# name, so this file keeps working once they are gone).
+_ALIASES = {getattr(torch, qn): dt for qn, dt in (("quint8", torch.uint8), ("qint8", torch.int8),
+                                                   ("qint32", torch.int32)) if hasattr(torch, qn)}
+
+
+def plain_dtype(dtype):
+    """torch.uint8 / int8 / int32 for a plain dtype or its quantized-dtype alias."""
+    return _ALIASES.get(dtype, dtype)
+
+
+class Quantizer:
+    """Base class: maps float tensors to QTensors and back."""
+
+    dtype: torch.dtype
+
+    def quantize(self, x):
+        raise NotImplementedError
+
+    def dequantize(self, q):
+        raise NotImplementedError
+
+    def _data(self, q):
+        from .qtensor import QTensor
+
+        return q.int_repr() if isinstance(q, QTensor) else q
+
+
+class PerTensorAffine(Quantizer):
+    """q = clamp(round_half_even(x / scale) + zero_point) in dtype's range."""
+
+    def __init__(self, scale, zero_point, dtype=torch.uint8):
+        self.scale = float(scale)
+        self.zero_point = int(zero_point)
+        self.dtype = plain_dtype(dtype)
+        # The op's checks, once, on an empty tensor: same errors as the ops.
+        _q.plain_quantize_per_tensor(torch.empty(0), self.scale, self.zero_point, self.dtype)
+
+    qscheme = torch.per_tensor_affine
+
+    def quantize(self, x):
+        from .qtensor import QTensor
+
+        return QTensor(_q.plain_quantize_per_tensor(x, self.scale, self.zero_point, self.dtype), self)
+
+    def dequantize(self, q):
+        return _q.plain_dequantize_per_tensor(self._data(q), self.scale, self.zero_point)
+
+    def __eq__(self, other):
+        return (isinstance(other, PerTensorAffine) and self.scale == other.scale
+                and self.zero_point == other.zero_point and self.dtype == other.dtype)
+
+    def __hash__(self):
+        return hash((self.scale, self.zero_point, self.dtype))
+
+    def __repr__(self):
+        return f"PerTensorAffine(scale={self.scale}, zero_point={self.zero_point}, dtype={self.dtype})"
+
+
+class PerChannelAffine(Quantizer):
+    """q[..., c, ...] = clamp(round_half_even(x / scales[c]) + zero_points[c]) along `axis`."""
+
+    def __init__(self, scales, zero_points, axis, dtype=torch.int8):
+        self.scales = torch.as_tensor(scales, dtype=torch.float64)
+        self.zero_points = torch.as_tensor(zero_points, dtype=torch.int64)
+        self.axis = int(axis)
+        self.dtype = plain_dtype(dtype)
+        _q.plain_quantize_per_channel(torch.empty(0, self.scales.numel()), self.scales, self.zero_points, 1,
+                                      self.dtype)
+
+    qscheme = torch.per_channel_affine
+
+    def quantize(self, x):
+        from .qtensor import QTensor
+
+        data = _q.plain_quantize_per_channel(x, self.scales, self.zero_points, self.axis, self.dtype)
+        return QTensor(data, self)
+
+    def dequantize(self, q):
+        return _q.plain_dequantize_per_channel(self._data(q), self.scales, self.zero_points, self.axis)
+
+    def __eq__(self, other):
+        return (isinstance(other, PerChannelAffine) and self.axis == other.axis and self.dtype == other.dtype
+                and torch.equal(self.scales, other.scales) and torch.equal(self.zero_points, other.zero_points))
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return (f"PerChannelAffine(scales={self.scales.tolist()}, zero_points={self.zero_points.tolist()}, "
+                f"axis={self.axis}, dtype={self.dtype})")
+
+
+def quantize(x, quantizer):
+    """torch_qplugin.quantize(x, quantizer) -> QTensor: the same as quantizer.quantize(x)."""
+    return quantizer.quantize(x)
