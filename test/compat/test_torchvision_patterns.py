@@ -20,6 +20,7 @@ import pytest
 import torch
 import torch.nn as nn
 
+import torch_qplugin
 import torch_qplugin.nn.quantized as nnq
 import torch_qplugin.quantization as tq
 
@@ -30,7 +31,7 @@ tnnq = pytest.importorskip("torch.ao.nn.quantized")
 
 pytestmark = pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated:DeprecationWarning")
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+PKG_PARENT = pathlib.Path(torch_qplugin.__file__).resolve().parent.parent  # the torch_qplugin under test
 OURS = T.toolkit_namespace(tq, nnq.FloatFunctional)
 TORCH = T.toolkit_namespace(taq, tnnq.FloatFunctional)
 
@@ -238,7 +239,7 @@ def test_scripted_patterns_load_in_a_fresh_process_with_identical_outputs(tmp_pa
         with torch.no_grad():
             torch.save((x, s(x)), str(tmp_path / f"{name}.io.pt"))
         args += [name, str(tmp_path / f"{name}.pt"), str(tmp_path / f"{name}.io.pt")]
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=str(PKG_PARENT))
     env["OMP_NUM_THREADS"] = "1"
     proc = subprocess.run([sys.executable, "-W", "ignore", "-c", _LOAD] + args, capture_output=True,
                           text=True, env=env, timeout=300)
