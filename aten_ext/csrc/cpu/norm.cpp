@@ -78,6 +78,8 @@ void batch_norm_int_out(const at::Tensor& data, const at::Tensor& out, const at:
   std::vector<double> A(C), B(C);
   for (int64_t c = 0; c < C; ++c) {
     const double g = w[c] / std::sqrt(va[c] + eps);
+    check_requant_multiplier("batch_norm2d", "output_scale", out_scale, s * std::fabs(g),
+                             "input scale * |weight| / sqrt(var + eps)");
     A[c] = s * g / out_scale;
     B[c] = (bi[c] - mu[c] * g - static_cast<double>(in_zp) * s * g) / out_scale + static_cast<double>(out_zp);
   }

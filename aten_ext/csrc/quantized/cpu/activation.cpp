@@ -18,8 +18,7 @@ using kernels::ActSpec;
 // Input checks shared by every activation: per-tensor quantized, sane qparams.
 void check_input(const char* op, const char* arg, const at::Tensor& qx) {
   cpu::check_per_tensor_input(op, arg, qx);
-  check_scale(op, "input scale", qx.q_scale());
-  check_zero_point(op, "input zero_point", qx.q_zero_point(), qx.scalar_type());
+  check_qparams(op, arg, qx);
 }
 
 void check_output_qparams(const char* op, const at::Tensor& qx, double scale, int64_t zp) {

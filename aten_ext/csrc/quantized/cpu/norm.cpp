@@ -15,8 +15,7 @@ namespace {
 void check_common(const char* op, const char* arg, const at::Tensor& qx, double eps, double output_scale,
                   int64_t output_zero_point) {
   cpu::check_per_tensor_input(op, arg, qx);
-  check_scale(op, "input scale", qx.q_scale());
-  check_zero_point(op, "input zero_point", qx.q_zero_point(), qx.scalar_type());
+  check_qparams(op, arg, qx);
   check_scale(op, "output_scale", output_scale);
   check_zero_point(op, "output_zero_point", output_zero_point, qx.scalar_type());
   TORCH_CHECK_VALUE(std::isfinite(eps) && eps >= 0, "qplugin::", op,
