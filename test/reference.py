@@ -179,9 +179,41 @@ CMP_OPS = {"eq": np.equal, "ne": np.not_equal, "ge": np.greater_equal, "le": np.
            "gt": np.greater, "lt": np.less}
 
 
+def _exact_sign(d1, s1, d2, s2):
+    """sign(d1 * s1 - d2 * s2) in exact rational arithmetic (Python ints): d integer arrays,
+    s Fractions (or anything Fraction accepts)."""
+    from fractions import Fraction
+    f1, f2 = Fraction(s1), Fraction(s2)
+    k1, k2 = f1.numerator * f2.denominator, f2.numerator * f1.denominator
+    lhs = np.asarray(d1, dtype=np.int64).astype(object) * k1
+    rhs = np.asarray(d2, dtype=np.int64).astype(object) * k2
+    diff = np.asarray(lhs - rhs, dtype=object)
+    return np.vectorize(lambda v: (v > 0) - (v < 0), otypes=[np.int64])(diff) if diff.size else diff.astype(np.int64)
+
+
+_SIGN_OPS = {"eq": lambda s: s == 0, "ne": lambda s: s != 0, "ge": lambda s: s >= 0,
+             "le": lambda s: s <= 0, "gt": lambda s: s > 0, "lt": lambda s: s < 0}
+
+
 def compare_ref(op, qa, other):
-    """Comparators on represented values exactly as torch compares dequantized tensors:
-    float32 (q - zp) * float32(scale), against the other tensor's values or float32(other)."""
+    """Comparators on represented values. 8-bit tensors: exactly as torch compares dequantized
+    tensors, float32 (q - zp) * float32(scale), against the other tensor's values or
+    float32(other). With a qint32 side: the exact rational (q - zp) * scale (the double scale)
+    against the other side's exact value or the scalar as a double (float32 dequantize merges
+    distinct qint32 values once |q - zp| > 2^24)."""
+    exact = qa.dtype == torch.qint32 or (isinstance(other, torch.Tensor) and other.dtype == torch.qint32)
+    if exact:
+        da = qa.int_repr().numpy().astype(np.int64) - qa.q_zero_point()
+        if isinstance(other, torch.Tensor):
+            db = other.int_repr().numpy().astype(np.int64) - other.q_zero_point()
+            da, db = np.broadcast_arrays(da, db)
+            return _SIGN_OPS[op](_exact_sign(da, qa.q_scale(), db, other.q_scale()))
+        c = float(other)
+        if np.isnan(c):
+            return np.full(da.shape, op == "ne")
+        if np.isinf(c):
+            return _SIGN_OPS[op](np.full(da.shape, -1 if c > 0 else 1, dtype=np.int64))
+        return _SIGN_OPS[op](_exact_sign(da, qa.q_scale(), np.ones_like(da), c))
     a = dequantize_ref(qa)
     if isinstance(other, torch.Tensor):
         b = dequantize_ref(other)
@@ -201,10 +233,11 @@ def _per_tensor_real(qt: torch.Tensor) -> np.ndarray:
 
 
 def sort_ref(qt: torch.Tensor, dim=-1, descending=False):
-    """Stable sort by represented real value: (sorted integers, int64 indices).
+    """Stable sort by the exact represented real value (q - zp) * scale, scale > 0: the order of
+    q (float32 dequantize would merge distinct qint32 values): (sorted integers, int64 indices).
     Descending keeps equal values in their original order, as torch.sort(stable=True)."""
     q = qt.int_repr().numpy().astype(np.int64)
-    x = _per_tensor_real(qt).astype(np.float64)
+    x = q
     if q.ndim == 0:
         return q.copy(), np.zeros((), np.int64)
     idx = np.argsort(-x if descending else x, axis=dim, kind="stable")
@@ -220,8 +253,9 @@ def topk_values_ref(qt: torch.Tensor, k, dim=-1, largest=True):
 
 
 def argmax_ref(qt: torch.Tensor, dim=None, keepdim=False, largest=True):
-    """First index of the largest (smallest) represented value, as torch.argmax documents."""
-    x = _per_tensor_real(qt).astype(np.float64)
+    """First index of the largest (smallest) exact represented value (the order of q), as
+    torch.argmax documents."""
+    x = qt.int_repr().numpy().astype(np.int64)
     f = np.argmax if largest else np.argmin
     if dim is None:
         r = np.asarray(f(x.reshape(-1)), dtype=np.int64)

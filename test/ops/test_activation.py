@@ -313,7 +313,7 @@ def test_errors():
     with pytest.raises(ValueError, match=r"qplugin::elu: alpha should be a finite number, got nan"):
         q.elu(qx, 0.1, 0, float("nan"))
     bad_in = torch._make_per_tensor_quantized_tensor(torch.zeros(3, dtype=torch.uint8), 0.0, 0)
-    with pytest.raises(ValueError, match=r"qplugin::relu: input scale should be a positive finite number, got 0"):
+    with pytest.raises(ValueError, match=r"qplugin::relu: qx scale should be a positive finite number, got 0"):
         q.relu(bad_in)
 
 

@@ -1,5 +1,6 @@
-"""eq / ne / ge / le / gt / lt (Tensor and Scalar) and equal: bit-exact with comparing
-the dequantized tensors."""
+"""eq / ne / ge / le / gt / lt (Tensor and Scalar) and equal: 8-bit bit-exact with comparing
+the dequantized tensors; with a qint32 side exact on the represented rationals (test/reference.py
+compare_ref, Python big ints)."""
 import numpy as np
 import pytest
 import torch
@@ -25,8 +26,9 @@ def check(op, a, other):
     exp = ref.compare_ref(op, a, other)
     torch_r = getattr(torch, op)(a.dequantize(), other.dequantize() if isinstance(other, torch.Tensor) else other)
     assert r.dtype == torch.bool and r.shape == torch_r.shape
-    assert torch.equal(r, torch_r), (op, other if not isinstance(other, torch.Tensor) else "tensor")
-    assert torch.equal(r, torch.from_numpy(np.asarray(exp)))
+    if not (a.dtype == torch.qint32 or (isinstance(other, torch.Tensor) and other.dtype == torch.qint32)):
+        assert torch.equal(r, torch_r), (op, other if not isinstance(other, torch.Tensor) else "tensor")
+    assert torch.equal(r, torch.from_numpy(np.asarray(exp, dtype=bool)))
 
 
 PAIRS = [  # (dtype_a, scale_a, zp_a, dtype_b, scale_b, zp_b)
@@ -167,3 +169,36 @@ def test_scalar_extremes_full_int32_range(isa):
     # tensor-tensor over the whole int32 range (float32 rounding of q - zp makes neighbours tie)
     check("eq", a, a.clone())
     check("le", a, torch._make_per_tensor_quantized_tensor(a.int_repr().flip(0), 1.0, 0))
+
+
+BIG = [2**30 + 3, 2**30 + 5, 2**30 + 4, -(2**31), 2**31 - 1, 2**30 + 5, 0, -(2**30) - 1, -(2**30) - 2]
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_qint32_beyond_float32_exact(isa, op):
+    # issue 17: |q - zp| > 2^24 used to compare in float32 (2^30 + 3 == 2^30 + 5 at scale 0.5).
+    from fractions import Fraction
+    for scale, zp in [(0.5, 0), (0.1, 0), (1e-3, -(2**31)), (3.0, 2**31 - 1), (0.37, 12345)]:
+        a = torch._make_per_tensor_quantized_tensor(torch.tensor(BIG, dtype=torch.int32), scale, zp)
+        real = [Fraction(v - zp) * Fraction(scale) for v in BIG]
+        for c in [float(real[0]), float(real[1]), float(real[1]) + 0.25, 2.0**29 + 1, -(2.0**29) - 0.5, 0.0]:
+            r = getattr(q, op)(a, c)
+            want = [_SIGN[op]((x > Fraction(c)) - (x < Fraction(c))) for x in real]
+            assert r.tolist() == want, (scale, zp, c)
+            check(op, a, c)
+        # tensor vs tensor: another qint32 grid and an 8-bit one
+        b = torch._make_per_tensor_quantized_tensor(torch.tensor(BIG[::-1], dtype=torch.int32), scale * 2, zp // 2)
+        check(op, a, b)
+        r = getattr(q, op)(a, b)
+        rb = [Fraction(v - zp // 2) * Fraction(scale * 2) for v in BIG[::-1]]
+        assert r.tolist() == [_SIGN[op]((x > y) - (x < y)) for x, y in zip(real, rb)]
+        c8 = torch._make_per_tensor_quantized_tensor(torch.arange(9, dtype=torch.uint8) * 30, 0.3, 128)
+        check(op, a, c8)
+    # the issue's example: scale 0.5, zp 0, values around 2^30
+    a = torch._make_per_tensor_quantized_tensor(torch.tensor([2**30 + 3, 2**30 + 5], dtype=torch.int32), 0.5, 0)
+    assert q.gt(a, 2.0**29 + 2).tolist() == [False, True]
+    assert q.eq(a, a.flip(0)).tolist() == [False, False]
+
+
+_SIGN = {"eq": lambda s: s == 0, "ne": lambda s: s != 0, "ge": lambda s: s >= 0,
+         "le": lambda s: s <= 0, "gt": lambda s: s > 0, "lt": lambda s: s < 0}

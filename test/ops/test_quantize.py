@@ -222,6 +222,22 @@ def test_empty_and_zero_dim(isa):
     assert m.dim() == 0 and q.dequantize(m).item() == 3.0
 
 
+@pytest.mark.parametrize("shape,axis", [((0,), 0), ((2, 0), 1), ((3, 0, 2), 1), ((0, 5), 0),
+                                        ((2, 0, 4, 4), 1), ((2, 3, 0, 4), 1)])
+@pytest.mark.parametrize("dtype", QDTYPES)
+def test_per_channel_empty_channel_axis(isa, shape, axis, dtype):
+    # issue 17: a size-0 channel axis crashed quantize_per_channel and per-channel dequantize
+    for fmt in (torch.contiguous_format, torch.channels_last) if len(shape) == 4 else (torch.contiguous_format,):
+        x = torch.randn(shape).contiguous(memory_format=fmt)
+        n = shape[axis]
+        sc, zp = torch.ones(n, dtype=torch.double), torch.zeros(n, dtype=torch.long)
+        e = q.quantize_per_channel(x, sc, zp, axis, dtype)
+        assert e.shape == shape and e.dtype == dtype and e.q_per_channel_axis() == axis
+        assert q.dequantize(e).shape == shape and q.int_repr(e).shape == shape
+        m = q.make_per_channel_quantized_tensor(torch.zeros(shape, dtype=ref.INT_DTYPE[dtype]), sc, zp, axis)
+        assert q.dequantize(m).shape == shape
+
+
 def test_results_independent_of_threads():
     x = torch.randn(1 << 18) * 4
     one = [None, None]

@@ -111,16 +111,20 @@ def test_argmax_argmin(isa, dtype, shape):
                     np.testing.assert_array_equal(i.numpy(), reference.argmax_ref(x, dim, keepdim, largest))
 
 
-def test_reductions_follow_the_dequantized_order_when_levels_collapse(isa):
-    # qint32 integers that dequantize to equal floats: argmax is the first element of the
-    # largest FLOAT (what torch sees on the dequantized tensor).
-    big = torch.tensor([[2**30, 2**30 + 1, 7, 2**30 + 2, -5]], dtype=torch.int32)
+def test_reductions_exact_where_float32_dequantize_merges_values(isa):
+    # issue 17: qint32 integers that dequantize to equal floats still order exactly (by q):
+    # argmax is the first index of the largest q.
+    big = torch.tensor([[2**30, 2**30 + 1, 7, 2**30 + 5, 2**30 + 3, -5, 2**30 + 5]], dtype=torch.int32)
     x = torch._make_per_tensor_quantized_tensor(big, 0.5, 0)
     d = x.dequantize()
-    assert d[0, 0] == d[0, 3]
-    assert torch.equal(q.argmax(x, 1), torch.argmax(d, 1))
-    assert torch.equal(q.max(x, 1)[1], torch.max(d, 1)[1])
-    assert torch.equal(q.argmax(x), torch.argmax(d))
+    assert d[0, 0] == d[0, 3]  # float32 cannot tell them apart
+    assert q.argmax(x, 1).tolist() == [3] and q.argmax(x).item() == 3
+    assert q.argmin(x, 1).tolist() == [5]
+    v, i = q.max(x, 1)
+    assert v.int_repr().tolist() == [2**30 + 5] and i.tolist() == [3]
+    assert q.max(x).int_repr().item() == 2**30 + 5 and q.min(x).int_repr().item() == -5
+    xm = torch._make_per_tensor_quantized_tensor(torch.tensor([3, 1, 2, 0], dtype=torch.int32), 1.0, -(2**31))
+    assert q.argmax(xm).item() == 0 and q.min(xm, 0)[1].item() == 3
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -48,9 +48,11 @@ def check_sort(x, dim, descending, stable=True):
     assert i.dtype == torch.int64 and v.shape == x.shape and i.shape == x.shape
     np.testing.assert_array_equal(v.int_repr().numpy(), ev)
     np.testing.assert_array_equal(i.numpy(), ei)
-    tv, ti = torch.sort(x.dequantize(), dim=dim, descending=descending, stable=True)
-    assert torch.equal(v.dequantize(), tv)
-    assert torch.equal(i, ti)
+    if x.dtype != torch.qint32 or x.int_repr().abs().max() < 2**24 - abs(x.q_zero_point()):
+        # float32 dequantize is exact (injective) here: torch.sort on it is a second oracle
+        tv, ti = torch.sort(x.dequantize(), dim=dim, descending=descending, stable=True)
+        assert torch.equal(v.dequantize(), tv)
+        assert torch.equal(i, ti)
     return v, i
 
 
@@ -118,19 +120,24 @@ def test_sort_matches_torch_quantized_sort(isa):
         assert torch.equal(v.int_repr(), tv.int_repr()) and torch.equal(i, ti)
 
 
-def test_sort_collapsing_levels_follow_the_dequantized_order(isa):
-    # Scales so small that distinct integers dequantize to the same float: order and ties
-    # follow the dequantized tensor (what torch.sort on it sees), not the raw integers.
-    data = torch.tensor([[5, 3, 200, 4, 3, 0, 255, 128, 129, 1]], dtype=torch.uint8)
-    x = torch._make_per_tensor_quantized_tensor(data, 1e-47, 128)  # float32(scale) == 0
-    assert len(torch.unique(x.dequantize())) < len(torch.unique(data))
-    for descending in (False, True):
-        check_sort(x, 1, descending)
-    big = torch.tensor([2**30, 2**30 + 1, -(2**30) - 3, 2**30 - 1, 7, 2**30 + 2, 2**30], dtype=torch.int32)
-    xb = torch._make_per_tensor_quantized_tensor(big, 0.5, 0)
-    assert len(torch.unique(xb.dequantize())) < len(torch.unique(big))
-    for descending in (False, True):
-        check_sort(xb, 0, descending)
+def test_sort_exact_where_float32_dequantize_merges_values(isa):
+    # issue 17: qint32 values that dequantize to equal float32s (|q - zp| > 2^24) still sort by
+    # their exact real values (q - zp) * scale, i.e. by q: sort, argsort, topk, max / min.
+    big = torch.tensor([2**30, 2**30 + 1, -(2**30) - 3, 2**30 - 1, 7, 2**30 + 5, 2**30 + 3, 2**30], dtype=torch.int32)
+    for scale, zp in [(0.5, 0), (1e-3, -(2**31)), (7.0, 2**31 - 1)]:
+        xb = torch._make_per_tensor_quantized_tensor(big, scale, zp)
+        for descending in (False, True):
+            v, i = check_sort(xb, 0, descending)
+            exp = sorted(big.tolist(), reverse=descending)
+            assert v.int_repr().tolist() == exp
+            assert torch.equal(q.argsort(xb, 0, descending), i)
+        tv, ti = q.topk(xb, 3)
+        assert tv.int_repr().tolist() == [2**30 + 5, 2**30 + 3, 2**30 + 1] and ti.tolist() == [5, 6, 1]
+        assert q.max(xb).int_repr().item() == 2**30 + 5 and q.min(xb).int_repr().item() == -(2**30) - 3
+        mv, mi = q.max(xb, 0)
+        assert mv.int_repr().item() == 2**30 + 5 and mi.item() == 5
+    small = torch._make_per_tensor_quantized_tensor(torch.tensor([3, 1, 2, 0], dtype=torch.int32), 1.0, -(2**31))
+    assert q.sort(small)[0].int_repr().tolist() == [0, 1, 2, 3]
 
 
 def test_sort_empty_and_0dim(isa):

@@ -93,8 +93,15 @@ at::MemoryFormat binary_format(const at::Tensor& a, const at::Tensor& b, at::Int
 
 void binary_into(BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb,
                  QP qo, const at::Tensor& out) {
-  const at::ScalarType qt = qdtype_of_int(binary_name(kind, relu), "qa", a);
+  const char* op = binary_name(kind, relu);
+  const at::ScalarType qt = qdtype_of_int(op, "qa", a);
   TORCH_INTERNAL_ASSERT(b.scalar_type() == a.scalar_type() && out.scalar_type() == a.scalar_type());
+  if (kind == BinaryKind::kAdd) {
+    check_requant_multiplier(op, "scale", qo.scale, qa.scale, "qa scale");
+    check_requant_multiplier(op, "scale", qo.scale, qb.scale, "qb scale");
+  } else {
+    check_requant_multiplier(op, "scale", qo.scale, qa.scale * qb.scale, "qa scale * qb scale");
+  }
   const int64_t n = out.numel();
   if (n == 0) return;
   const kernels::BinaryParams p = binary_params(kind, relu, qt, qa, qb, qo);

@@ -117,7 +117,8 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
     const bool same = qps[i].scale == qo.scale && qps[i].zero_point == qo.zero_point;
     pt.mode = same ? (relu && lo > r.first ? 1 : 0) : 2;
     pt.p = {static_cast<float>(qps[i].scale), static_cast<int32_t>(qps[i].zero_point),
-            1.0f / static_cast<float>(qo.scale), static_cast<int32_t>(qo.zero_point), lo};
+            1.0f / static_cast<float>(qo.scale), static_cast<int32_t>(qo.zero_point), lo, qps[i].scale,
+            qo.scale};
     if (pt.mode == 2 && es == 1 && pt.x.numel() >= kTableMin) {
       pt.mode = 3;
       QPLUGIN_ISA_CALL(cat_requant_table8, pt.p, dt == at::kChar, pt.table.data());

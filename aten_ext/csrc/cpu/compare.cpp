@@ -6,7 +6,12 @@
 //  - tensor vs tensor, 8-bit: each side's 256 values get their rank in the sorted
 //    union of both sides' values, so deq_a(a) OP deq_b(b) <=> rank_a(a) OP rank_b(b);
 //    when both rank maps are shifts of q (e.g. equal scales) no table is needed;
-//  - tensor vs tensor with a qint32 side: deq per element, in registers.
+//  - qint32 (either side, or the tensor of a .Scalar form): float32 dequantize is not
+//    injective once |q - zp| > 2^24, so values compare exactly instead: (q - zp) * scale
+//    with the double scale, against the other side's exact value or the scalar as a
+//    double (utils/exact_real.h); the .Scalar interval is found by the same binary search.
+//    8-bit values are compared as torch compares x.dequantize() (exact in q: float32
+//    represents every q - zp, and the product is monotone).
 #include <ATen/Parallel.h>
 #include <ATen/TensorIterator.h>
 #include <torch/library.h>
@@ -23,6 +28,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/quantize_math.h"
 #include "utils/checks.h"
+#include "utils/exact_real.h"
 #include "utils/qtensor.h"
 
 namespace qplugin {
@@ -50,14 +56,15 @@ kernels::CmpRange diff_range(CmpOp op) {
   }
 }
 
-bool cmp_float(CmpOp op, float x, float y) {
+// x OP y from c = sign(x - y).
+bool cmp_sign(CmpOp op, int c) {
   switch (op) {
-    case CmpOp::kEq: return x == y;
-    case CmpOp::kNe: return x != y;
-    case CmpOp::kGe: return x >= y;
-    case CmpOp::kLe: return x <= y;
-    case CmpOp::kGt: return x > y;
-    default: return x < y;
+    case CmpOp::kEq: return c == 0;
+    case CmpOp::kNe: return c != 0;
+    case CmpOp::kGe: return c >= 0;
+    case CmpOp::kLe: return c <= 0;
+    case CmpOp::kGt: return c > 0;
+    default: return c < 0;
   }
 }
 
@@ -76,7 +83,9 @@ int64_t first_true(int64_t qmin, int64_t qmax, P pred) {
   return lo;
 }
 
-kernels::CmpRange scalar_range(CmpOp op, QP qa, at::ScalarType qt, float c) {
+// c: the scalar as float32 for 8-bit data (torch's float32 comparison), as a double for qint32
+// (exact comparison).
+kernels::CmpRange scalar_range(CmpOp op, QP qa, at::ScalarType qt, double c) {
   const auto r = qrange(qt);
   const Deq deq{static_cast<float>(qa.scale), qa.zero_point};
   kernels::CmpRange empty{1, 0, false};
@@ -84,8 +93,20 @@ kernels::CmpRange scalar_range(CmpOp op, QP qa, at::ScalarType qt, float c) {
     empty.invert = op == CmpOp::kNe;
     return empty;
   }
-  const int64_t A = first_true(r.first, r.second, [&](int64_t q) { return deq(q) >= c; });
-  const int64_t B = first_true(r.first, r.second, [&](int64_t q) { return deq(q) > c; });
+  const bool exact = qt == at::kQInt32;
+  const float cf = static_cast<float>(c);
+  const ExactReal ce{c, 0.0};
+  // sign of value(q) - c
+  auto cmp = [&](int64_t q) -> int {
+    if (exact) {
+      if (std::isinf(c)) return c > 0 ? -1 : 1;
+      return exact_cmp(exact_real(q - qa.zero_point, qa.scale), ce);
+    }
+    const float v = deq(q);
+    return v < cf ? -1 : (v > cf ? 1 : 0);
+  };
+  const int64_t A = first_true(r.first, r.second, [&](int64_t q) { return cmp(q) >= 0; });
+  const int64_t B = first_true(r.first, r.second, [&](int64_t q) { return cmp(q) > 0; });
   int64_t lo, hi;
   bool invert = false;
   switch (op) {
@@ -100,11 +121,11 @@ kernels::CmpRange scalar_range(CmpOp op, QP qa, at::ScalarType qt, float c) {
   return {static_cast<int32_t>(lo), static_cast<int32_t>(hi), invert};
 }
 
-float scalar_as_float(const char* op, const c10::Scalar& s) {
+double scalar_as_double(const char* op, const c10::Scalar& s) {
   TORCH_CHECK(!s.isComplex(), "qplugin::", op, ": other should be a real number, got a complex number");
-  if (s.isBoolean()) return s.toBool() ? 1.0f : 0.0f;
-  if (s.isIntegral(false)) return static_cast<float>(s.toLong());
-  return static_cast<float>(s.toDouble());  // as float32 tensor OP python scalar
+  if (s.isBoolean()) return s.toBool() ? 1.0 : 0.0;
+  if (s.isIntegral(false)) return static_cast<double>(s.toLong());
+  return s.toDouble();
 }
 
 at::Tensor bool_out(at::IntArrayRef shape, const at::Tensor& like, at::MemoryFormat fmt) {
@@ -134,7 +155,7 @@ at::Tensor compare_scalar_int(CmpOp op, const at::Tensor& a, QP qa, const c10::S
   const at::ScalarType qt = qdtype_of_int(name, "self", a);
   check_scale(name, "self scale", qa.scale);
   check_zero_point(name, "self zero_point", qa.zero_point, qt);
-  const kernels::CmpRange range = scalar_range(op, qa, qt, scalar_as_float(name, other));
+  const kernels::CmpRange range = scalar_range(op, qa, qt, scalar_as_double(name, other));
   const at::MemoryFormat fmt = kept_format(a);
   at::Tensor out = bool_out(a.sizes(), a, fmt);
   if (a.numel() == 0) return out;
@@ -212,7 +233,6 @@ at::Tensor compare_int(CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b
     }
     off = ca - cb;
   }
-  const Deq fa{static_cast<float>(qa.scale), qa.zero_point}, fb{static_cast<float>(qb.scale), qb.zero_point};
   const int64_t ea = static_cast<int64_t>(a.element_size()), eb = static_cast<int64_t>(b.element_size());
   auto value = [](const char* p, at::ScalarType dt) -> int64_t {
     if (dt == at::kByte) return *reinterpret_cast<const uint8_t*>(p);
@@ -233,11 +253,11 @@ at::Tensor compare_int(CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b
           QPLUGIN_ISA_CALL(cmp_pair8, c, n, range);
           return;
         }
-        // A qint32 side: the represented values, element by element.
+        // A qint32 side: the exact represented values, element by element.
         for (int64_t i = 0; i < n; ++i) {
-          const float x = fa(value(data[1] + i * strides[1], dta));
-          const float z = fb(value(data[2] + i * strides[2], dtb));
-          y[i * strides[0]] = cmp_float(op, x, z);
+          const int c = exact_cmp(exact_real(value(data[1] + i * strides[1], dta) - qa.zero_point, qa.scale),
+                                  exact_real(value(data[2] + i * strides[2], dtb) - qb.zero_point, qb.scale));
+          y[i * strides[0]] = cmp_sign(op, c);
         }
       },
       kGrain);

@@ -17,8 +17,6 @@ namespace cpu {
 
 namespace {
 
-int64_t isa_index() { return static_cast<int64_t>(kernels::active_isa()); }
-
 // The 3-d geometry (D = 1 for 1d / 2d, H = 1 for 1d) of x against p.
 kernels::ConvGeom make_geom(at::IntArrayRef xs, const ConvPackedParams& p,
                             const std::vector<int64_t>& ys) {
@@ -74,6 +72,7 @@ std::vector<int64_t> conv_output_sizes(const char* op, at::IntArrayRef xs, const
                       ", padding ", p.padding, ", dilation ", p.dilation);
     ys.push_back(o);
   }
+  check_output_size(op, ys, 1);
   return ys;
 }
 
@@ -92,7 +91,10 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
     TORCH_CHECK_VALUE(add_int->sizes() == at::IntArrayRef(ys), "qplugin::", op,
                       ": qaccum should have the output's shape ", at::IntArrayRef(ys), ", got ",
                       add_int->sizes());
+    check_requant_multiplier(op, "output_scale", y_scale, add_scale, "qaccum scale");
   }
+  const double w_scale_max = p.w_scale.empty() ? 0.0 : *std::max_element(p.w_scale.begin(), p.w_scale.end());
+  check_requant_multiplier(op, "output_scale", y_scale, x_scale * w_scale_max, "qx scale * weight scale");
   if (y_int.numel() == 0) return;
 
   const kernels::ConvGeom g = make_geom(x_int.sizes(), p, ys);
@@ -128,6 +130,9 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   base.qmin = relu ? static_cast<int32_t>(y_zp) : 0;
   base.qmax = 255;
   const int32_t xzp = static_cast<int32_t>(x_zp);
+  // The kernel path, read once: the packed layout, the im2col element size and every kernel
+  // below must agree even if another thread switches paths meanwhile (kernels/dispatch.h).
+  const kernels::Isa path = kernels::active_isa();
 
   if (p.depthwise) {
     const int64_t rows = g.OD * g.OH;
@@ -139,7 +144,7 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
         const int64_t rc = std::min(end - t, rows - r0);
         kernels::ConvEpilogue ep = base;
         ep.add = addp != nullptr ? addp + n * out_img : nullptr;
-        QPLUGIN_ISA_CALL(conv_depthwise, xp + n * in_img, g, r0, rc, p.dw.data(), xzp, ep,
+        QPLUGIN_ISA_CALL_ON(path, conv_depthwise, xp + n * in_img, g, r0, rc, p.dw.data(), xzp, ep,
                          yp + n * out_img);
         t += rc;
       }
@@ -147,16 +152,16 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
     return;
   }
 
-  const int isa = static_cast<int>(isa_index());
+  const int isa = static_cast<int>(path);
   const int8_t* packed = p.packed_for(isa);
   const int64_t gstride = p.packed_group_stride(isa);
-  const int64_t elem = QPLUGIN_ISA_CALL(conv_a_elem_size);
+  const int64_t elem = QPLUGIN_ISA_CALL_ON(path, conv_a_elem_size);
   const int64_t kp = p.Kp;
   const int64_t G = p.groups;
   const int64_t ocg = OC / G;
   const bool direct = elem == 1 && G == 1 && p.KD * p.KH * p.KW == 1 && p.SD == 1 && p.SH == 1 &&
                       p.SW == 1 && p.PD == 0 && p.PH == 0 && p.PW == 0 && kp == g.C && !p.any_wzp;
-  const bool has_ind = !direct && QPLUGIN_ISA_CALL(conv_has_indirect) && !p.any_wzp;
+  const bool has_ind = !direct && QPLUGIN_ISA_CALL_ON(path, conv_has_indirect) && !p.any_wzp;
   // Stem convs (C = 3): each kernel row's KW * C input bytes are contiguous; read them as one
   // "tap" of S4 = round_up(KW * C, 4) bytes against zero-padded weights, rather than im2col.
   const bool rows_mode = has_ind && p.ICg % 4 != 0 && G == 1 && p.DW == 1;
@@ -233,7 +238,7 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
     nsplit = threads;
   }
   const int64_t panels = (ocg + 15) / 16;
-  const int64_t panel_bytes = QPLUGIN_ISA_CALL(conv_packed_b_bytes, 16, kp);
+  const int64_t panel_bytes = QPLUGIN_ISA_CALL_ON(path, conv_packed_b_bytes, 16, kp);
   if (nsplit == 1 && threads > 1 && (N * G) % threads != 0) {
     // parallel_for hands each thread a contiguous run of ceil(tasks / threads) tasks: make the
     // task count a multiple of the thread count with blocks of equal size (a multiple of 12
@@ -269,7 +274,7 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
       const int64_t ooff = n * out_img + m0 * OC + c0;
       ep.add = addp != nullptr ? addp + ooff : nullptr;
       if (indirect) {
-        QPLUGIN_ISA_CALL(conv_gemm_indirect, xsrc + n * src_img, gp, gi, m0, mc,
+        QPLUGIN_ISA_CALL_ON(path, conv_gemm_indirect, xsrc + n * src_img, gp, gi, m0, mc,
                          ind_packed + gi * gstride, ind_kp, ocg, ep, yp + ooff, OC);
         continue;
       }
@@ -277,11 +282,11 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
       if (direct) {
         a = xp + n * in_img + m0 * g.C;
       } else {
-        QPLUGIN_ISA_CALL(conv_im2col, xp + n * in_img, g, gi, m0, mc, abuf.data(), kp, xzp,
+        QPLUGIN_ISA_CALL_ON(path, conv_im2col, xp + n * in_img, g, gi, m0, mc, abuf.data(), kp, xzp,
                          p.any_wzp ? rsum.data() : nullptr);
         a = abuf.data();
       }
-      QPLUGIN_ISA_CALL(conv_gemm, a, kp, mc, packed + gi * gstride + p0 * panel_bytes, ncount, ep, yp + ooff, OC);
+      QPLUGIN_ISA_CALL_ON(path, conv_gemm, a, kp, mc, packed + gi * gstride + p0 * panel_bytes, ncount, ep, yp + ooff, OC);
     }
   });
 }

@@ -35,6 +35,7 @@ void linear_u8(const char* op, const uint8_t* x, int64_t M, double x_scale, int6
   check_zero_point(op, "X zero_point", x_zero_point, at::kQUInt8);
   check_scale(op, "Y_scale_i", y_scale);
   check_zero_point(op, "Y_zero_point_i", y_zero_point, at::kQUInt8);
+  check_requant_multiplier(op, "Y_scale_i", y_scale, x_scale * w.w_scale_max, "X scale * W scale");
   const int64_t N = w.N;
   if (M <= 0 || N <= 0) return;
   // mult[n] = float((sx / sy) * sw[n]), bias[n] = float(bias[n] / sy): cached per (sx, sy)

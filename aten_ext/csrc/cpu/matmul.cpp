@@ -25,7 +25,14 @@ at::Tensor matmul_int(const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP
                     a.sizes(), " and ", b.sizes());
   const at::Tensor fa = dequantize_per_tensor_int(a, qa.scale, qa.zero_point);
   const at::Tensor fb = dequantize_per_tensor_int(b, qb.scale, qb.zero_point);
-  return cpu::quantize_per_tensor_int(op, at::matmul(fa, fb), qo.scale, qo.zero_point, a.scalar_type());
+  at::Tensor prod;
+  try {
+    prod = at::matmul(fa, fb);
+  } catch (const c10::Error& e) {  // batch dims that do not broadcast (found by the fuzzer)
+    TORCH_CHECK_VALUE(false, "qplugin::", op, ": the batch dims of qa and qb should broadcast, got shapes ",
+                      a.sizes(), " and ", b.sizes(), " (", e.what_without_backtrace(), ")");
+  }
+  return cpu::quantize_per_tensor_int(op, prod, qo.scale, qo.zero_point, a.scalar_type());
 }
 
 } // namespace cpu

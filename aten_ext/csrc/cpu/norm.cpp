@@ -129,6 +129,8 @@ void batch_norm_int_out(const at::Tensor& data, const at::Tensor& out, const at:
   std::vector<double> A(C), B(C);
   for (int64_t c = 0; c < C; ++c) {
     const double g = w[c] / std::sqrt(va[c] + eps);
+    check_requant_multiplier("batch_norm2d", "output_scale", out_scale, s * std::fabs(g),
+                             "input scale * |weight| / sqrt(var + eps)");
     A[c] = s * g / out_scale;
     B[c] = (bi[c] - mu[c] * g - static_cast<double>(in_zp) * s * g) / out_scale + static_cast<double>(out_zp);
   }
@@ -210,8 +212,8 @@ void prelu_int_out(const at::Tensor& data, const at::Tensor& out, const std::vec
 // A float parameter tensor of the given shape (undefined allowed when optional).
 void check_param(const char* op, const char* arg, const at::Tensor& t, at::IntArrayRef shape) {
   if (!t.defined()) return;
-  TORCH_CHECK(t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble, "qplugin::", op, ": ", arg,
-              " should be a float32 or float64 tensor, got ",
+  TORCH_CHECK(!t.is_quantized() && (t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble),
+              "qplugin::", op, ": ", arg, " should be a float32 or float64 tensor, got ",
               t.is_quantized() ? "a quantized tensor of dtype " : "dtype ", t.scalar_type());
   TORCH_CHECK_VALUE(t.sizes() == shape, "qplugin::", op, ": ", arg, " should have shape ", shape,
                     ", got ", t.sizes());

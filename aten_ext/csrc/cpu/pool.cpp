@@ -123,7 +123,9 @@ struct AvgTables {
   std::vector<int32_t> rcls, ccls;
   int64_t nrc = 0, ncc = 0;
   std::vector<float> mult;
+  std::vector<int64_t> div;  // exact divisor per class (int32 data)
   float zadd = 0;
+  int64_t zadd_i = 0;  // the zero point added back, exactly (int32 data)
   int64_t max_window = 0;
 };
 
@@ -147,7 +149,7 @@ void run_avg(const at::Tensor& x, const at::Tensor& out, const Nchw& d, int64_t 
   kernels::AvgPool2dGeom g{d.H,          d.W,          OH,           OW,           t.hs.data(),
                            t.he.data(),  t.ws.data(),  t.we.data(),  t.rcls.data(), t.ccls.data(),
                            t.ncc,        t.off.data(), t.mult.data(), t.zadd,       0.0f,
-                           0.0f};
+                           0.0f,         t.div.data(), static_cast<double>(t.zadd_i)};
   const auto r = qrange(x.scalar_type() == at::kByte ? at::kQUInt8
                         : x.scalar_type() == at::kChar ? at::kQInt8 : at::kQInt32);
   g.qmin = static_cast<float>(r.first);
@@ -248,7 +250,9 @@ std::vector<int64_t> pool2d_output_sizes(const char* op, at::IntArrayRef sizes, 
                     ": output size should be at least 1x1, got ", oh, "x", ow, " for input ", sizes,
                     " (kernel ", w.kH, "x", w.kW, ", stride ", w.sH, "x", w.sW, ", padding ", w.pH,
                     "x", w.pW, ", dilation ", w.dH, "x", w.dW, ")");
-  return with_spatial(sizes, oh, ow);
+  auto out = with_spatial(sizes, oh, ow);
+  check_output_size(op, out, 1);
+  return out;
 }
 
 std::vector<int64_t> adaptive_output_sizes(const char* op, at::IntArrayRef sizes,
@@ -261,7 +265,9 @@ std::vector<int64_t> adaptive_output_sizes(const char* op, at::IntArrayRef sizes
   const Nchw d = nchw(sizes);
   TORCH_CHECK_VALUE(d.H >= 1 && d.W >= 1, "qplugin::", op,
                     ": input should have non-empty spatial dims, got shape ", sizes);
-  return with_spatial(sizes, output_size[0], output_size[1]);
+  auto out = with_spatial(sizes, output_size[0], output_size[1]);
+  check_output_size(op, out, 1);
+  return out;
 }
 
 void max_pool2d_int_out(const at::Tensor& data, const Pool2dWindow& w, const at::Tensor& out) {
@@ -341,10 +347,12 @@ void avg_pool2d_int_out(const at::Tensor& data, int64_t zero_point, const Pool2d
                                                        : size;
       t.off.push_back(size * zero_point);
       t.mult.push_back(static_cast<float>(1.0 / static_cast<double>(div)));
+      t.div.push_back(div);
       t.max_window = std::max(t.max_window, size);
     }
   }
   t.zadd = static_cast<float>(zero_point);
+  t.zadd_i = zero_point;
   run_avg(x, out, d, OH, OW, t);
 }
 
@@ -380,6 +388,7 @@ void adaptive_avg_pool2d_int_out(const at::Tensor& data, const at::Tensor& out) 
     for (const auto& c : creps) {
       t.off.push_back(0);
       t.mult.push_back(rh / static_cast<float>(c.first));
+      t.div.push_back(r.first * c.first);
       t.max_window = std::max(t.max_window, r.first * c.first);
     }
   }

@@ -59,7 +59,7 @@ ChannelParams check_channel_params(const char* op, const at::Tensor& scales,
   const auto range = qrange(qdtype);
   for (int64_t c = 0; c < channels; ++c) {
     const float fs = static_cast<float>(s[c]);
-    TORCH_CHECK_VALUE(std::isfinite(s[c]) && s[c] > 0 && fs > 0.0f && std::isfinite(1.0f / fs),
+    TORCH_CHECK_VALUE(std::isfinite(s[c]) && s[c] > 0 && fs > 0.0f && std::isfinite(fs) && std::isfinite(1.0f / fs),
                       "qplugin::", op, ": scales[", c,
                       "] should be a positive finite number with a finite float32 reciprocal, got ",
                       s[c]);
@@ -92,7 +92,9 @@ struct PerChannelWalk {
 
 PerChannelWalk plan_walk(at::IntArrayRef sizes, int64_t axis, at::MemoryFormat fmt) {
   PerChannelWalk w{axis_split(sizes, axis, fmt), false, 0, {}};
-  w.rows = w.split.inner >= 64;
+  // No elements (any dim of size 0, the channel axis included): nothing is walked, and no
+  // period may index the (possibly empty) per-channel vectors.
+  w.rows = w.split.inner >= 64 || w.split.outer * w.split.channels * w.split.inner == 0;
   if (!w.rows) {
     const int64_t base = std::max<int64_t>(1, w.split.channels * w.split.inner);
     const int64_t reps = std::max<int64_t>(1, (256 + base - 1) / base);

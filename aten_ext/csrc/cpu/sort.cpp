@@ -134,19 +134,11 @@ ValuesAlloc plain_alloc(const at::Tensor& data) {
 }
 
 OrderPlan plan_order(at::ScalarType dt, double scale, int64_t zero_point) {
+  TORCH_INTERNAL_ASSERT(scale > 0);  // checked by the callers: the order of q is the value order
+  (void)zero_point;
   OrderPlan p;
-  p.scale = static_cast<float>(scale);
-  p.zero_point = static_cast<int32_t>(zero_point);
-  if (dt == at::kInt) return p;
-  // Keys of the 256 levels, indexed by byte; the byte path needs them
-  // strictly increasing in level order.
-  int32_t levels[256];
-  for (int b = 0; b < 256; ++b) levels[b] = dt == at::kChar ? static_cast<int8_t>(b) : b;
-  QPLUGIN_ISA_CALL(keys_s32, levels, 256, p.scale, p.zero_point, p.table);
+  p.bytes = dt != at::kInt;
   p.mask = dt == at::kChar ? 0x80 : 0x00;
-  bool increasing = true;
-  for (int l = 1; l < 256; ++l) increasing = increasing && p.table[(l ^ p.mask)] > p.table[((l - 1) ^ p.mask)];
-  p.bytes = increasing;
   return p;
 }
 
@@ -155,17 +147,10 @@ at::Tensor order_keys(const at::Tensor& data, const OrderPlan& plan, bool revers
   at::Tensor keys = at::empty(data.sizes(), data.options().dtype(at::kInt));
   const int64_t n = data.numel();
   int32_t* kp = keys.data_ptr<int32_t>();
-  const void* xp = data.const_data_ptr();
-  const bool bytes = data.scalar_type() != at::kInt;
+  TORCH_INTERNAL_ASSERT(!plan.bytes && data.scalar_type() == at::kInt);
+  const int32_t* xp = data.const_data_ptr<int32_t>();
   at::parallel_for(0, n, 1 << 15, [&](int64_t b, int64_t e) {
-    if (bytes) {
-      QPLUGIN_ISA_CALL(keys_table_u8, static_cast<const uint8_t*>(xp) + b, e - b, plan.table, kp + b);
-    } else {
-      QPLUGIN_ISA_CALL(keys_s32, static_cast<const int32_t*>(xp) + b, e - b, plan.scale, plan.zero_point, kp + b);
-    }
-    if (reverse) {
-      for (int64_t i = b; i < e; ++i) kp[i] = ~kp[i];
-    }
+    for (int64_t i = b; i < e; ++i) kp[i] = reverse ? ~xp[i] : xp[i];  // ~q: strictly decreasing
   });
   return keys;
 }

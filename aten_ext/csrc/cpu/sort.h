@@ -44,16 +44,14 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
 ValuesAlloc plain_alloc(const at::Tensor& data);
 
 // ---- shared by cpu/sort.cpp and cpu/reduce.cpp ----
-// How elements are ordered. 8-bit data whose 256 dequantized levels are
-// strictly increasing (any sane scale) is ordered by byte key = byte ^ mask;
-// otherwise (qint32, or a scale so tiny that levels collapse) by int32 keys of
-// the dequantized float (kernels/sort_kernel.h).
+// How elements are ordered: by the exact real value (q - zp) * scale, which for a
+// positive scale is the order of q (no float32 dequantize, whose rounding would make
+// distinct qint32 values equal once |q - zp| > 2^24). 8-bit data: byte key = byte ^ mask;
+// qint32: int32 keys = q (kernels/sort_kernel.h). The qparams must have passed
+// check_qtensor_qparams (utils/checks.h).
 struct OrderPlan {
   bool bytes = false;
   uint8_t mask = 0;      // ascending mask for the byte path
-  float scale = 1.0f;
-  int32_t zero_point = 0;
-  int32_t table[256];    // 8-bit key table (byte -> key) when !bytes
 };
 OrderPlan plan_order(at::ScalarType int_dtype, double scale, int64_t zero_point);
 // int32 order keys of contiguous `data` (descending / argmin: reversed = ~key).

@@ -21,7 +21,10 @@ inline T requant_one(T q, const CatRequant& p) {
   if constexpr (sizeof(T) == 1) {
     v = quantize_val8<T>(d, p.inv_so, p.zo);
   } else {
-    v = quantize_val_scalar_rule<T>(d, p.inv_so, p.zo);
+    (void)d;
+    const double t = std::nearbyint(static_cast<double>(static_cast<int64_t>(q) - p.zx) * p.sx_d / p.so_d) +
+                     static_cast<double>(p.zo);
+    v = t >= QRange<T>::max ? QRange<T>::max : (t <= QRange<T>::min ? QRange<T>::min : static_cast<int32_t>(t));
   }
   return static_cast<T>(std::max(v, p.lo));
 }

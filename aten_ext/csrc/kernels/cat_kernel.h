@@ -1,7 +1,8 @@
 // Raw-pointer kernels for cat with requantization. No ATen. A block is `rows`
 // runs of `cols` elements, source rows `xs` apart, destination rows `ys` apart.
 //   8-bit:   y = quantize_val8(float(q - zx) * sx, inv_so, zo)            (aten dequantize, then
-//   qint32:  y = quantize_val_scalar_rule(float(q - zx) * sx, inv_so, zo)  aten quantize_per_tensor)
+//   qint32:  y = clamp(nearbyint(double(q - zx) * sx_d / so_d) + zo)      exact inputs: float32 would
+//            round q - zx once |q - zx| > 2^24 (issue 17: ~150 steps of drift); within 1 step)
 //   then y = max(y, lo) (lo = zo for cat_relu, qmin otherwise).
 // Same-qparams inputs are plain copies (cpu/cat.cpp); relu_rows clamps those.
 #pragma once
@@ -19,6 +20,8 @@ struct CatRequant {
   float inv_so;
   int32_t zo;
   int32_t lo;
+  double sx_d;  // qint32: the input and output scales as given
+  double so_d;
 };
 
 // clang-format off

@@ -29,9 +29,17 @@ std::vector<std::pair<std::string, bool>> cpu_features();
 } // namespace kernels
 } // namespace qplugin
 
-#define QPLUGIN_ISA_CALL(fn, ...)                                          \
+// Path switching (set_isa) may happen while ops run on other threads. An op whose kernel calls
+// depend on each other's path (a packed layout built for one path, a buffer sized by one path's
+// element size, then kernels reading them) reads the path ONCE and calls every kernel with
+// QPLUGIN_ISA_CALL_ON(isa, fn, ...), so a concurrent switch affects only its next call. Ops whose
+// calls are independent (each chunk self-contained; all paths are bit-identical) may use
+// QPLUGIN_ISA_CALL, which reads the active path at each call.
+#define QPLUGIN_ISA_CALL(...) QPLUGIN_ISA_CALL_ON(::qplugin::kernels::active_isa(), __VA_ARGS__)
+
+#define QPLUGIN_ISA_CALL_ON(isa_value, fn, ...)                            \
   ([&]() {                                                                 \
-    switch (::qplugin::kernels::active_isa()) {                            \
+    switch (isa_value) {                                                   \
       case ::qplugin::kernels::Isa::kAvx512:                               \
         return ::qplugin::kernels::avx512::fn(__VA_ARGS__);                \
       case ::qplugin::kernels::Isa::kAvx2:                                 \

@@ -211,7 +211,13 @@ void max_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
 
 // The scalar requantization every path reproduces (pool_kernel.h).
 template <typename T, typename Acc>
-inline T requant(Acc d, float mult, const AvgPool2dGeom& g) {
+inline T requant(Acc d, float mult, int64_t k, const AvgPool2dGeom& g) {
+  if (sizeof(T) == 4) {
+    // int32 data: the exact quotient (float32 would drift ~150 steps on sums of large values)
+    const double r = std::nearbyint(static_cast<double>(d) / static_cast<double>(g.div[k])) + g.zadd_d;
+    const double lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+    return static_cast<T>(r < lo ? lo : (r > hi ? hi : r));
+  }
   const float v = static_cast<float>(d) * mult + g.zadd;
   float r = std::nearbyint(v);
   r = r < g.qmax ? r : g.qmax;
@@ -266,6 +272,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
   std::vector<int32_t> d32(std::is_same<Acc, int32_t>::value ? g.OW : 0);
   std::vector<int64_t> offr(g.OW);
   std::vector<float> multr(g.OW);
+  std::vector<int64_t> kr(g.OW);  // window class of each output column (requant's exact path)
   int64_t built = -1;  // row class offr / multr hold
   // Whole-width windows of a single output column are contiguous runs.
   const bool runs = g.OW == 1 && g.ws[0] == 0 && g.we[0] == g.W;
@@ -276,7 +283,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
       for (int64_t oh = 0; oh < g.OH; ++oh) {
         const Acc s = sum_run<T, Acc>(ip + g.hs[oh] * g.W, (g.he[oh] - g.hs[oh]) * g.W);
         const int64_t k = g.rcls[oh] * g.ncc + g.ccls[0];
-        op[oh] = requant<T, Acc>(s - static_cast<Acc>(g.off[k]), g.mult[k], g);
+        op[oh] = requant<T, Acc>(s - static_cast<Acc>(g.off[k]), g.mult[k], k, g);
       }
       continue;
     }
@@ -302,6 +309,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
           const int64_t k = built * g.ncc + g.ccls[ow];
           offr[ow] = g.off[k];
           multr[ow] = g.mult[k];
+          kr[ow] = k;
         }
       }
       const int64_t* off = offr.data();
@@ -320,10 +328,10 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
           }
         }
 #endif
-        for (; ow < g.OW; ++ow) o[ow] = requant<T, int32_t>(d32[ow], mult[ow], g);
+        for (; ow < g.OW; ++ow) o[ow] = requant<T, int32_t>(d32[ow], mult[ow], kr[ow], g);
       } else {
         for (int64_t ow = 0; ow < g.OW; ++ow) {
-          o[ow] = requant<T, Acc>(pre[g.we[ow]] - pre[g.ws[ow]] - off[ow], mult[ow], g);
+          o[ow] = requant<T, Acc>(pre[g.we[ow]] - pre[g.ws[ow]] - off[ow], mult[ow], kr[ow], g);
         }
       }
     }
@@ -380,7 +388,7 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
           const T* s = in + (h * g.W + w0) * C + c;
           for (int64_t w = w0; w < w1; ++w, s += C) a += *s;
         }
-        o[c] = requant<T, Acc>(a - static_cast<Acc>(off), m, g);
+        o[c] = requant<T, Acc>(a - static_cast<Acc>(off), m, k, g);
       }
     }
   }

@@ -16,7 +16,8 @@
 // (already clipped to the input). With s the integer sum over the window:
 //   q = clamp(nearbyint(float(float(s - off[p]) * mult[p]) + zadd))
 // where p = rcls[oh] * ncc + ccls[ow]; the caller fills off / mult / zadd for the op's
-// rounding rule (cpu/pool.cpp). Sums are int32 for 8-bit data (the caller uses
+// rounding rule (cpu/pool.cpp). int32 data instead uses the exact quotient
+// nearbyint(double(s - off[p]) / div[p]) + zadd_d (float32 would drift on large values). Sums are int32 for 8-bit data (the caller uses
 // the *_wide variants, int64 sums, when a window may overflow int32) and int64
 // for int32 data.
 #pragma once
@@ -48,6 +49,9 @@ struct AvgPool2dGeom {
   const float* mult;
   float zadd;
   float qmin, qmax;
+  // int32 data is requantized exactly: q = clamp(nearbyint(double(s - off[k]) / div[k]) + zadd_d)
+  const int64_t* div;  // the window's divisor per class
+  double zadd_d;
 };
 
 // clang-format off

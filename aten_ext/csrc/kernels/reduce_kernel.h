@@ -1,7 +1,7 @@
 // Raw-pointer reduction kernels (argmax / argmin / sums) on plain integer
 // data. No ATen. Data is viewed as [outer, n, inner] (reduce over n).
 // argmax works on the same order keys as kernels/sort_kernel.h: 8-bit key =
-// byte ^ mask (argmin: mask ^ 0xFF), 32-bit keys from keys_s32 (argmin: ~key).
+// byte ^ mask (argmin: mask ^ 0xFF), 32-bit keys = the qint32 value (argmin: ~key).
 // Ties: the first (lowest) index, as torch.argmax documents.
 #pragma once
 

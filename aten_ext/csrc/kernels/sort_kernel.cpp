@@ -249,19 +249,6 @@ void topk_u8(const uint8_t* x, int64_t n, int64_t k, uint8_t mask, uint8_t* valu
   for (int64_t i = tail; i < n && placed < k; ++i) visit(i);
 }
 
-void keys_s32(const int32_t* q, int64_t n, float scale, int32_t zero_point, int32_t* keys) {
-  for (int64_t i = 0; i < n; ++i) {
-    float f = static_cast<float>(static_cast<int64_t>(q[i]) - zero_point) * scale;
-    f = f == 0.0f ? 0.0f : f;  // -0.0 == +0.0
-    int32_t bits;
-    std::memcpy(&bits, &f, sizeof(bits));
-    keys[i] = bits ^ ((bits >> 31) & 0x7FFFFFFF);
-  }
-}
-
-void keys_table_u8(const uint8_t* q, int64_t n, const int32_t* table, int32_t* keys) {
-  for (int64_t i = 0; i < n; ++i) keys[i] = table[q[i]];
-}
 
 void sort_rows_s32(const int32_t* keys, int64_t rows, int64_t n, int64_t* idx) {
   for (int64_t r = 0; r < rows; ++r) {

@@ -3,11 +3,12 @@
 // Everything works on ORDER KEYS, ascending:
 //  - 8-bit data: key = byte ^ mask. mask 0x00 (quint8 ascending), 0x80 (qint8
 //    ascending), 0xFF / 0x7F (the same, descending). For per-tensor data with
-//    a scale whose 256 dequantized levels are distinct (every sane scale) the
-//    key order is the real-value order, so a stable counting sort on keys is
-//    torch.sort(stable=True) on the dequantized tensor.
-//  - 32-bit keys: an int32 whose signed order is the order of the dequantized
-//    float (keys_s32 makes them); descending = ~key.
+//    a positive scale the real value (q - zp) * scale is strictly increasing in q,
+//    so the key order is the exact real-value order, and a stable counting sort on
+//    keys is torch.sort(stable=True) on the dequantized tensor wherever dequantize
+//    is exact.
+//  - 32-bit keys: qint32 data orders by q itself (exactly, also where float32
+//    dequantize would round distinct q to equal floats); descending = ~key.
 // Threading is the caller's (cpu/sort.cpp).
 #pragma once
 
@@ -28,10 +29,6 @@ namespace kernels {
   X(void, sort_rows_u8, (const uint8_t* x, int64_t rows, int64_t n, uint8_t mask, uint8_t* values, int64_t* idx)) \
   /* The k LARGEST keys of x[0:n), keys descending, ties by lowest index */                     \
   X(void, topk_u8, (const uint8_t* x, int64_t n, int64_t k, uint8_t mask, uint8_t* values, int64_t* idx)) \
-  /* keys[i] = orderable int32 of float(q[i] - zp) * scale (key order = float order) */        \
-  X(void, keys_s32, (const int32_t* q, int64_t n, float scale, int32_t zero_point, int32_t* keys)) \
-  /* same for 8-bit data through a 256-entry key table indexed by byte */                      \
-  X(void, keys_table_u8, (const uint8_t* q, int64_t n, const int32_t* table, int32_t* keys))   \
   /* rows x n keys: stable ascending sort of each row (indices only) */                         \
   X(void, sort_rows_s32, (const int32_t* keys, int64_t rows, int64_t n, int64_t* idx))         \
   /* indices of the k largest keys, keys descending, ties by lowest index */                    \

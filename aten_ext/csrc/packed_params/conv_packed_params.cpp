@@ -115,11 +115,12 @@ std::shared_ptr<ConvPackedParams> conv_prepack_impl(const char* op, const std::s
   p->padding = spatial_arg(op, "padding", padding, spatial);
   p->dilation = spatial_arg(op, "dilation", dilation, spatial);
   for (int64_t i = 0; i < spatial; ++i) {
-    TORCH_CHECK_VALUE(p->stride[i] >= 1, "qplugin::", op, ": stride should be positive, got ", stride);
-    TORCH_CHECK_VALUE(p->dilation[i] >= 1, "qplugin::", op, ": dilation should be positive, got ",
-                      dilation);
-    TORCH_CHECK_VALUE(p->padding[i] >= 0, "qplugin::", op, ": padding should be non-negative, got ",
-                      padding);
+    TORCH_CHECK_VALUE(p->stride[i] >= 1 && p->stride[i] <= kMaxGeometry, "qplugin::", op,
+                      ": stride should be in [1, ", kMaxGeometry, "], got ", stride);
+    TORCH_CHECK_VALUE(p->dilation[i] >= 1 && p->dilation[i] <= kMaxGeometry, "qplugin::", op,
+                      ": dilation should be in [1, ", kMaxGeometry, "], got ", dilation);
+    TORCH_CHECK_VALUE(p->padding[i] >= 0 && p->padding[i] <= kMaxGeometry, "qplugin::", op,
+                      ": padding should be in [0, ", kMaxGeometry, "], got ", padding);
   }
   p->groups = groups;
   // 3-d kernel view

@@ -7,6 +7,12 @@
 //   wmat     int8 [OC][K], K = KD*KH*KW*ICg in (kd, kh, kw, ic) order (the
 //            order of a channels_last receptive field)
 //   packed   per kernel path, the GEMM layout of wmat (built on first use)
+// Thread safety: everything above is immutable after prepack / __setstate__. The per-path
+// layouts are built lazily, each exactly once under its std::once_flag (packed_for /
+// packed_rows_for): concurrent first calls from several threads block until the one build is
+// done, then all read the same bytes. A conv call reads the kernel path once and uses that
+// path's layout and kernels throughout (cpu/conv.cpp, kernels/dispatch.h QPLUGIN_ISA_CALL_ON), so
+// switching paths (_set_isa) while convs run is safe. Keep both properties when changing this.
 //   dw       depthwise: int32 [taps][C], (w - w_zp) in the low 16 bits
 //   w_scale, w_zp, wsum (= sum_k (w - w_zp)) per output channel, bias (zeros if none)
 // Pickled state (version 1, docs/design/conv.md):

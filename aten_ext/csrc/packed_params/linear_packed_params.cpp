@@ -98,10 +98,8 @@ c10::intrusive_ptr<LinearPackedParams> LinearPackedParams::create(
   const double* s = p->scales.const_data_ptr<double>();
   const int64_t* z = p->zero_points.const_data_ptr<int64_t>();
   for (int64_t i = 0; i < nq; ++i) {
-    const float fs = static_cast<float>(s[i]);
-    TORCH_CHECK_VALUE(std::isfinite(s[i]) && s[i] > 0 && fs > 0.0f && std::isfinite(fs), "qplugin::", op,
-                      ": W scale", per_channel ? "s[" + std::to_string(i) + "]" : std::string(),
-                      " should be a positive finite number, got ", s[i]);
+    // the rule of every scale (a float32 reciprocal too: 1e-45 is rejected as elsewhere)
+    check_scale(op, per_channel ? ("W scales[" + std::to_string(i) + "]").c_str() : "W scale", s[i]);
     TORCH_CHECK_VALUE(z[i] >= -128 && z[i] <= 127, "qplugin::", op, ": W zero_point",
                       per_channel ? "s[" + std::to_string(i) + "]" : std::string(),
                       " should be in [-128, 127] for torch.qint8, got ", z[i]);
@@ -110,6 +108,7 @@ c10::intrusive_ptr<LinearPackedParams> LinearPackedParams::create(
   p->w_zp.resize(N);
   for (int64_t n = 0; n < N; ++n) {
     p->w_scale[n] = s[per_channel ? n : 0];
+    p->w_scale_max = std::max(p->w_scale_max, p->w_scale[n]);
     p->w_scale_f.push_back(static_cast<float>(p->w_scale[n]));
     p->w_zp[n] = static_cast<int32_t>(z[per_channel ? n : 0]);
     if (p->w_zp[n] != 0) p->w_zp_all_zero = false;

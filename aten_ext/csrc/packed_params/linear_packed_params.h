@@ -35,6 +35,7 @@ struct LinearPackedParams : torch::CustomClassHolder {
   at::Tensor scales;       // float64 [1] or [N] (as given)
   at::Tensor zero_points;  // int64 [1] or [N]
   std::vector<double> w_scale;  // N entries
+  double w_scale_max = 0.0;     // max of w_scale (the requantize multiplier check)
   std::vector<int32_t> w_zp;    // N entries
   bool w_zp_all_zero = true;
   c10::optional<at::Tensor> bias;  // float32 [N], contiguous

@@ -58,21 +58,38 @@ inline void check_int_input(const char* op, const char* arg, const at::Tensor& t
 
 // A scale must be positive and finite, and stay so as a float with a finite
 // float reciprocal (the kernels multiply by 1.0f / float(scale)).
-inline void check_scale(const char* op, const char* arg, double scale) {
-  TORCH_CHECK_VALUE(std::isfinite(scale) && scale > 0, "qplugin::", op, ": ", arg,
+// `what` is appended to `arg` in the message (e.g. arg "qa", what " scale").
+inline void check_scale(const char* op, const char* arg, double scale, const char* what = "") {
+  TORCH_CHECK_VALUE(std::isfinite(scale) && scale > 0, "qplugin::", op, ": ", arg, what,
                     " should be a positive finite number, got ", scale);
   const float fs = static_cast<float>(scale);
   TORCH_CHECK_VALUE(fs > 0.0f && std::isfinite(1.0f / fs) && std::isfinite(fs), "qplugin::", op,
-                    ": ", arg, " should be representable as a float32 with a finite reciprocal, got ",
+                    ": ", arg, what, " should be representable as a float32 with a finite reciprocal, got ",
                     scale);
 }
 
 inline void check_zero_point(const char* op, const char* arg, int64_t zero_point,
-                             at::ScalarType qdtype) {
+                             at::ScalarType qdtype, const char* what = "") {
   const auto r = qrange(qdtype);
-  TORCH_CHECK_VALUE(zero_point >= r.first && zero_point <= r.second, "qplugin::", op, ": ", arg,
+  TORCH_CHECK_VALUE(zero_point >= r.first && zero_point <= r.second, "qplugin::", op, ": ", arg, what,
                     " should be in [", r.first, ", ", r.second, "] for ", qdtype, ", got ",
                     zero_point);
+}
+
+// THE rule for output scales of requantizing ops (add, mul, conv, linear, batch_norm2d: every
+// op whose epilogue multiplies an input step by a requantize multiplier
+// m = input scale [* weight scale ...] / output scale). Above kMaxRequantMultiplier output
+// steps per input step any nonzero 8-bit input difference saturates anyway, and the float32
+// epilogues can no longer keep an exact zero at the zero point (255 * m * 2^-24 < 0.5 step
+// needs m < 2^15) or overflow float32 (inf * 0 = NaN). Such an output scale is rejected.
+constexpr double kMaxRequantMultiplier = 32768.0;  // 2^15
+
+inline void check_requant_multiplier(const char* op, const char* out_arg, double out_scale,
+                                     double in_scale, const char* in_what) {
+  const double m = in_scale / out_scale;
+  TORCH_CHECK_VALUE(m <= kMaxRequantMultiplier, "qplugin::", op, ": ", out_arg, " should be at least ",
+                    in_scale / kMaxRequantMultiplier, " (", in_what, " ", in_scale,
+                    " / 2^15: at most 2^15 output steps per input step), got ", out_scale);
 }
 
 // Wraps a possibly negative dim into [0, ndim).
@@ -98,6 +115,28 @@ inline void check_quantized_input(const char* op, const char* arg, const at::Ten
               "of dtype ",
               t.scalar_type());
 }
+
+// Outputs whose size an op computes from its arguments (conv, pools, upsample): the op and the
+// shape are named before any allocation, instead of the allocator's "can't allocate memory" or
+// "integer multiplication overflow". kMaxOutputBytes (64 GiB) is far beyond any sane output.
+constexpr int64_t kMaxOutputBytes = int64_t{1} << 36;
+
+inline void check_output_size(const char* op, at::IntArrayRef sizes, int64_t elem_size) {
+  int64_t bytes = elem_size;
+  bool over = false;
+  for (int64_t s : sizes) {
+    TORCH_CHECK_VALUE(s >= 0, "qplugin::", op, ": output sizes should be non-negative, got ", sizes);
+    if (s == 0) return;  // an empty output, whatever the other sizes
+  }
+  for (int64_t s : sizes) over = over || __builtin_mul_overflow(bytes, s, &bytes);
+  TORCH_CHECK_VALUE(!over && bytes <= kMaxOutputBytes, "qplugin::", op, ": output of shape ", sizes,
+                    " would take ", over ? std::string("more than 2^63") : std::to_string(bytes),
+                    " bytes, more than the ", kMaxOutputBytes, " bytes an op may allocate");
+}
+
+// Conv / pool geometry (stride, dilation, padding, kernel) is bounded so that every size
+// computation stays far inside int64 and absurd values get a clear error at prepack.
+constexpr int64_t kMaxGeometry = int64_t{1} << 16;
 
 // A tensor from a loaded file must have the bytes its shape claims: torch's
 // unpickler can build a tensor over a truncated or emptied storage record.

@@ -5,7 +5,32 @@
 
 #include <vector>
 
+#include "utils/checks.h"
+
 namespace qplugin {
+
+// THE input-qparams check of every op that takes a quantized tensor: torch's
+// _make_per_tensor_quantized_tensor / _make_per_channel_quantized_tensor build tensors with any
+// scale and zero point (NaN, inf, 0, negative, out of range), so each adapter calls this on each
+// quantized input (after its own dtype / qscheme checks) before reading data. Same rules as
+// quantize_per_tensor / quantize_per_channel (check_scale / check_zero_point).
+inline void check_qparams(const char* op, const char* arg, const at::Tensor& t) {
+  TORCH_INTERNAL_ASSERT(t.is_quantized());
+  const auto qs = t.qscheme();
+  if (qs == at::kPerTensorAffine || qs == at::kPerTensorSymmetric) {
+    check_scale(op, arg, t.q_scale(), " scale");
+    check_zero_point(op, arg, t.q_zero_point(), t.scalar_type(), " zero_point");
+    return;
+  }
+  TORCH_CHECK(qs == at::kPerChannelAffine || qs == at::kPerChannelSymmetric, "qplugin::", op, ": ", arg,
+              " should be per-tensor or per-channel affine quantized, got qscheme ", toString(qs));
+  const at::Tensor s = t.q_per_channel_scales().to(at::kDouble).contiguous();
+  const at::Tensor z = t.q_per_channel_zero_points().to(at::kLong).contiguous();
+  const double* sp = s.const_data_ptr<double>();
+  const int64_t* zp = z.const_data_ptr<int64_t>();
+  for (int64_t c = 0; c < s.numel(); ++c) check_scale(op, arg, sp[c], " per-channel scale");
+  for (int64_t c = 0; c < z.numel(); ++c) check_zero_point(op, arg, zp[c], t.scalar_type(), " per-channel zero_point");
+}
 
 // A plain integer tensor (uint8 / int8 / int32) aliasing the data of a
 // quantized tensor, same sizes and strides, no copy. Keeps the storage alive.

@@ -17,6 +17,7 @@ using kernels::ActSpec;
 
 void check_input(const char* op, const char* arg, const at::Tensor& qx) {
   cpu::check_per_tensor_input(op, arg, qx);
+  check_qparams(op, arg, qx);
 }
 
 // Per-tensor input checked, with its input and output qparams.

@@ -18,6 +18,7 @@ void check_per_tensor(const char* op, const char* arg, const at::Tensor& t) {
   check_quantized_input(op, arg, t);
   TORCH_CHECK(t.qscheme() == at::kPerTensorAffine, "qplugin::", op, ": ", arg,
               " should be a per_tensor_affine quantized tensor, got qscheme ", toString(t.qscheme()));
+  check_qparams(op, arg, t);
 }
 
 QP qp_of(const at::Tensor& t) { return {t.q_scale(), t.q_zero_point()}; }

@@ -26,6 +26,7 @@ at::Tensor cat_q(const at::TensorList qx, int64_t dim, std::optional<double> sca
                 "] should be a per_tensor_affine quantized tensor, got qscheme ", toString(t.qscheme()));
     TORCH_CHECK(t.scalar_type() == qx[0].scalar_type(), "qplugin::", op, ": qx[", i,
                 "] should have the dtype of qx[0] (", qx[0].scalar_type(), "), got ", t.scalar_type());
+    check_qparams(op, ("qx[" + std::to_string(i) + "]").c_str(), t);
     xs.push_back(t);  // cat_into reads only sizes, strides and bytes: no int_view per input
     qps.push_back({t.q_scale(), t.q_zero_point()});
   }

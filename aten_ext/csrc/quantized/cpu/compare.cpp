@@ -18,6 +18,7 @@ void check_per_tensor(const char* op, const char* arg, const at::Tensor& t) {
   check_quantized_input(op, arg, t);
   TORCH_CHECK(t.qscheme() == at::kPerTensorAffine, "qplugin::", op, ": ", arg,
               " should be a per_tensor_affine quantized tensor, got qscheme ", toString(t.qscheme()));
+  check_qparams(op, arg, t);
 }
 
 template <CmpOp kOp>
@@ -39,6 +40,8 @@ at::Tensor cmp_scalar_q(const at::Tensor& self, const c10::Scalar& other) {
 bool equal_q(const at::Tensor& self, const at::Tensor& other) {
   check_quantized_input("equal", "self", self);
   check_quantized_input("equal", "other", other);
+  check_qparams("equal", "self", self);
+  check_qparams("equal", "other", other);
   if (self.qscheme() != other.qscheme() || self.scalar_type() != other.scalar_type() ||
       self.sizes() != other.sizes()) {
     return false;

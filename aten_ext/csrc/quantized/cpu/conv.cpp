@@ -20,6 +20,7 @@ void check_activation(const char* op, const char* arg, const at::Tensor& t) {
               " should be a quint8 tensor, got ", t.scalar_type());
   TORCH_CHECK(t.qscheme() == at::kPerTensorAffine, "qplugin::", op, ": ", arg,
               " should be per_tensor_affine, got qscheme ", c10::toString(t.qscheme()));
+  check_qparams(op, arg, t);
 }
 
 at::Tensor conv_impl(const char* op, const at::Tensor& qx, const at::Tensor* qaccum,

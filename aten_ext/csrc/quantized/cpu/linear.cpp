@@ -16,6 +16,7 @@ at::Tensor linear_q(const char* op, const at::Tensor& x, const c10::intrusive_pt
   TORCH_CHECK(x.scalar_type() == at::kQUInt8, "qplugin::", op, ": X should be torch.quint8, got ", x.scalar_type());
   TORCH_CHECK(x.qscheme() == at::kPerTensorAffine || x.qscheme() == at::kPerTensorSymmetric, "qplugin::", op,
               ": X should be per_tensor_affine, got qscheme ", c10::toString(x.qscheme()));
+  check_qparams(op, "X", x);
   const auto out_sizes = cpu::linear_out_sizes(op, x.sizes(), *w);
   check_scale(op, "Y_scale_i", y_scale);
   check_zero_point(op, "Y_zero_point_i", y_zero_point, at::kQUInt8);

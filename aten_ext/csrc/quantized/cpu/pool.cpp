@@ -15,6 +15,7 @@ void check_qx(const char* op, const at::Tensor& qx) {
   check_quantized_input(op, "qx", qx);
   TORCH_CHECK(qx.qscheme() == at::kPerTensorAffine, "qplugin::", op,
               ": qx should be per_tensor_affine quantized, got qscheme ", toString(qx.qscheme()));
+  check_qparams(op, "qx", qx);
   cpu::check_pool_input_rank(op, "qx", qx);
 }
 

@@ -11,6 +11,7 @@ namespace qplugin {
 namespace {
 
 at::Tensor dequantize_quantized(const at::Tensor& self) {
+  check_qparams("dequantize", "self", self);
   const at::Tensor data = int_view(self);
   switch (self.qscheme()) {
     case at::kPerTensorAffine:
@@ -26,6 +27,7 @@ at::Tensor dequantize_quantized(const at::Tensor& self) {
 }
 
 at::Tensor int_repr_quantized(const at::Tensor& self) {
+  check_qparams("int_repr", "self", self);
   return cpu::dense_copy(int_view(self));
 }
 

@@ -16,6 +16,7 @@ inline void check_per_tensor_q(const char* op, const at::Tensor& self) {
   TORCH_CHECK(self.qscheme() == at::kPerTensorAffine, "qplugin::", op,
               ": self should be a per-tensor affine quantized tensor, got qscheme ",
               toString(self.qscheme()), " (per-channel tensors are not supported by this op)");
+  check_qparams(op, "self", self);
 }
 
 // Hands the glue the int_view of a fresh quantized tensor with self's qparams

@@ -18,6 +18,7 @@ at::Tensor upsample_nearest2d_q(const at::Tensor& qx, at::IntArrayRef output_siz
   check_quantized_input(op, "qx", qx);
   TORCH_CHECK(qx.qscheme() == at::kPerTensorAffine, "qplugin::", op,
               ": qx should be per_tensor_affine quantized, got qscheme ", toString(qx.qscheme()));
+  check_qparams(op, "qx", qx);
   const auto sizes = cpu::upsample_nearest2d_output_sizes(op, qx.sizes(), output_size);
   at::Tensor out = at::_empty_affine_quantized(sizes, qx.options(), qx.q_scale(), qx.q_zero_point(),
                                                cpu::pool_format(qx));

@@ -1,0 +1,654 @@
+"""qplugin's own fuzzer (issue 17). Used by test/fuzz/test_fuzz.py (a seeded, time-boxed CI slice)
+and scripts/fuzz.py (long runs).
+
+* Ops are enumerated from the op library (every `qplugin::` schema the dispatcher knows), so a new
+  op is fuzzed without anybody listing it. Arguments are generated from each schema's argument
+  types: quantized tensors (per-tensor and per-channel, quint8 / qint8 / qint32, odd shapes, 0-size
+  and 0-dim, non-contiguous and channels_last, extreme and invalid qparams), float / integer
+  tensors, packed params of every family (the right class with the wrong kind included), odd ints,
+  floats, lists, scalar types.
+* A case is (op, seed): the child regenerates the inputs from the seed, so a failure is named by
+  the op and reproduced by the seed (`python scripts/fuzz.py --replay OP SEED`).
+* Cases run in a child process (a fresh interpreter), many per child; on a crash or a hang the
+  parent re-runs the suspect case alone to confirm and name it.
+* Outcome rules: a call returns, or raises RuntimeError / ValueError / TypeError / IndexError whose
+  message names a qplugin op ("qplugin::"). Anything else (a signal, a hang, another exception
+  type, an error without our message, or a result that disagrees with test/reference.py on the
+  ops it covers) is a failure.
+* Saved-model mutation: torch.jit.save / torch.save of qplugin models and packed params,
+  truncated, bit-flipped raw, and bit-flipped inside a zip record (data records and pickles,
+  re-zipped with a correct CRC so the flip reaches the unpickler), then loaded and run in a child:
+  never a crash or hang.
+"""
+import io
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+import traceback
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TEST_DIR = os.path.dirname(HERE)
+
+OK_TYPES = ("RuntimeError", "ValueError", "TypeError", "IndexError", "NotImplementedError")
+
+
+# ---------------------------------------------------------------------------------------------
+# op enumeration (child and parent)
+# ---------------------------------------------------------------------------------------------
+def all_ops():
+    """[(qualified name, overload)] of every qplugin op in the op library."""
+    import torch
+    import torch_qplugin  # noqa: F401
+    out = []
+    for name in sorted(torch._C._dispatch_get_all_op_names()):
+        if not name.startswith("qplugin::"):
+            continue
+        base, _, overload = name.partition(".")
+        out.append((base, overload))
+    return out
+
+
+def op_id(base, overload):
+    return base + ("." + overload if overload else "")
+
+
+# ---------------------------------------------------------------------------------------------
+# input generation (child)
+# ---------------------------------------------------------------------------------------------
+INTS = [0, 1, 2, 3, -1, -2, 7, 16, 255, 256, -129, 2**31 - 1, 2**31, -(2**31), 2**62, -(2**63), 2**63 - 1]
+FLOATS = [0.0, 1.0, -1.0, 0.5, 0.1, 1e-3, 1e-10, 1e-38, 1e-45, 5e-324, 3.5e38, 1e300,
+          float("nan"), float("inf"), float("-inf"), -0.0, 255.0, 1.5]
+GOOD_SCALES = [0.1, 0.05, 1.0, 0.003, 7.5, 2.0**-20]
+BAD_SCALES = [0.0, -0.1, float("nan"), float("inf"), 1e-45, 5e-324, 3.5e38]
+
+
+class Gen:
+    def __init__(self, seed):
+        import torch
+        self.torch = torch
+        self.r = random.Random(seed)
+        self.g = torch.Generator().manual_seed(seed)
+        self.shape_hint = None
+
+    def chance(self, p):
+        return self.r.random() < p
+
+    # -- shapes --------------------------------------------------------------------------------
+    def shape(self, ndim=None):
+        r = self.r
+        if self.shape_hint is not None and self.chance(0.6):
+            return list(self.shape_hint)
+        if ndim is None:
+            ndim = r.choice([0, 1, 2, 3, 4, 4, 4, 5])
+        dims = []
+        for _ in range(ndim):
+            dims.append(r.choice([1, 1, 2, 3, 4, 5, 7, 8, 16, 17, 33] + ([0] if self.chance(0.05) else [])))
+        # keep it small
+        while dims and _prod(dims) > 4096:
+            dims[r.randrange(len(dims))] = 1
+        return dims
+
+    def layout(self, t):
+        """The same values, maybe channels_last / transposed / sliced (non-contiguous)."""
+        try:
+            return self._layout(t)
+        except RuntimeError:  # e.g. per-channel tensors cannot be restrided
+            return t
+
+    def _layout(self, t):
+        torch, r = self.torch, self.r
+        k = r.random()
+        if k < 0.15 and t.dim() == 4:
+            return t.contiguous(memory_format=torch.channels_last)
+        if k < 0.2 and t.dim() == 5:
+            return t.contiguous(memory_format=torch.channels_last_3d)
+        if k < 0.3 and t.dim() >= 2:
+            return t.transpose(0, t.dim() - 1).contiguous().transpose(0, t.dim() - 1)  # same shape, permuted strides
+        if k < 0.38 and t.dim() >= 1 and t.shape[-1] >= 1:
+            try:  # a strided view holding t's values: every other element of a doubled tensor
+                big = torch.stack([t, t], dim=-1).flatten(-2)
+                return big[..., ::2]
+            except Exception:
+                return t
+        return t
+
+    # -- tensors -------------------------------------------------------------------------------
+    def qparams(self, dtype):
+        r = self.r
+        lo, hi = {"quint8": (0, 255), "qint8": (-128, 127), "qint32": (-(2**31), 2**31 - 1)}[dtype]
+        scale = r.choice(BAD_SCALES) if self.chance(0.08) else r.choice(GOOD_SCALES)
+        if self.chance(0.06):
+            zp = r.choice([hi + 1, lo - 1, 2**62])
+        else:
+            zp = r.choice([lo, hi, (lo + hi) // 2, 0 if lo <= 0 else lo, r.randint(max(lo, -1000), min(hi, 1000))])
+        return scale, zp
+
+    def int_data(self, shape, dtype):
+        torch, r = self.torch, self.r
+        tdt = {"quint8": torch.uint8, "qint8": torch.int8, "qint32": torch.int32}[dtype]
+        lo, hi = {"quint8": (0, 255), "qint8": (-128, 127), "qint32": (-(2**31), 2**31 - 1)}[dtype]
+        if dtype == "qint32" and not self.chance(0.3):
+            lo, hi = r.choice([(-3000, 3000), (2**30, 2**30 + 64), (-(2**31), -(2**31) + 50)])
+        return torch.randint(lo, hi + 1, shape, generator=self.g, dtype=torch.int64).to(tdt)
+
+    def qtensor(self, dtype=None, shape=None, per_channel=None):
+        torch, r = self.torch, self.r
+        dtype = dtype or r.choice(["quint8", "quint8", "qint8", "qint32"])
+        shape = self.shape() if shape is None else shape
+        data = self.int_data(shape, dtype)
+        if per_channel is None:
+            per_channel = self.chance(0.08)
+        if per_channel and len(shape) > 0:
+            axis = r.randrange(len(shape))
+            n = shape[axis]
+            scales = torch.tensor([self.qparams(dtype)[0] if self.chance(0.2) else r.choice(GOOD_SCALES)
+                                   for _ in range(n)], dtype=torch.double)
+            zps = torch.tensor([self.qparams(dtype)[1] if self.chance(0.1) else 0 for _ in range(n)],
+                               dtype=torch.long)
+            try:
+                t = torch._make_per_channel_quantized_tensor(data, scales, zps, axis)
+            except Exception:
+                t = torch._make_per_tensor_quantized_tensor(data, 0.1, 0)
+        else:
+            scale, zp = self.qparams(dtype)
+            try:
+                t = torch._make_per_tensor_quantized_tensor(data, scale, zp)
+            except Exception:
+                t = torch._make_per_tensor_quantized_tensor(data, 0.1, 0)
+        return self.layout(t)
+
+    def float_tensor(self, shape=None):
+        torch = self.torch
+        shape = self.shape() if shape is None else shape
+        t = torch.randn(shape, generator=self.g) * self.r.choice([1.0, 0.01, 100.0, 1e6])
+        if self.chance(0.1) and t.numel():
+            t.view(-1)[0] = self.r.choice([float("nan"), float("inf"), -float("inf")])
+        return self.layout(t)
+
+    def tensor(self, name):
+        torch, r = self.torch, self.r
+        k = r.random()
+        if k < 0.68:
+            return self.qtensor()
+        if k < 0.85:
+            return self.float_tensor()
+        if k < 0.95:
+            dt = r.choice([torch.uint8, torch.int8, torch.int32, torch.int64, torch.float64, torch.bool])
+            return torch.randint(0, 5, self.shape(), generator=self.g).to(dt)
+        return self.qtensor(per_channel=True)
+
+    # -- packed params ---------------------------------------------------------------------------
+    def weight(self, shape):
+        torch = self.torch
+        data = torch.randint(-128, 128, shape, generator=self.g, dtype=torch.int64).to(torch.int8)
+        if self.chance(0.3):
+            return torch._make_per_channel_quantized_tensor(
+                data, torch.rand(shape[0], generator=self.g, dtype=torch.double) * 0.02 + 0.001,
+                torch.zeros(shape[0], dtype=torch.long), 0)
+        return torch._make_per_tensor_quantized_tensor(data, self.r.choice([0.01, 0.003, 0.5]),
+                                                       self.r.choice([0, 0, 3]))
+
+    def packed(self, cls):
+        """A packed-params object of class `cls` (kind chosen at random: the wrong kind too)."""
+        q = self.torch.ops.qplugin
+        r = self.r
+        bias = lambda n: self.torch.randn(n, generator=self.g) if self.chance(0.7) else None  # noqa: E731
+        if "Linear" in cls:
+            n, k = r.choice([1, 3, 16, 33]), r.choice([1, 4, 17, 64])
+            return q.linear_prepack(self.weight([n, k]), bias(n))
+        if "Conv3d" in cls:
+            oc, ic = r.choice([2, 4]), r.choice([1, 2, 3])
+            return q.conv3d_prepack(self.weight([oc, ic, r.choice([1, 2]), r.choice([1, 3]), r.choice([1, 3])]),
+                                    bias(oc), [r.choice([1, 2])] * 3, [r.choice([0, 1])] * 3, [1] * 3, 1)
+        kind = r.choice(["conv1d", "conv2d", "conv2d"])
+        groups = r.choice([1, 1, 2])
+        oc, icg = r.choice([2, 4, 8]), r.choice([1, 3, 4])
+        ks = [r.choice([1, 3])] * (1 if kind == "conv1d" else 2)
+        sp = len(ks)
+        prep = q.conv1d_prepack if kind == "conv1d" else q.conv2d_prepack
+        return prep(self.weight([oc, icg] + ks), bias(oc), [r.choice([1, 2])] * sp, [r.choice([0, 1])] * sp,
+                    [r.choice([1, 2])] * sp, groups)
+
+    # -- schema-driven arguments -------------------------------------------------------------------
+    def value(self, arg_type, name):
+        torch, r = self.torch, self.r
+        ts = str(arg_type)
+        optional = ts.endswith("?") or ts.startswith("Optional[")
+        if optional and self.chance(0.3):
+            return None
+        ts = ts.rstrip("?")
+        if ts.startswith("Optional["):
+            ts = ts[len("Optional["):-1]
+        if ts == "number":
+            ts = "Scalar"
+        if ts == "Tensor":
+            return self.tensor(name)
+        if ts in ("Tensor[]", "List[Tensor]"):
+            n = r.choice([0, 1, 2, 2, 3])
+            dt = r.choice(["quint8", "qint8", "qint32"])
+            base = self.shape(r.choice([1, 2, 3, 4]))
+            return [self.qtensor(dt if self.chance(0.9) else None, list(base) if self.chance(0.8) else None)
+                    for _ in range(n)]
+        if ts == "int":
+            return r.choice(INTS) if self.chance(0.2) else r.choice([0, 1, 2, 3, -1, 4])
+        if ts in ("float",):
+            return r.choice(FLOATS) if self.chance(0.25) else r.choice(GOOD_SCALES)
+        if ts == "bool":
+            return self.chance(0.5)
+        if ts == "str":
+            return r.choice(["scalar", "avx2", "avx512", "", "bogus"])
+        if ts == "Scalar":
+            return r.choice([0, 1, -3, 2.5, -0.5, 1e30, float("nan"), float("inf"), True, 2**40])
+        if ts == "ScalarType":
+            return r.choice([torch.quint8, torch.qint8, torch.qint32, torch.float32, torch.uint8])
+        if ts in ("int[]", "List[int]", "SymInt[]") or ts.startswith("int[") or ts.startswith("List[int]"):
+            n = r.choice([0, 1, 2, 2, 2, 3])
+            return [r.choice(INTS) if self.chance(0.1) else r.choice([0, 1, 2, 3, 4]) for _ in range(n)]
+        if "PackedParams" in ts:
+            cls = ts.split(".")[-1]
+            return self.packed(cls)
+        raise NotImplementedError(f"fuzzer: no generator for argument type {ts}")
+
+    def args_for(self, schema):
+        self.shape_hint = self.shape(self.r.choice([1, 2, 3, 4, 4]))
+        args = []
+        for a in schema.arguments:
+            if a.kwarg_only:
+                continue
+            if a.default_value is not None and self.chance(0.15):
+                break  # trailing defaults
+            args.append(self.value(a.type, a.name))
+        kwargs = {}
+        for a in schema.arguments:
+            if a.kwarg_only and self.chance(0.5):
+                kwargs[a.name] = self.value(a.type, a.name)
+        return args, kwargs
+
+
+def _prod(xs):
+    p = 1
+    for x in xs:
+        p *= x
+    return p
+
+
+def describe(v):
+    import torch
+    if isinstance(v, torch.Tensor):
+        d = f"Tensor({v.dtype}, shape={list(v.shape)}, strides={list(v.stride())}"
+        if v.is_quantized:
+            if v.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+                d += f", scale={v.q_scale()!r}, zp={v.q_zero_point()}"
+            else:
+                d += f", per_channel axis={v.q_per_channel_axis()}"
+        return d + ")"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(describe(x) for x in v) + "]"
+    if type(v).__name__ == "ScriptObject":
+        return f"<{v._type().name()}>"
+    return repr(v)
+
+
+# ---------------------------------------------------------------------------------------------
+# result checks against test/reference.py (child)
+# ---------------------------------------------------------------------------------------------
+def _per_tensor_valid(t):
+    import math
+    import torch
+    if not (isinstance(t, torch.Tensor) and t.is_quantized and t.qscheme() == torch.per_tensor_affine):
+        return False
+    s = t.q_scale()
+    return math.isfinite(s) and s > 0
+
+
+def check_result(name, args, out):
+    """Raises AssertionError when a result on valid input disagrees with the reference."""
+    import numpy as np
+    import torch
+    sys.path.insert(0, TEST_DIR)
+    import reference as ref
+    short = name.split("::")[1]
+    if short == "int_repr" and args[0].is_quantized:
+        assert torch.equal(out, args[0].int_repr()), "int_repr differs from the source integers"
+    elif short == "dequantize" and _per_tensor_valid(args[0]) and args[0].dtype != torch.qint32:
+        exp = ref.dequantize_ref(args[0])
+        np.testing.assert_array_equal(out.numpy(), exp)
+    elif short == "quantize_per_tensor" and isinstance(out, torch.Tensor) and args[0].dtype == torch.float32:
+        exp = ref.quantize_per_tensor_ref(args[0].numpy(), args[1], args[2], args[3])
+        np.testing.assert_array_equal(out.int_repr().numpy().astype(np.int64), exp)
+    elif short in ("eq", "ne", "ge", "le", "gt", "lt") and _per_tensor_valid(args[0]):
+        other = args[1]
+        if isinstance(other, torch.Tensor) and not _per_tensor_valid(other):
+            return
+        exp = np.asarray(ref.compare_ref(short, args[0], other), dtype=bool)
+        assert np.array_equal(out.numpy(), np.broadcast_to(exp, out.shape)), f"{short} differs from compare_ref"
+    elif short in ("max", "min") and isinstance(out, torch.Tensor) and len(args) == 1:
+        ir = args[0].int_repr()
+        assert int(out.int_repr()) == int(ir.max() if short == "max" else ir.min()), f"{short} value"
+    elif short == "sort" and isinstance(out, tuple) and _per_tensor_valid(args[0]):
+        dim = args[1] if len(args) > 1 else -1
+        desc = args[2] if len(args) > 2 else False
+        ev, ei = ref.sort_ref(args[0], dim, desc)
+        np.testing.assert_array_equal(out[0].int_repr().numpy().astype(np.int64), ev)
+        np.testing.assert_array_equal(out[1].numpy(), ei)
+    elif short in ("add", "add_relu", "mul", "mul_relu") and isinstance(out, torch.Tensor):
+        if not (_per_tensor_valid(args[0]) and _per_tensor_valid(args[1])):
+            return
+        if args[0].dtype == torch.qint32:
+            return  # float32 epilogue documented within 1 step only for 8-bit
+        exp = ref.binary_ref(short.split("_")[0], args[0], args[1], args[2], args[3], relu=short.endswith("relu"))
+        ref.assert_within_steps(out, exp, 1, what=short)
+    elif short == "relu" and _per_tensor_valid(args[0]):
+        ir = args[0].int_repr().numpy().astype(np.int64)
+        exp = np.maximum(ir, args[0].q_zero_point())
+        np.testing.assert_array_equal(out.int_repr().numpy().astype(np.int64), exp)
+
+
+# ---------------------------------------------------------------------------------------------
+# child: run a batch of cases
+# ---------------------------------------------------------------------------------------------
+def run_case(base, overload, seed, check=True):
+    """Runs one case; returns (status, detail). status: ok / error / bad."""
+    import torch
+    if base == "__crash__":  # the harness's own test (test_fuzz.py): die like a segfault would
+        os.kill(os.getpid(), 11)
+    gen = Gen(seed)
+    schema = torch._C._get_schema(base, overload)
+    try:
+        args, kwargs = gen.args_for(schema)
+    except Exception as e:  # inputs the generator itself could not build: not a finding
+        return "skip", f"generator: {type(e).__name__}: {e}"
+    op = getattr(getattr(torch.ops.qplugin, base.split("::")[1]), overload or "default")
+    try:
+        out = op(*args, **kwargs)
+    except Exception as e:
+        msg = str(e).split("\n")[0]
+        tname = type(e).__name__
+        if tname in OK_TYPES and "qplugin::" in str(e):
+            return "error", f"{tname}: {msg[:200]}"
+        return "bad", f"unexpected {tname}: {msg[:300]} | args={[describe(a) for a in args]} kwargs={kwargs}"
+    if check:
+        try:
+            check_result(base, args, out)
+        except AssertionError as e:
+            return "bad", f"wrong result: {str(e)[:300]} | args={[describe(a) for a in args]}"
+    return "ok", ""
+
+
+def child_main(cases_path, progress_path):
+    """Runs the cases in `cases_path` (json list of [base, overload, seed]); appends one json line
+    per case to `progress_path` ({"i", "status", "detail"}), flushing before each call so the
+    parent knows which case a crash hit."""
+    import warnings
+    warnings.simplefilter("ignore")
+    import torch
+    import torch_qplugin  # noqa: F401
+    torch.set_num_threads(1)
+    with open(cases_path) as f:
+        cases = json.load(f)
+    with open(progress_path, "a", buffering=1) as out:
+        for i, (base, overload, seed) in enumerate(cases):
+            out.write(json.dumps({"i": i, "start": True}) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+            status, detail = run_case(base, overload, seed)
+            out.write(json.dumps({"i": i, "status": status, "detail": detail}) + "\n")
+    # restore the kernel path a fuzzed _set_isa may have changed (nothing else is global)
+
+
+# ---------------------------------------------------------------------------------------------
+# parent
+# ---------------------------------------------------------------------------------------------
+def _child_env():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(TEST_DIR), HERE] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["OMP_NUM_THREADS"] = "1"
+    return env
+
+
+def read_progress(lines):
+    """A child's json progress lines -> ({index: finished record}, index of the last case started)."""
+    done, last = {}, None
+    for line in lines:
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if d.get("start"):
+            last = d["i"]
+        else:
+            done[d["i"]] = d
+    return done, last
+
+
+def run_batch(cases, timeout, workdir):
+    """Runs cases in one child. Returns (results, crash) where results maps index -> (status,
+    detail) and crash is None or (index, description) for the case the child died / hung on."""
+    import tempfile
+    fd, cpath = tempfile.mkstemp(suffix=".json", dir=workdir)
+    with os.fdopen(fd, "w") as f:
+        json.dump(cases, f)
+    ppath = cpath + ".progress"
+    code = f"import sys; sys.path.insert(0, {HERE!r}); import fuzzlib; fuzzlib.child_main({cpath!r}, {ppath!r})"
+    crash = None
+    try:
+        r = subprocess.run([sys.executable, "-c", code], env=_child_env(), capture_output=True, text=True,
+                           timeout=timeout)
+        rc, tail = r.returncode, (r.stderr or "")[-1500:]
+    except subprocess.TimeoutExpired:
+        rc, tail = "timeout", ""
+    results, last_start = {}, None
+    if os.path.exists(ppath):
+        with open(ppath) as f:
+            done, last_start = read_progress(f)
+        results = {i: (d["status"], d["detail"]) for i, d in done.items()}
+        os.remove(ppath)
+    os.remove(cpath)
+    if rc != 0:
+        i = last_start if last_start is not None and last_start not in results else None
+        crash = (i, f"child exit {rc}: {tail}")
+    return results, crash
+
+
+def fuzz_ops(seed, seconds, batch=200, per_batch_timeout=120, log=print, ops=None, min_rounds=1):
+    """Round-robin over every op with seeds derived from `seed` until `seconds` pass (and at least
+    `min_rounds` cases per op). Returns a summary dict; summary['failures'] lists confirmed
+    findings."""
+    import tempfile
+    ops = ops or all_ops()
+    r = random.Random(seed)
+    t_end = time.monotonic() + seconds
+    summary = {"calls": 0, "ok": 0, "error": 0, "skip": 0, "failures": [], "ops": len(ops), "batches": 0}
+    per_op = {op_id(*o): 0 for o in ops}
+    workdir = tempfile.mkdtemp(prefix="qplugin_fuzz_")
+    k = 0
+    while time.monotonic() < t_end or k < min_rounds * len(ops):
+        cases = []
+        for _ in range(batch):
+            base, ov = ops[k % len(ops)]
+            k += 1
+            cases.append([base, ov, r.randrange(2**31)])
+        pending = cases
+        while pending:
+            results, crash = run_batch(pending, per_batch_timeout, workdir)
+            summary["batches"] += 1
+            for i, (status, detail) in results.items():
+                base, ov, s = pending[i]
+                per_op[op_id(base, ov)] += 1
+                summary["calls"] += 1
+                if status == "bad":
+                    summary["failures"].append({"op": op_id(base, ov), "seed": s, "detail": detail})
+                    log(f"FAIL {op_id(base, ov)} seed={s}: {detail}")
+                else:
+                    summary[status] += 1
+            if crash is None:
+                break
+            i, desc = crash
+            if i is None:  # died between cases: count as a failure of the batch
+                summary["failures"].append({"op": "?", "seed": None, "detail": desc})
+                break
+            base, ov, s = pending[i]
+            # confirm alone
+            res2, crash2 = run_batch([pending[i]], per_batch_timeout, workdir)
+            summary["calls"] += 1
+            if crash2 is not None:
+                summary["failures"].append({"op": op_id(base, ov), "seed": s, "detail": "CRASH/HANG " + crash2[1]})
+                log(f"CRASH {op_id(base, ov)} seed={s}: {crash2[1][:300]}")
+            pending = pending[i + 1:]
+    summary["min_calls_per_op"] = min(per_op.values()) if per_op else 0
+    summary["per_op"] = per_op
+    return summary
+
+
+# ---------------------------------------------------------------------------------------------
+# saved-model mutation
+# ---------------------------------------------------------------------------------------------
+
+
+def saved_blobs():
+    """{name: bytes} of saved qplugin models / packed params (made in a child, fresh)."""
+    code = r'''
+import io, base64, json, warnings
+warnings.simplefilter("ignore")
+import torch
+from fuzz_model import Net
+m = torch.jit.script(Net())
+out = {}
+b = io.BytesIO(); torch.jit.save(m, b); out["jit_model"] = b.getvalue()
+b = io.BytesIO(); torch.save({"c": m.c, "l": m.l}, b); out["packed_params"] = b.getvalue()
+print(json.dumps({k: base64.b64encode(v).decode() for k, v in out.items()}))
+'''
+    import base64
+    r = subprocess.run([sys.executable, "-c", code], env=_child_env(), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return {k: base64.b64decode(v) for k, v in json.loads(r.stdout.strip().splitlines()[-1]).items()}
+
+
+def mutate(blob, r):
+    """One mutation of a saved file: truncation, raw bit flips, or bit flips / byte changes inside
+    one zip record (re-zipped with a correct CRC so the change reaches the loader's parser)."""
+    k = r.random()
+    if k < 0.2:
+        return blob[: r.randrange(len(blob))], "truncate"
+    if k < 0.35:
+        b = bytearray(blob)
+        for _ in range(r.choice([1, 1, 2, 8])):
+            b[r.randrange(len(b))] ^= 1 << r.randrange(8)
+        return bytes(b), "raw flips"
+    zin = zipfile.ZipFile(io.BytesIO(blob))
+    names = zin.namelist()
+    # favour pickles and data records
+    pick = [n for n in names if n.endswith(".pkl")]
+    data = [n for n in names if "/data/" in n or "/constants/" in n]
+    target = r.choice(pick if (pick and r.random() < 0.5) else (data or names))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            content = zin.read(info.filename)
+            if info.filename == target and content:
+                c = bytearray(content)
+                kind = r.random()
+                if kind < 0.4:
+                    for _ in range(r.choice([1, 2, 4])):
+                        c[r.randrange(len(c))] ^= 1 << r.randrange(8)
+                elif kind < 0.7:
+                    c[r.randrange(len(c))] = r.choice([0, 0xFF, 0x7F, 0x80, ord("K"), ord("J")])
+                else:
+                    c = c[: r.randrange(len(c))]
+                content = bytes(c)
+            zi = zipfile.ZipInfo(info.filename, date_time=info.date_time)
+            zout.writestr(zi, content)
+    return out.getvalue(), f"record {target}"
+
+
+def mutation_child(paths_json):
+    """Loads each mutated file and runs it; prints one json line per file before and after."""
+    import warnings
+    warnings.simplefilter("ignore")
+    import torch
+    import fuzz_model
+    torch.set_num_threads(1)
+    x = fuzz_model.example()
+    for i, (kind, path) in enumerate(json.loads(paths_json)):
+        print(json.dumps({"i": i, "start": True}), flush=True)
+        status = "ok"
+        try:
+            if kind == "jit_model":
+                m = torch.jit.load(path)
+                try:
+                    m(x)
+                except Exception as e:
+                    status = "run-error " + type(e).__name__
+            else:
+                d = torch.load(path, weights_only=False)
+                for v in d.values() if isinstance(d, dict) else []:
+                    try:
+                        if "Linear" in v._type().name():
+                            torch.ops.qplugin.linear_unpack(v)
+                            torch.ops.qplugin.linear(torch._make_per_tensor_quantized_tensor(
+                                torch.zeros(2, 36, dtype=torch.uint8), 0.1, 0), v, 0.1, 0)
+                        else:
+                            torch.ops.qplugin.conv2d(x, v, 0.1, 0)
+                    except Exception as e:
+                        status = "run-error " + type(e).__name__
+        except Exception as e:
+            status = "load-error " + type(e).__name__
+        print(json.dumps({"i": i, "status": status}), flush=True)
+
+
+def fuzz_saved(seed, seconds, per_child=40, log=print):
+    """Mutates saved qplugin models / packed params for `seconds`; each file is loaded (and run)
+    in a child. Returns a summary with confirmed crashes / hangs in 'failures'."""
+    import tempfile
+    r = random.Random(seed)
+    blobs = saved_blobs()
+    workdir = tempfile.mkdtemp(prefix="qplugin_fuzz_saved_")
+    summary = {"files": 0, "loaded": 0, "load_errors": 0, "run_errors": 0, "failures": []}
+    t_end = time.monotonic() + seconds
+    n = 0
+    while time.monotonic() < t_end:
+        items = []
+        for _ in range(per_child):
+            kind = r.choice(sorted(blobs))
+            data, how = mutate(blobs[kind], r)
+            path = os.path.join(workdir, f"m{n}.pt")
+            n += 1
+            with open(path, "wb") as f:
+                f.write(data)
+            items.append((kind, path, how))
+        pending = items
+        while pending:
+            code = (f"import sys; sys.path.insert(0, {HERE!r}); import fuzzlib; "
+                    f"fuzzlib.mutation_child({json.dumps(json.dumps([(k, p) for k, p, _ in pending]))})")
+            try:
+                res = subprocess.run([sys.executable, "-c", code], env=_child_env(), capture_output=True,
+                                     text=True, timeout=120)
+                rc, out, err = res.returncode, res.stdout, res.stderr
+            except subprocess.TimeoutExpired as e:
+                rc, out, err = "timeout", (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), ""
+            done, last = read_progress(out.splitlines())
+            done = {i: d["status"] for i, d in done.items()}
+            for i, st in done.items():
+                summary["files"] += 1
+                if st == "ok":
+                    summary["loaded"] += 1
+                elif st.startswith("load-error"):
+                    summary["load_errors"] += 1
+                else:
+                    summary["run_errors"] += 1
+            if rc == 0:
+                break
+            if last is None or last in done:
+                summary["failures"].append({"file": None, "detail": f"child exit {rc}: {err[-500:]}"})
+                break
+            kind, path, how = pending[last]
+            summary["files"] += 1
+            summary["failures"].append({"file": path, "kind": kind, "mutation": how,
+                                        "detail": f"child exit {rc}: {err[-800:]}"})
+            log(f"CRASH loading mutated {kind} ({how}): {path}: exit {rc}")
+            pending = pending[last + 1:]
+    return summary
