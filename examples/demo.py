@@ -23,11 +23,11 @@ import subprocess
 import sys
 import time
 
+# The demo's helpers live beside it; torch_qplugin comes from the environment (run_demo.sh
+# installs it), never from the checkout by path, so the demo tests what users install.
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-for p in (HERE, ROOT):
-    if p not in sys.path:
-        sys.path.insert(0, p)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
 
 import torch  # noqa: E402
 
@@ -265,10 +265,8 @@ def main(argv=None):
     with open(man_path, "w") as f:
         json.dump(manifest, f, indent=1)
     print("reloading the saved models in a fresh process and timing them ...", flush=True)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--evaluate", man_path,
-                           "--threads", str(args.threads)], env=env)
+                           "--threads", str(args.threads)])
     results = {}
     if proc.returncode != 0:
         for e in manifest:

@@ -3,11 +3,16 @@
     python scripts/bench_ops.py                 # every family, 1 and 2 threads
     python scripts/bench_ops.py --only quantize # some families (scripts/bench_rows/<family>.py)
     python scripts/bench_ops.py --quick         # fewer repeats (smoke run)
+    python scripts/bench_ops.py --isa avx2      # AVX2 against AVX2 on any CPU: our path capped by
+                                                # QPLUGIN_ISA, torch's element-wise / cat / pooling /
+                                                # quantize kernels by ATEN_CPU_CAPABILITY (fbgemm's
+                                                # GEMM / conv ignore it and keep VNNI where present)
 
 Rows come from scripts/bench_rows/*.py: each module defines FAMILY (str) and
 cases() -> list[bench_rows.Case]. Timing: per case, ours / torch / fp32 calls are
 interleaved round by round (the machine's speed drifts), each round timing a
-batch of calls; the median round wins. Ratios compare medians of the same run.
+batch of calls; the median round wins, and the best rounds' ratio prints next to it.
+Ratios compare medians (or bests) of the same run.
 Results print as a table and replace the family's section in docs/benchmarks.md.
 """
 import argparse
@@ -25,12 +30,35 @@ ROOT = Path(__file__).resolve().parent.parent
 _MALLOC_ENV = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(1 << 40)}
 
 
-def _ensure_malloc_env():
+def _ensure_env(isa):
     # glibc maps/unmaps every allocation >= 32 MiB (~50 ms per 64 MiB on both
     # sides): keep big blocks in the heap so we time kernels, not the allocator.
-    if any(os.environ.get(k) != v for k, v in _MALLOC_ENV.items()):
-        env = dict(os.environ, **_MALLOC_ENV)
-        os.execve(sys.executable, [sys.executable] + sys.argv, env)
+    # --isa: both libraries read their ISA cap at load time, so it is set before torch loads.
+    want = dict(_MALLOC_ENV)
+    if isa:
+        want.update(QPLUGIN_ISA=isa, ATEN_CPU_CAPABILITY=isa)
+    if any(os.environ.get(k) != v for k, v in want.items()):
+        os.execve(sys.executable, [sys.executable] + sys.argv, dict(os.environ, **want))
+
+
+def cpu_description():
+    """CPU model, family / model numbers and the SIMD tiers that matter here (the hypervisor's
+    model name alone, e.g. 'AMD EPYC', does not tell Zen 1 from Zen 4)."""
+    info = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if ":" in line:
+                    k, v = (x.strip() for x in line.split(":", 1))
+                    info.setdefault(k, v)
+                if not line.strip():
+                    break
+    except OSError:
+        return platform.processor() or platform.machine()
+    flags = set(info.get("flags", "").split())
+    isa = "avx512 vnni" if {"avx512f", "avx512_vnni"} <= flags else "avx512" if "avx512f" in flags else \
+        "avx2 only" if "avx2" in flags else "no avx2"
+    return f"{info.get('model name', '?')} (family {info.get('cpu family', '?')} model {info.get('model', '?')}, {isa})"
 
 
 def _timeit(fn, number):
@@ -56,7 +84,7 @@ def measure(case, rounds, target_s=0.02):
         # op (which streams its own large buffers) pays for refilling the caches.
         for k, f in fns[r % len(fns):] + fns[:r % len(fns)]:
             samples[k].append(_timeit(f, number[k]))
-    return {k: statistics.median(v) for k, v in samples.items()}
+    return ({k: statistics.median(v) for k, v in samples.items()}, {k: min(v) for k, v in samples.items()})
 
 
 def load_families(only):
@@ -88,8 +116,13 @@ def main():
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
+    ap.add_argument("--sample-ms", type=float, default=20.0,
+                    help="time per timed sample (shorter samples + more rounds: a best-of that "
+                         "filters a loaded machine's preemptions)")
+    ap.add_argument("--isa", choices=["avx2"], default=None,
+                    help="cap our kernels and torch's ATen kernels at this ISA (own section in the docs)")
     args = ap.parse_args()
-    _ensure_malloc_env()
+    _ensure_env(args.isa)
     print(f"bench_ops: MALLOC_MMAP_MAX_={os.environ['MALLOC_MMAP_MAX_']} "
           f"MALLOC_TRIM_THRESHOLD_={os.environ['MALLOC_TRIM_THRESHOLD_']} set for this process "
           "(large buffers stay mapped; allocator cost out of the timings)")
@@ -104,33 +137,35 @@ def main():
     rounds = 5 if args.quick else args.rounds
     header = (f"torch {torch.__version__}, torch_qplugin {torch_qplugin.__version__}, "
               f"kernel path {torch_qplugin.active_isa()}, torch quantized engine "
-              f"{torch.backends.quantized.engine}, CPU {platform.processor() or platform.machine()}, "
-              f"{os.cpu_count()} cores")
+              f"{torch.backends.quantized.engine}, torch ATen capability "
+              f"{torch.backends.cpu.get_cpu_capability()}, CPU {cpu_description()}, {os.cpu_count()} cores")
     print(header)
     cmd = "python scripts/bench_ops.py" + (" " + " ".join(sys.argv[1:]) if sys.argv[1:] else "")
     sections = {}
     for mod in load_families(args.only):
         cases = mod.cases()
         lines = [
-            f"| op | shape | threads | qplugin | torch | fp32 | qplugin/torch | qplugin/fp32 | qplugin rate | torch rate |",
-            "|---|---|---|---|---|---|---|---|---|---|",
+            f"| op | shape | threads | qplugin | torch | fp32 | qplugin/torch | qplugin/fp32 | best-of qplugin/torch | qplugin rate | torch rate |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         print(f"\n== {mod.FAMILY} ==")
         print(f"{'op':<34} {'shape':<22} {'thr':>3} {'ours(us)':>10} {'torch(us)':>10} {'fp32(us)':>10} "
-              f"{'/torch':>7} {'/fp32':>7}  rate")
+              f"{'/torch':>7} {'/fp32':>7} {'best/t':>7}  rate")
         for threads in args.threads:
             torch.set_num_threads(threads)
             for case in cases:
-                t = measure(case, rounds)
+                t, best = measure(case, rounds, args.sample_ms / 1000.0)
                 ours, tt, ff = t.get("ours"), t.get("torch"), t.get("fp32")
                 r_t = ours / tt if tt else float("nan")
                 r_f = ours / ff if ff else float("nan")
+                b_t = best["ours"] / best["torch"] if best.get("torch") else float("nan")
                 us = lambda v: f"{v * 1e6:.1f}" if v is not None else "-"
                 print(f"{case.op:<34} {case.shape:<22} {threads:>3} {us(ours):>10} {us(tt):>10} {us(ff):>10} "
-                      f"{r_t:>7.3f} {r_f:>7.3f}  {fmt_rate(case, ours)}", flush=True)
+                      f"{r_t:>7.3f} {r_f:>7.3f} {b_t:>7.3f}  {fmt_rate(case, ours)}", flush=True)
                 lines.append(f"| {case.op} | {case.shape} | {threads} | {us(ours)} us | {us(tt)} us | {us(ff)} us "
-                             f"| **{r_t:.3f}** | {r_f:.3f} | {fmt_rate(case, ours)} | {fmt_rate(case, tt)} |")
-        sections[mod.FAMILY] = (getattr(mod, "NOTE", ""), lines)
+                             f"| **{r_t:.3f}** | {r_f:.3f} | {b_t:.3f} | {fmt_rate(case, ours)} | {fmt_rate(case, tt)} |")
+        key = f"{mod.FAMILY} [{args.isa}]" if args.isa else mod.FAMILY
+        sections[key] = (getattr(mod, "NOTE", ""), lines)
     if not args.no_write:
         write_doc(sections, header, cmd)
 

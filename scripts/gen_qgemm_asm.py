@@ -25,6 +25,9 @@ GEMV_PF2 = 8192
 # Register-tile prefetch distance per weight stream (a small-M tile, e.g. M = 8, reads every
 # weight once per call, from L3).
 TILE_PF = 1024
+# AVX2 1-3 row tile (one weight stream, read from L3 or DRAM at batch 1): L1 and L2 leads.
+AVX2_PF = 1024
+AVX2_PF2 = 4096
 
 
 class Body:
@@ -102,7 +105,7 @@ def tile_avx2():
         L(f"vpmovsxbw {16 * j}(%[b]), %%ymm8", "vpmaddwd %%ymm8, %%ymm9, %%ymm11", f"vpaddd %%ymm11, %%ymm{j}, %%ymm{j}",
           ".if 1 < %c[mr]", "vpmaddwd %%ymm8, %%ymm10, %%ymm12", f"vpaddd %%ymm12, %%ymm{4 + j}, %%ymm{4 + j}",
           ".endif")
-    L("prefetcht0 512(%[b])", "add $4, %[a]", "add $64, %[b]", "dec %[n]", "jnz 1b", "3:")
+    L(f"prefetcht0 {AVX2_PF}(%[b])", f"prefetcht1 {AVX2_PF2}(%[b])", "add $4, %[a]", "add $64, %[b]", "dec %[n]", "jnz 1b", "3:")
     for i in range(8):
         L(f".if {i // 4} < %c[mr]", f"vmovdqu %%ymm{i}, {32 * i}(%[raw])", ".endif")
     return L.text()

@@ -9,7 +9,11 @@ independent dependency chains, so the number is the instruction throughput, not 
   vnni256 : vpdpbusd ymm, 16 independent accumulators (AVX512VL encoding; 32 MACs / instruction)
   maddubs : vpmaddubsw + vpmaddwd(ones) + vpaddd ymm, 6 chains (32 MACs per triple; fbgemm's AVX2
             path, saturating in int16)
-  maddwd  : vpmaddwd + vpaddd ymm on int16, 12 chains (16 MACs per pair; our AVX2 path's inner op)
+  maddwd  : vpmaddwd + vpaddd ymm on int16, 12 chains (16 MACs per pair): the instruction mix of
+            our exact AVX2 path, with no loads (its ceiling)
+  i16tile : our exact AVX2 register tile itself (kernels/gemm/tile_i16_avx2.h, 6 rows x 16
+            columns, int16 operands from L1, broadcasts and loads included; compiled from the
+            header with g++ -mavx2): the peak the AVX2 linear / conv rows are measured against
 
 (An earlier version written with intrinsics over arrays of __m512i read 236-343 GOPS for
 vnni512 while our GEMM measured 420-474 on one core: GCC's code was not the peak.)
@@ -237,9 +241,33 @@ int64_t readbw_mt(const char* p, int64_t bytes, int64_t reps, int64_t threads) {
 }
 """
 
+# The exact AVX2 tile, compiled from the kernel header (C++): one call = 6 x 16 x 128 MACs
+# from L1-resident operands.
+SRC_I16 = r"""
+#define QPLUGIN_ISA_AVX2 1
+#include <stdint.h>
+#include "kernels/isa.h"
+#include "kernels/gemm/tile_i16_avx2.h"
+extern "C" int64_t i16tile(int64_t iters) {
+  alignas(64) static int16_t a[6 * 128], b[128 * 16];
+  alignas(64) int32_t acc[6 * 16];
+  for (int i = 0; i < 6 * 128; ++i) a[i] = (int16_t)(i % 255);
+  for (int i = 0; i < 128 * 16; ++i) b[i] = (int16_t)(i % 256 - 128);
+  int64_t s = 0;
+  for (int64_t i = 0; i < iters; ++i) {
+    qplugin::kernels::avx2::i16::tile<6>(a, 128, 64, b, acc);
+    s += acc[i & 63];
+  }
+  return s;
+}
+"""
+CSRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "aten_ext", "csrc")
+
 # MACs per loop iteration of each kernel
-KERNELS = {"vnni512": 16 * 64, "vnni256": 16 * 32, "maddubs": 6 * 32, "maddwd": 12 * 16}
-NEEDS = {"vnni512": "avx512_vnni", "vnni256": "avx512_vnni", "maddubs": "avx2", "maddwd": "avx2"}
+KERNELS = {"vnni512": 16 * 64, "vnni256": 16 * 32, "maddubs": 6 * 32, "maddwd": 12 * 16, "i16tile": 6 * 16 * 128}
+ITERS = {"i16tile": 3000}  # ~0.5 ms per timed run, as the others
+NEEDS = {"vnni512": "avx512_vnni", "vnni256": "avx512_vnni", "maddubs": "avx2", "maddwd": "avx2",
+         "i16tile": "avx2"}
 
 _lib = None
 _cache = {}
@@ -253,7 +281,12 @@ def build():
         lib = os.path.join(d, "peak.so")
         with open(src, "w") as f:
             f.write(SRC)
-        subprocess.check_call(["gcc", "-O2", "-shared", "-fPIC", "-pthread", src, "-o", lib])
+        src16 = os.path.join(d, "i16tile.cpp")
+        with open(src16, "w") as f:
+            f.write(SRC_I16)
+        obj16 = os.path.join(d, "i16tile.o")
+        subprocess.check_call(["g++", "-O2", "-std=c++17", "-fPIC", "-mavx2", "-I", CSRC, "-c", src16, "-o", obj16])
+        subprocess.check_call(["gcc", "-O2", "-shared", "-fPIC", "-pthread", src, obj16, "-o", lib])
         _lib = ctypes.CDLL(lib)
         for name in list(KERNELS) + ["readbw"]:
             fn = getattr(_lib, name)
@@ -294,7 +327,8 @@ def peak_gops(name="vnni512", repeats=40):
         if not cpu_has(NEEDS[name]):
             _cache[name] = None
         else:
-            _cache[name] = measure(getattr(build(), name), KERNELS[name], repeats=repeats)
+            _cache[name] = measure(getattr(build(), name), KERNELS[name], iters=ITERS.get(name, 20_000),
+                                   repeats=repeats)
     return _cache[name]
 
 

@@ -97,7 +97,8 @@ def requantize_ref(real, scale, zero_point, qdtype):
 
 def assert_within_steps(actual_q: torch.Tensor, expected_int, steps=1, what=""):
     """int_repr of actual within `steps` quantization steps of the expected integers."""
-    a = actual_q.int_repr().numpy().astype(np.int64) if actual_q.is_quantized else np.asarray(actual_q, np.int64)
+    quantized = isinstance(actual_q, torch.Tensor) and actual_q.is_quantized
+    a = actual_q.int_repr().numpy().astype(np.int64) if quantized else np.asarray(actual_q, np.int64)
     e = np.asarray(expected_int, dtype=np.int64)
     assert a.shape == e.shape, f"{what}: shape {a.shape} != {e.shape}"
     if a.size:
@@ -285,6 +286,8 @@ ACTIVATIONS = {
     "hardsigmoid": lambda x: _hardtanh01(x) / 6.0,
     "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
     "elu": lambda x, alpha, scale, input_scale: np.where(x > 0, x * scale, np.expm1(x * input_scale) * alpha * scale),
+    "celu": lambda x, alpha: np.maximum(x, 0.0) + np.minimum(0.0, alpha * np.expm1(x / alpha)),
+    "threshold": lambda x, threshold, value: np.where(x > threshold, x, value),
 }
 
 
@@ -294,6 +297,15 @@ def activation_ref(name, qt, output_scale, output_zero_point, **params):
     with np.errstate(over="ignore"):
         y = ACTIVATIONS[name](x, **params)
     return requantize_ref(y, output_scale, output_zero_point, qt.dtype)
+
+
+def prelu_ref(qt, slopes, output_scale, output_zero_point):
+    """x if x > 0 else slope * x, slopes broadcast over dim 1 (or one shared slope), requantized."""
+    x = dequantize_ref(qt).astype(np.float64)
+    w = np.asarray(slopes, dtype=np.float64).reshape(-1)
+    if w.size > 1:
+        w = w.reshape((1, -1) + (1,) * (x.ndim - 2))
+    return requantize_ref(np.where(x > 0, x, w * x), output_scale, output_zero_point, qt.dtype)
 
 
 def softmax_ref(qt, dim, output_scale, output_zero_point):
@@ -317,18 +329,44 @@ def layer_norm_ref(qt, normalized_shape, weight, bias, eps, output_scale, output
     return requantize_ref(y, output_scale, output_zero_point, qt.dtype)
 
 
-def batch_norm2d_ref(qt, weight, bias, mean, var, eps, output_scale, output_zero_point):
+def batch_norm_ref(qt, weight, bias, mean, var, eps, output_scale, output_zero_point, relu=False):
+    """batch_norm over dim 1 of an [N, C, ...] tensor (2d / 3d alike), relu: max(y, 0)."""
     x = dequantize_ref(qt).astype(np.float64)
     c = x.shape[1]
-    sh = (1, c, 1, 1)
+    sh = (1, c) + (1,) * (x.ndim - 2)
     w = np.ones(c) if weight is None else np.asarray(weight, dtype=np.float64)
     b = np.zeros(c) if bias is None else np.asarray(bias, dtype=np.float64)
     m = np.asarray(mean, dtype=np.float64)
     v = np.asarray(var, dtype=np.float64)
     y = (x - m.reshape(sh)) / np.sqrt(v.reshape(sh) + eps) * w.reshape(sh) + b.reshape(sh)
+    if relu:
+        y = np.maximum(y, 0.0)
     return requantize_ref(y, output_scale, output_zero_point, qt.dtype)
 
 
+def batch_norm2d_ref(qt, weight, bias, mean, var, eps, output_scale, output_zero_point):
+    return batch_norm_ref(qt, weight, bias, mean, var, eps, output_scale, output_zero_point)
+
+
+def group_norm_ref(qt, num_groups, weight, bias, eps, output_scale, output_zero_point):
+    """Statistics (biased variance) over each (n, group) block of an [N, C, ...] tensor, then the
+    per-channel affine."""
+    x = dequantize_ref(qt).astype(np.float64)
+    n, c = x.shape[0], x.shape[1]
+    g = x.reshape(n, num_groups, -1)
+    mean = g.mean(axis=2, keepdims=True)
+    var = ((g - mean) ** 2).mean(axis=2, keepdims=True)
+    y = ((g - mean) / np.sqrt(var + eps)).reshape(x.shape)
+    sh = (1, c) + (1,) * (x.ndim - 2)
+    if weight is not None:
+        y = y * np.asarray(weight, dtype=np.float64).reshape(sh)
+    if bias is not None:
+        y = y + np.asarray(bias, dtype=np.float64).reshape(sh)
+    return requantize_ref(y, output_scale, output_zero_point, qt.dtype)
+
+
+def instance_norm_ref(qt, weight, bias, eps, output_scale, output_zero_point):
+    return group_norm_ref(qt, qt.shape[1], weight, bias, eps, output_scale, output_zero_point)
 
 
 # ---------------------------------------------------------------------------
@@ -405,6 +443,33 @@ def adaptive_avg_pool2d_ref(real, output_size):
             c, d = (ow * W) // OW, -((-(ow + 1) * W) // OW)
             out[..., oh, ow] = real[..., a:b, c:d].mean(axis=(-2, -1))
     return out
+
+
+def upsample_bilinear2d_ref(q, output_size, align_corners, scales=(None, None)):
+    """Bilinear resize of the integers of q [..., H, W] in float64 from the definition (source
+    position per torch's area_pixel rule), rounded half-even: the output keeps q's qparams, so
+    this is requantize_ref of the dequantized interpolation."""
+    q = np.asarray(q, dtype=np.float64)
+    H, W = q.shape[-2], q.shape[-1]
+    OH, OW = output_size
+
+    def taps(n_in, n_out, scale):
+        if align_corners:
+            s = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+            r = s * np.arange(n_out, dtype=np.float64)
+        else:
+            s = 1.0 / scale if scale else n_in / n_out
+            r = np.maximum(s * (np.arange(n_out) + 0.5) - 0.5, 0.0)
+        lo = np.minimum(np.floor(r).astype(np.int64), n_in - 1)
+        hi = np.where(lo < n_in - 1, lo + 1, lo)
+        return lo, hi, r - lo
+
+    y0, y1, fy = taps(H, OH, scales[0])
+    x0, x1, fx = taps(W, OW, scales[1])
+    top = q[..., y0, :][..., :, x0] * (1 - fx) + q[..., y0, :][..., :, x1] * fx
+    bot = q[..., y1, :][..., :, x0] * (1 - fx) + q[..., y1, :][..., :, x1] * fx
+    v = top * (1 - fy)[:, None] + bot * fy[:, None]
+    return np.rint(v).astype(np.int64)
 
 
 def upsample_nearest2d_ref(q, output_size):

@@ -111,13 +111,22 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("sigmoid(Tensor qx, float output_scale, int output_zero_point) -> Tensor");
   m.def("elu(Tensor self, float output_scale, int output_zero_point, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor");
   m.def("clamp(Tensor qx, Scalar? min=None, Scalar? max=None) -> Tensor");
+  m.def("celu(Tensor self, float output_scale, int output_zero_point, Scalar alpha=1) -> Tensor");
+  m.def("threshold(Tensor qx, Scalar threshold, Scalar value) -> Tensor");
   m.def("max_pool2d(Tensor qx, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode) -> Tensor");
   m.def("avg_pool2d(Tensor qx, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor");
   m.def("adaptive_avg_pool2d(Tensor qx, int[] output_size) -> Tensor");
   m.def("upsample_nearest2d(Tensor qx, int[] output_size) -> Tensor");
+  m.def("upsample_bilinear2d(Tensor qx, int[] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor");
   m.def("softmax(Tensor qx, int dim, float output_scale, int output_zero_point) -> Tensor");
   m.def("layer_norm(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor");
   m.def("batch_norm2d(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor");
+  m.def("batch_norm3d(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor");
+  m.def("batch_norm2d_relu(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor");
+  m.def("batch_norm3d_relu(Tensor qx, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor");
+  m.def("group_norm(Tensor input, int num_groups, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor");
+  m.def("instance_norm(Tensor input, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor");
+  m.def("prelu(Tensor qx, Tensor weight, float output_scale, int output_zero_point) -> Tensor");
   // Test hook: whether the AVX-512 activation table path uses VBMI (False forces VPSHUFB).
   m.def("_act_use_vbmi(bool? enable=None) -> bool", &qplugin::cpu::act_use_vbmi);
 

@@ -16,45 +16,55 @@ def _make_divisible(v, divisor=8):
     return new_v
 
 
+def init_weights(model):
+    """torchvision's MobileNet initialisation: kaiming (fan_out) convs, identity batch norms,
+    small normal linears, zero biases."""
+    for m in model.modules():
+        if isinstance(m, nn.Conv2d):
+            nn.init.kaiming_normal_(m.weight, mode="fan_out")
+            if m.bias is not None:
+                nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.BatchNorm2d):
+            nn.init.ones_(m.weight)
+            nn.init.zeros_(m.bias)
+        elif isinstance(m, nn.Linear):
+            nn.init.normal_(m.weight, 0, 0.01)
+            nn.init.zeros_(m.bias)
+
+
 class ConvBNReLU(nn.Sequential):
-    def __init__(self, cin, cout, k=3, stride=1, groups=1, relu=True):
+    """torchvision's Conv2dNormActivation: conv (no bias), batch norm, then ``activation``
+    (ReLU by default; ``relu=False`` or ``activation=None`` for none)."""
+
+    def __init__(self, cin, cout, k=3, stride=1, groups=1, relu=True, activation=nn.ReLU):
         layers = [nn.Conv2d(cin, cout, k, stride, (k - 1) // 2, groups=groups, bias=False),
                   nn.BatchNorm2d(cout)]
-        if relu:
-            layers.append(nn.ReLU(inplace=False))
+        if relu and activation is not None:
+            layers.append(activation())
         super().__init__(*layers)
 
 
 class InvertedResidual(nn.Module):
+    """torchvision's QuantizableInvertedResidual: every block owns ``skip_add``, only the
+    residual ones (stride 1, cin == cout) call it. convert() turns the never-called ones into
+    modules that raise if called (calibration never reaches them)."""
+
     def __init__(self, cin, cout, stride, expand_ratio):
         super().__init__()
         hidden = int(round(cin * expand_ratio))
+        self.use_res_connect = stride == 1 and cin == cout
         layers = []
         if expand_ratio != 1:
             layers.append(ConvBNReLU(cin, hidden, k=1))
         layers += [ConvBNReLU(hidden, hidden, stride=stride, groups=hidden),
                    ConvBNReLU(hidden, cout, k=1, relu=False)]
         self.conv = nn.Sequential(*layers)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.conv(x)
-
-
-class InvertedResidualAdd(InvertedResidual):
-    """Stride 1, cin == cout: with the skip connection. A separate class (not a flag) so blocks
-    without a skip carry no FloatFunctional whose observer would never see data."""
-
-    def __init__(self, cin, cout, stride, expand_ratio):
-        super().__init__(cin, cout, stride, expand_ratio)
         self.skip_add = FloatFunctional()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.skip_add.add(x, self.conv(x))
-
-
-def inverted_residual(cin, cout, stride, expand_ratio):
-    cls = InvertedResidualAdd if stride == 1 and cin == cout else InvertedResidual
-    return cls(cin, cout, stride, expand_ratio)
+        if self.use_res_connect:
+            return self.skip_add.add(x, self.conv(x))
+        return self.conv(x)
 
 
 class MobileNetV2(nn.Module):
@@ -68,7 +78,7 @@ class MobileNetV2(nn.Module):
         for t, c, n, s in setting:
             cout = _make_divisible(c * width_mult)
             for i in range(n):
-                features.append(inverted_residual(cin, cout, s if i == 0 else 1, t))
+                features.append(InvertedResidual(cin, cout, s if i == 0 else 1, t))
                 cin = cout
         features.append(ConvBNReLU(cin, self.last_channel, k=1))
         self.features = nn.Sequential(*features)
@@ -76,15 +86,7 @@ class MobileNetV2(nn.Module):
         self.classifier = nn.Sequential(nn.Dropout(0.2), nn.Linear(self.last_channel, num_classes))
         self.quant = QuantStub()
         self.dequant = DeQuantStub()
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out")
-            elif isinstance(m, nn.BatchNorm2d):
-                nn.init.ones_(m.weight)
-                nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                nn.init.normal_(m.weight, 0, 0.01)
-                nn.init.zeros_(m.bias)
+        init_weights(self)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.quant(x)

@@ -2,7 +2,6 @@
 variant — fp32, torch int8 and torch_qplugin int8, static / dynamic / QAT — reloads in a fresh
 process with identical outputs; torch_qplugin's graphs call no quantized:: op."""
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,10 +10,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_demo_runs_end_to_end(tmp_path):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, str(ROOT / "examples" / "demo.py"), "--out", str(tmp_path),
                            "--epochs", "2", "--qat-epochs", "1"],
-                          capture_output=True, text=True, timeout=600, env=env)
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     table = (tmp_path / "demo_results.md").read_text()
     assert "could not run" not in table, table

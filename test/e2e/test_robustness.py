@@ -197,9 +197,8 @@ def _load_all(demo, folder, names):
     torch.save(demo["x"][:4].clone(), folder / "input.pt")
     (folder / "intact.pt").write_bytes(demo["path"].read_bytes())
     names = ["intact.pt"] + names
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, "-c", _CHILD, str(folder), json.dumps(names)],
-                          capture_output=True, text=True, timeout=600, env=env)
+                          capture_output=True, text=True, timeout=600)
     results = {r["name"]: r for r in (json.loads(ln[7:]) for ln in proc.stdout.splitlines()
                                        if ln.startswith("RESULT "))}
     if proc.returncode != 0:

@@ -1,9 +1,9 @@
 """TorchScript: modules holding qplugin conv packed params script, save, and load in a fresh
 process (which only imports torch_qplugin) with identical outputs; corrupted states raise."""
+import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 from typing import List, Optional, Tuple
 
 import warnings
@@ -14,7 +14,6 @@ import torch
 import torch_qplugin  # noqa: F401
 
 q = torch.ops.qplugin
-ROOT = Path(__file__).resolve().parents[2]
 # torch 2.13 deprecates TorchScript itself; these tests exercise it on purpose.
 pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.:DeprecationWarning")
 
@@ -77,7 +76,9 @@ def test_script_save_load_fresh_process(tmp_path):
         assert m.pdw.groups() == 8 and m.pdw.stride() == [2, 2] and m.p1.padding() == [1]
         print("OK")
     """)
-    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+    # the child imports the torch_qplugin this interpreter has (installed, or PYTHONPATH as inherited)
+    env = {k: v for k, v in os.environ.items() if k in ("PYTHONPATH", "PYTHONSAFEPATH")}
+    env["PATH"] = "/usr/bin:/bin"
     r = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True, env=env)
     assert r.returncode == 0 and "OK" in r.stdout, r.stderr[-2000:]
 

@@ -1,7 +1,6 @@
 """Every quantized module scripts, its graph calls qplugin:: (never quantized::), and it saves /
 loads in a fresh process (after ``import torch_qplugin``) with identical outputs."""
 import os
-import pathlib
 import subprocess
 import sys
 
@@ -16,7 +15,6 @@ import torch_qplugin.quantization as tq
 # TorchScript itself is deprecated in torch 2.13; its warnings are not ours
 pytestmark = pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated:DeprecationWarning")
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 Q = torch.ops.qplugin
 
 
@@ -32,6 +30,22 @@ def _weighted(m):
     m.set_weight_bias(Q.quantize_per_channel(wf, scales, torch.zeros(shape[0], dtype=torch.long), 0,
                                              torch.qint8), torch.randn(shape[0]))
     m.scale, m.zero_point = 0.1, 30
+    return m
+
+
+def _bn(m):
+    with torch.no_grad():
+        m.weight.uniform_(0.5, 1.5)
+        m.bias.normal_()
+        m.running_mean.normal_()
+        m.running_var.uniform_(0.3, 2.0)
+    m.scale, m.zero_point = 0.04, 90
+    return m
+
+
+def _prelu():
+    m = nnq.PReLU(0.04, 100, 3)
+    m.set_weight(Q.quantize_per_tensor(torch.tensor([0.2, -0.5, 1.5]), 0.02, 0, torch.qint8))
     return m
 
 
@@ -73,10 +87,28 @@ CASES = {
     "ELU": (lambda: nnq.ELU(0.05, 80), lambda: (qx((2, 7)),), "qplugin::elu"),
     "LeakyReLU": (lambda: nnq.LeakyReLU(0.05, 80, 0.1), lambda: (qx((2, 7)),), "qplugin::leaky_relu"),
     "Sigmoid": (lambda: nnq.Sigmoid(), lambda: (qx((2, 7)),), "qplugin::sigmoid"),
+    "Hardsigmoid": (lambda: nnq.Hardsigmoid(), lambda: (qx((2, 7)),), "qplugin::hardsigmoid"),
     "MaxPool2d": (lambda: nnq.MaxPool2d(2), lambda: (qx((1, 2, 6, 6)),), "qplugin::max_pool2d"),
     "AvgPool2d": (lambda: nnq.AvgPool2d(3, 1, 1), lambda: (qx((1, 2, 6, 6)),), "qplugin::avg_pool2d"),
     "AdaptiveAvgPool2d": (lambda: nnq.AdaptiveAvgPool2d((2, 3)), lambda: (qx((1, 2, 6, 6)),),
                           "qplugin::adaptive_avg_pool2d"),
+    "BatchNorm2d": (lambda: _bn(nnq.BatchNorm2d(3)), lambda: (qx((2, 3, 4, 5)),), "qplugin::batch_norm2d"),
+    "BatchNorm3d": (lambda: _bn(nnq.BatchNorm3d(3)), lambda: (qx((2, 3, 2, 4, 5)),), "qplugin::batch_norm3d"),
+    "BNReLU2d": (lambda: _bn(nnq.BNReLU2d(3)), lambda: (qx((2, 3, 4, 5)),), "qplugin::batch_norm2d_relu"),
+    "BNReLU3d": (lambda: _bn(nnq.BNReLU3d(3)), lambda: (qx((2, 3, 2, 4, 5)),), "qplugin::batch_norm3d_relu"),
+    "GroupNorm": (lambda: nnq.GroupNorm(2, 4, torch.rand(4) + 0.5, torch.randn(4), 0.03, 100),
+                  lambda: (qx((2, 4, 3, 5)),), "qplugin::group_norm"),
+    "InstanceNorm1d": (lambda: nnq.InstanceNorm1d(4, None, None, 0.03, 100), lambda: (qx((2, 4, 9)),),
+                       "qplugin::instance_norm"),
+    "InstanceNorm2d": (lambda: nnq.InstanceNorm2d(4, torch.rand(4) + 0.5, torch.randn(4), 0.03, 100, affine=True),
+                       lambda: (qx((2, 4, 3, 5)),), "qplugin::instance_norm"),
+    "InstanceNorm3d": (lambda: nnq.InstanceNorm3d(4, None, None, 0.03, 100), lambda: (qx((2, 4, 2, 3, 5)),),
+                       "qplugin::instance_norm"),
+    "LayerNorm": (lambda: nnq.LayerNorm([3, 5], torch.rand(3, 5) + 0.5, torch.randn(3, 5), 0.03, 100),
+                  lambda: (qx((2, 4, 3, 5)),), "qplugin::layer_norm"),
+    "Softmax": (lambda: nnq.Softmax(1, 1 / 256, 0), lambda: (qx((2, 5, 3)),), "qplugin::softmax"),
+    "SoftmaxDefaultDim": (lambda: nnq.Softmax(None, 1 / 256, 0), lambda: (qx((2, 5, 3, 2)),), "qplugin::softmax"),
+    "PReLU": (lambda: _prelu(), lambda: (qx((2, 3, 4, 5)),), "qplugin::prelu"),
     "Quantize": (lambda: nnq.Quantize(0.1, 3, torch.quint8), lambda: (torch.randn(2, 3),),
                  "qplugin::quantize_per_tensor"),
     "DeQuantize": (lambda: nnq.DeQuantize(), lambda: (qx((2, 3)),), "qplugin::dequantize"),
@@ -131,7 +163,7 @@ def _graph_ops(scripted):
 def _load_in_fresh_process(pairs):
     args = [str(p) for pair in pairs for p in pair]
     r = subprocess.run([sys.executable, "-c", _LOAD] + args, capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+                       env=dict(os.environ))
     assert r.returncode == 0 and f"OK {len(pairs)}" in r.stdout, r.stderr[-3000:]
 
 

@@ -381,5 +381,25 @@ def test_functional_matches_torch():
     assert steps(qF.relu6(x), torch.nn.functional.relu6(x)) == 0
     assert steps(qF.clamp(x, -1.0, 2.0), tqF.clamp(x, -1.0, 2.0)) <= 1
     assert steps(qF.hardsigmoid(x), torch.nn.functional.hardsigmoid(x)) <= 1
-    with pytest.raises(NotImplementedError, match="mode should be 'nearest'"):
-        qF.interpolate(x, scale_factor=2, mode="bilinear")
+    assert steps(qF.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False),
+                 tqF.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)) <= 1
+    with warnings.catch_warnings():  # torch deprecates its upsample_bilinear
+        warnings.simplefilter("ignore")
+        theirs = tqF.upsample_bilinear(x, scale_factor=2)
+    assert steps(qF.upsample_bilinear(x, scale_factor=2), theirs) <= 1
+    with pytest.raises(NotImplementedError, match="mode should be 'nearest' or 'bilinear'"):
+        qF.interpolate(x, scale_factor=2, mode="area")
+
+
+@pytest.mark.parametrize("dtype,zp", [(torch.quint8, 120), (torch.qint8, -5)])
+def test_hardsigmoid_module_matches_torchs_quantized_hardsigmoid(dtype, zp):
+    """torch's eager convert leaves nn.Hardsigmoid float, running aten's quantized kernel with
+    fixed output qparams (1/256, 0 for quint8; 1/256, -128 for qint8): ours gives the same."""
+    x = Q.quantize_per_tensor(torch.rand(2, 3, 9, 8) * 10 - 5, 0.05, zp, dtype)
+    ours, theirs = nnq.Hardsigmoid()(x), torch.nn.functional.hardsigmoid(x)
+    assert (ours.q_scale(), ours.q_zero_point()) == (theirs.q_scale(), theirs.q_zero_point())
+    assert steps(ours, theirs) <= 1
+    fixed = nnq.Hardsigmoid(0.01, 3)(x)
+    assert (fixed.q_scale(), fixed.q_zero_point()) == (0.01, 3)
+    with pytest.raises(RuntimeError, match="insert a QuantStub"):
+        nnq.Hardsigmoid()(torch.randn(3))

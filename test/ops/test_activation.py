@@ -121,10 +121,17 @@ LUT_OPS = {
     "sigmoid": (lambda t, s, z: q.sigmoid(t, s, z), lambda t, s, z: tq.sigmoid(t, s, z), {}),
     "elu": (lambda t, s, z: q.elu(t, s, z, 1.3, 1.1, 0.8), lambda t, s, z: tq.elu(t, s, z, 1.3, 1.1, 0.8),
             dict(alpha=1.3, scale=1.1, input_scale=0.8)),
+    "celu": (lambda t, s, z: q.celu(t, s, z, 1.3), lambda t, s, z: tq.celu(t, s, z, 1.3), dict(alpha=1.3)),
+    # threshold keeps the input's qparams: s, z below are the input's. torch compares the integers with
+    # the threshold rounded to the grid; 0.31 lies below every tested scale's half step, where both agree
+    "threshold": (lambda t, s, z: q.threshold(t, 0.31, -0.7), lambda t, s, z: tq.threshold(t, 0.31, -0.7),
+                  dict(threshold=0.31, value=-0.7)),
 }
 
 
-def _out_qparams(name, dt):
+def _out_qparams(name, dt, qx=None):
+    if name == "threshold":
+        return (qx.q_scale(), qx.q_zero_point())
     if name in ("sigmoid", "hardsigmoid"):
         return (1.0 / 256, {torch.quint8: 0, torch.qint8: -128, torch.qint32: 0}[dt])
     return (0.04, {torch.quint8: 60, torch.qint8: 10, torch.qint32: -3}[dt])
@@ -136,7 +143,7 @@ def _out_qparams(name, dt):
 def test_table_activations_vs_reference_and_torch(isa, dt, name, in_scale):
     ours, theirs, params = LUT_OPS[name]
     qx = _all_levels(dt, in_scale, extra=11)
-    s, z = _out_qparams(name, dt)
+    s, z = _out_qparams(name, dt, qx)
     out = ours(qx, s, z)
     assert out.dtype == dt and out.q_scale() == s and out.q_zero_point() == z
     expect = ref.activation_ref(name, qx, s, z, **params)
@@ -167,7 +174,7 @@ def test_table_paths_bit_identical_to_scalar(isa, dt, vbmi):
                 ints[:256] = torch.arange(256) + ref.QRANGE[dt][0]
             qx = torch._make_per_tensor_quantized_tensor(ints.to(ref.INT_DTYPE[dt]), 0.07, ZP[dt])
             for name, (ours, _, params) in LUT_OPS.items():
-                s, z = _out_qparams(name, dt)
+                s, z = _out_qparams(name, dt, qx)
                 got = ours(qx, s, z)
                 import torch_qplugin
                 with torch_qplugin.kernel_isa("scalar"):
@@ -204,8 +211,8 @@ def test_vbmi_hook_reports_state():
 @pytest.mark.parametrize("name", sorted(LUT_OPS))
 def test_table_activations_layouts_identical(isa, dt, name):
     ours, _, _ = LUT_OPS[name]
-    s, z = _out_qparams(name, dt)
     qx = _q(torch.randn(2, 3, 5, 9) * 4, 0.05, ZP[dt], dt)
+    s, z = _out_qparams(name, dt, qx)
     base = None
     for lname, t in _layouts(qx).items():
         out = ours(t, s, z)
@@ -231,6 +238,15 @@ def test_empty_and_zero_dim(dt):
     np.testing.assert_array_equal(_ints(out), ref.activation_ref("hardswish", qx, 0.1, 0))
 
 
+def test_threshold_compares_real_values():
+    # x > threshold on the represented values: with scale 0.05, 0.35 > 0.33 passes (torch rounds 0.33 to
+    # the grid point 0.35 first and replaces it by value)
+    qx = _q(torch.tensor([0.30, 0.35, 0.40]), 0.05, 0, torch.quint8)
+    out = q.threshold(qx, 0.33, 0.0)
+    assert out.int_repr().tolist() == [0, 7, 8]
+    np.testing.assert_array_equal(_ints(out), ref.activation_ref("threshold", qx, 0.05, 0, threshold=0.33, value=0.0))
+
+
 def test_leaky_relu_inplace():
     x = torch.randn(4, 33) * 3
     qx = _q(x, 0.05, 100, torch.quint8)
@@ -254,7 +270,8 @@ def test_random_sweep(seed):
     oscale = float(torch.rand(1, generator=g)) * 0.1 + 1e-3
     ozp = int(torch.randint(max(lo, -100), min(hi, 100) + 1, (1,), generator=g))
     for name, (ours, _, params) in LUT_OPS.items():
-        ref.assert_within_steps(ours(qx, oscale, ozp), ref.activation_ref(name, qx, oscale, ozp, **params), 1, name)
+        s, z = (qx.q_scale(), qx.q_zero_point()) if name == "threshold" else (oscale, ozp)
+        ref.assert_within_steps(ours(qx, s, z), ref.activation_ref(name, qx, s, z, **params), 1, name)
 
 
 # ----------------------------------------------------------------------------- errors
@@ -265,9 +282,16 @@ def test_errors():
                           (lambda: q.clamp(x, 0.0), "clamp", "qx"), (lambda: q.hardswish(x, 0.1, 0), "hardswish", "input"),
                           (lambda: q.hardsigmoid(x, 0.1, 0), "hardsigmoid", "input"),
                           (lambda: q.sigmoid(x, 0.1, 0), "sigmoid", "qx"), (lambda: q.elu(x, 0.1, 0), "elu", "self"),
-                          (lambda: q.leaky_relu(x, 0.1, False, 0.1, 0), "leaky_relu", "qx")]:
+                          (lambda: q.leaky_relu(x, 0.1, False, 0.1, 0), "leaky_relu", "qx"),
+                          (lambda: q.celu(x, 0.1, 0), "celu", "self"), (lambda: q.threshold(x, 0.1, 0.0), "threshold", "qx")]:
         with pytest.raises(RuntimeError, match=rf"qplugin::{op}: {arg} should be a quantized tensor .*got a non-quantized tensor of dtype Float"):
             call()
+    with pytest.raises(ValueError, match=r"qplugin::celu: alpha should be non-zero, got 0"):
+        q.celu(qx, 0.1, 0, 0.0)
+    with pytest.raises(ValueError, match=r"qplugin::threshold: value should be a finite number, got nan"):
+        q.threshold(qx, 0.1, float("nan"))
+    with pytest.raises(ValueError, match=r"qplugin::celu: output_scale should be a positive finite number, got 0"):
+        q.celu(qx, 0.0, 0)
     pc = torch.quantize_per_channel(x, torch.ones(4, dtype=torch.double) * 0.1, torch.zeros(4, dtype=torch.long), 0, torch.quint8)
     with pytest.raises(RuntimeError, match=r"qplugin::relu: qx should be a per-tensor quantized tensor, got qscheme per_channel_affine"):
         q.relu(pc)

@@ -86,6 +86,7 @@ GEOM2D = [
     (2, 96, 9, 13, 96, (3, 3), (2, 2), (1, 1), (1, 1), 96),  # depthwise s2: pairs carried over, ymm tail
     (1, 40, 6, 3, 40, (3, 3), (2, 2), (0, 0), (1, 1), 40),  # depthwise s2, W = 3: no carried pairs
     (1, 16, 2, 13, 32, (3, 3), (1, 1), (1, 1), (1, 1), 1),  # 14 x 32 tiles: 26 rows, remainder 12
+    (1, 40, 11, 12, 40, (3, 3), (1, 1), (2, 2), (2, 2), 40),  # depthwise 3x3 dilation 2: AVX2 tap pairs + tail
 ]
 
 
@@ -181,7 +182,7 @@ def test_kernel_paths_bit_identical():
 
     gen = torch.Generator().manual_seed(3)
     cases = [GEOM2D[0], GEOM2D[1], GEOM2D[4], GEOM2D[7], GEOM2D[8], GEOM2D[10], GEOM2D[13],
-             GEOM2D[16], GEOM2D[17], GEOM2D[18], GEOM2D[19], GEOM2D[20], GEOM2D[21]]
+             GEOM2D[16], GEOM2D[17], GEOM2D[18], GEOM2D[19], GEOM2D[20], GEOM2D[21], GEOM2D[22]]
     for n, c, h, w, oc, ks, s, p, d, g in cases:
         qx = make_x((n, c, h, w), gen=gen)
         qw = make_w(oc, c // g, ks, gen=gen)
@@ -207,14 +208,19 @@ def test_kernel_paths_bit_identical():
             assert torch.equal(outs[0], o)
 
 
-def test_threads_identical():
-    # Row blocks are sized for the thread count (equal blocks, a multiple of the thread count):
+def test_threads_identical(isa):
+    # Row blocks are sized for the thread count (equal blocks, a multiple of the thread count);
+    # small maps also split the output channels into one range of 16-channel panels per thread
+    # (7 x 7 x 64 -> 160: 10 panels; 6 x 5 x 32 -> 100: 7 panels, the last one partial):
     # 1, 2 and 3 threads give the same bytes.
     gen = torch.Generator().manual_seed(5)
     cases = [(1, 64, 23, 17, 64, (3, 3), (1, 1), (1, 1), (1, 1), 1),
              (1, 32, 19, 21, 48, (1, 1), (1, 1), (0, 0), (1, 1), 1),
              (3, 8, 15, 16, 8, (3, 3), (1, 1), (1, 1), (1, 1), 2),
-             (1, 96, 11, 13, 96, (3, 3), (2, 2), (1, 1), (1, 1), 96)]
+             (1, 96, 11, 13, 96, (3, 3), (2, 2), (1, 1), (1, 1), 96),
+             (1, 64, 7, 7, 160, (3, 3), (1, 1), (1, 1), (1, 1), 1),
+             (1, 32, 6, 5, 100, (3, 3), (1, 1), (1, 1), (1, 1), 1),
+             (1, 64, 7, 7, 128, (1, 1), (1, 1), (0, 0), (1, 1), 1)]
     old = torch.get_num_threads()
     try:
         for n, c, h, w, oc, ks, s, p, d, g in cases:
@@ -225,8 +231,11 @@ def test_threads_identical():
             for t in (1, 2, 3):
                 torch.set_num_threads(t)
                 outs.append(q.conv2d(qx, pk, 0.3, 100).int_repr())
+            torch.set_num_threads(1)
+            with torch_qplugin.kernel_isa("scalar"):
+                outs.append(q.conv2d(qx, pk, 0.3, 100).int_repr())
             for o in outs[1:]:
-                assert torch.equal(outs[0], o)
+                assert torch.equal(outs[0], o), (isa, n, c, h, w, oc, ks)
     finally:
         torch.set_num_threads(old)
 

@@ -1,4 +1,4 @@
-"""qplugin softmax, layer_norm, batch_norm2d: within 1 step of the float64
+"""qplugin softmax, layer_norm, group_norm, instance_norm, batch_norm2d / 3d (+ relu): within 1 step of the float64
 references (test/reference.py) and of torch's quantized kernels; every memory
 layout and kernel path gives identical results."""
 import numpy as np
@@ -171,6 +171,114 @@ def test_batch_norm2d_layouts_and_paths_identical(dt):
     assert q.batch_norm2d(empty, w, b, m, v, 1e-5, 0.05, 3).shape == empty.shape
 
 
+# ----------------------------------------------------------------------------- batch_norm3d, *_relu
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("name", ["batch_norm3d", "batch_norm2d_relu", "batch_norm3d_relu"])
+def test_batch_norm_3d_and_relu_vs_reference_and_torch(isa, dt, name):
+    shape = (2, 11, 3, 4, 5) if "3d" in name else (2, 11, 6, 7)
+    qx = _q(torch.randn(shape) * 2, 0.04, ZP[dt], dt)
+    w, b, m, v = _bn_params(shape[1])
+    s, z = 0.05, {torch.quint8: 128, torch.qint8: 0, torch.qint32: -7}[dt]
+    relu = name.endswith("_relu")
+    out = getattr(q, name)(qx, w, b, m, v, 1e-5, s, z)
+    assert out.dtype == dt and out.q_scale() == s and out.q_zero_point() == z
+    if relu:
+        assert (out.int_repr() >= z).all()
+    _within(_ints(out), ref.batch_norm_ref(qx, w, b, m, v, 1e-5, s, z, relu), 1, name + " vs reference")
+    _within(_ints(out), _ints(getattr(tq, name)(qx, w, b, m, v, 1e-5, s, z)), 1, name + " vs torch")
+    out = getattr(q, name)(qx, None, None, m, v, 1e-3, s, z)
+    _within(_ints(out), ref.batch_norm_ref(qx, None, None, m, v, 1e-3, s, z, relu), 1, "no weight / bias")
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("name", ["batch_norm3d", "batch_norm3d_relu"])
+def test_batch_norm3d_layouts_and_paths_identical(dt, name):
+    qx = _q(torch.randn(2, 37, 3, 4, 5) * 2, 0.04, ZP[dt], dt)
+    w, b, m, v = _bn_params(37)
+    cl = qx.contiguous(memory_format=torch.channels_last_3d)
+    base = None
+    for label, t in [("contiguous", qx), ("channels_last_3d", cl), ("strided", qx[:, :, :, :, ::2])]:
+        out = _paths_equal(lambda: getattr(q, name)(t, w, b, m, v, 1e-5, 0.05, 3))
+        if label == "channels_last_3d":
+            assert out.is_contiguous(memory_format=torch.channels_last_3d)
+        if label == "strided":
+            np.testing.assert_array_equal(_ints(out), base[:, :, :, :, ::2], err_msg=label)
+            continue
+        base = _ints(out) if base is None else base
+        np.testing.assert_array_equal(_ints(out), base, err_msg=label)
+    empty = _q(torch.randn(0, 37, 2, 5, 6), 0.04, ZP[dt], dt)
+    assert getattr(q, name)(empty, w, b, m, v, 1e-5, 0.05, 3).shape == empty.shape
+
+
+# ----------------------------------------------------------------------------- group_norm, instance_norm
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("shape,groups", [((2, 12, 5, 7), 4), ((3, 6, 11), 1), ((1, 8, 3, 4, 5), 8),
+                                          ((2, 9, 40, 3), 3)])
+def test_group_norm_vs_reference_and_torch(isa, dt, affine, shape, groups):
+    qx = _q(torch.randn(shape) * 2 + 0.5, 0.03, ZP[dt], dt)
+    c = shape[1]
+    w = torch.rand(c) + 0.5 if affine else None
+    b = torch.randn(c) if affine else None
+    s, z = 0.02, {torch.quint8: 128, torch.qint8: 0, torch.qint32: 3}[dt]
+    out = q.group_norm(qx, groups, w, b, 1e-5, s, z)
+    assert out.dtype == dt and out.q_scale() == s and out.q_zero_point() == z and out.shape == qx.shape
+    _within(_ints(out), ref.group_norm_ref(qx, groups, w, b, 1e-5, s, z), 1, "group_norm vs reference")
+    _within(_ints(out), _ints(tq.group_norm(qx, groups, w, b, 1e-5, s, z)), 1, "group_norm vs torch")
+    out = q.instance_norm(qx, w, b, 1e-5, s, z)
+    _within(_ints(out), ref.instance_norm_ref(qx, w, b, 1e-5, s, z), 1, "instance_norm vs reference")
+    _within(_ints(out), _ints(tq.instance_norm(qx, w, b, 1e-5, s, z)), 1, "instance_norm vs torch")
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_group_norm_layouts_paths_and_edge_cases(dt):
+    qx = _q(torch.randn(2, 8, 9, 13) * 3, 0.05, ZP[dt], dt)
+    w, b = torch.rand(8) + 0.5, torch.randn(8)
+    for fn in (lambda t: q.group_norm(t, 2, w, b, 1e-5, 0.03, 5), lambda t: q.instance_norm(t, w, b, 1e-5, 0.03, 5)):
+        base = None
+        for name, t in _layouts(qx).items():
+            out = _paths_equal(lambda: fn(t))
+            base = _ints(out) if base is None else base
+            np.testing.assert_array_equal(_ints(out), base, err_msg=name)
+        # float64 parameters give the same result
+        np.testing.assert_array_equal(_ints(fn(qx)), base)
+    # constant blocks: the normalized value is 0, so y = bias exactly
+    const = _q(torch.full((2, 4, 3, 3), 0.5), 0.05, 10, torch.quint8)
+    out = q.group_norm(const, 2, None, torch.full((4,), 0.3), 1e-5, 0.03, 128)
+    assert (out.int_repr() == 138).all()
+    for shape in [(0, 4, 3, 3), (2, 4, 0, 3)]:
+        empty = _q(torch.randn(shape), 0.05, 10, torch.quint8)
+        assert q.group_norm(empty, 2, None, None, 1e-5, 0.03, 128).shape == shape
+        assert q.instance_norm(empty, None, None, 1e-5, 0.03, 128).shape == shape
+
+
+@pytest.mark.parametrize("dt", [torch.quint8, torch.qint8])
+def test_norm_statistics_exact_on_long_extreme_rows(isa, dt):
+    # rows longer than one int32 accumulation block of the vector sums (4096 vectors), every value at
+    # the dtype's extremes: the sums stay exact (a wrapped int32 lane would move the mean / variance)
+    lo, hi = (0, 255) if dt == torch.quint8 else (-128, 127)
+    n = 4096 * 16 * 10 + 37  # AVX2 lanes: 40962 madds of up to 2 * 255^2 > 2^32 without the blocks
+    ints = torch.full((2, 1, n), hi, dtype=torch.uint8 if dt == torch.quint8 else torch.int8)
+    ints[0, 0, ::3] = lo
+    ints[1, 0, ::2] = hi - 1  # variance 1/4 next to a huge sum of squares
+    qx = torch._make_per_tensor_quantized_tensor(ints, 0.05, 0)
+    assert qx.dtype == dt
+    z = 128 if dt == torch.quint8 else 0
+    out = q.layer_norm(qx, [n], None, None, 1e-5, 0.02, z)
+    _within(_ints(out), ref.layer_norm_ref(qx, [n], None, None, 1e-5, 0.02, z), 1, "layer_norm")
+    assert set(out.int_repr()[1].unique().tolist()) == {z - 50, z + 50}  # +-1 standard deviation
+    out = q.group_norm(qx, 1, None, None, 1e-5, 0.02, z)
+    _within(_ints(out), ref.group_norm_ref(qx, 1, None, None, 1e-5, 0.02, z), 1, "group_norm")
+
+
+def test_group_norm_many_rows_parallel():
+    # rows split across threads: row0 must pick each block's channels
+    qx = _q(torch.randn(64, 32, 3, 3) * 2, 0.05, 100, torch.quint8)
+    w, b = torch.rand(32) + 0.5, torch.randn(32)
+    out = q.group_norm(qx, 8, w, b, 1e-5, 0.03, 128)
+    _within(_ints(out), ref.group_norm_ref(qx, 8, w, b, 1e-5, 0.03, 128), 1, "group_norm")
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_norm_random_sweep(seed):
     g = torch.Generator().manual_seed(seed)
@@ -224,6 +332,28 @@ def test_errors():
         q.batch_norm2d(qx, w, b, m, _q(v, 0.1, 0, torch.quint8), 1e-5, 0.1, 0)
     with pytest.raises(ValueError, match=r"qplugin::batch_norm2d: var \+ eps should be positive and finite for every channel, got var\[1\] = -1"):
         q.batch_norm2d(qx, w, b, m, torch.tensor([1.0, -1.0, 1.0]), 1e-5, 0.1, 0)
+    with pytest.raises(ValueError, match=r"qplugin::batch_norm3d: qx should be 5-D \[N, C, D, H, W\], got 4 dims"):
+        q.batch_norm3d(qx, w, b, m, v, 1e-5, 0.1, 0)
+    with pytest.raises(RuntimeError, match=r"qplugin::batch_norm2d_relu: qx should be a quantized tensor"):
+        q.batch_norm2d_relu(x, w, b, m, v, 1e-5, 0.1, 0)
+    with pytest.raises(ValueError, match=r"qplugin::batch_norm3d_relu: var \+ eps should be positive"):
+        q.batch_norm3d_relu(qx.unsqueeze(2), w, b, m, torch.tensor([1.0, float("nan"), 1.0]), 1e-5, 0.1, 0)
+    with pytest.raises(RuntimeError, match=r"qplugin::group_norm: input should be a quantized tensor"):
+        q.group_norm(x, 1, None, None, 1e-5, 0.1, 0)
+    with pytest.raises(RuntimeError, match=r"qplugin::instance_norm: input should be a quantized tensor"):
+        q.instance_norm(x, None, None, 1e-5, 0.1, 0)
+    with pytest.raises(ValueError, match=r"qplugin::group_norm: num_groups should be positive and divide the number of channels 3, got 2"):
+        q.group_norm(qx, 2, None, None, 1e-5, 0.1, 0)
+    with pytest.raises(ValueError, match=r"qplugin::group_norm: num_groups should be positive .*got 0"):
+        q.group_norm(qx, 0, None, None, 1e-5, 0.1, 0)
+    with pytest.raises(ValueError, match=r"qplugin::group_norm: weight should have shape \[3\], got \[4\]"):
+        q.group_norm(qx, 3, torch.ones(4), None, 1e-5, 0.1, 0)
+    with pytest.raises(ValueError, match=r"qplugin::instance_norm: input should have at least 2 dims \[N, C, ...\], got 1 dims"):
+        q.instance_norm(qx[0, 0, 0], None, None, 1e-5, 0.1, 0)
+    with pytest.raises(ValueError, match=r"qplugin::instance_norm: eps should be a finite non-negative number, got nan"):
+        q.instance_norm(qx, None, None, float("nan"), 0.1, 0)
+    with pytest.raises(ValueError, match=r"qplugin::group_norm: output_scale should be a positive finite number, got 0"):
+        q.group_norm(qx, 1, None, None, 1e-5, 0.0, 0)
     pc = torch.quantize_per_channel(x, torch.ones(2, dtype=torch.double) * 0.1, torch.zeros(2, dtype=torch.long), 0, torch.quint8)
     with pytest.raises(RuntimeError, match=r"qplugin::softmax: qx should be a per-tensor quantized tensor, got qscheme per_channel_affine"):
         q.softmax(pc, 1, 0.1, 0)
@@ -237,6 +367,11 @@ def test_opcheck():
         (q.layer_norm.default, (qx, [4, 5], torch.ones(4, 5), torch.zeros(4, 5), 1e-5, 0.05, 100)),
         (q.layer_norm.default, (qx, [5], None, None, 1e-5, 0.05, 100)),
         (q.batch_norm2d.default, (qx, w, b, m, v, 1e-5, 0.05, 100)),
+        (q.batch_norm2d_relu.default, (qx, w, b, m, v, 1e-5, 0.05, 100)),
+        (q.batch_norm3d.default, (qx.unsqueeze(2), w, b, m, v, 1e-5, 0.05, 100)),
+        (q.batch_norm3d_relu.default, (qx.unsqueeze(2), w, b, m, v, 1e-5, 0.05, 100)),
+        (q.group_norm.default, (qx, 3, w, b, 1e-5, 0.05, 100)),
+        (q.instance_norm.default, (qx, None, None, 1e-5, 0.05, 100)),
     ]
     for op, args in samples:
         torch.library.opcheck(op, args, test_utils=("test_schema", "test_autograd_registration"))

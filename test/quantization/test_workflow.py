@@ -167,7 +167,7 @@ def test_mappings_are_copies_and_cover_the_surface():
     for f, q in [(tq.QuantStub, nnq.Quantize), (tq.DeQuantStub, nnq.DeQuantize), (nn.Conv1d, nnq.Conv1d),
                  (nn.Conv2d, nnq.Conv2d), (nn.Conv3d, nnq.Conv3d), (nn.ReLU, nnq.ReLU), (nn.ReLU6, nnq.ReLU6),
                  (nn.Hardswish, nnq.Hardswish), (nn.ELU, nnq.ELU), (nn.LeakyReLU, nnq.LeakyReLU),
-                 (nn.Sigmoid, nnq.Sigmoid), (nn.MaxPool2d, nnq.MaxPool2d), (nn.AvgPool2d, nnq.AvgPool2d),
+                 (nn.Sigmoid, nnq.Sigmoid), (nn.Hardsigmoid, nnq.Hardsigmoid), (nn.MaxPool2d, nnq.MaxPool2d), (nn.AvgPool2d, nnq.AvgPool2d),
                  (nn.AdaptiveAvgPool2d, nnq.AdaptiveAvgPool2d), (nnq.FloatFunctional, nnq.QFunctional),
                  (C.LinearReLU, nnq.LinearReLU), (C.ConvReLU2d, nnq.ConvReLU2d),
                  (C.ConvAdd2d, nnq.ConvAdd2d), (C.ConvAddReLU2d, nnq.ConvAddReLU2d)]:

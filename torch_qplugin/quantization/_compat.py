@@ -9,6 +9,8 @@ one-file change: every name below falls back to a local definition or ``None``.
 
 Nothing here calls a deprecated torch.ao.quantization function (prepare/convert/... warn).
 """
+import sys
+
 import torch
 import torch.nn as nn
 
@@ -92,6 +94,27 @@ except ImportError:  # pragma: no cover
     TorchFloatFunctional = TorchFXFloatFunctional = None
 
 
+def torch_convert_path():
+    """While torch.ao.quantization.convert swaps a module (our ``from_float`` runs inside it): that
+    module's qualified name in the model, read from the loop variable ``name`` of torch's
+    recursive ``_convert`` frames on the stack. None outside torch's convert, or if its
+    ``_convert`` changes shape (the name only feeds an error message)."""
+    mod = sys.modules.get("torch.ao.quantization.quantize")
+    code = getattr(getattr(mod, "_convert", None), "__code__", None)
+    if code is None:
+        return None
+    names = []
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code is code:
+            name = frame.f_locals.get("name")
+            if not isinstance(name, str):
+                return None
+            names.append(name)
+        frame = frame.f_back
+    return ".".join(reversed(names)) or None
+
+
 def present(*classes):
     """The classes that exist in this torch (drops the ``None`` fallbacks)."""
     return tuple(c for c in classes if c is not None)
@@ -101,4 +124,4 @@ def torch_observer_types():
     return present(TorchObserverBase, TorchFakeQuantizeBase)
 
 
-__all__ = [n for n in dir() if not n.startswith("__") and n not in ("torch", "nn")]
+__all__ = [n for n in dir() if not n.startswith("__") and n not in ("sys", "torch", "nn")]

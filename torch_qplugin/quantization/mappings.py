@@ -35,9 +35,20 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS = {
     nn.ELU: nnq.ELU,
     nn.LeakyReLU: nnq.LeakyReLU,
     nn.Sigmoid: nnq.Sigmoid,
+    nn.Hardsigmoid: nnq.Hardsigmoid,
     nn.MaxPool2d: nnq.MaxPool2d,
     nn.AvgPool2d: nnq.AvgPool2d,
     nn.AdaptiveAvgPool2d: nnq.AdaptiveAvgPool2d,
+    nn.BatchNorm2d: nnq.BatchNorm2d,
+    nn.BatchNorm3d: nnq.BatchNorm3d,
+    nn.GroupNorm: nnq.GroupNorm,
+    nn.InstanceNorm1d: nnq.InstanceNorm1d,
+    nn.InstanceNorm2d: nnq.InstanceNorm2d,
+    nn.InstanceNorm3d: nnq.InstanceNorm3d,
+    nn.LayerNorm: nnq.LayerNorm,
+    nn.Dropout: nnq.Dropout,
+    nn.Softmax: nnq.Softmax,
+    nn.PReLU: nnq.PReLU,
     # fused float modules
     C.LinearReLU: nniq.LinearReLU,
     C.ConvReLU1d: nniq.ConvReLU1d,
@@ -45,6 +56,8 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS = {
     C.ConvReLU3d: nniq.ConvReLU3d,
     C.ConvAdd2d: nniq.ConvAdd2d,
     C.ConvAddReLU2d: nniq.ConvAddReLU2d,
+    C.BNReLU2d: nniq.BNReLU2d,
+    C.BNReLU3d: nniq.BNReLU3d,
 }
 # models written / prepared with torch.ao.quantization
 for _k in C.present(C.TorchQuantStub):
@@ -109,7 +122,7 @@ if C.QAT_AVAILABLE:
 
 # modules whose quantized form keeps the input's qparams: no output observer needed
 _NO_OBSERVER = {nn.ReLU, nn.ReLU6, nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d, nn.Sigmoid,
-                DeQuantStub, *C.present(C.TorchDeQuantStub)}
+                nn.Hardsigmoid, nn.Dropout, DeQuantStub, *C.present(C.TorchDeQuantStub)}
 
 
 def no_observer_set():

@@ -5,6 +5,7 @@ the same data (tested against them), without importing torch.ao.quantization. De
 only where torch's defaults exist to work around its kernels (no ``reduce_range`` needed here).
 """
 import functools
+import math
 import warnings
 from abc import ABC, abstractmethod
 
@@ -163,12 +164,52 @@ def _min_max_valid(min_val, max_val):
     return True
 
 
+def observer_state(observer):
+    """What an observer (or the observer inside a fake-quant) has recorded, as ``(state, why)``:
+
+    * ``"calibrated"``: a complete, finite range (per channel: every channel), and for a
+      histogram observer a non-empty histogram; also observers that need no data (placeholder,
+      fixed qparams);
+    * ``"untouched"``: still in its initial state: it recorded nothing;
+    * ``"partial"``: some statistics but not a usable range (``why`` says which): a min without a
+      max, channels without data, NaN, min > max, a histogram with no counts.
+
+    Reads the buffers torch's observers share (``min_val``, ``max_val``, ``histogram``), so it
+    works for torch.ao.quantization's observers too."""
+    obs = getattr(observer, "activation_post_process", observer)  # FakeQuantize wraps an observer
+    min_val, max_val = getattr(obs, "min_val", None), getattr(obs, "max_val", None)
+    if not isinstance(min_val, torch.Tensor) or not isinstance(max_val, torch.Tensor):
+        return "calibrated", ""
+    hist = getattr(obs, "histogram", None)
+    counts = float(hist.sum()) if isinstance(hist, torch.Tensor) else None
+    initial = ((min_val.numel() == 0 and max_val.numel() == 0) or
+               (min_val.numel() == 1 and max_val.numel() == 1 and
+                float(min_val) == float("inf") and float(max_val) == float("-inf")))
+    if initial:
+        if not counts:
+            return "untouched", ""
+        return "partial", f"its histogram holds {counts:g} counts but min_val / max_val were never set"
+    if min_val.shape != max_val.shape:
+        return "partial", (f"min_val has shape {tuple(min_val.shape)} but max_val has shape "
+                           f"{tuple(max_val.shape)}")
+    finite = torch.isfinite(min_val) & torch.isfinite(max_val)
+    if not bool(finite.all()):
+        if min_val.dim() == 0 or min_val.numel() == 1:
+            return "partial", f"its range is not finite (min_val={float(min_val)}, max_val={float(max_val)})"
+        bad = (~finite).nonzero().flatten().tolist()
+        more = f" and {len(bad) - 8} more" if len(bad) > 8 else ""
+        return "partial", (f"{len(bad)} of its {min_val.numel()} channels have no finite range "
+                           f"(channels {bad[:8]}{more})")
+    if bool((min_val > max_val).any()):
+        return "partial", "its min_val exceeds its max_val"
+    if counts is not None and not (counts > 0 and math.isfinite(counts)):
+        return "partial", f"its histogram is empty or not finite (sum {counts:g}) although min_val / max_val are set"
+    return "calibrated", ""
+
+
 def is_calibrated(observer) -> bool:
-    """True when the observer has recorded at least one non-empty tensor (works for torch's too)."""
-    min_val = getattr(observer, "min_val", None)
-    if min_val is None:
-        return True  # placeholder / fixed-qparams observers need no data
-    return min_val.numel() > 0 and not bool(torch.all(min_val == float("inf")))
+    """True when the observer holds a usable range (``observer_state(observer)[0] == "calibrated"``)."""
+    return observer_state(observer)[0] == "calibrated"
 
 
 class MinMaxObserver(UniformQuantizationObserverBase):

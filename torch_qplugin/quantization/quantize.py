@@ -20,10 +20,11 @@ from .fake_quantize import FakeQuantizeBase
 from .mappings import (get_default_dynamic_quant_module_mappings, get_default_qat_module_mappings,
                        get_default_qconfig_propagation_list, get_default_static_quant_module_mappings,
                        no_observer_set)
-from .observer import ObserverBase
+from .observer import ObserverBase, observer_state
 from .qconfig import QConfig, default_dynamic_qconfig
 from .stubs import DeQuantStub, QuantStub, QuantWrapper
 from ..nn.quantized.modules.functional_modules import FloatFunctional, QFunctional
+from ..nn.quantized.modules.utils import _name_never_calibrated
 
 __all__ = ["propagate_qconfig_", "prepare", "prepare_qat", "convert", "quantize", "quantize_dynamic",
            "quantize_qat", "swap_module", "add_quant_dequant", "calibrate", "progress"]
@@ -75,10 +76,19 @@ def _needs_observation(m):
     return getattr(m, "qconfig", None) is not None
 
 
+def _count_observer_call(obs, args):
+    obs._qplugin_calls = obs.__dict__.get("_qplugin_calls", 0) + 1
+
+
 def _new_observer(qconfig, device):
+    """An activation observer that also counts its calls (``_qplugin_calls``): convert tells a
+    module no calibration batch reached (converted, raises if called) from one that was reached
+    but recorded no data (an error at convert)."""
     obs = qconfig.activation()
     if device is not None:
         obs.to(device)
+    obs._qplugin_calls = 0
+    obs.register_forward_pre_hook(_count_observer_call)
     return obs
 
 
@@ -213,6 +223,8 @@ def _convert(module, mapping, inplace=True, custom_module_class_mapping=None,
         new = swap_module(mod, mapping, custom_module_class_mapping, use_precomputed_fake_quant)
         if check and new is mod and unmapped is not None and _was_observed(mod):
             unmapped.append((path, _type(mod)))
+        if new is not mod:
+            _name_never_calibrated(new, path, _type(mod).__name__)
         reassign[name] = new
     for k, v in reassign.items():
         module._modules[k] = v
@@ -249,6 +261,7 @@ def convert(module, mapping=None, inplace=False, remove_qconfig=True, is_referen
             "convert: the model has a qconfig but no observers; call "
             "torch_qplugin.quantization.prepare(model) (or prepare_qat) and run calibration data "
             "through it before convert")
+    _check_some_observer_saw_data(module)
     custom = (convert_custom_config_dict or {}).get("observed_to_quantized_custom_module_class", {})
     unmapped = []
     _convert(module, mapping, True, custom, use_precomputed_fake_quant, True, "", unmapped)
@@ -261,6 +274,20 @@ def convert(module, mapping=None, inplace=False, remove_qconfig=True, is_referen
     if remove_qconfig:
         _remove_qconfig(module)
     return module
+
+
+def _check_some_observer_saw_data(module):
+    """A module no calibration batch reached converts to one that raises if called; but when
+    *no* activation observer saw data, calibration did not happen (or ran on another copy of
+    the model): that is the mistake to report now."""
+    observed = [(name, m.activation_post_process) for name, m in module.named_modules()
+                if _is_observer(getattr(m, "activation_post_process", None))]
+    if observed and all(observer_state(obs)[0] == "untouched" for _, obs in observed):
+        first = observed[0][0] or "<model>"
+        raise RuntimeError(
+            f"convert: every observer in the model ({len(observed)}, e.g. on '{first}') has seen no data; run "
+            "calibration batches through the prepared model before convert() (prepare() returns "
+            "a prepared copy unless inplace=True: calibrate the model it returned)")
 
 
 def _is_dynamic_qconfig(qconfig):

@@ -191,6 +191,14 @@ at::Tensor elu_cpu_error(const at::Tensor& self, double, int64_t, const at::Scal
   check_quantized_input("elu", "self", self);
   return self;
 }
+at::Tensor celu_cpu_error(const at::Tensor& self, double, int64_t, const at::Scalar&) {
+  check_quantized_input("celu", "self", self);
+  return self;
+}
+at::Tensor threshold_cpu_error(const at::Tensor& qx, const at::Scalar&, const at::Scalar&) {
+  check_quantized_input("threshold", "qx", qx);
+  return qx;
+}
 at::Tensor clamp_cpu_error(const at::Tensor& qx, const c10::optional<at::Scalar>&,
                            const c10::optional<at::Scalar>&) {
   check_quantized_input("clamp", "qx", qx);
@@ -208,6 +216,8 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("sigmoid", TORCH_FN(sigmoid_cpu_error));
   m.impl("elu", TORCH_FN(elu_cpu_error));
   m.impl("clamp", TORCH_FN(clamp_cpu_error));
+  m.impl("celu", TORCH_FN(celu_cpu_error));
+  m.impl("threshold", TORCH_FN(threshold_cpu_error));
 }
 
 } // namespace qplugin

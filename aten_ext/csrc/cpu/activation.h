@@ -12,6 +12,8 @@
 
 #include <c10/util/Optional.h>
 
+#include <vector>
+
 #include "kernels/activation_math.h"
 
 namespace qplugin {
@@ -55,18 +57,33 @@ void softmax_int_out(const at::Tensor& data, const at::Tensor& out, int64_t dim,
 void layer_norm_int_out(const at::Tensor& data, const at::Tensor& out, at::IntArrayRef normalized_shape,
                         const at::Tensor& weight, const at::Tensor& bias, double eps, double in_scale,
                         int64_t in_zp, double out_scale, int64_t out_zp);
-// data: 4-D [N, C, H, W] (any memory format); weight / bias / mean / var: float [C].
+// data: [N, C, ...] (any memory format); weight / bias / mean / var: float [C]; relu clamps the
+// output below at out_zp (batch_norm*_relu).
 void batch_norm_int_out(const at::Tensor& data, const at::Tensor& out, const at::Tensor& weight,
                         const at::Tensor& bias, const at::Tensor& mean, const at::Tensor& var,
-                        double eps, double in_scale, int64_t in_zp, double out_scale, int64_t out_zp);
+                        double eps, double in_scale, int64_t in_zp, double out_scale, int64_t out_zp,
+                        bool relu);
+// data: [N, C, ...], C divisible by groups; weight / bias: float [C] (or undefined). The
+// statistics run over each (n, group) block; instance_norm is groups = C.
+void group_norm_int_out(const at::Tensor& data, const at::Tensor& out, int64_t groups, const at::Tensor& weight,
+                        const at::Tensor& bias, double eps, double in_scale, int64_t in_zp, double out_scale,
+                        int64_t out_zp);
+// prelu: y = x if x > 0 else slope_c * x, requantized; slopes: 1 (shared) or C entries (dim 1).
+// 8-bit data.
+void prelu_int_out(const at::Tensor& data, const at::Tensor& out, const std::vector<double>& slopes,
+                   double in_scale, int64_t in_zp, double out_scale, int64_t out_zp);
 
 // Argument checks shared by both tiers' norm adapters (t: the integer range dtype).
 void check_norm_qparams(const char* op, double in_scale, int64_t in_zp, double eps, double out_scale,
                         int64_t out_zp, at::ScalarType t);
 void check_layer_norm_args(const char* op, const char* arg, at::IntArrayRef sizes,
                            at::IntArrayRef normalized_shape, const at::Tensor& weight, const at::Tensor& bias);
-void check_batch_norm_args(const char* op, const char* arg, at::IntArrayRef sizes, const at::Tensor& weight,
-                           const at::Tensor& bias, const at::Tensor& mean, const at::Tensor& var, double eps);
+// sizes: a dims-D [N, C, ...] input (batch_norm2d: 4, batch_norm3d: 5).
+void check_batch_norm_args(const char* op, const char* arg, at::IntArrayRef sizes, int64_t dims,
+                           const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& mean,
+                           const at::Tensor& var, double eps);
+// A float32 / float64 parameter tensor of the given shape (undefined passes: optional).
+void check_norm_param(const char* op, const char* arg, const at::Tensor& t, at::IntArrayRef shape);
 
 // Shared checks of the adapters.
 void check_per_tensor_input(const char* op, const char* arg, const at::Tensor& t);

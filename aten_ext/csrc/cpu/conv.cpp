@@ -224,7 +224,17 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   mb = std::min(mb, M);
   const int64_t threads = at::get_num_threads();
   while (mb > 24 && N * G * ((M + mb - 1) / mb) < 4 * threads) mb = (mb + 1) / 2;
-  if (threads > 1 && (N * G) % threads != 0) {
+  // Few row blocks for the threads (small maps at batch 1: 7 x 7 = 49 or 14 x 14 = 196 rows):
+  // split the output channels too, into `nsplit` ranges of whole 16-channel panels, ordered
+  // outermost so each thread gets one range over every row block (equal work; each thread
+  // gathers the rows it uses itself, a few % of the GEMM). Not on the indirect path.
+  int64_t nsplit = 1;
+  if (!indirect && threads > 1 && N * G * ((M + mb - 1) / mb) < 8 * threads && ocg >= 32 * threads) {
+    nsplit = threads;
+  }
+  const int64_t panels = (ocg + 15) / 16;
+  const int64_t panel_bytes = QPLUGIN_ISA_CALL(conv_packed_b_bytes, 16, kp);
+  if (nsplit == 1 && threads > 1 && (N * G) % threads != 0) {
     // parallel_for hands each thread a contiguous run of ceil(tasks / threads) tasks: make the
     // task count a multiple of the thread count with blocks of equal size (a multiple of 12
     // rows, the microkernel tiles), e.g. 3136 rows on 2 threads: 14 blocks of 228 (split 1596 /
@@ -235,18 +245,22 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
     if (mb2 >= 12 && mb2 < M) mb = mb2;
   }
   const int64_t mblocks = (M + mb - 1) / mb;
-  const int64_t tasks = N * G * mblocks;
+  const int64_t tasks = nsplit * N * G * mblocks;
   at::parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
     const bool need_a = !direct && !indirect;
     std::vector<uint8_t> abuf(need_a ? static_cast<size_t>(mb * kp * elem + 64) : 0);
     std::vector<int32_t> rsum(p.any_wzp ? static_cast<size_t>(mb) : 0);
-    for (int64_t t = begin; t < end; ++t) {
+    for (int64_t t0 = begin; t0 < end; ++t0) {
+      const int64_t si = t0 / (N * G * mblocks);  // output channel range (nsplit > 1)
+      const int64_t t = t0 % (N * G * mblocks);
+      const int64_t p0 = panels * si / nsplit, p1 = panels * (si + 1) / nsplit;
+      const int64_t nc0 = p0 * 16, ncount = std::min(ocg, p1 * 16) - nc0;
       const int64_t n = t / (G * mblocks);
       const int64_t gi = (t / mblocks) % G;
       const int64_t m0 = (t % mblocks) * mb;
       const int64_t mc = std::min(mb, M - m0);
       kernels::ConvEpilogue ep = base;
-      const int64_t c0 = gi * ocg;
+      const int64_t c0 = gi * ocg + nc0;
       ep.col_const += c0;
       if (ep.w_zp != nullptr) ep.w_zp += c0;
       ep.row_sum = rsum.empty() ? nullptr : rsum.data();
@@ -267,7 +281,7 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
                          p.any_wzp ? rsum.data() : nullptr);
         a = abuf.data();
       }
-      QPLUGIN_ISA_CALL(conv_gemm, a, kp, mc, packed + gi * gstride, ocg, ep, yp + ooff, OC);
+      QPLUGIN_ISA_CALL(conv_gemm, a, kp, mc, packed + gi * gstride + p0 * panel_bytes, ncount, ep, yp + ooff, OC);
     }
   });
 }

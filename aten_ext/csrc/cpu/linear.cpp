@@ -39,7 +39,7 @@ void linear_u8(const char* op, const uint8_t* x, int64_t M, double x_scale, int6
   if (M <= 0 || N <= 0) return;
   // mult[n] = float((sx / sy) * sw[n]), bias[n] = float(bias[n] / sy): cached per (sx, sy)
   const auto epi = w.static_epilogue(x_scale, y_scale);
-  const gemm::PackedB pb = w.view();
+  const gemm::PackedB pb = w.view(kernels::active_isa() == kernels::Isa::kAvx2);
   gemm::QGemmParams p;
   p.M = M;
   p.a = x;
@@ -114,7 +114,7 @@ at::Tensor linear_dynamic(const at::Tensor& x_in, const c10::intrusive_ptr<Linea
   }
   mult.resize(N);
   for (int64_t n = 0; n < N; ++n) mult[n] = x_scale * w.w_scale_f[n];
-  const gemm::PackedB pb = w.view();
+  const gemm::PackedB pb = w.view(kernels::active_isa() == kernels::Isa::kAvx2);
   gemm::QGemmParams p;
   p.M = M;
   p.a = qptr;

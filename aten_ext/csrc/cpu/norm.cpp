@@ -1,9 +1,10 @@
-// CPU glue for layer_norm / batch_norm2d: fold the float parameters into the
+// CPU glue for layer_norm / group_norm / instance_norm / batch_norm2d / 3d: fold the float parameters into the
 // kernels' per-element / per-channel constants, lay out, call kernels/.
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "cpu/activation.h"
@@ -22,6 +23,76 @@ std::vector<double> to_doubles(const at::Tensor& t, int64_t n, double fill) {
   return std::vector<double>(c.const_data_ptr<double>(), c.const_data_ptr<double>() + n);
 }
 
+// weight / bias folded with out_scale for the kernels (n entries each, float64 and float32).
+struct FoldedNorm {
+  std::vector<double> wq, bq;
+  std::vector<float> wqf, bqf;
+  double in_scale, eps;
+  int32_t out_zp;
+
+  FoldedNorm(const at::Tensor& weight, const at::Tensor& bias, int64_t n, double eps_, double in_scale_,
+             double out_scale, int64_t out_zp_)
+      : wq(to_doubles(weight, n, 1.0)), bq(to_doubles(bias, n, 0.0)),
+        // The kernel's float64 steps: x = (q - zp) * s exactly, statistics of q.
+        in_scale(static_cast<double>(static_cast<float>(in_scale_))), eps(eps_),
+        out_zp(static_cast<int32_t>(out_zp_)) {
+    for (int64_t j = 0; j < n; ++j) {
+      wq[j] /= out_scale;
+      bq[j] /= out_scale;
+    }
+    wqf.assign(wq.begin(), wq.end());
+    bqf.assign(bq.begin(), bq.end());
+  }
+  kernels::LayerNormSpec spec() const {
+    return {in_scale, eps, wq.data(), bq.data(), wqf.data(), bqf.data(), out_zp};
+  }
+};
+
+// Rows of m elements of x (contiguous) -> out, blocks of rows across threads:
+// call(x_row_b, y_row_b, b, e) for rows [b, e). out may be strided (a copy at the end).
+template <typename Call>
+void for_row_blocks(const at::Tensor& x, const at::Tensor& out, int64_t rows, int64_t m, const Call& call) {
+  const bool direct = out.is_contiguous();
+  at::Tensor y = direct ? out : at::empty(x.sizes(), x.options());
+  const char* xp = static_cast<const char*>(x.const_data_ptr());
+  char* yp = static_cast<char*>(y.data_ptr());
+  const int64_t row_bytes = m * static_cast<int64_t>(x.element_size());
+  at::parallel_for(0, rows, std::max<int64_t>(1, (1 << 14) / m), [&](int64_t b, int64_t e) {
+    call(xp + b * row_bytes, yp + b * row_bytes, b, e);
+  });
+  if (!direct) out.copy_(y);
+}
+
+// name##_u8 / _s8 / _s32 on the dtype of the data.
+#define QPLUGIN_NORM_ROWS_CALL(dt, name, xp, yp, ...)                                                        \
+  do {                                                                                                     \
+    if ((dt) == at::kByte) {                                                                               \
+      QPLUGIN_ISA_CALL(name##_u8, static_cast<const uint8_t*>(xp), static_cast<uint8_t*>(yp), __VA_ARGS__);  \
+    } else if ((dt) == at::kChar) {                                                                        \
+      QPLUGIN_ISA_CALL(name##_s8, static_cast<const int8_t*>(xp), static_cast<int8_t*>(yp), __VA_ARGS__);    \
+    } else {                                                                                               \
+      QPLUGIN_ISA_CALL(name##_s32, static_cast<const int32_t*>(xp), static_cast<int32_t*>(yp), __VA_ARGS__); \
+    }                                                                                                      \
+  } while (0)
+
+// Per-channel loops over a tensor dense in its kept format (split sp around dim 1, C channels):
+// call(offset, outer, channels, inner, first_channel) on blocks across threads.
+template <typename Call>
+void for_channel_blocks(const AxisSplit& sp, int64_t C, const Call& call) {
+  constexpr int64_t kGrain = 1 << 15;  // elements per task
+  if (sp.inner == 1) {
+    // channels_last (or no spatial extent): blocks of whole pixels.
+    at::parallel_for(0, sp.outer, std::max<int64_t>(1, kGrain / C), [&](int64_t b, int64_t e) {
+      call(b * C, e - b, C, 1, 0);
+    });
+  } else {
+    // contiguous: one row of the spatial extent per (n, c).
+    at::parallel_for(0, sp.outer * C, std::max<int64_t>(1, kGrain / sp.inner), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) call(r * sp.inner, 1, 1, sp.inner, r % C);
+    });
+  }
+}
+
 } // namespace
 
 void layer_norm_int_out(const at::Tensor& data, const at::Tensor& out, at::IntArrayRef normalized_shape,
@@ -33,41 +104,21 @@ void layer_norm_int_out(const at::Tensor& data, const at::Tensor& out, at::IntAr
   int64_t m = 1;
   for (int64_t s : normalized_shape) m *= s;
   const int64_t rows = x.numel() / m;
-  std::vector<double> wq = to_doubles(weight, m, 1.0);
-  std::vector<double> bq = to_doubles(bias, m, 0.0);
-  for (int64_t j = 0; j < m; ++j) {
-    wq[j] /= out_scale;
-    bq[j] /= out_scale;
-  }
-  // The kernel's float64 steps: x = (q - zp) * s exactly, statistics of q.
-  const double s = static_cast<double>(static_cast<float>(in_scale));
-  const std::vector<float> wqf(wq.begin(), wq.end()), bqf(bq.begin(), bq.end());
-  const kernels::LayerNormSpec spec{s, eps, wq.data(), bq.data(), wqf.data(), bqf.data(),
-                                    static_cast<int32_t>(out_zp)};
-  const bool direct = out.is_contiguous();
-  at::Tensor y = direct ? out : at::empty(x.sizes(), x.options());
-  const void* xp = x.const_data_ptr();
-  void* yp = y.data_ptr();
+  const FoldedNorm folded(weight, bias, m, eps, in_scale, out_scale, out_zp);
+  const kernels::LayerNormSpec spec = folded.spec();
   const at::ScalarType dt = x.scalar_type();
-  at::parallel_for(0, rows, std::max<int64_t>(1, (1 << 14) / m), [&](int64_t b, int64_t e) {
-    const int64_t off = b * m;
-    if (dt == at::kByte) {
-      QPLUGIN_ISA_CALL(layer_norm_u8, static_cast<const uint8_t*>(xp) + off, static_cast<uint8_t*>(yp) + off, e - b, m, &spec);
-    } else if (dt == at::kChar) {
-      QPLUGIN_ISA_CALL(layer_norm_s8, static_cast<const int8_t*>(xp) + off, static_cast<int8_t*>(yp) + off, e - b, m, &spec);
-    } else {
-      QPLUGIN_ISA_CALL(layer_norm_s32, static_cast<const int32_t*>(xp) + off, static_cast<int32_t*>(yp) + off, e - b, m, &spec);
-    }
+  for_row_blocks(x, out, rows, m, [&](const void* xb, void* yb, int64_t b, int64_t e) {
+    QPLUGIN_NORM_ROWS_CALL(dt, layer_norm, xb, yb, e - b, m, &spec);
   });
-  if (!direct) out.copy_(y);
 }
 
 void batch_norm_int_out(const at::Tensor& data, const at::Tensor& out, const at::Tensor& weight,
                         const at::Tensor& bias, const at::Tensor& mean, const at::Tensor& var,
-                        double eps, double in_scale, int64_t in_zp, double out_scale, int64_t out_zp) {
+                        double eps, double in_scale, int64_t in_zp, double out_scale, int64_t out_zp,
+                        bool relu) {
   const at::MemoryFormat fmt = kept_format(data);
   const at::Tensor x = data.contiguous(fmt);
-  TORCH_INTERNAL_ASSERT(x.dim() == 4 && out.is_contiguous(fmt) && out.sizes() == x.sizes() &&
+  TORCH_INTERNAL_ASSERT(x.dim() >= 2 && out.is_contiguous(fmt) && out.sizes() == x.sizes() &&
                         out.scalar_type() == x.scalar_type());
   const int64_t C = x.size(1);
   const std::vector<double> w = to_doubles(weight, C, 1.0), bi = to_doubles(bias, C, 0.0);
@@ -87,36 +138,77 @@ void batch_norm_int_out(const at::Tensor& data, const at::Tensor& out, const at:
   std::vector<float> Af(A.begin(), A.end()), Bf(B.begin(), B.end());
   const void* xp = x.const_data_ptr();
   void* yp = out.data_ptr();
+  const int32_t lo = relu ? static_cast<int32_t>(out_zp) : std::numeric_limits<int32_t>::min();
   auto call = [&](int64_t off, int64_t outer, int64_t channels, int64_t inner, int64_t c0) {
     if (dt == at::kByte) {
       QPLUGIN_ISA_CALL(channel_affine_u8, static_cast<const uint8_t*>(xp) + off, static_cast<uint8_t*>(yp) + off,
-                       outer, channels, inner, Af.data() + c0, Bf.data() + c0);
+                       outer, channels, inner, Af.data() + c0, Bf.data() + c0, lo);
     } else if (dt == at::kChar) {
       QPLUGIN_ISA_CALL(channel_affine_s8, static_cast<const int8_t*>(xp) + off, static_cast<int8_t*>(yp) + off,
-                       outer, channels, inner, Af.data() + c0, Bf.data() + c0);
+                       outer, channels, inner, Af.data() + c0, Bf.data() + c0, lo);
     } else {
       QPLUGIN_ISA_CALL(channel_affine_s32, static_cast<const int32_t*>(xp) + off, static_cast<int32_t*>(yp) + off,
-                       outer, channels, inner, A.data() + c0, B.data() + c0);
+                       outer, channels, inner, A.data() + c0, B.data() + c0, lo);
     }
   };
-  constexpr int64_t kGrain = 1 << 15;  // elements per task
-  if (sp.inner == 1) {
-    // channels_last (or H = W = 1): blocks of whole pixels.
-    at::parallel_for(0, sp.outer, std::max<int64_t>(1, kGrain / C), [&](int64_t b, int64_t e) {
-      call(b * C, e - b, C, 1, 0);
-    });
+  for_channel_blocks(sp, C, call);
+}
+
+void group_norm_int_out(const at::Tensor& data, const at::Tensor& out, int64_t groups, const at::Tensor& weight,
+                        const at::Tensor& bias, double eps, double in_scale, int64_t in_zp, double out_scale,
+                        int64_t out_zp) {
+  const at::Tensor x = data.contiguous();
+  TORCH_INTERNAL_ASSERT(x.dim() >= 2 && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type());
+  if (x.numel() == 0) return;
+  const int64_t C = x.size(1);
+  TORCH_INTERNAL_ASSERT(groups > 0 && C % groups == 0);
+  const int64_t inner = x.numel() / (x.size(0) * C);
+  const FoldedNorm folded(weight, bias, C, eps, in_scale, out_scale, out_zp);
+  const kernels::GroupNormSpec spec{folded.spec(), groups, C / groups, inner};
+  const int64_t m = (C / groups) * inner;
+  const at::ScalarType dt = x.scalar_type();
+  for_row_blocks(x, out, x.size(0) * groups, m, [&](const void* xb, void* yb, int64_t b, int64_t e) {
+    QPLUGIN_NORM_ROWS_CALL(dt, group_norm, xb, yb, b, e - b, &spec);
+  });
+}
+
+void prelu_int_out(const at::Tensor& data, const at::Tensor& out, const std::vector<double>& slopes,
+                   double in_scale, int64_t in_zp, double out_scale, int64_t out_zp) {
+  const at::MemoryFormat fmt = kept_format(data);
+  const at::Tensor x = data.contiguous(fmt);
+  TORCH_INTERNAL_ASSERT(out.is_contiguous(fmt) && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type() &&
+                        (x.scalar_type() == at::kByte || x.scalar_type() == at::kChar));
+  if (x.numel() == 0) return;
+  // One slope for every element: a single "channel" over the flat data.
+  const bool shared = slopes.size() == 1;
+  const int64_t C = shared ? 1 : x.size(1);
+  const double s = static_cast<double>(static_cast<float>(in_scale));
+  const float ap = static_cast<float>(s / out_scale);
+  std::vector<float> an(C);
+  for (int64_t c = 0; c < C; ++c) an[c] = static_cast<float>(s * slopes[c] / out_scale);
+  const void* xp = x.const_data_ptr();
+  void* yp = out.data_ptr();
+  const bool u8 = x.scalar_type() == at::kByte;
+  const int32_t zp = static_cast<int32_t>(in_zp), oz = static_cast<int32_t>(out_zp);
+  auto call = [&](int64_t off, int64_t outer, int64_t channels, int64_t inner, int64_t c0) {
+    if (u8) {
+      QPLUGIN_ISA_CALL(channel_prelu_u8, static_cast<const uint8_t*>(xp) + off, static_cast<uint8_t*>(yp) + off,
+                       outer, channels, inner, zp, ap, an.data() + c0, oz);
+    } else {
+      QPLUGIN_ISA_CALL(channel_prelu_s8, static_cast<const int8_t*>(xp) + off, static_cast<int8_t*>(yp) + off,
+                       outer, channels, inner, zp, ap, an.data() + c0, oz);
+    }
+  };
+  if (shared) {
+    // flat blocks of one "channel"
+    at::parallel_for(0, x.numel(), 1 << 15, [&](int64_t b, int64_t e) { call(b, 1, 1, e - b, 0); });
   } else {
-    // NCHW: one row of H * W per (n, c).
-    at::parallel_for(0, sp.outer * C, std::max<int64_t>(1, kGrain / sp.inner), [&](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r) call(r * sp.inner, 1, 1, sp.inner, r % C);
-    });
+    for_channel_blocks(axis_split(x.sizes(), 1, fmt), C, call);
   }
 }
 
-namespace {
-
 // A float parameter tensor of the given shape (undefined allowed when optional).
-void check_param(const char* op, const char* arg, const at::Tensor& t, at::IntArrayRef shape) {
+void check_norm_param(const char* op, const char* arg, const at::Tensor& t, at::IntArrayRef shape) {
   if (!t.defined()) return;
   TORCH_CHECK(t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble, "qplugin::", op, ": ", arg,
               " should be a float32 or float64 tensor, got ",
@@ -124,8 +216,6 @@ void check_param(const char* op, const char* arg, const at::Tensor& t, at::IntAr
   TORCH_CHECK_VALUE(t.sizes() == shape, "qplugin::", op, ": ", arg, " should have shape ", shape,
                     ", got ", t.sizes());
 }
-
-} // namespace
 
 void check_norm_qparams(const char* op, double in_scale, int64_t in_zp, double eps, double out_scale,
                         int64_t out_zp, at::ScalarType t) {
@@ -144,20 +234,22 @@ void check_layer_norm_args(const char* op, const char* arg, at::IntArrayRef size
   TORCH_CHECK_VALUE(k <= dim && sizes.slice(dim - k) == normalized_shape, "qplugin::", op,
                     ": normalized_shape should match the last dims of ", arg, " (shape ", sizes, "), got ",
                     normalized_shape);
-  check_param(op, "weight", weight, normalized_shape);
-  check_param(op, "bias", bias, normalized_shape);
+  check_norm_param(op, "weight", weight, normalized_shape);
+  check_norm_param(op, "bias", bias, normalized_shape);
 }
 
-void check_batch_norm_args(const char* op, const char* arg, at::IntArrayRef sizes, const at::Tensor& weight,
-                           const at::Tensor& bias, const at::Tensor& mean, const at::Tensor& var, double eps) {
-  TORCH_CHECK_VALUE(sizes.size() == 4, "qplugin::", op, ": ", arg, " should be 4-D [N, C, H, W], got ",
-                    sizes.size(), " dims (shape ", sizes, ")");
+void check_batch_norm_args(const char* op, const char* arg, at::IntArrayRef sizes, int64_t dims,
+                           const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& mean,
+                           const at::Tensor& var, double eps) {
+  TORCH_CHECK_VALUE(static_cast<int64_t>(sizes.size()) == dims, "qplugin::", op, ": ", arg, " should be ", dims,
+                    "-D ", dims == 4 ? "[N, C, H, W]" : "[N, C, D, H, W]", ", got ", sizes.size(), " dims (shape ",
+                    sizes, ")");
   const int64_t C = sizes[1];
-  check_param(op, "weight", weight, {C});
-  check_param(op, "bias", bias, {C});
+  check_norm_param(op, "weight", weight, {C});
+  check_norm_param(op, "bias", bias, {C});
   TORCH_CHECK(mean.defined() && var.defined(), "qplugin::", op, ": mean and var should be defined");
-  check_param(op, "mean", mean, {C});
-  check_param(op, "var", var, {C});
+  check_norm_param(op, "mean", mean, {C});
+  check_norm_param(op, "var", var, {C});
   const at::Tensor vd = var.to(at::kDouble).contiguous();
   for (int64_t c = 0; c < C; ++c) {
     const double v = vd.const_data_ptr<double>()[c];
@@ -175,18 +267,43 @@ at::Tensor layer_norm_cpu_error(const at::Tensor& input, at::IntArrayRef, const 
   check_quantized_input("layer_norm", "input", input);
   return input;
 }
-at::Tensor batch_norm2d_cpu_error(const at::Tensor& qx, const c10::optional<at::Tensor>&,
-                                  const c10::optional<at::Tensor>&, const at::Tensor&, const at::Tensor&,
-                                  double, double, int64_t) {
-  check_quantized_input("batch_norm2d", "qx", qx);
+template <const char* kOp>
+at::Tensor batch_norm_cpu_error(const at::Tensor& qx, const c10::optional<at::Tensor>&,
+                                const c10::optional<at::Tensor>&, const at::Tensor&, const at::Tensor&, double,
+                                double, int64_t) {
+  check_quantized_input(kOp, "qx", qx);
   return qx;
+}
+constexpr char kBatchNorm2d[] = "batch_norm2d";
+constexpr char kBatchNorm3d[] = "batch_norm3d";
+constexpr char kBatchNorm2dRelu[] = "batch_norm2d_relu";
+constexpr char kBatchNorm3dRelu[] = "batch_norm3d_relu";
+at::Tensor prelu_cpu_error(const at::Tensor& qx, const at::Tensor&, double, int64_t) {
+  check_quantized_input("prelu", "qx", qx);
+  return qx;
+}
+at::Tensor group_norm_cpu_error(const at::Tensor& input, int64_t, const c10::optional<at::Tensor>&,
+                                const c10::optional<at::Tensor>&, double, double, int64_t) {
+  check_quantized_input("group_norm", "input", input);
+  return input;
+}
+at::Tensor instance_norm_cpu_error(const at::Tensor& input, const c10::optional<at::Tensor>&,
+                                   const c10::optional<at::Tensor>&, double, double, int64_t) {
+  check_quantized_input("instance_norm", "input", input);
+  return input;
 }
 
 } // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("layer_norm", TORCH_FN(layer_norm_cpu_error));
-  m.impl("batch_norm2d", TORCH_FN(batch_norm2d_cpu_error));
+  m.impl("batch_norm2d", TORCH_FN(batch_norm_cpu_error<kBatchNorm2d>));
+  m.impl("batch_norm3d", TORCH_FN(batch_norm_cpu_error<kBatchNorm3d>));
+  m.impl("batch_norm2d_relu", TORCH_FN(batch_norm_cpu_error<kBatchNorm2dRelu>));
+  m.impl("batch_norm3d_relu", TORCH_FN(batch_norm_cpu_error<kBatchNorm3dRelu>));
+  m.impl("group_norm", TORCH_FN(group_norm_cpu_error));
+  m.impl("instance_norm", TORCH_FN(instance_norm_cpu_error));
+  m.impl("prelu", TORCH_FN(prelu_cpu_error));
 }
 
 } // namespace qplugin

@@ -38,6 +38,40 @@ std::vector<int64_t> nearest_indices(int64_t in, int64_t out) {
   return idx;
 }
 
+// torch's area_pixel_compute_scale / _source_index in float (its quantized bilinear kernel's
+// accumulation type): source position of each output index, split into a lower index, the
+// offset of the upper one (0 on the last row / column) and the two weights.
+struct Taps {
+  std::vector<int64_t> lo, hi;
+  std::vector<float> w_lo, w_hi;
+};
+
+Taps bilinear_taps(int64_t in, int64_t out, bool align_corners, c10::optional<double> scale) {
+  float s;
+  if (align_corners) {
+    s = out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.0f;
+  } else {
+    s = (scale.has_value() && *scale > 0) ? static_cast<float>(1.0 / *scale)
+                                          : static_cast<float>(in) / static_cast<float>(out);
+  }
+  Taps t{std::vector<int64_t>(out), std::vector<int64_t>(out), std::vector<float>(out), std::vector<float>(out)};
+  for (int64_t o = 0; o < out; ++o) {
+    float r;
+    if (align_corners) {
+      r = s * static_cast<float>(o);
+    } else {
+      r = s * (static_cast<float>(o) + 0.5f) - 0.5f;
+      r = r < 0.0f ? 0.0f : r;
+    }
+    const int64_t i = std::min(static_cast<int64_t>(r), in - 1);
+    t.lo[o] = i;
+    t.hi[o] = i < in - 1 ? i + 1 : i;
+    t.w_hi[o] = r - static_cast<float>(i);
+    t.w_lo[o] = 1.0f - t.w_hi[o];
+  }
+  return t;
+}
+
 } // namespace
 
 std::vector<int64_t> upsample_nearest2d_output_sizes(const char* op, at::IntArrayRef sizes,
@@ -95,6 +129,51 @@ void upsample_nearest2d_int_out(const at::Tensor& data, const at::Tensor& out) {
   }
 }
 
+void upsample_bilinear2d_int_out(const at::Tensor& data, const at::Tensor& out, bool align_corners,
+                                 c10::optional<double> scales_h, c10::optional<double> scales_w) {
+  const at::MemoryFormat fmt = pool_format(data);
+  const at::Tensor x = data.contiguous(fmt);
+  TORCH_INTERNAL_ASSERT(x.scalar_type() == at::kByte || x.scalar_type() == at::kChar);
+  if (out.numel() == 0) return;
+  const int64_t N = x.dim() == 4 ? x.size(0) : 1;
+  const int64_t C = x.size(-3), H = x.size(-2), W = x.size(-1);
+  const int64_t OH = out.size(-2), OW = out.size(-1);
+  const Taps th = bilinear_taps(H, OH, align_corners, scales_h), tw = bilinear_taps(W, OW, align_corners, scales_w);
+  const kernels::Bilinear2dGeom g{H,           W,         OH,          OW,          th.lo.data(), th.hi.data(),
+                                  th.w_lo.data(), th.w_hi.data(), tw.lo.data(), tw.hi.data(), tw.w_lo.data(),
+                                  tw.w_hi.data()};
+  const bool u8 = x.scalar_type() == at::kByte;
+  const auto* ip = static_cast<const uint8_t*>(x.const_data_ptr());
+  auto* op = static_cast<uint8_t*>(out.data_ptr());
+  if (fmt == at::MemoryFormat::ChannelsLast) {
+    const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, OW * C));
+    at::parallel_for(0, N * OH, grain, [&](int64_t b, int64_t e) {
+      for (int64_t u = b; u < e;) {
+        const int64_t n = u / OH, oh0 = u % OH, oh1 = std::min(OH, oh0 + (e - u));
+        const uint8_t* src = ip + n * H * W * C;
+        uint8_t* dst = op + n * OH * OW * C;
+        if (u8) {
+          QPLUGIN_ISA_CALL(upsample_bilinear2d_nhwc_u8, src, dst, C, oh0, oh1, g);
+        } else {
+          QPLUGIN_ISA_CALL(upsample_bilinear2d_nhwc_s8, reinterpret_cast<const int8_t*>(src),
+                           reinterpret_cast<int8_t*>(dst), C, oh0, oh1, g);
+        }
+        u += oh1 - oh0;
+      }
+    });
+  } else {
+    const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, OH * OW));
+    at::parallel_for(0, N * C, grain, [&](int64_t b, int64_t e) {
+      if (u8) {
+        QPLUGIN_ISA_CALL(upsample_bilinear2d_nchw_u8, ip + b * H * W, op + b * OH * OW, e - b, g);
+      } else {
+        QPLUGIN_ISA_CALL(upsample_bilinear2d_nchw_s8, reinterpret_cast<const int8_t*>(ip) + b * H * W,
+                         reinterpret_cast<int8_t*>(op) + b * OH * OW, e - b, g);
+      }
+    });
+  }
+}
+
 at::Tensor upsample_nearest2d_int(const at::Tensor& data, at::IntArrayRef output_size) {
   constexpr const char* op = "upsample_nearest2d";
   TORCH_CHECK(!data.is_quantized() &&
@@ -117,10 +196,17 @@ at::Tensor upsample_nearest2d_cpu_error(const at::Tensor& qx, at::IntArrayRef) {
   return qx;
 }
 
+at::Tensor upsample_bilinear2d_cpu_error(const at::Tensor& qx, at::IntArrayRef, bool, c10::optional<double>,
+                                         c10::optional<double>) {
+  check_quantized_input("upsample_bilinear2d", "qx", qx);
+  return qx;
+}
+
 } // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("upsample_nearest2d", TORCH_FN(upsample_nearest2d_cpu_error));
+  m.impl("upsample_bilinear2d", TORCH_FN(upsample_bilinear2d_cpu_error));
 }
 
 } // namespace qplugin

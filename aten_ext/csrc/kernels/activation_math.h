@@ -17,12 +17,12 @@
 namespace qplugin {
 namespace kernels {
 
-enum class ActKind : int32_t { kLeakyRelu = 0, kHardswish, kHardsigmoid, kSigmoid, kElu };
+enum class ActKind : int32_t { kLeakyRelu = 0, kHardswish, kHardsigmoid, kSigmoid, kElu, kCelu, kThreshold };
 
 struct ActSpec {
   ActKind kind;
-  double p0;  // leaky_relu: negative_slope; elu: alpha
-  double p1;  // elu: scale
+  double p0;  // leaky_relu: negative_slope; elu, celu: alpha; threshold: threshold
+  double p1;  // elu: scale; threshold: value
   double p2;  // elu: input_scale
   float in_scale;
   int32_t in_zp;
@@ -46,6 +46,10 @@ inline double act_eval(const ActSpec& s, double x) {
       return 1.0 / (1.0 + std::exp(-x));
     case ActKind::kElu:
       return x > 0 ? x * s.p1 : std::expm1(x * s.p2) * s.p0 * s.p1;
+    case ActKind::kCelu:
+      return x > 0 ? x : std::expm1(x / s.p0) * s.p0;
+    case ActKind::kThreshold:
+      return x > s.p0 ? x : s.p1;
   }
   return 0.0;
 }

@@ -8,6 +8,9 @@
 #include <vector>
 
 #include "kernels/simd.h"
+#if defined(QPLUGIN_ISA_AVX2)
+#include "kernels/gemm/tile_i16_avx2.h"
+#endif
 
 namespace qplugin {
 namespace kernels {
@@ -276,33 +279,17 @@ void ukernel_ind(const uint8_t* const* rows, const int64_t* tap_off, int64_t nta
   }
 }
 #elif defined(QPLUGIN_ISA_AVX2)
-constexpr int kMR = 4;
-constexpr int kBlockN = 16;
-// One block of 16 channels (two vectors of 8), MR rows; a is int16.
+constexpr int kMR = i16::kMR;
+constexpr int kBlockN = i16::kNR;
+// One block of 16 channels, MR rows: the exact int16 register tile of kernels/gemm
+// (tile_i16_avx2.h; a is the widened im2col rows, b the block's int16 weights), then the
+// epilogue per 8 channels and row.
 template <int MR, int NV>
-void ukernel(const int16_t* a, int64_t kp, const int8_t* b, int64_t m0, int64_t n0, int ncols,
+void ukernel(const int16_t* a, int64_t kp, const int16_t* b, int64_t m0, int64_t n0, int ncols,
              const ConvEpilogue& ep, uint8_t* y, int64_t ldy) {
   static_assert(NV == 2, "AVX2 blocks are 16 channels");
-  __m256i acc[MR][2];
-#pragma GCC unroll 8
-  for (int r = 0; r < MR; ++r) {
-    acc[r][0] = _mm256_setzero_si256();
-    acc[r][1] = _mm256_setzero_si256();
-  }
-  for (int64_t k = 0; k < kp; k += 2) {
-    const __m128i braw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + k * kBlockN));
-    const __m128i braw1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + k * kBlockN + 16));
-    const __m256i b0 = _mm256_cvtepi8_epi16(braw);
-    const __m256i b1 = _mm256_cvtepi8_epi16(braw1);
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      int32_t av;
-      std::memcpy(&av, a + r * kp + k, 4);
-      const __m256i avv = _mm256_set1_epi32(av);
-      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(avv, b0));
-      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(avv, b1));
-    }
-  }
+  alignas(32) int32_t acc[MR * kBlockN];
+  i16::tile<MR>(a, kp, kp / 2, b, acc);
 #pragma GCC unroll 2
   for (int j = 0; j < 2; ++j) {
     const int cnt = std::min(kLanes, ncols - j * kLanes);
@@ -312,9 +299,8 @@ void ukernel(const int16_t* a, int64_t kp, const int8_t* b, int64_t m0, int64_t 
     const VF mult = loadu_f_n(ep.mult + n, cnt);
     const VF bias = loadu_f_n(ep.bias + n, cnt);
     const VI wzp = ep.w_zp != nullptr ? loadu_i_n(ep.w_zp + n, cnt) : set1_i(0);
-#pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
-      VI t = add_i(acc[r][j], cc);
+      VI t = add_i(loadu_i(acc + r * kBlockN + j * kLanes), cc);
       if (ep.w_zp != nullptr) t = sub_i(t, mullo_i(wzp, set1_i(ep.row_sum[m0 + r])));
       const uint8_t* add = ep.add != nullptr ? ep.add + (m0 + r) * ldy + n : nullptr;
       finish_vec(t, mult, bias, add, cnt, ep, y + (m0 + r) * ldy + n);
@@ -330,8 +316,14 @@ using AElem = uint8_t;
 using AElem = int16_t;
 #endif
 
+#if defined(QPLUGIN_ISA_AVX512)
+using BElem = int8_t;
+#else
+using BElem = int16_t;  // widened at prepack (conv_pack_b)
+#endif
+
 template <int NV, int MR = kMR>
-void gemm_rows(const AElem* a, int64_t kp, int64_t mcount, const int8_t* b, int64_t n0, int ncols,
+void gemm_rows(const AElem* a, int64_t kp, int64_t mcount, const BElem* b, int64_t n0, int ncols,
                const ConvEpilogue& ep, uint8_t* y, int64_t ldy) {
   int64_t m = 0;
   for (; m + MR <= mcount; m += MR) {
@@ -376,7 +368,9 @@ int64_t conv_a_elem_size() {
 int64_t conv_a_row_elems(int64_t k) { return round_up(k, 4); }
 
 int64_t conv_packed_b_bytes(int64_t n, int64_t kp) {
-#if QPLUGIN_SIMD
+#if defined(QPLUGIN_ISA_AVX2)
+  return round_up(n, kBlockN) * kp * 2;  // int16
+#elif QPLUGIN_SIMD
   return round_up(n, kBlockN) * kp;
 #else
   return n * kp;
@@ -400,10 +394,10 @@ void conv_pack_b(const int8_t* w, int64_t n, int64_t k, int64_t kp, int8_t* out)
     }
   }
 #elif defined(QPLUGIN_ISA_AVX2)
-  // [block][kp / 2][16 channels][2]
+  // int16 [block][kp / 2][16 channels][2] (the panel layout of tile_i16_avx2.h)
   const int64_t nb = round_up(n, kBlockN) / kBlockN;
   for (int64_t blk = 0; blk < nb; ++blk) {
-    int8_t* o = out + blk * kp * kBlockN;
+    int16_t* o = reinterpret_cast<int16_t*>(out) + blk * kp * kBlockN;
     for (int64_t k2 = 0; k2 < kp; k2 += 2) {
       for (int64_t j = 0; j < kBlockN; ++j) {
         const int64_t row = blk * kBlockN + j;
@@ -485,17 +479,23 @@ void conv_im2col(const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0,
         }
         const uint8_t* xrow = x + (id * g.H + ih) * g.W * g.C + c0;
         if (span && w_inside) {
-#if !defined(QPLUGIN_ISA_AVX2)
-          // Short rows (stem convs, C = 3): copy whole 16-byte chunks; the bytes past the
-          // row land where later taps (or the zeroed K padding / buffer slack) are written.
+          // Short rows (stem convs, C = 3): copy (AVX2: widen) whole 16-byte chunks; the
+          // elements past the row land where later taps (or the zeroed K padding / buffer
+          // slack of 64 bytes) are written.
           const int64_t len = g.KW * icg;
           const uint8_t* src = xrow + iw0 * g.C;
           if (len < 64 && src + ((len + 15) & ~int64_t(15)) <= x_end) {
+#if defined(QPLUGIN_ISA_AVX2)
+            for (int64_t o = 0; o < len; o += 16) {
+              const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + o));
+              _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + o), _mm256_cvtepu8_epi16(v));
+            }
+#else
             for (int64_t o = 0; o < len; o += 16) std::memcpy(p + o, src + o, 16);
+#endif
             p += len;
             continue;
           }
-#endif
           copy_widen(p, xrow + iw0 * g.C, g.KW * icg);
           p += g.KW * icg;
           continue;
@@ -539,9 +539,10 @@ void conv_gemm(const void* a, int64_t kp, int64_t mcount, const int8_t* b, int64
   }
 #elif defined(QPLUGIN_ISA_AVX2)
   const AElem* av = static_cast<const AElem*>(a);
+  const int16_t* b16 = reinterpret_cast<const int16_t*>(b);
   for (int64_t n = 0; n < ncount; n += kBlockN) {
     const int cols = static_cast<int>(std::min<int64_t>(kBlockN, ncount - n));
-    gemm_rows<2>(av, kp, mcount, b + n * kp, n, cols, ep, y, ldy);
+    gemm_rows<2>(av, kp, mcount, b16 + n * kp, n, cols, ep, y, ldy);
   }
 #else
   const uint8_t* av = static_cast<const uint8_t*>(a);
@@ -1037,6 +1038,89 @@ bool dw_vnni(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount, co
 }  // namespace
 #endif
 
+#if defined(QPLUGIN_ISA_AVX2)
+namespace {
+// Depthwise 3 x 3, AVX2, 16 channels [c, c + 16) of `count` interior output pixels of one row
+// (every tap inside the image, no residual add): taps in pairs, one vpmaddwd per pair and 8
+// channels (the generic loop spends one per tap). x bytes of taps 2i and 2i+1 are widened to
+// int16 and interleaved by unpacklo / unpackhi_epi16, so the lo accumulator holds channels
+// 0-3 | 8-11 and the hi one 4-7 | 12-15 (per 128-bit lane); the 9th tap pairs with zero. The
+// weights (w - w_zp, |.| <= 255) and the epilogue constants are laid out in that lane order
+// here; packs_epi32(lo, hi) restores channel order. Products |255 * 255| * 2 fit int32, the
+// sums are exact, and the float steps are finish_vec's (same order, no residual), so the bytes
+// equal the generic loop's.
+//   xb: input at the first pixel's first tap column, row offsets prow[0..3) (bytes), taps kstep
+//   bytes apart, pixels xstep apart; w: taps of kernel row j at w + (ptap[j] + kw) * C (int32,
+//   low 16 bits); y: output of the first pixel (row stride between pixels C bytes).
+void dw3x3_pairs_avx2(const uint8_t* xb, const int64_t* prow, int64_t kstep, int64_t xstep, int64_t count,
+                      const int32_t* w, const int64_t* ptap, int64_t C, int32_t x_zp, const ConvEpilogue& ep,
+                      int64_t c, uint8_t* y) {
+  int64_t off[10];
+  alignas(32) int16_t wl[5][16], wh[5][16];
+  alignas(32) int32_t corr_l[8], corr_h[8];
+  alignas(32) float mult_l[8], mult_h[8], bias_l[8], bias_h[8];
+  auto w16 = [&](int t, int ch) -> int32_t {
+    if (t >= 9) return 0;
+    return static_cast<int16_t>(static_cast<uint16_t>(w[(ptap[t / 3] + t % 3) * C + ch] & 0xFFFF));
+  };
+  for (int t = 0; t < 9; ++t) off[t] = prow[t / 3] + (t % 3) * kstep;
+  off[9] = off[8];  // read, widened, paired with a zero weight
+  for (int q = 0; q < 8; ++q) {
+    const int lo = q < 4 ? q : q + 4;  // lane order of unpacklo: channels 0-3 | 8-11
+    const int hi = lo + 4;             // unpackhi: 4-7 | 12-15
+    uint32_t sl = 0, sh = 0;
+    for (int i = 0; i < 5; ++i) {
+      wl[i][2 * q] = static_cast<int16_t>(w16(2 * i, lo));
+      wl[i][2 * q + 1] = static_cast<int16_t>(w16(2 * i + 1, lo));
+      wh[i][2 * q] = static_cast<int16_t>(w16(2 * i, hi));
+      wh[i][2 * q + 1] = static_cast<int16_t>(w16(2 * i + 1, hi));
+    }
+    for (int t = 0; t < 9; ++t) {
+      sl += static_cast<uint32_t>(w16(t, lo));
+      sh += static_cast<uint32_t>(w16(t, hi));
+    }
+    corr_l[q] = static_cast<int32_t>(sl * static_cast<uint32_t>(-x_zp));
+    corr_h[q] = static_cast<int32_t>(sh * static_cast<uint32_t>(-x_zp));
+    mult_l[q] = ep.mult[c + lo];
+    mult_h[q] = ep.mult[c + hi];
+    bias_l[q] = ep.bias[c + lo];
+    bias_h[q] = ep.bias[c + hi];
+  }
+  __m256i vwl[5], vwh[5];
+  for (int i = 0; i < 5; ++i) {
+    vwl[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(wl[i]));
+    vwh[i] = _mm256_load_si256(reinterpret_cast<const __m256i*>(wh[i]));
+  }
+  const __m256i cl = _mm256_load_si256(reinterpret_cast<const __m256i*>(corr_l));
+  const __m256i ch = _mm256_load_si256(reinterpret_cast<const __m256i*>(corr_h));
+  const __m256 ml = _mm256_load_ps(mult_l), mh = _mm256_load_ps(mult_h);
+  const __m256 bl = _mm256_load_ps(bias_l), bh = _mm256_load_ps(bias_h);
+  const __m256 vmax = _mm256_set1_ps(static_cast<float>(ep.qmax - ep.y_zp));
+  const __m256 vmin = _mm256_set1_ps(static_cast<float>(ep.qmin - ep.y_zp));
+  const __m256i vyzp = _mm256_set1_epi16(static_cast<int16_t>(ep.y_zp));
+  for (int64_t i = 0; i < count; ++i) {
+    const uint8_t* xp = xb + i * xstep;
+    __m256i al = cl, ah = ch;
+#pragma GCC unroll 5
+    for (int k = 0; k < 5; ++k) {
+      const __m256i x0 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xp + off[2 * k])));
+      const __m256i x1 = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(xp + off[2 * k + 1])));
+      al = _mm256_add_epi32(al, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1), vwl[k]));
+      ah = _mm256_add_epi32(ah, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1), vwh[k]));
+    }
+    __m256 fl = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(al), ml), bl);
+    __m256 fh = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(ah), mh), bh);
+    fl = _mm256_max_ps(_mm256_min_ps(fl, vmax), vmin);
+    fh = _mm256_max_ps(_mm256_min_ps(fh, vmax), vmin);
+    // |r| <= 1024 after the clamp: packs is exact, + y_zp stays in int16, packus exact (0..255)
+    const __m256i r16 = _mm256_add_epi16(_mm256_packs_epi32(_mm256_cvtps_epi32(fl), _mm256_cvtps_epi32(fh)), vyzp);
+    const __m256i r8 = _mm256_permute4x64_epi64(_mm256_packus_epi16(r16, r16), 0x08);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i * C), _mm256_castsi256_si128(r8));
+  }
+}
+}  // namespace
+#endif
+
 void conv_depthwise(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount,
                     const int32_t* w, int32_t x_zp, const ConvEpilogue& ep, uint8_t* y) {
 #if defined(QPLUGIN_ISA_AVX512)
@@ -1095,7 +1179,17 @@ void conv_depthwise(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rco
     }
     const int64_t xstep = g.SW * C;
     const int64_t kstep = g.DW * C;
-    for (int64_t c = 0; c < c_full; c += kLanes) {
+    int64_t c_start = 0;
+#if defined(QPLUGIN_ISA_AVX2)
+    if (nrows == 3 && g.KW == 3 && arow == nullptr) {
+      for (; c_start + 16 <= c_full; c_start += 16) {
+        dw3x3_pairs_avx2(x + (ow_lo * g.SW - g.PW) * C + c_start, prow.data(), kstep, xstep,
+                         ow_hi - ow_lo, w + c_start, ptap.data(), C, x_zp, ep, c_start,
+                         yrow + ow_lo * C + c_start);
+      }
+    }
+#endif
+    for (int64_t c = c_start; c < c_full; c += kLanes) {
       VI corr = set1_i(0);
       for (int64_t j = 0; j < nrows; ++j) {
         for (int64_t kw = 0; kw < g.KW; ++kw) {

@@ -64,7 +64,8 @@ struct ConvEpilogue {
   X(int64_t, conv_a_elem_size, ())                                                             \
   /* Row stride (elements) of A rows for k real columns: padded for the microkernel. */        \
   X(int64_t, conv_a_row_elems, (int64_t k))                                                    \
-  /* Bytes of the packed B of n output channels x kp (= conv_a_row_elems(K)) columns. */       \
+  /* Bytes of the packed B of n output channels x kp (= conv_a_row_elems(K)) columns      */ \
+  /* (AVX2: int16 elements, the panel layout of kernels/gemm/tile_i16_avx2.h).            */ \
   X(int64_t, conv_packed_b_bytes, (int64_t n, int64_t kp))                                     \
   /* Packs w (n rows of k int8, row stride k) into this path's layout, columns >= k zero. */  \
   X(void, conv_pack_b, (const int8_t* w, int64_t n, int64_t k, int64_t kp, int8_t* out))       \

@@ -2,7 +2,12 @@
 // and the tails of the vector loops.
 #include "kernels/norm_kernel.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
 
 #include "kernels/quantize_math.h"
 #include "kernels/simd.h"
@@ -22,72 +27,152 @@ inline T clamp_round(double v, int32_t zp) {
   return static_cast<T>(r);
 }
 
+// Exact sum and sum of squares of n 8-bit values: widened to int16, madd into
+// int32 lanes (one block of at most kBlock vectors cannot overflow them:
+// kBlock * 2 * 255^2 < 2^31), each block folded into int64.
 template <typename T>
-void layer_norm_impl(const T* x, T* y, int64_t rows, int64_t m, const LayerNormSpec* spec) {
-  const LayerNormSpec s = *spec;
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * m;
-    T* yr = y + r * m;
-    double mean_q, var_q;
-    if constexpr (sizeof(T) == 1) {
-      int64_t sum = 0, sumsq = 0;
-      for (int64_t j = 0; j < m; ++j) {
-        const int32_t v = xr[j];
-        sum += v;
-        sumsq += v * v;
-      }
-      mean_q = static_cast<double>(sum) / m;
-      // m * sumsq - sum^2 >= 0 exactly; in float64 keep it non-negative.
-      var_q = static_cast<double>(sumsq) / m - mean_q * mean_q;
-      var_q = var_q > 0 ? var_q : 0;
-    } else {
-      double sum = 0;
-      for (int64_t j = 0; j < m; ++j) sum += xr[j];
-      mean_q = sum / m;
-      double sq = 0;
-      for (int64_t j = 0; j < m; ++j) {
-        const double d = xr[j] - mean_q;
-        sq += d * d;
-      }
-      var_q = sq / m;
-    }
-    const double rstd = 1.0 / std::sqrt(var_q * s.in_scale * s.in_scale + s.eps);
-    const double a = s.in_scale * rstd;
-    if constexpr (sizeof(T) == 1) {
-      const float mf = static_cast<float>(mean_q), af = static_cast<float>(a);
-      const float zf = static_cast<float>(s.out_zp);
-      const float hi = static_cast<float>(QRange<T>::max), lo = static_cast<float>(QRange<T>::min);
-      int64_t j = 0;
-#if QPLUGIN_SIMD
-      using namespace simd;
-      const VF vm = set1_f(mf), va = set1_f(af), vz = set1_f(zf), vhi = set1_f(hi), vlo = set1_f(lo);
-      for (; j + kLanes <= m; j += kLanes) {
-        VF v = mul_f(mul_f(sub_f(to_f(load_q(xr + j)), vm), va), loadu_f(s.wqf + j));
-        v = add_f(add_f(v, loadu_f(s.bqf + j)), vz);
-        store_q(yr + j, to_i32_round(max_f(min_f(v, vhi), vlo)));
-      }
+void byte_sums(const T* x, int64_t n, int64_t* sum_out, int64_t* sumsq_out) {
+  int64_t sum = 0, sumsq = 0, j = 0;
+#if defined(QPLUGIN_ISA_AVX512) || defined(QPLUGIN_ISA_AVX2)
+  constexpr bool kSigned = std::is_signed<T>::value;
+  constexpr int64_t kBlock = 4096;
+#if defined(QPLUGIN_ISA_AVX512)
+  constexpr int64_t kStep = 32;
+  using V = __m512i;
+  const V ones = _mm512_set1_epi16(1);
+  auto widen = [](const T* p) {
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return kSigned ? _mm512_cvtepi8_epi16(b) : _mm512_cvtepu8_epi16(b);
+  };
+  auto madd = [](V a, V b) { return _mm512_madd_epi16(a, b); };
+  auto add = [](V a, V b) { return _mm512_add_epi32(a, b); };
+  auto zero = []() { return _mm512_setzero_si512(); };
+#else
+  constexpr int64_t kStep = 16;
+  using V = __m256i;
+  const V ones = _mm256_set1_epi16(1);
+  auto widen = [](const T* p) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return kSigned ? _mm256_cvtepi8_epi16(b) : _mm256_cvtepu8_epi16(b);
+  };
+  auto madd = [](V a, V b) { return _mm256_madd_epi16(a, b); };
+  auto add = [](V a, V b) { return _mm256_add_epi32(a, b); };
+  auto zero = []() { return _mm256_setzero_si256(); };
 #endif
-      for (; j < m; ++j) {
-        float v = (static_cast<float>(xr[j]) - mf) * af * s.wqf[j];
-        v = v + s.bqf[j] + zf;
-        v = v < hi ? v : hi;  // NaN -> hi, as the vector min
-        v = v > lo ? v : lo;
-        yr[j] = static_cast<T>(std::nearbyint(v));
-      }
-    } else {
-      for (int64_t j = 0; j < m; ++j) {
-        const double v = (static_cast<double>(xr[j]) - mean_q) * a * s.wq[j] + s.bq[j];
-        yr[j] = clamp_round<T>(v, s.out_zp);
-      }
+  while (j + kStep <= n) {
+    const int64_t end = std::min(n - kStep, j + kStep * (kBlock - 1));
+    V acc_s = zero(), acc_q = zero();
+    for (; j <= end; j += kStep) {
+      const V w = widen(x + j);
+      acc_s = add(acc_s, madd(w, ones));
+      acc_q = add(acc_q, madd(w, w));
+    }
+    alignas(64) int32_t ls[sizeof(V) / 4], lq[sizeof(V) / 4];
+    std::memcpy(ls, &acc_s, sizeof(V));
+    std::memcpy(lq, &acc_q, sizeof(V));
+    for (size_t k = 0; k < sizeof(V) / 4; ++k) {
+      sum += ls[k];
+      sumsq += static_cast<uint32_t>(lq[k]);  // squares: non-negative, < 2^31 per lane
+    }
+  }
+#endif
+  for (; j < n; ++j) {
+    const int32_t v = x[j];
+    sum += v;
+    sumsq += v * v;
+  }
+  *sum_out = sum;
+  *sumsq_out = sumsq;
+}
+
+// Mean and variance of the quantized values of one row: exact integer sums for
+// 8-bit data, two float64 passes for int32.
+template <typename T>
+void row_stats(const T* xr, int64_t m, double* mean_out, double* var_out) {
+  double mean_q, var_q;
+  if constexpr (sizeof(T) == 1) {
+    int64_t sum = 0, sumsq = 0;
+    byte_sums(xr, m, &sum, &sumsq);
+    mean_q = static_cast<double>(sum) / m;
+    // m * sumsq - sum^2 >= 0 exactly; in float64 keep it non-negative.
+    var_q = static_cast<double>(sumsq) / m - mean_q * mean_q;
+    var_q = var_q > 0 ? var_q : 0;
+  } else {
+    double sum = 0;
+    for (int64_t j = 0; j < m; ++j) sum += xr[j];
+    mean_q = sum / m;
+    double sq = 0;
+    for (int64_t j = 0; j < m; ++j) {
+      const double d = xr[j] - mean_q;
+      sq += d * d;
+    }
+    var_q = sq / m;
+  }
+  *mean_out = mean_q;
+  *var_out = var_q;
+}
+
+// s * rstd: what (q - mean_q) is multiplied by.
+inline double norm_factor(double var_q, double in_scale, double eps) {
+  return in_scale * (1.0 / std::sqrt(var_q * in_scale * in_scale + eps));
+}
+
+// y[j] = clamp(round((q[j] - mean_q) * a * w[j] + b[j] + out_zp)) over n elements.
+// 8-bit data in float32 (each step rounded, no FMA), int32 in float64.
+template <typename T>
+void normalize_run(const T* xr, T* yr, int64_t n, double mean_q, double a, const float* wf, const float* bf,
+                   const double* wd, const double* bd, int32_t out_zp) {
+  if constexpr (sizeof(T) == 1) {
+    const float mf = static_cast<float>(mean_q), af = static_cast<float>(a);
+    const float zf = static_cast<float>(out_zp);
+    const float hi = static_cast<float>(QRange<T>::max), lo = static_cast<float>(QRange<T>::min);
+    int64_t j = 0;
+#if QPLUGIN_SIMD
+    using namespace simd;
+    const VF vm = set1_f(mf), va = set1_f(af), vz = set1_f(zf), vhi = set1_f(hi), vlo = set1_f(lo);
+    for (; j + kLanes <= n; j += kLanes) {
+      VF v = mul_f(mul_f(sub_f(to_f(load_q(xr + j)), vm), va), loadu_f(wf + j));
+      v = add_f(add_f(v, loadu_f(bf + j)), vz);
+      store_q(yr + j, to_i32_round(max_f(min_f(v, vhi), vlo)));
+    }
+#endif
+    for (; j < n; ++j) {
+      float v = (static_cast<float>(xr[j]) - mf) * af * wf[j];
+      v = v + bf[j] + zf;
+      v = v < hi ? v : hi;  // NaN -> hi, as the vector min
+      v = v > lo ? v : lo;
+      yr[j] = static_cast<T>(std::nearbyint(v));
+    }
+  } else {
+    for (int64_t j = 0; j < n; ++j) {
+      const double v = (static_cast<double>(xr[j]) - mean_q) * a * wd[j] + bd[j];
+      yr[j] = clamp_round<T>(v, out_zp);
     }
   }
 }
 
 template <typename T>
-inline T affine_one(T q, float a, float b) {
+void layer_norm_impl(const T* x, T* y, int64_t rows, int64_t m, const LayerNormSpec* spec) {
+  const LayerNormSpec s = *spec;
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean_q, var_q;
+    row_stats(x + r * m, m, &mean_q, &var_q);
+    normalize_run<T>(x + r * m, y + r * m, m, mean_q, norm_factor(var_q, s.in_scale, s.eps), s.wqf, s.bqf, s.wq, s.bq,
+                           s.out_zp);
+  }
+}
+
+// The lowest output value: the dtype's, or lo (the fused relu's out_zp) when higher.
+template <typename T>
+inline float affine_floor(int32_t lo) {
+  const float qmin = static_cast<float>(QRange<T>::min);
+  return static_cast<float>(lo) > qmin ? static_cast<float>(lo) : qmin;
+}
+
+template <typename T>
+inline T affine_one(T q, float a, float b, float lo) {
   float v = static_cast<float>(q) * a + b;
   const float hi = static_cast<float>(QRange<T>::max);
-  const float lo = static_cast<float>(QRange<T>::min);
   v = v < hi ? v : hi;  // NaN -> hi, as the vector min
   v = v > lo ? v : lo;
   return static_cast<T>(std::nearbyint(v));
@@ -95,17 +180,18 @@ inline T affine_one(T q, float a, float b) {
 
 #if QPLUGIN_SIMD
 template <typename T>
-inline simd::VI affine_vec(simd::VI q, simd::VF a, simd::VF b) {
+inline simd::VI affine_vec(simd::VI q, simd::VF a, simd::VF b, simd::VF lo) {
   using namespace simd;
   const VF hi = set1_f(static_cast<float>(QRange<T>::max));
-  const VF lo = set1_f(static_cast<float>(QRange<T>::min));
   return to_i32_round(max_f(min_f(add_f(mul_f(to_f(q), a), b), hi), lo));
 }
 #endif
 
-template <typename T>
-void channel_affine8(const T* x, T* y, int64_t outer, int64_t channels, int64_t inner, const float* a,
-                     const float* b) {
+// Per-channel elementwise map over (outer, channels, inner) data: op.one(q, c) on scalars;
+// op.lanes(v, c0) on a vector of channels c0.. (inner == 1) and op.row(c) -> a functor on vectors
+// of one channel (its broadcast parameters set up once per row).
+template <typename T, typename Op>
+void channel_map8(const T* x, T* y, int64_t outer, int64_t channels, int64_t inner, const Op& op) {
   if (inner == 1) {
     // Channel varies fastest (channels_last): per-lane parameters.
     for (int64_t o = 0; o < outer; ++o) {
@@ -114,11 +200,9 @@ void channel_affine8(const T* x, T* y, int64_t outer, int64_t channels, int64_t 
       int64_t j = 0;
 #if QPLUGIN_SIMD
       using namespace simd;
-      for (; j + kLanes <= channels; j += kLanes) {
-        store_q(yo + j, affine_vec<T>(load_q(xo + j), loadu_f(a + j), loadu_f(b + j)));
-      }
+      for (; j + kLanes <= channels; j += kLanes) store_q(yo + j, op.lanes(load_q(xo + j), j));
 #endif
-      for (; j < channels; ++j) yo[j] = affine_one<T>(xo[j], a[j], b[j]);
+      for (; j < channels; ++j) yo[j] = op.one(xo[j], j);
     }
     return;
   }
@@ -129,15 +213,132 @@ void channel_affine8(const T* x, T* y, int64_t outer, int64_t channels, int64_t 
       int64_t i = 0;
 #if QPLUGIN_SIMD
       using namespace simd;
-      const VF va = set1_f(a[c]), vb = set1_f(b[c]);
+      const auto f = op.row(c);
       for (; i + 4 * kLanes <= inner; i += 4 * kLanes) {
-        store4_q(yr + i, affine_vec<T>(load_q(xr + i), va, vb), affine_vec<T>(load_q(xr + i + kLanes), va, vb),
-                 affine_vec<T>(load_q(xr + i + 2 * kLanes), va, vb),
-                 affine_vec<T>(load_q(xr + i + 3 * kLanes), va, vb));
+        store4_q(yr + i, f(load_q(xr + i)), f(load_q(xr + i + kLanes)), f(load_q(xr + i + 2 * kLanes)),
+                 f(load_q(xr + i + 3 * kLanes)));
       }
-      for (; i + kLanes <= inner; i += kLanes) store_q(yr + i, affine_vec<T>(load_q(xr + i), va, vb));
+      for (; i + kLanes <= inner; i += kLanes) store_q(yr + i, f(load_q(xr + i)));
 #endif
-      for (; i < inner; ++i) yr[i] = affine_one<T>(xr[i], a[c], b[c]);
+      for (; i < inner; ++i) yr[i] = op.one(xr[i], c);
+    }
+  }
+}
+
+template <typename T>
+struct AffineOp {
+  const float* a;
+  const float* b;
+  float lo;
+  T one(T q, int64_t c) const { return affine_one<T>(q, a[c], b[c], lo); }
+#if QPLUGIN_SIMD
+  simd::VI lanes(simd::VI q, int64_t c0) const {
+    return affine_vec<T>(q, simd::loadu_f(a + c0), simd::loadu_f(b + c0), simd::set1_f(lo));
+  }
+  auto row(int64_t c) const {
+    const simd::VF va = simd::set1_f(a[c]), vb = simd::set1_f(b[c]), vlo = simd::set1_f(lo);
+    return [=](simd::VI q) { return affine_vec<T>(q, va, vb, vlo); };
+  }
+#endif
+};
+
+template <typename T>
+void channel_affine8(const T* x, T* y, int64_t outer, int64_t channels, int64_t inner, const float* a,
+                     const float* b, int32_t lo_q) {
+  channel_map8(x, y, outer, channels, inner, AffineOp<T>{a, b, affine_floor<T>(lo_q)});
+}
+
+template <typename T>
+inline T prelu_one(T q, float zp, float ap, float an, float oz) {
+  const float d = static_cast<float>(q) - zp;
+  const float pos = d > 0.0f ? d : 0.0f, neg = d < 0.0f ? d : 0.0f;
+  float v = pos * ap + neg * an + oz;
+  const float hi = static_cast<float>(QRange<T>::max), lo = static_cast<float>(QRange<T>::min);
+  v = v < hi ? v : hi;
+  v = v > lo ? v : lo;
+  return static_cast<T>(std::nearbyint(v));
+}
+
+#if QPLUGIN_SIMD
+template <typename T>
+inline simd::VI prelu_vec(simd::VI q, simd::VF zp, simd::VF ap, simd::VF an, simd::VF oz) {
+  using namespace simd;
+  const VF zero = set1_f(0.0f);
+  const VF d = sub_f(to_f(q), zp);
+  const VF v = add_f(add_f(mul_f(max_f(d, zero), ap), mul_f(min_f(d, zero), an)), oz);
+  const VF hi = set1_f(static_cast<float>(QRange<T>::max)), lo = set1_f(static_cast<float>(QRange<T>::min));
+  return to_i32_round(max_f(min_f(v, hi), lo));
+}
+#endif
+
+template <typename T>
+struct PreluOp {
+  float zp, ap, oz;
+  const float* an;
+  T one(T q, int64_t c) const { return prelu_one<T>(q, zp, ap, an[c], oz); }
+#if QPLUGIN_SIMD
+  simd::VI lanes(simd::VI q, int64_t c0) const {
+    using namespace simd;
+    return prelu_vec<T>(q, set1_f(zp), set1_f(ap), loadu_f(an + c0), set1_f(oz));
+  }
+  auto row(int64_t c) const {
+    using namespace simd;
+    const VF vzp = set1_f(zp), vap = set1_f(ap), van = set1_f(an[c]), voz = set1_f(oz);
+    return [=](VI q) { return prelu_vec<T>(q, vzp, vap, van, voz); };
+  }
+#endif
+};
+
+template <typename T>
+void channel_prelu8(const T* x, T* y, int64_t outer, int64_t channels, int64_t inner, int32_t zp, float ap,
+                    const float* an, int32_t out_zp) {
+  channel_map8(x, y, outer, channels, inner,
+               PreluOp<T>{static_cast<float>(zp), ap, static_cast<float>(out_zp), an});
+}
+
+void channel_affine32(const int32_t* x, int32_t* y, int64_t outer, int64_t channels, int64_t inner,
+                      const double* a, const double* b, int32_t lo) {
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const int64_t base = (o * channels + c) * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        const int32_t v = clamp_round<int32_t>(static_cast<double>(x[base + i]) * a[c] + b[c], 0);
+        y[base + i] = v > lo ? v : lo;
+      }
+    }
+  }
+}
+
+// Per (n, group) row: the statistics of layer_norm, then per channel one affine
+// map of the integers (channel_affine's loops), A_c = s * rstd * wq[c] and
+// B_c = bq[c] - mean_q * A_c + out_zp computed in float64.
+template <typename T>
+void group_norm_impl(const T* x, T* y, int64_t row0, int64_t rows, const GroupNormSpec* spec) {
+  const GroupNormSpec g = *spec;
+  const LayerNormSpec& s = g.norm;
+  const int64_t m = g.cpg * g.inner;
+  constexpr bool k8 = sizeof(T) == 1;
+  std::vector<double> ad(g.cpg), bd(g.cpg);
+  std::vector<float> af(k8 ? g.cpg : 0), bf(k8 ? g.cpg : 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * m;
+    T* yr = y + r * m;
+    double mean_q, var_q;
+    row_stats(xr, m, &mean_q, &var_q);
+    const double a = norm_factor(var_q, s.in_scale, s.eps);
+    const int64_t c0 = ((row0 + r) % g.groups) * g.cpg;
+    for (int64_t k = 0; k < g.cpg; ++k) {
+      ad[k] = a * s.wq[c0 + k];
+      bd[k] = s.bq[c0 + k] - mean_q * ad[k] + s.out_zp;
+    }
+    if constexpr (k8) {
+      for (int64_t k = 0; k < g.cpg; ++k) {
+        af[k] = static_cast<float>(ad[k]);
+        bf[k] = static_cast<float>(bd[k]);
+      }
+      channel_affine8(xr, yr, 1, g.cpg, g.inner, af.data(), bf.data(), std::numeric_limits<int32_t>::min());
+    } else {
+      channel_affine32(xr, yr, 1, g.cpg, g.inner, ad.data(), bd.data(), std::numeric_limits<int32_t>::min());
     }
   }
 }
@@ -153,24 +354,34 @@ void layer_norm_s8(const int8_t* x, int8_t* y, int64_t rows, int64_t m, const La
 void layer_norm_s32(const int32_t* x, int32_t* y, int64_t rows, int64_t m, const LayerNormSpec* spec) {
   layer_norm_impl(x, y, rows, m, spec);
 }
+void group_norm_u8(const uint8_t* x, uint8_t* y, int64_t row0, int64_t rows, const GroupNormSpec* spec) {
+  group_norm_impl(x, y, row0, rows, spec);
+}
+void group_norm_s8(const int8_t* x, int8_t* y, int64_t row0, int64_t rows, const GroupNormSpec* spec) {
+  group_norm_impl(x, y, row0, rows, spec);
+}
+void group_norm_s32(const int32_t* x, int32_t* y, int64_t row0, int64_t rows, const GroupNormSpec* spec) {
+  group_norm_impl(x, y, row0, rows, spec);
+}
 void channel_affine_u8(const uint8_t* x, uint8_t* y, int64_t outer, int64_t channels, int64_t inner,
-                       const float* a, const float* b) {
-  channel_affine8(x, y, outer, channels, inner, a, b);
+                       const float* a, const float* b, int32_t lo) {
+  channel_affine8(x, y, outer, channels, inner, a, b, lo);
 }
 void channel_affine_s8(const int8_t* x, int8_t* y, int64_t outer, int64_t channels, int64_t inner,
-                       const float* a, const float* b) {
-  channel_affine8(x, y, outer, channels, inner, a, b);
+                       const float* a, const float* b, int32_t lo) {
+  channel_affine8(x, y, outer, channels, inner, a, b, lo);
+}
+void channel_prelu_u8(const uint8_t* x, uint8_t* y, int64_t outer, int64_t channels, int64_t inner, int32_t zp,
+                      float ap, const float* an, int32_t out_zp) {
+  channel_prelu8(x, y, outer, channels, inner, zp, ap, an, out_zp);
+}
+void channel_prelu_s8(const int8_t* x, int8_t* y, int64_t outer, int64_t channels, int64_t inner, int32_t zp,
+                      float ap, const float* an, int32_t out_zp) {
+  channel_prelu8(x, y, outer, channels, inner, zp, ap, an, out_zp);
 }
 void channel_affine_s32(const int32_t* x, int32_t* y, int64_t outer, int64_t channels, int64_t inner,
-                        const double* a, const double* b) {
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t c = 0; c < channels; ++c) {
-      const int64_t base = (o * channels + c) * inner;
-      for (int64_t i = 0; i < inner; ++i) {
-        y[base + i] = clamp_round<int32_t>(static_cast<double>(x[base + i]) * a[c] + b[c], 0);
-      }
-    }
-  }
+                        const double* a, const double* b, int32_t lo) {
+  channel_affine32(x, y, outer, channels, inner, a, b, lo);
 }
 
 } // namespace QPLUGIN_ISA_NS

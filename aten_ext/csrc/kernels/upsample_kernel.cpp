@@ -1,10 +1,15 @@
-// Nearest-neighbour 2-D upsampling; see upsample_kernel.h. Pure data
-// movement: an output row whose source row equals the previous output row's
-// is a copy of that row; NHWC pixels are whole-channel memcpy's.
+// Nearest-neighbour and bilinear 2-D upsampling; see upsample_kernel.h.
+// Nearest is pure data movement: an output row whose source row equals the
+// previous output row's is a copy of that row; NHWC pixels are whole-channel
+// memcpy's. Bilinear interpolates in float32 (NCHW: vector along W after a
+// scalar horizontal pass; NHWC: vector along C).
 #include "kernels/upsample_kernel.h"
 
+#include <cmath>
 #include <cstring>
+#include <vector>
 
+#include "kernels/quantize_math.h"
 #include "kernels/simd.h"
 
 namespace qplugin {
@@ -70,6 +75,114 @@ void upsample_nearest2d_nhwc(const uint8_t* in, uint8_t* out, int64_t row_bytes,
     const uint8_t* r = in + g.hidx[oh] * g.W * row_bytes;
     for (int64_t ow = 0; ow < g.OW; ++ow) std::memcpy(o + ow * row_bytes, r + g.widx[ow] * row_bytes, row_bytes);
   }
+}
+
+
+namespace {
+
+template <typename T>
+inline T bilinear_out(float v) {
+  const float hi = static_cast<float>(QRange<T>::max), lo = static_cast<float>(QRange<T>::min);
+  v = v < hi ? v : hi;
+  v = v > lo ? v : lo;
+  return static_cast<T>(std::nearbyint(v));
+}
+
+template <typename T>
+void bilinear_nchw(const T* in, T* out, int64_t planes, const Bilinear2dGeom& g) {
+  // Rows interpolated along W once into float buffers (reused while consecutive output rows
+  // read the same source rows), then combined along H.
+  std::vector<float> top(g.OW), bot(g.OW);
+  for (int64_t p = 0; p < planes; ++p) {
+    const T* ip = in + p * g.H * g.W;
+    T* op = out + p * g.OH * g.OW;
+    int64_t have_top = -1, have_bot = -1;
+    auto fill = [&](std::vector<float>& buf, int64_t row) {
+      const T* r = ip + row * g.W;
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        buf[ow] = g.wl0[ow] * static_cast<float>(r[g.x0[ow]]) + g.wl1[ow] * static_cast<float>(r[g.x1[ow]]);
+      }
+    };
+    for (int64_t oh = 0; oh < g.OH; ++oh) {
+      if (g.y0[oh] != have_top) {
+        if (g.y0[oh] == have_bot) {
+          top.swap(bot);
+          have_bot = -1;
+        } else {
+          fill(top, g.y0[oh]);
+        }
+        have_top = g.y0[oh];
+      }
+      if (g.y1[oh] != have_bot) {
+        fill(bot, g.y1[oh]);
+        have_bot = g.y1[oh];
+      }
+      T* orow = op + oh * g.OW;
+      const float h0 = g.hl0[oh], h1 = g.hl1[oh];
+      int64_t ow = 0;
+#if QPLUGIN_SIMD
+      using namespace simd;
+      const VF vh0 = set1_f(h0), vh1 = set1_f(h1);
+      const VF vhi = set1_f(static_cast<float>(QRange<T>::max)), vlo = set1_f(static_cast<float>(QRange<T>::min));
+      for (; ow + kLanes <= g.OW; ow += kLanes) {
+        const VF v = add_f(mul_f(vh0, loadu_f(top.data() + ow)), mul_f(vh1, loadu_f(bot.data() + ow)));
+        store_q(orow + ow, to_i32_round(max_f(min_f(v, vhi), vlo)));
+      }
+#endif
+      for (; ow < g.OW; ++ow) orow[ow] = bilinear_out<T>(h0 * top[ow] + h1 * bot[ow]);
+    }
+  }
+}
+
+template <typename T>
+void bilinear_nhwc(const T* in, T* out, int64_t C, int64_t oh_begin, int64_t oh_end, const Bilinear2dGeom& g) {
+  for (int64_t oh = oh_begin; oh < oh_end; ++oh) {
+    const T* r0 = in + g.y0[oh] * g.W * C;
+    const T* r1 = in + g.y1[oh] * g.W * C;
+    const float h0 = g.hl0[oh], h1 = g.hl1[oh];
+    for (int64_t ow = 0; ow < g.OW; ++ow) {
+      const T* a = r0 + g.x0[ow] * C;
+      const T* b = r0 + g.x1[ow] * C;
+      const T* c = r1 + g.x0[ow] * C;
+      const T* d = r1 + g.x1[ow] * C;
+      const float w0 = g.wl0[ow], w1 = g.wl1[ow];
+      T* o = out + (oh * g.OW + ow) * C;
+      int64_t k = 0;
+#if QPLUGIN_SIMD
+      using namespace simd;
+      const VF vh0 = set1_f(h0), vh1 = set1_f(h1), vw0 = set1_f(w0), vw1 = set1_f(w1);
+      const VF vhi = set1_f(static_cast<float>(QRange<T>::max)), vlo = set1_f(static_cast<float>(QRange<T>::min));
+      for (; k + kLanes <= C; k += kLanes) {
+        const VF t = add_f(mul_f(vw0, to_f(load_q(a + k))), mul_f(vw1, to_f(load_q(b + k))));
+        const VF u = add_f(mul_f(vw0, to_f(load_q(c + k))), mul_f(vw1, to_f(load_q(d + k))));
+        const VF v = add_f(mul_f(vh0, t), mul_f(vh1, u));
+        store_q(o + k, to_i32_round(max_f(min_f(v, vhi), vlo)));
+      }
+#endif
+      for (; k < C; ++k) {
+        const float t = w0 * static_cast<float>(a[k]) + w1 * static_cast<float>(b[k]);
+        const float u = w0 * static_cast<float>(c[k]) + w1 * static_cast<float>(d[k]);
+        o[k] = bilinear_out<T>(h0 * t + h1 * u);
+      }
+    }
+  }
+}
+
+} // namespace
+
+void upsample_bilinear2d_nchw_u8(const uint8_t* in, uint8_t* out, int64_t planes, const Bilinear2dGeom& g) {
+  bilinear_nchw(in, out, planes, g);
+}
+void upsample_bilinear2d_nchw_s8(const int8_t* in, int8_t* out, int64_t planes, const Bilinear2dGeom& g) {
+  bilinear_nchw(in, out, planes, g);
+}
+void upsample_bilinear2d_nhwc_u8(const uint8_t* in, uint8_t* out, int64_t C, int64_t oh_begin, int64_t oh_end,
+                                 const Bilinear2dGeom& g) {
+  bilinear_nhwc(in, out, C, oh_begin, oh_end, g);
+}
+void upsample_bilinear2d_nhwc_s8(const int8_t* in, int8_t* out, int64_t C, int64_t oh_begin, int64_t oh_end,
+                                 const Bilinear2dGeom& g) {
+  bilinear_nhwc(in, out, C, oh_begin, oh_end, g);
 }
 
 } // namespace QPLUGIN_ISA_NS

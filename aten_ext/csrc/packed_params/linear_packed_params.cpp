@@ -13,12 +13,19 @@ namespace qplugin {
 
 namespace gemm = kernels::gemm;
 
-kernels::gemm::PackedB LinearPackedParams::view() const {
+kernels::gemm::PackedB LinearPackedParams::view(bool with_int16) const {
   gemm::PackedB b;
   b.data = packed.const_data_ptr<int8_t>();
   b.col_sums = col_sums.const_data_ptr<int32_t>();
   b.K = K;
   b.N = N;
+  if (with_int16 && N * K > 0) {
+    std::call_once(packed16_once_, [&] {
+      packed16_.resize(static_cast<size_t>(gemm::packed_b16_elems(K, N)));
+      gemm::pack_b16(b, packed16_.data());
+    });
+    b.data16 = packed16_.data();
+  }
   return b;
 }
 

@@ -40,7 +40,10 @@ struct LinearPackedParams : torch::CustomClassHolder {
   c10::optional<at::Tensor> bias;  // float32 [N], contiguous
   std::vector<float> w_scale_f;    // N entries: float(w_scale[n]) (dynamic epilogue)
 
-  kernels::gemm::PackedB view() const;
+  // The GEMM's view of the weight; with_int16 adds the AVX2 int16 layout (built on first
+  // such call, once, under a std::call_once: concurrent first calls are safe and the layout is
+  // immutable afterwards).
+  kernels::gemm::PackedB view(bool with_int16 = false) const;
 
   // The static (kU8) epilogue constants for one (x_scale, y_scale) pair, see cpu/linear.cpp:
   // mult[n] = float((x_scale / y_scale) * w_scale[n]), bias[n] = float(bias[n] * (1 / y_scale))
@@ -72,6 +75,8 @@ struct LinearPackedParams : torch::CustomClassHolder {
   std::string repr() const;
 
  private:
+  mutable std::once_flag packed16_once_;
+  mutable std::vector<int16_t> packed16_;
   mutable std::mutex epilogue_mu_;
   mutable std::shared_ptr<const StaticEpilogue> epilogue_;
 };

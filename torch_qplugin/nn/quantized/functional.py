@@ -9,7 +9,7 @@ from .modules.utils import _require_quantized
 
 __all__ = ["linear", "conv1d", "conv2d", "conv3d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
            "interpolate", "upsample_nearest", "hardswish", "hardsigmoid", "elu", "leaky_relu", "relu6",
-           "clamp"]
+           "clamp", "max_pool1d", "hardtanh", "threshold", "celu", "upsample", "upsample_bilinear"]
 
 _q = torch.ops.qplugin
 
@@ -70,6 +70,21 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                          list(_pair(dilation)), ceil_mode)
 
 
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max pooling over the last dim of a 2-d / 3-d quantized tensor: qplugin::max_pool2d on a
+    [.., 1, L] view (bit-exact, keeps qparams)."""
+    if return_indices:
+        raise NotImplementedError("torch_qplugin max_pool1d: return_indices=True is not supported")
+    if input.dim() not in (2, 3):
+        raise ValueError(f"torch_qplugin max_pool1d: input should be 2-d or 3-d, got {input.dim()}-d")
+    if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
+        stride = kernel_size
+    out = _q.max_pool2d(input.unsqueeze(-2), [1, _single(kernel_size)[0]], [1, _single(stride)[0]],
+                        [0, _single(padding)[0]], [1, _single(dilation)[0]], ceil_mode)
+    return out.squeeze(-2)
+
+
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
@@ -85,21 +100,38 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
-    """Nearest-neighbour resize of a 4-d quantized tensor (keeps qparams, bit-exact)."""
-    if mode != "nearest":
-        raise NotImplementedError(f"torch_qplugin interpolate: mode should be 'nearest', got '{mode}'")
+    """Resize of a 4-d quantized tensor keeping its qparams: 'nearest' (bit-exact) or 'bilinear'
+    (qplugin::upsample_bilinear2d, torch's source-index rule, within a step of the float64 result)."""
+    if mode not in ("nearest", "bilinear"):
+        raise NotImplementedError(f"torch_qplugin interpolate: mode should be 'nearest' or 'bilinear', got '{mode}'")
     if input.dim() != 4:
         raise NotImplementedError(f"torch_qplugin interpolate: input should be 4-d, got {input.dim()}-d")
     if (size is None) == (scale_factor is None):
         raise ValueError("torch_qplugin interpolate: give exactly one of size and scale_factor")
+    if mode == "nearest" and align_corners is not None:
+        raise ValueError("torch_qplugin interpolate: align_corners is only for mode='bilinear'")
+    scales = [None, None]
     if size is None:
         sf = _pair(scale_factor)
         size = [int(input.size(2 + i) * float(sf[i])) for i in range(2)]  # floor, as torch
-    return _q.upsample_nearest2d(input, list(_pair(size)))
+        scales = [float(sf[0]), float(sf[1])]
+    if mode == "nearest":
+        return _q.upsample_nearest2d(input, list(_pair(size)))
+    return _q.upsample_bilinear2d(input, list(_pair(size)), bool(align_corners), scales[0], scales[1])
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """torch.ao.nn.quantized.functional.upsample: interpolate under its old name."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
     return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """Bilinear upsampling with align_corners=True (torch.ao's upsample_bilinear)."""
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 # int8 data: a QTensor's dtype, or the qint8 of a quantized-dtype tensor while torch has it.
@@ -140,3 +172,26 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 def clamp(input: Tensor, min_: float, max_: float) -> Tensor:
     return _q.clamp(input, min_, max_)
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """clamp(x, min_val, max_val) on the integers (keeps the input's qparams, bit-exact)."""
+    if min_val > max_val:
+        raise ValueError(f"torch_qplugin hardtanh: min_val should be <= max_val, got {min_val} > {max_val}")
+    out = _q.clamp(input, min_val, max_val)
+    if inplace:
+        input.copy_(out)
+        return input
+    return out
+
+
+def threshold(input: Tensor, threshold: float, value: float) -> Tensor:
+    """x where x > threshold, else value (keeps the input's qparams)."""
+    if threshold is None or value is None:
+        raise ValueError("torch_qplugin threshold: threshold and value should be numbers, got None")
+    return _q.threshold(input, threshold, value)
+
+
+def celu(input: Tensor, scale: float, zero_point: int, alpha: float = 1.0) -> Tensor:
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) requantized to (scale, zero_point)."""
+    return _q.celu(input, scale, zero_point, alpha)

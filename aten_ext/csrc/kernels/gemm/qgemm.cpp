@@ -43,6 +43,21 @@ void unpack_b(const PackedB& b, int8_t* w) {
   }
 }
 
+void pack_b16(const PackedB& b, int16_t* out) {
+  const int64_t K4 = padded_k(b.K);
+  const int64_t K2 = padded_k2(b.K);
+  const int64_t N16 = padded_n(b.N);
+  for (int64_t n = 0; n < N16; ++n) {
+    const int8_t* panel = b.data + (n / kPanelN) * K4 * kPanelN;
+    int16_t* o = out + (n / kPanelN) * K2 * kPanelN;
+    const int64_t j = n % kPanelN;
+    for (int64_t k = 0; k < K2; ++k) {
+      // k < K4 always (K2 <= K4); the int8 bytes past K are zero
+      o[(k / 2) * (2 * kPanelN) + 2 * j + (k % 2)] = panel[(k / kQuadK) * (kQuadK * kPanelN) + kQuadK * j + (k % kQuadK)];
+    }
+  }
+}
+
 void qgemm(const QGemmParams& p) {
   const int64_t M = p.M;
   const int64_t N = p.b->N;

@@ -1,5 +1,6 @@
-// u8 x s8 -> s32 GEMM with a fused requantize / dequantize epilogue.
-// Reused by linear (cpu/linear.cpp) and conv. Raw pointers only, no ATen types.
+// u8 x s8 -> s32 GEMM with a fused requantize / dequantize epilogue, used by linear
+// (cpu/linear.cpp). Conv (kernels/conv_kernel.cpp) has its own driver, packing and epilogue
+// and shares only the AVX2 register tile (tile_i16_avx2.h). Raw pointers only, no ATen types.
 //
 //   C[m][n] = sum_k (A[m][k] - a_zp) * (B[n][k] - b_zp[n])        (exact, int32)
 //
@@ -9,8 +10,10 @@
 //
 // No 16-bit intermediate anywhere: the AVX-512 path uses VNNI vpdpbusd
 // (u8 x s8 -> s32, non-saturating), the AVX2 path widens both operands to
-// int16 and uses vpmaddwd (int16 pairs -> int32; |255 * 128| * 2 < 2^31), and
-// the scalar path is the plain definition. All three give identical C.
+// int16 and uses vpmaddwd (int16 pairs -> int32; |255 * 128| * 2 < 2^31): 6 x 16
+// tiles on the int16 layout (PackedB::data16) for 4+ rows, in-loop widening of
+// the int8 bytes for fewer; the scalar path is the plain definition. All three
+// give identical C.
 //
 // Epilogues (per output element, n-th column):
 //   kU8 : y = clamp(nearbyint(float(C) * multiplier[n] + bias[n]) + out_zero_point,
@@ -27,7 +30,8 @@
 // within a panel, K in quads of 4: for quad q, 64 bytes hold column j's
 // B[n0 + j][4q .. 4q + 3] at bytes 4j .. 4j + 3. K is padded with zeros to a
 // multiple of 4 and N to a multiple of 16. col_sums[n] = sum_k B[n][k] (raw int8
-// values) for n < N (0 for padding). One layout for every ISA path.
+// values) for n < N (0 for padding). Every ISA path reads this layout; the AVX2
+// path also reads the int16 copy (pack_b16) when the caller provides it.
 #pragma once
 
 #include <cstddef>
@@ -49,13 +53,25 @@ inline int64_t padded_n(int64_t N) { return (N + kPanelN - 1) / kPanelN * kPanel
 // Bytes of packed data for a K x N weight.
 inline int64_t packed_b_bytes(int64_t K, int64_t N) { return padded_k(K) * padded_n(N); }
 
+// The AVX2 int16 layout (kernels/gemm/tile_i16_avx2.h), built from the packed bytes:
+// panels of kPanelN columns, K padded to even; in panel P, k-pair p: column j's
+// (B[2p][j], B[2p+1][j]) at int16 offsets P * padded_k2(K) * 16 + 32p + 2j (+1).
+inline int64_t padded_k2(int64_t K) { return (K + 1) / 2 * 2; }
+inline int64_t packed_b16_elems(int64_t K, int64_t N) { return padded_k2(K) * padded_n(N); }
+
 // A packed weight (does not own its memory).
 struct PackedB {
   const int8_t* data = nullptr;      // packed_b_bytes(K, N) bytes
   const int32_t* col_sums = nullptr;  // padded_n(N) entries
+  // The same weight in the int16 layout (packed_b16_elems(K, N)), or nullptr: the AVX2 path
+  // uses it for row blocks of kI16MinM rows or more; without it (or for fewer rows) it
+  // widens the int8 bytes in its loop.
+  const int16_t* data16 = nullptr;
   int64_t K = 0;
   int64_t N = 0;
 };
+// Rows from which the AVX2 path runs its int16 register tiles (when data16 is present).
+constexpr int64_t kI16MinM = 4;
 
 // Packs B[n][k] = w[n * stride_n + k * stride_k] (n < N, k < K) into `out`
 // (packed_b_bytes(K, N) bytes) and fills col_sums (padded_n(N) entries).
@@ -63,6 +79,8 @@ void pack_b(const int8_t* w, int64_t stride_n, int64_t stride_k, int64_t K, int6
             int32_t* col_sums);
 // Reads back B[n][k] from a packed weight into w[n * K + k] (dense N x K).
 void unpack_b(const PackedB& b, int8_t* w);
+// Fills out (packed_b16_elems(b.K, b.N) int16) with b's int16 layout (see padded_k2).
+void pack_b16(const PackedB& b, int16_t* out);
 
 enum class OutKind : int { kU8 = 0, kF32 = 1, kS32 = 2 };
 

@@ -8,8 +8,13 @@
 #include <cstring>
 #include <utility>
 
+#include <vector>
+
 #if defined(QPLUGIN_ISA_AVX2) || defined(QPLUGIN_ISA_AVX512)
 #include <immintrin.h>
+#endif
+#if defined(QPLUGIN_ISA_AVX2)
+#include "kernels/gemm/tile_i16_avx2.h"
 #endif
 
 namespace qplugin {
@@ -1012,7 +1017,8 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
       "vpmaddwd %%ymm8, %%ymm10, %%ymm12\n"
       "vpaddd %%ymm12, %%ymm7, %%ymm7\n"
       ".endif\n"
-      "prefetcht0 512(%[b])\n"
+      "prefetcht0 1024(%[b])\n"
+      "prefetcht1 4096(%[b])\n"
       "add $4, %[a]\n"
       "add $64, %[b]\n"
       "dec %[n]\n"
@@ -1278,10 +1284,69 @@ void epilogue_tile(const QGemmParams& p, const int32_t* acc, int h, int64_t m, i
 }
 #endif
 
+#if defined(QPLUGIN_ISA_AVX2)
+// Rows [m0, m1) x columns [n0, n1) on the int16 register tiles (tile_i16_avx2.h): the rows of
+// A are widened to int16 once (a per-thread buffer, K padded to even with a zero), then each
+// 16-column panel of B's int16 layout runs under every 6-row tile of them (the panel, K * 32
+// bytes, stays in L1 / L2 across the tiles).
+void block_i16(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  const gemm::PackedB& B = *p.b;
+  const int64_t K = B.K;
+  const int64_t K2 = gemm::padded_k2(K);
+  const int64_t rows = m1 - m0;
+  thread_local std::vector<int16_t> abuf;
+  thread_local std::vector<int32_t> tbuf;
+  if (static_cast<int64_t>(abuf.size()) < rows * K2) abuf.resize(static_cast<size_t>(rows * K2));
+  if (static_cast<int64_t>(tbuf.size()) < rows) tbuf.resize(static_cast<size_t>(rows));
+  int16_t* a16 = abuf.data();
+  int32_t* t = tbuf.data();
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* src = p.a + (m0 + r) * p.lda;
+    int16_t* dst = a16 + r * K2;
+    int64_t k = 0;
+    __m256i vsum = _mm256_setzero_si256();
+    for (; k + 16 <= K; k += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + k));
+      vsum = _mm256_add_epi64(vsum, _mm256_castsi128_si256(_mm_sad_epu8(v, _mm_setzero_si128())));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + k), _mm256_cvtepu8_epi16(v));
+    }
+    uint32_t s = static_cast<uint32_t>(_mm256_extract_epi64(vsum, 0) + _mm256_extract_epi64(vsum, 1));
+    for (; k < K; ++k) {
+      dst[k] = src[k];
+      s += src[k];
+    }
+    if (K2 > K) dst[K] = 0;
+    // K * a_zp - rowsum(A[m]) (the rowsum only matters when some b_zp != 0)
+    t[r] = static_cast<int32_t>(static_cast<uint32_t>(K) * static_cast<uint32_t>(p.a_zero_point) -
+                                (p.b_zero_points_all_zero ? 0u : s));
+  }
+  alignas(64) int32_t acc[i16::kMR * i16::kNR];
+  for (int64_t n = n0; n < n1; n += kPanelN) {
+    const int64_t ncols = std::min<int64_t>(kPanelN, n1 - n);
+    const int16_t* bp = B.data16 + (n / kPanelN) * K2 * kPanelN;
+    for (int64_t m = m0; m < m1;) {
+      // 7-11 rows left: two tiles of near-equal height (M = 8: 4 + 4, not 6 + a 2-row tile
+      // that loads as many B vectors per k-pair as it has multiply-adds)
+      const int64_t rem = m1 - m;
+      const int h = static_cast<int>(rem > i16::kMR && rem < 2 * i16::kMR ? (rem + 1) / 2 : std::min<int64_t>(i16::kMR, rem));
+      i16::tile_fn(h)(a16 + (m - m0) * K2, K2, K2 / 2, bp, acc);
+      for (int r = 0; r < h; ++r) epilogue_row(p, acc + r * i16::kNR, m + r, n, ncols, t[m - m0 + r]);
+      m += h;
+    }
+  }
+}
+#endif
+
 } // namespace
 
 void qgemm_block(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   const gemm::PackedB& B = *p.b;
+#if defined(QPLUGIN_ISA_AVX2)
+  if (B.data16 != nullptr && m1 - m0 >= gemm::kI16MinM) {
+    block_i16(p, m0, m1, n0, n1);
+    return;
+  }
+#endif
   const int64_t K = B.K;
   const int64_t pstride = gemm::padded_k(K) * kPanelN;
   const int32_t azp = p.a_zero_point;

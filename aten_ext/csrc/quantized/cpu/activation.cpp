@@ -131,6 +131,23 @@ at::Tensor elu_q(const at::Tensor& self, double output_scale, int64_t output_zer
                                        cpu::finite_scalar(op, "input_scale", input_scale)));
 }
 
+at::Tensor celu_q(const at::Tensor& self, double output_scale, int64_t output_zero_point, const at::Scalar& alpha) {
+  constexpr const char* op = "celu";
+  const ActSpec spec = checked_spec(op, "self", self, ActKind::kCelu, output_scale, output_zero_point,
+                                    cpu::finite_scalar(op, "alpha", alpha));
+  TORCH_CHECK_VALUE(spec.p0 != 0, "qplugin::celu: alpha should be non-zero, got 0");
+  return activation(self, spec);
+}
+
+// Keeps qx's qparams: x where x > threshold, else value (quantized with qx's qparams).
+at::Tensor threshold_q(const at::Tensor& qx, const at::Scalar& threshold, const at::Scalar& value) {
+  constexpr const char* op = "threshold";
+  check_input(op, "qx", qx);  // before q_scale() below
+  return activation(qx, checked_spec(op, "qx", qx, ActKind::kThreshold, qx.q_scale(), qx.q_zero_point(),
+                                     cpu::finite_scalar(op, "threshold", threshold),
+                                     cpu::finite_scalar(op, "value", value)));
+}
+
 } // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
@@ -142,6 +159,8 @@ TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("hardsigmoid", TORCH_FN(hardsigmoid_q));
   m.impl("sigmoid", TORCH_FN(sigmoid_q));
   m.impl("elu", TORCH_FN(elu_q));
+  m.impl("celu", TORCH_FN(celu_q));
+  m.impl("threshold", TORCH_FN(threshold_q));
 }
 
 } // namespace qplugin

@@ -4,11 +4,13 @@ import torch.nn as nn
 from torch import Tensor
 
 from ....quantization import _compat as C
+from ...quantized.modules.batchnorm import BatchNorm2d, BatchNorm3d
 from ...quantized.modules.conv import Conv1d, Conv2d, Conv3d
 from ...quantized.modules.linear import Linear
 from ...quantized.modules.utils import _require_quantized
 
-__all__ = ["LinearReLU", "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvAdd2d", "ConvAddReLU2d"]
+__all__ = ["LinearReLU", "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvAdd2d", "ConvAddReLU2d", "BNReLU2d",
+           "BNReLU3d"]
 
 
 class LinearReLU(Linear):
@@ -106,3 +108,27 @@ class ConvAddReLU2d(Conv2d):
             raise ValueError("Input shape must be `(N, C, H, W)`!")
         return torch.ops.qplugin.conv2d_add_relu(self._pad(input), extra_input, self._packed_params,
                                                  self.scale, self.zero_point)
+
+
+class BNReLU2d(BatchNorm2d):
+    """relu(batch_norm2d(x)) in one qplugin::batch_norm2d_relu call."""
+
+    _NAME = "BNReLU2d"
+    _FLOAT_MODULE = C.BNReLU2d
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.intrinsic.quantized.BNReLU2d")
+        return torch.ops.qplugin.batch_norm2d_relu(input, self.weight, self.bias, self.running_mean,
+                                                   self.running_var, self.eps, self.scale, self.zero_point)
+
+
+class BNReLU3d(BatchNorm3d):
+    """relu(batch_norm3d(x)) in one qplugin::batch_norm3d_relu call."""
+
+    _NAME = "BNReLU3d"
+    _FLOAT_MODULE = C.BNReLU3d
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.intrinsic.quantized.BNReLU3d")
+        return torch.ops.qplugin.batch_norm3d_relu(input, self.weight, self.bias, self.running_mean,
+                                                   self.running_var, self.eps, self.scale, self.zero_point)

@@ -6,10 +6,10 @@ import torch.nn as nn
 from torch import Tensor
 from torch.nn.modules.utils import _pair
 
-from .utils import _act_qparams, _require_quantized
+from .utils import _act_qparams, _guard_never_calibrated, _require_quantized
 
-__all__ = ["ReLU", "ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "MaxPool2d", "AvgPool2d",
-           "AdaptiveAvgPool2d"]
+__all__ = ["ReLU", "ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Hardsigmoid", "Softmax", "MaxPool2d",
+           "AvgPool2d", "AdaptiveAvgPool2d"]
 
 
 class ReLU(nn.ReLU):
@@ -82,7 +82,7 @@ class Hardswish(_QParamsState, nn.Hardswish):
     @staticmethod
     def from_float(mod, use_precomputed_fake_quant=False):
         scale, zp = _act_qparams(mod, "torch_qplugin.nn.quantized.Hardswish")
-        return Hardswish(scale, zp)
+        return _guard_never_calibrated(Hardswish(scale, zp), mod)
 
 
 class ELU(nn.ELU):
@@ -101,7 +101,7 @@ class ELU(nn.ELU):
     @staticmethod
     def from_float(mod, use_precomputed_fake_quant=False):
         scale, zp = _act_qparams(mod, "torch_qplugin.nn.quantized.ELU")
-        return ELU(scale, zp, mod.alpha)
+        return _guard_never_calibrated(ELU(scale, zp, mod.alpha), mod)
 
 
 class LeakyReLU(_QParamsState, nn.LeakyReLU):
@@ -122,7 +122,7 @@ class LeakyReLU(_QParamsState, nn.LeakyReLU):
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         scale, zp = _act_qparams(mod, "torch_qplugin.nn.quantized.LeakyReLU")
-        return cls(scale, zp, mod.negative_slope, mod.inplace)
+        return _guard_never_calibrated(cls(scale, zp, mod.negative_slope, mod.inplace), mod)
 
 
 class Sigmoid(nn.Sigmoid):
@@ -141,8 +141,73 @@ class Sigmoid(nn.Sigmoid):
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         if getattr(mod, "activation_post_process", None) is not None:
             scale, zp = _act_qparams(mod, "torch_qplugin.nn.quantized.Sigmoid")
-            return cls(scale, zp)
+            return _guard_never_calibrated(cls(scale, zp), mod)
         return cls()
+
+
+class Hardsigmoid(nn.Hardsigmoid):
+    """relu6(x + 3) / 6 on qplugin::hardsigmoid. Output qparams default to the fixed ones torch's
+    quantized hardsigmoid uses (its eager convert leaves nn.Hardsigmoid float and runs that
+    kernel): scale 1/256 with zero point 0 for quint8 input, -128 for qint8 input. MobileNetV3's
+    squeeze-excitation uses it as ``scale_activation``."""
+
+    output_zero_point: Optional[int]
+
+    def __init__(self, output_scale: float = 1.0 / 256.0, output_zero_point: Optional[int] = None,
+                 inplace: bool = False):
+        super().__init__(inplace)
+        self.output_scale = float(output_scale)
+        self.output_zero_point = None if output_zero_point is None else int(output_zero_point)
+
+    def _get_name(self):
+        return "QuantizedHardsigmoid"
+
+    def extra_repr(self):
+        return f"output_scale={self.output_scale}, output_zero_point={self.output_zero_point}"
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.quantized.Hardsigmoid")
+        zp = self.output_zero_point
+        if zp is None:
+            zp = -128 if input.dtype == torch.qint8 else 0
+        return torch.ops.qplugin.hardsigmoid(input, self.output_scale, zp)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        if getattr(mod, "activation_post_process", None) is not None:
+            scale, zp = _act_qparams(mod, "torch_qplugin.nn.quantized.Hardsigmoid")
+            return _guard_never_calibrated(cls(scale, zp), mod)
+        return cls()
+
+
+class Softmax(nn.Softmax):
+    """softmax over ``dim`` requantized to (scale, zero_point); dim None picks torch's legacy
+    default (0 for 0-, 1- and 3-d inputs, else 1), as torch's quantized Softmax."""
+
+    def __init__(self, dim=None, scale=1.0, zero_point=0):
+        super().__init__(dim)
+        self.scale = float(scale)
+        self.zero_point = int(zero_point)
+
+    def _get_name(self):
+        return "QuantizedSoftmax"
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.quantized.Softmax")
+        dim = self.dim
+        if dim is None:
+            nd = input.dim()
+            dim = 0 if nd == 0 or nd == 1 or nd == 3 else 1
+        return torch.ops.qplugin.softmax(input, dim, self.scale, self.zero_point)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        scale, zp = _act_qparams(mod, "torch_qplugin.nn.quantized.Softmax")
+        return cls(mod.dim, scale, zp)
+
+    @classmethod
+    def from_reference(cls, mod, scale, zero_point):
+        return cls(mod.dim, float(scale), int(zero_point))
 
 
 def _ints2(v) -> List[int]:

@@ -8,8 +8,8 @@ from torch import Tensor
 from torch.nn.modules.utils import _pair, _single, _triple
 
 from ....quantization import _compat as C
-from .utils import (_PackedPickle, _act_qparams, _quantize_weight, _require_quantized,
-                    _weight_observer, _zeros_qint8)
+from .utils import (_PackedPickle, _act_qparams, _guard_never_calibrated, _quantize_weight,
+                    _require_quantized, _weight_observer, _zeros_qint8)
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d"]
 
@@ -159,17 +159,16 @@ class _ConvNd(_PackedPickle, nn.Module):
                     mod.weight, mod.bias, mod.bn.running_mean, mod.bn.running_var, mod.bn.eps,
                     mod.bn.weight, mod.bn.bias)
             qparams = _act_qparams(mod, who)
-            return cls.get_qconv(mod, qparams, mod.weight_fake_quant,
-                                 run_observer=not use_precomputed_fake_quant)
+            return _guard_never_calibrated(cls.get_qconv(
+                mod, qparams, mod.weight_fake_quant, run_observer=not use_precomputed_fake_quant), mod)
         allowed = tuple(t for t in (cls._FLOAT_MODULE,) if t is not None)
         if type(mod) not in allowed:
             raise TypeError(f"{who}.from_float only works for "
                             f"{', '.join(t.__name__ for t in allowed)}, but got: {type(mod).__name__}")
         qparams = _act_qparams(mod, who)
-        if isinstance(mod, C._FusedModule):
-            mod = mod[0]
-        wobs, _ = _weight_observer(mod, who)
-        return cls.get_qconv(mod, qparams, wobs)
+        conv = mod[0] if isinstance(mod, C._FusedModule) else mod
+        wobs, _ = _weight_observer(conv, who)
+        return _guard_never_calibrated(cls.get_qconv(conv, qparams, wobs), mod)
 
     @classmethod
     def from_reference(cls, ref, output_scale, output_zero_point):

@@ -5,7 +5,7 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 
-from .utils import _act_qparams
+from .utils import _act_qparams, _guard_never_calibrated
 
 __all__ = ["FloatFunctional", "QFunctional"]
 
@@ -103,4 +103,33 @@ class QFunctional(nn.Module):
         scale, zp = _act_qparams(mod, "torch_qplugin.nn.quantized.QFunctional")
         new = cls()
         new.scale, new.zero_point = scale, zp
-        return new
+        return _guard_never_calibrated(new, mod)
+
+
+class NeverCalibratedQFunctional(QFunctional):
+    """The QFunctional of a FloatFunctional that no calibration batch reached (torchvision's
+    pattern: every InvertedResidual owns a ``skip_add``, only the residual blocks call it).
+    Converts, scripts, saves and loads like QFunctional (same state); its ops that need output
+    qparams raise ``_qplugin_uncalibrated``, a message naming the module. ``add_scalar`` and
+    ``mul_scalar`` keep working: their output qparams follow from the input's."""
+
+    def extra_repr(self):
+        return super().extra_repr() + ", never calibrated (raises if called)"
+
+    def add(self, x: Tensor, y: Tensor) -> Tensor:
+        raise RuntimeError(self._qplugin_uncalibrated)
+
+    def mul(self, x: Tensor, y: Tensor) -> Tensor:
+        raise RuntimeError(self._qplugin_uncalibrated)
+
+    def cat(self, x: List[Tensor], dim: int = 0) -> Tensor:
+        raise RuntimeError(self._qplugin_uncalibrated)
+
+    def add_relu(self, x: Tensor, y: Tensor) -> Tensor:
+        raise RuntimeError(self._qplugin_uncalibrated)
+
+    def matmul(self, x: Tensor, y: Tensor) -> Tensor:
+        raise RuntimeError(self._qplugin_uncalibrated)
+
+
+QFunctional._NEVER_CALIBRATED_CLS = NeverCalibratedQFunctional

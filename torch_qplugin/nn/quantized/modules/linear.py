@@ -6,8 +6,8 @@ import torch.nn as nn
 from torch import Tensor
 
 from ....quantization import _compat as C
-from .utils import (_PackedPickle, _act_qparams, _hide_packed_params_repr, _quantize_weight,
-                    _require_quantized, _weight_observer, _zeros_qint8)
+from .utils import (_PackedPickle, _act_qparams, _guard_never_calibrated, _hide_packed_params_repr,
+                    _quantize_weight, _require_quantized, _weight_observer, _zeros_qint8)
 
 __all__ = ["LinearPackedParams", "Linear"]
 
@@ -175,7 +175,7 @@ class Linear(nn.Module):
         qlinear.set_weight_bias(_quantize_weight(lin.weight, wobs),
                                 None if lin.bias is None else lin.bias.detach().float())
         qlinear.scale, qlinear.zero_point = scale, zp
-        return qlinear
+        return _guard_never_calibrated(qlinear, act)
 
     @classmethod
     def from_reference(cls, ref, output_scale, output_zero_point):

@@ -3,7 +3,7 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 
-from .utils import _act_qparams
+from .utils import _act_qparams, _guard_never_calibrated
 
 __all__ = ["Quantize", "DeQuantize"]
 
@@ -31,7 +31,7 @@ class Quantize(nn.Module):
     @staticmethod
     def from_float(mod, use_precomputed_fake_quant=False):
         scale, zp = _act_qparams(mod, "torch_qplugin.nn.quantized.Quantize")
-        return Quantize(scale, zp, mod.activation_post_process.dtype)
+        return _guard_never_calibrated(Quantize(scale, zp, mod.activation_post_process.dtype), mod)
 
     def extra_repr(self):
         return f"scale={self.scale}, zero_point={self.zero_point}, dtype={self.dtype}"

@@ -1,4 +1,7 @@
 """Helpers shared by the quantized modules (no torch.ao imports)."""
+import inspect
+from typing import Tuple
+
 import torch
 from torch import Tensor
 from torch.nn.modules.module import _addindent
@@ -31,17 +34,81 @@ def _observer_of(mod, who):
     return obs
 
 
+def _never_reached(obs) -> bool:
+    """The observer recorded nothing and calibration never called it: the module it watches sits
+    on a path no calibration batch took (e.g. the ``skip_add`` of a block without a residual
+    connection). ``prepare`` counts calls in ``_qplugin_calls``; an observer prepared elsewhere
+    (torch.ao.quantization) has no counter, and one that recorded nothing counts as never reached."""
+    from ....quantization.observer import observer_state  # local: avoid an import cycle
+    return observer_state(obs)[0] == "untouched" and not obs.__dict__.get("_qplugin_calls", 0)
+
+
 def _act_qparams(mod, who):
-    """(scale, zero_point) of the observer on ``mod``'s output, with clear errors."""
+    """(scale, zero_point) of the observer on ``mod``'s output, with clear errors. An observer
+    that calibration never reached gives the placeholder (1.0, 0); ``from_float`` then passes its
+    result through ``_guard_never_calibrated``, which makes it raise if it is ever called."""
     obs = _observer_of(mod, who)
-    from ....quantization.observer import is_calibrated  # local: avoid an import cycle
-    inner = getattr(obs, "activation_post_process", obs)  # FakeQuantize wraps an observer
-    if not is_calibrated(inner):
+    from ....quantization.observer import observer_state
+    state, why = observer_state(obs)
+    if state == "calibrated":
+        scale, zp = obs.calculate_qparams()
+        return float(scale), int(zp)
+    if _never_reached(obs):
+        return 1.0, 0
+    if state == "untouched":
+        calls = obs.__dict__.get("_qplugin_calls", 0)
         raise RuntimeError(
-            f"{who}.from_float: the observer on {type(mod).__name__} has seen no data; run "
-            "calibration batches through the prepared model before convert()")
-    scale, zp = obs.calculate_qparams()
-    return float(scale), int(zp)
+            f"{who}.from_float: the observer on {type(mod).__name__} has seen no data although "
+            f"calibration reached it {calls} time(s) (only empty tensors, or only values it ignores "
+            "such as inf); run calibration batches with real data through the prepared model before convert()")
+    raise RuntimeError(
+        f"{who}.from_float: the observer on {type(mod).__name__} has seen only part of the data it "
+        f"needs: {why}; run calibration batches through the prepared model before convert()")
+
+
+def _never_calibrated_message(qmod, path, float_name):
+    where = (f"'{path}'" if path else "(name unknown: converted by from_float outside a convert() call)")
+    return (f"torch_qplugin: the quantized module {where} ({qmod._get_name()}, converted from "
+            f"{float_name}) was called, but no calibration batch reached it before convert(), so it "
+            "has no output scale / zero point (torch would silently use 1.0 / 0). Run calibration "
+            "data that takes this path through the prepared model, then convert again")
+
+
+def _raise_never_calibrated(self, input: Tuple[Tensor]) -> None:
+    raise RuntimeError(self._qplugin_uncalibrated)
+
+
+def _raise_never_calibrated2(self, input: Tuple[Tensor, Tensor]) -> None:
+    raise RuntimeError(self._qplugin_uncalibrated)
+
+
+_NEVER_CALIBRATED_HOOKS = (_raise_never_calibrated, _raise_never_calibrated2)
+
+
+def _guard_never_calibrated(qmod, mod):
+    """``qmod`` (just made from the float module ``mod``), made to raise a clear error naming it
+    when called if calibration never reached ``mod``'s observer. Modules called through forward
+    get a forward pre-hook (scriptable, so the check survives torch.jit.script / save / load and
+    costs nothing on calibrated modules); a QFunctional becomes its never-calibrated subclass,
+    whose ops raise."""
+    obs = getattr(mod, "activation_post_process", None)
+    if obs is None or not _never_reached(obs):
+        return qmod
+    from ....quantization import _compat as C
+    qmod._qplugin_uncalibrated = _never_calibrated_message(qmod, C.torch_convert_path(), type(mod).__name__)
+    never_cls = getattr(type(qmod), "_NEVER_CALIBRATED_CLS", None)
+    if never_cls is not None:  # QFunctional: called through its ops (add, cat, ...), not forward
+        qmod.__class__ = never_cls
+    else:
+        nargs = len(inspect.signature(type(qmod).forward).parameters) - 1
+        qmod.register_forward_pre_hook(_NEVER_CALIBRATED_HOOKS[nargs - 1])
+    return qmod
+
+
+def _name_never_calibrated(qmod, path, float_name):
+    """convert() knows the module's qualified name: put it in the error message."""
+    if isinstance(qmod.__dict__.get("_qplugin_uncalibrated"), str):
+        qmod._qplugin_uncalibrated = _never_calibrated_message(qmod, path, float_name)
 
 
 def _clamp_int(qw, obs, scale, zp):

@@ -1,0 +1,32 @@
+"""Bilinear upsampling rows (issue 16): qplugin::upsample_bilinear2d vs torch's quantized kernel."""
+import torch
+
+from bench_rows import Case
+
+FAMILY = "bilinear"
+ORDER = 55
+NOTE = ("torch baseline: F.interpolate(mode='bilinear') on the same quantized tensor (torch's quantized "
+        "upsample_bilinear2d kernel). fp32 baseline: the same call on a float32 tensor of the same shape and "
+        "layout. Rate: GB/s of input + output bytes.")
+
+
+def cases():
+    q, F = torch.ops.qplugin, torch.nn.functional
+    out = []
+    for shape, size in [((1, 64, 56, 56), (112, 112)), ((8, 32, 28, 28), (56, 56))]:
+        x = torch.randn(shape)
+        qx = torch.quantize_per_tensor(x, 0.05, 128, torch.quint8)
+        work = qx.numel() + qx.numel() * size[0] * size[1] // (shape[2] * shape[3])
+        for layout, t, xf in [("NCHW", qx, x),
+                              ("NHWC", qx.contiguous(memory_format=torch.channels_last),
+                               x.contiguous(memory_format=torch.channels_last))]:
+            for ac in (False, True):
+                out.append(Case(f"upsample_bilinear2d quint8 ac={int(ac)}",
+                                f"{list(shape)}->{list(size)} {layout}".replace(" ", ""),
+                                lambda t=t, ac=ac, size=size: q.upsample_bilinear2d(t, list(size), ac),
+                                lambda t=t, ac=ac, size=size: F.interpolate(t, size=size, mode="bilinear",
+                                                                           align_corners=ac),
+                                lambda xf=xf, ac=ac, size=size: F.interpolate(xf, size=size, mode="bilinear",
+                                                                             align_corners=ac),
+                                work=work))
+    return out
