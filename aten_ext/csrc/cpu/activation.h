@@ -78,11 +78,12 @@ void check_norm_qparams(const char* op, double in_scale, int64_t in_zp, double e
                         int64_t out_zp, at::ScalarType t);
 void check_layer_norm_args(const char* op, const char* arg, at::IntArrayRef sizes,
                            at::IntArrayRef normalized_shape, const at::Tensor& weight, const at::Tensor& bias);
-void check_batch_norm_args(const char* op, const char* arg, at::IntArrayRef sizes, const at::Tensor& weight,
-                           const at::Tensor& bias, const at::Tensor& mean, const at::Tensor& var, double eps,
-                           int64_t dims = 4);
-// A float weight / bias / statistics tensor of ``shape`` (undefined allowed for weight / bias).
-void check_param(const char* op, const char* arg, const at::Tensor& t, at::IntArrayRef shape);
+// sizes: a dims-D [N, C, ...] input (batch_norm2d: 4, batch_norm3d: 5).
+void check_batch_norm_args(const char* op, const char* arg, at::IntArrayRef sizes, int64_t dims,
+                           const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& mean,
+                           const at::Tensor& var, double eps);
+// A float32 / float64 parameter tensor of the given shape (undefined passes: optional).
+void check_norm_param(const char* op, const char* arg, const at::Tensor& t, at::IntArrayRef shape);
 
 // Shared checks of the adapters.
 void check_per_tensor_input(const char* op, const char* arg, const at::Tensor& t);

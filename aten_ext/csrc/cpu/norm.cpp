@@ -210,7 +210,7 @@ void prelu_int_out(const at::Tensor& data, const at::Tensor& out, const std::vec
 }
 
 // A float parameter tensor of the given shape (undefined allowed when optional).
-void check_param(const char* op, const char* arg, const at::Tensor& t, at::IntArrayRef shape) {
+void check_norm_param(const char* op, const char* arg, const at::Tensor& t, at::IntArrayRef shape) {
   if (!t.defined()) return;
   TORCH_CHECK(!t.is_quantized() && (t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble),
               "qplugin::", op, ": ", arg, " should be a float32 or float64 tensor, got ",
@@ -236,22 +236,22 @@ void check_layer_norm_args(const char* op, const char* arg, at::IntArrayRef size
   TORCH_CHECK_VALUE(k <= dim && sizes.slice(dim - k) == normalized_shape, "qplugin::", op,
                     ": normalized_shape should match the last dims of ", arg, " (shape ", sizes, "), got ",
                     normalized_shape);
-  check_param(op, "weight", weight, normalized_shape);
-  check_param(op, "bias", bias, normalized_shape);
+  check_norm_param(op, "weight", weight, normalized_shape);
+  check_norm_param(op, "bias", bias, normalized_shape);
 }
 
-void check_batch_norm_args(const char* op, const char* arg, at::IntArrayRef sizes, const at::Tensor& weight,
-                           const at::Tensor& bias, const at::Tensor& mean, const at::Tensor& var, double eps,
-                           int64_t dims) {
+void check_batch_norm_args(const char* op, const char* arg, at::IntArrayRef sizes, int64_t dims,
+                           const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& mean,
+                           const at::Tensor& var, double eps) {
   TORCH_CHECK_VALUE(static_cast<int64_t>(sizes.size()) == dims, "qplugin::", op, ": ", arg, " should be ", dims,
                     "-D ", dims == 4 ? "[N, C, H, W]" : "[N, C, D, H, W]", ", got ", sizes.size(), " dims (shape ",
                     sizes, ")");
   const int64_t C = sizes[1];
-  check_param(op, "weight", weight, {C});
-  check_param(op, "bias", bias, {C});
+  check_norm_param(op, "weight", weight, {C});
+  check_norm_param(op, "bias", bias, {C});
   TORCH_CHECK(mean.defined() && var.defined(), "qplugin::", op, ": mean and var should be defined");
-  check_param(op, "mean", mean, {C});
-  check_param(op, "var", var, {C});
+  check_norm_param(op, "mean", mean, {C});
+  check_norm_param(op, "var", var, {C});
   const at::Tensor vd = var.to(at::kDouble).contiguous();
   for (int64_t c = 0; c < C; ++c) {
     const double v = vd.const_data_ptr<double>()[c];

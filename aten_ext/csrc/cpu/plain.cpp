@@ -255,9 +255,9 @@ at::Tensor p_batch_norm2d(const at::Tensor& x, double x_scale, int64_t x_zp, con
   check_norm_qparams(op, x_scale, x_zp, eps, output_scale, output_zero_point, x.scalar_type());
   const at::Tensor w = weight.has_value() ? *weight : at::Tensor();
   const at::Tensor b = bias.has_value() ? *bias : at::Tensor();
-  check_batch_norm_args(op, "x", x.sizes(), w, b, mean, var, eps);
+  check_batch_norm_args(op, "x", x.sizes(), 4, w, b, mean, var, eps);
   at::Tensor out = new_like(x);
-  batch_norm_int_out(x, out, w, b, mean, var, eps, x_scale, x_zp, output_scale, output_zero_point, /*relu=*/false);
+  batch_norm_int_out(x, out, w, b, mean, var, eps, x_scale, x_zp, output_scale, output_zero_point, false);
   return out;
 }
 

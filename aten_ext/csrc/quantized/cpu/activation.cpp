@@ -134,16 +134,16 @@ at::Tensor elu_q(const at::Tensor& self, double output_scale, int64_t output_zer
 
 at::Tensor celu_q(const at::Tensor& self, double output_scale, int64_t output_zero_point, const at::Scalar& alpha) {
   constexpr const char* op = "celu";
-  check_input(op, "self", self);
-  const double a = cpu::finite_scalar(op, "alpha", alpha);
-  TORCH_CHECK_VALUE(a != 0, "qplugin::celu: alpha should be non-zero, got 0");
-  return activation(self, checked_spec(op, "self", self, ActKind::kCelu, output_scale, output_zero_point, a));
+  const ActSpec spec = checked_spec(op, "self", self, ActKind::kCelu, output_scale, output_zero_point,
+                                    cpu::finite_scalar(op, "alpha", alpha));
+  TORCH_CHECK_VALUE(spec.p0 != 0, "qplugin::celu: alpha should be non-zero, got 0");
+  return activation(self, spec);
 }
 
 // Keeps qx's qparams: x where x > threshold, else value (quantized with qx's qparams).
 at::Tensor threshold_q(const at::Tensor& qx, const at::Scalar& threshold, const at::Scalar& value) {
   constexpr const char* op = "threshold";
-  check_input(op, "qx", qx);
+  check_input(op, "qx", qx);  // before q_scale() below
   return activation(qx, checked_spec(op, "qx", qx, ActKind::kThreshold, qx.q_scale(), qx.q_zero_point(),
                                      cpu::finite_scalar(op, "threshold", threshold),
                                      cpu::finite_scalar(op, "value", value)));

@@ -47,7 +47,7 @@ at::Tensor batch_norm_q(const at::Tensor& qx, const c10::optional<at::Tensor>& w
   check_common(op, "qx", qx, eps, output_scale, output_zero_point);
   const at::Tensor w = weight.has_value() ? *weight : at::Tensor();
   const at::Tensor b = bias.has_value() ? *bias : at::Tensor();
-  cpu::check_batch_norm_args(op, "qx", qx.sizes(), w, b, mean, var, eps, kDims);
+  cpu::check_batch_norm_args(op, "qx", qx.sizes(), kDims, w, b, mean, var, eps);
   at::Tensor out = at::_empty_affine_quantized(qx.sizes(), qx.options(), output_scale, output_zero_point,
                                                kept_format(qx));
   cpu::batch_norm_int_out(int_view(qx), int_view(out), w, b, mean, var, eps, qx.q_scale(), qx.q_zero_point(),
@@ -74,8 +74,8 @@ at::Tensor group_norm_common(const char* op, const at::Tensor& input, c10::optio
   }
   const at::Tensor w = weight.has_value() ? *weight : at::Tensor();
   const at::Tensor b = bias.has_value() ? *bias : at::Tensor();
-  cpu::check_param(op, "weight", w, {C});
-  cpu::check_param(op, "bias", b, {C});
+  cpu::check_norm_param(op, "weight", w, {C});
+  cpu::check_norm_param(op, "bias", b, {C});
   at::Tensor out = at::_empty_affine_quantized(input.sizes(), input.options(), output_scale, output_zero_point,
                                                kept_format(input));
   if (C == 0) return out;

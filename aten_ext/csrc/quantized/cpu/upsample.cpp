@@ -34,6 +34,7 @@ at::Tensor upsample_bilinear2d_q(const at::Tensor& qx, at::IntArrayRef output_si
               ": qx should be per_tensor_affine quantized, got qscheme ", toString(qx.qscheme()));
   TORCH_CHECK(qx.scalar_type() == at::kQUInt8 || qx.scalar_type() == at::kQInt8, "qplugin::", op,
               ": qx should be quint8 or qint8, got ", qx.scalar_type());
+  check_qparams(op, "qx", qx);
   for (const auto& s : {scales_h, scales_w}) {
     TORCH_CHECK_VALUE(!s.has_value() || (std::isfinite(*s) && *s > 0), "qplugin::", op,
                       ": scales_h / scales_w should be positive finite numbers or None, got ", *s);
