@@ -236,3 +236,19 @@ def test_matmul_batch_dims_that_do_not_broadcast():
     b = torch._make_per_tensor_quantized_tensor(torch.zeros(4, 17, 17, 1, dtype=torch.uint8), 1.0, 0)
     with pytest.raises(ValueError, match=r"qplugin::matmul: the batch dims of qa and qb should broadcast, got shapes"):
         q.matmul(a, b, 0.1, 0)
+
+
+def test_prelu_rejects_bad_weight_qparams():
+    """Found by the fuzz slice after prelu landed: a quantized weight's qparams were not checked."""
+    x = torch._make_per_tensor_quantized_tensor(torch.zeros((), dtype=torch.int8), 7.5, 127)
+    w = torch._make_per_tensor_quantized_tensor(torch.zeros((), dtype=torch.uint8), 0.003, 1 << 62)
+    with pytest.raises(ValueError, match=r"qplugin::prelu: weight zero_point should be in \[0, 255\]"):
+        torch.ops.qplugin.prelu(x, w, 0.05, 1)
+
+
+def test_output_larger_than_memory_named_before_allocation():
+    """A qint32 upsample to 3 x 2^31 x 1 (24 GiB): the op and shape are named, no allocator error."""
+    x = torch._make_per_tensor_quantized_tensor(torch.zeros((3, 33, 7), dtype=torch.int32), 0.003, 0)
+    with pytest.raises(ValueError, match=r"qplugin::upsample_nearest2d: output of shape \[3, 2147483647, 1\] "
+                                         r"would take up to 25769803764 bytes"):
+        torch.ops.qplugin.upsample_nearest2d(x, [2147483647, 1])

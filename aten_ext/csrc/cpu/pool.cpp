@@ -251,7 +251,7 @@ std::vector<int64_t> pool2d_output_sizes(const char* op, at::IntArrayRef sizes, 
                     " (kernel ", w.kH, "x", w.kW, ", stride ", w.sH, "x", w.sW, ", padding ", w.pH,
                     "x", w.pW, ", dilation ", w.dH, "x", w.dW, ")");
   auto out = with_spatial(sizes, oh, ow);
-  check_output_size(op, out, 1);
+  check_output_size(op, out, 4);  // up to 4 bytes an element (qint32 / int32)
   return out;
 }
 
@@ -266,7 +266,7 @@ std::vector<int64_t> adaptive_output_sizes(const char* op, at::IntArrayRef sizes
   TORCH_CHECK_VALUE(d.H >= 1 && d.W >= 1, "qplugin::", op,
                     ": input should have non-empty spatial dims, got shape ", sizes);
   auto out = with_spatial(sizes, output_size[0], output_size[1]);
-  check_output_size(op, out, 1);
+  check_output_size(op, out, 4);  // up to 4 bytes an element (qint32 / int32)
   return out;
 }
 

@@ -90,7 +90,7 @@ std::vector<int64_t> upsample_nearest2d_output_sizes(const char* op, at::IntArra
   std::vector<int64_t> out(sizes.begin(), sizes.end());
   out[out.size() - 2] = output_size[0];
   out[out.size() - 1] = output_size[1];
-  check_output_size(op, out, 1);
+  check_output_size(op, out, 4);  // up to 4 bytes an element (qint32 / int32)
   return out;
 }
 

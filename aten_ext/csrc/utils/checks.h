@@ -1,6 +1,8 @@
 // Shared argument checks. Every message names the op, the argument and what
 // was seen: "qplugin::<op>: <arg> should be <x>, got <v>".
 #pragma once
+#include <unistd.h>
+#include <algorithm>
 
 #include <ATen/ATen.h>
 #include <ATen/EmptyTensor.h>
@@ -118,8 +120,18 @@ inline void check_quantized_input(const char* op, const char* arg, const at::Ten
 
 // Outputs whose size an op computes from its arguments (conv, pools, upsample): the op and the
 // shape are named before any allocation, instead of the allocator's "can't allocate memory" or
-// "integer multiplication overflow". kMaxOutputBytes (64 GiB) is far beyond any sane output.
+// "integer multiplication overflow". The bound is the smaller of 64 GiB (far beyond any sane
+// output) and the machine's physical memory (an output larger than RAM only fails in the allocator).
+// elem_size: the largest element an op's output can have (4 where it may be int32 / qint32).
 constexpr int64_t kMaxOutputBytes = int64_t{1} << 36;
+
+inline int64_t max_output_bytes() {
+  static const int64_t limit = [] {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? std::min<int64_t>(kMaxOutputBytes, int64_t{pages} * page) : kMaxOutputBytes;
+  }();
+  return limit;
+}
 
 inline void check_output_size(const char* op, at::IntArrayRef sizes, int64_t elem_size) {
   int64_t bytes = elem_size;
@@ -129,9 +141,11 @@ inline void check_output_size(const char* op, at::IntArrayRef sizes, int64_t ele
     if (s == 0) return;  // an empty output, whatever the other sizes
   }
   for (int64_t s : sizes) over = over || __builtin_mul_overflow(bytes, s, &bytes);
-  TORCH_CHECK_VALUE(!over && bytes <= kMaxOutputBytes, "qplugin::", op, ": output of shape ", sizes,
-                    " would take ", over ? std::string("more than 2^63") : std::to_string(bytes),
-                    " bytes, more than the ", kMaxOutputBytes, " bytes an op may allocate");
+  const int64_t limit = max_output_bytes();
+  TORCH_CHECK_VALUE(!over && bytes <= limit, "qplugin::", op, ": output of shape ", sizes,
+                    " would take ", over ? std::string("more than 2^63") : "up to " + std::to_string(bytes),
+                    " bytes, more than the ", limit, " bytes an op may allocate (the smaller of 64 GiB and "
+                    "this machine's memory)");
 }
 
 // Conv / pool geometry (stride, dilation, padding, kernel) is bounded so that every size

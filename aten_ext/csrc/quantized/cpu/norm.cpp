@@ -109,6 +109,7 @@ at::Tensor prelu_q(const at::Tensor& qx, const at::Tensor& weight, double output
               "qplugin::prelu: weight should be a per-tensor quantized or float tensor, got ",
               weight.is_quantized() ? "qscheme " + std::string(toString(weight.qscheme()))
                                     : "dtype " + std::string(toString(weight.scalar_type())));
+  if (weight.is_quantized()) check_qparams(op, "weight", weight);
   const int64_t C = qx.dim() >= 2 ? qx.size(1) : 1;
   TORCH_CHECK_VALUE(weight.numel() == 1 || (qx.dim() >= 2 && weight.numel() == C), "qplugin::prelu: weight should "
                     "have 1 or ", C, " (qx.size(1)) elements, got ", weight.numel());
