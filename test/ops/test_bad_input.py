@@ -139,6 +139,11 @@ def test_tiny_output_scale_rule():
     for s in (1e-10, 1e-38):
         with pytest.raises(ValueError, match=msg.format("batch_norm2d", "output_scale", re.escape(str(s)))):
             q.batch_norm2d(x, None, None, torch.zeros(1), torch.ones(1), 0.0, s, 9)
+    x3 = x.unsqueeze(2)  # the 3-d, fused-relu and plain forms name themselves
+    with pytest.raises(ValueError, match=msg.format("batch_norm3d_relu", "output_scale", "1e-38")):
+        q.batch_norm3d_relu(x3, None, None, torch.zeros(1), torch.ones(1), 0.0, 1e-38, 9)
+    with pytest.raises(ValueError, match=msg.format("plain_batch_norm2d", "output_scale", "1e-38")):
+        q.plain_batch_norm2d(x.int_repr(), 0.1, 5, None, None, torch.zeros(1), torch.ones(1), 0.0, 1e-38, 9)
     y = q.batch_norm2d(x, None, None, torch.zeros(1), torch.ones(1), 0.0, 0.1 / 30000, 9)
     assert y.int_repr().flatten().tolist() == [9, 9, 255, 0]
     w = torch._make_per_tensor_quantized_tensor(torch.ones(1, 1, 1, 1, dtype=torch.int8), 0.5, 0)

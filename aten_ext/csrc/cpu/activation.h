@@ -59,7 +59,7 @@ void layer_norm_int_out(const at::Tensor& data, const at::Tensor& out, at::IntAr
                         int64_t in_zp, double out_scale, int64_t out_zp);
 // data: [N, C, ...] (any memory format); weight / bias / mean / var: float [C]; relu clamps the
 // output below at out_zp (batch_norm*_relu).
-void batch_norm_int_out(const at::Tensor& data, const at::Tensor& out, const at::Tensor& weight,
+void batch_norm_int_out(const char* op, const at::Tensor& data, const at::Tensor& out, const at::Tensor& weight,
                         const at::Tensor& bias, const at::Tensor& mean, const at::Tensor& var,
                         double eps, double in_scale, int64_t in_zp, double out_scale, int64_t out_zp,
                         bool relu);

@@ -112,7 +112,7 @@ void layer_norm_int_out(const at::Tensor& data, const at::Tensor& out, at::IntAr
   });
 }
 
-void batch_norm_int_out(const at::Tensor& data, const at::Tensor& out, const at::Tensor& weight,
+void batch_norm_int_out(const char* op, const at::Tensor& data, const at::Tensor& out, const at::Tensor& weight,
                         const at::Tensor& bias, const at::Tensor& mean, const at::Tensor& var,
                         double eps, double in_scale, int64_t in_zp, double out_scale, int64_t out_zp,
                         bool relu) {
@@ -129,7 +129,7 @@ void batch_norm_int_out(const at::Tensor& data, const at::Tensor& out, const at:
   std::vector<double> A(C), B(C);
   for (int64_t c = 0; c < C; ++c) {
     const double g = w[c] / std::sqrt(va[c] + eps);
-    check_requant_multiplier("batch_norm2d", "output_scale", out_scale, s * std::fabs(g),
+    check_requant_multiplier(op, "output_scale", out_scale, s * std::fabs(g),
                              "input scale * |weight| / sqrt(var + eps)");
     A[c] = s * g / out_scale;
     B[c] = (bi[c] - mu[c] * g - static_cast<double>(in_zp) * s * g) / out_scale + static_cast<double>(out_zp);

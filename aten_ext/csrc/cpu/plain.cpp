@@ -257,7 +257,7 @@ at::Tensor p_batch_norm2d(const at::Tensor& x, double x_scale, int64_t x_zp, con
   const at::Tensor b = bias.has_value() ? *bias : at::Tensor();
   check_batch_norm_args(op, "x", x.sizes(), 4, w, b, mean, var, eps);
   at::Tensor out = new_like(x);
-  batch_norm_int_out(x, out, w, b, mean, var, eps, x_scale, x_zp, output_scale, output_zero_point, false);
+  batch_norm_int_out(op, x, out, w, b, mean, var, eps, x_scale, x_zp, output_scale, output_zero_point, false);
   return out;
 }
 

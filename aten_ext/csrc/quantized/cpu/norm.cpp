@@ -50,7 +50,7 @@ at::Tensor batch_norm_q(const at::Tensor& qx, const c10::optional<at::Tensor>& w
   cpu::check_batch_norm_args(op, "qx", qx.sizes(), kDims, w, b, mean, var, eps);
   at::Tensor out = at::_empty_affine_quantized(qx.sizes(), qx.options(), output_scale, output_zero_point,
                                                kept_format(qx));
-  cpu::batch_norm_int_out(int_view(qx), int_view(out), w, b, mean, var, eps, qx.q_scale(), qx.q_zero_point(),
+  cpu::batch_norm_int_out(op, int_view(qx), int_view(out), w, b, mean, var, eps, qx.q_scale(), qx.q_zero_point(),
                           output_scale, output_zero_point, kRelu);
   return out;
 }
