@@ -257,3 +257,12 @@ def test_output_larger_than_memory_named_before_allocation():
     with pytest.raises(ValueError, match=r"qplugin::upsample_nearest2d: output of shape \[3, 2147483647, 1\] "
                                          r"would take up to 25769803764 bytes"):
         torch.ops.qplugin.upsample_nearest2d(x, [2147483647, 1])
+
+
+def test_bilinear_tiny_scales_read_the_last_row_and_column():
+    """Found by the long fuzz run on the merged tree: scales_h = 1e-45 made 1 / scale inf in float and
+    the source index undefined (SIGSEGV). Positions past the end read the last row / column."""
+    x = torch.quantize_per_tensor(torch.rand(1, 7, 66)[:, :, ::2] * 4, 0.1, 0, torch.quint8)
+    y = q.upsample_bilinear2d(x, [1, 3], False, 1e-45, 0.003)
+    assert y.shape == (1, 1, 3)
+    assert torch.equal(y.int_repr(), x.int_repr()[:, -1:, -1:].expand(1, 1, 3))

@@ -63,10 +63,13 @@ Taps bilinear_taps(int64_t in, int64_t out, bool align_corners, c10::optional<do
       r = s * (static_cast<float>(o) + 0.5f) - 0.5f;
       r = r < 0.0f ? 0.0f : r;
     }
-    const int64_t i = std::min(static_cast<int64_t>(r), in - 1);
+    // A source position at or past the input's end (a tiny scales_h / scales_w: 1 / scale overflows
+    // float to inf) reads the last row / column; casting such an r to int64 would be undefined.
+    const bool past_end = !(r < static_cast<float>(in));
+    const int64_t i = past_end ? in - 1 : std::min(static_cast<int64_t>(r), in - 1);
     t.lo[o] = i;
     t.hi[o] = i < in - 1 ? i + 1 : i;
-    t.w_hi[o] = r - static_cast<float>(i);
+    t.w_hi[o] = past_end ? 0.0f : r - static_cast<float>(i);
     t.w_lo[o] = 1.0f - t.w_hi[o];
   }
   return t;
