@@ -12,6 +12,7 @@
 #include "kernels/dispatch.h"
 #include "packed_params/conv_packed_params.h"
 #include "packed_params/linear_packed_params.h"
+#include "utils/class_check.h"
 
 namespace qplugin {
 namespace {
@@ -134,7 +135,7 @@ TORCH_LIBRARY(qplugin, m) {
   // [linear ops]
   m.def("linear_prepack(Tensor W, Tensor? B=None) -> __torch__.torch.classes.qplugin.LinearPackedParamsBase");
   m.def("linear_unpack(__torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack) -> (Tensor W, Tensor? B)",
-        TORCH_FN(qplugin::linear_unpack));
+        qplugin::with_class_check<qplugin::LinearPackedParams, 0>(TORCH_FN(qplugin::linear_unpack)));
   m.def("linear(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack, float Y_scale_i, int Y_zero_point_i) -> Tensor");
   m.def("linear_relu(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack, float Y_scale_i, int Y_zero_point_i) -> Tensor");
   m.def("linear_dynamic(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack, bool reduce_range=False) -> Tensor");
@@ -148,9 +149,12 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("conv1d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> __torch__.torch.classes.qplugin.Conv2dPackedParamsBase");
   m.def("conv2d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> __torch__.torch.classes.qplugin.Conv2dPackedParamsBase");
   m.def("conv3d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> __torch__.torch.classes.qplugin.Conv3dPackedParamsBase");
-  m.def("conv1d_unpack(__torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weights) -> (Tensor weight, Tensor? bias)", &qplugin::conv1d_unpack);
-  m.def("conv2d_unpack(__torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weights) -> (Tensor weight, Tensor? bias)", &qplugin::conv2d_unpack);
-  m.def("conv3d_unpack(__torch__.torch.classes.qplugin.Conv3dPackedParamsBase packed_weights) -> (Tensor weight, Tensor? bias)", &qplugin::conv3d_unpack);
+  m.def("conv1d_unpack(__torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weights) -> (Tensor weight, Tensor? bias)",
+        qplugin::with_class_check<qplugin::Conv2dPackedParamsBase, 0>(TORCH_FN(qplugin::conv1d_unpack)));
+  m.def("conv2d_unpack(__torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weights) -> (Tensor weight, Tensor? bias)",
+        qplugin::with_class_check<qplugin::Conv2dPackedParamsBase, 0>(TORCH_FN(qplugin::conv2d_unpack)));
+  m.def("conv3d_unpack(__torch__.torch.classes.qplugin.Conv3dPackedParamsBase packed_weights) -> (Tensor weight, Tensor? bias)",
+        qplugin::with_class_check<qplugin::Conv3dPackedParamsBase, 0>(TORCH_FN(qplugin::conv3d_unpack)));
   m.def("conv1d(Tensor qx, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
   m.def("conv1d_relu(Tensor qx, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
   m.def("conv2d(Tensor qx, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");

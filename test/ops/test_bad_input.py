@@ -266,3 +266,30 @@ def test_bilinear_tiny_scales_read_the_last_row_and_column():
     y = q.upsample_bilinear2d(x, [1, 3], False, 1e-45, 0.003)
     assert y.shape == (1, 1, 3)
     assert torch.equal(y.int_repr(), x.int_repr()[:, -1:, -1:].expand(1, 1, 3))
+
+
+def test_packed_params_of_the_wrong_family_name_op_and_class():
+    """Issue 17: conv3d's packed params passed to conv2d got torch's 'Tried to convert an IValue of
+    type ...' naming neither the op nor the argument. Checked before unboxing (utils/class_check.h)."""
+    w3 = torch._make_per_tensor_quantized_tensor(torch.ones(4, 3, 1, 1, 1, dtype=torch.int8), 0.1, 0)
+    pk3 = q.conv3d_prepack(w3, None, [1, 1, 1], [0, 0, 0], [1, 1, 1], 1)
+    lin = q.linear_prepack(torch._make_per_tensor_quantized_tensor(torch.ones(4, 3, dtype=torch.int8), 0.1, 0))
+    x = _good((1, 3, 4, 4))
+    cases = [
+        (lambda: q.conv2d(x, pk3, 0.1, 0), "conv2d", "packed_weight", "Conv2dPackedParamsBase", "Conv3dPackedParamsBase"),
+        (lambda: q.conv2d_add_relu(x, x, pk3, 0.1, 0), "conv2d_add_relu", "packed_weight", "Conv2dPackedParamsBase",
+         "Conv3dPackedParamsBase"),
+        (lambda: q.conv3d(x, lin, 0.1, 0), "conv3d", "packed_weight", "Conv3dPackedParamsBase", "LinearPackedParamsBase"),
+        (lambda: q.linear(x, pk3, 0.1, 0), "linear", "W_prepack", "LinearPackedParamsBase", "Conv3dPackedParamsBase"),
+        (lambda: q.linear_dynamic(torch.randn(2, 3), pk3), "linear_dynamic", "W_prepack", "LinearPackedParamsBase",
+         "Conv3dPackedParamsBase"),
+        (lambda: q._rnn_layer_dynamic(torch.randn(2, 1, 3), torch.zeros(1, 4), torch.zeros(1, 4), lin, pk3, 4, False),
+         "_rnn_layer_dynamic", "w_hh", "LinearPackedParamsBase", "Conv3dPackedParamsBase"),
+        (lambda: q.conv2d_unpack(pk3), "conv2d_unpack", "packed_weights", "Conv2dPackedParamsBase",
+         "Conv3dPackedParamsBase"),
+        (lambda: q.linear_unpack(pk3), "linear_unpack", "W_prepack", "LinearPackedParamsBase", "Conv3dPackedParamsBase"),
+    ]
+    for call, op, arg, want, got in cases:
+        with pytest.raises(TypeError, match=rf"qplugin::{op}: {arg} should be a {want} .*got {got}$"):
+            call()
+    assert q.conv3d_unpack(pk3)[0].shape == (4, 3, 1, 1, 1)  # the right class still runs

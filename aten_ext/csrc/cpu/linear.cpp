@@ -14,6 +14,7 @@
 #include "kernels/gemm/qgemm.h"
 #include "kernels/quantize_kernel.h"
 #include "utils/checks.h"
+#include "utils/class_check.h"
 
 namespace qplugin {
 namespace cpu {
@@ -167,8 +168,8 @@ c10::intrusive_ptr<LinearPackedParams> linear_prepack_cpu_error(const at::Tensor
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   register_linear_classes();
-  m.impl("linear_dynamic", TORCH_FN(linear_dynamic_cpu));
-  m.impl("linear_relu_dynamic", TORCH_FN(linear_relu_dynamic_cpu));
+  m.impl("linear_dynamic", with_class_check<LinearPackedParams, 1>(TORCH_FN(linear_dynamic_cpu)));
+  m.impl("linear_relu_dynamic", with_class_check<LinearPackedParams, 1>(TORCH_FN(linear_relu_dynamic_cpu)));
   m.impl("linear", TORCH_FN(linear_cpu_error));
   m.impl("linear_relu", TORCH_FN(linear_relu_cpu_error));
   m.impl("linear_prepack", TORCH_FN(linear_prepack_cpu_error));

@@ -16,6 +16,7 @@
 #include "kernels/rnn_kernel.h"
 #include "packed_params/linear_packed_params.h"
 #include "utils/checks.h"
+#include "utils/class_check.h"
 
 namespace qplugin {
 namespace cpu {
@@ -83,7 +84,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic(
 } // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
-  m.impl("_rnn_layer_dynamic", TORCH_FN(rnn_layer_dynamic));
+  m.impl("_rnn_layer_dynamic", with_class_check<LinearPackedParams, 3, 4>(TORCH_FN(rnn_layer_dynamic)));
 }
 
 } // namespace cpu

@@ -7,6 +7,7 @@
 #include "cpu/conv.h"
 #include "packed_params/conv_packed_params.h"
 #include "utils/checks.h"
+#include "utils/class_check.h"
 #include "utils/qtensor.h"
 
 namespace qplugin {
@@ -111,14 +112,14 @@ P3 conv3d_prepack(const at::Tensor& w, const c10::optional<at::Tensor>& b, at::I
   m.impl("conv1d_prepack", TORCH_FN(conv1d_prepack));           \
   m.impl("conv2d_prepack", TORCH_FN(conv2d_prepack));           \
   m.impl("conv3d_prepack", TORCH_FN(conv3d_prepack));           \
-  m.impl("conv1d", TORCH_FN(conv1d));                           \
-  m.impl("conv1d_relu", TORCH_FN(conv1d_relu));                 \
-  m.impl("conv2d", TORCH_FN(conv2d));                           \
-  m.impl("conv2d_relu", TORCH_FN(conv2d_relu));                 \
-  m.impl("conv3d", TORCH_FN(conv3d));                           \
-  m.impl("conv3d_relu", TORCH_FN(conv3d_relu));                 \
-  m.impl("conv2d_add", TORCH_FN(conv2d_add));                   \
-  m.impl("conv2d_add_relu", TORCH_FN(conv2d_add_relu));
+  m.impl("conv1d", with_class_check<Conv2dPackedParamsBase, 1>(TORCH_FN(conv1d)));                           \
+  m.impl("conv1d_relu", with_class_check<Conv2dPackedParamsBase, 1>(TORCH_FN(conv1d_relu)));                 \
+  m.impl("conv2d", with_class_check<Conv2dPackedParamsBase, 1>(TORCH_FN(conv2d)));                           \
+  m.impl("conv2d_relu", with_class_check<Conv2dPackedParamsBase, 1>(TORCH_FN(conv2d_relu)));                 \
+  m.impl("conv3d", with_class_check<Conv3dPackedParamsBase, 1>(TORCH_FN(conv3d)));                           \
+  m.impl("conv3d_relu", with_class_check<Conv3dPackedParamsBase, 1>(TORCH_FN(conv3d_relu)));                 \
+  m.impl("conv2d_add", with_class_check<Conv2dPackedParamsBase, 2>(TORCH_FN(conv2d_add)));                   \
+  m.impl("conv2d_add_relu", with_class_check<Conv2dPackedParamsBase, 2>(TORCH_FN(conv2d_add_relu)));
 
 TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) { QPLUGIN_CONV_IMPLS_(m) }
 

@@ -6,6 +6,7 @@
 #include "cpu/linear.h"
 #include "packed_params/linear_packed_params.h"
 #include "utils/checks.h"
+#include "utils/class_check.h"
 #include "utils/qtensor.h"
 
 namespace qplugin {
@@ -59,8 +60,8 @@ at::Tensor linear_relu_dynamic_q_error(const at::Tensor& x, const c10::intrusive
 TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   register_linear_classes();
   m.impl("linear_prepack", TORCH_FN(linear_prepack_quantized));
-  m.impl("linear", TORCH_FN(linear_quantized));
-  m.impl("linear_relu", TORCH_FN(linear_relu_quantized));
+  m.impl("linear", with_class_check<LinearPackedParams, 1>(TORCH_FN(linear_quantized)));
+  m.impl("linear_relu", with_class_check<LinearPackedParams, 1>(TORCH_FN(linear_relu_quantized)));
   m.impl("linear_dynamic", TORCH_FN(linear_dynamic_q_error));
   m.impl("linear_relu_dynamic", TORCH_FN(linear_relu_dynamic_q_error));
 }

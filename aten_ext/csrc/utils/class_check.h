@@ -1,0 +1,57 @@
+// Packed-parameter arguments checked before unboxing.
+//
+// An op whose schema takes a packed-params object (conv2d's Conv2dPackedParamsBase, linear's
+// LinearPackedParamsBase, ...) unboxes it with IValue::toCustomClass, which throws torch's
+// "Tried to convert an IValue of type __torch__...Conv3dPackedParamsBase to custom class type
+// ...Conv2dPackedParamsBase" without naming the op when a caller passes another family's
+// object. with_class_check registers the same unboxed kernel behind a boxed wrapper that checks
+// the class of those arguments first:
+//   qplugin::conv2d: packed_weight should be a Conv2dPackedParamsBase (from qplugin::conv2d_prepack),
+//   got Conv3dPackedParamsBase
+// Every Python and TorchScript call is boxed already, so the wrapper costs one type comparison.
+#pragma once
+
+#include <ATen/core/boxing/KernelFunction.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/custom_class.h>
+#include <torch/library.h>
+
+#include <string>
+
+namespace qplugin {
+namespace detail {
+
+inline std::string short_type_name(const c10::IValue& v) {
+  if (v.isNone()) return "None";
+  const std::string s = v.type()->str();
+  const auto dot = s.rfind('.');
+  return dot == std::string::npos ? s : s.substr(dot + 1);
+}
+
+template <class ClassT>
+void check_class_arg(const c10::OperatorHandle& op, size_t idx, const torch::jit::Stack& stack) {
+  const auto& args = op.schema().arguments();
+  const c10::IValue& v = stack[stack.size() - args.size() + idx];
+  static const c10::ClassTypePtr want = c10::getCustomClassType<c10::intrusive_ptr<ClassT>>();
+  if (v.isObject() && v.type()->str() == want->str()) return;
+  const std::string want_name = want->str().substr(want->str().rfind('.') + 1);
+  TORCH_CHECK_TYPE(false, op.schema().name(), ": ", args[idx].name(), " should be a ", want_name,
+                   " (made by the matching qplugin prepack op), got ", short_type_name(v));
+}
+
+template <class ClassT, class FnPtr, size_t... kIdx>
+void boxed_with_class_check(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
+  (check_class_arg<ClassT>(op, kIdx, *stack), ...);
+  static const c10::KernelFunction kernel = c10::KernelFunction::makeFromUnboxedFunction(FnPtr());
+  kernel.callBoxed(op, ks, stack);
+}
+
+} // namespace detail
+
+// fn (TORCH_FN(f)) as a kernel whose arguments kIdx... are checked to be ClassT objects first.
+template <class ClassT, size_t... kIdx, class FnPtr>
+torch::CppFunction with_class_check(FnPtr) {
+  return torch::CppFunction::makeFromBoxedFunction<&detail::boxed_with_class_check<ClassT, FnPtr, kIdx...>>();
+}
+
+} // namespace qplugin
