@@ -293,3 +293,26 @@ def test_packed_params_of_the_wrong_family_name_op_and_class():
         with pytest.raises(TypeError, match=rf"qplugin::{op}: {arg} should be a {want} .*got {got}$"):
             call()
     assert q.conv3d_unpack(pk3)[0].shape == (4, 3, 1, 1, 1)  # the right class still runs
+
+
+def _wrong_state_fn(cls_name):
+    """A scripted caller of cls.__setstate__ with a state of the wrong type (what a tampered or
+    foreign saved model hands the loader)."""
+    return torch.jit.CompilationUnit(f"""
+def f(p: __torch__.torch.classes.qplugin.{cls_name}, s: Tuple[int, str]):
+    p.__setstate__(s)
+""").f
+
+
+def test_wrongly_typed_setstate_names_the_class():
+    """Issue 17: a __setstate__ state of the wrong type got torch's message naming the method only."""
+    lin = q.linear_prepack(torch._make_per_tensor_quantized_tensor(torch.ones(4, 3, dtype=torch.int8), 0.1, 0))
+    w2 = torch._make_per_tensor_quantized_tensor(torch.ones(4, 3, 1, 1, dtype=torch.int8), 0.1, 0)
+    w3 = torch._make_per_tensor_quantized_tensor(torch.ones(4, 3, 1, 1, 1, dtype=torch.int8), 0.1, 0)
+    objs = {"LinearPackedParamsBase": lin,
+            "Conv2dPackedParamsBase": q.conv2d_prepack(w2, None, [1, 1], [0, 0], [1, 1], 1),
+            "Conv3dPackedParamsBase": q.conv3d_prepack(w3, None, [1, 1, 1], [0, 0, 0], [1, 1, 1], 1)}
+    for cls_name, obj in objs.items():
+        with pytest.raises(RuntimeError, match=rf"qplugin::{cls_name}\.__setstate__: state should be of type "
+                                               r"Tuple\[.*\], got Tuple\[int, str\]"):
+            _wrong_state_fn(cls_name)(obj, (1, "x"))

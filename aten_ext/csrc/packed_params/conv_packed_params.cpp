@@ -7,6 +7,7 @@
 
 #include "kernels/dispatch.h"
 #include "utils/checks.h"
+#include "utils/class_check.h"
 #include "utils/qtensor.h"
 
 namespace qplugin {
@@ -244,8 +245,9 @@ void register_one(torch::Library& m) {
   m.class_<Holder>(Holder::kName)
       .def_pickle(
           [](const c10::intrusive_ptr<Holder>& self) -> ConvState { return self->p->state(); },
-          [](ConvState s) -> c10::intrusive_ptr<Holder> {
-            return c10::make_intrusive<Holder>(from_state<Holder>(s, Holder::kName));
+          [](c10::IValue s) -> c10::intrusive_ptr<Holder> {
+            return c10::make_intrusive<Holder>(
+                from_state<Holder>(typed_state<ConvState>(s, Holder::kName), Holder::kName));
           })
       .def("unpack",
            [](const c10::intrusive_ptr<Holder>& self) {

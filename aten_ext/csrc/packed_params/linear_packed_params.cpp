@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "utils/checks.h"
+#include "utils/class_check.h"
 #include "utils/qtensor.h"
 
 namespace qplugin {
@@ -229,7 +230,10 @@ void register_linear_classes() {
       .def("__repr__", &LinearPackedParams::repr)
       .def_pickle(
           [](const c10::intrusive_ptr<LinearPackedParams>& self) { return self->getstate(); },
-          [](LinearPackedParams::State state) { return LinearPackedParams::setstate(std::move(state)); });
+          [](c10::IValue state) {
+            return LinearPackedParams::setstate(
+                typed_state<LinearPackedParams::State>(state, "LinearPackedParamsBase"));
+          });
 }
 
 } // namespace qplugin

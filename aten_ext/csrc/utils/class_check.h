@@ -55,3 +55,21 @@ torch::CppFunction with_class_check(FnPtr) {
 }
 
 } // namespace qplugin
+
+namespace qplugin {
+
+// A packed-params class's __setstate__ takes its state as Any (def_pickle allows a supertype of
+// __getstate__'s type) and converts it here, so that a state of the wrong type, from a tampered or
+// foreign file, names the class and both types instead of torch's generic
+// "__setstate__() Expected a value of type ...".
+template <class State>
+State typed_state(const c10::IValue& v, const char* cls) {
+  try {
+    return v.to<State>();
+  } catch (const c10::Error&) {
+    TORCH_CHECK_TYPE(false, "qplugin::", cls, ".__setstate__: state should be of type ",
+                     c10::getTypePtr<State>()->repr_str(), ", got ", v.type()->repr_str());
+  }
+}
+
+} // namespace qplugin
