@@ -405,7 +405,9 @@ def child_main(cases_path, progress_path):
 # ---------------------------------------------------------------------------------------------
 def _child_env():
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(TEST_DIR), HERE] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    # the fuzzer's own modules, never the checkout: children import the torch_qplugin this
+    # interpreter has (the installed wheel under scripts/test.sh)
+    env["PYTHONPATH"] = os.pathsep.join([HERE, TEST_DIR] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
     env["OMP_NUM_THREADS"] = "1"
     return env
 
