@@ -21,9 +21,8 @@
 namespace qplugin {
 namespace detail {
 
-inline std::string short_type_name(const c10::IValue& v) {
-  if (v.isNone()) return "None";
-  const std::string s = v.type()->str();
+// "__torch__.torch.classes.qplugin.Conv2dPackedParamsBase" -> "Conv2dPackedParamsBase"
+inline std::string short_name(const std::string& s) {
   const auto dot = s.rfind('.');
   return dot == std::string::npos ? s : s.substr(dot + 1);
 }
@@ -34,9 +33,9 @@ void check_class_arg(const c10::OperatorHandle& op, size_t idx, const torch::jit
   const c10::IValue& v = stack[stack.size() - args.size() + idx];
   static const c10::ClassTypePtr want = c10::getCustomClassType<c10::intrusive_ptr<ClassT>>();
   if (v.isObject() && v.type()->str() == want->str()) return;
-  const std::string want_name = want->str().substr(want->str().rfind('.') + 1);
-  TORCH_CHECK_TYPE(false, op.schema().name(), ": ", args[idx].name(), " should be a ", want_name,
-                   " (made by the matching qplugin prepack op), got ", short_type_name(v));
+  TORCH_CHECK_TYPE(false, op.schema().name(), ": ", args[idx].name(), " should be a ", short_name(want->str()),
+                   " (made by the matching qplugin prepack op), got ",
+                   v.isNone() ? std::string("None") : short_name(v.type()->str()));
 }
 
 template <class ClassT, class FnPtr, size_t... kIdx>

@@ -64,9 +64,6 @@ class BatchNorm2d(_BatchNorm):
     _NAME = "BatchNorm2d"
     _DIMS = 4
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, device=None, dtype=None):
-        super().__init__(num_features, eps, momentum, device=device, dtype=dtype)
-
     def forward(self, input: Tensor) -> Tensor:
         _require_quantized(input, "torch_qplugin.nn.quantized.BatchNorm2d")
         return torch.ops.qplugin.batch_norm2d(input, self.weight, self.bias, self.running_mean, self.running_var,
@@ -76,9 +73,6 @@ class BatchNorm2d(_BatchNorm):
 class BatchNorm3d(_BatchNorm):
     _NAME = "BatchNorm3d"
     _DIMS = 5
-
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, device=None, dtype=None):
-        super().__init__(num_features, eps, momentum, device=device, dtype=dtype)
 
     def forward(self, input: Tensor) -> Tensor:
         _require_quantized(input, "torch_qplugin.nn.quantized.BatchNorm3d")
