@@ -1,6 +1,12 @@
-// 64-byte block helpers on 8-bit order keys (key = byte ^ mask), shared by
-// sort_kernel.cpp and reduce_kernel.cpp. Included only from *_kernel.cpp files,
-// so each ISA build gets its own copy (file-local, inline, in QPLUGIN_ISA_NS).
+// The byte-level SIMD vocabulary of kernels/ (simd.h is the 32-bit-lane one):
+//  - whole-register vectors of 8-bit or 32-bit lanes (VB: ldb / stb / vmax / vmin /
+//    vset, the lane type picked by a tag value T(); AVX-512 also masked tails
+//    ldb_n / stb_n), used by the clamp, pooling, compare and cat kernels;
+//  - 64-byte block helpers on 8-bit order keys (key = byte ^ mask), used by sort
+//    and reduce;
+//  - a 256-entry byte table lookup (lut_rows), used by activations and cat.
+// Included only from *_kernel.cpp files, so each ISA build gets its own copy
+// (file-local, inline, in QPLUGIN_ISA_NS).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +18,47 @@ namespace qplugin {
 namespace kernels {
 namespace QPLUGIN_ISA_NS {
 namespace bytes {
+
+#if defined(QPLUGIN_ISA_AVX512)
+using VB = __m512i;
+constexpr int64_t kVecBytes = 64;
+inline VB ldb(const void* p) { return _mm512_loadu_si512(p); }
+inline void stb(void* p, VB v) { _mm512_storeu_si512(p, v); }
+inline VB vmax(VB a, VB b, uint8_t) { return _mm512_max_epu8(a, b); }
+inline VB vmax(VB a, VB b, int8_t) { return _mm512_max_epi8(a, b); }
+inline VB vmax(VB a, VB b, int32_t) { return _mm512_max_epi32(a, b); }
+inline VB vmin(VB a, VB b, uint8_t) { return _mm512_min_epu8(a, b); }
+inline VB vmin(VB a, VB b, int8_t) { return _mm512_min_epi8(a, b); }
+inline VB vmin(VB a, VB b, int32_t) { return _mm512_min_epi32(a, b); }
+inline VB vset(int32_t v, uint8_t) { return _mm512_set1_epi8(static_cast<char>(v)); }
+inline VB vset(int32_t v, int8_t) { return _mm512_set1_epi8(static_cast<char>(v)); }
+inline VB vset(int32_t v, int32_t) { return _mm512_set1_epi32(v); }
+// Tails: the first n (< one vector) elements; masked-off lanes are not touched in memory.
+inline VB ldb_n(const uint8_t* p, int64_t n) { return _mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, n), p); }
+inline VB ldb_n(const int8_t* p, int64_t n) { return _mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, n), p); }
+inline VB ldb_n(const int32_t* p, int64_t n) { return _mm512_maskz_loadu_epi32(static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n)), p); }
+inline void stb_n(uint8_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi8(p, _bzhi_u64(~0ULL, n), v); }
+inline void stb_n(int8_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi8(p, _bzhi_u64(~0ULL, n), v); }
+inline void stb_n(int32_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi32(p, static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n)), v); }
+#elif defined(QPLUGIN_ISA_AVX2)
+using VB = __m256i;
+constexpr int64_t kVecBytes = 32;
+inline VB ldb(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+inline void stb(void* p, VB v) { _mm256_storeu_si256(static_cast<__m256i*>(p), v); }
+inline VB vmax(VB a, VB b, uint8_t) { return _mm256_max_epu8(a, b); }
+inline VB vmax(VB a, VB b, int8_t) { return _mm256_max_epi8(a, b); }
+inline VB vmax(VB a, VB b, int32_t) { return _mm256_max_epi32(a, b); }
+inline VB vmin(VB a, VB b, uint8_t) { return _mm256_min_epu8(a, b); }
+inline VB vmin(VB a, VB b, int8_t) { return _mm256_min_epi8(a, b); }
+inline VB vmin(VB a, VB b, int32_t) { return _mm256_min_epi32(a, b); }
+inline VB vset(int32_t v, uint8_t) { return _mm256_set1_epi8(static_cast<char>(v)); }
+inline VB vset(int32_t v, int8_t) { return _mm256_set1_epi8(static_cast<char>(v)); }
+inline VB vset(int32_t v, int32_t) { return _mm256_set1_epi32(v); }
+// 8-bit lanes: 0xFF where a == b, else 0.
+inline VB veq8(VB a, VB b) { return _mm256_cmpeq_epi8(a, b); }
+inline VB vand(VB a, VB b) { return _mm256_and_si256(a, b); }
+inline VB vxor(VB a, VB b) { return _mm256_xor_si256(a, b); }
+#endif
 
 constexpr int64_t kBlock = 64;
 

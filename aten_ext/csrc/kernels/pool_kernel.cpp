@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/bytes_simd.h"
 #include "kernels/simd.h"
 
 namespace qplugin {
@@ -24,33 +25,7 @@ namespace kernels {
 namespace QPLUGIN_ISA_NS {
 namespace {
 
-// ---------------------------------------------------------------------------
-// Byte-wide max vectors (whole-register max of 8-bit or 32-bit lanes).
-// ---------------------------------------------------------------------------
-#if defined(QPLUGIN_ISA_AVX512)
-using VB = __m512i;
-constexpr int64_t kVecBytes = 64;
-inline VB ldb(const void* p) { return _mm512_loadu_si512(p); }
-inline void stb(void* p, VB v) { _mm512_storeu_si512(p, v); }
-inline VB vmax(VB a, VB b, uint8_t) { return _mm512_max_epu8(a, b); }
-inline VB vmax(VB a, VB b, int8_t) { return _mm512_max_epi8(a, b); }
-inline VB vmax(VB a, VB b, int32_t) { return _mm512_max_epi32(a, b); }
-// Tails: the first n (< one vector) elements; masked-off lanes are not touched in memory.
-inline VB ldb_n(const uint8_t* p, int64_t n) { return _mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, n), p); }
-inline VB ldb_n(const int8_t* p, int64_t n) { return _mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, n), p); }
-inline VB ldb_n(const int32_t* p, int64_t n) { return _mm512_maskz_loadu_epi32(static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n)), p); }
-inline void stb_n(uint8_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi8(p, _bzhi_u64(~0ULL, n), v); }
-inline void stb_n(int8_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi8(p, _bzhi_u64(~0ULL, n), v); }
-inline void stb_n(int32_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi32(p, static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n)), v); }
-#elif defined(QPLUGIN_ISA_AVX2)
-using VB = __m256i;
-constexpr int64_t kVecBytes = 32;
-inline VB ldb(const void* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-inline void stb(void* p, VB v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
-inline VB vmax(VB a, VB b, uint8_t) { return _mm256_max_epu8(a, b); }
-inline VB vmax(VB a, VB b, int8_t) { return _mm256_max_epi8(a, b); }
-inline VB vmax(VB a, VB b, int32_t) { return _mm256_max_epi32(a, b); }
-#endif
+using namespace bytes;  // VB, ldb / stb / vmax (+ ldb_n / stb_n tails on AVX-512): kernels/bytes_simd.h
 
 // dst[i] = max(dst[i], src[i]) for i < n.
 template <typename T>
