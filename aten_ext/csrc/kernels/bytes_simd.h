@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/isa.h"
 #include "kernels/simd.h"
@@ -58,6 +59,13 @@ inline VB vset(int32_t v, int32_t) { return _mm256_set1_epi32(v); }
 inline VB veq8(VB a, VB b) { return _mm256_cmpeq_epi8(a, b); }
 inline VB vand(VB a, VB b) { return _mm256_and_si256(a, b); }
 inline VB vxor(VB a, VB b) { return _mm256_xor_si256(a, b); }
+// Copies a short run of n >= kVecBytes bytes: whole vectors, the last one ending
+// exactly at n (overlapping the one before), so no byte outside [0, n) is written.
+inline void copy_run(uint8_t* d, const uint8_t* s, int64_t n) {
+  int64_t j = 0;
+  for (; j + kVecBytes < n; j += kVecBytes) stb(d + j, ldb(s + j));
+  stb(d + n - kVecBytes, ldb(s + n - kVecBytes));
+}
 #endif
 
 constexpr int64_t kBlock = 64;
@@ -213,14 +221,30 @@ inline void lut_rows(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64
   constexpr int64_t kW = 64;
 #elif defined(QPLUGIN_ISA_AVX2)
   (void)use_vbmi;
-  // Block k sees index sat_add(x - 16k, 0x70): 0x70..0x7F for bytes in block k,
-  // bit 7 set (VPSHUFB writes 0) for all others; OR-ing the 16 results.
-  __m256i t[16];
+  // Two halves of 8 blocks of 16 entries, each a prefix XOR: d[k] = T[k] ^ T[k-1]
+  // (d[0] = T[0]). For a byte x < 128 in block h, x - 16k keeps x's low nibble and
+  // has bit 7 clear exactly for k <= h (VPSHUFB gives 0 for the others), so the XOR
+  // of the 8 lookups telescopes to T[h][x & 15]. Bytes >= 128 do the same on
+  // x ^ 0x80 with the upper blocks; bit 7 of x picks the half.
+  __m256i d[16];
   for (int k = 0; k < 16; ++k) {
-    t[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * k)));
+    __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * k));
+    if (k % 8 != 0) t = _mm_xor_si128(t, _mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * (k - 1))));
+    d[k] = _mm256_broadcastsi128_si256(t);
   }
-  const __m256i bias = _mm256_set1_epi8(0x70);
   const __m256i step = _mm256_set1_epi8(0x10);
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+  auto half = [&](__m256i x, const __m256i* dk) {
+    __m256i res = _mm256_shuffle_epi8(dk[0], x);
+    for (int k = 1; k < 8; ++k) {
+      x = _mm256_sub_epi8(x, step);
+      res = _mm256_xor_si256(res, _mm256_shuffle_epi8(dk[k], x));
+    }
+    return res;
+  };
+  auto lut32 = [&](__m256i x) {
+    return _mm256_blendv_epi8(half(x, d), half(_mm256_xor_si256(x, flip), d + 8), x);
+  };
   constexpr int64_t kW = 32;
 #else
   (void)use_vbmi;
@@ -242,15 +266,7 @@ inline void lut_rows(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64
       _mm512_storeu_si512(yr + i, res);
     }
 #elif defined(QPLUGIN_ISA_AVX2)
-    for (; i + kW <= cols; i += kW) {
-      __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xr + i));
-      __m256i res = _mm256_setzero_si256();
-      for (int k = 0; k < 16; ++k) {
-        res = _mm256_or_si256(res, _mm256_shuffle_epi8(t[k], _mm256_adds_epu8(s, bias)));
-        s = _mm256_sub_epi8(s, step);
-      }
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(yr + i), res);
-    }
+    for (; i + kW <= cols; i += kW) stb(yr + i, lut32(ldb(xr + i)));
 #endif
     for (; i < cols; ++i) yr[i] = table[xr[i]];
   }

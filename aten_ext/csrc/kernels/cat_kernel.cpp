@@ -122,6 +122,14 @@ void cat_copy_rows(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t
     for (int64_t j = 0; j < full; j += 64) _mm512_storeu_si512(yr + j, _mm512_loadu_si512(xr + j));
     if (tail) _mm512_mask_storeu_epi8(yr + full, tail, _mm512_maskz_loadu_epi8(tail, xr + full));
   }
+#elif defined(QPLUGIN_ISA_AVX2)
+  for (int64_t r = 0; r < rows; ++r) {
+    if (bytes >= bytes::kVecBytes) {
+      bytes::copy_run(y + r * ys, x + r * xs, bytes);
+    } else {
+      std::memcpy(y + r * ys, x + r * xs, static_cast<size_t>(bytes));
+    }
+  }
 #else
   for (int64_t r = 0; r < rows; ++r) std::memcpy(y + r * ys, x + r * xs, static_cast<size_t>(bytes));
 #endif
@@ -141,6 +149,12 @@ void cat_interleave_rows(const uint8_t* const* x, const int64_t* bytes, const in
       if (j < b) {
         const __mmask64 m = (uint64_t{1} << (b - j)) - 1;
         _mm512_mask_storeu_epi8(d + j, m, _mm512_maskz_loadu_epi8(m, xr + j));
+      }
+#elif defined(QPLUGIN_ISA_AVX2)
+      if (b >= bytes::kVecBytes) {
+        bytes::copy_run(d, xr, b);
+      } else {
+        std::memcpy(d, xr, static_cast<size_t>(b));
       }
 #else
       std::memcpy(d, xr, static_cast<size_t>(b));
