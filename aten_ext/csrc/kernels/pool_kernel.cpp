@@ -39,6 +39,11 @@ inline void max_into(T* dst, const T* src, int64_t n) {
     stb_n(dst + i, vmax(ldb_n(dst + i, n - i), ldb_n(src + i, n - i), T()), n - i);
     return;
   }
+#else
+  if (i < n && n >= kV) {  // the last vector again, ending at n (max is idempotent)
+    stb(dst + n - kV, vmax(ldb(dst + n - kV), ldb(src + n - kV), T()));
+    return;
+  }
 #endif
 #endif
   for (; i < n; ++i) dst[i] = std::max(dst[i], src[i]);
@@ -61,6 +66,14 @@ inline void max_taps(T* dst, const T* src, int64_t n, int64_t taps, int64_t step
     VB v = ldb_n(src + x, r);
     for (int64_t k = 1; k < taps; ++k) v = vmax(v, ldb_n(src + x + k * step, r), T());
     stb_n(dst + x, v, r);
+    return;
+  }
+#else
+  if (x < n && n >= kV) {  // the last vector again, ending at n (dst does not overlap src)
+    x = n - kV;
+    VB v = ldb(src + x);
+    for (int64_t k = 1; k < taps; ++k) v = vmax(v, ldb(src + x + k * step), T());
+    stb(dst + x, v);
     return;
   }
 #endif
@@ -158,6 +171,19 @@ void max_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
         stb(o + c + kV, a1);
         stb(o + c + 2 * kV, a2);
         stb(o + c + 3 * kV, a3);
+      }
+      for (; c + 2 * kV <= ce; c += 2 * kV) {  // e.g. 64 channels of 8 bits on AVX2: two chains
+        const T* b = base + c;
+        VB a0 = ldb(b), a1 = ldb(b + kV);
+        for (int64_t i = 0; i < nh; ++i) {
+          for (int64_t j = 0; j < nw; ++j) {
+            const T* s = b + i * rstep + j * cstep;
+            a0 = vmax(a0, ldb(s), T());
+            a1 = vmax(a1, ldb(s + kV), T());
+          }
+        }
+        stb(o + c, a0);
+        stb(o + c + kV, a1);
       }
       for (; c + kV <= ce; c += kV) {
         const T* b = base + c;
