@@ -195,6 +195,26 @@ def test_plain_linear_opcheck(layout):
     torch.library.opcheck(q.plain_linear_prepack.default, (w, s, z))
 
 
+@pytest.mark.parametrize("gates", [4, 3])
+def test_plain_rnn_layer_matches_quantized(gates, isa):
+    h = 6
+    wi, si, zi = _weight((gates * h, 5), True)
+    wh, sh, zh = _weight((gates * h, h), False)
+    bi, bh = torch.randn(gates * h), torch.randn(gates * h)
+    pi, ph = q.plain_linear_prepack(wi, si, zi), q.plain_linear_prepack(wh, sh, zh)
+    qi, qh = q.linear_prepack(_qweight(wi, si, zi), bi), q.linear_prepack(_qweight(wh, sh, zh), bh)
+    x, h0, c0 = torch.randn(4, 3, 5), torch.randn(3, h), torch.randn(3, h)
+    for reverse in (False, True):
+        args = (x, h0, c0, wi, si, zi, bi, pi, wh, sh, zh, bh, ph, gates, reverse)
+        got = q.plain_rnn_layer_dynamic(*args)
+        want = q._rnn_layer_dynamic(x, h0, c0, qi, qh, gates, reverse)
+        assert all(torch.equal(a, b) for a, b in zip(got, want))
+        if isa == "scalar":
+            torch.library.opcheck(q.plain_rnn_layer_dynamic.default, args)
+    with pytest.raises(ValueError, match=r"plain_rnn_layer_dynamic: w_hh should be \["):
+        q.plain_rnn_layer_dynamic(x, h0, c0, wi, si, zi, bi, pi, wi, si, zi, bi, pi, gates, False)
+
+
 # ---- conv ----
 
 CONV_CASES = {

@@ -3,6 +3,8 @@
 
 #include <ATen/ATen.h>
 
+#include <tuple>
+
 #include "packed_params/linear_packed_params.h"
 
 namespace qplugin {
@@ -36,6 +38,12 @@ void linear_u8_view(const char* op, const uint8_t* x, int64_t M, double x_scale,
 // Dynamic linear on a view (float32 x [..., K], float32 result).
 at::Tensor linear_dynamic_view(const char* op, const at::Tensor& x, const LinearWeightsView& w, bool reduce_range,
                                bool relu);
+
+// One layer, one direction of a dynamic LSTM (num_gates 4) / GRU (3) over a sequence
+// (cpu/rnn.cpp; `op` names the caller): (output [T, B, H], h_n, c_n).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic_view(
+    const char* op, const at::Tensor& input, const at::Tensor& h0, const at::Tensor& c0,
+    const LinearWeightsView& w_ih, const LinearWeightsView& w_hh, int64_t num_gates, bool reverse);
 
 // Dynamic linear: float32 x [..., K] quantized per call (per tensor, quint8,
 // torch's qparams choice, reduce_range as asked); float32 result.

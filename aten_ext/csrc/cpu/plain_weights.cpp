@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cpu/conv.h"
@@ -109,6 +110,18 @@ at::Tensor p_linear_dynamic(const at::Tensor& x, const at::Tensor& w, const at::
   return linear_dynamic_view(op, x, c.view, reduce_range, kRelu);
 }
 
+std::tuple<at::Tensor, at::Tensor, at::Tensor> p_rnn_layer_dynamic(
+    const at::Tensor& input, const at::Tensor& h0, const at::Tensor& c0, const at::Tensor& w_ih,
+    const at::Tensor& w_ih_scales, const at::Tensor& w_ih_zps, const c10::optional<at::Tensor>& b_ih,
+    const at::Tensor& packed_ih, const at::Tensor& w_hh, const at::Tensor& w_hh_scales, const at::Tensor& w_hh_zps,
+    const c10::optional<at::Tensor>& b_hh, const at::Tensor& packed_hh, int64_t num_gates, bool reverse) {
+  constexpr const char* op = "plain_rnn_layer_dynamic";
+  LinearCall ih, hh;
+  linear_call(op, w_ih, w_ih_scales, w_ih_zps, b_ih, packed_ih, &ih);
+  linear_call(op, w_hh, w_hh_scales, w_hh_zps, b_hh, packed_hh, &hh);
+  return rnn_layer_dynamic_view(op, input, h0, c0, ih.view, hh.view, num_gates, reverse);
+}
+
 at::Tensor p_linear_prepack(const at::Tensor& w, const at::Tensor& w_scales, const at::Tensor& w_zps) {
   constexpr const char* op = "plain_linear_prepack";
   TORCH_CHECK(w.scalar_type() == at::kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ",
@@ -188,6 +201,7 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("plain_linear_dynamic", TORCH_FN(p_linear_dynamic<false>));
   m.impl("plain_linear_relu_dynamic", TORCH_FN(p_linear_dynamic<true>));
   m.impl("plain_linear_prepack", TORCH_FN(p_linear_prepack));
+  m.impl("plain_rnn_layer_dynamic", TORCH_FN(p_rnn_layer_dynamic));
   m.impl("plain_conv_prepack", TORCH_FN(p_conv_prepack));
   m.impl("plain_conv1d", TORCH_FN((p_conv<1, false>)));
   m.impl("plain_conv1d_relu", TORCH_FN((p_conv<1, true>)));
