@@ -1,4 +1,4 @@
-// 2-D pooling kernels; see pool_kernel.h for the contract. Compiled once per
+// 2-D pooling kernels (and 3-D average pooling); see pool_kernel.h for the contract. Compiled once per
 // ISA (scalar, AVX2, AVX-512). The scalar loops are the reference and the
 // tails of the vector loops, so every path computes the same numbers.
 //
@@ -266,6 +266,16 @@ inline Acc sum_run(const T* p, int64_t n) {
   return total;
 }
 
+// Depth window of output slice od and the first class index of its depth class
+// (pool_kernel.h: 2-D pooling has one slice and no depth tables).
+struct DepthWin {
+  int64_t d0, d1, rbase;
+};
+inline DepthWin depth_win(const AvgPool2dGeom& g, int64_t od) {
+  if (g.ds == nullptr) return {0, 1, 0};
+  return {g.ds[od], g.de[od], static_cast<int64_t>(g.dcls[od]) * g.nrc};
+}
+
 template <typename T, typename Acc>
 void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) {
   std::vector<Acc> vs(g.W);
@@ -274,80 +284,97 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
   std::vector<int64_t> offr(g.OW);
   std::vector<float> multr(g.OW);
   std::vector<int64_t> kr(g.OW);  // window class of each output column (requant's exact path)
-  int64_t built = -1;  // row class offr / multr hold
-  // Whole-width windows of a single output column are contiguous runs.
+  int64_t built = -1;  // row class (depth class included) offr / multr hold
+  // Whole-width windows of a single output column are contiguous runs (one per slice).
   const bool runs = g.OW == 1 && g.ws[0] == 0 && g.we[0] == g.W;
+  const int64_t slice = g.H * g.W;
   for (int64_t p = 0; p < planes; ++p) {
-    const T* ip = in + p * g.H * g.W;
-    T* op = out + p * g.OH * g.OW;
-    if (runs) {
+    const T* ip = in + p * g.D * slice;
+    for (int64_t od = 0; od < g.OD; ++od) {
+      const DepthWin dw = depth_win(g, od);
+      T* op = out + (p * g.OD + od) * g.OH * g.OW;
+      if (runs) {
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          Acc s = 0;
+          if (g.hs[oh] == 0 && g.he[oh] == g.H) {  // whole slices: one run over the volume
+            s = sum_run<T, Acc>(ip + dw.d0 * slice, (dw.d1 - dw.d0) * slice);
+          } else {
+            for (int64_t d = dw.d0; d < dw.d1; ++d) {
+              s += sum_run<T, Acc>(ip + d * slice + g.hs[oh] * g.W, (g.he[oh] - g.hs[oh]) * g.W);
+            }
+          }
+          const int64_t k = (dw.rbase + g.rcls[oh]) * g.ncc + g.ccls[0];
+          op[oh] = requant<T, Acc>(s - static_cast<Acc>(g.off[k]), g.mult[k], k, g);
+        }
+        continue;
+      }
       for (int64_t oh = 0; oh < g.OH; ++oh) {
-        const Acc s = sum_run<T, Acc>(ip + g.hs[oh] * g.W, (g.he[oh] - g.hs[oh]) * g.W);
-        const int64_t k = g.rcls[oh] * g.ncc + g.ccls[0];
-        op[oh] = requant<T, Acc>(s - static_cast<Acc>(g.off[k]), g.mult[k], k, g);
-      }
-      continue;
-    }
-    for (int64_t oh = 0; oh < g.OH; ++oh) {
-      std::fill(vs.begin(), vs.end(), Acc(0));
-      for (int64_t h = g.hs[oh]; h < g.he[oh]; ++h) {
-        const T* src = ip + h * g.W;
-        int64_t w = 0;
+        std::fill(vs.begin(), vs.end(), Acc(0));
+        for (int64_t d = dw.d0; d < dw.d1; ++d) {
+          for (int64_t h = g.hs[oh]; h < g.he[oh]; ++h) {
+            const T* src = ip + d * slice + h * g.W;
+            int64_t w = 0;
 #if QPLUGIN_SIMD
-        if constexpr (sizeof(T) == 1 && std::is_same<Acc, int32_t>::value) {
-          for (; w + simd::kLanes <= g.W; w += simd::kLanes) {
-            simd::storeu_i(vs.data() + w, simd::add_i(simd::loadu_i(vs.data() + w), simd::load_q(src + w)));
+            if constexpr (sizeof(T) == 1 && std::is_same<Acc, int32_t>::value) {
+              for (; w + simd::kLanes <= g.W; w += simd::kLanes) {
+                simd::storeu_i(vs.data() + w, simd::add_i(simd::loadu_i(vs.data() + w), simd::load_q(src + w)));
+              }
+            }
+#endif
+            for (; w < g.W; ++w) vs[w] += src[w];
           }
         }
-#endif
-        for (; w < g.W; ++w) vs[w] += src[w];
-      }
-      pre[0] = 0;
-      for (int64_t w = 0; w < g.W; ++w) pre[w + 1] = pre[w] + vs[w];
-      if (g.rcls[oh] != built) {
-        built = g.rcls[oh];
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          const int64_t k = built * g.ncc + g.ccls[ow];
-          offr[ow] = g.off[k];
-          multr[ow] = g.mult[k];
-          kr[ow] = k;
-        }
-      }
-      const int64_t* off = offr.data();
-      const float* mult = multr.data();
-      T* o = op + oh * g.OW;
-      if constexpr (std::is_same<Acc, int32_t>::value) {
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          d32[ow] = pre[g.we[ow]] - pre[g.ws[ow]] - static_cast<int32_t>(off[ow]);
-        }
-        int64_t ow = 0;
-#if QPLUGIN_SIMD
-        if constexpr (sizeof(T) == 1) {
-          const simd::VF zadd = simd::set1_f(g.zadd), lo = simd::set1_f(g.qmin), hi = simd::set1_f(g.qmax);
-          for (; ow + simd::kLanes <= g.OW; ow += simd::kLanes) {
-            simd::store_q(o + ow, requant_v(simd::loadu_i(d32.data() + ow), simd::loadu_f(mult + ow), zadd, lo, hi));
+        pre[0] = 0;
+        for (int64_t w = 0; w < g.W; ++w) pre[w + 1] = pre[w] + vs[w];
+        const int64_t rc = dw.rbase + g.rcls[oh];
+        if (rc != built) {
+          built = rc;
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            const int64_t k = built * g.ncc + g.ccls[ow];
+            offr[ow] = g.off[k];
+            multr[ow] = g.mult[k];
+            kr[ow] = k;
           }
         }
+        const int64_t* off = offr.data();
+        const float* mult = multr.data();
+        T* o = op + oh * g.OW;
+        if constexpr (std::is_same<Acc, int32_t>::value) {
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            d32[ow] = pre[g.we[ow]] - pre[g.ws[ow]] - static_cast<int32_t>(off[ow]);
+          }
+          int64_t ow = 0;
+#if QPLUGIN_SIMD
+          if constexpr (sizeof(T) == 1) {
+            const simd::VF zadd = simd::set1_f(g.zadd), lo = simd::set1_f(g.qmin), hi = simd::set1_f(g.qmax);
+            for (; ow + simd::kLanes <= g.OW; ow += simd::kLanes) {
+              simd::store_q(o + ow, requant_v(simd::loadu_i(d32.data() + ow), simd::loadu_f(mult + ow), zadd, lo, hi));
+            }
+          }
 #endif
-        for (; ow < g.OW; ++ow) o[ow] = requant<T, int32_t>(d32[ow], mult[ow], kr[ow], g);
-      } else {
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          o[ow] = requant<T, Acc>(pre[g.we[ow]] - pre[g.ws[ow]] - off[ow], mult[ow], kr[ow], g);
+          for (; ow < g.OW; ++ow) o[ow] = requant<T, int32_t>(d32[ow], mult[ow], kr[ow], g);
+        } else {
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            o[ow] = requant<T, Acc>(pre[g.we[ow]] - pre[g.ws[ow]] - off[ow], mult[ow], kr[ow], g);
+          }
         }
       }
     }
   }
 }
 
+// Output rows [ob, oe) count rows of all OD slices: row r is slice r / OH, row r % OH.
 template <typename T, typename Acc>
 void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64_t ob, int64_t oe,
                    const AvgPool2dGeom& g) {
-  for (int64_t oh = ob; oh < oe; ++oh) {
+  for (int64_t r = ob; r < oe; ++r) {
+    const int64_t oh = r % g.OH;
+    const DepthWin dw = depth_win(g, r / g.OH);
     const int64_t h0 = g.hs[oh], h1 = g.he[oh];
     for (int64_t ow = 0; ow < g.OW; ++ow) {
       const int64_t w0 = g.ws[ow], w1 = g.we[ow];
-      const int64_t pidx = oh * g.OW + ow;
-      const int64_t k = g.rcls[oh] * g.ncc + g.ccls[ow];
+      const int64_t pidx = r * g.OW + ow;
+      const int64_t k = (dw.rbase + g.rcls[oh]) * g.ncc + g.ccls[ow];
       const float m = g.mult[k];
       const int64_t off = g.off[k];
       T* o = out + pidx * C;
@@ -359,13 +386,15 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
         const VI offv = set1_i(static_cast<int32_t>(off));
         for (; c + 4 * kLanes <= ce; c += 4 * kLanes) {
           VI a0 = set1_i(0), a1 = a0, a2 = a0, a3 = a0;
-          for (int64_t h = h0; h < h1; ++h) {
-            const T* s = in + (h * g.W + w0) * C + c;
-            for (int64_t w = w0; w < w1; ++w, s += C) {
-              a0 = add_i(a0, load_q(s));
-              a1 = add_i(a1, load_q(s + kLanes));
-              a2 = add_i(a2, load_q(s + 2 * kLanes));
-              a3 = add_i(a3, load_q(s + 3 * kLanes));
+          for (int64_t d = dw.d0; d < dw.d1; ++d) {
+            for (int64_t h = h0; h < h1; ++h) {
+              const T* s = in + ((d * g.H + h) * g.W + w0) * C + c;
+              for (int64_t w = w0; w < w1; ++w, s += C) {
+                a0 = add_i(a0, load_q(s));
+                a1 = add_i(a1, load_q(s + kLanes));
+                a2 = add_i(a2, load_q(s + 2 * kLanes));
+                a3 = add_i(a3, load_q(s + 3 * kLanes));
+              }
             }
           }
           store4_q(o + c, requant_v(sub_i(a0, offv), mv, zadd, lo, hi),
@@ -375,9 +404,11 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
         }
         for (; c + kLanes <= ce; c += kLanes) {
           VI a0 = set1_i(0);
-          for (int64_t h = h0; h < h1; ++h) {
-            const T* s = in + (h * g.W + w0) * C + c;
-            for (int64_t w = w0; w < w1; ++w, s += C) a0 = add_i(a0, load_q(s));
+          for (int64_t d = dw.d0; d < dw.d1; ++d) {
+            for (int64_t h = h0; h < h1; ++h) {
+              const T* s = in + ((d * g.H + h) * g.W + w0) * C + c;
+              for (int64_t w = w0; w < w1; ++w, s += C) a0 = add_i(a0, load_q(s));
+            }
           }
           store_q(o + c, requant_v(sub_i(a0, offv), mv, zadd, lo, hi));
         }
@@ -385,9 +416,11 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
 #endif
       for (; c < ce; ++c) {
         Acc a = 0;
-        for (int64_t h = h0; h < h1; ++h) {
-          const T* s = in + (h * g.W + w0) * C + c;
-          for (int64_t w = w0; w < w1; ++w, s += C) a += *s;
+        for (int64_t d = dw.d0; d < dw.d1; ++d) {
+          for (int64_t h = h0; h < h1; ++h) {
+            const T* s = in + ((d * g.H + h) * g.W + w0) * C + c;
+            for (int64_t w = w0; w < w1; ++w, s += C) a += *s;
+          }
         }
         o[c] = requant<T, Acc>(a - static_cast<Acc>(off), m, k, g);
       }
