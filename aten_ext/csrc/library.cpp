@@ -117,6 +117,9 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("max_pool2d(Tensor qx, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode) -> Tensor");
   m.def("avg_pool2d(Tensor qx, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor");
   m.def("adaptive_avg_pool2d(Tensor qx, int[] output_size) -> Tensor");
+  // 3-D average pooling (issue 16): aten::avg_pool3d / adaptive_avg_pool3d's arguments
+  m.def("avg_pool3d(Tensor qx, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor");
+  m.def("adaptive_avg_pool3d(Tensor qx, int[] output_size) -> Tensor");
   m.def("upsample_nearest2d(Tensor qx, int[] output_size) -> Tensor");
   m.def("upsample_bilinear2d(Tensor qx, int[] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor");
   m.def("softmax(Tensor qx, int dim, float output_scale, int output_zero_point) -> Tensor");
