@@ -128,6 +128,7 @@ def _check_round_trips(plain, x, want):
     torch.save(plain.state_dict(), buf)
     buf.seek(0)
     sd = torch.load(buf, weights_only=True)  # tensors only: loads with weights_only
+    assert not any(k.endswith("packed") for k in sd)  # derived per kernel path: rebuilt on load
     other = copy.deepcopy(plain)
     for m in other.modules():  # scramble, then load
         if isinstance(m, nnp.Linear) or isinstance(m, nnp.modules._ConvNd):
@@ -193,6 +194,7 @@ def test_digits_cnn_static_dynamic_qat(isa):
     _assert_plain_state(dp)
     assert torch.equal(dq(x), dp(x))
     _check_round_trips(dp, x, dq(x))
+    assert torch.equal(tq.to_plain(dq)(x), dq(x))  # its float FloatFunctional stays float
     # QAT
     torch.manual_seed(0)
     m = DigitsCNN().train()
