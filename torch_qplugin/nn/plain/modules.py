@@ -27,7 +27,8 @@ from torch import Tensor
 from torch.nn.modules.utils import _pair, _single, _triple
 
 __all__ = ["Quantize", "DeQuantize", "ReLU", "ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Hardsigmoid",
-           "Softmax", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm2d", "LayerNorm", "Dropout",
+           "Softmax", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm2d", "BatchNorm3d", "BNReLU2d",
+           "BNReLU3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "Dropout",
            "QFunctional", "NeverCalibratedQFunctional", "Linear", "LinearReLU", "Conv1d", "Conv2d", "Conv3d",
            "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvAdd2d", "ConvAddReLU2d", "DynamicLinear", "LSTM", "GRU",
            "PLAIN_OF",
@@ -213,13 +214,61 @@ class AdaptiveAvgPool2d(_Retag, _qm.AdaptiveAvgPool2d):
         return _out(_q.plain_adaptive_avg_pool2d(d, out), s, z)
 
 
-class BatchNorm2d(_Retag, _qm.BatchNorm2d):
-    _Q = _qm.BatchNorm2d
+class _BatchNorm(_Retag):
+    _OP = ""
 
     def forward(self, input: Tensor) -> Tensor:
-        d, s, z = _in(input, "torch_qplugin.nn.plain.BatchNorm2d")
-        return _out(_q.plain_batch_norm2d(d, s, z, self.weight, self.bias, self.running_mean, self.running_var,
+        d, s, z = _in(input, "torch_qplugin.nn.plain." + type(self).__name__)
+        return _out(getattr(_q, self._OP)(d, s, z, self.weight, self.bias, self.running_mean, self.running_var,
                                           self.eps, self.scale, self.zero_point), self.scale, self.zero_point)
+
+
+class BatchNorm2d(_BatchNorm, _qm.BatchNorm2d):
+    _Q = _qm.BatchNorm2d
+    _OP = "plain_batch_norm2d"
+
+
+class BatchNorm3d(_BatchNorm, _qm.BatchNorm3d):
+    _Q = _qm.BatchNorm3d
+    _OP = "plain_batch_norm3d"
+
+
+class BNReLU2d(_BatchNorm, _qi.BNReLU2d):
+    _Q = _qi.BNReLU2d
+    _OP = "plain_batch_norm2d_relu"
+
+
+class BNReLU3d(_BatchNorm, _qi.BNReLU3d):
+    _Q = _qi.BNReLU3d
+    _OP = "plain_batch_norm3d_relu"
+
+
+class GroupNorm(_Retag, _qm.GroupNorm):
+    _Q = _qm.GroupNorm
+
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain.GroupNorm")
+        return _out(_q.plain_group_norm(d, s, z, self.num_groups, self.weight, self.bias, self.eps, self.scale,
+                                        self.zero_point), self.scale, self.zero_point)
+
+
+class _InstanceNorm(_Retag):
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain." + type(self).__name__)
+        return _out(_q.plain_instance_norm(d, s, z, self.weight, self.bias, self.eps, self.scale, self.zero_point),
+                    self.scale, self.zero_point)
+
+
+class InstanceNorm1d(_InstanceNorm, _qm.InstanceNorm1d):
+    _Q = _qm.InstanceNorm1d
+
+
+class InstanceNorm2d(_InstanceNorm, _qm.InstanceNorm2d):
+    _Q = _qm.InstanceNorm2d
+
+
+class InstanceNorm3d(_InstanceNorm, _qm.InstanceNorm3d):
+    _Q = _qm.InstanceNorm3d
 
 
 class LayerNorm(_Retag, _qm.LayerNorm):
@@ -642,6 +691,7 @@ class GRU(_RNNBase, _qd.GRU):
 #: by the weight readers of quantization/_to_plain.py).
 PLAIN_OF = {c._Q: c for c in (
     Quantize, DeQuantize, ReLU, ReLU6, Hardswish, ELU, LeakyReLU, Sigmoid, Hardsigmoid, Softmax, MaxPool2d,
-    AvgPool2d, AdaptiveAvgPool2d, BatchNorm2d, LayerNorm, Dropout, QFunctional, Linear, LinearReLU, Conv1d,
+    AvgPool2d, AdaptiveAvgPool2d, BatchNorm2d, BatchNorm3d, BNReLU2d, BNReLU3d, GroupNorm, InstanceNorm1d,
+    InstanceNorm2d, InstanceNorm3d, LayerNorm, Dropout, QFunctional, Linear, LinearReLU, Conv1d,
     Conv2d, Conv3d, ConvReLU1d, ConvReLU2d, ConvReLU3d, ConvAdd2d, ConvAddReLU2d, DynamicLinear, LSTM, GRU)}
 PLAIN_OF[_QNeverFunctional] = NeverCalibratedQFunctional
