@@ -55,7 +55,8 @@ def family_of(op: str) -> str:
         op = op[len("plain_"):]
         op = {"quantize_per_tensor": "quantize_per_tensor", "dequantize_per_tensor": "dequantize",
               "dequantize_per_channel": "dequantize", "add_scalar_qparams": "add_scalar",
-              "mul_scalar_qparams": "mul_scalar"}.get(op, op)
+              "mul_scalar_qparams": "mul_scalar", "rnn_layer_dynamic": "_rnn_layer_dynamic",
+              "conv_prepack": "conv2d_prepack"}.get(op, op)
     for fam, ops in _OP_FAMILY.items():
         if op in ops:
             return fam

@@ -218,6 +218,17 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("plain_avg_pool2d(Tensor x, int x_zero_point, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor");
   m.def("plain_adaptive_avg_pool2d(Tensor x, int[] output_size) -> Tensor");
   m.def("plain_upsample_nearest2d(Tensor x, int[] output_size) -> Tensor");
+  // the plain forms of the later seed ops (cpu/plain.cpp)
+  m.def("plain_upsample_bilinear2d(Tensor x, int[] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor");
+  for (const char* name : {"plain_batch_norm2d_relu", "plain_batch_norm3d", "plain_batch_norm3d_relu"}) {
+    m.def(torch::schema((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor? weight, Tensor? bias, "
+                         "Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor").c_str()));
+  }
+  m.def("plain_group_norm(Tensor x, float x_scale, int x_zero_point, int num_groups, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor");
+  m.def("plain_instance_norm(Tensor x, float x_scale, int x_zero_point, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor");
+  m.def("plain_prelu(Tensor x, float x_scale, int x_zero_point, Tensor weight, float output_scale, int output_zero_point) -> Tensor");
+  m.def("plain_celu(Tensor x, float x_scale, int x_zero_point, float output_scale, int output_zero_point, Scalar alpha=1) -> Tensor");
+  m.def("plain_threshold(Tensor x, float x_scale, int x_zero_point, Scalar threshold, Scalar value) -> Tensor");
   // ---- plain linear / conv (cpu/plain_weights.cpp): the weight as plain tensors + its packed
   // buffer (packed_params/plain_buffer.h, from plain_linear_prepack / plain_conv_prepack).
   m.def("plain_linear_prepack(Tensor w, Tensor w_scales, Tensor w_zero_points) -> Tensor");
