@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/bytes_simd.h"
 #include "kernels/simd.h"
 
 namespace qplugin {
@@ -24,33 +25,7 @@ namespace kernels {
 namespace QPLUGIN_ISA_NS {
 namespace {
 
-// ---------------------------------------------------------------------------
-// Byte-wide max vectors (whole-register max of 8-bit or 32-bit lanes).
-// ---------------------------------------------------------------------------
-#if defined(QPLUGIN_ISA_AVX512)
-using VB = __m512i;
-constexpr int64_t kVecBytes = 64;
-inline VB ldb(const void* p) { return _mm512_loadu_si512(p); }
-inline void stb(void* p, VB v) { _mm512_storeu_si512(p, v); }
-inline VB vmax(VB a, VB b, uint8_t) { return _mm512_max_epu8(a, b); }
-inline VB vmax(VB a, VB b, int8_t) { return _mm512_max_epi8(a, b); }
-inline VB vmax(VB a, VB b, int32_t) { return _mm512_max_epi32(a, b); }
-// Tails: the first n (< one vector) elements; masked-off lanes are not touched in memory.
-inline VB ldb_n(const uint8_t* p, int64_t n) { return _mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, n), p); }
-inline VB ldb_n(const int8_t* p, int64_t n) { return _mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, n), p); }
-inline VB ldb_n(const int32_t* p, int64_t n) { return _mm512_maskz_loadu_epi32(static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n)), p); }
-inline void stb_n(uint8_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi8(p, _bzhi_u64(~0ULL, n), v); }
-inline void stb_n(int8_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi8(p, _bzhi_u64(~0ULL, n), v); }
-inline void stb_n(int32_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi32(p, static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n)), v); }
-#elif defined(QPLUGIN_ISA_AVX2)
-using VB = __m256i;
-constexpr int64_t kVecBytes = 32;
-inline VB ldb(const void* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-inline void stb(void* p, VB v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
-inline VB vmax(VB a, VB b, uint8_t) { return _mm256_max_epu8(a, b); }
-inline VB vmax(VB a, VB b, int8_t) { return _mm256_max_epi8(a, b); }
-inline VB vmax(VB a, VB b, int32_t) { return _mm256_max_epi32(a, b); }
-#endif
+using namespace bytes;  // VB, ldb / stb / vmax (+ ldb_n / stb_n tails on AVX-512): kernels/bytes_simd.h
 
 // dst[i] = max(dst[i], src[i]) for i < n.
 template <typename T>
@@ -62,6 +37,11 @@ inline void max_into(T* dst, const T* src, int64_t n) {
 #if defined(QPLUGIN_ISA_AVX512)
   if (i < n) {
     stb_n(dst + i, vmax(ldb_n(dst + i, n - i), ldb_n(src + i, n - i), T()), n - i);
+    return;
+  }
+#else
+  if (i < n && n >= kV) {  // the last vector again, ending at n (max is idempotent)
+    stb(dst + n - kV, vmax(ldb(dst + n - kV), ldb(src + n - kV), T()));
     return;
   }
 #endif
@@ -86,6 +66,14 @@ inline void max_taps(T* dst, const T* src, int64_t n, int64_t taps, int64_t step
     VB v = ldb_n(src + x, r);
     for (int64_t k = 1; k < taps; ++k) v = vmax(v, ldb_n(src + x + k * step, r), T());
     stb_n(dst + x, v, r);
+    return;
+  }
+#else
+  if (x < n && n >= kV) {  // the last vector again, ending at n (dst does not overlap src)
+    x = n - kV;
+    VB v = ldb(src + x);
+    for (int64_t k = 1; k < taps; ++k) v = vmax(v, ldb(src + x + k * step), T());
+    stb(dst + x, v);
     return;
   }
 #endif
@@ -183,6 +171,19 @@ void max_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
         stb(o + c + kV, a1);
         stb(o + c + 2 * kV, a2);
         stb(o + c + 3 * kV, a3);
+      }
+      for (; c + 2 * kV <= ce; c += 2 * kV) {  // e.g. 64 channels of 8 bits on AVX2: two chains
+        const T* b = base + c;
+        VB a0 = ldb(b), a1 = ldb(b + kV);
+        for (int64_t i = 0; i < nh; ++i) {
+          for (int64_t j = 0; j < nw; ++j) {
+            const T* s = b + i * rstep + j * cstep;
+            a0 = vmax(a0, ldb(s), T());
+            a1 = vmax(a1, ldb(s + kV), T());
+          }
+        }
+        stb(o + c, a0);
+        stb(o + c + kV, a1);
       }
       for (; c + kV <= ce; c += kV) {
         const T* b = base + c;
