@@ -15,6 +15,7 @@ import zipfile
 import torch
 import torch.nn as nn
 from torch._dynamo.testing import CompileCounterWithBackend
+from torch.export._trace import _export as _export_inference
 
 import torch_qplugin
 
@@ -29,6 +30,7 @@ q = torch.ops.qplugin
 aten = torch.ops.aten
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "examples"))  # examples/models
 PKG_PARENT = pathlib.Path(torch_qplugin.__file__).resolve().parent.parent  # the torch_qplugin under test
 BATCHES = (1, 8)
 
@@ -101,11 +103,109 @@ def plain_head_case():
     return PlainHeadNet().eval(), inputs
 
 
+def _randn(shape, seed):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def _static(model, fuse, qconfig, calib_shape):
+    """Static quantization by torch_qplugin's workflow, plain form (QTensor between layers)."""
+    import torch_qplugin.quantization as tq
+
+    torch.manual_seed(0)
+    model = fuse(model.eval())
+    model.qconfig = getattr(tq, qconfig)
+    prepared = tq.prepare(model)
+    tq.calibrate(prepared, [_randn(calib_shape, 1 + i) * 2 for i in range(2)])
+    return tq.convert(prepared, plain=True).eval()
+
+
+def _image_inputs(shape):
+    return lambda batch: (_randn((batch,) + shape, 300 + batch) * 2,)
+
+
+def _token_inputs(vocab, length):
+    return lambda batch: (torch.randint(0, vocab, (batch, length), generator=torch.Generator().manual_seed(400 + batch)),)
+
+
+class ResidualBlock(nn.Module):
+    """conv-bn-relu, conv-bn, add + relu (FloatFunctional), as ResNet's basic block."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        from models._stubs import DeQuantStub, FloatFunctional, QuantStub
+
+        self.quant, self.dequant, self.add = QuantStub(), DeQuantStub(), FloatFunctional()
+        self.conv1, self.bn1, self.relu = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c), nn.ReLU()
+        self.conv2, self.bn2 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+        for bn in (self.bn1, self.bn2):
+            bn.running_mean.uniform_(-0.5, 0.5)
+            bn.running_var.uniform_(0.5, 2)
+
+    def forward(self, x):
+        x = self.quant(x)
+        y = self.bn2(self.conv2(self.relu(self.bn1(self.conv1(x)))))
+        return self.dequant(self.add.add_relu(y, x))
+
+    def fuse_model(self):
+        import torch_qplugin.quantization as tq
+
+        return tq.fuse_modules(self, [["conv1", "bn1", "relu"], ["conv2", "bn2"]])
+
+
+def digits_case():
+    from models import DigitsCNN
+
+    torch.manual_seed(0)
+    return _static(DigitsCNN(), lambda m: m.fuse_model(), "default_qconfig", (16, 1, 8, 8)), _image_inputs((1, 8, 8))
+
+
+def residual_case():
+    torch.manual_seed(0)
+    return (_static(ResidualBlock(), lambda m: m.fuse_model(), "default_per_channel_qconfig", (4, 16, 16, 16)),
+            _image_inputs((16, 16, 16)))
+
+
+def mobilenet_case():
+    from models import MobileNetV2
+
+    torch.manual_seed(0)
+    return (_static(MobileNetV2(num_classes=10), lambda m: m.fuse_model(), "default_per_channel_qconfig",
+                    (2, 3, 32, 32)), _image_inputs((3, 32, 32)))
+
+
+def _dynamic(model):
+    import torch_qplugin.quantization as tq
+
+    return tq.quantize_dynamic(model.eval(), plain=True).eval()
+
+
+def lstm_case():
+    from models import LSTMClassifier
+
+    torch.manual_seed(0)
+    return _dynamic(LSTMClassifier(vocab=50, embed=16, hidden=24)), _token_inputs(50, 9)
+
+
+def transformer_case():
+    from models import TransformerClassifier
+
+    torch.manual_seed(0)
+    return _dynamic(TransformerClassifier(vocab=50, d_model=32, nhead=4, ff=64, layers=2)), _token_inputs(50, 7)
+
+
 # name -> () -> (eval-mode model, inputs(batch) -> tuple of args with the batch in dim 0)
 CASES = {
     "plain_ops": plain_ops_case,
     "plain_head": plain_head_case,
+    "digits_cnn": digits_case,
+    "residual_block": residual_case,
+    "mobilenet_v2": mobilenet_case,
+    "lstm_dynamic": lstm_case,
+    "transformer_dynamic": transformer_case,
 }
+
+
+PLAIN_OP_CASES = ("plain_ops", "plain_head")  # no QTensor: the model's code calls the plain ops itself
 
 
 def eager_outputs(model, inputs):
@@ -134,12 +234,17 @@ def batch_oblivious():
 
 
 def export(model, args):
-    """torch.export.export under no_grad with dim 0 of every tensor argument one dynamic batch in
-    [1, 1024]."""
+    """Exports under no_grad with dim 0 of every tensor argument one dynamic batch in [1, 1024].
+
+    Traced non-strict into the inference IR (pre_dispatch=False): plain modules hand QTensors
+    (a tensor subclass) from layer to layer, and torch.export.export's pre-dispatch trace cannot
+    run a subclass made inside the traced code (its proxy mode answers NotImplemented for one);
+    traced below autograd, each QTensor op runs its __torch_dispatch__ on the integers, so the
+    graph holds the plain ops only (docs/deploy.md)."""
     batch = torch.export.Dim("batch", min=1, max=1024)
     dynamic = tuple({0: batch} if torch.is_tensor(a) else None for a in args)
     with torch.no_grad(), batch_oblivious():
-        return torch.export.export(model, args, dynamic_shapes=dynamic)
+        return _export_inference(model, args, dynamic_shapes=dynamic, strict=False, pre_dispatch=False)
 
 
 _QUANTIZED_DTYPE_NAMES = {"torch.quint8", "torch.qint8", "torch.qint32", "torch.quint4x2", "torch.quint2x4"}
@@ -191,13 +296,22 @@ def qplugin_calls(ep):
 
 # ---- torch.compile -------------------------------------------------------------------------------
 def compile_outputs(model, inputs, oblivious=True):
-    """torch.compile(fullgraph=True, dynamic=True) under no_grad, batch 1 then 8: (outputs by batch,
-    graphs compiled). oblivious=False: torch's default rules (batch 1 specialized)."""
+    """torch.compile(fullgraph=True) under no_grad with the batch dim of the first call's tensors
+    marked dynamic, batch 1 then 8: (outputs by batch, graphs compiled). Only the batch is
+    dynamic (dynamic=True would also duck-size a channel dim of 1 to a batch of 1 and recompile).
+    oblivious=False: torch's default rules (batch 1 specialized)."""
     torch._dynamo.reset()
     counter = CompileCounterWithBackend("inductor")
+    outs = {}
     with torch.no_grad(), (batch_oblivious() if oblivious else contextlib.nullcontext()):
-        compiled = torch.compile(model, backend=counter, fullgraph=True, dynamic=True)
-        outs = {b: compiled(*inputs(b)) for b in BATCHES}
+        compiled = torch.compile(model, backend=counter, fullgraph=True)
+        for b in BATCHES:
+            args = inputs(b)
+            if not outs:
+                for a in args:
+                    if torch.is_tensor(a):
+                        torch._dynamo.mark_dynamic(a, 0)
+            outs[b] = compiled(*args)
     return outs, counter.frame_count
 
 

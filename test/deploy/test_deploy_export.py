@@ -14,7 +14,7 @@ def test_export_is_plain_and_bit_identical(name):
     assert D.graph_problems(ep) == []
     assert D.qplugin_calls(ep), "the exported graph calls no qplugin op"
     # one dynamic batch symbol on the input
-    x = next(n for n in ep.graph.nodes if n.op == "placeholder" and n.name not in ep.graph_signature.inputs_to_buffers)
+    x = next(n for n in ep.graph.nodes if n.op == "placeholder" and n.name == ep.graph_signature.user_inputs[0])
     assert isinstance(x.meta["val"].shape[0], torch.SymInt)
     run = ep.module()
     with torch.no_grad():
