@@ -479,6 +479,46 @@ def adaptive_avg_pool2d_ref(real, output_size):
     return out
 
 
+def avg_pool3d_ref(real, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """Float64 3-d average pooling of real values [..., D, H, W], from the definition: the window
+    of each output clipped to the input plus padding (padding counts as 0 when included)."""
+    real = np.asarray(real, dtype=np.float64)
+    k = _triple(kernel_size)
+    s = _triple(stride) if len(stride) else k
+    p = _triple(padding)
+    n = real.shape[-3:]
+    o = [_pool_out_size(n[i], k[i], s[i], p[i], 1, ceil_mode) for i in range(3)]
+    out = np.zeros(real.shape[:-3] + tuple(o))
+    for idx in np.ndindex(*o):
+        lo = [idx[i] * s[i] - p[i] for i in range(3)]
+        hi = [min(lo[i] + k[i], n[i] + p[i]) for i in range(3)]
+        pooled = int(np.prod([hi[i] - lo[i] for i in range(3)]))
+        a = [max(lo[i], 0) for i in range(3)]
+        b = [min(hi[i], n[i]) for i in range(3)]
+        valid = int(np.prod([b[i] - a[i] for i in range(3)]))
+        total = real[..., a[0]:b[0], a[1]:b[1], a[2]:b[2]].sum(axis=(-3, -2, -1))
+        div = divisor_override if divisor_override else (pooled if count_include_pad else valid)
+        out[(Ellipsis,) + idx] = total / div
+    return out
+
+
+def adaptive_avg_pool3d_ref(real, output_size):
+    """Float64 3-d adaptive average pooling: window [floor(o*in/out), ceil((o+1)*in/out)) per dim."""
+    real = np.asarray(real, dtype=np.float64)
+    n = real.shape[-3:]
+    out = np.zeros(real.shape[:-3] + tuple(output_size))
+    for idx in np.ndindex(*output_size):
+        a = [(idx[i] * n[i]) // output_size[i] for i in range(3)]
+        b = [-((-(idx[i] + 1) * n[i]) // output_size[i]) for i in range(3)]
+        out[(Ellipsis,) + idx] = real[..., a[0]:b[0], a[1]:b[1], a[2]:b[2]].mean(axis=(-3, -2, -1))
+    return out
+
+
+def _triple(v):
+    v = list(v)
+    return (v[0],) * 3 if len(v) == 1 else tuple(v)
+
+
 def upsample_bilinear2d_ref(q, output_size, align_corners, scales=(None, None)):
     """Bilinear resize of the integers of q [..., H, W] in float64 from the definition (source
     position per torch's area_pixel rule), rounded half-even: the output keeps q's qparams, so

@@ -2,9 +2,11 @@
 quantized-tensor API and no torch.ao, so that removing torch's quantized dtypes means deleting the
 QuantizedCPU adapters and quantization/_compat.py, nothing else. Read from the sources.
 
-Covered so far: the kernels, the plain ops (cpu/plain.cpp), their fakes, the Quantizer objects and
-QTensor. (The cpu/ glue shared with the quantized adapters still names quantized dtypes as range tags;
-plain modules and the workflow's plain path are not written yet.)
+Covered: the kernels, the plain ops (cpu/plain.cpp, cpu/plain_weights.cpp), the plain packed buffers
+(packed_params/plain_buffer.*), their fakes, the Quantizer objects, QTensor, the plain modules
+(torch_qplugin/nn/plain/) and the workflow's plain path (quantization/plain.py). Not covered: the cpu/
+glue shared with the quantized adapters (it still names quantized dtypes as range tags) and
+quantization/_to_plain.py (the migration reader of quantized-dtype models: the compat side).
 """
 import re
 from pathlib import Path
@@ -22,8 +24,11 @@ PY_FORBIDDEN = re.compile(r"torch\.(quint8|qint8|qint32)\b|torch\.ao\b|_empty_af
                           r"\bquantize_per_(tensor|channel)(_dynamic)?\(|\.q_scale\(\)|\.q_zero_point\(\)|"
                           r"\bqplugin\.(quantize_per_tensor|quantize_per_channel|make_per_\w+)\b|is_quantized")
 
-PLAIN_CPP = sorted((CSRC / "kernels").rglob("*.[ch]*")) + [CSRC / "cpu" / "plain.cpp"]
-PLAIN_PY = [PKG / "_fakes.py", PKG / "quantizer.py", PKG / "qtensor.py"]
+PLAIN_CPP = sorted((CSRC / "kernels").rglob("*.[ch]*")) + [
+    CSRC / "cpu" / "plain.cpp", CSRC / "cpu" / "plain_weights.cpp", CSRC / "packed_params" / "plain_buffer.h",
+    CSRC / "packed_params" / "plain_buffer.cpp"]
+PLAIN_PY = [PKG / "_fakes.py", PKG / "quantizer.py", PKG / "qtensor.py", PKG / "quantization" / "plain.py"] + \
+    sorted((PKG / "nn" / "plain").glob("*.py"))
 
 
 def _code_lines(path, comment):

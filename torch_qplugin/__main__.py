@@ -38,7 +38,7 @@ _OP_FAMILY = {
     "normalization / softmax": ("softmax", "layer_norm", "group_norm", "instance_norm", "batch_norm2d",
                                 "batch_norm3d", "batch_norm2d_relu", "batch_norm3d_relu", "prelu"),
     "pooling / upsample": ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "upsample_nearest2d",
-                           "upsample_bilinear2d"),
+                           "upsample_bilinear2d", "avg_pool3d", "adaptive_avg_pool3d"),
     "linear (static, dynamic)": ("linear_prepack", "linear_unpack", "linear", "linear_relu",
                                  "linear_dynamic", "linear_relu_dynamic"),
     "dynamic LSTM / GRU layer": ("_rnn_layer_dynamic",),

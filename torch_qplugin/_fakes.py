@@ -204,3 +204,80 @@ def register():
         shape = list(x.shape[:-2]) + list(output_size)
         fmt = suggest_memory_format(x) if x.dim() == 4 else torch.contiguous_format
         return torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=fmt)
+
+    _register_weighted()
+
+
+# ---- plain linear / conv (aten_ext/csrc/cpu/plain_weights.cpp) ----
+
+_HEADER_BYTES = 128  # packed_params/plain_buffer.h kHeaderBytes
+_ALIGN = 64
+
+
+def _round_up(n, m):
+    return (n + m - 1) // m * m
+
+
+def linear_buffer_bytes(n, k, isa):
+    """Bytes of plain_linear_prepack's buffer for an [n, k] weight packed for kernel path ``isa``
+    (the section sizes of packed_params/plain_buffer.cpp pack_linear: kernels/gemm's packed int8,
+    column sums, zero points, and on avx2 the int16 layout)."""
+    pn = _round_up(n, 16)
+    sizes = [_round_up(k, 4) * pn, pn * 4, n * 4, _round_up(k, 2) * pn * 2 if isa == "avx2" and n * k > 0 else 0]
+    end = _HEADER_BYTES
+    for s in sizes:
+        end = _round_up(end, _ALIGN) + s
+    return end
+
+
+def _conv_out(x, w, stride, padding, dilation, groups):
+    conv = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[x.dim()]
+    shape = conv(_float(x), torch.empty(w.shape, dtype=torch.float32, device=w.device), None, stride, padding,
+                 dilation, groups).shape
+    if x.dim() == 3:  # the C++ allocates (N, C, 1, W) channels_last and squeezes
+        return torch.empty((shape[0], shape[1], 1, shape[2]), dtype=x.dtype, device=x.device,
+                           memory_format=torch.channels_last).squeeze(2)
+    fmt = torch.channels_last if x.dim() == 4 else torch.channels_last_3d
+    return torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=fmt)
+
+
+def _register_weighted():
+    from torch_qplugin import _isa
+
+    @_fake("plain_linear_prepack")
+    def _(w, w_scales, w_zero_points):
+        return w.new_empty([linear_buffer_bytes(w.shape[0], w.shape[1], _isa.active_isa())], dtype=torch.uint8)
+
+    @_fake("plain_conv_prepack")
+    def _(w, w_scales, w_zero_points, bias, stride, padding, dilation, groups):
+        return w.new_empty([_HEADER_BYTES], dtype=torch.uint8)
+
+    for name in ("plain_linear", "plain_linear_relu"):
+        @_fake(name)
+        def _(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, output_scale, output_zero_point):
+            return x.new_empty(list(x.shape[:-1]) + [w.shape[0]])
+
+    for name in ("plain_linear_dynamic", "plain_linear_relu_dynamic"):
+        @_fake(name)
+        def _(x, w, w_scales, w_zero_points, bias, packed, reduce_range=False):
+            return x.new_empty(list(x.shape[:-1]) + [w.shape[0]])
+
+    @_fake("plain_rnn_layer_dynamic")
+    def _(input, h0, c0, w_ih, w_ih_scales, w_ih_zero_points, b_ih, packed_ih, w_hh, w_hh_scales, w_hh_zero_points,
+          b_hh, packed_hh, num_gates, reverse):
+        t, b = input.shape[0], input.shape[1]
+        return (input.new_empty([t, b, w_hh.shape[1]], dtype=torch.float32), torch.empty_like(h0, memory_format=torch.contiguous_format),
+                torch.empty_like(c0, memory_format=torch.contiguous_format))
+
+    for name in ("plain_conv1d", "plain_conv1d_relu", "plain_conv2d", "plain_conv2d_relu", "plain_conv3d",
+                 "plain_conv3d_relu"):
+        @_fake(name)
+        def _(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, stride, padding, dilation, groups,
+              output_scale, output_zero_point):
+            return _conv_out(x, w, stride, padding, dilation, groups)
+
+    for name in ("plain_conv2d_add", "plain_conv2d_add_relu"):
+        @_fake(name)
+        def _(x, x_scale, x_zero_point, accum, accum_scale, accum_zero_point, w, w_scales, w_zero_points, bias,
+              packed, stride, padding, dilation, groups, output_scale, output_zero_point):
+            return _conv_out(x, w, stride, padding, dilation, groups)

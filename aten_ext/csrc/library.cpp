@@ -117,6 +117,9 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("max_pool2d(Tensor qx, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode) -> Tensor");
   m.def("avg_pool2d(Tensor qx, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor");
   m.def("adaptive_avg_pool2d(Tensor qx, int[] output_size) -> Tensor");
+  // 3-D average pooling (issue 16): aten::avg_pool3d / adaptive_avg_pool3d's arguments
+  m.def("avg_pool3d(Tensor qx, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor");
+  m.def("adaptive_avg_pool3d(Tensor qx, int[] output_size) -> Tensor");
   m.def("upsample_nearest2d(Tensor qx, int[] output_size) -> Tensor");
   m.def("upsample_bilinear2d(Tensor qx, int[] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor");
   m.def("softmax(Tensor qx, int dim, float output_scale, int output_zero_point) -> Tensor");
@@ -215,4 +218,33 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("plain_avg_pool2d(Tensor x, int x_zero_point, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor");
   m.def("plain_adaptive_avg_pool2d(Tensor x, int[] output_size) -> Tensor");
   m.def("plain_upsample_nearest2d(Tensor x, int[] output_size) -> Tensor");
+  // ---- plain linear / conv (cpu/plain_weights.cpp): the weight as plain tensors + its packed
+  // buffer (packed_params/plain_buffer.h, from plain_linear_prepack / plain_conv_prepack).
+  m.def("plain_linear_prepack(Tensor w, Tensor w_scales, Tensor w_zero_points) -> Tensor");
+  for (const char* name : {"plain_linear", "plain_linear_relu"}) {
+    m.def(torch::schema((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor w, Tensor w_scales, "
+                         "Tensor w_zero_points, Tensor? bias, Tensor packed, float output_scale, "
+                         "int output_zero_point) -> Tensor").c_str()));
+  }
+  for (const char* name : {"plain_linear_dynamic", "plain_linear_relu_dynamic"}) {
+    m.def(torch::schema((std::string(name) + "(Tensor x, Tensor w, Tensor w_scales, Tensor w_zero_points, "
+                         "Tensor? bias, Tensor packed, bool reduce_range=False) -> Tensor").c_str()));
+  }
+  m.def("plain_rnn_layer_dynamic(Tensor input, Tensor h0, Tensor c0, Tensor w_ih, Tensor w_ih_scales, "
+        "Tensor w_ih_zero_points, Tensor? b_ih, Tensor packed_ih, Tensor w_hh, Tensor w_hh_scales, "
+        "Tensor w_hh_zero_points, Tensor? b_hh, Tensor packed_hh, int num_gates, bool reverse) "
+        "-> (Tensor output, Tensor h_n, Tensor c_n)");
+  m.def("plain_conv_prepack(Tensor w, Tensor w_scales, Tensor w_zero_points, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> Tensor");
+  for (const char* name : {"plain_conv1d", "plain_conv1d_relu", "plain_conv2d", "plain_conv2d_relu", "plain_conv3d",
+                           "plain_conv3d_relu"}) {
+    m.def(torch::schema((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor w, Tensor w_scales, "
+                         "Tensor w_zero_points, Tensor? bias, Tensor packed, int[] stride, int[] padding, "
+                         "int[] dilation, int groups, float output_scale, int output_zero_point) -> Tensor").c_str()));
+  }
+  for (const char* name : {"plain_conv2d_add", "plain_conv2d_add_relu"}) {
+    m.def(torch::schema((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor accum, "
+                         "float accum_scale, int accum_zero_point, Tensor w, Tensor w_scales, Tensor w_zero_points, "
+                         "Tensor? bias, Tensor packed, int[] stride, int[] padding, int[] dilation, int groups, "
+                         "float output_scale, int output_zero_point) -> Tensor").c_str()));
+  }
 }

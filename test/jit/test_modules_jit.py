@@ -131,6 +131,14 @@ CASES = {
                         lambda: (torch.randn(3, 6),), "qplugin::linear_dynamic"),
 }
 
+# 3-d average pooling (issue 16)
+CASES.update({
+    "AvgPool3d": (lambda: nnq.AvgPool3d(3, 2, 1, count_include_pad=False), lambda: (qx((1, 2, 5, 6, 6)),),
+                  "qplugin::avg_pool3d"),
+    "AdaptiveAvgPool3d": (lambda: nnq.AdaptiveAvgPool3d((2, None, 3)), lambda: (qx((1, 2, 5, 6, 6)),),
+                          "qplugin::adaptive_avg_pool3d"),
+})
+
 
 def _flat(out):
     if isinstance(out, torch.Tensor):

@@ -26,6 +26,7 @@ _LAZY = {
                  "no_observer_set"],
     "quantize": ["add_quant_dequant", "calibrate", "convert", "prepare", "prepare_qat", "progress",
                  "propagate_qconfig_", "quantize", "quantize_dynamic", "quantize_qat", "swap_module"],
+    "plain": ["to_plain"],
 }
 _LAZY_NAMES = {name: mod for mod, names in _LAZY.items() for name in names}
 

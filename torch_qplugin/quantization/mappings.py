@@ -67,6 +67,12 @@ for _k in C.present(C.TorchDeQuantStub):
 for _k in C.present(C.TorchFloatFunctional, C.TorchFXFloatFunctional):
     DEFAULT_STATIC_QUANT_MODULE_MAPPINGS[_k] = nnq.QFunctional
 
+# 3-d average pooling (issue 16)
+DEFAULT_STATIC_QUANT_MODULE_MAPPINGS.update({
+    nn.AvgPool3d: nnq.AvgPool3d,
+    nn.AdaptiveAvgPool3d: nnq.AdaptiveAvgPool3d,
+})
+
 # QAT modules (after prepare_qat) -> quantized
 if C.QAT_AVAILABLE:
     _QAT = C.qat
@@ -123,6 +129,9 @@ if C.QAT_AVAILABLE:
 # modules whose quantized form keeps the input's qparams: no output observer needed
 _NO_OBSERVER = {nn.ReLU, nn.ReLU6, nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d, nn.Sigmoid,
                 nn.Hardsigmoid, nn.Dropout, DeQuantStub, *C.present(C.TorchDeQuantStub)}
+
+
+_NO_OBSERVER |= {nn.AvgPool3d, nn.AdaptiveAvgPool3d}
 
 
 def no_observer_set():

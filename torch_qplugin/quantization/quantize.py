@@ -16,6 +16,7 @@ import torch.nn as nn
 from torch.nn.utils.parametrize import type_before_parametrizations as _type
 
 from . import _compat as C
+from . import plain as _plain
 from .fake_quantize import FakeQuantizeBase
 from .mappings import (get_default_dynamic_quant_module_mappings, get_default_qat_module_mappings,
                        get_default_qconfig_propagation_list, get_default_static_quant_module_mappings,
@@ -25,6 +26,7 @@ from .qconfig import QConfig, default_dynamic_qconfig
 from .stubs import DeQuantStub, QuantStub, QuantWrapper
 from ..nn.quantized.modules.functional_modules import FloatFunctional, QFunctional
 from ..nn.quantized.modules.utils import _name_never_calibrated
+from ..quantizer import plain_dtype as _plain_dtype
 
 __all__ = ["propagate_qconfig_", "prepare", "prepare_qat", "convert", "quantize", "quantize_dynamic",
            "quantize_qat", "swap_module", "add_quant_dequant", "calibrate", "progress"]
@@ -237,15 +239,20 @@ def _was_observed(mod):
 
 
 def convert(module, mapping=None, inplace=False, remove_qconfig=True, is_reference=False,
-            convert_custom_config_dict=None, use_precomputed_fake_quant=False):
+            convert_custom_config_dict=None, use_precomputed_fake_quant=False, plain=None):
     """Replaces observed (or QAT) modules by their qplugin quantized versions via ``from_float``.
 
+    ``plain=True`` gives the plain form (torch_qplugin.nn.plain: no quantized-dtype tensor, QTensor
+    activations); the default is plain when the running torch has no quantized dtypes.
     Raises if nothing in the model was prepared (no qconfig / observers), or if an observed module
     has no entry in ``mapping`` (torch would silently leave it float)."""
     if is_reference:
         raise NotImplementedError("convert: reference (is_reference=True) models are not supported; "
                                   "qplugin converts to its own quantized modules")
     mapping = get_default_static_quant_module_mappings() if mapping is None else mapping
+    plain = _plain.resolve_plain(plain)
+    if plain:
+        mapping = _plain.plain_mapping(mapping)
     if not inplace:
         module = copy.deepcopy(module)
     if not any(_needs_observation(m) for m in module.modules()):
@@ -268,7 +275,8 @@ def convert(module, mapping=None, inplace=False, remove_qconfig=True, is_referen
     if unmapped:
         lines = ", ".join(f"'{p}' ({t.__module__}.{t.__name__})" for p, t in unmapped)
         raise RuntimeError(
-            f"convert: no quantized module for observed module(s) {lines} in the mapping; add an "
+            f"convert: no {'plain' if plain else 'quantized'} module for observed module(s) {lines} in the "
+            f"mapping{' (no plain form yet: convert with plain=False)' if plain else ''}; add an "
             "entry {FloatType: QuantizedType} to the mapping, or set their .qconfig = None before "
             "prepare to keep them float")
     if remove_qconfig:
@@ -301,21 +309,22 @@ def _is_dynamic_qconfig(qconfig):
 
 
 # ---- one-call workflows ----------------------------------------------------------------------
-def quantize(model, run_fn, run_args, mapping=None, inplace=False):
-    """prepare -> run_fn(model, *run_args) (calibration) -> convert."""
+def quantize(model, run_fn, run_args, mapping=None, inplace=False, plain=None):
+    """prepare -> run_fn(model, *run_args) (calibration) -> convert (``plain``: see convert)."""
     mapping = get_default_static_quant_module_mappings() if mapping is None else mapping
     if not inplace:
         model = copy.deepcopy(model)
     model.eval()
     prepare(model, inplace=True)
     run_fn(model, *run_args)
-    convert(model, mapping, inplace=True)
+    convert(model, mapping, inplace=True, plain=plain)
     return model
 
 
-def quantize_dynamic(model, qconfig_spec=None, dtype=torch.qint8, mapping=None, inplace=False):
-    """Replaces Linear / LSTM / GRU / cells with dynamically quantized versions (qint8 weights)."""
-    if dtype != torch.qint8:
+def quantize_dynamic(model, qconfig_spec=None, dtype=None, mapping=None, inplace=False, plain=None):
+    """Replaces Linear / LSTM / GRU / cells with dynamically quantized versions (qint8 weights;
+    ``plain``: see convert. dtype None means torch.qint8 / int8)."""
+    if dtype is not None and _plain_dtype(dtype) != torch.int8:
         raise ValueError(f"quantize_dynamic: qplugin supports dtype=torch.qint8, got {dtype}")
     if qconfig_spec is None:
         qconfig_spec = {t: default_dynamic_qconfig for t in (
@@ -323,24 +332,34 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=torch.qint8, mapping=None, 
     elif isinstance(qconfig_spec, set):
         qconfig_spec = dict(zip(qconfig_spec, itertools.repeat(default_dynamic_qconfig)))
     mapping = get_default_dynamic_quant_module_mappings() if mapping is None else mapping
+    plain = _plain.resolve_plain(plain)
     if not inplace:
         model = copy.deepcopy(model)
     model.eval()
     propagate_qconfig_(model, qconfig_spec)
+    if plain:
+        missing = _plain.no_plain_form(mapping)
+        left = [name for name, m in model.named_modules()
+                if getattr(m, "qconfig", None) is not None and _type(m) in missing]
+        if left:
+            raise RuntimeError(f"quantize_dynamic: no plain form for {', '.join(repr(n) for n in left)} "
+                               f"({', '.join(sorted({_type(m).__name__ for m in model.modules() if _type(m) in missing}))}"
+                               "); quantize with plain=False or leave them out of qconfig_spec")
+        mapping = _plain.plain_mapping(mapping)
     _convert(model, mapping, True, check=False)
     _remove_qconfig(model)
     return model
 
 
-def quantize_qat(model, run_fn, run_args, inplace=False):
-    """prepare_qat -> run_fn(model, *run_args) (training) -> eval -> convert."""
+def quantize_qat(model, run_fn, run_args, inplace=False, plain=None):
+    """prepare_qat -> run_fn(model, *run_args) (training) -> eval -> convert (``plain``: see convert)."""
     if not inplace:
         model = copy.deepcopy(model)
     model.train()
     prepare_qat(model, inplace=True)
     run_fn(model, *run_args)
     model.eval()
-    convert(model, inplace=True)
+    convert(model, inplace=True, plain=plain)
     return model
 
 

@@ -249,7 +249,9 @@ at::Tensor compare_int(CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b
           const kernels::Cmp2 c{data[1], strides[1] / ea, dta == at::kChar ? 1 : 0,
                                 data[2], strides[2] / eb, dtb == at::kChar ? 1 : 0,
                                 y, strides[0], affine ? nullptr : rank_a.data(),
-                                affine ? nullptr : rank_b.data(), rank_a16.data(), rank_b16.data(), off};
+                                affine ? nullptr : rank_b.data(), rank_a16.data(), rank_b16.data(), off,
+                                static_cast<float>(qa.scale), static_cast<float>(qb.scale),
+                                static_cast<int32_t>(qa.zero_point), static_cast<int32_t>(qb.zero_point)};
           QPLUGIN_ISA_CALL(cmp_pair8, c, n, range);
           return;
         }

@@ -30,47 +30,93 @@ std::vector<int64_t> linear_out_sizes(const char* op, at::IntArrayRef x_sizes, c
   return out;
 }
 
-void linear_u8(const char* op, const uint8_t* x, int64_t M, double x_scale, int64_t x_zero_point,
-               const LinearPackedParams& w, double y_scale, int64_t y_zero_point, bool relu, uint8_t* out) {
+namespace {
+
+void check_linear_qparams(const char* op, double x_scale, int64_t x_zero_point, double w_scale_max, double y_scale,
+                          int64_t y_zero_point) {
   check_scale(op, "X scale", x_scale);
-  check_zero_point(op, "X zero_point", x_zero_point, at::kQUInt8);
+  check_zero_point(op, "X zero_point", x_zero_point, at::kByte);
   check_scale(op, "Y_scale_i", y_scale);
-  check_zero_point(op, "Y_zero_point_i", y_zero_point, at::kQUInt8);
-  check_requant_multiplier(op, "Y_scale_i", y_scale, x_scale * w.w_scale_max, "X scale * W scale");
-  const int64_t N = w.N;
-  if (M <= 0 || N <= 0) return;
-  // mult[n] = float((sx / sy) * sw[n]), bias[n] = float(bias[n] / sy): cached per (sx, sy)
-  const auto epi = w.static_epilogue(x_scale, y_scale);
-  const gemm::PackedB pb = w.view(kernels::active_isa() == kernels::Isa::kAvx2);
+  check_zero_point(op, "Y_zero_point_i", y_zero_point, at::kByte);
+  check_requant_multiplier(op, "Y_scale_i", y_scale, x_scale * w_scale_max, "X scale * W scale");
+}
+
+// The kU8 GEMM with epilogue constants mult / bias (N entries each, bias may be null).
+void gemm_u8(const uint8_t* x, int64_t M, int64_t x_zero_point, const gemm::PackedB& pb, const int32_t* w_zp,
+             bool w_zp_all_zero, const float* mult, const float* bias, int64_t y_zero_point, bool relu,
+             uint8_t* out) {
   gemm::QGemmParams p;
   p.M = M;
   p.a = x;
-  p.lda = w.K;
+  p.lda = pb.K;
   p.a_zero_point = static_cast<int32_t>(x_zero_point);
   p.b = &pb;
-  p.b_zero_points = w.w_zp.data();
-  p.b_zero_points_all_zero = w.w_zp_all_zero;
-  p.multipliers = epi->mult.data();
-  p.bias = epi->bias.empty() ? nullptr : epi->bias.data();
+  p.b_zero_points = w_zp;
+  p.b_zero_points_all_zero = w_zp_all_zero;
+  p.multipliers = mult;
+  p.bias = bias;
   p.kind = gemm::OutKind::kU8;
   p.out = out;
-  p.ldc = N;
+  p.ldc = pb.N;
   p.out_zero_point = static_cast<int32_t>(y_zero_point);
   p.out_min = relu ? static_cast<int32_t>(y_zero_point) : 0;
   p.out_max = 255;
   gemm::qgemm(p);
 }
 
+} // namespace
+
+void linear_u8(const char* op, const uint8_t* x, int64_t M, double x_scale, int64_t x_zero_point,
+               const LinearPackedParams& w, double y_scale, int64_t y_zero_point, bool relu, uint8_t* out) {
+  check_linear_qparams(op, x_scale, x_zero_point, w.w_scale_max, y_scale, y_zero_point);
+  if (M <= 0 || w.N <= 0) return;
+  // mult[n] = float((sx / sy) * sw[n]), bias[n] = float(bias[n] / sy): cached per (sx, sy)
+  const auto epi = w.static_epilogue(x_scale, y_scale);
+  const gemm::PackedB pb = w.view(kernels::active_isa() == kernels::Isa::kAvx2);
+  gemm_u8(x, M, x_zero_point, pb, w.w_zp.data(), w.w_zp_all_zero, epi->mult.data(),
+          epi->bias.empty() ? nullptr : epi->bias.data(), y_zero_point, relu, out);
+}
+
+LinearWeightsView linear_weights_view(const LinearPackedParams& w) {
+  LinearWeightsView v;
+  v.b = w.view(kernels::active_isa() == kernels::Isa::kAvx2);
+  v.w_scale = w.w_scale.data();
+  v.w_scale_max = w.w_scale_max;
+  v.w_zp = w.w_zp.data();
+  v.w_zp_all_zero = w.w_zp_all_zero;
+  v.bias = w.bias.has_value() ? w.bias->const_data_ptr<float>() : nullptr;
+  return v;
+}
+
+void linear_u8_view(const char* op, const uint8_t* x, int64_t M, double x_scale, int64_t x_zero_point,
+                    const LinearWeightsView& w, double y_scale, int64_t y_zero_point, bool relu, uint8_t* out) {
+  check_linear_qparams(op, x_scale, x_zero_point, w.w_scale_max, y_scale, y_zero_point);
+  const int64_t N = w.b.N;
+  if (M <= 0 || N <= 0) return;
+  thread_local std::vector<float> mult, bias;
+  mult.resize(N);
+  if (w.bias != nullptr) bias.resize(N);
+  LinearPackedParams::epilogue_constants(x_scale, y_scale, w.w_scale, w.bias, N, mult.data(), bias.data());
+  gemm_u8(x, M, x_zero_point, w.b, w.w_zp, w.w_zp_all_zero, mult.data(), w.bias != nullptr ? bias.data() : nullptr,
+          y_zero_point, relu, out);
+}
+
 at::Tensor linear_dynamic(const at::Tensor& x_in, const c10::intrusive_ptr<LinearPackedParams>& wp,
                           bool reduce_range, bool relu) {
   const char* op = relu ? "linear_relu_dynamic" : "linear_dynamic";
   check_float_input(op, "X", x_in);
-  const LinearPackedParams& w = *wp;
-  const auto out_sizes = linear_out_sizes(op, x_in.sizes(), w);
+  linear_out_sizes(op, x_in.sizes(), *wp);
+  return linear_dynamic_view(op, x_in, linear_weights_view(*wp), reduce_range, relu);
+}
+
+at::Tensor linear_dynamic_view(const char* op, const at::Tensor& x_in, const LinearWeightsView& w, bool reduce_range,
+                               bool relu) {
+  const int64_t N = w.b.N;
+  const int64_t K = w.b.K;
+  std::vector<int64_t> out_sizes = x_in.sizes().vec();
+  out_sizes.back() = N;
   at::Tensor out = at::empty(out_sizes, x_in.options().dtype(at::kFloat));
   if (out.numel() == 0) return out;
-  const int64_t N = w.N;
-  const int64_t K = w.K;
   const int64_t M = out.numel() / N;
   const int64_t numel = M * K;
   const at::Tensor x = x_in.contiguous();
@@ -115,18 +161,18 @@ at::Tensor linear_dynamic(const at::Tensor& x_in, const c10::intrusive_ptr<Linea
     });
   }
   mult.resize(N);
-  for (int64_t n = 0; n < N; ++n) mult[n] = x_scale * w.w_scale_f[n];
-  const gemm::PackedB pb = w.view(kernels::active_isa() == kernels::Isa::kAvx2);
+  // float(w_scale[n]) as the packed params' w_scale_f
+  for (int64_t n = 0; n < N; ++n) mult[n] = x_scale * static_cast<float>(w.w_scale[n]);
   gemm::QGemmParams p;
   p.M = M;
   p.a = qptr;
   p.lda = K;
   p.a_zero_point = zp;
-  p.b = &pb;
-  p.b_zero_points = w.w_zp.data();
+  p.b = &w.b;
+  p.b_zero_points = w.w_zp;
   p.b_zero_points_all_zero = w.w_zp_all_zero;
   p.multipliers = mult.data();
-  p.bias = w.bias.has_value() ? w.bias->const_data_ptr<float>() : nullptr;
+  p.bias = w.bias;
   p.kind = gemm::OutKind::kF32;
   p.out = out.data_ptr<float>();
   p.ldc = N;

@@ -3,6 +3,8 @@
 
 #include <ATen/ATen.h>
 
+#include <tuple>
+
 #include "packed_params/linear_packed_params.h"
 
 namespace qplugin {
@@ -15,6 +17,33 @@ void linear_u8(const char* op, const uint8_t* x, int64_t M, double x_scale, int6
                const LinearPackedParams& w, double y_scale, int64_t y_zero_point, bool relu, uint8_t* out);
 // Output shape of linear for input sizes (checks rank and K; `op` names the caller).
 std::vector<int64_t> linear_out_sizes(const char* op, at::IntArrayRef x_sizes, const LinearPackedParams& w);
+
+// A non-owning view of linear weights for the GEMM: the packed-params class's (LinearPackedParams::
+// view) or the plain tier's packed buffer's (packed_params/plain_buffer.h).
+struct LinearWeightsView {
+  kernels::gemm::PackedB b;         // N = b.N, K = b.K
+  const double* w_scale = nullptr;  // N entries
+  double w_scale_max = 0.0;
+  const int32_t* w_zp = nullptr;    // N entries
+  bool w_zp_all_zero = true;
+  const float* bias = nullptr;      // N entries or nullptr
+};
+LinearWeightsView linear_weights_view(const LinearPackedParams& w);
+
+// linear_u8 on a view: the epilogue constants are computed per call into `mult` / `bias`
+// (N floats each; the same arithmetic as LinearPackedParams::static_epilogue).
+void linear_u8_view(const char* op, const uint8_t* x, int64_t M, double x_scale, int64_t x_zero_point,
+                    const LinearWeightsView& w, double y_scale, int64_t y_zero_point, bool relu, uint8_t* out);
+
+// Dynamic linear on a view (float32 x [..., K], float32 result).
+at::Tensor linear_dynamic_view(const char* op, const at::Tensor& x, const LinearWeightsView& w, bool reduce_range,
+                               bool relu);
+
+// One layer, one direction of a dynamic LSTM (num_gates 4) / GRU (3) over a sequence
+// (cpu/rnn.cpp; `op` names the caller): (output [T, B, H], h_n, c_n).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic_view(
+    const char* op, const at::Tensor& input, const at::Tensor& h0, const at::Tensor& c0,
+    const LinearWeightsView& w_ih, const LinearWeightsView& w_hh, int64_t num_gates, bool reverse);
 
 // Dynamic linear: float32 x [..., K] quantized per call (per tensor, quint8,
 // torch's qparams choice, reduce_range as asked); float32 result.

@@ -1,4 +1,4 @@
-// CPU glue for 2-D pooling: validate, lay out, build the window tables,
+// CPU glue for 2-D pooling and 3-D average pooling: validate, lay out, build the window tables,
 // split the work over at::parallel_for, call kernels/pool_kernel.
 //
 // Rounding (docs/design/pooling.md): avg_pool2d follows torch's NCHW kernel,
@@ -13,6 +13,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -52,18 +53,27 @@ int64_t pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_
   return out;
 }
 
-// (N, C, H, W) of a 3-D or 4-D input.
+// (N, C, D, H, W) of a 3-D / 4-D input of 2-D pooling (D = 1) ...
 struct Nchw {
-  int64_t N, C, H, W;
+  int64_t N, C, D, H, W;
 };
 Nchw nchw(at::IntArrayRef s) {
-  return s.size() == 4 ? Nchw{s[0], s[1], s[2], s[3]} : Nchw{1, s[0], s[1], s[2]};
+  return s.size() == 4 ? Nchw{s[0], s[1], 1, s[2], s[3]} : Nchw{1, s[0], 1, s[1], s[2]};
+}
+// ... and of a 4-D / 5-D input of 3-D pooling.
+Nchw ncdhw(at::IntArrayRef s) {
+  return s.size() == 5 ? Nchw{s[0], s[1], s[2], s[3], s[4]} : Nchw{1, s[0], s[1], s[2], s[3]};
 }
 
 std::vector<int64_t> with_spatial(at::IntArrayRef sizes, int64_t oh, int64_t ow) {
   std::vector<int64_t> out(sizes.begin(), sizes.end());
   out[out.size() - 2] = oh;
   out[out.size() - 1] = ow;
+  return out;
+}
+std::vector<int64_t> with_spatial3(at::IntArrayRef sizes, int64_t od, int64_t oh, int64_t ow) {
+  std::vector<int64_t> out = with_spatial(sizes, oh, ow);
+  out[out.size() - 3] = od;
   return out;
 }
 
@@ -117,16 +127,18 @@ void for_planes(int64_t planes, int64_t work_per_plane, F fn) {
 }
 
 // Average-pooling tables the kernels read (pool_kernel.h): window bounds per
-// output row / column, and off / mult per window class (row class x column class).
+// output slice / row / column, and off / mult per window class (depth class x
+// row class x column class).
 struct AvgTables {
-  std::vector<int64_t> hs, he, ws, we, off;
-  std::vector<int32_t> rcls, ccls;
+  std::vector<int64_t> ds, de, hs, he, ws, we, off;
+  std::vector<int32_t> dcls, rcls, ccls;
   int64_t nrc = 0, ncc = 0;
   std::vector<float> mult;
   std::vector<int64_t> div;  // exact divisor per class (int32 data)
   float zadd = 0;
   int64_t zadd_i = 0;  // the zero point added back, exactly (int32 data)
   int64_t max_window = 0;
+  bool three_d = false;
 };
 
 // Class index of each key (windows with equal keys share off / mult); returns the count.
@@ -144,12 +156,88 @@ int64_t classify(const std::vector<std::pair<int64_t, int64_t>>& keys, std::vect
   return static_cast<int64_t>(reps->size());
 }
 
-void run_avg(const at::Tensor& x, const at::Tensor& out, const Nchw& d, int64_t OH, int64_t OW,
-             AvgTables& t) {
+// Windows of one pooled dim: [start, end) clipped to the input, and the class key
+// (avg: (padded extent, valid taps); adaptive: (taps, 0)).
+struct Win1d {
+  std::vector<int64_t> s, e;
+  std::vector<std::pair<int64_t, int64_t>> keys;
+};
+Win1d avg_win1d(int64_t O, int64_t k, int64_t stride, int64_t pad, int64_t n) {
+  Win1d w;
+  for (int64_t o = 0; o < O; ++o) {
+    const int64_t s = o * stride - pad, e = std::min(s + k, n + pad);
+    w.s.push_back(std::max<int64_t>(s, 0));
+    w.e.push_back(std::min(e, n));
+    w.keys.emplace_back(e - s, w.e.back() - w.s.back());
+  }
+  return w;
+}
+// torch's adaptive start / end index rule, float division included.
+Win1d adaptive_win1d(int64_t O, int64_t n) {
+  Win1d w;
+  for (int64_t o = 0; o < O; ++o) {
+    w.s.push_back(static_cast<int64_t>(std::floor(static_cast<float>(o * n) / O)));
+    w.e.push_back(std::min(static_cast<int64_t>(std::ceil(static_cast<float>((o + 1) * n) / O)), n));
+    w.keys.emplace_back(w.e.back() - w.s.back(), 0);
+  }
+  return w;
+}
+
+// Per-class numbers of a window made of the class keys of its dims.
+struct ClassNums {
+  int64_t size;  // valid taps
+  int64_t div;   // divisor
+  float mult;    // the float multiplier of the 8-bit rule
+};
+
+// Fills t from the windows of depth (nullptr: 2-D), rows and columns; `nums` maps the
+// class keys of (depth, row, column) to the class's numbers; off = size * zero_point.
+template <typename F>
+void fill_tables(AvgTables& t, const Win1d* dw, Win1d& hw, Win1d& ww, int64_t zero_point, F nums) {
+  std::vector<std::pair<int64_t, int64_t>> dreps{{1, 1}}, rreps, creps;
+  if (dw != nullptr) {
+    dreps.clear();
+    classify(dw->keys, &t.dcls, &dreps);
+    t.ds = dw->s;
+    t.de = dw->e;
+    t.three_d = true;
+  }
+  t.nrc = classify(hw.keys, &t.rcls, &rreps);
+  t.ncc = classify(ww.keys, &t.ccls, &creps);
+  t.hs = std::move(hw.s);
+  t.he = std::move(hw.e);
+  t.ws = std::move(ww.s);
+  t.we = std::move(ww.e);
+  for (const auto& dk : dreps) {
+    for (const auto& r : rreps) {
+      for (const auto& c : creps) {
+        const ClassNums n = nums(dk, r, c);
+        t.off.push_back(n.size * zero_point);
+        t.mult.push_back(n.mult);
+        t.div.push_back(n.div);
+        t.max_window = std::max(t.max_window, n.size);
+      }
+    }
+  }
+  t.zadd = static_cast<float>(zero_point);
+  t.zadd_i = zero_point;
+}
+
+// d: the input's dims (D = 1 for 2-D); nhwc: x is channels_last(_3d).
+void run_avg(const at::Tensor& x, const at::Tensor& out, const Nchw& d, bool nhwc, int64_t OD,
+             int64_t OH, int64_t OW, AvgTables& t) {
   kernels::AvgPool2dGeom g{d.H,          d.W,          OH,           OW,           t.hs.data(),
                            t.he.data(),  t.ws.data(),  t.we.data(),  t.rcls.data(), t.ccls.data(),
                            t.ncc,        t.off.data(), t.mult.data(), t.zadd,       0.0f,
                            0.0f,         t.div.data(), static_cast<double>(t.zadd_i)};
+  if (t.three_d) {
+    g.D = d.D;
+    g.OD = OD;
+    g.ds = t.ds.data();
+    g.de = t.de.data();
+    g.dcls = t.dcls.data();
+    g.nrc = t.nrc;
+  }
   const auto r = qrange(x.scalar_type() == at::kByte ? at::kQUInt8
                         : x.scalar_type() == at::kChar ? at::kQInt8 : at::kQInt32);
   g.qmin = static_cast<float>(r.first);
@@ -160,11 +248,13 @@ void run_avg(const at::Tensor& x, const at::Tensor& out, const Nchw& d, int64_t 
   const void* ip = x.const_data_ptr();
   void* op = out.data_ptr();
   const int64_t esz = x.element_size();
-  if (pool_format(x) == at::MemoryFormat::ChannelsLast && x.dim() == 4) {
+  const int64_t in_img = d.D * d.H * d.W * d.C, out_img = OD * OH * OW * d.C;
+  if (nhwc) {
     const int64_t taps = std::max<int64_t>(1, t.max_window);
-    for_nhwc(d, OH, OW * taps, [&](int64_t n, int64_t c0, int64_t c1, int64_t oh0, int64_t oh1) {
-      const char* i = static_cast<const char*>(ip) + n * d.H * d.W * d.C * esz;
-      char* o = static_cast<char*>(op) + n * OH * OW * d.C * esz;
+    // NHWC rows run over all OD output slices (pool_kernel.h).
+    for_nhwc(d, OD * OH, OW * taps, [&](int64_t n, int64_t c0, int64_t c1, int64_t oh0, int64_t oh1) {
+      const char* i = static_cast<const char*>(ip) + n * in_img * esz;
+      char* o = static_cast<char*>(op) + n * out_img * esz;
       if (dt == at::kByte) {
         const auto* a = reinterpret_cast<const uint8_t*>(i);
         auto* b = reinterpret_cast<uint8_t*>(o);
@@ -181,9 +271,10 @@ void run_avg(const at::Tensor& x, const at::Tensor& out, const Nchw& d, int64_t 
       }
     });
   } else {
-    for_planes(d.N * d.C, d.H * d.W + OH * OW, [&](int64_t b, int64_t e) {
-      const char* i = static_cast<const char*>(ip) + b * d.H * d.W * esz;
-      char* o = static_cast<char*>(op) + b * OH * OW * esz;
+    const int64_t in_plane = d.D * d.H * d.W, out_plane = OD * OH * OW;
+    for_planes(d.N * d.C, in_plane + out_plane, [&](int64_t b, int64_t e) {
+      const char* i = static_cast<const char*>(ip) + b * in_plane * esz;
+      char* o = static_cast<char*>(op) + b * out_plane * esz;
       if (dt == at::kByte) {
         const auto* a = reinterpret_cast<const uint8_t*>(i);
         auto* y = reinterpret_cast<uint8_t*>(o);
@@ -202,7 +293,20 @@ void run_avg(const at::Tensor& x, const at::Tensor& out, const Nchw& d, int64_t 
   }
 }
 
+ClassNums avg_nums(int64_t pooled, int64_t size, bool count_include_pad,
+                   c10::optional<int64_t> divisor_override) {
+  const int64_t div = divisor_override.has_value() ? *divisor_override
+                      : count_include_pad          ? pooled
+                                                   : size;
+  return {size, div, static_cast<float>(1.0 / static_cast<double>(div))};
+}
+
 } // namespace
+
+void check_divisor_override(const char* op, c10::optional<int64_t> divisor_override) {
+  TORCH_CHECK_VALUE(!divisor_override.has_value() || *divisor_override > 0, "qplugin::", op,
+                    ": divisor_override should be a positive integer, got ", *divisor_override);
+}
 
 at::MemoryFormat pool_format(const at::Tensor& t) {
   return t.dim() == 4 ? t.suggest_memory_format() : at::MemoryFormat::Contiguous;
@@ -326,37 +430,11 @@ void avg_pool2d_int_out(const at::Tensor& data, int64_t zero_point, const Pool2d
   const int64_t OH = out.size(-2), OW = out.size(-1);
   if (out.numel() == 0) return;
   AvgTables t;
-  // Row key: (padded window height, valid rows); column key likewise.
-  std::vector<std::pair<int64_t, int64_t>> rkeys, ckeys, rreps, creps;
-  for (int64_t oh = 0; oh < OH; ++oh) {
-    const int64_t s = oh * w.sH - w.pH, e = std::min(s + w.kH, d.H + w.pH);
-    t.hs.push_back(std::max<int64_t>(s, 0));
-    t.he.push_back(std::min(e, d.H));
-    rkeys.emplace_back(e - s, t.he.back() - t.hs.back());
-  }
-  for (int64_t ow = 0; ow < OW; ++ow) {
-    const int64_t s = ow * w.sW - w.pW, e = std::min(s + w.kW, d.W + w.pW);
-    t.ws.push_back(std::max<int64_t>(s, 0));
-    t.we.push_back(std::min(e, d.W));
-    ckeys.emplace_back(e - s, t.we.back() - t.ws.back());
-  }
-  t.nrc = classify(rkeys, &t.rcls, &rreps);
-  t.ncc = classify(ckeys, &t.ccls, &creps);
-  for (const auto& r : rreps) {
-    for (const auto& c : creps) {
-      const int64_t size = r.second * c.second;
-      const int64_t div = divisor_override.has_value() ? *divisor_override
-                          : count_include_pad          ? r.first * c.first
-                                                       : size;
-      t.off.push_back(size * zero_point);
-      t.mult.push_back(static_cast<float>(1.0 / static_cast<double>(div)));
-      t.div.push_back(div);
-      t.max_window = std::max(t.max_window, size);
-    }
-  }
-  t.zadd = static_cast<float>(zero_point);
-  t.zadd_i = zero_point;
-  run_avg(x, out, d, OH, OW, t);
+  Win1d hw = avg_win1d(OH, w.kH, w.sH, w.pH, d.H), ww = avg_win1d(OW, w.kW, w.sW, w.pW, d.W);
+  fill_tables(t, nullptr, hw, ww, zero_point, [&](auto, auto r, auto c) {
+    return avg_nums(r.first * c.first, r.second * c.second, count_include_pad, divisor_override);
+  });
+  run_avg(x, out, d, fmt == at::MemoryFormat::ChannelsLast, 1, OH, OW, t);
 }
 
 void adaptive_avg_pool2d_int_out(const at::Tensor& data, const at::Tensor& out) {
@@ -366,37 +444,120 @@ void adaptive_avg_pool2d_int_out(const at::Tensor& data, const at::Tensor& out) 
   const int64_t OH = out.size(-2), OW = out.size(-1);
   if (out.numel() == 0) return;
   AvgTables t;
-  // torch's start / end index rule, float division included.
-  auto start = [](int64_t o, int64_t osz, int64_t isz) {
-    return static_cast<int64_t>(std::floor(static_cast<float>(o * isz) / osz));
-  };
-  auto end = [](int64_t o, int64_t osz, int64_t isz) {
-    return static_cast<int64_t>(std::ceil(static_cast<float>((o + 1) * isz) / osz));
-  };
-  for (int64_t oh = 0; oh < OH; ++oh) {
-    t.hs.push_back(start(oh, OH, d.H));
-    t.he.push_back(std::min(end(oh, OH, d.H), d.H));
-  }
-  for (int64_t ow = 0; ow < OW; ++ow) {
-    t.ws.push_back(start(ow, OW, d.W));
-    t.we.push_back(std::min(end(ow, OW, d.W), d.W));
-  }
-  std::vector<std::pair<int64_t, int64_t>> rkeys, ckeys, rreps, creps;
-  for (int64_t oh = 0; oh < OH; ++oh) rkeys.emplace_back(t.he[oh] - t.hs[oh], 0);
-  for (int64_t ow = 0; ow < OW; ++ow) ckeys.emplace_back(t.we[ow] - t.ws[ow], 0);
-  t.nrc = classify(rkeys, &t.rcls, &rreps);
-  t.ncc = classify(ckeys, &t.ccls, &creps);
-  for (const auto& r : rreps) {
+  Win1d hw = adaptive_win1d(OH, d.H), ww = adaptive_win1d(OW, d.W);
+  fill_tables(t, nullptr, hw, ww, 0, [](auto, auto r, auto c) {
     const float rh = 1.0f / static_cast<float>(r.first);
-    for (const auto& c : creps) {
-      t.off.push_back(0);
-      t.mult.push_back(rh / static_cast<float>(c.first));
-      t.div.push_back(r.first * c.first);
-      t.max_window = std::max(t.max_window, r.first * c.first);
+    return ClassNums{r.first * c.first, r.first * c.first, rh / static_cast<float>(c.first)};
+  });
+  run_avg(x, out, d, fmt == at::MemoryFormat::ChannelsLast, 1, OH, OW, t);
+}
+
+// ---- 3-D average pooling: the same kernels with a depth window (pool_kernel.h) ----
+
+at::MemoryFormat pool3d_format(const at::Tensor& t) {
+  return t.dim() == 5 ? t.suggest_memory_format() : at::MemoryFormat::Contiguous;
+}
+
+void check_pool3d_input_rank(const char* op, const char* arg, const at::Tensor& t) {
+  TORCH_CHECK_VALUE(t.dim() == 4 || t.dim() == 5, "qplugin::", op, ": ", arg,
+                    " should be 4-D (C, D, H, W) or 5-D (N, C, D, H, W), got ", t.dim(),
+                    "-D with shape ", t.sizes());
+}
+
+Pool3dWindow check_pool3d_args(const char* op, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                               at::IntArrayRef padding, bool ceil_mode) {
+  auto three = [&](const char* arg, at::IntArrayRef v, bool empty_ok,
+                   std::array<int64_t, 3> dflt) -> std::array<int64_t, 3> {
+    if (v.empty() && empty_ok) return dflt;
+    TORCH_CHECK_VALUE(v.size() == 1 || v.size() == 3, "qplugin::", op, ": ", arg, " should have ",
+                      empty_ok ? "0, 1 or 3" : "1 or 3", " entries, got ", v.size(), " (", v, ")");
+    return v.size() == 1 ? std::array<int64_t, 3>{v[0], v[0], v[0]}
+                         : std::array<int64_t, 3>{v[0], v[1], v[2]};
+  };
+  Pool3dWindow w;
+  w.k = three("kernel_size", kernel_size, false, {0, 0, 0});
+  w.s = three("stride", stride, true, w.k);
+  w.p = three("padding", padding, false, {0, 0, 0});
+  w.ceil_mode = ceil_mode;
+  constexpr int64_t kMax = (int64_t(1) << 31) - 1;  // keeps window extents far from overflow
+  for (int i = 0; i < 3; ++i) {
+    for (int64_t v : {w.k[i], w.s[i], w.p[i]}) {
+      TORCH_CHECK_VALUE(v <= kMax, "qplugin::", op,
+                        ": kernel_size, stride and padding should be at most 2^31 - 1, got ", v);
     }
+    TORCH_CHECK_VALUE(w.k[i] > 0, "qplugin::", op, ": kernel_size should be greater than zero, got ",
+                      kernel_size);
+    TORCH_CHECK_VALUE(w.s[i] > 0, "qplugin::", op, ": stride should be greater than zero, got ", stride);
+    TORCH_CHECK_VALUE(w.p[i] >= 0, "qplugin::", op, ": padding should be non-negative, got ", padding);
+    TORCH_CHECK_VALUE(w.p[i] <= w.k[i] / 2, "qplugin::", op,
+                      ": padding should be at most half of kernel_size, got padding ", padding,
+                      " for kernel_size ", kernel_size);
   }
-  t.zadd = 0.0f;
-  run_avg(x, out, d, OH, OW, t);
+  return w;
+}
+
+std::vector<int64_t> pool3d_output_sizes(const char* op, at::IntArrayRef sizes, const Pool3dWindow& w) {
+  const Nchw d = ncdhw(sizes);
+  const int64_t in[3] = {d.D, d.H, d.W};
+  int64_t o[3];
+  for (int i = 0; i < 3; ++i) o[i] = pool_out_size(in[i], w.k[i], w.p[i], w.s[i], 1, w.ceil_mode);
+  TORCH_CHECK_VALUE(o[0] >= 1 && o[1] >= 1 && o[2] >= 1, "qplugin::", op,
+                    ": output size should be at least 1x1x1, got ", o[0], "x", o[1], "x", o[2],
+                    " for input ", sizes, " (kernel ", at::IntArrayRef(w.k), ", stride ",
+                    at::IntArrayRef(w.s), ", padding ", at::IntArrayRef(w.p), ")");
+  auto out = with_spatial3(sizes, o[0], o[1], o[2]);
+  check_output_size(op, out, 4);  // up to 4 bytes an element (qint32 / int32)
+  return out;
+}
+
+std::vector<int64_t> adaptive3d_output_sizes(const char* op, at::IntArrayRef sizes,
+                                             at::IntArrayRef output_size) {
+  TORCH_CHECK_VALUE(output_size.size() == 3, "qplugin::", op,
+                    ": output_size should have 3 entries, got ", output_size.size(), " (",
+                    output_size, ")");
+  TORCH_CHECK_VALUE(output_size[0] >= 1 && output_size[1] >= 1 && output_size[2] >= 1, "qplugin::",
+                    op, ": output_size should be at least 1x1x1, got ", output_size);
+  const Nchw d = ncdhw(sizes);
+  TORCH_CHECK_VALUE(d.D >= 1 && d.H >= 1 && d.W >= 1, "qplugin::", op,
+                    ": input should have non-empty spatial dims, got shape ", sizes);
+  auto out = with_spatial3(sizes, output_size[0], output_size[1], output_size[2]);
+  check_output_size(op, out, 4);  // up to 4 bytes an element (qint32 / int32)
+  return out;
+}
+
+void avg_pool3d_int_out(const at::Tensor& data, int64_t zero_point, const Pool3dWindow& w,
+                        bool count_include_pad, c10::optional<int64_t> divisor_override,
+                        const at::Tensor& out) {
+  const at::MemoryFormat fmt = pool3d_format(data);
+  const at::Tensor x = data.contiguous(fmt);
+  const Nchw d = ncdhw(x.sizes());
+  const int64_t OD = out.size(-3), OH = out.size(-2), OW = out.size(-1);
+  if (out.numel() == 0) return;
+  AvgTables t;
+  Win1d dw = avg_win1d(OD, w.k[0], w.s[0], w.p[0], d.D);
+  Win1d hw = avg_win1d(OH, w.k[1], w.s[1], w.p[1], d.H), ww = avg_win1d(OW, w.k[2], w.s[2], w.p[2], d.W);
+  fill_tables(t, &dw, hw, ww, zero_point, [&](auto dk, auto r, auto c) {
+    return avg_nums(dk.first * r.first * c.first, dk.second * r.second * c.second, count_include_pad,
+                    divisor_override);
+  });
+  run_avg(x, out, d, fmt == at::MemoryFormat::ChannelsLast3d, OD, OH, OW, t);
+}
+
+void adaptive_avg_pool3d_int_out(const at::Tensor& data, const at::Tensor& out) {
+  const at::MemoryFormat fmt = pool3d_format(data);
+  const at::Tensor x = data.contiguous(fmt);
+  const Nchw d = ncdhw(x.sizes());
+  const int64_t OD = out.size(-3), OH = out.size(-2), OW = out.size(-1);
+  if (out.numel() == 0) return;
+  AvgTables t;
+  Win1d dw = adaptive_win1d(OD, d.D), hw = adaptive_win1d(OH, d.H), ww = adaptive_win1d(OW, d.W);
+  fill_tables(t, &dw, hw, ww, 0, [](auto dk, auto r, auto c) {
+    const float m = 1.0f / static_cast<float>(dk.first) / static_cast<float>(r.first) /
+                    static_cast<float>(c.first);
+    const int64_t size = dk.first * r.first * c.first;
+    return ClassNums{size, size, m};
+  });
+  run_avg(x, out, d, fmt == at::MemoryFormat::ChannelsLast3d, OD, OH, OW, t);
 }
 
 at::Tensor max_pool2d_int(const at::Tensor& data, at::IntArrayRef kernel_size, at::IntArrayRef stride,
@@ -417,8 +578,7 @@ at::Tensor avg_pool2d_int(const at::Tensor& data, int64_t zero_point, at::IntArr
   check_int_data(op, data);
   check_pool_input_rank(op, "input", data);
   const Pool2dWindow w = check_pool2d_args(op, data.sizes(), kernel_size, stride, padding, {}, ceil_mode);
-  TORCH_CHECK_VALUE(!divisor_override.has_value() || *divisor_override > 0, "qplugin::", op,
-                    ": divisor_override should be a positive integer, got ", *divisor_override);
+  check_divisor_override(op, divisor_override);
   at::Tensor out = at::empty(pool2d_output_sizes(op, data.sizes(), w), data.options(), pool_format(data));
   avg_pool2d_int_out(data, zero_point, w, count_include_pad, divisor_override, out);
   return out;
@@ -453,6 +613,15 @@ at::Tensor adaptive_avg_pool2d_cpu_error(const at::Tensor& qx, at::IntArrayRef) 
   check_quantized_input("adaptive_avg_pool2d", "qx", qx);
   return qx;
 }
+at::Tensor avg_pool3d_cpu_error(const at::Tensor& qx, at::IntArrayRef, at::IntArrayRef,
+                                at::IntArrayRef, bool, bool, c10::optional<int64_t>) {
+  check_quantized_input("avg_pool3d", "qx", qx);
+  return qx;
+}
+at::Tensor adaptive_avg_pool3d_cpu_error(const at::Tensor& qx, at::IntArrayRef) {
+  check_quantized_input("adaptive_avg_pool3d", "qx", qx);
+  return qx;
+}
 
 } // namespace
 
@@ -460,6 +629,8 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("max_pool2d", TORCH_FN(max_pool2d_cpu_error));
   m.impl("avg_pool2d", TORCH_FN(avg_pool2d_cpu_error));
   m.impl("adaptive_avg_pool2d", TORCH_FN(adaptive_avg_pool2d_cpu_error));
+  m.impl("avg_pool3d", TORCH_FN(avg_pool3d_cpu_error));
+  m.impl("adaptive_avg_pool3d", TORCH_FN(adaptive_avg_pool3d_cpu_error));
 }
 
 } // namespace qplugin

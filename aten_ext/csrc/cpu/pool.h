@@ -1,4 +1,4 @@
-// ATen glue for 2-D pooling (CPU layer): argument checks, output shapes and
+// ATen glue for 2-D pooling and 3-D average pooling (CPU layer): argument checks, output shapes and
 // the plain-integer entry points (uint8 / int8 / int32 tensors, 3-D (C, H, W)
 // or 4-D (N, C, H, W), any strides / memory format). The QuantizedCPU
 // adapters (quantized/cpu/pool.cpp) call the *_out forms on int_view()s.
@@ -6,6 +6,7 @@
 
 #include <ATen/ATen.h>
 
+#include <array>
 #include <vector>
 
 namespace qplugin {
@@ -47,6 +48,26 @@ at::Tensor avg_pool2d_int(const at::Tensor& data, int64_t zero_point, at::IntArr
                           at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
                           bool count_include_pad, c10::optional<int64_t> divisor_override);
 at::Tensor adaptive_avg_pool2d_int(const at::Tensor& data, at::IntArrayRef output_size);
+
+// ---- 3-D average pooling (4-D (C, D, H, W) or 5-D (N, C, D, H, W) input; 5-D
+// channels_last_3d inputs keep their format), same kernels and rounding as 2-D.
+struct Pool3dWindow {
+  std::array<int64_t, 3> k, s, p;  // (D, H, W)
+  bool ceil_mode;
+};
+void check_divisor_override(const char* op, c10::optional<int64_t> divisor_override);
+void check_pool3d_input_rank(const char* op, const char* arg, const at::Tensor& t);
+at::MemoryFormat pool3d_format(const at::Tensor& t);
+// kernel_size: 1 or 3 entries; stride: 0 (= kernel_size), 1 or 3; padding: 1 or 3.
+Pool3dWindow check_pool3d_args(const char* op, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                               at::IntArrayRef padding, bool ceil_mode);
+std::vector<int64_t> pool3d_output_sizes(const char* op, at::IntArrayRef sizes, const Pool3dWindow& w);
+std::vector<int64_t> adaptive3d_output_sizes(const char* op, at::IntArrayRef sizes,
+                                             at::IntArrayRef output_size);
+void avg_pool3d_int_out(const at::Tensor& data, int64_t zero_point, const Pool3dWindow& w,
+                        bool count_include_pad, c10::optional<int64_t> divisor_override,
+                        const at::Tensor& out);
+void adaptive_avg_pool3d_int_out(const at::Tensor& data, const at::Tensor& out);
 
 } // namespace cpu
 } // namespace qplugin

@@ -22,33 +22,32 @@ namespace qplugin {
 namespace cpu {
 namespace {
 
-constexpr const char* kOp = "_rnn_layer_dynamic";
-
-void check_state(const char* arg, const at::Tensor& t, int64_t B, int64_t H) {
+void check_state(const char* kOp, const char* arg, const at::Tensor& t, int64_t B, int64_t H) {
   check_float_input(kOp, arg, t);
   TORCH_CHECK_VALUE(t.dim() == 2 && t.size(0) == B && t.size(1) == H, "qplugin::", kOp, ": ", arg,
                     " should have shape [", B, ", ", H, "] (batch, hidden_size), got ", t.sizes());
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic(
-    const at::Tensor& input, const at::Tensor& h0, const at::Tensor& c0,
-    const c10::intrusive_ptr<LinearPackedParams>& w_ih, const c10::intrusive_ptr<LinearPackedParams>& w_hh,
-    int64_t num_gates, bool reverse) {
+} // namespace
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic_view(
+    const char* kOp, const at::Tensor& input, const at::Tensor& h0, const at::Tensor& c0,
+    const LinearWeightsView& w_ih, const LinearWeightsView& w_hh, int64_t num_gates, bool reverse) {
   TORCH_CHECK_VALUE(num_gates == 3 || num_gates == 4, "qplugin::", kOp,
                     ": num_gates should be 4 (LSTM) or 3 (GRU), got ", num_gates);
   check_float_input(kOp, "input", input);
   TORCH_CHECK_VALUE(input.dim() == 3, "qplugin::", kOp,
                     ": input should be 3-D [seq_len, batch, input_size], got shape ", input.sizes());
   const int64_t T = input.size(0), B = input.size(1), I = input.size(2);
-  const int64_t H = w_hh->K;
+  const int64_t H = w_hh.b.K;
   const int64_t G = num_gates;
-  TORCH_CHECK_VALUE(w_hh->N == G * H, "qplugin::", kOp, ": w_hh should be [", G, " * hidden_size, hidden_size] = [",
-                    G * H, ", ", H, "], got [", w_hh->N, ", ", w_hh->K, "]");
-  TORCH_CHECK_VALUE(w_ih->N == G * H && w_ih->K == I, "qplugin::", kOp, ": w_ih should be [", G * H, ", ", I,
-                    "] (", G, " * hidden_size, input_size), got [", w_ih->N, ", ", w_ih->K, "]");
-  check_state("h0", h0, B, H);
+  TORCH_CHECK_VALUE(w_hh.b.N == G * H, "qplugin::", kOp, ": w_hh should be [", G,
+                    " * hidden_size, hidden_size] = [", G * H, ", ", H, "], got [", w_hh.b.N, ", ", w_hh.b.K, "]");
+  TORCH_CHECK_VALUE(w_ih.b.N == G * H && w_ih.b.K == I, "qplugin::", kOp, ": w_ih should be [", G * H, ", ", I,
+                    "] (", G, " * hidden_size, input_size), got [", w_ih.b.N, ", ", w_ih.b.K, "]");
+  check_state(kOp, "h0", h0, B, H);
   const bool lstm = G == 4;
-  if (lstm) check_state("c0", c0, B, H);
+  if (lstm) check_state(kOp, "c0", c0, B, H);
 
   at::Tensor out = at::empty({T, B, H}, input.options().dtype(at::kFloat));
   at::Tensor h = h0.clone(at::MemoryFormat::Contiguous);
@@ -56,7 +55,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic(
   if (T == 0 || B == 0 || H == 0) return {out, h, c};
 
   // Input projections of every step at once: [T * B, G * H] (bias b_ih included).
-  const at::Tensor gi_all = linear_dynamic(input.reshape({T * B, I}), w_ih, false, false);
+  const at::Tensor gi_all = linear_dynamic_view(kOp, input.reshape({T * B, I}), w_ih, false, false);
   const float* gi = gi_all.const_data_ptr<float>();
   float* hp = h.data_ptr<float>();
   float* cp = lstm ? c.data_ptr<float>() : nullptr;
@@ -64,7 +63,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic(
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / (G * H));
   for (int64_t step = 0; step < T; ++step) {
     const int64_t t = reverse ? T - 1 - step : step;
-    const at::Tensor gh_t = linear_dynamic(h, w_hh, false, false);  // [B, G * H], bias b_hh included
+    const at::Tensor gh_t = linear_dynamic_view(kOp, h, w_hh, false, false);  // [B, G * H], bias b_hh included
     const float* gh = gh_t.const_data_ptr<float>();
     const float* gi_t = gi + t * B * G * H;
     float* o_t = op + t * B * H;
@@ -79,6 +78,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic(
     });
   }
   return {out, h, c};
+}
+
+namespace {
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic(
+    const at::Tensor& input, const at::Tensor& h0, const at::Tensor& c0,
+    const c10::intrusive_ptr<LinearPackedParams>& w_ih, const c10::intrusive_ptr<LinearPackedParams>& w_hh,
+    int64_t num_gates, bool reverse) {
+  return rnn_layer_dynamic_view("_rnn_layer_dynamic", input, h0, c0, linear_weights_view(*w_ih),
+                                linear_weights_view(*w_hh), num_gates, reverse);
 }
 
 } // namespace

@@ -11,42 +11,14 @@ namespace kernels {
 namespace QPLUGIN_ISA_NS {
 namespace {
 
-#if defined(QPLUGIN_ISA_AVX512)
-using VB = __m512i;
-constexpr int kBytes = 64;
-inline VB ldb(const void* p) { return _mm512_loadu_si512(p); }
-inline void stb(void* p, VB v) { _mm512_storeu_si512(p, v); }
-inline VB vmax(VB a, VB b, const uint8_t*) { return _mm512_max_epu8(a, b); }
-inline VB vmin(VB a, VB b, const uint8_t*) { return _mm512_min_epu8(a, b); }
-inline VB vset(int32_t v, const uint8_t*) { return _mm512_set1_epi8(static_cast<char>(v)); }
-inline VB vmax(VB a, VB b, const int8_t*) { return _mm512_max_epi8(a, b); }
-inline VB vmin(VB a, VB b, const int8_t*) { return _mm512_min_epi8(a, b); }
-inline VB vset(int32_t v, const int8_t*) { return _mm512_set1_epi8(static_cast<char>(v)); }
-inline VB vmax(VB a, VB b, const int32_t*) { return _mm512_max_epi32(a, b); }
-inline VB vmin(VB a, VB b, const int32_t*) { return _mm512_min_epi32(a, b); }
-inline VB vset(int32_t v, const int32_t*) { return _mm512_set1_epi32(v); }
-#elif defined(QPLUGIN_ISA_AVX2)
-using VB = __m256i;
-constexpr int kBytes = 32;
-inline VB ldb(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
-inline void stb(void* p, VB v) { _mm256_storeu_si256(static_cast<__m256i*>(p), v); }
-inline VB vmax(VB a, VB b, const uint8_t*) { return _mm256_max_epu8(a, b); }
-inline VB vmin(VB a, VB b, const uint8_t*) { return _mm256_min_epu8(a, b); }
-inline VB vset(int32_t v, const uint8_t*) { return _mm256_set1_epi8(static_cast<char>(v)); }
-inline VB vmax(VB a, VB b, const int8_t*) { return _mm256_max_epi8(a, b); }
-inline VB vmin(VB a, VB b, const int8_t*) { return _mm256_min_epi8(a, b); }
-inline VB vset(int32_t v, const int8_t*) { return _mm256_set1_epi8(static_cast<char>(v)); }
-inline VB vmax(VB a, VB b, const int32_t*) { return _mm256_max_epi32(a, b); }
-inline VB vmin(VB a, VB b, const int32_t*) { return _mm256_min_epi32(a, b); }
-inline VB vset(int32_t v, const int32_t*) { return _mm256_set1_epi32(v); }
-#endif
+using namespace bytes;  // VB, ldb / stb / vmax / vmin / vset
 
 template <typename T>
 void clamp_impl(const T* x, T* y, int64_t n, int32_t lo, int32_t hi) {
   int64_t i = 0;
 #if QPLUGIN_SIMD
-  constexpr int64_t kPer = kBytes / sizeof(T);
-  const T* tag = nullptr;
+  constexpr int64_t kPer = kVecBytes / sizeof(T);
+  const T tag{};
   const VB vlo = vset(lo, tag);
   const VB vhi = vset(hi, tag);
   if (hi >= QRange<T>::max) {

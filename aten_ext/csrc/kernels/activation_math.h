@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/gemm/requant.h"
 #include "kernels/quantize_math.h"
 
 namespace qplugin {
@@ -54,29 +55,13 @@ inline double act_eval(const ActSpec& s, double x) {
   return 0.0;
 }
 
-// Round half to even without libm (std::nearbyint is a library call in
-// translation units built for baseline x86-64, and a slow one at times).
-// For |v| < 2^51, v + 1.5 * 2^52 lies in [2^52, 2^53) where the spacing is 1,
-// so adding and removing it rounds in the current (default: nearest-even)
-// mode. Larger |v| (only ever clamped to the int32 range after this), inf and
-// NaN are returned unchanged.
-inline double round_half_even(double v) {
-  constexpr double kMagic = 6755399441055744.0;  // 1.5 * 2^52
-  if (!(std::fabs(v) < 2251799813685248.0)) return v;  // |v| >= 2^51, inf, NaN
-  volatile double t = v + kMagic;  // volatile: no algebraic shortcut
-  return t - kMagic;
-}
-
-// clamp(round_half_even(y / scale) + zp) in float64; NaN -> zp.
+// clamp(round_half_even(y / scale) + zp) in float64; NaN -> zp. The requantize step is the
+// engine's one definition (kernels/gemm/requant.h), here in float64 with NaN sent to 0 first.
 template <typename T>
 inline T requantize_double(double y, double scale, int32_t zp) {
-  double v = round_half_even(y / scale);
+  double v = y / scale;
   if (std::isnan(v)) v = 0.0;
-  v += zp;
-  const double lo = static_cast<double>(QRange<T>::min);
-  const double hi = static_cast<double>(QRange<T>::max);
-  v = v < lo ? lo : (v > hi ? hi : v);
-  return static_cast<T>(v);
+  return static_cast<T>(requantize<double>(v, zp, QRange<T>::min, QRange<T>::max));
 }
 
 template <typename T>

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/gemm/requant.h"
 #include "kernels/quantize_math.h"
 #include "kernels/simd.h"
 
@@ -29,11 +30,7 @@ inline int32_t binary8_one(int32_t ka, int32_t kb, const BinaryParams& p) {
   } else {
     v = static_cast<float>(ka) * p.fa + static_cast<float>(kb) * p.fb + static_cast<float>(p.zo);
   }
-  const float hi = static_cast<float>(p.hi);
-  const float lo = static_cast<float>(p.lo);
-  v = v < hi ? v : hi;
-  v = v > lo ? v : lo;
-  return static_cast<int32_t>(std::nearbyint(v));
+  return requantize<float>(v, 0, p.lo, p.hi);  // v holds the output zero point already
 }
 
 template <typename T, bool kMul>
@@ -62,7 +59,7 @@ void binary8(const Strided& s, int64_t n, const BinaryParams& p) {
       } else {
         v = add_f(add_f(mul_f(va, fa), mul_f(vb, fb)), zo);
       }
-      return to_i32_round(max_f(min_f(v, hi), lo));
+      return requant::clamp_round(v, lo, hi);
     };
     for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
       store4_q(y + i, one(i), one(i + kLanes), one(i + 2 * kLanes), one(i + 3 * kLanes));
@@ -82,14 +79,11 @@ void binary32(const Strided& s, int64_t n, const BinaryParams& p) {
   const int32_t* a = static_cast<const int32_t*>(s.a);
   const int32_t* b = static_cast<const int32_t*>(s.b);
   int32_t* y = static_cast<int32_t*>(s.y);
-  const double hi = p.hi, lo = p.lo;
   for (int64_t i = 0; i < n; ++i) {
     const double ka = static_cast<double>(static_cast<int64_t>(a[i * s.as]) - p.za);
     const double kb = static_cast<double>(static_cast<int64_t>(b[i * s.bs]) - p.zb);
-    double v = kMul ? ka * kb * p.da + p.zo : ka * p.da + kb * p.db + p.zo;
-    v = v < hi ? v : hi;
-    v = v > lo ? v : lo;
-    y[i * s.ys] = static_cast<int32_t>(std::nearbyint(v));
+    const double v = kMul ? ka * kb * p.da + p.zo : ka * p.da + kb * p.db + p.zo;
+    y[i * s.ys] = requantize<double>(v, 0, p.lo, p.hi);
   }
 }
 

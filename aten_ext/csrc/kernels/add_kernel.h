@@ -5,7 +5,8 @@
 // Numerics (every ISA path computes exactly the scalar loop):
 //   add, 8-bit:  v = float(a - za) * fa + float(b - zb) * fb + float(zo)   fa = sa/so, fb = sb/so
 //   mul, 8-bit:  v = float((a - za) * (b - zb)) * fm + float(zo)           fm = sa*sb/so
-//                y = round_half_even(clamp(v, lo, qmax))   (lo = zo for the relu variants)
+//                y = round_half_even(clamp(v, lo, qmax))   (lo = zo for the relu variants;
+//                kernels/gemm/requant.h's requantize with the zero point inside v)
 //   qint32:      the same in float64 (scalar loop on every path).
 //   add_scalar:  torch's requantize_from_int: y = clamp(zo + lrintf(float(q - zi + c) * m)) (8-bit);
 //                qint32 in float64, y = clamp(zo + rint(double(q - zi + c) * m)), m = double

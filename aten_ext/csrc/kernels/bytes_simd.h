@@ -1,9 +1,16 @@
-// 64-byte block helpers on 8-bit order keys (key = byte ^ mask), shared by
-// sort_kernel.cpp and reduce_kernel.cpp. Included only from *_kernel.cpp files,
-// so each ISA build gets its own copy (file-local, inline, in QPLUGIN_ISA_NS).
+// The byte-level SIMD vocabulary of kernels/ (simd.h is the 32-bit-lane one):
+//  - whole-register vectors of 8-bit or 32-bit lanes (VB: ldb / stb / vmax / vmin /
+//    vset, the lane type picked by a tag value T(); AVX-512 also masked tails
+//    ldb_n / stb_n), used by the clamp, pooling, compare and cat kernels;
+//  - 64-byte block helpers on 8-bit order keys (key = byte ^ mask), used by sort
+//    and reduce;
+//  - a 256-entry byte table lookup (lut_rows), used by activations and cat.
+// Included only from *_kernel.cpp files, so each ISA build gets its own copy
+// (file-local, inline, in QPLUGIN_ISA_NS).
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/isa.h"
 #include "kernels/simd.h"
@@ -12,6 +19,54 @@ namespace qplugin {
 namespace kernels {
 namespace QPLUGIN_ISA_NS {
 namespace bytes {
+
+#if defined(QPLUGIN_ISA_AVX512)
+using VB = __m512i;
+constexpr int64_t kVecBytes = 64;
+inline VB ldb(const void* p) { return _mm512_loadu_si512(p); }
+inline void stb(void* p, VB v) { _mm512_storeu_si512(p, v); }
+inline VB vmax(VB a, VB b, uint8_t) { return _mm512_max_epu8(a, b); }
+inline VB vmax(VB a, VB b, int8_t) { return _mm512_max_epi8(a, b); }
+inline VB vmax(VB a, VB b, int32_t) { return _mm512_max_epi32(a, b); }
+inline VB vmin(VB a, VB b, uint8_t) { return _mm512_min_epu8(a, b); }
+inline VB vmin(VB a, VB b, int8_t) { return _mm512_min_epi8(a, b); }
+inline VB vmin(VB a, VB b, int32_t) { return _mm512_min_epi32(a, b); }
+inline VB vset(int32_t v, uint8_t) { return _mm512_set1_epi8(static_cast<char>(v)); }
+inline VB vset(int32_t v, int8_t) { return _mm512_set1_epi8(static_cast<char>(v)); }
+inline VB vset(int32_t v, int32_t) { return _mm512_set1_epi32(v); }
+// Tails: the first n (< one vector) elements; masked-off lanes are not touched in memory.
+inline VB ldb_n(const uint8_t* p, int64_t n) { return _mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, n), p); }
+inline VB ldb_n(const int8_t* p, int64_t n) { return _mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, n), p); }
+inline VB ldb_n(const int32_t* p, int64_t n) { return _mm512_maskz_loadu_epi32(static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n)), p); }
+inline void stb_n(uint8_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi8(p, _bzhi_u64(~0ULL, n), v); }
+inline void stb_n(int8_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi8(p, _bzhi_u64(~0ULL, n), v); }
+inline void stb_n(int32_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi32(p, static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n)), v); }
+#elif defined(QPLUGIN_ISA_AVX2)
+using VB = __m256i;
+constexpr int64_t kVecBytes = 32;
+inline VB ldb(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+inline void stb(void* p, VB v) { _mm256_storeu_si256(static_cast<__m256i*>(p), v); }
+inline VB vmax(VB a, VB b, uint8_t) { return _mm256_max_epu8(a, b); }
+inline VB vmax(VB a, VB b, int8_t) { return _mm256_max_epi8(a, b); }
+inline VB vmax(VB a, VB b, int32_t) { return _mm256_max_epi32(a, b); }
+inline VB vmin(VB a, VB b, uint8_t) { return _mm256_min_epu8(a, b); }
+inline VB vmin(VB a, VB b, int8_t) { return _mm256_min_epi8(a, b); }
+inline VB vmin(VB a, VB b, int32_t) { return _mm256_min_epi32(a, b); }
+inline VB vset(int32_t v, uint8_t) { return _mm256_set1_epi8(static_cast<char>(v)); }
+inline VB vset(int32_t v, int8_t) { return _mm256_set1_epi8(static_cast<char>(v)); }
+inline VB vset(int32_t v, int32_t) { return _mm256_set1_epi32(v); }
+// 8-bit lanes: 0xFF where a == b, else 0.
+inline VB veq8(VB a, VB b) { return _mm256_cmpeq_epi8(a, b); }
+inline VB vand(VB a, VB b) { return _mm256_and_si256(a, b); }
+inline VB vxor(VB a, VB b) { return _mm256_xor_si256(a, b); }
+// Copies a short run of n >= kVecBytes bytes: whole vectors, the last one ending
+// exactly at n (overlapping the one before), so no byte outside [0, n) is written.
+inline void copy_run(uint8_t* d, const uint8_t* s, int64_t n) {
+  int64_t j = 0;
+  for (; j + kVecBytes < n; j += kVecBytes) stb(d + j, ldb(s + j));
+  stb(d + n - kVecBytes, ldb(s + n - kVecBytes));
+}
+#endif
 
 constexpr int64_t kBlock = 64;
 
@@ -166,14 +221,30 @@ inline void lut_rows(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64
   constexpr int64_t kW = 64;
 #elif defined(QPLUGIN_ISA_AVX2)
   (void)use_vbmi;
-  // Block k sees index sat_add(x - 16k, 0x70): 0x70..0x7F for bytes in block k,
-  // bit 7 set (VPSHUFB writes 0) for all others; OR-ing the 16 results.
-  __m256i t[16];
+  // Two halves of 8 blocks of 16 entries, each a prefix XOR: d[k] = T[k] ^ T[k-1]
+  // (d[0] = T[0]). For a byte x < 128 in block h, x - 16k keeps x's low nibble and
+  // has bit 7 clear exactly for k <= h (VPSHUFB gives 0 for the others), so the XOR
+  // of the 8 lookups telescopes to T[h][x & 15]. Bytes >= 128 do the same on
+  // x ^ 0x80 with the upper blocks; bit 7 of x picks the half.
+  __m256i d[16];
   for (int k = 0; k < 16; ++k) {
-    t[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * k)));
+    __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * k));
+    if (k % 8 != 0) t = _mm_xor_si128(t, _mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * (k - 1))));
+    d[k] = _mm256_broadcastsi128_si256(t);
   }
-  const __m256i bias = _mm256_set1_epi8(0x70);
   const __m256i step = _mm256_set1_epi8(0x10);
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
+  auto half = [&](__m256i x, const __m256i* dk) {
+    __m256i res = _mm256_shuffle_epi8(dk[0], x);
+    for (int k = 1; k < 8; ++k) {
+      x = _mm256_sub_epi8(x, step);
+      res = _mm256_xor_si256(res, _mm256_shuffle_epi8(dk[k], x));
+    }
+    return res;
+  };
+  auto lut32 = [&](__m256i x) {
+    return _mm256_blendv_epi8(half(x, d), half(_mm256_xor_si256(x, flip), d + 8), x);
+  };
   constexpr int64_t kW = 32;
 #else
   (void)use_vbmi;
@@ -195,15 +266,7 @@ inline void lut_rows(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64
       _mm512_storeu_si512(yr + i, res);
     }
 #elif defined(QPLUGIN_ISA_AVX2)
-    for (; i + kW <= cols; i += kW) {
-      __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xr + i));
-      __m256i res = _mm256_setzero_si256();
-      for (int k = 0; k < 16; ++k) {
-        res = _mm256_or_si256(res, _mm256_shuffle_epi8(t[k], _mm256_adds_epu8(s, bias)));
-        s = _mm256_sub_epi8(s, step);
-      }
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(yr + i), res);
-    }
+    for (; i + kW <= cols; i += kW) stb(yr + i, lut32(ldb(xr + i)));
 #endif
     for (; i < cols; ++i) yr[i] = table[xr[i]];
   }

@@ -3,6 +3,7 @@
 #include "kernels/cat_kernel.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "kernels/bytes_simd.h"
@@ -55,6 +56,35 @@ void requant_row(const T* x, T* y, int64_t n, const CatRequant& p) {
 template <typename T>
 void requant_rows(const T* x, int64_t xs, T* y, int64_t ys, int64_t rows, int64_t cols,
                   const CatRequant& p) {
+#if defined(QPLUGIN_ISA_AVX2)
+  if constexpr (sizeof(T) == 1) {
+    // |fma| < 256 * sx * inv_so + |zo| stays far inside int32 (false for inf / NaN): round first,
+    // then clamp as integers (the pack saturates to T's range, max_epi32 applies lo) -- the same
+    // integers as clamping the float to the integral bounds and rounding. Constants set once for
+    // all rows (channels_last cat: many rows of C elements).
+    const float bound = 256.0f * p.sx * p.inv_so + std::fabs(static_cast<float>(p.zo));
+    if (bound < 1e9f) {
+      using namespace simd;
+      const VI zx = set1_i(p.zx), lo = set1_i(p.lo);
+      const VF sx = set1_f(p.sx), inv = set1_f(p.inv_so), zo = set1_f(static_cast<float>(p.zo));
+      const bool relu = p.lo > QRange<T>::min;
+      for (int64_t r = 0; r < rows; ++r) {
+        const T* xr = x + r * xs;
+        T* yr = y + r * ys;
+        auto one = [&](int64_t j) {
+          const VI v = to_i32_round(fmadd_f(mul_f(to_f(sub_i(load_q(xr + j), zx)), sx), inv, zo));
+          return relu ? _mm256_max_epi32(v, lo) : v;
+        };
+        int64_t i = 0;
+        for (; i + 4 * kLanes <= cols; i += 4 * kLanes) {
+          store4_q(yr + i, one(i), one(i + kLanes), one(i + 2 * kLanes), one(i + 3 * kLanes));
+        }
+        if (i < cols) requant_row(xr + i, yr + i, cols - i, p);
+      }
+      return;
+    }
+  }
+#endif
   for (int64_t r = 0; r < rows; ++r) requant_row(x + r * xs, y + r * ys, cols, p);
 }
 
@@ -122,6 +152,14 @@ void cat_copy_rows(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t
     for (int64_t j = 0; j < full; j += 64) _mm512_storeu_si512(yr + j, _mm512_loadu_si512(xr + j));
     if (tail) _mm512_mask_storeu_epi8(yr + full, tail, _mm512_maskz_loadu_epi8(tail, xr + full));
   }
+#elif defined(QPLUGIN_ISA_AVX2)
+  for (int64_t r = 0; r < rows; ++r) {
+    if (bytes >= bytes::kVecBytes) {
+      bytes::copy_run(y + r * ys, x + r * xs, bytes);
+    } else {
+      std::memcpy(y + r * ys, x + r * xs, static_cast<size_t>(bytes));
+    }
+  }
 #else
   for (int64_t r = 0; r < rows; ++r) std::memcpy(y + r * ys, x + r * xs, static_cast<size_t>(bytes));
 #endif
@@ -141,6 +179,12 @@ void cat_interleave_rows(const uint8_t* const* x, const int64_t* bytes, const in
       if (j < b) {
         const __mmask64 m = (uint64_t{1} << (b - j)) - 1;
         _mm512_mask_storeu_epi8(d + j, m, _mm512_maskz_loadu_epi8(m, xr + j));
+      }
+#elif defined(QPLUGIN_ISA_AVX2)
+      if (b >= bytes::kVecBytes) {
+        bytes::copy_run(d, xr, b);
+      } else {
+        std::memcpy(d, xr, static_cast<size_t>(b));
       }
 #else
       std::memcpy(d, xr, static_cast<size_t>(b));

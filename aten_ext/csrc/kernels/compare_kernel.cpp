@@ -2,6 +2,11 @@
 // tails; vector lanes compute the same integer tests.
 #include "kernels/compare_kernel.h"
 
+#include <algorithm>
+#include <type_traits>
+
+#include "kernels/bytes_simd.h"
+#include "kernels/quantize_math.h"
 #include "kernels/simd.h"
 
 namespace qplugin {
@@ -35,9 +40,51 @@ inline simd::VI and_i(simd::VI a, simd::VI b) { return _mm256_and_si256(a, b); }
 #endif
 #endif
 
+#if defined(QPLUGIN_ISA_AVX2)
+// 8-bit lanes, 32 per vector: bytes 0/1 for (lo <= q <= hi) XOR invert, the
+// range already clamped to T's (lo <= hi): one max, one min, one compare.
+template <typename T>
+inline bytes::VB range01_8(bytes::VB q, bytes::VB lo, bytes::VB hi, bytes::VB inv) {
+  using namespace bytes;
+  const VB in = veq8(vmin(vmax(q, lo, T()), hi, T()), q);
+  return vxor(vand(in, vset(1, uint8_t())), inv);
+}
+// 16-bit lanes: the 32 bytes of v widened in the order that packs_epi16 restores
+// (per 128-bit half: bytes 0-7 then 8-15).
+template <typename T>
+inline void widen16(__m256i v, __m256i* lo, __m256i* hi) {
+  if constexpr (std::is_signed_v<T>) {
+    *lo = _mm256_srai_epi16(_mm256_unpacklo_epi8(v, v), 8);
+    *hi = _mm256_srai_epi16(_mm256_unpackhi_epi8(v, v), 8);
+  } else {
+    *lo = _mm256_unpacklo_epi8(v, _mm256_setzero_si256());
+    *hi = _mm256_unpackhi_epi8(v, _mm256_setzero_si256());
+  }
+}
+// 0xFFFF per 16-bit lane for lo <= d <= hi.
+inline __m256i in16(__m256i d, __m256i lo, __m256i hi) {
+  return _mm256_cmpeq_epi16(_mm256_min_epi16(_mm256_max_epi16(d, lo), hi), d);
+}
+inline int16_t sat16(int32_t v) { return static_cast<int16_t>(std::min(32767, std::max(-32768, v))); }
+#endif
+
 template <typename T>
 void cmp_range(const T* q, int64_t qs, uint8_t* y, int64_t ys, int64_t n, const CmpRange& r) {
   int64_t i = 0;
+#if defined(QPLUGIN_ISA_AVX2)
+  if constexpr (sizeof(T) == 1) {
+    const int32_t lo = std::max<int32_t>(r.lo, QRange<T>::min), hi = std::min<int32_t>(r.hi, QRange<T>::max);
+    if (qs == 1 && ys == 1 && lo <= hi) {
+      using namespace bytes;
+      const VB vlo = vset(lo, T()), vhi = vset(hi, T()), inv = vset(r.invert ? 1 : 0, uint8_t());
+      for (; i + 2 * kVecBytes <= n; i += 2 * kVecBytes) {
+        stb(y + i, range01_8<T>(ldb(q + i), vlo, vhi, inv));
+        stb(y + i + kVecBytes, range01_8<T>(ldb(q + i + kVecBytes), vlo, vhi, inv));
+      }
+      for (; i + kVecBytes <= n; i += kVecBytes) stb(y + i, range01_8<T>(ldb(q + i), vlo, vhi, inv));
+    }
+  }
+#endif
 #if QPLUGIN_SIMD
   if (qs == 1 && ys == 1) {
     using namespace simd;
@@ -98,6 +145,45 @@ void cmp_pair(const Cmp2& c, int64_t n, const CmpRange& r) {
       const __mmask32 m = (_mm512_cmpge_epi16_mask(d, lo) & _mm512_cmple_epi16_mask(d, hi)) ^ inv;
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), _mm256_maskz_set1_epi8(m, 1));
     }
+  }
+#endif
+#if defined(QPLUGIN_ISA_AVX2)
+  if (!tables && c.ys == 1 && c.as == 1 && c.bs == 1) {
+    // d = a + off - b in 16-bit lanes (|d| < 1024), 32 elements per step.
+    const __m256i off = _mm256_set1_epi16(static_cast<int16_t>(c.off));
+    const __m256i lo = _mm256_set1_epi16(sat16(r.lo)), hi = _mm256_set1_epi16(sat16(r.hi));
+    const __m256i one = _mm256_set1_epi8(1), inv = _mm256_set1_epi8(r.invert ? 1 : 0);
+    for (; i + 32 <= n; i += 32) {
+      __m256i a0, a1, b0, b1;
+      widen16<A>(bytes::ldb(a + i), &a0, &a1);
+      widen16<B>(bytes::ldb(b + i), &b0, &b1);
+      const __m256i d0 = _mm256_sub_epi16(_mm256_add_epi16(a0, off), b0);
+      const __m256i d1 = _mm256_sub_epi16(_mm256_add_epi16(a1, off), b1);
+      const __m256i m = _mm256_packs_epi16(in16(d0, lo, hi), in16(d1, lo, hi));
+      bytes::stb(y + i, _mm256_xor_si256(_mm256_and_si256(m, one), inv));
+    }
+  }
+  if (tables && c.ys == 1 && (c.as == 1 || c.as == 0) && (c.bs == 1 || c.bs == 0) && (c.as | c.bs) != 0) {
+    // The rank tables order values as float(q - z) * s does (cpu/compare.cpp builds them from those
+    // floats), so compare the floats: sign(deq_a - deq_b) has d's sign, and every range is a sign test.
+    using namespace simd;
+    const VI lo = set1_i(r.lo), hi = set1_i(r.hi), inv = set1_i(r.invert ? 1 : 0);
+    const VI za = set1_i(c.za), zb = set1_i(c.zb);
+    const VF sa = set1_f(c.sa), sb = set1_f(c.sb);
+    const VF a_bc = set1_f(static_cast<float>(static_cast<int32_t>(a[0]) - c.za) * c.sa);
+    const VF b_bc = set1_f(static_cast<float>(static_cast<int32_t>(b[0]) - c.zb) * c.sb);
+    const bool a_vec = c.as == 1, b_vec = c.bs == 1;
+    auto one = [&](int64_t j) {
+      const VF fa = a_vec ? mul_f(to_f(sub_i(load_q(a + j), za)), sa) : a_bc;
+      const VF fb = b_vec ? mul_f(to_f(sub_i(load_q(b + j), zb)), sb) : b_bc;
+      const VI gt = _mm256_castps_si256(_mm256_cmp_ps(fa, fb, _CMP_GT_OQ));
+      const VI lt = _mm256_castps_si256(_mm256_cmp_ps(fa, fb, _CMP_LT_OQ));
+      return range_01(sub_i(lt, gt), lo, hi, inv);  // lanes of -1: lt - gt = sign(fa - fb)
+    };
+    for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
+      store4_u8(y + i, one(i), one(i + kLanes), one(i + 2 * kLanes), one(i + 3 * kLanes));
+    }
+    for (; i + kLanes <= n; i += kLanes) store_u8(y + i, one(i));
   }
 #endif
 #if QPLUGIN_SIMD

@@ -37,6 +37,10 @@ struct Cmp2 {
   const int16_t* ta16;  // the same tables as int16 (ranks < 512), for 16-bit lane lookups
   const int16_t* tb16;
   int32_t off;
+  // The qparams the tables were built from: rank order = order of float(q - z) * s (AVX2 compares
+  // those floats, which orders exactly as the ranks do).
+  float sa, sb;
+  int32_t za, zb;
 };
 
 // clang-format off

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/gemm/requant.h"
 #include "kernels/simd.h"
 #if defined(QPLUGIN_ISA_AVX2)
 #include "kernels/gemm/tile_i16_avx2.h"
@@ -21,17 +22,15 @@ namespace {
 inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 // ---- epilogue (scalar definition; the vector one mirrors it lane by lane) ----
+// v, then the engine's requantize step (kernels/gemm/requant.h). The same bytes as
+// clamp(round(clamp(v, -1024, 1024)) + y_zp, qmin, qmax) of conv_kernel.h: the integer bounds
+// qmin - y_zp, qmax - y_zp lie within [-255, 255] and rounding is monotonic.
 inline uint8_t finish_one(int32_t t, float mult, float bias, const uint8_t* add, const ConvEpilogue& ep) {
   float v = static_cast<float>(t) * mult + bias;
   if (add != nullptr) {
     v = v + static_cast<float>(static_cast<int32_t>(*add) - ep.add_zp) * ep.add_mult;
   }
-  v = v < 1024.0f ? v : 1024.0f;
-  v = v > -1024.0f ? v : -1024.0f;
-  int32_t r = static_cast<int32_t>(std::nearbyint(v)) + ep.y_zp;
-  r = r < ep.qmin ? ep.qmin : r;
-  r = r > ep.qmax ? ep.qmax : r;
-  return static_cast<uint8_t>(r);
+  return static_cast<uint8_t>(requantize<float>(v, ep.y_zp, ep.qmin, ep.qmax));
 }
 
 // int32 correction of a raw sum of x * w into sum of (x - x_zp) * (w - w_zp).
@@ -116,14 +115,7 @@ inline void finish_vec(VI t, VF mult, VF bias, const uint8_t* add, int cnt, cons
     VF a = to_f(sub_i(load_u8_n(add, cnt), set1_i(ep.add_zp)));
     v = add_f(v, mul_f(a, set1_f(ep.add_mult)));
   }
-  // Same bytes as finish_one's clamp(round(clamp(v, -1024, 1024)) + y_zp, qmin, qmax): with
-  // integers -1024 <= qmin - y_zp <= qmax - y_zp <= 1024 (all in 0..255) and a monotonic
-  // round, clamping v to [qmin - y_zp, qmax - y_zp] first gives the same result (NaN -> qmax
-  // on both: min_f returns its second operand).
-  v = min_f(v, set1_f(static_cast<float>(ep.qmax - ep.y_zp)));
-  v = max_f(v, set1_f(static_cast<float>(ep.qmin - ep.y_zp)));
-  const VI r = add_i(to_i32_round(v), set1_i(ep.y_zp));
-  store_u8_n(y, r, cnt);
+  store_u8_n(y, requant::requantize(v, requant::make_bounds(ep.y_zp, ep.qmin, ep.qmax)), cnt);
 }
 #endif  // QPLUGIN_SIMD
 

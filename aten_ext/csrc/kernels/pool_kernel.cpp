@@ -1,4 +1,4 @@
-// 2-D pooling kernels; see pool_kernel.h for the contract. Compiled once per
+// 2-D pooling kernels (and 3-D average pooling); see pool_kernel.h for the contract. Compiled once per
 // ISA (scalar, AVX2, AVX-512). The scalar loops are the reference and the
 // tails of the vector loops, so every path computes the same numbers.
 //
@@ -17,6 +17,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/bytes_simd.h"
 #include "kernels/simd.h"
 
 namespace qplugin {
@@ -24,33 +25,7 @@ namespace kernels {
 namespace QPLUGIN_ISA_NS {
 namespace {
 
-// ---------------------------------------------------------------------------
-// Byte-wide max vectors (whole-register max of 8-bit or 32-bit lanes).
-// ---------------------------------------------------------------------------
-#if defined(QPLUGIN_ISA_AVX512)
-using VB = __m512i;
-constexpr int64_t kVecBytes = 64;
-inline VB ldb(const void* p) { return _mm512_loadu_si512(p); }
-inline void stb(void* p, VB v) { _mm512_storeu_si512(p, v); }
-inline VB vmax(VB a, VB b, uint8_t) { return _mm512_max_epu8(a, b); }
-inline VB vmax(VB a, VB b, int8_t) { return _mm512_max_epi8(a, b); }
-inline VB vmax(VB a, VB b, int32_t) { return _mm512_max_epi32(a, b); }
-// Tails: the first n (< one vector) elements; masked-off lanes are not touched in memory.
-inline VB ldb_n(const uint8_t* p, int64_t n) { return _mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, n), p); }
-inline VB ldb_n(const int8_t* p, int64_t n) { return _mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, n), p); }
-inline VB ldb_n(const int32_t* p, int64_t n) { return _mm512_maskz_loadu_epi32(static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n)), p); }
-inline void stb_n(uint8_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi8(p, _bzhi_u64(~0ULL, n), v); }
-inline void stb_n(int8_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi8(p, _bzhi_u64(~0ULL, n), v); }
-inline void stb_n(int32_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi32(p, static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n)), v); }
-#elif defined(QPLUGIN_ISA_AVX2)
-using VB = __m256i;
-constexpr int64_t kVecBytes = 32;
-inline VB ldb(const void* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-inline void stb(void* p, VB v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
-inline VB vmax(VB a, VB b, uint8_t) { return _mm256_max_epu8(a, b); }
-inline VB vmax(VB a, VB b, int8_t) { return _mm256_max_epi8(a, b); }
-inline VB vmax(VB a, VB b, int32_t) { return _mm256_max_epi32(a, b); }
-#endif
+using namespace bytes;  // VB, ldb / stb / vmax (+ ldb_n / stb_n tails on AVX-512): kernels/bytes_simd.h
 
 // dst[i] = max(dst[i], src[i]) for i < n.
 template <typename T>
@@ -62,6 +37,11 @@ inline void max_into(T* dst, const T* src, int64_t n) {
 #if defined(QPLUGIN_ISA_AVX512)
   if (i < n) {
     stb_n(dst + i, vmax(ldb_n(dst + i, n - i), ldb_n(src + i, n - i), T()), n - i);
+    return;
+  }
+#else
+  if (i < n && n >= kV) {  // the last vector again, ending at n (max is idempotent)
+    stb(dst + n - kV, vmax(ldb(dst + n - kV), ldb(src + n - kV), T()));
     return;
   }
 #endif
@@ -86,6 +66,14 @@ inline void max_taps(T* dst, const T* src, int64_t n, int64_t taps, int64_t step
     VB v = ldb_n(src + x, r);
     for (int64_t k = 1; k < taps; ++k) v = vmax(v, ldb_n(src + x + k * step, r), T());
     stb_n(dst + x, v, r);
+    return;
+  }
+#else
+  if (x < n && n >= kV) {  // the last vector again, ending at n (dst does not overlap src)
+    x = n - kV;
+    VB v = ldb(src + x);
+    for (int64_t k = 1; k < taps; ++k) v = vmax(v, ldb(src + x + k * step), T());
+    stb(dst + x, v);
     return;
   }
 #endif
@@ -184,6 +172,19 @@ void max_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
         stb(o + c + 2 * kV, a2);
         stb(o + c + 3 * kV, a3);
       }
+      for (; c + 2 * kV <= ce; c += 2 * kV) {  // e.g. 64 channels of 8 bits on AVX2: two chains
+        const T* b = base + c;
+        VB a0 = ldb(b), a1 = ldb(b + kV);
+        for (int64_t i = 0; i < nh; ++i) {
+          for (int64_t j = 0; j < nw; ++j) {
+            const T* s = b + i * rstep + j * cstep;
+            a0 = vmax(a0, ldb(s), T());
+            a1 = vmax(a1, ldb(s + kV), T());
+          }
+        }
+        stb(o + c, a0);
+        stb(o + c + kV, a1);
+      }
       for (; c + kV <= ce; c += kV) {
         const T* b = base + c;
         VB a0 = ldb(b);
@@ -265,6 +266,16 @@ inline Acc sum_run(const T* p, int64_t n) {
   return total;
 }
 
+// Depth window of output slice od and the first class index of its depth class
+// (pool_kernel.h: 2-D pooling has one slice and no depth tables).
+struct DepthWin {
+  int64_t d0, d1, rbase;
+};
+inline DepthWin depth_win(const AvgPool2dGeom& g, int64_t od) {
+  if (g.ds == nullptr) return {0, 1, 0};
+  return {g.ds[od], g.de[od], static_cast<int64_t>(g.dcls[od]) * g.nrc};
+}
+
 template <typename T, typename Acc>
 void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) {
   std::vector<Acc> vs(g.W);
@@ -273,80 +284,97 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
   std::vector<int64_t> offr(g.OW);
   std::vector<float> multr(g.OW);
   std::vector<int64_t> kr(g.OW);  // window class of each output column (requant's exact path)
-  int64_t built = -1;  // row class offr / multr hold
-  // Whole-width windows of a single output column are contiguous runs.
+  int64_t built = -1;  // row class (depth class included) offr / multr hold
+  // Whole-width windows of a single output column are contiguous runs (one per slice).
   const bool runs = g.OW == 1 && g.ws[0] == 0 && g.we[0] == g.W;
+  const int64_t slice = g.H * g.W;
   for (int64_t p = 0; p < planes; ++p) {
-    const T* ip = in + p * g.H * g.W;
-    T* op = out + p * g.OH * g.OW;
-    if (runs) {
+    const T* ip = in + p * g.D * slice;
+    for (int64_t od = 0; od < g.OD; ++od) {
+      const DepthWin dw = depth_win(g, od);
+      T* op = out + (p * g.OD + od) * g.OH * g.OW;
+      if (runs) {
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          Acc s = 0;
+          if (g.hs[oh] == 0 && g.he[oh] == g.H) {  // whole slices: one run over the volume
+            s = sum_run<T, Acc>(ip + dw.d0 * slice, (dw.d1 - dw.d0) * slice);
+          } else {
+            for (int64_t d = dw.d0; d < dw.d1; ++d) {
+              s += sum_run<T, Acc>(ip + d * slice + g.hs[oh] * g.W, (g.he[oh] - g.hs[oh]) * g.W);
+            }
+          }
+          const int64_t k = (dw.rbase + g.rcls[oh]) * g.ncc + g.ccls[0];
+          op[oh] = requant<T, Acc>(s - static_cast<Acc>(g.off[k]), g.mult[k], k, g);
+        }
+        continue;
+      }
       for (int64_t oh = 0; oh < g.OH; ++oh) {
-        const Acc s = sum_run<T, Acc>(ip + g.hs[oh] * g.W, (g.he[oh] - g.hs[oh]) * g.W);
-        const int64_t k = g.rcls[oh] * g.ncc + g.ccls[0];
-        op[oh] = requant<T, Acc>(s - static_cast<Acc>(g.off[k]), g.mult[k], k, g);
-      }
-      continue;
-    }
-    for (int64_t oh = 0; oh < g.OH; ++oh) {
-      std::fill(vs.begin(), vs.end(), Acc(0));
-      for (int64_t h = g.hs[oh]; h < g.he[oh]; ++h) {
-        const T* src = ip + h * g.W;
-        int64_t w = 0;
+        std::fill(vs.begin(), vs.end(), Acc(0));
+        for (int64_t d = dw.d0; d < dw.d1; ++d) {
+          for (int64_t h = g.hs[oh]; h < g.he[oh]; ++h) {
+            const T* src = ip + d * slice + h * g.W;
+            int64_t w = 0;
 #if QPLUGIN_SIMD
-        if constexpr (sizeof(T) == 1 && std::is_same<Acc, int32_t>::value) {
-          for (; w + simd::kLanes <= g.W; w += simd::kLanes) {
-            simd::storeu_i(vs.data() + w, simd::add_i(simd::loadu_i(vs.data() + w), simd::load_q(src + w)));
+            if constexpr (sizeof(T) == 1 && std::is_same<Acc, int32_t>::value) {
+              for (; w + simd::kLanes <= g.W; w += simd::kLanes) {
+                simd::storeu_i(vs.data() + w, simd::add_i(simd::loadu_i(vs.data() + w), simd::load_q(src + w)));
+              }
+            }
+#endif
+            for (; w < g.W; ++w) vs[w] += src[w];
           }
         }
-#endif
-        for (; w < g.W; ++w) vs[w] += src[w];
-      }
-      pre[0] = 0;
-      for (int64_t w = 0; w < g.W; ++w) pre[w + 1] = pre[w] + vs[w];
-      if (g.rcls[oh] != built) {
-        built = g.rcls[oh];
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          const int64_t k = built * g.ncc + g.ccls[ow];
-          offr[ow] = g.off[k];
-          multr[ow] = g.mult[k];
-          kr[ow] = k;
-        }
-      }
-      const int64_t* off = offr.data();
-      const float* mult = multr.data();
-      T* o = op + oh * g.OW;
-      if constexpr (std::is_same<Acc, int32_t>::value) {
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          d32[ow] = pre[g.we[ow]] - pre[g.ws[ow]] - static_cast<int32_t>(off[ow]);
-        }
-        int64_t ow = 0;
-#if QPLUGIN_SIMD
-        if constexpr (sizeof(T) == 1) {
-          const simd::VF zadd = simd::set1_f(g.zadd), lo = simd::set1_f(g.qmin), hi = simd::set1_f(g.qmax);
-          for (; ow + simd::kLanes <= g.OW; ow += simd::kLanes) {
-            simd::store_q(o + ow, requant_v(simd::loadu_i(d32.data() + ow), simd::loadu_f(mult + ow), zadd, lo, hi));
+        pre[0] = 0;
+        for (int64_t w = 0; w < g.W; ++w) pre[w + 1] = pre[w] + vs[w];
+        const int64_t rc = dw.rbase + g.rcls[oh];
+        if (rc != built) {
+          built = rc;
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            const int64_t k = built * g.ncc + g.ccls[ow];
+            offr[ow] = g.off[k];
+            multr[ow] = g.mult[k];
+            kr[ow] = k;
           }
         }
+        const int64_t* off = offr.data();
+        const float* mult = multr.data();
+        T* o = op + oh * g.OW;
+        if constexpr (std::is_same<Acc, int32_t>::value) {
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            d32[ow] = pre[g.we[ow]] - pre[g.ws[ow]] - static_cast<int32_t>(off[ow]);
+          }
+          int64_t ow = 0;
+#if QPLUGIN_SIMD
+          if constexpr (sizeof(T) == 1) {
+            const simd::VF zadd = simd::set1_f(g.zadd), lo = simd::set1_f(g.qmin), hi = simd::set1_f(g.qmax);
+            for (; ow + simd::kLanes <= g.OW; ow += simd::kLanes) {
+              simd::store_q(o + ow, requant_v(simd::loadu_i(d32.data() + ow), simd::loadu_f(mult + ow), zadd, lo, hi));
+            }
+          }
 #endif
-        for (; ow < g.OW; ++ow) o[ow] = requant<T, int32_t>(d32[ow], mult[ow], kr[ow], g);
-      } else {
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          o[ow] = requant<T, Acc>(pre[g.we[ow]] - pre[g.ws[ow]] - off[ow], mult[ow], kr[ow], g);
+          for (; ow < g.OW; ++ow) o[ow] = requant<T, int32_t>(d32[ow], mult[ow], kr[ow], g);
+        } else {
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            o[ow] = requant<T, Acc>(pre[g.we[ow]] - pre[g.ws[ow]] - off[ow], mult[ow], kr[ow], g);
+          }
         }
       }
     }
   }
 }
 
+// Output rows [ob, oe) count rows of all OD slices: row r is slice r / OH, row r % OH.
 template <typename T, typename Acc>
 void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64_t ob, int64_t oe,
                    const AvgPool2dGeom& g) {
-  for (int64_t oh = ob; oh < oe; ++oh) {
+  for (int64_t r = ob; r < oe; ++r) {
+    const int64_t oh = r % g.OH;
+    const DepthWin dw = depth_win(g, r / g.OH);
     const int64_t h0 = g.hs[oh], h1 = g.he[oh];
     for (int64_t ow = 0; ow < g.OW; ++ow) {
       const int64_t w0 = g.ws[ow], w1 = g.we[ow];
-      const int64_t pidx = oh * g.OW + ow;
-      const int64_t k = g.rcls[oh] * g.ncc + g.ccls[ow];
+      const int64_t pidx = r * g.OW + ow;
+      const int64_t k = (dw.rbase + g.rcls[oh]) * g.ncc + g.ccls[ow];
       const float m = g.mult[k];
       const int64_t off = g.off[k];
       T* o = out + pidx * C;
@@ -358,13 +386,15 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
         const VI offv = set1_i(static_cast<int32_t>(off));
         for (; c + 4 * kLanes <= ce; c += 4 * kLanes) {
           VI a0 = set1_i(0), a1 = a0, a2 = a0, a3 = a0;
-          for (int64_t h = h0; h < h1; ++h) {
-            const T* s = in + (h * g.W + w0) * C + c;
-            for (int64_t w = w0; w < w1; ++w, s += C) {
-              a0 = add_i(a0, load_q(s));
-              a1 = add_i(a1, load_q(s + kLanes));
-              a2 = add_i(a2, load_q(s + 2 * kLanes));
-              a3 = add_i(a3, load_q(s + 3 * kLanes));
+          for (int64_t d = dw.d0; d < dw.d1; ++d) {
+            for (int64_t h = h0; h < h1; ++h) {
+              const T* s = in + ((d * g.H + h) * g.W + w0) * C + c;
+              for (int64_t w = w0; w < w1; ++w, s += C) {
+                a0 = add_i(a0, load_q(s));
+                a1 = add_i(a1, load_q(s + kLanes));
+                a2 = add_i(a2, load_q(s + 2 * kLanes));
+                a3 = add_i(a3, load_q(s + 3 * kLanes));
+              }
             }
           }
           store4_q(o + c, requant_v(sub_i(a0, offv), mv, zadd, lo, hi),
@@ -374,9 +404,11 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
         }
         for (; c + kLanes <= ce; c += kLanes) {
           VI a0 = set1_i(0);
-          for (int64_t h = h0; h < h1; ++h) {
-            const T* s = in + (h * g.W + w0) * C + c;
-            for (int64_t w = w0; w < w1; ++w, s += C) a0 = add_i(a0, load_q(s));
+          for (int64_t d = dw.d0; d < dw.d1; ++d) {
+            for (int64_t h = h0; h < h1; ++h) {
+              const T* s = in + ((d * g.H + h) * g.W + w0) * C + c;
+              for (int64_t w = w0; w < w1; ++w, s += C) a0 = add_i(a0, load_q(s));
+            }
           }
           store_q(o + c, requant_v(sub_i(a0, offv), mv, zadd, lo, hi));
         }
@@ -384,9 +416,11 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
 #endif
       for (; c < ce; ++c) {
         Acc a = 0;
-        for (int64_t h = h0; h < h1; ++h) {
-          const T* s = in + (h * g.W + w0) * C + c;
-          for (int64_t w = w0; w < w1; ++w, s += C) a += *s;
+        for (int64_t d = dw.d0; d < dw.d1; ++d) {
+          for (int64_t h = h0; h < h1; ++h) {
+            const T* s = in + ((d * g.H + h) * g.W + w0) * C + c;
+            for (int64_t w = w0; w < w1; ++w, s += C) a += *s;
+          }
         }
         o[c] = requant<T, Acc>(a - static_cast<Acc>(off), m, k, g);
       }

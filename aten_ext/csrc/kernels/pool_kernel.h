@@ -6,16 +6,20 @@
 //   *_nchw: `planes` dense H x W planes in, dense OH x OW planes out.
 //   *_nhwc: one dense H x W x C image in, OH x OW x C out; the kernel does
 //           output rows [oh_begin, oh_end) and channels [c_begin, c_end).
+// 3-D average pooling uses the same kernels: a plane is D x H x W (NCDHW) or
+// the image D x H x W x C (NDHWC), and the NHWC row range counts rows of all
+// OD output slices (row r is slice r / OH, row r % OH).
 //
 // Max pooling: out = max over the valid window taps (padding never wins); a
 // window with no valid tap (possible only with dilation on tiny inputs) gives
 // the type's lowest value, as torch.
 //
-// Average pooling (avg_pool2d and adaptive_avg_pool2d share the kernels): the
-// window of output (oh, ow) is rows [hs[oh], he[oh]) x cols [ws[ow], we[ow])
-// (already clipped to the input). With s the integer sum over the window:
+// Average pooling (avg_pool2d / 3d and adaptive_avg_pool2d / 3d share the
+// kernels): the window of output (od, oh, ow) is slices [ds[od], de[od]) x rows
+// [hs[oh], he[oh]) x cols [ws[ow], we[ow]) (already clipped to the input; 2-D
+// pooling has D = OD = 1 and no depth tables). With s the integer sum over the window:
 //   q = clamp(nearbyint(float(float(s - off[p]) * mult[p]) + zadd))
-// where p = rcls[oh] * ncc + ccls[ow]; the caller fills off / mult / zadd for the op's
+// where p = (dcls[od] * nrc + rcls[oh]) * ncc + ccls[ow]; the caller fills off / mult / zadd for the op's
 // rounding rule (cpu/pool.cpp). int32 data instead uses the exact quotient
 // nearbyint(double(s - off[p]) / div[p]) + zadd_d (float32 would drift on large values). Sums are int32 for 8-bit data (the caller uses
 // the *_wide variants, int64 sums, when a window may overflow int32) and int64
@@ -52,6 +56,12 @@ struct AvgPool2dGeom {
   // int32 data is requantized exactly: q = clamp(nearbyint(double(s - off[k]) / div[k]) + zadd_d)
   const int64_t* div;  // the window's divisor per class
   double zadd_d;
+  // Depth (3-D pooling); the 2-D caller leaves the defaults (one slice, no tables).
+  int64_t D = 1, OD = 1;
+  const int64_t* ds = nullptr;   // [OD]
+  const int64_t* de = nullptr;   // [OD]
+  const int32_t* dcls = nullptr; // [OD]
+  int64_t nrc = 0;               // row classes (a depth class spans nrc * ncc entries)
 };
 
 // clang-format off

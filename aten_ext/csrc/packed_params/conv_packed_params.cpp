@@ -76,40 +76,29 @@ ConvState ConvPackedParams::state() const {
                    std::make_tuple(stride, padding, dilation));
 }
 
-std::shared_ptr<ConvPackedParams> conv_prepack_impl(const char* op, const std::string& kind,
-                                                    const at::Tensor& weight,
-                                                    const c10::optional<at::Tensor>& bias,
-                                                    at::IntArrayRef stride, at::IntArrayRef padding,
-                                                    at::IntArrayRef dilation, int64_t groups) {
+std::shared_ptr<ConvPackedParams> conv_prepack_int(const char* op, const std::string& kind,
+                                                   const at::Tensor& w_int8, const at::Tensor& w_scales,
+                                                   const at::Tensor& w_zero_points,
+                                                   const c10::optional<at::Tensor>& bias,
+                                                   at::IntArrayRef stride, at::IntArrayRef padding,
+                                                   at::IntArrayRef dilation, int64_t groups) {
   const int64_t spatial = kind == "conv1d" ? 1 : kind == "conv2d" ? 2 : 3;
-  TORCH_CHECK(weight.defined() && weight.is_quantized(), "qplugin::", op,
-              ": weight should be a quantized qint8 tensor, got ",
-              weight.defined() ? "a non-quantized tensor of dtype " + std::string(c10::toString(weight.scalar_type()))
-                               : std::string("an undefined tensor"));
-  TORCH_CHECK(weight.scalar_type() == at::kQInt8, "qplugin::", op,
-              ": weight should be a qint8 tensor, got ", weight.scalar_type());
-  TORCH_CHECK(weight.dim() == spatial + 2, "qplugin::", op, ": weight should have ", spatial + 2,
-              " dims (out_channels, in_channels / groups, kernel...), got ", weight.dim(), " dims ",
-              weight.sizes());
-  const auto qs = weight.qscheme();
-  TORCH_CHECK(qs == at::kPerTensorAffine || qs == at::kPerChannelAffine, "qplugin::", op,
-              ": weight should be per_tensor_affine or per_channel_affine, got qscheme ",
-              c10::toString(qs));
-  if (qs == at::kPerChannelAffine) {
-    TORCH_CHECK_VALUE(weight.q_per_channel_axis() == 0, "qplugin::", op,
-                      ": weight per-channel axis should be 0 (output channels), got ",
-                      weight.q_per_channel_axis());
-  }
-  for (int64_t d = 0; d < weight.dim(); ++d) {
-    TORCH_CHECK_VALUE(weight.size(d) >= 1, "qplugin::", op, ": weight should have no empty dims, got ",
-                      weight.sizes());
+  TORCH_CHECK(w_int8.defined() && !w_int8.is_quantized() && w_int8.scalar_type() == at::kChar, "qplugin::", op,
+              ": weight should be an int8 tensor, got ",
+              w_int8.defined() ? c10::toString(w_int8.scalar_type()) : "an undefined tensor");
+  TORCH_CHECK_VALUE(w_int8.dim() == spatial + 2, "qplugin::", op, ": weight should have ", spatial + 2,
+                    " dims (out_channels, in_channels / groups, kernel...), got ", w_int8.dim(), " dims ",
+                    w_int8.sizes());
+  for (int64_t d = 0; d < w_int8.dim(); ++d) {
+    TORCH_CHECK_VALUE(w_int8.size(d) >= 1, "qplugin::", op, ": weight should have no empty dims, got ",
+                      w_int8.sizes());
   }
   TORCH_CHECK_VALUE(groups >= 1, "qplugin::", op, ": groups should be >= 1, got ", groups);
   auto p = std::make_shared<ConvPackedParams>();
   p->kind = kind;
   p->spatial = spatial;
-  p->OC = weight.size(0);
-  p->ICg = weight.size(1);
+  p->OC = w_int8.size(0);
+  p->ICg = w_int8.size(1);
   TORCH_CHECK_VALUE(p->OC % groups == 0, "qplugin::", op, ": groups should divide out_channels (",
                     p->OC, "), got groups ", groups);
   p->stride = spatial_arg(op, "stride", stride, spatial);
@@ -125,7 +114,7 @@ std::shared_ptr<ConvPackedParams> conv_prepack_impl(const char* op, const std::s
   }
   p->groups = groups;
   // 3-d kernel view
-  const auto ks = weight.sizes();
+  const auto ks = w_int8.sizes();
   auto fill3 = [&](const std::vector<int64_t>& v, int64_t& d, int64_t& h, int64_t& w, int64_t dflt) {
     d = spatial == 3 ? v[0] : dflt;
     h = spatial >= 2 ? v[spatial - 2] : dflt;
@@ -144,28 +133,23 @@ std::shared_ptr<ConvPackedParams> conv_prepack_impl(const char* op, const std::s
   p->Kp = kernels::scalar::conv_a_row_elems(p->K);
   p->S4 = (p->KW * p->ICg + 3) / 4 * 4;
   p->K4 = p->KD * p->KH * p->S4;
-  // qparams
+  // qparams: 1 (per tensor) or OC (per channel) entries
+  const at::Tensor sc = w_scales.to(at::kDouble).contiguous();
+  const at::Tensor zp = w_zero_points.to(at::kLong).contiguous();
+  const bool per_tensor = sc.numel() == 1 && zp.numel() == 1;
+  TORCH_CHECK_VALUE(per_tensor || (sc.numel() == p->OC && zp.numel() == p->OC), "qplugin::", op,
+                    ": weight per-channel scales and zero_points should have ", p->OC,
+                    " elements, got ", sc.numel(), " and ", zp.numel());
   p->w_scale.resize(p->OC);
   p->w_zp.resize(p->OC);
-  if (qs == at::kPerTensorAffine) {
-    check_scale(op, "weight scale", weight.q_scale());
-    check_zero_point(op, "weight zero_point", weight.q_zero_point(), at::kQInt8);
-    for (int64_t o = 0; o < p->OC; ++o) {
-      p->w_scale[o] = weight.q_scale();
-      p->w_zp[o] = static_cast<int32_t>(weight.q_zero_point());
+  for (int64_t o = 0; o < p->OC; ++o) {
+    const int64_t i = per_tensor ? 0 : o;
+    if (o == i) {
+      check_scale(op, "weight scale", sc.const_data_ptr<double>()[i]);
+      check_zero_point(op, "weight zero_point", zp.const_data_ptr<int64_t>()[i], at::kChar);
     }
-  } else {
-    const at::Tensor sc = weight.q_per_channel_scales().to(at::kDouble).contiguous();
-    const at::Tensor zp = weight.q_per_channel_zero_points().to(at::kLong).contiguous();
-    TORCH_CHECK_VALUE(sc.numel() == p->OC && zp.numel() == p->OC, "qplugin::", op,
-                      ": weight per-channel scales and zero_points should have ", p->OC,
-                      " elements, got ", sc.numel(), " and ", zp.numel());
-    for (int64_t o = 0; o < p->OC; ++o) {
-      check_scale(op, "weight scale", sc.data_ptr<double>()[o]);
-      check_zero_point(op, "weight zero_point", zp.data_ptr<int64_t>()[o], at::kQInt8);
-      p->w_scale[o] = sc.data_ptr<double>()[o];
-      p->w_zp[o] = static_cast<int32_t>(zp.data_ptr<int64_t>()[o]);
-    }
+    p->w_scale[o] = sc.const_data_ptr<double>()[i];
+    p->w_zp[o] = static_cast<int32_t>(zp.const_data_ptr<int64_t>()[i]);
   }
   p->any_wzp = false;
   for (int32_t z : p->w_zp) p->any_wzp = p->any_wzp || z != 0;
@@ -183,9 +167,9 @@ std::shared_ptr<ConvPackedParams> conv_prepack_impl(const char* op, const std::s
     for (int64_t o = 0; o < p->OC; ++o) p->bias_f[o] = bc.data_ptr<float>()[o];
     p->bias = b;
   }
-  p->weight = weight;
+  p->weight = w_int8;
   // wmat [OC][taps][ICg]
-  const at::Tensor wi = int_view(weight).contiguous().reshape({p->OC, p->ICg, taps});
+  const at::Tensor wi = w_int8.contiguous().reshape({p->OC, p->ICg, taps});
   const int8_t* src = wi.data_ptr<int8_t>();
   p->wmat.resize(static_cast<size_t>(p->OC * p->K));
   p->wsum.assign(p->OC, 0);
@@ -211,6 +195,47 @@ std::shared_ptr<ConvPackedParams> conv_prepack_impl(const char* op, const std::s
       }
     }
   }
+  return p;
+}
+
+std::shared_ptr<ConvPackedParams> conv_prepack_impl(const char* op, const std::string& kind,
+                                                    const at::Tensor& weight,
+                                                    const c10::optional<at::Tensor>& bias,
+                                                    at::IntArrayRef stride, at::IntArrayRef padding,
+                                                    at::IntArrayRef dilation, int64_t groups) {
+  const int64_t spatial = kind == "conv1d" ? 1 : kind == "conv2d" ? 2 : 3;
+  TORCH_CHECK(weight.defined() && weight.is_quantized(), "qplugin::", op,
+              ": weight should be a quantized qint8 tensor, got ",
+              weight.defined() ? "a non-quantized tensor of dtype " + std::string(c10::toString(weight.scalar_type()))
+                               : std::string("an undefined tensor"));
+  TORCH_CHECK(weight.scalar_type() == at::kQInt8, "qplugin::", op,
+              ": weight should be a qint8 tensor, got ", weight.scalar_type());
+  TORCH_CHECK(weight.dim() == spatial + 2, "qplugin::", op, ": weight should have ", spatial + 2,
+              " dims (out_channels, in_channels / groups, kernel...), got ", weight.dim(), " dims ",
+              weight.sizes());
+  const auto qs = weight.qscheme();
+  TORCH_CHECK(qs == at::kPerTensorAffine || qs == at::kPerChannelAffine, "qplugin::", op,
+              ": weight should be per_tensor_affine or per_channel_affine, got qscheme ",
+              c10::toString(qs));
+  if (qs == at::kPerChannelAffine) {
+    TORCH_CHECK_VALUE(weight.q_per_channel_axis() == 0, "qplugin::", op,
+                      ": weight per-channel axis should be 0 (output channels), got ",
+                      weight.q_per_channel_axis());
+  }
+  at::Tensor scales, zero_points;
+  if (qs == at::kPerTensorAffine) {
+    scales = at::full({1}, weight.q_scale(), at::dtype(at::kDouble));
+    zero_points = at::full({1}, weight.q_zero_point(), at::dtype(at::kLong));
+  } else {
+    scales = weight.q_per_channel_scales();
+    zero_points = weight.q_per_channel_zero_points();
+    TORCH_CHECK_VALUE(scales.numel() == weight.size(0) && zero_points.numel() == weight.size(0), "qplugin::", op,
+                      ": weight per-channel scales and zero_points should have ", weight.size(0),
+                      " elements, got ", scales.numel(), " and ", zero_points.numel());
+  }
+  auto p = conv_prepack_int(op, kind, int_view(weight), scales, zero_points, bias, stride, padding, dilation,
+                            groups);
+  p->weight = weight;
   return p;
 }
 

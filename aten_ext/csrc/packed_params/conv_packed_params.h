@@ -85,6 +85,16 @@ std::shared_ptr<ConvPackedParams> conv_prepack_impl(const char* op, const std::s
                                                        at::IntArrayRef stride, at::IntArrayRef padding,
                                                        at::IntArrayRef dilation, int64_t groups);
 
+// The same from plain data: w_int8 (int8, OC x ICg x kernel...), w_scales (float) / w_zero_points
+// (integer), 1 (per tensor) or OC entries. `weight` of the result is w_int8 (the plain tier's
+// params are never unpacked or pickled).
+std::shared_ptr<ConvPackedParams> conv_prepack_int(const char* op, const std::string& kind,
+                                                   const at::Tensor& w_int8, const at::Tensor& w_scales,
+                                                   const at::Tensor& w_zero_points,
+                                                   const c10::optional<at::Tensor>& bias,
+                                                   at::IntArrayRef stride, at::IntArrayRef padding,
+                                                   at::IntArrayRef dilation, int64_t groups);
+
 // The two TorchScript classes (distinct types so schemas can tell 2d from 3d).
 struct Conv2dPackedParamsBase : torch::CustomClassHolder {
   static constexpr const char* kName = "Conv2dPackedParamsBase";

@@ -48,23 +48,28 @@ std::shared_ptr<const LinearPackedParams::StaticEpilogue> LinearPackedParams::st
   e->x_scale = x_scale;
   e->y_scale = y_scale;
   e->bias_version = bias_version;
-  // double math, one rounding to float each (multiplications by double reciprocals: the
-  // difference from dividing is far below float resolution)
-  const double ratio = x_scale / y_scale;
-  const double inv_y = 1.0 / y_scale;
   e->mult.resize(N);
-  for (int64_t n = 0; n < N; ++n) e->mult[n] = static_cast<float>(ratio * w_scale[n]);
-  if (bias.has_value()) {
-    e->bias.resize(N);
-    const float* b = bias->const_data_ptr<float>();
-    for (int64_t n = 0; n < N; ++n) e->bias[n] = static_cast<float>(static_cast<double>(b[n]) * inv_y);
-  }
+  if (bias.has_value()) e->bias.resize(N);
+  epilogue_constants(x_scale, y_scale, w_scale.data(), bias.has_value() ? bias->const_data_ptr<float>() : nullptr,
+                     N, e->mult.data(), e->bias.data());
   std::shared_ptr<const StaticEpilogue> r = std::move(e);
   if (cacheable) {
     std::lock_guard<std::mutex> lock(epilogue_mu_);
     epilogue_ = r;
   }
   return r;
+}
+
+void LinearPackedParams::epilogue_constants(double x_scale, double y_scale, const double* w_scale,
+                                            const float* bias, int64_t N, float* mult, float* bias_out) {
+  // double math, one rounding to float each (multiplications by double reciprocals: the
+  // difference from dividing is far below float resolution)
+  const double ratio = x_scale / y_scale;
+  const double inv_y = 1.0 / y_scale;
+  for (int64_t n = 0; n < N; ++n) mult[n] = static_cast<float>(ratio * w_scale[n]);
+  if (bias != nullptr) {
+    for (int64_t n = 0; n < N; ++n) bias_out[n] = static_cast<float>(static_cast<double>(bias[n]) * inv_y);
+  }
 }
 
 c10::intrusive_ptr<LinearPackedParams> LinearPackedParams::create(

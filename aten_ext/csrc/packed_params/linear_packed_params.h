@@ -59,6 +59,10 @@ struct LinearPackedParams : torch::CustomClassHolder {
     std::vector<float> bias;
   };
   std::shared_ptr<const StaticEpilogue> static_epilogue(double x_scale, double y_scale) const;
+  // The arithmetic of those constants (also used uncached by the plain tier's linear):
+  // mult[n] (N entries); bias_out[n] when bias is not null.
+  static void epilogue_constants(double x_scale, double y_scale, const double* w_scale, const float* bias, int64_t N,
+                                 float* mult, float* bias_out);
 
   // From plain int8 data [N, K] and qparams (validated here; `op` names the caller).
   static c10::intrusive_ptr<LinearPackedParams> create(const char* op, const at::Tensor& w_int8,

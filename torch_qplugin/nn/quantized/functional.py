@@ -9,7 +9,8 @@ from .modules.utils import _require_quantized
 
 __all__ = ["linear", "conv1d", "conv2d", "conv3d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
            "interpolate", "upsample_nearest", "hardswish", "hardsigmoid", "elu", "leaky_relu", "relu6",
-           "clamp", "max_pool1d", "hardtanh", "threshold", "celu", "upsample", "upsample_bilinear"]
+           "clamp", "max_pool1d", "hardtanh", "threshold", "celu", "upsample", "upsample_bilinear",
+           "avg_pool3d", "adaptive_avg_pool3d"]
 
 _q = torch.ops.qplugin
 
@@ -97,6 +98,23 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     size = _pair(output_size)
     out = [input.size(-2 + i) if s is None else int(s) for i, s in enumerate(size)]
     return _q.adaptive_avg_pool2d(input, out)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """3-d average pooling of a 4-d / 5-d quantized tensor (qplugin::avg_pool3d; keeps qparams,
+    within a step of the float64 average; channels_last_3d stays channels_last_3d)."""
+    if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
+        stride = kernel_size
+    return _q.avg_pool3d(input, list(_triple(kernel_size)), list(_triple(stride)), list(_triple(padding)),
+                         ceil_mode, count_include_pad, divisor_override)
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """Adaptive 3-d average pooling (qplugin::adaptive_avg_pool3d); ``None`` keeps that input dim."""
+    size = _triple(output_size)
+    out = [input.size(-3 + i) if s is None else int(s) for i, s in enumerate(size)]
+    return _q.adaptive_avg_pool3d(input, out)
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

@@ -16,6 +16,7 @@
 #if defined(QPLUGIN_ISA_AVX2)
 #include "kernels/gemm/tile_i16_avx2.h"
 #endif
+#include "kernels/gemm/requant.h"
 
 namespace qplugin {
 namespace kernels {
@@ -1183,35 +1184,32 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
   }
   uint8_t* out = static_cast<uint8_t*>(p.out) + m * p.ldc + n;
   const int32_t yzp = p.out_zero_point;
-  const float hi = static_cast<float>(p.out_max - yzp);
-  const float lo = static_cast<float>(p.out_min - yzp);
+#if QPLUGIN_SIMD
+  const requant::Bounds rb = requant::make_bounds(yzp, p.out_min, p.out_max);
+#endif
 #if defined(QPLUGIN_ISA_AVX512)
   {
-    const __m512i vazp = _mm512_set1_epi32(azp), vt = _mm512_set1_epi32(t), vyzp = _mm512_set1_epi32(yzp);
-    const __m512 vhi = _mm512_set1_ps(hi), vlo = _mm512_set1_ps(lo);
+    const __m512i vazp = _mm512_set1_epi32(azp), vt = _mm512_set1_epi32(t);
     for (; j + 16 <= cnt; j += 16) {
       __m512i c = _mm512_loadu_si512(acc_row + j);
       c = _mm512_sub_epi32(c, _mm512_mullo_epi32(vazp, _mm512_loadu_si512(colsum + j)));
       c = _mm512_add_epi32(c, _mm512_mullo_epi32(_mm512_loadu_si512(bzp + j), vt));
       __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(c), _mm512_loadu_ps(mult + j));
       if (bias) f = _mm512_add_ps(f, _mm512_loadu_ps(bias + j));
-      f = _mm512_max_ps(_mm512_min_ps(f, vhi), vlo);
-      const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), vyzp);
+      const __m512i q = requant::requantize(f, rb);
       _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), _mm512_cvtepi32_epi8(q));
     }
   }
 #elif defined(QPLUGIN_ISA_AVX2)
   {
-    const __m256i vazp = _mm256_set1_epi32(azp), vt = _mm256_set1_epi32(t), vyzp = _mm256_set1_epi32(yzp);
-    const __m256 vhi = _mm256_set1_ps(hi), vlo = _mm256_set1_ps(lo);
+    const __m256i vazp = _mm256_set1_epi32(azp), vt = _mm256_set1_epi32(t);
     for (; j + 8 <= cnt; j += 8) {
       __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc_row + j));
       c = _mm256_sub_epi32(c, _mm256_mullo_epi32(vazp, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(colsum + j))));
       c = _mm256_add_epi32(c, _mm256_mullo_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(bzp + j)), vt));
       __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(c), _mm256_loadu_ps(mult + j));
       if (bias) f = _mm256_add_ps(f, _mm256_loadu_ps(bias + j));
-      f = _mm256_max_ps(_mm256_min_ps(f, vhi), vlo);
-      const __m256i q = _mm256_add_epi32(_mm256_cvtps_epi32(f), vyzp);
+      const __m256i q = requant::requantize(f, rb);
       // values are in [0, 255]: pack 32 -> 16 -> 8 within lanes, then gather the two halves
       const __m256i w16 = _mm256_packs_epi32(q, q);
       const __m256i w8 = _mm256_packus_epi16(w16, w16);
@@ -1225,9 +1223,7 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
   for (; j < cnt; ++j) {
     float f = static_cast<float>(corrected(j)) * mult[j];
     if (bias) f = f + bias[j];
-    f = f < hi ? f : hi;  // as MINPS(f, hi): NaN -> hi
-    f = f > lo ? f : lo;
-    out[j] = static_cast<uint8_t>(static_cast<int32_t>(std::nearbyint(f)) + yzp);
+    out[j] = static_cast<uint8_t>(requantize<float>(f, yzp, p.out_min, p.out_max));
   }
 }
 
@@ -1267,14 +1263,10 @@ void epilogue_tile(const QGemmParams& p, const int32_t* acc, int h, int64_t m, i
     float* out = static_cast<float*>(p.out);
     each([&](__m512 f, int64_t o) { _mm512_storeu_ps(out + o, _mm512_max_ps(f, vfmin)); });
   } else if (p.kind == OutKind::kU8) {
-    const int32_t yzp = p.out_zero_point;
-    const __m512 vhi = _mm512_set1_ps(static_cast<float>(p.out_max - yzp));
-    const __m512 vlo = _mm512_set1_ps(static_cast<float>(p.out_min - yzp));
-    const __m512i vyzp = _mm512_set1_epi32(yzp);
+    const requant::Bounds rb = requant::make_bounds(p.out_zero_point, p.out_min, p.out_max);
     uint8_t* out = static_cast<uint8_t*>(p.out);
     each([&](__m512 f, int64_t o) {
-      f = _mm512_max_ps(_mm512_min_ps(f, vhi), vlo);
-      const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), vyzp);
+      const __m512i q = requant::requantize(f, rb);
       _mm_storeu_si128(reinterpret_cast<__m128i*>(out + o), _mm512_cvtepi32_epi8(q));
     });
   }

@@ -11,12 +11,13 @@
 namespace qplugin {
 namespace {
 
-void check_qx(const char* op, const at::Tensor& qx) {
+void check_qx(const char* op, const at::Tensor& qx, bool three_d = false) {
   check_quantized_input(op, "qx", qx);
   TORCH_CHECK(qx.qscheme() == at::kPerTensorAffine, "qplugin::", op,
               ": qx should be per_tensor_affine quantized, got qscheme ", toString(qx.qscheme()));
   check_qparams(op, "qx", qx);
-  cpu::check_pool_input_rank(op, "qx", qx);
+  if (three_d) cpu::check_pool3d_input_rank(op, "qx", qx);
+  else cpu::check_pool_input_rank(op, "qx", qx);
 }
 
 at::Tensor alloc_like(const at::Tensor& qx, const std::vector<int64_t>& sizes) {
@@ -40,8 +41,7 @@ at::Tensor avg_pool2d_q(const at::Tensor& qx, at::IntArrayRef kernel_size, at::I
   constexpr const char* op = "avg_pool2d";
   check_qx(op, qx);
   const auto w = cpu::check_pool2d_args(op, qx.sizes(), kernel_size, stride, padding, {}, ceil_mode);
-  TORCH_CHECK_VALUE(!divisor_override.has_value() || *divisor_override > 0, "qplugin::", op,
-                    ": divisor_override should be a positive integer, got ", *divisor_override);
+  cpu::check_divisor_override(op, divisor_override);
   at::Tensor out = alloc_like(qx, cpu::pool2d_output_sizes(op, qx.sizes(), w));
   cpu::avg_pool2d_int_out(int_view(qx), qx.q_zero_point(), w, count_include_pad, divisor_override,
                           int_view(out));
@@ -56,12 +56,40 @@ at::Tensor adaptive_avg_pool2d_q(const at::Tensor& qx, at::IntArrayRef output_si
   return out;
 }
 
+at::Tensor alloc3d_like(const at::Tensor& qx, const std::vector<int64_t>& sizes) {
+  return at::_empty_affine_quantized(sizes, qx.options(), qx.q_scale(), qx.q_zero_point(),
+                                     cpu::pool3d_format(qx));
+}
+
+at::Tensor avg_pool3d_q(const at::Tensor& qx, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                        at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                        c10::optional<int64_t> divisor_override) {
+  constexpr const char* op = "avg_pool3d";
+  check_qx(op, qx, true);
+  const auto w = cpu::check_pool3d_args(op, kernel_size, stride, padding, ceil_mode);
+  cpu::check_divisor_override(op, divisor_override);
+  at::Tensor out = alloc3d_like(qx, cpu::pool3d_output_sizes(op, qx.sizes(), w));
+  cpu::avg_pool3d_int_out(int_view(qx), qx.q_zero_point(), w, count_include_pad, divisor_override,
+                          int_view(out));
+  return out;
+}
+
+at::Tensor adaptive_avg_pool3d_q(const at::Tensor& qx, at::IntArrayRef output_size) {
+  constexpr const char* op = "adaptive_avg_pool3d";
+  check_qx(op, qx, true);
+  at::Tensor out = alloc3d_like(qx, cpu::adaptive3d_output_sizes(op, qx.sizes(), output_size));
+  cpu::adaptive_avg_pool3d_int_out(int_view(qx), int_view(out));
+  return out;
+}
+
 } // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("max_pool2d", TORCH_FN(max_pool2d_q));
   m.impl("avg_pool2d", TORCH_FN(avg_pool2d_q));
   m.impl("adaptive_avg_pool2d", TORCH_FN(adaptive_avg_pool2d_q));
+  m.impl("avg_pool3d", TORCH_FN(avg_pool3d_q));
+  m.impl("adaptive_avg_pool3d", TORCH_FN(adaptive_avg_pool3d_q));
 }
 
 } // namespace qplugin

@@ -239,15 +239,19 @@ class _RNNBase(nn.Module):
         return x, torch.stack(hs, 0), torch.stack(cs, 0)
 
     @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
+    def _new_from_float(cls, mod, who):
+        """(an empty module shaped like the float LSTM / GRU ``mod``, its weight observer factory)."""
         if type(mod) is not cls._FLOAT_MODULE:
-            raise TypeError(f"torch_qplugin.nn.quantized.dynamic.{cls.__name__}.from_float only works "
+            raise TypeError(f"{who}.{cls.__name__}.from_float only works "
                             f"for {cls._FLOAT_MODULE.__name__}, but got: {type(mod).__name__}")
         if getattr(mod, "proj_size", 0):
-            raise ValueError("torch_qplugin dynamic LSTM: proj_size is not supported")
-        factory = _dynamic_weight_observer(mod)
-        q = cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first,
-                mod.dropout, mod.bidirectional)
+            raise ValueError(f"{who}.{cls.__name__}: proj_size is not supported")
+        return (cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first, mod.dropout,
+                    mod.bidirectional), _dynamic_weight_observer(mod))
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        q, factory = cls._new_from_float(mod, "torch_qplugin.nn.quantized.dynamic")
         for i, d in enumerate(q._dirs):
             layer, rev = divmod(i, q.num_directions)
             sfx = f"_l{layer}" + ("_reverse" if rev else "")

@@ -1,5 +1,6 @@
 from .activation import (ELU, AdaptiveAvgPool2d, AvgPool2d, Hardsigmoid, Hardswish, LeakyReLU,
                          MaxPool2d, ReLU, ReLU6, Sigmoid, Softmax)
+from .activation import AdaptiveAvgPool3d, AvgPool3d
 from .dropout import Dropout
 from .batchnorm import BatchNorm2d, BatchNorm3d
 from .conv import Conv1d, Conv2d, Conv3d
@@ -14,3 +15,4 @@ __all__ = ["Quantize", "DeQuantize", "Linear", "LinearPackedParams", "Conv1d", "
            "AdaptiveAvgPool2d", "FloatFunctional", "QFunctional", "NeverCalibratedQFunctional", "BatchNorm2d",
            "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm",
            "Dropout", "Softmax", "PReLU"]
+__all__ += ["AvgPool3d", "AdaptiveAvgPool3d"]

@@ -4,12 +4,12 @@ from typing import List, Optional
 import torch
 import torch.nn as nn
 from torch import Tensor
-from torch.nn.modules.utils import _pair
+from torch.nn.modules.utils import _pair, _triple
 
 from .utils import _act_qparams, _guard_never_calibrated, _require_quantized
 
 __all__ = ["ReLU", "ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Hardsigmoid", "Softmax", "MaxPool2d",
-           "AvgPool2d", "AdaptiveAvgPool2d"]
+           "AvgPool2d", "AdaptiveAvgPool2d", "AvgPool3d", "AdaptiveAvgPool3d"]
 
 
 class ReLU(nn.ReLU):
@@ -282,6 +282,54 @@ class AdaptiveAvgPool2d(nn.AdaptiveAvgPool2d):
             s = self._size[i]
             out.append(input.size(input.dim() - 2 + i) if s < 0 else s)
         return torch.ops.qplugin.adaptive_avg_pool2d(input, out)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        return cls(mod.output_size)
+
+
+class AvgPool3d(nn.AvgPool3d):
+    """3-d average pooling on quantized tensors (qplugin::avg_pool3d; keeps the input's qparams)."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        self._k = list(_triple(kernel_size))
+        self._s = list(_triple(stride if stride is not None else kernel_size))
+        self._p = list(_triple(padding))
+
+    def _get_name(self):
+        return "QuantizedAvgPool3d"
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.quantized.AvgPool3d")
+        return torch.ops.qplugin.avg_pool3d(input, self._k, self._s, self._p, self.ceil_mode,
+                                            self.count_include_pad, self.divisor_override)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        return cls(mod.kernel_size, mod.stride, mod.padding, mod.ceil_mode, mod.count_include_pad,
+                   mod.divisor_override)
+
+
+class AdaptiveAvgPool3d(nn.AdaptiveAvgPool3d):
+    """Adaptive 3-d average pooling on quantized tensors (keeps qparams). ``None`` in output_size
+    keeps that input dimension."""
+
+    def __init__(self, output_size):
+        super().__init__(output_size)
+        self._size = [-1 if s is None else int(s) for s in _triple(output_size)]  # -1: keep the input's
+
+    def _get_name(self):
+        return "QuantizedAdaptiveAvgPool3d"
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.quantized.AdaptiveAvgPool3d")
+        out: List[int] = []
+        for i in range(3):
+            s = self._size[i]
+            out.append(input.size(input.dim() - 3 + i) if s < 0 else s)
+        return torch.ops.qplugin.adaptive_avg_pool3d(input, out)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):

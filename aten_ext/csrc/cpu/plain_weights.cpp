@@ -1,0 +1,217 @@
+// The plain tier's weighted ops (qplugin::plain_linear* / plain_conv*, CPU key): uint8 activations
+// with explicit qparams, the weight as plain tensors (int8 data, float64 scales, int64 zero
+// points, float32 bias) plus its packed buffer (packed_params/plain_buffer.h). No TorchScript
+// object and no quantized-tensor API (the wall, docs/design.md). Fakes: torch_qplugin/_fakes.py.
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "cpu/conv.h"
+#include "cpu/linear.h"
+#include "packed_params/linear_packed_params.h"
+#include "packed_params/plain_buffer.h"
+#include "utils/checks.h"
+
+namespace qplugin {
+namespace cpu {
+namespace {
+
+void check_u8(const char* op, const char* arg, const at::Tensor& x) {
+  TORCH_CHECK(x.scalar_type() == at::kByte, "qplugin::", op, ": ", arg, " should be a uint8 tensor, got dtype ",
+              x.scalar_type());
+}
+
+// w_scales (float64) / w_zero_points (int64): 1-D with 1 (per tensor) or n entries.
+void check_w_qparams(const char* op, const at::Tensor& s, const at::Tensor& z, int64_t n) {
+  TORCH_CHECK(s.scalar_type() == at::kDouble && z.scalar_type() == at::kLong, "qplugin::", op,
+              ": w_scales and w_zero_points should be float64 and int64 tensors, got ", s.scalar_type(), " and ",
+              z.scalar_type());
+  TORCH_CHECK_VALUE(s.dim() == 1 && z.dim() == 1 && s.numel() == z.numel() && (s.numel() == 1 || s.numel() == n),
+                    "qplugin::", op, ": w_scales and w_zero_points should be 1-D with 1 or ", n,
+                    " entries, got shapes ", s.sizes(), " and ", z.sizes());
+}
+
+// The linear weights of one call: the buffer's view, or (buffer packed for another ISA path)
+// a LinearPackedParams packed from w now (kept alive in `owner`).
+struct LinearCall {
+  LinearWeightsView view;
+  c10::intrusive_ptr<LinearPackedParams> owner;
+  std::vector<double> scales;  // N entries
+  at::Tensor bias;             // contiguous float32 or undefined
+};
+
+void linear_call(const char* op, const at::Tensor& w, const at::Tensor& w_scales, const at::Tensor& w_zps,
+                 const c10::optional<at::Tensor>& bias, const at::Tensor& packed, LinearCall* c) {
+  TORCH_CHECK(w.scalar_type() == at::kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ",
+              w.scalar_type());
+  TORCH_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": w should be 2-D [out_features, in_features], got shape ",
+                    w.sizes());
+  const int64_t N = w.size(0), K = w.size(1);
+  check_w_qparams(op, w_scales, w_zps, N);
+  if (bias.has_value() && bias->defined()) {
+    TORCH_CHECK(bias->scalar_type() == at::kFloat, "qplugin::", op, ": bias should be a float32 tensor, got dtype ",
+                bias->scalar_type());
+    TORCH_CHECK_VALUE(bias->dim() == 1 && bias->size(0) == N, "qplugin::", op, ": bias should have shape [", N,
+                      "], got ", bias->sizes());
+    c->bias = bias->contiguous();
+  }
+  if (!plain_buffer::view_linear(op, packed, N, K, &c->view)) {
+    c->owner = LinearPackedParams::create(op, w, w_scales, w_zps, w_scales.numel() != 1, c10::nullopt);
+    c->view = linear_weights_view(*c->owner);
+  }
+  const at::Tensor s = w_scales.contiguous();
+  const double* sp = s.const_data_ptr<double>();
+  c->scales.resize(N);
+  c->view.w_scale_max = 0.0;
+  for (int64_t n = 0; n < N; ++n) {
+    c->scales[n] = sp[s.numel() == 1 ? 0 : n];
+    check_scale(op, "w_scales", c->scales[n]);
+    c->view.w_scale_max = std::max(c->view.w_scale_max, c->scales[n]);
+  }
+  c->view.w_scale = c->scales.data();
+  c->view.bias = c->bias.defined() ? c->bias.const_data_ptr<float>() : nullptr;
+}
+
+template <bool kRelu>
+at::Tensor p_linear(const at::Tensor& x, double x_scale, int64_t x_zp, const at::Tensor& w, const at::Tensor& w_scales,
+                    const at::Tensor& w_zps, const c10::optional<at::Tensor>& bias, const at::Tensor& packed,
+                    double y_scale, int64_t y_zp) {
+  const char* op = kRelu ? "plain_linear_relu" : "plain_linear";
+  check_u8(op, "x", x);
+  LinearCall c;
+  linear_call(op, w, w_scales, w_zps, bias, packed, &c);
+  TORCH_CHECK_VALUE(x.dim() >= 1 && x.size(-1) == c.view.b.K, "qplugin::", op, ": x should have last dimension ",
+                    c.view.b.K, " (w's in_features), got shape ", x.sizes());
+  std::vector<int64_t> ys = x.sizes().vec();
+  ys.back() = c.view.b.N;
+  at::Tensor y = at::empty(ys, x.options());
+  const at::Tensor xc = x.contiguous();
+  const int64_t M = c.view.b.N > 0 ? y.numel() / c.view.b.N : 0;
+  linear_u8_view(op, xc.const_data_ptr<uint8_t>(), M, x_scale, x_zp, c.view, y_scale, y_zp, kRelu,
+                 y.data_ptr<uint8_t>());
+  return y;
+}
+
+template <bool kRelu>
+at::Tensor p_linear_dynamic(const at::Tensor& x, const at::Tensor& w, const at::Tensor& w_scales,
+                            const at::Tensor& w_zps, const c10::optional<at::Tensor>& bias, const at::Tensor& packed,
+                            bool reduce_range) {
+  const char* op = kRelu ? "plain_linear_relu_dynamic" : "plain_linear_dynamic";
+  TORCH_CHECK(x.scalar_type() == at::kFloat, "qplugin::", op, ": x should be a float32 tensor, got dtype ",
+              x.scalar_type());
+  LinearCall c;
+  linear_call(op, w, w_scales, w_zps, bias, packed, &c);
+  TORCH_CHECK_VALUE(x.dim() >= 1 && x.size(-1) == c.view.b.K, "qplugin::", op, ": x should have last dimension ",
+                    c.view.b.K, " (w's in_features), got shape ", x.sizes());
+  return linear_dynamic_view(op, x, c.view, reduce_range, kRelu);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> p_rnn_layer_dynamic(
+    const at::Tensor& input, const at::Tensor& h0, const at::Tensor& c0, const at::Tensor& w_ih,
+    const at::Tensor& w_ih_scales, const at::Tensor& w_ih_zps, const c10::optional<at::Tensor>& b_ih,
+    const at::Tensor& packed_ih, const at::Tensor& w_hh, const at::Tensor& w_hh_scales, const at::Tensor& w_hh_zps,
+    const c10::optional<at::Tensor>& b_hh, const at::Tensor& packed_hh, int64_t num_gates, bool reverse) {
+  constexpr const char* op = "plain_rnn_layer_dynamic";
+  LinearCall ih, hh;
+  linear_call(op, w_ih, w_ih_scales, w_ih_zps, b_ih, packed_ih, &ih);
+  linear_call(op, w_hh, w_hh_scales, w_hh_zps, b_hh, packed_hh, &hh);
+  return rnn_layer_dynamic_view(op, input, h0, c0, ih.view, hh.view, num_gates, reverse);
+}
+
+at::Tensor p_linear_prepack(const at::Tensor& w, const at::Tensor& w_scales, const at::Tensor& w_zps) {
+  constexpr const char* op = "plain_linear_prepack";
+  TORCH_CHECK(w.scalar_type() == at::kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ",
+              w.scalar_type());
+  TORCH_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": w should be 2-D [out_features, in_features], got shape ",
+                    w.sizes());
+  check_w_qparams(op, w_scales, w_zps, w.size(0));
+  return plain_buffer::pack_linear(op, w, w_scales, w_zps);
+}
+
+// ---- conv ----
+const char* conv_kind(int64_t spatial) { return spatial == 1 ? "conv1d" : spatial == 2 ? "conv2d" : "conv3d"; }
+
+at::Tensor p_conv_prepack(const at::Tensor& w, const at::Tensor& w_scales, const at::Tensor& w_zps,
+                          const c10::optional<at::Tensor>& bias, at::IntArrayRef stride, at::IntArrayRef padding,
+                          at::IntArrayRef dilation, int64_t groups) {
+  constexpr const char* op = "plain_conv_prepack";
+  TORCH_CHECK_VALUE(w.dim() >= 3 && w.dim() <= 5, "qplugin::", op,
+                    ": w should have 3 to 5 dims (out_channels, in_channels / groups, kernel...), got shape ",
+                    w.sizes());
+  check_w_qparams(op, w_scales, w_zps, w.size(0));
+  return plain_buffer::pack_conv(op, conv_kind(w.dim() - 2), w, w_scales, w_zps, bias, stride, padding, dilation,
+                                 groups);
+}
+
+at::Tensor conv_impl(const char* op, int64_t spatial, const at::Tensor& x, double x_scale, int64_t x_zp,
+                     const at::Tensor* accum, double a_scale, int64_t a_zp, const at::Tensor& w,
+                     const at::Tensor& w_scales, const at::Tensor& w_zps, const c10::optional<at::Tensor>& bias,
+                     const at::Tensor& packed, at::IntArrayRef stride, at::IntArrayRef padding,
+                     at::IntArrayRef dilation, int64_t groups, double y_scale, int64_t y_zp, bool relu) {
+  check_u8(op, "x", x);
+  if (accum != nullptr) check_u8(op, "accum", *accum);
+  TORCH_CHECK(w.scalar_type() == at::kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ",
+              w.scalar_type());
+  TORCH_CHECK_VALUE(w.dim() == spatial + 2, "qplugin::", op, ": w should have ", spatial + 2, " dims, got shape ",
+                    w.sizes());
+  check_w_qparams(op, w_scales, w_zps, w.size(0));
+  plain_buffer::check_conv(op, packed, w, groups);
+  const auto p = plain_buffer::conv_params(op, conv_kind(spatial), w, w_scales, w_zps, bias, stride, padding,
+                                           dilation, groups);
+  const std::vector<int64_t> ys = conv_output_sizes(op, x.sizes(), *p);
+  at::Tensor y;
+  if (spatial == 1) {
+    y = at::empty({ys[0], ys[1], 1, ys[2]}, x.options(), at::MemoryFormat::ChannelsLast).squeeze(2);
+  } else {
+    y = at::empty(ys, x.options(), conv_memory_format(static_cast<int64_t>(ys.size())));
+  }
+  conv_forward_int(op, x, x_scale, x_zp, *p, y_scale, y_zp, relu, accum, a_scale, a_zp, y);
+  return y;
+}
+
+template <int64_t kSpatial, bool kRelu>
+at::Tensor p_conv(const at::Tensor& x, double x_scale, int64_t x_zp, const at::Tensor& w, const at::Tensor& w_scales,
+                  const at::Tensor& w_zps, const c10::optional<at::Tensor>& bias, const at::Tensor& packed,
+                  at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
+                  double y_scale, int64_t y_zp) {
+  static const std::string name = std::string("plain_") + conv_kind(kSpatial) + (kRelu ? "_relu" : "");
+  return conv_impl(name.c_str(), kSpatial, x, x_scale, x_zp, nullptr, 1.0, 0, w, w_scales, w_zps, bias, packed,
+                   stride, padding, dilation, groups, y_scale, y_zp, kRelu);
+}
+
+template <bool kRelu>
+at::Tensor p_conv2d_add(const at::Tensor& x, double x_scale, int64_t x_zp, const at::Tensor& accum, double a_scale,
+                        int64_t a_zp, const at::Tensor& w, const at::Tensor& w_scales, const at::Tensor& w_zps,
+                        const c10::optional<at::Tensor>& bias, const at::Tensor& packed, at::IntArrayRef stride,
+                        at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups, double y_scale,
+                        int64_t y_zp) {
+  return conv_impl(kRelu ? "plain_conv2d_add_relu" : "plain_conv2d_add", 2, x, x_scale, x_zp, &accum, a_scale, a_zp,
+                   w, w_scales, w_zps, bias, packed, stride, padding, dilation, groups, y_scale, y_zp, kRelu);
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  m.impl("plain_linear", TORCH_FN(p_linear<false>));
+  m.impl("plain_linear_relu", TORCH_FN(p_linear<true>));
+  m.impl("plain_linear_dynamic", TORCH_FN(p_linear_dynamic<false>));
+  m.impl("plain_linear_relu_dynamic", TORCH_FN(p_linear_dynamic<true>));
+  m.impl("plain_linear_prepack", TORCH_FN(p_linear_prepack));
+  m.impl("plain_rnn_layer_dynamic", TORCH_FN(p_rnn_layer_dynamic));
+  m.impl("plain_conv_prepack", TORCH_FN(p_conv_prepack));
+  m.impl("plain_conv1d", TORCH_FN((p_conv<1, false>)));
+  m.impl("plain_conv1d_relu", TORCH_FN((p_conv<1, true>)));
+  m.impl("plain_conv2d", TORCH_FN((p_conv<2, false>)));
+  m.impl("plain_conv2d_relu", TORCH_FN((p_conv<2, true>)));
+  m.impl("plain_conv3d", TORCH_FN((p_conv<3, false>)));
+  m.impl("plain_conv3d_relu", TORCH_FN((p_conv<3, true>)));
+  m.impl("plain_conv2d_add", TORCH_FN(p_conv2d_add<false>));
+  m.impl("plain_conv2d_add_relu", TORCH_FN(p_conv2d_add<true>));
+}
+
+} // namespace cpu
+} // namespace qplugin

@@ -1,0 +1,70 @@
+// The plain tier's prepacked weights (docs/design/plain.md "Packed buffers"): a plain uint8
+// tensor, so that state_dict, deepcopy, torch.save, FakeTensor and torch.export see a tensor and
+// never a TorchScript object.
+//
+// Layout (little-endian int64 words, then sections at 64-byte aligned offsets):
+//   [0] magic kMagic  [1] format version kVersion  [2] kind (kLinear / kConv)
+//   [3] ISA path it was packed for (kernels::Isa)  [4] layout tag (kLinearLayout)
+//   [5] N  [6] K  [7] w_zp_all_zero
+//   [8 + 2i], [9 + 2i]: offset and byte size of section i (linear: packed int8, col_sums int32,
+//   w_zp int32, int16 layout (empty unless packed for avx2))
+// The sections are written from a LinearPackedParams (its public view(): the GEMM's own packing,
+// never re-implemented here) and read back as a kernels::gemm::PackedB pointing into the tensor.
+// A buffer packed for another ISA path or layout (or whose sizes disagree with this build's
+// packing) is never read: view_linear returns false and the op packs from the plain weight
+// instead. A buffer that is not one of ours (magic / version / kind / N / K / bounds) is an error.
+//
+// Conv: the buffer is the header only (kind kConv, sizes OC / ICg / groups in [5..7]) for now:
+// conv's kernel layouts live in ConvPackedParams (kernels/conv_kernel.*) and are built from
+// the plain weight once per weight tensor and cached (conv_params below) until conv packs into
+// kernels/gemm's PackedB (issue 12); then its sections are PackedBs like linear's.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <memory>
+#include <string>
+
+#include "cpu/linear.h"
+#include "packed_params/conv_packed_params.h"
+
+namespace qplugin {
+namespace plain_buffer {
+
+constexpr int64_t kMagic = 0x314B435041504C51;  // "QLPAPCK1"
+constexpr int64_t kVersion = 1;
+constexpr int64_t kLinear = 1;
+constexpr int64_t kConv = 2;
+// Bump when kernels/gemm's packed layout changes (test/ops/test_plain_linear.py holds the bytes
+// of a small packed weight and fails on a silent change).
+constexpr int64_t kLinearLayout = 1;
+constexpr int64_t kHeaderWords = 16;
+constexpr int64_t kHeaderBytes = kHeaderWords * 8;
+
+// Packs w (int8 [N, K]) with scales (float64) / zero_points (int64), 1 or N entries each, for
+// the running ISA path.
+at::Tensor pack_linear(const char* op, const at::Tensor& w, const at::Tensor& scales,
+                       const at::Tensor& zero_points);
+
+// Points `out.b` / `out.w_zp` / `out.w_zp_all_zero` into buf; false when buf was packed for
+// another ISA path or layout (then the caller packs from the weight). Errors for a malformed
+// buffer or one whose N / K differ.
+bool view_linear(const char* op, const at::Tensor& buf, int64_t N, int64_t K, cpu::LinearWeightsView* out);
+
+// The conv header for (kind, weight sizes, groups); validates everything through conv_prepack_int.
+at::Tensor pack_conv(const char* op, const std::string& kind, const at::Tensor& w, const at::Tensor& scales,
+                     const at::Tensor& zero_points, const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                     at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups);
+// Checks buf is a conv header for w and groups (errors otherwise).
+void check_conv(const char* op, const at::Tensor& buf, const at::Tensor& w, int64_t groups);
+
+// The ConvPackedParams of a plain conv weight: built on first use and cached per weight tensor
+// (keyed by its storage, held weakly; rebuilt when the weight, its qparams, the bias or the
+// geometry change: data pointers and version counters are compared on every call).
+std::shared_ptr<ConvPackedParams> conv_params(const char* op, const std::string& kind, const at::Tensor& w,
+                                              const at::Tensor& scales, const at::Tensor& zero_points,
+                                              const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                              at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups);
+
+} // namespace plain_buffer
+} // namespace qplugin

@@ -1,0 +1,314 @@
+"""The plain tier's weighted ops: qplugin::plain_linear* / plain_conv* (+ their prepack ops).
+
+Each must give exactly what its quantized twin (qplugin::linear / conv2d / ...: tested against
+test/reference.py) gives from the same int8 weight, qparams and bias, on every kernel path; a packed
+buffer made on another kernel path is never read (the op packs from the plain weight: same result);
+a malformed buffer is an error; the fakes pass torch.library.opcheck; and a silent change of
+kernels/gemm's packed layout fails test_linear_buffer_bytes_are_pinned.
+"""
+import hashlib
+
+import pytest
+import torch
+
+import torch_qplugin
+from torch_qplugin import _isa
+from torch_qplugin._fakes import linear_buffer_bytes
+
+q = torch.ops.qplugin
+SX, ZX, SY, ZY = 0.05, 120, 0.3, 110
+
+
+def _weight(shape, per_channel, zero_zp=False):
+    n = shape[0]
+    w = torch.randint(-128, 128, shape, dtype=torch.int8)
+    k = n if per_channel else 1
+    s = (torch.rand(k, dtype=torch.float64) * 0.01 + 0.002)
+    z = torch.zeros(k, dtype=torch.int64) if zero_zp else torch.randint(-5, 6, (k,), dtype=torch.int64)
+    return w, s, z
+
+
+def _qweight(w, s, z):
+    if s.numel() == 1 and w.shape[0] != 1:
+        return torch_qplugin.ops.make_per_tensor_quantized_tensor(w, float(s), int(z))
+    return torch_qplugin.ops.make_per_channel_quantized_tensor(w, s, z, 0)
+
+
+def _qx(x, scale=SX, zp=ZX):
+    return torch_qplugin.ops.make_per_tensor_quantized_tensor(x, scale, zp)
+
+
+def _x(shape, layout):
+    if layout == "empty":
+        shape = (0,) + tuple(shape[1:])
+    elif layout == "batch1":
+        shape = (1,) + tuple(shape[1:])
+    if layout == "strided":
+        big = torch.randint(0, 256, tuple(shape[:-1]) + (shape[-1] * 2,), dtype=torch.uint8)
+        return big[..., ::2]
+    x = torch.randint(0, 256, shape, dtype=torch.uint8)
+    if layout == "channels_last" and x.dim() in (4, 5):
+        x = x.contiguous(memory_format=torch.channels_last if x.dim() == 4 else torch.channels_last_3d)
+    return x
+
+
+LAYOUTS = ["contiguous", "channels_last", "strided", "empty", "batch1"]
+
+
+# ---- linear ----
+
+@pytest.mark.parametrize("per_channel", [False, True])
+@pytest.mark.parametrize("has_bias", [False, True])
+@pytest.mark.parametrize("relu", [False, True])
+def test_plain_linear_matches_quantized(per_channel, has_bias, relu, isa):
+    w, s, z = _weight((37, 70), per_channel)
+    b = torch.randn(37) if has_bias else None
+    buf = q.plain_linear_prepack(w, s, z)
+    packed = q.linear_prepack(_qweight(w, s, z), b)
+    for shape in [(5, 70), (2, 3, 70), (1, 70), (0, 70), (70,)]:
+        x = torch.randint(0, 256, shape, dtype=torch.uint8)
+        plain = (q.plain_linear_relu if relu else q.plain_linear)(x, SX, ZX, w, s, z, b, buf, SY, ZY)
+        quant = (q.linear_relu if relu else q.linear)(_qx(x), packed, SY, ZY)
+        assert plain.dtype == torch.uint8 and torch.equal(plain, quant.int_repr())
+    xs = torch.randint(0, 256, (6, 140), dtype=torch.uint8)[:, ::2]  # strided
+    assert torch.equal(q.plain_linear(xs, SX, ZX, w, s, z, b, buf, SY, ZY),
+                       q.linear(_qx(xs.contiguous()), packed, SY, ZY).int_repr())
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("reduce_range", [False, True])
+def test_plain_linear_dynamic_matches_quantized(per_channel, relu, reduce_range, isa):
+    w, s, z = _weight((19, 33), per_channel)
+    b = torch.randn(19)
+    buf = q.plain_linear_prepack(w, s, z)
+    packed = q.linear_prepack(_qweight(w, s, z), b)
+    for shape in [(4, 33), (2, 5, 33), (0, 33)]:
+        x = torch.randn(shape) * 2
+        plain = (q.plain_linear_relu_dynamic if relu else q.plain_linear_dynamic)(x, w, s, z, b, buf, reduce_range)
+        quant = (q.linear_relu_dynamic if relu else q.linear_dynamic)(x, packed, reduce_range)
+        assert torch.equal(plain, quant)
+
+
+def test_linear_buffer_from_another_path_is_not_read():
+    """A buffer packed on one kernel path, run on another: the op packs from w (same output)."""
+    w, s, z = _weight((24, 50), True)
+    b = torch.randn(24)
+    x = torch.randint(0, 256, (9, 50), dtype=torch.uint8)
+    bufs = {}
+    for isa in _isa.supported_isas():
+        with torch_qplugin.kernel_isa(isa):
+            bufs[isa] = q.plain_linear_prepack(w, s, z)
+            assert bufs[isa].numel() == linear_buffer_bytes(24, 50, isa)
+    packed = q.linear_prepack(_qweight(w, s, z), b)
+    for run in _isa.supported_isas():
+        with torch_qplugin.kernel_isa(run):
+            want = q.linear(_qx(x), packed, SY, ZY).int_repr()
+            for made, buf in bufs.items():
+                assert torch.equal(q.plain_linear(x, SX, ZX, w, s, z, b, buf, SY, ZY), want), (made, run)
+    # a buffer whose bytes were garbled but whose header says "another path" is never read
+    other = bufs["scalar"].clone()
+    other[128:] = 0x55
+    with torch_qplugin.kernel_isa(_isa.supported_isas()[-1]):
+        if _isa.supported_isas()[-1] != "scalar":
+            assert torch.equal(q.plain_linear(x, SX, ZX, w, s, z, b, other, SY, ZY),
+                               q.linear(_qx(x), packed, SY, ZY).int_repr())
+
+
+# sha256 of plain_linear_prepack's buffer for the weight below, per kernel path. A change means
+# kernels/gemm's packed layout (or the buffer format) changed: bump kLinearLayout / kVersion in
+# packed_params/plain_buffer.h (so old buffers are repacked, never misread) and update these.
+# (avx512: the scalar path's bytes with the header's ISA word 2: the same int8 layout, no int16 copy.)
+PINNED = {
+    "scalar": "8d2c6b3df304844c2c0732c168489e5900e8595f6bf5f1fd0bf1fce2f3b04100",
+    "avx2": "3027060c84622cb4768e96a2527730ed78b904c4ac57f079d171eea5037844a0",
+    "avx512": "5f697448341f0f7b5cd09037afe6fbac7b93ab506efa2ce6f0c616f20d3c0c2f",
+}
+
+
+def _pinned_weight():
+    g = torch.Generator().manual_seed(1234)
+    w = torch.randint(-128, 128, (18, 13), dtype=torch.int8, generator=g)
+    s = torch.full((18,), 0.01, dtype=torch.float64)
+    z = torch.arange(18, dtype=torch.int64) % 3 - 1
+    return w, s, z
+
+
+@pytest.mark.parametrize("path", [p for p in PINNED if p in _isa.supported_isas()])
+def test_linear_buffer_bytes_are_pinned(path):
+    w, s, z = _pinned_weight()
+    with torch_qplugin.kernel_isa(path):
+        buf = q.plain_linear_prepack(w, s, z)
+    assert hashlib.sha256(buf.numpy().tobytes()).hexdigest() == PINNED[path]
+
+
+def test_linear_buffer_errors():
+    w, s, z = _weight((8, 16), True)
+    x = torch.randint(0, 256, (2, 16), dtype=torch.uint8)
+    buf = q.plain_linear_prepack(w, s, z)
+    bad = buf.clone()
+    bad[0] ^= 1
+    with pytest.raises(ValueError, match=r"qplugin::plain_linear: packed is not a qplugin packed buffer"):
+        q.plain_linear(x, SX, ZX, w, s, z, None, bad, SY, ZY)
+    with pytest.raises(ValueError, match=r"qplugin::plain_linear: packed should hold a 128-byte header, got 64"):
+        q.plain_linear(x, SX, ZX, w, s, z, None, buf[:64], SY, ZY)
+    with pytest.raises(RuntimeError, match=r"qplugin::plain_linear: packed should be a contiguous 1-D uint8"):
+        q.plain_linear(x, SX, ZX, w, s, z, None, buf.view(torch.int8), SY, ZY)
+    w2, s2, z2 = _weight((9, 16), True)
+    with pytest.raises(ValueError, match=r"packed should hold a \[9, 16\] weight \(w's shape\), got \[8, 16\]"):
+        q.plain_linear(x, SX, ZX, w2, s2, z2, None, buf, SY, ZY)
+    with pytest.raises(ValueError, match=r"plain_linear: packed section 0 .* lies outside the buffer"):
+        q.plain_linear(x, SX, ZX, w, s, z, None, buf[:200].clone(), SY, ZY)
+    conv = q.plain_conv_prepack(torch.zeros(4, 2, 3, 3, dtype=torch.int8), s[:1], z[:1], None, [1, 1], [0, 0],
+                                [1, 1], 1)
+    with pytest.raises(ValueError, match=r"plain_linear: packed should be a linear buffer, got kind 2"):
+        q.plain_linear(x, SX, ZX, w, s, z, None, conv, SY, ZY)
+    with pytest.raises(RuntimeError, match=r"plain_linear: x should be a uint8 tensor, got dtype Float"):
+        q.plain_linear(x.float(), SX, ZX, w, s, z, None, buf, SY, ZY)
+    with pytest.raises(ValueError, match=r"plain_linear: x should have last dimension 16"):
+        q.plain_linear(x[:, :15], SX, ZX, w, s, z, None, buf, SY, ZY)
+    with pytest.raises(RuntimeError, match=r"plain_linear: w_scales and w_zero_points should be float64 and int64"):
+        q.plain_linear(x, SX, ZX, w, s.float(), z, None, buf, SY, ZY)
+    with pytest.raises(ValueError, match=r"plain_linear: w_scales and w_zero_points should be 1-D with 1 or 8"):
+        q.plain_linear(x, SX, ZX, w, s[:3], z[:3], None, buf, SY, ZY)
+    with pytest.raises(ValueError, match=r"plain_linear: w_scales should be a positive finite number, got -1"):
+        q.plain_linear(x, SX, ZX, w, -s.abs() / s.abs(), z, None, buf, SY, ZY)
+    with pytest.raises(ValueError, match=r"plain_linear: bias should have shape \[8\]"):
+        q.plain_linear(x, SX, ZX, w, s, z, torch.zeros(3), buf, SY, ZY)
+    with pytest.raises(ValueError, match=r"plain_linear: X zero_point should be in \[0, 255\]"):
+        q.plain_linear(x, SX, 300, w, s, z, None, buf, SY, ZY)
+    with pytest.raises(RuntimeError, match=r"plain_linear_dynamic: x should be a float32 tensor, got dtype Byte"):
+        q.plain_linear_dynamic(x, w, s, z, None, buf)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "empty", "batch1"])
+def test_plain_linear_opcheck(layout):
+    w, s, z = _weight((12, 14), True)
+    b = torch.randn(12)
+    buf = q.plain_linear_prepack(w, s, z)
+    x = _x((3, 14), layout)
+    for op in (q.plain_linear.default, q.plain_linear_relu.default):
+        torch.library.opcheck(op, (x, SX, ZX, w, s, z, b, buf, SY, ZY))
+    xf = torch.randn(3, 28)[:, ::2] if layout == "strided" else torch.randn(_x((3, 14), layout).shape)
+    for op in (q.plain_linear_dynamic.default, q.plain_linear_relu_dynamic.default):
+        torch.library.opcheck(op, (xf, w, s, z, b, buf, False))
+    torch.library.opcheck(q.plain_linear_prepack.default, (w, s, z))
+
+
+@pytest.mark.parametrize("gates", [4, 3])
+def test_plain_rnn_layer_matches_quantized(gates, isa):
+    h = 6
+    wi, si, zi = _weight((gates * h, 5), True)
+    wh, sh, zh = _weight((gates * h, h), False)
+    bi, bh = torch.randn(gates * h), torch.randn(gates * h)
+    pi, ph = q.plain_linear_prepack(wi, si, zi), q.plain_linear_prepack(wh, sh, zh)
+    qi, qh = q.linear_prepack(_qweight(wi, si, zi), bi), q.linear_prepack(_qweight(wh, sh, zh), bh)
+    x, h0, c0 = torch.randn(4, 3, 5), torch.randn(3, h), torch.randn(3, h)
+    for reverse in (False, True):
+        args = (x, h0, c0, wi, si, zi, bi, pi, wh, sh, zh, bh, ph, gates, reverse)
+        got = q.plain_rnn_layer_dynamic(*args)
+        want = q._rnn_layer_dynamic(x, h0, c0, qi, qh, gates, reverse)
+        assert all(torch.equal(a, b) for a, b in zip(got, want))
+        if isa == "scalar":
+            torch.library.opcheck(q.plain_rnn_layer_dynamic.default, args)
+    with pytest.raises(ValueError, match=r"plain_rnn_layer_dynamic: w_hh should be \["):
+        q.plain_rnn_layer_dynamic(x, h0, c0, wi, si, zi, bi, pi, wi, si, zi, bi, pi, gates, False)
+
+
+# ---- conv ----
+
+CONV_CASES = {
+    # name: (spatial, x shape, weight shape, stride, padding, dilation, groups)
+    "conv1d": (1, (2, 6, 11), (8, 3, 3), [2], [1], [1], 2),
+    "conv2d": (2, (2, 4, 9, 8), (6, 4, 3, 3), [1, 2], [1, 0], [1, 1], 1),
+    "conv2d_depthwise": (2, (2, 8, 7, 7), (8, 1, 3, 3), [1, 1], [1, 1], [2, 2], 8),
+    "conv3d": (3, (1, 4, 5, 6, 6), (6, 2, 2, 3, 3), [1, 1, 2], [0, 1, 1], [1, 1, 1], 2),
+}
+
+
+def _conv_setup(case, per_channel):
+    sp, xs, ws, st, pd, dl, g = CONV_CASES[case]
+    w, s, z = _weight(ws, per_channel, zero_zp=True)
+    b = torch.randn(ws[0])
+    buf = q.plain_conv_prepack(w, s, z, b, st, pd, dl, g)
+    prepack = {1: q.conv1d_prepack, 2: q.conv2d_prepack, 3: q.conv3d_prepack}[sp]
+    packed = prepack(_qweight(w, s, z), b, st, pd, dl, g)
+    return sp, xs, (w, s, z, b, buf, st, pd, dl, g), packed
+
+
+@pytest.mark.parametrize("case", list(CONV_CASES))
+@pytest.mark.parametrize("per_channel", [False, True])
+@pytest.mark.parametrize("relu", [False, True])
+def test_plain_conv_matches_quantized(case, per_channel, relu, isa):
+    sp, xs, args, packed = _conv_setup(case, per_channel)
+    name = f"conv{sp}d" + ("_relu" if relu else "")
+    for layout in LAYOUTS:
+        x = _x(xs, layout)
+        plain = getattr(q, "plain_" + name)(x, SX, ZX, *args, SY, ZY)
+        quant = getattr(q, name)(_qx(x), packed, SY, ZY)
+        assert plain.dtype == torch.uint8 and plain.shape == quant.shape
+        assert plain.stride() == quant.stride() and torch.equal(plain, quant.int_repr()), layout
+
+
+@pytest.mark.parametrize("relu", [False, True])
+def test_plain_conv2d_add_matches_quantized(relu, isa):
+    _, xs, args, packed = _conv_setup("conv2d", True)
+    x = _x(xs, "channels_last")
+    y0 = q.plain_conv2d(x, SX, ZX, *args, SY, ZY)
+    acc = torch.randint(0, 256, y0.shape, dtype=torch.uint8)
+    name = "conv2d_add_relu" if relu else "conv2d_add"
+    plain = getattr(q, "plain_" + name)(x, SX, ZX, acc, 0.2, 90, *args, SY, ZY)
+    quant = getattr(q, name)(_qx(x), _qx(acc, 0.2, 90), packed, SY, ZY)
+    assert torch.equal(plain, quant.int_repr())
+
+
+def test_plain_conv_sees_weight_changes():
+    """The per-weight cache is rebuilt when the weight, its qparams or the bias change in place."""
+    sp, xs, (w, s, z, b, buf, st, pd, dl, g), _ = _conv_setup("conv2d", True)
+    x = _x(xs, "contiguous")
+    before = q.plain_conv2d(x, SX, ZX, w, s, z, b, buf, st, pd, dl, g, SY, ZY)
+    for change in (lambda: w.neg_().clamp_(-127, 127), lambda: s.mul_(1.5), lambda: b.add_(3.0)):
+        change()
+        want = q.conv2d(_qx(x), q.conv2d_prepack(_qweight(w, s, z), b, st, pd, dl, g), SY, ZY).int_repr()
+        got = q.plain_conv2d(x, SX, ZX, w, s, z, b, buf, st, pd, dl, g, SY, ZY)
+        assert torch.equal(got, want) and not torch.equal(got, before)
+        before = got
+    # a copy of the weight (another storage) has its own entry
+    w2 = w.clone()
+    got = q.plain_conv2d(x, SX, ZX, w2, s, z, b, buf, st, pd, dl, g, SY, ZY)
+    assert torch.equal(got, before)
+
+
+def test_plain_conv_errors():
+    sp, xs, (w, s, z, b, buf, st, pd, dl, g), _ = _conv_setup("conv2d", True)
+    x = _x(xs, "contiguous")
+    lbuf = q.plain_linear_prepack(torch.zeros(4, 4, dtype=torch.int8), s[:1], z[:1])
+    with pytest.raises(ValueError, match=r"plain_conv2d: packed should be a conv buffer, got kind 1"):
+        q.plain_conv2d(x, SX, ZX, w, s, z, b, lbuf, st, pd, dl, g, SY, ZY)
+    with pytest.raises(ValueError, match=r"plain_conv2d: packed should describe a weight of 6 x 4 channels in 1"):
+        q.plain_conv2d(x, SX, ZX, w[:3].clone(), s[:3], z[:3], b[:3], buf, st, pd, dl, g, SY, ZY)
+    with pytest.raises(ValueError, match=r"plain_conv2d: qx channels should be 4"):
+        q.plain_conv2d(x[:, :3], SX, ZX, w, s, z, b, buf, st, pd, dl, g, SY, ZY)
+    with pytest.raises(RuntimeError, match=r"plain_conv2d: x should be a uint8 tensor, got dtype Char"):
+        q.plain_conv2d(x.to(torch.int8), SX, ZX, w, s, z, b, buf, st, pd, dl, g, SY, ZY)
+    with pytest.raises(ValueError, match=r"plain_conv2d: stride should have 2 elements"):
+        q.plain_conv2d(x, SX, ZX, w, s, z, b, buf, [1], pd, dl, g, SY, ZY)
+    with pytest.raises(ValueError, match=r"plain_conv_prepack: weight zero_point should be in \[-128, 127\]"):
+        q.plain_conv_prepack(w, s, z + 200, b, st, pd, dl, g)
+    with pytest.raises(ValueError, match=r"plain_conv2d: output_zero_point should be in \[0, 255\]"):
+        q.plain_conv2d(x, SX, ZX, w, s, z, b, buf, st, pd, dl, g, SY, 256)
+
+
+@pytest.mark.parametrize("case", list(CONV_CASES))
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_plain_conv_opcheck(case, layout):
+    sp, xs, args, _ = _conv_setup(case, True)
+    x = _x(xs, layout)
+    for name in (f"plain_conv{sp}d", f"plain_conv{sp}d_relu"):
+        torch.library.opcheck(getattr(q, name).default, (x, SX, ZX, *args, SY, ZY))
+    if case == "conv2d":
+        acc = torch.randint(0, 256, q.plain_conv2d(x, SX, ZX, *args, SY, ZY).shape, dtype=torch.uint8)
+        for name in ("plain_conv2d_add", "plain_conv2d_add_relu"):
+            torch.library.opcheck(getattr(q, name).default, (x, SX, ZX, acc, 0.2, 90, *args, SY, ZY))
+        w, s, z, b, buf, st, pd, dl, g = args
+        torch.library.opcheck(q.plain_conv_prepack.default, (w, s, z, b, st, pd, dl, g))

@@ -1,0 +1,634 @@
+"""Plain modules: the converted forms of the quantized modules, without quantized dtypes.
+
+Activations travel between them as ``torch_qplugin.QTensor`` (a uint8 tensor + PerTensorAffine):
+a plain module unwraps its input's integers and qparams, runs the plain op (``qplugin::plain_*``)
+on them directly and wraps the result, so each layer costs one plain op plus a wrapper (no
+``__torch_dispatch__`` round trip per op; docs/design/plain.md). User code between modules
+(flatten, view, F.adaptive_avg_pool2d, ...) runs on the QTensor through its dispatch table.
+
+* Weightless modules (activations, pooling, norms, Quantize / DeQuantize, QFunctional) subclass
+  their quantized twin and replace only ``forward``: same constructor, attributes, state_dict and
+  ``from_float`` (which reads observers only), so a quantized module becomes plain by a class
+  change (``to_plain``) and loads the same state dicts.
+* Linear / Conv keep their weight as plain buffers: ``weight`` (int8), ``w_scales`` (float64,
+  1 entry per tensor or one per output channel), ``w_zero_points`` (int64), ``bias`` (float32 or
+  None) and ``packed`` (the prepacked uint8 buffer of qplugin::plain_linear_prepack /
+  plain_conv_prepack; rebuilt for the running kernel path on load). No TorchScript object:
+  state_dict, deepcopy, torch.save and torch.export see tensors only.
+
+No quantized-tensor API and no import of torch's ao package here (test/test_plain_wall.py).
+"""
+from typing import List, Optional
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch import Tensor
+from torch.nn.modules.utils import _pair, _single, _triple
+
+__all__ = ["Quantize", "DeQuantize", "ReLU", "ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Hardsigmoid",
+           "Softmax", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm2d", "LayerNorm", "Dropout",
+           "QFunctional", "NeverCalibratedQFunctional", "Linear", "LinearReLU", "Conv1d", "Conv2d", "Conv3d",
+           "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvAdd2d", "ConvAddReLU2d", "DynamicLinear", "LSTM", "GRU",
+           "PLAIN_OF",
+           "plain_weight"]
+
+from ...qtensor import QTensor, _per_tensor
+from ...quantizer import PerTensorAffine, plain_dtype
+from ..quantized import modules as _qm
+from ..quantized.modules import activation as _qact
+from ..quantized.modules.utils import _act_qparams, _guard_never_calibrated, _weight_observer
+from ..quantized.modules.functional_modules import NeverCalibratedQFunctional as _QNeverFunctional
+from ..intrinsic import quantized as _qi
+from ..quantized import dynamic as _qd
+
+_q = torch.ops.qplugin
+_U8 = torch.uint8
+_PER_TENSOR = (torch.per_tensor_affine, torch.per_tensor_symmetric)
+_PER_CHANNEL = (torch.per_channel_affine, torch.per_channel_symmetric)
+
+
+# ---- activations in and out ----------------------------------------------------------------
+def _in(x, who):
+    """(integers, scale, zero_point) of a per-tensor QTensor input."""
+    if type(x) is not QTensor:
+        raise RuntimeError(
+            f"{who}: expected a torch_qplugin.QTensor input (plain form), got "
+            f"{'a quantized-dtype tensor' if isinstance(x, Tensor) and x.dtype in _quantized_dtypes() else type(x).__name__}"
+            f"{'' if not isinstance(x, Tensor) else ' of dtype ' + str(x.dtype)}. Plain modules take QTensors: "
+            "a plain Quantize (the converted QuantStub) makes one from float data")
+    qz = x.quantizer
+    if type(qz) is not PerTensorAffine:
+        raise RuntimeError(f"{who}: expected a per-tensor QTensor, got {qz!r}")
+    return x._data, qz.scale, qz.zero_point
+
+
+def _quantized_dtypes():
+    return {getattr(torch, n) for n in ("quint8", "qint8", "qint32") if hasattr(torch, n)}
+
+
+def _out(data, scale, zero_point):
+    return QTensor(data, _per_tensor(scale, zero_point, data.dtype))
+
+
+class _Plain:
+    """Mixin: the name shown by repr."""
+
+    def _get_name(self):
+        return "Plain" + type(self).__name__
+
+
+class _Retag(_Plain):
+    """A weightless plain module: the quantized twin (``_Q``) with a plain forward."""
+
+    _Q = None
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        return cls.from_quantized(cls._Q.from_float(mod, use_precomputed_fake_quant=use_precomputed_fake_quant))
+
+    @classmethod
+    def from_quantized(cls, qmod):
+        """The plain form of a quantized ``qmod`` (same state; qmod itself is left unchanged)."""
+        new = cls.__new__(cls)
+        new.__dict__ = dict(qmod.__dict__)
+        for key in ("_parameters", "_buffers", "_modules", "_forward_pre_hooks", "_forward_hooks"):
+            if key in new.__dict__:
+                new.__dict__[key] = type(qmod.__dict__[key])(qmod.__dict__[key])
+        return new
+
+
+class Quantize(_Retag, _qm.Quantize):
+    _Q = _qm.Quantize
+
+    def forward(self, X: Tensor) -> Tensor:
+        if type(X) is QTensor:
+            raise RuntimeError("torch_qplugin.nn.plain.Quantize: input is already quantized; expected a float tensor")
+        scale, zp = float(self.scale), int(self.zero_point)
+        return _out(_q.plain_quantize_per_tensor(X, scale, zp, plain_dtype(self.dtype)), scale, zp)
+
+
+class DeQuantize(_Retag, _qm.DeQuantize):
+    _Q = _qm.DeQuantize
+
+    def forward(self, Xq: Tensor) -> Tensor:
+        d, s, z = _in(Xq, "torch_qplugin.nn.plain.DeQuantize")
+        return _q.plain_dequantize_per_tensor(d, s, z)
+
+
+class ReLU(_Retag, _qm.ReLU):
+    _Q = _qm.ReLU
+
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain.ReLU")
+        return _out(_q.plain_relu(d, s, z), s, z)
+
+
+class ReLU6(_Retag, _qm.ReLU6):
+    _Q = _qm.ReLU6
+
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain.ReLU6")
+        return _out(_q.plain_relu6(d, s, z), s, z)
+
+
+class Hardswish(_Retag, _qm.Hardswish):
+    _Q = _qm.Hardswish
+
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain.Hardswish")
+        return _out(_q.plain_hardswish(d, s, z, self.scale, self.zero_point), self.scale, self.zero_point)
+
+
+class ELU(_Retag, _qm.ELU):
+    _Q = _qm.ELU
+
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain.ELU")
+        return _out(_q.plain_elu(d, s, z, self.scale, self.zero_point, self.alpha), self.scale, self.zero_point)
+
+
+class LeakyReLU(_Retag, _qm.LeakyReLU):
+    _Q = _qm.LeakyReLU
+
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain.LeakyReLU")
+        return _out(_q.plain_leaky_relu(d, s, z, self.negative_slope, self.scale, self.zero_point), self.scale,
+                    self.zero_point)
+
+
+class Sigmoid(_Retag, _qm.Sigmoid):
+    _Q = _qm.Sigmoid
+
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain.Sigmoid")
+        return _out(_q.plain_sigmoid(d, s, z, self.output_scale, self.output_zero_point), self.output_scale,
+                    self.output_zero_point)
+
+
+class Hardsigmoid(_Retag, _qm.Hardsigmoid):
+    _Q = _qm.Hardsigmoid
+
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain.Hardsigmoid")
+        zp = 0 if self.output_zero_point is None else self.output_zero_point  # uint8 input
+        return _out(_q.plain_hardsigmoid(d, s, z, self.output_scale, zp), self.output_scale, zp)
+
+
+class Softmax(_Retag, _qm.Softmax):
+    _Q = _qm.Softmax
+
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain.Softmax")
+        dim = self.dim
+        if dim is None:
+            nd = d.dim()
+            dim = 0 if nd in (0, 1, 3) else 1
+        return _out(_q.plain_softmax(d, s, z, dim, self.scale, self.zero_point), self.scale, self.zero_point)
+
+
+class MaxPool2d(_Retag, _qm.MaxPool2d):
+    _Q = _qm.MaxPool2d
+
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain.MaxPool2d")
+        return _out(_q.plain_max_pool2d(d, self._k, self._s, self._p, self._d, self.ceil_mode), s, z)
+
+
+class AvgPool2d(_Retag, _qm.AvgPool2d):
+    _Q = _qm.AvgPool2d
+
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain.AvgPool2d")
+        return _out(_q.plain_avg_pool2d(d, z, self._k, self._s, self._p, self.ceil_mode, self.count_include_pad,
+                                        self.divisor_override), s, z)
+
+
+class AdaptiveAvgPool2d(_Retag, _qm.AdaptiveAvgPool2d):
+    _Q = _qm.AdaptiveAvgPool2d
+
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain.AdaptiveAvgPool2d")
+        out = [d.size(d.dim() - 2 + i) if self._size[i] < 0 else self._size[i] for i in range(2)]
+        return _out(_q.plain_adaptive_avg_pool2d(d, out), s, z)
+
+
+class BatchNorm2d(_Retag, _qm.BatchNorm2d):
+    _Q = _qm.BatchNorm2d
+
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain.BatchNorm2d")
+        return _out(_q.plain_batch_norm2d(d, s, z, self.weight, self.bias, self.running_mean, self.running_var,
+                                          self.eps, self.scale, self.zero_point), self.scale, self.zero_point)
+
+
+class LayerNorm(_Retag, _qm.LayerNorm):
+    _Q = _qm.LayerNorm
+
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain.LayerNorm")
+        return _out(_q.plain_layer_norm(d, s, z, self._shape, self.weight, self.bias, self.eps, self.scale,
+                                        self.zero_point), self.scale, self.zero_point)
+
+
+class Dropout(_Retag, _qm.Dropout):
+    _Q = _qm.Dropout
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input
+
+
+class QFunctional(_Retag, _qm.QFunctional):
+    """add / add_relu / mul / cat / matmul at (scale, zero_point); add_scalar / mul_scalar."""
+
+    _Q = _qm.QFunctional
+
+    @classmethod
+    def from_quantized(cls, qmod):
+        target = NeverCalibratedQFunctional if isinstance(qmod, _QNeverFunctional) else cls
+        return _Retag.from_quantized.__func__(target, qmod)
+
+    def _binary(self, op, x, y):
+        a, sa, za = _in(x, "torch_qplugin.nn.plain.QFunctional")
+        b, sb, zb = _in(y, "torch_qplugin.nn.plain.QFunctional")
+        return _out(op(a, sa, za, b, sb, zb, self.scale, self.zero_point), self.scale, self.zero_point)
+
+    def add(self, x: Tensor, y: Tensor) -> Tensor:
+        return self._binary(_q.plain_add, x, y)
+
+    def add_relu(self, x: Tensor, y: Tensor) -> Tensor:
+        return self._binary(_q.plain_add_relu, x, y)
+
+    def mul(self, x: Tensor, y: Tensor) -> Tensor:
+        return self._binary(_q.plain_mul, x, y)
+
+    def matmul(self, x: Tensor, y: Tensor) -> Tensor:
+        return self._binary(_q.plain_matmul, x, y)
+
+    def cat(self, x: List[Tensor], dim: int = 0) -> Tensor:
+        parts = [_in(t, "torch_qplugin.nn.plain.QFunctional.cat") for t in x]
+        return _out(_q.plain_cat([p[0] for p in parts], [p[1] for p in parts], [p[2] for p in parts], dim,
+                                 self.scale, self.zero_point), self.scale, self.zero_point)
+
+    def add_scalar(self, x: Tensor, y: float) -> Tensor:
+        d, s, z = _in(x, "torch_qplugin.nn.plain.QFunctional.add_scalar")
+        so, zo = _q.plain_add_scalar_qparams(s, z, d.dtype, y)
+        return _out(_q.plain_add_scalar(d, s, z, y), so, zo)
+
+    def mul_scalar(self, x: Tensor, y: float) -> Tensor:
+        d, s, z = _in(x, "torch_qplugin.nn.plain.QFunctional.mul_scalar")
+        so, zo = _q.plain_mul_scalar_qparams(s, z, d.dtype, y)
+        return _out(_q.plain_mul_scalar(d, s, z, y), so, zo)
+
+
+class NeverCalibratedQFunctional(QFunctional):
+    """The plain QFunctional of a FloatFunctional no calibration batch reached: its ops that need
+    output qparams raise the message naming it (as the quantized NeverCalibratedQFunctional)."""
+
+    def extra_repr(self):
+        return super().extra_repr() + ", never calibrated (raises if called)"
+
+    def _binary(self, op, x, y):
+        raise RuntimeError(self._qplugin_uncalibrated)
+
+    def cat(self, x: List[Tensor], dim: int = 0) -> Tensor:
+        raise RuntimeError(self._qplugin_uncalibrated)
+
+
+# ---- weights as plain tensors ----------------------------------------------------------------
+def plain_weight(w, obs):
+    """(int8 weight, float64 scales, int64 zero points) of float ``w`` with a (run) weight
+    observer's qparams: the integers quantize_per_tensor / _per_channel + the observer's
+    [quant_min, quant_max] clamp give (the quantized modules' _quantize_weight)."""
+    obs = getattr(obs, "activation_post_process", obs) if not hasattr(obs, "calculate_qparams") else obs
+    scale, zp = obs.calculate_qparams()
+    if plain_dtype(obs.dtype) != torch.int8:
+        raise ValueError(f"weight observer dtype should be qint8 (int8), got {obs.dtype}")
+    w = w.detach().float()
+    if obs.qscheme in _PER_TENSOR:
+        s = torch.tensor([float(scale)], dtype=torch.float64)
+        z = torch.tensor([int(zp)], dtype=torch.int64)
+        data = _q.plain_quantize_per_tensor(w, float(s), int(z), torch.int8)
+    elif obs.qscheme in _PER_CHANNEL:
+        if int(obs.ch_axis) != 0:
+            raise ValueError(f"weight observer ch_axis should be 0 (output channels), got {obs.ch_axis}")
+        s = scale.detach().to(torch.float64).reshape(-1).clone()
+        z = zp.detach().to(torch.int64).reshape(-1).clone()
+        data = _q.plain_quantize_per_channel(w, s, z, 0, torch.int8)
+    else:
+        raise ValueError(f"weight qscheme should be per-tensor or per-channel affine/symmetric, got {obs.qscheme}")
+    qmin, qmax = getattr(obs, "quant_min", None), getattr(obs, "quant_max", None)
+    if qmin is not None and qmax is not None and (qmin > -128 or qmax < 127):
+        data = data.clamp(qmin, qmax)
+    return data, s, z
+
+
+class _Weighted(_Plain, nn.Module):
+    """Buffers weight / w_scales / w_zero_points / bias / packed; scale / zero_point attributes
+    (saved in state_dict as tensors, as the quantized modules do)."""
+
+    _KEYS = ("weight", "w_scales", "w_zero_points", "bias", "packed")
+
+    def _init_weight(self, shape, bias):
+        self.register_buffer("weight", torch.zeros(shape, dtype=torch.int8))
+        self.register_buffer("w_scales", torch.ones(1, dtype=torch.float64))
+        self.register_buffer("w_zero_points", torch.zeros(1, dtype=torch.int64))
+        self.register_buffer("bias", torch.zeros(shape[0]) if bias else None)
+        self.register_buffer("packed", torch.empty(0, dtype=_U8))
+        self.scale = 1.0
+        self.zero_point = 0
+        self._repack()
+
+    def set_weight(self, weight, w_scales, w_zero_points, bias):
+        """Sets the plain weight (int8, float64 scales, int64 zero points, float32 bias or None) and
+        repacks."""
+        self.weight = weight.detach().to(torch.int8).contiguous()
+        self.w_scales = torch.as_tensor(w_scales, dtype=torch.float64).detach().reshape(-1).clone()
+        self.w_zero_points = torch.as_tensor(w_zero_points, dtype=torch.int64).detach().reshape(-1).clone()
+        self.bias = None if bias is None else bias.detach().float().contiguous()
+        self._repack()
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        destination[prefix + "scale"] = torch.tensor(self.scale, dtype=torch.double)
+        destination[prefix + "zero_point"] = torch.tensor(self.zero_point)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        from ...quantization import plain as _wf  # local: import cycle
+        state = _wf.plain_state(self, state_dict, prefix)  # also takes the quantized forms' keys
+        if state is None:
+            missing_keys.extend(prefix + k for k in ("weight", "w_scales", "w_zero_points", "scale", "zero_point")
+                                if prefix + k not in state_dict)
+            return
+        weight, s, z, bias, scale, zp = state
+        if tuple(weight.shape) != tuple(self.weight.shape):
+            error_msgs.append(f"size mismatch for {prefix}weight: copying a param with shape {tuple(weight.shape)} "
+                              f"from checkpoint, the shape in current model is {tuple(self.weight.shape)}.")
+            return
+        try:
+            self.set_weight(weight, s, z, bias)
+        except (RuntimeError, ValueError) as e:
+            error_msgs.append(f"{prefix}weight: cannot pack the loaded weight: {e}")
+            return
+        self.scale, self.zero_point = float(scale), int(zp)
+
+
+class Linear(_Weighted):
+    """y = x W^T + b on QTensors (uint8 in, uint8 out at ``scale`` / ``zero_point``)."""
+
+    _Q = _qm.Linear
+    _RELU = False
+
+    def __init__(self, in_features, out_features, bias_=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self._init_weight([out_features, in_features], bias_)
+
+    def _repack(self):
+        self.packed = _q.plain_linear_prepack(self.weight, self.w_scales, self.w_zero_points)
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, scale={self.scale}, "
+                f"zero_point={self.zero_point}")
+
+    def forward(self, x: Tensor) -> Tensor:
+        d, s, z = _in(x, "torch_qplugin.nn.plain." + type(self).__name__)
+        op = _q.plain_linear_relu if self._RELU else _q.plain_linear
+        return _out(op(d, s, z, self.weight, self.w_scales, self.w_zero_points, self.bias, self.packed, self.scale,
+                       self.zero_point), self.scale, self.zero_point)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        lin, act, wobs, _ = cls._Q._from_float_parts(mod)
+        if not use_precomputed_fake_quant:
+            wobs(lin.weight)
+        scale, zp = _act_qparams(act, "torch_qplugin.nn.plain." + cls.__name__)
+        new = cls(lin.in_features, lin.out_features, lin.bias is not None)
+        new.set_weight(*plain_weight(lin.weight, wobs), None if lin.bias is None else lin.bias)
+        new.scale, new.zero_point = scale, zp
+        return _guard_never_calibrated(new, act)
+
+
+class LinearReLU(Linear):
+    _Q = _qi.LinearReLU
+    _RELU = True
+
+
+class _ConvNd(_Weighted):
+    _SPATIAL = 2
+    _RELU = False
+    _TUPLE = staticmethod(_pair)
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros"):
+        super().__init__()
+        t = self._TUPLE
+        if isinstance(padding, str):
+            raise ValueError(f"torch_qplugin.nn.plain conv: padding should be a number or tuple, got '{padding}'")
+        if in_channels % groups != 0 or out_channels % groups != 0:
+            raise ValueError("in_channels and out_channels must be divisible by groups")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride, self.padding, self.dilation = t(kernel_size), t(stride), t(padding), t(dilation)
+        self.groups, self.padding_mode = groups, padding_mode
+        self._pad_arg = [p for v in reversed(self.padding) for p in (v, v)]
+        self._init_weight([out_channels, in_channels // groups] + list(self.kernel_size), bias)
+
+    def _conv_padding(self):
+        return list(self.padding) if self.padding_mode == "zeros" else [0] * self._SPATIAL
+
+    def _repack(self):
+        self.packed = _q.plain_conv_prepack(self.weight, self.w_scales, self.w_zero_points, self.bias,
+                                            list(self.stride), self._conv_padding(), list(self.dilation),
+                                            self.groups)
+
+    def extra_repr(self):
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}, dilation={self.dilation}, groups={self.groups}, scale={self.scale}, "
+                f"zero_point={self.zero_point}")
+
+    def _input(self, x):
+        d, s, z = _in(x, "torch_qplugin.nn.plain." + type(self).__name__)
+        if self.padding_mode != "zeros":  # pad the integers (data movement, bit-exact)
+            d = F.pad(d, self._pad_arg, mode=self.padding_mode)
+        return d, s, z
+
+    def _args(self):
+        return (self.weight, self.w_scales, self.w_zero_points, self.bias, self.packed, list(self.stride),
+                self._conv_padding(), list(self.dilation), self.groups, self.scale, self.zero_point)
+
+    def forward(self, x: Tensor) -> Tensor:
+        d, s, z = self._input(x)
+        name = f"plain_conv{self._SPATIAL}d" + ("_relu" if self._RELU else "")
+        return _out(getattr(_q, name)(d, s, z, *self._args()), self.scale, self.zero_point)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        who = "torch_qplugin.nn.plain." + cls.__name__
+        if hasattr(mod, "weight_fake_quant"):  # QAT (ConvBn folded as the quantized from_float does)
+            bn_cls = cls._Q._NNIQAT_CONV_BN_MODULE
+            if bn_cls is not None and isinstance(mod, bn_cls):
+                mod.weight, mod.bias = torch.nn.utils.fuse_conv_bn_weights(
+                    mod.weight, mod.bias, mod.bn.running_mean, mod.bn.running_var, mod.bn.eps, mod.bn.weight,
+                    mod.bn.bias)
+            conv, wobs, act = mod, mod.weight_fake_quant, mod
+            if not use_precomputed_fake_quant:
+                wobs(conv.weight)
+        else:
+            allowed = tuple(t for t in (cls._Q._FLOAT_MODULE,) if t is not None)
+            if type(mod) not in allowed:
+                raise TypeError(f"{who}.from_float only works for {', '.join(t.__name__ for t in allowed)}, "
+                                f"but got: {type(mod).__name__}")
+            act = mod
+            conv = mod[0] if isinstance(mod, nn.Sequential) else mod
+            wobs, _ = _weight_observer(conv, who)
+            wobs(conv.weight)
+        scale, zp = _act_qparams(act, who)
+        new = cls(conv.in_channels, conv.out_channels, conv.kernel_size, conv.stride, conv.padding, conv.dilation,
+                  conv.groups, conv.bias is not None, conv.padding_mode)
+        new.set_weight(*plain_weight(conv.weight, wobs), None if conv.bias is None else conv.bias)
+        new.scale, new.zero_point = scale, zp
+        return _guard_never_calibrated(new, act)
+
+
+class Conv1d(_ConvNd):
+    _Q = _qm.Conv1d
+    _SPATIAL = 1
+    _TUPLE = staticmethod(_single)
+
+
+class Conv2d(_ConvNd):
+    _Q = _qm.Conv2d
+
+
+class Conv3d(_ConvNd):
+    _Q = _qm.Conv3d
+    _SPATIAL = 3
+    _TUPLE = staticmethod(_triple)
+
+
+class ConvReLU1d(Conv1d):
+    _Q = _qi.ConvReLU1d
+    _RELU = True
+
+
+class ConvReLU2d(Conv2d):
+    _Q = _qi.ConvReLU2d
+    _RELU = True
+
+
+class ConvReLU3d(Conv3d):
+    _Q = _qi.ConvReLU3d
+    _RELU = True
+
+
+class ConvAdd2d(Conv2d):
+    """conv2d(x) + extra_input, requantized (fused)."""
+
+    _Q = _qi.ConvAdd2d
+
+    def forward(self, input: Tensor, extra_input: Tensor) -> Tensor:
+        d, s, z = self._input(input)
+        a, sa, za = _in(extra_input, "torch_qplugin.nn.plain." + type(self).__name__)
+        op = _q.plain_conv2d_add_relu if self._RELU else _q.plain_conv2d_add
+        return _out(op(d, s, z, a, sa, za, *self._args()), self.scale, self.zero_point)
+
+
+class ConvAddReLU2d(ConvAdd2d):
+    _Q = _qi.ConvAddReLU2d
+    _RELU = True
+
+
+# ---- dynamic ---------------------------------------------------------------------------------
+class DynamicLinear(Linear):
+    """Float in, float out: x is quantized per call (full 8-bit range), int8 weights."""
+
+    _Q = _qd.Linear
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}"
+
+    def forward(self, x: Tensor) -> Tensor:
+        return _q.plain_linear_dynamic(x, self.weight, self.w_scales, self.w_zero_points, self.bias, self.packed,
+                                       False)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        from ..quantized.dynamic.modules import _dynamic_weight_observer
+        allowed = cls._Q._FLOAT_MODULE
+        if not (type(mod) in allowed or hasattr(mod, "weight_fake_quant")):
+            raise TypeError(f"torch_qplugin.nn.plain.DynamicLinear.from_float only works for "
+                            f"{', '.join(t.__name__ for t in allowed)}, but got: {type(mod).__name__}")
+        wobs = mod.weight_fake_quant if hasattr(mod, "weight_fake_quant") else _dynamic_weight_observer(mod)()
+        wobs(mod.weight)
+        new = cls(mod.in_features, mod.out_features, mod.bias is not None)
+        new.set_weight(*plain_weight(mod.weight, wobs), None if mod.bias is None else mod.bias)
+        return new
+
+
+class RNNDirection(_Plain, nn.Module):
+    """One layer, one direction of a plain LSTM / GRU (qplugin::plain_rnn_layer_dynamic): the
+    input and hidden projections as two DynamicLinear weight holders."""
+
+    def __init__(self, input_size, hidden_size, bias, chunks, reverse):
+        super().__init__()
+        self.ih = DynamicLinear(input_size, chunks * hidden_size, bias)
+        self.hh = DynamicLinear(hidden_size, chunks * hidden_size, bias)
+        self._NUM_CHUNKS, self.reverse, self.is_lstm = chunks, reverse, chunks == 4
+
+    def forward(self, x: Tensor, h: Tensor, c: Tensor):
+        a, b = self.ih, self.hh
+        return _q.plain_rnn_layer_dynamic(x, h, c, a.weight, a.w_scales, a.w_zero_points, a.bias, a.packed,
+                                          b.weight, b.w_scales, b.w_zero_points, b.bias, b.packed, self._NUM_CHUNKS,
+                                          self.reverse)
+
+
+class _RNNBase(_Plain):
+    """The dynamic LSTM / GRU of nn.quantized.dynamic (forward, _run inherited) over plain
+    directions."""
+
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
+                 bidirectional=False, dtype=None):
+        nn.Module.__init__(self)
+        self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
+        self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
+        self.bidirectional, self.dtype = bidirectional, dtype
+        self.num_directions = 2 if bidirectional else 1
+        self._dirs = nn.ModuleList(
+            RNNDirection(input_size if layer == 0 else hidden_size * self.num_directions, hidden_size, bias,
+                       self._CHUNKS, d == 1)
+            for layer in range(num_layers) for d in range(self.num_directions))
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        new, factory = cls._new_from_float(mod, "torch_qplugin.nn.plain")
+
+        def weight(t):
+            obs = factory()
+            obs(t.detach().float())
+            return plain_weight(t, obs)
+
+        for i, d in enumerate(new._dirs):
+            layer, rev = divmod(i, new.num_directions)
+            sfx = f"_l{layer}" + ("_reverse" if rev else "")
+            for holder, kind in ((d.ih, "ih"), (d.hh, "hh")):
+                b = getattr(mod, f"bias_{kind}{sfx}", None)
+                holder.set_weight(*weight(getattr(mod, f"weight_{kind}{sfx}")), None if b is None else b)
+        return new
+
+
+class LSTM(_RNNBase, _qd.LSTM):
+    _Q = _qd.LSTM
+
+
+class GRU(_RNNBase, _qd.GRU):
+    _Q = _qd.GRU
+
+
+#: quantized class -> plain class (the weightless ones convert by ``from_quantized``; Linear / Conv
+#: by the weight readers of quantization/_to_plain.py).
+PLAIN_OF = {c._Q: c for c in (
+    Quantize, DeQuantize, ReLU, ReLU6, Hardswish, ELU, LeakyReLU, Sigmoid, Hardsigmoid, Softmax, MaxPool2d,
+    AvgPool2d, AdaptiveAvgPool2d, BatchNorm2d, LayerNorm, Dropout, QFunctional, Linear, LinearReLU, Conv1d,
+    Conv2d, Conv3d, ConvReLU1d, ConvReLU2d, ConvReLU3d, ConvAdd2d, ConvAddReLU2d, DynamicLinear, LSTM, GRU)}
+PLAIN_OF[_QNeverFunctional] = NeverCalibratedQFunctional

@@ -1,0 +1,127 @@
+"""The compat side of the plain migration: reads quantized-dtype modules and state dicts
+(torch_qplugin's quantized modules, torch.ao.nn.quantized's) into torch_qplugin.nn.plain form.
+
+This file uses the quantized-tensor API on purpose (int_repr, q_scale, ...): it is the one-time
+step users run before upgrading to a torch without quantized dtypes (docs/migration.md), and it
+goes away with them, like quantization/_compat.py and the QuantizedCPU adapters.
+"""
+import torch
+
+from ..nn import quantized as nnq
+from ..nn.intrinsic import quantized as nniq
+from ..nn.plain import modules as P
+
+_PER_TENSOR = (torch.per_tensor_affine, torch.per_tensor_symmetric)
+
+
+def split_qweight(qw):
+    """(int8 data, float64 scales [1] or [N], int64 zero points) of a quantized qint8 weight."""
+    if not (isinstance(qw, torch.Tensor) and qw.is_quantized):
+        raise TypeError(f"to_plain: expected a quantized weight tensor, got {type(qw).__name__}"
+                        f"{' of dtype ' + str(qw.dtype) if isinstance(qw, torch.Tensor) else ''}")
+    data = qw.int_repr().contiguous()
+    if qw.qscheme() in _PER_TENSOR:
+        return (data, torch.tensor([qw.q_scale()], dtype=torch.float64),
+                torch.tensor([qw.q_zero_point()], dtype=torch.int64))
+    if qw.q_per_channel_axis() != 0:
+        raise ValueError(f"to_plain: per-channel weight axis should be 0, got {qw.q_per_channel_axis()}")
+    return (data, qw.q_per_channel_scales().to(torch.float64).clone(),
+            qw.q_per_channel_zero_points().to(torch.int64).clone())
+
+
+def _plain_class(m):
+    """The plain class of a quantized module (ours, or torch.ao's by its class name)."""
+    t = type(m)
+    if t in P.PLAIN_OF:
+        return P.PLAIN_OF[t]
+    mod = t.__module__
+    if mod.startswith("torch.ao.nn.quantized.dynamic"):
+        ours = getattr(nnq.dynamic, t.__name__, None)
+    elif mod.startswith("torch.ao.nn.intrinsic.quantized"):
+        ours = getattr(nniq, t.__name__, None)
+    elif mod.startswith("torch.ao.nn.quantized"):
+        ours = getattr(nnq, t.__name__, None)
+        if t.__name__ == "FloatFunctional" or t.__name__ == "QFunctional":
+            ours = nnq.QFunctional
+    else:
+        return None
+    return P.PLAIN_OF.get(ours)
+
+
+def module_to_plain(m, path):
+    """The plain form of module m, or m itself if it is not a quantized module."""
+    cls = _plain_class(m)
+    if cls is None:
+        return m
+    if issubclass(cls, P._Weighted):
+        return _weighted(m, cls)
+    if issubclass(cls, P._RNNBase):
+        return _rnn(m, cls)
+    new = cls.from_quantized(m)
+    if isinstance(new, P.LayerNorm) and "_shape" not in new.__dict__:  # torch.ao's LayerNorm
+        new._shape = [int(s) for s in new.normalized_shape]
+    return new
+
+
+def _weighted(m, cls):
+    w, b = m.weight(), m.bias()
+    data, s, z = split_qweight(w)
+    if issubclass(cls, P.Linear):
+        new = cls(m.in_features, m.out_features, b is not None)
+    else:
+        new = cls(m.in_channels, m.out_channels, m.kernel_size, m.stride, m.padding, m.dilation, m.groups,
+                  b is not None, m.padding_mode)
+    new.set_weight(data, s, z, b)
+    new.scale, new.zero_point = float(getattr(m, "scale", 1.0)), int(getattr(m, "zero_point", 0))
+    for hook in m._forward_pre_hooks.values():  # e.g. the never-calibrated guard
+        new.register_forward_pre_hook(hook)
+    if "_qplugin_uncalibrated" in m.__dict__:
+        new._qplugin_uncalibrated = m._qplugin_uncalibrated
+    return new
+
+
+def _rnn(m, cls):
+    if not hasattr(m, "_dirs"):
+        raise TypeError(f"to_plain: {type(m).__module__}.{type(m).__name__} has no plain form (torch_qplugin's "
+                        "dynamic LSTM / GRU convert; torch's own do not yet)")
+    new = cls(m.input_size, m.hidden_size, m.num_layers, m.bias, m.batch_first, m.dropout, m.bidirectional)
+    for qd, pd in zip(m._dirs, new._dirs):
+        for (w, b), holder in zip(qd._weight_bias(), (pd.ih, pd.hh)):
+            holder.set_weight(*split_qweight(w), b)
+    return new
+
+
+def quantized_state(state_dict, prefix):
+    """(weight, w_scales, w_zero_points, bias, scale, zero_point) from a quantized Linear / Conv
+    state dict (torch_qplugin's or torch.ao's: ``_packed_params._packed_params`` = (weight, bias),
+    or ``weight`` / ``bias`` entries), popping its keys; None if absent."""
+    packed = prefix + "_packed_params._packed_params"
+    if packed in state_dict:
+        w, b = state_dict.pop(packed)
+        state_dict.pop(prefix + "_packed_params.dtype", None)
+    elif prefix + "weight" in state_dict and isinstance(state_dict[prefix + "weight"], torch.Tensor) and \
+            state_dict[prefix + "weight"].is_quantized:
+        w, b = state_dict.pop(prefix + "weight"), state_dict.pop(prefix + "bias", None)
+    else:
+        return None
+    scale = state_dict.pop(prefix + "scale", torch.tensor(1.0))
+    zp = state_dict.pop(prefix + "zero_point", torch.tensor(0))
+    data, s, z = split_qweight(w)
+    return data, s, z, b, scale, zp
+
+
+def check_all_plain(model, who):
+    """Raises if a module of ``model`` still holds quantized-dtype state (a module the plain
+    mappings did not cover)."""
+    left = [(name, type(m)) for name, m in model.named_modules()
+            if type(m) not in P.PLAIN_OF.values() and _is_quantized_module(m)]
+    if left:
+        names = ", ".join(f"'{n}' ({t.__module__}.{t.__name__})" for n, t in left)
+        raise RuntimeError(f"{who}: no plain form for {names}; convert with plain=False to keep the "
+                           "quantized-dtype form")
+
+
+def _is_quantized_module(m):
+    mod = type(m).__module__
+    return mod.startswith(("torch_qplugin.nn.quantized", "torch_qplugin.nn.intrinsic.quantized",
+                           "torch.ao.nn.quantized", "torch.ao.nn.intrinsic.quantized"))
