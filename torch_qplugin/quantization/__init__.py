@@ -20,6 +20,8 @@ from .qconfig import (QConfig, default_dynamic_qconfig, default_fake_quant, defa
 from .qconfig import (default_float_qparams_observer, default_float_qparams_observer_4bit,
                       default_placeholder_observer, float_qparams_weight_only_qconfig,
                       float_qparams_weight_only_qconfig_4bit)
+from .observer import NoopObserver, RecordingObserver
+from .qconfig import QConfigDynamic
 from .stubs import DeQuantStub, QuantStub, QuantWrapper
 
 # mappings / quantize import torch_qplugin.nn, whose modules import this package: load them lazily
@@ -28,7 +30,8 @@ _LAZY = {
                  "get_default_qconfig_propagation_list", "get_default_static_quant_module_mappings",
                  "no_observer_set"],
     "quantize": ["add_quant_dequant", "calibrate", "convert", "prepare", "prepare_qat", "progress",
-                 "propagate_qconfig_", "quantize", "quantize_dynamic", "quantize_qat", "swap_module"],
+                 "propagate_qconfig_", "quantize", "quantize_dynamic", "quantize_qat", "swap_module",
+                 "default_eval_fn", "get_observer_dict", "add_observer_"],
     "plain": ["to_plain"],
 }
 _LAZY_NAMES = {name: mod for mod, names in _LAZY.items() for name in names}

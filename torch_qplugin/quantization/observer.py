@@ -8,6 +8,7 @@ import functools
 import math
 import warnings
 from abc import ABC, abstractmethod
+from typing import List, Optional
 
 import torch
 import torch.nn as nn
@@ -570,3 +571,42 @@ class FixedQParamsObserver(ObserverBase):
     @torch.jit.export
     def calculate_qparams(self):
         return self.scale, self.zero_point
+
+
+# ---- workflow pieces torch.ao.quantization also offers (issue 16) ----------------------------
+class NoopObserver(ObserverBase):
+    """Observes nothing and carries a dtype (default float16): marks a tensor that stays float
+    (torch's NoopObserver; its calculate_qparams raises)."""
+
+    def __init__(self, dtype=torch.float16, custom_op_name=""):
+        super().__init__(dtype=dtype, is_dynamic=False)
+        self.custom_op = custom_op_name
+
+    def forward(self, x):
+        return x
+
+    @torch.jit.export
+    def calculate_qparams(self):
+        raise RuntimeError("NoopObserver has no qparams: it observes nothing")
+
+
+class RecordingObserver(ObserverBase):
+    """Keeps every tensor it sees (debugging); ``get_tensor_value()`` returns the list."""
+
+    __annotations__ = {"tensor_val": List[Optional[torch.Tensor]]}
+
+    def __init__(self, dtype=torch.quint8):
+        super().__init__(dtype=dtype, is_dynamic=False)
+        self.tensor_val = []
+
+    def forward(self, x):
+        self.tensor_val.append(x.clone())
+        return x
+
+    @torch.jit.export
+    def calculate_qparams(self):
+        raise RuntimeError("RecordingObserver has no qparams: it records tensors (get_tensor_value())")
+
+    @torch.jit.export
+    def get_tensor_value(self):
+        return self.tensor_val

@@ -85,3 +85,19 @@ float_qparams_weight_only_qconfig_4bit = QConfig(activation=default_placeholder_
 __all__ += ["default_placeholder_observer", "default_float_qparams_observer",
             "default_float_qparams_observer_4bit", "float_qparams_weight_only_qconfig",
             "float_qparams_weight_only_qconfig_4bit"]
+
+
+class QConfigDynamic(namedtuple("QConfigDynamic", ["activation", "weight"])):
+    """torch's (deprecated there) dynamic qconfig: only ``weight`` matters; ``activation`` defaults
+    to torch.nn.Identity. quantize_dynamic accepts it wherever it accepts a QConfig."""
+
+    __slots__ = ()
+
+    def __new__(cls, activation=torch.nn.Identity, weight=torch.nn.Identity):
+        if isinstance(weight, nn.Module):
+            raise ValueError("QConfigDynamic received observer instance, please pass observer class "
+                             "instead. Use MyObserver.with_args(x=1) to override arguments")
+        return super().__new__(cls, activation, weight)
+
+
+__all__ += ["QConfigDynamic"]

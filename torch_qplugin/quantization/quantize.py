@@ -414,3 +414,34 @@ def calibrate(model, data, progress_bar=False, desc="calibrating"):
             model(batch)
     model.train(was_training)
     return model
+
+
+# ---- workflow helpers torch.ao.quantization also offers (issue 16) -----------------------------
+def default_eval_fn(model, calib_data):
+    """Runs ``model(data)`` for every ``(data, target)`` in ``calib_data`` (torch's calibration
+    helper; the targets are ignored)."""
+    for data, _target in calib_data:
+        model(data)
+
+
+def get_observer_dict(mod, target_dict, prefix=""):
+    """Fills ``target_dict`` with every ``activation_post_process`` under ``mod``, keyed by its
+    dotted path (``"conv.activation_post_process"``), as torch's get_observer_dict."""
+    def key(name):
+        return name if prefix == "" else prefix + "." + name
+
+    if hasattr(mod, "activation_post_process"):
+        target_dict[key("activation_post_process")] = mod.activation_post_process
+    for name, child in mod.named_children():
+        get_observer_dict(child, target_dict, key(name))
+
+
+def add_observer_(module, qconfig_propagation_list=None, non_leaf_module_list=None, device=None,
+                  custom_module_class_mapping=None):
+    """Attaches output observers to the modules (of the propagation list's types) that have a
+    ``qconfig`` (set it first, e.g. with propagate_qconfig_), in place; prepare() calls this."""
+    if custom_module_class_mapping:
+        raise NotImplementedError("add_observer_: custom_module_class_mapping is not supported")
+    allow_list = get_default_qconfig_propagation_list() if qconfig_propagation_list is None \
+        else qconfig_propagation_list
+    _add_observer_(module, allow_list, non_leaf_module_list, device)
