@@ -202,6 +202,20 @@ def test_norm_modules(isa):
     assert torch.equal(tq.to_plain(q)(x), q(x))
 
 
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_prelu(per_channel, isa):
+    torch.manual_seed(0)
+    m = nn.Sequential(tq.QuantStub(), nn.Conv2d(3, 4, 1), nn.PReLU(4), nn.PReLU(), tq.DeQuantStub()).eval()
+    with torch.no_grad():
+        m[2].weight.copy_(torch.tensor([0.1, -0.3, 0.7, 1.2]))
+    p = _prepared(m, None, tq.default_per_channel_qconfig if per_channel else tq.default_qconfig, _calib())
+    q, plain = tq.convert(p), tq.convert(p, plain=True)
+    assert isinstance(plain[2], nnp.PReLU)
+    x = torch.randn(2, 3, 16, 16)
+    assert torch.equal(plain(x), q(x))
+    assert torch.equal(tq.to_plain(q)(x), q(x))
+
+
 def test_quantize_plain_and_batchnorm2d(isa):
     bn = nn.Sequential(tq.QuantStub(), nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), tq.DeQuantStub()).eval()
     bn[2].running_mean.uniform_(-1, 1)
@@ -308,6 +322,24 @@ def test_lstm_gru_dynamic(bidirectional, isa):
     assert torch.equal(tq.quantize_dynamic(m)(t), tq.quantize_dynamic(m, plain=True)(t))
 
 
+def test_plain_quantize_reads_no_tensor_per_call():
+    """Plain Quantize keeps its qparams as Python numbers (torch.export sees no data-dependent
+    value), refreshed when a state dict is loaded."""
+    p = _digits_static()
+    plain = tq.convert(p, plain=True)
+    other = copy.deepcopy(plain)
+    with torch.no_grad():
+        other.quant.scale.mul_(2.0)
+    other.load_state_dict(plain.state_dict())
+    assert other.quant._qp == plain.quant._qp == (float(plain.quant.scale), int(plain.quant.zero_point), torch.uint8)
+    sd = plain.state_dict()
+    sd["quant.scale"] = sd["quant.scale"] * 2
+    other.load_state_dict(sd)
+    assert other.quant._qp[0] == float(sd["quant.scale"])
+    x = torch.randn(2, 1, 8, 8)
+    assert other.quant(x).q_scale() == float(sd["quant.scale"])
+
+
 def test_plain_loads_quantized_state_dicts():
     p = _digits_static()
     q = tq.convert(p)
@@ -349,14 +381,13 @@ def test_plain_errors():
     plain = tq.convert(p, plain=True)
     with pytest.raises(RuntimeError, match=r"nn.plain.ConvReLU2d: expected a torch_qplugin.QTensor input"):
         plain.conv1(torch.randn(1, 1, 8, 8))
-    with pytest.raises(RuntimeError, match=r"quantize_dynamic: no plain form for 'cell' \(LSTMCell\)"):
+    with pytest.raises(RuntimeError, match=r"quantize_dynamic: no plain form for 'cell' \(LSTMCell\); use plain=False"):
         tq.quantize_dynamic(_CellNet(), plain=True)
-    m = nn.Sequential(tq.QuantStub(), nn.Conv2d(1, 2, 1), nn.PReLU(),
-                      tq.DeQuantStub()).eval()
+    m = nn.Sequential(tq.QuantStub(), nn.Conv3d(1, 2, 1), nn.AvgPool3d(1), tq.DeQuantStub()).eval()
     m.qconfig = tq.default_qconfig
     pm = tq.prepare(m)
-    pm(torch.randn(1, 1, 4, 4))
-    with pytest.raises(RuntimeError, match=r"convert: no plain module for observed module\(s\) '2'.*PReLU"):
+    pm(torch.randn(1, 1, 2, 4, 4))
+    with pytest.raises(RuntimeError, match=r"convert: no plain form for '2' \(AvgPool3d\)"):
         tq.convert(pm, plain=True)
 
 

@@ -28,7 +28,7 @@ from torch.nn.modules.utils import _pair, _single, _triple
 
 __all__ = ["Quantize", "DeQuantize", "ReLU", "ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Hardsigmoid",
            "Softmax", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm2d", "BatchNorm3d", "BNReLU2d",
-           "BNReLU3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "Dropout",
+           "BNReLU3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "PReLU", "Dropout",
            "QFunctional", "NeverCalibratedQFunctional", "Linear", "LinearReLU", "Conv1d", "Conv2d", "Conv3d",
            "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvAdd2d", "ConvAddReLU2d", "DynamicLinear", "LSTM", "GRU",
            "PLAIN_OF",
@@ -100,13 +100,33 @@ class _Retag(_Plain):
 
 
 class Quantize(_Retag, _qm.Quantize):
+    """float -> QTensor. The qparams are kept as Python numbers too (``_qp``, refreshed on load):
+    forward reads no tensor (torch.export would see a data-dependent value)."""
+
     _Q = _qm.Quantize
+
+    def __init__(self, scale, zero_point, dtype, factory_kwargs=None):
+        super().__init__(scale, zero_point, dtype, factory_kwargs)
+        self._sync()
+
+    @classmethod
+    def from_quantized(cls, qmod):
+        new = _Retag.from_quantized.__func__(cls, qmod)
+        new._sync()
+        return new
+
+    def _sync(self):
+        self._qp = (float(self.scale), int(self.zero_point), plain_dtype(self.dtype))
+
+    def _load_from_state_dict(self, *args, **kwargs):
+        super()._load_from_state_dict(*args, **kwargs)
+        self._sync()
 
     def forward(self, X: Tensor) -> Tensor:
         if type(X) is QTensor:
             raise RuntimeError("torch_qplugin.nn.plain.Quantize: input is already quantized; expected a float tensor")
-        scale, zp = float(self.scale), int(self.zero_point)
-        return _out(_q.plain_quantize_per_tensor(X, scale, zp, plain_dtype(self.dtype)), scale, zp)
+        scale, zp, dtype = self._qp
+        return _out(_q.plain_quantize_per_tensor(X, scale, zp, dtype), scale, zp)
 
 
 class DeQuantize(_Retag, _qm.DeQuantize):
@@ -278,6 +298,43 @@ class LayerNorm(_Retag, _qm.LayerNorm):
         d, s, z = _in(input, "torch_qplugin.nn.plain.LayerNorm")
         return _out(_q.plain_layer_norm(d, s, z, self._shape, self.weight, self.bias, self.eps, self.scale,
                                         self.zero_point), self.scale, self.zero_point)
+
+
+class PReLU(_Plain, nn.Module):
+    """prelu on QTensors (qplugin::plain_prelu); ``weight``: the float slopes, i.e. the dequantized
+    int8 weight of the quantized PReLU (same quantization as its from_float)."""
+
+    _Q = _qm.PReLU
+
+    def __init__(self, output_scale: float, output_zero_point: int, num_parameters: int = 1):
+        super().__init__()
+        self.num_parameters = int(num_parameters)
+        self.scale, self.zero_point = float(output_scale), int(output_zero_point)
+        self.register_buffer("weight", torch.full((self.num_parameters,), 0.25))
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}, scale={self.scale}, zero_point={self.zero_point}"
+
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain.PReLU")
+        return _out(_q.plain_prelu(d, s, z, self.weight, self.scale, self.zero_point), self.scale, self.zero_point)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        scale, zp = _act_qparams(mod, "torch_qplugin.nn.plain.PReLU")
+        new = cls(scale, zp, mod.num_parameters)
+        w = mod.weight.detach().float()
+        qconfig = getattr(mod, "qconfig", None)
+        obs = qconfig.weight() if qconfig is not None else None
+        if obs is None or obs.qscheme in _PER_CHANNEL:  # as the quantized PReLU: symmetric int8 per tensor
+            ws, wz, dtype = max(float(w.abs().max()), 1e-8) / 127.0, 0, torch.int8
+        else:
+            obs(w)
+            ws, wz = obs.calculate_qparams()
+            dtype = plain_dtype(obs.dtype)
+        ints = _q.plain_quantize_per_tensor(w, float(ws), int(wz), dtype)
+        new.weight = _q.plain_dequantize_per_tensor(ints, float(ws), int(wz))
+        return _guard_never_calibrated(new, mod)
 
 
 class Dropout(_Retag, _qm.Dropout):
@@ -692,6 +749,6 @@ class GRU(_RNNBase, _qd.GRU):
 PLAIN_OF = {c._Q: c for c in (
     Quantize, DeQuantize, ReLU, ReLU6, Hardswish, ELU, LeakyReLU, Sigmoid, Hardsigmoid, Softmax, MaxPool2d,
     AvgPool2d, AdaptiveAvgPool2d, BatchNorm2d, BatchNorm3d, BNReLU2d, BNReLU3d, GroupNorm, InstanceNorm1d,
-    InstanceNorm2d, InstanceNorm3d, LayerNorm, Dropout, QFunctional, Linear, LinearReLU, Conv1d,
+    InstanceNorm2d, InstanceNorm3d, LayerNorm, PReLU, Dropout, QFunctional, Linear, LinearReLU, Conv1d,
     Conv2d, Conv3d, ConvReLU1d, ConvReLU2d, ConvReLU3d, ConvAdd2d, ConvAddReLU2d, DynamicLinear, LSTM, GRU)}
 PLAIN_OF[_QNeverFunctional] = NeverCalibratedQFunctional
