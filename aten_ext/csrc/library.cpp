@@ -11,6 +11,7 @@
 #include "cpu/activation.h"
 #include "kernels/dispatch.h"
 #include "packed_params/conv_packed_params.h"
+#include "packed_params/embedding_packed_params.h"
 #include "packed_params/linear_packed_params.h"
 #include "utils/class_check.h"
 
@@ -48,6 +49,8 @@ TORCH_LIBRARY(qplugin, m) {
   qplugin::register_linear_classes();
   // [conv classes]
   qplugin::register_conv_classes(m);
+  // [embedding classes]
+  qplugin::register_embedding_classes();
 
   // ---- Kernel paths -----------------------------------------------------------
   m.def("_active_isa() -> str", &qplugin::active_isa);
@@ -258,4 +261,19 @@ TORCH_LIBRARY(qplugin, m) {
                          "Tensor? bias, Tensor packed, int[] stride, int[] padding, int[] dilation, int groups, "
                          "float output_scale, int output_zero_point) -> Tensor").c_str()));
   }
+
+  // ---- Embeddings on row-wise quantized weights (issue 16): torch's quantized:: schemas ----
+  m.def("embedding_bag_prepack(Tensor weight) -> __torch__.torch.classes.qplugin.EmbeddingPackedParamsBase W_prepack");
+  m.def("embedding_bag_unpack(__torch__.torch.classes.qplugin.EmbeddingPackedParamsBase W_prepack) -> Tensor W_origin",
+        qplugin::with_class_check<qplugin::EmbeddingPackedParams, 0>(TORCH_FN(qplugin::embedding_bag_unpack)));
+  m.def("embedding_byte(__torch__.torch.classes.qplugin.EmbeddingPackedParamsBase weight, Tensor indices, bool pruned_weights=False) -> Tensor");
+  m.def("embedding_4bit(__torch__.torch.classes.qplugin.EmbeddingPackedParamsBase weight, Tensor indices, bool pruned_weights=False) -> Tensor");
+  m.def("embedding_bag_byte(__torch__.torch.classes.qplugin.EmbeddingPackedParamsBase weight, Tensor indices, Tensor? offsets=None, bool scale_grad_by_freq=False, int mode=0, bool pruned_weights=False, Tensor? per_sample_weights=None, Tensor? compressed_indices_mapping=None, bool include_last_offset=False) -> Tensor");
+  m.def("embedding_bag_4bit(__torch__.torch.classes.qplugin.EmbeddingPackedParamsBase weight, Tensor indices, Tensor? offsets=None, bool scale_grad_by_freq=False, int mode=0, bool pruned_weights=False, Tensor? per_sample_weights=None, Tensor? compressed_indices_mapping=None, bool include_last_offset=False) -> Tensor");
+  m.def("embedding_bag_byte_prepack(Tensor weight) -> Tensor");
+  m.def("embedding_bag_byte_unpack(Tensor weight) -> Tensor");
+  m.def("embedding_bag_4bit_prepack(Tensor weight, bool optimized_qparams=False, int nbins=200, float ratio=0.16) -> Tensor");
+  m.def("embedding_bag_4bit_unpack(Tensor weight) -> Tensor");
+  m.def("embedding_bag_byte_rowwise_offsets(Tensor weight, Tensor indices, Tensor? offsets=None, bool scale_grad_by_freq=False, int mode=0, bool pruned_weights=False, Tensor? per_sample_weights=None, Tensor? compressed_indices_mapping=None, bool include_last_offset=False) -> Tensor");
+  m.def("embedding_bag_4bit_rowwise_offsets(Tensor weight, Tensor indices, Tensor? offsets=None, bool scale_grad_by_freq=False, int mode=0, bool pruned_weights=False, Tensor? per_sample_weights=None, Tensor? compressed_indices_mapping=None, bool include_last_offset=False) -> Tensor");
 }

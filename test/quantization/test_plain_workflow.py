@@ -322,24 +322,6 @@ def test_lstm_gru_dynamic(bidirectional, isa):
     assert torch.equal(tq.quantize_dynamic(m)(t), tq.quantize_dynamic(m, plain=True)(t))
 
 
-def test_plain_quantize_reads_no_tensor_per_call():
-    """Plain Quantize keeps its qparams as Python numbers (torch.export sees no data-dependent
-    value), refreshed when a state dict is loaded."""
-    p = _digits_static()
-    plain = tq.convert(p, plain=True)
-    other = copy.deepcopy(plain)
-    with torch.no_grad():
-        other.quant.scale.mul_(2.0)
-    other.load_state_dict(plain.state_dict())
-    assert other.quant._qp == plain.quant._qp == (float(plain.quant.scale), int(plain.quant.zero_point), torch.uint8)
-    sd = plain.state_dict()
-    sd["quant.scale"] = sd["quant.scale"] * 2
-    other.load_state_dict(sd)
-    assert other.quant._qp[0] == float(sd["quant.scale"])
-    x = torch.randn(2, 1, 8, 8)
-    assert other.quant(x).q_scale() == float(sd["quant.scale"])
-
-
 def test_plain_loads_quantized_state_dicts():
     p = _digits_static()
     q = tq.convert(p)

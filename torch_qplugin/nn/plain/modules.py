@@ -100,33 +100,33 @@ class _Retag(_Plain):
 
 
 class Quantize(_Retag, _qm.Quantize):
-    """float -> QTensor. The qparams are kept as Python numbers too (``_qp``, refreshed on load):
-    forward reads no tensor (torch.export would see a data-dependent value)."""
-
     _Q = _qm.Quantize
-
-    def __init__(self, scale, zero_point, dtype, factory_kwargs=None):
-        super().__init__(scale, zero_point, dtype, factory_kwargs)
-        self._sync()
-
-    @classmethod
-    def from_quantized(cls, qmod):
-        new = _Retag.from_quantized.__func__(cls, qmod)
-        new._sync()
-        return new
-
-    def _sync(self):
-        self._qp = (float(self.scale), int(self.zero_point), plain_dtype(self.dtype))
-
-    def _load_from_state_dict(self, *args, **kwargs):
-        super()._load_from_state_dict(*args, **kwargs)
-        self._sync()
 
     def forward(self, X: Tensor) -> Tensor:
         if type(X) is QTensor:
             raise RuntimeError("torch_qplugin.nn.plain.Quantize: input is already quantized; expected a float tensor")
-        scale, zp, dtype = self._qp
-        return _out(_q.plain_quantize_per_tensor(X, scale, zp, dtype), scale, zp)
+        scale, zp = self._qparams()
+        return _out(_q.plain_quantize_per_tensor(X, scale, zp, plain_dtype(self.dtype)), scale, zp)
+
+    def _qparams(self):
+        """(scale, zero_point) as Python numbers, read from the buffers on every eager call. Traced
+        (torch.export / torch.compile) the buffers are fake and float() of one cannot be traced:
+        the numbers read last are used and become graph constants, like every other plain
+        module's qparams (docs/deploy.md)."""
+        if not torch.compiler.is_compiling() or "_qp" not in self.__dict__:
+            self.__dict__["_qp"] = (float(self.scale), int(self.zero_point))
+        return self.__dict__["_qp"]
+
+    @classmethod
+    def from_quantized(cls, qmod):
+        new = super().from_quantized(qmod)
+        new._qparams()
+        return new
+
+    def _load_from_state_dict(self, *args, **kwargs):
+        super()._load_from_state_dict(*args, **kwargs)
+        self.__dict__.pop("_qp", None)
+        self._qparams()
 
 
 class DeQuantize(_Retag, _qm.DeQuantize):
