@@ -202,6 +202,20 @@ def test_norm_modules(isa):
     assert torch.equal(tq.to_plain(q)(x), q(x))
 
 
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_prelu(per_channel, isa):
+    torch.manual_seed(0)
+    m = nn.Sequential(tq.QuantStub(), nn.Conv2d(3, 4, 1), nn.PReLU(4), nn.PReLU(), tq.DeQuantStub()).eval()
+    with torch.no_grad():
+        m[2].weight.copy_(torch.tensor([0.1, -0.3, 0.7, 1.2]))
+    p = _prepared(m, None, tq.default_per_channel_qconfig if per_channel else tq.default_qconfig, _calib())
+    q, plain = tq.convert(p), tq.convert(p, plain=True)
+    assert isinstance(plain[2], nnp.PReLU)
+    x = torch.randn(2, 3, 16, 16)
+    assert torch.equal(plain(x), q(x))
+    assert torch.equal(tq.to_plain(q)(x), q(x))
+
+
 def test_quantize_plain_and_batchnorm2d(isa):
     bn = nn.Sequential(tq.QuantStub(), nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), tq.DeQuantStub()).eval()
     bn[2].running_mean.uniform_(-1, 1)
@@ -349,14 +363,13 @@ def test_plain_errors():
     plain = tq.convert(p, plain=True)
     with pytest.raises(RuntimeError, match=r"nn.plain.ConvReLU2d: expected a torch_qplugin.QTensor input"):
         plain.conv1(torch.randn(1, 1, 8, 8))
-    with pytest.raises(RuntimeError, match=r"quantize_dynamic: no plain form for 'cell' \(LSTMCell\)"):
+    with pytest.raises(RuntimeError, match=r"quantize_dynamic: no plain form for 'cell' \(LSTMCell\); use plain=False"):
         tq.quantize_dynamic(_CellNet(), plain=True)
-    m = nn.Sequential(tq.QuantStub(), nn.Conv2d(1, 2, 1), nn.PReLU(),
-                      tq.DeQuantStub()).eval()
+    m = nn.Sequential(tq.QuantStub(), nn.Conv3d(1, 2, 1), nn.AvgPool3d(1), tq.DeQuantStub()).eval()
     m.qconfig = tq.default_qconfig
     pm = tq.prepare(m)
-    pm(torch.randn(1, 1, 4, 4))
-    with pytest.raises(RuntimeError, match=r"convert: no plain module for observed module\(s\) '2'.*PReLU"):
+    pm(torch.randn(1, 1, 2, 4, 4))
+    with pytest.raises(RuntimeError, match=r"convert: no plain form for '2' \(AvgPool3d\)"):
         tq.convert(pm, plain=True)
 
 

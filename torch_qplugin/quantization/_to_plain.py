@@ -55,6 +55,10 @@ def module_to_plain(m, path):
         return _weighted(m, cls)
     if issubclass(cls, P._RNNBase):
         return _rnn(m, cls)
+    if cls is P.PReLU:
+        new = cls(m.scale, m.zero_point, m.num_parameters)
+        new.weight = m.weight.dequantize().float().reshape(-1)
+        return new
     new = cls.from_quantized(m)
     if isinstance(new, P.LayerNorm) and "_shape" not in new.__dict__:  # torch.ao's LayerNorm
         new._shape = [int(s) for s in new.normalized_shape]

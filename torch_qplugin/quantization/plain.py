@@ -34,6 +34,18 @@ def no_plain_form(mapping):
     return {k: v for k, v in mapping.items() if v not in P.PLAIN_OF}
 
 
+def check_plain_coverage(model, mapping, who, type_of=type):
+    """Raises naming the modules of ``model`` that would be quantized (a qconfig, a type in
+    ``mapping``) but have no plain form yet, instead of leaving them float."""
+    missing = no_plain_form(mapping)
+    left = [(name, type_of(m)) for name, m in model.named_modules()
+            if getattr(m, "qconfig", None) is not None and type_of(m) in missing]
+    if left:
+        names = ", ".join(f"'{n}' ({t.__name__})" for n, t in left)
+        raise RuntimeError(f"{who}: no plain form for {names}; use plain=False (the quantized-dtype form) or "
+                           "set their .qconfig = None to keep them float")
+
+
 def to_plain(model, inplace=False):
     """The plain form of a model converted by torch_qplugin or by torch's ao.quantization (eager),
     bit-identical outputs: every quantized module is replaced by its torch_qplugin.nn.plain

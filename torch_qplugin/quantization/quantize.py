@@ -252,6 +252,7 @@ def convert(module, mapping=None, inplace=False, remove_qconfig=True, is_referen
     mapping = get_default_static_quant_module_mappings() if mapping is None else mapping
     plain = _plain.resolve_plain(plain)
     if plain:
+        _plain.check_plain_coverage(module, mapping, "convert", _type)
         mapping = _plain.plain_mapping(mapping)
     if not inplace:
         module = copy.deepcopy(module)
@@ -338,13 +339,7 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=None, mapping=None, inplace
     model.eval()
     propagate_qconfig_(model, qconfig_spec)
     if plain:
-        missing = _plain.no_plain_form(mapping)
-        left = [name for name, m in model.named_modules()
-                if getattr(m, "qconfig", None) is not None and _type(m) in missing]
-        if left:
-            raise RuntimeError(f"quantize_dynamic: no plain form for {', '.join(repr(n) for n in left)} "
-                               f"({', '.join(sorted({_type(m).__name__ for m in model.modules() if _type(m) in missing}))}"
-                               "); quantize with plain=False or leave them out of qconfig_spec")
+        _plain.check_plain_coverage(model, mapping, "quantize_dynamic", _type)
         mapping = _plain.plain_mapping(mapping)
     _convert(model, mapping, True, check=False)
     _remove_qconfig(model)

@@ -28,7 +28,7 @@ from torch.nn.modules.utils import _pair, _single, _triple
 
 __all__ = ["Quantize", "DeQuantize", "ReLU", "ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Hardsigmoid",
            "Softmax", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm2d", "BatchNorm3d", "BNReLU2d",
-           "BNReLU3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "Dropout",
+           "BNReLU3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "PReLU", "Dropout",
            "QFunctional", "NeverCalibratedQFunctional", "Linear", "LinearReLU", "Conv1d", "Conv2d", "Conv3d",
            "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvAdd2d", "ConvAddReLU2d", "DynamicLinear", "LSTM", "GRU",
            "PLAIN_OF",
@@ -298,6 +298,43 @@ class LayerNorm(_Retag, _qm.LayerNorm):
         d, s, z = _in(input, "torch_qplugin.nn.plain.LayerNorm")
         return _out(_q.plain_layer_norm(d, s, z, self._shape, self.weight, self.bias, self.eps, self.scale,
                                         self.zero_point), self.scale, self.zero_point)
+
+
+class PReLU(_Plain, nn.Module):
+    """prelu on QTensors (qplugin::plain_prelu); ``weight``: the float slopes, i.e. the dequantized
+    int8 weight of the quantized PReLU (same quantization as its from_float)."""
+
+    _Q = _qm.PReLU
+
+    def __init__(self, output_scale: float, output_zero_point: int, num_parameters: int = 1):
+        super().__init__()
+        self.num_parameters = int(num_parameters)
+        self.scale, self.zero_point = float(output_scale), int(output_zero_point)
+        self.register_buffer("weight", torch.full((self.num_parameters,), 0.25))
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}, scale={self.scale}, zero_point={self.zero_point}"
+
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain.PReLU")
+        return _out(_q.plain_prelu(d, s, z, self.weight, self.scale, self.zero_point), self.scale, self.zero_point)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        scale, zp = _act_qparams(mod, "torch_qplugin.nn.plain.PReLU")
+        new = cls(scale, zp, mod.num_parameters)
+        w = mod.weight.detach().float()
+        qconfig = getattr(mod, "qconfig", None)
+        obs = qconfig.weight() if qconfig is not None else None
+        if obs is None or obs.qscheme in _PER_CHANNEL:  # as the quantized PReLU: symmetric int8 per tensor
+            ws, wz, dtype = max(float(w.abs().max()), 1e-8) / 127.0, 0, torch.int8
+        else:
+            obs(w)
+            ws, wz = obs.calculate_qparams()
+            dtype = plain_dtype(obs.dtype)
+        ints = _q.plain_quantize_per_tensor(w, float(ws), int(wz), dtype)
+        new.weight = _q.plain_dequantize_per_tensor(ints, float(ws), int(wz))
+        return _guard_never_calibrated(new, mod)
 
 
 class Dropout(_Retag, _qm.Dropout):
@@ -712,6 +749,6 @@ class GRU(_RNNBase, _qd.GRU):
 PLAIN_OF = {c._Q: c for c in (
     Quantize, DeQuantize, ReLU, ReLU6, Hardswish, ELU, LeakyReLU, Sigmoid, Hardsigmoid, Softmax, MaxPool2d,
     AvgPool2d, AdaptiveAvgPool2d, BatchNorm2d, BatchNorm3d, BNReLU2d, BNReLU3d, GroupNorm, InstanceNorm1d,
-    InstanceNorm2d, InstanceNorm3d, LayerNorm, Dropout, QFunctional, Linear, LinearReLU, Conv1d,
+    InstanceNorm2d, InstanceNorm3d, LayerNorm, PReLU, Dropout, QFunctional, Linear, LinearReLU, Conv1d,
     Conv2d, Conv3d, ConvReLU1d, ConvReLU2d, ConvReLU3d, ConvAdd2d, ConvAddReLU2d, DynamicLinear, LSTM, GRU)}
 PLAIN_OF[_QNeverFunctional] = NeverCalibratedQFunctional
