@@ -698,3 +698,135 @@ def gru_cell_ref(gi, gh, h):
     z = _sigmoid64(iz + hz)
     n = np.tanh(inn + r * hn)
     return (1.0 - z) * n + z * np.asarray(h, dtype=np.float64)
+
+
+# ---------------------------------------------------------------------------
+# embeddings (issue 16)
+# ---------------------------------------------------------------------------
+
+def embedding_bag_ref(codes, scale, bias, indices, starts, mode=0, per_sample_weights=None):
+    """Float64 embedding bag over row-wise quantized rows: value = scale * code + bias per row
+    (scale, bias as stored), bag b reduces rows indices[starts[b]:starts[b + 1]] (negative: skipped)
+    by sum (weighted by per_sample_weights), mean (sum / count) or max (0 for an empty bag)."""
+    codes = np.asarray(codes, dtype=np.float64)
+    scale = np.asarray(scale, dtype=np.float64)
+    bias = np.asarray(bias, dtype=np.float64)
+    rows = scale[:, None] * codes + bias[:, None]
+    out = np.zeros((len(starts) - 1, codes.shape[1]))
+    for b in range(len(starts) - 1):
+        sel = [i for i in range(starts[b], starts[b + 1]) if indices[i] >= 0]
+        if not sel:
+            continue
+        vals = rows[[indices[i] for i in sel]]
+        if mode == 2:
+            out[b] = vals.max(axis=0)
+            continue
+        w = np.ones(len(sel)) if per_sample_weights is None else np.asarray(per_sample_weights, np.float64)[sel]
+        out[b] = (w[:, None] * vals).sum(axis=0)
+        if mode == 1:
+            out[b] /= starts[b + 1] - starts[b]
+    return out
+
+
+def fused_rows_ref(fused, bits):
+    """(codes [rows, D], scale, bias) of torch's fused row-wise format: 8-bit rows are D codes then
+    float32 scale and bias; 4-bit rows D / 2 bytes (element 2j in the low nibble) then fp16 scale, bias."""
+    fused = np.asarray(fused, dtype=np.uint8)
+    if bits == 8:
+        codes = fused[:, :-8]
+        sb = np.ascontiguousarray(fused[:, -8:]).view(np.float32)
+    else:
+        packed = fused[:, :-4]
+        codes = np.stack([packed & 15, packed >> 4], axis=-1).reshape(len(fused), -1)
+        sb = np.ascontiguousarray(fused[:, -4:]).view(np.float16).astype(np.float32)
+    return codes.astype(np.int64), sb[:, 0], sb[:, 1]
+
+
+# ---------------------------------------------------------------------------
+# fuzzer result checks (test/fuzz/checks.py): references the op tests did not need
+# ---------------------------------------------------------------------------
+def quantize_per_tensor_dynamic_ref(x, qdtype, reduce_range):
+    """torch.quantize_per_tensor_dynamic: qparams chosen on [min(x), max(x)] (fbgemm's
+    ChooseQuantizationParams over the dtype's range, halved by reduce_range), then
+    quantize_per_tensor: (integers, scale, zero_point)."""
+    x = torch.as_tensor(x, dtype=torch.float32)
+    qmin, qmax = QRANGE[qdtype]
+    lo, hi = (float(x.min()), float(x.max())) if x.numel() else (0.0, 0.0)
+    s, z = choose_qparams_ref(lo, hi, reduce_range, qmin, qmax)
+    return quantize_per_tensor_ref(x.numpy(), s, z, qdtype), s, z
+
+
+def matmul_ref(qa, qb, scale, zero_point):
+    """quantized matmul (dequantize, float32 matmul, quantize_per_tensor): the float64 product of
+    the float32-dequantized operands requantized, and per element the slack in output steps that
+    float32 accumulation may add (K * 2^-23 * sum |a| |b|, rounded up; float, inf for tiny output
+    scales): (integers, slack)."""
+    a = dequantize_ref(qa).astype(np.float64)
+    b = dequantize_ref(qb).astype(np.float64)
+    real = np.matmul(a, b)
+    k = a.shape[-1] if a.ndim else 1
+    bound = np.matmul(np.abs(a), np.abs(b)) * (k * 2.0 ** -23) + np.abs(real) * 2.0 ** -23
+    with np.errstate(over="ignore"):
+        return requantize_ref(real, scale, zero_point, qa.dtype), np.ceil(bound / scale)
+
+
+def equal_ref(qa, qb):
+    """torch.equal on quantized tensors: same dtype, qscheme, shape, qparams and integers."""
+    if qa.dtype != qb.dtype or qa.qscheme() != qb.qscheme() or qa.shape != qb.shape:
+        return False
+    if qa.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+        if qa.q_scale() != qb.q_scale() or qa.q_zero_point() != qb.q_zero_point():
+            return False
+    elif (qa.q_per_channel_axis() != qb.q_per_channel_axis()
+          or not np.array_equal(qa.q_per_channel_scales().numpy(), qb.q_per_channel_scales().numpy())
+          or not np.array_equal(qa.q_per_channel_zero_points().numpy(), qb.q_per_channel_zero_points().numpy())):
+        return False
+    return bool(np.array_equal(qa.int_repr().numpy(), qb.int_repr().numpy()))
+
+
+def upsample_nearest2d_index_ref(q, output_size):
+    """Nearest upsampling [..., H, W] -> [..., OH, OW] with torch's nearest index rule:
+    src = min(floor(float32(o) * float32(in / out)), in - 1), the ratio a float32 division."""
+    q = np.asarray(q)
+    H, W = q.shape[-2:]
+    OH, OW = output_size
+
+    def idx(n_in, n_out):
+        r = np.float32(n_in) / np.float32(n_out)
+        src = np.floor(np.arange(n_out, dtype=np.float32) * r).astype(np.int64)
+        return np.minimum(src, n_in - 1)
+
+    return q[..., idx(H, OH)[:, None], idx(W, OW)[None, :]]
+
+
+def softmax_exact_ref(qt, dim, output_scale, output_zero_point):
+    """softmax from exact differences: exp((q_d - q_max) * scale) in float64 (docs/design/activation.md:
+    the result depends only on q_max - q_d), so qint32 values that float32 dequantize merges stay
+    apart; requantized to the output qparams."""
+    q = qt.int_repr().numpy().astype(np.int64)
+    if q.ndim == 0:
+        return requantize_ref(np.ones(()), output_scale, output_zero_point, qt.dtype)
+    d = (q - q.max(axis=dim, keepdims=True)).astype(np.float64) * qt.q_scale()
+    e = np.exp(d)
+    return requantize_ref(e / e.sum(axis=dim, keepdims=True), output_scale, output_zero_point, qt.dtype)
+
+
+def real_f32_scale(qt: torch.Tensor) -> np.ndarray:
+    """(q - zp) * float32(scale) in float64: torch's dequantize (which multiplies by the float32
+    scale) without rounding the product to float32 (per-tensor)."""
+    q = qt.int_repr().numpy().astype(np.int64)
+    return (q - qt.q_zero_point()).astype(np.float64) * np.float64(np.float32(qt.q_scale()))
+
+
+def with_exact_dequantize(fn, *args, **kwargs):
+    """Calls a float64 reference above with its quantized inputs read as real_f32_scale instead of
+    float32 dequantize: the norms take their statistics from exact integer sums and the float32
+    input scale (docs/design/activation.md), while a float32 product merges qint32 values once
+    |q - zp| > 2^24."""
+    global dequantize_ref
+    saved = dequantize_ref
+    dequantize_ref = real_f32_scale
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        dequantize_ref = saved

@@ -73,6 +73,13 @@ class Gen:
         self.r = random.Random(seed)
         self.g = torch.Generator().manual_seed(seed)
         self.shape_hint = None
+        self.sources = {}  # id(packed params) -> what they were built from (checks.py reads it)
+        self.op = None  # set by checks.check_call
+        self.before = None  # a copy of the first input before the call (in-place ops)
+        self.last_dtype = None
+        self.preset = {}  # argument name -> value chosen together with an earlier argument
+        self.packed_obj = None
+        self.shape_override = None  # the next tensor's shape (matmul's second operand)
 
     def chance(self, p):
         return self.r.random() < p
@@ -80,7 +87,10 @@ class Gen:
     # -- shapes --------------------------------------------------------------------------------
     def shape(self, ndim=None):
         r = self.r
-        if self.shape_hint is not None and self.chance(0.6):
+        if self.shape_override is not None:
+            out, self.shape_override = self.shape_override, None
+            return list(out)
+        if self.shape_hint is not None and ndim is None and self.chance(0.6):
             return list(self.shape_hint)
         if ndim is None:
             ndim = r.choice([0, 1, 2, 3, 4, 4, 4, 5])
@@ -137,7 +147,10 @@ class Gen:
 
     def qtensor(self, dtype=None, shape=None, per_channel=None):
         torch, r = self.torch, self.r
+        if dtype is None and self.last_dtype is not None and self.chance(0.7):
+            dtype = self.last_dtype
         dtype = dtype or r.choice(["quint8", "quint8", "qint8", "qint32"])
+        self.last_dtype = dtype
         shape = self.shape() if shape is None else shape
         data = self.int_data(shape, dtype)
         if per_channel is None:
@@ -192,31 +205,45 @@ class Gen:
         return torch._make_per_tensor_quantized_tensor(data, self.r.choice([0.01, 0.003, 0.5]),
                                                        self.r.choice([0, 0, 3]))
 
-    def packed(self, cls):
-        """A packed-params object of class `cls` (kind chosen at random: the wrong kind too)."""
+    def packed(self, cls, kind=None):
+        """A packed-params object of class `cls` (`kind` conv1d / conv2d, else chosen at random:
+        the wrong kind too)."""
         q = self.torch.ops.qplugin
         r = self.r
         bias = lambda n: self.torch.randn(n, generator=self.g) if self.chance(0.7) else None  # noqa: E731
         if "Linear" in cls:
             n, k = r.choice([1, 3, 16, 33]), r.choice([1, 4, 17, 64])
-            return q.linear_prepack(self.weight([n, k]), bias(n))
+            w, b = self.weight([n, k]), bias(n)
+            return self._remember(q.linear_prepack(w, b), w=w, b=b, in_shape=[r.choice([1, 2, 5]), k])
         if "Conv3d" in cls:
             oc, ic = r.choice([2, 4]), r.choice([1, 2, 3])
-            return q.conv3d_prepack(self.weight([oc, ic, r.choice([1, 2]), r.choice([1, 3]), r.choice([1, 3])]),
-                                    bias(oc), [r.choice([1, 2])] * 3, [r.choice([0, 1])] * 3, [1] * 3, 1)
-        kind = r.choice(["conv1d", "conv2d", "conv2d"])
+            w, b = self.weight([oc, ic, r.choice([1, 2]), r.choice([1, 3]), r.choice([1, 3])]), bias(oc)
+            geo = dict(stride=[r.choice([1, 2])] * 3, padding=[r.choice([0, 1])] * 3, dilation=[1] * 3, groups=1)
+            obj = q.conv3d_prepack(w, b, geo["stride"], geo["padding"], geo["dilation"], geo["groups"])
+            return self._remember(obj, w=w, b=b, in_shape=[1, ic, 3, 4, 4], **geo)
+        kind = kind or r.choice(["conv1d", "conv2d", "conv2d"])
         groups = r.choice([1, 1, 2])
         oc, icg = r.choice([2, 4, 8]), r.choice([1, 3, 4])
         ks = [r.choice([1, 3])] * (1 if kind == "conv1d" else 2)
         sp = len(ks)
         prep = q.conv1d_prepack if kind == "conv1d" else q.conv2d_prepack
-        return prep(self.weight([oc, icg] + ks), bias(oc), [r.choice([1, 2])] * sp, [r.choice([0, 1])] * sp,
-                    [r.choice([1, 2])] * sp, groups)
+        w, b = self.weight([oc, icg] + ks), bias(oc)
+        geo = dict(stride=[r.choice([1, 2])] * sp, padding=[r.choice([0, 1])] * sp,
+                   dilation=[r.choice([1, 2])] * sp, groups=groups)
+        obj = prep(w, b, geo["stride"], geo["padding"], geo["dilation"], groups)
+        return self._remember(obj, w=w, b=b, in_shape=[r.choice([1, 2]), icg * groups] + [r.choice([5, 7, 8])] * sp,
+                              **geo)
+
+    def _remember(self, obj, **src):
+        self.sources[id(obj)] = dict(src, obj=obj)
+        return obj
 
     # -- schema-driven arguments -------------------------------------------------------------------
     def value(self, arg_type, name):
         torch, r = self.torch, self.r
         ts = str(arg_type)
+        if ts.rstrip("?") == "int" and "ScalarType" in str(getattr(arg_type, "real", "")):
+            ts = ts.replace("int", "ScalarType")
         optional = ts.endswith("?") or ts.startswith("Optional[")
         if optional and self.chance(0.3):
             return None
@@ -254,19 +281,164 @@ class Gen:
         raise NotImplementedError(f"fuzzer: no generator for argument type {ts}")
 
     def args_for(self, schema):
+        """Arguments for one call of `schema`: mostly coherent (shapes that fit, qparams that
+        follow their tensor in the plain ops, packed params with a matching input), often not."""
         self.shape_hint = self.shape(self.r.choice([1, 2, 3, 4, 4]))
+        self.preset, self.last_dtype, self.packed_obj, self.shape_override = {}, None, None, None
+        short = schema.name.split("::")[1]
+        arguments = list(schema.arguments)
+        packed = [a for a in arguments if "PackedParams" in str(a.type)]
+        if packed and self.chance(0.85):  # build the packed params first and shape the input to fit them
+            kind = "conv1d" if "conv1d" in short else "conv2d" if "conv2d" in short else None
+            self.packed_obj = self.packed(str(packed[0].type).split(".")[-1], kind)
+            self.shape_hint = list(self.sources[id(self.packed_obj)]["in_shape"])
+            self.last_dtype = "quint8"
+        elif self.chance(0.8):  # the rank the op wants
+            for key, nd in (("3d", 5), ("2d", 4), ("1d", 3), ("norm", 4)):
+                if key in short:
+                    self.shape_hint = self.shape(nd) if len(self.shape_hint) != nd else self.shape_hint
+                    break
         args = []
-        for a in schema.arguments:
+        for i, a in enumerate(arguments):
             if a.kwarg_only:
                 continue
             if a.default_value is not None and self.chance(0.15):
                 break  # trailing defaults
-            args.append(self.value(a.type, a.name))
+            args.append(self._arg(short, arguments, i))
         kwargs = {}
-        for a in schema.arguments:
+        for i, a in enumerate(arguments):
             if a.kwarg_only and self.chance(0.5):
-                kwargs[a.name] = self.value(a.type, a.name)
+                kwargs[a.name] = self._arg(short, arguments, i)
         return args, kwargs
+
+    def _arg(self, short, arguments, i):
+        a = arguments[i]
+        if a.name in self.preset:
+            return self.preset.pop(a.name)
+        if self.chance(0.93):
+            v = self.coherent(short, arguments, i)
+            if v is not NotImplemented:
+                return v
+        return self.value(_RealType(a), a.name)
+
+    def coherent(self, short, arguments, i):
+        """A value chosen to fit the op (NotImplemented: no opinion, use the generic generator)."""
+        torch, r, hint = self.torch, self.r, self.shape_hint
+        a = arguments[i]
+        name, ts = a.name, str(a.type)
+        names = [x.name for x in arguments]
+        nxt = names[i + 1:i + 3] + ["", ""]
+        plain = short.startswith("plain_")
+        if "PackedParams" in ts and self.packed_obj is not None:
+            return self.packed_obj
+        if short in ("quantize_per_tensor", "quantize_per_tensor_dynamic", "quantize_per_channel",
+                     "plain_quantize_per_tensor", "plain_quantize_per_channel") and name == "self":
+            return self.float_tensor(list(hint))
+        if short.startswith("make_per") and name == "self":
+            dt = r.choice(["quint8", "qint8", "qint32"])
+            return self.layout(self.int_data(list(hint), dt))
+        if name in ("scales", "scale", "zero_points", "zero_point") and ts == "Tensor":  # per-channel qparams
+            if not hint:
+                return NotImplemented
+            ax = r.randrange(len(hint))
+            n = hint[ax]
+            self.preset["axis"] = ax if self.chance(0.7) else ax - len(hint)
+            scales = torch.tensor([r.choice(GOOD_SCALES) for _ in range(n)], dtype=torch.double)
+            zps = torch.tensor([r.choice([0, 0, 1, 3]) for _ in range(n)], dtype=torch.long)
+            zname = "zero_points" if name == "scales" else "zero_point"
+            self.preset[zname] = zps
+            return scales
+        if plain and name == "xs":
+            n = r.choice([1, 2, 3])
+            dt = r.choice(["quint8", "qint8", "qint32"])
+            qs = [self.qtensor(dt, list(hint), per_channel=False) for _ in range(n)]
+            self.preset["scales"] = [t.q_scale() for t in qs]
+            self.preset["zero_points"] = [t.q_zero_point() for t in qs]
+            return [self.layout(t.int_repr()) for t in qs]
+        if plain and short == "plain_dequantize_per_channel" and name == "self":
+            t = self.qtensor(r.choice(["quint8", "qint8", "qint32"]), list(hint), per_channel=True)
+            if t.qscheme() != torch.per_channel_affine:
+                return NotImplemented
+            self.preset.update(scales=t.q_per_channel_scales(), zero_points=t.q_per_channel_zero_points(),
+                               axis=t.q_per_channel_axis())
+            return t.int_repr()
+        if name == "dtype" and "ScalarType" in str(getattr(a, "real_type", "")):
+            plain_dt = [torch.uint8, torch.int8, torch.int32]
+            return r.choice(plain_dt if plain else [torch.quint8, torch.qint8, torch.qint32])
+        if ts == "int" and name in ("zero_point", "output_zero_point", "Y_zero_point_i"):
+            lo, hi = {"quint8": (0, 255), "qint8": (-128, 127), "qint32": (-1000, 1000)}[self.last_dtype or "quint8"]
+            return r.choice([lo, hi, (lo + hi) // 2, max(lo, 0), max(lo, 3), r.randint(lo, hi)])
+        if short.endswith("matmul") and name in ("qb", "b"):  # [..., n, k] @ [..., k, m]
+            k_ = hint[-1] if hint else 1
+            self.shape_override = (hint[:-2] if len(hint) >= 2 else []) + [k_, r.choice([1, 2, 5])]
+        if name == "qaccum" and self.packed_obj is not None:  # the conv's output shape
+            src = self.sources[id(self.packed_obj)]
+            n, sp = src["in_shape"][0], src["in_shape"][2:]
+            ks = list(src["w"].shape[2:])
+            osz = [(x + 2 * p - d * (k - 1) - 1) // st + 1 for x, p, d, k, st in
+                   zip(sp, src["padding"], src["dilation"], ks, src["stride"])]
+            return self.qtensor("quint8", [n, src["w"].shape[0]] + osz, per_channel=False)
+        if "prepack" in short and name in ("weight", "W"):
+            nd = {"linear": 0, "conv1d": 1, "conv2d": 2, "conv3d": 3}[short.split("_")[0]]
+            self.preset.update(stride=[r.choice([1, 2])] * nd, padding=[r.choice([0, 1])] * nd,
+                               dilation=[r.choice([1, 2])] * nd, groups=r.choice([1, 1, 2]))
+            g = self.preset["groups"] if nd else 1
+            return self.weight([r.choice([2, 4]) * g, r.choice([1, 3])] + [r.choice([1, 2, 3]) for _ in range(nd)])
+        if short.endswith("_dynamic") and name in ("X", "self"):
+            return self.float_tensor(list(hint))
+        if (not plain and ts == "Tensor" and
+                name in ("qx", "self", "input", "qa", "qb", "other", "X") and not short.startswith("make_per")):
+            return self.qtensor(None, None, per_channel=self.chance(0.03))
+        if plain and ts == "Tensor" and (nxt[0].endswith("scale") or nxt[0].endswith("zero_point")
+                                         or i == 0):
+            t = self.qtensor(None, None, per_channel=False)
+            if nxt[0].endswith("scale") and nxt[1].endswith("zero_point"):
+                self.preset[nxt[0]], self.preset[nxt[1]] = t.q_scale(), t.q_zero_point()
+            elif nxt[0].endswith("zero_point"):
+                self.preset[nxt[0]] = t.q_zero_point()
+            return self.layout(t.int_repr())
+        c = hint[1] if len(hint) >= 2 else (hint[0] if hint else 1)
+        if name in ("weight", "bias", "mean", "var") and ("norm" in short or short.endswith("prelu")):
+            if "layer_norm" in short:
+                shape = list(self.normalized_shape) if hasattr(self, "normalized_shape") else [c]
+            else:
+                shape = [c] if (name != "weight" or "prelu" not in short or self.chance(0.7)) else [1]
+            if "prelu" in short and self.chance(0.4):
+                return self.qtensor(None, shape, per_channel=False)
+            t = torch.randn(shape, generator=self.g)
+            return t.abs() + 0.01 if name == "var" else t
+        if name == "normalized_shape":
+            k = r.choice([0, 1, 1, 2])
+            self.normalized_shape = hint[len(hint) - k:] if k <= len(hint) else []
+            return list(self.normalized_shape)
+        if name == "num_groups":
+            return r.choice([d for d in range(1, c + 1) if c % d == 0] or [1])
+        if name == "output_size":
+            return [r.choice([1, 2, 3, 5, 8]) for _ in range(r.choice([2, 2, 2, 1]))]
+        if name == "kernel_size":
+            return [r.choice([1, 2, 3])] * r.choice([1, 2, 2])
+        if name == "stride" and "pool" in short:
+            return r.choice([[], [1], [2], [1, 2], [2, 2]])
+        if name == "padding" and "pool" in short:
+            return r.choice([[0], [0, 0], [1], [1, 0]])
+        if name == "dilation" and "pool" in short:
+            return r.choice([[1], [1, 1], [2], [1, 2]])
+        if name == "k":
+            return r.randint(0, hint[-1] if hint else 1)
+        if name in ("dim",) and ts == "int" and hint:
+            return r.randrange(-len(hint), len(hint))
+        return NotImplemented
+
+
+class _RealType:
+    """An argument's type as the schema writes it (ScalarType, not the int TorchScript holds)."""
+
+    def __init__(self, arg):
+        self.real = getattr(arg, "real_type", arg.type)
+        self.text = str(arg.type)
+
+    def __str__(self):
+        return self.text
 
 
 def _prod(xs):
@@ -294,66 +466,14 @@ def describe(v):
 
 
 # ---------------------------------------------------------------------------------------------
-# result checks against test/reference.py (child)
-# ---------------------------------------------------------------------------------------------
-def _per_tensor_valid(t):
-    import math
-    import torch
-    if not (isinstance(t, torch.Tensor) and t.is_quantized and t.qscheme() == torch.per_tensor_affine):
-        return False
-    s = t.q_scale()
-    return math.isfinite(s) and s > 0
-
-
-def check_result(name, args, out):
-    """Raises AssertionError when a result on valid input disagrees with the reference."""
-    import numpy as np
-    import torch
-    sys.path.insert(0, TEST_DIR)
-    import reference as ref
-    short = name.split("::")[1]
-    if short == "int_repr" and args[0].is_quantized:
-        assert torch.equal(out, args[0].int_repr()), "int_repr differs from the source integers"
-    elif short == "dequantize" and _per_tensor_valid(args[0]) and args[0].dtype != torch.qint32:
-        exp = ref.dequantize_ref(args[0])
-        np.testing.assert_array_equal(out.numpy(), exp)
-    elif short == "quantize_per_tensor" and isinstance(out, torch.Tensor) and args[0].dtype == torch.float32:
-        exp = ref.quantize_per_tensor_ref(args[0].numpy(), args[1], args[2], args[3])
-        np.testing.assert_array_equal(out.int_repr().numpy().astype(np.int64), exp)
-    elif short in ("eq", "ne", "ge", "le", "gt", "lt") and _per_tensor_valid(args[0]):
-        other = args[1]
-        if isinstance(other, torch.Tensor) and not _per_tensor_valid(other):
-            return
-        exp = np.asarray(ref.compare_ref(short, args[0], other), dtype=bool)
-        assert np.array_equal(out.numpy(), np.broadcast_to(exp, out.shape)), f"{short} differs from compare_ref"
-    elif short in ("max", "min") and isinstance(out, torch.Tensor) and len(args) == 1:
-        ir = args[0].int_repr()
-        assert int(out.int_repr()) == int(ir.max() if short == "max" else ir.min()), f"{short} value"
-    elif short == "sort" and isinstance(out, tuple) and _per_tensor_valid(args[0]):
-        dim = args[1] if len(args) > 1 else -1
-        desc = args[2] if len(args) > 2 else False
-        ev, ei = ref.sort_ref(args[0], dim, desc)
-        np.testing.assert_array_equal(out[0].int_repr().numpy().astype(np.int64), ev)
-        np.testing.assert_array_equal(out[1].numpy(), ei)
-    elif short in ("add", "add_relu", "mul", "mul_relu") and isinstance(out, torch.Tensor):
-        if not (_per_tensor_valid(args[0]) and _per_tensor_valid(args[1])):
-            return
-        if args[0].dtype == torch.qint32:
-            return  # float32 epilogue documented within 1 step only for 8-bit
-        exp = ref.binary_ref(short.split("_")[0], args[0], args[1], args[2], args[3], relu=short.endswith("relu"))
-        ref.assert_within_steps(out, exp, 1, what=short)
-    elif short == "relu" and _per_tensor_valid(args[0]):
-        ir = args[0].int_repr().numpy().astype(np.int64)
-        exp = np.maximum(ir, args[0].q_zero_point())
-        np.testing.assert_array_equal(out.int_repr().numpy().astype(np.int64), exp)
-
-
-# ---------------------------------------------------------------------------------------------
 # child: run a batch of cases
 # ---------------------------------------------------------------------------------------------
 def run_case(base, overload, seed, check=True):
-    """Runs one case; returns (status, detail). status: ok / error / bad."""
+    """Runs one case; returns (status, detail). status: checked (a result the reference confirmed)
+    / unchecked (a result on input the reference does not model) / error (a qplugin error) / skip
+    (the generator could not build the inputs) / bad (a finding)."""
     import torch
+    import checks
     if base == "__crash__":  # the harness's own test (test_fuzz.py): die like a segfault would
         os.kill(os.getpid(), 11)
     gen = Gen(seed)
@@ -363,6 +483,8 @@ def run_case(base, overload, seed, check=True):
     except Exception as e:  # inputs the generator itself could not build: not a finding
         return "skip", f"generator: {type(e).__name__}: {e}"
     op = getattr(getattr(torch.ops.qplugin, base.split("::")[1]), overload or "default")
+    if args and isinstance(args[0], torch.Tensor):
+        gen.before = args[0].clone()  # in-place ops: the input as it was
     try:
         out = op(*args, **kwargs)
     except Exception as e:
@@ -371,12 +493,17 @@ def run_case(base, overload, seed, check=True):
         if tname in OK_TYPES and "qplugin::" in str(e):
             return "error", f"{tname}: {msg[:200]}"
         return "bad", f"unexpected {tname}: {msg[:300]} | args={[describe(a) for a in args]} kwargs={kwargs}"
-    if check:
-        try:
-            check_result(base, args, out)
-        except AssertionError as e:
-            return "bad", f"wrong result: {str(e)[:300]} | args={[describe(a) for a in args]}"
-    return "ok", ""
+    if not check:
+        return "unchecked", ""
+    try:
+        return checks.check_call(schema, args, kwargs, out, gen), ""
+    except checks.Unchecked as e:
+        return "unchecked", str(e)[:200]
+    except AssertionError as e:
+        return "bad", f"wrong result: {str(e)[:400]} | args={[describe(a) for a in args]} kwargs={kwargs}"
+    except Exception as e:  # the check itself failed on this input: a finding to look at
+        return "bad", (f"check raised {type(e).__name__}: {str(e)[:300]} | args={[describe(a) for a in args]} "
+                       f"kwargs={kwargs}")
 
 
 def child_main(cases_path, progress_path):
@@ -456,37 +583,49 @@ def run_batch(cases, timeout, workdir):
     return results, crash
 
 
-def fuzz_ops(seed, seconds, batch=200, per_batch_timeout=120, log=print, ops=None, min_rounds=1):
-    """Round-robin over every op with seeds derived from `seed` until `seconds` pass (and at least
-    `min_rounds` cases per op). Returns a summary dict; summary['failures'] lists confirmed
-    findings."""
+def case_seed(seed, op, k):
+    """The seed of op's k-th case: depends on (seed, op, k) only, so adding an op to the library
+    changes no other op's cases."""
+    import zlib
+    return zlib.crc32(f"{seed}:{op}:{k}".encode()) & 0x7FFFFFFF
+
+
+def fuzz_ops(seed, seconds=None, rounds=None, batch=200, per_batch_timeout=120, log=print, ops=None):
+    """Every op, round-robin, with per-case seeds from `case_seed`: exactly `rounds` cases per op
+    (deterministic on any machine: the CI slice), or rounds until `seconds` pass (long runs).
+    Returns a summary dict; summary['failures'] lists confirmed findings, summary['per_op'] maps
+    each op to {calls, checked} (checked: results confirmed against test/reference.py)."""
     import tempfile
+    assert (seconds is None) != (rounds is None), "give seconds or rounds"
     ops = ops or all_ops()
-    r = random.Random(seed)
-    t_end = time.monotonic() + seconds
-    summary = {"calls": 0, "ok": 0, "error": 0, "skip": 0, "failures": [], "ops": len(ops), "batches": 0}
-    per_op = {op_id(*o): 0 for o in ops}
+    t_end = time.monotonic() + (seconds or 0)
+    summary = {"calls": 0, "checked": 0, "unchecked": 0, "error": 0, "skip": 0, "failures": [], "ops": len(ops),
+               "batches": 0}
+    per_op = {op_id(*o): {"calls": 0, "checked": 0} for o in ops}
     workdir = tempfile.mkdtemp(prefix="qplugin_fuzz_")
     k = 0
-    while time.monotonic() < t_end or k < min_rounds * len(ops):
+    total = None if rounds is None else rounds * len(ops)
+    while (k < total) if total is not None else (time.monotonic() < t_end):
         cases = []
-        for _ in range(batch):
+        for _ in range(batch if total is None else min(batch, total - k)):
             base, ov = ops[k % len(ops)]
+            cases.append([base, ov, case_seed(seed, op_id(base, ov), k // len(ops))])
             k += 1
-            cases.append([base, ov, r.randrange(2**31)])
         pending = cases
         while pending:
             results, crash = run_batch(pending, per_batch_timeout, workdir)
             summary["batches"] += 1
             for i, (status, detail) in results.items():
                 base, ov, s = pending[i]
-                per_op[op_id(base, ov)] += 1
+                name = op_id(base, ov)
+                per_op[name]["calls"] += 1
                 summary["calls"] += 1
                 if status == "bad":
-                    summary["failures"].append({"op": op_id(base, ov), "seed": s, "detail": detail})
-                    log(f"FAIL {op_id(base, ov)} seed={s}: {detail}")
+                    summary["failures"].append({"op": name, "seed": s, "detail": detail})
+                    log(f"FAIL {name} seed={s}: {detail}")
                 else:
                     summary[status] += 1
+                    per_op[name]["checked"] += status == "checked"
             if crash is None:
                 break
             i, desc = crash
@@ -501,7 +640,8 @@ def fuzz_ops(seed, seconds, batch=200, per_batch_timeout=120, log=print, ops=Non
                 summary["failures"].append({"op": op_id(base, ov), "seed": s, "detail": "CRASH/HANG " + crash2[1]})
                 log(f"CRASH {op_id(base, ov)} seed={s}: {crash2[1][:300]}")
             pending = pending[i + 1:]
-    summary["min_calls_per_op"] = min(per_op.values()) if per_op else 0
+    summary["min_calls_per_op"] = min(v["calls"] for v in per_op.values()) if per_op else 0
+    summary["never_checked"] = sorted(n for n, v in per_op.items() if v["checked"] == 0)
     summary["per_op"] = per_op
     return summary
 
@@ -568,12 +708,15 @@ def mutate(blob, r):
 
 
 def mutation_child(paths_json):
-    """Loads each mutated file and runs it; prints one json line per file before and after."""
+    """Loads each mutated file and runs it; prints one json line per file when it starts, when
+    loading is done ("phase": "run") and when it ends. A fatal signal prints the C++ stack of the
+    faulting thread (torch's handler) for `crash_origin`."""
     import warnings
     warnings.simplefilter("ignore")
     import torch
     import fuzz_model
     torch.set_num_threads(1)
+    torch._C._set_print_stack_traces_on_fatal_signal(True)
     x = fuzz_model.example()
     for i, (kind, path) in enumerate(json.loads(paths_json)):
         print(json.dumps({"i": i, "start": True}), flush=True)
@@ -581,12 +724,14 @@ def mutation_child(paths_json):
         try:
             if kind == "jit_model":
                 m = torch.jit.load(path)
+                print(json.dumps({"i": i, "phase": "run"}), flush=True)
                 try:
                     m(x)
                 except Exception as e:
                     status = "run-error " + type(e).__name__
             else:
                 d = torch.load(path, weights_only=False)
+                print(json.dumps({"i": i, "phase": "run"}), flush=True)
                 for v in d.values() if isinstance(d, dict) else []:
                     try:
                         if "Linear" in v._type().name():
@@ -602,19 +747,40 @@ def mutation_child(paths_json):
         print(json.dumps({"i": i, "status": status}), flush=True)
 
 
-def fuzz_saved(seed, seconds, per_child=40, log=print):
-    """Mutates saved qplugin models / packed params for `seconds`; each file is loaded (and run)
-    in a child. Returns a summary with confirmed crashes / hangs in 'failures'."""
+QPLUGIN_LIB = "libtorch_qplugin"
+
+
+def crash_origin(stderr, phase):
+    """'qplugin' or 'torch' for a child that died on a fatal signal, from the C++ stack torch's
+    handler printed for the faulting thread (the block with fatalSignalHandler): any frame in
+    qplugin's library makes it ours; a crash while torch.load unpickles (phase 'load') with no
+    qplugin frame is torch's (docs/robustness.md: a weights_only=False load runs what the pickle
+    says). Anything else (no stack, a crash while running the model) counts as ours."""
+    blocks = stderr.split("SIGSEGV(")[1:] + stderr.split("SIGABRT(")[1:] + stderr.split("SIGBUS(")[1:]
+    faulting = [b for b in blocks if "fatalSignalHandler" in b]
+    if not faulting:
+        return "qplugin"
+    if any(QPLUGIN_LIB in b for b in faulting):
+        return "qplugin"
+    return "torch" if phase == "load" else "qplugin"
+
+
+def fuzz_saved(seed, files=None, seconds=None, per_child=40, log=print):
+    """Mutates saved qplugin models / packed params: exactly `files` mutations (deterministic: the
+    CI slice) or as many as `seconds` allow; each file is loaded (and run) in a child. Returns a
+    summary: confirmed crashes / hangs of ours in 'failures', crashes inside torch's own unpickler
+    (crash_origin) in 'torch_crashes' (reported, not ours)."""
     import tempfile
+    assert (files is None) != (seconds is None), "give files or seconds"
     r = random.Random(seed)
     blobs = saved_blobs()
     workdir = tempfile.mkdtemp(prefix="qplugin_fuzz_saved_")
-    summary = {"files": 0, "loaded": 0, "load_errors": 0, "run_errors": 0, "failures": []}
-    t_end = time.monotonic() + seconds
+    summary = {"files": 0, "loaded": 0, "load_errors": 0, "run_errors": 0, "failures": [], "torch_crashes": []}
+    t_end = time.monotonic() + (seconds or 0)
     n = 0
-    while time.monotonic() < t_end:
+    while (n < files) if files is not None else (time.monotonic() < t_end):
         items = []
-        for _ in range(per_child):
+        for _ in range(per_child if files is None else min(per_child, files - n)):
             kind = r.choice(sorted(blobs))
             data, how = mutate(blobs[kind], r)
             path = os.path.join(workdir, f"m{n}.pt")
@@ -632,7 +798,9 @@ def fuzz_saved(seed, seconds, per_child=40, log=print):
                 rc, out, err = res.returncode, res.stdout, res.stderr
             except subprocess.TimeoutExpired as e:
                 rc, out, err = "timeout", (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), ""
-            done, last = read_progress(out.splitlines())
+            lines = out.splitlines()
+            done, last = read_progress(lines)
+            ran = {json.loads(x)["i"] for x in lines if '"phase"' in x}
             done = {i: d["status"] for i, d in done.items()}
             for i, st in done.items():
                 summary["files"] += 1
@@ -649,8 +817,14 @@ def fuzz_saved(seed, seconds, per_child=40, log=print):
                 break
             kind, path, how = pending[last]
             summary["files"] += 1
-            summary["failures"].append({"file": path, "kind": kind, "mutation": how,
-                                        "detail": f"child exit {rc}: {err[-800:]}"})
-            log(f"CRASH loading mutated {kind} ({how}): {path}: exit {rc}")
+            phase = "run" if last in ran else "load"
+            entry = {"file": path, "kind": kind, "mutation": how, "phase": phase,
+                     "detail": f"child exit {rc}: {err[-1500:]}"}
+            if rc != "timeout" and crash_origin(err, phase) == "torch":
+                summary["torch_crashes"].append(entry)
+                log(f"torch-side crash (no qplugin frame) loading mutated {kind} ({how}): {path}")
+            else:
+                summary["failures"].append(entry)
+                log(f"CRASH loading mutated {kind} ({how}): {path}: exit {rc}")
             pending = pending[last + 1:]
     return summary

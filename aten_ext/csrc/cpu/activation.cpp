@@ -95,9 +95,11 @@ int64_t quantize_bound(double value, double scale, int64_t zero_point, at::Scala
   const float inv = 1.0f / static_cast<float>(scale);
   const float v = static_cast<float>(value);
   const int32_t zp = static_cast<int32_t>(zero_point);
-  switch (qdtype) {
-    case at::kQUInt8: return kernels::quantize_val_scalar_rule<uint8_t>(v, inv, zp);
-    case at::kQInt8: return kernels::quantize_val_scalar_rule<int8_t>(v, inv, zp);
+  switch (qdtype) {  // a quantized dtype or the plain one holding it (plain_relu6 / plain_clamp)
+    case at::kQUInt8:
+    case at::kByte: return kernels::quantize_val_scalar_rule<uint8_t>(v, inv, zp);
+    case at::kQInt8:
+    case at::kChar: return kernels::quantize_val_scalar_rule<int8_t>(v, inv, zp);
     default: return kernels::quantize_val_scalar_rule<int32_t>(v, inv, zp);
   }
 }

@@ -247,7 +247,8 @@ void add_scalar_into(const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu
     } else if (dt == at::kChar) {
       QPLUGIN_ISA_CALL(add_scalar_requant_s8, reinterpret_cast<const int8_t*>(xp), reinterpret_cast<int8_t*>(yp), n, zi, c_q, m, zo, lo, hi);
     } else {
-      QPLUGIN_ISA_CALL(add_scalar_requant_s32, reinterpret_cast<const int32_t*>(xp), reinterpret_cast<int32_t*>(yp), n, zi, c_q, m, zo, lo, hi);
+      QPLUGIN_ISA_CALL(add_scalar_requant_s32, reinterpret_cast<const int32_t*>(xp), reinterpret_cast<int32_t*>(yp), n, zi, c_q,
+                       qx.scale / qo.scale, zo, lo, hi);
     }
   });
 }

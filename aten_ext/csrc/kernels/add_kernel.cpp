@@ -158,9 +158,14 @@ void add_scalar_requant_s8(const int8_t* x, int8_t* y, int64_t n, int32_t zi, in
                            int32_t zo, int32_t lo, int32_t hi) {
   add_scalar_requant(x, y, n, zi, c, m, zo, lo, hi);
 }
-void add_scalar_requant_s32(const int32_t* x, int32_t* y, int64_t n, int32_t zi, int64_t c, float m,
+void add_scalar_requant_s32(const int32_t* x, int32_t* y, int64_t n, int32_t zi, int64_t c, double m,
                             int32_t zo, int32_t lo, int32_t hi) {
-  add_scalar_requant(x, y, n, zi, c, m, zo, lo, hi);
+  // float64: q - zi + c (|.| < 2^34) times m is within 2^-52 relative, no float32 rounding of k
+  for (int64_t i = 0; i < n; ++i) {
+    const double k = static_cast<double>(static_cast<int64_t>(x[i]) - zi + c);
+    const double v = static_cast<double>(zo) + std::nearbyint(k * m);
+    y[i] = static_cast<int32_t>(std::min<double>(std::max<double>(v, lo), hi));
+  }
 }
 void flip_clamp_u8(const uint8_t* x, uint8_t* y, int64_t n, bool flip, int32_t k, int32_t lo, int32_t hi) {
   flip_clamp(x, y, n, flip, k, lo, hi);

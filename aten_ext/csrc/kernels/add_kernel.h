@@ -8,7 +8,9 @@
 //                y = round_half_even(clamp(v, lo, qmax))   (lo = zo for the relu variants;
 //                kernels/gemm/requant.h's requantize with the zero point inside v)
 //   qint32:      the same in float64 (scalar loop on every path).
-//   add_scalar:  torch's requantize_from_int: y = clamp(zo + lrintf(float(q - zi + c) * m))
+//   add_scalar:  torch's requantize_from_int: y = clamp(zo + lrintf(float(q - zi + c) * m)) (8-bit);
+//                qint32 in float64, y = clamp(zo + rint(double(q - zi + c) * m)), m = double
+//                (float32 lost up to ~250 steps once |q - zi + c| > 2^24; issue 17)
 // Strides are in elements; the vector loops run when y is dense and each input
 // is dense or broadcast (stride 0); other strides take the scalar loop.
 #pragma once
@@ -47,7 +49,7 @@ struct Strided {
   /* y = clamp(zo + lrintf(float(q - zi + c) * m), lo, hi) (torch's requantize_from_int) */    \
   X(void, add_scalar_requant_u8, (const uint8_t* x, uint8_t* y, int64_t n, int32_t zi, int64_t c, float m, int32_t zo, int32_t lo, int32_t hi)) \
   X(void, add_scalar_requant_s8, (const int8_t* x, int8_t* y, int64_t n, int32_t zi, int64_t c, float m, int32_t zo, int32_t lo, int32_t hi))   \
-  X(void, add_scalar_requant_s32, (const int32_t* x, int32_t* y, int64_t n, int32_t zi, int64_t c, float m, int32_t zo, int32_t lo, int32_t hi)) \
+  X(void, add_scalar_requant_s32, (const int32_t* x, int32_t* y, int64_t n, int32_t zi, int64_t c, double m, int32_t zo, int32_t lo, int32_t hi)) \
   /* y = clamp(k - x, lo, hi): mul_scalar by a negative number (k = qmax + qmin); also relu (k unused when flip=false) */ \
   X(void, flip_clamp_u8, (const uint8_t* x, uint8_t* y, int64_t n, bool flip, int32_t k, int32_t lo, int32_t hi)) \
   X(void, flip_clamp_s8, (const int8_t* x, int8_t* y, int64_t n, bool flip, int32_t k, int32_t lo, int32_t hi))   \

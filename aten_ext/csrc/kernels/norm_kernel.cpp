@@ -312,6 +312,21 @@ void channel_affine32(const int32_t* x, int32_t* y, int64_t outer, int64_t chann
 // Per (n, group) row: the statistics of layer_norm, then per channel one affine
 // map of the integers (channel_affine's loops), A_c = s * rstd * wq[c] and
 // B_c = bq[c] - mean_q * A_c + out_zp computed in float64.
+// One group_norm row as (q - mean) * a_c + b_c + out_zp in float64 (a_c can exceed float32's
+// range): scalar, the same steps on every path.
+template <typename T>
+void group_norm_row_centered(const T* xr, T* yr, const GroupNormSpec& g, int64_t c0, double mean_q,
+                             const double* ad) {
+  const LayerNormSpec& s = g.norm;
+  for (int64_t k = 0; k < g.cpg; ++k) {
+    const T* xc = xr + k * g.inner;
+    T* yc = yr + k * g.inner;
+    for (int64_t i = 0; i < g.inner; ++i) {
+      yc[i] = clamp_round<T>((static_cast<double>(xc[i]) - mean_q) * ad[k] + s.bq[c0 + k], s.out_zp);
+    }
+  }
+}
+
 template <typename T>
 void group_norm_impl(const T* x, T* y, int64_t row0, int64_t rows, const GroupNormSpec* spec) {
   const GroupNormSpec g = *spec;
@@ -327,9 +342,20 @@ void group_norm_impl(const T* x, T* y, int64_t row0, int64_t rows, const GroupNo
     row_stats(xr, m, &mean_q, &var_q);
     const double a = norm_factor(var_q, s.in_scale, s.eps);
     const int64_t c0 = ((row0 + r) % g.groups) * g.cpg;
+    double amax = 0;
     for (int64_t k = 0; k < g.cpg; ++k) {
       ad[k] = a * s.wq[c0 + k];
       bd[k] = s.bq[c0 + k] - mean_q * ad[k] + s.out_zp;
+      amax = std::max(amax, std::fabs(ad[k]));
+    }
+    // A multiplier this large (a tiny output scale, or a constant row with a small eps) cancels
+    // catastrophically in the folded q * a + (b - mean * a) (exact zeros left the zero point,
+    // issue 17): subtract the mean first, as layer_norm does (q == mean gives exactly b + zp).
+    // Below the bound the fold's rounding stays under ~0.1 step (float32: 2^-24 * 2 * 255 * 2^12;
+    // qint32 in float64: 2^-53 * 2^33 * 2^17); above it every nonzero q - mean saturates.
+    if (!(amax <= (k8 ? 4096.0 : 131072.0))) {
+      group_norm_row_centered(xr, yr, g, c0, mean_q, ad.data());
+      continue;
     }
     if constexpr (k8) {
       for (int64_t k = 0; k < g.cpg; ++k) {

@@ -1,0 +1,795 @@
+"""Result checks of qplugin's fuzzer (issue 17): every registered op whose result is defined has
+an entry here that compares a result on valid input with test/reference.py, at the tolerance the
+docs promise (exact for data movement / ordering / clamps / comparators, within 1 step for
+requantizing ops, docs/design/*.md).
+
+* One entry per op: `@check("op", ...)` registers `fn(a, out, ctx)`; `a` maps the schema's argument
+  names to the values of the call (defaults filled in), `out` is the result, `ctx` the generator
+  (packed params remember the weights and geometry they were built from: `ctx.sources`).
+* A `plain_<op>` (plain integer tensors with explicit qparams, docs/ops.md) needs no entry of its
+  own: `twin_call` rebuilds the quantized twin's arguments (each integer tensor with the qparams
+  that follow it) and the twin's entry checks the integers. Irregular names: `PLAIN_TWIN`.
+* A check raises `Unchecked` when the result is defined but outside what the reference models
+  (counted per op, not a failure) and AssertionError when the result is wrong.
+* `unchecked_ops(ops)` lists the registered ops that have no entry (test_fuzz.py asserts it equals
+  a short allow-list), so a new op without a check fails CI.
+"""
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import reference as ref  # noqa: E402
+
+CHECKS = {}
+ISAS = ("scalar", "avx2", "avx512")
+
+
+class Unchecked(Exception):
+    """A result the reference does not model (exotic but valid input): counted, not a failure."""
+
+
+def check(*names):
+    def deco(fn):
+        for n in names:
+            assert n not in CHECKS, f"two checks for {n}"
+            CHECKS[n] = fn
+        return fn
+    return deco
+
+
+# --------------------------------------------------------------------------------------------
+# plain ops -> their quantized twin
+# --------------------------------------------------------------------------------------------
+PLAIN_TWIN = {"plain_dequantize_per_tensor": "dequantize", "plain_dequantize_per_channel": "dequantize"}
+PLAIN_OWN = {"plain_add_scalar_qparams", "plain_mul_scalar_qparams"}  # no twin: own entries below
+QDTYPE = {torch.uint8: torch.quint8, torch.int8: torch.qint8, torch.int32: torch.qint32}
+
+
+def qdtype(d):
+    """A ScalarType argument (a quantized or the plain dtype holding it) as the quantized dtype."""
+    return QDTYPE.get(d, d)
+
+
+def twin_name(short):
+    """'plain_max.dim' -> 'max.dim' (None if not a plain op or it has its own entry)."""
+    base, _, ov = short.partition(".")
+    if not base.startswith("plain_") or base in PLAIN_OWN:
+        return None
+    t = PLAIN_TWIN.get(base, base[len("plain_"):])
+    return t + ("." + ov if ov else "")
+
+
+def has_check(short):
+    return short in CHECKS or (twin_name(short) is not None and twin_name(short) in CHECKS)
+
+
+def unchecked_ops(ops):
+    """The qualified names of registered ops with no result check."""
+    out = []
+    for base, ov in ops:
+        short = base.split("::")[1] + ("." + ov if ov else "")
+        if not has_check(short):
+            out.append(base + ("." + ov if ov else ""))
+    return out
+
+
+def valid_qparams(scale, zp, qdtype):
+    """The shared input rule (docs/robustness.md): scale positive, finite, finite as float32 and
+    with a finite float32 reciprocal; zero point in the dtype's range."""
+    lo, hi = ref.QRANGE[qdtype]
+    if not (isinstance(scale, float) and math.isfinite(scale) and scale > 0):
+        return False
+    with np.errstate(over="ignore", divide="ignore"):
+        s32 = np.float32(scale)
+        if not (np.isfinite(s32) and s32 > 0 and np.isfinite(np.float32(1.0) / s32)):
+            return False
+    return lo <= zp <= hi
+
+
+def _qt(x, scale, zp, what):
+    """A per-tensor quantized tensor holding plain integers `x` with (scale, zp); asserts the plain
+    op did not accept qparams the quantized op rejects."""
+    if not isinstance(x, torch.Tensor) or x.dtype not in QDTYPE:
+        raise Unchecked(f"{what}: {getattr(x, 'dtype', type(x))} is not a plain integer dtype")
+    assert valid_qparams(float(scale), int(zp), QDTYPE[x.dtype]), \
+        f"accepted invalid qparams for {what}: scale={scale!r}, zero_point={zp}"
+    return torch._make_per_tensor_quantized_tensor(x.contiguous(), float(scale), int(zp))
+
+
+def twin_call(schema, a):
+    """(twin short name, twin argument dict) for a plain op's call `a` (bound to its schema)."""
+    names = [x.name for x in schema.arguments]
+    types = [str(x.type) for x in schema.arguments]
+    short = schema.name.split("::")[1] + ("." + schema.overload_name if schema.overload_name else "")
+    twin = twin_name(short)
+    base = short.partition(".")[0]
+    pos = []
+    i = 0
+    first_tensor = True
+    while i < len(names):
+        n, t = names[i], types[i]
+        if base == "plain_dequantize_per_channel" and n == "self":
+            x = a["self"]
+            if x.dtype not in QDTYPE:
+                raise Unchecked("not a plain integer dtype")
+            pos.append(torch._make_per_channel_quantized_tensor(x.contiguous(), a["scales"].double(),
+                                                                a["zero_points"].long(), a["axis"]))
+            break
+        if base.startswith("plain_cat") and n == "xs":
+            pos.append([_qt(x, s, z, f"xs[{k}]") for k, (x, s, z) in
+                        enumerate(zip(a["xs"], a["scales"], a["zero_points"]))])
+            assert len(a["xs"]) == len(a["scales"]) == len(a["zero_points"]), "accepted lists of unequal length"
+            i += 3
+            continue
+        if t == "Tensor" and base not in ("plain_quantize_per_tensor", "plain_quantize_per_channel"):
+            nxt = names[i + 1:i + 3] + ["", ""]
+            if nxt[0].endswith("scale") and nxt[1].endswith("zero_point"):
+                pos.append(_qt(a[n], a[nxt[0]], a[nxt[1]], n))
+                first_tensor = False
+                i += 3
+                continue
+            if nxt[0].endswith("zero_point"):  # avg_pool2d: the zero point only (the scale cancels)
+                pos.append(_qt(a[n], 1.0, a[nxt[0]], n))
+                first_tensor = False
+                i += 2
+                continue
+            if first_tensor:  # the data input, integers only (max_pool2d, mean, upsample, ...)
+                pos.append(_qt(a[n], 1.0, 0, n))
+                first_tensor = False
+                i += 1
+                continue
+        pos.append(a[n])
+        i += 1
+    tbase, _, tov = twin.partition(".")
+    tschema = torch._C._get_schema("qplugin::" + tbase, tov)
+    if tbase == "leaky_relu":  # (qx, negative_slope, inplace, output_scale, output_zero_point)
+        pos.insert(2, False)
+    ta = {}
+    positional = [x for x in tschema.arguments if not x.kwarg_only]
+    for arg, v in zip(positional, pos):
+        ta[arg.name] = v
+    for arg in tschema.arguments:
+        if arg.name not in ta:
+            ta[arg.name] = a.get(arg.name, arg.default_value)
+    return twin, ta
+
+
+def bind(schema, args, kwargs):
+    a = {}
+    for i, arg in enumerate(schema.arguments):
+        if arg.kwarg_only:
+            a[arg.name] = kwargs.get(arg.name, arg.default_value)
+        elif i < len(args):
+            a[arg.name] = args[i]
+        else:
+            a[arg.name] = arg.default_value
+    return a
+
+
+def check_call(schema, args, kwargs, out, ctx):
+    """Checks one call's result. Returns 'checked', or raises Unchecked / AssertionError."""
+    short = schema.name.split("::")[1] + ("." + schema.overload_name if schema.overload_name else "")
+    a = bind(schema, args, kwargs)
+    if short in CHECKS:
+        ctx.op = short
+        CHECKS[short](a, out, ctx)
+        return "checked"
+    twin = twin_name(short)
+    if twin is None or twin not in CHECKS:
+        raise Unchecked("no check")
+    twin, ta = twin_call(schema, a)
+    ctx.op = twin
+    CHECKS[twin](ta, out, ctx)
+    return "checked"
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------------
+def ints(t):
+    if isinstance(t, torch.Tensor) and t.is_quantized:
+        t = t.int_repr()
+    return np.asarray(t.numpy() if isinstance(t, torch.Tensor) else t).astype(np.int64)
+
+
+def per_tensor(t, what="input"):
+    if not (isinstance(t, torch.Tensor) and t.is_quantized):
+        raise Unchecked(f"{what} not quantized")
+    if t.qscheme() not in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+        raise Unchecked(f"{what} per-channel")
+    return t
+
+
+def out_qparams(out, scale, zp, dtype=None):
+    """A quantized result carries the expected qparams (plain results carry none)."""
+    if isinstance(out, torch.Tensor) and out.is_quantized:
+        assert out.q_scale() == scale and out.q_zero_point() == zp, \
+            f"output qparams ({out.q_scale()!r}, {out.q_zero_point()}) != ({scale!r}, {zp})"
+        if dtype is not None:
+            assert out.dtype == dtype, f"output dtype {out.dtype} != {dtype}"
+
+
+def exact(out, expected, what):
+    got, exp = ints(out), np.asarray(expected).astype(np.int64)
+    assert got.shape == exp.shape, f"{what}: shape {got.shape} != {exp.shape}"
+    if got.size:
+        bad = np.flatnonzero(got.reshape(-1) != exp.reshape(-1))
+        assert bad.size == 0, f"{what}: {bad.size} of {got.size} differ, e.g. at {bad[0]}: {got.reshape(-1)[bad[0]]} != {exp.reshape(-1)[bad[0]]}"
+
+
+def within(out, expected, steps, what):
+    ref.assert_within_steps(ints(out) if not isinstance(out, np.ndarray) else out, expected, steps, what)
+
+
+def finite_real(*arrays):
+    for x in arrays:
+        if not np.all(np.isfinite(np.asarray(x, dtype=np.float64))):
+            raise Unchecked("non-finite real result")
+
+
+def fscalar(v, what):
+    """A finite float from a Scalar argument, else Unchecked."""
+    if v is None:
+        return None
+    f = float(v)
+    if not math.isfinite(f):
+        raise Unchecked(f"{what} not finite")
+    return f
+
+
+def real64(qt):
+    return ref.exact_real(qt)
+
+
+def same_shape(out, shape, what):
+    assert tuple(out.shape) == tuple(shape), f"{what}: shape {tuple(out.shape)} != {tuple(shape)}"
+
+
+# --------------------------------------------------------------------------------------------
+# debug / ISA ops
+# --------------------------------------------------------------------------------------------
+@check("_active_isa", "_cpu_isa")
+def _isa_name(a, out, ctx):
+    assert out in ISAS, f"unknown path {out!r}"
+
+
+@check("_set_isa")
+def _set_isa(a, out, ctx):
+    assert out in ISAS, f"returned {out!r}"
+    assert torch.ops.qplugin._active_isa() == a["isa"], "the active path is not the one set"
+
+
+@check("_cpu_features")
+def _cpu_features(a, out, ctx):
+    assert isinstance(out, list) and all(isinstance(s, str) and s for s in out), f"{out!r}"
+
+
+@check("_act_use_vbmi")
+def _act_use_vbmi(a, out, ctx):
+    assert isinstance(out, bool)
+    if a["enable"] is not None and out:
+        assert a["enable"], "VBMI tables on after enable=False"
+
+
+# --------------------------------------------------------------------------------------------
+# quantize / dequantize / tensor construction (exact, API.md section 2)
+# --------------------------------------------------------------------------------------------
+@check("int_repr")
+def _int_repr(a, out, ctx):
+    x = a["self"]
+    if not x.is_quantized:
+        raise Unchecked("plain input")
+    assert out.dtype == ref.INT_DTYPE[x.dtype] and not out.is_quantized
+    exact(out, x.int_repr().numpy(), "int_repr")
+
+
+@check("dequantize")
+def _dequantize(a, out, ctx):
+    x = a["self"]
+    if not x.is_quantized:
+        raise Unchecked("plain input")
+    assert out.dtype == torch.float32
+    np.testing.assert_array_equal(out.numpy(), ref.dequantize_ref(x), err_msg="dequantize")
+
+
+@check("quantize_per_tensor")
+def _quantize_per_tensor(a, out, ctx):
+    x = a["self"]
+    if x.dtype != torch.float32:
+        raise Unchecked(f"{x.dtype} input")
+    out_qparams(out, a["scale"], a["zero_point"], a["dtype"])
+    exact(out, ref.quantize_per_tensor_ref(x.numpy(), a["scale"], a["zero_point"], qdtype(a["dtype"])),
+          "quantize_per_tensor")
+
+
+@check("quantize_per_channel")
+def _quantize_per_channel(a, out, ctx):
+    x = a["self"]
+    if x.dtype != torch.float32:
+        raise Unchecked(f"{x.dtype} input")
+    exp = ref.quantize_per_channel_ref(x.numpy(), a["scales"].double().numpy(), a["zero_points"].numpy(),
+                                       a["axis"] % max(x.dim(), 1), qdtype(a["dtype"]))
+    exact(out, exp, "quantize_per_channel")
+
+
+@check("quantize_per_tensor_dynamic")
+def _quantize_per_tensor_dynamic(a, out, ctx):
+    x = a["self"]
+    if x.dtype != torch.float32 or not torch.isfinite(x).all():
+        raise Unchecked("non-finite or non-float32 input")
+    exp_ints, s, z = ref.quantize_per_tensor_dynamic_ref(x, a["dtype"], a["reduce_range"])
+    # the scale is torch's choice (tested equal to torch in test_quantize.py); the reference's
+    # float64 range division can round it one float32 ulp apart, moving ties by a step
+    assert math.isclose(out.q_scale(), s, rel_tol=1e-6) and out.q_zero_point() == z, \
+        f"qparams ({out.q_scale()!r}, {out.q_zero_point()}) != ({s!r}, {z})"
+    within(out, exp_ints, 1, "quantize_per_tensor_dynamic")
+
+
+@check("make_per_tensor_quantized_tensor")
+def _make_per_tensor(a, out, ctx):
+    out_qparams(out, a["scale"], a["zero_point"], QDTYPE.get(a["self"].dtype))
+    exact(out, a["self"].numpy(), "make_per_tensor_quantized_tensor")
+
+
+@check("make_per_channel_quantized_tensor")
+def _make_per_channel(a, out, ctx):
+    assert out.q_per_channel_axis() == a["axis"] % max(out.dim(), 1)
+    np.testing.assert_array_equal(out.q_per_channel_scales().numpy(), a["scale"].double().numpy())
+    np.testing.assert_array_equal(out.q_per_channel_zero_points().numpy(), a["zero_point"].numpy())
+    exact(out, a["self"].numpy(), "make_per_channel_quantized_tensor")
+
+
+# --------------------------------------------------------------------------------------------
+# elementwise (docs/design/elementwise.md): within 1 step; comparators exact
+# --------------------------------------------------------------------------------------------
+@check("add", "add_relu", "mul", "mul_relu")
+def _binary(a, out, ctx):
+    qa, qb = per_tensor(a["qa"]), per_tensor(a["qb"])
+    out_qparams(out, a["scale"], a["zero_point"], qa.dtype)
+    kind = "add" if "add" in ctx.op else "mul"
+    exp = ref.binary_ref(kind, qa, qb, a["scale"], a["zero_point"], relu=ctx.op.endswith("relu"))
+    within(out, exp, 1, ctx.op)
+
+
+@check("add_scalar", "add_scalar_relu", "mul_scalar")
+def _scalar(a, out, ctx):
+    qa = per_tensor(a["qa"])
+    c = fscalar(a["b"], "b")
+    kind = "add" if "add" in ctx.op else "mul"
+    exp, s, z = ref.scalar_op_ref(kind, qa, c, relu=ctx.op.endswith("relu"))
+    if isinstance(out, torch.Tensor) and out.is_quantized:
+        assert math.isclose(out.q_scale(), s, rel_tol=1e-12) and out.q_zero_point() == z, \
+            f"output qparams ({out.q_scale()!r}, {out.q_zero_point()}) != ({s!r}, {z})"
+    within(out, exp, 1, ctx.op)
+
+
+@check("plain_add_scalar_qparams", "plain_mul_scalar_qparams")
+def _scalar_qparams(a, out, ctx):
+    c = fscalar(a["b"], "b")
+    fn = ref.add_scalar_qparams_ref if "add" in ctx.op else ref.mul_scalar_qparams_ref
+    s, z = fn(a["scale"], a["zero_point"], c, qdtype(a["dtype"]))
+    assert math.isclose(out[0], s, rel_tol=1e-12) and out[1] == z, f"{out} != ({s!r}, {z})"
+
+
+@check("matmul")
+def _matmul(a, out, ctx):
+    qa, qb = per_tensor(a["qa"]), per_tensor(a["qb"])
+    out_qparams(out, a["scale"], a["zero_point"], qa.dtype)
+    exp, slack = ref.matmul_ref(qa, qb, a["scale"], a["zero_point"])
+    got = ints(out)
+    assert got.shape == exp.shape, f"matmul: shape {got.shape} != {exp.shape}"
+    over = np.abs(got - exp) > 1 + slack
+    assert not over.any(), f"matmul: {np.abs(got - exp)[over].max()} steps where the bound is {(1 + slack)[over].min()}"
+
+
+@check("cat", "cat_relu")
+def _cat(a, out, ctx):
+    xs = [per_tensor(x) for x in a["qx"]]
+    if not xs:
+        raise Unchecked("empty list")
+    s = xs[0].q_scale() if a["scale"] is None else a["scale"]
+    z = xs[0].q_zero_point() if a["zero_point"] is None else a["zero_point"]
+    out_qparams(out, s, z, xs[0].dtype)
+    exp = ref.cat_ref(xs, a["dim"] % max(xs[0].dim(), 1), s, z, relu=ctx.op.endswith("relu"))
+    within(out, exp, 1, ctx.op)
+
+
+@check(*[f"{c}{ov}" for c in ("eq", "ne", "ge", "le", "gt", "lt") for ov in ("", ".Scalar")])
+def _compare(a, out, ctx):
+    x = per_tensor(a["self"])
+    other = a["other"]
+    if isinstance(other, torch.Tensor):
+        other = per_tensor(other, "other")
+    assert out.dtype == torch.bool
+    exact(out, ref.compare_ref(ctx.op.split(".")[0], x, other), ctx.op)
+
+
+@check("equal")
+def _equal(a, out, ctx):
+    assert out == ref.equal_ref(a["self"], a["other"]), f"equal returned {out}"
+
+
+# --------------------------------------------------------------------------------------------
+# ordering and reductions (docs/design/sort.md): exact
+# --------------------------------------------------------------------------------------------
+def _dim(d, x):
+    n = max(x.dim(), 1)
+    return d % n
+
+
+@check("sort")
+def _sort(a, out, ctx):
+    x = per_tensor(a["self"])
+    v, i = out
+    out_qparams(v, x.q_scale(), x.q_zero_point(), x.dtype)
+    ev, ei = ref.sort_ref(x, _dim(a["dim"], x), a["descending"])
+    exact(v, ev, "sort values")
+    exact(i, ei, "sort indices")
+
+
+@check("argsort")
+def _argsort(a, out, ctx):
+    x = per_tensor(a["self"])
+    exact(out, ref.sort_ref(x, _dim(a["dim"], x), a["descending"])[1], "argsort")
+
+
+@check("topk")
+def _topk(a, out, ctx):
+    x = per_tensor(a["self"])
+    v, i = out
+    out_qparams(v, x.q_scale(), x.q_zero_point(), x.dtype)
+    d = _dim(a["dim"], x)
+    ev = ref.topk_values_ref(x, a["k"], d, a["largest"])
+    got = ints(v)
+    if x.dim() == 0:
+        exact(v, ev, "topk values")
+        return
+    if a["sorted"]:
+        exact(v, ev, "topk values")
+    else:
+        exact(np.sort(got, axis=d), np.sort(ev, axis=d), "topk values (unsorted)")
+    exact(np.take_along_axis(ints(x), ints(i), axis=d), got, "topk indices point at the values")
+
+
+@check("max", "min")
+def _max_all(a, out, ctx):
+    x = per_tensor(a["self"])
+    out_qparams(out, x.q_scale(), x.q_zero_point(), x.dtype)
+    q = ints(x)
+    if q.size == 0:
+        raise Unchecked("empty")
+    exact(out, q.max() if ctx.op == "max" else q.min(), ctx.op)
+
+
+@check("max.dim", "min.dim")
+def _max_dim(a, out, ctx):
+    x = per_tensor(a["self"])
+    v, i = out
+    out_qparams(v, x.q_scale(), x.q_zero_point(), x.dtype)
+    largest = ctx.op.startswith("max")
+    d = _dim(a["dim"], x)
+    ei = ref.argmax_ref(x, d, a["keepdim"], largest)
+    exact(i, ei, ctx.op + " indices")
+    q = ints(x)
+    if q.ndim == 0:
+        exact(v, q, ctx.op + " values")
+        return
+    ev = (q.max if largest else q.min)(axis=d, keepdims=a["keepdim"])
+    exact(v, ev, ctx.op + " values")
+
+
+@check("argmax", "argmin")
+def _argmax(a, out, ctx):
+    x = per_tensor(a["self"])
+    dim = a["dim"]
+    if dim is not None:
+        dim = _dim(dim, x)
+    exact(out, ref.argmax_ref(x, dim, a["keepdim"], ctx.op == "argmax"), ctx.op)
+
+
+@check("mean")
+def _mean(a, out, ctx):
+    x = per_tensor(a["self"])
+    out_qparams(out, x.q_scale(), x.q_zero_point(), x.dtype)
+    dim = a["dim"]
+    if dim:
+        dim = sorted({d % max(x.dim(), 1) for d in dim})
+    exact(out, ref.mean_int_ref(x, dim, a["keepdim"]), "mean")
+
+
+# --------------------------------------------------------------------------------------------
+# activations (docs/design/activation.md): clamps exact, tables within 1 step
+# --------------------------------------------------------------------------------------------
+@check("relu")
+def _relu(a, out, ctx):
+    x = per_tensor(a["qx"])
+    out_qparams(out, x.q_scale(), x.q_zero_point(), x.dtype)
+    exact(out, np.maximum(ints(x), x.q_zero_point()), "relu")
+
+
+@check("relu6")
+def _relu6(a, out, ctx):
+    x = a["qx"]
+    if a.get("inplace"):
+        x = ctx.before  # the input as it was before the call
+    x = per_tensor(x)
+    out_qparams(out, x.q_scale(), x.q_zero_point(), x.dtype)
+    six = ref.quantize_bound_ref(6.0, x.q_scale(), x.q_zero_point(), x.dtype)
+    exact(out, ref.clamp_int_ref(x, x.q_zero_point(), six), "relu6")
+
+
+@check("clamp")
+def _clamp(a, out, ctx):
+    x = per_tensor(a["qx"])
+    out_qparams(out, x.q_scale(), x.q_zero_point(), x.dtype)
+    lo, hi = ref.QRANGE[x.dtype]
+    mn, mx = fscalar(a["min"], "min"), fscalar(a["max"], "max")
+    lo = lo if mn is None else ref.quantize_bound_ref(mn, x.q_scale(), x.q_zero_point(), x.dtype)
+    hi = hi if mx is None else ref.quantize_bound_ref(mx, x.q_scale(), x.q_zero_point(), x.dtype)
+    exact(out, ref.clamp_int_ref(x, lo, hi), "clamp")
+
+
+def _activation(name, x, out, s, z, **params):
+    out_qparams(out, s, z, x.dtype)
+    for k, v in params.items():
+        params[k] = fscalar(v, k)
+    with np.errstate(all="ignore"):
+        real = ref.ACTIVATIONS[name](ref.dequantize_ref(x).astype(np.float64), **params)
+    finite_real(real)
+    within(out, ref.activation_ref(name, x, s, z, **params), 1, name)
+
+
+@check("leaky_relu")
+def _leaky_relu(a, out, ctx):
+    x = ctx.before if a["inplace"] else a["qx"]
+    _activation("leaky_relu", per_tensor(x), out, a["output_scale"], a["output_zero_point"],
+                negative_slope=a["negative_slope"])
+
+
+@check("hardswish", "hardsigmoid", "sigmoid")
+def _act_plain(a, out, ctx):
+    _activation(ctx.op, per_tensor(a["input"] if "input" in a else a["qx"]), out, a["output_scale"],
+                a["output_zero_point"])
+
+
+@check("elu")
+def _elu(a, out, ctx):
+    _activation("elu", per_tensor(a["self"]), out, a["output_scale"], a["output_zero_point"],
+                alpha=a["alpha"], scale=a["scale"], input_scale=a["input_scale"])
+
+
+@check("celu")
+def _celu(a, out, ctx):
+    if fscalar(a["alpha"], "alpha") == 0:
+        raise Unchecked("alpha 0")
+    _activation("celu", per_tensor(a["self"]), out, a["output_scale"], a["output_zero_point"], alpha=a["alpha"])
+
+
+@check("threshold")
+def _threshold(a, out, ctx):
+    x = per_tensor(a["qx"])  # keeps the input's qparams
+    _activation("threshold", x, out, x.q_scale(), x.q_zero_point(), threshold=a["threshold"], value=a["value"])
+
+
+@check("prelu")
+def _prelu(a, out, ctx):
+    x = per_tensor(a["qx"])
+    w = a["weight"]
+    slopes = ref.exact_real(w) if w.is_quantized else w.double().numpy()
+    out_qparams(out, a["output_scale"], a["output_zero_point"], x.dtype)
+    exp = ref.prelu_ref(x, slopes, a["output_scale"], a["output_zero_point"])
+    if np.size(slopes) == 1:  # one shared slope: the input's shape (0-dim too)
+        exp = exp.reshape(x.shape)
+    within(out, exp, 1, "prelu")
+
+
+@check("softmax")
+def _softmax(a, out, ctx):
+    x = per_tensor(a["qx"])
+    out_qparams(out, a["output_scale"], a["output_zero_point"], x.dtype)
+    if x.numel() == 0:
+        same_shape(out, x.shape, "softmax")
+        return
+    exp = ref.softmax_exact_ref(x, _dim(a["dim"], x), a["output_scale"], a["output_zero_point"])
+    within(out, exp, 1, "softmax")
+
+
+# --------------------------------------------------------------------------------------------
+# normalization (docs/design/activation.md): within 1 step of the float64 reference
+# --------------------------------------------------------------------------------------------
+def _vec(t):
+    if t is None:
+        return None
+    if t.is_quantized:
+        raise Unchecked("quantized affine parameter")
+    return t.double().numpy()
+
+
+def _norm(x, out, exp_fn, s, z, what):
+    out_qparams(out, s, z, x.dtype)
+    with np.errstate(all="ignore"):
+        exp = ref.with_exact_dequantize(exp_fn)
+    within(out, exp, 1, what)
+
+
+def _finite_norm_params(eps, *vecs):
+    finite_real(*[v for v in vecs if v is not None])
+    if not (math.isfinite(eps) and eps > 0):
+        raise Unchecked("eps <= 0: 0 / 0 where the variance is 0")
+
+
+@check("layer_norm")
+def _layer_norm(a, out, ctx):
+    x = per_tensor(a["input"])
+    w, b = _vec(a["weight"]), _vec(a["bias"])
+    _finite_norm_params(a["eps"], w, b)
+    ns = list(a["normalized_shape"])
+    _norm(x, out, lambda: ref.layer_norm_ref(x, ns, w, b, a["eps"], a["output_scale"], a["output_zero_point"]),
+          a["output_scale"], a["output_zero_point"], "layer_norm")
+
+
+@check("group_norm")
+def _group_norm(a, out, ctx):
+    x = per_tensor(a["input"])
+    w, b = _vec(a["weight"]), _vec(a["bias"])
+    _finite_norm_params(a["eps"], w, b)
+    _norm(x, out, lambda: ref.group_norm_ref(x, a["num_groups"], w, b, a["eps"], a["output_scale"],
+                                             a["output_zero_point"]), a["output_scale"], a["output_zero_point"],
+          "group_norm")
+
+
+@check("instance_norm")
+def _instance_norm(a, out, ctx):
+    x = per_tensor(a["input"])
+    w, b = _vec(a["weight"]), _vec(a["bias"])
+    _finite_norm_params(a["eps"], w, b)
+    _norm(x, out, lambda: ref.instance_norm_ref(x, w, b, a["eps"], a["output_scale"], a["output_zero_point"]),
+          a["output_scale"], a["output_zero_point"], "instance_norm")
+
+
+@check("batch_norm2d", "batch_norm2d_relu", "batch_norm3d", "batch_norm3d_relu")
+def _batch_norm(a, out, ctx):
+    x = per_tensor(a["qx"])
+    w, b, m, v = _vec(a["weight"]), _vec(a["bias"]), _vec(a["mean"]), _vec(a["var"])
+    _finite_norm_params(a["eps"], w, b, m, v)
+    if np.any(v + a["eps"] <= 0):
+        raise Unchecked("var + eps <= 0")
+    _norm(x, out, lambda: ref.batch_norm_ref(x, w, b, m, v, a["eps"], a["output_scale"], a["output_zero_point"],
+                                             relu=ctx.op.endswith("relu")),
+          a["output_scale"], a["output_zero_point"], ctx.op)
+
+
+# --------------------------------------------------------------------------------------------
+# pooling and upsampling (docs/design/pooling.md): max / nearest exact, averages within 1 step
+# --------------------------------------------------------------------------------------------
+@check("max_pool2d")
+def _max_pool2d(a, out, ctx):
+    x = per_tensor(a["qx"])
+    out_qparams(out, x.q_scale(), x.q_zero_point(), x.dtype)
+    # empty padding / dilation: the defaults 0 / 1 (as an empty stride is the kernel size)
+    exp = ref.max_pool2d_ref(ints(x), a["kernel_size"], a["stride"], a["padding"] or [0], a["dilation"] or [1],
+                             a["ceil_mode"])
+    exact(out, exp, "max_pool2d")
+
+
+@check("avg_pool2d")
+def _avg_pool2d(a, out, ctx):
+    x = per_tensor(a["qx"])
+    out_qparams(out, x.q_scale(), x.q_zero_point(), x.dtype)
+    # averaging the integers minus the zero point == averaging the real values / scale
+    d = ints(x) - x.q_zero_point()
+    avg = ref.avg_pool2d_ref(d, a["kernel_size"], a["stride"], a["padding"], a["ceil_mode"],
+                             a["count_include_pad"], a["divisor_override"])
+    within(out, ref.requantize_ref(avg, 1.0, x.q_zero_point(), x.dtype), 1, "avg_pool2d")
+
+
+@check("adaptive_avg_pool2d")
+def _adaptive_avg_pool2d(a, out, ctx):
+    x = per_tensor(a["qx"])
+    out_qparams(out, x.q_scale(), x.q_zero_point(), x.dtype)
+    osz = list(a["output_size"])
+    if len(osz) == 1:
+        osz = osz * 2
+    d = ints(x) - x.q_zero_point()
+    avg = ref.adaptive_avg_pool2d_ref(d, osz)
+    within(out, ref.requantize_ref(avg, 1.0, x.q_zero_point(), x.dtype), 1, "adaptive_avg_pool2d")
+
+
+@check("upsample_nearest2d")
+def _upsample_nearest2d(a, out, ctx):
+    x = per_tensor(a["qx"])
+    out_qparams(out, x.q_scale(), x.q_zero_point(), x.dtype)
+    exact(out, ref.upsample_nearest2d_index_ref(ints(x), list(a["output_size"])), "upsample_nearest2d")
+
+
+@check("upsample_bilinear2d")
+def _upsample_bilinear2d(a, out, ctx):
+    x = per_tensor(a["qx"])
+    out_qparams(out, x.q_scale(), x.q_zero_point(), x.dtype)
+    scales = (a["scales_h"], a["scales_w"])
+    for s in scales:
+        if s is not None and not (math.isfinite(s) and s > 1e-6):
+            raise Unchecked("odd scale factor (source positions past float range: test_bad_input.py)")
+    exp = ref.upsample_bilinear2d_ref(ints(x), list(a["output_size"]), a["align_corners"], scales)
+    within(out, exp, 1, "upsample_bilinear2d")
+
+
+# --------------------------------------------------------------------------------------------
+# packed params: prepack / unpack round trip exact; linear / conv within 1 step
+# --------------------------------------------------------------------------------------------
+def _same_q(got, exp, what):
+    assert got.dtype == exp.dtype and got.qscheme() == exp.qscheme(), f"{what}: dtype / qscheme"
+    if exp.qscheme() == torch.per_tensor_affine:
+        assert got.q_scale() == exp.q_scale() and got.q_zero_point() == exp.q_zero_point(), f"{what}: qparams"
+    else:
+        assert torch.equal(got.q_per_channel_scales(), exp.q_per_channel_scales()), f"{what}: scales"
+        assert torch.equal(got.q_per_channel_zero_points(), exp.q_per_channel_zero_points()), f"{what}: zero points"
+    exact(got, ints(exp), what)
+
+
+def _same_bias(got, exp, what):
+    if exp is None:
+        assert got is None, f"{what}: bias appeared"
+    else:
+        assert got is not None and torch.equal(got, exp.float()), f"{what}: bias differs"
+
+
+def _source(obj, ctx):
+    src = ctx.sources.get(id(obj))
+    if src is None:
+        raise Unchecked("packed params of unknown origin")
+    return src
+
+
+@check("linear_prepack", "conv1d_prepack", "conv2d_prepack", "conv3d_prepack")
+def _prepack(a, out, ctx):
+    unpack = getattr(torch.ops.qplugin, ctx.op.replace("prepack", "unpack"))
+    w, b = unpack(out)
+    src = a["W"] if "W" in a else a["weight"]
+    _same_q(w, src, "unpacked weight")
+    _same_bias(b, a["B"] if "B" in a else a["bias"], "unpacked bias")
+
+
+@check("linear_unpack", "conv1d_unpack", "conv2d_unpack", "conv3d_unpack")
+def _unpack(a, out, ctx):
+    src = _source(a["W_prepack"] if "W_prepack" in a else a["packed_weights"], ctx)
+    _same_q(out[0], src["w"], "unpacked weight")
+    _same_bias(out[1], src["b"], "unpacked bias")
+
+
+@check("linear", "linear_relu")
+def _linear(a, out, ctx):
+    x = per_tensor(a["X"])
+    src = _source(a["W_prepack"], ctx)
+    s, z = a["Y_scale_i"], a["Y_zero_point_i"]
+    out_qparams(out, s, z, torch.quint8)
+    exp = ref.linear_ref(x, src["w"], src["b"], s, z, relu=ctx.op.endswith("relu"))
+    within(out, exp, 1, ctx.op)
+
+
+@check("linear_dynamic", "linear_relu_dynamic")
+def _linear_dynamic(a, out, ctx):
+    x = a["X"]
+    if x.dtype != torch.float32 or not torch.isfinite(x).all():
+        raise Unchecked("non-finite or non-float32 input")
+    src = _source(a["W_prepack"], ctx)
+    exp = ref.linear_dynamic_ref(x, src["w"], src["b"], a["reduce_range"], relu="relu" in ctx.op)
+    finite_real(exp)
+    tol = 1e-5 * float(np.abs(exp).max(initial=0.0)) + 1e-5
+    np.testing.assert_allclose(out.numpy(), exp, rtol=1e-5, atol=tol, err_msg=ctx.op)
+
+
+@check("conv1d", "conv1d_relu", "conv2d", "conv2d_relu", "conv3d", "conv3d_relu", "conv2d_add", "conv2d_add_relu")
+def _conv(a, out, ctx):
+    x = per_tensor(a["qx"])
+    src = _source(a["packed_weight"], ctx)
+    s, z = a["output_scale"], a["output_zero_point"]
+    out_qparams(out, s, z, torch.quint8)
+    acc = per_tensor(a["qaccum"], "qaccum") if "qaccum" in a else None
+    exp = ref.qconv_ref(x, src["w"], src["b"], src["stride"], src["padding"], src["dilation"], src["groups"],
+                        s, z, relu=ctx.op.endswith("relu"), qaccum=acc)
+    within(out, exp, 1, ctx.op)

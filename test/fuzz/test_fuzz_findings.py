@@ -1,0 +1,109 @@
+"""Regression tests for what the fuzzer's result checks (checks.py) found (issue 17,
+docs/robustness.md "Runs"). Each test fails on the code before its fix."""
+import os
+import sys
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import torch
+
+import torch_qplugin  # noqa: F401
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import reference as ref  # noqa: E402
+
+q = torch.ops.qplugin
+PLAIN = {torch.quint8: torch.uint8, torch.qint8: torch.int8, torch.qint32: torch.int32}
+
+
+def _levels(dt, n=300):
+    lo, hi = ref.QRANGE[dt]
+    if dt == torch.qint32:
+        v = torch.randint(-5000, 5000, (n,), generator=torch.Generator().manual_seed(1))
+    else:
+        v = torch.arange(lo, hi + 1)
+    return v.to(PLAIN[dt])
+
+
+@pytest.mark.parametrize("dt", [torch.quint8, torch.qint8, torch.qint32])
+def test_plain_relu6_and_clamp_bound_in_the_plain_dtype(isa, dt):
+    # plain_relu6 / plain_clamp quantized their float bounds with the int32 range for uint8 / int8
+    # tensors (the bound then wrapped in the 8-bit clamp): relu6 gave negative values, clamp(min=1e30)
+    # gave 65 where the top of the range is right
+    x = _levels(dt)
+    for scale, zp in [(0.003, 0), (0.05, ref.QRANGE[dt][0] + 7), (9.5367431640625e-07, ref.QRANGE[dt][1])]:
+        qx = torch._make_per_tensor_quantized_tensor(x, scale, zp)
+        assert torch.equal(q.plain_relu6(x, scale, zp), q.relu6(qx).int_repr())
+        six = ref.quantize_bound_ref(6.0, scale, zp, dt)
+        np.testing.assert_array_equal(q.plain_relu6(x, scale, zp).numpy(), ref.clamp_int_ref(qx, zp, six))
+        for lo, hi in [(1e30, 2.5), (-3.0, 1e30), (-0.4, 0.7), (None, 0.7), (0.7, -0.4)]:
+            lo_q = ref.QRANGE[dt][0] if lo is None else ref.quantize_bound_ref(lo, scale, zp, dt)
+            hi_q = ref.quantize_bound_ref(hi, scale, zp, dt)
+            got = q.plain_clamp(x, scale, zp, lo, hi)
+            np.testing.assert_array_equal(got.numpy(), ref.clamp_int_ref(qx, lo_q, hi_q), err_msg=f"{lo} {hi}")
+            assert torch.equal(got, q.clamp(qx, lo, hi).int_repr())
+
+
+def _round_half_even(r):
+    n = r.numerator // r.denominator
+    rem = r - n
+    return n + (1 if rem > Fraction(1, 2) or (rem == Fraction(1, 2) and n % 2) else 0)
+
+
+@pytest.mark.parametrize("zp,scale,c", [(-(2**31), 2.0**-20, 1), (2**31 - 1, 0.05, -0.5), (0, 0.5, 3e8)])
+def test_add_scalar_qint32_in_float64(isa, zp, scale, c):
+    # qint32 add_scalar computed q - zp + c_q in float32: up to ~230 steps off once |.| > 2^24
+    g = torch.Generator().manual_seed(2)
+    base = torch.randint(-(2**31), 2**31 - 1, (200,), generator=g, dtype=torch.int64)
+    qx = torch._make_per_tensor_quantized_tensor(base.to(torch.int32), scale, zp)
+    for relu in (False, True):
+        out = (q.add_scalar_relu if relu else q.add_scalar)(qx, c)
+        exp, s, z = ref.scalar_op_ref("add", qx, c, relu)
+        assert out.q_scale() == pytest.approx(s, rel=1e-12) and out.q_zero_point() == z
+        ref.assert_within_steps(out, exp, 1, f"add_scalar relu={relu}")
+        # exact rational check of a few elements
+        c_q = round(Fraction(c) / Fraction(scale))
+        for i in range(0, 200, 37):
+            v = (int(base[i]) - zp + c_q) * Fraction(scale) / Fraction(out.q_scale())
+            e = max(-(2**31), min(2**31 - 1, _round_half_even(v) + z))
+            if relu:
+                e = max(e, z)
+            assert abs(int(out.int_repr()[i]) - e) <= 1
+        got_plain = q.plain_add_scalar(qx.int_repr(), scale, zp, c)
+        assert torch.equal(got_plain, q.add_scalar(qx, c).int_repr())
+
+
+@pytest.mark.parametrize("dt", [torch.quint8, torch.qint8, torch.qint32])
+@pytest.mark.parametrize("out_scale", [1e-3, 1e-30, 1e-38])
+def test_group_and_instance_norm_tiny_output_scale(isa, dt, out_scale):
+    # the per-channel affine fold q * a + (b - mean * a) cancelled catastrophically for a huge
+    # multiplier: exact zeros (q == mean) left the zero point (0 or 255 instead of 4), and w / out_scale
+    # overflowed float32 to inf (0 * inf = NaN -> 255)
+    lo = ref.QRANGE[dt][0]
+    x = torch._make_per_tensor_quantized_tensor(
+        torch.tensor([[[1], [2], [3]], [[5], [5], [5]]], dtype=torch.int64).add(lo + 100).to(PLAIN[dt]), 1.0, lo + 110)
+    w, b = torch.tensor([1.0, -2.0, 0.5]), torch.zeros(3)
+    zo = 4
+    out = q.group_norm(x, 1, w, b, 0.1, out_scale, zo)
+    exp = ref.group_norm_ref(x, 1, w.double().numpy(), b.double().numpy(), 0.1, out_scale, zo)
+    ref.assert_within_steps(out, exp, 1, "group_norm")
+    assert out.int_repr()[0, 1, 0] == zo and (out.int_repr()[1] == zo).all()  # exact zeros stay at the zero point
+    out = q.instance_norm(x, w, b, 0.1, out_scale, zo)
+    assert (out.int_repr() == zo).all()  # one element per (n, c): every value is its mean
+    ref.assert_within_steps(out, ref.instance_norm_ref(x, w.double().numpy(), b.double().numpy(), 0.1, out_scale, zo),
+                            1, "instance_norm")
+
+
+def test_pools_reject_empty_spatial_dims():
+    # avg_pool2d on an empty H or W returned 0 / 0 (255 everywhere); max_pool2d the dtype's lowest value
+    x = torch._make_per_tensor_quantized_tensor(torch.zeros(5, 8, 0, 2, dtype=torch.int8), 0.1, 67)
+    calls = {
+        "avg_pool2d": lambda: q.avg_pool2d(x, [3, 3], [2, 2], [1], True, False, None),
+        "max_pool2d": lambda: q.max_pool2d(x, [3, 3], [2, 2], [1], [1], True),
+        "plain_avg_pool2d": lambda: q.plain_avg_pool2d(x.int_repr(), 67, [3, 3], [2, 2], [1], True, False, None),
+        "plain_max_pool2d": lambda: q.plain_max_pool2d(x.int_repr(), [3, 3], [2, 2], [1], [1], True),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match=f"qplugin::{name}: input should have non-empty spatial dims"):
+            call()
