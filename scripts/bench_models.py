@@ -7,8 +7,8 @@
 Static int8 (ResNet-18, MobileNetV2, MobileNetV3-Large, ShuffleNetV2 x1.0 from examples/models,
 written as torchvision's quantizable versions; random init, calibrated on random
 images): fp32 eager, torch x86 int8 (its default qconfig) eager and scripted, torch_qplugin
-int8 eager and scripted, and ONNX Runtime static int8 (QDQ, per-channel) when onnxruntime is
-importable. Dynamic int8 (LSTM and Transformer-encoder classifiers): fp32 vs torch's dynamic int8
+int8 eager, plain eager, plain compiled (torch_qplugin.deploy.compile) and scripted, and ONNX
+Runtime static int8 (QDQ, per-channel) when onnxruntime is importable. Dynamic int8 (LSTM and Transformer-encoder classifiers): fp32 vs torch's dynamic int8
 vs torch_qplugin's. Every timing of one configuration is interleaved round by round with the
 others (the machine's speed drifts), median of rounds. Also: output agreement with fp32 (cosine
 of logits and top-1 agreement; on the digits demo's real test set too) and torch.profiler's top
@@ -96,7 +96,7 @@ def static_variants(name, args, calib):
                     Variant(f"{tk.name}_script", f"{tk.label} scripted", reason=why)]
             continue
         out.append(Variant(f"{tk.name}_eager", f"{tk.label} eager", q, model=q))
-        out += plain_variant(tk, q, "")
+        out += plain_variant(tk, q, "", calib[0][:2])
         try:
             s = _script(q)
             out.append(Variant(f"{tk.name}_script", f"{tk.label} scripted", s, model=s))
@@ -107,17 +107,25 @@ def static_variants(name, args, calib):
     return fp32, out
 
 
-def plain_variant(tk, q, kind):
-    """torch_qplugin's plain form (no quantized dtypes, issue 14) of its converted model q."""
+def plain_variant(tk, q, kind, example):
+    """torch_qplugin's plain form (no quantized dtypes, issue 14) of its converted model q, eager
+    and compiled (torch_qplugin.deploy.compile: torch.compile of its export, dynamic batch, issue
+    15; the first call, in the agreement pass, compiles)."""
     if tk.name != "qplugin":
         return []
-    label = f"{tk.label}{kind} plain eager"
+    label = f"{tk.label}{kind} plain"
     try:
         from torch_qplugin.quantization import to_plain
         p = to_plain(q)
     except Exception as e:  # noqa: BLE001 - reported in the table
-        return [Variant("qplugin_plain", label, reason=f"to_plain failed: {short_reason(e)}")]
-    return [Variant("qplugin_plain", label, p, model=p)]
+        return [Variant("qplugin_plain", f"{label} eager", reason=f"to_plain failed: {short_reason(e)}")]
+    out = [Variant("qplugin_plain", f"{label} eager", p, model=p)]
+    try:
+        from torch_qplugin import deploy
+        out.append(Variant("qplugin_compiled", f"{label} compiled", deploy.compile(p, (example,))))
+    except Exception as e:  # noqa: BLE001
+        out.append(Variant("qplugin_compiled", f"{label} compiled", reason=f"export failed: {short_reason(e)}"))
+    return out
 
 
 def count_macs(model, x):
@@ -225,7 +233,7 @@ def dynamic_variants(name, args):
                     Variant(f"{tk.name}_script", f"{tk.label} dynamic scripted", reason=why)]
             continue
         out.append(Variant(f"{tk.name}_eager", f"{tk.label} dynamic eager", q, model=q))
-        out += plain_variant(tk, q, " dynamic")
+        out += plain_variant(tk, q, " dynamic", torch.randint(0, 10000, (2, DYNAMIC_MODELS[name][1])))
         try:
             s = _script(q)
             out.append(Variant(f"{tk.name}_script", f"{tk.label} dynamic scripted", s, model=s))
@@ -388,6 +396,10 @@ def main():
             sec += ["", "torch_qplugin plain form / quantized-dtype form (eager, same weights, bit-identical "
                     "outputs): " + " / ".join(f"{timing[c]['qplugin_plain'] / timing[c]['qplugin_eager']:.3f}"
                                               for c in cfgs) + " (issue 14 target: <= 1.05)."]
+        if all(k in timing[c] for c in cfgs for k in ("qplugin_compiled", "qplugin_plain")):
+            sec += ["", "torch_qplugin plain compiled / plain eager (same outputs byte for byte): "
+                    + " / ".join(f"{timing[c]['qplugin_compiled'] / timing[c]['qplugin_plain']:.3f}" for c in cfgs)
+                    + " (issue 15 target: <= 1)."]
         if is_static:
             sec += ["", peak_line(fp32, args, timing, cfgs, variants)]
         # --- profile the fastest int8 variant that ran

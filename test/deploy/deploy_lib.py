@@ -4,7 +4,6 @@ fresh-process runner (deploy_child.py) that loads saved artifacts the way a depl
 
 Every comparison is byte for byte (torch.equal) against the eager model on the same inputs.
 """
-import contextlib
 import os
 import pathlib
 import subprocess
@@ -15,9 +14,9 @@ import zipfile
 import torch
 import torch.nn as nn
 from torch._dynamo.testing import CompileCounterWithBackend
-from torch.export._trace import _export as _export_inference
 
 import torch_qplugin
+from torch_qplugin import deploy
 
 # torch 2.13's inductor imports torch.utils.mkldnn, whose TorchScript classes warn once at import
 # that torch.jit.script_method is deprecated (torch's code, not ours): import it here with that
@@ -205,9 +204,6 @@ CASES = {
 }
 
 
-PLAIN_OP_CASES = ("plain_ops", "plain_head")  # no QTensor: the model's code calls the plain ops itself
-
-
 def eager_outputs(model, inputs):
     with torch.no_grad():
         return {b: model(*inputs(b)) for b in BATCHES}
@@ -226,25 +222,7 @@ def assert_same(got, expected, what):
 
 
 # ---- export --------------------------------------------------------------------------------------
-def batch_oblivious():
-    """torch's size-oblivious mode for backed sizes: a dynamic batch traced at 8 is not assumed to be
-    >= 2. Without it torch.compile specializes batch 1 (its 0/1 rule) and recompiles for 8, and
-    AOTInductor compiles for batch >= 2 (the package's input check refuses batch 1)."""
-    return torch.fx.experimental._config.patch(backed_size_oblivious=True)
-
-
-def export(model, args):
-    """Exports under no_grad with dim 0 of every tensor argument one dynamic batch in [1, 1024].
-
-    Traced non-strict into the inference IR (pre_dispatch=False): plain modules hand QTensors
-    (a tensor subclass) from layer to layer, and torch.export.export's pre-dispatch trace cannot
-    run a subclass made inside the traced code (its proxy mode answers NotImplemented for one);
-    traced below autograd, each QTensor op runs its __torch_dispatch__ on the integers, so the
-    graph holds the plain ops only (docs/deploy.md)."""
-    batch = torch.export.Dim("batch", min=1, max=1024)
-    dynamic = tuple({0: batch} if torch.is_tensor(a) else None for a in args)
-    with torch.no_grad(), batch_oblivious():
-        return _export_inference(model, args, dynamic_shapes=dynamic, strict=False, pre_dispatch=False)
+export = deploy.export  # dynamic batch in [1, 1024], no_grad, qplugin ops only
 
 
 _QUANTIZED_DTYPE_NAMES = {"torch.quint8", "torch.qint8", "torch.qint32", "torch.quint4x2", "torch.quint2x4"}
@@ -295,30 +273,16 @@ def qplugin_calls(ep):
 
 
 # ---- torch.compile -------------------------------------------------------------------------------
-def compile_outputs(model, inputs, oblivious=True):
-    """torch.compile(fullgraph=True) under no_grad with the batch dim of the first call's tensors
-    marked dynamic, batch 1 then 8: (outputs by batch, graphs compiled). Only the batch is
-    dynamic (dynamic=True would also duck-size a channel dim of 1 to a batch of 1 and recompile).
-    oblivious=False: torch's default rules (batch 1 specialized)."""
+def compile_outputs(model, inputs):
+    """torch_qplugin.deploy.compile of model, batch 1 then 8: (outputs by batch, graphs compiled)."""
     torch._dynamo.reset()
     counter = CompileCounterWithBackend("inductor")
-    outs = {}
-    with torch.no_grad(), (batch_oblivious() if oblivious else contextlib.nullcontext()):
-        compiled = torch.compile(model, backend=counter, fullgraph=True)
-        for b in BATCHES:
-            args = inputs(b)
-            if not outs:
-                for a in args:
-                    if torch.is_tensor(a):
-                        torch._dynamo.mark_dynamic(a, 0)
-            outs[b] = compiled(*args)
-    return outs, counter.frame_count
+    compiled = deploy.compile(model, inputs(8), backend=counter)
+    return {b: compiled(*inputs(b)) for b in BATCHES}, counter.frame_count
 
 
 # ---- AOTInductor ---------------------------------------------------------------------------------
-def aoti_package(ep, path):
-    with torch.no_grad(), batch_oblivious():
-        return torch._inductor.aoti_compile_and_package(ep, package_path=str(path))
+aoti_package = deploy.aoti_package
 
 
 def package_sources(path):

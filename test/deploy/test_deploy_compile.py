@@ -1,8 +1,6 @@
-"""torch.compile(fullgraph=True, dynamic batch) of plain qplugin models under no_grad (issue 15): no
-graph break (fullgraph raises on one), one graph for batch 1 and 8, outputs bit-identical to eager.
-
-Models of plain ops compile as they are; models of plain modules (QTensor between layers) compile
-as their exported module (dynamo cannot build a QTensor inside a graph: docs/deploy.md)."""
+"""torch_qplugin.deploy.compile (torch.compile(fullgraph=True) of the exported module, dynamic batch,
+no_grad) of plain qplugin models (issue 15): no graph break (fullgraph raises on one), one graph for
+batch 1 and 8, outputs bit-identical to eager."""
 import pytest
 
 import deploy_lib as D
@@ -12,14 +10,23 @@ import deploy_lib as D
 def test_compile_fullgraph_one_graph_bit_identical(name):
     model, inputs = D.CASES[name]()
     expected = D.eager_outputs(model, inputs)
-    target = model if name in D.PLAIN_OP_CASES else D.export(model, inputs(8)).module()
-    outs, graphs = D.compile_outputs(target, inputs)
+    outs, graphs = D.compile_outputs(model, inputs)
     assert graphs == 1, f"{name}: {graphs} graphs compiled for batches {D.BATCHES} (a recompile)"
     for b in D.BATCHES:
         D.assert_same(outs[b], expected[b], f"{name} compiled, batch {b}")
 
 
 def test_batch_one_is_specialized_without_batch_oblivious():
-    """The graph count above can fail: torch's default 0/1 rule compiles batch 1 and 8 apart."""
+    """The graph count above can fail: without deploy's settings torch's 0/1 rule compiles batch 1
+    and 8 apart (a model of plain ops compiles directly)."""
+    import torch
+    from torch._dynamo.testing import CompileCounterWithBackend
+
     model, inputs = D.CASES["plain_ops"]()
-    assert D.compile_outputs(model, inputs, oblivious=False)[1] == 2
+    torch._dynamo.reset()
+    counter = CompileCounterWithBackend("inductor")
+    with torch.no_grad():
+        compiled = torch.compile(model, backend=counter, fullgraph=True, dynamic=True)
+        for b in D.BATCHES:
+            D.assert_same(compiled(*inputs(b)), model(*inputs(b)), f"plain_ops compiled directly, batch {b}")
+    assert counter.frame_count == 2
