@@ -7,7 +7,10 @@
 2. Quantizes it three ways — post-training static (calibrated on the training set), dynamic
    (int8 Linear weights) and quantization-aware training — with torch_qplugin, and the same
    three ways with torch's own int8 backend (torch.ao.quantization, x86 engine) as the baseline.
-3. Scripts (torch.jit.script) and saves every model, then reloads them all in a FRESH Python
+   torch_qplugin's models also appear in plain form (torch_qplugin.quantization.to_plain: no
+   quantized-dtype tensor anywhere, what runs once torch drops quint8; bit-identical outputs).
+3. Scripts (torch.jit.script) and saves every model (the plain forms: torch.save of the module,
+   they take QTensors, which TorchScript cannot), then reloads them all in a FRESH Python
    process (which only imports torch_qplugin) and measures there: test accuracy, agreement with
    the fp32 logits, file size, latency at batch 1 and 32, whether the reloaded model gives
    exactly the in-process outputs, and which kernels its graph calls.
@@ -35,6 +38,7 @@ import harness as H  # noqa: E402
 from toolkits import QPlugin, TorchAO, Unavailable, graph_op_counts, quiet_deprecations, short_reason  # noqa: E402
 
 METHODS = [("static", "PTQ static"), ("dynamic", "dynamic"), ("qat", "QAT")]
+PLAIN_LABEL = "torch_qplugin plain (no quantized dtypes)"
 
 
 def _import_qplugin():
@@ -67,6 +71,20 @@ def build_variant(tk, method, fp32, data, args):
     raise ValueError(method)
 
 
+def plain_entry(method, qplugin_entry):
+    """The plain form (no quantized dtypes) of torch_qplugin's model for ``method``."""
+    e = dict(key=f"{method}_plain", method=method, backend="plain")
+    if "model" not in qplugin_entry:
+        e["reason"] = f"no torch_qplugin {method} model to convert ({qplugin_entry.get('reason')})"
+        return e
+    try:
+        from torch_qplugin.quantization import to_plain
+        e["model"] = to_plain(qplugin_entry["model"])
+    except Exception as ex:  # noqa: BLE001 - report, never hide
+        e["reason"] = f"to_plain failed: {short_reason(ex)}"
+    return e
+
+
 def build_all(args, data):
     x_tr, y_tr, x_te, y_te = data
     os.makedirs(args.out, exist_ok=True)
@@ -89,6 +107,8 @@ def build_all(args, data):
             except Exception as ex:  # noqa: BLE001 - report, never hide
                 e["reason"] = f"{method} quantization failed: {short_reason(ex)}"
             entries.append(e)
+            if tk.name == "qplugin":
+                entries.append(plain_entry(method, e))
 
     manifest = []
     for e in entries:
@@ -99,7 +119,14 @@ def build_all(args, data):
             except Exception as ex:  # noqa: BLE001
                 e["reason"] = f"eager inference failed: {short_reason(ex)}"
                 m = None
-        if m is not None:
+        if m is not None and e["backend"] == "plain":  # pickled module (QTensor inside: no TorchScript)
+            e["path"] = os.path.join(args.out, f"{e['key']}.pt")
+            e["ref_path"] = os.path.join(args.out, f"{e['key']}.ref.pt")
+            e["format"] = "pickle"
+            torch.save(m, e["path"])
+            torch.save(H.predict(m, x_te), e["ref_path"])
+            e["size"] = os.path.getsize(e["path"])
+        elif m is not None:
             try:
                 s = torch.jit.script(m)
             except Exception as ex:  # noqa: BLE001
@@ -134,7 +161,8 @@ def evaluate_saved(manifest_path, threads):
             continue
         r = results.setdefault(e["key"], {})
         try:
-            m = torch.jit.load(e["path"])
+            m = (torch.load(e["path"], weights_only=False) if e.get("format") == "pickle"
+                 else torch.jit.load(e["path"]))
         except Exception as ex:  # noqa: BLE001
             extra = f" (import torch_qplugin failed: {qplugin_err})" if qplugin_err else ""
             r["reason"] = f"reload failed: {short_reason(ex)}{extra}"
@@ -148,7 +176,7 @@ def evaluate_saved(manifest_path, threads):
             fp32_ref = logits
         r["acc"] = H.accuracy(logits, y_te)
         r["identical"] = bool(torch.equal(logits, torch.load(e["ref_path"])))
-        r["ops"] = graph_op_counts(m)
+        r["ops"] = graph_op_counts(m) if isinstance(m, torch.jit.ScriptModule) else {}
         r["logits"] = logits
         loaded[e["key"]] = m
     for k, r in results.items():
@@ -179,7 +207,8 @@ def report(manifest, results, args):
                "Reload identical", "Graph ops"]
     rows, notes, chart = [], [], {}
     method_name = dict(METHODS, fp32="fp32")
-    backend_name = {"fp32": "fp32 (eager->script)", "torch": TorchAO.label, "qplugin": QPlugin.label}
+    backend_name = {"fp32": "fp32 (eager->script)", "torch": TorchAO.label, "qplugin": QPlugin.label,
+                    "plain": PLAIN_LABEL}
     for e in manifest:
         r = dict(results.get(e["key"], {}))
         reason = e.get("reason") or r.get("reason")
@@ -193,7 +222,7 @@ def report(manifest, results, args):
             return "-" if (a is None or not b) else f"{a / b:.2f}x"
 
         vs_torch = "-"
-        if e["backend"] == "qplugin":
+        if e["backend"] in ("qplugin", "plain"):
             tr = torch_rows.get(e["method"], {})
             if "lat1" in tr:
                 vs_torch = f"{r['lat1'] / tr['lat1']:.2f}x / {r['lat32'] / tr['lat32']:.2f}x"
@@ -203,7 +232,8 @@ def report(manifest, results, args):
             f"{r.get('top1_agree', float('nan')) * 100:.1f}%", f"{r.get('cos', float('nan')):.4f}",
             f"{e['size'] / 1024:.0f} KiB", fmt_us(r["lat1"]), fmt_us(r["lat32"]),
             ratio(r["lat1"], fp32.get("lat1")), ratio(r["lat32"], fp32.get("lat32")), vs_torch,
-            "yes" if r["identical"] else "NO", f"qplugin::{ops.get('qplugin', 0)} quantized::{ops.get('quantized', 0)}",
+            "yes" if r["identical"] else "NO",
+            f"qplugin::{ops.get('qplugin', 0)} quantized::{ops.get('quantized', 0)}" if ops else "eager (pickled)",
         ])
         for metric, v in (("acc", r["acc"] * 100), ("size", e["size"] / 1024), ("lat1", r["lat1"] * 1e6),
                           ("lat32", r["lat32"] * 1e6)):
@@ -226,7 +256,7 @@ def report(manifest, results, args):
     print()
     print(text)
     groups = [n for _, n in METHODS]
-    series = ["fp32", TorchAO.label, QPlugin.label]
+    series = ["fp32", TorchAO.label, QPlugin.label, PLAIN_LABEL]
     panels = [("Test accuracy (%)", chart.get("acc", {})), ("Size on disk (KiB)", chart.get("size", {})),
               ("Latency, batch 1 (µs)", chart.get("lat1", {})), ("Latency, batch 32 (µs)", chart.get("lat32", {}))]
     png, why = H.bar_chart(os.path.join(args.out, "demo_results.png"),

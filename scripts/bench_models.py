@@ -96,6 +96,7 @@ def static_variants(name, args, calib):
                     Variant(f"{tk.name}_script", f"{tk.label} scripted", reason=why)]
             continue
         out.append(Variant(f"{tk.name}_eager", f"{tk.label} eager", q, model=q))
+        out += plain_variant(tk, q, "")
         try:
             s = _script(q)
             out.append(Variant(f"{tk.name}_script", f"{tk.label} scripted", s, model=s))
@@ -104,6 +105,19 @@ def static_variants(name, args, calib):
                                reason=f"torch.jit.script failed: {short_reason(e)}"))
     out.append(ort_variant(fp32, calib, args))
     return fp32, out
+
+
+def plain_variant(tk, q, kind):
+    """torch_qplugin's plain form (no quantized dtypes, issue 14) of its converted model q."""
+    if tk.name != "qplugin":
+        return []
+    label = f"{tk.label}{kind} plain eager"
+    try:
+        from torch_qplugin.quantization import to_plain
+        p = to_plain(q)
+    except Exception as e:  # noqa: BLE001 - reported in the table
+        return [Variant("qplugin_plain", label, reason=f"to_plain failed: {short_reason(e)}")]
+    return [Variant("qplugin_plain", label, p, model=p)]
 
 
 def count_macs(model, x):
@@ -211,6 +225,7 @@ def dynamic_variants(name, args):
                     Variant(f"{tk.name}_script", f"{tk.label} dynamic scripted", reason=why)]
             continue
         out.append(Variant(f"{tk.name}_eager", f"{tk.label} dynamic eager", q, model=q))
+        out += plain_variant(tk, q, " dynamic")
         try:
             s = _script(q)
             out.append(Variant(f"{tk.name}_script", f"{tk.label} dynamic scripted", s, model=s))
@@ -369,6 +384,10 @@ def main():
                "", H.markdown_table(headers, rows)]
         if notes:
             sec += [""] + notes
+        if all(k in timing[c] for c in cfgs for k in ("qplugin_plain", "qplugin_eager")):
+            sec += ["", "torch_qplugin plain form / quantized-dtype form (eager, same weights, bit-identical "
+                    "outputs): " + " / ".join(f"{timing[c]['qplugin_plain'] / timing[c]['qplugin_eager']:.3f}"
+                                              for c in cfgs) + " (issue 14 target: <= 1.05)."]
         if is_static:
             sec += ["", peak_line(fp32, args, timing, cfgs, variants)]
         # --- profile the fastest int8 variant that ran

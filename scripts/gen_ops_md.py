@@ -33,8 +33,12 @@ def main():
              "names (`scale, zero_point` / `output_scale, output_zero_point`). Ops whose result needs no "
              "scale take none (max_pool2d, adaptive_avg_pool2d, upsample_nearest2d, mean; avg_pool2d takes "
              "the zero point). `plain_add_scalar_qparams` / `plain_mul_scalar_qparams` give the output "
-             "qparams the scalar ops choose. Every plain op has a fake kernel (torch_qplugin/_fakes.py) "
-             "and passes torch.library.opcheck (test/ops/test_plain_ops.py).", "",
+             "qparams the scalar ops choose. The weighted ops (`plain_linear*`, `plain_conv*`, "
+             "`plain_rnn_layer_dynamic`) take the weight as plain tensors (int8 `w`, float64 `w_scales`, "
+             "int64 `w_zero_points`, float32 `bias`) plus its `packed` uint8 buffer from "
+             "`plain_linear_prepack` / `plain_conv_prepack` (docs/design/plain.md). Every plain op has a "
+             "fake kernel (torch_qplugin/_fakes.py) and passes torch.library.opcheck "
+             "(test/ops/test_plain_ops.py, test/ops/test_plain_weights.py).", "",
              "| op | schema | status | dispatch keys | paths |", "|---|---|---|---|---|"]
     done = 0
     for s in schemas:

@@ -701,6 +701,48 @@ def gru_cell_ref(gi, gh, h):
 
 
 # ---------------------------------------------------------------------------
+# embeddings (issue 16)
+# ---------------------------------------------------------------------------
+
+def embedding_bag_ref(codes, scale, bias, indices, starts, mode=0, per_sample_weights=None):
+    """Float64 embedding bag over row-wise quantized rows: value = scale * code + bias per row
+    (scale, bias as stored), bag b reduces rows indices[starts[b]:starts[b + 1]] (negative: skipped)
+    by sum (weighted by per_sample_weights), mean (sum / count) or max (0 for an empty bag)."""
+    codes = np.asarray(codes, dtype=np.float64)
+    scale = np.asarray(scale, dtype=np.float64)
+    bias = np.asarray(bias, dtype=np.float64)
+    rows = scale[:, None] * codes + bias[:, None]
+    out = np.zeros((len(starts) - 1, codes.shape[1]))
+    for b in range(len(starts) - 1):
+        sel = [i for i in range(starts[b], starts[b + 1]) if indices[i] >= 0]
+        if not sel:
+            continue
+        vals = rows[[indices[i] for i in sel]]
+        if mode == 2:
+            out[b] = vals.max(axis=0)
+            continue
+        w = np.ones(len(sel)) if per_sample_weights is None else np.asarray(per_sample_weights, np.float64)[sel]
+        out[b] = (w[:, None] * vals).sum(axis=0)
+        if mode == 1:
+            out[b] /= starts[b + 1] - starts[b]
+    return out
+
+
+def fused_rows_ref(fused, bits):
+    """(codes [rows, D], scale, bias) of torch's fused row-wise format: 8-bit rows are D codes then
+    float32 scale and bias; 4-bit rows D / 2 bytes (element 2j in the low nibble) then fp16 scale, bias."""
+    fused = np.asarray(fused, dtype=np.uint8)
+    if bits == 8:
+        codes = fused[:, :-8]
+        sb = np.ascontiguousarray(fused[:, -8:]).view(np.float32)
+    else:
+        packed = fused[:, :-4]
+        codes = np.stack([packed & 15, packed >> 4], axis=-1).reshape(len(fused), -1)
+        sb = np.ascontiguousarray(fused[:, -4:]).view(np.float16).astype(np.float32)
+    return codes.astype(np.int64), sb[:, 0], sb[:, 1]
+
+
+# ---------------------------------------------------------------------------
 # fuzzer result checks (test/fuzz/checks.py): references the op tests did not need
 # ---------------------------------------------------------------------------
 def quantize_per_tensor_dynamic_ref(x, qdtype, reduce_range):

@@ -20,6 +20,7 @@ FAMILIES = {
     "pooling / upsample": ALL_PATHS,
     "linear (static, dynamic)": ALL_PATHS,
     "dynamic LSTM / GRU layer": ALL_PATHS,
+    "embeddings (8-bit / 4-bit rows)": ALL_PATHS,
     "conv 1d/2d/3d, depthwise, fused add": ALL_PATHS,
 }
 
@@ -42,6 +43,10 @@ _OP_FAMILY = {
     "linear (static, dynamic)": ("linear_prepack", "linear_unpack", "linear", "linear_relu",
                                  "linear_dynamic", "linear_relu_dynamic"),
     "dynamic LSTM / GRU layer": ("_rnn_layer_dynamic",),
+    "embeddings (8-bit / 4-bit rows)": (
+        "embedding_bag_prepack", "embedding_bag_unpack", "embedding_byte", "embedding_4bit", "embedding_bag_byte",
+        "embedding_bag_4bit", "embedding_bag_byte_prepack", "embedding_bag_byte_unpack", "embedding_bag_4bit_prepack",
+        "embedding_bag_4bit_unpack", "embedding_bag_byte_rowwise_offsets", "embedding_bag_4bit_rowwise_offsets"),
     "conv 1d/2d/3d, depthwise, fused add": (
         "conv1d_prepack", "conv2d_prepack", "conv3d_prepack", "conv1d_unpack", "conv2d_unpack",
         "conv3d_unpack", "conv1d", "conv2d", "conv3d", "conv1d_relu", "conv2d_relu", "conv3d_relu",
@@ -55,7 +60,8 @@ def family_of(op: str) -> str:
         op = op[len("plain_"):]
         op = {"quantize_per_tensor": "quantize_per_tensor", "dequantize_per_tensor": "dequantize",
               "dequantize_per_channel": "dequantize", "add_scalar_qparams": "add_scalar",
-              "mul_scalar_qparams": "mul_scalar"}.get(op, op)
+              "mul_scalar_qparams": "mul_scalar", "rnn_layer_dynamic": "_rnn_layer_dynamic",
+              "conv_prepack": "conv2d_prepack"}.get(op, op)
     for fam, ops in _OP_FAMILY.items():
         if op in ops:
             return fam

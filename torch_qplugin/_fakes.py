@@ -205,6 +205,37 @@ def register():
         fmt = suggest_memory_format(x) if x.dim() == 4 else torch.contiguous_format
         return torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=fmt)
 
+    @_fake("plain_upsample_bilinear2d")
+    def _(x, output_size, align_corners, scales_h=None, scales_w=None):
+        shape = list(x.shape[:-2]) + list(output_size)
+        fmt = suggest_memory_format(x) if x.dim() == 4 else torch.contiguous_format
+        return torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=fmt)
+
+    for name in ("plain_batch_norm2d_relu", "plain_batch_norm3d", "plain_batch_norm3d_relu"):
+        @_fake(name)
+        def _(x, x_scale, x_zero_point, weight, bias, mean, var, eps, output_scale, output_zero_point):
+            return _like(x)
+
+    @_fake("plain_group_norm")
+    def _(x, x_scale, x_zero_point, num_groups, weight, bias, eps, output_scale, output_zero_point):
+        return _like(x)
+
+    @_fake("plain_instance_norm")
+    def _(x, x_scale, x_zero_point, weight, bias, eps, output_scale, output_zero_point):
+        return _like(x)
+
+    @_fake("plain_prelu")
+    def _(x, x_scale, x_zero_point, weight, output_scale, output_zero_point):
+        return _like(x)
+
+    @_fake("plain_celu")
+    def _(x, x_scale, x_zero_point, output_scale, output_zero_point, alpha=1):
+        return _like(x)
+
+    @_fake("plain_threshold")
+    def _(x, x_scale, x_zero_point, threshold, value):
+        return _like(x)
+
     _register_weighted()
 
 

@@ -11,6 +11,7 @@
 #include "cpu/activation.h"
 #include "kernels/dispatch.h"
 #include "packed_params/conv_packed_params.h"
+#include "packed_params/embedding_packed_params.h"
 #include "packed_params/linear_packed_params.h"
 #include "utils/class_check.h"
 
@@ -48,6 +49,8 @@ TORCH_LIBRARY(qplugin, m) {
   qplugin::register_linear_classes();
   // [conv classes]
   qplugin::register_conv_classes(m);
+  // [embedding classes]
+  qplugin::register_embedding_classes();
 
   // ---- Kernel paths -----------------------------------------------------------
   m.def("_active_isa() -> str", &qplugin::active_isa);
@@ -218,6 +221,17 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("plain_avg_pool2d(Tensor x, int x_zero_point, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor");
   m.def("plain_adaptive_avg_pool2d(Tensor x, int[] output_size) -> Tensor");
   m.def("plain_upsample_nearest2d(Tensor x, int[] output_size) -> Tensor");
+  // the plain forms of the later seed ops (cpu/plain.cpp)
+  m.def("plain_upsample_bilinear2d(Tensor x, int[] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor");
+  for (const char* name : {"plain_batch_norm2d_relu", "plain_batch_norm3d", "plain_batch_norm3d_relu"}) {
+    m.def(torch::schema((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor? weight, Tensor? bias, "
+                         "Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor").c_str()));
+  }
+  m.def("plain_group_norm(Tensor x, float x_scale, int x_zero_point, int num_groups, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor");
+  m.def("plain_instance_norm(Tensor x, float x_scale, int x_zero_point, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor");
+  m.def("plain_prelu(Tensor x, float x_scale, int x_zero_point, Tensor weight, float output_scale, int output_zero_point) -> Tensor");
+  m.def("plain_celu(Tensor x, float x_scale, int x_zero_point, float output_scale, int output_zero_point, Scalar alpha=1) -> Tensor");
+  m.def("plain_threshold(Tensor x, float x_scale, int x_zero_point, Scalar threshold, Scalar value) -> Tensor");
   // ---- plain linear / conv (cpu/plain_weights.cpp): the weight as plain tensors + its packed
   // buffer (packed_params/plain_buffer.h, from plain_linear_prepack / plain_conv_prepack).
   m.def("plain_linear_prepack(Tensor w, Tensor w_scales, Tensor w_zero_points) -> Tensor");
@@ -247,4 +261,19 @@ TORCH_LIBRARY(qplugin, m) {
                          "Tensor? bias, Tensor packed, int[] stride, int[] padding, int[] dilation, int groups, "
                          "float output_scale, int output_zero_point) -> Tensor").c_str()));
   }
+
+  // ---- Embeddings on row-wise quantized weights (issue 16): torch's quantized:: schemas ----
+  m.def("embedding_bag_prepack(Tensor weight) -> __torch__.torch.classes.qplugin.EmbeddingPackedParamsBase W_prepack");
+  m.def("embedding_bag_unpack(__torch__.torch.classes.qplugin.EmbeddingPackedParamsBase W_prepack) -> Tensor W_origin",
+        qplugin::with_class_check<qplugin::EmbeddingPackedParams, 0>(TORCH_FN(qplugin::embedding_bag_unpack)));
+  m.def("embedding_byte(__torch__.torch.classes.qplugin.EmbeddingPackedParamsBase weight, Tensor indices, bool pruned_weights=False) -> Tensor");
+  m.def("embedding_4bit(__torch__.torch.classes.qplugin.EmbeddingPackedParamsBase weight, Tensor indices, bool pruned_weights=False) -> Tensor");
+  m.def("embedding_bag_byte(__torch__.torch.classes.qplugin.EmbeddingPackedParamsBase weight, Tensor indices, Tensor? offsets=None, bool scale_grad_by_freq=False, int mode=0, bool pruned_weights=False, Tensor? per_sample_weights=None, Tensor? compressed_indices_mapping=None, bool include_last_offset=False) -> Tensor");
+  m.def("embedding_bag_4bit(__torch__.torch.classes.qplugin.EmbeddingPackedParamsBase weight, Tensor indices, Tensor? offsets=None, bool scale_grad_by_freq=False, int mode=0, bool pruned_weights=False, Tensor? per_sample_weights=None, Tensor? compressed_indices_mapping=None, bool include_last_offset=False) -> Tensor");
+  m.def("embedding_bag_byte_prepack(Tensor weight) -> Tensor");
+  m.def("embedding_bag_byte_unpack(Tensor weight) -> Tensor");
+  m.def("embedding_bag_4bit_prepack(Tensor weight, bool optimized_qparams=False, int nbins=200, float ratio=0.16) -> Tensor");
+  m.def("embedding_bag_4bit_unpack(Tensor weight) -> Tensor");
+  m.def("embedding_bag_byte_rowwise_offsets(Tensor weight, Tensor indices, Tensor? offsets=None, bool scale_grad_by_freq=False, int mode=0, bool pruned_weights=False, Tensor? per_sample_weights=None, Tensor? compressed_indices_mapping=None, bool include_last_offset=False) -> Tensor");
+  m.def("embedding_bag_4bit_rowwise_offsets(Tensor weight, Tensor indices, Tensor? offsets=None, bool scale_grad_by_freq=False, int mode=0, bool pruned_weights=False, Tensor? per_sample_weights=None, Tensor? compressed_indices_mapping=None, bool include_last_offset=False) -> Tensor");
 }

@@ -1,6 +1,7 @@
 """The README's first command, examples/demo.py, runs end to end (short training) and every
-variant — fp32, torch int8 and torch_qplugin int8, static / dynamic / QAT — reloads in a fresh
-process with identical outputs; torch_qplugin's graphs call no quantized:: op."""
+variant — fp32, torch int8, torch_qplugin int8 and its plain form, static / dynamic / QAT — reloads
+in a fresh process with identical outputs; torch_qplugin's graphs call no quantized:: op; the plain
+forms give exactly torch_qplugin's outputs."""
 import json
 import subprocess
 import sys
@@ -19,7 +20,7 @@ def test_demo_runs_end_to_end(tmp_path):
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     results = json.loads((tmp_path / "eval.json").read_text())
     keys = {e["key"] for e in manifest}
-    assert keys == {"fp32"} | {f"{m}_{b}" for m in ("static", "dynamic", "qat") for b in ("torch", "qplugin")}
+    assert keys == {"fp32"} | {f"{m}_{b}" for m in ("static", "dynamic", "qat") for b in ("torch", "qplugin", "plain")}
     for key in keys:
         r = results[key]
         assert "reason" not in r, (key, r)
@@ -27,6 +28,9 @@ def test_demo_runs_end_to_end(tmp_path):
         assert r["acc"] > 0.85, (key, r["acc"])          # 2 epochs on the digits reach ~97%
         if key.endswith("_qplugin"):
             assert r["ops"]["qplugin"] > 0 and r["ops"]["quantized"] == 0, (key, r["ops"])
+    import torch
+    for m in ("static", "dynamic", "qat"):
+        assert torch.equal(torch.load(tmp_path / f"{m}_plain.ref.pt"), torch.load(tmp_path / f"{m}_qplugin.ref.pt")), m
     png = tmp_path / "demo_results.png"
     try:
         import matplotlib  # noqa: F401

@@ -140,6 +140,26 @@ CASES.update({
 })
 
 
+
+def _emb(cls, dtype, **kw):
+    f = (nn.Embedding if cls is nnq.Embedding else nn.EmbeddingBag)(20, 6, **kw)
+    f.qconfig = tq.float_qparams_weight_only_qconfig if dtype == torch.quint8 else tq.float_qparams_weight_only_qconfig_4bit
+    return cls.from_float(f)
+
+
+# embeddings (issue 16)
+CASES.update({
+    "Embedding": (lambda: _emb(nnq.Embedding, torch.quint8), lambda: (torch.randint(0, 20, (3, 4)),),
+                  "qplugin::embedding_byte"),
+    "Embedding4bit": (lambda: _emb(nnq.Embedding, torch.quint4x2), lambda: (torch.randint(0, 20, (5,)),),
+                      "qplugin::embedding_4bit"),
+    "EmbeddingBag": (lambda: _emb(nnq.EmbeddingBag, torch.quint8, mode="mean"),
+                     lambda: (torch.randint(0, 20, (7,)), torch.tensor([0, 3])), "qplugin::embedding_bag_byte"),
+    "EmbeddingBag4bit": (lambda: _emb(nnq.EmbeddingBag, torch.quint4x2),
+                         lambda: (torch.randint(0, 20, (7,)), torch.tensor([0, 3])), "qplugin::embedding_bag_4bit"),
+})
+
+
 def _flat(out):
     if isinstance(out, torch.Tensor):
         return [out.int_repr() if out.is_quantized else out]

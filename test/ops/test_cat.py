@@ -152,3 +152,26 @@ def test_cat_bad_inputs():
         q.cat([a, a], 0, 0.0, 1)
     with pytest.raises(ValueError, match=r"qplugin::cat: qx\[0\] should have at least one dim"):
         q.cat([rand_q((), torch.quint8, 0.05, 128)], 0, None, None)
+
+
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
+@pytest.mark.parametrize("relu", [False, True])
+def test_cat_requant_every_byte_equals_scalar_path(isa, dtype, relu):
+    # Every byte value, long NCHW rows and 64-element channels_last rows, scale pairs whose exact
+    # requantized values fall on .5 ties (0.05 -> 0.06), shrink, grow past the type's range, and a
+    # ratio large enough that the AVX2 path no longer rounds before clamping (it keeps the float
+    # clamps): equal to the scalar path element for element.
+    lo, hi = ref.QRANGE[dtype]
+    ops = q.cat_relu if relu else q.cat
+    zs = ZP[dtype]
+    vals = torch.arange(lo, hi + 1, dtype=torch.int64)
+    data = vals[torch.randperm(256).repeat(4 * 7 * 9)[: 2 * 64 * 7 * 9]].reshape(2, 64, 7, 9)
+    for s_in, s_out in [(0.05, 0.06), (0.06, 0.05), (0.013, 0.4), (0.4, 0.013), (1.0, 1e-5), (100.0, 1e-5)]:
+        a = torch._make_per_tensor_quantized_tensor(data.to(ref.INT_DTYPE[dtype]), s_in, zs[0])
+        b = torch._make_per_tensor_quantized_tensor(data.flip(0).to(ref.INT_DTYPE[dtype]), s_out * 0.7, zs[2])
+        for fmt in (torch.contiguous_format, torch.channels_last):
+            xs = [a.contiguous(memory_format=fmt), b.contiguous(memory_format=fmt)]
+            r = ops(xs, 1, s_out, zs[1]).int_repr()
+            with torch_qplugin.kernel_isa("scalar"):
+                exp = ops(xs, 1, s_out, zs[1]).int_repr()
+            assert torch.equal(r, exp), (s_in, s_out, fmt)

@@ -78,6 +78,8 @@ def _cases():
     b = torch.randn(7)
     mean = torch.randn(3)
     var = torch.rand(3) + 0.1
+    w3, b3 = torch.rand(3) + 0.5, torch.randn(3)
+    slopes = torch.tensor([0.25, -0.5, 1.5])
     return {
         "plain_dequantize_per_tensor": (lambda x: (x, S, Z), lambda x: _qt(x).dequantize()),
         "plain_add": (lambda x: (x, S, Z, x.flip(0), 0.07, 90, SO, ZO),
@@ -130,6 +132,22 @@ def _cases():
                              lambda x: q.avg_pool2d(_qt(x), [2, 3], [2, 2], [1, 1], False, True, None)),
         "plain_adaptive_avg_pool2d": (lambda x: (x, [4, 3]), lambda x: q.adaptive_avg_pool2d(_qt(x), [4, 3])),
         "plain_upsample_nearest2d": (lambda x: (x, [9, 14]), lambda x: q.upsample_nearest2d(_qt(x), [9, 14])),
+        # the later seed ops
+        "plain_upsample_bilinear2d": (lambda x: (x, [9, 14], False),
+                                      lambda x: q.upsample_bilinear2d(_qt(x), [9, 14], False)),
+        "plain_celu": (lambda x: (x, S, Z, SO, ZO, 0.8), lambda x: q.celu(_qt(x), SO, ZO, 0.8)),
+        "plain_threshold": (lambda x: (x, S, Z, 0.5, -1.0), lambda x: q.threshold(_qt(x), 0.5, -1.0)),
+        "plain_batch_norm2d_relu": (lambda x: (x, S, Z, w3, b3, mean, var, 1e-5, SO, ZO),
+                                    lambda x: q.batch_norm2d_relu(_qt(x), w3, b3, mean, var, 1e-5, SO, ZO)),
+        **{f"plain_batch_norm3d{r}": ((lambda x: (x.unsqueeze(2), S, Z, w3, b3, mean, var, 1e-5, SO, ZO)),
+                                      (lambda x, r=r: getattr(q, f"batch_norm3d{r}")(
+                                          _qt(x.unsqueeze(2)), w3, b3, mean, var, 1e-5, SO, ZO)))
+           for r in ("", "_relu")},
+        "plain_group_norm": (lambda x: (x, S, Z, 3, w3, b3, 1e-5, SO, ZO),
+                             lambda x: q.group_norm(_qt(x), 3, w3, b3, 1e-5, SO, ZO)),
+        "plain_instance_norm": (lambda x: (x, S, Z, None, b3, 1e-5, SO, ZO),
+                                lambda x: q.instance_norm(_qt(x), None, b3, 1e-5, SO, ZO)),
+        "plain_prelu": (lambda x: (x, S, Z, slopes, SO, ZO), lambda x: q.prelu(_qt(x), slopes, SO, ZO)),
     }
 
 
@@ -284,6 +302,21 @@ def test_plain_scalar_qparams_match_reference():
      r"qplugin::plain_layer_norm: normalized_shape should match the last dims of x"),
     (lambda: q.plain_relu(_qt(torch.zeros(3, dtype=torch.uint8)), 0.1, 0),
      r"qplugin::plain_relu"),
+    (lambda: q.plain_celu(torch.zeros(3, dtype=torch.uint8), 0.1, 0, 0.1, 0, 0.0),
+     r"qplugin::plain_celu: alpha should be non-zero, got 0"),
+    (lambda: q.plain_prelu(torch.zeros(1, 3, 2, dtype=torch.uint8), 0.1, 0, torch.ones(2), 0.1, 0),
+     r"qplugin::plain_prelu: weight should have 1 or 3 \(x.size\(1\)\) elements, got 2"),
+    (lambda: q.plain_prelu(torch.zeros(1, 3, 2, dtype=torch.uint8), 0.1, 0, torch.ones(3, dtype=torch.int64), 0.1, 0),
+     r"qplugin::plain_prelu: weight should be a float tensor, got dtype Long"),
+    (lambda: q.plain_group_norm(torch.zeros(1, 6, 2, dtype=torch.uint8), 0.1, 0, 4, None, None, 1e-5, 0.1, 0),
+     r"qplugin::plain_group_norm: num_groups should be positive and divide the number of channels 6, got 4"),
+    (lambda: q.plain_batch_norm3d(torch.zeros(1, 2, 3, 3, dtype=torch.uint8), 0.1, 0, None, None, torch.zeros(2),
+                                  torch.ones(2), 1e-5, 0.1, 0),
+     r"qplugin::plain_batch_norm3d: x should be 5-D"),
+    (lambda: q.plain_upsample_bilinear2d(torch.zeros(1, 1, 2, 2, dtype=torch.int32), [4, 4], False),
+     r"qplugin::plain_upsample_bilinear2d: x should be a uint8 or int8 tensor, got dtype Int"),
+    (lambda: q.plain_threshold(torch.zeros(3, dtype=torch.uint8), 0.1, 0, float("nan"), 0.0),
+     r"qplugin::plain_threshold: threshold should be"),
 ])
 def test_plain_op_errors(call, message):
     with pytest.raises((RuntimeError, ValueError), match=message):

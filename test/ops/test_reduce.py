@@ -240,3 +240,15 @@ def test_mean_memory_orders(isa, dtype):
             for keepdim in (False, True):
                 m = q.mean(v, dims, keepdim)
                 np.testing.assert_array_equal(m.int_repr().numpy(), reference.mean_int_ref(v, dims, keepdim))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_argmax_argmin_long_strided_columns(isa, dtype):
+    # dim 0 of [600, 70]: vector paths walk 32 columns at a time in runs of <= 255 rows (the
+    # winning row is found in a later run, an earlier one, or ties across runs keep the first).
+    for levels in (None, 4):
+        x = make_q((600, 70), dtype, levels=levels)
+        for fn, largest in [(q.argmax, True), (q.argmin, False)]:
+            i = fn(x, 0, False)
+            assert torch.equal(i, torch.argmax(x.dequantize(), 0) if largest else torch.argmin(x.dequantize(), 0))
+            np.testing.assert_array_equal(i.numpy(), reference.argmax_ref(x, 0, False, largest))

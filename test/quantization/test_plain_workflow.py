@@ -128,6 +128,7 @@ def _check_round_trips(plain, x, want):
     torch.save(plain.state_dict(), buf)
     buf.seek(0)
     sd = torch.load(buf, weights_only=True)  # tensors only: loads with weights_only
+    assert not any(k.endswith("packed") for k in sd)  # derived per kernel path: rebuilt on load
     other = copy.deepcopy(plain)
     for m in other.modules():  # scramble, then load
         if isinstance(m, nnp.Linear) or isinstance(m, nnp.modules._ConvNd):
@@ -159,6 +160,46 @@ def test_every_plain_module_matches_quantized(isa):
         assert torch.equal(plain(x), want)
     _check_round_trips(plain, x, want)
     assert torch.equal(tq.to_plain(q)(x), want)
+
+
+class _Norms(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.quant = tq.QuantStub()
+        self.bn3 = nn.BatchNorm3d(4)
+        self.bnr3 = nn.Sequential(nn.BatchNorm3d(4), nn.ReLU())
+        self.bnr2 = nn.Sequential(nn.BatchNorm2d(4), nn.ReLU())
+        self.gn = nn.GroupNorm(2, 4)
+        self.in1 = nn.InstanceNorm1d(4, affine=True)
+        self.in2 = nn.InstanceNorm2d(4)
+        self.in3 = nn.InstanceNorm3d(4, affine=True)
+        self.dequant = tq.DeQuantStub()
+
+    def forward(self, x):  # x: (N, 4, 2, 5, 5)
+        x = self.quant(x)
+        y = self.bnr3(self.bn3(x))
+        y = self.in3(self.gn(y))
+        z = self.in2(self.bnr2(y.flatten(1, 2).reshape(y.shape[0], 4, 10, 5)))
+        z = self.in1(z.flatten(2))
+        return self.dequant(z)
+
+
+def test_norm_modules(isa):
+    torch.manual_seed(0)
+    m = _Norms().eval()
+    for bn in (m.bn3, m.bnr3[0], m.bnr2[0]):
+        bn.running_mean.uniform_(-0.5, 0.5)
+        bn.running_var.uniform_(0.5, 2)
+    m = tq.fuse_modules(m, [["bnr3.0", "bnr3.1"], ["bnr2.0", "bnr2.1"]])
+    p = _prepared(m, None, tq.default_qconfig, _calib((2, 4, 2, 5, 5), 2))
+    q, plain = tq.convert(p), tq.convert(p, plain=True)
+    kinds = {type(k) for k in plain.modules()}
+    for cls in (nnp.BatchNorm3d, nnp.BNReLU3d, nnp.BNReLU2d, nnp.GroupNorm, nnp.InstanceNorm1d, nnp.InstanceNorm2d,
+                nnp.InstanceNorm3d):
+        assert cls in kinds, cls
+    x = torch.randn(3, 4, 2, 5, 5)
+    assert torch.equal(plain(x), q(x))
+    assert torch.equal(tq.to_plain(q)(x), q(x))
 
 
 def test_quantize_plain_and_batchnorm2d(isa):
@@ -193,6 +234,7 @@ def test_digits_cnn_static_dynamic_qat(isa):
     _assert_plain_state(dp)
     assert torch.equal(dq(x), dp(x))
     _check_round_trips(dp, x, dq(x))
+    assert torch.equal(tq.to_plain(dq)(x), dq(x))  # its float FloatFunctional stays float
     # QAT
     torch.manual_seed(0)
     m = DigitsCNN().train()
@@ -309,12 +351,12 @@ def test_plain_errors():
         plain.conv1(torch.randn(1, 1, 8, 8))
     with pytest.raises(RuntimeError, match=r"quantize_dynamic: no plain form for 'cell' \(LSTMCell\)"):
         tq.quantize_dynamic(_CellNet(), plain=True)
-    m = nn.Sequential(tq.QuantStub(), nn.Conv2d(1, 2, 1), nn.GroupNorm(1, 2),
+    m = nn.Sequential(tq.QuantStub(), nn.Conv2d(1, 2, 1), nn.PReLU(),
                       tq.DeQuantStub()).eval()
     m.qconfig = tq.default_qconfig
     pm = tq.prepare(m)
     pm(torch.randn(1, 1, 4, 4))
-    with pytest.raises(RuntimeError, match=r"convert: no plain module for observed module\(s\) '2'.*GroupNorm"):
+    with pytest.raises(RuntimeError, match=r"convert: no plain module for observed module\(s\) '2'.*PReLU"):
         tq.convert(pm, plain=True)
 
 

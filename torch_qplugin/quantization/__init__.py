@@ -17,6 +17,9 @@ from .qconfig import (QConfig, default_dynamic_qconfig, default_fake_quant, defa
                       default_per_channel_weight_fake_quant, default_per_channel_weight_observer,
                       default_per_tensor_qconfig, default_qat_qconfig, default_qconfig,
                       default_weight_fake_quant, default_weight_observer)
+from .qconfig import (default_float_qparams_observer, default_float_qparams_observer_4bit,
+                      default_placeholder_observer, float_qparams_weight_only_qconfig,
+                      float_qparams_weight_only_qconfig_4bit)
 from .stubs import DeQuantStub, QuantStub, QuantWrapper
 
 # mappings / quantize import torch_qplugin.nn, whose modules import this package: load them lazily

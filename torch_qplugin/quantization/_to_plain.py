@@ -40,9 +40,7 @@ def _plain_class(m):
     elif mod.startswith("torch.ao.nn.intrinsic.quantized"):
         ours = getattr(nniq, t.__name__, None)
     elif mod.startswith("torch.ao.nn.quantized"):
-        ours = getattr(nnq, t.__name__, None)
-        if t.__name__ == "FloatFunctional" or t.__name__ == "QFunctional":
-            ours = nnq.QFunctional
+        ours = getattr(nnq, t.__name__, None)  # (FloatFunctional -> ours, which has no plain form: stays)
     else:
         return None
     return P.PLAIN_OF.get(ours)
@@ -123,5 +121,7 @@ def check_all_plain(model, who):
 
 def _is_quantized_module(m):
     mod = type(m).__module__
+    if type(m).__name__ in ("FloatFunctional", "FXFloatFunctional"):  # float modules living there
+        return False
     return mod.startswith(("torch_qplugin.nn.quantized", "torch_qplugin.nn.intrinsic.quantized",
                            "torch.ao.nn.quantized", "torch.ao.nn.intrinsic.quantized"))

@@ -73,6 +73,12 @@ DEFAULT_STATIC_QUANT_MODULE_MAPPINGS.update({
     nn.AdaptiveAvgPool3d: nnq.AdaptiveAvgPool3d,
 })
 
+# embeddings, weight-only (issue 16): static and dynamic, as torch
+DEFAULT_STATIC_QUANT_MODULE_MAPPINGS.update({
+    nn.Embedding: nnq.Embedding,
+    nn.EmbeddingBag: nnq.EmbeddingBag,
+})
+
 # QAT modules (after prepare_qat) -> quantized
 if C.QAT_AVAILABLE:
     _QAT = C.qat
@@ -125,6 +131,7 @@ DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS = {
 }
 if C.QAT_AVAILABLE:
     DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS[C.qat.Linear] = nnqd.Linear
+DEFAULT_DYNAMIC_QUANT_MODULE_MAPPINGS.update({nn.Embedding: nnq.Embedding, nn.EmbeddingBag: nnq.EmbeddingBag})
 
 # modules whose quantized form keeps the input's qparams: no output observer needed
 _NO_OBSERVER = {nn.ReLU, nn.ReLU6, nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d, nn.Sigmoid,
@@ -132,6 +139,7 @@ _NO_OBSERVER = {nn.ReLU, nn.ReLU6, nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPoo
 
 
 _NO_OBSERVER |= {nn.AvgPool3d, nn.AdaptiveAvgPool3d}
+_NO_OBSERVER |= {nn.Embedding, nn.EmbeddingBag}  # float outputs
 
 
 def no_observer_set():

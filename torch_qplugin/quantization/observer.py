@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 _PER_TENSOR = (torch.per_tensor_affine, torch.per_tensor_symmetric)
-_PER_CHANNEL = (torch.per_channel_affine, torch.per_channel_symmetric)
+_PER_CHANNEL = (torch.per_channel_affine, torch.per_channel_symmetric, torch.per_channel_affine_float_qparams)
 _SYMMETRIC = (torch.per_tensor_symmetric, torch.per_channel_symmetric)
 
 
@@ -67,7 +67,9 @@ def _qrange(dtype, reduce_range, quant_min, quant_max):
         return (0, 127) if reduce_range else (0, 255)
     if dtype in (torch.qint32, torch.int32):
         return -(2 ** 31), 2 ** 31 - 1
-    raise ValueError(f"observer: dtype should be quint8, qint8 or qint32, got {dtype}")
+    if dtype == torch.quint4x2:  # 4-bit embedding rows (float_qparams_weight_only_qconfig_4bit)
+        return 0, 15
+    raise ValueError(f"observer: dtype should be quint8, qint8, qint32 or quint4x2, got {dtype}")
 
 
 class ObserverBase(ABC, nn.Module):
@@ -112,6 +114,12 @@ class UniformQuantizationObserverBase(ObserverBase):
         if not _min_max_valid(min_val, max_val):
             return torch.tensor([1.0], device=min_val.device.type), torch.tensor([0], device=min_val.device.type)
         qmin, qmax = self.quant_min, self.quant_max
+        if self.qscheme == torch.per_channel_affine_float_qparams:
+            # embedding rows (torch's rule): the row's own range, float zero_point = -min / scale,
+            # so that q = round((x - min) / scale)
+            scale = (max_val - min_val) / float(qmax - qmin)
+            scale = torch.where(scale > self.eps, scale, torch.ones_like(scale))
+            return scale, -1 * min_val / scale
         min_neg = torch.min(min_val, torch.zeros_like(min_val))
         max_pos = torch.max(max_val, torch.zeros_like(max_val))
         device = min_neg.device

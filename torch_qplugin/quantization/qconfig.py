@@ -70,3 +70,18 @@ default_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer,
                                   weight=default_per_channel_weight_observer)
 #: quantization-aware training
 default_qat_qconfig = QConfig(activation=default_fake_quant, weight=default_per_channel_weight_fake_quant)
+
+
+# ---- embeddings (issue 16): weight-only, row-wise float qparams; activations stay float --------
+default_placeholder_observer = PlaceholderObserver
+default_float_qparams_observer = PerChannelMinMaxObserver.with_args(
+    dtype=torch.quint8, qscheme=torch.per_channel_affine_float_qparams, ch_axis=0)
+default_float_qparams_observer_4bit = PerChannelMinMaxObserver.with_args(
+    dtype=torch.quint4x2, qscheme=torch.per_channel_affine_float_qparams, ch_axis=0)
+float_qparams_weight_only_qconfig = QConfig(activation=default_placeholder_observer,
+                                            weight=default_float_qparams_observer)
+float_qparams_weight_only_qconfig_4bit = QConfig(activation=default_placeholder_observer,
+                                                 weight=default_float_qparams_observer_4bit)
+__all__ += ["default_placeholder_observer", "default_float_qparams_observer",
+            "default_float_qparams_observer_4bit", "float_qparams_weight_only_qconfig",
+            "float_qparams_weight_only_qconfig_4bit"]

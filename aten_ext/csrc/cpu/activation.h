@@ -84,6 +84,12 @@ void check_batch_norm_args(const char* op, const char* arg, at::IntArrayRef size
                            const at::Tensor& var, double eps);
 // A float32 / float64 parameter tensor of the given shape (undefined passes: optional).
 void check_norm_param(const char* op, const char* arg, const at::Tensor& t, at::IntArrayRef shape);
+// group_norm / instance_norm (num_groups None: one group per channel) on an input of sizes
+// [N, C, ...]: checks and returns the number of groups.
+int64_t check_group_norm_args(const char* op, const char* arg, at::IntArrayRef sizes,
+                              c10::optional<int64_t> num_groups, const at::Tensor& weight, const at::Tensor& bias);
+// prelu's slopes from a float weight of 1 or C = x_sizes[1] entries (finite).
+std::vector<double> prelu_slopes(const char* op, const char* arg, at::IntArrayRef x_sizes, const at::Tensor& w);
 
 // Shared checks of the adapters.
 void check_per_tensor_input(const char* op, const char* arg, const at::Tensor& t);

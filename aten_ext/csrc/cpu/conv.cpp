@@ -152,9 +152,9 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
     return;
   }
 
-  const int isa = static_cast<int>(path);
-  const int8_t* packed = p.packed_for(isa);
-  const int64_t gstride = p.packed_group_stride(isa);
+  // The engine's packed weight of each group (the AVX2 path reads its int16 layout).
+  std::vector<kernels::gemm::PackedB> wb(static_cast<size_t>(p.groups));
+  for (int64_t gi = 0; gi < p.groups; ++gi) wb[gi] = p.packed[gi]->view(path == kernels::Isa::kAvx2);
   const int64_t elem = QPLUGIN_ISA_CALL_ON(path, conv_a_elem_size);
   const int64_t kp = p.Kp;
   const int64_t G = p.groups;
@@ -166,8 +166,7 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   // "tap" of S4 = round_up(KW * C, 4) bytes against zero-padded weights, rather than im2col.
   const bool rows_mode = has_ind && p.ICg % 4 != 0 && G == 1 && p.DW == 1;
   const bool indirect = has_ind && (p.ICg % 4 == 0 || rows_mode);
-  const int8_t* ind_packed = rows_mode ? p.packed_rows_for(isa) : packed;
-  const int64_t ind_kp = rows_mode ? p.K4 : kp;
+  const kernels::gemm::PackedB rows_b = rows_mode ? p.packed_rows().view() : kernels::gemm::PackedB{};
   // Indirect: read the receptive fields in place from an x_zp-padded copy of x.
   at::Tensor xpad;
   kernels::ConvGeom gp = g;
@@ -238,7 +237,6 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
     nsplit = threads;
   }
   const int64_t panels = (ocg + 15) / 16;
-  const int64_t panel_bytes = QPLUGIN_ISA_CALL_ON(path, conv_packed_b_bytes, 16, kp);
   if (nsplit == 1 && threads > 1 && (N * G) % threads != 0) {
     // parallel_for hands each thread a contiguous run of ceil(tasks / threads) tasks: make the
     // task count a multiple of the thread count with blocks of equal size (a multiple of 12
@@ -251,10 +249,25 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   }
   const int64_t mblocks = (M + mb - 1) / mb;
   const int64_t tasks = nsplit * N * G * mblocks;
+  // The scalar and AVX2 paths run the GEMM engine's block (kernels/gemm: its tiles, its
+  // zero-point algebra, its epilogue); AVX-512 keeps conv's own VNNI tiles (12-row and indirect).
+  const bool engine = path != kernels::Isa::kAvx512;
+  kernels::gemm::QGemmParams qbase;
+  qbase.lda = kp;
+  qbase.a_zero_point = xzp;
+  qbase.b_zero_points_all_zero = !p.any_wzp;
+  qbase.kind = kernels::gemm::OutKind::kU8;
+  qbase.ldc = OC;
+  qbase.out_zero_point = base.y_zp;
+  qbase.out_min = base.qmin;
+  qbase.out_max = base.qmax;
+  qbase.ld_add = OC;
+  qbase.add_zp = base.add_zp;
+  qbase.add_mult = base.add_mult;
   at::parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
     const bool need_a = !direct && !indirect;
     std::vector<uint8_t> abuf(need_a ? static_cast<size_t>(mb * kp * elem + 64) : 0);
-    std::vector<int32_t> rsum(p.any_wzp ? static_cast<size_t>(mb) : 0);
+    std::vector<int32_t> rsum(p.any_wzp && !engine ? static_cast<size_t>(mb) : 0);
     for (int64_t t0 = begin; t0 < end; ++t0) {
       const int64_t si = t0 / (N * G * mblocks);  // output channel range (nsplit > 1)
       const int64_t t = t0 % (N * G * mblocks);
@@ -275,7 +288,7 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
       ep.add = addp != nullptr ? addp + ooff : nullptr;
       if (indirect) {
         QPLUGIN_ISA_CALL_ON(path, conv_gemm_indirect, xsrc + n * src_img, gp, gi, m0, mc,
-                         ind_packed + gi * gstride, ind_kp, ocg, ep, yp + ooff, OC);
+                         rows_mode ? rows_b : wb[gi], ocg, ep, yp + ooff, OC);
         continue;
       }
       const void* a;
@@ -283,10 +296,28 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
         a = xp + n * in_img + m0 * g.C;
       } else {
         QPLUGIN_ISA_CALL_ON(path, conv_im2col, xp + n * in_img, g, gi, m0, mc, abuf.data(), kp, xzp,
-                         p.any_wzp ? rsum.data() : nullptr);
+                         rsum.empty() ? nullptr : rsum.data());
         a = abuf.data();
       }
-      QPLUGIN_ISA_CALL_ON(path, conv_gemm, a, kp, mc, packed + gi * gstride + p0 * panel_bytes, ncount, ep, yp + ooff, OC);
+      if (engine) {
+        kernels::gemm::QGemmParams q = qbase;
+        q.M = mc;
+        if (elem == 2) {
+          q.a16 = static_cast<const int16_t*>(a);
+        } else {
+          q.a = static_cast<const uint8_t*>(a);
+        }
+        q.b = &wb[gi];
+        q.b_zero_points = p.w_zp.data() + gi * ocg;
+        q.multipliers = mult.data() + gi * ocg;
+        q.bias = bias.data() + gi * ocg;
+        // output / residual at column 0 of the group: the block writes columns [nc0, nc0 + ncount)
+        q.out = yp + (ooff - nc0);
+        q.add = addp != nullptr ? addp + (ooff - nc0) : nullptr;
+        QPLUGIN_ISA_CALL_ON(path, qgemm_block, q, 0, mc, nc0, nc0 + ncount);
+        continue;
+      }
+      QPLUGIN_ISA_CALL_ON(path, conv_gemm, a, kp, mc, wb[gi], nc0, ncount, ep, yp + ooff, OC);
     }
   });
 }

@@ -232,6 +232,33 @@ void check_norm_qparams(const char* op, double in_scale, int64_t in_zp, double e
                     ": eps should be a finite non-negative number, got ", eps);
 }
 
+int64_t check_group_norm_args(const char* op, const char* arg, at::IntArrayRef sizes,
+                              c10::optional<int64_t> num_groups, const at::Tensor& weight, const at::Tensor& bias) {
+  TORCH_CHECK_VALUE(sizes.size() >= 2, "qplugin::", op, ": ", arg, " should have at least 2 dims [N, C, ...], got ",
+                    sizes.size(), " dims (shape ", sizes, ")");
+  const int64_t C = sizes[1];
+  const int64_t groups = num_groups.has_value() ? *num_groups : C;
+  if (num_groups.has_value()) {
+    TORCH_CHECK_VALUE(groups > 0 && C % groups == 0, "qplugin::", op,
+                      ": num_groups should be positive and divide the number of channels ", C, ", got ", groups);
+  }
+  check_norm_param(op, "weight", weight, {C});
+  check_norm_param(op, "bias", bias, {C});
+  return groups;
+}
+
+std::vector<double> prelu_slopes(const char* op, const char* arg, at::IntArrayRef x_sizes, const at::Tensor& w) {
+  const int64_t C = x_sizes.size() >= 2 ? x_sizes[1] : 1;
+  TORCH_CHECK_VALUE(w.numel() == 1 || (x_sizes.size() >= 2 && w.numel() == C), "qplugin::", op, ": weight should "
+                    "have 1 or ", C, " (", arg, ".size(1)) elements, got ", w.numel());
+  const at::Tensor wd = w.to(at::kDouble).contiguous();
+  std::vector<double> slopes(wd.const_data_ptr<double>(), wd.const_data_ptr<double>() + wd.numel());
+  for (double v : slopes) {
+    TORCH_CHECK_VALUE(std::isfinite(v), "qplugin::", op, ": weight should be finite, got ", v);
+  }
+  return slopes;
+}
+
 void check_layer_norm_args(const char* op, const char* arg, at::IntArrayRef sizes,
                            at::IntArrayRef normalized_shape, const at::Tensor& weight, const at::Tensor& bias) {
   const int64_t k = static_cast<int64_t>(normalized_shape.size());

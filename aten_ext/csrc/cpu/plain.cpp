@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
+#include <cmath>
 #include <tuple>
 #include <vector>
 
@@ -247,18 +248,74 @@ at::Tensor p_layer_norm(const at::Tensor& x, double x_scale, int64_t x_zp, at::I
   layer_norm_int_out(x, out, normalized_shape, w, b, eps, x_scale, x_zp, output_scale, output_zero_point);
   return out;
 }
-at::Tensor p_batch_norm2d(const at::Tensor& x, double x_scale, int64_t x_zp, const c10::optional<at::Tensor>& weight,
-                          const c10::optional<at::Tensor>& bias, const at::Tensor& mean, const at::Tensor& var,
-                          double eps, double output_scale, int64_t output_zero_point) {
-  constexpr const char* op = "plain_batch_norm2d";
+
+// batch_norm2d_relu / batch_norm3d(_relu) (batch_norm2d above keeps its own name in messages)
+template <int64_t kDims, bool kRelu>
+at::Tensor p_batch_norm(const at::Tensor& x, double x_scale, int64_t x_zp, const c10::optional<at::Tensor>& weight,
+                        const c10::optional<at::Tensor>& bias, const at::Tensor& mean, const at::Tensor& var,
+                        double eps, double output_scale, int64_t output_zero_point) {
+  const char* op = kDims == 4 ? (kRelu ? "plain_batch_norm2d_relu" : "plain_batch_norm2d")
+                              : (kRelu ? "plain_batch_norm3d_relu" : "plain_batch_norm3d");
   check_int_input(op, "x", x);
   check_norm_qparams(op, x_scale, x_zp, eps, output_scale, output_zero_point, x.scalar_type());
   const at::Tensor w = weight.has_value() ? *weight : at::Tensor();
   const at::Tensor b = bias.has_value() ? *bias : at::Tensor();
-  check_batch_norm_args(op, "x", x.sizes(), 4, w, b, mean, var, eps);
+  check_batch_norm_args(op, "x", x.sizes(), kDims, w, b, mean, var, eps);
   at::Tensor out = new_like(x);
-  batch_norm_int_out(op, x, out, w, b, mean, var, eps, x_scale, x_zp, output_scale, output_zero_point, false);
+  batch_norm_int_out(op, x, out, w, b, mean, var, eps, x_scale, x_zp, output_scale, output_zero_point, kRelu);
   return out;
+}
+at::Tensor group_norm_new(const char* op, const at::Tensor& x, double x_scale, int64_t x_zp,
+                          c10::optional<int64_t> num_groups, const c10::optional<at::Tensor>& weight,
+                          const c10::optional<at::Tensor>& bias, double eps, double output_scale,
+                          int64_t output_zero_point) {
+  check_int_input(op, "x", x);
+  check_norm_qparams(op, x_scale, x_zp, eps, output_scale, output_zero_point, x.scalar_type());
+  const at::Tensor w = weight.has_value() ? *weight : at::Tensor();
+  const at::Tensor b = bias.has_value() ? *bias : at::Tensor();
+  const int64_t groups = check_group_norm_args(op, "x", x.sizes(), num_groups, w, b);
+  at::Tensor out = new_like(x);
+  if (x.size(1) == 0) return out;
+  group_norm_int_out(x, out, groups, w, b, eps, x_scale, x_zp, output_scale, output_zero_point);
+  return out;
+}
+at::Tensor p_group_norm(const at::Tensor& x, double x_scale, int64_t x_zp, int64_t num_groups,
+                        const c10::optional<at::Tensor>& weight, const c10::optional<at::Tensor>& bias, double eps,
+                        double output_scale, int64_t output_zero_point) {
+  return group_norm_new("plain_group_norm", x, x_scale, x_zp, num_groups, weight, bias, eps, output_scale,
+                        output_zero_point);
+}
+at::Tensor p_instance_norm(const at::Tensor& x, double x_scale, int64_t x_zp, const c10::optional<at::Tensor>& weight,
+                           const c10::optional<at::Tensor>& bias, double eps, double output_scale,
+                           int64_t output_zero_point) {
+  return group_norm_new("plain_instance_norm", x, x_scale, x_zp, c10::nullopt, weight, bias, eps, output_scale,
+                        output_zero_point);
+}
+at::Tensor p_prelu(const at::Tensor& x, double x_scale, int64_t x_zp, const at::Tensor& weight, double output_scale,
+                   int64_t output_zero_point) {
+  constexpr const char* op = "plain_prelu";
+  check_int_input(op, "x", x);
+  check_norm_qparams(op, x_scale, x_zp, 0.0, output_scale, output_zero_point, x.scalar_type());
+  TORCH_CHECK(at::isFloatingType(weight.scalar_type()), "qplugin::", op, ": weight should be a float tensor, got dtype ",
+              weight.scalar_type());
+  const std::vector<double> slopes = prelu_slopes(op, "x", x.sizes(), weight);
+  at::Tensor out = new_like(x);
+  prelu_int_out(x, out, slopes, x_scale, x_zp, output_scale, output_zero_point);
+  return out;
+}
+at::Tensor p_celu(const at::Tensor& x, double x_scale, int64_t x_zp, double output_scale, int64_t output_zero_point,
+                  const at::Scalar& alpha) {
+  constexpr const char* op = "plain_celu";
+  const double a = finite_scalar(op, "alpha", alpha);
+  TORCH_CHECK_VALUE(a != 0, "qplugin::plain_celu: alpha should be non-zero, got 0");
+  return act_new(op, x, x_scale, x_zp, kernels::ActKind::kCelu, output_scale, output_zero_point, a);
+}
+// Keeps x's qparams: x where x > threshold, else value (quantized with x's qparams).
+at::Tensor p_threshold(const at::Tensor& x, double x_scale, int64_t x_zp, const at::Scalar& threshold,
+                       const at::Scalar& value) {
+  constexpr const char* op = "plain_threshold";
+  return act_new(op, x, x_scale, x_zp, kernels::ActKind::kThreshold, x_scale, x_zp,
+                 finite_scalar(op, "threshold", threshold), finite_scalar(op, "value", value));
 }
 
 // ---- pooling and upsampling (integer domain: no scale needed) ----
@@ -302,6 +359,19 @@ at::Tensor p_upsample_nearest2d(const at::Tensor& x, at::IntArrayRef output_size
   check_int_input(op, "x", x);
   at::Tensor out = pool_out(x, upsample_nearest2d_output_sizes(op, x.sizes(), output_size));
   upsample_nearest2d_int_out(x, out);
+  return out;
+}
+at::Tensor p_upsample_bilinear2d(const at::Tensor& x, at::IntArrayRef output_size, bool align_corners,
+                                 c10::optional<double> scales_h, c10::optional<double> scales_w) {
+  constexpr const char* op = "plain_upsample_bilinear2d";
+  TORCH_CHECK(x.scalar_type() == at::kByte || x.scalar_type() == at::kChar, "qplugin::", op,
+              ": x should be a uint8 or int8 tensor, got dtype ", x.scalar_type());
+  for (const auto& sc : {scales_h, scales_w}) {
+    TORCH_CHECK_VALUE(!sc.has_value() || (std::isfinite(*sc) && *sc > 0), "qplugin::", op,
+                      ": scales_h / scales_w should be positive finite numbers or None, got ", *sc);
+  }
+  at::Tensor out = pool_out(x, upsample_nearest2d_output_sizes(op, x.sizes(), output_size));
+  upsample_bilinear2d_int_out(x, out, align_corners, scales_h, scales_w);
   return out;
 }
 
@@ -354,11 +424,20 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("plain_elu", TORCH_FN(p_elu));
   m.impl("plain_softmax", TORCH_FN(p_softmax));
   m.impl("plain_layer_norm", TORCH_FN(p_layer_norm));
-  m.impl("plain_batch_norm2d", TORCH_FN(p_batch_norm2d));
+  m.impl("plain_batch_norm2d", TORCH_FN((p_batch_norm<4, false>)));
   m.impl("plain_max_pool2d", TORCH_FN(p_max_pool2d));
   m.impl("plain_avg_pool2d", TORCH_FN(p_avg_pool2d));
   m.impl("plain_adaptive_avg_pool2d", TORCH_FN(p_adaptive_avg_pool2d));
   m.impl("plain_upsample_nearest2d", TORCH_FN(p_upsample_nearest2d));
+  m.impl("plain_upsample_bilinear2d", TORCH_FN(p_upsample_bilinear2d));
+  m.impl("plain_batch_norm2d_relu", TORCH_FN((p_batch_norm<4, true>)));
+  m.impl("plain_batch_norm3d", TORCH_FN((p_batch_norm<5, false>)));
+  m.impl("plain_batch_norm3d_relu", TORCH_FN((p_batch_norm<5, true>)));
+  m.impl("plain_group_norm", TORCH_FN(p_group_norm));
+  m.impl("plain_instance_norm", TORCH_FN(p_instance_norm));
+  m.impl("plain_prelu", TORCH_FN(p_prelu));
+  m.impl("plain_celu", TORCH_FN(p_celu));
+  m.impl("plain_threshold", TORCH_FN(p_threshold));
 }
 
 // An empty list (or no tensor argument) carries no dispatch key; the dispatcher then takes this entry.

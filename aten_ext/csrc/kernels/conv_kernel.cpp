@@ -33,16 +33,6 @@ inline uint8_t finish_one(int32_t t, float mult, float bias, const uint8_t* add,
   return static_cast<uint8_t>(requantize<float>(v, ep.y_zp, ep.qmin, ep.qmax));
 }
 
-// int32 correction of a raw sum of x * w into sum of (x - x_zp) * (w - w_zp).
-// Wrapping arithmetic: the final value is within int32 (prepack bounds K).
-inline int32_t correct_one(int32_t raw, int64_t m, int64_t n, const ConvEpilogue& ep) {
-  uint32_t t = static_cast<uint32_t>(raw) + static_cast<uint32_t>(ep.col_const[n]);
-  if (ep.w_zp != nullptr) {
-    t -= static_cast<uint32_t>(ep.w_zp[n]) * static_cast<uint32_t>(ep.row_sum[m]);
-  }
-  return static_cast<int32_t>(t);
-}
-
 #if QPLUGIN_SIMD
 using namespace simd;
 
@@ -270,49 +260,11 @@ void ukernel_ind(const uint8_t* const* rows, const int64_t* tap_off, int64_t nta
       for (int j = 0; j < NV; ++j) _mm512_storeu_si512(cbuf + (r * NV + j) * 16, acc[r][j]);
   }
 }
-#elif defined(QPLUGIN_ISA_AVX2)
-constexpr int kMR = i16::kMR;
-constexpr int kBlockN = i16::kNR;
-// One block of 16 channels, MR rows: the exact int16 register tile of kernels/gemm
-// (tile_i16_avx2.h; a is the widened im2col rows, b the block's int16 weights), then the
-// epilogue per 8 channels and row.
-template <int MR, int NV>
-void ukernel(const int16_t* a, int64_t kp, const int16_t* b, int64_t m0, int64_t n0, int ncols,
-             const ConvEpilogue& ep, uint8_t* y, int64_t ldy) {
-  static_assert(NV == 2, "AVX2 blocks are 16 channels");
-  alignas(32) int32_t acc[MR * kBlockN];
-  i16::tile<MR>(a, kp, kp / 2, b, acc);
-#pragma GCC unroll 2
-  for (int j = 0; j < 2; ++j) {
-    const int cnt = std::min(kLanes, ncols - j * kLanes);
-    if (cnt <= 0) break;
-    const int64_t n = n0 + j * kLanes;
-    const VI cc = loadu_i_n(ep.col_const + n, cnt);
-    const VF mult = loadu_f_n(ep.mult + n, cnt);
-    const VF bias = loadu_f_n(ep.bias + n, cnt);
-    const VI wzp = ep.w_zp != nullptr ? loadu_i_n(ep.w_zp + n, cnt) : set1_i(0);
-    for (int r = 0; r < MR; ++r) {
-      VI t = add_i(loadu_i(acc + r * kBlockN + j * kLanes), cc);
-      if (ep.w_zp != nullptr) t = sub_i(t, mullo_i(wzp, set1_i(ep.row_sum[m0 + r])));
-      const uint8_t* add = ep.add != nullptr ? ep.add + (m0 + r) * ldy + n : nullptr;
-      finish_vec(t, mult, bias, add, cnt, ep, y + (m0 + r) * ldy + n);
-    }
-  }
-}
 #endif
 
-#if QPLUGIN_SIMD
 #if defined(QPLUGIN_ISA_AVX512)
 using AElem = uint8_t;
-#else
-using AElem = int16_t;
-#endif
-
-#if defined(QPLUGIN_ISA_AVX512)
-using BElem = int8_t;
-#else
-using BElem = int16_t;  // widened at prepack (conv_pack_b)
-#endif
+using BElem = int8_t;  // the engine's quad layout (PackedB::data)
 
 template <int NV, int MR = kMR>
 void gemm_rows(const AElem* a, int64_t kp, int64_t mcount, const BElem* b, int64_t n0, int ncols,
@@ -332,14 +284,12 @@ void gemm_rows(const AElem* a, int64_t kp, int64_t mcount, const BElem* b, int64
     QPLUGIN_CONV_REM_(3)
     QPLUGIN_CONV_REM_(4)
     QPLUGIN_CONV_REM_(5)
-#if defined(QPLUGIN_ISA_AVX512)
     QPLUGIN_CONV_REM_(6)
     QPLUGIN_CONV_REM_(7)
     QPLUGIN_CONV_REM_(8)
     QPLUGIN_CONV_REM_(9)
     QPLUGIN_CONV_REM_(10)
     QPLUGIN_CONV_REM_(11)
-#endif
 #undef QPLUGIN_CONV_REM_
     default: break;
   }
@@ -358,54 +308,6 @@ int64_t conv_a_elem_size() {
 }
 
 int64_t conv_a_row_elems(int64_t k) { return round_up(k, 4); }
-
-int64_t conv_packed_b_bytes(int64_t n, int64_t kp) {
-#if defined(QPLUGIN_ISA_AVX2)
-  return round_up(n, kBlockN) * kp * 2;  // int16
-#elif QPLUGIN_SIMD
-  return round_up(n, kBlockN) * kp;
-#else
-  return n * kp;
-#endif
-}
-
-void conv_pack_b(const int8_t* w, int64_t n, int64_t k, int64_t kp, int8_t* out) {
-#if defined(QPLUGIN_ISA_AVX512)
-  // [block][kp / 4][16 channels][4]
-  const int64_t nb = round_up(n, kBlockN) / kBlockN;
-  for (int64_t blk = 0; blk < nb; ++blk) {
-    int8_t* o = out + blk * kp * kBlockN;
-    for (int64_t k4 = 0; k4 < kp; k4 += 4) {
-      for (int64_t j = 0; j < kBlockN; ++j) {
-        const int64_t row = blk * kBlockN + j;
-        for (int64_t t = 0; t < 4; ++t) {
-          const int64_t col = k4 + t;
-          o[k4 * kBlockN + j * 4 + t] = (row < n && col < k) ? w[row * k + col] : int8_t(0);
-        }
-      }
-    }
-  }
-#elif defined(QPLUGIN_ISA_AVX2)
-  // int16 [block][kp / 2][16 channels][2] (the panel layout of tile_i16_avx2.h)
-  const int64_t nb = round_up(n, kBlockN) / kBlockN;
-  for (int64_t blk = 0; blk < nb; ++blk) {
-    int16_t* o = reinterpret_cast<int16_t*>(out) + blk * kp * kBlockN;
-    for (int64_t k2 = 0; k2 < kp; k2 += 2) {
-      for (int64_t j = 0; j < kBlockN; ++j) {
-        const int64_t row = blk * kBlockN + j;
-        for (int64_t t = 0; t < 2; ++t) {
-          const int64_t col = k2 + t;
-          o[k2 * kBlockN + j * 2 + t] = (row < n && col < k) ? w[row * k + col] : int8_t(0);
-        }
-      }
-    }
-  }
-#else
-  for (int64_t r = 0; r < n; ++r) {
-    for (int64_t c = 0; c < kp; ++c) out[r * kp + c] = c < k ? w[r * k + c] : int8_t(0);
-  }
-#endif
-}
 
 namespace {
 // dst[0, n) = src[0, n), widened to T. Fixed-size chunks so the compiler emits
@@ -512,10 +414,12 @@ void conv_im2col(const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0,
   }
 }
 
-void conv_gemm(const void* a, int64_t kp, int64_t mcount, const int8_t* b, int64_t ncount,
-               const ConvEpilogue& ep, uint8_t* y, int64_t ldy) {
+void conv_gemm(const void* a, int64_t kp, int64_t mcount, const gemm::PackedB& pb, int64_t n0,
+               int64_t ncount, const ConvEpilogue& ep, uint8_t* y, int64_t ldy) {
 #if defined(QPLUGIN_ISA_AVX512)
+  static_assert(kBlockN == gemm::kPanelN, "one engine panel per 16-channel block");
   const AElem* av = static_cast<const AElem*>(a);
+  const int8_t* b = pb.data + (n0 / kBlockN) * kp * kBlockN;  // kp == padded_k(pb.K)
   int64_t n = 0;
   // 64-channel panels (6 rows x 4 vectors), then 32, then 16.
   for (; n + 3 * kBlockN < ncount; n += 4 * kBlockN) {
@@ -529,26 +433,8 @@ void conv_gemm(const void* a, int64_t kp, int64_t mcount, const int8_t* b, int64
   if (n < ncount) {
     gemm_rows<1>(av, kp, mcount, b + n * kp, n, static_cast<int>(ncount - n), ep, y, ldy);
   }
-#elif defined(QPLUGIN_ISA_AVX2)
-  const AElem* av = static_cast<const AElem*>(a);
-  const int16_t* b16 = reinterpret_cast<const int16_t*>(b);
-  for (int64_t n = 0; n < ncount; n += kBlockN) {
-    const int cols = static_cast<int>(std::min<int64_t>(kBlockN, ncount - n));
-    gemm_rows<2>(av, kp, mcount, b16 + n * kp, n, cols, ep, y, ldy);
-  }
 #else
-  const uint8_t* av = static_cast<const uint8_t*>(a);
-  for (int64_t m = 0; m < mcount; ++m) {
-    const uint8_t* ar = av + m * kp;
-    for (int64_t n = 0; n < ncount; ++n) {
-      const int8_t* br = b + n * kp;
-      int32_t s = 0;
-      for (int64_t k = 0; k < kp; ++k) s += static_cast<int32_t>(ar[k]) * static_cast<int32_t>(br[k]);
-      const int32_t t = correct_one(s, m, n, ep);
-      const uint8_t* add = ep.add != nullptr ? ep.add + m * ldy + n : nullptr;
-      y[m * ldy + n] = finish_one(t, ep.mult[n], ep.bias[n], add, ep);
-    }
-  }
+  (void)a; (void)kp; (void)mcount; (void)pb; (void)n0; (void)ncount; (void)ep; (void)y; (void)ldy;
 #endif
 }
 
@@ -641,9 +527,11 @@ bool conv_has_indirect() {
 }
 
 void conv_gemm_indirect(const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0,
-                        int64_t mcount, const int8_t* b, int64_t kp, int64_t ncount,
+                        int64_t mcount, const gemm::PackedB& pb, int64_t ncount,
                         const ConvEpilogue& ep, uint8_t* y, int64_t ldy) {
 #if defined(QPLUGIN_ISA_AVX512)
+  const int8_t* b = pb.data;
+  const int64_t kp = gemm::padded_k(pb.K);
   std::vector<int64_t> tap_off;
   for (int64_t kd = 0; kd < g.KD; ++kd)
     for (int64_t kh = 0; kh < g.KH; ++kh)
@@ -666,7 +554,7 @@ void conv_gemm_indirect(const uint8_t* x, const ConvGeom& g, int64_t group, int6
                     static_cast<int>(ncount - n), ep, y, ldy);
   }
 #else
-  (void)x; (void)g; (void)group; (void)m0; (void)mcount; (void)b; (void)kp; (void)ncount;
+  (void)x; (void)g; (void)group; (void)m0; (void)mcount; (void)pb; (void)ncount;
   (void)ep; (void)y; (void)ldy;
 #endif
 }

@@ -8,15 +8,18 @@
 //  - implicit GEMM: per (image, group, block of output pixels) the pixels'
 //    receptive fields are gathered into rows of A (im2col; the 1x1 / stride 1
 //    case reads the input in place), then C[m][n] = sum_k A[m][k] * B[n][k]
-//    with B the group's packed weights. Saturation-free: AVX-512 uses VNNI
-//    vpdpbusd (u8 x s8, 4 products summed straight into int32); AVX2 widens A to
-//    int16 in im2col and uses vpmaddwd on int16 x int16 (2 products into int32);
-//    the scalar path is the reference. All three compute the exact int32 sum.
+//    with B the group's packed weight (the GEMM engine's kernels::gemm::PackedWeight).
+//    Saturation-free: AVX-512 uses VNNI vpdpbusd (u8 x s8, 4 products summed
+//    straight into int32) in conv_gemm / conv_gemm_indirect here; the AVX2 and
+//    scalar paths run the engine's qgemm_block (kernels/gemm/qgemm.h) on the im2col
+//    rows (AVX2: widened to int16 here, vpmaddwd on int16 x int16). All three
+//    compute the exact int32 sum.
 //  - depthwise (groups == C, one input and one output channel per group): a
 //    direct loop vectorized across channels, (x - x_zp) * (w - w_zp) in int32.
 //
 // Requantization (the "epilogue"), identical float steps on every path (so all
-// paths give bit-identical bytes):
+// paths give bit-identical bytes; the last step is kernels/gemm/requant.h, and the
+// engine's kU8 epilogue computes the same v):
 //   acc  = exact int32 sum of (x - x_zp) * (w - w_zp)
 //   v    = float(acc) * mult[n] + bias[n]            (mult = x_s * w_s[n] / y_s, bias = b[n] / y_s)
 //   v   += float(a - a_zp) * add_mult                (conv2d_add: a from the residual tensor)
@@ -25,6 +28,7 @@
 
 #include <cstdint>
 
+#include "kernels/gemm/qgemm.h"
 #include "kernels/isa.h"
 
 namespace qplugin {
@@ -64,27 +68,25 @@ struct ConvEpilogue {
   X(int64_t, conv_a_elem_size, ())                                                             \
   /* Row stride (elements) of A rows for k real columns: padded for the microkernel. */        \
   X(int64_t, conv_a_row_elems, (int64_t k))                                                    \
-  /* Bytes of the packed B of n output channels x kp (= conv_a_row_elems(K)) columns      */ \
-  /* (AVX2: int16 elements, the panel layout of kernels/gemm/tile_i16_avx2.h).            */ \
-  X(int64_t, conv_packed_b_bytes, (int64_t n, int64_t kp))                                     \
-  /* Packs w (n rows of k int8, row stride k) into this path's layout, columns >= k zero. */  \
-  X(void, conv_pack_b, (const int8_t* w, int64_t n, int64_t k, int64_t kp, int8_t* out))       \
   /* Gathers rows [m0, m0 + mcount) of A for image x (channels_last) and group g into a     */ \
   /* (row stride kp elements of conv_a_elem_size bytes); out-of-image taps read x_zp,       */ \
   /* columns >= K are 0. row_sum (nullable) gets each row's sum over its K columns.         */ \
   X(void, conv_im2col, (const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0,        \
                         int64_t mcount, void* a, int64_t kp, int32_t x_zp, int32_t* row_sum))  \
-  /* y[m][n0 + n] (row stride ldy) for m < mcount, n < ncount: GEMM of A (mcount rows,      */ \
-  /* stride kp) by packed B (ncount channels) + epilogue. Epilogue arrays are offset to    */ \
-  /* column n0 by the caller; ep.row_sum and ep.add are offset to row 0 of this block.     */ \
-  X(void, conv_gemm, (const void* a, int64_t kp, int64_t mcount, const int8_t* b, int64_t ncount, \
-                      const ConvEpilogue& ep, uint8_t* y, int64_t ldy))                         \
+  /* AVX-512 only (the other paths call the engine's qgemm_block; here they do nothing):     */ \
+  /* y[m][n] (row stride ldy) for m < mcount, n < ncount: GEMM of A (mcount rows, stride    */ \
+  /* kp = padded_k(b.K)) by columns [n0, n0 + ncount) of the group's packed weight b (the    */ \
+  /* engine's kernels/gemm PackedB, n0 a multiple of kPanelN) + epilogue. Epilogue arrays    */ \
+  /* are offset to column n0 by the caller; ep.row_sum and ep.add are offset to row 0 of     */ \
+  /* this block, y to column n0.                                                             */ \
+  X(void, conv_gemm, (const void* a, int64_t kp, int64_t mcount, const gemm::PackedB& b,       \
+                      int64_t n0, int64_t ncount, const ConvEpilogue& ep, uint8_t* y, int64_t ldy)) \
   /* Indirect GEMM (no im2col; AVX-512 only, conv_has_indirect()): x is one image,        */ \
-  /* already padded with x_zp (g: padded D/H/W, zero padding), icg % 4 == 0, kp == K.      */ \
+  /* already padded with x_zp (g: padded D/H/W, zero padding), icg % 4 == 0, b.K == K.     */ \
   /* Output rows [m0, m0 + mcount) for group `group`; y / ep as for conv_gemm.            */ \
   X(bool, conv_has_indirect, ())                                                               \
   X(void, conv_gemm_indirect, (const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0,  \
-                               int64_t mcount, const int8_t* b, int64_t kp, int64_t ncount,    \
+                               int64_t mcount, const gemm::PackedB& b, int64_t ncount,          \
                                const ConvEpilogue& ep, uint8_t* y, int64_t ldy))               \
   /* Depthwise (icg == ocg == 1): output rows [r0, r0 + rcount) of one image, a row being   */ \
   /* (od, oh) with all OW pixels. w: taps x C int32, each (w - w_zp) in the low 16 bits,    */ \

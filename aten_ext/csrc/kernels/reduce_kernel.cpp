@@ -99,9 +99,33 @@ void argmax_u8(const uint8_t* x, int64_t outer, int64_t n, int64_t inner, uint8_
       best[j] = static_cast<uint8_t>(base[j] ^ mask);
       out[j] = 0;
     }
+    int64_t j0 = 0;
+#if defined(QPLUGIN_ISA_AVX2)
+    // 32 columns at a time in byte lanes: the running best key, and the row (1 + its offset in a
+    // run of at most 255 rows; 0 = not beaten in this run) that set it; folded into out per run.
+    const __m256i vm = _mm256_set1_epi8(static_cast<char>(mask));
+    for (; j0 + 32 <= inner; j0 += 32) {
+      __m256i bv = bytes::ldb(best.data() + j0);
+      for (int64_t i0 = 1; i0 < n; i0 += 255) {
+        const int64_t i1 = std::min(n, i0 + 255);
+        __m256i at = _mm256_setzero_si256();
+        for (int64_t i = i0; i < i1; ++i) {
+          const __m256i k = _mm256_xor_si256(bytes::ldb(base + i * inner + j0), vm);
+          const __m256i not_gt = _mm256_cmpeq_epi8(_mm256_max_epu8(k, bv), bv);  // k <= best
+          at = _mm256_blendv_epi8(_mm256_set1_epi8(static_cast<char>(i - i0 + 1)), at, not_gt);
+          bv = _mm256_max_epu8(k, bv);
+        }
+        alignas(32) uint8_t rel[32];
+        bytes::stb(rel, at);
+        for (int j = 0; j < 32; ++j) {
+          if (rel[j]) out[j0 + j] = i0 + rel[j] - 1;
+        }
+      }
+    }
+#endif
     for (int64_t i = 1; i < n; ++i) {
       const uint8_t* row = base + i * inner;
-      for (int64_t j = 0; j < inner; ++j) {
+      for (int64_t j = j0; j < inner; ++j) {
         const uint8_t k = static_cast<uint8_t>(row[j] ^ mask);
         if (k > best[j]) {
           best[j] = k;

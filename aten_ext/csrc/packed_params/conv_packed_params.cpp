@@ -17,22 +17,6 @@ namespace {
 // Exact int32 accumulation needs K * 255 * 255 < 2^31.
 constexpr int64_t kMaxConvK = 33025;
 
-int64_t packed_bytes(int isa, int64_t n, int64_t kp) {
-  switch (isa) {
-    case 2: return kernels::avx512::conv_packed_b_bytes(n, kp);
-    case 1: return kernels::avx2::conv_packed_b_bytes(n, kp);
-    default: return kernels::scalar::conv_packed_b_bytes(n, kp);
-  }
-}
-
-void pack_b(int isa, const int8_t* w, int64_t n, int64_t k, int64_t kp, int8_t* out) {
-  switch (isa) {
-    case 2: kernels::avx512::conv_pack_b(w, n, k, kp, out); break;
-    case 1: kernels::avx2::conv_pack_b(w, n, k, kp, out); break;
-    default: kernels::scalar::conv_pack_b(w, n, k, kp, out); break;
-  }
-}
-
 std::vector<int64_t> spatial_arg(const char* op, const char* arg, at::IntArrayRef v, int64_t spatial) {
   TORCH_CHECK_VALUE(static_cast<int64_t>(v.size()) == spatial, "qplugin::", op, ": ", arg,
                     " should have ", spatial, " element", spatial == 1 ? "" : "s", ", got ", v);
@@ -41,34 +25,17 @@ std::vector<int64_t> spatial_arg(const char* op, const char* arg, at::IntArrayRe
 
 } // namespace
 
-int64_t ConvPackedParams::packed_group_stride(int isa) const {
-  return packed_bytes(isa, OC / groups, Kp);
-}
-
-const int8_t* ConvPackedParams::packed_for(int isa) {
-  std::call_once(packed_once_[isa], [&] {
-    const int64_t ocg = OC / groups;
-    const int64_t gs = packed_group_stride(isa);
-    packed_[isa].assign(static_cast<size_t>(gs * groups), 0);
-    for (int64_t g = 0; g < groups; ++g) {
-      pack_b(isa, wmat.data() + g * ocg * K, ocg, K, Kp, packed_[isa].data() + g * gs);
-    }
-  });
-  return packed_[isa].data();
-}
-
-const int8_t* ConvPackedParams::packed_rows_for(int isa) {
-  std::call_once(packed_c4_once_[isa], [&] {
+const kernels::gemm::PackedWeight& ConvPackedParams::packed_rows() {
+  std::call_once(packed_rows_once_, [&] {
     const int64_t rows = KD * KH;
     const int64_t len = KW * ICg;
     std::vector<int8_t> w4(static_cast<size_t>(OC * K4), 0);
     for (int64_t o = 0; o < OC; ++o)
       for (int64_t r = 0; r < rows; ++r)
         for (int64_t j = 0; j < len; ++j) w4[o * K4 + r * S4 + j] = wmat[o * K + r * len + j];
-    packed_c4_[isa].assign(static_cast<size_t>(packed_bytes(isa, OC, K4)), 0);
-    pack_b(isa, w4.data(), OC, K4, K4, packed_c4_[isa].data());
+    packed_rows_.pack(w4.data(), K4, 1, K4, OC);
   });
-  return packed_c4_[isa].data();
+  return packed_rows_;
 }
 
 ConvState ConvPackedParams::state() const {
@@ -186,6 +153,13 @@ std::shared_ptr<ConvPackedParams> conv_prepack_int(const char* op, const std::st
   }
   // depthwise: one input and one output channel per group
   p->depthwise = p->ICg == 1 && p->OC == groups;
+  if (!p->depthwise) {
+    const int64_t ocg = p->OC / groups;
+    for (int64_t g = 0; g < groups; ++g) {
+      p->packed.push_back(std::make_unique<kernels::gemm::PackedWeight>());
+      p->packed.back()->pack(p->wmat.data() + g * ocg * p->K, p->K, 1, p->K, ocg);
+    }
+  }
   if (p->depthwise) {
     p->dw.resize(static_cast<size_t>(taps * p->OC));
     for (int64_t t = 0; t < taps; ++t) {

@@ -6,10 +6,12 @@
 // the kernels want, built once at prepack:
 //   wmat     int8 [OC][K], K = KD*KH*KW*ICg in (kd, kh, kw, ic) order (the
 //            order of a channels_last receptive field)
-//   packed   per kernel path, the GEMM layout of wmat (built on first use)
-// Thread safety: everything above is immutable after prepack / __setstate__. The per-path
-// layouts are built lazily, each exactly once under its std::once_flag (packed_for /
-// packed_rows_for): concurrent first calls from several threads block until the one build is
+//   packed   per group, the GEMM engine's packed weight of that group's rows of wmat
+//            (kernels::gemm::PackedWeight, the same object linear holds: the int8 quad layout
+//            for every path, the AVX2 int16 layout built on first use)
+// Thread safety: everything above is immutable after prepack / __setstate__. The lazily built
+// layouts (the int16 copy inside each PackedWeight, packed_rows) are built exactly once under a
+// std::once_flag: concurrent first calls from several threads block until the one build is
 // done, then all read the same bytes. A conv call reads the kernel path once and uses that
 // path's layout and kernels throughout (cpu/conv.cpp, kernels/dispatch.h QPLUGIN_ISA_CALL_ON), so
 // switching paths (_set_isa) while convs run is safe. Keep both properties when changing this.
@@ -31,6 +33,7 @@
 #include <vector>
 
 #include "kernels/conv_kernel.h"
+#include "kernels/gemm/qgemm.h"
 
 namespace qplugin {
 
@@ -62,20 +65,19 @@ struct ConvPackedParams {
   std::vector<int32_t> w_zp, wsum;
   std::vector<float> bias_f;
 
-  // GEMM layout for kernel path `isa` (0 scalar, 1 avx2, 2 avx512); built once.
-  const int8_t* packed_for(int isa);
+  // The GEMM engine's packed weight of each group (ocg x K; empty for depthwise).
+  std::vector<std::unique_ptr<kernels::gemm::PackedWeight>> packed;
   // Kernel-row layout for the indirect AVX-512 path on stem convs (C = 3, groups == 1,
   // dilation_w == 1): each (kd, kh) row of KW * ICg weights padded to S4 = round_up(KW * ICg, 4),
-  // K4 = KD * KH * S4 (the input row segment of a kernel row is contiguous).
-  const int8_t* packed_rows_for(int isa);
+  // K4 = KD * KH * S4 (the input row segment of a kernel row is contiguous); built once.
+  const kernels::gemm::PackedWeight& packed_rows();
   int64_t S4 = 0, K4 = 0;
-  int64_t packed_group_stride(int isa) const;  // bytes between groups in the packed buffer
 
   ConvState state() const;
 
  private:
-  std::array<std::once_flag, 3> packed_once_, packed_c4_once_;
-  std::array<std::vector<int8_t>, 3> packed_, packed_c4_;
+  std::once_flag packed_rows_once_;
+  kernels::gemm::PackedWeight packed_rows_;
 };
 
 // Builds (and validates) packed params; `op` names the calling op in errors.

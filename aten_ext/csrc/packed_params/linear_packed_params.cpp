@@ -14,22 +14,6 @@ namespace qplugin {
 
 namespace gemm = kernels::gemm;
 
-kernels::gemm::PackedB LinearPackedParams::view(bool with_int16) const {
-  gemm::PackedB b;
-  b.data = packed.const_data_ptr<int8_t>();
-  b.col_sums = col_sums.const_data_ptr<int32_t>();
-  b.K = K;
-  b.N = N;
-  if (with_int16 && N * K > 0) {
-    std::call_once(packed16_once_, [&] {
-      packed16_.resize(static_cast<size_t>(gemm::packed_b16_elems(K, N)));
-      gemm::pack_b16(b, packed16_.data());
-    });
-    b.data16 = packed16_.data();
-  }
-  return b;
-}
-
 std::shared_ptr<const LinearPackedParams::StaticEpilogue> LinearPackedParams::static_epilogue(double x_scale,
                                                                                              double y_scale) const {
   // the bias tensor is shared with the caller (as torch's packed weights do): an in-place
@@ -128,10 +112,7 @@ c10::intrusive_ptr<LinearPackedParams> LinearPackedParams::create(
     p->bias = b.contiguous();
   }
   const at::Tensor w = w_int8.contiguous();
-  p->packed = at::empty({gemm::packed_b_bytes(K, N)}, at::dtype(at::kChar));
-  p->col_sums = at::empty({gemm::padded_n(N)}, at::dtype(at::kInt));
-  gemm::pack_b(w.const_data_ptr<int8_t>(), K, 1, K, N, p->packed.data_ptr<int8_t>(),
-               p->col_sums.data_ptr<int32_t>());
+  p->packed.pack(w.const_data_ptr<int8_t>(), K, 1, K, N);
   return p;
 }
 
@@ -226,7 +207,7 @@ void register_linear_classes() {
       .def("_packed_bytes",
            [](const c10::intrusive_ptr<LinearPackedParams>& self) -> int64_t {
              // bytes the packed weight keeps in memory (packed int8 + column sums + qparams + bias)
-             int64_t n = self->packed.nbytes() + self->col_sums.nbytes() + self->scales.nbytes() +
+             int64_t n = self->packed.nbytes() + self->scales.nbytes() +
                          self->zero_points.nbytes();
              n += static_cast<int64_t>(self->w_scale.size() * sizeof(double) + self->w_zp.size() * sizeof(int32_t));
              return n;

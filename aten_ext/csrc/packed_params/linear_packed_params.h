@@ -29,8 +29,7 @@ struct LinearPackedParams : torch::CustomClassHolder {
 
   int64_t N = 0;  // output features
   int64_t K = 0;  // input features
-  at::Tensor packed;    // int8, kernels::gemm::packed_b_bytes(K, N)
-  at::Tensor col_sums;  // int32, padded_n(N)
+  kernels::gemm::PackedWeight packed;  // the engine's packed weight (kernels/gemm/qgemm.h)
   bool per_channel = false;
   at::Tensor scales;       // float64 [1] or [N] (as given)
   at::Tensor zero_points;  // int64 [1] or [N]
@@ -44,7 +43,7 @@ struct LinearPackedParams : torch::CustomClassHolder {
   // The GEMM's view of the weight; with_int16 adds the AVX2 int16 layout (built on first
   // such call, once, under a std::call_once: concurrent first calls are safe and the layout is
   // immutable afterwards).
-  kernels::gemm::PackedB view(bool with_int16 = false) const;
+  kernels::gemm::PackedB view(bool with_int16 = false) const { return packed.view(with_int16); }
 
   // The static (kU8) epilogue constants for one (x_scale, y_scale) pair, see cpu/linear.cpp:
   // mult[n] = float((x_scale / y_scale) * w_scale[n]), bias[n] = float(bias[n] * (1 / y_scale))
@@ -80,8 +79,6 @@ struct LinearPackedParams : torch::CustomClassHolder {
   std::string repr() const;
 
  private:
-  mutable std::once_flag packed16_once_;
-  mutable std::vector<int16_t> packed16_;
   mutable std::mutex epilogue_mu_;
   mutable std::shared_ptr<const StaticEpilogue> epilogue_;
 };

@@ -27,7 +27,8 @@ from torch import Tensor
 from torch.nn.modules.utils import _pair, _single, _triple
 
 __all__ = ["Quantize", "DeQuantize", "ReLU", "ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Hardsigmoid",
-           "Softmax", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm2d", "LayerNorm", "Dropout",
+           "Softmax", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm2d", "BatchNorm3d", "BNReLU2d",
+           "BNReLU3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "Dropout",
            "QFunctional", "NeverCalibratedQFunctional", "Linear", "LinearReLU", "Conv1d", "Conv2d", "Conv3d",
            "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvAdd2d", "ConvAddReLU2d", "DynamicLinear", "LSTM", "GRU",
            "PLAIN_OF",
@@ -104,8 +105,28 @@ class Quantize(_Retag, _qm.Quantize):
     def forward(self, X: Tensor) -> Tensor:
         if type(X) is QTensor:
             raise RuntimeError("torch_qplugin.nn.plain.Quantize: input is already quantized; expected a float tensor")
-        scale, zp = float(self.scale), int(self.zero_point)
+        scale, zp = self._qparams()
         return _out(_q.plain_quantize_per_tensor(X, scale, zp, plain_dtype(self.dtype)), scale, zp)
+
+    def _qparams(self):
+        """(scale, zero_point) as Python numbers, read from the buffers on every eager call. Traced
+        (torch.export / torch.compile) the buffers are fake and float() of one cannot be traced:
+        the numbers read last are used and become graph constants, like every other plain
+        module's qparams (docs/deploy.md)."""
+        if not torch.compiler.is_compiling() or "_qp" not in self.__dict__:
+            self.__dict__["_qp"] = (float(self.scale), int(self.zero_point))
+        return self.__dict__["_qp"]
+
+    @classmethod
+    def from_quantized(cls, qmod):
+        new = super().from_quantized(qmod)
+        new._qparams()
+        return new
+
+    def _load_from_state_dict(self, *args, **kwargs):
+        super()._load_from_state_dict(*args, **kwargs)
+        self.__dict__.pop("_qp", None)
+        self._qparams()
 
 
 class DeQuantize(_Retag, _qm.DeQuantize):
@@ -213,13 +234,61 @@ class AdaptiveAvgPool2d(_Retag, _qm.AdaptiveAvgPool2d):
         return _out(_q.plain_adaptive_avg_pool2d(d, out), s, z)
 
 
-class BatchNorm2d(_Retag, _qm.BatchNorm2d):
-    _Q = _qm.BatchNorm2d
+class _BatchNorm(_Retag):
+    _OP = ""
 
     def forward(self, input: Tensor) -> Tensor:
-        d, s, z = _in(input, "torch_qplugin.nn.plain.BatchNorm2d")
-        return _out(_q.plain_batch_norm2d(d, s, z, self.weight, self.bias, self.running_mean, self.running_var,
+        d, s, z = _in(input, "torch_qplugin.nn.plain." + type(self).__name__)
+        return _out(getattr(_q, self._OP)(d, s, z, self.weight, self.bias, self.running_mean, self.running_var,
                                           self.eps, self.scale, self.zero_point), self.scale, self.zero_point)
+
+
+class BatchNorm2d(_BatchNorm, _qm.BatchNorm2d):
+    _Q = _qm.BatchNorm2d
+    _OP = "plain_batch_norm2d"
+
+
+class BatchNorm3d(_BatchNorm, _qm.BatchNorm3d):
+    _Q = _qm.BatchNorm3d
+    _OP = "plain_batch_norm3d"
+
+
+class BNReLU2d(_BatchNorm, _qi.BNReLU2d):
+    _Q = _qi.BNReLU2d
+    _OP = "plain_batch_norm2d_relu"
+
+
+class BNReLU3d(_BatchNorm, _qi.BNReLU3d):
+    _Q = _qi.BNReLU3d
+    _OP = "plain_batch_norm3d_relu"
+
+
+class GroupNorm(_Retag, _qm.GroupNorm):
+    _Q = _qm.GroupNorm
+
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain.GroupNorm")
+        return _out(_q.plain_group_norm(d, s, z, self.num_groups, self.weight, self.bias, self.eps, self.scale,
+                                        self.zero_point), self.scale, self.zero_point)
+
+
+class _InstanceNorm(_Retag):
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain." + type(self).__name__)
+        return _out(_q.plain_instance_norm(d, s, z, self.weight, self.bias, self.eps, self.scale, self.zero_point),
+                    self.scale, self.zero_point)
+
+
+class InstanceNorm1d(_InstanceNorm, _qm.InstanceNorm1d):
+    _Q = _qm.InstanceNorm1d
+
+
+class InstanceNorm2d(_InstanceNorm, _qm.InstanceNorm2d):
+    _Q = _qm.InstanceNorm2d
+
+
+class InstanceNorm3d(_InstanceNorm, _qm.InstanceNorm3d):
+    _Q = _qm.InstanceNorm3d
 
 
 class LayerNorm(_Retag, _qm.LayerNorm):
@@ -334,7 +403,9 @@ class _Weighted(_Plain, nn.Module):
         self.register_buffer("w_scales", torch.ones(1, dtype=torch.float64))
         self.register_buffer("w_zero_points", torch.zeros(1, dtype=torch.int64))
         self.register_buffer("bias", torch.zeros(shape[0]) if bias else None)
-        self.register_buffer("packed", torch.empty(0, dtype=_U8))
+        # derived from the weight for the running kernel path: not saved (state_dict, pickle),
+        # rebuilt on load
+        self.register_buffer("packed", torch.empty(0, dtype=_U8), persistent=False)
         self.scale = 1.0
         self.zero_point = 0
         self._repack()
@@ -352,6 +423,15 @@ class _Weighted(_Plain, nn.Module):
         super()._save_to_state_dict(destination, prefix, keep_vars)
         destination[prefix + "scale"] = torch.tensor(self.scale, dtype=torch.double)
         destination[prefix + "zero_point"] = torch.tensor(self.zero_point)
+
+    def __getstate__(self):  # pickle / deepcopy without the packed bytes (rebuilt on load)
+        state = self.__dict__.copy()
+        state["_buffers"] = dict(state["_buffers"], packed=None)
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self._repack()
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs):
@@ -415,6 +495,10 @@ class LinearReLU(Linear):
     _RELU = True
 
 
+_CONV_OPS = {(n, relu): getattr(_q, f"plain_conv{n}d" + ("_relu" if relu else "")) for n in (1, 2, 3)
+             for relu in (False, True)}
+
+
 class _ConvNd(_Weighted):
     _SPATIAL = 2
     _RELU = False
@@ -432,15 +516,14 @@ class _ConvNd(_Weighted):
         self.kernel_size, self.stride, self.padding, self.dilation = t(kernel_size), t(stride), t(padding), t(dilation)
         self.groups, self.padding_mode = groups, padding_mode
         self._pad_arg = [p for v in reversed(self.padding) for p in (v, v)]
+        self._geom = (list(self.stride), self._conv_padding(), list(self.dilation), self.groups)
         self._init_weight([out_channels, in_channels // groups] + list(self.kernel_size), bias)
 
     def _conv_padding(self):
         return list(self.padding) if self.padding_mode == "zeros" else [0] * self._SPATIAL
 
     def _repack(self):
-        self.packed = _q.plain_conv_prepack(self.weight, self.w_scales, self.w_zero_points, self.bias,
-                                            list(self.stride), self._conv_padding(), list(self.dilation),
-                                            self.groups)
+        self.packed = _q.plain_conv_prepack(self.weight, self.w_scales, self.w_zero_points, self.bias, *self._geom)
 
     def extra_repr(self):
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
@@ -454,13 +537,12 @@ class _ConvNd(_Weighted):
         return d, s, z
 
     def _args(self):
-        return (self.weight, self.w_scales, self.w_zero_points, self.bias, self.packed, list(self.stride),
-                self._conv_padding(), list(self.dilation), self.groups, self.scale, self.zero_point)
+        return (self.weight, self.w_scales, self.w_zero_points, self.bias, self.packed, *self._geom, self.scale,
+                self.zero_point)
 
     def forward(self, x: Tensor) -> Tensor:
         d, s, z = self._input(x)
-        name = f"plain_conv{self._SPATIAL}d" + ("_relu" if self._RELU else "")
-        return _out(getattr(_q, name)(d, s, z, *self._args()), self.scale, self.zero_point)
+        return _out(_CONV_OPS[self._SPATIAL, self._RELU](d, s, z, *self._args()), self.scale, self.zero_point)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
@@ -629,6 +711,7 @@ class GRU(_RNNBase, _qd.GRU):
 #: by the weight readers of quantization/_to_plain.py).
 PLAIN_OF = {c._Q: c for c in (
     Quantize, DeQuantize, ReLU, ReLU6, Hardswish, ELU, LeakyReLU, Sigmoid, Hardsigmoid, Softmax, MaxPool2d,
-    AvgPool2d, AdaptiveAvgPool2d, BatchNorm2d, LayerNorm, Dropout, QFunctional, Linear, LinearReLU, Conv1d,
+    AvgPool2d, AdaptiveAvgPool2d, BatchNorm2d, BatchNorm3d, BNReLU2d, BNReLU3d, GroupNorm, InstanceNorm1d,
+    InstanceNorm2d, InstanceNorm3d, LayerNorm, Dropout, QFunctional, Linear, LinearReLU, Conv1d,
     Conv2d, Conv3d, ConvReLU1d, ConvReLU2d, ConvReLU3d, ConvAdd2d, ConvAddReLU2d, DynamicLinear, LSTM, GRU)}
 PLAIN_OF[_QNeverFunctional] = NeverCalibratedQFunctional

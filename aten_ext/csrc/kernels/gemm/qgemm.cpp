@@ -58,6 +58,34 @@ void pack_b16(const PackedB& b, int16_t* out) {
   }
 }
 
+void PackedWeight::pack(const int8_t* w, int64_t stride_n, int64_t stride_k, int64_t K, int64_t N) {
+  K_ = K;
+  N_ = N;
+  data_.assign(static_cast<size_t>(packed_b_bytes(K, N)), 0);
+  col_sums_.assign(static_cast<size_t>(padded_n(N)), 0);
+  pack_b(w, stride_n, stride_k, K, N, data_.data(), col_sums_.data());
+}
+
+PackedB PackedWeight::view(bool with_int16) const {
+  PackedB b;
+  b.data = data_.data();
+  b.col_sums = col_sums_.data();
+  b.K = K_;
+  b.N = N_;
+  if (with_int16 && K_ * N_ > 0) {
+    std::call_once(once16_, [&] {
+      data16_.resize(static_cast<size_t>(packed_b16_elems(K_, N_)));
+      pack_b16(b, data16_.data());
+    });
+    b.data16 = data16_.data();
+  }
+  return b;
+}
+
+int64_t PackedWeight::nbytes() const {
+  return static_cast<int64_t>(data_.size() + col_sums_.size() * sizeof(int32_t));
+}
+
 void qgemm(const QGemmParams& p) {
   const int64_t M = p.M;
   const int64_t N = p.b->N;

@@ -1,6 +1,14 @@
-// u8 x s8 -> s32 GEMM with a fused requantize / dequantize epilogue, used by linear
-// (cpu/linear.cpp). Conv (kernels/conv_kernel.cpp) has its own driver, packing and epilogue
-// and shares only the AVX2 register tile (tile_i16_avx2.h). Raw pointers only, no ATen types.
+// The int8 GEMM engine: u8 x s8 -> s32 GEMM with a fused requantize / dequantize epilogue.
+// Raw pointers only, no ATen types. Who uses what (docs/design/gemm.md):
+//  - PackedWeight / PackedB: the packed weight of linear (LinearPackedParams) and of every conv
+//    group (ConvPackedParams), one layout family for all: the int8 quad layout + the AVX2 int16 copy.
+//  - qgemm() (blocking + at::parallel_for): linear, linear_dynamic and through it the RNN layer.
+//  - qgemm_block (tiles + epilogue of one block): qgemm(), and conv's scalar / AVX2 paths, which
+//    keep their own task split (image x group x row block x channel range, im2col per task) and
+//    pass im2col rows (AVX2: already int16, a16) and conv2d_add's residual (add).
+//  - conv's AVX-512 path keeps its own VNNI tiles (12-row / indirect, kernels/conv_kernel.cpp) on
+//    the same PackedB, with the same zero-point algebra and requantize step (requant.h).
+//  - kS32 output: the public int32-out entry (e.g. a col2im-based transposed conv).
 //
 //   C[m][n] = sum_k (A[m][k] - a_zp) * (B[n][k] - b_zp[n])        (exact, int32)
 //
@@ -16,10 +24,11 @@
 // give identical C.
 //
 // Epilogues (per output element, n-th column):
-//   kU8 : y = clamp(nearbyint(float(C) * multiplier[n] + bias[n]) + out_zero_point,
-//                   out_min, out_max)                                 -> uint8
+//   kU8 : v = float(C) * multiplier[n] + bias[n] (+ float(add[m][n] - add_zp) * add_mult)
+//         y = requantize(v, out_zero_point, out_min, out_max)          -> uint8
+//           = clamp(round_half_even(v) + out_zero_point, out_min, out_max) (kernels/gemm/requant.h)
 //         (multiplier[n] = a_scale * b_scale[n] / y_scale, bias[n] = bias_f[n] / y_scale,
-//          both rounded to float once; round half to even)
+//          both rounded to float once; the residual term only for conv2d_add)
 //   kF32: y = max(float(C) * multiplier[n] + bias[n], out_fmin)       -> float
 //         (multiplier[n] = a_scale * b_scale[n], bias[n] = bias_f[n]; out_fmin = 0 for relu,
 //          -inf otherwise)
@@ -36,6 +45,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
+#include <vector>
 
 #include "kernels/isa.h"
 
@@ -73,6 +84,34 @@ struct PackedB {
 // Rows from which the AVX2 path runs its int16 register tiles (when data16 is present).
 constexpr int64_t kI16MinM = 4;
 
+// The engine's packed weight, owning its memory: the int8 quad layout above (read by every
+// ISA path) and, built on first request, the AVX2 int16 layout (pack_b16). Held by linear
+// (LinearPackedParams) and conv (ConvPackedParams, one per group and for the stem-conv row
+// layout). Thread safety: pack() runs once, at construction of the owner; the int16 layout is
+// built inside a std::call_once and never changed afterwards, so concurrent first view(true)
+// calls are safe and every caller reads the same bytes.
+class PackedWeight {
+ public:
+  PackedWeight() = default;
+  PackedWeight(const PackedWeight&) = delete;
+  PackedWeight& operator=(const PackedWeight&) = delete;
+  // Packs B[n][k] = w[n * stride_n + k * stride_k] (n < N, k < K).
+  void pack(const int8_t* w, int64_t stride_n, int64_t stride_k, int64_t K, int64_t N);
+  // The GEMM's view; with_int16 adds the int16 layout (built here on the first such call).
+  PackedB view(bool with_int16 = false) const;
+  int64_t K() const { return K_; }
+  int64_t N() const { return N_; }
+  // Bytes of the int8 layout and the column sums (not the int16 copy: it is built lazily).
+  int64_t nbytes() const;
+
+ private:
+  int64_t K_ = 0, N_ = 0;
+  std::vector<int8_t> data_;
+  std::vector<int32_t> col_sums_;
+  mutable std::once_flag once16_;
+  mutable std::vector<int16_t> data16_;
+};
+
 // Packs B[n][k] = w[n * stride_n + k * stride_k] (n < N, k < K) into `out`
 // (packed_b_bytes(K, N) bytes) and fills col_sums (padded_n(N) entries).
 void pack_b(const int8_t* w, int64_t stride_n, int64_t stride_k, int64_t K, int64_t N, int8_t* out,
@@ -88,6 +127,9 @@ struct QGemmParams {
   int64_t M = 0;
   const uint8_t* a = nullptr;  // A[m][k] at a[m * lda + k]
   int64_t lda = 0;
+  // Instead of a (AVX2 path only, with b->data16 present): A already widened to int16, A[m][k]
+  // at a16[m * lda + k] for k < padded_k2(K), zero for k >= K (conv's AVX2 im2col rows).
+  const int16_t* a16 = nullptr;
   int32_t a_zero_point = 0;
   const PackedB* b = nullptr;
   const int32_t* b_zero_points = nullptr;  // N entries
@@ -101,6 +143,12 @@ struct QGemmParams {
   int32_t out_min = 0;         // kU8 clamp, e.g. 0 (or out_zero_point for relu)
   int32_t out_max = 255;       // kU8 clamp
   float out_fmin = -__builtin_inff();  // kF32 lower clamp (0 for relu)
+  // kU8 residual (conv2d_add): v += float(add[m * ld_add + n] - add_zp) * add_mult after the
+  // bias, before the requantize step; nullptr: none.
+  const uint8_t* add = nullptr;
+  int64_t ld_add = 0;
+  int32_t add_zp = 0;
+  float add_mult = 0.0f;
 };
 
 // Runs the whole GEMM, threaded with at::parallel_for over blocks of rows and

@@ -17,6 +17,7 @@
 #include "kernels/gemm/tile_i16_avx2.h"
 #endif
 #include "kernels/gemm/requant.h"
+#include "kernels/simd.h"
 
 namespace qplugin {
 namespace kernels {
@@ -1184,8 +1185,11 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
   }
   uint8_t* out = static_cast<uint8_t*>(p.out) + m * p.ldc + n;
   const int32_t yzp = p.out_zero_point;
+  const uint8_t* add = p.add != nullptr ? p.add + m * p.ld_add + n : nullptr;
 #if QPLUGIN_SIMD
   const requant::Bounds rb = requant::make_bounds(yzp, p.out_min, p.out_max);
+  const simd::VI vazp_r = simd::set1_i(p.add_zp);
+  const simd::VF vamul = simd::set1_f(p.add_mult);
 #endif
 #if defined(QPLUGIN_ISA_AVX512)
   {
@@ -1196,6 +1200,7 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
       c = _mm512_add_epi32(c, _mm512_mullo_epi32(_mm512_loadu_si512(bzp + j), vt));
       __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(c), _mm512_loadu_ps(mult + j));
       if (bias) f = _mm512_add_ps(f, _mm512_loadu_ps(bias + j));
+      if (add) f = _mm512_add_ps(f, _mm512_mul_ps(simd::to_f(simd::sub_i(simd::load_u8(add + j), vazp_r)), vamul));
       const __m512i q = requant::requantize(f, rb);
       _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j), _mm512_cvtepi32_epi8(q));
     }
@@ -1209,6 +1214,7 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
       c = _mm256_add_epi32(c, _mm256_mullo_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(bzp + j)), vt));
       __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(c), _mm256_loadu_ps(mult + j));
       if (bias) f = _mm256_add_ps(f, _mm256_loadu_ps(bias + j));
+      if (add) f = _mm256_add_ps(f, _mm256_mul_ps(simd::to_f(simd::sub_i(simd::load_u8(add + j), vazp_r)), vamul));
       const __m256i q = requant::requantize(f, rb);
       // values are in [0, 255]: pack 32 -> 16 -> 8 within lanes, then gather the two halves
       const __m256i w16 = _mm256_packs_epi32(q, q);
@@ -1223,6 +1229,7 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
   for (; j < cnt; ++j) {
     float f = static_cast<float>(corrected(j)) * mult[j];
     if (bias) f = f + bias[j];
+    if (add) f = f + static_cast<float>(static_cast<int32_t>(add[j]) - p.add_zp) * p.add_mult;
     out[j] = static_cast<uint8_t>(requantize<float>(f, yzp, p.out_min, p.out_max));
   }
 }
@@ -1235,7 +1242,8 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
 // bit-identical. Columns past the last full vector go through epilogue_row.
 void epilogue_tile(const QGemmParams& p, const int32_t* acc, int h, int64_t m, int64_t n, int64_t cnt,
                    const int32_t* t) {
-  const int64_t full = p.kind == OutKind::kS32 ? 0 : cnt / 16 * 16;
+  // (kS32 and the residual add of conv2d_add: all columns through epilogue_row)
+  const int64_t full = p.kind == OutKind::kS32 || p.add != nullptr ? 0 : cnt / 16 * 16;
   const int32_t* colsum = p.b->col_sums + n;
   const int32_t* bzp = p.b_zero_points + n;
   const float* mult = p.multipliers + n;
@@ -1277,6 +1285,61 @@ void epilogue_tile(const QGemmParams& p, const int32_t* acc, int h, int64_t m, i
 #endif
 
 #if defined(QPLUGIN_ISA_AVX2)
+// The kU8 epilogue for a full 16-column panel and h rows of an int16 tile (acc row stride 16):
+// the per-column constants (a_zp * colsum, b_zp, multiplier, bias) are loaded once per tile, not
+// once per row, and each row's 16 bytes leave in one store. The integer terms are epilogue_row's
+// (wrap-around, any order gives the same int32), the float steps the same in the same order, so
+// the bytes are identical.
+struct PanelU8 {
+  __m256i off[2], bzp[2];
+  __m256 mult[2], bias[2];
+  requant::Bounds rb;
+  __m256i add_zp;
+  __m256 add_mult;
+  bool zp_terms, has_bias;
+};
+inline PanelU8 panel_u8(const QGemmParams& p, int64_t n) {
+  PanelU8 e;
+  const __m256i vazp = _mm256_set1_epi32(p.a_zero_point);
+  for (int v = 0; v < 2; ++v) {
+    const int64_t j = n + 8 * v;
+    e.off[v] = _mm256_mullo_epi32(vazp, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.b->col_sums + j)));
+    e.bzp[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.b_zero_points + j));
+    e.mult[v] = _mm256_loadu_ps(p.multipliers + j);
+    e.bias[v] = p.bias ? _mm256_loadu_ps(p.bias + j) : _mm256_setzero_ps();
+  }
+  e.rb = requant::make_bounds(p.out_zero_point, p.out_min, p.out_max);
+  e.add_zp = _mm256_set1_epi32(p.add_zp);
+  e.add_mult = _mm256_set1_ps(p.add_mult);
+  e.zp_terms = !p.b_zero_points_all_zero;
+  e.has_bias = p.bias != nullptr;
+  return e;
+}
+inline void panel_u8_rows(const QGemmParams& p, const PanelU8& e, const int32_t* acc, int h, int64_t m,
+                          int64_t n, const int32_t* t) {
+  uint8_t* out = static_cast<uint8_t*>(p.out);
+  for (int r = 0; r < h; ++r) {
+    __m256i q[2];
+    for (int v = 0; v < 2; ++v) {
+      __m256i c = _mm256_sub_epi32(_mm256_load_si256(reinterpret_cast<const __m256i*>(acc + r * i16::kNR + 8 * v)), e.off[v]);
+      if (e.zp_terms) c = _mm256_add_epi32(c, _mm256_mullo_epi32(e.bzp[v], _mm256_set1_epi32(t[r])));
+      __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(c), e.mult[v]);
+      if (e.has_bias) f = _mm256_add_ps(f, e.bias[v]);
+      if (p.add != nullptr) {
+        const __m256i a = simd::load_u8(p.add + (m + r) * p.ld_add + n + 8 * v);
+        f = _mm256_add_ps(f, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(a, e.add_zp)), e.add_mult));
+      }
+      q[v] = requant::requantize(f, e.rb);
+    }
+    // values in [0, 255]: packs (per 128-bit lane) then packus, one permute restores the order
+    const __m256i w16 = _mm256_packs_epi32(q[0], q[1]);  // lane L: q0[4L..4L+3], q1[4L..4L+3]
+    const __m256i w8 = _mm256_permute4x64_epi64(_mm256_packus_epi16(w16, w16), 0xD8);
+    // w8 64-bit words: [q0 0-3 q1 0-3 | q0 0-3 q1 0-3 ...]: reorder the dwords to q0 0-7, q1 0-7
+    const __m128i lo = _mm256_castsi256_si128(w8);  // dwords: q0[0..3], q1[0..3], q0[4..7], q1[4..7]
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (m + r) * p.ldc + n), _mm_shuffle_epi32(lo, 0xD8));
+  }
+}
+
 // Rows [m0, m1) x columns [n0, n1) on the int16 register tiles (tile_i16_avx2.h): the rows of
 // A are widened to int16 once (a per-thread buffer, K padded to even with a zero), then each
 // 16-column panel of B's int16 layout runs under every 6-row tile of them (the panel, K * 32
@@ -1288,41 +1351,66 @@ void block_i16(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t
   const int64_t rows = m1 - m0;
   thread_local std::vector<int16_t> abuf;
   thread_local std::vector<int32_t> tbuf;
-  if (static_cast<int64_t>(abuf.size()) < rows * K2) abuf.resize(static_cast<size_t>(rows * K2));
   if (static_cast<int64_t>(tbuf.size()) < rows) tbuf.resize(static_cast<size_t>(rows));
-  int16_t* a16 = abuf.data();
   int32_t* t = tbuf.data();
-  for (int64_t r = 0; r < rows; ++r) {
-    const uint8_t* src = p.a + (m0 + r) * p.lda;
-    int16_t* dst = a16 + r * K2;
-    int64_t k = 0;
-    __m256i vsum = _mm256_setzero_si256();
-    for (; k + 16 <= K; k += 16) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + k));
-      vsum = _mm256_add_epi64(vsum, _mm256_castsi128_si256(_mm_sad_epu8(v, _mm_setzero_si128())));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + k), _mm256_cvtepu8_epi16(v));
-    }
-    uint32_t s = static_cast<uint32_t>(_mm256_extract_epi64(vsum, 0) + _mm256_extract_epi64(vsum, 1));
-    for (; k < K; ++k) {
-      dst[k] = src[k];
-      s += src[k];
-    }
-    if (K2 > K) dst[K] = 0;
-    // K * a_zp - rowsum(A[m]) (the rowsum only matters when some b_zp != 0)
+  // t[r] = K * a_zp - rowsum(A[m0 + r]) (the rowsum only matters when some b_zp != 0)
+  auto set_t = [&](int64_t r, uint32_t rowsum) {
     t[r] = static_cast<int32_t>(static_cast<uint32_t>(K) * static_cast<uint32_t>(p.a_zero_point) -
-                                (p.b_zero_points_all_zero ? 0u : s));
+                                (p.b_zero_points_all_zero ? 0u : rowsum));
+  };
+  const int16_t* a16;
+  int64_t lda16;
+  if (p.a16 != nullptr) {  // rows already widened by the caller (conv's im2col)
+    a16 = p.a16 + m0 * p.lda;
+    lda16 = p.lda;
+    for (int64_t r = 0; r < rows; ++r) {
+      uint32_t s = 0;
+      if (!p.b_zero_points_all_zero) {
+        for (int64_t k = 0; k < K; ++k) s += static_cast<uint32_t>(a16[r * lda16 + k]);
+      }
+      set_t(r, s);
+    }
+  } else {
+    if (static_cast<int64_t>(abuf.size()) < rows * K2) abuf.resize(static_cast<size_t>(rows * K2));
+    for (int64_t r = 0; r < rows; ++r) {
+      const uint8_t* src = p.a + (m0 + r) * p.lda;
+      int16_t* dst = abuf.data() + r * K2;
+      int64_t k = 0;
+      __m256i vsum = _mm256_setzero_si256();
+      for (; k + 16 <= K; k += 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + k));
+        vsum = _mm256_add_epi64(vsum, _mm256_castsi128_si256(_mm_sad_epu8(v, _mm_setzero_si128())));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + k), _mm256_cvtepu8_epi16(v));
+      }
+      uint32_t s = static_cast<uint32_t>(_mm256_extract_epi64(vsum, 0) + _mm256_extract_epi64(vsum, 1));
+      for (; k < K; ++k) {
+        dst[k] = src[k];
+        s += src[k];
+      }
+      if (K2 > K) dst[K] = 0;
+      set_t(r, s);
+    }
+    a16 = abuf.data();
+    lda16 = K2;
   }
   alignas(64) int32_t acc[i16::kMR * i16::kNR];
+  const bool full_u8 = p.kind == OutKind::kU8;
   for (int64_t n = n0; n < n1; n += kPanelN) {
     const int64_t ncols = std::min<int64_t>(kPanelN, n1 - n);
     const int16_t* bp = B.data16 + (n / kPanelN) * K2 * kPanelN;
+    PanelU8 pe{};
+    if (full_u8 && n1 - n >= kPanelN) pe = panel_u8(p, n);
     for (int64_t m = m0; m < m1;) {
       // 7-11 rows left: two tiles of near-equal height (M = 8: 4 + 4, not 6 + a 2-row tile
       // that loads as many B vectors per k-pair as it has multiply-adds)
       const int64_t rem = m1 - m;
       const int h = static_cast<int>(rem > i16::kMR && rem < 2 * i16::kMR ? (rem + 1) / 2 : std::min<int64_t>(i16::kMR, rem));
-      i16::tile_fn(h)(a16 + (m - m0) * K2, K2, K2 / 2, bp, acc);
-      for (int r = 0; r < h; ++r) epilogue_row(p, acc + r * i16::kNR, m + r, n, ncols, t[m - m0 + r]);
+      i16::tile_fn(h)(a16 + (m - m0) * lda16, lda16, K2 / 2, bp, acc);
+      if (full_u8 && ncols == kPanelN) {
+        panel_u8_rows(p, pe, acc, h, m, n, t + (m - m0));
+      } else {
+        for (int r = 0; r < h; ++r) epilogue_row(p, acc + r * i16::kNR, m + r, n, ncols, t[m - m0 + r]);
+      }
       m += h;
     }
   }
@@ -1334,7 +1422,7 @@ void block_i16(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t
 void qgemm_block(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   const gemm::PackedB& B = *p.b;
 #if defined(QPLUGIN_ISA_AVX2)
-  if (B.data16 != nullptr && m1 - m0 >= gemm::kI16MinM) {
+  if (p.a16 != nullptr || (B.data16 != nullptr && m1 - m0 >= gemm::kI16MinM)) {
     block_i16(p, m0, m1, n0, n1);
     return;
   }

@@ -64,21 +64,12 @@ at::Tensor group_norm_common(const char* op, const at::Tensor& input, c10::optio
                              const c10::optional<at::Tensor>& weight, const c10::optional<at::Tensor>& bias,
                              double eps, double output_scale, int64_t output_zero_point) {
   check_common(op, "input", input, eps, output_scale, output_zero_point);
-  TORCH_CHECK_VALUE(input.dim() >= 2, "qplugin::", op, ": input should have at least 2 dims [N, C, ...], got ",
-                    input.dim(), " dims (shape ", input.sizes(), ")");
-  const int64_t C = input.size(1);
-  const int64_t groups = num_groups.has_value() ? *num_groups : C;
-  if (num_groups.has_value()) {
-    TORCH_CHECK_VALUE(groups > 0 && C % groups == 0, "qplugin::", op,
-                      ": num_groups should be positive and divide the number of channels ", C, ", got ", groups);
-  }
   const at::Tensor w = weight.has_value() ? *weight : at::Tensor();
   const at::Tensor b = bias.has_value() ? *bias : at::Tensor();
-  cpu::check_norm_param(op, "weight", w, {C});
-  cpu::check_norm_param(op, "bias", b, {C});
+  const int64_t groups = cpu::check_group_norm_args(op, "input", input.sizes(), num_groups, w, b);
   at::Tensor out = at::_empty_affine_quantized(input.sizes(), input.options(), output_scale, output_zero_point,
                                                kept_format(input));
-  if (C == 0) return out;
+  if (input.size(1) == 0) return out;
   cpu::group_norm_int_out(int_view(input), int_view(out), groups, w, b, eps, input.q_scale(),
                           input.q_zero_point(), output_scale, output_zero_point);
   return out;
@@ -110,14 +101,8 @@ at::Tensor prelu_q(const at::Tensor& qx, const at::Tensor& weight, double output
               weight.is_quantized() ? "qscheme " + std::string(toString(weight.qscheme()))
                                     : "dtype " + std::string(toString(weight.scalar_type())));
   if (weight.is_quantized()) check_qparams(op, "weight", weight);
-  const int64_t C = qx.dim() >= 2 ? qx.size(1) : 1;
-  TORCH_CHECK_VALUE(weight.numel() == 1 || (qx.dim() >= 2 && weight.numel() == C), "qplugin::prelu: weight should "
-                    "have 1 or ", C, " (qx.size(1)) elements, got ", weight.numel());
-  const at::Tensor wd = (weight.is_quantized() ? weight.dequantize() : weight).to(at::kDouble).contiguous();
-  std::vector<double> slopes(wd.const_data_ptr<double>(), wd.const_data_ptr<double>() + wd.numel());
-  for (double v : slopes) {
-    TORCH_CHECK_VALUE(std::isfinite(v), "qplugin::prelu: weight should be finite, got ", v);
-  }
+  const std::vector<double> slopes =
+      cpu::prelu_slopes(op, "qx", qx.sizes(), weight.is_quantized() ? weight.dequantize() : weight);
   at::Tensor out = at::_empty_affine_quantized(qx.sizes(), qx.options(), output_scale, output_zero_point,
                                                kept_format(qx));
   cpu::prelu_int_out(int_view(qx), int_view(out), slopes, qx.q_scale(), qx.q_zero_point(), output_scale,

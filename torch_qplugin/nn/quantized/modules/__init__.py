@@ -2,6 +2,7 @@ from .activation import (ELU, AdaptiveAvgPool2d, AvgPool2d, Hardsigmoid, Hardswi
                          MaxPool2d, ReLU, ReLU6, Sigmoid, Softmax)
 from .activation import AdaptiveAvgPool3d, AvgPool3d
 from .dropout import Dropout
+from .embedding_ops import Embedding, EmbeddingBag, EmbeddingPackedParams
 from .batchnorm import BatchNorm2d, BatchNorm3d
 from .conv import Conv1d, Conv2d, Conv3d
 from .functional_modules import FloatFunctional, NeverCalibratedQFunctional, QFunctional
@@ -16,3 +17,4 @@ __all__ = ["Quantize", "DeQuantize", "Linear", "LinearPackedParams", "Conv1d", "
            "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm",
            "Dropout", "Softmax", "PReLU"]
 __all__ += ["AvgPool3d", "AdaptiveAvgPool3d"]
+__all__ += ["Embedding", "EmbeddingBag", "EmbeddingPackedParams"]

@@ -1,0 +1,386 @@
+// CPU glue for embeddings on row-wise quantized weights (issue 16): torch's quantized::embedding_* /
+// embedding_bag_* schemas under qplugin. Two weight forms, one kernel (kernels/embedding_kernel.h):
+//   * EmbeddingPackedParamsBase (embedding_bag_prepack of a quint8 / quint4x2
+//     per_channel_affine_float_qparams weight): embedding_byte / embedding_4bit /
+//     embedding_bag_byte / embedding_bag_4bit;
+//   * torch's fused row-wise uint8 tensors (embedding_bag_byte_prepack: codes then float32 scale
+//     and bias per row; embedding_bag_4bit_prepack: nibbles then fp16 scale and bias):
+//     embedding_bag_{byte,4bit}_rowwise_offsets, and the prepack / unpack ops of that format.
+// Here: argument and index checks, bag boundaries, pruned-row mapping, threads.
+#include <ATen/Parallel.h>
+#include <c10/util/Half.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/dispatch.h"
+#include "kernels/embedding_kernel.h"
+#include "packed_params/embedding_packed_params.h"
+#include "utils/checks.h"
+#include "utils/class_check.h"
+
+namespace qplugin {
+namespace {
+
+constexpr int64_t kGrain = 1 << 15;  // output floats (x rows) per task, roughly
+
+at::Tensor index_tensor(const char* op, const char* arg, const at::Tensor& t) {
+  TORCH_CHECK_VALUE(!t.is_quantized() && (t.scalar_type() == at::kLong || t.scalar_type() == at::kInt),
+                    "qplugin::", op, ": ", arg, " should be an int64 or int32 tensor, got ",
+                    t.is_quantized() ? "a quantized tensor of dtype " : "dtype ", t.scalar_type());
+  return t.to(at::kLong).contiguous();
+}
+
+// Rows and bag boundaries of one call, checked.
+struct Bags {
+  at::Tensor idx;     // int64 [n]: row per index (-1: pruned away)
+  at::Tensor starts;  // int64 [nbags + 1]
+  at::Tensor psw;     // float32 [n] or undefined
+  int64_t nbags = 0;
+  std::vector<int64_t> out_sizes;
+};
+
+// Maps indices to rows (pruned weights: through compressed_indices_mapping) and checks their range.
+at::Tensor rows_of(const char* op, const at::Tensor& indices, int64_t rows, bool pruned_weights,
+                   const c10::optional<at::Tensor>& mapping) {
+  at::Tensor idx = index_tensor(op, "indices", indices).reshape({-1});
+  if (pruned_weights) {
+    TORCH_CHECK_VALUE(mapping.has_value() && mapping->defined(), "qplugin::", op,
+                      ": compressed_indices_mapping should be given with pruned_weights=True");
+    const at::Tensor map = index_tensor(op, "compressed_indices_mapping", *mapping);
+    TORCH_CHECK_VALUE(map.dim() == 1, "qplugin::", op, ": compressed_indices_mapping should be 1-D, got shape ",
+                      map.sizes());
+    const int64_t m = map.numel();
+    if (idx.numel() > 0) {
+      const auto [lo, hi] = at::aminmax(idx);
+      TORCH_CHECK_INDEX(lo.item<int64_t>() >= 0 && hi.item<int64_t>() < m, "qplugin::", op,
+                        ": indices should be in [0, ", m, ") (compressed_indices_mapping's size), got values in [",
+                        lo.item<int64_t>(), ", ", hi.item<int64_t>(), "]");
+    }
+    if (m > 0) {
+      const auto [lo, hi] = at::aminmax(map);
+      TORCH_CHECK_INDEX(lo.item<int64_t>() >= -1 && hi.item<int64_t>() < rows, "qplugin::", op,
+                        ": compressed_indices_mapping should hold rows in [-1, ", rows, "), got values in [",
+                        lo.item<int64_t>(), ", ", hi.item<int64_t>(), "]");
+    }
+    return idx.numel() > 0 ? map.index_select(0, idx) : idx;
+  }
+  if (idx.numel() > 0) {
+    const auto [lo, hi] = at::aminmax(idx);
+    TORCH_CHECK_INDEX(lo.item<int64_t>() >= 0 && hi.item<int64_t>() < rows, "qplugin::", op,
+                      ": indices should be in [0, ", rows, ") (num_embeddings), got values in [", lo.item<int64_t>(),
+                      ", ", hi.item<int64_t>(), "]");
+  }
+  return idx;
+}
+
+Bags bags_of(const char* op, const at::Tensor& indices, const c10::optional<at::Tensor>& offsets, int64_t mode,
+             bool pruned_weights, const c10::optional<at::Tensor>& per_sample_weights,
+             const c10::optional<at::Tensor>& mapping, bool include_last_offset, int64_t rows, int64_t dim) {
+  TORCH_CHECK_VALUE(mode >= 0 && mode <= 2, "qplugin::", op, ": mode should be 0 (sum), 1 (mean) or 2 (max), got ",
+                    mode);
+  Bags b;
+  const bool has_offsets = offsets.has_value() && offsets->defined();
+  if (has_offsets) {
+    TORCH_CHECK_VALUE(indices.dim() == 1, "qplugin::", op, ": indices should be 1-D when offsets are given, got shape ",
+                      indices.sizes());
+  } else {
+    TORCH_CHECK_VALUE(indices.dim() == 2, "qplugin::", op,
+                      ": indices should be 2-D [bags, indices per bag] when offsets is None, got shape ",
+                      indices.sizes());
+  }
+  b.idx = rows_of(op, indices, rows, pruned_weights, mapping);
+  const int64_t n = b.idx.numel();
+  if (has_offsets) {
+    at::Tensor off = index_tensor(op, "offsets", *offsets);
+    TORCH_CHECK_VALUE(off.dim() == 1, "qplugin::", op, ": offsets should be 1-D, got shape ", off.sizes());
+    TORCH_CHECK_VALUE(!include_last_offset || off.numel() >= 1, "qplugin::", op,
+                      ": offsets should have at least 1 entry with include_last_offset=True, got 0");
+    b.nbags = include_last_offset ? off.numel() - 1 : off.numel();
+    b.starts = at::empty({b.nbags + 1}, at::kLong);
+    int64_t* s = b.starts.data_ptr<int64_t>();
+    const int64_t* o = off.const_data_ptr<int64_t>();
+    for (int64_t i = 0; i < b.nbags; ++i) s[i] = o[i];
+    s[b.nbags] = include_last_offset ? o[b.nbags] : n;
+    TORCH_CHECK_VALUE(b.nbags == 0 || s[0] == 0, "qplugin::", op, ": offsets should start at 0, got ", s[0]);
+    for (int64_t i = 0; i < b.nbags; ++i) {
+      TORCH_CHECK_VALUE(s[i] <= s[i + 1] && s[i + 1] <= n, "qplugin::", op,
+                        ": offsets should be non-decreasing and at most the number of indices (", n,
+                        "), got offsets[", i, "] = ", s[i], " then ", s[i + 1]);
+    }
+  } else {
+    const int64_t per = indices.size(1);
+    b.nbags = indices.size(0);
+    b.starts = at::arange(0, (b.nbags + 1) * per, std::max<int64_t>(per, 1), at::kLong).narrow(0, 0, b.nbags + 1);
+    if (per == 0) b.starts = at::zeros({b.nbags + 1}, at::kLong);
+  }
+  if (per_sample_weights.has_value() && per_sample_weights->defined()) {
+    const at::Tensor& w = *per_sample_weights;
+    TORCH_CHECK_VALUE(mode == 0, "qplugin::", op, ": per_sample_weights should only be given with mode 0 (sum), got mode ",
+                      mode);
+    TORCH_CHECK_VALUE(!w.is_quantized() && w.is_floating_point() && w.numel() == n, "qplugin::", op,
+                      ": per_sample_weights should be a float tensor with one weight an index (", n, "), got ",
+                      w.scalar_type(), " of shape ", w.sizes());
+    b.psw = w.to(at::kFloat).contiguous();
+  }
+  b.out_sizes = {b.nbags, dim};
+  check_output_size(op, b.out_sizes, 4);
+  return b;
+}
+
+at::Tensor run_bags(const kernels::EmbRows& w, const Bags& b, int64_t mode) {
+  at::Tensor out = at::empty(b.out_sizes, at::kFloat);
+  if (out.numel() == 0) return out;
+  const int64_t* idx = b.idx.const_data_ptr<int64_t>();
+  const int64_t* starts = b.starts.const_data_ptr<int64_t>();
+  const float* psw = b.psw.defined() ? b.psw.const_data_ptr<float>() : nullptr;
+  float* o = out.data_ptr<float>();
+  const int64_t per_bag = std::max<int64_t>(1, (b.idx.numel() / std::max<int64_t>(b.nbags, 1)) * std::max<int64_t>(w.D, 1));
+  at::parallel_for(0, b.nbags, std::max<int64_t>(1, kGrain / per_bag), [&](int64_t b0, int64_t b1) {
+    QPLUGIN_ISA_CALL(embedding_bag_rows, w, idx, starts, psw, static_cast<int>(mode), b0, b1, o);
+  });
+  return out;
+}
+
+// ---- packed-params ops --------------------------------------------------------------------
+
+void check_bits(const char* op, const EmbeddingPackedParams& p, int64_t bits) {
+  TORCH_CHECK_VALUE(p.bits == bits, "qplugin::", op, ": weight should hold ", bits, "-bit rows (",
+                    bits == 8 ? "quint8" : "quint4x2", "), got ", p.bits, "-bit rows (use qplugin::",
+                    bits == 8 ? "the 4bit op" : "the byte op", ")");
+}
+
+at::Tensor embedding_packed(const char* op, int64_t bits, const c10::intrusive_ptr<EmbeddingPackedParams>& w,
+                            const at::Tensor& indices, bool pruned_weights) {
+  check_bits(op, *w, bits);
+  TORCH_CHECK_VALUE(!pruned_weights, "qplugin::", op,
+                    ": pruned_weights=True needs compressed_indices_mapping; use embedding_bag_",
+                    bits == 8 ? "byte" : "4bit", " with 2-D indices [n, 1]");
+  Bags b;
+  b.idx = rows_of(op, indices, w->rows, false, c10::nullopt);
+  const int64_t n = b.idx.numel();
+  b.nbags = n;
+  b.starts = at::arange(n + 1, at::kLong);
+  b.out_sizes = indices.sizes().vec();
+  b.out_sizes.push_back(w->dim);
+  check_output_size(op, b.out_sizes, 4);
+  return run_bags(w->view(), b, 0);
+}
+
+at::Tensor embedding_byte(const c10::intrusive_ptr<EmbeddingPackedParams>& w, const at::Tensor& indices,
+                          bool pruned_weights) {
+  return embedding_packed("embedding_byte", 8, w, indices, pruned_weights);
+}
+at::Tensor embedding_4bit(const c10::intrusive_ptr<EmbeddingPackedParams>& w, const at::Tensor& indices,
+                          bool pruned_weights) {
+  return embedding_packed("embedding_4bit", 4, w, indices, pruned_weights);
+}
+
+#define QPLUGIN_EMBEDDING_BAG_ARGS                                                                      \
+  const at::Tensor &indices, const c10::optional<at::Tensor>&offsets, bool scale_grad_by_freq, int64_t mode, \
+      bool pruned_weights, const c10::optional<at::Tensor>&per_sample_weights,                          \
+      const c10::optional<at::Tensor>&compressed_indices_mapping, bool include_last_offset
+
+at::Tensor embedding_bag_packed(const char* op, int64_t bits, const c10::intrusive_ptr<EmbeddingPackedParams>& w,
+                                QPLUGIN_EMBEDDING_BAG_ARGS) {
+  check_bits(op, *w, bits);
+  const Bags b = bags_of(op, indices, offsets, mode, pruned_weights, per_sample_weights, compressed_indices_mapping,
+                         include_last_offset, w->rows, w->dim);
+  return run_bags(w->view(), b, mode);
+}
+
+at::Tensor embedding_bag_byte(const c10::intrusive_ptr<EmbeddingPackedParams>& w, QPLUGIN_EMBEDDING_BAG_ARGS) {
+  return embedding_bag_packed("embedding_bag_byte", 8, w, indices, offsets, scale_grad_by_freq, mode,
+                              pruned_weights, per_sample_weights, compressed_indices_mapping, include_last_offset);
+}
+at::Tensor embedding_bag_4bit(const c10::intrusive_ptr<EmbeddingPackedParams>& w, QPLUGIN_EMBEDDING_BAG_ARGS) {
+  return embedding_bag_packed("embedding_bag_4bit", 4, w, indices, offsets, scale_grad_by_freq, mode,
+                              pruned_weights, per_sample_weights, compressed_indices_mapping, include_last_offset);
+}
+
+// ---- torch's fused row-wise format --------------------------------------------------------
+
+// The kernel's view of a fused weight: 8-bit rows = D codes + float32 scale + float32 bias;
+// 4-bit rows = D / 2 bytes + fp16 scale + fp16 bias.
+kernels::EmbRows fused_view(const char* op, const at::Tensor& weight, int64_t bits, at::Tensor* keep) {
+  const int64_t tail = bits == 8 ? 8 : 4;
+  TORCH_CHECK_VALUE(!weight.is_quantized() && weight.scalar_type() == at::kByte && weight.dim() == 2 &&
+                        weight.size(1) >= tail,
+                    "qplugin::", op, ": weight should be a 2-D uint8 tensor of fused rows (", bits == 8 ? "codes, "
+                    "float32 scale, float32 bias: embedding_bag_byte_prepack" : "nibbles, fp16 scale, fp16 bias: "
+                    "embedding_bag_4bit_prepack", ") with at least ", tail, " columns, got ",
+                    weight.is_quantized() ? "a quantized tensor of dtype " : "dtype ", weight.scalar_type(),
+                    " of shape ", weight.sizes());
+  *keep = weight.contiguous();
+  const int64_t cols = keep->size(1);
+  const uint8_t* base = keep->const_data_ptr<uint8_t>();
+  return kernels::EmbRows{base, cols, bits == 8 ? cols - 8 : 2 * (cols - 4), static_cast<int>(bits),
+                          base + cols - tail, cols, bits == 4};
+}
+
+at::Tensor embedding_bag_rowwise(const char* op, int64_t bits, const at::Tensor& weight, QPLUGIN_EMBEDDING_BAG_ARGS) {
+  at::Tensor keep;
+  const kernels::EmbRows w = fused_view(op, weight, bits, &keep);
+  const Bags b = bags_of(op, indices, offsets, mode, pruned_weights, per_sample_weights, compressed_indices_mapping,
+                         include_last_offset, keep.size(0), w.D);
+  return run_bags(w, b, mode);
+}
+
+at::Tensor embedding_bag_byte_rowwise_offsets(const at::Tensor& weight, QPLUGIN_EMBEDDING_BAG_ARGS) {
+  return embedding_bag_rowwise("embedding_bag_byte_rowwise_offsets", 8, weight, indices, offsets, scale_grad_by_freq,
+                               mode, pruned_weights, per_sample_weights, compressed_indices_mapping,
+                               include_last_offset);
+}
+at::Tensor embedding_bag_4bit_rowwise_offsets(const at::Tensor& weight, QPLUGIN_EMBEDDING_BAG_ARGS) {
+  return embedding_bag_rowwise("embedding_bag_4bit_rowwise_offsets", 4, weight, indices, offsets, scale_grad_by_freq,
+                               mode, pruned_weights, per_sample_weights, compressed_indices_mapping,
+                               include_last_offset);
+}
+
+// Float rows [..., D] (float32 or float16) as a contiguous float32 [rows, D].
+at::Tensor float_rows(const char* op, const at::Tensor& weight) {
+  TORCH_CHECK_VALUE(!weight.is_quantized() && (weight.scalar_type() == at::kFloat || weight.scalar_type() == at::kHalf),
+                    "qplugin::", op, ": weight should be a float32 or float16 tensor, got ",
+                    weight.is_quantized() ? "a quantized tensor of dtype " : "dtype ", weight.scalar_type());
+  TORCH_CHECK_VALUE(weight.dim() >= 2, "qplugin::", op, ": weight should have at least 2 dims [..., rows, D], got shape ",
+                    weight.sizes());
+  return weight.to(at::kFloat).contiguous().reshape({-1, weight.size(-1)});
+}
+
+std::vector<int64_t> with_last(at::IntArrayRef sizes, int64_t last) {
+  std::vector<int64_t> s = sizes.vec();
+  s.back() = last;
+  return s;
+}
+
+// torch's FloatToFused8BitRowwiseQuantized: scale = range / 255, bias = min,
+// code = lrintf((x - min) * (255 / (range + 1e-8))).
+at::Tensor embedding_bag_byte_prepack(const at::Tensor& weight) {
+  constexpr const char* op = "embedding_bag_byte_prepack";
+  const at::Tensor x = float_rows(op, weight);
+  const int64_t rows = x.size(0), D = x.size(1);
+  at::Tensor out = at::empty(with_last(weight.sizes(), D + 8), at::kByte);
+  const float* xp = x.const_data_ptr<float>();
+  uint8_t* op_ = out.data_ptr<uint8_t>();
+  at::parallel_for(0, rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* in = xp + r * D;
+      uint8_t* o = op_ + r * (D + 8);
+      float lo = D > 0 ? in[0] : 0.0f, hi = lo;
+      for (int64_t j = 1; j < D; ++j) {
+        lo = std::min(lo, in[j]);
+        hi = std::max(hi, in[j]);
+      }
+      const float range = hi - lo;
+      const float scale = range / 255.0f, inv = 255.0f / (range + 1e-8f);
+      for (int64_t j = 0; j < D; ++j) {
+        const long q = std::lrintf((in[j] - lo) * inv);
+        o[j] = static_cast<uint8_t>(std::min<long>(255, std::max<long>(0, q)));
+      }
+      std::memcpy(o + D, &scale, 4);
+      std::memcpy(o + D + 4, &lo, 4);
+    }
+  });
+  return out;
+}
+
+// torch's FloatToFusedNBitRowwiseQuantizedSBHalf at 4 bits: bias = fp16(min), scale =
+// fp16(range / 15) (1 where that is 0 or its reciprocal overflows), code = clamp(lrintf((x -
+// bias) / scale), 0, 15), element 2j in the low nibble.
+at::Tensor embedding_bag_4bit_prepack(const at::Tensor& weight, bool optimized_qparams, int64_t nbins, double ratio) {
+  constexpr const char* op = "embedding_bag_4bit_prepack";
+  TORCH_CHECK_NOT_IMPLEMENTED(!optimized_qparams, "qplugin::", op,
+                              ": optimized_qparams=True (the greedy range search) is not supported; pass False");
+  const at::Tensor x = float_rows(op, weight);
+  const int64_t rows = x.size(0), D = x.size(1), nb = (D + 1) / 2;
+  at::Tensor out = at::empty(with_last(weight.sizes(), nb + 4), at::kByte);
+  const float* xp = x.const_data_ptr<float>();
+  uint8_t* op_ = out.data_ptr<uint8_t>();
+  at::parallel_for(0, rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* in = xp + r * D;
+      uint8_t* o = op_ + r * (nb + 4);
+      float lo = D > 0 ? in[0] : 0.0f, hi = lo;
+      for (int64_t j = 1; j < D; ++j) {
+        lo = std::min(lo, in[j]);
+        hi = std::max(hi, in[j]);
+      }
+      const c10::Half lo_h(lo);
+      lo = static_cast<float>(lo_h);
+      const float range = hi - lo;
+      float scale = range == 0 ? 1.0f : range / 15.0f;
+      c10::Half scale_h(scale);
+      scale = static_cast<float>(scale_h);
+      if (scale == 0) {
+        scale = 1.0f;
+        scale_h = c10::Half(1.0f);
+      }
+      float inv = 1.0f / scale;
+      if (std::isinf(inv)) {
+        scale_h = c10::Half(1.0f);
+        inv = 1.0f;
+      }
+      std::memset(o, 0, nb);
+      for (int64_t j = 0; j < D; ++j) {
+        const long q = std::min<long>(15, std::max<long>(0, std::lrintf((in[j] - lo) * inv)));
+        o[j / 2] |= static_cast<uint8_t>(q << ((j % 2) * 4));
+      }
+      std::memcpy(o + nb, &scale_h.x, 2);
+      std::memcpy(o + nb + 2, &lo_h.x, 2);
+    }
+  });
+  return out;
+}
+
+// Fused rows back to float: v = fma(scale, code, bias), the kernel's value.
+at::Tensor fused_unpack(const char* op, const at::Tensor& weight, int64_t bits) {
+  const int64_t tail = bits == 8 ? 8 : 4;
+  TORCH_CHECK_VALUE(!weight.is_quantized() && weight.scalar_type() == at::kByte && weight.dim() >= 1 &&
+                        weight.size(-1) >= tail,
+                    "qplugin::", op, ": weight should be a uint8 tensor of fused rows with at least ", tail,
+                    " columns, got ", weight.is_quantized() ? "a quantized tensor of dtype " : "dtype ",
+                    weight.scalar_type(), " of shape ", weight.sizes());
+  const at::Tensor w2 = weight.contiguous().reshape({-1, weight.size(-1)});
+  at::Tensor keep;
+  const kernels::EmbRows w = fused_view(op, w2, bits, &keep);
+  Bags b;
+  b.nbags = keep.size(0);
+  b.idx = at::arange(b.nbags, at::kLong);
+  b.starts = at::arange(b.nbags + 1, at::kLong);
+  b.out_sizes = {b.nbags, w.D};
+  return run_bags(w, b, 0).reshape(with_last(weight.sizes(), w.D));
+}
+
+at::Tensor embedding_bag_byte_unpack(const at::Tensor& weight) {
+  return fused_unpack("embedding_bag_byte_unpack", weight, 8);
+}
+at::Tensor embedding_bag_4bit_unpack(const at::Tensor& weight) {
+  return fused_unpack("embedding_bag_4bit_unpack", weight, 4);
+}
+
+// embedding_bag_prepack takes a quantized weight (QuantizedCPU adapter); a float one lands here.
+c10::intrusive_ptr<EmbeddingPackedParams> embedding_bag_prepack_cpu_error(const at::Tensor& weight) {
+  return EmbeddingPackedParams::prepack(weight);  // raises: weight should be a quantized tensor
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  register_embedding_classes();
+  m.impl("embedding_byte", with_class_check<EmbeddingPackedParams, 0>(TORCH_FN(embedding_byte)));
+  m.impl("embedding_4bit", with_class_check<EmbeddingPackedParams, 0>(TORCH_FN(embedding_4bit)));
+  m.impl("embedding_bag_byte", with_class_check<EmbeddingPackedParams, 0>(TORCH_FN(embedding_bag_byte)));
+  m.impl("embedding_bag_4bit", with_class_check<EmbeddingPackedParams, 0>(TORCH_FN(embedding_bag_4bit)));
+  m.impl("embedding_bag_byte_rowwise_offsets", TORCH_FN(embedding_bag_byte_rowwise_offsets));
+  m.impl("embedding_bag_4bit_rowwise_offsets", TORCH_FN(embedding_bag_4bit_rowwise_offsets));
+  m.impl("embedding_bag_byte_prepack", TORCH_FN(embedding_bag_byte_prepack));
+  m.impl("embedding_bag_4bit_prepack", TORCH_FN(embedding_bag_4bit_prepack));
+  m.impl("embedding_bag_byte_unpack", TORCH_FN(embedding_bag_byte_unpack));
+  m.impl("embedding_bag_4bit_unpack", TORCH_FN(embedding_bag_4bit_unpack));
+  m.impl("embedding_bag_prepack", TORCH_FN(embedding_bag_prepack_cpu_error));
+}
+
+} // namespace qplugin

@@ -1,0 +1,45 @@
+// Raw-pointer embedding-bag kernel on 8-bit and 4-bit row-wise quantized weights (the rows of
+// qplugin::embedding_* / embedding_bag_*; docs/design/embedding.md). No ATen. Argument checks,
+// index validation and threading are the caller's (cpu/embedding.cpp).
+//
+// Weight rows: row r's codes start at data + r * row_bytes; 8-bit rows hold one code a byte,
+// 4-bit rows two (element 2j in the low nibble of byte j, 2j + 1 in the high nibble). Its scale
+// and bias (float32, or fp16 when `half`) are at qp + r * qp_stride and right after it. The value
+// of element j is v = fma(scale, code, bias) (one rounding).
+//
+// Bag b of [b0, b1) reduces the rows idx[starts[b]], ..., idx[starts[b + 1] - 1] (a negative
+// index, a pruned row, is skipped) into out[b * D .. b * D + D):
+//   mode 0 (sum):  acc = fma(scale * w, code, acc + bias * w)   (w: psw[i], or 1 without psw)
+//   mode 1 (mean): the sum times float(1 / count), count = starts[b + 1] - starts[b]
+//   mode 2 (max):  acc = (acc > v) ? acc : v, from the first row; an empty bag gives 0.
+// Rows are taken in order and every element's operations are the same on every path, so the
+// scalar, AVX2 and AVX-512 paths give identical floats.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/isa.h"
+
+namespace qplugin {
+namespace kernels {
+
+struct EmbRows {
+  const uint8_t* data;
+  int64_t row_bytes;
+  int64_t D;
+  int bits;  // 8 or 4
+  const uint8_t* qp;
+  int64_t qp_stride;
+  bool half;
+};
+
+// clang-format off
+#define QPLUGIN_EMBEDDING_KERNELS(X)                                                              \
+  X(void, embedding_bag_rows, (const EmbRows& w, const int64_t* idx, const int64_t* starts,       \
+                               const float* psw, int mode, int64_t b0, int64_t b1, float* out))
+// clang-format on
+
+QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_EMBEDDING_KERNELS)
+
+} // namespace kernels
+} // namespace qplugin
