@@ -418,7 +418,8 @@ class Gen:
                 return t
             self.preset.update(accum_scale=t.q_scale(), accum_zero_point=t.q_zero_point())
             return t.int_repr()
-        if "prepack" in short and name in ("weight", "W"):
+        if "prepack" in short and name in ("weight", "W") and short.split("_")[0] in ("linear", "conv1d", "conv2d",
+                                                                                    "conv3d"):
             nd = {"linear": 0, "conv1d": 1, "conv2d": 2, "conv3d": 3}[short.split("_")[0]]
             self.preset.update(stride=[r.choice([1, 2])] * nd, padding=[r.choice([0, 1])] * nd,
                                dilation=[r.choice([1, 2])] * nd, groups=r.choice([1, 1, 2]))
