@@ -74,7 +74,8 @@ def test_fuzz_ops_slice():
     assert s["min_calls_per_op"] >= ROUNDS
     assert s["error"] > 0 and s["checked"] > s["calls"] // 4  # invalid inputs refused, valid ones checked
     # most ops had results confirmed by the reference in this slice (the others: in long runs)
-    assert len(s["never_checked"]) <= 10, s["never_checked"]
+    never = sorted(set(s["never_checked"]) - NO_RESULT_CHECK)
+    assert len(never) <= 10, never
 
 
 def test_fuzz_saved_models_slice():
