@@ -671,32 +671,36 @@ def _max_pool2d(a, out, ctx):
     x = per_tensor(a["qx"])
     out_qparams(out, x.q_scale(), x.q_zero_point(), x.dtype)
     # empty padding / dilation: the defaults 0 / 1 (as an empty stride is the kernel size)
-    exp = ref.max_pool2d_ref(ints(x), a["kernel_size"], a["stride"], a["padding"] or [0], a["dilation"] or [1],
+    # the integers in their own dtype: a window with no valid tap gives the dtype's lowest value
+    exp = ref.max_pool2d_ref(x.int_repr().numpy(), a["kernel_size"], a["stride"], a["padding"] or [0], a["dilation"] or [1],
                              a["ceil_mode"])
     exact(out, exp, "max_pool2d")
 
 
-@check("avg_pool2d")
-def _avg_pool2d(a, out, ctx):
-    x = per_tensor(a["qx"])
-    out_qparams(out, x.q_scale(), x.q_zero_point(), x.dtype)
-    # averaging the integers minus the zero point == averaging the real values / scale
-    d = ints(x) - x.q_zero_point()
-    avg = ref.avg_pool2d_ref(d, a["kernel_size"], a["stride"], a["padding"], a["ceil_mode"],
-                             a["count_include_pad"], a["divisor_override"])
-    within(out, ref.requantize_ref(avg, 1.0, x.q_zero_point(), x.dtype), 1, "avg_pool2d")
+AVG_POOLS = {"avg_pool2d": ref.avg_pool2d_ref, "avg_pool3d": ref.avg_pool3d_ref}
+ADAPTIVE_POOLS = {"adaptive_avg_pool2d": (ref.adaptive_avg_pool2d_ref, 2), "adaptive_avg_pool3d": (ref.adaptive_avg_pool3d_ref, 3)}
 
 
-@check("adaptive_avg_pool2d")
-def _adaptive_avg_pool2d(a, out, ctx):
+def _average(a, out, ctx, fn, *args):
+    """An average pool keeps the input's qparams: averaging q - zp (the real values / scale), then
+    requantizing with scale 1 around zp, is the float64 reference."""
     x = per_tensor(a["qx"])
     out_qparams(out, x.q_scale(), x.q_zero_point(), x.dtype)
+    avg = fn(ints(x) - x.q_zero_point(), *args)
+    within(out, ref.requantize_ref(avg, 1.0, x.q_zero_point(), x.dtype), 1, ctx.op)
+
+
+@check(*AVG_POOLS)
+def _avg_pool(a, out, ctx):
+    _average(a, out, ctx, AVG_POOLS[ctx.op], a["kernel_size"], a["stride"], a["padding"], a["ceil_mode"],
+             a["count_include_pad"], a["divisor_override"])
+
+
+@check(*ADAPTIVE_POOLS)
+def _adaptive_avg_pool(a, out, ctx):
+    fn, nd = ADAPTIVE_POOLS[ctx.op]
     osz = list(a["output_size"])
-    if len(osz) == 1:
-        osz = osz * 2
-    d = ints(x) - x.q_zero_point()
-    avg = ref.adaptive_avg_pool2d_ref(d, osz)
-    within(out, ref.requantize_ref(avg, 1.0, x.q_zero_point(), x.dtype), 1, "adaptive_avg_pool2d")
+    _average(a, out, ctx, fn, osz * nd if len(osz) == 1 else osz)
 
 
 @check("upsample_nearest2d")
@@ -773,14 +777,19 @@ def _linear(a, out, ctx):
 
 @check("linear_dynamic", "linear_relu_dynamic")
 def _linear_dynamic(a, out, ctx):
-    x = a["X"]
+    src = _source(a["W_prepack"], ctx)
+    _dynamic(a["X"], lambda: (src["w"], src["b"]), a["reduce_range"], out, ctx.op)
+
+
+def _dynamic(x, weight, reduce_range, out, what):
+    """linear_dynamic's float result within 1e-5 relative of the reference (test_linear.py)."""
     if x.dtype != torch.float32 or not torch.isfinite(x).all():
         raise Unchecked("non-finite or non-float32 input")
-    src = _source(a["W_prepack"], ctx)
-    exp = ref.linear_dynamic_ref(x, src["w"], src["b"], a["reduce_range"], relu="relu" in ctx.op)
+    w, b = weight()
+    exp = ref.linear_dynamic_ref(x, w, b, reduce_range, relu="relu" in what)
     finite_real(exp)
     tol = 1e-5 * float(np.abs(exp).max(initial=0.0)) + 1e-5
-    np.testing.assert_allclose(out.numpy(), exp, rtol=1e-5, atol=tol, err_msg=ctx.op)
+    np.testing.assert_allclose(out.numpy(), exp, rtol=1e-5, atol=tol, err_msg=what)
 
 
 @check("conv1d", "conv1d_relu", "conv2d", "conv2d_relu", "conv3d", "conv3d_relu", "conv2d_add", "conv2d_add_relu")
@@ -793,3 +802,81 @@ def _conv(a, out, ctx):
     exp = ref.qconv_ref(x, src["w"], src["b"], src["stride"], src["padding"], src["dilation"], src["groups"],
                         s, z, relu=ctx.op.endswith("relu"), qaccum=acc)
     within(out, exp, 1, ctx.op)
+
+
+# --------------------------------------------------------------------------------------------
+# the plain tier's weighted ops (plain int8 weight + scales / zero points + a packed buffer):
+# the same references as linear / conv, the weight rebuilt as a quantized tensor
+# --------------------------------------------------------------------------------------------
+def plain_qweight(w, scales, zero_points):
+    """The quantized weight a plain (w, w_scales, w_zero_points) stands for: one scale for all
+    rows is per-tensor, else per row (axis 0), as test/ops/test_plain_weights.py."""
+    if not (isinstance(w, torch.Tensor) and w.dtype == torch.int8):
+        raise Unchecked("weight not int8")
+    s, z = scales.double().reshape(-1), zero_points.long().reshape(-1)
+    if s.numel() == 1 and w.shape[0] != 1:
+        return torch._make_per_tensor_quantized_tensor(w.contiguous(), float(s), int(z))
+    return torch._make_per_channel_quantized_tensor(w.contiguous(), s, z, 0)
+
+
+def _geometry(a, nd):
+    g = {}
+    for k in ("stride", "padding", "dilation"):
+        v = list(a[k])
+        g[k] = v * nd if len(v) == 1 else v
+    return g
+
+
+@check("plain_linear", "plain_linear_relu")
+def _plain_linear(a, out, ctx):
+    x = _qt(a["x"], a["x_scale"], a["x_zero_point"], "x")
+    qw = plain_qweight(a["w"], a["w_scales"], a["w_zero_points"])
+    exp = ref.linear_ref(x, qw, a["bias"], a["output_scale"], a["output_zero_point"], relu=ctx.op.endswith("relu"))
+    within(out, exp, 1, ctx.op)
+
+
+@check("plain_linear_dynamic", "plain_linear_relu_dynamic")
+def _plain_linear_dynamic(a, out, ctx):
+    _dynamic(a["x"], lambda: (plain_qweight(a["w"], a["w_scales"], a["w_zero_points"]), a["bias"]), a["reduce_range"],
+             out, ctx.op)
+
+
+PLAIN_CONVS = [f"plain_conv{d}d{s}" for d in (1, 2, 3) for s in ("", "_relu")] + ["plain_conv2d_add",
+                                                                                 "plain_conv2d_add_relu"]
+
+
+@check(*PLAIN_CONVS)
+def _plain_conv(a, out, ctx):
+    x = _qt(a["x"], a["x_scale"], a["x_zero_point"], "x")
+    qw = plain_qweight(a["w"], a["w_scales"], a["w_zero_points"])
+    g = _geometry(a, qw.dim() - 2)
+    acc = _qt(a["accum"], a["accum_scale"], a["accum_zero_point"], "accum") if "accum" in a else None
+    exp = ref.qconv_ref(x, qw, a["bias"], g["stride"], g["padding"], g["dilation"], a["groups"],
+                        a["output_scale"], a["output_zero_point"], relu=ctx.op.endswith("relu"), qaccum=acc)
+    within(out, exp, 1, ctx.op)
+
+
+@check("plain_linear_prepack")
+def _plain_linear_prepack(a, out, ctx):
+    # the buffer is opaque: it is right when plain_linear reading it gives the reference's result
+    w = a["w"]
+    x = torch.arange(3 * w.shape[1], dtype=torch.int64).remainder(256).to(torch.uint8).reshape(3, w.shape[1])
+    y = torch.ops.qplugin.plain_linear(x, 0.05, 120, w, a["w_scales"], a["w_zero_points"], None, out, 0.5, 100)
+    exp = ref.linear_ref(_qt(x, 0.05, 120, "x"), plain_qweight(w, a["w_scales"], a["w_zero_points"]), None, 0.5, 100)
+    within(y, exp, 1, "plain_linear with the prepacked buffer")
+
+
+@check("plain_conv_prepack")
+def _plain_conv_prepack(a, out, ctx):
+    w = a["w"]
+    nd = w.dim() - 2
+    g = _geometry(a, nd)
+    spatial = [d * (k - 1) + 1 + 2 for d, k in zip(g["dilation"], w.shape[2:])]
+    shape = [1, w.shape[1] * a["groups"]] + spatial
+    x = torch.arange(int(np.prod(shape)), dtype=torch.int64).remainder(251).to(torch.uint8).reshape(shape)
+    op = getattr(torch.ops.qplugin, f"plain_conv{nd}d")
+    y = op(x, 0.05, 120, w, a["w_scales"], a["w_zero_points"], a["bias"], out, a["stride"], a["padding"],
+           a["dilation"], a["groups"], 0.5, 100)
+    exp = ref.qconv_ref(_qt(x, 0.05, 120, "x"), plain_qweight(w, a["w_scales"], a["w_zero_points"]), a["bias"],
+                        g["stride"], g["padding"], g["dilation"], a["groups"], 0.5, 100)
+    within(y, exp, 1, f"plain_conv{nd}d with the prepacked buffer")

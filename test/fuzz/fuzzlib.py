@@ -234,6 +234,38 @@ class Gen:
         return self._remember(obj, w=w, b=b, in_shape=[r.choice([1, 2]), icg * groups] + [r.choice([5, 7, 8])] * sp,
                               **geo)
 
+    def plain_weight(self, short):
+        """Presets the plain tier's weight arguments (w, w_scales, w_zero_points, bias, packed,
+        conv geometry) for `short` and shapes the input to fit."""
+        torch, r = self.torch, self.r
+        q = torch.ops.qplugin
+        if "linear" in short:
+            nd, n, k = 0, r.choice([1, 3, 16, 33]), r.choice([1, 4, 17, 64])
+            wshape = [n, k]
+        else:
+            nd = int(short[len("plain_conv")]) if short[len("plain_conv")].isdigit() else r.choice([1, 2, 3])
+            groups = r.choice([1, 1, 2])
+            n = r.choice([2, 4]) * groups
+            wshape = [n, r.choice([1, 3])] + [r.choice([1, 2, 3]) for _ in range(nd)]
+        w = torch.randint(-128, 128, wshape, generator=self.g, dtype=torch.int64).to(torch.int8)
+        k = n if self.chance(0.7) else 1
+        sc = torch.rand(k, generator=self.g, dtype=torch.double) * 0.02 + 0.001
+        zp = torch.tensor([r.choice([0, 0, 2, -5]) for _ in range(k)], dtype=torch.long)
+        bias = torch.randn(n, generator=self.g) if self.chance(0.7) else None
+        self.preset.update(w=w, w_scales=sc, w_zero_points=zp, bias=bias)
+        if nd == 0:
+            self.preset["packed"] = q.plain_linear_prepack(w, sc, zp)
+            self.shape_hint = [r.choice([1, 2, 5]), wshape[1]]
+        else:
+            geo = dict(stride=[r.choice([1, 2])] * nd, padding=[r.choice([0, 1])] * nd,
+                       dilation=[r.choice([1, 2])] * nd, groups=groups)
+            self.preset.update(geo)
+            self.preset["packed"] = q.plain_conv_prepack(w, sc, zp, bias, geo["stride"], geo["padding"],
+                                                         geo["dilation"], groups)
+            self.shape_hint = [r.choice([1, 2]), wshape[1] * groups] + [r.choice([5, 7, 8])] * nd
+            self.conv_src = dict(geo, w=w, in_shape=list(self.shape_hint))
+        self.last_dtype = "quint8"
+
     def _remember(self, obj, **src):
         self.sources[id(obj)] = dict(src, obj=obj)
         return obj
@@ -285,6 +317,7 @@ class Gen:
         follow their tensor in the plain ops, packed params with a matching input), often not."""
         self.shape_hint = self.shape(self.r.choice([1, 2, 3, 4, 4]))
         self.preset, self.last_dtype, self.packed_obj, self.shape_override = {}, None, None, None
+        self.conv_src = None
         short = schema.name.split("::")[1]
         arguments = list(schema.arguments)
         packed = [a for a in arguments if "PackedParams" in str(a.type)]
@@ -293,6 +326,9 @@ class Gen:
             self.packed_obj = self.packed(str(packed[0].type).split(".")[-1], kind)
             self.shape_hint = list(self.sources[id(self.packed_obj)]["in_shape"])
             self.last_dtype = "quint8"
+        elif (any(a.name == "packed" for a in arguments) or short in ("plain_linear_prepack", "plain_conv_prepack")) \
+                and self.chance(0.85):  # the plain tier's weight, scales, zero points, bias, buffer and geometry
+            self.plain_weight(short)
         elif self.chance(0.8):  # the rank the op wants
             for key, nd in (("3d", 5), ("2d", 4), ("1d", 3), ("norm", 4)):
                 if key in short:
@@ -371,24 +407,30 @@ class Gen:
         if short.endswith("matmul") and name in ("qb", "b"):  # [..., n, k] @ [..., k, m]
             k_ = hint[-1] if hint else 1
             self.shape_override = (hint[:-2] if len(hint) >= 2 else []) + [k_, r.choice([1, 2, 5])]
-        if name == "qaccum" and self.packed_obj is not None:  # the conv's output shape
-            src = self.sources[id(self.packed_obj)]
+        if name in ("qaccum", "accum") and (self.packed_obj is not None or self.conv_src is not None):
+            src = self.sources[id(self.packed_obj)] if self.packed_obj is not None else self.conv_src
             n, sp = src["in_shape"][0], src["in_shape"][2:]
             ks = list(src["w"].shape[2:])
             osz = [(x + 2 * p - d * (k - 1) - 1) // st + 1 for x, p, d, k, st in
                    zip(sp, src["padding"], src["dilation"], ks, src["stride"])]
-            return self.qtensor("quint8", [n, src["w"].shape[0]] + osz, per_channel=False)
-        if "prepack" in short and name in ("weight", "W"):
+            t = self.qtensor("quint8", [n, src["w"].shape[0]] + osz, per_channel=False)
+            if not plain:
+                return t
+            self.preset.update(accum_scale=t.q_scale(), accum_zero_point=t.q_zero_point())
+            return t.int_repr()
+        if "prepack" in short and name in ("weight", "W") and short.split("_")[0] in ("linear", "conv1d", "conv2d",
+                                                                                    "conv3d"):
             nd = {"linear": 0, "conv1d": 1, "conv2d": 2, "conv3d": 3}[short.split("_")[0]]
             self.preset.update(stride=[r.choice([1, 2])] * nd, padding=[r.choice([0, 1])] * nd,
                                dilation=[r.choice([1, 2])] * nd, groups=r.choice([1, 1, 2]))
             g = self.preset["groups"] if nd else 1
             return self.weight([r.choice([2, 4]) * g, r.choice([1, 3])] + [r.choice([1, 2, 3]) for _ in range(nd)])
-        if short.endswith("_dynamic") and name in ("X", "self"):
+        if short.endswith("_dynamic") and name in ("X", "x", "self"):
             return self.float_tensor(list(hint))
         if (not plain and ts == "Tensor" and
                 name in ("qx", "self", "input", "qa", "qb", "other", "X") and not short.startswith("make_per")):
-            return self.qtensor(None, None, per_channel=self.chance(0.03))
+            shape = list(hint) if name in ("qx", "self", "input", "qa", "X") and self.chance(0.85) else None
+            return self.qtensor(None, shape, per_channel=self.chance(0.03))
         if plain and ts == "Tensor" and (nxt[0].endswith("scale") or nxt[0].endswith("zero_point")
                                          or i == 0):
             t = self.qtensor(None, None, per_channel=False)
@@ -413,16 +455,14 @@ class Gen:
             return list(self.normalized_shape)
         if name == "num_groups":
             return r.choice([d for d in range(1, c + 1) if c % d == 0] or [1])
+        nd = 3 if "3d" in short else 2
         if name == "output_size":
-            return [r.choice([1, 2, 3, 5, 8]) for _ in range(r.choice([2, 2, 2, 1]))]
+            return [r.choice([1, 2, 3, 5, 8]) for _ in range(r.choice([nd, nd, nd, 1]))]
         if name == "kernel_size":
-            return [r.choice([1, 2, 3])] * r.choice([1, 2, 2])
-        if name == "stride" and "pool" in short:
-            return r.choice([[], [1], [2], [1, 2], [2, 2]])
-        if name == "padding" and "pool" in short:
-            return r.choice([[0], [0, 0], [1], [1, 0]])
-        if name == "dilation" and "pool" in short:
-            return r.choice([[1], [1, 1], [2], [1, 2]])
+            return [r.choice([1, 2, 3])] * r.choice([1, nd, nd])
+        if name in ("stride", "padding", "dilation") and "pool" in short:
+            v = {"stride": [1, 2], "padding": [0, 1], "dilation": [1, 2]}[name]
+            return r.choice(([[]] if name == "stride" else []) + [[r.choice(v)], [r.choice(v) for _ in range(nd)]])
         if name == "k":
             return r.randint(0, hint[-1] if hint else 1)
         if name in ("dim",) and ts == "int" and hint:
@@ -578,8 +618,12 @@ def run_batch(cases, timeout, workdir):
         os.remove(ppath)
     os.remove(cpath)
     if rc != 0:
-        i = last_start if last_start is not None and last_start not in results else None
-        crash = (i, f"child exit {rc}: {tail}")
+        if last_start is not None and last_start not in results:
+            crash = (last_start, f"child exit {rc}: {tail}")  # died or hung inside this case
+        elif rc == "timeout":
+            crash = ("resume", "timed out between cases")  # a slow machine: run the rest again
+        else:
+            crash = (None, f"child exit {rc}: {tail}")
     return results, crash
 
 
@@ -611,12 +655,9 @@ def fuzz_ops(seed, seconds=None, rounds=None, batch=200, per_batch_timeout=120, 
             base, ov = ops[k % len(ops)]
             cases.append([base, ov, case_seed(seed, op_id(base, ov), k // len(ops))])
             k += 1
-        pending = cases
-        while pending:
-            results, crash = run_batch(pending, per_batch_timeout, workdir)
-            summary["batches"] += 1
+        def count(batch, results):
             for i, (status, detail) in results.items():
-                base, ov, s = pending[i]
+                base, ov, s = batch[i]
                 name = op_id(base, ov)
                 per_op[name]["calls"] += 1
                 summary["calls"] += 1
@@ -626,17 +667,30 @@ def fuzz_ops(seed, seconds=None, rounds=None, batch=200, per_batch_timeout=120, 
                 else:
                     summary[status] += 1
                     per_op[name]["checked"] += status == "checked"
+
+        pending = cases
+        while pending:
+            # the time limit grows with the batch (a loaded machine runs a case in seconds); a hang
+            # is confirmed alone under per_batch_timeout
+            results, crash = run_batch(pending, per_batch_timeout + 4 * len(pending), workdir)
+            summary["batches"] += 1
+            count(pending, results)
             if crash is None:
                 break
             i, desc = crash
-            if i is None:  # died between cases: count as a failure of the batch
+            if i == "resume" and results:  # killed by the time limit between cases: go on
+                pending = [c for j, c in enumerate(pending) if j not in results]
+                continue
+            if i is None or i == "resume":  # died between cases: count as a failure of the batch
                 summary["failures"].append({"op": "?", "seed": None, "detail": desc})
                 break
             base, ov, s = pending[i]
             # confirm alone
             res2, crash2 = run_batch([pending[i]], per_batch_timeout, workdir)
-            summary["calls"] += 1
+            count([pending[i]], res2)
             if crash2 is not None:
+                summary["calls"] += 1
+                per_op[op_id(base, ov)]["calls"] += 1
                 summary["failures"].append({"op": op_id(base, ov), "seed": s, "detail": "CRASH/HANG " + crash2[1]})
                 log(f"CRASH {op_id(base, ov)} seed={s}: {crash2[1][:300]}")
             pending = pending[i + 1:]
@@ -794,7 +848,7 @@ def fuzz_saved(seed, files=None, seconds=None, per_child=40, log=print):
                     f"fuzzlib.mutation_child({json.dumps(json.dumps([(k, p) for k, p, _ in pending]))})")
             try:
                 res = subprocess.run([sys.executable, "-c", code], env=_child_env(), capture_output=True,
-                                     text=True, timeout=120)
+                                     text=True, timeout=120 + 5 * len(pending))
                 rc, out, err = res.returncode, res.stdout, res.stderr
             except subprocess.TimeoutExpired as e:
                 rc, out, err = "timeout", (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), ""
@@ -813,6 +867,9 @@ def fuzz_saved(seed, files=None, seconds=None, per_child=40, log=print):
             if rc == 0:
                 break
             if last is None or last in done:
+                if rc == "timeout" and done:  # a slow machine, killed between files: go on
+                    pending = [p for j, p in enumerate(pending) if j not in done]
+                    continue
                 summary["failures"].append({"file": None, "detail": f"child exit {rc}: {err[-500:]}"})
                 break
             kind, path, how = pending[last]

@@ -107,3 +107,18 @@ def test_pools_reject_empty_spatial_dims():
     for name, call in calls.items():
         with pytest.raises(ValueError, match=f"qplugin::{name}: input should have non-empty spatial dims"):
             call()
+
+
+@pytest.mark.parametrize("dt", [torch.quint8, torch.qint8])
+def test_layer_norm_huge_multiplier_runs_in_float64(isa, dt):
+    # constant rows with eps 5e-324 make s * rstd ~ 2e160 (inf in float32), and w / out_scale with
+    # out_scale 1e-38 overflowed float32 too: 0 * inf = NaN gave 255 where b / out_scale + zp is right
+    lo = ref.QRANGE[dt][0]
+    x = torch._make_per_tensor_quantized_tensor(
+        torch.tensor([[7], [9], [200]], dtype=torch.int64).add(lo).to(PLAIN[dt]), 0.05, lo)
+    for eps, out_scale, w, b in [(5e-324, 1e-38, 0.4, -0.3), (5e-324, 0.1, 1.0, 0.2), (1e-5, 1e-38, 5.0, 0.0)]:
+        wt, bt = torch.tensor([w]), torch.tensor([b])
+        out = q.layer_norm(x, [1], wt, bt, eps, out_scale, 4)
+        exp = ref.with_exact_dequantize(ref.layer_norm_ref, x, [1], wt.double().numpy(), bt.double().numpy(), eps,
+                                        out_scale, 4)
+        ref.assert_within_steps(out, exp, 1, f"layer_norm eps={eps} out_scale={out_scale}")

@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -44,7 +45,9 @@ struct FoldedNorm {
     bqf.assign(bq.begin(), bq.end());
   }
   kernels::LayerNormSpec spec() const {
-    return {in_scale, eps, wq.data(), bq.data(), wqf.data(), bqf.data(), out_zp};
+    double wmax = 0;
+    for (size_t j = 0; j < wq.size(); ++j) wmax = std::max({wmax, std::fabs(wq[j]), std::fabs(bq[j])});
+    return {in_scale, eps, wq.data(), bq.data(), wqf.data(), bqf.data(), out_zp, wmax};
   }
 };
 

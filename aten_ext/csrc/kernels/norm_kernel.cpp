@@ -118,36 +118,38 @@ inline double norm_factor(double var_q, double in_scale, double eps) {
 }
 
 // y[j] = clamp(round((q[j] - mean_q) * a * w[j] + b[j] + out_zp)) over n elements.
-// 8-bit data in float32 (each step rounded, no FMA), int32 in float64.
+// 8-bit data in float32 (each step rounded, no FMA), int32 (or in_float64) in float64.
 template <typename T>
 void normalize_run(const T* xr, T* yr, int64_t n, double mean_q, double a, const float* wf, const float* bf,
-                   const double* wd, const double* bd, int32_t out_zp) {
+                   const double* wd, const double* bd, int32_t out_zp, bool in_float64) {
   if constexpr (sizeof(T) == 1) {
-    const float mf = static_cast<float>(mean_q), af = static_cast<float>(a);
-    const float zf = static_cast<float>(out_zp);
-    const float hi = static_cast<float>(QRange<T>::max), lo = static_cast<float>(QRange<T>::min);
-    int64_t j = 0;
+    if (!in_float64) {
+      const float mf = static_cast<float>(mean_q), af = static_cast<float>(a);
+      const float zf = static_cast<float>(out_zp);
+      const float hi = static_cast<float>(QRange<T>::max), lo = static_cast<float>(QRange<T>::min);
+      int64_t j = 0;
 #if QPLUGIN_SIMD
-    using namespace simd;
-    const VF vm = set1_f(mf), va = set1_f(af), vz = set1_f(zf), vhi = set1_f(hi), vlo = set1_f(lo);
-    for (; j + kLanes <= n; j += kLanes) {
-      VF v = mul_f(mul_f(sub_f(to_f(load_q(xr + j)), vm), va), loadu_f(wf + j));
-      v = add_f(add_f(v, loadu_f(bf + j)), vz);
-      store_q(yr + j, to_i32_round(max_f(min_f(v, vhi), vlo)));
-    }
+      using namespace simd;
+      const VF vm = set1_f(mf), va = set1_f(af), vz = set1_f(zf), vhi = set1_f(hi), vlo = set1_f(lo);
+      for (; j + kLanes <= n; j += kLanes) {
+        VF v = mul_f(mul_f(sub_f(to_f(load_q(xr + j)), vm), va), loadu_f(wf + j));
+        v = add_f(add_f(v, loadu_f(bf + j)), vz);
+        store_q(yr + j, to_i32_round(max_f(min_f(v, vhi), vlo)));
+      }
 #endif
-    for (; j < n; ++j) {
-      float v = (static_cast<float>(xr[j]) - mf) * af * wf[j];
-      v = v + bf[j] + zf;
-      v = v < hi ? v : hi;  // NaN -> hi, as the vector min
-      v = v > lo ? v : lo;
-      yr[j] = static_cast<T>(std::nearbyint(v));
+      for (; j < n; ++j) {
+        float v = (static_cast<float>(xr[j]) - mf) * af * wf[j];
+        v = v + bf[j] + zf;
+        v = v < hi ? v : hi;  // NaN -> hi, as the vector min
+        v = v > lo ? v : lo;
+        yr[j] = static_cast<T>(std::nearbyint(v));
+      }
+      return;
     }
-  } else {
-    for (int64_t j = 0; j < n; ++j) {
-      const double v = (static_cast<double>(xr[j]) - mean_q) * a * wd[j] + bd[j];
-      yr[j] = clamp_round<T>(v, out_zp);
-    }
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    const double v = (static_cast<double>(xr[j]) - mean_q) * a * wd[j] + bd[j];
+    yr[j] = clamp_round<T>(v, out_zp);
   }
 }
 
@@ -157,8 +159,9 @@ void layer_norm_impl(const T* x, T* y, int64_t rows, int64_t m, const LayerNormS
   for (int64_t r = 0; r < rows; ++r) {
     double mean_q, var_q;
     row_stats(x + r * m, m, &mean_q, &var_q);
-    normalize_run<T>(x + r * m, y + r * m, m, mean_q, norm_factor(var_q, s.in_scale, s.eps), s.wqf, s.bqf, s.wq, s.bq,
-                           s.out_zp);
+    const double a = norm_factor(var_q, s.in_scale, s.eps);
+    normalize_run<T>(x + r * m, y + r * m, m, mean_q, a, s.wqf, s.bqf, s.wq, s.bq, s.out_zp,
+                     !(std::fabs(a) * s.wq_max <= kNormFloatBound && s.wq_max <= kNormFloatBound));
   }
 }
 
@@ -353,7 +356,7 @@ void group_norm_impl(const T* x, T* y, int64_t row0, int64_t rows, const GroupNo
     // issue 17): subtract the mean first, as layer_norm does (q == mean gives exactly b + zp).
     // Below the bound the fold's rounding stays under ~0.1 step (float32: 2^-24 * 2 * 255 * 2^12;
     // qint32 in float64: 2^-53 * 2^33 * 2^17); above it every nonzero q - mean saturates.
-    if (!(amax <= (k8 ? 4096.0 : 131072.0))) {
+    if (!(amax <= (k8 ? kNormFloatBound : 131072.0))) {
       group_norm_row_centered(xr, yr, g, c0, mean_q, ad.data());
       continue;
     }

@@ -23,7 +23,13 @@ struct LayerNormSpec {
   const float* wqf;  // m entries (8-bit path)
   const float* bqf;
   int32_t out_zp;
+  double wq_max;  // max |wq| and |bq|: an 8-bit row whose multiplier s * rstd * wq_max or bias
+                  // exceeds kNormFloatBound runs in float64 (float32 overflowed to inf, 0 * inf = NaN)
 };
+
+// Above this many output steps per input step (or bias steps) the 8-bit float32 norm steps lose
+// exactness or overflow: the row runs in float64 instead (issue 17).
+constexpr double kNormFloatBound = 4096.0;
 
 // group_norm over rows of groups: row r (the (n, g) pair r = n * groups + g)
 // holds cpg channels of `inner` elements each. Per row the statistics of
