@@ -880,3 +880,113 @@ def _plain_conv_prepack(a, out, ctx):
     exp = ref.qconv_ref(_qt(x, 0.05, 120, "x"), plain_qweight(w, a["w_scales"], a["w_zero_points"]), a["bias"],
                         g["stride"], g["padding"], g["dilation"], a["groups"], 0.5, 100)
     within(y, exp, 1, f"plain_conv{nd}d with the prepacked buffer")
+
+
+# --------------------------------------------------------------------------------------------
+# embeddings (8-bit / 4-bit row-wise weights): docs/design/embedding.md
+# --------------------------------------------------------------------------------------------
+def _emb_close(out, expected, what):
+    """Bags within 1e-5 relative of the float64 reference (float32 accumulation)."""
+    expected = np.asarray(expected, dtype=np.float64)
+    same_shape(out, expected.shape, what)
+    tol = 1e-5 * max(1.0, float(np.abs(expected).max(initial=0)))
+    np.testing.assert_allclose(out.numpy().astype(np.float64), expected, rtol=1e-5, atol=tol, err_msg=what)
+
+
+def _fused(t, what):
+    if not (isinstance(t, torch.Tensor) and t.dtype == torch.uint8 and t.dim() >= 1):
+        raise Unchecked(f"{what}: not fused uint8 rows")
+    return t.reshape(-1, t.shape[-1]).numpy()
+
+
+def _packed_rows(qw):
+    """(codes [rows, D], scale, bias) of a float-qparams weight as the packed params store them:
+    float32 scale, bias = -zero_point * scale in float32."""
+    s = qw.q_per_channel_scales().float()
+    b = (qw.q_per_channel_zero_points().float() * s * -1).numpy()
+    r = qw.int_repr().numpy()
+    if qw.dtype == torch.quint4x2:
+        r = np.stack([r & 15, r >> 4], -1).reshape(qw.shape[0], -1)[:, :qw.shape[1]]
+    r = r.reshape(qw.shape[0], qw.shape[1])
+    return r.astype(np.int64), s.numpy(), b
+
+
+def _bag_starts(a, n):
+    """Each bag's first index (and the end), as the op reads indices / offsets."""
+    if a["offsets"] is None:
+        per = a["indices"].shape[1]
+        return [b * per for b in range(a["indices"].shape[0] + 1)]
+    off = a["offsets"].tolist()
+    return off if a["include_last_offset"] else off + [n]
+
+
+def _bags(a, out, codes, scale, bias, what):
+    if a["pruned_weights"] or a["compressed_indices_mapping"] is not None:
+        raise Unchecked("pruned rows")
+    idx = a["indices"].reshape(-1).tolist()
+    psw = a["per_sample_weights"]
+    exp = ref.embedding_bag_ref(codes, scale, bias, idx, _bag_starts(a, len(idx)), a["mode"],
+                                None if psw is None else psw.double().numpy())
+    _emb_close(out, exp, what)
+
+
+@check("embedding_bag_byte_prepack", "embedding_bag_4bit_prepack")
+def _emb_fused_prepack(a, out, ctx):
+    w = a["weight"]
+    if not (isinstance(w, torch.Tensor) and w.dtype == torch.float32 and torch.isfinite(w).all()):
+        raise Unchecked("non-finite or non-float32 weight")
+    bits = 8 if "byte" in ctx.op else 4
+    codes, scale, bias = ref.fused_rows_ref(_fused(out, ctx.op), bits)
+    d = w.shape[-1]
+    rows = w.reshape(-1, d).numpy().astype(np.float64)
+    assert codes.min(initial=0) >= 0 and codes.max(initial=0) <= (255 if bits == 8 else 15), f"{ctx.op}: code range"
+    real = (scale[:, None].astype(np.float64) * codes + bias[:, None])[:, :d]
+    err = np.abs(real - rows)
+    assert (err <= 0.5 * scale[:, None].astype(np.float64) + 2e-3 * np.abs(rows) + 1e-6).all(), \
+        f"{ctx.op}: a row is not reproduced within half a step"
+
+
+@check("embedding_bag_byte_unpack", "embedding_bag_4bit_unpack")
+def _emb_fused_unpack(a, out, ctx):
+    codes, scale, bias = ref.fused_rows_ref(_fused(a["weight"], ctx.op), 8 if "byte" in ctx.op else 4)
+    full = (scale[:, None].astype(np.float64) * codes + bias[:, None]).astype(np.float32)
+    got = out.reshape(-1, out.shape[-1]).numpy()
+    np.testing.assert_array_equal(got, full[:, :got.shape[1]], err_msg=ctx.op)
+
+
+@check("embedding_bag_prepack")
+def _emb_prepack(a, out, ctx):
+    _emb_same_weight(torch.ops.qplugin.embedding_bag_unpack(out), a["weight"], ctx.op)
+
+
+@check("embedding_bag_unpack")
+def _emb_unpack(a, out, ctx):
+    _emb_same_weight(out, _source(a["W_prepack"], ctx)["qw"], ctx.op)
+
+
+def _emb_same_weight(got, qw, what):
+    assert got.dtype == qw.dtype and got.shape == qw.shape, f"{what}: {got.dtype} {tuple(got.shape)}"
+    assert torch.equal(got.int_repr(), qw.int_repr()), f"{what}: codes differ"
+    assert torch.equal(got.q_per_channel_scales(), qw.q_per_channel_scales()), f"{what}: scales differ"
+    assert torch.equal(got.q_per_channel_zero_points(), qw.q_per_channel_zero_points()), f"{what}: zero points differ"
+
+
+@check("embedding_byte", "embedding_4bit")
+def _emb_lookup(a, out, ctx):
+    codes, s, b = _packed_rows(_source(a["weight"], ctx)["qw"])
+    exact_rows = (s[:, None].astype(np.float64) * codes + b[:, None].astype(np.float64)).astype(np.float32)
+    idx = a["indices"].numpy()
+    np.testing.assert_array_equal(out.numpy(), exact_rows[idx.reshape(-1)].reshape(*idx.shape, codes.shape[1]),
+                                  err_msg=ctx.op)  # one rounding of the float64 value: exact
+
+
+@check("embedding_bag_byte", "embedding_bag_4bit")
+def _emb_bag(a, out, ctx):
+    codes, s, b = _packed_rows(_source(a["weight"], ctx)["qw"])
+    _bags(a, out, codes, s, b, ctx.op)
+
+
+@check("embedding_bag_byte_rowwise_offsets", "embedding_bag_4bit_rowwise_offsets")
+def _emb_rowwise(a, out, ctx):
+    codes, s, b = ref.fused_rows_ref(_fused(a["weight"], ctx.op), 8 if "byte" in ctx.op else 4)
+    _bags(a, out, codes, s, b, ctx.op)

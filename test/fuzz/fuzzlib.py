@@ -215,6 +215,12 @@ class Gen:
             n, k = r.choice([1, 3, 16, 33]), r.choice([1, 4, 17, 64])
             w, b = self.weight([n, k]), bias(n)
             return self._remember(q.linear_prepack(w, b), w=w, b=b, in_shape=[r.choice([1, 2, 5]), k])
+        if "Embedding" in cls:
+            bits = {"byte": 8, "4bit": 4}.get(kind) or r.choice([8, 4])
+            rows, dim = r.choice([1, 3, 17]), r.choice([2, 8, 34])
+            w = self.torch.randn(rows, dim, generator=self.g) * r.choice([0.1, 3.0])
+            qw = float_qparams_weight(w, bits)
+            return self._remember(q.embedding_bag_prepack(qw), qw=qw, bits=bits, rows=rows, dim=dim, in_shape=[rows])
         if "Conv3d" in cls:
             oc, ic = r.choice([2, 4]), r.choice([1, 2, 3])
             w, b = self.weight([oc, ic, r.choice([1, 2]), r.choice([1, 3]), r.choice([1, 3])]), bias(oc)
@@ -265,6 +271,49 @@ class Gen:
             self.shape_hint = [r.choice([1, 2]), wshape[1] * groups] + [r.choice([5, 7, 8])] * nd
             self.conv_src = dict(geo, w=w, in_shape=list(self.shape_hint))
         self.last_dtype = "quint8"
+
+    def embedding_args(self, short):
+        """Presets the embedding ops' arguments: a weight of the op's kind (float rows for the fused
+        prepacks, fused rows for unpack / rowwise_offsets, a float-qparams weight for
+        embedding_bag_prepack), in-range indices, offsets or 2-D bags, mode, per-sample weights."""
+        torch, r = self.torch, self.r
+        q = torch.ops.qplugin
+        bits = 4 if "4bit" in short else 8
+        rows, dim = r.choice([1, 3, 17]), r.choice([2, 8, 34])
+        w = torch.randn(rows, dim, generator=self.g) * r.choice([0.1, 3.0])
+        if short.endswith("_prepack") and short != "embedding_bag_prepack":
+            self.preset["weight"] = w
+            return
+        if short == "embedding_bag_prepack":
+            self.preset["weight"] = float_qparams_weight(w, r.choice([8, 4]))
+            return
+        if short.endswith("_unpack") and short != "embedding_bag_unpack":
+            self.preset["weight"] = q.embedding_bag_byte_prepack(w) if bits == 8 else q.embedding_bag_4bit_prepack(w)
+            return
+        if self.packed_obj is not None:
+            rows = self.sources[id(self.packed_obj)]["rows"]
+        elif "rowwise" in short:
+            self.preset["weight"] = q.embedding_bag_byte_prepack(w) if bits == 8 else q.embedding_bag_4bit_prepack(w)
+        n = r.choice([0, 1, 5, 12])
+        idx = torch.randint(0, rows, (n,), generator=self.g)
+        self.preset.update(pruned_weights=False, compressed_indices_mapping=None, scale_grad_by_freq=False)
+        if "bag" not in short:  # embedding_byte / 4bit: any index shape
+            self.preset["indices"] = idx.reshape(r.choice([[n], [1, n], [n, 1]]))
+            return
+        mode = r.choice([0, 1, 2])
+        self.preset["mode"] = mode
+        if self.chance(0.75):  # 1-D indices and offsets
+            cuts = sorted(r.randint(0, n) for _ in range(r.choice([0, 1, 3])))
+            last = self.chance(0.5)
+            self.preset.update(indices=idx, offsets=torch.tensor([0] + cuts + ([n] if last else []), dtype=torch.long),
+                               include_last_offset=last)
+        else:  # 2-D [bags, indices per bag]
+            per = r.choice([1, 2, 3])
+            self.preset.update(indices=torch.randint(0, rows, (r.choice([0, 1, 4]), per), generator=self.g),
+                               offsets=None)
+            n = self.preset["indices"].numel()
+        self.preset["per_sample_weights"] = torch.rand(n, generator=self.g) * 2 if mode == 0 and self.chance(0.5) \
+            else None
 
     def _remember(self, obj, **src):
         self.sources[id(obj)] = dict(src, obj=obj)
@@ -323,12 +372,18 @@ class Gen:
         packed = [a for a in arguments if "PackedParams" in str(a.type)]
         if packed and self.chance(0.85):  # build the packed params first and shape the input to fit them
             kind = "conv1d" if "conv1d" in short else "conv2d" if "conv2d" in short else None
+            if "embedding" in short:  # rows of the op's kind (mostly)
+                kind = ("4bit" if "4bit" in short else "byte") if self.chance(0.85) else None
             self.packed_obj = self.packed(str(packed[0].type).split(".")[-1], kind)
             self.shape_hint = list(self.sources[id(self.packed_obj)]["in_shape"])
             self.last_dtype = "quint8"
+            if "embedding" in short:
+                self.embedding_args(short)
         elif (any(a.name == "packed" for a in arguments) or short in ("plain_linear_prepack", "plain_conv_prepack")) \
                 and self.chance(0.85):  # the plain tier's weight, scales, zero points, bias, buffer and geometry
             self.plain_weight(short)
+        elif "embedding" in short and self.chance(0.85):  # weights, indices and bags that fit
+            self.embedding_args(short)
         elif self.chance(0.8):  # the rank the op wants
             for key, nd in (("3d", 5), ("2d", 4), ("1d", 3), ("norm", 4)):
                 if key in short:
@@ -470,6 +525,16 @@ class Gen:
         return NotImplemented
 
 
+def float_qparams_weight(w, bits):
+    """A per_channel_affine_float_qparams weight (quint8 or quint4x2) of float rows w: each row's
+    [min, max] over the dtype's codes (the embeddings' weight-only scheme)."""
+    import torch
+    lo, hi = w.min(1).values, w.max(1).values
+    qmax = 255 if bits == 8 else 15
+    scale = torch.where((hi - lo) / qmax > 1e-7, (hi - lo) / qmax, torch.ones_like(lo))
+    return torch.quantize_per_channel(w, scale, -lo / scale, 0, torch.quint8 if bits == 8 else torch.quint4x2)
+
+
 class _RealType:
     """An argument's type as the schema writes it (ScalarType, not the int TorchScript holds)."""
 
@@ -523,7 +588,8 @@ def run_case(base, overload, seed, check=True):
     except Exception as e:  # inputs the generator itself could not build: not a finding
         return "skip", f"generator: {type(e).__name__}: {e}"
     op = getattr(getattr(torch.ops.qplugin, base.split("::")[1]), overload or "default")
-    if args and isinstance(args[0], torch.Tensor):
+    if args and isinstance(args[0], torch.Tensor) and not (
+            args[0].is_quantized and args[0].qscheme() == torch.per_channel_affine_float_qparams):  # no clone
         gen.before = args[0].clone()  # in-place ops: the input as it was
     try:
         out = op(*args, **kwargs)

@@ -26,15 +26,6 @@ NO_RESULT_CHECK = {
     "qplugin::_rnn_layer_dynamic",
     "qplugin::plain_rnn_layer_dynamic",  # the same layer on plain weights (test_plain_weights.py: equals the above)
 }
-# Landed on main at 05:50 (embedding / embedding_bag, issue 16), after this file's last checks were
-# written: fuzzed for crashes and errors like every op, result checks still to write (a reference
-# from the definition: row gather / bag sum, mean, max of the dequantized rows). Remove from here
-# when checks.py has them.
-NO_RESULT_CHECK |= {"qplugin::" + n for n in (
-    "embedding_4bit", "embedding_bag_4bit", "embedding_bag_4bit_prepack", "embedding_bag_4bit_rowwise_offsets",
-    "embedding_bag_4bit_unpack", "embedding_bag_byte", "embedding_bag_byte_prepack",
-    "embedding_bag_byte_rowwise_offsets", "embedding_bag_byte_unpack", "embedding_bag_prepack",
-    "embedding_bag_unpack", "embedding_byte")}
 
 
 def _report(failures):
