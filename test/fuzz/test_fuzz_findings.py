@@ -122,3 +122,40 @@ def test_layer_norm_huge_multiplier_runs_in_float64(isa, dt):
         exp = ref.with_exact_dequantize(ref.layer_norm_ref, x, [1], wt.double().numpy(), bt.double().numpy(), eps,
                                         out_scale, 4)
         ref.assert_within_steps(out, exp, 1, f"layer_norm eps={eps} out_scale={out_scale}")
+
+
+def test_empty_output_with_overflowing_strides_is_refused():
+    # an empty input let any output size through the size bound: upsample_nearest2d to
+    # [0, 1, 2^63 - 1, 4] reached torch's allocator ("Stride calculation overflowed", no op named)
+    x = torch.zeros(0, 1, 1, 7, dtype=torch.uint8)
+    with pytest.raises(ValueError, match=r"qplugin::plain_upsample_nearest2d: output of shape .* is empty but its "
+                                         r"strides overflow int64"):
+        q.plain_upsample_nearest2d(x, [2**63 - 1, 4])
+    qx = torch._make_per_tensor_quantized_tensor(x, 0.1, 3)
+    with pytest.raises(ValueError, match=r"qplugin::upsample_nearest2d: output of shape .* strides overflow"):
+        q.upsample_nearest2d(qx, [2**63 - 1, 4])
+    # an empty output whose strides fit is still fine
+    assert q.plain_upsample_nearest2d(x, [5, 4]).shape == (0, 1, 5, 4)
+
+
+def test_prelu_tiny_output_scale_is_refused():
+    # x scale 7.5 over output scale 1e-38 overflowed the float32 multiplier (inf; 0 * inf = NaN at the
+    # zero point): 255 steps off. One rule with the other requantizing ops: check_requant_multiplier
+    x = torch.full((2, 3, 4), 127, dtype=torch.uint8)
+    qx = torch._make_per_tensor_quantized_tensor(x, 7.5, 127)
+    slopes = torch.tensor([0.25, -2.0, 40.0])
+    with pytest.raises(ValueError, match=r"qplugin::prelu: output_scale should be at least .*got 1e-38"):
+        q.prelu(qx, slopes, 1e-38, 127)
+    with pytest.raises(ValueError, match=r"qplugin::plain_prelu: output_scale should be at least .*got 1e-38"):
+        q.plain_prelu(x, 7.5, 127, slopes, 1e-38, 127)
+    # the steepest slope sets the bound: 7.5 * 40 / 2^15 ~ 0.0092
+    with pytest.raises(ValueError, match=r"output_scale should be at least"):
+        q.prelu(qx, slopes, 0.005, 127)
+    assert torch.equal(q.prelu(qx, slopes, 0.01, 127).int_repr(), torch.full_like(x, 127))
+
+
+def test_avg_pool3d_empty_depth_is_refused():
+    # an empty D left every window in the padding: 0 / 0 with count_include_pad=False (garbage qint32)
+    qx = torch._make_per_tensor_quantized_tensor(torch.zeros(7, 0, 5, 3, dtype=torch.int32), 0.5, -51)
+    with pytest.raises(ValueError, match=r"qplugin::avg_pool3d: input should have non-empty spatial dims"):
+        q.avg_pool3d(qx, [2, 2, 2], [1], [1, 1, 1], True, False, None)

@@ -69,8 +69,8 @@ void group_norm_int_out(const at::Tensor& data, const at::Tensor& out, int64_t g
                         const at::Tensor& bias, double eps, double in_scale, int64_t in_zp, double out_scale,
                         int64_t out_zp);
 // prelu: y = x if x > 0 else slope_c * x, requantized; slopes: 1 (shared) or C entries (dim 1).
-// 8-bit data.
-void prelu_int_out(const at::Tensor& data, const at::Tensor& out, const std::vector<double>& slopes,
+// 8-bit data. The output scale must keep the requantize multiplier in range (check_requant_multiplier).
+void prelu_int_out(const char* op, const at::Tensor& data, const at::Tensor& out, const std::vector<double>& slopes,
                    double in_scale, int64_t in_zp, double out_scale, int64_t out_zp);
 
 // Argument checks shared by both tiers' norm adapters (t: the integer range dtype).

@@ -177,8 +177,11 @@ void group_norm_int_out(const at::Tensor& data, const at::Tensor& out, int64_t g
   });
 }
 
-void prelu_int_out(const at::Tensor& data, const at::Tensor& out, const std::vector<double>& slopes,
+void prelu_int_out(const char* op, const at::Tensor& data, const at::Tensor& out, const std::vector<double>& slopes,
                    double in_scale, int64_t in_zp, double out_scale, int64_t out_zp) {
+  double steepest = 1.0;  // the larger of the identity branch and the slopes
+  for (double a : slopes) steepest = std::max(steepest, std::fabs(a));
+  check_requant_multiplier(op, "output_scale", out_scale, in_scale * steepest, "input scale * max(1, |slope|)");
   const at::MemoryFormat fmt = kept_format(data);
   const at::Tensor x = data.contiguous(fmt);
   TORCH_INTERNAL_ASSERT(out.is_contiguous(fmt) && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type() &&

@@ -300,7 +300,7 @@ at::Tensor p_prelu(const at::Tensor& x, double x_scale, int64_t x_zp, const at::
               weight.scalar_type());
   const std::vector<double> slopes = prelu_slopes(op, "x", x.sizes(), weight);
   at::Tensor out = new_like(x);
-  prelu_int_out(x, out, slopes, x_scale, x_zp, output_scale, output_zero_point);
+  prelu_int_out(op, x, out, slopes, x_scale, x_zp, output_scale, output_zero_point);
   return out;
 }
 at::Tensor p_celu(const at::Tensor& x, double x_scale, int64_t x_zp, double output_scale, int64_t output_zero_point,

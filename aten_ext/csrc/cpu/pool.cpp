@@ -498,6 +498,9 @@ Pool3dWindow check_pool3d_args(const char* op, at::IntArrayRef kernel_size, at::
 
 std::vector<int64_t> pool3d_output_sizes(const char* op, at::IntArrayRef sizes, const Pool3dWindow& w) {
   const Nchw d = ncdhw(sizes);
+  // An empty D, H or W leaves every window in the padding (0 / 0 with count_include_pad=False).
+  TORCH_CHECK_VALUE(d.D >= 1 && d.H >= 1 && d.W >= 1, "qplugin::", op,
+                    ": input should have non-empty spatial dims, got shape ", sizes);
   const int64_t in[3] = {d.D, d.H, d.W};
   int64_t o[3];
   for (int i = 0; i < 3; ++i) o[i] = pool_out_size(in[i], w.k[i], w.p[i], w.s[i], 1, w.ceil_mode);

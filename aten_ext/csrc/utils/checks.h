@@ -136,11 +136,17 @@ inline int64_t max_output_bytes() {
 inline void check_output_size(const char* op, at::IntArrayRef sizes, int64_t elem_size) {
   int64_t bytes = elem_size;
   bool over = false;
+  bool empty = false;
   for (int64_t s : sizes) {
     TORCH_CHECK_VALUE(s >= 0, "qplugin::", op, ": output sizes should be non-negative, got ", sizes);
-    if (s == 0) return;  // an empty output, whatever the other sizes
+    empty = empty || s == 0;
   }
-  for (int64_t s : sizes) over = over || __builtin_mul_overflow(bytes, s, &bytes);
+  // the contiguous strides multiply the sizes (a 0 counted as 1): they must fit in int64 even for
+  // an empty output, whose other sizes are otherwise free
+  for (int64_t s : sizes) over = over || __builtin_mul_overflow(bytes, std::max<int64_t>(s, 1), &bytes);
+  TORCH_CHECK_VALUE(!(empty && over), "qplugin::", op, ": output of shape ", sizes,
+                    " is empty but its strides overflow int64");
+  if (empty) return;
   const int64_t limit = max_output_bytes();
   TORCH_CHECK_VALUE(!over && bytes <= limit, "qplugin::", op, ": output of shape ", sizes,
                     " would take ", over ? std::string("more than 2^63") : "up to " + std::to_string(bytes),

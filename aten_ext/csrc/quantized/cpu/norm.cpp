@@ -105,7 +105,7 @@ at::Tensor prelu_q(const at::Tensor& qx, const at::Tensor& weight, double output
       cpu::prelu_slopes(op, "qx", qx.sizes(), weight.is_quantized() ? weight.dequantize() : weight);
   at::Tensor out = at::_empty_affine_quantized(qx.sizes(), qx.options(), output_scale, output_zero_point,
                                                kept_format(qx));
-  cpu::prelu_int_out(int_view(qx), int_view(out), slopes, qx.q_scale(), qx.q_zero_point(), output_scale,
+  cpu::prelu_int_out(op, int_view(qx), int_view(out), slopes, qx.q_scale(), qx.q_zero_point(), output_scale,
                      output_zero_point);
   return out;
 }
