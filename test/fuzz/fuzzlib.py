@@ -828,12 +828,27 @@ def mutate(blob, r):
     return out.getvalue(), f"record {target}"
 
 
+CHILD_ADDRESS_SPACE = 8 << 30  # bytes of address space a saved-file child may map
+
+
+def cap_address_space(limit=CHILD_ADDRESS_SPACE):
+    """A mutated length or memo index can make torch's unpickler ask for tens of GB (seed 505:
+    LONG_BINPUT 1562909288 resized the memo to ~25 GB and the kernel's OOM killer took the child,
+    no stack, on a shared 24 GiB machine). Under a cap the same request fails as std::bad_alloc ->
+    MemoryError, an ordinary load error."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard == resource.RLIM_INFINITY or hard > limit:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit if hard == resource.RLIM_INFINITY else hard))
+
+
 def mutation_child(paths_json):
     """Loads each mutated file and runs it; prints one json line per file when it starts, when
     loading is done ("phase": "run") and when it ends. A fatal signal prints the C++ stack of the
     faulting thread (torch's handler) for `crash_origin`."""
     import warnings
     warnings.simplefilter("ignore")
+    cap_address_space()
     import torch
     import fuzz_model
     torch.set_num_threads(1)
