@@ -41,6 +41,11 @@ def _pool_out(x, float_out):
     return torch.empty(float_out.shape, dtype=x.dtype, device=x.device, memory_format=fmt)
 
 
+def _pool3d_out(x, float_out):
+    fmt = suggest_memory_format(x) if x.dim() == 5 else torch.contiguous_format
+    return torch.empty(float_out.shape, dtype=x.dtype, device=x.device, memory_format=fmt)
+
+
 def _float(x):
     return torch.empty(x.shape, dtype=torch.float32, device=x.device)
 
@@ -198,6 +203,15 @@ def register():
     @_fake("plain_adaptive_avg_pool2d")
     def _(x, output_size):
         return _pool_out(x, F.adaptive_avg_pool2d(_float(x), output_size))
+
+    @_fake("plain_avg_pool3d")
+    def _(x, x_zero_point, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+        return _pool3d_out(x, F.avg_pool3d(_float(x), kernel_size, stride or kernel_size, padding, ceil_mode,
+                                           count_include_pad, divisor_override))
+
+    @_fake("plain_adaptive_avg_pool3d")
+    def _(x, output_size):
+        return _pool3d_out(x, F.adaptive_avg_pool3d(_float(x), output_size))
 
     @_fake("plain_upsample_nearest2d")
     def _(x, output_size):

@@ -220,6 +220,8 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("plain_max_pool2d(Tensor x, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode) -> Tensor");
   m.def("plain_avg_pool2d(Tensor x, int x_zero_point, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor");
   m.def("plain_adaptive_avg_pool2d(Tensor x, int[] output_size) -> Tensor");
+  m.def("plain_avg_pool3d(Tensor x, int x_zero_point, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor");
+  m.def("plain_adaptive_avg_pool3d(Tensor x, int[] output_size) -> Tensor");
   m.def("plain_upsample_nearest2d(Tensor x, int[] output_size) -> Tensor");
   // the plain forms of the later seed ops (cpu/plain.cpp)
   m.def("plain_upsample_bilinear2d(Tensor x, int[] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor");
