@@ -73,7 +73,7 @@ def _quantized_dtypes():
 
 
 def _out(data, scale, zero_point):
-    return QTensor(data, _per_tensor(scale, zero_point, data.dtype))
+    return QTensor(data, scale, zero_point)
 
 
 class _Plain:
