@@ -155,7 +155,7 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("linear_relu_dynamic_fp16(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack) -> Tensor");
   // Internal (torch_qplugin.nn.quantized.dynamic.LSTM / GRU): one layer, one direction, over a whole
   // sequence; input [T, B, I], states [B, H]; num_gates 4 = LSTM, 3 = GRU (c0 passed through);
-  // w_ih / w_hh both qint8 (int8 GEMMs) or both fp16 (the fp16 kernel).
+  // w_ih / w_hh qint8 (dynamic int8 GEMMs) or fp16 (the fp16 kernel): each GEMM follows its weight.
   m.def("_rnn_layer_dynamic(Tensor input, Tensor h0, Tensor c0, __torch__.torch.classes.qplugin.LinearPackedParamsBase w_ih, __torch__.torch.classes.qplugin.LinearPackedParamsBase w_hh, int num_gates, bool reverse) -> (Tensor output, Tensor h_n, Tensor c_n)");
 
   // ---- Convolution --------------------------------------------------------------------

@@ -21,7 +21,7 @@ from .qconfig import (default_float_qparams_observer, default_float_qparams_obse
                       default_placeholder_observer, float_qparams_weight_only_qconfig,
                       float_qparams_weight_only_qconfig_4bit)
 from .observer import NoopObserver, RecordingObserver
-from .qconfig import QConfigDynamic
+from .qconfig import QConfigDynamic, float16_dynamic_qconfig, per_channel_dynamic_qconfig
 from .stubs import DeQuantStub, QuantStub, QuantWrapper
 
 # mappings / quantize import torch_qplugin.nn, whose modules import this package: load them lazily
