@@ -33,6 +33,7 @@ _LAZY = {
                  "propagate_qconfig_", "quantize", "quantize_dynamic", "quantize_qat", "swap_module",
                  "default_eval_fn", "get_observer_dict", "add_observer_"],
     "plain": ["to_plain"],
+    "quantize_jit": ["quantize_jit", "quantize_dynamic_jit"],
 }
 _LAZY_NAMES = {name: mod for mod, names in _LAZY.items() for name in names}
 
