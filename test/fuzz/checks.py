@@ -127,7 +127,8 @@ def twin_call(schema, a):
             continue
         if t == "Tensor" and base not in ("plain_quantize_per_tensor", "plain_quantize_per_channel"):
             nxt = names[i + 1:i + 3] + ["", ""]
-            if nxt[0].endswith("scale") and nxt[1].endswith("zero_point"):
+            # a tensor followed by the OUTPUT qparams is not an integer tensor (plain_prelu's float slopes)
+            if nxt[0].endswith("scale") and nxt[1].endswith("zero_point") and not nxt[0].startswith("output"):
                 pos.append(_qt(a[n], a[nxt[0]], a[nxt[1]], n))
                 first_tensor = False
                 i += 3

@@ -497,8 +497,9 @@ class Gen:
                 name in ("qx", "self", "input", "qa", "qb", "other", "X") and not short.startswith("make_per")):
             shape = list(hint) if name in ("qx", "self", "input", "qa", "X") and self.chance(0.85) else None
             return self.qtensor(None, shape, per_channel=self.chance(0.03))
-        if plain and ts == "Tensor" and (nxt[0].endswith("scale") or nxt[0].endswith("zero_point")
-                                         or i == 0):
+        prelu_slopes = name == "weight" and short.endswith("prelu")  # float slopes, then the OUTPUT qparams
+        if plain and ts == "Tensor" and not prelu_slopes and (nxt[0].endswith("scale") or nxt[0].endswith("zero_point")
+                                                              or i == 0):
             t = self.qtensor(None, None, per_channel=False)
             if nxt[0].endswith("scale") and nxt[1].endswith("zero_point"):
                 self.preset[nxt[0]], self.preset[nxt[1]] = t.q_scale(), t.q_zero_point()
@@ -511,7 +512,7 @@ class Gen:
                 shape = list(self.normalized_shape) if hasattr(self, "normalized_shape") else [c]
             else:
                 shape = [c] if (name != "weight" or "prelu" not in short or self.chance(0.7)) else [1]
-            if "prelu" in short and self.chance(0.4):
+            if "prelu" in short and not plain and self.chance(0.4):  # the quantized op's slopes may be quantized
                 return self.qtensor(None, shape, per_channel=False)
             t = torch.randn(shape, generator=self.g)
             return t.abs() + 0.01 if name == "var" else t

@@ -34,6 +34,11 @@ void check_input(const char* op, const char* arg, const at::Tensor& x, double sc
 at::Tensor new_like(const at::Tensor& x) { return at::empty(x.sizes(), x.options(), kept_format(x)); }
 
 // ---- quantize / dequantize ----
+// Ops whose kernels exist for 8-bit data only (the quantized twins take quint8 / qint8).
+void check_8bit_input(const char* op, const at::Tensor& x) {
+  TORCH_CHECK(x.scalar_type() == at::kByte || x.scalar_type() == at::kChar, "qplugin::", op,
+              ": x should be a uint8 or int8 tensor, got dtype ", x.scalar_type());
+}
 at::Tensor p_quantize_per_tensor(const at::Tensor& self, double scale, int64_t zero_point, at::ScalarType dtype) {
   return quantize_per_tensor_int("plain_quantize_per_tensor", self, scale, zero_point, dtype);
 }
@@ -294,7 +299,7 @@ at::Tensor p_instance_norm(const at::Tensor& x, double x_scale, int64_t x_zp, co
 at::Tensor p_prelu(const at::Tensor& x, double x_scale, int64_t x_zp, const at::Tensor& weight, double output_scale,
                    int64_t output_zero_point) {
   constexpr const char* op = "plain_prelu";
-  check_int_input(op, "x", x);
+  check_8bit_input(op, x);
   check_norm_qparams(op, x_scale, x_zp, 0.0, output_scale, output_zero_point, x.scalar_type());
   TORCH_CHECK(at::isFloatingType(weight.scalar_type()), "qplugin::", op, ": weight should be a float tensor, got dtype ",
               weight.scalar_type());
@@ -364,8 +369,7 @@ at::Tensor p_upsample_nearest2d(const at::Tensor& x, at::IntArrayRef output_size
 at::Tensor p_upsample_bilinear2d(const at::Tensor& x, at::IntArrayRef output_size, bool align_corners,
                                  c10::optional<double> scales_h, c10::optional<double> scales_w) {
   constexpr const char* op = "plain_upsample_bilinear2d";
-  TORCH_CHECK(x.scalar_type() == at::kByte || x.scalar_type() == at::kChar, "qplugin::", op,
-              ": x should be a uint8 or int8 tensor, got dtype ", x.scalar_type());
+  check_8bit_input(op, x);
   for (const auto& sc : {scales_h, scales_w}) {
     TORCH_CHECK_VALUE(!sc.has_value() || (std::isfinite(*sc) && *sc > 0), "qplugin::", op,
                       ": scales_h / scales_w should be positive finite numbers or None, got ", *sc);
