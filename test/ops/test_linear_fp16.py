@@ -259,3 +259,18 @@ def test_corrupted_state_raises(i):
     _setstate(p, (2, [good], None))  # the good state loads
     with pytest.raises(RuntimeError, match=msg):
         _setstate(p, make(good))
+
+
+def test_every_row_tail_and_column_tail(isa):
+    """Row counts 1..17 cover the full row blocks (8 on AVX-512, 4 on AVX2) and every leftover
+    count (wide tiles for few rows); N = 1..70 the partial vectors and panels."""
+    g = torch.Generator().manual_seed(7)
+    for M in range(1, 18):
+        for N in (1, 9, 16, 17, 31, 33, 70):
+            x = torch.randn(M, 19, generator=g)
+            w, b = torch.randn(N, 19, generator=g), torch.randn(N, generator=g)
+            p = q.linear_prepack_fp16(w, b)
+            y = q.linear_relu_dynamic_fp16(x, p)
+            _check(y, x, w, b, True, f"{isa} M={M} N={N}")
+            with torch_qplugin.kernel_isa("scalar"):
+                assert torch.equal(q.linear_relu_dynamic_fp16(x, p), y), (M, N)

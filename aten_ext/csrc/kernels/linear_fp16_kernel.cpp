@@ -35,10 +35,12 @@ void column_scalar(const float* x, int64_t ldx, int64_t m0, int64_t m1, int64_t 
 using simd::VF;
 constexpr int kL = simd::kLanes;
 constexpr int kVecPerPanel = static_cast<int>(kFp16Panel) / kL;
-// Tile: MR rows x NV vectors (NV * kL columns, NV / kVecPerPanel panels). Registers: MR * NV
-// accumulators + MR broadcasts + 1 weight vector (AVX2: 3 * 4 + 3 + 1 = 16 ymm; AVX-512: 4 * 4 + 4 + 1 zmm).
-constexpr int kMR = kL == 16 ? 4 : 3;
-constexpr int kNV = 4;
+// Tile: MR rows x NV vectors (NV * kL columns). Registers: MR * NV accumulators + NV weight vectors,
+// x[m][k] broadcast from memory into the FMAs (AVX-512: 8 x 2 = 16 zmm; AVX2: 4 x 2 = 8 ymm + 4
+// broadcasts). Each weight vector loaded feeds MR FMAs; a row block of up to MR rows reads the
+// weights once (for M <= MR, the whole call streams them once).
+constexpr int kMR = kL == 16 ? 8 : 4;
+constexpr int kNV = 2;
 
 // Rows [m, m + MR), vectors [v0, v0 + NV) of the panel block starting at panel pb (columns
 // 16 pb + v kL ...). Columns past N are computed (zero weights) but not stored.
@@ -86,16 +88,45 @@ void tile(const float* x, int64_t ldx, int64_t m, int64_t K, const uint16_t* pac
   }
 }
 
-template <int MR>
+// A tile of MR rows and nv (1..NVMAX) vectors.
+template <int MR, int NVMAX>
 void tile_nv(int nv, const float* x, int64_t ldx, int64_t m, int64_t K, const uint16_t* packed, int64_t pb,
              int64_t N, const float* bias, bool relu, float* y, int64_t ldy) {
-  static_assert(kNV == 4, "tile_nv dispatches NV 1..4");
-  switch (nv) {
-    case 4: return tile<MR, 4>(x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
-    case 3: return tile<MR, 3>(x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
+  static_assert(NVMAX == 2 || NVMAX == 4, "tile_nv dispatches NV 1..2 or 1..4");
+  switch (NVMAX == 2 ? std::min(nv, 2) : nv) {
+    case 4: return tile<MR, NVMAX == 4 ? 4 : 1>(x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
+    case 3: return tile<MR, NVMAX == 4 ? 3 : 1>(x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
     case 2: return tile<MR, 2>(x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
     default: return tile<MR, 1>(x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
   }
+}
+
+// Rows left after the kMR blocks (< kMR): few rows get wide tiles (kNVWide vectors: more
+// independent FMA chains, e.g. batch 1), more rows the kNV tiles.
+constexpr int kNVWide = 4;
+constexpr int kWideRows = kMR / 2;
+// (a row count the switch below never reaches for this kMR maps to 1: it must still compile)
+constexpr int rest_rows(int r) { return r < kMR ? r : 1; }
+
+void tile_rest(int rows, int nv, const float* x, int64_t ldx, int64_t m, int64_t K, const uint16_t* packed,
+               int64_t pb, int64_t N, const float* bias, bool relu, float* y, int64_t ldy) {
+  static_assert(kMR <= 8 && kWideRows >= 2, "tile_rest dispatches 1..7 rows");
+  switch (rows) {
+    case 7: return tile_nv<rest_rows(7), kNV>(nv, x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
+    case 6: return tile_nv<rest_rows(6), kNV>(nv, x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
+    case 5: return tile_nv<rest_rows(5), kNV>(nv, x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
+    case 4: return tile_nv<rest_rows(4), kWideRows >= 4 ? kNVWide : kNV>(nv, x, ldx, m, K, packed, pb, N, bias,
+                                                                        relu, y, ldy);
+    case 3: return tile_nv<3, kWideRows >= 3 ? kNVWide : kNV>(nv, x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
+    case 2: return tile_nv<2, kNVWide>(nv, x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
+    default: return tile_nv<1, kNVWide>(nv, x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
+  }
+}
+
+// Vectors (of kL columns) that hold at least one column < N, in panels [pb, pb + panels).
+int vectors(int64_t pb, int64_t panels, int64_t N) {
+  const int64_t cols = std::min<int64_t>(panels * kFp16Panel, N - pb * kFp16Panel);
+  return static_cast<int>((cols + kL - 1) / kL);
 }
 #endif
 
@@ -104,15 +135,21 @@ void tile_nv(int nv, const float* x, int64_t ldx, int64_t m, int64_t K, const ui
 void linear_fp16_f32(const float* x, int64_t ldx, int64_t M, int64_t K, const uint16_t* packed, int64_t N,
                      int64_t p0, int64_t p1, const float* bias, bool relu, float* y, int64_t ldy) {
 #if QPLUGIN_SIMD
-  constexpr int64_t kPanelsPerTile = kNV / kVecPerPanel;
-  for (int64_t pb = p0; pb < p1; pb += kPanelsPerTile) {
-    const int64_t panels = std::min<int64_t>(kPanelsPerTile, p1 - pb);
-    // vectors that hold at least one column < N
-    const int64_t cols = std::min<int64_t>(panels * kFp16Panel, N - pb * kFp16Panel);
-    const int nv = static_cast<int>((cols + kL - 1) / kL);
-    int64_t m = 0;
-    for (; m + kMR <= M; m += kMR) tile_nv<kMR>(nv, x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
-    for (; m < M; ++m) tile_nv<1>(nv, x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
+  const int64_t full = M / kMR * kMR;
+  constexpr int64_t kStep = kNV / kVecPerPanel;  // panels per kNV tile
+  if (full > 0) {
+    for (int64_t pb = p0; pb < p1; pb += kStep) {
+      const int nv = vectors(pb, std::min<int64_t>(kStep, p1 - pb), N);
+      for (int64_t m = 0; m < full; m += kMR) tile_nv<kMR, kNV>(nv, x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
+    }
+  }
+  const int rest = static_cast<int>(M - full);
+  if (rest > 0) {
+    const int64_t step = (rest <= kWideRows ? kNVWide : kNV) / kVecPerPanel;
+    for (int64_t pb = p0; pb < p1; pb += step) {
+      tile_rest(rest, vectors(pb, std::min<int64_t>(step, p1 - pb), N), x, ldx, full, K, packed, pb, N, bias, relu,
+                y, ldy);
+    }
   }
 #else
   for (int64_t p = p0; p < p1; ++p) {
