@@ -9,7 +9,8 @@ FAMILY = "linear_fp16"
 ORDER = 41
 NOTE = ("torch baseline: `quantized::linear_dynamic_fp16` (fbgemm's fp16 GEMM), weights from "
         "`quantized::linear_prepack_fp16`. fp32 baseline: `torch.nn.functional.linear` on float32 weights. "
-        "Rate: GOPS = 2*M*K*N / time.")
+        "Rate: GOPS = 2*M*K*N / time. 2-thread rows with --clock cpu on a loaded 2-core machine count "
+        "OpenMP spin time of both threads (load average ~8 in the run below): read the 1-thread rows.")
 
 SHAPES = [(1, 768, 768), (1, 4096, 4096), (8, 768, 3072), (128, 1024, 1024)]
 
