@@ -211,6 +211,12 @@ class Gen:
         q = self.torch.ops.qplugin
         r = self.r
         bias = lambda n: self.torch.randn(n, generator=self.g) if self.chance(0.7) else None  # noqa: E731
+        if "Linear" in cls and kind == "fp16":  # float16 weights (linear_prepack_fp16)
+            n, k = r.choice([1, 3, 16, 33]), r.choice([1, 4, 17, 64])
+            w = self.torch.randn(n, k, generator=self.g) * r.choice([0.01, 1.0, 300.0])
+            b = bias(n)
+            return self._remember(q.linear_prepack_fp16(w, b), w=w, b=b, fp16=True,
+                                  in_shape=[r.choice([1, 2, 5]), k])
         if "Linear" in cls:
             n, k = r.choice([1, 3, 16, 33]), r.choice([1, 4, 17, 64])
             w, b = self.weight([n, k]), bias(n)
@@ -372,6 +378,8 @@ class Gen:
         packed = [a for a in arguments if "PackedParams" in str(a.type)]
         if packed and self.chance(0.85):  # build the packed params first and shape the input to fit them
             kind = "conv1d" if "conv1d" in short else "conv2d" if "conv2d" in short else None
+            if "fp16" in short and self.chance(0.85):  # fp16 weights (mostly) for the fp16 ops
+                kind = "fp16"
             if "embedding" in short:  # rows of the op's kind (mostly)
                 kind = ("4bit" if "4bit" in short else "byte") if self.chance(0.85) else None
             self.packed_obj = self.packed(str(packed[0].type).split(".")[-1], kind)
@@ -473,6 +481,9 @@ class Gen:
                 return t
             self.preset.update(accum_scale=t.q_scale(), accum_zero_point=t.q_zero_point())
             return t.int_repr()
+        if short == "linear_prepack_fp16" and name == "W" and self.chance(0.85):  # a float weight
+            w = self.float_tensor([r.choice([1, 3, 17]), r.choice([1, 4, 33])])
+            return w * r.choice([1.0, 1e5]) if w.is_floating_point() else w
         if "prepack" in short and name in ("weight", "W") and short.split("_")[0] in ("linear", "conv1d", "conv2d",
                                                                                     "conv3d"):
             nd = {"linear": 0, "conv1d": 1, "conv2d": 2, "conv3d": 3}[short.split("_")[0]]
@@ -480,7 +491,7 @@ class Gen:
                                dilation=[r.choice([1, 2])] * nd, groups=r.choice([1, 1, 2]))
             g = self.preset["groups"] if nd else 1
             return self.weight([r.choice([2, 4]) * g, r.choice([1, 3])] + [r.choice([1, 2, 3]) for _ in range(nd)])
-        if short.endswith("_dynamic") and name in ("X", "x", "self"):
+        if (short.endswith("_dynamic") or short.endswith("_dynamic_fp16")) and name in ("X", "x", "self"):
             return self.float_tensor(list(hint))
         if (not plain and ts == "Tensor" and
                 name in ("qx", "self", "input", "qa", "qb", "other", "X") and not short.startswith("make_per")):

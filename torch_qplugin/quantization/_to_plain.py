@@ -80,6 +80,9 @@ def module_to_plain(m, path):
     cls = _plain_class(m)
     if cls is None:
         return m
+    if _fp16_dynamic(m):
+        raise RuntimeError(f"to_plain: '{path}' ({type(m).__module__}.{type(m).__name__}) has float16 dynamic "
+                           "weights, which have no plain form yet (it holds no quantized-dtype tensor: keep it)")
     if issubclass(cls, P._Weighted):
         return _weighted(m, cls)
     if issubclass(cls, P._RNNBase):
@@ -96,6 +99,12 @@ def module_to_plain(m, path):
     if isinstance(new, P.LayerNorm) and "_shape" not in new.__dict__:  # torch.ao's LayerNorm
         new._shape = [int(s) for s in new.normalized_shape]
     return new
+
+
+def _fp16_dynamic(m):
+    packed = getattr(m, "_packed_params", None)
+    return getattr(packed, "dtype", None) == torch.float16 or getattr(m, "dtype", None) == torch.float16 or \
+        any(getattr(d, "weight_dtype", None) == torch.float16 for d in getattr(m, "_dirs", []))
 
 
 def _weighted(m, cls):

@@ -838,6 +838,13 @@ class EmbeddingBag(Embedding):
 
 
 # ---- dynamic ---------------------------------------------------------------------------------
+def _no_fp16(dtype, name):
+    if dtype == torch.float16:
+        raise RuntimeError(f"torch_qplugin.nn.plain.{name}: float16 dynamic weights have no plain form yet; "
+                           "use plain=False (torch_qplugin.nn.quantized.dynamic runs them; they hold no "
+                           "quantized-dtype tensor)")
+
+
 class DynamicLinear(Linear):
     """Float in, float out: x is quantized per call (full 8-bit range), int8 weights."""
 
@@ -857,6 +864,7 @@ class DynamicLinear(Linear):
             raise TypeError(f"torch_qplugin.nn.plain.DynamicLinear.from_float only works for "
                             f"{', '.join(t.__name__ for t in allowed)}, but got: {type(mod).__name__}")
         wobs = mod.weight_fake_quant if hasattr(mod, "weight_fake_quant") else _dynamic_weight_observer(mod)()
+        _no_fp16(getattr(wobs, "dtype", None), "DynamicLinear")
         wobs(mod.weight)
         new = cls(mod.in_features, mod.out_features, mod.bias is not None)
         new.set_weight(*plain_weight(mod.weight, wobs), None if mod.bias is None else mod.bias)
@@ -975,6 +983,7 @@ class _RNNBase(_Plain):
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         new, factory = cls._new_from_float(mod, "torch_qplugin.nn.plain")
+        _no_fp16(new.dtype, cls.__name__)
 
         def weight(t):
             obs = factory()
