@@ -29,7 +29,7 @@ at::Tensor conv_impl(const char* op, const at::Tensor& qx, const at::Tensor* qac
   check_activation(op, "qx", qx);
   if (qaccum != nullptr) check_activation(op, "qaccum", *qaccum);
   check_scale(op, "output_scale", y_scale);
-  check_zero_point(op, "output_zero_point", y_zp, at::kQUInt8);
+  check_zero_point(op, "output_zero_point", y_zp, at::kByte);
   const std::vector<int64_t> ys = cpu::conv_output_sizes(op, qx.sizes(), p);
   at::Tensor y;
   if (p.spatial == 1) {
