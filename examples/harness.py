@@ -148,34 +148,35 @@ def agreement(logits, ref):
 
 
 @torch.no_grad()
-def time_call(fn, x, min_time=0.2, warmup=3, max_iters=10_000):
-    """Median seconds per call of fn(x) over chunks totalling about min_time seconds."""
+def time_call(fn, x, min_time=0.2, warmup=3, max_iters=10_000, clock=time.perf_counter):
+    """Median seconds per call of fn(x) over chunks totalling about min_time seconds (of ``clock``:
+    wall time, or time.process_time, this process's CPU time, robust to a loaded machine)."""
     for _ in range(warmup):
         fn(x)
-    t0 = time.perf_counter()
+    t0 = clock()
     fn(x)
-    one = max(time.perf_counter() - t0, 1e-6)
+    one = max(clock() - t0, 1e-6)
     per_chunk = max(1, min(max_iters, int(min_time / 5 / one)))
     samples = []
-    t_end = time.perf_counter() + min_time
-    while len(samples) < 5 or time.perf_counter() < t_end:
-        t0 = time.perf_counter()
+    t_end = clock() + min_time
+    while len(samples) < 5 or clock() < t_end:
+        t0 = clock()
         for _ in range(per_chunk):
             fn(x)
-        samples.append((time.perf_counter() - t0) / per_chunk)
+        samples.append((clock() - t0) / per_chunk)
         if len(samples) >= 50:
             break
     return statistics.median(samples)
 
 
 @torch.no_grad()
-def time_interleaved(fns, x, rounds=5, min_time=0.1):
+def time_interleaved(fns, x, rounds=5, min_time=0.1, clock=time.perf_counter):
     """Time several callables on one input, interleaved round by round (fairer on a noisy
     machine). fns: {key: callable}. Returns {key: median seconds per call}."""
     out = {k: [] for k in fns}
     for _ in range(rounds):
         for k, fn in fns.items():
-            out[k].append(time_call(fn, x, min_time=min_time, warmup=1))
+            out[k].append(time_call(fn, x, min_time=min_time, warmup=1, clock=clock))
     return {k: statistics.median(v) for k, v in out.items()}
 
 

@@ -261,9 +261,12 @@ def agreement_rows(variants, x):
     return rows
 
 
-def time_config(variants, x, rounds, min_time):
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def time_config(variants, x, rounds, min_time, clock=time.perf_counter):
     fns = {v.key: v.fn for v in variants if v.fn is not None}
-    return H.time_interleaved(fns, x, rounds=rounds, min_time=min_time)
+    return H.time_interleaved(fns, x, rounds=rounds, min_time=min_time, clock=clock)
 
 
 def profile_top_ops(fn, x, n=8):
@@ -318,6 +321,8 @@ def main():
     ap.add_argument("--min-time", type=float, default=0.3, help="seconds per variant per round")
     ap.add_argument("--calib-batches", type=int, default=4)
     ap.add_argument("--digits-epochs", type=int, default=8)
+    ap.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                    help="wall: elapsed time; cpu: this process's CPU time (robust to a loaded machine, 1 thread)")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 round, little time per variant")
     ap.add_argument("--no-profile", action="store_true")
     ap.add_argument("--no-digits", action="store_true", help="skip the digits demo's real-data agreement")
@@ -363,7 +368,7 @@ def main():
                 x = (torch.randn(bs, 3, args.size, args.size) if is_static
                      else torch.randint(0, 10000, (bs, DYNAMIC_MODELS[name][1])))
                 print(f"  timing threads={nt} batch={bs} ...", flush=True)
-                timing[(nt, bs)] = time_config(variants, x, args.rounds, args.min_time)
+                timing[(nt, bs)] = time_config(variants, x, args.rounds, args.min_time, CLOCKS[args.clock])
         # --- table: one row per variant, one column per (threads, batch)
         cfgs = [(nt, bs) for nt in args.threads for bs in args.batches]
         torch_ref_key = "torch_script" if any(v.key == "torch_script" and v.fn for v in variants) else "torch_eager"
@@ -386,7 +391,8 @@ def main():
                 chart.setdefault(c, {})[(name, v.label.replace(" dynamic", ""))] = timing[c][v.key] / timing[c]["fp32"]
         shape = (f"{args.size}x{args.size} images" if is_static else f"token sequences of {DYNAMIC_MODELS[name][1]}")
         sec = [f"### {name} ({'static' if is_static else 'dynamic'} int8, {shape})", "",
-               f"Time per call (median of {args.rounds} interleaved rounds); ratios listed per column "
+               f"Time per call ({'process CPU time, ' if args.clock == 'cpu' else ''}median of {args.rounds} "
+               f"interleaved rounds); ratios listed per column "
                f"({', '.join(f'{nt}T b={bs}' for nt, bs in cfgs)}); 'vs torch int8' is against torch's "
                f"{'scripted' if torch_ref_key == 'torch_script' else 'eager'} int8 model. Agreement on 32 random inputs.",
                "", H.markdown_table(headers, rows)]

@@ -2,11 +2,13 @@
 quantized-tensor API and no torch.ao, so that removing torch's quantized dtypes means deleting the
 QuantizedCPU adapters and quantization/_compat.py, nothing else. Read from the sources.
 
-Covered: the kernels, the plain ops (cpu/plain.cpp, cpu/plain_weights.cpp), the plain packed buffers
-(packed_params/plain_buffer.*), their fakes, the Quantizer objects, QTensor, the plain modules
-(torch_qplugin/nn/plain/) and the workflow's plain path (quantization/plain.py). Not covered: the cpu/
-glue shared with the quantized adapters (it still names quantized dtypes as range tags) and
-quantization/_to_plain.py (the migration reader of quantized-dtype models: the compat side).
+Covered: every C++ file under aten_ext/csrc but the quantized tier (QUANTIZED_TIER_CPP: quantized/cpu/,
+utils/qtensor.h and the quantized-tensor parts of the three packed-params classes), i.e. the kernels,
+the cpu/ glue and plain ops (the glue's range tag is the plain integer dtype), utils/checks.h and
+layout.h, the plain packed buffers; and in Python the fakes, the Quantizer objects, QTensor, the plain
+modules (torch_qplugin/nn/plain/) and the workflow's plain path (quantization/plain.py). The Python
+compat side is quantization/_compat.py and quantization/_to_plain.py (the migration reader of
+quantized-dtype models).
 """
 import re
 from pathlib import Path
@@ -17,37 +19,84 @@ ROOT = Path(__file__).resolve().parent.parent
 CSRC = ROOT / "aten_ext" / "csrc"
 PKG = ROOT / "torch_qplugin"
 
-CPP_FORBIDDEN = re.compile(r"kQUInt8|kQInt8|kQInt32|_affine_quantized|\bq_scale\(\)|\bq_zero_point\(\)|"
-                           r"q_per_channel_\w+\(\)|\bint_view\(|qscheme\(\)|is_quantized\(\)|"
-                           r"TORCH_LIBRARY_IMPL\(qplugin,\s*QuantizedCPU")
+CPP_FORBIDDEN = re.compile(r"kQUInt8|kQInt8|kQInt32|kQUInt4x2|kQUInt2x4|_affine_quantized|\bq_scale\(\)|"
+                           r"\bq_zero_point\(\)|q_per_channel_\w+\(\)|\bint_view\(|qscheme\(\)|is_quantized\(\)|"
+                           r"\b_make_per_\w+_quantized_tensor\(|TORCH_LIBRARY_IMPL\(qplugin,\s*QuantizedCPU|"
+                           r"utils/qtensor\.h")
 PY_FORBIDDEN = re.compile(r"torch\.(quint8|qint8|qint32)\b|torch\.ao\b|_empty_affine_quantized|"
                           r"\bquantize_per_(tensor|channel)(_dynamic)?\(|\.q_scale\(\)|\.q_zero_point\(\)|"
                           r"\bqplugin\.(quantize_per_tensor|quantize_per_channel|make_per_\w+)\b|is_quantized")
 
-PLAIN_CPP = sorted((CSRC / "kernels").rglob("*.[ch]*")) + [
-    CSRC / "cpu" / "plain.cpp", CSRC / "cpu" / "plain_weights.cpp", CSRC / "packed_params" / "plain_buffer.h",
-    CSRC / "packed_params" / "plain_buffer.cpp"]
+# The quantized tier of the C++: what removing torch's quantized dtypes deletes. Everything else under
+# aten_ext/csrc (kernels/, cpu/ glue and plain ops, utils/checks.h / layout.h, packed_params/plain_buffer.*,
+# library.cpp) is the plain tier and is read by this test, new files included.
+QUANTIZED_TIER_CPP = {
+    "quantized/cpu": "the QuantizedCPU adapters, and the CPU-key ops that make quantized tensors "
+                     "(quantize_per_tensor / _channel / _dynamic, make_per_*_quantized_tensor)",
+    "utils/qtensor.h": "the adapters' helpers (int_view, check_qparams, underlying_dtype, ...)",
+    # mixed files: their quantized-tensor parts (prepack from a quantized weight, unpack to one,
+    # pickled state holding one) go; the int-data halves the plain ops use stay
+    # (LinearPackedParams::create / view, conv_prepack_int, EmbeddingPackedParams::create / view)
+    "packed_params/linear_packed_params.cpp": "mixed",
+    "packed_params/conv_packed_params.cpp": "mixed",
+    "packed_params/embedding_packed_params.cpp": "mixed",
+}
+
+
+def _quantized_tier(path):
+    rel = path.relative_to(CSRC).as_posix()
+    return any(rel == k or rel.startswith(k + "/") for k in QUANTIZED_TIER_CPP)
+
+
+PLAIN_CPP = sorted(p for p in CSRC.rglob("*") if p.suffix in (".cpp", ".h") and not _quantized_tier(p))
 PLAIN_PY = [PKG / "_fakes.py", PKG / "quantizer.py", PKG / "qtensor.py", PKG / "quantization" / "plain.py"] + \
     sorted((PKG / "nn" / "plain").glob("*.py"))
 
 
-def _code_lines(path, comment):
-    for n, line in enumerate(path.read_text().splitlines(), 1):
+def _violations(text, pattern, comment):
+    """(line number, code) of each line of ``text`` whose code (comments stripped) matches."""
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
         code = line.split(comment, 1)[0]
-        if code.strip():
-            yield n, code
+        if code.strip() and pattern.search(code):
+            out.append((n, code.strip()))
+    return out
 
 
 @pytest.mark.parametrize("path", PLAIN_CPP, ids=lambda p: str(p.relative_to(ROOT)))
 def test_plain_cpp_uses_no_quantized_tensor_api(path):
-    bad = [f"{path.name}:{n}: {code.strip()}" for n, code in _code_lines(path, "//") if CPP_FORBIDDEN.search(code)]
+    bad = [f"{path.name}:{n}: {code}" for n, code in _violations(path.read_text(), CPP_FORBIDDEN, "//")]
     assert not bad, "quantized-tensor API in the plain tier:\n" + "\n".join(bad)
 
 
 @pytest.mark.parametrize("path", PLAIN_PY, ids=lambda p: str(p.relative_to(ROOT)))
 def test_plain_python_uses_no_quantized_tensor_api(path):
-    bad = [f"{path.name}:{n}: {code.strip()}" for n, code in _code_lines(path, "#") if PY_FORBIDDEN.search(code)]
+    bad = [f"{path.name}:{n}: {code}" for n, code in _violations(path.read_text(), PY_FORBIDDEN, "#")]
     assert not bad, "quantized-tensor API or torch.ao in the plain tier:\n" + "\n".join(bad)
+
+
+def test_the_plain_tier_is_what_the_plain_ops_use():
+    """The glue and the plain ops are read (not only the kernels), and the quantized tier is small."""
+    names = {p.relative_to(CSRC).as_posix() for p in PLAIN_CPP}
+    for f in ("cpu/plain.cpp", "cpu/plain_weights.cpp", "cpu/add.cpp", "cpu/conv.cpp", "cpu/quantize.cpp",
+              "cpu/pool.cpp", "cpu/activation.cpp", "cpu/elementwise.h", "utils/checks.h", "utils/layout.h",
+              "packed_params/plain_buffer.cpp", "library.cpp", "kernels/gemm/requant.h"):
+        assert f in names, f
+    assert not any(n.startswith("quantized/") or n == "utils/qtensor.h" for n in names)
+    for k in QUANTIZED_TIER_CPP:
+        assert (CSRC / k).exists(), k
+
+
+def test_a_planted_violation_fails_the_wall():
+    """The check reads the real files: a quantized-dtype name planted in a plain-tier file is found."""
+    text = (CSRC / "cpu" / "add.cpp").read_text()
+    assert _violations(text, CPP_FORBIDDEN, "//") == []
+    planted = text + "\nconst auto t = at::kQUInt8;  // a range tag again\n"
+    assert [n for n, _ in _violations(planted, CPP_FORBIDDEN, "//")] == [len(planted.splitlines())]
+    assert _violations(text + "\n// at::kQUInt8 in a comment is fine\n", CPP_FORBIDDEN, "//") == []
+    py = (PKG / "nn" / "plain" / "modules.py").read_text()
+    assert _violations(py, PY_FORBIDDEN, "#") == []
+    assert len(_violations(py + "\nx = torch.quint8\n", PY_FORBIDDEN, "#")) == 1
 
 
 def test_wall_patterns_catch_what_they_should():

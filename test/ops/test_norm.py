@@ -329,7 +329,7 @@ def test_errors():
         q.batch_norm2d(qx, torch.ones(4), b, m, v, 1e-5, 0.1, 0)
     with pytest.raises(ValueError, match=r"qplugin::batch_norm2d: mean should have shape \[3\], got \[3, 1\]"):
         q.batch_norm2d(qx, w, b, m[:, None], v, 1e-5, 0.1, 0)
-    with pytest.raises(RuntimeError, match=r"qplugin::batch_norm2d: var should be a float32 or float64 tensor, got a quantized tensor"):
+    with pytest.raises(RuntimeError, match=r"qplugin::batch_norm2d: var should be a float32 or float64 tensor, got dtype QUInt8"):
         q.batch_norm2d(qx, w, b, m, _q(v, 0.1, 0, torch.quint8), 1e-5, 0.1, 0)
     with pytest.raises(ValueError, match=r"qplugin::batch_norm2d: var \+ eps should be positive and finite for every channel, got var\[1\] = -1"):
         q.batch_norm2d(qx, w, b, m, torch.tensor([1.0, -1.0, 1.0]), 1e-5, 0.1, 0)

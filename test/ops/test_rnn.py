@@ -150,7 +150,7 @@ def test_bad_input_errors():
     with pytest.raises(RuntimeError, match=r"_rnn_layer_dynamic: input should be a float32 tensor, got dtype Double"):
         q._rnn_layer_dynamic(x.double(), h, c, w_ih, w_hh, 4, False)
     qx = torch.quantize_per_tensor(x, 0.1, 0, torch.quint8)
-    with pytest.raises(RuntimeError, match=r"_rnn_layer_dynamic: input should be a float tensor, got a quantized"):
+    with pytest.raises(RuntimeError, match=r"_rnn_layer_dynamic: input should be a float32 tensor, got dtype QUInt8"):
         q._rnn_layer_dynamic(qx, h, c, w_ih, w_hh, 4, False)
     with pytest.raises(RuntimeError, match=r"_rnn_layer_dynamic: h0 and c0 should be float32 tensors, got a quantized h0"):
         q._rnn_layer_dynamic(x, torch.quantize_per_tensor(h, 0.1, 0, torch.quint8), c, w_ih, w_hh, 4, False)

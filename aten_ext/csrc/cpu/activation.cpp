@@ -10,7 +10,7 @@
 #include "kernels/activation_kernel.h"
 #include "kernels/dispatch.h"
 #include "utils/checks.h"
-#include "utils/qtensor.h"
+#include "utils/layout.h"
 
 namespace qplugin {
 namespace cpu {
@@ -41,13 +41,6 @@ void parallel_elems(int64_t n, int64_t elem_size, F fn) {
 }
 
 } // namespace
-
-void check_per_tensor_input(const char* op, const char* arg, const at::Tensor& t) {
-  check_quantized_input(op, arg, t);
-  const auto qs = t.qscheme();
-  TORCH_CHECK(qs == at::kPerTensorAffine || qs == at::kPerTensorSymmetric, "qplugin::", op, ": ", arg,
-              " should be a per-tensor quantized tensor, got qscheme ", toString(qs));
-}
 
 double finite_scalar(const char* op, const char* arg, const at::Scalar& s) {
   const double v = s.toDouble();
@@ -95,10 +88,8 @@ int64_t quantize_bound(double value, double scale, int64_t zero_point, at::Scala
   const float inv = 1.0f / static_cast<float>(scale);
   const float v = static_cast<float>(value);
   const int32_t zp = static_cast<int32_t>(zero_point);
-  switch (qdtype) {  // a quantized dtype or the plain one holding it (plain_relu6 / plain_clamp)
-    case at::kQUInt8:
+  switch (qdtype) {  // the range tag: uint8 / int8 / int32
     case at::kByte: return kernels::quantize_val_scalar_rule<uint8_t>(v, inv, zp);
-    case at::kQInt8:
     case at::kChar: return kernels::quantize_val_scalar_rule<int8_t>(v, inv, zp);
     default: return kernels::quantize_val_scalar_rule<int32_t>(v, inv, zp);
   }
@@ -165,45 +156,45 @@ namespace {
 
 // Wrong tensor kind: the CPU key sees float / integer tensors.
 at::Tensor relu_cpu_error(const at::Tensor& qx) {
-  check_quantized_input("relu", "qx", qx);
+  refuse_non_quantized("relu", "qx", qx);
   return qx;
 }
 at::Tensor relu6_cpu_error(const at::Tensor& qx, bool) {
-  check_quantized_input("relu6", "qx", qx);
+  refuse_non_quantized("relu6", "qx", qx);
   return qx;
 }
 at::Tensor leaky_relu_cpu_error(const at::Tensor& qx, const at::Scalar&, bool, double, int64_t) {
-  check_quantized_input("leaky_relu", "qx", qx);
+  refuse_non_quantized("leaky_relu", "qx", qx);
   return qx;
 }
 at::Tensor hardswish_cpu_error(const at::Tensor& input, double, int64_t) {
-  check_quantized_input("hardswish", "input", input);
+  refuse_non_quantized("hardswish", "input", input);
   return input;
 }
 at::Tensor hardsigmoid_cpu_error(const at::Tensor& input, double, int64_t) {
-  check_quantized_input("hardsigmoid", "input", input);
+  refuse_non_quantized("hardsigmoid", "input", input);
   return input;
 }
 at::Tensor sigmoid_cpu_error(const at::Tensor& qx, double, int64_t) {
-  check_quantized_input("sigmoid", "qx", qx);
+  refuse_non_quantized("sigmoid", "qx", qx);
   return qx;
 }
 at::Tensor elu_cpu_error(const at::Tensor& self, double, int64_t, const at::Scalar&, const at::Scalar&,
                          const at::Scalar&) {
-  check_quantized_input("elu", "self", self);
+  refuse_non_quantized("elu", "self", self);
   return self;
 }
 at::Tensor celu_cpu_error(const at::Tensor& self, double, int64_t, const at::Scalar&) {
-  check_quantized_input("celu", "self", self);
+  refuse_non_quantized("celu", "self", self);
   return self;
 }
 at::Tensor threshold_cpu_error(const at::Tensor& qx, const at::Scalar&, const at::Scalar&) {
-  check_quantized_input("threshold", "qx", qx);
+  refuse_non_quantized("threshold", "qx", qx);
   return qx;
 }
 at::Tensor clamp_cpu_error(const at::Tensor& qx, const c10::optional<at::Scalar>&,
                            const c10::optional<at::Scalar>&) {
-  check_quantized_input("clamp", "qx", qx);
+  refuse_non_quantized("clamp", "qx", qx);
   return qx;
 }
 

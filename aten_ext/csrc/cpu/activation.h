@@ -91,8 +91,5 @@ int64_t check_group_norm_args(const char* op, const char* arg, at::IntArrayRef s
 // prelu's slopes from a float weight of 1 or C = x_sizes[1] entries (finite).
 std::vector<double> prelu_slopes(const char* op, const char* arg, at::IntArrayRef x_sizes, const at::Tensor& w);
 
-// Shared checks of the adapters.
-void check_per_tensor_input(const char* op, const char* arg, const at::Tensor& t);
-
 } // namespace cpu
 } // namespace qplugin

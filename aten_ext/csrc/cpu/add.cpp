@@ -12,7 +12,7 @@
 #include "kernels/add_kernel.h"
 #include "kernels/dispatch.h"
 #include "utils/checks.h"
-#include "utils/qtensor.h"
+#include "utils/layout.h"
 
 namespace qplugin {
 namespace cpu {
@@ -43,9 +43,9 @@ kernels::BinaryParams binary_params(BinaryKind kind, bool relu, at::ScalarType q
 void run_binary(BinaryKind kind, at::ScalarType qt, const kernels::Strided& s, int64_t n,
                 const kernels::BinaryParams& p) {
   const bool add = kind == BinaryKind::kAdd;
-  if (qt == at::kQUInt8) {
+  if (qt == at::kByte) {
     add ? QPLUGIN_ISA_CALL(add_u8, s, n, p) : QPLUGIN_ISA_CALL(mul_u8, s, n, p);
-  } else if (qt == at::kQInt8) {
+  } else if (qt == at::kChar) {
     add ? QPLUGIN_ISA_CALL(add_s8, s, n, p) : QPLUGIN_ISA_CALL(mul_s8, s, n, p);
   } else {
     add ? QPLUGIN_ISA_CALL(add_s32, s, n, p) : QPLUGIN_ISA_CALL(mul_s32, s, n, p);
@@ -59,17 +59,11 @@ const char* binary_name(BinaryKind kind, bool relu) {
 
 } // namespace
 
-at::ScalarType qdtype_of_int(const char* op, const char* arg, const at::Tensor& t) {
-  TORCH_CHECK(!t.is_quantized(), "qplugin::", op, ": ", arg,
-              " should be a uint8, int8 or int32 tensor, got a quantized tensor of dtype ", t.scalar_type());
-  switch (t.scalar_type()) {
-    case at::kByte: return at::kQUInt8;
-    case at::kChar: return at::kQInt8;
-    case at::kInt: return at::kQInt32;
-    default:
-      TORCH_CHECK(false, "qplugin::", op, ": ", arg, " should be a uint8, int8 or int32 tensor, got dtype ",
-                  t.scalar_type());
-  }
+at::ScalarType int_dtype_of(const char* op, const char* arg, const at::Tensor& t) {
+  const at::ScalarType dt = t.scalar_type();
+  TORCH_CHECK(is_plain_int_dtype(dt), "qplugin::", op, ": ", arg, " should be a uint8, int8 or int32 tensor, got dtype ",
+              dt);
+  return dt;
 }
 
 std::vector<int64_t> broadcast_shape(const char* op, at::IntArrayRef a, at::IntArrayRef b) {
@@ -94,7 +88,7 @@ at::MemoryFormat binary_format(const at::Tensor& a, const at::Tensor& b, at::Int
 void binary_into(BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb,
                  QP qo, const at::Tensor& out) {
   const char* op = binary_name(kind, relu);
-  const at::ScalarType qt = qdtype_of_int(op, "qa", a);
+  const at::ScalarType qt = int_dtype_of(op, "qa", a);
   TORCH_INTERNAL_ASSERT(b.scalar_type() == a.scalar_type() && out.scalar_type() == a.scalar_type());
   if (kind == BinaryKind::kAdd) {
     check_requant_multiplier(op, "scale", qo.scale, qa.scale, "qa scale");
@@ -138,7 +132,7 @@ namespace {
 at::Tensor binary_int(BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb,
                       QP qo) {
   const char* op = binary_name(kind, relu);
-  const at::ScalarType qt = qdtype_of_int(op, "qa", a);
+  const at::ScalarType qt = int_dtype_of(op, "qa", a);
   TORCH_CHECK(b.scalar_type() == a.scalar_type(), "qplugin::", op, ": qb should have the dtype of qa (",
               a.scalar_type(), "), got ", b.scalar_type());
   check_scale(op, "qa scale", qa.scale);
@@ -227,7 +221,7 @@ QP add_scalar_qparams(const char* op, QP qx, at::ScalarType qt, const c10::Scala
 
 void add_scalar_into(const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu, const at::Tensor& out) {
   const char* op = relu ? "add_scalar_relu" : "add_scalar";
-  const at::ScalarType qt = qdtype_of_int(op, "qa", x);
+  const at::ScalarType qt = int_dtype_of(op, "qa", x);
   const QP qo = add_scalar_qparams(op, qx, qt, b);
   if (x.numel() == 0) return;
   const auto r = qrange(qt);
@@ -270,7 +264,7 @@ QP mul_scalar_qparams(const char* op, QP qx, at::ScalarType qt, const c10::Scala
 
 void mul_scalar_into(const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu, const at::Tensor& out) {
   const char* op = relu ? "mul_scalar_relu" : "mul_scalar";
-  const at::ScalarType qt = qdtype_of_int(op, "qa", x);
+  const at::ScalarType qt = int_dtype_of(op, "qa", x);
   const QP qo = mul_scalar_qparams(op, qx, qt, b);
   if (x.numel() == 0) return;
   const double c = scalar_value(op, b);
@@ -290,8 +284,8 @@ namespace {
 
 // Wrong tensor kind: these ops take quantized tensors.
 at::Tensor binary_cpu_error(const char* op, const at::Tensor& qa, const at::Tensor& qb) {
-  check_quantized_input(op, "qa", qa);
-  check_quantized_input(op, "qb", qb);
+  refuse_non_quantized(op, "qa", qa);
+  refuse_non_quantized(op, "qb", qb);
   TORCH_CHECK(false, "qplugin::", op, ": qa and qb should be quantized tensors");
 }
 at::Tensor add_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) { return binary_cpu_error("add", a, b); }
@@ -300,15 +294,15 @@ at::Tensor mul_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) { 
 at::Tensor mul_relu_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) { return binary_cpu_error("mul_relu", a, b); }
 at::Tensor matmul_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) { return binary_cpu_error("matmul", a, b); }
 at::Tensor add_scalar_cpu(const at::Tensor& a, const c10::Scalar&) {
-  check_quantized_input("add_scalar", "qa", a);
+  refuse_non_quantized("add_scalar", "qa", a);
   return a;
 }
 at::Tensor add_scalar_relu_cpu(const at::Tensor& a, const c10::Scalar&) {
-  check_quantized_input("add_scalar_relu", "qa", a);
+  refuse_non_quantized("add_scalar_relu", "qa", a);
   return a;
 }
 at::Tensor mul_scalar_cpu(const at::Tensor& a, const c10::Scalar&) {
-  check_quantized_input("mul_scalar", "qa", a);
+  refuse_non_quantized("mul_scalar", "qa", a);
   return a;
 }
 

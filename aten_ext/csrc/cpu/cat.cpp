@@ -13,7 +13,7 @@
 #include "kernels/cat_kernel.h"
 #include "kernels/dispatch.h"
 #include "utils/checks.h"
-#include "utils/qtensor.h"
+#include "utils/layout.h"
 
 namespace qplugin {
 namespace cpu {
@@ -87,7 +87,7 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
   TORCH_INTERNAL_ASSERT(out.is_contiguous(fmt));
   if (out.numel() == 0) return;
   const at::ScalarType dt = out.scalar_type();
-  const at::ScalarType qt = qdtype_of_int(relu ? "cat_relu" : "cat", "qx", out);
+  const at::ScalarType qt = int_dtype_of(relu ? "cat_relu" : "cat", "qx", out);
   const auto r = qrange(qt);
   const int32_t lo = static_cast<int32_t>(relu ? std::max<int64_t>(r.first, qo.zero_point) : r.first);
   const int64_t es = static_cast<int64_t>(out.element_size());
@@ -235,7 +235,7 @@ at::Tensor cat_int(const std::vector<at::Tensor>& xs, const std::vector<QP>& qps
   TORCH_CHECK_VALUE(xs.size() == qps.size(), "qplugin::", op, ": one qparams entry per input expected");
   int64_t d = dim;
   const auto shape = cat_shape(op, xs, &d);
-  const at::ScalarType qt = qdtype_of_int(op, "qx[0]", xs[0]);
+  const at::ScalarType qt = int_dtype_of(op, "qx[0]", xs[0]);
   for (size_t i = 0; i < xs.size(); ++i) {
     TORCH_CHECK(xs[i].scalar_type() == xs[0].scalar_type(), "qplugin::", op, ": qx[", i,
                 "] should have the dtype of qx[0] (", xs[0].scalar_type(), "), got ", xs[i].scalar_type());
@@ -255,12 +255,9 @@ namespace {
 
 at::Tensor cat_cpu_error(const char* op, const at::TensorList& qx) {
   TORCH_CHECK_VALUE(!qx.empty(), "qplugin::", op, ": qx should be a non-empty list of tensors, got an empty list");
-  for (size_t i = 0; i < qx.size(); ++i) {
-    TORCH_CHECK(qx[i].is_quantized(), "qplugin::", op, ": qx[", i,
-                "] should be a quantized tensor (quint8, qint8 or qint32), got a non-quantized tensor of dtype ",
-                qx[i].scalar_type());
-  }
-  TORCH_CHECK(false, "qplugin::", op, ": qx should hold quantized tensors");
+  // reached only when no tensor is quantized (one would dispatch to QuantizedCPU)
+  TORCH_CHECK(false, "qplugin::", op, ": qx[0] should be a quantized tensor (quint8, qint8 or qint32), got a "
+              "non-quantized tensor of dtype ", qx[0].scalar_type());
 }
 at::Tensor cat_cpu(const at::TensorList qx, int64_t, std::optional<double>, std::optional<int64_t>) {
   return cat_cpu_error("cat", qx);

@@ -29,7 +29,7 @@
 #include "kernels/quantize_math.h"
 #include "utils/checks.h"
 #include "utils/exact_real.h"
-#include "utils/qtensor.h"
+#include "utils/layout.h"
 
 namespace qplugin {
 namespace cpu {
@@ -93,7 +93,7 @@ kernels::CmpRange scalar_range(CmpOp op, QP qa, at::ScalarType qt, double c) {
     empty.invert = op == CmpOp::kNe;
     return empty;
   }
-  const bool exact = qt == at::kQInt32;
+  const bool exact = qt == at::kInt;
   const float cf = static_cast<float>(c);
   const ExactReal ce{c, 0.0};
   // sign of value(q) - c
@@ -152,7 +152,7 @@ const char* cmp_name(CmpOp op) {
 
 at::Tensor compare_scalar_int(CmpOp op, const at::Tensor& a, QP qa, const c10::Scalar& other) {
   const char* name = cmp_name(op);
-  const at::ScalarType qt = qdtype_of_int(name, "self", a);
+  const at::ScalarType qt = int_dtype_of(name, "self", a);
   check_scale(name, "self scale", qa.scale);
   check_zero_point(name, "self zero_point", qa.zero_point, qt);
   const kernels::CmpRange range = scalar_range(op, qa, qt, scalar_as_double(name, other));
@@ -188,8 +188,8 @@ at::Tensor compare_scalar_int(CmpOp op, const at::Tensor& a, QP qa, const c10::S
 
 at::Tensor compare_int(CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb) {
   const char* name = cmp_name(op);
-  const at::ScalarType ta = qdtype_of_int(name, "self", a);
-  const at::ScalarType tb = qdtype_of_int(name, "other", b);
+  const at::ScalarType ta = int_dtype_of(name, "self", a);
+  const at::ScalarType tb = int_dtype_of(name, "other", b);
   check_scale(name, "self scale", qa.scale);
   check_scale(name, "other scale", qb.scale);
   check_zero_point(name, "self zero_point", qa.zero_point, ta);
@@ -198,7 +198,7 @@ at::Tensor compare_int(CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b
   at::Tensor out = bool_out(shape, a, binary_format(a, b, shape));
   if (out.numel() == 0) return out;
   const kernels::CmpRange range = diff_range(op);
-  const bool eight = ta != at::kQInt32 && tb != at::kQInt32;
+  const bool eight = ta != at::kInt && tb != at::kInt;
 
   // Keys for 8-bit sides: ranks in the sorted union of both sides' values.
   std::array<int32_t, 256> rank_a{}, rank_b{};
@@ -272,18 +272,18 @@ namespace {
 
 template <cpu::CmpOp kOp>
 at::Tensor cmp_cpu_error(const at::Tensor& self, const at::Tensor& other) {
-  check_quantized_input(cpu::cmp_name(kOp), "self", self);
-  check_quantized_input(cpu::cmp_name(kOp), "other", other);
+  refuse_non_quantized(cpu::cmp_name(kOp), "self", self);
+  refuse_non_quantized(cpu::cmp_name(kOp), "other", other);
   return self;
 }
 template <cpu::CmpOp kOp>
 at::Tensor cmp_scalar_cpu_error(const at::Tensor& self, const c10::Scalar&) {
-  check_quantized_input(cpu::cmp_name(kOp), "self", self);
+  refuse_non_quantized(cpu::cmp_name(kOp), "self", self);
   return self;
 }
 bool equal_cpu_error(const at::Tensor& self, const at::Tensor& other) {
-  check_quantized_input("equal", "self", self);
-  check_quantized_input("equal", "other", other);
+  refuse_non_quantized("equal", "self", self);
+  refuse_non_quantized("equal", "other", other);
   return false;
 }
 

@@ -84,9 +84,9 @@ std::vector<int64_t> conv_output_sizes(const char* op, at::IntArrayRef xs, const
 
 void check_conv_io_qparams(const char* op, double x_scale, int64_t x_zp, double y_scale, int64_t y_zp) {
   check_scale(op, "qx scale", x_scale);
-  check_zero_point(op, "qx zero_point", x_zp, at::kQUInt8);
+  check_zero_point(op, "qx zero_point", x_zp, at::kByte);
   check_scale(op, "output_scale", y_scale);
-  check_zero_point(op, "output_zero_point", y_zp, at::kQUInt8);
+  check_zero_point(op, "output_zero_point", y_zp, at::kByte);
 }
 
 void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp,
@@ -97,7 +97,7 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   TORCH_INTERNAL_ASSERT(y_int.sizes() == at::IntArrayRef(ys));
   if (add_int != nullptr) {
     check_scale(op, "qaccum scale", add_scale);
-    check_zero_point(op, "qaccum zero_point", add_zp, at::kQUInt8);
+    check_zero_point(op, "qaccum zero_point", add_zp, at::kByte);
     TORCH_CHECK_VALUE(add_int->sizes() == at::IntArrayRef(ys), "qplugin::", op,
                       ": qaccum should have the output's shape ", at::IntArrayRef(ys), ", got ",
                       add_int->sizes());

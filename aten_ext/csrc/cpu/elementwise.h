@@ -20,8 +20,9 @@ struct QP {
 enum class BinaryKind { kAdd, kMul };
 enum class CmpOp { kEq, kNe, kGe, kLe, kGt, kLt };
 
-// The quantized dtype a plain integer dtype stands for (uint8 -> quint8, ...).
-at::ScalarType qdtype_of_int(const char* op, const char* arg, const at::Tensor& t);
+// The dtype of a plain integer input (uint8 / int8 / int32: the range tag, checks.h qrange); other
+// dtypes are an error naming op and arg.
+at::ScalarType int_dtype_of(const char* op, const char* arg, const at::Tensor& t);
 
 // Broadcast shape of a and b (clear error if incompatible), and the memory
 // format the result keeps.

@@ -28,9 +28,8 @@ namespace {
 constexpr int64_t kGrain = 1 << 15;  // output floats (x rows) per task, roughly
 
 at::Tensor index_tensor(const char* op, const char* arg, const at::Tensor& t) {
-  TORCH_CHECK_VALUE(!t.is_quantized() && (t.scalar_type() == at::kLong || t.scalar_type() == at::kInt),
-                    "qplugin::", op, ": ", arg, " should be an int64 or int32 tensor, got ",
-                    t.is_quantized() ? "a quantized tensor of dtype " : "dtype ", t.scalar_type());
+  TORCH_CHECK_VALUE(t.scalar_type() == at::kLong || t.scalar_type() == at::kInt,
+                    "qplugin::", op, ": ", arg, " should be an int64 or int32 tensor, got dtype ", t.scalar_type());
   return t.to(at::kLong).contiguous();
 }
 
@@ -121,7 +120,7 @@ Bags bags_of(const char* op, const at::Tensor& indices, const c10::optional<at::
     const at::Tensor& w = *per_sample_weights;
     TORCH_CHECK_VALUE(mode == 0, "qplugin::", op, ": per_sample_weights should only be given with mode 0 (sum), got mode ",
                       mode);
-    TORCH_CHECK_VALUE(!w.is_quantized() && w.is_floating_point() && w.numel() == n, "qplugin::", op,
+    TORCH_CHECK_VALUE(w.is_floating_point() && w.numel() == n, "qplugin::", op,
                       ": per_sample_weights should be a float tensor with one weight an index (", n, "), got ",
                       w.scalar_type(), " of shape ", w.sizes());
     b.psw = w.to(at::kFloat).contiguous();
@@ -207,13 +206,12 @@ at::Tensor embedding_bag_4bit(const c10::intrusive_ptr<EmbeddingPackedParams>& w
 // 4-bit rows = D / 2 bytes + fp16 scale + fp16 bias.
 kernels::EmbRows fused_view(const char* op, const at::Tensor& weight, int64_t bits, at::Tensor* keep) {
   const int64_t tail = bits == 8 ? 8 : 4;
-  TORCH_CHECK_VALUE(!weight.is_quantized() && weight.scalar_type() == at::kByte && weight.dim() == 2 &&
+  TORCH_CHECK_VALUE(weight.scalar_type() == at::kByte && weight.dim() == 2 &&
                         weight.size(1) >= tail,
                     "qplugin::", op, ": weight should be a 2-D uint8 tensor of fused rows (", bits == 8 ? "codes, "
                     "float32 scale, float32 bias: embedding_bag_byte_prepack" : "nibbles, fp16 scale, fp16 bias: "
                     "embedding_bag_4bit_prepack", ") with at least ", tail, " columns, got ",
-                    weight.is_quantized() ? "a quantized tensor of dtype " : "dtype ", weight.scalar_type(),
-                    " of shape ", weight.sizes());
+                    "dtype ", weight.scalar_type(), " of shape ", weight.sizes());
   *keep = weight.contiguous();
   const int64_t cols = keep->size(1);
   const uint8_t* base = keep->const_data_ptr<uint8_t>();
@@ -242,9 +240,8 @@ at::Tensor embedding_bag_4bit_rowwise_offsets(const at::Tensor& weight, QPLUGIN_
 
 // Float rows [..., D] (float32 or float16) as a contiguous float32 [rows, D].
 at::Tensor float_rows(const char* op, const at::Tensor& weight) {
-  TORCH_CHECK_VALUE(!weight.is_quantized() && (weight.scalar_type() == at::kFloat || weight.scalar_type() == at::kHalf),
-                    "qplugin::", op, ": weight should be a float32 or float16 tensor, got ",
-                    weight.is_quantized() ? "a quantized tensor of dtype " : "dtype ", weight.scalar_type());
+  TORCH_CHECK_VALUE(weight.scalar_type() == at::kFloat || weight.scalar_type() == at::kHalf,
+                    "qplugin::", op, ": weight should be a float32 or float16 tensor, got dtype ", weight.scalar_type());
   TORCH_CHECK_VALUE(weight.dim() >= 2, "qplugin::", op, ": weight should have at least 2 dims [..., rows, D], got shape ",
                     weight.sizes());
   return weight.to(at::kFloat).contiguous().reshape({-1, weight.size(-1)});
@@ -338,11 +335,10 @@ at::Tensor embedding_bag_4bit_prepack(const at::Tensor& weight, bool optimized_q
 // Fused rows back to float: v = fma(scale, code, bias), the kernel's value.
 at::Tensor fused_unpack(const char* op, const at::Tensor& weight, int64_t bits) {
   const int64_t tail = bits == 8 ? 8 : 4;
-  TORCH_CHECK_VALUE(!weight.is_quantized() && weight.scalar_type() == at::kByte && weight.dim() >= 1 &&
+  TORCH_CHECK_VALUE(weight.scalar_type() == at::kByte && weight.dim() >= 1 &&
                         weight.size(-1) >= tail,
                     "qplugin::", op, ": weight should be a uint8 tensor of fused rows with at least ", tail,
-                    " columns, got ", weight.is_quantized() ? "a quantized tensor of dtype " : "dtype ",
-                    weight.scalar_type(), " of shape ", weight.sizes());
+                    " columns, got dtype ", weight.scalar_type(), " of shape ", weight.sizes());
   const at::Tensor w2 = weight.contiguous().reshape({-1, weight.size(-1)});
   at::Tensor keep;
   const kernels::EmbRows w = fused_view(op, w2, bits, &keep);

@@ -11,10 +11,10 @@ namespace cpu {
 
 at::Tensor matmul_int(const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo) {
   constexpr const char* op = "matmul";
-  const at::ScalarType qt = qdtype_of_int(op, "qa", a);
-  TORCH_CHECK(qt != at::kQInt32, "qplugin::", op, ": qa should be torch.quint8 or torch.qint8, got torch.qint32");
+  const at::ScalarType qt = int_dtype_of(op, "qa", a);
+  TORCH_CHECK(qt != at::kInt, "qplugin::", op, ": qa should be torch.quint8 or torch.qint8, got torch.qint32");
   TORCH_CHECK(b.scalar_type() == a.scalar_type(), "qplugin::", op, ": qb should have the dtype of qa (",
-              qt, "), got ", qdtype_of_int(op, "qb", b));
+              range_name(qt), "), got ", range_name(int_dtype_of(op, "qb", b)));
   check_scale(op, "scale", qo.scale);
   check_zero_point(op, "zero_point", qo.zero_point, qt);
   TORCH_CHECK_VALUE(a.dim() >= 1 && b.dim() >= 1, "qplugin::", op,

@@ -12,7 +12,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/norm_kernel.h"
 #include "utils/checks.h"
-#include "utils/qtensor.h"
+#include "utils/layout.h"
 
 namespace qplugin {
 namespace cpu {
@@ -218,9 +218,8 @@ void prelu_int_out(const char* op, const at::Tensor& data, const at::Tensor& out
 // A float parameter tensor of the given shape (undefined allowed when optional).
 void check_norm_param(const char* op, const char* arg, const at::Tensor& t, at::IntArrayRef shape) {
   if (!t.defined()) return;
-  TORCH_CHECK(!t.is_quantized() && (t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble),
-              "qplugin::", op, ": ", arg, " should be a float32 or float64 tensor, got ",
-              t.is_quantized() ? "a quantized tensor of dtype " : "dtype ", t.scalar_type());
+  TORCH_CHECK(t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble,
+              "qplugin::", op, ": ", arg, " should be a float32 or float64 tensor, got dtype ", t.scalar_type());
   TORCH_CHECK_VALUE(t.sizes() == shape, "qplugin::", op, ": ", arg, " should have shape ", shape,
                     ", got ", t.sizes());
 }
@@ -299,14 +298,14 @@ namespace {
 
 at::Tensor layer_norm_cpu_error(const at::Tensor& input, at::IntArrayRef, const c10::optional<at::Tensor>&,
                                 const c10::optional<at::Tensor>&, double, double, int64_t) {
-  check_quantized_input("layer_norm", "input", input);
+  refuse_non_quantized("layer_norm", "input", input);
   return input;
 }
 template <const char* kOp>
 at::Tensor batch_norm_cpu_error(const at::Tensor& qx, const c10::optional<at::Tensor>&,
                                 const c10::optional<at::Tensor>&, const at::Tensor&, const at::Tensor&, double,
                                 double, int64_t) {
-  check_quantized_input(kOp, "qx", qx);
+  refuse_non_quantized(kOp, "qx", qx);
   return qx;
 }
 constexpr char kBatchNorm2d[] = "batch_norm2d";
@@ -314,17 +313,17 @@ constexpr char kBatchNorm3d[] = "batch_norm3d";
 constexpr char kBatchNorm2dRelu[] = "batch_norm2d_relu";
 constexpr char kBatchNorm3dRelu[] = "batch_norm3d_relu";
 at::Tensor prelu_cpu_error(const at::Tensor& qx, const at::Tensor&, double, int64_t) {
-  check_quantized_input("prelu", "qx", qx);
+  refuse_non_quantized("prelu", "qx", qx);
   return qx;
 }
 at::Tensor group_norm_cpu_error(const at::Tensor& input, int64_t, const c10::optional<at::Tensor>&,
                                 const c10::optional<at::Tensor>&, double, double, int64_t) {
-  check_quantized_input("group_norm", "input", input);
+  refuse_non_quantized("group_norm", "input", input);
   return input;
 }
 at::Tensor instance_norm_cpu_error(const at::Tensor& input, const c10::optional<at::Tensor>&,
                                    const c10::optional<at::Tensor>&, double, double, int64_t) {
-  check_quantized_input("instance_norm", "input", input);
+  refuse_non_quantized("instance_norm", "input", input);
   return input;
 }
 

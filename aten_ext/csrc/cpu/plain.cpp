@@ -17,7 +17,7 @@
 #include "cpu/sort.h"
 #include "cpu/upsample.h"
 #include "utils/checks.h"
-#include "utils/qtensor.h"
+#include "utils/layout.h"
 
 namespace qplugin {
 namespace cpu {

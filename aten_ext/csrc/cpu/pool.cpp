@@ -78,8 +78,6 @@ std::vector<int64_t> with_spatial3(at::IntArrayRef sizes, int64_t od, int64_t oh
 }
 
 void check_int_data(const char* op, const at::Tensor& data) {
-  TORCH_CHECK(!data.is_quantized(), "qplugin::", op,
-              ": internal: plain-integer entry point got a quantized tensor");
   const auto t = data.scalar_type();
   TORCH_CHECK(t == at::kByte || t == at::kChar || t == at::kInt, "qplugin::", op,
               ": input should hold uint8, int8 or int32 data, got dtype ", t);
@@ -238,8 +236,7 @@ void run_avg(const at::Tensor& x, const at::Tensor& out, const Nchw& d, bool nhw
     g.dcls = t.dcls.data();
     g.nrc = t.nrc;
   }
-  const auto r = qrange(x.scalar_type() == at::kByte ? at::kQUInt8
-                        : x.scalar_type() == at::kChar ? at::kQInt8 : at::kQInt32);
+  const auto r = qrange(x.scalar_type());
   g.qmin = static_cast<float>(r.first);
   g.qmax = static_cast<float>(r.second);
   // 8-bit sums stay in int32 while a window has fewer than 2^23 taps.
@@ -604,25 +601,25 @@ namespace {
 // Wrong tensor kind: these ops take quantized tensors.
 at::Tensor max_pool2d_cpu_error(const at::Tensor& qx, at::IntArrayRef, at::IntArrayRef,
                                 at::IntArrayRef, at::IntArrayRef, bool) {
-  check_quantized_input("max_pool2d", "qx", qx);
+  refuse_non_quantized("max_pool2d", "qx", qx);
   return qx;
 }
 at::Tensor avg_pool2d_cpu_error(const at::Tensor& qx, at::IntArrayRef, at::IntArrayRef,
                                 at::IntArrayRef, bool, bool, c10::optional<int64_t>) {
-  check_quantized_input("avg_pool2d", "qx", qx);
+  refuse_non_quantized("avg_pool2d", "qx", qx);
   return qx;
 }
 at::Tensor adaptive_avg_pool2d_cpu_error(const at::Tensor& qx, at::IntArrayRef) {
-  check_quantized_input("adaptive_avg_pool2d", "qx", qx);
+  refuse_non_quantized("adaptive_avg_pool2d", "qx", qx);
   return qx;
 }
 at::Tensor avg_pool3d_cpu_error(const at::Tensor& qx, at::IntArrayRef, at::IntArrayRef,
                                 at::IntArrayRef, bool, bool, c10::optional<int64_t>) {
-  check_quantized_input("avg_pool3d", "qx", qx);
+  refuse_non_quantized("avg_pool3d", "qx", qx);
   return qx;
 }
 at::Tensor adaptive_avg_pool3d_cpu_error(const at::Tensor& qx, at::IntArrayRef) {
-  check_quantized_input("adaptive_avg_pool3d", "qx", qx);
+  refuse_non_quantized("adaptive_avg_pool3d", "qx", qx);
   return qx;
 }
 

@@ -1,4 +1,6 @@
-// CPU glue for the quantize family: validate, lay out, allocate, call kernels/.
+// CPU glue for the quantize family on plain data: validate, lay out, allocate, call kernels/. The
+// quantized-dtype forms (quantize_per_tensor / _channel / _dynamic, make_per_*_quantized_tensor)
+// allocate their output in quantized/cpu/quantize.cpp and fill it through these.
 #include "cpu/quantize.h"
 
 #include <ATen/Parallel.h>
@@ -11,7 +13,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/quantize_kernel.h"
 #include "utils/checks.h"
-#include "utils/qtensor.h"
+#include "utils/layout.h"
 
 namespace qplugin {
 namespace cpu {
@@ -39,10 +41,9 @@ struct ChannelParams {
 ChannelParams check_channel_params(const char* op, const at::Tensor& scales,
                                    const at::Tensor& zero_points, int64_t channels,
                                    at::ScalarType qdtype) {
-  TORCH_CHECK(!scales.is_quantized() && at::isFloatingType(scales.scalar_type()), "qplugin::", op,
+  TORCH_CHECK(at::isFloatingType(scales.scalar_type()), "qplugin::", op,
               ": scales should be a float32 or float64 tensor, got dtype ", scales.scalar_type());
-  TORCH_CHECK(!zero_points.is_quantized() &&
-                  at::isIntegralType(zero_points.scalar_type(), /*includeBool=*/false),
+  TORCH_CHECK(at::isIntegralType(zero_points.scalar_type(), /*includeBool=*/false),
               "qplugin::", op, ": zero_points should be an int32 or int64 tensor, got dtype ",
               zero_points.scalar_type());
   TORCH_CHECK_VALUE(scales.dim() == 1 && scales.numel() == channels, "qplugin::", op,
@@ -65,7 +66,7 @@ ChannelParams check_channel_params(const char* op, const at::Tensor& scales,
                       s[c]);
     TORCH_CHECK_VALUE(z[c] >= range.first && z[c] <= range.second, "qplugin::", op,
                       ": zero_points[", c, "] should be in [", range.first, ", ", range.second,
-                      "] for ", qdtype, ", got ", z[c]);
+                      "] for ", range_name(qdtype), ", got ", z[c]);
     p.inv_scales.push_back(1.0f / fs);
     p.scales_d.push_back(s[c]);
     p.zps.push_back(static_cast<int32_t>(z[c]));
@@ -133,12 +134,12 @@ void walk_per_channel(const PerChannelWalk& w, int64_t numel, RowFn row_fn, Peri
   }
 }
 
+} // namespace
+
 at::Tensor as_float_input(const char* op, const at::Tensor& self) {
   check_float_input(op, "self", self);
   return self.contiguous(kept_format(self));
 }
-
-} // namespace
 
 QParams choose_qparams(float min, float max, int32_t qmin, int32_t qmax, bool reduce_range) {
   if (reduce_range) {
@@ -188,8 +189,6 @@ void parallel_copy(void* dst, const void* src, int64_t nbytes) {
   at::parallel_for(0, nbytes, 1 << 20, [&](int64_t b, int64_t e) { std::memcpy(d + b, s + b, e - b); });
 }
 
-namespace {
-
 // q = quantize(x) into yp (dense in x's layout); int_dtype: uint8 / int8 / int32.
 void quantize_tensor_into(const at::Tensor& x, double scale, int64_t zero_point, at::ScalarType int_dtype,
                           void* yp) {
@@ -218,21 +217,6 @@ void quantize_tensor_into(const at::Tensor& x, double scale, int64_t zero_point,
   });
 }
 
-} // namespace
-
-at::Tensor quantize_per_tensor(const at::Tensor& self, double scale, int64_t zero_point,
-                               at::ScalarType dtype) {
-  constexpr const char* op = "quantize_per_tensor";
-  check_qdtype(op, "dtype", dtype);
-  check_scale(op, "scale", scale);
-  check_zero_point(op, "zero_point", zero_point, dtype);
-  const at::Tensor x = as_float_input(op, self);
-  at::Tensor out = at::_empty_affine_quantized(x.sizes(), x.options().dtype(dtype), scale,
-                                               zero_point, kept_format(self));
-  quantize_tensor_into(x, scale, zero_point, underlying_dtype(dtype), out.data_ptr());
-  return out;
-}
-
 at::Tensor quantize_per_tensor_int(const char* op, const at::Tensor& self, double scale, int64_t zero_point,
                                    at::ScalarType dtype) {
   check_int_dtype(op, "dtype", dtype);
@@ -244,40 +228,14 @@ at::Tensor quantize_per_tensor_int(const char* op, const at::Tensor& self, doubl
   return out;
 }
 
-at::Tensor quantize_per_tensor_dynamic(const at::Tensor& self, at::ScalarType dtype,
-                                       bool reduce_range) {
-  constexpr const char* op = "quantize_per_tensor_dynamic";
-  TORCH_CHECK(dtype == at::kQUInt8 || dtype == at::kQInt8, "qplugin::", op,
-              ": dtype should be torch.quint8 or torch.qint8, got ", dtype);
-  const at::Tensor x = as_float_input(op, self);
-  float lo = 0.0f, hi = 0.0f;
-  if (x.numel() > 0) {
-    auto mm = at::aminmax(x);
-    lo = std::get<0>(mm).item<float>();
-    hi = std::get<1>(mm).item<float>();
-    TORCH_CHECK_VALUE(std::isfinite(lo) && std::isfinite(hi), "qplugin::", op,
-                      ": self should hold finite values to choose qparams from, got min ", lo,
-                      " and max ", hi);
-  }
-  const auto r = qrange(dtype);
-  const QParams qp = choose_qparams(lo, hi, static_cast<int32_t>(r.first),
-                                    static_cast<int32_t>(r.second), reduce_range);
-  return cpu::quantize_per_tensor(x, qp.scale, qp.zero_point, dtype);
-}
-
-namespace {
-
-// Per-channel quantize; int_dtype (uint8 / int8 / int32) picks the kernels, make_out(x, params, axis,
-// format) allocates the output (dense in format).
-template <typename MakeOut>
-at::Tensor quantize_per_channel_impl(const char* op, const at::Tensor& self, const at::Tensor& scales,
-                                     const at::Tensor& zero_points, int64_t axis, at::ScalarType range_dtype,
-                                     at::ScalarType int_dtype, MakeOut make_out) {
+at::Tensor quantize_per_channel_with(const char* op, const at::Tensor& self, const at::Tensor& scales,
+                                     const at::Tensor& zero_points, int64_t axis, at::ScalarType int_dtype,
+                                     const PerChannelAlloc& make_out) {
   const int64_t ax = check_channel_axis(op, self, axis);
   const at::Tensor x = as_float_input(op, self);
-  ChannelParams p = check_channel_params(op, scales, zero_points, x.size(ax), range_dtype);
+  ChannelParams p = check_channel_params(op, scales, zero_points, x.size(ax), int_dtype);
   const at::MemoryFormat fmt = kept_format(self);
-  at::Tensor out = make_out(x, p, ax, fmt);
+  at::Tensor out = make_out(x, p.scales, p.zero_points, ax, fmt);
   const PerChannelWalk w = plan_walk(x.sizes(), ax, fmt);
   const float* xp = x.const_data_ptr<float>();
   void* yp = out.data_ptr();
@@ -316,26 +274,12 @@ at::Tensor quantize_per_channel_impl(const char* op, const at::Tensor& self, con
   return out;
 }
 
-} // namespace
-
-at::Tensor quantize_per_channel(const at::Tensor& self, const at::Tensor& scales,
-                                const at::Tensor& zero_points, int64_t axis, at::ScalarType dtype) {
-  constexpr const char* op = "quantize_per_channel";
-  check_qdtype(op, "dtype", dtype);
-  return quantize_per_channel_impl(
-      op, self, scales, zero_points, axis, dtype, underlying_dtype(dtype),
-      [dtype](const at::Tensor& x, const ChannelParams& p, int64_t ax, at::MemoryFormat fmt) {
-        return at::_empty_per_channel_affine_quantized(x.sizes(), p.scales, p.zero_points, ax,
-                                                       x.options().dtype(dtype), fmt);
-      });
-}
-
 at::Tensor quantize_per_channel_int(const char* op, const at::Tensor& self, const at::Tensor& scales,
                                     const at::Tensor& zero_points, int64_t axis, at::ScalarType dtype) {
   check_int_dtype(op, "dtype", dtype);
-  return quantize_per_channel_impl(
-      op, self, scales, zero_points, axis, dtype, dtype,
-      [dtype](const at::Tensor& x, const ChannelParams&, int64_t, at::MemoryFormat fmt) {
+  return quantize_per_channel_with(
+      op, self, scales, zero_points, axis, dtype,
+      [dtype](const at::Tensor& x, const at::Tensor&, const at::Tensor&, int64_t, at::MemoryFormat fmt) {
         return at::empty(x.sizes(), x.options().dtype(dtype), fmt);
       });
 }
@@ -344,50 +288,6 @@ void check_per_channel_qparams(const char* op, const at::Tensor& data, const at:
                                const at::Tensor& zero_points, int64_t* axis) {
   *axis = check_channel_axis(op, data, *axis);
   check_channel_params(op, scales, zero_points, data.size(*axis), data.scalar_type());
-}
-
-namespace {
-
-at::ScalarType qdtype_for_int(const char* op, const at::Tensor& self) {
-  TORCH_CHECK(!self.is_quantized(), "qplugin::", op,
-              ": self should be a uint8, int8 or int32 tensor, got a quantized tensor of dtype ",
-              self.scalar_type());
-  switch (self.scalar_type()) {
-    case at::kByte: return at::kQUInt8;
-    case at::kChar: return at::kQInt8;
-    case at::kInt: return at::kQInt32;
-    default:
-      TORCH_CHECK(false, "qplugin::", op, ": self should be a uint8, int8 or int32 tensor, got dtype ",
-                  self.scalar_type());
-  }
-}
-
-} // namespace
-
-at::Tensor make_per_tensor_quantized_tensor(const at::Tensor& self, double scale, int64_t zero_point) {
-  constexpr const char* op = "make_per_tensor_quantized_tensor";
-  const at::ScalarType qt = qdtype_for_int(op, self);
-  check_scale(op, "scale", scale);
-  check_zero_point(op, "zero_point", zero_point, qt);
-  const at::MemoryFormat fmt = kept_format(self);
-  const at::Tensor src = self.contiguous(fmt);
-  at::Tensor out = at::_empty_affine_quantized(src.sizes(), src.options().dtype(qt), scale, zero_point, fmt);
-  parallel_copy(out.data_ptr(), src.const_data_ptr(), src.nbytes());
-  return out;
-}
-
-at::Tensor make_per_channel_quantized_tensor(const at::Tensor& self, const at::Tensor& scales,
-                                             const at::Tensor& zero_points, int64_t axis) {
-  constexpr const char* op = "make_per_channel_quantized_tensor";
-  const at::ScalarType qt = qdtype_for_int(op, self);
-  const int64_t ax = check_channel_axis(op, self, axis);
-  ChannelParams p = check_channel_params(op, scales, zero_points, self.size(ax), qt);
-  const at::MemoryFormat fmt = kept_format(self);
-  const at::Tensor src = self.contiguous(fmt);
-  at::Tensor out = at::_empty_per_channel_affine_quantized(src.sizes(), p.scales, p.zero_points, ax,
-                                                           src.options().dtype(qt), fmt);
-  parallel_copy(out.data_ptr(), src.const_data_ptr(), src.nbytes());
-  return out;
 }
 
 at::Tensor dequantize_per_tensor_int(const at::Tensor& data, double scale, int64_t zero_point) {
@@ -477,22 +377,17 @@ namespace {
 
 // Wrong tensor kind: the CPU key sees float / integer tensors.
 at::Tensor dequantize_cpu_error(const at::Tensor& self) {
-  check_quantized_input("dequantize", "self", self);
+  refuse_non_quantized("dequantize", "self", self);
   return self;
 }
 at::Tensor int_repr_cpu_error(const at::Tensor& self) {
-  check_quantized_input("int_repr", "self", self);
+  refuse_non_quantized("int_repr", "self", self);
   return self;
 }
 
 } // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
-  m.impl("quantize_per_tensor", TORCH_FN(cpu::quantize_per_tensor));
-  m.impl("quantize_per_tensor_dynamic", TORCH_FN(cpu::quantize_per_tensor_dynamic));
-  m.impl("quantize_per_channel", TORCH_FN(cpu::quantize_per_channel));
-  m.impl("make_per_tensor_quantized_tensor", TORCH_FN(cpu::make_per_tensor_quantized_tensor));
-  m.impl("make_per_channel_quantized_tensor", TORCH_FN(cpu::make_per_channel_quantized_tensor));
   m.impl("dequantize", TORCH_FN(dequantize_cpu_error));
   m.impl("int_repr", TORCH_FN(int_repr_cpu_error));
 }

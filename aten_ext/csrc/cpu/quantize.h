@@ -4,18 +4,22 @@
 
 #include <ATen/ATen.h>
 
+#include <functional>
+
 namespace qplugin {
 namespace cpu {
 
-at::Tensor quantize_per_tensor(const at::Tensor& self, double scale, int64_t zero_point,
-                               at::ScalarType dtype);
-at::Tensor quantize_per_tensor_dynamic(const at::Tensor& self, at::ScalarType dtype,
-                                       bool reduce_range);
-at::Tensor quantize_per_channel(const at::Tensor& self, const at::Tensor& scales,
-                                const at::Tensor& zero_points, int64_t axis, at::ScalarType dtype);
-at::Tensor make_per_tensor_quantized_tensor(const at::Tensor& self, double scale, int64_t zero_point);
-at::Tensor make_per_channel_quantized_tensor(const at::Tensor& self, const at::Tensor& scales,
-                                             const at::Tensor& zero_points, int64_t axis);
+// A float32 input, contiguous in its kept memory format (`op` names the caller in errors).
+at::Tensor as_float_input(const char* op, const at::Tensor& self);
+// q = quantize(x) into yp (dense in x's layout: x from as_float_input); int_dtype: uint8 / int8 / int32.
+void quantize_tensor_into(const at::Tensor& x, double scale, int64_t zero_point, at::ScalarType int_dtype, void* yp);
+// Per-channel quantize of float `self` into the tensor make_out(x, scales f64, zero_points i64, axis, format)
+// allocates (dense in format); int_dtype (uint8 / int8 / int32) picks the kernels and the range.
+using PerChannelAlloc = std::function<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t,
+                                                 at::MemoryFormat)>;
+at::Tensor quantize_per_channel_with(const char* op, const at::Tensor& self, const at::Tensor& scales,
+                                     const at::Tensor& zero_points, int64_t axis, at::ScalarType int_dtype,
+                                     const PerChannelAlloc& make_out);
 
 // Plain-integer entry points: `data` is uint8 / int8 / int32. The quantize forms
 // take dtype torch.uint8 / int8 / int32 and check their arguments (`op` names the caller).

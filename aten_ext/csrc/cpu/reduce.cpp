@@ -334,31 +334,31 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
 namespace {
 
 at::Tensor max_cpu_error(const at::Tensor& self) {
-  check_quantized_input("max", "self", self);
+  refuse_non_quantized("max", "self", self);
   TORCH_CHECK(false, "unreachable");
 }
 at::Tensor min_cpu_error(const at::Tensor& self) {
-  check_quantized_input("min", "self", self);
+  refuse_non_quantized("min", "self", self);
   TORCH_CHECK(false, "unreachable");
 }
 std::tuple<at::Tensor, at::Tensor> max_dim_cpu_error(const at::Tensor& self, int64_t, bool) {
-  check_quantized_input("max", "self", self);
+  refuse_non_quantized("max", "self", self);
   TORCH_CHECK(false, "unreachable");
 }
 std::tuple<at::Tensor, at::Tensor> min_dim_cpu_error(const at::Tensor& self, int64_t, bool) {
-  check_quantized_input("min", "self", self);
+  refuse_non_quantized("min", "self", self);
   TORCH_CHECK(false, "unreachable");
 }
 at::Tensor argmax_cpu_error(const at::Tensor& self, c10::optional<int64_t>, bool) {
-  check_quantized_input("argmax", "self", self);
+  refuse_non_quantized("argmax", "self", self);
   TORCH_CHECK(false, "unreachable");
 }
 at::Tensor argmin_cpu_error(const at::Tensor& self, c10::optional<int64_t>, bool) {
-  check_quantized_input("argmin", "self", self);
+  refuse_non_quantized("argmin", "self", self);
   TORCH_CHECK(false, "unreachable");
 }
 at::Tensor mean_cpu_error(const at::Tensor& self, at::OptionalIntArrayRef, bool) {
-  check_quantized_input("mean", "self", self);
+  refuse_non_quantized("mean", "self", self);
   TORCH_CHECK(false, "unreachable");
 }
 

@@ -8,7 +8,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/softmax_kernel.h"
 #include "utils/checks.h"
-#include "utils/qtensor.h"
+#include "utils/layout.h"
 
 namespace qplugin {
 namespace cpu {
@@ -62,7 +62,7 @@ void softmax_int_out(const at::Tensor& data, const at::Tensor& out, int64_t dim,
 namespace {
 
 at::Tensor softmax_cpu_error(const at::Tensor& qx, int64_t, double, int64_t) {
-  check_quantized_input("softmax", "qx", qx);
+  refuse_non_quantized("softmax", "qx", qx);
   return qx;
 }
 

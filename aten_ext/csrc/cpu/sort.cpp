@@ -233,15 +233,15 @@ namespace {
 // Wrong tensor kind: these ops take quantized tensors.
 std::tuple<at::Tensor, at::Tensor> sort_cpu_error(const at::Tensor& self, int64_t, bool,
                                                   c10::optional<bool>) {
-  check_quantized_input("sort", "self", self);
+  refuse_non_quantized("sort", "self", self);
   TORCH_CHECK(false, "unreachable");
 }
 at::Tensor argsort_cpu_error(const at::Tensor& self, int64_t, bool) {
-  check_quantized_input("argsort", "self", self);
+  refuse_non_quantized("argsort", "self", self);
   TORCH_CHECK(false, "unreachable");
 }
 std::tuple<at::Tensor, at::Tensor> topk_cpu_error(const at::Tensor& self, int64_t, int64_t, bool, bool) {
-  check_quantized_input("topk", "self", self);
+  refuse_non_quantized("topk", "self", self);
   TORCH_CHECK(false, "unreachable");
 }
 

@@ -180,8 +180,7 @@ void upsample_bilinear2d_int_out(const at::Tensor& data, const at::Tensor& out, 
 
 at::Tensor upsample_nearest2d_int(const at::Tensor& data, at::IntArrayRef output_size) {
   constexpr const char* op = "upsample_nearest2d";
-  TORCH_CHECK(!data.is_quantized() &&
-                  (data.scalar_type() == at::kByte || data.scalar_type() == at::kChar ||
+  TORCH_CHECK((data.scalar_type() == at::kByte || data.scalar_type() == at::kChar ||
                    data.scalar_type() == at::kInt),
               "qplugin::", op, ": input should hold uint8, int8 or int32 data, got dtype ",
               data.scalar_type());
@@ -196,13 +195,13 @@ at::Tensor upsample_nearest2d_int(const at::Tensor& data, at::IntArrayRef output
 namespace {
 
 at::Tensor upsample_nearest2d_cpu_error(const at::Tensor& qx, at::IntArrayRef) {
-  check_quantized_input("upsample_nearest2d", "qx", qx);
+  refuse_non_quantized("upsample_nearest2d", "qx", qx);
   return qx;
 }
 
 at::Tensor upsample_bilinear2d_cpu_error(const at::Tensor& qx, at::IntArrayRef, bool, c10::optional<double>,
                                          c10::optional<double>) {
-  check_quantized_input("upsample_bilinear2d", "qx", qx);
+  refuse_non_quantized("upsample_bilinear2d", "qx", qx);
   return qx;
 }
 

@@ -13,33 +13,22 @@
 
 namespace qplugin {
 
-inline bool is_qint_dtype(at::ScalarType t) {
-  return t == at::kQUInt8 || t == at::kQInt8 || t == at::kQInt32;
-}
-
-// The integer range of a quantized dtype or of the plain integer dtype holding it
-// (uint8 / int8 / int32).
+// The glue (cpu/) and the kernels work on plain integer data: a uint8 / int8 / int32 tensor with
+// its scale and zero point beside it. The plain integer dtype is also the range tag (no quantized
+// dtype below the QuantizedCPU adapters, which map theirs with underlying_dtype, utils/qtensor.h).
 inline std::pair<int64_t, int64_t> qrange(at::ScalarType t) {
   switch (t) {
-    case at::kQUInt8:
     case at::kByte: return {0, 255};
-    case at::kQInt8:
     case at::kChar: return {-128, 127};
-    default: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    case at::kInt: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    default: TORCH_INTERNAL_ASSERT(false, "qplugin: a range tag should be uint8, int8 or int32, got ", t);
   }
 }
 
-inline at::ScalarType underlying_dtype(at::ScalarType qt) {
-  switch (qt) {
-    case at::kQUInt8: return at::kByte;
-    case at::kQInt8: return at::kChar;
-    default: return at::kInt;
-  }
-}
-
-inline void check_qdtype(const char* op, const char* arg, at::ScalarType dtype) {
-  TORCH_CHECK(is_qint_dtype(dtype), "qplugin::", op, ": ", arg,
-              " should be torch.quint8, torch.qint8 or torch.qint32, got ", dtype);
+// The name messages give a range tag: the quantized dtype its values stand for (the messages
+// have always said "for QUInt8"; the plain ops share them).
+inline const char* range_name(at::ScalarType t) {
+  return t == at::kByte ? "QUInt8" : t == at::kChar ? "QInt8" : "QInt32";
 }
 
 // The plain tier's dtypes: uint8, int8, int32 holding quantized values.
@@ -70,11 +59,12 @@ inline void check_scale(const char* op, const char* arg, double scale, const cha
                     scale);
 }
 
+// `dtype`: the range tag (uint8 / int8 / int32, see qrange).
 inline void check_zero_point(const char* op, const char* arg, int64_t zero_point,
-                             at::ScalarType qdtype, const char* what = "") {
-  const auto r = qrange(qdtype);
+                             at::ScalarType dtype, const char* what = "") {
+  const auto r = qrange(dtype);
   TORCH_CHECK_VALUE(zero_point >= r.first && zero_point <= r.second, "qplugin::", op, ": ", arg, what,
-                    " should be in [", r.first, ", ", r.second, "] for ", qdtype, ", got ",
+                    " should be in [", r.first, ", ", r.second, "] for ", range_name(dtype), ", got ",
                     zero_point);
 }
 
@@ -104,17 +94,15 @@ inline int64_t check_dim(const char* op, const char* arg, int64_t dim, int64_t n
 }
 
 inline void check_float_input(const char* op, const char* arg, const at::Tensor& t) {
-  TORCH_CHECK(!t.is_quantized(), "qplugin::", op, ": ", arg,
-              " should be a float tensor, got a quantized tensor of dtype ", t.scalar_type(),
-              " (dequantize it first)");
   TORCH_CHECK(t.scalar_type() == at::kFloat, "qplugin::", op, ": ", arg,
               " should be a float32 tensor, got dtype ", t.scalar_type());
 }
 
-inline void check_quantized_input(const char* op, const char* arg, const at::Tensor& t) {
-  TORCH_CHECK(t.is_quantized(), "qplugin::", op, ": ", arg,
-              " should be a quantized tensor (quint8, qint8 or qint32), got a non-quantized tensor "
-              "of dtype ",
+// The CPU-key kernel of an op that takes quantized tensors: reached only when no input is one
+// (a quantized input dispatches to QuantizedCPU), so it refuses with the op's message.
+[[noreturn]] inline void refuse_non_quantized(const char* op, const char* arg, const at::Tensor& t) {
+  TORCH_CHECK(false, "qplugin::", op, ": ", arg,
+              " should be a quantized tensor (quint8, qint8 or qint32), got a non-quantized tensor of dtype ",
               t.scalar_type());
 }
 

@@ -1,4 +1,5 @@
-// Helpers between quantized tensors and the plain-integer layer.
+// Helpers between quantized tensors and the plain-integer layer: the quantized tier's header
+// (with quantized/cpu/, the only C++ that names the quantized dtypes or reads a quantized tensor).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -6,8 +7,54 @@
 #include <vector>
 
 #include "utils/checks.h"
+#include "utils/layout.h"
 
 namespace qplugin {
+
+// ---- the quantized dtypes (this header and quantized/cpu/ are the only C++ naming them) ----
+
+inline bool is_qint_dtype(at::ScalarType t) {
+  return t == at::kQUInt8 || t == at::kQInt8 || t == at::kQInt32;
+}
+
+// The plain integer dtype holding a quantized dtype's values: the glue's range tag (checks.h qrange).
+inline at::ScalarType underlying_dtype(at::ScalarType qt) {
+  switch (qt) {
+    case at::kQUInt8: return at::kByte;
+    case at::kQInt8: return at::kChar;
+    case at::kQInt32: return at::kInt;
+    default: TORCH_INTERNAL_ASSERT(false, "qplugin: not a quantized dtype: ", qt);
+  }
+}
+
+// The quantized dtype holding a plain integer dtype's values.
+inline at::ScalarType quantized_dtype(at::ScalarType t) {
+  switch (t) {
+    case at::kByte: return at::kQUInt8;
+    case at::kChar: return at::kQInt8;
+    case at::kInt: return at::kQInt32;
+    default: TORCH_INTERNAL_ASSERT(false, "qplugin: not a plain integer dtype: ", t);
+  }
+}
+
+inline void check_qdtype(const char* op, const char* arg, at::ScalarType dtype) {
+  TORCH_CHECK(is_qint_dtype(dtype), "qplugin::", op, ": ", arg,
+              " should be torch.quint8, torch.qint8 or torch.qint32, got ", dtype);
+}
+
+inline void check_quantized_input(const char* op, const char* arg, const at::Tensor& t) {
+  TORCH_CHECK(t.is_quantized(), "qplugin::", op, ": ", arg,
+              " should be a quantized tensor (quint8, qint8 or qint32), got a non-quantized tensor "
+              "of dtype ",
+              t.scalar_type());
+}
+
+inline void check_per_tensor_input(const char* op, const char* arg, const at::Tensor& t) {
+  check_quantized_input(op, arg, t);
+  const auto qs = t.qscheme();
+  TORCH_CHECK(qs == at::kPerTensorAffine || qs == at::kPerTensorSymmetric, "qplugin::", op, ": ", arg,
+              " should be a per-tensor quantized tensor, got qscheme ", toString(qs));
+}
 
 // THE input-qparams check of every op that takes a quantized tensor: torch's
 // _make_per_tensor_quantized_tensor / _make_per_channel_quantized_tensor build tensors with any
@@ -19,7 +66,7 @@ inline void check_qparams(const char* op, const char* arg, const at::Tensor& t) 
   const auto qs = t.qscheme();
   if (qs == at::kPerTensorAffine || qs == at::kPerTensorSymmetric) {
     check_scale(op, arg, t.q_scale(), " scale");
-    check_zero_point(op, arg, t.q_zero_point(), t.scalar_type(), " zero_point");
+    check_zero_point(op, arg, t.q_zero_point(), underlying_dtype(t.scalar_type()), " zero_point");
     return;
   }
   TORCH_CHECK(qs == at::kPerChannelAffine || qs == at::kPerChannelSymmetric, "qplugin::", op, ": ", arg,
@@ -29,63 +76,18 @@ inline void check_qparams(const char* op, const char* arg, const at::Tensor& t) 
   const double* sp = s.const_data_ptr<double>();
   const int64_t* zp = z.const_data_ptr<int64_t>();
   for (int64_t c = 0; c < s.numel(); ++c) check_scale(op, arg, sp[c], " per-channel scale");
-  for (int64_t c = 0; c < z.numel(); ++c) check_zero_point(op, arg, zp[c], t.scalar_type(), " per-channel zero_point");
+  for (int64_t c = 0; c < z.numel(); ++c) check_zero_point(op, arg, zp[c], underlying_dtype(t.scalar_type()), " per-channel zero_point");
 }
 
 // A plain integer tensor (uint8 / int8 / int32) aliasing the data of a
 // quantized tensor, same sizes and strides, no copy. Keeps the storage alive.
 inline at::Tensor int_view(const at::Tensor& q) {
   TORCH_INTERNAL_ASSERT(q.is_quantized());
-  at::ScalarType dt = q.scalar_type() == at::kQUInt8  ? at::kByte
-                      : q.scalar_type() == at::kQInt8 ? at::kChar
-                                                      : at::kInt;
+  const at::ScalarType dt = underlying_dtype(q.scalar_type());
   c10::Storage storage = q.storage();
   return at::from_blob(
       q.data_ptr(), q.sizes(), q.strides(), [storage](void*) mutable { storage = c10::Storage(); },
       q.options().dtype(dt));
-}
-
-// Memory order of the dims of a tensor contiguous in `fmt`, outermost first.
-inline std::vector<int64_t> memory_order(int64_t ndim, at::MemoryFormat fmt) {
-  std::vector<int64_t> order;
-  if (fmt == at::MemoryFormat::ChannelsLast && ndim == 4) {
-    order = {0, 2, 3, 1};
-  } else if (fmt == at::MemoryFormat::ChannelsLast3d && ndim == 5) {
-    order = {0, 2, 3, 4, 1};
-  } else {
-    for (int64_t i = 0; i < ndim; ++i) order.push_back(i);
-  }
-  return order;
-}
-
-// For a tensor contiguous in `fmt`, the (outer, channels, inner) split of its
-// flat data around dim `axis`: element (o, c, i) sits at (o * C + c) * inner + i.
-struct AxisSplit {
-  int64_t outer;
-  int64_t channels;
-  int64_t inner;
-};
-
-inline AxisSplit axis_split(at::IntArrayRef sizes, int64_t axis, at::MemoryFormat fmt) {
-  const auto order = memory_order(static_cast<int64_t>(sizes.size()), fmt);
-  AxisSplit s{1, sizes[axis], 1};
-  bool after = false;
-  for (int64_t d : order) {
-    if (d == axis) {
-      after = true;
-    } else if (after) {
-      s.inner *= sizes[d];
-    } else {
-      s.outer *= sizes[d];
-    }
-  }
-  return s;
-}
-
-// The memory format our kernels keep for an input: channels_last stays
-// channels_last, everything else becomes contiguous.
-inline at::MemoryFormat kept_format(const at::Tensor& t) {
-  return t.suggest_memory_format();
 }
 
 } // namespace qplugin

@@ -16,7 +16,7 @@ using kernels::ActKind;
 using kernels::ActSpec;
 
 void check_input(const char* op, const char* arg, const at::Tensor& qx) {
-  cpu::check_per_tensor_input(op, arg, qx);
+  check_per_tensor_input(op, arg, qx);
   check_qparams(op, arg, qx);
 }
 
@@ -24,7 +24,7 @@ void check_input(const char* op, const char* arg, const at::Tensor& qx) {
 ActSpec checked_spec(const char* op, const char* arg, const at::Tensor& qx, ActKind kind, double out_scale,
                      int64_t out_zp, double p0 = 0, double p1 = 0, double p2 = 0) {
   check_input(op, arg, qx);
-  cpu::check_act_qparams(op, qx.q_scale(), qx.q_zero_point(), out_scale, out_zp, qx.scalar_type());
+  cpu::check_act_qparams(op, qx.q_scale(), qx.q_zero_point(), out_scale, out_zp, underlying_dtype(qx.scalar_type()));
   return cpu::act_spec(kind, qx.q_scale(), qx.q_zero_point(), out_scale, out_zp, p0, p1, p2);
 }
 
@@ -76,25 +76,26 @@ at::Tensor activation(const at::Tensor& qx, const ActSpec& spec, bool inplace = 
 void check_clamp_input(const char* op, const at::Tensor& qx) {
   check_input(op, "qx", qx);
   check_scale(op, "input scale", qx.q_scale());
-  check_zero_point(op, "input zero_point", qx.q_zero_point(), qx.scalar_type());
+  check_zero_point(op, "input zero_point", qx.q_zero_point(), underlying_dtype(qx.scalar_type()));
 }
 
 at::Tensor relu_q(const at::Tensor& qx) {
   check_clamp_input("relu", qx);
-  const auto b = cpu::relu_bounds(qx.q_zero_point(), qx.scalar_type());
+  const auto b = cpu::relu_bounds(qx.q_zero_point(), underlying_dtype(qx.scalar_type()));
   return clamp_to(qx, b.first, b.second, false);
 }
 
 at::Tensor relu6_q(const at::Tensor& qx, bool inplace) {
   check_clamp_input("relu6", qx);
-  const auto b = cpu::relu6_bounds(qx.q_scale(), qx.q_zero_point(), qx.scalar_type());
+  const auto b = cpu::relu6_bounds(qx.q_scale(), qx.q_zero_point(), underlying_dtype(qx.scalar_type()));
   return clamp_to(qx, b.first, b.second, inplace);
 }
 
 at::Tensor clamp_q(const at::Tensor& qx, const c10::optional<at::Scalar>& min,
                    const c10::optional<at::Scalar>& max) {
   check_clamp_input("clamp", qx);
-  const auto b = cpu::clamp_bounds("clamp", qx.q_scale(), qx.q_zero_point(), qx.scalar_type(), min, max);
+  const auto b = cpu::clamp_bounds("clamp", qx.q_scale(), qx.q_zero_point(), underlying_dtype(qx.scalar_type()), min,
+                                    max);
   return clamp_to(qx, b.first, b.second, false);
 }
 

@@ -31,7 +31,7 @@ at::Tensor binary_q(const at::Tensor& qa, const at::Tensor& qb, double scale, in
   TORCH_CHECK(qa.scalar_type() == qb.scalar_type(), "qplugin::", op, ": qb should have the dtype of qa (",
               qa.scalar_type(), "), got ", qb.scalar_type());
   check_scale(op, "scale", scale);
-  check_zero_point(op, "zero_point", zero_point, qa.scalar_type());
+  check_zero_point(op, "zero_point", zero_point, underlying_dtype(qa.scalar_type()));
   const auto shape = cpu::broadcast_shape(op, qa.sizes(), qb.sizes());
   at::Tensor out = at::_empty_affine_quantized(shape, qa.options(), scale, zero_point,
                                                cpu::binary_format(qa, qb, shape));
@@ -44,7 +44,7 @@ template <bool kRelu>
 at::Tensor add_scalar_q(const at::Tensor& qa, const c10::Scalar& b) {
   const char* op = kRelu ? "add_scalar_relu" : "add_scalar";
   check_per_tensor(op, "qa", qa);
-  const QP qo = cpu::add_scalar_qparams(op, qp_of(qa), qa.scalar_type(), b);
+  const QP qo = cpu::add_scalar_qparams(op, qp_of(qa), underlying_dtype(qa.scalar_type()), b);
   at::Tensor out = at::_empty_affine_quantized(qa.sizes(), qa.options(), qo.scale, qo.zero_point,
                                                kept_format(qa));
   cpu::add_scalar_into(int_view(qa), qp_of(qa), b, kRelu, int_view(out));
@@ -54,7 +54,7 @@ at::Tensor add_scalar_q(const at::Tensor& qa, const c10::Scalar& b) {
 at::Tensor mul_scalar_q(const at::Tensor& qa, const c10::Scalar& b) {
   constexpr const char* op = "mul_scalar";
   check_per_tensor(op, "qa", qa);
-  const QP qo = cpu::mul_scalar_qparams(op, qp_of(qa), qa.scalar_type(), b);
+  const QP qo = cpu::mul_scalar_qparams(op, qp_of(qa), underlying_dtype(qa.scalar_type()), b);
   at::Tensor out = at::_empty_affine_quantized(qa.sizes(), qa.options(), qo.scale, qo.zero_point,
                                                kept_format(qa));
   cpu::mul_scalar_into(int_view(qa), qp_of(qa), b, false, int_view(out));
@@ -66,7 +66,7 @@ at::Tensor matmul_quantized(const at::Tensor& qa, const at::Tensor& qb, double s
   check_per_tensor("matmul", "qb", qb);
   TORCH_CHECK(qa.scalar_type() == qb.scalar_type(), "qplugin::matmul: qb should have the dtype of qa (",
               qa.scalar_type(), "), got ", qb.scalar_type());
-  return cpu::make_per_tensor_quantized_tensor(
+  return at::_make_per_tensor_quantized_tensor(
       cpu::matmul_int(int_view(qa), qp_of(qa), int_view(qb), qp_of(qb), {scale, zero_point}), scale, zero_point);
 }
 

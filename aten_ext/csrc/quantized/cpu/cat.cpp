@@ -33,7 +33,7 @@ at::Tensor cat_q(const at::TensorList qx, int64_t dim, std::optional<double> sca
   const double so = scale.has_value() ? *scale : qx[0].q_scale();
   const int64_t zo = zero_point.has_value() ? *zero_point : qx[0].q_zero_point();
   check_scale(op, "scale", so);
-  check_zero_point(op, "zero_point", zo, qx[0].scalar_type());
+  check_zero_point(op, "zero_point", zo, underlying_dtype(qx[0].scalar_type()));
   int64_t d = dim;
   const auto shape = cpu::cat_shape(op, xs, &d);
   at::Tensor out = at::_empty_affine_quantized(shape, qx[0].options(), so, zo, cpu::cat_format(xs));

@@ -40,7 +40,7 @@ at::Tensor conv_impl(const char* op, const at::Tensor& qx, const at::Tensor* qac
   check_activation(op, "qx", qx);
   if (qaccum != nullptr) check_activation(op, "qaccum", *qaccum);
   check_scale(op, "output_scale", y_scale);
-  check_zero_point(op, "output_zero_point", y_zp, at::kQUInt8);
+  check_zero_point(op, "output_zero_point", y_zp, at::kByte);
   at::Tensor y = empty_output(cpu::conv_output_sizes(op, qx.sizes(), p), qx, y_scale, y_zp);
   at::Tensor yi = int_view(y);
   at::Tensor ai;
@@ -62,7 +62,7 @@ at::Tensor conv_transpose_impl(const char* op, const at::Tensor& qx, const ConvP
                                int64_t y_zp) {
   check_activation(op, "qx", qx);
   check_scale(op, "output_scale", y_scale);
-  check_zero_point(op, "output_zero_point", y_zp, at::kQUInt8);
+  check_zero_point(op, "output_zero_point", y_zp, at::kByte);
   at::Tensor y = empty_output(cpu::conv_transpose_output_sizes(op, qx.sizes(), p), qx, y_scale, y_zp);
   at::Tensor yi = int_view(y);
   cpu::conv_transpose_forward_int(op, int_view(qx), qx.q_scale(), qx.q_zero_point(), p, y_scale, y_zp, yi);

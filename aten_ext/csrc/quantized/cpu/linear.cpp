@@ -20,7 +20,7 @@ at::Tensor linear_q(const char* op, const at::Tensor& x, const c10::intrusive_pt
   check_qparams(op, "X", x);
   const auto out_sizes = cpu::linear_out_sizes(op, x.sizes(), *w);
   check_scale(op, "Y_scale_i", y_scale);
-  check_zero_point(op, "Y_zero_point_i", y_zero_point, at::kQUInt8);
+  check_zero_point(op, "Y_zero_point_i", y_zero_point, at::kByte);
   at::Tensor out = at::_empty_affine_quantized(out_sizes, x.options().dtype(at::kQUInt8), y_scale, y_zero_point);
   // raw data pointers: no per-call int_view wrappers (a batch-1 call is a few microseconds)
   const at::Tensor xc = x.contiguous();

@@ -17,10 +17,10 @@ namespace {
 
 void check_common(const char* op, const char* arg, const at::Tensor& qx, double eps, double output_scale,
                   int64_t output_zero_point) {
-  cpu::check_per_tensor_input(op, arg, qx);
+  check_per_tensor_input(op, arg, qx);
   check_qparams(op, arg, qx);
   cpu::check_norm_qparams(op, qx.q_scale(), qx.q_zero_point(), eps, output_scale, output_zero_point,
-                          qx.scalar_type());
+                          underlying_dtype(qx.scalar_type()));
 }
 
 at::Tensor layer_norm_q(const at::Tensor& input, at::IntArrayRef normalized_shape,

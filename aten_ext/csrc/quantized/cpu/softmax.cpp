@@ -11,10 +11,10 @@ namespace {
 
 at::Tensor softmax_q(const at::Tensor& qx, int64_t dim, double output_scale, int64_t output_zero_point) {
   constexpr const char* op = "softmax";
-  cpu::check_per_tensor_input(op, "qx", qx);
+  check_per_tensor_input(op, "qx", qx);
   check_qparams(op, "qx", qx);
   check_scale(op, "output_scale", output_scale);
-  check_zero_point(op, "output_zero_point", output_zero_point, qx.scalar_type());
+  check_zero_point(op, "output_zero_point", output_zero_point, underlying_dtype(qx.scalar_type()));
   const int64_t d = check_dim(op, "dim", dim, qx.dim());
   at::Tensor out = at::_empty_affine_quantized(qx.sizes(), qx.options(), output_scale, output_zero_point,
                                                kept_format(qx));
