@@ -61,3 +61,17 @@ def test_graph_problems_sees_a_qtensor_value():
     q = tq.PerTensorAffine(0.05, 128).quantize(torch.randn(2, 4))
     ep = torch.export.export(Relu(), (q,))
     assert any("value of type QTensor" in p for p in D.graph_problems(ep)), D.graph_problems(ep)
+
+
+@pytest.mark.parametrize("data, scale, zero_point, err, match", [
+    (torch.zeros(2, dtype=torch.uint8), -0.1, 3, ValueError, r"scale should be a positive finite number, got -0.1"),
+    (torch.zeros(2, dtype=torch.uint8), float("nan"), 3, ValueError, r"scale should be a positive finite number"),
+    (torch.zeros(2, dtype=torch.uint8), 0.1, 256, ValueError, r"zero_point should be an int in \[0, 255\]"),
+    (torch.zeros(2, dtype=torch.int8), 0.1, 1.5, ValueError, r"zero_point should be an int in \[-128, 127\]"),
+    (torch.zeros(2), 0.1, 0, TypeError, r"data should have dtype uint8, int8 or int32, got torch.float32"),
+])
+def test_qtensor_scale_zero_point_form_checks_its_arguments(data, scale, zero_point, err, match):
+    with pytest.raises(err, match=f"torch_qplugin.QTensor: {match}"):
+        tq.QTensor(data, scale, zero_point)
+    ok = tq.QTensor(torch.tensor([0, 200], dtype=torch.uint8), 0.1, 100)
+    assert ok.quantizer == tq.PerTensorAffine(0.1, 100) and torch.equal(ok.dequantize(), torch.tensor([-10.0, 10.0]))
