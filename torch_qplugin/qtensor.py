@@ -46,7 +46,7 @@ class QTensor(torch.Tensor):
 
     def __init__(self, data, quantizer, zero_point=None):
         if zero_point is not None:
-            quantizer = _per_tensor(quantizer, zero_point, data.dtype)
+            quantizer = _checked_per_tensor(quantizer, zero_point, data.dtype)
         if not isinstance(quantizer, Quantizer):
             raise TypeError(f"torch_qplugin.QTensor: quantizer should be a Quantizer, got {type(quantizer).__name__}")
         if data.dtype != quantizer.dtype:
@@ -229,6 +229,27 @@ def _wrap(data, qz):
 
 def _like(x, data):
     return QTensor(data, x.quantizer)
+
+
+_RANGES = {torch.uint8: (0, 255), torch.int8: (-128, 127), torch.int32: (-2 ** 31, 2 ** 31 - 1)}
+
+
+def _checked_per_tensor(scale, zero_point, dtype):
+    """PerTensorAffine of QTensor(data, scale, zero_point): the ops' checks in Python (no op call
+    per layer; plain modules make one QTensor per layer)."""
+    try:
+        s, z = float(scale), int(zero_point)
+    except (TypeError, ValueError, OverflowError):
+        s, z = float("nan"), None
+    if not 0 < s < float("inf"):
+        raise ValueError(f"torch_qplugin.QTensor: scale should be a positive finite number, got {scale!r}")
+    lo, hi = _RANGES.get(dtype, (0, -1))
+    if lo > hi:
+        raise TypeError(f"torch_qplugin.QTensor: data should have dtype uint8, int8 or int32, got {dtype}")
+    if z is None or z != zero_point or not lo <= z <= hi:
+        raise ValueError(f"torch_qplugin.QTensor: zero_point should be an int in [{lo}, {hi}] for {dtype}, "
+                         f"got {zero_point!r}")
+    return _per_tensor(s, z, dtype)
 
 
 def _per_tensor(scale, zero_point, dtype):

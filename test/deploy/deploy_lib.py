@@ -234,10 +234,11 @@ def assert_same(got, expected, what):
 
 
 # ---- export --------------------------------------------------------------------------------------
-def export(model, args, strict=False):
-    """torch.export.export of the plain model itself, dim 0 of every argument one dynamic batch."""
+def export(model, args, strict=False, oblivious=False):
+    """torch.export.export of the plain model itself, dim 0 of every argument one dynamic batch;
+    oblivious: size-oblivious, for an AOTI package that takes batch 1 (deploy.export's setting)."""
     batch = torch.export.Dim("batch", min=1, max=1024)
-    with torch.no_grad():
+    with torch.no_grad(), deploy.batch_oblivious() if oblivious else contextlib.nullcontext():
         return torch.export.export(model, args, dynamic_shapes=tuple({0: batch} for _ in args), strict=strict)
 
 
@@ -315,7 +316,7 @@ def compile_outputs(model, inputs, mode=None, oblivious=True):
 # ---- AOTInductor ---------------------------------------------------------------------------------
 def aoti_package(ep, path):
     """torch._inductor.aoti_compile_and_package of an exported program, under no_grad and
-    size-oblivious (else the package is compiled for batch >= 2)."""
+    size-oblivious (for batch 1 in the package's range, with export(..., oblivious=True))."""
     with torch.no_grad(), deploy.batch_oblivious():
         return torch._inductor.aoti_compile_and_package(ep, package_path=str(path))
 
