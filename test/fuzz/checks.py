@@ -753,7 +753,8 @@ def _source(obj, ctx):
     return src
 
 
-@check("linear_prepack", "conv1d_prepack", "conv2d_prepack", "conv3d_prepack")
+@check("linear_prepack", "conv1d_prepack", "conv2d_prepack", "conv3d_prepack", "conv_transpose1d_prepack",
+       "conv_transpose2d_prepack", "conv_transpose3d_prepack")
 def _prepack(a, out, ctx):
     unpack = getattr(torch.ops.qplugin, ctx.op.replace("prepack", "unpack"))
     w, b = unpack(out)
@@ -762,7 +763,8 @@ def _prepack(a, out, ctx):
     _same_bias(b, a["B"] if "B" in a else a["bias"], "unpacked bias")
 
 
-@check("linear_unpack", "conv1d_unpack", "conv2d_unpack", "conv3d_unpack")
+@check("linear_unpack", "conv1d_unpack", "conv2d_unpack", "conv3d_unpack", "conv_transpose1d_unpack",
+       "conv_transpose2d_unpack", "conv_transpose3d_unpack")
 def _unpack(a, out, ctx):
     src = _source(a["W_prepack"] if "W_prepack" in a else a["packed_weights"], ctx)
     _same_q(out[0], src["w"], "unpacked weight")
@@ -838,6 +840,17 @@ def _conv(a, out, ctx):
     acc = per_tensor(a["qaccum"], "qaccum") if "qaccum" in a else None
     exp = ref.qconv_ref(x, src["w"], src["b"], src["stride"], src["padding"], src["dilation"], src["groups"],
                         s, z, relu=ctx.op.endswith("relu"), qaccum=acc)
+    within(out, exp, 1, ctx.op)
+
+
+@check("conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
+def _conv_transpose(a, out, ctx):
+    x = per_tensor(a["qx"])
+    src = _source(a["packed_weight"], ctx)
+    s, z = a["output_scale"], a["output_zero_point"]
+    out_qparams(out, s, z, torch.quint8)
+    exp = ref.qconv_transpose_ref(x, src["w"], src["b"], src["stride"], src["padding"], src["output_padding"],
+                                  src["dilation"], src["groups"], s, z)
     within(out, exp, 1, ctx.op)
 
 

@@ -359,6 +359,30 @@ at::Tensor p_adaptive_avg_pool2d(const at::Tensor& x, at::IntArrayRef output_siz
   adaptive_avg_pool2d_int_out(x, out);
   return out;
 }
+at::Tensor pool3d_out(const at::Tensor& x, const std::vector<int64_t>& sizes) {
+  return at::empty(sizes, x.options(), pool3d_format(x));
+}
+at::Tensor p_avg_pool3d(const at::Tensor& x, int64_t x_zp, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                        at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                        c10::optional<int64_t> divisor_override) {
+  constexpr const char* op = "plain_avg_pool3d";
+  check_int_input(op, "x", x);
+  check_zero_point(op, "x_zero_point", x_zp, x.scalar_type());
+  check_pool3d_input_rank(op, "x", x);
+  const auto w = check_pool3d_args(op, kernel_size, stride, padding, ceil_mode);
+  check_divisor_override(op, divisor_override);
+  at::Tensor out = pool3d_out(x, pool3d_output_sizes(op, x.sizes(), w));
+  avg_pool3d_int_out(x, x_zp, w, count_include_pad, divisor_override, out);
+  return out;
+}
+at::Tensor p_adaptive_avg_pool3d(const at::Tensor& x, at::IntArrayRef output_size) {
+  constexpr const char* op = "plain_adaptive_avg_pool3d";
+  check_int_input(op, "x", x);
+  check_pool3d_input_rank(op, "x", x);
+  at::Tensor out = pool3d_out(x, adaptive3d_output_sizes(op, x.sizes(), output_size));
+  adaptive_avg_pool3d_int_out(x, out);
+  return out;
+}
 at::Tensor p_upsample_nearest2d(const at::Tensor& x, at::IntArrayRef output_size) {
   constexpr const char* op = "plain_upsample_nearest2d";
   check_int_input(op, "x", x);
@@ -432,6 +456,8 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("plain_max_pool2d", TORCH_FN(p_max_pool2d));
   m.impl("plain_avg_pool2d", TORCH_FN(p_avg_pool2d));
   m.impl("plain_adaptive_avg_pool2d", TORCH_FN(p_adaptive_avg_pool2d));
+  m.impl("plain_avg_pool3d", TORCH_FN(p_avg_pool3d));
+  m.impl("plain_adaptive_avg_pool3d", TORCH_FN(p_adaptive_avg_pool3d));
   m.impl("plain_upsample_nearest2d", TORCH_FN(p_upsample_nearest2d));
   m.impl("plain_upsample_bilinear2d", TORCH_FN(p_upsample_bilinear2d));
   m.impl("plain_batch_norm2d_relu", TORCH_FN((p_batch_norm<4, true>)));
