@@ -158,3 +158,17 @@ def test_errors():
         tq.quantize_jit(s, {"": tq.default_qconfig}, _calibrate, [[]], debug=True)
     with pytest.raises(TypeError, match=r"qconfig_dict should be a dict"):
         tq.quantize_dynamic_jit(s, tq.default_dynamic_qconfig)
+
+
+def test_without_torch_graph_mode_passes(monkeypatch):
+    """What happens when torch removes its graph-mode passes: a clear error, not an AttributeError
+    from deep inside (docs/migration.md)."""
+    import torch.ao.quantization as taq
+    monkeypatch.delattr(taq, "quantize_jit")
+    s = torch.jit.script(Net().eval())
+    with pytest.raises(RuntimeError, match=r"quantize_jit: this torch has no graph-mode quantization passes .*"
+                                           r"use eager mode"):
+        tq.quantize_jit(s, {"": tq.default_qconfig}, _calibrate, [[torch.randn(1, 3, 8, 8)]])
+    monkeypatch.delattr(taq, "quantize_dynamic_jit")
+    with pytest.raises(RuntimeError, match=r"quantize_dynamic_jit: this torch has no graph-mode quantization passes"):
+        tq.quantize_dynamic_jit(torch.jit.script(DynNet().eval()), {"": tq.default_dynamic_qconfig})
