@@ -261,10 +261,16 @@ def linear_buffer_bytes(n, k, isa):
     return end
 
 
-def _conv_out(x, w, stride, padding, dilation, groups):
-    conv = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[x.dim()]
-    shape = conv(_float(x), torch.empty(w.shape, dtype=torch.float32, device=w.device), None, stride, padding,
-                 dilation, groups).shape
+def _conv_out(x, w, stride, padding, dilation, groups, output_padding=None):
+    """conv's (or, with output_padding, the transposed conv's) output: the float op's meta shape in
+    the C++ layout."""
+    wf = torch.empty(w.shape, dtype=torch.float32, device=w.device)
+    if output_padding is None:
+        conv = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[x.dim()]
+        shape = conv(_float(x), wf, None, stride, padding, dilation, groups).shape
+    else:
+        conv = {3: F.conv_transpose1d, 4: F.conv_transpose2d, 5: F.conv_transpose3d}[x.dim()]
+        shape = conv(_float(x), wf, None, stride, padding, output_padding, groups, dilation).shape
     if x.dim() == 3:  # the C++ allocates (N, C, 1, W) channels_last and squeezes
         return torch.empty((shape[0], shape[1], 1, shape[2]), dtype=x.dtype, device=x.device,
                            memory_format=torch.channels_last).squeeze(2)
@@ -282,6 +288,16 @@ def _register_weighted():
     @_fake("plain_conv_prepack")
     def _(w, w_scales, w_zero_points, bias, stride, padding, dilation, groups):
         return w.new_empty([_HEADER_BYTES], dtype=torch.uint8)
+
+    @_fake("plain_conv_transpose_prepack")
+    def _(w, w_scales, w_zero_points, bias, stride, padding, output_padding, dilation, groups):
+        return w.new_empty([_HEADER_BYTES], dtype=torch.uint8)
+
+    for name in ("plain_conv_transpose1d", "plain_conv_transpose2d", "plain_conv_transpose3d"):
+        @_fake(name)
+        def _(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, stride, padding, output_padding,
+              dilation, groups, output_scale, output_zero_point):
+            return _conv_out(x, w, stride, padding, dilation, groups, output_padding)
 
     for name in ("plain_linear", "plain_linear_relu"):
         @_fake(name)
