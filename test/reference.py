@@ -870,3 +870,38 @@ def with_exact_dequantize(fn, *args, **kwargs):
         return fn(*args, **kwargs)
     finally:
         dequantize_ref = saved
+
+
+# ---- fp16 dynamic linear (qplugin::linear_dynamic_fp16) ---------------------------------------
+
+FP16_MAX = 65504.0
+
+
+def fp16_weight_ref(w):
+    """The weight linear_prepack_fp16 keeps: float32 values saturated to +-65504 (torch's
+    HandleWeightsSaturation), rounded to the nearest float16 (ties to even), as float64."""
+    w = np.asarray(w, dtype=np.float32)
+    return np.clip(w, -FP16_MAX, FP16_MAX).astype(np.float16).astype(np.float64)
+
+
+def linear_fp16_ref(x, w, bias=None, relu=False):
+    """Exact (float64) y = x W16^T + bias with W16 = fp16_weight_ref(w); x float32 as given."""
+    x = np.asarray(x, dtype=np.float32).astype(np.float64)
+    y = x @ fp16_weight_ref(w).T
+    if bias is not None:
+        y = y + np.asarray(bias, dtype=np.float32).astype(np.float64)
+    return np.maximum(y, 0.0) if relu else y
+
+
+def linear_fp16_tolerance(x, w, bias=None):
+    """Error bound of the kernel's order (K fmas into one float32 accumulator, then + bias:
+    K + 1 roundings): gamma(K + 1) * (sum_k |x w16| + |bias|), gamma(n) = n u / (1 - n u),
+    u = 2^-24 (Higham, recursive summation), plus the final rounding to float32 (|y| u)."""
+    x = np.abs(np.asarray(x, dtype=np.float32).astype(np.float64))
+    k = x.shape[-1]
+    mag = x @ np.abs(fp16_weight_ref(w)).T
+    if bias is not None:
+        mag = mag + np.abs(np.asarray(bias, dtype=np.float32).astype(np.float64))
+    u = 2.0 ** -24
+    n = k + 1
+    return (n * u / (1 - n * u)) * mag + u * mag

@@ -19,6 +19,7 @@ FAMILIES = {
     "normalization / softmax": ALL_PATHS,
     "pooling / upsample": ALL_PATHS,
     "linear (static, dynamic)": ALL_PATHS,
+    "fp16 dynamic linear": ALL_PATHS,
     "dynamic LSTM / GRU layer": ALL_PATHS,
     "embeddings (8-bit / 4-bit rows)": ALL_PATHS,
     "conv 1d/2d/3d, depthwise, fused add": ALL_PATHS,
@@ -43,6 +44,8 @@ _OP_FAMILY = {
                            "upsample_bilinear2d", "avg_pool3d", "adaptive_avg_pool3d"),
     "linear (static, dynamic)": ("linear_prepack", "linear_unpack", "linear", "linear_relu",
                                  "linear_dynamic", "linear_relu_dynamic"),
+    "fp16 dynamic linear": ("linear_prepack_fp16", "linear_unpack_fp16", "linear_dynamic_fp16",
+                            "linear_relu_dynamic_fp16"),
     "dynamic LSTM / GRU layer": ("_rnn_layer_dynamic",),
     "embeddings (8-bit / 4-bit rows)": (
         "embedding_bag_prepack", "embedding_bag_unpack", "embedding_byte", "embedding_4bit", "embedding_bag_byte",

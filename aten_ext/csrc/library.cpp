@@ -146,8 +146,16 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("linear_relu(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack, float Y_scale_i, int Y_zero_point_i) -> Tensor");
   m.def("linear_dynamic(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack, bool reduce_range=False) -> Tensor");
   m.def("linear_relu_dynamic(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack, bool reduce_range=False) -> Tensor");
+  // fp16 dynamic scheme (torch's quantized::linear_*_fp16): float16 weights in the same class, float
+  // activations, float32 accumulation (cpu/linear_fp16.cpp); no int8 step.
+  m.def("linear_prepack_fp16(Tensor W, Tensor? B=None) -> __torch__.torch.classes.qplugin.LinearPackedParamsBase");
+  m.def("linear_unpack_fp16(__torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack) -> (Tensor W, Tensor? B)",
+        qplugin::with_class_check<qplugin::LinearPackedParams, 0>(TORCH_FN(qplugin::linear_unpack_fp16)));
+  m.def("linear_dynamic_fp16(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack) -> Tensor");
+  m.def("linear_relu_dynamic_fp16(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack) -> Tensor");
   // Internal (torch_qplugin.nn.quantized.dynamic.LSTM / GRU): one layer, one direction, over a whole
-  // sequence; input [T, B, I], states [B, H]; num_gates 4 = LSTM, 3 = GRU (c0 passed through).
+  // sequence; input [T, B, I], states [B, H]; num_gates 4 = LSTM, 3 = GRU (c0 passed through);
+  // w_ih / w_hh qint8 (dynamic int8 GEMMs) or fp16 (the fp16 kernel): each GEMM follows its weight.
   m.def("_rnn_layer_dynamic(Tensor input, Tensor h0, Tensor c0, __torch__.torch.classes.qplugin.LinearPackedParamsBase w_ih, __torch__.torch.classes.qplugin.LinearPackedParamsBase w_hh, int num_gates, bool reverse) -> (Tensor output, Tensor h_n, Tensor c_n)");
 
   // ---- Convolution --------------------------------------------------------------------
@@ -234,6 +242,8 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("plain_max_pool2d(Tensor x, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode) -> Tensor");
   m.def("plain_avg_pool2d(Tensor x, int x_zero_point, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor");
   m.def("plain_adaptive_avg_pool2d(Tensor x, int[] output_size) -> Tensor");
+  m.def("plain_avg_pool3d(Tensor x, int x_zero_point, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor");
+  m.def("plain_adaptive_avg_pool3d(Tensor x, int[] output_size) -> Tensor");
   m.def("plain_upsample_nearest2d(Tensor x, int[] output_size) -> Tensor");
   // the plain forms of the later seed ops (cpu/plain.cpp)
   m.def("plain_upsample_bilinear2d(Tensor x, int[] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor");

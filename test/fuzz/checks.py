@@ -127,7 +127,8 @@ def twin_call(schema, a):
             continue
         if t == "Tensor" and base not in ("plain_quantize_per_tensor", "plain_quantize_per_channel"):
             nxt = names[i + 1:i + 3] + ["", ""]
-            if nxt[0].endswith("scale") and nxt[1].endswith("zero_point"):
+            # a tensor followed by the OUTPUT qparams is not an integer tensor (plain_prelu's float slopes)
+            if nxt[0].endswith("scale") and nxt[1].endswith("zero_point") and not nxt[0].startswith("output"):
                 pos.append(_qt(a[n], a[nxt[0]], a[nxt[1]], n))
                 first_tensor = False
                 i += 3
@@ -795,6 +796,39 @@ def _dynamic(x, weight, reduce_range, out, what):
     finite_real(exp)
     tol = 1e-5 * float(np.abs(exp).max(initial=0.0)) + 1e-5
     np.testing.assert_allclose(out.numpy(), exp, rtol=1e-5, atol=tol, err_msg=what)
+
+
+@check("linear_prepack_fp16")
+def _prepack_fp16(a, out, ctx):
+    """The packed weight is W saturated to +-65504 and rounded to float16 (exact), bias as given."""
+    w = a["W"]
+    if w.dtype not in (torch.float32, torch.float16):
+        raise Unchecked("weight dtype")
+    wu, b = torch.ops.qplugin.linear_unpack_fp16(out)
+    exp = ref.fp16_weight_ref(w.float().numpy()).astype(np.float32)
+    np.testing.assert_array_equal(wu.numpy(), exp, err_msg="unpacked fp16 weight")
+    _same_bias(b, a["B"], "unpacked bias")
+
+
+@check("linear_unpack_fp16")
+def _unpack_fp16(a, out, ctx):
+    src = _source(a["W_prepack"], ctx)
+    np.testing.assert_array_equal(out[0].numpy(), ref.fp16_weight_ref(src["w"].numpy()).astype(np.float32))
+    _same_bias(out[1], src["b"], "unpacked bias")
+
+
+@check("linear_dynamic_fp16", "linear_relu_dynamic_fp16")
+def _linear_dynamic_fp16(a, out, ctx):
+    """Within the float32-accumulation bound of the float64 result with fp16 weights (test_linear_fp16.py)."""
+    src = _source(a["W_prepack"], ctx)
+    x = a["X"]
+    if x.dtype != torch.float32 or not torch.isfinite(x).all():
+        raise Unchecked("non-finite or non-float32 input")
+    b = None if src["b"] is None else src["b"].numpy()
+    exp = ref.linear_fp16_ref(x.numpy(), src["w"].numpy(), b, relu="relu" in ctx.op)
+    tol = ref.linear_fp16_tolerance(x.numpy(), src["w"].numpy(), b)
+    finite_real(exp)
+    assert (np.abs(out.numpy().astype(np.float64) - exp) <= tol).all(), ctx.op
 
 
 @check("conv1d", "conv1d_relu", "conv2d", "conv2d_relu", "conv3d", "conv3d_relu", "conv2d_add", "conv2d_add_relu")
