@@ -279,6 +279,13 @@ TORCH_LIBRARY(qplugin, m) {
                          "Tensor w_zero_points, Tensor? bias, Tensor packed, int[] stride, int[] padding, "
                          "int[] dilation, int groups, float output_scale, int output_zero_point) -> Tensor").c_str()));
   }
+  m.def("plain_conv_transpose_prepack(Tensor w, Tensor w_scales, Tensor w_zero_points, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int groups) -> Tensor");
+  for (const char* name : {"plain_conv_transpose1d", "plain_conv_transpose2d", "plain_conv_transpose3d"}) {
+    m.def(torch::schema((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor w, Tensor w_scales, "
+                         "Tensor w_zero_points, Tensor? bias, Tensor packed, int[] stride, int[] padding, "
+                         "int[] output_padding, int[] dilation, int groups, float output_scale, "
+                         "int output_zero_point) -> Tensor").c_str()));
+  }
   for (const char* name : {"plain_conv2d_add", "plain_conv2d_add_relu"}) {
     m.def(torch::schema((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor accum, "
                          "float accum_scale, int accum_zero_point, Tensor w, Tensor w_scales, Tensor w_zero_points, "

@@ -906,6 +906,67 @@ def _plain_conv(a, out, ctx):
     within(out, exp, 1, ctx.op)
 
 
+def plain_qweight_t(w, scales, zero_points, groups):
+    """The float64 real weight of a plain transposed conv (w (IC, OC / groups, kernel...), 1 or OC
+    qparams: output channel g * OCg + j is column j of group g's rows) as a quantized tensor: per
+    tensor, or per channel along axis 1 when the qparams repeat per group (what a quantized weight
+    can hold), else None (the caller compares reals)."""
+    if not (isinstance(w, torch.Tensor) and w.dtype == torch.int8):
+        raise Unchecked("weight not int8")
+    s, z = scales.double().reshape(-1), zero_points.long().reshape(-1)
+    if s.numel() == 1:
+        return torch._make_per_tensor_quantized_tensor(w.contiguous(), float(s), int(z))
+    ocg = w.shape[1]
+    if torch.equal(s, s[:ocg].repeat(groups)) and torch.equal(z, z[:ocg].repeat(groups)):
+        return torch._make_per_channel_quantized_tensor(w.contiguous(), s[:ocg].clone(), z[:ocg].clone(), 1)
+    return None
+
+
+def _plain_conv_transpose_ref(x, w, scales, zero_points, bias, g, groups, out_scale, out_zp):
+    qw = plain_qweight_t(w, scales, zero_points, groups)
+    if qw is not None:
+        return ref.qconv_transpose_ref(x, qw, bias, g["stride"], g["padding"], g["output_padding"], g["dilation"],
+                                       groups, out_scale, out_zp)
+    ic, ocg = w.shape[:2]
+    oc = (torch.arange(ic) // (ic // groups) * ocg).reshape(ic, 1) + torch.arange(ocg)
+    shp = (ic, ocg) + (1,) * (w.dim() - 2)
+    wr = ((w.double() - zero_points.double()[oc].reshape(shp)) * scales.double()[oc].reshape(shp)).numpy()
+    real = ref.conv_transpose_ref(ref.exact_real(x), wr, None if bias is None else bias.double().numpy(),
+                                  g["stride"], g["padding"], g["output_padding"], g["dilation"], groups)
+    return ref.requantize_ref(real, out_scale, out_zp, torch.quint8)
+
+
+def _geometry_t(a, nd):
+    g = _geometry(a, nd)
+    v = list(a["output_padding"])
+    g["output_padding"] = v * nd if len(v) == 1 else v
+    return g
+
+
+@check("plain_conv_transpose1d", "plain_conv_transpose2d", "plain_conv_transpose3d")
+def _plain_conv_transpose(a, out, ctx):
+    x = _qt(a["x"], a["x_scale"], a["x_zero_point"], "x")
+    w = a["w"]
+    exp = _plain_conv_transpose_ref(x, w, a["w_scales"], a["w_zero_points"], a["bias"], _geometry_t(a, w.dim() - 2),
+                                    a["groups"], a["output_scale"], a["output_zero_point"])
+    within(out, exp, 1, ctx.op)
+
+
+@check("plain_conv_transpose_prepack")
+def _plain_conv_transpose_prepack(a, out, ctx):
+    # the header is opaque: right when plain_conv_transpose reading it gives the reference's result
+    w = a["w"]
+    nd = w.dim() - 2
+    shape = [1, w.shape[0]] + [3] * nd
+    x = torch.arange(int(np.prod(shape)), dtype=torch.int64).remainder(251).to(torch.uint8).reshape(shape)
+    op = getattr(torch.ops.qplugin, f"plain_conv_transpose{nd}d")
+    y = op(x, 0.05, 120, w, a["w_scales"], a["w_zero_points"], a["bias"], out, a["stride"], a["padding"],
+           a["output_padding"], a["dilation"], a["groups"], 0.5, 100)
+    exp = _plain_conv_transpose_ref(_qt(x, 0.05, 120, "x"), w, a["w_scales"], a["w_zero_points"], a["bias"],
+                                    _geometry_t(a, nd), a["groups"], 0.5, 100)
+    within(y, exp, 1, f"plain_conv_transpose{nd}d with the prepacked header")
+
+
 @check("plain_linear_prepack")
 def _plain_linear_prepack(a, out, ctx):
     # the buffer is opaque: it is right when plain_linear reading it gives the reference's result

@@ -278,6 +278,8 @@ class Gen:
         conv geometry) for `short` and shapes the input to fit."""
         torch, r = self.torch, self.r
         q = torch.ops.qplugin
+        if short.startswith("plain_conv_transpose"):
+            return self.plain_conv_transpose_weight(short)
         if "linear" in short:
             nd, n, k = 0, r.choice([1, 3, 16, 33]), r.choice([1, 4, 17, 64])
             wshape = [n, k]
@@ -303,6 +305,28 @@ class Gen:
                                                          geo["dilation"], groups)
             self.shape_hint = [r.choice([1, 2]), wshape[1] * groups] + [r.choice([5, 7, 8])] * nd
             self.conv_src = dict(geo, w=w, in_shape=list(self.shape_hint))
+        self.last_dtype = "quint8"
+
+    def plain_conv_transpose_weight(self, short):
+        """plain_conv_transpose*: w (IC, OC / groups, kernel...), 1 or OC scales / zero points (per
+        output channel of every group), bias, geometry, the packed header; the input to fit."""
+        torch, r = self.torch, self.r
+        digit = short[len("plain_conv_transpose")]
+        nd = int(digit) if digit.isdigit() else r.choice([1, 2, 3])
+        geo = self.conv_transpose_geometry(nd)
+        groups = geo["groups"]
+        icg, ocg = r.choice([1, 3, 4]), r.choice([1, 2, 5])
+        wshape = [icg * groups, ocg] + [r.choice([1, 2, 3]) for _ in range(nd)]
+        w = torch.randint(-128, 128, wshape, generator=self.g, dtype=torch.int64).to(torch.int8)
+        n = ocg * groups
+        k = n if self.chance(0.7) else 1
+        sc = torch.rand(k, generator=self.g, dtype=torch.double) * 0.02 + 0.001
+        zp = torch.tensor([r.choice([0, 0, 2, -5]) for _ in range(k)], dtype=torch.long)
+        bias = torch.randn(n, generator=self.g) if self.chance(0.7) else None
+        self.preset.update(w=w, w_scales=sc, w_zero_points=zp, bias=bias, **geo)
+        self.preset["packed"] = self.torch.ops.qplugin.plain_conv_transpose_prepack(
+            w, sc, zp, bias, geo["stride"], geo["padding"], geo["output_padding"], geo["dilation"], groups)
+        self.shape_hint = [r.choice([1, 2]), icg * groups] + [r.choice([2, 3, 5])] * nd
         self.last_dtype = "quint8"
 
     def embedding_args(self, short):
@@ -416,7 +440,8 @@ class Gen:
             self.last_dtype = "quint8"
             if "embedding" in short:
                 self.embedding_args(short)
-        elif (any(a.name == "packed" for a in arguments) or short in ("plain_linear_prepack", "plain_conv_prepack")) \
+        elif (any(a.name == "packed" for a in arguments) or short in ("plain_linear_prepack", "plain_conv_prepack",
+                                                                       "plain_conv_transpose_prepack")) \
                 and self.chance(0.85):  # the plain tier's weight, scales, zero points, bias, buffer and geometry
             self.plain_weight(short)
         elif "embedding" in short and self.chance(0.85):  # weights, indices and bags that fit

@@ -209,6 +209,26 @@ def test_torch_ao_convert_with_our_mapping():
     assert tq.get_default_static_quant_module_mappings()[nn.ConvTranspose1d] is nnq.ConvTranspose1d
 
 
+@pytest.mark.parametrize("cls,bn,groups,x", [(nn.ConvTranspose2d, nn.BatchNorm2d, 2, (2, 6, 5, 4)),
+                                             (nn.ConvTranspose1d, nn.BatchNorm1d, 3, (2, 6, 7)),
+                                             (nn.ConvTranspose3d, nn.BatchNorm3d, 1, (1, 6, 3, 4, 3))])
+def test_fuse_convtranspose_bn_any_groups(cls, bn, groups, x):
+    # folded per output channel of every group (torch's fuse_conv_bn_eval(transpose=True) fails
+    # for groups > 1)
+    torch.manual_seed(3)
+    m = nn.Sequential(cls(6, 4 * groups, 3, stride=2, groups=groups), bn(4 * groups)).eval()
+    m[1].running_mean.uniform_(-1, 1)
+    m[1].running_var.uniform_(0.5, 2)
+    m[1].weight.data.uniform_(0.5, 1.5)
+    m[1].bias.data.uniform_(-1, 1)
+    inp = torch.randn(x)
+    with torch.no_grad():
+        want = m(inp)
+        fused = tq.fuse_modules(m, [["0", "1"]])
+        torch.testing.assert_close(fused(inp), want, atol=1e-5, rtol=1e-5)
+    assert type(fused[0]) is cls and isinstance(fused[1], nn.Identity)
+
+
 def test_fuse_convtranspose_bn_needs_eval():
     m = _decoder().train()
     with pytest.raises(ValueError, match="ConvTranspose \\+ BatchNorm fusion needs both modules in eval mode"):
