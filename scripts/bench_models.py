@@ -96,7 +96,7 @@ def static_variants(name, args, calib):
                     Variant(f"{tk.name}_script", f"{tk.label} scripted", reason=why)]
             continue
         out.append(Variant(f"{tk.name}_eager", f"{tk.label} eager", q, model=q))
-        out += plain_variant(tk, q, "", calib[0][:2])
+        out += plain_variant(tk, q, "")
         try:
             s = _script(q)
             out.append(Variant(f"{tk.name}_script", f"{tk.label} scripted", s, model=s))
@@ -107,10 +107,10 @@ def static_variants(name, args, calib):
     return fp32, out
 
 
-def plain_variant(tk, q, kind, example):
+def plain_variant(tk, q, kind):
     """torch_qplugin's plain form (no quantized dtypes, issue 14) of its converted model q, eager
-    and compiled (torch_qplugin.deploy.compile: torch.compile of its export, dynamic batch, issue
-    15; the first call, in the agreement pass, compiles)."""
+    and compiled (torch_qplugin.deploy.compile: torch.compile(p, fullgraph=True), batch dim
+    dynamic, issue 15; the first call, in the agreement pass, compiles)."""
     if tk.name != "qplugin":
         return []
     label = f"{tk.label}{kind} plain"
@@ -122,9 +122,9 @@ def plain_variant(tk, q, kind, example):
     out = [Variant("qplugin_plain", f"{label} eager", p, model=p)]
     try:
         from torch_qplugin import deploy
-        out.append(Variant("qplugin_compiled", f"{label} compiled", deploy.compile(p, (example,))))
+        out.append(Variant("qplugin_compiled", f"{label} compiled", deploy.compile(p)))
     except Exception as e:  # noqa: BLE001
-        out.append(Variant("qplugin_compiled", f"{label} compiled", reason=f"export failed: {short_reason(e)}"))
+        out.append(Variant("qplugin_compiled", f"{label} compiled", reason=f"compile failed: {short_reason(e)}"))
     return out
 
 
@@ -233,7 +233,7 @@ def dynamic_variants(name, args):
                     Variant(f"{tk.name}_script", f"{tk.label} dynamic scripted", reason=why)]
             continue
         out.append(Variant(f"{tk.name}_eager", f"{tk.label} dynamic eager", q, model=q))
-        out += plain_variant(tk, q, " dynamic", torch.randint(0, 10000, (2, DYNAMIC_MODELS[name][1])))
+        out += plain_variant(tk, q, " dynamic")
         try:
             s = _script(q)
             out.append(Variant(f"{tk.name}_script", f"{tk.label} dynamic scripted", s, model=s))

@@ -41,6 +41,11 @@ def _pool_out(x, float_out):
     return torch.empty(float_out.shape, dtype=x.dtype, device=x.device, memory_format=fmt)
 
 
+def _pool3d_out(x, float_out):
+    fmt = suggest_memory_format(x) if x.dim() == 5 else torch.contiguous_format
+    return torch.empty(float_out.shape, dtype=x.dtype, device=x.device, memory_format=fmt)
+
+
 def _float(x):
     return torch.empty(x.shape, dtype=torch.float32, device=x.device)
 
@@ -199,6 +204,15 @@ def register():
     def _(x, output_size):
         return _pool_out(x, F.adaptive_avg_pool2d(_float(x), output_size))
 
+    @_fake("plain_avg_pool3d")
+    def _(x, x_zero_point, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+        return _pool3d_out(x, F.avg_pool3d(_float(x), kernel_size, stride or kernel_size, padding, ceil_mode,
+                                           count_include_pad, divisor_override))
+
+    @_fake("plain_adaptive_avg_pool3d")
+    def _(x, output_size):
+        return _pool3d_out(x, F.adaptive_avg_pool3d(_float(x), output_size))
+
     @_fake("plain_upsample_nearest2d")
     def _(x, output_size):
         shape = list(x.shape[:-2]) + list(output_size)
@@ -262,9 +276,13 @@ def linear_buffer_bytes(n, k, isa):
 
 
 def _conv_out(x, w, stride, padding, dilation, groups):
-    conv = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[x.dim()]
-    shape = conv(_float(x), torch.empty(w.shape, dtype=torch.float32, device=w.device), None, stride, padding,
-                 dilation, groups).shape
+    # The output size by its formula, not by running aten's conv on fakes: that one picks a conv
+    # backend by batch size and so guards on the batch (a dynamic batch would recompile at 16).
+    spatial = x.dim() - 2
+    at = lambda v, i: v[i] if len(v) > 1 else v[0]  # noqa: E731 - a list of one applies to every dim
+    shape = [x.shape[0], w.shape[0]] + [
+        (x.shape[2 + i] + 2 * at(padding, i) - at(dilation, i) * (w.shape[2 + i] - 1) - 1) // at(stride, i) + 1
+        for i in range(spatial)]
     if x.dim() == 3:  # the C++ allocates (N, C, 1, W) channels_last and squeezes
         return torch.empty((shape[0], shape[1], 1, shape[2]), dtype=x.dtype, device=x.device,
                            memory_format=torch.channels_last).squeeze(2)

@@ -127,7 +127,8 @@ def twin_call(schema, a):
             continue
         if t == "Tensor" and base not in ("plain_quantize_per_tensor", "plain_quantize_per_channel"):
             nxt = names[i + 1:i + 3] + ["", ""]
-            if nxt[0].endswith("scale") and nxt[1].endswith("zero_point"):
+            # a tensor followed by the OUTPUT qparams is not an integer tensor (plain_prelu's float slopes)
+            if nxt[0].endswith("scale") and nxt[1].endswith("zero_point") and not nxt[0].startswith("output"):
                 pos.append(_qt(a[n], a[nxt[0]], a[nxt[1]], n))
                 first_tensor = False
                 i += 3
@@ -752,7 +753,8 @@ def _source(obj, ctx):
     return src
 
 
-@check("linear_prepack", "conv1d_prepack", "conv2d_prepack", "conv3d_prepack")
+@check("linear_prepack", "conv1d_prepack", "conv2d_prepack", "conv3d_prepack", "conv_transpose1d_prepack",
+       "conv_transpose2d_prepack", "conv_transpose3d_prepack")
 def _prepack(a, out, ctx):
     unpack = getattr(torch.ops.qplugin, ctx.op.replace("prepack", "unpack"))
     w, b = unpack(out)
@@ -761,7 +763,8 @@ def _prepack(a, out, ctx):
     _same_bias(b, a["B"] if "B" in a else a["bias"], "unpacked bias")
 
 
-@check("linear_unpack", "conv1d_unpack", "conv2d_unpack", "conv3d_unpack")
+@check("linear_unpack", "conv1d_unpack", "conv2d_unpack", "conv3d_unpack", "conv_transpose1d_unpack",
+       "conv_transpose2d_unpack", "conv_transpose3d_unpack")
 def _unpack(a, out, ctx):
     src = _source(a["W_prepack"] if "W_prepack" in a else a["packed_weights"], ctx)
     _same_q(out[0], src["w"], "unpacked weight")
@@ -795,6 +798,39 @@ def _dynamic(x, weight, reduce_range, out, what):
     np.testing.assert_allclose(out.numpy(), exp, rtol=1e-5, atol=tol, err_msg=what)
 
 
+@check("linear_prepack_fp16")
+def _prepack_fp16(a, out, ctx):
+    """The packed weight is W saturated to +-65504 and rounded to float16 (exact), bias as given."""
+    w = a["W"]
+    if w.dtype not in (torch.float32, torch.float16):
+        raise Unchecked("weight dtype")
+    wu, b = torch.ops.qplugin.linear_unpack_fp16(out)
+    exp = ref.fp16_weight_ref(w.float().numpy()).astype(np.float32)
+    np.testing.assert_array_equal(wu.numpy(), exp, err_msg="unpacked fp16 weight")
+    _same_bias(b, a["B"], "unpacked bias")
+
+
+@check("linear_unpack_fp16")
+def _unpack_fp16(a, out, ctx):
+    src = _source(a["W_prepack"], ctx)
+    np.testing.assert_array_equal(out[0].numpy(), ref.fp16_weight_ref(src["w"].numpy()).astype(np.float32))
+    _same_bias(out[1], src["b"], "unpacked bias")
+
+
+@check("linear_dynamic_fp16", "linear_relu_dynamic_fp16")
+def _linear_dynamic_fp16(a, out, ctx):
+    """Within the float32-accumulation bound of the float64 result with fp16 weights (test_linear_fp16.py)."""
+    src = _source(a["W_prepack"], ctx)
+    x = a["X"]
+    if x.dtype != torch.float32 or not torch.isfinite(x).all():
+        raise Unchecked("non-finite or non-float32 input")
+    b = None if src["b"] is None else src["b"].numpy()
+    exp = ref.linear_fp16_ref(x.numpy(), src["w"].numpy(), b, relu="relu" in ctx.op)
+    tol = ref.linear_fp16_tolerance(x.numpy(), src["w"].numpy(), b)
+    finite_real(exp)
+    assert (np.abs(out.numpy().astype(np.float64) - exp) <= tol).all(), ctx.op
+
+
 @check("conv1d", "conv1d_relu", "conv2d", "conv2d_relu", "conv3d", "conv3d_relu", "conv2d_add", "conv2d_add_relu")
 def _conv(a, out, ctx):
     x = per_tensor(a["qx"])
@@ -804,6 +840,17 @@ def _conv(a, out, ctx):
     acc = per_tensor(a["qaccum"], "qaccum") if "qaccum" in a else None
     exp = ref.qconv_ref(x, src["w"], src["b"], src["stride"], src["padding"], src["dilation"], src["groups"],
                         s, z, relu=ctx.op.endswith("relu"), qaccum=acc)
+    within(out, exp, 1, ctx.op)
+
+
+@check("conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
+def _conv_transpose(a, out, ctx):
+    x = per_tensor(a["qx"])
+    src = _source(a["packed_weight"], ctx)
+    s, z = a["output_scale"], a["output_zero_point"]
+    out_qparams(out, s, z, torch.quint8)
+    exp = ref.qconv_transpose_ref(x, src["w"], src["b"], src["stride"], src["padding"], src["output_padding"],
+                                  src["dilation"], src["groups"], s, z)
     within(out, exp, 1, ctx.op)
 
 

@@ -159,3 +159,54 @@ def test_avg_pool3d_empty_depth_is_refused():
     qx = torch._make_per_tensor_quantized_tensor(torch.zeros(7, 0, 5, 3, dtype=torch.int32), 0.5, -51)
     with pytest.raises(ValueError, match=r"qplugin::avg_pool3d: input should have non-empty spatial dims"):
         q.avg_pool3d(qx, [2, 2, 2], [1], [1, 1, 1], True, False, None)
+
+
+def test_plain_prelu_int32_input_is_refused():
+    # seed 404 on a Zen 5: an int32 x reached prelu's 8-bit kernel guard (an INTERNAL ASSERT, "please
+    # report a bug to PyTorch"); the quantized prelu takes quint8 / qint8 only, so the plain op says so
+    x = torch.zeros(4, 8, 16, dtype=torch.int32)
+    with pytest.raises(RuntimeError, match=r"qplugin::plain_prelu: x should be a uint8 or int8 tensor, got dtype Int"):
+        q.plain_prelu(x, 0.05, -1, torch.ones(8), 1.5, -1000)
+    # 8-bit still runs: slope 1 with equal qparams is the identity
+    x8 = torch.arange(-128, 128, dtype=torch.int8).reshape(2, 8, 16)
+    assert torch.equal(q.plain_prelu(x8, 0.05, 0, torch.ones(8), 0.05, 0), x8)
+
+
+def test_plain_prelu_slopes_are_checked_through_the_twin():
+    # the fuzzer's twin call read plain_prelu's float slopes as an integer tensor (they are followed by
+    # the OUTPUT qparams), so its results were never checked; they are now
+    import fuzzlib
+    statuses = [fuzzlib.run_case("qplugin::plain_prelu", "", fuzzlib.case_seed(404, "qplugin::plain_prelu", k))[0]
+                for k in range(40)]
+    assert "bad" not in statuses and statuses.count("checked") >= 5, statuses
+
+
+def test_saved_file_with_a_huge_memo_index_is_a_load_error(tmp_path):
+    # seed 505 (QPLUGIN_ISA=avx2, Zen 5): a data.pkl whose LONG_BINPUT index became 1562909288 made
+    # torch's unpickler resize its memo to ~25 GB; the OOM killer took the child (exit -9, no stack).
+    # The saved-file children now run under an address-space cap, so it is an ordinary load error.
+    import io
+    import json
+    import pickletools
+    import subprocess
+    import zipfile
+    import fuzzlib
+    blob = fuzzlib.saved_blobs()["jit_model"]
+    zin = zipfile.ZipFile(io.BytesIO(blob))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            c = bytearray(zin.read(info.filename))
+            if info.filename.endswith("/data.pkl"):
+                # the first memo store (BINPUT, 1-byte index) becomes LONG_BINPUT 1562909288
+                pos = next(p for op, arg, p in pickletools.genops(bytes(c)) if op.name == "BINPUT")
+                c[pos:pos + 2] = b"r" + (1562909288).to_bytes(4, "little")
+            zout.writestr(zipfile.ZipInfo(info.filename, date_time=info.date_time), bytes(c))
+    path = tmp_path / "huge_memo.pt"
+    path.write_bytes(out.getvalue())
+    code = (f"import sys; sys.path.insert(0, {fuzzlib.HERE!r}); import fuzzlib; "
+            f"fuzzlib.mutation_child({json.dumps(json.dumps([('jit_model', str(path))]))})")
+    r = subprocess.run([sys.executable, "-c", code], env=fuzzlib._child_env(), capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-1000:]
+    assert '"status": "load-error MemoryError"' in r.stdout, r.stdout

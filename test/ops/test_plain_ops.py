@@ -131,6 +131,11 @@ def _cases():
         "plain_avg_pool2d": (lambda x: (x, Z, [2, 3], [2, 2], [1, 1], False, True, None),
                              lambda x: q.avg_pool2d(_qt(x), [2, 3], [2, 2], [1, 1], False, True, None)),
         "plain_adaptive_avg_pool2d": (lambda x: (x, [4, 3]), lambda x: q.adaptive_avg_pool2d(_qt(x), [4, 3])),
+        "plain_avg_pool3d": (lambda x: (x.unsqueeze(2), Z, [1, 2, 3], [1, 2, 2], [0, 1, 1], True, False, None),
+                             lambda x: q.avg_pool3d(_qt(x.unsqueeze(2)), [1, 2, 3], [1, 2, 2], [0, 1, 1], True, False,
+                                                    None)),
+        "plain_adaptive_avg_pool3d": (lambda x: (x.unsqueeze(2), [1, 4, 3]),
+                                      lambda x: q.adaptive_avg_pool3d(_qt(x.unsqueeze(2)), [1, 4, 3])),
         "plain_upsample_nearest2d": (lambda x: (x, [9, 14]), lambda x: q.upsample_nearest2d(_qt(x), [9, 14])),
         # the later seed ops
         "plain_upsample_bilinear2d": (lambda x: (x, [9, 14], False),
@@ -172,6 +177,30 @@ def test_plain_op_matches_quantized_op(name, isa):
 def test_plain_op_opcheck(name, layout):
     args_of, _ = CASES[name]
     torch.library.opcheck(_op(name), args_of(_data(layout)))
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last_3d", "strided", "4d"])
+def test_plain_pool3d_deep_inputs(layout, isa):
+    """D > 1, 5-D channels_last_3d (kept), strided and 4-D (C, D, H, W) inputs; divisor_override."""
+    x = torch.randint(0, 256, (2, 3, 5, 6, 7), dtype=torch.uint8)
+    if layout == "channels_last_3d":
+        x = x.contiguous(memory_format=torch.channels_last_3d)
+    elif layout == "strided":
+        x = x[:, :, ::2]
+    elif layout == "4d":
+        x = x[0]
+    calls = [(q.plain_avg_pool3d.default, (x, Z, [2, 3, 2], [], [1, 1, 0], False, True, 5),
+              lambda: q.avg_pool3d(_qt(x), [2, 3, 2], [], [1, 1, 0], False, True, 5)),
+             (q.plain_avg_pool3d.default, (x, 7, [3], [2], [1], True, False, None),
+              lambda: q.avg_pool3d(_qt(x, S, 7), [3], [2], [1], True, False, None)),
+             (q.plain_adaptive_avg_pool3d.default, (x, [2, 4, 3]), lambda: q.adaptive_avg_pool3d(_qt(x), [2, 4, 3]))]
+    for op, args, quantized in calls:
+        out = op(*args)
+        _assert_same(out, quantized())
+        if layout == "channels_last_3d":
+            assert out.is_contiguous(memory_format=torch.channels_last_3d)
+        if isa == "scalar":  # the fakes see only shapes: one path is enough (opcheck is slow)
+            torch.library.opcheck(op, args)
 
 
 @pytest.mark.parametrize("call", [
@@ -296,6 +325,16 @@ def test_plain_scalar_qparams_match_reference():
     (lambda: q.plain_avg_pool2d(torch.zeros(1, 3, 4, 4, dtype=torch.uint8), 256, [2, 2], [2, 2], [0, 0], False,
                                 True, None),
      r"qplugin::plain_avg_pool2d: x_zero_point should be in \[0, 255\]"),
+    (lambda: q.plain_avg_pool3d(torch.zeros(1, 3, 2, 4, 4, dtype=torch.int8), 128, [2], [], [0], False, True, None),
+     r"qplugin::plain_avg_pool3d: x_zero_point should be in \[-128, 127\]"),
+    (lambda: q.plain_avg_pool3d(torch.zeros(3, 4, 4, dtype=torch.uint8), 0, [2], [], [0], False, True, None),
+     r"qplugin::plain_avg_pool3d: x should be 4-D \(C, D, H, W\) or 5-D \(N, C, D, H, W\), got 3-D"),
+    (lambda: q.plain_avg_pool3d(torch.zeros(1, 1, 2, 4, 4, dtype=torch.uint8), 0, [2], [], [0], False, True, 0),
+     r"qplugin::plain_avg_pool3d: divisor_override should be"),
+    (lambda: q.plain_adaptive_avg_pool3d(torch.zeros(1, 1, 2, 4, 4), [1, 1, 1]),
+     r"qplugin::plain_adaptive_avg_pool3d: x should be a uint8, int8 or int32 tensor, got dtype Float"),
+    (lambda: q.plain_adaptive_avg_pool3d(torch.zeros(1, 1, 2, 4, 4, dtype=torch.uint8), [1, 1]),
+     r"qplugin::plain_adaptive_avg_pool3d: output_size should have 3 entries, got 2"),
     (lambda: q.plain_cat([torch.zeros(2, dtype=torch.uint8)], [0.1, 0.2], [0], 0, 0.1, 0),
      r"qplugin::plain_cat: scales and zero_points should have one entry per tensor \(1\), got 2 and 1"),
     (lambda: q.plain_layer_norm(torch.zeros(2, 3, dtype=torch.uint8), 0.1, 0, [4], None, None, 1e-5, 0.1, 0),

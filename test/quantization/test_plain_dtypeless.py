@@ -7,7 +7,8 @@ torch._make_per_tensor_quantized_tensor / _per_channel_) and runs everything und
 TorchDispatchMode that raises as soon as any op (aten or qplugin, called from Python) takes or
 returns a quantized-dtype tensor. Under that regime the plain workflow prepares, calibrates (or
 trains, QAT), converts, saves, loads and runs the demo's digits CNN (static / dynamic / QAT) and
-examples/models (ResNet-18, MobileNetV2, LSTM, Transformer), with outputs bit-identical to the
+examples/models (ResNet-18, MobileNetV2, LSTM, Transformer), plus the later modules (embeddings at 8
+and 4 bits, the dynamic LSTM / GRU / RNN cells, 3-d average pooling), with outputs bit-identical to the
 reference. (The torch.quint8 / qint8 / qint32 attributes stay: the observers' defaults name them;
 the plain path only reads them as aliases of uint8 / int8.)
 """
@@ -65,6 +66,33 @@ _SCRIPT = textwrap.dedent(r'''
         torch.manual_seed(0)
         return tq.quantize_dynamic(make().eval(), plain=plain)
 
+    class Extras(torch.nn.Module):  # the late modules: embeddings (8 / 4 bit) and dynamic cells
+        def __init__(self):
+            super().__init__()
+            self.emb, self.bag = torch.nn.Embedding(50, 8), torch.nn.EmbeddingBag(50, 6, mode="mean")
+            self.lstm, self.gru, self.rnn = torch.nn.LSTMCell(8, 5), torch.nn.GRUCell(5, 4), torch.nn.RNNCell(4, 3)
+
+        def forward(self, t):
+            h, c = self.lstm(self.emb(t).mean(1))
+            return torch.cat([self.rnn(self.gru(h)), c, self.bag(t)], 1)
+
+    def extras(plain):
+        torch.manual_seed(0)
+        d = tq.default_dynamic_qconfig
+        spec = {torch.nn.Embedding: tq.float_qparams_weight_only_qconfig,
+                torch.nn.EmbeddingBag: tq.float_qparams_weight_only_qconfig_4bit,
+                torch.nn.LSTMCell: d, torch.nn.GRUCell: d, torch.nn.RNNCell: d}
+        return tq.quantize_dynamic(Extras().eval(), spec, plain=plain)
+
+    def pool3d(plain):
+        torch.manual_seed(0)
+        m = torch.nn.Sequential(tq.QuantStub(), torch.nn.Conv3d(2, 3, 1), torch.nn.AvgPool3d(2),
+                                torch.nn.AdaptiveAvgPool3d((1, 2, 1)), tq.DeQuantStub()).eval()
+        m.qconfig = tq.default_qconfig
+        p = tq.prepare(m)
+        tq.calibrate(p, batches((2, 2, 4, 6, 4), 2))
+        return tq.convert(p, plain=plain)
+
     tokens = torch.randint(0, 50, (2, 9), generator=torch.Generator().manual_seed(2))
     CASES = {
         "digits_static": (lambda plain: static(DigitsCNN, (16, 1, 8, 8), tq.default_qconfig, plain),
@@ -79,6 +107,8 @@ _SCRIPT = textwrap.dedent(r'''
         "lstm": (lambda plain: dynamic(lambda: LSTMClassifier(vocab=50, embed=16, hidden=24), plain), tokens),
         "transformer": (lambda plain: dynamic(lambda: TransformerClassifier(vocab=50, d_model=32, nhead=4, ff=64,
                                                                             layers=2), plain), tokens),
+        "extras": (extras, tokens),
+        "pool3d": (pool3d, batches((2, 2, 4, 6, 4), 1, 3)[0]),
     }
 
     # 1. the reference: the quantized-dtype form
@@ -140,5 +170,6 @@ def test_plain_workflow_without_quantized_tensors(tmp_path):
     assert r.returncode == 0, (r.stdout, r.stderr[-3000:])
     lines = r.stdout.splitlines()
     assert sum(line.startswith("refused:") for line in lines) == 3, r.stdout
-    for name in ("digits_static", "digits_dynamic", "digits_qat", "resnet18", "mobilenet_v2", "lstm", "transformer"):
+    for name in ("digits_static", "digits_dynamic", "digits_qat", "resnet18", "mobilenet_v2", "lstm", "transformer",
+                 "extras", "pool3d"):
         assert f"OK {name}" in lines, r.stdout

@@ -363,14 +363,22 @@ def test_plain_errors():
     plain = tq.convert(p, plain=True)
     with pytest.raises(RuntimeError, match=r"nn.plain.ConvReLU2d: expected a torch_qplugin.QTensor input"):
         plain.conv1(torch.randn(1, 1, 8, 8))
-    with pytest.raises(RuntimeError, match=r"quantize_dynamic: no plain form for 'cell' \(LSTMCell\); use plain=False"):
-        tq.quantize_dynamic(_CellNet(), plain=True)
-    m = nn.Sequential(tq.QuantStub(), nn.Conv3d(1, 2, 1), nn.AvgPool3d(1), tq.DeQuantStub()).eval()
+    # a mapping onto a quantized class with no plain form: an error naming the module, never left float
+    m = nn.Sequential(tq.QuantStub(), nn.Conv2d(1, 2, 1), nn.Tanh(), tq.DeQuantStub()).eval()
     m.qconfig = tq.default_qconfig
-    pm = tq.prepare(m)
-    pm(torch.randn(1, 1, 2, 4, 4))
-    with pytest.raises(RuntimeError, match=r"convert: no plain form for '2' \(AvgPool3d\)"):
-        tq.convert(pm, plain=True)
+    mapping = {**tq.get_default_static_quant_module_mappings(), nn.Tanh: _NoPlainTanh}
+    pm = tq.prepare(m, allow_list=set(tq.get_default_qconfig_propagation_list()) | {nn.Tanh})
+    pm(torch.randn(1, 1, 4, 4))
+    with pytest.raises(RuntimeError, match=r"convert: no plain form for '2' \(Tanh\); use plain=False"):
+        tq.convert(pm, mapping=mapping, plain=True)
+    with pytest.raises(RuntimeError, match=r"quantize_dynamic: no plain form for 'cell' \(LSTMCell\); use plain=False"):
+        tq.quantize_dynamic(_CellNet(), mapping={nn.LSTMCell: _NoPlainTanh}, plain=True)
+
+
+class _NoPlainTanh(nn.Module):
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        return cls()
 
 
 class _CellNet(nn.Module):
@@ -380,3 +388,176 @@ class _CellNet(nn.Module):
 
     def forward(self, x):
         return self.cell(x)[0]
+
+
+def test_cached_call_follows_the_module(isa):
+    """Plain Linear / Conv cache their op arguments (speed): assigning scale / zero_point / a
+    buffer, set_weight and load_state_dict are seen by the next call."""
+    p = _digits_static()
+    q, plain = tq.convert(p), tq.convert(p, plain=True)
+    x = torch.randn(4, 1, 8, 8)
+    assert torch.equal(plain(x), q(x))
+    for qm, pm in ((q.conv1[0], plain.conv1[0]), (q.fc1, plain.fc1)):
+        assert isinstance(pm, (nnp.ConvReLU2d, nnp.Linear))
+        qm.scale, qm.zero_point = qm.scale * 1.5, qm.zero_point + 3
+        pm.scale, pm.zero_point = pm.scale * 1.5, pm.zero_point + 3
+        assert torch.equal(plain(x), q(x)), pm
+    fc1 = plain.fc1
+    fc1.bias = fc1.bias + 1
+    q.fc1.set_weight_bias(q.fc1.weight(), q.fc1.bias() + 1)
+    assert torch.equal(plain(x), q(x))
+    before = plain(x)
+    plain.fc1.set_weight(torch.zeros_like(fc1.weight), fc1.w_scales, fc1.w_zero_points, fc1.bias)
+    assert not torch.equal(plain(x), before)
+    plain.load_state_dict(q.state_dict())
+    assert torch.equal(plain(x), q(x))
+    assert torch.equal(copy.deepcopy(plain.to(torch.device("cpu")))(x), q(x))
+
+
+def test_every_default_mapping_has_a_plain_form():
+    """Every quantized module the default static / dynamic / QAT mappings produce has a plain
+    counterpart (check_plain_coverage never refuses a default-converted model)."""
+    from torch_qplugin.quantization.plain import no_plain_form
+    for get in (tq.get_default_static_quant_module_mappings, tq.get_default_dynamic_quant_module_mappings):
+        assert no_plain_form(get()) == {}, get.__name__
+    static = tq.get_default_static_quant_module_mappings()
+    qat = tq.get_default_qat_module_mappings()
+    assert qat and all(v in static and static[v] in nnp.PLAIN_OF for v in qat.values())
+    assert {nnq.AvgPool3d, nnq.AdaptiveAvgPool3d, nnq.Embedding, nnq.EmbeddingBag,
+            nnq.dynamic.LSTMCell, nnq.dynamic.GRUCell, nnq.dynamic.RNNCell} <= set(nnp.PLAIN_OF)
+
+
+class _Pool3d(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.quant = tq.QuantStub()
+        self.conv = nn.Conv3d(2, 4, 1)
+        self.avg = nn.AvgPool3d((1, 2, 2), stride=(1, 2, 1), padding=(0, 1, 0), ceil_mode=True,
+                                count_include_pad=False)
+        self.avg2 = nn.AvgPool3d(2, divisor_override=3)
+        self.gap = nn.AdaptiveAvgPool3d((1, None, 2))
+        self.dequant = tq.DeQuantStub()
+
+    def forward(self, x):  # (N, 2, 4, 6, 6)
+        y = self.conv(self.quant(x))
+        return self.dequant(self.gap(self.avg2(self.avg(y)))), self.dequant(self.avg2(y))
+
+
+def test_pool3d(isa):
+    torch.manual_seed(0)
+    p = _prepared(_Pool3d().eval(), None, tq.default_qconfig, _calib((2, 2, 4, 6, 6), 2))
+    q, plain = tq.convert(p), tq.convert(p, plain=True)
+    assert isinstance(plain.avg, nnp.AvgPool3d) and isinstance(plain.gap, nnp.AdaptiveAvgPool3d)
+    _assert_plain_state(plain)
+    for x in (torch.randn(3, 2, 4, 6, 6), torch.randn(1, 2, 4, 6, 6).to(memory_format=torch.channels_last_3d)):
+        want = q(x)
+        for got in (plain(x), tq.to_plain(q)(x)):
+            assert all(torch.equal(a, b) for a, b in zip(got, want))
+
+
+class _Cells(nn.Module):
+    def __init__(self, gru_bias=False):
+        super().__init__()
+        self.lstm = nn.LSTMCell(6, 5)
+        self.gru = nn.GRUCell(5, 4, bias=gru_bias)
+        self.rnn = nn.RNNCell(4, 3)
+        self.relu = nn.RNNCell(3, 3, nonlinearity="relu")
+
+    def forward(self, x, hc=None):
+        h, c = self.lstm(x, hc)
+        g = self.gru(h)
+        r = self.rnn(g, torch.ones(x.shape[0], 3))
+        return h, c, g, r, self.relu(r)
+
+
+def test_dynamic_cells(isa):
+    torch.manual_seed(0)
+    m = _Cells().eval()
+    dq, dp = tq.quantize_dynamic(m), tq.quantize_dynamic(m, plain=True)
+    assert [type(dp.lstm), type(dp.gru), type(dp.rnn)] == [nnp.LSTMCell, nnp.GRUCell, nnp.RNNCell]
+    assert dp.relu.nonlinearity == "relu"
+    _assert_plain_state(dp)
+    x, hc = torch.randn(4, 6), (torch.randn(4, 5), torch.randn(4, 5))
+    for args in ((x,), (x, hc)):
+        want = dq(*args)
+        for got in (dp(*args), tq.to_plain(dq)(*args), copy.deepcopy(dp)(*args)):
+            assert all(torch.equal(a, b) for a, b in zip(got, want))
+    other = tq.quantize_dynamic(_Cells().eval(), plain=True)  # other weights, then load
+    other.load_state_dict(dp.state_dict())
+    assert all(torch.equal(a, b) for a, b in zip(other(x), dq(x)))
+
+
+def _torch_ao_dynamic(model):
+    taq = pytest.importorskip("torch.ao.quantization")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return taq.quantize_dynamic(copy.deepcopy(model), dtype=torch.qint8)
+
+
+def test_to_plain_of_torch_ao_recurrent():
+    """torch.ao's dynamic LSTM / GRU (``_all_weight_values``) and cells -> to_plain: the outputs of our
+    quantized modules holding the same int8 weights (torch's own kernels are no exact oracle)."""
+    torch.manual_seed(0)
+    m = _Recurrent(True).eval()
+    ao, ours = _torch_ao_dynamic(m), tq.quantize_dynamic(m)
+    plain = tq.to_plain(ao)
+    assert isinstance(plain.lstm, nnp.LSTM) and isinstance(plain.gru, nnp.GRU)
+    _assert_plain_state(plain)
+    for name in ("lstm", "gru"):  # our quantized modules with torch.ao's weights
+        wb, q = getattr(ao, name)._weight_bias(), getattr(ours, name)
+        for i, d in enumerate(q._dirs):
+            sfx = f"_l{i // q.num_directions}" + ("_reverse" if i % q.num_directions else "")
+            d.set_weight_bias(*[(wb["weight"][f"weight_{k}{sfx}"], wb["bias"][f"bias_{k}{sfx}"]) for k in ("ih", "hh")])
+    pd = plain.lstm._dirs[1].hh
+    w = ao.lstm._weight_bias()["weight"]["weight_hh_l0_reverse"]
+    assert torch.equal(pd.weight, w.int_repr()) and pd.w_scales.item() == w.q_scale()
+    x = torch.randn(3, 7, 8)
+    assert all(torch.equal(a, b) for a, b in zip(plain(x), ours(x)))
+    c = _Cells(gru_bias=True).eval()  # torch.ao's cells need a bias
+    ao, ours = _torch_ao_dynamic(c), tq.quantize_dynamic(c)
+    plain = tq.to_plain(ao)
+    assert type(plain.gru) is nnp.GRUCell and plain.relu.nonlinearity == "relu"
+    for name in ("lstm", "gru", "rnn", "relu"):
+        wb = getattr(ao, name)._weight_bias()
+        getattr(ours, name).set_weight_bias(*[(wb["weight"][f"weight_{k}"], wb["bias"][f"bias_{k}"])
+                                             for k in ("ih", "hh")])
+    x = torch.randn(4, 6)
+    assert all(torch.equal(a, b) for a, b in zip(plain(x), ours(x)))
+
+
+class _Embeds(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(20, 12)
+        self.bag = nn.EmbeddingBag(20, 8, mode="mean")
+        self.bag_max = nn.EmbeddingBag(20, 8, mode="max", include_last_offset=True)
+        self.bag_sum = nn.EmbeddingBag(20, 6, mode="sum")
+
+    def forward(self, idx, flat, offsets, psw):
+        return (self.emb(idx), self.bag(idx), self.bag_max(flat, offsets),
+                self.bag_sum(flat, offsets[:-1], per_sample_weights=psw))
+
+
+@pytest.mark.parametrize("bits", [8, 4])
+def test_embeddings(bits, isa):
+    torch.manual_seed(0)
+    m = _Embeds().eval()
+    qconfig = tq.float_qparams_weight_only_qconfig if bits == 8 else tq.float_qparams_weight_only_qconfig_4bit
+    spec = {nn.Embedding: qconfig, nn.EmbeddingBag: qconfig}
+    dq, dp = tq.quantize_dynamic(m, spec), tq.quantize_dynamic(m, spec, plain=True)
+    assert type(dp.emb) is nnp.Embedding and type(dp.bag) is nnp.EmbeddingBag and dp.emb.bits == bits
+    _assert_plain_state(dp)
+    idx, flat = torch.randint(0, 20, (3, 4)), torch.randint(0, 20, (9,))
+    args = (idx, flat, torch.tensor([0, 2, 2, 7, 9]), torch.rand(9))
+    want = dq(*args)
+    for got in (dp(*args), tq.to_plain(dq)(*args), copy.deepcopy(dp)(*args)):
+        assert all(torch.equal(a, b) for a, b in zip(got, want))
+    other = tq.quantize_dynamic(_Embeds().eval(), spec, plain=True)
+    other.load_state_dict(dq.state_dict())  # the quantized form's keys
+    assert other.emb.bits == bits and all(torch.equal(a, b) for a, b in zip(other(*args), want))
+    # static convert: embeddings in a statically quantized model
+    s = nn.Sequential(nn.Embedding(20, 8), tq.QuantStub(), nn.Linear(8, 4), tq.DeQuantStub()).eval()
+    s.qconfig = tq.default_qconfig
+    s[0].qconfig = qconfig
+    ps = _prepared(s, None, None, [torch.randint(0, 20, (5,))])
+    assert torch.equal(tq.convert(ps, plain=True)(idx), tq.convert(ps)(idx))

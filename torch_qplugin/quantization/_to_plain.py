@@ -29,6 +29,35 @@ def split_qweight(qw):
             qw.q_per_channel_zero_points().to(torch.int64).clone())
 
 
+def split_rows(qw):
+    """(codes uint8 [N, D], one a byte, float32 scales, float32 zero points) of a quint8 / quint4x2
+    per_channel_affine_float_qparams embedding table; the bit width."""
+    if not (isinstance(qw, torch.Tensor) and qw.is_quantized and qw.qscheme() == torch.per_channel_affine_float_qparams):
+        raise TypeError("to_plain: expected a per_channel_affine_float_qparams quantized embedding table, got "
+                        f"{qw.qscheme() if isinstance(qw, torch.Tensor) and qw.is_quantized else type(qw).__name__}")
+    bits = 4 if qw.dtype == torch.quint4x2 else 8
+    codes = qw.int_repr().reshape(qw.shape[0], -1)  # quint4x2: the packed bytes, flat
+    if bits == 4:  # two codes a byte, low nibble first
+        codes = torch.stack([codes & 15, codes >> 4], 2).reshape(qw.shape[0], -1)[:, :qw.shape[1]]
+    return (codes.contiguous(), qw.q_per_channel_scales().float(), qw.q_per_channel_zero_points().float(), bits)
+
+
+def embedding_state(state_dict, prefix):
+    """split_rows of a quantized Embedding's state dict entry (popped with its dtype)."""
+    state_dict.pop(prefix + "_packed_params.dtype", None)
+    return split_rows(state_dict.pop(prefix + "_packed_params._packed_weight"))
+
+
+def _embedding(m, cls):
+    codes, s, z, bits = split_rows(m.weight())
+    if cls is P.EmbeddingBag:
+        new = cls(m.num_embeddings, m.embedding_dim, m.mode, m.include_last_offset, bits)
+    else:
+        new = cls(m.num_embeddings, m.embedding_dim, bits)
+    new.set_weight(codes, s, z)
+    return new
+
+
 def _plain_class(m):
     """The plain class of a quantized module (ours, or torch.ao's by its class name)."""
     t = type(m)
@@ -51,10 +80,17 @@ def module_to_plain(m, path):
     cls = _plain_class(m)
     if cls is None:
         return m
+    if _fp16_dynamic(m):
+        raise RuntimeError(f"to_plain: '{path}' ({type(m).__module__}.{type(m).__name__}) has float16 dynamic "
+                           "weights, which have no plain form yet (it holds no quantized-dtype tensor: keep it)")
     if issubclass(cls, P._Weighted):
         return _weighted(m, cls)
     if issubclass(cls, P._RNNBase):
         return _rnn(m, cls)
+    if issubclass(cls, P._CellBase):
+        return _cell(m, cls)
+    if issubclass(cls, P.Embedding):
+        return _embedding(m, cls)
     if cls is P.PReLU:
         new = cls(m.scale, m.zero_point, m.num_parameters)
         new.weight = m.weight.dequantize().float().reshape(-1)
@@ -63,6 +99,12 @@ def module_to_plain(m, path):
     if isinstance(new, P.LayerNorm) and "_shape" not in new.__dict__:  # torch.ao's LayerNorm
         new._shape = [int(s) for s in new.normalized_shape]
     return new
+
+
+def _fp16_dynamic(m):
+    packed = getattr(m, "_packed_params", None)
+    return getattr(packed, "dtype", None) == torch.float16 or getattr(m, "dtype", None) == torch.float16 or \
+        any(getattr(d, "weight_dtype", None) == torch.float16 for d in getattr(m, "_dirs", []))
 
 
 def _weighted(m, cls):
@@ -83,14 +125,43 @@ def _weighted(m, cls):
 
 
 def _rnn(m, cls):
-    if not hasattr(m, "_dirs"):
-        raise TypeError(f"to_plain: {type(m).__module__}.{type(m).__name__} has no plain form (torch_qplugin's "
-                        "dynamic LSTM / GRU convert; torch's own do not yet)")
+    """Ours (``_dirs`` of packed directions) or torch.ao's dynamic LSTM / GRU (``_all_weight_values``,
+    read through its ``_weight_bias()``)."""
     new = cls(m.input_size, m.hidden_size, m.num_layers, m.bias, m.batch_first, m.dropout, m.bidirectional)
-    for qd, pd in zip(m._dirs, new._dirs):
-        for (w, b), holder in zip(qd._weight_bias(), (pd.ih, pd.hh)):
+    if hasattr(m, "_dirs"):
+        pairs = [qd._weight_bias() for qd in m._dirs]
+    else:
+        _check_qint8(m, getattr(m, "dtype", None))
+        wb = m._weight_bias()
+        pairs = []
+        for i in range(len(new._dirs)):
+            layer, rev = divmod(i, new.num_directions)
+            sfx = f"_l{layer}" + ("_reverse" if rev else "")
+            pairs.append(tuple((wb["weight"][f"weight_{k}{sfx}"], wb["bias"].get(f"bias_{k}{sfx}"))
+                               for k in ("ih", "hh")))
+    for (ih, hh), pd in zip(pairs, new._dirs):
+        for (w, b), holder in ((ih, pd.ih), (hh, pd.hh)):
             holder.set_weight(*split_qweight(w), b)
     return new
+
+
+def _cell(m, cls):
+    """Ours (``_weight_bias()`` = ((w_ih, b_ih), (w_hh, b_hh))) or torch.ao's dynamic cells (a dict)."""
+    kwargs = {"nonlinearity": m.nonlinearity} if cls is P.RNNCell else {}
+    new = cls(m.input_size, m.hidden_size, m.bias, **kwargs)
+    wb = m._weight_bias()
+    if isinstance(wb, dict):
+        _check_qint8(m, getattr(m, "weight_dtype", None))
+        wb = tuple((wb["weight"][f"weight_{k}"], wb["bias"].get(f"bias_{k}")) for k in ("ih", "hh"))
+    for (w, b), holder in zip(wb, (new.ih, new.hh)):
+        holder.set_weight(*split_qweight(w), b)
+    return new
+
+
+def _check_qint8(m, dtype):
+    if dtype != torch.qint8:
+        raise TypeError(f"to_plain: {type(m).__module__}.{type(m).__name__} with dtype {dtype} has no plain form "
+                        "(dynamic recurrent modules: qint8 weights only)")
 
 
 def quantized_state(state_dict, prefix):

@@ -49,6 +49,17 @@ def _fuse_conv_bn_relu(is_qat, conv, bn, relu):
     return _CONV_RELU[type(conv)](fuse_conv_bn_eval(conv, bn), relu)
 
 
+def _fuse_convtranspose_bn(is_qat, convt, bn):
+    # as torch.ao's fuse_convtranspose_bn: eval mode only (there is no QAT transposed conv)
+    if is_qat or convt.training or bn.training:
+        raise ValueError("fuse_modules: ConvTranspose + BatchNorm fusion needs both modules in eval mode "
+                         "(no QAT form); call model.eval() first")
+    if bn.num_features != convt.out_channels:
+        raise ValueError("fuse_modules: batch norm num_features should match conv out_channels, "
+                         f"got {bn.num_features} vs {convt.out_channels}")
+    return fuse_conv_bn_eval(convt, bn, transpose=True)
+
+
 def _fuse_conv_relu(is_qat, conv, relu):
     return _CONV_RELU[type(conv)](conv, relu)
 
@@ -73,6 +84,9 @@ for _conv, _bn in _BN_FOR_CONV.items():
     _FUSERS[(_conv, _bn)] = _fuse_conv_bn
     _FUSERS[(_conv, _bn, nn.ReLU)] = _fuse_conv_bn_relu
     _FUSERS[(_conv, nn.ReLU)] = _fuse_conv_relu
+for _convt, _bn in ((nn.ConvTranspose1d, nn.BatchNorm1d), (nn.ConvTranspose2d, nn.BatchNorm2d),
+                     (nn.ConvTranspose3d, nn.BatchNorm3d)):
+    _FUSERS[(_convt, _bn)] = _fuse_convtranspose_bn
 _FUSERS[(nn.Linear, nn.BatchNorm1d)] = _fuse_linear_bn
 _FUSERS[(nn.Linear, nn.ReLU)] = _fuse_linear_relu
 _FUSERS[(nn.BatchNorm2d, nn.ReLU)] = _fuse_bn_relu

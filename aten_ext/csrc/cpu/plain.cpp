@@ -34,6 +34,11 @@ void check_input(const char* op, const char* arg, const at::Tensor& x, double sc
 at::Tensor new_like(const at::Tensor& x) { return at::empty(x.sizes(), x.options(), kept_format(x)); }
 
 // ---- quantize / dequantize ----
+// Ops whose kernels exist for 8-bit data only (the quantized twins take quint8 / qint8).
+void check_8bit_input(const char* op, const at::Tensor& x) {
+  TORCH_CHECK(x.scalar_type() == at::kByte || x.scalar_type() == at::kChar, "qplugin::", op,
+              ": x should be a uint8 or int8 tensor, got dtype ", x.scalar_type());
+}
 at::Tensor p_quantize_per_tensor(const at::Tensor& self, double scale, int64_t zero_point, at::ScalarType dtype) {
   return quantize_per_tensor_int("plain_quantize_per_tensor", self, scale, zero_point, dtype);
 }
@@ -294,7 +299,7 @@ at::Tensor p_instance_norm(const at::Tensor& x, double x_scale, int64_t x_zp, co
 at::Tensor p_prelu(const at::Tensor& x, double x_scale, int64_t x_zp, const at::Tensor& weight, double output_scale,
                    int64_t output_zero_point) {
   constexpr const char* op = "plain_prelu";
-  check_int_input(op, "x", x);
+  check_8bit_input(op, x);
   check_norm_qparams(op, x_scale, x_zp, 0.0, output_scale, output_zero_point, x.scalar_type());
   TORCH_CHECK(at::isFloatingType(weight.scalar_type()), "qplugin::", op, ": weight should be a float tensor, got dtype ",
               weight.scalar_type());
@@ -354,6 +359,30 @@ at::Tensor p_adaptive_avg_pool2d(const at::Tensor& x, at::IntArrayRef output_siz
   adaptive_avg_pool2d_int_out(x, out);
   return out;
 }
+at::Tensor pool3d_out(const at::Tensor& x, const std::vector<int64_t>& sizes) {
+  return at::empty(sizes, x.options(), pool3d_format(x));
+}
+at::Tensor p_avg_pool3d(const at::Tensor& x, int64_t x_zp, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                        at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                        c10::optional<int64_t> divisor_override) {
+  constexpr const char* op = "plain_avg_pool3d";
+  check_int_input(op, "x", x);
+  check_zero_point(op, "x_zero_point", x_zp, x.scalar_type());
+  check_pool3d_input_rank(op, "x", x);
+  const auto w = check_pool3d_args(op, kernel_size, stride, padding, ceil_mode);
+  check_divisor_override(op, divisor_override);
+  at::Tensor out = pool3d_out(x, pool3d_output_sizes(op, x.sizes(), w));
+  avg_pool3d_int_out(x, x_zp, w, count_include_pad, divisor_override, out);
+  return out;
+}
+at::Tensor p_adaptive_avg_pool3d(const at::Tensor& x, at::IntArrayRef output_size) {
+  constexpr const char* op = "plain_adaptive_avg_pool3d";
+  check_int_input(op, "x", x);
+  check_pool3d_input_rank(op, "x", x);
+  at::Tensor out = pool3d_out(x, adaptive3d_output_sizes(op, x.sizes(), output_size));
+  adaptive_avg_pool3d_int_out(x, out);
+  return out;
+}
 at::Tensor p_upsample_nearest2d(const at::Tensor& x, at::IntArrayRef output_size) {
   constexpr const char* op = "plain_upsample_nearest2d";
   check_int_input(op, "x", x);
@@ -364,8 +393,7 @@ at::Tensor p_upsample_nearest2d(const at::Tensor& x, at::IntArrayRef output_size
 at::Tensor p_upsample_bilinear2d(const at::Tensor& x, at::IntArrayRef output_size, bool align_corners,
                                  c10::optional<double> scales_h, c10::optional<double> scales_w) {
   constexpr const char* op = "plain_upsample_bilinear2d";
-  TORCH_CHECK(x.scalar_type() == at::kByte || x.scalar_type() == at::kChar, "qplugin::", op,
-              ": x should be a uint8 or int8 tensor, got dtype ", x.scalar_type());
+  check_8bit_input(op, x);
   for (const auto& sc : {scales_h, scales_w}) {
     TORCH_CHECK_VALUE(!sc.has_value() || (std::isfinite(*sc) && *sc > 0), "qplugin::", op,
                       ": scales_h / scales_w should be positive finite numbers or None, got ", *sc);
@@ -428,6 +456,8 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("plain_max_pool2d", TORCH_FN(p_max_pool2d));
   m.impl("plain_avg_pool2d", TORCH_FN(p_avg_pool2d));
   m.impl("plain_adaptive_avg_pool2d", TORCH_FN(p_adaptive_avg_pool2d));
+  m.impl("plain_avg_pool3d", TORCH_FN(p_avg_pool3d));
+  m.impl("plain_adaptive_avg_pool3d", TORCH_FN(p_adaptive_avg_pool3d));
   m.impl("plain_upsample_nearest2d", TORCH_FN(p_upsample_nearest2d));
   m.impl("plain_upsample_bilinear2d", TORCH_FN(p_upsample_bilinear2d));
   m.impl("plain_batch_norm2d_relu", TORCH_FN((p_batch_norm<4, true>)));

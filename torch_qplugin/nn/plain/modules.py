@@ -27,10 +27,11 @@ from torch import Tensor
 from torch.nn.modules.utils import _pair, _single, _triple
 
 __all__ = ["Quantize", "DeQuantize", "ReLU", "ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Hardsigmoid",
-           "Softmax", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm2d", "BatchNorm3d", "BNReLU2d",
+           "Softmax", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "AvgPool3d", "AdaptiveAvgPool3d", "BatchNorm2d", "BatchNorm3d", "BNReLU2d",
            "BNReLU3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "PReLU", "Dropout",
            "QFunctional", "NeverCalibratedQFunctional", "Linear", "LinearReLU", "Conv1d", "Conv2d", "Conv3d",
            "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvAdd2d", "ConvAddReLU2d", "DynamicLinear", "LSTM", "GRU",
+           "RNNCell", "LSTMCell", "GRUCell", "Embedding", "EmbeddingBag",
            "PLAIN_OF",
            "plain_weight"]
 
@@ -51,8 +52,10 @@ _PER_CHANNEL = (torch.per_channel_affine, torch.per_channel_symmetric)
 
 # ---- activations in and out ----------------------------------------------------------------
 def _in(x, who):
-    """(integers, scale, zero_point) of a per-tensor QTensor input."""
+    """(integers, scale, zero_point) of a per-tensor QTensor input; ``who``: the caller's name or
+    the module itself (named only on error)."""
     if type(x) is not QTensor:
+        who = who if isinstance(who, str) else "torch_qplugin.nn.plain." + type(who).__name__
         raise RuntimeError(
             f"{who}: expected a torch_qplugin.QTensor input (plain form), got "
             f"{'a quantized-dtype tensor' if isinstance(x, Tensor) and x.dtype in _quantized_dtypes() else type(x).__name__}"
@@ -60,6 +63,7 @@ def _in(x, who):
             "a plain Quantize (the converted QuantStub) makes one from float data")
     qz = x.quantizer
     if type(qz) is not PerTensorAffine:
+        who = who if isinstance(who, str) else "torch_qplugin.nn.plain." + type(who).__name__
         raise RuntimeError(f"{who}: expected a per-tensor QTensor, got {qz!r}")
     return x._data, qz.scale, qz.zero_point
 
@@ -69,7 +73,7 @@ def _quantized_dtypes():
 
 
 def _out(data, scale, zero_point):
-    return QTensor(data, _per_tensor(scale, zero_point, data.dtype))
+    return QTensor(data, scale, zero_point)
 
 
 class _Plain:
@@ -234,11 +238,29 @@ class AdaptiveAvgPool2d(_Retag, _qm.AdaptiveAvgPool2d):
         return _out(_q.plain_adaptive_avg_pool2d(d, out), s, z)
 
 
+class AvgPool3d(_Retag, _qm.AvgPool3d):
+    _Q = _qm.AvgPool3d
+
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain.AvgPool3d")
+        return _out(_q.plain_avg_pool3d(d, z, self._k, self._s, self._p, self.ceil_mode, self.count_include_pad,
+                                        self.divisor_override), s, z)
+
+
+class AdaptiveAvgPool3d(_Retag, _qm.AdaptiveAvgPool3d):
+    _Q = _qm.AdaptiveAvgPool3d
+
+    def forward(self, input: Tensor) -> Tensor:
+        d, s, z = _in(input, "torch_qplugin.nn.plain.AdaptiveAvgPool3d")
+        out = [d.size(d.dim() - 3 + i) if self._size[i] < 0 else self._size[i] for i in range(3)]
+        return _out(_q.plain_adaptive_avg_pool3d(d, out), s, z)
+
+
 class _BatchNorm(_Retag):
     _OP = ""
 
     def forward(self, input: Tensor) -> Tensor:
-        d, s, z = _in(input, "torch_qplugin.nn.plain." + type(self).__name__)
+        d, s, z = _in(input, self)
         return _out(getattr(_q, self._OP)(d, s, z, self.weight, self.bias, self.running_mean, self.running_var,
                                           self.eps, self.scale, self.zero_point), self.scale, self.zero_point)
 
@@ -274,7 +296,7 @@ class GroupNorm(_Retag, _qm.GroupNorm):
 
 class _InstanceNorm(_Retag):
     def forward(self, input: Tensor) -> Tensor:
-        d, s, z = _in(input, "torch_qplugin.nn.plain." + type(self).__name__)
+        d, s, z = _in(input, self)
         return _out(_q.plain_instance_norm(d, s, z, self.weight, self.bias, self.eps, self.scale, self.zero_point),
                     self.scale, self.zero_point)
 
@@ -429,11 +451,37 @@ def plain_weight(w, obs):
     return data, s, z
 
 
+_CALL_KEYS = frozenset(("weight", "w_scales", "w_zero_points", "bias", "packed", "scale", "zero_point"))
+
+
 class _Weighted(_Plain, nn.Module):
     """Buffers weight / w_scales / w_zero_points / bias / packed; scale / zero_point attributes
-    (saved in state_dict as tensors, as the quantized modules do)."""
+    (saved in state_dict as tensors, as the quantized modules do).
+
+    Speed: the op and its arguments after the input's are cached in ``__dict__['_call']`` (a
+    buffer read through nn.Module.__getattr__ costs about 1 us, five a layer); assigning any of
+    them, ``_apply`` (``.to()``, ...) and loading drop the cache. Traced (torch.compile /
+    torch.export) they are read afresh, so the graph sees the module's buffers."""
 
     _KEYS = ("weight", "w_scales", "w_zero_points", "bias", "packed")
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if name in _CALL_KEYS:
+            self.__dict__.pop("_call", None)
+
+    def _apply(self, fn, recurse=True):
+        self.__dict__.pop("_call", None)
+        return super()._apply(fn, recurse)
+
+    def _call_args(self):
+        """(op, its arguments after the input's), cached (see the class doc)."""
+        if torch.compiler.is_compiling():
+            return self._make_call()
+        call = self.__dict__.get("_call")
+        if call is None:
+            call = self.__dict__["_call"] = self._make_call()
+        return call
 
     def _init_weight(self, shape, bias):
         self.register_buffer("weight", torch.zeros(shape, dtype=torch.int8))
@@ -464,6 +512,7 @@ class _Weighted(_Plain, nn.Module):
     def __getstate__(self):  # pickle / deepcopy without the packed bytes (rebuilt on load)
         state = self.__dict__.copy()
         state["_buffers"] = dict(state["_buffers"], packed=None)
+        state.pop("_call", None)
         return state
 
     def __setstate__(self, state):
@@ -509,11 +558,14 @@ class Linear(_Weighted):
         return (f"in_features={self.in_features}, out_features={self.out_features}, scale={self.scale}, "
                 f"zero_point={self.zero_point}")
 
+    def _make_call(self):
+        return (_q.plain_linear_relu if self._RELU else _q.plain_linear,
+                (self.weight, self.w_scales, self.w_zero_points, self.bias, self.packed, self.scale, self.zero_point))
+
     def forward(self, x: Tensor) -> Tensor:
-        d, s, z = _in(x, "torch_qplugin.nn.plain." + type(self).__name__)
-        op = _q.plain_linear_relu if self._RELU else _q.plain_linear
-        return _out(op(d, s, z, self.weight, self.w_scales, self.w_zero_points, self.bias, self.packed, self.scale,
-                       self.zero_point), self.scale, self.zero_point)
+        d, s, z = _in(x, self)
+        op, args = self._call_args()
+        return _out(op(d, s, z, *args), args[-2], args[-1])
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
@@ -568,18 +620,20 @@ class _ConvNd(_Weighted):
                 f"zero_point={self.zero_point}")
 
     def _input(self, x):
-        d, s, z = _in(x, "torch_qplugin.nn.plain." + type(self).__name__)
+        d, s, z = _in(x, self)
         if self.padding_mode != "zeros":  # pad the integers (data movement, bit-exact)
             d = F.pad(d, self._pad_arg, mode=self.padding_mode)
         return d, s, z
 
-    def _args(self):
-        return (self.weight, self.w_scales, self.w_zero_points, self.bias, self.packed, *self._geom, self.scale,
-                self.zero_point)
+    def _make_call(self):
+        return (_CONV_OPS[self._SPATIAL, self._RELU],
+                (self.weight, self.w_scales, self.w_zero_points, self.bias, self.packed, *self._geom, self.scale,
+                 self.zero_point))
 
     def forward(self, x: Tensor) -> Tensor:
         d, s, z = self._input(x)
-        return _out(_CONV_OPS[self._SPATIAL, self._RELU](d, s, z, *self._args()), self.scale, self.zero_point)
+        op, args = self._call_args()
+        return _out(op(d, s, z, *args), args[-2], args[-1])
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
@@ -648,9 +702,12 @@ class ConvAdd2d(Conv2d):
 
     def forward(self, input: Tensor, extra_input: Tensor) -> Tensor:
         d, s, z = self._input(input)
-        a, sa, za = _in(extra_input, "torch_qplugin.nn.plain." + type(self).__name__)
-        op = _q.plain_conv2d_add_relu if self._RELU else _q.plain_conv2d_add
-        return _out(op(d, s, z, a, sa, za, *self._args()), self.scale, self.zero_point)
+        a, sa, za = _in(extra_input, self)
+        op, args = self._call_args()
+        return _out(op(d, s, z, a, sa, za, *args), args[-2], args[-1])
+
+    def _make_call(self):
+        return (_q.plain_conv2d_add_relu if self._RELU else _q.plain_conv2d_add, super()._make_call()[1])
 
 
 class ConvAddReLU2d(ConvAdd2d):
@@ -658,7 +715,136 @@ class ConvAddReLU2d(ConvAdd2d):
     _RELU = True
 
 
+# ---- embeddings (weight-only, float out) ----------------------------------------------------
+_EMB_MODES = {"sum": 0, "mean": 1, "max": 2}
+
+
+def fused_rows(codes, scales, zero_points):
+    """torch's fused 8-bit row format (qplugin::embedding_bag_byte_rowwise_offsets' weight): per
+    row the codes (one a byte, 4-bit codes too), float32 scale, float32 bias = zero_point * scale
+    * -1 (the quantized table's own bias: the same floats, so the same lookups)."""
+    s = scales.detach().to(torch.float32).reshape(-1, 1)
+    b = (zero_points.detach().to(torch.float32).reshape(-1, 1) * s) * -1.0
+    return torch.cat([codes.to(_U8), s.view(_U8), b.view(_U8)], 1).contiguous()
+
+
+def quantize_rows(w, obs):
+    """(codes uint8, scales, zero points) of float rows ``w`` with a run per_channel_affine_float_qparams
+    observer: code = clamp(round(w * (1 / scale) + zero_point)) in float32, torch's float-qparams
+    rounding (quantize_val_float_qparams)."""
+    if obs.qscheme != torch.per_channel_affine_float_qparams:
+        raise ValueError(f"embedding quantization needs a per_channel_affine_float_qparams weight observer "
+                         f"(float_qparams_weight_only_qconfig), got qscheme {obs.qscheme}")
+    s, z = obs.calculate_qparams()
+    s, z = s.detach().to(torch.float32), z.detach().to(torch.float32)
+    inv = torch.where(s == 0, torch.ones_like(s), 1.0 / s).reshape(-1, 1)
+    q = torch.round(w.detach().float() * inv + z.reshape(-1, 1))
+    return q.clamp(int(obs.quant_min), int(obs.quant_max)).to(_U8), s, z
+
+
+class Embedding(_Plain, nn.Module):
+    """nn.quantized.Embedding's lookups on a plain table: ``weight`` holds the fused rows
+    (uint8 [num_embeddings, embedding_dim + 8], fused_rows); ``bits`` (8 or 4) is the code width
+    of the table it came from (4-bit codes take a byte each here: the same floats out)."""
+
+    _Q = _qm.Embedding
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, bits: int = 8):
+        super().__init__()
+        if bits not in (8, 4):
+            raise ValueError(f"torch_qplugin.nn.plain.{type(self).__name__}: bits should be 8 or 4, got {bits}")
+        self.num_embeddings, self.embedding_dim, self.bits = num_embeddings, embedding_dim, bits
+        self.register_buffer("weight", fused_rows(torch.zeros(num_embeddings, embedding_dim, dtype=_U8),
+                                                  torch.ones(num_embeddings), torch.zeros(num_embeddings)))
+
+    def extra_repr(self):
+        return f"num_embeddings={self.num_embeddings}, embedding_dim={self.embedding_dim}, bits={self.bits}"
+
+    def set_weight(self, codes, scales, zero_points):
+        """Codes (uint8 [num_embeddings, embedding_dim], one a byte) and float row qparams."""
+        if tuple(codes.shape) != (self.num_embeddings, self.embedding_dim):
+            raise ValueError(f"torch_qplugin.nn.plain.{type(self).__name__}: codes should have shape "
+                             f"{[self.num_embeddings, self.embedding_dim]}, got {list(codes.shape)}")
+        self.weight = fused_rows(codes, scales, zero_points)
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        if prefix + "_packed_params._packed_weight" in state_dict:  # a quantized Embedding's (ours / torch.ao's)
+            from ...quantization import _to_plain  # the compat side: reads the quantized table
+            codes, s, z, self.bits = _to_plain.embedding_state(state_dict, prefix)
+            state_dict[prefix + "weight"] = fused_rows(codes, s, z)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
+    def forward(self, indices: Tensor) -> Tensor:
+        flat = indices.reshape(-1)
+        offsets = torch.arange(flat.numel(), dtype=flat.dtype)
+        out = _q.embedding_bag_byte_rowwise_offsets(self.weight, flat, offsets, False, 0, False, None, None, False)
+        return out.reshape(list(indices.shape) + [self.embedding_dim])
+
+    @classmethod
+    def _observed(cls, mod):
+        float_type = nn.EmbeddingBag if cls._BAG else nn.Embedding
+        who = f"torch_qplugin.nn.plain.{cls.__name__}"
+        if type(mod) is not float_type:
+            raise TypeError(f"{who}.from_float: module should be a torch.nn.{float_type.__name__}, "
+                            f"got {type(mod).__name__}")
+        from ..quantized.modules.embedding_ops import _weight_only_observer
+        obs = _weight_only_observer(mod, who)
+        bits = {"quint8": 8, "quint4x2": 4}.get(str(obs.dtype).rsplit(".", 1)[-1])
+        if bits is None:
+            raise ValueError(f"{who}: weight observer dtype should be quint8 or quint4x2, got {obs.dtype}")
+        obs(mod.weight.detach().float())
+        return obs, bits
+
+    _BAG = False
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        obs, bits = cls._observed(mod)
+        new = cls(mod.num_embeddings, mod.embedding_dim, bits)
+        new.set_weight(*quantize_rows(mod.weight, obs))
+        return new
+
+
+class EmbeddingBag(Embedding):
+    """nn.quantized.EmbeddingBag on a plain table (modes 'sum', 'mean', 'max', per_sample_weights,
+    compressed_indices_mapping), qplugin::embedding_bag_byte_rowwise_offsets."""
+
+    _Q = _qm.EmbeddingBag
+    _BAG = True
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, mode: str = "sum", include_last_offset: bool = False,
+                 bits: int = 8):
+        super().__init__(num_embeddings, embedding_dim, bits)
+        if mode not in _EMB_MODES:
+            raise ValueError(f"torch_qplugin.nn.plain.EmbeddingBag: mode should be 'sum', 'mean' or 'max', got '{mode}'")
+        self.mode, self._mode, self.include_last_offset = mode, _EMB_MODES[mode], include_last_offset
+        self.pruned_weights = False
+
+    def extra_repr(self):
+        return super().extra_repr() + f", mode={self.mode}"
+
+    def forward(self, indices: Tensor, offsets: Optional[Tensor] = None, per_sample_weights: Optional[Tensor] = None,
+                compressed_indices_mapping: Optional[Tensor] = None) -> Tensor:
+        return _q.embedding_bag_byte_rowwise_offsets(self.weight, indices, offsets, False, self._mode,
+                                                     self.pruned_weights, per_sample_weights,
+                                                     compressed_indices_mapping, self.include_last_offset)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        obs, bits = cls._observed(mod)
+        new = cls(mod.num_embeddings, mod.embedding_dim, mod.mode, mod.include_last_offset, bits)
+        new.set_weight(*quantize_rows(mod.weight, obs))
+        return new
+
+
 # ---- dynamic ---------------------------------------------------------------------------------
+def _no_fp16(dtype, name):
+    if dtype == torch.float16:
+        raise RuntimeError(f"torch_qplugin.nn.plain.{name}: float16 dynamic weights have no plain form yet; "
+                           "use plain=False (torch_qplugin.nn.quantized.dynamic runs them; they hold no "
+                           "quantized-dtype tensor)")
+
+
 class DynamicLinear(Linear):
     """Float in, float out: x is quantized per call (full 8-bit range), int8 weights."""
 
@@ -668,8 +854,7 @@ class DynamicLinear(Linear):
         return f"in_features={self.in_features}, out_features={self.out_features}"
 
     def forward(self, x: Tensor) -> Tensor:
-        return _q.plain_linear_dynamic(x, self.weight, self.w_scales, self.w_zero_points, self.bias, self.packed,
-                                       False)
+        return _q.plain_linear_dynamic(x, *self._call_args()[1][:5], False)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
@@ -679,6 +864,7 @@ class DynamicLinear(Linear):
             raise TypeError(f"torch_qplugin.nn.plain.DynamicLinear.from_float only works for "
                             f"{', '.join(t.__name__ for t in allowed)}, but got: {type(mod).__name__}")
         wobs = mod.weight_fake_quant if hasattr(mod, "weight_fake_quant") else _dynamic_weight_observer(mod)()
+        _no_fp16(getattr(wobs, "dtype", None), "DynamicLinear")
         wobs(mod.weight)
         new = cls(mod.in_features, mod.out_features, mod.bias is not None)
         new.set_weight(*plain_weight(mod.weight, wobs), None if mod.bias is None else mod.bias)
@@ -696,10 +882,86 @@ class RNNDirection(_Plain, nn.Module):
         self._NUM_CHUNKS, self.reverse, self.is_lstm = chunks, reverse, chunks == 4
 
     def forward(self, x: Tensor, h: Tensor, c: Tensor):
-        a, b = self.ih, self.hh
-        return _q.plain_rnn_layer_dynamic(x, h, c, a.weight, a.w_scales, a.w_zero_points, a.bias, a.packed,
-                                          b.weight, b.w_scales, b.w_zero_points, b.bias, b.packed, self._NUM_CHUNKS,
-                                          self.reverse)
+        return _q.plain_rnn_layer_dynamic(x, h, c, *self.ih._call_args()[1][:5], *self.hh._call_args()[1][:5],
+                                          self._NUM_CHUNKS, self.reverse)
+
+
+class _CellBase(_Plain, nn.Module):
+    """A dynamic RNN / LSTM / GRU cell: the input and hidden projections as two DynamicLinear
+    weight holders (``ih``, ``hh``), forward as the quantized cell's on the plain ops."""
+
+    _NUM_CHUNKS = 1
+
+    def __init__(self, input_size, hidden_size, bias=True, dtype=None):
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        self.weight_dtype = dtype
+        self.ih = DynamicLinear(input_size, self._NUM_CHUNKS * hidden_size, bias)
+        self.hh = DynamicLinear(hidden_size, self._NUM_CHUNKS * hidden_size, bias)
+
+    def extra_repr(self):
+        return f"{self.input_size}, {self.hidden_size}"
+
+    def _zeros(self, input: Tensor) -> Tensor:
+        return torch.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
+
+    def _layer(self, input: Tensor, h: Tensor, c: Tensor):
+        return _q.plain_rnn_layer_dynamic(input.unsqueeze(0), h, c, *self.ih._call_args()[1][:5],
+                                          *self.hh._call_args()[1][:5], self._NUM_CHUNKS, False)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        from ..quantized.dynamic.modules import _dynamic_weight_observer
+        if type(mod) is not cls._Q._FLOAT_MODULE:
+            raise TypeError(f"torch_qplugin.nn.plain.{cls.__name__}.from_float only works for "
+                            f"{cls._Q._FLOAT_MODULE.__name__}, but got: {type(mod).__name__}")
+        factory = _dynamic_weight_observer(mod)
+        kwargs = {"nonlinearity": mod.nonlinearity} if isinstance(mod, nn.RNNCell) else {}
+        new = cls(mod.input_size, mod.hidden_size, mod.bias, **kwargs)
+        for holder, w, b in ((new.ih, mod.weight_ih, mod.bias_ih), (new.hh, mod.weight_hh, mod.bias_hh)):
+            obs = factory()
+            obs(w.detach().float())
+            holder.set_weight(*plain_weight(w, obs), None if b is None else b)
+        return new
+
+
+class RNNCell(_CellBase):
+    _Q = _qd.RNNCell
+
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", dtype=None):
+        super().__init__(input_size, hidden_size, bias, dtype)
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"RNNCell: nonlinearity should be 'tanh' or 'relu', got '{nonlinearity}'")
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
+        if hx is None:
+            hx = self._zeros(input)
+        gi, gh = self.ih(input), self.hh(hx)
+        return torch.tanh(gi + gh) if self.nonlinearity == "tanh" else torch.relu(gi + gh)
+
+
+class LSTMCell(_CellBase):
+    _Q = _qd.LSTMCell
+    _NUM_CHUNKS = 4
+
+    def forward(self, input: Tensor, hx: Optional[List[Tensor]] = None):
+        if hx is None:
+            z = self._zeros(input)
+            hx = (z, z)
+        _, h, c = self._layer(input, hx[0], hx[1])
+        return h, c
+
+
+class GRUCell(_CellBase):
+    _Q = _qd.GRUCell
+    _NUM_CHUNKS = 3
+
+    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
+        if hx is None:
+            hx = self._zeros(input)
+        _, h, _ = self._layer(input, hx, hx)
+        return h
 
 
 class _RNNBase(_Plain):
@@ -721,6 +983,7 @@ class _RNNBase(_Plain):
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         new, factory = cls._new_from_float(mod, "torch_qplugin.nn.plain")
+        _no_fp16(new.dtype, cls.__name__)
 
         def weight(t):
             obs = factory()
@@ -748,7 +1011,8 @@ class GRU(_RNNBase, _qd.GRU):
 #: by the weight readers of quantization/_to_plain.py).
 PLAIN_OF = {c._Q: c for c in (
     Quantize, DeQuantize, ReLU, ReLU6, Hardswish, ELU, LeakyReLU, Sigmoid, Hardsigmoid, Softmax, MaxPool2d,
-    AvgPool2d, AdaptiveAvgPool2d, BatchNorm2d, BatchNorm3d, BNReLU2d, BNReLU3d, GroupNorm, InstanceNorm1d,
+    AvgPool2d, AdaptiveAvgPool2d, AvgPool3d, AdaptiveAvgPool3d, BatchNorm2d, BatchNorm3d, BNReLU2d, BNReLU3d, GroupNorm, InstanceNorm1d,
     InstanceNorm2d, InstanceNorm3d, LayerNorm, PReLU, Dropout, QFunctional, Linear, LinearReLU, Conv1d,
-    Conv2d, Conv3d, ConvReLU1d, ConvReLU2d, ConvReLU3d, ConvAdd2d, ConvAddReLU2d, DynamicLinear, LSTM, GRU)}
+    Conv2d, Conv3d, ConvReLU1d, ConvReLU2d, ConvReLU3d, ConvAdd2d, ConvAddReLU2d, DynamicLinear, LSTM, GRU,
+    RNNCell, LSTMCell, GRUCell, Embedding, EmbeddingBag)}
 PLAIN_OF[_QNeverFunctional] = NeverCalibratedQFunctional
