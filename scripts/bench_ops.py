@@ -126,6 +126,7 @@ def main():
                          "filters a loaded machine's preemptions)")
     ap.add_argument("--isa", choices=["avx2"], default=None,
                     help="cap our kernels and torch's ATen kernels at this ISA (own section in the docs)")
+    ap.add_argument("--json", default=None, help="also write the rows (times in seconds) to this JSON file")
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                     help="cpu: time.process_time (CPU time of all our threads), for a machine shared with "
                          "other busy processes, where wall time counts the time they hold the cores. With "
@@ -155,6 +156,7 @@ def main():
     print(header)
     cmd = "python scripts/bench_ops.py" + (" " + " ".join(sys.argv[1:]) if sys.argv[1:] else "")
     sections = {}
+    rows = []
     for mod in load_families(args.only):
         cases = mod.cases()
         lines = [
@@ -175,10 +177,15 @@ def main():
                 us = lambda v: f"{v * 1e6:.1f}" if v is not None else "-"
                 print(f"{case.op:<34} {case.shape:<22} {threads:>3} {us(ours):>10} {us(tt):>10} {us(ff):>10} "
                       f"{r_t:>7.3f} {r_f:>7.3f} {b_t:>7.3f}  {fmt_rate(case, ours)}", flush=True)
+                rows.append(dict(family=mod.FAMILY, op=case.op, shape=case.shape, threads=threads, ours=ours,
+                                 torch=tt, fp32=ff, best_ours=best["ours"], best_torch=best.get("torch")))
                 lines.append(f"| {case.op} | {case.shape} | {threads} | {us(ours)} us | {us(tt)} us | {us(ff)} us "
                              f"| **{r_t:.3f}** | {r_f:.3f} | {b_t:.3f} | {fmt_rate(case, ours)} | {fmt_rate(case, tt)} |")
         key = f"{mod.FAMILY} [{args.isa}]" if args.isa else mod.FAMILY
         sections[key] = (getattr(mod, "NOTE", ""), lines)
+    if args.json:
+        import json
+        Path(args.json).write_text(json.dumps(dict(header=header, cmd=cmd, rows=rows), indent=1))
     if not args.no_write:
         write_doc(sections, header, cmd)
 

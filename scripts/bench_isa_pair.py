@@ -1,0 +1,100 @@
+"""AVX2 against torch's AVX2 kernels next to AVX-512 against torch's AVX-512 kernels, one CPU.
+
+    python scripts/bench_isa_pair.py --label "Zen 5" --clock cpu --threads 1 --only elementwise quantize
+    python scripts/bench_isa_pair.py --label "Zen 5" --from avx2.json avx512.json   # join two saved runs
+
+Runs scripts/bench_ops.py twice on an AVX-512 machine, `--isa avx2` (our kernels capped by QPLUGIN_ISA,
+torch's by ATEN_CPU_CAPABILITY) and then uncapped, family by family, each with --json, and writes one
+table per family:
+both ratios (ours / torch, median rounds) side by side, and how each side's time changed from AVX2 to
+AVX-512. Issue 13's test: the AVX2 ratio within 10% of the AVX-512 one. The section is labelled with
+the CPU (`--label`), so runs on other CPUs keep their own sections in docs/benchmarks.md.
+"""
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(isa, passthrough, path):
+    cmd = [sys.executable, str(ROOT / "scripts" / "bench_ops.py"), "--no-write", "--json", str(path)]
+    cmd += (["--isa", isa] if isa else []) + passthrough
+    print("+", " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True)
+
+
+def table(a2, a5):
+    key = lambda r: (r["family"], r["op"], r["shape"], r["threads"])
+    by5 = {key(r): r for r in a5["rows"]}
+    out = {}
+    for r2 in a2["rows"]:
+        r5 = by5.get(key(r2))
+        if r5 is None or not r2["torch"] or not r5["torch"]:
+            continue
+        q2, q5 = r2["ours"] / r2["torch"], r5["ours"] / r5["torch"]
+        ok = "yes" if q2 <= 1.1 * q5 else "no"
+        out.setdefault(r2["family"], []).append(
+            f"| {r2['op']} | {r2['shape']} | {r2['threads']} | **{q2:.3f}** | **{q5:.3f}** | {q2 / q5:.2f} | {ok} "
+            f"| {r2['ours'] * 1e6:.1f} / {r5['ours'] * 1e6:.1f} us = {r2['ours'] / r5['ours']:.2f} "
+            f"| {r2['torch'] * 1e6:.1f} / {r5['torch'] * 1e6:.1f} us = {r2['torch'] / r5['torch']:.2f} |")
+    return out
+
+
+def write(label, a2, a5, cmd):
+    head = ("| op | shape | threads | AVX2 ours/torch | AVX-512 ours/torch | AVX2 / AVX-512 ratio | within 10% "
+            "| ours AVX2 / AVX-512 time | torch AVX2 / AVX-512 time |\n|---|---|---|---|---|---|---|---|---|")
+    fams = table(a2, a5)
+    key = f"isa-pair [{label}]"
+    body = (f"<!-- bench:{key} -->\n## AVX2 and AVX-512 against torch on one CPU ({label})\n\n"
+            f"Command: `{cmd}`  \nAVX2 run: {a2['header']}  \nAVX-512 run: {a5['header']}\n\n"
+            + "\n\n".join(f"**{fam}**\n\n{head}\n" + "\n".join(lines) for fam, lines in fams.items())
+            + f"\n<!-- /bench:{key} -->")
+    path = ROOT / "docs" / "benchmarks.md"
+    text = path.read_text()
+    pat = re.compile(rf"<!-- bench:{re.escape(key)} -->.*?<!-- /bench:{re.escape(key)} -->", re.S)
+    text = pat.sub(lambda _: body, text) if pat.search(text) else text.rstrip() + "\n\n" + body + "\n"
+    path.write_text(text)
+    print(body)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--label", required=True, help="CPU name for the section, e.g. 'Zen 5'")
+    ap.add_argument("--from", dest="files", nargs=2, default=None, metavar=("AVX2_JSON", "AVX512_JSON"))
+    ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--only", nargs="*", default=None, help="families, each run AVX2 then AVX-512")
+    args, passthrough = ap.parse_known_args()
+    if args.files:
+        a2, a5 = (json.loads(Path(f).read_text()) for f in args.files)
+        cmd = a2["cmd"] + "  /  " + a5["cmd"]
+    else:
+        # One family at a time, AVX2 then AVX-512, so the two sides of a row run minutes apart, not
+        # a whole sweep apart (a shared machine's speed drifts).
+        a2 = a5 = None
+        with tempfile.TemporaryDirectory() as d:
+            for fam in args.only or [None]:
+                rest = passthrough + (["--only", fam] if fam else [])
+                p2, p5 = Path(d) / "avx2.json", Path(d) / "avx512.json"
+                run("avx2", rest, p2)
+                run(None, rest, p5)
+                j2, j5 = json.loads(p2.read_text()), json.loads(p5.read_text())
+                if a2 is None:
+                    a2, a5 = j2, j5
+                else:
+                    a2["rows"] += j2["rows"]
+                    a5["rows"] += j5["rows"]
+        cmd = "python scripts/bench_isa_pair.py " + " ".join(sys.argv[1:])
+    if args.no_write:
+        for fam, lines in table(a2, a5).items():
+            print(f"\n{fam}\n" + "\n".join(lines))
+    else:
+        write(args.label, a2, a5, cmd)
+
+
+if __name__ == "__main__":
+    main()
