@@ -16,7 +16,7 @@
 // path's layout and kernels throughout (cpu/conv.cpp, kernels/dispatch.h QPLUGIN_ISA_CALL_ON), so
 // switching paths (_set_isa) while convs run is safe. Keep both properties when changing this.
 //   dw       depthwise: int32 [taps][C], (w - w_zp) in the low 16 bits
-//   w_scale, w_zp, wsum (= sum_k (w - w_zp)) per output channel, bias (zeros if none)
+//   w_scale, w_zp per output channel, bias (zeros if none)
 // Pickled state (version 1, docs/design/conv.md):
 //   ((1, kind: str ("conv1d" | "conv2d" | "conv3d"), groups), (weight, bias?), (stride, padding, dilation))
 #pragma once
@@ -62,7 +62,7 @@ struct ConvPackedParams {
   std::vector<int8_t> wmat;
   std::vector<int32_t> dw;
   std::vector<double> w_scale;
-  std::vector<int32_t> w_zp, wsum;
+  std::vector<int32_t> w_zp;
   std::vector<float> bias_f;
 
   // The GEMM engine's packed weight of each group (ocg x K; empty for depthwise).
