@@ -1279,9 +1279,11 @@ inline void u8_store32(const U8Narrow& k, __m512 v0, __m512 v1, uint8_t* out) {
 }
 // v = float(c - off) * mult (+ bias) (+ float(add[0..16) - add_zp) * add_mult when add != nullptr),
 // c already holding the b_zp * t term when there is one: epilogue_row's steps in its order.
-inline __m512 tile_value(__m512i c, __m512i off, __m512 mult, __m512 bias, bool with_bias, const uint8_t* add,
-                         __m512i addzp, __m512 addmul) {
-  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(c, off)), mult);
+// with_off false: off (a_zp * colsum) is 0 (a_zp == 0), not subtracted.
+inline __m512 tile_value(__m512i c, bool with_off, __m512i off, __m512 mult, __m512 bias, bool with_bias,
+                         const uint8_t* add, __m512i addzp, __m512 addmul) {
+  if (with_off) c = _mm512_sub_epi32(c, off);
+  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(c), mult);
   if (with_bias) f = _mm512_add_ps(f, bias);
   if (add != nullptr) {
     const __m512i a = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(add)));
@@ -1315,7 +1317,8 @@ void epilogue_tile(const QGemmParams& p, const int32_t* acc, int h, int64_t m, i
   auto value = [&](const Col& c, int r, int64_t j) {
     __m512i v = _mm512_loadu_si512(acc + r * kTileN + j);
     if (zp_terms) v = _mm512_add_epi32(v, _mm512_mullo_epi32(c.bzp, _mm512_set1_epi32(t[r])));
-    return tile_value(v, c.off, c.mult, c.bias, bias != nullptr, add ? add + r * ld_add + j : nullptr, vaddzp, vaddmul);
+    return tile_value(v, true, c.off, c.mult, c.bias, bias != nullptr, add ? add + r * ld_add + j : nullptr, vaddzp,
+                      vaddmul);
   };
   int64_t j = 0;
   if (p.kind == OutKind::kU8) {
@@ -1364,6 +1367,7 @@ inline void epilogue_regs(const QGemmParams& p, const __m512i (&acc)[MR][NV], in
     if (p.kind == OutKind::kU8 && ncols == NV * kPanelN) {
       const __m512i vazp = _mm512_set1_epi32(p.a_zero_point);
       const bool with_bias = p.bias != nullptr;
+      const bool with_off = p.a_zero_point != 0;
       __m512i off[NV];
       __m512 mu[NV], bi[NV];
 #pragma GCC unroll 4
@@ -1379,8 +1383,8 @@ inline void epilogue_regs(const QGemmParams& p, const __m512i (&acc)[MR][NV], in
       const int64_t ldc = p.ldc, ld_add = p.ld_add;
       const uint8_t* add = p.add != nullptr ? p.add + m * ld_add + n : nullptr;
       auto value = [&](int r, int v) {
-        return tile_value(acc[r][v], off[v], mu[v], bi[v], with_bias, add ? add + r * ld_add + 16 * v : nullptr,
-                          vaddzp, vaddmul);
+        return tile_value(acc[r][v], with_off, off[v], mu[v], bi[v], with_bias,
+                          add ? add + r * ld_add + 16 * v : nullptr, vaddzp, vaddmul);
       };
 #pragma GCC unroll 16
       for (int r = 0; r < MR; ++r) {
