@@ -87,6 +87,9 @@ GEOM2D = [
     (1, 40, 6, 3, 40, (3, 3), (2, 2), (0, 0), (1, 1), 40),  # depthwise s2, W = 3: no carried pairs
     (1, 16, 2, 13, 32, (3, 3), (1, 1), (1, 1), (1, 1), 1),  # 14 x 32 tiles: 26 rows, remainder 12
     (1, 40, 11, 12, 40, (3, 3), (1, 1), (2, 2), (2, 2), 40),  # depthwise 3x3 dilation 2: AVX2 tap pairs + tail
+    (1, 32, 5, 7, 96, (1, 1), (1, 1), (0, 0), (1, 1), 1),  # 1x1 in place: 64 + 32 columns (8-row tiles)
+    (2, 24, 4, 5, 64, (1, 1), (1, 1), (0, 0), (1, 1), 1),  # 1x1 in place, 64 columns: packed epilogue
+    (1, 3, 9, 10, 40, (3, 3), (1, 1), (1, 1), (1, 1), 1),  # C = 3: AVX-512 kernel-row mode, 32 + 8 columns
 ]
 
 
@@ -182,19 +185,24 @@ def test_kernel_paths_bit_identical():
 
     gen = torch.Generator().manual_seed(3)
     cases = [GEOM2D[0], GEOM2D[1], GEOM2D[4], GEOM2D[7], GEOM2D[8], GEOM2D[10], GEOM2D[13],
-             GEOM2D[16], GEOM2D[17], GEOM2D[18], GEOM2D[19], GEOM2D[20], GEOM2D[21], GEOM2D[22]]
-    for n, c, h, w, oc, ks, s, p, d, g in cases:
+             GEOM2D[16], GEOM2D[17], GEOM2D[18], GEOM2D[19], GEOM2D[20], GEOM2D[21], GEOM2D[22],
+             GEOM2D[23], GEOM2D[24], GEOM2D[25]]
+    for i, (n, c, h, w, oc, ks, s, p, d, g) in enumerate(cases + [GEOM2D[0], GEOM2D[10], GEOM2D[23]]):
         qx = make_x((n, c, h, w), gen=gen)
-        qw = make_w(oc, c // g, ks, gen=gen)
+        # the last three with non-zero weight zero points (row sums in the engine's epilogue)
+        qw = make_w(oc, c // g, ks, nonzero_zp=i >= len(cases), gen=gen)
         pk = q.conv2d_prepack(qw, torch.randn(oc, generator=gen), list(s), list(p), list(d), g)
-        outs = []
-        for isa in _isa.supported_isas():
-            with torch_qplugin.kernel_isa(isa):
-                outs.append(q.conv2d(qx, pk, 0.3, 100).int_repr())
-        for o in outs[1:]:
-            assert torch.equal(outs[0], o)
-    # conv2d_add_relu: full 64- and 32-channel rows (packed epilogue) and channel tails
-    for i, (n, c, h, w, oc, ks, s, p, d, g) in enumerate([GEOM2D[8], GEOM2D[15], GEOM2D[0], GEOM2D[8]]):
+        for op in (q.conv2d, q.conv2d_relu):
+            outs = []
+            for isa in _isa.supported_isas():
+                with torch_qplugin.kernel_isa(isa):
+                    outs.append(op(qx, pk, 0.3, 100).int_repr())
+            for o in outs[1:]:
+                assert torch.equal(outs[0], o)
+    # conv2d_add_relu: full 64- and 32-channel rows (packed epilogue) and channel tails, on the
+    # indirect (3x3) and the in-place 1x1 blocks
+    adds = [GEOM2D[8], GEOM2D[15], GEOM2D[0], GEOM2D[8], GEOM2D[23], GEOM2D[24]]
+    for i, (n, c, h, w, oc, ks, s, p, d, g) in enumerate(adds):
         qx = make_x((n, c, h, w), zp=0 if i == 3 else None, gen=gen)  # x_zp 0: no column constant
         pk = q.conv2d_prepack(make_w(oc, c // g, ks, gen=gen), torch.randn(oc, generator=gen),
                               list(s), list(p), list(d), g)

@@ -122,16 +122,11 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
 
   // Per-call requantization constants.
   std::vector<float> mult(OC), bias(OC);
-  std::vector<int32_t> col_const(OC);
   for (int64_t o = 0; o < OC; ++o) {
     mult[o] = static_cast<float>(x_scale * p.w_scale[o] / y_scale);
     bias[o] = static_cast<float>(static_cast<double>(p.bias_f[o]) / y_scale);
-    col_const[o] = static_cast<int32_t>(-x_zp * static_cast<int64_t>(p.wsum[o]));
   }
   kernels::ConvEpilogue base{};
-  base.col_const = col_const.data();
-  base.col_const_zero = x_zp == 0;
-  base.w_zp = p.any_wzp ? p.w_zp.data() : nullptr;
   base.mult = mult.data();
   base.bias = bias.data();
   base.add_mult = static_cast<float>(add_scale / y_scale);
@@ -171,7 +166,7 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   const int64_t ocg = OC / G;
   const bool direct = elem == 1 && G == 1 && p.KD * p.KH * p.KW == 1 && p.SD == 1 && p.SH == 1 &&
                       p.SW == 1 && p.PD == 0 && p.PH == 0 && p.PW == 0 && kp == g.C && !p.any_wzp;
-  const bool has_ind = !direct && QPLUGIN_ISA_CALL_ON(path, conv_has_indirect) && !p.any_wzp;
+  const bool has_ind = !direct && QPLUGIN_ISA_CALL_ON(path, qgemm_has_indirect) && !p.any_wzp;
   // Stem convs (C = 3): each kernel row's KW * C input bytes are contiguous; read them as one
   // "tap" of S4 = round_up(KW * C, 4) bytes against zero-padded weights, rather than im2col.
   const bool rows_mode = has_ind && p.ICg % 4 != 0 && G == 1 && p.DW == 1;
@@ -259,9 +254,23 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   }
   const int64_t mblocks = (M + mb - 1) / mb;
   const int64_t tasks = nsplit * N * G * mblocks;
-  // The scalar and AVX2 paths run the GEMM engine's block (kernels/gemm: its tiles, its
-  // zero-point algebra, its epilogue); AVX-512 keeps conv's own VNNI tiles (12-row and indirect).
-  const bool engine = path != kernels::Isa::kAvx512;
+  // The GEMM engine (kernels/gemm: its tiles, zero-point algebra and epilogue) runs every block;
+  // conv supplies the A side (im2col rows, the input in place, or the indirect row pointers).
+  // Indirect: the tap offsets of the receptive field in the padded input (rows mode: one "tap"
+  // of S4 bytes per kernel row).
+  // The in-place 1x1 rows run the indirect tiles too where the path has them (one tap of C bytes
+  // per row pointer): their epilogue works from registers, the dense tiles' from memory (1x1
+  // 256->64 on Zen 5: ~1.05 of the c5e9cb9 build's time on the dense tiles, see
+  // docs/benchmarks.md).
+  const bool direct_ind = direct && QPLUGIN_ISA_CALL_ON(path, qgemm_has_indirect);
+  std::vector<int64_t> tap_off;
+  if (direct_ind) tap_off.push_back(0);
+  if (indirect) {
+    for (int64_t kd = 0; kd < gp.KD; ++kd)
+      for (int64_t kh = 0; kh < gp.KH; ++kh)
+        for (int64_t kw = 0; kw < gp.KW; ++kw)
+          tap_off.push_back(((kd * gp.DD * gp.H + kh * gp.DH) * gp.W + kw * gp.DW) * gp.C);
+  }
   kernels::gemm::QGemmParams qbase;
   qbase.lda = kp;
   qbase.a_zero_point = xzp;
@@ -277,57 +286,71 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   at::parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
     const bool need_a = !direct && !indirect;
     std::vector<uint8_t> abuf(need_a ? static_cast<size_t>(mb * kp * elem + 64) : 0);
-    std::vector<int32_t> rsum(p.any_wzp && !engine ? static_cast<size_t>(mb) : 0);
+    std::vector<const uint8_t*> rows(indirect || direct_ind ? static_cast<size_t>(mb) : 0);
     for (int64_t t0 = begin; t0 < end; ++t0) {
       const int64_t si = t0 / (N * G * mblocks);  // output channel range (nsplit > 1)
       const int64_t t = t0 % (N * G * mblocks);
       const int64_t p0 = panels * si / nsplit, p1 = panels * (si + 1) / nsplit;
-      const int64_t nc0 = p0 * 16, ncount = std::min(ocg, p1 * 16) - nc0;
+      const int64_t nc0 = p0 * 16, nc1 = std::min(ocg, p1 * 16);
       const int64_t n = t / (G * mblocks);
       const int64_t gi = (t / mblocks) % G;
       const int64_t m0 = (t % mblocks) * mb;
       const int64_t mc = std::min(mb, M - m0);
-      kernels::ConvEpilogue ep = base;
-      const int64_t c0 = gi * ocg + nc0;
-      ep.col_const += c0;
-      if (ep.w_zp != nullptr) ep.w_zp += c0;
-      ep.row_sum = rsum.empty() ? nullptr : rsum.data();
-      ep.mult += c0;
-      ep.bias += c0;
-      const int64_t ooff = n * out_img + m0 * OC + c0;
-      ep.add = addp != nullptr ? addp + ooff : nullptr;
+      // output / residual at row m0, column 0 of the group: the block writes its rows [0, mc)
+      // and columns [nc0, nc1)
+      const int64_t ooff = n * out_img + m0 * OC + gi * ocg;
+      kernels::gemm::QGemmParams q = qbase;
+      q.M = mc;
+      q.b = indirect && rows_mode ? &rows_b : &wb[gi];
+      q.b_zero_points = p.w_zp.data() + gi * ocg;
+      q.multipliers = mult.data() + gi * ocg;
+      q.bias = bias.data() + gi * ocg;
+      q.out = yp + ooff;
+      q.add = addp != nullptr ? addp + ooff : nullptr;
       if (indirect) {
-        QPLUGIN_ISA_CALL_ON(path, conv_gemm_indirect, xsrc + n * src_img, gp, gi, m0, mc,
-                         rows_mode ? rows_b : wb[gi], ocg, ep, yp + ooff, OC);
-        continue;
-      }
-      const void* a;
-      if (direct) {
-        a = xp + n * in_img + m0 * g.C;
-      } else {
-        QPLUGIN_ISA_CALL_ON(path, conv_im2col, xp + n * in_img, g, gi, m0, mc, abuf.data(), kp, xzp,
-                         rsum.empty() ? nullptr : rsum.data());
-        a = abuf.data();
-      }
-      if (engine) {
-        kernels::gemm::QGemmParams q = qbase;
-        q.M = mc;
-        if (elem == 2) {
-          q.a16 = static_cast<const int16_t*>(a);
-        } else {
-          q.a = static_cast<const uint8_t*>(a);
+        // Row pointers of the output pixels m0, m0 + 1, ... into the padded image, walked
+        // incrementally (no divisions per pixel).
+        const uint8_t* x0 = xsrc + n * src_img + gi * g.icg;
+        int64_t ow = m0 % g.OW, oh = (m0 / g.OW) % g.OH, od = m0 / (g.OW * g.OH);
+        for (int64_t i = 0; i < mc; ++i) {
+          rows[i] = x0 + (((od * g.SD) * gp.H + oh * g.SH) * gp.W + ow * g.SW) * g.C;
+          if (++ow == g.OW) {
+            ow = 0;
+            if (++oh == g.OH) {
+              oh = 0;
+              ++od;
+            }
+          }
         }
-        q.b = &wb[gi];
-        q.b_zero_points = p.w_zp.data() + gi * ocg;
-        q.multipliers = mult.data() + gi * ocg;
-        q.bias = bias.data() + gi * ocg;
-        // output / residual at column 0 of the group: the block writes columns [nc0, nc0 + ncount)
-        q.out = yp + (ooff - nc0);
-        q.add = addp != nullptr ? addp + (ooff - nc0) : nullptr;
-        QPLUGIN_ISA_CALL_ON(path, qgemm_block, q, 0, mc, nc0, nc0 + ncount);
+        kernels::gemm::IndirectA ia;
+        ia.rows = rows.data();
+        ia.tap_off = tap_off.data();
+        ia.ntaps = static_cast<int64_t>(tap_off.size());
+        ia.seg = gp.icg;
+        QPLUGIN_ISA_CALL_ON(path, qgemm_block_indirect, q, ia, 0, mc, nc0, nc1);
         continue;
       }
-      QPLUGIN_ISA_CALL_ON(path, conv_gemm, a, kp, mc, wb[gi], nc0, ncount, ep, yp + ooff, OC);
+      if (direct_ind) {
+        for (int64_t i = 0; i < mc; ++i) rows[i] = xp + n * in_img + (m0 + i) * g.C;
+        kernels::gemm::IndirectA ia;
+        ia.rows = rows.data();
+        ia.tap_off = tap_off.data();
+        ia.ntaps = 1;
+        ia.seg = g.C;
+        QPLUGIN_ISA_CALL_ON(path, qgemm_block_indirect, q, ia, 0, mc, nc0, nc1);
+        continue;
+      }
+      if (direct) {
+        q.a = xp + n * in_img + m0 * g.C;  // rows of C = kp bytes, in place
+      } else {
+        QPLUGIN_ISA_CALL_ON(path, conv_im2col, xp + n * in_img, g, gi, m0, mc, abuf.data(), kp, xzp);
+        if (elem == 2) {
+          q.a16 = reinterpret_cast<const int16_t*>(abuf.data());
+        } else {
+          q.a = abuf.data();
+        }
+      }
+      QPLUGIN_ISA_CALL_ON(path, qgemm_block, q, 0, mc, nc0, nc1);
     }
   });
 }

@@ -223,17 +223,10 @@ std::shared_ptr<ConvPackedParams> conv_prepack_int(const char* op, const std::st
   const at::Tensor wi = w_int8.contiguous().reshape({p->OC, p->ICg, taps});
   const int8_t* src = wi.data_ptr<int8_t>();
   p->wmat.resize(static_cast<size_t>(p->OC * p->K));
-  p->wsum.assign(p->OC, 0);
   for (int64_t o = 0; o < p->OC; ++o) {
-    int32_t s = 0;
     for (int64_t t = 0; t < taps; ++t) {
-      for (int64_t c = 0; c < p->ICg; ++c) {
-        const int8_t v = src[(o * p->ICg + c) * taps + t];
-        p->wmat[o * p->K + t * p->ICg + c] = v;
-        s += static_cast<int32_t>(v) - p->w_zp[o];
-      }
+      for (int64_t c = 0; c < p->ICg; ++c) p->wmat[o * p->K + t * p->ICg + c] = src[(o * p->ICg + c) * taps + t];
     }
-    p->wsum[o] = s;
   }
   // depthwise: one input and one output channel per group
   p->depthwise = p->ICg == 1 && p->OC == groups;

@@ -16,10 +16,10 @@
 // path's layout and kernels throughout (cpu/conv.cpp, kernels/dispatch.h QPLUGIN_ISA_CALL_ON), so
 // switching paths (_set_isa) while convs run is safe. Keep both properties when changing this.
 //   dw       depthwise: int32 [taps][C], (w - w_zp) in the low 16 bits
-//   w_scale, w_zp, wsum (= sum_k (w - w_zp)) per output channel, bias (zeros if none)
+//   w_scale, w_zp per output channel, bias (zeros if none)
 // Transposed conv (kind "conv_transpose{1,2,3}d", transpose = true): weight (IC, OC / groups, kernel...)
-// as torch's; OC / ICg below are the output channels and input channels per group; wmat, packed,
-// dw and wsum stay empty; instead
+// as torch's; OC / ICg below are the output channels and input channels per group; wmat, packed
+// and dw stay empty; instead
 //   tpacked  per (group, kd, kh) the engine's packed weight of KW * OCg columns (kw, oc) by ICg:
 //            B[kw * OCg + oc][ic] = w[g * ICg + ic][oc][kd][kh][kw]
 //   tzp      per group, the weight zero point of each of those columns
@@ -84,7 +84,7 @@ struct ConvPackedParams {
   std::vector<int8_t> wmat;
   std::vector<int32_t> dw;
   std::vector<double> w_scale;
-  std::vector<int32_t> w_zp, wsum;
+  std::vector<int32_t> w_zp;
   std::vector<float> bias_f;
 
   // The GEMM engine's packed weight of each group (ocg x K; empty for depthwise).

@@ -3,11 +3,12 @@
 //  - PackedWeight / PackedB: the packed weight of linear (LinearPackedParams) and of every conv
 //    group (ConvPackedParams), one layout family for all: the int8 quad layout + the AVX2 int16 copy.
 //  - qgemm() (blocking + at::parallel_for): linear, linear_dynamic and through it the RNN layer.
-//  - qgemm_block (tiles + epilogue of one block): qgemm(), and conv's scalar / AVX2 paths, which
-//    keep their own task split (image x group x row block x channel range, im2col per task) and
-//    pass im2col rows (AVX2: already int16, a16) and conv2d_add's residual (add).
-//  - conv's AVX-512 path keeps its own VNNI tiles (12-row / indirect, kernels/conv_kernel.cpp) on
-//    the same PackedB, with the same zero-point algebra and requantize step (requant.h).
+//  - qgemm_block (tiles + epilogue of one block): qgemm(), and conv's im2col / in-place 1x1 path
+//    on every ISA, which keeps its own task split (image x group x row block x channel range,
+//    im2col per task) and passes im2col rows (AVX2: already int16, a16) and conv2d_add's
+//    residual (add).
+//  - qgemm_block_indirect (AVX-512): the same block with A given by address (IndirectA: row
+//    pointers + tap offsets), conv's indirect path (no im2col); same epilogue.
 //  - kS32 output: the public int32-out entry (e.g. a col2im-based transposed conv).
 //
 //   C[m][n] = sum_k (A[m][k] - a_zp) * (B[n][k] - b_zp[n])        (exact, int32)
@@ -155,15 +156,31 @@ struct QGemmParams {
 // columns, on the active ISA path (kernels/dispatch.h).
 void qgemm(const QGemmParams& p);
 
+// A given by address (conv's indirect A side, no im2col): row m of A is the concatenation over
+// taps t < ntaps of seg bytes at rows[m - m0] + tap_off[t] (m0: the block's first row), so
+// K = ntaps * seg must equal b->K, with seg % 4 == 0.
+struct IndirectA {
+  const uint8_t* const* rows = nullptr;  // one pointer per row of the block
+  const int64_t* tap_off = nullptr;      // ntaps byte offsets
+  int64_t ntaps = 0;
+  int64_t seg = 0;
+};
+
 } // namespace gemm
 
 // One block (qplugin::kernels::{scalar,avx2,avx512}::qgemm_block): rows [m0, m1), columns [n0, n1) with n0 a multiple of kPanelN.
 // Single-threaded; qgemm() calls it per block. Exposed per ISA for tests / reuse.
+// qgemm_block_indirect: the same block with A read through an IndirectA (p.a, p.lda, p.a16
+// unused; p.b_zero_points_all_zero must hold: no row sums). AVX-512 only: qgemm_has_indirect()
+// says whether the path has it (elsewhere it writes nothing; conv gathers rows with im2col there).
 // clang-format off
 // minmax_f32: *mn = min(x[0..n)), *mx = max(x[0..n)) for n >= 1; both NaN if any x is NaN
 // (as at::aminmax). Used by dynamic linear to choose a small activation's qparams in place.
 #define QPLUGIN_QGEMM_KERNELS(X) \
   X(void, qgemm_block, (const gemm::QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1)) \
+  X(bool, qgemm_has_indirect, ()) \
+  X(void, qgemm_block_indirect, (const gemm::QGemmParams& p, const gemm::IndirectA& a, int64_t m0, \
+                                 int64_t m1, int64_t n0, int64_t n1)) \
   X(void, minmax_f32, (const float* x, int64_t n, float* mn, float* mx))
 // clang-format on
 QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_QGEMM_KERNELS)

@@ -9,9 +9,9 @@
 // keeps the float -> int conversion in range.
 //
 // Users (all compute their v in their own documented order, then call this):
-//  - the GEMM epilogue (kernels/gemm/qgemm_kernel.cpp, kU8: v = float(C) * multiplier + bias)
-//  - conv (kernels/conv_kernel.cpp, finish_one / finish_vec: the same v, plus the residual of
-//    conv2d_add)
+//  - the GEMM epilogue (kernels/gemm/qgemm_kernel.cpp, kU8: v = float(C) * multiplier + bias,
+//    plus the residual of conv2d_add), for linear and every conv GEMM
+//  - conv's depthwise kernels (kernels/conv_kernel.cpp, finish_one / finish_vec: the same v)
 //  - the element-wise add / mul (kernels/add_kernel.cpp: v with the output zero point already
 //    added in float, so zp = 0 there, as torch computes it)
 //  - the activation tables (kernels/activation_math.h: v in float64, NaN sent to 0 first, as
