@@ -80,8 +80,8 @@ def main():
         path = tmp / f"{name}.pt2"
         _, t_save = timed(lambda: torch.export.save(ep, str(path)))
         loaded, t_load = timed(lambda: torch.export.load(str(path)).module())
-        compiled = deploy.compile(model, (x8,))
-        _, t_compile = timed(lambda: compiled(x8))
+        compiled = deploy.compile(model)
+        _, t_compile = timed(lambda: compiled(make(1)))
         pkg, t_aoti = timed(lambda: deploy.aoti_package(ep, tmp / f"{name}.aoti.pt2"))
         aoti, t_aoti_load = timed(lambda: torch._inductor.aoti_load_package(pkg))
         steps.append([name, f"{t_export:.1f} s", f"{t_save:.2f} s ({path.stat().st_size / 1e6:.1f} MB)",

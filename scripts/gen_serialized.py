@@ -60,7 +60,40 @@ def gen_linear():
     print("wrote", OUT / "linear_v1.pt", OUT / "linear_v1.io.pt")
 
 
-FAMILIES = {"linear": gen_linear}
+class LinearFp16Golden(torch.nn.Module):
+    """fp16 weights (LinearPackedParamsBase state version 2): with bias (linear_dynamic_fp16) and
+    without (linear_relu_dynamic_fp16)."""
+
+    def __init__(self, p_bias, p_nobias):
+        super().__init__()
+        self.p_bias = p_bias
+        self.p_nobias = p_nobias
+
+    def forward(self, x: torch.Tensor):
+        return (torch.ops.qplugin.linear_dynamic_fp16(x, self.p_bias),
+                torch.ops.qplugin.linear_relu_dynamic_fp16(x, self.p_nobias))
+
+
+def gen_linear_fp16():
+    import torch_qplugin  # noqa: F401
+
+    g = torch.Generator().manual_seed(2026)
+    N, K = 21, 35
+    w1, b1 = torch.randn(N, K, generator=g), torch.randn(N, generator=g)
+    w2 = torch.randn(18, K, generator=g) * 3
+    m = LinearFp16Golden(torch.ops.qplugin.linear_prepack_fp16(w1, b1), torch.ops.qplugin.linear_prepack_fp16(w2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        sm = torch.jit.script(m)
+        x = torch.randn(6, K, generator=g)
+        y, z = sm(x)
+        torch.jit.save(sm, str(OUT / "linear_fp16_v2.pt"))
+    torch.save({"x": x, "y": y, "z": z, "w_bias_fp16": w1.half(), "b": b1, "w_nobias_fp16": w2.half()},
+               OUT / "linear_fp16_v2.io.pt")
+    print("wrote", OUT / "linear_fp16_v2.pt", OUT / "linear_fp16_v2.io.pt")
+
+
+FAMILIES = {"linear": gen_linear, "linear_fp16": gen_linear_fp16}
 
 
 def main():

@@ -653,6 +653,46 @@ def conv_ref(x, w, b, stride, padding, dilation, groups):
     return y
 
 
+def conv_transpose_ref(x, w, b, stride, padding, output_padding, dilation, groups):
+    """Float64 N-d transposed convolution (torch.nn.functional.conv_transpose*d) from the
+    definition: input element x[n, g * icg + ic, i...] adds x * w[g * icg + ic, oc, k...] to
+    output position i * stride - padding + k * dilation of channel g * ocg + oc; positions
+    outside [0, out) are dropped. x: (N, C, *S), w: (C, OC / groups, *K), b: (OC,) or None.
+    out = (in - 1) * stride - 2 * padding + dilation * (K - 1) + output_padding + 1."""
+    x = np.asarray(x, dtype=np.float64)
+    w = np.asarray(w, dtype=np.float64)
+    nd = x.ndim - 2
+    n, c = x.shape[:2]
+    icg = c // groups
+    ocg = w.shape[1]
+    ks = w.shape[2:]
+    ins = x.shape[2:]
+    out = [(ins[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (ks[i] - 1) + output_padding[i] + 1
+           for i in range(nd)]
+    # scatter into a canvas wide enough for every tap, then crop the padding away
+    full = [max((ins[i] - 1) * stride[i] + dilation[i] * (ks[i] - 1) + 1, padding[i] + out[i]) for i in range(nd)]
+    canvas = np.zeros((n, ocg * groups, *full), dtype=np.float64)
+    for tap in np.ndindex(*ks):
+        sl = tuple(slice(tap[i] * dilation[i], tap[i] * dilation[i] + (ins[i] - 1) * stride[i] + 1, stride[i])
+                   for i in range(nd))
+        for g in range(groups):
+            wg = w[(slice(g * icg, (g + 1) * icg), slice(None)) + tuple(tap)]  # (icg, ocg)
+            canvas[(slice(None), slice(g * ocg, (g + 1) * ocg)) + sl] += np.einsum(
+                "nc...,co->no...", x[:, g * icg:(g + 1) * icg], wg)
+    y = canvas[(slice(None), slice(None)) + tuple(slice(padding[i], padding[i] + out[i]) for i in range(nd))]
+    if b is not None:
+        y = y + np.asarray(b, dtype=np.float64).reshape((1, -1) + (1,) * nd)
+    return y
+
+
+def qconv_transpose_ref(qx, qw, b, stride, padding, output_padding, dilation, groups, out_scale, out_zp):
+    """Integer output of quantized transposed conv computed in float64, rounded once. qw may be
+    per-channel along axis 1 (output channels) or per tensor."""
+    real = conv_transpose_ref(exact_real(qx), exact_real(qw), None if b is None else b.double().numpy(),
+                              stride, padding, output_padding, dilation, groups)
+    return requantize_ref(real, out_scale, out_zp, torch.quint8)
+
+
 def exact_real(qt: torch.Tensor) -> np.ndarray:
     """The real value a quantized tensor represents, in float64 without intermediate rounding."""
     q = qt.int_repr().numpy().astype(np.float64)
@@ -830,3 +870,38 @@ def with_exact_dequantize(fn, *args, **kwargs):
         return fn(*args, **kwargs)
     finally:
         dequantize_ref = saved
+
+
+# ---- fp16 dynamic linear (qplugin::linear_dynamic_fp16) ---------------------------------------
+
+FP16_MAX = 65504.0
+
+
+def fp16_weight_ref(w):
+    """The weight linear_prepack_fp16 keeps: float32 values saturated to +-65504 (torch's
+    HandleWeightsSaturation), rounded to the nearest float16 (ties to even), as float64."""
+    w = np.asarray(w, dtype=np.float32)
+    return np.clip(w, -FP16_MAX, FP16_MAX).astype(np.float16).astype(np.float64)
+
+
+def linear_fp16_ref(x, w, bias=None, relu=False):
+    """Exact (float64) y = x W16^T + bias with W16 = fp16_weight_ref(w); x float32 as given."""
+    x = np.asarray(x, dtype=np.float32).astype(np.float64)
+    y = x @ fp16_weight_ref(w).T
+    if bias is not None:
+        y = y + np.asarray(bias, dtype=np.float32).astype(np.float64)
+    return np.maximum(y, 0.0) if relu else y
+
+
+def linear_fp16_tolerance(x, w, bias=None):
+    """Error bound of the kernel's order (K fmas into one float32 accumulator, then + bias:
+    K + 1 roundings): gamma(K + 1) * (sum_k |x w16| + |bias|), gamma(n) = n u / (1 - n u),
+    u = 2^-24 (Higham, recursive summation), plus the final rounding to float32 (|y| u)."""
+    x = np.abs(np.asarray(x, dtype=np.float32).astype(np.float64))
+    k = x.shape[-1]
+    mag = x @ np.abs(fp16_weight_ref(w)).T
+    if bias is not None:
+        mag = mag + np.abs(np.asarray(bias, dtype=np.float32).astype(np.float64))
+    u = 2.0 ** -24
+    n = k + 1
+    return (n * u / (1 - n * u)) * mag + u * mag

@@ -19,9 +19,11 @@ FAMILIES = {
     "normalization / softmax": ALL_PATHS,
     "pooling / upsample": ALL_PATHS,
     "linear (static, dynamic)": ALL_PATHS,
+    "fp16 dynamic linear": ALL_PATHS,
     "dynamic LSTM / GRU layer": ALL_PATHS,
     "embeddings (8-bit / 4-bit rows)": ALL_PATHS,
     "conv 1d/2d/3d, depthwise, fused add": ALL_PATHS,
+    "transposed conv 1d/2d/3d (GEMM + col2im)": ALL_PATHS,
 }
 
 # Which family each op belongs to (for the coverage table in docs/ops.md).
@@ -42,6 +44,8 @@ _OP_FAMILY = {
                            "upsample_bilinear2d", "avg_pool3d", "adaptive_avg_pool3d"),
     "linear (static, dynamic)": ("linear_prepack", "linear_unpack", "linear", "linear_relu",
                                  "linear_dynamic", "linear_relu_dynamic"),
+    "fp16 dynamic linear": ("linear_prepack_fp16", "linear_unpack_fp16", "linear_dynamic_fp16",
+                            "linear_relu_dynamic_fp16"),
     "dynamic LSTM / GRU layer": ("_rnn_layer_dynamic",),
     "embeddings (8-bit / 4-bit rows)": (
         "embedding_bag_prepack", "embedding_bag_unpack", "embedding_byte", "embedding_4bit", "embedding_bag_byte",
@@ -51,6 +55,10 @@ _OP_FAMILY = {
         "conv1d_prepack", "conv2d_prepack", "conv3d_prepack", "conv1d_unpack", "conv2d_unpack",
         "conv3d_unpack", "conv1d", "conv2d", "conv3d", "conv1d_relu", "conv2d_relu", "conv3d_relu",
         "conv2d_add", "conv2d_add_relu"),
+    "transposed conv 1d/2d/3d (GEMM + col2im)": (
+        "conv_transpose1d_prepack", "conv_transpose2d_prepack", "conv_transpose3d_prepack",
+        "conv_transpose1d_unpack", "conv_transpose2d_unpack", "conv_transpose3d_unpack",
+        "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"),
 }
 
 
@@ -61,7 +69,7 @@ def family_of(op: str) -> str:
         op = {"quantize_per_tensor": "quantize_per_tensor", "dequantize_per_tensor": "dequantize",
               "dequantize_per_channel": "dequantize", "add_scalar_qparams": "add_scalar",
               "mul_scalar_qparams": "mul_scalar", "rnn_layer_dynamic": "_rnn_layer_dynamic",
-              "conv_prepack": "conv2d_prepack"}.get(op, op)
+              "conv_prepack": "conv2d_prepack", "conv_transpose_prepack": "conv_transpose2d_prepack"}.get(op, op)
     for fam, ops in _OP_FAMILY.items():
         if op in ops:
             return fam

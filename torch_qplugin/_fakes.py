@@ -275,10 +275,21 @@ def linear_buffer_bytes(n, k, isa):
     return end
 
 
-def _conv_out(x, w, stride, padding, dilation, groups):
-    conv = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[x.dim()]
-    shape = conv(_float(x), torch.empty(w.shape, dtype=torch.float32, device=w.device), None, stride, padding,
-                 dilation, groups).shape
+def _conv_out(x, w, stride, padding, dilation, groups, output_padding=None):
+    """conv's (or, with output_padding, the transposed conv's: weight (IC, OC / groups, k...))
+    output in the C++ layout. The output size by its formula, not by running aten's conv on fakes:
+    that one picks a conv backend by batch size and so guards on the batch (a dynamic batch would
+    recompile at 16)."""
+    spatial = x.dim() - 2
+    at = lambda v, i: v[i] if len(v) > 1 else v[0]  # noqa: E731 - a list of one applies to every dim
+    if output_padding is None:
+        shape = [x.shape[0], w.shape[0]] + [
+            (x.shape[2 + i] + 2 * at(padding, i) - at(dilation, i) * (w.shape[2 + i] - 1) - 1) // at(stride, i) + 1
+            for i in range(spatial)]
+    else:
+        shape = [x.shape[0], w.shape[1] * groups] + [
+            (x.shape[2 + i] - 1) * at(stride, i) - 2 * at(padding, i) + at(dilation, i) * (w.shape[2 + i] - 1)
+            + at(output_padding, i) + 1 for i in range(spatial)]
     if x.dim() == 3:  # the C++ allocates (N, C, 1, W) channels_last and squeezes
         return torch.empty((shape[0], shape[1], 1, shape[2]), dtype=x.dtype, device=x.device,
                            memory_format=torch.channels_last).squeeze(2)
@@ -296,6 +307,16 @@ def _register_weighted():
     @_fake("plain_conv_prepack")
     def _(w, w_scales, w_zero_points, bias, stride, padding, dilation, groups):
         return w.new_empty([_HEADER_BYTES], dtype=torch.uint8)
+
+    @_fake("plain_conv_transpose_prepack")
+    def _(w, w_scales, w_zero_points, bias, stride, padding, output_padding, dilation, groups):
+        return w.new_empty([_HEADER_BYTES], dtype=torch.uint8)
+
+    for name in ("plain_conv_transpose1d", "plain_conv_transpose2d", "plain_conv_transpose3d"):
+        @_fake(name)
+        def _(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, stride, padding, output_padding,
+              dilation, groups, output_scale, output_zero_point):
+            return _conv_out(x, w, stride, padding, dilation, groups, output_padding)
 
     for name in ("plain_linear", "plain_linear_relu"):
         @_fake(name)

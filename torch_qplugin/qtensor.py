@@ -6,9 +6,26 @@ and its Quantizer (PerTensorAffine / PerChannelAffine). It answers what a quanti
 (``qplugin::plain_*``) through ``__torch_dispatch__``: view ops, slicing, cat, comparators, sort /
 topk / max / min / argmax / mean, relu / clamp, pooling, upsample, and every ``qplugin::`` op (so
 ``torch_qplugin.nn.quantized.functional`` accepts it). Any other op raises NotImplementedError
-naming it: a QTensor is never silently dequantized. ``__tensor_flatten__`` /
-``__tensor_unflatten__`` make it traceable by torch.compile and torch.export.
+naming it: a QTensor is never silently dequantized.
+
+Tracing (docs/deploy.md). A QTensor made inside the traced code (plain modules make one per layer)
+never reaches a graph: the graphs hold the plain ops on its integers and aten views of them.
+
+* torch.compile / strict export (dynamo): ``QTensor(data, scale, zero_point)`` (a tensor and two
+  constants) is a constructor dynamo can put in its graph, and the per-tensor quantizer is an opaque
+  value constant (quantizer.py), so ``x.quantizer.scale`` is a constant too. AOTAutograd then runs
+  the ops on the QTensor through ``__torch_dispatch__``, which calls the plain ops on ``_data``.
+* torch.export (pre-dispatch, strict or not): its proxy mode sits at the PreDispatch key, above the
+  Python key where ``__torch_dispatch__`` runs, and cannot handle a subclass it did not make (torch
+  answers "Unable to cast NotImplemented to Tensor"). ``__torch_function__`` therefore runs a torch
+  call that has such a QTensor argument with PreDispatch excluded, down to ``__torch_dispatch__``,
+  which lifts the exclusion again while its handler calls the plain ops, so the proxy mode records
+  those. (A QTensor input of the exported program is known to the proxy mode: its ops are recorded
+  as they are, and torch's subclass handling runs ``__torch_dispatch__`` later.)
+* ``__tensor_flatten__`` / ``__tensor_unflatten__`` let a QTensor be a traced input or output.
 """
+import threading
+
 import torch
 
 from .quantizer import PerChannelAffine, PerTensorAffine, Quantizer
@@ -18,13 +35,18 @@ _q = torch.ops.qplugin
 
 
 class QTensor(torch.Tensor):
+    """QTensor(data, quantizer), or QTensor(data, scale, zero_point) for a per-tensor affine one
+    (the form torch.compile can build inside a graph; data of dtype uint8 / int8 / int32)."""
+
     @staticmethod
-    def __new__(cls, data, quantizer):
+    def __new__(cls, data, quantizer, zero_point=None):
         return torch.Tensor._make_wrapper_subclass(
             cls, data.shape, strides=data.stride(), storage_offset=data.storage_offset(), dtype=data.dtype,
             device=data.device, requires_grad=False)
 
-    def __init__(self, data, quantizer):
+    def __init__(self, data, quantizer, zero_point=None):
+        if zero_point is not None:
+            quantizer = _checked_per_tensor(quantizer, zero_point, data.dtype)
         if not isinstance(quantizer, Quantizer):
             raise TypeError(f"torch_qplugin.QTensor: quantizer should be a Quantizer, got {type(quantizer).__name__}")
         if data.dtype != quantizer.dtype:
@@ -99,8 +121,21 @@ class QTensor(torch.Tensor):
         return QTensor(inner["_data"], qz)
 
     @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        # torch's default without converting results to QTensor (they come from __torch_dispatch__),
+        # and under torch.export's pre-dispatch tracing, below its proxy mode (module docstring).
+        kwargs = kwargs or {}
+        with torch._C.DisableTorchFunctionSubclass():
+            if (torch.compiler.is_dynamo_compiling() or not torch._C._dispatch_tls_is_dispatch_key_included(_PRE)
+                    or _all_traced(args, kwargs)):
+                return func(*args, **kwargs)
+            return _below_pre_dispatch(func, args, kwargs)
+
+    @classmethod
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if _TLS.below_pre_dispatch:
+            return _with_pre_dispatch(func, args, kwargs)
         handler = _HANDLERS.get(func)
         if handler is None:
             handler = _HANDLERS.get(func.overloadpacket)
@@ -109,6 +144,57 @@ class QTensor(torch.Tensor):
                 f"torch_qplugin.QTensor: {func} is not supported on a QTensor (dequantize() it first, "
                 f"or use a torch_qplugin op)")
         return handler(func, args, kwargs)
+
+
+_PRE = torch._C.DispatchKey.PreDispatch
+
+
+class _State(threading.local):
+    below_pre_dispatch = False  # inside _below_pre_dispatch, PreDispatch excluded by it
+
+
+_TLS = _State()
+
+
+def _all_traced(args, kwargs):
+    """Whether torch.export's pre-dispatch proxy mode knows every QTensor argument (a QTensor input
+    of the exported program: the mode records ops on it as they are)."""
+    from torch.fx.experimental.proxy_tensor import has_proxy_slot
+
+    mode = torch._ops.mode_stack_state_for_pre_dispatch().get(0)
+    qts = [a for a in torch.utils._pytree.tree_leaves((args, kwargs)) if isinstance(a, QTensor)]
+    return mode is not None and all(has_proxy_slot(a, mode.tracer) for a in qts)
+
+
+def _set_pre_dispatch_excluded(excluded):
+    torch._C._dispatch_tls_set_dispatch_key_excluded(_PRE, excluded)
+
+
+def _below_pre_dispatch(func, args, kwargs):
+    """func(*args, **kwargs) with the PreDispatch key (torch.export's proxy mode) excluded, so that
+    its QTensor arguments reach __torch_dispatch__ (through autograd's decompositions and the fake
+    mode, which both pass a QTensor on)."""
+    was_excluded = torch._C._dispatch_tls_is_dispatch_key_excluded(_PRE)
+    was_below = _TLS.below_pre_dispatch
+    _set_pre_dispatch_excluded(True)
+    _TLS.below_pre_dispatch = True
+    try:
+        return func(*args, **kwargs)
+    finally:
+        _TLS.below_pre_dispatch = was_below
+        _set_pre_dispatch_excluded(was_excluded)
+
+
+def _with_pre_dispatch(func, args, kwargs):
+    """QTensor's handler for func, PreDispatch included again: the plain ops it calls on the
+    integers are what torch.export's proxy mode records."""
+    _set_pre_dispatch_excluded(False)
+    _TLS.below_pre_dispatch = False
+    try:
+        return QTensor.__torch_dispatch__(func, (), args, kwargs)
+    finally:
+        _TLS.below_pre_dispatch = True
+        _set_pre_dispatch_excluded(True)
 
 
 # ---- handlers ----------------------------------------------------------------------------------
@@ -143,6 +229,27 @@ def _wrap(data, qz):
 
 def _like(x, data):
     return QTensor(data, x.quantizer)
+
+
+_RANGES = {torch.uint8: (0, 255), torch.int8: (-128, 127), torch.int32: (-2 ** 31, 2 ** 31 - 1)}
+
+
+def _checked_per_tensor(scale, zero_point, dtype):
+    """PerTensorAffine of QTensor(data, scale, zero_point): the ops' checks in Python (no op call
+    per layer; plain modules make one QTensor per layer)."""
+    try:
+        s, z = float(scale), int(zero_point)
+    except (TypeError, ValueError, OverflowError):
+        s, z = float("nan"), None
+    if not 0 < s < float("inf"):
+        raise ValueError(f"torch_qplugin.QTensor: scale should be a positive finite number, got {scale!r}")
+    lo, hi = _RANGES.get(dtype, (0, -1))
+    if lo > hi:
+        raise TypeError(f"torch_qplugin.QTensor: data should have dtype uint8, int8 or int32, got {dtype}")
+    if z is None or z != zero_point or not lo <= z <= hi:
+        raise ValueError(f"torch_qplugin.QTensor: zero_point should be an int in [{lo}, {hi}] for {dtype}, "
+                         f"got {zero_point!r}")
+    return _per_tensor(s, z, dtype)
 
 
 def _per_tensor(scale, zero_point, dtype):

@@ -10,6 +10,7 @@ Arguments are checked by the plain ops themselves (qplugin::plain_quantize_per_t
 plain_dequantize_per_channel), so a bad scale, zero point or dtype gets the ops' own message.
 """
 import torch
+from torch._library import opaque_object as _opaque
 
 _q = torch.ops.qplugin
 
@@ -71,6 +72,10 @@ class PerTensorAffine(Quantizer):
     def __repr__(self):
         return f"PerTensorAffine(scale={self.scale}, zero_point={self.zero_point}, dtype={self.dtype})"
 
+    def __fx_repr__(self):
+        return (f"torch_qplugin.PerTensorAffine({self.scale!r}, {self.zero_point!r}, {self.dtype})",
+                {"torch_qplugin": __import__("torch_qplugin"), "torch": torch})
+
 
 class PerChannelAffine(Quantizer):
     """q[..., c, ...] = clamp(round_half_even(x / scales[c]) + zero_points[c]) along `axis`."""
@@ -108,3 +113,10 @@ class PerChannelAffine(Quantizer):
 def quantize(x, quantizer):
     """torch_qplugin.quantize(x, quantizer) -> QTensor: the same as quantizer.quantize(x)."""
     return quantizer.quantize(x)
+
+
+# torch.compile: a per-tensor quantizer is a constant (guarded by ==), so that dynamo can read a
+# QTensor's .quantizer and its scale / zero point inside a graph (qtensor.py, docs/deploy.md).
+_opaque.register_opaque_type(PerTensorAffine, typ="value", members={
+    "scale": _opaque.MemberType.USE_REAL, "zero_point": _opaque.MemberType.USE_REAL,
+    "dtype": _opaque.MemberType.USE_REAL, "qscheme": _opaque.MemberType.USE_REAL})

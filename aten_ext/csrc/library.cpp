@@ -146,8 +146,16 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("linear_relu(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack, float Y_scale_i, int Y_zero_point_i) -> Tensor");
   m.def("linear_dynamic(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack, bool reduce_range=False) -> Tensor");
   m.def("linear_relu_dynamic(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack, bool reduce_range=False) -> Tensor");
+  // fp16 dynamic scheme (torch's quantized::linear_*_fp16): float16 weights in the same class, float
+  // activations, float32 accumulation (cpu/linear_fp16.cpp); no int8 step.
+  m.def("linear_prepack_fp16(Tensor W, Tensor? B=None) -> __torch__.torch.classes.qplugin.LinearPackedParamsBase");
+  m.def("linear_unpack_fp16(__torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack) -> (Tensor W, Tensor? B)",
+        qplugin::with_class_check<qplugin::LinearPackedParams, 0>(TORCH_FN(qplugin::linear_unpack_fp16)));
+  m.def("linear_dynamic_fp16(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack) -> Tensor");
+  m.def("linear_relu_dynamic_fp16(Tensor X, __torch__.torch.classes.qplugin.LinearPackedParamsBase W_prepack) -> Tensor");
   // Internal (torch_qplugin.nn.quantized.dynamic.LSTM / GRU): one layer, one direction, over a whole
-  // sequence; input [T, B, I], states [B, H]; num_gates 4 = LSTM, 3 = GRU (c0 passed through).
+  // sequence; input [T, B, I], states [B, H]; num_gates 4 = LSTM, 3 = GRU (c0 passed through);
+  // w_ih / w_hh qint8 (dynamic int8 GEMMs) or fp16 (the fp16 kernel): each GEMM follows its weight.
   m.def("_rnn_layer_dynamic(Tensor input, Tensor h0, Tensor c0, __torch__.torch.classes.qplugin.LinearPackedParamsBase w_ih, __torch__.torch.classes.qplugin.LinearPackedParamsBase w_hh, int num_gates, bool reverse) -> (Tensor output, Tensor h_n, Tensor c_n)");
 
   // ---- Convolution --------------------------------------------------------------------
@@ -169,6 +177,20 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("conv3d_relu(Tensor qx, __torch__.torch.classes.qplugin.Conv3dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
   m.def("conv2d_add(Tensor qx, Tensor qaccum, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
   m.def("conv2d_add_relu(Tensor qx, Tensor qaccum, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
+  // transposed conv (cpu/conv_transpose.cpp): torch's quantized:: schemas; packed params with
+  // transpose() == True (1d / 2d: Conv2dPackedParamsBase, 3d: Conv3dPackedParamsBase)
+  m.def("conv_transpose1d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int groups) -> __torch__.torch.classes.qplugin.Conv2dPackedParamsBase");
+  m.def("conv_transpose2d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int groups) -> __torch__.torch.classes.qplugin.Conv2dPackedParamsBase");
+  m.def("conv_transpose3d_prepack(Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int groups) -> __torch__.torch.classes.qplugin.Conv3dPackedParamsBase");
+  m.def("conv_transpose1d_unpack(__torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weights) -> (Tensor weight, Tensor? bias)",
+        qplugin::with_class_check<qplugin::Conv2dPackedParamsBase, 0>(TORCH_FN(qplugin::conv_transpose1d_unpack)));
+  m.def("conv_transpose2d_unpack(__torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weights) -> (Tensor weight, Tensor? bias)",
+        qplugin::with_class_check<qplugin::Conv2dPackedParamsBase, 0>(TORCH_FN(qplugin::conv_transpose2d_unpack)));
+  m.def("conv_transpose3d_unpack(__torch__.torch.classes.qplugin.Conv3dPackedParamsBase packed_weights) -> (Tensor weight, Tensor? bias)",
+        qplugin::with_class_check<qplugin::Conv3dPackedParamsBase, 0>(TORCH_FN(qplugin::conv_transpose3d_unpack)));
+  m.def("conv_transpose1d(Tensor qx, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
+  m.def("conv_transpose2d(Tensor qx, __torch__.torch.classes.qplugin.Conv2dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
+  m.def("conv_transpose3d(Tensor qx, __torch__.torch.classes.qplugin.Conv3dPackedParamsBase packed_weight, float output_scale, int output_zero_point) -> Tensor");
 
   // ---- The plain tier (docs/ops.md "Plain ops"): plain_<op> on uint8 / int8 / int32 tensors with
   // explicit qparams (x_scale / x_zero_point after each input; per-channel as tensors), plain results.
@@ -256,6 +278,13 @@ TORCH_LIBRARY(qplugin, m) {
     m.def(torch::schema((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor w, Tensor w_scales, "
                          "Tensor w_zero_points, Tensor? bias, Tensor packed, int[] stride, int[] padding, "
                          "int[] dilation, int groups, float output_scale, int output_zero_point) -> Tensor").c_str()));
+  }
+  m.def("plain_conv_transpose_prepack(Tensor w, Tensor w_scales, Tensor w_zero_points, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int groups) -> Tensor");
+  for (const char* name : {"plain_conv_transpose1d", "plain_conv_transpose2d", "plain_conv_transpose3d"}) {
+    m.def(torch::schema((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor w, Tensor w_scales, "
+                         "Tensor w_zero_points, Tensor? bias, Tensor packed, int[] stride, int[] padding, "
+                         "int[] output_padding, int[] dilation, int groups, float output_scale, "
+                         "int output_zero_point) -> Tensor").c_str()));
   }
   for (const char* name : {"plain_conv2d_add", "plain_conv2d_add_relu"}) {
     m.def(torch::schema((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor accum, "

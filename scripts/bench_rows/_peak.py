@@ -11,6 +11,14 @@ import peak_int8  # noqa: E402  (scripts/peak_int8.py)
 PEAK = {}  # filled by cases(): the machine's int8 peak, measured in the same run
 
 
+def with_peak_note(note):
+    """`note` with the measured peak appended (replacing an earlier one): the rows' NOTE."""
+    peak = measure_peak()
+    return note.split(" Peak:")[0] + (f" Peak: {peak['gops']:.1f} GOPS per core ({peak['name']}, "
+                                      "scripts/peak_int8.py, measured in this run); % of peak is against "
+                                      "threads x that.")
+
+
 def measure_peak():
     """One core's u8*s8 peak (GOPS): the best of the instruction mixes this CPU supports
     (scripts/peak_int8.py: vpdpbusd zmm / ymm with VNNI, else vpmaddubsw + vpmaddwd)."""

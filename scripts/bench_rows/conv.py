@@ -3,7 +3,7 @@ engine runs its saturating path on them; ours is exact). Rate: GOPS = 2 * MACs /
 import torch
 
 from bench_rows import Case
-from bench_rows._peak import Ops, measure_peak
+from bench_rows._peak import Ops, with_peak_note
 
 FAMILY = "conv"
 ORDER = 60
@@ -53,9 +53,7 @@ def _conv_case(name, shape, in_shape, oc, k, stride, pad, groups, dims=2, add=Fa
 
 def cases():
     global NOTE
-    peak = measure_peak()
-    NOTE = NOTE.split(" Peak:")[0] + (f" Peak: {peak['gops']:.1f} GOPS per core ({peak['name']}, scripts/peak_int8.py, "
-                                       "measured in this run); % of peak is against threads x that.")
+    NOTE = with_peak_note(NOTE)
     return [
         _conv_case("conv2d 3x3 64->64", "[1,64,56,56]", (1, 64, 56, 56), 64, 3, 1, 1, 1),
         _conv_case("conv2d 3x3 64->64", "[8,64,56,56]", (8, 64, 56, 56), 64, 3, 1, 1, 1),

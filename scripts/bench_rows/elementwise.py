@@ -42,6 +42,20 @@ def cases():
                         lambda xs=xs: q.cat(xs, 1, 0.06, 125),
                         lambda xs=xs: torch.ops.quantized.cat(xs, 1, 0.06, 125),
                         lambda fxs=fxs: torch.cat(fxs, 1), work=2 * n))
+        # Scales as an observer picks them from data (min/max over 255 steps): arbitrary floats, not
+        # the decimal ratios above (5/6, 7/6 put exact .5 ties on the grid).
+        obs = []
+        for i in range(4):
+            x = torch.randn(1, 64, 56, 56) * (1 + 0.13 * i) + 0.1 * i
+            if cl:
+                x = x.contiguous(memory_format=torch.channels_last)
+            s = float(x.max() - x.min()) / 255
+            obs.append(torch.quantize_per_tensor(x, s, int(round(-float(x.min()) / s)), torch.quint8))
+        so = float(max(o.dequantize().max() for o in obs) - min(o.dequantize().min() for o in obs)) / 255
+        out.append(Case(f"cat requant 4x {fmt} (observer scales)", "4x[1,64,56,56] dim1",
+                        lambda obs=obs, so=so: q.cat(obs, 1, so, 110),
+                        lambda obs=obs, so=so: torch.ops.quantized.cat(obs, 1, so, 110),
+                        lambda fxs=fxs: torch.cat(fxs, 1), work=2 * n))
         ys = [_q((1, 64, 56, 56), 0.05, 120, cl) for _ in range(4)]
         iys = [y.int_repr() for y in ys]
         out.append(Case(f"cat shared 4x {fmt}", "4x[1,64,56,56] dim1",

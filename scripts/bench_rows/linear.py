@@ -13,7 +13,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # scripts/
 from bench_rows import Case  # noqa: E402
 import peak_int8  # noqa: E402  (scripts/peak_int8.py)
-from bench_rows._peak import Ops, measure_peak  # noqa: E402
+from bench_rows._peak import Ops, measure_peak, with_peak_note  # noqa: E402
 
 FAMILY = "linear"
 ORDER = 40
@@ -29,9 +29,7 @@ def cases(shapes=SHAPES):
     tq = torch.ops.quantized
     torch.backends.quantized.engine = "x86"
     global NOTE
-    peak = measure_peak()
-    NOTE = NOTE.split(" Peak:")[0] + (f" Peak: {peak['gops']:.1f} GOPS per core ({peak['name']}, scripts/peak_int8.py, "
-                                       "measured in this run); % of peak is against threads x that.")
+    NOTE = with_peak_note(NOTE)
     g = torch.Generator().manual_seed(0)
     out = []
     for M, K, N in shapes:

@@ -33,3 +33,15 @@ def test_linear_v1_loads_and_matches():
     w2, b2 = torch.ops.qplugin.linear_unpack(m.p_dynamic)
     assert torch.equal(w2.int_repr(), io["w_dynamic_int8"]) and b2 is None
     assert w2.qscheme() == torch.per_tensor_affine and w2.q_scale() == 0.004 and w2.q_zero_point() == 3
+
+
+def test_linear_fp16_v2_loads_and_matches():
+    """fp16 weights (state version 2, issue 16)."""
+    m = _load(SER / "linear_fp16_v2.pt")
+    io = torch.load(SER / "linear_fp16_v2.io.pt")
+    y, z = m(io["x"])
+    assert torch.equal(y, io["y"]) and torch.equal(z, io["z"])
+    w, b = torch.ops.qplugin.linear_unpack_fp16(m.p_bias)
+    assert torch.equal(w, io["w_bias_fp16"].float()) and torch.equal(b, io["b"])
+    w2, b2 = torch.ops.qplugin.linear_unpack_fp16(m.p_nobias)
+    assert torch.equal(w2, io["w_nobias_fp16"].float()) and b2 is None

@@ -1,16 +1,19 @@
-"""torch.export of plain qplugin models (issue 15): dynamic batch, only plain dtypes and qplugin ops
-in the graph, outputs bit-identical to eager in this process and, after export.save, in a fresh one."""
+"""torch.export.export of plain qplugin models themselves (issue 15), strict and non-strict: dynamic
+batch, only plain dtypes (no quantized dtype, no QTensor, no script object) and qplugin ops in the
+graph, outputs bit-identical to eager in this process and, after export.save, in a fresh one."""
 import pytest
 import torch
 
 import deploy_lib as D
+from torch_qplugin import deploy
 
 
+@pytest.mark.parametrize("strict", [False, True], ids=["non_strict", "strict"])
 @pytest.mark.parametrize("name", sorted(D.CASES))
-def test_export_is_plain_and_bit_identical(name):
+def test_export_is_plain_and_bit_identical(name, strict):
     model, inputs = D.CASES[name]()
     expected = D.eager_outputs(model, inputs)
-    ep = D.export(model, inputs(8))
+    ep = D.export(model, inputs(8), strict=strict)
     assert D.graph_problems(ep) == []
     assert D.qplugin_calls(ep), "the exported graph calls no qplugin op"
     # one dynamic batch symbol on the input
@@ -31,6 +34,16 @@ def test_graph_problems_sees_what_is_not_plain():
     ep = torch.export.export(Float(), (torch.randn(1, 3, 4, 4),))
     assert D.graph_problems(ep) == ["conv2d: float compute aten.conv2d.default"]
     assert D.qplugin_calls(ep) == []
+
+
+def test_deploy_export_is_the_same_call():
+    """torch_qplugin.deploy.export: torch.export.export with the batch spec made for the caller,
+    size-oblivious."""
+    model, inputs = D.CASES["digits_cnn"]()
+    ours, public = deploy.export(model, inputs(8)), D.export(model, inputs(8), oblivious=True)
+    assert str(ours.graph) == str(public.graph) and ours.range_constraints.keys() == public.range_constraints.keys()
+    with pytest.raises(TypeError, match="args should be a tuple"):
+        deploy.export(model, inputs(8)[0])
 
 
 def test_export_save_load_in_a_fresh_process(tmp_path):

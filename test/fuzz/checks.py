@@ -753,7 +753,8 @@ def _source(obj, ctx):
     return src
 
 
-@check("linear_prepack", "conv1d_prepack", "conv2d_prepack", "conv3d_prepack")
+@check("linear_prepack", "conv1d_prepack", "conv2d_prepack", "conv3d_prepack", "conv_transpose1d_prepack",
+       "conv_transpose2d_prepack", "conv_transpose3d_prepack")
 def _prepack(a, out, ctx):
     unpack = getattr(torch.ops.qplugin, ctx.op.replace("prepack", "unpack"))
     w, b = unpack(out)
@@ -762,7 +763,8 @@ def _prepack(a, out, ctx):
     _same_bias(b, a["B"] if "B" in a else a["bias"], "unpacked bias")
 
 
-@check("linear_unpack", "conv1d_unpack", "conv2d_unpack", "conv3d_unpack")
+@check("linear_unpack", "conv1d_unpack", "conv2d_unpack", "conv3d_unpack", "conv_transpose1d_unpack",
+       "conv_transpose2d_unpack", "conv_transpose3d_unpack")
 def _unpack(a, out, ctx):
     src = _source(a["W_prepack"] if "W_prepack" in a else a["packed_weights"], ctx)
     _same_q(out[0], src["w"], "unpacked weight")
@@ -796,6 +798,39 @@ def _dynamic(x, weight, reduce_range, out, what):
     np.testing.assert_allclose(out.numpy(), exp, rtol=1e-5, atol=tol, err_msg=what)
 
 
+@check("linear_prepack_fp16")
+def _prepack_fp16(a, out, ctx):
+    """The packed weight is W saturated to +-65504 and rounded to float16 (exact), bias as given."""
+    w = a["W"]
+    if w.dtype not in (torch.float32, torch.float16):
+        raise Unchecked("weight dtype")
+    wu, b = torch.ops.qplugin.linear_unpack_fp16(out)
+    exp = ref.fp16_weight_ref(w.float().numpy()).astype(np.float32)
+    np.testing.assert_array_equal(wu.numpy(), exp, err_msg="unpacked fp16 weight")
+    _same_bias(b, a["B"], "unpacked bias")
+
+
+@check("linear_unpack_fp16")
+def _unpack_fp16(a, out, ctx):
+    src = _source(a["W_prepack"], ctx)
+    np.testing.assert_array_equal(out[0].numpy(), ref.fp16_weight_ref(src["w"].numpy()).astype(np.float32))
+    _same_bias(out[1], src["b"], "unpacked bias")
+
+
+@check("linear_dynamic_fp16", "linear_relu_dynamic_fp16")
+def _linear_dynamic_fp16(a, out, ctx):
+    """Within the float32-accumulation bound of the float64 result with fp16 weights (test_linear_fp16.py)."""
+    src = _source(a["W_prepack"], ctx)
+    x = a["X"]
+    if x.dtype != torch.float32 or not torch.isfinite(x).all():
+        raise Unchecked("non-finite or non-float32 input")
+    b = None if src["b"] is None else src["b"].numpy()
+    exp = ref.linear_fp16_ref(x.numpy(), src["w"].numpy(), b, relu="relu" in ctx.op)
+    tol = ref.linear_fp16_tolerance(x.numpy(), src["w"].numpy(), b)
+    finite_real(exp)
+    assert (np.abs(out.numpy().astype(np.float64) - exp) <= tol).all(), ctx.op
+
+
 @check("conv1d", "conv1d_relu", "conv2d", "conv2d_relu", "conv3d", "conv3d_relu", "conv2d_add", "conv2d_add_relu")
 def _conv(a, out, ctx):
     x = per_tensor(a["qx"])
@@ -805,6 +840,17 @@ def _conv(a, out, ctx):
     acc = per_tensor(a["qaccum"], "qaccum") if "qaccum" in a else None
     exp = ref.qconv_ref(x, src["w"], src["b"], src["stride"], src["padding"], src["dilation"], src["groups"],
                         s, z, relu=ctx.op.endswith("relu"), qaccum=acc)
+    within(out, exp, 1, ctx.op)
+
+
+@check("conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
+def _conv_transpose(a, out, ctx):
+    x = per_tensor(a["qx"])
+    src = _source(a["packed_weight"], ctx)
+    s, z = a["output_scale"], a["output_zero_point"]
+    out_qparams(out, s, z, torch.quint8)
+    exp = ref.qconv_transpose_ref(x, src["w"], src["b"], src["stride"], src["padding"], src["output_padding"],
+                                  src["dilation"], src["groups"], s, z)
     within(out, exp, 1, ctx.op)
 
 
@@ -858,6 +904,67 @@ def _plain_conv(a, out, ctx):
     exp = ref.qconv_ref(x, qw, a["bias"], g["stride"], g["padding"], g["dilation"], a["groups"],
                         a["output_scale"], a["output_zero_point"], relu=ctx.op.endswith("relu"), qaccum=acc)
     within(out, exp, 1, ctx.op)
+
+
+def plain_qweight_t(w, scales, zero_points, groups):
+    """The float64 real weight of a plain transposed conv (w (IC, OC / groups, kernel...), 1 or OC
+    qparams: output channel g * OCg + j is column j of group g's rows) as a quantized tensor: per
+    tensor, or per channel along axis 1 when the qparams repeat per group (what a quantized weight
+    can hold), else None (the caller compares reals)."""
+    if not (isinstance(w, torch.Tensor) and w.dtype == torch.int8):
+        raise Unchecked("weight not int8")
+    s, z = scales.double().reshape(-1), zero_points.long().reshape(-1)
+    if s.numel() == 1:
+        return torch._make_per_tensor_quantized_tensor(w.contiguous(), float(s), int(z))
+    ocg = w.shape[1]
+    if torch.equal(s, s[:ocg].repeat(groups)) and torch.equal(z, z[:ocg].repeat(groups)):
+        return torch._make_per_channel_quantized_tensor(w.contiguous(), s[:ocg].clone(), z[:ocg].clone(), 1)
+    return None
+
+
+def _plain_conv_transpose_ref(x, w, scales, zero_points, bias, g, groups, out_scale, out_zp):
+    qw = plain_qweight_t(w, scales, zero_points, groups)
+    if qw is not None:
+        return ref.qconv_transpose_ref(x, qw, bias, g["stride"], g["padding"], g["output_padding"], g["dilation"],
+                                       groups, out_scale, out_zp)
+    ic, ocg = w.shape[:2]
+    oc = (torch.arange(ic) // (ic // groups) * ocg).reshape(ic, 1) + torch.arange(ocg)
+    shp = (ic, ocg) + (1,) * (w.dim() - 2)
+    wr = ((w.double() - zero_points.double()[oc].reshape(shp)) * scales.double()[oc].reshape(shp)).numpy()
+    real = ref.conv_transpose_ref(ref.exact_real(x), wr, None if bias is None else bias.double().numpy(),
+                                  g["stride"], g["padding"], g["output_padding"], g["dilation"], groups)
+    return ref.requantize_ref(real, out_scale, out_zp, torch.quint8)
+
+
+def _geometry_t(a, nd):
+    g = _geometry(a, nd)
+    v = list(a["output_padding"])
+    g["output_padding"] = v * nd if len(v) == 1 else v
+    return g
+
+
+@check("plain_conv_transpose1d", "plain_conv_transpose2d", "plain_conv_transpose3d")
+def _plain_conv_transpose(a, out, ctx):
+    x = _qt(a["x"], a["x_scale"], a["x_zero_point"], "x")
+    w = a["w"]
+    exp = _plain_conv_transpose_ref(x, w, a["w_scales"], a["w_zero_points"], a["bias"], _geometry_t(a, w.dim() - 2),
+                                    a["groups"], a["output_scale"], a["output_zero_point"])
+    within(out, exp, 1, ctx.op)
+
+
+@check("plain_conv_transpose_prepack")
+def _plain_conv_transpose_prepack(a, out, ctx):
+    # the header is opaque: right when plain_conv_transpose reading it gives the reference's result
+    w = a["w"]
+    nd = w.dim() - 2
+    shape = [1, w.shape[0]] + [3] * nd
+    x = torch.arange(int(np.prod(shape)), dtype=torch.int64).remainder(251).to(torch.uint8).reshape(shape)
+    op = getattr(torch.ops.qplugin, f"plain_conv_transpose{nd}d")
+    y = op(x, 0.05, 120, w, a["w_scales"], a["w_zero_points"], a["bias"], out, a["stride"], a["padding"],
+           a["output_padding"], a["dilation"], a["groups"], 0.5, 100)
+    exp = _plain_conv_transpose_ref(_qt(x, 0.05, 120, "x"), w, a["w_scales"], a["w_zero_points"], a["bias"],
+                                    _geometry_t(a, nd), a["groups"], 0.5, 100)
+    within(y, exp, 1, f"plain_conv_transpose{nd}d with the prepacked header")
 
 
 @check("plain_linear_prepack")

@@ -195,13 +195,15 @@ class Gen:
         return self.qtensor(per_channel=True)
 
     # -- packed params ---------------------------------------------------------------------------
-    def weight(self, shape):
+    def weight(self, shape, axis=0):
+        """A qint8 weight, per tensor or (30 %) per channel along `axis` (1: a transposed conv's
+        output channels)."""
         torch = self.torch
         data = torch.randint(-128, 128, shape, generator=self.g, dtype=torch.int64).to(torch.int8)
         if self.chance(0.3):
             return torch._make_per_channel_quantized_tensor(
-                data, torch.rand(shape[0], generator=self.g, dtype=torch.double) * 0.02 + 0.001,
-                torch.zeros(shape[0], dtype=torch.long), 0)
+                data, torch.rand(shape[axis], generator=self.g, dtype=torch.double) * 0.02 + 0.001,
+                torch.zeros(shape[axis], dtype=torch.long), axis)
         return torch._make_per_tensor_quantized_tensor(data, self.r.choice([0.01, 0.003, 0.5]),
                                                        self.r.choice([0, 0, 3]))
 
@@ -211,6 +213,12 @@ class Gen:
         q = self.torch.ops.qplugin
         r = self.r
         bias = lambda n: self.torch.randn(n, generator=self.g) if self.chance(0.7) else None  # noqa: E731
+        if "Linear" in cls and kind == "fp16":  # float16 weights (linear_prepack_fp16)
+            n, k = r.choice([1, 3, 16, 33]), r.choice([1, 4, 17, 64])
+            w = self.torch.randn(n, k, generator=self.g) * r.choice([0.01, 1.0, 300.0])
+            b = bias(n)
+            return self._remember(q.linear_prepack_fp16(w, b), w=w, b=b, fp16=True,
+                                  in_shape=[r.choice([1, 2, 5]), k])
         if "Linear" in cls:
             n, k = r.choice([1, 3, 16, 33]), r.choice([1, 4, 17, 64])
             w, b = self.weight([n, k]), bias(n)
@@ -221,6 +229,10 @@ class Gen:
             w = self.torch.randn(rows, dim, generator=self.g) * r.choice([0.1, 3.0])
             qw = float_qparams_weight(w, bits)
             return self._remember(q.embedding_bag_prepack(qw), qw=qw, bits=bits, rows=rows, dim=dim, in_shape=[rows])
+        if kind is None and self.chance(0.15):  # a transposed conv's params (the wrong kind for conv ops)
+            kind = "conv_transpose3d" if "Conv3d" in cls else r.choice(["conv_transpose1d", "conv_transpose2d"])
+        if kind is not None and kind.startswith("conv_transpose"):
+            return self.conv_transpose_packed(kind, bias)
         if "Conv3d" in cls:
             oc, ic = r.choice([2, 4]), r.choice([1, 2, 3])
             w, b = self.weight([oc, ic, r.choice([1, 2]), r.choice([1, 3]), r.choice([1, 3])]), bias(oc)
@@ -240,11 +252,34 @@ class Gen:
         return self._remember(obj, w=w, b=b, in_shape=[r.choice([1, 2]), icg * groups] + [r.choice([5, 7, 8])] * sp,
                               **geo)
 
+    def conv_transpose_geometry(self, sp):
+        """stride / padding / output_padding / dilation / groups of a valid transposed conv."""
+        r = self.r
+        stride, dilation = [r.choice([1, 2])] * sp, [r.choice([1, 2])] * sp
+        return dict(stride=stride, padding=[r.choice([0, 1])] * sp, dilation=dilation, groups=r.choice([1, 1, 2]),
+                    output_padding=[r.choice([0, max(stride[0], dilation[0]) - 1])] * sp)
+
+    def conv_transpose_packed(self, kind, bias):
+        """Transposed-conv packed params of `kind`: weight (IC, OC / groups, kernel...), per
+        tensor or per output channel (axis 1)."""
+        r, q = self.r, self.torch.ops.qplugin
+        sp = int(kind[len("conv_transpose")])
+        geo = self.conv_transpose_geometry(sp)
+        icg, ocg = r.choice([1, 3, 4]), r.choice([1, 2, 5])
+        ks = [r.choice([1, 2, 3])] * sp
+        w, b = self.weight([icg * geo["groups"], ocg] + ks, axis=1), bias(ocg * geo["groups"])
+        prep = getattr(q, kind + "_prepack")
+        obj = prep(w, b, geo["stride"], geo["padding"], geo["output_padding"], geo["dilation"], geo["groups"])
+        return self._remember(obj, w=w, b=b, transposed=True,
+                              in_shape=[r.choice([1, 2]), icg * geo["groups"]] + [r.choice([2, 3, 5])] * sp, **geo)
+
     def plain_weight(self, short):
         """Presets the plain tier's weight arguments (w, w_scales, w_zero_points, bias, packed,
         conv geometry) for `short` and shapes the input to fit."""
         torch, r = self.torch, self.r
         q = torch.ops.qplugin
+        if short.startswith("plain_conv_transpose"):
+            return self.plain_conv_transpose_weight(short)
         if "linear" in short:
             nd, n, k = 0, r.choice([1, 3, 16, 33]), r.choice([1, 4, 17, 64])
             wshape = [n, k]
@@ -270,6 +305,28 @@ class Gen:
                                                          geo["dilation"], groups)
             self.shape_hint = [r.choice([1, 2]), wshape[1] * groups] + [r.choice([5, 7, 8])] * nd
             self.conv_src = dict(geo, w=w, in_shape=list(self.shape_hint))
+        self.last_dtype = "quint8"
+
+    def plain_conv_transpose_weight(self, short):
+        """plain_conv_transpose*: w (IC, OC / groups, kernel...), 1 or OC scales / zero points (per
+        output channel of every group), bias, geometry, the packed header; the input to fit."""
+        torch, r = self.torch, self.r
+        digit = short[len("plain_conv_transpose")]
+        nd = int(digit) if digit.isdigit() else r.choice([1, 2, 3])
+        geo = self.conv_transpose_geometry(nd)
+        groups = geo["groups"]
+        icg, ocg = r.choice([1, 3, 4]), r.choice([1, 2, 5])
+        wshape = [icg * groups, ocg] + [r.choice([1, 2, 3]) for _ in range(nd)]
+        w = torch.randint(-128, 128, wshape, generator=self.g, dtype=torch.int64).to(torch.int8)
+        n = ocg * groups
+        k = n if self.chance(0.7) else 1
+        sc = torch.rand(k, generator=self.g, dtype=torch.double) * 0.02 + 0.001
+        zp = torch.tensor([r.choice([0, 0, 2, -5]) for _ in range(k)], dtype=torch.long)
+        bias = torch.randn(n, generator=self.g) if self.chance(0.7) else None
+        self.preset.update(w=w, w_scales=sc, w_zero_points=zp, bias=bias, **geo)
+        self.preset["packed"] = self.torch.ops.qplugin.plain_conv_transpose_prepack(
+            w, sc, zp, bias, geo["stride"], geo["padding"], geo["output_padding"], geo["dilation"], groups)
+        self.shape_hint = [r.choice([1, 2]), icg * groups] + [r.choice([2, 3, 5])] * nd
         self.last_dtype = "quint8"
 
     def embedding_args(self, short):
@@ -372,6 +429,10 @@ class Gen:
         packed = [a for a in arguments if "PackedParams" in str(a.type)]
         if packed and self.chance(0.85):  # build the packed params first and shape the input to fit them
             kind = "conv1d" if "conv1d" in short else "conv2d" if "conv2d" in short else None
+            if "fp16" in short and self.chance(0.85):  # fp16 weights (mostly) for the fp16 ops
+                kind = "fp16"
+            if short.startswith("conv_transpose"):
+                kind = short[:len("conv_transpose1d")]
             if "embedding" in short:  # rows of the op's kind (mostly)
                 kind = ("4bit" if "4bit" in short else "byte") if self.chance(0.85) else None
             self.packed_obj = self.packed(str(packed[0].type).split(".")[-1], kind)
@@ -379,7 +440,8 @@ class Gen:
             self.last_dtype = "quint8"
             if "embedding" in short:
                 self.embedding_args(short)
-        elif (any(a.name == "packed" for a in arguments) or short in ("plain_linear_prepack", "plain_conv_prepack")) \
+        elif (any(a.name == "packed" for a in arguments) or short in ("plain_linear_prepack", "plain_conv_prepack",
+                                                                       "plain_conv_transpose_prepack")) \
                 and self.chance(0.85):  # the plain tier's weight, scales, zero points, bias, buffer and geometry
             self.plain_weight(short)
         elif "embedding" in short and self.chance(0.85):  # weights, indices and bags that fit
@@ -473,6 +535,15 @@ class Gen:
                 return t
             self.preset.update(accum_scale=t.q_scale(), accum_zero_point=t.q_zero_point())
             return t.int_repr()
+        if short == "linear_prepack_fp16" and name == "W" and self.chance(0.85):  # a float weight
+            w = self.float_tensor([r.choice([1, 3, 17]), r.choice([1, 4, 33])])
+            return w * r.choice([1.0, 1e5]) if w.is_floating_point() else w
+        if short.startswith("conv_transpose") and short.endswith("_prepack") and name == "weight":
+            nd = int(short[len("conv_transpose")])
+            self.preset.update(self.conv_transpose_geometry(nd))
+            g = self.preset["groups"]
+            return self.weight([r.choice([1, 3]) * g, r.choice([1, 2, 4])] + [r.choice([1, 2, 3]) for _ in range(nd)],
+                               axis=1)
         if "prepack" in short and name in ("weight", "W") and short.split("_")[0] in ("linear", "conv1d", "conv2d",
                                                                                     "conv3d"):
             nd = {"linear": 0, "conv1d": 1, "conv2d": 2, "conv3d": 3}[short.split("_")[0]]
@@ -480,7 +551,7 @@ class Gen:
                                dilation=[r.choice([1, 2])] * nd, groups=r.choice([1, 1, 2]))
             g = self.preset["groups"] if nd else 1
             return self.weight([r.choice([2, 4]) * g, r.choice([1, 3])] + [r.choice([1, 2, 3]) for _ in range(nd)])
-        if short.endswith("_dynamic") and name in ("X", "x", "self"):
+        if (short.endswith("_dynamic") or short.endswith("_dynamic_fp16")) and name in ("X", "x", "self"):
             return self.float_tensor(list(hint))
         if (not plain and ts == "Tensor" and
                 name in ("qx", "self", "input", "qa", "qb", "other", "X") and not short.startswith("make_per")):
@@ -828,12 +899,27 @@ def mutate(blob, r):
     return out.getvalue(), f"record {target}"
 
 
+CHILD_ADDRESS_SPACE = 8 << 30  # bytes of address space a saved-file child may map
+
+
+def cap_address_space(limit=CHILD_ADDRESS_SPACE):
+    """A mutated length or memo index can make torch's unpickler ask for tens of GB (seed 505:
+    LONG_BINPUT 1562909288 resized the memo to ~25 GB and the kernel's OOM killer took the child,
+    no stack, on a shared 24 GiB machine). Under a cap the same request fails as std::bad_alloc ->
+    MemoryError, an ordinary load error."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard == resource.RLIM_INFINITY or hard > limit:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit if hard == resource.RLIM_INFINITY else hard))
+
+
 def mutation_child(paths_json):
     """Loads each mutated file and runs it; prints one json line per file when it starts, when
     loading is done ("phase": "run") and when it ends. A fatal signal prints the C++ stack of the
     faulting thread (torch's handler) for `crash_origin`."""
     import warnings
     warnings.simplefilter("ignore")
+    cap_address_space()
     import torch
     import fuzz_model
     torch.set_num_threads(1)

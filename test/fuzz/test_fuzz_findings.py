@@ -179,3 +179,34 @@ def test_plain_prelu_slopes_are_checked_through_the_twin():
     statuses = [fuzzlib.run_case("qplugin::plain_prelu", "", fuzzlib.case_seed(404, "qplugin::plain_prelu", k))[0]
                 for k in range(40)]
     assert "bad" not in statuses and statuses.count("checked") >= 5, statuses
+
+
+def test_saved_file_with_a_huge_memo_index_is_a_load_error(tmp_path):
+    # seed 505 (QPLUGIN_ISA=avx2, Zen 5): a data.pkl whose LONG_BINPUT index became 1562909288 made
+    # torch's unpickler resize its memo to ~25 GB; the OOM killer took the child (exit -9, no stack).
+    # The saved-file children now run under an address-space cap, so it is an ordinary load error.
+    import io
+    import json
+    import pickletools
+    import subprocess
+    import zipfile
+    import fuzzlib
+    blob = fuzzlib.saved_blobs()["jit_model"]
+    zin = zipfile.ZipFile(io.BytesIO(blob))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            c = bytearray(zin.read(info.filename))
+            if info.filename.endswith("/data.pkl"):
+                # the first memo store (BINPUT, 1-byte index) becomes LONG_BINPUT 1562909288
+                pos = next(p for op, arg, p in pickletools.genops(bytes(c)) if op.name == "BINPUT")
+                c[pos:pos + 2] = b"r" + (1562909288).to_bytes(4, "little")
+            zout.writestr(zipfile.ZipInfo(info.filename, date_time=info.date_time), bytes(c))
+    path = tmp_path / "huge_memo.pt"
+    path.write_bytes(out.getvalue())
+    code = (f"import sys; sys.path.insert(0, {fuzzlib.HERE!r}); import fuzzlib; "
+            f"fuzzlib.mutation_child({json.dumps(json.dumps([('jit_model', str(path))]))})")
+    r = subprocess.run([sys.executable, "-c", code], env=fuzzlib._child_env(), capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-1000:]
+    assert '"status": "load-error MemoryError"' in r.stdout, r.stdout

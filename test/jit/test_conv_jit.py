@@ -122,7 +122,8 @@ def test_state_roundtrip_and_corrupted_states():
     assert (version, kind, groups) == (1, "conv2d", 1)
     assert _set_state2(m.p2, st) == 1
     bad = [
-        (((2, "conv2d", 1), (w, b), (stride, padding, dilation)), r"state version should be 1, got 2"),
+        (((3, "conv2d", 1), (w, b), (stride, padding, dilation)),
+         r"state version should be 1 \(conv\) or 2 \(transposed conv\), got 3"),
         (((1, "conv3d", 1), (w, b), (stride, padding, dilation)), r"kind should be 'conv1d' or 'conv2d', got 'conv3d'"),
         (((1, "conv2d", 3), (w, b), (stride, padding, dilation)), r"groups should divide out_channels \(8\)"),
         (((1, "conv2d", 1), (w, b), ([1], padding, dilation)), r"stride should have 2 elements"),

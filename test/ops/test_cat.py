@@ -160,13 +160,16 @@ def test_cat_requant_every_byte_equals_scalar_path(isa, dtype, relu):
     # Every byte value, long NCHW rows and 64-element channels_last rows, scale pairs whose exact
     # requantized values fall on .5 ties (0.05 -> 0.06), shrink, grow past the type's range, and a
     # ratio large enough that the AVX2 path no longer rounds before clamping (it keeps the float
-    # clamps): equal to the scalar path element for element.
+    # clamps), and pairs whose table AVX2 writes as a 16-bit fixed-point formula (a pure shift
+    # 0.06 -> 0.06 with another zero point, 4/3, observer-like scales; checked fits in
+    # kernels/cat_kernel.cpp): equal to the scalar path element for element.
     lo, hi = ref.QRANGE[dtype]
     ops = q.cat_relu if relu else q.cat
     zs = ZP[dtype]
     vals = torch.arange(lo, hi + 1, dtype=torch.int64)
     data = vals[torch.randperm(256).repeat(4 * 7 * 9)[: 2 * 64 * 7 * 9]].reshape(2, 64, 7, 9)
-    for s_in, s_out in [(0.05, 0.06), (0.06, 0.05), (0.013, 0.4), (0.4, 0.013), (1.0, 1e-5), (100.0, 1e-5)]:
+    for s_in, s_out in [(0.05, 0.06), (0.06, 0.05), (0.013, 0.4), (0.4, 0.013), (1.0, 1e-5), (100.0, 1e-5),
+                         (0.06, 0.06), (0.08, 0.06), (0.0472913, 0.06), (0.0472913, 0.0613287), (0.0031, 0.0417)]:
         a = torch._make_per_tensor_quantized_tensor(data.to(ref.INT_DTYPE[dtype]), s_in, zs[0])
         b = torch._make_per_tensor_quantized_tensor(data.flip(0).to(ref.INT_DTYPE[dtype]), s_out * 0.7, zs[2])
         for fmt in (torch.contiguous_format, torch.channels_last):

@@ -91,6 +91,30 @@ def test_binary_vector_paths_match_scalar():
             assert torch.equal(r, s), isa
 
 
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
+def test_binary_vector_paths_match_scalar_at_extreme_scales(dtype):
+    # Output scales from huge to the smallest the ops accept (2^15 output steps per input step):
+    # |v| far past the 8-bit range, which the vector loops round first and saturate in the pack;
+    # every path equals the scalar loop and the float64 reference.
+    torch.manual_seed(2)
+    from torch_qplugin import _isa
+    lo, hi = ref.QRANGE[dtype]
+    a = rand_q((4 * 64 + 19,), dtype, 0.02, lo + 7)
+    b = rand_q((4 * 64 + 19,), dtype, 0.07, hi - 3)
+    for so in (0.5, 1e-4, 2.2e-6, 1e30):
+        outs = {}
+        for isa in _isa.supported_isas():
+            with __import__("torch_qplugin").kernel_isa(isa):
+                outs[isa] = [f(x, y, so, zo).int_repr() for f in (q.add, q.add_relu, q.mul, q.mul_relu)
+                             for x, y in ((a, b), (a, b[:1])) for zo in (lo, (lo + hi) // 2)]
+        for isa, rs in outs.items():
+            for r, s in zip(rs, outs["scalar"]):
+                assert torch.equal(r, s), (isa, so)
+        for (name, (ours, _, kind, relu)) in BIN.items():
+            r = ours(a, b, so, hi)
+            ref.assert_within_steps(r, ref.binary_ref(kind, a, b, so, hi, relu), 1, f"{name} {so}")
+
+
 def test_add_relu_clamps_at_zero_point():
     a = torch.quantize_per_tensor(torch.linspace(-3, 3, 101), 0.05, 10, torch.quint8)
     r = q.add_relu(a, a, 0.1, 50)

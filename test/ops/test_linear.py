@@ -394,7 +394,8 @@ def _good_state():
 
 
 CORRUPT = [
-    (lambda t: (2, t, None), r"version should be 1 .*got 2"),
+    (lambda t: (3, t, None), r"version should be 1 \(int8\) or 2 \(fp16\) .*got 3"),
+    (lambda t: (2, t, None), r"version 2 state should hold 1 tensor \[weight float16\], got 3"),
     (lambda t: (1, t[:2], None), r"state should hold 3 tensors"),
     (lambda t: (1, [t[0].float(), t[1], t[2]], None), r"weight data should be an int8 tensor"),
     (lambda t: (1, [t[0].reshape(-1), t[1], t[2]], None), r"W should be 2-D"),

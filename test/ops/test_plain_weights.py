@@ -312,3 +312,106 @@ def test_plain_conv_opcheck(case, layout):
             torch.library.opcheck(getattr(q, name).default, (x, SX, ZX, acc, 0.2, 90, *args, SY, ZY))
         w, s, z, b, buf, st, pd, dl, g = args
         torch.library.opcheck(q.plain_conv_prepack.default, (w, s, z, b, st, pd, dl, g))
+
+
+# ---- transposed conv ----
+
+CONVT_CASES = {
+    # name: (spatial, x shape, weight shape (IC, OC / groups, k...), stride, padding, output_padding, dilation, groups)
+    "convT1d": (1, (2, 6, 9), (6, 4, 3), [2], [1], [1], [1], 2),
+    "convT2d": (2, (2, 4, 5, 6), (4, 6, 4, 4), [2, 2], [1, 1], [0, 0], [1, 1], 1),
+    "convT2d_groups": (2, (1, 6, 4, 5), (6, 2, 3, 2), [1, 2], [0, 1], [0, 1], [2, 1], 3),
+    "convT3d": (3, (1, 4, 3, 4, 3), (4, 3, 2, 2, 3), [2, 1, 2], [0, 1, 1], [1, 0, 1], [1, 1, 1], 2),
+}
+
+
+def _convt_setup(case, per_channel):
+    """Plain arguments and the quantized twin's packed params. Per channel: the plain form holds one
+    scale per output channel (OC entries); the quantized weight of the same integers, per channel
+    along axis 1, holds OC / groups (shared by the groups), so the scales repeat per group here."""
+    sp, xs, ws, st, pd, op, dl, g = CONVT_CASES[case]
+    w = torch.randint(-128, 128, ws, dtype=torch.int8)
+    ocg = ws[1]
+    if per_channel:
+        sg = torch.rand(ocg, dtype=torch.float64) * 0.01 + 0.002
+        zg = torch.randint(-5, 6, (ocg,), dtype=torch.int64)
+        s, z = sg.repeat(g), zg.repeat(g)
+        qw = torch_qplugin.ops.make_per_channel_quantized_tensor(w, sg, zg, 1)
+    else:
+        s, z = torch.tensor([0.004], dtype=torch.float64), torch.tensor([3])
+        qw = torch_qplugin.ops.make_per_tensor_quantized_tensor(w, 0.004, 3)
+    b = torch.randn(ocg * g)
+    buf = q.plain_conv_transpose_prepack(w, s, z, b, st, pd, op, dl, g)
+    packed = getattr(q, f"conv_transpose{sp}d_prepack")(qw, b, st, pd, op, dl, g)
+    return sp, xs, (w, s, z, b, buf, st, pd, op, dl, g), packed
+
+
+@pytest.mark.parametrize("case", list(CONVT_CASES))
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_plain_conv_transpose_matches_quantized(case, per_channel, isa):
+    sp, xs, args, packed = _convt_setup(case, per_channel)
+    for layout in LAYOUTS:
+        x = _x(xs, layout)
+        plain = getattr(q, f"plain_conv_transpose{sp}d")(x, SX, ZX, *args, SY, ZY)
+        quant = getattr(q, f"conv_transpose{sp}d")(_qx(x), packed, SY, ZY)
+        assert plain.dtype == torch.uint8 and plain.shape == quant.shape
+        assert plain.stride() == quant.stride() and torch.equal(plain, quant.int_repr()), layout
+
+
+def test_plain_conv_transpose_per_output_channel_across_groups():
+    # the plain tier holds a scale per output channel of every group (the quantized weight cannot):
+    # within 1 step of the float64 reference with those scales
+    import sys, os  # noqa: E401
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import reference
+
+    w = torch.randint(-128, 128, (6, 2, 3, 3), dtype=torch.int8)
+    s = torch.rand(6, dtype=torch.float64) * 0.01 + 0.002
+    z = torch.randint(-5, 6, (6,), dtype=torch.int64)
+    b = torch.randn(6)
+    geo = ([2, 2], [1, 1], [1, 1], [1, 1], 3)
+    buf = q.plain_conv_transpose_prepack(w, s, z, b, *geo)
+    x = torch.randint(0, 256, (2, 6, 4, 5), dtype=torch.uint8)
+    y = q.plain_conv_transpose2d(x, SX, ZX, w, s, z, b, buf, *geo, SY, ZY)
+    # real weight: (w - z[oc]) * s[oc], oc = g * 2 + j for w[g * 2 + i, j]
+    oc = (torch.arange(6) // 2 * 2).reshape(6, 1) + torch.arange(2)  # row g * 2 + i, column j -> g * 2 + j
+    wr = ((w.double() - z[oc].double().reshape(6, 2, 1, 1)) * s[oc].reshape(6, 2, 1, 1)).numpy()
+    xr = ((x.double() - ZX) * SX).numpy()
+    real = reference.conv_transpose_ref(xr, wr, b.double().numpy(), *geo[:4], geo[4])
+    reference.assert_within_steps(y, reference.requantize_ref(real, SY, ZY, torch.quint8), 1)
+
+
+def test_plain_conv_transpose_errors():
+    sp, xs, (w, s, z, b, buf, st, pd, op, dl, g), _ = _convt_setup("convT2d", True)
+    x = _x(xs, "contiguous")
+    _, _, (cw, cs, cz, cb, cbuf, cst, cpd, cdl, cg), _ = _conv_setup("conv2d", True)
+    with pytest.raises(ValueError, match=r"plain_conv_transpose2d: packed should come from "
+                                         r"plain_conv_transpose_prepack, got the buffer of a conv"):
+        q.plain_conv_transpose2d(x, SX, ZX, w, s, z, b, cbuf, st, pd, op, dl, g, SY, ZY)
+    with pytest.raises(ValueError, match=r"plain_conv2d: packed should come from plain_conv_prepack, "
+                                         r"got the buffer of a transposed conv"):
+        q.plain_conv2d(_x(CONV_CASES["conv2d"][1], "contiguous"), SX, ZX, cw, cs, cz, cb, buf, cst, cpd, cdl, cg,
+                       SY, ZY)
+    with pytest.raises(ValueError, match=r"plain_conv_transpose2d: w_scales and w_zero_points should be 1-D "
+                                         r"with 1 or 6 entries"):
+        q.plain_conv_transpose2d(x, SX, ZX, w, s[:4], z[:4], b, buf, st, pd, op, dl, g, SY, ZY)
+    with pytest.raises(ValueError, match=r"plain_conv_transpose2d: output_padding should be >= 0 and smaller"):
+        q.plain_conv_transpose2d(x, SX, ZX, w, s, z, b, buf, st, pd, [2, 0], dl, g, SY, ZY)
+    with pytest.raises(ValueError, match=r"plain_conv_transpose2d: qx channels should be 4"):
+        q.plain_conv_transpose2d(x[:, :3], SX, ZX, w, s, z, b, buf, st, pd, op, dl, g, SY, ZY)
+    with pytest.raises(RuntimeError, match=r"plain_conv_transpose2d: x should be a uint8 tensor"):
+        q.plain_conv_transpose2d(x.to(torch.int8), SX, ZX, w, s, z, b, buf, st, pd, op, dl, g, SY, ZY)
+    with pytest.raises(ValueError, match=r"plain_conv_transpose_prepack: w should have 3 to 5 dims"):
+        q.plain_conv_transpose_prepack(w[0, 0], s, z, b, st, pd, op, dl, g)
+    with pytest.raises(ValueError, match=r"plain_conv_transpose_prepack: groups should divide in_channels"):
+        q.plain_conv_transpose_prepack(w, s[:1], z[:1], None, st, pd, op, dl, 3)
+
+
+@pytest.mark.parametrize("case", list(CONVT_CASES))
+@pytest.mark.parametrize("layout", ["contiguous", "channels_last", "empty"])
+def test_plain_conv_transpose_opcheck(case, layout):
+    sp, xs, args, _ = _convt_setup(case, True)
+    x = _x(xs, layout)
+    torch.library.opcheck(getattr(q, f"plain_conv_transpose{sp}d").default, (x, SX, ZX, *args, SY, ZY))
+    w, s, z, b, _, st, pd, op, dl, g = args
+    torch.library.opcheck(q.plain_conv_transpose_prepack.default, (w, s, z, b, st, pd, op, dl, g))

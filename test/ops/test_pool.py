@@ -5,6 +5,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import torch_qplugin
+
 import reference as ref
 
 q = torch.ops.qplugin
@@ -147,6 +149,29 @@ def test_adaptive_avg_pool2d(isa, dtype):
             st = _qinput(shape, dtype, "strided", seed=si)
             assert torch.equal(q.adaptive_avg_pool2d(st, list(osz)).int_repr(),
                                q.adaptive_avg_pool2d(st.contiguous(), list(osz)).int_repr())
+
+
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
+def test_avg_nhwc_many_taps_equal_scalar_path(isa, dtype):
+    # channels_last windows of more than 256 taps over full vectors of channels (the vector loops
+    # sum taps in 16-bit lanes and fold them into int32 every 256 taps), at the type's extremes
+    # and on random bytes: equal to the scalar path and within 1 step of the float64 reference.
+    lo, hi = ref.QRANGE[dtype]
+    g = torch.Generator().manual_seed(5)
+    datas = [torch.full((2, 69, 23, 29), v, dtype=ref.INT_DTYPE[dtype]) for v in (lo, hi)]
+    datas.append(torch.randint(lo, hi + 1, (2, 69, 23, 29), dtype=ref.INT_DTYPE[dtype], generator=g))
+    for data in datas:
+        qx = torch._make_per_tensor_quantized_tensor(data, 0.05, ZP[dtype]).contiguous(
+            memory_format=torch.channels_last)
+        calls = [lambda t: q.adaptive_avg_pool2d(t, [1, 1]), lambda t: q.adaptive_avg_pool2d(t, [2, 3]),
+                 lambda t: q.avg_pool2d(t, [17, 19], [3, 5], [2, 1], False, True, None)]
+        for f in calls:
+            out = f(qx)
+            with torch_qplugin.kernel_isa("scalar"):
+                assert torch.equal(out.int_repr(), f(qx).int_repr())
+        expected = ref.requantize_ref(ref.adaptive_avg_pool2d_ref(_real(qx), (2, 3)), qx.q_scale(),
+                                      qx.q_zero_point(), dtype)
+        ref.assert_within_steps(calls[1](qx), expected, 1, "adaptive (2, 3)")
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last"])

@@ -63,6 +63,13 @@ def _families(g):
     fams.append(("rnn_layer_dynamic",
                  lambda: (q.linear_prepack(wih), q.linear_prepack(whh)),
                  lambda pk: torch.cat([t.flatten() for t in q._rnn_layer_dynamic(xs, h0, c0, pk[0], pk[1], 4, False)])))
+    wf, bf = torch.randn(33, 40, generator=g), torch.randn(33, generator=g)
+    fams.append(("linear_dynamic_fp16", lambda: q.linear_prepack_fp16(wf, bf),
+                 lambda pk, x=x: q.linear_dynamic_fp16(x, pk)))
+    wih16, whh16 = torch.randn(24, 40, generator=g), torch.randn(24, 8, generator=g)
+    fams.append(("rnn_layer_dynamic_fp16",
+                 lambda: (q.linear_prepack_fp16(wih16), q.linear_prepack_fp16(whh16)),
+                 lambda pk: torch.cat([t.flatten() for t in q._rnn_layer_dynamic(xs, h0, c0, pk[0], pk[1], 3, True)])))
     return fams
 
 

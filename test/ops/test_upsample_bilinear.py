@@ -40,17 +40,20 @@ def test_paths_and_layouts_identical(dt):
     import torch_qplugin
     from torch_qplugin import _isa
 
+    # (70 channels, 70 output columns: the 4-vector loops of every ISA, a 1-vector step, scalars)
+    for shape, size in [((2, 37, 9, 11), [20, 17]), ((1, 70, 4, 5), [6, 70])]:
+        qx = _q(torch.randn(shape) * 3, 0.05, 3, dt)
+        outs = []
+        for isa in _isa.supported_isas():
+            with torch_qplugin.kernel_isa(isa):
+                for t in (qx, qx.contiguous(memory_format=torch.channels_last), qx[:, :, :, :]):
+                    for ac in (False, True):
+                        outs.append((ac, q.upsample_bilinear2d(t, size, ac)))
+        for ac in (False, True):
+            same = [o for a, o in outs if a == ac]
+            for o in same[1:]:
+                assert torch.equal(o.int_repr(), same[0].int_repr())
     qx = _q(torch.randn(2, 37, 9, 11) * 3, 0.05, 3, dt)
-    outs = []
-    for isa in _isa.supported_isas():
-        with torch_qplugin.kernel_isa(isa):
-            for t in (qx, qx.contiguous(memory_format=torch.channels_last), qx[:, :, :, :]):
-                for ac in (False, True):
-                    outs.append((ac, q.upsample_bilinear2d(t, [20, 17], ac)))
-    for ac in (False, True):
-        same = [o for a, o in outs if a == ac]
-        for o in same[1:]:
-            assert torch.equal(o.int_repr(), same[0].int_repr())
     cl = q.upsample_bilinear2d(qx.contiguous(memory_format=torch.channels_last), [20, 17], False)
     assert cl.is_contiguous(memory_format=torch.channels_last)
 

@@ -21,7 +21,7 @@ from .qconfig import (default_float_qparams_observer, default_float_qparams_obse
                       default_placeholder_observer, float_qparams_weight_only_qconfig,
                       float_qparams_weight_only_qconfig_4bit)
 from .observer import NoopObserver, RecordingObserver
-from .qconfig import QConfigDynamic
+from .qconfig import QConfigDynamic, float16_dynamic_qconfig, per_channel_dynamic_qconfig
 from .stubs import DeQuantStub, QuantStub, QuantWrapper
 
 # mappings / quantize import torch_qplugin.nn, whose modules import this package: load them lazily
@@ -33,6 +33,7 @@ _LAZY = {
                  "propagate_qconfig_", "quantize", "quantize_dynamic", "quantize_qat", "swap_module",
                  "default_eval_fn", "get_observer_dict", "add_observer_"],
     "plain": ["to_plain"],
+    "quantize_jit": ["quantize_jit", "quantize_dynamic_jit"],
 }
 _LAZY_NAMES = {name: mod for mod, names in _LAZY.items() for name in names}
 

@@ -7,9 +7,13 @@ importable, the classes of torch's own stubs / FloatFunctional so that models wr
 with torch.ao.quantization convert onto qplugin kernels. When torch removes them, this file is the
 one-file change: every name below falls back to a local definition or ``None``.
 
-Nothing here calls a deprecated torch.ao.quantization function (prepare/convert/... warn).
+Nothing here calls a deprecated torch.ao.quantization function (prepare/convert/... warn), except
+graph mode: ``quantize_jit`` / ``quantize_dynamic_jit`` (quantization/quantize_jit.py) run torch's
+graph-mode passes and rewrite their result onto qplugin; when torch removes those passes, they raise.
 """
+import contextlib
 import sys
+import warnings
 
 import torch
 import torch.nn as nn
@@ -115,6 +119,66 @@ def torch_convert_path():
     return ".".join(reversed(names)) or None
 
 
+# ---- graph mode (quantization/quantize_jit.py): torch's passes, then qplugin rewrites the graph ---------
+def _graph_mode(who):
+    try:
+        import torch.ao.quantization as taq
+        import torch.ao.quantization.observer as tobs
+        fns = (taq.quantize_jit, taq.quantize_dynamic_jit)
+    except (ImportError, AttributeError) as e:
+        raise RuntimeError(f"{who}: this torch has no graph-mode quantization passes "
+                           "(torch.ao.quantization.quantize_jit), which qplugin's graph mode rewrites; use "
+                           "eager mode (torch_qplugin.quantization.quantize / quantize_dynamic) on the "
+                           "float nn.Module, then torch.jit.script the result") from e
+    return taq, tobs, fns
+
+
+@contextlib.contextmanager
+def quiet_torch_graph_mode():
+    """Hides what torch's own graph-mode passes and observers warn about (their deprecation;
+    reduce_range's; convert_jit's ``model.cpu()`` reading ``.grad`` of the scripted model's non-leaf
+    tensors): not the user's code."""
+    with warnings.catch_warnings():
+        for msg in (r".*torch\.ao\.quantization.*deprecated", r".*quantized tensor creation functions.*deprecated",
+                    r".*torch\.jit\.\w+.* is deprecated", r".*deprecated.*quantiz",
+                    r"Please use quant_min and quant_max to specify the range",
+                    r"The \.grad attribute of a Tensor that is not a leaf Tensor"):
+            warnings.filterwarnings("ignore", message=msg)
+        yield
+
+
+def torch_quantize_jit(model, qconfig_dict, run_fn, run_args, inplace, who):
+    _, _, (quantize_jit, _) = _graph_mode(who)
+    with quiet_torch_graph_mode():
+        return quantize_jit(model, qconfig_dict, run_fn, run_args, inplace=inplace, debug=False)
+
+
+def torch_quantize_dynamic_jit(model, qconfig_dict, inplace, who):
+    _, _, (_, quantize_dynamic_jit) = _graph_mode(who)
+    with quiet_torch_graph_mode():
+        return quantize_dynamic_jit(model, qconfig_dict, inplace=inplace, debug=False)
+
+
+def torch_observer_factory(name, kwargs, who):
+    """torch.ao.quantization.observer.<name>.with_args(**kwargs) (graph mode scripts torch's observers)."""
+    _, tobs, _ = _graph_mode(who)
+    cls = getattr(tobs, name, None)
+    if cls is None:
+        raise RuntimeError(f"{who}: observer {name} has no torch counterpart for graph mode")
+    return cls.with_args(**kwargs)
+
+
+def is_torch_observer(obs):
+    return any(isinstance(obs, t) for t in torch_observer_types()) or \
+        type(obs).__module__.startswith("torch.ao.")
+
+
+try:
+    from torch.ao.quantization.qconfig import QConfig as TorchQConfig
+except ImportError:  # pragma: no cover
+    TorchQConfig = None
+
+
 def present(*classes):
     """The classes that exist in this torch (drops the ``None`` fallbacks)."""
     return tuple(c for c in classes if c is not None)
@@ -124,4 +188,4 @@ def torch_observer_types():
     return present(TorchObserverBase, TorchFakeQuantizeBase)
 
 
-__all__ = [n for n in dir() if not n.startswith("__") and n not in ("sys", "torch", "nn")]
+__all__ = [n for n in dir() if not n.startswith("__") and n not in ("sys", "torch", "nn", "warnings", "contextlib")]

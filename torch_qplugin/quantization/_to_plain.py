@@ -14,8 +14,10 @@ from ..nn.plain import modules as P
 _PER_TENSOR = (torch.per_tensor_affine, torch.per_tensor_symmetric)
 
 
-def split_qweight(qw):
-    """(int8 data, float64 scales [1] or [N], int64 zero points) of a quantized qint8 weight."""
+def split_qweight(qw, axis=0, groups=1):
+    """(int8 data, float64 scales [1] or [N], int64 zero points) of a quantized qint8 weight.
+    ``axis`` 1 (a transposed conv's weight): per-channel qparams along axis 1, repeated for each of
+    the ``groups`` (the plain form holds one per output channel)."""
     if not (isinstance(qw, torch.Tensor) and qw.is_quantized):
         raise TypeError(f"to_plain: expected a quantized weight tensor, got {type(qw).__name__}"
                         f"{' of dtype ' + str(qw.dtype) if isinstance(qw, torch.Tensor) else ''}")
@@ -23,10 +25,10 @@ def split_qweight(qw):
     if qw.qscheme() in _PER_TENSOR:
         return (data, torch.tensor([qw.q_scale()], dtype=torch.float64),
                 torch.tensor([qw.q_zero_point()], dtype=torch.int64))
-    if qw.q_per_channel_axis() != 0:
-        raise ValueError(f"to_plain: per-channel weight axis should be 0, got {qw.q_per_channel_axis()}")
-    return (data, qw.q_per_channel_scales().to(torch.float64).clone(),
-            qw.q_per_channel_zero_points().to(torch.int64).clone())
+    if qw.q_per_channel_axis() != axis:
+        raise ValueError(f"to_plain: per-channel weight axis should be {axis}, got {qw.q_per_channel_axis()}")
+    return (data, qw.q_per_channel_scales().to(torch.float64).repeat(groups),
+            qw.q_per_channel_zero_points().to(torch.int64).repeat(groups))
 
 
 def split_rows(qw):
@@ -80,6 +82,9 @@ def module_to_plain(m, path):
     cls = _plain_class(m)
     if cls is None:
         return m
+    if _fp16_dynamic(m):
+        raise RuntimeError(f"to_plain: '{path}' ({type(m).__module__}.{type(m).__name__}) has float16 dynamic "
+                           "weights, which have no plain form yet (it holds no quantized-dtype tensor: keep it)")
     if issubclass(cls, P._Weighted):
         return _weighted(m, cls)
     if issubclass(cls, P._RNNBase):
@@ -98,11 +103,21 @@ def module_to_plain(m, path):
     return new
 
 
+def _fp16_dynamic(m):
+    packed = getattr(m, "_packed_params", None)
+    return getattr(packed, "dtype", None) == torch.float16 or getattr(m, "dtype", None) == torch.float16 or \
+        any(getattr(d, "weight_dtype", None) == torch.float16 for d in getattr(m, "_dirs", []))
+
+
 def _weighted(m, cls):
     w, b = m.weight(), m.bias()
-    data, s, z = split_qweight(w)
+    transposed = issubclass(cls, P._ConvTransposeNd)
+    data, s, z = split_qweight(w, 1, m.groups) if transposed else split_qweight(w)
     if issubclass(cls, P.Linear):
         new = cls(m.in_features, m.out_features, b is not None)
+    elif transposed:
+        new = cls(m.in_channels, m.out_channels, m.kernel_size, m.stride, m.padding, m.output_padding, m.groups,
+                  b is not None, m.dilation)
     else:
         new = cls(m.in_channels, m.out_channels, m.kernel_size, m.stride, m.padding, m.dilation, m.groups,
                   b is not None, m.padding_mode)
@@ -155,10 +170,11 @@ def _check_qint8(m, dtype):
                         "(dynamic recurrent modules: qint8 weights only)")
 
 
-def quantized_state(state_dict, prefix):
-    """(weight, w_scales, w_zero_points, bias, scale, zero_point) from a quantized Linear / Conv
-    state dict (torch_qplugin's or torch.ao's: ``_packed_params._packed_params`` = (weight, bias),
-    or ``weight`` / ``bias`` entries), popping its keys; None if absent."""
+def quantized_state(state_dict, prefix, axis=0, groups=1):
+    """(weight, w_scales, w_zero_points, bias, scale, zero_point) from a quantized Linear / Conv /
+    ConvTranspose state dict (torch_qplugin's or torch.ao's: ``_packed_params._packed_params`` =
+    (weight, bias), or ``weight`` / ``bias`` entries), popping its keys; None if absent. axis /
+    groups: as split_qweight."""
     packed = prefix + "_packed_params._packed_params"
     if packed in state_dict:
         w, b = state_dict.pop(packed)
@@ -170,7 +186,7 @@ def quantized_state(state_dict, prefix):
         return None
     scale = state_dict.pop(prefix + "scale", torch.tensor(1.0))
     zp = state_dict.pop(prefix + "zero_point", torch.tensor(0))
-    data, s, z = split_qweight(w)
+    data, s, z = split_qweight(w, axis, groups)
     return data, s, z, b, scale, zp
 
 

@@ -1,6 +1,7 @@
 """fuse_modules: merge conv/linear with batch norm and relu before quantization.
 
-Eval mode folds batch norm into the conv/linear weights (conv+bn, conv+bn+relu, linear+bn); train
+Eval mode folds batch norm into the conv/linear weights (conv+bn, conv+bn+relu, linear+bn,
+conv_transpose+bn: eval mode only, any groups); train
 mode (for QAT) keeps them as ConvBn* / LinearBn1d fused modules. conv+relu, linear+relu and
 bn+relu become ConvReLU*, LinearReLU, BNReLU*. Signature and in-place semantics as
 torch.ao.quantization.fuse_modules: the first module of each group is replaced by the fused
@@ -8,6 +9,7 @@ module, the others by nn.Identity.
 """
 import copy
 
+import torch
 import torch.nn as nn
 from torch.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
 
@@ -49,6 +51,31 @@ def _fuse_conv_bn_relu(is_qat, conv, bn, relu):
     return _CONV_RELU[type(conv)](fuse_conv_bn_eval(conv, bn), relu)
 
 
+def _fuse_convtranspose_bn(is_qat, convt, bn):
+    # as torch.ao's fuse_convtranspose_bn: eval mode only (there is no QAT transposed conv)
+    if is_qat or convt.training or bn.training:
+        raise ValueError("fuse_modules: ConvTranspose + BatchNorm fusion needs both modules in eval mode "
+                         "(no QAT form); call model.eval() first")
+    if bn.num_features != convt.out_channels:
+        raise ValueError("fuse_modules: batch norm num_features should match conv out_channels, "
+                         f"got {bn.num_features} vs {convt.out_channels}")
+    # torch's fuse_conv_bn_eval(transpose=True) scales weight dim 1 by all out_channels, which
+    # fails for groups > 1 (dim 1 holds out_channels / groups): output channel g * ocg + j is
+    # column j of group g's rows
+    fused = copy.deepcopy(convt)
+    with torch.no_grad():
+        scale = torch.rsqrt(bn.running_var + bn.eps)
+        if bn.weight is not None:
+            scale = scale * bn.weight
+        w = convt.weight
+        g, ocg = convt.groups, w.shape[1]
+        fused.weight.copy_((w.reshape(g, w.shape[0] // g, ocg, -1) * scale.reshape(g, 1, ocg, 1)).reshape(w.shape))
+        b = convt.bias if convt.bias is not None else torch.zeros_like(bn.running_mean)
+        b = (b - bn.running_mean) * scale + (bn.bias if bn.bias is not None else 0)
+        fused.bias = nn.Parameter(b.to(w.dtype))
+    return fused
+
+
 def _fuse_conv_relu(is_qat, conv, relu):
     return _CONV_RELU[type(conv)](conv, relu)
 
@@ -73,6 +100,9 @@ for _conv, _bn in _BN_FOR_CONV.items():
     _FUSERS[(_conv, _bn)] = _fuse_conv_bn
     _FUSERS[(_conv, _bn, nn.ReLU)] = _fuse_conv_bn_relu
     _FUSERS[(_conv, nn.ReLU)] = _fuse_conv_relu
+for _convt, _bn in ((nn.ConvTranspose1d, nn.BatchNorm1d), (nn.ConvTranspose2d, nn.BatchNorm2d),
+                     (nn.ConvTranspose3d, nn.BatchNorm3d)):
+    _FUSERS[(_convt, _bn)] = _fuse_convtranspose_bn
 _FUSERS[(nn.Linear, nn.BatchNorm1d)] = _fuse_linear_bn
 _FUSERS[(nn.Linear, nn.ReLU)] = _fuse_linear_relu
 _FUSERS[(nn.BatchNorm2d, nn.ReLU)] = _fuse_bn_relu

@@ -85,4 +85,5 @@ def plain_state(module, state_dict, prefix):
             return None
         return w, s, z, bias, state_dict.pop(prefix + "scale"), state_dict.pop(prefix + "zero_point")
     from . import _to_plain
-    return _to_plain.quantized_state(state_dict, prefix)
+    axis = getattr(module, "WEIGHT_AXIS", 0)  # transposed conv: 1, qparams repeated per group
+    return _to_plain.quantized_state(state_dict, prefix, axis, module.groups if axis else 1)

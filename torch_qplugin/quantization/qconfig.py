@@ -101,3 +101,12 @@ class QConfigDynamic(namedtuple("QConfigDynamic", ["activation", "weight"])):
 
 
 __all__ += ["QConfigDynamic"]
+
+
+# ---- the fp16 dynamic scheme (issue 16): float16 weights, float activations, no int8 step -------
+#: Linear / LSTM / GRU / cells with float16 weights (linear_dynamic_fp16), as torch's
+float16_dynamic_qconfig = QConfig(activation=PlaceholderObserver.with_args(dtype=torch.float16, is_dynamic=True),
+                                  weight=PlaceholderObserver.with_args(dtype=torch.float16))
+#: torch's name for per-channel qint8 dynamic weights (qplugin's default_dynamic_qconfig already is)
+per_channel_dynamic_qconfig = default_dynamic_qconfig
+__all__ += ["float16_dynamic_qconfig", "per_channel_dynamic_qconfig"]

@@ -22,7 +22,7 @@ from .mappings import (get_default_dynamic_quant_module_mappings, get_default_qa
                        get_default_qconfig_propagation_list, get_default_static_quant_module_mappings,
                        no_observer_set)
 from .observer import ObserverBase, observer_state
-from .qconfig import QConfig, default_dynamic_qconfig
+from .qconfig import QConfig, default_dynamic_qconfig, float16_dynamic_qconfig
 from .stubs import DeQuantStub, QuantStub, QuantWrapper
 from ..nn.quantized.modules.functional_modules import FloatFunctional, QFunctional
 from ..nn.quantized.modules.utils import _name_never_calibrated
@@ -323,15 +323,17 @@ def quantize(model, run_fn, run_args, mapping=None, inplace=False, plain=None):
 
 
 def quantize_dynamic(model, qconfig_spec=None, dtype=None, mapping=None, inplace=False, plain=None):
-    """Replaces Linear / LSTM / GRU / cells with dynamically quantized versions (qint8 weights;
-    ``plain``: see convert. dtype None means torch.qint8 / int8)."""
-    if dtype is not None and _plain_dtype(dtype) != torch.int8:
-        raise ValueError(f"quantize_dynamic: qplugin supports dtype=torch.qint8, got {dtype}")
+    """Replaces Linear / LSTM / GRU / cells with dynamically quantized versions: qint8 weights
+    (dtype None, torch.qint8 or torch.int8) or float16 weights (dtype=torch.float16, the fp16
+    scheme: float activations, no int8 step); ``plain``: see convert."""
+    fp16 = dtype == torch.float16
+    if dtype is not None and not fp16 and _plain_dtype(dtype) != torch.int8:
+        raise ValueError(f"quantize_dynamic: qplugin supports dtype=torch.qint8 or torch.float16, got {dtype}")
+    default = float16_dynamic_qconfig if fp16 else default_dynamic_qconfig
     if qconfig_spec is None:
-        qconfig_spec = {t: default_dynamic_qconfig for t in (
-            nn.Linear, nn.LSTM, nn.GRU, nn.LSTMCell, nn.RNNCell, nn.GRUCell)}
+        qconfig_spec = {t: default for t in (nn.Linear, nn.LSTM, nn.GRU, nn.LSTMCell, nn.RNNCell, nn.GRUCell)}
     elif isinstance(qconfig_spec, set):
-        qconfig_spec = dict(zip(qconfig_spec, itertools.repeat(default_dynamic_qconfig)))
+        qconfig_spec = dict(zip(qconfig_spec, itertools.repeat(default)))
     mapping = get_default_dynamic_quant_module_mappings() if mapping is None else mapping
     plain = _plain.resolve_plain(plain)
     if not inplace:

@@ -96,9 +96,10 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
     at::Tensor x;
     int64_t cols;    // elements per row of this input
     int64_t offset;  // element offset of its slot in an output row
-    int mode;        // 0 copy, 1 relu, 2 requantize, 3 requantize by table
+    int mode;        // 0 copy, 1 relu, 2 requantize, 3 requantize by table, 4 by fixed-point formula
     kernels::CatRequant p;
     std::array<uint8_t, 256> table;
+    kernels::ByteAffine affine;
   };
   const AxisSplit split = axis_split(out.sizes(), dim, fmt);
   const int64_t out_cols = split.channels * split.inner;
@@ -119,11 +120,18 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
     pt.p = {static_cast<float>(qps[i].scale), static_cast<int32_t>(qps[i].zero_point),
             1.0f / static_cast<float>(qo.scale), static_cast<int32_t>(qo.zero_point), lo, qps[i].scale,
             qo.scale};
-    // 8-bit: a 256-entry table (the same bytes as the row rule), except on AVX2, whose widest byte
-    // lookup is 16 entries (16 VPSHUFB per 32 bytes): there the vector float rule is faster.
-    if (pt.mode == 2 && es == 1 && pt.x.numel() >= kTableMin && kernels::active_isa() != kernels::Isa::kAvx2) {
-      pt.mode = 3;
+    // 8-bit: a 256-entry table (the same bytes as the row rule). AVX2's widest byte lookup is 16
+    // entries (16 VPSHUFB per 32 bytes, slower than the vector float rule): there the table is
+    // only the target of a 16-bit fixed-point formula found and checked on all 256 bytes
+    // (13 vector ops per 32 bytes); without one, the float rule.
+    if (pt.mode == 2 && es == 1 && pt.x.numel() >= kTableMin) {
       QPLUGIN_ISA_CALL(cat_requant_table8, pt.p, dt == at::kChar, pt.table.data());
+      if (kernels::active_isa() != kernels::Isa::kAvx2) {
+        pt.mode = 3;
+      } else if (QPLUGIN_ISA_CALL(cat_fit_affine8, pt.table.data(), dt == at::kChar, lo, qps[i].scale / qo.scale,
+                                  &pt.affine)) {
+        pt.mode = 4;
+      }
     }
     parts.push_back(pt);
   }
@@ -154,6 +162,9 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
         } else {
           QPLUGIN_ISA_CALL(cat_relu_s32, reinterpret_cast<const int32_t*>(x), pt.cols, reinterpret_cast<int32_t*>(y), out_cols, rows, cols, lo);
         }
+      } else if (pt.mode == 4) {
+        QPLUGIN_ISA_CALL(cat_affine8, reinterpret_cast<const uint8_t*>(x), pt.cols, reinterpret_cast<uint8_t*>(y), out_cols,
+                         rows, cols, pt.affine);
       } else if (pt.mode == 3) {
         QPLUGIN_ISA_CALL(cat_lut8, reinterpret_cast<const uint8_t*>(x), pt.cols, reinterpret_cast<uint8_t*>(y), out_cols,
                          rows, cols, pt.table.data(), vbmi);

@@ -40,13 +40,19 @@ kernels::ConvGeom make_geom(at::IntArrayRef xs, const ConvPackedParams& p,
   return g;
 }
 
-// x as a dense channels_last (N, [D,] H, W, C) uint8 buffer.
-at::Tensor channels_last_input(const at::Tensor& x, int64_t spatial) {
+} // namespace
+
+at::Tensor conv_channels_last_input(const at::Tensor& x, int64_t spatial) {
   if (spatial == 1) return x.unsqueeze(2).contiguous(at::MemoryFormat::ChannelsLast);
   return x.contiguous(conv_memory_format(x.dim()));
 }
 
-} // namespace
+at::Tensor conv_empty_output(const std::vector<int64_t>& ys, const at::TensorOptions& options) {
+  if (ys.size() == 3) {
+    return at::empty({ys[0], ys[1], 1, ys[2]}, options, at::MemoryFormat::ChannelsLast).squeeze(2);
+  }
+  return at::empty(ys, options, conv_memory_format(static_cast<int64_t>(ys.size())));
+}
 
 at::MemoryFormat conv_memory_format(int64_t dim) {
   return dim == 5 ? at::MemoryFormat::ChannelsLast3d : at::MemoryFormat::ChannelsLast;
@@ -76,13 +82,17 @@ std::vector<int64_t> conv_output_sizes(const char* op, at::IntArrayRef xs, const
   return ys;
 }
 
-void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp,
-                      ConvPackedParams& p, double y_scale, int64_t y_zp, bool relu,
-                      const at::Tensor* add_int, double add_scale, int64_t add_zp, at::Tensor& y_int) {
+void check_conv_io_qparams(const char* op, double x_scale, int64_t x_zp, double y_scale, int64_t y_zp) {
   check_scale(op, "qx scale", x_scale);
   check_zero_point(op, "qx zero_point", x_zp, at::kByte);
   check_scale(op, "output_scale", y_scale);
   check_zero_point(op, "output_zero_point", y_zp, at::kByte);
+}
+
+void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp,
+                      ConvPackedParams& p, double y_scale, int64_t y_zp, bool relu,
+                      const at::Tensor* add_int, double add_scale, int64_t add_zp, at::Tensor& y_int) {
+  check_conv_io_qparams(op, x_scale, x_zp, y_scale, y_zp);
   const std::vector<int64_t> ys = conv_output_sizes(op, x_int.sizes(), p);
   TORCH_INTERNAL_ASSERT(y_int.sizes() == at::IntArrayRef(ys));
   if (add_int != nullptr) {
@@ -98,9 +108,9 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   if (y_int.numel() == 0) return;
 
   const kernels::ConvGeom g = make_geom(x_int.sizes(), p, ys);
-  const at::Tensor x = channels_last_input(x_int, p.spatial);
+  const at::Tensor x = conv_channels_last_input(x_int, p.spatial);
   at::Tensor add;
-  if (add_int != nullptr) add = channels_last_input(*add_int, p.spatial);
+  if (add_int != nullptr) add = conv_channels_last_input(*add_int, p.spatial);
   const uint8_t* xp = x.data_ptr<uint8_t>();
   const uint8_t* addp = add.defined() ? add.data_ptr<uint8_t>() : nullptr;
   uint8_t* yp = y_int.data_ptr<uint8_t>();

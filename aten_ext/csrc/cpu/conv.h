@@ -17,6 +17,26 @@ std::vector<int64_t> conv_output_sizes(const char* op, at::IntArrayRef x_sizes, 
 // The memory format of conv outputs (and the one inputs are brought to).
 at::MemoryFormat conv_memory_format(int64_t dim);
 
+// x as a dense channels_last (N, [D,] H, W, C) uint8 buffer (1-d: a (N, C, 1, L) channels_last view).
+at::Tensor conv_channels_last_input(const at::Tensor& x, int64_t spatial);
+
+// An empty output of sizes ys in conv's output layout (channels_last; 1-d: the squeezed
+// channels_last 4-d tensor), with x's options.
+at::Tensor conv_empty_output(const std::vector<int64_t>& ys, const at::TensorOptions& options);
+
+// The activation / output qparams checks of every conv (quint8 range).
+void check_conv_io_qparams(const char* op, double x_scale, int64_t x_zp, double y_scale, int64_t y_zp);
+
+// Transposed conv (cpu/conv_transpose.cpp): checks x against p (made by conv_transpose*_prepack)
+// and returns the output sizes (N, OC, spatial...):
+//   out = (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1
+std::vector<int64_t> conv_transpose_output_sizes(const char* op, at::IntArrayRef x_sizes, const ConvPackedParams& p);
+
+// y = requant(conv_transpose(x)) into y_int (uint8, output sizes, conv's output layout); x_int
+// uint8, any layout.
+void conv_transpose_forward_int(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp,
+                                const ConvPackedParams& p, double y_scale, int64_t y_zp, at::Tensor& y_int);
+
 // y = requant(conv(x) [+ dequant(add)]) into y_int (uint8, output sizes, channels_last for
 // 4-d / 5-d, the squeezed channels_last 4-d for 1-d). x_int / add_int: uint8, any layout.
 void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp,

@@ -22,6 +22,7 @@ namespace cpu {
 namespace gemm = kernels::gemm;
 
 std::vector<int64_t> linear_out_sizes(const char* op, at::IntArrayRef x_sizes, const LinearPackedParams& w) {
+  w.check_int8(op);
   TORCH_CHECK_VALUE(!x_sizes.empty(), "qplugin::", op, ": X should have at least 1 dimension, got a 0-dim tensor");
   TORCH_CHECK_VALUE(x_sizes.back() == w.K, "qplugin::", op, ": X should have last dimension ", w.K,
                     " (W's in_features), got shape ", x_sizes);
@@ -79,6 +80,14 @@ void linear_u8(const char* op, const uint8_t* x, int64_t M, double x_scale, int6
 
 LinearWeightsView linear_weights_view(const LinearPackedParams& w) {
   LinearWeightsView v;
+  if (w.fp16) {
+    v.b.N = w.N;
+    v.b.K = w.K;
+    v.bias = w.bias.has_value() ? w.bias->const_data_ptr<float>() : nullptr;
+    v.fp16 = true;
+    v.fp16_panels = w.fp16_panels.data();
+    return v;
+  }
   v.b = w.view(kernels::active_isa() == kernels::Isa::kAvx2);
   v.w_scale = w.w_scale.data();
   v.w_scale_max = w.w_scale_max;
@@ -111,6 +120,7 @@ at::Tensor linear_dynamic(const at::Tensor& x_in, const c10::intrusive_ptr<Linea
 
 at::Tensor linear_dynamic_view(const char* op, const at::Tensor& x_in, const LinearWeightsView& w, bool reduce_range,
                                bool relu) {
+  if (w.fp16) return linear_fp16_view(op, x_in, w, relu);
   const int64_t N = w.b.N;
   const int64_t K = w.b.K;
   std::vector<int64_t> out_sizes = x_in.sizes().vec();

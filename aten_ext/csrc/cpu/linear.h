@@ -27,6 +27,11 @@ struct LinearWeightsView {
   const int32_t* w_zp = nullptr;    // N entries
   bool w_zp_all_zero = true;
   const float* bias = nullptr;      // N entries or nullptr
+  // fp16 weights (LinearPackedParams' fp16 kind): the panels of kernels/linear_fp16_kernel.h;
+  // b.N / b.K hold the shape, the int8 fields are empty. linear_dynamic_view then runs the fp16
+  // kernel (float activations, no int8 step).
+  bool fp16 = false;
+  const uint16_t* fp16_panels = nullptr;
 };
 LinearWeightsView linear_weights_view(const LinearPackedParams& w);
 
@@ -35,9 +40,14 @@ LinearWeightsView linear_weights_view(const LinearPackedParams& w);
 void linear_u8_view(const char* op, const uint8_t* x, int64_t M, double x_scale, int64_t x_zero_point,
                     const LinearWeightsView& w, double y_scale, int64_t y_zero_point, bool relu, uint8_t* out);
 
-// Dynamic linear on a view (float32 x [..., K], float32 result).
+// Dynamic linear on a view (float32 x [..., K], float32 result); fp16 views run
+// linear_fp16_view (reduce_range does not apply).
 at::Tensor linear_dynamic_view(const char* op, const at::Tensor& x, const LinearWeightsView& w, bool reduce_range,
                                bool relu);
+
+// fp16-weight linear on an fp16 view (cpu/linear_fp16.cpp): float32 x [..., K] -> float32 [..., N],
+// kernels/linear_fp16_kernel.h's order on every path.
+at::Tensor linear_fp16_view(const char* op, const at::Tensor& x, const LinearWeightsView& w, bool relu);
 
 // One layer, one direction of a dynamic LSTM (num_gates 4) / GRU (3) over a sequence
 // (cpu/rnn.cpp; `op` names the caller): (output [T, B, H], h_n, c_n).

@@ -163,12 +163,7 @@ at::Tensor conv_impl(const char* op, int64_t spatial, const at::Tensor& x, doubl
   const auto p = plain_buffer::conv_params(op, conv_kind(spatial), w, w_scales, w_zps, bias, stride, padding,
                                            dilation, groups);
   const std::vector<int64_t> ys = conv_output_sizes(op, x.sizes(), *p);
-  at::Tensor y;
-  if (spatial == 1) {
-    y = at::empty({ys[0], ys[1], 1, ys[2]}, x.options(), at::MemoryFormat::ChannelsLast).squeeze(2);
-  } else {
-    y = at::empty(ys, x.options(), conv_memory_format(static_cast<int64_t>(ys.size())));
-  }
+  at::Tensor y = conv_empty_output(ys, x.options());
   conv_forward_int(op, x, x_scale, x_zp, *p, y_scale, y_zp, relu, accum, a_scale, a_zp, y);
   return y;
 }
@@ -193,6 +188,52 @@ at::Tensor p_conv2d_add(const at::Tensor& x, double x_scale, int64_t x_zp, const
                    w, w_scales, w_zps, bias, packed, stride, padding, dilation, groups, y_scale, y_zp, kRelu);
 }
 
+// ---- transposed conv: w (IC, OC / groups, kernel...), qparams with 1 or OC entries (per output channel) ----
+const char* conv_transpose_kind(int64_t spatial) {
+  return spatial == 1 ? "conv_transpose1d" : spatial == 2 ? "conv_transpose2d" : "conv_transpose3d";
+}
+
+void check_wt(const char* op, const at::Tensor& w, const at::Tensor& w_scales, const at::Tensor& w_zps,
+              int64_t groups) {
+  TORCH_CHECK(w.scalar_type() == at::kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ",
+              w.scalar_type());
+  TORCH_CHECK_VALUE(groups >= 1, "qplugin::", op, ": groups should be >= 1, got ", groups);
+  check_w_qparams(op, w_scales, w_zps, w.dim() >= 2 ? w.size(1) * groups : 1);
+}
+
+at::Tensor p_conv_transpose_prepack(const at::Tensor& w, const at::Tensor& w_scales, const at::Tensor& w_zps,
+                                    const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                    at::IntArrayRef padding, at::IntArrayRef output_padding, at::IntArrayRef dilation,
+                                    int64_t groups) {
+  constexpr const char* op = "plain_conv_transpose_prepack";
+  TORCH_CHECK_VALUE(w.dim() >= 3 && w.dim() <= 5, "qplugin::", op,
+                    ": w should have 3 to 5 dims (in_channels, out_channels / groups, kernel...), got shape ",
+                    w.sizes());
+  check_wt(op, w, w_scales, w_zps, groups);
+  return plain_buffer::pack_conv(op, conv_transpose_kind(w.dim() - 2), w, w_scales, w_zps, bias, stride, padding,
+                                 dilation, groups, output_padding);
+}
+
+template <int64_t kSpatial>
+at::Tensor p_conv_transpose(const at::Tensor& x, double x_scale, int64_t x_zp, const at::Tensor& w,
+                            const at::Tensor& w_scales, const at::Tensor& w_zps, const c10::optional<at::Tensor>& bias,
+                            const at::Tensor& packed, at::IntArrayRef stride, at::IntArrayRef padding,
+                            at::IntArrayRef output_padding, at::IntArrayRef dilation, int64_t groups, double y_scale,
+                            int64_t y_zp) {
+  static const std::string name = std::string("plain_") + conv_transpose_kind(kSpatial);
+  const char* op = name.c_str();
+  check_u8(op, "x", x);
+  TORCH_CHECK_VALUE(w.dim() == kSpatial + 2, "qplugin::", op, ": w should have ", kSpatial + 2, " dims, got shape ",
+                    w.sizes());
+  check_wt(op, w, w_scales, w_zps, groups);
+  plain_buffer::check_conv(op, packed, w, groups, true);
+  const auto p = plain_buffer::conv_params(op, conv_transpose_kind(kSpatial), w, w_scales, w_zps, bias, stride,
+                                           padding, dilation, groups, output_padding);
+  at::Tensor y = conv_empty_output(conv_transpose_output_sizes(op, x.sizes(), *p), x.options());
+  conv_transpose_forward_int(op, x, x_scale, x_zp, *p, y_scale, y_zp, y);
+  return y;
+}
+
 } // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
@@ -211,6 +252,10 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("plain_conv3d_relu", TORCH_FN((p_conv<3, true>)));
   m.impl("plain_conv2d_add", TORCH_FN(p_conv2d_add<false>));
   m.impl("plain_conv2d_add_relu", TORCH_FN(p_conv2d_add<true>));
+  m.impl("plain_conv_transpose_prepack", TORCH_FN(p_conv_transpose_prepack));
+  m.impl("plain_conv_transpose1d", TORCH_FN(p_conv_transpose<1>));
+  m.impl("plain_conv_transpose2d", TORCH_FN(p_conv_transpose<2>));
+  m.impl("plain_conv_transpose3d", TORCH_FN(p_conv_transpose<3>));
 }
 
 } // namespace cpu

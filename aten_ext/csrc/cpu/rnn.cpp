@@ -1,6 +1,7 @@
 // ATen glue for the dynamically quantized recurrent layers: qplugin::_rnn_layer_dynamic
 // runs one layer, one direction, of an LSTM (4 gates) or GRU (3 gates) over a whole
-// sequence in C++. Per time step: one dynamic int8 GEMM for the hidden projection
+// sequence in C++. Per time step: one dynamic int8 GEMM (or, for fp16 weights, the fp16 kernel
+// of cpu/linear_fp16.cpp, through linear_dynamic_view) for the hidden projection
 // (cpu::linear_dynamic, activations quantized per call as in torch's dynamic LSTM) and
 // one fused pointwise pass for the gates (kernels/rnn_kernel.h). The input projections
 // of all steps are one GEMM up front. torch_qplugin.nn.quantized.dynamic.{LSTM, GRU}

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
+#include "kernels/bytes_simd.h"
 #include "kernels/gemm/requant.h"
 #include "kernels/quantize_math.h"
 #include "kernels/simd.h"
@@ -33,6 +35,60 @@ inline int32_t binary8_one(int32_t ka, int32_t kb, const BinaryParams& p) {
   return requantize<float>(v, 0, p.lo, p.hi);  // v holds the output zero point already
 }
 
+#if QPLUGIN_SIMD
+// The vector loops of binary8, one instantiation per operand shape (kAVec / kBVec: dense, else
+// broadcast from element 0) and relu, so each loop is straight-line code. Returns the elements done.
+template <typename T, bool kMul, bool kAVec, bool kBVec, bool kRelu>
+int64_t binary8_vec(const T* a, const T* b, T* y, int64_t n, const BinaryParams& p, bool int_clamp) {
+  using namespace simd;
+  const VI za = set1_i(p.za), zb = set1_i(p.zb);
+  const VF fa = set1_f(p.fa), fb = set1_f(p.fb), zo = set1_f(static_cast<float>(p.zo));
+  const VF lo = set1_f(static_cast<float>(p.lo)), hi = set1_f(static_cast<float>(p.hi));
+  // The broadcast operand's a - za: exact in float32 (|.| < 2^24).
+  const VF a_bc = set1_f(static_cast<float>(static_cast<int32_t>(a[0]) - p.za));
+  const VF b_bc = set1_f(static_cast<float>(static_cast<int32_t>(b[0]) - p.zb));
+  auto value = [&](int64_t j) {
+    VF va = a_bc, vb = b_bc;
+    if constexpr (kAVec) va = to_f(sub_i(load_q(a + j), za));
+    if constexpr (kBVec) vb = to_f(sub_i(load_q(b + j), zb));
+    if constexpr (kMul) {
+      return add_f(mul_f(mul_f(va, vb), fa), zo);  // va * vb is exact (|.| <= 2^16)
+    } else {
+      return add_f(add_f(mul_f(va, fa), mul_f(vb, fb)), zo);
+    }
+  };
+  auto one = [&](int64_t j) { return requant::clamp_round(value(j), lo, hi); };
+  int64_t i = 0;
+  if (int_clamp) {
+    // Round first, clamp as integers: the 8-bit pack saturates to T's range, a byte max applies
+    // relu's lo (see binary8 for when this equals clamping the float and rounding).
+    const bytes::VB vlo = bytes::vset(p.lo, T());
+    for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
+      bytes::VB q = pack4_(to_i32_round(value(i)), to_i32_round(value(i + kLanes)),
+                           to_i32_round(value(i + 2 * kLanes)), to_i32_round(value(i + 3 * kLanes)),
+                           std::is_signed_v<T>);
+      if constexpr (kRelu) q = bytes::vmax(q, vlo, T());
+      bytes::stb(y + i, q);
+    }
+  }
+  for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
+    store4_q(y + i, one(i), one(i + kLanes), one(i + 2 * kLanes), one(i + 3 * kLanes));
+  }
+  for (; i + kLanes <= n; i += kLanes) store_q(y + i, one(i));
+  return i;
+}
+
+template <typename T, bool kMul, bool kRelu>
+int64_t binary8_vec_shape(const Strided& s, int64_t n, const BinaryParams& p, bool int_clamp) {
+  const T* a = static_cast<const T*>(s.a);
+  const T* b = static_cast<const T*>(s.b);
+  T* y = static_cast<T*>(s.y);
+  if (s.as == 1 && s.bs == 1) return binary8_vec<T, kMul, true, true, kRelu>(a, b, y, n, p, int_clamp);
+  if (s.as == 1) return binary8_vec<T, kMul, true, false, kRelu>(a, b, y, n, p, int_clamp);
+  return binary8_vec<T, kMul, false, true, kRelu>(a, b, y, n, p, int_clamp);
+}
+#endif
+
 template <typename T, bool kMul>
 void binary8(const Strided& s, int64_t n, const BinaryParams& p) {
   const T* a = static_cast<const T*>(s.a);
@@ -43,28 +99,19 @@ void binary8(const Strided& s, int64_t n, const BinaryParams& p) {
   const bool a_ok = s.as == 1 || s.as == 0;
   const bool b_ok = s.bs == 1 || s.bs == 0;
   if (s.ys == 1 && a_ok && b_ok && (s.as | s.bs) != 0) {
-    using namespace simd;
-    const VI za = set1_i(p.za), zb = set1_i(p.zb);
-    const VF fa = set1_f(p.fa), fb = set1_f(p.fb), zo = set1_f(static_cast<float>(p.zo));
-    const VF lo = set1_f(static_cast<float>(p.lo)), hi = set1_f(static_cast<float>(p.hi));
-    const VF a_bc = to_f(set1_i(static_cast<int32_t>(a[0]) - p.za));
-    const VF b_bc = to_f(set1_i(static_cast<int32_t>(b[0]) - p.zb));
-    const bool a_vec = s.as == 1, b_vec = s.bs == 1;
-    auto one = [&](int64_t j) {
-      const VF va = a_vec ? to_f(sub_i(load_q(a + j), za)) : a_bc;
-      const VF vb = b_vec ? to_f(sub_i(load_q(b + j), zb)) : b_bc;
-      VF v;
-      if constexpr (kMul) {
-        v = add_f(mul_f(mul_f(va, vb), fa), zo);  // va * vb is exact (|.| <= 2^16)
-      } else {
-        v = add_f(add_f(mul_f(va, fa), mul_f(vb, fb)), zo);
-      }
-      return requant::clamp_round(v, lo, hi);
-    };
-    for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
-      store4_q(y + i, one(i), one(i + kLanes), one(i + 2 * kLanes), one(i + 3 * kLanes));
-    }
-    for (; i + kLanes <= n; i += kLanes) store_q(y + i, one(i));
+    // While |v| stays inside int32 (checked once from the bounds of |a - za|, |b - zb| and the
+    // multipliers: false for inf / NaN), the vector loops round first and clamp as integers --
+    // the same integers as clamping the float to the integral bounds and rounding, two float
+    // ops fewer per vector.
+    const double ka_max = 255.0 + std::fabs(static_cast<double>(p.za));
+    const double kb_max = 255.0 + std::fabs(static_cast<double>(p.zb));
+    const double bound = (kMul ? ka_max * kb_max * std::fabs(static_cast<double>(p.fa))
+                               : ka_max * std::fabs(static_cast<double>(p.fa)) +
+                                     kb_max * std::fabs(static_cast<double>(p.fb))) +
+                         std::fabs(static_cast<double>(p.zo));
+    const bool int_clamp = bound < 1e9 && p.hi == QRange<T>::max && p.lo >= QRange<T>::min;
+    i = p.lo > QRange<T>::min ? binary8_vec_shape<T, kMul, true>(s, n, p, int_clamp)
+                              : binary8_vec_shape<T, kMul, false>(s, n, p, int_clamp);
   }
 #endif
   for (; i < n; ++i) {

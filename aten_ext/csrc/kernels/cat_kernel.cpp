@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/bytes_simd.h"
 #include "kernels/quantize_math.h"
@@ -98,7 +99,123 @@ void relu_rows(const T* x, int64_t xs, T* y, int64_t ys, int64_t rows, int64_t c
   }
 }
 
+inline uint8_t affine_one(uint8_t x, const ByteAffine& f) {
+  const uint32_t u = static_cast<uint8_t>(x ^ f.flip);
+  const int32_t m = static_cast<int32_t>(((u << 8) * static_cast<uint32_t>(f.m)) >> 16);
+  const int32_t z = std::min(65535, std::max(0, m + f.b));
+  const int32_t y = std::max(std::min(z >> f.s, 255), static_cast<int32_t>(f.lo));
+  return static_cast<uint8_t>(y ^ f.flip);
+}
+
+// The b interval that m's products allow (empty: lo_b > hi_b), for table t in the flipped
+// (non-decreasing) order with clamp lo.
+void affine_b_range(const uint8_t* t, int32_t lo, int32_t m, int32_t s, int64_t* lo_b, int64_t* hi_b) {
+  int64_t bl = -65535, bh = 65535;
+  for (int32_t u = 0; u < 256; ++u) {
+    const int64_t mu = (static_cast<int64_t>(u) * 256 * m) >> 16;
+    const int64_t v = t[u];
+    if (v <= lo) {
+      bh = std::min(bh, ((static_cast<int64_t>(lo) + 1) << s) - 1 - mu);  // y <= lo, then max
+    } else if (v == 255) {
+      bl = std::max(bl, (int64_t{255} << s) - mu);  // y >= 255, then the pack saturates
+    } else {
+      bl = std::max(bl, (v << s) - mu);
+      bh = std::min(bh, ((v + 1) << s) - 1 - mu);
+    }
+  }
+  *lo_b = bl;
+  *hi_b = bh;
+}
+
 } // namespace
+
+bool cat_fit_affine8(const uint8_t* table, bool is_signed, int32_t lo, double slope, ByteAffine* f) {
+  const uint8_t flip = is_signed ? 0x80 : 0;
+  uint8_t t[256];
+  for (int u = 0; u < 256; ++u) t[u] = static_cast<uint8_t>(table[u ^ flip] ^ flip);
+  for (int u = 1; u < 256; ++u) {
+    if (t[u] < t[u - 1]) return false;
+  }
+  const int32_t lo_u = is_signed ? lo + 128 : lo;
+  if (!(slope > 0) || lo_u < 0 || lo_u > 255) return false;
+  // The finest shift whose multiplier fits 16 bits, then nearby multipliers.
+  for (int32_t s = 8; s >= 1; --s) {
+    const double m0 = std::nearbyint(slope * static_cast<double>(1 << (8 + s)));
+    if (m0 > 65535.0) continue;
+    for (int d = 0; d <= 16; ++d) {
+      const int32_t m = static_cast<int32_t>(m0) + ((d & 1) ? (d + 1) / 2 : -(d / 2));
+      if (m < 0 || m > 65535) continue;
+      int64_t bl, bh;
+      affine_b_range(t, lo_u, m, s, &bl, &bh);
+      if (bl > bh) continue;
+      ByteAffine g{m, static_cast<int32_t>(bl), s, flip, static_cast<uint8_t>(lo_u)};
+      bool same = true;
+      for (int v = 0; v < 256 && same; ++v) same = affine_one(static_cast<uint8_t>(v), g) == table[v];
+      if (same) {
+        *f = g;
+        return true;
+      }
+    }
+    return false;
+  }
+  return false;
+}
+
+void cat_affine8(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t cols,
+                 const ByteAffine& f) {
+#if defined(QPLUGIN_ISA_AVX2)
+  const __m256i flip = _mm256_set1_epi8(static_cast<char>(f.flip)), lo = _mm256_set1_epi8(static_cast<char>(f.lo));
+  const __m256i m = _mm256_set1_epi16(static_cast<int16_t>(static_cast<uint16_t>(f.m)));
+  const __m256i b = _mm256_set1_epi16(static_cast<int16_t>(static_cast<uint16_t>(f.b < 0 ? -f.b : f.b)));
+  const __m128i s = _mm_cvtsi32_si128(f.s);
+  const __m256i zero = _mm256_setzero_si256();
+  // neg: subtract |b|; flip: signed bytes; clamp: lo > 0 (each op only where it does something).
+  auto run = [&](auto neg, auto flipped, auto clamp) {
+    auto half = [&](__m256i w) {  // w: u << 8 in 16-bit lanes
+      const __m256i p = _mm256_mulhi_epu16(w, m);
+      return _mm256_srl_epi16(decltype(neg)::value ? _mm256_subs_epu16(p, b) : _mm256_adds_epu16(p, b), s);
+    };
+    for (int64_t r = 0; r < rows; ++r) {
+      const uint8_t* xr = x + r * xs;
+      uint8_t* yr = y + r * ys;
+      int64_t i = 0;
+      for (; i + 32 <= cols; i += 32) {
+        __m256i u = bytes::ldb(xr + i);
+        if constexpr (decltype(flipped)::value) u = _mm256_xor_si256(u, flip);
+        // unpack / pack both work within 128-bit halves: the element order comes back
+        __m256i q = _mm256_packus_epi16(half(_mm256_unpacklo_epi8(zero, u)), half(_mm256_unpackhi_epi8(zero, u)));
+        if constexpr (decltype(clamp)::value) q = _mm256_max_epu8(q, lo);
+        if constexpr (decltype(flipped)::value) q = _mm256_xor_si256(q, flip);
+        bytes::stb(yr + i, q);
+      }
+      for (; i < cols; ++i) yr[i] = affine_one(xr[i], f);
+    }
+  };
+  auto with_clamp = [&](auto neg, auto flipped) {
+    if (f.lo > 0) {
+      run(neg, flipped, std::true_type());
+    } else {
+      run(neg, flipped, std::false_type());
+    }
+  };
+  auto with_flip = [&](auto neg) {
+    if (f.flip) {
+      with_clamp(neg, std::true_type());
+    } else {
+      with_clamp(neg, std::false_type());
+    }
+  };
+  if (f.b < 0) {
+    with_flip(std::true_type());
+  } else {
+    with_flip(std::false_type());
+  }
+#else
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = 0; i < cols; ++i) y[r * ys + i] = affine_one(x[r * xs + i], f);
+  }
+#endif
+}
 
 void cat_requant_u8(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t cols,
                     const CatRequant& p) {

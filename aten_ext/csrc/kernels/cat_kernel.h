@@ -24,6 +24,17 @@ struct CatRequant {
   double so_d;
 };
 
+// A non-decreasing 256-entry byte table written as 16-bit fixed-point arithmetic (AVX2 has no
+// 256-entry byte lookup; this is 13 vector ops per 32 bytes). With u = x ^ flip:
+//   z = sat16(((u << 8) * m >> 16) + b)      (unsigned 16-bit saturating add, 0 <= m < 2^16)
+//   y = max(min(z >> s, 255), lo) ^ flip     (1 <= s <= 8)
+// cat_fit_affine8 finds m, b, s for a table and checks the formula on all 256 bytes, so a fit
+// gives exactly the table's bytes.
+struct ByteAffine {
+  int32_t m, b, s;
+  uint8_t flip, lo;
+};
+
 // clang-format off
 #define QPLUGIN_CAT_KERNELS(X)                                                                  \
   X(void, cat_requant_u8, (const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t cols, const CatRequant& p)) \
@@ -37,6 +48,11 @@ struct CatRequant {
   X(void, cat_requant_table8, (const CatRequant& p, bool is_signed, uint8_t* table))              \
   /* y = table[x] on bytes (use_vbmi: AVX-512 VBMI lookups; only on CPUs that have it) */       \
   X(void, cat_lut8, (const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t cols, const uint8_t* table, bool use_vbmi)) \
+  /* a ByteAffine equal to `table` (a cat_requant_table8 table; lo: the output clamp as an integer, */ \
+  /* slope: sx / so); false when none is found */                                               \
+  X(bool, cat_fit_affine8, (const uint8_t* table, bool is_signed, int32_t lo, double slope, ByteAffine* f)) \
+  /* y = f(x) on bytes */                                                                       \
+  X(void, cat_affine8, (const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t cols, const ByteAffine& f)) \
   /* plain copy of `rows` runs of `bytes` bytes (short runs: full-width vector moves) */        \
   X(void, cat_copy_rows, (const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t bytes)) \
   /* all parts plain copies of short rows: row by row, part p's `bytes[p]` from x[p] (rows bytes[p] apart) */ \

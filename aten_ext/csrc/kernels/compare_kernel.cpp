@@ -68,6 +68,35 @@ inline __m256i in16(__m256i d, __m256i lo, __m256i hi) {
 inline int16_t sat16(int32_t v) { return static_cast<int16_t>(std::min(32767, std::max(-32768, v))); }
 #endif
 
+#if defined(QPLUGIN_ISA_AVX2)
+// Mixed-grid 8-bit pairs: the rank tables order values as float(q - z) * s does (cpu/compare.cpp
+// builds them from those floats), so compare those floats: sign(rank_a - rank_b) is
+// sign(deq_a - deq_b), and the op's range over that sign is one predicate kPred. 0/1 bytes for
+// the dense / broadcast operands; returns how many elements were done (whole vectors).
+template <int kPred, typename A, typename B>
+int64_t cmp_floats(const A* a, const B* b, uint8_t* y, int64_t n, const Cmp2& c) {
+  using namespace simd;
+  const VI za = set1_i(c.za), zb = set1_i(c.zb);
+  const VF sa = set1_f(c.sa), sb = set1_f(c.sb);
+  const VF a_bc = set1_f(static_cast<float>(static_cast<int32_t>(a[0]) - c.za) * c.sa);
+  const VF b_bc = set1_f(static_cast<float>(static_cast<int32_t>(b[0]) - c.zb) * c.sb);
+  const bool a_vec = c.as == 1, b_vec = c.bs == 1;
+  auto mask = [&](int64_t j) {  // -1 / 0 per lane
+    const VF fa = a_vec ? mul_f(to_f(sub_i(load_q(a + j), za)), sa) : a_bc;
+    const VF fb = b_vec ? mul_f(to_f(sub_i(load_q(b + j), zb)), sb) : b_bc;
+    return _mm256_castps_si256(_mm256_cmp_ps(fa, fb, kPred));
+  };
+  const __m256i one = _mm256_set1_epi8(1);
+  int64_t i = 0;
+  for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
+    const __m256i m = pack4_(mask(i), mask(i + kLanes), mask(i + 2 * kLanes), mask(i + 3 * kLanes), true);
+    bytes::stb(y + i, _mm256_and_si256(m, one));
+  }
+  for (; i + kLanes <= n; i += kLanes) store_u8(y + i, _mm256_and_si256(mask(i), _mm256_set1_epi32(1)));
+  return i;
+}
+#endif
+
 template <typename T>
 void cmp_range(const T* q, int64_t qs, uint8_t* y, int64_t ys, int64_t n, const CmpRange& r) {
   int64_t i = 0;
@@ -166,24 +195,19 @@ void cmp_pair(const Cmp2& c, int64_t n, const CmpRange& r) {
   if (tables && c.ys == 1 && (c.as == 1 || c.as == 0) && (c.bs == 1 || c.bs == 0) && (c.as | c.bs) != 0) {
     // The rank tables order values as float(q - z) * s does (cpu/compare.cpp builds them from those
     // floats), so compare the floats: sign(deq_a - deq_b) has d's sign, and every range is a sign test.
-    using namespace simd;
-    const VI lo = set1_i(r.lo), hi = set1_i(r.hi), inv = set1_i(r.invert ? 1 : 0);
-    const VI za = set1_i(c.za), zb = set1_i(c.zb);
-    const VF sa = set1_f(c.sa), sb = set1_f(c.sb);
-    const VF a_bc = set1_f(static_cast<float>(static_cast<int32_t>(a[0]) - c.za) * c.sa);
-    const VF b_bc = set1_f(static_cast<float>(static_cast<int32_t>(b[0]) - c.zb) * c.sb);
-    const bool a_vec = c.as == 1, b_vec = c.bs == 1;
-    auto one = [&](int64_t j) {
-      const VF fa = a_vec ? mul_f(to_f(sub_i(load_q(a + j), za)), sa) : a_bc;
-      const VF fb = b_vec ? mul_f(to_f(sub_i(load_q(b + j), zb)), sb) : b_bc;
-      const VI gt = _mm256_castps_si256(_mm256_cmp_ps(fa, fb, _CMP_GT_OQ));
-      const VI lt = _mm256_castps_si256(_mm256_cmp_ps(fa, fb, _CMP_LT_OQ));
-      return range_01(sub_i(lt, gt), lo, hi, inv);  // lanes of -1: lt - gt = sign(fa - fb)
-    };
-    for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
-      store4_u8(y + i, one(i), one(i + kLanes), one(i + 2 * kLanes), one(i + 3 * kLanes));
+    // The range over sign(d) in {-1, 0, 1} is one of 8 sets, i.e. one float predicate.
+    int set = 0;
+    for (int d = -1; d <= 1; ++d) set |= in_range(d, r) << (d + 1);
+    switch (set) {
+      case 0: i = cmp_floats<_CMP_FALSE_OQ>(a, b, y, n, c); break;
+      case 1: i = cmp_floats<_CMP_LT_OQ>(a, b, y, n, c); break;
+      case 2: i = cmp_floats<_CMP_EQ_OQ>(a, b, y, n, c); break;
+      case 3: i = cmp_floats<_CMP_LE_OQ>(a, b, y, n, c); break;
+      case 4: i = cmp_floats<_CMP_GT_OQ>(a, b, y, n, c); break;
+      case 5: i = cmp_floats<_CMP_NEQ_OQ>(a, b, y, n, c); break;
+      case 6: i = cmp_floats<_CMP_GE_OQ>(a, b, y, n, c); break;
+      default: i = cmp_floats<_CMP_TRUE_UQ>(a, b, y, n, c); break;
     }
-    for (; i + kLanes <= n; i += kLanes) store_u8(y + i, one(i));
   }
 #endif
 #if QPLUGIN_SIMD

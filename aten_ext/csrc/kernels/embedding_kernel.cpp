@@ -14,37 +14,14 @@ namespace kernels {
 namespace QPLUGIN_ISA_NS {
 namespace {
 
-// fp16 bits -> float (exact; no F16C needed for two values a row).
-inline float half_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1Fu, man = h & 0x3FFu, bits;
-  if (exp == 0x1Fu) {
-    bits = sign | 0x7F800000u | (man << 13);  // inf / NaN
-  } else if (exp != 0) {
-    bits = sign | ((exp + 112u) << 23) | (man << 13);
-  } else if (man == 0) {
-    bits = sign;
-  } else {  // subnormal half: normalize
-    exp = 113;
-    while ((man & 0x400u) == 0) {
-      man <<= 1;
-      --exp;
-    }
-    bits = sign | (exp << 23) | ((man & 0x3FFu) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
 inline void row_qparams(const EmbRows& w, int64_t r, float* scale, float* bias) {
   const uint8_t* p = w.qp + r * w.qp_stride;
   if (w.half) {
     uint16_t s, b;
     std::memcpy(&s, p, 2);
     std::memcpy(&b, p + 2, 2);
-    *scale = half_to_float(s);
-    *bias = half_to_float(b);
+    *scale = simd::half_to_float(s);
+    *bias = simd::half_to_float(b);
   } else {
     std::memcpy(scale, p, 4);
     std::memcpy(bias, p + 4, 4);

@@ -131,11 +131,14 @@ void normalize_run(const T* xr, T* yr, int64_t n, double mean_q, double a, const
 #if QPLUGIN_SIMD
       using namespace simd;
       const VF vm = set1_f(mf), va = set1_f(af), vz = set1_f(zf), vhi = set1_f(hi), vlo = set1_f(lo);
-      for (; j + kLanes <= n; j += kLanes) {
-        VF v = mul_f(mul_f(sub_f(to_f(load_q(xr + j)), vm), va), loadu_f(wf + j));
-        v = add_f(add_f(v, loadu_f(bf + j)), vz);
-        store_q(yr + j, to_i32_round(max_f(min_f(v, vhi), vlo)));
-      }
+      auto one = [&](int64_t k) {
+        VF v = mul_f(mul_f(sub_f(to_f(load_q(xr + k)), vm), va), loadu_f(wf + k));
+        v = add_f(add_f(v, loadu_f(bf + k)), vz);
+        return to_i32_round(max_f(min_f(v, vhi), vlo));
+      };
+      // Four vectors per store: one pack for 4 * kLanes bytes (AVX2 has no single-vector narrowing store).
+      for (; j + 4 * kLanes <= n; j += 4 * kLanes) store4_q(yr + j, one(j), one(j + kLanes), one(j + 2 * kLanes), one(j + 3 * kLanes));
+      for (; j + kLanes <= n; j += kLanes) store_q(yr + j, one(j));
 #endif
       for (; j < n; ++j) {
         float v = (static_cast<float>(xr[j]) - mf) * af * wf[j];
@@ -203,7 +206,11 @@ void channel_map8(const T* x, T* y, int64_t outer, int64_t channels, int64_t inn
       int64_t j = 0;
 #if QPLUGIN_SIMD
       using namespace simd;
-      for (; j + kLanes <= channels; j += kLanes) store_q(yo + j, op.lanes(load_q(xo + j), j));
+      auto one = [&](int64_t k) { return op.lanes(load_q(xo + k), k); };
+      for (; j + 4 * kLanes <= channels; j += 4 * kLanes) {
+        store4_q(yo + j, one(j), one(j + kLanes), one(j + 2 * kLanes), one(j + 3 * kLanes));
+      }
+      for (; j + kLanes <= channels; j += kLanes) store_q(yo + j, one(j));
 #endif
       for (; j < channels; ++j) yo[j] = op.one(xo[j], j);
     }

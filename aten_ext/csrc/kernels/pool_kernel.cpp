@@ -363,6 +363,50 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
   }
 }
 
+#if QPLUGIN_SIMD
+// 16-bit lanes, 2 * kLanes of them: bytes widened on load, sums folded into two int32 vectors.
+#if defined(QPLUGIN_ISA_AVX512)
+using W16 = __m512i;
+inline W16 zero16() { return _mm512_setzero_si512(); }
+inline W16 add16(W16 a, W16 b) { return _mm512_add_epi16(a, b); }
+inline W16 load16(const uint8_t* p) { return _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+inline W16 load16(const int8_t* p) { return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+template <typename T>
+inline simd::VI widen_lo16(W16 a) {
+  const __m256i h = _mm512_castsi512_si256(a);
+  return std::is_signed<T>::value ? _mm512_cvtepi16_epi32(h) : _mm512_cvtepu16_epi32(h);
+}
+template <typename T>
+inline simd::VI widen_hi16(W16 a) {
+  const __m256i h = _mm512_extracti64x4_epi64(a, 1);
+  return std::is_signed<T>::value ? _mm512_cvtepi16_epi32(h) : _mm512_cvtepu16_epi32(h);
+}
+#else
+using W16 = __m256i;
+inline W16 zero16() { return _mm256_setzero_si256(); }
+inline W16 add16(W16 a, W16 b) { return _mm256_add_epi16(a, b); }
+inline W16 load16(const uint8_t* p) { return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline W16 load16(const int8_t* p) { return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+template <typename T>
+inline simd::VI widen_lo16(W16 a) {
+  const __m128i h = _mm256_castsi256_si128(a);
+  return std::is_signed<T>::value ? _mm256_cvtepi16_epi32(h) : _mm256_cvtepu16_epi32(h);
+}
+template <typename T>
+inline simd::VI widen_hi16(W16 a) {
+  const __m128i h = _mm256_extracti128_si256(a, 1);
+  return std::is_signed<T>::value ? _mm256_cvtepi16_epi32(h) : _mm256_cvtepu16_epi32(h);
+}
+#endif
+// lo += the first half of *w, hi += the second, as int32; *w = 0.
+template <typename T>
+inline void fold16(simd::VI* lo, simd::VI* hi, W16* w) {
+  *lo = simd::add_i(*lo, widen_lo16<T>(*w));
+  *hi = simd::add_i(*hi, widen_hi16<T>(*w));
+  *w = zero16();
+}
+#endif
+
 // Output rows [ob, oe) count rows of all OD slices: row r is slice r / OH, row r % OH.
 template <typename T, typename Acc>
 void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64_t ob, int64_t oe,
@@ -385,18 +429,33 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
         const VF mv = set1_f(m), zadd = set1_f(g.zadd), lo = set1_f(g.qmin), hi = set1_f(g.qmax);
         const VI offv = set1_i(static_cast<int32_t>(off));
         for (; c + 4 * kLanes <= ce; c += 4 * kLanes) {
+          // Taps summed in 16-bit lanes (one widening load and one add per 2 * kLanes channels),
+          // folded into the int32 sums every 256 taps: 256 * 255 < 2^16 (unsigned), 256 * -128 >=
+          // -2^15 and 256 * 127 < 2^15 (signed), so the 16-bit sums never wrap.
           VI a0 = set1_i(0), a1 = a0, a2 = a0, a3 = a0;
+          W16 s0 = zero16(), s1 = s0;
+          int64_t taps = 0;
           for (int64_t d = dw.d0; d < dw.d1; ++d) {
             for (int64_t h = h0; h < h1; ++h) {
               const T* s = in + ((d * g.H + h) * g.W + w0) * C + c;
-              for (int64_t w = w0; w < w1; ++w, s += C) {
-                a0 = add_i(a0, load_q(s));
-                a1 = add_i(a1, load_q(s + kLanes));
-                a2 = add_i(a2, load_q(s + 2 * kLanes));
-                a3 = add_i(a3, load_q(s + 3 * kLanes));
+              for (int64_t w = w0; w < w1;) {
+                const int64_t run = std::min<int64_t>(w1 - w, 256 - taps);
+                for (int64_t j = 0; j < run; ++j, s += C) {
+                  s0 = add16(s0, load16(s));
+                  s1 = add16(s1, load16(s + 2 * kLanes));
+                }
+                w += run;
+                taps += run;
+                if (taps == 256) {
+                  fold16<T>(&a0, &a1, &s0);
+                  fold16<T>(&a2, &a3, &s1);
+                  taps = 0;
+                }
               }
             }
           }
+          fold16<T>(&a0, &a1, &s0);
+          fold16<T>(&a2, &a3, &s1);
           store4_q(o + c, requant_v(sub_i(a0, offv), mv, zadd, lo, hi),
                    requant_v(sub_i(a1, offv), mv, zadd, lo, hi),
                    requant_v(sub_i(a2, offv), mv, zadd, lo, hi),

@@ -26,12 +26,22 @@ int64_t sum_bytes(const uint8_t* x, int64_t n, uint8_t flip) {
   }
   s += _mm512_reduce_add_epi64(acc);
 #elif defined(QPLUGIN_ISA_AVX2)
+  // Four independent accumulators over 128 bytes a step (the xor only for signed bytes).
   const __m256i vf = _mm256_set1_epi8(static_cast<char>(flip));
-  __m256i acc = _mm256_setzero_si256();
-  for (; i + 32 <= n; i += 32) {
-    const __m256i v = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i)), vf);
-    acc = _mm256_add_epi64(acc, _mm256_sad_epu8(v, _mm256_setzero_si256()));
+  const __m256i zero = _mm256_setzero_si256();
+  auto sad = [&](int64_t j) {
+    const __m256i v = bytes::ldb(x + j);
+    return _mm256_sad_epu8(flip ? _mm256_xor_si256(v, vf) : v, zero);
+  };
+  __m256i acc = zero, acc1 = zero, acc2 = zero, acc3 = zero;
+  for (; i + 128 <= n; i += 128) {
+    acc = _mm256_add_epi64(acc, sad(i));
+    acc1 = _mm256_add_epi64(acc1, sad(i + 32));
+    acc2 = _mm256_add_epi64(acc2, sad(i + 64));
+    acc3 = _mm256_add_epi64(acc3, sad(i + 96));
   }
+  for (; i + 32 <= n; i += 32) acc = _mm256_add_epi64(acc, sad(i));
+  acc = _mm256_add_epi64(_mm256_add_epi64(acc, acc1), _mm256_add_epi64(acc2, acc3));
   alignas(32) int64_t lanes[4];
   _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
   s += lanes[0] + lanes[1] + lanes[2] + lanes[3];

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/isa.h"
 
@@ -26,6 +27,30 @@ namespace qplugin {
 namespace kernels {
 namespace QPLUGIN_ISA_NS {
 namespace simd {
+
+// IEEE fp16 bits -> float (exact; every fp16 value is a float). The scalar path's conversion and
+// the reference the F16C loads (load_f16) agree with bit for bit.
+inline float half_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1Fu, man = h & 0x3FFu, bits;
+  if (exp == 0x1Fu) {
+    bits = sign | 0x7F800000u | (man << 13);  // inf / NaN
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112u) << 23) | (man << 13);
+  } else if (man == 0) {
+    bits = sign;
+  } else {  // subnormal half: normalize
+    exp = 113;
+    while ((man & 0x400u) == 0) {
+      man <<= 1;
+      --exp;
+    }
+    bits = sign | (exp << 23) | ((man & 0x3FFu) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
 
 #if defined(QPLUGIN_ISA_AVX512)
 
@@ -44,6 +69,10 @@ inline VF add_f(VF a, VF b) { return _mm512_add_ps(a, b); }
 inline VF sub_f(VF a, VF b) { return _mm512_sub_ps(a, b); }
 inline VF mul_f(VF a, VF b) { return _mm512_mul_ps(a, b); }
 inline VF fmadd_f(VF a, VF b, VF c) { return _mm512_fmadd_ps(a, b, c); }
+// kLanes fp16 values -> floats (F16C; exact, as half_to_float).
+inline VF load_f16(const uint16_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
 inline VF min_f(VF a, VF b) { return _mm512_min_ps(a, b); }
 inline VF max_f(VF a, VF b) { return _mm512_max_ps(a, b); }
 inline VF round_f(VF a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
@@ -122,6 +151,7 @@ inline VF add_f(VF a, VF b) { return _mm256_add_ps(a, b); }
 inline VF sub_f(VF a, VF b) { return _mm256_sub_ps(a, b); }
 inline VF mul_f(VF a, VF b) { return _mm256_mul_ps(a, b); }
 inline VF fmadd_f(VF a, VF b, VF c) { return _mm256_fmadd_ps(a, b, c); }
+inline VF load_f16(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 inline VF min_f(VF a, VF b) { return _mm256_min_ps(a, b); }
 inline VF max_f(VF a, VF b) { return _mm256_max_ps(a, b); }
 inline VF round_f(VF a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }

@@ -124,10 +124,14 @@ void bilinear_nchw(const T* in, T* out, int64_t planes, const Bilinear2dGeom& g)
       using namespace simd;
       const VF vh0 = set1_f(h0), vh1 = set1_f(h1);
       const VF vhi = set1_f(static_cast<float>(QRange<T>::max)), vlo = set1_f(static_cast<float>(QRange<T>::min));
-      for (; ow + kLanes <= g.OW; ow += kLanes) {
-        const VF v = add_f(mul_f(vh0, loadu_f(top.data() + ow)), mul_f(vh1, loadu_f(bot.data() + ow)));
-        store_q(orow + ow, to_i32_round(max_f(min_f(v, vhi), vlo)));
+      auto one = [&](int64_t k) {
+        const VF v = add_f(mul_f(vh0, loadu_f(top.data() + k)), mul_f(vh1, loadu_f(bot.data() + k)));
+        return to_i32_round(max_f(min_f(v, vhi), vlo));
+      };
+      for (; ow + 4 * kLanes <= g.OW; ow += 4 * kLanes) {
+        store4_q(orow + ow, one(ow), one(ow + kLanes), one(ow + 2 * kLanes), one(ow + 3 * kLanes));
       }
+      for (; ow + kLanes <= g.OW; ow += kLanes) store_q(orow + ow, one(ow));
 #endif
       for (; ow < g.OW; ++ow) orow[ow] = bilinear_out<T>(h0 * top[ow] + h1 * bot[ow]);
     }
@@ -152,12 +156,14 @@ void bilinear_nhwc(const T* in, T* out, int64_t C, int64_t oh_begin, int64_t oh_
       using namespace simd;
       const VF vh0 = set1_f(h0), vh1 = set1_f(h1), vw0 = set1_f(w0), vw1 = set1_f(w1);
       const VF vhi = set1_f(static_cast<float>(QRange<T>::max)), vlo = set1_f(static_cast<float>(QRange<T>::min));
-      for (; k + kLanes <= C; k += kLanes) {
-        const VF t = add_f(mul_f(vw0, to_f(load_q(a + k))), mul_f(vw1, to_f(load_q(b + k))));
-        const VF u = add_f(mul_f(vw0, to_f(load_q(c + k))), mul_f(vw1, to_f(load_q(d + k))));
+      auto one = [&](int64_t j) {
+        const VF t = add_f(mul_f(vw0, to_f(load_q(a + j))), mul_f(vw1, to_f(load_q(b + j))));
+        const VF u = add_f(mul_f(vw0, to_f(load_q(c + j))), mul_f(vw1, to_f(load_q(d + j))));
         const VF v = add_f(mul_f(vh0, t), mul_f(vh1, u));
-        store_q(o + k, to_i32_round(max_f(min_f(v, vhi), vlo)));
-      }
+        return to_i32_round(max_f(min_f(v, vhi), vlo));
+      };
+      for (; k + 4 * kLanes <= C; k += 4 * kLanes) store4_q(o + k, one(k), one(k + kLanes), one(k + 2 * kLanes), one(k + 3 * kLanes));
+      for (; k + kLanes <= C; k += kLanes) store_q(o + k, one(k));
 #endif
       for (; k < C; ++k) {
         const float t = w0 * static_cast<float>(a[k]) + w1 * static_cast<float>(b[k]);

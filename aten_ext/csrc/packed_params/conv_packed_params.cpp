@@ -38,24 +38,42 @@ const kernels::gemm::PackedWeight& ConvPackedParams::packed_rows() {
   return packed_rows_;
 }
 
-ConvState ConvPackedParams::state() const {
+c10::IValue ConvPackedParams::state() const {
+  if (transpose) {
+    return ConvTransposeState(std::make_tuple(kConvTransposeStateVersion, kind, groups), std::make_tuple(weight, bias),
+                              std::make_tuple(stride, padding, output_padding, dilation));
+  }
   return ConvState(std::make_tuple(kConvStateVersion, kind, groups), std::make_tuple(weight, bias),
                    std::make_tuple(stride, padding, dilation));
 }
 
-std::shared_ptr<ConvPackedParams> conv_prepack_int(const char* op, const std::string& kind,
-                                                   const at::Tensor& w_int8, const at::Tensor& w_scales,
-                                                   const at::Tensor& w_zero_points,
-                                                   const c10::optional<at::Tensor>& bias,
-                                                   at::IntArrayRef stride, at::IntArrayRef padding,
-                                                   at::IntArrayRef dilation, int64_t groups) {
-  const int64_t spatial = kind == "conv1d" ? 1 : kind == "conv2d" ? 2 : 3;
+int64_t conv_kind_spatial(const std::string& kind) {
+  TORCH_INTERNAL_ASSERT(!kind.empty());
+  return kind[kind.size() - 2] - '0';
+}
+
+bool is_conv_transpose_kind(const std::string& kind) { return kind.rfind("conv_transpose", 0) == 0; }
+
+namespace {
+
+// Everything conv and transposed conv share: checks of the weight data, groups, geometry lists,
+// qparams (1 or OC entries) and bias; fills the user-facing fields, the 3-d view and the
+// per-output-channel scales / zero points / bias.
+std::shared_ptr<ConvPackedParams> prepack_common(const char* op, const std::string& kind,
+                                                 const at::Tensor& w_int8, const at::Tensor& w_scales,
+                                                 const at::Tensor& w_zero_points,
+                                                 const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                                 at::IntArrayRef padding, at::IntArrayRef output_padding,
+                                                 at::IntArrayRef dilation, int64_t groups) {
+  const int64_t spatial = conv_kind_spatial(kind);
+  const bool transpose = is_conv_transpose_kind(kind);
   TORCH_CHECK(w_int8.defined() && !w_int8.is_quantized() && w_int8.scalar_type() == at::kChar, "qplugin::", op,
               ": weight should be an int8 tensor, got ",
               w_int8.defined() ? c10::toString(w_int8.scalar_type()) : "an undefined tensor");
   TORCH_CHECK_VALUE(w_int8.dim() == spatial + 2, "qplugin::", op, ": weight should have ", spatial + 2,
-                    " dims (out_channels, in_channels / groups, kernel...), got ", w_int8.dim(), " dims ",
-                    w_int8.sizes());
+                    transpose ? " dims (in_channels, out_channels / groups, kernel...), got "
+                              : " dims (out_channels, in_channels / groups, kernel...), got ",
+                    w_int8.dim(), " dims ", w_int8.sizes());
   for (int64_t d = 0; d < w_int8.dim(); ++d) {
     TORCH_CHECK_VALUE(w_int8.size(d) >= 1, "qplugin::", op, ": weight should have no empty dims, got ",
                       w_int8.sizes());
@@ -64,13 +82,23 @@ std::shared_ptr<ConvPackedParams> conv_prepack_int(const char* op, const std::st
   auto p = std::make_shared<ConvPackedParams>();
   p->kind = kind;
   p->spatial = spatial;
-  p->OC = w_int8.size(0);
-  p->ICg = w_int8.size(1);
-  TORCH_CHECK_VALUE(p->OC % groups == 0, "qplugin::", op, ": groups should divide out_channels (",
-                    p->OC, "), got groups ", groups);
+  p->transpose = transpose;
+  if (transpose) {
+    TORCH_CHECK_VALUE(w_int8.size(0) % groups == 0, "qplugin::", op, ": groups should divide in_channels (",
+                      w_int8.size(0), ", weight dim 0), got groups ", groups);
+    p->OC = w_int8.size(1) * groups;
+    p->ICg = w_int8.size(0) / groups;
+  } else {
+    p->OC = w_int8.size(0);
+    p->ICg = w_int8.size(1);
+    TORCH_CHECK_VALUE(p->OC % groups == 0, "qplugin::", op, ": groups should divide out_channels (",
+                      p->OC, "), got groups ", groups);
+  }
   p->stride = spatial_arg(op, "stride", stride, spatial);
   p->padding = spatial_arg(op, "padding", padding, spatial);
   p->dilation = spatial_arg(op, "dilation", dilation, spatial);
+  p->output_padding = transpose ? spatial_arg(op, "output_padding", output_padding, spatial)
+                                : std::vector<int64_t>(static_cast<size_t>(spatial), 0);
   for (int64_t i = 0; i < spatial; ++i) {
     TORCH_CHECK_VALUE(p->stride[i] >= 1 && p->stride[i] <= kMaxGeometry, "qplugin::", op,
                       ": stride should be in [1, ", kMaxGeometry, "], got ", stride);
@@ -78,6 +106,12 @@ std::shared_ptr<ConvPackedParams> conv_prepack_int(const char* op, const std::st
                       ": dilation should be in [1, ", kMaxGeometry, "], got ", dilation);
     TORCH_CHECK_VALUE(p->padding[i] >= 0 && p->padding[i] <= kMaxGeometry, "qplugin::", op,
                       ": padding should be in [0, ", kMaxGeometry, "], got ", padding);
+    // torch's rule: each output_padding entry below its stride or its dilation
+    TORCH_CHECK_VALUE(p->output_padding[i] >= 0 &&
+                          (p->output_padding[i] < p->stride[i] || p->output_padding[i] < p->dilation[i]),
+                      "qplugin::", op,
+                      ": output_padding should be >= 0 and smaller than stride or dilation in every dim, got ",
+                      "output_padding ", output_padding, " with stride ", stride, " and dilation ", dilation);
   }
   p->groups = groups;
   // 3-d kernel view
@@ -94,12 +128,10 @@ std::shared_ptr<ConvPackedParams> conv_prepack_int(const char* op, const std::st
   fill3(p->dilation, p->DD, p->DH, p->DW, 1);
   const int64_t taps = p->KD * p->KH * p->KW;
   p->K = taps * p->ICg;
+  // transposed: an output element sums at most ICg * taps products too
   TORCH_CHECK_VALUE(p->K <= kMaxConvK, "qplugin::", op,
                     ": in_channels / groups * kernel volume should be <= ", kMaxConvK,
                     " (exact int32 accumulation), got ", p->K);
-  p->Kp = kernels::scalar::conv_a_row_elems(p->K);
-  p->S4 = (p->KW * p->ICg + 3) / 4 * 4;
-  p->K4 = p->KD * p->KH * p->S4;
   // qparams: 1 (per tensor) or OC (per channel) entries
   const at::Tensor sc = w_scales.to(at::kDouble).contiguous();
   const at::Tensor zp = w_zero_points.to(at::kLong).contiguous();
@@ -135,6 +167,58 @@ std::shared_ptr<ConvPackedParams> conv_prepack_int(const char* op, const std::st
     p->bias = b;
   }
   p->weight = w_int8;
+  return p;
+}
+
+} // namespace
+
+std::shared_ptr<ConvPackedParams> conv_transpose_prepack_int(
+    const char* op, const std::string& kind, const at::Tensor& w_int8, const at::Tensor& w_scales,
+    const at::Tensor& w_zero_points, const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+    at::IntArrayRef padding, at::IntArrayRef output_padding, at::IntArrayRef dilation, int64_t groups) {
+  TORCH_INTERNAL_ASSERT(is_conv_transpose_kind(kind));
+  auto p = prepack_common(op, kind, w_int8, w_scales, w_zero_points, bias, stride, padding, output_padding,
+                          dilation, groups);
+  // per (group, kd, kh): B[kw * OCg + oc][ic] = w[g * ICg + ic][oc][kd][kh][kw]
+  const int64_t G = groups, ICg = p->ICg, OCg = p->OC / groups;
+  const int64_t KD = p->KD, KH = p->KH, KW = p->KW;
+  const at::Tensor wc = w_int8.contiguous();
+  const int8_t* src = wc.const_data_ptr<int8_t>();  // [IC][OCg][KD][KH][KW]
+  const int64_t ncols = KW * OCg;
+  std::vector<int8_t> bm(static_cast<size_t>(ncols * ICg));
+  for (int64_t g = 0; g < G; ++g) {
+    for (int64_t kd = 0; kd < KD; ++kd) {
+      for (int64_t kh = 0; kh < KH; ++kh) {
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          for (int64_t oc = 0; oc < OCg; ++oc) {
+            for (int64_t ic = 0; ic < ICg; ++ic) {
+              bm[(kw * OCg + oc) * ICg + ic] = src[((((g * ICg + ic) * OCg + oc) * KD + kd) * KH + kh) * KW + kw];
+            }
+          }
+        }
+        p->tpacked.push_back(std::make_unique<kernels::gemm::PackedWeight>());
+        p->tpacked.back()->pack(bm.data(), ICg, 1, ICg, ncols);
+      }
+    }
+    for (int64_t kw = 0; kw < KW; ++kw) {
+      for (int64_t oc = 0; oc < OCg; ++oc) p->tzp.push_back(p->w_zp[g * OCg + oc]);
+    }
+  }
+  return p;
+}
+
+std::shared_ptr<ConvPackedParams> conv_prepack_int(const char* op, const std::string& kind,
+                                                   const at::Tensor& w_int8, const at::Tensor& w_scales,
+                                                   const at::Tensor& w_zero_points,
+                                                   const c10::optional<at::Tensor>& bias,
+                                                   at::IntArrayRef stride, at::IntArrayRef padding,
+                                                   at::IntArrayRef dilation, int64_t groups) {
+  TORCH_INTERNAL_ASSERT(!is_conv_transpose_kind(kind));
+  auto p = prepack_common(op, kind, w_int8, w_scales, w_zero_points, bias, stride, padding, {}, dilation, groups);
+  const int64_t taps = p->KD * p->KH * p->KW;
+  p->Kp = kernels::scalar::conv_a_row_elems(p->K);
+  p->S4 = (p->KW * p->ICg + 3) / 4 * 4;
+  p->K4 = p->KD * p->KH * p->S4;
   // wmat [OC][taps][ICg]
   const at::Tensor wi = w_int8.contiguous().reshape({p->OC, p->ICg, taps});
   const int8_t* src = wi.data_ptr<int8_t>();
@@ -172,12 +256,12 @@ std::shared_ptr<ConvPackedParams> conv_prepack_int(const char* op, const std::st
   return p;
 }
 
-std::shared_ptr<ConvPackedParams> conv_prepack_impl(const char* op, const std::string& kind,
-                                                    const at::Tensor& weight,
-                                                    const c10::optional<at::Tensor>& bias,
-                                                    at::IntArrayRef stride, at::IntArrayRef padding,
-                                                    at::IntArrayRef dilation, int64_t groups) {
-  const int64_t spatial = kind == "conv1d" ? 1 : kind == "conv2d" ? 2 : 3;
+namespace {
+
+// The int8 data and qparams of a qint8 conv weight (transpose: per-channel along axis 1, the
+// output channels of a group, repeated for every group).
+at::Tensor unwrap_weight(const char* op, const at::Tensor& weight, int64_t spatial, bool transpose, int64_t groups,
+                         at::Tensor* scales, at::Tensor* zero_points) {
   TORCH_CHECK(weight.defined() && weight.is_quantized(), "qplugin::", op,
               ": weight should be a quantized qint8 tensor, got ",
               weight.defined() ? "a non-quantized tensor of dtype " + std::string(c10::toString(weight.scalar_type()))
@@ -185,49 +269,102 @@ std::shared_ptr<ConvPackedParams> conv_prepack_impl(const char* op, const std::s
   TORCH_CHECK(weight.scalar_type() == at::kQInt8, "qplugin::", op,
               ": weight should be a qint8 tensor, got ", weight.scalar_type());
   TORCH_CHECK(weight.dim() == spatial + 2, "qplugin::", op, ": weight should have ", spatial + 2,
-              " dims (out_channels, in_channels / groups, kernel...), got ", weight.dim(), " dims ",
-              weight.sizes());
+              transpose ? " dims (in_channels, out_channels / groups, kernel...), got "
+                        : " dims (out_channels, in_channels / groups, kernel...), got ",
+              weight.dim(), " dims ", weight.sizes());
   const auto qs = weight.qscheme();
   TORCH_CHECK(qs == at::kPerTensorAffine || qs == at::kPerChannelAffine, "qplugin::", op,
               ": weight should be per_tensor_affine or per_channel_affine, got qscheme ",
               c10::toString(qs));
-  if (qs == at::kPerChannelAffine) {
-    TORCH_CHECK_VALUE(weight.q_per_channel_axis() == 0, "qplugin::", op,
-                      ": weight per-channel axis should be 0 (output channels), got ",
-                      weight.q_per_channel_axis());
-  }
-  at::Tensor scales, zero_points;
+  const int64_t axis = transpose ? 1 : 0;
   if (qs == at::kPerTensorAffine) {
-    scales = at::full({1}, weight.q_scale(), at::dtype(at::kDouble));
-    zero_points = at::full({1}, weight.q_zero_point(), at::dtype(at::kLong));
+    *scales = at::full({1}, weight.q_scale(), at::dtype(at::kDouble));
+    *zero_points = at::full({1}, weight.q_zero_point(), at::dtype(at::kLong));
   } else {
-    scales = weight.q_per_channel_scales();
-    zero_points = weight.q_per_channel_zero_points();
-    TORCH_CHECK_VALUE(scales.numel() == weight.size(0) && zero_points.numel() == weight.size(0), "qplugin::", op,
-                      ": weight per-channel scales and zero_points should have ", weight.size(0),
-                      " elements, got ", scales.numel(), " and ", zero_points.numel());
+    TORCH_CHECK_VALUE(weight.q_per_channel_axis() == axis, "qplugin::", op, ": weight per-channel axis should be ",
+                      axis, " (output channels), got ", weight.q_per_channel_axis());
+    *scales = weight.q_per_channel_scales();
+    *zero_points = weight.q_per_channel_zero_points();
+    TORCH_CHECK_VALUE(scales->numel() == weight.size(axis) && zero_points->numel() == weight.size(axis), "qplugin::",
+                      op, ": weight per-channel scales and zero_points should have ", weight.size(axis),
+                      " elements, got ", scales->numel(), " and ", zero_points->numel());
+    if (transpose && groups > 1) {  // OC / groups entries -> OC (group g's channel j is g * OCg + j)
+      *scales = scales->repeat({groups});
+      *zero_points = zero_points->repeat({groups});
+    }
   }
-  auto p = conv_prepack_int(op, kind, int_view(weight), scales, zero_points, bias, stride, padding, dilation,
-                            groups);
+  return int_view(weight);
+}
+
+} // namespace
+
+std::shared_ptr<ConvPackedParams> conv_prepack_impl(const char* op, const std::string& kind,
+                                                    const at::Tensor& weight,
+                                                    const c10::optional<at::Tensor>& bias,
+                                                    at::IntArrayRef stride, at::IntArrayRef padding,
+                                                    at::IntArrayRef dilation, int64_t groups) {
+  at::Tensor scales, zero_points;
+  const at::Tensor wi = unwrap_weight(op, weight, conv_kind_spatial(kind), false, groups, &scales, &zero_points);
+  auto p = conv_prepack_int(op, kind, wi, scales, zero_points, bias, stride, padding, dilation, groups);
+  p->weight = weight;
+  return p;
+}
+
+std::shared_ptr<ConvPackedParams> conv_transpose_prepack_impl(
+    const char* op, const std::string& kind, const at::Tensor& weight, const c10::optional<at::Tensor>& bias,
+    at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef output_padding, at::IntArrayRef dilation,
+    int64_t groups) {
+  TORCH_CHECK_VALUE(groups >= 1, "qplugin::", op, ": groups should be >= 1, got ", groups);
+  at::Tensor scales, zero_points;
+  const at::Tensor wi = unwrap_weight(op, weight, conv_kind_spatial(kind), true, groups, &scales, &zero_points);
+  auto p = conv_transpose_prepack_int(op, kind, wi, scales, zero_points, bias, stride, padding, output_padding,
+                                      dilation, groups);
   p->weight = weight;
   return p;
 }
 
 namespace {
 
+// The version of a state (its first element's first element), or -1 if it has no such int.
+int64_t state_version(const c10::IValue& s) {
+  if (!s.isTuple() || s.toTupleRef().elements().empty()) return -1;
+  const c10::IValue& head = s.toTupleRef().elements()[0];
+  if (!head.isTuple() || head.toTupleRef().elements().empty() || !head.toTupleRef().elements()[0].isInt()) return -1;
+  return head.toTupleRef().elements()[0].toInt();
+}
+
 template <typename Holder>
-std::shared_ptr<ConvPackedParams> from_state(const ConvState& s, const char* cls) {
-  const int64_t version = std::get<0>(std::get<0>(s));
-  const std::string& kind = std::get<1>(std::get<0>(s));
-  TORCH_CHECK(version == kConvStateVersion, "qplugin::", cls,
-              ".__setstate__: state version should be ", kConvStateVersion, ", got ", version);
+std::shared_ptr<ConvPackedParams> from_state(const c10::IValue& sv, const char* cls) {
+  const int64_t version = state_version(sv);
+  if (version < 0) typed_state<ConvState>(sv, cls);  // not a versioned tuple: raises naming the expected type
+  TORCH_CHECK(version == kConvStateVersion || version == kConvTransposeStateVersion, "qplugin::", cls,
+              ".__setstate__: state version should be ", kConvStateVersion, " (conv) or ",
+              kConvTransposeStateVersion, " (transposed conv), got ", version);
+  const bool transpose = version == kConvTransposeStateVersion;
+  // (header, tensors, geometry) of either version; output_padding only in version 2
+  std::tuple<int64_t, std::string, int64_t> head;
+  std::tuple<at::Tensor, c10::optional<at::Tensor>> t;
+  std::vector<int64_t> stride, padding, output_padding, dilation;
+  if (transpose) {
+    const auto s = typed_state<ConvTransposeState>(sv, cls);
+    head = std::get<0>(s);
+    t = std::get<1>(s);
+    std::tie(stride, padding, output_padding, dilation) = std::get<2>(s);
+  } else {
+    const auto s = typed_state<ConvState>(sv, cls);
+    head = std::get<0>(s);
+    t = std::get<1>(s);
+    std::tie(stride, padding, dilation) = std::get<2>(s);
+  }
+  const std::string& kind = std::get<1>(head);
   const bool is3d = std::is_same<Holder, Conv3dPackedParamsBase>::value;
-  TORCH_CHECK(is3d ? kind == "conv3d" : (kind == "conv1d" || kind == "conv2d"), "qplugin::", cls,
-              ".__setstate__: kind should be ", is3d ? "'conv3d'" : "'conv1d' or 'conv2d'", ", got '",
-              kind, "'");
+  const char* want = transpose ? (is3d ? "'conv_transpose3d'" : "'conv_transpose1d' or 'conv_transpose2d'")
+                               : (is3d ? "'conv3d'" : "'conv1d' or 'conv2d'");
+  const bool kind_ok = transpose ? (is3d ? kind == "conv_transpose3d"
+                                         : (kind == "conv_transpose1d" || kind == "conv_transpose2d"))
+                                 : (is3d ? kind == "conv3d" : (kind == "conv1d" || kind == "conv2d"));
+  TORCH_CHECK(kind_ok, "qplugin::", cls, ".__setstate__: kind should be ", want, ", got '", kind, "'");
   const std::string op = std::string(cls) + ".__setstate__";
-  const auto& t = std::get<1>(s);
-  const auto& c = std::get<2>(s);
   check_storage_covers(op.c_str(), "weight", std::get<0>(t));
   if (std::get<0>(t).defined() && std::get<0>(t).is_quantized() &&
       std::get<0>(t).qscheme() == at::kPerChannelAffine) {
@@ -235,18 +372,21 @@ std::shared_ptr<ConvPackedParams> from_state(const ConvState& s, const char* cls
     check_storage_covers(op.c_str(), "weight zero_points", std::get<0>(t).q_per_channel_zero_points());
   }
   if (std::get<1>(t).has_value()) check_storage_covers(op.c_str(), "bias", *std::get<1>(t));
-  return conv_prepack_impl(op.c_str(), kind, std::get<0>(t), std::get<1>(t), std::get<0>(c),
-                           std::get<1>(c), std::get<2>(c), std::get<2>(std::get<0>(s)));
+  if (transpose) {
+    return conv_transpose_prepack_impl(op.c_str(), kind, std::get<0>(t), std::get<1>(t), stride, padding,
+                                       output_padding, dilation, std::get<2>(head));
+  }
+  return conv_prepack_impl(op.c_str(), kind, std::get<0>(t), std::get<1>(t), stride, padding, dilation,
+                           std::get<2>(head));
 }
 
 template <typename Holder>
 void register_one(torch::Library& m) {
   m.class_<Holder>(Holder::kName)
       .def_pickle(
-          [](const c10::intrusive_ptr<Holder>& self) -> ConvState { return self->p->state(); },
+          [](const c10::intrusive_ptr<Holder>& self) -> c10::IValue { return self->p->state(); },
           [](c10::IValue s) -> c10::intrusive_ptr<Holder> {
-            return c10::make_intrusive<Holder>(
-                from_state<Holder>(typed_state<ConvState>(s, Holder::kName), Holder::kName));
+            return c10::make_intrusive<Holder>(from_state<Holder>(s, Holder::kName));
           })
       .def("unpack",
            [](const c10::intrusive_ptr<Holder>& self) {
@@ -255,12 +395,9 @@ void register_one(torch::Library& m) {
       .def("stride", [](const c10::intrusive_ptr<Holder>& self) { return self->p->stride; })
       .def("padding", [](const c10::intrusive_ptr<Holder>& self) { return self->p->padding; })
       .def("dilation", [](const c10::intrusive_ptr<Holder>& self) { return self->p->dilation; })
-      .def("output_padding",
-           [](const c10::intrusive_ptr<Holder>& self) {
-             return std::vector<int64_t>(self->p->stride.size(), 0);
-           })
+      .def("output_padding", [](const c10::intrusive_ptr<Holder>& self) { return self->p->output_padding; })
       .def("groups", [](const c10::intrusive_ptr<Holder>& self) { return self->p->groups; })
-      .def("transpose", [](const c10::intrusive_ptr<Holder>&) { return false; })
+      .def("transpose", [](const c10::intrusive_ptr<Holder>& self) { return self->p->transpose; })
       .def("kind", [](const c10::intrusive_ptr<Holder>& self) { return self->p->kind; });
 }
 
@@ -290,6 +427,18 @@ std::tuple<at::Tensor, c10::optional<at::Tensor>> conv2d_unpack(
 std::tuple<at::Tensor, c10::optional<at::Tensor>> conv3d_unpack(
     const c10::intrusive_ptr<Conv3dPackedParamsBase>& w) {
   return unpack_kind(w, "conv3d_unpack", "conv3d");
+}
+std::tuple<at::Tensor, c10::optional<at::Tensor>> conv_transpose1d_unpack(
+    const c10::intrusive_ptr<Conv2dPackedParamsBase>& w) {
+  return unpack_kind(w, "conv_transpose1d_unpack", "conv_transpose1d");
+}
+std::tuple<at::Tensor, c10::optional<at::Tensor>> conv_transpose2d_unpack(
+    const c10::intrusive_ptr<Conv2dPackedParamsBase>& w) {
+  return unpack_kind(w, "conv_transpose2d_unpack", "conv_transpose2d");
+}
+std::tuple<at::Tensor, c10::optional<at::Tensor>> conv_transpose3d_unpack(
+    const c10::intrusive_ptr<Conv3dPackedParamsBase>& w) {
+  return unpack_kind(w, "conv_transpose3d_unpack", "conv_transpose3d");
 }
 
 } // namespace qplugin

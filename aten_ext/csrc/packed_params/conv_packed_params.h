@@ -17,8 +17,17 @@
 // switching paths (_set_isa) while convs run is safe. Keep both properties when changing this.
 //   dw       depthwise: int32 [taps][C], (w - w_zp) in the low 16 bits
 //   w_scale, w_zp, wsum (= sum_k (w - w_zp)) per output channel, bias (zeros if none)
-// Pickled state (version 1, docs/design/conv.md):
-//   ((1, kind: str ("conv1d" | "conv2d" | "conv3d"), groups), (weight, bias?), (stride, padding, dilation))
+// Transposed conv (kind "conv_transpose{1,2,3}d", transpose = true): weight (IC, OC / groups, kernel...)
+// as torch's; OC / ICg below are the output channels and input channels per group; wmat, packed,
+// dw and wsum stay empty; instead
+//   tpacked  per (group, kd, kh) the engine's packed weight of KW * OCg columns (kw, oc) by ICg:
+//            B[kw * OCg + oc][ic] = w[g * ICg + ic][oc][kd][kh][kw]
+//   tzp      per group, the weight zero point of each of those columns
+// Pickled state (docs/design/conv.md):
+//   version 1 (conv): ((1, kind: str ("conv1d" | "conv2d" | "conv3d"), groups), (weight, bias?),
+//                      (stride, padding, dilation))
+//   version 2 (transposed conv): ((2, kind: str ("conv_transpose1d" | ...), groups), (weight, bias?),
+//                      (stride, padding, output_padding, dilation))
 #pragma once
 
 #include <ATen/ATen.h>
@@ -43,12 +52,25 @@ using ConvState = std::tuple<std::tuple<int64_t, std::string, int64_t>,
                              std::tuple<at::Tensor, c10::optional<at::Tensor>>,
                              std::tuple<std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>>>;
 
+// The transposed conv's state (version 2): output_padding added to the geometry.
+using ConvTransposeState = std::tuple<std::tuple<int64_t, std::string, int64_t>,
+                                      std::tuple<at::Tensor, c10::optional<at::Tensor>>,
+                                      std::tuple<std::vector<int64_t>, std::vector<int64_t>,
+                                                 std::vector<int64_t>, std::vector<int64_t>>>;
+
 constexpr int64_t kConvStateVersion = 1;
+constexpr int64_t kConvTransposeStateVersion = 2;
+
+// "conv1d" -> 1, "conv_transpose3d" -> 3, ...; is_conv_transpose_kind: kind names a transposed conv.
+int64_t conv_kind_spatial(const std::string& kind);
+bool is_conv_transpose_kind(const std::string& kind);
 
 struct ConvPackedParams {
   // user-facing
-  std::string kind;  // conv1d / conv2d / conv3d
+  std::string kind;  // conv1d / conv2d / conv3d / conv_transpose1d / conv_transpose2d / conv_transpose3d
   int64_t spatial = 2;
+  bool transpose = false;
+  std::vector<int64_t> output_padding;  // zeros for conv
   at::Tensor weight;
   c10::optional<at::Tensor> bias;
   std::vector<int64_t> stride, padding, dilation;
@@ -72,8 +94,13 @@ struct ConvPackedParams {
   // K4 = KD * KH * S4 (the input row segment of a kernel row is contiguous); built once.
   const kernels::gemm::PackedWeight& packed_rows();
   int64_t S4 = 0, K4 = 0;
+  // transposed conv: see the top of this file; index g * KD * KH + kd * KH + kh
+  std::vector<std::unique_ptr<kernels::gemm::PackedWeight>> tpacked;
+  std::vector<int32_t> tzp;
 
-  ConvState state() const;
+  // The pickled state: ConvState (version 1) for conv, ConvTransposeState (version 2) for
+  // transposed conv.
+  c10::IValue state() const;
 
  private:
   std::once_flag packed_rows_once_;
@@ -97,6 +124,20 @@ std::shared_ptr<ConvPackedParams> conv_prepack_int(const char* op, const std::st
                                                    at::IntArrayRef stride, at::IntArrayRef padding,
                                                    at::IntArrayRef dilation, int64_t groups);
 
+// Transposed conv from plain data: w_int8 (int8, IC x OC / groups x kernel...), w_scales /
+// w_zero_points with 1 (per tensor) or OC (per output channel) entries.
+std::shared_ptr<ConvPackedParams> conv_transpose_prepack_int(
+    const char* op, const std::string& kind, const at::Tensor& w_int8, const at::Tensor& w_scales,
+    const at::Tensor& w_zero_points, const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+    at::IntArrayRef padding, at::IntArrayRef output_padding, at::IntArrayRef dilation, int64_t groups);
+
+// Transposed conv from a qint8 weight (IC x OC / groups x kernel...): per tensor, or per channel
+// along axis 1 (output channels; OC / groups entries, shared by the groups).
+std::shared_ptr<ConvPackedParams> conv_transpose_prepack_impl(
+    const char* op, const std::string& kind, const at::Tensor& weight, const c10::optional<at::Tensor>& bias,
+    at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef output_padding, at::IntArrayRef dilation,
+    int64_t groups);
+
 // The two TorchScript classes (distinct types so schemas can tell 2d from 3d).
 struct Conv2dPackedParamsBase : torch::CustomClassHolder {
   static constexpr const char* kName = "Conv2dPackedParamsBase";
@@ -117,6 +158,12 @@ std::tuple<at::Tensor, c10::optional<at::Tensor>> conv1d_unpack(
 std::tuple<at::Tensor, c10::optional<at::Tensor>> conv2d_unpack(
     const c10::intrusive_ptr<Conv2dPackedParamsBase>& w);
 std::tuple<at::Tensor, c10::optional<at::Tensor>> conv3d_unpack(
+    const c10::intrusive_ptr<Conv3dPackedParamsBase>& w);
+std::tuple<at::Tensor, c10::optional<at::Tensor>> conv_transpose1d_unpack(
+    const c10::intrusive_ptr<Conv2dPackedParamsBase>& w);
+std::tuple<at::Tensor, c10::optional<at::Tensor>> conv_transpose2d_unpack(
+    const c10::intrusive_ptr<Conv2dPackedParamsBase>& w);
+std::tuple<at::Tensor, c10::optional<at::Tensor>> conv_transpose3d_unpack(
     const c10::intrusive_ptr<Conv3dPackedParamsBase>& w);
 
 } // namespace qplugin

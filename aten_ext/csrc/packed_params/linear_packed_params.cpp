@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "kernels/linear_fp16_kernel.h"
 #include "utils/checks.h"
 #include "utils/class_check.h"
 #include "utils/qtensor.h"
@@ -13,6 +14,86 @@
 namespace qplugin {
 
 namespace gemm = kernels::gemm;
+
+namespace {
+
+// The bias of either weight kind: float32 [N], kept contiguous (shared with the caller).
+c10::optional<at::Tensor> checked_bias(const char* op, const c10::optional<at::Tensor>& bias, int64_t N) {
+  if (!bias.has_value() || !bias->defined()) return c10::nullopt;
+  const at::Tensor& b = *bias;
+  TORCH_CHECK(!b.is_quantized() && b.scalar_type() == at::kFloat, "qplugin::", op,
+              ": B should be a float32 tensor, got dtype ", b.scalar_type());
+  TORCH_CHECK_VALUE(b.dim() == 1 && b.size(0) == N, "qplugin::", op, ": B should have shape [", N,
+                    "] (out_features), got ", b.sizes());
+  return b.contiguous();
+}
+
+constexpr float kFp16Max = 65504.0f;
+
+} // namespace
+
+void LinearPackedParams::check_int8(const char* op) const {
+  TORCH_CHECK(!fp16, "qplugin::", op,
+              ": W_prepack should hold qint8 weights (from linear_prepack), got float16 weights "
+              "(from linear_prepack_fp16; use linear_dynamic_fp16 / linear_unpack_fp16)");
+}
+
+void LinearPackedParams::check_fp16(const char* op) const {
+  TORCH_CHECK(fp16, "qplugin::", op,
+              ": W_prepack should hold float16 weights (from linear_prepack_fp16), got qint8 weights "
+              "(from linear_prepack; use linear_dynamic / linear_unpack)");
+}
+
+c10::intrusive_ptr<LinearPackedParams> LinearPackedParams::prepack_fp16(const char* op, const at::Tensor& weight,
+                                                                        const c10::optional<at::Tensor>& bias) {
+  TORCH_CHECK(weight.defined() && !weight.is_quantized() &&
+                  (weight.scalar_type() == at::kFloat || weight.scalar_type() == at::kHalf),
+              "qplugin::", op, ": W should be a float32 or float16 tensor, got ",
+              !weight.defined()       ? std::string("an undefined tensor")
+              : weight.is_quantized() ? "a quantized tensor of dtype " + std::string(c10::toString(weight.scalar_type()))
+                                      : "dtype " + std::string(c10::toString(weight.scalar_type())));
+  TORCH_CHECK_VALUE(weight.dim() == 2, "qplugin::", op, ": W should be 2-D [out_features, in_features], got shape ",
+                    weight.sizes());
+  const int64_t N = weight.size(0);
+  const int64_t K = weight.size(1);
+  auto p = c10::make_intrusive<LinearPackedParams>();
+  p->N = N;
+  p->K = K;
+  p->fp16 = true;
+  p->bias = checked_bias(op, bias, N);
+  at::Tensor w16;
+  if (weight.scalar_type() == at::kHalf) {
+    w16 = weight.contiguous();
+  } else {
+    // torch's HandleWeightsSaturation: clamp to the float16 range (a warning when it changes a value)
+    const at::Tensor w = weight.contiguous();
+    if (w.numel() > 0 && at::gt(w.abs(), kFp16Max).any().item<bool>()) {
+      TORCH_WARN("qplugin::", op, ": W has values outside the float16 range [-65504, 65504]; they saturate to "
+                 "+-65504 (as torch's linear_prepack_fp16)");
+    }
+    w16 = at::clamp(w, -kFp16Max, kFp16Max).to(at::kHalf);  // NaN stays NaN; round to nearest even
+  }
+  const int64_t P = (N + kernels::kFp16Panel - 1) / kernels::kFp16Panel;
+  p->fp16_panels.assign(static_cast<size_t>(P * K * kernels::kFp16Panel), 0);
+  const uint16_t* src = reinterpret_cast<const uint16_t*>(w16.const_data_ptr<at::Half>());
+  for (int64_t n = 0; n < N; ++n) {
+    const int64_t panel = n / kernels::kFp16Panel, j = n % kernels::kFp16Panel;
+    uint16_t* dst = p->fp16_panels.data() + panel * K * kernels::kFp16Panel + j;
+    for (int64_t k = 0; k < K; ++k) dst[k * kernels::kFp16Panel] = src[n * K + k];
+  }
+  return p;
+}
+
+at::Tensor LinearPackedParams::weight_fp16() const {
+  at::Tensor w = at::empty({N, K}, at::dtype(at::kHalf));
+  uint16_t* dst = reinterpret_cast<uint16_t*>(w.data_ptr<at::Half>());
+  for (int64_t n = 0; n < N; ++n) {
+    const int64_t panel = n / kernels::kFp16Panel, j = n % kernels::kFp16Panel;
+    const uint16_t* src = fp16_panels.data() + panel * K * kernels::kFp16Panel + j;
+    for (int64_t k = 0; k < K; ++k) dst[n * K + k] = src[k * kernels::kFp16Panel];
+  }
+  return w;
+}
 
 std::shared_ptr<const LinearPackedParams::StaticEpilogue> LinearPackedParams::static_epilogue(double x_scale,
                                                                                              double y_scale) const {
@@ -103,14 +184,7 @@ c10::intrusive_ptr<LinearPackedParams> LinearPackedParams::create(
     p->w_zp[n] = static_cast<int32_t>(z[per_channel ? n : 0]);
     if (p->w_zp[n] != 0) p->w_zp_all_zero = false;
   }
-  if (bias.has_value() && bias->defined()) {
-    const at::Tensor& b = *bias;
-    TORCH_CHECK(!b.is_quantized() && b.scalar_type() == at::kFloat, "qplugin::", op,
-                ": B should be a float32 tensor, got dtype ", b.scalar_type());
-    TORCH_CHECK_VALUE(b.dim() == 1 && b.size(0) == N, "qplugin::", op, ": B should have shape [", N,
-                      "] (out_features), got ", b.sizes());
-    p->bias = b.contiguous();
-  }
+  p->bias = checked_bias(op, bias, N);
   const at::Tensor w = w_int8.contiguous();
   p->packed.pack(w.const_data_ptr<int8_t>(), K, 1, K, N);
   return p;
@@ -147,6 +221,7 @@ at::Tensor LinearPackedParams::weight_int8() const {
 }
 
 std::tuple<at::Tensor, c10::optional<at::Tensor>> LinearPackedParams::unpack() const {
+  if (fp16) return {weight_fp16().to(at::kFloat), bias};  // the class method unpacks either kind
   const at::Tensor w = weight_int8();
   at::Tensor qw;
   if (per_channel) {
@@ -159,6 +234,7 @@ std::tuple<at::Tensor, c10::optional<at::Tensor>> LinearPackedParams::unpack() c
 }
 
 LinearPackedParams::State LinearPackedParams::getstate() const {
+  if (fp16) return State(kVersionFp16, {weight_fp16()}, bias);
   // Per-tensor qparams are stored 0-dim, per-channel ones 1-D [N].
   const at::Tensor s = per_channel ? scales : scales.reshape({});
   const at::Tensor z = per_channel ? zero_points : zero_points.reshape({});
@@ -168,9 +244,21 @@ LinearPackedParams::State LinearPackedParams::getstate() const {
 c10::intrusive_ptr<LinearPackedParams> LinearPackedParams::setstate(State state) {
   constexpr const char* op = "LinearPackedParamsBase.__setstate__";
   const int64_t version = std::get<0>(state);
-  TORCH_CHECK(version == kVersion, "qplugin::", op, ": version should be ", kVersion,
-              " (this build reads version ", kVersion, "), got ", version);
+  TORCH_CHECK(version == kVersion || version == kVersionFp16, "qplugin::", op, ": version should be ", kVersion,
+              " (int8) or ", kVersionFp16, " (fp16) (this build reads versions up to ", kVersionFp16, "), got ",
+              version);
   const std::vector<at::Tensor>& t = std::get<1>(state);
+  if (version == kVersionFp16) {
+    TORCH_CHECK_VALUE(t.size() == 1, "qplugin::", op, ": version ", kVersionFp16,
+                      " state should hold 1 tensor [weight float16], got ", t.size());
+    TORCH_CHECK_VALUE(t[0].defined(), "qplugin::", op, ": state tensor weight should be defined");
+    check_storage_covers(op, "weight", t[0]);
+    if (std::get<2>(state).has_value()) check_storage_covers(op, "bias", *std::get<2>(state));
+    TORCH_CHECK_VALUE(!t[0].is_quantized() && t[0].scalar_type() == at::kHalf, "qplugin::", op,
+                      ": version ", kVersionFp16, " weight should be a float16 tensor, got dtype ",
+                      t[0].scalar_type());
+    return prepack_fp16(op, t[0], std::get<2>(state));
+  }
   TORCH_CHECK_VALUE(t.size() == 3, "qplugin::", op,
                     ": state should hold 3 tensors [weight, scales, zero_points], got ", t.size());
   const char* names[3] = {"weight", "scales", "zero_points"};
@@ -190,13 +278,20 @@ c10::intrusive_ptr<LinearPackedParams> LinearPackedParams::setstate(State state)
 std::string LinearPackedParams::repr() const {
   std::ostringstream s;
   s << "LinearPackedParamsBase(out_features=" << N << ", in_features=" << K
-    << ", qscheme=" << (per_channel ? "per_channel_affine" : "per_tensor_affine")
+    << (fp16 ? ", dtype=torch.float16" : per_channel ? ", qscheme=per_channel_affine" : ", qscheme=per_tensor_affine")
     << ", bias=" << (bias.has_value() ? "True" : "False") << ")";
   return s.str();
 }
 
 std::tuple<at::Tensor, c10::optional<at::Tensor>> linear_unpack(
     const c10::intrusive_ptr<LinearPackedParams>& packed) {
+  packed->check_int8("linear_unpack");
+  return packed->unpack();
+}
+
+std::tuple<at::Tensor, c10::optional<at::Tensor>> linear_unpack_fp16(
+    const c10::intrusive_ptr<LinearPackedParams>& packed) {
+  packed->check_fp16("linear_unpack_fp16");
   return packed->unpack();
 }
 
@@ -207,8 +302,10 @@ void register_linear_classes() {
       .def("_packed_bytes",
            [](const c10::intrusive_ptr<LinearPackedParams>& self) -> int64_t {
              // bytes the packed weight keeps in memory (packed int8 + column sums + qparams + bias)
-             int64_t n = self->packed.nbytes() + self->scales.nbytes() +
-                         self->zero_points.nbytes();
+             // (fp16 kind: the fp16 panels + bias)
+             int64_t n = self->packed.nbytes() + (self->scales.defined() ? self->scales.nbytes() : 0) +
+                         (self->zero_points.defined() ? self->zero_points.nbytes() : 0) +
+                         static_cast<int64_t>(self->fp16_panels.size() * sizeof(uint16_t));
              n += static_cast<int64_t>(self->w_scale.size() * sizeof(double) + self->w_zp.size() * sizeof(int32_t));
              return n;
            })

@@ -109,8 +109,15 @@ bool view_linear(const char* op, const at::Tensor& buf, int64_t N, int64_t K, cp
 
 at::Tensor pack_conv(const char* op, const std::string& kind, const at::Tensor& w, const at::Tensor& scales,
                      const at::Tensor& zero_points, const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-                     at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups) {
-  conv_prepack_int(op, kind, w, scales, zero_points, bias, stride, padding, dilation, groups);  // validates
+                     at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
+                     at::IntArrayRef output_padding) {
+  const bool transposed = is_conv_transpose_kind(kind);
+  if (transposed) {  // validates
+    conv_transpose_prepack_int(op, kind, w, scales, zero_points, bias, stride, padding, output_padding, dilation,
+                               groups);
+  } else {
+    conv_prepack_int(op, kind, w, scales, zero_points, bias, stride, padding, dilation, groups);
+  }
   at::Tensor buf = at::zeros({kHeaderBytes}, at::dtype(at::kByte));
   int64_t* h = reinterpret_cast<int64_t*>(buf.data_ptr<uint8_t>());
   h[0] = kMagic;
@@ -121,11 +128,15 @@ at::Tensor pack_conv(const char* op, const std::string& kind, const at::Tensor& 
   h[5] = w.size(0);
   h[6] = w.size(1);
   h[7] = groups;
+  h[8] = transposed ? 1 : 0;  // 0 in buffers written before transposed conv existed
   return buf;
 }
 
-void check_conv(const char* op, const at::Tensor& buf, const at::Tensor& w, int64_t groups) {
+void check_conv(const char* op, const at::Tensor& buf, const at::Tensor& w, int64_t groups, bool transposed) {
   const int64_t* h = header(op, buf, kConv);
+  TORCH_CHECK_VALUE(h[8] == (transposed ? 1 : 0), "qplugin::", op, ": packed should come from ",
+                    transposed ? "plain_conv_transpose_prepack" : "plain_conv_prepack", ", got the buffer of ",
+                    h[8] == 1 ? "a transposed conv" : "a conv");
   TORCH_CHECK_VALUE(w.dim() >= 2 && h[5] == w.size(0) && h[6] == w.size(1) && h[7] == groups, "qplugin::", op,
                     ": packed should describe a weight of ", h[5], " x ", h[6], " channels in ", h[7],
                     " groups, got weight of shape ", w.sizes(), " and groups ", groups);
@@ -158,8 +169,10 @@ std::unordered_map<const c10::StorageImpl*, Entry> cache;
 std::shared_ptr<ConvPackedParams> conv_params(const char* op, const std::string& kind, const at::Tensor& w,
                                               const at::Tensor& scales, const at::Tensor& zero_points,
                                               const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-                                              at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups) {
+                                              at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
+                                              at::IntArrayRef output_padding) {
   std::vector<int64_t> geom(stride.begin(), stride.end());
+  geom.insert(geom.end(), output_padding.begin(), output_padding.end());
   geom.insert(geom.end(), padding.begin(), padding.end());
   geom.insert(geom.end(), dilation.begin(), dilation.end());
   geom.push_back(groups);
@@ -182,7 +195,10 @@ std::shared_ptr<ConvPackedParams> conv_params(const char* op, const std::string&
       }
     }
   }
-  auto params = conv_prepack_int(op, kind, w, scales, zero_points, bias, stride, padding, dilation, groups);
+  auto params = is_conv_transpose_kind(kind)
+                    ? conv_transpose_prepack_int(op, kind, w, scales, zero_points, bias, stride, padding,
+                                                 output_padding, dilation, groups)
+                    : conv_prepack_int(op, kind, w, scales, zero_points, bias, stride, padding, dilation, groups);
   std::lock_guard<std::mutex> lock(cache_mu);
   // drop entries whose weights are gone
   for (auto it = cache.begin(); it != cache.end();) {

@@ -51,12 +51,14 @@ at::Tensor pack_linear(const char* op, const at::Tensor& w, const at::Tensor& sc
 // buffer or one whose N / K differ.
 bool view_linear(const char* op, const at::Tensor& buf, int64_t N, int64_t K, cpu::LinearWeightsView* out);
 
-// The conv header for (kind, weight sizes, groups); validates everything through conv_prepack_int.
+// The conv header for (kind, weight sizes, groups, transposed); validates everything through
+// conv_prepack_int / conv_transpose_prepack_int (kind conv_transpose*: output_padding used).
 at::Tensor pack_conv(const char* op, const std::string& kind, const at::Tensor& w, const at::Tensor& scales,
                      const at::Tensor& zero_points, const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-                     at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups);
-// Checks buf is a conv header for w and groups (errors otherwise).
-void check_conv(const char* op, const at::Tensor& buf, const at::Tensor& w, int64_t groups);
+                     at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
+                     at::IntArrayRef output_padding = {});
+// Checks buf is a conv header (transposed or not) for w and groups (errors otherwise).
+void check_conv(const char* op, const at::Tensor& buf, const at::Tensor& w, int64_t groups, bool transposed = false);
 
 // The ConvPackedParams of a plain conv weight: built on first use and cached per weight tensor
 // (keyed by its storage, held weakly; rebuilt when the weight, its qparams, the bias or the
@@ -64,7 +66,8 @@ void check_conv(const char* op, const at::Tensor& buf, const at::Tensor& w, int6
 std::shared_ptr<ConvPackedParams> conv_params(const char* op, const std::string& kind, const at::Tensor& w,
                                               const at::Tensor& scales, const at::Tensor& zero_points,
                                               const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-                                              at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups);
+                                              at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
+                                              at::IntArrayRef output_padding = {});
 
 } // namespace plain_buffer
 } // namespace qplugin

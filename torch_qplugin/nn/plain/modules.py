@@ -30,6 +30,7 @@ __all__ = ["Quantize", "DeQuantize", "ReLU", "ReLU6", "Hardswish", "ELU", "Leaky
            "Softmax", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "AvgPool3d", "AdaptiveAvgPool3d", "BatchNorm2d", "BatchNorm3d", "BNReLU2d",
            "BNReLU3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "PReLU", "Dropout",
            "QFunctional", "NeverCalibratedQFunctional", "Linear", "LinearReLU", "Conv1d", "Conv2d", "Conv3d",
+           "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
            "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvAdd2d", "ConvAddReLU2d", "DynamicLinear", "LSTM", "GRU",
            "RNNCell", "LSTMCell", "GRUCell", "Embedding", "EmbeddingBag",
            "PLAIN_OF",
@@ -73,7 +74,7 @@ def _quantized_dtypes():
 
 
 def _out(data, scale, zero_point):
-    return QTensor(data, _per_tensor(scale, zero_point, data.dtype))
+    return QTensor(data, scale, zero_point)
 
 
 class _Plain:
@@ -424,10 +425,12 @@ class NeverCalibratedQFunctional(QFunctional):
 
 
 # ---- weights as plain tensors ----------------------------------------------------------------
-def plain_weight(w, obs):
+def plain_weight(w, obs, axis=0, groups=1):
     """(int8 weight, float64 scales, int64 zero points) of float ``w`` with a (run) weight
     observer's qparams: the integers quantize_per_tensor / _per_channel + the observer's
-    [quant_min, quant_max] clamp give (the quantized modules' _quantize_weight)."""
+    [quant_min, quant_max] clamp give (the quantized modules' _quantize_weight). ``axis`` 1 (a
+    transposed conv's output channels): per-channel qparams along axis 1, repeated for each of the
+    ``groups`` (one entry per output channel)."""
     obs = getattr(obs, "activation_post_process", obs) if not hasattr(obs, "calculate_qparams") else obs
     scale, zp = obs.calculate_qparams()
     if plain_dtype(obs.dtype) != torch.int8:
@@ -438,11 +441,12 @@ def plain_weight(w, obs):
         z = torch.tensor([int(zp)], dtype=torch.int64)
         data = _q.plain_quantize_per_tensor(w, float(s), int(z), torch.int8)
     elif obs.qscheme in _PER_CHANNEL:
-        if int(obs.ch_axis) != 0:
-            raise ValueError(f"weight observer ch_axis should be 0 (output channels), got {obs.ch_axis}")
+        if int(obs.ch_axis) != axis:
+            raise ValueError(f"weight observer ch_axis should be {axis} (output channels), got {obs.ch_axis}")
         s = scale.detach().to(torch.float64).reshape(-1).clone()
         z = zp.detach().to(torch.int64).reshape(-1).clone()
-        data = _q.plain_quantize_per_channel(w, s, z, 0, torch.int8)
+        data = _q.plain_quantize_per_channel(w, s, z, axis, torch.int8)
+        s, z = s.repeat(groups), z.repeat(groups)
     else:
         raise ValueError(f"weight qscheme should be per-tensor or per-channel affine/symmetric, got {obs.qscheme}")
     qmin, qmax = getattr(obs, "quant_min", None), getattr(obs, "quant_max", None)
@@ -483,11 +487,11 @@ class _Weighted(_Plain, nn.Module):
             call = self.__dict__["_call"] = self._make_call()
         return call
 
-    def _init_weight(self, shape, bias):
+    def _init_weight(self, shape, bias, out_features=None):
         self.register_buffer("weight", torch.zeros(shape, dtype=torch.int8))
         self.register_buffer("w_scales", torch.ones(1, dtype=torch.float64))
         self.register_buffer("w_zero_points", torch.zeros(1, dtype=torch.int64))
-        self.register_buffer("bias", torch.zeros(shape[0]) if bias else None)
+        self.register_buffer("bias", torch.zeros(shape[0] if out_features is None else out_features) if bias else None)
         # derived from the weight for the running kernel path: not saved (state_dict, pickle),
         # rebuilt on load
         self.register_buffer("packed", torch.empty(0, dtype=_U8), persistent=False)
@@ -680,6 +684,85 @@ class Conv3d(_ConvNd):
     _TUPLE = staticmethod(_triple)
 
 
+_CONVT_OPS = {n: getattr(_q, f"plain_conv_transpose{n}d") for n in (1, 2, 3)}
+
+
+class _ConvTransposeNd(_Weighted):
+    """Transposed conv on QTensors: weight (in_channels, out_channels / groups, kernel...) int8 with
+    1 or out_channels scales / zero points (per output channel), run by plain_conv_transpose*d."""
+
+    _SPATIAL = 2
+    _TUPLE = staticmethod(_pair)
+    WEIGHT_AXIS = 1  # the quantized form's per-channel axis (qparams repeated per group here)
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros"):
+        super().__init__()
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        if in_channels % groups != 0 or out_channels % groups != 0:
+            raise ValueError("in_channels and out_channels must be divisible by groups")
+        t = self._TUPLE
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride, self.padding = t(kernel_size), t(stride), t(padding)
+        self.output_padding, self.dilation = t(output_padding), t(dilation)
+        self.groups, self.padding_mode = groups, padding_mode
+        self._geom = (list(self.stride), list(self.padding), list(self.output_padding), list(self.dilation), groups)
+        self._init_weight([in_channels, out_channels // groups] + list(self.kernel_size), bias, out_channels)
+
+    def _repack(self):
+        self.packed = _q.plain_conv_transpose_prepack(self.weight, self.w_scales, self.w_zero_points, self.bias,
+                                                      *self._geom)
+
+    def extra_repr(self):
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}, output_padding={self.output_padding}, dilation={self.dilation}, "
+                f"groups={self.groups}, scale={self.scale}, zero_point={self.zero_point}")
+
+    def _make_call(self):
+        return (_CONVT_OPS[self._SPATIAL],
+                (self.weight, self.w_scales, self.w_zero_points, self.bias, self.packed, *self._geom, self.scale,
+                 self.zero_point))
+
+    def forward(self, x: Tensor) -> Tensor:
+        d, s, z = _in(x, self)
+        op, args = self._call_args()
+        return _out(op(d, s, z, *args), args[-2], args[-1])
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        from ..quantized.modules.conv import _per_output_channel
+        who = "torch_qplugin.nn.plain." + cls.__name__
+        if type(mod) is not cls._Q._FLOAT_MODULE:
+            raise TypeError(f"{who}.from_float only works for {cls._Q._FLOAT_MODULE.__name__}, "
+                            f"but got: {type(mod).__name__}")
+        wobs, _ = _weight_observer(mod, who)
+        _per_output_channel(wobs)
+        wobs(mod.weight)
+        scale, zp = _act_qparams(mod, who)
+        new = cls(mod.in_channels, mod.out_channels, mod.kernel_size, mod.stride, mod.padding, mod.output_padding,
+                  mod.groups, mod.bias is not None, mod.dilation, mod.padding_mode)
+        new.set_weight(*plain_weight(mod.weight, wobs, 1, mod.groups), None if mod.bias is None else mod.bias)
+        new.scale, new.zero_point = scale, zp
+        return _guard_never_calibrated(new, mod)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    _Q = _qm.ConvTranspose1d
+    _SPATIAL = 1
+    _TUPLE = staticmethod(_single)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    _Q = _qm.ConvTranspose2d
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    _Q = _qm.ConvTranspose3d
+    _SPATIAL = 3
+    _TUPLE = staticmethod(_triple)
+
+
 class ConvReLU1d(Conv1d):
     _Q = _qi.ConvReLU1d
     _RELU = True
@@ -838,6 +921,13 @@ class EmbeddingBag(Embedding):
 
 
 # ---- dynamic ---------------------------------------------------------------------------------
+def _no_fp16(dtype, name):
+    if dtype == torch.float16:
+        raise RuntimeError(f"torch_qplugin.nn.plain.{name}: float16 dynamic weights have no plain form yet; "
+                           "use plain=False (torch_qplugin.nn.quantized.dynamic runs them; they hold no "
+                           "quantized-dtype tensor)")
+
+
 class DynamicLinear(Linear):
     """Float in, float out: x is quantized per call (full 8-bit range), int8 weights."""
 
@@ -857,6 +947,7 @@ class DynamicLinear(Linear):
             raise TypeError(f"torch_qplugin.nn.plain.DynamicLinear.from_float only works for "
                             f"{', '.join(t.__name__ for t in allowed)}, but got: {type(mod).__name__}")
         wobs = mod.weight_fake_quant if hasattr(mod, "weight_fake_quant") else _dynamic_weight_observer(mod)()
+        _no_fp16(getattr(wobs, "dtype", None), "DynamicLinear")
         wobs(mod.weight)
         new = cls(mod.in_features, mod.out_features, mod.bias is not None)
         new.set_weight(*plain_weight(mod.weight, wobs), None if mod.bias is None else mod.bias)
@@ -975,6 +1066,7 @@ class _RNNBase(_Plain):
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         new, factory = cls._new_from_float(mod, "torch_qplugin.nn.plain")
+        _no_fp16(new.dtype, cls.__name__)
 
         def weight(t):
             obs = factory()
@@ -1004,6 +1096,6 @@ PLAIN_OF = {c._Q: c for c in (
     Quantize, DeQuantize, ReLU, ReLU6, Hardswish, ELU, LeakyReLU, Sigmoid, Hardsigmoid, Softmax, MaxPool2d,
     AvgPool2d, AdaptiveAvgPool2d, AvgPool3d, AdaptiveAvgPool3d, BatchNorm2d, BatchNorm3d, BNReLU2d, BNReLU3d, GroupNorm, InstanceNorm1d,
     InstanceNorm2d, InstanceNorm3d, LayerNorm, PReLU, Dropout, QFunctional, Linear, LinearReLU, Conv1d,
-    Conv2d, Conv3d, ConvReLU1d, ConvReLU2d, ConvReLU3d, ConvAdd2d, ConvAddReLU2d, DynamicLinear, LSTM, GRU,
+    Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, ConvReLU1d, ConvReLU2d, ConvReLU3d, ConvAdd2d, ConvAddReLU2d, DynamicLinear, LSTM, GRU,
     RNNCell, LSTMCell, GRUCell, Embedding, EmbeddingBag)}
 PLAIN_OF[_QNeverFunctional] = NeverCalibratedQFunctional

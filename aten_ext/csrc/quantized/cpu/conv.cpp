@@ -24,22 +24,24 @@ void check_activation(const char* op, const char* arg, const at::Tensor& t) {
   check_qparams(op, arg, t);
 }
 
+// A quint8 output of sizes ys in conv's layout (channels_last; 1-d: the squeezed 4-d tensor).
+at::Tensor empty_output(const std::vector<int64_t>& ys, const at::Tensor& qx, double y_scale, int64_t y_zp) {
+  if (ys.size() == 3) {
+    return at::_empty_affine_quantized({ys[0], ys[1], 1, ys[2]}, qx.options().dtype(at::kQUInt8), y_scale, y_zp,
+                                       at::MemoryFormat::ChannelsLast)
+        .squeeze(2);
+  }
+  return at::_empty_affine_quantized(ys, qx.options().dtype(at::kQUInt8), y_scale, y_zp,
+                                     cpu::conv_memory_format(static_cast<int64_t>(ys.size())));
+}
+
 at::Tensor conv_impl(const char* op, const at::Tensor& qx, const at::Tensor* qaccum,
                      ConvPackedParams& p, double y_scale, int64_t y_zp, bool relu) {
   check_activation(op, "qx", qx);
   if (qaccum != nullptr) check_activation(op, "qaccum", *qaccum);
   check_scale(op, "output_scale", y_scale);
   check_zero_point(op, "output_zero_point", y_zp, at::kByte);
-  const std::vector<int64_t> ys = cpu::conv_output_sizes(op, qx.sizes(), p);
-  at::Tensor y;
-  if (p.spatial == 1) {
-    y = at::_empty_affine_quantized({ys[0], ys[1], 1, ys[2]}, qx.options().dtype(at::kQUInt8),
-                                    y_scale, y_zp, at::MemoryFormat::ChannelsLast)
-            .squeeze(2);
-  } else {
-    y = at::_empty_affine_quantized(ys, qx.options().dtype(at::kQUInt8), y_scale, y_zp,
-                                    cpu::conv_memory_format(static_cast<int64_t>(ys.size())));
-  }
+  at::Tensor y = empty_output(cpu::conv_output_sizes(op, qx.sizes(), p), qx, y_scale, y_zp);
   at::Tensor yi = int_view(y);
   at::Tensor ai;
   if (qaccum != nullptr) ai = int_view(*qaccum);
@@ -52,8 +54,19 @@ at::Tensor conv_impl(const char* op, const at::Tensor& qx, const at::Tensor* qac
 
 ConvPackedParams& checked(const char* op, const std::shared_ptr<ConvPackedParams>& p, const char* kind) {
   TORCH_CHECK(p->kind == kind, "qplugin::", op, ": packed_weight should come from ", kind,
-              "_prepack, got packed params of ", p->kind);
+              "_prepack, got packed params of ", p->kind, p->transpose ? " (transposed)" : "");
   return *p;
+}
+
+at::Tensor conv_transpose_impl(const char* op, const at::Tensor& qx, const ConvPackedParams& p, double y_scale,
+                               int64_t y_zp) {
+  check_activation(op, "qx", qx);
+  check_scale(op, "output_scale", y_scale);
+  check_zero_point(op, "output_zero_point", y_zp, at::kByte);
+  at::Tensor y = empty_output(cpu::conv_transpose_output_sizes(op, qx.sizes(), p), qx, y_scale, y_zp);
+  at::Tensor yi = int_view(y);
+  cpu::conv_transpose_forward_int(op, int_view(qx), qx.q_scale(), qx.q_zero_point(), p, y_scale, y_zp, yi);
+  return y;
 }
 
 using P2 = c10::intrusive_ptr<Conv2dPackedParamsBase>;
@@ -70,6 +83,20 @@ QPLUGIN_CONV_OP_(conv2d_relu, P2, "conv2d", true)
 QPLUGIN_CONV_OP_(conv3d, P3, "conv3d", false)
 QPLUGIN_CONV_OP_(conv3d_relu, P3, "conv3d", true)
 #undef QPLUGIN_CONV_OP_
+
+#define QPLUGIN_CONV_T_OP_(name, P)                                                              \
+  at::Tensor name(const at::Tensor& qx, const P& w, double y_scale, int64_t y_zp) {             \
+    return conv_transpose_impl(#name, qx, checked(#name, w->p, #name), y_scale, y_zp);          \
+  }                                                                                              \
+  P name##_prepack(const at::Tensor& w, const c10::optional<at::Tensor>& b, at::IntArrayRef s,  \
+                   at::IntArrayRef pd, at::IntArrayRef op, at::IntArrayRef d, int64_t g) {       \
+    return c10::make_intrusive<typename P::element_type>(                                        \
+        conv_transpose_prepack_impl(#name "_prepack", #name, w, b, s, pd, op, d, g));            \
+  }
+QPLUGIN_CONV_T_OP_(conv_transpose1d, P2)
+QPLUGIN_CONV_T_OP_(conv_transpose2d, P2)
+QPLUGIN_CONV_T_OP_(conv_transpose3d, P3)
+#undef QPLUGIN_CONV_T_OP_
 
 at::Tensor conv2d_add(const at::Tensor& qx, const at::Tensor& qaccum, const P2& w, double y_scale,
                       int64_t y_zp) {
@@ -119,7 +146,13 @@ P3 conv3d_prepack(const at::Tensor& w, const c10::optional<at::Tensor>& b, at::I
   m.impl("conv3d", with_class_check<Conv3dPackedParamsBase, 1>(TORCH_FN(conv3d)));                           \
   m.impl("conv3d_relu", with_class_check<Conv3dPackedParamsBase, 1>(TORCH_FN(conv3d_relu)));                 \
   m.impl("conv2d_add", with_class_check<Conv2dPackedParamsBase, 2>(TORCH_FN(conv2d_add)));                   \
-  m.impl("conv2d_add_relu", with_class_check<Conv2dPackedParamsBase, 2>(TORCH_FN(conv2d_add_relu)));
+  m.impl("conv2d_add_relu", with_class_check<Conv2dPackedParamsBase, 2>(TORCH_FN(conv2d_add_relu)));             \
+  m.impl("conv_transpose1d_prepack", TORCH_FN(conv_transpose1d_prepack));                                    \
+  m.impl("conv_transpose2d_prepack", TORCH_FN(conv_transpose2d_prepack));                                    \
+  m.impl("conv_transpose3d_prepack", TORCH_FN(conv_transpose3d_prepack));                                    \
+  m.impl("conv_transpose1d", with_class_check<Conv2dPackedParamsBase, 1>(TORCH_FN(conv_transpose1d)));       \
+  m.impl("conv_transpose2d", with_class_check<Conv2dPackedParamsBase, 1>(TORCH_FN(conv_transpose2d)));       \
+  m.impl("conv_transpose3d", with_class_check<Conv3dPackedParamsBase, 1>(TORCH_FN(conv_transpose3d)));
 
 TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) { QPLUGIN_CONV_IMPLS_(m) }
 

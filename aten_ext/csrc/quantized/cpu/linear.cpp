@@ -54,6 +54,17 @@ at::Tensor linear_dynamic_q_error(const at::Tensor& x, const c10::intrusive_ptr<
 at::Tensor linear_relu_dynamic_q_error(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>&, bool) {
   quantized_x("linear_relu_dynamic", x);
 }
+at::Tensor linear_dynamic_fp16_q_error(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>&) {
+  quantized_x("linear_dynamic_fp16", x);
+}
+at::Tensor linear_relu_dynamic_fp16_q_error(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>&) {
+  quantized_x("linear_relu_dynamic_fp16", x);
+}
+c10::intrusive_ptr<LinearPackedParams> linear_prepack_fp16_q_error(const at::Tensor& w,
+                                                                   const c10::optional<at::Tensor>&) {
+  TORCH_CHECK(false, "qplugin::linear_prepack_fp16: W should be a float32 or float16 tensor, got a quantized tensor "
+              "of dtype ", w.scalar_type(), " (pass the float weight; use linear_prepack for qint8 weights)");
+}
 
 } // namespace
 
@@ -64,6 +75,9 @@ TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("linear_relu", with_class_check<LinearPackedParams, 1>(TORCH_FN(linear_relu_quantized)));
   m.impl("linear_dynamic", TORCH_FN(linear_dynamic_q_error));
   m.impl("linear_relu_dynamic", TORCH_FN(linear_relu_dynamic_q_error));
+  m.impl("linear_dynamic_fp16", TORCH_FN(linear_dynamic_fp16_q_error));
+  m.impl("linear_relu_dynamic_fp16", TORCH_FN(linear_relu_dynamic_fp16_q_error));
+  m.impl("linear_prepack_fp16", TORCH_FN(linear_prepack_fp16_q_error));
 }
 
 } // namespace qplugin

@@ -20,14 +20,27 @@ def _dynamic_weight_observer(mod):
     return default_dynamic_qconfig.weight
 
 
-def _quantize(w: Tensor, factory) -> Tensor:
+def _weight_dtype(obs, who):
+    """torch.qint8 or torch.float16 (the fp16 scheme), from a weight observer's dtype."""
+    dtype = getattr(obs, "dtype", torch.qint8)
+    if dtype not in (torch.qint8, torch.float16):
+        raise ValueError(f"{who}: weight dtype should be torch.qint8 or torch.float16, got {dtype}")
+    return dtype
+
+
+def _quantize(w: Tensor, factory, dtype=torch.qint8) -> Tensor:
+    """The weight a module of ``dtype`` packs: qint8 through a fresh observer, or the float weight."""
+    if dtype == torch.float16:
+        return w.float()
     obs = factory()
     obs(w)
     return _quantize_weight(w, obs)
 
 
 class Linear(_QLinear):
-    """Float in, float out: x is quantized per call (full 8-bit range), weights qint8."""
+    """Float in, float out. dtype=torch.qint8: x is quantized per call (full 8-bit range), weights
+    qint8 (linear_dynamic). dtype=torch.float16: float16 weights, float activations, float32
+    accumulation, no int8 step (linear_dynamic_fp16)."""
 
     # version history: 1-3 as nn.quantized.Linear; 4 (torch's) no scale/zero_point meaning
     _version = 4
@@ -41,13 +54,17 @@ class Linear(_QLinear):
         return "DynamicQuantizedLinear"
 
     def extra_repr(self):
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"dtype={self._packed_params.dtype}, qscheme={self.weight().qscheme()}")
+        s = f"in_features={self.in_features}, out_features={self.out_features}, dtype={self._packed_params.dtype}"
+        if self._packed_params.dtype == torch.qint8:
+            s += f", qscheme={self.weight().qscheme()}"
+        return s
 
     def forward(self, x: Tensor) -> Tensor:
         if x.is_quantized:
             raise RuntimeError("torch_qplugin.nn.quantized.dynamic.Linear: expected a float input, got a "
                                "quantized tensor (dynamic modules quantize their input themselves)")
+        if self._packed_params.dtype == torch.float16:
+            return torch.ops.qplugin.linear_dynamic_fp16(x, self._packed_params._packed_params)
         return torch.ops.qplugin.linear_dynamic(x, self._packed_params._packed_params, False)
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -67,10 +84,14 @@ class Linear(_QLinear):
             wobs = mod.weight_fake_quant
         else:
             wobs = _dynamic_weight_observer(mod)()
-        wobs(mod.weight)
-        q = cls(mod.in_features, mod.out_features)
-        q.set_weight_bias(_quantize_weight(mod.weight, wobs),
-                          None if mod.bias is None else mod.bias.detach().float())
+        dtype = _weight_dtype(wobs, cls._NAME)
+        bias = None if mod.bias is None else mod.bias.detach().float()
+        q = cls(mod.in_features, mod.out_features, dtype=dtype)
+        if dtype == torch.float16:
+            q.set_weight_bias(mod.weight.detach().float(), bias)
+        else:
+            wobs(mod.weight)
+            q.set_weight_bias(_quantize_weight(mod.weight, wobs), bias)
         return q
 
 
@@ -83,27 +104,34 @@ class _CellBase(_PackedPickle, nn.Module):
 
     def __init__(self, input_size, hidden_size, bias=True, dtype=torch.qint8):
         super().__init__()
-        if dtype != torch.qint8:
-            raise ValueError(f"qplugin dynamic RNN cells: dtype should be torch.qint8, got {dtype}")
+        if dtype not in (torch.qint8, torch.float16):
+            raise ValueError(f"qplugin dynamic RNN cells: dtype should be torch.qint8 or torch.float16, got {dtype}")
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         self.weight_dtype = dtype
         g = self._NUM_CHUNKS * hidden_size
         b = torch.zeros(g) if bias else None
-        self._packed_weight_ih = torch.ops.qplugin.linear_prepack(_zeros_qint8([g, input_size]), b)
-        self._packed_weight_hh = torch.ops.qplugin.linear_prepack(_zeros_qint8([g, hidden_size]), b)
+        zeros = _zeros_qint8 if dtype == torch.qint8 else torch.zeros
+        self.set_weight_bias((zeros([g, input_size]), b), (zeros([g, hidden_size]), b))
 
     def extra_repr(self):
         return f"{self.input_size}, {self.hidden_size}, dtype={self.weight_dtype}"
 
     def _weight_bias(self):
-        return (torch.ops.qplugin.linear_unpack(self._packed_weight_ih),
-                torch.ops.qplugin.linear_unpack(self._packed_weight_hh))
+        unpack = (torch.ops.qplugin.linear_unpack if self.weight_dtype == torch.qint8
+                  else torch.ops.qplugin.linear_unpack_fp16)
+        return unpack(self._packed_weight_ih), unpack(self._packed_weight_hh)
 
     def set_weight_bias(self, ih, hh):
-        self._packed_weight_ih = torch.ops.qplugin.linear_prepack(ih[0], ih[1])
-        self._packed_weight_hh = torch.ops.qplugin.linear_prepack(hh[0], hh[1])
+        # qint8 weights (linear_prepack) or, for dtype=torch.float16, float weights kept as float16
+        prepack = (torch.ops.qplugin.linear_prepack if self.weight_dtype == torch.qint8
+                   else torch.ops.qplugin.linear_prepack_fp16)
+        self._packed_weight_ih = prepack(ih[0], ih[1])
+        self._packed_weight_hh = prepack(hh[0], hh[1])
 
     def _gates(self, x: Tensor, h: Tensor) -> Tuple[Tensor, Tensor]:
+        if self.weight_dtype == torch.float16:
+            return (torch.ops.qplugin.linear_dynamic_fp16(x, self._packed_weight_ih),
+                    torch.ops.qplugin.linear_dynamic_fp16(h, self._packed_weight_hh))
         return (torch.ops.qplugin.linear_dynamic(x, self._packed_weight_ih, False),
                 torch.ops.qplugin.linear_dynamic(h, self._packed_weight_hh, False))
 
@@ -113,12 +141,13 @@ class _CellBase(_PackedPickle, nn.Module):
             raise TypeError(f"torch_qplugin.nn.quantized.dynamic.{cls.__name__}.from_float only works "
                             f"for {cls._FLOAT_MODULE.__name__}, but got: {type(mod).__name__}")
         factory = _dynamic_weight_observer(mod)
+        dtype = _weight_dtype(factory(), f"torch_qplugin.nn.quantized.dynamic.{cls.__name__}")
         kwargs = {"nonlinearity": mod.nonlinearity} if isinstance(mod, nn.RNNCell) else {}
-        q = cls(mod.input_size, mod.hidden_size, mod.bias, **kwargs)
+        q = cls(mod.input_size, mod.hidden_size, mod.bias, dtype=dtype, **kwargs)
         bih = None if mod.bias_ih is None else mod.bias_ih.detach().float()
         bhh = None if mod.bias_hh is None else mod.bias_hh.detach().float()
-        q.set_weight_bias((_quantize(mod.weight_ih.detach(), factory), bih),
-                          (_quantize(mod.weight_hh.detach(), factory), bhh))
+        q.set_weight_bias((_quantize(mod.weight_ih.detach(), factory, dtype), bih),
+                          (_quantize(mod.weight_hh.detach(), factory, dtype), bhh))
         return q
 
 
@@ -178,15 +207,16 @@ class GRUCell(_CellBase):
 class _Direction(_CellBase):
     """One layer, one direction of an LSTM / GRU (qplugin::_rnn_layer_dynamic)."""
 
-    def __init__(self, input_size, hidden_size, bias, chunks, reverse):
+    def __init__(self, input_size, hidden_size, bias, chunks, reverse, dtype=torch.qint8):
         self._NUM_CHUNKS = chunks
-        super().__init__(input_size, hidden_size, bias)
+        super().__init__(input_size, hidden_size, bias, dtype)
         self.reverse = reverse
         self.is_lstm = chunks == 4
 
     def forward(self, x: Tensor, h: Tensor, c: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
-        # Whole sequence in C++: input projections in one int8 GEMM, then per step the hidden
-        # projection and one fused pass for the gates (qplugin::_rnn_layer_dynamic).
+        # Whole sequence in C++: input projections in one GEMM (int8, or the fp16 kernel for float16
+        # weights), then per step the hidden projection and one fused pass for the gates
+        # (qplugin::_rnn_layer_dynamic).
         return torch.ops.qplugin._rnn_layer_dynamic(x, h, c, self._packed_weight_ih, self._packed_weight_hh,
                                                     self._NUM_CHUNKS, self.reverse)
 
@@ -208,7 +238,7 @@ class _RNNBase(nn.Module):
         for layer in range(num_layers):
             isz = input_size if layer == 0 else hidden_size * self.num_directions
             for d in range(self.num_directions):
-                dirs.append(_Direction(isz, hidden_size, bias, self._CHUNKS, d == 1))
+                dirs.append(_Direction(isz, hidden_size, bias, self._CHUNKS, d == 1, dtype))
         self._dirs = nn.ModuleList(dirs)
 
     def extra_repr(self):
@@ -246,8 +276,10 @@ class _RNNBase(nn.Module):
                             f"for {cls._FLOAT_MODULE.__name__}, but got: {type(mod).__name__}")
         if getattr(mod, "proj_size", 0):
             raise ValueError(f"{who}.{cls.__name__}: proj_size is not supported")
+        factory = _dynamic_weight_observer(mod)
+        dtype = _weight_dtype(factory(), f"{who}.{cls.__name__}")
         return (cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first, mod.dropout,
-                    mod.bidirectional), _dynamic_weight_observer(mod))
+                    mod.bidirectional, dtype=dtype), factory)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
@@ -260,8 +292,8 @@ class _RNNBase(nn.Module):
                 t = getattr(mod, name + sfx, None)
                 return None if t is None else t.detach().float()
 
-            d.set_weight_bias((_quantize(get("weight_ih"), factory), get("bias_ih")),
-                              (_quantize(get("weight_hh"), factory), get("bias_hh")))
+            d.set_weight_bias((_quantize(get("weight_ih"), factory, q.dtype), get("bias_ih")),
+                              (_quantize(get("weight_hh"), factory, q.dtype), get("bias_hh")))
         return q
 
 

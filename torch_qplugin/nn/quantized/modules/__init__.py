@@ -4,7 +4,7 @@ from .activation import AdaptiveAvgPool3d, AvgPool3d
 from .dropout import Dropout
 from .embedding_ops import Embedding, EmbeddingBag, EmbeddingPackedParams
 from .batchnorm import BatchNorm2d, BatchNorm3d
-from .conv import Conv1d, Conv2d, Conv3d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .functional_modules import FloatFunctional, NeverCalibratedQFunctional, QFunctional
 from .linear import Linear, LinearPackedParams
 from .normalization import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LayerNorm
@@ -18,3 +18,4 @@ __all__ = ["Quantize", "DeQuantize", "Linear", "LinearPackedParams", "Conv1d", "
            "Dropout", "Softmax", "PReLU"]
 __all__ += ["AvgPool3d", "AdaptiveAvgPool3d"]
 __all__ += ["Embedding", "EmbeddingBag", "EmbeddingPackedParams"]
+__all__ += ["ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]

@@ -1,4 +1,5 @@
-"""Quantized Conv1d/2d/3d on qplugin::conv{1,2,3}d (mirror torch.ao.nn.quantized.Conv*d)."""
+"""Quantized Conv1d/2d/3d on qplugin::conv{1,2,3}d and ConvTranspose1d/2d/3d on
+qplugin::conv_transpose{1,2,3}d (mirror torch.ao.nn.quantized.Conv*d / ConvTranspose*d)."""
 from typing import List, Optional
 
 import torch
@@ -11,7 +12,7 @@ from ....quantization import _compat as C
 from .utils import (_PackedPickle, _act_qparams, _guard_never_calibrated, _quantize_weight,
                     _require_quantized, _weight_observer, _zeros_qint8)
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -57,8 +58,8 @@ class _ConvNd(_PackedPickle, nn.Module):
         self.groups = groups
         self.padding_mode = padding_mode
         self._reversed_padding_repeated_twice = _reverse_repeat_padding(list(padding))
-        wshape = [out_channels, in_channels // groups] + list(kernel_size)
-        self.set_weight_bias(_zeros_qint8(wshape), torch.zeros(out_channels, dtype=torch.float) if bias else None)
+        self.set_weight_bias(_zeros_qint8(list(self._weight_shape())),
+                             torch.zeros(out_channels, dtype=torch.float) if bias else None)
         self.scale = 1.0
         self.zero_point = 0
 
@@ -77,6 +78,8 @@ class _ConvNd(_PackedPickle, nn.Module):
             s += ", padding={padding}"
         if self.dilation != (1,) * len(self.dilation):
             s += ", dilation={dilation}"
+        if self.output_padding != (0,) * len(self.output_padding):
+            s += ", output_padding={output_padding}"
         if self.groups != 1:
             s += ", groups={groups}"
         if self.bias() is None:
@@ -272,3 +275,144 @@ class Conv3d(_ConvNd):
         if input.dim() != 5:
             raise ValueError("Input shape must be `(N, C, D, H, W)`!")
         return torch.ops.qplugin.conv3d(self._pad(input), self._packed_params, self.scale, self.zero_point)
+
+
+class _ConvTransposeNd(_ConvNd):
+    """Shared by ConvTranspose1d/2d/3d: weight (in_channels, out_channels / groups, kernel...), per
+    tensor or per output channel (axis 1; torch's kernels refuse per-channel transposed conv)."""
+
+    _NAME = "torch_qplugin.nn.quantized.ConvTranspose"
+
+    def _init_transposed(self, in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
+                         dilation, padding_mode):
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for {self.__class__.__name__}')
+        self._init(in_channels, out_channels, kernel_size, stride, padding, dilation, True, output_padding, groups,
+                   bias, padding_mode)
+
+    def _weight_shape(self):
+        return (self.in_channels, self.out_channels // self.groups) + tuple(self.kernel_size)
+
+    def _input_padding(self, kernel_size: List[int], dilation: List[int], padding: List[int]) -> List[int]:
+        res: List[int] = []
+        for kdx in range(len(kernel_size)):
+            res.append(dilation[kdx] * (kernel_size[kdx] - 1) - padding[kdx])
+        return res
+
+    def set_weight_bias(self, w: Tensor, b: Optional[Tensor]) -> None:
+        prepack = getattr(torch.ops.qplugin, f"conv_transpose{len(self.kernel_size)}d_prepack")
+        self._packed_params = prepack(w, b, list(self.stride), list(self.padding), list(self.output_padding),
+                                      list(self.dilation), self.groups)
+
+    def _weight_bias(self):
+        return getattr(torch.ops.qplugin, f"conv_transpose{len(self.kernel_size)}d_unpack")(self._packed_params)
+
+    @classmethod
+    def get_qconv(cls, mod, activation_post_process, weight_post_process=None, run_observer=True):
+        if weight_post_process is None:
+            weight_post_process = mod.qconfig.weight()
+        if run_observer:
+            _per_output_channel(weight_post_process)
+            weight_post_process(mod.weight)
+        qconv = cls(mod.in_channels, mod.out_channels, mod.kernel_size, mod.stride, mod.padding, mod.output_padding,
+                    mod.groups, mod.bias is not None, mod.dilation, mod.padding_mode)
+        qconv.set_weight_bias(_quantize_weight(mod.weight, weight_post_process),
+                              None if mod.bias is None else mod.bias.detach().float())
+        if activation_post_process is not None:
+            qconv.scale, qconv.zero_point = activation_post_process
+        return qconv
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        """Quantized transposed conv from an observed float nn.ConvTranspose*d (a ConvTranspose +
+        BatchNorm pair fused by fuse_modules is one). A per-channel weight observer observes the
+        output channels (weight axis 1)."""
+        who = cls._NAME
+        if type(mod) is not cls._FLOAT_MODULE:
+            raise TypeError(f"{who}.from_float only works for {cls._FLOAT_MODULE.__name__}, "
+                            f"but got: {type(mod).__name__}")
+        qparams = _act_qparams(mod, who)
+        wobs, _ = _weight_observer(mod, who)
+        return _guard_never_calibrated(cls.get_qconv(mod, qparams, wobs), mod)
+
+    @classmethod
+    def from_reference(cls, ref, output_scale, output_zero_point):
+        q = cls(ref.in_channels, ref.out_channels, ref.kernel_size, ref.stride, ref.padding, ref.output_padding,
+                ref.groups, ref.bias is not None, ref.dilation, ref.padding_mode)
+        q.set_weight_bias(ref.get_quantized_weight(), ref.bias)
+        q.scale, q.zero_point = float(output_scale), int(output_zero_point)
+        return q
+
+
+def _per_output_channel(obs):
+    """A per-channel weight observer of a transposed conv observes axis 1 (the output channels of
+    a group), not torch's default axis 0 (the input channels), which no kernel can use."""
+    target = getattr(obs, "activation_post_process", obs)
+    if getattr(target, "qscheme", None) in (torch.per_channel_affine, torch.per_channel_symmetric) \
+            and getattr(target, "ch_axis", 1) != 1:
+        target.ch_axis = 1
+        if hasattr(obs, "ch_axis"):
+            obs.ch_axis = 1
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """Quantized 1-d transposed convolution; input (N, C, L) quint8."""
+
+    _FLOAT_MODULE = nn.ConvTranspose1d
+    _NAME = "torch_qplugin.nn.quantized.ConvTranspose1d"
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        self._init_transposed(in_channels, out_channels, _single(kernel_size), _single(stride), _single(padding),
+                              _single(output_padding), groups, bias, _single(dilation), padding_mode)
+
+    def _get_name(self):
+        return "QuantizedConvTranspose1d"
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.quantized.ConvTranspose1d")
+        if input.dim() != 3:
+            raise ValueError("Input shape must be `(N, C, L)`!")
+        return torch.ops.qplugin.conv_transpose1d(input, self._packed_params, self.scale, self.zero_point)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """Quantized 2-d transposed convolution; input (N, C, H, W) quint8, contiguous or channels_last."""
+
+    _FLOAT_MODULE = nn.ConvTranspose2d
+    _NAME = "torch_qplugin.nn.quantized.ConvTranspose2d"
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        self._init_transposed(in_channels, out_channels, _pair(kernel_size), _pair(stride), _pair(padding),
+                              _pair(output_padding), groups, bias, _pair(dilation), padding_mode)
+
+    def _get_name(self):
+        return "QuantizedConvTranspose2d"
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.quantized.ConvTranspose2d")
+        if input.dim() != 4:
+            raise ValueError("Input shape must be `(N, C, H, W)`!")
+        return torch.ops.qplugin.conv_transpose2d(input, self._packed_params, self.scale, self.zero_point)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """Quantized 3-d transposed convolution; input (N, C, D, H, W) quint8."""
+
+    _FLOAT_MODULE = nn.ConvTranspose3d
+    _NAME = "torch_qplugin.nn.quantized.ConvTranspose3d"
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        self._init_transposed(in_channels, out_channels, _triple(kernel_size), _triple(stride), _triple(padding),
+                              _triple(output_padding), groups, bias, _triple(dilation), padding_mode)
+
+    def _get_name(self):
+        return "QuantizedConvTranspose3d"
+
+    def forward(self, input: Tensor) -> Tensor:
+        _require_quantized(input, "torch_qplugin.nn.quantized.ConvTranspose3d")
+        if input.dim() != 5:
+            raise ValueError("Input shape must be `(N, C, D, H, W)`!")
+        return torch.ops.qplugin.conv_transpose3d(input, self._packed_params, self.scale, self.zero_point)

@@ -19,18 +19,25 @@ class LinearPackedParams(_PackedPickle, nn.Module):
 
     def __init__(self, dtype=torch.qint8):
         super().__init__()
-        if dtype != torch.qint8:
-            raise ValueError(f"qplugin Linear: weight dtype should be torch.qint8, got {dtype}")
+        if dtype not in (torch.qint8, torch.float16):
+            raise ValueError(f"qplugin Linear: weight dtype should be torch.qint8 or torch.float16, got {dtype}")
         self.dtype = dtype
-        self.set_weight_bias(_zeros_qint8([1, 1]), None)
+        self.set_weight_bias(_zeros_qint8([1, 1]) if dtype == torch.qint8 else torch.zeros(1, 1), None)
 
     @torch.jit.export
     def set_weight_bias(self, weight: Tensor, bias: Optional[Tensor]) -> None:
-        self._packed_params = torch.ops.qplugin.linear_prepack(weight, bias)
+        # qint8: a qint8 weight (linear_prepack); float16: a float weight, kept as float16
+        # (linear_prepack_fp16, the dynamic fp16 scheme), as torch's LinearPackedParams
+        if self.dtype == torch.qint8:
+            self._packed_params = torch.ops.qplugin.linear_prepack(weight, bias)
+        else:
+            self._packed_params = torch.ops.qplugin.linear_prepack_fp16(weight, bias)
 
     @torch.jit.export
     def _weight_bias(self):
-        return torch.ops.qplugin.linear_unpack(self._packed_params)
+        if self.dtype == torch.qint8:
+            return torch.ops.qplugin.linear_unpack(self._packed_params)
+        return torch.ops.qplugin.linear_unpack_fp16(self._packed_params)
 
     def forward(self, x):
         return x
@@ -45,9 +52,10 @@ class LinearPackedParams(_PackedPickle, nn.Module):
         version = local_metadata.get("version", None)
         if prefix + "dtype" in state_dict:
             dtype = state_dict.pop(prefix + "dtype")
-            if dtype != torch.qint8:
-                error_msgs.append(f"{prefix}dtype: qplugin supports qint8 weights only, got {dtype}")
+            if dtype not in (torch.qint8, torch.float16):
+                error_msgs.append(f"{prefix}dtype: qplugin supports qint8 and float16 weights, got {dtype}")
                 return
+            self.dtype = dtype
         if (version is None or version < 3) and prefix + "_packed_params" not in state_dict:
             w, b = state_dict.pop(prefix + "weight", None), state_dict.pop(prefix + "bias", None)
         else:
@@ -93,7 +101,9 @@ class Linear(nn.Module):
         bias = torch.zeros(out_features, dtype=torch.float) if bias_ else None
         self._packed_params = LinearPackedParams(dtype)
         self._packed_params._expected_shape = (out_features, in_features)
-        self._packed_params.set_weight_bias(_zeros_qint8([out_features, in_features]), bias)
+        zeros = (_zeros_qint8([out_features, in_features]) if dtype == torch.qint8
+                 else torch.zeros(out_features, in_features))
+        self._packed_params.set_weight_bias(zeros, bias)
         self.scale = 1.0
         self.zero_point = 0
 

@@ -1,0 +1,88 @@
+// CPU glue for the fp16 dynamic linear (torch's quantized::linear_*_fp16 schemas under qplugin::):
+// float32 activations, float16 weights packed in LinearPackedParams (fp16 kind), float32
+// accumulation in kernels/linear_fp16_kernel.h's fixed order; no int8 step. The dynamic fp16
+// LSTM / GRU reach the same kernel through linear_dynamic_view (cpu/rnn.cpp).
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "cpu/linear.h"
+#include "kernels/dispatch.h"
+#include "kernels/linear_fp16_kernel.h"
+#include "packed_params/linear_packed_params.h"
+#include "utils/checks.h"
+#include "utils/class_check.h"
+
+namespace qplugin {
+namespace cpu {
+
+at::Tensor linear_fp16_view(const char* op, const at::Tensor& x_in, const LinearWeightsView& w, bool relu) {
+  check_float_input(op, "X", x_in);
+  const int64_t N = w.b.N;
+  const int64_t K = w.b.K;
+  TORCH_CHECK_VALUE(x_in.dim() >= 1, "qplugin::", op, ": X should have at least 1 dimension, got a 0-dim tensor");
+  TORCH_CHECK_VALUE(x_in.size(-1) == K, "qplugin::", op, ": X should have last dimension ", K,
+                    " (W's in_features), got shape ", x_in.sizes());
+  std::vector<int64_t> out_sizes = x_in.sizes().vec();
+  out_sizes.back() = N;
+  at::Tensor out = at::empty(out_sizes, x_in.options().dtype(at::kFloat));
+  if (out.numel() == 0) return out;
+  const int64_t M = out.numel() / N;
+  const at::Tensor x = x_in.contiguous();
+  const float* xp = x.const_data_ptr<float>();
+  float* yp = out.data_ptr<float>();
+  // Work units: blocks of kRows rows x kPanels panels (64 columns); each unit is independent
+  // (every output's sum is computed whole by one call), so the split changes no bit.
+  constexpr int64_t kRows = 64;
+  constexpr int64_t kPanels = 4;
+  const int64_t P = (N + kernels::kFp16Panel - 1) / kernels::kFp16Panel;
+  const int64_t PG = (P + kPanels - 1) / kPanels;
+  const int64_t MB = (M + kRows - 1) / kRows;
+  const int64_t unit_flops = std::min(M, kRows) * kPanels * kernels::kFp16Panel * std::max<int64_t>(K, 1);
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 17) / unit_flops);
+  at::parallel_for(0, MB * PG, grain, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t mb = t / PG, pg = t % PG;
+      const int64_t m0 = mb * kRows, m1 = std::min(M, m0 + kRows);
+      const int64_t p0 = pg * kPanels, p1 = std::min(P, p0 + kPanels);
+      QPLUGIN_ISA_CALL(linear_fp16_f32, xp + m0 * K, K, m1 - m0, K, w.fp16_panels, N, p0, p1, w.bias, relu,
+                       yp + m0 * N, N);
+    }
+  });
+  return out;
+}
+
+namespace {
+
+c10::intrusive_ptr<LinearPackedParams> linear_prepack_fp16_cpu(const at::Tensor& w,
+                                                               const c10::optional<at::Tensor>& b) {
+  return LinearPackedParams::prepack_fp16("linear_prepack_fp16", w, b);
+}
+
+at::Tensor linear_fp16(const char* op, const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w,
+                       bool relu) {
+  w->check_fp16(op);
+  return linear_fp16_view(op, x, linear_weights_view(*w), relu);
+}
+at::Tensor linear_dynamic_fp16_cpu(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w) {
+  return linear_fp16("linear_dynamic_fp16", x, w, false);
+}
+at::Tensor linear_relu_dynamic_fp16_cpu(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w) {
+  return linear_fp16("linear_relu_dynamic_fp16", x, w, true);
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  register_linear_classes();
+  m.impl("linear_prepack_fp16", TORCH_FN(linear_prepack_fp16_cpu));
+  m.impl("linear_dynamic_fp16", with_class_check<LinearPackedParams, 1>(TORCH_FN(linear_dynamic_fp16_cpu)));
+  m.impl("linear_relu_dynamic_fp16",
+         with_class_check<LinearPackedParams, 1>(TORCH_FN(linear_relu_dynamic_fp16_cpu)));
+}
+
+} // namespace cpu
+} // namespace qplugin
