@@ -258,11 +258,12 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   // conv supplies the A side (im2col rows, the input in place, or the indirect row pointers).
   // Indirect: the tap offsets of the receptive field in the padded input (rows mode: one "tap"
   // of S4 bytes per kernel row).
-  // The in-place 1x1 rows run the indirect tiles too where the path has them (one tap of C bytes
-  // per row pointer): their epilogue works from registers, the dense tiles' from memory (1x1
-  // 256->64 on Zen 5: ~1.05 of the c5e9cb9 build's time on the dense tiles, see
-  // docs/benchmarks.md).
-  const bool direct_ind = direct && QPLUGIN_ISA_CALL_ON(path, qgemm_has_indirect);
+  // In-place 1x1 rows with C >= 128 run the indirect tiles where the path has them (one tap of C
+  // bytes per row pointer): their epilogue works from registers, the dense tiles' from memory (1x1
+  // 256->64 on Zen 5: 1.06 of the c5e9cb9 build's time on the dense tiles, 1.00-1.01 on these).
+  // Smaller K stays on the dense tiles (MobileNetV2: 1.06 with every 1x1 dense, 1.10-1.12 with
+  // every 1x1 indirect, 1.045 split at 128; docs/benchmarks.md).
+  const bool direct_ind = direct && g.C >= 128 && QPLUGIN_ISA_CALL_ON(path, qgemm_has_indirect);
   std::vector<int64_t> tap_off;
   if (direct_ind) tap_off.push_back(0);
   if (indirect) {

@@ -1366,11 +1366,11 @@ void epilogue_tile(const QGemmParams& p, const int32_t* acc, int h, int64_t m, i
 }
 
 // The epilogue of an MR x NV register tile without row-sum terms (the indirect tiles): kU8 rows
-// of all NV * 16 columns (NV = 4 or 2) straight from the registers, anything else through
+// of all NV * 16 columns straight from the registers, anything else (column tails) through
 // epilogue_tile (the accumulators stored first). The same pieces, so the same bytes.
 template <int MR, int NV>
 inline void epilogue_regs(const QGemmParams& p, const __m512i (&acc)[MR][NV], int64_t m, int64_t n, int64_t ncols) {
-  if constexpr (NV == 4 || NV == 2) {
+  {
     if (p.kind == OutKind::kU8 && ncols == NV * kPanelN) {
       const __m512i vazp = _mm512_set1_epi32(p.a_zero_point);
       const bool with_bias = p.bias != nullptr;
@@ -1383,7 +1383,8 @@ inline void epilogue_regs(const QGemmParams& p, const __m512i (&acc)[MR][NV], in
         mu[v] = _mm512_loadu_ps(p.multipliers + n + 16 * v);
         bi[v] = with_bias ? _mm512_loadu_ps(p.bias + n + 16 * v) : _mm512_setzero_ps();
       }
-      const U8Narrow nk = u8_narrow(p);
+      [[maybe_unused]] const U8Narrow nk = u8_narrow(p);  // NV 4 / 2
+      [[maybe_unused]] const requant::Bounds rb = requant::make_bounds(p.out_zero_point, p.out_min, p.out_max);  // NV 1
       const __m512i vaddzp = _mm512_set1_epi32(p.add_zp);
       const __m512 vaddmul = _mm512_set1_ps(p.add_mult);
       uint8_t* out = static_cast<uint8_t*>(p.out) + m * p.ldc + n;
@@ -1397,8 +1398,10 @@ inline void epilogue_regs(const QGemmParams& p, const __m512i (&acc)[MR][NV], in
       for (int r = 0; r < MR; ++r) {
         if constexpr (NV == 4) {
           u8_store64(nk, value(r, 0), value(r, 1), value(r, 2), value(r, 3), out + r * ldc);
-        } else {
+        } else if constexpr (NV == 2) {
           u8_store32(nk, value(r, 0), value(r, 1), out + r * ldc);
+        } else {
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(out + r * ldc), _mm512_cvtepi32_epi8(requant::requantize(value(r, 0), rb)));
         }
       }
       return;
