@@ -210,3 +210,17 @@ def test_saved_file_with_a_huge_memo_index_is_a_load_error(tmp_path):
                        timeout=300)
     assert r.returncode == 0, r.stderr[-1000:]
     assert '"status": "load-error MemoryError"' in r.stdout, r.stdout
+
+
+def test_embedding_prepack_of_zero_width_rows():
+    # seed 707 (Zen 5): float rows of width D = 0 reached reshape({-1, 0}) ("cannot reshape tensor of 0
+    # elements ... ambiguous", no op named); the row count is now counted, not inferred. Each row is
+    # its scale and bias alone (range 0: scale 0, bias 0 for 8 bits; fp16 scale 1, bias 0 for 4 bits)
+    w = torch.empty(7, 33, 8, 0)
+    p8 = q.embedding_bag_byte_prepack(w)
+    assert p8.shape == (7, 33, 8, 8) and p8.dtype == torch.uint8
+    assert torch.equal(p8.view(-1, 8)[:, :4].contiguous().view(torch.float32), torch.zeros(7 * 33 * 8, 1))
+    assert q.embedding_bag_byte_unpack(p8).shape == (7, 33, 8, 0)
+    p4 = q.embedding_bag_4bit_prepack(w, False, 200, 0.16)
+    assert p4.shape == (7, 33, 8, 4)
+    assert q.embedding_bag_4bit_unpack(p4).shape == (7, 33, 8, 0)

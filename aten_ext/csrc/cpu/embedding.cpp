@@ -9,6 +9,7 @@
 // Here: argument and index checks, bag boundaries, pruned-row mapping, threads.
 #include <ATen/Parallel.h>
 #include <c10/util/Half.h>
+#include <c10/util/accumulate.h>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -244,7 +245,9 @@ at::Tensor float_rows(const char* op, const at::Tensor& weight) {
                     "qplugin::", op, ": weight should be a float32 or float16 tensor, got dtype ", weight.scalar_type());
   TORCH_CHECK_VALUE(weight.dim() >= 2, "qplugin::", op, ": weight should have at least 2 dims [..., rows, D], got shape ",
                     weight.sizes());
-  return weight.to(at::kFloat).contiguous().reshape({-1, weight.size(-1)});
+  // rows counted, not inferred: reshape({-1, 0}) is ambiguous for D = 0 (fuzzer seed 707)
+  const int64_t D = weight.size(-1), rows = c10::multiply_integers(weight.sizes().begin(), weight.sizes().end() - 1);
+  return weight.to(at::kFloat).contiguous().reshape({rows, D});
 }
 
 std::vector<int64_t> with_last(at::IntArrayRef sizes, int64_t last) {
