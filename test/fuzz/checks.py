@@ -395,7 +395,9 @@ def _cat(a, out, ctx):
     s = xs[0].q_scale() if a["scale"] is None else a["scale"]
     z = xs[0].q_zero_point() if a["zero_point"] is None else a["zero_point"]
     out_qparams(out, s, z, xs[0].dtype)
-    exp = ref.cat_ref(xs, a["dim"] % max(xs[0].dim(), 1), s, z, relu=ctx.op.endswith("relu"))
+    # torch.cat's legacy rule (cpu/cat.cpp skipped()): 1-D empty tensors beside others are skipped
+    kept = [x for x in xs if not (x.dim() == 1 and x.numel() == 0)] or xs[:1]
+    exp = ref.cat_ref(kept, a["dim"] % max(kept[0].dim(), 1), s, z, relu=ctx.op.endswith("relu"))
     within(out, exp, 1, ctx.op)
 
 

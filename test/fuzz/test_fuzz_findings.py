@@ -224,3 +224,14 @@ def test_embedding_prepack_of_zero_width_rows():
     p4 = q.embedding_bag_4bit_prepack(w, False, 200, 0.16)
     assert p4.shape == (7, 33, 8, 4)
     assert q.embedding_bag_4bit_unpack(p4).shape == (7, 33, 8, 0)
+
+
+def test_cat_check_skips_legacy_empty_inputs():
+    # seed 808 (Zen 5): cat_relu of a [17, 17, 8] qint32 and a legacy 1-D empty [0] along dim -2; the op
+    # skips the [0] like torch.cat (cpu/cat.cpp skipped()), the check's reference did not and raised
+    import fuzzlib
+    assert fuzzlib.run_case("qplugin::cat_relu", "", 182356034)[0] == "checked"
+    x = torch._make_per_tensor_quantized_tensor(torch.randint(-5, 5, (3, 4, 2), dtype=torch.int32), 1.0, 0)
+    e = torch._make_per_tensor_quantized_tensor(torch.zeros(0, dtype=torch.int32), 7.5, 2**31 - 1)
+    y = q.cat_relu([x, e], -2, None, None)
+    assert torch.equal(y.int_repr(), x.int_repr().clamp(min=0))
