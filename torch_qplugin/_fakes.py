@@ -328,6 +328,11 @@ def _register_weighted():
         def _(x, w, w_scales, w_zero_points, bias, packed, reduce_range=False):
             return x.new_empty(list(x.shape[:-1]) + [w.shape[0]])
 
+    for name in ("plain_linear_dynamic_fp16", "plain_linear_relu_dynamic_fp16"):
+        @_fake(name)
+        def _(x, w, bias):
+            return x.new_empty(list(x.shape[:-1]) + [w.shape[0]])
+
     @_fake("plain_rnn_layer_dynamic")
     def _(input, h0, c0, w_ih, w_ih_scales, w_ih_zero_points, b_ih, packed_ih, w_hh, w_hh_scales, w_hh_zero_points,
           b_hh, packed_hh, num_gates, reverse):

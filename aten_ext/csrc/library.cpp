@@ -268,6 +268,10 @@ TORCH_LIBRARY(qplugin, m) {
     m.def(torch::schema((std::string(name) + "(Tensor x, Tensor w, Tensor w_scales, Tensor w_zero_points, "
                          "Tensor? bias, Tensor packed, bool reduce_range=False) -> Tensor").c_str()));
   }
+  // fp16 dynamic (the plain form of linear_(relu_)dynamic_fp16): float32 x, float16 w, float32 bias
+  for (const char* name : {"plain_linear_dynamic_fp16", "plain_linear_relu_dynamic_fp16"}) {
+    m.def(torch::schema((std::string(name) + "(Tensor x, Tensor w, Tensor? bias) -> Tensor").c_str()));
+  }
   m.def("plain_rnn_layer_dynamic(Tensor input, Tensor h0, Tensor c0, Tensor w_ih, Tensor w_ih_scales, "
         "Tensor w_ih_zero_points, Tensor? b_ih, Tensor packed_ih, Tensor w_hh, Tensor w_hh_scales, "
         "Tensor w_hh_zero_points, Tensor? b_hh, Tensor packed_hh, int num_gates, bool reverse) "

@@ -891,6 +891,20 @@ def _plain_linear_dynamic(a, out, ctx):
              out, ctx.op)
 
 
+@check("plain_linear_dynamic_fp16", "plain_linear_relu_dynamic_fp16")
+def _plain_linear_dynamic_fp16(a, out, ctx):
+    """Within the float32-accumulation bound of the float64 result with the float16 weights."""
+    x, w, b = a["x"], a["w"], a["bias"]
+    if x.dtype != torch.float32 or not torch.isfinite(x).all() or not torch.isfinite(w).all():
+        raise Unchecked("non-finite or non-float32 input")
+    b = None if b is None else b.numpy()
+    w = w.float().numpy()
+    exp = ref.linear_fp16_ref(x.numpy(), w, b, relu="relu" in ctx.op)
+    tol = ref.linear_fp16_tolerance(x.numpy(), w, b)
+    finite_real(exp)
+    assert (np.abs(out.numpy().astype(np.float64) - exp) <= tol).all(), ctx.op
+
+
 PLAIN_CONVS = [f"plain_conv{d}d{s}" for d in (1, 2, 3) for s in ("", "_relu")] + ["plain_conv2d_add",
                                                                                  "plain_conv2d_add_relu"]
 

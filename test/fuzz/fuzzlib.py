@@ -307,6 +307,15 @@ class Gen:
             self.conv_src = dict(geo, w=w, in_shape=list(self.shape_hint))
         self.last_dtype = "quint8"
 
+    def plain_fp16_weight(self):
+        """Presets the fp16 plain linear's float16 w and float32 bias and shapes the input to fit."""
+        torch, r = self.torch, self.r
+        n, k = r.choice([1, 3, 16, 33]), r.choice([1, 4, 17, 64])
+        w = (torch.randn(n, k, generator=self.g) * r.choice([0.1, 1.0, 100.0])).to(torch.float16)
+        bias = torch.randn(n, generator=self.g) if self.chance(0.7) else None
+        self.preset.update(w=w, bias=bias)
+        self.shape_hint = [r.choice([1, 2, 5]), k]
+
     def plain_conv_transpose_weight(self, short):
         """plain_conv_transpose*: w (IC, OC / groups, kernel...), 1 or OC scales / zero points (per
         output channel of every group), bias, geometry, the packed header; the input to fit."""
@@ -444,6 +453,8 @@ class Gen:
                                                                        "plain_conv_transpose_prepack")) \
                 and self.chance(0.85):  # the plain tier's weight, scales, zero points, bias, buffer and geometry
             self.plain_weight(short)
+        elif short.startswith("plain_linear") and "fp16" in short and self.chance(0.85):
+            self.plain_fp16_weight()
         elif "embedding" in short and self.chance(0.85):  # weights, indices and bags that fit
             self.embedding_args(short)
         elif self.chance(0.8):  # the rank the op wants

@@ -83,8 +83,10 @@ def module_to_plain(m, path):
     if cls is None:
         return m
     if _fp16_dynamic(m):
+        if cls is P.DynamicLinear:
+            return P.DynamicLinearFP16.from_quantized(m)
         raise RuntimeError(f"to_plain: '{path}' ({type(m).__module__}.{type(m).__name__}) has float16 dynamic "
-                           "weights, which have no plain form yet (it holds no quantized-dtype tensor: keep it)")
+                           "weights: the fp16 recurrent modules have no plain form yet (it holds no quantized-dtype tensor: keep it)")
     if issubclass(cls, P._Weighted):
         return _weighted(m, cls)
     if issubclass(cls, P._RNNBase):

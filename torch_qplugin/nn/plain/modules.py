@@ -31,7 +31,8 @@ __all__ = ["Quantize", "DeQuantize", "ReLU", "ReLU6", "Hardswish", "ELU", "Leaky
            "BNReLU3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "PReLU", "Dropout",
            "QFunctional", "NeverCalibratedQFunctional", "Linear", "LinearReLU", "Conv1d", "Conv2d", "Conv3d",
            "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
-           "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvAdd2d", "ConvAddReLU2d", "DynamicLinear", "LSTM", "GRU",
+           "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvAdd2d", "ConvAddReLU2d", "DynamicLinear", "DynamicLinearFP16",
+           "LSTM", "GRU",
            "RNNCell", "LSTMCell", "GRUCell", "Embedding", "EmbeddingBag",
            "PLAIN_OF",
            "plain_weight"]
@@ -923,8 +924,8 @@ class EmbeddingBag(Embedding):
 # ---- dynamic ---------------------------------------------------------------------------------
 def _no_fp16(dtype, name):
     if dtype == torch.float16:
-        raise RuntimeError(f"torch_qplugin.nn.plain.{name}: float16 dynamic weights have no plain form yet; "
-                           "use plain=False (torch_qplugin.nn.quantized.dynamic runs them; they hold no "
+        raise RuntimeError(f"torch_qplugin.nn.plain.{name}: float16 dynamic weights have no plain form yet for "
+                           "the recurrent modules (DynamicLinearFP16 is Linear's); use plain=False (torch_qplugin.nn.quantized.dynamic runs them; they hold no "
                            "quantized-dtype tensor)")
 
 
@@ -947,10 +948,64 @@ class DynamicLinear(Linear):
             raise TypeError(f"torch_qplugin.nn.plain.DynamicLinear.from_float only works for "
                             f"{', '.join(t.__name__ for t in allowed)}, but got: {type(mod).__name__}")
         wobs = mod.weight_fake_quant if hasattr(mod, "weight_fake_quant") else _dynamic_weight_observer(mod)()
-        _no_fp16(getattr(wobs, "dtype", None), "DynamicLinear")
+        if getattr(wobs, "dtype", None) == torch.float16:
+            return DynamicLinearFP16.from_float(mod)
         wobs(mod.weight)
         new = cls(mod.in_features, mod.out_features, mod.bias is not None)
         new.set_weight(*plain_weight(mod.weight, wobs), None if mod.bias is None else mod.bias)
+        return new
+
+
+class DynamicLinearFP16(_Plain, nn.Module):
+    """The fp16 dynamic Linear (nn.quantized.dynamic.Linear with dtype=torch.float16): float in,
+    float out; buffers ``weight`` (float16) and ``bias`` (float32 or None), no packed form (the op
+    packs per call). qplugin::plain_linear_dynamic_fp16 runs linear_dynamic_fp16's kernel: the
+    outputs are bit-identical to the quantized-tier module's."""
+
+    _FP16_MAX = 65504.0
+
+    def __init__(self, in_features, out_features, bias_=True):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.register_buffer("weight", torch.zeros(out_features, in_features, dtype=torch.float16))
+        self.register_buffer("bias", torch.zeros(out_features) if bias_ else None)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, dtype=torch.float16"
+
+    def set_weight(self, weight, bias):
+        """float weight -> float16 (saturated to +-65504, as linear_prepack_fp16), float32 bias or None."""
+        w = weight.detach()
+        if w.dtype != torch.float16:
+            w = w.float().clamp(-self._FP16_MAX, self._FP16_MAX).to(torch.float16)
+        self.weight = w.contiguous()
+        self.bias = None if bias is None else bias.detach().float().contiguous()
+
+    def forward(self, x: Tensor) -> Tensor:
+        return _q.plain_linear_dynamic_fp16(x, self.weight, self.bias)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        w = state_dict.get(prefix + "weight")
+        if w is not None and w.dtype != torch.float16:
+            error_msgs.append(f"{prefix}weight: torch_qplugin.nn.plain.DynamicLinearFP16 holds a float16 weight, "
+                              f"got dtype {w.dtype}")
+            return
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        new = cls(mod.in_features, mod.out_features, mod.bias is not None)
+        new.set_weight(mod.weight, mod.bias)
+        return new
+
+    @classmethod
+    def from_quantized(cls, qmod):
+        """From an fp16 dynamic Linear (torch_qplugin's or torch's): its unpacked weight / bias."""
+        w, b = qmod.weight(), qmod.bias()
+        new = cls(w.shape[1], w.shape[0], b is not None)
+        new.set_weight(w, b)
         return new
 
 
@@ -999,6 +1054,7 @@ class _CellBase(_Plain, nn.Module):
             raise TypeError(f"torch_qplugin.nn.plain.{cls.__name__}.from_float only works for "
                             f"{cls._Q._FLOAT_MODULE.__name__}, but got: {type(mod).__name__}")
         factory = _dynamic_weight_observer(mod)
+        _no_fp16(getattr(factory(), "dtype", None), cls.__name__)
         kwargs = {"nonlinearity": mod.nonlinearity} if isinstance(mod, nn.RNNCell) else {}
         new = cls(mod.input_size, mod.hidden_size, mod.bias, **kwargs)
         for holder, w, b in ((new.ih, mod.weight_ih, mod.bias_ih), (new.hh, mod.weight_hh, mod.bias_hh)):
