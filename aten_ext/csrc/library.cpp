@@ -276,6 +276,8 @@ TORCH_LIBRARY(qplugin, m) {
         "Tensor w_ih_zero_points, Tensor? b_ih, Tensor packed_ih, Tensor w_hh, Tensor w_hh_scales, "
         "Tensor w_hh_zero_points, Tensor? b_hh, Tensor packed_hh, int num_gates, bool reverse) "
         "-> (Tensor output, Tensor h_n, Tensor c_n)");
+  m.def("plain_rnn_layer_dynamic_fp16(Tensor input, Tensor h0, Tensor c0, Tensor w_ih, Tensor? b_ih, Tensor w_hh, "
+        "Tensor? b_hh, int num_gates, bool reverse) -> (Tensor output, Tensor h_n, Tensor c_n)");
   m.def("plain_conv_prepack(Tensor w, Tensor w_scales, Tensor w_zero_points, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> Tensor");
   for (const char* name : {"plain_conv1d", "plain_conv1d_relu", "plain_conv2d", "plain_conv2d_relu", "plain_conv3d",
                            "plain_conv3d_relu"}) {

@@ -905,6 +905,17 @@ def _plain_linear_dynamic_fp16(a, out, ctx):
     assert (np.abs(out.numpy().astype(np.float64) - exp) <= tol).all(), ctx.op
 
 
+@check("plain_rnn_layer_dynamic_fp16")
+def _plain_rnn_layer_dynamic_fp16(a, out, ctx):
+    """Equal to _rnn_layer_dynamic on fp16 packed params of the same weights (no step-error bound is
+    promised for a whole layer; test/nn/test_fp16_dynamic.py checks it against the float cells)."""
+    q = torch.ops.qplugin
+    pi, ph = q.linear_prepack_fp16(a["w_ih"].float(), a["b_ih"]), q.linear_prepack_fp16(a["w_hh"].float(), a["b_hh"])
+    want = q._rnn_layer_dynamic(a["input"], a["h0"], a["c0"], pi, ph, a["num_gates"], a["reverse"])
+    for got, exp in zip(out, want):
+        torch.testing.assert_close(got, exp, rtol=0, atol=0, equal_nan=True, msg=ctx.op)
+
+
 PLAIN_CONVS = [f"plain_conv{d}d{s}" for d in (1, 2, 3) for s in ("", "_relu")] + ["plain_conv2d_add",
                                                                                  "plain_conv2d_add_relu"]
 

@@ -307,12 +307,25 @@ class Gen:
             self.conv_src = dict(geo, w=w, in_shape=list(self.shape_hint))
         self.last_dtype = "quint8"
 
-    def plain_fp16_weight(self):
-        """Presets the fp16 plain linear's float16 w and float32 bias and shapes the input to fit."""
+    def plain_fp16_weight(self, short):
+        """Presets the fp16 plain ops' float16 weights and float32 biases (linear: w / bias and the
+        input's shape; the recurrent layer: both projections, the sequence and the states)."""
         torch, r = self.torch, self.r
+
+        def weight(n, k):
+            w = (torch.randn(n, k, generator=self.g) * r.choice([0.1, 1.0, 100.0])).to(torch.float16)
+            return w, (torch.randn(n, generator=self.g) if self.chance(0.7) else None)
+
+        if "rnn" in short:
+            gates, h, i, t, b = r.choice([3, 4]), r.choice([1, 5, 16]), r.choice([1, 4, 17]), r.choice([0, 1, 3]), \
+                r.choice([1, 2])
+            (wi, bi), (wh, bh) = weight(gates * h, i), weight(gates * h, h)
+            self.preset.update(input=torch.randn(t, b, i, generator=self.g), h0=torch.randn(b, h, generator=self.g),
+                               c0=torch.randn(b, h, generator=self.g), w_ih=wi, b_ih=bi, w_hh=wh, b_hh=bh,
+                               num_gates=gates, reverse=self.chance(0.5))
+            return
         n, k = r.choice([1, 3, 16, 33]), r.choice([1, 4, 17, 64])
-        w = (torch.randn(n, k, generator=self.g) * r.choice([0.1, 1.0, 100.0])).to(torch.float16)
-        bias = torch.randn(n, generator=self.g) if self.chance(0.7) else None
+        w, bias = weight(n, k)
         self.preset.update(w=w, bias=bias)
         self.shape_hint = [r.choice([1, 2, 5]), k]
 
@@ -453,8 +466,8 @@ class Gen:
                                                                        "plain_conv_transpose_prepack")) \
                 and self.chance(0.85):  # the plain tier's weight, scales, zero points, bias, buffer and geometry
             self.plain_weight(short)
-        elif short.startswith("plain_linear") and "fp16" in short and self.chance(0.85):
-            self.plain_fp16_weight()
+        elif short.startswith("plain_") and "fp16" in short and self.chance(0.85):
+            self.plain_fp16_weight(short)
         elif "embedding" in short and self.chance(0.85):  # weights, indices and bags that fit
             self.embedding_args(short)
         elif self.chance(0.8):  # the rank the op wants

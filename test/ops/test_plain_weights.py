@@ -471,3 +471,29 @@ def test_plain_linear_dynamic_fp16_opcheck(layout):
     for op in (q.plain_linear_dynamic_fp16.default, q.plain_linear_relu_dynamic_fp16.default):
         torch.library.opcheck(op, (x, w, b))
         torch.library.opcheck(op, (x, w, None))
+
+
+@pytest.mark.parametrize("gates", [4, 3])
+@pytest.mark.parametrize("bias", [False, True])
+def test_plain_rnn_layer_fp16_matches_quantized(gates, bias, isa):
+    """plain_rnn_layer_dynamic_fp16 equals _rnn_layer_dynamic on fp16 packed params (test_rnn.py /
+    test_fp16_dynamic.py check that one against the float references)."""
+    h = 6
+    wi, wh = _fp16_weight((gates * h, 5)), _fp16_weight((gates * h, h))
+    bi, bh = (torch.randn(gates * h), torch.randn(gates * h)) if bias else (None, None)
+    qi, qh = q.linear_prepack_fp16(wi.float(), bi), q.linear_prepack_fp16(wh.float(), bh)
+    x, h0, c0 = torch.randn(4, 3, 5), torch.randn(3, h), torch.randn(3, h)
+    for reverse in (False, True):
+        args = (x, h0, c0, wi, bi, wh, bh, gates, reverse)
+        got = q.plain_rnn_layer_dynamic_fp16(*args)
+        want = q._rnn_layer_dynamic(x, h0, c0, qi, qh, gates, reverse)
+        assert all(torch.equal(a, b) for a, b in zip(got, want))
+        if isa == "scalar":
+            torch.library.opcheck(q.plain_rnn_layer_dynamic_fp16.default, args)
+    with pytest.raises(RuntimeError, match=r"plain_rnn_layer_dynamic_fp16: w_hh should be a float16 tensor, got "
+                                           r"dtype Float"):
+        q.plain_rnn_layer_dynamic_fp16(x, h0, c0, wi, bi, wh.float(), bh, gates, False)
+    with pytest.raises(ValueError, match=r"plain_rnn_layer_dynamic_fp16: b_ih should have shape \[" + str(gates * h)):
+        q.plain_rnn_layer_dynamic_fp16(x, h0, c0, wi, torch.zeros(2), wh, bh, gates, False)
+    with pytest.raises(ValueError, match=r"plain_rnn_layer_dynamic_fp16: w_hh should be \["):
+        q.plain_rnn_layer_dynamic_fp16(x, h0, c0, wi, bi, wi, bi, gates, False)

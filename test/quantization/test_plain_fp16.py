@@ -2,8 +2,9 @@
 plain=True), a float16_dynamic_qconfig spec with plain=True and to_plain (of ours and of torch.ao's
 fp16 dynamic Linear) give torch_qplugin.nn.plain.DynamicLinearFP16: float16 weight and float32 bias
 as plain buffers, qplugin::plain_linear_dynamic_fp16 on linear_dynamic_fp16's kernel, so outputs are
-bit-identical to the quantized-tier fp16 module on every kernel path. The fp16 recurrent modules
-have no plain form yet and raise clearly."""
+bit-identical to the quantized-tier fp16 module on every kernel path. The fp16 LSTM / GRU / cells
+have plain forms too (DynamicLinearFP16 weight holders, qplugin::plain_rnn_layer_dynamic_fp16);
+torch.ao's fp16 recurrent modules are refused by to_plain."""
 import numpy as np
 import pytest
 import torch
@@ -112,10 +113,43 @@ def test_to_plain_of_torch_ao_fp16_linear(isa):
         torch.testing.assert_close(plain(x), ao(x), rtol=1e-5, atol=1e-5)  # torch's own fp16 kernel
 
 
-def test_plain_fp16_recurrent_modules_are_refused():
-    with pytest.raises(RuntimeError, match=r"LSTM: float16 dynamic weights have no plain form yet for the recurrent"):
-        tq.quantize_dynamic(nn.Sequential(nn.LSTM(4, 3)), dtype=torch.float16, plain=True)
-    with pytest.raises(RuntimeError, match=r"LSTMCell: float16 dynamic weights have no plain form yet"):
-        tq.quantize_dynamic(nn.Sequential(nn.LSTMCell(4, 3)), dtype=torch.float16, plain=True)
-    with pytest.raises(RuntimeError, match=r"to_plain: '0' .* has float16 dynamic weights: the fp16 recurrent"):
-        tq.to_plain(tq.quantize_dynamic(nn.Sequential(nn.GRU(4, 3)), dtype=torch.float16))
+class _Seq(nn.Module):
+    """fp16 LSTM (2 layers, bidirectional), GRU and the three cells."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(6, 5, num_layers=2, bidirectional=True)
+        self.gru = nn.GRU(10, 4, bias=False)
+        self.lstm_cell, self.gru_cell = nn.LSTMCell(4, 3), nn.GRUCell(3, 4)
+        self.rnn_cell = nn.RNNCell(4, 3, nonlinearity="relu")
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        y = self.gru(y)[0][-1]
+        h, _ = self.lstm_cell(y)
+        return self.rnn_cell(self.gru_cell(h))
+
+
+@pytest.mark.parametrize("how", ["dtype", "to_plain"])
+def test_plain_fp16_recurrent_matches_quantized(how, isa):
+    model = _Seq().eval()
+    quant = tq.quantize_dynamic(model, dtype=torch.float16, plain=False)
+    plain = tq.quantize_dynamic(model, dtype=torch.float16, plain=True) if how == "dtype" else tq.to_plain(quant)
+    kinds = [type(m) for m in plain.modules()]
+    for cls in (nnp.LSTM, nnp.GRU, nnp.LSTMCell, nnp.GRUCell, nnp.RNNCell):
+        assert cls in kinds, cls
+    assert kinds.count(nnp.DynamicLinearFP16) == 2 * (4 + 1 + 3) and nnp.DynamicLinear not in kinds
+    for k, v in plain.state_dict().items():
+        assert v.dtype == (torch.float16 if k.endswith("weight") else torch.float32), k
+    for x in (torch.randn(7, 2, 6), torch.randn(1, 1, 6) * 3):
+        assert torch.equal(plain(x), quant(x))
+    x = torch.randn(7, 2, 6)
+    _check_round_trips(plain, x, quant(x))
+
+
+def test_to_plain_refuses_torch_ao_fp16_recurrent():
+    taq = pytest.importorskip("torch.ao.quantization")
+    ao = taq.quantize_dynamic(nn.Sequential(nn.LSTM(4, 3)), {nn.LSTM}, dtype=torch.float16)
+    with pytest.raises(TypeError, match=r"to_plain: torch.ao.nn.quantized.dynamic.*LSTM with dtype torch.float16 has "
+                                        r"no plain form \(torch.ao's dynamic recurrent modules: qint8 weights only\)"):
+        tq.to_plain(ao)

@@ -113,23 +113,40 @@ at::Tensor p_linear_dynamic(const at::Tensor& x, const at::Tensor& w, const at::
 // fp16 dynamic linear on a plain float16 weight: packed into kernels/linear_fp16_kernel.h's
 // panels per call (O(N K), no stored packed form) and run by the same kernel as
 // linear_dynamic_fp16, so the outputs are bit-identical to it.
+// A plain float16 weight [N, K] (+ float32 bias [N] or None) packed into the fp16 kernel's panels.
+c10::intrusive_ptr<LinearPackedParams> fp16_weights(const char* op, const char* arg, const at::Tensor& w,
+                                                    const char* bias_arg, const c10::optional<at::Tensor>& bias) {
+  TORCH_CHECK(w.scalar_type() == at::kHalf, "qplugin::", op, ": ", arg, " should be a float16 tensor, got dtype ",
+              w.scalar_type());
+  TORCH_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": ", arg, " should be 2-D [out_features, in_features], got shape ",
+                    w.sizes());
+  if (bias.has_value() && bias->defined()) {
+    TORCH_CHECK(bias->scalar_type() == at::kFloat, "qplugin::", op, ": ", bias_arg,
+                " should be a float32 tensor, got dtype ", bias->scalar_type());
+    TORCH_CHECK_VALUE(bias->dim() == 1 && bias->size(0) == w.size(0), "qplugin::", op, ": ", bias_arg,
+                      " should have shape [", w.size(0), "], got ", bias->sizes());
+  }
+  return LinearPackedParams::prepack_fp16(op, w, bias);
+}
+
 template <bool kRelu>
 at::Tensor p_linear_dynamic_fp16(const at::Tensor& x, const at::Tensor& w, const c10::optional<at::Tensor>& bias) {
   const char* op = kRelu ? "plain_linear_relu_dynamic_fp16" : "plain_linear_dynamic_fp16";
   TORCH_CHECK(x.scalar_type() == at::kFloat, "qplugin::", op, ": x should be a float32 tensor, got dtype ",
               x.scalar_type());
-  TORCH_CHECK(w.scalar_type() == at::kHalf, "qplugin::", op, ": w should be a float16 tensor, got dtype ",
-              w.scalar_type());
-  TORCH_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": w should be 2-D [out_features, in_features], got shape ",
-                    w.sizes());
-  if (bias.has_value() && bias->defined()) {
-    TORCH_CHECK(bias->scalar_type() == at::kFloat, "qplugin::", op, ": bias should be a float32 tensor, got dtype ",
-                bias->scalar_type());
-    TORCH_CHECK_VALUE(bias->dim() == 1 && bias->size(0) == w.size(0), "qplugin::", op, ": bias should have shape [",
-                      w.size(0), "], got ", bias->sizes());
-  }
-  const auto packed = LinearPackedParams::prepack_fp16(op, w, bias);
+  const auto packed = fp16_weights(op, "w", w, "bias", bias);
   return linear_fp16_view(op, x, linear_weights_view(*packed), kRelu);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> p_rnn_layer_dynamic_fp16(
+    const at::Tensor& input, const at::Tensor& h0, const at::Tensor& c0, const at::Tensor& w_ih,
+    const c10::optional<at::Tensor>& b_ih, const at::Tensor& w_hh, const c10::optional<at::Tensor>& b_hh,
+    int64_t num_gates, bool reverse) {
+  constexpr const char* op = "plain_rnn_layer_dynamic_fp16";
+  const auto ih = fp16_weights(op, "w_ih", w_ih, "b_ih", b_ih);
+  const auto hh = fp16_weights(op, "w_hh", w_hh, "b_hh", b_hh);
+  return rnn_layer_dynamic_view(op, input, h0, c0, linear_weights_view(*ih), linear_weights_view(*hh), num_gates,
+                                reverse);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> p_rnn_layer_dynamic(
@@ -267,6 +284,7 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("plain_linear_relu_dynamic_fp16", TORCH_FN(p_linear_dynamic_fp16<true>));
   m.impl("plain_linear_prepack", TORCH_FN(p_linear_prepack));
   m.impl("plain_rnn_layer_dynamic", TORCH_FN(p_rnn_layer_dynamic));
+  m.impl("plain_rnn_layer_dynamic_fp16", TORCH_FN(p_rnn_layer_dynamic_fp16));
   m.impl("plain_conv_prepack", TORCH_FN(p_conv_prepack));
   m.impl("plain_conv1d", TORCH_FN((p_conv<1, false>)));
   m.impl("plain_conv1d_relu", TORCH_FN((p_conv<1, true>)));
