@@ -92,7 +92,7 @@ def main():
     import torch_qplugin
     cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?") \
         if os.path.exists("/proc/cpuinfo") else "?"
-    print(f"{cpu}; torch {torch.__version__}; kernels {torch_qplugin.kernel_isa()}; {args.threads} thread(s); "
+    print(f"{cpu}; torch {torch.__version__}; kernels {torch_qplugin.active_isa()}; {args.threads} thread(s); "
           f"process CPU time, {args.rounds} pairs")
     print("| model | batch | quantized eager | plain eager | plain / quantized (median pair) | quartiles |")
     print("|---|---|---|---|---|---|")

@@ -18,7 +18,8 @@ namespace {
 
 inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-// ---- epilogue (scalar definition; the vector one mirrors it lane by lane) ----
+// ---- the depthwise epilogue (scalar definition; the vector one mirrors it lane by lane; the GEMM
+// paths run the engine's, kernels/gemm/qgemm_kernel.cpp) ----
 // v, then the engine's requantize step (kernels/gemm/requant.h). The same bytes as
 // clamp(round(clamp(v, -1024, 1024)) + y_zp, qmin, qmax) of conv_kernel.h: the integer bounds
 // qmin - y_zp, qmax - y_zp lie within [-255, 255] and rounding is monotonic.

@@ -1348,9 +1348,16 @@ void epilogue_tile(const QGemmParams& p, const int32_t* acc, int h, int64_t m, i
   } else if (p.kind == OutKind::kF32) {
     float* out = static_cast<float*>(p.out) + m * p.ldc + n;
     const __m512 vfmin = _mm512_set1_ps(p.out_fmin);
+    const int64_t ldc = p.ldc;
     for (; j < full; j += 16) {
       const Col c = col(j);
-      for (int r = 0; r < h; ++r) _mm512_storeu_ps(out + r * p.ldc + j, _mm512_max_ps(value(c, r, j), vfmin));
+      for (int r = 0; r < h; ++r) {  // value() without the residual (kU8 only)
+        __m512i v = _mm512_sub_epi32(_mm512_loadu_si512(acc + r * kTileN + j), c.off);
+        if (zp_terms) v = _mm512_add_epi32(v, _mm512_mullo_epi32(c.bzp, _mm512_set1_epi32(t[r])));
+        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(v), c.mult);
+        if (bias) f = _mm512_add_ps(f, c.bias);
+        _mm512_storeu_ps(out + r * ldc + j, _mm512_max_ps(f, vfmin));
+      }
     }
   }
   if (j < cnt) {
