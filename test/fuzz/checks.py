@@ -894,7 +894,7 @@ def _plain_linear_dynamic(a, out, ctx):
 @check("plain_linear_dynamic_fp16", "plain_linear_relu_dynamic_fp16")
 def _plain_linear_dynamic_fp16(a, out, ctx):
     """Within the float32-accumulation bound of the float64 result with the float16 weights."""
-    x, w, b = a["x"], a["w"], a["bias"]
+    x, w, b = a["x"], a["w"], a["bias"]  # (packed: from w or empty; a stale one is the caller's)
     if x.dtype != torch.float32 or not torch.isfinite(x).all() or not torch.isfinite(w).all():
         raise Unchecked("non-finite or non-float32 input")
     b = None if b is None else b.numpy()
@@ -903,6 +903,16 @@ def _plain_linear_dynamic_fp16(a, out, ctx):
     tol = ref.linear_fp16_tolerance(x.numpy(), w, b)
     finite_real(exp)
     assert (np.abs(out.numpy().astype(np.float64) - exp) <= tol).all(), ctx.op
+
+
+@check("plain_linear_prepack_fp16")
+def _plain_linear_prepack_fp16(a, out, ctx):
+    # the panels are right when plain_linear_dynamic_fp16 reading them gives what packing w in the op gives
+    w = a["w"]
+    x = torch.linspace(-2, 2, 3 * w.shape[1]).reshape(3, w.shape[1])
+    q = torch.ops.qplugin
+    assert torch.equal(q.plain_linear_dynamic_fp16(x, w, None, out),
+                       q.plain_linear_dynamic_fp16(x, w, None, w.new_empty([0]))), ctx.op
 
 
 @check("plain_rnn_layer_dynamic_fp16")

@@ -307,6 +307,10 @@ class Gen:
             self.conv_src = dict(geo, w=w, in_shape=list(self.shape_hint))
         self.last_dtype = "quint8"
 
+    def fp16_panels(self, w):
+        """plain_linear_prepack_fp16(w), or (sometimes) empty: the op packs w itself."""
+        return self.torch.ops.qplugin.plain_linear_prepack_fp16(w) if self.chance(0.8) else w.new_empty([0])
+
     def plain_fp16_weight(self, short):
         """Presets the fp16 plain ops' float16 weights and float32 biases (linear: w / bias and the
         input's shape; the recurrent layer: both projections, the sequence and the states)."""
@@ -321,12 +325,13 @@ class Gen:
                 r.choice([1, 2])
             (wi, bi), (wh, bh) = weight(gates * h, i), weight(gates * h, h)
             self.preset.update(input=torch.randn(t, b, i, generator=self.g), h0=torch.randn(b, h, generator=self.g),
-                               c0=torch.randn(b, h, generator=self.g), w_ih=wi, b_ih=bi, w_hh=wh, b_hh=bh,
-                               num_gates=gates, reverse=self.chance(0.5))
+                               c0=torch.randn(b, h, generator=self.g), w_ih=wi, b_ih=bi, packed_ih=self.fp16_panels(wi),
+                               w_hh=wh, b_hh=bh, packed_hh=self.fp16_panels(wh), num_gates=gates,
+                               reverse=self.chance(0.5))
             return
         n, k = r.choice([1, 3, 16, 33]), r.choice([1, 4, 17, 64])
         w, bias = weight(n, k)
-        self.preset.update(w=w, bias=bias)
+        self.preset.update(w=w, bias=bias, packed=self.fp16_panels(w))
         self.shape_hint = [r.choice([1, 2, 5]), k]
 
     def plain_conv_transpose_weight(self, short):
@@ -462,12 +467,12 @@ class Gen:
             self.last_dtype = "quint8"
             if "embedding" in short:
                 self.embedding_args(short)
+        elif short.startswith("plain_") and "fp16" in short and self.chance(0.85):
+            self.plain_fp16_weight(short)
         elif (any(a.name == "packed" for a in arguments) or short in ("plain_linear_prepack", "plain_conv_prepack",
                                                                        "plain_conv_transpose_prepack")) \
                 and self.chance(0.85):  # the plain tier's weight, scales, zero points, bias, buffer and geometry
             self.plain_weight(short)
-        elif short.startswith("plain_") and "fp16" in short and self.chance(0.85):
-            self.plain_fp16_weight(short)
         elif "embedding" in short and self.chance(0.85):  # weights, indices and bags that fit
             self.embedding_args(short)
         elif self.chance(0.8):  # the rank the op wants

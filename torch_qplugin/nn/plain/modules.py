@@ -951,9 +951,10 @@ class DynamicLinear(Linear):
 
 class DynamicLinearFP16(_Plain, nn.Module):
     """The fp16 dynamic Linear (nn.quantized.dynamic.Linear with dtype=torch.float16): float in,
-    float out; buffers ``weight`` (float16) and ``bias`` (float32 or None), no packed form (the op
-    packs per call). qplugin::plain_linear_dynamic_fp16 runs linear_dynamic_fp16's kernel: the
-    outputs are bit-identical to the quantized-tier module's."""
+    float out; buffers ``weight`` (float16), ``bias`` (float32 or None) and ``packed`` (the kernel's
+    float16 panels from plain_linear_prepack_fp16: not saved in state_dict, rebuilt on load).
+    qplugin::plain_linear_dynamic_fp16 runs linear_dynamic_fp16's kernel: the outputs are
+    bit-identical to the quantized-tier module's."""
 
     _FP16_MAX = 65504.0
 
@@ -962,6 +963,7 @@ class DynamicLinearFP16(_Plain, nn.Module):
         self.in_features, self.out_features = in_features, out_features
         self.register_buffer("weight", torch.zeros(out_features, in_features, dtype=torch.float16))
         self.register_buffer("bias", torch.zeros(out_features) if bias_ else None)
+        self.register_buffer("packed", _q.plain_linear_prepack_fp16(self.weight), persistent=False)
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, dtype=torch.float16"
@@ -973,9 +975,10 @@ class DynamicLinearFP16(_Plain, nn.Module):
             w = w.float().clamp(-self._FP16_MAX, self._FP16_MAX).to(torch.float16)
         self.weight = w.contiguous()
         self.bias = None if bias is None else bias.detach().float().contiguous()
+        self.packed = _q.plain_linear_prepack_fp16(self.weight)
 
     def forward(self, x: Tensor) -> Tensor:
-        return _q.plain_linear_dynamic_fp16(x, self.weight, self.bias)
+        return _q.plain_linear_dynamic_fp16(x, self.weight, self.bias, self.packed)
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs):
@@ -986,6 +989,7 @@ class DynamicLinearFP16(_Plain, nn.Module):
             return
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                                       error_msgs)
+        self.packed = _q.plain_linear_prepack_fp16(self.weight)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
@@ -1020,7 +1024,8 @@ def _set_holder(holder, w, b, factory):
 def _rnn_layer(x: Tensor, h: Tensor, c: Tensor, ih, hh, chunks: int, reverse: bool):
     """One layer, one direction on the holders' plain weights: plain_rnn_layer_dynamic(_fp16)."""
     if isinstance(ih, DynamicLinearFP16):
-        return _q.plain_rnn_layer_dynamic_fp16(x, h, c, ih.weight, ih.bias, hh.weight, hh.bias, chunks, reverse)
+        return _q.plain_rnn_layer_dynamic_fp16(x, h, c, ih.weight, ih.bias, ih.packed, hh.weight, hh.bias, hh.packed,
+                                               chunks, reverse)
     return _q.plain_rnn_layer_dynamic(x, h, c, *ih._call_args()[1][:5], *hh._call_args()[1][:5], chunks, reverse)
 
 
