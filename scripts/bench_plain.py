@@ -2,6 +2,7 @@
 
     python scripts/bench_plain.py                                   # all models, batch 1 and 8, 1 thread
     python scripts/bench_plain.py --models mobilenet_v2 --batches 1 --rounds 40
+    python scripts/bench_plain.py --models lstm_fp16 transformer_fp16   # the fp16 dynamic scheme
 
 For each model: converted once (static: fused, per-channel qconfig, calibrated on random images;
 dynamic: quantize_dynamic), then ``convert(..., plain=True)`` / ``quantize_dynamic(..., plain=True)``
@@ -29,16 +30,18 @@ import models  # noqa: E402
 import torch_qplugin.quantization as tq  # noqa: E402
 
 STATIC = {"resnet18": (models.resnet18, 224), "mobilenet_v2": (models.mobilenet_v2, 224)}
-DYNAMIC = {"lstm": (models.LSTMClassifier, 32), "transformer": (models.TransformerClassifier, 64)}
+DYNAMIC = {"lstm": (models.LSTMClassifier, 32, None), "transformer": (models.TransformerClassifier, 64, None)}
+# the fp16 dynamic scheme (float16 weights: DynamicLinearFP16, plain_*_fp16 ops); not in the default run
+FP16 = {name + "_fp16": (make, seq, torch.float16) for name, (make, seq, _) in DYNAMIC.items()}
 
 
 def build(name):
     """(quantized model, plain model, input factory(batch))."""
     torch.manual_seed(0)
-    if name in DYNAMIC:
-        make, seq = DYNAMIC[name]
+    if name in DYNAMIC or name in FP16:
+        make, seq, dtype = {**DYNAMIC, **FP16}[name]
         m = make().eval()
-        return tq.quantize_dynamic(m), tq.quantize_dynamic(m, plain=True), \
+        return tq.quantize_dynamic(m, dtype=dtype), tq.quantize_dynamic(m, dtype=dtype, plain=True), \
             lambda b: torch.randint(0, 1000, (b, seq))
     make, size = STATIC[name]
     m = make().eval()

@@ -328,12 +328,28 @@ def _register_weighted():
         def _(x, w, w_scales, w_zero_points, bias, packed, reduce_range=False):
             return x.new_empty(list(x.shape[:-1]) + [w.shape[0]])
 
-    @_fake("plain_rnn_layer_dynamic")
-    def _(input, h0, c0, w_ih, w_ih_scales, w_ih_zero_points, b_ih, packed_ih, w_hh, w_hh_scales, w_hh_zero_points,
-          b_hh, packed_hh, num_gates, reverse):
+    @_fake("plain_linear_prepack_fp16")
+    def _(w):
+        return w.new_empty([(w.shape[0] + 15) // 16, w.shape[1], 16], dtype=torch.float16)
+
+    for name in ("plain_linear_dynamic_fp16", "plain_linear_relu_dynamic_fp16"):
+        @_fake(name)
+        def _(x, w, bias, packed):
+            return x.new_empty(list(x.shape[:-1]) + [w.shape[0]])
+
+    def _rnn_layer(input, h0, c0, w_hh):
         t, b = input.shape[0], input.shape[1]
         return (input.new_empty([t, b, w_hh.shape[1]], dtype=torch.float32), torch.empty_like(h0, memory_format=torch.contiguous_format),
                 torch.empty_like(c0, memory_format=torch.contiguous_format))
+
+    @_fake("plain_rnn_layer_dynamic")
+    def _(input, h0, c0, w_ih, w_ih_scales, w_ih_zero_points, b_ih, packed_ih, w_hh, w_hh_scales, w_hh_zero_points,
+          b_hh, packed_hh, num_gates, reverse):
+        return _rnn_layer(input, h0, c0, w_hh)
+
+    @_fake("plain_rnn_layer_dynamic_fp16")
+    def _(input, h0, c0, w_ih, b_ih, packed_ih, w_hh, b_hh, packed_hh, num_gates, reverse):
+        return _rnn_layer(input, h0, c0, w_hh)
 
     for name in ("plain_conv1d", "plain_conv1d_relu", "plain_conv2d", "plain_conv2d_relu", "plain_conv3d",
                  "plain_conv3d_relu"):

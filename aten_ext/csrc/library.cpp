@@ -268,10 +268,18 @@ TORCH_LIBRARY(qplugin, m) {
     m.def(torch::schema((std::string(name) + "(Tensor x, Tensor w, Tensor w_scales, Tensor w_zero_points, "
                          "Tensor? bias, Tensor packed, bool reduce_range=False) -> Tensor").c_str()));
   }
+  // fp16 dynamic (the plain forms of linear_(relu_)dynamic_fp16 / the fp16 _rnn_layer_dynamic):
+  // float32 x, float16 w, float32 bias, packed = plain_linear_prepack_fp16(w) (float16 panels) or empty
+  m.def("plain_linear_prepack_fp16(Tensor w) -> Tensor");
+  for (const char* name : {"plain_linear_dynamic_fp16", "plain_linear_relu_dynamic_fp16"}) {
+    m.def(torch::schema((std::string(name) + "(Tensor x, Tensor w, Tensor? bias, Tensor packed) -> Tensor").c_str()));
+  }
   m.def("plain_rnn_layer_dynamic(Tensor input, Tensor h0, Tensor c0, Tensor w_ih, Tensor w_ih_scales, "
         "Tensor w_ih_zero_points, Tensor? b_ih, Tensor packed_ih, Tensor w_hh, Tensor w_hh_scales, "
         "Tensor w_hh_zero_points, Tensor? b_hh, Tensor packed_hh, int num_gates, bool reverse) "
         "-> (Tensor output, Tensor h_n, Tensor c_n)");
+  m.def("plain_rnn_layer_dynamic_fp16(Tensor input, Tensor h0, Tensor c0, Tensor w_ih, Tensor? b_ih, Tensor packed_ih, "
+        "Tensor w_hh, Tensor? b_hh, Tensor packed_hh, int num_gates, bool reverse) -> (Tensor output, Tensor h_n, Tensor c_n)");
   m.def("plain_conv_prepack(Tensor w, Tensor w_scales, Tensor w_zero_points, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> Tensor");
   for (const char* name : {"plain_conv1d", "plain_conv1d_relu", "plain_conv2d", "plain_conv2d_relu", "plain_conv3d",
                            "plain_conv3d_relu"}) {

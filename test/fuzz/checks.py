@@ -893,6 +893,41 @@ def _plain_linear_dynamic(a, out, ctx):
              out, ctx.op)
 
 
+@check("plain_linear_dynamic_fp16", "plain_linear_relu_dynamic_fp16")
+def _plain_linear_dynamic_fp16(a, out, ctx):
+    """Within the float32-accumulation bound of the float64 result with the float16 weights."""
+    x, w, b = a["x"], a["w"], a["bias"]  # (packed: from w or empty; a stale one is the caller's)
+    if x.dtype != torch.float32 or not torch.isfinite(x).all() or not torch.isfinite(w).all():
+        raise Unchecked("non-finite or non-float32 input")
+    b = None if b is None else b.numpy()
+    w = w.float().numpy()
+    exp = ref.linear_fp16_ref(x.numpy(), w, b, relu="relu" in ctx.op)
+    tol = ref.linear_fp16_tolerance(x.numpy(), w, b)
+    finite_real(exp)
+    assert (np.abs(out.numpy().astype(np.float64) - exp) <= tol).all(), ctx.op
+
+
+@check("plain_linear_prepack_fp16")
+def _plain_linear_prepack_fp16(a, out, ctx):
+    # the panels are right when plain_linear_dynamic_fp16 reading them gives what packing w in the op gives
+    w = a["w"]
+    x = torch.linspace(-2, 2, 3 * w.shape[1]).reshape(3, w.shape[1])
+    q = torch.ops.qplugin
+    assert torch.equal(q.plain_linear_dynamic_fp16(x, w, None, out),
+                       q.plain_linear_dynamic_fp16(x, w, None, w.new_empty([0]))), ctx.op
+
+
+@check("plain_rnn_layer_dynamic_fp16")
+def _plain_rnn_layer_dynamic_fp16(a, out, ctx):
+    """Equal to _rnn_layer_dynamic on fp16 packed params of the same weights (no step-error bound is
+    promised for a whole layer; test/nn/test_fp16_dynamic.py checks it against the float cells)."""
+    q = torch.ops.qplugin
+    pi, ph = q.linear_prepack_fp16(a["w_ih"].float(), a["b_ih"]), q.linear_prepack_fp16(a["w_hh"].float(), a["b_hh"])
+    want = q._rnn_layer_dynamic(a["input"], a["h0"], a["c0"], pi, ph, a["num_gates"], a["reverse"])
+    for got, exp in zip(out, want):
+        torch.testing.assert_close(got, exp, rtol=0, atol=0, equal_nan=True, msg=ctx.op)
+
+
 PLAIN_CONVS = [f"plain_conv{d}d{s}" for d in (1, 2, 3) for s in ("", "_relu")] + ["plain_conv2d_add",
                                                                                  "plain_conv2d_add_relu"]
 

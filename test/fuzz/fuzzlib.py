@@ -307,6 +307,33 @@ class Gen:
             self.conv_src = dict(geo, w=w, in_shape=list(self.shape_hint))
         self.last_dtype = "quint8"
 
+    def fp16_panels(self, w):
+        """plain_linear_prepack_fp16(w), or (sometimes) empty: the op packs w itself."""
+        return self.torch.ops.qplugin.plain_linear_prepack_fp16(w) if self.chance(0.8) else w.new_empty([0])
+
+    def plain_fp16_weight(self, short):
+        """Presets the fp16 plain ops' float16 weights and float32 biases (linear: w / bias and the
+        input's shape; the recurrent layer: both projections, the sequence and the states)."""
+        torch, r = self.torch, self.r
+
+        def weight(n, k):
+            w = (torch.randn(n, k, generator=self.g) * r.choice([0.1, 1.0, 100.0])).to(torch.float16)
+            return w, (torch.randn(n, generator=self.g) if self.chance(0.7) else None)
+
+        if "rnn" in short:
+            gates, h, i, t, b = r.choice([3, 4]), r.choice([1, 5, 16]), r.choice([1, 4, 17]), r.choice([0, 1, 3]), \
+                r.choice([1, 2])
+            (wi, bi), (wh, bh) = weight(gates * h, i), weight(gates * h, h)
+            self.preset.update(input=torch.randn(t, b, i, generator=self.g), h0=torch.randn(b, h, generator=self.g),
+                               c0=torch.randn(b, h, generator=self.g), w_ih=wi, b_ih=bi, packed_ih=self.fp16_panels(wi),
+                               w_hh=wh, b_hh=bh, packed_hh=self.fp16_panels(wh), num_gates=gates,
+                               reverse=self.chance(0.5))
+            return
+        n, k = r.choice([1, 3, 16, 33]), r.choice([1, 4, 17, 64])
+        w, bias = weight(n, k)
+        self.preset.update(w=w, bias=bias, packed=self.fp16_panels(w))
+        self.shape_hint = [r.choice([1, 2, 5]), k]
+
     def plain_conv_transpose_weight(self, short):
         """plain_conv_transpose*: w (IC, OC / groups, kernel...), 1 or OC scales / zero points (per
         output channel of every group), bias, geometry, the packed header; the input to fit."""
@@ -440,6 +467,8 @@ class Gen:
             self.last_dtype = "quint8"
             if "embedding" in short:
                 self.embedding_args(short)
+        elif short.startswith("plain_") and "fp16" in short and self.chance(0.85):
+            self.plain_fp16_weight(short)
         elif (any(a.name == "packed" for a in arguments) or short in ("plain_linear_prepack", "plain_conv_prepack",
                                                                        "plain_conv_transpose_prepack")) \
                 and self.chance(0.85):  # the plain tier's weight, scales, zero points, bias, buffer and geometry

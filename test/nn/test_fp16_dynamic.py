@@ -168,15 +168,6 @@ def test_deepcopy_and_pickle_keep_fp16(tmp_path):
     assert back.fc._packed_params.dtype == torch.float16 and torch.equal(back(x), qm(x))
 
 
-def test_plain_fp16_is_refused_clearly():
-    with pytest.raises(RuntimeError, match=r"float16 dynamic weights have no plain form yet"):
-        tq.quantize_dynamic(nn.Sequential(nn.Linear(4, 3)), dtype=torch.float16, plain=True)
-    with pytest.raises(RuntimeError, match=r"float16 dynamic weights have no plain form yet"):
-        tq.quantize_dynamic(nn.Sequential(nn.LSTM(4, 3)), dtype=torch.float16, plain=True)
-    with pytest.raises(RuntimeError, match=r"to_plain: '0' .* has float16 dynamic weights"):
-        tq.to_plain(tq.quantize_dynamic(nn.Sequential(nn.Linear(4, 3)), dtype=torch.float16))
-
-
 def test_quantize_dynamic_bad_dtype():
     with pytest.raises(ValueError, match=r"quantize_dynamic: qplugin supports dtype=torch.qint8 or torch.float16, "
                                          r"got torch.bfloat16"):

@@ -8,9 +8,11 @@ kernels/gemm's packed layout fails test_linear_buffer_bytes_are_pinned.
 """
 import hashlib
 
+import numpy as np
 import pytest
 import torch
 
+import reference as ref
 import torch_qplugin
 from torch_qplugin import _isa
 from torch_qplugin._fakes import linear_buffer_bytes
@@ -415,3 +417,107 @@ def test_plain_conv_transpose_opcheck(case, layout):
     torch.library.opcheck(getattr(q, f"plain_conv_transpose{sp}d").default, (x, SX, ZX, *args, SY, ZY))
     w, s, z, b, _, st, pd, op, dl, g = args
     torch.library.opcheck(q.plain_conv_transpose_prepack.default, (w, s, z, b, st, pd, op, dl, g))
+
+
+# ---- fp16 dynamic: plain_linear(_relu)_dynamic_fp16 (float16 w as a plain tensor) ----
+def _fp16_weight(shape):
+    return (torch.randn(shape) * 0.5).to(torch.float16)
+
+
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("bias", [False, True])
+def test_plain_linear_dynamic_fp16_matches_quantized(relu, bias, isa):
+    """Bit-identical to linear_(relu_)dynamic_fp16 on the same float16 weight (whose own tests
+    check the float64 reference within the kernel's error bound), and within that bound here."""
+    w = _fp16_weight((37, 70))
+    b = torch.randn(37) if bias else None
+    packed = q.linear_prepack_fp16(w.float(), b)
+    plain_op = q.plain_linear_relu_dynamic_fp16 if relu else q.plain_linear_dynamic_fp16
+    quant_op = q.linear_relu_dynamic_fp16 if relu else q.linear_dynamic_fp16
+    buf = q.plain_linear_prepack_fp16(w)
+    for shape in [(5, 70), (2, 3, 70), (70,), (0, 70), (130, 70)]:
+        x = torch.randn(shape) * 2
+        got = plain_op(x, w, b, buf)
+        assert got.shape == shape[:-1] + (37,) and torch.equal(got, quant_op(x, packed))
+        assert torch.equal(plain_op(x, w, b, torch.empty(0, dtype=torch.float16)), got)  # packs w itself
+        bn = None if b is None else b.numpy()
+        exp = ref.linear_fp16_ref(x.numpy(), w.float().numpy(), bn, relu)
+        assert (np.abs(got.numpy().astype(np.float64) - exp) <= ref.linear_fp16_tolerance(
+            x.numpy(), w.float().numpy(), bn)).all()
+
+
+def test_plain_linear_prepack_fp16_layout():
+    """kernels/linear_fp16_kernel.h's panels: packed[p, k, j] = w[16 p + j, k], zero past N."""
+    w = _fp16_weight((37, 5))
+    buf = q.plain_linear_prepack_fp16(w)
+    assert buf.dtype == torch.float16 and buf.shape == (3, 5, 16)
+    padded = torch.cat([w, torch.zeros(48 - 37, 5, dtype=torch.float16)])
+    assert torch.equal(buf, padded.reshape(3, 16, 5).transpose(1, 2))
+    with pytest.raises(RuntimeError, match=r"plain_linear_prepack_fp16: w should be a float16 tensor, got dtype Float"):
+        q.plain_linear_prepack_fp16(w.float())
+    torch.library.opcheck(q.plain_linear_prepack_fp16.default, (w,))
+
+
+def test_plain_linear_dynamic_fp16_bad_input():
+    w, x = _fp16_weight((3, 4)), torch.randn(2, 4)
+    buf = q.plain_linear_prepack_fp16(w)
+    op = q.plain_linear_dynamic_fp16
+    with pytest.raises(RuntimeError, match=r"plain_linear_dynamic_fp16: w should be a float16 tensor, got dtype Float"):
+        op(x, w.float(), None, buf)
+    with pytest.raises(RuntimeError, match=r"plain_linear_dynamic_fp16: x should be a float32 tensor, got dtype Half"):
+        op(x.half(), w, None, buf)
+    with pytest.raises(ValueError, match=r"plain_linear_dynamic_fp16: w should be 2-D \[out_features, in_features\], "
+                                         r"got shape \[12\]"):
+        op(x, w.reshape(-1), None, buf)
+    with pytest.raises(ValueError, match=r"plain_linear_dynamic_fp16: bias should have shape \[3\], got \[4\]"):
+        op(x, w, torch.zeros(4), buf)
+    with pytest.raises(RuntimeError, match=r"plain_linear_relu_dynamic_fp16: bias should be a float32 tensor, got "
+                                           r"dtype Double"):
+        q.plain_linear_relu_dynamic_fp16(x, w, torch.zeros(3, dtype=torch.double), buf)
+    with pytest.raises(ValueError, match=r"plain_linear_dynamic_fp16: X should have last dimension 4 \(W's "
+                                         r"in_features\), got shape \[2, 5\]"):
+        op(torch.randn(2, 5), w, None, buf)
+    with pytest.raises(ValueError, match=r"plain_linear_dynamic_fp16: packed should be the contiguous float16 "
+                                         r"\[1, 4, 16\] panels of plain_linear_prepack_fp16\(w\) or empty, got Half "
+                                         r"of shape \[1, 5, 16\]"):
+        op(x, w, None, q.plain_linear_prepack_fp16(_fp16_weight((3, 5))))
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided", "empty", "batch1"])
+def test_plain_linear_dynamic_fp16_opcheck(layout):
+    w, b = _fp16_weight((12, 14)), torch.randn(12)
+    x = torch.randn(3, 28)[:, ::2] if layout == "strided" else torch.randn(_x((3, 14), layout).shape)
+    buf = q.plain_linear_prepack_fp16(w)
+    for op in (q.plain_linear_dynamic_fp16.default, q.plain_linear_relu_dynamic_fp16.default):
+        torch.library.opcheck(op, (x, w, b, buf))
+        torch.library.opcheck(op, (x, w, None, torch.empty(0, dtype=torch.float16)))
+
+
+@pytest.mark.parametrize("gates", [4, 3])
+@pytest.mark.parametrize("bias", [False, True])
+def test_plain_rnn_layer_fp16_matches_quantized(gates, bias, isa):
+    """plain_rnn_layer_dynamic_fp16 equals _rnn_layer_dynamic on fp16 packed params (test_rnn.py /
+    test_fp16_dynamic.py check that one against the float references)."""
+    h = 6
+    wi, wh = _fp16_weight((gates * h, 5)), _fp16_weight((gates * h, h))
+    bi, bh = (torch.randn(gates * h), torch.randn(gates * h)) if bias else (None, None)
+    qi, qh = q.linear_prepack_fp16(wi.float(), bi), q.linear_prepack_fp16(wh.float(), bh)
+    x, h0, c0 = torch.randn(4, 3, 5), torch.randn(3, h), torch.randn(3, h)
+    pi, ph, empty = q.plain_linear_prepack_fp16(wi), q.plain_linear_prepack_fp16(wh), torch.empty(0, dtype=torch.float16)
+    for reverse in (False, True):
+        want = q._rnn_layer_dynamic(x, h0, c0, qi, qh, gates, reverse)
+        for bufs in ((pi, ph), (empty, empty)):
+            args = (x, h0, c0, wi, bi, bufs[0], wh, bh, bufs[1], gates, reverse)
+            got = q.plain_rnn_layer_dynamic_fp16(*args)
+            assert all(torch.equal(a, b) for a, b in zip(got, want))
+            if isa == "scalar":
+                torch.library.opcheck(q.plain_rnn_layer_dynamic_fp16.default, args)
+    with pytest.raises(RuntimeError, match=r"plain_rnn_layer_dynamic_fp16: w_hh should be a float16 tensor, got "
+                                           r"dtype Float"):
+        q.plain_rnn_layer_dynamic_fp16(x, h0, c0, wi, bi, pi, wh.float(), bh, ph, gates, False)
+    with pytest.raises(ValueError, match=r"plain_rnn_layer_dynamic_fp16: b_ih should have shape \[" + str(gates * h)):
+        q.plain_rnn_layer_dynamic_fp16(x, h0, c0, wi, torch.zeros(2), pi, wh, bh, ph, gates, False)
+    with pytest.raises(ValueError, match=r"plain_rnn_layer_dynamic_fp16: packed_hh should be the contiguous float16"):
+        q.plain_rnn_layer_dynamic_fp16(x, h0, c0, wi, bi, pi, wh, bh, pi, gates, False)
+    with pytest.raises(ValueError, match=r"plain_rnn_layer_dynamic_fp16: w_hh should be \["):
+        q.plain_rnn_layer_dynamic_fp16(x, h0, c0, wi, bi, pi, wi, bi, pi, gates, False)

@@ -82,9 +82,8 @@ def module_to_plain(m, path):
     cls = _plain_class(m)
     if cls is None:
         return m
-    if _fp16_dynamic(m):
-        raise RuntimeError(f"to_plain: '{path}' ({type(m).__module__}.{type(m).__name__}) has float16 dynamic "
-                           "weights, which have no plain form yet (it holds no quantized-dtype tensor: keep it)")
+    if cls is P.DynamicLinear and _fp16_dynamic(m):
+        return P.DynamicLinearFP16.from_quantized(m)
     if issubclass(cls, P._Weighted):
         return _weighted(m, cls)
     if issubclass(cls, P._RNNBase):
@@ -104,9 +103,8 @@ def module_to_plain(m, path):
 
 
 def _fp16_dynamic(m):
-    packed = getattr(m, "_packed_params", None)
-    return getattr(packed, "dtype", None) == torch.float16 or getattr(m, "dtype", None) == torch.float16 or \
-        any(getattr(d, "weight_dtype", None) == torch.float16 for d in getattr(m, "_dirs", []))
+    """Whether a dynamic Linear (ours or torch.ao's) holds float16 weights."""
+    return getattr(getattr(m, "_packed_params", None), "dtype", None) == torch.float16
 
 
 def _weighted(m, cls):
@@ -131,9 +129,10 @@ def _weighted(m, cls):
 
 
 def _rnn(m, cls):
-    """Ours (``_dirs`` of packed directions) or torch.ao's dynamic LSTM / GRU (``_all_weight_values``,
-    read through its ``_weight_bias()``)."""
-    new = cls(m.input_size, m.hidden_size, m.num_layers, m.bias, m.batch_first, m.dropout, m.bidirectional)
+    """Ours (``_dirs`` of packed directions, qint8 or float16) or torch.ao's dynamic LSTM / GRU
+    (``_all_weight_values``, read through its ``_weight_bias()``; qint8 only)."""
+    new = cls(m.input_size, m.hidden_size, m.num_layers, m.bias, m.batch_first, m.dropout, m.bidirectional,
+              dtype=getattr(m, "dtype", None))
     if hasattr(m, "_dirs"):
         pairs = [qd._weight_bias() for qd in m._dirs]
     else:
@@ -147,27 +146,36 @@ def _rnn(m, cls):
                                for k in ("ih", "hh")))
     for (ih, hh), pd in zip(pairs, new._dirs):
         for (w, b), holder in ((ih, pd.ih), (hh, pd.hh)):
-            holder.set_weight(*split_qweight(w), b)
+            _set_holder(holder, w, b)
     return new
 
 
+def _set_holder(holder, w, b):
+    """A recurrent weight holder from an unpacked weight: float16 (as float) or qint8."""
+    if isinstance(holder, P.DynamicLinearFP16):
+        holder.set_weight(w, b)
+    else:
+        holder.set_weight(*split_qweight(w), b)
+
+
 def _cell(m, cls):
-    """Ours (``_weight_bias()`` = ((w_ih, b_ih), (w_hh, b_hh))) or torch.ao's dynamic cells (a dict)."""
+    """Ours (``_weight_bias()`` = ((w_ih, b_ih), (w_hh, b_hh)), qint8 or float16) or torch.ao's dynamic
+    cells (a dict; qint8 only)."""
     kwargs = {"nonlinearity": m.nonlinearity} if cls is P.RNNCell else {}
-    new = cls(m.input_size, m.hidden_size, m.bias, **kwargs)
+    new = cls(m.input_size, m.hidden_size, m.bias, dtype=getattr(m, "weight_dtype", None), **kwargs)
     wb = m._weight_bias()
     if isinstance(wb, dict):
         _check_qint8(m, getattr(m, "weight_dtype", None))
         wb = tuple((wb["weight"][f"weight_{k}"], wb["bias"].get(f"bias_{k}")) for k in ("ih", "hh"))
     for (w, b), holder in zip(wb, (new.ih, new.hh)):
-        holder.set_weight(*split_qweight(w), b)
+        _set_holder(holder, w, b)
     return new
 
 
 def _check_qint8(m, dtype):
     if dtype != torch.qint8:
         raise TypeError(f"to_plain: {type(m).__module__}.{type(m).__name__} with dtype {dtype} has no plain form "
-                        "(dynamic recurrent modules: qint8 weights only)")
+                        "(torch.ao's dynamic recurrent modules: qint8 weights only)")
 
 
 def quantized_state(state_dict, prefix, axis=0, groups=1):

@@ -12,6 +12,7 @@
 
 #include "cpu/conv.h"
 #include "cpu/linear.h"
+#include "kernels/linear_fp16_kernel.h"
 #include "packed_params/linear_packed_params.h"
 #include "packed_params/plain_buffer.h"
 #include "utils/checks.h"
@@ -108,6 +109,88 @@ at::Tensor p_linear_dynamic(const at::Tensor& x, const at::Tensor& w, const at::
   TORCH_CHECK_VALUE(x.dim() >= 1 && x.size(-1) == c.view.b.K, "qplugin::", op, ": x should have last dimension ",
                     c.view.b.K, " (w's in_features), got shape ", x.sizes());
   return linear_dynamic_view(op, x, c.view, reduce_range, kRelu);
+}
+
+// fp16 dynamic linear on a plain float16 weight: packed into kernels/linear_fp16_kernel.h's
+// panels per call (O(N K), no stored packed form) and run by the same kernel as
+// linear_dynamic_fp16, so the outputs are bit-identical to it.
+// The fp16 weights of one call: a float16 w [N, K] (+ float32 bias [N] or None) and its panels
+// (kernels/linear_fp16_kernel.h's layout as a float16 [P, K, 16] tensor from
+// plain_linear_prepack_fp16; the layout is the same on every kernel path), or, packed empty, the
+// panels packed from w now (kept alive in `owner`).
+struct Fp16Call {
+  LinearWeightsView view;
+  c10::intrusive_ptr<LinearPackedParams> owner;
+  at::Tensor bias;
+};
+
+void check_fp16_w(const char* op, const char* arg, const at::Tensor& w) {
+  TORCH_CHECK(w.scalar_type() == at::kHalf, "qplugin::", op, ": ", arg, " should be a float16 tensor, got dtype ",
+              w.scalar_type());
+  TORCH_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": ", arg, " should be 2-D [out_features, in_features], got shape ",
+                    w.sizes());
+}
+
+void fp16_call(const char* op, const char* arg, const at::Tensor& w, const char* bias_arg,
+               const c10::optional<at::Tensor>& bias, const char* packed_arg, const at::Tensor& packed, Fp16Call* c) {
+  check_fp16_w(op, arg, w);
+  const int64_t N = w.size(0), K = w.size(1);
+  if (bias.has_value() && bias->defined()) {
+    TORCH_CHECK(bias->scalar_type() == at::kFloat, "qplugin::", op, ": ", bias_arg,
+                " should be a float32 tensor, got dtype ", bias->scalar_type());
+    TORCH_CHECK_VALUE(bias->dim() == 1 && bias->size(0) == N, "qplugin::", op, ": ", bias_arg, " should have shape [",
+                      N, "], got ", bias->sizes());
+    c->bias = bias->contiguous();
+  }
+  if (packed.numel() == 0) {
+    c->owner = LinearPackedParams::prepack_fp16(op, w, c->bias.defined() ? c10::optional<at::Tensor>(c->bias)
+                                                                         : c10::nullopt);
+    c->view = linear_weights_view(*c->owner);
+    return;
+  }
+  const int64_t P = (N + kernels::kFp16Panel - 1) / kernels::kFp16Panel;
+  TORCH_CHECK_VALUE(packed.scalar_type() == at::kHalf && packed.dim() == 3 && packed.size(0) == P &&
+                        packed.size(1) == K && packed.size(2) == kernels::kFp16Panel && packed.is_contiguous(),
+                    "qplugin::", op, ": ", packed_arg, " should be the contiguous float16 [", P, ", ", K, ", ",
+                    kernels::kFp16Panel, "] panels of plain_linear_prepack_fp16(", arg, ") or empty, got ",
+                    packed.scalar_type(), " of shape ", packed.sizes());
+  c->view.b.N = N;
+  c->view.b.K = K;
+  c->view.fp16 = true;
+  c->view.fp16_panels = reinterpret_cast<const uint16_t*>(packed.const_data_ptr<at::Half>());
+  c->view.bias = c->bias.defined() ? c->bias.const_data_ptr<float>() : nullptr;
+}
+
+at::Tensor p_linear_prepack_fp16(const at::Tensor& w) {
+  constexpr const char* op = "plain_linear_prepack_fp16";
+  check_fp16_w(op, "w", w);
+  const auto p = LinearPackedParams::prepack_fp16(op, w, c10::nullopt);
+  const int64_t P = (w.size(0) + kernels::kFp16Panel - 1) / kernels::kFp16Panel;
+  at::Tensor out = at::empty({P, w.size(1), kernels::kFp16Panel}, w.options().dtype(at::kHalf));
+  std::copy(p->fp16_panels.begin(), p->fp16_panels.end(), reinterpret_cast<uint16_t*>(out.data_ptr<at::Half>()));
+  return out;
+}
+
+template <bool kRelu>
+at::Tensor p_linear_dynamic_fp16(const at::Tensor& x, const at::Tensor& w, const c10::optional<at::Tensor>& bias,
+                                 const at::Tensor& packed) {
+  const char* op = kRelu ? "plain_linear_relu_dynamic_fp16" : "plain_linear_dynamic_fp16";
+  TORCH_CHECK(x.scalar_type() == at::kFloat, "qplugin::", op, ": x should be a float32 tensor, got dtype ",
+              x.scalar_type());
+  Fp16Call c;
+  fp16_call(op, "w", w, "bias", bias, "packed", packed, &c);
+  return linear_fp16_view(op, x, c.view, kRelu);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> p_rnn_layer_dynamic_fp16(
+    const at::Tensor& input, const at::Tensor& h0, const at::Tensor& c0, const at::Tensor& w_ih,
+    const c10::optional<at::Tensor>& b_ih, const at::Tensor& packed_ih, const at::Tensor& w_hh,
+    const c10::optional<at::Tensor>& b_hh, const at::Tensor& packed_hh, int64_t num_gates, bool reverse) {
+  constexpr const char* op = "plain_rnn_layer_dynamic_fp16";
+  Fp16Call ih, hh;
+  fp16_call(op, "w_ih", w_ih, "b_ih", b_ih, "packed_ih", packed_ih, &ih);
+  fp16_call(op, "w_hh", w_hh, "b_hh", b_hh, "packed_hh", packed_hh, &hh);
+  return rnn_layer_dynamic_view(op, input, h0, c0, ih.view, hh.view, num_gates, reverse);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> p_rnn_layer_dynamic(
@@ -241,8 +324,12 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("plain_linear_relu", TORCH_FN(p_linear<true>));
   m.impl("plain_linear_dynamic", TORCH_FN(p_linear_dynamic<false>));
   m.impl("plain_linear_relu_dynamic", TORCH_FN(p_linear_dynamic<true>));
+  m.impl("plain_linear_dynamic_fp16", TORCH_FN(p_linear_dynamic_fp16<false>));
+  m.impl("plain_linear_relu_dynamic_fp16", TORCH_FN(p_linear_dynamic_fp16<true>));
   m.impl("plain_linear_prepack", TORCH_FN(p_linear_prepack));
+  m.impl("plain_linear_prepack_fp16", TORCH_FN(p_linear_prepack_fp16));
   m.impl("plain_rnn_layer_dynamic", TORCH_FN(p_rnn_layer_dynamic));
+  m.impl("plain_rnn_layer_dynamic_fp16", TORCH_FN(p_rnn_layer_dynamic_fp16));
   m.impl("plain_conv_prepack", TORCH_FN(p_conv_prepack));
   m.impl("plain_conv1d", TORCH_FN((p_conv<1, false>)));
   m.impl("plain_conv1d_relu", TORCH_FN((p_conv<1, true>)));

@@ -31,7 +31,8 @@ __all__ = ["Quantize", "DeQuantize", "ReLU", "ReLU6", "Hardswish", "ELU", "Leaky
            "BNReLU3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "PReLU", "Dropout",
            "QFunctional", "NeverCalibratedQFunctional", "Linear", "LinearReLU", "Conv1d", "Conv2d", "Conv3d",
            "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
-           "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvAdd2d", "ConvAddReLU2d", "DynamicLinear", "LSTM", "GRU",
+           "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvAdd2d", "ConvAddReLU2d", "DynamicLinear", "DynamicLinearFP16",
+           "LSTM", "GRU",
            "RNNCell", "LSTMCell", "GRUCell", "Embedding", "EmbeddingBag",
            "PLAIN_OF",
            "plain_weight"]
@@ -921,13 +922,6 @@ class EmbeddingBag(Embedding):
 
 
 # ---- dynamic ---------------------------------------------------------------------------------
-def _no_fp16(dtype, name):
-    if dtype == torch.float16:
-        raise RuntimeError(f"torch_qplugin.nn.plain.{name}: float16 dynamic weights have no plain form yet; "
-                           "use plain=False (torch_qplugin.nn.quantized.dynamic runs them; they hold no "
-                           "quantized-dtype tensor)")
-
-
 class DynamicLinear(Linear):
     """Float in, float out: x is quantized per call (full 8-bit range), int8 weights."""
 
@@ -947,31 +941,113 @@ class DynamicLinear(Linear):
             raise TypeError(f"torch_qplugin.nn.plain.DynamicLinear.from_float only works for "
                             f"{', '.join(t.__name__ for t in allowed)}, but got: {type(mod).__name__}")
         wobs = mod.weight_fake_quant if hasattr(mod, "weight_fake_quant") else _dynamic_weight_observer(mod)()
-        _no_fp16(getattr(wobs, "dtype", None), "DynamicLinear")
+        if getattr(wobs, "dtype", None) == torch.float16:
+            return DynamicLinearFP16.from_float(mod)
         wobs(mod.weight)
         new = cls(mod.in_features, mod.out_features, mod.bias is not None)
         new.set_weight(*plain_weight(mod.weight, wobs), None if mod.bias is None else mod.bias)
         return new
 
 
-class RNNDirection(_Plain, nn.Module):
-    """One layer, one direction of a plain LSTM / GRU (qplugin::plain_rnn_layer_dynamic): the
-    input and hidden projections as two DynamicLinear weight holders."""
+class DynamicLinearFP16(_Plain, nn.Module):
+    """The fp16 dynamic Linear (nn.quantized.dynamic.Linear with dtype=torch.float16): float in,
+    float out; buffers ``weight`` (float16), ``bias`` (float32 or None) and ``packed`` (the kernel's
+    float16 panels from plain_linear_prepack_fp16: not saved in state_dict, rebuilt on load).
+    qplugin::plain_linear_dynamic_fp16 runs linear_dynamic_fp16's kernel: the outputs are
+    bit-identical to the quantized-tier module's."""
 
-    def __init__(self, input_size, hidden_size, bias, chunks, reverse):
+    _FP16_MAX = 65504.0
+
+    def __init__(self, in_features, out_features, bias_=True):
         super().__init__()
-        self.ih = DynamicLinear(input_size, chunks * hidden_size, bias)
-        self.hh = DynamicLinear(hidden_size, chunks * hidden_size, bias)
+        self.in_features, self.out_features = in_features, out_features
+        self.register_buffer("weight", torch.zeros(out_features, in_features, dtype=torch.float16))
+        self.register_buffer("bias", torch.zeros(out_features) if bias_ else None)
+        self.register_buffer("packed", _q.plain_linear_prepack_fp16(self.weight), persistent=False)
+
+    def extra_repr(self):
+        return f"in_features={self.in_features}, out_features={self.out_features}, dtype=torch.float16"
+
+    def set_weight(self, weight, bias):
+        """float weight -> float16 (saturated to +-65504, as linear_prepack_fp16), float32 bias or None."""
+        w = weight.detach()
+        if w.dtype != torch.float16:
+            w = w.float().clamp(-self._FP16_MAX, self._FP16_MAX).to(torch.float16)
+        self.weight = w.contiguous()
+        self.bias = None if bias is None else bias.detach().float().contiguous()
+        self.packed = _q.plain_linear_prepack_fp16(self.weight)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return _q.plain_linear_dynamic_fp16(x, self.weight, self.bias, self.packed)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        w = state_dict.get(prefix + "weight")
+        if w is not None and w.dtype != torch.float16:
+            error_msgs.append(f"{prefix}weight: torch_qplugin.nn.plain.DynamicLinearFP16 holds a float16 weight, "
+                              f"got dtype {w.dtype}")
+            return
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
+        self.packed = _q.plain_linear_prepack_fp16(self.weight)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        new = cls(mod.in_features, mod.out_features, mod.bias is not None)
+        new.set_weight(mod.weight, mod.bias)
+        return new
+
+    @classmethod
+    def from_quantized(cls, qmod):
+        """From an fp16 dynamic Linear (torch_qplugin's or torch's): its unpacked weight / bias."""
+        w, b = qmod.weight(), qmod.bias()
+        new = cls(w.shape[1], w.shape[0], b is not None)
+        new.set_weight(w, b)
+        return new
+
+
+def _holder(in_features, out_features, bias, dtype):
+    """The weight holder of one recurrent projection: DynamicLinear (qint8) or DynamicLinearFP16."""
+    return (DynamicLinearFP16 if dtype == torch.float16 else DynamicLinear)(in_features, out_features, bias)
+
+
+def _set_holder(holder, w, b, factory):
+    """Sets a holder from a float weight: float16 as it is, qint8 through a fresh observer of ``factory``."""
+    if isinstance(holder, DynamicLinearFP16):
+        holder.set_weight(w, b)
+        return
+    obs = factory()
+    obs(w.detach().float())
+    holder.set_weight(*plain_weight(w, obs), b)
+
+
+def _rnn_layer(x: Tensor, h: Tensor, c: Tensor, ih, hh, chunks: int, reverse: bool):
+    """One layer, one direction on the holders' plain weights: plain_rnn_layer_dynamic(_fp16)."""
+    if isinstance(ih, DynamicLinearFP16):
+        return _q.plain_rnn_layer_dynamic_fp16(x, h, c, ih.weight, ih.bias, ih.packed, hh.weight, hh.bias, hh.packed,
+                                               chunks, reverse)
+    return _q.plain_rnn_layer_dynamic(x, h, c, *ih._call_args()[1][:5], *hh._call_args()[1][:5], chunks, reverse)
+
+
+class RNNDirection(_Plain, nn.Module):
+    """One layer, one direction of a plain LSTM / GRU (qplugin::plain_rnn_layer_dynamic, or
+    plain_rnn_layer_dynamic_fp16 for float16 weights): the input and hidden projections as two
+    DynamicLinear (DynamicLinearFP16) weight holders."""
+
+    def __init__(self, input_size, hidden_size, bias, chunks, reverse, dtype=None):
+        super().__init__()
+        self.ih = _holder(input_size, chunks * hidden_size, bias, dtype)
+        self.hh = _holder(hidden_size, chunks * hidden_size, bias, dtype)
         self._NUM_CHUNKS, self.reverse, self.is_lstm = chunks, reverse, chunks == 4
 
     def forward(self, x: Tensor, h: Tensor, c: Tensor):
-        return _q.plain_rnn_layer_dynamic(x, h, c, *self.ih._call_args()[1][:5], *self.hh._call_args()[1][:5],
-                                          self._NUM_CHUNKS, self.reverse)
+        return _rnn_layer(x, h, c, self.ih, self.hh, self._NUM_CHUNKS, self.reverse)
 
 
 class _CellBase(_Plain, nn.Module):
     """A dynamic RNN / LSTM / GRU cell: the input and hidden projections as two DynamicLinear
-    weight holders (``ih``, ``hh``), forward as the quantized cell's on the plain ops."""
+    (float16 weights: DynamicLinearFP16) weight holders (``ih``, ``hh``), forward as the quantized
+    cell's on the plain ops."""
 
     _NUM_CHUNKS = 1
 
@@ -979,8 +1055,8 @@ class _CellBase(_Plain, nn.Module):
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         self.weight_dtype = dtype
-        self.ih = DynamicLinear(input_size, self._NUM_CHUNKS * hidden_size, bias)
-        self.hh = DynamicLinear(hidden_size, self._NUM_CHUNKS * hidden_size, bias)
+        self.ih = _holder(input_size, self._NUM_CHUNKS * hidden_size, bias, dtype)
+        self.hh = _holder(hidden_size, self._NUM_CHUNKS * hidden_size, bias, dtype)
 
     def extra_repr(self):
         return f"{self.input_size}, {self.hidden_size}"
@@ -989,8 +1065,7 @@ class _CellBase(_Plain, nn.Module):
         return torch.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
 
     def _layer(self, input: Tensor, h: Tensor, c: Tensor):
-        return _q.plain_rnn_layer_dynamic(input.unsqueeze(0), h, c, *self.ih._call_args()[1][:5],
-                                          *self.hh._call_args()[1][:5], self._NUM_CHUNKS, False)
+        return _rnn_layer(input.unsqueeze(0), h, c, self.ih, self.hh, self._NUM_CHUNKS, False)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
@@ -999,12 +1074,11 @@ class _CellBase(_Plain, nn.Module):
             raise TypeError(f"torch_qplugin.nn.plain.{cls.__name__}.from_float only works for "
                             f"{cls._Q._FLOAT_MODULE.__name__}, but got: {type(mod).__name__}")
         factory = _dynamic_weight_observer(mod)
+        fp16 = getattr(factory(), "dtype", None) == torch.float16
         kwargs = {"nonlinearity": mod.nonlinearity} if isinstance(mod, nn.RNNCell) else {}
-        new = cls(mod.input_size, mod.hidden_size, mod.bias, **kwargs)
+        new = cls(mod.input_size, mod.hidden_size, mod.bias, dtype=torch.float16 if fp16 else None, **kwargs)
         for holder, w, b in ((new.ih, mod.weight_ih, mod.bias_ih), (new.hh, mod.weight_hh, mod.bias_hh)):
-            obs = factory()
-            obs(w.detach().float())
-            holder.set_weight(*plain_weight(w, obs), None if b is None else b)
+            _set_holder(holder, w, b, factory)
         return new
 
 
@@ -1060,25 +1134,18 @@ class _RNNBase(_Plain):
         self.num_directions = 2 if bidirectional else 1
         self._dirs = nn.ModuleList(
             RNNDirection(input_size if layer == 0 else hidden_size * self.num_directions, hidden_size, bias,
-                       self._CHUNKS, d == 1)
+                         self._CHUNKS, d == 1, dtype)
             for layer in range(num_layers) for d in range(self.num_directions))
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         new, factory = cls._new_from_float(mod, "torch_qplugin.nn.plain")
-        _no_fp16(new.dtype, cls.__name__)
-
-        def weight(t):
-            obs = factory()
-            obs(t.detach().float())
-            return plain_weight(t, obs)
-
         for i, d in enumerate(new._dirs):
             layer, rev = divmod(i, new.num_directions)
             sfx = f"_l{layer}" + ("_reverse" if rev else "")
             for holder, kind in ((d.ih, "ih"), (d.hh, "hh")):
-                b = getattr(mod, f"bias_{kind}{sfx}", None)
-                holder.set_weight(*weight(getattr(mod, f"weight_{kind}{sfx}")), None if b is None else b)
+                _set_holder(holder, getattr(mod, f"weight_{kind}{sfx}"), getattr(mod, f"bias_{kind}{sfx}", None),
+                            factory)
         return new
 
 
