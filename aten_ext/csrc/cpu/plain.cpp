@@ -345,8 +345,7 @@ at::Tensor p_avg_pool2d(const at::Tensor& x, int64_t x_zp, at::IntArrayRef kerne
   check_zero_point(op, "x_zero_point", x_zp, x.scalar_type());
   check_pool_input_rank(op, "x", x);
   const auto w = check_pool2d_args(op, x.sizes(), kernel_size, stride, padding, {}, ceil_mode);
-  TORCH_CHECK_VALUE(!divisor_override.has_value() || *divisor_override > 0, "qplugin::", op,
-                    ": divisor_override should be a positive integer, got ", *divisor_override);
+  check_divisor_override(op, divisor_override);
   at::Tensor out = pool_out(x, pool2d_output_sizes(op, x.sizes(), w));
   avg_pool2d_int_out(x, x_zp, w, count_include_pad, divisor_override, out);
   return out;
