@@ -4,6 +4,9 @@
 //    ldb_n / stb_n), used by the clamp, pooling, compare and cat kernels;
 //  - 64-byte block helpers on 8-bit order keys (key = byte ^ mask), used by sort
 //    and reduce;
+//  - 16-bit lanes (W16, 2 * simd::kLanes of them): bytes widened on load (load16), summed in
+//    16 bits and folded into int32 vectors (widen_lo16 / widen_hi16 / fold16), used by the
+//    pooling, norm, compare and upsample kernels;
 //  - a 256-entry byte table lookup (lut_rows), used by activations and cat.
 // Included only from *_kernel.cpp files, so each ISA build gets its own copy
 // (file-local, inline, in QPLUGIN_ISA_NS).
@@ -11,6 +14,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/isa.h"
 #include "kernels/simd.h"
@@ -65,6 +69,57 @@ inline void copy_run(uint8_t* d, const uint8_t* s, int64_t n) {
   int64_t j = 0;
   for (; j + kVecBytes < n; j += kVecBytes) stb(d + j, ldb(s + j));
   stb(d + n - kVecBytes, ldb(s + n - kVecBytes));
+}
+#endif
+
+#if QPLUGIN_SIMD
+// 16-bit lanes, 2 * simd::kLanes of them: the bytes at p widened (zero- or sign-extended by the
+// pointer's type), sums of <= 256 such values exact in 16 bits.
+#if defined(QPLUGIN_ISA_AVX512)
+using W16 = __m512i;
+inline W16 zero16() { return _mm512_setzero_si512(); }
+inline W16 add16(W16 a, W16 b) { return _mm512_add_epi16(a, b); }
+inline W16 set16(int16_t v) { return _mm512_set1_epi16(v); }
+// Adjacent 16-bit products summed pairwise into int32 lanes (VPMADDWD).
+inline simd::VI madd16(W16 a, W16 b) { return _mm512_madd_epi16(a, b); }
+inline W16 load16(const uint8_t* p) { return _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+inline W16 load16(const int8_t* p) { return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+// The first / second half of a as int32 lanes (T: the byte type the lanes were widened from).
+template <typename T>
+inline simd::VI widen_lo16(W16 a) {
+  const __m256i h = _mm512_castsi512_si256(a);
+  return std::is_signed<T>::value ? _mm512_cvtepi16_epi32(h) : _mm512_cvtepu16_epi32(h);
+}
+template <typename T>
+inline simd::VI widen_hi16(W16 a) {
+  const __m256i h = _mm512_extracti64x4_epi64(a, 1);
+  return std::is_signed<T>::value ? _mm512_cvtepi16_epi32(h) : _mm512_cvtepu16_epi32(h);
+}
+#else
+using W16 = __m256i;
+inline W16 zero16() { return _mm256_setzero_si256(); }
+inline W16 add16(W16 a, W16 b) { return _mm256_add_epi16(a, b); }
+inline W16 set16(int16_t v) { return _mm256_set1_epi16(v); }
+inline simd::VI madd16(W16 a, W16 b) { return _mm256_madd_epi16(a, b); }
+inline W16 load16(const uint8_t* p) { return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline W16 load16(const int8_t* p) { return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+template <typename T>
+inline simd::VI widen_lo16(W16 a) {
+  const __m128i h = _mm256_castsi256_si128(a);
+  return std::is_signed<T>::value ? _mm256_cvtepi16_epi32(h) : _mm256_cvtepu16_epi32(h);
+}
+template <typename T>
+inline simd::VI widen_hi16(W16 a) {
+  const __m128i h = _mm256_extracti128_si256(a, 1);
+  return std::is_signed<T>::value ? _mm256_cvtepi16_epi32(h) : _mm256_cvtepu16_epi32(h);
+}
+#endif
+// lo += the first half of *w, hi += the second, as int32; *w = 0.
+template <typename T>
+inline void fold16(simd::VI* lo, simd::VI* hi, W16* w) {
+  *lo = simd::add_i(*lo, widen_lo16<T>(*w));
+  *hi = simd::add_i(*hi, widen_hi16<T>(*w));
+  *w = zero16();
 }
 #endif
 

@@ -25,7 +25,7 @@ namespace kernels {
 namespace QPLUGIN_ISA_NS {
 namespace {
 
-using namespace bytes;  // VB, ldb / stb / vmax (+ ldb_n / stb_n tails on AVX-512): kernels/bytes_simd.h
+using namespace bytes;  // VB, ldb / stb / vmax (+ ldb_n / stb_n tails on AVX-512), W16 / load16 / fold16: kernels/bytes_simd.h
 
 // dst[i] = max(dst[i], src[i]) for i < n.
 template <typename T>
@@ -363,49 +363,6 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
   }
 }
 
-#if QPLUGIN_SIMD
-// 16-bit lanes, 2 * kLanes of them: bytes widened on load, sums folded into two int32 vectors.
-#if defined(QPLUGIN_ISA_AVX512)
-using W16 = __m512i;
-inline W16 zero16() { return _mm512_setzero_si512(); }
-inline W16 add16(W16 a, W16 b) { return _mm512_add_epi16(a, b); }
-inline W16 load16(const uint8_t* p) { return _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
-inline W16 load16(const int8_t* p) { return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
-template <typename T>
-inline simd::VI widen_lo16(W16 a) {
-  const __m256i h = _mm512_castsi512_si256(a);
-  return std::is_signed<T>::value ? _mm512_cvtepi16_epi32(h) : _mm512_cvtepu16_epi32(h);
-}
-template <typename T>
-inline simd::VI widen_hi16(W16 a) {
-  const __m256i h = _mm512_extracti64x4_epi64(a, 1);
-  return std::is_signed<T>::value ? _mm512_cvtepi16_epi32(h) : _mm512_cvtepu16_epi32(h);
-}
-#else
-using W16 = __m256i;
-inline W16 zero16() { return _mm256_setzero_si256(); }
-inline W16 add16(W16 a, W16 b) { return _mm256_add_epi16(a, b); }
-inline W16 load16(const uint8_t* p) { return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
-inline W16 load16(const int8_t* p) { return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
-template <typename T>
-inline simd::VI widen_lo16(W16 a) {
-  const __m128i h = _mm256_castsi256_si128(a);
-  return std::is_signed<T>::value ? _mm256_cvtepi16_epi32(h) : _mm256_cvtepu16_epi32(h);
-}
-template <typename T>
-inline simd::VI widen_hi16(W16 a) {
-  const __m128i h = _mm256_extracti128_si256(a, 1);
-  return std::is_signed<T>::value ? _mm256_cvtepi16_epi32(h) : _mm256_cvtepu16_epi32(h);
-}
-#endif
-// lo += the first half of *w, hi += the second, as int32; *w = 0.
-template <typename T>
-inline void fold16(simd::VI* lo, simd::VI* hi, W16* w) {
-  *lo = simd::add_i(*lo, widen_lo16<T>(*w));
-  *hi = simd::add_i(*hi, widen_hi16<T>(*w));
-  *w = zero16();
-}
-#endif
 
 // Output rows [ob, oe) count rows of all OD slices: row r is slice r / OH, row r % OH.
 template <typename T, typename Acc>
