@@ -84,11 +84,18 @@ def export(model, args, *, batch_dim=0, max_batch=1024):
         return torch.export.export(model, args, dynamic_shapes=dynamic)
 
 
-def compile(model, *, batch_dim=0, exact=True, **compile_kwargs):  # noqa: A001 - torch.compile's name
+def compile(model, *, batch_dim=0, exact=True, frozen=False, **compile_kwargs):  # noqa: A001 - torch.compile's name
     """torch.compile(model, fullgraph=True, **compile_kwargs) as a callable run under no_grad whose
     first call (the one that compiles) marks dim ``batch_dim`` of its tensor arguments dynamic and
     compiles size-oblivious: one graph for every batch size. ``exact``: with ``exact_options()``
-    and the C++ wrapper (eager's bytes for every model); False: inductor's default mode."""
+    and the C++ wrapper (eager's bytes for every model); False: inductor's default mode.
+    ``frozen``: the caller promises not to change the model's modules after this call (attributes,
+    parameters or buffers replaced; weights loaded in place are fine): dynamo then skips its guards
+    on them (``torch.compiler.skip_guard_on_all_nn_modules_unsafe``), whose evaluation costs each
+    call ~0.2-0.5 ms for a model with a few hundred weight tensors (docs/deploy.md)."""
+    if frozen:
+        compile_kwargs["options"] = dict(compile_kwargs.get("options") or {},
+                                         guard_filter_fn=torch.compiler.skip_guard_on_all_nn_modules_unsafe)
     if exact:
         if "mode" in compile_kwargs:
             raise ValueError("torch_qplugin.deploy.compile: mode= needs exact=False (exact sets the options itself), "

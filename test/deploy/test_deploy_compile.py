@@ -53,19 +53,20 @@ def test_batch_one_is_specialized_without_batch_oblivious():
         D.compile_outputs(model, inputs, oblivious=False)
 
 
-@pytest.mark.parametrize("exact", [True, False])
-def test_deploy_compile_is_the_same_call(exact):
+@pytest.mark.parametrize("exact, frozen", [(True, False), (False, False), (True, True)])
+def test_deploy_compile_is_the_same_call(exact, frozen):
     """torch_qplugin.deploy.compile: the call above as one callable (bit-identical, no recompile),
-    in both of its modes (inductor's default mode is exact for a model of qplugin ops only)."""
+    in both of its modes (inductor's default mode is exact for a model of qplugin ops only), and
+    frozen (no guards on the modules)."""
     model, inputs = D.CASES["digits_cnn"]()
     expected = D.eager_outputs(model, inputs)
     torch._dynamo.reset()
-    run = deploy.compile(model, exact=exact)
+    run = deploy.compile(model, exact=exact, frozen=frozen)
     outs = {1: run(*inputs(1))}
     with torch._dynamo.config.patch(error_on_recompile=True):
         outs[8] = run(*inputs(8))
     for b in D.BATCHES:
-        D.assert_same(outs[b], expected[b], f"deploy.compile(exact={exact}), batch {b}")
+        D.assert_same(outs[b], expected[b], f"deploy.compile(exact={exact}, frozen={frozen}), batch {b}")
 
 
 def test_deploy_compile_exact_refuses_a_mode():
