@@ -7,7 +7,8 @@
 //  - 16-bit lanes (W16, 2 * simd::kLanes of them): bytes widened on load (load16), summed in
 //    16 bits and folded into int32 vectors (widen_lo16 / widen_hi16 / fold16), used by the
 //    pooling, norm, compare and upsample kernels;
-//  - a 256-entry byte table lookup (lut_rows), used by activations and cat.
+//  - a 256-entry byte table lookup (lut_rows), used by activations and cat;
+//  - the exact sum of a run of bytes (sum_bytes: PSADBW), used by reduce and pooling.
 // Included only from *_kernel.cpp files, so each ISA build gets its own copy
 // (file-local, inline, in QPLUGIN_ISA_NS).
 #pragma once
@@ -325,6 +326,42 @@ inline void lut_rows(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64
 #endif
     for (; i < cols; ++i) yr[i] = table[xr[i]];
   }
+}
+
+// Sum of the bytes (each ^ flip) of x[0:n), exact.
+inline int64_t sum_bytes(const uint8_t* x, int64_t n, uint8_t flip) {
+  int64_t i = 0;
+  int64_t s = 0;
+#if defined(QPLUGIN_ISA_AVX512)
+  const __m512i vf = _mm512_set1_epi8(static_cast<char>(flip));
+  __m512i acc = _mm512_setzero_si512();
+  for (; i + 64 <= n; i += 64) {
+    acc = _mm512_add_epi64(acc, _mm512_sad_epu8(_mm512_xor_si512(_mm512_loadu_si512(x + i), vf), _mm512_setzero_si512()));
+  }
+  s += _mm512_reduce_add_epi64(acc);
+#elif defined(QPLUGIN_ISA_AVX2)
+  // Four independent accumulators over 128 bytes a step (the xor only for signed bytes).
+  const __m256i vf = _mm256_set1_epi8(static_cast<char>(flip));
+  const __m256i zero = _mm256_setzero_si256();
+  auto sad = [&](int64_t j) {
+    const __m256i v = ldb(x + j);
+    return _mm256_sad_epu8(flip ? _mm256_xor_si256(v, vf) : v, zero);
+  };
+  __m256i acc = zero, acc1 = zero, acc2 = zero, acc3 = zero;
+  for (; i + 128 <= n; i += 128) {
+    acc = _mm256_add_epi64(acc, sad(i));
+    acc1 = _mm256_add_epi64(acc1, sad(i + 32));
+    acc2 = _mm256_add_epi64(acc2, sad(i + 64));
+    acc3 = _mm256_add_epi64(acc3, sad(i + 96));
+  }
+  for (; i + 32 <= n; i += 32) acc = _mm256_add_epi64(acc, sad(i));
+  acc = _mm256_add_epi64(_mm256_add_epi64(acc, acc1), _mm256_add_epi64(acc2, acc3));
+  alignas(32) int64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
+  s += lanes[0] + lanes[1] + lanes[2] + lanes[3];
+#endif
+  for (; i < n; ++i) s += static_cast<uint8_t>(x[i] ^ flip);
+  return s;
 }
 
 } // namespace bytes

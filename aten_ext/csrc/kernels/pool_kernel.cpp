@@ -242,28 +242,18 @@ inline simd::VI requant_v(simd::VI d, simd::VF mult, simd::VF zadd, simd::VF lo,
 }
 #endif
 
-// Sum of n contiguous values.
+// Sum of n contiguous values (8-bit: bytes::sum_bytes, exact in int64; the caller's Acc holds it).
 template <typename T, typename Acc>
 inline Acc sum_run(const T* p, int64_t n) {
-  int64_t i = 0;
-  Acc total = 0;
-#if QPLUGIN_SIMD
-  if constexpr (sizeof(T) == 1 && std::is_same<Acc, int32_t>::value) {
-    using namespace simd;
-    VI a0 = set1_i(0), a1 = a0, a2 = a0, a3 = a0;
-    for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
-      a0 = add_i(a0, load_q(p + i));
-      a1 = add_i(a1, load_q(p + i + kLanes));
-      a2 = add_i(a2, load_q(p + i + 2 * kLanes));
-      a3 = add_i(a3, load_q(p + i + 3 * kLanes));
-    }
-    int32_t lanes[kLanes];
-    storeu_i(lanes, add_i(add_i(a0, a1), add_i(a2, a3)));
-    for (int k = 0; k < kLanes; ++k) total += lanes[k];
+  if constexpr (sizeof(T) == 1) {
+    constexpr uint8_t kFlip = std::is_signed<T>::value ? 0x80 : 0;  // int8 as x + 128
+    const int64_t s = bytes::sum_bytes(reinterpret_cast<const uint8_t*>(p), n, kFlip) - int64_t{kFlip} * n;
+    return static_cast<Acc>(s);
+  } else {
+    Acc total = 0;
+    for (int64_t i = 0; i < n; ++i) total += p[i];
+    return total;
   }
-#endif
-  for (; i < n; ++i) total += p[i];
-  return total;
 }
 
 // Depth window of output slice od and the first class index of its depth class
