@@ -4,8 +4,9 @@
 //    ldb_n / stb_n), used by the clamp, pooling, compare and cat kernels;
 //  - 64-byte block helpers on 8-bit order keys (key = byte ^ mask), used by sort
 //    and reduce;
-//  - 16-bit lanes (W16, 2 * simd::kLanes of them): bytes widened on load (load16), summed in
-//    16 bits and folded into int32 vectors (widen_lo16 / widen_hi16 / fold16), used by the
+//  - 16-bit lanes (W16, 2 * simd::kLanes of them, simd::VI's register): bytes widened on load
+//    (load16), summed in 16 bits (or paired by simd::madd16) and folded into int32 vectors
+//    (widen_lo16 / widen_hi16 / fold16), used by the
 //    pooling, norm, compare and upsample kernels;
 //  - a 256-entry byte table lookup (lut_rows), used by activations and cat;
 //  - the exact sum of a run of bytes (sum_bytes: PSADBW), used by reduce and pooling.
@@ -81,8 +82,6 @@ using W16 = __m512i;
 inline W16 zero16() { return _mm512_setzero_si512(); }
 inline W16 add16(W16 a, W16 b) { return _mm512_add_epi16(a, b); }
 inline W16 set16(int16_t v) { return _mm512_set1_epi16(v); }
-// Adjacent 16-bit products summed pairwise into int32 lanes (VPMADDWD).
-inline simd::VI madd16(W16 a, W16 b) { return _mm512_madd_epi16(a, b); }
 inline W16 load16(const uint8_t* p) { return _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
 inline W16 load16(const int8_t* p) { return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
 // The first / second half of a as int32 lanes (T: the byte type the lanes were widened from).
@@ -101,7 +100,6 @@ using W16 = __m256i;
 inline W16 zero16() { return _mm256_setzero_si256(); }
 inline W16 add16(W16 a, W16 b) { return _mm256_add_epi16(a, b); }
 inline W16 set16(int16_t v) { return _mm256_set1_epi16(v); }
-inline simd::VI madd16(W16 a, W16 b) { return _mm256_madd_epi16(a, b); }
 inline W16 load16(const uint8_t* p) { return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 inline W16 load16(const int8_t* p) { return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 template <typename T>

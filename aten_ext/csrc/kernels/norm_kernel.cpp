@@ -45,8 +45,8 @@ void byte_sums(const T* x, int64_t n, int64_t* sum_out, int64_t* sumsq_out) {
     V acc_s = simd::set1_i(0), acc_q = acc_s;
     for (; j <= end; j += kStep) {
       const W16 w = bytes::load16(x + j);
-      acc_s = simd::add_i(acc_s, bytes::madd16(w, ones));
-      acc_q = simd::add_i(acc_q, bytes::madd16(w, w));
+      acc_s = simd::add_i(acc_s, simd::madd16(w, ones));
+      acc_q = simd::add_i(acc_q, simd::madd16(w, w));
     }
     alignas(64) int32_t ls[sizeof(V) / 4], lq[sizeof(V) / 4];
     std::memcpy(ls, &acc_s, sizeof(V));
