@@ -258,14 +258,7 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   // conv supplies the A side (im2col rows, the input in place, or the indirect row pointers).
   // Indirect: the tap offsets of the receptive field in the padded input (rows mode: one "tap"
   // of S4 bytes per kernel row).
-  // In-place 1x1 rows with C >= 128 run the indirect tiles where the path has them (one tap of C
-  // bytes per row pointer): their epilogue works from registers, the dense tiles' from memory (1x1
-  // 256->64 on Zen 5: 1.06 of the c5e9cb9 build's time on the dense tiles, 1.00-1.01 on these).
-  // Smaller K stays on the dense tiles (MobileNetV2: 1.06 with every 1x1 dense, 1.10-1.12 with
-  // every 1x1 indirect, 1.045 split at 128; docs/benchmarks.md).
-  const bool direct_ind = direct && g.C >= 128 && QPLUGIN_ISA_CALL_ON(path, qgemm_has_indirect);
   std::vector<int64_t> tap_off;
-  if (direct_ind) tap_off.push_back(0);
   if (indirect) {
     for (int64_t kd = 0; kd < gp.KD; ++kd)
       for (int64_t kh = 0; kh < gp.KH; ++kh)
@@ -287,7 +280,7 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   at::parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
     const bool need_a = !direct && !indirect;
     std::vector<uint8_t> abuf(need_a ? static_cast<size_t>(mb * kp * elem + 64) : 0);
-    std::vector<const uint8_t*> rows(indirect || direct_ind ? static_cast<size_t>(mb) : 0);
+    std::vector<const uint8_t*> rows(indirect ? static_cast<size_t>(mb) : 0);
     for (int64_t t0 = begin; t0 < end; ++t0) {
       const int64_t si = t0 / (N * G * mblocks);  // output channel range (nsplit > 1)
       const int64_t t = t0 % (N * G * mblocks);
@@ -328,16 +321,6 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
         ia.tap_off = tap_off.data();
         ia.ntaps = static_cast<int64_t>(tap_off.size());
         ia.seg = gp.icg;
-        QPLUGIN_ISA_CALL_ON(path, qgemm_block_indirect, q, ia, 0, mc, nc0, nc1);
-        continue;
-      }
-      if (direct_ind) {
-        for (int64_t i = 0; i < mc; ++i) rows[i] = xp + n * in_img + (m0 + i) * g.C;
-        kernels::gemm::IndirectA ia;
-        ia.rows = rows.data();
-        ia.tap_off = tap_off.data();
-        ia.ntaps = 1;
-        ia.seg = g.C;
         QPLUGIN_ISA_CALL_ON(path, qgemm_block_indirect, q, ia, 0, mc, nc0, nc1);
         continue;
       }
