@@ -232,7 +232,13 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   if (indirect) mb = 252;  // a multiple of the 6-, 12- and 14-row tiles
   mb = std::min(mb, M);
   const int64_t threads = at::get_num_threads();
-  while (mb > 24 && N * G * ((M + mb - 1) / mb) < 4 * threads) mb = (mb + 1) / 2;
+  // Threads: at least 4 blocks per thread (load balance). One thread: blocks only as small as
+  // keeps a block's output in L2 (<= 512 KiB) across its column strips; halving a 14 x 14 map's
+  // 196 rows into 4 x 49 only added a 1-row remainder tile per block and strip.
+  auto split = [&]() {
+    return threads > 1 ? N * G * ((M + mb - 1) / mb) < 4 * threads : mb * ocg > 512 * 1024;
+  };
+  while (mb > 24 && split()) mb = (mb + 1) / 2;
   // Few row blocks for the threads (small maps at batch 1: 7 x 7 = 49 or 14 x 14 = 196 rows):
   // split the output channels too, into `nsplit` ranges of whole 16-channel panels, ordered
   // outermost so each thread gets one range over every row block (equal work; each thread

@@ -1367,78 +1367,94 @@ void epilogue_tile(const QGemmParams& p, const int32_t* acc, int h, int64_t m, i
   }
 }
 
+// The kU8 constants of one column strip of the register tiles (ncols <= NV * 16 columns from n),
+// built once per strip by reg_strip rather than per tile: a_zp * colsum, multiplier and bias per
+// vector (masked loads past the last column: the multipliers and bias end there; zero lanes are
+// never stored), and the narrowing / requantize bounds.
+template <int NV>
+struct RegEpi {
+  __m512i off[NV];
+  __m512 mu[NV], bi[NV];
+  U8Narrow nk;
+  requant::Bounds rb;
+  __m512i addzp;
+  __m512 addmul;
+};
+template <int NV>
+inline RegEpi<NV> reg_epi(const QGemmParams& p, int64_t n, int64_t ncols) {
+  RegEpi<NV> e;
+  const __m512i vazp = _mm512_set1_epi32(p.a_zero_point);
+  for (int v = 0; v < NV; ++v) {
+    const int64_t cnt = std::max<int64_t>(0, std::min<int64_t>(16, ncols - 16 * v));
+    const __mmask16 mask = static_cast<__mmask16>((1u << cnt) - 1);
+    e.off[v] = _mm512_mullo_epi32(vazp, _mm512_maskz_loadu_epi32(mask, p.b->col_sums + n + 16 * v));
+    e.mu[v] = _mm512_maskz_loadu_ps(mask, p.multipliers + n + 16 * v);
+    e.bi[v] = p.bias != nullptr ? _mm512_maskz_loadu_ps(mask, p.bias + n + 16 * v) : _mm512_setzero_ps();
+  }
+  e.nk = u8_narrow(p);
+  e.rb = requant::make_bounds(p.out_zero_point, p.out_min, p.out_max);
+  e.addzp = _mm512_set1_epi32(p.add_zp);
+  e.addmul = _mm512_set1_ps(p.add_mult);
+  return e;
+}
+
 // The epilogue of an MR x NV register tile without row-sum terms (the register tiles below): kU8
 // straight from the registers (rows of all NV * 16 columns narrowed and stored whole; a column
-// tail per 16-column vector with masked loads of its constants and a masked store), anything else
-// through epilogue_tile (the accumulators stored first). The same pieces, so the same bytes. Branch
-// free in the row loop: a_zp * colsum is subtracted and the bias added even when 0 (exact in int32;
-// v + 0.0f differs from v only for v = -0.0, which rounds to the same integer), the residual is a
-// compile-time choice (HasAdd).
+// tail per 16-column vector with a masked store), anything else through epilogue_tile (the
+// accumulators stored first). The same pieces, so the same bytes. Branch free in the row loop:
+// a_zp * colsum is subtracted and the bias added even when 0 (exact in int32; v + 0.0f differs
+// from v only for v = -0.0, which rounds to the same integer), the residual is a compile-time
+// choice (HasAdd).
 template <bool HasAdd, int MR, int NV>
-__attribute__((always_inline)) inline void epilogue_regs_u8(const QGemmParams& p, const __m512i (&acc)[MR][NV],
-                                                            int64_t m, int64_t n, int64_t ncols) {
-  const __m512i vazp = _mm512_set1_epi32(p.a_zero_point);
-  const __m512i vaddzp = _mm512_set1_epi32(p.add_zp);
-  const __m512 vaddmul = _mm512_set1_ps(p.add_mult);
+__attribute__((always_inline)) inline void epilogue_regs_u8(const QGemmParams& p, const RegEpi<NV>& e,
+                                                            const __m512i (&acc)[MR][NV], int64_t m, int64_t n,
+                                                            int64_t ncols) {
   uint8_t* out = static_cast<uint8_t*>(p.out) + m * p.ldc + n;
   const int64_t ldc = p.ldc, ld_add = p.ld_add;
   const uint8_t* add = HasAdd ? p.add + m * ld_add + n : nullptr;
   if (ncols == NV * kPanelN) {
-    __m512i off[NV];
-    __m512 mu[NV], bi[NV];
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
-      off[v] = _mm512_mullo_epi32(vazp, _mm512_loadu_si512(p.b->col_sums + n + 16 * v));
-      mu[v] = _mm512_loadu_ps(p.multipliers + n + 16 * v);
-      bi[v] = p.bias != nullptr ? _mm512_loadu_ps(p.bias + n + 16 * v) : _mm512_setzero_ps();
-    }
-    [[maybe_unused]] const U8Narrow nk = u8_narrow(p);  // NV 4 / 2
-    [[maybe_unused]] const requant::Bounds rb = requant::make_bounds(p.out_zero_point, p.out_min, p.out_max);  // NV 1
     auto value = [&](int r, int v) {
-      return tile_value(acc[r][v], true, off[v], mu[v], bi[v], true, HasAdd ? add + r * ld_add + 16 * v : nullptr,
-                        vaddzp, vaddmul);
+      return tile_value(acc[r][v], true, e.off[v], e.mu[v], e.bi[v], true, HasAdd ? add + r * ld_add + 16 * v : nullptr,
+                        e.addzp, e.addmul);
     };
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
       if constexpr (NV == 4) {
-        u8_store64(nk, value(r, 0), value(r, 1), value(r, 2), value(r, 3), out + r * ldc);
+        u8_store64(e.nk, value(r, 0), value(r, 1), value(r, 2), value(r, 3), out + r * ldc);
       } else if constexpr (NV == 2) {
-        u8_store32(nk, value(r, 0), value(r, 1), out + r * ldc);
+        u8_store32(e.nk, value(r, 0), value(r, 1), out + r * ldc);
       } else {
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + r * ldc), _mm512_cvtepi32_epi8(requant::requantize(value(r, 0), rb)));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + r * ldc), _mm512_cvtepi32_epi8(requant::requantize(value(r, 0), e.rb)));
       }
     }
     return;
   }
-  // A column tail: vector v holds min(16, ncols - 16 v) columns (the multipliers, bias and
-  // residual end at the last column: masked loads; the column sums are padded to 16).
-  const requant::Bounds rb = requant::make_bounds(p.out_zero_point, p.out_min, p.out_max);
+  // A column tail: vector v holds min(16, ncols - 16 v) columns (the residual ends at the last
+  // column too: masked loads).
 #pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) {
     const int64_t cnt = ncols - 16 * v;
     if (cnt <= 0) break;
     const __mmask16 mask = cnt >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << cnt) - 1);
-    const __m512i offv = _mm512_mullo_epi32(vazp, _mm512_loadu_si512(p.b->col_sums + n + 16 * v));
-    const __m512 muv = _mm512_maskz_loadu_ps(mask, p.multipliers + n + 16 * v);
-    const __m512 biv = p.bias != nullptr ? _mm512_maskz_loadu_ps(mask, p.bias + n + 16 * v) : _mm512_setzero_ps();
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
-      const __m512 f = tile_value(acc[r][v], true, offv, muv, biv, true, HasAdd ? add + r * ld_add + 16 * v : nullptr,
-                                  vaddzp, vaddmul, mask);
-      _mm_mask_storeu_epi8(out + r * ldc + 16 * v, mask, _mm512_cvtepi32_epi8(requant::requantize(f, rb)));
+      const __m512 f = tile_value(acc[r][v], true, e.off[v], e.mu[v], e.bi[v], true,
+                                  HasAdd ? add + r * ld_add + 16 * v : nullptr, e.addzp, e.addmul, mask);
+      _mm_mask_storeu_epi8(out + r * ldc + 16 * v, mask, _mm512_cvtepi32_epi8(requant::requantize(f, e.rb)));
     }
   }
 }
 // Always inlined into its tile: as a call, the accumulators would leave the registers for memory
 // (GCC passes the array by address), the round trip this epilogue exists to avoid.
 template <int MR, int NV>
-__attribute__((always_inline)) inline void epilogue_regs(const QGemmParams& p, const __m512i (&acc)[MR][NV], int64_t m,
-                                                         int64_t n, int64_t ncols) {
+__attribute__((always_inline)) inline void epilogue_regs(const QGemmParams& p, const RegEpi<NV>& e,
+                                                         const __m512i (&acc)[MR][NV], int64_t m, int64_t n,
+                                                         int64_t ncols) {
   if (p.kind == OutKind::kU8) {
     if (p.add != nullptr) {
-      epilogue_regs_u8<true>(p, acc, m, n, ncols);
+      epilogue_regs_u8<true>(p, e, acc, m, n, ncols);
     } else {
-      epilogue_regs_u8<false>(p, acc, m, n, ncols);
+      epilogue_regs_u8<false>(p, e, acc, m, n, ncols);
     }
     return;
   }
@@ -1476,7 +1492,8 @@ struct RowsDense {
 
 template <int MR, int NV, class Rows>
 __attribute__((always_inline)) inline void tile_reg(Rows rows, const int64_t* tap_off, int64_t ntaps, int64_t seg, const int8_t* b, int64_t pstride,
-              int32_t* cbuf, bool first, bool last, const QGemmParams& p, int64_t m, int64_t n, int64_t ncols) {
+              int32_t* cbuf, bool first, bool last, const QGemmParams& p, const RegEpi<NV>& e, int64_t m, int64_t n,
+              int64_t ncols) {
   __m512i acc[MR][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
@@ -1505,7 +1522,7 @@ __attribute__((always_inline)) inline void tile_reg(Rows rows, const int64_t* ta
     }
   }
   if (last) {
-    epilogue_regs<MR, NV>(p, acc, m, n, ncols);  // no row-sum terms here (b_zero_points_all_zero)
+    epilogue_regs<MR, NV>(p, e, acc, m, n, ncols);  // no row-sum terms here (b_zero_points_all_zero)
   } else {
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r)
@@ -1516,7 +1533,7 @@ __attribute__((always_inline)) inline void tile_reg(Rows rows, const int64_t* ta
 
 // A last tile of R < MR rows: tile_reg<R, NV>.
 template <int NV, int R, class Rows, typename... Args>
-void tile_reg_rows(int rows, Rows src, Args... args) {
+void tile_reg_rows(int rows, Rows src, const Args&... args) {
   if constexpr (R >= 1) {
     if (rows == R) {
       tile_reg<R, NV>(src, args...);
@@ -1542,6 +1559,7 @@ void reg_strip(const QGemmParams& p, Rows src, const int64_t* tap_off, int64_t n
     chunk = (ntaps + nchunks - 1) / nchunks;
   }
   const int64_t mcount = m1 - m0;
+  const RegEpi<NV> e = reg_epi<NV>(p, n, ncols);
   std::vector<int32_t> cbuf(ntaps > chunk ? static_cast<size_t>(((mcount + MR - 1) / MR) * MR * NV * 16) : 0);
   for (int64_t t0 = 0; t0 < ntaps; t0 += chunk) {
     const int64_t nt = std::min(chunk, ntaps - t0);
@@ -1551,17 +1569,17 @@ void reg_strip(const QGemmParams& p, Rows src, const int64_t* tap_off, int64_t n
     int64_t i = 0;
     if (first && last) {  // unchunked (the common case): first / last known here
       for (; i + MR <= mcount; i += MR) {
-        tile_reg<MR, NV>(src.at(i), tap_off, nt, seg, bt, pstride, nullptr, true, true, p, m0 + i, n, ncols);
+        tile_reg<MR, NV>(src.at(i), tap_off, nt, seg, bt, pstride, nullptr, true, true, p, e, m0 + i, n, ncols);
       }
     }
     for (; i < mcount; i += MR) {
       int32_t* cb = cbuf.empty() ? nullptr : cbuf.data() + i * NV * 16;
       const int rows = static_cast<int>(std::min<int64_t>(MR, mcount - i));
       if (rows == MR) {
-        tile_reg<MR, NV>(src.at(i), tap_off + t0, nt, seg, bt, pstride, cb, first, last, p, m0 + i, n, ncols);
+        tile_reg<MR, NV>(src.at(i), tap_off + t0, nt, seg, bt, pstride, cb, first, last, p, e, m0 + i, n, ncols);
       } else {
-        tile_reg_rows<NV, MR - 1>(rows, src.at(i), tap_off + t0, nt, seg, bt, pstride, cb, first, last, p, m0 + i,
-                                  n, ncols);
+        tile_reg_rows<NV, MR - 1>(rows, src.at(i), tap_off + t0, nt, seg, bt, pstride, cb, first, last, p, e,
+                                  m0 + i, n, ncols);
       }
     }
   }
@@ -1589,7 +1607,7 @@ void reg_block(const QGemmParams& p, Rows src, const int64_t* tap_off, int64_t n
   for (; n + kPanelN < n1; n += 2 * kPanelN) {
     reg_strip<2, 14>(p, src, tap_off, ntaps, seg, m0, m1, n, std::min<int64_t>(2 * kPanelN, n1 - n));
   }
-  if (n < n1) reg_strip<1, 8>(p, src, tap_off, ntaps, seg, m0, m1, n, n1 - n);
+  if (n < n1) reg_strip<1, Rows::kOneTap ? 12 : 8>(p, src, tap_off, ntaps, seg, m0, m1, n, n1 - n);
 }
 #endif
 
