@@ -1279,16 +1279,15 @@ inline void u8_store32(const U8Narrow& k, __m512 v0, __m512 v1, uint8_t* out) {
 }
 // v = float(c - off) * mult (+ bias) (+ float(add[0..16) - add_zp) * add_mult when add != nullptr),
 // c already holding the b_zp * t term when there is one: epilogue_row's steps in its order.
-// with_off false: off (a_zp * colsum) is 0 (a_zp == 0), not subtracted. amask: the residual bytes
+// with_off false: off (a_zp * colsum) is 0 (a_zp == 0), not subtracted. acnt: the residual bytes
 // read (a column tail reads only its own).
 inline __m512 tile_value(__m512i c, bool with_off, __m512i off, __m512 mult, __m512 bias, bool with_bias,
-                         const uint8_t* add, __m512i addzp, __m512 addmul, __mmask16 amask = 0xFFFF) {
+                         const uint8_t* add, __m512i addzp, __m512 addmul, int acnt = 16) {
   if (with_off) c = _mm512_sub_epi32(c, off);
   __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(c), mult);
   if (with_bias) f = _mm512_add_ps(f, bias);
   if (add != nullptr) {
-    const __m128i a8 = amask == 0xFFFF ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(add)) : _mm_maskz_loadu_epi8(amask, add);
-    const __m512i a = _mm512_cvtepu8_epi32(a8);
+    const __m512i a = simd::load_u8_n(add, acnt);
     f = _mm512_add_ps(f, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(a, addzp)), addmul));
   }
   return f;
@@ -1385,11 +1384,10 @@ inline RegEpi<NV> reg_epi(const QGemmParams& p, int64_t n, int64_t ncols) {
   RegEpi<NV> e;
   const __m512i vazp = _mm512_set1_epi32(p.a_zero_point);
   for (int v = 0; v < NV; ++v) {
-    const int64_t cnt = std::max<int64_t>(0, std::min<int64_t>(16, ncols - 16 * v));
-    const __mmask16 mask = static_cast<__mmask16>((1u << cnt) - 1);
-    e.off[v] = _mm512_mullo_epi32(vazp, _mm512_maskz_loadu_epi32(mask, p.b->col_sums + n + 16 * v));
-    e.mu[v] = _mm512_maskz_loadu_ps(mask, p.multipliers + n + 16 * v);
-    e.bi[v] = p.bias != nullptr ? _mm512_maskz_loadu_ps(mask, p.bias + n + 16 * v) : _mm512_setzero_ps();
+    const int cnt = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(16, ncols - 16 * v)));
+    e.off[v] = _mm512_mullo_epi32(vazp, simd::loadu_i_n(p.b->col_sums + n + 16 * v, cnt));
+    e.mu[v] = simd::loadu_f_n(p.multipliers + n + 16 * v, cnt);
+    e.bi[v] = p.bias != nullptr ? simd::loadu_f_n(p.bias + n + 16 * v, cnt) : _mm512_setzero_ps();
   }
   e.nk = u8_narrow(p);
   e.rb = requant::make_bounds(p.out_zero_point, p.out_min, p.out_max);
@@ -1433,14 +1431,13 @@ __attribute__((always_inline)) inline void epilogue_regs_u8(const QGemmParams& p
   // column too: masked loads).
 #pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) {
-    const int64_t cnt = ncols - 16 * v;
+    const int cnt = static_cast<int>(std::min<int64_t>(16, ncols - 16 * v));
     if (cnt <= 0) break;
-    const __mmask16 mask = cnt >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << cnt) - 1);
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
       const __m512 f = tile_value(acc[r][v], true, e.off[v], e.mu[v], e.bi[v], true,
-                                  HasAdd ? add + r * ld_add + 16 * v : nullptr, e.addzp, e.addmul, mask);
-      _mm_mask_storeu_epi8(out + r * ldc + 16 * v, mask, _mm512_cvtepi32_epi8(requant::requantize(f, e.rb)));
+                                  HasAdd ? add + r * ld_add + 16 * v : nullptr, e.addzp, e.addmul, cnt);
+      simd::store_u8_n(out + r * ldc + 16 * v, requant::requantize(f, e.rb), cnt);
     }
   }
 }
