@@ -67,7 +67,8 @@ namespace {
 using namespace simd;
 
 constexpr int kMaxNV = 8;          // full vectors a block keeps in registers (64 / 128 floats)
-constexpr int64_t kPrefetch = 16;  // indices ahead whose rows the first block prefetches
+constexpr int64_t kPrefetch = 16;  // indices ahead whose rows are prefetched (fbgemm's distance)
+constexpr int64_t kMaxAhead = 64;  // the farthest ahead two_bags prefetches  // indices ahead whose rows the first block prefetches
 
 // A row's scale and bias at p (fp16 through F16C: exact, as half_to_float).
 template <bool Half>
@@ -161,51 +162,81 @@ inline float step1(float acc, float code, float s, float b) {
   return std::fma(s, code, acc + b);
 }
 
-// Columns [j0, j0 + NV * kLanes + tail) of bag [s0, s1) into o (the bag's row), accumulators in
-// registers across the bag's rows; tail < kLanes columns after the full vectors (AVX-512: one
-// masked vector; AVX2: scalar). Rows idx[s0 .. pf_end) are prefetched kPrefetch ahead when
-// prefetch is set (the first block of a bag; pf_end: the end of this task's indices).
-template <int NV, bool Tail, int Bits, bool Half, bool Max, bool Psw>
-void bag_block(const EmbRows& w, const int64_t* idx, int64_t s0, int64_t s1, int64_t pf_end, const float* psw,
-               bool mean, int64_t j0, int tail, bool prefetch, float* o) {
-  constexpr int kAcc = NV + (Tail ? 1 : 0);
-  const VF init = set1_f(Max ? -INFINITY : 0.0f);
+// Where a row's scale and bias are (template argument QP): kQpHalf: fp16 (else float32); kQpInRow:
+// at qp_off bytes into the row's own bytes (torch's fused rows: one multiply a row finds both),
+// else at qp + r * qp_stride.
+constexpr int kQpHalf = 1, kQpInRow = 2;
+
+// The loop-invariant part of a call: where rows and qparams are, and what to prefetch.
+struct Src {
+  const uint8_t* data;
+  const uint8_t* qp;
+  int64_t row_bytes, qp_stride, qp_off;
+  int64_t pf_bytes;  // bytes from a row's start whose cache lines a prefetch touches
+  const int64_t* idx;
+  const float* psw;
+  int64_t pf_end;  // indices at or past this are not prefetched (the end of this task's bags)
+};
+
+inline bool qp_in_row(const EmbRows& w) {
+  return w.qp >= w.data && w.qp + (w.half ? 4 : 8) <= w.data + w.row_bytes && w.qp_stride == w.row_bytes;
+}
+
+template <int QP>
+inline Src make_src(const EmbRows& w, const int64_t* idx, const float* psw, int64_t pf_end) {
+  const int64_t code_bytes = w.bits == 8 ? w.D : (w.D + 1) / 2;
+  return Src{w.data, w.qp, w.row_bytes, w.qp_stride, (QP & kQpInRow) ? w.qp - w.data : 0,
+             std::max<int64_t>((QP & kQpInRow) ? w.row_bytes : code_bytes, 1), idx, psw, pf_end};
+}
+
+// Prefetch the row of index i (the lines of its first and last bytes and every 64 bytes between:
+// a trip count that does not depend on the row's alignment, so no branch mispredicts; and its
+// qparams' line when they are elsewhere), if i is in range. (A pruned row's -1 gives an address
+// before the table: prefetches never fault.)
+template <int QP>
+__attribute__((always_inline)) inline void prefetch_row(const Src& src, int64_t i) {
+  if (i >= src.pf_end) return;
+  const int64_t r = src.idx[i];
+  const char* first = reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(src.data) + r * src.row_bytes);
+  _mm_prefetch(first, _MM_HINT_T0);
+  for (int64_t l = 64; l < src.pf_bytes - 1; l += 64) _mm_prefetch(first + l, _MM_HINT_T0);
+  _mm_prefetch(first + src.pf_bytes - 1, _MM_HINT_T0);
+  if (!(QP & kQpInRow))
+    _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(src.qp) + r * src.qp_stride), _MM_HINT_T0);
+}
+
+// One bag's columns [j0, j0 + NV * kLanes + tail) in registers across its rows: NV full vectors
+// and, with Tail, tail (< kLanes) more columns (AVX-512: one masked vector; AVX2: scalar).
+template <int NV, bool Tail, int Bits, int QP, bool Max, bool Psw>
+struct BagAcc {
+  static constexpr int kAcc = NV + (Tail ? 1 : 0);
   VF a[kAcc > 0 ? kAcc : 1];
-#pragma GCC unroll 16
-  for (int k = 0; k < kAcc; ++k) a[k] = init;
 #if !defined(QPLUGIN_ISA_AVX512)
   float ta[kLanes];
-  if (Tail) std::fill(ta, ta + kLanes, Max ? -INFINITY : 0.0f);
 #endif
-  const uint8_t* const data = w.data;
-  const uint8_t* const qp = w.qp;
-  const int64_t row_bytes = w.row_bytes, qp_stride = w.qp_stride;
-  const int64_t code_bytes = Bits == 8 ? w.D : (w.D + 1) / 2;
-  const int64_t pf_stop = prefetch ? pf_end - kPrefetch : s0;  // i < pf_stop: prefetch idx[i + kPrefetch]'s row
-  bool any = false;
-  for (int64_t i = s0; i < s1; ++i) {
-    if (i < pf_stop) {
-      const int64_t rp = idx[i + kPrefetch];
-      if (rp >= 0) {
-        const char* pp = reinterpret_cast<const char*>(data + rp * row_bytes);
-        int64_t l = 0;
-        do {
-          _mm_prefetch(pp + l, _MM_HINT_T0);
-          l += 64;
-        } while (l < code_bytes);
-        _mm_prefetch(reinterpret_cast<const char*>(qp + rp * qp_stride), _MM_HINT_T0);
-      }
-    }
-    const int64_t r = idx[i];
-    if (r < 0) continue;
+  bool any = false;  // (max) a row was taken
+
+  __attribute__((always_inline)) inline void init() {
+    const VF v = set1_f(Max ? -INFINITY : 0.0f);
+#pragma GCC unroll 16
+    for (int k = 0; k < kAcc; ++k) a[k] = v;
+#if !defined(QPLUGIN_ISA_AVX512)
+    if (Tail) std::fill(ta, ta + kLanes, Max ? -INFINITY : 0.0f);
+#endif
+  }
+
+  // Row idx[i] (skipped when negative: pruned) into the accumulators: sum_row's / max_row's operation.
+  __attribute__((always_inline)) inline void row(const Src& src, int64_t i, int64_t j0, int tail) {
+    const int64_t r = src.idx[i];
+    if (r < 0) return;
     if (Max) any = true;
+    const uint8_t* p = src.data + r * src.row_bytes;
     float s, b;
-    qparams_at<Half>(qp + r * qp_stride, &s, &b);
+    qparams_at<(QP & kQpHalf) != 0>((QP & kQpInRow) ? p + src.qp_off : src.qp + r * src.qp_stride, &s, &b);
     if (Psw) {
-      b = b * psw[i];
-      s = s * psw[i];
+      b = b * src.psw[i];
+      s = s * src.psw[i];
     }
-    const uint8_t* p = data + r * row_bytes;
     const VF sv = set1_f(s), bv = set1_f(b);
 #pragma GCC unroll 8
     for (int k = 0; k + 1 < NV; k += 2) {
@@ -223,83 +254,144 @@ void bag_block(const EmbRows& w, const int64_t* idx, int64_t s0, int64_t s1, int
 #endif
     }
   }
-  if (Max && !any) {  // an empty max bag (or all its rows pruned) gives 0
+
+  // The bag's result (count: its number of indices) into o's columns [j0, ...).
+  __attribute__((always_inline)) inline void store(int64_t count, bool mean, float* o, int64_t j0, int tail) {
+    if (Max && !any) init_zero();  // an empty max bag (or all its rows pruned) gives 0
+    if (!Max && mean && count > 0) {
+      const float m = 1.0f / static_cast<float>(count);
+      const VF mv = set1_f(m);
+#pragma GCC unroll 16
+      for (int k = 0; k < kAcc; ++k) a[k] = mul_f(a[k], mv);
+#if !defined(QPLUGIN_ISA_AVX512)
+      if (Tail)
+        for (int t = 0; t < tail; ++t) ta[t] *= m;
+#endif
+    }
+#pragma GCC unroll 16
+    for (int k = 0; k < NV; ++k) storeu_f(o + j0 + k * kLanes, a[k]);
+    if (Tail) {
+#if defined(QPLUGIN_ISA_AVX512)
+      _mm512_mask_storeu_ps(o + j0 + NV * kLanes, static_cast<__mmask16>(_bzhi_u32(0xFFFFu, tail)), a[kAcc - 1]);
+#else
+      std::copy(ta, ta + tail, o + j0 + NV * kLanes);
+#endif
+    }
+  }
+
+  __attribute__((always_inline)) inline void init_zero() {
 #pragma GCC unroll 16
     for (int k = 0; k < kAcc; ++k) a[k] = set1_f(0.0f);
 #if !defined(QPLUGIN_ISA_AVX512)
     if (Tail) std::fill(ta, ta + kLanes, 0.0f);
 #endif
   }
-  if (!Max && mean && s1 > s0) {
-    const float m = 1.0f / static_cast<float>(s1 - s0);
-    const VF mv = set1_f(m);
-#pragma GCC unroll 16
-    for (int k = 0; k < kAcc; ++k) a[k] = mul_f(a[k], mv);
-#if !defined(QPLUGIN_ISA_AVX512)
-    if (Tail)
-      for (int t = 0; t < tail; ++t) ta[t] *= m;
-#endif
+};
+
+// Bag [s0, s1)'s columns [j0, ...) (prefetching kPrefetch indices ahead when prefetch is set: the
+// bag's first block).
+template <int NV, bool Tail, int Bits, int QP, bool Max, bool Psw>
+__attribute__((always_inline)) inline void one_bag(const Src& src, int64_t s0, int64_t s1, bool mean, int64_t j0,
+                                                   int tail, bool prefetch, float* o) {
+  BagAcc<NV, Tail, Bits, QP, Max, Psw> acc;
+  acc.init();
+  for (int64_t i = s0; i < s1; ++i) {
+    if (prefetch) prefetch_row<QP>(src, i + kPrefetch);
+    acc.row(src, i, j0, tail);
   }
-#pragma GCC unroll 16
-  for (int k = 0; k < NV; ++k) storeu_f(o + j0 + k * kLanes, a[k]);
-  if (Tail) {
-#if defined(QPLUGIN_ISA_AVX512)
-    _mm512_mask_storeu_ps(o + j0 + NV * kLanes, static_cast<__mmask16>(_bzhi_u32(0xFFFFu, tail)), a[kAcc - 1]);
-#else
-    std::copy(ta, ta + tail, o + j0 + NV * kLanes);
-#endif
-  }
+  acc.store(s1 - s0, mean, o, j0, tail);
 }
 
-using BlockFn = void (*)(const EmbRows&, const int64_t*, int64_t, int64_t, int64_t, const float*, bool, int64_t, int,
-                         bool, float*);
-
-// bag_block for nv full vectors (0..kMaxNV) and a tail or not.
-template <int Bits, bool Half, bool Max, bool Psw>
-BlockFn block_fn(int nv, bool tail) {
-#define QPLUGIN_EMB_NV_(n) \
-  case n:                  \
-    return tail ? &bag_block<n, true, Bits, Half, Max, Psw> : &bag_block<n, false, Bits, Half, Max, Psw>;
-  switch (nv) {
-    QPLUGIN_EMB_NV_(0) QPLUGIN_EMB_NV_(1) QPLUGIN_EMB_NV_(2) QPLUGIN_EMB_NV_(3)
-    QPLUGIN_EMB_NV_(4) QPLUGIN_EMB_NV_(5) QPLUGIN_EMB_NV_(6) QPLUGIN_EMB_NV_(7)
-    default: return tail ? &bag_block<kMaxNV, true, Bits, Half, Max, Psw> : &bag_block<kMaxNV, false, Bits, Half, Max, Psw>;
+// Two bags, [s0, s1) and [s1, s2), whole rows (j0 = 0) at once, their rows interleaved: each bag's
+// accumulators form one dependency chain (add, then FMA, per row), so a narrow bag alone waits on
+// latency; two in flight fill the pipes. Each bag's own operations and their order are one_bag's.
+// Prefetch walks the indices in order, one row per row taken, `ahead` (the pair's size, within
+// [kPrefetch, kMaxAhead]) in front, so the next pair's rows are in flight before it starts.
+template <int NV, bool Tail, int Bits, int QP, bool Max, bool Psw>
+__attribute__((always_inline)) inline void two_bags(const Src& src, int64_t s0, int64_t s1, int64_t s2, bool mean,
+                                                    int tail, float* o0, float* o1) {
+  BagAcc<NV, Tail, Bits, QP, Max, Psw> x, y;
+  x.init();
+  y.init();
+  int64_t pf = s0 + std::min<int64_t>(std::max<int64_t>(s2 - s0, kPrefetch), kMaxAhead);
+  const int64_t n = std::min(s1 - s0, s2 - s1);
+  for (int64_t k = 0; k < n; ++k) {
+    prefetch_row<QP>(src, pf++);
+    prefetch_row<QP>(src, pf++);
+    x.row(src, s0 + k, 0, tail);
+    y.row(src, s1 + k, 0, tail);
   }
-#undef QPLUGIN_EMB_NV_
+  for (int64_t i = s0 + n; i < s1; ++i) {
+    prefetch_row<QP>(src, pf++);
+    x.row(src, i, 0, tail);
+  }
+  for (int64_t i = s1 + n; i < s2; ++i) {
+    prefetch_row<QP>(src, pf++);
+    y.row(src, i, 0, tail);
+  }
+  x.store(s1 - s0, mean, o0, 0, tail);
+  y.store(s2 - s1, mean, o1, 0, tail);
 }
 
-// Bags [b0, b1): the row's columns in blocks of kMaxNV vectors, the last block with the rest and
-// the tail; the block functions are picked once per call.
-template <int Bits, bool Half, bool Max, bool Psw>
-void bags_simd(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw, bool mean, int64_t b0,
-               int64_t b1, float* out) {
-  const int64_t D = w.D, nvec = D / kLanes;
-  const int tail = static_cast<int>(D % kLanes);
-  const int64_t nfull = nvec / kMaxNV;  // blocks of kMaxNV vectors before the last
-  int last_nv = static_cast<int>(nvec % kMaxNV);
-  int64_t blocks = nfull;
-  if (last_nv == 0 && tail == 0) {
-    --blocks;  // the last full block is the last block
-    last_nv = kMaxNV;
+// Bags [b0, b1): each bag's columns in `full` blocks of kMaxNV vectors, then a last block of
+// LastNV vectors and the tail. Rows narrow enough to keep two bags in registers (at most 4
+// accumulators a bag) go two bags at a time.
+template <int LastNV, bool Tail, int Bits, int QP, bool Max, bool Psw>
+void bags_range(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw, bool mean,
+                int64_t b0, int64_t b1, int64_t full, int tail, float* out) {
+  const Src src = make_src<QP>(w, idx, psw, starts[b1]);
+  const int64_t D = w.D;
+  int64_t b = b0;
+  static const int kPairMax = getenv("EMB_PAIR") ? atoi(getenv("EMB_PAIR")) : 4;
+  if (LastNV + (Tail ? 1 : 0) <= kPairMax && full == 0) {
+    for (; b + 1 < b1; b += 2)
+      two_bags<LastNV, Tail, Bits, QP, Max, Psw>(src, starts[b], starts[b + 1], starts[b + 2], mean, tail,
+                                                   out + b * D, out + (b + 1) * D);
   }
-  const BlockFn full = block_fn<Bits, Half, Max, Psw>(kMaxNV, false);
-  const BlockFn last = block_fn<Bits, Half, Max, Psw>(last_nv, tail > 0);
-  const int64_t pf_end = starts[b1];
-  for (int64_t b = b0; b < b1; ++b) {
+  for (; b < b1; ++b) {
     float* o = out + b * D;
     int64_t j0 = 0;
-    for (int64_t k = 0; k < blocks; ++k, j0 += kMaxNV * kLanes)
-      full(w, idx, starts[b], starts[b + 1], pf_end, psw, mean, j0, 0, k == 0, o);
-    last(w, idx, starts[b], starts[b + 1], pf_end, psw, mean, j0, tail, blocks == 0, o);
+    for (int64_t k = 0; k < full; ++k, j0 += kMaxNV * kLanes)
+      one_bag<kMaxNV, false, Bits, QP, Max, Psw>(src, starts[b], starts[b + 1], mean, j0, 0, k == 0, o);
+    one_bag<LastNV, Tail, Bits, QP, Max, Psw>(src, starts[b], starts[b + 1], mean, j0, tail, full == 0, o);
   }
 }
 
-template <int Bits, bool Half>
+using RangeFn = void (*)(const EmbRows&, const int64_t*, const int64_t*, const float*, bool, int64_t, int64_t,
+                         int64_t, int, float*);
+
+// D = (full * kMaxNV + last_nv) * kLanes + tail, last_nv in 1..kMaxNV (or 0 with a tail).
+template <int Bits, int QP, bool Max, bool Psw>
+void bags_simd(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw, bool mean, int64_t b0,
+               int64_t b1, float* out) {
+  const int64_t nvec = w.D / kLanes;
+  const int tail = static_cast<int>(w.D % kLanes);
+  int64_t full = nvec / kMaxNV;
+  int last_nv = static_cast<int>(nvec % kMaxNV);
+  if (last_nv == 0 && tail == 0) {
+    --full;
+    last_nv = kMaxNV;
+  }
+  RangeFn fn = nullptr;
+#define QPLUGIN_EMB_NV_(n)                                                                                     \
+  case n:                                                                                                      \
+    fn = tail > 0 ? &bags_range<n, true, Bits, QP, Max, Psw> : &bags_range<n, false, Bits, QP, Max, Psw>; \
+    break;
+  switch (last_nv) {
+    QPLUGIN_EMB_NV_(0) QPLUGIN_EMB_NV_(1) QPLUGIN_EMB_NV_(2) QPLUGIN_EMB_NV_(3)
+    QPLUGIN_EMB_NV_(4) QPLUGIN_EMB_NV_(5) QPLUGIN_EMB_NV_(6) QPLUGIN_EMB_NV_(7)
+    default: fn = &bags_range<kMaxNV, false, Bits, QP, Max, Psw>;
+  }
+#undef QPLUGIN_EMB_NV_
+  fn(w, idx, starts, psw, mean, b0, b1, full, tail, out);
+}
+
+template <int Bits, int QP>
 void bags_for(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw, int mode, bool mean,
               int64_t b0, int64_t b1, float* out) {
-  if (mode == 2) return bags_simd<Bits, Half, true, false>(w, idx, starts, nullptr, false, b0, b1, out);
-  if (psw != nullptr) return bags_simd<Bits, Half, false, true>(w, idx, starts, psw, mean, b0, b1, out);
-  return bags_simd<Bits, Half, false, false>(w, idx, starts, nullptr, mean, b0, b1, out);
+  if (mode == 2) return bags_simd<Bits, QP, true, false>(w, idx, starts, nullptr, false, b0, b1, out);
+  if (psw != nullptr) return bags_simd<Bits, QP, false, true>(w, idx, starts, psw, mean, b0, b1, out);
+  return bags_simd<Bits, QP, false, false>(w, idx, starts, nullptr, mean, b0, b1, out);
 }
 
 } // namespace
@@ -309,10 +401,15 @@ void embedding_bag_rows(const EmbRows& w, const int64_t* idx, const int64_t* sta
                         int mode, int64_t b0, int64_t b1, float* out) {
 #if QPLUGIN_SIMD
   const bool mean = mode == 1;
-  if (w.bits == 8 && !w.half) return bags_for<8, false>(w, idx, starts, psw, mode, mean, b0, b1, out);
-  if (w.bits == 8) return bags_for<8, true>(w, idx, starts, psw, mode, mean, b0, b1, out);
-  if (!w.half) return bags_for<4, false>(w, idx, starts, psw, mode, mean, b0, b1, out);
-  return bags_for<4, true>(w, idx, starts, psw, mode, mean, b0, b1, out);
+  if (qp_in_row(w) && w.bits == 8 && !w.half) return bags_for<8, kQpInRow>(w, idx, starts, psw, mode, mean, b0, b1, out);
+  if (qp_in_row(w) && w.bits == 4 && w.half)
+    return bags_for<4, kQpInRow | kQpHalf>(w, idx, starts, psw, mode, mean, b0, b1, out);
+  if (w.bits == 8) {
+    if (w.half) return bags_for<8, kQpHalf>(w, idx, starts, psw, mode, mean, b0, b1, out);
+    return bags_for<8, 0>(w, idx, starts, psw, mode, mean, b0, b1, out);
+  }
+  if (w.half) return bags_for<4, kQpHalf>(w, idx, starts, psw, mode, mean, b0, b1, out);
+  return bags_for<4, 0>(w, idx, starts, psw, mode, mean, b0, b1, out);
 #else
   // the scalar reference: every bag row by row through memory
   const int64_t D = w.D;
