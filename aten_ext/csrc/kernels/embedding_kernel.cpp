@@ -91,10 +91,21 @@ inline __m128i nibbles_lo(__m128i v) {
   const __m128i m = _mm_set1_epi8(0x0F);
   return _mm_unpacklo_epi8(_mm_and_si128(v, m), _mm_and_si128(_mm_srli_epi16(v, 4), m));
 }
-inline __m128i nibbles_hi(__m128i v) {
+[[maybe_unused]] inline __m128i nibbles_hi(__m128i v) {
   const __m128i m = _mm_set1_epi8(0x0F);
   return _mm_unpackhi_epi8(_mm_and_si128(v, m), _mm_and_si128(_mm_srli_epi16(v, 4), m));
 }
+
+#if !defined(QPLUGIN_ISA_AVX512)
+// AVX2: 8 nibbles (4 bytes) in element order, one a lane: the 4 bytes in every lane, lane k shifted
+// right by 4k and masked (element 2j is byte j's low nibble, so lane k takes bits 4k..4k+3).
+inline VI nibbles8(const uint8_t* p) {
+  int32_t b4;
+  std::memcpy(&b4, p, 4);
+  const __m256i shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+  return _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(b4), shifts), _mm256_set1_epi32(0x0F));
+}
+#endif
 
 // The kLanes codes of a row from element j (j even at 4 bits); reads exactly the bytes holding them.
 template <int Bits>
@@ -103,13 +114,11 @@ inline VI codes1(const uint8_t* p, int64_t j) {
 #if defined(QPLUGIN_ISA_AVX512)
   return _mm512_cvtepu8_epi32(nibbles_lo(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + j / 2))));
 #else
-  int32_t b4;
-  std::memcpy(&b4, p + j / 2, 4);
-  return _mm256_cvtepu8_epi32(nibbles_lo(_mm_cvtsi32_si128(b4)));
+  return nibbles8(p + j / 2);
 #endif
 }
 
-// 2 * kLanes codes from element j: the same, two vectors from one load.
+// 2 * kLanes codes from element j: the same, two vectors (AVX-512: from one load).
 template <int Bits>
 inline void codes2(const uint8_t* p, int64_t j, VI* c0, VI* c1) {
   if (Bits == 8) {
@@ -122,9 +131,8 @@ inline void codes2(const uint8_t* p, int64_t j, VI* c0, VI* c1) {
   *c0 = _mm512_cvtepu8_epi32(nibbles_lo(v));
   *c1 = _mm512_cvtepu8_epi32(nibbles_hi(v));
 #else
-  const __m128i x = nibbles_lo(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + j / 2)));
-  *c0 = _mm256_cvtepu8_epi32(x);
-  *c1 = _mm256_cvtepu8_epi32(_mm_unpackhi_epi64(x, x));
+  *c0 = nibbles8(p + j / 2);
+  *c1 = nibbles8(p + j / 2 + 4);
 #endif
 }
 
@@ -230,9 +238,10 @@ struct BagAcc {
     const int64_t r = src.idx[i];
     if (r < 0) return;
     if (Max) any = true;
-    const uint8_t* p = src.data + r * src.row_bytes;
+    const uint8_t* row = src.data + r * src.row_bytes;
     float s, b;
-    qparams_at<(QP & kQpHalf) != 0>((QP & kQpInRow) ? p + src.qp_off : src.qp + r * src.qp_stride, &s, &b);
+    qparams_at<(QP & kQpHalf) != 0>((QP & kQpInRow) ? row + src.qp_off : src.qp + r * src.qp_stride, &s, &b);
+    const uint8_t* p = row + (Bits == 8 ? j0 : j0 / 2);  // the block's codes: offsets below are constants
     if (Psw) {
       b = b * src.psw[i];
       s = s * src.psw[i];
@@ -241,16 +250,16 @@ struct BagAcc {
 #pragma GCC unroll 8
     for (int k = 0; k + 1 < NV; k += 2) {
       VI c0, c1;
-      codes2<Bits>(p, j0 + k * kLanes, &c0, &c1);
+      codes2<Bits>(p, k * kLanes, &c0, &c1);
       a[k] = step<Max>(a[k], c0, sv, bv);
       a[k + 1] = step<Max>(a[k + 1], c1, sv, bv);
     }
-    if (NV % 2 == 1) a[NV - 1] = step<Max>(a[NV - 1], codes1<Bits>(p, j0 + (NV - 1) * kLanes), sv, bv);
+    if (NV % 2 == 1) a[NV - 1] = step<Max>(a[NV - 1], codes1<Bits>(p, (NV - 1) * kLanes), sv, bv);
     if (Tail) {
 #if defined(QPLUGIN_ISA_AVX512)
-      a[kAcc - 1] = step<Max>(a[kAcc - 1], codes_n<Bits>(p, j0 + NV * kLanes, tail), sv, bv);
+      a[kAcc - 1] = step<Max>(a[kAcc - 1], codes_n<Bits>(p, NV * kLanes, tail), sv, bv);
 #else
-      for (int t = 0; t < tail; ++t) ta[t] = step1<Max>(ta[t], code_at<Bits>(p, j0 + NV * kLanes + t), s, b);
+      for (int t = 0; t < tail; ++t) ta[t] = step1<Max>(ta[t], code_at<Bits>(p, NV * kLanes + t), s, b);
 #endif
     }
   }
@@ -268,13 +277,14 @@ struct BagAcc {
         for (int t = 0; t < tail; ++t) ta[t] *= m;
 #endif
     }
+    o += j0;
 #pragma GCC unroll 16
-    for (int k = 0; k < NV; ++k) storeu_f(o + j0 + k * kLanes, a[k]);
+    for (int k = 0; k < NV; ++k) storeu_f(o + k * kLanes, a[k]);
     if (Tail) {
 #if defined(QPLUGIN_ISA_AVX512)
-      _mm512_mask_storeu_ps(o + j0 + NV * kLanes, static_cast<__mmask16>(_bzhi_u32(0xFFFFu, tail)), a[kAcc - 1]);
+      _mm512_mask_storeu_ps(o + NV * kLanes, static_cast<__mmask16>(_bzhi_u32(0xFFFFu, tail)), a[kAcc - 1]);
 #else
-      std::copy(ta, ta + tail, o + j0 + NV * kLanes);
+      std::copy(ta, ta + tail, o + NV * kLanes);
 #endif
     }
   }
@@ -455,14 +465,22 @@ void index_range(const int64_t* x, int64_t n, int64_t* lo, int64_t* hi) {
   _mm512_store_si512(a, vmn);
   _mm512_store_si512(b, vmx);
 #else
-  __m256i vmn = _mm256_set1_epi64x(mn), vmx = vmn;
-  for (; i + kQ <= n; i += kQ) {
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
-    vmn = _mm256_blendv_epi8(vmn, v, _mm256_cmpgt_epi64(vmn, v));
-    vmx = _mm256_blendv_epi8(vmx, v, _mm256_cmpgt_epi64(v, vmx));
+  // (no 64-bit min / max in AVX2: compare and blend, four independent chains)
+  __m256i vmn[4], vmx[4];
+  for (int k = 0; k < 4; ++k) vmn[k] = vmx[k] = _mm256_set1_epi64x(mn);
+  for (; i + 4 * kQ <= n; i += 4 * kQ) {
+    for (int k = 0; k < 4; ++k) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i + k * kQ));
+      vmn[k] = _mm256_blendv_epi8(vmn[k], v, _mm256_cmpgt_epi64(vmn[k], v));
+      vmx[k] = _mm256_blendv_epi8(vmx[k], v, _mm256_cmpgt_epi64(v, vmx[k]));
+    }
   }
-  _mm256_store_si256(reinterpret_cast<__m256i*>(a), vmn);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(b), vmx);
+  for (int k = 1; k < 4; ++k) {
+    vmn[0] = _mm256_blendv_epi8(vmn[0], vmn[k], _mm256_cmpgt_epi64(vmn[0], vmn[k]));
+    vmx[0] = _mm256_blendv_epi8(vmx[0], vmx[k], _mm256_cmpgt_epi64(vmx[k], vmx[0]));
+  }
+  _mm256_store_si256(reinterpret_cast<__m256i*>(a), vmn[0]);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(b), vmx[0]);
 #endif
   for (int k = 0; k < kQ; ++k) {
     mn = std::min(mn, a[k]);
