@@ -274,3 +274,142 @@ def test_opcheck():
     for args in [(fused, idx, off), (fused, idx, off, False, 1), (fused, idx.reshape(1, 3), None, False, 2)]:
         torch.library.opcheck(q.embedding_bag_byte_rowwise_offsets.default, args, test_utils=utils[:2])
     torch.library.opcheck(q.embedding_bag_byte_prepack.default, (torch.randn(4, 6),), test_utils=utils[:2])
+
+
+# ---- kernel shapes: every register-block layout of the SIMD paths (docs/design/embedding.md) ----
+
+# Row widths around the vector widths (8 / 16 floats), the 8-vector block (64 / 128 floats) and
+# two blocks, odd widths (masked / scalar tails), widths where two bags go interleaved (<= 4
+# accumulators) and where they do not.
+DIMS = [1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 40, 48, 63, 64, 65, 72, 80, 96, 100, 127, 128, 129,
+        136, 144, 160, 192, 200]
+
+
+def _bags_case(seed, rows, n, bags):
+    """Indices with bag lengths 0 .. long, an odd bag count (a bag left over after the pairs),
+    unequal neighbours (one of a pair runs on alone)."""
+    g = torch.Generator().manual_seed(seed)
+    idx = torch.randint(0, rows, (n,), generator=g)
+    cuts = torch.sort(torch.randint(0, n + 1, (bags - 1,), generator=g)).values
+    return idx, torch.cat([torch.zeros(1, dtype=torch.long), cuts])
+
+
+def _on_every_path(fn):
+    """fn() on every kernel path: [(isa, result)], scalar reference first."""
+    out = []
+    for isa in _isa.supported_isas():
+        with torch_qplugin.kernel_isa(isa):
+            out.append((isa, fn()))
+    return out
+
+
+def _same_bits(results, what):
+    ref_isa, ref = results[0]
+    for isa, r in results[1:]:
+        assert torch.equal(r.view(torch.int32), ref.view(torch.int32)), f"{what}: {isa} differs from {ref_isa}"
+
+
+@pytest.mark.parametrize("bits", BITS)
+def test_every_row_width_bit_identical_and_vs_reference(bits):
+    for dim in DIMS:
+        w = torch.randn(23, dim, generator=torch.Generator().manual_seed(dim)) * 2
+        fused = _prepack(w, bits)
+        codes, scale, bias = ref.fused_rows_ref(fused.numpy(), bits)
+        idx, off = _bags_case(dim, 23, 61, 11)
+        psw = torch.rand(len(idx), generator=torch.Generator().manual_seed(1)) * 2 - 0.5
+        starts = _starts(off.tolist(), len(idx), False)
+        for mode, weights in [(0, None), (0, psw), (1, None), (2, None)]:
+            results = _on_every_path(lambda: _rowwise(bits)(fused, idx, off, False, mode, False, weights, None, False))
+            _same_bits(results, f"{bits}-bit dim {dim} mode {mode} psw {weights is not None}")
+            expected = ref.embedding_bag_ref(codes, scale, bias, idx.tolist(), starts, mode,
+                                             None if weights is None else weights.numpy())
+            _close(results[0][1], expected, f"{bits}-bit dim {dim} mode {mode}")
+
+
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.quint4x2])
+def test_packed_params_every_row_width_bit_identical(dtype):
+    # packed params keep (scale, bias) in their own float32 table: the kernels' other qparams layout
+    for dim in [d for d in DIMS if dtype == torch.quint8 or d % 2 == 0]:
+        w = torch.randn(19, dim, generator=torch.Generator().manual_seed(dim))
+        qw = _float_qparams_weight(w, dtype)
+        packed = q.embedding_bag_prepack(qw)
+        bag = q.embedding_bag_byte if dtype == torch.quint8 else q.embedding_bag_4bit
+        idx, off = _bags_case(dim + 100, 19, 45, 8)
+        psw = torch.rand(len(idx), generator=torch.Generator().manual_seed(2))
+        s = qw.q_per_channel_scales().float().numpy()
+        b = (qw.q_per_channel_zero_points().float() * qw.q_per_channel_scales().float() * -1).numpy()
+        codes = (qw.int_repr().numpy() if dtype == torch.quint8 else
+                 np.stack([qw.int_repr().numpy() & 15, qw.int_repr().numpy() >> 4], -1)).reshape(w.shape)
+        for mode, weights in [(0, psw), (1, None), (2, None)]:
+            results = _on_every_path(lambda: bag(packed, idx, off, False, mode, False, weights, None, False))
+            _same_bits(results, f"{dtype} dim {dim} mode {mode}")
+            expected = ref.embedding_bag_ref(codes.astype(np.int64), s, b, idx.tolist(),
+                                             _starts(off.tolist(), len(idx), False), mode,
+                                             None if weights is None else weights.numpy())
+            _close(results[0][1], expected, f"{dtype} dim {dim} mode {mode}")
+
+
+@pytest.mark.parametrize("bits", BITS)
+def test_long_bags_pruned_rows_and_lookups(bits):
+    # bags far longer than the prefetch distance, side by side with short and empty ones, and
+    # pruned rows (-1 through compressed_indices_mapping) inside them
+    for dim in (32, 64, 128):
+        w = torch.randn(3000, dim, generator=torch.Generator().manual_seed(dim))
+        fused = _prepack(w, bits)
+        codes, scale, bias = ref.fused_rows_ref(fused.numpy(), bits)
+        g = torch.Generator().manual_seed(7)
+        lengths = [1500, 3, 0, 700, 1, 1, 64, 65, 0]
+        n = sum(lengths)
+        off = torch.tensor([0] + list(np.cumsum(lengths)[:-1]), dtype=torch.long)
+        mapping = torch.randint(0, 3000, (4000,), generator=g)
+        mapping[torch.randint(0, 4000, (400,), generator=g)] = -1
+        orig = torch.randint(0, 4000, (n,), generator=g)
+        for mode in (0, 1, 2):
+            results = _on_every_path(lambda: _rowwise(bits)(fused, orig, off, False, mode, True, None, mapping, False))
+            _same_bits(results, f"{bits}-bit dim {dim} mode {mode} long bags")
+            expected = ref.embedding_bag_ref(codes, scale, bias, mapping[orig].tolist(),
+                                             _starts(off.tolist(), n, False), mode)
+            _close(results[0][1], expected, f"{bits}-bit dim {dim} mode {mode} long bags")
+        # lookups: one row a bag, many bags
+        idx = torch.randint(0, 3000, (999,), generator=g)
+        off1 = torch.arange(999)
+        results = _on_every_path(lambda: _rowwise(bits)(fused, idx, off1))
+        _same_bits(results, f"{bits}-bit dim {dim} lookups")
+        full = (scale[:, None].astype(np.float64) * codes + bias[:, None]).astype(np.float32)
+        np.testing.assert_array_equal(results[0][1].numpy(), full[idx.numpy()])  # one rounding: exact
+
+
+def test_index_dtypes_and_threads_do_not_change_results():
+    w = torch.randn(500, 48, generator=torch.Generator().manual_seed(3))
+    fused = _prepack(w, 8)
+    idx, off = _bags_case(4, 500, 20000, 301)
+    base = _rowwise(8)(fused, idx, off)
+    assert torch.equal(_rowwise(8)(fused, idx.int(), off.int()), base)
+    assert torch.equal(_rowwise(8)(fused, idx.int(), off), base)
+    threads = torch.get_num_threads()
+    try:
+        for t in (1, 2, 3):
+            torch.set_num_threads(t)
+            assert torch.equal(_rowwise(8)(fused, idx, off), base), f"{t} threads"
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_max_with_nan_and_inf_rows_bit_identical():
+    # the max rule (keep the running value only where it is > the row's: NaN rows replace it, a
+    # later row replaces a NaN) is the same on every path, bit for bit
+    w = torch.randn(6, 40, generator=torch.Generator().manual_seed(9))
+    fused = _prepack(w, 8)
+    fused[1, 40:44] = torch.tensor([float("nan")]).view(torch.uint8)  # row 1: scale NaN
+    fused[2, 44:48] = torch.tensor([float("inf")]).view(torch.uint8)  # row 2: bias +inf
+    fused[3, 44:48] = torch.tensor([float("-inf")]).view(torch.uint8)  # row 3: bias -inf
+    idx = torch.tensor([1, 0, 1, 0, 2, 0, 3, 3, 0, 1])
+    off = torch.tensor([0, 1, 2, 4, 6, 8])
+    for mode in (0, 1, 2):
+        results = _on_every_path(lambda: _rowwise(8)(fused, idx, off, False, mode))
+        _same_bits(results, f"mode {mode} with NaN / inf rows")
+    out = results[0][1]
+    assert out[0].isnan().all() and out[1].isfinite().all()
+    assert torch.equal(out[2], out[1])  # NaN, then row 0: row 0
+    assert (out[3] == float("inf")).all() and (out[4] == float("-inf")).all()
+    assert out[5].isnan().all()  # row 0, then NaN: NaN

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "kernels/dispatch.h"
 #include "kernels/embedding_kernel.h"
@@ -43,6 +44,14 @@ struct Bags {
   std::vector<int64_t> out_sizes;
 };
 
+// [min, max] of a non-empty int64 tensor (one vectorised pass; at::aminmax costs several times more
+// than the bag kernel's per-row work at recommendation sizes).
+std::pair<int64_t, int64_t> index_range(const at::Tensor& t) {
+  int64_t lo = 0, hi = 0;
+  QPLUGIN_ISA_CALL(index_range, t.const_data_ptr<int64_t>(), t.numel(), &lo, &hi);
+  return {lo, hi};
+}
+
 // Maps indices to rows (pruned weights: through compressed_indices_mapping) and checks their range.
 at::Tensor rows_of(const char* op, const at::Tensor& indices, int64_t rows, bool pruned_weights,
                    const c10::optional<at::Tensor>& mapping) {
@@ -55,24 +64,21 @@ at::Tensor rows_of(const char* op, const at::Tensor& indices, int64_t rows, bool
                       map.sizes());
     const int64_t m = map.numel();
     if (idx.numel() > 0) {
-      const auto [lo, hi] = at::aminmax(idx);
-      TORCH_CHECK_INDEX(lo.item<int64_t>() >= 0 && hi.item<int64_t>() < m, "qplugin::", op,
-                        ": indices should be in [0, ", m, ") (compressed_indices_mapping's size), got values in [",
-                        lo.item<int64_t>(), ", ", hi.item<int64_t>(), "]");
+      const auto [lo, hi] = index_range(idx);
+      TORCH_CHECK_INDEX(lo >= 0 && hi < m, "qplugin::", op, ": indices should be in [0, ", m,
+                        ") (compressed_indices_mapping's size), got values in [", lo, ", ", hi, "]");
     }
     if (m > 0) {
-      const auto [lo, hi] = at::aminmax(map);
-      TORCH_CHECK_INDEX(lo.item<int64_t>() >= -1 && hi.item<int64_t>() < rows, "qplugin::", op,
-                        ": compressed_indices_mapping should hold rows in [-1, ", rows, "), got values in [",
-                        lo.item<int64_t>(), ", ", hi.item<int64_t>(), "]");
+      const auto [lo, hi] = index_range(map);
+      TORCH_CHECK_INDEX(lo >= -1 && hi < rows, "qplugin::", op, ": compressed_indices_mapping should hold rows in [-1, ",
+                        rows, "), got values in [", lo, ", ", hi, "]");
     }
     return idx.numel() > 0 ? map.index_select(0, idx) : idx;
   }
   if (idx.numel() > 0) {
-    const auto [lo, hi] = at::aminmax(idx);
-    TORCH_CHECK_INDEX(lo.item<int64_t>() >= 0 && hi.item<int64_t>() < rows, "qplugin::", op,
-                      ": indices should be in [0, ", rows, ") (num_embeddings), got values in [", lo.item<int64_t>(),
-                      ", ", hi.item<int64_t>(), "]");
+    const auto [lo, hi] = index_range(idx);
+    TORCH_CHECK_INDEX(lo >= 0 && hi < rows, "qplugin::", op, ": indices should be in [0, ", rows,
+                      ") (num_embeddings), got values in [", lo, ", ", hi, "]");
   }
   return idx;
 }

@@ -1,5 +1,7 @@
 // Embedding-bag kernel; see embedding_kernel.h for the contract. Compiled once per ISA. The
-// scalar loops are the reference and the tails of the vector loops.
+// scalar build's loops (row by row through memory) are the reference; the SIMD builds keep a
+// bag's output in registers across its rows (bag_block) and do the same operations per element
+// in the same order.
 #include "kernels/embedding_kernel.h"
 
 #include <algorithm>
@@ -12,6 +14,8 @@
 namespace qplugin {
 namespace kernels {
 namespace QPLUGIN_ISA_NS {
+
+#if !QPLUGIN_SIMD
 namespace {
 
 inline void row_qparams(const EmbRows& w, int64_t r, float* scale, float* bias) {
@@ -32,186 +36,463 @@ inline void row_qparams(const EmbRows& w, int64_t r, float* scale, float* bias) 
 inline const uint8_t* row_codes(const EmbRows& w, int64_t r, uint8_t* buf) {
   const uint8_t* p = w.data + r * w.row_bytes;
   if (w.bits == 8) return p;
-  const int64_t nb = (w.D + 1) / 2;
-  int64_t j = 0;
-#if QPLUGIN_SIMD
-  const __m128i mask = _mm_set1_epi8(0x0F);
-  for (; j + 16 <= nb; j += 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + j));
-    const __m128i lo = _mm_and_si128(v, mask), hi = _mm_and_si128(_mm_srli_epi16(v, 4), mask);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(buf + 2 * j), _mm_unpacklo_epi8(lo, hi));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(buf + 2 * j + 16), _mm_unpackhi_epi8(lo, hi));
-  }
-#endif
-  for (; j < nb; ++j) {
-    buf[2 * j] = p[j] & 0x0F;
-    buf[2 * j + 1] = p[j] >> 4;
-  }
+  for (int64_t j = 0; j < w.D; ++j) buf[j] = (p[j / 2] >> ((j & 1) * 4)) & 0x0F;
   return buf;
 }
 
 // o[j] = fma(s, q[j], o[j] + b)
 inline void sum_row(float* o, const uint8_t* q, int64_t D, float s, float b) {
-  int64_t j = 0;
-#if QPLUGIN_SIMD
-  using namespace simd;
-  const VF sv = set1_f(s), bv = set1_f(b);
-  for (; j + kLanes <= D; j += kLanes) {
-    storeu_f(o + j, fmadd_f(sv, to_f(load_u8(q + j)), add_f(loadu_f(o + j), bv)));
-  }
-#endif
-  for (; j < D; ++j) o[j] = std::fma(s, static_cast<float>(q[j]), o[j] + b);
+  for (int64_t j = 0; j < D; ++j) o[j] = std::fma(s, static_cast<float>(q[j]), o[j] + b);
 }
 
-// o[j] = fma(s, q[j], b) (first row of a max bag), or max(o[j], that) as max_f does.
+// o[j] = fma(s, q[j], b) (first row of a max bag), or the larger of o[j] and that (o[j] when
+// o[j] > v, else v: x86 MAXPS's rule, NaN included).
 inline void max_row(float* o, const uint8_t* q, int64_t D, float s, float b, bool first) {
-  int64_t j = 0;
-#if QPLUGIN_SIMD
-  using namespace simd;
-  const VF sv = set1_f(s), bv = set1_f(b);
-  for (; j + kLanes <= D; j += kLanes) {
-    const VF v = fmadd_f(sv, to_f(load_u8(q + j)), bv);
-    storeu_f(o + j, first ? v : max_f(loadu_f(o + j), v));
-  }
-#endif
-  for (; j < D; ++j) {
+  for (int64_t j = 0; j < D; ++j) {
     const float v = std::fma(s, static_cast<float>(q[j]), b);
     o[j] = first ? v : (o[j] > v ? o[j] : v);
   }
 }
 
 inline void scale_row(float* o, int64_t D, float m) {
-  int64_t j = 0;
-#if QPLUGIN_SIMD
-  using namespace simd;
-  const VF mv = set1_f(m);
-  for (; j + kLanes <= D; j += kLanes) storeu_f(o + j, mul_f(loadu_f(o + j), mv));
-#endif
-  for (; j < D; ++j) o[j] *= m;
+  for (int64_t j = 0; j < D; ++j) o[j] *= m;
 }
 
 } // namespace
+#endif
 
+#if QPLUGIN_SIMD
 namespace {
 
-#if QPLUGIN_SIMD
-constexpr int64_t kBlk = 4 * simd::kLanes;  // output columns a block keeps in registers
-constexpr int64_t kPrefetch = 8;            // rows ahead that the first block prefetches
+using namespace simd;
 
-// The kBlk codes of row r from column j0 (a multiple of kBlk): the row itself (8-bit) or its
-// nibbles expanded into buf.
-inline const uint8_t* block_codes(const EmbRows& w, int64_t r, int64_t j0, uint8_t* buf) {
-  const uint8_t* p = w.data + r * w.row_bytes;
-  if (w.bits == 8) return p + j0;
-  const __m128i mask = _mm_set1_epi8(0x0F);
-  for (int64_t k = 0; k < kBlk / 32; ++k) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + j0 / 2 + 16 * k));
-    const __m128i lo = _mm_and_si128(v, mask), hi = _mm_and_si128(_mm_srli_epi16(v, 4), mask);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(buf + 32 * k), _mm_unpacklo_epi8(lo, hi));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(buf + 32 * k + 16), _mm_unpackhi_epi8(lo, hi));
+constexpr int kMaxNV = 8;          // full vectors a block keeps in registers (64 / 128 floats)
+constexpr int64_t kPrefetch = 16;  // indices ahead whose rows are prefetched (fbgemm's distance)
+constexpr int64_t kMaxAhead = 64;  // the farthest ahead two_bags prefetches  // indices ahead whose rows the first block prefetches
+
+// A row's scale and bias at p (fp16 through F16C: exact, as half_to_float).
+template <bool Half>
+inline void qparams_at(const uint8_t* p, float* scale, float* bias) {
+  if (Half) {
+    int32_t sb;
+    std::memcpy(&sb, p, 4);
+    const __m128 f = _mm_cvtph_ps(_mm_cvtsi32_si128(sb));
+    *scale = _mm_cvtss_f32(f);
+    *bias = _mm_cvtss_f32(_mm_movehdup_ps(f));
+  } else {
+    std::memcpy(scale, p, 4);
+    std::memcpy(bias, p + 4, 4);
   }
-  return buf;
 }
 
-// Columns [0, D - D % kBlk) of bag [s0, s1) with the block's accumulators in registers; the
-// per-element operations are sum_row's / max_row's / scale_row's, in the same order.
-inline void bag_blocks(const EmbRows& w, const int64_t* idx, int64_t s0, int64_t s1, const float* psw, int mode,
-                       float* o) {
-  using namespace simd;
-  alignas(64) uint8_t buf[kBlk];
-  const int64_t count = s1 - s0;
-  for (int64_t j0 = 0; j0 + kBlk <= w.D; j0 += kBlk) {
-    VF a0 = set1_f(0.0f), a1 = a0, a2 = a0, a3 = a0;
-    bool first = true;
-    for (int64_t i = s0; i < s1; ++i) {
-      const int64_t r = idx[i];
-      if (j0 == 0 && i + kPrefetch < s1 && idx[i + kPrefetch] >= 0) {
-        // rows of big tables come from memory: fetch a later row's lines while this one runs
-        const char* pf = reinterpret_cast<const char*>(w.data + idx[i + kPrefetch] * w.row_bytes);
-        for (int64_t l = 0; l < w.row_bytes; l += 64) _mm_prefetch(pf + l, _MM_HINT_T0);
-        _mm_prefetch(reinterpret_cast<const char*>(w.qp + idx[i + kPrefetch] * w.qp_stride), _MM_HINT_T0);
-      }
-      if (r < 0) continue;
-      float s, b;
-      row_qparams(w, r, &s, &b);
-      const uint8_t* q = block_codes(w, r, j0, buf);
-      if (mode == 2) {
-        const VF sv = set1_f(s), bv = set1_f(b);
-        const VF v0 = fmadd_f(sv, to_f(load_u8(q)), bv), v1 = fmadd_f(sv, to_f(load_u8(q + kLanes)), bv);
-        const VF v2 = fmadd_f(sv, to_f(load_u8(q + 2 * kLanes)), bv), v3 = fmadd_f(sv, to_f(load_u8(q + 3 * kLanes)), bv);
-        a0 = first ? v0 : max_f(a0, v0);
-        a1 = first ? v1 : max_f(a1, v1);
-        a2 = first ? v2 : max_f(a2, v2);
-        a3 = first ? v3 : max_f(a3, v3);
-        first = false;
-        continue;
-      }
-      if (psw != nullptr) {
-        b = b * psw[i];
-        s = s * psw[i];
-      }
-      const VF sv = set1_f(s), bv = set1_f(b);
-      a0 = fmadd_f(sv, to_f(load_u8(q)), add_f(a0, bv));
-      a1 = fmadd_f(sv, to_f(load_u8(q + kLanes)), add_f(a1, bv));
-      a2 = fmadd_f(sv, to_f(load_u8(q + 2 * kLanes)), add_f(a2, bv));
-      a3 = fmadd_f(sv, to_f(load_u8(q + 3 * kLanes)), add_f(a3, bv));
-    }
-    if (mode == 1 && count > 0) {
-      const VF m = set1_f(1.0f / static_cast<float>(count));
-      a0 = mul_f(a0, m);
-      a1 = mul_f(a1, m);
-      a2 = mul_f(a2, m);
-      a3 = mul_f(a3, m);
-    }
-    // (an empty max bag keeps the zeros it started with)
-    storeu_f(o + j0, a0);
-    storeu_f(o + j0 + kLanes, a1);
-    storeu_f(o + j0 + 2 * kLanes, a2);
-    storeu_f(o + j0 + 3 * kLanes, a3);
-  }
+// 4-bit bytes -> their nibbles, one a byte, in element order (low nibble first): the first
+// 2 * (bytes in v) of the result's bytes.
+inline __m128i nibbles_lo(__m128i v) {
+  const __m128i m = _mm_set1_epi8(0x0F);
+  return _mm_unpacklo_epi8(_mm_and_si128(v, m), _mm_and_si128(_mm_srli_epi16(v, 4), m));
+}
+[[maybe_unused]] inline __m128i nibbles_hi(__m128i v) {
+  const __m128i m = _mm_set1_epi8(0x0F);
+  return _mm_unpackhi_epi8(_mm_and_si128(v, m), _mm_and_si128(_mm_srli_epi16(v, 4), m));
+}
+
+#if !defined(QPLUGIN_ISA_AVX512)
+// AVX2: 8 nibbles (4 bytes) in element order, one a lane: the 4 bytes in every lane, lane k shifted
+// right by 4k and masked (element 2j is byte j's low nibble, so lane k takes bits 4k..4k+3).
+inline VI nibbles8(const uint8_t* p) {
+  int32_t b4;
+  std::memcpy(&b4, p, 4);
+  const __m256i shifts = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+  return _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(b4), shifts), _mm256_set1_epi32(0x0F));
 }
 #endif
 
+// The kLanes codes of a row from element j (j even at 4 bits); reads exactly the bytes holding them.
+template <int Bits>
+inline VI codes1(const uint8_t* p, int64_t j) {
+  if (Bits == 8) return load_u8(p + j);
+#if defined(QPLUGIN_ISA_AVX512)
+  return _mm512_cvtepu8_epi32(nibbles_lo(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + j / 2))));
+#else
+  return nibbles8(p + j / 2);
+#endif
+}
+
+// 2 * kLanes codes from element j: the same, two vectors (AVX-512: from one load).
+template <int Bits>
+inline void codes2(const uint8_t* p, int64_t j, VI* c0, VI* c1) {
+  if (Bits == 8) {
+    *c0 = load_u8(p + j);
+    *c1 = load_u8(p + j + kLanes);
+    return;
+  }
+#if defined(QPLUGIN_ISA_AVX512)
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + j / 2));
+  *c0 = _mm512_cvtepu8_epi32(nibbles_lo(v));
+  *c1 = _mm512_cvtepu8_epi32(nibbles_hi(v));
+#else
+  *c0 = nibbles8(p + j / 2);
+  *c1 = nibbles8(p + j / 2 + 4);
+#endif
+}
+
+#if defined(QPLUGIN_ISA_AVX512)
+// The first n (< kLanes) codes from element j (j even at 4 bits) in the low lanes, through a
+// masked load (no byte past them is read); the other lanes hold 0 or a stray nibble, never stored.
+template <int Bits>
+inline VI codes_n(const uint8_t* p, int64_t j, int n) {
+  if (Bits == 8) return _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n)), p + j));
+  const __m128i v = _mm_maskz_loadu_epi8(static_cast<__mmask16>(_bzhi_u32(0xFFFFu, (n + 1) / 2)), p + j / 2);
+  return _mm512_cvtepu8_epi32(nibbles_lo(v));
+}
+#endif
+
+// Code j of a row (the scalar tail).
+template <int Bits>
+inline float code_at(const uint8_t* p, int64_t j) {
+  if (Bits == 8) return static_cast<float>(p[j]);
+  return static_cast<float>((p[j / 2] >> ((j & 1) * 4)) & 0x0F);
+}
+
+// One row into one accumulator: sum_row's / max_row's operation (max: acc starts at -inf, where
+// max_f(-inf, v) = v for every v, NaN included, as the first row's copy).
+template <bool Max>
+inline VF step(VF acc, VI code, VF sv, VF bv) {
+  if (Max) return max_f(acc, fmadd_f(sv, to_f(code), bv));
+  return fmadd_f(sv, to_f(code), add_f(acc, bv));
+}
+template <bool Max>
+inline float step1(float acc, float code, float s, float b) {
+  if (Max) {
+    const float v = std::fma(s, code, b);
+    return acc > v ? acc : v;
+  }
+  return std::fma(s, code, acc + b);
+}
+
+// Where a row's scale and bias are (template argument QP): kQpHalf: fp16 (else float32); kQpInRow:
+// at qp_off bytes into the row's own bytes (torch's fused rows: one multiply a row finds both),
+// else at qp + r * qp_stride.
+constexpr int kQpHalf = 1, kQpInRow = 2;
+
+// The loop-invariant part of a call: where rows and qparams are, and what to prefetch.
+struct Src {
+  const uint8_t* data;
+  const uint8_t* qp;
+  int64_t row_bytes, qp_stride, qp_off;
+  int64_t pf_bytes;  // bytes from a row's start whose cache lines a prefetch touches
+  const int64_t* idx;
+  const float* psw;
+  int64_t pf_end;  // indices at or past this are not prefetched (the end of this task's bags)
+};
+
+inline bool qp_in_row(const EmbRows& w) {
+  return w.qp >= w.data && w.qp + (w.half ? 4 : 8) <= w.data + w.row_bytes && w.qp_stride == w.row_bytes;
+}
+
+template <int QP>
+inline Src make_src(const EmbRows& w, const int64_t* idx, const float* psw, int64_t pf_end) {
+  const int64_t code_bytes = w.bits == 8 ? w.D : (w.D + 1) / 2;
+  return Src{w.data, w.qp, w.row_bytes, w.qp_stride, (QP & kQpInRow) ? w.qp - w.data : 0,
+             std::max<int64_t>((QP & kQpInRow) ? w.row_bytes : code_bytes, 1), idx, psw, pf_end};
+}
+
+// Prefetch the row of index i (the lines of its first and last bytes and every 64 bytes between:
+// a trip count that does not depend on the row's alignment, so no branch mispredicts; and its
+// qparams' line when they are elsewhere), if i is in range. (A pruned row's -1 gives an address
+// before the table: prefetches never fault.)
+template <int QP>
+__attribute__((always_inline)) inline void prefetch_row(const Src& src, int64_t i) {
+  if (i >= src.pf_end) return;
+  const int64_t r = src.idx[i];
+  const char* first = reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(src.data) + r * src.row_bytes);
+  _mm_prefetch(first, _MM_HINT_T0);
+  for (int64_t l = 64; l < src.pf_bytes - 1; l += 64) _mm_prefetch(first + l, _MM_HINT_T0);
+  _mm_prefetch(first + src.pf_bytes - 1, _MM_HINT_T0);
+  if (!(QP & kQpInRow))
+    _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(src.qp) + r * src.qp_stride), _MM_HINT_T0);
+}
+
+// One bag's columns [j0, j0 + NV * kLanes + tail) in registers across its rows: NV full vectors
+// and, with Tail, tail (< kLanes) more columns (AVX-512: one masked vector; AVX2: scalar).
+template <int NV, bool Tail, int Bits, int QP, bool Max, bool Psw>
+struct BagAcc {
+  static constexpr int kAcc = NV + (Tail ? 1 : 0);
+  VF a[kAcc > 0 ? kAcc : 1];
+#if !defined(QPLUGIN_ISA_AVX512)
+  float ta[kLanes];
+#endif
+  bool any = false;  // (max) a row was taken
+
+  __attribute__((always_inline)) inline void init() {
+    const VF v = set1_f(Max ? -INFINITY : 0.0f);
+#pragma GCC unroll 16
+    for (int k = 0; k < kAcc; ++k) a[k] = v;
+#if !defined(QPLUGIN_ISA_AVX512)
+    if (Tail) std::fill(ta, ta + kLanes, Max ? -INFINITY : 0.0f);
+#endif
+  }
+
+  // Row idx[i] (skipped when negative: pruned) into the accumulators: sum_row's / max_row's operation.
+  __attribute__((always_inline)) inline void row(const Src& src, int64_t i, int64_t j0, int tail) {
+    const int64_t r = src.idx[i];
+    if (r < 0) return;
+    if (Max) any = true;
+    const uint8_t* row = src.data + r * src.row_bytes;
+    float s, b;
+    qparams_at<(QP & kQpHalf) != 0>((QP & kQpInRow) ? row + src.qp_off : src.qp + r * src.qp_stride, &s, &b);
+    const uint8_t* p = row + (Bits == 8 ? j0 : j0 / 2);  // the block's codes: offsets below are constants
+    if (Psw) {
+      b = b * src.psw[i];
+      s = s * src.psw[i];
+    }
+    const VF sv = set1_f(s), bv = set1_f(b);
+#pragma GCC unroll 8
+    for (int k = 0; k + 1 < NV; k += 2) {
+      VI c0, c1;
+      codes2<Bits>(p, k * kLanes, &c0, &c1);
+      a[k] = step<Max>(a[k], c0, sv, bv);
+      a[k + 1] = step<Max>(a[k + 1], c1, sv, bv);
+    }
+    if (NV % 2 == 1) a[NV - 1] = step<Max>(a[NV - 1], codes1<Bits>(p, (NV - 1) * kLanes), sv, bv);
+    if (Tail) {
+#if defined(QPLUGIN_ISA_AVX512)
+      a[kAcc - 1] = step<Max>(a[kAcc - 1], codes_n<Bits>(p, NV * kLanes, tail), sv, bv);
+#else
+      for (int t = 0; t < tail; ++t) ta[t] = step1<Max>(ta[t], code_at<Bits>(p, NV * kLanes + t), s, b);
+#endif
+    }
+  }
+
+  // The bag's result (count: its number of indices) into o's columns [j0, ...).
+  __attribute__((always_inline)) inline void store(int64_t count, bool mean, float* o, int64_t j0, int tail) {
+    if (Max && !any) init_zero();  // an empty max bag (or all its rows pruned) gives 0
+    if (!Max && mean && count > 0) {
+      const float m = 1.0f / static_cast<float>(count);
+      const VF mv = set1_f(m);
+#pragma GCC unroll 16
+      for (int k = 0; k < kAcc; ++k) a[k] = mul_f(a[k], mv);
+#if !defined(QPLUGIN_ISA_AVX512)
+      if (Tail)
+        for (int t = 0; t < tail; ++t) ta[t] *= m;
+#endif
+    }
+    o += j0;
+#pragma GCC unroll 16
+    for (int k = 0; k < NV; ++k) storeu_f(o + k * kLanes, a[k]);
+    if (Tail) {
+#if defined(QPLUGIN_ISA_AVX512)
+      _mm512_mask_storeu_ps(o + NV * kLanes, static_cast<__mmask16>(_bzhi_u32(0xFFFFu, tail)), a[kAcc - 1]);
+#else
+      std::copy(ta, ta + tail, o + NV * kLanes);
+#endif
+    }
+  }
+
+  __attribute__((always_inline)) inline void init_zero() {
+#pragma GCC unroll 16
+    for (int k = 0; k < kAcc; ++k) a[k] = set1_f(0.0f);
+#if !defined(QPLUGIN_ISA_AVX512)
+    if (Tail) std::fill(ta, ta + kLanes, 0.0f);
+#endif
+  }
+};
+
+// Bag [s0, s1)'s columns [j0, ...) (prefetching kPrefetch indices ahead when prefetch is set: the
+// bag's first block).
+template <int NV, bool Tail, int Bits, int QP, bool Max, bool Psw>
+__attribute__((always_inline)) inline void one_bag(const Src& src, int64_t s0, int64_t s1, bool mean, int64_t j0,
+                                                   int tail, bool prefetch, float* o) {
+  BagAcc<NV, Tail, Bits, QP, Max, Psw> acc;
+  acc.init();
+  for (int64_t i = s0; i < s1; ++i) {
+    if (prefetch) prefetch_row<QP>(src, i + kPrefetch);
+    acc.row(src, i, j0, tail);
+  }
+  acc.store(s1 - s0, mean, o, j0, tail);
+}
+
+// Two bags, [s0, s1) and [s1, s2), whole rows (j0 = 0) at once, their rows interleaved: each bag's
+// accumulators form one dependency chain (add, then FMA, per row), so a narrow bag alone waits on
+// latency; two in flight fill the pipes. Each bag's own operations and their order are one_bag's.
+// Prefetch walks the indices in order, one row per row taken, `ahead` (the pair's size, within
+// [kPrefetch, kMaxAhead]) in front, so the next pair's rows are in flight before it starts.
+template <int NV, bool Tail, int Bits, int QP, bool Max, bool Psw>
+__attribute__((always_inline)) inline void two_bags(const Src& src, int64_t s0, int64_t s1, int64_t s2, bool mean,
+                                                    int tail, float* o0, float* o1) {
+  BagAcc<NV, Tail, Bits, QP, Max, Psw> x, y;
+  x.init();
+  y.init();
+  int64_t pf = s0 + std::min<int64_t>(std::max<int64_t>(s2 - s0, kPrefetch), kMaxAhead);
+  const int64_t n = std::min(s1 - s0, s2 - s1);
+  for (int64_t k = 0; k < n; ++k) {
+    prefetch_row<QP>(src, pf++);
+    prefetch_row<QP>(src, pf++);
+    x.row(src, s0 + k, 0, tail);
+    y.row(src, s1 + k, 0, tail);
+  }
+  for (int64_t i = s0 + n; i < s1; ++i) {
+    prefetch_row<QP>(src, pf++);
+    x.row(src, i, 0, tail);
+  }
+  for (int64_t i = s1 + n; i < s2; ++i) {
+    prefetch_row<QP>(src, pf++);
+    y.row(src, i, 0, tail);
+  }
+  x.store(s1 - s0, mean, o0, 0, tail);
+  y.store(s2 - s1, mean, o1, 0, tail);
+}
+
+// Bags [b0, b1): each bag's columns in `full` blocks of kMaxNV vectors, then a last block of
+// LastNV vectors and the tail. Rows narrow enough to keep two bags in registers (at most 4
+// accumulators a bag) go two bags at a time.
+template <int LastNV, bool Tail, int Bits, int QP, bool Max, bool Psw>
+void bags_range(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw, bool mean,
+                int64_t b0, int64_t b1, int64_t full, int tail, float* out) {
+  const Src src = make_src<QP>(w, idx, psw, starts[b1]);
+  const int64_t D = w.D;
+  int64_t b = b0;
+  static const int kPairMax = getenv("EMB_PAIR") ? atoi(getenv("EMB_PAIR")) : 4;
+  if (LastNV + (Tail ? 1 : 0) <= kPairMax && full == 0) {
+    for (; b + 1 < b1; b += 2)
+      two_bags<LastNV, Tail, Bits, QP, Max, Psw>(src, starts[b], starts[b + 1], starts[b + 2], mean, tail,
+                                                   out + b * D, out + (b + 1) * D);
+  }
+  for (; b < b1; ++b) {
+    float* o = out + b * D;
+    int64_t j0 = 0;
+    for (int64_t k = 0; k < full; ++k, j0 += kMaxNV * kLanes)
+      one_bag<kMaxNV, false, Bits, QP, Max, Psw>(src, starts[b], starts[b + 1], mean, j0, 0, k == 0, o);
+    one_bag<LastNV, Tail, Bits, QP, Max, Psw>(src, starts[b], starts[b + 1], mean, j0, tail, full == 0, o);
+  }
+}
+
+using RangeFn = void (*)(const EmbRows&, const int64_t*, const int64_t*, const float*, bool, int64_t, int64_t,
+                         int64_t, int, float*);
+
+// D = (full * kMaxNV + last_nv) * kLanes + tail, last_nv in 1..kMaxNV (or 0 with a tail).
+template <int Bits, int QP, bool Max, bool Psw>
+void bags_simd(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw, bool mean, int64_t b0,
+               int64_t b1, float* out) {
+  const int64_t nvec = w.D / kLanes;
+  const int tail = static_cast<int>(w.D % kLanes);
+  int64_t full = nvec / kMaxNV;
+  int last_nv = static_cast<int>(nvec % kMaxNV);
+  if (last_nv == 0 && tail == 0) {
+    --full;
+    last_nv = kMaxNV;
+  }
+  RangeFn fn = nullptr;
+#define QPLUGIN_EMB_NV_(n)                                                                                     \
+  case n:                                                                                                      \
+    fn = tail > 0 ? &bags_range<n, true, Bits, QP, Max, Psw> : &bags_range<n, false, Bits, QP, Max, Psw>; \
+    break;
+  switch (last_nv) {
+    QPLUGIN_EMB_NV_(0) QPLUGIN_EMB_NV_(1) QPLUGIN_EMB_NV_(2) QPLUGIN_EMB_NV_(3)
+    QPLUGIN_EMB_NV_(4) QPLUGIN_EMB_NV_(5) QPLUGIN_EMB_NV_(6) QPLUGIN_EMB_NV_(7)
+    default: fn = &bags_range<kMaxNV, false, Bits, QP, Max, Psw>;
+  }
+#undef QPLUGIN_EMB_NV_
+  fn(w, idx, starts, psw, mean, b0, b1, full, tail, out);
+}
+
+template <int Bits, int QP>
+void bags_for(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw, int mode, bool mean,
+              int64_t b0, int64_t b1, float* out) {
+  if (mode == 2) return bags_simd<Bits, QP, true, false>(w, idx, starts, nullptr, false, b0, b1, out);
+  if (psw != nullptr) return bags_simd<Bits, QP, false, true>(w, idx, starts, psw, mean, b0, b1, out);
+  return bags_simd<Bits, QP, false, false>(w, idx, starts, nullptr, mean, b0, b1, out);
+}
+
 } // namespace
+#endif
 
 void embedding_bag_rows(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw,
                         int mode, int64_t b0, int64_t b1, float* out) {
-  const int64_t D = w.D;
-  int64_t j0 = 0;  // columns before j0 are done in register blocks
 #if QPLUGIN_SIMD
-  j0 = D - D % kBlk;
-#endif
-  std::vector<uint8_t> buf(w.bits == 8 || j0 == D ? 0 : static_cast<size_t>(D + 1));
+  const bool mean = mode == 1;
+  if (qp_in_row(w) && w.bits == 8 && !w.half) return bags_for<8, kQpInRow>(w, idx, starts, psw, mode, mean, b0, b1, out);
+  if (qp_in_row(w) && w.bits == 4 && w.half)
+    return bags_for<4, kQpInRow | kQpHalf>(w, idx, starts, psw, mode, mean, b0, b1, out);
+  if (w.bits == 8) {
+    if (w.half) return bags_for<8, kQpHalf>(w, idx, starts, psw, mode, mean, b0, b1, out);
+    return bags_for<8, 0>(w, idx, starts, psw, mode, mean, b0, b1, out);
+  }
+  if (w.half) return bags_for<4, kQpHalf>(w, idx, starts, psw, mode, mean, b0, b1, out);
+  return bags_for<4, 0>(w, idx, starts, psw, mode, mean, b0, b1, out);
+#else
+  // the scalar reference: every bag row by row through memory
+  const int64_t D = w.D;
+  std::vector<uint8_t> buf(w.bits == 8 ? 0 : static_cast<size_t>(D + 1));
   for (int64_t b = b0; b < b1; ++b) {
     float* o = out + b * D;
-#if QPLUGIN_SIMD
-    if (j0 > 0) bag_blocks(w, idx, starts[b], starts[b + 1], psw, mode, o);
-#endif
-    if (j0 == D) continue;
-    // the remaining columns [j0, D) (all of them on the scalar path), row by row through memory
-    float* oc = o + j0;
-    const int64_t n = D - j0;
     bool first = true;
-    if (mode != 2) std::fill(oc, oc + n, 0.0f);
+    if (mode != 2) std::fill(o, o + D, 0.0f);
     for (int64_t i = starts[b]; i < starts[b + 1]; ++i) {
       const int64_t r = idx[i];
       if (r < 0) continue;
       float s, bias;
       row_qparams(w, r, &s, &bias);
-      const uint8_t* q = row_codes(w, r, buf.data()) + j0;
+      const uint8_t* q = row_codes(w, r, buf.data());
       if (mode == 2) {
-        max_row(oc, q, n, s, bias, first);
+        max_row(o, q, D, s, bias, first);
         first = false;
       } else if (psw != nullptr) {
-        sum_row(oc, q, n, s * psw[i], bias * psw[i]);
+        sum_row(o, q, D, s * psw[i], bias * psw[i]);
       } else {
-        sum_row(oc, q, n, s, bias);
+        sum_row(o, q, D, s, bias);
       }
     }
-    if (mode == 2 && first) std::fill(oc, oc + n, 0.0f);
+    if (mode == 2 && first) std::fill(o, o + D, 0.0f);
     const int64_t count = starts[b + 1] - starts[b];
-    if (mode == 1 && count > 0) scale_row(oc, n, 1.0f / static_cast<float>(count));
+    if (mode == 1 && count > 0) scale_row(o, D, 1.0f / static_cast<float>(count));
   }
+#endif
+}
+
+void index_range(const int64_t* x, int64_t n, int64_t* lo, int64_t* hi) {
+  int64_t mn = x[0], mx = x[0], i = 0;
+#if QPLUGIN_SIMD
+  constexpr int kQ = simd::kLanes / 2;  // int64 lanes
+  alignas(64) int64_t a[kQ], b[kQ];
+#if defined(QPLUGIN_ISA_AVX512)
+  __m512i vmn = _mm512_set1_epi64(mn), vmx = vmn;
+  for (; i + kQ <= n; i += kQ) {
+    const __m512i v = _mm512_loadu_si512(x + i);
+    vmn = _mm512_min_epi64(vmn, v);
+    vmx = _mm512_max_epi64(vmx, v);
+  }
+  _mm512_store_si512(a, vmn);
+  _mm512_store_si512(b, vmx);
+#else
+  // (no 64-bit min / max in AVX2: compare and blend, four independent chains)
+  __m256i vmn[4], vmx[4];
+  for (int k = 0; k < 4; ++k) vmn[k] = vmx[k] = _mm256_set1_epi64x(mn);
+  for (; i + 4 * kQ <= n; i += 4 * kQ) {
+    for (int k = 0; k < 4; ++k) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i + k * kQ));
+      vmn[k] = _mm256_blendv_epi8(vmn[k], v, _mm256_cmpgt_epi64(vmn[k], v));
+      vmx[k] = _mm256_blendv_epi8(vmx[k], v, _mm256_cmpgt_epi64(v, vmx[k]));
+    }
+  }
+  for (int k = 1; k < 4; ++k) {
+    vmn[0] = _mm256_blendv_epi8(vmn[0], vmn[k], _mm256_cmpgt_epi64(vmn[0], vmn[k]));
+    vmx[0] = _mm256_blendv_epi8(vmx[0], vmx[k], _mm256_cmpgt_epi64(vmx[k], vmx[0]));
+  }
+  _mm256_store_si256(reinterpret_cast<__m256i*>(a), vmn[0]);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(b), vmx[0]);
+#endif
+  for (int k = 0; k < kQ; ++k) {
+    mn = std::min(mn, a[k]);
+    mx = std::max(mx, b[k]);
+  }
+#endif
+  for (; i < n; ++i) {
+    mn = std::min(mn, x[i]);
+    mx = std::max(mx, x[i]);
+  }
+  *lo = mn;
+  *hi = mx;
 }
 
 } // namespace QPLUGIN_ISA_NS

@@ -33,10 +33,13 @@ struct EmbRows {
   bool half;
 };
 
+// index_range: *lo = min(x[0..n)), *hi = max(x[0..n)) for n >= 1 (the callers' one pass over the
+// indices to check their range before the kernel reads rows).
 // clang-format off
 #define QPLUGIN_EMBEDDING_KERNELS(X)                                                              \
   X(void, embedding_bag_rows, (const EmbRows& w, const int64_t* idx, const int64_t* starts,       \
-                               const float* psw, int mode, int64_t b0, int64_t b1, float* out))
+                               const float* psw, int mode, int64_t b0, int64_t b1, float* out))  \
+  X(void, index_range, (const int64_t* x, int64_t n, int64_t* lo, int64_t* hi))
 // clang-format on
 
 QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_EMBEDDING_KERNELS)
