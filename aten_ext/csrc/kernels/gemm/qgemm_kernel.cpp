@@ -1487,10 +1487,14 @@ struct RowsDense {
   RowsDense at(int64_t i) const { return {a + i * lda, lda}; }
 };
 
+// Always inlined into reg_strip: as a call per tile (its arguments through the stack, p's fields
+// reloaded after every tile's byte stores) 1x1 16->96 ran at 1.17 of the c5e9cb9 build's time,
+// inlined at 1.02 (Zen 5; docs/design/gemm.md).
 template <int MR, int NV, class Rows>
-__attribute__((always_inline)) inline void tile_reg(Rows rows, const int64_t* tap_off, int64_t ntaps, int64_t seg, const int8_t* b, int64_t pstride,
-              int32_t* cbuf, bool first, bool last, const QGemmParams& p, const RegEpi<NV>& e, int64_t m, int64_t n,
-              int64_t ncols) {
+__attribute__((always_inline)) inline void tile_reg(Rows rows, const int64_t* tap_off, int64_t ntaps, int64_t seg,
+                                                    const int8_t* b, int64_t pstride, int32_t* cbuf, bool first,
+                                                    bool last, const QGemmParams& p, const RegEpi<NV>& e, int64_t m,
+                                                    int64_t n, int64_t ncols) {
   __m512i acc[MR][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
@@ -1584,8 +1588,9 @@ void reg_strip(const QGemmParams& p, Rows src, const int64_t* tap_off, int64_t n
 
 // Whether qgemm_block runs a dense block on the register tiles rather than the asm tiles: kU8 out,
 // no row-sum terms (every b_zp 0), whole quads (the tiles read A in 4-byte steps), K up to
-// kRegMaxK (beyond it the multiply-adds outweigh the epilogue's round trip and the asm tiles'
-// prefetching wins) and more than one row (one row is the asm GEMV's).
+// kRegMaxK and more than one row (one row is the asm GEMV's). kRegMaxK is a choice, not a measured
+// crossover: small K is where the memory epilogue costs as much as the multiply-adds, and linear's
+// measured rows (K >= 768) keep the asm tiles with their weight prefetching.
 constexpr int64_t kRegMaxK = 512;
 inline bool use_reg_tiles(const QGemmParams& p, int64_t K, int64_t rows) {
   return p.kind == OutKind::kU8 && p.b_zero_points_all_zero && K % 4 == 0 && K <= kRegMaxK && rows > 1;
@@ -1593,7 +1598,8 @@ inline bool use_reg_tiles(const QGemmParams& p, int64_t K, int64_t rows) {
 
 // Rows [m0, m1) x columns [n0, n1) on the register tiles: 64-column strips in 6 x 64 tiles (24
 // accumulators), then 32 in 14 x 32 (28 accumulators + 2 B vectors + 1 broadcast; conv3d 3x3x3
-// 32->32: 1.16 of torch with 8 x 32, 1.09 with 14 x 32), then 16 in 8 x 16.
+// 32->32: 1.16 of torch with 8 x 32, 1.09 with 14 x 32), then 16 in 8 x 16 (dense rows: 12 x 16,
+// one B vector per 12 multiply-adds, as the pre-engine conv tiles).
 template <class Rows>
 void reg_block(const QGemmParams& p, Rows src, const int64_t* tap_off, int64_t ntaps, int64_t seg, int64_t m0,
                int64_t m1, int64_t n0, int64_t n1) {
