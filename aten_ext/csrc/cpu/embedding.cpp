@@ -105,14 +105,17 @@ Bags bags_of(const char* op, const at::Tensor& indices, const c10::optional<at::
     TORCH_CHECK_VALUE(off.dim() == 1, "qplugin::", op, ": offsets should be 1-D, got shape ", off.sizes());
     TORCH_CHECK_VALUE(!include_last_offset || off.numel() >= 1, "qplugin::", op,
                       ": offsets should have at least 1 entry with include_last_offset=True, got 0");
-    b.nbags = include_last_offset ? off.numel() - 1 : off.numel();
-    b.starts = at::empty({b.nbags + 1}, at::kLong);
+    const int64_t nbags = include_last_offset ? off.numel() - 1 : off.numel();
+    b.nbags = nbags;
+    b.starts = at::empty({nbags + 1}, at::kLong);
     int64_t* s = b.starts.data_ptr<int64_t>();
     const int64_t* o = off.const_data_ptr<int64_t>();
-    for (int64_t i = 0; i < b.nbags; ++i) s[i] = o[i];
-    s[b.nbags] = include_last_offset ? o[b.nbags] : n;
-    TORCH_CHECK_VALUE(b.nbags == 0 || s[0] == 0, "qplugin::", op, ": offsets should start at 0, got ", s[0]);
-    for (int64_t i = 0; i < b.nbags; ++i) {
+    std::copy(o, o + nbags, s);
+    s[nbags] = include_last_offset ? o[nbags] : n;
+    TORCH_CHECK_VALUE(nbags == 0 || s[0] == 0, "qplugin::", op, ": offsets should start at 0, got ", s[0]);
+    bool ok = true;  // one branch-free pass; the first bad pair is looked for only to name it
+    for (int64_t i = 0; i < nbags; ++i) ok &= (s[i] <= s[i + 1]) & (s[i + 1] <= n);
+    for (int64_t i = 0; !ok && i < nbags; ++i) {
       TORCH_CHECK_VALUE(s[i] <= s[i + 1] && s[i + 1] <= n, "qplugin::", op,
                         ": offsets should be non-decreasing and at most the number of indices (", n,
                         "), got offsets[", i, "] = ", s[i], " then ", s[i + 1]);

@@ -454,16 +454,21 @@ void index_range(const int64_t* x, int64_t n, int64_t* lo, int64_t* hi) {
   int64_t mn = x[0], mx = x[0], i = 0;
 #if QPLUGIN_SIMD
   constexpr int kQ = simd::kLanes / 2;  // int64 lanes
-  alignas(64) int64_t a[kQ], b[kQ];
+  alignas(64) int64_t a[2 * kQ], b[2 * kQ];
 #if defined(QPLUGIN_ISA_AVX512)
-  __m512i vmn = _mm512_set1_epi64(mn), vmx = vmn;
-  for (; i + kQ <= n; i += kQ) {
-    const __m512i v = _mm512_loadu_si512(x + i);
+  __m512i vmn = _mm512_set1_epi64(mn), vmx = vmn, vmn1 = vmn, vmx1 = vmn;
+  for (; i + 2 * kQ <= n; i += 2 * kQ) {
+    const __m512i v = _mm512_loadu_si512(x + i), v1 = _mm512_loadu_si512(x + i + kQ);
     vmn = _mm512_min_epi64(vmn, v);
     vmx = _mm512_max_epi64(vmx, v);
+    vmn1 = _mm512_min_epi64(vmn1, v1);
+    vmx1 = _mm512_max_epi64(vmx1, v1);
   }
+  // (reduced through memory: GCC 12 warns falsely on min / max intrinsics outside a loop)
   _mm512_store_si512(a, vmn);
+  _mm512_store_si512(a + kQ, vmn1);
   _mm512_store_si512(b, vmx);
+  _mm512_store_si512(b + kQ, vmx1);
 #else
   // (no 64-bit min / max in AVX2: compare and blend, four independent chains)
   __m256i vmn[4], vmx[4];
@@ -475,14 +480,14 @@ void index_range(const int64_t* x, int64_t n, int64_t* lo, int64_t* hi) {
       vmx[k] = _mm256_blendv_epi8(vmx[k], v, _mm256_cmpgt_epi64(v, vmx[k]));
     }
   }
-  for (int k = 1; k < 4; ++k) {
-    vmn[0] = _mm256_blendv_epi8(vmn[0], vmn[k], _mm256_cmpgt_epi64(vmn[0], vmn[k]));
-    vmx[0] = _mm256_blendv_epi8(vmx[0], vmx[k], _mm256_cmpgt_epi64(vmx[k], vmx[0]));
+  for (int k = 0; k < 2; ++k) {
+    vmn[k] = _mm256_blendv_epi8(vmn[k], vmn[k + 2], _mm256_cmpgt_epi64(vmn[k], vmn[k + 2]));
+    vmx[k] = _mm256_blendv_epi8(vmx[k], vmx[k + 2], _mm256_cmpgt_epi64(vmx[k + 2], vmx[k]));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(a + k * kQ), vmn[k]);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(b + k * kQ), vmx[k]);
   }
-  _mm256_store_si256(reinterpret_cast<__m256i*>(a), vmn[0]);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(b), vmx[0]);
 #endif
-  for (int k = 0; k < kQ; ++k) {
+  for (int k = 0; k < 2 * kQ; ++k) {
     mn = std::min(mn, a[k]);
     mx = std::max(mx, b[k]);
   }
