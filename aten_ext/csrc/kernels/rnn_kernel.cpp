@@ -70,18 +70,6 @@ inline void gru_one(float ir, float iz, float in, float hr, float hz, float hn, 
 #if QPLUGIN_SIMD
 using namespace simd;
 
-#if defined(QPLUGIN_ISA_AVX512)
-inline VF div_f(VF a, VF b) { return _mm512_div_ps(a, b); }
-inline VF exp2_bits(VF n) {
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23));
-}
-#else
-inline VF div_f(VF a, VF b) { return _mm256_div_ps(a, b); }
-inline VF exp2_bits(VF n) {
-  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
-}
-#endif
-
 inline VF exp_v(VF x) {
   x = min_f(set1_f(kExpHi), x);  // NaN in x stays NaN (MINPS returns the second operand)
   x = max_f(set1_f(kExpLo), x);

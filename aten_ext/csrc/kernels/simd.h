@@ -72,6 +72,11 @@ inline VF set1_f(float x) { return _mm512_set1_ps(x); }
 inline VF add_f(VF a, VF b) { return _mm512_add_ps(a, b); }
 inline VF sub_f(VF a, VF b) { return _mm512_sub_ps(a, b); }
 inline VF mul_f(VF a, VF b) { return _mm512_mul_ps(a, b); }
+inline VF div_f(VF a, VF b) { return _mm512_div_ps(a, b); }
+// 2^n for integral n in [-126, 127] (the exponent field set directly).
+inline VF exp2_bits(VF n) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23));
+}
 inline VF fmadd_f(VF a, VF b, VF c) { return _mm512_fmadd_ps(a, b, c); }
 // kLanes fp16 values -> floats (F16C; exact, as half_to_float).
 inline VF load_f16(const uint16_t* p) {
@@ -177,6 +182,10 @@ inline VF set1_f(float x) { return _mm256_set1_ps(x); }
 inline VF add_f(VF a, VF b) { return _mm256_add_ps(a, b); }
 inline VF sub_f(VF a, VF b) { return _mm256_sub_ps(a, b); }
 inline VF mul_f(VF a, VF b) { return _mm256_mul_ps(a, b); }
+inline VF div_f(VF a, VF b) { return _mm256_div_ps(a, b); }
+inline VF exp2_bits(VF n) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
+}
 inline VF fmadd_f(VF a, VF b, VF c) { return _mm256_fmadd_ps(a, b, c); }
 inline VF load_f16(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 inline VF min_f(VF a, VF b) { return _mm256_min_ps(a, b); }
