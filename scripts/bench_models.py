@@ -110,8 +110,9 @@ def static_variants(name, args, calib):
 def plain_variant(tk, q, kind):
     """torch_qplugin's plain form (no quantized dtypes, issue 14) of its converted model q, eager
     and compiled (torch_qplugin.deploy.compile: torch.compile(p, fullgraph=True), batch dim
-    dynamic, issue 15; the first call, in the agreement pass, compiles; inductor's default mode:
-    a dynamic model's float layers may differ from eager by an ulp, docs/deploy.md)."""
+    dynamic, issue 15; the first call, in the agreement pass, compiles): exact (deploy's default:
+    every op eager's kernel, C++ wrapper) and fused (exact=False, inductor's default mode: a
+    dynamic model's float layers may differ from eager by an ulp, docs/deploy.md)."""
     if tk.name != "qplugin":
         return []
     label = f"{tk.label}{kind} plain"
@@ -121,11 +122,12 @@ def plain_variant(tk, q, kind):
     except Exception as e:  # noqa: BLE001 - reported in the table
         return [Variant("qplugin_plain", f"{label} eager", reason=f"to_plain failed: {short_reason(e)}")]
     out = [Variant("qplugin_plain", f"{label} eager", p, model=p)]
-    try:
-        from torch_qplugin import deploy
-        out.append(Variant("qplugin_compiled", f"{label} compiled", deploy.compile(p)))
-    except Exception as e:  # noqa: BLE001
-        out.append(Variant("qplugin_compiled", f"{label} compiled", reason=f"compile failed: {short_reason(e)}"))
+    from torch_qplugin import deploy
+    for key, what, exact in (("qplugin_compiled", "compiled", True), ("qplugin_compiled_fused", "compiled fused", False)):
+        try:
+            out.append(Variant(key, f"{label} {what}", deploy.compile(p, exact=exact)))
+        except Exception as e:  # noqa: BLE001
+            out.append(Variant(key, f"{label} {what}", reason=f"compile failed: {short_reason(e)}"))
     return out
 
 
@@ -260,8 +262,9 @@ def agreement_rows(variants, x):
             rows[v.key] = (cos, top1)
         except Exception as e:  # noqa: BLE001
             v.reason, v.fn = f"inference failed: {short_reason(e)}", None
-    if "qplugin_compiled" in outs and "qplugin_plain" in outs:
-        rows["compiled_same"] = torch.equal(outs["qplugin_compiled"], outs["qplugin_plain"])
+    for key in ("qplugin_compiled", "qplugin_compiled_fused"):
+        if key in outs and "qplugin_plain" in outs:
+            rows[f"{key}_same"] = torch.equal(outs[key], outs["qplugin_plain"])
     return rows
 
 
@@ -406,12 +409,13 @@ def main():
             sec += ["", "torch_qplugin plain form / quantized-dtype form (eager, same weights, bit-identical "
                     "outputs): " + " / ".join(f"{timing[c]['qplugin_plain'] / timing[c]['qplugin_eager']:.3f}"
                                               for c in cfgs) + " (issue 14 target: <= 1.05)."]
-        if all(k in timing[c] for c in cfgs for k in ("qplugin_compiled", "qplugin_plain")):
-            same = ("same outputs byte for byte" if agree.get("compiled_same") else
-                    "outputs NOT byte for byte equal: float layers, docs/deploy.md")
-            sec += ["", f"torch_qplugin plain compiled / plain eager ({same} on the agreement batch): "
-                    + " / ".join(f"{timing[c]['qplugin_compiled'] / timing[c]['qplugin_plain']:.3f}" for c in cfgs)
-                    + " (issue 15 target: <= 1)."]
+        for key, what in (("qplugin_compiled", "compiled (exact)"), ("qplugin_compiled_fused", "compiled fused")):
+            if all(k in timing[c] for c in cfgs for k in (key, "qplugin_plain")):
+                same = ("same outputs byte for byte" if agree.get(f"{key}_same") else
+                        "outputs NOT byte for byte equal: float layers, docs/deploy.md")
+                sec += ["", f"torch_qplugin plain {what} / plain eager ({same} on the agreement batch): "
+                        + " / ".join(f"{timing[c][key] / timing[c]['qplugin_plain']:.3f}" for c in cfgs)
+                        + " (issue 15 target: <= 1)."]
         if is_static:
             sec += ["", peak_line(fp32, args, timing, cfgs, variants)]
         # --- profile the fastest int8 variant that ran

@@ -18,16 +18,54 @@ What these helpers add, and nothing else:
   (``dynamic=True`` duck-sizes a channel dim of 1 with a batch of 1 and recompiles at batch 8).
 * ``aoti_package``: ``torch.no_grad()`` (without it AOTInductor compiles a training graph) and
   ``batch_oblivious()`` (inductor's lowering may otherwise assume the batch >= 2, same message).
+* ``exact=True`` (both): ``exact_options()``, under which inductor runs every op of the graph with the
+  kernel eager runs (qplugin's and ATen's), so a model with float layers between its int8 ones (the
+  dynamic Transformer's layer norm, softmax, GELU) gives eager's bytes; inductor's own code for
+  those differs from ATen's in the last bit (docs/deploy.md "Float layers"). ``exact=False``:
+  inductor's default mode.
 """
 import torch
+from torch._inductor.custom_graph_pass import CustomGraphPass
 
-__all__ = ["export", "compile", "aoti_package", "batch_oblivious"]
+__all__ = ["export", "compile", "aoti_package", "batch_oblivious", "exact_options"]
 
 
 def batch_oblivious():
     """Context: torch's size-oblivious mode for backed sizes (a dynamic batch traced at 8 is not
     assumed to be >= 2, so batch 1 needs no graph of its own)."""
     return torch.fx.experimental._config.patch(backed_size_oblivious=True)
+
+
+class _LowerShapeOps(CustomGraphPass):
+    """Marks the graph's shape arithmetic (``aten.sym_size`` / ``sym_stride`` / ``sym_numel`` /
+    ``sym_storage_offset``) for inductor's own lowering under ``fallback_by_default``: as ATen calls
+    they would return a SymInt from an extern kernel, which AOTInductor's C++ wrapper cannot do
+    ("Unsupported return type SymIntType"). They compute sizes, no values."""
+
+    def __call__(self, graph):
+        for node in graph.nodes:
+            if (node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload)
+                    and node.target._schema.name.startswith("aten::sym_")):
+                node.meta.setdefault("custom", {})["compile_with_inductor"] = {}
+
+    def uuid(self):
+        return "torch_qplugin.deploy.lower_shape_ops.v1"
+
+
+def exact_options(cpp_wrapper=False):
+    """Inductor options under which every op runs eager's kernel: torch's "lite" mode (each op an
+    ATen / qplugin call, no decompositions, no fusion, no reordering) plus ``_LowerShapeOps``, which
+    needs the post-grad pass hook (so ``use_post_grad_passes``, with the pattern matcher off: no
+    rewrite of the graph's ops) and makes the same options work in AOTInductor. ``cpp_wrapper``:
+    the calls are made from C++, not from a Python wrapper, whose per-op cost is what makes lite
+    mode slower than eager (AOTInductor's wrapper is C++ anyway)."""
+    from torch._inductor import list_mode_options
+
+    opts = dict(list_mode_options("lite"))
+    opts.update(use_post_grad_passes=True, pattern_matcher=False, post_grad_custom_post_pass=_LowerShapeOps())
+    if cpp_wrapper:
+        opts["cpp_wrapper"] = True
+    return opts
 
 
 def _tensor_args(args):
@@ -46,14 +84,31 @@ def export(model, args, *, batch_dim=0, max_batch=1024):
         return torch.export.export(model, args, dynamic_shapes=dynamic)
 
 
-def compile(model, *, batch_dim=0, **compile_kwargs):  # noqa: A001 - torch.compile's name
+def compile(model, *, batch_dim=0, exact=True, frozen=False, **compile_kwargs):  # noqa: A001 - torch.compile's name
     """torch.compile(model, fullgraph=True, **compile_kwargs) as a callable run under no_grad whose
     first call (the one that compiles) marks dim ``batch_dim`` of its tensor arguments dynamic and
-    compiles size-oblivious: one graph for every batch size."""
+    compiles size-oblivious: one graph for every batch size. ``exact``: with ``exact_options()``
+    and the C++ wrapper (eager's bytes for every model); False: inductor's default mode.
+    ``frozen``: the caller promises not to change the model's modules after this call (attributes,
+    parameters or buffers replaced; weights loaded in place are fine): dynamo then skips its guards
+    on them (``torch.compiler.skip_guard_on_all_nn_modules_unsafe``), whose evaluation costs each
+    call ~0.2-0.5 ms for a model with a few hundred weight tensors (docs/deploy.md)."""
+    if frozen:
+        compile_kwargs["options"] = dict(compile_kwargs.get("options") or {},
+                                         guard_filter_fn=torch.compiler.skip_guard_on_all_nn_modules_unsafe)
+    if exact:
+        if "mode" in compile_kwargs:
+            raise ValueError("torch_qplugin.deploy.compile: mode= needs exact=False (exact sets the options itself), "
+                             f"got mode={compile_kwargs['mode']!r}")
+        options = exact_options(cpp_wrapper=True)
+        options.update(compile_kwargs.get("options") or {})
+        compile_kwargs["options"] = options
     compiled = torch.compile(model, fullgraph=True, **compile_kwargs)
     first = [True]
 
     def run(*args):
+        if not first[0] and not torch.is_grad_enabled():
+            return compiled(*args)
         with torch.no_grad():
             if not first[0]:
                 return compiled(*args)
@@ -68,12 +123,15 @@ def compile(model, *, batch_dim=0, **compile_kwargs):  # noqa: A001 - torch.comp
     return run
 
 
-def aoti_package(ep, package_path, **inductor_configs):
+def aoti_package(ep, package_path, *, exact=True, **inductor_configs):
     """torch._inductor.aoti_compile_and_package(ep, package_path=package_path) under no_grad and
     size-oblivious (batch 1 in the package's range; ``ep`` from ``export``, or exported
-    size-oblivious too). Load it with
+    size-oblivious too); ``exact``: with ``exact_options()`` (eager's bytes for every model), under
+    ``inductor_configs``. Load it with
     torch._inductor.aoti_load_package after ``import torch_qplugin`` (or, without Python, with
     libtorch_qplugin.so loaded: the package calls the qplugin ops by name)."""
+    if exact:
+        inductor_configs = {**exact_options(), **inductor_configs}
     with torch.no_grad(), batch_oblivious():
         return torch._inductor.aoti_compile_and_package(ep, package_path=str(package_path),
                                                         inductor_configs=inductor_configs or None)

@@ -193,17 +193,6 @@ def transformer_case():
     return _dynamic(TransformerClassifier(vocab=50, d_model=32, nhead=4, ff=64, layers=2)), _token_inputs(50, 7)
 
 
-# Models with float layers between the int8 ones (the dynamic Transformer: layer norm, attention,
-# GELU, float residual adds): inductor's own code for those is not bit-identical to ATen's (1 ulp
-# at batch 4, 12, 16, ... here: torch's behaviour), so they compile with mode="lite", torch's
-# every-op-an-ATen-call mode. The other models' graphs hold qplugin ops, views and gathers only.
-FLOAT_LAYERS = {"transformer_dynamic"}
-
-
-def compile_mode(name):
-    return "lite" if name in FLOAT_LAYERS else None
-
-
 # name -> () -> (eval-mode model, inputs(batch) -> tuple of args with the batch in dim 0)
 CASES = {
     "plain_ops": plain_ops_case,
@@ -292,14 +281,15 @@ def qplugin_calls(ep):
 
 
 # ---- torch.compile -------------------------------------------------------------------------------
-def compile_outputs(model, inputs, mode=None, oblivious=True):
-    """torch.compile(model, fullgraph=True, mode=mode) of the plain model itself under no_grad, its
+def compile_outputs(model, inputs, exact=True, oblivious=True):
+    """torch.compile(model, fullgraph=True) of the plain model itself, with deploy.compile's options
+    (exact: every op eager's kernel, C++ wrapper; else inductor's default mode), under no_grad, its
     batch dim marked dynamic, compiled at batch 1 (size-oblivious unless told otherwise), then run
     at 8 and 16 with dynamo's error_on_recompile: outputs by batch; raises on a graph break or a
     recompile. Inductor's graph cache is off: a cached graph brings the guards of the compile that
     made it (another version of the code), and this checks the guards of this one."""
     torch._dynamo.reset()
-    compiled = torch.compile(model, fullgraph=True, mode=mode)
+    compiled = torch.compile(model, fullgraph=True, options=deploy.exact_options(cpp_wrapper=True) if exact else None)
     outs = {}
     with torch.no_grad(), torch._inductor.config.patch(fx_graph_cache=False):
         first = inputs(1)
@@ -315,10 +305,10 @@ def compile_outputs(model, inputs, mode=None, oblivious=True):
 
 # ---- AOTInductor ---------------------------------------------------------------------------------
 def aoti_package(ep, path):
-    """torch._inductor.aoti_compile_and_package of an exported program, under no_grad and
-    size-oblivious (for batch 1 in the package's range, with export(..., oblivious=True))."""
-    with torch.no_grad(), deploy.batch_oblivious():
-        return torch._inductor.aoti_compile_and_package(ep, package_path=str(path))
+    """deploy.aoti_package: torch._inductor.aoti_compile_and_package of an exported program with
+    deploy.exact_options(), under no_grad and size-oblivious (for batch 1 in the package's range,
+    with export(..., oblivious=True))."""
+    return deploy.aoti_package(ep, path)
 
 
 def package_sources(path):

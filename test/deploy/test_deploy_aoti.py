@@ -13,9 +13,9 @@ import deploy_lib as D
 import torch_qplugin
 
 # digits_cnn holds a residual add_relu, conv and linear; MobileNetV2 depthwise convs; the LSTM
-# dynamic linears and the rnn op. The rest are exported / compiled only (AOTI compiles are slow;
-# the Transformer's float layers would be inductor's code, not ATen's: docs/deploy.md).
-AOTI_CASES = ["digits_cnn", "mobilenet_v2", "lstm_dynamic"]
+# dynamic linears and the rnn op; the Transformer float layers (layer norm, attention, GELU)
+# between dynamic linears. The rest are exported / compiled only (AOTI compiles are slow).
+AOTI_CASES = ["digits_cnn", "mobilenet_v2", "lstm_dynamic", "transformer_dynamic"]
 # exported on one path, run on another: linear (static, dynamic) and rnn packed buffers
 CROSS_ISA_EXPORT_CASES = ["digits_cnn", "lstm_dynamic"]
 
@@ -65,14 +65,19 @@ def test_aoti_generated_code_calls_the_qplugin_kernels(packages, name):
     extern = next(t for n, t in sources.items() if n.endswith(".wrapper.json"))
     # every qplugin op of the graph is an extern call through the proxy executor (in an order of
     # inductor's choosing)
-    called = [t.split(".")[0] for t in re.findall(r'"target": "(qplugin::[\w.]+)"', extern)]
+    targets = re.findall(r'"target": "([\w:.]+)"', extern)
+    called = [t.split(".")[0] for t in targets if t.startswith("qplugin::")]
     assert sorted(called) == sorted(D.qplugin_calls(ep))
-    assert wrapper.count("aoti_torch_proxy_executor_call_function(") == len(called)
-    # and nothing computes in float what the int8 kernels should: no float conv / matmul among the
-    # ATen ops the generated code was made from, and no call of such a C shim
-    origins = {o.strip() for group in re.findall(r"Original ATen: \[([^\]]*)\]", wrapper) for o in group.split(",")}
-    assert all(o.startswith(("qplugin.", "aten.")) for o in origins), origins
-    assert not {o for o in origins if o.startswith("aten.") and o.split(".")[1] in D.FLOAT_COMPUTE}, origins
+    # (the ATen ops without a C shim, under deploy.exact_options: the Transformer's layer norm and
+    # GELU, go the same way)
+    assert wrapper.count("aoti_torch_proxy_executor_call_function(") == len(targets)
+    # deploy.exact_options: no kernel of inductor's own, every op eager's kernel
+    assert not re.findall(r"cpp_fused_\w+", wrapper)
+    # and nothing computes in float what the int8 kernels should: every op is a C-shim call or an
+    # extern call of the json, none outside qplugin / aten, no float conv / matmul among the extern
+    # calls, and no C shim of one
+    assert all(t.startswith(("qplugin::", "aten::")) for t in targets), targets
+    assert not {t for t in targets if t.startswith("aten::") and t[6:].split(".")[0] in D.FLOAT_COMPUTE}, targets
     shims = set(re.findall(r"\b(aoti_torch_cpu_\w+)\(", wrapper))
     assert not {s for s in shims if re.search(r"conv|mm|linear|mkldnn|lstm|gru|rnn", s)}, shims
 

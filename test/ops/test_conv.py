@@ -90,6 +90,9 @@ GEOM2D = [
     (1, 32, 5, 7, 96, (1, 1), (1, 1), (0, 0), (1, 1), 1),  # 1x1 in place: 64 + 32 columns (8-row tiles)
     (2, 24, 4, 5, 64, (1, 1), (1, 1), (0, 0), (1, 1), 1),  # 1x1 in place, 64 columns: packed epilogue
     (1, 3, 9, 10, 40, (3, 3), (1, 1), (1, 1), (1, 1), 1),  # C = 3: AVX-512 kernel-row mode, 32 + 8 columns
+    (1, 40, 6, 7, 24, (1, 1), (1, 1), (0, 0), (1, 1), 1),  # 1x1 in place: 16 + 8 columns (masked tail)
+    (2, 20, 3, 5, 5, (1, 1), (1, 1), (0, 0), (1, 1), 1),  # 1x1 in place: 5 columns, 15 rows
+    (1, 6, 5, 5, 20, (1, 1), (1, 1), (0, 0), (1, 1), 1),  # 1x1 in place, C % 4 != 0 (asm tiles)
 ]
 
 
@@ -186,7 +189,7 @@ def test_kernel_paths_bit_identical():
     gen = torch.Generator().manual_seed(3)
     cases = [GEOM2D[0], GEOM2D[1], GEOM2D[4], GEOM2D[7], GEOM2D[8], GEOM2D[10], GEOM2D[13],
              GEOM2D[16], GEOM2D[17], GEOM2D[18], GEOM2D[19], GEOM2D[20], GEOM2D[21], GEOM2D[22],
-             GEOM2D[23], GEOM2D[24], GEOM2D[25]]
+             GEOM2D[23], GEOM2D[24], GEOM2D[25], GEOM2D[26], GEOM2D[27], GEOM2D[28]]
     for i, (n, c, h, w, oc, ks, s, p, d, g) in enumerate(cases + [GEOM2D[0], GEOM2D[10], GEOM2D[23]]):
         qx = make_x((n, c, h, w), gen=gen)
         # the last three with non-zero weight zero points (row sums in the engine's epilogue)
@@ -201,7 +204,7 @@ def test_kernel_paths_bit_identical():
                 assert torch.equal(outs[0], o)
     # conv2d_add_relu: full 64- and 32-channel rows (packed epilogue) and channel tails, on the
     # indirect (3x3) and the in-place 1x1 blocks
-    adds = [GEOM2D[8], GEOM2D[15], GEOM2D[0], GEOM2D[8], GEOM2D[23], GEOM2D[24]]
+    adds = [GEOM2D[8], GEOM2D[15], GEOM2D[0], GEOM2D[8], GEOM2D[23], GEOM2D[24], GEOM2D[26], GEOM2D[27]]
     for i, (n, c, h, w, oc, ks, s, p, d, g) in enumerate(adds):
         qx = make_x((n, c, h, w), zp=0 if i == 3 else None, gen=gen)  # x_zp 0: no column constant
         pk = q.conv2d_prepack(make_w(oc, c // g, ks, gen=gen), torch.randn(oc, generator=gen),

@@ -444,6 +444,30 @@ def test_tall_tile_column_steps(isa, M):
         assert torch.equal(y.int_repr(), y0.int_repr()), f"{isa} {M}x{K}x{N}"
 
 
+@pytest.mark.parametrize("relu,with_bias", [(False, True), (True, False)])
+def test_small_k_register_tiles(isa, relu, with_bias):
+    """Symmetric weights (every b_zp 0), K a multiple of 4 up to 512 and 2+ rows: the AVX-512 path
+    runs these blocks on its register tiles (requantized from the registers; column tails with
+    masked loads / stores: N % 16 = 1..15, 24, 40, 100), the other K on its asm tiles. Every path
+    within 1 step of float64 and bit-identical to scalar."""
+    import torch_qplugin
+
+    g = torch.Generator().manual_seed(22)
+    op = q.linear_relu if relu else q.linear
+    for M, K, N in [(2, 16, 5), (7, 24, 24), (13, 32, 40), (50, 96, 100), (9, 512, 64), (6, 4, 17),
+                    (15, 516, 33), (20, 30, 31)]:
+        wq = make_weight(N, K, True, g, wzp_range=(0, 0))
+        bias = torch.randn(N, generator=g) if with_bias else None
+        p = q.linear_prepack(wq, bias)
+        xq = make_x((M, K), g)
+        ys, yzp = out_qparams(xq, wq, bias)
+        y = op(xq, p, ys, yzp)
+        ref.assert_within_steps(y, ref.linear_ref(xq, wq, bias, ys, yzp, relu), 1, f"{isa} {M}x{K}x{N}")
+        with torch_qplugin.kernel_isa("scalar"):
+            y0 = op(xq, p, ys, yzp)
+        assert torch.equal(y.int_repr(), y0.int_repr()), f"{isa} {M}x{K}x{N}"
+
+
 @pytest.mark.parametrize("M,K,N", [(1, 1030, 1030), (8, 515, 333), (20, 259, 250), (100, 130, 90)])
 def test_threaded_split_bit_identical(isa, M, K, N):
     """Problems above the serial threshold (2^18 MACs) split columns across threads (one

@@ -232,7 +232,13 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   if (indirect) mb = 252;  // a multiple of the 6-, 12- and 14-row tiles
   mb = std::min(mb, M);
   const int64_t threads = at::get_num_threads();
-  while (mb > 24 && N * G * ((M + mb - 1) / mb) < 4 * threads) mb = (mb + 1) / 2;
+  // Threads: at least 4 blocks per thread (load balance). One thread: blocks only as small as
+  // keeps a block's output in L2 (<= 512 KiB) across its column strips; halving a 14 x 14 map's
+  // 196 rows into 4 x 49 only added a 1-row remainder tile per block and strip.
+  auto split = [&]() {
+    return threads > 1 ? N * G * ((M + mb - 1) / mb) < 4 * threads : mb * ocg > 512 * 1024;
+  };
+  while (mb > 24 && split()) mb = (mb + 1) / 2;
   // Few row blocks for the threads (small maps at batch 1: 7 x 7 = 49 or 14 x 14 = 196 rows):
   // split the output channels too, into `nsplit` ranges of whole 16-channel panels, ordered
   // outermost so each thread gets one range over every row block (equal work; each thread
@@ -258,14 +264,7 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   // conv supplies the A side (im2col rows, the input in place, or the indirect row pointers).
   // Indirect: the tap offsets of the receptive field in the padded input (rows mode: one "tap"
   // of S4 bytes per kernel row).
-  // In-place 1x1 rows with C >= 128 run the indirect tiles where the path has them (one tap of C
-  // bytes per row pointer): their epilogue works from registers, the dense tiles' from memory (1x1
-  // 256->64 on Zen 5: 1.06 of the c5e9cb9 build's time on the dense tiles, 1.00-1.01 on these).
-  // Smaller K stays on the dense tiles (MobileNetV2: 1.06 with every 1x1 dense, 1.10-1.12 with
-  // every 1x1 indirect, 1.045 split at 128; docs/benchmarks.md).
-  const bool direct_ind = direct && g.C >= 128 && QPLUGIN_ISA_CALL_ON(path, qgemm_has_indirect);
   std::vector<int64_t> tap_off;
-  if (direct_ind) tap_off.push_back(0);
   if (indirect) {
     for (int64_t kd = 0; kd < gp.KD; ++kd)
       for (int64_t kh = 0; kh < gp.KH; ++kh)
@@ -287,7 +286,7 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   at::parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
     const bool need_a = !direct && !indirect;
     std::vector<uint8_t> abuf(need_a ? static_cast<size_t>(mb * kp * elem + 64) : 0);
-    std::vector<const uint8_t*> rows(indirect || direct_ind ? static_cast<size_t>(mb) : 0);
+    std::vector<const uint8_t*> rows(indirect ? static_cast<size_t>(mb) : 0);
     for (int64_t t0 = begin; t0 < end; ++t0) {
       const int64_t si = t0 / (N * G * mblocks);  // output channel range (nsplit > 1)
       const int64_t t = t0 % (N * G * mblocks);
@@ -328,16 +327,6 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
         ia.tap_off = tap_off.data();
         ia.ntaps = static_cast<int64_t>(tap_off.size());
         ia.seg = gp.icg;
-        QPLUGIN_ISA_CALL_ON(path, qgemm_block_indirect, q, ia, 0, mc, nc0, nc1);
-        continue;
-      }
-      if (direct_ind) {
-        for (int64_t i = 0; i < mc; ++i) rows[i] = xp + n * in_img + (m0 + i) * g.C;
-        kernels::gemm::IndirectA ia;
-        ia.rows = rows.data();
-        ia.tap_off = tap_off.data();
-        ia.ntaps = 1;
-        ia.seg = g.C;
         QPLUGIN_ISA_CALL_ON(path, qgemm_block_indirect, q, ia, 0, mc, nc0, nc1);
         continue;
       }

@@ -4,13 +4,19 @@
 //    ldb_n / stb_n), used by the clamp, pooling, compare and cat kernels;
 //  - 64-byte block helpers on 8-bit order keys (key = byte ^ mask), used by sort
 //    and reduce;
-//  - a 256-entry byte table lookup (lut_rows), used by activations and cat.
+//  - 16-bit lanes (W16, 2 * simd::kLanes of them, simd::VI's register): bytes widened on load
+//    (load16), summed in 16 bits (or paired by simd::madd16) and folded into int32 vectors
+//    (widen_lo16 / widen_hi16 / fold16), used by the
+//    pooling, norm, compare and upsample kernels;
+//  - a 256-entry byte table lookup (lut_rows), used by activations and cat;
+//  - the exact sum of a run of bytes (sum_bytes: PSADBW), used by reduce and pooling.
 // Included only from *_kernel.cpp files, so each ISA build gets its own copy
 // (file-local, inline, in QPLUGIN_ISA_NS).
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/isa.h"
 #include "kernels/simd.h"
@@ -65,6 +71,54 @@ inline void copy_run(uint8_t* d, const uint8_t* s, int64_t n) {
   int64_t j = 0;
   for (; j + kVecBytes < n; j += kVecBytes) stb(d + j, ldb(s + j));
   stb(d + n - kVecBytes, ldb(s + n - kVecBytes));
+}
+#endif
+
+#if QPLUGIN_SIMD
+// 16-bit lanes, 2 * simd::kLanes of them: the bytes at p widened (zero- or sign-extended by the
+// pointer's type), sums of <= 256 such values exact in 16 bits.
+#if defined(QPLUGIN_ISA_AVX512)
+using W16 = __m512i;
+inline W16 zero16() { return _mm512_setzero_si512(); }
+inline W16 add16(W16 a, W16 b) { return _mm512_add_epi16(a, b); }
+inline W16 set16(int16_t v) { return _mm512_set1_epi16(v); }
+inline W16 load16(const uint8_t* p) { return _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+inline W16 load16(const int8_t* p) { return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+// The first / second half of a as int32 lanes (T: the byte type the lanes were widened from).
+template <typename T>
+inline simd::VI widen_lo16(W16 a) {
+  const __m256i h = _mm512_castsi512_si256(a);
+  return std::is_signed<T>::value ? _mm512_cvtepi16_epi32(h) : _mm512_cvtepu16_epi32(h);
+}
+template <typename T>
+inline simd::VI widen_hi16(W16 a) {
+  const __m256i h = _mm512_extracti64x4_epi64(a, 1);
+  return std::is_signed<T>::value ? _mm512_cvtepi16_epi32(h) : _mm512_cvtepu16_epi32(h);
+}
+#else
+using W16 = __m256i;
+inline W16 zero16() { return _mm256_setzero_si256(); }
+inline W16 add16(W16 a, W16 b) { return _mm256_add_epi16(a, b); }
+inline W16 set16(int16_t v) { return _mm256_set1_epi16(v); }
+inline W16 load16(const uint8_t* p) { return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline W16 load16(const int8_t* p) { return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+template <typename T>
+inline simd::VI widen_lo16(W16 a) {
+  const __m128i h = _mm256_castsi256_si128(a);
+  return std::is_signed<T>::value ? _mm256_cvtepi16_epi32(h) : _mm256_cvtepu16_epi32(h);
+}
+template <typename T>
+inline simd::VI widen_hi16(W16 a) {
+  const __m128i h = _mm256_extracti128_si256(a, 1);
+  return std::is_signed<T>::value ? _mm256_cvtepi16_epi32(h) : _mm256_cvtepu16_epi32(h);
+}
+#endif
+// lo += the first half of *w, hi += the second, as int32; *w = 0.
+template <typename T>
+inline void fold16(simd::VI* lo, simd::VI* hi, W16* w) {
+  *lo = simd::add_i(*lo, widen_lo16<T>(*w));
+  *hi = simd::add_i(*hi, widen_hi16<T>(*w));
+  *w = zero16();
 }
 #endif
 
@@ -270,6 +324,42 @@ inline void lut_rows(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64
 #endif
     for (; i < cols; ++i) yr[i] = table[xr[i]];
   }
+}
+
+// Sum of the bytes (each ^ flip) of x[0:n), exact.
+inline int64_t sum_bytes(const uint8_t* x, int64_t n, uint8_t flip) {
+  int64_t i = 0;
+  int64_t s = 0;
+#if defined(QPLUGIN_ISA_AVX512)
+  const __m512i vf = _mm512_set1_epi8(static_cast<char>(flip));
+  __m512i acc = _mm512_setzero_si512();
+  for (; i + 64 <= n; i += 64) {
+    acc = _mm512_add_epi64(acc, _mm512_sad_epu8(_mm512_xor_si512(_mm512_loadu_si512(x + i), vf), _mm512_setzero_si512()));
+  }
+  s += _mm512_reduce_add_epi64(acc);
+#elif defined(QPLUGIN_ISA_AVX2)
+  // Four independent accumulators over 128 bytes a step (the xor only for signed bytes).
+  const __m256i vf = _mm256_set1_epi8(static_cast<char>(flip));
+  const __m256i zero = _mm256_setzero_si256();
+  auto sad = [&](int64_t j) {
+    const __m256i v = ldb(x + j);
+    return _mm256_sad_epu8(flip ? _mm256_xor_si256(v, vf) : v, zero);
+  };
+  __m256i acc = zero, acc1 = zero, acc2 = zero, acc3 = zero;
+  for (; i + 128 <= n; i += 128) {
+    acc = _mm256_add_epi64(acc, sad(i));
+    acc1 = _mm256_add_epi64(acc1, sad(i + 32));
+    acc2 = _mm256_add_epi64(acc2, sad(i + 64));
+    acc3 = _mm256_add_epi64(acc3, sad(i + 96));
+  }
+  for (; i + 32 <= n; i += 32) acc = _mm256_add_epi64(acc, sad(i));
+  acc = _mm256_add_epi64(_mm256_add_epi64(acc, acc1), _mm256_add_epi64(acc2, acc3));
+  alignas(32) int64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
+  s += lanes[0] + lanes[1] + lanes[2] + lanes[3];
+#endif
+  for (; i < n; ++i) s += static_cast<uint8_t>(x[i] ^ flip);
+  return s;
 }
 
 } // namespace bytes

@@ -166,11 +166,11 @@ void cmp_pair(const Cmp2& c, int64_t n, const CmpRange& r) {
     const __m512i lo = _mm512_set1_epi16(static_cast<int16_t>(r.lo < -32768 ? -32768 : r.lo));
     const __m512i hi = _mm512_set1_epi16(static_cast<int16_t>(r.hi > 32767 ? 32767 : r.hi));
     const __mmask32 inv = r.invert ? 0xffffffffu : 0u;
-    auto bytes = [](const void* p) {  // 32 raw bytes as uint16 lanes
-      return _mm512_cvtepu8_epi16(_mm256_loadu_si256(static_cast<const __m256i*>(p)));
+    auto raw16 = [](const void* p) {  // 32 raw bytes (table indexes) as uint16 lanes
+      return bytes::load16(static_cast<const uint8_t*>(p));
     };
     for (; i + 32 <= n; i += 32) {
-      const __m512i d = _mm512_sub_epi16(la(bytes(a + i)), lb(bytes(b + i)));
+      const __m512i d = _mm512_sub_epi16(la(raw16(a + i)), lb(raw16(b + i)));
       const __mmask32 m = (_mm512_cmpge_epi16_mask(d, lo) & _mm512_cmple_epi16_mask(d, hi)) ^ inv;
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), _mm256_maskz_set1_epi8(m, 1));
     }

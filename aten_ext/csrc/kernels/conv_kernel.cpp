@@ -34,67 +34,6 @@ inline uint8_t finish_one(int32_t t, float mult, float bias, const uint8_t* add,
 #if QPLUGIN_SIMD
 using namespace simd;
 
-#if defined(QPLUGIN_ISA_AVX512)
-inline VI mullo_i(VI a, VI b) { return _mm512_mullo_epi32(a, b); }
-inline VI madd16(VI a, VI b) { return _mm512_madd_epi16(a, b); }
-inline VI load_u8_n(const uint8_t* p, int n) {
-  if (n == kLanes) return load_u8(p);
-  return _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(static_cast<__mmask16>((1u << n) - 1), p));
-}
-inline VI loadu_i_n(const int32_t* p, int n) {
-  return _mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << n) - 1), p);
-}
-inline VF loadu_f_n(const float* p, int n) {
-  return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), p);
-}
-inline void store_u8_n(uint8_t* p, VI v, int n) {
-  if (n == kLanes) {
-    store_u8(p, v);
-  } else {
-    _mm_mask_storeu_epi8(p, static_cast<__mmask16>((1u << n) - 1), _mm512_cvtepi32_epi8(v));
-  }
-}
-#else  // AVX2
-inline VI mullo_i(VI a, VI b) { return _mm256_mullo_epi32(a, b); }
-inline VI madd16(VI a, VI b) { return _mm256_madd_epi16(a, b); }
-inline VI load_u8_n(const uint8_t* p, int n) {
-  if (n == kLanes) return load_u8(p);
-  uint8_t tmp[kLanes] = {0};
-  std::memcpy(tmp, p, n);
-  return load_u8(tmp);
-}
-inline VI loadu_i_n(const int32_t* p, int n) {
-  if (n == kLanes) return loadu_i(p);
-  int32_t tmp[kLanes] = {0};
-  std::memcpy(tmp, p, n * sizeof(int32_t));
-  return loadu_i(tmp);
-}
-inline VF loadu_f_n(const float* p, int n) {
-  if (n == kLanes) return loadu_f(p);
-  float tmp[kLanes] = {0};
-  std::memcpy(tmp, p, n * sizeof(float));
-  return loadu_f(tmp);
-}
-inline void store_u8_n(uint8_t* p, VI v, int n) {
-  if (n == kLanes) {
-    store_u8(p, v);
-  } else {
-    uint8_t tmp[kLanes];
-    store_u8(tmp, v);
-    std::memcpy(p, tmp, n);
-  }
-}
-#endif
-
-// Sign-extends the low 16 bits of each lane (depthwise weights).
-inline VI _mm_srai_epi32_w(VI v) {
-#if defined(QPLUGIN_ISA_AVX512)
-  return _mm512_srai_epi32(_mm512_slli_epi32(v, 16), 16);
-#else
-  return _mm256_srai_epi32(_mm256_slli_epi32(v, 16), 16);
-#endif
-}
-
 // Epilogue for kLanes channels [n, n + cnt) of one output pixel; t already corrected.
 inline void finish_vec(VI t, VF mult, VF bias, const uint8_t* add, int cnt, const ConvEpilogue& ep,
                        uint8_t* y) {
@@ -280,72 +219,8 @@ namespace {
 // the permutation exactly (per 128-bit lane: q0 q1 | q2 q3 -> channels 16 L + 0..15).
 // The int32 sums are exact and the float steps are finish_one's, so the bytes equal the
 // generic loop's. Returns false (nothing written) when not applicable.
-// Vector widths for the depthwise VNNI kernel: 64-channel blocks in zmm, a tail of <= 32
-// channels in ymm (same in-lane unpacks; half the lanes).
-struct DwV512 {
-  using I = __m512i;
-  using F = __m512;
-  using M = __mmask64;
-  static constexpr int kCh = 64;  // channels per block (4 vectors of kCh / 4 int32 lanes)
-  static I maskz_load8(M m, const uint8_t* p) { return _mm512_maskz_loadu_epi8(m, p); }
-  static void mask_store8(uint8_t* p, M m, I v) { _mm512_mask_storeu_epi8(p, m, v); }
-  static I loadu(const int32_t* p) { return _mm512_loadu_si512(p); }
-  static F loadu_ps(const float* p) { return _mm512_loadu_ps(p); }
-  static I set1_8(int v) { return _mm512_set1_epi8(static_cast<char>(v)); }
-  static I set1_16(int v) { return _mm512_set1_epi16(static_cast<int16_t>(v)); }
-  static I set1_32(int32_t v) { return _mm512_set1_epi32(v); }
-  static F set1_ps(float v) { return _mm512_set1_ps(v); }
-  static I zero() { return _mm512_setzero_si512(); }
-  static I unlo8(I a, I b) { return _mm512_unpacklo_epi8(a, b); }
-  static I unhi8(I a, I b) { return _mm512_unpackhi_epi8(a, b); }
-  static I unlo16(I a, I b) { return _mm512_unpacklo_epi16(a, b); }
-  static I unhi16(I a, I b) { return _mm512_unpackhi_epi16(a, b); }
-  static I dp(I acc, I a, I w) { return _mm512_dpbusd_epi32(acc, a, w); }
-  static I add32(I a, I b) { return _mm512_add_epi32(a, b); }
-  static I mullo32(I a, I b) { return _mm512_mullo_epi32(a, b); }
-  static I add16(I a, I b) { return _mm512_add_epi16(a, b); }
-  static I packs32(I a, I b) { return _mm512_packs_epi32(a, b); }
-  static I packus16(I a, I b) { return _mm512_packus_epi16(a, b); }
-  static F cvt_ps(I a) { return _mm512_cvtepi32_ps(a); }
-  static I cvt_i(F a) { return _mm512_cvtps_epi32(a); }
-  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
-  static F add(F a, F b) { return _mm512_add_ps(a, b); }
-  static F min(F a, F b) { return _mm512_min_ps(a, b); }
-  static F max(F a, F b) { return _mm512_max_ps(a, b); }
-  static M mask(int n) { return n >= 64 ? ~M(0) : ((M(1) << n) - 1); }
-};
-struct DwV256 {
-  using I = __m256i;
-  using F = __m256;
-  using M = __mmask32;
-  static constexpr int kCh = 32;
-  static I maskz_load8(M m, const uint8_t* p) { return _mm256_maskz_loadu_epi8(m, p); }
-  static void mask_store8(uint8_t* p, M m, I v) { _mm256_mask_storeu_epi8(p, m, v); }
-  static I loadu(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
-  static F loadu_ps(const float* p) { return _mm256_loadu_ps(p); }
-  static I set1_8(int v) { return _mm256_set1_epi8(static_cast<char>(v)); }
-  static I set1_16(int v) { return _mm256_set1_epi16(static_cast<int16_t>(v)); }
-  static I set1_32(int32_t v) { return _mm256_set1_epi32(v); }
-  static F set1_ps(float v) { return _mm256_set1_ps(v); }
-  static I zero() { return _mm256_setzero_si256(); }
-  static I unlo8(I a, I b) { return _mm256_unpacklo_epi8(a, b); }
-  static I unhi8(I a, I b) { return _mm256_unpackhi_epi8(a, b); }
-  static I unlo16(I a, I b) { return _mm256_unpacklo_epi16(a, b); }
-  static I unhi16(I a, I b) { return _mm256_unpackhi_epi16(a, b); }
-  static I dp(I acc, I a, I w) { return _mm256_dpbusd_epi32(acc, a, w); }
-  static I add32(I a, I b) { return _mm256_add_epi32(a, b); }
-  static I mullo32(I a, I b) { return _mm256_mullo_epi32(a, b); }
-  static I add16(I a, I b) { return _mm256_add_epi16(a, b); }
-  static I packs32(I a, I b) { return _mm256_packs_epi32(a, b); }
-  static I packus16(I a, I b) { return _mm256_packus_epi16(a, b); }
-  static F cvt_ps(I a) { return _mm256_cvtepi32_ps(a); }
-  static I cvt_i(F a) { return _mm256_cvtps_epi32(a); }
-  static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
-  static F add(F a, F b) { return _mm256_add_ps(a, b); }
-  static F min(F a, F b) { return _mm256_min_ps(a, b); }
-  static F max(F a, F b) { return _mm256_max_ps(a, b); }
-  static M mask(int n) { return n >= 32 ? ~M(0) : ((M(1) << n) - 1); }
-};
+// Vector widths: 64-channel blocks in zmm (simd::Zmm), a tail of <= 32 channels in ymm
+// (simd::Ymm; same in-lane unpacks, half the lanes).
 
 // acc[q] += the interleaved taps of pixel column p (first tap) of NR (or nr) kernel rows.
 // INTERIOR: all KW taps inside the image (no checks).
@@ -564,12 +439,12 @@ bool dw_vnni(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount, co
     }
     uint8_t* yrow = y + r * g.OW * C;
     for (int64_t cb = 0; cb < c_tail; cb += 64) {
-      dw_vnni_block<DwV512>(x, g, cb, wq.data() + KR * cb, wsum.data() + KR * cb, mp.data() + cb,
+      dw_vnni_block<Zmm>(x, g, cb, wq.data() + KR * cb, wsum.data() + KR * cb, mp.data() + cb,
                             bp.data() + cb, jrow.data(), joff.data(), nr, x_zp, ep, yrow, xr.data(),
                             wp.data());
     }
     if (c_tail < C) {
-      dw_vnni_block<DwV256>(x, g, c_tail, wq.data() + KR * c_tail, wsum.data() + KR * c_tail,
+      dw_vnni_block<Ymm>(x, g, c_tail, wq.data() + KR * c_tail, wsum.data() + KR * c_tail,
                             mp.data() + c_tail, bp.data() + c_tail, jrow.data(), joff.data(), nr,
                             x_zp, ep, yrow, xr.data(), wp.data());
     }
@@ -735,7 +610,7 @@ void conv_depthwise(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rco
       for (int64_t j = 0; j < nrows; ++j) {
         for (int64_t kw = 0; kw < g.KW; ++kw) {
           const VI wv = loadu_i(w + (ptap[j] + kw) * C + c);
-          corr = add_i(corr, _mm_srai_epi32_w(wv));
+          corr = add_i(corr, sext16_i(wv));
         }
       }
       corr = mullo_i(corr, set1_i(-x_zp));

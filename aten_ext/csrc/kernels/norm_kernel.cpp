@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/bytes_simd.h"
 #include "kernels/quantize_math.h"
 #include "kernels/simd.h"
 
@@ -33,39 +34,19 @@ inline T clamp_round(double v, int32_t zp) {
 template <typename T>
 void byte_sums(const T* x, int64_t n, int64_t* sum_out, int64_t* sumsq_out) {
   int64_t sum = 0, sumsq = 0, j = 0;
-#if defined(QPLUGIN_ISA_AVX512) || defined(QPLUGIN_ISA_AVX2)
-  constexpr bool kSigned = std::is_signed<T>::value;
+#if QPLUGIN_SIMD
+  using bytes::W16;
+  using V = simd::VI;
   constexpr int64_t kBlock = 4096;
-#if defined(QPLUGIN_ISA_AVX512)
-  constexpr int64_t kStep = 32;
-  using V = __m512i;
-  const V ones = _mm512_set1_epi16(1);
-  auto widen = [](const T* p) {
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-    return kSigned ? _mm512_cvtepi8_epi16(b) : _mm512_cvtepu8_epi16(b);
-  };
-  auto madd = [](V a, V b) { return _mm512_madd_epi16(a, b); };
-  auto add = [](V a, V b) { return _mm512_add_epi32(a, b); };
-  auto zero = []() { return _mm512_setzero_si512(); };
-#else
-  constexpr int64_t kStep = 16;
-  using V = __m256i;
-  const V ones = _mm256_set1_epi16(1);
-  auto widen = [](const T* p) {
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    return kSigned ? _mm256_cvtepi8_epi16(b) : _mm256_cvtepu8_epi16(b);
-  };
-  auto madd = [](V a, V b) { return _mm256_madd_epi16(a, b); };
-  auto add = [](V a, V b) { return _mm256_add_epi32(a, b); };
-  auto zero = []() { return _mm256_setzero_si256(); };
-#endif
+  constexpr int64_t kStep = 2 * simd::kLanes;  // bytes per W16
+  const W16 ones = bytes::set16(1);
   while (j + kStep <= n) {
     const int64_t end = std::min(n - kStep, j + kStep * (kBlock - 1));
-    V acc_s = zero(), acc_q = zero();
+    V acc_s = simd::set1_i(0), acc_q = acc_s;
     for (; j <= end; j += kStep) {
-      const V w = widen(x + j);
-      acc_s = add(acc_s, madd(w, ones));
-      acc_q = add(acc_q, madd(w, w));
+      const W16 w = bytes::load16(x + j);
+      acc_s = simd::add_i(acc_s, simd::madd16(w, ones));
+      acc_q = simd::add_i(acc_q, simd::madd16(w, w));
     }
     alignas(64) int32_t ls[sizeof(V) / 4], lq[sizeof(V) / 4];
     std::memcpy(ls, &acc_s, sizeof(V));

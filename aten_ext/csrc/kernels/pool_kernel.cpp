@@ -25,7 +25,7 @@ namespace kernels {
 namespace QPLUGIN_ISA_NS {
 namespace {
 
-using namespace bytes;  // VB, ldb / stb / vmax (+ ldb_n / stb_n tails on AVX-512): kernels/bytes_simd.h
+using namespace bytes;  // VB, ldb / stb / vmax (+ ldb_n / stb_n tails on AVX-512), W16 / load16 / fold16: kernels/bytes_simd.h
 
 // dst[i] = max(dst[i], src[i]) for i < n.
 template <typename T>
@@ -242,28 +242,18 @@ inline simd::VI requant_v(simd::VI d, simd::VF mult, simd::VF zadd, simd::VF lo,
 }
 #endif
 
-// Sum of n contiguous values.
+// Sum of n contiguous values (8-bit: bytes::sum_bytes, exact in int64; the caller's Acc holds it).
 template <typename T, typename Acc>
 inline Acc sum_run(const T* p, int64_t n) {
-  int64_t i = 0;
-  Acc total = 0;
-#if QPLUGIN_SIMD
-  if constexpr (sizeof(T) == 1 && std::is_same<Acc, int32_t>::value) {
-    using namespace simd;
-    VI a0 = set1_i(0), a1 = a0, a2 = a0, a3 = a0;
-    for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
-      a0 = add_i(a0, load_q(p + i));
-      a1 = add_i(a1, load_q(p + i + kLanes));
-      a2 = add_i(a2, load_q(p + i + 2 * kLanes));
-      a3 = add_i(a3, load_q(p + i + 3 * kLanes));
-    }
-    int32_t lanes[kLanes];
-    storeu_i(lanes, add_i(add_i(a0, a1), add_i(a2, a3)));
-    for (int k = 0; k < kLanes; ++k) total += lanes[k];
+  if constexpr (sizeof(T) == 1) {
+    constexpr uint8_t kFlip = std::is_signed<T>::value ? 0x80 : 0;  // int8 as x + 128
+    const int64_t s = bytes::sum_bytes(reinterpret_cast<const uint8_t*>(p), n, kFlip) - int64_t{kFlip} * n;
+    return static_cast<Acc>(s);
+  } else {
+    Acc total = 0;
+    for (int64_t i = 0; i < n; ++i) total += p[i];
+    return total;
   }
-#endif
-  for (; i < n; ++i) total += p[i];
-  return total;
 }
 
 // Depth window of output slice od and the first class index of its depth class
@@ -363,49 +353,6 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
   }
 }
 
-#if QPLUGIN_SIMD
-// 16-bit lanes, 2 * kLanes of them: bytes widened on load, sums folded into two int32 vectors.
-#if defined(QPLUGIN_ISA_AVX512)
-using W16 = __m512i;
-inline W16 zero16() { return _mm512_setzero_si512(); }
-inline W16 add16(W16 a, W16 b) { return _mm512_add_epi16(a, b); }
-inline W16 load16(const uint8_t* p) { return _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
-inline W16 load16(const int8_t* p) { return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
-template <typename T>
-inline simd::VI widen_lo16(W16 a) {
-  const __m256i h = _mm512_castsi512_si256(a);
-  return std::is_signed<T>::value ? _mm512_cvtepi16_epi32(h) : _mm512_cvtepu16_epi32(h);
-}
-template <typename T>
-inline simd::VI widen_hi16(W16 a) {
-  const __m256i h = _mm512_extracti64x4_epi64(a, 1);
-  return std::is_signed<T>::value ? _mm512_cvtepi16_epi32(h) : _mm512_cvtepu16_epi32(h);
-}
-#else
-using W16 = __m256i;
-inline W16 zero16() { return _mm256_setzero_si256(); }
-inline W16 add16(W16 a, W16 b) { return _mm256_add_epi16(a, b); }
-inline W16 load16(const uint8_t* p) { return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
-inline W16 load16(const int8_t* p) { return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
-template <typename T>
-inline simd::VI widen_lo16(W16 a) {
-  const __m128i h = _mm256_castsi256_si128(a);
-  return std::is_signed<T>::value ? _mm256_cvtepi16_epi32(h) : _mm256_cvtepu16_epi32(h);
-}
-template <typename T>
-inline simd::VI widen_hi16(W16 a) {
-  const __m128i h = _mm256_extracti128_si256(a, 1);
-  return std::is_signed<T>::value ? _mm256_cvtepi16_epi32(h) : _mm256_cvtepu16_epi32(h);
-}
-#endif
-// lo += the first half of *w, hi += the second, as int32; *w = 0.
-template <typename T>
-inline void fold16(simd::VI* lo, simd::VI* hi, W16* w) {
-  *lo = simd::add_i(*lo, widen_lo16<T>(*w));
-  *hi = simd::add_i(*hi, widen_hi16<T>(*w));
-  *w = zero16();
-}
-#endif
 
 // Output rows [ob, oe) count rows of all OD slices: row r is slice r / OH, row r % OH.
 template <typename T, typename Acc>

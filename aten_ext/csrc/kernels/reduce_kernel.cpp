@@ -14,42 +14,6 @@ namespace kernels {
 namespace QPLUGIN_ISA_NS {
 namespace {
 
-// Sum of the bytes (each ^ flip) of x[0:n), exact.
-int64_t sum_bytes(const uint8_t* x, int64_t n, uint8_t flip) {
-  int64_t i = 0;
-  int64_t s = 0;
-#if defined(QPLUGIN_ISA_AVX512)
-  const __m512i vf = _mm512_set1_epi8(static_cast<char>(flip));
-  __m512i acc = _mm512_setzero_si512();
-  for (; i + 64 <= n; i += 64) {
-    acc = _mm512_add_epi64(acc, _mm512_sad_epu8(_mm512_xor_si512(_mm512_loadu_si512(x + i), vf), _mm512_setzero_si512()));
-  }
-  s += _mm512_reduce_add_epi64(acc);
-#elif defined(QPLUGIN_ISA_AVX2)
-  // Four independent accumulators over 128 bytes a step (the xor only for signed bytes).
-  const __m256i vf = _mm256_set1_epi8(static_cast<char>(flip));
-  const __m256i zero = _mm256_setzero_si256();
-  auto sad = [&](int64_t j) {
-    const __m256i v = bytes::ldb(x + j);
-    return _mm256_sad_epu8(flip ? _mm256_xor_si256(v, vf) : v, zero);
-  };
-  __m256i acc = zero, acc1 = zero, acc2 = zero, acc3 = zero;
-  for (; i + 128 <= n; i += 128) {
-    acc = _mm256_add_epi64(acc, sad(i));
-    acc1 = _mm256_add_epi64(acc1, sad(i + 32));
-    acc2 = _mm256_add_epi64(acc2, sad(i + 64));
-    acc3 = _mm256_add_epi64(acc3, sad(i + 96));
-  }
-  for (; i + 32 <= n; i += 32) acc = _mm256_add_epi64(acc, sad(i));
-  acc = _mm256_add_epi64(_mm256_add_epi64(acc, acc1), _mm256_add_epi64(acc2, acc3));
-  alignas(32) int64_t lanes[4];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
-  s += lanes[0] + lanes[1] + lanes[2] + lanes[3];
-#endif
-  for (; i < n; ++i) s += static_cast<uint8_t>(x[i] ^ flip);
-  return s;
-}
-
 // Column sums: 8-bit rows are added into int32 lanes (exact for up to 2^23
 // rows per batch), then folded into the int64 sums.
 template <typename T>
@@ -168,13 +132,13 @@ void argmax_s32(const int32_t* keys, int64_t outer, int64_t n, int64_t inner, in
 }
 
 void sum_rows_u8(const uint8_t* x, int64_t rows, int64_t n, int64_t* sums) {
-  for (int64_t r = 0; r < rows; ++r) sums[r] = sum_bytes(x + r * n, n, 0);
+  for (int64_t r = 0; r < rows; ++r) sums[r] = bytes::sum_bytes(x + r * n, n, 0);
 }
 
 void sum_rows_s8(const int8_t* x, int64_t rows, int64_t n, int64_t* sums) {
   // s = sum(b ^ 0x80) - 128 n: the flipped byte is the value + 128 as unsigned.
   const auto* u = reinterpret_cast<const uint8_t*>(x);
-  for (int64_t r = 0; r < rows; ++r) sums[r] = sum_bytes(u + r * n, n, 0x80) - 128 * n;
+  for (int64_t r = 0; r < rows; ++r) sums[r] = bytes::sum_bytes(u + r * n, n, 0x80) - 128 * n;
 }
 
 void sum_rows_s32(const int32_t* x, int64_t rows, int64_t n, int64_t* sums) {

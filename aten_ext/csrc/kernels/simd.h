@@ -4,6 +4,10 @@
 // their plain loops only (that loop is also the tail of the vector loops, so
 // every path shares one definition of the math).
 //
+// Besides the float / int32 lane operations: tails (load_u8_n / loadu_i_n / loadu_f_n /
+// store_u8_n: the first n lanes, masked on AVX-512), 16-bit pair products (madd16) and, in the
+// AVX-512 build, explicit-width Zmm / Ymm for kernels that run one loop at two widths.
+//
 // Semantics worth knowing:
 //  - min_f(a, b) returns b where a is NaN (x86 MINPS rule); kernels rely on it
 //    to send NaN to a chosen bound.
@@ -134,6 +138,29 @@ inline VD hi_to_d(VF a) { return _mm512_cvtps_pd(_mm256_castsi256_ps(_mm512_extr
 inline VF join_to_f(VD lo, VD hi) {
   return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
 }
+// int32 lanes: low 32 bits of the product; pairs of 16-bit halves multiplied and summed
+// (VPMADDWD); the low 16 bits sign-extended.
+inline VI mullo_i(VI a, VI b) { return _mm512_mullo_epi32(a, b); }
+inline VI madd16(VI a, VI b) { return _mm512_madd_epi16(a, b); }
+inline VI sext16_i(VI v) { return _mm512_srai_epi32(_mm512_slli_epi32(v, 16), 16); }
+// Tails: the first n (<= kLanes) elements; masked-off lanes are not touched in memory.
+inline VI load_u8_n(const uint8_t* p, int n) {
+  if (n == kLanes) return load_u8(p);
+  return _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(static_cast<__mmask16>((1u << n) - 1), p));
+}
+inline VI loadu_i_n(const int32_t* p, int n) {
+  return _mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << n) - 1), p);
+}
+inline VF loadu_f_n(const float* p, int n) {
+  return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), p);
+}
+inline void store_u8_n(uint8_t* p, VI v, int n) {
+  if (n == kLanes) {
+    store_u8(p, v);
+  } else {
+    _mm_mask_storeu_epi8(p, static_cast<__mmask16>((1u << n) - 1), _mm512_cvtepi32_epi8(v));
+  }
+}
 
 #elif defined(QPLUGIN_ISA_AVX2)
 
@@ -213,6 +240,37 @@ inline VD hi_to_d(VF a) { return _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)); }
 inline VF join_to_f(VD lo, VD hi) {
   return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
 }
+inline VI mullo_i(VI a, VI b) { return _mm256_mullo_epi32(a, b); }
+inline VI madd16(VI a, VI b) { return _mm256_madd_epi16(a, b); }
+inline VI sext16_i(VI v) { return _mm256_srai_epi32(_mm256_slli_epi32(v, 16), 16); }
+// Tails through a stack copy (AVX2 has no byte masks).
+inline VI load_u8_n(const uint8_t* p, int n) {
+  if (n == kLanes) return load_u8(p);
+  uint8_t tmp[kLanes] = {0};
+  std::memcpy(tmp, p, n);
+  return load_u8(tmp);
+}
+inline VI loadu_i_n(const int32_t* p, int n) {
+  if (n == kLanes) return loadu_i(p);
+  int32_t tmp[kLanes] = {0};
+  std::memcpy(tmp, p, n * sizeof(int32_t));
+  return loadu_i(tmp);
+}
+inline VF loadu_f_n(const float* p, int n) {
+  if (n == kLanes) return loadu_f(p);
+  float tmp[kLanes] = {0};
+  std::memcpy(tmp, p, n * sizeof(float));
+  return loadu_f(tmp);
+}
+inline void store_u8_n(uint8_t* p, VI v, int n) {
+  if (n == kLanes) {
+    store_u8(p, v);
+  } else {
+    uint8_t tmp[kLanes];
+    store_u8(tmp, v);
+    std::memcpy(p, tmp, n);
+  }
+}
 
 #endif
 
@@ -229,6 +287,76 @@ inline void store_q(int8_t* p, VI a) { store_s8(p, a); }
 inline void store_q(int32_t* p, VI a) { storeu_i(p, a); }
 inline void store4_q(uint8_t* p, VI a, VI b, VI c, VI d) { store4_u8(p, a, b, c, d); }
 inline void store4_q(int8_t* p, VI a, VI b, VI c, VI d) { store4_s8(p, a, b, c, d); }
+#endif
+
+#if defined(QPLUGIN_ISA_AVX512)
+// Explicit widths inside the AVX-512 build, for kernels that run one loop at two widths (the
+// depthwise VNNI kernel: 64-channel blocks in zmm, a tail in ymm): the same operations as static
+// members of Zmm (64 bytes) and Ymm (32 bytes), byte masks M, kCh = bytes per vector.
+struct Zmm {
+  using I = __m512i;
+  using F = __m512;
+  using M = __mmask64;
+  static constexpr int kCh = 64;  // channels per block (4 vectors of kCh / 4 int32 lanes)
+  static I maskz_load8(M m, const uint8_t* p) { return _mm512_maskz_loadu_epi8(m, p); }
+  static void mask_store8(uint8_t* p, M m, I v) { _mm512_mask_storeu_epi8(p, m, v); }
+  static I loadu(const int32_t* p) { return _mm512_loadu_si512(p); }
+  static F loadu_ps(const float* p) { return _mm512_loadu_ps(p); }
+  static I set1_8(int v) { return _mm512_set1_epi8(static_cast<char>(v)); }
+  static I set1_16(int v) { return _mm512_set1_epi16(static_cast<int16_t>(v)); }
+  static I set1_32(int32_t v) { return _mm512_set1_epi32(v); }
+  static F set1_ps(float v) { return _mm512_set1_ps(v); }
+  static I zero() { return _mm512_setzero_si512(); }
+  static I unlo8(I a, I b) { return _mm512_unpacklo_epi8(a, b); }
+  static I unhi8(I a, I b) { return _mm512_unpackhi_epi8(a, b); }
+  static I unlo16(I a, I b) { return _mm512_unpacklo_epi16(a, b); }
+  static I unhi16(I a, I b) { return _mm512_unpackhi_epi16(a, b); }
+  static I dp(I acc, I a, I w) { return _mm512_dpbusd_epi32(acc, a, w); }
+  static I add32(I a, I b) { return _mm512_add_epi32(a, b); }
+  static I mullo32(I a, I b) { return _mm512_mullo_epi32(a, b); }
+  static I add16(I a, I b) { return _mm512_add_epi16(a, b); }
+  static I packs32(I a, I b) { return _mm512_packs_epi32(a, b); }
+  static I packus16(I a, I b) { return _mm512_packus_epi16(a, b); }
+  static F cvt_ps(I a) { return _mm512_cvtepi32_ps(a); }
+  static I cvt_i(F a) { return _mm512_cvtps_epi32(a); }
+  static F mul(F a, F b) { return _mm512_mul_ps(a, b); }
+  static F add(F a, F b) { return _mm512_add_ps(a, b); }
+  static F min(F a, F b) { return _mm512_min_ps(a, b); }
+  static F max(F a, F b) { return _mm512_max_ps(a, b); }
+  static M mask(int n) { return n >= 64 ? ~M(0) : ((M(1) << n) - 1); }
+};
+struct Ymm {
+  using I = __m256i;
+  using F = __m256;
+  using M = __mmask32;
+  static constexpr int kCh = 32;
+  static I maskz_load8(M m, const uint8_t* p) { return _mm256_maskz_loadu_epi8(m, p); }
+  static void mask_store8(uint8_t* p, M m, I v) { _mm256_mask_storeu_epi8(p, m, v); }
+  static I loadu(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static F loadu_ps(const float* p) { return _mm256_loadu_ps(p); }
+  static I set1_8(int v) { return _mm256_set1_epi8(static_cast<char>(v)); }
+  static I set1_16(int v) { return _mm256_set1_epi16(static_cast<int16_t>(v)); }
+  static I set1_32(int32_t v) { return _mm256_set1_epi32(v); }
+  static F set1_ps(float v) { return _mm256_set1_ps(v); }
+  static I zero() { return _mm256_setzero_si256(); }
+  static I unlo8(I a, I b) { return _mm256_unpacklo_epi8(a, b); }
+  static I unhi8(I a, I b) { return _mm256_unpackhi_epi8(a, b); }
+  static I unlo16(I a, I b) { return _mm256_unpacklo_epi16(a, b); }
+  static I unhi16(I a, I b) { return _mm256_unpackhi_epi16(a, b); }
+  static I dp(I acc, I a, I w) { return _mm256_dpbusd_epi32(acc, a, w); }
+  static I add32(I a, I b) { return _mm256_add_epi32(a, b); }
+  static I mullo32(I a, I b) { return _mm256_mullo_epi32(a, b); }
+  static I add16(I a, I b) { return _mm256_add_epi16(a, b); }
+  static I packs32(I a, I b) { return _mm256_packs_epi32(a, b); }
+  static I packus16(I a, I b) { return _mm256_packus_epi16(a, b); }
+  static F cvt_ps(I a) { return _mm256_cvtepi32_ps(a); }
+  static I cvt_i(F a) { return _mm256_cvtps_epi32(a); }
+  static F mul(F a, F b) { return _mm256_mul_ps(a, b); }
+  static F add(F a, F b) { return _mm256_add_ps(a, b); }
+  static F min(F a, F b) { return _mm256_min_ps(a, b); }
+  static F max(F a, F b) { return _mm256_max_ps(a, b); }
+  static M mask(int n) { return n >= 32 ? ~M(0) : ((M(1) << n) - 1); }
+};
 #endif
 
 } // namespace simd

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/bytes_simd.h"
 #include "kernels/quantize_math.h"
 #include "kernels/simd.h"
 
@@ -38,12 +39,12 @@ void upsample_nchw(const T* in, T* out, int64_t planes, const Upsample2dGeom& g)
         auto* ob = reinterpret_cast<uint8_t*>(o);
 #if defined(QPLUGIN_ISA_AVX512)
         for (; ow + 64 <= g.OW; ow += 64) {
-          const __m512i v = _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rb + ow / 2)));
+          const __m512i v = bytes::load16(rb + ow / 2);
           _mm512_storeu_si512(ob + ow, _mm512_or_si512(v, _mm512_slli_epi16(v, 8)));
         }
 #else
         for (; ow + 32 <= g.OW; ow += 32) {
-          const __m256i v = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rb + ow / 2)));
+          const __m256i v = bytes::load16(rb + ow / 2);
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(ob + ow), _mm256_or_si256(v, _mm256_slli_epi16(v, 8)));
         }
 #endif

@@ -6,7 +6,9 @@
 //  - qgemm_block (tiles + epilogue of one block): qgemm(), and conv's im2col / in-place 1x1 path
 //    on every ISA, which keeps its own task split (image x group x row block x channel range,
 //    im2col per task) and passes im2col rows (AVX2: already int16, a16) and conv2d_add's
-//    residual (add).
+//    residual (add). On AVX-512 it picks the tiles: kU8 blocks with every b_zp 0, K % 4 == 0,
+//    K <= 512 and 2+ rows on the register tiles (requantized from the registers), the rest on
+//    the asm tiles (accumulators through memory to the epilogue).
 //  - qgemm_block_indirect (AVX-512): the same block with A given by address (IndirectA: row
 //    pointers + tap offsets), conv's indirect path (no im2col); same epilogue.
 //  - kS32 output: the public int32-out entry (e.g. a col2im-based transposed conv).

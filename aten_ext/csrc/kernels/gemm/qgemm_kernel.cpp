@@ -1279,14 +1279,15 @@ inline void u8_store32(const U8Narrow& k, __m512 v0, __m512 v1, uint8_t* out) {
 }
 // v = float(c - off) * mult (+ bias) (+ float(add[0..16) - add_zp) * add_mult when add != nullptr),
 // c already holding the b_zp * t term when there is one: epilogue_row's steps in its order.
-// with_off false: off (a_zp * colsum) is 0 (a_zp == 0), not subtracted.
+// with_off false: off (a_zp * colsum) is 0 (a_zp == 0), not subtracted. acnt: the residual bytes
+// read (a column tail reads only its own).
 inline __m512 tile_value(__m512i c, bool with_off, __m512i off, __m512 mult, __m512 bias, bool with_bias,
-                         const uint8_t* add, __m512i addzp, __m512 addmul) {
+                         const uint8_t* add, __m512i addzp, __m512 addmul, int acnt = 16) {
   if (with_off) c = _mm512_sub_epi32(c, off);
   __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(c), mult);
   if (with_bias) f = _mm512_add_ps(f, bias);
   if (add != nullptr) {
-    const __m512i a = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(add)));
+    const __m512i a = simd::load_u8_n(add, acnt);
     f = _mm512_add_ps(f, _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(a, addzp)), addmul));
   }
   return f;
@@ -1365,47 +1366,94 @@ void epilogue_tile(const QGemmParams& p, const int32_t* acc, int h, int64_t m, i
   }
 }
 
-// The epilogue of an MR x NV register tile without row-sum terms (the indirect tiles): kU8 rows
-// of all NV * 16 columns straight from the registers, anything else (column tails) through
-// epilogue_tile (the accumulators stored first). The same pieces, so the same bytes.
-template <int MR, int NV>
-inline void epilogue_regs(const QGemmParams& p, const __m512i (&acc)[MR][NV], int64_t m, int64_t n, int64_t ncols) {
-  {
-    if (p.kind == OutKind::kU8 && ncols == NV * kPanelN) {
-      const __m512i vazp = _mm512_set1_epi32(p.a_zero_point);
-      const bool with_bias = p.bias != nullptr;
-      const bool with_off = p.a_zero_point != 0;
-      __m512i off[NV];
-      __m512 mu[NV], bi[NV];
-#pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) {
-        off[v] = _mm512_mullo_epi32(vazp, _mm512_loadu_si512(p.b->col_sums + n + 16 * v));
-        mu[v] = _mm512_loadu_ps(p.multipliers + n + 16 * v);
-        bi[v] = with_bias ? _mm512_loadu_ps(p.bias + n + 16 * v) : _mm512_setzero_ps();
-      }
-      [[maybe_unused]] const U8Narrow nk = u8_narrow(p);  // NV 4 / 2
-      [[maybe_unused]] const requant::Bounds rb = requant::make_bounds(p.out_zero_point, p.out_min, p.out_max);  // NV 1
-      const __m512i vaddzp = _mm512_set1_epi32(p.add_zp);
-      const __m512 vaddmul = _mm512_set1_ps(p.add_mult);
-      uint8_t* out = static_cast<uint8_t*>(p.out) + m * p.ldc + n;
-      const int64_t ldc = p.ldc, ld_add = p.ld_add;
-      const uint8_t* add = p.add != nullptr ? p.add + m * ld_add + n : nullptr;
-      auto value = [&](int r, int v) {
-        return tile_value(acc[r][v], with_off, off[v], mu[v], bi[v], with_bias,
-                          add ? add + r * ld_add + 16 * v : nullptr, vaddzp, vaddmul);
-      };
+// The kU8 constants of one column strip of the register tiles (ncols <= NV * 16 columns from n),
+// built once per strip by reg_strip rather than per tile: a_zp * colsum, multiplier and bias per
+// vector (masked loads past the last column: the multipliers and bias end there; zero lanes are
+// never stored), and the narrowing / requantize bounds.
+template <int NV>
+struct RegEpi {
+  __m512i off[NV];
+  __m512 mu[NV], bi[NV];
+  U8Narrow nk;
+  requant::Bounds rb;
+  __m512i addzp;
+  __m512 addmul;
+};
+template <int NV>
+inline RegEpi<NV> reg_epi(const QGemmParams& p, int64_t n, int64_t ncols) {
+  RegEpi<NV> e;
+  const __m512i vazp = _mm512_set1_epi32(p.a_zero_point);
+  for (int v = 0; v < NV; ++v) {
+    const int cnt = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(16, ncols - 16 * v)));
+    e.off[v] = _mm512_mullo_epi32(vazp, simd::loadu_i_n(p.b->col_sums + n + 16 * v, cnt));
+    e.mu[v] = simd::loadu_f_n(p.multipliers + n + 16 * v, cnt);
+    e.bi[v] = p.bias != nullptr ? simd::loadu_f_n(p.bias + n + 16 * v, cnt) : _mm512_setzero_ps();
+  }
+  e.nk = u8_narrow(p);
+  e.rb = requant::make_bounds(p.out_zero_point, p.out_min, p.out_max);
+  e.addzp = _mm512_set1_epi32(p.add_zp);
+  e.addmul = _mm512_set1_ps(p.add_mult);
+  return e;
+}
+
+// The epilogue of an MR x NV register tile without row-sum terms (the register tiles below): kU8
+// straight from the registers (rows of all NV * 16 columns narrowed and stored whole; a column
+// tail per 16-column vector with a masked store), anything else through epilogue_tile (the
+// accumulators stored first). The same pieces, so the same bytes. Branch free in the row loop:
+// a_zp * colsum is subtracted and the bias added even when 0 (exact in int32; v + 0.0f differs
+// from v only for v = -0.0, which rounds to the same integer), the residual is a compile-time
+// choice (HasAdd).
+template <bool HasAdd, int MR, int NV>
+__attribute__((always_inline)) inline void epilogue_regs_u8(const QGemmParams& p, const RegEpi<NV>& e,
+                                                            const __m512i (&acc)[MR][NV], int64_t m, int64_t n,
+                                                            int64_t ncols) {
+  uint8_t* out = static_cast<uint8_t*>(p.out) + m * p.ldc + n;
+  const int64_t ldc = p.ldc, ld_add = p.ld_add;
+  const uint8_t* add = HasAdd ? p.add + m * ld_add + n : nullptr;
+  if (ncols == NV * kPanelN) {
+    auto value = [&](int r, int v) {
+      return tile_value(acc[r][v], true, e.off[v], e.mu[v], e.bi[v], true, HasAdd ? add + r * ld_add + 16 * v : nullptr,
+                        e.addzp, e.addmul);
+    };
 #pragma GCC unroll 16
-      for (int r = 0; r < MR; ++r) {
-        if constexpr (NV == 4) {
-          u8_store64(nk, value(r, 0), value(r, 1), value(r, 2), value(r, 3), out + r * ldc);
-        } else if constexpr (NV == 2) {
-          u8_store32(nk, value(r, 0), value(r, 1), out + r * ldc);
-        } else {
-          _mm_storeu_si128(reinterpret_cast<__m128i*>(out + r * ldc), _mm512_cvtepi32_epi8(requant::requantize(value(r, 0), rb)));
-        }
+    for (int r = 0; r < MR; ++r) {
+      if constexpr (NV == 4) {
+        u8_store64(e.nk, value(r, 0), value(r, 1), value(r, 2), value(r, 3), out + r * ldc);
+      } else if constexpr (NV == 2) {
+        u8_store32(e.nk, value(r, 0), value(r, 1), out + r * ldc);
+      } else {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + r * ldc), _mm512_cvtepi32_epi8(requant::requantize(value(r, 0), e.rb)));
       }
-      return;
     }
+    return;
+  }
+  // A column tail: vector v holds min(16, ncols - 16 v) columns (the residual ends at the last
+  // column too: masked loads).
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v) {
+    const int cnt = static_cast<int>(std::min<int64_t>(16, ncols - 16 * v));
+    if (cnt <= 0) break;
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      const __m512 f = tile_value(acc[r][v], true, e.off[v], e.mu[v], e.bi[v], true,
+                                  HasAdd ? add + r * ld_add + 16 * v : nullptr, e.addzp, e.addmul, cnt);
+      simd::store_u8_n(out + r * ldc + 16 * v, requant::requantize(f, e.rb), cnt);
+    }
+  }
+}
+// Always inlined into its tile: as a call, the accumulators would leave the registers for memory
+// (GCC passes the array by address), the round trip this epilogue exists to avoid.
+template <int MR, int NV>
+__attribute__((always_inline)) inline void epilogue_regs(const QGemmParams& p, const RegEpi<NV>& e,
+                                                         const __m512i (&acc)[MR][NV], int64_t m, int64_t n,
+                                                         int64_t ncols) {
+  if (p.kind == OutKind::kU8) {
+    if (p.add != nullptr) {
+      epilogue_regs_u8<true>(p, e, acc, m, n, ncols);
+    } else {
+      epilogue_regs_u8<false>(p, e, acc, m, n, ncols);
+    }
+    return;
   }
   alignas(64) int32_t c[MR * kTileN];
 #pragma GCC unroll 16
@@ -1416,16 +1464,37 @@ inline void epilogue_regs(const QGemmParams& p, const __m512i (&acc)[MR][NV], in
   epilogue_tile(p, c, MR, m, n, ncols, t0);
 }
 
-// ---- Indirect A (qgemm_block_indirect) ----
-// Row r of a tile is the concatenation over taps of seg bytes at rows[r] + tap_off[t]: MR
-// independent row pointers, which the asm tiles' base + lda addressing cannot express, so
-// these tiles are intrinsics (fully unrolled: the MR x NV accumulators stay in registers).
+// ---- Register tiles (intrinsics; qgemm_block_indirect, and qgemm_block's small-K kU8 blocks) ----
+// Row r of a tile is the concatenation over taps t of seg bytes at row(r) + tap_off[t]. Two row
+// sources: RowsInd (conv's indirect A: MR independent row pointers, which the asm tiles' base +
+// lda addressing cannot express) and RowsDense (a + r * lda, one tap of K bytes). The tiles are
+// fully unrolled (the MR x NV accumulators stay in registers) and requantize from the registers
+// (epilogue_regs), which is what small K needs: with K = 16-96 a tile is 4-24 quads, and the asm
+// tiles' round trip of the accumulators through memory costs as much as the multiply-adds.
 // Taps may come in chunks (a B chunk stays in L1): partial sums go through cbuf (MR x NV * 16
-// int32 per tile); `first` starts from zero, `last` runs the epilogue (epilogue_tile).
-template <int MR, int NV>
-void tile_ind(const uint8_t* const* rows, const int64_t* tap_off, int64_t ntaps, int64_t seg,
-              const int8_t* b, int64_t pstride, int32_t* cbuf, bool first, bool last,
-              const QGemmParams& p, int64_t m, int64_t n, int64_t ncols) {
+// int32 per tile); `first` starts from zero, `last` runs the epilogue.
+struct RowsInd {
+  static constexpr bool kOneTap = false;
+  const uint8_t* const* rows;
+  const uint8_t* row(int r) const { return rows[r]; }
+  RowsInd at(int64_t i) const { return {rows + i}; }
+};
+struct RowsDense {
+  static constexpr bool kOneTap = true;  // tap_off = {0}, seg = K
+  const uint8_t* a;
+  int64_t lda;
+  const uint8_t* row(int r) const { return a + r * lda; }
+  RowsDense at(int64_t i) const { return {a + i * lda, lda}; }
+};
+
+// Always inlined into reg_strip: as a call per tile (its arguments through the stack, p's fields
+// reloaded after every tile's byte stores) 1x1 16->96 ran at 1.17 of the c5e9cb9 build's time,
+// inlined at 1.02 (Zen 5; docs/design/gemm.md).
+template <int MR, int NV, class Rows>
+__attribute__((always_inline)) inline void tile_reg(Rows rows, const int64_t* tap_off, int64_t ntaps, int64_t seg,
+                                                    const int8_t* b, int64_t pstride, int32_t* cbuf, bool first,
+                                                    bool last, const QGemmParams& p, const RegEpi<NV>& e, int64_t m,
+                                                    int64_t n, int64_t ncols) {
   __m512i acc[MR][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r)
@@ -1433,11 +1502,12 @@ void tile_ind(const uint8_t* const* rows, const int64_t* tap_off, int64_t ntaps,
     for (int j = 0; j < NV; ++j)
       acc[r][j] = first ? _mm512_setzero_si512() : _mm512_loadu_si512(cbuf + (r * NV + j) * 16);
   const int8_t* bk = b;
+  if constexpr (Rows::kOneTap) ntaps = 1;
   for (int64_t t = 0; t < ntaps; ++t) {
-    const int64_t off = tap_off[t];
+    const int64_t off = Rows::kOneTap ? 0 : tap_off[t];
     const uint8_t* rp[MR];
 #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) rp[r] = rows[r] + off;
+    for (int r = 0; r < MR; ++r) rp[r] = rows.row(r) + off;
     for (int64_t k = 0; k < seg; k += 4, bk += 4 * kPanelN) {
       __m512i bv[NV];
 #pragma GCC unroll 4
@@ -1453,7 +1523,7 @@ void tile_ind(const uint8_t* const* rows, const int64_t* tap_off, int64_t ntaps,
     }
   }
   if (last) {
-    epilogue_regs<MR, NV>(p, acc, m, n, ncols);  // no row-sum terms here (b_zero_points_all_zero)
+    epilogue_regs<MR, NV>(p, e, acc, m, n, ncols);  // no row-sum terms here (b_zero_points_all_zero)
   } else {
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r)
@@ -1462,52 +1532,85 @@ void tile_ind(const uint8_t* const* rows, const int64_t* tap_off, int64_t ntaps,
   }
 }
 
-// A last tile of R < MR rows: tile_ind<R, NV>.
-template <int NV, int R, typename... Args>
-void tile_ind_rows(int rows, Args... args) {
+// A last tile of R < MR rows: tile_reg<R, NV>.
+template <int NV, int R, class Rows, typename... Args>
+void tile_reg_rows(int rows, Rows src, const Args&... args) {
   if constexpr (R >= 1) {
     if (rows == R) {
-      tile_ind<R, NV>(args...);
+      tile_reg<R, NV>(src, args...);
     } else {
-      tile_ind_rows<NV, R - 1>(rows, args...);
+      tile_reg_rows<NV, R - 1>(rows, src, args...);
     }
   }
 }
 
-// Rows [m0, m1) x columns [n, n + ncols) (ncols <= NV * 16) in MR-row tiles.
-template <int NV, int MR>
-void ind_strip(const QGemmParams& p, const gemm::IndirectA& a, int64_t m0, int64_t m1, int64_t n,
-               int64_t ncols) {
-  const int64_t ntaps = a.ntaps;
+// Rows [m0, m1) x columns [n, n + ncols) (ncols <= NV * 16) in MR-row tiles; src: row m0.
+template <int NV, int MR, class Rows>
+void reg_strip(const QGemmParams& p, Rows src, const int64_t* tap_off, int64_t ntaps, int64_t seg, int64_t m0,
+               int64_t m1, int64_t n, int64_t ncols) {
   const int64_t pstride = gemm::padded_k(p.b->K) * kPanelN;
   const int8_t* b = p.b->data + (n / kPanelN) * pstride;
   // Many taps (3-d kernels, large 2-d kernels) with a B strip beyond L1: split the taps in
   // balanced chunks of ~16 KiB of B each. Measured: 3x3x3 x 32 channels 257 -> 322 GOPS; 3x3
   // kernels run unchunked (fewer partial-sum round trips).
-  const int64_t per_tap = a.seg * kPanelN * NV;
+  const int64_t per_tap = seg * kPanelN * NV;
   int64_t chunk = ntaps;
   if (ntaps > 9 && ntaps * per_tap > 32 * 1024) {
     const int64_t nchunks = (ntaps * per_tap + 16 * 1024 - 1) / (16 * 1024);
     chunk = (ntaps + nchunks - 1) / nchunks;
   }
   const int64_t mcount = m1 - m0;
+  const RegEpi<NV> e = reg_epi<NV>(p, n, ncols);
   std::vector<int32_t> cbuf(ntaps > chunk ? static_cast<size_t>(((mcount + MR - 1) / MR) * MR * NV * 16) : 0);
   for (int64_t t0 = 0; t0 < ntaps; t0 += chunk) {
     const int64_t nt = std::min(chunk, ntaps - t0);
     const bool first = t0 == 0;
     const bool last = t0 + nt == ntaps;
-    const int8_t* bt = b + t0 * a.seg * kPanelN;
-    for (int64_t i = 0; i < mcount; i += MR) {
+    const int8_t* bt = b + t0 * seg * kPanelN;
+    int64_t i = 0;
+    if (first && last) {  // unchunked (the common case): first / last known here
+      for (; i + MR <= mcount; i += MR) {
+        tile_reg<MR, NV>(src.at(i), tap_off, nt, seg, bt, pstride, nullptr, true, true, p, e, m0 + i, n, ncols);
+      }
+    }
+    for (; i < mcount; i += MR) {
       int32_t* cb = cbuf.empty() ? nullptr : cbuf.data() + i * NV * 16;
       const int rows = static_cast<int>(std::min<int64_t>(MR, mcount - i));
       if (rows == MR) {
-        tile_ind<MR, NV>(a.rows + i, a.tap_off + t0, nt, a.seg, bt, pstride, cb, first, last, p, m0 + i, n, ncols);
+        tile_reg<MR, NV>(src.at(i), tap_off + t0, nt, seg, bt, pstride, cb, first, last, p, e, m0 + i, n, ncols);
       } else {
-        tile_ind_rows<NV, MR - 1>(rows, a.rows + i, a.tap_off + t0, nt, a.seg, bt, pstride, cb, first, last, p,
+        tile_reg_rows<NV, MR - 1>(rows, src.at(i), tap_off + t0, nt, seg, bt, pstride, cb, first, last, p, e,
                                   m0 + i, n, ncols);
       }
     }
   }
+}
+
+// Whether qgemm_block runs a dense block on the register tiles rather than the asm tiles: kU8 out,
+// no row-sum terms (every b_zp 0), whole quads (the tiles read A in 4-byte steps), K up to
+// kRegMaxK and more than one row (one row is the asm GEMV's). kRegMaxK is a choice, not a measured
+// crossover: small K is where the memory epilogue costs as much as the multiply-adds, and linear's
+// measured rows (K >= 768) keep the asm tiles with their weight prefetching.
+constexpr int64_t kRegMaxK = 512;
+inline bool use_reg_tiles(const QGemmParams& p, int64_t K, int64_t rows) {
+  return p.kind == OutKind::kU8 && p.b_zero_points_all_zero && K % 4 == 0 && K <= kRegMaxK && rows > 1;
+}
+
+// Rows [m0, m1) x columns [n0, n1) on the register tiles: 64-column strips in 6 x 64 tiles (24
+// accumulators), then 32 in 14 x 32 (28 accumulators + 2 B vectors + 1 broadcast; conv3d 3x3x3
+// 32->32: 1.16 of torch with 8 x 32, 1.09 with 14 x 32), then 16 in 8 x 16 (dense rows: 12 x 16,
+// one B vector per 12 multiply-adds, as the pre-engine conv tiles).
+template <class Rows>
+void reg_block(const QGemmParams& p, Rows src, const int64_t* tap_off, int64_t ntaps, int64_t seg, int64_t m0,
+               int64_t m1, int64_t n0, int64_t n1) {
+  int64_t n = n0;
+  for (; n + 3 * kPanelN < n1; n += 4 * kPanelN) {
+    reg_strip<4, 6>(p, src, tap_off, ntaps, seg, m0, m1, n, std::min<int64_t>(4 * kPanelN, n1 - n));
+  }
+  for (; n + kPanelN < n1; n += 2 * kPanelN) {
+    reg_strip<2, 14>(p, src, tap_off, ntaps, seg, m0, m1, n, std::min<int64_t>(2 * kPanelN, n1 - n));
+  }
+  if (n < n1) reg_strip<1, Rows::kOneTap ? 12 : 8>(p, src, tap_off, ntaps, seg, m0, m1, n, n1 - n);
 }
 #endif
 
@@ -1655,6 +1758,13 @@ void qgemm_block(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64
   }
 #endif
   const int64_t K = B.K;
+#if defined(QPLUGIN_ISA_AVX512)
+  if (use_reg_tiles(p, K, m1 - m0)) {
+    static constexpr int64_t kNoOffset[1] = {0};
+    reg_block(p, RowsDense{p.a + m0 * p.lda, p.lda}, kNoOffset, 1, K, m0, m1, n0, n1);
+    return;
+  }
+#endif
   const int64_t pstride = gemm::padded_k(K) * kPanelN;
   const int32_t azp = p.a_zero_point;
   alignas(64) int32_t acc[kTallMR * kTileN];
@@ -1721,13 +1831,7 @@ bool qgemm_has_indirect() {
 void qgemm_block_indirect(const QGemmParams& p, const gemm::IndirectA& a, int64_t m0, int64_t m1,
                           int64_t n0, int64_t n1) {
 #if defined(QPLUGIN_ISA_AVX512)
-  // 64-column strips in 6 x 64 tiles (24 accumulators), then 32 in 14 x 32 (28 accumulators + 2
-  // B vectors + 1 broadcast; conv3d 3x3x3 32->32: 1.16 of torch with 8 x 32, 1.09 with 14 x 32),
-  // then 16 in 8 x 16.
-  int64_t n = n0;
-  for (; n + 3 * kPanelN < n1; n += 4 * kPanelN) ind_strip<4, 6>(p, a, m0, m1, n, std::min<int64_t>(4 * kPanelN, n1 - n));
-  for (; n + kPanelN < n1; n += 2 * kPanelN) ind_strip<2, 14>(p, a, m0, m1, n, std::min<int64_t>(2 * kPanelN, n1 - n));
-  if (n < n1) ind_strip<1, 8>(p, a, m0, m1, n, n1 - n);
+  reg_block(p, RowsInd{a.rows}, a.tap_off, a.ntaps, a.seg, m0, m1, n0, n1);
 #else
   (void)p; (void)a; (void)m0; (void)m1; (void)n0; (void)n1;
 #endif
