@@ -147,7 +147,7 @@ inline void codes2(const uint8_t* p, int64_t j, VI* c0, VI* c1) {
 // masked load (no byte past them is read); the other lanes hold 0 or a stray nibble, never stored.
 template <int Bits>
 inline VI codes_n(const uint8_t* p, int64_t j, int n) {
-  if (Bits == 8) return _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n)), p + j));
+  if (Bits == 8) return load_u8_n(p + j, n);
   const __m128i v = _mm_maskz_loadu_epi8(static_cast<__mmask16>(_bzhi_u32(0xFFFFu, (n + 1) / 2)), p + j / 2);
   return _mm512_cvtepu8_epi32(nibbles_lo(v));
 }
@@ -288,7 +288,7 @@ struct BagAcc {
     for (int k = 0; k < NV; ++k) storeu_f(o + k * kLanes, a[k]);
     if (Tail) {
 #if defined(QPLUGIN_ISA_AVX512)
-      _mm512_mask_storeu_ps(o + NV * kLanes, static_cast<__mmask16>(_bzhi_u32(0xFFFFu, tail)), a[kAcc - 1]);
+      storeu_f_n(o + NV * kLanes, a[kAcc - 1], tail);
 #else
       std::copy(ta, ta + tail, o + NV * kLanes);
 #endif
