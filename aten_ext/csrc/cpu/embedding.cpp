@@ -226,7 +226,7 @@ kernels::EmbRows fused_view(const char* op, const at::Tensor& weight, int64_t bi
   const int64_t cols = keep->size(1);
   const uint8_t* base = keep->const_data_ptr<uint8_t>();
   return kernels::EmbRows{base, cols, bits == 8 ? cols - 8 : 2 * (cols - 4), static_cast<int>(bits),
-                          base + cols - tail, cols, bits == 4};
+                          base + cols - tail, cols, bits == 4, keep->size(0)};
 }
 
 at::Tensor embedding_bag_rowwise(const char* op, int64_t bits, const at::Tensor& weight, QPLUGIN_EMBEDDING_BAG_ARGS) {

@@ -31,6 +31,7 @@ struct EmbRows {
   const uint8_t* qp;
   int64_t qp_stride;
   bool half;
+  int64_t rows;  // rows in the table (the SIMD paths prefetch only from tables larger than L2)
 };
 
 // index_range: *lo = min(x[0..n)), *hi = max(x[0..n)) for n >= 1 (the callers' one pass over the

@@ -159,6 +159,7 @@ inline VI loadu_i_n(const int32_t* p, int n) {
 inline VF loadu_f_n(const float* p, int n) {
   return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), p);
 }
+inline void storeu_f_n(float* p, VF v, int n) { _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1), v); }
 inline void store_u8_n(uint8_t* p, VI v, int n) {
   if (n == kLanes) {
     store_u8(p, v);
@@ -270,6 +271,11 @@ inline VF loadu_f_n(const float* p, int n) {
   float tmp[kLanes] = {0};
   std::memcpy(tmp, p, n * sizeof(float));
   return loadu_f(tmp);
+}
+inline void storeu_f_n(float* p, VF v, int n) {
+  float tmp[kLanes];
+  storeu_f(tmp, v);
+  std::memcpy(p, tmp, n * sizeof(float));
 }
 inline void store_u8_n(uint8_t* p, VI v, int n) {
   if (n == kLanes) {

@@ -11,7 +11,7 @@ namespace qplugin {
 
 kernels::EmbRows EmbeddingPackedParams::view() const {
   return kernels::EmbRows{codes.const_data_ptr<uint8_t>(), codes.size(1), dim, static_cast<int>(bits),
-                          reinterpret_cast<const uint8_t*>(qp.const_data_ptr<float>()), 8, false};
+                          reinterpret_cast<const uint8_t*>(qp.const_data_ptr<float>()), 8, false, codes.size(0)};
 }
 
 c10::intrusive_ptr<EmbeddingPackedParams> EmbeddingPackedParams::create(const char* op, int64_t bits,
