@@ -242,9 +242,10 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   // Few row blocks for the threads (small maps at batch 1: 7 x 7 = 49 or 14 x 14 = 196 rows):
   // split the output channels too, into `nsplit` ranges of whole 16-channel panels, ordered
   // outermost so each thread gets one range over every row block (equal work; each thread
-  // gathers the rows it uses itself, a few % of the GEMM). Not on the indirect path.
+  // gathers the rows it uses itself, a few % of the GEMM; the indirect path builds its row
+  // pointers per block, cheaper still).
   int64_t nsplit = 1;
-  if (!indirect && threads > 1 && N * G * ((M + mb - 1) / mb) < 8 * threads && ocg >= 32 * threads) {
+  if (threads > 1 && N * G * ((M + mb - 1) / mb) < 8 * threads && ocg >= 32 * threads) {
     nsplit = threads;
   }
   const int64_t panels = (ocg + 15) / 16;
@@ -256,7 +257,9 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
     int64_t blocks = (M + mb - 1) / mb;
     while ((N * G * blocks) % threads != 0) ++blocks;
     const int64_t mb2 = ((M + blocks - 1) / blocks + 11) / 12 * 12;
-    if (mb2 >= 12 && mb2 < M) mb = mb2;
+    // (rounding up to 12 rows can drop a block: 49 rows in 4 blocks of 13 -> 24 + 24 + 1, which
+    // parallel_for splits 48 / 1; keep such a split only when the count stays a multiple)
+    if (mb2 >= 12 && mb2 < M && (N * G * ((M + mb2 - 1) / mb2)) % threads == 0) mb = mb2;
   }
   const int64_t mblocks = (M + mb - 1) / mb;
   const int64_t tasks = nsplit * N * G * mblocks;
