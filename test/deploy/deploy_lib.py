@@ -321,15 +321,14 @@ def package_sources(path):
 def run_fresh(jobs, tmp_path, isa=None, load="import"):
     """Runs deploy_child.py in a new interpreter on jobs [(kind, artifact, inputs_file)]; returns
     its results [{batch: outputs}, ...], the qplugin ops each job's run profiled and the child's
-    kernel path. isa: QPLUGIN_ISA for the child. load: how the child gets the ops ("import":
+    kernel path. isa: QPLUGIN_ISA for the child (None: this process's setting). load: how the child gets the ops ("import":
     import torch_qplugin; "library": only dlopen the .so, as a C++ deployment would)."""
     spec = tmp_path / "jobs.pt"
     result = tmp_path / "results.pt"
     torch.save({"jobs": [(k, str(a), str(i)) for k, a, i in jobs], "load": load,
                 "library": torch_qplugin._ops.library_path()}, spec)
     env = dict(os.environ, PYTHONPATH=str(PKG_PARENT), OMP_NUM_THREADS="1", AOTI_RUNTIME_CHECK_INPUTS="1")
-    env.pop("QPLUGIN_ISA", None)
-    if isa is not None:
+    if isa is not None:  # else the child inherits this process's QPLUGIN_ISA cap (or none), so its path is ours
         env["QPLUGIN_ISA"] = isa
     proc = subprocess.run([sys.executable, "-W", "error", str(HERE / "deploy_child.py"), str(spec), str(result)],
                           capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
