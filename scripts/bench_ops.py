@@ -7,14 +7,17 @@
                                                 # other busy processes)
     python scripts/bench_ops.py --isa avx2      # AVX2 against AVX2 on any CPU: our path capped by
                                                 # QPLUGIN_ISA, torch's element-wise / cat / pooling /
-                                                # quantize kernels by ATEN_CPU_CAPABILITY (fbgemm's
-                                                # GEMM / conv ignore it and keep VNNI where present)
+                                                # quantize kernels by ATEN_CPU_CAPABILITY, fbgemm's
+                                                # by FBGEMM_ENABLE_INSTRUCTIONS (its 4-bit
+                                                # embedding_bag kernel ignores that cap)
 
 Rows come from scripts/bench_rows/*.py: each module defines FAMILY (str) and
 cases() -> list[bench_rows.Case]. Timing: per case, ours / torch / fp32 calls are
 interleaved round by round (the machine's speed drifts), each round timing a
 batch of calls; the median round wins, and the best rounds' ratio prints next to it.
-Ratios compare medians (or bests) of the same run.
+Ratios compare medians (or bests) of the same run. A row with a floor (Case.floor: the least work
+an exact kernel of the row must do, at the running path's width, scripts/bench_rows/_floor.cpp)
+times it in the same rounds and prints ours / floor.
 Results print as a table and replace the family's section in docs/benchmarks.md.
 """
 import argparse
@@ -38,7 +41,8 @@ def _ensure_env(isa):
     # --isa: both libraries read their ISA cap at load time, so it is set before torch loads.
     want = dict(_MALLOC_ENV)
     if isa:
-        want.update(QPLUGIN_ISA=isa, ATEN_CPU_CAPABILITY=isa)
+        # fbgemm (torch's GEMM / conv / embedding_bag kernels) ignores ATen's cap and reads its own.
+        want.update(QPLUGIN_ISA=isa, ATEN_CPU_CAPABILITY=isa, FBGEMM_ENABLE_INSTRUCTIONS=isa.upper())
     if any(os.environ.get(k) != v for k, v in want.items()):
         os.execve(sys.executable, [sys.executable] + sys.argv, dict(os.environ, **want))
 
@@ -74,7 +78,7 @@ def _timeit(fn, number):
 
 
 def measure(case, rounds, target_s=0.02):
-    fns = [("ours", case.ours), ("torch", case.torch), ("fp32", case.fp32)]
+    fns = [("ours", case.ours), ("torch", case.torch), ("fp32", case.fp32), ("floor", case.floor)]
     fns = [(k, f) for k, f in fns if f is not None]
     for _, f in fns:  # warm-up
         f()
@@ -125,7 +129,7 @@ def main():
                     help="time per timed sample (shorter samples + more rounds: a best-of that "
                          "filters a loaded machine's preemptions)")
     ap.add_argument("--isa", choices=["avx2"], default=None,
-                    help="cap our kernels and torch's ATen kernels at this ISA (own section in the docs)")
+                    help="cap our kernels, torch's ATen kernels and fbgemm at this ISA (own section in the docs)")
     ap.add_argument("--json", default=None, help="also write the rows (times in seconds) to this JSON file")
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                     help="cpu: time.process_time (CPU time of all our threads), for a machine shared with "
@@ -160,27 +164,30 @@ def main():
     for mod in load_families(args.only):
         cases = mod.cases()
         lines = [
-            f"| op | shape | threads | qplugin | torch | fp32 | qplugin/torch | qplugin/fp32 | best-of qplugin/torch | qplugin rate | torch rate |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
+            f"| op | shape | threads | qplugin | torch | fp32 | qplugin/torch | qplugin/fp32 | best-of qplugin/torch "
+            f"| qplugin rate | torch rate | floor | qplugin/floor |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         ]
         print(f"\n== {mod.FAMILY} ==")
         print(f"{'op':<34} {'shape':<22} {'thr':>3} {'ours(us)':>10} {'torch(us)':>10} {'fp32(us)':>10} "
-              f"{'/torch':>7} {'/fp32':>7} {'best/t':>7}  rate")
+              f"{'/torch':>7} {'/fp32':>7} {'best/t':>7} {'floor(us)':>10} {'/floor':>7}  rate")
         for threads in args.threads:
             torch.set_num_threads(threads)
             for case in cases:
                 t, best = measure(case, rounds, args.sample_ms / 1000.0)
-                ours, tt, ff = t.get("ours"), t.get("torch"), t.get("fp32")
+                ours, tt, ff, fl = t.get("ours"), t.get("torch"), t.get("fp32"), t.get("floor")
+                r_fl = f"{ours / fl:.3f}" if fl else "-"
                 r_t = ours / tt if tt else float("nan")
                 r_f = ours / ff if ff else float("nan")
                 b_t = best["ours"] / best["torch"] if best.get("torch") else float("nan")
                 us = lambda v: f"{v * 1e6:.1f}" if v is not None else "-"
                 print(f"{case.op:<34} {case.shape:<22} {threads:>3} {us(ours):>10} {us(tt):>10} {us(ff):>10} "
-                      f"{r_t:>7.3f} {r_f:>7.3f} {b_t:>7.3f}  {fmt_rate(case, ours)}", flush=True)
+                      f"{r_t:>7.3f} {r_f:>7.3f} {b_t:>7.3f} {us(fl):>10} {r_fl:>7}  {fmt_rate(case, ours)}", flush=True)
                 rows.append(dict(family=mod.FAMILY, op=case.op, shape=case.shape, threads=threads, ours=ours,
-                                 torch=tt, fp32=ff, best_ours=best["ours"], best_torch=best.get("torch")))
+                                 torch=tt, fp32=ff, floor=fl, best_ours=best["ours"], best_torch=best.get("torch")))
                 lines.append(f"| {case.op} | {case.shape} | {threads} | {us(ours)} us | {us(tt)} us | {us(ff)} us "
-                             f"| **{r_t:.3f}** | {r_f:.3f} | {b_t:.3f} | {fmt_rate(case, ours)} | {fmt_rate(case, tt)} |")
+                             f"| **{r_t:.3f}** | {r_f:.3f} | {b_t:.3f} | {fmt_rate(case, ours)} | {fmt_rate(case, tt)} "
+                             f"| {us(fl) + ' us' if fl else '-'} | {r_fl} |")
         key = f"{mod.FAMILY} [{args.isa}]" if args.isa else mod.FAMILY
         sections[key] = (getattr(mod, "NOTE", ""), lines)
     if args.json:

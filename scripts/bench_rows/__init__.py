@@ -12,3 +12,6 @@ class Case:
     fp32: Optional[Callable[[], object]]   # an fp32 op of the same size (for scale)
     work: float = 0.0            # bytes moved (unit GB/s) or ops (unit GOPS) per call
     unit: str = "GB/s"
+    # The least work an exact kernel of this row must do, at the running kernel path's width
+    # (bench_rows._floor): its time is a lower bound for `ours`.
+    floor: Optional[Callable[[], object]] = None

@@ -2,12 +2,14 @@
 import torch
 
 from bench_rows import Case
+from bench_rows._floor import floor_of
 
 FAMILY = "bilinear"
 ORDER = 55
 NOTE = ("torch baseline: F.interpolate(mode='bilinear') on the same quantized tensor (torch's quantized "
         "upsample_bilinear2d kernel). fp32 baseline: the same call on a float32 tensor of the same shape and "
-        "layout. Rate: GB/s of input + output bytes.")
+        "layout. Rate: GB/s of input + output bytes. Floor (scripts/bench_rows/_floor.cpp): the "
+        "rule's 6 multiplies and 3 adds on four taps per output byte, read from L1 (`bilinear`).")
 
 
 def cases():
@@ -28,5 +30,5 @@ def cases():
                                                                            align_corners=ac),
                                 lambda xf=xf, ac=ac, size=size: F.interpolate(xf, size=size, mode="bilinear",
                                                                              align_corners=ac),
-                                work=work))
+                                work=work, floor=floor_of("bilinear", work - qx.numel(), shape[1])))
     return out

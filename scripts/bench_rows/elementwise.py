@@ -2,12 +2,17 @@
 import torch
 
 from bench_rows import Case
+from bench_rows._floor import floor_of
 
 FAMILY = "elementwise"
 ORDER = 10
 NOTE = ("torch: torch.ops.quantized.* (add/mul/cat) or comparing dequantized tensors (torch has no "
         "quantized comparator kernel); 'cat shared' compares with torch.cat on the integer tensors. "
-        "fp32 baseline: the same op on float tensors. Rate: GB/s of input + output bytes.")
+        "fp32 baseline: the same op on float tensors. Rate: GB/s of input + output bytes. Floors "
+        "(scripts/bench_rows/_floor.cpp): add / mul: two bytes to float, the rule's float steps (add 4, mul 3), "
+        "back to a byte (`affine2`); cat with requantization: a 16-bit fixed-point multiply-shift-add per byte "
+        "(`fixed16`), except that with the decimal scales 2 of the 4 inputs have rounding ties no 16-bit "
+        "formula reproduces, whose floor is the float rule's 2 steps (`chain`); cat shared: a copy of the bytes.")
 
 
 def _q(shape, scale, zp, cl=False):
@@ -32,7 +37,7 @@ def cases():
             out.append(Case(f"{name} quint8", label,
                             lambda ours=ours, a=a, b=b: ours(a, b, 0.07, 125),
                             lambda theirs=theirs, a=a, b=b: theirs(a, b, 0.07, 125),
-                            lambda fp=fp, fa=fa, fb=fb: fp(fa, fb), work=3 * n))
+                            lambda fp=fp, fa=fa, fb=fb: fp(fa, fb), work=3 * n, floor=floor_of("affine2", n, name == "mul")))
     for cl in (False, True):
         fmt = "CL" if cl else "NCHW"
         xs = [_q((1, 64, 56, 56), 0.05 + 0.01 * i, 120 + i, cl) for i in range(4)]
@@ -41,7 +46,8 @@ def cases():
         out.append(Case(f"cat requant 4x {fmt}", "4x[1,64,56,56] dim1",
                         lambda xs=xs: q.cat(xs, 1, 0.06, 125),
                         lambda xs=xs: torch.ops.quantized.cat(xs, 1, 0.06, 125),
-                        lambda fxs=fxs: torch.cat(fxs, 1), work=2 * n))
+                        lambda fxs=fxs: torch.cat(fxs, 1), work=2 * n,
+                        floor=floor_of("fixed_and_float", n // 2, n // 2)))
         # Scales as an observer picks them from data (min/max over 255 steps): arbitrary floats, not
         # the decimal ratios above (5/6, 7/6 put exact .5 ties on the grid).
         obs = []
@@ -55,13 +61,13 @@ def cases():
         out.append(Case(f"cat requant 4x {fmt} (observer scales)", "4x[1,64,56,56] dim1",
                         lambda obs=obs, so=so: q.cat(obs, 1, so, 110),
                         lambda obs=obs, so=so: torch.ops.quantized.cat(obs, 1, so, 110),
-                        lambda fxs=fxs: torch.cat(fxs, 1), work=2 * n))
+                        lambda fxs=fxs: torch.cat(fxs, 1), work=2 * n, floor=floor_of("fixed16", n)))
         ys = [_q((1, 64, 56, 56), 0.05, 120, cl) for _ in range(4)]
         iys = [y.int_repr() for y in ys]
         out.append(Case(f"cat shared 4x {fmt}", "4x[1,64,56,56] dim1",
                         lambda ys=ys: q.cat(ys, 1, None, None),
                         lambda iys=iys: torch.cat(iys, 1),
-                        lambda fxs=fxs: torch.cat(fxs, 1), work=2 * n))
+                        lambda fxs=fxs: torch.cat(fxs, 1), work=2 * n, floor=floor_of("copy", n)))
     n = 1 << 20
     a, b = _q((n,), 0.05, 128), _q((n,), 0.03, 120)
     c = _q((n,), 0.05, 100)

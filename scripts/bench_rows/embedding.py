@@ -3,12 +3,14 @@ import torch
 import torch.nn.functional as F
 
 from bench_rows import Case
+from bench_rows._floor import floor_of
 
 FAMILY = "embedding"
 ORDER = 70
 NOTE = ("torch: torch's quantized kernel on the same fused rows (quantized::embedding_bag_byte_rowwise_offsets "
         "/ embedding_bag_4bit_rowwise_offsets, fbgemm), sum mode. fp32 baseline: F.embedding_bag (sum) on the float "
-        "table. Rate: GB/s of weight rows read + output written.")
+        "table. Rate: GB/s of weight rows read + output written. Floor (scripts/bench_rows/_floor.cpp): "
+        "each bag row's bytes widened to float, one FMA and one add per column, rows prefetched (`bag`).")
 
 
 def cases():
@@ -29,5 +31,6 @@ def cases():
             out.append(Case(f"embedding_bag {bits}-bit sum", shape,
                             lambda f=fused, i=idx, o=off, fn=ours: fn(f, i, o),
                             lambda f=fused, i=idx, o=off, fn=theirs: fn(f, i, o),
-                            lambda w=w, i=idx, o=off: F.embedding_bag(i, w, o, mode="sum"), work=work))
+                            lambda w=w, i=idx, o=off: F.embedding_bag(i, w, o, mode="sum"), work=work,
+                            floor=floor_of("bag", rows, dim, bits, bags, per_bag)))
     return out

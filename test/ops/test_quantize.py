@@ -120,6 +120,25 @@ def test_quantize_per_channel_exact(isa, dtype, shape):
                 assert torch.equal(got.int_repr(), theirs.int_repr()), f"{name} axis {axis} vs torch"
 
 
+@pytest.mark.parametrize("dtype", QDTYPES)
+def test_quantize_per_channel_special_values_in_vector_body(isa, dtype):
+    # NaN, +-inf, huge and saturating values spread through the rows, so they land in the
+    # four-vector loop, the one-vector loop and the scalar tail of both per-channel paths
+    # (axis 0: one scale a row; last axis: scales varying along the row).
+    rng = np.random.default_rng(7)
+    x = torch.from_numpy(rng.standard_normal((4, 301)).astype(np.float32) * 40)
+    flat = x.view(-1)
+    flat[::7], flat[3::11], flat[5::13] = NAN, INF, -INF
+    flat[2::17], flat[9::19], flat[4::23] = 3e38, -3e38, 1e10
+    for axis in (0, 1):
+        c = x.shape[axis]
+        scales = torch.from_numpy(rng.uniform(0.01, 0.5, c))
+        zps = torch.tensor([_zp_for(dtype, rng) for _ in range(c)], dtype=torch.int64)
+        expect = ref.quantize_per_channel_ref(x.numpy(), scales.numpy(), zps.numpy(), axis, dtype)
+        got = q.quantize_per_channel(x, scales, zps, axis, dtype)
+        np.testing.assert_array_equal(got.int_repr().numpy(), expect, err_msg=f"axis {axis}")
+
+
 def test_quantize_per_channel_param_dtypes(isa):
     x = torch.randn(4, 33)
     s64 = torch.tensor([0.1, 0.2, 0.3, 0.4], dtype=torch.float64)

@@ -48,8 +48,12 @@ void quantize8(const float* x, T* y, int64_t n, float inv_scale, int32_t zp) {
 template <typename T>
 inline simd::VI quantize_rule_vec(simd::VF xv, simd::VF vinv, simd::VF vzp) {
   using namespace simd;
-  const VF v = round_f(add_f(mul_f(xv, vinv), vzp));
-  if constexpr (sizeof(T) == 1) {
+  const VF v = add_f(mul_f(xv, vinv), vzp);
+  if constexpr (std::is_same<T, uint8_t>::value) {
+    // Clamped to the integer bounds before the conversion rounds (half to even, as nearbyint);
+    // max_f(v, 0) gives 0 for NaN (MAXPS returns its second operand), the rule's NaN -> 0.
+    return to_i32_round(min_f(max_f(v, set1_f(0.f)), set1_f(255.f)));
+  } else if constexpr (sizeof(T) == 1) {
     const VF c = max_f(min_f(v, set1_f(static_cast<float>(QRange<T>::max))),
                        set1_f(static_cast<float>(QRange<T>::min)));
     return nan_to(v, to_i32_round(c), 0);
@@ -66,6 +70,10 @@ void quantize_rule(const float* x, T* y, int64_t n, float inv_scale, int32_t zp)
   using namespace simd;
   const VF vinv = set1_f(inv_scale);
   const VF vzp = set1_f(static_cast<float>(zp));
+  if constexpr (sizeof(T) == 1) {  // four vectors a store: one pack for 4 * kLanes bytes
+    auto one = [&](int64_t j) { return quantize_rule_vec<T>(loadu_f(x + j), vinv, vzp); };
+    for (; i + 4 * kLanes <= n; i += 4 * kLanes) store4_q(y + i, one(i), one(i + kLanes), one(i + 2 * kLanes), one(i + 3 * kLanes));
+  }
   for (; i + kLanes <= n; i += kLanes) store_q(y + i, quantize_rule_vec<T>(loadu_f(x + i), vinv, vzp));
 #endif
   for (; i < n; ++i) y[i] = quantize_val_scalar_rule<T>(x[i], inv_scale, zp);
@@ -81,9 +89,13 @@ void quantize_periodic(const float* x, T* y, int64_t n, int64_t period, const fl
     int64_t j = 0;
 #if QPLUGIN_SIMD
     using namespace simd;
-    for (; j + kLanes <= len; j += kLanes) {
-      store_q(yb + j, quantize_rule_vec<T>(loadu_f(xb + j), loadu_f(inv_scales + j), to_f(loadu_i(zps + j))));
+    auto one = [&](int64_t k) {
+      return quantize_rule_vec<T>(loadu_f(xb + k), loadu_f(inv_scales + k), to_f(loadu_i(zps + k)));
+    };
+    if constexpr (sizeof(T) == 1) {  // four vectors a store
+      for (; j + 4 * kLanes <= len; j += 4 * kLanes) store4_q(yb + j, one(j), one(j + kLanes), one(j + 2 * kLanes), one(j + 3 * kLanes));
     }
+    for (; j + kLanes <= len; j += kLanes) store_q(yb + j, one(j));
 #endif
     for (; j < len; ++j) yb[j] = quantize_val_scalar_rule<T>(xb[j], inv_scales[j], zps[j]);
   }
