@@ -1,6 +1,7 @@
 """AVX2 against torch's AVX2 kernels next to AVX-512 against torch's AVX-512 kernels, one CPU.
 
     python scripts/bench_isa_pair.py --label "Zen 5" --clock cpu --threads 1 --only elementwise quantize
+    python scripts/bench_isa_pair.py --label "Zen 5" --repeat 2 ...    # medians of alternating runs
     python scripts/bench_isa_pair.py --label "Zen 5" --from avx2.json avx512.json   # join two saved runs
 
 Runs scripts/bench_ops.py twice on an AVX-512 machine, `--isa avx2` (our kernels capped by QPLUGIN_ISA,
@@ -27,6 +28,28 @@ def run(isa, passthrough, path):
     cmd += (["--isa", isa] if isa else []) + passthrough
     print("+", " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True)
+
+
+def combine(rows):
+    """One row per (family, op, shape, threads) from --repeat runs: the median of each ratio to
+    torch's time (ours / torch, floor / torch; each measured interleaved in one process) times the
+    median torch time, so ratios are medians of in-process ratios, not of drifting absolute times."""
+    import statistics
+
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["family"], r["op"], r["shape"], r["threads"]), []).append(r)
+    out = []
+    for g in groups.values():
+        t = statistics.median(r["torch"] for r in g) if all(r["torch"] for r in g) else None
+        row = dict(g[0], n=len(g))
+        if t:
+            row["torch"] = t
+            row["ours"] = statistics.median(r["ours"] / r["torch"] for r in g) * t
+            if all(r.get("floor") for r in g):
+                row["floor"] = statistics.median(r["floor"] / r["torch"] for r in g) * t
+        out.append(row)
+    return out
 
 
 def verdict(r2, r5):
@@ -88,6 +111,9 @@ def main():
     ap.add_argument("--from", dest="files", nargs=2, default=None, metavar=("AVX2_JSON", "AVX512_JSON"))
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--only", nargs="*", default=None, help="families, each run AVX2 then AVX-512")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run each family's AVX2 / AVX-512 pair this many times, alternating; each row "
+                         "reports the median of its in-process ratios")
     args, passthrough = ap.parse_known_args()
     if args.files:
         a2, a5 = (json.loads(Path(f).read_text()) for f in args.files)
@@ -100,14 +126,16 @@ def main():
             for fam in args.only or [None]:
                 rest = passthrough + (["--only", fam] if fam else [])
                 p2, p5 = Path(d) / "avx2.json", Path(d) / "avx512.json"
-                run("avx2", rest, p2)
-                run(None, rest, p5)
-                j2, j5 = json.loads(p2.read_text()), json.loads(p5.read_text())
-                if a2 is None:
-                    a2, a5 = j2, j5
-                else:
-                    a2["rows"] += j2["rows"]
-                    a5["rows"] += j5["rows"]
+                for _ in range(args.repeat):
+                    run("avx2", rest, p2)
+                    run(None, rest, p5)
+                    j2, j5 = json.loads(p2.read_text()), json.loads(p5.read_text())
+                    if a2 is None:
+                        a2, a5 = j2, j5
+                    else:
+                        a2["rows"] += j2["rows"]
+                        a5["rows"] += j5["rows"]
+        a2["rows"], a5["rows"] = combine(a2["rows"]), combine(a5["rows"])
         cmd = "python scripts/bench_isa_pair.py " + " ".join(sys.argv[1:])
     if args.no_write:
         fams, counts = table(a2, a5)

@@ -239,6 +239,30 @@ void rowmax(const at::Tensor& x, at::Tensor out) {
   }
 }
 
+// out[r] = (sum, sum of squares) of row r of x ([rows, cols]): the statistics a norm needs, exact
+// in integers: bytes widened to 16 bits, squared and pair-summed (madd16) and summed (PSADBW).
+void sumsq(const at::Tensor& x, at::Tensor out) {
+  const int64_t rows = x.size(0), cols = x.size(1);
+  int64_t* po = out.data_ptr<int64_t>();
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* p = u8(x) + r * cols;
+    S::VI acc = S::set1_i(0), acc1 = acc;
+    int64_t j = 0;
+    for (; j + 4 * L <= cols; j += 4 * L) {
+      const B::W16 w0 = B::load16(p + j), w1 = B::load16(p + j + 2 * L);
+      acc = S::add_i(acc, S::madd16(w0, w0));
+      acc1 = S::add_i(acc1, S::madd16(w1, w1));
+    }
+    alignas(64) int32_t lanes[16];
+    S::storeu_i(lanes, S::add_i(acc, acc1));
+    int64_t sq = 0;
+    for (int k = 0; k < L; ++k) sq += lanes[k];
+    for (; j < cols; ++j) sq += int64_t{p[j]} * p[j];
+    po[2 * r] = B::sum_bytes(p, cols, 0);
+    po[2 * r + 1] = sq;
+  }
+}
+
 // A plain write of y's bytes (zero vectors).
 void write_bytes(at::Tensor y) {
   uint8_t* py = u8(y);
@@ -312,6 +336,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("widen", &widen);
   m.def("widen_d", &widen_d);
   m.def("rowmax", &rowmax);
+  m.def("sumsq", &sumsq);
   m.def("write", &write_bytes);
   m.def("bag", &bag);
 }

@@ -95,8 +95,15 @@ class Floors:
         return lambda: [f() for f in fns]
 
     def stats_then_chain(self, rows, cols, ops):
-        """The norms with statistics: a plain read of the rows, then the rule's `ops` steps."""
-        return self.seq(self.rowmax(rows, cols), self.chain(rows * cols, ops))
+        """The norms with statistics: each row's integer sum and sum of squares, then the rule's
+        `ops` steps."""
+        return self.seq(self.sumsq(rows, cols), self.chain(rows * cols, ops))
+
+    def sumsq(self, rows, cols):
+        import torch
+
+        x, out = _u8(rows * cols).view(rows, cols), torch.empty(rows, 2, dtype=torch.int64)
+        return lambda: self.m.sumsq(x, out)
 
     def fixed_and_float(self, n_fixed, n_float):
         """Requantize n_fixed bytes by the 16-bit formula and n_float by the float rule (2 steps)."""

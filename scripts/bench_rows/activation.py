@@ -11,7 +11,7 @@ NOTE = ("torch baseline: torch.relu / torch.ops.quantized.* on the same quantize
         "Rate: GB/s of input + output bytes. Floors (scripts/bench_rows/_floor.cpp): relu: a copy of the "
         "bytes; the lookup activations: a 256-entry byte table (AVX2: 16 VPSHUFB + XOR per 32 bytes, no "
         "index arithmetic); layer / batch norm: byte to float, the rule's float steps (`chain`: layer norm 5, "
-        "(q - mean) * a * w + b + zp, after a plain read of the rows for its statistics; batch norm 2, q * a + b; "
+        "(q - mean) * a * w + b + zp, after each row's sum and sum of squares for its statistics; batch norm 2, q * a + b; "
         "no clamp, no per-channel parameters), back to a byte.")
 
 

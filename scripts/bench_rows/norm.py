@@ -10,8 +10,8 @@ NOTE = ("torch baseline: torch.ops.quantized.* (group_norm, instance_norm, batch
         "the same quantized tensor. fp32 baseline: torch.nn.functional's op on a float32 tensor of the same "
         "shape (batch_norm2d_relu: batch_norm then relu_). Rate: GB/s of input + output bytes. Floor "
         "(scripts/bench_rows/_floor.cpp): byte to float, the rule's float steps (`chain`: 2, q * a + b; no "
-        "clamp, no per-channel parameters), back to a byte; group / instance norm first read their rows once "
-        "for the statistics (`stats_then_chain`).")
+        "clamp, no per-channel parameters), back to a byte; group / instance norm first sum each row's bytes "
+        "and their squares for the statistics (`stats_then_chain`).")
 
 
 def cases():

@@ -172,6 +172,26 @@ def test_batch_norm2d_layouts_and_paths_identical(dt):
     assert q.batch_norm2d(empty, w, b, m, v, 1e-5, 0.05, 3).shape == empty.shape
 
 
+@pytest.mark.parametrize("dt", [torch.quint8, torch.qint8])
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("bias_scale", [1.0, 1e4, 1e10], ids=["in-range", "saturating", "beyond-2^30"])
+def test_batch_norm_saturation_paths_identical(dt, relu, bias_scale):
+    # The 8-bit kernels clamp by the saturating pack when every |q * a + b| < 2^30 and in float
+    # otherwise: outputs far outside the range (both signs) and a relu floor give the same bytes
+    # on every path, and the reference's.
+    qx = _q(torch.randn(2, 70, 5, 6) * 2, 0.04, ZP[dt], dt)
+    w, b, m, v = _bn_params(70)
+    b = b * bias_scale
+    fn = q.batch_norm2d_relu if relu else q.batch_norm2d
+    for t in (qx, qx.contiguous(memory_format=torch.channels_last)):
+        out = _paths_equal(lambda: fn(t, w, b, m, v, 1e-5, 0.05, 3))
+        _within(_ints(out), ref.batch_norm_ref(qx, w, b, m, v, 1e-5, 0.05, 3, relu), 1, "vs reference")
+        if bias_scale > 1:
+            lo, hi = (3, 255) if relu and dt == torch.quint8 else (0, 255) if dt == torch.quint8 else \
+                ((3, 127) if relu else (-128, 127))
+            assert ((_ints(out) == lo) | (_ints(out) == hi)).mean() > 0.5, "the case should saturate"
+
+
 # ----------------------------------------------------------------------------- batch_norm3d, *_relu
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("name", ["batch_norm3d", "batch_norm2d_relu", "batch_norm3d_relu"])

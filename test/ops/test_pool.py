@@ -152,14 +152,17 @@ def test_adaptive_avg_pool2d(isa, dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
-def test_avg_nhwc_many_taps_equal_scalar_path(isa, dtype):
+@pytest.mark.parametrize("channels", [69, 133])
+def test_avg_nhwc_many_taps_equal_scalar_path(isa, dtype, channels):
     # channels_last windows of more than 256 taps over full vectors of channels (the vector loops
-    # sum taps in 16-bit lanes and fold them into int32 every 256 taps), at the type's extremes
+    # sum taps in 16-bit lanes and fold them into int32 every 256 taps; 64 / 128 channels a pass
+    # on AVX2 / AVX-512, then 32 / 64, then single vectors and scalars), at the type's extremes
     # and on random bytes: equal to the scalar path and within 1 step of the float64 reference.
     lo, hi = ref.QRANGE[dtype]
     g = torch.Generator().manual_seed(5)
-    datas = [torch.full((2, 69, 23, 29), v, dtype=ref.INT_DTYPE[dtype]) for v in (lo, hi)]
-    datas.append(torch.randint(lo, hi + 1, (2, 69, 23, 29), dtype=ref.INT_DTYPE[dtype], generator=g))
+    shape = (2, channels, 23, 29)
+    datas = [torch.full(shape, v, dtype=ref.INT_DTYPE[dtype]) for v in (lo, hi)]
+    datas.append(torch.randint(lo, hi + 1, shape, dtype=ref.INT_DTYPE[dtype], generator=g))
     for data in datas:
         qx = torch._make_per_tensor_quantized_tensor(data, 0.05, ZP[dtype]).contiguous(
             memory_format=torch.channels_last)

@@ -16,14 +16,6 @@ namespace kernels {
 namespace QPLUGIN_ISA_NS {
 namespace {
 
-#if defined(QPLUGIN_ISA_AVX512)
-inline simd::VI min_i(simd::VI a, simd::VI b) { return _mm512_min_epi32(a, b); }
-inline simd::VI max_i(simd::VI a, simd::VI b) { return _mm512_max_epi32(a, b); }
-#elif defined(QPLUGIN_ISA_AVX2)
-inline simd::VI min_i(simd::VI a, simd::VI b) { return _mm256_min_epi32(a, b); }
-inline simd::VI max_i(simd::VI a, simd::VI b) { return _mm256_max_epi32(a, b); }
-#endif
-
 template <bool kMul>
 inline int32_t binary8_one(int32_t ka, int32_t kb, const BinaryParams& p) {
   float v;

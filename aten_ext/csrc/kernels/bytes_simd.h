@@ -9,7 +9,8 @@
 //    (widen_lo16 / widen_hi16 / fold16), used by the
 //    pooling, norm, compare and upsample kernels;
 //  - a 256-entry byte table lookup (lut_rows), used by activations and cat;
-//  - the exact sum of a run of bytes (sum_bytes: PSADBW), used by reduce and pooling.
+//  - the exact sum of a run of bytes (sum_bytes: PSADBW), used by reduce and pooling;
+//  - a saturating 4-vector store with a lower bound (store4_sat), for int32 results known to fit.
 // Included only from *_kernel.cpp files, so each ISA build gets its own copy
 // (file-local, inline, in QPLUGIN_ISA_NS).
 #pragma once
@@ -119,6 +120,17 @@ inline void fold16(simd::VI* lo, simd::VI* hi, W16* w) {
   *lo = simd::add_i(*lo, widen_lo16<T>(*w));
   *hi = simd::add_i(*hi, widen_hi16<T>(*w));
   *w = zero16();
+}
+#endif
+
+#if QPLUGIN_SIMD
+// Stores 4 vectors of int32 as 4 * simd::kLanes bytes of T: the pack saturates to T's range, then
+// every byte is raised to at least lo (T's minimum: no change). For values known to fit int32 this
+// is the clamp to [lo, T's max] at one byte max per 4 vectors, instead of a float min / max pair
+// per vector (measured on Zen 5: an affine map's loop 66 -> 44 us over 1.6 MB).
+template <typename T>
+inline void store4_sat(T* p, simd::VI a, simd::VI b, simd::VI c, simd::VI d, VB lo) {
+  stb(p, vmax(simd::pack4_(a, b, c, d, std::is_signed<T>::value), lo, T()));
 }
 #endif
 

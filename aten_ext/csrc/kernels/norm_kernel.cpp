@@ -111,15 +111,21 @@ void normalize_run(const T* xr, T* yr, int64_t n, double mean_q, double a, const
       int64_t j = 0;
 #if QPLUGIN_SIMD
       using namespace simd;
-      const VF vm = set1_f(mf), va = set1_f(af), vz = set1_f(zf), vhi = set1_f(hi), vlo = set1_f(lo);
+      const VF vm = set1_f(mf), va = set1_f(af), vz = set1_f(zf);
+      // On this path |a| * max|w|, max|b| <= kNormFloatBound (layer_norm_impl), so |v| < 2^21 and
+      // finite: the rounded integers are exact, and clamping them (the saturating pack; an int32
+      // clamp for single vectors) equals clamping the float to the integral bounds and rounding.
       auto one = [&](int64_t k) {
         VF v = mul_f(mul_f(sub_f(to_f(load_q(xr + k)), vm), va), loadu_f(wf + k));
         v = add_f(add_f(v, loadu_f(bf + k)), vz);
-        return to_i32_round(max_f(min_f(v, vhi), vlo));
+        return to_i32_round(v);
       };
-      // Four vectors per store: one pack for 4 * kLanes bytes (AVX2 has no single-vector narrowing store).
-      for (; j + 4 * kLanes <= n; j += 4 * kLanes) store4_q(yr + j, one(j), one(j + kLanes), one(j + 2 * kLanes), one(j + 3 * kLanes));
-      for (; j + kLanes <= n; j += kLanes) store_q(yr + j, one(j));
+      const bytes::VB floor_b = bytes::vset(QRange<T>::min, T());
+      const VI vhi = set1_i(QRange<T>::max), vlo = set1_i(QRange<T>::min);
+      for (; j + 4 * kLanes <= n; j += 4 * kLanes) {
+        bytes::store4_sat(yr + j, one(j), one(j + kLanes), one(j + 2 * kLanes), one(j + 3 * kLanes), floor_b);
+      }
+      for (; j + kLanes <= n; j += kLanes) store_q(yr + j, max_i(min_i(one(j), vhi), vlo));
 #endif
       for (; j < n; ++j) {
         float v = (static_cast<float>(xr[j]) - mf) * af * wf[j];
@@ -166,19 +172,49 @@ inline T affine_one(T q, float a, float b, float lo) {
 }
 
 #if QPLUGIN_SIMD
-template <typename T>
+// kBounded: every |q * a + b| < 2^30 (checked by the caller, false for inf / NaN parameters), so
+// the conversion is exact and clamping the rounded integers equals clamping the float to the
+// integral bounds and rounding: the result is left unclamped for the caller's saturating store
+// (bytes::store4_sat) or int32 clamp (AffineOp::clamp).
+template <typename T, bool kBounded>
 inline simd::VI affine_vec(simd::VI q, simd::VF a, simd::VF b, simd::VF lo) {
   using namespace simd;
-  const VF hi = set1_f(static_cast<float>(QRange<T>::max));
-  return to_i32_round(max_f(min_f(add_f(mul_f(to_f(q), a), b), hi), lo));
+  if constexpr (kBounded) {
+    (void)lo;
+    return to_i32_round(add_f(mul_f(to_f(q), a), b));
+  } else {
+    const VF hi = set1_f(static_cast<float>(QRange<T>::max));
+    return to_i32_round(max_f(min_f(add_f(mul_f(to_f(q), a), b), hi), lo));
+  }
 }
 #endif
 
 // Per-channel elementwise map over (outer, channels, inner) data: op.one(q, c) on scalars;
 // op.lanes(v, c0) on a vector of channels c0.. (inner == 1) and op.row(c) -> a functor on vectors
-// of one channel (its broadcast parameters set up once per row).
+// of one channel (its broadcast parameters set up once per row). An op with kSat leaves its
+// vectors unclamped (values that fit int32): the 4-vector stores clamp them by saturating
+// (bytes::store4_sat, above op.lo_bytes()), single vectors through op.clamp.
 template <typename T, typename Op>
-void channel_map8(const T* x, T* y, int64_t outer, int64_t channels, int64_t inner, const Op& op) {
+void channel_map8(const T* x, T* y, int64_t outer, int64_t channels, int64_t inner, const Op& op_ref) {
+  const Op op = op_ref;  // a local copy: its fields stay in registers across the stores
+#if QPLUGIN_SIMD
+  bytes::VB lo_b{};
+  if constexpr (Op::kSat) lo_b = op.lo_bytes();
+  const auto put4 = [&](T* p, simd::VI a, simd::VI b, simd::VI c, simd::VI d) {
+    if constexpr (Op::kSat) {
+      bytes::store4_sat(p, a, b, c, d, lo_b);
+    } else {
+      simd::store4_q(p, a, b, c, d);
+    }
+  };
+  const auto put1 = [&](T* p, simd::VI v) {
+    if constexpr (Op::kSat) {
+      simd::store_q(p, op.clamp(v));
+    } else {
+      simd::store_q(p, v);
+    }
+  };
+#endif
   if (inner == 1) {
     // Channel varies fastest (channels_last): per-lane parameters.
     for (int64_t o = 0; o < outer; ++o) {
@@ -189,9 +225,9 @@ void channel_map8(const T* x, T* y, int64_t outer, int64_t channels, int64_t inn
       using namespace simd;
       auto one = [&](int64_t k) { return op.lanes(load_q(xo + k), k); };
       for (; j + 4 * kLanes <= channels; j += 4 * kLanes) {
-        store4_q(yo + j, one(j), one(j + kLanes), one(j + 2 * kLanes), one(j + 3 * kLanes));
+        put4(yo + j, one(j), one(j + kLanes), one(j + 2 * kLanes), one(j + 3 * kLanes));
       }
-      for (; j + kLanes <= channels; j += kLanes) store_q(yo + j, one(j));
+      for (; j + kLanes <= channels; j += kLanes) put1(yo + j, one(j));
 #endif
       for (; j < channels; ++j) yo[j] = op.one(xo[j], j);
     }
@@ -206,29 +242,34 @@ void channel_map8(const T* x, T* y, int64_t outer, int64_t channels, int64_t inn
       using namespace simd;
       const auto f = op.row(c);
       for (; i + 4 * kLanes <= inner; i += 4 * kLanes) {
-        store4_q(yr + i, f(load_q(xr + i)), f(load_q(xr + i + kLanes)), f(load_q(xr + i + 2 * kLanes)),
-                 f(load_q(xr + i + 3 * kLanes)));
+        put4(yr + i, f(load_q(xr + i)), f(load_q(xr + i + kLanes)), f(load_q(xr + i + 2 * kLanes)),
+             f(load_q(xr + i + 3 * kLanes)));
       }
-      for (; i + kLanes <= inner; i += kLanes) store_q(yr + i, f(load_q(xr + i)));
+      for (; i + kLanes <= inner; i += kLanes) put1(yr + i, f(load_q(xr + i)));
 #endif
       for (; i < inner; ++i) yr[i] = op.one(xr[i], c);
     }
   }
 }
 
-template <typename T>
+template <typename T, bool kBounded>
 struct AffineOp {
+  static constexpr bool kSat = kBounded;
   const float* a;
   const float* b;
-  float lo;
+  float lo;  // an integral value >= T's minimum (affine_floor)
   T one(T q, int64_t c) const { return affine_one<T>(q, a[c], b[c], lo); }
 #if QPLUGIN_SIMD
+  bytes::VB lo_bytes() const { return bytes::vset(static_cast<int32_t>(lo), T()); }
+  simd::VI clamp(simd::VI v) const {
+    return simd::max_i(simd::min_i(v, simd::set1_i(QRange<T>::max)), simd::set1_i(static_cast<int32_t>(lo)));
+  }
   simd::VI lanes(simd::VI q, int64_t c0) const {
-    return affine_vec<T>(q, simd::loadu_f(a + c0), simd::loadu_f(b + c0), simd::set1_f(lo));
+    return affine_vec<T, kBounded>(q, simd::loadu_f(a + c0), simd::loadu_f(b + c0), simd::set1_f(lo));
   }
   auto row(int64_t c) const {
     const simd::VF va = simd::set1_f(a[c]), vb = simd::set1_f(b[c]), vlo = simd::set1_f(lo);
-    return [=](simd::VI q) { return affine_vec<T>(q, va, vb, vlo); };
+    return [=](simd::VI q) { return affine_vec<T, kBounded>(q, va, vb, vlo); };
   }
 #endif
 };
@@ -236,7 +277,17 @@ struct AffineOp {
 template <typename T>
 void channel_affine8(const T* x, T* y, int64_t outer, int64_t channels, int64_t inner, const float* a,
                      const float* b, int32_t lo_q) {
-  channel_map8(x, y, outer, channels, inner, AffineOp<T>{a, b, affine_floor<T>(lo_q)});
+  float bound = 0.0f;  // max |q * a + b| over 8-bit q, up to rounding; NaN for non-finite parameters
+  for (int64_t c = 0; c < channels; ++c) {
+    const float m = 256.0f * std::fabs(a[c]) + std::fabs(b[c]);
+    bound = (m > bound || m != m) ? m : bound;
+  }
+  const float lo = affine_floor<T>(lo_q);
+  if (bound < 1073741824.0f) {
+    channel_map8(x, y, outer, channels, inner, AffineOp<T, true>{a, b, lo});
+  } else {
+    channel_map8(x, y, outer, channels, inner, AffineOp<T, false>{a, b, lo});
+  }
 }
 
 template <typename T>
@@ -264,6 +315,7 @@ inline simd::VI prelu_vec(simd::VI q, simd::VF zp, simd::VF ap, simd::VF an, sim
 
 template <typename T>
 struct PreluOp {
+  static constexpr bool kSat = false;
   float zp, ap, oz;
   const float* an;
   T one(T q, int64_t c) const { return prelu_one<T>(q, zp, ap, an[c], oz); }

@@ -375,12 +375,16 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
         using namespace simd;
         const VF mv = set1_f(m), zadd = set1_f(g.zadd), lo = set1_f(g.qmin), hi = set1_f(g.qmax);
         const VI offv = set1_i(static_cast<int32_t>(off));
-        for (; c + 4 * kLanes <= ce; c += 4 * kLanes) {
-          // Taps summed in 16-bit lanes (one widening load and one add per 2 * kLanes channels),
-          // folded into the int32 sums every 256 taps: 256 * 255 < 2^16 (unsigned), 256 * -128 >=
-          // -2^15 and 256 * 127 < 2^15 (signed), so the 16-bit sums never wrap.
-          VI a0 = set1_i(0), a1 = a0, a2 = a0, a3 = a0;
-          W16 s0 = zero16(), s1 = s0;
+        // Taps summed in 16-bit lanes (one widening load and one add per 2 * kLanes channels),
+        // folded into the int32 sums every 256 taps: 256 * 255 < 2^16 (unsigned), 256 * -128 >=
+        // -2^15 and 256 * 127 < 2^15 (signed), so the 16-bit sums never wrap. kW blocks of
+        // 2 * kLanes channels a pass over the window: with 8 (up to 128 channels on AVX2, 256 on
+        // AVX-512) a global pool reads its input once, not once per 4 * kLanes channels.
+        auto block = [&](auto width) {
+          constexpr int kW = decltype(width)::value;
+          VI a[2 * kW];
+          W16 sw[kW];
+          for (int u = 0; u < kW; ++u) sw[u] = zero16(), a[2 * u] = a[2 * u + 1] = set1_i(0);
           int64_t taps = 0;
           for (int64_t d = dw.d0; d < dw.d1; ++d) {
             for (int64_t h = h0; h < h1; ++h) {
@@ -388,26 +392,27 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
               for (int64_t w = w0; w < w1;) {
                 const int64_t run = std::min<int64_t>(w1 - w, 256 - taps);
                 for (int64_t j = 0; j < run; ++j, s += C) {
-                  s0 = add16(s0, load16(s));
-                  s1 = add16(s1, load16(s + 2 * kLanes));
+                  for (int u = 0; u < kW; ++u) sw[u] = add16(sw[u], load16(s + 2 * kLanes * u));
                 }
                 w += run;
                 taps += run;
                 if (taps == 256) {
-                  fold16<T>(&a0, &a1, &s0);
-                  fold16<T>(&a2, &a3, &s1);
+                  for (int u = 0; u < kW; ++u) fold16<T>(&a[2 * u], &a[2 * u + 1], &sw[u]);
                   taps = 0;
                 }
               }
             }
           }
-          fold16<T>(&a0, &a1, &s0);
-          fold16<T>(&a2, &a3, &s1);
-          store4_q(o + c, requant_v(sub_i(a0, offv), mv, zadd, lo, hi),
-                   requant_v(sub_i(a1, offv), mv, zadd, lo, hi),
-                   requant_v(sub_i(a2, offv), mv, zadd, lo, hi),
-                   requant_v(sub_i(a3, offv), mv, zadd, lo, hi));
-        }
+          for (int u = 0; u < kW; ++u) fold16<T>(&a[2 * u], &a[2 * u + 1], &sw[u]);
+          for (int u = 0; u < kW; u += 2) {
+            store4_q(o + c + 4 * kLanes * (u / 2), requant_v(sub_i(a[2 * u], offv), mv, zadd, lo, hi),
+                     requant_v(sub_i(a[2 * u + 1], offv), mv, zadd, lo, hi),
+                     requant_v(sub_i(a[2 * u + 2], offv), mv, zadd, lo, hi),
+                     requant_v(sub_i(a[2 * u + 3], offv), mv, zadd, lo, hi));
+          }
+        };
+        for (; c + 8 * kLanes <= ce; c += 8 * kLanes) block(std::integral_constant<int, 4>());
+        for (; c + 4 * kLanes <= ce; c += 4 * kLanes) block(std::integral_constant<int, 2>());
         for (; c + kLanes <= ce; c += kLanes) {
           VI a0 = set1_i(0);
           for (int64_t d = dw.d0; d < dw.d1; ++d) {

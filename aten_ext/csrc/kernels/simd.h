@@ -4,7 +4,8 @@
 // their plain loops only (that loop is also the tail of the vector loops, so
 // every path shares one definition of the math).
 //
-// Besides the float / int32 lane operations: tails (load_u8_n / loadu_i_n / loadu_f_n /
+// Besides the float / int32 lane operations (min_i / max_i: int32 clamps, which run on the integer
+// pipes, where a float min_f / max_f pair competes with the conversions): tails (load_u8_n / loadu_i_n / loadu_f_n /
 // store_u8_n: the first n lanes, masked on AVX-512), 16-bit pair products (madd16) and, in the
 // AVX-512 build, explicit-width Zmm / Ymm for kernels that run one loop at two widths.
 //
@@ -146,6 +147,8 @@ inline VF join_to_f(VD lo, VD hi) {
 // int32 lanes: low 32 bits of the product; pairs of 16-bit halves multiplied and summed
 // (VPMADDWD); the low 16 bits sign-extended.
 inline VI mullo_i(VI a, VI b) { return _mm512_mullo_epi32(a, b); }
+inline VI min_i(VI a, VI b) { return _mm512_min_epi32(a, b); }
+inline VI max_i(VI a, VI b) { return _mm512_max_epi32(a, b); }
 inline VI madd16(VI a, VI b) { return _mm512_madd_epi16(a, b); }
 inline VI sext16_i(VI v) { return _mm512_srai_epi32(_mm512_slli_epi32(v, 16), 16); }
 // Tails: the first n (<= kLanes) elements; masked-off lanes are not touched in memory.
@@ -251,6 +254,8 @@ inline VF join_to_f(VD lo, VD hi) {
   return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
 }
 inline VI mullo_i(VI a, VI b) { return _mm256_mullo_epi32(a, b); }
+inline VI min_i(VI a, VI b) { return _mm256_min_epi32(a, b); }
+inline VI max_i(VI a, VI b) { return _mm256_max_epi32(a, b); }
 inline VI madd16(VI a, VI b) { return _mm256_madd_epi16(a, b); }
 inline VI sext16_i(VI v) { return _mm256_srai_epi32(_mm256_slli_epi32(v, 16), 16); }
 // Tails through a stack copy (AVX2 has no byte masks).
