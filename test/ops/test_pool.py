@@ -47,7 +47,9 @@ def _assert_same_meta(out, qx):
 
 
 LAYOUTS = ["contiguous", "channels_last", "strided"]
-SHAPES = [(2, 19, 13, 17), (1, 64, 9, 8), (5, 11, 7), (3, 130, 6, 5), (1, 300, 5, 6)]
+# (1, 2, 5, 261): NCHW rows wide enough for the vector stride-2 pick of max pooling (131 outputs:
+# 2 x 64 on AVX-512, 4 x 32 on AVX2, then the scalar tail).
+SHAPES = [(2, 19, 13, 17), (1, 64, 9, 8), (5, 11, 7), (3, 130, 6, 5), (1, 300, 5, 6), (1, 2, 5, 261)]
 
 MAX_CFGS = [  # kernel, stride, padding, dilation, ceil_mode
     ([3, 3], [2, 2], [1, 1], [1, 1], False),

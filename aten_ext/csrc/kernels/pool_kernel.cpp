@@ -85,6 +85,33 @@ inline void max_taps(T* dst, const T* src, int64_t n, int64_t taps, int64_t step
   }
 }
 
+// o[i] = src[2 * i] for i < n (src holds 2 * n bytes): the stride-2 pick of max_pool_nchw, whose
+// scalar loop was a third of a 3x3 / 2 pool's time. 8-bit: the even bytes of two vectors as 16-bit
+// lanes, one unsigned pack (no lane exceeds 255), one 64-bit permute to restore the order.
+template <typename T>
+inline void every_other(T* o, const T* src, int64_t n) {
+  int64_t i = 0;
+#if QPLUGIN_SIMD
+  if constexpr (sizeof(T) == 1) {
+#if defined(QPLUGIN_ISA_AVX512)
+    const __m512i m = _mm512_set1_epi16(0x00FF);
+    const __m512i order = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+    for (; i + 64 <= n; i += 64) {
+      const __m512i a = _mm512_and_si512(ldb(src + 2 * i), m), b = _mm512_and_si512(ldb(src + 2 * i + 64), m);
+      stb(o + i, _mm512_permutexvar_epi64(order, _mm512_packus_epi16(a, b)));
+    }
+#else
+    const __m256i m = _mm256_set1_epi16(0x00FF);
+    for (; i + 32 <= n; i += 32) {
+      const __m256i a = _mm256_and_si256(ldb(src + 2 * i), m), b = _mm256_and_si256(ldb(src + 2 * i + 32), m);
+      stb(o + i, _mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0xD8));
+    }
+#endif
+  }
+#endif
+  for (; i < n; ++i) o[i] = src[2 * i];
+}
+
 template <typename T>
 void max_pool_nchw(const T* in, T* out, int64_t planes, const MaxPool2dGeom& g) {
   const T lowest = std::numeric_limits<T>::lowest();
@@ -92,7 +119,7 @@ void max_pool_nchw(const T* in, T* out, int64_t planes, const MaxPool2dGeom& g) 
   const int64_t span = (g.OW - 1) * g.sW + 1;  // window starts the outputs need
   const int64_t len = std::max(g.pW + g.W, span + (g.kW - 1) * g.dW);
   std::vector<T> row(len, lowest);
-  std::vector<T> tmp(g.sW == 1 ? 0 : span);
+  std::vector<T> tmp(g.sW == 1 ? 0 : span + 1);  // + 1: every_other reads 2 * OW entries
   T* r = row.data() + g.pW;
   for (int64_t p = 0; p < planes; ++p) {
     const T* ip = in + p * g.H * g.W;
@@ -115,7 +142,11 @@ void max_pool_nchw(const T* in, T* out, int64_t planes, const MaxPool2dGeom& g) 
         max_taps(o, row.data(), g.OW, g.kW, g.dW);
       } else {
         max_taps(tmp.data(), row.data(), span, g.kW, g.dW);
-        for (int64_t ow = 0; ow < g.OW; ++ow) o[ow] = tmp[ow * g.sW];
+        if (g.sW == 2) {
+          every_other(o, tmp.data(), g.OW);
+        } else {
+          for (int64_t ow = 0; ow < g.OW; ++ow) o[ow] = tmp[ow * g.sW];
+        }
       }
     }
   }
