@@ -150,6 +150,20 @@ def test_mean(isa, dtype, shape, dims):
                 reference.assert_within_steps(m.reshape(tm.shape), tm.int_repr().numpy(), 1, "mean vs torch")
 
 
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
+def test_mean_long_columns_extremes(isa, dtype):
+    # Means over a non-inner dim: 8-bit columns summed in 16-bit lanes, 64 / 128 columns a block
+    # (AVX2 / AVX-512), folded into int32 every 256 rows; 300-350 columns leave a plain-loop rest.
+    a, b = RANGE[dtype]
+    for shape, dims in [((600, 300), [0]), ((2, 300, 5, 70), [1])]:
+        for fill in (a, b - 1, None):
+            x = make_q(shape, dtype) if fill is None else torch._make_per_tensor_quantized_tensor(
+                torch.full(shape, fill, dtype=reference.INT_DTYPE[dtype]), 0.03, ZP[dtype])
+            m = q.mean(x, dims)
+            np.testing.assert_array_equal(m.int_repr().numpy(), reference.mean_int_ref(x, dims, False),
+                                          err_msg=f"{shape} {dims} fill {fill}")
+
+
 def test_mean_ties_round_half_even_on_q(isa):
     # sums exactly halfway: (2 + 3) / 2 = 2.5 -> 2, (3 + 4) / 2 = 3.5 -> 4, negatives too
     data = torch.tensor([[2, 3], [3, 4], [-3, -2], [-4, -3]], dtype=torch.int8)
