@@ -47,14 +47,16 @@ void chain(const at::Tensor& x, at::Tensor y, int64_t ops) {
   fns[ops - 1](u8(x), u8(y), x.numel());
 }
 
-// The floor of add / mul: two bytes to float and the rule's steps, each rounded. add:
-// qa * fa + qb * fb + zo (2 multiplies, 2 adds); mul: qa * qb * fa + zo (2 multiplies, 1 add).
+// The floor of add / mul: two bytes less their zero points to float and the rule's steps, each
+// rounded. add: (qa - za) * fa + (qb - zb) * fb + zo (2 multiplies, 2 adds); mul:
+// (qa - za) * (qb - zb) * fa + zo (2 multiplies, 1 add).
 void affine2(const at::Tensor& x, const at::Tensor& z, at::Tensor y, bool is_mul) {
   const uint8_t *px = u8(x), *pz = u8(z);
   uint8_t* py = u8(y);
   const S::VF va = S::set1_f(0.3f), vb = S::set1_f(0.4f), vc = S::set1_f(5.0f);
+  const S::VI za = S::set1_i(128), zb = S::set1_i(120);
   auto f = [&](int64_t j) {
-    const S::VF a = S::to_f(S::load_u8(px + j)), b = S::to_f(S::load_u8(pz + j));
+    const S::VF a = S::to_f(S::sub_i(S::load_u8(px + j), za)), b = S::to_f(S::sub_i(S::load_u8(pz + j), zb));
     const S::VF v = is_mul ? S::mul_f(S::mul_f(a, b), va) : S::add_f(S::mul_f(a, va), S::mul_f(b, vb));
     return S::to_i32_round(S::add_f(v, vc));
   };

@@ -9,8 +9,8 @@ ORDER = 10
 NOTE = ("torch: torch.ops.quantized.* (add/mul/cat) or comparing dequantized tensors (torch has no "
         "quantized comparator kernel); 'cat shared' compares with torch.cat on the integer tensors. "
         "fp32 baseline: the same op on float tensors. Rate: GB/s of input + output bytes. Floors "
-        "(scripts/bench_rows/_floor.cpp): add / mul: two bytes to float, the rule's float steps (add 4, mul 3), "
-        "back to a byte (`affine2`); cat with requantization: a 16-bit fixed-point multiply-shift-add per byte "
+        "(scripts/bench_rows/_floor.cpp): add / mul: two bytes less their zero points to float, the rule's float "
+        "steps (add 4, mul 3), back to a byte (`affine2`); cat with requantization: a 16-bit fixed-point multiply-shift-add per byte "
         "(`fixed16`), except that with the decimal scales 2 of the 4 inputs have rounding ties no 16-bit "
         "formula reproduces, whose floor is the float rule's 2 steps (`chain`); cat shared: a copy of the bytes.")
 
