@@ -68,23 +68,32 @@ void affine2(const at::Tensor& x, const at::Tensor& z, at::Tensor y, bool is_mul
 // channel count the taps of neighbouring outputs overlap, so they come from L1 (a real pooling
 // kernel reads at least as much); for a global pool over channels-last input (n = C, stride = C)
 // x is the input itself.
+template <int kW>
+void taps_block(const uint8_t* px, uint8_t* py, int64_t i, int64_t K, int64_t stride, S::VF va, S::VF vz) {
+  S::VI a[2 * kW];
+  B::W16 w[kW];
+  for (int u = 0; u < kW; ++u) w[u] = B::zero16(), a[2 * u] = a[2 * u + 1] = S::set1_i(0);
+  for (int64_t k = 0; k < K; ++k) {
+    for (int u = 0; u < kW; ++u) w[u] = B::add16(w[u], B::load16(px + k * stride + i + 2 * L * u));
+    if ((k & 255) == 255) {
+      for (int u = 0; u < kW; ++u) B::fold16<uint8_t>(&a[2 * u], &a[2 * u + 1], &w[u]);
+    }
+  }
+  for (int u = 0; u < kW; ++u) B::fold16<uint8_t>(&a[2 * u], &a[2 * u + 1], &w[u]);
+  for (int u = 0; u < 2 * kW; ++u) S::store_u8(py + i + L * u, S::to_i32_round(S::add_f(S::mul_f(S::to_f(a[u]), va), vz)));
+}
+
 void taps(const at::Tensor& x, at::Tensor y, int64_t K, int64_t stride, double a) {
   const uint8_t* px = u8(x);
   uint8_t* py = u8(y);
   const int64_t n = y.numel();
   TORCH_CHECK(x.numel() >= n + (K - 1) * stride, "taps: x too small");
   const S::VF va = S::set1_f(static_cast<float>(a)), vz = S::set1_f(3.0f);
-  for (int64_t i = 0; i + 2 * L <= n; i += 2 * L) {
-    S::VI lo = S::set1_i(0), hi = S::set1_i(0);
-    B::W16 w = B::zero16();
-    for (int64_t k = 0; k < K; ++k) {
-      w = B::add16(w, B::load16(px + k * stride + i));
-      if ((k & 255) == 255) B::fold16<uint8_t>(&lo, &hi, &w);
-    }
-    B::fold16<uint8_t>(&lo, &hi, &w);
-    S::store_u8(py + i, S::to_i32_round(S::add_f(S::mul_f(S::to_f(lo), va), vz)));
-    S::store_u8(py + i + L, S::to_i32_round(S::add_f(S::mul_f(S::to_f(hi), va), vz)));
-  }
+  int64_t i = 0;
+  // 8 * L, then 4 * L outputs a pass over the taps (as the kernels: a 64-channel pixel is one pass)
+  for (; i + 8 * L <= n; i += 8 * L) taps_block<4>(px, py, i, K, stride, va, vz);
+  for (; i + 4 * L <= n; i += 4 * L) taps_block<2>(px, py, i, K, stride, va, vz);
+  for (; i + 2 * L <= n; i += 2 * L) taps_block<1>(px, py, i, K, stride, va, vz);
 }
 
 // y[i] = max_k x[k * stride + i]: max pooling's floor (one byte max per tap, taps as in taps()).
@@ -268,6 +277,16 @@ void sumsq(const at::Tensor& x, at::Tensor out) {
   }
 }
 
+// y[i] = src[i % 4096] in whole vectors: every output byte loaded from L1 and stored (nearest
+// upsampling's floor: each input pixel is read for several outputs).
+void bcast_copy(const at::Tensor& src, at::Tensor y) {
+  const uint8_t* ps = u8(src);
+  uint8_t* py = u8(y);
+  const int64_t n = y.numel();
+  TORCH_CHECK(src.numel() >= 4096, "bcast_copy: src of 4096 bytes");
+  for (int64_t i = 0; i + B::kVecBytes <= n; i += B::kVecBytes) B::stb(py + i, B::ldb(ps + (i & 4095)));
+}
+
 // A plain write of y's bytes (zero vectors).
 void write_bytes(at::Tensor y) {
   uint8_t* py = u8(y);
@@ -343,5 +362,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("rowmax", &rowmax);
   m.def("sumsq", &sumsq);
   m.def("write", &write_bytes);
+  m.def("bcast_copy", &bcast_copy);
   m.def("bag", &bag);
 }

@@ -117,6 +117,10 @@ class Floors:
         y = _u8(nbytes)
         return lambda: self.m.write(y)
 
+    def bcast_copy(self, nbytes):
+        src, y = _u8(4096), _u8(nbytes)
+        return lambda: self.m.bcast_copy(src, y)
+
     def copy(self, nbytes):
         """A plain copy of the bytes (torch's copy_, a memcpy)."""
         x, y = _u8(nbytes), _u8(nbytes)

@@ -10,7 +10,8 @@ ORDER = 41
 NOTE = ("torch: torch's quantized kernel (F.avg_pool3d / F.adaptive_avg_pool3d on the quantized "
         "tensor). fp32 baseline: the same float op on a float tensor of the same shape and layout. "
         "Rate: GB/s of input + output bytes. Floors as in the pooling family: 16-bit tap sums read from "
-        "L1 (`taps`), a plain read of the input for adaptive pooling.")
+        "L1 (`taps`; adaptive pooling of channels-last volumes too), a plain read of the input for adaptive "
+        "pooling of NCDHW volumes.")
 
 
 def cases():
@@ -43,5 +44,7 @@ def cases():
                                 lambda qx=qx, osz=osz: q.adaptive_avg_pool3d(qx, list(osz)),
                                 lambda qx=qx, osz=osz: F.adaptive_avg_pool3d(qx, osz),
                                 lambda x=x, osz=osz: F.adaptive_avg_pool3d(x, osz), work=n,
-                                floor=floor_of("rowmax", N * D, H * W * C)))
+                                floor=(floor_of("rowmax", N * D, H * W * C) if layout == "NCDHW" else
+                                       floor_of("taps", N * osz[0] * osz[1] * osz[2] * C,
+                                                n // (N * C * osz[0] * osz[1] * osz[2]), C))))
     return out

@@ -11,10 +11,10 @@ NOTE = ("torch: torch's quantized kernel (quantized::max_pool2d, F.avg_pool2d / 
         "F.adaptive_avg_pool2d / F.interpolate on the quantized tensor). fp32 baseline: the same "
         "float op on a float tensor of the same shape and layout. Rate: GB/s of input + output bytes. "
         "Floors (scripts/bench_rows/_floor.cpp), each tap read from L1 (`taps` / `maxtaps` with the "
-        "channel count as the tap stride): max pooling: one byte max per tap; average pooling: 16-bit tap "
-        "sums and one scale; adaptive pooling (each input byte in one window): a plain read of the input "
-        "(`rowmax`); "
-        "upsampling: a plain write of the output.")
+        "channel count as the tap stride): max pooling: one byte max per tap; average pooling (adaptive too, "
+        "channels_last): 16-bit tap sums, 8 vectors of channels a pass, and the requantize rule; adaptive "
+        "pooling of NCHW planes: a plain read of the input (`rowmax`); nearest upsampling: every output "
+        "byte loaded from L1 and stored (`bcast_copy`).")
 
 
 def cases():
@@ -53,10 +53,11 @@ def cases():
                                 lambda qx=qx, osz=osz: q.adaptive_avg_pool2d(qx, list(osz)),
                                 lambda qx=qx, osz=osz: F.adaptive_avg_pool2d(qx, osz),
                                 lambda x=x, osz=osz: F.adaptive_avg_pool2d(x, osz), work=n,
-                                floor=floor_of("rowmax", N * H, W * C)))
+                                floor=(floor_of("rowmax", N * H, W * C) if layout == "NCHW" else
+                                       floor_of("taps", N * osz[0] * osz[1] * C, H * W // (osz[0] * osz[1]), C))))
             out.append(Case("upsample_nearest2d x2 quint8", sl,
                             lambda qx=qx, s=shape: q.upsample_nearest2d(qx, [s[2] * 2, s[3] * 2]),
                             lambda qx=qx, s=shape: F.interpolate(qx, size=(s[2] * 2, s[3] * 2), mode="nearest"),
                             lambda x=x, s=shape: F.interpolate(x, size=(s[2] * 2, s[3] * 2), mode="nearest"),
-                            work=5 * n, floor=floor_of("write", 4 * n)))
+                            work=5 * n, floor=floor_of("bcast_copy", 4 * n)))
     return out

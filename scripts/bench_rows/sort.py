@@ -9,7 +9,8 @@ ORDER = 30
 NOTE = ("torch baseline: torch's own op on the quantized tensor (torch.sort stable=True / torch.topk / "
         "torch.max / torch.mean on quint8). fp32 baseline: the same torch op on a float32 tensor of the "
         "same size. Rate: GB/s of input bytes + output bytes (values + int64 indices). Floors "
-        "(scripts/bench_rows/_floor.cpp): sorts: a plain write of the outputs; max: a plain read (VPMAXUB).")
+        "(scripts/bench_rows/_floor.cpp): sorts: a plain write of the outputs; max: a plain read (VPMAXUB); "
+        "mean over channels: 16-bit column sums (`taps`) and the division as one multiply-add.")
 
 
 def _q(shape, seed=0):
@@ -65,5 +66,6 @@ def cases():
     out.append(Case("mean quint8 dims [2,3]", "[8,64,56,56]", lambda: q.mean(qx4, [2, 3]),
                     lambda: torch.mean(qx4, [2, 3]), lambda: torch.mean(x4, [2, 3]), work=x4.numel()))
     out.append(Case("mean quint8 dim 1", "[8,64,56,56]", lambda: q.mean(qx4, [1]),
-                    lambda: torch.mean(qx4, [1]), lambda: torch.mean(x4, [1]), work=x4.numel()))
+                    lambda: torch.mean(qx4, [1]), lambda: torch.mean(x4, [1]), work=x4.numel(),
+                    floor=floor_of("taps", 8 * 56 * 56, 64, 56 * 56)))
     return out
