@@ -56,7 +56,7 @@ inline simd::VI quantize_rule_vec(simd::VF xv, simd::VF vinv, simd::VF vzp) {
   } else if constexpr (sizeof(T) == 1) {
     const VF c = max_f(min_f(v, set1_f(static_cast<float>(QRange<T>::max))),
                        set1_f(static_cast<float>(QRange<T>::min)));
-    return nan_to(v, to_i32_round(c), 0);
+    return nan_to_zero(v, to_i32_round(c));
   } else {
     return ge_to(v, 2147483648.0f, to_i32_round(v), 2147483647);  // NaN / < -2^31 -> INT32_MIN
   }
