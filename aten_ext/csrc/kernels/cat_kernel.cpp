@@ -122,6 +122,7 @@ void affine_b_range(const uint8_t* t, int32_t lo, int32_t m, int32_t s, int64_t*
       bl = std::max(bl, (v << s) - mu);
       bh = std::min(bh, ((v + 1) << s) - 1 - mu);
     }
+    if (bl > bh) break;  // empty already: this m cannot fit (most candidates of a failing fit)
   }
   *lo_b = bl;
   *hi_b = bh;
