@@ -10,13 +10,15 @@
 //    pooling, norm, compare and upsample kernels;
 //  - a 256-entry byte table lookup (lut_rows), used by activations and cat;
 //  - the exact sum of a run of bytes (sum_bytes: PSADBW), used by reduce and pooling;
-//  - a saturating 4-vector store with a lower bound (store4_sat), for int32 results known to fit.
+//  - a saturating 4-vector store with a lower bound (store4_sat) and its single-vector clamp
+//    (clamp_sat), for int32 results known to fit.
 // Included only from *_kernel.cpp files, so each ISA build gets its own copy
 // (file-local, inline, in QPLUGIN_ISA_NS).
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "kernels/isa.h"
@@ -131,6 +133,13 @@ inline void fold16(simd::VI* lo, simd::VI* hi, W16* w) {
 template <typename T>
 inline void store4_sat(T* p, simd::VI a, simd::VI b, simd::VI c, simd::VI d, VB lo) {
   stb(p, vmax(simd::pack4_(a, b, c, d, std::is_signed<T>::value), lo, T()));
+}
+// The single-vector counterpart (simd::store_q narrows without saturating on AVX-512): int32 lanes
+// clamped to [lo, T's max], lo >= T's minimum. With lo = T's minimum, simd::store4_q alone is the
+// 4-vector clamp (its pack saturates).
+template <typename T>
+inline simd::VI clamp_sat(simd::VI v, int32_t lo = std::numeric_limits<T>::min()) {
+  return simd::max_i(simd::min_i(v, simd::set1_i(std::numeric_limits<T>::max())), simd::set1_i(lo));
 }
 #endif
 

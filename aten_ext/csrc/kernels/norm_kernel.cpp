@@ -113,19 +113,16 @@ void normalize_run(const T* xr, T* yr, int64_t n, double mean_q, double a, const
       using namespace simd;
       const VF vm = set1_f(mf), va = set1_f(af), vz = set1_f(zf);
       // On this path |a| * max|w|, max|b| <= kNormFloatBound (layer_norm_impl), so |v| < 2^21 and
-      // finite: the rounded integers are exact, and clamping them (the saturating pack; an int32
-      // clamp for single vectors) equals clamping the float to the integral bounds and rounding.
+      // finite: the rounded integers are exact, and clamping them (store4_q's saturating pack;
+      // bytes::clamp_sat for single vectors) equals clamping the float to the integral bounds and
+      // rounding.
       auto one = [&](int64_t k) {
         VF v = mul_f(mul_f(sub_f(to_f(load_q(xr + k)), vm), va), loadu_f(wf + k));
         v = add_f(add_f(v, loadu_f(bf + k)), vz);
         return to_i32_round(v);
       };
-      const bytes::VB floor_b = bytes::vset(QRange<T>::min, T());
-      const VI vhi = set1_i(QRange<T>::max), vlo = set1_i(QRange<T>::min);
-      for (; j + 4 * kLanes <= n; j += 4 * kLanes) {
-        bytes::store4_sat(yr + j, one(j), one(j + kLanes), one(j + 2 * kLanes), one(j + 3 * kLanes), floor_b);
-      }
-      for (; j + kLanes <= n; j += kLanes) store_q(yr + j, max_i(min_i(one(j), vhi), vlo));
+      for (; j + 4 * kLanes <= n; j += 4 * kLanes) store4_q(yr + j, one(j), one(j + kLanes), one(j + 2 * kLanes), one(j + 3 * kLanes));
+      for (; j + kLanes <= n; j += kLanes) store_q(yr + j, bytes::clamp_sat<T>(one(j)));
 #endif
       for (; j < n; ++j) {
         float v = (static_cast<float>(xr[j]) - mf) * af * wf[j];
@@ -261,9 +258,7 @@ struct AffineOp {
   T one(T q, int64_t c) const { return affine_one<T>(q, a[c], b[c], lo); }
 #if QPLUGIN_SIMD
   bytes::VB lo_bytes() const { return bytes::vset(static_cast<int32_t>(lo), T()); }
-  simd::VI clamp(simd::VI v) const {
-    return simd::max_i(simd::min_i(v, simd::set1_i(QRange<T>::max)), simd::set1_i(static_cast<int32_t>(lo)));
-  }
+  simd::VI clamp(simd::VI v) const { return bytes::clamp_sat<T>(v, static_cast<int32_t>(lo)); }
   simd::VI lanes(simd::VI q, int64_t c0) const {
     return affine_vec<T, kBounded>(q, simd::loadu_f(a + c0), simd::loadu_f(b + c0), simd::set1_f(lo));
   }

@@ -89,17 +89,10 @@ inline T bilinear_out(float v) {
   return static_cast<T>(std::nearbyint(v));
 }
 
-#if QPLUGIN_SIMD
 // The vector loops below round without a float clamp: a bilinear value is a convex combination
-// of two or four 8-bit inputs (weights in [0, 1]), so it is finite and |v| < 2^9; the saturating
-// pack (bytes::store4_sat, floor_b = T's minimum) or this int32 clamp then equals clamping the
-// float to the integral bounds and rounding.
-template <typename T>
-inline simd::VI clamp_i(simd::VI v) {
-  return simd::max_i(simd::min_i(v, simd::set1_i(QRange<T>::max)), simd::set1_i(QRange<T>::min));
-}
-#endif
-
+// of two or four 8-bit inputs (weights in [0, 1]), so it is finite and |v| < 2^9; store4_q's
+// saturating pack (bytes::clamp_sat for single vectors) then equals clamping the float to the
+// integral bounds and rounding.
 template <typename T>
 void bilinear_nchw(const T* in, T* out, int64_t planes, const Bilinear2dGeom& g) {
   // Rows interpolated along W once into float buffers (reused while consecutive output rows
@@ -135,14 +128,13 @@ void bilinear_nchw(const T* in, T* out, int64_t planes, const Bilinear2dGeom& g)
 #if QPLUGIN_SIMD
       using namespace simd;
       const VF vh0 = set1_f(h0), vh1 = set1_f(h1);
-      const bytes::VB floor_b = bytes::vset(QRange<T>::min, T());
       auto one = [&](int64_t k) {
         return to_i32_round(add_f(mul_f(vh0, loadu_f(top.data() + k)), mul_f(vh1, loadu_f(bot.data() + k))));
       };
       for (; ow + 4 * kLanes <= g.OW; ow += 4 * kLanes) {
-        bytes::store4_sat(orow + ow, one(ow), one(ow + kLanes), one(ow + 2 * kLanes), one(ow + 3 * kLanes), floor_b);
+        store4_q(orow + ow, one(ow), one(ow + kLanes), one(ow + 2 * kLanes), one(ow + 3 * kLanes));
       }
-      for (; ow + kLanes <= g.OW; ow += kLanes) store_q(orow + ow, clamp_i<T>(one(ow)));
+      for (; ow + kLanes <= g.OW; ow += kLanes) store_q(orow + ow, bytes::clamp_sat<T>(one(ow)));
 #endif
       for (; ow < g.OW; ++ow) orow[ow] = bilinear_out<T>(h0 * top[ow] + h1 * bot[ow]);
     }
@@ -166,16 +158,13 @@ void bilinear_nhwc(const T* in, T* out, int64_t C, int64_t oh_begin, int64_t oh_
 #if QPLUGIN_SIMD
       using namespace simd;
       const VF vh0 = set1_f(h0), vh1 = set1_f(h1), vw0 = set1_f(w0), vw1 = set1_f(w1);
-      const bytes::VB floor_b = bytes::vset(QRange<T>::min, T());
       auto one = [&](int64_t j) {
         const VF t = add_f(mul_f(vw0, to_f(load_q(a + j))), mul_f(vw1, to_f(load_q(b + j))));
         const VF u = add_f(mul_f(vw0, to_f(load_q(c + j))), mul_f(vw1, to_f(load_q(d + j))));
         return to_i32_round(add_f(mul_f(vh0, t), mul_f(vh1, u)));
       };
-      for (; k + 4 * kLanes <= C; k += 4 * kLanes) {
-        bytes::store4_sat(o + k, one(k), one(k + kLanes), one(k + 2 * kLanes), one(k + 3 * kLanes), floor_b);
-      }
-      for (; k + kLanes <= C; k += kLanes) store_q(o + k, clamp_i<T>(one(k)));
+      for (; k + 4 * kLanes <= C; k += 4 * kLanes) store4_q(o + k, one(k), one(k + kLanes), one(k + 2 * kLanes), one(k + 3 * kLanes));
+      for (; k + kLanes <= C; k += kLanes) store_q(o + k, bytes::clamp_sat<T>(one(k)));
 #endif
       for (; k < C; ++k) {
         const float t = w0 * static_cast<float>(a[k]) + w1 * static_cast<float>(b[k]);
