@@ -114,6 +114,7 @@ _STRESS = textwrap.dedent("""
     expected = {name: call(make()) for name, make, call in fams}
     stop = time.monotonic() + float(sys.argv[2])
     bad = []
+    out_lock = threading.Lock()
 
     def switcher():
         i = 0
@@ -129,7 +130,8 @@ _STRESS = textwrap.dedent("""
                 if not torch.equal(out, expected[name]):
                     bad.append(name)
                 calls += 1
-        print("calls", calls)
+        with out_lock:  # two workers: print's separate writes could interleave ("calls calls 12")
+            print("calls", calls, flush=True)
 
     ts = [threading.Thread(target=switcher), threading.Thread(target=worker), threading.Thread(target=worker)]
     for t in ts: t.start()
