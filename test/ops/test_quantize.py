@@ -120,16 +120,27 @@ def test_quantize_per_channel_exact(isa, dtype, shape):
                 assert torch.equal(got.int_repr(), theirs.int_repr()), f"{name} axis {axis} vs torch"
 
 
+@pytest.mark.parametrize("nan", ["every_7th", "one_row", "finite"])
 @pytest.mark.parametrize("dtype", QDTYPES)
-def test_quantize_per_channel_special_values_in_vector_body(isa, dtype):
+def test_quantize_per_channel_special_values_in_vector_body(isa, dtype, nan):
     # NaN, +-inf, huge and saturating values spread through the rows, so they land in the
     # four-vector loop, the one-vector loop and the scalar tail of both per-channel paths
-    # (axis 0: one scale a row; last axis: scales varying along the row).
+    # (axis 0: one scale a row; last axis: scales varying along the row). The 8-bit four-vector
+    # loop clamps below by the saturating pack and redoes a span where a NaN (or an infinity)
+    # went through (qint8): NaN everywhere, in one row only (the other rows keep the fast
+    # result), or finite values only, none of which trigger the redo (below -2^31 and below
+    # -128: the conversion's INT32_MIN and the pack must saturate them).
     rng = np.random.default_rng(7)
     x = torch.from_numpy(rng.standard_normal((4, 301)).astype(np.float32) * 40)
     flat = x.view(-1)
-    flat[::7], flat[3::11], flat[5::13] = NAN, INF, -INF
-    flat[2::17], flat[9::19], flat[4::23] = 3e38, -3e38, 1e10
+    flat[4::23], flat[6::29], flat[8::31] = 1e10, -1e10, -5e3
+    if nan != "finite":
+        flat[3::11], flat[5::13] = INF, -INF
+        flat[2::17], flat[9::19] = 3e38, -3e38
+    if nan == "every_7th":
+        flat[::7] = NAN
+    elif nan == "one_row":
+        x[2, 40] = NAN
     for axis in (0, 1):
         c = x.shape[axis]
         scales = torch.from_numpy(rng.uniform(0.01, 0.5, c))
@@ -137,6 +148,20 @@ def test_quantize_per_channel_special_values_in_vector_body(isa, dtype):
         expect = ref.quantize_per_channel_ref(x.numpy(), scales.numpy(), zps.numpy(), axis, dtype)
         got = q.quantize_per_channel(x, scales, zps, axis, dtype)
         np.testing.assert_array_equal(got.int_repr().numpy(), expect, err_msg=f"axis {axis}")
+
+
+def test_quantize_per_channel_qint32_large_zero_points(isa):
+    # The periodic walk (channels along the row) adds the zero points as floats, as the rule
+    # does: zero points near the int32 limits round to a float on the way in, and saturate.
+    rng = np.random.default_rng(11)
+    x = torch.from_numpy(rng.standard_normal((3, 37)).astype(np.float32) * 1e3)
+    x[1, 5], x[2, 30] = NAN, -INF
+    zps = torch.from_numpy(rng.integers(-(2**31), 2**31, 37, endpoint=False))
+    zps[:4] = torch.tensor([2**31 - 1, -(2**31), 2**31 - 65, -(2**31) + 100])
+    scales = torch.from_numpy(rng.uniform(0.001, 0.5, 37))
+    expect = ref.quantize_per_channel_ref(x.numpy(), scales.numpy(), zps.numpy(), 1, torch.qint32)
+    got = q.quantize_per_channel(x, scales, zps, 1, torch.qint32)
+    np.testing.assert_array_equal(got.int_repr().numpy(), expect)
 
 
 def test_quantize_per_channel_param_dtypes(isa):

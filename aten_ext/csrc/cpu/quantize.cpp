@@ -241,10 +241,10 @@ at::Tensor quantize_per_channel_with(const char* op, const at::Tensor& self, con
   void* yp = out.data_ptr();
   const int64_t inner = w.split.inner;
   std::vector<float> inv_p;
-  std::vector<int32_t> zp_p;
+  std::vector<float> zp_p;  // the rule adds static_cast<float>(zero_point)
   if (!w.rows) {
     inv_p = expand<float>(p.inv_scales, w.channel_of);
-    zp_p = expand<int32_t>(p.zps, w.channel_of);
+    zp_p = expand<float>(p.zps, w.channel_of);
   }
   walk_per_channel(
       w, x.numel(),

@@ -44,11 +44,16 @@ void quantize8(const float* x, T* y, int64_t n, float inv_scale, int32_t zp) {
 }
 
 #if QPLUGIN_SIMD
-// aten's scalar rule on one vector; inv / zp may vary per lane.
+// The rule's float steps: a product, then a sum (two roundings, as the scalar rule; an FMA
+// would round once).
+inline simd::VF rule_sum(simd::VF xv, simd::VF vinv, simd::VF vzp) {
+  return simd::add_f(simd::mul_f(xv, vinv), vzp);
+}
+
+// aten's scalar rule on one vector of rule_sum values; the tails, and the loops below redo.
 template <typename T>
-inline simd::VI quantize_rule_vec(simd::VF xv, simd::VF vinv, simd::VF vzp) {
+inline simd::VI quantize_rule_vec(simd::VF v) {
   using namespace simd;
-  const VF v = add_f(mul_f(xv, vinv), vzp);
   if constexpr (std::is_same<T, uint8_t>::value) {
     // Clamped to the integer bounds before the conversion rounds (half to even, as nearbyint);
     // max_f(v, 0) gives 0 for NaN (MAXPS returns its second operand), the rule's NaN -> 0.
@@ -61,6 +66,38 @@ inline simd::VI quantize_rule_vec(simd::VF xv, simd::VF vinv, simd::VF vzp) {
     return ge_to(v, 2147483648.0f, to_i32_round(v), 2147483647);  // NaN / < -2^31 -> INT32_MIN
   }
 }
+
+// The 8-bit rule four vectors a store, with as few operations a vector as the rule allows
+// (AVX2 is compute-bound here). The top clamp is min_f(hi, v), which keeps NaN (MINPS returns
+// its second operand when one is NaN); the conversion sends NaN and everything below -2^31 to
+// INT32_MIN; the saturating pack does the bottom clamp. For quint8 that is the whole rule (NaN
+// saturates to 0). For qint8 a NaN would saturate to -128 instead of 0: the clamped vectors go
+// pairwise into two NaN-sticky FMA accumulators (half an FMA a vector, on the multiply pipes
+// the rule leaves idle; a separate add a vector cost AVX2 ~15%), and when the accumulators end
+// NaN the span is redone with quantize_rule_vec. A NaN always shows; infinities and values
+// near the float limit can also make one (0 * -inf, inf - inf), which only costs the redo.
+// v_at(k) gives rule_sum at element k. Returns the elements done (a multiple of 4 * kLanes).
+template <typename T, typename VAt>
+int64_t quantize_rule4(T* y, int64_t n, VAt v_at) {
+  using namespace simd;
+  static_assert(sizeof(T) == 1, "8-bit outputs only");
+  const VF hi = set1_f(static_cast<float>(QRange<T>::max));
+  VF seen0 = set1_f(0.f), seen1 = seen0;
+  int64_t i = 0;
+  for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
+    const VF c0 = min_f(hi, v_at(i)), c1 = min_f(hi, v_at(i + kLanes));
+    const VF c2 = min_f(hi, v_at(i + 2 * kLanes)), c3 = min_f(hi, v_at(i + 3 * kLanes));
+    if constexpr (std::is_same<T, int8_t>::value) {
+      seen0 = fmadd_f(c0, c1, seen0);
+      seen1 = fmadd_f(c2, c3, seen1);
+    }
+    store4_q(y + i, to_i32_round(c0), to_i32_round(c1), to_i32_round(c2), to_i32_round(c3));
+  }
+  if (std::is_same<T, int8_t>::value && any_nan(add_f(seen0, seen1))) {
+    for (int64_t j = 0; j < i; j += kLanes) store_q(y + j, quantize_rule_vec<T>(v_at(j)));
+  }
+  return i;
+}
 #endif
 
 template <typename T>
@@ -70,18 +107,17 @@ void quantize_rule(const float* x, T* y, int64_t n, float inv_scale, int32_t zp)
   using namespace simd;
   const VF vinv = set1_f(inv_scale);
   const VF vzp = set1_f(static_cast<float>(zp));
-  if constexpr (sizeof(T) == 1) {  // four vectors a store: one pack for 4 * kLanes bytes
-    auto one = [&](int64_t j) { return quantize_rule_vec<T>(loadu_f(x + j), vinv, vzp); };
-    for (; i + 4 * kLanes <= n; i += 4 * kLanes) store4_q(y + i, one(i), one(i + kLanes), one(i + 2 * kLanes), one(i + 3 * kLanes));
-  }
-  for (; i + kLanes <= n; i += kLanes) store_q(y + i, quantize_rule_vec<T>(loadu_f(x + i), vinv, vzp));
+  auto v_at = [&](int64_t k) { return rule_sum(loadu_f(x + k), vinv, vzp); };
+  if constexpr (sizeof(T) == 1) i = quantize_rule4(y, n, v_at);
+  for (; i + kLanes <= n; i += kLanes) store_q(y + i, quantize_rule_vec<T>(v_at(i)));
 #endif
   for (; i < n; ++i) y[i] = quantize_val_scalar_rule<T>(x[i], inv_scale, zp);
 }
 
+// zero_points as floats: the rule adds static_cast<float>(zero_point).
 template <typename T>
 void quantize_periodic(const float* x, T* y, int64_t n, int64_t period, const float* inv_scales,
-                       const int32_t* zps) {
+                       const float* zps) {
   for (int64_t base = 0; base < n; base += period) {
     const int64_t len = period < n - base ? period : n - base;
     const float* xb = x + base;
@@ -89,15 +125,11 @@ void quantize_periodic(const float* x, T* y, int64_t n, int64_t period, const fl
     int64_t j = 0;
 #if QPLUGIN_SIMD
     using namespace simd;
-    auto one = [&](int64_t k) {
-      return quantize_rule_vec<T>(loadu_f(xb + k), loadu_f(inv_scales + k), to_f(loadu_i(zps + k)));
-    };
-    if constexpr (sizeof(T) == 1) {  // four vectors a store
-      for (; j + 4 * kLanes <= len; j += 4 * kLanes) store4_q(yb + j, one(j), one(j + kLanes), one(j + 2 * kLanes), one(j + 3 * kLanes));
-    }
-    for (; j + kLanes <= len; j += kLanes) store_q(yb + j, one(j));
+    auto v_at = [&](int64_t k) { return rule_sum(loadu_f(xb + k), loadu_f(inv_scales + k), loadu_f(zps + k)); };
+    if constexpr (sizeof(T) == 1) j = quantize_rule4(yb, len, v_at);
+    for (; j + kLanes <= len; j += kLanes) store_q(yb + j, quantize_rule_vec<T>(v_at(j)));
 #endif
-    for (; j < len; ++j) yb[j] = quantize_val_scalar_rule<T>(xb[j], inv_scales[j], zps[j]);
+    for (; j < len; ++j) yb[j] = quantize_val_scalar_rule_f<T>(xb[j], inv_scales[j], zps[j]);
   }
 }
 
@@ -204,15 +236,15 @@ void quantize_s32(const float* x, int32_t* y, int64_t n, float inv_scale, int32_
   quantize_rule(x, y, n, inv_scale, zero_point);
 }
 void quantize_periodic_u8(const float* x, uint8_t* y, int64_t n, int64_t period, const float* inv_scales,
-                          const int32_t* zero_points) {
+                          const float* zero_points) {
   quantize_periodic(x, y, n, period, inv_scales, zero_points);
 }
 void quantize_periodic_s8(const float* x, int8_t* y, int64_t n, int64_t period, const float* inv_scales,
-                          const int32_t* zero_points) {
+                          const float* zero_points) {
   quantize_periodic(x, y, n, period, inv_scales, zero_points);
 }
 void quantize_periodic_s32(const float* x, int32_t* y, int64_t n, int64_t period, const float* inv_scales,
-                           const int32_t* zero_points) {
+                           const float* zero_points) {
   quantize_periodic(x, y, n, period, inv_scales, zero_points);
 }
 

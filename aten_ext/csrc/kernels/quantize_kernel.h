@@ -22,9 +22,9 @@ namespace kernels {
   X(void, quantize_ch_s8, (const float* x, int8_t* y, int64_t n, float inv_scale, int32_t zero_point))  \
   X(void, quantize_s32, (const float* x, int32_t* y, int64_t n, float inv_scale, int32_t zero_point))   \
   /* Scalar rule, element i uses params[i % period] (channel varies fastest) */               \
-  X(void, quantize_periodic_u8, (const float* x, uint8_t* y, int64_t n, int64_t period, const float* inv_scales, const int32_t* zero_points)) \
-  X(void, quantize_periodic_s8, (const float* x, int8_t* y, int64_t n, int64_t period, const float* inv_scales, const int32_t* zero_points))  \
-  X(void, quantize_periodic_s32, (const float* x, int32_t* y, int64_t n, int64_t period, const float* inv_scales, const int32_t* zero_points)) \
+  X(void, quantize_periodic_u8, (const float* x, uint8_t* y, int64_t n, int64_t period, const float* inv_scales, const float* zero_points)) \
+  X(void, quantize_periodic_s8, (const float* x, int8_t* y, int64_t n, int64_t period, const float* inv_scales, const float* zero_points))  \
+  X(void, quantize_periodic_s32, (const float* x, int32_t* y, int64_t n, int64_t period, const float* inv_scales, const float* zero_points)) \
   /* Per-tensor dequantize: float(q - zp) * scale; stream: non-temporal stores (huge outputs) */ \
   X(void, dequantize_u8, (const uint8_t* q, float* y, int64_t n, float scale, int32_t zero_point, bool stream)) \
   X(void, dequantize_s8, (const int8_t* q, float* y, int64_t n, float scale, int32_t zero_point, bool stream))  \

@@ -48,14 +48,19 @@ inline T quantize_val8(float x, float inv_scale, int32_t zero_point) {
 }
 
 // Per-channel (8-bit) and qint32 quantize: aten's scalar rule. 8-bit NaN -> raw 0.
+// zero_point_f is static_cast<float>(zero_point) (the periodic kernels keep them as floats).
 template <typename T>
-inline T quantize_val_scalar_rule(float x, float inv_scale, int32_t zero_point) {
+inline T quantize_val_scalar_rule_f(float x, float inv_scale, float zero_point_f) {
   const float p = x * inv_scale;
-  const float v = std::nearbyint(p + static_cast<float>(zero_point));
+  const float v = std::nearbyint(p + zero_point_f);
   if (std::isnan(v)) return sizeof(T) == 1 ? T(0) : std::numeric_limits<T>::min();
   if (v >= static_cast<float>(QRange<T>::max)) return static_cast<T>(QRange<T>::max);  // >= 2^31 for int32
   if (v <= static_cast<float>(QRange<T>::min)) return static_cast<T>(QRange<T>::min);
   return static_cast<T>(v);
+}
+template <typename T>
+inline T quantize_val_scalar_rule(float x, float inv_scale, int32_t zero_point) {
+  return quantize_val_scalar_rule_f<T>(x, inv_scale, static_cast<float>(zero_point));
 }
 
 template <typename T>
