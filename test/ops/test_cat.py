@@ -178,3 +178,44 @@ def test_cat_requant_every_byte_equals_scalar_path(isa, dtype, relu):
             with torch_qplugin.kernel_isa("scalar"):
                 exp = ops(xs, 1, s_out, zs[1]).int_repr()
             assert torch.equal(r, exp), (s_in, s_out, fmt)
+
+
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
+def test_cat_channels_last_row_widths_equal_scalar_path(isa, dtype):
+    # channels_last along C with requantization: rows of 32, 64, 128 and 256 bytes (AVX2's
+    # fixed-point formula unrolled per row), 96 (whole vectors, not unrolled) and 40 (a tail),
+    # with observer-like scales (the formula fits) and decimal ones (it does not): equal to the
+    # scalar path.
+    lo, hi = ref.QRANGE[dtype]
+    zs = ZP[dtype]
+    for cs in [(32, 64), (128, 256), (96, 40)]:
+        xs = [torch._make_per_tensor_quantized_tensor(
+            torch.randint(lo, hi + 1, (1, c, 6, 7), dtype=ref.INT_DTYPE[dtype]), s, zs[i])
+            .contiguous(memory_format=torch.channels_last) for i, (c, s) in enumerate(zip(cs, (0.0472913, 0.05)))]
+        for s_out in (0.0613287, 0.06):
+            r = q.cat(xs, 1, s_out, zs[2]).int_repr()
+            with torch_qplugin.kernel_isa("scalar"):
+                exp = q.cat(xs, 1, s_out, zs[2]).int_repr()
+            assert torch.equal(r, exp), (cs, s_out)
+
+
+def test_cat_requant_repeated_qparams_equal_scalar_path(isa):
+    # The AVX2 path keeps its last 16 fixed-point fits per thread, keyed by the qparams: more
+    # distinct qparams than that, each used twice in a row and again after the others, with keys
+    # that differ in a single field (zero point, output scale, relu's floor), must each equal the
+    # scalar path.
+    data = torch.randint(0, 256, (1, 64, 4, 8), dtype=torch.uint8)
+    calls = []
+    for k in range(10):
+        calls.append((0.0472913 + 0.001 * k, 100 + k, 0.0613287, 110, False))
+        calls.append((0.0472913 + 0.001 * k, 100 + k, 0.0613287, 110, True))
+    calls += [(0.0472913, 100, 0.0613287, 111, False), (0.0472913, 100, 0.0613288, 110, False)]
+    for call in calls + calls[::-1]:
+        s_in, z_in, s_out, z_out, relu = call
+        x = torch._make_per_tensor_quantized_tensor(data, s_in, z_in)
+        ops = q.cat_relu if relu else q.cat
+        for _ in range(2):
+            r = ops([x, x], 1, s_out, z_out).int_repr()
+            with torch_qplugin.kernel_isa("scalar"):
+                exp = ops([x, x], 1, s_out, z_out).int_repr()
+            assert torch.equal(r, exp), call

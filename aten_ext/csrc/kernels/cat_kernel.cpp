@@ -176,19 +176,37 @@ void cat_affine8(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t r
       const __m256i p = _mm256_mulhi_epu16(w, m);
       return _mm256_srl_epi16(decltype(neg)::value ? _mm256_subs_epu16(p, b) : _mm256_adds_epu16(p, b), s);
     };
+    auto step = [&](const uint8_t* xp, uint8_t* yp) {  // 32 bytes
+      __m256i u = bytes::ldb(xp);
+      if constexpr (decltype(flipped)::value) u = _mm256_xor_si256(u, flip);
+      // unpack / pack both work within 128-bit halves: the element order comes back
+      __m256i q = _mm256_packus_epi16(half(_mm256_unpacklo_epi8(zero, u)), half(_mm256_unpackhi_epi8(zero, u)));
+      if constexpr (decltype(clamp)::value) q = _mm256_max_epu8(q, lo);
+      if constexpr (decltype(flipped)::value) q = _mm256_xor_si256(q, flip);
+      bytes::stb(yp, q);
+    };
+    // Short rows of whole vectors (channels_last along C: 32-256 channels): the row's steps
+    // unrolled, no inner loop or tail test per row (that bookkeeping cost as much as the
+    // arithmetic for 64-byte rows: AVX2 observer-scale cat 4x[1,64,56,56] CL 36 -> 29 us).
+    auto fixed = [&](auto steps) {
+      const uint8_t* xr = x;
+      uint8_t* yr = y;
+      for (int64_t r = 0; r < rows; ++r, xr += xs, yr += ys) {
+        for (int v = 0; v < decltype(steps)::value; ++v) step(xr + 32 * v, yr + 32 * v);
+      }
+    };
+    switch (cols % 32 == 0 ? cols / 32 : 0) {
+      case 1: fixed(std::integral_constant<int, 1>()); return;
+      case 2: fixed(std::integral_constant<int, 2>()); return;
+      case 4: fixed(std::integral_constant<int, 4>()); return;
+      case 8: fixed(std::integral_constant<int, 8>()); return;
+      default: break;
+    }
     for (int64_t r = 0; r < rows; ++r) {
       const uint8_t* xr = x + r * xs;
       uint8_t* yr = y + r * ys;
       int64_t i = 0;
-      for (; i + 32 <= cols; i += 32) {
-        __m256i u = bytes::ldb(xr + i);
-        if constexpr (decltype(flipped)::value) u = _mm256_xor_si256(u, flip);
-        // unpack / pack both work within 128-bit halves: the element order comes back
-        __m256i q = _mm256_packus_epi16(half(_mm256_unpacklo_epi8(zero, u)), half(_mm256_unpackhi_epi8(zero, u)));
-        if constexpr (decltype(clamp)::value) q = _mm256_max_epu8(q, lo);
-        if constexpr (decltype(flipped)::value) q = _mm256_xor_si256(q, flip);
-        bytes::stb(yr + i, q);
-      }
+      for (; i + 32 <= cols; i += 32) step(xr + i, yr + i);
       for (; i < cols; ++i) yr[i] = affine_one(xr[i], f);
     }
   };
