@@ -194,6 +194,27 @@ def test_avg_wide_window_does_not_overflow(isa, layout):
     assert q.avg_pool2d(qx8, [2903, 2903], [1], [0], False, True, None).int_repr().item() == -128
 
 
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
+def test_avg_nchw_tall_windows_equal_scalar_path(isa, dtype):
+    # NCHW column sums over a window's rows run in 16-bit lanes, folded into int32 every 256
+    # rows: windows of 300 and 150 rows at the type's extremes (256 * -128 is the int16 limit)
+    # and random, widths that take the 4-register, 1-register, int32 and overlapping last
+    # column steps. Windows on whole 8-byte groups (width 56 -> 7, 40 -> 5, 200 -> 1) take the
+    # PSADBW group sums instead (32- and 64-byte vectors, the last one overlapping).
+    lo, hi = ref.QRANGE[dtype]
+    g = torch.Generator().manual_seed(5)
+    for w in (200, 61, 23, 56, 40):
+        shape = (1, 2, 600, w)
+        for data in (torch.full(shape, lo, dtype=ref.INT_DTYPE[dtype]), torch.full(shape, hi, dtype=ref.INT_DTYPE[dtype]),
+                     torch.randint(lo, hi + 1, shape, dtype=ref.INT_DTYPE[dtype], generator=g)):
+            qx = torch._make_per_tensor_quantized_tensor(data, 0.02, 3)
+            for osz in ([2, 3], [4, 1], [2, 7], [3, 5]):
+                got = q.adaptive_avg_pool2d(qx, osz).int_repr()
+                with torch_qplugin.kernel_isa("scalar"):
+                    exp = q.adaptive_avg_pool2d(qx, osz).int_repr()
+                assert torch.equal(got, exp), (w, osz)
+
+
 def test_max_pool2d_window_without_valid_taps():
     # W = 2, kernel 2, padding 1, dilation 3: the window of output column 0 holds taps -1 and 2,
     # both outside the input; torch gives the lowest value there.

@@ -347,6 +347,36 @@ inline void lut_rows(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64
   }
 }
 
+#if QPLUGIN_SIMD
+// 8-byte group sums (PSADBW against zero) at an explicit width: 64-bit lane j of sad8(v) is bytes
+// 8j..8j+7 of v added. G32 (ymm) in both builds, G64 (zmm) in the AVX-512 build, so a loop can
+// take the widest vector a row holds.
+struct G32 {
+  using V = __m256i;
+  static constexpr int64_t kBytes = 32;
+  static V ld(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+  static void st(void* p, V v) { _mm256_storeu_si256(static_cast<__m256i*>(p), v); }
+  static V zero() { return _mm256_setzero_si256(); }
+  static V set1(uint8_t v) { return _mm256_set1_epi8(static_cast<char>(v)); }
+  static V xorb(V a, V b) { return _mm256_xor_si256(a, b); }
+  static V sad8(V v) { return _mm256_sad_epu8(v, _mm256_setzero_si256()); }
+  static V add64(V a, V b) { return _mm256_add_epi64(a, b); }
+};
+#if defined(QPLUGIN_ISA_AVX512)
+struct G64 {
+  using V = __m512i;
+  static constexpr int64_t kBytes = 64;
+  static V ld(const void* p) { return _mm512_loadu_si512(p); }
+  static void st(void* p, V v) { _mm512_storeu_si512(p, v); }
+  static V zero() { return _mm512_setzero_si512(); }
+  static V set1(uint8_t v) { return _mm512_set1_epi8(static_cast<char>(v)); }
+  static V xorb(V a, V b) { return _mm512_xor_si512(a, b); }
+  static V sad8(V v) { return _mm512_sad_epu8(v, _mm512_setzero_si512()); }
+  static V add64(V a, V b) { return _mm512_add_epi64(a, b); }
+};
+#endif
+#endif
+
 // Sum of the bytes (each ^ flip) of x[0:n), exact.
 inline int64_t sum_bytes(const uint8_t* x, int64_t n, uint8_t flip) {
   int64_t i = 0;
