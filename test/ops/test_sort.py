@@ -201,6 +201,26 @@ def test_topk_prefilter_and_threshold_ties(isa, dtype, levels):
             check_topk(x, k, 1, largest, sorted_=False)
 
 
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
+def test_topk_small_k_sparse_large_keys(isa, dtype):
+    # Small k scans 64-byte blocks and skips four blocks at a time that hold nothing above the
+    # k-th key so far: large keys planted at group and block edges, inside skipped stretches and
+    # in the tail (n not a multiple of 64), the rest far below them.
+    lo, hi = RANGE[dtype]
+    n = 64 * 103 + 37
+    g = torch.Generator().manual_seed(9)
+    for largest in (True, False):
+        base = torch.randint(lo + 60, hi - 60, (n,), generator=g)
+        far = hi if largest else lo
+        for pos in ([0], [255, 256, 257], [64 * 40 + 63, 64 * 77], [n - 1, n - 37], list(range(3000, 3020))):
+            data = base.clone()
+            for j, p in enumerate(pos):
+                data[p] = far - (j % 3) if largest else far + (j % 3)
+            x = torch._make_per_tensor_quantized_tensor(data.to(reference.INT_DTYPE[dtype]), 0.07, ZP[dtype])
+            for k in (1, 3, 10):
+                check_topk(x, k, 0, largest)
+
+
 def test_topk_matches_torch_quantized_topk(isa):
     for dtype in (torch.quint8, torch.qint8, torch.qint32):
         x = make_q((4, 1000), dtype)

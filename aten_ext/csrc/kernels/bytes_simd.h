@@ -2,8 +2,9 @@
 //  - whole-register vectors of 8-bit or 32-bit lanes (VB: ldb / stb / vmax / vmin /
 //    vset, the lane type picked by a tag value T(); AVX-512 also masked tails
 //    ldb_n / stb_n), used by the clamp, pooling, compare and cat kernels;
-//  - 64-byte block helpers on 8-bit order keys (key = byte ^ mask), used by sort
-//    and reduce;
+//  - 64-byte block helpers on 8-bit order keys (key = byte ^ mask: block maximum, positions
+//    >= t, any >= t in four blocks), used by sort and reduce;
+//  - 8-byte group sums (PSADBW) at an explicit width (G32, and G64 on AVX-512), used by pooling;
 //  - 16-bit lanes (W16, 2 * simd::kLanes of them, simd::VI's register): bytes widened on load
 //    (load16), summed in 16 bits (or paired by simd::madd16) and folded into int32 vectors
 //    (widen_lo16 / widen_hi16 / fold16), used by the
@@ -145,25 +146,23 @@ inline simd::VI clamp_sat(simd::VI v, int32_t lo = std::numeric_limits<T>::min()
 
 constexpr int64_t kBlock = 64;
 
-// Largest key of the 64 bytes at p.
+// Largest key of the 64 bytes at p: the smallest of ~key (bytes x ^ mask ^ 0xFF) folded to 16
+// bytes, then pairs into 16-bit lanes and PHMINPOSUW (5 ops for the last 16 bytes, not 8).
 inline uint8_t block_max64(const uint8_t* p, uint8_t mask) {
 #if defined(QPLUGIN_ISA_AVX512)
-  const __m512i v = _mm512_xor_si512(_mm512_loadu_si512(p), _mm512_set1_epi8(static_cast<char>(mask)));
-  __m256i m = _mm256_max_epu8(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
-  __m128i h = _mm_max_epu8(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+  const __m512i v = _mm512_xor_si512(_mm512_loadu_si512(p), _mm512_set1_epi8(static_cast<char>(mask ^ 0xFF)));
+  __m256i m = _mm256_min_epu8(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
+  __m128i h = _mm_min_epu8(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
 #elif defined(QPLUGIN_ISA_AVX2)
-  const __m256i vm = _mm256_set1_epi8(static_cast<char>(mask));
+  const __m256i vm = _mm256_set1_epi8(static_cast<char>(mask ^ 0xFF));
   const __m256i a = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), vm);
   const __m256i b = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32)), vm);
-  const __m256i m = _mm256_max_epu8(a, b);
-  __m128i h = _mm_max_epu8(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+  const __m256i m = _mm256_min_epu8(a, b);
+  __m128i h = _mm_min_epu8(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
 #endif
 #if QPLUGIN_SIMD
-  h = _mm_max_epu8(h, _mm_srli_si128(h, 8));
-  h = _mm_max_epu8(h, _mm_srli_si128(h, 4));
-  h = _mm_max_epu8(h, _mm_srli_si128(h, 2));
-  h = _mm_max_epu8(h, _mm_srli_si128(h, 1));
-  return static_cast<uint8_t>(_mm_cvtsi128_si32(h) & 0xFF);
+  h = _mm_min_epu8(h, _mm_srli_epi16(h, 8));  // each 16-bit lane: the smaller of its two bytes
+  return static_cast<uint8_t>(255 - (_mm_cvtsi128_si32(_mm_minpos_epu16(h)) & 0xFF));
 #else
   uint8_t best = 0;
   for (int j = 0; j < kBlock; ++j) {
@@ -180,12 +179,14 @@ inline uint64_t block_ge64(const uint8_t* p, uint8_t mask, uint8_t t) {
   const __m512i v = _mm512_xor_si512(_mm512_loadu_si512(p), _mm512_set1_epi8(static_cast<char>(mask)));
   return _mm512_cmpge_epu8_mask(v, _mm512_set1_epi8(static_cast<char>(t)));
 #elif defined(QPLUGIN_ISA_AVX2)
-  const __m256i vm = _mm256_set1_epi8(static_cast<char>(mask));
-  const __m256i vt = _mm256_set1_epi8(static_cast<char>(t));
+  // key >= t as a signed compare: key ^ 0x80 > (t - 1) ^ 0x80, the 0x80 folded into mask's XOR.
+  if (t == 0) return ~uint64_t{0};
+  const __m256i vm = _mm256_set1_epi8(static_cast<char>(mask ^ 0x80));
+  const __m256i vt = _mm256_set1_epi8(static_cast<char>((t - 1) ^ 0x80));
   const __m256i a = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)), vm);
   const __m256i b = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32)), vm);
-  const uint32_t ma = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(a, vt), a)));
-  const uint32_t mb = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(b, vt), b)));
+  const uint32_t ma = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpgt_epi8(a, vt)));
+  const uint32_t mb = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpgt_epi8(b, vt)));
   return static_cast<uint64_t>(ma) | (static_cast<uint64_t>(mb) << 32);
 #else
   uint64_t bits = 0;
@@ -193,6 +194,27 @@ inline uint64_t block_ge64(const uint8_t* p, uint8_t mask, uint8_t t) {
     if (static_cast<uint8_t>(p[j] ^ mask) >= t) bits |= uint64_t{1} << j;
   }
   return bits;
+#endif
+}
+
+// Whether any key of the 256 bytes at p is >= t: the bytes' maximum compared once (a scan that
+// mostly finds nothing checks four blocks for the price of about one block_ge64 each).
+inline bool any_ge256(const uint8_t* p, uint8_t mask, uint8_t t) {
+#if defined(QPLUGIN_ISA_AVX512)
+  const __m512i vm = _mm512_set1_epi8(static_cast<char>(mask));
+  __m512i m = _mm512_xor_si512(_mm512_loadu_si512(p), vm);
+  for (int j = 64; j < 4 * kBlock; j += 64) m = _mm512_max_epu8(m, _mm512_xor_si512(_mm512_loadu_si512(p + j), vm));
+  return _mm512_cmpge_epu8_mask(m, _mm512_set1_epi8(static_cast<char>(t))) != 0;
+#elif defined(QPLUGIN_ISA_AVX2)
+  const __m256i vm = _mm256_set1_epi8(static_cast<char>(mask));
+  __m256i m = _mm256_xor_si256(ldb(p), vm);
+  for (int j = 32; j < 4 * kBlock; j += 32) m = _mm256_max_epu8(m, _mm256_xor_si256(ldb(p + j), vm));
+  return _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(m, _mm256_set1_epi8(static_cast<char>(t))), m)) != 0;
+#else
+  for (int j = 0; j < 4 * kBlock; ++j) {
+    if (static_cast<uint8_t>(p[j] ^ mask) >= t) return true;
+  }
+  return false;
 #endif
 }
 

@@ -158,6 +158,10 @@ void topk_small_u8(const uint8_t* x, int64_t n, int64_t k, uint8_t mask, uint8_t
   for (int64_t b = (i + kBlock - 1) / kBlock; b < nb; ++b) {
     for (; i < b * kBlock; ++i) insert(i);  // up to the block boundary
     if (key[k - 1] == 255) break;
+    // Four blocks with nothing above the k-th key are skipped after one check.
+    while (b + 4 <= nb && !bytes::any_ge256(x + b * kBlock, mask, static_cast<uint8_t>(key[k - 1] + 1))) b += 4;
+    i = b * kBlock;
+    if (b >= nb) break;
     const uint64_t bits = bytes::block_ge64(x + b * kBlock, mask, static_cast<uint8_t>(key[k - 1] + 1));
     i = (b + 1) * kBlock;
     for (uint64_t m = bits; m; m &= m - 1) insert(b * kBlock + __builtin_ctzll(m));
