@@ -299,8 +299,17 @@ inline DepthWin depth_win(const AvgPool2dGeom& g, int64_t od) {
 
 template <typename T, typename Acc>
 void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) {
-  std::vector<Acc> vs(g.W);
-  std::vector<int32_t> d32(std::is_same<Acc, int32_t>::value ? g.OW : 0);
+  // Row buffers on 64-byte boundaries: vector stores read back by scalar loads forward only
+  // within a cache line (a heap address made the same call vary ~1.4x between processes).
+  auto aligned = [](auto& buf, int64_t n) {
+    using E = typename std::remove_reference<decltype(buf)>::type::value_type;
+    buf.resize(static_cast<size_t>(n + 64 / sizeof(E)));
+    return reinterpret_cast<E*>((reinterpret_cast<uintptr_t>(buf.data()) + 63) & ~uintptr_t{63});
+  };
+  std::vector<Acc> vs_buf;
+  std::vector<int32_t> d32_buf;
+  Acc* const vs = aligned(vs_buf, g.W);
+  int32_t* const d32 = aligned(d32_buf, std::is_same<Acc, int32_t>::value ? g.OW : 0);
   std::vector<int64_t> offr(g.OW);
   std::vector<float> multr(g.OW);
   std::vector<int64_t> kr(g.OW);  // window class of each output column (requant's exact path)
@@ -312,13 +321,14 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
   // PSADBW sums each group of a row in one op, the group sums add down the window's rows in
   // 64-bit lanes, and a window's sum is its groups' (no per-column sums).
   bool groups8 = false;
-  std::vector<int64_t> gs;
+  std::vector<int64_t> gs_buf;
+  int64_t* gs = nullptr;
 #if QPLUGIN_SIMD
   if constexpr (sizeof(T) == 1) {
     // Rows of >= 32 bytes: 32- or 64-byte vectors, the last one ending at W.
     groups8 = !runs && g.W % 8 == 0 && g.W >= 32;
     for (int64_t ow = 0; ow < g.OW && groups8; ++ow) groups8 = g.ws[ow] % 8 == 0 && g.we[ow] % 8 == 0;
-    if (groups8) gs.resize(g.W / 8);
+    if (groups8) gs = aligned(gs_buf, g.W / 8);
   }
 #endif
   for (int64_t p = 0; p < planes; ++p) {
@@ -372,7 +382,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
                     }
                   }
                 }
-                for (int b = 0; b < kB; ++b) G::st(gs.data() + at[b] / 8, acc[b]);
+                for (int b = 0; b < kB; ++b) G::st(gs + at[b] / 8, acc[b]);
               };
               int64_t pb = 0;
               for (; pb + 4 <= npos; pb += 4) pass(pb, std::integral_constant<int, 4>());
@@ -396,7 +406,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
         }
 #endif
         int64_t w0 = groups8 ? g.W : 0;  // columns [0, w0) summed by the vector loops
-        if (!groups8) std::fill(vs.begin(), vs.end(), Acc(0));
+        if (!groups8) std::fill(vs, vs + g.W, Acc(0));
 #if QPLUGIN_SIMD
         if constexpr (sizeof(T) == 1 && std::is_same<Acc, int32_t>::value) {
           // Column sums over the window's rows kept in registers, four vectors of columns at a
@@ -415,7 +425,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
                 for (int v = 0; v < kV; ++v) a[v] = add_i(a[v], load_q(src + v * kLanes));
               }
             }
-            for (int v = 0; v < kV; ++v) storeu_i(vs.data() + w + v * kLanes, a[v]);
+            for (int v = 0; v < kV; ++v) storeu_i(vs + w + v * kLanes, a[v]);
           };
           // 16-bit column sums (2 * kLanes columns a register, folded into int32 every 256 rows):
           // half the widening loads and adds of int32 lanes.
@@ -440,8 +450,8 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
             }
             for (int v = 0; v < kV; ++v) {
               bytes::fold16<T>(&lo[v], &hi[v], &a[v]);
-              storeu_i(vs.data() + w + v * 2 * kLanes, lo[v]);
-              storeu_i(vs.data() + w + v * 2 * kLanes + kLanes, hi[v]);
+              storeu_i(vs + w + v * 2 * kLanes, lo[v]);
+              storeu_i(vs + w + v * 2 * kLanes + kLanes, hi[v]);
             }
           };
           // (Short windows, e.g. avg_pool2d 3x3, keep int32 lanes: the fold's widening costs more
@@ -505,7 +515,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
           if constexpr (sizeof(T) == 1) {
             const simd::VF zadd = simd::set1_f(g.zadd), lo = simd::set1_f(g.qmin), hi = simd::set1_f(g.qmax);
             auto put = [&](int64_t at) {
-              simd::store_q(o + at, requant_v(simd::loadu_i(d32.data() + at), simd::loadu_f(mult + at), zadd, lo, hi));
+              simd::store_q(o + at, requant_v(simd::loadu_i(d32 + at), simd::loadu_f(mult + at), zadd, lo, hi));
             };
             for (; ow + simd::kLanes <= g.OW; ow += simd::kLanes) put(ow);
             if (ow < g.OW && g.OW >= simd::kLanes) {  // the last outputs as one vector ending at OW (rewrites done ones)
