@@ -78,6 +78,25 @@ inline void copy_run(uint8_t* d, const uint8_t* s, int64_t n) {
 }
 #endif
 
+// Copies a short run of n bytes (a pixel's channels, a channels_last row) with whole-register
+// moves: AVX-512 whole vectors and a masked tail, AVX2 copy_run (memcpy below one vector).
+// Nothing outside [0, n) is read or written.
+inline void copy_short(uint8_t* d, const uint8_t* s, int64_t n) {
+#if defined(QPLUGIN_ISA_AVX512)
+  int64_t j = 0;
+  for (; j + kVecBytes <= n; j += kVecBytes) stb(d + j, ldb(s + j));
+  if (j < n) stb_n(d + j, ldb_n(s + j, n - j), n - j);
+#elif defined(QPLUGIN_ISA_AVX2)
+  if (n >= kVecBytes) {
+    copy_run(d, s, n);
+  } else {
+    std::memcpy(d, s, static_cast<size_t>(n));
+  }
+#else
+  std::memcpy(d, s, static_cast<size_t>(n));
+#endif
+}
+
 #if QPLUGIN_SIMD
 // 16-bit lanes, 2 * simd::kLanes of them: the bytes at p widened (zero- or sign-extended by the
 // pointer's type), sums of <= 256 such values exact in 16 bits.

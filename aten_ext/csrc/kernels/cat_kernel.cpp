@@ -278,27 +278,8 @@ void cat_copy_rows(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t
     for (int64_t r = 0; r < rows; ++r) std::memcpy(y + r * ys, x + r * xs, static_cast<size_t>(bytes));
     return;
   }
-#if defined(QPLUGIN_ISA_AVX512)
-  // Whole 64-byte moves, the tail under a mask (channels_last cat along C: rows of C bytes).
-  const int64_t full = bytes & ~int64_t{63};
-  const __mmask64 tail = (uint64_t{1} << (bytes & 63)) - 1;
-  for (int64_t r = 0; r < rows; ++r) {
-    const uint8_t* xr = x + r * xs;
-    uint8_t* yr = y + r * ys;
-    for (int64_t j = 0; j < full; j += 64) _mm512_storeu_si512(yr + j, _mm512_loadu_si512(xr + j));
-    if (tail) _mm512_mask_storeu_epi8(yr + full, tail, _mm512_maskz_loadu_epi8(tail, xr + full));
-  }
-#elif defined(QPLUGIN_ISA_AVX2)
-  for (int64_t r = 0; r < rows; ++r) {
-    if (bytes >= bytes::kVecBytes) {
-      bytes::copy_run(y + r * ys, x + r * xs, bytes);
-    } else {
-      std::memcpy(y + r * ys, x + r * xs, static_cast<size_t>(bytes));
-    }
-  }
-#else
-  for (int64_t r = 0; r < rows; ++r) std::memcpy(y + r * ys, x + r * xs, static_cast<size_t>(bytes));
-#endif
+  // Whole-register moves (channels_last cat along C: rows of C bytes).
+  for (int64_t r = 0; r < rows; ++r) bytes::copy_short(y + r * ys, x + r * xs, bytes);
 }
 
 void cat_interleave_rows(const uint8_t* const* x, const int64_t* bytes, const int64_t* yoff, int64_t parts,
@@ -308,23 +289,7 @@ void cat_interleave_rows(const uint8_t* const* x, const int64_t* bytes, const in
     for (int64_t p = 0; p < parts; ++p) {
       const int64_t b = bytes[p];
       const uint8_t* xr = x[p] + r * b;
-      uint8_t* d = yr + yoff[p];
-#if defined(QPLUGIN_ISA_AVX512)
-      int64_t j = 0;
-      for (; j + 64 <= b; j += 64) _mm512_storeu_si512(d + j, _mm512_loadu_si512(xr + j));
-      if (j < b) {
-        const __mmask64 m = (uint64_t{1} << (b - j)) - 1;
-        _mm512_mask_storeu_epi8(d + j, m, _mm512_maskz_loadu_epi8(m, xr + j));
-      }
-#elif defined(QPLUGIN_ISA_AVX2)
-      if (b >= bytes::kVecBytes) {
-        bytes::copy_run(d, xr, b);
-      } else {
-        std::memcpy(d, xr, static_cast<size_t>(b));
-      }
-#else
-      std::memcpy(d, xr, static_cast<size_t>(b));
-#endif
+      bytes::copy_short(yr + yoff[p], xr, b);
     }
   }
 }
