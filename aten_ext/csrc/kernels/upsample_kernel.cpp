@@ -37,15 +37,28 @@ void upsample_nchw(const T* in, T* out, int64_t planes, const Upsample2dGeom& g)
       if (sizeof(T) == 1 && g.OW == 2 * g.W) {
         const auto* rb = reinterpret_cast<const uint8_t*>(r);
         auto* ob = reinterpret_cast<uint8_t*>(o);
+        // The row's end: AVX-512 under masks, AVX2 one vector ending at OW (OW = 2W is even); a
+        // scalar tail of up to 62 bytes a row made AVX-512 twice as slow as AVX2 on 112-wide rows.
 #if defined(QPLUGIN_ISA_AVX512)
         for (; ow + 64 <= g.OW; ow += 64) {
           const __m512i v = bytes::load16(rb + ow / 2);
           _mm512_storeu_si512(ob + ow, _mm512_or_si512(v, _mm512_slli_epi16(v, 8)));
         }
+        if (ow < g.OW) {
+          const int64_t m = g.OW - ow;
+          const __m512i v = _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(_bzhi_u32(~0u, static_cast<uint32_t>(m / 2)), rb + ow / 2));
+          _mm512_mask_storeu_epi8(ob + ow, _bzhi_u64(~0ULL, static_cast<uint32_t>(m)), _mm512_or_si512(v, _mm512_slli_epi16(v, 8)));
+          ow = g.OW;
+        }
 #else
-        for (; ow + 32 <= g.OW; ow += 32) {
-          const __m256i v = bytes::load16(rb + ow / 2);
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(ob + ow), _mm256_or_si256(v, _mm256_slli_epi16(v, 8)));
+        auto put = [&](int64_t at) {
+          const __m256i v = bytes::load16(rb + at / 2);
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(ob + at), _mm256_or_si256(v, _mm256_slli_epi16(v, 8)));
+        };
+        for (; ow + 32 <= g.OW; ow += 32) put(ow);
+        if (ow < g.OW && g.OW >= 32) {
+          put(g.OW - 32);
+          ow = g.OW;
         }
 #endif
       }
