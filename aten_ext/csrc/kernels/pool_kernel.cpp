@@ -27,26 +27,48 @@ namespace {
 
 using namespace bytes;  // VB, ldb / stb / vmax (+ ldb_n / stb_n tails on AVX-512), W16 / load16 / fold16: kernels/bytes_simd.h
 
-// dst[i] = max(dst[i], src[i]) for i < n.
+// A scratch buffer of n elements on a 64-byte boundary (buf owns it): vector stores read back
+// by other loads forward only within a cache line, and a heap address made the same pooling
+// call vary up to ~1.8x between processes.
+template <typename E>
+E* aligned64(std::vector<E>& buf, int64_t n) {
+  buf.resize(static_cast<size_t>(n + 64 / sizeof(E)));
+  return reinterpret_cast<E*>((reinterpret_cast<uintptr_t>(buf.data()) + 63) & ~uintptr_t{63});
+}
+
+// dst[i] = max_k src[k][i] for i < n, k < ns (ns >= 1): the rows' maximum in registers, stored
+// once (a copy and a load-max-store per further row cost more than the max).
 template <typename T>
-inline void max_into(T* dst, const T* src, int64_t n) {
+inline void max_rows(T* dst, const T* const* src, int64_t ns, int64_t n) {
   int64_t i = 0;
 #if QPLUGIN_SIMD
   constexpr int64_t kV = kVecBytes / sizeof(T);
-  for (; i + kV <= n; i += kV) stb(dst + i, vmax(ldb(dst + i), ldb(src + i), T()));
+  auto at = [&](int64_t x) {
+    VB v = ldb(src[0] + x);
+    for (int64_t k = 1; k < ns; ++k) v = vmax(v, ldb(src[k] + x), T());
+    stb(dst + x, v);
+  };
+  for (; i + kV <= n; i += kV) at(i);
 #if defined(QPLUGIN_ISA_AVX512)
   if (i < n) {
-    stb_n(dst + i, vmax(ldb_n(dst + i, n - i), ldb_n(src + i, n - i), T()), n - i);
+    const int64_t r = n - i;
+    VB v = ldb_n(src[0] + i, r);
+    for (int64_t k = 1; k < ns; ++k) v = vmax(v, ldb_n(src[k] + i, r), T());
+    stb_n(dst + i, v, r);
     return;
   }
 #else
   if (i < n && n >= kV) {  // the last vector again, ending at n (max is idempotent)
-    stb(dst + n - kV, vmax(ldb(dst + n - kV), ldb(src + n - kV), T()));
+    at(n - kV);
     return;
   }
 #endif
 #endif
-  for (; i < n; ++i) dst[i] = std::max(dst[i], src[i]);
+  for (; i < n; ++i) {
+    T v = src[0][i];
+    for (int64_t k = 1; k < ns; ++k) v = std::max(v, src[k][i]);
+    dst[i] = v;
+  }
 }
 
 // dst[x] = max_k src[x + k * step] for x < n, k < taps.
@@ -107,6 +129,19 @@ inline void every_other(T* o, const T* src, int64_t n) {
       stb(o + i, _mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0xD8));
     }
 #endif
+    // The rest 16 at a time (no permute within 128 bits), the last 16 ending at n (rewriting
+    // done ones): 28- and 56-wide output rows had a scalar tail of 12-28 picks.
+    const __m128i m16 = _mm_set1_epi16(0x00FF);
+    auto pick16 = [&](int64_t at) {
+      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * at));
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * at + 16));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + at), _mm_packus_epi16(_mm_and_si128(a, m16), _mm_and_si128(b, m16)));
+    };
+    for (; i + 16 <= n; i += 16) pick16(i);
+    if (i < n && n >= 16) {
+      pick16(n - 16);
+      i = n;
+    }
   }
 #endif
   for (; i < n; ++i) o[i] = src[2 * i];
@@ -118,32 +153,33 @@ void max_pool_nchw(const T* in, T* out, int64_t planes, const MaxPool2dGeom& g) 
   // Padded row: entry x holds input column x - pW; the padding stays `lowest`.
   const int64_t span = (g.OW - 1) * g.sW + 1;  // window starts the outputs need
   const int64_t len = std::max(g.pW + g.W, span + (g.kW - 1) * g.dW);
-  std::vector<T> row(len, lowest);
-  std::vector<T> tmp(g.sW == 1 ? 0 : span + 1);  // + 1: every_other reads 2 * OW entries
-  T* r = row.data() + g.pW;
+  std::vector<T> row_buf, tmp_buf;
+  T* const row = aligned64(row_buf, len);
+  std::fill(row, row + len, lowest);
+  T* const tmp = aligned64(tmp_buf, g.sW == 1 ? 0 : span + 1);  // + 1: every_other reads 2 * OW entries
+  T* r = row + g.pW;
+  std::vector<const T*> rows(static_cast<size_t>(g.kH));
   for (int64_t p = 0; p < planes; ++p) {
     const T* ip = in + p * g.H * g.W;
     T* op = out + p * g.OH * g.OW;
     for (int64_t oh = 0; oh < g.OH; ++oh) {
-      bool any = false;
+      int64_t nr = 0;
       for (int64_t kh = 0; kh < g.kH; ++kh) {
         const int64_t h = oh * g.sH - g.pH + kh * g.dH;
-        if (h < 0 || h >= g.H) continue;
-        if (!any) {
-          std::memcpy(r, ip + h * g.W, g.W * sizeof(T));
-          any = true;
-        } else {
-          max_into(r, ip + h * g.W, g.W);
-        }
+        if (h >= 0 && h < g.H) rows[nr++] = ip + h * g.W;
       }
-      if (!any) std::fill(r, r + g.W, lowest);
+      if (nr == 0) {
+        std::fill(r, r + g.W, lowest);
+      } else {
+        max_rows(r, rows.data(), nr, g.W);
+      }
       T* o = op + oh * g.OW;
       if (g.sW == 1) {
-        max_taps(o, row.data(), g.OW, g.kW, g.dW);
+        max_taps(o, row, g.OW, g.kW, g.dW);
       } else {
-        max_taps(tmp.data(), row.data(), span, g.kW, g.dW);
+        max_taps(tmp, row, span, g.kW, g.dW);
         if (g.sW == 2) {
-          every_other(o, tmp.data(), g.OW);
+          every_other(o, tmp, g.OW);
         } else {
           for (int64_t ow = 0; ow < g.OW; ++ow) o[ow] = tmp[ow * g.sW];
         }
@@ -299,17 +335,10 @@ inline DepthWin depth_win(const AvgPool2dGeom& g, int64_t od) {
 
 template <typename T, typename Acc>
 void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) {
-  // Row buffers on 64-byte boundaries: vector stores read back by scalar loads forward only
-  // within a cache line (a heap address made the same call vary ~1.4x between processes).
-  auto aligned = [](auto& buf, int64_t n) {
-    using E = typename std::remove_reference<decltype(buf)>::type::value_type;
-    buf.resize(static_cast<size_t>(n + 64 / sizeof(E)));
-    return reinterpret_cast<E*>((reinterpret_cast<uintptr_t>(buf.data()) + 63) & ~uintptr_t{63});
-  };
   std::vector<Acc> vs_buf;
   std::vector<int32_t> d32_buf;
-  Acc* const vs = aligned(vs_buf, g.W);
-  int32_t* const d32 = aligned(d32_buf, std::is_same<Acc, int32_t>::value ? g.OW : 0);
+  Acc* const vs = aligned64(vs_buf, g.W);
+  int32_t* const d32 = aligned64(d32_buf, std::is_same<Acc, int32_t>::value ? g.OW : 0);
   std::vector<int64_t> offr(g.OW);
   std::vector<float> multr(g.OW);
   std::vector<int64_t> kr(g.OW);  // window class of each output column (requant's exact path)
@@ -328,7 +357,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
     // Rows of >= 32 bytes: 32- or 64-byte vectors, the last one ending at W.
     groups8 = !runs && g.W % 8 == 0 && g.W >= 32;
     for (int64_t ow = 0; ow < g.OW && groups8; ++ow) groups8 = g.ws[ow] % 8 == 0 && g.we[ow] % 8 == 0;
-    if (groups8) gs = aligned(gs_buf, g.W / 8);
+    if (groups8) gs = aligned64(gs_buf, g.W / 8);
   }
 #endif
   for (int64_t p = 0; p < planes; ++p) {
