@@ -60,9 +60,9 @@ bool fit_affine_memo(const kernels::CatRequant& p, bool is_signed, double slope,
   }
   QPLUGIN_ISA_CALL(cat_requant_table8, p, is_signed, table->data());
   key.ok = QPLUGIN_ISA_CALL(cat_fit_affine8, table->data(), is_signed, p.lo, slope, &key.f);
-  memo[next] = key;
+  memo[next] = key;  // round robin over the slots
   next = (next + 1) % kSlots;
-  used = std::max(used, next == 0 ? kSlots : next);
+  if (used < kSlots) ++used;
   *f = key.f;
   return key.ok;
 }
