@@ -164,6 +164,33 @@ def test_mean_long_columns_extremes(isa, dtype):
                                           err_msg=f"{shape} {dims} fill {fill}")
 
 
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
+def test_mean_middle_dim_rounds_ties_and_near_ties_exactly(isa, dtype):
+    # Means over a middle dim of 8-bit data are rounded in the kernel from the block sums: a float32
+    # quotient, with the lanes near a tie redone in integers. n = 14 and 30 put exact ties (s / n =
+    # k + 0.5) that the float quotient misses by an ulp for many k (float32(1 / n) is off by
+    # nearly 2^-24 relative); n = 2047 puts quotients 2^-12 from
+    # a tie; n = 65536 is the largest n the kernel takes (sums up to 255 * 2^16), 65537 the
+    # int64-sums path beside it.
+    a, b = RANGE[dtype]
+    g = torch.Generator().manual_seed(5)
+    for n, cols in [(14, 700), (30, 333), (2047, 260), (65536, 130), (65537, 70)]:
+        if n <= 30:
+            data = torch.randint(a, b, (3, n, cols), generator=g)
+        else:
+            # column j: rows below r_j hold k_j + 1, the rest k_j, so the sum is n * k_j + r_j with
+            # r_j around n / 2 (ties and near ties), extremes included
+            k = torch.randint(a, b - 1, (cols,), generator=g)
+            k[:4] = torch.tensor([a, a, b - 2, b - 2])
+            r = n // 2 + torch.randint(-2, 3, (cols,), generator=g)
+            r[-2:] = torch.tensor([0, n])  # every row k_j, every row k_j + 1
+            data = (k + (torch.arange(n)[:, None] < r[None, :]).to(torch.int64))[None]
+        x = torch._make_per_tensor_quantized_tensor(data.to(reference.INT_DTYPE[dtype]), 0.02, ZP[dtype])
+        m = q.mean(x, [1])
+        np.testing.assert_array_equal(m.int_repr().numpy(), reference.mean_int_ref(x, [1], False),
+                                      err_msg=f"n {n}")
+
+
 def test_mean_ties_round_half_even_on_q(isa):
     # sums exactly halfway: (2 + 3) / 2 = 2.5 -> 2, (3 + 4) / 2 = 3.5 -> 4, negatives too
     data = torch.tensor([[2, 3], [3, 4], [-3, -2], [-4, -3]], dtype=torch.int8)

@@ -106,14 +106,7 @@ at::Tensor round_mean(const std::vector<int64_t>& sums, int64_t count, at::Tenso
   // a tie (and for larger sums) the quotient and remainder decide, as an integer division. No 64-bit
   // division per output in the common case: one per output was half of a channel mean's time.
   const double inv = 1.0 / static_cast<double>(count);
-  auto exact = [count](int64_t s) {
-    int64_t q = s / count, rem = s % count;
-    if (rem < 0) {
-      rem += count;
-      q -= 1;
-    }
-    return q + static_cast<int64_t>((2 * rem > count) | ((2 * rem == count) & (q & 1)));
-  };
+  auto exact = [count](int64_t s) { return kernels::round_div_even(s, count); };
   auto fill = [&](auto* p) {
     using T = std::remove_pointer_t<decltype(p)>;
     const int64_t* sp = sums.data();  // locals: the byte stores below may alias anything
@@ -280,9 +273,31 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
     xs = xs.permute(perm).contiguous();
   }
   const int64_t outer = rows / inner;
-  std::vector<int64_t> sums(static_cast<size_t>(rows), 0);
   const void* xp = xs.const_data_ptr();
   const at::ScalarType dt = xs.scalar_type();
+  const bool in_order = std::is_sorted(kept_order.begin(), kept_order.end());
+  if (inner > 1 && in_order && dt != at::kInt && count <= kernels::kMeanMidMaxN) {
+    // A middle dim of 8-bit data (a channel mean of NCHW): each column chunk's means rounded in
+    // the kernel, straight from its block sums (no int64 sums, no second pass).
+    constexpr int64_t kCols = 4096;
+    const int64_t col_chunks = (inner + kCols - 1) / kCols;
+    const int64_t per_task = count * std::min(inner, kCols);
+    at::parallel_for(0, outer * col_chunks, std::max<int64_t>(1, (kGrain * 32) / per_task), [&](int64_t b0, int64_t e0) {
+      for (int64_t t = b0; t < e0; ++t) {
+        const int64_t o = t / col_chunks, j0 = (t % col_chunks) * kCols;
+        const int64_t len = std::min(kCols, inner - j0), off = o * count * inner + j0;
+        if (dt == at::kByte) {
+          QPLUGIN_ISA_CALL(mean_mid_u8, static_cast<const uint8_t*>(xp) + off, count, len, inner,
+                           static_cast<uint8_t*>(out.data_ptr()) + o * inner + j0);
+        } else {
+          QPLUGIN_ISA_CALL(mean_mid_s8, static_cast<const int8_t*>(xp) + off, count, len, inner,
+                           static_cast<int8_t*>(out.data_ptr()) + o * inner + j0);
+        }
+      }
+    });
+    return out;
+  }
+  std::vector<int64_t> sums(static_cast<size_t>(rows), 0);
   if (inner == 1) {
     auto sum_rows = [&](int64_t off_row, int64_t nrows, int64_t len, int64_t col, int64_t* s) {
       const int64_t off = off_row * count + col;
@@ -334,7 +349,6 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
     });
   }
   // Sums come out in kept_order; the output wants the original dim order.
-  bool in_order = std::is_sorted(kept_order.begin(), kept_order.end());
   if (in_order) return round_mean(sums, count, out);
   std::vector<int64_t> tmp_sizes;
   for (int64_t d : kept_order) tmp_sizes.push_back(data.size(d));

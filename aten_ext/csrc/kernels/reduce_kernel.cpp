@@ -45,13 +45,13 @@ void sum_mid_plain(const T* x, int64_t n, int64_t len, int64_t stride, int64_t* 
   }
 }
 
-// sum_mid: 8-bit columns in blocks of 8 * kLanes (64 on AVX2, 128 on AVX-512) summed in 16-bit
-// lanes held in registers across the rows, folded into int32 every 256 rows (256 * 255 < 2^16;
-// 256 * [-128, 127] inside int16), where the plain loop kept int32 sums in memory (four bytes of
-// L1 traffic each way per input byte). Up to 2^23 rows (int32 exact); the rest of the columns, and
-// longer columns, take the plain loop.
-template <typename T>
-void sum_mid(const T* x, int64_t n, int64_t len, int64_t stride, int64_t* sums) {
+// Column sums of 8-bit data in blocks of 8 * kLanes columns (64 on AVX2, 128 on AVX-512) summed in
+// 16-bit lanes held in registers across the rows, folded into int32 every 256 rows (256 * 255 <
+// 2^16; 256 * [-128, 127] inside int16), where the plain loop kept int32 sums in memory (four bytes
+// of L1 traffic each way per input byte). emit(j, a) takes block j's sums as 8 int32 vectors.
+// Returns the first column not done (the rest, and everything for n >= 2^23, take the plain loop).
+template <typename T, typename Emit>
+int64_t mid_blocks(const T* x, int64_t n, int64_t len, int64_t stride, const Emit& emit) {
   int64_t j = 0;
 #if QPLUGIN_SIMD
   if constexpr (sizeof(T) == 1) {
@@ -72,16 +72,72 @@ void sum_mid(const T* x, int64_t n, int64_t len, int64_t stride, int64_t* sums) 
           }
         }
         for (int u = 0; u < 4; ++u) bytes::fold16<T>(&a[2 * u], &a[2 * u + 1], &w[u]);
-        alignas(64) int32_t lanes[kLanes];
-        for (int k = 0; k < 8; ++k) {
-          simd::storeu_i(lanes, a[k]);
-          for (int64_t l = 0; l < kLanes; ++l) sums[j + k * kLanes + l] = lanes[l];
-        }
+        emit(j, a);
       }
     }
   }
+#else
+  (void)x, (void)n, (void)len, (void)stride, (void)emit;
 #endif
+  return j;
+}
+
+template <typename T>
+void sum_mid(const T* x, int64_t n, int64_t len, int64_t stride, int64_t* sums) {
+#if QPLUGIN_SIMD
+  auto emit = [&](int64_t j, const simd::VI* a) {
+    alignas(64) int32_t lanes[simd::kLanes];
+    for (int k = 0; k < 8; ++k) {
+      simd::storeu_i(lanes, a[k]);
+      for (int64_t l = 0; l < simd::kLanes; ++l) sums[j + k * simd::kLanes + l] = lanes[l];
+    }
+  };
+#else
+  auto emit = [](int64_t, const void*) {};
+#endif
+  const int64_t j = mid_blocks(x, n, len, stride, emit);
   if (j < len) sum_mid_plain(x + j, n, len - j, stride, sums + j);
+}
+
+// The mean of each column of 8-bit data (n <= kMeanMidMaxN rows), rounded half to even, straight
+// from the int32 block sums: s * (1 / n) in float32 (s is exact, |s| < 2^24; the product is within
+// |s / n| * 2^-23 <= 2^-15 of s / n), rounded to nearest. Where it lies 2^-11 or more from an
+// integer-plus-half it rounds as s / n does; lanes nearer a tie (s / n exactly x.5 included) take
+// the integer rule (round_div_even).
+template <typename T>
+void mean_mid(const T* x, int64_t n, int64_t len, int64_t stride, T* y) {
+#if QPLUGIN_SIMD
+  using namespace simd;
+  const VF inv = set1_f(1.0f / static_cast<float>(n)), zero = set1_f(0.0f);
+  auto emit = [&](int64_t j, const VI* a) {
+    VI q[8];
+    bool near_tie = false;
+    for (int k = 0; k < 8; ++k) {
+      const VF d = mul_f(to_f(a[k]), inv);
+      q[k] = to_i32_round(d);
+      const VF e = sub_f(d, to_f(q[k]));
+      near_tie |= any_ge(max_f(e, sub_f(zero, e)), 0.5f - 1.0f / 2048);
+    }
+    if (near_tie) {
+      alignas(64) int32_t s[kLanes], r[kLanes];
+      for (int k = 0; k < 8; ++k) {
+        storeu_i(s, a[k]);
+        for (int64_t l = 0; l < kLanes; ++l) r[l] = static_cast<int32_t>(round_div_even(s[l], n));
+        q[k] = loadu_i(r);
+      }
+    }
+    store4_q(y + j, q[0], q[1], q[2], q[3]);
+    store4_q(y + j + 4 * kLanes, q[4], q[5], q[6], q[7]);
+  };
+#else
+  auto emit = [](int64_t, const void*) {};
+#endif
+  const int64_t j = mid_blocks(x, n, len, stride, emit);
+  if (j < len) {
+    std::vector<int64_t> sums(static_cast<size_t>(len - j));
+    sum_mid_plain(x + j, n, len - j, stride, sums.data());
+    for (int64_t c = j; c < len; ++c) y[c] = static_cast<T>(round_div_even(sums[c - j], n));
+  }
 }
 
 } // namespace
@@ -94,6 +150,12 @@ void sum_mid_s8(const int8_t* x, int64_t n, int64_t len, int64_t stride, int64_t
 }
 void sum_mid_s32(const int32_t* x, int64_t n, int64_t len, int64_t stride, int64_t* sums) {
   sum_mid(x, n, len, stride, sums);
+}
+void mean_mid_u8(const uint8_t* x, int64_t n, int64_t len, int64_t stride, uint8_t* y) {
+  mean_mid(x, n, len, stride, y);
+}
+void mean_mid_s8(const int8_t* x, int64_t n, int64_t len, int64_t stride, int8_t* y) {
+  mean_mid(x, n, len, stride, y);
 }
 
 void argmax_u8(const uint8_t* x, int64_t outer, int64_t n, int64_t inner, uint8_t mask, int64_t* idx) {

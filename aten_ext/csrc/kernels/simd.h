@@ -97,6 +97,8 @@ inline VI nan_to(VF a, VI v, int32_t nan_value) {
 inline VI nan_to_zero(VF a, VI v) { return _mm512_maskz_mov_epi32(_mm512_cmp_ps_mask(a, a, _CMP_ORD_Q), v); }
 // Whether any lane of a is NaN.
 inline bool any_nan(VF a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q) != 0; }
+// Whether any lane of a is >= bound (false for NaN lanes).
+inline bool any_ge(VF a, float bound) { return _mm512_cmp_ps_mask(a, _mm512_set1_ps(bound), _CMP_GE_OQ) != 0; }
 // Lanes where a >= bound take `value`.
 inline VI ge_to(VF a, float bound, VI v, int32_t value) {
   __mmask16 m = _mm512_cmp_ps_mask(a, _mm512_set1_ps(bound), _CMP_GE_OQ);
@@ -208,6 +210,9 @@ inline VI nan_to(VF a, VI v, int32_t nan_value) {
 // nan_to(a, v, 0) as an AND with the ordered mask (no blend).
 inline VI nan_to_zero(VF a, VI v) { return _mm256_and_si256(v, _mm256_castps_si256(_mm256_cmp_ps(a, a, _CMP_ORD_Q))); }
 inline bool any_nan(VF a) { return _mm256_movemask_ps(_mm256_cmp_ps(a, a, _CMP_UNORD_Q)) != 0; }
+inline bool any_ge(VF a, float bound) {
+  return _mm256_movemask_ps(_mm256_cmp_ps(a, _mm256_set1_ps(bound), _CMP_GE_OQ)) != 0;
+}
 inline VI ge_to(VF a, float bound, VI v, int32_t value) {
   __m256 m = _mm256_cmp_ps(a, _mm256_set1_ps(bound), _CMP_GE_OQ);
   return _mm256_blendv_epi8(v, _mm256_set1_epi32(value), _mm256_castps_si256(m));
