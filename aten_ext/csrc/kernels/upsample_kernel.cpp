@@ -1,7 +1,8 @@
 // Nearest-neighbour and bilinear 2-D upsampling; see upsample_kernel.h.
-// Nearest is pure data movement: an output row whose source row equals the
-// previous output row's is a copy of that row; NHWC pixels are whole-channel
-// memcpy's. Bilinear interpolates in float32 (NCHW: vector along W after a
+// Nearest is pure data movement: NCHW output rows sharing a source row are
+// written two at a time (each vector stored twice), further ones copied; NHWC
+// output rows whose source row equals the previous one's are copies of that
+// row, pixels whole-channel register moves. Bilinear interpolates in float32 (NCHW: vector along W after a
 // scalar horizontal pass; NHWC: vector along C).
 #include "kernels/upsample_kernel.h"
 
@@ -23,12 +24,14 @@ void upsample_nchw(const T* in, T* out, int64_t planes, const Upsample2dGeom& g)
   for (int64_t p = 0; p < planes; ++p) {
     const T* ip = in + p * g.H * g.W;
     T* op = out + p * g.OH * g.OW;
-    for (int64_t oh = 0; oh < g.OH; ++oh) {
+    for (int64_t oh = 0; oh < g.OH;) {
+      // Output rows [oh, oh + reps) share one source row: the first two are written together
+      // (each vector stored twice; a memcpy of the second row cost as much as the first), the
+      // rest copied.
+      int64_t reps = 1;
+      while (oh + reps < g.OH && g.hidx[oh + reps] == g.hidx[oh]) ++reps;
       T* o = op + oh * g.OW;
-      if (oh > 0 && g.hidx[oh] == g.hidx[oh - 1]) {
-        std::memcpy(o, o - g.OW, g.OW * sizeof(T));
-        continue;
-      }
+      const int64_t dup = reps >= 2 ? g.OW : 0;  // the second row's offset, 0: none
       const T* r = ip + g.hidx[oh] * g.W;
       int64_t ow = 0;
 #if QPLUGIN_SIMD
@@ -42,18 +45,25 @@ void upsample_nchw(const T* in, T* out, int64_t planes, const Upsample2dGeom& g)
 #if defined(QPLUGIN_ISA_AVX512)
         for (; ow + 64 <= g.OW; ow += 64) {
           const __m512i v = bytes::load16(rb + ow / 2);
-          _mm512_storeu_si512(ob + ow, _mm512_or_si512(v, _mm512_slli_epi16(v, 8)));
+          const __m512i y = _mm512_or_si512(v, _mm512_slli_epi16(v, 8));
+          _mm512_storeu_si512(ob + ow, y);
+          _mm512_storeu_si512(ob + ow + dup, y);
         }
         if (ow < g.OW) {
           const int64_t m = g.OW - ow;
           const __m512i v = _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(_bzhi_u32(~0u, static_cast<uint32_t>(m / 2)), rb + ow / 2));
-          _mm512_mask_storeu_epi8(ob + ow, _bzhi_u64(~0ULL, static_cast<uint32_t>(m)), _mm512_or_si512(v, _mm512_slli_epi16(v, 8)));
+          const __m512i y = _mm512_or_si512(v, _mm512_slli_epi16(v, 8));
+          const __mmask64 k = _bzhi_u64(~0ULL, static_cast<uint32_t>(m));
+          _mm512_mask_storeu_epi8(ob + ow, k, y);
+          _mm512_mask_storeu_epi8(ob + ow + dup, k, y);
           ow = g.OW;
         }
 #else
         auto put = [&](int64_t at) {
           const __m256i v = bytes::load16(rb + at / 2);
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(ob + at), _mm256_or_si256(v, _mm256_slli_epi16(v, 8)));
+          const __m256i y = _mm256_or_si256(v, _mm256_slli_epi16(v, 8));
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(ob + at), y);
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(ob + at + dup), y);
         };
         for (; ow + 32 <= g.OW; ow += 32) put(ow);
         if (ow < g.OW && g.OW >= 32) {
@@ -63,7 +73,12 @@ void upsample_nchw(const T* in, T* out, int64_t planes, const Upsample2dGeom& g)
 #endif
       }
 #endif
-      for (; ow < g.OW; ++ow) o[ow] = r[g.widx[ow]];
+      if (ow < g.OW) {  // the scalar path: one row, then its copy
+        for (int64_t w = ow; w < g.OW; ++w) o[w] = r[g.widx[w]];
+        if (dup) std::memcpy(o + g.OW, o, g.OW * sizeof(T));
+      }
+      for (int64_t k = 2; k < reps; ++k) std::memcpy(o + k * g.OW, o, g.OW * sizeof(T));
+      oh += reps;
     }
   }
 }
