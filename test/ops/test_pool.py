@@ -80,6 +80,30 @@ def test_max_pool2d_exact(isa, dtype, layout):
                                out.int_repr())
 
 
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
+def test_max_pool2d_stride2_rows_every_width(isa, dtype):
+    # NCHW 8-bit windows 3 wide, stride 2, pad 1 on even widths >= 18 run one fused pass per output
+    # row (loads at columns 2j - 1 and 2j, 16 or 8 outputs a step, output 0 and an overlapping last
+    # step by the scalar rule): every width from 18 to 70, 112, 130; window heights 3, 2 and 3
+    # dilated, rows of padding at the top and bottom; each output's three columns each hold the
+    # window's maximum somewhere, the type's extremes included.
+    lo, hi = (0, 255) if dtype == torch.quint8 else (-128, 127)
+    int_dt = torch.uint8 if dtype == torch.quint8 else torch.int8
+    g = torch.Generator().manual_seed(11)
+    cfgs = [([3, 3], [2, 2], [1, 1], [1, 1]), ([2, 3], [1, 2], [0, 1], [1, 1]), ([3, 3], [2, 2], [1, 1], [2, 1])]
+    for w in list(range(18, 71, 2)) + [112, 130]:
+        data = torch.randint(lo, hi + 1, (2, 3, 7, w), generator=g)
+        data[0, 0] = lo  # a plane of the lowest value (padding must not show)
+        data[0, 1] = lo
+        data[0, 1, :, ::3] = hi  # the maximum on every third column: left, middle and right taps
+        data[1, 2] = hi
+        qx = torch._make_per_tensor_quantized_tensor(data.to(int_dt), 0.1, 3)
+        for k, s, p, d in cfgs:
+            out = q.max_pool2d(qx, k, s, p, d, False)
+            np.testing.assert_array_equal(out.int_repr().numpy(), ref.max_pool2d_ref(data.numpy(), k, s, p, d, False),
+                                          err_msg=f"W {w} {k} {s} {p} {d}")
+
+
 AVG_CFGS = [  # kernel, stride, padding, ceil_mode, count_include_pad, divisor_override
     ([3, 3], [2, 2], [1, 1], False, True, None),
     ([3, 3], [2, 2], [1, 1], True, False, None),

@@ -5,6 +5,7 @@
 //  - 64-byte block helpers on 8-bit order keys (key = byte ^ mask: block maximum, positions
 //    >= t, any >= t in four blocks), used by sort and reduce;
 //  - 8-byte group sums (PSADBW) at an explicit width (G32, and G64 on AVX-512), used by pooling;
+//  - the stride-2, 3-tap maximum of a byte row at an explicit width (Y32, X16), used by pooling;
 //  - 16-bit lanes (W16, 2 * simd::kLanes of them, simd::VI's register): bytes widened on load
 //    (load16), summed in 16 bits (or paired by simd::madd16) and folded into int32 vectors
 //    (widen_lo16 / widen_hi16 / fold16), used by the
@@ -416,6 +417,39 @@ struct G64 {
   static V add64(V a, V b) { return _mm512_add_epi64(a, b); }
 };
 #endif
+#endif
+
+#if QPLUGIN_SIMD
+// The stride-2, 3-tap maximum of a byte row (max pooling's 3-wide / stride 2 / pad 1 windows) at
+// an explicit width: Y32 (ymm, 16 results) and X16 (xmm, 8), both builds. With a = the row's bytes
+// at columns c - 1 .. and b = at c .., max3s2 stores as result byte k the maximum of a[2k],
+// a[2k + 1] and b[2k + 1] (columns c + 2k - 1, c + 2k, c + 2k + 1): the odd bytes of max(a, b,
+// a << 8 in 16-bit lanes), moved down and packed (bit patterns kept: T only picks the max).
+struct Y32 {
+  using V = __m256i;
+  static constexpr int64_t kBytes = 32, kOut = 16;
+  static V ld(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+  static V vmax(V a, V b, uint8_t) { return _mm256_max_epu8(a, b); }
+  static V vmax(V a, V b, int8_t) { return _mm256_max_epi8(a, b); }
+  template <typename T>
+  static void max3s2(T* o, V a, V b) {
+    const V r = _mm256_srli_epi16(vmax(vmax(a, b, T()), _mm256_slli_epi16(a, 8), T()), 8);
+    const V p = _mm256_permute4x64_epi64(_mm256_packus_epi16(r, r), 0x08);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm256_castsi256_si128(p));
+  }
+};
+struct X16 {
+  using V = __m128i;
+  static constexpr int64_t kBytes = 16, kOut = 8;
+  static V ld(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
+  static V vmax(V a, V b, uint8_t) { return _mm_max_epu8(a, b); }
+  static V vmax(V a, V b, int8_t) { return _mm_max_epi8(a, b); }
+  template <typename T>
+  static void max3s2(T* o, V a, V b) {
+    const V r = _mm_srli_epi16(vmax(vmax(a, b, T()), _mm_slli_epi16(a, 8), T()), 8);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(o), _mm_packus_epi16(r, r));
+  }
+};
 #endif
 
 // Sum of the bytes (each ^ flip) of x[0:n), exact.

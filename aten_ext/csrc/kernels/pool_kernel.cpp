@@ -5,8 +5,8 @@
 // NCHW: pooling is separable. For each output row, a vertical pass reduces
 // the window's input rows into one row buffer (vectorized along the width);
 // a horizontal pass then reduces along the row (max: vector loads at the tap
-// offsets, then a stride gather; sums: a prefix sum and one subtraction per
-// output). NHWC: channels are contiguous, so each output pixel reduces its
+// offsets, then a stride gather, or for 3 wide / stride 2 / pad 1 one fused pass
+// from the input rows (Stem2); sums: each window's columns added directly). NHWC: channels are contiguous, so each output pixel reduces its
 // window taps with full vectors across channels.
 #include "kernels/pool_kernel.h"
 
@@ -147,6 +147,62 @@ inline void every_other(T* o, const T* src, int64_t n) {
   for (; i < n; ++i) o[i] = src[2 * i];
 }
 
+#if QPLUGIN_SIMD
+// The ResNet stem's horizontal step without scratch rows: 3 taps, stride 2, pad 1, even W, so
+// output j = max of columns 2j - 1, 2j, 2j + 1 of the rows' maximum. The rows' maxima at columns
+// 2j0 - 1 .. and 2j0 .. (loads straight from the input rows) give outputs j0 .. in one step
+// (bytes::Y32 / X16 max3s2): one pass, no row buffer read back at offsets +1 / +2 right after its
+// stores (those loads missed store forwarding). 256-bit steps (16 outputs) on both ISAs, 128-bit
+// (8) for rows of 18-32 columns; output 0 (column -1 is padding) by the scalar rule, the row's end
+// as one step ending at OW (rewriting done outputs). 8-bit only.
+template <typename T>
+struct Stem2 {
+  static bool fits(const MaxPool2dGeom& g) {
+    return g.kW == 3 && g.sW == 2 && g.pW == 1 && g.dW == 1 && g.W % 2 == 0 && g.OW == g.W / 2 && g.W >= 18;
+  }
+  // Outputs [j0, j0 + W::kOut) from kNr rows unrolled (2 and 3, the windows of a 3-row pool: a
+  // loop over a row count cost its own overhead per load), or nr of them (kNr = 0).
+  template <typename W, int kNr>
+  static void step(const T* const* rp, int64_t nr, T* o, int64_t j0) {
+    const int64_t n = kNr > 0 ? kNr : nr;
+    auto rows = [&](int64_t c) {
+      typename W::V v = W::ld(rp[0] + c);
+      for (int64_t k = 1; k < n; ++k) v = W::vmax(v, W::ld(rp[k] + c), T());
+      return v;
+    };
+    W::template max3s2<T>(o + j0, rows(2 * j0 - 1), rows(2 * j0));
+  }
+  template <typename W, int kNr>
+  static void steps(const T* const* rp, int64_t nr, T* o, int64_t OW) {
+    int64_t j = 1;
+    for (; j + W::kOut <= OW; j += W::kOut) step<W, kNr>(rp, nr, o, j);
+    if (j < OW) step<W, kNr>(rp, nr, o, OW - W::kOut);
+  }
+  template <int kNr>
+  static void steps_any(const T* const* rp, int64_t nr, T* o, int64_t OW) {
+    if (OW - 1 >= bytes::Y32::kOut) {
+      steps<bytes::Y32, kNr>(rp, nr, o, OW);
+    } else {
+      steps<bytes::X16, kNr>(rp, nr, o, OW);
+    }
+  }
+  // One output row from its nr >= 1 input rows.
+  static void row(const T* const* rp, int64_t nr, T* o, int64_t OW) {
+    if (nr == 3) {
+      steps_any<3>(rp, nr, o, OW);
+    } else if (nr == 2) {
+      steps_any<2>(rp, nr, o, OW);
+    } else {
+      steps_any<0>(rp, nr, o, OW);
+    }
+    // Output 0 last: its scalar loads, first on a row, waited for the row's first cache line.
+    T m0 = rp[0][0];
+    for (int64_t k = 0; k < nr; ++k) m0 = std::max(m0, std::max(rp[k][0], rp[k][1]));
+    o[0] = m0;
+  }
+};
+#endif
+
 template <typename T>
 void max_pool_nchw(const T* in, T* out, int64_t planes, const MaxPool2dGeom& g) {
   const T lowest = std::numeric_limits<T>::lowest();
@@ -159,6 +215,9 @@ void max_pool_nchw(const T* in, T* out, int64_t planes, const MaxPool2dGeom& g) 
   T* const tmp = aligned64(tmp_buf, g.sW == 1 ? 0 : span + 1);  // + 1: every_other reads 2 * OW entries
   T* r = row + g.pW;
   std::vector<const T*> rows(static_cast<size_t>(g.kH));
+#if QPLUGIN_SIMD
+  const bool stem2 = sizeof(T) == 1 && Stem2<uint8_t>::fits(g);
+#endif
   for (int64_t p = 0; p < planes; ++p) {
     const T* ip = in + p * g.H * g.W;
     T* op = out + p * g.OH * g.OW;
@@ -168,6 +227,14 @@ void max_pool_nchw(const T* in, T* out, int64_t planes, const MaxPool2dGeom& g) 
         const int64_t h = oh * g.sH - g.pH + kh * g.dH;
         if (h >= 0 && h < g.H) rows[nr++] = ip + h * g.W;
       }
+#if QPLUGIN_SIMD
+      if constexpr (sizeof(T) == 1) {
+        if (stem2 && nr > 0) {
+          Stem2<T>::row(rows.data(), nr, op + oh * g.OW, g.OW);
+          continue;
+        }
+      }
+#endif
       if (nr == 0) {
         std::fill(r, r + g.W, lowest);
       } else {
