@@ -79,8 +79,36 @@ inline void copy_run(uint8_t* d, const uint8_t* s, int64_t n) {
 }
 #endif
 
+// Copies n < 32 bytes with two fixed-size moves (the first and the last 16, 8, 4, 2 or 1 bytes,
+// overlapping): no library call for a variable-length memcpy. Nothing outside [0, n) is read or
+// written.
+inline void copy_small(uint8_t* d, const uint8_t* s, int64_t n) {
+  auto two = [&](auto word) {
+    using W = decltype(word);
+    W a, b;
+    std::memcpy(&a, s, sizeof(W));
+    std::memcpy(&b, s + n - sizeof(W), sizeof(W));
+    std::memcpy(d, &a, sizeof(W));
+    std::memcpy(d + n - sizeof(W), &b, sizeof(W));
+  };
+  struct W16B {
+    uint64_t lo, hi;
+  };
+  if (n >= 16) {
+    two(W16B{});
+  } else if (n >= 8) {
+    two(uint64_t{});
+  } else if (n >= 4) {
+    two(uint32_t{});
+  } else if (n >= 2) {
+    two(uint16_t{});
+  } else if (n == 1) {
+    d[0] = s[0];
+  }
+}
+
 // Copies a short run of n bytes (a pixel's channels, a channels_last row) with whole-register
-// moves: AVX-512 whole vectors and a masked tail, AVX2 copy_run (memcpy below one vector).
+// moves: AVX-512 whole vectors and a masked tail, AVX2 copy_run (copy_small below one vector).
 // Nothing outside [0, n) is read or written.
 inline void copy_short(uint8_t* d, const uint8_t* s, int64_t n) {
 #if defined(QPLUGIN_ISA_AVX512)
@@ -91,7 +119,7 @@ inline void copy_short(uint8_t* d, const uint8_t* s, int64_t n) {
   if (n >= kVecBytes) {
     copy_run(d, s, n);
   } else {
-    std::memcpy(d, s, static_cast<size_t>(n));
+    copy_small(d, s, n);
   }
 #else
   std::memcpy(d, s, static_cast<size_t>(n));
