@@ -276,23 +276,29 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
   const void* xp = xs.const_data_ptr();
   const at::ScalarType dt = xs.scalar_type();
   const bool in_order = std::is_sorted(kept_order.begin(), kept_order.end());
-  if (inner > 1 && in_order && dt != at::kInt && count <= kernels::kMeanMidMaxN) {
-    // A middle dim of 8-bit data (a channel mean of NCHW): each column chunk's means rounded in
-    // the kernel, straight from its block sums (no int64 sums, no second pass).
+  // [outer, count, inner] with inner > 1: fn(x offset, column offset o * inner + j0, len) per
+  // chunk of at most kCols columns of one outer index, chunks split over the threads.
+  auto column_chunks = [&](auto fn) {
     constexpr int64_t kCols = 4096;
     const int64_t col_chunks = (inner + kCols - 1) / kCols;
     const int64_t per_task = count * std::min(inner, kCols);
     at::parallel_for(0, outer * col_chunks, std::max<int64_t>(1, (kGrain * 32) / per_task), [&](int64_t b0, int64_t e0) {
       for (int64_t t = b0; t < e0; ++t) {
         const int64_t o = t / col_chunks, j0 = (t % col_chunks) * kCols;
-        const int64_t len = std::min(kCols, inner - j0), off = o * count * inner + j0;
-        if (dt == at::kByte) {
-          QPLUGIN_ISA_CALL(mean_mid_u8, static_cast<const uint8_t*>(xp) + off, count, len, inner,
-                           static_cast<uint8_t*>(out.data_ptr()) + o * inner + j0);
-        } else {
-          QPLUGIN_ISA_CALL(mean_mid_s8, static_cast<const int8_t*>(xp) + off, count, len, inner,
-                           static_cast<int8_t*>(out.data_ptr()) + o * inner + j0);
-        }
+        fn(o * count * inner + j0, o * inner + j0, std::min(kCols, inner - j0));
+      }
+    });
+  };
+  if (inner > 1 && in_order && dt != at::kInt && count <= kernels::kMeanMidMaxN) {
+    // A middle dim of 8-bit data (a channel mean of NCHW): each column chunk's means rounded in
+    // the kernel, straight from its block sums (no int64 sums, no second pass).
+    column_chunks([&](int64_t off, int64_t col, int64_t len) {
+      if (dt == at::kByte) {
+        QPLUGIN_ISA_CALL(mean_mid_u8, static_cast<const uint8_t*>(xp) + off, count, len, inner,
+                         static_cast<uint8_t*>(out.data_ptr()) + col);
+      } else {
+        QPLUGIN_ISA_CALL(mean_mid_s8, static_cast<const int8_t*>(xp) + off, count, len, inner,
+                         static_cast<int8_t*>(out.data_ptr()) + col);
       }
     });
     return out;
@@ -328,23 +334,14 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
     }
   } else {
     // [outer, count, inner]: column sums over count, in column chunks per task.
-    constexpr int64_t kCols = 4096;
-    const int64_t col_chunks = (inner + kCols - 1) / kCols;
-    const int64_t tasks = outer * col_chunks;
-    const int64_t per_task = count * std::min(inner, kCols);
-    at::parallel_for(0, tasks, std::max<int64_t>(1, (kGrain * 32) / per_task), [&](int64_t b0, int64_t e0) {
-      for (int64_t t = b0; t < e0; ++t) {
-        const int64_t o = t / col_chunks, j0 = (t % col_chunks) * kCols;
-        const int64_t len = std::min(kCols, inner - j0);
-        const int64_t off = o * count * inner + j0;
-        int64_t* s = sums.data() + o * inner + j0;
-        if (dt == at::kByte) {
-          QPLUGIN_ISA_CALL(sum_mid_u8, static_cast<const uint8_t*>(xp) + off, count, len, inner, s);
-        } else if (dt == at::kChar) {
-          QPLUGIN_ISA_CALL(sum_mid_s8, static_cast<const int8_t*>(xp) + off, count, len, inner, s);
-        } else {
-          QPLUGIN_ISA_CALL(sum_mid_s32, static_cast<const int32_t*>(xp) + off, count, len, inner, s);
-        }
+    column_chunks([&](int64_t off, int64_t col, int64_t len) {
+      int64_t* s = sums.data() + col;
+      if (dt == at::kByte) {
+        QPLUGIN_ISA_CALL(sum_mid_u8, static_cast<const uint8_t*>(xp) + off, count, len, inner, s);
+      } else if (dt == at::kChar) {
+        QPLUGIN_ISA_CALL(sum_mid_s8, static_cast<const int8_t*>(xp) + off, count, len, inner, s);
+      } else {
+        QPLUGIN_ISA_CALL(sum_mid_s32, static_cast<const int32_t*>(xp) + off, count, len, inner, s);
       }
     });
   }

@@ -455,7 +455,7 @@ struct G64 {
 // a << 8 in 16-bit lanes), moved down and packed (bit patterns kept: T only picks the max).
 struct Y32 {
   using V = __m256i;
-  static constexpr int64_t kBytes = 32, kOut = 16;
+  static constexpr int64_t kOut = 16;
   static V ld(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
   static V vmax(V a, V b, uint8_t) { return _mm256_max_epu8(a, b); }
   static V vmax(V a, V b, int8_t) { return _mm256_max_epi8(a, b); }
@@ -468,7 +468,7 @@ struct Y32 {
 };
 struct X16 {
   using V = __m128i;
-  static constexpr int64_t kBytes = 16, kOut = 8;
+  static constexpr int64_t kOut = 8;
   static V ld(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
   static V vmax(V a, V b, uint8_t) { return _mm_max_epu8(a, b); }
   static V vmax(V a, V b, int8_t) { return _mm_max_epi8(a, b); }

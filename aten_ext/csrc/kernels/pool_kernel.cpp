@@ -6,7 +6,8 @@
 // the window's input rows into one row buffer (vectorized along the width);
 // a horizontal pass then reduces along the row (max: vector loads at the tap
 // offsets, then a stride gather, or for 3 wide / stride 2 / pad 1 one fused pass
-// from the input rows (Stem2); sums: each window's columns added directly). NHWC: channels are contiguous, so each output pixel reduces its
+// from the input rows (Stem2); sums: each window's columns added directly).
+// NHWC: channels are contiguous, so each output pixel reduces its
 // window taps with full vectors across channels.
 #include "kernels/pool_kernel.h"
 
