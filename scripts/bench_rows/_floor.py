@@ -1,7 +1,8 @@
 """Floor kernels (_floor.cpp) for the running kernel path, built on first use.
 
 The source is compiled once per ISA with the flags of CMakeLists.txt's avx2 / avx512 objects (never
--march=native) into torch's extension cache (~30 s the first time); `floor()` returns the module of
+-march=native; -ffp-contract=off as the kernels: a floor whose float steps the compiler fused into FMAs
+did less work than any exact kernel) into torch's extension cache (~30 s the first time); `floor()` returns the module of
 torch_qplugin.active_isa(), so under QPLUGIN_ISA=avx2 the floors run at AVX2 width. None on the
 scalar path (no vector floor to show).
 """
@@ -26,7 +27,7 @@ def floor():
     if isa not in _FLAGS:
         return None
     return load(name=f"qplugin_floor_{isa}", sources=[str(Path(__file__).with_name("_floor.cpp"))],
-                extra_cflags=["-O3", f"-DQPLUGIN_ISA_{isa.upper()}"] + _FLAGS[isa],
+                extra_cflags=["-O3", "-ffp-contract=off", f"-DQPLUGIN_ISA_{isa.upper()}"] + _FLAGS[isa],
                 extra_include_paths=[str(ROOT / "aten_ext" / "csrc")], verbose=False)
 
 
