@@ -219,3 +219,29 @@ def test_cat_requant_repeated_qparams_equal_scalar_path(isa):
             with torch_qplugin.kernel_isa("scalar"):
                 exp = ops([x, x], 1, s_out, z_out).int_repr()
             assert torch.equal(r, exp), call
+
+
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
+@pytest.mark.parametrize("relu", [False, True])
+def test_cat_requant_decimal_scale_pairs_equal_scalar_path(isa, dtype, relu):
+    # Decimal scale ratios (0.05 -> 0.06 is 5/6) put exact .5 ties on the byte grid, which float32
+    # rounds either way: no 16-bit fixed-point formula gives those tables exactly, so AVX2 writes
+    # them as a formula one step low plus a 256-bit correction map (kernels/cat_kernel.h
+    # ByteAffine). Every byte value of every input, against the scalar path, for a sweep of
+    # ratios, zero points and relu floors.
+    lo, hi = ref.QRANGE[dtype]
+    ops = q.cat_relu if relu else q.cat
+    vals = torch.arange(lo, hi + 1, dtype=ref.INT_DTYPE[dtype])
+    data = vals[torch.randperm(256).repeat(8)].reshape(1, 32, 8, 8)  # 2048 elements: the table path
+    zs = ZP[dtype]
+    k = 0
+    for s_out in (0.02, 0.03, 0.06, 0.07, 0.1):
+        for s_in in (0.01, 0.02, 0.03, 0.05, 0.07, 0.09, 0.11, 0.13):
+            k += 1
+            a = torch._make_per_tensor_quantized_tensor(data, s_in, zs[k % 3])
+            b = torch._make_per_tensor_quantized_tensor(data.flip(1), s_in * 3, zs[(k + 1) % 3])
+            z_out = zs[(k + 2) % 3] + (k % 5)
+            r = ops([a, b], 1, s_out, z_out).int_repr()
+            with torch_qplugin.kernel_isa("scalar"):
+                exp = ops([a, b], 1, s_out, z_out).int_repr()
+            assert torch.equal(r, exp), (s_in, s_out, z_out)

@@ -163,7 +163,8 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
     // 8-bit: a 256-entry table (the same bytes as the row rule). AVX2's widest byte lookup is 16
     // entries (16 VPSHUFB per 32 bytes, slower than the vector float rule): there the table is
     // only the target of a 16-bit fixed-point formula found and checked on all 256 bytes
-    // (13 vector ops per 32 bytes); without one, the float rule.
+    // (13 vector ops per 32 bytes, 23 with the correction map of a table no formula gives
+    // exactly); without one, the float rule.
     if (pt.mode == 2 && es == 1 && pt.x.numel() >= kTableMin) {
       if (kernels::active_isa() != kernels::Isa::kAvx2) {
         QPLUGIN_ISA_CALL(cat_requant_table8, pt.p, dt == at::kChar, pt.table.data());

@@ -99,27 +99,36 @@ void relu_rows(const T* x, int64_t xs, T* y, int64_t ys, int64_t rows, int64_t c
   }
 }
 
-inline uint8_t affine_one(uint8_t x, const ByteAffine& f) {
-  const uint32_t u = static_cast<uint8_t>(x ^ f.flip);
+// The formula without its correction, on the flipped byte u: max(min(z >> s, 255), lo).
+inline int32_t affine_base(uint32_t u, const ByteAffine& f) {
   const int32_t m = static_cast<int32_t>(((u << 8) * static_cast<uint32_t>(f.m)) >> 16);
   const int32_t z = std::min(65535, std::max(0, m + f.b));
-  const int32_t y = std::max(std::min(z >> f.s, 255), static_cast<int32_t>(f.lo));
+  return std::max(std::min(z >> f.s, 255), static_cast<int32_t>(f.lo));
+}
+
+inline uint8_t affine_one(uint8_t x, const ByteAffine& f) {
+  const uint32_t u = static_cast<uint8_t>(x ^ f.flip);
+  int32_t y = affine_base(u, f);
+  if (f.corrected) y += (f.corr[u >> 3] >> (u & 7)) & 1;
   return static_cast<uint8_t>(y ^ f.flip);
 }
 
 // The b interval that m's products allow (empty: lo_b > hi_b), for table t in the flipped
-// (non-decreasing) order with clamp lo.
-void affine_b_range(const uint8_t* t, int32_t lo, int32_t m, int32_t s, int64_t* lo_b, int64_t* hi_b) {
+// (non-decreasing) order with clamp lo. relaxed: the formula may also be one step below a
+// table value (the correction map adds it back); not below lo, which the clamp keeps.
+void affine_b_range(const uint8_t* t, int32_t lo, int32_t m, int32_t s, bool relaxed, int64_t* lo_b,
+                    int64_t* hi_b) {
   int64_t bl = -65535, bh = 65535;
+  const int64_t down = relaxed ? 1 : 0;
   for (int32_t u = 0; u < 256; ++u) {
     const int64_t mu = (static_cast<int64_t>(u) * 256 * m) >> 16;
     const int64_t v = t[u];
     if (v <= lo) {
       bh = std::min(bh, ((static_cast<int64_t>(lo) + 1) << s) - 1 - mu);  // y <= lo, then max
     } else if (v == 255) {
-      bl = std::max(bl, (int64_t{255} << s) - mu);  // y >= 255, then the pack saturates
+      bl = std::max(bl, ((255 - down) << s) - mu);  // y >= 255 (or 254), then the pack saturates
     } else {
-      bl = std::max(bl, (v << s) - mu);
+      bl = std::max(bl, ((v - down) << s) - mu);  // v - down >= lo
       bh = std::min(bh, ((v + 1) << s) - 1 - mu);
     }
     if (bl > bh) break;  // empty already: this m cannot fit (most candidates of a failing fit)
@@ -139,17 +148,35 @@ bool cat_fit_affine8(const uint8_t* table, bool is_signed, int32_t lo, double sl
   }
   const int32_t lo_u = is_signed ? lo + 128 : lo;
   if (!(slope > 0) || lo_u < 0 || lo_u > 255) return false;
-  // The finest shift whose multiplier fits 16 bits, then nearby multipliers.
-  for (int32_t s = 8; s >= 1; --s) {
-    const double m0 = std::nearbyint(slope * static_cast<double>(1 << (8 + s)));
-    if (m0 > 65535.0) continue;
+  // The finest shift whose multiplier fits 16 bits, then nearby multipliers: an exact formula
+  // first, else one at most a step low with its correction map.
+  int32_t s = 8;
+  double m0 = 0.0;
+  for (; s >= 1; --s) {
+    m0 = std::nearbyint(slope * static_cast<double>(1 << (8 + s)));
+    if (m0 <= 65535.0) break;
+  }
+  if (s < 1) return false;
+  for (const bool relaxed : {false, true}) {
     for (int d = 0; d <= 16; ++d) {
       const int32_t m = static_cast<int32_t>(m0) + ((d & 1) ? (d + 1) / 2 : -(d / 2));
       if (m < 0 || m > 65535) continue;
       int64_t bl, bh;
-      affine_b_range(t, lo_u, m, s, &bl, &bh);
+      affine_b_range(t, lo_u, m, s, relaxed, &bl, &bh);
       if (bl > bh) continue;
-      ByteAffine g{m, static_cast<int32_t>(bl), s, flip, static_cast<uint8_t>(lo_u)};
+      ByteAffine g{};
+      g.m = m;
+      g.b = static_cast<int32_t>(bl);
+      g.s = s;
+      g.flip = flip;
+      g.lo = static_cast<uint8_t>(lo_u);
+      if (relaxed) {
+        g.corrected = true;
+        for (int u = 0; u < 256; ++u) {
+          const int32_t c = t[u] - affine_base(static_cast<uint32_t>(u), g);
+          if (c == 1) g.corr[u >> 3] = static_cast<uint8_t>(g.corr[u >> 3] | (1u << (u & 7)));
+        }
+      }
       bool same = true;
       for (int v = 0; v < 256 && same; ++v) same = affine_one(static_cast<uint8_t>(v), g) == table[v];
       if (same) {
@@ -157,7 +184,6 @@ bool cat_fit_affine8(const uint8_t* table, bool is_signed, int32_t lo, double sl
         return true;
       }
     }
-    return false;
   }
   return false;
 }
@@ -165,56 +191,86 @@ bool cat_fit_affine8(const uint8_t* table, bool is_signed, int32_t lo, double sl
 void cat_affine8(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t cols,
                  const ByteAffine& f) {
 #if defined(QPLUGIN_ISA_AVX2)
-  const __m256i flip = _mm256_set1_epi8(static_cast<char>(f.flip)), lo = _mm256_set1_epi8(static_cast<char>(f.lo));
-  const __m256i m = _mm256_set1_epi16(static_cast<int16_t>(static_cast<uint16_t>(f.m)));
-  const __m256i b = _mm256_set1_epi16(static_cast<int16_t>(static_cast<uint16_t>(f.b < 0 ? -f.b : f.b)));
-  const __m128i s = _mm_cvtsi32_si128(f.s);
-  const __m256i zero = _mm256_setzero_si256();
-  // neg: subtract |b|; flip: signed bytes; clamp: lo > 0 (each op only where it does something).
-  auto run = [&](auto neg, auto flipped, auto clamp) {
-    auto half = [&](__m256i w) {  // w: u << 8 in 16-bit lanes
+  // neg: subtract |b|; flip: signed bytes; clamp: lo > 0; corr: the correction map (each op only
+  // where it does something).
+  auto run = [&](auto neg, auto flipped, auto clamp, auto corr) {
+    // The constants are run's own locals (step and half inlined by force): the byte stores cannot
+    // alias them, so they stay in registers. Captured from cat_affine8 instead, an out-of-line run
+    // (GCC's choice once the correction map came) reloaded them every vector (AVX2 observer-scale
+    // cat 4x[1,64,56,56] 32 -> 44 us).
+    const __m256i flip = _mm256_set1_epi8(static_cast<char>(f.flip)), lo = _mm256_set1_epi8(static_cast<char>(f.lo));
+    const __m256i m = _mm256_set1_epi16(static_cast<int16_t>(static_cast<uint16_t>(f.m)));
+    const __m256i b = _mm256_set1_epi16(static_cast<int16_t>(static_cast<uint16_t>(f.b < 0 ? -f.b : f.b)));
+    const __m128i s = _mm_cvtsi32_si128(f.s);
+    const __m256i zero = _mm256_setzero_si256();
+    // The correction map in two 16-byte halves (each in both 128-bit lanes: VPSHUFB looks up
+    // within a lane) and the byte of each bit index.
+    const __m256i map_lo = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(f.corr)));
+    const __m256i map_hi = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(f.corr + 16)));
+    const __m256i bit_of = _mm256_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 0, 0, 0, 0, 0, 0, 0, 0,
+                                            1, 2, 4, 8, 16, 32, 64, -128, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m256i k0f = _mm256_set1_epi8(0x0F), k07 = _mm256_set1_epi8(0x07);
+    const uint8_t* const x0 = x;
+    uint8_t* const y0 = y;
+    const int64_t nrows = rows, ncols = cols, xstride = xs, ystride = ys;
+    auto half = [&](__m256i w) __attribute__((always_inline)) {  // w: u << 8 in 16-bit lanes
       const __m256i p = _mm256_mulhi_epu16(w, m);
       return _mm256_srl_epi16(decltype(neg)::value ? _mm256_subs_epu16(p, b) : _mm256_adds_epu16(p, b), s);
     };
-    auto step = [&](const uint8_t* xp, uint8_t* yp) {  // 32 bytes
+    auto step = [&](const uint8_t* xp, uint8_t* yp) __attribute__((always_inline)) {  // 32 bytes
       __m256i u = bytes::ldb(xp);
       if constexpr (decltype(flipped)::value) u = _mm256_xor_si256(u, flip);
       // unpack / pack both work within 128-bit halves: the element order comes back
       __m256i q = _mm256_packus_epi16(half(_mm256_unpacklo_epi8(zero, u)), half(_mm256_unpackhi_epi8(zero, u)));
       if constexpr (decltype(clamp)::value) q = _mm256_max_epu8(q, lo);
+      if constexpr (decltype(corr)::value) {
+        // corr[u >> 3]: bits 3-6 of u index a half (within each 16-bit lane the shift brings the
+        // neighbour's bits only above bit 3), bit 7 of u picks the half; then bit u & 7 of it.
+        const __m256i idx = _mm256_and_si256(_mm256_srli_epi16(u, 3), k0f);
+        const __m256i word = _mm256_blendv_epi8(_mm256_shuffle_epi8(map_lo, idx), _mm256_shuffle_epi8(map_hi, idx), u);
+        const __m256i bit = _mm256_shuffle_epi8(bit_of, _mm256_and_si256(u, k07));
+        q = _mm256_sub_epi8(q, _mm256_cmpeq_epi8(_mm256_and_si256(word, bit), bit));  // + 1 where set
+      }
       if constexpr (decltype(flipped)::value) q = _mm256_xor_si256(q, flip);
       bytes::stb(yp, q);
     };
     // Short rows of whole vectors (channels_last along C: 32-256 channels): the row's steps
     // unrolled, no inner loop or tail test per row (that bookkeeping cost as much as the
     // arithmetic for 64-byte rows: AVX2 observer-scale cat 4x[1,64,56,56] CL 36 -> 29 us).
-    auto fixed = [&](auto steps) {
-      const uint8_t* xr = x;
-      uint8_t* yr = y;
-      for (int64_t r = 0; r < rows; ++r, xr += xs, yr += ys) {
+    auto fixed = [&](auto steps) __attribute__((always_inline)) {
+      const uint8_t* xr = x0;
+      uint8_t* yr = y0;
+      for (int64_t r = 0; r < nrows; ++r, xr += xstride, yr += ystride) {
         for (int v = 0; v < decltype(steps)::value; ++v) step(xr + 32 * v, yr + 32 * v);
       }
     };
-    switch (cols % 32 == 0 ? cols / 32 : 0) {
+    switch (ncols % 32 == 0 ? ncols / 32 : 0) {
       case 1: fixed(std::integral_constant<int, 1>()); return;
       case 2: fixed(std::integral_constant<int, 2>()); return;
       case 4: fixed(std::integral_constant<int, 4>()); return;
       case 8: fixed(std::integral_constant<int, 8>()); return;
       default: break;
     }
-    for (int64_t r = 0; r < rows; ++r) {
-      const uint8_t* xr = x + r * xs;
-      uint8_t* yr = y + r * ys;
+    for (int64_t r = 0; r < nrows; ++r) {
+      const uint8_t* xr = x0 + r * xstride;
+      uint8_t* yr = y0 + r * ystride;
       int64_t i = 0;
-      for (; i + 32 <= cols; i += 32) step(xr + i, yr + i);
-      for (; i < cols; ++i) yr[i] = affine_one(xr[i], f);
+      for (; i + 32 <= ncols; i += 32) step(xr + i, yr + i);
+      for (; i < ncols; ++i) yr[i] = affine_one(xr[i], f);
+    }
+  };
+  auto with_corr = [&](auto neg, auto flipped, auto clamp) {
+    if (f.corrected) {
+      run(neg, flipped, clamp, std::true_type());
+    } else {
+      run(neg, flipped, clamp, std::false_type());
     }
   };
   auto with_clamp = [&](auto neg, auto flipped) {
     if (f.lo > 0) {
-      run(neg, flipped, std::true_type());
+      with_corr(neg, flipped, std::true_type());
     } else {
-      run(neg, flipped, std::false_type());
+      with_corr(neg, flipped, std::false_type());
     }
   };
   auto with_flip = [&](auto neg) {

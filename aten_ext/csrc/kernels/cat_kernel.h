@@ -27,12 +27,17 @@ struct CatRequant {
 // A non-decreasing 256-entry byte table written as 16-bit fixed-point arithmetic (AVX2 has no
 // 256-entry byte lookup; this is 13 vector ops per 32 bytes). With u = x ^ flip:
 //   z = sat16(((u << 8) * m >> 16) + b)      (unsigned 16-bit saturating add, 0 <= m < 2^16)
-//   y = max(min(z >> s, 255), lo) ^ flip     (1 <= s <= 8)
-// cat_fit_affine8 finds m, b, s for a table and checks the formula on all 256 bytes, so a fit
-// gives exactly the table's bytes.
+//   y = (max(min(z >> s, 255), lo) + c(u)) ^ flip     (1 <= s <= 8)
+// where c(u) = 0 for an exact fit, and otherwise bit u & 7 of corr[u >> 3]: a table that no
+// formula gives exactly (float rounding of near-ties, e.g. decimal scale ratios 5/6 and 7/6) is
+// one formula that is at most one step low, plus a 256-bit map of the bytes one step up (10 more
+// vector ops per 32 bytes: three VPSHUFB lookups). cat_fit_affine8 finds m, b, s (and corr)
+// for a table and checks the result on all 256 bytes, so a fit gives exactly the table's bytes.
 struct ByteAffine {
   int32_t m, b, s;
   uint8_t flip, lo;
+  bool corrected;    // corr is in use
+  uint8_t corr[32];  // bit u & 7 of corr[u >> 3]: c(u)
 };
 
 // clang-format off
