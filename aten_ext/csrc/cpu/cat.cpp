@@ -28,7 +28,8 @@ constexpr int64_t kTableMin = 1024;
 bool skipped(const at::Tensor& x) { return x.dim() == 1 && x.numel() == 0; }
 
 // The AVX2 path's fixed-point fit searches up to 17 multipliers over the 256 bytes of a table
-// (~1 us an input, a fifth of a 4x[1,64,56,56] cat). A model's cat repeats the same qparams
+// (~1 us an input, a fifth of a 4x[1,64,56,56] cat), twice when no formula is exact (then one
+// with a correction map). A model's cat repeats the same qparams
 // call after call, so each thread keeps its last few fits (and failures), keyed by everything
 // the table and the search read.
 struct AffineFit {
