@@ -106,10 +106,6 @@ class Floors:
         x, out = _u8(rows * cols).view(rows, cols), torch.empty(rows, 2, dtype=torch.int64)
         return lambda: self.m.sumsq(x, out)
 
-    def fixed_and_float(self, n_fixed, n_float):
-        """Requantize n_fixed bytes by the 16-bit formula and n_float by the float rule (2 steps)."""
-        return self.seq(self.fixed16(n_fixed), self.chain(n_float, 2))
-
     def rowmax(self, rows, cols):
         x, y = _u8(rows * cols).view(rows, cols), _u8(rows)
         return lambda: self.m.rowmax(x, y)
