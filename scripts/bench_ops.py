@@ -18,6 +18,9 @@ batch of calls; the median round wins, and the best rounds' ratio prints next to
 Ratios compare medians (or bests) of the same run. A row with a floor (Case.floor: the least work
 an exact kernel of the row must do, at the running path's width, scripts/bench_rows/_floor.cpp)
 times it in the same rounds and prints ours / floor.
+With --also-avx2 (an uncapped run on an AVX-512 CPU, as bench_isa_pair.py's AVX-512 side) each row
+also times our AVX2 path (torch_qplugin.kernel_isa("avx2")) and its AVX2 floor in the same rounds, so
+our two paths' distances to their floors compare within one process (--json: ours_avx2, floor_avx2).
 Results print as a table and replace the family's section in docs/benchmarks.md.
 """
 import argparse
@@ -70,30 +73,49 @@ def cpu_description():
 _CLOCK = time.perf_counter
 
 
-def _timeit(fn, number):
+def _timeit(fn, number, isa=None):
+    if isa:  # our kernel path switched for the whole sample, outside the timed calls' own cost
+        import torch_qplugin
+
+        with torch_qplugin.kernel_isa(isa):
+            return _timeit(fn, number)
     t0 = _CLOCK()
     for _ in range(number):
         fn()
     return (_CLOCK() - t0) / number
 
 
-def measure(case, rounds, target_s=0.02):
-    fns = [("ours", case.ours), ("torch", case.torch), ("fp32", case.fp32), ("floor", case.floor)]
-    fns = [(k, f) for k, f in fns if f is not None]
-    for _, f in fns:  # warm-up
-        f()
-        f()
+def measure(case, rounds, target_s=0.02, avx2_case=None):
+    fns = [("ours", case.ours, None), ("torch", case.torch, None), ("fp32", case.fp32, None),
+           ("floor", case.floor, None)]
+    if avx2_case is not None:
+        fns += [("ours_avx2", avx2_case.ours, "avx2"), ("floor_avx2", avx2_case.floor, "avx2")]
+    fns = [(k, f, i) for k, f, i in fns if f is not None]
+    for _, f, i in fns:  # warm-up
+        _timeit(f, 2, i)
     number = {}
-    for k, f in fns:
-        t = _timeit(f, 1)
+    for k, f, i in fns:
+        t = _timeit(f, 1, i)
         number[k] = max(1, min(1000, int(target_s / max(t, 1e-7))))
-    samples = {k: [] for k, _ in fns}
+    samples = {k: [] for k, _, _ in fns}
     for r in range(rounds):
         # Interleaved, and the order rotates every round: whichever call runs right after the fp32
         # op (which streams its own large buffers) pays for refilling the caches.
-        for k, f in fns[r % len(fns):] + fns[:r % len(fns)]:
-            samples[k].append(_timeit(f, number[k]))
+        for k, f, i in fns[r % len(fns):] + fns[:r % len(fns)]:
+            samples[k].append(_timeit(f, number[k], i))
     return ({k: statistics.median(v) for k, v in samples.items()}, {k: min(v) for k, v in samples.items()})
+
+
+def avx2_cases(mod):
+    """mod's cases built on our AVX2 path (their floors compiled for AVX2), for --also-avx2."""
+    import torch_qplugin
+    from bench_rows import _floor
+
+    _floor.floor.cache_clear()
+    with torch_qplugin.kernel_isa("avx2"):
+        cases = mod.cases()
+    _floor.floor.cache_clear()
+    return cases
 
 
 def load_families(only):
@@ -131,6 +153,8 @@ def main():
     ap.add_argument("--isa", choices=["avx2"], default=None,
                     help="cap our kernels, torch's ATen kernels and fbgemm at this ISA (own section in the docs)")
     ap.add_argument("--json", default=None, help="also write the rows (times in seconds) to this JSON file")
+    ap.add_argument("--also-avx2", action="store_true",
+                    help="also time our AVX2 path and its floor in the same rounds (AVX-512 CPUs, no --isa)")
     ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                     help="cpu: time.process_time (CPU time of all our threads), for a machine shared with "
                          "other busy processes, where wall time counts the time they hold the cores. With "
@@ -151,6 +175,8 @@ def main():
 
     import torch_qplugin
 
+    if args.also_avx2 and (args.isa or torch_qplugin.active_isa() != "avx512"):
+        ap.error("--also-avx2 needs our AVX-512 path running (an AVX-512 CPU, no --isa)")
     rounds = 5 if args.quick else args.rounds
     header = (f"torch {torch.__version__}, torch_qplugin {torch_qplugin.__version__}, "
               f"kernel path {torch_qplugin.active_isa()}, torch quantized engine "
@@ -163,6 +189,7 @@ def main():
     rows = []
     for mod in load_families(args.only):
         cases = mod.cases()
+        cases2 = avx2_cases(mod) if args.also_avx2 else [None] * len(cases)
         lines = [
             f"| op | shape | threads | qplugin | torch | fp32 | qplugin/torch | qplugin/fp32 | best-of qplugin/torch "
             f"| qplugin rate | torch rate | floor | qplugin/floor |",
@@ -173,8 +200,8 @@ def main():
               f"{'/torch':>7} {'/fp32':>7} {'best/t':>7} {'floor(us)':>10} {'/floor':>7}  rate")
         for threads in args.threads:
             torch.set_num_threads(threads)
-            for case in cases:
-                t, best = measure(case, rounds, args.sample_ms / 1000.0)
+            for case, case2 in zip(cases, cases2):
+                t, best = measure(case, rounds, args.sample_ms / 1000.0, case2)
                 ours, tt, ff, fl = t.get("ours"), t.get("torch"), t.get("fp32"), t.get("floor")
                 r_fl = f"{ours / fl:.3f}" if fl else "-"
                 r_t = ours / tt if tt else float("nan")
@@ -184,7 +211,12 @@ def main():
                 print(f"{case.op:<34} {case.shape:<22} {threads:>3} {us(ours):>10} {us(tt):>10} {us(ff):>10} "
                       f"{r_t:>7.3f} {r_f:>7.3f} {b_t:>7.3f} {us(fl):>10} {r_fl:>7}  {fmt_rate(case, ours)}", flush=True)
                 rows.append(dict(family=mod.FAMILY, op=case.op, shape=case.shape, threads=threads, ours=ours,
-                                 torch=tt, fp32=ff, floor=fl, best_ours=best["ours"], best_torch=best.get("torch")))
+                                 torch=tt, fp32=ff, floor=fl, best_ours=best["ours"], best_torch=best.get("torch"),
+                                 ours_avx2=t.get("ours_avx2"), floor_avx2=t.get("floor_avx2")))
+                if case2 is not None:
+                    o2, f2 = t.get("ours_avx2"), t.get("floor_avx2")
+                    print(f"{'':<34} {'':<22} {'':>3} {us(o2):>10} (our AVX2 path, same rounds)"
+                          + (f"  floor {us(f2)}  /floor {o2 / f2:.3f}" if o2 and f2 else ""), flush=True)
                 lines.append(f"| {case.op} | {case.shape} | {threads} | {us(ours)} us | {us(tt)} us | {us(ff)} us "
                              f"| **{r_t:.3f}** | {r_f:.3f} | {b_t:.3f} | {fmt_rate(case, ours)} | {fmt_rate(case, tt)} "
                              f"| {us(fl) + ' us' if fl else '-'} | {r_fl} |")
