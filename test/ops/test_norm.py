@@ -168,6 +168,16 @@ def test_batch_norm2d_layouts_and_paths_identical(dt):
             assert out.is_contiguous(memory_format=torch.channels_last)
         base = _ints(out) if base is None else base
         np.testing.assert_array_equal(_ints(out), base, err_msg=name)
+    # The parameters are read in place: float64 ones and strided views (every other element of a
+    # longer tensor) give the same bytes as contiguous float32 ones.
+    def strided(t):
+        wide = torch.zeros(2 * t.numel(), dtype=t.dtype)
+        wide[::2] = t
+        return wide[::2]
+    for params in ([p.double() for p in (w, b, m, v)], [strided(p) for p in (w, b, m, v)],
+                   [strided(p.double()) for p in (w, b, m, v)]):
+        assert not params[0].is_contiguous() or params[0].dtype == torch.float64
+        np.testing.assert_array_equal(_ints(q.batch_norm2d(qx, *params, 1e-5, 0.05, 3)), base)
     empty = _q(torch.randn(0, 70, 5, 6), 0.04, ZP[dt], dt)
     assert q.batch_norm2d(empty, w, b, m, v, 1e-5, 0.05, 3).shape == empty.shape
 
@@ -255,14 +265,15 @@ def test_group_norm_vs_reference_and_torch(isa, dt, affine, shape, groups):
 def test_group_norm_layouts_paths_and_edge_cases(dt):
     qx = _q(torch.randn(2, 8, 9, 13) * 3, 0.05, ZP[dt], dt)
     w, b = torch.rand(8) + 0.5, torch.randn(8)
-    for fn in (lambda t: q.group_norm(t, 2, w, b, 1e-5, 0.03, 5), lambda t: q.instance_norm(t, w, b, 1e-5, 0.03, 5)):
+    for fn in (lambda t, w, b: q.group_norm(t, 2, w, b, 1e-5, 0.03, 5),
+               lambda t, w, b: q.instance_norm(t, w, b, 1e-5, 0.03, 5)):
         base = None
         for name, t in _layouts(qx).items():
-            out = _paths_equal(lambda: fn(t))
+            out = _paths_equal(lambda: fn(t, w, b))
             base = _ints(out) if base is None else base
             np.testing.assert_array_equal(_ints(out), base, err_msg=name)
         # float64 parameters give the same result
-        np.testing.assert_array_equal(_ints(fn(qx)), base)
+        np.testing.assert_array_equal(_ints(fn(qx, w.double(), b.double())), base)
     # constant blocks: the normalized value is 0, so y = bias exactly
     const = _q(torch.full((2, 4, 3, 3), 0.5), 0.05, 10, torch.quint8)
     out = q.group_norm(const, 2, None, torch.full((4,), 0.3), 1e-5, 0.03, 128)
