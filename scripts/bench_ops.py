@@ -13,8 +13,8 @@
 
 Rows come from scripts/bench_rows/*.py: each module defines FAMILY (str) and
 cases() -> list[bench_rows.Case]. Timing: per case, ours / torch / fp32 calls are
-interleaved round by round (the machine's speed drifts), each round timing a
-batch of calls; the median round wins, and the best rounds' ratio prints next to it.
+interleaved round by round (the machine's speed drifts) in a new seeded order each round, each
+round timing a batch of calls; the median round wins, and the best rounds' ratio prints next to it.
 Ratios compare medians (or bests) of the same run. A row with a floor (Case.floor: the least work
 an exact kernel of the row must do, at the running path's width, scripts/bench_rows/_floor.cpp)
 times it in the same rounds and prints ours / floor.
@@ -28,6 +28,7 @@ import importlib
 import os
 import pkgutil
 import platform
+import random
 import re
 import statistics
 import sys
@@ -98,10 +99,14 @@ def measure(case, rounds, target_s=0.02, avx2_case=None):
         t = _timeit(f, 1, i)
         number[k] = max(1, min(1000, int(target_s / max(t, 1e-7))))
     samples = {k: [] for k, _, _ in fns}
+    order, rng = list(fns), random.Random(0)
     for r in range(rounds):
-        # Interleaved, and the order rotates every round: whichever call runs right after the fp32
-        # op (which streams its own large buffers) pays for refilling the caches.
-        for k, f, i in fns[r % len(fns):] + fns[:r % len(fns)]:
+        # Interleaved, in a new (seeded) order every round: whichever call runs right after the fp32
+        # op (which streams its own large buffers) pays for refilling the caches, and each call
+        # follows different ones. (A rotation kept every call's predecessor: the floor always ran
+        # right after the fp32 op and torch right after ours, on the input ours had just read.)
+        rng.shuffle(order)
+        for k, f, i in order:
             samples[k].append(_timeit(f, number[k], i))
     return ({k: statistics.median(v) for k, v in samples.items()}, {k: min(v) for k, v in samples.items()})
 
