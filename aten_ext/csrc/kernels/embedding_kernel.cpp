@@ -124,18 +124,11 @@ inline VI codes1(const uint8_t* p, int64_t j) {
 #endif
 }
 
-// 2 * kLanes codes from element j: the same, two vectors (AVX-512: from one load). AVX2 at 4 bits
-// (kPairsSplit): the kLanes bytes widened once, c0 = their low nibbles (elements j, j + 2, ...),
-// c1 = their high nibbles (j + 1, j + 3, ...): 3 operations for 16 codes where two nibbles8 took
-// ~9. Each lane still holds one column through every step; BagAcc::store puts the pair back in
-// element order (once a bag).
-#if defined(QPLUGIN_ISA_AVX512)
-template <int Bits>
-constexpr bool kPairsSplit = false;
-#else
-template <int Bits>
-constexpr bool kPairsSplit = Bits == 4;
-#endif
+// 2 * kLanes codes from element j: the same, two vectors (AVX-512: from one load). AVX2 at 4 bits:
+// the kLanes bytes widened once, c0 = their low nibbles (elements j, j + 2, ...), c1 = their high
+// nibbles (j + 1, j + 3, ...): 3 operations for 16 codes where two nibbles8 took ~9. Each lane
+// still holds one column through every step; BagAcc::store puts the pair back in element order
+// (once a bag).
 template <int Bits>
 inline void codes2(const uint8_t* p, int64_t j, VI* c0, VI* c1) {
   if (Bits == 8) {
@@ -306,7 +299,7 @@ struct BagAcc {
     }
     o += j0;
 #if !defined(QPLUGIN_ISA_AVX512)
-    if (kPairsSplit<Bits>) {
+    if (Bits == 4) {  // codes2's split pairs
 #pragma GCC unroll 8
       for (int k = 0; k + 1 < NV; k += 2) join_pair(&a[k], &a[k + 1]);  // the pairs of row()
     }
