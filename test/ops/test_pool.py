@@ -239,6 +239,43 @@ def test_avg_nchw_tall_windows_equal_scalar_path(isa, dtype):
                 assert torch.equal(got, exp), (w, osz)
 
 
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
+def test_avg_nchw_even_windows_equal_scalar_path(isa, dtype):
+    # NCHW rows whose whole windows are evenly spaced at stride 1 or 2 take their window sums a
+    # vector of outputs at a time (stride 2: one even / odd split of the column sums per pair of
+    # taps), the edges one by one. Widths give runs of whole windows of many vectors (the last
+    # one overlapping), of 8-15 (AVX-512: one masked vector), of exactly 8 and of 7 (no vector);
+    # windows of 1-5 taps, pads that make the first tap odd or even, ceil_mode's clipped last
+    # window, 2-d and 3-d, at the type's extremes and random.
+    lo, hi = ref.QRANGE[dtype]
+    g = torch.Generator().manual_seed(11)
+    cfgs = [  # kernel, stride, pad (width), ceil_mode, count_include_pad, divisor_override
+        (2, 2, 0, False, True, None), (3, 2, 1, False, True, None), (3, 2, 1, True, False, None),
+        (4, 2, 1, True, True, None), (1, 2, 0, False, True, None), (5, 2, 2, False, False, 9),
+        (3, 1, 1, False, True, None), (5, 1, 2, True, False, None), (2, 1, 0, False, True, 3),
+    ]
+    for w in (97, 64, 33, 30, 19, 17, 15, 10):
+        shape = (2, 3, 5, w)
+        for data in (torch.full(shape, lo, dtype=ref.INT_DTYPE[dtype]), torch.full(shape, hi, dtype=ref.INT_DTYPE[dtype]),
+                     torch.randint(lo, hi + 1, shape, dtype=ref.INT_DTYPE[dtype], generator=g)):
+            qx = torch._make_per_tensor_quantized_tensor(data, 0.03, 2)
+            for k, s, p, cm, cip, dov in cfgs:
+                if p > k // 2:
+                    continue
+                got = q.avg_pool2d(qx, [2, k], [2, s], [1, p], cm, cip, dov).int_repr()
+                got3 = q.avg_pool3d(qx.unsqueeze(2).expand(2, 3, 2, 5, w).contiguous(), [2, 2, k], [1, 2, s],
+                                    [0, 1, p], cm, cip, dov).int_repr()
+                with torch_qplugin.kernel_isa("scalar"):
+                    exp = q.avg_pool2d(qx, [2, k], [2, s], [1, p], cm, cip, dov).int_repr()
+                    exp3 = q.avg_pool3d(qx.unsqueeze(2).expand(2, 3, 2, 5, w).contiguous(), [2, 2, k], [1, 2, s],
+                                        [0, 1, p], cm, cip, dov).int_repr()
+                assert torch.equal(got, exp), (w, k, s, p, cm, cip, dov)
+                assert torch.equal(got3, exp3), (w, k, s, p, cm, cip, dov)
+                # torch's NCHW kernel rounds exactly like ours
+                assert torch.equal(got, F.avg_pool2d(qx, [2, k], [2, s], [1, p], cm, cip, dov).int_repr()), \
+                    (w, k, s, p, cm, cip, dov)
+
+
 def test_max_pool2d_window_without_valid_taps():
     # W = 2, kernel 2, padding 1, dilation 3: the window of output column 0 holds taps -1 and 2,
     # both outside the input; torch gives the lowest value there.

@@ -405,9 +405,11 @@ template <typename T, typename Acc>
 void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) {
   std::vector<Acc> vs_buf;
   std::vector<int32_t> d32_buf;
-  Acc* const vs = aligned64(vs_buf, g.W);
+  // (+32: the stride-2 window sums below load one column sum past a row's last; the padding stays 0)
+  Acc* const vs = aligned64(vs_buf, g.W + 32);
   int32_t* const d32 = aligned64(d32_buf, std::is_same<Acc, int32_t>::value ? g.OW : 0);
   std::vector<int64_t> offr(g.OW);
+  std::vector<int32_t> off32r(std::is_same<Acc, int32_t>::value ? g.OW : 0);
   std::vector<float> multr(g.OW);
   std::vector<int64_t> kr(g.OW);  // window class of each output column (requant's exact path)
   int64_t built = -1;  // row class (depth class included) offr / multr hold
@@ -426,6 +428,34 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
     groups8 = !runs && g.W % 8 == 0 && g.W >= 32;
     for (int64_t ow = 0; ow < g.OW && groups8; ++ow) groups8 = g.ws[ow] % 8 == 0 && g.we[ow] % 8 == 0;
     if (groups8) gs = aligned64(gs_buf, g.W / 8);
+  }
+#endif
+  // Output columns [hv_a, hv_b) whose windows are whole and evenly spaced, ws = hv_s * ow - hv_p and
+  // we = ws + hv_kw with a stride hv_s of 1 or 2 (avg_pool 2x2 s2, 3x3 s2 p1, 3x3 s1 p1): their sums
+  // come a vector of outputs at a time from the column sums, at stride 2 through one even / odd split
+  // per pair of taps (simd::deinterleave_i). Other columns (edges, other strides) add their column sums
+  // one by one (win below). hv_s = 0: no such range of at least a vector.
+  [[maybe_unused]] int64_t hv_s = 0, hv_p = 0, hv_kw = 0, hv_a = 0, hv_b = 0;
+#if QPLUGIN_SIMD
+  if constexpr (sizeof(T) == 1 && std::is_same<Acc, int32_t>::value) {
+    if (!runs && !groups8 && g.OW >= std::min(simd::kLanes, 8)) {
+      const int64_t mid = g.OW / 2;  // mid + 1 < OW
+      const int64_t st = g.ws[mid + 1] - g.ws[mid], kw = g.we[mid] - g.ws[mid];
+      const int64_t pd = st * mid - g.ws[mid];
+      auto whole = [&](int64_t ow) { return g.ws[ow] == st * ow - pd && g.we[ow] == g.ws[ow] + kw; };
+      if ((st == 1 || st == 2) && kw >= 1) {
+        int64_t a = mid, b = mid + 1;
+        while (a > 0 && whole(a - 1)) --a;
+        while (b < g.OW && whole(b)) ++b;
+        if (b - a >= std::min(simd::kLanes, 8)) {  // (AVX-512: a run of 8-15 as one masked vector)
+          hv_s = st;
+          hv_p = pd;
+          hv_kw = kw;
+          hv_a = a;
+          hv_b = b;
+        }
+      }
+    }
   }
 #endif
   for (int64_t p = 0; p < planes; ++p) {
@@ -598,12 +628,57 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
             offr[ow] = g.off[k];
             multr[ow] = g.mult[k];
             kr[ow] = k;
+            if constexpr (std::is_same<Acc, int32_t>::value) off32r[ow] = static_cast<int32_t>(g.off[k]);
           }
         }
         const int64_t* off = offr.data();
         const float* mult = multr.data();
         T* o = op + oh * g.OW;
         if constexpr (std::is_same<Acc, int32_t>::value) {
+#if QPLUGIN_SIMD
+          if constexpr (sizeof(T) == 1) {
+            if (hv_s != 0) {
+              using namespace simd;
+              const VF zadd = set1_f(g.zadd), lo = set1_f(g.qmin), hi = set1_f(g.qmax);
+              const int64_t r0 = -hv_p, r1 = hv_kw - 1 - hv_p;  // tap offsets from s * ow
+              const int64_t m0 = r0 >= 0 ? r0 / 2 : -((1 - r0) / 2);  // floor(r0 / 2)
+              auto sums = [&](int64_t ow0) {  // the window sums of outputs ow0 .. ow0 + kLanes - 1
+                VI t = set1_i(0);
+                if (hv_s == 1) {
+                  for (int64_t r = r0; r <= r1; ++r) t = add_i(t, loadu_i(vs + ow0 + r));
+                } else {
+                  // outputs ow0.. take column 2 * ow + r: the even (r = 2m) or odd (2m + 1) lanes
+                  // of the 2 * kLanes column sums from 2 * ow0 + 2m
+                  for (int64_t m = m0; 2 * m <= r1; ++m) {
+                    const int32_t* q = vs + 2 * ow0 + 2 * m;
+                    VI ev, od;
+                    deinterleave_i(loadu_i(q), loadu_i(q + kLanes), &ev, &od);
+                    if (2 * m >= r0) t = add_i(t, ev);
+                    if (2 * m + 1 <= r1) t = add_i(t, od);
+                  }
+                }
+                return t;
+              };
+              auto put = [&](int64_t ow0) {
+                const VI d = sub_i(sums(ow0), loadu_i(off32r.data() + ow0));
+                store_q(o + ow0, requant_v(d, loadu_f(mult + ow0), zadd, lo, hi));
+              };
+              int64_t ow = hv_a;
+              for (; ow + kLanes <= hv_b; ow += kLanes) put(ow);
+              if (ow < hv_b && hv_b - hv_a >= kLanes) {
+                put(hv_b - kLanes);  // the last outputs as one vector ending at hv_b
+              } else if (ow < hv_b) {  // AVX-512, a run of 8-15 outputs: one masked vector
+                const int n = static_cast<int>(hv_b - ow);
+                const VI d = sub_i(sums(ow), loadu_i_n(off32r.data() + ow, n));
+                store_u8_n(reinterpret_cast<uint8_t*>(o + ow), requant_v(d, loadu_f_n(mult + ow, n), zadd, lo, hi), n);
+              }
+              auto one = [&](int64_t at) { o[at] = requant<T, int32_t>(win(at) - off32r[at], mult[at], kr[at], g); };
+              for (ow = 0; ow < hv_a; ++ow) one(ow);
+              for (ow = hv_b; ow < g.OW; ++ow) one(ow);
+              continue;  // the row is done
+            }
+          }
+#endif
           for (int64_t ow = 0; ow < g.OW; ++ow) {
             d32[ow] = win(ow) - static_cast<int32_t>(off[ow]);
           }

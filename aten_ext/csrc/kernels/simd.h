@@ -157,6 +157,12 @@ inline VI min_i(VI a, VI b) { return _mm512_min_epi32(a, b); }
 inline VI max_i(VI a, VI b) { return _mm512_max_epi32(a, b); }
 inline VI madd16(VI a, VI b) { return _mm512_madd_epi16(a, b); }
 inline VI sext16_i(VI v) { return _mm512_srai_epi32(_mm512_slli_epi32(v, 16), 16); }
+// The int32 lanes of a then b (2 * kLanes consecutive values) split by index parity, each half in order.
+inline void deinterleave_i(VI a, VI b, VI* even, VI* odd) {
+  const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  *even = _mm512_permutex2var_epi32(a, ie, b);
+  *odd = _mm512_permutex2var_epi32(a, _mm512_add_epi32(ie, _mm512_set1_epi32(1)), b);
+}
 // Tails: the first n (<= kLanes) elements; masked-off lanes are not touched in memory.
 inline VI load_u8_n(const uint8_t* p, int n) {
   if (n == kLanes) return load_u8(p);
@@ -270,6 +276,15 @@ inline VI min_i(VI a, VI b) { return _mm256_min_epi32(a, b); }
 inline VI max_i(VI a, VI b) { return _mm256_max_epi32(a, b); }
 inline VI madd16(VI a, VI b) { return _mm256_madd_epi16(a, b); }
 inline VI sext16_i(VI v) { return _mm256_srai_epi32(_mm256_slli_epi32(v, 16), 16); }
+// The int32 lanes of a then b (2 * kLanes consecutive values) split by index parity, each half in order:
+// an in-lane pick of both vectors' even (odd) lanes, then the 64-bit pairs back in order.
+inline void deinterleave_i(VI a, VI b, VI* even, VI* odd) {
+  const __m256 fa = _mm256_castsi256_ps(a), fb = _mm256_castsi256_ps(b);
+  const __m256i e = _mm256_castps_si256(_mm256_shuffle_ps(fa, fb, _MM_SHUFFLE(2, 0, 2, 0)));  // a0 a2 b0 b2 | a4 a6 b4 b6
+  const __m256i o = _mm256_castps_si256(_mm256_shuffle_ps(fa, fb, _MM_SHUFFLE(3, 1, 3, 1)));
+  *even = _mm256_permute4x64_epi64(e, _MM_SHUFFLE(3, 1, 2, 0));
+  *odd = _mm256_permute4x64_epi64(o, _MM_SHUFFLE(3, 1, 2, 0));
+}
 // Tails through a stack copy (AVX2 has no byte masks).
 inline VI load_u8_n(const uint8_t* p, int n) {
   if (n == kLanes) return load_u8(p);
