@@ -178,12 +178,14 @@ def test_adaptive_avg_pool2d(isa, dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
-@pytest.mark.parametrize("channels", [69, 133])
+@pytest.mark.parametrize("channels", [69, 133, 50, 120])
 def test_avg_nhwc_many_taps_equal_scalar_path(isa, dtype, channels):
     # channels_last windows of more than 256 taps over full vectors of channels (the vector loops
     # sum taps in 16-bit lanes and fold them into int32 every 256 taps; 64 / 128 channels a pass
-    # on AVX2 / AVX-512, then 32 / 64, then single vectors and scalars), at the type's extremes
-    # and on random bytes: equal to the scalar path and within 1 step of the float64 reference.
+    # on AVX2 / AVX-512, then 32 / 64, then 16 / 32 (one 16-bit register), then single int32
+    # vectors and scalars: 120 takes every step on AVX2 and all but the last on AVX-512), at the
+    # type's extremes and on random bytes: equal to the scalar path and within 1 step of the
+    # float64 reference.
     lo, hi = ref.QRANGE[dtype]
     g = torch.Generator().manual_seed(5)
     shape = (2, channels, 23, 29)

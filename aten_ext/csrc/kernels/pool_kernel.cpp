@@ -758,15 +758,23 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
             }
           }
           for (int u = 0; u < kW; ++u) fold16<T>(&a[2 * u], &a[2 * u + 1], &sw[u]);
-          for (int u = 0; u < kW; u += 2) {
-            store4_q(o + c + 4 * kLanes * (u / 2), requant_v(sub_i(a[2 * u], offv), mv, zadd, lo, hi),
-                     requant_v(sub_i(a[2 * u + 1], offv), mv, zadd, lo, hi),
-                     requant_v(sub_i(a[2 * u + 2], offv), mv, zadd, lo, hi),
-                     requant_v(sub_i(a[2 * u + 3], offv), mv, zadd, lo, hi));
+          if constexpr (kW == 1) {
+            store_q(o + c, requant_v(sub_i(a[0], offv), mv, zadd, lo, hi));
+            store_q(o + c + kLanes, requant_v(sub_i(a[1], offv), mv, zadd, lo, hi));
+          } else {
+            for (int u = 0; u < kW; u += 2) {
+              store4_q(o + c + 4 * kLanes * (u / 2), requant_v(sub_i(a[2 * u], offv), mv, zadd, lo, hi),
+                       requant_v(sub_i(a[2 * u + 1], offv), mv, zadd, lo, hi),
+                       requant_v(sub_i(a[2 * u + 2], offv), mv, zadd, lo, hi),
+                       requant_v(sub_i(a[2 * u + 3], offv), mv, zadd, lo, hi));
+            }
           }
         };
         for (; c + 8 * kLanes <= ce; c += 8 * kLanes) block(std::integral_constant<int, 4>());
         for (; c + 4 * kLanes <= ce; c += 4 * kLanes) block(std::integral_constant<int, 2>());
+        // (32 channels on AVX-512, 16 on AVX2: one 16-bit register; two int32 passes over the
+        // window cost AVX-512 twice AVX2's time on a 32-channel global pool)
+        for (; c + 2 * kLanes <= ce; c += 2 * kLanes) block(std::integral_constant<int, 1>());
         for (; c + kLanes <= ce; c += kLanes) {
           VI a0 = set1_i(0);
           for (int64_t d = dw.d0; d < dw.d1; ++d) {
