@@ -480,48 +480,35 @@ struct X16 {
 };
 #endif
 
-// Sum of the bytes (each ^ flip) of x[0:n), exact.
+// Sum of the bytes (each ^ flip) of x[0:n), exact: PSADBW at the build's width into four
+// independent 64-bit accumulators, 4 vectors a step (the xor only for signed bytes; one chain
+// through a single accumulator, with the xor always, left AVX-512 slower than AVX2 on global pools).
 inline int64_t sum_bytes(const uint8_t* x, int64_t n, uint8_t flip) {
   int64_t i = 0;
   int64_t s = 0;
+#if QPLUGIN_SIMD
 #if defined(QPLUGIN_ISA_AVX512)
-  // Four independent accumulators over 256 bytes a step, as AVX2's (one chain through a single
-  // accumulator, and an xor even for unsigned bytes, left AVX-512 slower than AVX2 on global pools).
-  const __m512i vf = _mm512_set1_epi8(static_cast<char>(flip));
-  const __m512i zero = _mm512_setzero_si512();
+  using G = G64;
+#else
+  using G = G32;
+#endif
+  constexpr int64_t kB = G::kBytes;
+  const G::V vf = G::set1(flip);
   auto sad = [&](int64_t j) {
-    const __m512i v = _mm512_loadu_si512(x + j);
-    return _mm512_sad_epu8(flip ? _mm512_xor_si512(v, vf) : v, zero);
+    const G::V v = G::ld(x + j);
+    return G::sad8(flip ? G::xorb(v, vf) : v);
   };
-  __m512i acc = zero, acc1 = zero, acc2 = zero, acc3 = zero;
-  for (; i + 256 <= n; i += 256) {
-    acc = _mm512_add_epi64(acc, sad(i));
-    acc1 = _mm512_add_epi64(acc1, sad(i + 64));
-    acc2 = _mm512_add_epi64(acc2, sad(i + 128));
-    acc3 = _mm512_add_epi64(acc3, sad(i + 192));
+  G::V acc = G::zero(), acc1 = G::zero(), acc2 = G::zero(), acc3 = G::zero();
+  for (; i + 4 * kB <= n; i += 4 * kB) {
+    acc = G::add64(acc, sad(i));
+    acc1 = G::add64(acc1, sad(i + kB));
+    acc2 = G::add64(acc2, sad(i + 2 * kB));
+    acc3 = G::add64(acc3, sad(i + 3 * kB));
   }
-  for (; i + 64 <= n; i += 64) acc = _mm512_add_epi64(acc, sad(i));
-  s += _mm512_reduce_add_epi64(_mm512_add_epi64(_mm512_add_epi64(acc, acc1), _mm512_add_epi64(acc2, acc3)));
-#elif defined(QPLUGIN_ISA_AVX2)
-  // Four independent accumulators over 128 bytes a step (the xor only for signed bytes).
-  const __m256i vf = _mm256_set1_epi8(static_cast<char>(flip));
-  const __m256i zero = _mm256_setzero_si256();
-  auto sad = [&](int64_t j) {
-    const __m256i v = ldb(x + j);
-    return _mm256_sad_epu8(flip ? _mm256_xor_si256(v, vf) : v, zero);
-  };
-  __m256i acc = zero, acc1 = zero, acc2 = zero, acc3 = zero;
-  for (; i + 128 <= n; i += 128) {
-    acc = _mm256_add_epi64(acc, sad(i));
-    acc1 = _mm256_add_epi64(acc1, sad(i + 32));
-    acc2 = _mm256_add_epi64(acc2, sad(i + 64));
-    acc3 = _mm256_add_epi64(acc3, sad(i + 96));
-  }
-  for (; i + 32 <= n; i += 32) acc = _mm256_add_epi64(acc, sad(i));
-  acc = _mm256_add_epi64(_mm256_add_epi64(acc, acc1), _mm256_add_epi64(acc2, acc3));
-  alignas(32) int64_t lanes[4];
-  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), acc);
-  s += lanes[0] + lanes[1] + lanes[2] + lanes[3];
+  for (; i + kB <= n; i += kB) acc = G::add64(acc, sad(i));
+  alignas(64) int64_t lanes[kB / 8];
+  G::st(lanes, G::add64(G::add64(acc, acc1), G::add64(acc2, acc3)));
+  for (int64_t k = 0; k < kB / 8; ++k) s += lanes[k];
 #endif
   for (; i < n; ++i) s += static_cast<uint8_t>(x[i] ^ flip);
   return s;
