@@ -366,29 +366,34 @@ inline void lut_rows(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64
   constexpr int64_t kW = 64;
 #elif defined(QPLUGIN_ISA_AVX2)
   (void)use_vbmi;
-  // Two halves of 8 blocks of 16 entries, each a prefix XOR: d[k] = T[k] ^ T[k-1]
-  // (d[0] = T[0]). For a byte x < 128 in block h, x - 16k keeps x's low nibble and
-  // has bit 7 clear exactly for k <= h (VPSHUFB gives 0 for the others), so the XOR
-  // of the 8 lookups telescopes to T[h][x & 15]. Bytes >= 128 do the same on
-  // x ^ 0x80 with the upper blocks; bit 7 of x picks the half.
-  __m256i d[16];
-  for (int k = 0; k < 16; ++k) {
-    __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * k));
-    if (k % 8 != 0) t = _mm_xor_si128(t, _mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * (k - 1))));
-    d[k] = _mm256_broadcastsi128_si256(t);
+  // Indices idx_k = x - 16k (k = 0..8) keep x's low nibble; VPSHUFB gives 0 where bit 7 is set.
+  // For x = 16h + l < 128, bit 7 of idx_k is clear exactly for k <= h, so the XOR of the lookups of
+  // a[k] = T[k] ^ T[k-1] (a[0] = T[0]) at idx_k, k = 0..7, telescopes to T[h][l]. For
+  // x = 128 + 16h + l, bit 7 of idx_{k+1} is clear exactly for k >= h, so the XOR of the lookups of
+  // b[k] = T[8+k] ^ T[9+k] (b[7] = T[15]) at idx_{k+1} telescopes to T[8+h][l]. Bit 7 of x picks
+  // (VPBLENDVB): 16 shuffles + 8 byte subs + 14 XORs + 1 blend per 32 bytes. (The two halves as
+  // prefix XORs on x and on x ^ 0x80 took 7 more subs, an XOR and 2 more registers: 46 ops, and
+  // hardswish [1,64,112,112] ran 1.6x its 16-shuffle floor.)
+  __m256i a[8], b[8];
+  auto block = [&](int k) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * k));
+  };
+  for (int k = 0; k < 8; ++k) {
+    a[k] = _mm256_broadcastsi128_si256(k == 0 ? block(0) : _mm_xor_si128(block(k), block(k - 1)));
+    b[k] = _mm256_broadcastsi128_si256(k == 7 ? block(15) : _mm_xor_si128(block(8 + k), block(9 + k)));
   }
   const __m256i step = _mm256_set1_epi8(0x10);
-  const __m256i flip = _mm256_set1_epi8(static_cast<char>(0x80));
-  auto half = [&](__m256i x, const __m256i* dk) {
-    __m256i res = _mm256_shuffle_epi8(dk[0], x);
-    for (int k = 1; k < 8; ++k) {
-      x = _mm256_sub_epi8(x, step);
-      res = _mm256_xor_si256(res, _mm256_shuffle_epi8(dk[k], x));
-    }
-    return res;
-  };
   auto lut32 = [&](__m256i x) {
-    return _mm256_blendv_epi8(half(x, d), half(_mm256_xor_si256(x, flip), d + 8), x);
+    __m256i idx = x;
+    __m256i lo = _mm256_shuffle_epi8(a[0], idx);
+    idx = _mm256_sub_epi8(idx, step);
+    __m256i hi = _mm256_shuffle_epi8(b[0], idx);
+    for (int k = 1; k < 8; ++k) {
+      lo = _mm256_xor_si256(lo, _mm256_shuffle_epi8(a[k], idx));
+      idx = _mm256_sub_epi8(idx, step);
+      hi = _mm256_xor_si256(hi, _mm256_shuffle_epi8(b[k], idx));
+    }
+    return _mm256_blendv_epi8(lo, hi, x);
   };
   constexpr int64_t kW = 32;
 #else
