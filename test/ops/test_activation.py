@@ -196,6 +196,32 @@ def _table_apply(qx, name, s, z, params):
     return table[_ints(qx) - lo]
 
 
+def test_table_cache_follows_every_parameter(isa):
+    # Each thread keeps its last 8-bit table for the next call with the same activation, input
+    # qparams, output qparams, parameters, dtype and kernel path. Calls that differ in exactly one
+    # of them, in an order where each follows another, must each get their own table: every
+    # output equals the direct per-element evaluation (tensors of < 128 elements skip the table).
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(1000, generator=g) * 3
+    qa = torch.quantize_per_tensor(x, 0.05, 128, torch.quint8)
+    inputs = {"a": qa, "scale": torch.quantize_per_tensor(x, 0.04, 128, torch.quint8),
+              "zp": torch.quantize_per_tensor(x, 0.05, 120, torch.quint8),
+              "dtype": torch.quantize_per_tensor(x, 0.05, 0, torch.qint8)}
+    calls = [("a", lambda t: q.hardswish(t, 0.05, 128)), ("a", lambda t: q.hardswish(t, 0.06, 128)),
+             ("a", lambda t: q.hardswish(t, 0.05, 127)), ("scale", lambda t: q.hardswish(t, 0.05, 128)),
+             ("zp", lambda t: q.hardswish(t, 0.05, 128)), ("dtype", lambda t: q.hardswish(t, 0.05, 0)),
+             ("a", lambda t: q.hardsigmoid(t, 0.05, 128)),
+             ("a", lambda t: q.leaky_relu(t, 0.1, False, 0.05, 128)),
+             ("a", lambda t: q.leaky_relu(t, 0.2, False, 0.05, 128)),
+             ("a", lambda t: q.elu(t, 0.05, 128, 1.3, 1.1, 0.8)), ("a", lambda t: q.elu(t, 0.05, 128, 1.3, 1.2, 0.8)),
+             ("a", lambda t: q.elu(t, 0.05, 128, 1.3, 1.1, 0.9))]
+    expected = [torch.cat([f(inputs[k][i:i + 100]).int_repr() for i in range(0, 1000, 100)]) for k, f in calls]
+    for order in (list(range(len(calls))), list(reversed(range(len(calls)))), [0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0]):
+        for j in order:
+            k, f = calls[j]
+            assert torch.equal(f(inputs[k]).int_repr(), expected[j]), j
+
+
 def test_vbmi_hook_reports_state():
     prev = q._act_use_vbmi()
     try:
