@@ -405,7 +405,8 @@ template <typename T, typename Acc>
 void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) {
   std::vector<Acc> vs_buf;
   std::vector<int32_t> d32_buf;
-  // (+32: the stride-2 window sums below load one column sum past a row's last; the padding stays 0)
+  // (+32: the vector window sums below load past a row's last column sum, by one at stride 2 and by
+  // fewer than 32 for AVX-512's masked run of 8-15 outputs; the padding stays 0, no output uses it)
   Acc* const vs = aligned64(vs_buf, g.W + 32);
   int32_t* const d32 = aligned64(d32_buf, std::is_same<Acc, int32_t>::value ? g.OW : 0);
   std::vector<int64_t> offr(g.OW);
