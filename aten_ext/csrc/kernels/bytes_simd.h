@@ -372,8 +372,8 @@ inline void lut_rows(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64
   // x = 128 + 16h + l, bit 7 of idx_{k+1} is clear exactly for k >= h, so the XOR of the lookups of
   // b[k] = T[8+k] ^ T[9+k] (b[7] = T[15]) at idx_{k+1} telescopes to T[8+h][l]. Bit 7 of x picks
   // (VPBLENDVB): 16 shuffles + 8 byte subs + 14 XORs + 1 blend per 32 bytes. (The two halves as
-  // prefix XORs on x and on x ^ 0x80 took 7 more subs, an XOR and 2 more registers: 46 ops, and
-  // hardswish [1,64,112,112] ran 1.6x its 16-shuffle floor.)
+  // prefix XORs on x and on x ^ 0x80 took 7 more subs and an XOR, 46 ops: hardswish [1,64,112,112]
+  // 120 -> 112 us on Zen 4, against 76 us for the 16 shuffles and 15 XORs alone.)
   __m256i a[8], b[8];
   auto block = [&](int k) {
     return _mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * k));
