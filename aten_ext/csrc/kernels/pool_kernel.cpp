@@ -410,7 +410,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
   Acc* const vs = aligned64(vs_buf, g.W + 32);
   int32_t* const d32 = aligned64(d32_buf, std::is_same<Acc, int32_t>::value ? g.OW : 0);
   std::vector<int64_t> offr(g.OW);
-  std::vector<int32_t> off32r(std::is_same<Acc, int32_t>::value ? g.OW : 0);
+  std::vector<int32_t> off32r(std::is_same<Acc, int32_t>::value ? g.OW : 0);  // offr as int32 (int32 sums)
   std::vector<float> multr(g.OW);
   std::vector<int64_t> kr(g.OW);  // window class of each output column (requant's exact path)
   int64_t built = -1;  // row class (depth class included) offr / multr hold
@@ -681,7 +681,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
           }
 #endif
           for (int64_t ow = 0; ow < g.OW; ++ow) {
-            d32[ow] = win(ow) - static_cast<int32_t>(off[ow]);
+            d32[ow] = win(ow) - off32r[ow];
           }
           int64_t ow = 0;
 #if QPLUGIN_SIMD
