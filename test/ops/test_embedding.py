@@ -231,6 +231,67 @@ def test_bad_input():
         q.embedding_4bit(p4, torch.tensor([7]))
 
 
+@pytest.mark.parametrize("bits", BITS)
+@pytest.mark.parametrize("dim", [8, 36, 200])
+def test_bad_index_raises_wherever_it_sits(isa, bits, dim):
+    # The kernel checks each index as it reads it (no separate pass): a bad one in any bag, in any
+    # mode, at any row width (one block, a tail, several blocks), raises the same error, and -1 is an
+    # error unless it came through compressed_indices_mapping. Indices no bag reads (past
+    # include_last_offset's last offset, or with no output) are checked before the kernel.
+    rows = 23
+    fused = _prepack(torch.randn(rows, dim), bits)
+    g = torch.Generator().manual_seed(dim + bits)
+    n = 300
+    off = torch.arange(0, n, 7)
+    for bad in (rows, rows + 1000, -1, -7, 2 ** 40, -(2 ** 62)):
+        for at in (0, 150, n - 1):
+            idx = torch.randint(0, rows, (n,), generator=g)
+            idx[at] = bad
+            lo, hi = int(idx.min()), int(idx.max())
+            msg = rf"indices should be in \[0, {rows}\) \(num_embeddings\), got values in \[{lo}, {hi}\]"
+            for mode in (0, 1, 2):
+                with pytest.raises(IndexError, match=msg):
+                    _rowwise(bits)(fused, idx, off, False, mode)
+            with pytest.raises(IndexError, match=msg):
+                _rowwise(bits)(fused, idx, off, False, 0, False, torch.rand(n))
+            with pytest.raises(IndexError, match=msg):  # the bad index after the last offset
+                _rowwise(bits)(fused, idx, torch.tensor([0, min(at, n - 2)]) if at > 0 else off, False, 0,
+                               False, None, None, at > 0)
+    idx = torch.tensor([3, rows])
+    with pytest.raises(IndexError, match=rf"got values in \[3, {rows}\]"):  # no bag at all
+        _rowwise(bits)(fused, idx, torch.tensor([0]), False, 0, False, None, None, True)
+    # through compressed_indices_mapping, -1 is a pruned row: skipped, no error
+    mapping = torch.tensor([-1, 2, 0], dtype=torch.int32)
+    out = _rowwise(bits)(fused, torch.tensor([0, 1, 0, 2]), torch.tensor([0, 1]), False, 0, True, None, mapping)
+    plain = _rowwise(bits)(fused, torch.tensor([2, 0]), torch.tensor([0, 0]))
+    assert torch.equal(out[1], plain[1]) and torch.equal(out[0], torch.zeros(dim))
+
+
+def test_bad_offsets_anywhere(isa):
+    # offsets are checked in one vector pass (bag_bounds_ok) on each kernel path: a decreasing pair or
+    # one past the number of indices, in the vector body or the scalar tail, is named.
+    fused = _prepack(torch.randn(11, 16), 8)
+    n = 300
+    idx = torch.randint(0, 11, (n,))
+    off = torch.arange(0, n, 7)  # 43 bags
+    assert _rowwise(8)(fused, idx, off).shape == (43, 16)
+    for p in (1, 2, 5, 8, 20, 40, 41, 42):
+        for v in (int(off[p - 1]) - 1, n + 1):
+            o = off.clone()
+            o[p] = v
+            if v < 0:
+                continue
+            msg = (rf"offsets should be non-decreasing and at most the number of indices \({n}\), "
+                   rf"got offsets\[{p - 1}\] = {int(o[p - 1])} then {v}")
+            with pytest.raises(ValueError, match=msg):
+                _rowwise(8)(fused, idx, o)
+            with pytest.raises(ValueError, match=msg):
+                _rowwise(8)(fused, idx, o, False, 0, False, None, None, True)
+    o = off.clone()
+    o[42] = n  # the last bag empty, ending exactly at n: fine
+    assert _rowwise(8)(fused, idx, o)[42].equal(torch.zeros(16))
+
+
 def _getstate_fn(p: torch.classes.qplugin.EmbeddingPackedParamsBase) -> Tuple[int, int, int, List[torch.Tensor]]:
     return p.__getstate__()
 

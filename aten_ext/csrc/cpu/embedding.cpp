@@ -13,6 +13,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -41,6 +42,7 @@ struct Bags {
   at::Tensor starts;  // int64 [nbags + 1]
   at::Tensor psw;     // float32 [n] or undefined
   int64_t nbags = 0;
+  bool pruned = false;  // idx went through compressed_indices_mapping (-1: a pruned row)
   std::vector<int64_t> out_sizes;
 };
 
@@ -52,7 +54,8 @@ std::pair<int64_t, int64_t> index_range(const at::Tensor& t) {
   return {lo, hi};
 }
 
-// Maps indices to rows (pruned weights: through compressed_indices_mapping) and checks their range.
+// Maps indices to rows (pruned weights: through compressed_indices_mapping, whose range is checked
+// here). Unmapped indices are checked by the kernel as it reads them (check_rows raises).
 at::Tensor rows_of(const char* op, const at::Tensor& indices, int64_t rows, bool pruned_weights,
                    const c10::optional<at::Tensor>& mapping) {
   at::Tensor idx = index_tensor(op, "indices", indices).reshape({-1});
@@ -75,12 +78,15 @@ at::Tensor rows_of(const char* op, const at::Tensor& indices, int64_t rows, bool
     }
     return idx.numel() > 0 ? map.index_select(0, idx) : idx;
   }
-  if (idx.numel() > 0) {
-    const auto [lo, hi] = index_range(idx);
-    TORCH_CHECK_INDEX(lo >= 0 && hi < rows, "qplugin::", op, ": indices should be in [0, ", rows,
-                      ") (num_embeddings), got values in [", lo, ", ", hi, "]");
-  }
   return idx;
+}
+
+// The error for indices outside [0, rows), once the kernel found one (it skipped them unread).
+[[noreturn]] void bad_indices(const char* op, const at::Tensor& idx, int64_t rows) {
+  const auto [lo, hi] = index_range(idx);
+  TORCH_CHECK_INDEX(false, "qplugin::", op, ": indices should be in [0, ", rows, ") (num_embeddings), got values in [",
+                    lo, ", ", hi, "]");
+  std::abort();  // (unreachable: TORCH_CHECK_INDEX(false, ...) throws)
 }
 
 Bags bags_of(const char* op, const at::Tensor& indices, const c10::optional<at::Tensor>& offsets, int64_t mode,
@@ -99,6 +105,7 @@ Bags bags_of(const char* op, const at::Tensor& indices, const c10::optional<at::
                       indices.sizes());
   }
   b.idx = rows_of(op, indices, rows, pruned_weights, mapping);
+  b.pruned = pruned_weights;
   const int64_t n = b.idx.numel();
   if (has_offsets) {
     at::Tensor off = index_tensor(op, "offsets", *offsets);
@@ -113,8 +120,7 @@ Bags bags_of(const char* op, const at::Tensor& indices, const c10::optional<at::
     std::copy(o, o + nbags, s);
     s[nbags] = include_last_offset ? o[nbags] : n;
     TORCH_CHECK_VALUE(nbags == 0 || s[0] == 0, "qplugin::", op, ": offsets should start at 0, got ", s[0]);
-    bool ok = true;  // one branch-free pass; the first bad pair is looked for only to name it
-    for (int64_t i = 0; i < nbags; ++i) ok &= (s[i] <= s[i + 1]) & (s[i + 1] <= n);
+    const bool ok = QPLUGIN_ISA_CALL(bag_bounds_ok, s, nbags, n);  // the first bad pair is looked for only to name it
     for (int64_t i = 0; !ok && i < nbags; ++i) {
       TORCH_CHECK_VALUE(s[i] <= s[i + 1] && s[i + 1] <= n, "qplugin::", op,
                         ": offsets should be non-decreasing and at most the number of indices (", n,
@@ -140,17 +146,27 @@ Bags bags_of(const char* op, const at::Tensor& indices, const c10::optional<at::
   return b;
 }
 
-at::Tensor run_bags(const kernels::EmbRows& w, const Bags& b, int64_t mode) {
+at::Tensor run_bags(const char* op, const kernels::EmbRows& w, const Bags& b, int64_t mode) {
   at::Tensor out = at::empty(b.out_sizes, at::kFloat);
-  if (out.numel() == 0) return out;
+  const int64_t n = b.idx.numel();
   const int64_t* idx = b.idx.const_data_ptr<int64_t>();
   const int64_t* starts = b.starts.const_data_ptr<int64_t>();
+  // Indices the kernel will not read (no output, or past include_last_offset's last offset) are
+  // checked here, so a bad one raises whatever the bags.
+  if (!b.pruned && n > 0 && (out.numel() == 0 || starts[b.nbags] < n)) {
+    const auto [lo, hi] = index_range(b.idx);
+    if (lo < 0 || hi >= w.rows) bad_indices(op, b.idx, w.rows);
+  }
+  if (out.numel() == 0) return out;
   const float* psw = b.psw.defined() ? b.psw.const_data_ptr<float>() : nullptr;
   float* o = out.data_ptr<float>();
-  const int64_t per_bag = std::max<int64_t>(1, (b.idx.numel() / std::max<int64_t>(b.nbags, 1)) * std::max<int64_t>(w.D, 1));
+  const int64_t per_bag = std::max<int64_t>(1, (n / std::max<int64_t>(b.nbags, 1)) * std::max<int64_t>(w.D, 1));
+  std::atomic<bool> ok{true};
   at::parallel_for(0, b.nbags, std::max<int64_t>(1, kGrain / per_bag), [&](int64_t b0, int64_t b1) {
-    QPLUGIN_ISA_CALL(embedding_bag_rows, w, idx, starts, psw, static_cast<int>(mode), b0, b1, o);
+    if (!QPLUGIN_ISA_CALL(embedding_bag_rows, w, idx, starts, psw, static_cast<int>(mode), b.pruned, b0, b1, o))
+      ok.store(false, std::memory_order_relaxed);
   });
+  if (!ok.load()) bad_indices(op, b.idx, w.rows);
   return out;
 }
 
@@ -176,7 +192,7 @@ at::Tensor embedding_packed(const char* op, int64_t bits, const c10::intrusive_p
   b.out_sizes = indices.sizes().vec();
   b.out_sizes.push_back(w->dim);
   check_output_size(op, b.out_sizes, 4);
-  return run_bags(w->view(), b, 0);
+  return run_bags(op, w->view(), b, 0);
 }
 
 at::Tensor embedding_byte(const c10::intrusive_ptr<EmbeddingPackedParams>& w, const at::Tensor& indices,
@@ -198,7 +214,7 @@ at::Tensor embedding_bag_packed(const char* op, int64_t bits, const c10::intrusi
   check_bits(op, *w, bits);
   const Bags b = bags_of(op, indices, offsets, mode, pruned_weights, per_sample_weights, compressed_indices_mapping,
                          include_last_offset, w->rows, w->dim);
-  return run_bags(w->view(), b, mode);
+  return run_bags(op, w->view(), b, mode);
 }
 
 at::Tensor embedding_bag_byte(const c10::intrusive_ptr<EmbeddingPackedParams>& w, QPLUGIN_EMBEDDING_BAG_ARGS) {
@@ -234,7 +250,7 @@ at::Tensor embedding_bag_rowwise(const char* op, int64_t bits, const at::Tensor&
   const kernels::EmbRows w = fused_view(op, weight, bits, &keep);
   const Bags b = bags_of(op, indices, offsets, mode, pruned_weights, per_sample_weights, compressed_indices_mapping,
                          include_last_offset, keep.size(0), w.D);
-  return run_bags(w, b, mode);
+  return run_bags(op, w, b, mode);
 }
 
 at::Tensor embedding_bag_byte_rowwise_offsets(const at::Tensor& weight, QPLUGIN_EMBEDDING_BAG_ARGS) {
@@ -359,7 +375,7 @@ at::Tensor fused_unpack(const char* op, const at::Tensor& weight, int64_t bits) 
   b.idx = at::arange(b.nbags, at::kLong);
   b.starts = at::arange(b.nbags + 1, at::kLong);
   b.out_sizes = {b.nbags, w.D};
-  return run_bags(w, b, 0).reshape(with_last(weight.sizes(), w.D));
+  return run_bags(op, w, b, 0).reshape(with_last(weight.sizes(), w.D));
 }
 
 at::Tensor embedding_bag_byte_unpack(const at::Tensor& weight) {
