@@ -440,6 +440,30 @@ def test_long_bags_pruned_rows_and_lookups(bits):
         np.testing.assert_array_equal(results[0][1].numpy(), full[idx.numpy()])  # one rounding: exact
 
 
+@pytest.mark.parametrize("bits", BITS)
+def test_tables_past_the_prefetch_cutoff(bits):
+    # tables over 1 MiB take the kernel's prefetching instantiation (a template argument, chosen per
+    # call); rows of one block and of several blocks plus a tail, every path bit-identical and
+    # within float32 rounding of the reference
+    for dim in (40, 200):
+        row_bytes = dim + 8 if bits == 8 else (dim + 1) // 2 + 4
+        rows = (3 << 19) // row_bytes + 1  # > 1.5 MiB of fused rows
+        w = torch.randn(rows, dim, generator=torch.Generator().manual_seed(dim + bits))
+        fused = _prepack(w, bits)
+        assert fused.numel() > 1 << 20
+        codes, scale, bias = ref.fused_rows_ref(fused.numpy(), bits)
+        g = torch.Generator().manual_seed(11)
+        lengths = [1, 0, 90, 3, 41, 1, 200]
+        n = sum(lengths)
+        off = torch.tensor([0] + list(np.cumsum(lengths)[:-1]), dtype=torch.long)
+        idx = torch.randint(0, rows, (n,), generator=g)
+        for mode in (0, 1, 2):
+            results = _on_every_path(lambda: _rowwise(bits)(fused, idx, off, False, mode))
+            _same_bits(results, f"{bits}-bit dim {dim} mode {mode} large table")
+            expected = ref.embedding_bag_ref(codes, scale, bias, idx.tolist(), _starts(off.tolist(), n, False), mode)
+            _close(results[0][1], expected, f"{bits}-bit dim {dim} mode {mode} large table")
+
+
 def test_index_dtypes_and_threads_do_not_change_results():
     w = torch.randn(500, 48, generator=torch.Generator().manual_seed(3))
     fused = _prepack(w, 8)

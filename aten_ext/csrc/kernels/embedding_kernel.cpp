@@ -71,7 +71,9 @@ constexpr int64_t kPrefetch = 40;  // indices ahead whose rows are prefetched (1
                                    // rows arrive late; 100000x64 8-bit rows, cold, AVX2: 264 -> 169 us)
 // Tables up to this size are not prefetched: they sit in L2 (1 MiB a core on Zen 4 / 5), whose
 // latency out-of-order execution covers; the prefetches would only cost issue slots there
-// (5000 x 32 8-bit rows, 200 KB: 1.24 -> 1.14 of torch's time without them).
+// (5000 x 32 8-bit rows, 200 KB: 1.24 -> 1.14 of torch's time without them). The choice is a
+// template argument (Pf), not a branch: the prefetch's live registers alone made the small-table
+// loop spill (5000x32, 2048 bags of 1, ours / fbgemm's kernel: AVX2 1.20 -> 0.97, AVX-512 1.42 -> 1.05).
 constexpr int64_t kPrefetchMinBytes = int64_t{1} << 20;
 
 // A row's scale and bias at p (fp16 through F16C: exact, as half_to_float).
@@ -331,15 +333,15 @@ struct BagAcc {
   }
 };
 
-// Bag [s0, s1)'s columns [j0, ...) (prefetching kPrefetch indices ahead when prefetch is set: the
-// bag's first block).
-template <int NV, bool Tail, int Bits, int QP, bool Max, bool Psw>
+// Bag [s0, s1)'s columns [j0, ...) (prefetching kPrefetch indices ahead with Pf: the bag's first
+// block of a table larger than kPrefetchMinBytes).
+template <int NV, bool Tail, int Bits, int QP, bool Max, bool Psw, bool Pf>
 __attribute__((always_inline)) inline void one_bag(const Src& src, int64_t s0, int64_t s1, bool mean, int64_t j0,
-                                                   int tail, bool prefetch, float* o) {
+                                                   int tail, float* o) {
   BagAcc<NV, Tail, Bits, QP, Max, Psw> acc;
   acc.init();
   for (int64_t i = s0; i < s1; ++i) {
-    if (prefetch) prefetch_row<QP>(src, i + kPrefetch);
+    if (Pf) prefetch_row<QP>(src, i + kPrefetch);
     acc.row(src, i, j0, tail);
   }
   acc.store(s1 - s0, mean, o, j0, tail);
@@ -350,23 +352,24 @@ __attribute__((always_inline)) inline void one_bag(const Src& src, int64_t s0, i
 // add + FMA chain, lost to this loop once its per-bag work was this small: 5000x32 8-bit, 2048
 // bags of 1 / 10 rows, AVX2, against fbgemm's AVX2 kernel in one harness: 1.44 / 1.20 -> 0.95 /
 // 1.05 of its time.)
-template <int LastNV, bool Tail, int Bits, int QP, bool Max, bool Psw>
+template <int LastNV, bool Tail, int Bits, int QP, bool Max, bool Psw, bool Pf>
 bool bags_range(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw, bool mean,
                 bool pruned, int64_t b0, int64_t b1, int64_t full, int tail, float* out) {
   bool bad = false;
-  const Src src = make_src<QP>(w, idx, psw, w.rows * w.row_bytes > kPrefetchMinBytes ? starts[b1] : 0, pruned, &bad);
+  const Src src = make_src<QP>(w, idx, psw, starts[b1], pruned, &bad);
   const int64_t D = w.D;
   if (full == 0) {  // the whole row in one block: j0 a constant 0
     for (int64_t b = b0; b < b1; ++b)
-      one_bag<LastNV, Tail, Bits, QP, Max, Psw>(src, starts[b], starts[b + 1], mean, 0, tail, true, out + b * D);
+      one_bag<LastNV, Tail, Bits, QP, Max, Psw, Pf>(src, starts[b], starts[b + 1], mean, 0, tail, out + b * D);
     return !bad;
   }
   for (int64_t b = b0; b < b1; ++b) {
     float* o = out + b * D;
-    int64_t j0 = 0;
-    for (int64_t k = 0; k < full; ++k, j0 += kMaxNV * kLanes)
-      one_bag<kMaxNV, false, Bits, QP, Max, Psw>(src, starts[b], starts[b + 1], mean, j0, 0, k == 0, o);
-    one_bag<LastNV, Tail, Bits, QP, Max, Psw>(src, starts[b], starts[b + 1], mean, j0, tail, false, o);
+    one_bag<kMaxNV, false, Bits, QP, Max, Psw, Pf>(src, starts[b], starts[b + 1], mean, 0, 0, o);
+    int64_t j0 = kMaxNV * kLanes;
+    for (int64_t k = 1; k < full; ++k, j0 += kMaxNV * kLanes)
+      one_bag<kMaxNV, false, Bits, QP, Max, Psw, false>(src, starts[b], starts[b + 1], mean, j0, 0, o);
+    one_bag<LastNV, Tail, Bits, QP, Max, Psw, false>(src, starts[b], starts[b + 1], mean, j0, tail, o);
   }
   return !bad;
 }
@@ -375,8 +378,8 @@ using RangeFn = bool (*)(const EmbRows&, const int64_t*, const int64_t*, const f
                          int64_t, int64_t, int, float*);
 
 // D = (full * kMaxNV + last_nv) * kLanes + tail, last_nv in 1..kMaxNV (or 0 with a tail).
-template <int Bits, int QP, bool Max, bool Psw>
-bool bags_simd(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw, bool mean, bool pruned,
+template <int Bits, int QP, bool Max, bool Psw, bool Pf>
+bool bags_simd_pf(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw, bool mean, bool pruned,
                int64_t b0, int64_t b1, float* out) {
   const int64_t nvec = w.D / kLanes;
   const int tail = static_cast<int>(w.D % kLanes);
@@ -389,15 +392,23 @@ bool bags_simd(const EmbRows& w, const int64_t* idx, const int64_t* starts, cons
   RangeFn fn = nullptr;
 #define QPLUGIN_EMB_NV_(n)                                                                                     \
   case n:                                                                                                      \
-    fn = tail > 0 ? &bags_range<n, true, Bits, QP, Max, Psw> : &bags_range<n, false, Bits, QP, Max, Psw>; \
+    fn = tail > 0 ? &bags_range<n, true, Bits, QP, Max, Psw, Pf> : &bags_range<n, false, Bits, QP, Max, Psw, Pf>; \
     break;
   switch (last_nv) {
     QPLUGIN_EMB_NV_(0) QPLUGIN_EMB_NV_(1) QPLUGIN_EMB_NV_(2) QPLUGIN_EMB_NV_(3)
     QPLUGIN_EMB_NV_(4) QPLUGIN_EMB_NV_(5) QPLUGIN_EMB_NV_(6) QPLUGIN_EMB_NV_(7)
-    default: fn = &bags_range<kMaxNV, false, Bits, QP, Max, Psw>;
+    default: fn = &bags_range<kMaxNV, false, Bits, QP, Max, Psw, Pf>;
   }
 #undef QPLUGIN_EMB_NV_
   return fn(w, idx, starts, psw, mean, pruned, b0, b1, full, tail, out);
+}
+
+template <int Bits, int QP, bool Max, bool Psw>
+bool bags_simd(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw, bool mean, bool pruned,
+               int64_t b0, int64_t b1, float* out) {
+  if (w.rows * w.row_bytes > kPrefetchMinBytes)
+    return bags_simd_pf<Bits, QP, Max, Psw, true>(w, idx, starts, psw, mean, pruned, b0, b1, out);
+  return bags_simd_pf<Bits, QP, Max, Psw, false>(w, idx, starts, psw, mean, pruned, b0, b1, out);
 }
 
 template <int Bits, int QP>
