@@ -55,7 +55,7 @@ std::pair<int64_t, int64_t> index_range(const at::Tensor& t) {
 }
 
 // Maps indices to rows (pruned weights: through compressed_indices_mapping, whose range is checked
-// here). Unmapped indices are checked by the kernel as it reads them (check_rows raises).
+// here). Unmapped indices are checked by the kernel as it reads them (run_bags raises).
 at::Tensor rows_of(const char* op, const at::Tensor& indices, int64_t rows, bool pruned_weights,
                    const c10::optional<at::Tensor>& mapping) {
   at::Tensor idx = index_tensor(op, "indices", indices).reshape({-1});

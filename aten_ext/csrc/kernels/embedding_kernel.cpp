@@ -73,7 +73,8 @@ constexpr int64_t kPrefetch = 40;  // indices ahead whose rows are prefetched (1
 // latency out-of-order execution covers; the prefetches would only cost issue slots there
 // (5000 x 32 8-bit rows, 200 KB: 1.24 -> 1.14 of torch's time without them). The choice is a
 // template argument (Pf), not a branch: the prefetch's live registers alone made the small-table
-// loop spill (5000x32, 2048 bags of 1, ours / fbgemm's kernel: AVX2 1.20 -> 0.97, AVX-512 1.42 -> 1.05).
+// loop spill (5000x32, 2048 bags of 1, ours / fbgemm's kernel: AVX2 1.14-1.19 -> 1.05-1.08, AVX-512
+// 1.41 -> 1.09-1.10; scripts/harness/embedding_vs_fbgemm.cpp).
 constexpr int64_t kPrefetchMinBytes = int64_t{1} << 20;
 
 // A row's scale and bias at p (fp16 through F16C: exact, as half_to_float).
@@ -349,9 +350,9 @@ __attribute__((always_inline)) inline void one_bag(const Src& src, int64_t s0, i
 
 // Bags [b0, b1), one at a time: each bag's columns in `full` blocks of kMaxNV vectors, then a last
 // block of LastNV vectors and the tail. (Two bags at a time, their rows interleaved to hide the
-// add + FMA chain, lost to this loop once its per-bag work was this small: 5000x32 8-bit, 2048
-// bags of 1 / 10 rows, AVX2, against fbgemm's AVX2 kernel in one harness: 1.44 / 1.20 -> 0.95 /
-// 1.05 of its time.)
+// add + FMA chain, cost more per bag than they saved: 5000x32 8-bit, 2048 bags of 1 / 10 rows,
+// AVX2, against fbgemm's AVX2 kernel in one harness, with the other changes of stop 28: 1.43 / 1.20
+// -> 1.05-1.08 / 1.13 of its time.)
 template <int LastNV, bool Tail, int Bits, int QP, bool Max, bool Psw, bool Pf>
 bool bags_range(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw, bool mean,
                 bool pruned, int64_t b0, int64_t b1, int64_t full, int tail, float* out) {
@@ -379,8 +380,8 @@ using RangeFn = bool (*)(const EmbRows&, const int64_t*, const int64_t*, const f
 
 // D = (full * kMaxNV + last_nv) * kLanes + tail, last_nv in 1..kMaxNV (or 0 with a tail).
 template <int Bits, int QP, bool Max, bool Psw, bool Pf>
-bool bags_simd_pf(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw, bool mean, bool pruned,
-               int64_t b0, int64_t b1, float* out) {
+bool bags_simd_pf(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw, bool mean,
+                  bool pruned, int64_t b0, int64_t b1, float* out) {
   const int64_t nvec = w.D / kLanes;
   const int tail = static_cast<int>(w.D % kLanes);
   int64_t full = nvec / kMaxNV;
