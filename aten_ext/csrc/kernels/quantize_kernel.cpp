@@ -153,7 +153,16 @@ void dequantize_pt_impl(const T* q, float* y, int64_t n, float scale, int32_t zp
   const VF vs = set1_f(scale);
   if constexpr (sizeof(T) == 1) {
     const VI vzp = set1_i(zp);
-    for (; i + kLanes <= n; i += kLanes) put(y + i, mul_f(to_f(sub_i(load_q(q + i), vzp)), vs));
+    auto one = [&](int64_t at) { put(y + at, mul_f(to_f(sub_i(load_q(q + at), vzp)), vs)); };
+    // Four vectors an iteration: the one-vector loop's few instructions ran at the mercy of where
+    // they fell in the instruction cache (AVX2 quint8 1M 78 us, the same loop for qint8 68 us).
+    for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
+      one(i);
+      one(i + kLanes);
+      one(i + 2 * kLanes);
+      one(i + 3 * kLanes);
+    }
+    for (; i + kLanes <= n; i += kLanes) one(i);
   } else {
     const VD vzp = set1_d(zp);  // q - zp exactly, then one rounding to float
     for (; i + kLanes <= n; i += kLanes) {
