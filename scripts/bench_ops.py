@@ -5,6 +5,7 @@
     python scripts/bench_ops.py --quick         # fewer repeats (smoke run)
     python scripts/bench_ops.py --clock cpu     # CPU time instead of wall time (a machine shared with
                                                 # other busy processes)
+    python scripts/bench_ops.py --threads 1 --cpu 0   # pinned to one CPU (compare processes on one core)
     python scripts/bench_ops.py --isa avx2      # AVX2 against AVX2 on any CPU: our path capped by
                                                 # QPLUGIN_ISA, torch's element-wise / cat / pooling /
                                                 # quantize kernels by ATEN_CPU_CAPABILITY, fbgemm's
@@ -165,8 +166,19 @@ def main():
                          "other busy processes, where wall time counts the time they hold the cores. With "
                          "1 thread it is the op's own time; with 2 it is the work of both threads (idle "
                          "spinning included), not their wall time")
+    ap.add_argument("--cpu", type=int, default=None,
+                    help="pin the process to this CPU (1-thread runs): on a VM the two vCPUs can differ "
+                         "by 1.6x in per-call speed at the same moment, so two processes compared with "
+                         "each other (bench_isa_pair.py's AVX2 and AVX-512 runs) should share one")
     args = ap.parse_args()
+    if args.cpu is not None:
+        if args.cpu not in os.sched_getaffinity(0):
+            ap.error(f"--cpu {args.cpu}: not one of this process's CPUs {sorted(os.sched_getaffinity(0))}")
+        if any(t > 1 for t in args.threads):
+            ap.error("--cpu pins to one CPU: use it with --threads 1")
     _ensure_env(args.isa)
+    if args.cpu is not None:
+        os.sched_setaffinity(0, {args.cpu})
     global _CLOCK
     _CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     print(f"bench_ops: MALLOC_MMAP_MAX_={os.environ['MALLOC_MMAP_MAX_']} "
@@ -187,7 +199,8 @@ def main():
               f"kernel path {torch_qplugin.active_isa()}, torch quantized engine "
               f"{torch.backends.quantized.engine}, torch ATen capability "
               f"{torch.backends.cpu.get_cpu_capability()}, CPU {cpu_description()}, {os.cpu_count()} cores"
-              + (", timed by CPU time (time.process_time)" if args.clock == "cpu" else ""))
+              + (", timed by CPU time (time.process_time)" if args.clock == "cpu" else "")
+              + (f", pinned to CPU {args.cpu}" if args.cpu is not None else ""))
     print(header)
     cmd = "python scripts/bench_ops.py" + (" " + " ".join(sys.argv[1:]) if sys.argv[1:] else "")
     sections = {}

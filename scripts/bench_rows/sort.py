@@ -9,7 +9,8 @@ ORDER = 30
 NOTE = ("torch baseline: torch's own op on the quantized tensor (torch.sort stable=True / torch.topk / "
         "torch.max / torch.mean on quint8). fp32 baseline: the same torch op on a float32 tensor of the "
         "same size. Rate: GB/s of input bytes + output bytes (values + int64 indices). Floors "
-        "(scripts/bench_rows/_floor.cpp): sorts: a plain write of the outputs; max: a plain read (VPMAXUB); "
+        "(scripts/bench_rows/_floor.cpp): sorts: a plain write of the outputs; max, and topk where every byte "
+        "must be read: a plain read (VPMAXUB); "
         "mean over channels: 16-bit column sums (`taps`) and the division as one multiply-add.")
 
 
@@ -40,9 +41,13 @@ def cases():
     out.append(Case("argsort quint8", "[256,1000]", lambda: q.argsort(qx2, -1),
                     lambda: torch.argsort(qx2, -1), lambda: torch.argsort(x2, -1), work=x2.numel() * 9,
                     floor=floor_of("write", x2.numel() * 8)))
+    # topk's floor: a plain read of the input (`rowmax`), where every byte must be read: k = 1000 here
+    # (fewer 255s than k), and the uniform rows below (no 255 at all). Not for k = 10 here: the scan
+    # stops at the tenth 255 (~14 KB in).
     for k in (10, 1000):
         out.append(Case(f"topk k={k} quint8", "1M", lambda k=k: q.topk(qx, k),
-                        lambda k=k: torch.topk(qx, k), lambda k=k: torch.topk(x, k), work=n + 9 * k))
+                        lambda k=k: torch.topk(qx, k), lambda k=k: torch.topk(x, k), work=n + 9 * k,
+                        floor=floor_of("rowmax", 1, n) if k == 1000 else None))
     # uniform bytes: no saturated run of 255s to stop the small-k scan early
     gu = torch.Generator().manual_seed(3)
     xu = torch.randint(0, 255, (n,), generator=gu, dtype=torch.uint8)
@@ -50,7 +55,8 @@ def cases():
     fu = qu.dequantize()
     for k in (10, 1000):
         out.append(Case(f"topk k={k} quint8 uniform", "1M", lambda k=k: q.topk(qu, k),
-                        lambda k=k: torch.topk(qu, k), lambda k=k: torch.topk(fu, k), work=n + 9 * k))
+                        lambda k=k: torch.topk(qu, k), lambda k=k: torch.topk(fu, k), work=n + 9 * k,
+                        floor=floor_of("rowmax", 1, n)))
     out.append(Case("topk k=10 quint8 rows", "[256,1000]", lambda: q.topk(qx2, 10),
                     lambda: torch.topk(qx2, 10), lambda: torch.topk(x2, 10), work=x2.numel()))
     out.append(Case("max quint8", "1M", lambda: q.max(qx), lambda: torch.max(qx), lambda: torch.max(x), work=n,
