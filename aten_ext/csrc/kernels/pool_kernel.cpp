@@ -737,9 +737,10 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
         // AVX-512) a global pool reads its input once, not once per 4 * kLanes channels.
         // Windows of long rows (adaptive pooling: 8-16 taps a row, each row a run of 0.5-1 KB and the
         // next one a whole input row away) prefetch each tap's block of the window's next row as
-        // they read this one: adaptive_avg_pool3d 2x7x7 NDHWC [1,64,16,56,56] AVX2 80 -> 67 us,
-        // AVX-512 64 -> 59 us. Short rows (avg_pool 2x2, 3x3) do not (AVX-512 3x3x3 277 -> 287 us),
-        // nor whole rows, one contiguous run the hardware streams (global pools: 19 -> 24 us).
+        // they read this one: adaptive_avg_pool3d 2x7x7 NDHWC [1,64,16,56,56] AVX2 78 -> 69 us,
+        // AVX-512 60 -> 58 us. Short rows (avg_pool 2x2, 3x3) do not (AVX-512 3x3x3 277 -> 287 us
+        // with it), nor whole rows, one contiguous run the hardware streams (global pools: AVX2
+        // adaptive_avg_pool3d 1x1x1 NDHWC [4,32,8,28,28] 19 -> 24 us with it).
         auto block = [&](auto width, auto prefetch) {
           constexpr int kW = decltype(width)::value;
           VI a[2 * kW];
