@@ -99,9 +99,11 @@ def avx2_over_floor(r2, r5):
 
 
 def table(a2, a5):
+    """Per family, its rows' lines; the verdict counts; per family, (verdict, AVX2 / AVX-512 ratio,
+    ours AVX2 / AVX-512 time) of each row (`families`)."""
     key = lambda r: (r["family"], r["op"], r["shape"], r["threads"])
     by5 = {key(r): r for r in a5["rows"]}
-    out, counts = {}, {"yes": 0, "floor": 0, "width": 0, "no": 0}
+    out, counts, per = {}, {"yes": 0, "floor": 0, "width": 0, "no": 0}, {}
     for r2 in a2["rows"]:
         r5 = by5.get(key(r2))
         if r5 is None or not r2["torch"] or not r5["torch"]:
@@ -113,19 +115,39 @@ def table(a2, a5):
             + (f"{r5['ours'] / r5['floor']:.2f}" if r5.get("floor") else "-")
         # Ours on both paths: one process when the AVX-512 run timed the AVX2 path too.
         o2 = r5["ours_avx2"] if in_process(r5) else r2["ours"]
+        per.setdefault(r2["family"], []).append((v, q2 / q5, o2 / r5["ours"]))
         out.setdefault(r2["family"], []).append(
             f"| {r2['op']} | {r2['shape']} | {r2['threads']} | **{q2:.3f}** | **{q5:.3f}** | {q2 / q5:.2f} | {v} "
             f"| {fl} "
             f"| {o2 * 1e6:.1f} / {r5['ours'] * 1e6:.1f} us = {o2 / r5['ours']:.2f} "
             f"| {r2['torch'] * 1e6:.1f} / {r5['torch'] * 1e6:.1f} us = {r2['torch'] / r5['torch']:.2f} |")
-    return out, counts
+    return out, counts, per
+
+
+def families(per):
+    """Issue 13 asks it of each family: the geometric mean over a family's rows of the AVX2 ratio
+    over the AVX-512 ratio (met within 1.10), and of our AVX2 time over our AVX-512 time in one
+    process; the family's verdict: 'yes' (geomean <= 1.10), else 'floor / width' when every row
+    short of 'yes' is 'floor' or 'width', else 'no'. One table line per family."""
+    import math
+
+    gm = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))
+    lines = ["| family | rows | geomean AVX2 / AVX-512 ratio | geomean ours AVX2 / AVX-512 time "
+             "| yes / floor / width / no | family met |", "|---|---|---|---|---|---|"]
+    for fam, rows in per.items():
+        ratio, time_ = gm([r[1] for r in rows]), gm([r[2] for r in rows])
+        c = {k: sum(r[0] == k for r in rows) for k in ("yes", "floor", "width", "no")}
+        met = "yes" if ratio <= 1.10 else ("floor / width" if c["no"] == 0 else "no")
+        lines.append(f"| {fam} | {len(rows)} | {ratio:.2f} | {time_:.2f} "
+                     f"| {c['yes']} / {c['floor']} / {c['width']} / {c['no']} | {met} |")
+    return "\n".join(lines)
 
 
 def write(label, a2, a5, cmd):
     head = ("| op | shape | threads | AVX2 ours/torch | AVX-512 ours/torch | AVX2 / AVX-512 ratio | met "
             "| AVX2 floor/torch | AVX2 ours/floor | AVX-512 ours/floor "
             "| ours AVX2 / AVX-512 time | torch AVX2 / AVX-512 time |\n|---|---|---|---|---|---|---|---|---|---|---|---|")
-    fams, counts = table(a2, a5)
+    fams, counts, per = table(a2, a5)
     key = f"isa-pair [{label}]"
     body = (f"<!-- bench:{key} -->\n## AVX2 and AVX-512 against torch on one CPU ({label})\n\n"
             f"Command: `{cmd}`  \nAVX2 run: {a2['header']}  \nAVX-512 run: {a5['header']}\n\n"
@@ -137,11 +159,15 @@ def write(label, a2, a5, cmd):
             "(AVX2 ours/floor <= 1.1x AVX-512 ours/floor): the gap is what the minimal kernel itself gains from "
             "the width; **no** = none of these. "
             + ("Both ours/floor columns and the 'ours AVX2 / AVX-512 time' column come from the AVX-512 run, "
-               "which also timed our AVX2 path and its AVX2 floor in the same rounds (`bench_ops.py --also-avx2`); "
+               "which also timed our AVX2 path (on the same input tensors) and its AVX2 floor in the same rounds (`bench_ops.py --also-avx2`); "
                "the AVX2 ratio to torch and the AVX2 floor/torch come from the AVX2 run (torch's kernel path is "
                "fixed per process). " if any(in_process(r) for r in a5["rows"]) else "")
             + 
             f"This run: {counts['yes']} yes, {counts['floor']} floor, {counts['width']} width, {counts['no']} no.\n\n"
+            "Per family (the issue's unit): the geometric mean of the rows' AVX2 / AVX-512 ratio (met at "
+            "<= 1.10), of our AVX2 / AVX-512 time in one process, and the rows' verdicts; a family short of "
+            "1.10 reads 'floor / width' when none of its rows reads 'no'.\n\n"
+            + families(per) + "\n\n"
             + "\n\n".join(f"**{fam}**\n\n{head}\n" + "\n".join(lines) for fam, lines in fams.items())
             + f"\n<!-- /bench:{key} -->")
     path = ROOT / "docs" / "benchmarks.md"
@@ -185,10 +211,11 @@ def main():
         a2["rows"], a5["rows"] = combine(a2["rows"]), combine(a5["rows"])
         cmd = "python scripts/bench_isa_pair.py " + " ".join(sys.argv[1:])
     if args.no_write:
-        fams, counts = table(a2, a5)
+        fams, counts, per = table(a2, a5)
         for fam, lines in fams.items():
             print(f"\n{fam}\n" + "\n".join(lines))
         print(counts)
+        print(families(per))
     else:
         write(args.label, a2, a5, cmd)
 

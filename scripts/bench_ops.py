@@ -20,7 +20,8 @@ Ratios compare medians (or bests) of the same run. A row with a floor (Case.floo
 an exact kernel of the row must do, at the running path's width, scripts/bench_rows/_floor.cpp)
 times it in the same rounds and prints ours / floor.
 With --also-avx2 (an uncapped run on an AVX-512 CPU, as bench_isa_pair.py's AVX-512 side) each row
-also times our AVX2 path (torch_qplugin.kernel_isa("avx2")) and its AVX2 floor in the same rounds, so
+also times our AVX2 path (torch_qplugin.kernel_isa("avx2"), on the same input tensors) and its AVX2
+floor in the same rounds, so
 our two paths' distances to their floors compare within one process (--json: ours_avx2, floor_avx2).
 Results print as a table and replace the family's section in docs/benchmarks.md.
 """
@@ -91,7 +92,10 @@ def measure(case, rounds, target_s=0.02, avx2_case=None):
     fns = [("ours", case.ours, None), ("torch", case.torch, None), ("fp32", case.fp32, None),
            ("floor", case.floor, None)]
     if avx2_case is not None:
-        fns += [("ours_avx2", avx2_case.ours, "avx2"), ("floor_avx2", avx2_case.floor, "avx2")]
+        # ours_avx2 calls the same case (the same input tensors) under kernel_isa("avx2"): inputs of
+        # its own sit elsewhere in memory, and placement alone moves a memory-bound call (one 3.2 MB
+        # NDHWC input took our AVX2 global pool 72 us, another tensor of the same bytes 44-48 us; Zen 4).
+        fns += [("ours_avx2", case.ours, "avx2"), ("floor_avx2", avx2_case.floor, "avx2")]
     fns = [(k, f, i) for k, f, i in fns if f is not None]
     for _, f, i in fns:  # warm-up
         _timeit(f, 2, i)
