@@ -76,19 +76,21 @@ def cpu_description():
 _CLOCK = time.perf_counter
 
 
-def _timeit(fn, number, isa=None):
+def _timeit(fn, number, isa=None, warm=False):
     if isa:  # our kernel path switched for the whole sample, outside the timed calls' own cost
         import torch_qplugin
 
         with torch_qplugin.kernel_isa(isa):
-            return _timeit(fn, number)
+            return _timeit(fn, number, warm=warm)
+    if warm:  # one untimed call first: the sample times calls on the caches they leave themselves
+        fn()
     t0 = _CLOCK()
     for _ in range(number):
         fn()
     return (_CLOCK() - t0) / number
 
 
-def measure(case, rounds, target_s=0.02, avx2_case=None):
+def measure(case, rounds, target_s=0.02, avx2_case=None, warm=False):
     fns = [("ours", case.ours, None), ("torch", case.torch, None), ("fp32", case.fp32, None),
            ("floor", case.floor, None)]
     if avx2_case is not None:
@@ -112,7 +114,7 @@ def measure(case, rounds, target_s=0.02, avx2_case=None):
         # right after the fp32 op and torch right after ours, on the input ours had just read.)
         rng.shuffle(order)
         for k, f, i in order:
-            samples[k].append(_timeit(f, number[k], i))
+            samples[k].append(_timeit(f, number[k], i, warm))
     return ({k: statistics.median(v) for k, v in samples.items()}, {k: min(v) for k, v in samples.items()})
 
 
@@ -170,6 +172,11 @@ def main():
                          "other busy processes, where wall time counts the time they hold the cores. With "
                          "1 thread it is the op's own time; with 2 it is the work of both threads (idle "
                          "spinning included), not their wall time")
+    ap.add_argument("--warm", action="store_true",
+                    help="one untimed call before each timed sample: every sample times calls on the caches "
+                         "their own previous call left, not the first call after whichever op the shuffled "
+                         "round ran before (after the fp32 op a 3.2 MB pool's first call took ~700 us against "
+                         "~90 us warm, so the neighbour, not the kernel, set a 60-call sample's mean; Zen 4)")
     ap.add_argument("--cpu", type=int, default=None,
                     help="pin the process to this CPU (1-thread runs): on a VM the two vCPUs can differ "
                          "by 1.6x in per-call speed at the same moment, so two processes compared with "
@@ -204,7 +211,8 @@ def main():
               f"{torch.backends.quantized.engine}, torch ATen capability "
               f"{torch.backends.cpu.get_cpu_capability()}, CPU {cpu_description()}, {os.cpu_count()} cores"
               + (", timed by CPU time (time.process_time)" if args.clock == "cpu" else "")
-              + (f", pinned to CPU {args.cpu}" if args.cpu is not None else ""))
+              + (f", pinned to CPU {args.cpu}" if args.cpu is not None else "")
+              + (", one untimed call before each sample (--warm)" if args.warm else ""))
     print(header)
     cmd = "python scripts/bench_ops.py" + (" " + " ".join(sys.argv[1:]) if sys.argv[1:] else "")
     sections = {}
@@ -223,7 +231,7 @@ def main():
         for threads in args.threads:
             torch.set_num_threads(threads)
             for case, case2 in zip(cases, cases2):
-                t, best = measure(case, rounds, args.sample_ms / 1000.0, case2)
+                t, best = measure(case, rounds, args.sample_ms / 1000.0, case2, args.warm)
                 ours, tt, ff, fl = t.get("ours"), t.get("torch"), t.get("fp32"), t.get("floor")
                 r_fl = f"{ours / fl:.3f}" if fl else "-"
                 r_t = ours / tt if tt else float("nan")
