@@ -4,7 +4,7 @@
     python scripts/bench_isa_pair.py --label "Zen 5" --repeat 2 ...    # medians of alternating runs
     python scripts/bench_isa_pair.py --label "Zen 5" --from avx2.json avx512.json   # join two saved runs
     python scripts/bench_isa_pair.py --label "Zen 4" --save /tmp/pair ...   # keep them (/tmp/pair-avx2.json ...)
-    python scripts/bench_isa_pair.py --label "Zen 4" --threads 1 --cpu 0 ...   # both runs on one CPU
+    python scripts/bench_isa_pair.py --label "Zen 4" --threads 1 --cpu 0 --warm ...   # both runs on one CPU
 
 Runs scripts/bench_ops.py twice on an AVX-512 machine, `--isa avx2` (our kernels capped by QPLUGIN_ISA,
 torch's by ATEN_CPU_CAPABILITY) and then uncapped with --also-avx2 (our AVX2 path and its floor timed in
@@ -13,11 +13,14 @@ table per family:
 both ratios (ours / torch, median rounds) side by side, and how each side's time changed from AVX2 to
 AVX-512. Issue 13's test: the AVX2 ratio within 10% of the AVX-512 one, or, where it is not, the row's
 AVX2 floor (bench_rows/_floor.cpp) already above that target, or our AVX2 path as close to its floor
-as the AVX-512 path is to its own (`verdict`). The section is labelled with
-the CPU (`--label`), so runs on other CPUs keep their own sections in docs/benchmarks.md.
-Options it does not know (--threads, --clock, --cpu, ...) go to both bench_ops.py runs; with --threads 1,
-`--cpu N` pins both to one CPU, so the two processes differ only in the kernel path, not in which vCPU
-of a shared machine they happened to land on.
+as the AVX-512 path is to its own (`verdict`); beside it the same test with our two paths from the
+AVX-512 run alone (`verdict1`), and per family the geometric means of both (`families`). The section
+is labelled with the CPU (`--label`), so runs on other CPUs keep their own sections in docs/benchmarks.md.
+Options it does not know (--threads, --clock, --cpu, --warm, ...) go to both bench_ops.py runs; with
+--threads 1, `--cpu N` pins both to one CPU, so the two processes differ only in the kernel path, not in
+which vCPU of a shared machine they happened to land on; `--warm` starts each sample with an untimed
+call, so a sample does not time the first call after whichever op ran before it (the two runs time
+different sets of functions, so their samples start after different neighbours).
 """
 import argparse
 import json
