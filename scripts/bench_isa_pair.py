@@ -96,14 +96,16 @@ def verdict1(r2, r5):
     the process, its buffers and its cache history (whole runs of ours were 1.5-3x slower in the
     AVX2 process than our AVX2 path in the AVX-512 one, torch's time the same in both: Zen 4,
     adaptive_avg_pool3d 2x7x7 NDHWC). 'floor': the AVX2 floor (same process) over our AVX-512 time
-    above 1.1x torch's time ratio; 'width' as in `verdict`. Returns (verdict, that ratio) or
-    (None, None) without the one-process times."""
-    if not in_process(r5):
+    above 1.1x torch's time ratio; 'width' as in `verdict` (a row without a floor: 'yes' or 'no').
+    Returns (verdict, that ratio) or (None, None) without our AVX2 time from the AVX-512 run."""
+    if not r5.get("ours_avx2"):
         return None, None
     t = r2["torch"] / r5["torch"]
     x = r5["ours_avx2"] / r5["ours"] / t
     if x <= 1.1:
         return "yes", x
+    if not in_process(r5):  # a row without a floor: only 'yes' or 'no'
+        return "no", x
     if r5["floor_avx2"] / r5["ours"] > 1.1 * t and r5["ours_avx2"] >= 0.95 * r5["floor_avx2"]:
         return "floor", x
     if r5.get("floor") and r5["ours_avx2"] / r5["floor_avx2"] <= 1.1 * r5["ours"] / r5["floor"]:
@@ -146,7 +148,7 @@ def table(a2, a5):
         fl = (f"{f2:.3f} | " if f2 is not None else "- | ") + (f"{w2:.2f} | " if w2 is not None else "- | ") \
             + (f"{r5['ours'] / r5['floor']:.2f}" if r5.get("floor") else "-")
         # Ours on both paths: one process when the AVX-512 run timed the AVX2 path too.
-        o2 = r5["ours_avx2"] if in_process(r5) else r2["ours"]
+        o2 = r5["ours_avx2"] if r5.get("ours_avx2") else r2["ours"]
         per.setdefault(r2["family"], []).append((v, q2 / q5, o2 / r5["ours"], v1, x1))
         out.setdefault(r2["family"], []).append(
             f"| {r2['op']} | {r2['shape']} | {r2['threads']} | **{q2:.3f}** | **{q5:.3f}** | {q2 / q5:.2f} | {v} "
@@ -242,7 +244,7 @@ def main():
     args, passthrough = ap.parse_known_args()
     if args.files:
         a2, a5 = (json.loads(Path(f).read_text()) for f in args.files)
-        cmd = a2["cmd"] + "  /  " + a5["cmd"]
+        cmd = a2["cmd"] if a2["cmd"] == a5["cmd"] else a2["cmd"] + "  /  " + a5["cmd"]  # (--save writes one)
     else:
         # One family at a time, AVX2 then AVX-512, so the two sides of a row run minutes apart, not
         # a whole sweep apart (a shared machine's speed drifts).
