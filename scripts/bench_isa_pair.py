@@ -93,9 +93,9 @@ def verdict1(r2, r5):
     """The same test with both of our paths timed in one process (the AVX-512 run's --also-avx2, on
     the same input tensors), torch's two paths from the two runs: AVX2 ratio / AVX-512 ratio =
     (ours AVX2 / ours AVX-512, one process) / (torch AVX2 / torch AVX-512). Our two times then share
-    the process, its buffers and its cache history (whole runs of ours were 1.5-3x slower in the
-    AVX2 process than our AVX2 path in the AVX-512 one, torch's time the same in both: Zen 4,
-    adaptive_avg_pool3d 2x7x7 NDHWC). 'floor': the AVX2 floor (same process) over our AVX-512 time
+    the process, its inputs and the functions timed around them (without --warm, ours in the AVX2 run
+    took 1.15-2.99x our AVX2 path's time in the AVX-512 run over the pool3d rows, torch's op 0.90-1.36x;
+    Zen 4, docs/benchmarks.md "Stop 30"). 'floor': the AVX2 floor (same process) over our AVX-512 time
     above 1.1x torch's time ratio; 'width' as in `verdict` (a row without a floor: 'yes' or 'no').
     Returns (verdict, that ratio) or (None, None) without our AVX2 time from the AVX-512 run."""
     if not r5.get("ours_avx2"):

@@ -119,7 +119,8 @@ def measure(case, rounds, target_s=0.02, avx2_case=None, warm=False):
 
 
 def avx2_cases(mod):
-    """mod's cases built on our AVX2 path (their floors compiled for AVX2), for --also-avx2."""
+    """mod's cases built on our AVX2 path, for --also-avx2's AVX2 floors (their floor kernels compiled for
+    AVX2; our AVX2 path itself runs the uncapped cases' callables under kernel_isa("avx2"))."""
     import torch_qplugin
     from bench_rows import _floor
 
