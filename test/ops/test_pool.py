@@ -37,6 +37,35 @@ def _real(qx):
     return (qx.int_repr().numpy().astype(np.int64) - qx.q_zero_point()) * qx.q_scale()
 
 
+def _extremes_and_random(shape, dtype, seed):
+    """Integer data of shape at the type's minimum, at its maximum, and random (seeded)."""
+    lo, hi = ref.QRANGE[dtype]
+    g = torch.Generator().manual_seed(seed)
+    datas = [torch.full(shape, v, dtype=ref.INT_DTYPE[dtype]) for v in (lo, hi)]
+    datas.append(torch.randint(lo, hi + 1, shape, dtype=ref.INT_DTYPE[dtype], generator=g))
+    return datas
+
+
+def _assert_equal_scalar_path(calls, qx):
+    """Each call's output on the running path equals the scalar path's."""
+    for f in calls:
+        out = f(qx)
+        with torch_qplugin.kernel_isa("scalar"):
+            assert torch.equal(out.int_repr(), f(qx).int_repr())
+
+
+def _check_nhwc_avg(shape, dtype, seed, calls, adaptive):
+    """On channels_last data of shape at the type's extremes and random: every call equals the scalar
+    path, and adaptive_avg_pool2d to size `adaptive` is within a step of the float64 reference."""
+    for data in _extremes_and_random(shape, dtype, seed):
+        qx = torch._make_per_tensor_quantized_tensor(data, 0.05, ZP[dtype]).contiguous(
+            memory_format=torch.channels_last)
+        _assert_equal_scalar_path(calls, qx)
+        expected = ref.requantize_ref(ref.adaptive_avg_pool2d_ref(_real(qx), adaptive), qx.q_scale(),
+                                      qx.q_zero_point(), dtype)
+        ref.assert_within_steps(q.adaptive_avg_pool2d(qx, list(adaptive)), expected, 1, f"adaptive {adaptive}")
+
+
 def _assert_same_meta(out, qx):
     assert out.q_scale() == qx.q_scale() and out.q_zero_point() == qx.q_zero_point()
     assert out.dtype == qx.dtype
@@ -186,23 +215,9 @@ def test_avg_nhwc_many_taps_equal_scalar_path(isa, dtype, channels):
     # vectors and scalars: 120 takes every step on AVX2 and all but the last on AVX-512), at the
     # type's extremes and on random bytes: equal to the scalar path and within 1 step of the
     # float64 reference.
-    lo, hi = ref.QRANGE[dtype]
-    g = torch.Generator().manual_seed(5)
-    shape = (2, channels, 23, 29)
-    datas = [torch.full(shape, v, dtype=ref.INT_DTYPE[dtype]) for v in (lo, hi)]
-    datas.append(torch.randint(lo, hi + 1, shape, dtype=ref.INT_DTYPE[dtype], generator=g))
-    for data in datas:
-        qx = torch._make_per_tensor_quantized_tensor(data, 0.05, ZP[dtype]).contiguous(
-            memory_format=torch.channels_last)
-        calls = [lambda t: q.adaptive_avg_pool2d(t, [1, 1]), lambda t: q.adaptive_avg_pool2d(t, [2, 3]),
-                 lambda t: q.avg_pool2d(t, [17, 19], [3, 5], [2, 1], False, True, None)]
-        for f in calls:
-            out = f(qx)
-            with torch_qplugin.kernel_isa("scalar"):
-                assert torch.equal(out.int_repr(), f(qx).int_repr())
-        expected = ref.requantize_ref(ref.adaptive_avg_pool2d_ref(_real(qx), (2, 3)), qx.q_scale(),
-                                      qx.q_zero_point(), dtype)
-        ref.assert_within_steps(calls[1](qx), expected, 1, "adaptive (2, 3)")
+    calls = [lambda t: q.adaptive_avg_pool2d(t, [1, 1]), lambda t: q.adaptive_avg_pool2d(t, [2, 3]),
+             lambda t: q.avg_pool2d(t, [17, 19], [3, 5], [2, 1], False, True, None)]
+    _check_nhwc_avg((2, channels, 23, 29), dtype, 5, calls, (2, 3))
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last"])
@@ -297,6 +312,29 @@ def test_empty_batch(layout):
     assert q.adaptive_avg_pool2d(qx, [3, 2]).shape == (0, 8, 3, 2)
     assert q.max_pool2d(_qinput((2, 0, 10, 9), torch.qint8, "contiguous"),
                         [2, 2], [2, 2], [0, 0], [1, 1], False).shape == (2, 0, 5, 4)
+
+
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
+@pytest.mark.parametrize("channels", [16, 48, 64, 96, 136])
+def test_avg_nhwc_overlapping_windows_equal_scalar_path(isa, dtype, channels):
+    # channels_last windows of >= 8 rows that overlap along W (tall 2-d windows, overlapping adaptive
+    # windows of a tall input, 3x3x3 s2 in 3-d) add up per-column sums shared by neighbouring windows,
+    # in blocks of 4 / 2 / 1 16-bit registers (16 .. 136 channels: every block width and a channel
+    # tail on both vector paths); shorter windows (3x3 s1 / s2) take the tap loop. At the type's
+    # extremes and on random bytes: equal to the scalar path, and to the float64 reference within
+    # a step.
+    calls = [lambda t: q.avg_pool2d(t, [3, 3], [1, 1], [1, 1], False, True, None),
+             lambda t: q.avg_pool2d(t, [3, 3], [2, 2], [1, 1], False, False, None),
+             lambda t: q.avg_pool2d(t, [2, 4], [1, 3], [0, 1], True, True, None),
+             lambda t: q.adaptive_avg_pool2d(t, [4, 5]),
+             lambda t: q.avg_pool2d(t, [9, 3], [1, 2], [4, 1], False, True, None),
+             lambda t: q.adaptive_avg_pool2d(t, [1, 5])]
+    _check_nhwc_avg((2, channels, 11, 13), dtype, 7, calls, (4, 5))
+    for data in _extremes_and_random((1, channels, 5, 7, 9), dtype, 8):
+        qx3 = torch._make_per_tensor_quantized_tensor(data, 0.05, ZP[dtype]).contiguous(
+            memory_format=torch.channels_last_3d)
+        _assert_equal_scalar_path([lambda t: q.avg_pool3d(t, [3, 3, 3], [2, 2, 2], [1, 1, 1], False, True, None)],
+                                  qx3)
 
 
 def test_bench_shapes_match_torch(isa):
