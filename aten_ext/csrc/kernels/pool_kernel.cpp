@@ -824,6 +824,7 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
       }
     }
 #endif
+    if (c_px == ce) continue;  // (every channel done above: no per-window set-up)
     for (int64_t ow = 0; ow < g.OW; ++ow) {
       const int64_t w0 = g.ws[ow], w1 = g.we[ow];
       const int64_t pidx = r * g.OW + ow;
