@@ -293,6 +293,40 @@ def test_avg_nchw_even_windows_equal_scalar_path(isa, dtype):
                     (w, k, s, p, cm, cip, dov)
 
 
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
+def test_avg_nchw_stride2_16bit_column_sums_equal_scalar_path(isa, dtype):
+    # NCHW stride-2 windows of <= 128 rows keep their column sums in 16 bits and add a window's
+    # columns by PMADDWD, a pair of taps against (1, 1), a lone first odd or last even tap against
+    # (0, 1) / (1, 0). Windows of 128 rows at the type's extremes (128 * 255 is the largest sum a
+    # signed 16-bit lane holds) and of 129 (widened to int32 instead), windows of 1-6 columns with
+    # pads that make the first tap odd or even, widths of one to several vectors (the last one
+    # overlapping) and past the masked AVX-512 run, 2-d and 3-d.
+    lo, hi = ref.QRANGE[dtype]
+    cfgs = [  # kernel (h, w), pad (h, w)
+        ((128, 2), (0, 0)), ((129, 2), (0, 0)), ((128, 3), (0, 1)), ((64, 4), (0, 1)), ((42, 5), (0, 2)),
+        ((129, 3), (0, 1)), ((2, 3), (1, 0)), ((3, 2), (1, 1)), ((1, 6), (0, 3)), ((1, 1), (0, 0)),
+    ]
+    for w in (32, 33, 34, 63, 64, 66, 130, 70):
+        shape = (1, 2, 130, w)
+        for data in _extremes_and_random(shape, dtype, w):
+            qx = torch._make_per_tensor_quantized_tensor(data, 0.03, 2)
+            for (kh, kw), (ph, pw) in cfgs:
+                args = ([kh, kw], [1, 2], [ph, pw], False, ph == 0, None)
+                got = q.avg_pool2d(qx, *args).int_repr()
+                with torch_qplugin.kernel_isa("scalar"):
+                    exp = q.avg_pool2d(qx, *args).int_repr()
+                assert torch.equal(got, exp), (w, kh, kw, ph, pw)
+                # torch's NCHW kernel rounds exactly like ours
+                assert torch.equal(got, F.avg_pool2d(qx, *args).int_repr()), (w, kh, kw, ph, pw)
+            x3 = qx.reshape(1, 2, 10, 13, w)
+            for k3, p3 in (([10, 12, 2], [0, 0, 0]), ([10, 13, 2], [0, 0, 0]), ([8, 10, 3], [0, 0, 1]),
+                           ([2, 2, 2], [0, 0, 0])):
+                got = q.avg_pool3d(x3, k3, [1, 1, 2], p3, False, True, None).int_repr()
+                with torch_qplugin.kernel_isa("scalar"):
+                    exp = q.avg_pool3d(x3, k3, [1, 1, 2], p3, False, True, None).int_repr()
+                assert torch.equal(got, exp), (w, k3, p3)
+
+
 def test_max_pool2d_window_without_valid_taps():
     # W = 2, kernel 2, padding 1, dilation 3: the window of output column 0 holds taps -1 and 2,
     # both outside the input; torch gives the lowest value there.

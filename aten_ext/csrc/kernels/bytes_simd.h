@@ -7,8 +7,8 @@
 //  - 8-byte group sums (PSADBW) at an explicit width (G32, and G64 on AVX-512), used by pooling;
 //  - the stride-2, 3-tap maximum of a byte row at an explicit width (Y32, X16), used by pooling;
 //  - 16-bit lanes (W16, 2 * simd::kLanes of them, simd::VI's register): bytes widened on load
-//    (load16), summed in 16 bits (or paired by simd::madd16) and folded into int32 vectors
-//    (widen_lo16 / widen_hi16 / fold16), used by the
+//    (load16), summed in 16 bits (or paired by simd::madd16), kept in int16 rows (storew /
+//    loadw) or folded into int32 vectors (widen_lo16 / widen_hi16 / fold16), used by the
 //    pooling, norm, compare and upsample kernels;
 //  - a 256-entry byte table lookup (lut_rows), used by activations and cat;
 //  - the exact sum of a run of bytes (sum_bytes: PSADBW), used by reduce and pooling;
@@ -165,6 +165,9 @@ inline simd::VI widen_hi16(W16 a) {
   return std::is_signed<T>::value ? _mm256_cvtepi16_epi32(h) : _mm256_cvtepu16_epi32(h);
 }
 #endif
+// 16-bit lanes as they lie in memory (an int16 row of sums).
+inline W16 loadw(const int16_t* p) { return simd::loadu_i(reinterpret_cast<const int32_t*>(p)); }
+inline void storew(int16_t* p, W16 v) { simd::storeu_i(reinterpret_cast<int32_t*>(p), v); }
 // lo += the first half of *w, hi += the second, as int32; *w = 0.
 template <typename T>
 inline void fold16(simd::VI* lo, simd::VI* hi, W16* w) {

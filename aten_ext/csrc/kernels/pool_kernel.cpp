@@ -432,6 +432,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
   std::vector<int32_t> off32r(std::is_same<Acc, int32_t>::value ? g.OW : 0);  // offr as int32 (int32 sums)
   std::vector<float> multr(g.OW);
   std::vector<int64_t> kr(g.OW);  // window class of each output column (requant's exact path)
+  std::vector<int16_t> vs16_buf;
   int64_t built = -1;  // row class (depth class included) offr / multr hold
   // Whole-width windows of a single output column are contiguous runs (one per slice).
   const bool runs = g.OW == 1 && g.ws[0] == 0 && g.we[0] == g.W;
@@ -477,6 +478,23 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
       }
     }
   }
+  // Stride 2: the column sums stay 16-bit (vs16) and a vector of outputs takes its windows' sums
+  // straight from them, a pair of taps (columns 2 * ow + 2m, 2m + 1) per PMADDWD against (1, 1),
+  // a lone first odd or last even tap against (0, 1) / (1, 0): no widening of the column sums and
+  // no even / odd split (simd::deinterleave_i). Windows of <= 128 rows (a sum of <= 128 * 255 is a
+  // positive int16 for PMADDWD); taller ones widen as below. One process, both forms interleaved
+  // (median of two runs, Zen 4): avg_pool2d 2x2 s2 NCHW [1,64,112,112] AVX2 185 -> 113 us, AVX-512
+  // 120 -> 103; 3x3 s2 p1 [8,64,56,56] AVX2 714 -> 479, AVX-512 483 -> 404; avg_pool3d 2x2x2 s2
+  // NCDHW [1,64,16,56,56] AVX2 644 -> 361; 3x3x3 s2 p1 AVX2 616 -> 518, AVX-512 550 -> 467.
+  // AVX-512 keeps the int32 sums for 2-wide windows on rows under 4 * kLanes columns (its two
+  // 32-column vectors overlap on a 56-column row): 2x2 s2 [8,64,56,56] 299 -> 320 us with vs16.
+  [[maybe_unused]] int16_t* vs16 = nullptr;
+#if defined(QPLUGIN_ISA_AVX512)
+  const bool use16 = hv_s == 2 && (hv_kw >= 3 || g.W >= 4 * simd::kLanes);
+#else
+  const bool use16 = hv_s == 2;
+#endif
+  if (use16) vs16 = aligned64(vs16_buf, g.W + 64);  // (zeros past W: the loads below reach one column past it)
 #endif
   for (int64_t p = 0; p < planes; ++p) {
     const T* ip = in + p * g.D * slice;
@@ -500,6 +518,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
       }
       for (int64_t oh = 0; oh < g.OH; ++oh) {
         const int64_t win_rows = (dw.d1 - dw.d0) * (g.he[oh] - g.hs[oh]);
+        [[maybe_unused]] bool row16 = false;  // this row's column sums are vs16's
 #if QPLUGIN_SIMD
         if constexpr (sizeof(T) == 1) {
           if (groups8) {
@@ -626,9 +645,31 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
               storeu_i(vs + w[v] + kLanes, hi[v]);
             }
           };
-          // (Short windows, e.g. avg_pool2d 3x3, keep int32 lanes: the fold's widening costs more
-          // than the adds it saves; AVX-512 3x3 s2 [1,64,112,112] 350 -> 430 us with 16 bits.)
-          if (win_rows >= 8 && g.W >= 2 * kLanes) {
+          // Stride 2, windows of <= 128 rows: the 16-bit column sums stored as they are (vs16, above).
+          auto sums16_keep = [&](auto at, int64_t pb, auto nv) {
+            constexpr int kV = decltype(nv)::value;
+            int64_t w[kV];
+            bytes::W16 a[kV];
+            for (int v = 0; v < kV; ++v) {
+              w[v] = at(pb + v);
+              a[v] = bytes::zero16();
+            }
+            for (int64_t d = dw.d0; d < dw.d1; ++d) {
+              for (int64_t h = hs; h < he; ++h) {
+                const T* src = ip + d * slice + h * g.W;
+                for (int v = 0; v < kV; ++v) a[v] = bytes::add16(a[v], bytes::load16(src + w[v]));
+              }
+            }
+            for (int v = 0; v < kV; ++v) bytes::storew(vs16 + w[v], a[v]);
+          };
+          // (Other short windows, e.g. avg_pool2d 3x3 s1, keep int32 lanes: the fold's widening
+          // costs more than the adds it saves; AVX-512 3x3 s2 [1,64,112,112] 350 -> 430 us with
+          // 16 bits folded to int32, before vs16.)
+          if (vs16 != nullptr && win_rows <= 128 && g.W >= 2 * kLanes) {
+            passes(2 * kLanes, sums16_keep);
+            row16 = true;
+            w0 = g.W;
+          } else if (win_rows >= 8 && g.W >= 2 * kLanes) {
             passes(2 * kLanes, sums16_pass);
             w0 = g.W;
           } else if (g.W >= kLanes) {
@@ -656,6 +697,12 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
             return static_cast<Acc>(t);
           }
           Acc t = 0;
+#if QPLUGIN_SIMD
+          if (row16) {
+            for (int64_t w = g.ws[ow]; w < g.we[ow]; ++w) t += vs16[w];
+            return t;
+          }
+#endif
           for (int64_t w = g.ws[ow]; w < g.we[ow]; ++w) t += vs[w];
           return t;
         };
@@ -683,6 +730,15 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
               const int64_t m0 = r0 >= 0 ? r0 / 2 : -((1 - r0) / 2);  // floor(r0 / 2)
               auto sums = [&](int64_t ow0) {  // the window sums of outputs ow0 .. ow0 + kLanes - 1
                 VI t = set1_i(0);
+                if (row16) {
+                  // lane k: the pair at columns 2 * (ow0 + k) + 2m, + 1 (the loads reach at most
+                  // one column past W, a zero of vs16's padding, weighted 0)
+                  for (int64_t m = m0; 2 * m <= r1; ++m) {
+                    const int32_t we = 2 * m >= r0 ? 1 : 0, wo = 2 * m + 1 <= r1 ? 1 : 0;
+                    t = add_i(t, madd16(bytes::loadw(vs16 + 2 * ow0 + 2 * m), set1_i(we | (wo << 16))));
+                  }
+                  return t;
+                }
                 if (hv_s == 1) {
                   for (int64_t r = r0; r <= r1; ++r) t = add_i(t, loadu_i(vs + ow0 + r));
                 } else {
