@@ -494,7 +494,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
 #else
   const bool use16 = hv_s == 2;
 #endif
-  if (use16) vs16 = aligned64(vs16_buf, g.W + 64);  // (zeros past W: the last outputs' loads read past it)
+  if (use16) vs16 = aligned64(vs16_buf, g.W + 64);  // (zeros past W: the loads below reach one column past it)
 #endif
   for (int64_t p = 0; p < planes; ++p) {
     const T* ip = in + p * g.D * slice;
@@ -617,8 +617,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
             for (int v = 0; v < kV; ++v) storeu_i(vs + w[v], a[v]);
           };
           // 16-bit column sums (2 * kLanes columns a register, folded into int32 every 256 rows):
-          // half the widening loads and adds of int32 lanes. A row16 row (stride 2, <= 128 rows,
-          // vs16 above) stores them as they are.
+          // half the widening loads and adds of int32 lanes.
           auto sums16_pass = [&](auto at, int64_t pb, auto nv) {
             constexpr int kV = decltype(nv)::value;
             int64_t w[kV];
@@ -641,21 +640,34 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
               }
             }
             for (int v = 0; v < kV; ++v) {
-              if (row16) {
-                bytes::storew(vs16 + w[v], a[v]);
-                continue;
-              }
               bytes::fold16<T>(&lo[v], &hi[v], &a[v]);
               storeu_i(vs + w[v], lo[v]);
               storeu_i(vs + w[v] + kLanes, hi[v]);
             }
           };
+          // Stride 2, windows of <= 128 rows: the 16-bit column sums stored as they are (vs16, above).
+          auto sums16_keep = [&](auto at, int64_t pb, auto nv) {
+            constexpr int kV = decltype(nv)::value;
+            int64_t w[kV];
+            bytes::W16 a[kV];
+            for (int v = 0; v < kV; ++v) {
+              w[v] = at(pb + v);
+              a[v] = bytes::zero16();
+            }
+            for (int64_t d = dw.d0; d < dw.d1; ++d) {
+              for (int64_t h = hs; h < he; ++h) {
+                const T* src = ip + d * slice + h * g.W;
+                for (int v = 0; v < kV; ++v) a[v] = bytes::add16(a[v], bytes::load16(src + w[v]));
+              }
+            }
+            for (int v = 0; v < kV; ++v) bytes::storew(vs16 + w[v], a[v]);
+          };
           // (Other short windows, e.g. avg_pool2d 3x3 s1, keep int32 lanes: the fold's widening
           // costs more than the adds it saves; AVX-512 3x3 s2 [1,64,112,112] 350 -> 430 us with
           // 16 bits folded to int32, before vs16.)
           if (vs16 != nullptr && win_rows <= 128 && g.W >= 2 * kLanes) {
+            passes(2 * kLanes, sums16_keep);
             row16 = true;
-            passes(2 * kLanes, sums16_pass);
             w0 = g.W;
           } else if (win_rows >= 8 && g.W >= 2 * kLanes) {
             passes(2 * kLanes, sums16_pass);
@@ -719,11 +731,11 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
               auto sums = [&](int64_t ow0) {  // the window sums of outputs ow0 .. ow0 + kLanes - 1
                 VI t = set1_i(0);
                 if (row16) {
-                  // lane k: the pair at columns 2 * (ow0 + k) + 2m, + 1 (a stored lane reads at most
+                  // lane k: the pair at columns 2 * (ow0 + k) + 2m, + 1 (the loads reach at most
                   // one column past W, a zero of vs16's padding, weighted 0)
                   for (int64_t m = m0; 2 * m <= r1; ++m) {
-                    const int32_t w_even = 2 * m >= r0 ? 1 : 0, w_odd = 2 * m + 1 <= r1 ? 1 : 0;
-                    t = add_i(t, madd16(bytes::loadw(vs16 + 2 * ow0 + 2 * m), set1_i(w_even | (w_odd << 16))));
+                    const int32_t we = 2 * m >= r0 ? 1 : 0, wo = 2 * m + 1 <= r1 ? 1 : 0;
+                    t = add_i(t, madd16(bytes::loadw(vs16 + 2 * ow0 + 2 * m), set1_i(we | (wo << 16))));
                   }
                   return t;
                 }
