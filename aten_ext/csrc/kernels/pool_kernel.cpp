@@ -494,7 +494,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
 #else
   const bool use16 = hv_s == 2;
 #endif
-  if (use16) vs16 = aligned64(vs16_buf, g.W + 64);  // (zeros past W: the loads below reach one column past it)
+  if (use16) vs16 = aligned64(vs16_buf, g.W + 64);  // (zeros past W: the last outputs' loads read past it)
 #endif
   for (int64_t p = 0; p < planes; ++p) {
     const T* ip = in + p * g.D * slice;
@@ -646,6 +646,9 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
             }
           };
           // Stride 2, windows of <= 128 rows: the 16-bit column sums stored as they are (vs16, above).
+          // Its own loop, not sums16_pass with a flag: the fold's int32 registers (12 of AVX2's 16
+          // with a[4]) stay live through the row loop there, and the spills made AVX2 avg_pool3d
+          // 2x2x2 NCDHW [1,64,16,56,56] 363 -> 952 us.
           auto sums16_keep = [&](auto at, int64_t pb, auto nv) {
             constexpr int kV = decltype(nv)::value;
             int64_t w[kV];
@@ -731,11 +734,11 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
               auto sums = [&](int64_t ow0) {  // the window sums of outputs ow0 .. ow0 + kLanes - 1
                 VI t = set1_i(0);
                 if (row16) {
-                  // lane k: the pair at columns 2 * (ow0 + k) + 2m, + 1 (the loads reach at most
+                  // lane k: the pair at columns 2 * (ow0 + k) + 2m, + 1 (a stored lane reads at most
                   // one column past W, a zero of vs16's padding, weighted 0)
                   for (int64_t m = m0; 2 * m <= r1; ++m) {
-                    const int32_t we = 2 * m >= r0 ? 1 : 0, wo = 2 * m + 1 <= r1 ? 1 : 0;
-                    t = add_i(t, madd16(bytes::loadw(vs16 + 2 * ow0 + 2 * m), set1_i(we | (wo << 16))));
+                    const int32_t w_even = 2 * m >= r0 ? 1 : 0, w_odd = 2 * m + 1 <= r1 ? 1 : 0;
+                    t = add_i(t, madd16(bytes::loadw(vs16 + 2 * ow0 + 2 * m), set1_i(w_even | (w_odd << 16))));
                   }
                   return t;
                 }
