@@ -327,6 +327,40 @@ def test_avg_nchw_stride2_16bit_column_sums_equal_scalar_path(isa, dtype):
                 assert torch.equal(got, exp), (w, k3, p3)
 
 
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
+def test_avg_nchw_narrow_rows_requantize_by_slice_equal_scalar_path(isa, dtype):
+    # NCHW rows of fewer outputs than a vector (8 on AVX2, 16 on AVX-512) keep their window sums and
+    # multipliers for the whole slice and requantize it a vector at a time, the last vector ending at
+    # the slice's end; slices of fewer outputs than a vector stay scalar. Output widths 1-15 with
+    # slices above and below a vector, windows of unequal sizes (a multiplier per output), windows
+    # on whole 8-byte groups (56 -> 7, 112 -> 7) and not, avg_pool2d rows of 4 outputs, 3-d volumes
+    # of several slices, at the type's extremes and random: equal to the scalar path and, in 2-d,
+    # to torch's NCHW kernel.
+    cases = [  # shape, adaptive 2-d sizes
+        ((2, 3, 16, 56), [(7, 7), (2, 7), (1, 7), (16, 3)]),
+        ((1, 2, 24, 112), [(7, 7), (3, 14), (5, 6)]),
+        ((1, 3, 13, 50), [(7, 7), (5, 3), (9, 15), (2, 2), (13, 1)]),
+    ]
+    for shape, sizes in cases:
+        for data in _extremes_and_random(shape, dtype, shape[-1]):
+            qx = torch._make_per_tensor_quantized_tensor(data, 0.04, 7)
+            calls = [lambda t, osz=osz: q.adaptive_avg_pool2d(t, list(osz)) for osz in sizes]
+            calls.append(lambda t: q.avg_pool2d(t, [3, 5], [2, 13], [1, 2], True, False, None))
+            for f in calls:
+                got = f(qx).int_repr()
+                with torch_qplugin.kernel_isa("scalar"):
+                    assert torch.equal(got, f(qx).int_repr()), shape
+            for osz in sizes:  # torch's NCHW kernel rounds exactly like ours
+                assert torch.equal(q.adaptive_avg_pool2d(qx, list(osz)).int_repr(),
+                                   F.adaptive_avg_pool2d(qx, osz).int_repr()), (shape, osz)
+            x3 = qx.reshape(shape[0], shape[1], 2, shape[2] // 2, shape[-1]) if shape[2] % 2 == 0 else \
+                qx.reshape(shape[0], shape[1], 1, shape[2], shape[-1])
+            for osz3 in ([2, 7, 7], [1, 3, 5], [2, 2, 3]):
+                got = q.adaptive_avg_pool3d(x3, osz3).int_repr()
+                with torch_qplugin.kernel_isa("scalar"):
+                    assert torch.equal(got, q.adaptive_avg_pool3d(x3, osz3).int_repr()), (shape, osz3)
+
+
 def test_max_pool2d_window_without_valid_taps():
     # W = 2, kernel 2, padding 1, dilation 3: the window of output column 0 holds taps -1 and 2,
     # both outside the input; torch gives the lowest value there.

@@ -427,7 +427,9 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
   // (+32: the vector window sums below load past a row's last column sum, by one at stride 2 and by
   // fewer than 32 for AVX-512's masked run of 8-15 outputs; the padding stays 0, no output uses it)
   Acc* const vs = aligned64(vs_buf, g.W + 32);
-  int32_t* const d32 = aligned64(d32_buf, std::is_same<Acc, int32_t>::value ? g.OW : 0);
+  int32_t* d32 = nullptr;  // a row's window sums minus their offsets (a slice's, with defer below)
+  std::vector<float> m32_buf;
+  [[maybe_unused]] float* m32 = nullptr;  // defer: the slice's multipliers
   std::vector<int64_t> offr(g.OW);
   std::vector<int32_t> off32r(std::is_same<Acc, int32_t>::value ? g.OW : 0);  // offr as int32 (int32 sums)
   std::vector<float> multr(g.OW);
@@ -443,12 +445,17 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
   bool groups8 = false;
   std::vector<int64_t> gs_buf;
   int64_t* gs = nullptr;
+  std::vector<int64_t> g8;  // window ow's groups: [g8[2 * ow], g8[2 * ow + 1])
 #if QPLUGIN_SIMD
   if constexpr (sizeof(T) == 1) {
     // Rows of >= 32 bytes: 32- or 64-byte vectors, the last one ending at W.
     groups8 = !runs && g.W % 8 == 0 && g.W >= 32;
     for (int64_t ow = 0; ow < g.OW && groups8; ++ow) groups8 = g.ws[ow] % 8 == 0 && g.we[ow] % 8 == 0;
-    if (groups8) gs = aligned64(gs_buf, g.W / 8);
+    if (groups8) {
+      gs = aligned64(gs_buf, g.W / 8);
+      g8.resize(2 * g.OW);
+      for (int64_t ow = 0; ow < g.OW; ++ow) g8[2 * ow] = g.ws[ow] / 8, g8[2 * ow + 1] = g.we[ow] / 8;
+    }
   }
 #endif
   // Output columns [hv_a, hv_b) whose windows are whole and evenly spaced, ws = hv_s * ow - hv_p and
@@ -496,6 +503,18 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
 #endif
   if (use16) vs16 = aligned64(vs16_buf, g.W + 64);  // (zeros past W: the last outputs' loads read past it)
 #endif
+  // Rows of fewer outputs than a vector (adaptive pooling to 7x7: 7 a row) requantize a slice at a
+  // time: their window sums minus offsets (d32) and multipliers (m32) wait in slice-sized rows, and
+  // the slice's outputs, contiguous in the output, take vectors. Row by row they took the scalar
+  // requantization, a third of adaptive_avg_pool2d 7x7 NCHW [8,64,56,56]'s time.
+  [[maybe_unused]] bool defer = false;
+#if QPLUGIN_SIMD
+  if constexpr (sizeof(T) == 1 && std::is_same<Acc, int32_t>::value) {
+    defer = !runs && hv_s == 0 && g.OW < simd::kLanes && g.OH * g.OW >= simd::kLanes;
+    if (defer) m32 = aligned64(m32_buf, g.OH * g.OW);
+  }
+#endif
+  d32 = aligned64(d32_buf, std::is_same<Acc, int32_t>::value ? (defer ? g.OH * g.OW : g.OW) : 0);
   for (int64_t p = 0; p < planes; ++p) {
     const T* ip = in + p * g.D * slice;
     for (int64_t od = 0; od < g.OD; ++od) {
@@ -668,7 +687,9 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
           // (Other short windows, e.g. avg_pool2d 3x3 s1, keep int32 lanes: the fold's widening
           // costs more than the adds it saves; AVX-512 3x3 s2 [1,64,112,112] 350 -> 430 us with
           // 16 bits folded to int32, before vs16.)
-          if (vs16 != nullptr && win_rows <= 128 && g.W >= 2 * kLanes) {
+          if (groups8) {
+            // the row's sums are its 8-column groups' (gs, above): no column sums
+          } else if (vs16 != nullptr && win_rows <= 128 && g.W >= 2 * kLanes) {
             passes(2 * kLanes, sums16_keep);
             row16 = true;
             w0 = g.W;
@@ -695,7 +716,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
         auto win = [&](int64_t ow) {
           if (groups8) {
             int64_t t = 0;
-            for (int64_t j = g.ws[ow] / 8; j < g.we[ow] / 8; ++j) t += gs[j];
+            for (int64_t j = g8[2 * ow]; j < g8[2 * ow + 1]; ++j) t += gs[j];
             if (std::is_signed<T>::value) t -= 128 * win_rows * (g.we[ow] - g.ws[ow]);
             return static_cast<Acc>(t);
           }
@@ -776,6 +797,13 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
               continue;  // the row is done
             }
           }
+          if (defer) {
+            for (int64_t ow = 0; ow < g.OW; ++ow) {
+              d32[oh * g.OW + ow] = win(ow) - off32r[ow];
+              m32[oh * g.OW + ow] = mult[ow];
+            }
+            continue;  // requantized with the slice's other rows
+          }
 #endif
           for (int64_t ow = 0; ow < g.OW; ++ow) {
             d32[ow] = win(ow) - off32r[ow];
@@ -801,6 +829,20 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
           }
         }
       }
+#if QPLUGIN_SIMD
+      if constexpr (sizeof(T) == 1 && std::is_same<Acc, int32_t>::value) {
+        if (defer) {  // the slice's outputs, the last vector ending at OH * OW (it rewrites done ones)
+          const simd::VF zadd = simd::set1_f(g.zadd), lo = simd::set1_f(g.qmin), hi = simd::set1_f(g.qmax);
+          const int64_t n = g.OH * g.OW;
+          auto put = [&](int64_t at) {
+            simd::store_q(op + at, requant_v(simd::loadu_i(d32 + at), simd::loadu_f(m32 + at), zadd, lo, hi));
+          };
+          int64_t i = 0;
+          for (; i + simd::kLanes <= n; i += simd::kLanes) put(i);
+          if (i < n) put(n - simd::kLanes);
+        }
+      }
+#endif
     }
   }
 }
