@@ -427,9 +427,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
   // (+32: the vector window sums below load past a row's last column sum, by one at stride 2 and by
   // fewer than 32 for AVX-512's masked run of 8-15 outputs; the padding stays 0, no output uses it)
   Acc* const vs = aligned64(vs_buf, g.W + 32);
-  int32_t* d32 = nullptr;  // a row's window sums minus their offsets (a slice's, with defer below)
   std::vector<float> m32_buf;
-  [[maybe_unused]] float* m32 = nullptr;  // defer: the slice's multipliers
   std::vector<int64_t> offr(g.OW);
   std::vector<int32_t> off32r(std::is_same<Acc, int32_t>::value ? g.OW : 0);  // offr as int32 (int32 sums)
   std::vector<float> multr(g.OW);
@@ -507,14 +505,15 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
   // time: their window sums minus offsets (d32) and multipliers (m32) wait in slice-sized rows, and
   // the slice's outputs, contiguous in the output, take vectors. Row by row they took the scalar
   // requantization, a third of adaptive_avg_pool2d 7x7 NCHW [8,64,56,56]'s time.
-  [[maybe_unused]] bool defer = false;
 #if QPLUGIN_SIMD
-  if constexpr (sizeof(T) == 1 && std::is_same<Acc, int32_t>::value) {
-    defer = !runs && hv_s == 0 && g.OW < simd::kLanes && g.OH * g.OW >= simd::kLanes;
-    if (defer) m32 = aligned64(m32_buf, g.OH * g.OW);
-  }
+  const bool defer = sizeof(T) == 1 && std::is_same<Acc, int32_t>::value && !runs && hv_s == 0 &&
+                     g.OW < simd::kLanes && g.OH * g.OW >= simd::kLanes;
+#else
+  constexpr bool defer = false;
 #endif
-  d32 = aligned64(d32_buf, std::is_same<Acc, int32_t>::value ? (defer ? g.OH * g.OW : g.OW) : 0);
+  [[maybe_unused]] float* const m32 = defer ? aligned64(m32_buf, g.OH * g.OW) : nullptr;  // the slice's multipliers
+  // a row's window sums minus their offsets (defer: the slice's)
+  int32_t* const d32 = aligned64(d32_buf, std::is_same<Acc, int32_t>::value ? (defer ? g.OH * g.OW : g.OW) : 0);
   for (int64_t p = 0; p < planes; ++p) {
     const T* ip = in + p * g.D * slice;
     for (int64_t od = 0; od < g.OD; ++od) {
@@ -607,7 +606,10 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
           // both forms interleaved: avg_pool3d 3x3x3 s2 p1 NCDHW [1,64,16,56,56] AVX2 689 -> 567 us,
           // AVX-512 576 -> 529; avg_pool2d 2x2 s2 NCHW [1,64,112,112] AVX2 286 -> 139, AVX-512
           // 184 -> 106 (the zero fill of the sums, now only for a scalar tail, went too).
-          auto passes = [&](int64_t width, auto pass) {
+          // (Inlined by force, these and the passes below: past a size GCC calls them out of line,
+          // reaching every captured value through memory: AVX2 avg_pool3d 2x2x2 NCDHW [4,32,8,28,28]
+          // 154 -> 362 us.)
+          auto passes = [&](int64_t width, auto pass) __attribute__((always_inline)) {
             const int64_t npos = (g.W + width - 1) / width;
             auto at = [&](int64_t i) { return std::min(i * width, g.W - width); };
             int64_t pb = 0;
@@ -619,7 +621,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
               default: break;
             }
           };
-          auto sums_pass = [&](auto at, int64_t pb, auto nv) {
+          auto sums_pass = [&](auto at, int64_t pb, auto nv) __attribute__((always_inline)) {
             constexpr int kV = decltype(nv)::value;
             int64_t w[kV];
             VI a[kV];
@@ -637,7 +639,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
           };
           // 16-bit column sums (2 * kLanes columns a register, folded into int32 every 256 rows):
           // half the widening loads and adds of int32 lanes.
-          auto sums16_pass = [&](auto at, int64_t pb, auto nv) {
+          auto sums16_pass = [&](auto at, int64_t pb, auto nv) __attribute__((always_inline)) {
             constexpr int kV = decltype(nv)::value;
             int64_t w[kV];
             bytes::W16 a[kV];
@@ -668,7 +670,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
           // Its own loop, not sums16_pass with a flag: the fold's int32 registers (12 of AVX2's 16
           // with a[4]) stay live through the row loop there, and the spills made AVX2 avg_pool3d
           // 2x2x2 NCDHW [1,64,16,56,56] 363 -> 952 us.
-          auto sums16_keep = [&](auto at, int64_t pb, auto nv) {
+          auto sums16_keep = [&](auto at, int64_t pb, auto nv) __attribute__((always_inline)) {
             constexpr int kV = decltype(nv)::value;
             int64_t w[kV];
             bytes::W16 a[kV];
