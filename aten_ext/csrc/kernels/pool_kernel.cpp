@@ -1016,21 +1016,20 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
           }
           store_sums<kW>(o + c, widened<T>([&](int u) { return sw[u]; }), offv, mv, zadd, lo, hi);
         };
-        auto blocks = [&](auto prefetch) {
-          for (; c + 8 * kLanes <= ce; c += 8 * kLanes) block(std::integral_constant<int, 4>(), prefetch);
-          for (; c + 4 * kLanes <= ce; c += 4 * kLanes) block(std::integral_constant<int, 2>(), prefetch);
+        // Blocks of 8, 4, then 2 vectors of channels through one of the block loops above.
+        auto blocks = [&](auto f) {
+          for (; c + 8 * kLanes <= ce; c += 8 * kLanes) f(std::integral_constant<int, 4>());
+          for (; c + 4 * kLanes <= ce; c += 4 * kLanes) f(std::integral_constant<int, 2>());
           // (32 channels on AVX-512, 16 on AVX2: one 16-bit register; two int32 passes over the
           // window cost AVX-512 twice AVX2's time on a 32-channel global pool)
-          for (; c + 2 * kLanes <= ce; c += 2 * kLanes) block(std::integral_constant<int, 1>(), prefetch);
+          for (; c + 2 * kLanes <= ce; c += 2 * kLanes) f(std::integral_constant<int, 1>());
         };
         if (w1 - w0 < 8 && (dw.d1 - dw.d0) * (h1 - h0) * (w1 - w0) <= 256) {
-          for (; c + 8 * kLanes <= ce; c += 8 * kLanes) block_short(std::integral_constant<int, 4>());
-          for (; c + 4 * kLanes <= ce; c += 4 * kLanes) block_short(std::integral_constant<int, 2>());
-          for (; c + 2 * kLanes <= ce; c += 2 * kLanes) block_short(std::integral_constant<int, 1>());
+          blocks([&](auto width) { block_short(width); });
         } else if (w1 - w0 >= 8 && w1 - w0 < g.W) {  // (whole rows: the window is one run, streamed already)
-          blocks(std::true_type());
+          blocks([&](auto width) { block(width, std::true_type()); });
         } else {
-          blocks(std::false_type());
+          blocks([&](auto width) { block(width, std::false_type()); });
         }
         for (; c + kLanes <= ce; c += kLanes) {
           VI a0 = set1_i(0);
