@@ -3,7 +3,7 @@
     pip install --no-build-isolation .        # regular install
     pip install --no-build-isolation -e .     # editable: library built into ./torch_qplugin/lib
 
-Environment knobs: QPLUGIN_BUILD_DIR (CMake build dir, default build/cmake-<config>),
+Environment knobs: QPLUGIN_BUILD_DIR (CMake build dir, default build/cmake-<config>-torch<version>),
 QPLUGIN_BUILD_TYPE (Release | Debug | RelWithDebInfo), MAX_JOBS (parallel compile jobs).
 """
 import os
@@ -16,7 +16,10 @@ from setuptools import Extension, find_packages, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
-TORCH_PIN = "2.13.0"
+# The torch releases the suite passes on (CPU and CUDA wheels alike). A range, never a pin:
+# installing torch_qplugin must not change the user's torch. The library is built against the
+# torch installed at build time (--no-build-isolation) and records it (_build_info.py).
+TORCH_REQUIREMENT = "torch>=2.13,<2.16"
 
 
 class CMakeExtension(Extension):
@@ -40,16 +43,19 @@ class CMakeBuild(build_ext):
 
     def build_extension(self, ext):
         import torch
-        import torch.utils
 
         lib_path = Path(self.get_ext_fullpath(ext.name)).resolve()
         pkg_dir = lib_path.parent.parent  # .../torch_qplugin
         build_type = os.environ.get("QPLUGIN_BUILD_TYPE", "Release")
-        build_dir = Path(os.environ.get("QPLUGIN_BUILD_DIR", ROOT / "build" / f"cmake-{build_type.lower()}"))
+        # One build directory per configuration and torch release: switching torch never reuses
+        # objects compiled against another torch's headers.
+        torch_mmp = torch.__version__.split("+")[0]
+        default_dir = ROOT / "build" / f"cmake-{build_type.lower()}-torch{torch_mmp}"
+        build_dir = Path(os.environ.get("QPLUGIN_BUILD_DIR", default_dir))
         build_dir.mkdir(parents=True, exist_ok=True)
         cfg = [
             f"-DCMAKE_BUILD_TYPE={build_type}",
-            f"-DCMAKE_PREFIX_PATH={torch.utils.cmake_prefix_path}",
+            f"-DQPLUGIN_TORCH_DIR={Path(torch.__file__).parent}",
             f"-DQPLUGIN_PY_OUT={pkg_dir}",
             f"-DQPLUGIN_TORCH_VERSION={torch.__version__}",
             f"-DPython_EXECUTABLE={sys.executable}",
@@ -79,7 +85,7 @@ setup(
     package_data={"torch_qplugin": ["lib/*.so", "_build_info.py"]},
     ext_modules=[CMakeExtension("torch_qplugin.lib.torch_qplugin")],
     cmdclass={"build_ext": CMakeBuild},
-    install_requires=[f"torch=={TORCH_PIN}"],
+    install_requires=[TORCH_REQUIREMENT],
     extras_require={"progress": ["tqdm"], "test": ["pytest", "expecttest", "hypothesis"]},
     python_requires=">=3.9",
     zip_safe=False,

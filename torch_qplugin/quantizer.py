@@ -10,7 +10,8 @@ Arguments are checked by the plain ops themselves (qplugin::plain_quantize_per_t
 plain_dequantize_per_channel), so a bad scale, zero point or dtype gets the ops' own message.
 """
 import torch
-from torch._library import opaque_object as _opaque
+
+from ._torch_api import register_constant_type
 
 _q = torch.ops.qplugin
 
@@ -117,6 +118,5 @@ def quantize(x, quantizer):
 
 # torch.compile: a per-tensor quantizer is a constant (guarded by ==), so that dynamo can read a
 # QTensor's .quantizer and its scale / zero point inside a graph (qtensor.py, docs/deploy.md).
-_opaque.register_opaque_type(PerTensorAffine, typ="value", members={
-    "scale": _opaque.MemberType.USE_REAL, "zero_point": _opaque.MemberType.USE_REAL,
-    "dtype": _opaque.MemberType.USE_REAL, "qscheme": _opaque.MemberType.USE_REAL})
+register_constant_type(PerTensorAffine, {"scale": "real", "zero_point": "real", "dtype": "real",
+                                          "qscheme": "real"})

@@ -1,0 +1,35 @@
+"""The one place torch_qplugin bridges torch's Python API across the releases it supports (2.13-2.15).
+
+Each helper uses torch's newer API where the running torch has it and the older one where not,
+so that no other module checks a torch version or catches a deprecation:
+
+- opaque types for torch.compile: ``register_custom_class(cls, typ="constant")`` (torch >= 2.14)
+  or ``register_opaque_type(cls, typ="value")`` (2.13, where the newer names do not exist);
+- ``TORCHSCRIPT_DEPRECATION``: the messages torch's TorchScript entry points warn with (a
+  DeprecationWarning in 2.13, a FutureWarning from 2.14), as warnings-filter regexes, for the
+  places that script on a user's behalf and for the test suite's filters.
+"""
+import warnings
+
+from torch._library import opaque_object as _opaque
+
+# `torch.jit.script` / trace / save / load / script_method / ... "is deprecated. Please switch to
+# ..." -- matched by message, whatever the warning's category.
+TORCHSCRIPT_DEPRECATION = r"`torch\.jit\.\w+` is deprecated"
+
+
+def register_constant_type(cls, members):
+    """Registers ``cls`` as an opaque constant type (dynamo guards it by ``==`` and bakes it into
+    the graph); ``members`` maps attribute names to "real" (evaluated on the real object)."""
+    kinds = {name: _opaque.MemberType.USE_REAL for name, how in members.items() if how == "real"}
+    if len(kinds) != len(members):
+        raise ValueError(f"register_constant_type: members must all be 'real', got {members}")
+    if hasattr(_opaque, "register_custom_class"):
+        _opaque.register_custom_class(cls, typ="constant", members=kinds)
+    else:
+        _opaque.register_opaque_type(cls, typ="value", members=kinds)
+
+
+def ignore_torchscript_deprecation():
+    """A ``warnings.catch_warnings()`` block's filter for torch's TorchScript deprecation only."""
+    warnings.filterwarnings("ignore", message=TORCHSCRIPT_DEPRECATION)
