@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# README's main command: sets up (installs torch==2.13.0 and the build deps, builds torch_qplugin)
-# and runs the end-to-end demo.
+# README's main command: sets up (keeps an installed torch 2.13-2.15, else installs torch==2.13.0;
+# the build deps; builds torch_qplugin) and runs the end-to-end demo.
 #   bash examples/run_demo.sh [demo.py options, e.g. --threads 2 --out /tmp/demo]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -1,11 +1,26 @@
 #!/usr/bin/env bash
-# Installs what the build and tests need, then builds torch_qplugin in place
-# (editable). torch is pinned: a looser spec would pull a multi-GB CUDA build.
+# Installs what the build and tests need into the current Python, then builds torch_qplugin in
+# place (editable). A torch already installed in the supported range (2.13-2.15, CPU or CUDA
+# wheel) is kept: setting up never changes the user's torch. Without one, QPLUGIN_TORCH names the
+# release to install (default 2.13.0, the CPU wheel); never a bare `torch`, which would pull a
+# multi-GB CUDA build of whatever is newest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python -m pip install -q --disable-pip-version-check "torch==2.13.0" numpy pytest expecttest hypothesis "setuptools>=64" wheel \
+PIP=(python -m pip install -q --disable-pip-version-check)
+if python - <<'PY' 2>/dev/null
+import sys
+import torch
+release = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+sys.exit(0 if (2, 13) <= release < (2, 16) else 1)
+PY
+then
+  echo "setup_env: keeping the installed torch $(python -c 'import torch; print(torch.__version__)')"
+else
+  "${PIP[@]}" "torch==${QPLUGIN_TORCH:-2.13.0}"
+fi
+"${PIP[@]}" numpy pytest expecttest hypothesis "setuptools>=64" wheel \
   scikit-learn tqdm matplotlib  # the demo (and its end-to-end test): digits data, progress bars, chart
-command -v cmake >/dev/null 2>&1 || python -m pip install -q --disable-pip-version-check "cmake>=3.18"
-command -v ninja >/dev/null 2>&1 || python -m pip install -q --disable-pip-version-check ninja
-python -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps -e .
+command -v cmake >/dev/null 2>&1 || "${PIP[@]}" "cmake>=3.18"
+command -v ninja >/dev/null 2>&1 || "${PIP[@]}" ninja
+"${PIP[@]}" --no-build-isolation --no-deps -e .
 python -m torch_qplugin

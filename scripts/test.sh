@@ -47,8 +47,8 @@ install_torch() {  # venv python, version
   cat "$log" >&2; rm -f "$log"; return 1
 }
 
-run_one() {  # version, pytest args...
-  local v="$1"; shift
+prepare() {  # version: venv with torch and the test deps, wheel built against it and installed
+  local v="$1"
   local venv="$VENV_PREFIX-$v" dist="$ROOT/build/dist-torch$v"
   echo "== torch $v: test venv $venv"
   "$PY" -m venv --clear "$venv"
@@ -61,12 +61,15 @@ run_one() {  # version, pytest args...
   command -v ninja >/dev/null 2>&1 || "$vpy" -m pip install -q ninja
   "$vpy" -c "import torch, sys; v = torch.__version__.split('+')[0]; sys.exit(0 if v == '$v' else \
     f'scripts/test.sh: asked for torch $v, the venv has {torch.__version__}')"
-
   echo "== torch $v: wheel"
   rm -rf "$dist"
   "$vpy" -m pip wheel -q --no-build-isolation --no-deps . -w "$dist"
   "$vpy" -m pip install -q --no-deps "$dist"/torch_qplugin-*.whl
+}
 
+run_tests() {  # version, pytest args...
+  local v="$1"; shift
+  local vpy="$VENV_PREFIX-$v/bin/python"
   echo "== torch $v: tests (installed package)"
   (cd /tmp && PYTHONSAFEPATH=1 "$vpy" -m torch_qplugin)
   local rc=0
@@ -78,18 +81,40 @@ run_one() {  # version, pytest args...
   return "$rc"
 }
 
+# Each step runs in a subshell outside any `||`, so that `set -e` still stops a failed command
+# inside it. The next version is prepared (venv, build) in the background while the current one's
+# tests run: the suite is mostly single-threaded and the build takes the other core.
+LOGS="$ROOT/build/test-logs"
+mkdir -p "$LOGS"
 status=0
 summary=()
-for v in "${TORCH_VERSIONS[@]}"; do
+set +e
+(set -e; prepare "${TORCH_VERSIONS[0]}")
+prep_rc=$?
+for i in "${!TORCH_VERSIONS[@]}"; do
+  v="${TORCH_VERSIONS[$i]}"
+  next="${TORCH_VERSIONS[$((i + 1))]:-}"
+  if [ -n "$next" ]; then
+    (set -e; prepare "$next") >"$LOGS/prepare-$next.log" 2>&1 &
+    bg=$!
+  fi
   start=$SECONDS
-  # A subshell outside any `||`, so that `set -e` still stops a failed step inside run_one.
-  set +e
-  (set -e; run_one "$v" "$@")
-  rc=$?
-  set -e
-  summary+=("torch $v: $([ "$rc" -eq 0 ] && echo passed || echo "FAILED (exit $rc)") in $((SECONDS - start)) s")
+  if [ "$prep_rc" -eq 0 ]; then
+    (set -e; run_tests "$v" "$@")
+    rc=$?
+  else
+    echo "scripts/test.sh: setting up torch $v failed (exit $prep_rc)" >&2
+    rc=$prep_rc
+  fi
+  summary+=("torch $v: $([ "$rc" -eq 0 ] && echo passed || echo "FAILED (exit $rc)"), tests $((SECONDS - start)) s")
   [ "$rc" -eq 0 ] || status=1
+  if [ -n "$next" ]; then
+    wait "$bg"
+    prep_rc=$?
+    cat "$LOGS/prepare-$next.log"
+  fi
 done
+set -e
 echo "== summary"
 printf '   %s\n' "${summary[@]}"
 exit "$status"

@@ -34,6 +34,20 @@ def test_wrong_torch_version_is_import_error(tmp_path):
     r = _import_in(tmp_path)
     assert r.returncode != 0
     assert "ImportError: torch_qplugin was built against torch 1.13.1+cpu but torch " + torch.__version__ in r.stderr
+    assert "pip install --no-build-isolation" in r.stderr and "torch==1.13.1" in r.stderr
+    assert "undefined symbol" not in r.stderr and "failed to load" not in r.stderr  # refused before loading
+
+
+def test_same_release_other_build_loads(tmp_path):
+    """2.14.1+cpu and 2.14.1+cu130 are one release: the library links only libc10 / libtorch_cpu."""
+    dst = _copy_pkg(tmp_path)
+    info = dst / "_build_info.py"
+    release = torch.__version__.split("+")[0]
+    other = f"{release}+cu130" if "+cpu" in torch.__version__ else f"{release}+cpu"
+    info.write_text(info.read_text().replace(f'TORCH_VERSION = "{torch_qplugin._BUILT_TORCH_VERSION}"',
+                                             f'TORCH_VERSION = "{other}"'))
+    r = _import_in(tmp_path)
+    assert r.returncode == 0, r.stderr
 
 
 def test_missing_library_is_import_error(tmp_path):

@@ -78,7 +78,8 @@ def family_of(op: str) -> str:
 
 def main() -> int:
     print(f"torch_qplugin {torch_qplugin.__version__}")
-    print(f"  built against torch {_build_info.TORCH_VERSION} ({_build_info.CXX_COMPILER}, {_build_info.BUILD_TYPE})")
+    print(f"  built against torch {_build_info.TORCH_VERSION} ({_build_info.CXX_COMPILER}, "
+          f"{_build_info.CXX_STANDARD}, {_build_info.BUILD_TYPE})")
     print(f"  running torch       {torch.__version__}")
     print(f"  library             {torch_qplugin._ops.library_path()}")
     print(f"  compiled ISA paths  {', '.join(_build_info.COMPILED_ISAS)}")

@@ -11,6 +11,12 @@ _LIB_NAME = "libtorch_qplugin.so"
 _loaded = False
 
 
+def _release(version: str) -> str:
+    """major.minor.patch of a torch version string: 2.14.1+cu130 and 2.14.1+cpu are one release
+    (the library links only libc10 / libtorch_cpu, which both builds ship)."""
+    return version.split("+")[0]
+
+
 def library_path() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib", _LIB_NAME)
 
@@ -26,11 +32,15 @@ def load() -> None:
             "torch_qplugin: build info is missing (torch_qplugin/_build_info.py); the C++ library "
             "was not built. Install with `pip install --no-build-isolation -e .`"
         ) from e
-    if _build_info.TORCH_VERSION.split("+")[0] != torch.__version__.split("+")[0]:
+    built, running = _build_info.TORCH_VERSION, torch.__version__
+    if _release(built) != _release(running):
+        # Checked before the library loads: a C++ library built against another torch's headers
+        # can fail with an undefined symbol, crash, or load and compute with the wrong layout.
         raise ImportError(
-            f"torch_qplugin was built against torch {_build_info.TORCH_VERSION} but torch "
-            f"{torch.__version__} is running; rebuild it (`pip install --no-build-isolation -e .`) "
-            f"or install the matching torch"
+            f"torch_qplugin was built against torch {built} but torch {running} is running. Rebuild "
+            f"it against the running torch: `pip install --no-build-isolation --no-deps "
+            f"--force-reinstall <torch_qplugin source dir>` (or `pip install --no-build-isolation -e .` "
+            f"in a checkout), or install torch=={_release(built)}"
         )
     path = library_path()
     if not os.path.exists(path):

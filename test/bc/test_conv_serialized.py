@@ -8,7 +8,7 @@ import torch
 import torch_qplugin  # noqa: F401
 
 DIR = Path(__file__).resolve().parent.parent / "serialized"
-pytestmark = [pytest.mark.filterwarnings("ignore:`torch.jit.:DeprecationWarning"),
+pytestmark = [pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated"),
               # torch.load of quantized tensors goes through torch's own TypedStorage path
               pytest.mark.filterwarnings("ignore:TypedStorage is deprecated:UserWarning")]
 

@@ -12,7 +12,7 @@ SER = Path(__file__).resolve().parent.parent / "serialized"
 
 def _load(path):
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*is deprecated", category=DeprecationWarning)
+        warnings.filterwarnings("ignore", message=r"`torch\.jit\.\w+` is deprecated")
         return torch.jit.load(str(path))
 
 

@@ -29,7 +29,7 @@ import tv_patterns as T
 taq = pytest.importorskip("torch.ao.quantization")
 tnnq = pytest.importorskip("torch.ao.nn.quantized")
 
-pytestmark = pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated:DeprecationWarning")
+pytestmark = pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated")
 
 PKG_PARENT = pathlib.Path(torch_qplugin.__file__).resolve().parent.parent  # the torch_qplugin under test
 OURS = T.toolkit_namespace(tq, nnq.FloatFunctional)

@@ -23,7 +23,7 @@ from torch_qplugin import deploy
 # that torch.jit.script_method is deprecated (torch's code, not ours): import it here with that
 # one warning silenced, so warnings-as-errors in the tests sees only what the tests do.
 with warnings.catch_warnings():
-    warnings.filterwarnings("ignore", message="`torch.jit.script_method` is deprecated", category=DeprecationWarning)
+    warnings.filterwarnings("ignore", message=r"`torch\.jit\.\w+` is deprecated")
     import torch._inductor.compile_fx  # noqa: F401
 
 q = torch.ops.qplugin

@@ -26,7 +26,7 @@ from toolkits import QPlugin, TorchAO  # noqa: E402
 
 pytestmark = [
     # torch 2.13 deprecates TorchScript itself; scripting is what these tests exercise.
-    pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated:DeprecationWarning"),
+    pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated"),
     pytest.mark.filterwarnings(r"ignore:Please use quant_min and quant_max:UserWarning"),
 ]
 

@@ -15,12 +15,12 @@ import torch_qplugin  # noqa: F401
 
 q = torch.ops.qplugin
 # torch 2.13 deprecates TorchScript itself; these tests exercise it on purpose.
-pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.:DeprecationWarning")
+pytestmark = pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated")
 
 
 def _script(obj):
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="`torch.jit.", category=DeprecationWarning)
+        warnings.filterwarnings("ignore", message=r"`torch\.jit\.\w+` is deprecated")
         return torch.jit.script(obj)
 
 

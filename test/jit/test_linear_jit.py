@@ -27,7 +27,7 @@ class StaticDynamic(torch.nn.Module):
 
 def _script(m):
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*is deprecated", category=DeprecationWarning)
+        warnings.filterwarnings("ignore", message=r"`torch\.jit\.\w+` is deprecated")
         return torch.jit.script(m)
 
 
@@ -50,7 +50,7 @@ def test_script_save_load_fresh_process(tmp_path, per_channel):
     model = tmp_path / "m.pt"
     io = tmp_path / "io.pt"
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*is deprecated", category=DeprecationWarning)
+        warnings.filterwarnings("ignore", message=r"`torch\.jit\.\w+` is deprecated")
         torch.jit.save(sm, str(model))
     torch.save({"x": x.int_repr(), "xf": xf, "y": outs[0].int_repr(), "r": outs[1].int_repr(), "z": outs[2],
                 "w": outs[3].int_repr()}, io)
@@ -78,7 +78,7 @@ def test_load_without_plugin_fails_clearly(tmp_path):
     p = torch.ops.qplugin.linear_prepack(torch.quantize_per_tensor(torch.randn(3, 4, generator=g), 0.1, 0, torch.qint8))
     model = tmp_path / "m.pt"
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*is deprecated", category=DeprecationWarning)
+        warnings.filterwarnings("ignore", message=r"`torch\.jit\.\w+` is deprecated")
         torch.jit.save(_script(StaticDynamic(p)), str(model))
     code = f"import warnings; warnings.simplefilter('ignore'); import torch; torch.jit.load({str(model)!r})"
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

@@ -13,7 +13,7 @@ import torch_qplugin.nn.quantized.dynamic as nnqd
 import torch_qplugin.quantization as tq
 
 # TorchScript itself is deprecated in torch 2.13; its warnings are not ours
-pytestmark = pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated:DeprecationWarning")
+pytestmark = pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated")
 
 Q = torch.ops.qplugin
 

@@ -15,7 +15,7 @@ import torch_qplugin.quantization as tq
 from test_modules_jit import _load_in_fresh_process
 
 pytest.importorskip("torch.ao.quantization")
-pytestmark = pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated:DeprecationWarning")
+pytestmark = pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated")
 
 
 class Net(nn.Module):

@@ -25,7 +25,7 @@ import reference as ref  # noqa: E402
 from torch_oracle import int8_gemm_exact, seven_bit, torch_engine  # noqa: E402
 
 Q = torch.ops.qplugin
-pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.:DeprecationWarning")
+pytestmark = pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated")
 
 
 def qx(shape, scale=0.05, zp=120, lo=-4.0, hi=4.0):

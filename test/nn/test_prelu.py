@@ -93,7 +93,7 @@ class _Net(nn.Module):
         return self.dequant(self.prelu1(self.prelu(self.conv(self.quant(x)))))
 
 
-@pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated:DeprecationWarning")
+@pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated")
 def test_prelu_module_convert_script_and_save(tmp_path):
     f = _Net().eval()
     f.qconfig = tq.default_qconfig

@@ -302,7 +302,7 @@ def _setstate_fn(p: torch.classes.qplugin.EmbeddingPackedParamsBase, s: Tuple[in
 
 def _script(fn):
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*torch.jit.script.* is deprecated", category=DeprecationWarning)
+        warnings.filterwarnings("ignore", message=r"`torch\.jit\.\w+` is deprecated")
         return torch.jit.script(fn)
 
 

@@ -343,7 +343,7 @@ def _script(fn):
     # torch 2.13 deprecates torch.jit.script (DeprecationWarning); scripting is still how
     # packed params are saved, so silence only that warning, only here.
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*torch.jit.script.* is deprecated", category=DeprecationWarning)
+        warnings.filterwarnings("ignore", message=r"`torch\.jit\.\w+` is deprecated")
         return torch.jit.script(fn)
 
 

@@ -344,7 +344,7 @@ def test_to_plain_of_torch_ao_model():
     f = DigitsCNN().eval()
     f.fuse_model()
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.filterwarnings("ignore", message="torch.ao.quantization is deprecated")
         f.qconfig = taq.get_default_qconfig("x86")
         p = taq.prepare(copy.deepcopy(f))
         for b in _calib((16, 1, 8, 8)):
@@ -490,7 +490,7 @@ def test_dynamic_cells(isa):
 def _torch_ao_dynamic(model):
     taq = pytest.importorskip("torch.ao.quantization")
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.filterwarnings("ignore", message="torch.ao.quantization is deprecated")
         return taq.quantize_dynamic(copy.deepcopy(model), dtype=torch.qint8)
 
 

@@ -18,7 +18,7 @@ from torch_qplugin.quantization.observer import observer_state
 taq = pytest.importorskip("torch.ao.quantization")
 tnnq = pytest.importorskip("torch.ao.nn.quantized")
 
-pytestmark = pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated:DeprecationWarning")
+pytestmark = pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated")
 
 
 class Block(nn.Module):
