@@ -92,3 +92,33 @@ def test_kernel_isa_context_restores():
     with torch_qplugin.kernel_isa("scalar"):
         assert torch_qplugin.active_isa() == "scalar"
     assert torch_qplugin.active_isa() == before
+
+
+def _elf_needed(path):
+    """DT_NEEDED entries of a 64-bit little-endian ELF shared library (no readelf needed)."""
+    import struct
+    data = Path(path).read_bytes()
+    assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, "expected a 64-bit LE ELF file"
+    e_shoff, = struct.unpack_from("<Q", data, 0x28)
+    e_shentsize, e_shnum = struct.unpack_from("<HH", data, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", data, e_shoff + i * e_shentsize) for i in range(e_shnum)]
+    dynamic = next(s for s in sections if s[1] == 6)  # SHT_DYNAMIC
+    strtab = sections[dynamic[6]]  # sh_link: its string table
+    needed = []
+    for off in range(dynamic[4], dynamic[4] + dynamic[5], 16):
+        tag, val = struct.unpack_from("<qQ", data, off)
+        if tag == 0:
+            break
+        if tag == 1:  # DT_NEEDED
+            start = strtab[4] + val
+            needed.append(data[start:data.index(b"\0", start)].decode())
+    return needed
+
+
+def test_library_links_no_cuda_library():
+    """A CPU op library, built against a CPU or a CUDA wheel of torch alike: torch's CPU libraries
+    only, never libtorch_cuda / libc10_cuda / libcudart (nor libtorch_python)."""
+    needed = _elf_needed(torch_qplugin._ops.library_path())
+    assert "libtorch_cpu.so" in needed and "libc10.so" in needed, needed
+    bad = [n for n in needed if "cuda" in n or "nvrtc" in n or "torch_python" in n or n.startswith("libcu")]
+    assert not bad, f"libtorch_qplugin.so links {bad} (all: {needed})"

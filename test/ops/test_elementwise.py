@@ -1,4 +1,6 @@
 """add / add_relu / mul / mul_relu, add_scalar(_relu) / mul_scalar, matmul."""
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -53,7 +55,9 @@ def test_binary_vs_reference_and_torch(isa, name, dtype):
             assert r.shape == torch.broadcast_shapes(a.shape, b.shape)
             ref.assert_within_steps(r, ref.binary_ref(kind, a, b, so, zo, relu), 1, f"{name} {sa} {sb}")
             if dtype != torch.qint32:
-                t = theirs(a, b, so, zo)
+                with warnings.catch_warnings():  # torch 2.15's own broadcasting add resizes its out=
+                    warnings.filterwarnings("ignore", message="An output with one or more elements was resized")
+                    t = theirs(a, b, so, zo)
                 ref.assert_within_steps(r, t.int_repr().numpy(), 1, f"{name} vs torch {sa} {sb}")
 
 
