@@ -280,8 +280,11 @@ void check_wt(const char* op, const at::Tensor& w, const at::Tensor& w_scales, c
               int64_t groups) {
   TORCH_CHECK(w.scalar_type() == at::kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ",
               w.scalar_type());
-  TORCH_CHECK_VALUE(groups >= 1, "qplugin::", op, ": groups should be >= 1, got ", groups);
-  check_w_qparams(op, w_scales, w_zps, w.dim() >= 2 ? w.size(1) * groups : 1);
+  TORCH_CHECK_VALUE(w.dim() >= 3, "qplugin::", op,
+                    ": w should have 3 to 5 dims (in_channels, out_channels / groups, kernel...), got shape ",
+                    w.sizes());
+  check_transpose_groups(op, w.size(0), groups);
+  check_w_qparams(op, w_scales, w_zps, w.size(1) * groups);
 }
 
 at::Tensor p_conv_transpose_prepack(const at::Tensor& w, const at::Tensor& w_scales, const at::Tensor& w_zps,
