@@ -256,3 +256,15 @@ def test_conv_transpose_prepack_checks_groups_before_allocating(spatial, groups)
                                          rf"in_channels \(6, weight dim 0\), got groups {groups}"):
         q.plain_conv_transpose_prepack(w.int_repr(), torch.tensor([0.01], dtype=torch.double), torch.tensor([0]),
                                        None, [1] * spatial, [0] * spatial, [0] * spatial, [1] * spatial, groups)
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.5, 1e-45, float("nan"), float("inf")])
+def test_embedding_bag_prepack_refuses_scales_that_are_not_positive_and_finite(bad):
+    # 0, negative and 1e-45 (below float32's smallest normal: its reciprocal overflows) were accepted
+    scales = torch.tensor([0.1, bad, 0.2], dtype=torch.float)
+    zps = torch.tensor([1.0, 2.0, 3.0])
+    w = torch._make_per_channel_quantized_tensor(torch.randint(0, 255, (3, 4), dtype=torch.uint8), scales, zps, 0)
+    assert w.qscheme() == torch.per_channel_affine_float_qparams
+    with pytest.raises(ValueError, match=r"qplugin::embedding_bag_prepack: scales \(of a row\) should be a positive "
+                                         r"finite number|representable as a float32"):
+        q.embedding_bag_prepack(w)
