@@ -33,7 +33,8 @@ import zipfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEST_DIR = os.path.dirname(HERE)
 
-OK_TYPES = ("RuntimeError", "ValueError", "TypeError", "IndexError", "NotImplementedError")
+OK_TYPES = ("RuntimeError", "ValueError", "TypeError", "IndexError", "NotImplementedError",
+            "WrongKindError")  # torch_qplugin/_wrong_kind.py: a TypeError and a RuntimeError
 
 
 # ---------------------------------------------------------------------------------------------
