@@ -4,6 +4,7 @@ saved-model mutation.
 
     python scripts/fuzz.py --minutes 15 --seed 1            # ops 80 % of the time, saved files 20 %
     python scripts/fuzz.py --replay qplugin::add 123456     # re-run one case in this process
+    python scripts/fuzz.py --minutes 10 --memcap-mib 1024   # ops under an address-space cap
 
 Prints a summary (calls, results checked against test/reference.py, errors, ops never checked,
 findings; crashes inside torch's own unpickler are listed apart, as torch's) and exits 1 if
@@ -27,6 +28,9 @@ def main():
     ap.add_argument("--saved-share", type=float, default=0.2, help="share of the time for saved-model mutation")
     ap.add_argument("--replay", nargs=2, metavar=("OP", "SEED"), help="run one case here, verbosely")
     ap.add_argument("--json", help="write the summary to this file")
+    ap.add_argument("--memcap-mib", type=int, default=None, metavar="MIB",
+                    help="memory-cap mode: each op child may map MIB more than after importing torch "
+                         "(RLIMIT_AS); an allocator error is a finding (fuzzlib.py)")
     a = ap.parse_args()
     if a.replay:
         import torch_qplugin  # noqa: F401
@@ -35,10 +39,11 @@ def main():
         return 0
     t0 = time.time()
     total = a.minutes * 60
-    ops = fuzzlib.fuzz_ops(a.seed, seconds=total * (1 - a.saved_share), batch=300)
+    memcap = None if a.memcap_mib is None else a.memcap_mib << 20
+    ops = fuzzlib.fuzz_ops(a.seed, seconds=total * (1 - a.saved_share), batch=300, memcap=memcap)
     saved = fuzzlib.fuzz_saved(a.seed, seconds=total * a.saved_share)
     wall = time.time() - t0
-    summary = {"seed": a.seed, "minutes": round(wall / 60, 1), "ops": {k: v for k, v in ops.items() if k != "per_op"},
+    summary = {"seed": a.seed, "memcap_mib": a.memcap_mib, "minutes": round(wall / 60, 1), "ops": {k: v for k, v in ops.items() if k != "per_op"},
                "saved": dict(saved, torch_crashes=[{k: v for k, v in c.items() if k != "detail"}
                                                    for c in saved["torch_crashes"]])}
     print(json.dumps(summary, indent=1))

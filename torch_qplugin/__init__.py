@@ -12,6 +12,10 @@ from . import _fakes  # noqa: E402
 
 _fakes.register()
 
+from . import _wrong_kind  # noqa: E402
+
+_wrong_kind.register()
+
 from . import ops  # noqa: E402
 from ._isa import active_isa, cpu_isa, kernel_isa, set_isa  # noqa: E402
 from .quantizer import PerChannelAffine, PerTensorAffine, Quantizer, quantize  # noqa: E402

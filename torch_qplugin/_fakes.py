@@ -255,7 +255,7 @@ def register():
 
 # ---- plain linear / conv (aten_ext/csrc/cpu/plain_weights.cpp) ----
 
-_HEADER_BYTES = 128  # packed_params/plain_buffer.h kHeaderBytes
+_HEADER_BYTES = 192  # packed_params/plain_buffer.h kHeaderBytes (format version 2)
 _ALIGN = 64
 
 

@@ -15,6 +15,12 @@ and scripts/fuzz.py (long runs).
   message names a qplugin op ("qplugin::"). Anything else (a signal, a hang, another exception
   type, an error without our message, or a result that disagrees with test/reference.py on the
   ops it covers) is a failure.
+* Memory-cap mode (`memcap`): each child caps its address space (RLIMIT_AS) at what it has mapped
+  after importing torch plus `memcap` bytes, so an allocation sized by an argument that nothing
+  checked (a huge `groups` repeating a tensor, a size computed from unchecked ints) fails in the
+  allocator instead of taking the machine's memory. An allocator error is always a finding
+  (ALLOCATOR_ERRORS): the op should have refused the argument first, naming it; the ops' own
+  output-size bound (utils/checks.h check_output_size) honours the cap.
 * Saved-model mutation: torch.jit.save / torch.save of qplugin models and packed params,
   truncated, bit-flipped raw, and bit-flipped inside a zip record (data records and pickles,
   re-zipped with a correct CRC so the flip reaches the unpickler), then loaded and run in a child:
@@ -33,7 +39,16 @@ import zipfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEST_DIR = os.path.dirname(HERE)
 
-OK_TYPES = ("RuntimeError", "ValueError", "TypeError", "IndexError", "NotImplementedError")
+OK_TYPES = ("RuntimeError", "ValueError", "TypeError", "IndexError", "NotImplementedError",
+            "WrongKindError")  # torch_qplugin/_wrong_kind.py: a TypeError and a RuntimeError
+# What an allocation that reached the allocator and failed looks like (c10's DefaultCPUAllocator,
+# std::bad_alloc -> MemoryError, torch's size arithmetic): never an acceptable answer to an argument.
+ALLOCATOR_ERRORS = ("can't allocate memory", "bad_alloc", "Storage size calculation overflowed", "out of memory")
+MEMCAP = 1 << 30  # the memory-cap mode's headroom over what a child has mapped after importing torch
+
+
+def is_allocator_error(e):
+    return isinstance(e, MemoryError) or any(m in str(e) for m in ALLOCATOR_ERRORS)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -682,6 +697,12 @@ def run_case(base, overload, seed, check=True):
     import checks
     if base == "__crash__":  # the harness's own test (test_fuzz.py): die like a segfault would
         os.kill(os.getpid(), 11)
+    if base == "__alloc__":  # the harness's own test: an allocation the cap refuses (16 GiB)
+        try:
+            torch.empty(1 << 34, dtype=torch.uint8)
+        except Exception as e:
+            return "bad", f"allocator error: {type(e).__name__}: {str(e).splitlines()[0][:200]}"
+        return "unchecked", "not capped"
     gen = Gen(seed)
     schema = torch._C._get_schema(base, overload)
     try:
@@ -697,6 +718,9 @@ def run_case(base, overload, seed, check=True):
     except Exception as e:
         msg = str(e).split("\n")[0]
         tname = type(e).__name__
+        if is_allocator_error(e):
+            return "bad", (f"allocator error (an allocation sized by an unchecked argument?): {tname}: {msg[:300]} | "
+                           f"args={[describe(a) for a in args]} kwargs={kwargs}")
         if tname in OK_TYPES and "qplugin::" in str(e):
             return "error", f"{tname}: {msg[:200]}"
         return "bad", f"unexpected {tname}: {msg[:300]} | args={[describe(a) for a in args]} kwargs={kwargs}"
@@ -713,15 +737,26 @@ def run_case(base, overload, seed, check=True):
                        f"kwargs={kwargs}")
 
 
-def child_main(cases_path, progress_path):
+def mapped_bytes():
+    """This process's virtual size (the first field of /proc/self/statm, in pages)."""
+    import resource
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * resource.getpagesize()
+
+
+def child_main(cases_path, progress_path, memcap=None):
     """Runs the cases in `cases_path` (json list of [base, overload, seed]); appends one json line
     per case to `progress_path` ({"i", "status", "detail"}), flushing before each call so the
-    parent knows which case a crash hit."""
+    parent knows which case a crash hit. memcap: bytes of address space the cases may map beyond
+    what the child has mapped after importing torch (memory-cap mode)."""
     import warnings
     warnings.simplefilter("ignore")
     import torch
     import torch_qplugin  # noqa: F401
+    import checks  # noqa: F401 - imported before the cap: its imports map memory too
     torch.set_num_threads(1)
+    if memcap:
+        cap_address_space(mapped_bytes() + memcap)
     with open(cases_path) as f:
         cases = json.load(f)
     with open(progress_path, "a", buffering=1) as out:
@@ -761,15 +796,17 @@ def read_progress(lines):
     return done, last
 
 
-def run_batch(cases, timeout, workdir):
-    """Runs cases in one child. Returns (results, crash) where results maps index -> (status,
-    detail) and crash is None or (index, description) for the case the child died / hung on."""
+def run_batch(cases, timeout, workdir, memcap=None):
+    """Runs cases in one child (under an address-space cap with `memcap`: child_main). Returns
+    (results, crash) where results maps index -> (status, detail) and crash is None or (index,
+    description) for the case the child died / hung on."""
     import tempfile
     fd, cpath = tempfile.mkstemp(suffix=".json", dir=workdir)
     with os.fdopen(fd, "w") as f:
         json.dump(cases, f)
     ppath = cpath + ".progress"
-    code = f"import sys; sys.path.insert(0, {HERE!r}); import fuzzlib; fuzzlib.child_main({cpath!r}, {ppath!r})"
+    code = (f"import sys; sys.path.insert(0, {HERE!r}); import fuzzlib; "
+            f"fuzzlib.child_main({cpath!r}, {ppath!r}, {memcap!r})")
     crash = None
     try:
         r = subprocess.run([sys.executable, "-c", code], env=_child_env(), capture_output=True, text=True,
@@ -801,9 +838,10 @@ def case_seed(seed, op, k):
     return zlib.crc32(f"{seed}:{op}:{k}".encode()) & 0x7FFFFFFF
 
 
-def fuzz_ops(seed, seconds=None, rounds=None, batch=200, per_batch_timeout=120, log=print, ops=None):
+def fuzz_ops(seed, seconds=None, rounds=None, batch=200, per_batch_timeout=120, log=print, ops=None, memcap=None):
     """Every op, round-robin, with per-case seeds from `case_seed`: exactly `rounds` cases per op
     (deterministic on any machine: the CI slice), or rounds until `seconds` pass (long runs).
+    memcap: bytes of headroom for the memory-cap mode (child_main), None for no cap.
     Returns a summary dict; summary['failures'] lists confirmed findings, summary['per_op'] maps
     each op to {calls, checked} (checked: results confirmed against test/reference.py)."""
     import tempfile
@@ -839,7 +877,7 @@ def fuzz_ops(seed, seconds=None, rounds=None, batch=200, per_batch_timeout=120, 
         while pending:
             # the time limit grows with the batch (a loaded machine runs a case in seconds); a hang
             # is confirmed alone under per_batch_timeout
-            results, crash = run_batch(pending, per_batch_timeout + 4 * len(pending), workdir)
+            results, crash = run_batch(pending, per_batch_timeout + 4 * len(pending), workdir, memcap)
             summary["batches"] += 1
             count(pending, results)
             if crash is None:
@@ -853,7 +891,7 @@ def fuzz_ops(seed, seconds=None, rounds=None, batch=200, per_batch_timeout=120, 
                 break
             base, ov, s = pending[i]
             # confirm alone
-            res2, crash2 = run_batch([pending[i]], per_batch_timeout, workdir)
+            res2, crash2 = run_batch([pending[i]], per_batch_timeout, workdir, memcap)
             count([pending[i]], res2)
             if crash2 is not None:
                 summary["calls"] += 1

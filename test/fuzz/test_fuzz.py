@@ -60,7 +60,8 @@ def test_plain_ops_check_through_their_quantized_twin():
 
 
 def test_fuzz_ops_slice():
-    s = fuzzlib.fuzz_ops(SEED, rounds=ROUNDS, batch=150)
+    # under the memory cap: an allocation sized by an argument nothing checked is a finding
+    s = fuzzlib.fuzz_ops(SEED, rounds=ROUNDS, batch=150, memcap=fuzzlib.MEMCAP)
     assert not s["failures"], _report(s["failures"])
     assert s["min_calls_per_op"] >= ROUNDS
     assert s["error"] > 0 and s["checked"] > s["calls"] // 4  # invalid inputs refused, valid ones checked
@@ -90,6 +91,12 @@ def test_fuzzer_catches_a_crash_and_names_it(tmp_path, case):
         assert crash is not None  # the child raised outside the op call: reported, not swallowed
 
 
+def test_fuzzer_reports_an_allocator_error_under_the_cap(tmp_path):
+    # the memory-cap mode: a 16 GiB request fails in the child (not on the machine) and is a finding
+    results, crash = fuzzlib.run_batch([["__alloc__", "", 0]], 60, str(tmp_path), memcap=fuzzlib.MEMCAP)
+    assert crash is None and results[0][0] == "bad" and "allocator error" in results[0][1], results
+
+
 def test_crash_origin_names_qplugin_frames():
     torch_stack = ("SIGSEGV(11), PID: 1, Thread 1: \n frame #0: c10::FatalSignalHandler::fatalSignalHandler(int) + 0x2\n"
                    "frame #1: torch::jit::Object::find_method(std::string const&) const + 0x3 (0x1 in /x/torch/lib/"
@@ -117,12 +124,12 @@ def test_slow_batches_are_resumed_not_failed(tmp_path, monkeypatch):
     real = fuzzlib.run_batch
     calls = []
 
-    def slow_once(cases, timeout, workdir):
+    def slow_once(cases, timeout, workdir, memcap=None):
         calls.append(len(cases))
         if len(calls) == 1:  # pretend the first child was killed after finishing the first two cases
-            results, _ = real(cases[:2], timeout, workdir)
+            results, _ = real(cases[:2], timeout, workdir, memcap)
             return results, ("resume", "timed out between cases")
-        return real(cases, timeout, workdir)
+        return real(cases, timeout, workdir, memcap)
 
     monkeypatch.setattr(fuzzlib, "run_batch", slow_once)
     ops = [("qplugin::relu", ""), ("qplugin::_cpu_isa", "")]

@@ -235,3 +235,36 @@ def test_cat_check_skips_legacy_empty_inputs():
     e = torch._make_per_tensor_quantized_tensor(torch.zeros(0, dtype=torch.int32), 7.5, 2**31 - 1)
     y = q.cat_relu([x, e], -2, None, None)
     assert torch.equal(y.int_repr(), x.int_repr().clamp(min=0))
+
+
+# ---- found by an outside fuzzer over every op (AVX-512 and forced AVX2 paths) ----
+
+@pytest.mark.parametrize("spatial", [1, 2, 3])
+@pytest.mark.parametrize("groups", [2**31, 2**62, 4])
+def test_conv_transpose_prepack_checks_groups_before_allocating(spatial, groups):
+    # a per-channel (axis 1) weight's qparams were repeated `groups` times before groups was checked:
+    # 2^31 asked the allocator for 16 GiB, 2^62 overflowed torch's storage size
+    shape = (6, 1) + (2,) * spatial
+    w = torch._make_per_channel_quantized_tensor(torch.randint(-5, 5, shape, dtype=torch.int8),
+                                                 torch.tensor([0.01], dtype=torch.double), torch.tensor([0]), 1)
+    prepack = getattr(q, f"conv_transpose{spatial}d_prepack")
+    with pytest.raises(ValueError, match=rf"qplugin::conv_transpose{spatial}d_prepack: groups should divide "
+                                         rf"in_channels \(6, weight dim 0\), got groups {groups}"):
+        prepack(w, None, [1] * spatial, [0] * spatial, [0] * spatial, [1] * spatial, groups)
+    # the plain form: w_scales sized out_channels / groups * groups was computed from groups first
+    with pytest.raises(ValueError, match=rf"qplugin::plain_conv_transpose_prepack: groups should divide "
+                                         rf"in_channels \(6, weight dim 0\), got groups {groups}"):
+        q.plain_conv_transpose_prepack(w.int_repr(), torch.tensor([0.01], dtype=torch.double), torch.tensor([0]),
+                                       None, [1] * spatial, [0] * spatial, [0] * spatial, [1] * spatial, groups)
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.5, 1e-45, float("nan"), float("inf")])
+def test_embedding_bag_prepack_refuses_scales_that_are_not_positive_and_finite(bad):
+    # 0, negative and 1e-45 (below float32's smallest normal: its reciprocal overflows) were accepted
+    scales = torch.tensor([0.1, bad, 0.2], dtype=torch.float)
+    zps = torch.tensor([1.0, 2.0, 3.0])
+    w = torch._make_per_channel_quantized_tensor(torch.randint(0, 255, (3, 4), dtype=torch.uint8), scales, zps, 0)
+    assert w.qscheme() == torch.per_channel_affine_float_qparams
+    with pytest.raises(ValueError, match=r"qplugin::embedding_bag_prepack: scales \(of a row\) should be a positive "
+                                         r"finite number|representable as a float32"):
+        q.embedding_bag_prepack(w)

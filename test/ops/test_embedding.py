@@ -324,8 +324,12 @@ def test_packed_params_state_validates():
         put(fresh, (1, 3, dim, [codes, scales, zps]))
     with pytest.raises(RuntimeError, match=r"scales should be a 1-D float tensor of 6 entries"):
         put(fresh, (1, bits, dim, [codes, scales[:5], zps]))
-    with pytest.raises(RuntimeError, match=r"scales and zero_points should be finite"):
+    with pytest.raises(RuntimeError, match=r"scales \(of a row\) should be a positive finite number, got nan"):
         put(fresh, (1, bits, dim, [codes, torch.full((6,), float("nan")), zps]))
+    with pytest.raises(RuntimeError, match=r"scales \(of a row\) should be a positive finite number, got 0"):
+        put(fresh, (1, bits, dim, [codes, torch.zeros(6), zps]))
+    with pytest.raises(RuntimeError, match=r"zero_points should be finite, got inf for row 0"):
+        put(fresh, (1, bits, dim, [codes, scales, torch.full((6,), float("inf"))]))
 
 
 def test_opcheck():

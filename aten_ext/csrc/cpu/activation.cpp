@@ -81,6 +81,7 @@ void parallel_elems(int64_t n, int64_t elem_size, F fn) {
 } // namespace
 
 double finite_scalar(const char* op, const char* arg, const at::Scalar& s) {
+  TORCH_CHECK(!s.isComplex(), "qplugin::", op, ": ", arg, " should be a real number, got a complex number");
   const double v = s.toDouble();
   TORCH_CHECK_VALUE(std::isfinite(v), "qplugin::", op, ": ", arg, " should be a finite number, got ", v);
   return v;

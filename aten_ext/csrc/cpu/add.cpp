@@ -52,11 +52,6 @@ void run_binary(BinaryKind kind, at::ScalarType qt, const kernels::Strided& s, i
   }
 }
 
-const char* binary_name(BinaryKind kind, bool relu) {
-  if (kind == BinaryKind::kAdd) return relu ? "add_relu" : "add";
-  return relu ? "mul_relu" : "mul";
-}
-
 } // namespace
 
 at::ScalarType int_dtype_of(const char* op, const char* arg, const at::Tensor& t) {
@@ -85,16 +80,17 @@ at::MemoryFormat binary_format(const at::Tensor& a, const at::Tensor& b, at::Int
   return at::MemoryFormat::Contiguous;
 }
 
-void binary_into(BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb,
-                 QP qo, const at::Tensor& out) {
-  const char* op = binary_name(kind, relu);
-  const at::ScalarType qt = int_dtype_of(op, "qa", a);
+void binary_into(const Names& nm, BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const at::Tensor& b,
+                 QP qb, QP qo, const at::Tensor& out) {
+  const char* op = nm.op;
+  const at::ScalarType qt = int_dtype_of(op, nm.a, a);
   TORCH_INTERNAL_ASSERT(b.scalar_type() == a.scalar_type() && out.scalar_type() == a.scalar_type());
   if (kind == BinaryKind::kAdd) {
-    check_requant_multiplier(op, "scale", qo.scale, qa.scale, "qa scale");
-    check_requant_multiplier(op, "scale", qo.scale, qb.scale, "qb scale");
+    check_requant_multiplier(op, "scale", qo.scale, qa.scale, nm.scale(nm.a).c_str());
+    check_requant_multiplier(op, "scale", qo.scale, qb.scale, nm.scale(nm.b).c_str());
   } else {
-    check_requant_multiplier(op, "scale", qo.scale, qa.scale * qb.scale, "qa scale * qb scale");
+    check_requant_multiplier(op, "scale", qo.scale, qa.scale * qb.scale,
+                             (nm.scale(nm.a) + " * " + nm.scale(nm.b)).c_str());
   }
   const int64_t n = out.numel();
   if (n == 0) return;
@@ -129,31 +125,31 @@ void binary_into(BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const a
 
 namespace {
 
-at::Tensor binary_int(BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb,
-                      QP qo) {
-  const char* op = binary_name(kind, relu);
-  const at::ScalarType qt = int_dtype_of(op, "qa", a);
-  TORCH_CHECK(b.scalar_type() == a.scalar_type(), "qplugin::", op, ": qb should have the dtype of qa (",
-              a.scalar_type(), "), got ", b.scalar_type());
-  check_scale(op, "qa scale", qa.scale);
-  check_scale(op, "qb scale", qb.scale);
+at::Tensor binary_int(const Names& nm, BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const at::Tensor& b,
+                      QP qb, QP qo) {
+  const char* op = nm.op;
+  const at::ScalarType qt = int_dtype_of(op, nm.a, a);
+  TORCH_CHECK(b.scalar_type() == a.scalar_type(), "qplugin::", op, ": ", nm.b, " should have the dtype of ", nm.a,
+              " (", a.scalar_type(), "), got ", b.scalar_type());
+  check_scale(op, nm.scale(nm.a).c_str(), qa.scale);
+  check_scale(op, nm.scale(nm.b).c_str(), qb.scale);
   check_scale(op, "scale", qo.scale);
-  check_zero_point(op, "qa zero_point", qa.zero_point, qt);
-  check_zero_point(op, "qb zero_point", qb.zero_point, qt);
+  check_zero_point(op, nm.zero_point(nm.a).c_str(), qa.zero_point, qt);
+  check_zero_point(op, nm.zero_point(nm.b).c_str(), qb.zero_point, qt);
   check_zero_point(op, "zero_point", qo.zero_point, qt);
   const auto shape = broadcast_shape(op, a.sizes(), b.sizes());
   at::Tensor out = at::empty(shape, a.options(), binary_format(a, b, shape));
-  binary_into(kind, relu, a, qa, b, qb, qo, out);
+  binary_into(nm, kind, relu, a, qa, b, qb, qo, out);
   return out;
 }
 
 } // namespace
 
-at::Tensor add_int(const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu) {
-  return binary_int(BinaryKind::kAdd, relu, a, qa, b, qb, qo);
+at::Tensor add_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu) {
+  return binary_int(nm, BinaryKind::kAdd, relu, a, qa, b, qb, qo);
 }
-at::Tensor mul_int(const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu) {
-  return binary_int(BinaryKind::kMul, relu, a, qa, b, qb, qo);
+at::Tensor mul_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu) {
+  return binary_int(nm, BinaryKind::kMul, relu, a, qa, b, qb, qo);
 }
 
 // ---- scalar variants (torch's quantized::add_scalar / mul_scalar qparams) ----
@@ -219,9 +215,10 @@ QP add_scalar_qparams(const char* op, QP qx, at::ScalarType qt, const c10::Scala
   return out;
 }
 
-void add_scalar_into(const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu, const at::Tensor& out) {
-  const char* op = relu ? "add_scalar_relu" : "add_scalar";
-  const at::ScalarType qt = int_dtype_of(op, "qa", x);
+void add_scalar_into(const Names& nm, const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu,
+                     const at::Tensor& out) {
+  const char* op = nm.op;
+  const at::ScalarType qt = int_dtype_of(op, nm.a, x);
   const QP qo = add_scalar_qparams(op, qx, qt, b);
   if (x.numel() == 0) return;
   const auto r = qrange(qt);
@@ -262,9 +259,10 @@ QP mul_scalar_qparams(const char* op, QP qx, at::ScalarType qt, const c10::Scala
   return out;
 }
 
-void mul_scalar_into(const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu, const at::Tensor& out) {
-  const char* op = relu ? "mul_scalar_relu" : "mul_scalar";
-  const at::ScalarType qt = int_dtype_of(op, "qa", x);
+void mul_scalar_into(const Names& nm, const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu,
+                     const at::Tensor& out) {
+  const char* op = nm.op;
+  const at::ScalarType qt = int_dtype_of(op, nm.a, x);
   const QP qo = mul_scalar_qparams(op, qx, qt, b);
   if (x.numel() == 0) return;
   const double c = scalar_value(op, b);

@@ -86,8 +86,11 @@ at::MemoryFormat cat_format(const std::vector<at::Tensor>& xs) {
   return fmt;
 }
 
-std::vector<int64_t> cat_shape(const char* op, const std::vector<at::Tensor>& xs, int64_t* dim) {
-  TORCH_CHECK_VALUE(!xs.empty(), "qplugin::", op, ": qx should be a non-empty list of tensors, got an empty list");
+std::vector<int64_t> cat_shape(const Names& nm, const std::vector<at::Tensor>& xs, int64_t* dim) {
+  const char* op = nm.op;
+  const char* qx = nm.a;
+  TORCH_CHECK_VALUE(!xs.empty(), "qplugin::", op, ": ", qx,
+                    " should be a non-empty list of tensors, got an empty list");
   int64_t ref = -1;
   for (size_t i = 0; i < xs.size(); ++i) {
     if (!skipped(xs[i])) {
@@ -100,7 +103,7 @@ std::vector<int64_t> cat_shape(const char* op, const std::vector<at::Tensor>& xs
     return {0};
   }
   const at::Tensor& r = xs[ref];
-  TORCH_CHECK_VALUE(r.dim() > 0, "qplugin::", op, ": qx[", ref,
+  TORCH_CHECK_VALUE(r.dim() > 0, "qplugin::", op, ": ", qx, "[", ref,
                     "] should have at least one dim (zero-dim tensors cannot be concatenated), got a 0-dim tensor");
   const int64_t d = check_dim(op, "dim", *dim, r.dim());
   *dim = d;
@@ -109,11 +112,11 @@ std::vector<int64_t> cat_shape(const char* op, const std::vector<at::Tensor>& xs
   for (size_t i = 0; i < xs.size(); ++i) {
     const at::Tensor& x = xs[i];
     if (skipped(x)) continue;
-    TORCH_CHECK_VALUE(x.dim() == r.dim(), "qplugin::", op, ": qx[", i, "] should have ", r.dim(),
-                      " dims like qx[", ref, "], got shape ", x.sizes());
+    TORCH_CHECK_VALUE(x.dim() == r.dim(), "qplugin::", op, ": ", qx, "[", i, "] should have ", r.dim(),
+                      " dims like ", qx, "[", ref, "], got shape ", x.sizes());
     for (int64_t k = 0; k < r.dim(); ++k) {
-      TORCH_CHECK_VALUE(k == d || x.size(k) == r.size(k), "qplugin::", op, ": qx[", i,
-                        "] should match qx[", ref, "] (shape ", r.sizes(), ") in every dim but ", d,
+      TORCH_CHECK_VALUE(k == d || x.size(k) == r.size(k), "qplugin::", op, ": ", qx, "[", i,
+                        "] should match ", qx, "[", ref, "] (shape ", r.sizes(), ") in every dim but ", d,
                         ", got shape ", x.sizes());
     }
     shape[d] += x.size(d);
@@ -121,14 +124,14 @@ std::vector<int64_t> cat_shape(const char* op, const std::vector<at::Tensor>& xs
   return shape;
 }
 
-void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, int64_t dim, QP qo,
-              bool relu, const at::Tensor& out) {
+void cat_into(const Names& nm, const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, int64_t dim,
+              QP qo, bool relu, const at::Tensor& out) {
   TORCH_INTERNAL_ASSERT(xs_in.size() == qps.size());
   const at::MemoryFormat fmt = kept_format(out);
   TORCH_INTERNAL_ASSERT(out.is_contiguous(fmt));
   if (out.numel() == 0) return;
   const at::ScalarType dt = out.scalar_type();
-  const at::ScalarType qt = int_dtype_of(relu ? "cat_relu" : "cat", "qx", out);
+  const at::ScalarType qt = int_dtype_of(nm.op, nm.a, out);
   const auto r = qrange(qt);
   const int32_t lo = static_cast<int32_t>(relu ? std::max<int64_t>(r.first, qo.zero_point) : r.first);
   const int64_t es = static_cast<int64_t>(out.element_size());
@@ -270,23 +273,25 @@ void cat_into(const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, 
   }
 }
 
-at::Tensor cat_int(const std::vector<at::Tensor>& xs, const std::vector<QP>& qps, int64_t dim, QP qo,
-                   bool relu) {
-  const char* op = relu ? "cat_relu" : "cat";
+at::Tensor cat_int(const Names& nm, const std::vector<at::Tensor>& xs, const std::vector<QP>& qps, int64_t dim,
+                   QP qo, bool relu) {
+  const char* op = nm.op;
   TORCH_CHECK_VALUE(xs.size() == qps.size(), "qplugin::", op, ": one qparams entry per input expected");
   int64_t d = dim;
-  const auto shape = cat_shape(op, xs, &d);
-  const at::ScalarType qt = int_dtype_of(op, "qx[0]", xs[0]);
+  const auto shape = cat_shape(nm, xs, &d);
+  const at::ScalarType qt = int_dtype_of(op, (std::string(nm.a) + "[0]").c_str(), xs[0]);
   for (size_t i = 0; i < xs.size(); ++i) {
-    TORCH_CHECK(xs[i].scalar_type() == xs[0].scalar_type(), "qplugin::", op, ": qx[", i,
-                "] should have the dtype of qx[0] (", xs[0].scalar_type(), "), got ", xs[i].scalar_type());
-    check_scale(op, "input scale", qps[i].scale);
-    check_zero_point(op, "input zero_point", qps[i].zero_point, qt);
+    TORCH_CHECK(xs[i].scalar_type() == xs[0].scalar_type(), "qplugin::", op, ": ", nm.a, "[", i,
+                "] should have the dtype of ", nm.a, "[0] (", xs[0].scalar_type(), "), got ", xs[i].scalar_type());
+    // plain: the i-th entries of scales / zero_points; quantized: an input's qparams
+    const std::string at_i = "[" + std::to_string(i) + "]";
+    check_scale(op, nm.plain ? ("scales" + at_i).c_str() : "input scale", qps[i].scale);
+    check_zero_point(op, nm.plain ? ("zero_points" + at_i).c_str() : "input zero_point", qps[i].zero_point, qt);
   }
   check_scale(op, "scale", qo.scale);
   check_zero_point(op, "zero_point", qo.zero_point, qt);
   at::Tensor out = at::empty(shape, xs[0].options(), cat_format(xs));
-  cat_into(xs, qps, d, qo, relu, out);
+  cat_into(nm, xs, qps, d, qo, relu, out);
   return out;
 }
 

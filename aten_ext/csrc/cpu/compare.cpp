@@ -150,11 +150,11 @@ const char* cmp_name(CmpOp op) {
   }
 }
 
-at::Tensor compare_scalar_int(CmpOp op, const at::Tensor& a, QP qa, const c10::Scalar& other) {
-  const char* name = cmp_name(op);
-  const at::ScalarType qt = int_dtype_of(name, "self", a);
-  check_scale(name, "self scale", qa.scale);
-  check_zero_point(name, "self zero_point", qa.zero_point, qt);
+at::Tensor compare_scalar_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, const c10::Scalar& other) {
+  const char* name = nm.op;
+  const at::ScalarType qt = int_dtype_of(name, nm.a, a);
+  check_scale(name, nm.scale(nm.a).c_str(), qa.scale);
+  check_zero_point(name, nm.zero_point(nm.a).c_str(), qa.zero_point, qt);
   const kernels::CmpRange range = scalar_range(op, qa, qt, scalar_as_double(name, other));
   const at::MemoryFormat fmt = kept_format(a);
   at::Tensor out = bool_out(a.sizes(), a, fmt);
@@ -186,14 +186,14 @@ at::Tensor compare_scalar_int(CmpOp op, const at::Tensor& a, QP qa, const c10::S
   return out;
 }
 
-at::Tensor compare_int(CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb) {
-  const char* name = cmp_name(op);
-  const at::ScalarType ta = int_dtype_of(name, "self", a);
-  const at::ScalarType tb = int_dtype_of(name, "other", b);
-  check_scale(name, "self scale", qa.scale);
-  check_scale(name, "other scale", qb.scale);
-  check_zero_point(name, "self zero_point", qa.zero_point, ta);
-  check_zero_point(name, "other zero_point", qb.zero_point, tb);
+at::Tensor compare_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb) {
+  const char* name = nm.op;
+  const at::ScalarType ta = int_dtype_of(name, nm.a, a);
+  const at::ScalarType tb = int_dtype_of(name, nm.b, b);
+  check_scale(name, nm.scale(nm.a).c_str(), qa.scale);
+  check_scale(name, nm.scale(nm.b).c_str(), qb.scale);
+  check_zero_point(name, nm.zero_point(nm.a).c_str(), qa.zero_point, ta);
+  check_zero_point(name, nm.zero_point(nm.b).c_str(), qb.zero_point, tb);
   const auto shape = broadcast_shape(name, a.sizes(), b.sizes());
   at::Tensor out = bool_out(shape, a, binary_format(a, b, shape));
   if (out.numel() == 0) return out;

@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 
+#include <string>
 #include <vector>
 
 namespace qplugin {
@@ -15,6 +16,18 @@ namespace cpu {
 struct QP {
   double scale;
   int64_t zero_point;
+};
+
+// How errors name an op and its tensor arguments: the quantized op's ({"add", "qa", "qb"}: qparams
+// "qa scale") or the plain op's ({"plain_add", "a", "b", true}: qparams "a_scale"), so that each op
+// reports under its own names. The output qparams are "scale" / "zero_point" in both tiers.
+struct Names {
+  const char* op;
+  const char* a;
+  const char* b = "";
+  bool plain = false;
+  std::string scale(const std::string& arg) const { return arg + (plain ? "_scale" : " scale"); }
+  std::string zero_point(const std::string& arg) const { return arg + (plain ? "_zero_point" : " zero_point"); }
 };
 
 enum class BinaryKind { kAdd, kMul };
@@ -30,31 +43,33 @@ std::vector<int64_t> broadcast_shape(const char* op, at::IntArrayRef a, at::IntA
 at::MemoryFormat binary_format(const at::Tensor& a, const at::Tensor& b, at::IntArrayRef out);
 
 // out (integer, broadcast shape, dense) = requantize(a OP b).
-void binary_into(BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb,
-                 QP qo, const at::Tensor& out);
-at::Tensor add_int(const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu);
-at::Tensor mul_int(const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu);
+void binary_into(const Names& nm, BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const at::Tensor& b,
+                 QP qb, QP qo, const at::Tensor& out);
+at::Tensor add_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu);
+at::Tensor mul_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu);
 
 // add_scalar / mul_scalar: the output qparams torch's quantized::add_scalar /
 // mul_scalar choose, and the integer transform into `out` (dense, x's format).
 QP add_scalar_qparams(const char* op, QP qx, at::ScalarType qdtype, const c10::Scalar& b);
 QP mul_scalar_qparams(const char* op, QP qx, at::ScalarType qdtype, const c10::Scalar& b);
-void add_scalar_into(const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu, const at::Tensor& out);
-void mul_scalar_into(const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu, const at::Tensor& out);
+void add_scalar_into(const Names& nm, const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu,
+                     const at::Tensor& out);
+void mul_scalar_into(const Names& nm, const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu,
+                     const at::Tensor& out);
 
 // cat: `xs` integer tensors of one dtype (cat_into also takes the quantized
 // tensors themselves: it reads only sizes, strides and bytes); qo the output qparams. Output format:
 // the inputs' common memory format, else contiguous.
 at::MemoryFormat cat_format(const std::vector<at::Tensor>& xs);
-std::vector<int64_t> cat_shape(const char* op, const std::vector<at::Tensor>& xs, int64_t* dim);
-void cat_into(const std::vector<at::Tensor>& xs, const std::vector<QP>& qps, int64_t dim, QP qo,
-              bool relu, const at::Tensor& out);
-at::Tensor cat_int(const std::vector<at::Tensor>& xs, const std::vector<QP>& qps, int64_t dim, QP qo,
-                   bool relu);
+std::vector<int64_t> cat_shape(const Names& nm, const std::vector<at::Tensor>& xs, int64_t* dim);
+void cat_into(const Names& nm, const std::vector<at::Tensor>& xs, const std::vector<QP>& qps, int64_t dim,
+              QP qo, bool relu, const at::Tensor& out);
+at::Tensor cat_int(const Names& nm, const std::vector<at::Tensor>& xs, const std::vector<QP>& qps, int64_t dim,
+                   QP qo, bool relu);
 
 // Comparators on represented real values: float(q - zp) * float(scale) OP ...
-at::Tensor compare_int(CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb);
-at::Tensor compare_scalar_int(CmpOp op, const at::Tensor& a, QP qa, const c10::Scalar& other);
+at::Tensor compare_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb);
+at::Tensor compare_scalar_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, const c10::Scalar& other);
 
 const char* cmp_name(CmpOp op);
 
@@ -66,7 +81,7 @@ namespace cpu {
 
 // quantized::matmul semantics: dequantize both operands (aten's rule),
 // float32 at::matmul, quantize_per_tensor to (so, zo). a, b integer; a plain integer result.
-at::Tensor matmul_int(const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo);
+at::Tensor matmul_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo);
 
 } // namespace cpu
 } // namespace qplugin

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <utility>
 
 #include "kernels/dispatch.h"
@@ -172,10 +173,15 @@ at::Tensor run_bags(const char* op, const kernels::EmbRows& w, const Bags& b, in
 
 // ---- packed-params ops --------------------------------------------------------------------
 
+// op names the byte or the 4bit form ("embedding_bag_byte", "embedding_4bit"); the message names
+// the other one.
 void check_bits(const char* op, const EmbeddingPackedParams& p, int64_t bits) {
-  TORCH_CHECK_VALUE(p.bits == bits, "qplugin::", op, ": weight should hold ", bits, "-bit rows (",
-                    bits == 8 ? "quint8" : "quint4x2", "), got ", p.bits, "-bit rows (use qplugin::",
-                    bits == 8 ? "the 4bit op" : "the byte op", ")");
+  if (p.bits == bits) return;
+  std::string other = op;
+  const std::string from = bits == 8 ? "byte" : "4bit", to = bits == 8 ? "4bit" : "byte";
+  other.replace(other.find(from), from.size(), to);
+  TORCH_CHECK_VALUE(false, "qplugin::", op, ": weight should hold ", bits, "-bit rows (",
+                    bits == 8 ? "quint8" : "quint4x2", "), got ", p.bits, "-bit rows (use qplugin::", other, ")");
 }
 
 at::Tensor embedding_packed(const char* op, int64_t bits, const c10::intrusive_ptr<EmbeddingPackedParams>& w,

@@ -7,6 +7,7 @@
 #include <torch/library.h>
 
 #include <cmath>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -70,8 +71,9 @@ at::Tensor p_binary(const at::Tensor& a, double a_scale, int64_t a_zp, const at:
                                              : (kRelu ? "plain_mul_relu" : "plain_mul");
   check_int_input(op, "a", a);
   check_int_input(op, "b", b);
-  return kKind == BinaryKind::kAdd ? add_int(a, {a_scale, a_zp}, b, {b_scale, b_zp}, {scale, zero_point}, kRelu)
-                                   : mul_int(a, {a_scale, a_zp}, b, {b_scale, b_zp}, {scale, zero_point}, kRelu);
+  const Names n{op, "a", "b", true};
+  return kKind == BinaryKind::kAdd ? add_int(n, a, {a_scale, a_zp}, b, {b_scale, b_zp}, {scale, zero_point}, kRelu)
+                                   : mul_int(n, a, {a_scale, a_zp}, b, {b_scale, b_zp}, {scale, zero_point}, kRelu);
 }
 
 template <BinaryKind kKind, bool kRelu>
@@ -81,9 +83,9 @@ at::Tensor p_scalar(const at::Tensor& a, double a_scale, int64_t a_zp, const c10
   check_input(op, "a", a, a_scale, a_zp);
   at::Tensor out = new_like(a);
   if (kKind == BinaryKind::kAdd) {
-    add_scalar_into(a, {a_scale, a_zp}, b, kRelu, out);
+    add_scalar_into({op, "a", "", true}, a, {a_scale, a_zp}, b, kRelu, out);
   } else {
-    mul_scalar_into(a, {a_scale, a_zp}, b, kRelu, out);
+    mul_scalar_into({op, "a", "", true}, a, {a_scale, a_zp}, b, kRelu, out);
   }
   return out;
 }
@@ -106,7 +108,7 @@ at::Tensor p_matmul(const at::Tensor& a, double a_scale, int64_t a_zp, const at:
   constexpr const char* op = "plain_matmul";
   check_input(op, "a", a, a_scale, a_zp);
   check_input(op, "b", b, b_scale, b_zp);
-  return matmul_int(a, {a_scale, a_zp}, b, {b_scale, b_zp}, {scale, zero_point});
+  return matmul_int({op, "a", "b", true}, a, {a_scale, a_zp}, b, {b_scale, b_zp}, {scale, zero_point});
 }
 
 template <bool kRelu>
@@ -120,24 +122,31 @@ at::Tensor p_cat(const at::TensorList& xs, at::ArrayRef<double> scales, at::IntA
   std::vector<at::Tensor> ts(xs.begin(), xs.end());
   std::vector<QP> qps;
   for (size_t i = 0; i < ts.size(); ++i) {
-    check_int_input(op, "xs[i]", ts[i]);
+    check_int_input(op, ("xs[" + std::to_string(i) + "]").c_str(), ts[i]);
     qps.push_back({scales[i], zero_points[i]});
   }
-  return cat_int(ts, qps, dim, {scale, zero_point}, kRelu);
+  return cat_int({op, "xs", "", true}, ts, qps, dim, {scale, zero_point}, kRelu);
 }
 
 // ---- comparators (compare_int checks dtypes and qparams) ----
 template <CmpOp kOp>
+const char* p_cmp_name() {
+  static const std::string name = std::string("plain_") + cmp_name(kOp);
+  return name.c_str();
+}
+template <CmpOp kOp>
 at::Tensor p_cmp(const at::Tensor& self, double self_scale, int64_t self_zp, const at::Tensor& other,
                  double other_scale, int64_t other_zp) {
-  check_int_input(cmp_name(kOp), "self", self);
-  check_int_input(cmp_name(kOp), "other", other);
-  return compare_int(kOp, self, {self_scale, self_zp}, other, {other_scale, other_zp});
+  const char* op = p_cmp_name<kOp>();
+  check_int_input(op, "self", self);
+  check_int_input(op, "other", other);
+  return compare_int({op, "self", "other", true}, kOp, self, {self_scale, self_zp}, other, {other_scale, other_zp});
 }
 template <CmpOp kOp>
 at::Tensor p_cmp_scalar(const at::Tensor& self, double self_scale, int64_t self_zp, const c10::Scalar& other) {
-  check_int_input(cmp_name(kOp), "self", self);
-  return compare_scalar_int(kOp, self, {self_scale, self_zp}, other);
+  const char* op = p_cmp_name<kOp>();
+  check_int_input(op, "self", self);
+  return compare_scalar_int({op, "self", "", true}, kOp, self, {self_scale, self_zp}, other);
 }
 
 // ---- sorting and reductions (values keep the input's qparams) ----

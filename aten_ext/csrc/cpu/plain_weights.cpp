@@ -51,7 +51,7 @@ void linear_call(const char* op, const at::Tensor& w, const at::Tensor& w_scales
               w.scalar_type());
   TORCH_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": w should be 2-D [out_features, in_features], got shape ",
                     w.sizes());
-  const int64_t N = w.size(0), K = w.size(1);
+  const int64_t N = w.size(0);
   check_w_qparams(op, w_scales, w_zps, N);
   if (bias.has_value() && bias->defined()) {
     TORCH_CHECK(bias->scalar_type() == at::kFloat, "qplugin::", op, ": bias should be a float32 tensor, got dtype ",
@@ -60,19 +60,20 @@ void linear_call(const char* op, const at::Tensor& w, const at::Tensor& w_scales
                       "], got ", bias->sizes());
     c->bias = bias->contiguous();
   }
-  if (!plain_buffer::view_linear(op, packed, N, K, &c->view)) {
-    c->owner = LinearPackedParams::create(op, w, w_scales, w_zps, w_scales.numel() != 1, c10::nullopt);
-    c->view = linear_weights_view(*c->owner);
-  }
   const at::Tensor s = w_scales.contiguous();
   const double* sp = s.const_data_ptr<double>();
   c->scales.resize(N);
-  c->view.w_scale_max = 0.0;
+  double w_scale_max = 0.0;
   for (int64_t n = 0; n < N; ++n) {
     c->scales[n] = sp[s.numel() == 1 ? 0 : n];
     check_scale(op, "w_scales", c->scales[n]);
-    c->view.w_scale_max = std::max(c->view.w_scale_max, c->scales[n]);
+    w_scale_max = std::max(w_scale_max, c->scales[n]);
   }
+  if (!plain_buffer::view_linear(op, packed, w, w_scales, w_zps, &c->view)) {
+    c->owner = LinearPackedParams::create(op, w, w_scales, w_zps, w_scales.numel() != 1, c10::nullopt);
+    c->view = linear_weights_view(*c->owner);
+  }
+  c->view.w_scale_max = w_scale_max;
   c->view.w_scale = c->scales.data();
   c->view.bias = c->bias.defined() ? c->bias.const_data_ptr<float>() : nullptr;
 }
@@ -154,6 +155,7 @@ void fp16_call(const char* op, const char* arg, const at::Tensor& w, const char*
                     "qplugin::", op, ": ", packed_arg, " should be the contiguous float16 [", P, ", ", K, ", ",
                     kernels::kFp16Panel, "] panels of plain_linear_prepack_fp16(", arg, ") or empty, got ",
                     packed.scalar_type(), " of shape ", packed.sizes());
+  plain_buffer::check_fp16_panels(op, packed_arg, packed, arg, w);
   c->view.b.N = N;
   c->view.b.K = K;
   c->view.fp16 = true;
@@ -245,6 +247,7 @@ at::Tensor conv_impl(const char* op, int64_t spatial, const at::Tensor& x, doubl
   plain_buffer::check_conv(op, packed, w, groups);
   const auto p = plain_buffer::conv_params(op, conv_kind(spatial), w, w_scales, w_zps, bias, stride, padding,
                                            dilation, groups);
+  plain_buffer::check_conv_geometry(op, packed, *p);
   const std::vector<int64_t> ys = conv_output_sizes(op, x.sizes(), *p);
   at::Tensor y = conv_empty_output(ys, x.options());
   conv_forward_int(op, x, x_scale, x_zp, *p, y_scale, y_zp, relu, accum, a_scale, a_zp, y);
@@ -280,8 +283,11 @@ void check_wt(const char* op, const at::Tensor& w, const at::Tensor& w_scales, c
               int64_t groups) {
   TORCH_CHECK(w.scalar_type() == at::kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ",
               w.scalar_type());
-  TORCH_CHECK_VALUE(groups >= 1, "qplugin::", op, ": groups should be >= 1, got ", groups);
-  check_w_qparams(op, w_scales, w_zps, w.dim() >= 2 ? w.size(1) * groups : 1);
+  TORCH_CHECK_VALUE(w.dim() >= 3, "qplugin::", op,
+                    ": w should have 3 to 5 dims (in_channels, out_channels / groups, kernel...), got shape ",
+                    w.sizes());
+  check_transpose_groups(op, w.size(0), groups);
+  check_w_qparams(op, w_scales, w_zps, w.size(1) * groups);
 }
 
 at::Tensor p_conv_transpose_prepack(const at::Tensor& w, const at::Tensor& w_scales, const at::Tensor& w_zps,
@@ -312,6 +318,7 @@ at::Tensor p_conv_transpose(const at::Tensor& x, double x_scale, int64_t x_zp, c
   plain_buffer::check_conv(op, packed, w, groups, true);
   const auto p = plain_buffer::conv_params(op, conv_transpose_kind(kSpatial), w, w_scales, w_zps, bias, stride,
                                            padding, dilation, groups, output_padding);
+  plain_buffer::check_conv_geometry(op, packed, *p);
   at::Tensor y = conv_empty_output(conv_transpose_output_sizes(op, x.sizes(), *p), x.options());
   conv_transpose_forward_int(op, x, x_scale, x_zp, *p, y_scale, y_zp, y);
   return y;

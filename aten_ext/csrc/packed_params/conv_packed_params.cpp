@@ -54,6 +54,12 @@ int64_t conv_kind_spatial(const std::string& kind) {
 
 bool is_conv_transpose_kind(const std::string& kind) { return kind.rfind("conv_transpose", 0) == 0; }
 
+void check_transpose_groups(const char* op, int64_t in_channels, int64_t groups) {
+  TORCH_CHECK_VALUE(groups >= 1, "qplugin::", op, ": groups should be >= 1, got ", groups);
+  TORCH_CHECK_VALUE(in_channels % groups == 0, "qplugin::", op, ": groups should divide in_channels (",
+                    in_channels, ", weight dim 0), got groups ", groups);
+}
+
 namespace {
 
 // Everything conv and transposed conv share: checks of the weight data, groups, geometry lists,
@@ -84,8 +90,7 @@ std::shared_ptr<ConvPackedParams> prepack_common(const char* op, const std::stri
   p->spatial = spatial;
   p->transpose = transpose;
   if (transpose) {
-    TORCH_CHECK_VALUE(w_int8.size(0) % groups == 0, "qplugin::", op, ": groups should divide in_channels (",
-                      w_int8.size(0), ", weight dim 0), got groups ", groups);
+    check_transpose_groups(op, w_int8.size(0), groups);
     p->OC = w_int8.size(1) * groups;
     p->ICg = w_int8.size(0) / groups;
   } else {
@@ -282,6 +287,7 @@ at::Tensor unwrap_weight(const char* op, const at::Tensor& weight, int64_t spati
                       op, ": weight per-channel scales and zero_points should have ", weight.size(axis),
                       " elements, got ", scales->numel(), " and ", zero_points->numel());
     if (transpose && groups > 1) {  // OC / groups entries -> OC (group g's channel j is g * OCg + j)
+      check_transpose_groups(op, weight.size(0), groups);  // before the repeat sized by groups
       *scales = scales->repeat({groups});
       *zero_points = zero_points->repeat({groups});
     }

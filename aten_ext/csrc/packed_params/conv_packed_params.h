@@ -64,6 +64,9 @@ constexpr int64_t kConvTransposeStateVersion = 2;
 // "conv1d" -> 1, "conv_transpose3d" -> 3, ...; is_conv_transpose_kind: kind names a transposed conv.
 int64_t conv_kind_spatial(const std::string& kind);
 bool is_conv_transpose_kind(const std::string& kind);
+// A transposed conv's groups: >= 1 and dividing in_channels (weight dim 0); checked before anything
+// is sized by groups.
+void check_transpose_groups(const char* op, int64_t in_channels, int64_t groups);
 
 struct ConvPackedParams {
   // user-facing

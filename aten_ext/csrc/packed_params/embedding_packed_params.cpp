@@ -46,8 +46,8 @@ c10::intrusive_ptr<EmbeddingPackedParams> EmbeddingPackedParams::create(const ch
   const float* z = p->zero_points.const_data_ptr<float>();
   float* q = p->qp.data_ptr<float>();
   for (int64_t r = 0; r < rows; ++r) {
-    TORCH_CHECK_VALUE(std::isfinite(s[r]) && std::isfinite(z[r]), "qplugin::", op,
-                      ": scales and zero_points should be finite, got scale ", s[r], " and zero_point ", z[r],
+    check_scale(op, "scales", s[r], " (of a row)");
+    TORCH_CHECK_VALUE(std::isfinite(z[r]), "qplugin::", op, ": zero_points should be finite, got ", z[r],
                       " for row ", r);
     q[2 * r] = s[r];
     q[2 * r + 1] = z[r] * s[r] * -1.0f;  // torch's prepack: bias = zero_point * scale * -1

@@ -1,7 +1,9 @@
 // The plain tier's packed buffers (see plain_buffer.h).
 #include "packed_params/plain_buffer.h"
 
+#include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -19,47 +21,159 @@ namespace {
 
 constexpr int64_t kAlign = 64;
 constexpr int64_t kLinearSections = 4;
+constexpr int64_t kSizeWord = 16, kChecksumWord = 17, kGeometryWord = 9;
+const char* const kSectionNames[kLinearSections] = {"packed weight", "column sums", "zero points",
+                                                    "int16 weight"};
 
 int64_t align_up(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
-const int64_t* header(const char* op, const at::Tensor& buf, int64_t kind) {
+constexpr uint64_t kFnvOffset = 14695981039346656037ull, kFnvPrime = 1099511628211ull;
+
+uint64_t fnv(uint64_t h, uint64_t word) { return (h ^ word) * kFnvPrime; }
+
+// FNV-1a over the 8-byte words of the buffer (word kChecksumWord read as 0), then the tail bytes.
+// Each step is a bijection of the state, so any change of one word (or byte) changes the result.
+int64_t checksum(const uint8_t* p, int64_t n) {
+  uint64_t h = kFnvOffset;
+  const int64_t words = n / 8;
+  for (int64_t i = 0; i < words; ++i) {
+    uint64_t w = 0;
+    if (i != kChecksumWord) std::memcpy(&w, p + 8 * i, 8);
+    h = fnv(h, w);
+  }
+  for (int64_t i = words * 8; i < n; ++i) h = fnv(h, p[i]);
+  return static_cast<int64_t>(h);
+}
+
+void seal(at::Tensor& buf) {
+  auto* base = buf.data_ptr<uint8_t>();
+  int64_t* h = reinterpret_cast<int64_t*>(base);
+  h[kSizeWord] = buf.numel();
+  h[kChecksumWord] = checksum(base, buf.numel());
+}
+
+// The header of a buffer of format 1 or 2 (returned in *version); checks what every call can
+// afford: dtype, shape, alignment, magic, version, kind and (format 2) the size word.
+const int64_t* header(const char* op, const at::Tensor& buf, int64_t kind, int64_t* version) {
   TORCH_CHECK(buf.scalar_type() == at::kByte && buf.dim() == 1 && buf.is_contiguous(), "qplugin::", op,
               ": packed should be a contiguous 1-D uint8 tensor, got dtype ", buf.scalar_type(), " and shape ",
               buf.sizes());
-  TORCH_CHECK_VALUE(buf.numel() >= kHeaderBytes, "qplugin::", op, ": packed should hold a ", kHeaderBytes,
-                    "-byte header, got ", buf.numel(), " bytes");
+  TORCH_CHECK_VALUE(buf.numel() >= kHeaderBytesV1, "qplugin::", op, ": packed should hold a ", kHeaderBytes,
+                    "-byte header (", kHeaderBytesV1, " in format 1), got ", buf.numel(), " bytes");
   TORCH_CHECK_VALUE(reinterpret_cast<uintptr_t>(buf.const_data_ptr()) % 8 == 0, "qplugin::", op,
                     ": packed should be 8-byte aligned (a view at an odd offset?)");
   const int64_t* h = static_cast<const int64_t*>(buf.const_data_ptr());
   TORCH_CHECK_VALUE(h[0] == kMagic, "qplugin::", op, ": packed is not a qplugin packed buffer (magic ", h[0], ")");
-  TORCH_CHECK_VALUE(h[1] == kVersion, "qplugin::", op, ": packed buffer format version should be ", kVersion,
-                    ", got ", h[1]);
+  TORCH_CHECK_VALUE(h[1] == kVersion || h[1] == 1, "qplugin::", op, ": packed buffer format version should be 1 or ",
+                    kVersion, ", got ", h[1]);
   TORCH_CHECK_VALUE(h[2] == kind, "qplugin::", op, ": packed should be a ", kind == kLinear ? "linear" : "conv",
                     " buffer, got kind ", h[2]);
+  *version = h[1];
+  if (h[1] >= 2) {
+    TORCH_CHECK_VALUE(buf.numel() >= kHeaderBytes, "qplugin::", op, ": packed should hold a ", kHeaderBytes,
+                      "-byte header, got ", buf.numel(), " bytes");
+    TORCH_CHECK_VALUE(h[kSizeWord] == buf.numel(), "qplugin::", op, ": packed should be ", h[kSizeWord],
+                      " bytes long (its header's size), got ", buf.numel(), " bytes (truncated or damaged)");
+  }
   return h;
+}
+
+void check_checksum(const char* op, const at::Tensor& buf, const int64_t* h) {
+  TORCH_CHECK_VALUE(checksum(static_cast<const uint8_t*>(buf.const_data_ptr()), buf.numel()) == h[kChecksumWord],
+                    "qplugin::", op, ": packed is damaged: its bytes do not match the checksum in its header");
+}
+
+// ---- which (buffer, arguments) pairs were checked in full ----
+// A tensor's identity: its storage (held weakly: while the entry lives no other storage can take
+// its address), data pointer and version counter (an in-place change bumps it; inference
+// tensors have none: -1).
+int64_t version_of(const at::Tensor& t) { return t.is_inference() ? -1 : t._version(); }
+
+struct Key {
+  const void* data = nullptr;
+  int64_t version = 0;
+};
+Key key_of(const at::Tensor& t) {
+  return {t.defined() ? t.const_data_ptr() : nullptr, t.defined() ? version_of(t) : 0};
+}
+bool operator==(const Key& a, const Key& b) { return a.data == b.data && a.version == b.version; }
+
+struct Ident {
+  c10::weak_intrusive_ptr<c10::StorageImpl> storage;
+  Key key;
+};
+Ident ident_of(const at::Tensor& t) { return {t.storage().getWeakStorageImpl(), key_of(t)}; }
+bool same(const Ident& i, const at::Tensor& t) {
+  const auto alive = i.storage.lock();
+  return alive && alive.get() == t.storage().unsafeGetStorageImpl() && i.key == key_of(t);
+}
+
+struct Checked {
+  Ident buf;
+  std::vector<Ident> args;
+};
+std::mutex checked_mu;
+std::unordered_map<const c10::StorageImpl*, Checked> checked;
+
+bool checked_before(const at::Tensor& buf, std::initializer_list<at::Tensor> args) {
+  std::lock_guard<std::mutex> lock(checked_mu);
+  const auto it = checked.find(buf.storage().unsafeGetStorageImpl());
+  if (it == checked.end() || !same(it->second.buf, buf) || it->second.args.size() != args.size()) return false;
+  size_t i = 0;
+  for (const at::Tensor& a : args) {
+    if (!same(it->second.args[i++], a)) return false;
+  }
+  return true;
+}
+
+void remember_checked(const at::Tensor& buf, std::initializer_list<at::Tensor> args) {
+  Checked c{ident_of(buf), {}};
+  for (const at::Tensor& a : args) c.args.push_back(ident_of(a));
+  std::lock_guard<std::mutex> lock(checked_mu);
+  for (auto it = checked.begin(); it != checked.end();) {  // drop entries whose tensors are gone
+    bool gone = it->second.buf.storage.expired();
+    for (const Ident& a : it->second.args) gone = gone || a.storage.expired();
+    it = gone ? checked.erase(it) : std::next(it);
+  }
+  checked.insert_or_assign(buf.storage().unsafeGetStorageImpl(), std::move(c));
+}
+
+// What pack_linear writes for (w, scales, zero_points) on ISA path `isa`.
+struct LinearSections {
+  c10::intrusive_ptr<LinearPackedParams> p;
+  int64_t sizes[kLinearSections];
+  const void* src[kLinearSections];
+};
+
+LinearSections linear_sections(const char* op, const at::Tensor& w, const at::Tensor& scales,
+                               const at::Tensor& zero_points, kernels::Isa isa) {
+  TORCH_CHECK(scales.defined() && zero_points.defined() && scales.dim() == 1 && zero_points.dim() == 1,
+              "qplugin::", op, ": w_scales and w_zero_points should be 1-D tensors");
+  const bool per_channel = !(scales.numel() == 1 && zero_points.numel() == 1 && w.dim() == 2 && w.size(0) != 1);
+  LinearSections s;
+  s.p = LinearPackedParams::create(op, w, scales.to(at::kDouble), zero_points.to(at::kLong),
+                                   per_channel || scales.numel() != 1, c10::nullopt);
+  const gemm::PackedB b = s.p->view(isa == kernels::Isa::kAvx2);
+  const int64_t N = s.p->N, K = s.p->K;
+  const int64_t sizes[kLinearSections] = {gemm::packed_b_bytes(K, N), gemm::padded_n(N) * 4, N * 4,
+                                          b.data16 != nullptr ? gemm::packed_b16_elems(K, N) * 2 : 0};
+  const void* src[kLinearSections] = {b.data, b.col_sums, s.p->w_zp.data(), b.data16};
+  std::copy(sizes, sizes + kLinearSections, s.sizes);
+  std::copy(src, src + kLinearSections, s.src);
+  return s;
 }
 
 } // namespace
 
 at::Tensor pack_linear(const char* op, const at::Tensor& w, const at::Tensor& scales,
                        const at::Tensor& zero_points) {
-  TORCH_CHECK(scales.defined() && zero_points.defined() && scales.dim() == 1 && zero_points.dim() == 1,
-              "qplugin::", op, ": w_scales and w_zero_points should be 1-D tensors");
-  const bool per_channel = !(scales.numel() == 1 && zero_points.numel() == 1 && w.dim() == 2 && w.size(0) != 1);
-  const auto p = LinearPackedParams::create(op, w, scales.to(at::kDouble), zero_points.to(at::kLong),
-                                            per_channel || scales.numel() != 1, c10::nullopt);
   const kernels::Isa isa = kernels::active_isa();
-  const gemm::PackedB b = p->view(isa == kernels::Isa::kAvx2);
-  const int64_t N = p->N, K = p->K;
-  const int64_t sizes[kLinearSections] = {
-      gemm::packed_b_bytes(K, N), gemm::padded_n(N) * 4, N * 4,
-      b.data16 != nullptr ? gemm::packed_b16_elems(K, N) * 2 : 0};
-  const void* src[kLinearSections] = {b.data, b.col_sums, p->w_zp.data(), b.data16};
+  const LinearSections s = linear_sections(op, w, scales, zero_points, isa);
   int64_t off[kLinearSections];
   int64_t end = kHeaderBytes;
   for (int64_t i = 0; i < kLinearSections; ++i) {
     off[i] = align_up(end);
-    end = off[i] + sizes[i];
+    end = off[i] + s.sizes[i];
   }
   at::Tensor buf = at::zeros({end}, at::dtype(at::kByte));
   auto* base = buf.data_ptr<uint8_t>();
@@ -69,34 +183,57 @@ at::Tensor pack_linear(const char* op, const at::Tensor& w, const at::Tensor& sc
   h[2] = kLinear;
   h[3] = static_cast<int64_t>(isa);
   h[4] = kLinearLayout;
-  h[5] = N;
-  h[6] = K;
-  h[7] = p->w_zp_all_zero ? 1 : 0;
+  h[5] = s.p->N;
+  h[6] = s.p->K;
+  h[7] = s.p->w_zp_all_zero ? 1 : 0;
   for (int64_t i = 0; i < kLinearSections; ++i) {
     h[8 + 2 * i] = off[i];
-    h[9 + 2 * i] = sizes[i];
-    if (sizes[i] > 0) std::memcpy(base + off[i], src[i], static_cast<size_t>(sizes[i]));
+    h[9 + 2 * i] = s.sizes[i];
+    if (s.sizes[i] > 0) std::memcpy(base + off[i], s.src[i], static_cast<size_t>(s.sizes[i]));
   }
+  seal(buf);
   return buf;
 }
 
-bool view_linear(const char* op, const at::Tensor& buf, int64_t N, int64_t K, cpu::LinearWeightsView* out) {
-  const int64_t* h = header(op, buf, kLinear);
+bool view_linear(const char* op, const at::Tensor& buf, const at::Tensor& w, const at::Tensor& scales,
+                 const at::Tensor& zero_points, cpu::LinearWeightsView* out) {
+  const int64_t N = w.size(0), K = w.size(1);
+  int64_t version = 0;
+  const int64_t* h = header(op, buf, kLinear, &version);
   TORCH_CHECK_VALUE(h[5] == N && h[6] == K, "qplugin::", op, ": packed should hold a [", N, ", ", K,
                     "] weight (w's shape), got [", h[5], ", ", h[6], "]");
   const kernels::Isa isa = kernels::active_isa();
-  if (h[3] != static_cast<int64_t>(isa) || h[4] != kLinearLayout) return false;
+  bool ours = h[3] == static_cast<int64_t>(isa) && h[4] == kLinearLayout;
   const bool want16 = isa == kernels::Isa::kAvx2 && N * K > 0;
   const int64_t sizes[kLinearSections] = {gemm::packed_b_bytes(K, N), gemm::padded_n(N) * 4, N * 4,
                                           want16 ? gemm::packed_b16_elems(K, N) * 2 : 0};
-  const auto* base = static_cast<const uint8_t*>(buf.const_data_ptr());
+  const int64_t header_bytes = version >= 2 ? kHeaderBytes : kHeaderBytesV1;
   for (int64_t i = 0; i < kLinearSections; ++i) {
     const int64_t o = h[8 + 2 * i], n = h[9 + 2 * i];
-    if (n != sizes[i]) return false;  // this build packs differently: never read these bytes
-    TORCH_CHECK_VALUE(o >= kHeaderBytes && o % kAlign == 0 && o <= buf.numel() && n <= buf.numel() - o,
+    TORCH_CHECK_VALUE(o >= header_bytes && o % kAlign == 0 && n >= 0 && o <= buf.numel() && n <= buf.numel() - o,
                       "qplugin::", op, ": packed section ", i, " (offset ", o, ", ", n,
                       " bytes) lies outside the buffer of ", buf.numel(), " bytes");
+    ours = ours && n == sizes[i];  // otherwise this build packs differently: never read these bytes
   }
+  const auto* base = static_cast<const uint8_t*>(buf.const_data_ptr());
+  if (!checked_before(buf, {w, scales, zero_points})) {
+    if (version >= 2) check_checksum(op, buf, h);
+    if (ours) {  // the sections and the flag against a fresh packing of the op's arguments
+      const LinearSections s = linear_sections(op, w, scales, zero_points, isa);
+      TORCH_CHECK_VALUE(h[7] == (s.p->w_zp_all_zero ? 1 : 0), "qplugin::", op,
+                        ": packed was not made from these w_zero_points (its all-zero flag is ", h[7],
+                        "); repack with plain_linear_prepack(w, w_scales, w_zero_points)");
+      for (int64_t i = 0; i < kLinearSections; ++i) {
+        TORCH_CHECK_VALUE(s.sizes[i] == sizes[i] &&
+                              (sizes[i] == 0 || std::memcmp(base + h[8 + 2 * i], s.src[i],
+                                                            static_cast<size_t>(sizes[i])) == 0),
+                          "qplugin::", op, ": packed was not made from these w / w_zero_points (its ",
+                          kSectionNames[i], " differ); repack with plain_linear_prepack(w, w_scales, w_zero_points)");
+      }
+    }
+    remember_checked(buf, {w, scales, zero_points});
+  }
+  if (!ours) return false;
   out->b.data = reinterpret_cast<const int8_t*>(base + h[8]);
   out->b.col_sums = reinterpret_cast<const int32_t*>(base + h[10]);
   out->w_zp = reinterpret_cast<const int32_t*>(base + h[12]);
@@ -107,17 +244,40 @@ bool view_linear(const char* op, const at::Tensor& buf, int64_t N, int64_t K, cp
   return true;
 }
 
+void check_fp16_panels(const char* op, const char* packed_arg, const at::Tensor& packed, const char* w_arg,
+                       const at::Tensor& w) {
+  if (checked_before(packed, {w})) return;
+  const auto p = LinearPackedParams::prepack_fp16(op, w, c10::nullopt);
+  TORCH_CHECK_VALUE(static_cast<int64_t>(p->fp16_panels.size()) == packed.numel() &&
+                        std::equal(p->fp16_panels.begin(), p->fp16_panels.end(),
+                                   reinterpret_cast<const uint16_t*>(packed.const_data_ptr<at::Half>())),
+                    "qplugin::", op, ": ", packed_arg, " should be plain_linear_prepack_fp16(", w_arg,
+                    "), got panels that differ from it (made from another weight, or damaged)");
+  remember_checked(packed, {w});
+}
+
+namespace {
+
+int64_t geometry_hash(const ConvPackedParams& p) {
+  uint64_t h = kFnvOffset;
+  for (int64_t v : {p.KD, p.KH, p.KW, p.SD, p.SH, p.SW, p.PD, p.PH, p.PW, p.DD, p.DH, p.DW}) {
+    h = fnv(h, static_cast<uint64_t>(v));
+  }
+  for (int64_t v : p.output_padding) h = fnv(h, static_cast<uint64_t>(v));
+  return static_cast<int64_t>(h);
+}
+
+} // namespace
+
 at::Tensor pack_conv(const char* op, const std::string& kind, const at::Tensor& w, const at::Tensor& scales,
                      const at::Tensor& zero_points, const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
                      at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
                      at::IntArrayRef output_padding) {
   const bool transposed = is_conv_transpose_kind(kind);
-  if (transposed) {  // validates
-    conv_transpose_prepack_int(op, kind, w, scales, zero_points, bias, stride, padding, output_padding, dilation,
-                               groups);
-  } else {
-    conv_prepack_int(op, kind, w, scales, zero_points, bias, stride, padding, dilation, groups);
-  }
+  const auto p = transposed  // validates
+                     ? conv_transpose_prepack_int(op, kind, w, scales, zero_points, bias, stride, padding,
+                                                  output_padding, dilation, groups)
+                     : conv_prepack_int(op, kind, w, scales, zero_points, bias, stride, padding, dilation, groups);
   at::Tensor buf = at::zeros({kHeaderBytes}, at::dtype(at::kByte));
   int64_t* h = reinterpret_cast<int64_t*>(buf.data_ptr<uint8_t>());
   h[0] = kMagic;
@@ -129,11 +289,15 @@ at::Tensor pack_conv(const char* op, const std::string& kind, const at::Tensor& 
   h[6] = w.size(1);
   h[7] = groups;
   h[8] = transposed ? 1 : 0;  // 0 in buffers written before transposed conv existed
+  h[kGeometryWord] = geometry_hash(*p);
+  seal(buf);
   return buf;
 }
 
 void check_conv(const char* op, const at::Tensor& buf, const at::Tensor& w, int64_t groups, bool transposed) {
-  const int64_t* h = header(op, buf, kConv);
+  int64_t version = 0;
+  const int64_t* h = header(op, buf, kConv, &version);
+  if (version >= 2) check_checksum(op, buf, h);  // the header only: 24 words
   TORCH_CHECK_VALUE(h[8] == (transposed ? 1 : 0), "qplugin::", op, ": packed should come from ",
                     transposed ? "plain_conv_transpose_prepack" : "plain_conv_prepack", ", got the buffer of ",
                     h[8] == 1 ? "a transposed conv" : "a conv");
@@ -142,16 +306,14 @@ void check_conv(const char* op, const at::Tensor& buf, const at::Tensor& w, int6
                     " groups, got weight of shape ", w.sizes(), " and groups ", groups);
 }
 
+void check_conv_geometry(const char* op, const at::Tensor& buf, const ConvPackedParams& p) {
+  const int64_t* h = static_cast<const int64_t*>(buf.const_data_ptr());  // check_conv read the header
+  TORCH_CHECK_VALUE(h[1] < 2 || h[kGeometryWord] == geometry_hash(p), "qplugin::", op,
+                    ": packed was made for another kernel geometry (kernel size, stride, padding, dilation or "
+                    "output_padding) than the op's w and arguments; repack with the op's arguments");
+}
+
 namespace {
-
-int64_t version_of(const at::Tensor& t) { return t.is_inference() ? -1 : t._version(); }
-
-struct Key {
-  const void* data = nullptr;
-  int64_t version = 0;
-};
-Key key_of(const at::Tensor& t) { return {t.defined() ? t.const_data_ptr() : nullptr, t.defined() ? version_of(t) : 0}; }
-bool operator==(const Key& a, const Key& b) { return a.data == b.data && a.version == b.version; }
 
 struct Entry {
   c10::weak_intrusive_ptr<c10::StorageImpl> storage;

@@ -8,16 +8,26 @@
 //   [5] N  [6] K  [7] w_zp_all_zero
 //   [8 + 2i], [9 + 2i]: offset and byte size of section i (linear: packed int8, col_sums int32,
 //   w_zp int32, int16 layout (empty unless packed for avx2))
+//   [16] the buffer's size in bytes  [17] checksum: 64-bit FNV-1a over the buffer's 8-byte words
+//   (word 17 read as 0; a tail shorter than a word byte by byte)  [18..23] zero
 // The sections are written from a LinearPackedParams (its public view(): the GEMM's own packing,
 // never re-implemented here) and read back as a kernels::gemm::PackedB pointing into the tensor.
-// A buffer packed for another ISA path or layout (or whose sizes disagree with this build's
-// packing) is never read: view_linear returns false and the op packs from the plain weight
-// instead. A buffer that is not one of ours (magic / version / kind / N / K / bounds) is an error.
+// A buffer packed for another ISA path or layout is never read: view_linear returns false and
+// the op packs from the plain weight instead. Anything else that is not exactly what
+// plain_linear_prepack makes of the op's w / w_scales / w_zero_points is an error: the header
+// (magic / version / kind / N / K / size / bounds) on every call; the checksum, and the sections
+// against a fresh packing of w / w_zero_points, on the first call with that buffer and those
+// arguments (remembered per buffer: storage, data pointer and version counter of the buffer and
+// of w / w_scales / w_zero_points, so an in-place change of any of them checks again).
+// Format version 1 (128-byte header: words 0..15, no size or checksum; written by older builds)
+// is read too: the same checks but the checksum.
 //
-// Conv: the buffer is the header only (kind kConv, sizes OC / ICg / groups in [5..7]) for now:
-// conv's kernel layouts live in ConvPackedParams (kernels/conv_kernel.*) and are built from
-// the plain weight once per weight tensor and cached (conv_params below) until conv packs into
-// kernels/gemm's PackedB (issue 12); then its sections are PackedBs like linear's.
+// Conv: the buffer is the header only (kind kConv, sizes OC / ICg / groups in [5..7], [8]
+// transposed, [9] a hash of the kernel geometry: kernel size, stride, padding, dilation,
+// output_padding; version 1 has neither [9] nor the checksum): conv's kernel layouts live in
+// ConvPackedParams (kernels/conv_kernel.*) and are built from the plain weight once per weight
+// tensor and cached (conv_params below); the buffer is checked against the op's arguments on
+// every call.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -32,14 +42,15 @@ namespace qplugin {
 namespace plain_buffer {
 
 constexpr int64_t kMagic = 0x314B435041504C51;  // "QLPAPCK1"
-constexpr int64_t kVersion = 1;
+constexpr int64_t kVersion = 2;
 constexpr int64_t kLinear = 1;
 constexpr int64_t kConv = 2;
 // Bump when kernels/gemm's packed layout changes (test/ops/test_plain_linear.py holds the bytes
 // of a small packed weight and fails on a silent change).
 constexpr int64_t kLinearLayout = 1;
-constexpr int64_t kHeaderWords = 16;
+constexpr int64_t kHeaderWords = 24;
 constexpr int64_t kHeaderBytes = kHeaderWords * 8;
+constexpr int64_t kHeaderBytesV1 = 128;  // format version 1
 
 // Packs w (int8 [N, K]) with scales (float64) / zero_points (int64), 1 or N entries each, for
 // the running ISA path.
@@ -47,9 +58,15 @@ at::Tensor pack_linear(const char* op, const at::Tensor& w, const at::Tensor& sc
                        const at::Tensor& zero_points);
 
 // Points `out.b` / `out.w_zp` / `out.w_zp_all_zero` into buf; false when buf was packed for
-// another ISA path or layout (then the caller packs from the weight). Errors for a malformed
-// buffer or one whose N / K differ.
-bool view_linear(const char* op, const at::Tensor& buf, int64_t N, int64_t K, cpu::LinearWeightsView* out);
+// another ISA path or layout (then the caller packs from the weight). Errors for a malformed or
+// damaged buffer or one not packed from w / w_scales / w_zero_points (see the top of this file).
+bool view_linear(const char* op, const at::Tensor& buf, const at::Tensor& w, const at::Tensor& scales,
+                 const at::Tensor& zero_points, cpu::LinearWeightsView* out);
+
+// Errors unless the float16 panels `packed` are exactly plain_linear_prepack_fp16(w) (compared on
+// the first call with those two tensors, remembered like view_linear's checks).
+void check_fp16_panels(const char* op, const char* packed_arg, const at::Tensor& packed, const char* w_arg,
+                       const at::Tensor& w);
 
 // The conv header for (kind, weight sizes, groups, transposed); validates everything through
 // conv_prepack_int / conv_transpose_prepack_int (kind conv_transpose*: output_padding used).
@@ -59,6 +76,8 @@ at::Tensor pack_conv(const char* op, const std::string& kind, const at::Tensor& 
                      at::IntArrayRef output_padding = {});
 // Checks buf is a conv header (transposed or not) for w and groups (errors otherwise).
 void check_conv(const char* op, const at::Tensor& buf, const at::Tensor& w, int64_t groups, bool transposed = false);
+// Checks a version-2 conv header's kernel geometry against the params built from the op's arguments.
+void check_conv_geometry(const char* op, const at::Tensor& buf, const ConvPackedParams& p);
 
 // The ConvPackedParams of a plain conv weight: built on first use and cached per weight tensor
 // (keyed by its storage, held weakly; rebuilt when the weight, its qparams, the bias or the

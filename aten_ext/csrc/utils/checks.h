@@ -1,6 +1,7 @@
 // Shared argument checks. Every message names the op, the argument and what
 // was seen: "qplugin::<op>: <arg> should be <x>, got <v>".
 #pragma once
+#include <sys/resource.h>
 #include <unistd.h>
 #include <algorithm>
 
@@ -9,6 +10,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 
 namespace qplugin {
@@ -108,15 +110,27 @@ inline void check_float_input(const char* op, const char* arg, const at::Tensor&
 
 // Outputs whose size an op computes from its arguments (conv, pools, upsample): the op and the
 // shape are named before any allocation, instead of the allocator's "can't allocate memory" or
-// "integer multiplication overflow". The bound is the smaller of 64 GiB (far beyond any sane
-// output) and the machine's physical memory (an output larger than RAM only fails in the allocator).
+// "integer multiplication overflow". The bound is the smallest of 64 GiB (far beyond any sane
+// output), the machine's physical memory (an output larger than RAM only fails in the allocator)
+// and, in a process under an address-space cap (setrlimit RLIMIT_AS: the fuzzer's memory-cap
+// mode), what was left of the cap when the bound was first asked for.
 // elem_size: the largest element an op's output can have (4 where it may be int32 / qint32).
 constexpr int64_t kMaxOutputBytes = int64_t{1} << 36;
 
 inline int64_t max_output_bytes() {
   static const int64_t limit = [] {
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && page > 0 ? std::min<int64_t>(kMaxOutputBytes, int64_t{pages} * page) : kMaxOutputBytes;
+    int64_t l = pages > 0 && page > 0 ? std::min<int64_t>(kMaxOutputBytes, int64_t{pages} * page) : kMaxOutputBytes;
+    struct rlimit cap;
+    if (getrlimit(RLIMIT_AS, &cap) == 0 && cap.rlim_cur != RLIM_INFINITY && page > 0) {
+      long mapped_pages = 0;  // the process's virtual size, the first field of /proc/self/statm
+      if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+        if (std::fscanf(f, "%ld", &mapped_pages) != 1) mapped_pages = 0;
+        std::fclose(f);
+      }
+      l = std::min<int64_t>(l, std::max<int64_t>(0, static_cast<int64_t>(cap.rlim_cur) - int64_t{mapped_pages} * page));
+    }
+    return l;
   }();
   return limit;
 }
@@ -138,8 +152,8 @@ inline void check_output_size(const char* op, at::IntArrayRef sizes, int64_t ele
   const int64_t limit = max_output_bytes();
   TORCH_CHECK_VALUE(!over && bytes <= limit, "qplugin::", op, ": output of shape ", sizes,
                     " would take ", over ? std::string("more than 2^63") : "up to " + std::to_string(bytes),
-                    " bytes, more than the ", limit, " bytes an op may allocate (the smaller of 64 GiB and "
-                    "this machine's memory)");
+                    " bytes, more than the ", limit, " bytes an op may allocate (the smallest of 64 GiB, "
+                    "this machine's memory and the address space left under its limit)");
 }
 
 // Conv / pool geometry (stride, dilation, padding, kernel) is bounded so that every size

@@ -35,8 +35,8 @@ at::Tensor binary_q(const at::Tensor& qa, const at::Tensor& qb, double scale, in
   const auto shape = cpu::broadcast_shape(op, qa.sizes(), qb.sizes());
   at::Tensor out = at::_empty_affine_quantized(shape, qa.options(), scale, zero_point,
                                                cpu::binary_format(qa, qb, shape));
-  cpu::binary_into(kKind, kRelu, int_view(qa), qp_of(qa), int_view(qb), qp_of(qb), {scale, zero_point},
-                   int_view(out));
+  cpu::binary_into({op, "qa", "qb"}, kKind, kRelu, int_view(qa), qp_of(qa), int_view(qb), qp_of(qb),
+                   {scale, zero_point}, int_view(out));
   return out;
 }
 
@@ -47,7 +47,7 @@ at::Tensor add_scalar_q(const at::Tensor& qa, const c10::Scalar& b) {
   const QP qo = cpu::add_scalar_qparams(op, qp_of(qa), underlying_dtype(qa.scalar_type()), b);
   at::Tensor out = at::_empty_affine_quantized(qa.sizes(), qa.options(), qo.scale, qo.zero_point,
                                                kept_format(qa));
-  cpu::add_scalar_into(int_view(qa), qp_of(qa), b, kRelu, int_view(out));
+  cpu::add_scalar_into({op, "qa"}, int_view(qa), qp_of(qa), b, kRelu, int_view(out));
   return out;
 }
 
@@ -57,7 +57,7 @@ at::Tensor mul_scalar_q(const at::Tensor& qa, const c10::Scalar& b) {
   const QP qo = cpu::mul_scalar_qparams(op, qp_of(qa), underlying_dtype(qa.scalar_type()), b);
   at::Tensor out = at::_empty_affine_quantized(qa.sizes(), qa.options(), qo.scale, qo.zero_point,
                                                kept_format(qa));
-  cpu::mul_scalar_into(int_view(qa), qp_of(qa), b, false, int_view(out));
+  cpu::mul_scalar_into({op, "qa"}, int_view(qa), qp_of(qa), b, false, int_view(out));
   return out;
 }
 
@@ -67,7 +67,8 @@ at::Tensor matmul_quantized(const at::Tensor& qa, const at::Tensor& qb, double s
   TORCH_CHECK(qa.scalar_type() == qb.scalar_type(), "qplugin::matmul: qb should have the dtype of qa (",
               qa.scalar_type(), "), got ", qb.scalar_type());
   return at::_make_per_tensor_quantized_tensor(
-      cpu::matmul_int(int_view(qa), qp_of(qa), int_view(qb), qp_of(qb), {scale, zero_point}), scale, zero_point);
+      cpu::matmul_int({"matmul", "qa", "qb"}, int_view(qa), qp_of(qa), int_view(qb), qp_of(qb), {scale, zero_point}),
+      scale, zero_point);
 }
 
 } // namespace

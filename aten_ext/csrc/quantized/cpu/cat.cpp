@@ -35,9 +35,9 @@ at::Tensor cat_q(const at::TensorList qx, int64_t dim, std::optional<double> sca
   check_scale(op, "scale", so);
   check_zero_point(op, "zero_point", zo, underlying_dtype(qx[0].scalar_type()));
   int64_t d = dim;
-  const auto shape = cpu::cat_shape(op, xs, &d);
+  const auto shape = cpu::cat_shape({op, "qx"}, xs, &d);
   at::Tensor out = at::_empty_affine_quantized(shape, qx[0].options(), so, zo, cpu::cat_format(xs));
-  cpu::cat_into(xs, qps, d, {so, zo}, kRelu, int_view(out));
+  cpu::cat_into({op, "qx"}, xs, qps, d, {so, zo}, kRelu, int_view(out));
   return out;
 }
 

@@ -26,14 +26,15 @@ at::Tensor cmp_q(const at::Tensor& self, const at::Tensor& other) {
   const char* op = cpu::cmp_name(kOp);
   check_per_tensor(op, "self", self);
   check_per_tensor(op, "other", other);
-  return cpu::compare_int(kOp, int_view(self), {self.q_scale(), self.q_zero_point()}, int_view(other),
-                          {other.q_scale(), other.q_zero_point()});
+  return cpu::compare_int({op, "self", "other"}, kOp, int_view(self), {self.q_scale(), self.q_zero_point()},
+                          int_view(other), {other.q_scale(), other.q_zero_point()});
 }
 
 template <CmpOp kOp>
 at::Tensor cmp_scalar_q(const at::Tensor& self, const c10::Scalar& other) {
   check_per_tensor(cpu::cmp_name(kOp), "self", self);
-  return cpu::compare_scalar_int(kOp, int_view(self), {self.q_scale(), self.q_zero_point()}, other);
+  return cpu::compare_scalar_int({cpu::cmp_name(kOp), "self"}, kOp, int_view(self),
+                                 {self.q_scale(), self.q_zero_point()}, other);
 }
 
 // Same qscheme, qparams, dtype, shape and integer values.
