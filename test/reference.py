@@ -26,40 +26,49 @@ def _clamp_to_int(v, qdtype, nan_value):
     return out.astype(np.int64)
 
 
-def quantize_per_tensor_ref(x, scale, zero_point, qdtype):
-    """8-bit: q = clamp(round_half_even(fma(x, 1/scale, zp))) -- one rounding of x*inv + zp.
-    qint32: q = clamp(round_half_even(float32(float32(x*inv) + zp))). inv = float32(1/float32(scale)).
-    NaN -> qmax (8-bit) / INT32_MIN (qint32)."""
+def inv_scale_ref(scale):
+    """The reciprocal 8-bit quantize multiplies by: float32(1 / float32(scale)), as torch's
+    FakeQuantize and quantize kernels compute it (for a scale that is a float32 value, as every
+    observer's is, this is also the float64 reciprocal rounded once)."""
+    return np.float32(1.0) / np.asarray(scale, dtype=np.float64).astype(np.float32)
+
+
+def _quantize8_ref(x, inv, zero_point, qdtype, nan_value):
+    """clamp(nearbyint(float32(x * inv)) + zp): the product rounded to float32, rounded half to
+    even, then the zero point added to that integer."""
     with np.errstate(over="ignore", invalid="ignore"):
-        return _quantize_per_tensor_ref(_f32(x), scale, zero_point, qdtype)
+        t = np.rint((x * inv).astype(np.float32)).astype(np.float64)
+        return _clamp_to_int(t + np.asarray(zero_point, dtype=np.float64), qdtype, nan_value)
 
 
-def _quantize_per_tensor_ref(x, scale, zero_point, qdtype):
-    inv = np.float32(1.0) / np.float32(scale)
-    lo, hi = QRANGE[qdtype]
+def _quantize32_ref(x, scale, zero_point):
+    """clamp(nearbyint(float64(x) / float64(scale)) + zp), all in float64."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = np.rint(x.astype(np.float64) / np.asarray(scale, dtype=np.float64))
+        return _clamp_to_int(t + np.asarray(zero_point, dtype=np.float64), torch.qint32, QRANGE[torch.qint32][0])
+
+
+def quantize_per_tensor_ref(x, scale, zero_point, qdtype):
+    """8-bit: q = clamp(nearbyint(float32(x * inv_scale)) + zp), inv_scale = inv_scale_ref(scale).
+    qint32: q = clamp(nearbyint(float64(x) / float64(scale)) + zp).
+    +inf -> qmax, -inf -> qmin; NaN -> qmax (8-bit) / INT32_MIN (qint32)."""
+    x = _f32(x)
     if qdtype == torch.qint32:
-        v = np.rint((x * inv).astype(np.float32) + np.float32(zero_point)).astype(np.float32)
-        return _clamp_to_int(v, qdtype, lo)
-    # fma: the exact product x*inv is representable in float64 (24+24 bits), then one rounding to float32
-    v = (x.astype(np.float64) * np.float64(inv) + zero_point).astype(np.float32)
-    return _clamp_to_int(np.rint(v), qdtype, hi)
+        return _quantize32_ref(x, scale, zero_point)
+    return _quantize8_ref(x, inv_scale_ref(scale), zero_point, qdtype, QRANGE[qdtype][1])
 
 
 def quantize_per_channel_ref(x, scales, zero_points, axis, qdtype):
-    """q = clamp(round_half_even(float32(float32(x*inv_c) + zp_c))); NaN -> 0 (8-bit) / INT32_MIN."""
+    """quantize_per_tensor_ref with channel c's scale and zero point along ``axis``, except
+    NaN -> 0 (8-bit) / INT32_MIN (qint32)."""
     x = _f32(x)
     shape = [1] * x.ndim
     shape[axis] = -1
-    with np.errstate(over="ignore", invalid="ignore"):
-        return _quantize_per_channel_ref(x, shape, scales, zero_points, qdtype)
-
-
-def _quantize_per_channel_ref(x, shape, scales, zero_points, qdtype):
-    inv = (np.float32(1.0) / np.asarray(scales, dtype=np.float64).astype(np.float32)).reshape(shape)
-    zp = np.asarray(zero_points, dtype=np.float32).reshape(shape)
-    v = np.rint((x * inv).astype(np.float32) + zp).astype(np.float32)
-    lo, _ = QRANGE[qdtype]
-    return _clamp_to_int(v, qdtype, 0 if qdtype != torch.qint32 else lo)
+    s = np.asarray(scales, dtype=np.float64).reshape(shape)
+    z = np.asarray(zero_points, dtype=np.int64).reshape(shape)
+    if qdtype == torch.qint32:
+        return _quantize32_ref(x, s, z)
+    return _quantize8_ref(x, inv_scale_ref(s), z, qdtype, 0)
 
 
 def dequantize_per_tensor_ref(q, scale, zero_point):
@@ -160,19 +169,29 @@ def scalar_op_ref(kind, qa, c, relu=False):
     return (np.maximum(out, zp) if relu else out), scale, zp
 
 
+def _cat(qxs, dim, scale, zero_point, relu, requant):
+    """cat with output qparams (scale, zero_point) (default: the first input's): inputs with those
+    qparams copied as-is, the others through requant(qx, scale, zero_point)."""
+    scale = qxs[0].q_scale() if scale is None else scale
+    zero_point = qxs[0].q_zero_point() if zero_point is None else zero_point
+    parts = [qx.int_repr().numpy().astype(np.int64) if (qx.q_scale(), qx.q_zero_point()) == (scale, zero_point)
+             else requant(qx, scale, zero_point) for qx in qxs]
+    out = np.concatenate(parts, axis=dim)
+    return np.maximum(out, zero_point) if relu else out
+
+
 def cat_ref(qxs, dim, scale=None, zero_point=None, relu=False):
     """cat of the represented values, requantized (float64) to the output qparams
     (default: the first input's); inputs with the output's qparams are copied as-is."""
-    scale = qxs[0].q_scale() if scale is None else scale
-    zero_point = qxs[0].q_zero_point() if zero_point is None else zero_point
-    parts = []
-    for qx in qxs:
-        if qx.q_scale() == scale and qx.q_zero_point() == zero_point:
-            parts.append(qx.int_repr().numpy().astype(np.int64))
-        else:
-            parts.append(requantize_ref(_deq64(qx), scale, zero_point, qx.dtype))
-    out = np.concatenate(parts, axis=dim)
-    return np.maximum(out, zero_point) if relu else out
+    return _cat(qxs, dim, scale, zero_point, relu, lambda qx, s, z: requantize_ref(_deq64(qx), s, z, qx.dtype))
+
+
+def cat_quantize_ref(qxs, dim, scale=None, zero_point=None, relu=False):
+    """8-bit cat's exact integers: inputs with other qparams dequantized (float32, dequantize_ref)
+    and quantized by the quantize rule (quantize_per_tensor_ref), as qplugin's cat and torch's
+    quantized::cat compute them; inputs with the output's qparams copied."""
+    return _cat(qxs, dim, scale, zero_point, relu,
+                lambda qx, s, z: quantize_per_tensor_ref(dequantize_ref(qx), s, z, qx.dtype))
 
 
 CMP_OPS = {"eq": np.equal, "ne": np.not_equal, "ge": np.greater_equal, "le": np.less_equal,
@@ -296,12 +315,8 @@ def mean_real_ref(qt: torch.Tensor, dim=None, keepdim=False):
 # ---------------------------------------------------------------------------
 
 def quantize_bound_ref(value, scale, zero_point, qdtype):
-    """aten's quantize_val of one scalar bound (relu6 / clamp):
-    clamp(round_half_even(float32(float32(value) * inv) + float32(zp))), inv = float32(1/float32(scale))."""
-    inv = np.float32(1.0) / np.float32(scale)
-    v = np.float32(np.float32(value) * inv) + np.float32(zero_point)
-    lo, hi = QRANGE[qdtype]
-    return int(np.clip(np.rint(np.float64(np.float32(v))), lo, hi))
+    """One scalar bound (relu6 / clamp) quantized: quantize_per_tensor_ref of float32(value)."""
+    return int(quantize_per_tensor_ref(np.float32(value), scale, zero_point, qdtype))
 
 
 def clamp_int_ref(qt, lo, hi):

@@ -12,7 +12,8 @@ _q = torch.ops.qplugin
 
 
 def quantize_per_tensor(x: Tensor, scale: float, zero_point: int, dtype: torch.dtype) -> Tensor:
-    """q = clamp(round_half_even(x / scale) + zero_point, qmin, qmax), bit-identical to torch."""
+    """q = clamp(round_half_even(float32(x * inv_scale)) + zero_point, qmin, qmax), inv_scale =
+    1 / float32(scale): torch's FakeQuantize rule (qint32: round_half_even(x / scale) in float64)."""
     return _q.quantize_per_tensor(x, scale, zero_point, dtype)
 
 

@@ -44,7 +44,8 @@ class Quantizer:
 
 
 class PerTensorAffine(Quantizer):
-    """q = clamp(round_half_even(x / scale) + zero_point) in dtype's range."""
+    """q = clamp(round_half_even(x / scale) + zero_point) in dtype's range: 8-bit as torch's
+    FakeQuantize, x / scale as float32(x * (1 / float32(scale))); int32 in float64."""
 
     def __init__(self, scale, zero_point, dtype=torch.uint8):
         self.scale = float(scale)
@@ -79,7 +80,8 @@ class PerTensorAffine(Quantizer):
 
 
 class PerChannelAffine(Quantizer):
-    """q[..., c, ...] = clamp(round_half_even(x / scales[c]) + zero_points[c]) along `axis`."""
+    """q[..., c, ...] = clamp(round_half_even(x / scales[c]) + zero_points[c]) along `axis` (x / scale
+    as PerTensorAffine computes it)."""
 
     def __init__(self, scales, zero_points, axis, dtype=torch.int8):
         self.scales = torch.as_tensor(scales, dtype=torch.float64)

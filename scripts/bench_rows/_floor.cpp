@@ -175,16 +175,14 @@ void lut(const at::Tensor& x, at::Tensor y, const at::Tensor& table) {
 #endif
 }
 
-// y = sat(round(x * inv + zp)) from float: quantize's floor (non-temporal stores when huge): the
-// per-tensor rule's one FMA, or (two_step) the per-channel rule's product and sum, each rounded. per_row: one scale per row of
+// y = sat(round(x * inv)) from float: quantize's floor (non-temporal stores when huge): the
+// rule's one product, rounded (its zero point and clamps dropped). per_row: one scale per row of
 // `inner` elements (axis 0); otherwise scales cycle along the row with period `inner` (the
 // channel axis of a channels-last tensor), loaded as vectors.
-void quant(const at::Tensor& x, at::Tensor y, const at::Tensor& inv, int64_t inner, bool per_row, int64_t zp,
-           bool two_step) {
+void quant(const at::Tensor& x, at::Tensor y, const at::Tensor& inv, int64_t inner, bool per_row) {
   const float* px = x.data_ptr<float>();
   const float* ps = inv.data_ptr<float>();
   uint8_t* py = u8(y);
-  const S::VF vz = S::set1_f(static_cast<float>(zp));
   const int64_t n = x.numel();
   const bool stream = n >= (int64_t{1} << 22);  // as the kernels: non-temporal stores for huge outputs
   for (int64_t r0 = 0; r0 < n; r0 += inner) {  // one row of `inner` elements
@@ -193,8 +191,7 @@ void quant(const at::Tensor& x, at::Tensor y, const at::Tensor& inv, int64_t inn
       S::VI r[4];
       for (int k = 0; k < 4; ++k) {
         const S::VF s = per_row ? row_s : S::loadu_f(ps + i + k * L);
-        const S::VF v = S::loadu_f(px + r0 + i + k * L);
-        r[k] = S::to_i32_round(two_step ? S::add_f(S::mul_f(v, s), vz) : S::fmadd_f(v, s, vz));
+        r[k] = S::to_i32_round(S::mul_f(S::loadu_f(px + r0 + i + k * L), s));
       }
       if (stream) {
         S::stream4_u8(py + r0 + i, r[0], r[1], r[2], r[3]);

@@ -71,13 +71,13 @@ class Floors:
         x, y, t = _u8(n), _u8(n), _u8(256, 2)
         return lambda: self.m.lut(x, y, t)
 
-    def quant(self, n, inner, per_row, two_step=False):
+    def quant(self, n, inner, per_row):
         import torch
 
         x = torch.randn(n)
         inv = torch.rand(n // inner if per_row else inner) * 10 + 1
         y = _u8(n)
-        return lambda: self.m.quant(x, y, inv, inner, per_row, 3, two_step)
+        return lambda: self.m.quant(x, y, inv, inner, per_row)
 
     def widen(self, n):
         import torch

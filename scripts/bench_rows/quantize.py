@@ -8,7 +8,7 @@ FAMILY = "quantize"
 ORDER = 0
 NOTE = ("fp32 baseline: `x.mul(s)` (an elementwise fp32 op of the same size). "
         "Rate: GB/s of input + output bytes. Floors (scripts/bench_rows/_floor.cpp): quantize: float -> "
-        "byte by the rule's steps (`quant`: per tensor one FMA, per channel a product and a sum); dequantize: byte -> float with no arithmetic (`widen`; per channel: "
+        "byte by the rule's one rounded product (`quant`, zero point and clamps dropped); dequantize: byte -> float with no arithmetic (`widen`; per channel: "
         "the rule's double product, `widen_d`); int_repr: a copy of the bytes.")
 
 
@@ -37,7 +37,7 @@ def cases():
     out.append(Case("quantize_per_channel qint8 axis0", "[256,1024]",
                     lambda: q.quantize_per_channel(w, sc, zp, 0, torch.qint8),
                     lambda: torch.quantize_per_channel(w, sc, zp, 0, torch.qint8),
-                    lambda: w.mul(0.5), work=5 * w.numel(), floor=floor_of("quant", w.numel(), 1024, True, True)))
+                    lambda: w.mul(0.5), work=5 * w.numel(), floor=floor_of("quant", w.numel(), 1024, True)))
     out.append(Case("dequantize per-channel qint8", "[256,1024]", lambda: q.dequantize(qw),
                     lambda: qw.dequantize(), lambda: w.mul(0.5), work=5 * w.numel(),
                     floor=floor_of("widen_d", w.numel())))
@@ -47,5 +47,5 @@ def cases():
     out.append(Case("quantize_per_channel quint8 CL axis1", "[8,64,56,56]",
                     lambda: q.quantize_per_channel(xc, sc64, zp64, 1, torch.quint8),
                     lambda: torch.quantize_per_channel(xc, sc64, zp64, 1, torch.quint8),
-                    lambda: xc.mul(0.5), work=5 * xc.numel(), floor=floor_of("quant", xc.numel(), 64, False, True)))
+                    lambda: xc.mul(0.5), work=5 * xc.numel(), floor=floor_of("quant", xc.numel(), 64, False)))
     return out

@@ -13,6 +13,7 @@ import torch.nn as nn
 
 import reference as ref
 import torch_qplugin.nn.quantized as nnq
+from torch_oracle import quantize_exact
 import torch_qplugin.quantization as tq
 
 tnnq = pytest.importorskip("torch.ao.nn.quantized")
@@ -234,6 +235,11 @@ def test_torch_ao_convert_with_our_mapping():
         theirs = taq.convert(p)
     x = data[0]
     _check_converted(q, f, x)
-    # torch's kernels for these ops are exact: same model, same qparams, same bytes
+    # torch's kernels for these ops are exact: same model, same qparams, same bytes, where torch's
+    # QuantStub quantizes the float input by our rule
     assert "Quantized" in type(theirs.gn).__name__ or type(theirs.gn).__module__.startswith("torch.ao")
-    assert torch.equal(q(x), theirs(x))
+    if quantize_exact(torch.quint8):
+        assert torch.equal(q(x), theirs(x))
+    # on the input's own grid both QuantStubs give the same integers, whatever their rounding
+    xg = q.quant(x).dequantize()
+    assert torch.equal(q(xg), theirs(xg))

@@ -1,11 +1,14 @@
 """quantize_per_tensor / quantize_per_tensor_dynamic / quantize_per_channel / dequantize /
 int_repr / make_per_*_quantized_tensor: bit-exact against the definitions
-(test/reference.py) and torch's own kernels, on every kernel path."""
+(test/reference.py), on every kernel path, and against torch's own kernels where
+torch_oracle.quantize_exact says they compute the same rule."""
 import numpy as np
 import pytest
 import torch
 
 import reference as ref
+import torch_qplugin
+from torch_oracle import assert_quantize_matches_torch
 
 q = torch.ops.qplugin
 QDTYPES = [torch.quint8, torch.qint8, torch.qint32]
@@ -83,7 +86,7 @@ def test_quantize_per_tensor_exact(isa, dtype, shape):
             assert got.q_scale() == scale and got.q_zero_point() == zp
             np.testing.assert_array_equal(got.int_repr().numpy(), expect, err_msg=f"{name} vs reference")
             theirs = torch.quantize_per_tensor(x, scale, zp, dtype)
-            assert torch.equal(got.int_repr(), theirs.int_repr()), f"{name} vs torch"
+            assert_quantize_matches_torch(got, theirs, x, dtype, scale, what=name)
 
 
 def test_quantize_keeps_memory_format(isa):
@@ -117,7 +120,7 @@ def test_quantize_per_channel_exact(isa, dtype, shape):
             channels_last = name.startswith("channels_last")
             if not (channels_last and axis > 1):  # torch refuses these; we support them
                 theirs = torch.quantize_per_channel(x, scales, zps, axis, dtype)
-                assert torch.equal(got.int_repr(), theirs.int_repr()), f"{name} axis {axis} vs torch"
+                assert_quantize_matches_torch(got, theirs, x, dtype, per_channel=True, what=f"{name} axis {axis}")
 
 
 @pytest.mark.parametrize("nan", ["every_7th", "one_row", "finite"])
@@ -151,8 +154,8 @@ def test_quantize_per_channel_special_values_in_vector_body(isa, dtype, nan):
 
 
 def test_quantize_per_channel_qint32_large_zero_points(isa):
-    # The periodic walk (channels along the row) adds the zero points as floats, as the rule
-    # does: zero points near the int32 limits round to a float on the way in, and saturate.
+    # The periodic walk (channels along the row) adds zero points near the int32 limits exactly
+    # (float64), and saturates.
     rng = np.random.default_rng(11)
     x = torch.from_numpy(rng.standard_normal((3, 37)).astype(np.float32) * 1e3)
     x[1, 5], x[2, 30] = NAN, -INF
@@ -173,6 +176,151 @@ def test_quantize_per_channel_param_dtypes(isa):
     assert torch.equal(base.int_repr(), same.int_repr())
     assert same.q_per_channel_scales().dtype == torch.float64
     assert same.q_per_channel_zero_points().dtype == torch.int64
+
+
+# ---------------------------------------------------------------------------- the rule
+# 8-bit: clamp(nearbyint(float32(x * inv_scale)) + zero_point); qint32: clamp(nearbyint(float64(x) /
+# float64(scale)) + zero_point). Each case runs per tensor and per channel (a run per channel and
+# channels along the row), at lengths that put it in the four-vector loop, the one-vector loop and
+# the scalar tail of every path.
+def _all_paths(x, scale, zp, dtype):
+    """int_repr of quantize_per_tensor and of both per-channel walks of the 1-D float tensor x."""
+    n = x.numel()
+    s1, z1 = torch.tensor([scale], dtype=torch.double), torch.tensor([zp])
+    rows = q.quantize_per_channel(x.reshape(1, n), s1, z1, 0, dtype).int_repr().reshape(n)
+    cols = q.quantize_per_channel(x.reshape(n, 1), s1, z1, 1, dtype).int_repr().reshape(n)
+    return {"per_tensor": q.quantize_per_tensor(x, scale, zp, dtype).int_repr(), "rows": rows, "periodic": cols,
+            "plain": q.plain_quantize_per_tensor(x, scale, zp, ref.INT_DTYPE[dtype])}
+
+
+@pytest.mark.parametrize("n", [1, 7, 37, 131])
+@pytest.mark.parametrize("x,scale,zp,dtype,want", [
+    (-2.2050002, 0.07, 255, torch.quint8, 223),   # float32(x * inv) = -31.5 exactly: -32 + 255
+    (0.25, 0.5, 5, torch.quint8, 5),              # a tie: nearbyint(0.5) + 5, not nearbyint(5.5)
+    (-100.4, 1.0, 2**31 - 1, torch.qint32, 2147483547),  # float32 would lose 27 steps here
+], ids=["near_tie", "tie_odd_zp", "qint32_exact"])
+def test_contract_examples(isa, n, x, scale, zp, dtype, want):
+    for name, got in _all_paths(torch.full((n,), x), scale, zp, dtype).items():
+        assert got.tolist() == [want] * n, name
+
+
+@pytest.mark.parametrize("dtype", QDTYPES)
+@pytest.mark.parametrize("zp_parity", ["odd", "even"])
+def test_ties_round_before_the_zero_point(isa, dtype, zp_parity):
+    # x / scale exactly k + 0.5 (power-of-two scales): nearbyint rounds the tie to even, then the
+    # zero point is added. With an odd zero point, rounding k + 0.5 + zp would pick the other
+    # neighbour every time.
+    zp = {"odd": {torch.quint8: 101, torch.qint8: -3, torch.qint32: 2**31 - 201},
+          "even": {torch.quint8: 100, torch.qint8: 4, torch.qint32: -(2**31) + 300}}[zp_parity][dtype]
+    lo, hi = ref.QRANGE[dtype]
+    k = np.arange(-140, 140)
+    for scale in (0.5, 0.125, 4.0):
+        x = torch.from_numpy(((k + 0.5) * scale).astype(np.float32))
+        want = np.clip(np.array([round(v + 0.5) for v in k]) + zp, lo, hi)  # round(): half to even
+        assert (want != np.clip(np.rint(k + 0.5 + zp), lo, hi)).any() == (zp_parity == "odd")
+        for name, got in _all_paths(x, scale, zp, dtype).items():
+            np.testing.assert_array_equal(got.numpy(), want, err_msg=f"{name} scale {scale}")
+
+
+def test_near_ties_round_the_float32_product(isa):
+    # x just off a tie, where the float32 product x * inv_scale rounds onto k + 0.5 (and then to
+    # even) but x * inv_scale + zero_point in one rounding (an FMA) keeps the side x is on.
+    rng = np.random.default_rng(5)
+    for scale, zp in [(0.07, 255), (1 / 255, 0), (0.3, 77), (0.6373247256341329, 128)]:
+        inv = np.float32(1) / np.float32(scale)
+        k = rng.integers(-200, 60, 4000)
+        x0 = ((k + 0.5) / np.float64(inv)).astype(np.float32)
+        x = np.concatenate([np.nextafter(x0, np.float32(-np.inf)), x0, np.nextafter(x0, np.float32(np.inf))])
+        want = ref.quantize_per_tensor_ref(x, scale, zp, torch.quint8)
+        one_rounding = np.clip(np.rint(x.astype(np.float64) * np.float64(inv) + zp), 0, 255)
+        assert (want != one_rounding).sum() > 100  # the data does exercise the difference
+        for name, got in _all_paths(torch.from_numpy(x), scale, zp, torch.quint8).items():
+            np.testing.assert_array_equal(got.numpy(), want, err_msg=f"{name} scale {scale}")
+
+
+def test_qint32_in_float64_beyond_2_24(isa):
+    # |x / scale| from 2^24 to 2^31: a float32 product or sum drops whole steps there; the rule
+    # divides in float64 and adds the zero point exactly.
+    rng = np.random.default_rng(3)
+    for scale, zp in [(1.0, 2**31 - 1), (0.07, -(2**31) + 5), (3.0, 12345), (1e-3, 0)]:
+        mag = (np.float64(2.0) ** rng.uniform(24, 31, 3001)) * scale
+        x = (mag * rng.choice([-1.0, 1.0], 3001)).astype(np.float32)
+        want = np.clip(np.rint(x.astype(np.float64) / scale) + zp, -(2**31), 2**31 - 1).astype(np.int64)
+        inv = np.float32(1) / np.float32(scale)
+        in_float32 = np.rint((x * inv).astype(np.float32) + np.float32(zp)).astype(np.float64)  # torch 2.13's
+        assert (want != np.clip(in_float32, -(2**31), 2**31 - 1)).sum() > 100
+        np.testing.assert_array_equal(ref.quantize_per_tensor_ref(x, scale, zp, torch.qint32), want)
+        for name, got in _all_paths(torch.from_numpy(x), scale, zp, torch.qint32).items():
+            np.testing.assert_array_equal(got.numpy().astype(np.int64), want, err_msg=f"{name} scale {scale}")
+
+
+@pytest.mark.parametrize("dtype", QDTYPES)
+def test_every_path_bit_identical(dtype):
+    # The vector paths against the scalar one on the same inputs: ties, near-ties, saturating and
+    # non-finite values, per tensor (plain and streaming-size stores are other tests), per channel
+    # as rows and as periods of channels along the row.
+    rng = np.random.default_rng(17)
+    x = _tricky_values(4099, 0.0625, 3, rng)
+    x[1000:1100] = torch.from_numpy(((rng.integers(-200, 200, 100) + 0.5) * 0.07).astype(np.float32))
+    x4 = x[:4096].reshape(2, 8, 16, 16)
+    c = 8
+    scales = torch.from_numpy(rng.uniform(0.01, 0.5, c))
+    zps = torch.tensor([_zp_for(dtype, rng) for _ in range(c)])
+    zp = _zp_for(dtype, rng)
+
+    def run():
+        return [q.quantize_per_tensor(x, 0.07, zp, dtype).int_repr(),
+                q.quantize_per_tensor(x, 1 / 255, zp, dtype).int_repr(),
+                q.quantize_per_channel(x4, scales, zps, 1, dtype).int_repr(),
+                q.quantize_per_channel(x4.contiguous(memory_format=torch.channels_last), scales, zps, 1,
+                                       dtype).int_repr().contiguous()]
+
+    outs = {}
+    for isa in torch_qplugin._isa.supported_isas():
+        with torch_qplugin.kernel_isa(isa):
+            outs[isa] = run()
+    for isa, got in outs.items():
+        for i, (a, b) in enumerate(zip(got, outs["scalar"])):
+            assert torch.equal(a, b), f"{isa} output {i} differs from the scalar path"
+
+
+@pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
+def test_fake_quantize_then_quantize_has_no_drift(isa, dtype):
+    # torch's FakeQuantize (fake_quantize_per_{tensor,channel}_affine, what QAT trains with) and
+    # our FakeQuantize module pick the integers quantize picks (per tensor: the very floats
+    # quantize-then-dequantize gives), and quantizing their output gives the same integers again:
+    # a QAT model converts without drift.
+    # Scales that are not float32 values (0.07, 1 / 255) included: inv_scale is torch's,
+    # 1 / float32(scale).
+    from torch_qplugin.quantization import FakeQuantize, MovingAverageMinMaxObserver
+
+    lo, hi = ref.QRANGE[dtype]
+    rng = np.random.default_rng(23)
+    for scale, zp in [(0.07, hi), (1 / 255, lo), (0.5, hi // 2 | 1), (0.6373247256341329, 0)]:
+        inv = np.float32(1) / np.float32(scale)
+        ties = ((rng.integers(-150, 150, 2000) + 0.5) / np.float64(inv)).astype(np.float32)
+        x = torch.from_numpy(np.concatenate([ties, np.nextafter(ties, np.float32(np.inf)),
+                                             rng.standard_normal(2003).astype(np.float32) * np.float32(scale * 80)]))
+        fake = torch.fake_quantize_per_tensor_affine(x, scale, zp, lo, hi)
+        ours = q.quantize_per_tensor(x, scale, zp, dtype)
+        assert torch.equal(q.dequantize(ours), fake), f"scale {scale}"
+        assert torch.equal(q.quantize_per_tensor(fake, scale, zp, dtype).int_repr(), ours.int_repr())
+        x2 = x.reshape(-1, 3)
+        sc = torch.tensor([scale, 0.25, 1 / 3], dtype=torch.double)
+        zc = torch.tensor([zp, lo, 1])
+        fake_c = torch.fake_quantize_per_channel_affine(x2, sc.float(), zc.int(), 1, lo, hi)
+        ours_c = q.quantize_per_channel(x2, sc, zc, 1, dtype)
+        # fake_c = float32((q - zp) * float32(scale)): the integers come back exactly
+        fake_q = torch.round(fake_c.double() / sc.float().double()).long() + zc
+        assert torch.equal(ours_c.int_repr().long(), fake_q), f"per channel, scale {scale}"
+        assert torch.equal(q.quantize_per_channel(fake_c, sc, zc, 1, dtype).int_repr(), ours_c.int_repr())
+    fq = FakeQuantize(observer=MovingAverageMinMaxObserver, quant_min=lo, quant_max=hi, dtype=dtype,
+                      qscheme=torch.per_tensor_affine if dtype == torch.quint8 else torch.per_tensor_symmetric)
+    x = torch.randn(4099) * 3
+    fq(x)  # observe
+    fq.disable_observer()
+    s, z = float(fq.scale), int(fq.zero_point)
+    assert torch.equal(fq(x), q.dequantize(q.quantize_per_tensor(x, s, z, dtype)))
 
 
 @pytest.mark.parametrize("dtype", QDTYPES)
@@ -243,11 +391,14 @@ def test_int_repr_and_make_round_trip(isa, dtype):
 @pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
 @pytest.mark.parametrize("reduce_range", [False, True])
 def test_quantize_per_tensor_dynamic_matches_torch(isa, dtype, reduce_range):
+    # torch's choice of qparams, then the quantize rule
     for x in [torch.randn(1000) * 3, torch.rand(257) + 1, -torch.rand(64), torch.zeros(10), torch.randn(3, 4) * 1e-7]:
         got = q.quantize_per_tensor_dynamic(x, dtype, reduce_range)
         theirs = torch.quantize_per_tensor_dynamic(x, dtype, reduce_range)
         assert got.q_scale() == theirs.q_scale() and got.q_zero_point() == theirs.q_zero_point()
-        assert torch.equal(got.int_repr(), theirs.int_repr())
+        expect = ref.quantize_per_tensor_ref(x.numpy(), got.q_scale(), got.q_zero_point(), dtype)
+        np.testing.assert_array_equal(got.int_repr().numpy(), expect)
+        assert_quantize_matches_torch(got, theirs, x, dtype, got.q_scale())
 
 
 def test_empty_and_zero_dim(isa):
@@ -403,7 +554,8 @@ def test_torchscript_calls_qplugin():
 
     x = torch.randn(10)
     assert "qplugin::quantize_per_tensor" in str(f.graph)
-    assert torch.equal(f(x), torch.quantize_per_tensor(x, 0.1, 10, torch.quint8).dequantize())
+    expect = ref.dequantize_per_tensor_ref(ref.quantize_per_tensor_ref(x.numpy(), 0.1, 10, torch.quint8), 0.1, 10)
+    np.testing.assert_array_equal(f(x).numpy(), expect)
 
 
 def test_large_outputs_take_the_streaming_path(isa):
@@ -421,7 +573,7 @@ def test_large_outputs_take_the_streaming_path(isa):
 @pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
 def test_large_inputs_quantize_with_streaming_stores(isa, dtype):
     # >= 48 MiB of float input switches 8-bit quantize to non-temporal stores; an odd length
-    # exercises the tail, values beyond the range and NaN the clamps. Bit-exact with torch.
+    # exercises the tail, values beyond the range and NaN the clamps.
     n = (12 << 20) + 37
     x = torch.randn(n) * 8
     x[::1001] = float("nan")
@@ -429,4 +581,5 @@ def test_large_inputs_quantize_with_streaming_stores(isa, dtype):
     x[7::991] = -1e30
     zp = 100 if dtype == torch.quint8 else -3
     got = q.quantize_per_tensor(x, 0.05, zp, dtype)
-    assert torch.equal(got.int_repr(), torch.quantize_per_tensor(x, 0.05, zp, dtype).int_repr())
+    np.testing.assert_array_equal(got.int_repr().numpy(), ref.quantize_per_tensor_ref(x.numpy(), 0.05, zp, dtype))
+    assert_quantize_matches_torch(got, torch.quantize_per_tensor(x, 0.05, zp, dtype), x, dtype, 0.05)

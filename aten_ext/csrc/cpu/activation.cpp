@@ -10,6 +10,7 @@
 
 #include "kernels/activation_kernel.h"
 #include "kernels/dispatch.h"
+#include "kernels/quantize_math.h"
 #include "utils/checks.h"
 #include "utils/layout.h"
 
@@ -123,14 +124,13 @@ bool act_use_vbmi(c10::optional<bool> enable) {
 }
 
 int64_t quantize_bound(double value, double scale, int64_t zero_point, at::ScalarType qdtype) {
-  // aten's quantize_val (kernels/quantize_math.h scalar rule): round(float(v * inv) + zp).
-  const float inv = 1.0f / static_cast<float>(scale);
+  // The bound as a float32 value, quantized by the quantize rule (kernels/quantize_math.h).
   const float v = static_cast<float>(value);
   const int32_t zp = static_cast<int32_t>(zero_point);
   switch (qdtype) {  // the range tag: uint8 / int8 / int32
-    case at::kByte: return kernels::quantize_val_scalar_rule<uint8_t>(v, inv, zp);
-    case at::kChar: return kernels::quantize_val_scalar_rule<int8_t>(v, inv, zp);
-    default: return kernels::quantize_val_scalar_rule<int32_t>(v, inv, zp);
+    case at::kByte: return kernels::quantize_val8<uint8_t>(v, kernels::inv_scale_of(scale), zp);
+    case at::kChar: return kernels::quantize_val8<int8_t>(v, kernels::inv_scale_of(scale), zp);
+    default: return kernels::quantize_val32(v, scale, zp);
   }
 }
 

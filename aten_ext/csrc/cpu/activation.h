@@ -28,7 +28,7 @@ void clamp_raw(const void* x, void* y, int64_t n, int64_t elem_size, bool is_sig
 // Requantizing activation described by spec (in/out qparams inside):
 // 8-bit data through a 256-entry table, int32 element by element.
 void activation_int_out(const at::Tensor& data, const at::Tensor& out, const kernels::ActSpec& spec);
-// aten's quantize_val of one bound: clamp(round_half_even(float(value * (1.0f / scale)) + zp)).
+// One bound (relu6, clamp) quantized: quantize_per_tensor's rule on float32(value) (kernels/quantize_math.h).
 int64_t quantize_bound(double value, double scale, int64_t zero_point, at::ScalarType qdtype);
 // ---- argument logic shared by the QuantizedCPU and plain adapters ----
 // `t` names the integer range: a quantized dtype or the plain uint8 / int8 / int32.

@@ -12,6 +12,7 @@
 #include "cpu/elementwise.h"
 #include "kernels/cat_kernel.h"
 #include "kernels/dispatch.h"
+#include "kernels/quantize_math.h"
 #include "utils/checks.h"
 #include "utils/layout.h"
 
@@ -162,7 +163,7 @@ void cat_into(const Names& nm, const std::vector<at::Tensor>& xs_in, const std::
     const bool same = qps[i].scale == qo.scale && qps[i].zero_point == qo.zero_point;
     pt.mode = same ? (relu && lo > r.first ? 1 : 0) : 2;
     pt.p = {static_cast<float>(qps[i].scale), static_cast<int32_t>(qps[i].zero_point),
-            1.0f / static_cast<float>(qo.scale), static_cast<int32_t>(qo.zero_point), lo, qps[i].scale,
+            kernels::inv_scale_of(qo.scale), static_cast<int32_t>(qo.zero_point), lo, qps[i].scale,
             qo.scale};
     // 8-bit: a 256-entry table (the same bytes as the row rule). AVX2's widest byte lookup is 16
     // entries (16 VPSHUFB per 32 bytes, slower than the vector float rule): there the table is

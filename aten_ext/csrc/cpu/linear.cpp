@@ -13,6 +13,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/gemm/qgemm.h"
 #include "kernels/quantize_kernel.h"
+#include "kernels/quantize_math.h"
 #include "utils/checks.h"
 #include "utils/class_check.h"
 
@@ -153,7 +154,7 @@ at::Tensor linear_dynamic_view(const char* op, const at::Tensor& x_in, const Lin
   }
   const QParams qp = choose_qparams(xmin, xmax, 0, 255, reduce_range);
   const float x_scale = static_cast<float>(qp.scale);
-  const float inv = 1.0f / x_scale;
+  const float inv = kernels::inv_scale_of(qp.scale);
   const int32_t zp = qp.zero_point;
   thread_local std::vector<uint8_t> small_xq;
   thread_local std::vector<float> mult;

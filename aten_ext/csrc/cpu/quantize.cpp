@@ -12,6 +12,7 @@
 
 #include "kernels/dispatch.h"
 #include "kernels/quantize_kernel.h"
+#include "kernels/quantize_math.h"
 #include "utils/checks.h"
 #include "utils/layout.h"
 
@@ -33,8 +34,8 @@ int64_t check_channel_axis(const char* op, const at::Tensor& self, int64_t axis)
 struct ChannelParams {
   at::Tensor scales;       // float64, as quantized tensors store them
   at::Tensor zero_points;  // int64
-  std::vector<float> inv_scales;
-  std::vector<double> scales_d;
+  std::vector<float> inv_scales;  // kernels::inv_scale_of (8-bit)
+  std::vector<double> scales_d;   // qint32
   std::vector<int32_t> zps;
 };
 
@@ -60,14 +61,15 @@ ChannelParams check_channel_params(const char* op, const at::Tensor& scales,
   const auto range = qrange(qdtype);
   for (int64_t c = 0; c < channels; ++c) {
     const float fs = static_cast<float>(s[c]);
-    TORCH_CHECK_VALUE(std::isfinite(s[c]) && s[c] > 0 && fs > 0.0f && std::isfinite(fs) && std::isfinite(1.0f / fs),
+    const float inv = kernels::inv_scale_of(s[c]);
+    TORCH_CHECK_VALUE(std::isfinite(s[c]) && s[c] > 0 && fs > 0.0f && std::isfinite(fs) && std::isfinite(inv),
                       "qplugin::", op, ": scales[", c,
                       "] should be a positive finite number with a finite float32 reciprocal, got ",
                       s[c]);
     TORCH_CHECK_VALUE(z[c] >= range.first && z[c] <= range.second, "qplugin::", op,
                       ": zero_points[", c, "] should be in [", range.first, ", ", range.second,
                       "] for ", range_name(qdtype), ", got ", z[c]);
-    p.inv_scales.push_back(1.0f / fs);
+    p.inv_scales.push_back(inv);
     p.scales_d.push_back(s[c]);
     p.zps.push_back(static_cast<int32_t>(z[c]));
   }
@@ -192,7 +194,7 @@ void parallel_copy(void* dst, const void* src, int64_t nbytes) {
 // q = quantize(x) into yp (dense in x's layout); int_dtype: uint8 / int8 / int32.
 void quantize_tensor_into(const at::Tensor& x, double scale, int64_t zero_point, at::ScalarType int_dtype,
                           void* yp) {
-  const float inv = 1.0f / static_cast<float>(scale);
+  const float inv = kernels::inv_scale_of(scale);
   const int32_t zp = static_cast<int32_t>(zero_point);
   const float* xp = x.const_data_ptr<float>();
   // A huge input streams through the caches and evicts the output anyway: write it with
@@ -212,7 +214,7 @@ void quantize_tensor_into(const at::Tensor& x, double scale, int64_t zero_point,
         QPLUGIN_ISA_CALL(quantize_s8, xp + b, static_cast<int8_t*>(yp) + b, e - b, inv, zp);
       }
     } else {
-      QPLUGIN_ISA_CALL(quantize_s32, xp + b, static_cast<int32_t*>(yp) + b, e - b, inv, zp);
+      QPLUGIN_ISA_CALL(quantize_s32, xp + b, static_cast<int32_t*>(yp) + b, e - b, scale, zp);
     }
   });
 }
@@ -240,11 +242,17 @@ at::Tensor quantize_per_channel_with(const char* op, const at::Tensor& self, con
   const float* xp = x.const_data_ptr<float>();
   void* yp = out.data_ptr();
   const int64_t inner = w.split.inner;
+  // The periodic walk's per-element parameters: 8-bit takes inverse scales, qint32 scales.
   std::vector<float> inv_p;
-  std::vector<float> zp_p;  // the rule adds static_cast<float>(zero_point)
+  std::vector<double> s_p;
+  std::vector<int32_t> z_p;
   if (!w.rows) {
-    inv_p = expand<float>(p.inv_scales, w.channel_of);
-    zp_p = expand<float>(p.zps, w.channel_of);
+    if (int_dtype == at::kInt) {
+      s_p = expand<double>(p.scales_d, w.channel_of);
+    } else {
+      inv_p = expand<float>(p.inv_scales, w.channel_of);
+    }
+    z_p = expand<int32_t>(p.zps, w.channel_of);
   }
   walk_per_channel(
       w, x.numel(),
@@ -256,19 +264,19 @@ at::Tensor quantize_per_channel_with(const char* op, const at::Tensor& self, con
         } else if (int_dtype == at::kChar) {
           QPLUGIN_ISA_CALL(quantize_ch_s8, xp + off, static_cast<int8_t*>(yp) + off, inner, inv, zp);
         } else {
-          QPLUGIN_ISA_CALL(quantize_s32, xp + off, static_cast<int32_t*>(yp) + off, inner, inv, zp);
+          QPLUGIN_ISA_CALL(quantize_s32, xp + off, static_cast<int32_t*>(yp) + off, inner, p.scales_d[c], zp);
         }
       },
       [&](int64_t off, int64_t len) {
         if (int_dtype == at::kByte) {
           QPLUGIN_ISA_CALL(quantize_periodic_u8, xp + off, static_cast<uint8_t*>(yp) + off, len,
-                           w.period, inv_p.data(), zp_p.data());
+                           w.period, inv_p.data(), z_p.data());
         } else if (int_dtype == at::kChar) {
           QPLUGIN_ISA_CALL(quantize_periodic_s8, xp + off, static_cast<int8_t*>(yp) + off, len,
-                           w.period, inv_p.data(), zp_p.data());
+                           w.period, inv_p.data(), z_p.data());
         } else {
           QPLUGIN_ISA_CALL(quantize_periodic_s32, xp + off, static_cast<int32_t*>(yp) + off, len,
-                           w.period, inv_p.data(), zp_p.data());
+                           w.period, s_p.data(), z_p.data());
         }
       });
   return out;

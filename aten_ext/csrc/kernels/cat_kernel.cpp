@@ -43,7 +43,7 @@ void requant_row(const T* x, T* y, int64_t n, const CatRequant& p) {
     const VF lo = set1_f(static_cast<float>(std::max<int32_t>(QRange<T>::min, p.lo)));
     auto one = [&](int64_t j) {
       const VF d = mul_f(to_f(sub_i(load_q(x + j), zx)), sx);
-      return to_i32_round(max_f(min_f(fmadd_f(d, inv, zo), hi), lo));
+      return to_i32_round(max_f(min_f(quantize8_value(d, inv, zo), hi), lo));
     };
     for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
       store4_q(y + i, one(i), one(i + kLanes), one(i + 2 * kLanes), one(i + 3 * kLanes));
@@ -59,21 +59,21 @@ void requant_rows(const T* x, int64_t xs, T* y, int64_t ys, int64_t rows, int64_
                   const CatRequant& p) {
 #if defined(QPLUGIN_ISA_AVX2)
   if constexpr (sizeof(T) == 1) {
-    // |fma| < 256 * sx * inv_so + |zo| stays far inside int32 (false for inf / NaN): round first,
-    // then clamp as integers (the pack saturates to T's range, max_epi32 applies lo) -- the same
-    // integers as clamping the float to the integral bounds and rounding. Constants set once for
-    // all rows (channels_last cat: many rows of C elements).
+    // |d * inv_so| < 256 * sx * inv_so and the zero point keep round(d * inv_so) + zo far inside
+    // int32 (false for inf / NaN): round and add as integers, then clamp as integers (the pack
+    // saturates to T's range, max_epi32 applies lo) -- the rule's integers. Constants set once
+    // for all rows (channels_last cat: many rows of C elements).
     const float bound = 256.0f * p.sx * p.inv_so + std::fabs(static_cast<float>(p.zo));
     if (bound < 1e9f) {
       using namespace simd;
-      const VI zx = set1_i(p.zx), lo = set1_i(p.lo);
-      const VF sx = set1_f(p.sx), inv = set1_f(p.inv_so), zo = set1_f(static_cast<float>(p.zo));
+      const VI zx = set1_i(p.zx), lo = set1_i(p.lo), zo = set1_i(p.zo);
+      const VF sx = set1_f(p.sx), inv = set1_f(p.inv_so);
       const bool relu = p.lo > QRange<T>::min;
       for (int64_t r = 0; r < rows; ++r) {
         const T* xr = x + r * xs;
         T* yr = y + r * ys;
         auto one = [&](int64_t j) {
-          const VI v = to_i32_round(fmadd_f(mul_f(to_f(sub_i(load_q(xr + j), zx)), sx), inv, zo));
+          const VI v = add_i(to_i32_round(mul_f(mul_f(to_f(sub_i(load_q(xr + j), zx)), sx), inv)), zo);
           return relu ? _mm256_max_epi32(v, lo) : v;
         };
         int64_t i = 0;

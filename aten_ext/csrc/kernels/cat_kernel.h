@@ -1,8 +1,9 @@
 // Raw-pointer kernels for cat with requantization. No ATen. A block is `rows`
 // runs of `cols` elements, source rows `xs` apart, destination rows `ys` apart.
-//   8-bit:   y = quantize_val8(float(q - zx) * sx, inv_so, zo)            (aten dequantize, then
-//   qint32:  y = clamp(nearbyint(double(q - zx) * sx_d / so_d) + zo)      exact inputs: float32 would
-//            round q - zx once |q - zx| > 2^24 (issue 17: ~150 steps of drift); within 1 step)
+//   8-bit:   y = quantize_val8(float(q - zx) * sx, inv_so, zo)       (dequantize, then quantize:
+//            kernels/quantize_math.h; inv_so = inv_scale_of(output scale))
+//   qint32:  y = clamp(nearbyint(double(q - zx) * sx_d / so_d) + zo)  (exact inputs: float32 would
+//            round q - zx once |q - zx| > 2^24, ~150 steps of drift; within 1 step)
 //   then y = max(y, lo) (lo = zo for cat_relu, qmin otherwise).
 // Same-qparams inputs are plain copies (cpu/cat.cpp); relu_rows clamps those.
 #pragma once

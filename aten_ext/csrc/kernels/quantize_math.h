@@ -1,23 +1,24 @@
-// Scalar definitions of quantize / dequantize, bit-identical to aten's CPU
-// kernels (fbgemm::Quantize / at::native::quantize_val / dequantize_val as
-// shipped in torch 2.13). Every ISA path of every kernel family computes
+// Scalar definitions of quantize / dequantize (the numerics contract, docs/design.md "Numerics").
+// Every ISA path of every kernel family that turns floats into quantized integers computes
 // exactly this; the vector loops mirror these steps lane by lane.
 //
-//   quantize, 8-bit per-tensor (fbgemm's vector path, used for every element):
-//               q = clamp(round_half_even(fma(x, 1.0f / scale, zero_point)), qmin, qmax)
-//               (one rounding of x * inv_scale + zero_point)
-//   quantize, per-channel and qint32 (aten's scalar quantize_val):
-//               q = clamp(round_half_even(float(float(x * inv_scale) + zero_point)))
-//               (product and sum each rounded to float, then rounded to an integer)
+//   quantize, 8-bit (quint8 / qint8), per-tensor and per-channel:
+//               q = clamp(nearbyint(float(x * inv_scale)) + zero_point, qmin, qmax)
+//               inv_scale = 1.0f / float(scale) (inv_scale_of): the product is rounded to
+//               float, then to an integer (half to even), and the zero point is added to that
+//               integer. This is torch's FakeQuantize (fake_quantize_per_{tensor,channel}_affine),
+//               so a model trained with it converts without a step of drift.
+//   quantize, qint32: q = clamp(nearbyint(double(x) / double(scale)) + zero_point) in float64:
+//               exact where float32 would lose steps (|x / scale| >= 2^24).
+//   Both are requantize() of kernels/gemm/requant.h (round, then add the zero point, clamped),
+//   on float(x * inv_scale) and on double(x) / scale. The vector form of the 8-bit value before
+//   its clamp, quantize8_value, follows when included from a kernels/ TU.
 //   dequantize: x = float(q - zero_point) * float(scale)               (per tensor)
 //               x = float(double(float(q) - float(zero_point)) * double(scale))  (per channel)
 //   (qint32 per-tensor: q - zero_point is exact here; torch wraps it around in
 //   int32 when it overflows, which we do not copy -- see docs/design.md.)
 //
-// So ties are broken on t + zero_point, not on t (round(2.5 + 1) = 4, not 3),
-// exactly as torch does; docs/design.md has the details.
-//
-// Non-finite inputs (equal to torch):
+// Non-finite inputs:
 //   +inf -> qmax, -inf -> qmin;
 //   NaN  -> qmax for 8-bit per-tensor, raw 0 for 8-bit per-channel, INT32_MIN for qint32.
 #pragma once
@@ -25,6 +26,8 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+
+#include "kernels/gemm/requant.h"
 
 namespace qplugin {
 namespace kernels {
@@ -35,32 +38,28 @@ struct QRange {
   static constexpr int32_t max = std::numeric_limits<T>::max();
 };
 
-// 8-bit per-tensor quantize.
+// The reciprocal 8-bit quantize multiplies by. torch's FakeQuantize and quantize kernels take it
+// in float from the float scale; for a scale that is a float value (every observer's) it equals
+// the double reciprocal rounded once to float.
+inline float inv_scale_of(double scale) { return 1.0f / static_cast<float>(scale); }
+
+// 8-bit per-tensor quantize: NaN -> qmax (requantize's clamp sends it to the top).
 template <typename T>
 inline T quantize_val8(float x, float inv_scale, int32_t zero_point) {
   static_assert(sizeof(T) == 1, "8-bit only");
-  float v = std::fma(x, inv_scale, static_cast<float>(zero_point));
-  const float hi = static_cast<float>(QRange<T>::max);
-  const float lo = static_cast<float>(QRange<T>::min);
-  v = v < hi ? v : hi;  // NaN -> hi, as x86 MINPS
-  v = v > lo ? v : lo;
-  return static_cast<T>(std::nearbyint(v));
+  return static_cast<T>(requantize(x * inv_scale, zero_point, QRange<T>::min, QRange<T>::max));
 }
 
-// Per-channel (8-bit) and qint32 quantize: aten's scalar rule. 8-bit NaN -> raw 0.
-// zero_point_f is static_cast<float>(zero_point) (the periodic kernels keep them as floats).
+// 8-bit per-channel quantize: the same, except NaN -> raw 0.
 template <typename T>
-inline T quantize_val_scalar_rule_f(float x, float inv_scale, float zero_point_f) {
-  const float p = x * inv_scale;
-  const float v = std::nearbyint(p + zero_point_f);
-  if (std::isnan(v)) return sizeof(T) == 1 ? T(0) : std::numeric_limits<T>::min();
-  if (v >= static_cast<float>(QRange<T>::max)) return static_cast<T>(QRange<T>::max);  // >= 2^31 for int32
-  if (v <= static_cast<float>(QRange<T>::min)) return static_cast<T>(QRange<T>::min);
-  return static_cast<T>(v);
+inline T quantize_val8_channel(float x, float inv_scale, int32_t zero_point) {
+  return std::isnan(x) ? T(0) : quantize_val8<T>(x, inv_scale, zero_point);
 }
-template <typename T>
-inline T quantize_val_scalar_rule(float x, float inv_scale, int32_t zero_point) {
-  return quantize_val_scalar_rule_f<T>(x, inv_scale, static_cast<float>(zero_point));
+
+// qint32 quantize (per-tensor and per-channel): NaN -> INT32_MIN.
+inline int32_t quantize_val32(float x, double scale, int32_t zero_point) {
+  if (std::isnan(x)) return std::numeric_limits<int32_t>::min();
+  return requantize(static_cast<double>(x) / scale, zero_point, QRange<int32_t>::min, QRange<int32_t>::max);
 }
 
 template <typename T>
@@ -76,3 +75,23 @@ inline float dequantize_val_channel(T q, double scale, int32_t zero_point) {
 
 } // namespace kernels
 } // namespace qplugin
+
+#if defined(QPLUGIN_ISA_NS)
+#include "kernels/simd.h"
+#if QPLUGIN_SIMD
+namespace qplugin {
+namespace kernels {
+namespace QPLUGIN_ISA_NS {
+
+// The 8-bit rule before its clamp, lane by lane: nearbyint(float(x * inv_scale)) + zero_point,
+// as a float. Exact while |x * inv_scale| < 2^24; beyond that the sum may round, but stays far
+// outside every 8-bit range, where only the clamp matters. NaN stays NaN, +-inf stay +-inf.
+inline simd::VF quantize8_value(simd::VF x, simd::VF inv_scale, simd::VF zero_point) {
+  return simd::add_f(simd::round_f(simd::mul_f(x, inv_scale)), zero_point);
+}
+
+} // namespace QPLUGIN_ISA_NS
+} // namespace kernels
+} // namespace qplugin
+#endif
+#endif

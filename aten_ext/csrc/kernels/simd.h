@@ -10,14 +10,15 @@
 // AVX-512 build, explicit-width Zmm / Ymm for kernels that run one loop at two widths.
 //
 // Semantics worth knowing:
-//  - min_f(a, b) returns b where a is NaN (x86 MINPS rule); kernels rely on it
-//    to send NaN to a chosen bound.
+//  - min_f(a, b) / min_d(a, b) return b where a is NaN (x86 MINPS / MINPD rule); kernels rely
+//    on it to send NaN to a chosen bound (or to keep it: min_f(bound, v)).
 //  - to_i32_round(v) rounds to nearest, ties to even (MXCSR default), and
 //    gives INT32_MIN for NaN and out-of-range values.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/isa.h"
 
@@ -115,12 +116,20 @@ inline VI load_s8(const int8_t* p) { return _mm512_cvtepi8_epi32(_mm_loadu_si128
 // Stores 4 vectors of int32 as 4*kLanes bytes, saturating to the 8-bit range (as the AVX2
 // build does): packs works within 128-bit lanes, one dword permute restores element order.
 // Three shuffles and one store instead of four vpmovdb + four stores.
-inline __m512i pack4_(VI a, VI b, VI c, VI d, bool is_signed) {
-  const __m512i ab = _mm512_packs_epi32(a, b);
-  const __m512i cd = _mm512_packs_epi32(c, d);
+// kAdd: z_ab / z_cd (pack_zp16) are added to the 16-bit halves, saturating, between the packs.
+template <bool kAdd = false>
+inline __m512i pack4_(VI a, VI b, VI c, VI d, bool is_signed, VI z_ab = VI(), VI z_cd = VI()) {
+  __m512i ab = _mm512_packs_epi32(a, b);
+  __m512i cd = _mm512_packs_epi32(c, d);
+  if constexpr (kAdd) {
+    ab = _mm512_adds_epi16(ab, z_ab);
+    cd = _mm512_adds_epi16(cd, z_cd);
+  }
   const __m512i abcd = is_signed ? _mm512_packs_epi16(ab, cd) : _mm512_packus_epi16(ab, cd);
   return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), abcd);
 }
+// The 16-bit zero points of vectors a and b in the lanes of their first pack (pack4_<true>).
+inline VI pack_zp16(VI za, VI zb) { return _mm512_packs_epi32(za, zb); }
 inline void store4_u8(uint8_t* p, VI a, VI b, VI c, VI d) {
   _mm512_storeu_si512(p, pack4_(a, b, c, d, false));
 }
@@ -134,6 +143,17 @@ inline void stream4_u8(uint8_t* p, VI a, VI b, VI c, VI d) {
 inline void stream4_s8(int8_t* p, VI a, VI b, VI c, VI d) {
   _mm512_stream_si512(reinterpret_cast<__m512i*>(p), pack4_(a, b, c, d, true));
 }
+// Stores (streams) sat8(v + z) of the int32 lanes v of a, b, c, d and their zero points z
+// (pack_zp16; |z| <= 255): the sum saturates to 16 bits, which moves no value past the 8-bit
+// range back into it.
+template <typename T>
+inline void store4_add(T* p, VI a, VI b, VI c, VI d, VI z_ab, VI z_cd) {
+  _mm512_storeu_si512(p, pack4_<true>(a, b, c, d, std::is_signed<T>::value, z_ab, z_cd));
+}
+template <typename T>
+inline void stream4_add(T* p, VI a, VI b, VI c, VI d, VI z_ab, VI z_cd) {
+  _mm512_stream_si512(reinterpret_cast<__m512i*>(p), pack4_<true>(a, b, c, d, std::is_signed<T>::value, z_ab, z_cd));
+}
 inline void store_u8(uint8_t* p, VI a) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtepi32_epi8(a)); }
 inline void store_s8(int8_t* p, VI a) { store_u8(reinterpret_cast<uint8_t*>(p), a); }
 
@@ -143,8 +163,16 @@ inline HI hi_half(VI a) { return _mm512_extracti64x4_epi64(a, 1); }
 inline VD to_d(HI a) { return _mm512_cvtepi32_pd(a); }
 inline VD loadu_d(const double* p) { return _mm512_loadu_pd(p); }
 inline VD set1_d(double x) { return _mm512_set1_pd(x); }
+inline VD add_d(VD a, VD b) { return _mm512_add_pd(a, b); }
 inline VD sub_d(VD a, VD b) { return _mm512_sub_pd(a, b); }
 inline VD mul_d(VD a, VD b) { return _mm512_mul_pd(a, b); }
+inline VD div_d(VD a, VD b) { return _mm512_div_pd(a, b); }
+inline VD min_d(VD a, VD b) { return _mm512_min_pd(a, b); }
+inline VD round_d(VD a) { return _mm512_roundscale_pd(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+// Doubles -> int32 (rounding as to_i32_round; NaN and out-of-range values give INT32_MIN), and
+// two halves of int32 lanes joined (lo first).
+inline HI to_i32_d(VD a) { return _mm512_cvtpd_epi32(a); }
+inline VI join_i(HI lo, HI hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
 inline VD lo_to_d(VF a) { return _mm512_cvtps_pd(_mm512_castps512_ps256(a)); }
 inline VD hi_to_d(VF a) { return _mm512_cvtps_pd(_mm256_castsi256_ps(_mm512_extracti64x4_epi64(_mm512_castps_si512(a), 1))); }
 inline VF join_to_f(VD lo, VD hi) {
@@ -232,12 +260,18 @@ inline void storeu_i(int32_t* p, VI v) { _mm256_storeu_si256(reinterpret_cast<__
 inline VI load_u8(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
 inline VI load_s8(const int8_t* p) { return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
 // packs works within 128-bit halves; the permute restores element order.
-inline __m256i pack4_(VI a, VI b, VI c, VI d, bool is_signed) {
+template <bool kAdd = false>
+inline __m256i pack4_(VI a, VI b, VI c, VI d, bool is_signed, VI z_ab = VI(), VI z_cd = VI()) {
   __m256i ab = _mm256_packs_epi32(a, b);
   __m256i cd = _mm256_packs_epi32(c, d);
+  if constexpr (kAdd) {
+    ab = _mm256_adds_epi16(ab, z_ab);
+    cd = _mm256_adds_epi16(cd, z_cd);
+  }
   __m256i abcd = is_signed ? _mm256_packs_epi16(ab, cd) : _mm256_packus_epi16(ab, cd);
   return _mm256_permutevar8x32_epi32(abcd, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
+inline VI pack_zp16(VI za, VI zb) { return _mm256_packs_epi32(za, zb); }
 inline void store4_u8(uint8_t* p, VI a, VI b, VI c, VI d) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), pack4_(a, b, c, d, false));
 }
@@ -249,6 +283,14 @@ inline void stream4_u8(uint8_t* p, VI a, VI b, VI c, VI d) {
 }
 inline void stream4_s8(int8_t* p, VI a, VI b, VI c, VI d) {
   _mm256_stream_si256(reinterpret_cast<__m256i*>(p), pack4_(a, b, c, d, true));
+}
+template <typename T>
+inline void store4_add(T* p, VI a, VI b, VI c, VI d, VI z_ab, VI z_cd) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), pack4_<true>(a, b, c, d, std::is_signed<T>::value, z_ab, z_cd));
+}
+template <typename T>
+inline void stream4_add(T* p, VI a, VI b, VI c, VI d, VI z_ab, VI z_cd) {
+  _mm256_stream_si256(reinterpret_cast<__m256i*>(p), pack4_<true>(a, b, c, d, std::is_signed<T>::value, z_ab, z_cd));
 }
 inline void store_u8(uint8_t* p, VI a) {
   __m256i v = pack4_(a, a, a, a, false);
@@ -264,8 +306,14 @@ inline HI hi_half(VI a) { return _mm256_extracti128_si256(a, 1); }
 inline VD to_d(HI a) { return _mm256_cvtepi32_pd(a); }
 inline VD loadu_d(const double* p) { return _mm256_loadu_pd(p); }
 inline VD set1_d(double x) { return _mm256_set1_pd(x); }
+inline VD add_d(VD a, VD b) { return _mm256_add_pd(a, b); }
 inline VD sub_d(VD a, VD b) { return _mm256_sub_pd(a, b); }
 inline VD mul_d(VD a, VD b) { return _mm256_mul_pd(a, b); }
+inline VD div_d(VD a, VD b) { return _mm256_div_pd(a, b); }
+inline VD min_d(VD a, VD b) { return _mm256_min_pd(a, b); }
+inline VD round_d(VD a) { return _mm256_round_pd(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+inline HI to_i32_d(VD a) { return _mm256_cvtpd_epi32(a); }
+inline VI join_i(HI lo, HI hi) { return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1); }
 inline VD lo_to_d(VF a) { return _mm256_cvtps_pd(_mm256_castps256_ps128(a)); }
 inline VD hi_to_d(VF a) { return _mm256_cvtps_pd(_mm256_extractf128_ps(a, 1)); }
 inline VF join_to_f(VD lo, VD hi) {

@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "kernels/quantize_math.h"
+
 namespace qplugin {
 
 // The glue (cpu/) and the kernels work on plain integer data: a uint8 / int8 / int32 tensor with
@@ -50,13 +52,13 @@ inline void check_int_input(const char* op, const char* arg, const at::Tensor& t
 }
 
 // A scale must be positive and finite, and stay so as a float with a finite
-// float reciprocal (the kernels multiply by 1.0f / float(scale)).
+// float reciprocal (8-bit quantize multiplies by kernels::inv_scale_of(scale)).
 // `what` is appended to `arg` in the message (e.g. arg "qa", what " scale").
 inline void check_scale(const char* op, const char* arg, double scale, const char* what = "") {
   TORCH_CHECK_VALUE(std::isfinite(scale) && scale > 0, "qplugin::", op, ": ", arg, what,
                     " should be a positive finite number, got ", scale);
   const float fs = static_cast<float>(scale);
-  TORCH_CHECK_VALUE(fs > 0.0f && std::isfinite(1.0f / fs) && std::isfinite(fs), "qplugin::", op,
+  TORCH_CHECK_VALUE(fs > 0.0f && std::isfinite(kernels::inv_scale_of(scale)) && std::isfinite(fs), "qplugin::", op,
                     ": ", arg, what, " should be representable as a float32 with a finite reciprocal, got ",
                     scale);
 }
