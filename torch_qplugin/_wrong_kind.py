@@ -12,6 +12,7 @@ ops, and goes when torch's quantized dtypes go.
 """
 import torch
 
+
 class WrongKindError(TypeError, RuntimeError):
     """A tensor of the wrong kind: a TypeError, and a RuntimeError as API.md section 1 promises for
     it (and as the C++ refusals of the quantized ops raise)."""
