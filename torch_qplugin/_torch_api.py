@@ -6,11 +6,9 @@ so that no other module checks a torch version or catches a deprecation:
 - opaque types for torch.compile: ``register_custom_class(cls, typ="constant")`` (torch >= 2.14)
   or ``register_opaque_type(cls, typ="value")`` (2.13, where the newer names do not exist);
 - ``TORCHSCRIPT_DEPRECATION``: the messages torch's TorchScript entry points warn with (a
-  DeprecationWarning in 2.13, a FutureWarning from 2.14), as warnings-filter regexes, for the
-  places that script on a user's behalf and for the test suite's filters.
+  DeprecationWarning in 2.13, a FutureWarning from 2.14), as a warnings-filter regex matched by
+  message whatever the category (the test suite's filters use it).
 """
-import warnings
-
 from torch._library import opaque_object as _opaque
 
 # `torch.jit.script` / trace / save / load / script_method / ... "is deprecated. Please switch to
@@ -29,7 +27,3 @@ def register_constant_type(cls, members):
     else:
         _opaque.register_opaque_type(cls, typ="value", members=kinds)
 
-
-def ignore_torchscript_deprecation():
-    """A ``warnings.catch_warnings()`` block's filter for torch's TorchScript deprecation only."""
-    warnings.filterwarnings("ignore", message=TORCHSCRIPT_DEPRECATION)

@@ -18,12 +18,13 @@ from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 
 import torch_qplugin
 from torch_qplugin import deploy
+from torch_qplugin._torch_api import TORCHSCRIPT_DEPRECATION
 
 # torch 2.13's inductor imports torch.utils.mkldnn, whose TorchScript classes warn once at import
 # that torch.jit.script_method is deprecated (torch's code, not ours): import it here with that
 # one warning silenced, so warnings-as-errors in the tests sees only what the tests do.
 with warnings.catch_warnings():
-    warnings.filterwarnings("ignore", message=r"`torch\.jit\.\w+` is deprecated")
+    warnings.filterwarnings("ignore", message=TORCHSCRIPT_DEPRECATION)
     import torch._inductor.compile_fx  # noqa: F401
 
 q = torch.ops.qplugin
