@@ -36,8 +36,8 @@ done
 install_torch() {  # venv python, version
   local vpy="$1" v="$2" log
   log="$(mktemp)"
-  if "$vpy" -m pip install -q "torch==$v" >"$log" 2>&1; then rm -f "$log"; return 0; fi
-  if grep -q "constraint" "$log"; then
+  if "$vpy" -m pip install "torch==$v" >"$log" 2>&1; then rm -f "$log"; return 0; fi
+  if grep -q "(constraint)" "$log"; then  # pip: "The user requested (constraint) torch<=..."
     echo "== torch==$v is beyond this machine's pip constraint: installing it without the machine's"
     echo "   pip config (PIP_CONFIG_FILE=/dev/null); a download of about 3 GB"
     rm -f "$log"
