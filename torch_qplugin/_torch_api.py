@@ -18,12 +18,9 @@ TORCHSCRIPT_DEPRECATION = r"`torch\.jit\.\w+` is deprecated"
 
 def register_constant_type(cls, members):
     """Registers ``cls`` as an opaque constant type (dynamo guards it by ``==`` and bakes it into
-    the graph); ``members`` maps attribute names to "real" (evaluated on the real object)."""
-    kinds = {name: _opaque.MemberType.USE_REAL for name, how in members.items() if how == "real"}
-    if len(kinds) != len(members):
-        raise ValueError(f"register_constant_type: members must all be 'real', got {members}")
+    the graph); each name in ``members`` is evaluated on the real object."""
+    kinds = {name: _opaque.MemberType.USE_REAL for name in members}
     if hasattr(_opaque, "register_custom_class"):
         _opaque.register_custom_class(cls, typ="constant", members=kinds)
     else:
         _opaque.register_opaque_type(cls, typ="value", members=kinds)
-

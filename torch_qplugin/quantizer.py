@@ -120,5 +120,4 @@ def quantize(x, quantizer):
 
 # torch.compile: a per-tensor quantizer is a constant (guarded by ==), so that dynamo can read a
 # QTensor's .quantizer and its scale / zero point inside a graph (qtensor.py, docs/deploy.md).
-register_constant_type(PerTensorAffine, {"scale": "real", "zero_point": "real", "dtype": "real",
-                                          "qscheme": "real"})
+register_constant_type(PerTensorAffine, ("scale", "zero_point", "dtype", "qscheme"))

@@ -285,11 +285,16 @@ at::Tensor cat_int(const Names& nm, const std::vector<at::Tensor>& xs, const std
     TORCH_CHECK(xs[i].scalar_type() == xs[0].scalar_type(), "qplugin::", op, ": ", nm.a, "[", i,
                 "] should have the dtype of ", nm.a, "[0] (", xs[0].scalar_type(), "), got ", xs[i].scalar_type());
     // plain: the i-th entries of scales / zero_points; quantized: an input's qparams
-    std::string at_i = "[";  // appended, not "[" + ...: GCC 12's C++20 string inlining warns falsely
-    at_i += std::to_string(i);
-    at_i += ']';
-    check_scale(op, nm.plain ? ("scales" + at_i).c_str() : "input scale", qps[i].scale);
-    check_zero_point(op, nm.plain ? ("zero_points" + at_i).c_str() : "input zero_point", qps[i].zero_point, qt);
+    if (nm.plain) {
+      std::string at_i = "[";  // appended, not "[" + ...: GCC 12's C++20 string inlining warns falsely
+      at_i += std::to_string(i);
+      at_i += ']';
+      check_scale(op, ("scales" + at_i).c_str(), qps[i].scale);
+      check_zero_point(op, ("zero_points" + at_i).c_str(), qps[i].zero_point, qt);
+    } else {
+      check_scale(op, "input scale", qps[i].scale);
+      check_zero_point(op, "input zero_point", qps[i].zero_point, qt);
+    }
   }
   check_scale(op, "scale", qo.scale);
   check_zero_point(op, "zero_point", qo.zero_point, qt);
