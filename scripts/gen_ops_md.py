@@ -27,7 +27,7 @@ def main():
              "reference, AVX2, AVX-512; chosen at run time).", "",
              "**The plain tier** (`plain_<op>`, CPU key): the same kernels on plain uint8 / int8 / int32 "
              "tensors with explicit qparams and plain results, so that no quantized-dtype tensor is needed "
-             "(issue 14, docs/design.md). Naming: each per-tensor input is followed by its qparams "
+             "(docs/design/plain.md). Naming: each per-tensor input is followed by its qparams "
              "(`x, x_scale, x_zero_point`; `a, a_scale, a_zero_point`; `self, scale, zero_point` for sort "
              "and reductions), per-channel qparams are tensors, output qparams keep the quantized op's "
              "names (`scale, zero_point` / `output_scale, output_zero_point`). Ops whose result needs no "
@@ -36,7 +36,9 @@ def main():
              "qparams the scalar ops choose. The weighted ops (`plain_linear*`, `plain_conv*`, "
              "`plain_rnn_layer_dynamic`) take the weight as plain tensors (int8 `w`, float64 `w_scales`, "
              "int64 `w_zero_points`, float32 `bias`) plus its `packed` uint8 buffer from "
-             "`plain_linear_prepack` / `plain_conv_prepack` (docs/design/plain.md). Every plain op has a "
+             "`plain_linear_prepack` / `plain_conv_prepack` (docs/design/plain.md); the plain embedding tables "
+             "are checked buffers from `plain_embedding_prepack` (`plain_embedding_bag` reads them). "
+             "Every plain op has a "
              "fake kernel (torch_qplugin/_fakes.py) and passes torch.library.opcheck "
              "(test/ops/test_plain_ops.py, test/ops/test_plain_weights.py).", "",
              "| op | schema | status | dispatch keys | paths |", "|---|---|---|---|---|"]

@@ -328,6 +328,24 @@ def _register_weighted():
         def _(x, w, w_scales, w_zero_points, bias, packed, reduce_range=False):
             return x.new_empty(list(x.shape[:-1]) + [w.shape[0]])
 
+    @_fake("plain_embedding_prepack")
+    def _(fused_rows, bits=8):
+        return fused_rows.new_empty([_HEADER_BYTES + fused_rows.numel()], dtype=torch.uint8)
+
+    @_fake("plain_embedding_unpack")
+    def _(packed):  # the table's shape is in the buffer's header: data-dependent sizes
+        ctx = torch.library.get_ctx()
+        return packed.new_empty([ctx.new_dynamic_size(), ctx.new_dynamic_size()])
+
+    @_fake("plain_embedding_bag")
+    def _(packed, num_embeddings, embedding_dim, indices, offsets=None, mode=0, pruned_weights=False,
+          per_sample_weights=None, compressed_indices_mapping=None, include_last_offset=False):
+        if offsets is None:
+            bags = indices.shape[0]
+        else:
+            bags = offsets.shape[0] - 1 if include_last_offset else offsets.shape[0]
+        return indices.new_empty([bags, embedding_dim], dtype=torch.float32)
+
     @_fake("plain_linear_prepack_fp16")
     def _(w):
         return w.new_empty([(w.shape[0] + 15) // 16, w.shape[1], 16], dtype=torch.float16)

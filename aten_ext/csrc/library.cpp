@@ -258,6 +258,12 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("plain_threshold(Tensor x, float x_scale, int x_zero_point, Scalar threshold, Scalar value) -> Tensor");
   // ---- plain linear / conv (cpu/plain_weights.cpp): the weight as plain tensors + its packed
   // buffer (packed_params/plain_buffer.h, from plain_linear_prepack / plain_conv_prepack).
+  // ---- plain embedding tables (cpu/embedding.cpp): fused rows in a checked buffer
+  // (packed_params/plain_buffer.h kind kEmbedding); float out. plain_embedding_bag's
+  // num_embeddings / embedding_dim are checked against the buffer (and give traced output shapes).
+  m.def("plain_embedding_prepack(Tensor fused_rows, int bits=8) -> Tensor");
+  m.def("plain_embedding_unpack(Tensor packed) -> Tensor");
+  m.def("plain_embedding_bag(Tensor packed, int num_embeddings, int embedding_dim, Tensor indices, Tensor? offsets=None, int mode=0, bool pruned_weights=False, Tensor? per_sample_weights=None, Tensor? compressed_indices_mapping=None, bool include_last_offset=False) -> Tensor");
   m.def("plain_linear_prepack(Tensor w, Tensor w_scales, Tensor w_zero_points) -> Tensor");
   for (const char* name : {"plain_linear", "plain_linear_relu"}) {
     m.def(torch::schema((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor w, Tensor w_scales, "

@@ -1138,3 +1138,29 @@ def _emb_bag(a, out, ctx):
 def _emb_rowwise(a, out, ctx):
     codes, s, b = ref.fused_rows_ref(_fused(a["weight"], ctx.op), 8 if "byte" in ctx.op else 4)
     _bags(a, out, codes, s, b, ctx.op)
+
+
+def _plain_table(packed, what):
+    """The fused rows a plain embedding buffer holds: the payload after its 192-byte header, rows as
+    many as its size gives (word 6 of the header is D)."""
+    if not (isinstance(packed, torch.Tensor) and packed.dtype == torch.uint8 and packed.dim() == 1
+            and packed.numel() >= 192):
+        raise Unchecked(f"{what}: not a plain buffer")
+    d = int(packed[:192].view(torch.int64)[6])
+    return packed[192:].reshape(-1, d + 8)
+
+
+@check("plain_embedding_prepack")
+def _plain_emb_prepack(a, out, ctx):
+    assert torch.equal(_plain_table(out, ctx.op), a["fused_rows"]), f"{ctx.op}: the rows differ from fused_rows"
+
+
+@check("plain_embedding_unpack")
+def _plain_emb_unpack(a, out, ctx):
+    assert torch.equal(out, _plain_table(a["packed"], ctx.op)), f"{ctx.op}: not the buffer's rows"
+
+
+@check("plain_embedding_bag")
+def _plain_emb_bag(a, out, ctx):
+    codes, s, b = ref.fused_rows_ref(_plain_table(a["packed"], ctx.op).numpy(), 8)
+    _bags(a, out, codes, s, b, ctx.op)

@@ -374,13 +374,23 @@ class Gen:
     def embedding_args(self, short):
         """Presets the embedding ops' arguments: a weight of the op's kind (float rows for the fused
         prepacks, fused rows for unpack / rowwise_offsets, a float-qparams weight for
-        embedding_bag_prepack), in-range indices, offsets or 2-D bags, mode, per-sample weights."""
+        embedding_bag_prepack, the checked buffer and its sizes for plain_embedding_*), in-range
+        indices, offsets or 2-D bags, mode, per-sample weights."""
         torch, r = self.torch, self.r
         q = torch.ops.qplugin
         bits = 4 if "4bit" in short else 8
         rows, dim = r.choice([1, 3, 17]), r.choice([2, 8, 34])
         w = torch.randn(rows, dim, generator=self.g) * r.choice([0.1, 3.0])
-        if short.endswith("_prepack") and short != "embedding_bag_prepack":
+        if short.startswith("plain_embedding"):  # the plain tier's checked table around 8-bit fused rows
+            fused = q.embedding_bag_byte_prepack(w)
+            if short == "plain_embedding_prepack":
+                self.preset.update(fused_rows=fused, bits=8)
+                return
+            self.preset["packed"] = q.plain_embedding_prepack(fused)
+            if short == "plain_embedding_unpack":
+                return
+            self.preset.update(num_embeddings=rows, embedding_dim=dim)
+        if short.endswith("_prepack") and short not in ("embedding_bag_prepack", "plain_embedding_prepack"):
             self.preset["weight"] = w
             return
         if short == "embedding_bag_prepack":
@@ -486,7 +496,8 @@ class Gen:
             self.plain_fp16_weight(short)
         elif (any(a.name == "packed" for a in arguments) or short in ("plain_linear_prepack", "plain_conv_prepack",
                                                                        "plain_conv_transpose_prepack")) \
-                and self.chance(0.85):  # the plain tier's weight, scales, zero points, bias, buffer and geometry
+                and "embedding" not in short and self.chance(0.85):
+            # the plain tier's weight, scales, zero points, bias, buffer and geometry
             self.plain_weight(short)
         elif "embedding" in short and self.chance(0.85):  # weights, indices and bags that fit
             self.embedding_args(short)

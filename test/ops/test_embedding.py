@@ -502,3 +502,53 @@ def test_max_with_nan_and_inf_rows_bit_identical():
     assert torch.equal(out[2], out[1])  # NaN, then row 0: row 0
     assert (out[3] == float("inf")).all() and (out[4] == float("-inf")).all()
     assert out[5].isnan().all()  # row 0, then NaN: NaN
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_plain_embedding_bag_matches_the_definition(isa, mode):
+    w, idx, off = _case(11)
+    fused = _prepack(w, 8)
+    codes, scale, bias = ref.fused_rows_ref(fused.numpy(), 8)
+    buf = q.plain_embedding_prepack(fused)
+    out = q.plain_embedding_bag(buf, w.shape[0], w.shape[1], idx, off, mode)
+    _close(out, ref.embedding_bag_ref(codes, scale, bias, idx.tolist(), _starts(off.tolist(), len(idx), False), mode),
+           f"plain mode {mode}")
+    assert torch.equal(out, q.embedding_bag_byte_rowwise_offsets(fused, idx, off, False, mode))
+    psw = torch.rand(len(idx))
+    if mode == 0:
+        assert torch.equal(q.plain_embedding_bag(buf, w.shape[0], w.shape[1], idx, off, 0, False, psw),
+                           q.embedding_bag_byte_rowwise_offsets(fused, idx, off, False, 0, False, psw))
+    with pytest.raises(IndexError, match=r"qplugin::plain_embedding_bag: indices should be in \[0, 57\)"):
+        q.plain_embedding_bag(buf, w.shape[0], w.shape[1], idx + 57, off, mode)
+
+
+@pytest.mark.parametrize("scale, what", [(0.0, "got 0"), (-1.0, "got -1"), (1e-45, "float32 with a finite reciprocal"),
+                                         (float("nan"), "got nan"), (float("inf"), "got inf")])
+def test_plain_embedding_prepack_refuses_bad_row_scales(scale, what):
+    fused = _prepack(torch.randn(4, 6), 8)
+    fused[2, 6:10] = torch.tensor([scale], dtype=torch.float32).view(torch.uint8)
+    with pytest.raises(ValueError, match=rf"qplugin::plain_embedding_prepack: fused_rows \(a row's scale\) should be "
+                                         rf".*{what}"):
+        q.plain_embedding_prepack(fused)
+
+
+def test_plain_embedding_prepack_checks_bias_codes_and_shape():
+    fused = _prepack(torch.randn(4, 6), 8)
+    bad = fused.clone()
+    bad[1, 10:14] = torch.tensor([float("inf")], dtype=torch.float32).view(torch.uint8)
+    with pytest.raises(ValueError, match=r"qplugin::plain_embedding_prepack: fused_rows should hold finite row biases, "
+                                         r"got inf in row 1"):
+        q.plain_embedding_prepack(bad)
+    four = fused.clone()
+    four[:, :6] = 15
+    assert torch.equal(q.plain_embedding_unpack(q.plain_embedding_prepack(four, 4)), four)
+    four[3, 2] = 16
+    with pytest.raises(ValueError, match=r"qplugin::plain_embedding_prepack: a 4-bit table's codes should be below 16, "
+                                         r"got 16 in row 3"):
+        q.plain_embedding_prepack(four, 4)
+    with pytest.raises(ValueError, match=r"qplugin::plain_embedding_prepack: bits should be 8 or 4, got 2"):
+        q.plain_embedding_prepack(fused, 2)
+    with pytest.raises(ValueError, match=r"qplugin::plain_embedding_prepack: fused_rows should be a 2-D uint8 tensor"):
+        q.plain_embedding_prepack(fused.float())
+    empty = q.plain_embedding_prepack(torch.empty(0, 8, dtype=torch.uint8))
+    assert q.plain_embedding_bag(empty, 0, 0, torch.empty(0, dtype=torch.long), torch.tensor([0, 0])).shape == (2, 0)

@@ -187,3 +187,42 @@ def test_conv_transpose_buffer_flips_and_mismatches():
     with pytest.raises(ValueError, match=r"qplugin::plain_conv_transpose2d: packed was made for another kernel "
                                          r"geometry"):
         q.plain_conv_transpose2d(x, SX, ZX, w, s, z, None, buf, *other, SY, ZY)
+
+
+def _embedding_args():
+    g = torch.Generator().manual_seed(5)
+    rows = q.embedding_bag_byte_prepack(torch.randn(23, 13, generator=g) * 2)
+    idx = torch.randint(0, 23, (30,), generator=g)
+    off = torch.tensor([0, 4, 4, 17])
+    return rows, idx, off
+
+
+def test_embedding_buffer_flips_are_errors_or_harmless(isa):
+    rows, idx, off = _embedding_args()
+    buf = q.plain_embedding_prepack(rows)
+    want = q.plain_embedding_bag(buf, 23, 13, idx, off, 0, False, None, None, False)
+    assert torch.equal(want, q.embedding_bag_byte_rowwise_offsets(rows, idx, off))  # the same rows read
+    errors, _ = _error_or_same(lambda p: q.plain_embedding_bag(p, 23, 13, idx, off, 0, False, None, None, False),
+                               buf, want)
+    assert errors == len({i for i, _ in _flips(buf)})  # header and payload under the checksum
+    for i, b in list(_flips(buf))[::37]:
+        with pytest.raises(ValueError, match=r"qplugin::plain_embedding_unpack: packed"):
+            q.plain_embedding_unpack(b)
+
+
+def test_embedding_buffer_mismatches_are_errors():
+    rows, idx, off = _embedding_args()
+    buf = q.plain_embedding_prepack(rows)
+    with pytest.raises(ValueError, match=r"qplugin::plain_embedding_bag: packed should hold a \[23, 12\] table "
+                                         r"\(num_embeddings, embedding_dim\), got \[23, 13\]"):
+        q.plain_embedding_bag(buf, 23, 12, idx, off)
+    with pytest.raises(ValueError, match=r"qplugin::plain_embedding_bag: packed should be an embedding buffer, got "
+                                         r"kind 1 \(linear\)"):
+        w = torch.ones(2, 2, dtype=torch.int8)
+        q.plain_embedding_bag(q.plain_linear_prepack(w, torch.ones(1, dtype=torch.double),
+                                                     torch.zeros(1, dtype=torch.long)), 2, 2, idx, off)
+    with pytest.raises(ValueError, match=r"qplugin::plain_embedding_bag: packed should be \d+ bytes long"):
+        q.plain_embedding_bag(buf[:-1].clone(), 23, 13, idx, off)
+    with pytest.raises(ValueError, match=r"qplugin::plain_embedding_bag: packed is not a qplugin packed buffer"):
+        q.plain_embedding_bag(rows.reshape(-1).clone(), 23, 13, idx, off)  # bare fused rows
+    assert torch.equal(q.plain_embedding_unpack(buf), rows)

@@ -523,3 +523,14 @@ def test_plain_rnn_layer_fp16_matches_quantized(gates, bias, isa):
         q.plain_rnn_layer_dynamic_fp16(x, h0, c0, wi, bi, pi, wh, bh, pi, gates, False)
     with pytest.raises(ValueError, match=r"plain_rnn_layer_dynamic_fp16: w_hh should be \["):
         q.plain_rnn_layer_dynamic_fp16(x, h0, c0, wi, bi, pi, wi, bi, pi, gates, False)
+
+
+def test_plain_embedding_opcheck():
+    rows = q.embedding_bag_byte_prepack(torch.randn(11, 5))
+    buf = q.plain_embedding_prepack(rows)
+    torch.library.opcheck(q.plain_embedding_prepack.default, (rows, 8))
+    torch.library.opcheck(q.plain_embedding_unpack.default, (buf,))
+    idx, off = torch.tensor([1, 0, 10, 3, 3]), torch.tensor([0, 2, 5])
+    torch.library.opcheck(q.plain_embedding_bag.default, (buf, 11, 5, idx, off, 1, False, None, None, True))
+    torch.library.opcheck(q.plain_embedding_bag.default, (buf, 11, 5, idx.reshape(5, 1)))
+    torch.library.opcheck(q.plain_embedding_bag.default, (buf, 11, 5, idx, off, 0, False, torch.rand(5)))

@@ -561,3 +561,56 @@ def test_embeddings(bits, isa):
     s[0].qconfig = qconfig
     ps = _prepared(s, None, None, [torch.randint(0, 20, (5,))])
     assert torch.equal(tq.convert(ps, plain=True)(idx), tq.convert(ps)(idx))
+
+
+def _bare_rows_state(plain):
+    """The state dict an older build wrote: each table's bare fused rows as ``weight``."""
+    return {k: (torch.ops.qplugin.plain_embedding_unpack(v) if k.endswith("weight") and v.dim() == 1 else v)
+            for k, v in plain.state_dict().items()}
+
+
+_EMB_SPEC = {nn.Embedding: tq.float_qparams_weight_only_qconfig, nn.EmbeddingBag: tq.float_qparams_weight_only_qconfig}
+
+
+def _plain_embeds(seed):
+    """A plain _Embeds model and arguments for it."""
+    torch.manual_seed(seed)
+    dp = tq.quantize_dynamic(_Embeds().eval(), _EMB_SPEC, plain=True)
+    idx, flat = torch.randint(0, 20, (3, 4)), torch.randint(0, 20, (9,))
+    return dp, (idx, flat, torch.tensor([0, 2, 2, 7, 9]), torch.rand(9))
+
+
+def test_embedding_tables_are_checked_buffers_and_bare_rows_still_load():
+    dp, args = _plain_embeds(1)
+    spec = _EMB_SPEC
+    want = dp(*args)
+    assert dp.bag.weight.dim() == 1 and dp.bag.fused_weight().shape == (20, 16)
+    # a state dict or pickle holding bare fused rows is wrapped on load
+    other = tq.quantize_dynamic(_Embeds().eval(), spec, plain=True)
+    other.load_state_dict(_bare_rows_state(dp))
+    assert all(torch.equal(a, b) for a, b in zip(other(*args), want))
+    old = copy.deepcopy(dp)
+    for m in (old.emb, old.bag, old.bag_max, old.bag_sum):
+        m._buffers["weight"] = m.fused_weight()
+    buf = io.BytesIO()
+    torch.save(old, buf)
+    buf.seek(0)
+    loaded = torch.load(buf, weights_only=False)
+    assert loaded.bag.weight.dim() == 1 and all(torch.equal(a, b) for a, b in zip(loaded(*args), want))
+    # a damaged table in a saved model raises instead of reading as other weights
+    state = dp.state_dict()
+    state["bag.weight"][200] ^= 4
+    damaged = tq.quantize_dynamic(_Embeds().eval(), spec, plain=True)
+    damaged.load_state_dict(state)
+    with pytest.raises(ValueError, match=r"qplugin::plain_embedding_bag: packed is damaged"):
+        damaged(*args)
+    # a table of another shape
+    damaged.bag.weight = dp.bag_sum.weight
+    with pytest.raises(ValueError, match=r"qplugin::plain_embedding_bag: packed should hold a \[20, 8\] table"):
+        damaged(*args)
+
+
+def test_plain_embeddings_export():
+    dp, args = _plain_embeds(2)
+    ep = torch.export.export(dp, args)
+    assert all(torch.equal(a, b) for a, b in zip(ep.module()(*args), dp(*args)))

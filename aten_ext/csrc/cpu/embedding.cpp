@@ -1,11 +1,14 @@
-// CPU glue for embeddings on row-wise quantized weights (issue 16): torch's quantized::embedding_* /
-// embedding_bag_* schemas under qplugin. Two weight forms, one kernel (kernels/embedding_kernel.h):
+// CPU glue for embeddings on row-wise quantized weights: torch's quantized::embedding_* /
+// embedding_bag_* schemas under qplugin, and the plain tier's tables. Three weight forms, one kernel
+// (kernels/embedding_kernel.h):
 //   * EmbeddingPackedParamsBase (embedding_bag_prepack of a quint8 / quint4x2
 //     per_channel_affine_float_qparams weight): embedding_byte / embedding_4bit /
 //     embedding_bag_byte / embedding_bag_4bit;
 //   * torch's fused row-wise uint8 tensors (embedding_bag_byte_prepack: codes then float32 scale
 //     and bias per row; embedding_bag_4bit_prepack: nibbles then fp16 scale and bias):
-//     embedding_bag_{byte,4bit}_rowwise_offsets, and the prepack / unpack ops of that format.
+//     embedding_bag_{byte,4bit}_rowwise_offsets, and the prepack / unpack ops of that format;
+//   * the plain tier's checked buffer around 8-bit fused rows (plain_embedding_prepack: header,
+//     size and checksum, packed_params/plain_buffer.h): plain_embedding_bag, plain_embedding_unpack.
 // Here: argument and index checks, bag boundaries, pruned-row mapping, threads.
 #include <ATen/Parallel.h>
 #include <c10/util/Half.h>
@@ -23,6 +26,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/embedding_kernel.h"
 #include "packed_params/embedding_packed_params.h"
+#include "packed_params/plain_buffer.h"
 #include "utils/checks.h"
 #include "utils/class_check.h"
 
@@ -270,6 +274,33 @@ at::Tensor embedding_bag_4bit_rowwise_offsets(const at::Tensor& weight, QPLUGIN_
                                include_last_offset);
 }
 
+// ---- the plain tier's checked tables (packed_params/plain_buffer.h, kind kEmbedding) ----------
+
+at::Tensor plain_embedding_prepack(const at::Tensor& fused_rows, int64_t bits) {
+  return plain_buffer::pack_embedding("plain_embedding_prepack", fused_rows, bits);
+}
+
+at::Tensor plain_embedding_unpack(const at::Tensor& packed) {
+  const auto t = plain_buffer::view_embedding("plain_embedding_unpack", packed);
+  return packed.narrow(0, plain_buffer::kHeaderBytes, t.n * (t.D + 8)).view({t.n, t.D + 8}).clone();
+}
+
+at::Tensor plain_embedding_bag(const at::Tensor& packed, int64_t num_embeddings, int64_t embedding_dim,
+                               const at::Tensor& indices, const c10::optional<at::Tensor>& offsets, int64_t mode,
+                               bool pruned_weights,
+                               const c10::optional<at::Tensor>& per_sample_weights,
+                               const c10::optional<at::Tensor>& compressed_indices_mapping, bool include_last_offset) {
+  constexpr const char* op = "plain_embedding_bag";
+  const auto t = plain_buffer::view_embedding(op, packed);
+  TORCH_CHECK_VALUE(t.n == num_embeddings && t.D == embedding_dim, "qplugin::", op, ": packed should hold a [",
+                    num_embeddings, ", ", embedding_dim, "] table (num_embeddings, embedding_dim), got [", t.n, ", ",
+                    t.D, "]");
+  const Bags b = bags_of(op, indices, offsets, mode, pruned_weights, per_sample_weights, compressed_indices_mapping,
+                         include_last_offset, t.n, t.D);
+  const int64_t cols = t.D + 8;
+  return run_bags(op, kernels::EmbRows{t.rows, cols, t.D, 8, t.rows + t.D, cols, false, t.n}, b, mode);
+}
+
 // Float rows [..., D] (float32 or float16) as a contiguous float32 [rows, D].
 at::Tensor float_rows(const char* op, const at::Tensor& weight) {
   TORCH_CHECK_VALUE(weight.scalar_type() == at::kFloat || weight.scalar_type() == at::kHalf,
@@ -411,6 +442,9 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("embedding_bag_byte_unpack", TORCH_FN(embedding_bag_byte_unpack));
   m.impl("embedding_bag_4bit_unpack", TORCH_FN(embedding_bag_4bit_unpack));
   m.impl("embedding_bag_prepack", TORCH_FN(embedding_bag_prepack_cpu_error));
+  m.impl("plain_embedding_prepack", TORCH_FN(plain_embedding_prepack));
+  m.impl("plain_embedding_unpack", TORCH_FN(plain_embedding_unpack));
+  m.impl("plain_embedding_bag", TORCH_FN(plain_embedding_bag));
 }
 
 } // namespace qplugin

@@ -2,8 +2,10 @@
 #include "packed_params/plain_buffer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <initializer_list>
+#include <limits>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -11,6 +13,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/gemm/qgemm.h"
 #include "packed_params/linear_packed_params.h"
+#include "utils/checks.h"
 
 namespace qplugin {
 namespace plain_buffer {
@@ -52,6 +55,15 @@ void seal(at::Tensor& buf) {
   h[kChecksumWord] = checksum(base, buf.numel());
 }
 
+const char* kind_name(int64_t kind) {
+  switch (kind) {
+    case kLinear: return "linear";
+    case kConv: return "conv";
+    case kEmbedding: return "embedding";
+    default: return "unknown";
+  }
+}
+
 // The header of a buffer of format 1 or 2 (returned in *version); checks what every call can
 // afford: dtype, shape, alignment, magic, version, kind and (format 2) the size word.
 const int64_t* header(const char* op, const at::Tensor& buf, int64_t kind, int64_t* version) {
@@ -66,8 +78,8 @@ const int64_t* header(const char* op, const at::Tensor& buf, int64_t kind, int64
   TORCH_CHECK_VALUE(h[0] == kMagic, "qplugin::", op, ": packed is not a qplugin packed buffer (magic ", h[0], ")");
   TORCH_CHECK_VALUE(h[1] == kVersion || h[1] == 1, "qplugin::", op, ": packed buffer format version should be 1 or ",
                     kVersion, ", got ", h[1]);
-  TORCH_CHECK_VALUE(h[2] == kind, "qplugin::", op, ": packed should be a ", kind == kLinear ? "linear" : "conv",
-                    " buffer, got kind ", h[2]);
+  TORCH_CHECK_VALUE(h[2] == kind, "qplugin::", op, ": packed should be ", kind == kEmbedding ? "an " : "a ",
+                    kind_name(kind), " buffer, got kind ", h[2], " (", kind_name(h[2]), ")");
   *version = h[1];
   if (h[1] >= 2) {
     TORCH_CHECK_VALUE(buf.numel() >= kHeaderBytes, "qplugin::", op, ": packed should hold a ", kHeaderBytes,
@@ -311,6 +323,66 @@ void check_conv_geometry(const char* op, const at::Tensor& buf, const ConvPacked
   TORCH_CHECK_VALUE(h[1] < 2 || h[kGeometryWord] == geometry_hash(p), "qplugin::", op,
                     ": packed was made for another kernel geometry (kernel size, stride, padding, dilation or "
                     "output_padding) than the op's w and arguments; repack with the op's arguments");
+}
+
+at::Tensor pack_embedding(const char* op, const at::Tensor& fused_rows, int64_t bits) {
+  TORCH_CHECK_VALUE(bits == 8 || bits == 4, "qplugin::", op, ": bits should be 8 or 4, got ", bits);
+  TORCH_CHECK_VALUE(fused_rows.scalar_type() == at::kByte && fused_rows.dim() == 2 && fused_rows.size(1) >= 8,
+                    "qplugin::", op, ": fused_rows should be a 2-D uint8 tensor [rows, D + 8] (codes, float32 scale, "
+                    "float32 bias a row: embedding_bag_byte_prepack's layout), got dtype ", fused_rows.scalar_type(),
+                    " of shape ", fused_rows.sizes());
+  const at::Tensor rows = fused_rows.contiguous();
+  const int64_t n = rows.size(0), cols = rows.size(1), D = cols - 8;
+  const uint8_t* src = rows.const_data_ptr<uint8_t>();
+  for (int64_t r = 0; r < n; ++r) {
+    const uint8_t* row = src + r * cols;
+    float scale = 0.f, bias = 0.f;
+    std::memcpy(&scale, row + D, 4);
+    std::memcpy(&bias, row + D + 4, 4);
+    check_scale(op, "fused_rows", scale, " (a row's scale)");
+    TORCH_CHECK_VALUE(std::isfinite(bias), "qplugin::", op, ": fused_rows should hold finite row biases, got ", bias,
+                      " in row ", r);
+    if (bits == 4) {
+      const uint8_t* big = std::find_if(row, row + D, [](uint8_t c) { return c > 15; });
+      TORCH_CHECK_VALUE(big == row + D, "qplugin::", op, ": a 4-bit table's codes should be below 16, got ",
+                        static_cast<int>(big == row + D ? 0 : *big), " in row ", r);
+    }
+  }
+  const int64_t bytes = n * cols;
+  at::Tensor buf = at::zeros({kHeaderBytes + bytes}, at::dtype(at::kByte));
+  auto* base = buf.data_ptr<uint8_t>();
+  int64_t* h = reinterpret_cast<int64_t*>(base);
+  h[0] = kMagic;
+  h[1] = kVersion;
+  h[2] = kEmbedding;
+  h[5] = n;
+  h[6] = D;
+  h[7] = bits;
+  h[8] = kHeaderBytes;
+  h[9] = bytes;
+  if (bytes > 0) std::memcpy(base + kHeaderBytes, src, static_cast<size_t>(bytes));
+  seal(buf);
+  return buf;
+}
+
+EmbeddingView view_embedding(const char* op, const at::Tensor& buf) {
+  int64_t version = 0;
+  const int64_t* h = header(op, buf, kEmbedding, &version);
+  TORCH_CHECK_VALUE(version >= 2, "qplugin::", op, ": an embedding buffer should have format version ", kVersion,
+                    ", got ", version);
+  const int64_t n = h[5], D = h[6], bits = h[7];
+  TORCH_CHECK_VALUE(bits == 8 || bits == 4, "qplugin::", op, ": packed should hold 8- or 4-bit codes, got bits ",
+                    bits);
+  TORCH_CHECK_VALUE(n >= 0 && D >= 0 && D <= (std::numeric_limits<int64_t>::max() - 8) / 2 && h[8] == kHeaderBytes &&
+                        (n == 0 || (D + 8) <= (buf.numel() - kHeaderBytes) / n) && h[9] == n * (D + 8) &&
+                        h[9] == buf.numel() - kHeaderBytes,
+                    "qplugin::", op, ": packed's rows (", n, " of ", D, " codes, ", h[9], " bytes at offset ", h[8],
+                    ") do not fill the buffer of ", buf.numel(), " bytes");
+  if (!checked_before(buf, {})) {
+    check_checksum(op, buf, h);
+    remember_checked(buf, {});
+  }
+  return {static_cast<const uint8_t*>(buf.const_data_ptr()) + kHeaderBytes, n, D, bits};
 }
 
 namespace {

@@ -28,6 +28,13 @@
 // ConvPackedParams (kernels/conv_kernel.*) and are built from the plain weight once per weight
 // tensor and cached (conv_params below); the buffer is checked against the op's arguments on
 // every call.
+//
+// Embedding (kind kEmbedding, format 2 only): [5] rows  [6] D (codes a row)  [7] bits (8, or 4:
+// every code below 16, still a byte a code)  [8] offset of the rows (kHeaderBytes)  [9] their byte
+// size, rows * (D + 8). The rows are embedding_bag_byte_prepack's fused layout: D codes, then the
+// row's float32 scale and float32 bias. Written by pack_embedding (which checks every row's scale,
+// bias and codes), read by view_embedding: the header on every call, the checksum on the first call
+// with that buffer (remembered like view_linear's checks).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -45,6 +52,7 @@ constexpr int64_t kMagic = 0x314B435041504C51;  // "QLPAPCK1"
 constexpr int64_t kVersion = 2;
 constexpr int64_t kLinear = 1;
 constexpr int64_t kConv = 2;
+constexpr int64_t kEmbedding = 3;
 // Bump when kernels/gemm's packed layout changes (test/ops/test_plain_linear.py holds the bytes
 // of a small packed weight and fails on a silent change).
 constexpr int64_t kLinearLayout = 1;
@@ -87,6 +95,18 @@ std::shared_ptr<ConvPackedParams> conv_params(const char* op, const std::string&
                                               const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
                                               at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
                                               at::IntArrayRef output_padding = {});
+
+// Wraps fused rows (uint8 [rows, D + 8]: codes, float32 scale, float32 bias a row) in an embedding
+// buffer. Errors unless every scale is finite and positive (check_scale), every bias finite and,
+// for bits 4, every code below 16.
+at::Tensor pack_embedding(const char* op, const at::Tensor& fused_rows, int64_t bits);
+
+// The fused rows of an embedding buffer, checked (header, bounds, bits; checksum on first use).
+struct EmbeddingView {
+  const uint8_t* rows;
+  int64_t n, D, bits;
+};
+EmbeddingView view_embedding(const char* op, const at::Tensor& buf);
 
 } // namespace plain_buffer
 } // namespace qplugin

@@ -804,7 +804,7 @@ _EMB_MODES = {"sum": 0, "mean": 1, "max": 2}
 
 
 def fused_rows(codes, scales, zero_points):
-    """torch's fused 8-bit row format (qplugin::embedding_bag_byte_rowwise_offsets' weight): per
+    """torch's fused 8-bit row format (embedding_bag_byte_prepack's; plain_embedding_prepack wraps it): per
     row the codes (one a byte, 4-bit codes too), float32 scale, float32 bias = zero_point * scale
     * -1 (the quantized table's own bias: the same floats, so the same lookups)."""
     s = scales.detach().to(torch.float32).reshape(-1, 1)
@@ -827,9 +827,12 @@ def quantize_rows(w, obs):
 
 
 class Embedding(_Plain, nn.Module):
-    """nn.quantized.Embedding's lookups on a plain table: ``weight`` holds the fused rows
-    (uint8 [num_embeddings, embedding_dim + 8], fused_rows); ``bits`` (8 or 4) is the code width
-    of the table it came from (4-bit codes take a byte each here: the same floats out)."""
+    """nn.quantized.Embedding's lookups on a plain table: ``weight`` is the checked buffer of
+    qplugin::plain_embedding_prepack (a header with size and checksum around the fused rows, uint8
+    [num_embeddings, embedding_dim + 8], fused_rows), so a damaged or mismatched table raises instead
+    of reading as other weights; ``bits`` (8 or 4) is the code width of the table it came from
+    (4-bit codes take a byte each here: the same floats out). State dicts and pickles that hold the
+    bare fused rows (2-D ``weight``) are wrapped on load."""
 
     _Q = _qm.Embedding
 
@@ -838,8 +841,9 @@ class Embedding(_Plain, nn.Module):
         if bits not in (8, 4):
             raise ValueError(f"torch_qplugin.nn.plain.{type(self).__name__}: bits should be 8 or 4, got {bits}")
         self.num_embeddings, self.embedding_dim, self.bits = num_embeddings, embedding_dim, bits
-        self.register_buffer("weight", fused_rows(torch.zeros(num_embeddings, embedding_dim, dtype=_U8),
-                                                  torch.ones(num_embeddings), torch.zeros(num_embeddings)))
+        self.register_buffer("weight", _q.plain_embedding_prepack(
+            fused_rows(torch.zeros(num_embeddings, embedding_dim, dtype=_U8), torch.ones(num_embeddings),
+                       torch.zeros(num_embeddings)), bits))
 
     def extra_repr(self):
         return f"num_embeddings={self.num_embeddings}, embedding_dim={self.embedding_dim}, bits={self.bits}"
@@ -849,19 +853,35 @@ class Embedding(_Plain, nn.Module):
         if tuple(codes.shape) != (self.num_embeddings, self.embedding_dim):
             raise ValueError(f"torch_qplugin.nn.plain.{type(self).__name__}: codes should have shape "
                              f"{[self.num_embeddings, self.embedding_dim]}, got {list(codes.shape)}")
-        self.weight = fused_rows(codes, scales, zero_points)
+        self.weight = _q.plain_embedding_prepack(fused_rows(codes, scales, zero_points), self.bits)
+
+    def fused_weight(self) -> Tensor:
+        """The table's fused rows (uint8 [num_embeddings, embedding_dim + 8]), checked."""
+        return _q.plain_embedding_unpack(self.weight)
+
+    def _wrap_bare_rows(self, w):
+        if isinstance(w, Tensor) and w.dim() == 2:
+            return _q.plain_embedding_prepack(w, self.bits)
+        return w
 
     def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
         if prefix + "_packed_params._packed_weight" in state_dict:  # a quantized Embedding's (ours / torch.ao's)
             from ...quantization import _to_plain  # the compat side: reads the quantized table
             codes, s, z, self.bits = _to_plain.embedding_state(state_dict, prefix)
             state_dict[prefix + "weight"] = fused_rows(codes, s, z)
+        if prefix + "weight" in state_dict:
+            state_dict[prefix + "weight"] = self._wrap_bare_rows(state_dict[prefix + "weight"])
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self._buffers["weight"] = self._wrap_bare_rows(self._buffers.get("weight"))
 
     def forward(self, indices: Tensor) -> Tensor:
         flat = indices.reshape(-1)
         offsets = torch.arange(flat.numel(), dtype=flat.dtype)
-        out = _q.embedding_bag_byte_rowwise_offsets(self.weight, flat, offsets, False, 0, False, None, None, False)
+        out = _q.plain_embedding_bag(self.weight, self.num_embeddings, self.embedding_dim, flat, offsets, 0, False,
+                                     None, None, False)
         return out.reshape(list(indices.shape) + [self.embedding_dim])
 
     @classmethod
@@ -891,7 +911,7 @@ class Embedding(_Plain, nn.Module):
 
 class EmbeddingBag(Embedding):
     """nn.quantized.EmbeddingBag on a plain table (modes 'sum', 'mean', 'max', per_sample_weights,
-    compressed_indices_mapping), qplugin::embedding_bag_byte_rowwise_offsets."""
+    compressed_indices_mapping), qplugin::plain_embedding_bag."""
 
     _Q = _qm.EmbeddingBag
     _BAG = True
@@ -909,9 +929,9 @@ class EmbeddingBag(Embedding):
 
     def forward(self, indices: Tensor, offsets: Optional[Tensor] = None, per_sample_weights: Optional[Tensor] = None,
                 compressed_indices_mapping: Optional[Tensor] = None) -> Tensor:
-        return _q.embedding_bag_byte_rowwise_offsets(self.weight, indices, offsets, False, self._mode,
-                                                     self.pruned_weights, per_sample_weights,
-                                                     compressed_indices_mapping, self.include_last_offset)
+        return _q.plain_embedding_bag(self.weight, self.num_embeddings, self.embedding_dim, indices, offsets,
+                                      self._mode, self.pruned_weights, per_sample_weights,
+                                      compressed_indices_mapping, self.include_last_offset)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
