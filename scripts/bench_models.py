@@ -7,8 +7,9 @@
 Static int8 (ResNet-18, MobileNetV2, MobileNetV3-Large, ShuffleNetV2 x1.0 from examples/models,
 written as torchvision's quantizable versions; random init, calibrated on random
 images): fp32 eager, torch x86 int8 (its default qconfig) eager and scripted, torch_qplugin
-int8 eager, plain eager, plain compiled (torch_qplugin.deploy.compile) and scripted, and ONNX
-Runtime static int8 (QDQ, per-channel) when onnxruntime is importable. Dynamic int8 (LSTM and Transformer-encoder classifiers): fp32 vs torch's dynamic int8
+int8 eager, plain eager, plain compiled (torch_qplugin.deploy.compile) and scripted, our plain
+model exported by torch_qplugin.deploy.export_onnx and run by ONNX Runtime, and ONNX Runtime's own
+static int8 (QDQ, per-channel) of the float model, when onnxruntime is importable. Dynamic int8 (LSTM and Transformer-encoder classifiers): fp32 vs torch's dynamic int8
 vs torch_qplugin's. Every timing of one configuration is interleaved round by round with the
 others (the machine's speed drifts), median of rounds. Also: output agreement with fp32 (cosine
 of logits and top-1 agreement; on the digits demo's real test set too) and torch.profiler's top
@@ -96,7 +97,7 @@ def static_variants(name, args, calib):
                     Variant(f"{tk.name}_script", f"{tk.label} scripted", reason=why)]
             continue
         out.append(Variant(f"{tk.name}_eager", f"{tk.label} eager", q, model=q))
-        out += plain_variant(tk, q, "")
+        out += plain_variant(tk, q, "", calib, args)
         try:
             s = _script(q)
             out.append(Variant(f"{tk.name}_script", f"{tk.label} scripted", s, model=s))
@@ -107,7 +108,7 @@ def static_variants(name, args, calib):
     return fp32, out
 
 
-def plain_variant(tk, q, kind):
+def plain_variant(tk, q, kind, calib=None, args=None):
     """torch_qplugin's plain form (no quantized dtypes, issue 14) of its converted model q, eager
     and compiled (torch_qplugin.deploy.compile: torch.compile(p, fullgraph=True), batch dim
     dynamic, issue 15; the first call, in the agreement pass, compiles): exact (deploy's default:
@@ -122,6 +123,8 @@ def plain_variant(tk, q, kind):
     except Exception as e:  # noqa: BLE001 - reported in the table
         return [Variant("qplugin_plain", f"{label} eager", reason=f"to_plain failed: {short_reason(e)}")]
     out = [Variant("qplugin_plain", f"{label} eager", p, model=p)]
+    if calib is not None:
+        out.append(ours_onnx_variant(p, calib, args))
     from torch_qplugin import deploy
     for key, what, exact in (("qplugin_compiled", "compiled", True), ("qplugin_compiled_fused", "compiled fused", False)):
         try:
@@ -207,19 +210,44 @@ def ort_variant(fp32, calib, args):
 
         quantize_static(f32, i8, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
                         activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-        def session(threads):
-            # ORT's thread count is fixed when the session is made: one session per thread count.
-            so = ort.SessionOptions()
-            so.intra_op_num_threads = threads
-            so.inter_op_num_threads = 1
-            sess = ort.InferenceSession(i8, so, providers=["CPUExecutionProvider"])
-            return lambda x: torch.from_numpy(sess.run(None, {"x": x.numpy()})[0])
-
-        v = Variant("ort", label, session(args.current_threads))
-        v.for_threads = session
-        return v
+        return _ort_variant("ort", label, i8, args)
     except Exception as e:  # noqa: BLE001
         return Variant("ort", label, reason=f"ONNX export/quantization failed: {short_reason(e)}")
+
+
+def _ort_variant(key, label, path, args):
+    """A Variant running the ONNX file ``path`` on ONNX Runtime's CPU provider."""
+    import onnxruntime as ort
+
+    def session(threads):
+        # ORT's thread count is fixed when the session is made: one session per thread count.
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+        name = sess.get_inputs()[0].name
+        return lambda x: torch.from_numpy(sess.run(None, {name: x.numpy()})[0])
+
+    v = Variant(key, label, session(args.current_threads))
+    v.for_threads = session
+    return v
+
+
+def ours_onnx_variant(p, calib, args):
+    """Our plain model exported by torch_qplugin.deploy.export_onnx, run by ONNX Runtime."""
+    label = "torch_qplugin exported, ONNX Runtime"
+    try:
+        import tempfile
+        import warnings
+
+        from torch_qplugin import deploy
+        path = os.path.join(tempfile.mkdtemp(prefix="qplugin_onnx_"), "ours.onnx")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch.onnx's notes while exporting
+            deploy.export_onnx(p, (calib[0][:1],), path)
+        return _ort_variant("qplugin_onnx", label, path, args)
+    except Exception as e:  # noqa: BLE001 - reported in the table
+        return Variant("qplugin_onnx", label, reason=f"export_onnx / onnxruntime failed: {short_reason(e)}")
 
 
 def dynamic_variants(name, args):

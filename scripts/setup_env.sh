@@ -19,7 +19,8 @@ else
   "${PIP[@]}" "torch==${QPLUGIN_TORCH:-2.13.0}"
 fi
 "${PIP[@]}" numpy pytest expecttest hypothesis "setuptools>=64" wheel \
-  scikit-learn tqdm matplotlib  # the demo (and its end-to-end test): digits data, progress bars, chart
+  scikit-learn tqdm matplotlib \
+  onnx onnxscript onnxruntime  # the demo (and its end-to-end test): data, progress bars, chart; ONNX export
 command -v cmake >/dev/null 2>&1 || "${PIP[@]}" "cmake>=3.18"
 command -v ninja >/dev/null 2>&1 || "${PIP[@]}" ninja
 "${PIP[@]}" --no-build-isolation --no-deps -e .

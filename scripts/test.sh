@@ -55,7 +55,8 @@ prepare() {  # version: venv with torch and the test deps, wheel built against i
   local vpy="$venv/bin/python"
   install_torch "$vpy" "$v"
   "$vpy" -m pip install -q numpy pytest expecttest hypothesis "setuptools>=64" wheel \
-    scikit-learn tqdm matplotlib  # the demo's end-to-end test: digits data, progress bars, chart
+    scikit-learn tqdm matplotlib \
+    onnx onnxscript onnxruntime  # the demo's end-to-end test (data, progress bars, chart); ONNX export
   # build tools: the machine's cmake / ninja when present, else from PyPI into the venv
   command -v cmake >/dev/null 2>&1 || "$vpy" -m pip install -q "cmake>=3.18"
   command -v ninja >/dev/null 2>&1 || "$vpy" -m pip install -q ninja

@@ -27,7 +27,7 @@ What these helpers add, and nothing else:
 import torch
 from torch._inductor.custom_graph_pass import CustomGraphPass
 
-__all__ = ["export", "compile", "aoti_package", "batch_oblivious", "exact_options"]
+__all__ = ["export", "compile", "aoti_package", "export_onnx", "batch_oblivious", "exact_options"]
 
 
 def batch_oblivious():
@@ -135,3 +135,13 @@ def aoti_package(ep, package_path, *, exact=True, **inductor_configs):
     with torch.no_grad(), batch_oblivious():
         return torch._inductor.aoti_compile_and_package(ep, package_path=str(package_path),
                                                         inductor_configs=inductor_configs or None)
+
+
+def export_onnx(model, args, f, *, dynamic_batch=True, opset=None):
+    """Writes ``f`` (a path): a plain model, or one converted by torch_qplugin or
+    torch.ao.quantization (through to_plain), as standard int8 ONNX that ONNX Runtime runs on its
+    int8 kernels, outputs within one output quantization step of eager (torch_qplugin/_onnx.py,
+    docs/deploy.md "ONNX"). Needs the onnx and onnxscript packages. ``dynamic_batch``: dim 0 of
+    every tensor input dynamic; ``opset``: the ai.onnx opset (default: torch.onnx's)."""
+    from . import _onnx
+    return _onnx.export_onnx(model, args, f, dynamic_batch=dynamic_batch, opset=opset)

@@ -1,0 +1,378 @@
+"""ONNX export of plain models (``torch_qplugin.deploy.export_onnx``; docs/deploy.md "ONNX").
+
+The route, all on torch's own machinery:
+
+1. ``torch.export`` of the plain model (the batch dim dynamic): a graph of ``qplugin::plain_*`` ops.
+2. Each plain op is decomposed (``DECOMPOSITIONS``, through ``ExportedProgram.run_decompositions``)
+   into the float op it quantizes, between ``plain_dequantize_per_tensor`` / ``_per_channel`` of its
+   inputs and ``plain_quantize_per_tensor`` of its output, the qparams being the op's own. Ops
+   that only move or compare integers (max pooling, nearest upsampling, relu) stay on the
+   integers.
+3. ``torch.onnx.export(dynamo=True)`` translates the aten ops with torch's own ONNX functions and
+   the quantize / dequantize ops with ``TRANSLATIONS`` (QuantizeLinear / DequantizeLinear; dynamic
+   linear: DynamicQuantizeLinear + MatMulInteger).
+
+The file holds ai.onnx ops only, in the QDQ pattern (DequantizeLinear -> float op ->
+QuantizeLinear) that ONNX Runtime's graph optimizer fuses into its int8 kernels: QLinearConv, QGemm,
+QLinearAdd, QLinearConcat, QLinearAveragePool, QLinearGlobalAveragePool, QLinearSigmoid, ... (a
+conv's bias is quantized to int32 with scale x_scale * w_scale, the form ONNX Runtime's fusion needs;
+that rounding moves its output by far less than a step). ONNX Runtime computes in float32 with its
+own rounding order, so outputs are within one output quantization step of eager, not bit-identical.
+
+Embeddings are exported as float tables (their fused rows dequantized once: code * scale + bias),
+looked up by ONNX's Gather / embedding-bag translation. Dynamic LSTM / GRU / RNN cells have no
+fitting ONNX op with our quantization (ONNX Runtime's DynamicQuantizeLSTM quantizes its weights its
+own way and there is no GRU counterpart): export raises naming the module.
+"""
+from typing import Any, Callable, Dict, Optional, Tuple
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+__all__ = ["export_onnx", "decomposed_program", "DECOMPOSITIONS"]
+
+_q = torch.ops.qplugin
+_aten = torch.ops.aten
+
+
+# ---- the boundaries --------------------------------------------------------------------------
+def _dq(x: Tensor, scale: float, zero_point: int) -> Tensor:
+    return _q.plain_dequantize_per_tensor(x, scale, zero_point)
+
+
+def _qz(y: Tensor, scale: float, zero_point: int, like: Tensor) -> Tensor:
+    return _q.plain_quantize_per_tensor(y, scale, zero_point, like.dtype)
+
+
+def _dq_weight(w: Tensor, scales: Tensor, zero_points: Tensor) -> Tensor:
+    """A conv / linear weight (int8, output channels first), per channel along dim 0 (a per-tensor
+    scale repeated: one DequantizeLinear form for both)."""
+    n = w.shape[0]
+    return _q.plain_dequantize_per_channel(w, scales.expand(n), zero_points.expand(n), 0)
+
+
+def _dq_bias(bias: Optional[Tensor], x_scale: float, w_scales: Tensor, n: int) -> Optional[Tensor]:
+    """The float bias as int32 in units of x_scale * w_scale, dequantized: the bias form ONNX
+    Runtime's QDQ fusion turns into QLinearConv's int32 bias (constants: folded at export)."""
+    if bias is None:
+        return None
+    s = w_scales.double().expand(n) * x_scale
+    b32 = torch.round(bias.double() / s).clamp(-2**31, 2**31 - 1).to(torch.int32)
+    return _q.plain_dequantize_per_channel(b32, s, torch.zeros(n, dtype=torch.long), 0)
+
+
+# ---- decompositions: plain op -> float op between its qparams ------------------------------------
+def _conv(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, stride, padding, dilation, groups,
+          output_scale, output_zero_point, relu=False, accum=None):
+    n = w.shape[0]
+    y = _aten.convolution(_dq(x, x_scale, x_zero_point), _dq_weight(w, w_scales, w_zero_points),
+                          _dq_bias(bias, x_scale, w_scales, n), stride, padding, dilation, False,
+                          [0] * len(stride), groups)
+    if accum is not None:
+        y = y + _dq(*accum)
+    if relu:
+        y = _aten.relu(y)
+    return _qz(y, output_scale, output_zero_point, x)
+
+
+def _conv_add(x, x_scale, x_zero_point, accum, accum_scale, accum_zero_point, w, w_scales, w_zero_points, bias,
+              packed, stride, padding, dilation, groups, output_scale, output_zero_point, relu=False):
+    return _conv(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, stride, padding, dilation,
+                 groups, output_scale, output_zero_point, relu, (accum, accum_scale, accum_zero_point))
+
+
+def _conv_transpose(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, stride, padding,
+                    output_padding, dilation, groups, output_scale, output_zero_point):
+    # w: (in_channels, out_channels / groups, k...), qparams per output channel (group-major)
+    ic, ocg, k = w.shape[0], w.shape[1], list(w.shape[2:])
+    oc = ocg * groups
+    ones = [1] * len(k)
+    s = w_scales.float().expand(oc).reshape(groups, 1, ocg, *ones)
+    z = w_zero_points.float().expand(oc).reshape(groups, 1, ocg, *ones)
+    wf = ((w.float().reshape(groups, ic // groups, ocg, *k) - z) * s).reshape(w.shape)
+    y = _aten.convolution(_dq(x, x_scale, x_zero_point), wf, bias, stride, padding, dilation, True, output_padding,
+                          groups)
+    return _qz(y, output_scale, output_zero_point, x)
+
+
+def _linear(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, output_scale, output_zero_point,
+            relu=False):
+    y = _aten.linear(_dq(x, x_scale, x_zero_point), _dq_weight(w, w_scales, w_zero_points), bias)
+    if relu:
+        y = _aten.relu(y)
+    return _qz(y, output_scale, output_zero_point, x)
+
+
+def _linear_fp16(x, w, bias, packed, relu=False):
+    y = _aten.linear(x, w.float(), bias)
+    return _aten.relu(y) if relu else y
+
+
+def _binary(f, relu=False):
+    def run(a, a_scale, a_zero_point, b, b_scale, b_zero_point, scale, zero_point):
+        y = f(_dq(a, a_scale, a_zero_point), _dq(b, b_scale, b_zero_point))
+        return _qz(_aten.relu(y) if relu else y, scale, zero_point, a)
+    return run
+
+
+def _scalar(f, qparams, relu=False):
+    def run(a, a_scale, a_zero_point, b):
+        scale, zero_point = qparams(a_scale, a_zero_point, a.dtype, b)
+        y = f(_dq(a, a_scale, a_zero_point), b)
+        return _qz(_aten.relu(y) if relu else y, scale, zero_point, a)
+    return run
+
+
+def _cat(relu=False):
+    def run(xs, scales, zero_points, dim, scale, zero_point):
+        y = _aten.cat([_dq(x, s, z) for x, s, z in zip(xs, scales, zero_points)], dim)
+        return _qz(_aten.relu(y) if relu else y, scale, zero_point, xs[0])
+    return run
+
+
+def _unary(f):
+    """An op whose output keeps the input's qparams: x, x_scale, x_zero_point, then f's arguments."""
+    def run(x, x_scale, x_zero_point, *args):
+        return _qz(f(_dq(x, x_scale, x_zero_point), *args), x_scale, x_zero_point, x)
+    return run
+
+
+def _requant(f):
+    """An op with output qparams last: x, x_scale, x_zero_point, f's arguments, output_scale,
+    output_zero_point."""
+    def run(x, x_scale, x_zero_point, *args):
+        *args, scale, zero_point = args
+        return _qz(f(_dq(x, x_scale, x_zero_point), *args), scale, zero_point, x)
+    return run
+
+
+def _requant_then(f):
+    """Output qparams right after the input's, f's arguments after them (elu, celu)."""
+    def run(x, x_scale, x_zero_point, scale, zero_point, *args):
+        return _qz(f(_dq(x, x_scale, x_zero_point), *args), scale, zero_point, x)
+    return run
+
+
+def _same_scale(f):
+    """Pooling / resizing / reducing that takes no scale: the codes averaged in the integer domain
+    (scale 1, zero point 0; the zero point cancels in an average)."""
+    def run(x, *args):
+        return _qz(f(_dq(x, 1.0, 0), *args), 1.0, 0, x)
+    return run
+
+
+def _avg_pool(f):
+    def run(x, x_zero_point, *args):  # the padding is the real zero: the zero point
+        return _qz(f(_dq(x, 1.0, x_zero_point), *args), 1.0, x_zero_point, x)
+    return run
+
+
+def _batch_norm(relu=False):
+    def run(x, x_scale, x_zero_point, weight, bias, mean, var, eps, output_scale, output_zero_point):
+        y = F.batch_norm(_dq(x, x_scale, x_zero_point), mean, var, weight, bias, False, 0.0, eps)
+        return _qz(_aten.relu(y) if relu else y, output_scale, output_zero_point, x)
+    return run
+
+
+def _elu(x, alpha=1.0, scale=1.0, input_scale=1.0):
+    return _aten.elu(x, alpha, scale, input_scale)
+
+
+def _build() -> Dict[Any, Callable]:
+    d = {}
+    for nd in (1, 2, 3):
+        d[getattr(_q, f"plain_conv{nd}d").default] = _conv
+        d[getattr(_q, f"plain_conv{nd}d_relu").default] = lambda *a: _conv(*a, relu=True)
+        d[getattr(_q, f"plain_conv_transpose{nd}d").default] = _conv_transpose
+    d[_q.plain_conv2d_add.default] = _conv_add
+    d[_q.plain_conv2d_add_relu.default] = lambda *a: _conv_add(*a, relu=True)
+    d[_q.plain_linear.default] = _linear
+    d[_q.plain_linear_relu.default] = lambda *a: _linear(*a, relu=True)
+    d[_q.plain_linear_dynamic_fp16.default] = _linear_fp16
+    d[_q.plain_linear_relu_dynamic_fp16.default] = lambda *a: _linear_fp16(*a, relu=True)
+    d[_q.plain_add.default] = _binary(torch.add)
+    d[_q.plain_add_relu.default] = _binary(torch.add, relu=True)
+    d[_q.plain_mul.default] = _binary(torch.mul)
+    d[_q.plain_mul_relu.default] = _binary(torch.mul, relu=True)
+    d[_q.plain_matmul.default] = _binary(torch.matmul)
+    d[_q.plain_add_scalar.default] = _scalar(torch.add, _q.plain_add_scalar_qparams)
+    d[_q.plain_add_scalar_relu.default] = _scalar(torch.add, _q.plain_add_scalar_qparams, relu=True)
+    d[_q.plain_mul_scalar.default] = _scalar(torch.mul, _q.plain_mul_scalar_qparams)
+    d[_q.plain_cat.default] = _cat()
+    d[_q.plain_cat_relu.default] = _cat(relu=True)
+    # integers in, the same integers' order out: exact on the codes
+    d[_q.plain_relu.default] = lambda x, s, z: torch.clamp(x, min=z)
+    d[_q.plain_max_pool2d.default] = _aten.max_pool2d
+    d[_q.plain_upsample_nearest2d.default] = lambda x, size: _aten.upsample_nearest2d(x, size)
+    d[_q.plain_relu6.default] = _unary(lambda x: torch.clamp(x, 0.0, 6.0))
+    d[_q.plain_clamp.default] = _unary(torch.clamp)
+    d[_q.plain_threshold.default] = _unary(F.threshold)
+    d[_q.plain_hardswish.default] = _requant(F.hardswish)
+    d[_q.plain_hardsigmoid.default] = _requant(F.hardsigmoid)
+    d[_q.plain_sigmoid.default] = _requant(torch.sigmoid)
+    d[_q.plain_leaky_relu.default] = _requant(F.leaky_relu)
+    d[_q.plain_softmax.default] = _requant(lambda x, dim: torch.softmax(x, dim))
+    d[_q.plain_layer_norm.default] = _requant(F.layer_norm)
+    d[_q.plain_group_norm.default] = _requant(lambda x, g, w, b, eps: F.group_norm(x, g, w, b, eps))
+    d[_q.plain_instance_norm.default] = _requant(lambda x, w, b, eps: F.instance_norm(x, weight=w, bias=b, eps=eps))
+    d[_q.plain_prelu.default] = _requant(F.prelu)
+    d[_q.plain_elu.default] = _requant_then(_elu)
+    d[_q.plain_celu.default] = _requant_then(lambda x, alpha=1.0: F.celu(x, alpha))
+    d[_q.plain_batch_norm2d.default] = _batch_norm()
+    d[_q.plain_batch_norm2d_relu.default] = _batch_norm(relu=True)
+    d[_q.plain_batch_norm3d.default] = _batch_norm()
+    d[_q.plain_batch_norm3d_relu.default] = _batch_norm(relu=True)
+    d[_q.plain_avg_pool2d.default] = _avg_pool(F.avg_pool2d)
+    d[_q.plain_avg_pool3d.default] = _avg_pool(F.avg_pool3d)
+    d[_q.plain_adaptive_avg_pool2d.default] = _same_scale(F.adaptive_avg_pool2d)
+    d[_q.plain_adaptive_avg_pool3d.default] = _same_scale(F.adaptive_avg_pool3d)
+    d[_q.plain_upsample_bilinear2d.default] = _same_scale(
+        lambda x, size, align_corners, sh=None, sw=None: F.interpolate(x, size=size, mode="bilinear",
+                                                                       align_corners=align_corners))
+    d[_q.plain_mean.default] = _same_scale(lambda x, dim=None, keepdim=False: torch.mean(x, dim, keepdim))
+    return d
+
+
+DECOMPOSITIONS = _build()
+
+
+# ---- translations of the boundaries to ONNX ------------------------------------------------------
+def _translations():
+    from onnxscript import ir
+    from onnxscript import opset18 as op
+
+    def quantize(x, scale: float, zero_point: int, dtype):
+        return op.QuantizeLinear(x, op.Constant(value_float=scale), op.Cast(op.Constant(value_int=zero_point),
+                                                                            to=dtype))
+
+    def quantize_channel(x, scales, zero_points, axis: int, dtype):
+        return op.QuantizeLinear(x, op.Cast(scales, to=ir.DataType.FLOAT), op.Cast(zero_points, to=dtype), axis=axis)
+
+    def dequantize(x, scale: float, zero_point: int):
+        return op.DequantizeLinear(x, op.Constant(value_float=scale), op.CastLike(op.Constant(value_int=zero_point), x))
+
+    def dequantize_channel(x, scales, zero_points, axis: int):
+        return op.DequantizeLinear(x, op.Cast(scales, to=ir.DataType.FLOAT), op.CastLike(zero_points, x), axis=axis)
+
+    def linear_dynamic(x, w, w_scales, w_zero_points, bias, packed, reduce_range: bool = False, relu: bool = False):
+        # x quantized per call over its own range (uint8), int8 weights: MatMulInteger, then the
+        # float epilogue
+        xq, xs, xz = op.DynamicQuantizeLinear(x)
+        wt = op.Transpose(w, perm=[1, 0])
+        acc = op.MatMulInteger(xq, wt, xz, op.Cast(w_zero_points, to=ir.DataType.INT8))
+        y = op.Mul(op.Cast(acc, to=ir.DataType.FLOAT), op.Mul(xs, op.Cast(w_scales, to=ir.DataType.FLOAT)))
+        if bias is not None:
+            y = op.Add(y, bias)
+        return op.Relu(y) if relu else y
+
+    def linear_relu_dynamic(x, w, w_scales, w_zero_points, bias, packed, reduce_range: bool = False):
+        return linear_dynamic(x, w, w_scales, w_zero_points, bias, packed, reduce_range, True)
+
+    return {_q.plain_quantize_per_tensor.default: quantize, _q.plain_quantize_per_channel.default: quantize_channel,
+            _q.plain_dequantize_per_tensor.default: dequantize,
+            _q.plain_dequantize_per_channel.default: dequantize_channel,
+            _q.plain_linear_dynamic.default: linear_dynamic,
+            _q.plain_linear_relu_dynamic.default: linear_relu_dynamic}
+
+
+# ---- the model side ------------------------------------------------------------------------------
+class _FloatTable(torch.nn.Module):
+    """A plain Embedding / EmbeddingBag as the float table it reads (code * scale + bias per row,
+    in float32 as the kernel computes it), for ONNX's Gather / embedding-bag translation."""
+
+    def __init__(self, m):
+        super().__init__()
+        rows = m.fused_weight()
+        d = m.embedding_dim
+        codes = rows[:, :d].float()
+        scale = rows[:, d:d + 4].contiguous().view(torch.float32)
+        bias = rows[:, d + 4:d + 8].contiguous().view(torch.float32)
+        self.register_buffer("weight", torch.addcmul(bias, codes, scale))
+        self.bag = hasattr(m, "mode")
+        if self.bag:
+            self.mode, self.include_last_offset = m.mode, m.include_last_offset
+
+    def forward(self, indices: Tensor, offsets: Optional[Tensor] = None, per_sample_weights: Optional[Tensor] = None,
+                compressed_indices_mapping: Optional[Tensor] = None) -> Tensor:
+        if not self.bag:
+            return F.embedding(indices, self.weight)
+        if compressed_indices_mapping is not None:
+            raise ValueError("torch_qplugin.deploy.export_onnx: EmbeddingBag with compressed_indices_mapping "
+                             "(pruned rows) has no ONNX form here")
+        return F.embedding_bag(indices, self.weight, offsets, mode=self.mode, per_sample_weights=per_sample_weights,
+                               include_last_offset=self.include_last_offset)
+
+
+def _onnx_ready(model):
+    """A copy of the plain model with its embeddings as float tables; raises for modules with no
+    ONNX form (dynamic LSTM / GRU / RNN cells), naming them."""
+    import copy
+
+    from .nn import plain as nnp
+
+    no_onnx = tuple(getattr(nnp, n) for n in ("LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell") if hasattr(nnp, n))
+    for name, m in model.named_modules():
+        if isinstance(m, no_onnx):
+            raise ValueError(f"torch_qplugin.deploy.export_onnx: module '{name}' ({type(m).__module__}."
+                             f"{type(m).__name__}) has no ONNX form: ONNX has no dynamically quantized "
+                             f"{type(m).__name__} computing what ours does (ONNX Runtime's DynamicQuantizeLSTM "
+                             "quantizes its weights its own way; there is no GRU or cell counterpart)")
+    model = copy.deepcopy(model)
+    for name, m in list(model.named_modules()):
+        if isinstance(m, nnp.Embedding):
+            parent, _, leaf = name.rpartition(".")
+            setattr(model.get_submodule(parent) if parent else model, leaf, _FloatTable(m))
+    return model
+
+
+_QUANTIZED_MODULES = ("torch_qplugin.nn.quantized", "torch_qplugin.nn.intrinsic.quantized", "torch.ao.nn.quantized",
+                      "torch.ao.nn.intrinsic.quantized")
+
+
+def _as_plain(model):
+    """The plain form of a model that holds quantized-tier modules (to_plain); a plain model as is."""
+    if any(type(m).__module__.startswith(_QUANTIZED_MODULES) for m in model.modules()):
+        from .quantization import to_plain
+        return to_plain(model)
+    return model
+
+
+def decomposed_program(model, args: Tuple[Any, ...], *, dynamic_batch: bool = True):
+    """The ExportedProgram that export_onnx translates: ``model`` exported (through to_plain if it
+    holds quantized-tier modules, embeddings as float tables) with every plain op decomposed into
+    its float op between the boundaries. Running its module() in torch computes what the ONNX file
+    computes, up to ONNX Runtime's float rounding."""
+    from . import deploy
+
+    if not isinstance(args, tuple):
+        raise TypeError(f"torch_qplugin.deploy.export_onnx: args should be a tuple of example inputs, "
+                        f"got {type(args).__name__}")
+    model = _onnx_ready(_as_plain(model).eval())
+    if dynamic_batch:
+        ep = deploy.export(model, args)
+    else:
+        with torch.no_grad():
+            ep = torch.export.export(model, args)
+    with deploy.batch_oblivious():  # retracing must not specialize a batch of 1 either
+        return ep.run_decompositions(DECOMPOSITIONS)
+
+
+def export_onnx(model, args: Tuple[Any, ...], f, *, dynamic_batch: bool = True, opset: Optional[int] = None):
+    """Writes ``f`` (a path): ``model`` (a plain model, or one converted by torch_qplugin or
+    torch.ao.quantization, taken through to_plain) as standard int8 ONNX (module docstring).
+    ``args``: example inputs (a tuple); ``dynamic_batch``: dim 0 of every tensor input dynamic;
+    ``opset``: the ai.onnx opset (default: torch.onnx's). Returns the ``torch.onnx.ONNXProgram``."""
+    ep = decomposed_program(model, args, dynamic_batch=dynamic_batch)
+    translations = _translations()
+    left = sorted({str(n.target) for n in ep.graph.nodes if n.op == "call_function"
+                   and isinstance(n.target, torch._ops.OpOverload) and n.target.namespace == "qplugin"
+                   and n.target not in translations})
+    if left:
+        raise ValueError(f"torch_qplugin.deploy.export_onnx: no ONNX form for {', '.join(left)} "
+                         "(docs/deploy.md lists the supported modules)")
+    kwargs = {} if opset is None else {"opset_version": opset}
+    program = torch.onnx.export(ep, args, dynamo=True, custom_translation_table=translations, optimize=True,
+                                verbose=False, **kwargs)
+    program.save(str(f))
+    return program
