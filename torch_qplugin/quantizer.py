@@ -15,15 +15,30 @@ from ._torch_api import register_constant_type
 
 _q = torch.ops.qplugin
 
-# The quantized dtypes' names are accepted as aliases while torch still has them (looked up by
-# name, so this file keeps working once they are gone).
-_ALIASES = {getattr(torch, qn): dt for qn, dt in (("quint8", torch.uint8), ("qint8", torch.int8),
-                                                   ("qint32", torch.int32)) if hasattr(torch, qn)}
+# The plain dtype of each quantized dtype, by name: torch.quint4x2's 4-bit codes are torch.uint4.
+_PLAIN_OF_QUANTIZED = (("quint8", torch.uint8), ("qint8", torch.int8), ("qint32", torch.int32),
+                       ("quint4x2", torch.uint4))
+# The quantized dtypes are accepted as aliases while torch still has them (looked up by name, so
+# this file keeps working once they are gone).
+_ALIASES = {getattr(torch, qn): dt for qn, dt in _PLAIN_OF_QUANTIZED if hasattr(torch, qn)}
 
 
 def plain_dtype(dtype):
-    """torch.uint8 / int8 / int32 for a plain dtype or its quantized-dtype alias."""
+    """torch.uint8 / int8 / int32 / uint4 for a plain dtype or its quantized-dtype alias; any other
+    dtype as it is."""
     return _ALIASES.get(dtype, dtype)
+
+
+def quantized_dtype(dtype, who):
+    """The quantized dtype (quint8 / qint8 / qint32 / quint4x2) of a plain dtype or of itself,
+    for the quantized tier; a clear error naming ``who`` when the running torch has none."""
+    for qn, dt in _PLAIN_OF_QUANTIZED:
+        if dtype == dt or (hasattr(torch, qn) and dtype == getattr(torch, qn)):
+            if not hasattr(torch, qn):
+                raise RuntimeError(f"{who}: the running torch has no quantized dtype torch.{qn} (for {dtype}); "
+                                   "use the plain form (torch_qplugin.nn.plain, convert(..., plain=True))")
+            return getattr(torch, qn)
+    return dtype
 
 
 class Quantizer:
