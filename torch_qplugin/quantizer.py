@@ -41,6 +41,15 @@ def quantized_dtype(dtype, who):
     return dtype
 
 
+# QTensor (qtensor.py, which builds on the Quantizers) registers its class here, so that quantize()
+# can wrap its result without this module importing qtensor.py.
+_QTENSOR = []
+
+
+def _wrap(data, quantizer):
+    return _QTENSOR[0](data, quantizer)
+
+
 class Quantizer:
     """Base class: maps float tensors to QTensors and back."""
 
@@ -53,9 +62,7 @@ class Quantizer:
         raise NotImplementedError
 
     def _data(self, q):
-        from .qtensor import QTensor
-
-        return q.int_repr() if isinstance(q, QTensor) else q
+        return q.int_repr() if isinstance(q, _QTENSOR[0]) else q
 
 
 class PerTensorAffine(Quantizer):
@@ -72,9 +79,7 @@ class PerTensorAffine(Quantizer):
     qscheme = torch.per_tensor_affine
 
     def quantize(self, x):
-        from .qtensor import QTensor
-
-        return QTensor(_q.plain_quantize_per_tensor(x, self.scale, self.zero_point, self.dtype), self)
+        return _wrap(_q.plain_quantize_per_tensor(x, self.scale, self.zero_point, self.dtype), self)
 
     def dequantize(self, q):
         return _q.plain_dequantize_per_tensor(self._data(q), self.scale, self.zero_point)
@@ -109,10 +114,7 @@ class PerChannelAffine(Quantizer):
     qscheme = torch.per_channel_affine
 
     def quantize(self, x):
-        from .qtensor import QTensor
-
-        data = _q.plain_quantize_per_channel(x, self.scales, self.zero_points, self.axis, self.dtype)
-        return QTensor(data, self)
+        return _wrap(_q.plain_quantize_per_channel(x, self.scales, self.zero_points, self.axis, self.dtype), self)
 
     def dequantize(self, q):
         return _q.plain_dequantize_per_channel(self._data(q), self.scales, self.zero_points, self.axis)
