@@ -7,16 +7,17 @@ on them directly and wraps the result, so each layer costs one plain op plus a w
 (flatten, view, F.adaptive_avg_pool2d, ...) runs on the QTensor through its dispatch table.
 
 * Weightless modules (activations, pooling, norms, Quantize / DeQuantize, QFunctional) subclass
-  their quantized twin and replace only ``forward``: same constructor, attributes, state_dict and
-  ``from_float`` (which reads observers only), so a quantized module becomes plain by a class
-  change (``to_plain``) and loads the same state dicts.
+  their base in _base.py (constructor, attributes, state_dict, ``from_float``, which reads
+  observers only) with a plain ``forward``; the quantized twins subclass the same bases, so a
+  quantized module becomes plain by a class change (``to_plain``) and both load the same state dicts.
 * Linear / Conv keep their weight as plain buffers: ``weight`` (int8), ``w_scales`` (float64,
   1 entry per tensor or one per output channel), ``w_zero_points`` (int64), ``bias`` (float32 or
   None) and ``packed`` (the prepacked uint8 buffer of qplugin::plain_linear_prepack /
   plain_conv_prepack; rebuilt for the running kernel path on load). No TorchScript object:
   state_dict, deepcopy, torch.save and torch.export see tensors only.
 
-No quantized-tensor API and no import of torch's ao package here (test/test_plain_wall.py).
+No quantized-tensor API and no import of torch's ao package here (test/test_plain_wall.py), and no
+import of the quantized tier (test/test_import_graph.py).
 """
 from typing import List, Optional
 
