@@ -21,25 +21,14 @@ from ._isa import active_isa, cpu_isa, kernel_isa, set_isa  # noqa: E402
 from .quantizer import PerChannelAffine, PerTensorAffine, Quantizer, quantize  # noqa: E402
 from .qtensor import QTensor  # noqa: E402
 from ._build_info import TORCH_VERSION as _BUILT_TORCH_VERSION  # noqa: E402
+from ._lazy import lazy_attributes  # noqa: E402
 
 __version__ = "0.1.0"
 
 # Subpackages load on first use (``torch_qplugin.nn.quantized.Linear`` after a bare
 # ``import torch_qplugin``, as ``torch.nn`` after ``import torch``) so that importing the op
 # library stays cheap; ``quantization`` imports torch.ao's compatibility layer.
-_LAZY_SUBMODULES = ("nn", "quantization")
-
-
-def __getattr__(name):
-    if name in _LAZY_SUBMODULES:
-        import importlib
-
-        return importlib.import_module(f"{__name__}.{name}")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY_SUBMODULES))
+__getattr__, __dir__ = lazy_attributes(__name__, globals(), {n: (f"{__name__}.{n}", None) for n in ("nn", "quantization")})
 
 
 __all__ = ["ops", "PerTensorAffine", "PerChannelAffine", "Quantizer", "quantize", "QTensor", "nn", "quantization", "active_isa", "cpu_isa", "kernel_isa", "set_isa", "__version__"]

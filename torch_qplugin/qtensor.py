@@ -28,6 +28,7 @@ import threading
 
 import torch
 
+from . import quantizer as _quantizer
 from .quantizer import PerChannelAffine, PerTensorAffine, Quantizer
 
 aten = torch.ops.aten
@@ -145,6 +146,8 @@ class QTensor(torch.Tensor):
                 f"or use a torch_qplugin op)")
         return handler(func, args, kwargs)
 
+
+_quantizer._QTENSOR.append(QTensor)  # what Quantizer.quantize() returns
 
 _PRE = torch._C.DispatchKey.PreDispatch
 

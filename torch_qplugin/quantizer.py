@@ -15,15 +15,39 @@ from ._torch_api import register_constant_type
 
 _q = torch.ops.qplugin
 
-# The quantized dtypes' names are accepted as aliases while torch still has them (looked up by
-# name, so this file keeps working once they are gone).
-_ALIASES = {getattr(torch, qn): dt for qn, dt in (("quint8", torch.uint8), ("qint8", torch.int8),
-                                                   ("qint32", torch.int32)) if hasattr(torch, qn)}
+# The plain dtype of each quantized dtype, by name: torch.quint4x2's 4-bit codes are torch.uint4.
+_PLAIN_OF_QUANTIZED = (("quint8", torch.uint8), ("qint8", torch.int8), ("qint32", torch.int32),
+                       ("quint4x2", torch.uint4))
+# The quantized dtypes are accepted as aliases while torch still has them (looked up by name, so
+# this file keeps working once they are gone).
+_ALIASES = {getattr(torch, qn): dt for qn, dt in _PLAIN_OF_QUANTIZED if hasattr(torch, qn)}
 
 
 def plain_dtype(dtype):
-    """torch.uint8 / int8 / int32 for a plain dtype or its quantized-dtype alias."""
+    """torch.uint8 / int8 / int32 / uint4 for a plain dtype or its quantized-dtype alias; any other
+    dtype as it is."""
     return _ALIASES.get(dtype, dtype)
+
+
+def quantized_dtype(dtype, who):
+    """The quantized dtype (quint8 / qint8 / qint32 / quint4x2) of a plain dtype or of itself,
+    for the quantized tier; a clear error naming ``who`` when the running torch has none."""
+    for qn, dt in _PLAIN_OF_QUANTIZED:
+        if dtype == dt or (hasattr(torch, qn) and dtype == getattr(torch, qn)):
+            if not hasattr(torch, qn):
+                raise RuntimeError(f"{who}: the running torch has no quantized dtype torch.{qn} (for {dtype}); "
+                                   "use the plain form (torch_qplugin.nn.plain, convert(..., plain=True))")
+            return getattr(torch, qn)
+    return dtype
+
+
+# QTensor (qtensor.py, which builds on the Quantizers) registers its class here, so that quantize()
+# can wrap its result without this module importing qtensor.py.
+_QTENSOR = []
+
+
+def _wrap(data, quantizer):
+    return _QTENSOR[0](data, quantizer)
 
 
 class Quantizer:
@@ -38,9 +62,7 @@ class Quantizer:
         raise NotImplementedError
 
     def _data(self, q):
-        from .qtensor import QTensor
-
-        return q.int_repr() if isinstance(q, QTensor) else q
+        return q.int_repr() if isinstance(q, _QTENSOR[0]) else q
 
 
 class PerTensorAffine(Quantizer):
@@ -57,9 +79,7 @@ class PerTensorAffine(Quantizer):
     qscheme = torch.per_tensor_affine
 
     def quantize(self, x):
-        from .qtensor import QTensor
-
-        return QTensor(_q.plain_quantize_per_tensor(x, self.scale, self.zero_point, self.dtype), self)
+        return _wrap(_q.plain_quantize_per_tensor(x, self.scale, self.zero_point, self.dtype), self)
 
     def dequantize(self, q):
         return _q.plain_dequantize_per_tensor(self._data(q), self.scale, self.zero_point)
@@ -94,10 +114,7 @@ class PerChannelAffine(Quantizer):
     qscheme = torch.per_channel_affine
 
     def quantize(self, x):
-        from .qtensor import QTensor
-
-        data = _q.plain_quantize_per_channel(x, self.scales, self.zero_points, self.axis, self.dtype)
-        return QTensor(data, self)
+        return _wrap(_q.plain_quantize_per_channel(x, self.scales, self.zero_points, self.axis, self.dtype), self)
 
     def dequantize(self, q):
         return _q.plain_dequantize_per_channel(self._data(q), self.scales, self.zero_points, self.axis)

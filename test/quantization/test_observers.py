@@ -137,8 +137,8 @@ def test_fake_quantize_toggles():
 def test_qconfig_defaults_full_range_per_channel():
     qc = tq.default_qconfig
     act, w = qc.activation(), qc.weight()
-    assert (act.dtype, act.quant_min, act.quant_max) == (torch.quint8, 0, 255)
-    assert (w.dtype, w.qscheme) == (torch.qint8, torch.per_channel_symmetric)
+    assert (act.dtype, act.quant_min, act.quant_max) == (torch.uint8, 0, 255)
+    assert (w.dtype, w.qscheme) == (torch.int8, torch.per_channel_symmetric)
     assert not act.reduce_range and not w.reduce_range
     qat = tq.default_qat_qconfig
     assert qat.weight().qscheme == torch.per_channel_symmetric
@@ -148,3 +148,21 @@ def test_qconfig_defaults_full_range_per_channel():
         tq.QConfig(activation=tq.MinMaxObserver(), weight=tq.default_weight_observer)
     # two calls make two observers
     assert qc.activation() is not qc.activation()
+
+
+@pytest.mark.parametrize("quantized, plain, qrange", [
+    ("quint8", torch.uint8, (0, 255)), ("qint8", torch.int8, (-128, 127)), ("qint32", torch.int32, (-(2 ** 31), 2 ** 31 - 1)),
+    ("quint4x2", torch.uint4, (0, 15))])
+def test_observers_speak_plain_dtypes_and_read_the_quantized_ones_as_aliases(quantized, plain, qrange):
+    """The observers (and so the qconfigs and fake quantizers) hold torch.uint8 / int8 / int32 /
+    uint4; the quantized dtype torch names the same range is read as its alias."""
+    for dtype in (plain, getattr(torch, quantized)):
+        obs = tq.MinMaxObserver(dtype=dtype) if plain != torch.uint4 else tq.PerChannelMinMaxObserver(
+            dtype=dtype, qscheme=torch.per_channel_affine_float_qparams)
+        assert obs.dtype == plain and (obs.quant_min, obs.quant_max) == qrange
+    with pytest.raises(ValueError, match=r"observer: dtype should be torch.uint8, torch.int8, torch.int32 or "
+                                         r"torch.uint4 .*got torch.float16"):
+        tq.MinMaxObserver(dtype=torch.float16)
+    assert tq.default_float_qparams_observer_4bit().dtype == torch.uint4
+    assert tq.FakeQuantize(dtype=getattr(torch, quantized) if plain != torch.uint4 else torch.uint8).dtype in (
+        plain, torch.uint8)

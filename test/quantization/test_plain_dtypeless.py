@@ -9,8 +9,8 @@ returns a quantized-dtype tensor. Under that regime the plain workflow prepares,
 trains, QAT), converts, saves, loads and runs the demo's digits CNN (static / dynamic / QAT) and
 examples/models (ResNet-18, MobileNetV2, LSTM, Transformer), plus the later modules (embeddings at 8
 and 4 bits, the dynamic LSTM / GRU / RNN cells, 3-d average pooling), with outputs bit-identical to the
-reference. (The torch.quint8 / qint8 / qint32 attributes stay: the observers' defaults name them;
-the plain path only reads them as aliases of uint8 / int8.)
+reference. (The torch.quint8 / qint8 / qint32 attributes stay here; test_no_quantized_dtypes.py
+runs the workflow with them deleted from torch.)
 """
 import subprocess
 import sys

@@ -415,16 +415,25 @@ def test_cached_call_follows_the_module(isa):
 
 
 def test_every_default_mapping_has_a_plain_form():
-    """Every quantized module the default static / dynamic / QAT mappings produce has a plain
-    counterpart (check_plain_coverage never refuses a default-converted model)."""
+    """The plain mappings map every float / observed / QAT type straight to a plain class; the
+    quantized mappings are the same keys onto each plain class's quantized twin, so every module
+    the default quantized mappings produce has a plain counterpart (to_plain, check_plain_coverage)."""
+    from torch_qplugin.quantization._to_plain import PLAIN_OF
     from torch_qplugin.quantization.plain import no_plain_form
-    for get in (tq.get_default_static_quant_module_mappings, tq.get_default_dynamic_quant_module_mappings):
-        assert no_plain_form(get()) == {}, get.__name__
-    static = tq.get_default_static_quant_module_mappings()
+    pairs = ((tq.get_default_plain_static_quant_module_mappings(), tq.get_default_static_quant_module_mappings()),
+             (tq.get_default_plain_dynamic_quant_module_mappings(), tq.get_default_dynamic_quant_module_mappings()))
+    for plain, quantized in pairs:
+        assert plain and list(plain) == list(quantized)
+        assert all(v.__module__ == "torch_qplugin.nn.plain.modules" for v in plain.values())
+        assert all(PLAIN_OF[quantized[k]] is plain[k] for k in plain)
+        assert no_plain_form(quantized) == {} and no_plain_form(plain) == {}
+    static = tq.get_default_plain_static_quant_module_mappings()
     qat = tq.get_default_qat_module_mappings()
-    assert qat and all(v in static and static[v] in nnp.PLAIN_OF for v in qat.values())
+    assert qat and all(v in static for v in qat.values())
     assert {nnq.AvgPool3d, nnq.AdaptiveAvgPool3d, nnq.Embedding, nnq.EmbeddingBag,
-            nnq.dynamic.LSTMCell, nnq.dynamic.GRUCell, nnq.dynamic.RNNCell} <= set(nnp.PLAIN_OF)
+            nnq.dynamic.LSTMCell, nnq.dynamic.GRUCell, nnq.dynamic.RNNCell} <= set(PLAIN_OF)
+    assert static[nn.Linear] is nnp.Linear and static[torch_qplugin.nn.FloatFunctional] is nnp.QFunctional
+    assert tq.get_default_plain_dynamic_quant_module_mappings()[nn.Linear] is nnp.DynamicLinear
 
 
 class _Pool3d(nn.Module):

@@ -24,11 +24,12 @@ from .observer import NoopObserver, RecordingObserver
 from .qconfig import QConfigDynamic, float16_dynamic_qconfig, per_channel_dynamic_qconfig
 from .stubs import DeQuantStub, QuantStub, QuantWrapper
 
-# mappings / quantize import torch_qplugin.nn, whose modules import this package: load them lazily
+# mappings / quantize import torch_qplugin.nn, whose modules import this package: load them on first use
 _LAZY = {
     "mappings": ["get_default_dynamic_quant_module_mappings", "get_default_qat_module_mappings",
                  "get_default_qconfig_propagation_list", "get_default_static_quant_module_mappings",
-                 "no_observer_set"],
+                 "get_default_plain_static_quant_module_mappings",
+                 "get_default_plain_dynamic_quant_module_mappings", "no_observer_set"],
     "quantize": ["add_quant_dequant", "calibrate", "convert", "prepare", "prepare_qat", "progress",
                  "propagate_qconfig_", "quantize", "quantize_dynamic", "quantize_qat", "swap_module",
                  "default_eval_fn", "get_observer_dict", "add_observer_"],

@@ -1,5 +1,5 @@
-"""The compat side of the plain migration: reads quantized-dtype modules and state dicts
-(torch_qplugin's quantized modules, torch.ao.nn.quantized's) into torch_qplugin.nn.plain form.
+"""The compat side of the plain migration: reads quantized-dtype modules (torch_qplugin's quantized
+modules, torch.ao.nn.quantized's) into torch_qplugin.nn.plain form.
 
 This file uses the quantized-tensor API on purpose (int_repr, q_scale, ...): it is the one-time
 step users run before upgrading to a torch without quantized dtypes (docs/migration.md), and it
@@ -10,44 +10,21 @@ import torch
 from ..nn import quantized as nnq
 from ..nn.intrinsic import quantized as nniq
 from ..nn.plain import modules as P
+from ..nn.quantized import dynamic as nnqd
+from ._qweights import split_qweight, split_rows  # noqa: F401
 
-_PER_TENSOR = (torch.per_tensor_affine, torch.per_tensor_symmetric)
-
-
-def split_qweight(qw, axis=0, groups=1):
-    """(int8 data, float64 scales [1] or [N], int64 zero points) of a quantized qint8 weight.
-    ``axis`` 1 (a transposed conv's weight): per-channel qparams along axis 1, repeated for each of
-    the ``groups`` (the plain form holds one per output channel)."""
-    if not (isinstance(qw, torch.Tensor) and qw.is_quantized):
-        raise TypeError(f"to_plain: expected a quantized weight tensor, got {type(qw).__name__}"
-                        f"{' of dtype ' + str(qw.dtype) if isinstance(qw, torch.Tensor) else ''}")
-    data = qw.int_repr().contiguous()
-    if qw.qscheme() in _PER_TENSOR:
-        return (data, torch.tensor([qw.q_scale()], dtype=torch.float64),
-                torch.tensor([qw.q_zero_point()], dtype=torch.int64))
-    if qw.q_per_channel_axis() != axis:
-        raise ValueError(f"to_plain: per-channel weight axis should be {axis}, got {qw.q_per_channel_axis()}")
-    return (data, qw.q_per_channel_scales().to(torch.float64).repeat(groups),
-            qw.q_per_channel_zero_points().to(torch.int64).repeat(groups))
-
-
-def split_rows(qw):
-    """(codes uint8 [N, D], one a byte, float32 scales, float32 zero points) of a quint8 / quint4x2
-    per_channel_affine_float_qparams embedding table; the bit width."""
-    if not (isinstance(qw, torch.Tensor) and qw.is_quantized and qw.qscheme() == torch.per_channel_affine_float_qparams):
-        raise TypeError("to_plain: expected a per_channel_affine_float_qparams quantized embedding table, got "
-                        f"{qw.qscheme() if isinstance(qw, torch.Tensor) and qw.is_quantized else type(qw).__name__}")
-    bits = 4 if qw.dtype == torch.quint4x2 else 8
-    codes = qw.int_repr().reshape(qw.shape[0], -1)  # quint4x2: the packed bytes, flat
-    if bits == 4:  # two codes a byte, low nibble first
-        codes = torch.stack([codes & 15, codes >> 4], 2).reshape(qw.shape[0], -1)[:, :qw.shape[1]]
-    return (codes.contiguous(), qw.q_per_channel_scales().float(), qw.q_per_channel_zero_points().float(), bits)
-
-
-def embedding_state(state_dict, prefix):
-    """split_rows of a quantized Embedding's state dict entry (popped with its dtype)."""
-    state_dict.pop(prefix + "_packed_params.dtype", None)
-    return split_rows(state_dict.pop(prefix + "_packed_params._packed_weight"))
+#: torch_qplugin's quantized class -> its plain form (the weightless ones convert by
+#: ``from_quantized``, a class change; the others by the weight readers below)
+PLAIN_OF = {getattr(nnq, name): getattr(P, name) for name in (
+    "Quantize", "DeQuantize", "ReLU", "ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Hardsigmoid", "Softmax",
+    "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "AvgPool3d", "AdaptiveAvgPool3d", "BatchNorm2d", "BatchNorm3d",
+    "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "PReLU", "Dropout",
+    "QFunctional", "NeverCalibratedQFunctional", "Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
+    "ConvTranspose2d", "ConvTranspose3d", "Embedding", "EmbeddingBag")}
+PLAIN_OF.update({getattr(nniq, name): getattr(P, name) for name in (
+    "LinearReLU", "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvAdd2d", "ConvAddReLU2d", "BNReLU2d", "BNReLU3d")})
+PLAIN_OF.update({nnqd.Linear: P.DynamicLinear, nnqd.LSTM: P.LSTM, nnqd.GRU: P.GRU, nnqd.RNNCell: P.RNNCell,
+                 nnqd.LSTMCell: P.LSTMCell, nnqd.GRUCell: P.GRUCell})
 
 
 def _embedding(m, cls):
@@ -63,8 +40,8 @@ def _embedding(m, cls):
 def _plain_class(m):
     """The plain class of a quantized module (ours, or torch.ao's by its class name)."""
     t = type(m)
-    if t in P.PLAIN_OF:
-        return P.PLAIN_OF[t]
+    if t in PLAIN_OF:
+        return PLAIN_OF[t]
     mod = t.__module__
     if mod.startswith("torch.ao.nn.quantized.dynamic"):
         ours = getattr(nnq.dynamic, t.__name__, None)
@@ -74,7 +51,7 @@ def _plain_class(m):
         ours = getattr(nnq, t.__name__, None)  # (FloatFunctional -> ours, which has no plain form: stays)
     else:
         return None
-    return P.PLAIN_OF.get(ours)
+    return PLAIN_OF.get(ours)
 
 
 def module_to_plain(m, path):
@@ -178,31 +155,11 @@ def _check_qint8(m, dtype):
                         "(torch.ao's dynamic recurrent modules: qint8 weights only)")
 
 
-def quantized_state(state_dict, prefix, axis=0, groups=1):
-    """(weight, w_scales, w_zero_points, bias, scale, zero_point) from a quantized Linear / Conv /
-    ConvTranspose state dict (torch_qplugin's or torch.ao's: ``_packed_params._packed_params`` =
-    (weight, bias), or ``weight`` / ``bias`` entries), popping its keys; None if absent. axis /
-    groups: as split_qweight."""
-    packed = prefix + "_packed_params._packed_params"
-    if packed in state_dict:
-        w, b = state_dict.pop(packed)
-        state_dict.pop(prefix + "_packed_params.dtype", None)
-    elif prefix + "weight" in state_dict and isinstance(state_dict[prefix + "weight"], torch.Tensor) and \
-            state_dict[prefix + "weight"].is_quantized:
-        w, b = state_dict.pop(prefix + "weight"), state_dict.pop(prefix + "bias", None)
-    else:
-        return None
-    scale = state_dict.pop(prefix + "scale", torch.tensor(1.0))
-    zp = state_dict.pop(prefix + "zero_point", torch.tensor(0))
-    data, s, z = split_qweight(w, axis, groups)
-    return data, s, z, b, scale, zp
-
-
 def check_all_plain(model, who):
     """Raises if a module of ``model`` still holds quantized-dtype state (a module the plain
     mappings did not cover)."""
     left = [(name, type(m)) for name, m in model.named_modules()
-            if type(m) not in P.PLAIN_OF.values() and _is_quantized_module(m)]
+            if type(m) not in PLAIN_OF.values() and _is_quantized_module(m)]
     if left:
         names = ", ".join(f"'{n}' ({t.__module__}.{t.__name__})" for n, t in left)
         raise RuntimeError(f"{who}: no plain form for {names}; convert with plain=False to keep the "

@@ -13,6 +13,8 @@ from typing import List, Optional
 import torch
 import torch.nn as nn
 
+from ..quantizer import plain_dtype
+
 __all__ = [
     "ObserverBase",
     "UniformQuantizationObserverBase",
@@ -51,26 +53,30 @@ def with_args(cls_or_self, **kwargs):
     return _PartialWrapper(functools.partial(cls_or_self, **kwargs))
 
 
+# dtype -> (quant_min, quant_max), and with reduce_range; uint4: 4-bit embedding rows
+# (float_qparams_weight_only_qconfig_4bit)
+_QRANGE = {torch.int8: ((-128, 127), (-64, 63)), torch.uint8: ((0, 255), (0, 127)),
+           torch.int32: ((-(2 ** 31), 2 ** 31 - 1),) * 2, torch.uint4: ((0, 15),) * 2}
+
+
 def _qrange(dtype, reduce_range, quant_min, quant_max):
+    """(quant_min, quant_max) for a plain dtype (torch.uint8 / int8 / int32 / uint4; the quantized
+    dtypes as their aliases while torch has them)."""
+    dtype = plain_dtype(dtype)
+    if dtype not in _QRANGE:
+        raise ValueError(f"observer: dtype should be torch.uint8, torch.int8, torch.int32 or torch.uint4 (or "
+                         f"their quantized aliases quint8, qint8, qint32, quint4x2), got {dtype}")
     if quant_min is not None and quant_max is not None:
         if not quant_min <= 0 <= quant_max:
             raise ValueError(f"observer: quant_min..quant_max should include 0, got {quant_min}..{quant_max}")
         if quant_min >= quant_max:
             raise ValueError(f"observer: quant_min should be < quant_max, got {quant_min}..{quant_max}")
-        info = torch.iinfo(dtype)
-        if quant_min < info.min or quant_max > info.max:
+        lo, hi = _QRANGE[dtype][0]
+        if quant_min < lo or quant_max > hi:
             raise ValueError(f"observer: quant_min..quant_max should lie in {dtype}'s range "
-                             f"{info.min}..{info.max}, got {quant_min}..{quant_max}")
+                             f"{lo}..{hi}, got {quant_min}..{quant_max}")
         return quant_min, quant_max
-    if dtype in (torch.qint8, torch.int8):
-        return (-64, 63) if reduce_range else (-128, 127)
-    if dtype in (torch.quint8, torch.uint8):
-        return (0, 127) if reduce_range else (0, 255)
-    if dtype in (torch.qint32, torch.int32):
-        return -(2 ** 31), 2 ** 31 - 1
-    if dtype == torch.quint4x2:  # 4-bit embedding rows (float_qparams_weight_only_qconfig_4bit)
-        return 0, 15
-    raise ValueError(f"observer: dtype should be quint8, qint8, qint32 or quint4x2, got {dtype}")
+    return _QRANGE[dtype][1 if reduce_range else 0]
 
 
 class ObserverBase(ABC, nn.Module):
@@ -79,7 +85,7 @@ class ObserverBase(ABC, nn.Module):
 
     def __init__(self, dtype, is_dynamic=False):
         super().__init__()
-        self.dtype = dtype
+        self.dtype = plain_dtype(dtype)  # the quantized dtypes are aliases of the plain ones
         self.is_dynamic = is_dynamic
 
     @abstractmethod
@@ -97,7 +103,7 @@ class UniformQuantizationObserverBase(ObserverBase):
     _version = 3
     eps: torch.Tensor
 
-    def __init__(self, dtype=torch.quint8, qscheme=torch.per_tensor_affine, reduce_range=False,
+    def __init__(self, dtype=torch.uint8, qscheme=torch.per_tensor_affine, reduce_range=False,
                  quant_min=None, quant_max=None, factory_kwargs=None,
                  eps=torch.finfo(torch.float32).eps, is_dynamic=False, **kwargs):
         factory_kwargs = nn.factory_kwargs(factory_kwargs)
@@ -129,7 +135,7 @@ class UniformQuantizationObserverBase(ObserverBase):
             max_pos = torch.max(-min_neg, max_pos)
             scale = max_pos / (float(qmax - qmin) / 2)
             scale = torch.max(scale, self.eps)
-            if self.dtype in (torch.quint8, torch.uint8):
+            if self.dtype == torch.uint8:
                 mid = (qmin + qmax) // 2 if self.has_customized_qrange else 128
                 zero_point = zero_point.new_full(zero_point.size(), mid)
         else:
@@ -227,7 +233,7 @@ class MinMaxObserver(UniformQuantizationObserverBase):
     min_val: torch.Tensor
     max_val: torch.Tensor
 
-    def __init__(self, dtype=torch.quint8, qscheme=torch.per_tensor_affine, reduce_range=False,
+    def __init__(self, dtype=torch.uint8, qscheme=torch.per_tensor_affine, reduce_range=False,
                  quant_min=None, quant_max=None, factory_kwargs=None,
                  eps=torch.finfo(torch.float32).eps, is_dynamic=False, **kwargs):
         if qscheme not in _PER_TENSOR:
@@ -266,7 +272,7 @@ class MinMaxObserver(UniformQuantizationObserverBase):
 class MovingAverageMinMaxObserver(MinMaxObserver):
     """Exponential moving average of per-batch min / max (``averaging_constant``)."""
 
-    def __init__(self, averaging_constant=0.01, dtype=torch.quint8, qscheme=torch.per_tensor_affine,
+    def __init__(self, averaging_constant=0.01, dtype=torch.uint8, qscheme=torch.per_tensor_affine,
                  reduce_range=False, quant_min=None, quant_max=None,
                  eps=torch.finfo(torch.float32).eps, is_dynamic=False, **kwargs):
         if is_dynamic:
@@ -297,7 +303,7 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
     min_val: torch.Tensor
     max_val: torch.Tensor
 
-    def __init__(self, ch_axis=0, dtype=torch.quint8, qscheme=torch.per_channel_affine,
+    def __init__(self, ch_axis=0, dtype=torch.uint8, qscheme=torch.per_channel_affine,
                  reduce_range=False, quant_min=None, quant_max=None, factory_kwargs=None,
                  eps=torch.finfo(torch.float32).eps, is_dynamic=False, **kwargs):
         if qscheme not in _PER_CHANNEL:
@@ -357,7 +363,7 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
 
 
 class MovingAveragePerChannelMinMaxObserver(PerChannelMinMaxObserver):
-    def __init__(self, averaging_constant=0.01, ch_axis=0, dtype=torch.quint8,
+    def __init__(self, averaging_constant=0.01, ch_axis=0, dtype=torch.uint8,
                  qscheme=torch.per_channel_affine, reduce_range=False, quant_min=None,
                  quant_max=None, eps=torch.finfo(torch.float32).eps, is_dynamic=False, **kwargs):
         if is_dynamic:
@@ -388,7 +394,7 @@ class HistogramObserver(UniformQuantizationObserverBase):
     min_val: torch.Tensor
     max_val: torch.Tensor
 
-    def __init__(self, bins=2048, dtype=torch.quint8, qscheme=torch.per_tensor_affine,
+    def __init__(self, bins=2048, dtype=torch.uint8, qscheme=torch.per_tensor_affine,
                  reduce_range=False, quant_min=None, quant_max=None, factory_kwargs=None,
                  eps=torch.finfo(torch.float32).eps, is_dynamic=False, **kwargs):
         if qscheme not in _PER_TENSOR:
@@ -556,7 +562,7 @@ class FixedQParamsObserver(ObserverBase):
     scale: torch.Tensor
     zero_point: torch.Tensor
 
-    def __init__(self, scale, zero_point, dtype=torch.quint8, qscheme=torch.per_tensor_affine,
+    def __init__(self, scale, zero_point, dtype=torch.uint8, qscheme=torch.per_tensor_affine,
                  quant_min=0, quant_max=255, is_dynamic=False, **kwargs):
         if is_dynamic:
             raise NotImplementedError("FixedQParamsObserver doesn't support dynamic quantization")
@@ -595,7 +601,7 @@ class RecordingObserver(ObserverBase):
 
     __annotations__ = {"tensor_val": List[Optional[torch.Tensor]]}
 
-    def __init__(self, dtype=torch.quint8):
+    def __init__(self, dtype=torch.uint8):
         super().__init__(dtype=dtype, is_dynamic=False)
         self.tensor_val = []
 

@@ -1,8 +1,8 @@
-"""The workflow's plain path (issue 14, docs/design/plain.md): module mappings onto
-torch_qplugin.nn.plain, ``to_plain`` and the state_dict reader of the plain weighted modules.
+"""The workflow's plain path (docs/design/plain.md): whether convert gives plain models by default,
+user mappings onto torch_qplugin.nn.plain, and ``to_plain``.
 
-No quantized-tensor API and no import of torch's ao package here (test/test_plain_wall.py): reading a quantized-dtype
-model or state dict is quantization/_to_plain.py's job (the compat side, deleted with the dtypes).
+No quantized-tensor API and no import of torch's ao package here (test/test_plain_wall.py): reading a
+quantized-dtype model is quantization/_to_plain.py's job (the compat side, deleted with the dtypes).
 """
 import copy
 
@@ -23,20 +23,29 @@ def resolve_plain(plain):
     return (not has_quantized_dtypes()) if plain is None else bool(plain)
 
 
+def _plain_class(cls):
+    """The plain class a mapping value stands for: a plain class itself, or a torch_qplugin quantized
+    class's plain form; None if it has none."""
+    if isinstance(cls, type) and issubclass(cls, P._Plain):
+        return cls
+    from ._to_plain import PLAIN_OF  # the compat side: names the quantized classes
+    return PLAIN_OF.get(cls)
+
+
 def plain_mapping(mapping):
-    """{float / observed / QAT type: plain class} for a mapping onto quantized classes (types whose
-    quantized class has no plain form are left out: ``convert`` names them)."""
-    return {k: P.PLAIN_OF[v] for k, v in mapping.items() if v in P.PLAIN_OF}
+    """{float / observed / QAT type: plain class} for a user mapping onto plain or quantized classes
+    (types whose class has no plain form are left out: ``convert`` names them)."""
+    return {k: c for k, c in ((k, _plain_class(v)) for k, v in mapping.items()) if c is not None}
 
 
 def no_plain_form(mapping):
-    """The types of ``mapping`` whose quantized module has no plain form yet."""
-    return {k: v for k, v in mapping.items() if v not in P.PLAIN_OF}
+    """The types of ``mapping`` whose module has no plain form."""
+    return {k: v for k, v in mapping.items() if _plain_class(v) is None}
 
 
 def check_plain_coverage(model, mapping, who, type_of=type):
     """Raises naming the modules of ``model`` that would be quantized (a qconfig, a type in
-    ``mapping``) but have no plain form yet, instead of leaving them float."""
+    ``mapping``) but have no plain form, instead of leaving them float."""
     missing = no_plain_form(mapping)
     left = [(name, type_of(m)) for name, m in model.named_modules()
             if getattr(m, "qconfig", None) is not None and type_of(m) in missing]
@@ -70,20 +79,3 @@ def _swap(module, fn, prefix):
             _swap(child, fn, path)
         else:
             module._modules[name] = new
-
-
-def plain_state(module, state_dict, prefix):
-    """(weight int8, w_scales, w_zero_points, bias, scale, zero_point) for a plain weighted module
-    from ``state_dict``: its own keys, or the keys of the quantized form (torch_qplugin's or
-    torch's ao Linear / Conv state dicts; popped). None if the keys are missing."""
-    own = [prefix + k for k in ("weight", "w_scales", "w_zero_points")]
-    if all(k in state_dict for k in own) and state_dict[own[0]].dtype == torch.int8:
-        w, s, z = (state_dict.pop(k) for k in own)
-        bias = state_dict.pop(prefix + "bias", None)
-        state_dict.pop(prefix + "packed", None)  # rebuilt for the running kernel path
-        if prefix + "scale" not in state_dict or prefix + "zero_point" not in state_dict:
-            return None
-        return w, s, z, bias, state_dict.pop(prefix + "scale"), state_dict.pop(prefix + "zero_point")
-    from . import _to_plain
-    axis = getattr(module, "WEIGHT_AXIS", 0)  # transposed conv: 1, qparams repeated per group
-    return _to_plain.quantized_state(state_dict, prefix, axis, module.groups if axis else 1)

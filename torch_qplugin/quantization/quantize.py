@@ -18,14 +18,14 @@ from torch.nn.utils.parametrize import type_before_parametrizations as _type
 from . import _compat as C
 from . import plain as _plain
 from .fake_quantize import FakeQuantizeBase
-from .mappings import (get_default_dynamic_quant_module_mappings, get_default_qat_module_mappings,
+from .mappings import (get_default_dynamic_quant_module_mappings, get_default_plain_dynamic_quant_module_mappings,
+                       get_default_plain_static_quant_module_mappings, get_default_qat_module_mappings,
                        get_default_qconfig_propagation_list, get_default_static_quant_module_mappings,
                        no_observer_set)
 from .observer import ObserverBase, observer_state
 from .qconfig import QConfig, default_dynamic_qconfig, float16_dynamic_qconfig
-from .stubs import DeQuantStub, QuantStub, QuantWrapper
-from ..nn.quantized.modules.functional_modules import FloatFunctional, QFunctional
-from ..nn.quantized.modules.utils import _name_never_calibrated
+from .stubs import DeQuantStub, FloatFunctional, QuantStub, QuantWrapper
+from ..nn.plain._base import QFunctional, _name_never_calibrated
 from ..quantizer import plain_dtype as _plain_dtype
 
 __all__ = ["propagate_qconfig_", "prepare", "prepare_qat", "convert", "quantize", "quantize_dynamic",
@@ -249,9 +249,11 @@ def convert(module, mapping=None, inplace=False, remove_qconfig=True, is_referen
     if is_reference:
         raise NotImplementedError("convert: reference (is_reference=True) models are not supported; "
                                   "qplugin converts to its own quantized modules")
-    mapping = get_default_static_quant_module_mappings() if mapping is None else mapping
     plain = _plain.resolve_plain(plain)
-    if plain:
+    if mapping is None:
+        mapping = (get_default_plain_static_quant_module_mappings() if plain else
+                   get_default_static_quant_module_mappings())
+    elif plain:
         _plain.check_plain_coverage(module, mapping, "convert", _type)
         mapping = _plain.plain_mapping(mapping)
     if not inplace:
@@ -312,7 +314,6 @@ def _is_dynamic_qconfig(qconfig):
 # ---- one-call workflows ----------------------------------------------------------------------
 def quantize(model, run_fn, run_args, mapping=None, inplace=False, plain=None):
     """prepare -> run_fn(model, *run_args) (calibration) -> convert (``plain``: see convert)."""
-    mapping = get_default_static_quant_module_mappings() if mapping is None else mapping
     if not inplace:
         model = copy.deepcopy(model)
     model.eval()
@@ -334,13 +335,15 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=None, mapping=None, inplace
         qconfig_spec = {t: default for t in (nn.Linear, nn.LSTM, nn.GRU, nn.LSTMCell, nn.RNNCell, nn.GRUCell)}
     elif isinstance(qconfig_spec, set):
         qconfig_spec = dict(zip(qconfig_spec, itertools.repeat(default)))
-    mapping = get_default_dynamic_quant_module_mappings() if mapping is None else mapping
     plain = _plain.resolve_plain(plain)
     if not inplace:
         model = copy.deepcopy(model)
     model.eval()
     propagate_qconfig_(model, qconfig_spec)
-    if plain:
+    if mapping is None:
+        mapping = (get_default_plain_dynamic_quant_module_mappings() if plain else
+                   get_default_dynamic_quant_module_mappings())
+    elif plain:
         _plain.check_plain_coverage(model, mapping, "quantize_dynamic", _type)
         mapping = _plain.plain_mapping(mapping)
     _convert(model, mapping, True, check=False)

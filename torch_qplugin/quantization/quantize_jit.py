@@ -23,6 +23,7 @@ the rewrite needs torch's pass to produce the graph.
 import torch
 
 from . import _compat as C
+from ..quantizer import quantized_dtype
 
 __all__ = ["quantize_jit", "quantize_dynamic_jit"]
 
@@ -214,6 +215,8 @@ def _torch_factory(factory, who):
         return factory
     name = type(obs).__name__
     kwargs = {k: getattr(obs, k) for k in _OBSERVER_ARGS if hasattr(obs, k)}
+    if "dtype" in kwargs:  # torch's graph-mode passes insert quantize ops of the quantized dtype
+        kwargs["dtype"] = quantized_dtype(kwargs["dtype"], who)
     if getattr(obs, "has_customized_qrange", False):
         kwargs.update(quant_min=obs.quant_min, quant_max=obs.quant_max)
     if isinstance(getattr(obs, "eps", None), torch.Tensor):

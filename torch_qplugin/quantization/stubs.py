@@ -1,11 +1,17 @@
-"""QuantStub / DeQuantStub / QuantWrapper: mark where tensors enter and leave quantized code.
+"""What a float model to quantize is written with: QuantStub / DeQuantStub / QuantWrapper mark
+where tensors enter and leave quantized code, FloatFunctional the tensor ops (add, cat, ...) to
+quantize.
 
-Before convert they pass float tensors through (observed by ``activation_post_process``); convert
-swaps them for ``nn.quantized.Quantize`` / ``DeQuantize``.
+Before convert they compute in float (observed by ``activation_post_process``); convert swaps them
+for the plain (or quantized-tier) Quantize / DeQuantize / QFunctional. Plain PyTorch only: they
+import and work in a torch without quantized dtypes.
 """
-from torch import nn
+from typing import List
 
-__all__ = ["QuantStub", "DeQuantStub", "QuantWrapper"]
+import torch
+from torch import Tensor, nn
+
+__all__ = ["QuantStub", "DeQuantStub", "QuantWrapper", "FloatFunctional"]
 
 
 class QuantStub(nn.Module):
@@ -41,3 +47,37 @@ class QuantWrapper(nn.Module):
 
     def forward(self, X):
         return self.dequant(self.module(self.quant(X)))
+
+
+class FloatFunctional(nn.Module):
+    """Float add/cat/mul/... whose outputs an observer sees (``activation_post_process``);
+    ``convert`` turns it into QFunctional. Use it for tensor ops inside a model to quantize."""
+
+    def __init__(self):
+        super().__init__()
+        self.activation_post_process = nn.Identity()
+
+    def forward(self, x):
+        raise RuntimeError("FloatFunctional is not intended to use the 'forward'. Please use the "
+                           "underlying operation")
+
+    def add(self, x: Tensor, y: Tensor) -> Tensor:
+        return self.activation_post_process(torch.add(x, y))
+
+    def add_scalar(self, x: Tensor, y: float) -> Tensor:
+        return torch.add(x, y)  # output qparams follow from the input's: no observer
+
+    def mul(self, x: Tensor, y: Tensor) -> Tensor:
+        return self.activation_post_process(torch.mul(x, y))
+
+    def mul_scalar(self, x: Tensor, y: float) -> Tensor:
+        return torch.mul(x, y)
+
+    def cat(self, x: List[Tensor], dim: int = 0) -> Tensor:
+        return self.activation_post_process(torch.cat(x, dim=dim))
+
+    def add_relu(self, x: Tensor, y: Tensor) -> Tensor:
+        return self.activation_post_process(torch.nn.functional.relu(torch.add(x, y)))
+
+    def matmul(self, x: Tensor, y: Tensor) -> Tensor:
+        return self.activation_post_process(torch.matmul(x, y))

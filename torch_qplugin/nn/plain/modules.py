@@ -7,16 +7,17 @@ on them directly and wraps the result, so each layer costs one plain op plus a w
 (flatten, view, F.adaptive_avg_pool2d, ...) runs on the QTensor through its dispatch table.
 
 * Weightless modules (activations, pooling, norms, Quantize / DeQuantize, QFunctional) subclass
-  their quantized twin and replace only ``forward``: same constructor, attributes, state_dict and
-  ``from_float`` (which reads observers only), so a quantized module becomes plain by a class
-  change (``to_plain``) and loads the same state dicts.
+  their base in _base.py (constructor, attributes, state_dict, ``from_float``, which reads
+  observers only) with a plain ``forward``; the quantized twins subclass the same bases, so a
+  quantized module becomes plain by a class change (``to_plain``) and both load the same state dicts.
 * Linear / Conv keep their weight as plain buffers: ``weight`` (int8), ``w_scales`` (float64,
   1 entry per tensor or one per output channel), ``w_zero_points`` (int64), ``bias`` (float32 or
   None) and ``packed`` (the prepacked uint8 buffer of qplugin::plain_linear_prepack /
   plain_conv_prepack; rebuilt for the running kernel path on load). No TorchScript object:
   state_dict, deepcopy, torch.save and torch.export see tensors only.
 
-No quantized-tensor API and no import of torch's ao package here (test/test_plain_wall.py).
+No quantized-tensor API and no import of torch's ao package here (test/test_plain_wall.py), and no
+import of the quantized tier (test/test_import_graph.py).
 """
 from typing import List, Optional
 
@@ -34,17 +35,14 @@ __all__ = ["Quantize", "DeQuantize", "ReLU", "ReLU6", "Hardswish", "ELU", "Leaky
            "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvAdd2d", "ConvAddReLU2d", "DynamicLinear", "DynamicLinearFP16",
            "LSTM", "GRU",
            "RNNCell", "LSTMCell", "GRUCell", "Embedding", "EmbeddingBag",
-           "PLAIN_OF",
            "plain_weight"]
 
 from ...qtensor import QTensor, _per_tensor
 from ...quantizer import PerTensorAffine, plain_dtype
-from ..quantized import modules as _qm
-from ..quantized.modules import activation as _qact
-from ..quantized.modules.utils import _act_qparams, _guard_never_calibrated, _weight_observer
-from ..quantized.modules.functional_modules import NeverCalibratedQFunctional as _QNeverFunctional
-from ..intrinsic import quantized as _qi
-from ..quantized import dynamic as _qd
+from ...quantization import _compat as C
+from . import _base as B
+from ._base import (_act_qparams, _dynamic_weight_observer, _guard_never_calibrated, _per_output_channel,
+                    _weight_observer, _weight_only_observer)
 
 _q = torch.ops.qplugin
 _U8 = torch.uint8
@@ -86,13 +84,8 @@ class _Plain:
 
 
 class _Retag(_Plain):
-    """A weightless plain module: the quantized twin (``_Q``) with a plain forward."""
-
-    _Q = None
-
-    @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
-        return cls.from_quantized(cls._Q.from_float(mod, use_precomputed_fake_quant=use_precomputed_fake_quant))
+    """A weightless plain module: its base in _base.py (constructor, state, from_float, shared
+    with the quantized twin) with a plain forward."""
 
     @classmethod
     def from_quantized(cls, qmod):
@@ -105,9 +98,7 @@ class _Retag(_Plain):
         return new
 
 
-class Quantize(_Retag, _qm.Quantize):
-    _Q = _qm.Quantize
-
+class Quantize(_Retag, B.Quantize):
     def forward(self, X: Tensor) -> Tensor:
         if type(X) is QTensor:
             raise RuntimeError("torch_qplugin.nn.plain.Quantize: input is already quantized; expected a float tensor")
@@ -123,6 +114,10 @@ class Quantize(_Retag, _qm.Quantize):
             self.__dict__["_qp"] = (float(self.scale), int(self.zero_point))
         return self.__dict__["_qp"]
 
+    def __init__(self, scale, zero_point, dtype, factory_kwargs=None):
+        super().__init__(scale, zero_point, dtype, factory_kwargs)
+        self._qparams()
+
     @classmethod
     def from_quantized(cls, qmod):
         new = super().from_quantized(qmod)
@@ -135,76 +130,58 @@ class Quantize(_Retag, _qm.Quantize):
         self._qparams()
 
 
-class DeQuantize(_Retag, _qm.DeQuantize):
-    _Q = _qm.DeQuantize
-
+class DeQuantize(_Retag, B.DeQuantize):
     def forward(self, Xq: Tensor) -> Tensor:
         d, s, z = _in(Xq, "torch_qplugin.nn.plain.DeQuantize")
         return _q.plain_dequantize_per_tensor(d, s, z)
 
 
-class ReLU(_Retag, _qm.ReLU):
-    _Q = _qm.ReLU
-
+class ReLU(_Retag, B.ReLU):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.ReLU")
         return _out(_q.plain_relu(d, s, z), s, z)
 
 
-class ReLU6(_Retag, _qm.ReLU6):
-    _Q = _qm.ReLU6
-
+class ReLU6(_Retag, B.ReLU6):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.ReLU6")
         return _out(_q.plain_relu6(d, s, z), s, z)
 
 
-class Hardswish(_Retag, _qm.Hardswish):
-    _Q = _qm.Hardswish
-
+class Hardswish(_Retag, B.Hardswish):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.Hardswish")
         return _out(_q.plain_hardswish(d, s, z, self.scale, self.zero_point), self.scale, self.zero_point)
 
 
-class ELU(_Retag, _qm.ELU):
-    _Q = _qm.ELU
-
+class ELU(_Retag, B.ELU):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.ELU")
         return _out(_q.plain_elu(d, s, z, self.scale, self.zero_point, self.alpha), self.scale, self.zero_point)
 
 
-class LeakyReLU(_Retag, _qm.LeakyReLU):
-    _Q = _qm.LeakyReLU
-
+class LeakyReLU(_Retag, B.LeakyReLU):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.LeakyReLU")
         return _out(_q.plain_leaky_relu(d, s, z, self.negative_slope, self.scale, self.zero_point), self.scale,
                     self.zero_point)
 
 
-class Sigmoid(_Retag, _qm.Sigmoid):
-    _Q = _qm.Sigmoid
-
+class Sigmoid(_Retag, B.Sigmoid):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.Sigmoid")
         return _out(_q.plain_sigmoid(d, s, z, self.output_scale, self.output_zero_point), self.output_scale,
                     self.output_zero_point)
 
 
-class Hardsigmoid(_Retag, _qm.Hardsigmoid):
-    _Q = _qm.Hardsigmoid
-
+class Hardsigmoid(_Retag, B.Hardsigmoid):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.Hardsigmoid")
         zp = 0 if self.output_zero_point is None else self.output_zero_point  # uint8 input
         return _out(_q.plain_hardsigmoid(d, s, z, self.output_scale, zp), self.output_scale, zp)
 
 
-class Softmax(_Retag, _qm.Softmax):
-    _Q = _qm.Softmax
-
+class Softmax(_Retag, B.Softmax):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.Softmax")
         dim = self.dim
@@ -214,44 +191,34 @@ class Softmax(_Retag, _qm.Softmax):
         return _out(_q.plain_softmax(d, s, z, dim, self.scale, self.zero_point), self.scale, self.zero_point)
 
 
-class MaxPool2d(_Retag, _qm.MaxPool2d):
-    _Q = _qm.MaxPool2d
-
+class MaxPool2d(_Retag, B.MaxPool2d):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.MaxPool2d")
         return _out(_q.plain_max_pool2d(d, self._k, self._s, self._p, self._d, self.ceil_mode), s, z)
 
 
-class AvgPool2d(_Retag, _qm.AvgPool2d):
-    _Q = _qm.AvgPool2d
-
+class AvgPool2d(_Retag, B.AvgPool2d):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.AvgPool2d")
         return _out(_q.plain_avg_pool2d(d, z, self._k, self._s, self._p, self.ceil_mode, self.count_include_pad,
                                         self.divisor_override), s, z)
 
 
-class AdaptiveAvgPool2d(_Retag, _qm.AdaptiveAvgPool2d):
-    _Q = _qm.AdaptiveAvgPool2d
-
+class AdaptiveAvgPool2d(_Retag, B.AdaptiveAvgPool2d):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.AdaptiveAvgPool2d")
         out = [d.size(d.dim() - 2 + i) if self._size[i] < 0 else self._size[i] for i in range(2)]
         return _out(_q.plain_adaptive_avg_pool2d(d, out), s, z)
 
 
-class AvgPool3d(_Retag, _qm.AvgPool3d):
-    _Q = _qm.AvgPool3d
-
+class AvgPool3d(_Retag, B.AvgPool3d):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.AvgPool3d")
         return _out(_q.plain_avg_pool3d(d, z, self._k, self._s, self._p, self.ceil_mode, self.count_include_pad,
                                         self.divisor_override), s, z)
 
 
-class AdaptiveAvgPool3d(_Retag, _qm.AdaptiveAvgPool3d):
-    _Q = _qm.AdaptiveAvgPool3d
-
+class AdaptiveAvgPool3d(_Retag, B.AdaptiveAvgPool3d):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.AdaptiveAvgPool3d")
         out = [d.size(d.dim() - 3 + i) if self._size[i] < 0 else self._size[i] for i in range(3)]
@@ -267,29 +234,27 @@ class _BatchNorm(_Retag):
                                           self.eps, self.scale, self.zero_point), self.scale, self.zero_point)
 
 
-class BatchNorm2d(_BatchNorm, _qm.BatchNorm2d):
-    _Q = _qm.BatchNorm2d
+class BatchNorm2d(_BatchNorm, B.BatchNorm):
+    _NAME, _DIMS = "BatchNorm2d", 4
     _OP = "plain_batch_norm2d"
 
 
-class BatchNorm3d(_BatchNorm, _qm.BatchNorm3d):
-    _Q = _qm.BatchNorm3d
+class BatchNorm3d(_BatchNorm, B.BatchNorm):
+    _NAME, _DIMS = "BatchNorm3d", 5
     _OP = "plain_batch_norm3d"
 
 
-class BNReLU2d(_BatchNorm, _qi.BNReLU2d):
-    _Q = _qi.BNReLU2d
+class BNReLU2d(_BatchNorm, B.BatchNorm):
+    _NAME, _DIMS = "BNReLU2d", 4
     _OP = "plain_batch_norm2d_relu"
 
 
-class BNReLU3d(_BatchNorm, _qi.BNReLU3d):
-    _Q = _qi.BNReLU3d
+class BNReLU3d(_BatchNorm, B.BatchNorm):
+    _NAME, _DIMS = "BNReLU3d", 5
     _OP = "plain_batch_norm3d_relu"
 
 
-class GroupNorm(_Retag, _qm.GroupNorm):
-    _Q = _qm.GroupNorm
-
+class GroupNorm(_Retag, B.GroupNorm):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.GroupNorm")
         return _out(_q.plain_group_norm(d, s, z, self.num_groups, self.weight, self.bias, self.eps, self.scale,
@@ -303,21 +268,19 @@ class _InstanceNorm(_Retag):
                     self.scale, self.zero_point)
 
 
-class InstanceNorm1d(_InstanceNorm, _qm.InstanceNorm1d):
-    _Q = _qm.InstanceNorm1d
+class InstanceNorm1d(_InstanceNorm, B.InstanceNorm, nn.InstanceNorm1d):
+    pass
 
 
-class InstanceNorm2d(_InstanceNorm, _qm.InstanceNorm2d):
-    _Q = _qm.InstanceNorm2d
+class InstanceNorm2d(_InstanceNorm, B.InstanceNorm, nn.InstanceNorm2d):
+    pass
 
 
-class InstanceNorm3d(_InstanceNorm, _qm.InstanceNorm3d):
-    _Q = _qm.InstanceNorm3d
+class InstanceNorm3d(_InstanceNorm, B.InstanceNorm, nn.InstanceNorm3d):
+    pass
 
 
-class LayerNorm(_Retag, _qm.LayerNorm):
-    _Q = _qm.LayerNorm
-
+class LayerNorm(_Retag, B.LayerNorm):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.LayerNorm")
         return _out(_q.plain_layer_norm(d, s, z, self._shape, self.weight, self.bias, self.eps, self.scale,
@@ -327,8 +290,6 @@ class LayerNorm(_Retag, _qm.LayerNorm):
 class PReLU(_Plain, nn.Module):
     """prelu on QTensors (qplugin::plain_prelu); ``weight``: the float slopes, i.e. the dequantized
     int8 weight of the quantized PReLU (same quantization as its from_float)."""
-
-    _Q = _qm.PReLU
 
     def __init__(self, output_scale: float, output_zero_point: int, num_parameters: int = 1):
         super().__init__()
@@ -361,22 +322,14 @@ class PReLU(_Plain, nn.Module):
         return _guard_never_calibrated(new, mod)
 
 
-class Dropout(_Retag, _qm.Dropout):
-    _Q = _qm.Dropout
-
+class Dropout(_Retag, B.Dropout):
     def forward(self, input: Tensor) -> Tensor:
         return input
 
 
-class QFunctional(_Retag, _qm.QFunctional):
+class QFunctional(_Retag, B.QFunctional):
     """add / add_relu / mul / cat / matmul at (scale, zero_point); add_scalar / mul_scalar."""
 
-    _Q = _qm.QFunctional
-
-    @classmethod
-    def from_quantized(cls, qmod):
-        target = NeverCalibratedQFunctional if isinstance(qmod, _QNeverFunctional) else cls
-        return _Retag.from_quantized.__func__(target, qmod)
 
     def _binary(self, op, x, y):
         a, sa, za = _in(x, "torch_qplugin.nn.plain.QFunctional")
@@ -423,6 +376,9 @@ class NeverCalibratedQFunctional(QFunctional):
 
     def cat(self, x: List[Tensor], dim: int = 0) -> Tensor:
         raise RuntimeError(self._qplugin_uncalibrated)
+
+
+QFunctional._NEVER_CALIBRATED_CLS = NeverCalibratedQFunctional
 
 
 # ---- weights as plain tensors ----------------------------------------------------------------
@@ -524,10 +480,25 @@ class _Weighted(_Plain, nn.Module):
         super().__setstate__(state)
         self._repack()
 
+    def _state_of(self, state_dict, prefix):
+        """(weight int8, w_scales, w_zero_points, bias, scale, zero_point) from ``state_dict``: this
+        module's own keys, or the keys of the quantized form (torch_qplugin's or torch's ao Linear /
+        Conv state dicts, read by the compat side); popped. None if the keys are missing."""
+        own = [prefix + k for k in ("weight", "w_scales", "w_zero_points")]
+        if all(k in state_dict for k in own) and state_dict[own[0]].dtype == torch.int8:
+            w, s, z = (state_dict.pop(k) for k in own)
+            bias = state_dict.pop(prefix + "bias", None)
+            state_dict.pop(prefix + "packed", None)  # rebuilt for the running kernel path
+            if prefix + "scale" not in state_dict or prefix + "zero_point" not in state_dict:
+                return None
+            return w, s, z, bias, state_dict.pop(prefix + "scale"), state_dict.pop(prefix + "zero_point")
+        from ...quantization import _qweights  # quantized-dtype entries: only when torch has them
+        axis = getattr(self, "WEIGHT_AXIS", 0)  # transposed conv: 1, qparams repeated per group
+        return _qweights.quantized_state(state_dict, prefix, axis, self.groups if axis else 1)
+
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs):
-        from ...quantization import plain as _wf  # local: import cycle
-        state = _wf.plain_state(self, state_dict, prefix)  # also takes the quantized forms' keys
+        state = self._state_of(state_dict, prefix)  # also takes the quantized forms' keys
         if state is None:
             missing_keys.extend(prefix + k for k in ("weight", "w_scales", "w_zero_points", "scale", "zero_point")
                                 if prefix + k not in state_dict)
@@ -548,7 +519,7 @@ class _Weighted(_Plain, nn.Module):
 class Linear(_Weighted):
     """y = x W^T + b on QTensors (uint8 in, uint8 out at ``scale`` / ``zero_point``)."""
 
-    _Q = _qm.Linear
+    _FLOAT_MODULE = (nn.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
     _RELU = False
 
     def __init__(self, in_features, out_features, bias_=True):
@@ -574,7 +545,7 @@ class Linear(_Weighted):
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
-        lin, act, wobs, _ = cls._Q._from_float_parts(mod)
+        lin, act, wobs, _ = B._linear_from_float_parts(cls, mod)
         if not use_precomputed_fake_quant:
             wobs(lin.weight)
         scale, zp = _act_qparams(act, "torch_qplugin.nn.plain." + cls.__name__)
@@ -585,7 +556,7 @@ class Linear(_Weighted):
 
 
 class LinearReLU(Linear):
-    _Q = _qi.LinearReLU
+    _FLOAT_MODULE = (C.LinearReLU,)
     _RELU = True
 
 
@@ -644,7 +615,7 @@ class _ConvNd(_Weighted):
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         who = "torch_qplugin.nn.plain." + cls.__name__
         if hasattr(mod, "weight_fake_quant"):  # QAT (ConvBn folded as the quantized from_float does)
-            bn_cls = cls._Q._NNIQAT_CONV_BN_MODULE
+            bn_cls = cls._NNIQAT_CONV_BN_MODULE
             if bn_cls is not None and isinstance(mod, bn_cls):
                 mod.weight, mod.bias = torch.nn.utils.fuse_conv_bn_weights(
                     mod.weight, mod.bias, mod.bn.running_mean, mod.bn.running_var, mod.bn.eps, mod.bn.weight,
@@ -653,7 +624,7 @@ class _ConvNd(_Weighted):
             if not use_precomputed_fake_quant:
                 wobs(conv.weight)
         else:
-            allowed = tuple(t for t in (cls._Q._FLOAT_MODULE,) if t is not None)
+            allowed = tuple(t for t in (cls._FLOAT_MODULE,) if t is not None)
             if type(mod) not in allowed:
                 raise TypeError(f"{who}.from_float only works for {', '.join(t.__name__ for t in allowed)}, "
                                 f"but got: {type(mod).__name__}")
@@ -670,17 +641,20 @@ class _ConvNd(_Weighted):
 
 
 class Conv1d(_ConvNd):
-    _Q = _qm.Conv1d
+    _FLOAT_MODULE = nn.Conv1d
+    _NNIQAT_CONV_BN_MODULE = getattr(C.intrinsic_qat, "ConvBn1d", None)
     _SPATIAL = 1
     _TUPLE = staticmethod(_single)
 
 
 class Conv2d(_ConvNd):
-    _Q = _qm.Conv2d
+    _FLOAT_MODULE = nn.Conv2d
+    _NNIQAT_CONV_BN_MODULE = getattr(C.intrinsic_qat, "ConvBn2d", None)
 
 
 class Conv3d(_ConvNd):
-    _Q = _qm.Conv3d
+    _FLOAT_MODULE = nn.Conv3d
+    _NNIQAT_CONV_BN_MODULE = getattr(C.intrinsic_qat, "ConvBn3d", None)
     _SPATIAL = 3
     _TUPLE = staticmethod(_triple)
 
@@ -732,10 +706,9 @@ class _ConvTransposeNd(_Weighted):
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
-        from ..quantized.modules.conv import _per_output_channel
         who = "torch_qplugin.nn.plain." + cls.__name__
-        if type(mod) is not cls._Q._FLOAT_MODULE:
-            raise TypeError(f"{who}.from_float only works for {cls._Q._FLOAT_MODULE.__name__}, "
+        if type(mod) is not cls._FLOAT_MODULE:
+            raise TypeError(f"{who}.from_float only works for {cls._FLOAT_MODULE.__name__}, "
                             f"but got: {type(mod).__name__}")
         wobs, _ = _weight_observer(mod, who)
         _per_output_channel(wobs)
@@ -749,40 +722,43 @@ class _ConvTransposeNd(_Weighted):
 
 
 class ConvTranspose1d(_ConvTransposeNd):
-    _Q = _qm.ConvTranspose1d
+    _FLOAT_MODULE = nn.ConvTranspose1d
     _SPATIAL = 1
     _TUPLE = staticmethod(_single)
 
 
 class ConvTranspose2d(_ConvTransposeNd):
-    _Q = _qm.ConvTranspose2d
+    _FLOAT_MODULE = nn.ConvTranspose2d
 
 
 class ConvTranspose3d(_ConvTransposeNd):
-    _Q = _qm.ConvTranspose3d
+    _FLOAT_MODULE = nn.ConvTranspose3d
     _SPATIAL = 3
     _TUPLE = staticmethod(_triple)
 
 
 class ConvReLU1d(Conv1d):
-    _Q = _qi.ConvReLU1d
+    _FLOAT_MODULE = C.ConvReLU1d
+    _NNIQAT_CONV_BN_MODULE = getattr(C.intrinsic_qat, "ConvBnReLU1d", None)
     _RELU = True
 
 
 class ConvReLU2d(Conv2d):
-    _Q = _qi.ConvReLU2d
+    _FLOAT_MODULE = C.ConvReLU2d
+    _NNIQAT_CONV_BN_MODULE = getattr(C.intrinsic_qat, "ConvBnReLU2d", None)
     _RELU = True
 
 
 class ConvReLU3d(Conv3d):
-    _Q = _qi.ConvReLU3d
+    _FLOAT_MODULE = C.ConvReLU3d
+    _NNIQAT_CONV_BN_MODULE = getattr(C.intrinsic_qat, "ConvBnReLU3d", None)
     _RELU = True
 
 
 class ConvAdd2d(Conv2d):
     """conv2d(x) + extra_input, requantized (fused)."""
 
-    _Q = _qi.ConvAdd2d
+    _FLOAT_MODULE = C.ConvAdd2d
 
     def forward(self, input: Tensor, extra_input: Tensor) -> Tensor:
         d, s, z = self._input(input)
@@ -795,7 +771,7 @@ class ConvAdd2d(Conv2d):
 
 
 class ConvAddReLU2d(ConvAdd2d):
-    _Q = _qi.ConvAddReLU2d
+    _FLOAT_MODULE = C.ConvAddReLU2d
     _RELU = True
 
 
@@ -834,8 +810,6 @@ class Embedding(_Plain, nn.Module):
     (4-bit codes take a byte each here: the same floats out). State dicts and pickles that hold the
     bare fused rows (2-D ``weight``) are wrapped on load."""
 
-    _Q = _qm.Embedding
-
     def __init__(self, num_embeddings: int, embedding_dim: int, bits: int = 8):
         super().__init__()
         if bits not in (8, 4):
@@ -866,8 +840,8 @@ class Embedding(_Plain, nn.Module):
 
     def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
         if prefix + "_packed_params._packed_weight" in state_dict:  # a quantized Embedding's (ours / torch.ao's)
-            from ...quantization import _to_plain  # the compat side: reads the quantized table
-            codes, s, z, self.bits = _to_plain.embedding_state(state_dict, prefix)
+            from ...quantization import _qweights  # the compat side: reads the quantized table
+            codes, s, z, self.bits = _qweights.embedding_state(state_dict, prefix)
             state_dict[prefix + "weight"] = fused_rows(codes, s, z)
         if prefix + "weight" in state_dict:
             state_dict[prefix + "weight"] = self._wrap_bare_rows(state_dict[prefix + "weight"])
@@ -891,11 +865,11 @@ class Embedding(_Plain, nn.Module):
         if type(mod) is not float_type:
             raise TypeError(f"{who}.from_float: module should be a torch.nn.{float_type.__name__}, "
                             f"got {type(mod).__name__}")
-        from ..quantized.modules.embedding_ops import _weight_only_observer
         obs = _weight_only_observer(mod, who)
-        bits = {"quint8": 8, "quint4x2": 4}.get(str(obs.dtype).rsplit(".", 1)[-1])
+        bits = {torch.uint8: 8, torch.uint4: 4}.get(plain_dtype(obs.dtype))
         if bits is None:
-            raise ValueError(f"{who}: weight observer dtype should be quint8 or quint4x2, got {obs.dtype}")
+            raise ValueError(f"{who}: weight observer dtype should be torch.uint8 or torch.uint4 (quint8 / quint4x2), "
+                             f"got {obs.dtype}")
         obs(mod.weight.detach().float())
         return obs, bits
 
@@ -913,7 +887,6 @@ class EmbeddingBag(Embedding):
     """nn.quantized.EmbeddingBag on a plain table (modes 'sum', 'mean', 'max', per_sample_weights,
     compressed_indices_mapping), qplugin::plain_embedding_bag."""
 
-    _Q = _qm.EmbeddingBag
     _BAG = True
 
     def __init__(self, num_embeddings: int, embedding_dim: int, mode: str = "sum", include_last_offset: bool = False,
@@ -945,7 +918,7 @@ class EmbeddingBag(Embedding):
 class DynamicLinear(Linear):
     """Float in, float out: x is quantized per call (full 8-bit range), int8 weights."""
 
-    _Q = _qd.Linear
+    _FLOAT_MODULE = (nn.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}"
@@ -955,8 +928,7 @@ class DynamicLinear(Linear):
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
-        from ..quantized.dynamic.modules import _dynamic_weight_observer
-        allowed = cls._Q._FLOAT_MODULE
+        allowed = cls._FLOAT_MODULE
         if not (type(mod) in allowed or hasattr(mod, "weight_fake_quant")):
             raise TypeError(f"torch_qplugin.nn.plain.DynamicLinear.from_float only works for "
                             f"{', '.join(t.__name__ for t in allowed)}, but got: {type(mod).__name__}")
@@ -1089,10 +1061,9 @@ class _CellBase(_Plain, nn.Module):
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
-        from ..quantized.dynamic.modules import _dynamic_weight_observer
-        if type(mod) is not cls._Q._FLOAT_MODULE:
+        if type(mod) is not cls._FLOAT_MODULE:
             raise TypeError(f"torch_qplugin.nn.plain.{cls.__name__}.from_float only works for "
-                            f"{cls._Q._FLOAT_MODULE.__name__}, but got: {type(mod).__name__}")
+                            f"{cls._FLOAT_MODULE.__name__}, but got: {type(mod).__name__}")
         factory = _dynamic_weight_observer(mod)
         fp16 = getattr(factory(), "dtype", None) == torch.float16
         kwargs = {"nonlinearity": mod.nonlinearity} if isinstance(mod, nn.RNNCell) else {}
@@ -1103,7 +1074,7 @@ class _CellBase(_Plain, nn.Module):
 
 
 class RNNCell(_CellBase):
-    _Q = _qd.RNNCell
+    _FLOAT_MODULE = nn.RNNCell
 
     def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", dtype=None):
         super().__init__(input_size, hidden_size, bias, dtype)
@@ -1119,7 +1090,7 @@ class RNNCell(_CellBase):
 
 
 class LSTMCell(_CellBase):
-    _Q = _qd.LSTMCell
+    _FLOAT_MODULE = nn.LSTMCell
     _NUM_CHUNKS = 4
 
     def forward(self, input: Tensor, hx: Optional[List[Tensor]] = None):
@@ -1131,7 +1102,7 @@ class LSTMCell(_CellBase):
 
 
 class GRUCell(_CellBase):
-    _Q = _qd.GRUCell
+    _FLOAT_MODULE = nn.GRUCell
     _NUM_CHUNKS = 3
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
@@ -1142,8 +1113,8 @@ class GRUCell(_CellBase):
 
 
 class _RNNBase(_Plain):
-    """The dynamic LSTM / GRU of nn.quantized.dynamic (forward, _run inherited) over plain
-    directions."""
+    """The dynamic LSTM / GRU (sequence loop and forward: _base.LSTMForward / GRUForward, shared
+    with the quantized tier) over plain directions."""
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
                  bidirectional=False, dtype=None):
@@ -1169,20 +1140,9 @@ class _RNNBase(_Plain):
         return new
 
 
-class LSTM(_RNNBase, _qd.LSTM):
-    _Q = _qd.LSTM
+class LSTM(_RNNBase, B.LSTMForward, nn.Module):
+    pass
 
 
-class GRU(_RNNBase, _qd.GRU):
-    _Q = _qd.GRU
-
-
-#: quantized class -> plain class (the weightless ones convert by ``from_quantized``; Linear / Conv
-#: by the weight readers of quantization/_to_plain.py).
-PLAIN_OF = {c._Q: c for c in (
-    Quantize, DeQuantize, ReLU, ReLU6, Hardswish, ELU, LeakyReLU, Sigmoid, Hardsigmoid, Softmax, MaxPool2d,
-    AvgPool2d, AdaptiveAvgPool2d, AvgPool3d, AdaptiveAvgPool3d, BatchNorm2d, BatchNorm3d, BNReLU2d, BNReLU3d, GroupNorm, InstanceNorm1d,
-    InstanceNorm2d, InstanceNorm3d, LayerNorm, PReLU, Dropout, QFunctional, Linear, LinearReLU, Conv1d,
-    Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, ConvReLU1d, ConvReLU2d, ConvReLU3d, ConvAdd2d, ConvAddReLU2d, DynamicLinear, LSTM, GRU,
-    RNNCell, LSTMCell, GRUCell, Embedding, EmbeddingBag)}
-PLAIN_OF[_QNeverFunctional] = NeverCalibratedQFunctional
+class GRU(_RNNBase, B.GRUForward, nn.Module):
+    pass

@@ -5,7 +5,7 @@ import torch
 from torch import Tensor
 from torch.nn.modules.utils import _pair, _single, _triple
 
-from .modules.utils import _require_quantized
+from .modules.utils import _require_quantized, plain_dtype
 
 __all__ = ["linear", "conv1d", "conv2d", "conv3d", "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d",
            "interpolate", "upsample_nearest", "hardswish", "hardsigmoid", "elu", "leaky_relu", "relu6",
@@ -31,14 +31,14 @@ def _check_conv(input, dims, padding_mode, dtype, who):
     _require_quantized(input, who)
     if padding_mode != "zeros":
         raise NotImplementedError(f"{who}: only zero padding is supported, got '{padding_mode}'")
-    if dtype != torch.quint8:
-        raise NotImplementedError(f"{who}: only torch.quint8 output is supported, got {dtype}")
+    if plain_dtype(dtype) != torch.uint8:
+        raise NotImplementedError(f"{who}: only torch.uint8 (quint8) output is supported, got {dtype}")
     if input.dim() != dims:
         raise ValueError(f"{who}: input should be {dims}-d, got {input.dim()}-d")
 
 
 def conv1d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1, padding_mode="zeros",
-           scale=1.0, zero_point=0, dtype=torch.quint8):
+           scale=1.0, zero_point=0, dtype=torch.uint8):
     _check_conv(input, 3, padding_mode, dtype, "torch_qplugin.nn.quantized.functional.conv1d")
     packed = _q.conv1d_prepack(weight, bias, list(_single(stride)), list(_single(padding)),
                                list(_single(dilation)), groups)
@@ -46,7 +46,7 @@ def conv1d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1, paddi
 
 
 def conv2d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1, padding_mode="zeros",
-           scale=1.0, zero_point=0, dtype=torch.quint8):
+           scale=1.0, zero_point=0, dtype=torch.uint8):
     _check_conv(input, 4, padding_mode, dtype, "torch_qplugin.nn.quantized.functional.conv2d")
     packed = _q.conv2d_prepack(weight, bias, list(_pair(stride)), list(_pair(padding)),
                                list(_pair(dilation)), groups)
@@ -54,7 +54,7 @@ def conv2d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1, paddi
 
 
 def conv3d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1, padding_mode="zeros",
-           scale=1.0, zero_point=0, dtype=torch.quint8):
+           scale=1.0, zero_point=0, dtype=torch.uint8):
     _check_conv(input, 5, padding_mode, dtype, "torch_qplugin.nn.quantized.functional.conv3d")
     packed = _q.conv3d_prepack(weight, bias, list(_triple(stride)), list(_triple(padding)),
                                list(_triple(dilation)), groups)

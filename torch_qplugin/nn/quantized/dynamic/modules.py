@@ -1,5 +1,5 @@
 """Dynamically quantized Linear and recurrent modules on qplugin::linear_dynamic."""
-from typing import List, Optional, Tuple
+from typing import Optional, Tuple
 
 import torch
 import torch.nn as nn
@@ -7,28 +7,19 @@ from torch import Tensor
 
 from ....quantization import _compat as C
 from ..modules.linear import Linear as _QLinear
-from ..modules.utils import _PackedPickle, _quantize_weight, _zeros_qint8
+from ...plain import _base as B
+from ...plain._base import _dynamic_weight_observer
+from ..modules.utils import _PackedPickle, _quantize_weight, _zeros_qint8, quantized_dtype
 
 __all__ = ["Linear", "LSTM", "GRU", "LSTMCell", "GRUCell", "RNNCell"]
 
 
-def _dynamic_weight_observer(mod):
-    qconfig = getattr(mod, "qconfig", None)
-    if qconfig is not None and qconfig.weight is not None:
-        return qconfig.weight
-    from ....quantization.qconfig import default_dynamic_qconfig
-    return default_dynamic_qconfig.weight
-
-
 def _weight_dtype(obs, who):
     """torch.qint8 or torch.float16 (the fp16 scheme), from a weight observer's dtype."""
-    dtype = getattr(obs, "dtype", torch.qint8)
-    if dtype not in (torch.qint8, torch.float16):
-        raise ValueError(f"{who}: weight dtype should be torch.qint8 or torch.float16, got {dtype}")
-    return dtype
+    return quantized_dtype(B._weight_dtype(obs, who), who)
 
 
-def _quantize(w: Tensor, factory, dtype=torch.qint8) -> Tensor:
+def _quantize(w: Tensor, factory, dtype=torch.int8) -> Tensor:
     """The weight a module of ``dtype`` packs: qint8 through a fresh observer, or the float weight."""
     if dtype == torch.float16:
         return w.float()
@@ -47,7 +38,7 @@ class Linear(_QLinear):
     _FLOAT_MODULE = (nn.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
     _NAME = "torch_qplugin.nn.quantized.dynamic.Linear"
 
-    def __init__(self, in_features, out_features, bias_=True, dtype=torch.qint8):
+    def __init__(self, in_features, out_features, bias_=True, dtype=torch.int8):
         super().__init__(in_features, out_features, bias_, dtype=dtype)
 
     def _get_name(self):
@@ -102,8 +93,9 @@ class _CellBase(_PackedPickle, nn.Module):
     _FLOAT_MODULE = nn.RNNCellBase
     _NUM_CHUNKS = 1
 
-    def __init__(self, input_size, hidden_size, bias=True, dtype=torch.qint8):
+    def __init__(self, input_size, hidden_size, bias=True, dtype=torch.int8):
         super().__init__()
+        dtype = quantized_dtype(dtype, "qplugin dynamic RNN cells")
         if dtype not in (torch.qint8, torch.float16):
             raise ValueError(f"qplugin dynamic RNN cells: dtype should be torch.qint8 or torch.float16, got {dtype}")
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
@@ -154,7 +146,7 @@ class _CellBase(_PackedPickle, nn.Module):
 class RNNCell(_CellBase):
     _FLOAT_MODULE = nn.RNNCell
 
-    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", dtype=torch.qint8):
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", dtype=torch.int8):
         super().__init__(input_size, hidden_size, bias, dtype)
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNNCell: nonlinearity should be 'tanh' or 'relu', got '{nonlinearity}'")
@@ -207,7 +199,7 @@ class GRUCell(_CellBase):
 class _Direction(_CellBase):
     """One layer, one direction of an LSTM / GRU (qplugin::_rnn_layer_dynamic)."""
 
-    def __init__(self, input_size, hidden_size, bias, chunks, reverse, dtype=torch.qint8):
+    def __init__(self, input_size, hidden_size, bias, chunks, reverse, dtype=torch.int8):
         self._NUM_CHUNKS = chunks
         super().__init__(input_size, hidden_size, bias, dtype)
         self.reverse = reverse
@@ -221,18 +213,16 @@ class _Direction(_CellBase):
                                                     self._NUM_CHUNKS, self.reverse)
 
 
-class _RNNBase(nn.Module):
+class _RNNBase(B.RecurrentBase, nn.Module):
     _version = 1
-    _CHUNKS = 4
-    _FLOAT_MODULE = nn.LSTM
 
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, dtype=torch.qint8):
+                 dropout=0.0, bidirectional=False, dtype=torch.int8):
         super().__init__()
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
         self.bidirectional = bidirectional
-        self.dtype = dtype
+        self.dtype = dtype = quantized_dtype(dtype, "torch_qplugin.nn.quantized.dynamic")
         self.num_directions = 2 if bidirectional else 1
         dirs = []
         for layer in range(num_layers):
@@ -240,46 +230,6 @@ class _RNNBase(nn.Module):
             for d in range(self.num_directions):
                 dirs.append(_Direction(isz, hidden_size, bias, self._CHUNKS, d == 1, dtype))
         self._dirs = nn.ModuleList(dirs)
-
-    def extra_repr(self):
-        s = f"{self.input_size}, {self.hidden_size}"
-        if self.num_layers != 1:
-            s += f", num_layers={self.num_layers}"
-        if self.batch_first:
-            s += ", batch_first=True"
-        if self.bidirectional:
-            s += ", bidirectional=True"
-        return s
-
-    def _run(self, input: Tensor, h0: Tensor, c0: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
-        x = input.transpose(0, 1) if self.batch_first else input
-        hs: List[Tensor] = []
-        cs: List[Tensor] = []
-        layer_out: List[Tensor] = []
-        for i, mod in enumerate(self._dirs):
-            out, h, c = mod(x, h0[i], c0[i])
-            hs.append(h)
-            cs.append(c)
-            layer_out.append(out)
-            if len(layer_out) == self.num_directions:
-                x = layer_out[0] if self.num_directions == 1 else torch.cat(layer_out, 2)
-                layer_out = []
-        if self.batch_first:
-            x = x.transpose(0, 1)
-        return x, torch.stack(hs, 0), torch.stack(cs, 0)
-
-    @classmethod
-    def _new_from_float(cls, mod, who):
-        """(an empty module shaped like the float LSTM / GRU ``mod``, its weight observer factory)."""
-        if type(mod) is not cls._FLOAT_MODULE:
-            raise TypeError(f"{who}.{cls.__name__}.from_float only works "
-                            f"for {cls._FLOAT_MODULE.__name__}, but got: {type(mod).__name__}")
-        if getattr(mod, "proj_size", 0):
-            raise ValueError(f"{who}.{cls.__name__}: proj_size is not supported")
-        factory = _dynamic_weight_observer(mod)
-        dtype = _weight_dtype(factory(), f"{who}.{cls.__name__}")
-        return (cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first, mod.dropout,
-                    mod.bidirectional, dtype=dtype), factory)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
@@ -297,47 +247,11 @@ class _RNNBase(nn.Module):
         return q
 
 
-class LSTM(_RNNBase):
-    _CHUNKS = 4
-    _FLOAT_MODULE = nn.LSTM
-
+class LSTM(B.LSTMForward, _RNNBase):
     def _get_name(self):
         return "DynamicQuantizedLSTM"
 
-    def forward(self, input: Tensor, hx: Optional[Tuple[Tensor, Tensor]] = None
-                ) -> Tuple[Tensor, Tuple[Tensor, Tensor]]:
-        unbatched = input.dim() == 2
-        if unbatched:
-            input = input.unsqueeze(1)
-            if hx is not None:
-                hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
-        if hx is None:
-            b = input.size(0) if self.batch_first else input.size(1)
-            z = torch.zeros(self.num_layers * self.num_directions, b, self.hidden_size, dtype=input.dtype)
-            hx = (z, z)
-        out, h, c = self._run(input, hx[0], hx[1])
-        if unbatched:
-            return out.squeeze(1), (h.squeeze(1), c.squeeze(1))
-        return out, (h, c)
 
-
-class GRU(_RNNBase):
-    _CHUNKS = 3
-    _FLOAT_MODULE = nn.GRU
-
+class GRU(B.GRUForward, _RNNBase):
     def _get_name(self):
         return "DynamicQuantizedGRU"
-
-    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tuple[Tensor, Tensor]:
-        unbatched = input.dim() == 2
-        if unbatched:
-            input = input.unsqueeze(1)
-            if hx is not None:
-                hx = hx.unsqueeze(1)
-        if hx is None:
-            b = input.size(0) if self.batch_first else input.size(1)
-            hx = torch.zeros(self.num_layers * self.num_directions, b, self.hidden_size, dtype=input.dtype)
-        out, h, _ = self._run(input, hx, hx)
-        if unbatched:
-            return out.squeeze(1), h.squeeze(1)
-        return out, h

@@ -9,6 +9,7 @@ from torch import Tensor
 from torch.nn.modules.utils import _pair, _single, _triple
 
 from ....quantization import _compat as C
+from ...plain._base import _per_output_channel
 from .utils import (_PackedPickle, _act_qparams, _guard_never_calibrated, _quantize_weight,
                     _require_quantized, _weight_observer, _zeros_qint8)
 
@@ -342,17 +343,6 @@ class _ConvTransposeNd(_ConvNd):
         q.set_weight_bias(ref.get_quantized_weight(), ref.bias)
         q.scale, q.zero_point = float(output_scale), int(output_zero_point)
         return q
-
-
-def _per_output_channel(obs):
-    """A per-channel weight observer of a transposed conv observes axis 1 (the output channels of
-    a group), not torch's default axis 0 (the input channels), which no kernel can use."""
-    target = getattr(obs, "activation_post_process", obs)
-    if getattr(target, "qscheme", None) in (torch.per_channel_affine, torch.per_channel_symmetric) \
-            and getattr(target, "ch_axis", 1) != 1:
-        target.ch_axis = 1
-        if hasattr(obs, "ch_axis"):
-            obs.ch_axis = 1
 
 
 class ConvTranspose1d(_ConvTransposeNd):

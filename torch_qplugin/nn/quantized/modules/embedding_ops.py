@@ -8,12 +8,21 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 
+from ...plain._base import _weight_only_observer
 from .utils import _hide_packed_params_repr
+from ....quantizer import quantized_dtype
 
 __all__ = ["EmbeddingPackedParams", "Embedding", "EmbeddingBag"]
 
-_DTYPES = (torch.quint8, torch.quint4x2)
 _MODES = {"sum": 0, "mean": 1, "max": 2}
+
+
+def _table_dtype(dtype, who, error=NotImplementedError):
+    """torch.quint8 / quint4x2 for a table dtype given as it or its plain alias (uint8 / uint4)."""
+    q = quantized_dtype(dtype, who)
+    if q not in (getattr(torch, "quint8", None), getattr(torch, "quint4x2", None)):
+        raise error(f"{who}: dtype should be torch.quint8 or torch.quint4x2, got {dtype}")
+    return q
 
 
 def _empty_rows(num_embeddings, embedding_dim, dtype):
@@ -25,11 +34,9 @@ def _empty_rows(num_embeddings, embedding_dim, dtype):
 class EmbeddingPackedParams(nn.Module):
     _version = 1
 
-    def __init__(self, num_embeddings, embedding_dim, dtype=torch.quint8):
+    def __init__(self, num_embeddings, embedding_dim, dtype=torch.uint8):
         super().__init__()
-        if dtype not in _DTYPES:
-            raise NotImplementedError(f"torch_qplugin quantized embedding: dtype should be torch.quint8 or "
-                                      f"torch.quint4x2, got {dtype}")
+        dtype = _table_dtype(dtype, "torch_qplugin quantized embedding")
         self.dtype = dtype
         self.set_weight(_empty_rows(num_embeddings, embedding_dim, dtype))
 
@@ -68,12 +75,11 @@ def _quantize_rows(weight, observer, who):
     if observer.qscheme != torch.per_channel_affine_float_qparams:
         raise ValueError(f"{who}: embedding quantization needs a per_channel_affine_float_qparams weight "
                          f"observer (float_qparams_weight_only_qconfig), got qscheme {observer.qscheme}")
-    if observer.dtype not in _DTYPES:
-        raise ValueError(f"{who}: weight observer dtype should be torch.quint8 or torch.quint4x2, got {observer.dtype}")
+    dtype = _table_dtype(observer.dtype, f"{who}: weight observer", ValueError)
     w = weight.detach().float()
     observer(w)
     scale, zp = observer.calculate_qparams()
-    return torch.quantize_per_channel(w, scale.float(), zp.float(), 0, observer.dtype)
+    return torch.quantize_per_channel(w, scale.float(), zp.float(), 0, dtype)
 
 
 def _float_weight(cls, mod, float_type):
@@ -86,16 +92,6 @@ def _float_weight(cls, mod, float_type):
     return obs, _quantize_rows(mod.weight, obs, who)
 
 
-def _weight_only_observer(mod, who):
-    if hasattr(mod, "weight_fake_quant"):
-        raise NotImplementedError(f"{who}.from_float: QAT embeddings are not supported yet")
-    qconfig = getattr(mod, "qconfig", None)
-    if qconfig is not None and qconfig.weight is not None:
-        return qconfig.weight()
-    from ...quantization.qconfig import float_qparams_weight_only_qconfig
-    return float_qparams_weight_only_qconfig.weight()
-
-
 class Embedding(nn.Module):
     """Quantized embedding lookup (qplugin::embedding_byte / embedding_4bit): torch.nn.Embedding's
     interface; output rows are fma(scale, code, bias) in float32."""
@@ -104,13 +100,14 @@ class Embedding(nn.Module):
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: Optional[int] = None,
                  max_norm: Optional[float] = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
-                 sparse: bool = False, _weight: Optional[Tensor] = None, dtype=torch.quint8) -> None:
+                 sparse: bool = False, _weight: Optional[Tensor] = None, dtype=torch.uint8) -> None:
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
+        dtype = _table_dtype(dtype, "torch_qplugin quantized embedding")
         self.dtype = dtype
         if _weight is None:
-            qweight = _empty_rows(num_embeddings, embedding_dim, dtype if dtype in _DTYPES else torch.quint8)
+            qweight = _empty_rows(num_embeddings, embedding_dim, dtype)
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
                 raise ValueError(f"torch_qplugin.nn.quantized.{type(self).__name__}: _weight should have shape "
@@ -164,7 +161,7 @@ class EmbeddingBag(Embedding):
     def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: Optional[float] = None,
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "sum",
                  sparse: bool = False, _weight: Optional[Tensor] = None, include_last_offset: bool = False,
-                 dtype=torch.quint8) -> None:
+                 dtype=torch.uint8) -> None:
         super().__init__(num_embeddings, embedding_dim, _weight=_weight, dtype=dtype)
         if mode not in _MODES:
             raise ValueError(f"torch_qplugin.nn.quantized.EmbeddingBag: mode should be 'sum', 'mean' or 'max', "
@@ -173,7 +170,6 @@ class EmbeddingBag(Embedding):
         self._mode = _MODES[mode]
         self.pruned_weights = False
         self.include_last_offset = include_last_offset
-        self.dtype = dtype
 
     def forward(self, indices: Tensor, offsets: Optional[Tensor] = None, per_sample_weights: Optional[Tensor] = None,
                 compressed_indices_mapping: Optional[Tensor] = None) -> Tensor:

@@ -5,9 +5,9 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 
-from ....quantization import _compat as C
+from ...plain._base import QParamsState, _linear_from_float_parts
 from .utils import (_PackedPickle, _act_qparams, _guard_never_calibrated, _hide_packed_params_repr,
-                    _quantize_weight, _require_quantized, _weight_observer, _zeros_qint8)
+                    _quantize_weight, _require_quantized, _zeros_qint8, quantized_dtype)
 
 __all__ = ["LinearPackedParams", "Linear"]
 
@@ -17,8 +17,9 @@ class LinearPackedParams(_PackedPickle, nn.Module):
     #   1: weight, bias as separate entries   2: + dtype   3: (weight, bias) tuple in _packed_params
     _version = 3
 
-    def __init__(self, dtype=torch.qint8):
+    def __init__(self, dtype=torch.int8):
         super().__init__()
+        dtype = quantized_dtype(dtype, "qplugin Linear")
         if dtype not in (torch.qint8, torch.float16):
             raise ValueError(f"qplugin Linear: weight dtype should be torch.qint8 or torch.float16, got {dtype}")
         self.dtype = dtype
@@ -84,7 +85,7 @@ class LinearPackedParams(_PackedPickle, nn.Module):
         return self._weight_bias().__repr__()
 
 
-class Linear(nn.Module):
+class Linear(QParamsState, nn.Module):
     """y = x W^T + b on quantized tensors (quint8 in, quint8 out at ``scale``/``zero_point``).
 
     Same constructor as torch.ao.nn.quantized.Linear; weights qint8 per-tensor or per-channel."""
@@ -94,14 +95,14 @@ class Linear(nn.Module):
     _FLOAT_MODULE = (nn.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
     _NAME = "torch_qplugin.nn.quantized.Linear"
 
-    def __init__(self, in_features, out_features, bias_=True, dtype=torch.qint8):
+    def __init__(self, in_features, out_features, bias_=True, dtype=torch.int8):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
         bias = torch.zeros(out_features, dtype=torch.float) if bias_ else None
         self._packed_params = LinearPackedParams(dtype)
         self._packed_params._expected_shape = (out_features, in_features)
-        zeros = (_zeros_qint8([out_features, in_features]) if dtype == torch.qint8
+        zeros = (_zeros_qint8([out_features, in_features]) if self._packed_params.dtype == torch.qint8
                  else torch.zeros(out_features, in_features))
         self._packed_params.set_weight_bias(zeros, bias)
         self.scale = 1.0
@@ -121,19 +122,9 @@ class Linear(nn.Module):
         _require_quantized(x, "torch_qplugin.nn.quantized.Linear")
         return torch.ops.qplugin.linear(x, self._packed_params._packed_params, self.scale, self.zero_point)
 
-    def _save_to_state_dict(self, destination, prefix, keep_vars):
-        super()._save_to_state_dict(destination, prefix, keep_vars)
-        destination[prefix + "scale"] = torch.tensor(self.scale, dtype=torch.double)  # exact round trip
-        destination[prefix + "zero_point"] = torch.tensor(self.zero_point)
-
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs):
-        for key in ("scale", "zero_point"):
-            if prefix + key not in state_dict:
-                missing_keys.append(prefix + key)
-                return
-        self.scale = float(state_dict.pop(prefix + "scale"))
-        self.zero_point = int(state_dict.pop(prefix + "zero_point"))
+        # scale / zero_point: QParamsState
         version = local_metadata.get("version", None)
         if (version is None or version == 1) and prefix + "weight" in state_dict:
             state_dict[prefix + "_packed_params.weight"] = state_dict.pop(prefix + "weight")
@@ -157,22 +148,7 @@ class Linear(nn.Module):
     @classmethod
     def _from_float_parts(cls, mod):
         """(linear module holding weight/bias, activation module, weight observer, observer ran)."""
-        who = cls._NAME
-        if hasattr(mod, "weight_fake_quant"):  # QAT module
-            if isinstance(mod, C.present(getattr(C.intrinsic_qat, "LinearBn1d", None))):
-                mod.weight, mod.bias = torch.nn.utils.fusion.fuse_linear_bn_weights(
-                    mod.weight, mod.bias, mod.bn.running_mean, mod.bn.running_var, mod.bn.eps,
-                    mod.bn.weight, mod.bn.bias)
-            return mod, mod, mod.weight_fake_quant, True
-        allowed = cls._FLOAT_MODULE if isinstance(cls._FLOAT_MODULE, tuple) else (cls._FLOAT_MODULE,)
-        if type(mod) not in allowed:
-            raise TypeError(f"{who}.from_float only works for "
-                            f"{', '.join(t.__name__ for t in allowed)}, but got: {type(mod).__name__}")
-        act = mod
-        if isinstance(mod, C._FusedModule):
-            mod = mod[0]
-        wobs, ran = _weight_observer(mod, who)
-        return mod, act, wobs, ran
+        return _linear_from_float_parts(cls, mod)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
@@ -181,7 +157,7 @@ class Linear(nn.Module):
         if not use_precomputed_fake_quant:
             wobs(lin.weight)
         scale, zp = _act_qparams(act, cls._NAME)
-        qlinear = cls(lin.in_features, lin.out_features, dtype=torch.qint8)
+        qlinear = cls(lin.in_features, lin.out_features)
         qlinear.set_weight_bias(_quantize_weight(lin.weight, wobs),
                                 None if lin.bias is None else lin.bias.detach().float())
         qlinear.scale, qlinear.zero_point = scale, zp

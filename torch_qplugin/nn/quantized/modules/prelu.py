@@ -3,9 +3,11 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 
-from .utils import _PER_CHANNEL, _act_qparams, _from_plain, _require_quantized, _to_plain
+from .utils import _PER_CHANNEL, _act_qparams, _from_plain, _require_quantized, _to_plain, quantized_dtype
 
 __all__ = ["PReLU"]
+
+_WHO = "torch_qplugin.nn.quantized.PReLU"
 
 
 class PReLU(nn.Module):
@@ -21,7 +23,7 @@ class PReLU(nn.Module):
         self.scale = float(output_scale)
         self.zero_point = int(output_zero_point)
         w = torch.full((self.num_parameters,), 0.25)
-        self.set_weight(torch.ops.qplugin.quantize_per_tensor(w, 1.0 / 128, 0, torch.qint8))
+        self.set_weight(torch.ops.qplugin.quantize_per_tensor(w, 1.0 / 128, 0, quantized_dtype(torch.int8, _WHO)))
 
     def set_weight(self, w: Tensor) -> None:
         if w.numel() != self.num_parameters:
@@ -64,10 +66,11 @@ class PReLU(nn.Module):
         obs = qconfig.weight() if qconfig is not None else None
         if obs is None or obs.qscheme in _PER_CHANNEL:
             # the op takes one per-tensor quantized weight: symmetric qint8 over the slopes' range
-            ws, wz, dtype = max(float(w.abs().max()), 1e-8) / 127.0, 0, torch.qint8
+            ws, wz, dtype = max(float(w.abs().max()), 1e-8) / 127.0, 0, torch.int8
         else:
             obs(w)
             ws, wz = obs.calculate_qparams()
             dtype = obs.dtype
+        dtype = quantized_dtype(dtype, _WHO)
         q.set_weight(torch.ops.qplugin.quantize_per_tensor(w, float(ws), int(wz), dtype))
         return q

@@ -1,26 +1,20 @@
 """Quantize / DeQuantize: the converted forms of QuantStub / DeQuantStub."""
 import torch
-import torch.nn as nn
 from torch import Tensor
 
-from .utils import _act_qparams, _guard_never_calibrated
+from ...plain import _base as B
+from ....quantizer import quantized_dtype
 
 __all__ = ["Quantize", "DeQuantize"]
 
 
-class Quantize(nn.Module):
-    """float -> quantized (per tensor) with ``scale``, ``zero_point``, ``dtype``."""
-
-    scale: Tensor
-    zero_point: Tensor
+class Quantize(B.Quantize):
+    """float -> quantized (per tensor) with ``scale``, ``zero_point``, ``dtype`` (torch.quint8 /
+    qint8 / qint32, or their plain names)."""
 
     def __init__(self, scale, zero_point, dtype, factory_kwargs=None):
-        factory_kwargs = nn.factory_kwargs(factory_kwargs)
-        super().__init__()
-        self.register_buffer("scale", torch.tensor([scale], **factory_kwargs))
-        self.register_buffer("zero_point", torch.tensor(
-            [zero_point], dtype=torch.long, **{k: v for k, v in factory_kwargs.items() if k != "dtype"}))
-        self.dtype = dtype
+        super().__init__(scale, zero_point, quantized_dtype(dtype, "torch_qplugin.nn.quantized.Quantize"),
+                         factory_kwargs)
 
     def forward(self, X: Tensor) -> Tensor:
         if X.is_quantized:
@@ -28,21 +22,9 @@ class Quantize(nn.Module):
                                "expected a float tensor")
         return torch.ops.qplugin.quantize_per_tensor(X, float(self.scale), int(self.zero_point), self.dtype)
 
-    @staticmethod
-    def from_float(mod, use_precomputed_fake_quant=False):
-        scale, zp = _act_qparams(mod, "torch_qplugin.nn.quantized.Quantize")
-        return _guard_never_calibrated(Quantize(scale, zp, mod.activation_post_process.dtype), mod)
 
-    def extra_repr(self):
-        return f"scale={self.scale}, zero_point={self.zero_point}, dtype={self.dtype}"
-
-
-class DeQuantize(nn.Module):
+class DeQuantize(B.DeQuantize):
     """quantized -> float."""
 
     def forward(self, Xq: Tensor) -> Tensor:
         return torch.ops.qplugin.dequantize(Xq)
-
-    @staticmethod
-    def from_float(mod, use_precomputed_fake_quant=False):
-        return DeQuantize()

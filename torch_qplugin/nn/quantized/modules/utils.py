@@ -1,10 +1,12 @@
-"""Helpers shared by the quantized modules (no torch.ao imports)."""
-import inspect
-from typing import Tuple
-
+"""Helpers shared by the quantized modules (no torch.ao imports). The readers of observed float
+modules are the plain tier's (torch_qplugin.nn.plain._base), re-exported here."""
 import torch
 from torch import Tensor
 from torch.nn.modules.module import _addindent
+
+from ...plain._base import (_act_qparams, _guard_never_calibrated, _name_never_calibrated,  # noqa: F401
+                            _weight_observer)
+from ....quantizer import plain_dtype, quantized_dtype
 
 _PER_TENSOR = (torch.per_tensor_affine, torch.per_tensor_symmetric)
 _PER_CHANNEL = (torch.per_channel_affine, torch.per_channel_symmetric)
@@ -21,94 +23,8 @@ def _require_quantized(x: Tensor, who: str) -> None:
 
 
 def _zeros_qint8(shape):
-    return torch.ops.qplugin.quantize_per_tensor(torch.zeros(shape, dtype=torch.float), 1.0, 0, torch.qint8)
-
-
-def _observer_of(mod, who):
-    obs = getattr(mod, "activation_post_process", None)
-    if obs is None:
-        raise RuntimeError(
-            f"{who}.from_float: {type(mod).__name__} has no activation_post_process (observer). "
-            "Give the model a qconfig and run torch_qplugin.quantization.prepare(model) (or "
-            "prepare_qat) and calibrate it before convert()")
-    return obs
-
-
-def _never_reached(obs) -> bool:
-    """The observer recorded nothing and calibration never called it: the module it watches sits
-    on a path no calibration batch took (e.g. the ``skip_add`` of a block without a residual
-    connection). ``prepare`` counts calls in ``_qplugin_calls``; an observer prepared elsewhere
-    (torch.ao.quantization) has no counter, and one that recorded nothing counts as never reached."""
-    from ....quantization.observer import observer_state  # local: avoid an import cycle
-    return observer_state(obs)[0] == "untouched" and not obs.__dict__.get("_qplugin_calls", 0)
-
-
-def _act_qparams(mod, who):
-    """(scale, zero_point) of the observer on ``mod``'s output, with clear errors. An observer
-    that calibration never reached gives the placeholder (1.0, 0); ``from_float`` then passes its
-    result through ``_guard_never_calibrated``, which makes it raise if it is ever called."""
-    obs = _observer_of(mod, who)
-    from ....quantization.observer import observer_state
-    state, why = observer_state(obs)
-    if state == "calibrated":
-        scale, zp = obs.calculate_qparams()
-        return float(scale), int(zp)
-    if _never_reached(obs):
-        return 1.0, 0
-    if state == "untouched":
-        calls = obs.__dict__.get("_qplugin_calls", 0)
-        raise RuntimeError(
-            f"{who}.from_float: the observer on {type(mod).__name__} has seen no data although "
-            f"calibration reached it {calls} time(s) (only empty tensors, or only values it ignores "
-            "such as inf); run calibration batches with real data through the prepared model before convert()")
-    raise RuntimeError(
-        f"{who}.from_float: the observer on {type(mod).__name__} has seen only part of the data it "
-        f"needs: {why}; run calibration batches through the prepared model before convert()")
-
-
-def _never_calibrated_message(qmod, path, float_name):
-    where = (f"'{path}'" if path else "(name unknown: converted by from_float outside a convert() call)")
-    return (f"torch_qplugin: the quantized module {where} ({qmod._get_name()}, converted from "
-            f"{float_name}) was called, but no calibration batch reached it before convert(), so it "
-            "has no output scale / zero point (torch would silently use 1.0 / 0). Run calibration "
-            "data that takes this path through the prepared model, then convert again")
-
-
-def _raise_never_calibrated(self, input: Tuple[Tensor]) -> None:
-    raise RuntimeError(self._qplugin_uncalibrated)
-
-
-def _raise_never_calibrated2(self, input: Tuple[Tensor, Tensor]) -> None:
-    raise RuntimeError(self._qplugin_uncalibrated)
-
-
-_NEVER_CALIBRATED_HOOKS = (_raise_never_calibrated, _raise_never_calibrated2)
-
-
-def _guard_never_calibrated(qmod, mod):
-    """``qmod`` (just made from the float module ``mod``), made to raise a clear error naming it
-    when called if calibration never reached ``mod``'s observer. Modules called through forward
-    get a forward pre-hook (scriptable, so the check survives torch.jit.script / save / load and
-    costs nothing on calibrated modules); a QFunctional becomes its never-calibrated subclass,
-    whose ops raise."""
-    obs = getattr(mod, "activation_post_process", None)
-    if obs is None or not _never_reached(obs):
-        return qmod
-    from ....quantization import _compat as C
-    qmod._qplugin_uncalibrated = _never_calibrated_message(qmod, C.torch_convert_path(), type(mod).__name__)
-    never_cls = getattr(type(qmod), "_NEVER_CALIBRATED_CLS", None)
-    if never_cls is not None:  # QFunctional: called through its ops (add, cat, ...), not forward
-        qmod.__class__ = never_cls
-    else:
-        nargs = len(inspect.signature(type(qmod).forward).parameters) - 1
-        qmod.register_forward_pre_hook(_NEVER_CALIBRATED_HOOKS[nargs - 1])
-    return qmod
-
-
-def _name_never_calibrated(qmod, path, float_name):
-    """convert() knows the module's qualified name: put it in the error message."""
-    if isinstance(qmod.__dict__.get("_qplugin_uncalibrated"), str):
-        qmod._qplugin_uncalibrated = _never_calibrated_message(qmod, path, float_name)
+    return torch.ops.qplugin.quantize_per_tensor(torch.zeros(shape, dtype=torch.float), 1.0, 0,
+                                                 quantized_dtype(torch.int8, "torch_qplugin.nn.quantized"))
 
 
 def _clamp_int(qw, obs, scale, zp):
@@ -128,29 +44,18 @@ def _quantize_weight(w, obs):
     """Quantizes a float weight with a (run) weight observer's qparams, on qplugin kernels."""
     obs = getattr(obs, "activation_post_process", obs) if not hasattr(obs, "calculate_qparams") else obs
     scale, zp = obs.calculate_qparams()
-    dtype = obs.dtype
-    if dtype != torch.qint8:
-        raise ValueError(f"weight observer dtype should be torch.qint8, got {dtype}")
+    if plain_dtype(obs.dtype) != torch.int8:
+        raise ValueError(f"weight observer dtype should be torch.int8 (qint8), got {obs.dtype}")
+    qint8 = quantized_dtype(torch.int8, "torch_qplugin.nn.quantized")
     w = w.detach().float()
     if obs.qscheme in _PER_TENSOR:
-        qw = torch.ops.qplugin.quantize_per_tensor(w, float(scale), int(zp), torch.qint8)
+        qw = torch.ops.qplugin.quantize_per_tensor(w, float(scale), int(zp), qint8)
     elif obs.qscheme in _PER_CHANNEL:
         qw = torch.ops.qplugin.quantize_per_channel(w, scale.to(torch.double), zp.to(torch.long),
-                                                    int(obs.ch_axis), torch.qint8)
+                                                    int(obs.ch_axis), qint8)
     else:
         raise ValueError(f"weight qscheme should be per-tensor or per-channel affine/symmetric, got {obs.qscheme}")
     return _clamp_int(qw, obs, scale, zp)
-
-
-def _weight_observer(mod, who):
-    """The (run) weight observer or fake-quant for ``mod``: QAT modules carry one."""
-    if hasattr(mod, "weight_fake_quant"):
-        return mod.weight_fake_quant, True
-    qconfig = getattr(mod, "qconfig", None)
-    if qconfig is None:
-        raise RuntimeError(f"{who}.from_float: {type(mod).__name__} has no qconfig; set model.qconfig "
-                           "(e.g. torch_qplugin.quantization.default_qconfig) and prepare the model first")
-    return qconfig.weight(), False
 
 
 def _hide_packed_params_repr(self, params_cls):
