@@ -27,6 +27,7 @@ never reaches a graph: the graphs hold the plain ops on its integers and aten vi
 import threading
 
 import torch
+from torch.utils._mode_utils import no_dispatch
 
 from .quantizer import PerChannelAffine, PerTensorAffine, Quantizer
 
@@ -281,6 +282,21 @@ def _move(func, args, kwargs):
     if isinstance(out, (list, tuple)):
         return type(out)(_like(x, o) for o in out)
     return _like(x, out)
+
+
+@_register(aten.as_strided_.default)
+def _as_strided_(func, args, kwargs):
+    # torch's decompositions restride their results in place (adaptive_avg_pool2d to 1x1 of a
+    # channels_last input ends in as_strided_ of the mean): the integers and the wrapper's own
+    # sizes and strides, which the Python key excluded lets the CPU kernel set.
+    x = args[0]
+    if not isinstance(x.quantizer, PerTensorAffine):
+        raise NotImplementedError(f"torch_qplugin.QTensor: {func} on a per-channel QTensor is not supported "
+                                  f"(it may move the channel axis)")
+    func(x._data, *args[1:], **kwargs)
+    with no_dispatch():
+        func(x, *args[1:], **kwargs)
+    return x
 
 
 @_register(*_COPY)

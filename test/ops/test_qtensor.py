@@ -137,6 +137,9 @@ OPS = {
     "max_pool2d": lambda t: F.max_pool2d(t, 3, 2, 1),
     "avg_pool2d": lambda t: F.avg_pool2d(t, 2),
     "adaptive_avg_pool2d": lambda t: F.adaptive_avg_pool2d(t, (3, 4)),
+    "adaptive_avg_pool2d_1x1": lambda t: F.adaptive_avg_pool2d(t, 1),
+    "to_channels_last": lambda t: t.contiguous(memory_format=torch.channels_last),
+    "as_strided": lambda t: t.as_strided((2, 3, 2, 2), (240, 80, 10, 1), 3),
     "interpolate": lambda t: F.interpolate(t, size=(11, 13), mode="nearest"),
     "qF.max_pool2d": lambda t: qF.max_pool2d(t, 2),
     "qF.avg_pool2d": lambda t: qF.avg_pool2d(t, 3, 2, 1),
@@ -183,6 +186,17 @@ TWIN = {
 def test_qtensor_op_matches_quantized_path(name, layout, isa):
     qt, qd, _ = _pair(layout)
     _same(OPS[name](qt), TWIN.get(name, OPS[name])(qd))
+
+
+def test_qtensor_restrides_in_place_as_torch_decompositions_do():
+    # F.adaptive_avg_pool2d to 1x1 of a channels_last input decomposes to mean + as_strided_
+    qt, qd, _ = _pair("channels_last")
+    out = F.adaptive_avg_pool2d(qt, 1)
+    _same(out, F.adaptive_avg_pool2d(qd, 1))
+    assert out.stride() == out.int_repr().stride() == (3, 1, 3, 3)
+    view = qt[:, :, :2, :2].clone()
+    assert view.as_strided_((2, 3, 2, 1), (12, 4, 2, 1)) is view
+    assert view.shape == view.int_repr().shape == (2, 3, 2, 1)
 
 
 @pytest.mark.parametrize("dtype", [torch.int8, torch.int32])
