@@ -561,3 +561,13 @@ def test_embeddings(bits, isa):
     s[0].qconfig = qconfig
     ps = _prepared(s, None, None, [torch.randint(0, 20, (5,))])
     assert torch.equal(tq.convert(ps, plain=True)(idx), tq.convert(ps)(idx))
+
+
+def test_scripting_a_plain_model_raises_naming_the_deploy_routes():
+    plain = tq.convert(_prepared(_net(), FUSE), plain=True)
+    with pytest.raises(RuntimeError, match=r"torch.jit.script: torch_qplugin.nn.plain.Quantize is a plain module, "
+                                           r"and plain models do not script .* torch.export.export, "
+                                           r"torch_qplugin.deploy.compile or an AOTInductor package"):
+        torch.jit.script(plain)
+    with pytest.raises(RuntimeError, match=r"torch_qplugin.nn.plain.ConvReLU2d is a plain module"):
+        torch.jit.script(plain.conv1)
