@@ -5,8 +5,8 @@ conversion sees. Each is a few lines onto a ``qplugin::`` op (same kernels as ev
 results are bit-identical to the qplugin op and the plain tier).
 
 * ``register()`` (at ``import torch_qplugin``) gives every op of the table that torch has no
-  QuantizedCPU kernel for (none in torch 2.13-2.15 for some, all once torch deletes its quantized
-  kernels) ours, for good.
+  kernel for (argmax, argmin, hardswish, mean, sort in torch 2.14; all once torch deletes its
+  quantized kernels) ours, for good.
 * ``use_for_aten(True)`` (or ``QPLUGIN_USE_FOR_ATEN=1`` at import) registers the rest over torch's
   kernels, so models run on qplugin kernels alone today; ``use_for_aten(False)`` frees those
   registrations, and the dispatcher goes back to torch's kernels.
@@ -20,7 +20,6 @@ import warnings
 
 import torch
 
-aten = torch.ops.aten
 _q = torch.ops.qplugin
 
 ENV = "QPLUGIN_USE_FOR_ATEN"
@@ -45,7 +44,7 @@ def _list(v, n):
     return v * n if len(v) == 1 else v
 
 
-_INT_OF = {}
+_INT_OF = {}  # filled on first use: nothing here names a quantized dtype at import
 
 
 def _int_view(q):
@@ -241,22 +240,23 @@ def _leaky_relu(self, negative_slope=0.01):
     return _q.leaky_relu(self, negative_slope, False, self.q_scale(), self.q_zero_point())
 
 
-# torch's fixed output qparams of the bounded activations: [0, 1] over the dtype's 256 steps
-_SIGMOID_ZERO_POINT = {torch.quint8: 0, torch.qint8: -128}
+def _unit_interval_zero_point(op, q):
+    """torch's fixed output qparams of the [0, 1]-valued activations: scale 1 / 256 and this zero
+    point (the dtype's 256 steps over [0, 1])."""
+    zero_point = {torch.quint8: 0, torch.qint8: -128}.get(q.dtype)
+    if zero_point is None:
+        raise TypeError(f"aten::{op} (qplugin kernel): self should be quint8 or qint8, got {q.dtype}")
+    return zero_point
 
 
 @_kernel("sigmoid", via="qplugin::sigmoid")
 def _sigmoid(self):
-    if self.dtype not in _SIGMOID_ZERO_POINT:
-        raise TypeError(f"aten::sigmoid (qplugin kernel): self should be quint8 or qint8, got {self.dtype}")
-    return _q.sigmoid(self, 1.0 / 256, _SIGMOID_ZERO_POINT[self.dtype])
+    return _q.sigmoid(self, 1.0 / 256, _unit_interval_zero_point("sigmoid", self))
 
 
 @_kernel("hardsigmoid", via="qplugin::hardsigmoid")
 def _hardsigmoid(self):
-    if self.dtype not in _SIGMOID_ZERO_POINT:
-        raise TypeError(f"aten::hardsigmoid (qplugin kernel): self should be quint8 or qint8, got {self.dtype}")
-    return _q.hardsigmoid(self, 1.0 / 256, _SIGMOID_ZERO_POINT[self.dtype])
+    return _q.hardsigmoid(self, 1.0 / 256, _unit_interval_zero_point("hardsigmoid", self))
 
 
 # ---- registration ------------------------------------------------------------------------------

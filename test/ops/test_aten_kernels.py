@@ -101,7 +101,9 @@ def test_requantizing_ops_within_one_step_of_torch(dtype, cl):
                      "avg_pool2d_excl": lambda: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
                      "mean_hw": lambda: x.mean([2, 3]),
                      "mean_keep": lambda: x.mean(1, keepdim=True),
-                     "sigmoid": lambda: torch.sigmoid(x)}.items():
+                     "sigmoid": lambda: torch.sigmoid(x),
+                     "hardsigmoid": lambda: F.hardsigmoid(x),
+                     "leaky_relu": lambda: F.leaky_relu(x, 0.1)}.items():
         ours, theirs = _both(fn)
         _within_one_step(ours, theirs)
         assert ours.stride() == theirs.stride(), name
@@ -176,6 +178,9 @@ def test_bad_input_names_the_op():
             x.mean([2, 3], dtype=torch.float32)
         with pytest.raises(ValueError, match=r"aten::upsample_nearest2d \(qplugin kernel\): a scale factor \(1.3"):
             F.interpolate(x, scale_factor=1.3, mode="nearest")
+        with pytest.raises(TypeError, match=r"aten::sigmoid \(qplugin kernel\): self should be quint8 or qint8, "
+                                            r"got torch.qint32"):
+            torch.sigmoid(_q.quantize_per_tensor(torch.rand(3), 0.1, 0, torch.qint32))
         with pytest.raises(ValueError, match=r"qplugin::avg_pool2d: kernel_size should be greater than zero"):
             F.avg_pool2d(x, 0)
     finally:
