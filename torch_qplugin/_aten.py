@@ -214,6 +214,33 @@ def _upsample_bilinear2d(self, output_size, align_corners, scales_h=None, scales
     return _q.upsample_bilinear2d(self, list(output_size), align_corners, scales_h, scales_w)
 
 
+def _number(op, self, other):
+    """The Python number of ``self <op> other``'s scalar operand (a number, or the 0-dim tensor
+    torch wraps one in). RuntimeError: Tensor.__add__ turns a TypeError into Python's own
+    "unsupported operand type(s)", which would hide the message."""
+    if not self.is_quantized:
+        raise RuntimeError(f"aten::{op} (qplugin kernel): self should be the quantized operand, got a "
+                        f"{self.dtype} tensor; write the quantized tensor first")
+    if isinstance(other, torch.Tensor):
+        if other.dim() != 0 or other.is_quantized:
+            raise RuntimeError(f"aten::{op} (qplugin kernel): other should be a number, got a "
+                            f"{other.dtype} tensor of shape {tuple(other.shape)}; between quantized tensors use "
+                            f"torch.ops.qplugin.{op}(a, b, scale, zero_point) or FloatFunctional (it needs the "
+                            f"output's qparams)")
+        return other.item()
+    return other
+
+
+@_kernel("add.Tensor", "add.Scalar", via="qplugin::add_scalar")
+def _add(self, other, alpha=1):
+    return _q.add_scalar(self, _number("add", self, other) * alpha)
+
+
+@_kernel("mul.Tensor", "mul.Scalar", via="qplugin::mul_scalar")
+def _mul(self, other):
+    return _q.mul_scalar(self, _number("mul", self, other))
+
+
 # ---- activations -------------------------------------------------------------------------------
 @_kernel("relu_", via="qplugin::relu")
 def _relu_(self):

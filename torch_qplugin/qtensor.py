@@ -461,12 +461,31 @@ def _scalar(plain, plain_qparams):
     return handler
 
 
+def _with_number(plain, plain_qparams):
+    """aten add / mul of a QTensor and a number (which torch hands over as a 0-dim tensor)."""
+    scalar = _scalar(plain, plain_qparams)
+
+    def handler(func, args, kwargs):
+        other = args[1]
+        if isinstance(other, QTensor) or (torch.is_tensor(other) and other.dim() != 0):
+            raise NotImplementedError(f"torch_qplugin.QTensor: {func} of a QTensor and a tensor is not supported "
+                                      f"(it needs the output's qparams: use torch_qplugin.ops or FloatFunctional)")
+        value = other.item() if torch.is_tensor(other) else other
+        return scalar(func, (args[0], value * kwargs.get("alpha", args[2] if len(args) > 2 else 1)), {})
+    return handler
+
+
 def _register_qplugin_ops():
     for name in ("add", "add_relu", "mul", "mul_relu", "matmul"):
         _HANDLERS[getattr(_q, name).default] = _binary(getattr(_q, "plain_" + name))
     for name, qp in (("add_scalar", _q.plain_add_scalar_qparams), ("add_scalar_relu", _q.plain_add_scalar_qparams),
                      ("mul_scalar", _q.plain_mul_scalar_qparams)):
         _HANDLERS[getattr(_q, name).default] = _scalar(getattr(_q, "plain_" + name), qp)
+    for f, plain, qp in ((aten.add.Tensor, _q.plain_add_scalar, _q.plain_add_scalar_qparams),
+                         (aten.add.Scalar, _q.plain_add_scalar, _q.plain_add_scalar_qparams),
+                         (aten.mul.Tensor, _q.plain_mul_scalar, _q.plain_mul_scalar_qparams),
+                         (aten.mul.Scalar, _q.plain_mul_scalar, _q.plain_mul_scalar_qparams)):
+        _HANDLERS[f] = _with_number(plain, qp)
     _HANDLERS[_q.cat.default] = _qplugin_cat(_q.plain_cat)
     _HANDLERS[aten.cat.default] = lambda f, a, k: _HANDLERS[_q.cat.default](
         f, (a[0], a[1] if len(a) > 1 else k.get("dim", 0), None, None), {})

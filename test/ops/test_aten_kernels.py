@@ -134,6 +134,22 @@ def test_ops_torch_has_no_kernel_for_are_ours_without_use_for_aten():
     assert torch.equal(x.argmin(), x.dequantize().argmin())
 
 
+def test_add_mul_with_a_number_are_the_scalar_ops():
+    # torch has no kernel for these: ours without use_for_aten
+    x = _qx((2, 3, 4), seed=5)
+    _same_q(x + 0.7, _q.add_scalar(x, 0.7))
+    _same_q(1.5 + x, _q.add_scalar(x, 1.5))
+    _same_q(torch.add(x, 0.5, alpha=-3), _q.add_scalar(x, -1.5))
+    _same_q(x * -2.0, _q.mul_scalar(x, -2.0))
+    _same_q(3 * x, _q.mul_scalar(x, 3))
+    with pytest.raises(RuntimeError, match=r"aten::add \(qplugin kernel\): other should be a number, got a "
+                                           r"torch.quint8 tensor of shape \(2, 3, 4\); between quantized tensors"):
+        x + x
+    with pytest.raises(RuntimeError, match=r"aten::mul \(qplugin kernel\): self should be the quantized operand, "
+                                           r"got a torch.float32 tensor"):
+        torch.ones(2, 3, 4) * x
+
+
 def test_ops_give_the_qplugin_ops_results():
     x = _qx((1, 4, 8, 8), channels_last=True)
     torch_qplugin.use_for_aten(True)

@@ -166,6 +166,9 @@ OPS = {
     "qplugin.topk": lambda t: q.topk(t, 2, 0),
     "qplugin.lt": lambda t: q.lt(t, t.flip(1)),
     "qplugin.dequantize": lambda t: q.dequantize(t),
+    "add_number": lambda t: t + 0.7,
+    "mul_number": lambda t: 2.5 * t,
+    "add_alpha": lambda t: torch.add(t, 0.5, alpha=-3),
 }
 
 
@@ -210,7 +213,7 @@ def test_qtensor_signed_dtypes(dtype, name):
 
 @pytest.mark.parametrize("call, opname", [
     (torch.tanh, "aten.tanh.default"),
-    (lambda t: t + 1, "aten.add.Tensor"),
+    (lambda t: t + t, "aten.add.Tensor of a QTensor and a tensor"),
     (lambda t: t.float(), "aten._to_copy.default"),
     (lambda t: t.sum(), "aten.sum.default"),
     (lambda t: F.conv2d(t, torch.zeros(1, 3, 1, 1)), "aten.convolution.default"),
