@@ -361,6 +361,31 @@ def _relu(func, args, kwargs):
     return _like(args[0], _q.plain_relu(*_qp(args[0], func)))
 
 
+# torch's fixed output qparams of the [0, 1]-valued activations on quantized tensors: scale 1 / 256
+# over the dtype's 256 steps
+_UNIT_INTERVAL_ZERO_POINT = {torch.uint8: 0, torch.int8: -128}
+
+
+@_register(aten.sigmoid.default, aten.hardsigmoid.default)
+def _unit_interval(func, args, kwargs):
+    d, s, z = _qp(args[0], func)
+    if d.dtype not in _UNIT_INTERVAL_ZERO_POINT:
+        raise NotImplementedError(f"torch_qplugin.QTensor: {func} of a {d.dtype} QTensor is not supported "
+                                  f"(uint8 or int8)")
+    plain = _q.plain_sigmoid if func is aten.sigmoid.default else _q.plain_hardsigmoid
+    zo = _UNIT_INTERVAL_ZERO_POINT[d.dtype]
+    return _wrap(plain(d, s, z, 1.0 / 256, zo), _per_tensor(1.0 / 256, zo, d.dtype))
+
+
+@_register(aten.hardswish.default, aten.leaky_relu.default)
+def _same_qparams_activation(func, args, kwargs):
+    d, s, z = _qp(args[0], func)
+    if func is aten.hardswish.default:
+        return _like(args[0], _q.plain_hardswish(d, s, z, s, z))
+    slope = args[1] if len(args) > 1 else kwargs.get("negative_slope", 0.01)
+    return _like(args[0], _q.plain_leaky_relu(d, s, z, slope, s, z))
+
+
 @_register(aten.hardtanh.default, aten.clamp.default)
 def _clamp(func, args, kwargs):
     d, s, z = _qp(args[0], func)

@@ -166,6 +166,10 @@ OPS = {
     "qplugin.topk": lambda t: q.topk(t, 2, 0),
     "qplugin.lt": lambda t: q.lt(t, t.flip(1)),
     "qplugin.dequantize": lambda t: q.dequantize(t),
+    "sigmoid": torch.sigmoid,
+    "F.hardsigmoid": F.hardsigmoid,
+    "F.hardswish": F.hardswish,
+    "F.leaky_relu": lambda t: F.leaky_relu(t, 0.2),
     "add_number": lambda t: t + 0.7,
     "mul_number": lambda t: 2.5 * t,
     "add_alpha": lambda t: torch.add(t, 0.5, alpha=-3),
@@ -176,6 +180,10 @@ OPS = {
 TWIN = {
     "argmax": lambda t: q.argmax(t, 1),
     "qplugin.argmin": lambda t: q.argmin(t),
+    # the qplugin kernels of the aten ops (torch's own, without use_for_aten, may differ by a step)
+    "sigmoid": lambda t: q.sigmoid(t, 1 / 256, 0),
+    "F.hardsigmoid": lambda t: q.hardsigmoid(t, 1 / 256, 0),
+    "F.leaky_relu": lambda t: q.leaky_relu(t, 0.2, False, t.q_scale(), t.q_zero_point()),
     "eq": lambda t: q.eq(t, q.quantize_per_tensor(t.dequantize().flip(-1), t.q_scale(), t.q_zero_point(), t.dtype)),
     "qplugin.add": lambda t: q.add(t, q.quantize_per_tensor(t.dequantize().flip(0), t.q_scale(), t.q_zero_point(),
                                                             t.dtype), 0.1, 100),
