@@ -4,7 +4,8 @@ A torch.Tensor wrapper subclass holding a plain integer tensor (uint8 / int8 / i
 and its Quantizer (PerTensorAffine / PerChannelAffine). It answers what a quantized tensor answers
 (dequantize, qscheme, q_scale, ...), and torch ops on it run the plain tier's ops
 (``qplugin::plain_*``) through ``__torch_dispatch__``: view ops, slicing, cat, comparators, sort /
-topk / max / min / argmax / mean, relu / clamp, pooling, upsample, and every ``qplugin::`` op (so
+topk / max / min / argmax / mean, relu / clamp, sigmoid / hardsigmoid / hardswish / leaky_relu,
+add / mul by a number, pooling, upsample, and every ``qplugin::`` op (so
 ``torch_qplugin.nn.quantized.functional`` accepts it). Any other op raises NotImplementedError
 naming it: a QTensor is never silently dequantized.
 
