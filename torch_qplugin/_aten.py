@@ -193,6 +193,18 @@ def _clone(self, *, memory_format=None):
     return out
 
 
+@_kernel("channel_shuffle", via="aten::copy_ of the integers")
+def _channel_shuffle(self, groups):
+    if self.dim() < 3 or groups <= 0 or self.shape[1] % groups:
+        raise ValueError(f"aten::channel_shuffle (qplugin kernel): self should have 3 or more dims and channels "
+                         f"divisible by groups, got shape {tuple(self.shape)} and groups {groups}")
+    n, c = self.shape[:2]
+    grouped = self.reshape(n, groups, c // groups, *self.shape[2:]).transpose(1, 2)
+    out = _clone(grouped).reshape(self.shape)
+    memory_format = _suggested_format(self, torch.preserve_format)  # torch's: the input's
+    return out if memory_format is torch.contiguous_format else _clone(out, memory_format=memory_format)
+
+
 @_kernel("cat", via="qplugin::cat")
 def _cat(tensors, dim=0):
     # torch's quantized cat: the first input's qparams (the others requantized to them)

@@ -267,7 +267,7 @@ _MOVE = [aten.view.default, aten._unsafe_view.default, aten.permute.default, ate
          aten.squeeze.dims, aten.squeeze.default, aten.expand.default, aten.alias.default,
          aten._reshape_alias.default, aten.unfold.default, aten.as_strided.default, aten.split.Tensor,
          aten.split_with_sizes.default, aten.unbind.int, aten.chunk.default, aten.narrow.default,
-         aten.flip.default, aten.roll.default, aten.repeat.default,
+         aten.flip.default, aten.roll.default, aten.repeat.default, aten.channel_shuffle.default,
          # composite view ops reach __torch_dispatch__ undecomposed under torch.inference_mode
          aten.flatten.using_ints, aten.reshape.default, aten.unflatten.int, aten.movedim.int]
 _COPY = [aten.clone.default, aten.detach.default, aten._to_copy.default, aten.contiguous.default]

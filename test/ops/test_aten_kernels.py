@@ -79,6 +79,8 @@ def test_exact_ops_match_torch(dtype, cl):
         "max_all": lambda: x.max(),
         "topk": lambda: x.flatten().topk(5)[0],
     }
+    if dtype == torch.quint8:  # torch's kernel takes quint8 only
+        exact["channel_shuffle"] = lambda: F.channel_shuffle(x, 3)
     for name, fn in exact.items():
         ours, theirs = _both(fn)
         _same_q(ours, theirs)
@@ -107,6 +109,18 @@ def test_requantizing_ops_within_one_step_of_torch(dtype, cl):
         ours, theirs = _both(fn)
         _within_one_step(ours, theirs)
         assert ours.stride() == theirs.stride(), name
+
+
+def test_channel_shuffle_of_signed_and_strided_inputs():
+    x = _qx((2, 6, 3, 4), torch.qint8)
+    torch_qplugin.use_for_aten(True)
+    try:
+        out = F.channel_shuffle(x, 2)
+        out_t = F.channel_shuffle(x.transpose(2, 3), 3)
+    finally:
+        torch_qplugin.use_for_aten(False)
+    assert torch.equal(out.dequantize(), F.channel_shuffle(x.dequantize(), 2))
+    assert torch.equal(out_t.dequantize(), F.channel_shuffle(x.dequantize().transpose(2, 3), 3))
 
 
 def test_3d_pools_match_torch():

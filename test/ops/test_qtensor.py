@@ -170,6 +170,7 @@ OPS = {
     "F.hardsigmoid": F.hardsigmoid,
     "F.hardswish": F.hardswish,
     "F.leaky_relu": lambda t: F.leaky_relu(t, 0.2),
+    "channel_shuffle": lambda t: F.channel_shuffle(t, 3),
     "add_number": lambda t: t + 0.7,
     "mul_number": lambda t: 2.5 * t,
     "add_alpha": lambda t: torch.add(t, 0.5, alpha=-3),
