@@ -5,11 +5,14 @@
     python scripts/bench_models.py --models resnet18 --threads 1 --batches 1
 
 Static int8 (ResNet-18, MobileNetV2, MobileNetV3-Large, ShuffleNetV2 x1.0 from examples/models,
-written as torchvision's quantizable versions; random init, calibrated on random
-images): fp32 eager, torch x86 int8 (its default qconfig) eager and scripted, torch_qplugin
-int8 eager, plain eager, plain compiled (torch_qplugin.deploy.compile) and scripted, our plain
-model exported by torch_qplugin.deploy.export_onnx and run by ONNX Runtime, and ONNX Runtime's own
-static int8 (QDQ, per-channel) of the float model, when onnxruntime is importable. Dynamic int8 (LSTM and Transformer-encoder classifiers): fp32 vs torch's dynamic int8
+written as torchvision's quantizable versions, and ``tv_*``: torchvision's own quantizable
+definitions, ResNet-50, ResNeXt-101 32x8d, GoogLeNet and Inception-v3 included, when torchvision
+is installed; random init, calibrated on random images): fp32 eager, torch x86 int8 (its default
+qconfig) eager and scripted, torch_qplugin int8 eager, plain eager, plain compiled
+(torch_qplugin.deploy.compile) and scripted, our plain model exported by
+torch_qplugin.deploy.export_onnx and run by ONNX Runtime, and ONNX Runtime's own static int8 (QDQ,
+per-channel) of the float model, when onnxruntime is importable. Dynamic int8 (LSTM and
+Transformer-encoder classifiers): fp32 vs torch's dynamic int8
 vs torch_qplugin's. Every timing of one configuration is interleaved round by round with the
 others (the machine's speed drifts), median of rounds. Also: output agreement with fp32 (cosine
 of logits and top-1 agreement; on the digits demo's real test set too) and torch.profiler's top
@@ -17,6 +20,7 @@ ops. Writes docs/benchmarks_models.md and docs/benchmarks_models.png unless --no
 A column that cannot run says why; no number is made up.
 """
 import argparse
+import importlib.util
 import os
 import platform
 import sys
@@ -24,7 +28,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "examples"), str(ROOT), str(ROOT / "scripts")]
+sys.path[:0] = [str(ROOT / "examples"), str(ROOT), str(ROOT / "scripts"), str(ROOT / "test" / "compat")]
 _MALLOC_ENV = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(1 << 40)}
 
 
@@ -44,6 +48,27 @@ from toolkits import QPlugin, TorchAO, Unavailable, graph_op_counts, quiet_depre
 
 STATIC_MODELS = {"resnet18": models.resnet18, "mobilenet_v2": models.mobilenet_v2,
                  "mobilenet_v3_large": models.mobilenet_v3_large, "shufflenet_v2": models.shufflenet_v2_x1_0}
+
+
+def _torchvision(name):
+    """torchvision's own quantizable definition of ``name`` (torchvision.models.quantization, loaded
+    by test/compat/tv_models.py with or without torchvision's C++ ops), unmodified but for
+    ``fuse_model``: the toolkits pass their fuser, torchvision fuses with torch.ao's."""
+    def factory():
+        import tv_models
+
+        model = tv_models.build(name)
+        base = type(model)
+        model.__class__ = type("Torchvision" + base.__name__, (base,), {
+            "fuse_model": lambda self, fuser=None: base.fuse_model(self, is_qat=False)})
+        return model
+    return factory
+
+
+TORCHVISION_MODELS = ("resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_large", "shufflenet_v2_x1_0",
+                      "googlenet", "inception_v3", "resnext101_32x8d")
+if importlib.util.find_spec("torchvision") is not None:  # a test dependency (scripts/setup_env.sh)
+    STATIC_MODELS.update({f"tv_{n}": _torchvision(n) for n in TORCHVISION_MODELS})
 DYNAMIC_MODELS = {
     "lstm": (lambda: models.LSTMClassifier(), 32),          # (factory, sequence length)
     "transformer": (lambda: models.TransformerClassifier(), 64),

@@ -53,6 +53,20 @@ def main():
         paths = ", ".join(FAMILIES.get(fam, ("scalar",))) if status == "done" else ""
         sig = str(s).split("(", 1)[1].rsplit(")", 1)[0] if "(" in str(s) else ""
         lines.append(f"| `{name}` | `({sig})` | {status} | {', '.join(keys) or '-'} | {paths} |")
+    lines += ["", "## aten ops on quantized tensors", "",
+              "QuantizedCPU kernels qplugin registers for aten ops (torch_qplugin/_aten.py; the functional "
+              "calls eager int8 models make on quantized tensors), each onto the qplugin op named. Where "
+              "torch has no kernel of its own, ours is registered at import; where it has one, "
+              "`torch_qplugin.use_for_aten(True)` (or `QPLUGIN_USE_FOR_ATEN=1` at import) replaces it and "
+              "`use_for_aten(False)` restores it. Composite aten ops reach these (`adaptive_avg_pool2d` "
+              "-> `_adaptive_avg_pool2d`, `max_pool1d/2d/3d` -> `quantized_max_pool1d/2d/3d`, "
+              "`contiguous` -> `clone`, `stack` -> `cat`, `interpolate` -> `upsample_*`). View ops, the "
+              "quantized factories and the qparams reads stay torch's. `torch has one`: in the torch "
+              f"this table was made with ({torch.__version__}).", "",
+              "| aten op | key | runs | torch has one |", "|---|---|---|---|"]
+    from torch_qplugin import _aten
+    for name, key, via, torch_has in _aten.table():
+        lines.append(f"| `aten::{name}` | {key} | `{via}` | {'yes' if torch_has else 'no'} |")
     lines.insert(2, f"{done} of {len(schemas)} ops have kernels.\n")
     (ROOT / "docs" / "ops.md").write_text("\n".join(lines) + "\n")
     print(f"wrote docs/ops.md: {done}/{len(schemas)} done")

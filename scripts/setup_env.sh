@@ -21,6 +21,8 @@ fi
 "${PIP[@]}" numpy pytest expecttest hypothesis "setuptools>=64" wheel \
   scikit-learn tqdm matplotlib \
   onnx onnxscript onnxruntime  # the demo (and its end-to-end test): data, progress bars, chart; ONNX export
+# the tests' torchvision models (test/compat/test_torchvision_models.py); --no-deps keeps the torch
+"${PIP[@]}" --no-deps "torchvision==0.29.1" pillow
 command -v cmake >/dev/null 2>&1 || "${PIP[@]}" "cmake>=3.18"
 command -v ninja >/dev/null 2>&1 || "${PIP[@]}" ninja
 "${PIP[@]}" --no-build-isolation --no-deps -e .

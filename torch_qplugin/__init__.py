@@ -16,7 +16,12 @@ from . import _wrong_kind  # noqa: E402
 
 _wrong_kind.register()
 
+from . import _aten  # noqa: E402
+
+_aten.register()
+
 from . import ops  # noqa: E402
+from ._aten import use_for_aten  # noqa: E402
 from ._isa import active_isa, cpu_isa, kernel_isa, set_isa  # noqa: E402
 from .quantizer import PerChannelAffine, PerTensorAffine, Quantizer, quantize  # noqa: E402
 from .qtensor import QTensor  # noqa: E402
@@ -31,4 +36,4 @@ __version__ = "0.1.0"
 __getattr__, __dir__ = lazy_attributes(__name__, globals(), {n: (f"{__name__}.{n}", None) for n in ("nn", "quantization")})
 
 
-__all__ = ["ops", "PerTensorAffine", "PerChannelAffine", "Quantizer", "quantize", "QTensor", "nn", "quantization", "active_isa", "cpu_isa", "kernel_isa", "set_isa", "__version__"]
+__all__ = ["ops", "PerTensorAffine", "PerChannelAffine", "Quantizer", "quantize", "QTensor", "nn", "quantization", "active_isa", "cpu_isa", "kernel_isa", "set_isa", "use_for_aten", "__version__"]

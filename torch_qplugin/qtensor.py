@@ -4,7 +4,8 @@ A torch.Tensor wrapper subclass holding a plain integer tensor (uint8 / int8 / i
 and its Quantizer (PerTensorAffine / PerChannelAffine). It answers what a quantized tensor answers
 (dequantize, qscheme, q_scale, ...), and torch ops on it run the plain tier's ops
 (``qplugin::plain_*``) through ``__torch_dispatch__``: view ops, slicing, cat, comparators, sort /
-topk / max / min / argmax / mean, relu / clamp, pooling, upsample, and every ``qplugin::`` op (so
+topk / max / min / argmax / mean, relu / clamp, sigmoid / hardsigmoid / hardswish / leaky_relu,
+add / mul by a number, pooling, upsample, and every ``qplugin::`` op (so
 ``torch_qplugin.nn.quantized.functional`` accepts it). Any other op raises NotImplementedError
 naming it: a QTensor is never silently dequantized.
 
@@ -27,6 +28,7 @@ never reaches a graph: the graphs hold the plain ops on its integers and aten vi
 import threading
 
 import torch
+from torch.utils._mode_utils import no_dispatch
 
 from . import quantizer as _quantizer
 from .quantizer import PerChannelAffine, PerTensorAffine, Quantizer
@@ -268,7 +270,7 @@ _MOVE = [aten.view.default, aten._unsafe_view.default, aten.permute.default, ate
          aten.squeeze.dims, aten.squeeze.default, aten.expand.default, aten.alias.default,
          aten._reshape_alias.default, aten.unfold.default, aten.as_strided.default, aten.split.Tensor,
          aten.split_with_sizes.default, aten.unbind.int, aten.chunk.default, aten.narrow.default,
-         aten.flip.default, aten.roll.default, aten.repeat.default,
+         aten.flip.default, aten.roll.default, aten.repeat.default, aten.channel_shuffle.default,
          # composite view ops reach __torch_dispatch__ undecomposed under torch.inference_mode
          aten.flatten.using_ints, aten.reshape.default, aten.unflatten.int, aten.movedim.int]
 _COPY = [aten.clone.default, aten.detach.default, aten._to_copy.default, aten.contiguous.default]
@@ -284,6 +286,21 @@ def _move(func, args, kwargs):
     if isinstance(out, (list, tuple)):
         return type(out)(_like(x, o) for o in out)
     return _like(x, out)
+
+
+@_register(aten.as_strided_.default)
+def _as_strided_(func, args, kwargs):
+    # torch's decompositions restride their results in place (adaptive_avg_pool2d to 1x1 of a
+    # channels_last input ends in as_strided_ of the mean): the integers and the wrapper's own
+    # sizes and strides, which the Python key excluded lets the CPU kernel set.
+    x = args[0]
+    if not isinstance(x.quantizer, PerTensorAffine):
+        raise NotImplementedError(f"torch_qplugin.QTensor: {func} on a per-channel QTensor is not supported "
+                                  f"(it may move the channel axis)")
+    func(x._data, *args[1:], **kwargs)
+    with no_dispatch():
+        func(x, *args[1:], **kwargs)
+    return x
 
 
 @_register(*_COPY)
@@ -346,6 +363,31 @@ def _mean(func, args, kwargs):
 @_register(aten.relu.default)
 def _relu(func, args, kwargs):
     return _like(args[0], _q.plain_relu(*_qp(args[0], func)))
+
+
+# torch's fixed output qparams of the [0, 1]-valued activations on quantized tensors: scale 1 / 256
+# over the dtype's 256 steps
+_UNIT_INTERVAL_ZERO_POINT = {torch.uint8: 0, torch.int8: -128}
+
+
+@_register(aten.sigmoid.default, aten.hardsigmoid.default)
+def _unit_interval(func, args, kwargs):
+    d, s, z = _qp(args[0], func)
+    if d.dtype not in _UNIT_INTERVAL_ZERO_POINT:
+        raise NotImplementedError(f"torch_qplugin.QTensor: {func} of a {d.dtype} QTensor is not supported "
+                                  f"(uint8 or int8)")
+    plain = _q.plain_sigmoid if func is aten.sigmoid.default else _q.plain_hardsigmoid
+    zo = _UNIT_INTERVAL_ZERO_POINT[d.dtype]
+    return _wrap(plain(d, s, z, 1.0 / 256, zo), _per_tensor(1.0 / 256, zo, d.dtype))
+
+
+@_register(aten.hardswish.default, aten.leaky_relu.default)
+def _same_qparams_activation(func, args, kwargs):
+    d, s, z = _qp(args[0], func)
+    if func is aten.hardswish.default:
+        return _like(args[0], _q.plain_hardswish(d, s, z, s, z))
+    slope = args[1] if len(args) > 1 else kwargs.get("negative_slope", 0.01)
+    return _like(args[0], _q.plain_leaky_relu(d, s, z, slope, s, z))
 
 
 @_register(aten.hardtanh.default, aten.clamp.default)
@@ -448,12 +490,31 @@ def _scalar(plain, plain_qparams):
     return handler
 
 
+def _with_number(plain, plain_qparams):
+    """aten add / mul of a QTensor and a number (which torch hands over as a 0-dim tensor)."""
+    scalar = _scalar(plain, plain_qparams)
+
+    def handler(func, args, kwargs):
+        other = args[1]
+        if isinstance(other, QTensor) or (torch.is_tensor(other) and other.dim() != 0):
+            raise NotImplementedError(f"torch_qplugin.QTensor: {func} of a QTensor and a tensor is not supported "
+                                      f"(it needs the output's qparams: use torch_qplugin.ops or FloatFunctional)")
+        value = other.item() if torch.is_tensor(other) else other
+        return scalar(func, (args[0], value * kwargs.get("alpha", args[2] if len(args) > 2 else 1)), {})
+    return handler
+
+
 def _register_qplugin_ops():
     for name in ("add", "add_relu", "mul", "mul_relu", "matmul"):
         _HANDLERS[getattr(_q, name).default] = _binary(getattr(_q, "plain_" + name))
     for name, qp in (("add_scalar", _q.plain_add_scalar_qparams), ("add_scalar_relu", _q.plain_add_scalar_qparams),
                      ("mul_scalar", _q.plain_mul_scalar_qparams)):
         _HANDLERS[getattr(_q, name).default] = _scalar(getattr(_q, "plain_" + name), qp)
+    for f, plain, qp in ((aten.add.Tensor, _q.plain_add_scalar, _q.plain_add_scalar_qparams),
+                         (aten.add.Scalar, _q.plain_add_scalar, _q.plain_add_scalar_qparams),
+                         (aten.mul.Tensor, _q.plain_mul_scalar, _q.plain_mul_scalar_qparams),
+                         (aten.mul.Scalar, _q.plain_mul_scalar, _q.plain_mul_scalar_qparams)):
+        _HANDLERS[f] = _with_number(plain, qp)
     _HANDLERS[_q.cat.default] = _qplugin_cat(_q.plain_cat)
     _HANDLERS[aten.cat.default] = lambda f, a, k: _HANDLERS[_q.cat.default](
         f, (a[0], a[1] if len(a) > 1 else k.get("dim", 0), None, None), {})

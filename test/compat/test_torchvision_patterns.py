@@ -25,6 +25,7 @@ import torch_qplugin.nn.quantized as nnq
 import torch_qplugin.quantization as tq
 
 import tv_patterns as T
+from tv_models import settle as _settle
 
 taq = pytest.importorskip("torch.ao.quantization")
 tnnq = pytest.importorskip("torch.ao.nn.quantized")
@@ -57,24 +58,6 @@ _EXPECTED = {
     "googlenet": {"qplugin::cat", "qplugin::max_pool2d", "qplugin::conv2d_relu"},
     "shufflenet_v2": {"qplugin::cat", "qplugin::conv2d_relu", "qplugin::conv2d"},
 }
-
-
-def _settle(model, data):
-    """Random-init nets have identity batch norms; give them real statistics (and affine
-    parameters) from the calibration data so activations are well scaled, as in a trained net."""
-    g = torch.Generator().manual_seed(7)
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            m.reset_running_stats()
-            m.momentum = None
-            with torch.no_grad():
-                m.weight.copy_(torch.rand(m.weight.shape, generator=g) + 0.5)
-                m.bias.copy_(torch.rand(m.bias.shape, generator=g) * 0.4 - 0.2)
-    model.train()
-    with torch.no_grad():
-        for x in data:
-            model(x)
-    return model.eval()
 
 
 def _quantize(tk, fp32, data, qconfig):

@@ -137,6 +137,9 @@ OPS = {
     "max_pool2d": lambda t: F.max_pool2d(t, 3, 2, 1),
     "avg_pool2d": lambda t: F.avg_pool2d(t, 2),
     "adaptive_avg_pool2d": lambda t: F.adaptive_avg_pool2d(t, (3, 4)),
+    "adaptive_avg_pool2d_1x1": lambda t: F.adaptive_avg_pool2d(t, 1),
+    "to_channels_last": lambda t: t.contiguous(memory_format=torch.channels_last),
+    "as_strided": lambda t: t.as_strided((2, 3, 2, 2), (240, 80, 10, 1), 3),
     "interpolate": lambda t: F.interpolate(t, size=(11, 13), mode="nearest"),
     "qF.max_pool2d": lambda t: qF.max_pool2d(t, 2),
     "qF.avg_pool2d": lambda t: qF.avg_pool2d(t, 3, 2, 1),
@@ -163,6 +166,14 @@ OPS = {
     "qplugin.topk": lambda t: q.topk(t, 2, 0),
     "qplugin.lt": lambda t: q.lt(t, t.flip(1)),
     "qplugin.dequantize": lambda t: q.dequantize(t),
+    "sigmoid": torch.sigmoid,
+    "F.hardsigmoid": F.hardsigmoid,
+    "F.hardswish": F.hardswish,
+    "F.leaky_relu": lambda t: F.leaky_relu(t, 0.2),
+    "channel_shuffle": lambda t: F.channel_shuffle(t, 3),
+    "add_number": lambda t: t + 0.7,
+    "mul_number": lambda t: 2.5 * t,
+    "add_alpha": lambda t: torch.add(t, 0.5, alpha=-3),
 }
 
 
@@ -170,6 +181,10 @@ OPS = {
 TWIN = {
     "argmax": lambda t: q.argmax(t, 1),
     "qplugin.argmin": lambda t: q.argmin(t),
+    # the qplugin kernels of the aten ops (torch's own, without use_for_aten, may differ by a step)
+    "sigmoid": lambda t: q.sigmoid(t, 1 / 256, 0),
+    "F.hardsigmoid": lambda t: q.hardsigmoid(t, 1 / 256, 0),
+    "F.leaky_relu": lambda t: q.leaky_relu(t, 0.2, False, t.q_scale(), t.q_zero_point()),
     "eq": lambda t: q.eq(t, q.quantize_per_tensor(t.dequantize().flip(-1), t.q_scale(), t.q_zero_point(), t.dtype)),
     "qplugin.add": lambda t: q.add(t, q.quantize_per_tensor(t.dequantize().flip(0), t.q_scale(), t.q_zero_point(),
                                                             t.dtype), 0.1, 100),
@@ -185,6 +200,17 @@ def test_qtensor_op_matches_quantized_path(name, layout, isa):
     _same(OPS[name](qt), TWIN.get(name, OPS[name])(qd))
 
 
+def test_qtensor_restrides_in_place_as_torch_decompositions_do():
+    # F.adaptive_avg_pool2d to 1x1 of a channels_last input decomposes to mean + as_strided_
+    qt, qd, _ = _pair("channels_last")
+    out = F.adaptive_avg_pool2d(qt, 1)
+    _same(out, F.adaptive_avg_pool2d(qd, 1))
+    assert out.stride() == out.int_repr().stride() == (3, 1, 3, 3)
+    view = qt[:, :, :2, :2].clone()
+    assert view.as_strided_((2, 3, 2, 1), (12, 4, 2, 1)) is view
+    assert view.shape == view.int_repr().shape == (2, 3, 2, 1)
+
+
 @pytest.mark.parametrize("dtype", [torch.int8, torch.int32])
 @pytest.mark.parametrize("name", ["slice", "cat", "eq", "sort", "relu", "max_pool2d", "mean", "qplugin.add"])
 def test_qtensor_signed_dtypes(dtype, name):
@@ -196,7 +222,7 @@ def test_qtensor_signed_dtypes(dtype, name):
 
 @pytest.mark.parametrize("call, opname", [
     (torch.tanh, "aten.tanh.default"),
-    (lambda t: t + 1, "aten.add.Tensor"),
+    (lambda t: t + t, "aten.add.Tensor of a QTensor and a tensor"),
     (lambda t: t.float(), "aten._to_copy.default"),
     (lambda t: t.sum(), "aten.sum.default"),
     (lambda t: F.conv2d(t, torch.zeros(1, 3, 1, 1)), "aten.convolution.default"),

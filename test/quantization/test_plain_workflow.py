@@ -623,3 +623,13 @@ def test_plain_embeddings_export():
     dp, args = _plain_embeds(2)
     ep = torch.export.export(dp, args)
     assert all(torch.equal(a, b) for a, b in zip(ep.module()(*args), dp(*args)))
+
+
+def test_scripting_a_plain_model_raises_naming_the_deploy_routes():
+    plain = tq.convert(_prepared(_net(), FUSE), plain=True)
+    with pytest.raises(RuntimeError, match=r"torch.jit.script: torch_qplugin.nn.plain.Quantize is a plain module, "
+                                           r"and plain models do not script .* torch.export.export, "
+                                           r"torch_qplugin.deploy.compile or an AOTInductor package"):
+        torch.jit.script(plain)
+    with pytest.raises(RuntimeError, match=r"torch_qplugin.nn.plain.ConvReLU2d is a plain module"):
+        torch.jit.script(plain.conv1)

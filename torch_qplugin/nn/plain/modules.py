@@ -77,10 +77,19 @@ def _out(data, scale, zero_point):
 
 
 class _Plain:
-    """Mixin: the name shown by repr."""
+    """Mixin: the name shown by repr, and the refusal of torch.jit.script."""
 
     def _get_name(self):
         return "Plain" + type(self).__name__
+
+    def __prepare_scriptable__(self):
+        # torch.jit.script calls this on every submodule before compiling any: TorchScript has no
+        # QTensor (a torch.Tensor subclass), so a plain model cannot script at all.
+        raise RuntimeError(
+            f"torch.jit.script: torch_qplugin.nn.plain.{type(self).__name__} is a plain module, and plain models "
+            "do not script (TorchScript cannot hold the QTensor activations between them). Deploy a plain model "
+            "through torch.export.export, torch_qplugin.deploy.compile or an AOTInductor package "
+            "(torch_qplugin.deploy.aoti_package), or script the quantized-dtype form (convert without plain=True)")
 
 
 class _Retag(_Plain):
