@@ -30,6 +30,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from ._export import batch_oblivious, export
+
 __all__ = ["export_onnx", "decomposed_program", "DECOMPOSITIONS"]
 
 _q = torch.ops.qplugin
@@ -343,18 +345,16 @@ def decomposed_program(model, args: Tuple[Any, ...], *, dynamic_batch: bool = Tr
     holds quantized-tier modules, embeddings as float tables) with every plain op decomposed into
     its float op between the boundaries. Running its module() in torch computes what the ONNX file
     computes, up to ONNX Runtime's float rounding."""
-    from . import deploy
-
     if not isinstance(args, tuple):
         raise TypeError(f"torch_qplugin.deploy.export_onnx: args should be a tuple of example inputs, "
                         f"got {type(args).__name__}")
     model = _onnx_ready(_as_plain(model).eval())
     if dynamic_batch:
-        ep = deploy.export(model, args)
+        ep = export(model, args)
     else:
         with torch.no_grad():
             ep = torch.export.export(model, args)
-    with deploy.batch_oblivious():  # retracing must not specialize a batch of 1 either
+    with batch_oblivious():  # retracing must not specialize a batch of 1 either
         return ep.run_decompositions(DECOMPOSITIONS)
 
 
