@@ -142,8 +142,8 @@ def _quantize(model, shape, qconfigs=None, fuse=None):
     return tq.convert(prepared, plain=True).eval()
 
 
-# Every module of the default static mapping, by input rank: (input shape, modules, per-channel
-# branches, fusions, ONNX Runtime kernels that must run).
+# Every module of the default static mapping, by input rank: (input shape, modules, branches with
+# per-tensor weights (default_qconfig's are per channel), fusions, ONNX Runtime kernels that must run).
 GROUPS = {
     "1d": ((1, 4, 9), lambda: {
         "conv1d": nn.Conv1d(4, 6, 3, padding=1),
@@ -187,9 +187,11 @@ GROUPS = {
 
 @pytest.mark.parametrize("group", sorted(GROUPS))
 def test_static_modules(group, tmp_path):
-    shape, make, per_channel, fuse, int8_kernels = GROUPS[group]
-    model = _quantize(Branches(make()), shape, {f"branches.{k}": "default_per_channel_qconfig" for k in per_channel},
+    shape, make, per_tensor, fuse, int8_kernels = GROUPS[group]
+    model = _quantize(Branches(make()), shape, {f"branches.{k}": "default_per_tensor_qconfig" for k in per_tensor},
                       fuse)
+    for k in per_tensor:
+        assert model.branches[k].w_scales.numel() == 1
     _, kernels = _check(model, shape, tmp_path)
     for k in int8_kernels:  # ONNX Runtime's int8 kernels ran
         assert kernels[k] > 0, (k, kernels)
