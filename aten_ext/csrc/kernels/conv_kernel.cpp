@@ -282,7 +282,8 @@ void dw_vnni_row(const uint8_t* const* xr, const int32_t* const* wp, int64_t nr,
     for (int j = 0; j < NR; ++j)
       for (int q = 0; q < 4; ++q) wv[j][q] = V::loadu(wp[j] + kL * q);
   }
-  // Clamp as in finish_vec (to [qmin - y_zp, qmax - y_zp], then + y_zp: already in 0..255).
+  // finish_vec's requantize step: clamp_round to [qmin - y_zp, qmax - y_zp], then + y_zp in 16
+  // bits after the first pack (the sum is already in 0..255).
   const F hi = V::set1_ps(static_cast<float>(ep.qmax - ep.y_zp));
   const F lo = V::set1_ps(static_cast<float>(ep.qmin - ep.y_zp));
   const I yzp = V::set1_16(ep.y_zp);
@@ -291,10 +292,8 @@ void dw_vnni_row(const uint8_t* const* xr, const int32_t* const* wp, int64_t nr,
   auto finish = [&](I (&acc)[4], uint8_t* out) {
     I r[4];
     for (int q = 0; q < 4; ++q) {
-      F v = V::add(V::mul(V::cvt_ps(acc[q]), mq[q]), V::loadu_ps(bp + kL * q));
-      v = V::min(v, hi);
-      v = V::max(v, lo);
-      r[q] = V::cvt_i(v);  // |r| <= 255: the packs never saturate
+      const F v = V::add(V::mul(V::cvt_ps(acc[q]), mq[q]), V::loadu_ps(bp + kL * q));
+      r[q] = requant::clamp_round<V>(v, lo, hi);  // |r| <= 255: the packs never saturate
     }
     const I s01 = V::add16(V::packs32(r[0], r[1]), yzp);
     const I s23 = V::add16(V::packs32(r[2], r[3]), yzp);
@@ -524,12 +523,12 @@ void dw3x3_pairs_avx2(const uint8_t* xb, const int64_t* prow, int64_t kstep, int
       al = _mm256_add_epi32(al, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1), vwl[k]));
       ah = _mm256_add_epi32(ah, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1), vwh[k]));
     }
-    __m256 fl = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(al), ml), bl);
-    __m256 fh = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(ah), mh), bh);
-    fl = _mm256_max_ps(_mm256_min_ps(fl, vmax), vmin);
-    fh = _mm256_max_ps(_mm256_min_ps(fh, vmax), vmin);
-    // |r| <= 1024 after the clamp: packs is exact, + y_zp stays in int16, packus exact (0..255)
-    const __m256i r16 = _mm256_add_epi16(_mm256_packs_epi32(_mm256_cvtps_epi32(fl), _mm256_cvtps_epi32(fh)), vyzp);
+    const __m256 fl = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(al), ml), bl);
+    const __m256 fh = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(ah), mh), bh);
+    // The requantize step with + y_zp after the first pack: |r| <= 255 after the clamp, so packs
+    // is exact, + y_zp stays in int16, packus exact (0..255).
+    const __m256i r16 = _mm256_add_epi16(
+        _mm256_packs_epi32(requant::clamp_round(fl, vmin, vmax), requant::clamp_round(fh, vmin, vmax)), vyzp);
     const __m256i r8 = _mm256_permute4x64_epi64(_mm256_packus_epi16(r16, r16), 0x08);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i * C), _mm256_castsi256_si128(r8));
   }
