@@ -8,11 +8,12 @@
 // second operand of MINPS when the first is NaN), +-inf to hi / lo. Clamping before rounding
 // keeps the float -> int conversion in range; with integer bounds it gives the same integers as
 // rounding first and clamping after (rounding is monotonic), so callers written either way
-// (pooling's average was) share it.
+// share it.
 //
 // Forms: requantize<float> / requantize<double> (scalar; clamp_round: its zp = 0 form),
-// requantize_nan_zero (the named float64 variant, below), and the vector forms of namespace qplugin::kernels::<isa>::requant on
-// kernels/simd.h (lane by lane the scalar float steps), included from a kernels/ TU.
+// requantize_nan_zero (the named float64 variant, below), and the vector forms of namespace
+// qplugin::kernels::<isa>::requant on kernels/simd.h (lane by lane the scalar float steps),
+// included from a kernels/ TU.
 //
 // Users (each computes its v in its own documented order, then calls this):
 //  - the GEMM epilogues (kernels/gemm/qgemm_kernel.cpp, kU8: v = float(C) * multiplier + bias,
@@ -36,15 +37,21 @@
 namespace qplugin {
 namespace kernels {
 
-// Round half to even without libm for double (std::nearbyint is a library call in translation
-// units built for baseline x86-64, and a slow one at times). For |v| < 2^51, v + 1.5 * 2^52
-// lies in [2^52, 2^53) where the spacing is 1, so adding and removing it rounds in the current
-// (default: nearest-even) mode. Larger |v|, inf and NaN are returned unchanged.
+// Round half to even for double. Where SSE4.1 is enabled (the AVX2 / AVX-512 builds)
+// std::nearbyint is one round instruction (vroundsd / vrndscalesd, which loops over doubles also
+// vectorize); in translation units built for baseline x86-64 it is a library call, and a slow one
+// at times, so there: for |v| < 2^51, v + 1.5 * 2^52 lies in [2^52, 2^53) where the spacing is 1,
+// so adding and removing it rounds in the current (default: nearest-even) mode. Larger |v|, inf
+// and NaN are returned unchanged. Both give the same value for every input.
 inline double round_half_even(double v) {
+#if defined(__SSE4_1__)
+  return std::nearbyint(v);
+#else
   constexpr double kMagic = 6755399441055744.0;  // 1.5 * 2^52
   if (!(std::fabs(v) < 2251799813685248.0)) return v;  // |v| >= 2^51, inf, NaN
   volatile double t = v + kMagic;  // volatile: no algebraic shortcut
   return t - kMagic;
+#endif
 }
 // float: the SSE4.1 / AVX round instruction in vector builds (default rounding mode: ties to
 // even), the same result as the vector paths' cvtps2dq.
