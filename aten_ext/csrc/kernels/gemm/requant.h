@@ -59,12 +59,13 @@ inline float round_half_even(float v) { return std::nearbyint(v); }
 
 // round_half_even(clamp(v, lo, hi)) with lo <= hi integral values of F: the step with zp = 0,
 // for callers whose v already holds the output zero point (or that add it after narrowing) and
-// that keep their bounds as F.
+// that keep their bounds as F. The result is an integral F in [lo, hi]: 8-bit callers convert
+// it straight to their type (a float -> int32 conversion, which loops vectorize on AVX2 too).
 template <typename F>
-inline int64_t clamp_round(F v, F lo, F hi) {
+inline F clamp_round(F v, F lo, F hi) {
   v = v < hi ? v : hi;  // as MINPS(v, hi): NaN -> hi
   v = v > lo ? v : lo;
-  return static_cast<int64_t>(round_half_even(v));
+  return round_half_even(v);
 }
 
 // round_half_even(clamp(v, lo - zp, hi - zp)) + zp (see the top of this file); F is float or
@@ -73,7 +74,7 @@ template <typename F>
 inline int32_t requantize(F v, int32_t zp, int32_t lo, int32_t hi) {
   const F h = static_cast<F>(static_cast<int64_t>(hi) - zp);
   const F l = static_cast<F>(static_cast<int64_t>(lo) - zp);
-  return static_cast<int32_t>(clamp_round(v, l, h) + zp);
+  return static_cast<int32_t>(static_cast<int64_t>(clamp_round(v, l, h)) + zp);
 }
 
 // The float64 variant with NaN sent to the zero point (v = 0) instead of hi: the rule of
