@@ -31,6 +31,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/isa.h"
 
@@ -74,7 +75,13 @@ template <typename F>
 inline int32_t requantize(F v, int32_t zp, int32_t lo, int32_t hi) {
   const F h = static_cast<F>(static_cast<int64_t>(hi) - zp);
   const F l = static_cast<F>(static_cast<int64_t>(lo) - zp);
-  return static_cast<int32_t>(static_cast<int64_t>(clamp_round(v, l, h)) + zp);
+  if constexpr (std::is_same_v<F, double>) {
+    // Exact in double (the sum lies in [lo, hi]), and a double -> int32 conversion, which loops
+    // vectorize on AVX2 too (AVX2 has no packed double -> int64 one).
+    return static_cast<int32_t>(clamp_round(v, l, h) + static_cast<double>(zp));
+  } else {
+    return static_cast<int32_t>(static_cast<int64_t>(clamp_round(v, l, h)) + zp);
+  }
 }
 
 // The float64 variant with NaN sent to the zero point (v = 0) instead of hi: the rule of
