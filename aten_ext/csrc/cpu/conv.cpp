@@ -142,6 +142,7 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   if (p.depthwise) {
     const int64_t rows = g.OD * g.OH;
     const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, g.OW * OC * p.KH * p.KW));
+    const int32_t* wpk = p.dw_packed(path);
     at::parallel_for(0, N * rows, grain, [&](int64_t begin, int64_t end) {
       for (int64_t t = begin; t < end;) {
         const int64_t n = t / rows;
@@ -149,7 +150,7 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
         const int64_t rc = std::min(end - t, rows - r0);
         kernels::ConvEpilogue ep = base;
         ep.add = addp != nullptr ? addp + n * out_img : nullptr;
-        QPLUGIN_ISA_CALL_ON(path, conv_depthwise, xp + n * in_img, g, r0, rc, p.dw.data(), xzp, ep,
+        QPLUGIN_ISA_CALL_ON(path, conv_depthwise, xp + n * in_img, g, r0, rc, p.dw.data(), wpk, xzp, ep,
                          yp + n * out_img);
         t += rc;
       }

@@ -56,12 +56,10 @@ inline double act_eval(const ActSpec& s, double x) {
 }
 
 // clamp(round_half_even(y / scale) + zp) in float64; NaN -> zp. The requantize step is the
-// engine's one definition (kernels/gemm/requant.h), here in float64 with NaN sent to 0 first.
+// engine's one definition (kernels/gemm/requant.h), in its float64 variant with NaN sent to 0 (requantize_nan_zero).
 template <typename T>
 inline T requantize_double(double y, double scale, int32_t zp) {
-  double v = y / scale;
-  if (std::isnan(v)) v = 0.0;
-  return static_cast<T>(requantize<double>(v, zp, QRange<T>::min, QRange<T>::max));
+  return static_cast<T>(requantize_nan_zero(y / scale, zp, QRange<T>::min, QRange<T>::max));
 }
 
 template <typename T>

@@ -24,9 +24,8 @@ inline T requant_one(T q, const CatRequant& p) {
     v = quantize_val8<T>(d, p.inv_so, p.zo);
   } else {
     (void)d;
-    const double t = std::nearbyint(static_cast<double>(static_cast<int64_t>(q) - p.zx) * p.sx_d / p.so_d) +
-                     static_cast<double>(p.zo);
-    v = t >= QRange<T>::max ? QRange<T>::max : (t <= QRange<T>::min ? QRange<T>::min : static_cast<int32_t>(t));
+    v = requantize<double>(static_cast<double>(static_cast<int64_t>(q) - p.zx) * p.sx_d / p.so_d, p.zo,
+                           QRange<T>::min, QRange<T>::max);
   }
   return static_cast<T>(std::max(v, p.lo));
 }
@@ -43,7 +42,7 @@ void requant_row(const T* x, T* y, int64_t n, const CatRequant& p) {
     const VF lo = set1_f(static_cast<float>(std::max<int32_t>(QRange<T>::min, p.lo)));
     auto one = [&](int64_t j) {
       const VF d = mul_f(to_f(sub_i(load_q(x + j), zx)), sx);
-      return to_i32_round(max_f(min_f(quantize8_value(d, inv, zo), hi), lo));
+      return requant::clamp_round(quantize8_value(d, inv, zo), lo, hi);
     };
     for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
       store4_q(y + i, one(i), one(i + kLanes), one(i + 2 * kLanes), one(i + 3 * kLanes));

@@ -18,6 +18,31 @@ namespace {
 
 inline int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
+// The depthwise kernels' interior output columns [*lo, *hi): all KW taps inside the image.
+inline void dw_interior_cols(const ConvGeom& g, int64_t* lo, int64_t* hi) {
+  const int64_t last = g.W - 1 - (g.KW - 1) * g.DW + g.PW;  // ow * SW <= last
+  *hi = std::min(last < 0 ? 0 : last / g.SW + 1, g.OW);
+  *lo = std::min((g.PW + g.SW - 1) / g.SW, *hi);
+}
+
+// The kernel rows (kd, kh) of output row (od, oh) that lie inside the image: row[j] = kd * KH + kh
+// and off[j], the byte offset of its input row (column 0) in the image. Returns their count.
+inline int64_t dw_valid_rows(const ConvGeom& g, int64_t od, int64_t oh, int64_t* row, int64_t* off) {
+  int64_t n = 0;
+  for (int64_t kd = 0; kd < g.KD; ++kd) {
+    const int64_t id = od * g.SD - g.PD + kd * g.DD;
+    if (id < 0 || id >= g.D) continue;
+    for (int64_t kh = 0; kh < g.KH; ++kh) {
+      const int64_t ih = oh * g.SH - g.PH + kh * g.DH;
+      if (ih < 0 || ih >= g.H) continue;
+      row[n] = kd * g.KH + kh;
+      off[n] = (id * g.H + ih) * g.W * g.C;
+      ++n;
+    }
+  }
+  return n;
+}
+
 // ---- the depthwise epilogue (scalar definition; the vector one mirrors it lane by lane; the GEMM
 // paths run the engine's, kernels/gemm/qgemm_kernel.cpp) ----
 // v, then the engine's requantize step (kernels/gemm/requant.h). The same bytes as
@@ -160,25 +185,20 @@ void conv_im2col(const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0,
 }
 
 namespace {
-// One output pixel, channels [c_begin, C), any taps in or out of the image.
-inline void dw_pixel(const uint8_t* x, const ConvGeom& g, int64_t od, int64_t oh, int64_t ow,
-                     int64_t c_begin, const int32_t* w, int32_t x_zp, const ConvEpilogue& ep,
+// One output pixel, channels [c_begin, C), any taps in or out of the image; the row's valid
+// kernel rows: nrows input row offsets prow and first taps ptap (dw_valid_rows).
+inline void dw_pixel(const uint8_t* x, const ConvGeom& g, const int64_t* prow, const int64_t* ptap, int64_t nrows,
+                     int64_t ow, int64_t c_begin, const int32_t* w, int32_t x_zp, const ConvEpilogue& ep,
                      uint8_t* yp, const uint8_t* addp, int64_t* off, int64_t* tap) {
   const int64_t C = g.C;
   int64_t nv = 0;
-  for (int64_t kd = 0; kd < g.KD; ++kd) {
-    const int64_t id = od * g.SD - g.PD + kd * g.DD;
-    if (id < 0 || id >= g.D) continue;
-    for (int64_t kh = 0; kh < g.KH; ++kh) {
-      const int64_t ih = oh * g.SH - g.PH + kh * g.DH;
-      if (ih < 0 || ih >= g.H) continue;
-      for (int64_t kw = 0; kw < g.KW; ++kw) {
-        const int64_t iw = ow * g.SW - g.PW + kw * g.DW;
-        if (iw < 0 || iw >= g.W) continue;
-        off[nv] = ((id * g.H + ih) * g.W + iw) * C;
-        tap[nv] = (kd * g.KH + kh) * g.KW + kw;
-        ++nv;
-      }
+  for (int64_t j = 0; j < nrows; ++j) {
+    for (int64_t kw = 0; kw < g.KW; ++kw) {
+      const int64_t iw = ow * g.SW - g.PW + kw * g.DW;
+      if (iw < 0 || iw >= g.W) continue;
+      off[nv] = prow[j] + iw * C;
+      tap[nv] = ptap[j] + kw;
+      ++nv;
     }
   }
   int64_t c = c_begin;
@@ -214,7 +234,7 @@ namespace {
 // KW (<= 4) taps of a kernel row are interleaved by two rounds of in-lane unpacks
 // (unpack8(x[p], x[p+d]), unpack8(x[p+2d], x[p+3d]), then unpack16), giving 4 vectors whose
 // int32 lane (L, i) holds channel 16 L + 4 q + i (q = vector 0..3) as 4 bytes; the weights are
-// interleaved the same way here. Out-of-image columns read x_zp; the x_zp term is one
+// interleaved the same way once per packed conv (conv_depthwise_pack). Out-of-image columns read x_zp; the x_zp term is one
 // per-row-set constant. The epilogue runs in that lane order; packs_epi32 / packus_epi16 undo
 // the permutation exactly (per 128-bit lane: q0 q1 | q2 q3 -> channels 16 L + 0..15).
 // The int32 sums are exact and the float steps are finish_one's, so the bytes equal the
@@ -282,7 +302,8 @@ void dw_vnni_row(const uint8_t* const* xr, const int32_t* const* wp, int64_t nr,
     for (int j = 0; j < NR; ++j)
       for (int q = 0; q < 4; ++q) wv[j][q] = V::loadu(wp[j] + kL * q);
   }
-  // Clamp as in finish_vec (to [qmin - y_zp, qmax - y_zp], then + y_zp: already in 0..255).
+  // finish_vec's requantize step: clamp_round to [qmin - y_zp, qmax - y_zp], then + y_zp in 16
+  // bits after the first pack (the sum is already in 0..255).
   const F hi = V::set1_ps(static_cast<float>(ep.qmax - ep.y_zp));
   const F lo = V::set1_ps(static_cast<float>(ep.qmin - ep.y_zp));
   const I yzp = V::set1_16(ep.y_zp);
@@ -291,21 +312,16 @@ void dw_vnni_row(const uint8_t* const* xr, const int32_t* const* wp, int64_t nr,
   auto finish = [&](I (&acc)[4], uint8_t* out) {
     I r[4];
     for (int q = 0; q < 4; ++q) {
-      F v = V::add(V::mul(V::cvt_ps(acc[q]), mq[q]), V::loadu_ps(bp + kL * q));
-      v = V::min(v, hi);
-      v = V::max(v, lo);
-      r[q] = V::cvt_i(v);  // |r| <= 255: the packs never saturate
+      const F v = V::add(V::mul(V::cvt_ps(acc[q]), mq[q]), V::loadu_ps(bp + kL * q));
+      r[q] = requant::clamp_round<V>(v, lo, hi);  // |r| <= 255: the packs never saturate
     }
     const I s01 = V::add16(V::packs32(r[0], r[1]), yzp);
     const I s23 = V::add16(V::packs32(r[2], r[3]), yzp);
     V::mask_store8(out, mask, V::packus16(s01, s23));
   };
   // Interior columns: first tap >= 0 and last tap < W.
-  int64_t ow_lo = (g.PW + g.SW - 1) / g.SW;
-  const int64_t last = g.W - 1 - (KW - 1) * g.DW + g.PW;
-  int64_t ow_hi = last < 0 ? 0 : last / g.SW + 1;
-  ow_hi = std::min(ow_hi, g.OW);
-  ow_lo = std::min(ow_lo, ow_hi);
+  int64_t ow_lo, ow_hi;
+  dw_interior_cols(g, &ow_lo, &ow_hi);
   for (int64_t ow = 0; ow < g.OW; ++ow) {
     if (ow == ow_lo) {
       // Stride 2, 3 taps: the (x[p + 2], x[p + 3]) byte pairs of one pixel are the (x[p'],
@@ -381,70 +397,56 @@ void dw_vnni_block(const uint8_t* x, const ConvGeom& g, int64_t cb, const int32_
   }
 }
 
-bool dw_vnni(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount, const int32_t* w,
+// Blocks of 64 channels while more than 32 remain, then one block of <= 32 (ymm): c_tail, where
+// that block starts ([c_tail, C) is empty when c_tail == C), and cpad, the padded channel count.
+struct DwBlocks {
+  int64_t c_tail, cpad;
+  explicit DwBlocks(int64_t C) {
+    const int64_t n64 = C > 32 ? (C - 1) / 64 + ((C - 1) % 64 >= 32 ? 1 : 0) : 0;
+    c_tail = n64 * 64;
+    cpad = c_tail + (C > c_tail ? 32 : 0);
+  }
+};
+
+// Lane l of vector q of the block at channel cb (either width) holds channel dw_lane_channel(cb, q, l).
+inline int64_t dw_lane_channel(int64_t cb, int64_t q, int64_t l) { return cb + 16 * (l / 4) + 4 * q + (l % 4); }
+
+// wpk: conv_depthwise_pack's layout.
+bool dw_vnni(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount, const int32_t* wpk,
              int32_t x_zp, const ConvEpilogue& ep, uint8_t* y) {
   if (g.KW > 4 || ep.add != nullptr) return false;
   const int64_t C = g.C;
   const int64_t KR = g.KD * g.KH;
-  // Blocks of 64 channels while more than 32 remain, then one block of <= 32 (ymm).
-  const int64_t n64 = C > 32 ? (C - 1) / 64 + ((C - 1) % 64 >= 32 ? 1 : 0) : 0;
-  const int64_t c_tail = n64 * 64;  // [c_tail, C): the ymm block (empty when n64 * 64 == C)
-  // Per block (at channel cb, width kCh): [KR][4][kCh / 4] int32 lanes of interleaved weight
-  // bytes and their sums (lane l of vector q: channel cb + 16 (l / 4) + 4 q + l % 4), and the
-  // permuted mult / bias [4][kCh / 4]; block data at KR * cb (weights) and cb (mult / bias).
-  const int64_t cpad = c_tail + (C > c_tail ? 32 : 0);
-  std::vector<int32_t> wq(static_cast<size_t>(KR * cpad), 0), wsum(wq.size(), 0);
-  std::vector<float> mp(static_cast<size_t>(cpad), 0.0f), bp(mp.size(), 0.0f);
+  const DwBlocks blk(C);
+  const int64_t c_tail = blk.c_tail;
+  const int32_t* wq = wpk;
+  const int32_t* wsum = wpk + KR * blk.cpad;
+  // mult / bias permuted as the weights' lanes: [4][kCh / 4] per block, block data at cb.
+  std::vector<float> mp(static_cast<size_t>(blk.cpad), 0.0f), bp(mp.size(), 0.0f);
   for (int64_t cb = 0; cb < C;) {
-    const int64_t kch = cb < c_tail ? 64 : 32;
-    const int64_t kl = kch / 4;
+    const int64_t kl = (cb < c_tail ? 64 : 32) / 4;
     for (int64_t q = 0; q < 4; ++q)
       for (int64_t l = 0; l < kl; ++l) {
-        const int64_t c = cb + 16 * (l / 4) + 4 * q + (l % 4);
+        const int64_t c = dw_lane_channel(cb, q, l);
         if (c >= C) continue;
         mp[cb + q * kl + l] = ep.mult[c];
         bp[cb + q * kl + l] = ep.bias[c];
-        for (int64_t j = 0; j < KR; ++j) {
-          uint32_t packed = 0;
-          int32_t sum = 0;
-          for (int64_t kw = 0; kw < g.KW; ++kw) {
-            const int32_t v = static_cast<int16_t>(static_cast<uint16_t>(w[(j * g.KW + kw) * C + c] & 0xFFFF));
-            if (v < -128 || v > 127) return false;
-            packed |= static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(v))) << (8 * kw);
-            sum += v;
-          }
-          wq[KR * cb + j * kch + q * kl + l] = static_cast<int32_t>(packed);
-          wsum[KR * cb + j * kch + q * kl + l] = sum;
-        }
       }
-    cb += kch;
+    cb += 4 * kl;
   }
   std::vector<int64_t> jrow(static_cast<size_t>(KR)), joff(static_cast<size_t>(KR));
   std::vector<const uint8_t*> xr(static_cast<size_t>(KR));
   std::vector<const int32_t*> wp(static_cast<size_t>(KR));
   for (int64_t r = r0; r < r0 + rcount; ++r) {
-    const int64_t oh = r % g.OH;
-    const int64_t od = r / g.OH;
-    int64_t nr = 0;
-    for (int64_t kd = 0; kd < g.KD; ++kd) {
-      const int64_t id = od * g.SD - g.PD + kd * g.DD;
-      if (id < 0 || id >= g.D) continue;
-      for (int64_t kh = 0; kh < g.KH; ++kh) {
-        const int64_t ih = oh * g.SH - g.PH + kh * g.DH;
-        if (ih < 0 || ih >= g.H) continue;
-        jrow[nr] = kd * g.KH + kh;
-        joff[nr] = (id * g.H + ih) * g.W * C;
-        ++nr;
-      }
-    }
+    const int64_t nr = dw_valid_rows(g, r / g.OH, r % g.OH, jrow.data(), joff.data());
     uint8_t* yrow = y + r * g.OW * C;
     for (int64_t cb = 0; cb < c_tail; cb += 64) {
-      dw_vnni_block<Zmm>(x, g, cb, wq.data() + KR * cb, wsum.data() + KR * cb, mp.data() + cb,
+      dw_vnni_block<Zmm>(x, g, cb, wq + KR * cb, wsum + KR * cb, mp.data() + cb,
                             bp.data() + cb, jrow.data(), joff.data(), nr, x_zp, ep, yrow, xr.data(),
                             wp.data());
     }
     if (c_tail < C) {
-      dw_vnni_block<Ymm>(x, g, c_tail, wq.data() + KR * c_tail, wsum.data() + KR * c_tail,
+      dw_vnni_block<Ymm>(x, g, c_tail, wq + KR * c_tail, wsum + KR * c_tail,
                             mp.data() + c_tail, bp.data() + c_tail, jrow.data(), joff.data(), nr,
                             x_zp, ep, yrow, xr.data(), wp.data());
     }
@@ -524,12 +526,12 @@ void dw3x3_pairs_avx2(const uint8_t* xb, const int64_t* prow, int64_t kstep, int
       al = _mm256_add_epi32(al, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1), vwl[k]));
       ah = _mm256_add_epi32(ah, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1), vwh[k]));
     }
-    __m256 fl = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(al), ml), bl);
-    __m256 fh = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(ah), mh), bh);
-    fl = _mm256_max_ps(_mm256_min_ps(fl, vmax), vmin);
-    fh = _mm256_max_ps(_mm256_min_ps(fh, vmax), vmin);
-    // |r| <= 1024 after the clamp: packs is exact, + y_zp stays in int16, packus exact (0..255)
-    const __m256i r16 = _mm256_add_epi16(_mm256_packs_epi32(_mm256_cvtps_epi32(fl), _mm256_cvtps_epi32(fh)), vyzp);
+    const __m256 fl = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(al), ml), bl);
+    const __m256 fh = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(ah), mh), bh);
+    // The requantize step with + y_zp after the first pack: |r| <= 255 after the clamp, so packs
+    // is exact, + y_zp stays in int16, packus exact (0..255).
+    const __m256i r16 = _mm256_add_epi16(
+        _mm256_packs_epi32(requant::clamp_round(fl, vmin, vmax), requant::clamp_round(fh, vmin, vmax)), vyzp);
     const __m256i r8 = _mm256_permute4x64_epi64(_mm256_packus_epi16(r16, r16), 0x08);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i * C), _mm256_castsi256_si128(r8));
   }
@@ -537,43 +539,88 @@ void dw3x3_pairs_avx2(const uint8_t* xb, const int64_t* prow, int64_t kstep, int
 }  // namespace
 #endif
 
-void conv_depthwise(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount,
-                    const int32_t* w, int32_t x_zp, const ConvEpilogue& ep, uint8_t* y) {
+int64_t conv_depthwise_packed_size(int64_t KR, int64_t KW, int64_t C) {
 #if defined(QPLUGIN_ISA_AVX512)
-  if (dw_vnni(x, g, r0, rcount, w, x_zp, ep, y)) return;
+  return KW > 4 ? 0 : 2 * KR * DwBlocks(C).cpad;
+#else
+  (void)KR, (void)KW, (void)C;
+  return 0;
+#endif
+}
+
+bool conv_depthwise_pack(const int32_t* w, int64_t KR, int64_t KW, int64_t C, int32_t* out) {
+#if defined(QPLUGIN_ISA_AVX512)
+  if (KW > 4) return false;
+  // Per block (at channel cb, width kch): [KR][4][kch / 4] int32 lanes of interleaved weight
+  // bytes (out, at KR * cb) and their sums (out + KR * cpad, at KR * cb); padding lanes zero.
+  const DwBlocks blk(C);
+  int32_t* wq = out;
+  int32_t* wsum = out + KR * blk.cpad;
+  std::fill(out, out + 2 * KR * blk.cpad, 0);
+  for (int64_t cb = 0; cb < C;) {
+    const int64_t kch = cb < blk.c_tail ? 64 : 32;
+    const int64_t kl = kch / 4;
+    for (int64_t q = 0; q < 4; ++q)
+      for (int64_t l = 0; l < kl; ++l) {
+        const int64_t c = dw_lane_channel(cb, q, l);
+        if (c >= C) continue;
+        for (int64_t j = 0; j < KR; ++j) {
+          uint32_t packed = 0;
+          int32_t sum = 0;
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const int32_t v = static_cast<int16_t>(static_cast<uint16_t>(w[(j * KW + kw) * C + c] & 0xFFFF));
+            if (v < -128 || v > 127) return false;
+            packed |= static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(v))) << (8 * kw);
+            sum += v;
+          }
+          wq[KR * cb + j * kch + q * kl + l] = static_cast<int32_t>(packed);
+          wsum[KR * cb + j * kch + q * kl + l] = sum;
+        }
+      }
+    cb += kch;
+  }
+  return true;
+#else
+  (void)w, (void)KR, (void)KW, (void)C, (void)out;
+  return false;
+#endif
+}
+
+void conv_depthwise(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount,
+                    const int32_t* w, const int32_t* wpk, int32_t x_zp, const ConvEpilogue& ep, uint8_t* y) {
+#if defined(QPLUGIN_ISA_AVX512)
+  if (wpk != nullptr && dw_vnni(x, g, r0, rcount, wpk, x_zp, ep, y)) return;
+#else
+  (void)wpk;
 #endif
   const int64_t C = g.C;
   const int64_t taps = g.KD * g.KH * g.KW;
   std::vector<int64_t> off(taps), tap(taps);
   std::vector<int64_t> prow(g.KD * g.KH), ptap(g.KD * g.KH);  // valid (kd, kh) rows
-  // Output columns whose KW taps all lie inside the image.
-  int64_t ow_lo = (g.PW + g.SW - 1) / g.SW;
-  const int64_t last = g.W - 1 - (g.KW - 1) * g.DW + g.PW;  // ow * SW <= last
-  int64_t ow_hi = last < 0 ? 0 : last / g.SW + 1;
-  ow_hi = std::min(ow_hi, g.OW);
-  ow_lo = std::min(ow_lo, ow_hi);
+  int64_t ow_lo, ow_hi;
+  dw_interior_cols(g, &ow_lo, &ow_hi);
 #if QPLUGIN_SIMD
   const int64_t c_full = C / kLanes * kLanes;
 #else
   const int64_t c_full = 0;
 #endif
   for (int64_t r = r0; r < r0 + rcount; ++r) {
-    const int64_t oh = r % g.OH;
-    const int64_t od = r / g.OH;
     uint8_t* yrow = y + r * g.OW * C;
     const uint8_t* arow = ep.add != nullptr ? ep.add + r * g.OW * C : nullptr;
+    const int64_t nrows = dw_valid_rows(g, r / g.OH, r % g.OH, ptap.data(), prow.data());
+    for (int64_t j = 0; j < nrows; ++j) ptap[j] *= g.KW;  // the row's first tap
     // Border columns: every channel, taps checked one by one.
     for (int64_t ow = 0; ow < g.OW; ++ow) {
       if (ow == ow_lo) ow = ow_hi;
       if (ow >= g.OW) break;
-      dw_pixel(x, g, od, oh, ow, 0, w, x_zp, ep, yrow + ow * C,
+      dw_pixel(x, g, prow.data(), ptap.data(), nrows, ow, 0, w, x_zp, ep, yrow + ow * C,
                arow != nullptr ? arow + ow * C : nullptr, off.data(), tap.data());
     }
     if (ow_lo >= ow_hi) continue;
     // Interior columns, channel tail.
     if (c_full < C) {
       for (int64_t ow = ow_lo; ow < ow_hi; ++ow) {
-        dw_pixel(x, g, od, oh, ow, c_full, w, x_zp, ep, yrow + ow * C,
+        dw_pixel(x, g, prow.data(), ptap.data(), nrows, ow, c_full, w, x_zp, ep, yrow + ow * C,
                  arow != nullptr ? arow + ow * C : nullptr, off.data(), tap.data());
       }
     }
@@ -581,18 +628,6 @@ void conv_depthwise(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rco
     // Interior columns, full channel vectors: x is read unsigned (0..255, high
     // 16 bits zero) so vpmaddwd gives x * (w - w_zp); the x_zp term is one
     // per-row constant -x_zp * sum over the valid taps of (w - w_zp).
-    int64_t nrows = 0;
-    for (int64_t kd = 0; kd < g.KD; ++kd) {
-      const int64_t id = od * g.SD - g.PD + kd * g.DD;
-      if (id < 0 || id >= g.D) continue;
-      for (int64_t kh = 0; kh < g.KH; ++kh) {
-        const int64_t ih = oh * g.SH - g.PH + kh * g.DH;
-        if (ih < 0 || ih >= g.H) continue;
-        prow[nrows] = (id * g.H + ih) * g.W * C;
-        ptap[nrows] = (kd * g.KH + kh) * g.KW;
-        ++nrows;
-      }
-    }
     const int64_t xstep = g.SW * C;
     const int64_t kstep = g.DW * C;
     int64_t c_start = 0;

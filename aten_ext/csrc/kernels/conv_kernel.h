@@ -68,9 +68,18 @@ struct ConvEpilogue {
                         int64_t mcount, void* a, int64_t kp, int32_t x_zp))                    \
   /* Depthwise (icg == ocg == 1): output rows [r0, r0 + rcount) of one image, a row being   */ \
   /* (od, oh) with all OW pixels. w: taps x C int32, each (w - w_zp) in the low 16 bits,    */ \
-  /* high 16 bits zero. y/add: the image's channels_last output / residual.                 */ \
+  /* high 16 bits zero; wpk: w in this path's depthwise layout (conv_depthwise_pack), or    */ \
+  /* nullptr where there is none. y/add: the image's channels_last output / residual.       */ \
   X(void, conv_depthwise, (const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount,   \
-                           const int32_t* w, int32_t x_zp, const ConvEpilogue& ep, uint8_t* y))
+                           const int32_t* w, const int32_t* wpk, int32_t x_zp,                \
+                           const ConvEpilogue& ep, uint8_t* y))                               \
+  /* The int32 count of this path's depthwise weight layout for KR = KD * KH kernel rows of */ \
+  /* KW taps and C channels (0: the path has none, or not for this KW).                     */ \
+  X(int64_t, conv_depthwise_packed_size, (int64_t KR, int64_t KW, int64_t C))                 \
+  /* Fills out (conv_depthwise_packed_size values) from w (as conv_depthwise's); false: the */ \
+  /* layout cannot hold these weights (some w - w_zp outside int8), conv_depthwise then     */ \
+  /* takes wpk = nullptr.                                                                   */ \
+  X(bool, conv_depthwise_pack, (const int32_t* w, int64_t KR, int64_t KW, int64_t C, int32_t* out))
 // clang-format on
 
 QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_CONV_KERNELS)

@@ -18,14 +18,16 @@ namespace kernels {
 namespace QPLUGIN_ISA_NS {
 namespace {
 
+// The float64 paths' requantize step: NaN -> zp (kernels/gemm/requant.h, requantize_nan_zero).
 template <typename T>
-inline T clamp_round(double v, int32_t zp) {
-  double r = std::nearbyint(v);
-  if (std::isnan(r)) r = 0;
-  r += zp;
-  const double lo = QRange<T>::min, hi = QRange<T>::max;
-  r = r < lo ? lo : (r > hi ? hi : r);
-  return static_cast<T>(r);
+inline T requant_f64(double v, int32_t zp) {
+  return static_cast<T>(requantize_nan_zero(v, zp, QRange<T>::min, QRange<T>::max));
+}
+// The float32 paths' (v holds the output zero point; lo an integral bound): NaN -> hi, as the
+// vector loops' MINPS.
+template <typename T>
+inline T requant_f32(float v, float lo) {
+  return static_cast<T>(clamp_round(v, lo, static_cast<float>(QRange<T>::max)));
 }
 
 // Exact sum and sum of squares of n 8-bit values: widened to int16, madd into
@@ -107,7 +109,7 @@ void normalize_run(const T* xr, T* yr, int64_t n, double mean_q, double a, const
     if (!in_float64) {
       const float mf = static_cast<float>(mean_q), af = static_cast<float>(a);
       const float zf = static_cast<float>(out_zp);
-      const float hi = static_cast<float>(QRange<T>::max), lo = static_cast<float>(QRange<T>::min);
+      const float lo = static_cast<float>(QRange<T>::min);
       int64_t j = 0;
 #if QPLUGIN_SIMD
       using namespace simd;
@@ -126,17 +128,14 @@ void normalize_run(const T* xr, T* yr, int64_t n, double mean_q, double a, const
 #endif
       for (; j < n; ++j) {
         float v = (static_cast<float>(xr[j]) - mf) * af * wf[j];
-        v = v + bf[j] + zf;
-        v = v < hi ? v : hi;  // NaN -> hi, as the vector min
-        v = v > lo ? v : lo;
-        yr[j] = static_cast<T>(std::nearbyint(v));
+        yr[j] = requant_f32<T>(v + bf[j] + zf, lo);
       }
       return;
     }
   }
   for (int64_t j = 0; j < n; ++j) {
     const double v = (static_cast<double>(xr[j]) - mean_q) * a * wd[j] + bd[j];
-    yr[j] = clamp_round<T>(v, out_zp);
+    yr[j] = requant_f64<T>(v, out_zp);
   }
 }
 
@@ -161,11 +160,7 @@ inline float affine_floor(int32_t lo) {
 
 template <typename T>
 inline T affine_one(T q, float a, float b, float lo) {
-  float v = static_cast<float>(q) * a + b;
-  const float hi = static_cast<float>(QRange<T>::max);
-  v = v < hi ? v : hi;  // NaN -> hi, as the vector min
-  v = v > lo ? v : lo;
-  return static_cast<T>(std::nearbyint(v));
+  return requant_f32<T>(static_cast<float>(q) * a + b, lo);
 }
 
 #if QPLUGIN_SIMD
@@ -181,7 +176,7 @@ inline simd::VI affine_vec(simd::VI q, simd::VF a, simd::VF b, simd::VF lo) {
     return to_i32_round(add_f(mul_f(to_f(q), a), b));
   } else {
     const VF hi = set1_f(static_cast<float>(QRange<T>::max));
-    return to_i32_round(max_f(min_f(add_f(mul_f(to_f(q), a), b), hi), lo));
+    return requant::clamp_round(add_f(mul_f(to_f(q), a), b), lo, hi);
   }
 }
 #endif
@@ -289,11 +284,7 @@ template <typename T>
 inline T prelu_one(T q, float zp, float ap, float an, float oz) {
   const float d = static_cast<float>(q) - zp;
   const float pos = d > 0.0f ? d : 0.0f, neg = d < 0.0f ? d : 0.0f;
-  float v = pos * ap + neg * an + oz;
-  const float hi = static_cast<float>(QRange<T>::max), lo = static_cast<float>(QRange<T>::min);
-  v = v < hi ? v : hi;
-  v = v > lo ? v : lo;
-  return static_cast<T>(std::nearbyint(v));
+  return requant_f32<T>(pos * ap + neg * an + oz, static_cast<float>(QRange<T>::min));
 }
 
 #if QPLUGIN_SIMD
@@ -304,7 +295,7 @@ inline simd::VI prelu_vec(simd::VI q, simd::VF zp, simd::VF ap, simd::VF an, sim
   const VF d = sub_f(to_f(q), zp);
   const VF v = add_f(add_f(mul_f(max_f(d, zero), ap), mul_f(min_f(d, zero), an)), oz);
   const VF hi = set1_f(static_cast<float>(QRange<T>::max)), lo = set1_f(static_cast<float>(QRange<T>::min));
-  return to_i32_round(max_f(min_f(v, hi), lo));
+  return requant::clamp_round(v, lo, hi);
 }
 #endif
 
@@ -340,7 +331,7 @@ void channel_affine32(const int32_t* x, int32_t* y, int64_t outer, int64_t chann
     for (int64_t c = 0; c < channels; ++c) {
       const int64_t base = (o * channels + c) * inner;
       for (int64_t i = 0; i < inner; ++i) {
-        const int32_t v = clamp_round<int32_t>(static_cast<double>(x[base + i]) * a[c] + b[c], 0);
+        const int32_t v = requant_f64<int32_t>(static_cast<double>(x[base + i]) * a[c] + b[c], 0);
         y[base + i] = v > lo ? v : lo;
       }
     }
@@ -360,7 +351,7 @@ void group_norm_row_centered(const T* xr, T* yr, const GroupNormSpec& g, int64_t
     const T* xc = xr + k * g.inner;
     T* yc = yr + k * g.inner;
     for (int64_t i = 0; i < g.inner; ++i) {
-      yc[i] = clamp_round<T>((static_cast<double>(xc[i]) - mean_q) * ad[k] + s.bq[c0 + k], s.out_zp);
+      yc[i] = requant_f64<T>((static_cast<double>(xc[i]) - mean_q) * ad[k] + s.bq[c0 + k], s.out_zp);
     }
   }
 }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "kernels/bytes_simd.h"
+#include "kernels/gemm/requant.h"
 #include "kernels/simd.h"
 
 namespace qplugin {
@@ -345,35 +346,24 @@ void max_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
 // Average pooling
 // ---------------------------------------------------------------------------
 
-// The scalar requantization every path reproduces (pool_kernel.h).
+// The scalar requantization every path reproduces (pool_kernel.h): the requantize step of
+// kernels/gemm/requant.h, v holding the zero point (zadd) for 8-bit data.
 template <typename T, typename Acc>
 inline T requant(Acc d, float mult, int64_t k, const AvgPool2dGeom& g) {
   if (sizeof(T) == 4) {
-    // int32 data: the exact quotient (float32 would drift ~150 steps on sums of large values)
-    const double r = std::nearbyint(static_cast<double>(d) / static_cast<double>(g.div[k])) + g.zadd_d;
-    const double lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
-    return static_cast<T>(r < lo ? lo : (r > hi ? hi : r));
+    // int32 data: the exact quotient in float64 (float32 would drift ~150 steps on sums of large
+    // values)
+    return static_cast<T>(requantize<double>(static_cast<double>(d) / static_cast<double>(g.div[k]),
+                                             static_cast<int32_t>(g.zadd_d), std::numeric_limits<T>::min(),
+                                             std::numeric_limits<T>::max()));
   }
-  const float v = static_cast<float>(d) * mult + g.zadd;
-  float r = std::nearbyint(v);
-  r = r < g.qmax ? r : g.qmax;
-  r = r > g.qmin ? r : g.qmin;
-  if (sizeof(T) == 4) {
-    // qmax is 2^31 as a float: clamp in 64 bits.
-    const int64_t i = static_cast<int64_t>(r);
-    return static_cast<T>(std::min<int64_t>(std::max<int64_t>(i, std::numeric_limits<T>::min()),
-                                            std::numeric_limits<T>::max()));
-  }
-  return static_cast<T>(r);
+  return static_cast<T>(clamp_round(static_cast<float>(d) * mult + g.zadd, g.qmin, g.qmax));
 }
 
 #if QPLUGIN_SIMD
-// Vector form of requant for 8-bit outputs: clamping in float before the
-// round equals rounding then clamping, because the bounds are integers.
+// Vector form of requant for 8-bit outputs (v is never NaN: a finite multiple of an int32 sum).
 inline simd::VI requant_v(simd::VI d, simd::VF mult, simd::VF zadd, simd::VF lo, simd::VF hi) {
-  simd::VF v = simd::add_f(simd::mul_f(simd::to_f(d), mult), zadd);
-  v = simd::min_f(simd::max_f(v, lo), hi);
-  return simd::to_i32_round(v);
+  return requant::clamp_round(simd::add_f(simd::mul_f(simd::to_f(d), mult), zadd), lo, hi);
 }
 
 // The window sums of 2 * kW * kLanes channels minus off, requantized and stored at o (channels_last

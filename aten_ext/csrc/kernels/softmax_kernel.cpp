@@ -21,12 +21,10 @@ inline double exp_of(const SoftmaxSpec& s, int64_t k) {
   }
 }
 
+// The requantize step in float64 (kernels/gemm/requant.h); v is finite and >= 0 here.
 template <typename T>
 inline T out_of(double v, int32_t zp) {
-  double r = std::nearbyint(v) + zp;
-  const double lo = QRange<T>::min, hi = QRange<T>::max;
-  r = r < lo ? lo : (r > hi ? hi : r);
-  return static_cast<T>(r);
+  return static_cast<T>(requantize<double>(v, zp, QRange<T>::min, QRange<T>::max));
 }
 
 // One softmax row of `dim` elements `stride` apart (kUnit: stride == 1, known

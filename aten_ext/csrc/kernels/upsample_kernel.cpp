@@ -110,12 +110,10 @@ void upsample_nearest2d_nhwc(const uint8_t* in, uint8_t* out, int64_t row_bytes,
 
 namespace {
 
+// v holds the output zero point: the requantize step with zp = 0 (kernels/gemm/requant.h).
 template <typename T>
 inline T bilinear_out(float v) {
-  const float hi = static_cast<float>(QRange<T>::max), lo = static_cast<float>(QRange<T>::min);
-  v = v < hi ? v : hi;
-  v = v > lo ? v : lo;
-  return static_cast<T>(std::nearbyint(v));
+  return static_cast<T>(clamp_round(v, static_cast<float>(QRange<T>::min), static_cast<float>(QRange<T>::max)));
 }
 
 // The vector loops below round without a float clamp: a bilinear value is a convex combination

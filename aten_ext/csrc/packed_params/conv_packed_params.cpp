@@ -38,6 +38,19 @@ const kernels::gemm::PackedWeight& ConvPackedParams::packed_rows() {
   return packed_rows_;
 }
 
+const int32_t* ConvPackedParams::dw_packed(kernels::Isa path) {
+  const auto i = static_cast<size_t>(path);
+  TORCH_INTERNAL_ASSERT(depthwise && i < dw_packed_.size());
+  std::call_once(dw_packed_once_[i], [&] {
+    const int64_t KR = KD * KH;
+    const int64_t n = QPLUGIN_ISA_CALL_ON(path, conv_depthwise_packed_size, KR, KW, OC);
+    if (n == 0) return;
+    std::vector<int32_t> w(static_cast<size_t>(n));
+    if (QPLUGIN_ISA_CALL_ON(path, conv_depthwise_pack, dw.data(), KR, KW, OC, w.data())) dw_packed_[i] = std::move(w);
+  });
+  return dw_packed_[i].empty() ? nullptr : dw_packed_[i].data();
+}
+
 c10::IValue ConvPackedParams::state() const {
   if (transpose) {
     return ConvTransposeState(std::make_tuple(kConvTransposeStateVersion, kind, groups), std::make_tuple(weight, bias),

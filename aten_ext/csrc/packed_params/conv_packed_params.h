@@ -9,8 +9,10 @@
 //   packed   per group, the GEMM engine's packed weight of that group's rows of wmat
 //            (kernels::gemm::PackedWeight, the same object linear holds: the int8 quad layout
 //            for every path, the AVX2 int16 layout built on first use)
+//   dw_packed  depthwise: dw in the layout of a path's depthwise kernel (the AVX-512 VNNI
+//            kernel's interleaved bytes and tap sums), per path, built on first use
 // Thread safety: everything above is immutable after prepack / __setstate__. The lazily built
-// layouts (the int16 copy inside each PackedWeight, packed_rows) are built exactly once under a
+// layouts (the int16 copy inside each PackedWeight, packed_rows, dw_packed) are built exactly once under a
 // std::once_flag: concurrent first calls from several threads block until the one build is
 // done, then all read the same bytes. A conv call reads the kernel path once and uses that
 // path's layout and kernels throughout (cpu/conv.cpp, kernels/dispatch.h QPLUGIN_ISA_CALL_ON), so
@@ -42,6 +44,7 @@
 #include <vector>
 
 #include "kernels/conv_kernel.h"
+#include "kernels/dispatch.h"
 #include "kernels/gemm/qgemm.h"
 
 namespace qplugin {
@@ -97,6 +100,9 @@ struct ConvPackedParams {
   // K4 = KD * KH * S4 (the input row segment of a kernel row is contiguous); built once.
   const kernels::gemm::PackedWeight& packed_rows();
   int64_t S4 = 0, K4 = 0;
+  // Depthwise: dw in `path`'s depthwise layout (kernels::conv_depthwise_pack), built once per
+  // path; nullptr where the path has none or these weights do not fit it.
+  const int32_t* dw_packed(kernels::Isa path);
   // transposed conv: see the top of this file; index g * KD * KH + kd * KH + kh
   std::vector<std::unique_ptr<kernels::gemm::PackedWeight>> tpacked;
   std::vector<int32_t> tzp;
@@ -108,6 +114,8 @@ struct ConvPackedParams {
  private:
   std::once_flag packed_rows_once_;
   kernels::gemm::PackedWeight packed_rows_;
+  std::array<std::once_flag, 3> dw_packed_once_;  // indexed by kernels::Isa
+  std::array<std::vector<int32_t>, 3> dw_packed_;
 };
 
 // Builds (and validates) packed params; `op` names the calling op in errors.
