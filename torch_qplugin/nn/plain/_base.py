@@ -483,6 +483,12 @@ def _param(t: Optional[Tensor]) -> Optional[nn.Parameter]:
     return nn.Parameter(t.detach().clone().float(), requires_grad=False)
 
 
+def _set_affine(m, weight, bias, scale, zero_point):
+    """A norm's frozen affine weight / bias and its output qparams."""
+    m.weight, m.bias = _param(weight), _param(bias)
+    m.scale, m.zero_point = float(scale), int(zero_point)
+
+
 class LayerNorm(QParamsState, nn.LayerNorm):
     """Constructor arguments and state_dict keys (weight, bias, scale, zero_point) as
     torch's quantized modules'."""
@@ -491,10 +497,7 @@ class LayerNorm(QParamsState, nn.LayerNorm):
                  device=None, dtype=None):
         super().__init__(normalized_shape, eps=eps, elementwise_affine=elementwise_affine, device=device,
                          dtype=dtype)
-        self.weight = _param(weight)
-        self.bias = _param(bias)
-        self.scale = float(scale)
-        self.zero_point = int(zero_point)
+        _set_affine(self, weight, bias, scale, zero_point)
         self._shape: List[int] = [int(s) for s in self.normalized_shape]
 
     @classmethod
@@ -514,10 +517,7 @@ class GroupNorm(QParamsState, nn.GroupNorm):
     def __init__(self, num_groups, num_channels, weight, bias, scale, zero_point, eps=1e-5, affine=True,
                  device=None, dtype=None):
         super().__init__(num_groups, num_channels, eps, affine, device=device, dtype=dtype)
-        self.weight = _param(weight)
-        self.bias = _param(bias)
-        self.scale = float(scale)
-        self.zero_point = int(zero_point)
+        _set_affine(self, weight, bias, scale, zero_point)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
@@ -534,10 +534,7 @@ class InstanceNorm(QParamsState):
     def __init__(self, num_features, weight, bias, scale, zero_point, eps=1e-5, momentum=0.1, affine=False,
                  track_running_stats=False, device=None, dtype=None):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device=device, dtype=dtype)
-        self.weight = _param(weight)
-        self.bias = _param(bias)
-        self.scale = float(scale)
-        self.zero_point = int(zero_point)
+        _set_affine(self, weight, bias, scale, zero_point)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
