@@ -280,17 +280,12 @@ def _translations():
 
 # ---- the model side ------------------------------------------------------------------------------
 class _FloatTable(torch.nn.Module):
-    """A plain Embedding / EmbeddingBag as the float table it reads (code * scale + bias per row,
-    in float32 as the kernel computes it), for ONNX's Gather / embedding-bag translation."""
+    """A plain Embedding / EmbeddingBag as the float table it reads (embedding_bag_byte_unpack of
+    its fused rows: code * scale + bias per row), for ONNX's Gather / embedding-bag translation."""
 
     def __init__(self, m):
         super().__init__()
-        rows = m.fused_weight()
-        d = m.embedding_dim
-        codes = rows[:, :d].float()
-        scale = rows[:, d:d + 4].contiguous().view(torch.float32)
-        bias = rows[:, d + 4:d + 8].contiguous().view(torch.float32)
-        self.register_buffer("weight", torch.addcmul(bias, codes, scale))
+        self.register_buffer("weight", _q.embedding_bag_byte_unpack(m.fused_weight()))
         self.bag = hasattr(m, "mode")
         if self.bag:
             self.mode, self.include_last_offset = m.mode, m.include_last_offset

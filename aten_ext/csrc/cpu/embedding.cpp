@@ -281,8 +281,7 @@ at::Tensor plain_embedding_prepack(const at::Tensor& fused_rows, int64_t bits) {
 }
 
 at::Tensor plain_embedding_unpack(const at::Tensor& packed) {
-  const auto t = plain_buffer::view_embedding("plain_embedding_unpack", packed);
-  return packed.narrow(0, plain_buffer::kHeaderBytes, t.n * (t.D + 8)).view({t.n, t.D + 8}).clone();
+  return plain_buffer::view_embedding("plain_embedding_unpack", packed).clone();
 }
 
 at::Tensor plain_embedding_bag(const at::Tensor& packed, int64_t num_embeddings, int64_t embedding_dim,
@@ -291,14 +290,13 @@ at::Tensor plain_embedding_bag(const at::Tensor& packed, int64_t num_embeddings,
                                const c10::optional<at::Tensor>& per_sample_weights,
                                const c10::optional<at::Tensor>& compressed_indices_mapping, bool include_last_offset) {
   constexpr const char* op = "plain_embedding_bag";
-  const auto t = plain_buffer::view_embedding(op, packed);
-  TORCH_CHECK_VALUE(t.n == num_embeddings && t.D == embedding_dim, "qplugin::", op, ": packed should hold a [",
-                    num_embeddings, ", ", embedding_dim, "] table (num_embeddings, embedding_dim), got [", t.n, ", ",
-                    t.D, "]");
-  const Bags b = bags_of(op, indices, offsets, mode, pruned_weights, per_sample_weights, compressed_indices_mapping,
-                         include_last_offset, t.n, t.D);
-  const int64_t cols = t.D + 8;
-  return run_bags(op, kernels::EmbRows{t.rows, cols, t.D, 8, t.rows + t.D, cols, false, t.n}, b, mode);
+  const at::Tensor rows = plain_buffer::view_embedding(op, packed);
+  const int64_t n = rows.size(0), D = rows.size(1) - 8;
+  TORCH_CHECK_VALUE(n == num_embeddings && D == embedding_dim, "qplugin::", op, ": packed should hold a [",
+                    num_embeddings, ", ", embedding_dim, "] table (num_embeddings, embedding_dim), got [", n, ", ", D,
+                    "]");
+  return embedding_bag_rowwise(op, 8, rows, indices, offsets, false, mode, pruned_weights, per_sample_weights,
+                               compressed_indices_mapping, include_last_offset);
 }
 
 // Float rows [..., D] (float32 or float16) as a contiguous float32 [rows, D].

@@ -365,7 +365,7 @@ at::Tensor pack_embedding(const char* op, const at::Tensor& fused_rows, int64_t 
   return buf;
 }
 
-EmbeddingView view_embedding(const char* op, const at::Tensor& buf) {
+at::Tensor view_embedding(const char* op, const at::Tensor& buf) {
   int64_t version = 0;
   const int64_t* h = header(op, buf, kEmbedding, &version);
   TORCH_CHECK_VALUE(version >= 2, "qplugin::", op, ": an embedding buffer should have format version ", kVersion,
@@ -382,7 +382,7 @@ EmbeddingView view_embedding(const char* op, const at::Tensor& buf) {
     check_checksum(op, buf, h);
     remember_checked(buf, {});
   }
-  return {static_cast<const uint8_t*>(buf.const_data_ptr()) + kHeaderBytes, n, D, bits};
+  return buf.narrow(0, kHeaderBytes, h[9]).view({n, D + 8});
 }
 
 namespace {

@@ -101,12 +101,9 @@ std::shared_ptr<ConvPackedParams> conv_params(const char* op, const std::string&
 // for bits 4, every code below 16.
 at::Tensor pack_embedding(const char* op, const at::Tensor& fused_rows, int64_t bits);
 
-// The fused rows of an embedding buffer, checked (header, bounds, bits; checksum on first use).
-struct EmbeddingView {
-  const uint8_t* rows;
-  int64_t n, D, bits;
-};
-EmbeddingView view_embedding(const char* op, const at::Tensor& buf);
+// The fused rows of an embedding buffer as a view into it (uint8 [rows, D + 8]), checked (header,
+// bounds, bits; checksum on first use).
+at::Tensor view_embedding(const char* op, const at::Tensor& buf);
 
 } // namespace plain_buffer
 } // namespace qplugin
