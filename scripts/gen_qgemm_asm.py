@@ -111,8 +111,71 @@ def tile_avx2():
     return L.text()
 
 
+# AVX-VNNI: VEX-encoded vpdpbusd on ymm0-15 ("{vex}": the assembler would pick the EVEX
+# AVX512-VL form otherwise, which an AVX-VNNI-only CPU cannot run).
+VNNI = "%{vex%} vpdpbusd"
+VNNI_PF = 768  # the tall tile's panel (K * 16 bytes) is read by every row tile: L1 lead
+AVNNI = ["(%[a])", "(%[a],%[lda],1)", "(%[a],%[lda],2)", "(%[a3])", "(%[a3],%[lda],1)", "(%[a3],%[lda],2)"]
+
+
+def tile_vnni_tall():
+    """Up to 6 rows x one panel (16 columns): accumulators ymm(2r), ymm(2r+1); the panel's
+    quad in ymm12-13; the broadcast activation quad in ymm14 / ymm15 (alternating rows)."""
+    L = Body()
+    for r in range(6):
+        L(f".if {r} < %c[mr]", ".if %c[zi]", f"vpxor %%xmm{2 * r}, %%xmm{2 * r}, %%xmm{2 * r}",
+          f"vpxor %%xmm{2 * r + 1}, %%xmm{2 * r + 1}, %%xmm{2 * r + 1}", ".else",
+          f"vmovdqu {64 * r}(%[acc]), %%ymm{2 * r}", f"vmovdqu {64 * r + 32}(%[acc]), %%ymm{2 * r + 1}", ".endif",
+          ".endif")
+    L("test %[n], %[n]", "jz 3f", ".p2align 5", "1:", "vmovdqu (%[b]), %%ymm12", "vmovdqu 32(%[b]), %%ymm13",
+      f"prefetcht0 {VNNI_PF}(%[b])")
+    for r in range(6):
+        a = 14 + r % 2
+        L(f".if {r} < %c[mr]", f"vpbroadcastd {AVNNI[r]}, %%ymm{a}", f"{VNNI} %%ymm12, %%ymm{a}, %%ymm{2 * r}",
+          f"{VNNI} %%ymm13, %%ymm{a}, %%ymm{2 * r + 1}", ".endif")
+    L("add $4, %[a]", "add $4, %[a3]", "add $64, %[b]", "dec %[n]", "jnz 1b", "3:")
+    for r in range(6):
+        L(f".if {r} < %c[mr]", f"vmovdqu %%ymm{2 * r}, {64 * r}(%[acc])",
+          f"vmovdqu %%ymm{2 * r + 1}, {64 * r + 32}(%[acc])", ".endif")
+    return L.text()
+
+
+def tile_vnni_wide():
+    """1-2 rows x up to 3 panels (few rows: the weights stream from L2 / L3, so more
+    independent accumulators per activation): accumulator of (row r, panel v, half h) is
+    ymm(6r + 2v + h), row r's activation quad in ymm(14 + r). One row reads the weights as
+    vpdpbusd's memory operand; two rows load each half once into ymm12-13."""
+    L = Body()
+    for r in range(2):
+        for v in range(3):
+            for h in range(2):
+                n = 6 * r + 2 * v + h
+                L(f".if ({r} < %c[mr]) && ({v} < %c[nv])", ".if %c[zi]", f"vpxor %%xmm{n}, %%xmm{n}, %%xmm{n}",
+                  ".else", f"vmovdqu {192 * r + 64 * v + 32 * h}(%[acc]), %%ymm{n}", ".endif", ".endif")
+    L("test %[n], %[n]", "jz 3f", ".p2align 5", "1:", "vpbroadcastd (%[a]), %%ymm14",
+      ".if 1 < %c[mr]", "vpbroadcastd (%[a],%[lda],1), %%ymm15", ".endif")
+    for v in range(3):
+        L(f".if {v} < %c[nv]", f"prefetcht0 {AVX2_PF}{BLOAD[v]}", f"prefetcht1 {AVX2_PF2}{BLOAD[v]}", ".if %c[mr] == 1")
+        for h in range(2):
+            L(f"{VNNI} {32 * h if h else ''}{BLOAD[v]}, %%ymm14, %%ymm{2 * v + h}")
+        L(".else", f"vmovdqu {BLOAD[v]}, %%ymm12", f"vmovdqu 32{BLOAD[v]}, %%ymm13")
+        for r in range(2):
+            for h in range(2):
+                L(f"{VNNI} %%ymm{12 + h}, %%ymm{14 + r}, %%ymm{6 * r + 2 * v + h}")
+        L(".endif", ".endif")
+    L("add $4, %[a]", "add $64, %[b]", "dec %[n]", "jnz 1b", "3:")
+    for r in range(2):
+        for v in range(3):
+            for h in range(2):
+                n = 6 * r + 2 * v + h
+                L(f".if ({r} < %c[mr]) && ({v} < %c[nv])", f"vmovdqu %%ymm{n}, {192 * r + 64 * v + 32 * h}(%[acc])",
+                  ".endif")
+    return L.text()
+
+
 BODIES = {"avx512_gemv": gemv512, "avx512_tile_s4": lambda: tile512(4, 6, 4),
-          "avx512_tile_s3": lambda: tile512(3, 8, 3), "avx2_tile": tile_avx2}
+          "avx512_tile_s3": lambda: tile512(3, 8, 3), "avx2_tile": tile_avx2,
+          "avxvnni_tall": tile_vnni_tall, "avxvnni_wide": tile_vnni_wide}
 
 
 def render(src):

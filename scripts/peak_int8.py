@@ -7,6 +7,8 @@ independent dependency chains, so the number is the instruction throughput, not 
 
   vnni512 : vpdpbusd zmm, 16 independent accumulators zmm0-15 (64 u8*s8 MACs / instruction)
   vnni256 : vpdpbusd ymm, 16 independent accumulators (AVX512VL encoding; 32 MACs / instruction)
+  avxvnni : vpdpbusd ymm in the VEX encoding of AVX-VNNI (the avxvnni path's instruction; Intel
+            Core 12th gen and later, Zen 5), 14 independent accumulators ymm0-13
   maddubs : vpmaddubsw + vpmaddwd(ones) + vpaddd ymm, 6 chains (32 MACs per triple; fbgemm's AVX2
             path, saturating in int16)
   maddwd  : vpmaddwd + vpaddd ymm on int16, 12 chains (16 MACs per pair): the instruction mix of
@@ -67,6 +69,31 @@ SRC = r"""
   }
 VNNI_LOOP(vnni512, ZDP)
 VNNI_LOOP(vnni256, YDP)
+
+/* 14 independent VEX vpdpbusd chains (AVX-VNNI), acc ymm0-13, a = ymm14, b = ymm15 */
+#define R14(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
+#define VDP(i) "%{vex%} vpdpbusd %%ymm15, %%ymm14, %%ymm" #i "\n\t"
+#define YXOR(i) "vpxor %%ymm" #i ", %%ymm" #i ", %%ymm" #i "\n\t"
+int64_t avxvnni(int64_t iters) {
+  int32_t out[8];
+  __asm__ volatile(
+    "vmovd %[ca], %%xmm14\n\t" "vpbroadcastd %%xmm14, %%ymm14\n\t"
+    "vmovd %[cb], %%xmm15\n\t" "vpbroadcastd %%xmm15, %%ymm15\n\t"
+    R14(YXOR)
+    "1:\n\t"
+    R14(VDP)
+    "dec %[n]\n\t"
+    "jnz 1b\n\t"
+    "vpaddd %%ymm1, %%ymm2, %%ymm1\n\t"
+    "vpaddd %%ymm1, %%ymm0, %%ymm0\n\t"
+    "vmovdqu %%ymm0, %[o]\n\t"
+    "vzeroupper\n\t"
+    : [n] "+r"(iters), [o] "=m"(out)
+    : [ca] "r"(0x00030003), [cb] "r"(0x00050005)
+    : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+      "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc");
+  return out[0];
+}
 
 /* 6 chains: acc ymm0-5, temporaries ymm6-11, a = ymm12, b = ymm13, ones (int16) = ymm14 */
 #define MUB(i, t) "vpmaddubsw %%ymm13, %%ymm12, %%ymm" #t "\n\t" \
@@ -264,9 +291,9 @@ extern "C" int64_t i16tile(int64_t iters) {
 CSRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "aten_ext", "csrc")
 
 # MACs per loop iteration of each kernel
-KERNELS = {"vnni512": 16 * 64, "vnni256": 16 * 32, "maddubs": 6 * 32, "maddwd": 12 * 16, "i16tile": 6 * 16 * 128}
+KERNELS = {"vnni512": 16 * 64, "vnni256": 16 * 32, "avxvnni": 14 * 32, "maddubs": 6 * 32, "maddwd": 12 * 16, "i16tile": 6 * 16 * 128}
 ITERS = {"i16tile": 3000}  # ~0.5 ms per timed run, as the others
-NEEDS = {"vnni512": "avx512_vnni", "vnni256": "avx512_vnni", "maddubs": "avx2", "maddwd": "avx2",
+NEEDS = {"vnni512": "avx512_vnni", "vnni256": "avx512_vnni", "avxvnni": "avx_vnni", "maddubs": "avx2", "maddwd": "avx2",
          "i16tile": "avx2"}
 
 _lib = None

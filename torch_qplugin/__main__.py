@@ -6,9 +6,12 @@ import torch
 import torch_qplugin
 from torch_qplugin import _build_info, _isa
 
-# Op families and the ISA paths their kernels have (every family is built for all three;
-# linear / conv use AVX-512 VNNI dot products on the avx512 path).
+# Op families and the ISA paths their kernels have. Every family is built for scalar, avx2
+# and avx512; the int8 GEMM families also for avxvnni (256-bit VNNI dot products; on that
+# path the other families run their avx2 kernels). linear / conv use AVX-512 VNNI dot
+# products on the avx512 path.
 ALL_PATHS = ("scalar", "avx2", "avx512")
+GEMM_PATHS = ("scalar", "avx2", "avxvnni", "avx512")
 FAMILIES = {
     "quantize / dequantize / int_repr": ALL_PATHS,
     "add / mul / matmul": ALL_PATHS,
@@ -18,12 +21,12 @@ FAMILIES = {
     "activations": ALL_PATHS,
     "normalization / softmax": ALL_PATHS,
     "pooling / upsample": ALL_PATHS,
-    "linear (static, dynamic)": ALL_PATHS,
+    "linear (static, dynamic)": GEMM_PATHS,
     "fp16 dynamic linear": ALL_PATHS,
-    "dynamic LSTM / GRU layer": ALL_PATHS,
+    "dynamic LSTM / GRU layer": GEMM_PATHS,
     "embeddings (8-bit / 4-bit rows)": ALL_PATHS,
-    "conv 1d/2d/3d, depthwise, fused add": ALL_PATHS,
-    "transposed conv 1d/2d/3d (GEMM + col2im)": ALL_PATHS,
+    "conv 1d/2d/3d, depthwise, fused add": GEMM_PATHS,
+    "transposed conv 1d/2d/3d (GEMM + col2im)": GEMM_PATHS,
 }
 
 # Which family each op belongs to (for the coverage table in docs/ops.md).
@@ -86,7 +89,7 @@ def main() -> int:
     feats = torch.ops.qplugin._cpu_features()
     print(f"  CPU features        {' '.join(feats) if feats else '(none of interest)'}")
     print(f"  best CPU path       {_isa.cpu_isa()}")
-    print(f"  active path         {_isa.active_isa()}  (QPLUGIN_ISA caps it)")
+    print(f"  active path         {_isa.active_isa()}  (QPLUGIN_ISA=<path> picks another the CPU runs)")
     print(f"  threads             {torch.get_num_threads()}")
     print("kernel path per op family:")
     active = _isa.ISAS.index(_isa.active_isa())

@@ -1,15 +1,18 @@
-"""Which kernel path (scalar / avx2 / avx512) the ops run.
+"""Which kernel path (scalar / avx2 / avxvnni / avx512) the ops run.
 
-The best path the CPU supports is chosen at load time; the environment variable
-``QPLUGIN_ISA`` caps it, and :func:`kernel_isa` forces one for a block (tests use
-it to run every path the CPU has).
+The best path the CPU supports is chosen at load time (avx512 before avxvnni before
+avx2); the environment variable ``QPLUGIN_ISA`` names another one the CPU runs, and
+:func:`kernel_isa` forces one for a block (tests use it to run every path the CPU
+has). ``avxvnni`` is the AVX2 path with the int8 GEMM (linear, conv, transposed conv,
+the RNN layers) on 256-bit VNNI: Intel Core 12th gen and later, Intel's E-core Xeons,
+AMD Zen 5. A CPU may have avx512 without avxvnni (AMD Zen 4, Intel Ice Lake).
 """
 import contextlib
 from typing import Iterator, List
 
 import torch
 
-ISAS = ("scalar", "avx2", "avx512")
+ISAS = ("scalar", "avx2", "avxvnni", "avx512")
 
 
 def active_isa() -> str:
@@ -21,8 +24,8 @@ def cpu_isa() -> str:
 
 
 def supported_isas() -> List[str]:
-    best = ISAS.index(cpu_isa())
-    return list(ISAS[: best + 1])
+    """The paths this CPU runs, in ISAS order (scalar first)."""
+    return list(torch.ops.qplugin._supported_isas())
 
 
 def set_isa(isa: str) -> str:

@@ -25,11 +25,19 @@ std::string cpu_isa() { return kernels::isa_name(kernels::cpu_isa()); }
 std::string set_isa(std::string name) {
   kernels::Isa isa;
   TORCH_CHECK_VALUE(kernels::parse_isa(name, &isa),
-                    "qplugin::_set_isa: isa should be 'scalar', 'avx2' or 'avx512', got '", name, "'");
+                    "qplugin::_set_isa: isa should be 'scalar', 'avx2', 'avxvnni' or 'avx512', got '", name, "'");
   const std::string previous = active_isa();
   TORCH_CHECK(kernels::set_isa(isa), "qplugin::_set_isa: isa '", name,
               "' is not supported by this CPU (best: ", cpu_isa(), ")");
   return previous;
+}
+
+std::vector<std::string> supported_isas() {
+  std::vector<std::string> out;
+  for (kernels::Isa isa : {kernels::Isa::kScalar, kernels::Isa::kAvx2, kernels::Isa::kAvxVnni, kernels::Isa::kAvx512}) {
+    if (kernels::cpu_supports(isa)) out.push_back(kernels::isa_name(isa));
+  }
+  return out;
 }
 
 std::vector<std::string> cpu_features() {
@@ -55,6 +63,7 @@ TORCH_LIBRARY(qplugin, m) {
   // ---- Kernel paths -----------------------------------------------------------
   m.def("_active_isa() -> str", &qplugin::active_isa);
   m.def("_cpu_isa() -> str", &qplugin::cpu_isa);
+  m.def("_supported_isas() -> str[]", &qplugin::supported_isas);
   m.def("_set_isa(str isa) -> str", &qplugin::set_isa);
   m.def("_cpu_features() -> str[]", &qplugin::cpu_features);
 

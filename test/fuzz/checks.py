@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import reference as ref  # noqa: E402
 
 CHECKS = {}
-ISAS = ("scalar", "avx2", "avx512")
+ISAS = ("scalar", "avx2", "avxvnni", "avx512")
 
 
 class Unchecked(Exception):
@@ -262,6 +262,12 @@ def _isa_name(a, out, ctx):
 def _set_isa(a, out, ctx):
     assert out in ISAS, f"returned {out!r}"
     assert torch.ops.qplugin._active_isa() == a["isa"], "the active path is not the one set"
+
+
+@check("_supported_isas")
+def _supported_isas(a, out, ctx):
+    assert isinstance(out, list) and out[0] == "scalar" and set(out) <= set(ISAS), f"{out!r}"
+    assert torch.ops.qplugin._cpu_isa() in out and torch.ops.qplugin._active_isa() in out, f"{out!r}"
 
 
 @check("_cpu_features")

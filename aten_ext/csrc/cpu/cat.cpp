@@ -171,7 +171,7 @@ void cat_into(const Names& nm, const std::vector<at::Tensor>& xs_in, const std::
     // (13 vector ops per 32 bytes, 23 with the correction map of a table no formula gives
     // exactly); without one, the float rule.
     if (pt.mode == 2 && es == 1 && pt.x.numel() >= kTableMin) {
-      if (kernels::active_isa() != kernels::Isa::kAvx2) {
+      if (kernels::family_isa(kernels::active_isa()) != kernels::Isa::kAvx2) {
         QPLUGIN_ISA_CALL(cat_requant_table8, pt.p, dt == at::kChar, pt.table.data());
         pt.mode = 3;
       } else if (fit_affine_memo(pt.p, dt == at::kChar, qps[i].scale / qo.scale, &pt.table, &pt.affine)) {

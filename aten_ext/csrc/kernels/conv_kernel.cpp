@@ -75,7 +75,7 @@ inline void finish_vec(VI t, VF mult, VF bias, const uint8_t* add, int cnt, cons
 
 // ---------------------------------------------------------------------------
 int64_t conv_a_elem_size() {
-#if defined(QPLUGIN_ISA_AVX2)
+#if defined(QPLUGIN_GEMM_I16)
   return 2;
 #else
   return 1;
@@ -90,7 +90,7 @@ namespace {
 template <typename T>
 inline void copy_widen(T* dst, const uint8_t* src, int64_t n) {
   int64_t i = 0;
-#if defined(QPLUGIN_ISA_AVX2)
+#if defined(QPLUGIN_GEMM_I16)
   for (; i + 16 <= n; i += 16) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_cvtepu8_epi16(v));
@@ -111,7 +111,7 @@ inline void fill_n(T* dst, T v, int64_t n) {
 
 void conv_im2col(const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0, int64_t mcount,
                  void* a, int64_t kp, int32_t x_zp) {
-#if defined(QPLUGIN_ISA_AVX2)
+#if defined(QPLUGIN_GEMM_I16)
   using T = int16_t;
 #else
   using T = uint8_t;
@@ -154,7 +154,7 @@ void conv_im2col(const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0,
           const int64_t len = g.KW * icg;
           const uint8_t* src = xrow + iw0 * g.C;
           if (len < 64 && src + ((len + 15) & ~int64_t(15)) <= x_end) {
-#if defined(QPLUGIN_ISA_AVX2)
+#if defined(QPLUGIN_GEMM_I16)
             for (int64_t o = 0; o < len; o += 16) {
               const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + o));
               _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + o), _mm256_cvtepu8_epi16(v));

@@ -26,13 +26,22 @@ bool has(const char* feature) {
   return false;
 }
 
-Isa detect() {
-  if (has("avx512f") && has("avx512bw") && has("avx512vl") && has("avx512dq") &&
-      has("avx512vnni") && has("avx2") && has("fma") && has("f16c") && has("bmi2")) {
-    return Isa::kAvx512;
+bool supports(Isa isa) {
+  const bool avx2 = has("avx2") && has("fma") && has("f16c") && has("bmi2");
+  switch (isa) {
+    case Isa::kScalar: return true;
+    case Isa::kAvx2: return avx2;
+    case Isa::kAvxVnni: return avx2 && has("avxvnni");
+    case Isa::kAvx512:
+      return avx2 && has("avx512f") && has("avx512bw") && has("avx512vl") && has("avx512dq") &&
+             has("avx512vnni");
   }
-  if (has("avx2") && has("fma") && has("f16c") && has("bmi2")) {
-    return Isa::kAvx2;
+  return false;
+}
+
+Isa detect() {
+  for (Isa isa : {Isa::kAvx512, Isa::kAvxVnni, Isa::kAvx2}) {
+    if (supports(isa)) return isa;
   }
   return Isa::kScalar;
 }
@@ -44,8 +53,8 @@ Isa initial() {
     Isa want;
     if (!parse_isa(env, &want)) {
       std::fprintf(stderr,
-                   "torch_qplugin: ignoring QPLUGIN_ISA=%s (expected scalar, avx2 or avx512)\n", env);
-    } else if (static_cast<int>(want) > static_cast<int>(best)) {
+                   "torch_qplugin: ignoring QPLUGIN_ISA=%s (expected scalar, avx2, avxvnni or avx512)\n", env);
+    } else if (!supports(want)) {
       std::fprintf(stderr, "torch_qplugin: QPLUGIN_ISA=%s is not supported by this CPU; using %s\n",
                    env, isa_name(best));
     } else {
@@ -65,6 +74,7 @@ std::atomic<int>& active_slot() {
 const char* isa_name(Isa isa) {
   switch (isa) {
     case Isa::kAvx512: return "avx512";
+    case Isa::kAvxVnni: return "avxvnni";
     case Isa::kAvx2: return "avx2";
     default: return "scalar";
   }
@@ -73,8 +83,16 @@ const char* isa_name(Isa isa) {
 bool parse_isa(const std::string& name, Isa* out) {
   if (name == "scalar") { *out = Isa::kScalar; return true; }
   if (name == "avx2") { *out = Isa::kAvx2; return true; }
+  if (name == "avxvnni") { *out = Isa::kAvxVnni; return true; }
   if (name == "avx512") { *out = Isa::kAvx512; return true; }
   return false;
+}
+
+bool cpu_supports(Isa isa) {
+  static const bool ok[kNumIsas] = {supports(Isa::kScalar), supports(Isa::kAvx2), supports(Isa::kAvx512),
+                                    supports(Isa::kAvxVnni)};
+  const int i = static_cast<int>(isa);
+  return i >= 0 && i < kNumIsas && ok[i];
 }
 
 Isa cpu_isa() {
@@ -87,7 +105,7 @@ Isa active_isa() {
 }
 
 bool set_isa(Isa isa) {
-  if (static_cast<int>(isa) > static_cast<int>(cpu_isa())) return false;
+  if (!cpu_supports(isa)) return false;
   active_slot().store(static_cast<int>(isa), std::memory_order_relaxed);
   return true;
 }

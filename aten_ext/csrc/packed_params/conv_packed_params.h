@@ -114,8 +114,8 @@ struct ConvPackedParams {
  private:
   std::once_flag packed_rows_once_;
   kernels::gemm::PackedWeight packed_rows_;
-  std::array<std::once_flag, 3> dw_packed_once_;  // indexed by kernels::Isa
-  std::array<std::vector<int32_t>, 3> dw_packed_;
+  std::array<std::once_flag, kernels::kNumIsas> dw_packed_once_;  // indexed by kernels::Isa
+  std::array<std::vector<int32_t>, kernels::kNumIsas> dw_packed_;
 };
 
 // Builds (and validates) packed params; `op` names the calling op in errors.

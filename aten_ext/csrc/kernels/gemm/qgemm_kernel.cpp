@@ -13,7 +13,7 @@
 #if defined(QPLUGIN_ISA_AVX2) || defined(QPLUGIN_ISA_AVX512)
 #include <immintrin.h>
 #endif
-#if defined(QPLUGIN_ISA_AVX2)
+#if defined(QPLUGIN_GEMM_I16)
 #include "kernels/gemm/tile_i16_avx2.h"
 #endif
 #include "kernels/gemm/requant.h"
@@ -1615,7 +1615,7 @@ void reg_block(const QGemmParams& p, Rows src, const int64_t* tap_off, int64_t n
 #endif
 
 #if defined(QPLUGIN_ISA_AVX2)
-// The kU8 epilogue for a full 16-column panel and h rows of an int16 tile (acc row stride 16):
+// The kU8 epilogue for a full 16-column panel and h rows of a one-panel tile (acc row stride 16):
 // the per-column constants (a_zp * colsum, b_zp, multiplier, bias) are loaded once per tile, not
 // once per row, and each row's 16 bytes leave in one store. The integer terms are epilogue_row's
 // (wrap-around, any order gives the same int32), the float steps the same in the same order, so
@@ -1651,7 +1651,7 @@ inline void panel_u8_rows(const QGemmParams& p, const PanelU8& e, const int32_t*
   for (int r = 0; r < h; ++r) {
     __m256i q[2];
     for (int v = 0; v < 2; ++v) {
-      __m256i c = _mm256_sub_epi32(_mm256_load_si256(reinterpret_cast<const __m256i*>(acc + r * i16::kNR + 8 * v)), e.off[v]);
+      __m256i c = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + r * kPanelN + 8 * v)), e.off[v]);
       if (e.zp_terms) c = _mm256_add_epi32(c, _mm256_mullo_epi32(e.bzp[v], _mm256_set1_epi32(t[r])));
       __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(c), e.mult[v]);
       if (e.has_bias) f = _mm256_add_ps(f, e.bias[v]);
@@ -1670,6 +1670,500 @@ inline void panel_u8_rows(const QGemmParams& p, const PanelU8& e, const int32_t*
   }
 }
 
+#endif
+
+// t[r] = K * a_zp - rowsum(A[m0 + r]) for r < rows (the rowsum only when some b_zp != 0): the
+// term of the zero-point algebra that depends on the row (epilogue_row).
+#if defined(QPLUGIN_ISA_AVXVNNI)
+void row_terms(const QGemmParams& p, int64_t m0, int64_t rows, int32_t* t) {
+  const int64_t K = p.b->K;
+  for (int64_t r = 0; r < rows; ++r) {
+    uint32_t s = 0;
+    if (!p.b_zero_points_all_zero) {
+      const uint8_t* src = p.a + (m0 + r) * p.lda;
+      int64_t k = 0;
+      __m256i vsum = _mm256_setzero_si256();
+      for (; k + 32 <= K; k += 32) {
+        vsum = _mm256_add_epi64(vsum, _mm256_sad_epu8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + k)),
+                                                      _mm256_setzero_si256()));
+      }
+      alignas(32) uint64_t part[4];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(part), vsum);
+      s = static_cast<uint32_t>(part[0] + part[1] + part[2] + part[3]);
+      for (; k < K; ++k) s += src[k];
+    }
+    t[r] = static_cast<int32_t>(static_cast<uint32_t>(K) * static_cast<uint32_t>(p.a_zero_point) - s);
+  }
+}
+
+// The AVX-VNNI tiles: vpdpbusd on ymm (VEX), u8 activations against the packed int8 quads
+// directly (no int16 copy of either side), accumulators in registers, inline assembly
+// (GCC spills arrays of __m256i).
+//  - tall: up to 6 rows x one panel, 12 accumulators; per quad 2 weight loads and one
+//    activation broadcast per row for 12 dot products. Rows of 3 or more.
+//  - wide: 1-2 rows x up to 3 panels (batch 1-2 linear, the RNN step): 6 independent
+//    accumulator chains per row hide vpdpbusd's latency; the weights stream once.
+// acc row r at acc[r * ldacc] (ldacc = 16 tall, 48 wide); zero_init (ZI) starts from 0.
+namespace vnni {
+constexpr int kTallMR = 6;
+constexpr int kWideMR = 2;
+constexpr int kWideNV = 3;
+constexpr int64_t kWideN = kWideNV * kPanelN;
+
+template <int MR, bool ZI>
+inline void tall_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int32_t* acc) {
+  static_assert(MR >= 1 && MR <= kTallMR, "tall tile rows");
+  const uint8_t* a3 = MR > 3 ? a + 3 * lda : a;
+  int64_t n = nq;
+  asm volatile(
+      // BEGIN GENERATED avxvnni_tall (scripts/gen_qgemm_asm.py)
+      ".if 0 < %c[mr]\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm0, %%xmm0, %%xmm0\n"
+      "vpxor %%xmm1, %%xmm1, %%xmm1\n"
+      ".else\n"
+      "vmovdqu 0(%[acc]), %%ymm0\n"
+      "vmovdqu 32(%[acc]), %%ymm1\n"
+      ".endif\n"
+      ".endif\n"
+      ".if 1 < %c[mr]\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm2, %%xmm2, %%xmm2\n"
+      "vpxor %%xmm3, %%xmm3, %%xmm3\n"
+      ".else\n"
+      "vmovdqu 64(%[acc]), %%ymm2\n"
+      "vmovdqu 96(%[acc]), %%ymm3\n"
+      ".endif\n"
+      ".endif\n"
+      ".if 2 < %c[mr]\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm4, %%xmm4, %%xmm4\n"
+      "vpxor %%xmm5, %%xmm5, %%xmm5\n"
+      ".else\n"
+      "vmovdqu 128(%[acc]), %%ymm4\n"
+      "vmovdqu 160(%[acc]), %%ymm5\n"
+      ".endif\n"
+      ".endif\n"
+      ".if 3 < %c[mr]\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm6, %%xmm6, %%xmm6\n"
+      "vpxor %%xmm7, %%xmm7, %%xmm7\n"
+      ".else\n"
+      "vmovdqu 192(%[acc]), %%ymm6\n"
+      "vmovdqu 224(%[acc]), %%ymm7\n"
+      ".endif\n"
+      ".endif\n"
+      ".if 4 < %c[mr]\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm8, %%xmm8, %%xmm8\n"
+      "vpxor %%xmm9, %%xmm9, %%xmm9\n"
+      ".else\n"
+      "vmovdqu 256(%[acc]), %%ymm8\n"
+      "vmovdqu 288(%[acc]), %%ymm9\n"
+      ".endif\n"
+      ".endif\n"
+      ".if 5 < %c[mr]\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm10, %%xmm10, %%xmm10\n"
+      "vpxor %%xmm11, %%xmm11, %%xmm11\n"
+      ".else\n"
+      "vmovdqu 320(%[acc]), %%ymm10\n"
+      "vmovdqu 352(%[acc]), %%ymm11\n"
+      ".endif\n"
+      ".endif\n"
+      "test %[n], %[n]\n"
+      "jz 3f\n"
+      ".p2align 5\n"
+      "1:\n"
+      "vmovdqu (%[b]), %%ymm12\n"
+      "vmovdqu 32(%[b]), %%ymm13\n"
+      "prefetcht0 768(%[b])\n"
+      ".if 0 < %c[mr]\n"
+      "vpbroadcastd (%[a]), %%ymm14\n"
+      "%{vex%} vpdpbusd %%ymm12, %%ymm14, %%ymm0\n"
+      "%{vex%} vpdpbusd %%ymm13, %%ymm14, %%ymm1\n"
+      ".endif\n"
+      ".if 1 < %c[mr]\n"
+      "vpbroadcastd (%[a],%[lda],1), %%ymm15\n"
+      "%{vex%} vpdpbusd %%ymm12, %%ymm15, %%ymm2\n"
+      "%{vex%} vpdpbusd %%ymm13, %%ymm15, %%ymm3\n"
+      ".endif\n"
+      ".if 2 < %c[mr]\n"
+      "vpbroadcastd (%[a],%[lda],2), %%ymm14\n"
+      "%{vex%} vpdpbusd %%ymm12, %%ymm14, %%ymm4\n"
+      "%{vex%} vpdpbusd %%ymm13, %%ymm14, %%ymm5\n"
+      ".endif\n"
+      ".if 3 < %c[mr]\n"
+      "vpbroadcastd (%[a3]), %%ymm15\n"
+      "%{vex%} vpdpbusd %%ymm12, %%ymm15, %%ymm6\n"
+      "%{vex%} vpdpbusd %%ymm13, %%ymm15, %%ymm7\n"
+      ".endif\n"
+      ".if 4 < %c[mr]\n"
+      "vpbroadcastd (%[a3],%[lda],1), %%ymm14\n"
+      "%{vex%} vpdpbusd %%ymm12, %%ymm14, %%ymm8\n"
+      "%{vex%} vpdpbusd %%ymm13, %%ymm14, %%ymm9\n"
+      ".endif\n"
+      ".if 5 < %c[mr]\n"
+      "vpbroadcastd (%[a3],%[lda],2), %%ymm15\n"
+      "%{vex%} vpdpbusd %%ymm12, %%ymm15, %%ymm10\n"
+      "%{vex%} vpdpbusd %%ymm13, %%ymm15, %%ymm11\n"
+      ".endif\n"
+      "add $4, %[a]\n"
+      "add $4, %[a3]\n"
+      "add $64, %[b]\n"
+      "dec %[n]\n"
+      "jnz 1b\n"
+      "3:\n"
+      ".if 0 < %c[mr]\n"
+      "vmovdqu %%ymm0, 0(%[acc])\n"
+      "vmovdqu %%ymm1, 32(%[acc])\n"
+      ".endif\n"
+      ".if 1 < %c[mr]\n"
+      "vmovdqu %%ymm2, 64(%[acc])\n"
+      "vmovdqu %%ymm3, 96(%[acc])\n"
+      ".endif\n"
+      ".if 2 < %c[mr]\n"
+      "vmovdqu %%ymm4, 128(%[acc])\n"
+      "vmovdqu %%ymm5, 160(%[acc])\n"
+      ".endif\n"
+      ".if 3 < %c[mr]\n"
+      "vmovdqu %%ymm6, 192(%[acc])\n"
+      "vmovdqu %%ymm7, 224(%[acc])\n"
+      ".endif\n"
+      ".if 4 < %c[mr]\n"
+      "vmovdqu %%ymm8, 256(%[acc])\n"
+      "vmovdqu %%ymm9, 288(%[acc])\n"
+      ".endif\n"
+      ".if 5 < %c[mr]\n"
+      "vmovdqu %%ymm10, 320(%[acc])\n"
+      "vmovdqu %%ymm11, 352(%[acc])\n"
+      ".endif\n"
+      // END GENERATED avxvnni_tall
+      : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [n] "+r"(n)
+      : [lda] "r"(lda), [acc] "r"(acc), [mr] "i"(MR), [zi] "i"(ZI ? 1 : 0)
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
+        "xmm12", "xmm13", "xmm14", "xmm15", "memory", "cc");
+}
+
+template <int MR, int NV, bool ZI>
+inline void wide_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int64_t pstride,
+                      int32_t* acc) {
+  static_assert(MR >= 1 && MR <= kWideMR && NV >= 1 && NV <= kWideNV, "wide tile shape");
+  int64_t n = nq;
+  asm volatile(
+      // BEGIN GENERATED avxvnni_wide (scripts/gen_qgemm_asm.py)
+      ".if (0 < %c[mr]) && (0 < %c[nv])\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm0, %%xmm0, %%xmm0\n"
+      ".else\n"
+      "vmovdqu 0(%[acc]), %%ymm0\n"
+      ".endif\n"
+      ".endif\n"
+      ".if (0 < %c[mr]) && (0 < %c[nv])\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm1, %%xmm1, %%xmm1\n"
+      ".else\n"
+      "vmovdqu 32(%[acc]), %%ymm1\n"
+      ".endif\n"
+      ".endif\n"
+      ".if (0 < %c[mr]) && (1 < %c[nv])\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm2, %%xmm2, %%xmm2\n"
+      ".else\n"
+      "vmovdqu 64(%[acc]), %%ymm2\n"
+      ".endif\n"
+      ".endif\n"
+      ".if (0 < %c[mr]) && (1 < %c[nv])\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm3, %%xmm3, %%xmm3\n"
+      ".else\n"
+      "vmovdqu 96(%[acc]), %%ymm3\n"
+      ".endif\n"
+      ".endif\n"
+      ".if (0 < %c[mr]) && (2 < %c[nv])\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm4, %%xmm4, %%xmm4\n"
+      ".else\n"
+      "vmovdqu 128(%[acc]), %%ymm4\n"
+      ".endif\n"
+      ".endif\n"
+      ".if (0 < %c[mr]) && (2 < %c[nv])\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm5, %%xmm5, %%xmm5\n"
+      ".else\n"
+      "vmovdqu 160(%[acc]), %%ymm5\n"
+      ".endif\n"
+      ".endif\n"
+      ".if (1 < %c[mr]) && (0 < %c[nv])\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm6, %%xmm6, %%xmm6\n"
+      ".else\n"
+      "vmovdqu 192(%[acc]), %%ymm6\n"
+      ".endif\n"
+      ".endif\n"
+      ".if (1 < %c[mr]) && (0 < %c[nv])\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm7, %%xmm7, %%xmm7\n"
+      ".else\n"
+      "vmovdqu 224(%[acc]), %%ymm7\n"
+      ".endif\n"
+      ".endif\n"
+      ".if (1 < %c[mr]) && (1 < %c[nv])\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm8, %%xmm8, %%xmm8\n"
+      ".else\n"
+      "vmovdqu 256(%[acc]), %%ymm8\n"
+      ".endif\n"
+      ".endif\n"
+      ".if (1 < %c[mr]) && (1 < %c[nv])\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm9, %%xmm9, %%xmm9\n"
+      ".else\n"
+      "vmovdqu 288(%[acc]), %%ymm9\n"
+      ".endif\n"
+      ".endif\n"
+      ".if (1 < %c[mr]) && (2 < %c[nv])\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm10, %%xmm10, %%xmm10\n"
+      ".else\n"
+      "vmovdqu 320(%[acc]), %%ymm10\n"
+      ".endif\n"
+      ".endif\n"
+      ".if (1 < %c[mr]) && (2 < %c[nv])\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm11, %%xmm11, %%xmm11\n"
+      ".else\n"
+      "vmovdqu 352(%[acc]), %%ymm11\n"
+      ".endif\n"
+      ".endif\n"
+      "test %[n], %[n]\n"
+      "jz 3f\n"
+      ".p2align 5\n"
+      "1:\n"
+      "vpbroadcastd (%[a]), %%ymm14\n"
+      ".if 1 < %c[mr]\n"
+      "vpbroadcastd (%[a],%[lda],1), %%ymm15\n"
+      ".endif\n"
+      ".if 0 < %c[nv]\n"
+      "prefetcht0 1024(%[b])\n"
+      "prefetcht1 4096(%[b])\n"
+      ".if %c[mr] == 1\n"
+      "%{vex%} vpdpbusd (%[b]), %%ymm14, %%ymm0\n"
+      "%{vex%} vpdpbusd 32(%[b]), %%ymm14, %%ymm1\n"
+      ".else\n"
+      "vmovdqu (%[b]), %%ymm12\n"
+      "vmovdqu 32(%[b]), %%ymm13\n"
+      "%{vex%} vpdpbusd %%ymm12, %%ymm14, %%ymm0\n"
+      "%{vex%} vpdpbusd %%ymm13, %%ymm14, %%ymm1\n"
+      "%{vex%} vpdpbusd %%ymm12, %%ymm15, %%ymm6\n"
+      "%{vex%} vpdpbusd %%ymm13, %%ymm15, %%ymm7\n"
+      ".endif\n"
+      ".endif\n"
+      ".if 1 < %c[nv]\n"
+      "prefetcht0 1024(%[b],%[ps],1)\n"
+      "prefetcht1 4096(%[b],%[ps],1)\n"
+      ".if %c[mr] == 1\n"
+      "%{vex%} vpdpbusd (%[b],%[ps],1), %%ymm14, %%ymm2\n"
+      "%{vex%} vpdpbusd 32(%[b],%[ps],1), %%ymm14, %%ymm3\n"
+      ".else\n"
+      "vmovdqu (%[b],%[ps],1), %%ymm12\n"
+      "vmovdqu 32(%[b],%[ps],1), %%ymm13\n"
+      "%{vex%} vpdpbusd %%ymm12, %%ymm14, %%ymm2\n"
+      "%{vex%} vpdpbusd %%ymm13, %%ymm14, %%ymm3\n"
+      "%{vex%} vpdpbusd %%ymm12, %%ymm15, %%ymm8\n"
+      "%{vex%} vpdpbusd %%ymm13, %%ymm15, %%ymm9\n"
+      ".endif\n"
+      ".endif\n"
+      ".if 2 < %c[nv]\n"
+      "prefetcht0 1024(%[b],%[ps],2)\n"
+      "prefetcht1 4096(%[b],%[ps],2)\n"
+      ".if %c[mr] == 1\n"
+      "%{vex%} vpdpbusd (%[b],%[ps],2), %%ymm14, %%ymm4\n"
+      "%{vex%} vpdpbusd 32(%[b],%[ps],2), %%ymm14, %%ymm5\n"
+      ".else\n"
+      "vmovdqu (%[b],%[ps],2), %%ymm12\n"
+      "vmovdqu 32(%[b],%[ps],2), %%ymm13\n"
+      "%{vex%} vpdpbusd %%ymm12, %%ymm14, %%ymm4\n"
+      "%{vex%} vpdpbusd %%ymm13, %%ymm14, %%ymm5\n"
+      "%{vex%} vpdpbusd %%ymm12, %%ymm15, %%ymm10\n"
+      "%{vex%} vpdpbusd %%ymm13, %%ymm15, %%ymm11\n"
+      ".endif\n"
+      ".endif\n"
+      "add $4, %[a]\n"
+      "add $64, %[b]\n"
+      "dec %[n]\n"
+      "jnz 1b\n"
+      "3:\n"
+      ".if (0 < %c[mr]) && (0 < %c[nv])\n"
+      "vmovdqu %%ymm0, 0(%[acc])\n"
+      ".endif\n"
+      ".if (0 < %c[mr]) && (0 < %c[nv])\n"
+      "vmovdqu %%ymm1, 32(%[acc])\n"
+      ".endif\n"
+      ".if (0 < %c[mr]) && (1 < %c[nv])\n"
+      "vmovdqu %%ymm2, 64(%[acc])\n"
+      ".endif\n"
+      ".if (0 < %c[mr]) && (1 < %c[nv])\n"
+      "vmovdqu %%ymm3, 96(%[acc])\n"
+      ".endif\n"
+      ".if (0 < %c[mr]) && (2 < %c[nv])\n"
+      "vmovdqu %%ymm4, 128(%[acc])\n"
+      ".endif\n"
+      ".if (0 < %c[mr]) && (2 < %c[nv])\n"
+      "vmovdqu %%ymm5, 160(%[acc])\n"
+      ".endif\n"
+      ".if (1 < %c[mr]) && (0 < %c[nv])\n"
+      "vmovdqu %%ymm6, 192(%[acc])\n"
+      ".endif\n"
+      ".if (1 < %c[mr]) && (0 < %c[nv])\n"
+      "vmovdqu %%ymm7, 224(%[acc])\n"
+      ".endif\n"
+      ".if (1 < %c[mr]) && (1 < %c[nv])\n"
+      "vmovdqu %%ymm8, 256(%[acc])\n"
+      ".endif\n"
+      ".if (1 < %c[mr]) && (1 < %c[nv])\n"
+      "vmovdqu %%ymm9, 288(%[acc])\n"
+      ".endif\n"
+      ".if (1 < %c[mr]) && (2 < %c[nv])\n"
+      "vmovdqu %%ymm10, 320(%[acc])\n"
+      ".endif\n"
+      ".if (1 < %c[mr]) && (2 < %c[nv])\n"
+      "vmovdqu %%ymm11, 352(%[acc])\n"
+      ".endif\n"
+      // END GENERATED avxvnni_wide
+      : [a] "+r"(a), [b] "+r"(b), [n] "+r"(n)
+      : [lda] "r"(lda), [ps] "r"(pstride), [acc] "r"(acc), [mr] "i"(MR), [nv] "i"(NV), [zi] "i"(ZI ? 1 : 0)
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
+        "xmm12", "xmm13", "xmm14", "xmm15", "memory", "cc");
+}
+
+// acc (= or += with zero_init false) the tiles over columns [k0, k1) of A and of the weight (b:
+// its panel's quad 0): the full quads in place, a K tail (k1 % 4 != 0, only at k1 = K) from a
+// zero-padded copy, so no byte past a row is read (the packed weight is zero past K).
+template <int MR>
+void tall(const uint8_t* a, int64_t lda, int64_t k0, int64_t k1, const int8_t* b, int64_t pstride, bool zero_init,
+          int32_t* acc) {
+  const int64_t q0 = k0 / 4, nq = k1 / 4 - q0;
+  if (zero_init) {
+    tall_loop<MR, true>(a + k0, lda, nq, b + q0 * 4 * kPanelN, acc);
+  } else {
+    tall_loop<MR, false>(a + k0, lda, nq, b + q0 * 4 * kPanelN, acc);
+  }
+  if (k1 % 4) {
+    uint8_t tail[MR * 4] = {};
+    for (int r = 0; r < MR; ++r) std::memcpy(tail + 4 * r, a + r * lda + 4 * (q0 + nq), static_cast<size_t>(k1 % 4));
+    tall_loop<MR, false>(tail, 4, 1, b + (q0 + nq) * 4 * kPanelN, acc);
+  }
+  (void)pstride;
+}
+template <int MR, int NV>
+void wide(const uint8_t* a, int64_t lda, int64_t k0, int64_t k1, const int8_t* b, int64_t pstride, bool zero_init,
+          int32_t* acc) {
+  const int64_t nq = k1 / 4;  // wide tiles always run all of K (k0 = 0)
+  wide_loop<MR, NV, true>(a, lda, nq, b, pstride, acc);
+  if (k1 % 4) {
+    uint8_t tail[MR * 4] = {};
+    for (int r = 0; r < MR; ++r) std::memcpy(tail + 4 * r, a + r * lda + 4 * nq, static_cast<size_t>(k1 % 4));
+    wide_loop<MR, NV, false>(tail, 4, 1, b + nq * 4 * kPanelN, pstride, acc);
+  }
+  (void)k0;
+  (void)zero_init;
+}
+
+using Fn = void (*)(const uint8_t*, int64_t, int64_t, int64_t, const int8_t*, int64_t, bool, int32_t*);
+inline Fn tall_fn(int h) {
+  static constexpr Fn kFns[kTallMR] = {&tall<1>, &tall<2>, &tall<3>, &tall<4>, &tall<5>, &tall<6>};
+  return kFns[h - 1];
+}
+inline Fn wide_fn(int h, int nv) {
+  static constexpr Fn kFns[kWideMR][kWideNV] = {{&wide<1, 1>, &wide<1, 2>, &wide<1, 3>},
+                                                {&wide<2, 1>, &wide<2, 2>, &wide<2, 3>}};
+  return kFns[h - 1][nv - 1];
+}
+
+// Cache blocking of the tall tiles (the GotoBLAS loop order: rows chunk > panel > K chunk > row
+// tile): a chunk of kRowBytes of A stays in L2 across the panels, a panel's K chunk (at most
+// kKChunk * 16 bytes) stays in L1 across the chunk's row tiles.
+constexpr int64_t kRowBytes = 256 * 1024;
+constexpr int64_t kKChunk = 1024;
+
+// The row tile heights over `rows` rows: 6-row tiles, 7-11 rows left as two near-equal tiles
+// (M = 8: 4 + 4, not 6 + a 2-row tile that loads as many weights per quad as it multiplies).
+inline int tall_height(int64_t rem) {
+  return static_cast<int>(rem > kTallMR && rem < 2 * kTallMR ? (rem + 1) / 2 : std::min<int64_t>(kTallMR, rem));
+}
+}  // namespace vnni
+
+// Rows [m0, m1) x columns [n0, n1) on the AVX-VNNI tiles: three or more rows on the tall tiles
+// (vnni::kRowBytes, vnni::kKChunk), fewer on wide tiles over 48 columns at a time.
+void block_vnni(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  const gemm::PackedB& B = *p.b;
+  const int64_t K = B.K;
+  const int64_t pstride = gemm::padded_k(K) * kPanelN;
+  const int64_t rows = m1 - m0;
+  thread_local std::vector<int32_t> tbuf, accbuf;
+  if (static_cast<int64_t>(tbuf.size()) < rows) tbuf.resize(static_cast<size_t>(rows));
+  int32_t* t = tbuf.data();
+  row_terms(p, m0, rows, t);
+  if (rows <= vnni::kWideMR) {
+    alignas(64) int32_t acc[vnni::kWideMR * vnni::kWideN];
+    const int h = static_cast<int>(rows);
+    for (int64_t n = n0; n < n1; n += vnni::kWideN) {
+      const int64_t ncols = std::min<int64_t>(vnni::kWideN, n1 - n);
+      const int nv = static_cast<int>((ncols + kPanelN - 1) / kPanelN);
+      vnni::wide_fn(h, nv)(p.a + m0 * p.lda, p.lda, 0, K, B.data + (n / kPanelN) * pstride, pstride, true, acc);
+      for (int r = 0; r < h; ++r) epilogue_row(p, acc + r * vnni::kWideN, m0 + r, n, ncols, t[r]);
+    }
+    return;
+  }
+  // rows per chunk: a multiple of the 6-row tile, at least one 12-row pair
+  const int64_t mc = std::max<int64_t>(12, vnni::kRowBytes / std::max<int64_t>(K, 1) / 6 * 6);
+  // accumulators of a whole row chunk (row stride 16) when K runs in chunks; else one tile's
+  const int64_t acc_rows = K > vnni::kKChunk ? std::min(mc, rows) + vnni::kTallMR : vnni::kTallMR;
+  if (static_cast<int64_t>(accbuf.size()) < acc_rows * kPanelN) accbuf.resize(static_cast<size_t>(acc_rows * kPanelN));
+  const bool full_u8 = p.kind == OutKind::kU8;
+  for (int64_t c0 = m0; c0 < m1; c0 += mc) {
+    const int64_t c1 = std::min(m1, c0 + mc);
+    for (int64_t n = n0; n < n1; n += kPanelN) {
+      const int64_t ncols = std::min<int64_t>(kPanelN, n1 - n);
+      const int8_t* bp = B.data + (n / kPanelN) * pstride;
+      PanelU8 pe{};
+      if (full_u8 && ncols == kPanelN) pe = panel_u8(p, n);
+      auto finish = [&](const int32_t* acc, int h, int64_t m) {
+        if (full_u8 && ncols == kPanelN) {
+          panel_u8_rows(p, pe, acc, h, m, n, t + (m - m0));
+        } else {
+          for (int r = 0; r < h; ++r) epilogue_row(p, acc + r * kPanelN, m + r, n, ncols, t[m - m0 + r]);
+        }
+      };
+      if (K <= vnni::kKChunk) {
+        for (int64_t m = c0; m < c1;) {
+          const int h = vnni::tall_height(c1 - m);
+          vnni::tall_fn(h)(p.a + m * p.lda, p.lda, 0, K, bp, pstride, true, accbuf.data());
+          finish(accbuf.data(), h, m);
+          m += h;
+        }
+        continue;
+      }
+      for (int64_t k0 = 0; k0 < K; k0 += vnni::kKChunk) {
+        const int64_t k1 = std::min(K, k0 + vnni::kKChunk);
+        for (int64_t m = c0; m < c1;) {
+          const int h = vnni::tall_height(c1 - m);
+          vnni::tall_fn(h)(p.a + m * p.lda, p.lda, k0, k1, bp, pstride, k0 == 0, accbuf.data() + (m - c0) * kPanelN);
+          m += h;
+        }
+      }
+      for (int64_t m = c0; m < c1;) {
+        const int h = vnni::tall_height(c1 - m);
+        finish(accbuf.data() + (m - c0) * kPanelN, h, m);
+        m += h;
+      }
+    }
+  }
+}
+#endif
+
+#if defined(QPLUGIN_GEMM_I16)
 // Rows [m0, m1) x columns [n0, n1) on the int16 register tiles (tile_i16_avx2.h): the rows of
 // A are widened to int16 once (a per-thread buffer, K padded to even with a zero), then each
 // 16-column panel of B's int16 layout runs under every 6-row tile of them (the panel, K * 32
@@ -1751,7 +2245,10 @@ void block_i16(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t
 
 void qgemm_block(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   const gemm::PackedB& B = *p.b;
-#if defined(QPLUGIN_ISA_AVX2)
+#if defined(QPLUGIN_ISA_AVXVNNI)
+  block_vnni(p, m0, m1, n0, n1);
+  return;
+#elif defined(QPLUGIN_GEMM_I16)
   if (p.a16 != nullptr || (B.data16 != nullptr && m1 - m0 >= gemm::kI16MinM)) {
     block_i16(p, m0, m1, n0, n1);
     return;
