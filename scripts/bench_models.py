@@ -3,6 +3,10 @@
     python scripts/bench_models.py                  # full run (1 and 2 threads, batch 1 and 8, 224x224)
     python scripts/bench_models.py --quick --no-write
     python scripts/bench_models.py --models resnet18 --threads 1 --batches 1
+    python scripts/bench_models.py --isa avxvnni --models resnet18 tv_resnet50 mobilenet_v2 \
+        --variants torch_script qplugin_eager   # an AVX-VNNI CPU without AVX-512 (Intel Core 12th
+        # gen+): ours on avxvnni, torch capped to AVX2 (fbgemm / oneDNN / ATen); writes
+        # docs/benchmarks_models_avxvnni.md
 
 Static int8 (ResNet-18, MobileNetV2, MobileNetV3-Large, ShuffleNetV2 x1.0 from examples/models,
 written as torchvision's quantizable versions, and ``tv_*``: torchvision's own quantizable
@@ -32,10 +36,17 @@ sys.path[:0] = [str(ROOT / "examples"), str(ROOT), str(ROOT / "scripts"), str(RO
 _MALLOC_ENV = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(1 << 40)}
 
 
-def _ensure_malloc_env():
-    # Same as bench_ops.py: keep big blocks in the heap so we time kernels, not mmap/munmap.
-    if any(os.environ.get(k) != v for k, v in _MALLOC_ENV.items()):
-        env = dict(os.environ, **_MALLOC_ENV)
+def _ensure_malloc_env(isa=None):
+    # Same as bench_ops.py: keep big blocks in the heap so we time kernels, not mmap/munmap; with
+    # --isa, our path and torch's caps (fbgemm, oneDNN and ATen read theirs at load time; torch has
+    # no AVX-VNNI path: an AVX-VNNI CPU gives it AVX2).
+    want = dict(_MALLOC_ENV)
+    if isa:
+        cap = "avx2" if isa == "avxvnni" else isa
+        want.update(QPLUGIN_ISA=isa, ATEN_CPU_CAPABILITY=cap, FBGEMM_ENABLE_INSTRUCTIONS=cap.upper(),
+                    ONEDNN_MAX_CPU_ISA=cap.upper())
+    if any(os.environ.get(k) != v for k, v in want.items()):
+        env = dict(os.environ, **want)
         os.execve(sys.executable, [sys.executable] + sys.argv, env)
 
 
@@ -122,14 +133,16 @@ def static_variants(name, args, calib):
                     Variant(f"{tk.name}_script", f"{tk.label} scripted", reason=why)]
             continue
         out.append(Variant(f"{tk.name}_eager", f"{tk.label} eager", q, model=q))
-        out += plain_variant(tk, q, "", calib, args)
+        if args.want("qplugin_plain", "qplugin_compiled", "qplugin_compiled_fused", "qplugin_onnx"):
+            out += plain_variant(tk, q, "", calib, args)
         try:
             s = _script(q)
             out.append(Variant(f"{tk.name}_script", f"{tk.label} scripted", s, model=s))
         except Exception as e:  # noqa: BLE001
             out.append(Variant(f"{tk.name}_script", f"{tk.label} scripted",
                                reason=f"torch.jit.script failed: {short_reason(e)}"))
-    out.append(ort_variant(fp32, calib, args))
+    if args.want("ort"):
+        out.append(ort_variant(fp32, calib, args))
     return fp32, out
 
 
@@ -387,9 +400,19 @@ def main():
     ap.add_argument("--no-profile", action="store_true")
     ap.add_argument("--no-digits", action="store_true", help="skip the digits demo's real-data agreement")
     ap.add_argument("--no-write", action="store_true")
-    ap.add_argument("--out", default=str(ROOT / "docs" / "benchmarks_models.md"))
+    ap.add_argument("--out", default=None, help="default docs/benchmarks_models.md (--isa X: "
+                    "docs/benchmarks_models_X.md)")
+    ap.add_argument("--isa", choices=["avx2", "avxvnni"], default=None,
+                    help="ours on this kernel path, torch's fbgemm / oneDNN / ATen capped at AVX2")
+    ap.add_argument("--variants", nargs="*", default=None,
+                    help="variant keys to build and time (fp32 and torch's int8 always run: the ratios' "
+                         "baselines), e.g. torch_script qplugin_eager qplugin_plain ort")
     args = ap.parse_args()
-    _ensure_malloc_env()
+    args.out = args.out or str(ROOT / "docs" / (f"benchmarks_models_{args.isa}.md" if args.isa else
+                                                  "benchmarks_models.md"))
+    keep = None if args.variants is None else set(args.variants) | {"fp32", "torch_eager", "torch_script"}
+    args.want = lambda *keys: keep is None or any(k in keep for k in keys)
+    _ensure_malloc_env(args.isa)
     quiet_deprecations()
     if args.quick:
         args.rounds, args.min_time, args.calib_batches, args.digits_epochs = 1, 0.05, 2, 4
@@ -416,6 +439,7 @@ def main():
             fp32, variants = dynamic_variants(name, args)
             seq = DYNAMIC_MODELS[name][1]
             x_agree = torch.randint(0, 10000, (32, seq))
+        variants = [v for v in variants if args.want(v.key)]
         agree = agreement_rows(variants, x_agree)
         timing = {}
         for nt in args.threads:

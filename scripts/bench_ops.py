@@ -10,7 +10,15 @@
                                                 # QPLUGIN_ISA, torch's element-wise / cat / pooling /
                                                 # quantize kernels by ATEN_CPU_CAPABILITY, fbgemm's
                                                 # by FBGEMM_ENABLE_INSTRUCTIONS (its 4-bit
-                                                # embedding_bag kernel ignores that cap)
+                                                # embedding_bag kernel ignores that cap), oneDNN's by
+                                                # ONEDNN_MAX_CPU_ISA
+    python scripts/bench_ops.py --isa avxvnni --only linear conv   # what an AVX-VNNI CPU without
+                                                # AVX-512 (Intel Core 12th gen+) runs: ours on
+                                                # avxvnni, torch capped to AVX2 as above (fbgemm has
+                                                # no AVX-VNNI path)
+With --isa each row also shows torch's worst distance from our output in quantization steps (one
+untimed call of each, quantized outputs only): our kernels are exact, torch's AVX2 GEMM saturates
+int16 sums on full-range activations.
 
 Rows come from scripts/bench_rows/*.py: each module defines FAMILY (str) and
 cases() -> list[bench_rows.Case]. Timing: per case, ours / torch / fp32 calls are
@@ -47,8 +55,11 @@ def _ensure_env(isa):
     # --isa: both libraries read their ISA cap at load time, so it is set before torch loads.
     want = dict(_MALLOC_ENV)
     if isa:
-        # fbgemm (torch's GEMM / conv / embedding_bag kernels) ignores ATen's cap and reads its own.
-        want.update(QPLUGIN_ISA=isa, ATEN_CPU_CAPABILITY=isa, FBGEMM_ENABLE_INSTRUCTIONS=isa.upper())
+        # fbgemm (torch's GEMM / conv / embedding_bag kernels) ignores ATen's cap and reads its own;
+        # torch has no AVX-VNNI path of its own: an AVX-VNNI CPU gives it AVX2.
+        cap = "avx2" if isa == "avxvnni" else isa
+        want.update(QPLUGIN_ISA=isa, ATEN_CPU_CAPABILITY=cap, FBGEMM_ENABLE_INSTRUCTIONS=cap.upper(),
+                    ONEDNN_MAX_CPU_ISA=cap.upper())
     if any(os.environ.get(k) != v for k, v in want.items()):
         os.execve(sys.executable, [sys.executable] + sys.argv, dict(os.environ, **want))
 
@@ -153,6 +164,17 @@ def fmt_rate(case, t):
     return f"{rate:.1f} {case.unit}"
 
 
+def torch_error_steps(case):
+    """max |torch's output - ours| in output quantization steps (one untimed call each), for rows
+    whose two outputs are quantized tensors of the same shape; None otherwise."""
+    if case.torch is None:
+        return None
+    a, b = case.ours(), case.torch()
+    if not (getattr(a, "is_quantized", False) and getattr(b, "is_quantized", False)) or a.shape != b.shape:
+        return None
+    return int((a.int_repr().int() - b.int_repr().int()).abs().max()) if a.numel() else 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", nargs="*", default=None, help="families to run")
@@ -163,8 +185,9 @@ def main():
     ap.add_argument("--sample-ms", type=float, default=20.0,
                     help="time per timed sample (shorter samples + more rounds: a best-of that "
                          "filters a loaded machine's preemptions)")
-    ap.add_argument("--isa", choices=["avx2"], default=None,
-                    help="cap our kernels, torch's ATen kernels and fbgemm at this ISA (own section in the docs)")
+    ap.add_argument("--isa", choices=["avx2", "avxvnni"], default=None,
+                    help="our kernels on this path, torch's ATen kernels, fbgemm and oneDNN capped at AVX2 "
+                         "(own section in the docs)")
     ap.add_argument("--json", default=None, help="also write the rows (times in seconds) to this JSON file")
     ap.add_argument("--also-avx2", action="store_true",
                     help="also time our AVX2 path and its floor in the same rounds (AVX-512 CPUs, no --isa)")
@@ -223,15 +246,16 @@ def main():
         cases2 = avx2_cases(mod) if args.also_avx2 else [None] * len(cases)
         lines = [
             f"| op | shape | threads | qplugin | torch | fp32 | qplugin/torch | qplugin/fp32 | best-of qplugin/torch "
-            f"| qplugin rate | torch rate | floor | qplugin/floor |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+            f"| qplugin rate | torch rate | floor | qplugin/floor |" + (" torch error (steps) |" if args.isa else ""),
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if args.isa else ""),
         ]
+        errs = [torch_error_steps(case) if args.isa else None for case in cases]
         print(f"\n== {mod.FAMILY} ==")
         print(f"{'op':<34} {'shape':<22} {'thr':>3} {'ours(us)':>10} {'torch(us)':>10} {'fp32(us)':>10} "
               f"{'/torch':>7} {'/fp32':>7} {'best/t':>7} {'floor(us)':>10} {'/floor':>7}  rate")
         for threads in args.threads:
             torch.set_num_threads(threads)
-            for case, case2 in zip(cases, cases2):
+            for case, case2, err in zip(cases, cases2, errs):
                 t, best = measure(case, rounds, args.sample_ms / 1000.0, case2, args.warm)
                 ours, tt, ff, fl = t.get("ours"), t.get("torch"), t.get("fp32"), t.get("floor")
                 r_fl = f"{ours / fl:.3f}" if fl else "-"
@@ -240,7 +264,8 @@ def main():
                 b_t = best["ours"] / best["torch"] if best.get("torch") else float("nan")
                 us = lambda v: f"{v * 1e6:.1f}" if v is not None else "-"
                 print(f"{case.op:<34} {case.shape:<22} {threads:>3} {us(ours):>10} {us(tt):>10} {us(ff):>10} "
-                      f"{r_t:>7.3f} {r_f:>7.3f} {b_t:>7.3f} {us(fl):>10} {r_fl:>7}  {fmt_rate(case, ours)}", flush=True)
+                      f"{r_t:>7.3f} {r_f:>7.3f} {b_t:>7.3f} {us(fl):>10} {r_fl:>7}  {fmt_rate(case, ours)}"
+                      + (f"  torch error {err} steps" if err is not None else ""), flush=True)
                 rows.append(dict(family=mod.FAMILY, op=case.op, shape=case.shape, threads=threads, ours=ours,
                                  torch=tt, fp32=ff, floor=fl, best_ours=best["ours"], best_torch=best.get("torch"),
                                  ours_avx2=t.get("ours_avx2"), floor_avx2=t.get("floor_avx2")))
@@ -250,7 +275,8 @@ def main():
                           + (f"  floor {us(f2)}  /floor {o2 / f2:.3f}" if o2 and f2 else ""), flush=True)
                 lines.append(f"| {case.op} | {case.shape} | {threads} | {us(ours)} us | {us(tt)} us | {us(ff)} us "
                              f"| **{r_t:.3f}** | {r_f:.3f} | {b_t:.3f} | {fmt_rate(case, ours)} | {fmt_rate(case, tt)} "
-                             f"| {us(fl) + ' us' if fl else '-'} | {r_fl} |")
+                             f"| {us(fl) + ' us' if fl else '-'} | {r_fl} |"
+                             + (f" {err if err is not None else '-'} |" if args.isa else ""))
         key = f"{mod.FAMILY} [{args.isa}]" if args.isa else mod.FAMILY
         sections[key] = (getattr(mod, "NOTE", ""), lines)
     if args.json:

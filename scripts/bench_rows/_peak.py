@@ -21,21 +21,25 @@ def with_peak_note(note):
 
 def measure_peak():
     """One core's u8*s8 peak (GOPS): the best of the instruction mixes this CPU supports
-    (scripts/peak_int8.py: vpdpbusd zmm / ymm with VNNI, else vpmaddubsw + vpmaddwd)."""
+    (scripts/peak_int8.py: vpdpbusd zmm / ymm with VNNI, else vpmaddubsw + vpmaddwd), and the
+    running path's own ceiling where it is narrower (avx2: our int16 tile; avxvnni: VEX
+    vpdpbusd ymm)."""
     if not PEAK:
         got = {k: peak_int8.peak_gops(k) for k in ("vnni512", "vnni256", "maddubs")}
         got = {k: v for k, v in got.items() if v}
         best = max(got, key=got.get)
         PEAK.update(name=best, gops=got[best])
-        # Our AVX2 path runs exact int16 tiles (vpmaddwd): its own ceiling is the i16tile row
+        # Our AVX2 path runs exact int16 tiles (vpmaddwd): its own ceiling is the i16tile row;
+        # the avxvnni path's is VEX vpdpbusd ymm (an AVX-VNNI CPU without AVX-512 has no more)
         import torch_qplugin
 
-        path = peak_int8.peak_gops("i16tile") if torch_qplugin.active_isa() == "avx2" else None
+        name = {"avx2": "i16tile", "avxvnni": "avxvnni"}.get(torch_qplugin.active_isa())
+        path = peak_int8.peak_gops(name) if name else None
         if path:
-            PEAK.update(path_name="i16tile", path_gops=path)
+            PEAK.update(path_name=name, path_gops=path)
         print(f"int8 peak {got[best]:.1f} GOPS per core ({best}; measured: "
               + ", ".join(f"{k} {v:.1f}" for k, v in got.items())
-              + (f"; our AVX2 int16 tile {path:.1f}" if path else "") + ")", flush=True)
+              + (f"; our path's ceiling ({name}) {path:.1f}" if path else "") + ")", flush=True)
     return PEAK
 
 
