@@ -1845,6 +1845,159 @@ inline void tall_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
         "xmm12", "xmm13", "xmm14", "xmm15", "memory", "cc");
 }
 
+// The tall tile over rows read by address: for each of nt taps, the MR rows start at
+// base + tap_off[t], lda apart, nq quads each; b runs on through the taps.
+template <int MR, bool ZI>
+inline void tall_taps_loop(const uint8_t* base, int64_t lda, const int64_t* tap_off, int64_t nt, int64_t nq,
+                           const int8_t* b, int32_t* acc) {
+  static_assert(MR >= 1 && MR <= kTallMR, "tall tile rows");
+  // a, a3, n: set per tap inside (early-clobbered outputs, never sharing base's register)
+  const uint8_t* a;
+  const uint8_t* a3;
+  const int64_t* tp = tap_off;
+  int64_t n;
+  asm volatile(
+      // BEGIN GENERATED avxvnni_tall_taps (scripts/gen_qgemm_asm.py)
+      ".if 0 < %c[mr]\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm0, %%xmm0, %%xmm0\n"
+      "vpxor %%xmm1, %%xmm1, %%xmm1\n"
+      ".else\n"
+      "vmovdqu 0(%[acc]), %%ymm0\n"
+      "vmovdqu 32(%[acc]), %%ymm1\n"
+      ".endif\n"
+      ".endif\n"
+      ".if 1 < %c[mr]\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm2, %%xmm2, %%xmm2\n"
+      "vpxor %%xmm3, %%xmm3, %%xmm3\n"
+      ".else\n"
+      "vmovdqu 64(%[acc]), %%ymm2\n"
+      "vmovdqu 96(%[acc]), %%ymm3\n"
+      ".endif\n"
+      ".endif\n"
+      ".if 2 < %c[mr]\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm4, %%xmm4, %%xmm4\n"
+      "vpxor %%xmm5, %%xmm5, %%xmm5\n"
+      ".else\n"
+      "vmovdqu 128(%[acc]), %%ymm4\n"
+      "vmovdqu 160(%[acc]), %%ymm5\n"
+      ".endif\n"
+      ".endif\n"
+      ".if 3 < %c[mr]\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm6, %%xmm6, %%xmm6\n"
+      "vpxor %%xmm7, %%xmm7, %%xmm7\n"
+      ".else\n"
+      "vmovdqu 192(%[acc]), %%ymm6\n"
+      "vmovdqu 224(%[acc]), %%ymm7\n"
+      ".endif\n"
+      ".endif\n"
+      ".if 4 < %c[mr]\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm8, %%xmm8, %%xmm8\n"
+      "vpxor %%xmm9, %%xmm9, %%xmm9\n"
+      ".else\n"
+      "vmovdqu 256(%[acc]), %%ymm8\n"
+      "vmovdqu 288(%[acc]), %%ymm9\n"
+      ".endif\n"
+      ".endif\n"
+      ".if 5 < %c[mr]\n"
+      ".if %c[zi]\n"
+      "vpxor %%xmm10, %%xmm10, %%xmm10\n"
+      "vpxor %%xmm11, %%xmm11, %%xmm11\n"
+      ".else\n"
+      "vmovdqu 320(%[acc]), %%ymm10\n"
+      "vmovdqu 352(%[acc]), %%ymm11\n"
+      ".endif\n"
+      ".endif\n"
+      "test %[nt], %[nt]\n"
+      "jz 3f\n"
+      "4:\n"
+      "mov (%[tp]), %[a]\n"
+      "add %[base], %[a]\n"
+      "lea (%[a],%[lda],2), %[a3]\n"
+      "add %[lda], %[a3]\n"
+      "mov %[nq], %[n]\n"
+      "test %[n], %[n]\n"
+      "jz 5f\n"
+      ".p2align 5\n"
+      "1:\n"
+      "vmovdqu (%[b]), %%ymm12\n"
+      "vmovdqu 32(%[b]), %%ymm13\n"
+      "prefetcht0 768(%[b])\n"
+      ".if 0 < %c[mr]\n"
+      "vpbroadcastd (%[a]), %%ymm14\n"
+      "%{vex%} vpdpbusd %%ymm12, %%ymm14, %%ymm0\n"
+      "%{vex%} vpdpbusd %%ymm13, %%ymm14, %%ymm1\n"
+      ".endif\n"
+      ".if 1 < %c[mr]\n"
+      "vpbroadcastd (%[a],%[lda],1), %%ymm15\n"
+      "%{vex%} vpdpbusd %%ymm12, %%ymm15, %%ymm2\n"
+      "%{vex%} vpdpbusd %%ymm13, %%ymm15, %%ymm3\n"
+      ".endif\n"
+      ".if 2 < %c[mr]\n"
+      "vpbroadcastd (%[a],%[lda],2), %%ymm14\n"
+      "%{vex%} vpdpbusd %%ymm12, %%ymm14, %%ymm4\n"
+      "%{vex%} vpdpbusd %%ymm13, %%ymm14, %%ymm5\n"
+      ".endif\n"
+      ".if 3 < %c[mr]\n"
+      "vpbroadcastd (%[a3]), %%ymm15\n"
+      "%{vex%} vpdpbusd %%ymm12, %%ymm15, %%ymm6\n"
+      "%{vex%} vpdpbusd %%ymm13, %%ymm15, %%ymm7\n"
+      ".endif\n"
+      ".if 4 < %c[mr]\n"
+      "vpbroadcastd (%[a3],%[lda],1), %%ymm14\n"
+      "%{vex%} vpdpbusd %%ymm12, %%ymm14, %%ymm8\n"
+      "%{vex%} vpdpbusd %%ymm13, %%ymm14, %%ymm9\n"
+      ".endif\n"
+      ".if 5 < %c[mr]\n"
+      "vpbroadcastd (%[a3],%[lda],2), %%ymm15\n"
+      "%{vex%} vpdpbusd %%ymm12, %%ymm15, %%ymm10\n"
+      "%{vex%} vpdpbusd %%ymm13, %%ymm15, %%ymm11\n"
+      ".endif\n"
+      "add $4, %[a]\n"
+      "add $4, %[a3]\n"
+      "add $64, %[b]\n"
+      "dec %[n]\n"
+      "jnz 1b\n"
+      "5:\n"
+      "add $8, %[tp]\n"
+      "dec %[nt]\n"
+      "jnz 4b\n"
+      "3:\n"
+      ".if 0 < %c[mr]\n"
+      "vmovdqu %%ymm0, 0(%[acc])\n"
+      "vmovdqu %%ymm1, 32(%[acc])\n"
+      ".endif\n"
+      ".if 1 < %c[mr]\n"
+      "vmovdqu %%ymm2, 64(%[acc])\n"
+      "vmovdqu %%ymm3, 96(%[acc])\n"
+      ".endif\n"
+      ".if 2 < %c[mr]\n"
+      "vmovdqu %%ymm4, 128(%[acc])\n"
+      "vmovdqu %%ymm5, 160(%[acc])\n"
+      ".endif\n"
+      ".if 3 < %c[mr]\n"
+      "vmovdqu %%ymm6, 192(%[acc])\n"
+      "vmovdqu %%ymm7, 224(%[acc])\n"
+      ".endif\n"
+      ".if 4 < %c[mr]\n"
+      "vmovdqu %%ymm8, 256(%[acc])\n"
+      "vmovdqu %%ymm9, 288(%[acc])\n"
+      ".endif\n"
+      ".if 5 < %c[mr]\n"
+      "vmovdqu %%ymm10, 320(%[acc])\n"
+      "vmovdqu %%ymm11, 352(%[acc])\n"
+      ".endif\n"
+      // END GENERATED avxvnni_tall_taps
+      : [a] "=&r"(a), [a3] "=&r"(a3), [b] "+r"(b), [n] "=&r"(n), [tp] "+r"(tp), [nt] "+r"(nt)
+      : [base] "r"(base), [lda] "r"(lda), [nq] "r"(nq), [acc] "r"(acc), [mr] "i"(MR), [zi] "i"(ZI ? 1 : 0)
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
+        "xmm12", "xmm13", "xmm14", "xmm15", "memory", "cc");
+}
+
 template <int MR, int NV, bool ZI>
 inline void wide_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int64_t pstride,
                       int32_t* acc) {
@@ -2037,37 +2190,60 @@ inline void wide_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
         "xmm12", "xmm13", "xmm14", "xmm15", "memory", "cc");
 }
 
-// acc (= or += with zero_init false) the tiles over columns [k0, k1) of A and of the weight (b:
-// its panel's quad 0): the full quads in place, a K tail (k1 % 4 != 0, only at k1 = K) from a
-// zero-padded copy, so no byte past a row is read (the packed weight is zero past K).
+// acc (= or += with zero_init false) the tiles over columns [k0, k1) of A (a: row 0's column
+// k0, k0 % 4 == 0) and of the weight (b: its panel's quad 0): the full quads in place, a tail
+// ((k1 - k0) % 4 != 0, only at k1 = K) from a zero-padded copy, so no byte past a row is read (the
+// packed weight is zero past K).
 template <int MR>
 void tall(const uint8_t* a, int64_t lda, int64_t k0, int64_t k1, const int8_t* b, int64_t pstride, bool zero_init,
           int32_t* acc) {
-  const int64_t q0 = k0 / 4, nq = k1 / 4 - q0;
+  const int64_t nq = (k1 - k0) / 4;
+  const int8_t* bq = b + (k0 / 4) * 4 * kPanelN;
   if (zero_init) {
-    tall_loop<MR, true>(a + k0, lda, nq, b + q0 * 4 * kPanelN, acc);
+    tall_loop<MR, true>(a, lda, nq, bq, acc);
   } else {
-    tall_loop<MR, false>(a + k0, lda, nq, b + q0 * 4 * kPanelN, acc);
+    tall_loop<MR, false>(a, lda, nq, bq, acc);
   }
-  if (k1 % 4) {
+  if ((k1 - k0) % 4) {
     uint8_t tail[MR * 4] = {};
-    for (int r = 0; r < MR; ++r) std::memcpy(tail + 4 * r, a + r * lda + 4 * (q0 + nq), static_cast<size_t>(k1 % 4));
-    tall_loop<MR, false>(tail, 4, 1, b + (q0 + nq) * 4 * kPanelN, acc);
+    for (int r = 0; r < MR; ++r) std::memcpy(tail + 4 * r, a + r * lda + 4 * nq, static_cast<size_t>((k1 - k0) % 4));
+    tall_loop<MR, false>(tail, 4, 1, bq + nq * 4 * kPanelN, acc);
   }
   (void)pstride;
 }
 template <int MR, int NV>
 void wide(const uint8_t* a, int64_t lda, int64_t k0, int64_t k1, const int8_t* b, int64_t pstride, bool zero_init,
           int32_t* acc) {
-  const int64_t nq = k1 / 4;  // wide tiles always run all of K (k0 = 0)
-  wide_loop<MR, NV, true>(a, lda, nq, b, pstride, acc);
-  if (k1 % 4) {
-    uint8_t tail[MR * 4] = {};
-    for (int r = 0; r < MR; ++r) std::memcpy(tail + 4 * r, a + r * lda + 4 * nq, static_cast<size_t>(k1 % 4));
-    wide_loop<MR, NV, false>(tail, 4, 1, b + nq * 4 * kPanelN, pstride, acc);
+  const int64_t nq = (k1 - k0) / 4;
+  const int8_t* bq = b + (k0 / 4) * 4 * kPanelN;
+  if (zero_init) {
+    wide_loop<MR, NV, true>(a, lda, nq, bq, pstride, acc);
+  } else {
+    wide_loop<MR, NV, false>(a, lda, nq, bq, pstride, acc);
   }
-  (void)k0;
-  (void)zero_init;
+  if ((k1 - k0) % 4) {
+    uint8_t tail[MR * 4] = {};
+    for (int r = 0; r < MR; ++r) std::memcpy(tail + 4 * r, a + r * lda + 4 * nq, static_cast<size_t>((k1 - k0) % 4));
+    wide_loop<MR, NV, false>(tail, 4, 1, bq + nq * 4 * kPanelN, pstride, acc);
+  }
+}
+
+// acc (= or += with zero_init false) the tall tile over taps [0, nt) of rows read by address
+// (tall_taps_loop; seg % 4 == 0 bytes per tap), b at the first tap's quad 0.
+template <int MR>
+void tall_taps(const uint8_t* base, int64_t lda, const int64_t* tap_off, int64_t nt, int64_t seg, const int8_t* b,
+               bool zero_init, int32_t* acc) {
+  if (zero_init) {
+    tall_taps_loop<MR, true>(base, lda, tap_off, nt, seg / 4, b, acc);
+  } else {
+    tall_taps_loop<MR, false>(base, lda, tap_off, nt, seg / 4, b, acc);
+  }
+}
+using TapsFn = void (*)(const uint8_t*, int64_t, const int64_t*, int64_t, int64_t, const int8_t*, bool, int32_t*);
+inline TapsFn tall_taps_fn(int h) {
+  static constexpr TapsFn kFns[kTallMR] = {&tall_taps<1>, &tall_taps<2>, &tall_taps<3>,
+                                           &tall_taps<4>, &tall_taps<5>, &tall_taps<6>};
+  return kFns[h - 1];
 }
 
 using Fn = void (*)(const uint8_t*, int64_t, int64_t, int64_t, const int8_t*, int64_t, bool, int32_t*);
@@ -2082,7 +2258,7 @@ inline Fn wide_fn(int h, int nv) {
 }
 
 // Cache blocking of the tall tiles (the GotoBLAS loop order: rows chunk > panel > K chunk > row
-// tile): a chunk of kRowBytes of A stays in L2 across the panels, a panel's K chunk (at most
+// tile): a chunk of kRowBytes of A stays in L2 across the panels, a panel's K chunk (about
 // kKChunk * 16 bytes) stays in L1 across the chunk's row tiles.
 constexpr int64_t kRowBytes = 256 * 1024;
 constexpr int64_t kKChunk = 1024;
@@ -2092,34 +2268,64 @@ constexpr int64_t kKChunk = 1024;
 inline int tall_height(int64_t rem) {
   return static_cast<int>(rem > kTallMR && rem < 2 * kTallMR ? (rem + 1) / 2 : std::min<int64_t>(kTallMR, rem));
 }
+
+// Where the tall tiles read A: run(m, h, k0, k1, b, pstride, zero_init, acc) runs the h-row tile
+// at row m (counted from the GEMM's row 0) over columns [k0, k1) (tall()'s contract).
+// Dense rows: A[m][k] at a[m * lda + k].
+struct DenseA {
+  const uint8_t* a;
+  int64_t lda;
+  int64_t chunk() const { return kKChunk; }
+  void run(int64_t m, int h, int64_t k0, int64_t k1, const int8_t* b, int64_t pstride, bool zero_init,
+           int32_t* acc) const {
+    tall_fn(h)(a + m * lda + k0, lda, k0, k1, b, pstride, zero_init, acc);
+  }
+};
+// Rows by address (gemm::IndirectA; K chunks are whole taps). Consecutive output pixels of one
+// output row are equally far apart in the input, so a tile within one output row reads its taps
+// in place; a tile across two rows gathers its h rows of the chunk's taps first.
+struct IndirectRows {
+  const gemm::IndirectA& ia;
+  int64_t m0;       // the block's first row: ia.rows[0] is row m0
+  uint8_t* gather;  // kTallMR * chunk() bytes
+  int64_t chunk() const { return std::max<int64_t>(1, kKChunk / ia.seg) * ia.seg; }
+  void run(int64_t m, int h, int64_t k0, int64_t k1, const int8_t* b, int64_t pstride, bool zero_init,
+           int32_t* acc) const {
+    const uint8_t* const* r = ia.rows + (m - m0);
+    const std::ptrdiff_t d = h > 1 ? r[1] - r[0] : 0;
+    bool even = true;
+    for (int i = 2; i < h; ++i) even = even && r[i] - r[i - 1] == d;
+    const int64_t t0 = k0 / ia.seg, nt = (k1 - k0) / ia.seg;
+    if (even) {
+      tall_taps_fn(h)(r[0], static_cast<int64_t>(d), ia.tap_off + t0, nt, ia.seg, b + (k0 / 4) * 4 * kPanelN,
+                      zero_init, acc);
+      return;
+    }
+    for (int i = 0; i < h; ++i) {
+      for (int64_t t = 0; t < nt; ++t) {
+        std::memcpy(gather + i * (k1 - k0) + t * ia.seg, r[i] + ia.tap_off[t0 + t], static_cast<size_t>(ia.seg));
+      }
+    }
+    tall_fn(h)(gather, k1 - k0, k0, k1, b, pstride, zero_init, acc);
+  }
+};
 }  // namespace vnni
 
-// Rows [m0, m1) x columns [n0, n1) on the AVX-VNNI tiles: three or more rows on the tall tiles
-// (vnni::kRowBytes, vnni::kKChunk), fewer on wide tiles over 48 columns at a time.
-void block_vnni(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+// Rows [m0, m1) x columns [n0, n1) on the AVX-VNNI tall tiles (vnni::kRowBytes, vnni::kKChunk), A
+// read through `src` (vnni::DenseA / vnni::IndirectRows); t: the rows' zero-point terms.
+template <class Src>
+void tall_block(const QGemmParams& p, const Src& src, const int32_t* t, int64_t m0, int64_t m1, int64_t n0,
+                int64_t n1) {
   const gemm::PackedB& B = *p.b;
   const int64_t K = B.K;
   const int64_t pstride = gemm::padded_k(K) * kPanelN;
   const int64_t rows = m1 - m0;
-  thread_local std::vector<int32_t> tbuf, accbuf;
-  if (static_cast<int64_t>(tbuf.size()) < rows) tbuf.resize(static_cast<size_t>(rows));
-  int32_t* t = tbuf.data();
-  row_terms(p, m0, rows, t);
-  if (rows <= vnni::kWideMR) {
-    alignas(64) int32_t acc[vnni::kWideMR * vnni::kWideN];
-    const int h = static_cast<int>(rows);
-    for (int64_t n = n0; n < n1; n += vnni::kWideN) {
-      const int64_t ncols = std::min<int64_t>(vnni::kWideN, n1 - n);
-      const int nv = static_cast<int>((ncols + kPanelN - 1) / kPanelN);
-      vnni::wide_fn(h, nv)(p.a + m0 * p.lda, p.lda, 0, K, B.data + (n / kPanelN) * pstride, pstride, true, acc);
-      for (int r = 0; r < h; ++r) epilogue_row(p, acc + r * vnni::kWideN, m0 + r, n, ncols, t[r]);
-    }
-    return;
-  }
+  const int64_t kc = src.chunk();
   // rows per chunk: a multiple of the 6-row tile, at least one 12-row pair
   const int64_t mc = std::max<int64_t>(12, vnni::kRowBytes / std::max<int64_t>(K, 1) / 6 * 6);
   // accumulators of a whole row chunk (row stride 16) when K runs in chunks; else one tile's
-  const int64_t acc_rows = K > vnni::kKChunk ? std::min(mc, rows) + vnni::kTallMR : vnni::kTallMR;
+  const int64_t acc_rows = K > kc ? std::min(mc, rows) + vnni::kTallMR : vnni::kTallMR;
+  thread_local std::vector<int32_t> accbuf;
   if (static_cast<int64_t>(accbuf.size()) < acc_rows * kPanelN) accbuf.resize(static_cast<size_t>(acc_rows * kPanelN));
   const bool full_u8 = p.kind == OutKind::kU8;
   for (int64_t c0 = m0; c0 < m1; c0 += mc) {
@@ -2136,23 +2342,19 @@ void block_vnni(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_
           for (int r = 0; r < h; ++r) epilogue_row(p, acc + r * kPanelN, m + r, n, ncols, t[m - m0 + r]);
         }
       };
-      if (K <= vnni::kKChunk) {
+      // K in one chunk: each tile finishes at once; else the chunk's accumulators persist
+      const bool one = K <= kc;
+      for (int64_t k0 = 0; k0 < K; k0 += kc) {
+        const int64_t k1 = std::min(K, k0 + kc);
         for (int64_t m = c0; m < c1;) {
           const int h = vnni::tall_height(c1 - m);
-          vnni::tall_fn(h)(p.a + m * p.lda, p.lda, 0, K, bp, pstride, true, accbuf.data());
-          finish(accbuf.data(), h, m);
-          m += h;
-        }
-        continue;
-      }
-      for (int64_t k0 = 0; k0 < K; k0 += vnni::kKChunk) {
-        const int64_t k1 = std::min(K, k0 + vnni::kKChunk);
-        for (int64_t m = c0; m < c1;) {
-          const int h = vnni::tall_height(c1 - m);
-          vnni::tall_fn(h)(p.a + m * p.lda, p.lda, k0, k1, bp, pstride, k0 == 0, accbuf.data() + (m - c0) * kPanelN);
+          int32_t* acc = accbuf.data() + (one ? 0 : (m - c0) * kPanelN);
+          src.run(m, h, k0, k1, bp, pstride, k0 == 0, acc);
+          if (one) finish(acc, h, m);
           m += h;
         }
       }
+      if (one) continue;
       for (int64_t m = c0; m < c1;) {
         const int h = vnni::tall_height(c1 - m);
         finish(accbuf.data() + (m - c0) * kPanelN, h, m);
@@ -2160,6 +2362,48 @@ void block_vnni(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_
       }
     }
   }
+}
+
+// Rows [m0, m1) x columns [n0, n1) on the AVX-VNNI tiles: three or more rows on the tall tiles,
+// fewer on wide tiles over 48 columns at a time.
+void block_vnni(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  const gemm::PackedB& B = *p.b;
+  const int64_t K = B.K;
+  const int64_t rows = m1 - m0;
+  thread_local std::vector<int32_t> tbuf;
+  if (static_cast<int64_t>(tbuf.size()) < rows) tbuf.resize(static_cast<size_t>(rows));
+  int32_t* t = tbuf.data();
+  row_terms(p, m0, rows, t);
+  if (rows > vnni::kWideMR) {
+    tall_block(p, vnni::DenseA{p.a, p.lda}, t, m0, m1, n0, n1);
+    return;
+  }
+  const int64_t pstride = gemm::padded_k(K) * kPanelN;
+  alignas(64) int32_t acc[vnni::kWideMR * vnni::kWideN];
+  const int h = static_cast<int>(rows);
+  for (int64_t n = n0; n < n1; n += vnni::kWideN) {
+    const int64_t ncols = std::min<int64_t>(vnni::kWideN, n1 - n);
+    const int nv = static_cast<int>((ncols + kPanelN - 1) / kPanelN);
+    vnni::wide_fn(h, nv)(p.a + m0 * p.lda, p.lda, 0, K, B.data + (n / kPanelN) * pstride, pstride, true, acc);
+    for (int r = 0; r < h; ++r) epilogue_row(p, acc + r * vnni::kWideN, m0 + r, n, ncols, t[r]);
+  }
+}
+
+// The same with A given by address (conv's indirect A side; every b_zp 0: no row sums).
+void block_vnni_indirect(const QGemmParams& p, const gemm::IndirectA& a, int64_t m0, int64_t m1, int64_t n0,
+                         int64_t n1) {
+  const int64_t rows = m1 - m0;
+  thread_local std::vector<int32_t> tbuf;
+  thread_local std::vector<uint8_t> gather;
+  if (static_cast<int64_t>(tbuf.size()) < rows) tbuf.resize(static_cast<size_t>(rows));
+  vnni::IndirectRows src{a, m0, nullptr};
+  if (static_cast<int64_t>(gather.size()) < vnni::kTallMR * src.chunk()) {
+    gather.resize(static_cast<size_t>(vnni::kTallMR * src.chunk()));
+  }
+  src.gather = gather.data();
+  const int32_t tk = static_cast<int32_t>(static_cast<uint32_t>(p.b->K) * static_cast<uint32_t>(p.a_zero_point));
+  std::fill(tbuf.begin(), tbuf.begin() + rows, tk);
+  tall_block(p, src, tbuf.data(), m0, m1, n0, n1);
 }
 #endif
 
@@ -2318,7 +2562,7 @@ void qgemm_block(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64
 }
 
 bool qgemm_has_indirect() {
-#if defined(QPLUGIN_ISA_AVX512)
+#if defined(QPLUGIN_ISA_AVX512) || defined(QPLUGIN_ISA_AVXVNNI)
   return true;
 #else
   return false;
@@ -2329,6 +2573,8 @@ void qgemm_block_indirect(const QGemmParams& p, const gemm::IndirectA& a, int64_
                           int64_t n0, int64_t n1) {
 #if defined(QPLUGIN_ISA_AVX512)
   reg_block(p, RowsInd{a.rows}, a.tap_off, a.ntaps, a.seg, m0, m1, n0, n1);
+#elif defined(QPLUGIN_ISA_AVXVNNI)
+  block_vnni_indirect(p, a, m0, m1, n0, n1);
 #else
   (void)p; (void)a; (void)m0; (void)m1; (void)n0; (void)n1;
 #endif
