@@ -258,9 +258,7 @@ def _cat(tensors, dim=0):
 
 @_kernel("stack", via="qplugin::cat")
 def _stack(tensors, dim=0):
-    tensors = list(tensors)
-    if not tensors:
-        raise _fail(ValueError, "stack", "tensors should not be empty, got []")
+    tensors = list(tensors)  # not empty: a quantized tensor brought the call here
     d = dim + tensors[0].dim() + 1 if dim < 0 else dim
     return _q.cat([t.unsqueeze(d) for t in tensors], d, None, None)
 
@@ -285,6 +283,9 @@ def _copy_(self, src, non_blocking=False):
     if not self.is_quantized:
         raise _fail(RuntimeError, "copy_", f"self should be quantized when src is, got a {self.dtype} tensor; "
                                            f"dequantize() src to copy it into a float tensor")
+    if src.dim() > self.dim() or any(n not in (1, m) for n, m in zip(src.shape[::-1], self.shape[::-1])):
+        raise _fail(RuntimeError, "copy_", f"src should broadcast to self's shape {tuple(self.shape)}, got shape "
+                                           f"{tuple(src.shape)}")
     if not src.is_quantized:
         if src.dtype != torch.float32:
             raise _fail(TypeError, "copy_", f"src should be float32 or quantized, got {src.dtype}")

@@ -550,10 +550,8 @@ def _sum(func, args, kwargs):
 
 @_register(aten.stack.default)
 def _stack(func, args, kwargs):
-    xs = list(args[0])
+    xs = list(args[0])  # not empty: a QTensor brought the call here
     dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
-    if not xs:
-        raise ValueError(f"torch_qplugin.QTensor: {func}: tensors should not be empty, got []")
     dim = dim + xs[0].dim() + 1 if dim < 0 else dim
     return _HANDLERS[_q.cat.default](func, ([x.unsqueeze(dim) for x in xs], dim, None, None), {})
 

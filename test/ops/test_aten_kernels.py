@@ -182,9 +182,10 @@ def test_ops_give_the_qplugin_ops_results():
 
 
 def test_in_place_activations_write_into_the_input():
-    for fn, ref in ((F.relu_, F.relu), (lambda t: F.hardtanh(t, -0.2, 0.3, inplace=True), lambda t: F.hardtanh(t, -0.2, 0.3))):
+    for fn, out_of_place in ((F.relu_, F.relu),
+                             (lambda t: F.hardtanh(t, -0.2, 0.3, inplace=True), lambda t: F.hardtanh(t, -0.2, 0.3))):
         x = _qx((1, 3, 4, 5), channels_last=True)
-        expected = _both(lambda: ref(x))[1]
+        expected = _both(lambda: out_of_place(x))[1]
         torch_qplugin.use_for_aten(True)
         try:
             out = fn(x)
@@ -273,12 +274,13 @@ def test_1d_3d_nearest_and_max_pool_follow_the_definitions(dtype, layout, use):
     cases = [
         (lambda: F.interpolate(x, size=(7, 3, 13), mode="nearest"),
          lambda: ref.upsample_nearest_ref(_ints(x), (7, 3, 13))),
-        (lambda: F.interpolate(x, scale_factor=2, mode="nearest"), lambda: ref.upsample_nearest_ref(_ints(x), (8, 10, 12))),
+        (lambda: F.interpolate(x, scale_factor=2, mode="nearest"),
+         lambda: ref.upsample_nearest_ref(_ints(x), (8, 10, 12))),
         (lambda: F.interpolate(x1, size=11, mode="nearest"), lambda: ref.upsample_nearest_ref(_ints(x1), (11,))),
         (lambda: F.max_pool3d(x, (2, 3, 2), (1, 2, 2), (1, 1, 0), ceil_mode=True),
          lambda: ref.max_pool_ref(_ints(x), (2, 3, 2), (1, 2, 2), (1, 1, 0), (1, 1, 1), True)),
-        (lambda: F.max_pool3d(x, 2, dilation=(1, 2, 2)), lambda: ref.max_pool_ref(_ints(x), (2, 2, 2), (2, 2, 2), (0, 0, 0),
-                                                                                 (1, 2, 2), False)),
+        (lambda: F.max_pool3d(x, 2, dilation=(1, 2, 2)),
+         lambda: ref.max_pool_ref(_ints(x), (2, 2, 2), (2, 2, 2), (0, 0, 0), (1, 2, 2), False)),
         (lambda: F.max_pool1d(x1, 3, 2, 1), lambda: ref.max_pool_ref(_ints(x1), (3,), (2,), (1,), (1,), False)),
     ]
     for call, expected in cases:
@@ -451,6 +453,10 @@ def test_copy_errors_name_the_op():
     with pytest.raises(TypeError, match=r"aten::copy_ \(qplugin kernel\): src should be float32 or quantized, "
                                         r"got torch.float64"):
         q8.copy_(torch.zeros(2, 3, dtype=torch.float64))
+    for src in (torch.zeros(3, 3), _qx((2, 2))):
+        with pytest.raises(RuntimeError, match=r"aten::copy_ \(qplugin kernel\): src should broadcast to self's "
+                                               r"shape \(2, 3\), got shape \((3, 3|2, 2)\)"):
+            q8.copy_(src)
 
 
 def test_new_ops_bad_input_names_the_op():
