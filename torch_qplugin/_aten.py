@@ -296,8 +296,10 @@ def _copy_(self, src, non_blocking=False):
                                         f"{self.qscheme()}), got ({src.dtype}, {src.qscheme()})")
     _int_view(self).copy_(_int_view(src))
     if not _same_qparams(self, src):
-        # the integers stay in self's storage; self's tensor takes src's quantizer
-        self.data = _on(_quantizer_of(src), self)
+        # the integers stay in self's storage; self's tensor takes src's quantizer (from a tensor
+        # of self's kind: an inference tensor only for one)
+        with torch.inference_mode(self.is_inference()):
+            self.data = _on(_quantizer_of(src), self)
     return self
 
 

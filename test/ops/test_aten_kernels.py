@@ -426,6 +426,17 @@ def test_copy_between_quantized_tensors_takes_srcs_integers_and_qparams():
         assert torch.equal(a.q_per_channel_scales(), b.q_per_channel_scales()) and a.q_per_channel_axis() == axis
 
 
+@pytest.mark.parametrize("made_in, copied_in", [(False, True), (True, True), (False, False)])
+def test_copy_of_other_qparams_under_inference_mode(made_in, copied_in):
+    with torch.inference_mode(made_in):
+        dst = _qx((2, 3), seed=1)
+    with torch.inference_mode(copied_in):
+        src = _qx((2, 3), seed=2, scale=0.2, zero_point=9)
+        assert dst.copy_(src) is dst
+    assert dst.is_inference() == made_in
+    _assert_ints(dst, _ints(src), src)
+
+
 def test_copy_from_float_quantizes_with_selfs_qparams():
     for dst_of in (lambda: _qx((2, 3, 4, 5), torch.qint8, seed=1), lambda: _per_channel(1)):
         dst, expected = dst_of(), dst_of()
