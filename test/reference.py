@@ -587,6 +587,17 @@ def upsample_nearest_ref(q, output_size):
     return q
 
 
+def upsample_nearest_exact_ref(q, output_size):
+    """Nearest-exact upsampling of the last len(output_size) dims: source index
+    min(floor((o + 1/2) * in / out), in - 1) per dim (pixel centres), in integers."""
+    q = np.asarray(q)
+    k = len(output_size)
+    for axis, out in zip(range(q.ndim - k, q.ndim), output_size):
+        n = q.shape[axis]
+        q = np.take(q, np.minimum(((2 * np.arange(out) + 1) * n) // (2 * out), n - 1), axis=axis)
+    return q
+
+
 def max_pool_ref(q, kernel_size, stride, padding, dilation, ceil_mode):
     """Max pooling of integer data [..., *spatial] over len(kernel_size) spatial dims, from the
     definition: the max of the window taps inside the input (padding never wins)."""

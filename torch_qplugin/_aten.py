@@ -4,8 +4,8 @@ between their quantized modules (``F.adaptive_avg_pool2d``, ``F.avg_pool2d`` / `
 conversion sees. Each is a few lines onto a ``qplugin::`` op (same kernels as everywhere else, so
 results are bit-identical to the qplugin op and the plain tier); the 1-D / 3-D max pools and
 nearest upsamplings are the 2-D kernels composed (_composed.py), tanh a 256-entry table made by
-qplugin's dequantize / quantize, and the pure data movement (clone, copy_, index_select, fill_)
-copies the integers.
+qplugin's dequantize / quantize, and the pure data movement (clone, copy_, index_select, fill_,
+nearest-exact upsampling) copies the integers.
 
 * ``register()`` (at ``import torch_qplugin``) gives every op of the table that torch has no
   kernel for (argmax, copy_, sum, stack, upsample_nearest1d, ... in torch 2.13: ``table()``
@@ -69,11 +69,7 @@ def _suggested_format(q, memory_format):
         return torch.contiguous_format
     if memory_format is not torch.preserve_format:
         return memory_format
-    if q.dim() == 4 and q.is_contiguous(memory_format=torch.channels_last) and not q.is_contiguous():
-        return torch.channels_last
-    if q.dim() == 5 and q.is_contiguous(memory_format=torch.channels_last_3d) and not q.is_contiguous():
-        return torch.channels_last_3d
-    return torch.contiguous_format
+    return _composed.memory_format_of(q)
 
 
 def _empty_like(q, memory_format):
@@ -364,6 +360,21 @@ def _upsample_nearest3d(self, output_size, scales_d=None, scales_h=None, scales_
     size = _nearest_size("upsample_nearest3d", self, output_size, (scales_d, scales_h, scales_w))
     x = self if self.is_contiguous() or _composed.is_channels_last_3d(self) else _clone(self)
     return _composed.upsample_nearest3d(x, size, _q.upsample_nearest2d)
+
+
+def _nearest_exact(op, n):
+    def kernel(self, output_size, *scales):
+        if self.dim() != n + 2:
+            raise _fail(ValueError, op, f"self should be {n + 2}-D, got shape {tuple(self.shape)}")
+        _per_tensor_only(op, self)
+        ints = _composed.nearest_exact(_int_view(self), list(output_size), scales)
+        return _on(_quantizer_of(self), ints)
+    return kernel
+
+
+for _n in (1, 2, 3):
+    _kernel(f"_upsample_nearest_exact{_n}d", via="aten::index_select of the integers")(
+        _nearest_exact(f"_upsample_nearest_exact{_n}d", _n))
 
 
 @_kernel("upsample_bilinear2d", via="qplugin::upsample_bilinear2d")

@@ -90,3 +90,32 @@ def reduced_count(op, shape, dim):
     if n == 0:
         raise ValueError(f"{op}: the reduced dims should not be empty, got shape {tuple(shape)} and dim {dim}")
     return n
+
+
+def memory_format_of(x):
+    """channels_last / channels_last_3d when x is in that format (and not also contiguous), else
+    contiguous_format: the format torch's quantized kernels give their results."""
+    if x.dim() == 4 and x.is_contiguous(memory_format=torch.channels_last) and not x.is_contiguous():
+        return torch.channels_last
+    if is_channels_last_3d(x):
+        return torch.channels_last_3d
+    return torch.contiguous_format
+
+
+def nearest_exact(ints, output_size, scales):
+    """Nearest-exact upsampling (F.interpolate(mode="nearest-exact")) of the last len(output_size)
+    dims of an integer tensor, in the tensor's memory format: source index min(floor((o + 0.5) * scale),
+    in - 1) per dim, scale = 1 / the scale factor given, else in / out, both float32, and the
+    product rounded to float32 before the floor (aten's nearest_neighbor_exact_compute_source_index)."""
+    k = len(output_size)
+    scales = list(scales) + [None] * (k - len(scales))
+    out = ints
+    for axis, size, factor in zip(range(ints.dim() - k, ints.dim()), output_size, scales):
+        n = ints.shape[axis]
+        if factor is not None and factor > 0:
+            scale = torch.tensor(1.0 / factor, dtype=torch.float32)
+        else:
+            scale = torch.tensor(n, dtype=torch.float32) / size
+        src = ((torch.arange(size, dtype=torch.float64) + 0.5) * scale.double()).float().floor()
+        out = torch.index_select(out, axis, src.to(torch.int64).clamp_max(n - 1))
+    return out.contiguous(memory_format=memory_format_of(ints))

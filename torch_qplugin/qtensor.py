@@ -6,7 +6,7 @@ and its Quantizer (PerTensorAffine / PerChannelAffine). It answers what a quanti
 (``qplugin::plain_*``) through ``__torch_dispatch__``: view ops, slicing, index_select, cat /
 stack, copy_ / fill_, comparators, sort / topk / max / min / argmax / mean / sum, relu / clamp
 (and in place), sigmoid / hardsigmoid / hardswish / leaky_relu / tanh, add / mul by a number,
-pooling 1-3d, upsample nearest 1-3d and bilinear, and every ``qplugin::`` op (so
+pooling 1-3d, upsample nearest / nearest-exact 1-3d and bilinear, and every ``qplugin::`` op (so
 ``torch_qplugin.nn.quantized.functional`` accepts it). Any other op raises NotImplementedError
 naming it: a QTensor is never silently dequantized.
 
@@ -515,6 +515,13 @@ def _upsample3d(func, args, kwargs):
     d, _, _ = _qp(args[0], func)
     x = d if d.is_contiguous() or _composed.is_channels_last_3d(d) else d.contiguous()
     return _like(args[0], _composed.upsample_nearest3d(x, _output_size(func, args, 3), _q.plain_upsample_nearest2d))
+
+
+@_register(aten._upsample_nearest_exact1d.default, aten._upsample_nearest_exact2d.default,
+           aten._upsample_nearest_exact3d.default)
+def _upsample_nearest_exact(func, args, kwargs):
+    d, _, _ = _qp(args[0], func)
+    return _like(args[0], _composed.nearest_exact(d, list(args[1]), list(args[2:]) + list(kwargs.values())))
 
 
 @_register(aten.upsample_bilinear2d.default)

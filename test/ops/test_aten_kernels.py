@@ -300,6 +300,27 @@ def test_3d_nearest_and_max_pool_match_torch_and_run_qplugin_ops(layout):
         assert {"qplugin::upsample_nearest2d", "qplugin::max_pool2d"} & _ours(lambda: _ran(fn))
 
 
+@pytest.mark.parametrize("layout", LAYOUTS_5D)
+def test_nearest_exact_follows_the_definition_and_matches_torch(layout):
+    x = _qx5(torch.qint8, layout, seed=3)
+    x4 = _ours(lambda: x[:, :, 1].contiguous(memory_format=torch.channels_last)) if layout != "strided" else x[:, :, 1]
+    x1 = x[:, :, 0, 1]
+    for inp, size in ((x, (9, 4, 13)), (x4, (11, 3)), (x1, (10,))):
+        out = F.interpolate(inp, size=size, mode="nearest-exact")  # ours where torch has none (1-D)
+        _assert_ints(_ours(lambda: F.interpolate(inp, size=size, mode="nearest-exact")),
+                     ref.upsample_nearest_exact_ref(_ints(inp), size), inp)
+        ours, theirs = _both(lambda: F.interpolate(inp, size=size, mode="nearest-exact"))
+        _same_q(ours, theirs)
+        assert ours.stride() == theirs.stride() == out.stride()
+    for factor in (1.7, (0.6, 2.3)):  # torch's index rule with the scale factor itself
+        ours, theirs = _both(lambda: F.interpolate(x4, scale_factor=factor, mode="nearest-exact",
+                                                   recompute_scale_factor=False))
+        _same_q(ours, theirs)
+    with pytest.raises(NotImplementedError, match=r"aten::_upsample_nearest_exact1d \(qplugin kernel\): self "
+                                                  r"should be per-tensor quantized"):
+        F.interpolate(_per_channel(), size=5, mode="nearest-exact")
+
+
 def _all_ints(dtype, scale, zero_point, shape=(4, 64)):
     """Every integer of an 8-bit dtype once, as a quantized tensor of that shape."""
     lo = -128 if dtype == torch.qint8 else 0
@@ -495,7 +516,8 @@ def test_new_ops_bad_input_names_the_op():
 
 def test_ops_torch_lacks_are_ours_for_good():
     kernels = _aten.aten_kernels()
-    for name in ("copy_", "sum.dim_IntList", "stack", "upsample_nearest1d", "clamp_", "clamp_min", "clamp_max"):
+    for name in ("copy_", "sum.dim_IntList", "stack", "upsample_nearest1d", "_upsample_nearest_exact1d", "clamp_",
+                 "clamp_min", "clamp_max"):
         assert kernels[name] == "qplugin", name
     x = _qx((2, 3, 4), seed=5)
     ran = _ran(lambda: (x.sum(1), torch.stack([x, x]), F.interpolate(x, size=7)))

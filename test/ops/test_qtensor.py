@@ -186,6 +186,9 @@ OPS = {
     "interpolate_3d_channels_last_3d": lambda t: F.interpolate(t.unsqueeze(0).contiguous(
         memory_format=torch.channels_last_3d), scale_factor=2, mode="nearest"),
     "interpolate_bilinear": lambda t: F.interpolate(t, size=(11, 13), mode="bilinear"),
+    "interpolate_nearest_exact": lambda t: F.interpolate(t, scale_factor=1.6, mode="nearest-exact"),
+    "interpolate_nearest_exact_3d": lambda t: F.interpolate(t.unsqueeze(0), size=(5, 9, 12), mode="nearest-exact"),
+    "interpolate_nearest_exact_1d": lambda t: F.interpolate(t[0], size=13, mode="nearest-exact"),
     "tanh": torch.tanh,
     "sum": lambda t: t.sum((1, 3)),
     "sum_all": lambda t: t.sum(),
