@@ -593,10 +593,16 @@ def _copy_(func, args, kwargs):
     return x
 
 
-@_register(aten.fill_.Scalar)
+@_register(aten.fill_.Scalar, aten.fill_.Tensor)
 def _fill_(func, args, kwargs):
     d, s, z = _qp(args[0], func)
-    d.fill_(_q.plain_quantize_per_tensor(torch.tensor([args[1]], dtype=torch.float32), s, z, d.dtype).item())
+    value = args[1]
+    if torch.is_tensor(value):
+        if isinstance(value, QTensor) or value.dim() != 0:
+            raise NotImplementedError(f"torch_qplugin.QTensor: {func}: value should be a number or a 0-dim float "
+                                      f"tensor, got a {type(value).__name__} of shape {tuple(value.shape)}")
+        value = value.item()
+    d.fill_(_q.plain_quantize_per_tensor(torch.tensor([value], dtype=torch.float32), s, z, d.dtype).item())
     return args[0]
 
 

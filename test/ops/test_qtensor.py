@@ -197,6 +197,7 @@ OPS = {
     "copy_": lambda t: t[:1].clone().copy_(t[1:]),
     "copy_float": lambda t: t.clone().copy_(torch.linspace(-3, 3, 10)),
     "fill_": lambda t: t.clone().fill_(0.37),
+    "fill_tensor": lambda t: t.clone().fill_(torch.tensor(-1.3)),
     "clamp_": lambda t: t.clone().clamp_(-0.5, 1.0),
     "clamp_min": lambda t: t.clamp_min(0.2),
     "clamp_max": lambda t: torch.clamp_max(t, 0.2),
