@@ -60,7 +60,7 @@ def main():
               "`torch_qplugin.use_for_aten(True)` (or `QPLUGIN_USE_FOR_ATEN=1` at import) replaces it and "
               "`use_for_aten(False)` restores it. Composite aten ops reach these (`adaptive_avg_pool2d` "
               "-> `_adaptive_avg_pool2d`, `max_pool1d/2d/3d` -> `quantized_max_pool1d/2d/3d`, "
-              "`contiguous` -> `clone`, `stack` -> `cat`, `interpolate` -> `upsample_*`). View ops, the "
+              "`contiguous` -> `clone`, `interpolate` -> `upsample_*`). View ops, the "
               "quantized factories and the qparams reads stay torch's. `torch has one`: in the torch "
               f"this table was made with ({torch.__version__}).", "",
               "| aten op | key | runs | torch has one |", "|---|---|---|---|"]

@@ -301,6 +301,16 @@ def mean_int_ref(qt: torch.Tensor, dim=None, keepdim=False):
     return fl + up
 
 
+def sum_ref(qt: torch.Tensor, dim=None, keepdim=False):
+    """(integers, scale, zero_point) of a quantized sum with the input's zero point and the scale
+    times N (the count summed): round_half_even of the exact sum in units of N * scale, which is
+    mean_int_ref's rounding."""
+    q = qt.int_repr().numpy()
+    axes = range(q.ndim) if dim is None or len(dim) == 0 else dim
+    n = int(np.prod([q.shape[a] for a in axes]))
+    return mean_int_ref(qt, dim, keepdim), qt.q_scale() * n, qt.q_zero_point()
+
+
 def mean_real_ref(qt: torch.Tensor, dim=None, keepdim=False):
     """float64 mean of the represented real values (for the within-1-step check)."""
     x = _per_tensor_real(qt).astype(np.float64)
@@ -337,6 +347,7 @@ ACTIVATIONS = {
     "elu": lambda x, alpha, scale, input_scale: np.where(x > 0, x * scale, np.expm1(x * input_scale) * alpha * scale),
     "celu": lambda x, alpha: np.maximum(x, 0.0) + np.minimum(0.0, alpha * np.expm1(x / alpha)),
     "threshold": lambda x, threshold, value: np.where(x > threshold, x, value),
+    "tanh": lambda x: np.tanh(x),
 }
 
 
@@ -563,12 +574,46 @@ def upsample_bilinear2d_ref(q, output_size, align_corners, scales=(None, None)):
 
 def upsample_nearest2d_ref(q, output_size):
     """Nearest upsampling [..., H, W] -> [..., OH, OW]: source index floor(o * in / out)."""
+    return upsample_nearest_ref(q, output_size)
+
+
+def upsample_nearest_ref(q, output_size):
+    """Nearest upsampling of the last len(output_size) dims: source index floor(o * in / out) per dim."""
     q = np.asarray(q)
-    H, W = q.shape[-2:]
-    OH, OW = output_size
-    hi = np.minimum((np.arange(OH) * H) // OH, H - 1)
-    wi = np.minimum((np.arange(OW) * W) // OW, W - 1)
-    return q[..., hi[:, None], wi[None, :]]
+    k = len(output_size)
+    for axis, out in zip(range(q.ndim - k, q.ndim), output_size):
+        n = q.shape[axis]
+        q = np.take(q, np.minimum((np.arange(out) * n) // out, n - 1), axis=axis)
+    return q
+
+
+def upsample_nearest_exact_ref(q, output_size):
+    """Nearest-exact upsampling of the last len(output_size) dims: source index
+    min(floor((o + 1/2) * in / out), in - 1) per dim (pixel centres), in integers."""
+    q = np.asarray(q)
+    k = len(output_size)
+    for axis, out in zip(range(q.ndim - k, q.ndim), output_size):
+        n = q.shape[axis]
+        q = np.take(q, np.minimum(((2 * np.arange(out) + 1) * n) // (2 * out), n - 1), axis=axis)
+    return q
+
+
+def max_pool_ref(q, kernel_size, stride, padding, dilation, ceil_mode):
+    """Max pooling of integer data [..., *spatial] over len(kernel_size) spatial dims, from the
+    definition: the max of the window taps inside the input (padding never wins)."""
+    q = np.asarray(q)
+    k = len(kernel_size)
+    stride = stride if len(stride) else kernel_size
+    spatial = q.shape[q.ndim - k:]
+    outs = [_pool_out_size(n, kk, s, p, d, ceil_mode)
+            for n, kk, s, p, d in zip(spatial, kernel_size, stride, padding, dilation)]
+    out = np.full(q.shape[:q.ndim - k] + tuple(outs), np.iinfo(q.dtype).min, dtype=q.dtype)
+    for o in np.ndindex(*outs):
+        for tap in np.ndindex(*kernel_size):
+            src = [oi * s - p + t * d for oi, s, p, t, d in zip(o, stride, padding, tap, dilation)]
+            if all(0 <= i < n for i, n in zip(src, spatial)):
+                out[(Ellipsis,) + o] = np.maximum(out[(Ellipsis,) + o], q[(Ellipsis,) + tuple(src)])
+    return out
 
 
 

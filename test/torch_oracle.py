@@ -164,3 +164,13 @@ def assert_quantize_matches_torch(ours: torch.Tensor, theirs: torch.Tensor, x, q
         assert bad.size == 0, (f"{what}: {bad.size} elements differ from torch, which is exact here ({v.why}); "
                                f"first at flat index {bad[0]}: ours {a.flat[bad[0]]}, torch {b.flat[bad[0]]}")
     return v
+
+
+def with_qplugin_aten(fn):
+    """fn() with qplugin's kernels for the aten ops on quantized tensors in place of torch's
+    (torch_qplugin.use_for_aten(True)), the previous setting restored after."""
+    was = torch_qplugin.use_for_aten(True)
+    try:
+        return fn()
+    finally:
+        torch_qplugin.use_for_aten(was)

@@ -2,23 +2,30 @@
 between their quantized modules (``F.adaptive_avg_pool2d``, ``F.avg_pool2d`` / ``F.max_pool2d``,
 ``x.mean(dims)``, ``.contiguous()``, ``torch.cat``, ``F.interpolate``, ...), which no module
 conversion sees. Each is a few lines onto a ``qplugin::`` op (same kernels as everywhere else, so
-results are bit-identical to the qplugin op and the plain tier).
+results are bit-identical to the qplugin op and the plain tier); the 1-D / 3-D max pools and
+nearest upsamplings are the 2-D kernels composed (_composed.py), tanh a 256-entry table made by
+qplugin's dequantize / quantize, and the pure data movement (clone, copy_, index_select, fill_,
+nearest-exact upsampling) copies the integers.
 
 * ``register()`` (at ``import torch_qplugin``) gives every op of the table that torch has no
-  kernel for (argmax, argmin, hardswish, mean, sort in torch 2.14; all once torch deletes its
-  quantized kernels) ours, for good.
+  kernel for (argmax, copy_, sum, stack, upsample_nearest1d, ... in torch 2.13: ``table()``
+  says which; all once torch deletes its quantized kernels) ours, for good.
 * ``use_for_aten(True)`` (or ``QPLUGIN_USE_FOR_ATEN=1`` at import) registers the rest over torch's
   kernels, so models run on qplugin kernels alone today; ``use_for_aten(False)`` frees those
   registrations, and the dispatcher goes back to torch's kernels.
 
 View ops (view, reshape, flatten, permute, transpose, select, slice, chunk, split, ...) and the
-quantized tensors' factories and qparams reads stay torch's: they move no data. The quantized
+quantized tensors' factories and qparams reads stay torch's: they move no data. torch has no
+aten::add / aten::mul of two quantized tensors (they need the output's qparams): ours refuses
+them and names qplugin::add / FloatFunctional. The quantized
 tier's side of the wall (like _wrong_kind.py): it goes when torch's quantized dtypes go.
 """
 import os
 import warnings
 
 import torch
+
+from . import _composed
 
 _q = torch.ops.qplugin
 
@@ -62,11 +69,7 @@ def _suggested_format(q, memory_format):
         return torch.contiguous_format
     if memory_format is not torch.preserve_format:
         return memory_format
-    if q.dim() == 4 and q.is_contiguous(memory_format=torch.channels_last) and not q.is_contiguous():
-        return torch.channels_last
-    if q.dim() == 5 and q.is_contiguous(memory_format=torch.channels_last_3d) and not q.is_contiguous():
-        return torch.channels_last_3d
-    return torch.contiguous_format
+    return _composed.memory_format_of(q)
 
 
 def _empty_like(q, memory_format):
@@ -82,6 +85,32 @@ def _in_place(self, out):
     """self's integers set to out's (an in-place op whose result keeps self's qparams)."""
     _int_view(self).copy_(_int_view(out))
     return self
+
+
+def _quantizer_of(q, scale=None, zero_point=None):
+    """An empty quantized tensor holding q's quantizer (or per-tensor (scale, zero_point) of q's dtype)."""
+    if scale is not None:
+        return torch._empty_affine_quantized([0], scale=scale, zero_point=zero_point, dtype=q.dtype)
+    if q.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+        return torch._empty_affine_quantized([0], scale=q.q_scale(), zero_point=q.q_zero_point(), dtype=q.dtype)
+    scales, axis = q.q_per_channel_scales(), q.q_per_channel_axis()
+    return torch._empty_per_channel_affine_quantized([1] * axis + [scales.numel()], scales=scales,
+                                                     zero_points=q.q_per_channel_zero_points(), axis=axis,
+                                                     dtype=q.dtype)
+
+
+def _on(quantizer, t):
+    """quantizer (from _quantizer_of) made to read t's storage with t's sizes and strides (no copy)."""
+    return quantizer.set_(t.untyped_storage(), t.storage_offset(), t.size(), t.stride())
+
+
+def _with_qparams(q, scale, zero_point):
+    """q's integers read with other per-tensor qparams."""
+    return _on(_quantizer_of(q, scale, zero_point), q)
+
+
+def _fail(exc, op, what):
+    return exc(f"aten::{op} (qplugin kernel): {what}")
 
 
 # ---- pooling ----------------------------------------------------------------------------------
@@ -120,41 +149,53 @@ def _max_pool2d(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
 
 @_kernel("quantized_max_pool1d", via="qplugin::max_pool2d")
 def _max_pool1d(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-    # the 2-D kernel over a height of 1 (unsqueeze is a view)
-    k, s, p, d = _max_pool_args(1, kernel_size, stride, padding, dilation)
-    out = _q.max_pool2d(self.unsqueeze(-2), [1] + k, [1] + s, [0] + p, [1] + d, ceil_mode)
-    return out.squeeze(-2)
+    return _composed.max_pool1d(self, *_max_pool_args(1, kernel_size, stride, padding, dilation), ceil_mode,
+                             _q.max_pool2d)
 
 
 @_kernel("quantized_max_pool3d", via="qplugin::max_pool2d")
 def _max_pool3d(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-    # A max is separable: the 2-D kernel over (H, W) of every depth slice, then over (D, 1) of the
-    # result seen as (D, H' * W') planes; the windows and their -inf padding are the 3-D ones.
-    k, s, p, d = _max_pool_args(3, kernel_size, stride, padding, dilation)
-    batched = self.dim() == 5
-    x = self if batched else self.unsqueeze(0)
-    n, c, depth, h, w = x.shape
-    hw = _q.max_pool2d(x.reshape(n * c, depth, h, w), k[1:], s[1:], p[1:], d[1:], ceil_mode)
-    h2, w2 = hw.shape[-2:]
-    out = _q.max_pool2d(hw.reshape(n * c, 1, depth, h2 * w2), [k[0], 1], [s[0], 1], [p[0], 0], [d[0], 1],
-                        ceil_mode)
-    out = out.reshape(n, c, out.shape[-2], h2, w2)
-    return out if batched else out.squeeze(0)
+    x = self if self.is_contiguous() or _composed.is_channels_last_3d(self) else _clone(self)
+    return _composed.max_pool3d(x, *_max_pool_args(3, kernel_size, stride, padding, dilation), ceil_mode,
+                             _q.max_pool2d)
 
 
 # ---- reductions, sorting ---------------------------------------------------------------------
 @_kernel("mean.dim", via="qplugin::mean")
 def _mean_dim(self, dim, keepdim=False, *, dtype=None):
-    if dtype is not None:
-        raise TypeError(f"aten::mean.dim (qplugin kernel): dtype should be None for a quantized input, got {dtype}")
+    _no_dtype("mean.dim", dtype)
     return _q.mean(self, None if dim is None else list(dim), keepdim)
 
 
 @_kernel("mean", via="qplugin::mean")
 def _mean(self, *, dtype=None):
-    if dtype is not None:
-        raise TypeError(f"aten::mean (qplugin kernel): dtype should be None for a quantized input, got {dtype}")
+    _no_dtype("mean", dtype)
     return _q.mean(self)
+
+
+def _no_dtype(op, dtype):
+    if dtype is not None:
+        raise TypeError(f"aten::{op} (qplugin kernel): dtype should be None for a quantized input, got {dtype}")
+
+
+def _sum(op, self, dim, keepdim, dtype):
+    """The sum is N times the mean: qplugin::mean's integers with the scale times N (the same zero
+    point), so the result is the exact sum rounded to the nearest multiple of N * scale and never
+    saturates. torch has no quantized sum."""
+    _no_dtype(op, dtype)
+    n = _composed.reduced_count(f"aten::{op} (qplugin kernel)", self.shape, dim)
+    mean = _q.mean(self, None if dim is None else list(dim), keepdim)
+    return _with_qparams(mean, mean.q_scale() * n, mean.q_zero_point())
+
+
+@_kernel("sum.dim_IntList", via="qplugin::mean")
+def _sum_dim(self, dim, keepdim=False, *, dtype=None):
+    return _sum("sum.dim_IntList", self, dim, keepdim, dtype)
+
+
+@_kernel("sum", via="qplugin::mean")
+def _sum_all(self, *, dtype=None):
+    return _sum("sum", self, None, False, dtype)
 
 
 @_kernel("sort.stable", via="qplugin::sort")
@@ -211,14 +252,129 @@ def _cat(tensors, dim=0):
     return _q.cat(list(tensors), dim, None, None)
 
 
+@_kernel("stack", via="qplugin::cat")
+def _stack(tensors, dim=0):
+    tensors = list(tensors)  # not empty: a quantized tensor brought the call here
+    d = dim + tensors[0].dim() + 1 if dim < 0 else dim
+    return _q.cat([t.unsqueeze(d) for t in tensors], d, None, None)
+
+
+def _per_tensor_only(op, q, arg="self"):
+    if q.qscheme() not in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+        raise _fail(NotImplementedError, op, f"{arg} should be per-tensor quantized, got {q.qscheme()}")
+
+
+@_kernel("index_select", via="aten::index_select of the integers")
+def _index_select(self, dim, index):
+    _per_tensor_only("index_select", self)
+    return _on(_quantizer_of(self), torch.index_select(_int_view(self), dim, index))
+
+
+@_kernel("copy_", via="aten::copy_ of the integers; qplugin::quantize_per_* from float32")
+def _copy_(self, src, non_blocking=False):
+    """torch's semantics: from a quantized src, src's integers and src's qparams (no requantizing;
+    the same dtype and qscheme); from a float32 src, src quantized with self's qparams. A quantized
+    src into a float self is refused (dequantize() it). Unlike torch's, a float src may broadcast
+    and have any strides."""
+    if not self.is_quantized:
+        raise _fail(RuntimeError, "copy_", f"self should be quantized when src is, got a {self.dtype} tensor; "
+                                           f"dequantize() src to copy it into a float tensor")
+    if src.dim() > self.dim() or any(n not in (1, m) for n, m in zip(src.shape[::-1], self.shape[::-1])):
+        raise _fail(RuntimeError, "copy_", f"src should broadcast to self's shape {tuple(self.shape)}, got shape "
+                                           f"{tuple(src.shape)}")
+    if not src.is_quantized:
+        if src.dtype != torch.float32:
+            raise _fail(TypeError, "copy_", f"src should be float32 or quantized, got {src.dtype}")
+        _int_view(self).copy_(_int_view(_quantize_like(self, src.expand_as(self))))
+        return self
+    if src.dtype != self.dtype or src.qscheme() != self.qscheme():
+        raise _fail(TypeError, "copy_", f"src should have self's dtype and qscheme ({self.dtype}, "
+                                        f"{self.qscheme()}), got ({src.dtype}, {src.qscheme()})")
+    _int_view(self).copy_(_int_view(src))
+    if not _same_qparams(self, src):
+        # the integers stay in self's storage; self's tensor takes src's quantizer (from a tensor
+        # of self's kind: an inference tensor only for one)
+        with torch.inference_mode(self.is_inference()):
+            self.data = _on(_quantizer_of(src), self)
+    return self
+
+
+def _quantize_like(q, x):
+    """Float x quantized with q's qparams."""
+    if q.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+        return _q.quantize_per_tensor(x, q.q_scale(), q.q_zero_point(), q.dtype)
+    return _q.quantize_per_channel(x, q.q_per_channel_scales(), q.q_per_channel_zero_points(), q.q_per_channel_axis(),
+                                   q.dtype)
+
+
+def _same_qparams(a, b):
+    if a.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+        return a.q_scale() == b.q_scale() and a.q_zero_point() == b.q_zero_point()
+    return (a.q_per_channel_axis() == b.q_per_channel_axis()
+            and torch.equal(a.q_per_channel_scales(), b.q_per_channel_scales())
+            and torch.equal(a.q_per_channel_zero_points(), b.q_per_channel_zero_points()))
+
+
+@_kernel("fill_.Scalar", "fill_.Tensor", via="qplugin::quantize_per_tensor / _per_channel")
+def _fill_(self, value):
+    # torch's: the value quantized with self's qparams
+    if isinstance(value, torch.Tensor):
+        if value.dim() != 0 or value.is_quantized:
+            raise _fail(RuntimeError, "fill_", f"value should be a number or a 0-dim float tensor, got a "
+                                               f"{value.dtype} tensor of shape {tuple(value.shape)}")
+        value = value.item()
+    filled = torch.full(self.shape, value, dtype=torch.float32)
+    _int_view(self).copy_(_int_view(_quantize_like(self, filled)))
+    return self
+
+
+def _nearest_size(op, self, output_size, scales):
+    """output_size, after checking each scale factor given is output size / input size (the index
+    rule the kernels use)."""
+    sizes = self.shape[-len(output_size):]
+    for scale, size, n in zip(scales, output_size, sizes):
+        if scale is not None and scale * n != size:
+            raise _fail(ValueError, op, f"a scale factor ({scale}) that is not output size / input size "
+                                        f"({size} / {n}) is not supported; pass the output size")
+    return list(output_size)
+
+
 @_kernel("upsample_nearest2d", via="qplugin::upsample_nearest2d")
 def _upsample_nearest2d(self, output_size, scales_h=None, scales_w=None):
-    h, w = self.shape[-2:]
-    for scale, size, n in ((scales_h, output_size[0], h), (scales_w, output_size[1], w)):
-        if scale is not None and scale * n != size:
-            raise ValueError(f"aten::upsample_nearest2d (qplugin kernel): a scale factor ({scale}) that is not "
-                             f"output size / input size ({size} / {n}) is not supported; pass the output size")
-    return _q.upsample_nearest2d(self, list(output_size))
+    return _q.upsample_nearest2d(self, _nearest_size("upsample_nearest2d", self, output_size, (scales_h, scales_w)))
+
+
+@_kernel("upsample_nearest1d", via="qplugin::upsample_nearest2d")
+def _upsample_nearest1d(self, output_size, scales=None):
+    if self.dim() != 3:
+        raise _fail(ValueError, "upsample_nearest1d", f"self should be 3-D (N, C, W), got shape {tuple(self.shape)}")
+    size = _nearest_size("upsample_nearest1d", self, output_size, (scales,))
+    return _composed.upsample_nearest1d(self, size, _q.upsample_nearest2d)
+
+
+@_kernel("upsample_nearest3d", via="qplugin::upsample_nearest2d")
+def _upsample_nearest3d(self, output_size, scales_d=None, scales_h=None, scales_w=None):
+    if self.dim() != 5:
+        raise _fail(ValueError, "upsample_nearest3d", f"self should be 5-D (N, C, D, H, W), got shape "
+                                                      f"{tuple(self.shape)}")
+    size = _nearest_size("upsample_nearest3d", self, output_size, (scales_d, scales_h, scales_w))
+    x = self if self.is_contiguous() or _composed.is_channels_last_3d(self) else _clone(self)
+    return _composed.upsample_nearest3d(x, size, _q.upsample_nearest2d)
+
+
+def _nearest_exact(op, n):
+    def kernel(self, output_size, *scales):
+        if self.dim() != n + 2:
+            raise _fail(ValueError, op, f"self should be {n + 2}-D, got shape {tuple(self.shape)}")
+        _per_tensor_only(op, self)
+        ints = _composed.nearest_exact(_int_view(self), list(output_size), scales)
+        return _on(_quantizer_of(self), ints)
+    return kernel
+
+
+for _n in (1, 2, 3):
+    _kernel(f"_upsample_nearest_exact{_n}d", via="aten::index_select of the integers")(
+        _nearest_exact(f"_upsample_nearest_exact{_n}d", _n))
 
 
 @_kernel("upsample_bilinear2d", via="qplugin::upsample_bilinear2d")
@@ -269,6 +425,21 @@ def _hardtanh_(self, min_val=-1, max_val=1):
     return _in_place(self, _q.clamp(self, min_val, max_val))
 
 
+@_kernel("clamp_", via="qplugin::clamp")
+def _clamp_(self, min=None, max=None):
+    return _in_place(self, _q.clamp(self, min, max))
+
+
+@_kernel("clamp_min", via="qplugin::clamp")
+def _clamp_min(self, min):
+    return _q.clamp(self, min, None)
+
+
+@_kernel("clamp_max", via="qplugin::clamp")
+def _clamp_max(self, max):
+    return _q.clamp(self, None, max)
+
+
 @_kernel("hardswish", via="qplugin::hardswish")
 def _hardswish(self):
     return _q.hardswish(self, self.q_scale(), self.q_zero_point())
@@ -296,6 +467,21 @@ def _sigmoid(self):
 @_kernel("hardsigmoid", via="qplugin::hardsigmoid")
 def _hardsigmoid(self):
     return _q.hardsigmoid(self, 1.0 / 256, _unit_interval_zero_point("hardsigmoid", self))
+
+
+@_kernel("tanh", via="qplugin::plain_dequantize_per_tensor, qplugin::plain_quantize_per_tensor (a table)")
+def _tanh(self):
+    # torch's fixed output qparams: scale 2 / 256, the dtype's 256 steps over [-1, 1]
+    zero_point = {torch.quint8: 128, torch.qint8: 0}.get(self.dtype)
+    if zero_point is None:
+        raise _fail(TypeError, "tanh", f"self should be quint8 or qint8, got {self.dtype}")
+    _per_tensor_only("tanh", self)
+    ints = _int_view(self)
+    table = _composed.table_of(torch.tanh, ints.dtype, self.q_scale(), self.q_zero_point(), 2.0 / 256, zero_point)
+    out = torch._empty_affine_quantized(self.shape, scale=2.0 / 256, zero_point=zero_point, dtype=self.dtype,
+                                        memory_format=_suggested_format(self, torch.preserve_format))
+    _composed.look_up(table, ints, _int_view(out))
+    return out
 
 
 # ---- registration ------------------------------------------------------------------------------

@@ -3,9 +3,10 @@
 A torch.Tensor wrapper subclass holding a plain integer tensor (uint8 / int8 / int32; `int_repr()`)
 and its Quantizer (PerTensorAffine / PerChannelAffine). It answers what a quantized tensor answers
 (dequantize, qscheme, q_scale, ...), and torch ops on it run the plain tier's ops
-(``qplugin::plain_*``) through ``__torch_dispatch__``: view ops, slicing, cat, comparators, sort /
-topk / max / min / argmax / mean, relu / clamp, sigmoid / hardsigmoid / hardswish / leaky_relu,
-add / mul by a number, pooling, upsample, and every ``qplugin::`` op (so
+(``qplugin::plain_*``) through ``__torch_dispatch__``: view ops, slicing, index_select, cat /
+stack, copy_ / fill_, comparators, sort / topk / max / min / argmax / mean / sum, relu / clamp
+(and in place), sigmoid / hardsigmoid / hardswish / leaky_relu / tanh, add / mul by a number,
+pooling 1-3d, upsample nearest / nearest-exact 1-3d and bilinear, and every ``qplugin::`` op (so
 ``torch_qplugin.nn.quantized.functional`` accepts it). Any other op raises NotImplementedError
 naming it: a QTensor is never silently dequantized.
 
@@ -30,6 +31,7 @@ import threading
 import torch
 from torch.utils._mode_utils import no_dispatch
 
+from . import _composed
 from . import quantizer as _quantizer
 from .quantizer import PerChannelAffine, PerTensorAffine, Quantizer
 
@@ -272,7 +274,8 @@ _MOVE = [aten.view.default, aten._unsafe_view.default, aten.permute.default, ate
          aten.split_with_sizes.default, aten.unbind.int, aten.chunk.default, aten.narrow.default,
          aten.flip.default, aten.roll.default, aten.repeat.default, aten.channel_shuffle.default,
          # composite view ops reach __torch_dispatch__ undecomposed under torch.inference_mode
-         aten.flatten.using_ints, aten.reshape.default, aten.unflatten.int, aten.movedim.int]
+         aten.flatten.using_ints, aten.reshape.default, aten.unflatten.int, aten.movedim.int,
+         aten.index_select.default]
 _COPY = [aten.clone.default, aten.detach.default, aten._to_copy.default, aten.contiguous.default]
 
 
@@ -454,6 +457,167 @@ def _upsample(func, args, kwargs):
         raise NotImplementedError(f"torch_qplugin.QTensor: {func} needs an output size (scale factors are not "
                                   f"supported)")
     return _like(args[0], _q.plain_upsample_nearest2d(d, list(size)))
+
+
+def _n(v, n):
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    return v * n if len(v) == 1 else v
+
+
+@_register(aten.max_pool3d_with_indices.default)
+def _max_pool3d_with_indices(func, args, kwargs):
+    # values: the 2-D kernel, separably (torch_qplugin._composed); indices as max_pool2d's
+    d, _, _ = _qp(args[0], func)
+    names = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
+    vals = dict(zip(names, args[1:]), **kwargs)
+    kernel = _n(vals["kernel_size"], 3)
+    pool = (kernel, _n(vals["stride"], 3) if vals.get("stride") else kernel, _n(vals.get("padding", 0), 3),
+            _n(vals.get("dilation", 1), 3), vals.get("ceil_mode", False))
+    x = d if d.is_contiguous() or _composed.is_channels_last_3d(d) else d.contiguous()
+    values = _composed.max_pool3d(x, *pool, _q.plain_max_pool2d)
+    return _like(args[0], values), aten.max_pool3d_with_indices.default(d.float(), *pool)[1]
+
+
+@_register(aten.avg_pool3d.default)
+def _avg_pool3d(func, args, kwargs):
+    d, _, z = _qp(args[0], func)
+    names = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override")
+    vals = dict(zip(names, args[1:]), **kwargs)
+    kernel = _n(vals["kernel_size"], 3)
+    stride = _n(vals["stride"], 3) if vals.get("stride") else kernel
+    return _like(args[0], _q.plain_avg_pool3d(d, z, kernel, stride, _n(vals.get("padding", 0), 3),
+                                              vals.get("ceil_mode", False), vals.get("count_include_pad", True),
+                                              vals.get("divisor_override")))
+
+
+@_register(aten._adaptive_avg_pool3d.default, aten.adaptive_avg_pool3d.default)
+def _adaptive3d(func, args, kwargs):
+    d, _, _ = _qp(args[0], func)
+    return _like(args[0], _q.plain_adaptive_avg_pool3d(d, _n(args[1], 3)))
+
+
+def _output_size(func, args, n):
+    size = args[1]
+    if size is None:
+        raise NotImplementedError(f"torch_qplugin.QTensor: {func} needs an output size (scale factors are not "
+                                  f"supported)")
+    return _n(size, n)
+
+
+@_register(aten.upsample_nearest1d.default, aten.upsample_nearest1d.vec)
+def _upsample1d(func, args, kwargs):
+    d, _, _ = _qp(args[0], func)
+    return _like(args[0], _composed.upsample_nearest1d(d, _output_size(func, args, 1), _q.plain_upsample_nearest2d))
+
+
+@_register(aten.upsample_nearest3d.default, aten.upsample_nearest3d.vec)
+def _upsample3d(func, args, kwargs):
+    d, _, _ = _qp(args[0], func)
+    x = d if d.is_contiguous() or _composed.is_channels_last_3d(d) else d.contiguous()
+    return _like(args[0], _composed.upsample_nearest3d(x, _output_size(func, args, 3), _q.plain_upsample_nearest2d))
+
+
+@_register(aten._upsample_nearest_exact1d.default, aten._upsample_nearest_exact2d.default,
+           aten._upsample_nearest_exact3d.default)
+def _upsample_nearest_exact(func, args, kwargs):
+    d, _, _ = _qp(args[0], func)
+    return _like(args[0], _composed.nearest_exact(d, list(args[1]), list(args[2:]) + list(kwargs.values())))
+
+
+@_register(aten.upsample_bilinear2d.default)
+def _upsample_bilinear(func, args, kwargs):
+    d, _, _ = _qp(args[0], func)
+    return _like(args[0], _q.plain_upsample_bilinear2d(d, *args[1:], **kwargs))
+
+
+@_register(aten.tanh.default)
+def _tanh(func, args, kwargs):
+    # torch's fixed output qparams of a quantized tanh: scale 2 / 256 over the dtype's 256 steps
+    d, s, z = _qp(args[0], func)
+    zo = {torch.uint8: 128, torch.int8: 0}.get(d.dtype)
+    if zo is None:
+        raise NotImplementedError(f"torch_qplugin.QTensor: {func} of a {d.dtype} QTensor is not supported "
+                                  f"(uint8 or int8)")
+    out = torch.empty_like(d)
+    _composed.look_up(_composed.table_of(torch.tanh, d.dtype, s, z, 2.0 / 256, zo), d, out)
+    return _wrap(out, _per_tensor(2.0 / 256, zo, d.dtype))
+
+
+@_register(aten.sum.dim_IntList, aten.sum.default)
+def _sum(func, args, kwargs):
+    # N times the mean: the mean's integers with the scale times N (as the quantized tier's aten::sum)
+    d, s, z = _qp(args[0], func)
+    if kwargs.get("dtype") is not None:
+        raise NotImplementedError(f"torch_qplugin.QTensor: {func} with a dtype is not supported")
+    dim = args[1] if len(args) > 1 else kwargs.get("dim")
+    keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+    n = _composed.reduced_count(f"torch_qplugin.QTensor: {func}", d.shape, dim)
+    return _wrap(_q.plain_mean(d, None if dim is None else list(dim), keepdim), _per_tensor(s * n, z, d.dtype))
+
+
+@_register(aten.stack.default)
+def _stack(func, args, kwargs):
+    xs = list(args[0])  # not empty: a QTensor brought the call here
+    dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
+    dim = dim + xs[0].dim() + 1 if dim < 0 else dim
+    return _HANDLERS[_q.cat.default](func, ([x.unsqueeze(dim) for x in xs], dim, None, None), {})
+
+
+def _in_place(x, out):
+    """x's integers set to out's; x keeps its quantizer."""
+    x._data.copy_(out._data)
+    return x
+
+
+@_register(aten.copy_.default)
+def _copy_(func, args, kwargs):
+    # torch's semantics: from a quantized source, its integers and its quantizer (no requantizing);
+    # from a float32 one, quantized with self's per-tensor qparams
+    x, src = args[0], args[1]
+    if not isinstance(x, QTensor):
+        raise NotImplementedError(f"torch_qplugin.QTensor: {func} of a QTensor into a {x.dtype} tensor is not "
+                                  f"supported (dequantize() it first)")
+    if isinstance(src, QTensor):
+        if src.dtype != x.dtype:
+            raise TypeError(f"torch_qplugin.QTensor: {func}: src should have self's dtype {x.dtype}, got {src.dtype}")
+        if isinstance(src.quantizer, PerChannelAffine) != isinstance(x.quantizer, PerChannelAffine):
+            raise TypeError(f"torch_qplugin.QTensor: {func}: src should have self's qscheme, got {src.quantizer!r} "
+                            f"into {x.quantizer!r}")
+        x._data.copy_(src._data)
+        x.quantizer = src.quantizer
+        return x
+    d, s, z = _qp(x, func)
+    if src.dtype != torch.float32:
+        raise TypeError(f"torch_qplugin.QTensor: {func}: src should be float32 or a QTensor, got {src.dtype}")
+    d.copy_(_q.plain_quantize_per_tensor(src.expand_as(d), s, z, d.dtype))
+    return x
+
+
+@_register(aten.fill_.Scalar, aten.fill_.Tensor)
+def _fill_(func, args, kwargs):
+    d, s, z = _qp(args[0], func)
+    value = args[1]
+    if torch.is_tensor(value):
+        if isinstance(value, QTensor) or value.dim() != 0:
+            raise NotImplementedError(f"torch_qplugin.QTensor: {func}: value should be a number or a 0-dim float "
+                                      f"tensor, got a {type(value).__name__} of shape {tuple(value.shape)}")
+        value = value.item()
+    d.fill_(_q.plain_quantize_per_tensor(torch.tensor([value], dtype=torch.float32), s, z, d.dtype).item())
+    return args[0]
+
+
+@_register(aten.clamp_min.default, aten.clamp_max.default)
+def _clamp_one_side(func, args, kwargs):
+    d, s, z = _qp(args[0], func)
+    bounds = (args[1], None) if func is aten.clamp_min.default else (None, args[1])
+    return _like(args[0], _q.plain_clamp(d, s, z, *bounds))
+
+
+@_register(aten.clamp_.default, aten.hardtanh_.default, aten.relu_.default)
+def _clamp_in_place(func, args, kwargs):
+    out_of_place = {aten.clamp_.default: aten.clamp.default, aten.hardtanh_.default: aten.hardtanh.default,
+                    aten.relu_.default: aten.relu.default}[func]
+    return _in_place(args[0], _HANDLERS[out_of_place](out_of_place, args, kwargs))
 
 
 # ---- qplugin:: ops on QTensors: the plain twin with the QTensor's qparams ------------------------

@@ -12,6 +12,7 @@ import torch.nn.functional as F
 import reference as ref
 import torch_qplugin as tq
 import torch_qplugin.nn.quantized.functional as qF
+from torch_oracle import with_qplugin_aten
 
 q = torch.ops.qplugin
 
@@ -174,6 +175,33 @@ OPS = {
     "add_number": lambda t: t + 0.7,
     "mul_number": lambda t: 2.5 * t,
     "add_alpha": lambda t: torch.add(t, 0.5, alpha=-3),
+    "max_pool1d": lambda t: F.max_pool1d(t[0], 3, 2, 1),
+    "max_pool3d": lambda t: F.max_pool3d(t.unsqueeze(0), (2, 3, 2), (1, 2, 2), (1, 1, 0), ceil_mode=True),
+    "max_pool3d_channels_last_3d": lambda t: F.max_pool3d(t.unsqueeze(0).contiguous(
+        memory_format=torch.channels_last_3d), 2),
+    "avg_pool3d": lambda t: F.avg_pool3d(t.unsqueeze(0), 2),
+    "adaptive_avg_pool3d": lambda t: F.adaptive_avg_pool3d(t.unsqueeze(0), (2, 3, 4)),
+    "interpolate_1d": lambda t: F.interpolate(t[0], size=13, mode="nearest"),
+    "interpolate_3d": lambda t: F.interpolate(t.unsqueeze(0), size=(5, 9, 12), mode="nearest"),
+    "interpolate_3d_channels_last_3d": lambda t: F.interpolate(t.unsqueeze(0).contiguous(
+        memory_format=torch.channels_last_3d), scale_factor=2, mode="nearest"),
+    "interpolate_bilinear": lambda t: F.interpolate(t, size=(11, 13), mode="bilinear"),
+    "interpolate_nearest_exact": lambda t: F.interpolate(t, scale_factor=1.6, mode="nearest-exact"),
+    "interpolate_nearest_exact_3d": lambda t: F.interpolate(t.unsqueeze(0), size=(5, 9, 12), mode="nearest-exact"),
+    "interpolate_nearest_exact_1d": lambda t: F.interpolate(t[0], size=13, mode="nearest-exact"),
+    "tanh": torch.tanh,
+    "sum": lambda t: t.sum((1, 3)),
+    "sum_all": lambda t: t.sum(),
+    "stack": lambda t: torch.stack([t, t.flip(0)], 2),
+    "index_select": lambda t: t.index_select(2, torch.tensor([5, 0, 0, 7])),
+    "copy_": lambda t: t[:1].clone().copy_(t[1:]),
+    "copy_float": lambda t: t.clone().copy_(torch.linspace(-3, 3, 10)),
+    "fill_": lambda t: t.clone().fill_(0.37),
+    "fill_tensor": lambda t: t.clone().fill_(torch.tensor(-1.3)),
+    "clamp_": lambda t: t.clone().clamp_(-0.5, 1.0),
+    "clamp_min": lambda t: t.clamp_min(0.2),
+    "clamp_max": lambda t: torch.clamp_max(t, 0.2),
+    "relu_": lambda t: F.relu(t.clone(), inplace=True),
 }
 
 
@@ -190,7 +218,12 @@ TWIN = {
                                                             t.dtype), 0.1, 100),
     "qplugin.lt": lambda t: q.lt(t, q.quantize_per_tensor(t.dequantize().flip(1), t.q_scale(), t.q_zero_point(),
                                                           t.dtype)),
+    # torch's quantized kernels take 5-D input (max_pool3d) and may differ by a step (tanh)
+    "max_pool1d": lambda t: with_qplugin_aten(lambda: F.max_pool1d(t[0], 3, 2, 1)),
+    "tanh": lambda t: with_qplugin_aten(lambda: torch.tanh(t)),
+    "interpolate_bilinear": lambda t: with_qplugin_aten(lambda: F.interpolate(t, size=(11, 13), mode="bilinear")),
 }
+
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -221,16 +254,39 @@ def test_qtensor_signed_dtypes(dtype, name):
 
 
 @pytest.mark.parametrize("call, opname", [
-    (torch.tanh, "aten.tanh.default"),
+    (torch.exp, "aten.exp.default"),
     (lambda t: t + t, "aten.add.Tensor of a QTensor and a tensor"),
     (lambda t: t.float(), "aten._to_copy.default"),
-    (lambda t: t.sum(), "aten.sum.default"),
+    (lambda t: t.prod(), "aten.prod.default"),
+    (lambda t: torch.zeros(2, 3, 8, 10).copy_(t), "aten.copy_.default of a QTensor into a torch.float32 tensor"),
     (lambda t: F.conv2d(t, torch.zeros(1, 3, 1, 1)), "aten.convolution.default"),
 ])
 def test_qtensor_unsupported_op_raises_naming_it(call, opname):
     qt, _, _ = _pair()
     with pytest.raises(NotImplementedError, match=f"torch_qplugin.QTensor: {opname}"):
         call(qt)
+
+
+def test_qtensor_new_ops_bad_input_names_the_op():
+    qt, _, _ = _pair("contiguous", torch.int32)
+    with pytest.raises(NotImplementedError, match=r"torch_qplugin.QTensor: aten.tanh.default of a torch.int32 QTensor "
+                                                  r"is not supported \(uint8 or int8\)"):
+        torch.tanh(qt)
+    qt, _, _ = _pair()
+    with pytest.raises(TypeError, match=r"torch_qplugin.QTensor: aten.copy_.default: src should have self's dtype "
+                                        r"torch.uint8, got torch.int8"):
+        qt.clone().copy_(_pair("contiguous", torch.int8)[0])
+    with pytest.raises(ValueError, match=r"torch_qplugin.QTensor: aten.sum.dim_IntList: the reduced dims should not "
+                                         r"be empty"):
+        qt[:, :0].sum([1])
+
+
+def test_qtensor_copy_takes_srcs_quantizer():
+    qt, _, _ = _pair()
+    src = tq.PerTensorAffine(0.3, 11, torch.uint8).quantize(torch.randn(2, 3, 8, 10))
+    dst = qt.clone()
+    assert dst.copy_(src) is dst
+    assert dst.q_scale() == 0.3 and dst.q_zero_point() == 11 and torch.equal(dst.int_repr(), src.int_repr())
 
 
 def test_qtensor_never_holds_a_quantized_dtype():
