@@ -8,8 +8,9 @@ qplugin's dequantize / quantize, and the pure data movement (clone, copy_, index
 nearest-exact upsampling) copies the integers.
 
 * ``register()`` (at ``import torch_qplugin``) gives every op of the table that torch has no
-  kernel for (argmax, copy_, sum, stack, upsample_nearest1d, ... in torch 2.13: ``table()``
-  says which; all once torch deletes its quantized kernels) ours, for good.
+  kernel for (argmax, sum, clamp_, upsample_nearest1d, ... in torch 2.13: ``table()`` says which;
+  all once torch deletes its quantized kernels) ours, for good. aten's own copy_ and stack (its
+  composite kernels) run quantized tensors: those stay torch's unless use_for_aten.
 * ``use_for_aten(True)`` (or ``QPLUGIN_USE_FOR_ATEN=1`` at import) registers the rest over torch's
   kernels, so models run on qplugin kernels alone today; ``use_for_aten(False)`` frees those
   registrations, and the dispatcher goes back to torch's kernels.
@@ -485,10 +486,17 @@ def _tanh(self):
 
 
 # ---- registration ------------------------------------------------------------------------------
+# torch's composite kernels that run quantized tensors (aten's copy_ has quantized branches; stack
+# is cat): torch has a kernel for these. Other composites (argmax, clamp_, sum, ...) cover the key
+# on paper and fail on quantized inputs.
+_COMPOSITE_RUNS_QUANTIZED = ("copy_", "stack")
+
+
 def _torch_has(name, key):
-    # a kernel registered for the key itself: the composite kernels of some ops (argmax, ...)
-    # cover the key on paper and fail on quantized inputs
-    return torch._C._dispatch_has_kernel_for_dispatch_key("aten::" + name, key)
+    if torch._C._dispatch_has_kernel_for_dispatch_key("aten::" + name, key):
+        return True
+    return name in _COMPOSITE_RUNS_QUANTIZED and torch._C._dispatch_has_kernel_for_dispatch_key(
+        "aten::" + name, "CompositeExplicitAutograd")
 
 
 def register():

@@ -31,6 +31,15 @@ def _qx(shape, dtype=torch.quint8, scale=0.05, zero_point=7, channels_last=False
     return _q.quantize_per_tensor(x, scale, zp, dtype)
 
 
+@pytest.fixture
+def ours_for_aten():
+    """Runs the test with use_for_aten(True): for the ops aten's own composite kernels run on
+    quantized tensors too (copy_, stack), ours replace them only then."""
+    was = torch_qplugin.use_for_aten(True)
+    yield
+    torch_qplugin.use_for_aten(was)
+
+
 def _both(fn):
     """(ours, torch's) results of fn()."""
     was = torch_qplugin.use_for_aten(True)
@@ -359,6 +368,7 @@ def test_sum_is_n_times_the_mean(dtype, dim, keepdim):
     assert out.q_scale() == mean.q_scale() * (x.numel() // max(mean.numel(), 1))
 
 
+@pytest.mark.usefixtures("ours_for_aten")
 def test_stack_is_cat_of_unsqueezed_inputs():
     x = _qx((2, 3, 4), seed=1)
     y = _qx((2, 3, 4), scale=0.1, zero_point=3, seed=2)
@@ -421,6 +431,7 @@ def _per_channel(axis=1, seed=0):
     return _q.quantize_per_channel(torch.randn(shape, generator=g), scales, zero_points, axis, torch.qint8)
 
 
+@pytest.mark.usefixtures("ours_for_aten")
 def test_copy_between_quantized_tensors_takes_srcs_integers_and_qparams():
     src = _qx((2, 3, 4, 5), seed=8, scale=0.2, zero_point=11)
     for self_layout, src_view in ((False, src), (True, src), (False, src.transpose(2, 3).contiguous().transpose(2, 3))):
@@ -447,6 +458,7 @@ def test_copy_between_quantized_tensors_takes_srcs_integers_and_qparams():
         assert torch.equal(a.q_per_channel_scales(), b.q_per_channel_scales()) and a.q_per_channel_axis() == axis
 
 
+@pytest.mark.usefixtures("ours_for_aten")
 @pytest.mark.parametrize("made_in, copied_in", [(False, True), (True, True), (False, False)])
 def test_copy_of_other_qparams_under_inference_mode(made_in, copied_in):
     with torch.inference_mode(made_in):
@@ -458,6 +470,7 @@ def test_copy_of_other_qparams_under_inference_mode(made_in, copied_in):
     _assert_ints(dst, _ints(src), src)
 
 
+@pytest.mark.usefixtures("ours_for_aten")
 def test_copy_from_float_quantizes_with_selfs_qparams():
     for dst_of in (lambda: _qx((2, 3, 4, 5), torch.qint8, seed=1), lambda: _per_channel(1)):
         dst, expected = dst_of(), dst_of()
@@ -471,6 +484,7 @@ def test_copy_from_float_quantizes_with_selfs_qparams():
     _assert_ints(dst, ref.quantize_per_tensor_ref(np.float32([[-1, 0, 2]] * 2), 0.05, 7, torch.quint8), dst)
 
 
+@pytest.mark.usefixtures("ours_for_aten")
 def test_copy_errors_name_the_op():
     q8 = _qx((2, 3))
     with pytest.raises(RuntimeError, match=r"aten::copy_ \(qplugin kernel\): self should be quantized when src is, "
@@ -516,9 +530,12 @@ def test_new_ops_bad_input_names_the_op():
 
 def test_ops_torch_lacks_are_ours_for_good():
     kernels = _aten.aten_kernels()
-    for name in ("copy_", "sum.dim_IntList", "stack", "upsample_nearest1d", "_upsample_nearest_exact1d", "clamp_",
-                 "clamp_min", "clamp_max"):
+    for name in ("sum.dim_IntList", "upsample_nearest1d", "_upsample_nearest_exact1d", "clamp_", "clamp_min",
+                 "clamp_max"):
         assert kernels[name] == "qplugin", name
+    # aten's composite copy_ / stack run quantized tensors: torch's until use_for_aten
+    assert kernels["copy_"] == kernels["stack"] == "torch"
     x = _qx((2, 3, 4), seed=5)
-    ran = _ran(lambda: (x.sum(1), torch.stack([x, x]), F.interpolate(x, size=7)))
-    assert {"qplugin::mean", "qplugin::cat", "qplugin::upsample_nearest2d"} <= ran
+    ran = _ran(lambda: (x.sum(1), F.interpolate(x, size=7)))
+    assert {"qplugin::mean", "qplugin::upsample_nearest2d"} <= ran
+    assert "qplugin::cat" not in _ran(lambda: torch.stack([x, x]))

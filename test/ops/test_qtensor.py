@@ -195,7 +195,7 @@ OPS = {
     "stack": lambda t: torch.stack([t, t.flip(0)], 2),
     "index_select": lambda t: t.index_select(2, torch.tensor([5, 0, 0, 7])),
     "copy_": lambda t: t[:1].clone().copy_(t[1:]),
-    "copy_float": lambda t: t.clone().copy_(torch.linspace(-3, 3, 10)),
+    "copy_float": lambda t: t.clone().copy_(torch.linspace(-3, 3, 10).expand(t.shape).contiguous()),
     "fill_": lambda t: t.clone().fill_(0.37),
     "fill_tensor": lambda t: t.clone().fill_(torch.tensor(-1.3)),
     "clamp_": lambda t: t.clone().clamp_(-0.5, 1.0),
