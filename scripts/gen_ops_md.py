@@ -24,7 +24,8 @@ def main():
              "kernel is registered for the key its inputs dispatch to (QuantizedCPU for quantized "
              "inputs, CPU for float / integer inputs). An op listing both keys has a real kernel on one and, "
              "on the other, a kernel that refuses the wrong tensor kind with a clear message. Paths: kernel builds the op runs on (scalar "
-             "reference, AVX2, AVX-512; chosen at run time).", "",
+             "reference, AVX2, AVX-VNNI, AVX-512; chosen at run time; on AVX-VNNI only the GEMM families have kernels "
+             "of their own, the others run their AVX2 ones).", "",
              "**The plain tier** (`plain_<op>`, CPU key): the same kernels on plain uint8 / int8 / int32 "
              "tensors with explicit qparams and plain results, so that no quantized-dtype tensor is needed "
              "(docs/design/plain.md). Naming: each per-tensor input is followed by its qparams "
