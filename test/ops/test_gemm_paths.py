@@ -111,3 +111,23 @@ def test_avxvnni_code_is_vex_only():
                 dots += 1
                 assert "{vex}" in ins, f"vpdpbusd not VEX-encoded in {name}: {ins.strip()}"
     assert dots > 0, "no vpdpbusd in the avxvnni kernels"
+
+
+@pytest.mark.parametrize("stride, pad, k", [(1, 1, 3), (2, 1, 3), (1, 0, 3), (1, 2, 5), (2, 1, 4)])
+def test_depthwise_bit_identical_to_scalar(isa, stride, pad, k):
+    """Depthwise conv: the VNNI kernels (AVX-512: 64-channel zmm blocks + a ymm tail; AVX-VNNI:
+    32-channel ymm blocks, partial blocks through a buffer) and the generic loops, against the
+    scalar reference, over channel counts around the block widths."""
+    g = torch.Generator().manual_seed(7 + k)
+    for C in (8, 31, 32, 33, 64, 65, 96, 100, 144):
+        w = torch.randint(-128, 128, (C, 1, k, k), dtype=torch.int8, generator=g)
+        wq = torch._make_per_channel_quantized_tensor(w, torch.rand(C, dtype=torch.double, generator=g) * 0.01 + 1e-3,
+                                                      torch.zeros(C, dtype=torch.long), 0)
+        x = torch.randint(0, 256, (2, C, 9, 11), dtype=torch.uint8, generator=g)
+        xq = torch._make_per_tensor_quantized_tensor(x, 0.05, 117).contiguous(memory_format=torch.channels_last)
+        p = q.conv2d_prepack(wq, torch.randn(C, generator=g), [stride] * 2, [pad] * 2, [1, 1], C)
+        y, yr = q.conv2d(xq, p, 0.4, 100), q.conv2d_relu(xq, p, 0.4, 100)
+        with torch_qplugin.kernel_isa("scalar"):
+            y0, yr0 = q.conv2d(xq, p, 0.4, 100), q.conv2d_relu(xq, p, 0.4, 100)
+        assert torch.equal(y.int_repr(), y0.int_repr()), f"{isa} C={C}"
+        assert torch.equal(yr.int_repr(), yr0.int_repr()), f"{isa} C={C}"

@@ -227,9 +227,13 @@ inline void dw_pixel(const uint8_t* x, const ConvGeom& g, const int64_t* prow, c
 }
 }  // namespace
 
-#if defined(QPLUGIN_ISA_AVX512)
+#if defined(QPLUGIN_ISA_AVX512) || defined(QPLUGIN_ISA_AVXVNNI)
+#define QPLUGIN_DW_VNNI 1
+#endif
+
+#if defined(QPLUGIN_DW_VNNI)
 namespace {
-// Depthwise on VNNI (AVX-512 path, KW <= 4, every (w - w_zp) in int8, no residual add): one
+// Depthwise on VNNI (AVX-512 and AVX-VNNI paths, KW <= 4, every (w - w_zp) in int8, no residual add): one
 // vpdpbusd per kernel row and 16 channels. For a block of 64 channels, the input bytes of the
 // KW (<= 4) taps of a kernel row are interleaved by two rounds of in-lane unpacks
 // (unpack8(x[p], x[p+d]), unpack8(x[p+2d], x[p+3d]), then unpack16), giving 4 vectors whose
@@ -239,8 +243,8 @@ namespace {
 // the permutation exactly (per 128-bit lane: q0 q1 | q2 q3 -> channels 16 L + 0..15).
 // The int32 sums are exact and the float steps are finish_one's, so the bytes equal the
 // generic loop's. Returns false (nothing written) when not applicable.
-// Vector widths: 64-channel blocks in zmm (simd::Zmm), a tail of <= 32 channels in ymm
-// (simd::Ymm; same in-lane unpacks, half the lanes).
+// Vector widths: AVX-512 runs 64-channel blocks in zmm (simd::Zmm) and a tail of <= 32 channels in
+// ymm (simd::Ymm; same in-lane unpacks, half the lanes); AVX-VNNI runs 32-channel ymm blocks only.
 
 // acc[q] += the interleaved taps of pixel column p (first tap) of NR (or nr) kernel rows.
 // INTERIOR: all KW taps inside the image (no checks).
@@ -397,14 +401,19 @@ void dw_vnni_block(const uint8_t* x, const ConvGeom& g, int64_t cb, const int32_
   }
 }
 
-// Blocks of 64 channels while more than 32 remain, then one block of <= 32 (ymm): c_tail, where
-// that block starts ([c_tail, C) is empty when c_tail == C), and cpad, the padded channel count.
+// AVX-512: blocks of 64 channels while more than 32 remain, then one block of <= 32 (ymm);
+// AVX-VNNI: blocks of 32 (ymm). c_tail: where the 32-channel blocks start ([c_tail, C) is empty
+// when c_tail == C); cpad: the padded channel count.
 struct DwBlocks {
   int64_t c_tail, cpad;
   explicit DwBlocks(int64_t C) {
+#if defined(QPLUGIN_ISA_AVX512)
     const int64_t n64 = C > 32 ? (C - 1) / 64 + ((C - 1) % 64 >= 32 ? 1 : 0) : 0;
+#else
+    const int64_t n64 = 0;
+#endif
     c_tail = n64 * 64;
-    cpad = c_tail + (C > c_tail ? 32 : 0);
+    cpad = c_tail + (C - c_tail + 31) / 32 * 32;
   }
 };
 
@@ -440,15 +449,16 @@ bool dw_vnni(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount, co
   for (int64_t r = r0; r < r0 + rcount; ++r) {
     const int64_t nr = dw_valid_rows(g, r / g.OH, r % g.OH, jrow.data(), joff.data());
     uint8_t* yrow = y + r * g.OW * C;
+#if defined(QPLUGIN_ISA_AVX512)
     for (int64_t cb = 0; cb < c_tail; cb += 64) {
       dw_vnni_block<Zmm>(x, g, cb, wq + KR * cb, wsum + KR * cb, mp.data() + cb,
                             bp.data() + cb, jrow.data(), joff.data(), nr, x_zp, ep, yrow, xr.data(),
                             wp.data());
     }
-    if (c_tail < C) {
-      dw_vnni_block<Ymm>(x, g, c_tail, wq + KR * c_tail, wsum + KR * c_tail,
-                            mp.data() + c_tail, bp.data() + c_tail, jrow.data(), joff.data(), nr,
-                            x_zp, ep, yrow, xr.data(), wp.data());
+#endif
+    for (int64_t cb = c_tail; cb < C; cb += 32) {
+      dw_vnni_block<Ymm>(x, g, cb, wq + KR * cb, wsum + KR * cb, mp.data() + cb, bp.data() + cb,
+                         jrow.data(), joff.data(), nr, x_zp, ep, yrow, xr.data(), wp.data());
     }
   }
   return true;
@@ -540,7 +550,7 @@ void dw3x3_pairs_avx2(const uint8_t* xb, const int64_t* prow, int64_t kstep, int
 #endif
 
 int64_t conv_depthwise_packed_size(int64_t KR, int64_t KW, int64_t C) {
-#if defined(QPLUGIN_ISA_AVX512)
+#if defined(QPLUGIN_DW_VNNI)
   return KW > 4 ? 0 : 2 * KR * DwBlocks(C).cpad;
 #else
   (void)KR, (void)KW, (void)C;
@@ -549,7 +559,7 @@ int64_t conv_depthwise_packed_size(int64_t KR, int64_t KW, int64_t C) {
 }
 
 bool conv_depthwise_pack(const int32_t* w, int64_t KR, int64_t KW, int64_t C, int32_t* out) {
-#if defined(QPLUGIN_ISA_AVX512)
+#if defined(QPLUGIN_DW_VNNI)
   if (KW > 4) return false;
   // Per block (at channel cb, width kch): [KR][4][kch / 4] int32 lanes of interleaved weight
   // bytes (out, at KR * cb) and their sums (out + KR * cpad, at KR * cb); padding lanes zero.
@@ -588,7 +598,7 @@ bool conv_depthwise_pack(const int32_t* w, int64_t KR, int64_t KW, int64_t C, in
 
 void conv_depthwise(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount,
                     const int32_t* w, const int32_t* wpk, int32_t x_zp, const ConvEpilogue& ep, uint8_t* y) {
-#if defined(QPLUGIN_ISA_AVX512)
+#if defined(QPLUGIN_DW_VNNI)
   if (wpk != nullptr && dw_vnni(x, g, r0, rcount, wpk, x_zp, ep, y)) return;
 #else
   (void)wpk;

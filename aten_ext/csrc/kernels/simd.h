@@ -420,13 +420,48 @@ struct Zmm {
   static F max(F a, F b) { return _mm512_max_ps(a, b); }
   static M mask(int n) { return n >= 64 ? ~M(0) : ((M(1) << n) - 1); }
 };
+#endif
+
+#if defined(QPLUGIN_ISA_AVX512) || defined(QPLUGIN_ISA_AVXVNNI)
+// Ymm: the 32-byte width of the depthwise VNNI kernel. AVX-512 masks its loads / stores with
+// byte masks; the AVX-VNNI build (no mask registers) takes M as the byte count and moves a
+// partial vector through a zeroed 32-byte buffer.
 struct Ymm {
   using I = __m256i;
   using F = __m256;
+#if defined(QPLUGIN_ISA_AVX512)
   using M = __mmask32;
-  static constexpr int kCh = 32;
   static I maskz_load8(M m, const uint8_t* p) { return _mm256_maskz_loadu_epi8(m, p); }
   static void mask_store8(uint8_t* p, M m, I v) { _mm256_mask_storeu_epi8(p, m, v); }
+  static I dp(I acc, I a, I w) { return _mm256_dpbusd_epi32(acc, a, w); }
+  static M mask(int n) { return n >= 32 ? ~M(0) : ((M(1) << n) - 1); }
+#else
+  using M = int;
+  // a partial vector of whole dwords moves with vpmaskmovd (masked-off lanes read as zero and
+  // never fault); other counts through a zeroed buffer
+  static I dword_mask(M m) { return _mm256_cmpgt_epi32(_mm256_set1_epi32(m / 4), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); }
+  static I maskz_load8(M m, const uint8_t* p) {
+    if (m >= 32) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    if (m % 4 == 0) return _mm256_maskload_epi32(reinterpret_cast<const int*>(p), dword_mask(m));
+    alignas(32) uint8_t buf[32] = {};
+    std::memcpy(buf, p, static_cast<size_t>(m));
+    return _mm256_load_si256(reinterpret_cast<const __m256i*>(buf));
+  }
+  static void mask_store8(uint8_t* p, M m, I v) {
+    if (m >= 32) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+    } else if (m % 4 == 0) {
+      _mm256_maskstore_epi32(reinterpret_cast<int*>(p), dword_mask(m), v);
+    } else {
+      alignas(32) uint8_t buf[32];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(buf), v);
+      std::memcpy(p, buf, static_cast<size_t>(m));
+    }
+  }
+  static I dp(I acc, I a, I w) { return _mm256_dpbusd_avx_epi32(acc, a, w); }
+  static M mask(int n) { return n >= 32 ? 32 : n; }
+#endif
+  static constexpr int kCh = 32;
   static I loadu(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   static F loadu_ps(const float* p) { return _mm256_loadu_ps(p); }
   static I set1_8(int v) { return _mm256_set1_epi8(static_cast<char>(v)); }
@@ -438,7 +473,6 @@ struct Ymm {
   static I unhi8(I a, I b) { return _mm256_unpackhi_epi8(a, b); }
   static I unlo16(I a, I b) { return _mm256_unpacklo_epi16(a, b); }
   static I unhi16(I a, I b) { return _mm256_unpackhi_epi16(a, b); }
-  static I dp(I acc, I a, I w) { return _mm256_dpbusd_epi32(acc, a, w); }
   static I add32(I a, I b) { return _mm256_add_epi32(a, b); }
   static I mullo32(I a, I b) { return _mm256_mullo_epi32(a, b); }
   static I add16(I a, I b) { return _mm256_add_epi16(a, b); }
@@ -450,7 +484,6 @@ struct Ymm {
   static F add(F a, F b) { return _mm256_add_ps(a, b); }
   static F min(F a, F b) { return _mm256_min_ps(a, b); }
   static F max(F a, F b) { return _mm256_max_ps(a, b); }
-  static M mask(int n) { return n >= 32 ? ~M(0) : ((M(1) << n) - 1); }
 };
 #endif
 

@@ -121,8 +121,8 @@ inline simd::VI requantize(simd::VF v, const Bounds& b) {
 inline simd::VI clamp_round(simd::VF v, simd::VF lo, simd::VF hi) {
   return simd::to_i32_round(simd::max_f(simd::min_f(v, hi), lo));
 }
-#if defined(QPLUGIN_ISA_AVX512)
-// clamp_round at an explicit width of the AVX-512 build (simd::Zmm / simd::Ymm).
+#if defined(QPLUGIN_ISA_AVX512) || defined(QPLUGIN_ISA_AVXVNNI)
+// clamp_round at an explicit width of the AVX-512 / AVX-VNNI builds (simd::Zmm / simd::Ymm).
 template <class V>
 inline typename V::I clamp_round(typename V::F v, typename V::F lo, typename V::F hi) {
   return V::cvt_i(V::max(V::min(v, hi), lo));
