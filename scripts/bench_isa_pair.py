@@ -207,7 +207,7 @@ def write(label, a2, a5, cmd):
                "which also timed our AVX2 path (on the same input tensors) and its AVX2 floor in the same rounds (`bench_ops.py --also-avx2`); "
                "the AVX2 ratio to torch and the AVX2 floor/torch come from the AVX2 run (torch's kernel path is "
                "fixed per process). " if any(in_process(r) for r in a5["rows"]) else "")
-            + 
+            +
             "**one process**: the same test with our two paths' times from the AVX-512 run alone (same "
             "process, same inputs), torch's from the two runs: ratio = (ours AVX2 / AVX-512 time) / (torch "
             "AVX2 / AVX-512 time); floor = the AVX2 floor over our AVX-512 time above 1.1x torch's time ratio "

@@ -227,7 +227,7 @@ def ort_variant(fp32, calib, args):
     """ONNX Runtime static int8 (QDQ, per-channel weights), the peer to beat. Optional."""
     label = "ONNX Runtime int8"
     try:
-        import onnxruntime as ort
+        import onnxruntime as ort  # noqa: F401  (the availability check)
         from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
     except Exception as e:  # noqa: BLE001
         return Variant("ort", label, reason=f"onnxruntime not importable ({short_reason(e)}); optional extra")

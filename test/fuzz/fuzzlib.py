@@ -33,7 +33,6 @@ import random
 import subprocess
 import sys
 import time
-import traceback
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -9,7 +9,6 @@ import torch
 import torch.nn as nn
 
 import torch_qplugin.nn.quantized as nnq
-import torch_qplugin.nn.quantized.dynamic as nnqd
 import torch_qplugin.quantization as tq
 
 # TorchScript itself is deprecated in torch 2.13; its warnings are not ours
