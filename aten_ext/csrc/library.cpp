@@ -52,6 +52,8 @@ std::vector<std::string> cpu_features() {
 } // namespace qplugin
 
 TORCH_LIBRARY(qplugin, m) {
+  // One schema a line, however long, so that each op's schema greps whole.
+  // clang-format off
   // ---- Packed-parameter classes (linear, conv) -------------------------------
   // [linear classes]
   qplugin::register_linear_classes();
@@ -330,4 +332,5 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("embedding_bag_4bit_unpack(Tensor weight) -> Tensor");
   m.def("embedding_bag_byte_rowwise_offsets(Tensor weight, Tensor indices, Tensor? offsets=None, bool scale_grad_by_freq=False, int mode=0, bool pruned_weights=False, Tensor? per_sample_weights=None, Tensor? compressed_indices_mapping=None, bool include_last_offset=False) -> Tensor");
   m.def("embedding_bag_4bit_rowwise_offsets(Tensor weight, Tensor indices, Tensor? offsets=None, bool scale_grad_by_freq=False, int mode=0, bool pruned_weights=False, Tensor? per_sample_weights=None, Tensor? compressed_indices_mapping=None, bool include_last_offset=False) -> Tensor");
+  // clang-format on
 }
