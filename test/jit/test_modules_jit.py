@@ -139,7 +139,7 @@ CASES = {
                         lambda: (torch.randn(3, 6),), "qplugin::linear_dynamic"),
 }
 
-# 3-d average pooling (issue 16)
+# 3-d average pooling
 CASES.update({
     "AvgPool3d": (lambda: nnq.AvgPool3d(3, 2, 1, count_include_pad=False), lambda: (qx((1, 2, 5, 6, 6)),),
                   "qplugin::avg_pool3d"),
@@ -155,7 +155,7 @@ def _emb(cls, dtype, **kw):
     return cls.from_float(f)
 
 
-# embeddings (issue 16)
+# embeddings
 CASES.update({
     "Embedding": (lambda: _emb(nnq.Embedding, torch.quint8), lambda: (torch.randint(0, 20, (3, 4)),),
                   "qplugin::embedding_byte"),

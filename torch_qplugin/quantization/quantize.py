@@ -415,7 +415,7 @@ def calibrate(model, data, progress_bar=False, desc="calibrating"):
     return model
 
 
-# ---- workflow helpers torch.ao.quantization also offers (issue 16) -----------------------------
+# ---- workflow helpers torch.ao.quantization also offers ----------------------------------------
 def default_eval_fn(model, calib_data):
     """Runs ``model(data)`` for every ``(data, target)`` in ``calib_data`` (torch's calibration
     helper; the targets are ignored)."""
