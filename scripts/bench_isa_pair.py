@@ -11,7 +11,7 @@ torch's by ATEN_CPU_CAPABILITY) and then uncapped with --also-avx2 (our AVX2 pat
 the same process and rounds as the AVX-512 ones), family by family, each with --json, and writes one
 table per family:
 both ratios (ours / torch, median rounds) side by side, and how each side's time changed from AVX2 to
-AVX-512. Issue 13's test: the AVX2 ratio within 10% of the AVX-512 one, or, where it is not, the row's
+AVX-512. The ISA-pair test: the AVX2 ratio within 10% of the AVX-512 one, or, where it is not, the row's
 AVX2 floor (bench_rows/_floor.cpp) already above that target, or our AVX2 path as close to its floor
 as the AVX-512 path is to its own (`verdict`); beside it the same test with our two paths from the
 AVX-512 run alone (`verdict1`), and per family the geometric means of both (`families`). The section
@@ -64,7 +64,7 @@ def combine(rows):
 
 
 def verdict(r2, r5):
-    """Issue 13's test for one row, first that holds:
+    """The ISA-pair test for one row, first that holds:
     'yes'   the AVX2 ratio is within 10% of the AVX-512 one;
     'floor' the row's AVX2 floor kernel (the least work an exact kernel must do at AVX2 width, timed
             in the same rounds; not faster than ours by more than 5%, or it is no lower bound) over
@@ -94,8 +94,8 @@ def verdict1(r2, r5):
     the same input tensors), torch's two paths from the two runs: AVX2 ratio / AVX-512 ratio =
     (ours AVX2 / ours AVX-512, one process) / (torch AVX2 / torch AVX-512). Our two times then share
     the process, its inputs and the functions timed around them (without --warm, ours in the AVX2 run
-    took 1.15-2.99x our AVX2 path's time in the AVX-512 run over the pool3d rows, torch's op 0.90-1.36x;
-    Zen 4, docs/benchmarks.md "Stop 30"). 'floor': the AVX2 floor (same process) over our AVX-512 time
+    takes 1.15-2.99x our AVX2 path's time in the AVX-512 run over the pool3d rows, torch's op 0.90-1.36x;
+    Zen 4). 'floor': the AVX2 floor (same process) over our AVX-512 time
     above 1.1x torch's time ratio; 'width' as in `verdict` (a row without a floor: 'yes' or 'no').
     Returns (verdict, that ratio) or (None, None) without our AVX2 time from the AVX-512 run."""
     if not r5.get("ours_avx2"):
@@ -160,7 +160,7 @@ def table(a2, a5):
 
 
 def families(per):
-    """Issue 13 asks it of each family: the geometric mean over a family's rows of the AVX2 ratio
+    """The ISA-pair test of each family: the geometric mean over a family's rows of the AVX2 ratio
     over the AVX-512 ratio (met within 1.10), from the two runs and with our two paths from one
     process (verdict1), and of our AVX2 time over our AVX-512 time in one process; each with the
     family's verdict: 'yes' (geomean <= 1.10), else 'floor / width' when every row short of 'yes'
@@ -207,7 +207,7 @@ def write(label, a2, a5, cmd):
                "which also timed our AVX2 path (on the same input tensors) and its AVX2 floor in the same rounds (`bench_ops.py --also-avx2`); "
                "the AVX2 ratio to torch and the AVX2 floor/torch come from the AVX2 run (torch's kernel path is "
                "fixed per process). " if any(in_process(r) for r in a5["rows"]) else "")
-            + 
+            +
             "**one process**: the same test with our two paths' times from the AVX-512 run alone (same "
             "process, same inputs), torch's from the two runs: ratio = (ours AVX2 / AVX-512 time) / (torch "
             "AVX2 / AVX-512 time); floor = the AVX2 floor over our AVX-512 time above 1.1x torch's time ratio "

@@ -147,9 +147,9 @@ def static_variants(name, args, calib):
 
 
 def plain_variant(tk, q, kind, calib=None, args=None):
-    """torch_qplugin's plain form (no quantized dtypes, issue 14) of its converted model q, eager
+    """torch_qplugin's plain form (no quantized dtypes) of its converted model q, eager
     and compiled (torch_qplugin.deploy.compile: torch.compile(p, fullgraph=True), batch dim
-    dynamic, issue 15; the first call, in the agreement pass, compiles): exact (deploy's default:
+    dynamic; the first call, in the agreement pass, compiles): exact (deploy's default:
     every op eager's kernel, C++ wrapper) and fused (exact=False, inductor's default mode: a
     dynamic model's float layers may differ from eager by an ulp, docs/deploy.md)."""
     if tk.name != "qplugin":
@@ -227,7 +227,7 @@ def ort_variant(fp32, calib, args):
     """ONNX Runtime static int8 (QDQ, per-channel weights), the peer to beat. Optional."""
     label = "ONNX Runtime int8"
     try:
-        import onnxruntime as ort
+        import onnxruntime as ort  # noqa: F401  (the availability check)
         from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
     except Exception as e:  # noqa: BLE001
         return Variant("ort", label, reason=f"onnxruntime not importable ({short_reason(e)}); optional extra")
@@ -485,14 +485,14 @@ def main():
         if all(k in timing[c] for c in cfgs for k in ("qplugin_plain", "qplugin_eager")):
             sec += ["", "torch_qplugin plain form / quantized-dtype form (eager, same weights, bit-identical "
                     "outputs): " + " / ".join(f"{timing[c]['qplugin_plain'] / timing[c]['qplugin_eager']:.3f}"
-                                              for c in cfgs) + " (issue 14 target: <= 1.05)."]
+                                              for c in cfgs) + " (target: <= 1.05)."]
         for key, what in (("qplugin_compiled", "compiled (exact)"), ("qplugin_compiled_fused", "compiled fused")):
             if all(k in timing[c] for c in cfgs for k in (key, "qplugin_plain")):
                 same = ("same outputs byte for byte" if agree.get(f"{key}_same") else
                         "outputs NOT byte for byte equal: float layers, docs/deploy.md")
                 sec += ["", f"torch_qplugin plain {what} / plain eager ({same} on the agreement batch): "
                         + " / ".join(f"{timing[c][key] / timing[c]['qplugin_plain']:.3f}" for c in cfgs)
-                        + " (issue 15 target: <= 1)."]
+                        + " (target: <= 1)."]
         if is_static:
             sec += ["", peak_line(fp32, args, timing, cfgs, variants)]
         # --- profile the fastest int8 variant that ran
@@ -531,7 +531,7 @@ def main():
 
     env = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU(s) visible, torch {torch.__version__}, "
            f"{qp}; run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. "
-           f"Targets (issue 7): torch_qplugin <= 0.7x torch x86 int8 for ResNet-18 / MobileNetV2, "
+           f"Targets: torch_qplugin <= 0.7x torch x86 int8 for ResNet-18 / MobileNetV2, "
            f"dynamic LSTM / Transformer <= 0.9x torch's dynamic int8.")
     doc = "\n\n".join(["## Model benchmarks (scripts/bench_models.py)", env] + sections) + "\n"
     if not args.no_write:

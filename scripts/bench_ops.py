@@ -245,8 +245,8 @@ def main():
         cases = mod.cases()
         cases2 = avx2_cases(mod) if args.also_avx2 else [None] * len(cases)
         lines = [
-            f"| op | shape | threads | qplugin | torch | fp32 | qplugin/torch | qplugin/fp32 | best-of qplugin/torch "
-            f"| qplugin rate | torch rate | floor | qplugin/floor |" + (" torch error (steps) |" if args.isa else ""),
+            "| op | shape | threads | qplugin | torch | fp32 | qplugin/torch | qplugin/fp32 | best-of qplugin/torch "
+            "| qplugin rate | torch rate | floor | qplugin/floor |" + (" torch error (steps) |" if args.isa else ""),
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|" + ("---|" if args.isa else ""),
         ]
         errs = [torch_error_steps(case) if args.isa else None for case in cases]

@@ -1,4 +1,4 @@
-"""Plain form vs quantized-dtype form of the same converted model (issue 14: within 5% or faster).
+"""Plain form vs quantized-dtype form of the same converted model (target: within 5% or faster).
 
     python scripts/bench_plain.py                                   # all models, batch 1 and 8, 1 thread
     python scripts/bench_plain.py --models mobilenet_v2 --batches 1 --rounds 40

@@ -1,4 +1,4 @@
-"""Per-op cost of the plain tier vs the quantized-dtype path (issue 14: a QTensor's Python
+"""Per-op cost of the plain tier vs the quantized-dtype path (a QTensor's Python
 overhead per op is the thing to measure).
 
     python scripts/bench_qtensor.py

@@ -1,4 +1,4 @@
-"""Long fuzzer runs (issue 17); the CI slice is test/fuzz/test_fuzz.py. Same engine
+"""Long fuzzer runs; the CI slice is test/fuzz/test_fuzz.py. Same engine
 (test/fuzz/fuzzlib.py): every qplugin op from the op library, each case in a child process, plus
 saved-model mutation.
 

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import torch
 
-import torch_qplugin
 from torch_qplugin.__main__ import FAMILIES, family_of
 
 warnings.filterwarnings("ignore")

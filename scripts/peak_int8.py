@@ -1,4 +1,4 @@
-"""Measures this machine's u8 x s8 multiply-accumulate peak per core, and read bandwidth (issue 4).
+"""Measures this machine's u8 x s8 multiply-accumulate peak per core, and read bandwidth.
 
 Compiles a tiny C file (gcc, no -march=native: the loops are inline assembly, with per-function
 target attributes only so the asm may name zmm16-31) and times it through ctypes. Every loop keeps its accumulators in

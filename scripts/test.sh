@@ -6,6 +6,8 @@
 #   2. a wheel built from this checkout against that torch (pip wheel --no-build-isolation);
 #   3. the wheel installed into the venv, and pytest run by the venv's Python with the checkout
 #      kept off sys.path (PYTHONSAFEPATH), so a module or data file missing from the wheel fails.
+# Before the tests, once: scripts/lint.sh (ruff, the generated-asm check, the history check) with
+# ruff installed into the first version's venv; a lint failure fails the run, after the tests.
 #
 #   bash scripts/test.sh                          # torch 2.13.0 (CPU wheel), then 2.14.1 (CUDA wheel)
 #   bash scripts/test.sh --torch 2.15.0 [...]     # any version(s); pytest args follow the options
@@ -95,6 +97,13 @@ summary=()
 set +e
 (set -e; prepare "${TORCH_VERSIONS[0]}")
 prep_rc=$?
+if [ "$prep_rc" -eq 0 ]; then
+  lint_py="$VENV_PREFIX-${TORCH_VERSIONS[0]}/bin/python"
+  "$lint_py" -m pip install -q ruff && PYTHON="$lint_py" bash scripts/lint.sh
+  lint_rc=$?
+  summary+=("lint: $([ "$lint_rc" -eq 0 ] && echo passed || echo "FAILED (exit $lint_rc)")")
+  [ "$lint_rc" -eq 0 ] || status=1
+fi
 for i in "${!TORCH_VERSIONS[@]}"; do
   v="${TORCH_VERSIONS[$i]}"
   next="${TORCH_VERSIONS[$((i + 1))]:-}"

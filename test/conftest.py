@@ -1,5 +1,4 @@
 """Shared pytest fixtures: kernel-path forcing, seeding, tensor assertions."""
-import os
 import random
 
 import numpy as np

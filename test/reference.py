@@ -801,7 +801,7 @@ def gru_cell_ref(gi, gh, h):
 
 
 # ---------------------------------------------------------------------------
-# embeddings (issue 16)
+# embeddings
 # ---------------------------------------------------------------------------
 
 def embedding_bag_ref(codes, scale, bias, indices, starts, mode=0, per_sample_weights=None):

@@ -1,4 +1,4 @@
-"""The wall between the tiers (issue 14, STYLE.md "Two tiers, one engine"): the plain tier uses no
+"""The wall between the tiers (STYLE.md "Two tiers, one engine"): the plain tier uses no
 quantized-tensor API and no torch.ao, so that removing torch's quantized dtypes means deleting the
 QuantizedCPU adapters and quantization/_compat.py, nothing else. Read from the sources.
 

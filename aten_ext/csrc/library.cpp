@@ -52,6 +52,8 @@ std::vector<std::string> cpu_features() {
 } // namespace qplugin
 
 TORCH_LIBRARY(qplugin, m) {
+  // One schema a line, however long, so that each op's schema greps whole.
+  // clang-format off
   // ---- Packed-parameter classes (linear, conv) -------------------------------
   // [linear classes]
   qplugin::register_linear_classes();
@@ -129,7 +131,7 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("max_pool2d(Tensor qx, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode) -> Tensor");
   m.def("avg_pool2d(Tensor qx, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor");
   m.def("adaptive_avg_pool2d(Tensor qx, int[] output_size) -> Tensor");
-  // 3-D average pooling (issue 16): aten::avg_pool3d / adaptive_avg_pool3d's arguments
+  // 3-D average pooling: aten::avg_pool3d / adaptive_avg_pool3d's arguments
   m.def("avg_pool3d(Tensor qx, int[] kernel_size, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor");
   m.def("adaptive_avg_pool3d(Tensor qx, int[] output_size) -> Tensor");
   m.def("upsample_nearest2d(Tensor qx, int[] output_size) -> Tensor");
@@ -316,7 +318,7 @@ TORCH_LIBRARY(qplugin, m) {
                          "float output_scale, int output_zero_point) -> Tensor").c_str()));
   }
 
-  // ---- Embeddings on row-wise quantized weights (issue 16): torch's quantized:: schemas ----
+  // ---- Embeddings on row-wise quantized weights: torch's quantized:: schemas ----
   m.def("embedding_bag_prepack(Tensor weight) -> __torch__.torch.classes.qplugin.EmbeddingPackedParamsBase W_prepack");
   m.def("embedding_bag_unpack(__torch__.torch.classes.qplugin.EmbeddingPackedParamsBase W_prepack) -> Tensor W_origin",
         qplugin::with_class_check<qplugin::EmbeddingPackedParams, 0>(TORCH_FN(qplugin::embedding_bag_unpack)));
@@ -330,4 +332,5 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("embedding_bag_4bit_unpack(Tensor weight) -> Tensor");
   m.def("embedding_bag_byte_rowwise_offsets(Tensor weight, Tensor indices, Tensor? offsets=None, bool scale_grad_by_freq=False, int mode=0, bool pruned_weights=False, Tensor? per_sample_weights=None, Tensor? compressed_indices_mapping=None, bool include_last_offset=False) -> Tensor");
   m.def("embedding_bag_4bit_rowwise_offsets(Tensor weight, Tensor indices, Tensor? offsets=None, bool scale_grad_by_freq=False, int mode=0, bool pruned_weights=False, Tensor? per_sample_weights=None, Tensor? compressed_indices_mapping=None, bool include_last_offset=False) -> Tensor");
+  // clang-format on
 }

@@ -1,4 +1,4 @@
-// Floor kernels for the benchmarks (issue 13): the least work an exact kernel of a row's family
+// Floor kernels for the benchmarks: the least work an exact kernel of a row's family
 // must do per byte, written in the kernels' own SIMD vocabulary (kernels/simd.h, bytes_simd.h) and
 // compiled twice by scripts/bench_rows/_floor.py, once per ISA build (the same flags as CMakeLists'
 // avx2 / avx512 objects). A floor drops everything a real kernel adds (tails, clamps, zero points,

@@ -1,4 +1,4 @@
-"""Activation and normalization rows (issue 3): relu, hardswish, sigmoid, layer_norm, softmax."""
+"""Activation and normalization rows: relu, hardswish, sigmoid, layer_norm, softmax."""
 import torch
 
 from bench_rows import Case

@@ -1,4 +1,4 @@
-"""Bilinear upsampling rows (issue 16): qplugin::upsample_bilinear2d vs torch's quantized kernel."""
+"""Bilinear upsampling rows: qplugin::upsample_bilinear2d vs torch's quantized kernel."""
 import torch
 
 from bench_rows import Case

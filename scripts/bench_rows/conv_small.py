@@ -1,6 +1,6 @@
 """MobileNetV2's 1x1 convolutions (batch 1, 224 x 224 input): small K (16-96 input channels) on
 small maps (112 x 112 down to 7 x 7), where a GEMM tile is a few quads deep and per-tile / per-call
-costs show (issue 12's engine A/B, docs/design/gemm.md). Same inputs and baselines as the conv
+costs show (docs/design/gemm.md). Same inputs and baselines as the conv
 family. Rate: GOPS = 2 * MACs / time."""
 from bench_rows._peak import with_peak_note
 from bench_rows.conv import NOTE as _CONV_NOTE

@@ -1,4 +1,4 @@
-"""Quantized transposed convolution rows (issue 16). Full-range quint8 activations, per-tensor
+"""Quantized transposed convolution rows. Full-range quint8 activations, per-tensor
 qint8 weights (torch's kernels refuse per-channel ones for transposed conv). Rate: GOPS =
 2 * MACs / time (MACs of the dense transposed conv: input elements x OC / groups x kernel volume)."""
 import torch

@@ -1,4 +1,4 @@
-"""add / mul / cat / comparator rows (issue 3: elementwise)."""
+"""add / mul / cat / comparator rows (elementwise)."""
 import torch
 
 from bench_rows import Case

@@ -1,4 +1,4 @@
-"""embedding_bag rows on 8-bit and 4-bit row-wise weights (issue 16)."""
+"""embedding_bag rows on 8-bit and 4-bit row-wise weights."""
 import torch
 import torch.nn.functional as F
 

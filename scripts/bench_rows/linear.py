@@ -1,4 +1,4 @@
-"""linear rows (issue 4): static (quint8 in/out) and dynamic (float in/out) linear.
+"""linear rows: static (quint8 in/out) and dynamic (float in/out) linear.
 
 torch baseline: torch.ops.quantized.linear / linear_dynamic with the x86 engine
 (torch's default), weights prepacked by torch.ops.quantized.linear_prepack.

@@ -1,4 +1,4 @@
-"""fp16 dynamic linear rows (issue 16): qplugin::linear_dynamic_fp16 (float activations, float16
+"""fp16 dynamic linear rows: qplugin::linear_dynamic_fp16 (float activations, float16
 weights, float32 accumulation in one fixed order) vs torch's quantized::linear_dynamic_fp16 (fbgemm's
 fp16 GEMM) vs fp32 F.linear."""
 import torch

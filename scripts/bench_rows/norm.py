@@ -1,4 +1,4 @@
-"""Normalization rows (issue 16): group_norm, instance_norm, batch_norm3d, batch_norm2d_relu."""
+"""Normalization rows: group_norm, instance_norm, batch_norm3d, batch_norm2d_relu."""
 import torch
 
 from bench_rows import Case

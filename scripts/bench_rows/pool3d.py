@@ -1,4 +1,4 @@
-"""avg_pool3d / adaptive_avg_pool3d rows (issue 16, 3-d pooling)."""
+"""avg_pool3d / adaptive_avg_pool3d rows (3-d pooling)."""
 import torch
 import torch.nn.functional as F
 

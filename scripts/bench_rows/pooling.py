@@ -1,4 +1,4 @@
-"""max_pool2d / avg_pool2d / adaptive_avg_pool2d / upsample_nearest2d rows (issue 3, pooling)."""
+"""max_pool2d / avg_pool2d / adaptive_avg_pool2d / upsample_nearest2d rows (pooling)."""
 import torch
 import torch.nn.functional as F
 

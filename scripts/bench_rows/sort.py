@@ -1,4 +1,4 @@
-"""sort / topk / reductions rows (issue 3, "Sorting and reductions")."""
+"""sort / topk / reductions rows ("Sorting and reductions")."""
 import torch
 
 from bench_rows import Case

@@ -1,7 +1,7 @@
 // Our 8-bit embedding-bag kernel against fbgemm's JIT kernel (the one torch's
 // quantized::embedding_bag_byte_rowwise_offsets calls) in one process, calls interleaved, no Python
-// or op overhead: which part of an op-level gap is the kernel. Used for stop 28's single-bag loop
-// (docs/design/embedding.md). Build and run (from the repository root; pick the ISA with the
+// or op overhead: which part of an op-level gap is the kernel (the single-bag loop's numbers in
+// docs/design/embedding.md). Build and run (from the repository root; pick the ISA with the
 // defines, fbgemm's with FBGEMM_ENABLE_INSTRUCTIONS=AVX2):
 //
 //   T=$(python -c 'import torch, os; print(os.path.dirname(torch.__file__))')

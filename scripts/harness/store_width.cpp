@@ -9,9 +9,9 @@
 //   g++ -O2 -std=c++17 -mavx2 -mprfchw scripts/harness/store_width.cpp -o /tmp/store_width
 //   taskset -c 0 /tmp/store_width 1 4 16      # buffer sizes, MiB
 //
-// On Zen 4 (stop 29), AVX2 / AVX-512 / AVX2 + PREFETCHW: 1 MiB 14.3 / 12.9 / 12.1 us, 4 MiB 57-66 /
+// On Zen 4, AVX2 / AVX-512 / AVX2 + PREFETCHW: 1 MiB 14.3 / 12.9 / 12.1 us, 4 MiB 57-66 /
 // 44-52 / 45-51 us, 16 MiB 273 / 235 / 270 us. (The prefetch, tried on buffers last written long
-// ago, cost 13% there: not used by the kernels.)
+// ago, costs 13% there: not used by the kernels.)
 #include <immintrin.h>
 
 #include <algorithm>

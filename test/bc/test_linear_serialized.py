@@ -36,7 +36,7 @@ def test_linear_v1_loads_and_matches():
 
 
 def test_linear_fp16_v2_loads_and_matches():
-    """fp16 weights (state version 2, issue 16)."""
+    """fp16 weights (state version 2)."""
     m = _load(SER / "linear_fp16_v2.pt")
     io = torch.load(SER / "linear_fp16_v2.io.pt")
     y, z = m(io["x"])

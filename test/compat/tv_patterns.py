@@ -346,7 +346,7 @@ class GoogLeNet(nn.Module):
         aux1: Optional[torch.Tensor] = None
         if self.aux1 is not None:
             if self.training:
-                aux1 = self.aux1(x)  # torchvision returns GoogLeNetOutputs(x, aux2, aux1) then
+                aux1 = self.aux1(x)  # noqa: F841  torchvision returns GoogLeNetOutputs(x, aux2, aux1) then
         x = self.inception3b(x)
         x = self.fc(self.dropout(torch.flatten(self.avgpool(x), 1)))
         return self.dequant(x)

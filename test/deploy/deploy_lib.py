@@ -1,4 +1,4 @@
-"""Shared pieces of the deployment tests (issue 15, docs/deploy.md): the models, export with a
+"""Shared pieces of the deployment tests (docs/deploy.md): the models, export with a
 dynamic batch, the checks on an ExportedProgram, torch.compile with a recompile count, and the
 fresh-process runner (deploy_child.py) that loads saved artifacts the way a deployment would.
 

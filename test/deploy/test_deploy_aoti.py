@@ -1,4 +1,4 @@
-"""AOTInductor packages of plain qplugin models (issue 15): compiled here, loaded in a fresh process,
+"""AOTInductor packages of plain qplugin models: compiled here, loaded in a fresh process,
 bit-identical to eager at batch 1 and 8; the generated code calls the qplugin kernels (through
 AOTInductor's proxy executor) and no float conv / matmul; the package runs with only the op
 library loaded (as a C++ program would), and on another kernel path than the one it was made on.

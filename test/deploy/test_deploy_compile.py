@@ -1,4 +1,4 @@
-"""torch.compile(plain_model, fullgraph=True) of the plain models themselves (issue 15), with
+"""torch.compile(plain_model, fullgraph=True) of the plain models themselves, with
 deploy.compile's options (deploy.exact_options: every op the kernel eager runs, C++ wrapper): no
 graph break (fullgraph raises on one), one graph for batch 1, 8 and 16 (dynamo's
 error_on_recompile), outputs bit-identical to eager, float layers included."""

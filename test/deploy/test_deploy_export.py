@@ -1,4 +1,4 @@
-"""torch.export.export of plain qplugin models themselves (issue 15), strict and non-strict: dynamic
+"""torch.export.export of plain qplugin models themselves, strict and non-strict: dynamic
 batch, only plain dtypes (no quantized dtype, no QTensor, no script object) and qplugin ops in the
 graph, outputs bit-identical to eager in this process and, after export.save, in a fresh one."""
 import pytest

@@ -18,7 +18,7 @@ import deploy_lib as D
 import torch_qplugin.nn.plain as nnp
 import torch_qplugin.quantization._compat as C
 import torch_qplugin.quantization as tq
-from torch_qplugin import QTensor, _onnx, deploy
+from torch_qplugin import _onnx, deploy
 from torch_qplugin.nn.quantized import FloatFunctional
 from torch_qplugin.quantization.stubs import DeQuantStub, QuantStub
 

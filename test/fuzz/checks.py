@@ -1,4 +1,4 @@
-"""Result checks of qplugin's fuzzer (issue 17): every registered op whose result is defined has
+"""Result checks of qplugin's fuzzer: every registered op whose result is defined has
 an entry here that compares a result on valid input with test/reference.py, at the tolerance the
 docs promise (exact for data movement / ordering / clamps / comparators, within 1 step for
 requantizing ops, docs/design/*.md).

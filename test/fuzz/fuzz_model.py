@@ -1,6 +1,6 @@
 """The small qplugin model the saved-model mutation fuzzer saves, mutates and loads (fuzzlib.py)."""
 import torch
-import torch_qplugin
+import torch_qplugin  # noqa: F401  (loads torch.ops.qplugin)
 q = torch.ops.qplugin
 
 class Net(torch.nn.Module):

@@ -1,4 +1,4 @@
-"""qplugin's own fuzzer (issue 17). Used by test/fuzz/test_fuzz.py (a seeded, time-boxed CI slice)
+"""qplugin's own fuzzer. Used by test/fuzz/test_fuzz.py (a seeded, time-boxed CI slice)
 and scripts/fuzz.py (long runs).
 
 * Ops are enumerated from the op library (every `qplugin::` schema the dispatcher knows), so a new
@@ -33,7 +33,6 @@ import random
 import subprocess
 import sys
 import time
-import traceback
 import zipfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))

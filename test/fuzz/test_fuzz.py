@@ -1,4 +1,4 @@
-"""The CI slice of qplugin's fuzzer (issue 17; fuzzlib.py explains it): every op in the op library
+"""The CI slice of qplugin's fuzzer (fuzzlib.py explains it): every op in the op library
 with generated inputs, each case in a child process, results on valid input checked against
 test/reference.py (checks.py), plus saved-model mutation. Seeded with a fixed number of cases, so
 it is the same slice on any machine. Longer runs: scripts/fuzz.py --minutes N --seed S."""

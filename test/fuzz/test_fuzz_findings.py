@@ -1,5 +1,5 @@
-"""Regression tests for what the fuzzer's result checks (checks.py) found (issue 17,
-docs/robustness.md "Runs"). Each test fails on the code before its fix."""
+"""Regression tests for what the fuzzer's result checks (checks.py) found (docs/robustness.md
+"Runs"). Each test fails without the fix it covers."""
 import os
 import sys
 from fractions import Fraction

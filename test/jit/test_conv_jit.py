@@ -128,7 +128,7 @@ def test_state_roundtrip_and_corrupted_states():
         (((1, "conv2d", 3), (w, b), (stride, padding, dilation)), r"groups should divide out_channels \(8\)"),
         (((1, "conv2d", 1), (w, b), ([1], padding, dilation)), r"stride should have 2 elements"),
         (((1, "conv2d", 1), (w, b), (stride, [-5, 1], dilation)), r"padding should be in \[0, 65536\], got"),
-        # issue 17: absurd geometry is rejected before any allocation
+        # absurd geometry is rejected before any allocation
         (((1, "conv2d", 1), (w, b), (stride, padding, [1, 2**62])), r"Conv2dPackedParamsBase.__setstate__: dilation should be in \[1, 65536\]"),
         (((1, "conv2d", 1), (w, b), ([2**63 - 1, 1], padding, dilation)), r"stride should be in \[1, 65536\]"),
         (((1, "conv2d", 1), (w, b), (stride, [2**31, 2**62], dilation)), r"padding should be in \[0, 65536\]"),

@@ -9,7 +9,6 @@ import torch
 import torch.nn as nn
 
 import torch_qplugin.nn.quantized as nnq
-import torch_qplugin.nn.quantized.dynamic as nnqd
 import torch_qplugin.quantization as tq
 
 # TorchScript itself is deprecated in torch 2.13; its warnings are not ours
@@ -140,7 +139,7 @@ CASES = {
                         lambda: (torch.randn(3, 6),), "qplugin::linear_dynamic"),
 }
 
-# 3-d average pooling (issue 16)
+# 3-d average pooling
 CASES.update({
     "AvgPool3d": (lambda: nnq.AvgPool3d(3, 2, 1, count_include_pad=False), lambda: (qx((1, 2, 5, 6, 6)),),
                   "qplugin::avg_pool3d"),
@@ -156,7 +155,7 @@ def _emb(cls, dtype, **kw):
     return cls.from_float(f)
 
 
-# embeddings (issue 16)
+# embeddings
 CASES.update({
     "Embedding": (lambda: _emb(nnq.Embedding, torch.quint8), lambda: (torch.randint(0, 20, (3, 4)),),
                   "qplugin::embedding_byte"),

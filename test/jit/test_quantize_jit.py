@@ -1,4 +1,4 @@
-"""Graph-mode quantization (issue 16): torch_qplugin.quantization.quantize_jit / quantize_dynamic_jit.
+"""Graph-mode quantization: torch_qplugin.quantization.quantize_jit / quantize_dynamic_jit.
 A scripted (or traced) float model in, a frozen ScriptModule out whose graph calls qplugin:: ops only
 (no quantized:: op, no torch packed-params object), with the eager qplugin result: the same model
 written for eager mode, given the same weights and calibration data, gives identical outputs (same

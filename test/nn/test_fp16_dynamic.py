@@ -1,4 +1,4 @@
-"""The fp16 dynamic scheme in modules and the workflow (issue 16): nn.quantized.dynamic.Linear /
+"""The fp16 dynamic scheme in modules and the workflow: nn.quantized.dynamic.Linear /
 LSTM / GRU / cells with dtype=torch.float16 (float16 weights, float activations, no int8 step),
 float16_dynamic_qconfig, quantize_dynamic(dtype=torch.float16), torch.ao's convert with our
 mappings, state_dicts across torch's fp16 modules. Oracles: the float64 reference with fp16

@@ -3,7 +3,6 @@ quantized::prelu, identical on every kernel path and layout; from_float / conver
 import copy
 import io
 
-import numpy as np
 import pytest
 import torch
 import torch.nn as nn

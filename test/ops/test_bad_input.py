@@ -1,4 +1,4 @@
-"""Bad input gets a clear qplugin error, never a crash or a silent wrong answer (issue 17):
+"""Bad input gets a clear qplugin error, never a crash or a silent wrong answer:
 invalid qparams carried by quantized inputs (one shared check), the requantize-multiplier rule
 for tiny output scales, conv geometry bounds, output-size bounds, packed-params checks."""
 import math
@@ -102,7 +102,7 @@ def test_per_channel_inputs_with_bad_qparams():
         for call in (q.dequantize, q.int_repr):
             with pytest.raises(ValueError, match=r"qplugin::\w+: self per-channel (scale|zero_point) should be"):
                 call(x)
-    # creation: a scale that is inf in float32 (issue 17)
+    # creation: a scale that is inf in float32
     with pytest.raises(ValueError, match=r"qplugin::make_per_channel_quantized_tensor: scales\[0\] should be"):
         q.make_per_channel_quantized_tensor(data, torch.tensor([3.5e38, 1.0, 1.0], dtype=torch.double),
                                             torch.zeros(3, dtype=torch.long), 0)
@@ -185,7 +185,7 @@ def test_huge_outputs_name_the_op():
 
 
 # ---------------------------------------------------------------------------
-# averaging ops on qint32 beyond float32 precision (issue 17: drifted ~150 steps)
+# averaging ops on qint32 beyond float32 precision (float32 would drift ~150 steps)
 # ---------------------------------------------------------------------------
 def _big_q32(shape, zp, scale, g):
     data = torch.randint(2**30 - 2**20, 2**30, shape, generator=g, dtype=torch.int64)
@@ -269,8 +269,9 @@ def test_bilinear_tiny_scales_read_the_last_row_and_column():
 
 
 def test_packed_params_of_the_wrong_family_name_op_and_class():
-    """Issue 17: conv3d's packed params passed to conv2d got torch's 'Tried to convert an IValue of
-    type ...' naming neither the op nor the argument. Checked before unboxing (utils/class_check.h)."""
+    """conv3d's packed params passed to conv2d: an error naming the op, the argument and the class,
+    checked before unboxing (utils/class_check.h); torch's own 'Tried to convert an IValue of
+    type ...' names neither the op nor the argument."""
     w3 = torch._make_per_tensor_quantized_tensor(torch.ones(4, 3, 1, 1, 1, dtype=torch.int8), 0.1, 0)
     pk3 = q.conv3d_prepack(w3, None, [1, 1, 1], [0, 0, 0], [1, 1, 1], 1)
     lin = q.linear_prepack(torch._make_per_tensor_quantized_tensor(torch.ones(4, 3, dtype=torch.int8), 0.1, 0))
@@ -305,7 +306,7 @@ def f(p: __torch__.torch.classes.qplugin.{cls_name}, s: Tuple[int, str]):
 
 
 def test_wrongly_typed_setstate_names_the_class():
-    """Issue 17: a __setstate__ state of the wrong type got torch's message naming the method only."""
+    """A __setstate__ state of the wrong type: an error naming the class (torch's names the method only)."""
     lin = q.linear_prepack(torch._make_per_tensor_quantized_tensor(torch.ones(4, 3, dtype=torch.int8), 0.1, 0))
     w2 = torch._make_per_tensor_quantized_tensor(torch.ones(4, 3, 1, 1, dtype=torch.int8), 0.1, 0)
     w3 = torch._make_per_tensor_quantized_tensor(torch.ones(4, 3, 1, 1, 1, dtype=torch.int8), 0.1, 0)

@@ -176,7 +176,7 @@ BIG = [2**30 + 3, 2**30 + 5, 2**30 + 4, -(2**31), 2**31 - 1, 2**30 + 5, 0, -(2**
 
 @pytest.mark.parametrize("op", OPS)
 def test_qint32_beyond_float32_exact(isa, op):
-    # issue 17: |q - zp| > 2^24 used to compare in float32 (2^30 + 3 == 2^30 + 5 at scale 0.5).
+    # |q - zp| > 2^24 compares exactly, not in float32 (where 2^30 + 3 == 2^30 + 5 at scale 0.5).
     from fractions import Fraction
     for scale, zp in [(0.5, 0), (0.1, 0), (1e-3, -(2**31)), (3.0, 2**31 - 1), (0.37, 12345)]:
         a = torch._make_per_tensor_quantized_tensor(torch.tensor(BIG, dtype=torch.int32), scale, zp)

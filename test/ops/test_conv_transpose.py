@@ -1,6 +1,5 @@
-"""qplugin conv_transpose1d / 2d / 3d, prepack / unpack (issue 16): float64 reference, every kernel
+"""qplugin conv_transpose1d / 2d / 3d, prepack / unpack: float64 reference, every kernel
 path bit-identical, torch's own quantized conv_transpose where it is exact, errors."""
-import re
 
 import numpy as np
 import pytest

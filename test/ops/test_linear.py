@@ -1,4 +1,4 @@
-"""qplugin linear: prepack / unpack / linear / linear_relu / linear_dynamic (issue 4).
+"""qplugin linear: prepack / unpack / linear / linear_relu / linear_dynamic.
 
 Oracles: test/reference.py (float64 from the definitions) and torch.ops.quantized.*
 on 7-bit activations, where torch's x86 engine is exact.
@@ -424,7 +424,7 @@ def test_corrupted_state_raises(i):
         _setstate(p, make(_good_state()))
 
 
-# --- fast paths (issue 4 performance work) --------------------------------------------------
+# --- fast paths ----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("M", [7, 8])

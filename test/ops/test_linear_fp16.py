@@ -1,5 +1,5 @@
 """qplugin fp16 dynamic linear: linear_prepack_fp16 / linear_unpack_fp16 / linear_dynamic_fp16 /
-linear_relu_dynamic_fp16 (issue 16: float16 weights, float activations, no int8 step).
+linear_relu_dynamic_fp16 (float16 weights, float activations, no int8 step).
 
 Oracles: test/reference.py (float64 with the weights rounded to fp16 first, tolerance from the
 kernel's float32 accumulation order) and torch.ops.quantized.linear_dynamic_fp16 (a different

@@ -1,4 +1,4 @@
-"""Quantizer objects and torch_qplugin.QTensor (issue 14, API.md section 4).
+"""Quantizer objects and torch_qplugin.QTensor (API.md section 4).
 
 A QTensor holds plain integers and a Quantizer, never a quantized-dtype tensor; every op on it must
 give the int_repr the quantized-dtype path gives (bit-identical), anything unsupported must raise

@@ -421,7 +421,7 @@ def test_empty_and_zero_dim(isa):
                                         ((2, 0, 4, 4), 1), ((2, 3, 0, 4), 1)])
 @pytest.mark.parametrize("dtype", QDTYPES)
 def test_per_channel_empty_channel_axis(isa, shape, axis, dtype):
-    # issue 17: a size-0 channel axis crashed quantize_per_channel and per-channel dequantize
+    # a size-0 channel axis: quantize_per_channel and per-channel dequantize give empty tensors
     for fmt in (torch.contiguous_format, torch.channels_last) if len(shape) == 4 else (torch.contiguous_format,):
         x = torch.randn(shape).contiguous(memory_format=fmt)
         n = shape[axis]

@@ -112,7 +112,7 @@ def test_argmax_argmin(isa, dtype, shape):
 
 
 def test_reductions_exact_where_float32_dequantize_merges_values(isa):
-    # issue 17: qint32 integers that dequantize to equal floats still order exactly (by q):
+    # qint32 integers that dequantize to equal floats still order exactly (by q):
     # argmax is the first index of the largest q.
     big = torch.tensor([[2**30, 2**30 + 1, 7, 2**30 + 5, 2**30 + 3, -5, 2**30 + 5]], dtype=torch.int32)
     x = torch._make_per_tensor_quantized_tensor(big, 0.5, 0)

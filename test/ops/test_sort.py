@@ -121,7 +121,7 @@ def test_sort_matches_torch_quantized_sort(isa):
 
 
 def test_sort_exact_where_float32_dequantize_merges_values(isa):
-    # issue 17: qint32 values that dequantize to equal float32s (|q - zp| > 2^24) still sort by
+    # qint32 values that dequantize to equal float32s (|q - zp| > 2^24) still sort by
     # their exact real values (q - zp) * scale, i.e. by q: sort, argsort, topk, max / min.
     big = torch.tensor([2**30, 2**30 + 1, -(2**30) - 3, 2**30 - 1, 7, 2**30 + 5, 2**30 + 3, 2**30], dtype=torch.int32)
     for scale, zp in [(0.5, 0), (1e-3, -(2**31)), (7.0, 2**31 - 1)]:

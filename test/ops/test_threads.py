@@ -1,4 +1,4 @@
-"""Packed params under concurrent use (issue 17): two threads making the first call on a fresh
+"""Packed params under concurrent use: two threads making the first call on a fresh
 packed-params object get the same bytes as one thread; switching the kernel path (_set_isa) while
 convs / linears run on another thread never corrupts memory and never changes a result (all paths
 are bit-identical). The stress test runs in a child process so a crash fails the test instead of

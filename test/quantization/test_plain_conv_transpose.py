@@ -11,7 +11,6 @@ import torch
 import torch.nn as nn
 
 import torch_qplugin.nn.plain as nnp
-import torch_qplugin.nn.quantized as nnq
 import torch_qplugin.quantization as tq
 
 pytestmark = pytest.mark.filterwarnings(r"ignore:Please use quant_min and quant_max:UserWarning")

@@ -1,4 +1,4 @@
-"""The plain workflow in a process where torch's quantized tensors cannot be made (issue 14).
+"""The plain workflow in a process where torch's quantized tensors cannot be made.
 
 A subprocess first computes each model's quantized-dtype outputs (the reference), then makes
 torch's quantized-tensor creation functions raise (torch.quantize_per_tensor / _per_channel /

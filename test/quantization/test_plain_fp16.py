@@ -1,4 +1,4 @@
-"""The plain form of the fp16 dynamic Linear (issues 14 / 16): quantize_dynamic(dtype=torch.float16,
+"""The plain form of the fp16 dynamic Linear: quantize_dynamic(dtype=torch.float16,
 plain=True), a float16_dynamic_qconfig spec with plain=True and to_plain (of ours and of torch.ao's
 fp16 dynamic Linear) give torch_qplugin.nn.plain.DynamicLinearFP16: float16 weight and float32 bias
 as plain buffers, qplugin::plain_linear_dynamic_fp16 on linear_dynamic_fp16's kernel, so outputs are

@@ -1,4 +1,4 @@
-"""The plain workflow (issue 14): convert / quantize / quantize_dynamic / quantize_qat with
+"""The plain workflow: convert / quantize / quantize_dynamic / quantize_qat with
 plain=True and to_plain give models of torch_qplugin.nn.plain modules whose outputs are
 bit-identical to the quantized-dtype form of the same model, on every kernel path; their
 state_dict, deepcopy and torch.save / torch.load hold plain tensors only; plain modules load the

@@ -1,7 +1,6 @@
 """Workflow pieces that need no linear/conv kernels: fuse, propagate, prepare, prepare_qat,
 mappings, _compat isolation, no torch.ao.quantization deprecation warnings, bad-use errors."""
 import ast
-import copy
 import pathlib
 import subprocess
 import sys

@@ -15,7 +15,6 @@ import contextlib
 import sys
 import warnings
 
-import torch
 import torch.nn as nn
 
 # ---- float fused modules (results of fuse_modules) -----------------------------------------

@@ -579,7 +579,7 @@ class FixedQParamsObserver(ObserverBase):
         return self.scale, self.zero_point
 
 
-# ---- workflow pieces torch.ao.quantization also offers (issue 16) ----------------------------
+# ---- workflow pieces torch.ao.quantization also offers ---------------------------------------
 class NoopObserver(ObserverBase):
     """Observes nothing and carries a dtype (default float16): marks a tensor that stays float
     (torch's NoopObserver; its calculate_qparams raises)."""

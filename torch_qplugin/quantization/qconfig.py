@@ -76,7 +76,7 @@ default_dynamic_qconfig = QConfig(activation=default_dynamic_quant_observer,
 default_qat_qconfig = QConfig(activation=default_fake_quant, weight=default_per_channel_weight_fake_quant)
 
 
-# ---- embeddings (issue 16): weight-only, row-wise float qparams; activations stay float --------
+# ---- embeddings: weight-only, row-wise float qparams; activations stay float -------------------
 default_placeholder_observer = PlaceholderObserver
 default_float_qparams_observer = PerChannelMinMaxObserver.with_args(
     dtype=torch.uint8, qscheme=torch.per_channel_affine_float_qparams, ch_axis=0)
@@ -107,7 +107,7 @@ class QConfigDynamic(namedtuple("QConfigDynamic", ["activation", "weight"])):
 __all__ += ["QConfigDynamic"]
 
 
-# ---- the fp16 dynamic scheme (issue 16): float16 weights, float activations, no int8 step -------
+# ---- the fp16 dynamic scheme: float16 weights, float activations, no int8 step ------------------
 #: Linear / LSTM / GRU / cells with float16 weights (linear_dynamic_fp16), as torch's
 float16_dynamic_qconfig = QConfig(activation=PlaceholderObserver.with_args(dtype=torch.float16, is_dynamic=True),
                                   weight=PlaceholderObserver.with_args(dtype=torch.float16))

@@ -20,11 +20,10 @@ from . import plain as _plain
 from .fake_quantize import FakeQuantizeBase
 from .mappings import (get_default_dynamic_quant_module_mappings, get_default_plain_dynamic_quant_module_mappings,
                        get_default_plain_static_quant_module_mappings, get_default_qat_module_mappings,
-                       get_default_qconfig_propagation_list, get_default_static_quant_module_mappings,
-                       no_observer_set)
+                       get_default_qconfig_propagation_list, get_default_static_quant_module_mappings)
 from .observer import ObserverBase, observer_state
-from .qconfig import QConfig, default_dynamic_qconfig, float16_dynamic_qconfig
-from .stubs import DeQuantStub, FloatFunctional, QuantStub, QuantWrapper
+from .qconfig import default_dynamic_qconfig, float16_dynamic_qconfig
+from .stubs import DeQuantStub, FloatFunctional, QuantWrapper
 from ..nn.plain._base import QFunctional, _name_never_calibrated
 from ..quantizer import plain_dtype as _plain_dtype
 
@@ -416,7 +415,7 @@ def calibrate(model, data, progress_bar=False, desc="calibrating"):
     return model
 
 
-# ---- workflow helpers torch.ao.quantization also offers (issue 16) -----------------------------
+# ---- workflow helpers torch.ao.quantization also offers ----------------------------------------
 def default_eval_fn(model, calib_data):
     """Runs ``model(data)`` for every ``(data, target)`` in ``calib_data`` (torch's calibration
     helper; the targets are ignored)."""

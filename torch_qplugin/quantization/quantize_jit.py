@@ -1,4 +1,4 @@
-"""Graph-mode quantization of a scripted model onto qplugin kernels (issue 16):
+"""Graph-mode quantization of a scripted model onto qplugin kernels:
 ``quantize_jit`` / ``quantize_dynamic_jit`` with torch.ao.quantization's signatures.
 
 Route: torch's own graph-mode passes (prepare_jit / convert_jit, reached through ``_compat``) insert

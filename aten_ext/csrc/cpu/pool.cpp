@@ -345,7 +345,7 @@ Pool2dWindow check_pool2d_args(const char* op, at::IntArrayRef sizes, at::IntArr
 
 std::vector<int64_t> pool2d_output_sizes(const char* op, at::IntArrayRef sizes, const Pool2dWindow& w) {
   const Nchw d = nchw(sizes);
-  // An empty H or W leaves every window in the padding (avg_pool2d divided 0 by 0; issue 17).
+  // An empty H or W leaves every window in the padding (avg_pool2d would divide 0 by 0).
   TORCH_CHECK_VALUE(d.H >= 1 && d.W >= 1, "qplugin::", op,
                     ": input should have non-empty spatial dims, got shape ", sizes);
   const int64_t oh = pool_out_size(d.H, w.kH, w.pH, w.sH, w.dH, w.ceil_mode);

@@ -10,7 +10,7 @@
 //   qint32:      the same in float64 (scalar loop on every path).
 //   add_scalar:  torch's requantize_from_int: y = clamp(zo + lrintf(float(q - zi + c) * m)) (8-bit);
 //                qint32 in float64, y = clamp(zo + rint(double(q - zi + c) * m)), m = double
-//                (float32 lost up to ~250 steps once |q - zi + c| > 2^24; issue 17)
+//                (float32 loses up to ~250 steps once |q - zi + c| > 2^24)
 // Strides are in elements; the vector loops run when y is dense and each input
 // is dense or broadcast (stride 0); other strides take the scalar loop.
 #pragma once

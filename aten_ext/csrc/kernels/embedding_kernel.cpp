@@ -68,13 +68,13 @@ using namespace simd;
 
 constexpr int kMaxNV = 8;          // full vectors a block keeps in registers (64 / 128 floats)
 constexpr int64_t kPrefetch = 40;  // indices ahead whose rows are prefetched (16, fbgemm's: DRAM-resident
-                                   // rows arrive late; 100000x64 8-bit rows, cold, AVX2: 264 -> 169 us)
+                                   // rows arrive late; 100000x64 8-bit rows, cold, AVX2: 169 us, 264 at 16)
 // Tables up to this size are not prefetched: they sit in L2 (1 MiB a core on Zen 4 / 5), whose
 // latency out-of-order execution covers; the prefetches would only cost issue slots there
-// (5000 x 32 8-bit rows, 200 KB: 1.24 -> 1.14 of torch's time without them). The choice is a
-// template argument (Pf), not a branch: the prefetch's live registers alone made the small-table
-// loop spill (5000x32, 2048 bags of 1, ours / fbgemm's kernel: AVX2 1.14-1.19 -> 1.05-1.08, AVX-512
-// 1.41 -> 1.09-1.10; scripts/harness/embedding_vs_fbgemm.cpp).
+// (5000 x 32 8-bit rows, 200 KB: 1.14 of torch's time without them, 1.24 with). The choice is a
+// template argument (Pf), not a branch: the prefetch's live registers alone make the small-table
+// loop spill (5000x32, 2048 bags of 1, ours / fbgemm's kernel: AVX2 1.05-1.08 against 1.14-1.19 as a
+// branch, AVX-512 1.09-1.10 against 1.41; scripts/harness/embedding_vs_fbgemm.cpp).
 constexpr int64_t kPrefetchMinBytes = int64_t{1} << 20;
 
 // A row's scale and bias at p (fp16 through F16C: exact, as half_to_float).
@@ -350,9 +350,9 @@ __attribute__((always_inline)) inline void one_bag(const Src& src, int64_t s0, i
 
 // Bags [b0, b1), one at a time: each bag's columns in `full` blocks of kMaxNV vectors, then a last
 // block of LastNV vectors and the tail. (Two bags at a time, their rows interleaved to hide the
-// add + FMA chain, cost more per bag than they saved: 5000x32 8-bit, 2048 bags of 1 / 10 rows,
-// AVX2, against fbgemm's AVX2 kernel in one harness, with the other changes of stop 28: 1.43 / 1.20
-// -> 1.05-1.08 / 1.13 of its time.)
+// add + FMA chain, cost more per bag than they save: 5000x32 8-bit, 2048 bags of 1 / 10 rows,
+// AVX2, in one harness with fbgemm's AVX2 kernel: 1.43 / 1.20 of its time, against 1.05-1.08 / 1.13
+// one bag at a time.)
 template <int LastNV, bool Tail, int Bits, int QP, bool Max, bool Psw, bool Pf>
 bool bags_range(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw, bool mean,
                 bool pruned, int64_t b0, int64_t b1, int64_t full, int tail, float* out) {

@@ -378,8 +378,8 @@ void group_norm_impl(const T* x, T* y, int64_t row0, int64_t rows, const GroupNo
       amax = std::max(amax, std::fabs(ad[k]));
     }
     // A multiplier this large (a tiny output scale, or a constant row with a small eps) cancels
-    // catastrophically in the folded q * a + (b - mean * a) (exact zeros left the zero point,
-    // issue 17): subtract the mean first, as layer_norm does (q == mean gives exactly b + zp).
+    // catastrophically in the folded q * a + (b - mean * a) (exact zeros would leave the zero
+    // point): subtract the mean first, as layer_norm does (q == mean gives exactly b + zp).
     // Below the bound the fold's rounding stays under ~0.1 step (float32: 2^-24 * 2 * 255 * 2^12;
     // qint32 in float64: 2^-53 * 2^33 * 2^17); above it every nonzero q - mean saturates.
     if (!(amax <= (k8 ? kNormFloatBound : 131072.0))) {

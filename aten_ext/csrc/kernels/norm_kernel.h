@@ -28,7 +28,7 @@ struct LayerNormSpec {
 };
 
 // Above this many output steps per input step (or bias steps) the 8-bit float32 norm steps lose
-// exactness or overflow: the row runs in float64 instead (issue 17).
+// exactness or overflow: the row runs in float64 instead.
 constexpr double kNormFloatBound = 4096.0;
 
 // group_norm over rows of groups: row r (the (n, g) pair r = n * groups + g)

@@ -37,7 +37,7 @@ __all__ = ["Quantize", "DeQuantize", "ReLU", "ReLU6", "Hardswish", "ELU", "Leaky
            "RNNCell", "LSTMCell", "GRUCell", "Embedding", "EmbeddingBag",
            "plain_weight"]
 
-from ...qtensor import QTensor, _per_tensor
+from ...qtensor import QTensor
 from ...quantizer import PerTensorAffine, plain_dtype
 from ...quantization import _compat as C
 from . import _base as B

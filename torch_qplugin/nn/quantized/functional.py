@@ -1,5 +1,5 @@
 """Functional quantized ops (mirror torch.ao.nn.quantized.functional) on qplugin kernels."""
-from typing import List, Optional
+from typing import Optional
 
 import torch
 from torch import Tensor

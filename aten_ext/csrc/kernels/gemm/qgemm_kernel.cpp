@@ -71,6 +71,7 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
   if constexpr (MR == 1) {
     int64_t n2 = 0;
     asm volatile(
+      // clang-format off
       // BEGIN GENERATED avx512_gemv (scripts/gen_qgemm_asm.py)
       ".if 0 < %c[nv]\n"
       ".if %c[zi]\n"
@@ -208,12 +209,14 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
       "vmovdqu64 %%zmm3, 192(%[acc])\n"
       ".endif\n"
       // END GENERATED avx512_gemv
+      // clang-format on
       : [a] "+r"(a), [b] "+r"(b), [n] "+r"(n), [n2] "+r"(n2)
       : [ps] "r"(pstride), [ps3] "r"(ps3), [acc] "r"(acc), [nv] "i"(NV), [zi] "i"(ZI ? 1 : 0)
       : "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8", "zmm9", "zmm10", "zmm11", "zmm12", "zmm13", "zmm14", "zmm15", "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22", "zmm23", "zmm24", "zmm25", "zmm26", "zmm27", "zmm28", "zmm29", "memory", "cc");
   } else if constexpr (MR <= 6) {
     const uint8_t* a3 = MR > 3 ? a + 3 * lda : a;
     asm volatile(
+      // clang-format off
       // BEGIN GENERATED avx512_tile_s4 (scripts/gen_qgemm_asm.py)
       ".if (0 < %c[mr]) && (0 < %c[nv])\n"
       ".if %c[zi]\n"
@@ -571,6 +574,7 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
       "vmovdqu64 %%zmm23, 1472(%[acc])\n"
       ".endif\n"
       // END GENERATED avx512_tile_s4
+      // clang-format on
       : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [n] "+r"(n)
       : [lda] "r"(lda), [ps] "r"(pstride), [ps3] "r"(ps3), [acc] "r"(acc), [mr] "i"(MR), [nv] "i"(NV),
         [zi] "i"(ZI ? 1 : 0)
@@ -579,6 +583,7 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
     const uint8_t* a3 = a + 3 * lda;
     const int64_t lda3 = 3 * lda;
     asm volatile(
+      // clang-format off
       // BEGIN GENERATED avx512_tile_s3 (scripts/gen_qgemm_asm.py)
       ".if (0 < %c[mr]) && (0 < %c[nv])\n"
       ".if %c[zi]\n"
@@ -938,6 +943,7 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
       "vmovdqu64 %%zmm23, 1920(%[acc])\n"
       ".endif\n"
       // END GENERATED avx512_tile_s3
+      // clang-format on
       : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [n] "+r"(n)
       : [lda] "r"(lda), [lda3] "r"(lda3), [ps] "r"(pstride), [ps3] "r"(ps3), [acc] "r"(acc), [mr] "i"(MR),
         [nv] "i"(NV), [zi] "i"(ZI ? 1 : 0)
@@ -957,6 +963,7 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
   alignas(32) int32_t raw[2 * 4 * 8];
   int64_t n = nq;
   asm volatile(
+      // clang-format off
       // BEGIN GENERATED avx2_tile (scripts/gen_qgemm_asm.py)
       ".if 0 < %c[mr]\n"
       "vpxor %%xmm0, %%xmm0, %%xmm0\n"
@@ -1051,6 +1058,7 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
       "vmovdqu %%ymm7, 224(%[raw])\n"
       ".endif\n"
       // END GENERATED avx2_tile
+      // clang-format on
       : [a] "+r"(a), [b] "+r"(b), [n] "+r"(n)
       : [lda] "r"(lda), [raw] "r"(raw), [mr] "i"(MR)
       : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "memory", "cc");
@@ -1252,8 +1260,8 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
 //
 // Pieces shared with the register-tile epilogue (epilogue_regs) below: tile_value (v of one
 // accumulator vector) and the U8Narrow stores. The callers keep every constant in local variables
-// (a struct holding a reference to p made GCC reload and spill them: 1x1 conv 1.01 -> 1.12 of the
-// c5e9cb9 build's time on Zen 5).
+// (a struct holding a reference to p makes GCC reload and spill them: 1x1 conv 11% slower on
+// Zen 5).
 struct U8Narrow {
   __m512 hi;
   __m512i zp16, lo8, perm;
@@ -1488,8 +1496,8 @@ struct RowsDense {
 };
 
 // Always inlined into reg_strip: as a call per tile (its arguments through the stack, p's fields
-// reloaded after every tile's byte stores) 1x1 16->96 ran at 1.17 of the c5e9cb9 build's time,
-// inlined at 1.02 (Zen 5; docs/design/gemm.md).
+// reloaded after every tile's byte stores) 1x1 16->96 runs 15% slower than inlined (Zen 5;
+// docs/design/gemm.md).
 template <int MR, int NV, class Rows>
 __attribute__((always_inline)) inline void tile_reg(Rows rows, const int64_t* tap_off, int64_t ntaps, int64_t seg,
                                                     const int8_t* b, int64_t pstride, int32_t* cbuf, bool first,
@@ -1716,6 +1724,7 @@ inline void tall_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
   const uint8_t* a3 = MR > 3 ? a + 3 * lda : a;
   int64_t n = nq;
   asm volatile(
+      // clang-format off
       // BEGIN GENERATED avxvnni_tall (scripts/gen_qgemm_asm.py)
       ".if 0 < %c[mr]\n"
       ".if %c[zi]\n"
@@ -1839,6 +1848,7 @@ inline void tall_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
       "vmovdqu %%ymm11, 352(%[acc])\n"
       ".endif\n"
       // END GENERATED avxvnni_tall
+      // clang-format on
       : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [n] "+r"(n)
       : [lda] "r"(lda), [acc] "r"(acc), [mr] "i"(MR), [zi] "i"(ZI ? 1 : 0)
       : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
@@ -1857,6 +1867,7 @@ inline void tall_taps_loop(const uint8_t* base, int64_t lda, const int64_t* tap_
   const int64_t* tp = tap_off;
   int64_t n;
   asm volatile(
+      // clang-format off
       // BEGIN GENERATED avxvnni_tall_taps (scripts/gen_qgemm_asm.py)
       ".if 0 < %c[mr]\n"
       ".if %c[zi]\n"
@@ -1992,6 +2003,7 @@ inline void tall_taps_loop(const uint8_t* base, int64_t lda, const int64_t* tap_
       "vmovdqu %%ymm11, 352(%[acc])\n"
       ".endif\n"
       // END GENERATED avxvnni_tall_taps
+      // clang-format on
       : [a] "=&r"(a), [a3] "=&r"(a3), [b] "+r"(b), [n] "=&r"(n), [tp] "+r"(tp), [nt] "+r"(nt)
       : [base] "r"(base), [lda] "r"(lda), [nq] "r"(nq), [acc] "r"(acc), [mr] "i"(MR), [zi] "i"(ZI ? 1 : 0)
       : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
@@ -2004,6 +2016,7 @@ inline void wide_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
   static_assert(MR >= 1 && MR <= kWideMR && NV >= 1 && NV <= kWideNV, "wide tile shape");
   int64_t n = nq;
   asm volatile(
+      // clang-format off
       // BEGIN GENERATED avxvnni_wide (scripts/gen_qgemm_asm.py)
       ".if (0 < %c[mr]) && (0 < %c[nv])\n"
       ".if %c[zi]\n"
@@ -2184,6 +2197,7 @@ inline void wide_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
       "vmovdqu %%ymm11, 352(%[acc])\n"
       ".endif\n"
       // END GENERATED avxvnni_wide
+      // clang-format on
       : [a] "+r"(a), [b] "+r"(b), [n] "+r"(n)
       : [lda] "r"(lda), [ps] "r"(pstride), [acc] "r"(acc), [mr] "i"(MR), [nv] "i"(NV), [zi] "i"(ZI ? 1 : 0)
       : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",

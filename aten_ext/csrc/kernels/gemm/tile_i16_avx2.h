@@ -1,4 +1,4 @@
-// The exact AVX2 int8 GEMM microkernel (issue 12), included by the AVX2 build of
+// The exact AVX2 int8 GEMM microkernel, included by the AVX2 build of
 // kernels/gemm/qgemm_kernel.cpp (linear) and kernels/conv_kernel.cpp (conv's im2col GEMM).
 //
 // Operands are int16: A is a u8 activation (or u8 - zero point) widened once per packed

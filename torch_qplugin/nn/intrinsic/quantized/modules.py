@@ -1,6 +1,5 @@
 """Fused quantized modules: linear/conv with relu, conv with a residual add."""
 import torch
-import torch.nn as nn
 from torch import Tensor
 
 from ....quantization import _compat as C

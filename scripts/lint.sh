@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The repository's lint, run by scripts/test.sh (and so by CI) before the tests:
+#   1. ruff check over the Python tree (rules in pyproject.toml, [tool.ruff]);
+#   2. scripts/gen_qgemm_asm.py --check: the generated inline-asm bodies of qgemm_kernel.cpp are
+#      what the generator writes;
+#   3. scripts/check_history.py: no comment, docstring, help text or doc (docs/benchmarks*.md
+#      aside) names a work item ("stop N", "issue N") or a before -> after timing in code.
+# Every step runs; the exit status is 1 if any failed.
+#
+#   bash scripts/lint.sh    # ruff: $RUFF, else `$PYTHON -m ruff` where installed, else the PATH's
+#   pip install ruff        # if none is found
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+PY="${PYTHON:-python3}"
+if [ -n "${RUFF:-}" ]; then
+  ruff=("$RUFF")
+elif "$PY" -c "import ruff" >/dev/null 2>&1; then
+  ruff=("$PY" -m ruff)
+elif command -v ruff >/dev/null 2>&1; then
+  ruff=(ruff)
+else
+  echo "scripts/lint.sh: ruff not found (pip install ruff, or set RUFF)" >&2
+  exit 1
+fi
+
+status=0
+start=$SECONDS
+echo "== lint: ruff check"
+"${ruff[@]}" check --no-cache --quiet . || { echo "scripts/lint.sh: ruff check failed" >&2; status=1; }
+echo "== lint: generated asm (scripts/gen_qgemm_asm.py --check)"
+"$PY" scripts/gen_qgemm_asm.py --check || {
+  echo "scripts/lint.sh: qgemm_kernel.cpp's generated asm is out of date: run python scripts/gen_qgemm_asm.py" >&2
+  status=1
+}
+echo "== lint: history in comments and docs (scripts/check_history.py)"
+"$PY" scripts/check_history.py || status=1
+echo "== lint: $([ "$status" -eq 0 ] && echo passed || echo FAILED) in $((SECONDS - start)) s"
+exit "$status"
