@@ -26,7 +26,6 @@ A column that cannot run says why; no number is made up.
 import argparse
 import importlib.util
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -529,8 +528,15 @@ def main():
         sections.append(dsec)
         print(dsec)
 
-    env = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU(s) visible, torch {torch.__version__}, "
-           f"{qp}; run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. "
+    from bench_ops import cpu_description
+
+    capped = (f" torch capped to what an {args.isa} CPU gives it: ATen capability "
+              f"{torch.backends.cpu.get_cpu_capability()}, FBGEMM_ENABLE_INSTRUCTIONS="
+              f"{os.environ.get('FBGEMM_ENABLE_INSTRUCTIONS')}, ONEDNN_MAX_CPU_ISA={os.environ.get('ONEDNN_MAX_CPU_ISA')}."
+              if args.isa else "")
+    env = (f"{cpu_description()}, {os.cpu_count()} CPU(s) visible, torch {torch.__version__}, "
+           f"{qp}; run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.{capped} "
+           f"Command: `python scripts/bench_models.py{' ' + ' '.join(sys.argv[1:]) if sys.argv[1:] else ''}`. "
            f"Targets: torch_qplugin <= 0.7x torch x86 int8 for ResNet-18 / MobileNetV2, "
            f"dynamic LSTM / Transformer <= 0.9x torch's dynamic int8.")
     doc = "\n\n".join(["## Model benchmarks (scripts/bench_models.py)", env] + sections) + "\n"

@@ -240,13 +240,16 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
     return threads > 1 ? N * G * ((M + mb - 1) / mb) < 4 * threads : mb * ocg > 512 * 1024;
   };
   while (mb > 24 && split()) mb = (mb + 1) / 2;
-  // Few row blocks for the threads (small maps at batch 1: 7 x 7 = 49 or 14 x 14 = 196 rows):
-  // split the output channels too, into `nsplit` ranges of whole 16-channel panels, ordered
-  // outermost so each thread gets one range over every row block (equal work; each thread
-  // gathers the rows it uses itself, a few % of the GEMM; the indirect path builds its row
-  // pointers per block, cheaper still).
+  // Few rows in all (small maps: 7 x 7 = 49, 14 x 14 = 196 or 28 x 28 = 784 rows per image) and
+  // few row blocks for the threads: split the output channels too, into `nsplit` ranges of whole
+  // 16-channel panels, ordered outermost so each thread gets one range over every row block
+  // (equal work; each thread gathers the rows it uses itself, a few % of the GEMM; the indirect
+  // path builds its row pointers per block, cheaper still). Not on more rows: the threads then
+  // write neighbouring bytes of every output row, and the cache lines they share cost more than
+  // the split saves (a 1x1 conv with 64 or 144 output channels on 56 x 56 ran slower on 2 threads
+  // than on 1).
   int64_t nsplit = 1;
-  if (threads > 1 && N * G * ((M + mb - 1) / mb) < 8 * threads && ocg >= 32 * threads) {
+  if (threads > 1 && N * G * M <= 1024 && N * G * ((M + mb - 1) / mb) < 8 * threads && ocg >= 32 * threads) {
     nsplit = threads;
   }
   const int64_t panels = (ocg + 15) / 16;
