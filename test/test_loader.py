@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 import torch_qplugin
@@ -76,15 +77,23 @@ def test_python_m_prints_build_info():
                        env=dict(os.environ, PYTHONPATH=str(PKG.parent)))
     assert r.returncode == 0, r.stderr
     assert f"built against torch {torch.__version__}" in r.stdout
-    assert "compiled ISA paths  scalar, avx2, avx512" in r.stdout
+    assert "compiled ISA paths  scalar, avx2, avxvnni, avx512" in r.stdout
     assert f"best CPU path       {torch_qplugin.cpu_isa()}" in r.stdout
     assert "quantize / dequantize / int_repr" in r.stdout
 
 
-def test_qplugin_isa_env_caps_the_path():
+@pytest.mark.parametrize("path", ["scalar", "avx2", "avxvnni", "avx512"])
+def test_qplugin_isa_env_picks_the_path(path):
+    """QPLUGIN_ISA names any path the CPU runs (avxvnni on a CPU with avx512 too); a path the CPU
+    lacks is refused with a message on stderr and the best path runs."""
     r = subprocess.run([sys.executable, "-c", "import torch_qplugin; print(torch_qplugin.active_isa())"],
-                       capture_output=True, text=True, env=dict(os.environ, QPLUGIN_ISA="scalar", PYTHONPATH=str(PKG.parent)))
-    assert r.returncode == 0 and r.stdout.strip() == "scalar"
+                       capture_output=True, text=True, env=dict(os.environ, QPLUGIN_ISA=path, PYTHONPATH=str(PKG.parent)))
+    assert r.returncode == 0, r.stderr
+    if path in torch_qplugin._isa.supported_isas():
+        assert r.stdout.strip() == path and "QPLUGIN_ISA" not in r.stderr
+    else:
+        assert r.stdout.strip() == torch_qplugin.cpu_isa()
+        assert f"QPLUGIN_ISA={path} is not supported by this CPU; using {torch_qplugin.cpu_isa()}" in r.stderr
 
 
 def test_kernel_isa_context_restores():
