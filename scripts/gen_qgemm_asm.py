@@ -114,7 +114,7 @@ def tile_avx2():
 # AVX-VNNI: VEX-encoded vpdpbusd on ymm0-15 ("{vex}": the assembler would pick the EVEX
 # AVX512-VL form otherwise, which an AVX-VNNI-only CPU cannot run).
 VNNI = "%{vex%} vpdpbusd"
-VNNI_PF = 768  # the tall tile's panel (K * 16 bytes) is read by every row tile: L1 lead
+VNNI_PF = 2048  # the tall tile's panel is read from L3 by the first row tile of a chunk, from L1 by the rest
 AVNNI = ["(%[a])", "(%[a],%[lda],1)", "(%[a],%[lda],2)", "(%[a3])", "(%[a3],%[lda],1)", "(%[a3],%[lda],2)"]
 
 

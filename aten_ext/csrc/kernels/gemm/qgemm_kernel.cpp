@@ -1786,7 +1786,7 @@ inline void tall_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
       "1:\n"
       "vmovdqu (%[b]), %%ymm12\n"
       "vmovdqu 32(%[b]), %%ymm13\n"
-      "prefetcht0 768(%[b])\n"
+      "prefetcht0 2048(%[b])\n"
       ".if 0 < %c[mr]\n"
       "vpbroadcastd (%[a]), %%ymm14\n"
       "%{vex%} vpdpbusd %%ymm12, %%ymm14, %%ymm0\n"
@@ -1937,7 +1937,7 @@ inline void tall_taps_loop(const uint8_t* base, int64_t lda, const int64_t* tap_
       "1:\n"
       "vmovdqu (%[b]), %%ymm12\n"
       "vmovdqu 32(%[b]), %%ymm13\n"
-      "prefetcht0 768(%[b])\n"
+      "prefetcht0 2048(%[b])\n"
       ".if 0 < %c[mr]\n"
       "vpbroadcastd (%[a]), %%ymm14\n"
       "%{vex%} vpdpbusd %%ymm12, %%ymm14, %%ymm0\n"
@@ -2274,7 +2274,7 @@ inline Fn wide_fn(int h, int nv) {
 // Cache blocking of the tall tiles (the GotoBLAS loop order: rows chunk > panel > K chunk > row
 // tile): a chunk of kRowBytes of A stays in L2 across the panels, a panel's K chunk (about
 // kKChunk * 16 bytes) stays in L1 across the chunk's row tiles.
-constexpr int64_t kRowBytes = 256 * 1024;
+constexpr int64_t kRowBytes = 384 * 1024;
 constexpr int64_t kKChunk = 1024;
 
 // The row tile heights over `rows` rows: 6-row tiles, 7-11 rows left as two near-equal tiles
