@@ -10,8 +10,10 @@ are interleaved round by round (median of rounds), one thread, and every form's 
 byte for byte against eager first. Prints a markdown table and the CPU; nothing is written.
 """
 import argparse
+import atexit
 import os
 import platform
+import shutil
 import sys
 import tempfile
 import time
@@ -72,6 +74,7 @@ def main():
     quiet_deprecations()
     torch.set_num_threads(1)
     tmp = Path(tempfile.mkdtemp(prefix="qplugin_deploy_"))
+    atexit.register(shutil.rmtree, tmp, True)
     steps, calls = [], []
     for name in args.models:
         model, make = build(name)

@@ -231,9 +231,12 @@ def ort_variant(fp32, calib, args):
     except Exception as e:  # noqa: BLE001
         return Variant("ort", label, reason=f"onnxruntime not importable ({short_reason(e)}); optional extra")
     try:
+        import atexit
+        import shutil
         import tempfile
 
         tmp = tempfile.mkdtemp(prefix="qplugin_ort_")
+        atexit.register(shutil.rmtree, tmp, True)  # the sessions hold the model in memory
         f32, i8 = os.path.join(tmp, "m.onnx"), os.path.join(tmp, "m.int8.onnx")
         torch.onnx.export(fp32, (calib[0][:1],), f32, input_names=["x"], output_names=["y"],
                           dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=17, dynamo=False)
@@ -278,7 +281,12 @@ def ours_onnx_variant(p, calib, args):
         import warnings
 
         from torch_qplugin import deploy
-        path = os.path.join(tempfile.mkdtemp(prefix="qplugin_onnx_"), "ours.onnx")
+        import atexit
+        import shutil
+
+        tmp = tempfile.mkdtemp(prefix="qplugin_onnx_")
+        atexit.register(shutil.rmtree, tmp, True)  # the sessions hold the model in memory
+        path = os.path.join(tmp, "ours.onnx")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # torch.onnx's notes while exporting
             deploy.export_onnx(p, (calib[0][:1],), path)

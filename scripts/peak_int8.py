@@ -31,8 +31,10 @@ disturbed slice on a shared machine).
     python scripts/peak_int8.py            # all of the above
     from peak_int8 import peak_gops        # peak_gops("vnni512") -> GOPS of one core
 """
+import atexit
 import ctypes
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -304,6 +306,7 @@ def build():
     global _lib
     if _lib is None:
         d = tempfile.mkdtemp(prefix="qplugin_peak_")
+        atexit.register(shutil.rmtree, d, True)  # the library stays mapped; the files can go
         src = os.path.join(d, "peak.c")
         lib = os.path.join(d, "peak.so")
         with open(src, "w") as f:
