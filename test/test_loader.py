@@ -83,17 +83,20 @@ def test_python_m_prints_build_info():
 
 
 @pytest.mark.parametrize("path", ["scalar", "avx2", "avxvnni", "avx512"])
-def test_qplugin_isa_env_picks_the_path(path):
-    """QPLUGIN_ISA names any path the CPU runs (avxvnni on a CPU with avx512 too); a path the CPU
-    lacks is refused with a message on stderr and the best path runs."""
+def test_qplugin_isa_env_caps_the_path(path):
+    """QPLUGIN_ISA caps the path: the named one where the CPU runs it (avxvnni on a CPU with avx512
+    too), else the best path the CPU runs below it, said on stderr."""
     r = subprocess.run([sys.executable, "-c", "import torch_qplugin; print(torch_qplugin.active_isa())"],
                        capture_output=True, text=True, env=dict(os.environ, QPLUGIN_ISA=path, PYTHONPATH=str(PKG.parent)))
     assert r.returncode == 0, r.stderr
-    if path in torch_qplugin._isa.supported_isas():
+    order = torch_qplugin._isa.ISAS
+    supported = torch_qplugin._isa.supported_isas()
+    if path in supported:
         assert r.stdout.strip() == path and "QPLUGIN_ISA" not in r.stderr
     else:
-        assert r.stdout.strip() == torch_qplugin.cpu_isa()
-        assert f"QPLUGIN_ISA={path} is not supported by this CPU; using {torch_qplugin.cpu_isa()}" in r.stderr
+        below = [p for p in supported if order.index(p) < order.index(path)][-1]
+        assert r.stdout.strip() == below
+        assert f"QPLUGIN_ISA={path} is not supported by this CPU; using {below}" in r.stderr
 
 
 def test_kernel_isa_context_restores():

@@ -89,7 +89,7 @@ def main() -> int:
     feats = torch.ops.qplugin._cpu_features()
     print(f"  CPU features        {' '.join(feats) if feats else '(none of interest)'}")
     print(f"  best CPU path       {_isa.cpu_isa()}")
-    print(f"  active path         {_isa.active_isa()}  (QPLUGIN_ISA=<path> picks another the CPU runs)")
+    print(f"  active path         {_isa.active_isa()}  (QPLUGIN_ISA caps it)")
     print(f"  threads             {torch.get_num_threads()}")
     print("kernel path per op family:")
     active = _isa.ISAS.index(_isa.active_isa())

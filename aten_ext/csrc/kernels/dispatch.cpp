@@ -54,11 +54,19 @@ Isa initial() {
     if (!parse_isa(env, &want)) {
       std::fprintf(stderr,
                    "torch_qplugin: ignoring QPLUGIN_ISA=%s (expected scalar, avx2, avxvnni or avx512)\n", env);
-    } else if (!supports(want)) {
-      std::fprintf(stderr, "torch_qplugin: QPLUGIN_ISA=%s is not supported by this CPU; using %s\n",
-                   env, isa_name(best));
     } else {
-      best = want;
+      // a cap: the best path the CPU runs at or below `want` (scalar < avx2 < avxvnni < avx512)
+      const Isa order[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512};
+      Isa capped = Isa::kScalar;
+      for (Isa isa : order) {
+        if (supports(isa)) capped = isa;
+        if (isa == want) break;
+      }
+      if (capped != want) {
+        std::fprintf(stderr, "torch_qplugin: QPLUGIN_ISA=%s is not supported by this CPU; using %s\n", env,
+                     isa_name(capped));
+      }
+      best = capped;
     }
   }
   return best;

@@ -1,11 +1,12 @@
 // Run-time choice of the kernel ISA path.
 //
 // The active path is the best one the CPU supports (avx512 > avxvnni > avx2 >
-// scalar), or the one the environment variable QPLUGIN_ISA=scalar|avx2|avxvnni|avx512
-// names (read once) if the CPU runs it, or the one set_isa() forces (the test hook
-// behind torch.ops.qplugin._set_isa). A CPU may run avx512 and not avxvnni (AMD Zen 4,
-// Intel Ice Lake) or avxvnni and not avx512 (Intel Core 12th gen and later): the
-// paths are a set, not a ladder (cpu_supports). Kernels are called through
+// scalar), capped by the environment variable QPLUGIN_ISA=scalar|avx2|avxvnni|avx512
+// (read once: the best path the CPU runs at or below the one named), or the one
+// set_isa() forces (the test hook behind torch.ops.qplugin._set_isa; only a path the
+// CPU runs). A CPU may run avx512 and not avxvnni (AMD Zen 4, Intel Ice Lake) or
+// avxvnni and not avx512 (Intel Core 12th gen and later): the paths the CPU runs are
+// a set (cpu_supports), ordered only for the cap. Kernels are called through
 // QPLUGIN_ISA_CALL(fn, args...), which picks scalar::fn, avx2::fn, avxvnni::fn or
 // avx512::fn.
 #pragma once
