@@ -118,31 +118,27 @@ VNNI_PF = 2048  # the tall tile's panel is read from L3 by the first row tile of
 AVNNI = ["(%[a])", "(%[a],%[lda],1)", "(%[a],%[lda],2)", "(%[a3])", "(%[a3],%[lda],1)", "(%[a3],%[lda],2)"]
 
 
-def tile_vnni_tall(taps=False):
+def tile_vnni_tall():
     """Up to 6 rows x one panel (16 columns): accumulators ymm(2r), ymm(2r+1); the panel's
     quad in ymm12-13; the broadcast activation quad in ymm14 / ymm15 (alternating rows).
-    taps: the rows are read by address (conv's indirect A side): for each of %[nt] taps the
-    rows start at %[base] + tap_off[t] (%[tp] walks tap_off), %[nq] quads each; the weight
-    runs on through the taps."""
+    For each of %[nt] taps the rows start at %[base] + tap_off[t] (%[tp] walks tap_off), %[nq]
+    quads each; the weight runs on through the taps (dense rows: one tap at offset 0)."""
     L = Body()
     for r in range(6):
         L(f".if {r} < %c[mr]", ".if %c[zi]", f"vpxor %%xmm{2 * r}, %%xmm{2 * r}, %%xmm{2 * r}",
           f"vpxor %%xmm{2 * r + 1}, %%xmm{2 * r + 1}, %%xmm{2 * r + 1}", ".else",
           f"vmovdqu {64 * r}(%[acc]), %%ymm{2 * r}", f"vmovdqu {64 * r + 32}(%[acc]), %%ymm{2 * r + 1}", ".endif",
           ".endif")
-    if taps:
-        L("test %[nt], %[nt]", "jz 3f", "4:", "mov (%[tp]), %[a]", "add %[base], %[a]",
-          "lea (%[a],%[lda],2), %[a3]", "add %[lda], %[a3]", "mov %[nq], %[n]")
-    L("test %[n], %[n]", "jz 5f" if taps else "jz 3f", ".p2align 5", "1:", "vmovdqu (%[b]), %%ymm12",
+    L("test %[nt], %[nt]", "jz 3f", "4:", "mov (%[tp]), %[a]", "add %[base], %[a]",
+      "lea (%[a],%[lda],2), %[a3]", "add %[lda], %[a3]", "mov %[nq], %[n]")
+    L("test %[n], %[n]", "jz 5f", ".p2align 5", "1:", "vmovdqu (%[b]), %%ymm12",
       "vmovdqu 32(%[b]), %%ymm13", f"prefetcht0 {VNNI_PF}(%[b])")
     for r in range(6):
         a = 14 + r % 2
         L(f".if {r} < %c[mr]", f"vpbroadcastd {AVNNI[r]}, %%ymm{a}", f"{VNNI} %%ymm12, %%ymm{a}, %%ymm{2 * r}",
           f"{VNNI} %%ymm13, %%ymm{a}, %%ymm{2 * r + 1}", ".endif")
     L("add $4, %[a]", "add $4, %[a3]", "add $64, %[b]", "dec %[n]", "jnz 1b")
-    if taps:
-        L("5:", "add $8, %[tp]", "dec %[nt]", "jnz 4b")
-    L("3:")
+    L("5:", "add $8, %[tp]", "dec %[nt]", "jnz 4b", "3:")
     for r in range(6):
         L(f".if {r} < %c[mr]", f"vmovdqu %%ymm{2 * r}, {64 * r}(%[acc])",
           f"vmovdqu %%ymm{2 * r + 1}, {64 * r + 32}(%[acc])", ".endif")
@@ -184,8 +180,7 @@ def tile_vnni_wide():
 
 BODIES = {"avx512_gemv": gemv512, "avx512_tile_s4": lambda: tile512(4, 6, 4),
           "avx512_tile_s3": lambda: tile512(3, 8, 3), "avx2_tile": tile_avx2,
-          "avxvnni_tall": tile_vnni_tall,
-          "avxvnni_tall_taps": lambda: tile_vnni_tall(taps=True), "avxvnni_wide": tile_vnni_wide}
+          "avxvnni_tall_taps": tile_vnni_tall, "avxvnni_wide": tile_vnni_wide}
 
 
 def render(src):

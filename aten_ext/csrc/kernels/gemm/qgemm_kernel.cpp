@@ -1718,145 +1718,9 @@ constexpr int kWideMR = 2;
 constexpr int kWideNV = 3;
 constexpr int64_t kWideN = kWideNV * kPanelN;
 
-template <int MR, bool ZI>
-inline void tall_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int32_t* acc) {
-  static_assert(MR >= 1 && MR <= kTallMR, "tall tile rows");
-  const uint8_t* a3 = MR > 3 ? a + 3 * lda : a;
-  int64_t n = nq;
-  asm volatile(
-      // clang-format off
-      // BEGIN GENERATED avxvnni_tall (scripts/gen_qgemm_asm.py)
-      ".if 0 < %c[mr]\n"
-      ".if %c[zi]\n"
-      "vpxor %%xmm0, %%xmm0, %%xmm0\n"
-      "vpxor %%xmm1, %%xmm1, %%xmm1\n"
-      ".else\n"
-      "vmovdqu 0(%[acc]), %%ymm0\n"
-      "vmovdqu 32(%[acc]), %%ymm1\n"
-      ".endif\n"
-      ".endif\n"
-      ".if 1 < %c[mr]\n"
-      ".if %c[zi]\n"
-      "vpxor %%xmm2, %%xmm2, %%xmm2\n"
-      "vpxor %%xmm3, %%xmm3, %%xmm3\n"
-      ".else\n"
-      "vmovdqu 64(%[acc]), %%ymm2\n"
-      "vmovdqu 96(%[acc]), %%ymm3\n"
-      ".endif\n"
-      ".endif\n"
-      ".if 2 < %c[mr]\n"
-      ".if %c[zi]\n"
-      "vpxor %%xmm4, %%xmm4, %%xmm4\n"
-      "vpxor %%xmm5, %%xmm5, %%xmm5\n"
-      ".else\n"
-      "vmovdqu 128(%[acc]), %%ymm4\n"
-      "vmovdqu 160(%[acc]), %%ymm5\n"
-      ".endif\n"
-      ".endif\n"
-      ".if 3 < %c[mr]\n"
-      ".if %c[zi]\n"
-      "vpxor %%xmm6, %%xmm6, %%xmm6\n"
-      "vpxor %%xmm7, %%xmm7, %%xmm7\n"
-      ".else\n"
-      "vmovdqu 192(%[acc]), %%ymm6\n"
-      "vmovdqu 224(%[acc]), %%ymm7\n"
-      ".endif\n"
-      ".endif\n"
-      ".if 4 < %c[mr]\n"
-      ".if %c[zi]\n"
-      "vpxor %%xmm8, %%xmm8, %%xmm8\n"
-      "vpxor %%xmm9, %%xmm9, %%xmm9\n"
-      ".else\n"
-      "vmovdqu 256(%[acc]), %%ymm8\n"
-      "vmovdqu 288(%[acc]), %%ymm9\n"
-      ".endif\n"
-      ".endif\n"
-      ".if 5 < %c[mr]\n"
-      ".if %c[zi]\n"
-      "vpxor %%xmm10, %%xmm10, %%xmm10\n"
-      "vpxor %%xmm11, %%xmm11, %%xmm11\n"
-      ".else\n"
-      "vmovdqu 320(%[acc]), %%ymm10\n"
-      "vmovdqu 352(%[acc]), %%ymm11\n"
-      ".endif\n"
-      ".endif\n"
-      "test %[n], %[n]\n"
-      "jz 3f\n"
-      ".p2align 5\n"
-      "1:\n"
-      "vmovdqu (%[b]), %%ymm12\n"
-      "vmovdqu 32(%[b]), %%ymm13\n"
-      "prefetcht0 2048(%[b])\n"
-      ".if 0 < %c[mr]\n"
-      "vpbroadcastd (%[a]), %%ymm14\n"
-      "%{vex%} vpdpbusd %%ymm12, %%ymm14, %%ymm0\n"
-      "%{vex%} vpdpbusd %%ymm13, %%ymm14, %%ymm1\n"
-      ".endif\n"
-      ".if 1 < %c[mr]\n"
-      "vpbroadcastd (%[a],%[lda],1), %%ymm15\n"
-      "%{vex%} vpdpbusd %%ymm12, %%ymm15, %%ymm2\n"
-      "%{vex%} vpdpbusd %%ymm13, %%ymm15, %%ymm3\n"
-      ".endif\n"
-      ".if 2 < %c[mr]\n"
-      "vpbroadcastd (%[a],%[lda],2), %%ymm14\n"
-      "%{vex%} vpdpbusd %%ymm12, %%ymm14, %%ymm4\n"
-      "%{vex%} vpdpbusd %%ymm13, %%ymm14, %%ymm5\n"
-      ".endif\n"
-      ".if 3 < %c[mr]\n"
-      "vpbroadcastd (%[a3]), %%ymm15\n"
-      "%{vex%} vpdpbusd %%ymm12, %%ymm15, %%ymm6\n"
-      "%{vex%} vpdpbusd %%ymm13, %%ymm15, %%ymm7\n"
-      ".endif\n"
-      ".if 4 < %c[mr]\n"
-      "vpbroadcastd (%[a3],%[lda],1), %%ymm14\n"
-      "%{vex%} vpdpbusd %%ymm12, %%ymm14, %%ymm8\n"
-      "%{vex%} vpdpbusd %%ymm13, %%ymm14, %%ymm9\n"
-      ".endif\n"
-      ".if 5 < %c[mr]\n"
-      "vpbroadcastd (%[a3],%[lda],2), %%ymm15\n"
-      "%{vex%} vpdpbusd %%ymm12, %%ymm15, %%ymm10\n"
-      "%{vex%} vpdpbusd %%ymm13, %%ymm15, %%ymm11\n"
-      ".endif\n"
-      "add $4, %[a]\n"
-      "add $4, %[a3]\n"
-      "add $64, %[b]\n"
-      "dec %[n]\n"
-      "jnz 1b\n"
-      "3:\n"
-      ".if 0 < %c[mr]\n"
-      "vmovdqu %%ymm0, 0(%[acc])\n"
-      "vmovdqu %%ymm1, 32(%[acc])\n"
-      ".endif\n"
-      ".if 1 < %c[mr]\n"
-      "vmovdqu %%ymm2, 64(%[acc])\n"
-      "vmovdqu %%ymm3, 96(%[acc])\n"
-      ".endif\n"
-      ".if 2 < %c[mr]\n"
-      "vmovdqu %%ymm4, 128(%[acc])\n"
-      "vmovdqu %%ymm5, 160(%[acc])\n"
-      ".endif\n"
-      ".if 3 < %c[mr]\n"
-      "vmovdqu %%ymm6, 192(%[acc])\n"
-      "vmovdqu %%ymm7, 224(%[acc])\n"
-      ".endif\n"
-      ".if 4 < %c[mr]\n"
-      "vmovdqu %%ymm8, 256(%[acc])\n"
-      "vmovdqu %%ymm9, 288(%[acc])\n"
-      ".endif\n"
-      ".if 5 < %c[mr]\n"
-      "vmovdqu %%ymm10, 320(%[acc])\n"
-      "vmovdqu %%ymm11, 352(%[acc])\n"
-      ".endif\n"
-      // END GENERATED avxvnni_tall
-      // clang-format on
-      : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [n] "+r"(n)
-      : [lda] "r"(lda), [acc] "r"(acc), [mr] "i"(MR), [zi] "i"(ZI ? 1 : 0)
-      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
-        "xmm12", "xmm13", "xmm14", "xmm15", "memory", "cc");
-}
-
-// The tall tile over rows read by address: for each of nt taps, the MR rows start at
-// base + tap_off[t], lda apart, nq quads each; b runs on through the taps.
+// The tall tile: for each of nt taps, the MR rows start at base + tap_off[t], lda apart, nq quads
+// each; b runs on through the taps. Dense rows are one tap at offset 0; rows read by address
+// (conv's indirect A side) one tap per kernel position.
 template <int MR, bool ZI>
 inline void tall_taps_loop(const uint8_t* base, int64_t lda, const int64_t* tap_off, int64_t nt, int64_t nq,
                            const int8_t* b, int32_t* acc) {
@@ -2213,15 +2077,16 @@ void tall(const uint8_t* a, int64_t lda, int64_t k0, int64_t k1, const int8_t* b
           int32_t* acc) {
   const int64_t nq = (k1 - k0) / 4;
   const int8_t* bq = b + (k0 / 4) * 4 * kPanelN;
+  static constexpr int64_t kOneTap[1] = {0};
   if (zero_init) {
-    tall_loop<MR, true>(a, lda, nq, bq, acc);
+    tall_taps_loop<MR, true>(a, lda, kOneTap, 1, nq, bq, acc);
   } else {
-    tall_loop<MR, false>(a, lda, nq, bq, acc);
+    tall_taps_loop<MR, false>(a, lda, kOneTap, 1, nq, bq, acc);
   }
   if ((k1 - k0) % 4) {
     uint8_t tail[MR * 4] = {};
     for (int r = 0; r < MR; ++r) std::memcpy(tail + 4 * r, a + r * lda + 4 * nq, static_cast<size_t>((k1 - k0) % 4));
-    tall_loop<MR, false>(tail, 4, 1, bq + nq * 4 * kPanelN, acc);
+    tall_taps_loop<MR, false>(tail, 4, kOneTap, 1, 1, bq + nq * 4 * kPanelN, acc);
   }
   (void)pstride;
 }
