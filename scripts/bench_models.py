@@ -32,21 +32,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "examples"), str(ROOT), str(ROOT / "scripts"), str(ROOT / "test" / "compat")]
-_MALLOC_ENV = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(1 << 40)}
 
 
 def _ensure_malloc_env(isa=None):
-    # Same as bench_ops.py: keep big blocks in the heap so we time kernels, not mmap/munmap; with
-    # --isa, our path and torch's caps (fbgemm, oneDNN and ATen read theirs at load time; torch has
-    # no AVX-VNNI path: an AVX-VNNI CPU gives it AVX2).
-    want = dict(_MALLOC_ENV)
-    if isa:
-        cap = "avx2" if isa == "avxvnni" else isa
-        want.update(QPLUGIN_ISA=isa, ATEN_CPU_CAPABILITY=cap, FBGEMM_ENABLE_INSTRUCTIONS=cap.upper(),
-                    ONEDNN_MAX_CPU_ISA=cap.upper())
-    if any(os.environ.get(k) != v for k, v in want.items()):
-        env = dict(os.environ, **want)
-        os.execve(sys.executable, [sys.executable] + sys.argv, env)
+    # bench_ops.py's environment: big blocks kept in the heap (we time kernels, not mmap/munmap)
+    # and, with --isa, our path and torch's caps, all set before torch loads.
+    from bench_ops import ensure_env
+
+    ensure_env(isa)
 
 
 import torch  # noqa: E402

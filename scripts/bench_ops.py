@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 _MALLOC_ENV = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(1 << 40)}
 
 
-def _ensure_env(isa):
+def ensure_env(isa):
     # glibc maps/unmaps every allocation >= 32 MiB (~50 ms per 64 MiB on both
     # sides): keep big blocks in the heap so we time kernels, not the allocator.
     # --isa: both libraries read their ISA cap at load time, so it is set before torch loads.
@@ -211,7 +211,7 @@ def main():
             ap.error(f"--cpu {args.cpu}: not one of this process's CPUs {sorted(os.sched_getaffinity(0))}")
         if any(t > 1 for t in args.threads):
             ap.error("--cpu pins to one CPU: use it with --threads 1")
-    _ensure_env(args.isa)
+    ensure_env(args.isa)
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})
     global _CLOCK
