@@ -53,8 +53,8 @@ else()
   set(QPLUGIN_TORCH_CXX_STANDARD 17)
 endif()
 
-find_library(QPLUGIN_C10_LIBRARY c10 PATHS "${QPLUGIN_TORCH_DIR}/lib" NO_DEFAULT_PATH REQUIRED)
-find_library(QPLUGIN_TORCH_CPU_LIBRARY torch_cpu PATHS "${QPLUGIN_TORCH_DIR}/lib" NO_DEFAULT_PATH REQUIRED)
+find_library(QPLUGIN_C10_LIBRARY c10 PATHS "${QPLUGIN_TORCH_DIR}/lib" NO_DEFAULT_PATH NO_CMAKE_FIND_ROOT_PATH REQUIRED)
+find_library(QPLUGIN_TORCH_CPU_LIBRARY torch_cpu PATHS "${QPLUGIN_TORCH_DIR}/lib" NO_DEFAULT_PATH NO_CMAKE_FIND_ROOT_PATH REQUIRED)
 # The libstdc++ string ABI torch was built with (every wheel since 2.7 uses the new one; torch
 # itself says so when a Python with torch is at hand).
 if(NOT DEFINED QPLUGIN_TORCH_CXX11_ABI)

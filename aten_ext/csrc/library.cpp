@@ -24,8 +24,8 @@ std::string cpu_isa() { return kernels::isa_name(kernels::cpu_isa()); }
 
 std::string set_isa(std::string name) {
   kernels::Isa isa;
-  TORCH_CHECK_VALUE(kernels::parse_isa(name, &isa),
-                    "qplugin::_set_isa: isa should be 'scalar', 'avx2', 'avxvnni' or 'avx512', got '", name, "'");
+  TORCH_CHECK_VALUE(kernels::parse_isa(name, &isa), "qplugin::_set_isa: isa should be ", kernels::isa_names(),
+                    ", got '", name, "'");
   const std::string previous = active_isa();
   TORCH_CHECK(kernels::set_isa(isa), "qplugin::_set_isa: isa '", name,
               "' is not supported by this CPU (best: ", cpu_isa(), ")");
@@ -34,7 +34,7 @@ std::string set_isa(std::string name) {
 
 std::vector<std::string> supported_isas() {
   std::vector<std::string> out;
-  for (kernels::Isa isa : {kernels::Isa::kScalar, kernels::Isa::kAvx2, kernels::Isa::kAvxVnni, kernels::Isa::kAvx512}) {
+  for (kernels::Isa isa : kernels::compiled_isas()) {
     if (kernels::cpu_supports(isa)) out.push_back(kernels::isa_name(isa));
   }
   return out;

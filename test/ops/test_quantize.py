@@ -522,7 +522,7 @@ def test_bad_per_channel_params():
 
 
 def test_set_isa_errors():
-    with pytest.raises(ValueError, match=r"qplugin::_set_isa: isa should be 'scalar', 'avx2', 'avxvnni' or 'avx512', got 'sse9'"):
+    with pytest.raises(ValueError, match=r"qplugin::_set_isa: isa should be scalar, avx2, avxvnni or avx512, got 'sse9'"):
         q._set_isa("sse9")
 
 

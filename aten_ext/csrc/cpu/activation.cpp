@@ -21,8 +21,12 @@ namespace {
 constexpr int64_t kGrainBytes = 1 << 16;  // bytes of input per task
 
 bool cpu_has_vbmi() {
+#if defined(__x86_64__)
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512vbmi");
+#else
+  return false;
+#endif
 }
 
 std::atomic<bool>& vbmi_slot() {

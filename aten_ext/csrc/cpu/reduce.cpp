@@ -4,7 +4,9 @@
 #include <ATen/Parallel.h>
 #include <torch/library.h>
 
+#if defined(__x86_64__)
 #include <emmintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -106,6 +108,14 @@ at::Tensor round_mean(const std::vector<int64_t>& sums, int64_t count, at::Tenso
   // a tie (and for larger sums) the quotient and remainder decide, as an integer division. No 64-bit
   // division per output in the common case: one per output was half of a channel mean's time.
   const double inv = 1.0 / static_cast<double>(count);
+  // nearest, ties to even (the default rounding mode), |d| < 2^52
+  auto round_even = [](double d) -> int64_t {
+#if defined(__x86_64__)
+    return _mm_cvtsd_si64(_mm_set_sd(d));
+#else
+    return std::llrint(d);
+#endif
+  };
   auto exact = [count](int64_t s) { return kernels::round_div_even(s, count); };
   auto fill = [&](auto* p) {
     using T = std::remove_pointer_t<decltype(p)>;
@@ -116,7 +126,7 @@ at::Tensor round_mean(const std::vector<int64_t>& sums, int64_t count, at::Tenso
       int64_t q;
       if (s > -(int64_t{1} << 52) && s < (int64_t{1} << 52)) {
         const double d = static_cast<double>(s) * inv;
-        q = _mm_cvtsd_si64(_mm_set_sd(d));  // nearest, ties to even (MXCSR default)
+        q = round_even(d);
         if (std::fabs(std::fabs(d - static_cast<double>(q)) - 0.5) < 1.0 / 65536) q = exact(s);
       } else {
         q = exact(s);

@@ -82,7 +82,7 @@ struct ConvEpilogue {
   X(bool, conv_depthwise_pack, (const int32_t* w, int64_t KR, int64_t KW, int64_t C, int32_t* out))
 // clang-format on
 
-QPLUGIN_DECLARE_ISA_KERNELS_VNNI(QPLUGIN_CONV_KERNELS)
+QPLUGIN_DECLARE_ISA_KERNELS_DOT(QPLUGIN_CONV_KERNELS)
 
 } // namespace kernels
 } // namespace qplugin

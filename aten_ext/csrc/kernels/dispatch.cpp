@@ -5,9 +5,44 @@
 #include <cstring>
 #include <cstdio>
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 namespace qplugin {
 namespace kernels {
 namespace {
+
+#if defined(__aarch64__)
+
+// Linux: the kernel's hwcaps (what the CPU has and the kernel enables).
+bool has(const char* feature) {
+#if defined(__linux__)
+  const unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+  if (!std::strcmp(feature, "asimd")) return hw & HWCAP_ASIMD;
+  if (!std::strcmp(feature, "asimddp")) return hw & HWCAP_ASIMDDP;
+  if (!std::strcmp(feature, "i8mm")) return hw2 & HWCAP2_I8MM;
+  return false;
+#else
+  // Advanced SIMD is part of ARMv8-A; the optional extensions are not probed here.
+  return !std::strcmp(feature, "asimd");
+#endif
+}
+
+const char* const kFeatures[] = {"asimd", "asimddp", "i8mm"};
+
+bool supports(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar: return true;
+    case Isa::kNeon: return has("asimd");
+    case Isa::kDotprod: return has("asimd") && has("asimddp");
+    case Isa::kI8mm: return has("asimd") && has("asimddp") && has("i8mm");
+    default: return false;
+  }
+}
+
+#else
 
 bool has(const char* feature) {
   // __builtin_cpu_supports also checks that the OS saves the wide registers
@@ -26,6 +61,9 @@ bool has(const char* feature) {
   return false;
 }
 
+const char* const kFeatures[] = {"avx2",     "fma",      "f16c",     "bmi2",       "avx512f",
+                                 "avx512bw", "avx512vl", "avx512dq", "avx512vnni", "avxvnni"};
+
 bool supports(Isa isa) {
   const bool avx2 = has("avx2") && has("fma") && has("f16c") && has("bmi2");
   switch (isa) {
@@ -35,15 +73,18 @@ bool supports(Isa isa) {
     case Isa::kAvx512:
       return avx2 && has("avx512f") && has("avx512bw") && has("avx512vl") && has("avx512dq") &&
              has("avx512vnni");
+    default: return false;
   }
-  return false;
 }
 
+#endif
+
 Isa detect() {
-  for (Isa isa : {Isa::kAvx512, Isa::kAvxVnni, Isa::kAvx2}) {
-    if (supports(isa)) return isa;
+  Isa best = Isa::kScalar;
+  for (Isa isa : compiled_isas()) {
+    if (supports(isa)) best = isa;
   }
-  return Isa::kScalar;
+  return best;
 }
 
 Isa initial() {
@@ -52,13 +93,11 @@ Isa initial() {
   if (env && *env) {
     Isa want;
     if (!parse_isa(env, &want)) {
-      std::fprintf(stderr,
-                   "torch_qplugin: ignoring QPLUGIN_ISA=%s (expected scalar, avx2, avxvnni or avx512)\n", env);
+      std::fprintf(stderr, "torch_qplugin: ignoring QPLUGIN_ISA=%s (expected %s)\n", env, isa_names().c_str());
     } else {
-      // a cap: the best path the CPU runs at or below `want` (scalar < avx2 < avxvnni < avx512)
-      const Isa order[] = {Isa::kScalar, Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512};
+      // a cap: the best path the CPU runs at or below `want`, in compiled_isas() order
       Isa capped = Isa::kScalar;
-      for (Isa isa : order) {
+      for (Isa isa : compiled_isas()) {
         if (supports(isa)) capped = isa;
         if (isa == want) break;
       }
@@ -84,21 +123,48 @@ const char* isa_name(Isa isa) {
     case Isa::kAvx512: return "avx512";
     case Isa::kAvxVnni: return "avxvnni";
     case Isa::kAvx2: return "avx2";
+    case Isa::kNeon: return "neon";
+    case Isa::kDotprod: return "dotprod";
+    case Isa::kI8mm: return "i8mm";
     default: return "scalar";
   }
 }
 
+const std::vector<Isa>& compiled_isas() {
+#if defined(__aarch64__)
+  static const std::vector<Isa> isas = {Isa::kScalar, Isa::kNeon, Isa::kDotprod, Isa::kI8mm};
+#else
+  static const std::vector<Isa> isas = {Isa::kScalar, Isa::kAvx2, Isa::kAvxVnni, Isa::kAvx512};
+#endif
+  return isas;
+}
+
 bool parse_isa(const std::string& name, Isa* out) {
-  if (name == "scalar") { *out = Isa::kScalar; return true; }
-  if (name == "avx2") { *out = Isa::kAvx2; return true; }
-  if (name == "avxvnni") { *out = Isa::kAvxVnni; return true; }
-  if (name == "avx512") { *out = Isa::kAvx512; return true; }
+  for (Isa isa : compiled_isas()) {
+    if (name == isa_name(isa)) {
+      *out = isa;
+      return true;
+    }
+  }
   return false;
 }
 
+std::string isa_names() {
+  const std::vector<Isa>& isas = compiled_isas();
+  std::string out;
+  for (size_t i = 0; i < isas.size(); ++i) {
+    if (i) out += i + 1 == isas.size() ? " or " : ", ";
+    out += isa_name(isas[i]);
+  }
+  return out;
+}
+
 bool cpu_supports(Isa isa) {
-  static const bool ok[kNumIsas] = {supports(Isa::kScalar), supports(Isa::kAvx2), supports(Isa::kAvx512),
-                                    supports(Isa::kAvxVnni)};
+  static const std::vector<bool> ok = [] {
+    std::vector<bool> v(kNumIsas, false);
+    for (Isa i : compiled_isas()) v[static_cast<int>(i)] = supports(i);
+    return v;
+  }();
   const int i = static_cast<int>(isa);
   return i >= 0 && i < kNumIsas && ok[i];
 }
@@ -120,10 +186,7 @@ bool set_isa(Isa isa) {
 
 std::vector<std::pair<std::string, bool>> cpu_features() {
   std::vector<std::pair<std::string, bool>> out;
-  for (const char* f : {"avx2", "fma", "f16c", "bmi2", "avx512f", "avx512bw", "avx512vl",
-                        "avx512dq", "avx512vnni", "avxvnni"}) {
-    out.emplace_back(f, has(f));
-  }
+  for (const char* f : kFeatures) out.emplace_back(f, has(f));
   return out;
 }
 

@@ -1,16 +1,28 @@
-// ISA plumbing for kernels/. Every kernels/**/*_kernel.cpp is compiled three
-// times (CMakeLists.txt): without vector flags (the scalar reference), with
-// AVX2+FMA, and with AVX-512 (F/BW/VL/DQ/VNNI). Each build puts its symbols in
-// its own namespace, qplugin::kernels::{scalar,avx2,avx512}; dispatch.h picks
-// one at run time. Headers declare a kernel once for all of them with
+// ISA plumbing for kernels/. Every kernels/**/*_kernel.cpp is compiled once per vector tier of
+// the target architecture (CMakeLists.txt), each build with its symbols in its own namespace;
+// dispatch.h picks one at run time. Headers declare a kernel once for all of them with
 // QPLUGIN_DECLARE_ISA_KERNELS.
 //
-// The AVX-VNNI path (namespace avxvnni) is the AVX2 build plus 256-bit vpdpbusd
-// (VEX): only the families whose kernels differ there (the GEMM tiles and conv's
-// A side) are compiled for it, with both QPLUGIN_ISA_AVXVNNI and QPLUGIN_ISA_AVX2
-// defined, and declared with QPLUGIN_DECLARE_ISA_KERNELS_VNNI. Every other family's
-// avxvnni::fn is a using-declaration of avx2::fn.
+// x86-64: qplugin::kernels::{scalar, avx2, avx512}: without vector flags (the scalar
+// reference), AVX2+FMA, AVX-512 (F/BW/VL/DQ/VNNI). The AVX-VNNI path (namespace avxvnni)
+// is the AVX2 build plus 256-bit vpdpbusd (VEX).
+// aarch64: qplugin::kernels::{scalar, neon}: the scalar reference and ARMv8.0 Advanced SIMD.
+// The dotprod path (ARMv8.2 sdot) and the i8mm path (ARMv8.6 sudot) are the NEON build plus
+// their dot products.
+//
+// The dot-product paths (avxvnni; dotprod, i8mm) compile only the families whose kernels
+// differ there (the GEMM tiles and conv's A side), declared with QPLUGIN_DECLARE_ISA_KERNELS_DOT;
+// every other family's avxvnni::fn is a using-declaration of avx2::fn (dotprod::fn and
+// i8mm::fn: of neon::fn). Their builds define the base path's macro too: QPLUGIN_ISA_AVX2 in
+// the avxvnni build, QPLUGIN_ISA_NEON in the dotprod and i8mm builds (QPLUGIN_ISA_DOTPROD in
+// the i8mm build).
 #pragma once
+
+#if defined(__aarch64__)
+#define QPLUGIN_ARCH_ARM64 1
+#elif defined(__x86_64__)
+#define QPLUGIN_ARCH_X86_64 1
+#endif
 
 #if defined(QPLUGIN_ISA_AVX512)
 #define QPLUGIN_ISA_NS avx512
@@ -18,6 +30,12 @@
 #define QPLUGIN_ISA_NS avxvnni
 #elif defined(QPLUGIN_ISA_AVX2)
 #define QPLUGIN_ISA_NS avx2
+#elif defined(QPLUGIN_ISA_I8MM)
+#define QPLUGIN_ISA_NS i8mm
+#elif defined(QPLUGIN_ISA_DOTPROD)
+#define QPLUGIN_ISA_NS dotprod
+#elif defined(QPLUGIN_ISA_NEON)
+#define QPLUGIN_ISA_NS neon
 #elif defined(QPLUGIN_ISA_SCALAR)
 #define QPLUGIN_ISA_NS scalar
 #endif
@@ -32,16 +50,32 @@
 //   #define MY_KERNELS(X) X(void, my_kernel, (const float* x, int64_t n))
 //   QPLUGIN_DECLARE_ISA_KERNELS(MY_KERNELS)
 #define QPLUGIN_DECLARE_ONE_(ret, name, args) ret name args;
-#define QPLUGIN_USE_AVX2_ONE_(ret, name, args) using ::qplugin::kernels::avx2::name;
+#if defined(QPLUGIN_ARCH_ARM64)
+#define QPLUGIN_USE_BASE_ONE_(ret, name, args) using ::qplugin::kernels::neon::name;
+#define QPLUGIN_DECLARE_ISA_KERNELS(LIST)                   \
+  namespace scalar { LIST(QPLUGIN_DECLARE_ONE_) }           \
+  namespace neon { LIST(QPLUGIN_DECLARE_ONE_) }             \
+  namespace dotprod { LIST(QPLUGIN_USE_BASE_ONE_) }         \
+  namespace i8mm { LIST(QPLUGIN_USE_BASE_ONE_) }
+// The same for a family compiled for the dot-product paths too (CMakeLists.txt's
+// QPLUGIN_DOT_SOURCES).
+#define QPLUGIN_DECLARE_ISA_KERNELS_DOT(LIST)               \
+  namespace scalar { LIST(QPLUGIN_DECLARE_ONE_) }           \
+  namespace neon { LIST(QPLUGIN_DECLARE_ONE_) }             \
+  namespace dotprod { LIST(QPLUGIN_DECLARE_ONE_) }          \
+  namespace i8mm { LIST(QPLUGIN_DECLARE_ONE_) }
+#else
+#define QPLUGIN_USE_BASE_ONE_(ret, name, args) using ::qplugin::kernels::avx2::name;
 #define QPLUGIN_DECLARE_ISA_KERNELS(LIST)                   \
   namespace scalar { LIST(QPLUGIN_DECLARE_ONE_) }           \
   namespace avx2 { LIST(QPLUGIN_DECLARE_ONE_) }             \
-  namespace avxvnni { LIST(QPLUGIN_USE_AVX2_ONE_) }         \
+  namespace avxvnni { LIST(QPLUGIN_USE_BASE_ONE_) }         \
   namespace avx512 { LIST(QPLUGIN_DECLARE_ONE_) }
-// The same for a family compiled for the AVX-VNNI path too (CMakeLists.txt's
-// QPLUGIN_AVXVNNI_SOURCES).
-#define QPLUGIN_DECLARE_ISA_KERNELS_VNNI(LIST)              \
+// The same for a family compiled for the dot-product path too (CMakeLists.txt's
+// QPLUGIN_DOT_SOURCES).
+#define QPLUGIN_DECLARE_ISA_KERNELS_DOT(LIST)               \
   namespace scalar { LIST(QPLUGIN_DECLARE_ONE_) }           \
   namespace avx2 { LIST(QPLUGIN_DECLARE_ONE_) }             \
   namespace avxvnni { LIST(QPLUGIN_DECLARE_ONE_) }          \
   namespace avx512 { LIST(QPLUGIN_DECLARE_ONE_) }
+#endif

@@ -187,7 +187,7 @@ struct IndirectA {
                                  int64_t m1, int64_t n0, int64_t n1)) \
   X(void, minmax_f32, (const float* x, int64_t n, float* mn, float* mx))
 // clang-format on
-QPLUGIN_DECLARE_ISA_KERNELS_VNNI(QPLUGIN_QGEMM_KERNELS)
+QPLUGIN_DECLARE_ISA_KERNELS_DOT(QPLUGIN_QGEMM_KERNELS)
 
 } // namespace kernels
 } // namespace qplugin
