@@ -60,6 +60,8 @@ class CMakeBuild(build_ext):
             f"-DQPLUGIN_TORCH_VERSION={torch.__version__}",
             f"-DPython_EXECUTABLE={sys.executable}",
         ]
+        if os.environ.get("QPLUGIN_KERNEL_TESTS") == "1":  # the torch-free kernel testers too
+            cfg.append("-DQPLUGIN_KERNEL_TESTS=ON")
         if shutil.which("ninja") and not (build_dir / "Makefile").exists():
             cfg.append("-GNinja")
         subprocess.check_call(["cmake", "-S", str(ROOT), "-B", str(build_dir)] + cfg)

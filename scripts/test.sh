@@ -8,6 +8,9 @@
 #      kept off sys.path (PYTHONSAFEPATH), so a module or data file missing from the wheel fails.
 # Before the tests, once: scripts/lint.sh (ruff, the generated-asm check, the history check) with
 # ruff installed into the first version's venv; a lint failure fails the run, after the tests.
+# Each version's build also builds the torch-free kernel testers (test/kernels), run before its
+# pytest; and scripts/test_aarch64.sh (cross-build for aarch64, the kernel testers under qemu)
+# runs beside the last version's tests (QPLUGIN_SKIP_AARCH64=1 skips it).
 #
 #   bash scripts/test.sh                          # torch 2.13.0 (CPU wheel), then 2.14.1 (CUDA wheel)
 #   bash scripts/test.sh --torch 2.15.0 [...]     # any version(s); pytest args follow the options
@@ -69,13 +72,19 @@ prepare() {  # version: venv with torch and the test deps, wheel built against i
     f'scripts/test.sh: asked for torch $v, the venv has {torch.__version__}')"
   echo "== torch $v: wheel"
   rm -rf "$dist"
-  "$vpy" -m pip wheel -q --no-build-isolation --no-deps . -w "$dist"
+  QPLUGIN_KERNEL_TESTS=1 "$vpy" -m pip wheel -q --no-build-isolation --no-deps . -w "$dist"
   "$vpy" -m pip install -q --no-deps "$dist"/torch_qplugin-*.whl
 }
 
 run_tests() {  # version, pytest args...
   local v="$1"; shift
   local vpy="$VENV_PREFIX-$v/bin/python"
+  echo "== torch $v: kernel testers (x86-64, every tier this CPU runs against scalar)"
+  local t
+  for t in "$ROOT/build/cmake-release-torch$v"/kernel_tests/kernel_test_*; do
+    "$t" >"$LOGS/$(basename "$t")-$v.log" 2>&1 || { cat "$LOGS/$(basename "$t")-$v.log"; return 1; }
+    echo "   $(basename "$t"): $(tail -1 "$LOGS/$(basename "$t")-$v.log")"
+  done
   echo "== torch $v: tests (installed package)"
   (cd /tmp && PYTHONSAFEPATH=1 "$vpy" -m torch_qplugin)
   local rc=0
@@ -111,6 +120,11 @@ for i in "${!TORCH_VERSIONS[@]}"; do
     (set -e; prepare "$next") >"$LOGS/prepare-$next.log" 2>&1 &
     bg=$!
   fi
+  arm_bg=""
+  if [ -z "$next" ] && [ "${QPLUGIN_SKIP_AARCH64:-0}" != 1 ]; then
+    QPLUGIN_JOBS=1 bash scripts/test_aarch64.sh >"$LOGS/aarch64.log" 2>&1 &
+    arm_bg=$!
+  fi
   start=$SECONDS
   if [ "$prep_rc" -eq 0 ]; then
     (set -e; run_tests "$v" "$@")
@@ -125,6 +139,13 @@ for i in "${!TORCH_VERSIONS[@]}"; do
     wait "$bg"
     prep_rc=$?
     cat "$LOGS/prepare-$next.log"
+  fi
+  if [ -n "$arm_bg" ]; then
+    wait "$arm_bg"
+    arm_rc=$?
+    cat "$LOGS/aarch64.log"
+    summary+=("aarch64 cross-build + kernel testers (qemu): $([ "$arm_rc" -eq 0 ] && echo passed || echo "FAILED (exit $arm_rc)")")
+    [ "$arm_rc" -eq 0 ] || status=1
   fi
 done
 set -e

@@ -82,7 +82,7 @@ def test_python_m_prints_build_info():
     assert "quantize / dequantize / int_repr" in r.stdout
 
 
-@pytest.mark.parametrize("path", ["scalar", "avx2", "avxvnni", "avx512"])
+@pytest.mark.parametrize("path", torch_qplugin._isa.ISAS)
 def test_qplugin_isa_env_caps_the_path(path):
     """QPLUGIN_ISA caps the path: the named one where the CPU runs it (avxvnni on a CPU with avx512
     too), else the best path the CPU runs below it, said on stderr."""

@@ -6,12 +6,12 @@ import torch
 import torch_qplugin
 from torch_qplugin import _build_info, _isa
 
-# Op families and the ISA paths their kernels have. Every family is built for scalar, avx2
-# and avx512; the int8 GEMM families also for avxvnni (256-bit VNNI dot products; on that
-# path the other families run their avx2 kernels). linear / conv use AVX-512 VNNI dot
-# products on the avx512 path.
-ALL_PATHS = ("scalar", "avx2", "avx512")
-GEMM_PATHS = ("scalar", "avx2", "avxvnni", "avx512")
+# Op families and the ISA paths their kernels have. Every family is built for the base paths
+# (scalar, avx2, avx512 on x86-64; scalar, neon on aarch64); the int8 GEMM families also for
+# the dot-product paths (avxvnni; dotprod, i8mm), where the other families run their base
+# path's kernels. linear / conv use AVX-512 VNNI dot products on the avx512 path.
+ALL_PATHS = _isa.BASE_ISAS
+GEMM_PATHS = _isa.ISAS
 FAMILIES = {
     "quantize / dequantize / int_repr": ALL_PATHS,
     "add / mul / matmul": ALL_PATHS,

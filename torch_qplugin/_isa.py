@@ -1,18 +1,29 @@
-"""Which kernel path (scalar / avx2 / avxvnni / avx512) the ops run.
+"""Which kernel path the ops run.
 
-The best path the CPU supports is chosen at load time (avx512 before avxvnni before
-avx2); the environment variable ``QPLUGIN_ISA`` caps it (the best path the CPU runs at
-or below the one named, in the order of ``ISAS``), and :func:`kernel_isa` forces one
-the CPU runs for a block (tests use it to run every path the CPU has). ``avxvnni`` is the AVX2 path with the int8 GEMM (linear, conv, transposed conv,
-the RNN layers) on 256-bit VNNI: Intel Core 12th gen and later, Intel's E-core Xeons,
-AMD Zen 5. A CPU may have avx512 without avxvnni (AMD Zen 4, Intel Ice Lake).
+The paths of this build, in ``ISAS`` order: scalar / avx2 / avxvnni / avx512 on x86-64,
+scalar / neon / dotprod / i8mm on aarch64. The best path the CPU supports is chosen at
+load time; the environment variable ``QPLUGIN_ISA`` caps it (the best path the CPU runs
+at or below the one named, in the order of ``ISAS``), and :func:`kernel_isa` forces one
+the CPU runs for a block (tests use it to run every path the CPU has).
+
+The dot-product paths (``DOT_ISAS``) change only the int8 GEMM families (linear, conv,
+transposed conv, the RNN layers); every other family runs its base path's kernels there.
+``avxvnni`` is the AVX2 path with 256-bit VNNI: Intel Core 12th gen and later, Intel's
+E-core Xeons, AMD Zen 5. A CPU may have avx512 without avxvnni (AMD Zen 4, Intel Ice
+Lake). ``dotprod`` is the NEON path with ARMv8.2 sdot (Neoverse N1 / Graviton2 and
+later, Apple M1 and later), ``i8mm`` adds ARMv8.6's mixed-sign sudot (Neoverse V1 / N2,
+Graviton3 and later, Apple M2 and later).
 """
 import contextlib
 from typing import Iterator, List
 
 import torch
 
-ISAS = ("scalar", "avx2", "avxvnni", "avx512")
+from torch_qplugin import _build_info
+
+ISAS = tuple(_build_info.COMPILED_ISAS)
+DOT_ISAS = tuple(p for p in ISAS if p in ("avxvnni", "dotprod", "i8mm"))
+BASE_ISAS = tuple(p for p in ISAS if p not in DOT_ISAS)
 
 
 def active_isa() -> str:

@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import reference as ref  # noqa: E402
 
 CHECKS = {}
-ISAS = ("scalar", "avx2", "avxvnni", "avx512")
+from torch_qplugin._isa import ISAS  # noqa: E402
 
 
 class Unchecked(Exception):
