@@ -16,6 +16,11 @@
 #if defined(QPLUGIN_GEMM_I16)
 #include "kernels/gemm/tile_i16_avx2.h"
 #endif
+#if defined(QPLUGIN_ISA_DOTPROD)
+#include <arm_neon.h>
+
+#include "kernels/gemm/tile_neon.h"
+#endif
 #include "kernels/gemm/requant.h"
 #include "kernels/simd.h"
 
@@ -38,6 +43,11 @@ constexpr int kMaxMR = 2;
 constexpr int kMaxNV = 1;
 constexpr int kTallMR = kMaxMR;
 constexpr int kTallNV = kMaxNV;
+#elif defined(QPLUGIN_ISA_DOTPROD)
+constexpr int kMaxMR = a64::kTileMR;
+constexpr int kMaxNV = 1;
+constexpr int kTallMR = kMaxMR;
+constexpr int kTallNV = kMaxNV;
 #else
 constexpr int kMaxMR = 4;
 constexpr int kMaxNV = 1;
@@ -45,6 +55,13 @@ constexpr int kTallMR = kMaxMR;
 constexpr int kTallNV = kMaxNV;
 #endif
 constexpr int kTileN = kMaxNV * kPanelN;
+// What the tiles add to a_zp in the a_zp * colsum term: 128 where they multiply A - 128 (the
+// s8 x s8 dotprod tier, tile_neon.h), 0 where they multiply A itself.
+#if defined(QPLUGIN_ISA_DOTPROD)
+constexpr int32_t kAFlip = a64::kAFlip;
+#else
+constexpr int32_t kAFlip = 0;
+#endif
 
 
 // Accumulates acc[r * kTileN + j] += sum_{q < nq} sum_{i < 4} A[r][4q + i] * B[n0 + j][4q + i]
@@ -1077,6 +1094,18 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
   }
   (void)pstride;
 }
+#elif defined(QPLUGIN_ISA_DOTPROD)
+// tile_neon.h's panel tiles, one per panel (NV is 1 here); they accumulate A' (= A, or A - 128).
+template <int MR, int NV, bool zero_init>
+inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int64_t pstride,
+                      int32_t* acc) {
+  static constexpr int64_t kNoOffset[1] = {0};
+  const uint8_t* rows[MR];
+  for (int r = 0; r < MR; ++r) rows[r] = a + r * lda;
+  for (int v = 0; v < NV; ++v) {
+    a64::tile_panel<MR, zero_init>(rows, kNoOffset, 1, nq, b + v * pstride, acc + v * kPanelN, kTileN);
+  }
+}
 #else
 // The reference: the definition, read through the packed layout.
 template <int MR, int NV, bool zero_init>
@@ -1140,10 +1169,10 @@ TileFn tile_fn(int mr, int nv) {
 }
 
 // Epilogue for one row: cols [0, cnt) of acc_row are columns n .. n + cnt - 1.
-// t = K * a_zp - rowsum(A[m]); C = acc - a_zp * colsum[n] + b_zp[n] * t (int32 wrap).
+// t = K * a_zp - rowsum(A[m]); C = acc - (a_zp - kAFlip) * colsum[n] + b_zp[n] * t (int32 wrap).
 void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64_t n, int64_t cnt,
                   int32_t t) {
-  const int32_t azp = p.a_zero_point;
+  const int32_t azp = static_cast<int32_t>(static_cast<uint32_t>(p.a_zero_point) - static_cast<uint32_t>(kAFlip));
   const int32_t* colsum = p.b->col_sums + n;
   const int32_t* bzp = p.b_zero_points + n;
   const float* mult = p.multipliers + n;

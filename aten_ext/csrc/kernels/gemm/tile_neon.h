@@ -1,0 +1,106 @@
+// The aarch64 register tiles of the GEMM engine (kernels/gemm/qgemm_kernel.cpp, dotprod and i8mm builds):
+// MR rows x one 16-column panel of the packed B layout (kernels/gemm/qgemm.h), int32
+// accumulators in registers, written to acc[r * ldacc + j] (j < 16) at the end. Row r of A is
+// read by address: taps t < ntaps of 4 * nq bytes at a[r] + off[t] (dense rows: one tap at
+// offset 0; conv's indirect A: one tap per kernel position), against the panel's quads in order:
+//
+//   acc[r][j] (+)= sum_{t < ntaps} sum_{q < nq} sum_{i < 4} A'[r][t][4q + i] * B[j][4 (t nq + q) + i]
+//
+// where A' is what the tier multiplies (kAFlip; the i8mm build runs these SDOT tiles too):
+//  - dotprod: SDOT by element (vdotq_laneq_s32) is s8 x s8, so A is flipped: A' = A ^ 0x80 =
+//    A - 128 as s8, and the caller adds 128 * colsum[j] (kAFlip = 128; the engine folds it into
+//    its a_zp * colsum term).
+// In the 16 bytes of a panel quad for columns 4c .. 4c + 3, column 4c + i's 4 K-bytes are bytes
+// 4i .. 4i + 3: SDOT by element's layout (each int32 lane dots its own 4 bytes with the
+// 4 indexed bytes of A), so B is read as packed, with no shuffles.
+#pragma once
+
+#include <arm_neon.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/isa.h"
+
+namespace qplugin {
+namespace kernels {
+namespace QPLUGIN_ISA_NS {
+namespace a64 {
+
+constexpr int32_t kAFlip = 128;
+constexpr int kTileMR = 4;  // 16 accumulators + 4 A vectors + B
+
+// 4 bytes of A (one quad of one row) in every 32-bit lane.
+inline uint8x16_t load_a4(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return vreinterpretq_u8_u32(vdupq_n_u32(v));
+}
+
+using AVec = int8x16_t;
+inline AVec prep_a(uint8x16_t a) { return vreinterpretq_s8_u8(veorq_u8(a, vdupq_n_u8(0x80))); }
+template <int L>
+inline int32x4_t dot(int32x4_t c, int8x16_t b, AVec a) {
+  return vdotq_laneq_s32(c, b, a, L);
+}
+
+// One quad (64 bytes of B at b) against lane L (quad L of the 16 bytes in a[r]) of every row.
+template <int MR, int L>
+inline void dot_quad(int32x4_t (&c)[MR][4], const int8_t* b, const AVec (&a)[MR]) {
+  // Compiler barrier: keeps the scheduler from hoisting the next quads' B loads above this
+  // quad's dot products (16 B registers live at once spilled accumulators of the 4-row tile).
+  asm volatile("" ::: "memory");
+  const int8x16_t b0 = vld1q_s8(b), b1 = vld1q_s8(b + 16), b2 = vld1q_s8(b + 32), b3 = vld1q_s8(b + 48);
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    c[r][0] = dot<L>(c[r][0], b0, a[r]);
+    c[r][1] = dot<L>(c[r][1], b1, a[r]);
+    c[r][2] = dot<L>(c[r][2], b2, a[r]);
+    c[r][3] = dot<L>(c[r][3], b3, a[r]);
+  }
+}
+
+// Four quads at a time read 16 bytes of each A row (one vector, indexed by lane), the rest of
+// a tap 4 bytes at a time.
+template <int MR, bool ZI>
+inline void tile_panel(const uint8_t* const* a, const int64_t* off, int64_t ntaps, int64_t nq, const int8_t* b,
+                       int32_t* acc, int64_t ldacc) {
+  int32x4_t c[MR][4];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    for (int v = 0; v < 4; ++v) c[r][v] = ZI ? vdupq_n_s32(0) : vld1q_s32(acc + r * ldacc + 4 * v);
+  }
+  for (int64_t t = 0; t < ntaps; ++t) {
+    const uint8_t* ar[MR];
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) ar[r] = a[r] + off[t];
+    int64_t q = 0;
+    for (; q + 4 <= nq; q += 4) {
+      AVec av[MR];
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) av[r] = prep_a(vld1q_u8(ar[r] + 4 * q));
+      dot_quad<MR, 0>(c, b, av);
+      dot_quad<MR, 1>(c, b + 64, av);
+      dot_quad<MR, 2>(c, b + 128, av);
+      dot_quad<MR, 3>(c, b + 192, av);
+      b += 256;
+    }
+    for (; q < nq; ++q) {
+      AVec av[MR];
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) av[r] = prep_a(load_a4(ar[r] + 4 * q));
+      dot_quad<MR, 0>(c, b, av);
+      b += 64;
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    for (int v = 0; v < 4; ++v) vst1q_s32(acc + r * ldacc + 4 * v, c[r][v]);
+  }
+}
+
+
+}  // namespace a64
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin
