@@ -6,12 +6,14 @@
 //
 //   acc[r][j] (+)= sum_{t < ntaps} sum_{q < nq} sum_{i < 4} A'[r][t][4q + i] * B[j][4 (t nq + q) + i]
 //
-// where A' is what the tier multiplies (kAFlip; the i8mm build runs these SDOT tiles too):
+// where A' is what the tier multiplies (kAFlip):
+//  - i8mm: SUDOT by element (vsudotq_laneq_s32: the B quad of 4 columns as the signed full
+//    vector, 4 bytes of A as the unsigned indexed element): A' = A, exact u8 x s8.
 //  - dotprod: SDOT by element (vdotq_laneq_s32) is s8 x s8, so A is flipped: A' = A ^ 0x80 =
 //    A - 128 as s8, and the caller adds 128 * colsum[j] (kAFlip = 128; the engine folds it into
 //    its a_zp * colsum term).
 // In the 16 bytes of a panel quad for columns 4c .. 4c + 3, column 4c + i's 4 K-bytes are bytes
-// 4i .. 4i + 3: SDOT by element's layout (each int32 lane dots its own 4 bytes with the
+// 4i .. 4i + 3: SDOT / SUDOT by element's layout (each int32 lane dots its own 4 bytes with the
 // 4 indexed bytes of A), so B is read as packed, with no shuffles.
 #pragma once
 
@@ -27,8 +29,13 @@ namespace kernels {
 namespace QPLUGIN_ISA_NS {
 namespace a64 {
 
-constexpr int32_t kAFlip = 128;
+#if defined(QPLUGIN_ISA_I8MM)
+constexpr int32_t kAFlip = 0;
 constexpr int kTileMR = 4;  // 16 accumulators + 4 A vectors + B
+#else
+constexpr int32_t kAFlip = 128;
+constexpr int kTileMR = 4;
+#endif
 
 // 4 bytes of A (one quad of one row) in every 32-bit lane.
 inline uint8x16_t load_a4(const uint8_t* p) {
@@ -37,12 +44,21 @@ inline uint8x16_t load_a4(const uint8_t* p) {
   return vreinterpretq_u8_u32(vdupq_n_u32(v));
 }
 
+#if defined(QPLUGIN_ISA_I8MM)
+using AVec = uint8x16_t;
+inline AVec prep_a(uint8x16_t a) { return a; }
+template <int L>
+inline int32x4_t dot(int32x4_t c, int8x16_t b, AVec a) {
+  return vsudotq_laneq_s32(c, b, a, L);
+}
+#else
 using AVec = int8x16_t;
 inline AVec prep_a(uint8x16_t a) { return vreinterpretq_s8_u8(veorq_u8(a, vdupq_n_u8(0x80))); }
 template <int L>
 inline int32x4_t dot(int32x4_t c, int8x16_t b, AVec a) {
   return vdotq_laneq_s32(c, b, a, L);
 }
+#endif
 
 // One quad (64 bytes of B at b) against lane L (quad L of the 16 bytes in a[r]) of every row.
 template <int MR, int L>
