@@ -16,7 +16,7 @@
 #if defined(QPLUGIN_GEMM_I16)
 #include "kernels/gemm/tile_i16_avx2.h"
 #endif
-#if defined(QPLUGIN_ISA_DOTPROD)
+#if defined(QPLUGIN_ISA_NEON)
 #include <arm_neon.h>
 
 #include "kernels/gemm/tile_neon.h"
@@ -43,7 +43,7 @@ constexpr int kMaxMR = 2;
 constexpr int kMaxNV = 1;
 constexpr int kTallMR = kMaxMR;
 constexpr int kTallNV = kMaxNV;
-#elif defined(QPLUGIN_ISA_DOTPROD)
+#elif defined(QPLUGIN_ISA_NEON)
 constexpr int kMaxMR = a64::kTileMR;
 constexpr int kMaxNV = 1;
 constexpr int kTallMR = kMaxMR;
@@ -56,8 +56,8 @@ constexpr int kTallNV = kMaxNV;
 #endif
 constexpr int kTileN = kMaxNV * kPanelN;
 // What the tiles add to a_zp in the a_zp * colsum term: 128 where they multiply A - 128 (the
-// s8 x s8 dotprod tier, tile_neon.h), 0 where they multiply A itself.
-#if defined(QPLUGIN_ISA_DOTPROD)
+// s8 x s8 aarch64 tiers, tile_neon.h), 0 where they multiply A itself.
+#if defined(QPLUGIN_ISA_NEON)
 constexpr int32_t kAFlip = a64::kAFlip;
 #else
 constexpr int32_t kAFlip = 0;
@@ -1094,7 +1094,7 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
   }
   (void)pstride;
 }
-#elif defined(QPLUGIN_ISA_DOTPROD)
+#elif defined(QPLUGIN_ISA_NEON)
 // tile_neon.h's panel tiles, one per panel (NV is 1 here); they accumulate A' (= A, or A - 128).
 template <int MR, int NV, bool zero_init>
 inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int64_t pstride,

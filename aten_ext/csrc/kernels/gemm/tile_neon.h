@@ -1,4 +1,4 @@
-// The aarch64 register tiles of the GEMM engine (kernels/gemm/qgemm_kernel.cpp, dotprod and i8mm builds):
+// The aarch64 register tiles of the GEMM engine (kernels/gemm/qgemm_kernel.cpp, NEON builds only):
 // MR rows x one 16-column panel of the packed B layout (kernels/gemm/qgemm.h), int32
 // accumulators in registers, written to acc[r * ldacc + j] (j < 16) at the end. Row r of A is
 // read by address: taps t < ntaps of 4 * nq bytes at a[r] + off[t] (dense rows: one tap at
@@ -12,6 +12,10 @@
 //  - dotprod: SDOT by element (vdotq_laneq_s32) is s8 x s8, so A is flipped: A' = A ^ 0x80 =
 //    A - 128 as s8, and the caller adds 128 * colsum[j] (kAFlip = 128; the engine folds it into
 //    its a_zp * colsum term).
+//  - neon (ARMv8.0, no dot product): the same flipped A, s8 x s8 products widened exactly:
+//    SMULL / SMULL2 (|A' * B| <= 128 * 128 = 16384 fits int16) then SADALP (adjacent int16
+//    pairs added into int32 lanes); one accumulator holds two partial sums per column, added
+//    with ADDP at the end. No 16-bit accumulation anywhere.
 // In the 16 bytes of a panel quad for columns 4c .. 4c + 3, column 4c + i's 4 K-bytes are bytes
 // 4i .. 4i + 3: SDOT / SUDOT by element's layout (each int32 lane dots its own 4 bytes with the
 // 4 indexed bytes of A), so B is read as packed, with no shuffles.
@@ -32,9 +36,12 @@ namespace a64 {
 #if defined(QPLUGIN_ISA_I8MM)
 constexpr int32_t kAFlip = 0;
 constexpr int kTileMR = 4;  // 16 accumulators + 4 A vectors + B
-#else
+#elif defined(QPLUGIN_ISA_DOTPROD)
 constexpr int32_t kAFlip = 128;
 constexpr int kTileMR = 4;
+#else
+constexpr int32_t kAFlip = 128;
+constexpr int kTileMR = 2;  // 16 accumulators (two partial sums per column) + 4 B + A + product
 #endif
 
 // 4 bytes of A (one quad of one row) in every 32-bit lane.
@@ -44,6 +51,7 @@ inline uint8x16_t load_a4(const uint8_t* p) {
   return vreinterpretq_u8_u32(vdupq_n_u32(v));
 }
 
+#if defined(QPLUGIN_ISA_DOTPROD)
 #if defined(QPLUGIN_ISA_I8MM)
 using AVec = uint8x16_t;
 inline AVec prep_a(uint8x16_t a) { return a; }
@@ -115,6 +123,66 @@ inline void tile_panel(const uint8_t* const* a, const int64_t* off, int64_t ntap
   }
 }
 
+#else  // neon: ARMv8.0
+
+// Accumulator h of a row (h < 8) covers columns 2h, 2h + 1: lanes (col 2h: k0 + k1, k2 + k3;
+// col 2h + 1: k0 + k1, k2 + k3), summed over the quads.
+// c += pairwise sums of the int16 products of bytes 0..7 (lo) or 8..15 (hi) of b and a: SMULL /
+// SMULL2 then SADALP as one asm statement, so each product is consumed as it is made (GCC's
+// scheduler otherwise issues every product of a quad first and spills accumulators).
+inline int32x4_t mull_acc_lo(int32x4_t c, int8x16_t b, int8x16_t a) {
+  int16x8_t t;
+  asm("smull %1.8h, %2.8b, %3.8b\n\tsadalp %0.4s, %1.8h" : "+w"(c), "=&w"(t) : "w"(b), "w"(a));
+  return c;
+}
+inline int32x4_t mull_acc_hi(int32x4_t c, int8x16_t b, int8x16_t a) {
+  int16x8_t t;
+  asm("smull2 %1.8h, %2.16b, %3.16b\n\tsadalp %0.4s, %1.8h" : "+w"(c), "=&w"(t) : "w"(b), "w"(a));
+  return c;
+}
+
+template <int MR>
+inline void mull_quad(int32x4_t (&c)[MR][8], const int8_t* b, const uint8_t* const (&ar)[MR], int64_t q) {
+  const int8x16_t b0 = vld1q_s8(b), b1 = vld1q_s8(b + 16), b2 = vld1q_s8(b + 32), b3 = vld1q_s8(b + 48);
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    const int8x16_t av = vreinterpretq_s8_u8(veorq_u8(load_a4(ar[r] + 4 * q), vdupq_n_u8(0x80)));
+    c[r][0] = mull_acc_lo(c[r][0], b0, av);
+    c[r][1] = mull_acc_hi(c[r][1], b0, av);
+    c[r][2] = mull_acc_lo(c[r][2], b1, av);
+    c[r][3] = mull_acc_hi(c[r][3], b1, av);
+    c[r][4] = mull_acc_lo(c[r][4], b2, av);
+    c[r][5] = mull_acc_hi(c[r][5], b2, av);
+    c[r][6] = mull_acc_lo(c[r][6], b3, av);
+    c[r][7] = mull_acc_hi(c[r][7], b3, av);
+  }
+}
+
+template <int MR, bool ZI>
+inline void tile_panel(const uint8_t* const* a, const int64_t* off, int64_t ntaps, int64_t nq, const int8_t* b,
+                       int32_t* acc, int64_t ldacc) {
+  int32x4_t c[MR][8];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    for (int h = 0; h < 8; ++h) c[r][h] = vdupq_n_s32(0);
+  }
+  for (int64_t t = 0; t < ntaps; ++t) {
+    const uint8_t* ar[MR];
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) ar[r] = a[r] + off[t];
+    for (int64_t q = 0; q < nq; ++q, b += 64) mull_quad<MR>(c, b, ar, q);
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    for (int v = 0; v < 4; ++v) {
+      int32x4_t s = vpaddq_s32(c[r][2 * v], c[r][2 * v + 1]);  // columns 4v .. 4v + 3
+      if (!ZI) s = vaddq_s32(s, vld1q_s32(acc + r * ldacc + 4 * v));
+      vst1q_s32(acc + r * ldacc + 4 * v, s);
+    }
+  }
+}
+
+#endif
 
 }  // namespace a64
 }  // namespace QPLUGIN_ISA_NS
