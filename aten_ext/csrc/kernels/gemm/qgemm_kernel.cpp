@@ -1212,6 +1212,14 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
       if (bias) f = _mm256_add_ps(f, _mm256_loadu_ps(bias + j));
       _mm256_storeu_ps(out + j, _mm256_max_ps(f, _mm256_set1_ps(fmin)));
     }
+#elif defined(QPLUGIN_ISA_NEON)
+    const a64::EpiC ec{vdupq_n_s32(azp), vdupq_n_s32(t)};
+    const float32x4_t vfmin = vdupq_n_f32(fmin);
+    for (; j + 4 <= cnt; j += 4) {
+      float32x4_t f = vmulq_f32(vcvtq_f32_s32(a64::corrected4(ec, acc_row + j, colsum + j, bzp + j)), vld1q_f32(mult + j));
+      if (bias) f = vaddq_f32(f, vld1q_f32(bias + j));
+      vst1q_f32(out + j, vbslq_f32(vcgtq_f32(f, vfmin), f, vfmin));  // f > fmin ? f : fmin
+    }
 #endif
     for (; j < cnt; ++j) {
       float f = static_cast<float>(corrected(j)) * mult[j];
@@ -1223,7 +1231,7 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
   uint8_t* out = static_cast<uint8_t*>(p.out) + m * p.ldc + n;
   const int32_t yzp = p.out_zero_point;
   const uint8_t* add = p.add != nullptr ? p.add + m * p.ld_add + n : nullptr;
-#if QPLUGIN_SIMD
+#if QPLUGIN_SIMD && (defined(QPLUGIN_ISA_AVX2) || defined(QPLUGIN_ISA_AVX512))
   const requant::Bounds rb = requant::make_bounds(yzp, p.out_min, p.out_max);
   const simd::VI vazp_r = simd::set1_i(p.add_zp);
   const simd::VF vamul = simd::set1_f(p.add_mult);
@@ -1260,6 +1268,31 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
       const uint32_t hi4 = static_cast<uint32_t>(_mm256_extract_epi32(w8, 4));
       std::memcpy(out + j, &lo4, 4);
       std::memcpy(out + j + 4, &hi4, 4);
+    }
+  }
+#elif defined(QPLUGIN_ISA_NEON)
+  {
+    const a64::EpiC ec{vdupq_n_s32(azp), vdupq_n_s32(t)};
+    const a64::U8Bounds ub = a64::u8_bounds(yzp, p.out_min, p.out_max);
+    const int32x4_t vadd_zp = vdupq_n_s32(p.add_zp);
+    const float32x4_t vamul = vdupq_n_f32(p.add_mult);
+    auto value4 = [&](int64_t i) {
+      float32x4_t f = vmulq_f32(vcvtq_f32_s32(a64::corrected4(ec, acc_row + i, colsum + i, bzp + i)), vld1q_f32(mult + i));
+      if (bias) f = vaddq_f32(f, vld1q_f32(bias + i));
+      return f;
+    };
+    for (; j + 8 <= cnt; j += 8) {
+      float32x4_t f0 = value4(j), f1 = value4(j + 4);
+      if (add) {
+        const uint16x8_t a16 = vmovl_u8(vld1_u8(add + j));
+        const int32x4_t a0 = vsubq_s32(vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(a16))), vadd_zp);
+        const int32x4_t a1 = vsubq_s32(vreinterpretq_s32_u32(vmovl_u16(vget_high_u16(a16))), vadd_zp);
+        f0 = vaddq_f32(f0, vmulq_f32(vcvtq_f32_s32(a0), vamul));
+        f1 = vaddq_f32(f1, vmulq_f32(vcvtq_f32_s32(a1), vamul));
+      }
+      // both halves lie in [out_min, out_max] within [0, 255]: plain narrowing
+      const int16x8_t q16 = vcombine_s16(vmovn_s32(a64::requantize4(f0, ub)), vmovn_s32(a64::requantize4(f1, ub)));
+      vst1_u8(out + j, vmovn_u16(vreinterpretq_u16_s16(q16)));
     }
   }
 #endif
@@ -2426,8 +2459,12 @@ void qgemm_block(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64
       uint32_t tr = static_cast<uint32_t>(K) * static_cast<uint32_t>(azp);
       if (!p.b_zero_points_all_zero) {
         const uint8_t* row = a + r * p.lda;
+#if defined(QPLUGIN_ISA_NEON)
+        const uint32_t s = a64::row_sum(row, K);
+#else
         uint32_t s = 0;
         for (int64_t k = 0; k < K; ++k) s += row[k];
+#endif
         tr -= s;
       }
       t[r] = static_cast<int32_t>(tr);
@@ -2505,6 +2542,20 @@ void minmax_f32(const float* x, int64_t n, float* mn, float* mx) {
     nan = bad != 0;
     lo = _mm512_reduce_min_ps(vlo);
     hi = _mm512_reduce_max_ps(vhi);
+  }
+#elif defined(QPLUGIN_ISA_NEON)
+  if (n >= 4) {
+    float32x4_t vlo = vld1q_f32(x), vhi = vlo;
+    uint32x4_t ordered = vdupq_n_u32(~0u);
+    for (; i + 4 <= n; i += 4) {
+      const float32x4_t v = vld1q_f32(x + i);
+      ordered = vandq_u32(ordered, vceqq_f32(v, v));
+      vlo = vminq_f32(vlo, v);
+      vhi = vmaxq_f32(vhi, v);
+    }
+    nan = vminvq_u32(ordered) == 0;
+    lo = vminvq_f32(vlo);  // (NaN lanes: the result is NaN below anyway)
+    hi = vmaxvq_f32(vhi);
   }
 #elif defined(QPLUGIN_ISA_AVX2)
   if (n >= 8) {

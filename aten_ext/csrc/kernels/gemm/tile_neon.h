@@ -184,6 +184,42 @@ inline void tile_panel(const uint8_t* const* a, const int64_t* off, int64_t ntap
 
 #endif
 
+// The epilogue's vector steps (qgemm_kernel.cpp's epilogue_row, 4 columns at a time, lane by
+// lane its scalar float steps).
+struct EpiC {
+  int32x4_t azp;  // a_zp - kAFlip
+  int32x4_t t;    // K * a_zp - rowsum(A[m])
+};
+// acc - azp * colsum + bzp * t (int32 wrap-around).
+inline int32x4_t corrected4(const EpiC& e, const int32_t* acc, const int32_t* colsum, const int32_t* bzp) {
+  return vmlaq_s32(vmlsq_s32(vld1q_s32(acc), e.azp, vld1q_s32(colsum)), vld1q_s32(bzp), e.t);
+}
+// requant.h's requantize: v < hi ? v : hi (NaN -> hi), then v > lo ? v : lo, round half to even
+// (FCVTNS; the value is in range after the clamp), + zp.
+struct U8Bounds {
+  float32x4_t lo, hi;  // lo - zp, hi - zp
+  int32x4_t zp;
+};
+inline U8Bounds u8_bounds(int32_t zp, int32_t lo, int32_t hi) {
+  return {vdupq_n_f32(static_cast<float>(static_cast<int64_t>(lo) - zp)),
+          vdupq_n_f32(static_cast<float>(static_cast<int64_t>(hi) - zp)), vdupq_n_s32(zp)};
+}
+inline int32x4_t requantize4(float32x4_t v, const U8Bounds& b) {
+  v = vbslq_f32(vcltq_f32(v, b.hi), v, b.hi);
+  v = vbslq_f32(vcgtq_f32(v, b.lo), v, b.lo);
+  return vaddq_s32(vcvtnq_s32_f32(v), b.zp);
+}
+
+// sum_{k < K} row[k] (exact for K < 2^24).
+inline uint32_t row_sum(const uint8_t* row, int64_t K) {
+  int64_t k = 0;
+  uint32x4_t s = vdupq_n_u32(0);
+  for (; k + 16 <= K; k += 16) s = vpadalq_u16(s, vpaddlq_u8(vld1q_u8(row + k)));
+  uint32_t t = vaddvq_u32(s);
+  for (; k < K; ++k) t += row[k];
+  return t;
+}
+
 }  // namespace a64
 }  // namespace QPLUGIN_ISA_NS
 }  // namespace kernels
