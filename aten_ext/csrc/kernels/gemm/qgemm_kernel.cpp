@@ -4,6 +4,7 @@
 #include "kernels/gemm/qgemm.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -2426,6 +2427,37 @@ void block_i16(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t
 }
 #endif
 
+#if defined(QPLUGIN_ISA_NEON)
+// conv's indirect A on the panel tiles (tile_neon.h): the row pointers and tap offsets go to the
+// tiles as they are, no gathering; the epilogue is epilogue_row's. Row sums are never needed
+// here (b_zero_points_all_zero holds), so t = K * a_zp.
+using PanelFn = void (*)(const uint8_t* const*, const int64_t*, int64_t, int64_t, const int8_t*, int32_t*, int64_t);
+template <int... I>
+constexpr std::array<PanelFn, sizeof...(I)> panel_fns(std::integer_sequence<int, I...>) {
+  return {&a64::tile_panel<I + 1, true>...};
+}
+
+void block_indirect_a64(const QGemmParams& p, const gemm::IndirectA& ia, int64_t m0, int64_t m1, int64_t n0,
+                        int64_t n1) {
+  static constexpr std::array<PanelFn, kMaxMR> kFns = panel_fns(std::make_integer_sequence<int, kMaxMR>{});
+  const gemm::PackedB& B = *p.b;
+  const int64_t pstride = gemm::padded_k(B.K) * kPanelN;
+  const int64_t nq = ia.seg / 4;
+  const int32_t t = static_cast<int32_t>(static_cast<uint32_t>(B.K) * static_cast<uint32_t>(p.a_zero_point));
+  alignas(64) int32_t acc[kTallMR * kTileN];
+  for (int64_t n = n0; n < n1; n += kPanelN) {
+    const int64_t ncols = std::min<int64_t>(kPanelN, n1 - n);
+    const int8_t* b = B.data + (n / kPanelN) * pstride;
+    for (int64_t m = m0; m < m1;) {
+      const int h = static_cast<int>(std::min<int64_t>(kMaxMR, m1 - m));
+      kFns[static_cast<size_t>(h - 1)](ia.rows + (m - m0), ia.tap_off, ia.ntaps, nq, b, acc, kTileN);
+      for (int r = 0; r < h; ++r) epilogue_row(p, acc + r * kTileN, m + r, n, ncols, t);
+      m += h;
+    }
+  }
+}
+#endif
+
 } // namespace
 
 void qgemm_block(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
@@ -2507,7 +2539,7 @@ void qgemm_block(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64
 }
 
 bool qgemm_has_indirect() {
-#if defined(QPLUGIN_ISA_AVX512) || defined(QPLUGIN_ISA_AVXVNNI)
+#if defined(QPLUGIN_ISA_AVX512) || defined(QPLUGIN_ISA_AVXVNNI) || defined(QPLUGIN_ISA_NEON)
   return true;
 #else
   return false;
@@ -2520,6 +2552,8 @@ void qgemm_block_indirect(const QGemmParams& p, const gemm::IndirectA& a, int64_
   reg_block(p, RowsInd{a.rows}, a.tap_off, a.ntaps, a.seg, m0, m1, n0, n1);
 #elif defined(QPLUGIN_ISA_AVXVNNI)
   block_vnni_indirect(p, a, m0, m1, n0, n1);
+#elif defined(QPLUGIN_ISA_NEON)
+  block_indirect_a64(p, a, m0, m1, n0, n1);
 #else
   (void)p; (void)a; (void)m0; (void)m1; (void)n0; (void)n1;
 #endif
