@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/gemm/requant_neon.h"
 #include "kernels/isa.h"
 
 namespace qplugin {
@@ -194,22 +195,6 @@ struct EpiC {
 inline int32x4_t corrected4(const EpiC& e, const int32_t* acc, const int32_t* colsum, const int32_t* bzp) {
   return vmlaq_s32(vmlsq_s32(vld1q_s32(acc), e.azp, vld1q_s32(colsum)), vld1q_s32(bzp), e.t);
 }
-// requant.h's requantize: v < hi ? v : hi (NaN -> hi), then v > lo ? v : lo, round half to even
-// (FCVTNS; the value is in range after the clamp), + zp.
-struct U8Bounds {
-  float32x4_t lo, hi;  // lo - zp, hi - zp
-  int32x4_t zp;
-};
-inline U8Bounds u8_bounds(int32_t zp, int32_t lo, int32_t hi) {
-  return {vdupq_n_f32(static_cast<float>(static_cast<int64_t>(lo) - zp)),
-          vdupq_n_f32(static_cast<float>(static_cast<int64_t>(hi) - zp)), vdupq_n_s32(zp)};
-}
-inline int32x4_t requantize4(float32x4_t v, const U8Bounds& b) {
-  v = vbslq_f32(vcltq_f32(v, b.hi), v, b.hi);
-  v = vbslq_f32(vcgtq_f32(v, b.lo), v, b.lo);
-  return vaddq_s32(vcvtnq_s32_f32(v), b.zp);
-}
-
 // sum_{k < K} row[k] (exact for K < 2^24).
 inline uint32_t row_sum(const uint8_t* row, int64_t K) {
   int64_t k = 0;
