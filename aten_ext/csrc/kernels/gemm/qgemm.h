@@ -25,8 +25,10 @@
 // row chunks and K chunks), the AVX2 path widens both operands to
 // int16 and uses vpmaddwd (int16 pairs -> int32; |255 * 128| * 2 < 2^31): 6 x 16
 // tiles on the int16 layout (PackedB::data16) for 4+ rows, in-loop widening of
-// the int8 bytes for fewer; the scalar path is the plain definition. All three
-// give identical C.
+// the int8 bytes for fewer; the scalar path is the plain definition. On aarch64
+// (kernels/gemm/tile_neon.h) the i8mm path uses SUDOT (u8 x s8), the dotprod path SDOT and the
+// neon path SMULL + SADALP (s8 x s8 -> s16 products, summed in pairs into s32) on A - 128, whose
+// a_zp * colsum term then uses a_zp - 128. All paths give identical C.
 //
 // Epilogues (per output element, n-th column):
 //   kU8 : v = float(C) * multiplier[n] + bias[n] (+ float(add[m][n] - add_zp) * add_mult)
@@ -172,7 +174,7 @@ struct IndirectA {
 
 } // namespace gemm
 
-// One block (qplugin::kernels::{scalar,avx2,avx512}::qgemm_block): rows [m0, m1), columns [n0, n1) with n0 a multiple of kPanelN.
+// One block (qplugin::kernels::<isa>::qgemm_block): rows [m0, m1), columns [n0, n1) with n0 a multiple of kPanelN.
 // Single-threaded; qgemm() calls it per block. Exposed per ISA for tests / reuse.
 // qgemm_block_indirect: the same block with A read through an IndirectA (p.a, p.lda, p.a16
 // unused; p.b_zero_points_all_zero must hold: no row sums). AVX-512, AVX-VNNI and neon / dotprod /
