@@ -9,6 +9,11 @@
 
 #include "kernels/gemm/requant.h"
 #include "kernels/simd.h"
+#if defined(QPLUGIN_ISA_NEON)
+#include <arm_neon.h>
+
+#include "kernels/gemm/requant_neon.h"
+#endif
 
 namespace qplugin {
 namespace kernels {
@@ -549,6 +554,85 @@ void dw3x3_pairs_avx2(const uint8_t* xb, const int64_t* prow, int64_t kstep, int
 }  // namespace
 #endif
 
+#if defined(QPLUGIN_ISA_NEON)
+namespace {
+// Depthwise interior columns [ow_lo, ow_hi) of one output row on NEON, channels [0, c_full) in
+// blocks of 16 (c_full a multiple of 16); every tap of the row's nrows valid kernel rows lies
+// inside the image. x is read unsigned (0..255) and widened to int16, the weights (w - w_zp,
+// |.| <= 255) narrowed to int16 once per block; SMLAL / SMLAL2 multiply them into int32 (|x * w|
+// <= 65025: exact, no 16-bit sum). The x_zp term is one per-block constant, -x_zp * sum of the
+// valid taps' weights, as in the generic loop. The epilogue is finish_one's float steps lane by
+// lane (requant_neon.h). wt: scratch of nrows * KW * 16 int16; toff: nrows * KW int64.
+void dw_interior_neon(const uint8_t* x, const ConvGeom& g, const int64_t* prow, const int64_t* ptap, int64_t nrows,
+                      int64_t ow_lo, int64_t ow_hi, int64_t c_full, const int32_t* w, int32_t x_zp,
+                      const ConvEpilogue& ep, uint8_t* yrow, const uint8_t* arow, int16_t* wt, int64_t* toff) {
+  const int64_t C = g.C;
+  const int64_t nt = nrows * g.KW;
+  for (int64_t j = 0; j < nrows; ++j) {
+    for (int64_t kw = 0; kw < g.KW; ++kw) toff[j * g.KW + kw] = prow[j] + kw * g.DW * C;
+  }
+  const a64::U8Bounds ub = a64::u8_bounds(ep.y_zp, ep.qmin, ep.qmax);
+  const int32x4_t vadd_zp = vdupq_n_s32(ep.add_zp);
+  const float32x4_t vamul = vdupq_n_f32(ep.add_mult);
+  const int64_t xstep = g.SW * C;
+  for (int64_t c = 0; c < c_full; c += 16) {
+    int32x4_t corr[4] = {vdupq_n_s32(0), vdupq_n_s32(0), vdupq_n_s32(0), vdupq_n_s32(0)};
+    for (int64_t j = 0; j < nrows; ++j) {
+      for (int64_t kw = 0; kw < g.KW; ++kw) {
+        const int32_t* wp = w + (ptap[j] + kw) * C + c;
+        int16_t* wd = wt + (j * g.KW + kw) * 16;
+        for (int h = 0; h < 2; ++h) {
+          // the low 16 bits of each int32 are the weight
+          const int16x8_t v = vcombine_s16(vmovn_s32(vld1q_s32(wp + 8 * h)), vmovn_s32(vld1q_s32(wp + 8 * h + 4)));
+          vst1q_s16(wd + 8 * h, v);
+          corr[2 * h] = vaddw_s16(corr[2 * h], vget_low_s16(v));
+          corr[2 * h + 1] = vaddw_high_s16(corr[2 * h + 1], v);
+        }
+      }
+    }
+    float32x4_t mult[4], bias[4];
+    for (int q = 0; q < 4; ++q) {
+      corr[q] = vmulq_n_s32(corr[q], -x_zp);
+      mult[q] = vld1q_f32(ep.mult + c + 4 * q);
+      bias[q] = vld1q_f32(ep.bias + c + 4 * q);
+    }
+    const uint8_t* xb = x + (ow_lo * g.SW - g.PW) * C + c;
+    for (int64_t ow = ow_lo; ow < ow_hi; ++ow, xb += xstep) {
+      int32x4_t a0 = corr[0], a1 = corr[1], a2 = corr[2], a3 = corr[3];
+      for (int64_t t = 0; t < nt; ++t) {
+        const uint8x16_t xv = vld1q_u8(xb + toff[t]);
+        const int16x8_t xl = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(xv)));
+        const int16x8_t xh = vreinterpretq_s16_u16(vmovl_high_u8(xv));
+        const int16x8_t wl = vld1q_s16(wt + 16 * t), wh = vld1q_s16(wt + 16 * t + 8);
+        a0 = vmlal_s16(a0, vget_low_s16(xl), vget_low_s16(wl));
+        a1 = vmlal_high_s16(a1, xl, wl);
+        a2 = vmlal_s16(a2, vget_low_s16(xh), vget_low_s16(wh));
+        a3 = vmlal_high_s16(a3, xh, wh);
+      }
+      const int32x4_t acc[4] = {a0, a1, a2, a3};
+      const int64_t o = ow * C + c;
+      float32x4_t f[4];
+      for (int q = 0; q < 4; ++q) f[q] = vaddq_f32(vmulq_f32(vcvtq_f32_s32(acc[q]), mult[q]), bias[q]);
+      if (arow != nullptr) {
+        const uint8x16_t av = vld1q_u8(arow + o);
+        const uint16x8_t al = vmovl_u8(vget_low_u8(av)), ah = vmovl_high_u8(av);
+        const uint32x4_t a32[4] = {vmovl_u16(vget_low_u16(al)), vmovl_high_u16(al), vmovl_u16(vget_low_u16(ah)),
+                                   vmovl_high_u16(ah)};
+        for (int q = 0; q < 4; ++q) {
+          const int32x4_t d = vsubq_s32(vreinterpretq_s32_u32(a32[q]), vadd_zp);
+          f[q] = vaddq_f32(f[q], vmulq_f32(vcvtq_f32_s32(d), vamul));
+        }
+      }
+      // requantized values lie in [qmin, qmax] within [0, 255]: plain narrowing
+      const int16x8_t r0 = vcombine_s16(vmovn_s32(a64::requantize4(f[0], ub)), vmovn_s32(a64::requantize4(f[1], ub)));
+      const int16x8_t r1 = vcombine_s16(vmovn_s32(a64::requantize4(f[2], ub)), vmovn_s32(a64::requantize4(f[3], ub)));
+      vst1q_u8(yrow + o, vcombine_u8(vmovn_u16(vreinterpretq_u16_s16(r0)), vmovn_u16(vreinterpretq_u16_s16(r1))));
+    }
+  }
+}
+}  // namespace
+#endif
+
 int64_t conv_depthwise_packed_size(int64_t KR, int64_t KW, int64_t C) {
 #if defined(QPLUGIN_DW_VNNI)
   return KW > 4 ? 0 : 2 * KR * DwBlocks(C).cpad;
@@ -609,7 +693,12 @@ void conv_depthwise(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rco
   std::vector<int64_t> prow(g.KD * g.KH), ptap(g.KD * g.KH);  // valid (kd, kh) rows
   int64_t ow_lo, ow_hi;
   dw_interior_cols(g, &ow_lo, &ow_hi);
-#if QPLUGIN_SIMD
+#if defined(QPLUGIN_ISA_NEON)
+  // interior channels in blocks of 16 on dw_interior_neon
+  const int64_t c_full = C / 16 * 16;
+  std::vector<int16_t> wt(static_cast<size_t>(taps * 16));
+  std::vector<int64_t> toff(static_cast<size_t>(taps));
+#elif QPLUGIN_SIMD
   const int64_t c_full = C / kLanes * kLanes;
 #else
   const int64_t c_full = 0;
@@ -634,7 +723,12 @@ void conv_depthwise(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rco
                  arow != nullptr ? arow + ow * C : nullptr, off.data(), tap.data());
       }
     }
-#if QPLUGIN_SIMD
+#if defined(QPLUGIN_ISA_NEON)
+    if (c_full > 0) {
+      dw_interior_neon(x, g, prow.data(), ptap.data(), nrows, ow_lo, ow_hi, c_full, w, x_zp, ep, yrow, arow,
+                       wt.data(), toff.data());
+    }
+#elif QPLUGIN_SIMD
     // Interior columns, full channel vectors: x is read unsigned (0..255, high
     // 16 bits zero) so vpmaddwd gives x * (w - w_zp); the x_zp term is one
     // per-row constant -x_zp * sum over the valid taps of (w - w_zp).

@@ -9,7 +9,7 @@
 //    residual (add). On AVX-512 it picks the tiles: kU8 blocks with every b_zp 0, K % 4 == 0,
 //    K <= 512 and 2+ rows on the register tiles (requantized from the registers), the rest on
 //    the asm tiles (accumulators through memory to the epilogue).
-//  - qgemm_block_indirect (AVX-512, AVX-VNNI): the same block with A given by address (IndirectA: row
+//  - qgemm_block_indirect (AVX-512, AVX-VNNI, the aarch64 tiers): the same block with A given by address (IndirectA: row
 //    pointers + tap offsets), conv's indirect path (no im2col); same epilogue.
 //  - kS32 output: the public int32-out entry (e.g. a col2im-based transposed conv).
 //
@@ -25,8 +25,10 @@
 // row chunks and K chunks), the AVX2 path widens both operands to
 // int16 and uses vpmaddwd (int16 pairs -> int32; |255 * 128| * 2 < 2^31): 6 x 16
 // tiles on the int16 layout (PackedB::data16) for 4+ rows, in-loop widening of
-// the int8 bytes for fewer; the scalar path is the plain definition. All three
-// give identical C.
+// the int8 bytes for fewer; the scalar path is the plain definition. On aarch64
+// (kernels/gemm/tile_neon.h) the i8mm path uses SUDOT (u8 x s8), the dotprod path SDOT and the
+// neon path SMULL + SADALP (s8 x s8 -> s16 products, summed in pairs into s32) on A - 128, whose
+// a_zp * colsum term then uses a_zp - 128. All paths give identical C.
 //
 // Epilogues (per output element, n-th column):
 //   kU8 : v = float(C) * multiplier[n] + bias[n] (+ float(add[m][n] - add_zp) * add_mult)
@@ -172,11 +174,11 @@ struct IndirectA {
 
 } // namespace gemm
 
-// One block (qplugin::kernels::{scalar,avx2,avx512}::qgemm_block): rows [m0, m1), columns [n0, n1) with n0 a multiple of kPanelN.
+// One block (qplugin::kernels::<isa>::qgemm_block): rows [m0, m1), columns [n0, n1) with n0 a multiple of kPanelN.
 // Single-threaded; qgemm() calls it per block. Exposed per ISA for tests / reuse.
 // qgemm_block_indirect: the same block with A read through an IndirectA (p.a, p.lda, p.a16
-// unused; p.b_zero_points_all_zero must hold: no row sums). AVX-512 and AVX-VNNI: qgemm_has_indirect()
-// says whether the path has it (elsewhere it writes nothing; conv gathers rows with im2col there).
+// unused; p.b_zero_points_all_zero must hold: no row sums). AVX-512, AVX-VNNI and neon / dotprod /
+// i8mm: qgemm_has_indirect() says whether the path has it (elsewhere it writes nothing; conv gathers rows with im2col there).
 // clang-format off
 // minmax_f32: *mn = min(x[0..n)), *mx = max(x[0..n)) for n >= 1; both NaN if any x is NaN
 // (as at::aminmax). Used by dynamic linear to choose a small activation's qparams in place.

@@ -4,6 +4,7 @@
 #include "kernels/gemm/qgemm.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -15,6 +16,11 @@
 #endif
 #if defined(QPLUGIN_GEMM_I16)
 #include "kernels/gemm/tile_i16_avx2.h"
+#endif
+#if defined(QPLUGIN_ISA_NEON)
+#include <arm_neon.h>
+
+#include "kernels/gemm/tile_neon.h"
 #endif
 #include "kernels/gemm/requant.h"
 #include "kernels/simd.h"
@@ -38,6 +44,11 @@ constexpr int kMaxMR = 2;
 constexpr int kMaxNV = 1;
 constexpr int kTallMR = kMaxMR;
 constexpr int kTallNV = kMaxNV;
+#elif defined(QPLUGIN_ISA_NEON)
+constexpr int kMaxMR = a64::kTileMR;
+constexpr int kMaxNV = 1;
+constexpr int kTallMR = kMaxMR;
+constexpr int kTallNV = kMaxNV;
 #else
 constexpr int kMaxMR = 4;
 constexpr int kMaxNV = 1;
@@ -45,6 +56,13 @@ constexpr int kTallMR = kMaxMR;
 constexpr int kTallNV = kMaxNV;
 #endif
 constexpr int kTileN = kMaxNV * kPanelN;
+// What the tiles add to a_zp in the a_zp * colsum term: 128 where they multiply A - 128 (the
+// s8 x s8 aarch64 tiers, tile_neon.h), 0 where they multiply A itself.
+#if defined(QPLUGIN_ISA_NEON)
+constexpr int32_t kAFlip = a64::kAFlip;
+#else
+constexpr int32_t kAFlip = 0;
+#endif
 
 
 // Accumulates acc[r * kTileN + j] += sum_{q < nq} sum_{i < 4} A[r][4q + i] * B[n0 + j][4q + i]
@@ -1077,6 +1095,18 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
   }
   (void)pstride;
 }
+#elif defined(QPLUGIN_ISA_NEON)
+// tile_neon.h's panel tiles, one per panel (NV is 1 here); they accumulate A' (= A, or A - 128).
+template <int MR, int NV, bool zero_init>
+inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int64_t pstride,
+                      int32_t* acc) {
+  static constexpr int64_t kNoOffset[1] = {0};
+  const uint8_t* rows[MR];
+  for (int r = 0; r < MR; ++r) rows[r] = a + r * lda;
+  for (int v = 0; v < NV; ++v) {
+    a64::tile_panel<MR, zero_init>(rows, kNoOffset, 1, nq, b + v * pstride, acc + v * kPanelN, kTileN);
+  }
+}
 #else
 // The reference: the definition, read through the packed layout.
 template <int MR, int NV, bool zero_init>
@@ -1140,10 +1170,10 @@ TileFn tile_fn(int mr, int nv) {
 }
 
 // Epilogue for one row: cols [0, cnt) of acc_row are columns n .. n + cnt - 1.
-// t = K * a_zp - rowsum(A[m]); C = acc - a_zp * colsum[n] + b_zp[n] * t (int32 wrap).
+// t = K * a_zp - rowsum(A[m]); C = acc - (a_zp - kAFlip) * colsum[n] + b_zp[n] * t (int32 wrap).
 void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64_t n, int64_t cnt,
                   int32_t t) {
-  const int32_t azp = p.a_zero_point;
+  const int32_t azp = static_cast<int32_t>(static_cast<uint32_t>(p.a_zero_point) - static_cast<uint32_t>(kAFlip));
   const int32_t* colsum = p.b->col_sums + n;
   const int32_t* bzp = p.b_zero_points + n;
   const float* mult = p.multipliers + n;
@@ -1183,6 +1213,14 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
       if (bias) f = _mm256_add_ps(f, _mm256_loadu_ps(bias + j));
       _mm256_storeu_ps(out + j, _mm256_max_ps(f, _mm256_set1_ps(fmin)));
     }
+#elif defined(QPLUGIN_ISA_NEON)
+    const a64::EpiC ec{vdupq_n_s32(azp), vdupq_n_s32(t)};
+    const float32x4_t vfmin = vdupq_n_f32(fmin);
+    for (; j + 4 <= cnt; j += 4) {
+      float32x4_t f = vmulq_f32(vcvtq_f32_s32(a64::corrected4(ec, acc_row + j, colsum + j, bzp + j)), vld1q_f32(mult + j));
+      if (bias) f = vaddq_f32(f, vld1q_f32(bias + j));
+      vst1q_f32(out + j, vbslq_f32(vcgtq_f32(f, vfmin), f, vfmin));  // f > fmin ? f : fmin
+    }
 #endif
     for (; j < cnt; ++j) {
       float f = static_cast<float>(corrected(j)) * mult[j];
@@ -1194,7 +1232,7 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
   uint8_t* out = static_cast<uint8_t*>(p.out) + m * p.ldc + n;
   const int32_t yzp = p.out_zero_point;
   const uint8_t* add = p.add != nullptr ? p.add + m * p.ld_add + n : nullptr;
-#if QPLUGIN_SIMD
+#if QPLUGIN_SIMD && (defined(QPLUGIN_ISA_AVX2) || defined(QPLUGIN_ISA_AVX512))
   const requant::Bounds rb = requant::make_bounds(yzp, p.out_min, p.out_max);
   const simd::VI vazp_r = simd::set1_i(p.add_zp);
   const simd::VF vamul = simd::set1_f(p.add_mult);
@@ -1231,6 +1269,31 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
       const uint32_t hi4 = static_cast<uint32_t>(_mm256_extract_epi32(w8, 4));
       std::memcpy(out + j, &lo4, 4);
       std::memcpy(out + j + 4, &hi4, 4);
+    }
+  }
+#elif defined(QPLUGIN_ISA_NEON)
+  {
+    const a64::EpiC ec{vdupq_n_s32(azp), vdupq_n_s32(t)};
+    const a64::U8Bounds ub = a64::u8_bounds(yzp, p.out_min, p.out_max);
+    const int32x4_t vadd_zp = vdupq_n_s32(p.add_zp);
+    const float32x4_t vamul = vdupq_n_f32(p.add_mult);
+    auto value4 = [&](int64_t i) {
+      float32x4_t f = vmulq_f32(vcvtq_f32_s32(a64::corrected4(ec, acc_row + i, colsum + i, bzp + i)), vld1q_f32(mult + i));
+      if (bias) f = vaddq_f32(f, vld1q_f32(bias + i));
+      return f;
+    };
+    for (; j + 8 <= cnt; j += 8) {
+      float32x4_t f0 = value4(j), f1 = value4(j + 4);
+      if (add) {
+        const uint16x8_t a16 = vmovl_u8(vld1_u8(add + j));
+        const int32x4_t a0 = vsubq_s32(vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(a16))), vadd_zp);
+        const int32x4_t a1 = vsubq_s32(vreinterpretq_s32_u32(vmovl_u16(vget_high_u16(a16))), vadd_zp);
+        f0 = vaddq_f32(f0, vmulq_f32(vcvtq_f32_s32(a0), vamul));
+        f1 = vaddq_f32(f1, vmulq_f32(vcvtq_f32_s32(a1), vamul));
+      }
+      // both halves lie in [out_min, out_max] within [0, 255]: plain narrowing
+      const int16x8_t q16 = vcombine_s16(vmovn_s32(a64::requantize4(f0, ub)), vmovn_s32(a64::requantize4(f1, ub)));
+      vst1_u8(out + j, vmovn_u16(vreinterpretq_u16_s16(q16)));
     }
   }
 #endif
@@ -2364,6 +2427,37 @@ void block_i16(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t
 }
 #endif
 
+#if defined(QPLUGIN_ISA_NEON)
+// conv's indirect A on the panel tiles (tile_neon.h): the row pointers and tap offsets go to the
+// tiles as they are, no gathering; the epilogue is epilogue_row's. Row sums are never needed
+// here (b_zero_points_all_zero holds), so t = K * a_zp.
+using PanelFn = void (*)(const uint8_t* const*, const int64_t*, int64_t, int64_t, const int8_t*, int32_t*, int64_t);
+template <int... I>
+constexpr std::array<PanelFn, sizeof...(I)> panel_fns(std::integer_sequence<int, I...>) {
+  return {&a64::tile_panel<I + 1, true>...};
+}
+
+void block_indirect_a64(const QGemmParams& p, const gemm::IndirectA& ia, int64_t m0, int64_t m1, int64_t n0,
+                        int64_t n1) {
+  static constexpr std::array<PanelFn, kMaxMR> kFns = panel_fns(std::make_integer_sequence<int, kMaxMR>{});
+  const gemm::PackedB& B = *p.b;
+  const int64_t pstride = gemm::padded_k(B.K) * kPanelN;
+  const int64_t nq = ia.seg / 4;
+  const int32_t t = static_cast<int32_t>(static_cast<uint32_t>(B.K) * static_cast<uint32_t>(p.a_zero_point));
+  alignas(64) int32_t acc[kTallMR * kTileN];
+  for (int64_t n = n0; n < n1; n += kPanelN) {
+    const int64_t ncols = std::min<int64_t>(kPanelN, n1 - n);
+    const int8_t* b = B.data + (n / kPanelN) * pstride;
+    for (int64_t m = m0; m < m1;) {
+      const int h = static_cast<int>(std::min<int64_t>(kMaxMR, m1 - m));
+      kFns[static_cast<size_t>(h - 1)](ia.rows + (m - m0), ia.tap_off, ia.ntaps, nq, b, acc, kTileN);
+      for (int r = 0; r < h; ++r) epilogue_row(p, acc + r * kTileN, m + r, n, ncols, t);
+      m += h;
+    }
+  }
+}
+#endif
+
 } // namespace
 
 void qgemm_block(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
@@ -2397,8 +2491,12 @@ void qgemm_block(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64
       uint32_t tr = static_cast<uint32_t>(K) * static_cast<uint32_t>(azp);
       if (!p.b_zero_points_all_zero) {
         const uint8_t* row = a + r * p.lda;
+#if defined(QPLUGIN_ISA_NEON)
+        const uint32_t s = a64::row_sum(row, K);
+#else
         uint32_t s = 0;
         for (int64_t k = 0; k < K; ++k) s += row[k];
+#endif
         tr -= s;
       }
       t[r] = static_cast<int32_t>(tr);
@@ -2441,7 +2539,7 @@ void qgemm_block(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64
 }
 
 bool qgemm_has_indirect() {
-#if defined(QPLUGIN_ISA_AVX512) || defined(QPLUGIN_ISA_AVXVNNI)
+#if defined(QPLUGIN_ISA_AVX512) || defined(QPLUGIN_ISA_AVXVNNI) || defined(QPLUGIN_ISA_NEON)
   return true;
 #else
   return false;
@@ -2454,6 +2552,8 @@ void qgemm_block_indirect(const QGemmParams& p, const gemm::IndirectA& a, int64_
   reg_block(p, RowsInd{a.rows}, a.tap_off, a.ntaps, a.seg, m0, m1, n0, n1);
 #elif defined(QPLUGIN_ISA_AVXVNNI)
   block_vnni_indirect(p, a, m0, m1, n0, n1);
+#elif defined(QPLUGIN_ISA_NEON)
+  block_indirect_a64(p, a, m0, m1, n0, n1);
 #else
   (void)p; (void)a; (void)m0; (void)m1; (void)n0; (void)n1;
 #endif
@@ -2476,6 +2576,20 @@ void minmax_f32(const float* x, int64_t n, float* mn, float* mx) {
     nan = bad != 0;
     lo = _mm512_reduce_min_ps(vlo);
     hi = _mm512_reduce_max_ps(vhi);
+  }
+#elif defined(QPLUGIN_ISA_NEON)
+  if (n >= 4) {
+    float32x4_t vlo = vld1q_f32(x), vhi = vlo;
+    uint32x4_t ordered = vdupq_n_u32(~0u);
+    for (; i + 4 <= n; i += 4) {
+      const float32x4_t v = vld1q_f32(x + i);
+      ordered = vandq_u32(ordered, vceqq_f32(v, v));
+      vlo = vminq_f32(vlo, v);
+      vhi = vmaxq_f32(vhi, v);
+    }
+    nan = vminvq_u32(ordered) == 0;
+    lo = vminvq_f32(vlo);  // (NaN lanes: the result is NaN below anyway)
+    hi = vmaxvq_f32(vhi);
   }
 #elif defined(QPLUGIN_ISA_AVX2)
   if (n >= 8) {
