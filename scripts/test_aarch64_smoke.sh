@@ -24,8 +24,9 @@
 #   smoke   the package assembled in DIR/pkg (torch_qplugin/*.py of this checkout + the aarch64
 #           lib and _build_info.py), `python -m torch_qplugin`, then scripts/smoke_model.py on
 #           every aarch64 kernel path: QPLUGIN_ISA=scalar/neon/dotprod/i8mm under
-#           `qemu-aarch64 -cpu max`, neon under `-cpu cortex-a53`; the x86 reference run first.
-#   compare outputs.bin of every aarch64 run against the x86 run, byte for byte.
+#           `qemu-aarch64 -cpu max`, neon under `-cpu cortex-a53`; the x86 reference run first
+#           (its best path), then the x86 build's other paths.
+#   compare outputs.bin of every other run against the x86 reference run, byte for byte.
 #
 # Steps whose result exists are skipped on a rerun (stamps in DIR); rm -r DIR to start over.
 # Exit status: 0 when every run matched the x86 bytes, 1 otherwise.
@@ -165,6 +166,14 @@ echo "-- x86 reference ($X86_PY)"
 (cd "$WORK" && "$X86_PY" "$REPO/scripts/smoke_model.py" --out "$OUT/x86" --save-model "$OUT/model_x86.pt" \
     --load-model "$OUT/model_x86.pt") \
     2> >(grep -v "are deprecated and will be removed" >&2)
+# the x86 build's other paths, compared like the aarch64 runs
+X86_RUNS=()
+for isa in $(sed -n 's/^supported //p' "$OUT/x86/paths.txt"); do
+    [ "$isa" = "$(sed -n 's/^active //p' "$OUT/x86/paths.txt")" ] && continue
+    (cd "$WORK" && QPLUGIN_ISA=$isa "$X86_PY" "$REPO/scripts/smoke_model.py" --out "$OUT/x86-$isa" \
+        --load-model "$OUT/model_x86.pt" >/dev/null 2>&1) || echo "x86 $isa run failed"
+    X86_RUNS+=("x86 $isa")
+done
 echo "-- python -m torch_qplugin (aarch64, -cpu max)"
 main_rc=0
 qpy max -- -m torch_qplugin || main_rc=$?
@@ -185,7 +194,7 @@ if [ "$main_rc" -ne 0 ]; then
     echo "  python -m torch_qplugin FAILED (exit $main_rc)"
     status=1
 fi
-for run in "${RUNS[@]}"; do
+for run in "${X86_RUNS[@]}" "${RUNS[@]}"; do
     set -- $run
     d=$OUT/$1-$2
     active=$(sed -n 's/^active //p' "$d/paths.txt" 2>/dev/null || true)
