@@ -12,7 +12,7 @@
 #   --py-src DIR      the torch_qplugin Python sources to package (default: this checkout's)
 #
 # Parts, each timed:
-#   apt     host tools (qemu-user, aarch64 binutils / gcc) if missing, then `apt-get download` of
+#   apt     host tools (qemu-user, aarch64 binutils / gcc, python3-pip) if missing, then `apt-get download` of
 #           Debian's arm64 python3.11 and its libraries (libc, libstdc++, libgomp, ...), unpacked
 #           into DIR/sysroot (needs `dpkg --add-architecture arm64`, the only global change).
 #   pip     PyPI's manylinux aarch64 torch wheel plus numpy and torch's pure-Python deps into
@@ -82,6 +82,7 @@ for tool in qemu-aarch64:qemu-user aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu \
             aarch64-linux-gnu-readelf:binutils-aarch64-linux-gnu; do
     command -v "${tool%%:*}" >/dev/null || need="$need ${tool##*:}"
 done
+python3 -m pip --version >/dev/null 2>&1 || need="$need python3-pip"
 if [ ! -f "$WORK/.apt-done" ]; then
     if ! dpkg --print-foreign-architectures | grep -qx arm64; then
         $SUDO dpkg --add-architecture arm64
