@@ -9,8 +9,9 @@
 # Before the tests, once: scripts/lint.sh (ruff, the generated-asm check, the history check) with
 # ruff installed into the first version's venv; a lint failure fails the run, after the tests.
 # Each version's build also builds the torch-free kernel testers (test/kernels), run before its
-# pytest; and scripts/test_aarch64.sh (cross-build for aarch64, the kernel testers under qemu)
-# runs beside the last version's tests (QPLUGIN_SKIP_AARCH64=1 skips it).
+# pytest; and scripts/test_aarch64.sh --smoke (cross-build for aarch64, the kernel testers and the
+# whole package under qemu, its outputs against this version's x86 install) runs beside the last
+# version's tests (QPLUGIN_SKIP_AARCH64=1 skips it).
 #
 #   bash scripts/test.sh                          # torch 2.13.0 (CPU wheel), then 2.14.1 (CUDA wheel)
 #   bash scripts/test.sh --torch 2.15.0 [...]     # any version(s); pytest args follow the options
@@ -122,7 +123,8 @@ for i in "${!TORCH_VERSIONS[@]}"; do
   fi
   arm_bg=""
   if [ -z "$next" ] && [ "${QPLUGIN_SKIP_AARCH64:-0}" != 1 ]; then
-    QPLUGIN_JOBS=1 bash scripts/test_aarch64.sh >"$LOGS/aarch64.log" 2>&1 &
+    QPLUGIN_JOBS=1 QPLUGIN_X86_PYTHON="$VENV_PREFIX-$v/bin/python" \
+      bash scripts/test_aarch64.sh --smoke >"$LOGS/aarch64.log" 2>&1 &
     arm_bg=$!
   fi
   start=$SECONDS
@@ -144,7 +146,7 @@ for i in "${!TORCH_VERSIONS[@]}"; do
     wait "$arm_bg"
     arm_rc=$?
     cat "$LOGS/aarch64.log"
-    summary+=("aarch64 cross-build + kernel testers (qemu): $([ "$arm_rc" -eq 0 ] && echo passed || echo "FAILED (exit $arm_rc)")")
+    summary+=("aarch64 cross-build, kernel testers, package smoke (qemu): $([ "$arm_rc" -eq 0 ] && echo passed || echo "FAILED (exit $arm_rc)")")
     [ "$arm_rc" -eq 0 ] || status=1
   fi
 done

@@ -11,10 +11,12 @@
 #      `-cpu cortex-a53` (ARMv8.0: neon against scalar);
 #   5. with --smoke, the whole package under qemu (scripts/test_aarch64_smoke.sh): arm64 Python,
 #      the torch wheel, a converted model's outputs against the x86 build's, byte for byte.
-# Prints the time each step took. CI (scripts/test.sh) runs steps 1-4.
+# Prints the time each step took. CI (scripts/test.sh) runs all five.
 #
 #   bash scripts/test_aarch64.sh [--smoke] [--work DIR]     # DIR: default build/aarch64-ci
-# Environment: QPLUGIN_AARCH64_TORCH (default 2.13.0), QPLUGIN_KT_ITERS (trials per tester case).
+# Environment: QPLUGIN_AARCH64_TORCH (default 2.13.0), QPLUGIN_KT_ITERS (trials per tester case),
+# QPLUGIN_X86_PYTHON (--smoke: an x86 Python with torch_qplugin installed, for the reference bytes;
+# default python3).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -86,7 +88,8 @@ step_done "kernel testers (qemu, 2 CPU models)"
 
 if [ "$SMOKE" -eq 1 ]; then
   echo "== aarch64: whole package under qemu"
-  bash "$ROOT/scripts/test_aarch64_smoke.sh" --build "$BUILD" --work "$WORK/smoke" || status=1
+  bash "$ROOT/scripts/test_aarch64_smoke.sh" --build "$BUILD" --work "$WORK/smoke" \
+    --x86-python "${QPLUGIN_X86_PYTHON:-python3}" || status=1
   step_done "whole-package smoke (qemu)"
 fi
 
