@@ -23,7 +23,7 @@ void fold(kt::Rng& rng, int64_t n, int32_t out_zp, Folded& f) {
   const double in_scale = static_cast<double>(rng.chance(20) ? 1.0f : rng.uniform(1e-3f, 0.5f));
   const double out_scale = rng.chance(20) ? 1.0 / 32.0 : rng.uniform(1e-3f, 0.5f);
   const bool affine = rng.chance(80);
-  const bool specials = rng.chance(5);
+  const bool specials = rng.chance(15);
   const float wscale = rng.chance(10) ? 1.0e4f : 2.0f;  // large: the row's float64 path
   f.wq.assign(static_cast<size_t>(n), 1.0);
   f.bq.assign(static_cast<size_t>(n), 0.0);
@@ -40,8 +40,15 @@ void fold(kt::Rng& rng, int64_t n, int32_t out_zp, Folded& f) {
   for (auto& v : f.bq) v /= out_scale;
   f.wqf.assign(f.wq.begin(), f.wq.end());
   f.bqf.assign(f.bq.begin(), f.bq.end());
-  double wmax = 0;
-  for (size_t j = 0; j < f.wq.size(); ++j) wmax = std::max({wmax, std::fabs(f.wq[j]), std::fabs(f.bq[j])});
+  double wmax = 0;  // NaN if any weight or bias is NaN
+  for (size_t j = 0; j < f.wq.size(); ++j) {
+    const double w = std::fabs(f.wq[j]), b = std::fabs(f.bq[j]);
+    if (std::isnan(w) || std::isnan(b)) {
+      wmax = std::numeric_limits<double>::quiet_NaN();
+      break;
+    }
+    wmax = std::max({wmax, w, b});
+  }
   double eps;
   switch (rng.range(0, 3)) {
     case 0: eps = 0.0; break;
