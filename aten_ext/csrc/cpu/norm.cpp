@@ -50,8 +50,17 @@ struct FoldedNorm {
     bqf.assign(bq.begin(), bq.end());
   }
   kernels::LayerNormSpec spec() const {
+    // NaN when a weight or bias is NaN (std::max would drop it): the kernel then runs the rows in
+    // float64, where a NaN goes to the zero point on every path.
     double wmax = 0;
-    for (size_t j = 0; j < wq.size(); ++j) wmax = std::max({wmax, std::fabs(wq[j]), std::fabs(bq[j])});
+    for (size_t j = 0; j < wq.size(); ++j) {
+      const double w = std::fabs(wq[j]), b = std::fabs(bq[j]);
+      if (std::isnan(w) || std::isnan(b)) {
+        wmax = std::numeric_limits<double>::quiet_NaN();
+        break;
+      }
+      wmax = std::max({wmax, w, b});
+    }
     return {in_scale, eps, wq.data(), bq.data(), wqf.data(), bqf.data(), out_zp, wmax};
   }
 };

@@ -23,8 +23,10 @@ struct LayerNormSpec {
   const float* wqf;  // m entries (8-bit path)
   const float* bqf;
   int32_t out_zp;
-  double wq_max;  // max |wq| and |bq|: an 8-bit row whose multiplier s * rstd * wq_max or bias
-                  // exceeds kNormFloatBound runs in float64 (float32 overflowed to inf, 0 * inf = NaN)
+  double wq_max;  // max |wq| and |bq|, NaN if any is NaN: an 8-bit row whose multiplier
+                  // s * rstd * wq_max or bias exceeds kNormFloatBound, or is NaN, runs in float64
+                  // (float32 overflowed to inf, 0 * inf = NaN; the float32 vector steps assume
+                  // finite values)
 };
 
 // Above this many output steps per input step (or bias steps) the 8-bit float32 norm steps lose
