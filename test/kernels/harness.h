@@ -15,6 +15,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/dispatch.h"
@@ -84,12 +85,19 @@ void poison(std::vector<T>& v) {
 // Records a failure (printf-style message) and returns false: cases keep going to report more.
 bool fail(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
-// Byte equality of a tier's output with the reference's (NaN payloads included); the message
-// names the case's parameters (`what`), the tier and the first differing element.
+// Byte equality of a tier's output with the reference's, but for one thing: a NaN result equals
+// any NaN. Which NaN an operation on two NaNs returns (sign, payload) is the hardware's and the
+// compiler's choice of operand order (x86 returns the first operand's), as IEEE 754 leaves it;
+// the numerics contract is that NaN stays NaN where the definition says so. Every other float,
+// -0.0 and the infinities included, must match bit for bit. The message names the case's
+// parameters (`what`), the tier and the first differing element.
 template <class T>
 bool same(const std::vector<T>& want, const std::vector<T>& got, Isa isa, const std::string& what) {
   if (want.size() != got.size()) return fail("%s [%s]: size %zu vs %zu", what.c_str(), name(isa), want.size(), got.size());
   for (size_t i = 0; i < want.size(); ++i) {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(want[i]) && std::isnan(got[i])) continue;
+    }
     if (std::memcmp(&want[i], &got[i], sizeof(T)) != 0) {
       if constexpr (std::is_floating_point_v<T>) {
         return fail("%s [%s]: element %zu of %zu: scalar %.9g, got %.9g", what.c_str(), name(isa), i, want.size(),

@@ -426,6 +426,11 @@ bool bags_for(const EmbRows& w, const int64_t* idx, const int64_t* starts, const
 bool embedding_bag_rows(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw,
                         int mode, bool pruned, int64_t b0, int64_t b1, float* out) {
 #if QPLUGIN_SIMD
+  if (w.D == 0) {  // no columns to reduce: only the indices' check remains
+    bool ok = true;
+    for (int64_t i = starts[b0]; i < starts[b1]; ++i) ok &= (idx[i] >= 0 && idx[i] < w.rows) || (idx[i] == -1 && pruned);
+    return ok;
+  }
   const bool mean = mode == 1;
   if (qp_in_row(w) && w.bits == 8 && !w.half) return bags_for<8, kQpInRow>(w, idx, starts, psw, mode, mean, pruned, b0, b1, out);
   if (qp_in_row(w) && w.bits == 4 && w.half)
