@@ -77,6 +77,55 @@ inline void copy_run(uint8_t* d, const uint8_t* s, int64_t n) {
   for (; j + kVecBytes < n; j += kVecBytes) stb(d + j, ldb(s + j));
   stb(d + n - kVecBytes, ldb(s + n - kVecBytes));
 }
+#elif defined(QPLUGIN_ISA_NEON)
+// 32 bytes as simd::VI's register pair (the AVX2 width, so 4 * simd::kLanes bytes are one VB).
+using VB = simd::VI;
+constexpr int64_t kVecBytes = 32;
+namespace neon_b {
+inline uint8x16_t u8(int32x4_t v) { return vreinterpretq_u8_s32(v); }
+inline int8x16_t s8(int32x4_t v) { return vreinterpretq_s8_s32(v); }
+inline int32x4_t of(uint8x16_t v) { return vreinterpretq_s32_u8(v); }
+inline int32x4_t of(int8x16_t v) { return vreinterpretq_s32_s8(v); }
+inline VB mk(uint8x16_t a, uint8x16_t b) { return VB{{of(a), of(b)}}; }
+}  // namespace neon_b
+inline VB ldb(const void* p) {
+  const uint8_t* b = static_cast<const uint8_t*>(p);
+  return neon_b::mk(vld1q_u8(b), vld1q_u8(b + 16));
+}
+inline void stb(void* p, VB v) {
+  uint8_t* b = static_cast<uint8_t*>(p);
+  vst1q_u8(b, neon_b::u8(v.v[0]));
+  vst1q_u8(b + 16, neon_b::u8(v.v[1]));
+}
+inline VB vmax(VB a, VB b, uint8_t) {
+  return neon_b::mk(vmaxq_u8(neon_b::u8(a.v[0]), neon_b::u8(b.v[0])), vmaxq_u8(neon_b::u8(a.v[1]), neon_b::u8(b.v[1])));
+}
+inline VB vmax(VB a, VB b, int8_t) {
+  return VB{{neon_b::of(vmaxq_s8(neon_b::s8(a.v[0]), neon_b::s8(b.v[0]))),
+             neon_b::of(vmaxq_s8(neon_b::s8(a.v[1]), neon_b::s8(b.v[1])))}};
+}
+inline VB vmax(VB a, VB b, int32_t) { return simd::max_i(a, b); }
+inline VB vmin(VB a, VB b, uint8_t) {
+  return neon_b::mk(vminq_u8(neon_b::u8(a.v[0]), neon_b::u8(b.v[0])), vminq_u8(neon_b::u8(a.v[1]), neon_b::u8(b.v[1])));
+}
+inline VB vmin(VB a, VB b, int8_t) {
+  return VB{{neon_b::of(vminq_s8(neon_b::s8(a.v[0]), neon_b::s8(b.v[0]))),
+             neon_b::of(vminq_s8(neon_b::s8(a.v[1]), neon_b::s8(b.v[1])))}};
+}
+inline VB vmin(VB a, VB b, int32_t) { return simd::min_i(a, b); }
+inline VB vset(int32_t v, uint8_t) { return neon_b::mk(vdupq_n_u8(static_cast<uint8_t>(v)), vdupq_n_u8(static_cast<uint8_t>(v))); }
+inline VB vset(int32_t v, int8_t) { return vset(v, uint8_t()); }
+inline VB vset(int32_t v, int32_t) { return simd::set1_i(v); }
+inline VB veq8(VB a, VB b) {
+  return neon_b::mk(vceqq_u8(neon_b::u8(a.v[0]), neon_b::u8(b.v[0])), vceqq_u8(neon_b::u8(a.v[1]), neon_b::u8(b.v[1])));
+}
+inline VB vand(VB a, VB b) { return VB{{vandq_s32(a.v[0], b.v[0]), vandq_s32(a.v[1], b.v[1])}}; }
+inline VB vxor(VB a, VB b) { return VB{{veorq_s32(a.v[0], b.v[0]), veorq_s32(a.v[1], b.v[1])}}; }
+inline void copy_run(uint8_t* d, const uint8_t* s, int64_t n) {
+  int64_t j = 0;
+  for (; j + kVecBytes < n; j += kVecBytes) stb(d + j, ldb(s + j));
+  stb(d + n - kVecBytes, ldb(s + n - kVecBytes));
+}
 #endif
 
 // Copies n < 32 bytes with two fixed-size moves (the first and the last 16, 8, 4, 2 or 1 bytes,
@@ -108,14 +157,14 @@ inline void copy_small(uint8_t* d, const uint8_t* s, int64_t n) {
 }
 
 // Copies a short run of n bytes (a pixel's channels, a channels_last row) with whole-register
-// moves: AVX-512 whole vectors and a masked tail, AVX2 copy_run (copy_small below one vector).
+// moves: AVX-512 whole vectors and a masked tail, AVX2 / NEON copy_run (copy_small below one vector).
 // Nothing outside [0, n) is read or written.
 inline void copy_short(uint8_t* d, const uint8_t* s, int64_t n) {
 #if defined(QPLUGIN_ISA_AVX512)
   int64_t j = 0;
   for (; j + kVecBytes <= n; j += kVecBytes) stb(d + j, ldb(s + j));
   if (j < n) stb_n(d + j, ldb_n(s + j, n - j), n - j);
-#elif defined(QPLUGIN_ISA_AVX2)
+#elif defined(QPLUGIN_ISA_AVX2) || defined(QPLUGIN_ISA_NEON)
   if (n >= kVecBytes) {
     copy_run(d, s, n);
   } else {
@@ -146,6 +195,42 @@ template <typename T>
 inline simd::VI widen_hi16(W16 a) {
   const __m256i h = _mm512_extracti64x4_epi64(a, 1);
   return std::is_signed<T>::value ? _mm512_cvtepi16_epi32(h) : _mm512_cvtepu16_epi32(h);
+}
+#elif defined(QPLUGIN_ISA_NEON)
+// Lanes 0..7 in v[0], 8..15 in v[1].
+using W16 = simd::VI;
+inline W16 zero16() { return simd::set1_i(0); }
+inline W16 add16(W16 a, W16 b) {
+  return W16{{vreinterpretq_s32_s16(vaddq_s16(vreinterpretq_s16_s32(a.v[0]), vreinterpretq_s16_s32(b.v[0]))),
+              vreinterpretq_s32_s16(vaddq_s16(vreinterpretq_s16_s32(a.v[1]), vreinterpretq_s16_s32(b.v[1])))}};
+}
+inline W16 set16(int16_t v) { return W16{{vreinterpretq_s32_s16(vdupq_n_s16(v)), vreinterpretq_s32_s16(vdupq_n_s16(v))}}; }
+inline W16 load16(const uint8_t* p) {
+  const uint8x16_t b = vld1q_u8(p);
+  return W16{{vreinterpretq_s32_u16(vmovl_u8(vget_low_u8(b))), vreinterpretq_s32_u16(vmovl_high_u8(b))}};
+}
+inline W16 load16(const int8_t* p) {
+  const int8x16_t b = vld1q_s8(p);
+  return W16{{vreinterpretq_s32_s16(vmovl_s8(vget_low_s8(b))), vreinterpretq_s32_s16(vmovl_high_s8(b))}};
+}
+namespace neon_b {
+template <typename T>
+inline simd::VI widen8(int32x4_t h) {
+  if (std::is_signed<T>::value) {
+    const int16x8_t w = vreinterpretq_s16_s32(h);
+    return simd::VI{{vmovl_s16(vget_low_s16(w)), vmovl_high_s16(w)}};
+  }
+  const uint16x8_t w = vreinterpretq_u16_s32(h);
+  return simd::VI{{vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(w))), vreinterpretq_s32_u32(vmovl_high_u16(w))}};
+}
+}  // namespace neon_b
+template <typename T>
+inline simd::VI widen_lo16(W16 a) {
+  return neon_b::widen8<T>(a.v[0]);
+}
+template <typename T>
+inline simd::VI widen_hi16(W16 a) {
+  return neon_b::widen8<T>(a.v[1]);
 }
 #else
 using W16 = __m256i;
@@ -211,9 +296,14 @@ inline uint8_t block_max64(const uint8_t* p, uint8_t mask) {
   const __m256i m = _mm256_min_epu8(a, b);
   __m128i h = _mm_min_epu8(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
 #endif
-#if QPLUGIN_SIMD
+#if defined(QPLUGIN_SIMD_X86)
   h = _mm_min_epu8(h, _mm_srli_epi16(h, 8));  // each 16-bit lane: the smaller of its two bytes
   return static_cast<uint8_t>(255 - (_mm_cvtsi128_si32(_mm_minpos_epu16(h)) & 0xFF));
+#elif defined(QPLUGIN_ISA_NEON)
+  const uint8x16_t vm = vdupq_n_u8(mask);
+  const uint8x16_t m01 = vmaxq_u8(veorq_u8(vld1q_u8(p), vm), veorq_u8(vld1q_u8(p + 16), vm));
+  const uint8x16_t m23 = vmaxq_u8(veorq_u8(vld1q_u8(p + 32), vm), veorq_u8(vld1q_u8(p + 48), vm));
+  return vmaxvq_u8(vmaxq_u8(m01, m23));
 #else
   uint8_t best = 0;
   for (int j = 0; j < kBlock; ++j) {
@@ -239,6 +329,15 @@ inline uint64_t block_ge64(const uint8_t* p, uint8_t mask, uint8_t t) {
   const uint32_t ma = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpgt_epi8(a, vt)));
   const uint32_t mb = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpgt_epi8(b, vt)));
   return static_cast<uint64_t>(ma) | (static_cast<uint64_t>(mb) << 32);
+#elif defined(QPLUGIN_ISA_NEON)
+  // Each compare's 0xFF / 0 bytes ANDed with their bit weight 1 << (j % 8), then three pairwise
+  // adds gather every 8 bytes into one: byte k of the result is bits 8k..8k+7.
+  const uint8x16_t vm = vdupq_n_u8(mask), vt = vdupq_n_u8(t);
+  static const uint8_t kW[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+  const uint8x16_t w = vld1q_u8(kW);
+  auto ge = [&](int off) { return vandq_u8(vcgeq_u8(veorq_u8(vld1q_u8(p + off), vm), vt), w); };
+  const uint8x16_t s = vpaddq_u8(vpaddq_u8(ge(0), ge(16)), vpaddq_u8(ge(32), ge(48)));
+  return vgetq_lane_u64(vreinterpretq_u64_u8(vpaddq_u8(s, s)), 0);
 #else
   uint64_t bits = 0;
   for (int j = 0; j < kBlock; ++j) {
@@ -261,6 +360,11 @@ inline bool any_ge256(const uint8_t* p, uint8_t mask, uint8_t t) {
   __m256i m = _mm256_xor_si256(ldb(p), vm);
   for (int j = 32; j < 4 * kBlock; j += 32) m = _mm256_max_epu8(m, _mm256_xor_si256(ldb(p + j), vm));
   return _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(m, _mm256_set1_epi8(static_cast<char>(t))), m)) != 0;
+#elif defined(QPLUGIN_ISA_NEON)
+  const uint8x16_t vm = vdupq_n_u8(mask);
+  uint8x16_t m = veorq_u8(vld1q_u8(p), vm);
+  for (int j = 16; j < 4 * kBlock; j += 16) m = vmaxq_u8(m, veorq_u8(vld1q_u8(p + j), vm));
+  return vmaxvq_u8(m) >= t;
 #else
   for (int j = 0; j < 4 * kBlock; ++j) {
     if (static_cast<uint8_t>(p[j] ^ mask) >= t) return true;
@@ -293,6 +397,18 @@ inline uint8_t row_max(const uint8_t* x, int64_t n, uint8_t mask) {
     alignas(32) uint8_t lanes[32];
     _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), _mm256_max_epu8(a0, a1));
     for (int j = 0; j < 32; ++j) best = lanes[j] > best ? lanes[j] : best;
+  }
+#elif defined(QPLUGIN_ISA_NEON)
+  if (n >= kBlock) {
+    const uint8x16_t vm = vdupq_n_u8(mask);
+    uint8x16_t a0 = vdupq_n_u8(0), a1 = a0, a2 = a0, a3 = a0;
+    for (; i + kBlock <= n; i += kBlock) {
+      a0 = vmaxq_u8(a0, veorq_u8(vld1q_u8(x + i), vm));
+      a1 = vmaxq_u8(a1, veorq_u8(vld1q_u8(x + i + 16), vm));
+      a2 = vmaxq_u8(a2, veorq_u8(vld1q_u8(x + i + 32), vm));
+      a3 = vmaxq_u8(a3, veorq_u8(vld1q_u8(x + i + 48), vm));
+    }
+    best = vmaxvq_u8(vmaxq_u8(vmaxq_u8(a0, a1), vmaxq_u8(a2, a3)));
   }
 #endif
   for (; i < n; ++i) {
@@ -399,6 +515,23 @@ inline void lut_rows(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64
     return _mm256_blendv_epi8(lo, hi, x);
   };
   constexpr int64_t kW = 32;
+#elif defined(QPLUGIN_ISA_NEON)
+  (void)use_vbmi;
+  // TBL over four 64-byte quarters of the table: the lookup of x - 64k is out of range (TBX
+  // leaves the byte alone) except in x's own quarter.
+  uint8x16x4_t q[4];
+  for (int k = 0; k < 4; ++k) q[k] = vld1q_u8_x4(table + 64 * k);
+  const uint8x16_t step = vdupq_n_u8(64);
+  auto lut16 = [&](uint8x16_t v) {
+    uint8x16_t r = vqtbl4q_u8(q[0], v);
+    v = vsubq_u8(v, step);
+    r = vqtbx4q_u8(r, q[1], v);
+    v = vsubq_u8(v, step);
+    r = vqtbx4q_u8(r, q[2], v);
+    v = vsubq_u8(v, step);
+    return vqtbx4q_u8(r, q[3], v);
+  };
+  constexpr int64_t kW = 32;
 #else
   (void)use_vbmi;
 #endif
@@ -420,12 +553,37 @@ inline void lut_rows(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64
     }
 #elif defined(QPLUGIN_ISA_AVX2)
     for (; i + kW <= cols; i += kW) stb(yr + i, lut32(ldb(xr + i)));
+#elif defined(QPLUGIN_ISA_NEON)
+    for (; i + kW <= cols; i += kW) {
+      vst1q_u8(yr + i, lut16(vld1q_u8(xr + i)));
+      vst1q_u8(yr + i + 16, lut16(vld1q_u8(xr + i + 16)));
+    }
 #endif
     for (; i < cols; ++i) yr[i] = table[xr[i]];
   }
 }
 
-#if QPLUGIN_SIMD
+#if defined(QPLUGIN_ISA_NEON)
+// 8-byte group sums at an explicit width: 64-bit lane j of sad8(v) is bytes 8j..8j+7 of v added
+// (three widening pairwise adds per register, PSADBW's result). G32: 32 bytes, as on x86.
+struct G32 {
+  using V = simd::VI;
+  static constexpr int64_t kBytes = 32;
+  static V ld(const void* p) { return ldb(p); }
+  static void st(void* p, V v) { stb(p, v); }
+  static V zero() { return simd::set1_i(0); }
+  static V set1(uint8_t v) { return vset(v, uint8_t()); }
+  static V xorb(V a, V b) { return vxor(a, b); }
+  static int32x4_t sad1(int32x4_t v) {
+    return vreinterpretq_s32_u64(vpaddlq_u32(vpaddlq_u16(vpaddlq_u8(vreinterpretq_u8_s32(v)))));
+  }
+  static V sad8(V v) { return V{{sad1(v.v[0]), sad1(v.v[1])}}; }
+  static int32x4_t add1(int32x4_t a, int32x4_t b) {
+    return vreinterpretq_s32_s64(vaddq_s64(vreinterpretq_s64_s32(a), vreinterpretq_s64_s32(b)));
+  }
+  static V add64(V a, V b) { return V{{add1(a.v[0], b.v[0]), add1(a.v[1], b.v[1])}}; }
+};
+#elif QPLUGIN_SIMD
 // 8-byte group sums (PSADBW against zero) at an explicit width: 64-bit lane j of sad8(v) is bytes
 // 8j..8j+7 of v added. G32 (ymm) in both builds, G64 (zmm) in the AVX-512 build, so a loop can
 // take the widest vector a row holds.
@@ -455,7 +613,45 @@ struct G64 {
 #endif
 #endif
 
-#if QPLUGIN_SIMD
+#if defined(QPLUGIN_ISA_NEON)
+// The stride-2, 3-tap maximum of a byte row (see the x86 definition below): result byte k is the
+// maximum of a[2k], a[2k + 1] and b[2k + 1], the even / odd bytes split by UZP1 / UZP2.
+namespace neon_b {
+inline uint8x16_t max16(uint8x16_t a, uint8x16_t b, uint8_t) { return vmaxq_u8(a, b); }
+inline uint8x16_t max16(uint8x16_t a, uint8x16_t b, int8_t) {
+  return vreinterpretq_u8_s8(vmaxq_s8(vreinterpretq_s8_u8(a), vreinterpretq_s8_u8(b)));
+}
+}  // namespace neon_b
+struct Y32 {
+  using V = uint8x16x2_t;
+  static constexpr int64_t kOut = 16;
+  static V ld(const void* p) { return vld1q_u8_x2(static_cast<const uint8_t*>(p)); }
+  template <typename T>
+  static V vmax(V a, V b, T) {
+    return V{{neon_b::max16(a.val[0], b.val[0], T()), neon_b::max16(a.val[1], b.val[1], T())}};
+  }
+  template <typename T>
+  static void max3s2(T* o, V a, V b) {
+    const uint8x16_t ae = vuzp1q_u8(a.val[0], a.val[1]), ao = vuzp2q_u8(a.val[0], a.val[1]);
+    const uint8x16_t bo = vuzp2q_u8(b.val[0], b.val[1]);
+    vst1q_u8(reinterpret_cast<uint8_t*>(o), neon_b::max16(neon_b::max16(ae, ao, T()), bo, T()));
+  }
+};
+struct X16 {
+  using V = uint8x16_t;
+  static constexpr int64_t kOut = 8;
+  static V ld(const void* p) { return vld1q_u8(static_cast<const uint8_t*>(p)); }
+  template <typename T>
+  static V vmax(V a, V b, T) {
+    return neon_b::max16(a, b, T());
+  }
+  template <typename T>
+  static void max3s2(T* o, V a, V b) {
+    const uint8x16_t ae = vuzp1q_u8(a, a), ao = vuzp2q_u8(a, a), bo = vuzp2q_u8(b, b);
+    vst1_u8(reinterpret_cast<uint8_t*>(o), vget_low_u8(neon_b::max16(neon_b::max16(ae, ao, T()), bo, T())));
+  }
+};
+#elif QPLUGIN_SIMD
 // The stride-2, 3-tap maximum of a byte row (max pooling's 3-wide / stride 2 / pad 1 windows) at
 // an explicit width: Y32 (ymm, 16 results) and X16 (xmm, 8), both builds. With a = the row's bytes
 // at columns c - 1 .. and b = at c .., max3s2 stores as result byte k the maximum of a[2k],

@@ -27,6 +27,23 @@ inline simd::VI range_01(simd::VI v, simd::VI lo, simd::VI hi, simd::VI inv) {
 }
 inline simd::VI gather_i(const int32_t* t, simd::VI idx) { return _mm512_i32gather_epi32(idx, t, 4); }
 inline simd::VI and_i(simd::VI a, simd::VI b) { return _mm512_and_si512(a, b); }
+#elif defined(QPLUGIN_ISA_NEON)
+inline simd::VI range_01(simd::VI v, simd::VI lo, simd::VI hi, simd::VI inv) {
+  const int32x4_t one = vdupq_n_s32(1);
+  auto half = [&](int k) {
+    const uint32x4_t in = vandq_u32(vcgeq_s32(v.v[k], lo.v[k]), vcleq_s32(v.v[k], hi.v[k]));
+    return veorq_s32(vandq_s32(vreinterpretq_s32_u32(in), one), inv.v[k]);
+  };
+  return simd::VI{{half(0), half(1)}};
+}
+// NEON has no gather: the lanes looked up one by one.
+inline simd::VI gather_i(const int32_t* t, simd::VI idx) {
+  alignas(16) int32_t i[simd::kLanes], r[simd::kLanes];
+  simd::storeu_i(i, idx);
+  for (int k = 0; k < simd::kLanes; ++k) r[k] = t[i[k]];
+  return simd::loadu_i(r);
+}
+inline simd::VI and_i(simd::VI a, simd::VI b) { return simd::VI{{vandq_s32(a.v[0], b.v[0]), vandq_s32(a.v[1], b.v[1])}}; }
 #else
 inline simd::VI range_01(simd::VI v, simd::VI lo, simd::VI hi, simd::VI inv) {
   // v >= lo  <=>  !(lo > v)
@@ -40,7 +57,7 @@ inline simd::VI and_i(simd::VI a, simd::VI b) { return _mm256_and_si256(a, b); }
 #endif
 #endif
 
-#if defined(QPLUGIN_ISA_AVX2)
+#if defined(QPLUGIN_ISA_AVX2) || defined(QPLUGIN_ISA_NEON)
 // 8-bit lanes, 32 per vector: bytes 0/1 for (lo <= q <= hi) XOR invert, the
 // range already clamped to T's (lo <= hi): one max, one min, one compare.
 template <typename T>
@@ -49,6 +66,9 @@ inline bytes::VB range01_8(bytes::VB q, bytes::VB lo, bytes::VB hi, bytes::VB in
   const VB in = veq8(vmin(vmax(q, lo, T()), hi, T()), q);
   return vxor(vand(in, vset(1, uint8_t())), inv);
 }
+#endif
+
+#if defined(QPLUGIN_ISA_AVX2)
 // 16-bit lanes: the 32 bytes of v widened in the order that packs_epi16 restores
 // (per 128-bit half: bytes 0-7 then 8-15).
 template <typename T>
@@ -100,7 +120,7 @@ int64_t cmp_floats(const A* a, const B* b, uint8_t* y, int64_t n, const Cmp2& c)
 template <typename T>
 void cmp_range(const T* q, int64_t qs, uint8_t* y, int64_t ys, int64_t n, const CmpRange& r) {
   int64_t i = 0;
-#if defined(QPLUGIN_ISA_AVX2)
+#if defined(QPLUGIN_ISA_AVX2) || defined(QPLUGIN_ISA_NEON)
   if constexpr (sizeof(T) == 1) {
     const int32_t lo = std::max<int32_t>(r.lo, QRange<T>::min), hi = std::min<int32_t>(r.hi, QRange<T>::max);
     if (qs == 1 && ys == 1 && lo <= hi) {

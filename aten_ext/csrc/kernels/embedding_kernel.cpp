@@ -1,7 +1,8 @@
 // Embedding-bag kernel; see embedding_kernel.h for the contract. Compiled once per ISA. The
 // scalar build's loops (row by row through memory) are the reference; the SIMD builds keep a
 // bag's output in registers across its rows (bag_block) and do the same operations per element
-// in the same order.
+// in the same order. The vector code is written on x86 intrinsics (QPLUGIN_SIMD_X86); the NEON
+// build runs the scalar loops.
 #include "kernels/embedding_kernel.h"
 
 #include <algorithm>
@@ -15,7 +16,7 @@ namespace qplugin {
 namespace kernels {
 namespace QPLUGIN_ISA_NS {
 
-#if !QPLUGIN_SIMD
+#if !defined(QPLUGIN_SIMD_X86)
 namespace {
 
 inline void row_qparams(const EmbRows& w, int64_t r, float* scale, float* bias) {
@@ -61,7 +62,7 @@ inline void scale_row(float* o, int64_t D, float m) {
 } // namespace
 #endif
 
-#if QPLUGIN_SIMD
+#if defined(QPLUGIN_SIMD_X86)
 namespace {
 
 using namespace simd;
@@ -425,7 +426,7 @@ bool bags_for(const EmbRows& w, const int64_t* idx, const int64_t* starts, const
 
 bool embedding_bag_rows(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw,
                         int mode, bool pruned, int64_t b0, int64_t b1, float* out) {
-#if QPLUGIN_SIMD
+#if defined(QPLUGIN_SIMD_X86)
   if (w.D == 0) {  // no columns to reduce: only the indices' check remains
     bool ok = true;
     for (int64_t i = starts[b0]; i < starts[b1]; ++i) ok &= (idx[i] >= 0 && idx[i] < w.rows) || (idx[i] == -1 && pruned);
@@ -481,7 +482,7 @@ bool bag_bounds_ok(const int64_t* s, int64_t nbags, int64_t n) {
   // caller looks for the first bad pair only to name it)
   int64_t i = 0;
   bool bad = false;
-#if QPLUGIN_SIMD
+#if defined(QPLUGIN_SIMD_X86)
   constexpr int kQ = simd::kLanes / 2;  // int64 lanes
 #if defined(QPLUGIN_ISA_AVX512)
   const __m512i nv = _mm512_set1_epi64(n);
@@ -508,7 +509,7 @@ bool bag_bounds_ok(const int64_t* s, int64_t nbags, int64_t n) {
 
 void index_range(const int64_t* x, int64_t n, int64_t* lo, int64_t* hi) {
   int64_t mn = x[0], mx = x[0], i = 0;
-#if QPLUGIN_SIMD
+#if defined(QPLUGIN_SIMD_X86)
   constexpr int kQ = simd::kLanes / 2;  // int64 lanes
   alignas(64) int64_t a[2 * kQ], b[2 * kQ];
 #if defined(QPLUGIN_ISA_AVX512)

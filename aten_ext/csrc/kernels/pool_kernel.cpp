@@ -124,6 +124,11 @@ inline void every_other(T* o, const T* src, int64_t n) {
       const __m512i a = _mm512_and_si512(ldb(src + 2 * i), m), b = _mm512_and_si512(ldb(src + 2 * i + 64), m);
       stb(o + i, _mm512_permutexvar_epi64(order, _mm512_packus_epi16(a, b)));
     }
+#elif defined(QPLUGIN_ISA_NEON)
+    // LD2 splits 32 bytes into the even and the odd ones: 16 picks a load, the last 16 ending at n.
+    auto pick16 = [&](int64_t at) {
+      vst1q_u8(reinterpret_cast<uint8_t*>(o + at), vld2q_u8(reinterpret_cast<const uint8_t*>(src + 2 * at)).val[0]);
+    };
 #else
     const __m256i m = _mm256_set1_epi16(0x00FF);
     for (; i + 32 <= n; i += 32) {
@@ -131,6 +136,7 @@ inline void every_other(T* o, const T* src, int64_t n) {
       stb(o + i, _mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0xD8));
     }
 #endif
+#if defined(QPLUGIN_SIMD_X86)
     // The rest 16 at a time (no permute within 128 bits), the last 16 ending at n (rewriting
     // done ones): 28- and 56-wide output rows had a scalar tail of 12-28 picks.
     const __m128i m16 = _mm_set1_epi16(0x00FF);
@@ -139,6 +145,7 @@ inline void every_other(T* o, const T* src, int64_t n) {
       const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * at + 16));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(o + at), _mm_packus_epi16(_mm_and_si128(a, m16), _mm_and_si128(b, m16)));
     };
+#endif
     for (; i + 16 <= n; i += 16) pick16(i);
     if (i < n && n >= 16) {
       pick16(n - 16);
@@ -969,7 +976,7 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
                 const int64_t run = std::min<int64_t>(w1 - w, 256 - taps);
                 for (int64_t j = 0; j < run; ++j, s += C) {
                   if constexpr (decltype(prefetch)::value) {
-                    _mm_prefetch(reinterpret_cast<const char*>(s + ahead), _MM_HINT_T0);
+                    __builtin_prefetch(s + ahead, 0, 3);  // PREFETCHT0 / PRFM PLDL1KEEP
                   }
                   for (int u = 0; u < kW; ++u) sw[u] = add16(sw[u], load16(s + 2 * kLanes * u));
                 }

@@ -1,6 +1,10 @@
-// A thin width-agnostic layer over AVX2 / AVX-512 intrinsics for the kernels/
+// A thin width-agnostic layer over AVX2 / AVX-512 / NEON intrinsics for the kernels/
 // translation units. In the AVX2 build a "vector" is 8 x 32-bit lanes, in the
-// AVX-512 build 16. The scalar build defines QPLUGIN_SIMD 0 and kernels use
+// AVX-512 build 16. The NEON build (aarch64) mirrors AVX2: 8 lanes held in a pair of
+// 128-bit registers, so every kernel keeps its AVX2 blocking (HI = one register, a
+// 4 * kLanes byte store = 32 bytes) and each op reproduces the x86 instruction's
+// result bit for bit. QPLUGIN_SIMD_X86 is defined in the x86 builds only, for code
+// written on x86 intrinsics directly. The scalar build defines QPLUGIN_SIMD 0 and kernels use
 // their plain loops only (that loop is also the tail of the vector loops, so
 // every path shares one definition of the math).
 //
@@ -24,6 +28,10 @@
 
 #if defined(QPLUGIN_ISA_AVX2) || defined(QPLUGIN_ISA_AVX512)
 #include <immintrin.h>
+#define QPLUGIN_SIMD 1
+#define QPLUGIN_SIMD_X86 1
+#elif defined(QPLUGIN_ISA_NEON)
+#include <arm_neon.h>
 #define QPLUGIN_SIMD 1
 #else
 #define QPLUGIN_SIMD 0
@@ -367,10 +375,238 @@ inline void store_u8_n(uint8_t* p, VI v, int n) {
   }
 }
 
+#elif defined(QPLUGIN_ISA_NEON)
+
+// 8 lanes as a pair of 128-bit registers (v[0]: lanes 0..3, v[1]: lanes 4..7), laid out in
+// memory as the 8 lanes in order. VI doubles as the 32-byte register of bytes_simd.h (VB, W16).
+constexpr int kLanes = 8;
+struct VF {
+  float32x4_t v[2];
+};
+struct VI {
+  int32x4_t v[2];
+};
+struct VD {
+  float64x2_t v[2];
+};
+using HI = int32x4_t;  // kLanes / 2 int32
+
+namespace neon_detail {
+// x86 MINPS / MAXPS: the first operand where the comparison holds, else the second (so NaN in
+// either operand gives the second).
+inline float32x4_t min4(float32x4_t a, float32x4_t b) { return vbslq_f32(vcltq_f32(a, b), a, b); }
+inline float32x4_t max4(float32x4_t a, float32x4_t b) { return vbslq_f32(vcgtq_f32(a, b), a, b); }
+inline float64x2_t min2d(float64x2_t a, float64x2_t b) { return vbslq_f64(vcltq_f64(a, b), a, b); }
+// CVTPS2DQ: round to nearest even; NaN and values >= 2^31 give INT32_MIN (FCVTNS saturates
+// them to INT32_MAX / 0; values below -2^31 saturate to INT32_MIN as x86 gives).
+inline int32x4_t cvt4(float32x4_t a) {
+  const uint32x4_t ok = vcltq_f32(a, vdupq_n_f32(2147483648.0f));
+  return vbslq_s32(ok, vcvtnq_s32_f32(a), vdupq_n_s32(INT32_MIN));
+}
+// CVTPD2DQ on two doubles: round to nearest even, INT32_MIN where the rounded value leaves the
+// int32 range or a is NaN (a < 2^31 - 0.5 is exactly the upper bound of the rounded range; below,
+// the saturating narrow gives INT32_MIN).
+inline int32x2_t cvt2d(float64x2_t a) {
+  const uint64x2_t ok = vcltq_f64(a, vdupq_n_f64(2147483647.5));
+  const int32x2_t r = vqmovn_s64(vcvtnq_s64_f64(a));
+  return vbsl_s32(vmovn_u64(ok), r, vdup_n_s32(INT32_MIN));
+}
+inline uint32x4_t unord4(float32x4_t a) { return vmvnq_u32(vceqq_f32(a, a)); }
+// VPMADDWD on one register: 16-bit lane pairs multiplied and summed into int32 (wrapping).
+inline int32x4_t madd4(int32x4_t a, int32x4_t b) {
+  const int16x8_t a16 = vreinterpretq_s16_s32(a), b16 = vreinterpretq_s16_s32(b);
+  const int32x4_t lo = vmull_s16(vget_low_s16(a16), vget_low_s16(b16));
+  const int32x4_t hi = vmull_high_s16(a16, b16);
+  return vpaddq_s32(lo, hi);
+}
+// Both registers of a pair through one unary / binary operation.
+template <typename V, typename F>
+inline V map1(V a, F f) {
+  return V{{f(a.v[0]), f(a.v[1])}};
+}
+template <typename V, typename F>
+inline V map2(V a, V b, F f) {
+  return V{{f(a.v[0], b.v[0]), f(a.v[1], b.v[1])}};
+}
+// Narrows a and b (8 int32 lanes each) to 16 int16 lanes in element order, saturating (PACKSSDW).
+inline int16x8_t packs_lo(VI a) { return vcombine_s16(vqmovn_s32(a.v[0]), vqmovn_s32(a.v[1])); }
+}  // namespace neon_detail
+
+inline VF loadu_f(const float* p) { return VF{{vld1q_f32(p), vld1q_f32(p + 4)}}; }
+inline void storeu_f(float* p, VF v) {
+  vst1q_f32(p, v.v[0]);
+  vst1q_f32(p + 4, v.v[1]);
+}
+// NEON has no non-temporal vector store; a plain store (stream_fence is a no-op).
+inline void stream_f(float* p, VF v) { storeu_f(p, v); }
+inline VF set1_f(float x) { return VF{{vdupq_n_f32(x), vdupq_n_f32(x)}}; }
+inline VF add_f(VF a, VF b) { return neon_detail::map2(a, b, [](float32x4_t x, float32x4_t y) { return vaddq_f32(x, y); }); }
+inline VF sub_f(VF a, VF b) { return neon_detail::map2(a, b, [](float32x4_t x, float32x4_t y) { return vsubq_f32(x, y); }); }
+inline VF mul_f(VF a, VF b) { return neon_detail::map2(a, b, [](float32x4_t x, float32x4_t y) { return vmulq_f32(x, y); }); }
+inline VF div_f(VF a, VF b) { return neon_detail::map2(a, b, [](float32x4_t x, float32x4_t y) { return vdivq_f32(x, y); }); }
+inline VF exp2_bits(VF n) {
+  return neon_detail::map1(n, [](float32x4_t x) {
+    return vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(neon_detail::cvt4(x), vdupq_n_s32(127)), 23));
+  });
+}
+// a * b + c with one rounding (FMLA), as VFMADD.
+inline VF fmadd_f(VF a, VF b, VF c) {
+  return VF{{vfmaq_f32(c.v[0], a.v[0], b.v[0]), vfmaq_f32(c.v[1], a.v[1], b.v[1])}};
+}
+inline VF load_f16(const uint16_t* p) {
+  return VF{{vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))), vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p + 4)))}};
+}
+inline VF min_f(VF a, VF b) { return neon_detail::map2(a, b, neon_detail::min4); }
+inline VF max_f(VF a, VF b) { return neon_detail::map2(a, b, neon_detail::max4); }
+inline VF round_f(VF a) { return neon_detail::map1(a, [](float32x4_t x) { return vrndnq_f32(x); }); }
+inline VI to_i32_round(VF a) { return VI{{neon_detail::cvt4(a.v[0]), neon_detail::cvt4(a.v[1])}}; }
+inline VF to_f(VI a) { return VF{{vcvtq_f32_s32(a.v[0]), vcvtq_f32_s32(a.v[1])}}; }
+inline VI nan_to(VF a, VI v, int32_t nan_value) {
+  const int32x4_t nv = vdupq_n_s32(nan_value);
+  return VI{{vbslq_s32(neon_detail::unord4(a.v[0]), nv, v.v[0]), vbslq_s32(neon_detail::unord4(a.v[1]), nv, v.v[1])}};
+}
+inline VI nan_to_zero(VF a, VI v) {
+  return VI{{vandq_s32(v.v[0], vreinterpretq_s32_u32(vceqq_f32(a.v[0], a.v[0]))),
+             vandq_s32(v.v[1], vreinterpretq_s32_u32(vceqq_f32(a.v[1], a.v[1])))}};
+}
+inline bool any_nan(VF a) {
+  return vmaxvq_u32(vorrq_u32(neon_detail::unord4(a.v[0]), neon_detail::unord4(a.v[1]))) != 0;
+}
+inline bool any_ge(VF a, float bound) {
+  const float32x4_t b = vdupq_n_f32(bound);
+  return vmaxvq_u32(vorrq_u32(vcgeq_f32(a.v[0], b), vcgeq_f32(a.v[1], b))) != 0;
+}
+inline VI ge_to(VF a, float bound, VI v, int32_t value) {
+  const float32x4_t b = vdupq_n_f32(bound);
+  const int32x4_t x = vdupq_n_s32(value);
+  return VI{{vbslq_s32(vcgeq_f32(a.v[0], b), x, v.v[0]), vbslq_s32(vcgeq_f32(a.v[1], b), x, v.v[1])}};
+}
+
+inline VI set1_i(int32_t x) { return VI{{vdupq_n_s32(x), vdupq_n_s32(x)}}; }
+inline VI add_i(VI a, VI b) { return neon_detail::map2(a, b, [](int32x4_t x, int32x4_t y) { return vaddq_s32(x, y); }); }
+inline VI sub_i(VI a, VI b) { return neon_detail::map2(a, b, [](int32x4_t x, int32x4_t y) { return vsubq_s32(x, y); }); }
+inline VI loadu_i(const int32_t* p) { return VI{{vld1q_s32(p), vld1q_s32(p + 4)}}; }
+inline void storeu_i(int32_t* p, VI v) {
+  vst1q_s32(p, v.v[0]);
+  vst1q_s32(p + 4, v.v[1]);
+}
+inline VI load_u8(const uint8_t* p) {
+  const uint16x8_t w = vmovl_u8(vld1_u8(p));
+  return VI{{vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(w))), vreinterpretq_s32_u32(vmovl_high_u16(w))}};
+}
+inline VI load_s8(const int8_t* p) {
+  const int16x8_t w = vmovl_s8(vld1_s8(p));
+  return VI{{vmovl_s16(vget_low_s16(w)), vmovl_high_s16(w)}};
+}
+// The 4 * kLanes int32 lanes of a, b, c, d as bytes in element order, saturated through int16
+// (PACKSSDW) then to int8 / uint8 (PACKSSWB / PACKUSWB), as the AVX2 build's pack4_.
+// kAdd: z_ab / z_cd (pack_zp16) are added to the 16-bit values, saturating, between the packs.
+template <bool kAdd = false>
+inline VI pack4_(VI a, VI b, VI c, VI d, bool is_signed, VI z_ab = VI(), VI z_cd = VI()) {
+  int16x8_t a16 = neon_detail::packs_lo(a), b16 = neon_detail::packs_lo(b);
+  int16x8_t c16 = neon_detail::packs_lo(c), d16 = neon_detail::packs_lo(d);
+  if constexpr (kAdd) {
+    a16 = vqaddq_s16(a16, vreinterpretq_s16_s32(z_ab.v[0]));
+    b16 = vqaddq_s16(b16, vreinterpretq_s16_s32(z_ab.v[1]));
+    c16 = vqaddq_s16(c16, vreinterpretq_s16_s32(z_cd.v[0]));
+    d16 = vqaddq_s16(d16, vreinterpretq_s16_s32(z_cd.v[1]));
+  }
+  if (is_signed) {
+    return VI{{vreinterpretq_s32_s8(vcombine_s8(vqmovn_s16(a16), vqmovn_s16(b16))),
+               vreinterpretq_s32_s8(vcombine_s8(vqmovn_s16(c16), vqmovn_s16(d16)))}};
+  }
+  return VI{{vreinterpretq_s32_u8(vcombine_u8(vqmovun_s16(a16), vqmovun_s16(b16))),
+             vreinterpretq_s32_u8(vcombine_u8(vqmovun_s16(c16), vqmovun_s16(d16)))}};
+}
+// The 16-bit zero points of vectors a and b (saturated), a's 8 in v[0] and b's in v[1]: the
+// layout pack4_<true> adds them in.
+inline VI pack_zp16(VI za, VI zb) {
+  return VI{{vreinterpretq_s32_s16(neon_detail::packs_lo(za)), vreinterpretq_s32_s16(neon_detail::packs_lo(zb))}};
+}
+inline void store4_u8(uint8_t* p, VI a, VI b, VI c, VI d) { storeu_i(reinterpret_cast<int32_t*>(p), pack4_(a, b, c, d, false)); }
+inline void store4_s8(int8_t* p, VI a, VI b, VI c, VI d) { storeu_i(reinterpret_cast<int32_t*>(p), pack4_(a, b, c, d, true)); }
+inline void stream4_u8(uint8_t* p, VI a, VI b, VI c, VI d) { store4_u8(p, a, b, c, d); }
+inline void stream4_s8(int8_t* p, VI a, VI b, VI c, VI d) { store4_s8(p, a, b, c, d); }
+template <typename T>
+inline void store4_add(T* p, VI a, VI b, VI c, VI d, VI z_ab, VI z_cd) {
+  storeu_i(reinterpret_cast<int32_t*>(p), pack4_<true>(a, b, c, d, std::is_signed<T>::value, z_ab, z_cd));
+}
+template <typename T>
+inline void stream4_add(T* p, VI a, VI b, VI c, VI d, VI z_ab, VI z_cd) {
+  store4_add(p, a, b, c, d, z_ab, z_cd);
+}
+// kLanes bytes, saturating (as AVX2).
+inline void store_u8(uint8_t* p, VI a) { vst1_u8(p, vqmovun_s16(neon_detail::packs_lo(a))); }
+inline void store_s8(int8_t* p, VI a) { vst1_s8(p, vqmovn_s16(neon_detail::packs_lo(a))); }
+
+inline HI lo_half(VI a) { return a.v[0]; }
+inline HI hi_half(VI a) { return a.v[1]; }
+inline VD to_d(HI a) { return VD{{vcvtq_f64_s64(vmovl_s32(vget_low_s32(a))), vcvtq_f64_s64(vmovl_high_s32(a))}}; }
+inline VD loadu_d(const double* p) { return VD{{vld1q_f64(p), vld1q_f64(p + 2)}}; }
+inline VD set1_d(double x) { return VD{{vdupq_n_f64(x), vdupq_n_f64(x)}}; }
+inline VD add_d(VD a, VD b) { return neon_detail::map2(a, b, [](float64x2_t x, float64x2_t y) { return vaddq_f64(x, y); }); }
+inline VD sub_d(VD a, VD b) { return neon_detail::map2(a, b, [](float64x2_t x, float64x2_t y) { return vsubq_f64(x, y); }); }
+inline VD mul_d(VD a, VD b) { return neon_detail::map2(a, b, [](float64x2_t x, float64x2_t y) { return vmulq_f64(x, y); }); }
+inline VD div_d(VD a, VD b) { return neon_detail::map2(a, b, [](float64x2_t x, float64x2_t y) { return vdivq_f64(x, y); }); }
+inline VD min_d(VD a, VD b) { return neon_detail::map2(a, b, neon_detail::min2d); }
+inline VD round_d(VD a) { return neon_detail::map1(a, [](float64x2_t x) { return vrndnq_f64(x); }); }
+inline HI to_i32_d(VD a) { return vcombine_s32(neon_detail::cvt2d(a.v[0]), neon_detail::cvt2d(a.v[1])); }
+inline VI join_i(HI lo, HI hi) { return VI{{lo, hi}}; }
+inline VD lo_to_d(VF a) { return VD{{vcvt_f64_f32(vget_low_f32(a.v[0])), vcvt_high_f64_f32(a.v[0])}}; }
+inline VD hi_to_d(VF a) { return VD{{vcvt_f64_f32(vget_low_f32(a.v[1])), vcvt_high_f64_f32(a.v[1])}}; }
+inline VF join_to_f(VD lo, VD hi) {
+  return VF{{vcvt_high_f32_f64(vcvt_f32_f64(lo.v[0]), lo.v[1]), vcvt_high_f32_f64(vcvt_f32_f64(hi.v[0]), hi.v[1])}};
+}
+inline VI mullo_i(VI a, VI b) { return neon_detail::map2(a, b, [](int32x4_t x, int32x4_t y) { return vmulq_s32(x, y); }); }
+inline VI min_i(VI a, VI b) { return neon_detail::map2(a, b, [](int32x4_t x, int32x4_t y) { return vminq_s32(x, y); }); }
+inline VI max_i(VI a, VI b) { return neon_detail::map2(a, b, [](int32x4_t x, int32x4_t y) { return vmaxq_s32(x, y); }); }
+inline VI madd16(VI a, VI b) { return neon_detail::map2(a, b, neon_detail::madd4); }
+inline VI sext16_i(VI v) { return neon_detail::map1(v, [](int32x4_t x) { return vshrq_n_s32(vshlq_n_s32(x, 16), 16); }); }
+inline void deinterleave_i(VI a, VI b, VI* even, VI* odd) {
+  *even = VI{{vuzp1q_s32(a.v[0], a.v[1]), vuzp1q_s32(b.v[0], b.v[1])}};
+  *odd = VI{{vuzp2q_s32(a.v[0], a.v[1]), vuzp2q_s32(b.v[0], b.v[1])}};
+}
+// Tails through a stack copy, as AVX2.
+inline VI load_u8_n(const uint8_t* p, int n) {
+  if (n == kLanes) return load_u8(p);
+  uint8_t tmp[kLanes] = {0};
+  std::memcpy(tmp, p, n);
+  return load_u8(tmp);
+}
+inline VI loadu_i_n(const int32_t* p, int n) {
+  if (n == kLanes) return loadu_i(p);
+  int32_t tmp[kLanes] = {0};
+  std::memcpy(tmp, p, n * sizeof(int32_t));
+  return loadu_i(tmp);
+}
+inline VF loadu_f_n(const float* p, int n) {
+  if (n == kLanes) return loadu_f(p);
+  float tmp[kLanes] = {0};
+  std::memcpy(tmp, p, n * sizeof(float));
+  return loadu_f(tmp);
+}
+inline void storeu_f_n(float* p, VF v, int n) {
+  float tmp[kLanes];
+  storeu_f(tmp, v);
+  std::memcpy(p, tmp, n * sizeof(float));
+}
+inline void store_u8_n(uint8_t* p, VI v, int n) {
+  if (n == kLanes) {
+    store_u8(p, v);
+  } else {
+    uint8_t tmp[kLanes];
+    store_u8(tmp, v);
+    std::memcpy(p, tmp, n);
+  }
+}
 #endif
 
 #if QPLUGIN_SIMD
+#if defined(QPLUGIN_SIMD_X86)
 inline void stream_fence() { _mm_sfence(); }
+#else
+inline void stream_fence() {}
+#endif
 // Overloads by element type, for kernels templated on uint8_t / int8_t.
 inline VI load_q(const uint8_t* p) { return load_u8(p); }
 inline VI load_q(const int8_t* p) { return load_s8(p); }
