@@ -56,7 +56,7 @@ void requant_row(const T* x, T* y, int64_t n, const CatRequant& p) {
 template <typename T>
 void requant_rows(const T* x, int64_t xs, T* y, int64_t ys, int64_t rows, int64_t cols,
                   const CatRequant& p) {
-#if defined(QPLUGIN_ISA_AVX2)
+#if defined(QPLUGIN_ISA_AVX2) || defined(QPLUGIN_ISA_NEON)
   if constexpr (sizeof(T) == 1) {
     // |d * inv_so| < 256 * sx * inv_so and the zero point keep round(d * inv_so) + zo far inside
     // int32 (false for inf / NaN): round and add as integers, then clamp as integers (the pack
@@ -73,7 +73,7 @@ void requant_rows(const T* x, int64_t xs, T* y, int64_t ys, int64_t rows, int64_
         T* yr = y + r * ys;
         auto one = [&](int64_t j) {
           const VI v = add_i(to_i32_round(mul_f(mul_f(to_f(sub_i(load_q(xr + j), zx)), sx), inv)), zo);
-          return relu ? _mm256_max_epi32(v, lo) : v;
+          return relu ? max_i(v, lo) : v;
         };
         int64_t i = 0;
         for (; i + 4 * kLanes <= cols; i += 4 * kLanes) {

@@ -197,6 +197,26 @@ void argmax_u8(const uint8_t* x, int64_t outer, int64_t n, int64_t inner, uint8_
         }
       }
     }
+#elif defined(QPLUGIN_ISA_NEON)
+    // The same at 16 columns a step: where a key beats the best, the row's tag replaces it.
+    const uint8x16_t vm = vdupq_n_u8(mask);
+    for (; j0 + 16 <= inner; j0 += 16) {
+      uint8x16_t bv = vld1q_u8(best.data() + j0);
+      for (int64_t i0 = 1; i0 < n; i0 += 255) {
+        const int64_t i1 = std::min(n, i0 + 255);
+        uint8x16_t at = vdupq_n_u8(0);
+        for (int64_t i = i0; i < i1; ++i) {
+          const uint8x16_t k = veorq_u8(vld1q_u8(base + i * inner + j0), vm);
+          at = vbslq_u8(vcgtq_u8(k, bv), vdupq_n_u8(static_cast<uint8_t>(i - i0 + 1)), at);
+          bv = vmaxq_u8(k, bv);
+        }
+        uint8_t rel[16];
+        vst1q_u8(rel, at);
+        for (int j = 0; j < 16; ++j) {
+          if (rel[j]) out[j0 + j] = i0 + rel[j] - 1;
+        }
+      }
+    }
 #endif
     for (int64_t i = 1; i < n; ++i) {
       const uint8_t* row = base + i * inner;
