@@ -18,6 +18,8 @@
 //    on it to send NaN to a chosen bound (or to keep it: min_f(bound, v)).
 //  - to_i32_round(v) rounds to nearest, ties to even (MXCSR default), and
 //    gives INT32_MIN for NaN and out-of-range values.
+//  The NEON build reproduces both (FMIN / FCVTNS alone would not: FMIN returns NaN, FCVTNS
+//  saturates and gives 0 for NaN), the saturating packs of the 8-bit stores, and VPMADDWD.
 #pragma once
 
 #include <cstdint>
@@ -453,6 +455,7 @@ inline VF exp2_bits(VF n) {
 inline VF fmadd_f(VF a, VF b, VF c) {
   return VF{{vfmaq_f32(c.v[0], a.v[0], b.v[0]), vfmaq_f32(c.v[1], a.v[1], b.v[1])}};
 }
+// FCVTL: exact, as half_to_float, except that a signaling NaN comes back quiet (as from F16C).
 inline VF load_f16(const uint16_t* p) {
   return VF{{vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))), vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p + 4)))}};
 }
