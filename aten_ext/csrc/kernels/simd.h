@@ -406,8 +406,8 @@ inline int32x4_t cvt4(float32x4_t a) {
   return vbslq_s32(ok, vcvtnq_s32_f32(a), vdupq_n_s32(INT32_MIN));
 }
 // CVTPD2DQ on two doubles: round to nearest even, INT32_MIN where the rounded value leaves the
-// int32 range or a is NaN (a < 2^31 - 0.5 is exactly the upper bound of the rounded range; below,
-// the saturating narrow gives INT32_MIN).
+// int32 range or a is NaN (a < 2^31 - 0.5: the rounded value is at most INT32_MAX; values rounding
+// below INT32_MIN saturate to it in the narrow).
 inline int32x2_t cvt2d(float64x2_t a) {
   const uint64x2_t ok = vcltq_f64(a, vdupq_n_f64(2147483647.5));
   const int32x2_t r = vqmovn_s64(vcvtnq_s64_f64(a));
@@ -430,7 +430,7 @@ template <typename V, typename F>
 inline V map2(V a, V b, F f) {
   return V{{f(a.v[0], b.v[0]), f(a.v[1], b.v[1])}};
 }
-// Narrows a and b (8 int32 lanes each) to 16 int16 lanes in element order, saturating (PACKSSDW).
+// The 8 int32 lanes of a narrowed to 8 int16 lanes in element order, saturating (PACKSSDW).
 inline int16x8_t packs_lo(VI a) { return vcombine_s16(vqmovn_s32(a.v[0]), vqmovn_s32(a.v[1])); }
 }  // namespace neon_detail
 
