@@ -12,7 +12,6 @@
 #if defined(QPLUGIN_ISA_NEON)
 #include <arm_neon.h>
 
-#include "kernels/gemm/requant_neon.h"
 #endif
 
 namespace qplugin {
@@ -562,7 +561,7 @@ namespace {
 // |.| <= 255) narrowed to int16 once per block; SMLAL / SMLAL2 multiply them into int32 (|x * w|
 // <= 65025: exact, no 16-bit sum). The x_zp term is one per-block constant, -x_zp * sum of the
 // valid taps' weights, as in the generic loop. The epilogue is finish_one's float steps lane by
-// lane (requant_neon.h). wt: scratch of nrows * KW * 16 int16; toff: nrows * KW int64.
+// lane (requant.h's vector form). wt: scratch of nrows * KW * 16 int16; toff: nrows * KW int64.
 void dw_interior_neon(const uint8_t* x, const ConvGeom& g, const int64_t* prow, const int64_t* ptap, int64_t nrows,
                       int64_t ow_lo, int64_t ow_hi, int64_t c_full, const int32_t* w, int32_t x_zp,
                       const ConvEpilogue& ep, uint8_t* yrow, const uint8_t* arow, int16_t* wt, int64_t* toff) {
@@ -571,7 +570,7 @@ void dw_interior_neon(const uint8_t* x, const ConvGeom& g, const int64_t* prow, 
   for (int64_t j = 0; j < nrows; ++j) {
     for (int64_t kw = 0; kw < g.KW; ++kw) toff[j * g.KW + kw] = prow[j] + kw * g.DW * C;
   }
-  const a64::U8Bounds ub = a64::u8_bounds(ep.y_zp, ep.qmin, ep.qmax);
+  const requant::Bounds rb = requant::make_bounds(ep.y_zp, ep.qmin, ep.qmax);
   const int32x4_t vadd_zp = vdupq_n_s32(ep.add_zp);
   const float32x4_t vamul = vdupq_n_f32(ep.add_mult);
   const int64_t xstep = g.SW * C;
@@ -624,8 +623,10 @@ void dw_interior_neon(const uint8_t* x, const ConvGeom& g, const int64_t* prow, 
         }
       }
       // requantized values lie in [qmin, qmax] within [0, 255]: plain narrowing
-      const int16x8_t r0 = vcombine_s16(vmovn_s32(a64::requantize4(f[0], ub)), vmovn_s32(a64::requantize4(f[1], ub)));
-      const int16x8_t r1 = vcombine_s16(vmovn_s32(a64::requantize4(f[2], ub)), vmovn_s32(a64::requantize4(f[3], ub)));
+      const simd::VI q0 = requant::requantize(simd::VF{{f[0], f[1]}}, rb);
+      const simd::VI q1 = requant::requantize(simd::VF{{f[2], f[3]}}, rb);
+      const int16x8_t r0 = vcombine_s16(vmovn_s32(q0.v[0]), vmovn_s32(q0.v[1]));
+      const int16x8_t r1 = vcombine_s16(vmovn_s32(q1.v[0]), vmovn_s32(q1.v[1]));
       vst1q_u8(yrow + o, vcombine_u8(vmovn_u16(vreinterpretq_u16_s16(r0)), vmovn_u16(vreinterpretq_u16_s16(r1))));
     }
   }

@@ -1274,7 +1274,7 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
 #elif defined(QPLUGIN_ISA_NEON)
   {
     const a64::EpiC ec{vdupq_n_s32(azp), vdupq_n_s32(t)};
-    const a64::U8Bounds ub = a64::u8_bounds(yzp, p.out_min, p.out_max);
+    const requant::Bounds rb = requant::make_bounds(yzp, p.out_min, p.out_max);
     const int32x4_t vadd_zp = vdupq_n_s32(p.add_zp);
     const float32x4_t vamul = vdupq_n_f32(p.add_mult);
     auto value4 = [&](int64_t i) {
@@ -1292,7 +1292,8 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
         f1 = vaddq_f32(f1, vmulq_f32(vcvtq_f32_s32(a1), vamul));
       }
       // both halves lie in [out_min, out_max] within [0, 255]: plain narrowing
-      const int16x8_t q16 = vcombine_s16(vmovn_s32(a64::requantize4(f0, ub)), vmovn_s32(a64::requantize4(f1, ub)));
+      const simd::VI q = requant::requantize(simd::VF{{f0, f1}}, rb);
+      const int16x8_t q16 = vcombine_s16(vmovn_s32(q.v[0]), vmovn_s32(q.v[1]));
       vst1_u8(out + j, vmovn_u16(vreinterpretq_u16_s16(q16)));
     }
   }

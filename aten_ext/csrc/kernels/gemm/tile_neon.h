@@ -26,7 +26,6 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/gemm/requant_neon.h"
 #include "kernels/isa.h"
 
 namespace qplugin {
