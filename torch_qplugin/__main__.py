@@ -12,6 +12,11 @@ from torch_qplugin import _build_info, _isa
 # path's kernels. linear / conv use AVX-512 VNNI dot products on the avx512 path.
 ALL_PATHS = _isa.BASE_ISAS
 GEMM_PATHS = _isa.ISAS
+# Per architecture, for docs/ops.md (written on either): the base and the GEMM families' paths,
+# and the families whose neon build runs the scalar loop (no NEON vector code yet).
+ARCH_PATHS = {"x86-64": (("scalar", "avx2", "avx512"), ("scalar", "avx2", "avxvnni", "avx512")),
+              "aarch64": (("scalar", "neon"), ("scalar", "neon", "dotprod", "i8mm"))}
+NEON_SCALAR_LOOP = {"embeddings (8-bit / 4-bit rows)"}
 FAMILIES = {
     "quantize / dequantize / int_repr": ALL_PATHS,
     "add / mul / matmul": ALL_PATHS,
@@ -63,6 +68,18 @@ _OP_FAMILY = {
         "conv_transpose1d_unpack", "conv_transpose2d_unpack", "conv_transpose3d_unpack",
         "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"),
 }
+
+
+def family_paths_doc(fam: str) -> str:
+    """The paths of family ``fam`` on both architectures, for docs/ops.md."""
+    gemm = FAMILIES.get(fam) is GEMM_PATHS and GEMM_PATHS != ALL_PATHS
+    parts = []
+    for arch, (base, dot) in ARCH_PATHS.items():
+        paths = ", ".join(dot if gemm else base)
+        if arch == "aarch64" and fam in NEON_SCALAR_LOOP:
+            paths += " (neon: the scalar loop)"
+        parts.append(f"{arch}: {paths}")
+    return "; ".join(parts)
 
 
 def family_of(op: str) -> str:
