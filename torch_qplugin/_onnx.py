@@ -3,21 +3,35 @@
 The route, all on torch's own machinery:
 
 1. ``torch.export`` of the plain model (the batch dim dynamic): a graph of ``qplugin::plain_*`` ops.
-2. Each plain op is decomposed (``DECOMPOSITIONS``, through ``ExportedProgram.run_decompositions``)
-   into the float op it quantizes, between ``plain_dequantize_per_tensor`` / ``_per_channel`` of its
-   inputs and ``plain_quantize_per_tensor`` of its output, the qparams being the op's own. Ops
-   that only move or compare integers (max pooling, nearest upsampling, relu) stay on the
-   integers.
+2. Each plain op is decomposed (``QDQ_DECOMPOSITIONS`` or ``DECOMPOSITIONS``, through
+   ``ExportedProgram.run_decompositions``) into ops that have an ONNX form.
 3. ``torch.onnx.export(dynamo=True)`` translates the aten ops with torch's own ONNX functions and
-   the quantize / dequantize ops with ``TRANSLATIONS`` (QuantizeLinear / DequantizeLinear; dynamic
-   linear: DynamicQuantizeLinear + MatMulInteger).
+   the rest with ``_translations``: quantize / dequantize (QuantizeLinear / DequantizeLinear), the
+   integer ops below (ConvInteger, MatMulInteger, Gather), dynamic linear (DynamicQuantizeLinear +
+   MatMulInteger).
 
-The file holds ai.onnx ops only, in the QDQ pattern (DequantizeLinear -> float op ->
-QuantizeLinear) that ONNX Runtime's graph optimizer fuses into its int8 kernels: QLinearConv, QGemm,
-QLinearAdd, QLinearConcat, QLinearAveragePool, QLinearGlobalAveragePool, QLinearSigmoid, ... (a
-conv's bias is quantized to int32 with scale x_scale * w_scale, the form ONNX Runtime's fusion needs;
-that rounding moves its output by far less than a step). ONNX Runtime computes in float32 with its
-own rounding order, so outputs are within one output quantization step of eager, not bit-identical.
+Two forms, ai.onnx ops only in both:
+
+* QDQ (default): each op is the float op it quantizes between ``plain_dequantize_*`` of its inputs
+  and ``plain_quantize_per_tensor`` of its output with the op's own qparams (max pooling, nearest
+  upsampling and relu stay on the integers): the pattern ONNX Runtime's graph optimizer fuses into
+  its int8 kernels (QLinearConv, QGemm, QLinearAdd, QLinearConcat, ...; a conv's bias quantized to
+  int32 with scale x_scale * w_scale, the form its fusion needs). ONNX Runtime requantizes in its
+  own order: each op within one output quantization step of eager, a deep model a few steps.
+* Exact (``exact=True``): each op with an exact form computes our kernels' definition, every float
+  step one float32 ONNX op in our order. Conv: ConvInteger (exact int32; weights as uint8 w + 128
+  with zero point + 128, which ONNX Runtime runs on a faster GEMM than int8 weights), then Cast,
+  Mul by the float32 multiplier, Add the float32 bias (conv2d_add: + (float(add) - add_zp) *
+  add_mult), relu as Relu, and QuantizeLinear with scale 1 and the output zero point (rounds half
+  to even, saturates). Linear: MatMulInteger, the same epilogue with linear's constants. Add / mul:
+  kernels/add_kernel.h's float steps. Element-wise activations and cat: a 256-entry table of our
+  own kernel's results on every code (Gather). Adaptive average pooling with windows of one size:
+  the exact window sum (ReduceSum) times our float32 reciprocal. Max pooling: on float copies of
+  the codes. Quantize: a Mul by our float32 inverse scale, then QuantizeLinear with scale 1 (ONNX's
+  divides by its scale). Ops with no exact form here keep their QDQ decomposition with that
+  quantize step (conv_transpose, the norms, softmax, prelu, avg_pool, bilinear upsampling, mean,
+  matmul, add_scalar / mul_scalar, 3-d adaptive pooling), as do convs in a model whose weight zero
+  points differ between channels (ConvInteger takes one weight zero point).
 
 Embeddings are exported as float tables (their fused rows dequantized once: code * scale + bias),
 looked up by ONNX's Gather / embedding-bag translation. Dynamic LSTM / GRU / RNN cells have no
