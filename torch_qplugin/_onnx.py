@@ -257,7 +257,7 @@ def _conv_exact(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, pack
     """The GEMM epilogue (kernels/gemm/qgemm.h, multiplier and bias as cpu/conv.cpp rounds them):
     v = float(C) * multiplier[n] + bias[n] (+ float(add - add_zp) * add_mult), relu as max(v, 0),
     then round half to even + output zero point, saturated (QuantizeLinear with scale 1)."""
-    if x.dtype not in (torch.uint8, torch.int8):
+    if x.dtype != torch.uint8:  # ConvInteger here: uint8 activations (ours: quint8)
         return _conv(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, stride, padding,
                      dilation, groups, output_scale, output_zero_point, relu, accum)
     n = w.shape[0]
@@ -295,7 +295,7 @@ def _linear_exact(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, pa
                   output_zero_point, relu=False):
     """linear's epilogue: the conv one with LinearPackedParams::epilogue_constants' rounding
     (multiplier = float((x_scale / y_scale) * w_scale), bias = float(bias * (1 / y_scale)))."""
-    if x.dtype not in (torch.uint8, torch.int8):
+    if x.dtype != torch.uint8:
         return _linear(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, output_scale,
                        output_zero_point, relu)
     n = w.shape[0]
@@ -618,7 +618,8 @@ def decomposed_program(model, args: Tuple[Any, ...], *, dynamic_batch: bool = Tr
             ep = torch.export.export(model, args)
     uniform = all(bool((m.w_zero_points == m.w_zero_points.reshape(-1)[0]).all()) for m in model.modules()
                   if isinstance(getattr(m, "w_zero_points", None), Tensor) and m.w_zero_points.numel()
-                  and getattr(m, "weight", None) is not None and m.weight.dim() > 2)
+                  and getattr(m, "weight", None) is not None and m.weight.dim() > 2
+                  and "Transpose" not in type(m).__name__)  # the convs ConvInteger runs
     token = _UNIFORM_CONV_ZERO_POINTS.set(uniform)
     try:
         with batch_oblivious():  # retracing must not specialize a batch of 1 either
