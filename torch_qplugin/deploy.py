@@ -117,11 +117,14 @@ def aoti_package(ep, package_path, *, exact=True, **inductor_configs):
                                                         inductor_configs=inductor_configs or None)
 
 
-def export_onnx(model, args, f, *, dynamic_batch=True, opset=None):
+def export_onnx(model, args, f, *, dynamic_batch=True, opset=None, exact=False):
     """Writes ``f`` (a path): a plain model, or one converted by torch_qplugin or
-    torch.ao.quantization (through to_plain), as standard int8 ONNX that ONNX Runtime runs on its
-    int8 kernels, outputs within one output quantization step of eager (torch_qplugin/_onnx.py,
-    docs/deploy.md "ONNX"). Needs the onnx and onnxscript packages. ``dynamic_batch``: dim 0 of
-    every tensor input dynamic; ``opset``: the ai.onnx opset (default: torch.onnx's)."""
+    torch.ao.quantization (through to_plain), as standard int8 ONNX (torch_qplugin/_onnx.py,
+    docs/deploy.md "ONNX"). The QDQ form (default) runs on ONNX Runtime's fused int8 kernels,
+    each op within one output quantization step of eager (a deep model a few steps); ``exact=True``
+    writes integer GEMMs / lookups with our float epilogue, bit-identical to eager for the ops
+    that have such a form (conv, linear, add, mul, cat, pooling, element-wise activations), slower
+    in ONNX Runtime. Needs the onnx and onnxscript packages. ``dynamic_batch``: dim 0 of every
+    tensor input dynamic; ``opset``: the ai.onnx opset (default: torch.onnx's)."""
     from . import _onnx
-    return _onnx.export_onnx(model, args, f, dynamic_batch=dynamic_batch, opset=opset)
+    return _onnx.export_onnx(model, args, f, dynamic_batch=dynamic_batch, opset=opset, exact=exact)
