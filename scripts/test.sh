@@ -62,7 +62,7 @@ prepare() {  # version: venv with torch and the test deps, wheel built against i
   install_torch "$vpy" "$v"
   "$vpy" -m pip install -q numpy pytest expecttest hypothesis "setuptools>=64" wheel \
     scikit-learn tqdm matplotlib \
-    onnx onnxscript onnxruntime  # the demo's end-to-end test (data, progress bars, chart); ONNX export
+    onnx onnxscript onnxruntime openvino  # the demo's end-to-end test (data, progress bars, chart); ONNX export
   # test/compat/test_torchvision_models.py: torchvision's model definitions; --no-deps keeps the
   # venv's torch (its C++ ops load only with torch 2.14; the test loads the Python models alone)
   "$vpy" -m pip install -q --no-deps "torchvision==0.29.1" pillow

@@ -416,7 +416,7 @@ def test_bench_models(name, exact, tmp_path):
         assert (got - want).abs().max().item() <= steps * step * (1 + 1e-6)
 
 
-# OpenVINO's CPU plugin (not a test dependency: skipped where openvino is not importable) compiles
+# OpenVINO's CPU plugin (a test dependency in scripts/test.sh; skipped where it is not installed) compiles
 # and runs both forms; it transforms the graph and computes in its own order, so neither form is
 # bit-identical there. Bound in output steps against eager at float32 inference precision (its
 # default on a CPU with bfloat16 is bfloat16; measured: docs/deploy.md "ONNX").
