@@ -87,15 +87,22 @@ def _(x, x_zero_point, wt, w_zero_points):
 
 
 @torch.library.custom_op("qplugin_onnx::lookup", mutates_args=())
-def lookup(x: Tensor, table: Tensor) -> Tensor:
-    """ONNX Gather(table, x): a 256-entry table indexed by an 8-bit code (int8 codes below 0 read
-    its upper half, as Gather's negative indices do)."""
-    return table[x.long()]
+def lookup(x: Tensor, table: List[int], signed: bool) -> Tensor:
+    """ONNX Gather(table, x): a 256-entry table of int8 (``signed``) or uint8 codes indexed by an
+    8-bit code (int8 codes below 0 read its upper half, as Gather's negative indices do). The
+    table is an argument, not a tensor: a tensor made inside a decomposition is a constant that
+    torch 2.13's run_decompositions does not register."""
+    return torch.tensor(table, dtype=torch.int8 if signed else torch.uint8)[x.long()]
 
 
 @lookup.register_fake
-def _(x, table):
-    return x.new_empty(x.shape, dtype=table.dtype)
+def _(x, table, signed):
+    return x.new_empty(x.shape, dtype=torch.int8 if signed else torch.uint8)
+
+
+def _gather(x: Tensor, table: Tensor) -> Tensor:
+    """lookup of x in a 256-entry 8-bit table made by _table."""
+    return lookup(x, table.tolist(), table.dtype == torch.int8)
 
 
 # ---- the boundaries --------------------------------------------------------------------------
@@ -350,7 +357,7 @@ def _lookup(overload, fallback):
     def run(x, *args):
         if x.dtype not in (torch.uint8, torch.int8) or any(isinstance(a, Tensor) for a in args):
             return fallback(x, *args)
-        return lookup(x, _table(lambda c: overload(c, *args), x.dtype))
+        return _gather(x, _table(lambda c: overload(c, *args), x.dtype))
     return run
 
 
@@ -369,8 +376,8 @@ def _cat_exact(relu=False):
             if s == scale and z == zero_point and not relu:
                 parts.append(x)
             else:
-                parts.append(lookup(x, _table(lambda c, s=s, z=z: overload([c], [s], [z], 0, scale, zero_point),
-                                              x.dtype)))
+                parts.append(_gather(x, _table(lambda c, s=s, z=z: overload([c], [s], [z], 0, scale, zero_point),
+                                               x.dtype)))
         return torch.cat(parts, dim)
     return run
 
@@ -533,8 +540,9 @@ def _translations(exact: bool):
         return op.MatMulInteger(x, wt, op.CastLike(op.Constant(value_int=x_zero_point), x),
                                 op.CastLike(w_zero_points, wt))
 
-    def gather(x, table):
-        return op.Gather(table, op.Cast(x, to=ir.DataType.INT32), axis=0)
+    def gather(x, table, signed: bool):
+        codes = op.Cast(op.Constant(value_ints=list(table)), to=ir.DataType.INT8 if signed else ir.DataType.UINT8)
+        return op.Gather(codes, op.Cast(x, to=ir.DataType.INT32), axis=0)
 
     return {torch.ops.qplugin_onnx.conv_integer.default: conv_int,
             torch.ops.qplugin_onnx.matmul_integer.default: matmul_int, torch.ops.qplugin_onnx.lookup.default: gather,
