@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "kernels/conv_kernel.h"
 #include "packed_params/conv_packed_params.h"
 
 namespace qplugin {
@@ -13,6 +14,10 @@ namespace cpu {
 // Checks x (N, C, spatial...) against the packed weights and returns the output
 // sizes (N, OC, spatial...).
 std::vector<int64_t> conv_output_sizes(const char* op, at::IntArrayRef x_sizes, const ConvPackedParams& p);
+
+// The 3-d geometry (D = 1 for 1d / 2d, H = 1 for 1d) of input sizes xs and output sizes ys
+// against p (conv or transposed conv).
+kernels::ConvGeom conv_geom(at::IntArrayRef xs, const ConvPackedParams& p, const std::vector<int64_t>& ys);
 
 // The memory format of conv outputs (and the one inputs are brought to).
 at::MemoryFormat conv_memory_format(int64_t dim);

@@ -11,7 +11,7 @@
 
 #include "cpu/quantize.h"
 #include "kernels/dispatch.h"
-#include "kernels/gemm/qgemm.h"
+#include "kernels/gemm/driver.h"
 #include "kernels/quantize_kernel.h"
 #include "kernels/quantize_math.h"
 #include "utils/checks.h"

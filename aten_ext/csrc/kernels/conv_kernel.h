@@ -10,7 +10,7 @@
 //    pixels' receptive fields are gathered into rows of A here (conv_im2col; AVX2: widened to
 //    int16 for its vpmaddwd tiles; the 1x1 / stride 1 case reads the input in place) and run by
 //    qgemm_block, or on AVX-512 / AVX-VNNI / aarch64 read in place from a zero-point-padded
-//    input through qgemm_block_indirect (row pointers + tap offsets, built in cpu/conv.cpp). Every path
+//    input through qgemm_block_indirect (row pointers + tap offsets, built by kernels/gemm/driver.cpp). Every path
 //    computes the exact int32 sum (no 16-bit saturation).
 //  - depthwise (groups == C, one input and one output channel per group): a
 //    direct loop vectorized across channels, (x - x_zp) * (w - w_zp) in int32.

@@ -2,16 +2,17 @@
 // Raw pointers only, no ATen types. Who uses what (docs/design/gemm.md):
 //  - PackedWeight / PackedB: the packed weight of linear (LinearPackedParams) and of every conv
 //    group (ConvPackedParams), one layout family for all: the int8 quad layout + the AVX2 int16 copy.
-//  - qgemm() (blocking + at::parallel_for): linear, linear_dynamic and through it the RNN layer.
-//  - qgemm_block (tiles + epilogue of one block): qgemm(), and conv's im2col / in-place 1x1 path
-//    on every ISA, which keeps its own task split (image x group x row block x channel range,
-//    im2col per task) and passes im2col rows (AVX2: already int16, a16) and conv2d_add's
-//    residual (add). On AVX-512 it picks the tiles: kU8 blocks with every b_zp 0, K % 4 == 0,
+//  - the driver (kernels/gemm/driver.h: blocking, at::parallel_for, scratch buffers) runs every
+//    GEMM-shaped op in blocks: linear, linear_dynamic and the RNN layers (qgemm()), conv
+//    (dense, im2col or indirect A) and conv_transpose (kS32 blocks + col2im).
+//  - qgemm_block (tiles + epilogue of one block): the driver's blocks of dense rows, im2col rows
+//    (AVX2: already int16, a16) or in-place 1x1 rows, with conv2d_add's residual (add). On
+//    AVX-512 it picks the tiles: kU8 blocks with every b_zp 0, K % 4 == 0,
 //    K <= 512 and 2+ rows on the register tiles (requantized from the registers), the rest on
 //    the asm tiles (accumulators through memory to the epilogue).
 //  - qgemm_block_indirect (AVX-512, AVX-VNNI, the aarch64 tiers): the same block with A given by address (IndirectA: row
 //    pointers + tap offsets), conv's indirect path (no im2col); same epilogue.
-//  - kS32 output: the public int32-out entry (e.g. a col2im-based transposed conv).
+//  - kS32 output: int32 out (the transposed conv's col2im blocks).
 //
 //   C[m][n] = sum_k (A[m][k] - a_zp) * (B[n][k] - b_zp[n])        (exact, int32)
 //
@@ -158,10 +159,6 @@ struct QGemmParams {
   float add_mult = 0.0f;
 };
 
-// Runs the whole GEMM, threaded with at::parallel_for over blocks of rows and
-// columns, on the active ISA path (kernels/dispatch.h).
-void qgemm(const QGemmParams& p);
-
 // A given by address (conv's indirect A side, no im2col): row m of A is the concatenation over
 // taps t < ntaps of seg bytes at rows[m - m0] + tap_off[t] (m0: the block's first row), so
 // K = ntaps * seg must equal b->K, with seg % 4 == 0.
@@ -175,7 +172,7 @@ struct IndirectA {
 } // namespace gemm
 
 // One block (qplugin::kernels::<isa>::qgemm_block): rows [m0, m1), columns [n0, n1) with n0 a multiple of kPanelN.
-// Single-threaded; qgemm() calls it per block. Exposed per ISA for tests / reuse.
+// Single-threaded; the driver (driver.h) calls it per block. Exposed per ISA for tests / reuse.
 // qgemm_block_indirect: the same block with A read through an IndirectA (p.a, p.lda, p.a16
 // unused; p.b_zero_points_all_zero must hold: no row sums). AVX-512, AVX-VNNI and neon / dotprod /
 // i8mm: qgemm_has_indirect() says whether the path has it (elsewhere it writes nothing; conv gathers rows with im2col there).

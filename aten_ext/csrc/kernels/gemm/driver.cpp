@@ -1,0 +1,359 @@
+// Compiled once: the int8 matmul driver of kernels/gemm/driver.h (blocking, threads, scratch
+// buffers); every block runs on the problem's path through QPLUGIN_ISA_CALL_ON.
+#include "kernels/gemm/driver.h"
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "kernels/conv_transpose_kernel.h"
+
+namespace qplugin {
+namespace kernels {
+namespace gemm {
+
+namespace {
+
+// Dense A, one GEMM: 64-column x 96-row blocks.
+void run_dense(Isa isa, const QGemmParams& p) {
+  const int64_t M = p.M;
+  const int64_t N = p.b->N;
+  const int64_t K = p.b->K;
+  if (M <= 0 || N <= 0) return;
+  // Blocks: 64 columns (4 panels, the AVX-512 tile width) by up to 96 rows
+  // (a multiple of every path's tile height). Consecutive tasks share a column
+  // block, so a thread streams one block of packed B from its L2.
+  constexpr int64_t kNB = 4 * kPanelN;
+  constexpr int64_t kMB = 96;
+  const int64_t num_nb = (N + kNB - 1) / kNB;
+  const int64_t num_mb = (M + kMB - 1) / kMB;
+  const int64_t ntasks = num_nb * num_mb;
+  const int64_t macs_per_task = std::min(M, kMB) * kNB * std::max<int64_t>(K, 1);
+  // Small problems run on the calling thread in one block: no parallel_for, no per-task
+  // dispatch. Below ~2^18 MACs a thread fork/join costs about as much as the work it would
+  // split; a batch-1 768x768 layer (590k MACs, its weights read from L3) still gains from 2.
+  if (ntasks == 1 || M * N * std::max<int64_t>(K, 1) < (int64_t{1} << 18) || at::get_num_threads() == 1) {
+    QPLUGIN_ISA_CALL_ON(isa, qgemm_block, p, 0, M, 0, N);
+    return;
+  }
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 18) / macs_per_task);
+  at::parallel_for(0, ntasks, grain, [&](int64_t begin, int64_t end) {
+    if (num_mb == 1) {  // one row block: a thread's tasks are one contiguous column range
+      QPLUGIN_ISA_CALL_ON(isa, qgemm_block, p, 0, M, begin * kNB, std::min(N, end * kNB));
+      return;
+    }
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t nb = t / num_mb;
+      const int64_t mb = t % num_mb;
+      const int64_t m0 = mb * kMB, m1 = std::min(M, m0 + kMB);
+      const int64_t n0 = nb * kNB, n1 = std::min(N, n0 + kNB);
+      QPLUGIN_ISA_CALL_ON(isa, qgemm_block, p, m0, m1, n0, n1);
+    }
+  });
+}
+
+struct FreeDeleter {
+  void operator()(uint8_t* ptr) const { std::free(ptr); }
+};
+
+// The indirect path's source: x with its padding filled with x_zp (one padded image every
+// *src_img bytes, + 64 bytes of slack: rows mode reads up to 3 bytes past the last kernel row),
+// or x itself when there is no padding and no rows mode. gp: the padded geometry.
+const uint8_t* padded_source(const ConvA& c, int32_t x_zp, ConvGeom* gp, int64_t* src_img,
+                             std::unique_ptr<uint8_t, FreeDeleter>* keep) {
+  const ConvGeom& g = c.g;
+  const int64_t N = c.images;
+  const int64_t in_img = g.D * g.H * g.W * g.C;
+  *gp = g;
+  gp->D += 2 * g.PD;
+  gp->H += 2 * g.PH;
+  gp->W += 2 * g.PW;
+  gp->PD = gp->PH = gp->PW = 0;
+  *src_img = in_img;
+  if (!c.rows_mode && gp->D == g.D && gp->H == g.H && gp->W == g.W) return c.x;
+  *src_img = gp->D * gp->H * gp->W * g.C;
+  const size_t bytes = static_cast<size_t>(N * *src_img + 64);
+  keep->reset(static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+  uint8_t* dst = keep->get();
+  if (dst == nullptr) throw std::bad_alloc();
+  // Only the border is filled with x_zp: every padded row is [PW * C fill | W * C copied |
+  // PW * C fill]; whole padded planes / rows get one fill each.
+  const int zp = static_cast<int>(x_zp);
+  const int64_t row_bytes = g.W * g.C;
+  const int64_t prow = gp->W * g.C;     // padded row
+  const int64_t pplane = gp->H * prow;  // padded plane
+  const int64_t side = g.PW * g.C;
+  const int64_t sz = *src_img;
+  // One task per input row (n, d, h): its copy, the fill after it (right side + next row's left
+  // side, or the bottom rows), the top rows before h = 0 and the front / back padding planes at
+  // the first / last row of an image. Rows are split over the threads (the copy is ~2-4 % of a
+  // 3x3 conv; serial it would not scale).
+  const int64_t nrows = N * g.D * g.H;
+  at::parallel_for(0, nrows, std::max<int64_t>(1, (64 * 1024) / std::max<int64_t>(1, prow)),
+                   [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t h = t % g.H;
+      const int64_t d = (t / g.H) % g.D;
+      const int64_t n = t / (g.H * g.D);
+      uint8_t* di = dst + n * sz;
+      uint8_t* dp = di + (d + g.PD) * pplane;
+      if (d == 0 && h == 0) std::memset(di, zp, static_cast<size_t>(g.PD * pplane));
+      if (d == g.D - 1 && h == g.H - 1) {
+        std::memset(di + (g.PD + g.D) * pplane, zp, static_cast<size_t>(g.PD * pplane));
+      }
+      if (h == 0) std::memset(dp, zp, static_cast<size_t>(g.PH * prow + side));
+      uint8_t* r = dp + (h + g.PH) * prow + side;
+      std::memcpy(r, c.x + n * in_img + (d * g.H + h) * row_bytes, static_cast<size_t>(row_bytes));
+      // right fill of this row + left fill of the next (or the bottom rows)
+      const int64_t gap = h + 1 < g.H ? 2 * side : side + g.PH * prow;
+      std::memset(r + row_bytes, zp, static_cast<size_t>(gap));
+    }
+  });
+  std::memset(dst + N * sz, zp, 64);
+  return dst;
+}
+
+// A convolution: images x groups x row blocks (x output-channel ranges) tasks.
+void run_conv(const Problem& pr) {
+  const Isa path = pr.isa;
+  const ConvA& c = *pr.conv;
+  const ConvGeom& g = c.g;
+  const QGemmParams& qbase = pr.p;
+  const int64_t N = c.images;
+  const int64_t G = g.groups;
+  const int64_t OC = g.OC;
+  const int64_t ocg = g.ocg;
+  const int64_t kp = c.kp;
+  const int64_t elem = c.elem;
+  const int64_t in_img = g.D * g.H * g.W * g.C;
+  const int64_t M = g.OD * g.OH * g.OW;  // output pixels per image
+  const int64_t out_img = M * OC;
+  const bool direct = c.mode == ConvAMode::kInPlace;
+  const bool indirect = c.mode == ConvAMode::kIndirect;
+  // Indirect: read the receptive fields in place from an x_zp-padded copy of x.
+  ConvGeom gp = g;
+  const uint8_t* xsrc = c.x;
+  int64_t src_img = in_img;
+  std::unique_ptr<uint8_t, FreeDeleter> xpad;
+  if (indirect) {
+    xsrc = padded_source(c, qbase.a_zero_point, &gp, &src_img, &xpad);
+    if (c.rows_mode) {
+      gp.KW = 1;
+      gp.icg = c.s4;
+    }
+  }
+  // Rows per block: the block of A stays in L2 (about 128 KiB).
+  int64_t mb = std::max<int64_t>(24, (128 * 1024) / std::max<int64_t>(1, kp * elem));
+  if (indirect) mb = 252;  // a multiple of the 6-, 12- and 14-row tiles
+  mb = std::min(mb, M);
+  const int64_t threads = at::get_num_threads();
+  // Threads: at least 4 blocks per thread (load balance). One thread: blocks only as small as
+  // keeps a block's output in L2 (<= 512 KiB) across its column strips; halving a 14 x 14 map's
+  // 196 rows into 4 x 49 only added a 1-row remainder tile per block and strip.
+  auto split = [&]() {
+    return threads > 1 ? N * G * ((M + mb - 1) / mb) < 4 * threads : mb * ocg > 512 * 1024;
+  };
+  while (mb > 24 && split()) mb = (mb + 1) / 2;
+  // Few rows in all (small maps: 7 x 7 = 49, 14 x 14 = 196 or 28 x 28 = 784 rows per image) and
+  // few row blocks for the threads: split the output channels too, into `nsplit` ranges of whole
+  // 16-channel panels, ordered outermost so each thread gets one range over every row block
+  // (equal work; each thread gathers the rows it uses itself, a few % of the GEMM; the indirect
+  // path builds its row pointers per block, cheaper still). Not on more rows: the threads then
+  // write neighbouring bytes of every output row, and the cache lines they share cost more than
+  // the split saves (a 1x1 conv with 64 or 144 output channels on 56 x 56 ran slower on 2 threads
+  // than on 1).
+  int64_t nsplit = 1;
+  if (threads > 1 && N * G * M <= 1024 && N * G * ((M + mb - 1) / mb) < 8 * threads && ocg >= 32 * threads) {
+    nsplit = threads;
+  }
+  const int64_t panels = (ocg + 15) / 16;
+  if (nsplit == 1 && threads > 1 && (N * G) % threads != 0) {
+    // parallel_for hands each thread a contiguous run of ceil(tasks / threads) tasks: make the
+    // task count a multiple of the thread count with blocks of equal size (a multiple of 12
+    // rows, the microkernel tiles), e.g. 3136 rows on 2 threads: 14 blocks of 228 (split 1596 /
+    // 1540 rows) instead of 13 x 240 + 16 (1680 / 1456).
+    int64_t blocks = (M + mb - 1) / mb;
+    while ((N * G * blocks) % threads != 0) ++blocks;
+    const int64_t mb2 = ((M + blocks - 1) / blocks + 11) / 12 * 12;
+    // (rounding up to 12 rows can drop a block: 49 rows in 4 blocks of 13 -> 24 + 24 + 1, which
+    // parallel_for splits 48 / 1; keep such a split only when the count stays a multiple)
+    if (mb2 >= 12 && mb2 < M && (N * G * ((M + mb2 - 1) / mb2)) % threads == 0) mb = mb2;
+  }
+  const int64_t mblocks = (M + mb - 1) / mb;
+  const int64_t tasks = nsplit * N * G * mblocks;
+  // Indirect: the tap offsets of the receptive field in the padded input (rows mode: one "tap"
+  // of s4 bytes per kernel row).
+  std::vector<int64_t> tap_off;
+  if (indirect) {
+    for (int64_t kd = 0; kd < gp.KD; ++kd)
+      for (int64_t kh = 0; kh < gp.KH; ++kh)
+        for (int64_t kw = 0; kw < gp.KW; ++kw)
+          tap_off.push_back(((kd * gp.DD * gp.H + kh * gp.DH) * gp.W + kw * gp.DW) * gp.C);
+  }
+  at::parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
+    const bool need_a = !direct && !indirect;
+    std::vector<uint8_t> abuf(need_a ? static_cast<size_t>(mb * kp * elem + 64) : 0);
+    std::vector<const uint8_t*> rows(indirect ? static_cast<size_t>(mb) : 0);
+    for (int64_t t0 = begin; t0 < end; ++t0) {
+      const int64_t si = t0 / (N * G * mblocks);  // output channel range (nsplit > 1)
+      const int64_t t = t0 % (N * G * mblocks);
+      const int64_t p0 = panels * si / nsplit, p1 = panels * (si + 1) / nsplit;
+      const int64_t nc0 = p0 * 16, nc1 = std::min(ocg, p1 * 16);
+      const int64_t n = t / (G * mblocks);
+      const int64_t gi = (t / mblocks) % G;
+      const int64_t m0 = (t % mblocks) * mb;
+      const int64_t mc = std::min(mb, M - m0);
+      // output / residual at row m0, column 0 of the group: the block writes its rows [0, mc)
+      // and columns [nc0, nc1)
+      const int64_t ooff = n * out_img + m0 * OC + gi * ocg;
+      QGemmParams q = qbase;
+      q.M = mc;
+      q.lda = kp;
+      q.b = indirect && c.rows_mode ? c.rows_b : &pr.b_groups[gi];
+      q.b_zero_points = qbase.b_zero_points + gi * ocg;
+      q.multipliers = qbase.multipliers + gi * ocg;
+      q.bias = qbase.bias != nullptr ? qbase.bias + gi * ocg : nullptr;
+      q.out = static_cast<uint8_t*>(qbase.out) + ooff;
+      q.add = qbase.add != nullptr ? qbase.add + ooff : nullptr;
+      if (indirect) {
+        // Row pointers of the output pixels m0, m0 + 1, ... into the padded image, walked
+        // incrementally (no divisions per pixel).
+        const uint8_t* x0 = xsrc + n * src_img + gi * g.icg;
+        int64_t ow = m0 % g.OW, oh = (m0 / g.OW) % g.OH, od = m0 / (g.OW * g.OH);
+        for (int64_t i = 0; i < mc; ++i) {
+          rows[i] = x0 + (((od * g.SD) * gp.H + oh * g.SH) * gp.W + ow * g.SW) * g.C;
+          if (++ow == g.OW) {
+            ow = 0;
+            if (++oh == g.OH) {
+              oh = 0;
+              ++od;
+            }
+          }
+        }
+        IndirectA ia;
+        ia.rows = rows.data();
+        ia.tap_off = tap_off.data();
+        ia.ntaps = static_cast<int64_t>(tap_off.size());
+        ia.seg = gp.icg;
+        QPLUGIN_ISA_CALL_ON(path, qgemm_block_indirect, q, ia, 0, mc, nc0, nc1);
+        continue;
+      }
+      if (direct) {
+        q.a = c.x + n * in_img + m0 * g.C;  // rows of C = kp bytes, in place
+      } else {
+        QPLUGIN_ISA_CALL_ON(path, conv_im2col, c.x + n * in_img, g, gi, m0, mc, abuf.data(), kp,
+                            qbase.a_zero_point);
+        if (elem == 2) {
+          q.a16 = reinterpret_cast<const int16_t*>(abuf.data());
+        } else {
+          q.a = abuf.data();
+        }
+      }
+      QPLUGIN_ISA_CALL_ON(path, qgemm_block, q, 0, mc, nc0, nc1);
+    }
+  });
+}
+
+// floor(a / b) for b > 0
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+} // namespace
+
+void run(const Problem& pr) {
+  if (pr.conv == nullptr) {
+    run_dense(pr.isa, pr.p);
+  } else {
+    run_conv(pr);
+  }
+}
+
+void qgemm(const QGemmParams& p) {
+  Problem pr;
+  pr.isa = active_isa();
+  pr.p = p;
+  run(pr);
+}
+
+// Per output row (n, od, oh) and range of output columns [ow0, ow1) (one task, one thread, so
+// no two threads add into the same accumulators): for every kernel row (kd, kh) that maps an
+// input row (id, ih) onto this output row (od = id * SD - PD + kd * DD, same for h), and every
+// group, qgemm_block (kS32) computes, for the input columns that reach [ow0, ow1),
+//   C[iw][kw * OCg + oc] = sum_ic (x[id][ih][iw][g * ICg + ic] - x_zp) * (w[...][oc][kd][kh][kw] - w_zp[oc])
+// and col2im adds each C[iw][kw * OCg ..] run into the int32 accumulator of output column
+// iw * SW - PW + kw * DW. Every (input row, kernel row) pair is computed once (it maps to exactly
+// one output row); input columns next to a column-range boundary are computed by both
+// neighbours. Finished rows are requantized with the engine's step.
+void run_col2im(const Col2ImProblem& pr) {
+  const Isa path = pr.isa;
+  const ConvGeom& g = pr.g;
+  const int64_t N = pr.images, C = g.C, D = g.D, H = g.H, W = g.W;
+  const int64_t OD = g.OD, OH = g.OH, OW = g.OW;
+  const int64_t OC = g.OC, G = g.groups, ICg = g.icg, OCg = g.ocg;
+  const int64_t KD = g.KD, KH = g.KH, KW = g.KW;
+  const int64_t ncols = KW * OCg;
+  QGemmParams qbase;
+  qbase.lda = C;
+  qbase.a_zero_point = pr.x_zp;
+  qbase.b_zero_points_all_zero = pr.b_zero_points_all_zero;
+  qbase.kind = OutKind::kS32;
+  qbase.ldc = ncols;
+
+  // Tasks: output rows x column ranges. A range's accumulators stay within ~256 KiB; ranges are
+  // halved (down to 16 columns) until there are 4 tasks per thread.
+  const int64_t rows = N * OD * OH;
+  const int64_t threads = at::get_num_threads();
+  int64_t owc = std::min<int64_t>(OW, std::max<int64_t>(16, (64 * 1024) / OC));
+  while (owc > 16 && rows * ((OW + owc - 1) / owc) < 4 * threads) owc = (owc + 1) / 2;
+  const int64_t nchunks = (OW + owc - 1) / owc;
+  const int64_t tasks = rows * nchunks;
+  at::parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
+    std::vector<int32_t> acc(static_cast<size_t>(owc * OC));
+    std::vector<int32_t> cbuf;
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t r = t / nchunks;
+      const int64_t ow0 = (t % nchunks) * owc, ow1 = std::min(OW, ow0 + owc);
+      const int64_t oh = r % OH, od = (r / OH) % OD, n = r / (OH * OD);
+      std::fill(acc.begin(), acc.begin() + (ow1 - ow0) * OC, 0);
+      // input columns whose taps reach [ow0, ow1): iw * SW in [ow0 + PW - (KW - 1) * DW, ow1 - 1 + PW]
+      const int64_t iw0 = std::max<int64_t>(0, floor_div(ow0 + g.PW - (KW - 1) * g.DW + g.SW - 1, g.SW));
+      const int64_t iw1 = std::min<int64_t>(W, floor_div(ow1 - 1 + g.PW, g.SW) + 1);
+      if (iw0 < iw1) {
+        const int64_t m = iw1 - iw0;
+        if (static_cast<int64_t>(cbuf.size()) < m * ncols) cbuf.resize(static_cast<size_t>(m * ncols));
+        Col2ImRow cr{m, ncols, iw0, KW, g.SW, g.PW, g.DW, ow0, ow1, OCg, OC};
+        for (int64_t kd = 0; kd < KD; ++kd) {
+          const int64_t td = od + g.PD - kd * g.DD;
+          if (td < 0 || td % g.SD != 0 || td / g.SD >= D) continue;
+          const int64_t id = td / g.SD;
+          for (int64_t kh = 0; kh < KH; ++kh) {
+            const int64_t th = oh + g.PH - kh * g.DH;
+            if (th < 0 || th % g.SH != 0 || th / g.SH >= H) continue;
+            const int64_t ih = th / g.SH;
+            const uint8_t* xrow = pr.x + (((n * D + id) * H + ih) * W + iw0) * C;
+            for (int64_t gi = 0; gi < G; ++gi) {
+              QGemmParams q = qbase;
+              q.M = m;
+              q.a = xrow + gi * ICg;
+              q.b = &pr.b[(gi * KD + kd) * KH + kh];
+              q.b_zero_points = pr.b_zero_points + gi * ncols;
+              q.out = cbuf.data();
+              QPLUGIN_ISA_CALL_ON(path, qgemm_block, q, 0, m, 0, ncols);
+              QPLUGIN_ISA_CALL_ON(path, col2im_add_row_s32, cbuf.data(), cr, acc.data() + gi * OCg);
+            }
+          }
+        }
+      }
+      QPLUGIN_ISA_CALL_ON(path, requant_rows_s32, acc.data(), ow1 - ow0, OC, pr.mult, pr.bias, pr.y_zp, 0, 255,
+                          pr.y + (r * OW + ow0) * OC);
+    }
+  });
+}
+
+} // namespace gemm
+} // namespace kernels
+} // namespace qplugin
