@@ -76,6 +76,16 @@ class Rng {
   uint64_t s_;
 };
 
+// The range of an integer code type, as int32.
+template <class T>
+constexpr int32_t qmin() {
+  return static_cast<int32_t>(std::numeric_limits<T>::min());
+}
+template <class T>
+constexpr int32_t qmax() {
+  return static_cast<int32_t>(std::numeric_limits<T>::max());
+}
+
 // Fills a buffer with a byte pattern no kernel writes by accident.
 template <class T>
 void poison(std::vector<T>& v) {

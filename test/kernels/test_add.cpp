@@ -10,15 +10,6 @@ namespace qk = qplugin::kernels;
 
 namespace {
 
-template <class T>
-constexpr int32_t qmin() {
-  return static_cast<int32_t>(std::numeric_limits<T>::min());
-}
-template <class T>
-constexpr int32_t qmax() {
-  return static_cast<int32_t>(std::numeric_limits<T>::max());
-}
-
 // A scale ratio as cpu/add.cpp forms one: mostly moderate, sometimes tiny or large.
 double ratio(kt::Rng& rng) {
   const int64_t r = rng.range(0, 9);
@@ -42,16 +33,16 @@ void check_binary(kt::Rng& rng, bool mul, const char* op,
     rng.fill_int(a);
     rng.fill_int(b);
     qk::BinaryParams p{};
-    p.za = static_cast<int32_t>(rng.range(qmin<T>(), qmax<T>()));
-    p.zb = static_cast<int32_t>(rng.range(qmin<T>(), qmax<T>()));
-    p.zo = static_cast<int32_t>(rng.range(qmin<T>(), qmax<T>()));
+    p.za = static_cast<int32_t>(rng.range(kt::qmin<T>(), kt::qmax<T>()));
+    p.zb = static_cast<int32_t>(rng.range(kt::qmin<T>(), kt::qmax<T>()));
+    p.zo = static_cast<int32_t>(rng.range(kt::qmin<T>(), kt::qmax<T>()));
     p.da = mul ? ratio(rng) * ratio(rng) : ratio(rng);
     p.db = mul ? 0.0 : ratio(rng);
     p.fa = static_cast<float>(p.da);
     p.fb = static_cast<float>(p.db);
     const bool relu = rng.chance(30);
-    p.lo = relu ? std::max(qmin<T>(), p.zo) : qmin<T>();
-    p.hi = qmax<T>();
+    p.lo = relu ? std::max(kt::qmin<T>(), p.zo) : kt::qmin<T>();
+    p.hi = kt::qmax<T>();
     std::vector<T> want(std::max<int64_t>(1, n * ys)), got(want.size());
     kt::poison(want);
     qk::Strided s{a.data(), as, b.data(), bs, want.data(), ys};
@@ -74,13 +65,13 @@ void check_add_scalar(kt::Rng& rng, const char* op,
   for (int it = 0; it < kt::iters(); ++it) {
     std::vector<T> x(rng.size(600));
     rng.fill_int(x);
-    const int32_t zi = static_cast<int32_t>(rng.range(qmin<T>(), qmax<T>()));
-    const int32_t zo = static_cast<int32_t>(rng.range(qmin<T>(), qmax<T>()));
+    const int32_t zi = static_cast<int32_t>(rng.range(kt::qmin<T>(), kt::qmax<T>()));
+    const int32_t zo = static_cast<int32_t>(rng.range(kt::qmin<T>(), kt::qmax<T>()));
     // c in steps of the input scale; m = in / out scale <= 1 (cpu/add.cpp widens the output range)
     const int64_t c = rng.chance(80) ? rng.range(-1000, 1000) : rng.range(-(int64_t{1} << 29), int64_t{1} << 29);
     const float m = rng.chance(10) ? 1.0f : rng.uniform(1e-4f, 1.0f);
     const bool relu = rng.chance(30);
-    const int32_t lo = relu ? std::max(qmin<T>(), zo) : qmin<T>(), hi = qmax<T>();
+    const int32_t lo = relu ? std::max(kt::qmin<T>(), zo) : kt::qmin<T>(), hi = kt::qmax<T>();
     std::vector<T> want(x.size()), got(x.size());
     kt::poison(want);
     call(kt::Isa::kScalar, x.data(), want.data(), x.size(), zi, c, m, zo, lo, hi);
@@ -100,9 +91,9 @@ void check_flip_clamp(kt::Rng& rng, const char* op,
     std::vector<T> x(rng.size(600));
     rng.fill_int(x);
     const bool flip = rng.chance(50);
-    const int32_t k = qmin<T>() + qmax<T>();
-    const int32_t lo = static_cast<int32_t>(rng.chance(50) ? qmin<T>() : rng.range(qmin<T>(), qmax<T>()));
-    const int32_t hi = qmax<T>();
+    const int32_t k = kt::qmin<T>() + kt::qmax<T>();
+    const int32_t lo = static_cast<int32_t>(rng.chance(50) ? kt::qmin<T>() : rng.range(kt::qmin<T>(), kt::qmax<T>()));
+    const int32_t hi = kt::qmax<T>();
     std::vector<T> want(x.size()), got(x.size());
     kt::poison(want);
     call(kt::Isa::kScalar, x.data(), want.data(), x.size(), flip, k, lo, hi);

@@ -11,15 +11,6 @@ namespace qk = qplugin::kernels;
 
 namespace {
 
-template <class T>
-constexpr int32_t qmin() {
-  return static_cast<int32_t>(std::numeric_limits<T>::min());
-}
-template <class T>
-constexpr int32_t qmax() {
-  return static_cast<int32_t>(std::numeric_limits<T>::max());
-}
-
 // Input / output quantization as cpu/cat.cpp passes it (scales drawn around each other).
 template <class T>
 qk::CatRequant requant_params(kt::Rng& rng, bool relu) {
@@ -28,14 +19,14 @@ qk::CatRequant requant_params(kt::Rng& rng, bool relu) {
   const double ratio = rng.chance(20) ? 1.0 : (rng.chance(50) ? rng.uniform(0.1f, 1.0f) : rng.uniform(1.0f, 30.0f));
   const double so = sx * ratio;
   p.sx = static_cast<float>(sx);
-  p.zx = static_cast<int32_t>(rng.range(qmin<T>(), qmax<T>()));
+  p.zx = static_cast<int32_t>(rng.range(kt::qmin<T>(), kt::qmax<T>()));
   p.inv_so = qk::inv_scale_of(so);
-  p.zo = static_cast<int32_t>(rng.range(qmin<T>(), qmax<T>()));
+  p.zo = static_cast<int32_t>(rng.range(kt::qmin<T>(), kt::qmax<T>()));
   if (sizeof(T) == 4) {
     p.zx = static_cast<int32_t>(rng.range(-1000, 1000));
     p.zo = static_cast<int32_t>(rng.range(-1000, 1000));
   }
-  p.lo = relu ? std::max(qmin<T>(), p.zo) : qmin<T>();
+  p.lo = relu ? std::max(kt::qmin<T>(), p.zo) : kt::qmin<T>();
   p.sx_d = sx;
   p.so_d = so;
   return p;
@@ -92,7 +83,7 @@ template <class T>
 void check_relu(kt::Rng& rng, const char* op,
                 void (*call)(kt::Isa, const T*, int64_t, T*, int64_t, int64_t, int64_t, int32_t)) {
   for (int it = 0; it < kt::iters(); ++it) {
-    const int32_t lo = static_cast<int32_t>(rng.range(sizeof(T) == 4 ? -100000 : qmin<T>(), sizeof(T) == 4 ? 100000 : qmax<T>()));
+    const int32_t lo = static_cast<int32_t>(rng.range(sizeof(T) == 4 ? -100000 : kt::qmin<T>(), sizeof(T) == 4 ? 100000 : kt::qmax<T>()));
     const Block b = block(rng);
     check_block<T>(rng, b, kt::fmt("%s lo=%d", op, lo), [&](kt::Isa isa, const T* x, T* y) {
       call(isa, x, b.xs, y, b.ys, b.rows, b.cols, lo);

@@ -10,15 +10,6 @@ namespace qk = qplugin::kernels;
 
 namespace {
 
-template <class T>
-constexpr int32_t qmin() {
-  return static_cast<int32_t>(std::numeric_limits<T>::min());
-}
-template <class T>
-constexpr int32_t qmax() {
-  return static_cast<int32_t>(std::numeric_limits<T>::max());
-}
-
 std::string geom_str(const qk::MaxPool2dGeom& g) {
   return kt::fmt("H=%lld W=%lld OH=%lld OW=%lld k=%lldx%lld s=%lldx%lld p=%lldx%lld d=%lldx%lld", (long long)g.H,
                  (long long)g.W, (long long)g.OH, (long long)g.OW, (long long)g.kH, (long long)g.kW, (long long)g.sH,
@@ -169,7 +160,7 @@ AvgProblem avg_problem(kt::Rng& rng, bool three_d, int64_t hmax, int64_t wmax) {
     dw.padded = {1};
   }
   const Win hw = windows(rng, H, &OH, &a.what), ww = windows(rng, W, &OW, &a.what);
-  const int32_t zp = static_cast<int32_t>(rng.range(qmin<T>() / 2, qmax<T>() / 2));
+  const int32_t zp = static_cast<int32_t>(rng.range(kt::qmin<T>() / 2, kt::qmax<T>() / 2));
   const bool include_pad = rng.chance(50);
   const int64_t override_div = rng.chance(15) ? rng.range(1, 20) : 0;
   for (int64_t od = 0; od < OD; ++od) {
@@ -209,8 +200,8 @@ AvgProblem avg_problem(kt::Rng& rng, bool three_d, int64_t hmax, int64_t wmax) {
   g.off = a.off.data();
   g.mult = a.mult.data();
   g.zadd = static_cast<float>(zp);
-  g.qmin = static_cast<float>(qmin<T>());
-  g.qmax = static_cast<float>(qmax<T>());
+  g.qmin = static_cast<float>(kt::qmin<T>());
+  g.qmax = static_cast<float>(kt::qmax<T>());
   g.div = a.div.data();
   g.zadd_d = static_cast<double>(zp);
   if (three_d) {

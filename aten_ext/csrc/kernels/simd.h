@@ -39,6 +39,7 @@
 #define QPLUGIN_SIMD 0
 #endif
 
+
 namespace qplugin {
 namespace kernels {
 namespace QPLUGIN_ISA_NS {
@@ -343,39 +344,6 @@ inline void deinterleave_i(VI a, VI b, VI* even, VI* odd) {
   *even = _mm256_permute4x64_epi64(e, _MM_SHUFFLE(3, 1, 2, 0));
   *odd = _mm256_permute4x64_epi64(o, _MM_SHUFFLE(3, 1, 2, 0));
 }
-// Tails through a stack copy (AVX2 has no byte masks).
-inline VI load_u8_n(const uint8_t* p, int n) {
-  if (n == kLanes) return load_u8(p);
-  uint8_t tmp[kLanes] = {0};
-  std::memcpy(tmp, p, n);
-  return load_u8(tmp);
-}
-inline VI loadu_i_n(const int32_t* p, int n) {
-  if (n == kLanes) return loadu_i(p);
-  int32_t tmp[kLanes] = {0};
-  std::memcpy(tmp, p, n * sizeof(int32_t));
-  return loadu_i(tmp);
-}
-inline VF loadu_f_n(const float* p, int n) {
-  if (n == kLanes) return loadu_f(p);
-  float tmp[kLanes] = {0};
-  std::memcpy(tmp, p, n * sizeof(float));
-  return loadu_f(tmp);
-}
-inline void storeu_f_n(float* p, VF v, int n) {
-  float tmp[kLanes];
-  storeu_f(tmp, v);
-  std::memcpy(p, tmp, n * sizeof(float));
-}
-inline void store_u8_n(uint8_t* p, VI v, int n) {
-  if (n == kLanes) {
-    store_u8(p, v);
-  } else {
-    uint8_t tmp[kLanes];
-    store_u8(tmp, v);
-    std::memcpy(p, tmp, n);
-  }
-}
 
 #elif defined(QPLUGIN_ISA_NEON)
 
@@ -569,7 +537,10 @@ inline void deinterleave_i(VI a, VI b, VI* even, VI* odd) {
   *even = VI{{vuzp1q_s32(a.v[0], a.v[1]), vuzp1q_s32(b.v[0], b.v[1])}};
   *odd = VI{{vuzp2q_s32(a.v[0], a.v[1]), vuzp2q_s32(b.v[0], b.v[1])}};
 }
-// Tails through a stack copy, as AVX2.
+#endif
+
+#if (defined(QPLUGIN_ISA_AVX2) || defined(QPLUGIN_ISA_NEON)) && !defined(QPLUGIN_ISA_AVX512)
+// Tails through a stack copy (AVX2 and NEON have no byte masks).
 inline VI load_u8_n(const uint8_t* p, int n) {
   if (n == kLanes) return load_u8(p);
   uint8_t tmp[kLanes] = {0};
