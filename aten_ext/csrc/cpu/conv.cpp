@@ -1,9 +1,7 @@
 // Convolution glue: shapes, layouts, checks and the problem description; the GEMM driver
-// (kernels/gemm/driver.h) does the blocking and threads, the depthwise kernel's rows are split
-// here. Kernels in kernels/conv_kernel.*. Design notes: docs/design/conv.md.
+// (kernels/gemm/driver.h) does the blocking and threads, depthwise included. Kernels in
+// kernels/conv_kernel.*. Design notes: docs/design/conv.md.
 #include "cpu/conv.h"
-
-#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <vector>
@@ -112,9 +110,6 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   uint8_t* yp = y_int.data_ptr<uint8_t>();
   const int64_t N = ys[0];
   const int64_t OC = p.OC;
-  const int64_t in_img = g.D * g.H * g.W * g.C;
-  const int64_t M = g.OD * g.OH * g.OW;  // output pixels per image
-  const int64_t out_img = M * OC;
 
   // Per-call requantization constants.
   std::vector<float> mult(OC), bias(OC);
@@ -136,21 +131,18 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   const kernels::Isa path = kernels::active_isa();
 
   if (p.depthwise) {
-    const int64_t rows = g.OD * g.OH;
-    const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, g.OW * OC * p.KH * p.KW));
-    const int32_t* wpk = p.dw_packed(path);
-    at::parallel_for(0, N * rows, grain, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end;) {
-        const int64_t n = t / rows;
-        const int64_t r0 = t % rows;
-        const int64_t rc = std::min(end - t, rows - r0);
-        kernels::ConvEpilogue ep = base;
-        ep.add = addp != nullptr ? addp + n * out_img : nullptr;
-        QPLUGIN_ISA_CALL_ON(path, conv_depthwise, xp + n * in_img, g, r0, rc, p.dw.data(), wpk, xzp, ep,
-                         yp + n * out_img);
-        t += rc;
-      }
-    });
+    kernels::gemm::DepthwiseProblem dp;
+    dp.isa = path;
+    dp.x = xp;
+    dp.g = g;
+    dp.images = N;
+    dp.x_zp = xzp;
+    dp.w = p.dw.data();
+    dp.wpk = p.dw_packed(path);
+    dp.ep = base;
+    dp.ep.add = addp;
+    dp.y = yp;
+    kernels::gemm::run_depthwise(dp);
     return;
   }
 

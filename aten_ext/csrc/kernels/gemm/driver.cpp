@@ -118,7 +118,10 @@ const uint8_t* padded_source(const ConvA& c, int32_t x_zp, ConvGeom* gp, int64_t
   return dst;
 }
 
-// A convolution: images x groups x row blocks (x output-channel ranges) tasks.
+// A convolution: groups x row blocks (x output-channel ranges) tasks. The rows of a group's GEMM
+// are the output pixels of every image in turn (N * M rows): the output and residual rows are
+// contiguous across images, so a row block may span images, and a small map's rows (7 x 7 = 49
+// per image) make full tiles with the next image's instead of a remainder tile per image.
 void run_conv(const Problem& pr) {
   const Isa path = pr.isa;
   const ConvA& c = *pr.conv;
@@ -132,7 +135,7 @@ void run_conv(const Problem& pr) {
   const int64_t elem = c.elem;
   const int64_t in_img = g.D * g.H * g.W * g.C;
   const int64_t M = g.OD * g.OH * g.OW;  // output pixels per image
-  const int64_t out_img = M * OC;
+  const int64_t rows_all = N * M;         // rows of each group's GEMM
   const bool direct = c.mode == ConvAMode::kInPlace;
   const bool indirect = c.mode == ConvAMode::kIndirect;
   // Indirect: read the receptive fields in place from an x_zp-padded copy of x.
@@ -150,42 +153,42 @@ void run_conv(const Problem& pr) {
   // Rows per block: the block of A stays in L2 (about 128 KiB).
   int64_t mb = std::max<int64_t>(24, (128 * 1024) / std::max<int64_t>(1, kp * elem));
   if (indirect) mb = 252;  // a multiple of the 6-, 12- and 14-row tiles
-  mb = std::min(mb, M);
+  mb = std::min(mb, rows_all);
   const int64_t threads = at::get_num_threads();
   // Threads: at least 4 blocks per thread (load balance). One thread: blocks only as small as
   // keeps a block's output in L2 (<= 512 KiB) across its column strips; halving a 14 x 14 map's
   // 196 rows into 4 x 49 only added a 1-row remainder tile per block and strip.
   auto split = [&]() {
-    return threads > 1 ? N * G * ((M + mb - 1) / mb) < 4 * threads : mb * ocg > 512 * 1024;
+    return threads > 1 ? G * ((rows_all + mb - 1) / mb) < 4 * threads : mb * ocg > 512 * 1024;
   };
   while (mb > 24 && split()) mb = (mb + 1) / 2;
-  // Few rows in all (small maps: 7 x 7 = 49, 14 x 14 = 196 or 28 x 28 = 784 rows per image) and
-  // few row blocks for the threads: split the output channels too, into `nsplit` ranges of whole
-  // 16-channel panels, ordered outermost so each thread gets one range over every row block
+  // Few rows in all (a small map at batch 1: 7 x 7 = 49, 14 x 14 = 196 or 28 x 28 = 784 rows)
+  // and few row blocks for the threads: split the output channels too, into `nsplit` ranges of
+  // whole 16-channel panels, ordered outermost so each thread gets one range over every row block
   // (equal work; each thread gathers the rows it uses itself, a few % of the GEMM; the indirect
   // path builds its row pointers per block, cheaper still). Not on more rows: the threads then
   // write neighbouring bytes of every output row, and the cache lines they share cost more than
   // the split saves (a 1x1 conv with 64 or 144 output channels on 56 x 56 ran slower on 2 threads
   // than on 1).
   int64_t nsplit = 1;
-  if (threads > 1 && N * G * M <= 1024 && N * G * ((M + mb - 1) / mb) < 8 * threads && ocg >= 32 * threads) {
+  if (threads > 1 && G * rows_all <= 1024 && G * ((rows_all + mb - 1) / mb) < 8 * threads && ocg >= 32 * threads) {
     nsplit = threads;
   }
   const int64_t panels = (ocg + 15) / 16;
-  if (nsplit == 1 && threads > 1 && (N * G) % threads != 0) {
+  if (nsplit == 1 && threads > 1) {
     // parallel_for hands each thread a contiguous run of ceil(tasks / threads) tasks: make the
     // task count a multiple of the thread count with blocks of equal size (a multiple of 12
     // rows, the microkernel tiles), e.g. 3136 rows on 2 threads: 14 blocks of 228 (split 1596 /
     // 1540 rows) instead of 13 x 240 + 16 (1680 / 1456).
-    int64_t blocks = (M + mb - 1) / mb;
-    while ((N * G * blocks) % threads != 0) ++blocks;
-    const int64_t mb2 = ((M + blocks - 1) / blocks + 11) / 12 * 12;
+    int64_t blocks = (rows_all + mb - 1) / mb;
+    while ((G * blocks) % threads != 0) ++blocks;
+    const int64_t mb2 = ((rows_all + blocks - 1) / blocks + 11) / 12 * 12;
     // (rounding up to 12 rows can drop a block: 49 rows in 4 blocks of 13 -> 24 + 24 + 1, which
     // parallel_for splits 48 / 1; keep such a split only when the count stays a multiple)
-    if (mb2 >= 12 && mb2 < M && (N * G * ((M + mb2 - 1) / mb2)) % threads == 0) mb = mb2;
+    if (mb2 >= 12 && mb2 < rows_all && (G * ((rows_all + mb2 - 1) / mb2)) % threads == 0) mb = mb2;
   }
-  const int64_t mblocks = (M + mb - 1) / mb;
-  const int64_t tasks = nsplit * N * G * mblocks;
+  const int64_t mblocks = (rows_all + mb - 1) / mb;
+  const int64_t tasks = nsplit * G * mblocks;
   // Indirect: the tap offsets of the receptive field in the padded input (rows mode: one "tap"
   // of s4 bytes per kernel row).
   std::vector<int64_t> tap_off;
@@ -200,17 +203,16 @@ void run_conv(const Problem& pr) {
     std::vector<uint8_t> abuf(need_a ? static_cast<size_t>(mb * kp * elem + 64) : 0);
     std::vector<const uint8_t*> rows(indirect ? static_cast<size_t>(mb) : 0);
     for (int64_t t0 = begin; t0 < end; ++t0) {
-      const int64_t si = t0 / (N * G * mblocks);  // output channel range (nsplit > 1)
-      const int64_t t = t0 % (N * G * mblocks);
+      const int64_t si = t0 / (G * mblocks);  // output channel range (nsplit > 1)
+      const int64_t t = t0 % (G * mblocks);
       const int64_t p0 = panels * si / nsplit, p1 = panels * (si + 1) / nsplit;
       const int64_t nc0 = p0 * 16, nc1 = std::min(ocg, p1 * 16);
-      const int64_t n = t / (G * mblocks);
-      const int64_t gi = (t / mblocks) % G;
-      const int64_t m0 = (t % mblocks) * mb;
-      const int64_t mc = std::min(mb, M - m0);
-      // output / residual at row m0, column 0 of the group: the block writes its rows [0, mc)
+      const int64_t gi = t / mblocks;
+      const int64_t r0 = (t % mblocks) * mb;  // first row (image r0 / M, pixel r0 % M)
+      const int64_t mc = std::min(mb, rows_all - r0);
+      // output / residual at row r0, column 0 of the group: the block writes its rows [0, mc)
       // and columns [nc0, nc1)
-      const int64_t ooff = n * out_img + m0 * OC + gi * ocg;
+      const int64_t ooff = r0 * OC + gi * ocg;
       QGemmParams q = qbase;
       q.M = mc;
       q.lda = kp;
@@ -221,8 +223,10 @@ void run_conv(const Problem& pr) {
       q.out = static_cast<uint8_t*>(qbase.out) + ooff;
       q.add = qbase.add != nullptr ? qbase.add + ooff : nullptr;
       if (indirect) {
-        // Row pointers of the output pixels m0, m0 + 1, ... into the padded image, walked
+        // Row pointers of the output pixels r0, r0 + 1, ... into the padded images, walked
         // incrementally (no divisions per pixel).
+        int64_t n = r0 / M;
+        const int64_t m0 = r0 % M;
         const uint8_t* x0 = xsrc + n * src_img + gi * g.icg;
         int64_t ow = m0 % g.OW, oh = (m0 / g.OW) % g.OH, od = m0 / (g.OW * g.OH);
         for (int64_t i = 0; i < mc; ++i) {
@@ -231,7 +235,10 @@ void run_conv(const Problem& pr) {
             ow = 0;
             if (++oh == g.OH) {
               oh = 0;
-              ++od;
+              if (++od == g.OD) {
+                od = 0;
+                x0 += src_img;  // the next image
+              }
             }
           }
         }
@@ -244,10 +251,16 @@ void run_conv(const Problem& pr) {
         continue;
       }
       if (direct) {
-        q.a = c.x + n * in_img + m0 * g.C;  // rows of C = kp bytes, in place
+        q.a = c.x + r0 * g.C;  // rows of C = kp bytes, in place (1x1, stride 1: in_img = M * C)
       } else {
-        QPLUGIN_ISA_CALL_ON(path, conv_im2col, c.x + n * in_img, g, gi, m0, mc, abuf.data(), kp,
-                            qbase.a_zero_point);
+        // Gathered per image: the block's rows of each image it spans, one after the other.
+        for (int64_t r = r0; r < r0 + mc;) {
+          const int64_t n = r / M, m = r % M;
+          const int64_t cnt = std::min(M - m, r0 + mc - r);
+          QPLUGIN_ISA_CALL_ON(path, conv_im2col, c.x + n * in_img, g, gi, m, cnt,
+                              abuf.data() + (r - r0) * kp * elem, kp, qbase.a_zero_point);
+          r += cnt;
+        }
         if (elem == 2) {
           q.a16 = reinterpret_cast<const int16_t*>(abuf.data());
         } else {
@@ -350,6 +363,28 @@ void run_col2im(const Col2ImProblem& pr) {
       }
       QPLUGIN_ISA_CALL_ON(path, requant_rows_s32, acc.data(), ow1 - ow0, OC, pr.mult, pr.bias, pr.y_zp, 0, 255,
                           pr.y + (r * OW + ow0) * OC);
+    }
+  });
+}
+
+// Tasks are output rows (n, od, oh) of all OW pixels, numbered across images; a thread's range
+// is cut at image boundaries. About 4096 multiply-adds per task at the least.
+void run_depthwise(const DepthwiseProblem& pr) {
+  const ConvGeom& g = pr.g;
+  const int64_t rows = g.OD * g.OH;
+  const int64_t in_img = g.D * g.H * g.W * g.C;
+  const int64_t out_img = rows * g.OW * g.OC;
+  const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, g.OW * g.OC * g.KD * g.KH * g.KW));
+  at::parallel_for(0, pr.images * rows, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end;) {
+      const int64_t n = t / rows;
+      const int64_t r0 = t % rows;
+      const int64_t rc = std::min(end - t, rows - r0);
+      ConvEpilogue ep = pr.ep;
+      if (ep.add != nullptr) ep.add += n * out_img;
+      QPLUGIN_ISA_CALL_ON(pr.isa, conv_depthwise, pr.x + n * in_img, g, r0, rc, pr.w, pr.wpk, pr.x_zp, ep,
+                          pr.y + n * out_img);
+      t += rc;
     }
   });
 }

@@ -12,6 +12,8 @@
 //    are the output pixels of an image, read in place (1x1, stride 1, no padding), gathered by
 //    the path's conv_im2col into a per-thread buffer, or read through row pointers into an
 //    x_zp-padded copy of the input (IndirectA), which the driver makes.
+//  - depthwise conv (icg == ocg == 1): DepthwiseProblem: per image, output rows (od, oh) of all
+//    OW pixels and C channels, run by the path's conv_depthwise on its packed taps.
 //  - conv_transpose 1d / 2d / 3d: Col2ImProblem: per output row and column range, dense-A GEMMs
 //    of input rows (kS32) scattered by col2im into int32 accumulators, requantized per row.
 #pragma once
@@ -69,17 +71,22 @@ void run(const Problem& pr);
 // run() of a dense-A problem on the active path (kernels/dispatch.h, read once per call).
 void qgemm(const QGemmParams& p);
 
-// A transposed convolution of `images` channels_last images x (g: its C, D, H, W input and OC,
-// OD, OH, OW output sizes, kernel, stride, padding, dilation, groups). b[(gi * KD + kd) * KH + kh]:
-// the packed weight of group gi's kernel row (kd, kh), K = icg, N = KW * ocg columns (kw, oc),
-// with b_zero_points[gi * KW * ocg + column]. Output: channels_last uint8 y, requantized with
-// mult / bias (OC entries), y_zp, clamp [0, 255].
-struct Col2ImProblem {
+// The input side of a transposed or depthwise convolution: `images` channels_last images x (g:
+// its C, D, H, W input and OC, OD, OH, OW output sizes, kernel, stride, padding, dilation,
+// groups), its zero point, and the path to run on.
+struct ConvImages {
   Isa isa = Isa::kScalar;
   const uint8_t* x = nullptr;
   ConvGeom g{};
   int64_t images = 0;
   int32_t x_zp = 0;
+};
+
+// A transposed convolution of ConvImages. b[(gi * KD + kd) * KH + kh]:
+// the packed weight of group gi's kernel row (kd, kh), K = icg, N = KW * ocg columns (kw, oc),
+// with b_zero_points[gi * KW * ocg + column]. Output: channels_last uint8 y, requantized with
+// mult / bias (OC entries), y_zp, clamp [0, 255].
+struct Col2ImProblem : ConvImages {
   const PackedB* b = nullptr;
   const int32_t* b_zero_points = nullptr;
   bool b_zero_points_all_zero = true;
@@ -90,6 +97,18 @@ struct Col2ImProblem {
 };
 
 void run_col2im(const Col2ImProblem& pr);
+
+// A depthwise convolution (g.icg == g.ocg == 1) of ConvImages: w / wpk as conv_depthwise takes
+// them (wpk: the path's packed taps, made once at prepack, or nullptr), ep: the requantization
+// (ep.add: image 0's residual, advanced per image like y).
+struct DepthwiseProblem : ConvImages {
+  const int32_t* w = nullptr;
+  const int32_t* wpk = nullptr;
+  ConvEpilogue ep{};
+  uint8_t* y = nullptr;
+};
+
+void run_depthwise(const DepthwiseProblem& pr);
 
 } // namespace gemm
 } // namespace kernels
