@@ -84,8 +84,14 @@ class Variant:
 
 
 def _script(m):
+    """(a function giving the logits, torch.jit.script(m)): scripted GoogLeNet / Inception-v3 return
+    their (logits, aux...) tuple in eval mode too (torchvision warns so), where eager returns logits."""
     s = torch.jit.script(m)
-    return s
+
+    def run(x):
+        out = s(x)
+        return out[0] if isinstance(out, tuple) else out
+    return run, s
 
 
 # ----------------------------------------------------------------------------- variants
@@ -128,8 +134,8 @@ def static_variants(name, args, calib):
         if args.want("qplugin_plain", "qplugin_compiled", "qplugin_compiled_fused", "qplugin_onnx"):
             out += plain_variant(tk, q, "", calib, args)
         try:
-            s = _script(q)
-            out.append(Variant(f"{tk.name}_script", f"{tk.label} scripted", s, model=s))
+            fn, s = _script(q)
+            out.append(Variant(f"{tk.name}_script", f"{tk.label} scripted", fn, model=s))
         except Exception as e:  # noqa: BLE001
             out.append(Variant(f"{tk.name}_script", f"{tk.label} scripted",
                                reason=f"torch.jit.script failed: {short_reason(e)}"))
@@ -187,7 +193,7 @@ def count_macs(model, x):
 
 def peak_line(fp32, args, timing, cfgs, variants):
     """The int8 work per image against the machine's u8*s8 peak (scripts/peak_int8.py, measured
-    now): what rate torch's and our int8 models reach, and what 0.7x torch's time would need."""
+    now): what rate torch's and our int8 models reach, and what 0.9x torch's time would need."""
     try:
         from bench_rows._peak import measure_peak
 
@@ -207,11 +213,13 @@ def peak_line(fp32, args, timing, cfgs, variants):
     need = []
     if any(v.key == "torch_script" and v.fn for v in variants):
         for nt, bs in cfgs:
-            g = 2 * macs * bs / timing[(nt, bs)]["torch_script"] / 1e9 / 0.7
+            g = 2 * macs * bs / timing[(nt, bs)]["torch_script"] / 1e9 / 0.9
             need.append(f"{100 * g / (peak * nt):.0f}%")
-    return (f"Int8 work: {macs / 1e9:.3f} GMAC per image. Measured u8*s8 peak in this run: {peak:.0f} GOPS per core "
+    return (f"Int8 work: {macs / 1e9:.3f} GMAC per image (every kernel tap, padding included: torch's kernels "
+            f"skip the taps that fall in the padding when the input zero point is 0, so its share can pass "
+            f"100%). Measured u8*s8 peak in this run: {peak:.0f} GOPS per core "
             f"(scripts/peak_int8.py). Achieved rate over the whole model, and its share of threads x peak, per "
-            f"column — " + "; ".join(parts) + ". 0.7x torch's time would need the whole model to run at "
+            f"column — " + "; ".join(parts) + ". 0.9x torch's time would need the whole model to run at "
             + " / ".join(need) + " of peak.")
 
 
@@ -304,8 +312,8 @@ def dynamic_variants(name, args):
         out.append(Variant(f"{tk.name}_eager", f"{tk.label} dynamic eager", q, model=q))
         out += plain_variant(tk, q, " dynamic")
         try:
-            s = _script(q)
-            out.append(Variant(f"{tk.name}_script", f"{tk.label} dynamic scripted", s, model=s))
+            fn, s = _script(q)
+            out.append(Variant(f"{tk.name}_script", f"{tk.label} dynamic scripted", fn, model=s))
         except Exception as e:  # noqa: BLE001
             out.append(Variant(f"{tk.name}_script", f"{tk.label} dynamic scripted",
                                reason=f"torch.jit.script failed: {short_reason(e)}"))
@@ -538,8 +546,10 @@ def main():
     env = (f"{cpu_description()}, {os.cpu_count()} CPU(s) visible, torch {torch.__version__}, "
            f"{qp}; run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.{capped} "
            f"Command: `python scripts/bench_models.py{' ' + ' '.join(sys.argv[1:]) if sys.argv[1:] else ''}`. "
-           f"Targets: torch_qplugin <= 0.7x torch x86 int8 for ResNet-18 / MobileNetV2, "
-           f"dynamic LSTM / Transformer <= 0.9x torch's dynamic int8.")
+           f"Targets: every static model <= 0.9x torch x86 int8's scripted time at 1 and 2 threads, batch 1 "
+           f"and 8, except where that needs more than 90% of the measured int8 peak (there: >= 90% of it), "
+           f"and at least 1.7x faster at 2 threads than at 1 where the work is compute-bound; dynamic LSTM / "
+           f"Transformer <= 0.9x torch's dynamic int8.")
     doc = "\n\n".join(["## Model benchmarks (scripts/bench_models.py)", env] + sections) + "\n"
     if not args.no_write:
         out = Path(args.out)
