@@ -1,4 +1,4 @@
-"""Golden files (scripts/gen_serialized_conv.py): conv packed params saved with state version 1
+"""Golden files (`scripts/gen_serialized.py conv conv_transpose`): conv packed params saved with state version 1
 keep loading, unpack to the original weights and give the recorded outputs."""
 from pathlib import Path
 
@@ -31,7 +31,7 @@ def test_conv_packed_params_v1_golden():
 
 
 def test_conv_transpose_packed_params_v2_golden():
-    """Transposed-conv packed params (state version 2, scripts/gen_serialized_conv_transpose.py)."""
+    """Transposed-conv packed params (state version 2)."""
     m = torch.jit.load(str(DIR / "conv_transpose_packed_params_v2.pt"))
     io = torch.load(str(DIR / "conv_transpose_packed_params_v2_io.pt"), weights_only=False)
     ys = m(*io["xs"])

@@ -1,5 +1,5 @@
 """Packed buffers of format version 1 (test/serialized/plain_buffers_v1.pt, written by
-scripts/gen_serialized_plain.py with the build before format version 2) still run and give the
+`scripts/gen_serialized.py plain_buffers` with a build of that format) still run and give the
 same bytes, and are checked structurally (no checksum in that format): a mismatched or damaged one
 is an error or gives the same output, never wrong bytes."""
 from pathlib import Path
