@@ -278,43 +278,4 @@ void mul_scalar_into(const Names& nm, const at::Tensor& x, QP qx, const c10::Sca
 
 } // namespace cpu
 
-namespace {
-
-// Wrong tensor kind: these ops take quantized tensors.
-at::Tensor binary_cpu_error(const char* op, const at::Tensor& qa, const at::Tensor& qb) {
-  refuse_non_quantized(op, "qa", qa);
-  refuse_non_quantized(op, "qb", qb);
-  TORCH_CHECK(false, "qplugin::", op, ": qa and qb should be quantized tensors");
-}
-at::Tensor add_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) { return binary_cpu_error("add", a, b); }
-at::Tensor add_relu_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) { return binary_cpu_error("add_relu", a, b); }
-at::Tensor mul_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) { return binary_cpu_error("mul", a, b); }
-at::Tensor mul_relu_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) { return binary_cpu_error("mul_relu", a, b); }
-at::Tensor matmul_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) { return binary_cpu_error("matmul", a, b); }
-at::Tensor add_scalar_cpu(const at::Tensor& a, const c10::Scalar&) {
-  refuse_non_quantized("add_scalar", "qa", a);
-  return a;
-}
-at::Tensor add_scalar_relu_cpu(const at::Tensor& a, const c10::Scalar&) {
-  refuse_non_quantized("add_scalar_relu", "qa", a);
-  return a;
-}
-at::Tensor mul_scalar_cpu(const at::Tensor& a, const c10::Scalar&) {
-  refuse_non_quantized("mul_scalar", "qa", a);
-  return a;
-}
-
-} // namespace
-
-TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
-  m.impl("add", TORCH_FN(add_cpu));
-  m.impl("add_relu", TORCH_FN(add_relu_cpu));
-  m.impl("mul", TORCH_FN(mul_cpu));
-  m.impl("mul_relu", TORCH_FN(mul_relu_cpu));
-  m.impl("matmul", TORCH_FN(matmul_cpu));
-  m.impl("add_scalar", TORCH_FN(add_scalar_cpu));
-  m.impl("add_scalar_relu", TORCH_FN(add_scalar_relu_cpu));
-  m.impl("mul_scalar", TORCH_FN(mul_scalar_cpu));
-}
-
 } // namespace qplugin

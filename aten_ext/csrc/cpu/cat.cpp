@@ -305,32 +305,4 @@ at::Tensor cat_int(const Names& nm, const std::vector<at::Tensor>& xs, const std
 
 } // namespace cpu
 
-namespace {
-
-at::Tensor cat_cpu_error(const char* op, const at::TensorList& qx) {
-  TORCH_CHECK_VALUE(!qx.empty(), "qplugin::", op, ": qx should be a non-empty list of tensors, got an empty list");
-  // reached only when no tensor is quantized (one would dispatch to QuantizedCPU)
-  TORCH_CHECK(false, "qplugin::", op, ": qx[0] should be a quantized tensor (quint8, qint8 or qint32), got a "
-              "non-quantized tensor of dtype ", qx[0].scalar_type());
-}
-at::Tensor cat_cpu(const at::TensorList qx, int64_t, std::optional<double>, std::optional<int64_t>) {
-  return cat_cpu_error("cat", qx);
-}
-at::Tensor cat_relu_cpu(const at::TensorList qx, int64_t, std::optional<double>, std::optional<int64_t>) {
-  return cat_cpu_error("cat_relu", qx);
-}
-
-} // namespace
-
-TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
-  m.impl("cat", TORCH_FN(cat_cpu));
-  m.impl("cat_relu", TORCH_FN(cat_relu_cpu));
-}
-
-// An empty list carries no dispatch key; the dispatcher then takes this entry.
-TORCH_LIBRARY_IMPL(qplugin, CompositeExplicitAutograd, m) {
-  m.impl("cat", TORCH_FN(cat_cpu));
-  m.impl("cat_relu", TORCH_FN(cat_relu_cpu));
-}
-
 } // namespace qplugin

@@ -596,41 +596,4 @@ at::Tensor adaptive_avg_pool2d_int(const at::Tensor& data, at::IntArrayRef outpu
 
 } // namespace cpu
 
-namespace {
-
-// Wrong tensor kind: these ops take quantized tensors.
-at::Tensor max_pool2d_cpu_error(const at::Tensor& qx, at::IntArrayRef, at::IntArrayRef,
-                                at::IntArrayRef, at::IntArrayRef, bool) {
-  refuse_non_quantized("max_pool2d", "qx", qx);
-  return qx;
-}
-at::Tensor avg_pool2d_cpu_error(const at::Tensor& qx, at::IntArrayRef, at::IntArrayRef,
-                                at::IntArrayRef, bool, bool, c10::optional<int64_t>) {
-  refuse_non_quantized("avg_pool2d", "qx", qx);
-  return qx;
-}
-at::Tensor adaptive_avg_pool2d_cpu_error(const at::Tensor& qx, at::IntArrayRef) {
-  refuse_non_quantized("adaptive_avg_pool2d", "qx", qx);
-  return qx;
-}
-at::Tensor avg_pool3d_cpu_error(const at::Tensor& qx, at::IntArrayRef, at::IntArrayRef,
-                                at::IntArrayRef, bool, bool, c10::optional<int64_t>) {
-  refuse_non_quantized("avg_pool3d", "qx", qx);
-  return qx;
-}
-at::Tensor adaptive_avg_pool3d_cpu_error(const at::Tensor& qx, at::IntArrayRef) {
-  refuse_non_quantized("adaptive_avg_pool3d", "qx", qx);
-  return qx;
-}
-
-} // namespace
-
-TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
-  m.impl("max_pool2d", TORCH_FN(max_pool2d_cpu_error));
-  m.impl("avg_pool2d", TORCH_FN(avg_pool2d_cpu_error));
-  m.impl("adaptive_avg_pool2d", TORCH_FN(adaptive_avg_pool2d_cpu_error));
-  m.impl("avg_pool3d", TORCH_FN(avg_pool3d_cpu_error));
-  m.impl("adaptive_avg_pool3d", TORCH_FN(adaptive_avg_pool3d_cpu_error));
-}
-
 } // namespace qplugin

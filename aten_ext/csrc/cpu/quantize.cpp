@@ -381,23 +381,4 @@ at::Tensor dense_copy(const at::Tensor& data) {
 
 } // namespace cpu
 
-namespace {
-
-// Wrong tensor kind: the CPU key sees float / integer tensors.
-at::Tensor dequantize_cpu_error(const at::Tensor& self) {
-  refuse_non_quantized("dequantize", "self", self);
-  return self;
-}
-at::Tensor int_repr_cpu_error(const at::Tensor& self) {
-  refuse_non_quantized("int_repr", "self", self);
-  return self;
-}
-
-} // namespace
-
-TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
-  m.impl("dequantize", TORCH_FN(dequantize_cpu_error));
-  m.impl("int_repr", TORCH_FN(int_repr_cpu_error));
-}
-
 } // namespace qplugin

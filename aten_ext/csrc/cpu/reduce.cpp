@@ -372,47 +372,4 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
 
 } // namespace cpu
 
-namespace {
-
-at::Tensor max_cpu_error(const at::Tensor& self) {
-  refuse_non_quantized("max", "self", self);
-  TORCH_CHECK(false, "unreachable");
-}
-at::Tensor min_cpu_error(const at::Tensor& self) {
-  refuse_non_quantized("min", "self", self);
-  TORCH_CHECK(false, "unreachable");
-}
-std::tuple<at::Tensor, at::Tensor> max_dim_cpu_error(const at::Tensor& self, int64_t, bool) {
-  refuse_non_quantized("max", "self", self);
-  TORCH_CHECK(false, "unreachable");
-}
-std::tuple<at::Tensor, at::Tensor> min_dim_cpu_error(const at::Tensor& self, int64_t, bool) {
-  refuse_non_quantized("min", "self", self);
-  TORCH_CHECK(false, "unreachable");
-}
-at::Tensor argmax_cpu_error(const at::Tensor& self, c10::optional<int64_t>, bool) {
-  refuse_non_quantized("argmax", "self", self);
-  TORCH_CHECK(false, "unreachable");
-}
-at::Tensor argmin_cpu_error(const at::Tensor& self, c10::optional<int64_t>, bool) {
-  refuse_non_quantized("argmin", "self", self);
-  TORCH_CHECK(false, "unreachable");
-}
-at::Tensor mean_cpu_error(const at::Tensor& self, at::OptionalIntArrayRef, bool) {
-  refuse_non_quantized("mean", "self", self);
-  TORCH_CHECK(false, "unreachable");
-}
-
-} // namespace
-
-TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
-  m.impl("max", TORCH_FN(max_cpu_error));
-  m.impl("min", TORCH_FN(min_cpu_error));
-  m.impl("max.dim", TORCH_FN(max_dim_cpu_error));
-  m.impl("min.dim", TORCH_FN(min_dim_cpu_error));
-  m.impl("argmax", TORCH_FN(argmax_cpu_error));
-  m.impl("argmin", TORCH_FN(argmin_cpu_error));
-  m.impl("mean", TORCH_FN(mean_cpu_error));
-}
-
 } // namespace qplugin

@@ -59,17 +59,4 @@ void softmax_int_out(const at::Tensor& data, const at::Tensor& out, int64_t dim,
 
 } // namespace cpu
 
-namespace {
-
-at::Tensor softmax_cpu_error(const at::Tensor& qx, int64_t, double, int64_t) {
-  refuse_non_quantized("softmax", "qx", qx);
-  return qx;
-}
-
-} // namespace
-
-TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
-  m.impl("softmax", TORCH_FN(softmax_cpu_error));
-}
-
 } // namespace qplugin

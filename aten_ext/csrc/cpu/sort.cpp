@@ -228,29 +228,4 @@ std::tuple<at::Tensor, at::Tensor> topk_int(const char* op, const at::Tensor& da
 
 } // namespace cpu
 
-namespace {
-
-// Wrong tensor kind: these ops take quantized tensors.
-std::tuple<at::Tensor, at::Tensor> sort_cpu_error(const at::Tensor& self, int64_t, bool,
-                                                  c10::optional<bool>) {
-  refuse_non_quantized("sort", "self", self);
-  TORCH_CHECK(false, "unreachable");
-}
-at::Tensor argsort_cpu_error(const at::Tensor& self, int64_t, bool) {
-  refuse_non_quantized("argsort", "self", self);
-  TORCH_CHECK(false, "unreachable");
-}
-std::tuple<at::Tensor, at::Tensor> topk_cpu_error(const at::Tensor& self, int64_t, int64_t, bool, bool) {
-  refuse_non_quantized("topk", "self", self);
-  TORCH_CHECK(false, "unreachable");
-}
-
-} // namespace
-
-TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
-  m.impl("sort", TORCH_FN(sort_cpu_error));
-  m.impl("argsort", TORCH_FN(argsort_cpu_error));
-  m.impl("topk", TORCH_FN(topk_cpu_error));
-}
-
 } // namespace qplugin

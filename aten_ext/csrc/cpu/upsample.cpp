@@ -192,24 +192,4 @@ at::Tensor upsample_nearest2d_int(const at::Tensor& data, at::IntArrayRef output
 
 } // namespace cpu
 
-namespace {
-
-at::Tensor upsample_nearest2d_cpu_error(const at::Tensor& qx, at::IntArrayRef) {
-  refuse_non_quantized("upsample_nearest2d", "qx", qx);
-  return qx;
-}
-
-at::Tensor upsample_bilinear2d_cpu_error(const at::Tensor& qx, at::IntArrayRef, bool, c10::optional<double>,
-                                         c10::optional<double>) {
-  refuse_non_quantized("upsample_bilinear2d", "qx", qx);
-  return qx;
-}
-
-} // namespace
-
-TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
-  m.impl("upsample_nearest2d", TORCH_FN(upsample_nearest2d_cpu_error));
-  m.impl("upsample_bilinear2d", TORCH_FN(upsample_bilinear2d_cpu_error));
-}
-
 } // namespace qplugin

@@ -165,4 +165,66 @@ TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("threshold", TORCH_FN(threshold_q));
 }
 
+// ---- The CPU key: these ops take quantized tensors; a plain one is refused by name ----
+namespace {
+
+// Wrong tensor kind: the CPU key sees float / integer tensors.
+at::Tensor relu_cpu_error(const at::Tensor& qx) {
+  refuse_non_quantized("relu", "qx", qx);
+  return qx;
+}
+at::Tensor relu6_cpu_error(const at::Tensor& qx, bool) {
+  refuse_non_quantized("relu6", "qx", qx);
+  return qx;
+}
+at::Tensor leaky_relu_cpu_error(const at::Tensor& qx, const at::Scalar&, bool, double, int64_t) {
+  refuse_non_quantized("leaky_relu", "qx", qx);
+  return qx;
+}
+at::Tensor hardswish_cpu_error(const at::Tensor& input, double, int64_t) {
+  refuse_non_quantized("hardswish", "input", input);
+  return input;
+}
+at::Tensor hardsigmoid_cpu_error(const at::Tensor& input, double, int64_t) {
+  refuse_non_quantized("hardsigmoid", "input", input);
+  return input;
+}
+at::Tensor sigmoid_cpu_error(const at::Tensor& qx, double, int64_t) {
+  refuse_non_quantized("sigmoid", "qx", qx);
+  return qx;
+}
+at::Tensor elu_cpu_error(const at::Tensor& self, double, int64_t, const at::Scalar&, const at::Scalar&,
+                         const at::Scalar&) {
+  refuse_non_quantized("elu", "self", self);
+  return self;
+}
+at::Tensor celu_cpu_error(const at::Tensor& self, double, int64_t, const at::Scalar&) {
+  refuse_non_quantized("celu", "self", self);
+  return self;
+}
+at::Tensor threshold_cpu_error(const at::Tensor& qx, const at::Scalar&, const at::Scalar&) {
+  refuse_non_quantized("threshold", "qx", qx);
+  return qx;
+}
+at::Tensor clamp_cpu_error(const at::Tensor& qx, const c10::optional<at::Scalar>&,
+                           const c10::optional<at::Scalar>&) {
+  refuse_non_quantized("clamp", "qx", qx);
+  return qx;
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  m.impl("relu", TORCH_FN(relu_cpu_error));
+  m.impl("relu6", TORCH_FN(relu6_cpu_error));
+  m.impl("leaky_relu", TORCH_FN(leaky_relu_cpu_error));
+  m.impl("hardswish", TORCH_FN(hardswish_cpu_error));
+  m.impl("hardsigmoid", TORCH_FN(hardsigmoid_cpu_error));
+  m.impl("sigmoid", TORCH_FN(sigmoid_cpu_error));
+  m.impl("elu", TORCH_FN(elu_cpu_error));
+  m.impl("clamp", TORCH_FN(clamp_cpu_error));
+  m.impl("celu", TORCH_FN(celu_cpu_error));
+  m.impl("threshold", TORCH_FN(threshold_cpu_error));
+}
+
 } // namespace qplugin

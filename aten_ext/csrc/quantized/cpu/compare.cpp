@@ -85,4 +85,42 @@ TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("equal", TORCH_FN(equal_q));
 }
 
+// ---- The CPU key: these ops take quantized tensors; a plain one is refused by name ----
+namespace {
+
+template <cpu::CmpOp kOp>
+at::Tensor cmp_cpu_error(const at::Tensor& self, const at::Tensor& other) {
+  refuse_non_quantized(cpu::cmp_name(kOp), "self", self);
+  refuse_non_quantized(cpu::cmp_name(kOp), "other", other);
+  return self;
+}
+template <cpu::CmpOp kOp>
+at::Tensor cmp_scalar_cpu_error(const at::Tensor& self, const c10::Scalar&) {
+  refuse_non_quantized(cpu::cmp_name(kOp), "self", self);
+  return self;
+}
+bool equal_cpu_error(const at::Tensor& self, const at::Tensor& other) {
+  refuse_non_quantized("equal", "self", self);
+  refuse_non_quantized("equal", "other", other);
+  return false;
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  m.impl("eq", TORCH_FN(cmp_cpu_error<cpu::CmpOp::kEq>));
+  m.impl("ne", TORCH_FN(cmp_cpu_error<cpu::CmpOp::kNe>));
+  m.impl("ge", TORCH_FN(cmp_cpu_error<cpu::CmpOp::kGe>));
+  m.impl("le", TORCH_FN(cmp_cpu_error<cpu::CmpOp::kLe>));
+  m.impl("gt", TORCH_FN(cmp_cpu_error<cpu::CmpOp::kGt>));
+  m.impl("lt", TORCH_FN(cmp_cpu_error<cpu::CmpOp::kLt>));
+  m.impl("eq.Scalar", TORCH_FN(cmp_scalar_cpu_error<cpu::CmpOp::kEq>));
+  m.impl("ne.Scalar", TORCH_FN(cmp_scalar_cpu_error<cpu::CmpOp::kNe>));
+  m.impl("ge.Scalar", TORCH_FN(cmp_scalar_cpu_error<cpu::CmpOp::kGe>));
+  m.impl("le.Scalar", TORCH_FN(cmp_scalar_cpu_error<cpu::CmpOp::kLe>));
+  m.impl("gt.Scalar", TORCH_FN(cmp_scalar_cpu_error<cpu::CmpOp::kGt>));
+  m.impl("lt.Scalar", TORCH_FN(cmp_scalar_cpu_error<cpu::CmpOp::kLt>));
+  m.impl("equal", TORCH_FN(equal_cpu_error));
+}
+
 } // namespace qplugin

@@ -123,4 +123,47 @@ TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("prelu", TORCH_FN(prelu_q));
 }
 
+// ---- The CPU key: these ops take quantized tensors; a plain one is refused by name ----
+namespace {
+
+at::Tensor layer_norm_cpu_error(const at::Tensor& input, at::IntArrayRef, const c10::optional<at::Tensor>&,
+                                const c10::optional<at::Tensor>&, double, double, int64_t) {
+  refuse_non_quantized("layer_norm", "input", input);
+  return input;
+}
+template <const char* kOp>
+at::Tensor batch_norm_cpu_error(const at::Tensor& qx, const c10::optional<at::Tensor>&,
+                                const c10::optional<at::Tensor>&, const at::Tensor&, const at::Tensor&, double,
+                                double, int64_t) {
+  refuse_non_quantized(kOp, "qx", qx);
+  return qx;
+}
+at::Tensor prelu_cpu_error(const at::Tensor& qx, const at::Tensor&, double, int64_t) {
+  refuse_non_quantized("prelu", "qx", qx);
+  return qx;
+}
+at::Tensor group_norm_cpu_error(const at::Tensor& input, int64_t, const c10::optional<at::Tensor>&,
+                                const c10::optional<at::Tensor>&, double, double, int64_t) {
+  refuse_non_quantized("group_norm", "input", input);
+  return input;
+}
+at::Tensor instance_norm_cpu_error(const at::Tensor& input, const c10::optional<at::Tensor>&,
+                                   const c10::optional<at::Tensor>&, double, double, int64_t) {
+  refuse_non_quantized("instance_norm", "input", input);
+  return input;
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  m.impl("layer_norm", TORCH_FN(layer_norm_cpu_error));
+  m.impl("batch_norm2d", TORCH_FN(batch_norm_cpu_error<kBatchNorm2d>));
+  m.impl("batch_norm3d", TORCH_FN(batch_norm_cpu_error<kBatchNorm3d>));
+  m.impl("batch_norm2d_relu", TORCH_FN(batch_norm_cpu_error<kBatchNorm2dRelu>));
+  m.impl("batch_norm3d_relu", TORCH_FN(batch_norm_cpu_error<kBatchNorm3dRelu>));
+  m.impl("group_norm", TORCH_FN(group_norm_cpu_error));
+  m.impl("instance_norm", TORCH_FN(instance_norm_cpu_error));
+  m.impl("prelu", TORCH_FN(prelu_cpu_error));
+}
+
 } // namespace qplugin

@@ -161,4 +161,24 @@ TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("make_per_channel_quantized_tensor", TORCH_FN(make_per_channel_q));
 }
 
+// ---- The CPU key: these ops take quantized tensors; a plain one is refused by name ----
+namespace {
+
+// Wrong tensor kind: the CPU key sees float / integer tensors.
+at::Tensor dequantize_cpu_error(const at::Tensor& self) {
+  refuse_non_quantized("dequantize", "self", self);
+  return self;
+}
+at::Tensor int_repr_cpu_error(const at::Tensor& self) {
+  refuse_non_quantized("int_repr", "self", self);
+  return self;
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  m.impl("dequantize", TORCH_FN(dequantize_cpu_error));
+  m.impl("int_repr", TORCH_FN(int_repr_cpu_error));
+}
+
 } // namespace qplugin

@@ -29,4 +29,18 @@ TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("softmax", TORCH_FN(softmax_q));
 }
 
+// ---- The CPU key: these ops take quantized tensors; a plain one is refused by name ----
+namespace {
+
+at::Tensor softmax_cpu_error(const at::Tensor& qx, int64_t, double, int64_t) {
+  refuse_non_quantized("softmax", "qx", qx);
+  return qx;
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  m.impl("softmax", TORCH_FN(softmax_cpu_error));
+}
+
 } // namespace qplugin

@@ -53,4 +53,25 @@ TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("upsample_bilinear2d", TORCH_FN(upsample_bilinear2d_q));
 }
 
+// ---- The CPU key: these ops take quantized tensors; a plain one is refused by name ----
+namespace {
+
+at::Tensor upsample_nearest2d_cpu_error(const at::Tensor& qx, at::IntArrayRef) {
+  refuse_non_quantized("upsample_nearest2d", "qx", qx);
+  return qx;
+}
+
+at::Tensor upsample_bilinear2d_cpu_error(const at::Tensor& qx, at::IntArrayRef, bool, c10::optional<double>,
+                                         c10::optional<double>) {
+  refuse_non_quantized("upsample_bilinear2d", "qx", qx);
+  return qx;
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  m.impl("upsample_nearest2d", TORCH_FN(upsample_nearest2d_cpu_error));
+  m.impl("upsample_bilinear2d", TORCH_FN(upsample_bilinear2d_cpu_error));
+}
+
 } // namespace qplugin
