@@ -12,7 +12,8 @@ Compiles (g++, -O2, no -march=native) into a temporary directory:
     -DTORCH_TARGET_VERSION=<the build torch's major.minor> against the build torch's headers.
     plain_relu_boxed_empty allocates through torch::stable::empty (a boxed dispatcher call)
     instead; args_conv2d_add takes plain_conv2d_add's 17 arguments and does nothing (the boxing
-    cost of the longest plain schema); probe_* ask which schema argument kinds and which C++
+    cost of the longest plain schema); probe_version reads a version counter through the dispatcher
+    (aten::is_inference, aten::_version: the caches' key); probe_* ask which schema kinds and which C++
     exception types cross the stable boundary, and what an error inside a shim call looks like;
   * per torch version run, the same ops on the ATen API (TORCH_LIBRARY, at::empty,
     at::parallel_for): qplugin_aten_probe::*, the baseline. Both builds share COMMON_SRC (checks,
@@ -375,6 +376,20 @@ Tensor args_conv2d_add(const Tensor& x, double, int64_t, const Tensor& accum, do
   return new_dense({0}, ScalarType::Byte, Fmt::kContiguous);
 }
 
+// ---- a tensor's version counter (the caches' key): aten::is_inference and aten::_version are
+// ops, so the stable build reads them through the dispatcher (an inference tensor has none: -1).
+bool call_bool(const char* name, const Tensor& x) {
+  StableIValue stack[1] = {torch::stable::detail::from(x)};
+  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(name, "", stack, TORCH_ABI_VERSION));
+  return torch::stable::detail::to<bool>(stack[0]);
+}
+int64_t probe_version(const Tensor& x) {
+  if (call_bool("aten::is_inference", x)) return -1;
+  StableIValue stack[1] = {torch::stable::detail::from(x)};
+  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher("aten::_version", "", stack, TORCH_ABI_VERSION));
+  return torch::stable::detail::to<int64_t>(stack[0]);
+}
+
 // ---- probes: which exceptions reach Python as which type ----
 int64_t probe_raise(int64_t kind) {
   switch (kind) {
@@ -421,6 +436,7 @@ STABLE_TORCH_LIBRARY(qplugin_stable_probe, m) {
   m.def("plain_relu_boxed_empty(Tensor x, float x_scale, int x_zero_point) -> Tensor");
   m.def("probe_raise(int kind) -> int");
   m.def("probe_shim_error(Tensor x) -> int");
+  m.def("probe_version(Tensor x) -> int");
   m.def("probe_scalar(Scalar b) -> int");
   m.def("probe_opt_scalar(Scalar? b=None) -> int");
   m.def("probe_float_list(float[] xs) -> int");
@@ -448,6 +464,7 @@ STABLE_TORCH_LIBRARY_IMPL(qplugin_stable_probe, CPU, m) {
 STABLE_TORCH_LIBRARY_IMPL(qplugin_stable_probe, CompositeExplicitAutograd, m) {
   m.impl("probe_raise", TORCH_BOX(&probe_raise));
   m.impl("probe_shim_error", TORCH_BOX(&probe_shim_error));
+  m.impl("probe_version", TORCH_BOX(&probe_version));
   m.impl("probe_tensor_list", TORCH_BOX(&probe_tensor_list));
   m.impl("probe_opt_tensor", TORCH_BOX(&probe_opt_tensor));
   m.impl("probe_scalar", &probe_kind);
@@ -565,11 +582,14 @@ at::Tensor args_conv2d_add(const at::Tensor& x, double, int64_t, const at::Tenso
   return at::empty({0}, x.options().dtype(at::kByte));
 }
 
+int64_t probe_version(const at::Tensor& x) { return x.is_inference() ? -1 : x._version(); }
+
 }  // namespace
 
 TORCH_LIBRARY(qplugin_aten_probe, m) {
 #define PROBE_DEF(schema) m.def(schema);
   PROBE_SCHEMAS(PROBE_DEF)
+  m.def("probe_version(Tensor x) -> int");
 }
 
 TORCH_LIBRARY_IMPL(qplugin_aten_probe, CPU, m) {
@@ -577,6 +597,10 @@ TORCH_LIBRARY_IMPL(qplugin_aten_probe, CPU, m) {
   m.impl("plain_add", TORCH_FN(plain_add));
   m.impl("plain_relu", TORCH_FN(plain_relu));
   m.impl("args_conv2d_add", TORCH_FN(args_conv2d_add));
+}
+
+TORCH_LIBRARY_IMPL(qplugin_aten_probe, CompositeExplicitAutograd, m) {
+  m.impl("probe_version", TORCH_FN(probe_version));
 }
 """
 
@@ -907,6 +931,15 @@ def checks(torch, ops):
                 check(f"{k} plain_quantize_per_tensor {dtype} {name}", ns.plain_quantize_per_tensor(
                     xf, 0.25, zp, dtype), ref, ops.get("qplugin") and
                     ops["qplugin"].plain_quantize_per_tensor(xf, 0.25, zp, dtype))
+    # the version counter read through the dispatcher: in-place changes bump it, inference tensors -1
+    v = torch.zeros(4, dtype=torch.uint8)
+    seen = [ops["stable"].probe_version(v)]
+    v.add_(1)
+    seen.append(ops["stable"].probe_version(v))
+    with torch.inference_mode():
+        seen.append(ops["stable"].probe_version(torch.zeros(2)))
+    out.append({"what": "stable probe_version (0, 1 after add_, -1 for an inference tensor)",
+                "ok": seen == [0, 1, -1], "detail": str(seen)})
     return out
 
 
@@ -1017,6 +1050,7 @@ def timings(torch, ops, rounds, calls):
                     [1, 1], [1, 1], 1, 0.1, 4)
             cases["args_conv2d_add (17 args)"] = {k: (ops[k].args_conv2d_add.default, conv)
                                                   for k in ("stable", "aten") if k in ops}
+            cases["probe_version"] = {k: (ops[k].probe_version.default, (a,)) for k in ("stable", "aten") if k in ops}
         for op, variants in cases.items():
             t = {k: [] for k in variants}
             names = list(variants)
