@@ -199,8 +199,8 @@ def main():
     ap.add_argument("--warm", action="store_true",
                     help="one untimed call before each timed sample: every sample times calls on the caches "
                          "their own previous call left, not the first call after whichever op the shuffled "
-                         "round ran before (after the fp32 op a 3.2 MB pool's first call took ~700 us against "
-                         "~90 us warm, so the neighbour, not the kernel, set a 60-call sample's mean; Zen 4)")
+                         "round ran before (after the fp32 op a 3.2 MB pool's first call took about 8 times a "
+                         "warm call, so the neighbour, not the kernel, set a 60-call sample's mean)")
     ap.add_argument("--cpu", type=int, default=None,
                     help="pin the process to this CPU (1-thread runs): on a VM the two vCPUs can differ "
                          "by 1.6x in per-call speed at the same moment, so two processes compared with "

@@ -1,6 +1,6 @@
 """Fails on history in code comments, docstrings, help texts and docs: references to the project's
 own work items ("stop" or "issue" followed by a number) and before -> after timings in code
-("<before> -> <after> us"). Comments and docs describe the code as it is; its history lives in git.
+("<before> -> <after> us", "<t0> us against <t1>"). Comments and docs describe the code as it is; its history lives in git.
 
     python scripts/check_history.py            # the repository's tracked text files
     python scripts/check_history.py FILE...    # these files only
@@ -28,6 +28,11 @@ UPSTREAM = re.compile(r"\b(pytorch|torch|cpython|python|gcc|llvm|clang|onnx|onnx
                       r"github|upstream)\s*$", re.IGNORECASE)
 # "<t0> -> <t1> us", "<r0> -> <r1>x" with numbers: a timing before and after a change
 TIMING = re.compile(r"\b\d+(\.\d+)?\s*(us|ms|x)?\s*->\s*\d+(\.\d+)?\s*(us|ms|x)\b")
+# the same as a comparison: "<t0> us against <t1>", "<t0> us, <t1> without", "<t0> us that way,
+# <t1> us this way", "... <t> us now"
+TIMING_PAIR = re.compile(r"\b\d+(\.\d+)?\s*(us|ms)\b[^;\n]{0,40}?\b(against|than)\s+(this form's\s+)?\d+(\.\d+)?"
+                         r"|\b\d+(\.\d+)?\s*(us|ms)\b[^;\n]{0,40}?,\s*\d+(\.\d+)?\s*(us|ms)?\s+(without|this way)"
+                         r"|\b\d+(\.\d+)?\s*(us|ms)\s+(now|against)\s*\W*$")
 
 
 def tracked_files(root):
@@ -57,7 +62,7 @@ def findings(path, rel):
             if not UPSTREAM.search(line[:m.start()]):
                 out.append((n, "a work-item number", m.group(0)))
         if code:
-            m = TIMING.search(line)
+            m = TIMING.search(line) or TIMING_PAIR.search(line)
             if m:
                 out.append((n, "a before -> after timing", m.group(0)))
     return out

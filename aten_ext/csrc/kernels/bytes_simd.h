@@ -266,7 +266,7 @@ inline void fold16(simd::VI* lo, simd::VI* hi, W16* w) {
 // Stores 4 vectors of int32 as 4 * simd::kLanes bytes of T: the pack saturates to T's range, then
 // every byte is raised to at least lo (T's minimum: no change). For values known to fit int32 this
 // is the clamp to [lo, T's max] at one byte max per 4 vectors, instead of a float min / max pair
-// per vector (an affine map's loop over 1.6 MB: 44 us, against 66 us with min / max, Zen 5).
+// per vector (a third of an affine map's loop time).
 template <typename T>
 inline void store4_sat(T* p, simd::VI a, simd::VI b, simd::VI c, simd::VI d, VB lo) {
   stb(p, vmax(simd::pack4_(a, b, c, d, std::is_signed<T>::value), lo, T()));
@@ -491,8 +491,7 @@ inline void lut_rows(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64
   // x = 128 + 16h + l, bit 7 of idx_{k+1} is clear exactly for k >= h, so the XOR of the lookups of
   // b[k] = T[8+k] ^ T[9+k] (b[7] = T[15]) at idx_{k+1} telescopes to T[8+h][l]. Bit 7 of x picks
   // (VPBLENDVB): 16 shuffles + 8 byte subs + 14 XORs + 1 blend per 32 bytes. (The two halves as
-  // prefix XORs on x and on x ^ 0x80 take 7 more subs and an XOR, 46 ops: hardswish [1,64,112,112]
-  // 120 us against this form's 112 us on Zen 4, and 76 us for the 16 shuffles and 15 XORs alone.)
+  // prefix XORs on x and on x ^ 0x80 take 7 more subs and an XOR, 46 ops, and run slower.)
   __m256i a[8], b[8];
   auto block = [&](int k) {
     return _mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * k));

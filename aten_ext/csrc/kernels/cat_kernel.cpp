@@ -195,8 +195,7 @@ void cat_affine8(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t r
   auto run = [&](auto neg, auto flipped, auto clamp, auto corr) {
     // The constants are run's own locals (step and half inlined by force): the byte stores cannot
     // alias them, so they stay in registers. Captured from cat_affine8 instead, an out-of-line run
-    // (GCC's choice with the correction map) reloads them every vector (AVX2 observer-scale cat
-    // 4x[1,64,56,56]: 44 us against 32 us).
+    // (GCC's choice with the correction map) reloads them every vector, a third slower.
     const __m256i flip = _mm256_set1_epi8(static_cast<char>(f.flip)), lo = _mm256_set1_epi8(static_cast<char>(f.lo));
     const __m256i m = _mm256_set1_epi16(static_cast<int16_t>(static_cast<uint16_t>(f.m)));
     const __m256i b = _mm256_set1_epi16(static_cast<int16_t>(static_cast<uint16_t>(f.b < 0 ? -f.b : f.b)));
@@ -234,8 +233,8 @@ void cat_affine8(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t r
       bytes::stb(yp, q);
     };
     // Short rows of whole vectors (channels_last along C: 32-256 channels): the row's steps
-    // unrolled, no inner loop or tail test per row (that bookkeeping cost as much as the
-    // arithmetic for 64-byte rows: AVX2 observer-scale cat 4x[1,64,56,56] CL 29 us against 36 us).
+    // unrolled, no inner loop or tail test per row (that bookkeeping costs as much as the
+    // arithmetic of a 64-byte row).
     auto fixed = [&](auto steps) __attribute__((always_inline)) {
       const uint8_t* xr = x0;
       uint8_t* yr = y0;

@@ -68,8 +68,8 @@ namespace {
 using namespace simd;
 
 constexpr int kMaxNV = 8;          // full vectors a block keeps in registers (64 / 128 floats)
-constexpr int64_t kPrefetch = 40;  // indices ahead whose rows are prefetched (16, fbgemm's: DRAM-resident
-                                   // rows arrive late; 100000x64 8-bit rows, cold, AVX2: 169 us, 264 at 16)
+constexpr int64_t kPrefetch = 40;  // indices ahead whose rows are prefetched (fbgemm's 16 is too short
+                                   // a lead for rows in DRAM: they arrive late)
 // Tables up to this size are not prefetched: they sit in L2 (1 MiB a core on Zen 4 / 5), whose
 // latency out-of-order execution covers; the prefetches would only cost issue slots there
 // (5000 x 32 8-bit rows, 200 KB: 1.14 of torch's time without them, 1.24 with). The choice is a

@@ -376,7 +376,7 @@ inline simd::VI requant_v(simd::VI d, simd::VF mult, simd::VF zadd, simd::VF lo,
 // The window sums of 2 * kW * kLanes channels minus off, requantized and stored at o (channels_last
 // average pooling): halves(u, &lo, &hi) gives 16-bit block u's two halves as int32 lanes, asked a
 // pair of blocks at a time as they are stored (all 2 * kW first spill AVX2's registers where they
-// come from 16-bit sums: avg_pool3d 3x3x3 NDHWC [1,64,16,56,56] 209 us that way, 191 us this way).
+// come from 16-bit sums).
 template <int kW, typename T, typename Halves>
 inline void store_sums(T* o, Halves halves, simd::VI off, simd::VF mult, simd::VF zadd, simd::VF lo, simd::VF hi) {
   using namespace simd;
@@ -498,8 +498,8 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
   // a lone first odd or last even tap against (0, 1) / (1, 0): no widening of the column sums and
   // no even / odd split (simd::deinterleave_i). Windows of <= 128 rows (a sum of <= 128 * 255 is a
   // positive int16 for PMADDWD); taller ones widen as below. Against widened sums split even / odd
-  // this takes 0.56-0.86 of the time (avg_pool2d 2x2 s2 NCHW [1,64,112,112] AVX2 113 us against
-  // 185; avg_pool2d 3x3 s2 p1 and avg_pool3d 2x2x2 / 3x3x3 s2, AVX2 and AVX-512, in between).
+  // this takes 0.56-0.86 of the time (avg_pool2d 2x2 / 3x3 s2, avg_pool3d 2x2x2 / 3x3x3 s2, AVX2
+  // and AVX-512).
   // AVX-512 keeps the int32 sums for 2-wide windows on rows under 4 * kLanes columns (its two
   // 32-column vectors overlap on a 56-column row): 2x2 s2 [8,64,56,56] is 7% slower with vs16.
   [[maybe_unused]] int16_t* vs16 = nullptr;
@@ -604,20 +604,17 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
           // Column sums over the window's rows kept in registers, four vectors of columns at a
           // time, and written once: a load-add-store of vs per input row ran at the mercy of
           // vs's alignment (a heap address; split-line stores and failed forwarding made the
-          // same call 200-350 us from one process to the next).
+          // same call's time vary by 1.75x from one process to the next).
           using namespace simd;
           const int64_t hs = g.hs[oh], he = g.he[oh];
           // Column sums of kV vectors of columns, vector v of them at column at(pb + v) (at clamps
           // the row's last vector to end at W: it overlaps done columns, which it stores again).
           // One pass over the window's rows for every four vectors, the row's last ones (the rest
           // and the clamped one) in one more pass: a pass per vector for the tail would walk the
-          // window's rows again for each one, four times on AVX2 rows of 56 columns (avg_pool3d
-          // 3x3x3 s2 p1 NCDHW [1,64,16,56,56] AVX2 689 us against 567; avg_pool2d 2x2 s2 NCHW
-          // [1,64,112,112] AVX2 286 against 139 with the zero fill of the sums it needs). The sums
-          // are zero-filled only for a scalar tail.
+          // window's rows again for each one, four times on AVX2 rows of 56 columns, and need a
+          // zero fill of the sums. The sums are zero-filled only for a scalar tail.
           // (Inlined by force, these and the passes below: past a size GCC calls them out of line,
-          // reaching every captured value through memory: AVX2 avg_pool3d 2x2x2 NCDHW [4,32,8,28,28]
-          // 362 us against 154.)
+          // reaching every captured value through memory, over twice as slow.)
           auto passes = [&](int64_t width, auto pass) __attribute__((always_inline)) {
             const int64_t npos = (g.W + width - 1) / width;
             auto at = [&](int64_t i) { return std::min(i * width, g.W - width); };
@@ -677,8 +674,8 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
           };
           // Stride 2, windows of <= 128 rows: the 16-bit column sums stored as they are (vs16, above).
           // Its own loop, not sums16_pass with a flag: the fold's int32 registers (12 of AVX2's 16
-          // with a[4]) would stay live through the row loop there, and the spills make AVX2 avg_pool3d
-          // 2x2x2 NCDHW [1,64,16,56,56] 952 us against 363.
+          // with a[4]) would stay live through the row loop there, and the spills more than double
+          // AVX2's time.
           auto sums16_keep = [&](auto at, int64_t pb, auto nv) __attribute__((always_inline)) {
             constexpr int kV = decltype(nv)::value;
             int64_t w[kV];
@@ -696,8 +693,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
             for (int v = 0; v < kV; ++v) bytes::storew(vs16 + w[v], a[v]);
           };
           // (Other short windows, e.g. avg_pool2d 3x3 s1, keep int32 lanes: the fold's widening
-          // costs more than the adds it saves: AVX-512 3x3 s2 [1,64,112,112] 430 us with 16 bits
-          // folded to int32, against 350.)
+          // costs more than the adds it saves.)
           if (groups8) {
             // the row's sums are its 8-column groups' (gs, above): no column sums
           } else if (vs16 != nullptr && win_rows <= 128 && g.W >= 2 * kLanes) {
@@ -871,7 +867,7 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
   // thirds of its taps, in 0.78-0.85 of the tap loop's time (avg_pool3d 3x3x3 s2 p1 NDHWC
   // [1,64,16,56,56] and [4,32,8,28,28], AVX2 and AVX-512). Windows of fewer rows keep the tap loop:
   // with 2-3 rows the shared taps save less than the column bookkeeping costs (avg_pool2d 3x3 s2
-  // NHWC [1,64,112,112] AVX2 164 us with column sums, 130 without).
+  // NHWC).
   // Windows of more than 8 columns, or of over 256 taps (16-bit sums exact up to 256), too.
   // (Window bounds non-decreasing, as pooling's are: the 8 newest columns hold every window's.)
   bool overlap = false, ordered = true;
@@ -957,10 +953,9 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
         // AVX-512) a global pool reads its input once, not once per 4 * kLanes channels.
         // Windows of long rows (adaptive pooling: 8-16 taps a row, each row a run of 0.5-1 KB and the
         // next one a whole input row away) prefetch each tap's block of the window's next row as
-        // they read this one: adaptive_avg_pool3d 2x7x7 NDHWC [1,64,16,56,56] AVX2 69 us against
-        // 78 without, AVX-512 58 against 60. Short rows (avg_pool 2x2, 3x3) do not (AVX-512 3x3x3
-        // 4% slower with it), nor whole rows, one contiguous run the hardware streams (global pools:
-        // AVX2 adaptive_avg_pool3d 1x1x1 NDHWC [4,32,8,28,28] 24 us with it, 19 without).
+        // they read this one (adaptive_avg_pool3d 2x7x7 NDHWC gains on AVX2 and AVX-512). Short
+        // rows (avg_pool 2x2, 3x3) do not (it slows 3x3x3 down), nor whole rows, one contiguous run
+        // the hardware streams (a global pool slows down with it).
         auto block = [&](auto width, auto prefetch) {
           constexpr int kW = decltype(width)::value;
           VI a[2 * kW];

@@ -206,8 +206,8 @@ void dequantize_pt_impl(const T* q, float* y, int64_t n, float scale, int32_t zp
   if constexpr (sizeof(T) == 1) {
     const VI vzp = set1_i(zp);
     auto one = [&](int64_t at) { put(y + at, mul_f(to_f(sub_i(load_q(q + at), vzp)), vs)); };
-    // Four vectors an iteration: the one-vector loop's speed depended on where its few instructions
-    // fell (AVX2 quint8 1M 78-81 us, the identical qint8 loop 68 us; both 66-70 us now).
+    // Four vectors an iteration: the one-vector loop's speed depended on where its few
+    // instructions fell in the code (the identical quint8 and qint8 loops ran 15% apart).
     for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
       one(i);
       one(i + kLanes);
