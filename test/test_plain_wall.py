@@ -3,7 +3,7 @@ quantized-tensor API and no torch.ao, so that removing torch's quantized dtypes 
 QuantizedCPU adapters and quantization/_compat.py, nothing else. Read from the sources.
 
 Covered: every C++ file under aten_ext/csrc but the quantized tier (QUANTIZED_TIER_CPP: quantized/cpu/,
-utils/qtensor.h and the quantized-tensor parts of the three packed-params classes), i.e. the kernels,
+utils/qtensor.h and the three packed-params classes), i.e. the kernels,
 the cpu/ glue and plain ops (the glue's range tag is the plain integer dtype), utils/checks.h and
 layout.h, the plain packed buffers; and in Python the fakes, the Quantizer objects, QTensor, the plain
 modules (torch_qplugin/nn/plain/) and the workflow's plain path (quantization/plain.py). The Python
@@ -34,12 +34,12 @@ QUANTIZED_TIER_CPP = {
     "quantized/cpu": "the QuantizedCPU adapters, and the CPU-key ops that make quantized tensors "
                      "(quantize_per_tensor / _channel / _dynamic, make_per_*_quantized_tensor)",
     "utils/qtensor.h": "the adapters' helpers (int_view, check_qparams, underlying_dtype, ...)",
-    # mixed files: their quantized-tensor parts (prepack from a quantized weight, unpack to one,
-    # pickled state holding one) go; the int-data halves the plain ops use stay
-    # (LinearPackedParams::create / view, conv_prepack_int, EmbeddingPackedParams::create / view)
-    "packed_params/linear_packed_params.cpp": "mixed",
-    "packed_params/conv_packed_params.cpp": "mixed",
-    "packed_params/embedding_packed_params.cpp": "mixed",
+    # the TorchScript packed-params classes: prepack from a quantized weight, unpack to one, the
+    # pickled state; the weights they hold are the plain tier's (cpu/linear_weights.h,
+    # cpu/conv_weights.h; the embedding class keeps its own rows)
+    "packed_params/linear_packed_params.cpp": "LinearPackedParamsBase",
+    "packed_params/conv_packed_params.cpp": "Conv2d / Conv3dPackedParamsBase",
+    "packed_params/embedding_packed_params.cpp": "EmbeddingPackedParamsBase",
 }
 
 
@@ -80,7 +80,8 @@ def test_the_plain_tier_is_what_the_plain_ops_use():
     names = {p.relative_to(CSRC).as_posix() for p in PLAIN_CPP}
     for f in ("cpu/plain.cpp", "cpu/plain_weights.cpp", "cpu/add.cpp", "cpu/conv.cpp", "cpu/quantize.cpp",
               "cpu/pool.cpp", "cpu/activation.cpp", "cpu/elementwise.h", "utils/checks.h", "utils/layout.h",
-              "packed_params/plain_buffer.cpp", "library.cpp", "kernels/gemm/requant.h"):
+              "packed_params/plain_buffer.cpp", "library.cpp", "kernels/gemm/requant.h", "cpu/linear_weights.cpp",
+              "cpu/conv_weights.cpp", "cpu/embedding.cpp"):
         assert f in names, f
     assert not any(n.startswith("quantized/") or n == "utils/qtensor.h" for n in names)
     for k in QUANTIZED_TIER_CPP:

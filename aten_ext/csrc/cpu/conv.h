@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "kernels/conv_kernel.h"
-#include "packed_params/conv_packed_params.h"
+#include "cpu/conv_weights.h"
 
 namespace qplugin {
 namespace cpu {

@@ -1,9 +1,7 @@
-// CPU glue for embeddings on row-wise quantized weights: torch's quantized::embedding_* /
-// embedding_bag_* schemas under qplugin, and the plain tier's tables. Three weight forms, one kernel
+// CPU glue for embeddings on row-wise quantized weights: torch's quantized::embedding_bag_*
+// schemas on fused rows under qplugin, and the plain tier's tables. Three weight forms, one kernel
 // (kernels/embedding_kernel.h):
-//   * EmbeddingPackedParamsBase (embedding_bag_prepack of a quint8 / quint4x2
-//     per_channel_affine_float_qparams weight): embedding_byte / embedding_4bit /
-//     embedding_bag_byte / embedding_bag_4bit;
+//   * EmbeddingPackedParamsBase (quantized/cpu/embedding.cpp, on the bag glue of cpu/embedding.h);
 //   * torch's fused row-wise uint8 tensors (embedding_bag_byte_prepack: codes then float32 scale
 //     and bias per row; embedding_bag_4bit_prepack: nibbles then fp16 scale and bias):
 //     embedding_bag_{byte,4bit}_rowwise_offsets, and the prepack / unpack ops of that format;
@@ -23,12 +21,12 @@
 #include <string>
 #include <utility>
 
+#include "cpu/embedding.h"
+
 #include "kernels/dispatch.h"
 #include "kernels/embedding_kernel.h"
-#include "packed_params/embedding_packed_params.h"
 #include "packed_params/plain_buffer.h"
 #include "utils/checks.h"
-#include "utils/class_check.h"
 
 namespace qplugin {
 namespace {
@@ -42,15 +40,6 @@ at::Tensor index_tensor(const char* op, const char* arg, const at::Tensor& t) {
 }
 
 // Rows and bag boundaries of one call, checked.
-struct Bags {
-  at::Tensor idx;     // int64 [n]: row per index (-1: pruned away)
-  at::Tensor starts;  // int64 [nbags + 1]
-  at::Tensor psw;     // float32 [n] or undefined
-  int64_t nbags = 0;
-  bool pruned = false;  // idx went through compressed_indices_mapping (-1: a pruned row)
-  std::vector<int64_t> out_sizes;
-};
-
 // [min, max] of a non-empty int64 tensor (one vectorised pass; at::aminmax costs several times more
 // than the bag kernel's per-row work at recommendation sizes).
 std::pair<int64_t, int64_t> index_range(const at::Tensor& t) {
@@ -58,6 +47,10 @@ std::pair<int64_t, int64_t> index_range(const at::Tensor& t) {
   QPLUGIN_ISA_CALL(index_range, t.const_data_ptr<int64_t>(), t.numel(), &lo, &hi);
   return {lo, hi};
 }
+
+} // namespace
+
+namespace cpu {
 
 // Maps indices to rows (pruned weights: through compressed_indices_mapping, whose range is checked
 // here). Unmapped indices are checked by the kernel as it reads them (run_bags raises).
@@ -175,66 +168,14 @@ at::Tensor run_bags(const char* op, const kernels::EmbRows& w, const Bags& b, in
   return out;
 }
 
-// ---- packed-params ops --------------------------------------------------------------------
+} // namespace cpu
 
-// op names the byte or the 4bit form ("embedding_bag_byte", "embedding_4bit"); the message names
-// the other one.
-void check_bits(const char* op, const EmbeddingPackedParams& p, int64_t bits) {
-  if (p.bits == bits) return;
-  std::string other = op;
-  const std::string from = bits == 8 ? "byte" : "4bit", to = bits == 8 ? "4bit" : "byte";
-  other.replace(other.find(from), from.size(), to);
-  TORCH_CHECK_VALUE(false, "qplugin::", op, ": weight should hold ", bits, "-bit rows (",
-                    bits == 8 ? "quint8" : "quint4x2", "), got ", p.bits, "-bit rows (use qplugin::", other, ")");
-}
+namespace {
 
-at::Tensor embedding_packed(const char* op, int64_t bits, const c10::intrusive_ptr<EmbeddingPackedParams>& w,
-                            const at::Tensor& indices, bool pruned_weights) {
-  check_bits(op, *w, bits);
-  TORCH_CHECK_VALUE(!pruned_weights, "qplugin::", op,
-                    ": pruned_weights=True needs compressed_indices_mapping; use embedding_bag_",
-                    bits == 8 ? "byte" : "4bit", " with 2-D indices [n, 1]");
-  Bags b;
-  b.idx = rows_of(op, indices, w->rows, false, c10::nullopt);
-  const int64_t n = b.idx.numel();
-  b.nbags = n;
-  b.starts = at::arange(n + 1, at::kLong);
-  b.out_sizes = indices.sizes().vec();
-  b.out_sizes.push_back(w->dim);
-  check_output_size(op, b.out_sizes, 4);
-  return run_bags(op, w->view(), b, 0);
-}
-
-at::Tensor embedding_byte(const c10::intrusive_ptr<EmbeddingPackedParams>& w, const at::Tensor& indices,
-                          bool pruned_weights) {
-  return embedding_packed("embedding_byte", 8, w, indices, pruned_weights);
-}
-at::Tensor embedding_4bit(const c10::intrusive_ptr<EmbeddingPackedParams>& w, const at::Tensor& indices,
-                          bool pruned_weights) {
-  return embedding_packed("embedding_4bit", 4, w, indices, pruned_weights);
-}
-
-#define QPLUGIN_EMBEDDING_BAG_ARGS                                                                      \
-  const at::Tensor &indices, const c10::optional<at::Tensor>&offsets, bool scale_grad_by_freq, int64_t mode, \
-      bool pruned_weights, const c10::optional<at::Tensor>&per_sample_weights,                          \
-      const c10::optional<at::Tensor>&compressed_indices_mapping, bool include_last_offset
-
-at::Tensor embedding_bag_packed(const char* op, int64_t bits, const c10::intrusive_ptr<EmbeddingPackedParams>& w,
-                                QPLUGIN_EMBEDDING_BAG_ARGS) {
-  check_bits(op, *w, bits);
-  const Bags b = bags_of(op, indices, offsets, mode, pruned_weights, per_sample_weights, compressed_indices_mapping,
-                         include_last_offset, w->rows, w->dim);
-  return run_bags(op, w->view(), b, mode);
-}
-
-at::Tensor embedding_bag_byte(const c10::intrusive_ptr<EmbeddingPackedParams>& w, QPLUGIN_EMBEDDING_BAG_ARGS) {
-  return embedding_bag_packed("embedding_bag_byte", 8, w, indices, offsets, scale_grad_by_freq, mode,
-                              pruned_weights, per_sample_weights, compressed_indices_mapping, include_last_offset);
-}
-at::Tensor embedding_bag_4bit(const c10::intrusive_ptr<EmbeddingPackedParams>& w, QPLUGIN_EMBEDDING_BAG_ARGS) {
-  return embedding_bag_packed("embedding_bag_4bit", 4, w, indices, offsets, scale_grad_by_freq, mode,
-                              pruned_weights, per_sample_weights, compressed_indices_mapping, include_last_offset);
-}
+using cpu::Bags;
+using cpu::bags_of;
+using cpu::rows_of;
+using cpu::run_bags;
 
 // ---- torch's fused row-wise format --------------------------------------------------------
 
@@ -420,26 +361,15 @@ at::Tensor embedding_bag_4bit_unpack(const at::Tensor& weight) {
   return fused_unpack("embedding_bag_4bit_unpack", weight, 4);
 }
 
-// embedding_bag_prepack takes a quantized weight (QuantizedCPU adapter); a float one lands here.
-c10::intrusive_ptr<EmbeddingPackedParams> embedding_bag_prepack_cpu_error(const at::Tensor& weight) {
-  return EmbeddingPackedParams::prepack(weight);  // raises: weight should be a quantized tensor
-}
-
 } // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
-  register_embedding_classes();
-  m.impl("embedding_byte", with_class_check<EmbeddingPackedParams, 0>(TORCH_FN(embedding_byte)));
-  m.impl("embedding_4bit", with_class_check<EmbeddingPackedParams, 0>(TORCH_FN(embedding_4bit)));
-  m.impl("embedding_bag_byte", with_class_check<EmbeddingPackedParams, 0>(TORCH_FN(embedding_bag_byte)));
-  m.impl("embedding_bag_4bit", with_class_check<EmbeddingPackedParams, 0>(TORCH_FN(embedding_bag_4bit)));
   m.impl("embedding_bag_byte_rowwise_offsets", TORCH_FN(embedding_bag_byte_rowwise_offsets));
   m.impl("embedding_bag_4bit_rowwise_offsets", TORCH_FN(embedding_bag_4bit_rowwise_offsets));
   m.impl("embedding_bag_byte_prepack", TORCH_FN(embedding_bag_byte_prepack));
   m.impl("embedding_bag_4bit_prepack", TORCH_FN(embedding_bag_4bit_prepack));
   m.impl("embedding_bag_byte_unpack", TORCH_FN(embedding_bag_byte_unpack));
   m.impl("embedding_bag_4bit_unpack", TORCH_FN(embedding_bag_4bit_unpack));
-  m.impl("embedding_bag_prepack", TORCH_FN(embedding_bag_prepack_cpu_error));
   m.impl("plain_embedding_prepack", TORCH_FN(plain_embedding_prepack));
   m.impl("plain_embedding_unpack", TORCH_FN(plain_embedding_unpack));
   m.impl("plain_embedding_bag", TORCH_FN(plain_embedding_bag));

@@ -1,10 +1,8 @@
 // CPU glue for linear: argument checks, per-call epilogue constants, the GEMM
-// (kernels/gemm/qgemm.h), and the CPU-key kernels (linear_dynamic; clear errors
-// for float tensors reaching the quantized-only ops).
+// (kernels/gemm/qgemm.h), the dynamic (float in, float out) linear.
 #include "cpu/linear.h"
 
 #include <ATen/Parallel.h>
-#include <torch/library.h>
 
 #include <limits>
 #include <vector>
@@ -15,14 +13,13 @@
 #include "kernels/quantize_kernel.h"
 #include "kernels/quantize_math.h"
 #include "utils/checks.h"
-#include "utils/class_check.h"
 
 namespace qplugin {
 namespace cpu {
 
 namespace gemm = kernels::gemm;
 
-std::vector<int64_t> linear_out_sizes(const char* op, at::IntArrayRef x_sizes, const LinearPackedParams& w) {
+std::vector<int64_t> linear_out_sizes(const char* op, at::IntArrayRef x_sizes, const LinearWeights& w) {
   w.check_int8(op);
   TORCH_CHECK_VALUE(!x_sizes.empty(), "qplugin::", op, ": X should have at least 1 dimension, got a 0-dim tensor");
   TORCH_CHECK_VALUE(x_sizes.back() == w.K, "qplugin::", op, ": X should have last dimension ", w.K,
@@ -69,7 +66,7 @@ void gemm_u8(const uint8_t* x, int64_t M, int64_t x_zero_point, const gemm::Pack
 } // namespace
 
 void linear_u8(const char* op, const uint8_t* x, int64_t M, double x_scale, int64_t x_zero_point,
-               const LinearPackedParams& w, double y_scale, int64_t y_zero_point, bool relu, uint8_t* out) {
+               const LinearWeights& w, double y_scale, int64_t y_zero_point, bool relu, uint8_t* out) {
   check_linear_qparams(op, x_scale, x_zero_point, w.w_scale_max, y_scale, y_zero_point);
   if (M <= 0 || w.N <= 0) return;
   // mult[n] = float((sx / sy) * sw[n]), bias[n] = float(bias[n] / sy): cached per (sx, sy)
@@ -79,7 +76,7 @@ void linear_u8(const char* op, const uint8_t* x, int64_t M, double x_scale, int6
           epi->bias.empty() ? nullptr : epi->bias.data(), y_zero_point, relu, out);
 }
 
-LinearWeightsView linear_weights_view(const LinearPackedParams& w) {
+LinearWeightsView linear_weights_view(const LinearWeights& w) {
   LinearWeightsView v;
   if (w.fp16) {
     v.b.N = w.N;
@@ -106,17 +103,9 @@ void linear_u8_view(const char* op, const uint8_t* x, int64_t M, double x_scale,
   thread_local std::vector<float> mult, bias;
   mult.resize(N);
   if (w.bias != nullptr) bias.resize(N);
-  LinearPackedParams::epilogue_constants(x_scale, y_scale, w.w_scale, w.bias, N, mult.data(), bias.data());
+  LinearWeights::epilogue_constants(x_scale, y_scale, w.w_scale, w.bias, N, mult.data(), bias.data());
   gemm_u8(x, M, x_zero_point, w.b, w.w_zp, w.w_zp_all_zero, mult.data(), w.bias != nullptr ? bias.data() : nullptr,
           y_zero_point, relu, out);
-}
-
-at::Tensor linear_dynamic(const at::Tensor& x_in, const c10::intrusive_ptr<LinearPackedParams>& wp,
-                          bool reduce_range, bool relu) {
-  const char* op = relu ? "linear_relu_dynamic" : "linear_dynamic";
-  check_float_input(op, "X", x_in);
-  linear_out_sizes(op, x_in.sizes(), *wp);
-  return linear_dynamic_view(op, x_in, linear_weights_view(*wp), reduce_range, relu);
 }
 
 at::Tensor linear_dynamic_view(const char* op, const at::Tensor& x_in, const LinearWeightsView& w, bool reduce_range,
@@ -190,46 +179,6 @@ at::Tensor linear_dynamic_view(const char* op, const at::Tensor& x_in, const Lin
   p.out_fmin = relu ? 0.0f : -std::numeric_limits<float>::infinity();
   gemm::qgemm(p);
   return out;
-}
-
-namespace {
-
-at::Tensor linear_dynamic_cpu(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w,
-                              bool reduce_range) {
-  return linear_dynamic(x, w, reduce_range, false);
-}
-at::Tensor linear_relu_dynamic_cpu(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w,
-                                   bool reduce_range) {
-  return linear_dynamic(x, w, reduce_range, true);
-}
-
-// Float tensors reaching the quantized-input ops.
-[[noreturn]] void float_x(const char* op, const at::Tensor& x) {
-  TORCH_CHECK(false, "qplugin::", op, ": X should be a quantized torch.quint8 tensor, got a non-quantized tensor of dtype ",
-              x.scalar_type(), " (quantize it first, or use linear_dynamic for float input)");
-}
-at::Tensor linear_cpu_error(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>&, double, int64_t) {
-  float_x("linear", x);
-}
-at::Tensor linear_relu_cpu_error(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>&, double,
-                                 int64_t) {
-  float_x("linear_relu", x);
-}
-c10::intrusive_ptr<LinearPackedParams> linear_prepack_cpu_error(const at::Tensor& w,
-                                                                const c10::optional<at::Tensor>&) {
-  TORCH_CHECK(false, "qplugin::linear_prepack: W should be a quantized torch.qint8 tensor, got a non-quantized "
-              "tensor of dtype ", w.scalar_type(), " (quantize it first, e.g. with quantize_per_channel)");
-}
-
-} // namespace
-
-TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
-  register_linear_classes();
-  m.impl("linear_dynamic", with_class_check<LinearPackedParams, 1>(TORCH_FN(linear_dynamic_cpu)));
-  m.impl("linear_relu_dynamic", with_class_check<LinearPackedParams, 1>(TORCH_FN(linear_relu_dynamic_cpu)));
-  m.impl("linear", TORCH_FN(linear_cpu_error));
-  m.impl("linear_relu", TORCH_FN(linear_relu_cpu_error));
-  m.impl("linear_prepack", TORCH_FN(linear_prepack_cpu_error));
 }
 
 } // namespace cpu

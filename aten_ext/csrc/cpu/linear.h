@@ -5,7 +5,7 @@
 
 #include <tuple>
 
-#include "packed_params/linear_packed_params.h"
+#include "cpu/linear_weights.h"
 
 namespace qplugin {
 namespace cpu {
@@ -14,12 +14,12 @@ namespace cpu {
 // see kernels/gemm/qgemm.h (kU8). x: M rows of K uint8 (dense), out: M rows of N uint8 (dense).
 // Raw pointers (the adapter hands over the quantized tensors' data): no per-call tensor wrappers.
 void linear_u8(const char* op, const uint8_t* x, int64_t M, double x_scale, int64_t x_zero_point,
-               const LinearPackedParams& w, double y_scale, int64_t y_zero_point, bool relu, uint8_t* out);
+               const LinearWeights& w, double y_scale, int64_t y_zero_point, bool relu, uint8_t* out);
 // Output shape of linear for input sizes (checks rank and K; `op` names the caller).
-std::vector<int64_t> linear_out_sizes(const char* op, at::IntArrayRef x_sizes, const LinearPackedParams& w);
+std::vector<int64_t> linear_out_sizes(const char* op, at::IntArrayRef x_sizes, const LinearWeights& w);
 
-// A non-owning view of linear weights for the GEMM: the packed-params class's (LinearPackedParams::
-// view) or the plain tier's packed buffer's (packed_params/plain_buffer.h).
+// A non-owning view of linear weights for the GEMM: a LinearWeights' (LinearWeights::view) or the
+// plain tier's packed buffer's (packed_params/plain_buffer.h).
 struct LinearWeightsView {
   kernels::gemm::PackedB b;         // N = b.N, K = b.K
   const double* w_scale = nullptr;  // N entries
@@ -27,16 +27,16 @@ struct LinearWeightsView {
   const int32_t* w_zp = nullptr;    // N entries
   bool w_zp_all_zero = true;
   const float* bias = nullptr;      // N entries or nullptr
-  // fp16 weights (LinearPackedParams' fp16 kind): the panels of kernels/linear_fp16_kernel.h;
+  // fp16 weights (LinearWeights' fp16 kind): the panels of kernels/linear_fp16_kernel.h;
   // b.N / b.K hold the shape, the int8 fields are empty. linear_dynamic_view then runs the fp16
   // kernel (float activations, no int8 step).
   bool fp16 = false;
   const uint16_t* fp16_panels = nullptr;
 };
-LinearWeightsView linear_weights_view(const LinearPackedParams& w);
+LinearWeightsView linear_weights_view(const LinearWeights& w);
 
 // linear_u8 on a view: the epilogue constants are computed per call into `mult` / `bias`
-// (N floats each; the same arithmetic as LinearPackedParams::static_epilogue).
+// (N floats each; the same arithmetic as LinearWeights::static_epilogue).
 void linear_u8_view(const char* op, const uint8_t* x, int64_t M, double x_scale, int64_t x_zero_point,
                     const LinearWeightsView& w, double y_scale, int64_t y_zero_point, bool relu, uint8_t* out);
 
@@ -54,11 +54,6 @@ at::Tensor linear_fp16_view(const char* op, const at::Tensor& x, const LinearWei
 std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic_view(
     const char* op, const at::Tensor& input, const at::Tensor& h0, const at::Tensor& c0,
     const LinearWeightsView& w_ih, const LinearWeightsView& w_hh, int64_t num_gates, bool reverse);
-
-// Dynamic linear: float32 x [..., K] quantized per call (per tensor, quint8,
-// torch's qparams choice, reduce_range as asked); float32 result.
-at::Tensor linear_dynamic(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w,
-                          bool reduce_range, bool relu);
 
 } // namespace cpu
 } // namespace qplugin

@@ -1,10 +1,9 @@
 // CPU glue for the fp16 dynamic linear (torch's quantized::linear_*_fp16 schemas under qplugin::):
-// float32 activations, float16 weights packed in LinearPackedParams (fp16 kind), float32
+// float32 activations, float16 weights packed in LinearWeights (fp16 kind), float32
 // accumulation in kernels/linear_fp16_kernel.h's fixed order; no int8 step. The dynamic fp16
 // LSTM / GRU reach the same kernel through linear_dynamic_view (cpu/rnn.cpp).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <vector>
@@ -12,9 +11,7 @@
 #include "cpu/linear.h"
 #include "kernels/dispatch.h"
 #include "kernels/linear_fp16_kernel.h"
-#include "packed_params/linear_packed_params.h"
 #include "utils/checks.h"
-#include "utils/class_check.h"
 
 namespace qplugin {
 namespace cpu {
@@ -53,35 +50,6 @@ at::Tensor linear_fp16_view(const char* op, const at::Tensor& x_in, const Linear
     }
   });
   return out;
-}
-
-namespace {
-
-c10::intrusive_ptr<LinearPackedParams> linear_prepack_fp16_cpu(const at::Tensor& w,
-                                                               const c10::optional<at::Tensor>& b) {
-  return LinearPackedParams::prepack_fp16("linear_prepack_fp16", w, b);
-}
-
-at::Tensor linear_fp16(const char* op, const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w,
-                       bool relu) {
-  w->check_fp16(op);
-  return linear_fp16_view(op, x, linear_weights_view(*w), relu);
-}
-at::Tensor linear_dynamic_fp16_cpu(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w) {
-  return linear_fp16("linear_dynamic_fp16", x, w, false);
-}
-at::Tensor linear_relu_dynamic_fp16_cpu(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w) {
-  return linear_fp16("linear_relu_dynamic_fp16", x, w, true);
-}
-
-} // namespace
-
-TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
-  register_linear_classes();
-  m.impl("linear_prepack_fp16", TORCH_FN(linear_prepack_fp16_cpu));
-  m.impl("linear_dynamic_fp16", with_class_check<LinearPackedParams, 1>(TORCH_FN(linear_dynamic_fp16_cpu)));
-  m.impl("linear_relu_dynamic_fp16",
-         with_class_check<LinearPackedParams, 1>(TORCH_FN(linear_relu_dynamic_fp16_cpu)));
 }
 
 } // namespace cpu

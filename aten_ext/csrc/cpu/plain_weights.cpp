@@ -13,7 +13,6 @@
 #include "cpu/conv.h"
 #include "cpu/linear.h"
 #include "kernels/linear_fp16_kernel.h"
-#include "packed_params/linear_packed_params.h"
 #include "packed_params/plain_buffer.h"
 #include "utils/checks.h"
 
@@ -37,10 +36,10 @@ void check_w_qparams(const char* op, const at::Tensor& s, const at::Tensor& z, i
 }
 
 // The linear weights of one call: the buffer's view, or (buffer packed for another ISA path)
-// a LinearPackedParams packed from w now (kept alive in `owner`).
+// LinearWeights packed from w now (kept alive in `owner`).
 struct LinearCall {
   LinearWeightsView view;
-  c10::intrusive_ptr<LinearPackedParams> owner;
+  std::shared_ptr<LinearWeights> owner;
   std::vector<double> scales;  // N entries
   at::Tensor bias;             // contiguous float32 or undefined
 };
@@ -70,7 +69,8 @@ void linear_call(const char* op, const at::Tensor& w, const at::Tensor& w_scales
     w_scale_max = std::max(w_scale_max, c->scales[n]);
   }
   if (!plain_buffer::view_linear(op, packed, w, w_scales, w_zps, &c->view)) {
-    c->owner = LinearPackedParams::create(op, w, w_scales, w_zps, w_scales.numel() != 1, c10::nullopt);
+    c->owner = std::make_shared<LinearWeights>();
+    c->owner->init_int8(op, w, w_scales, w_zps, w_scales.numel() != 1, c10::nullopt);
     c->view = linear_weights_view(*c->owner);
   }
   c->view.w_scale_max = w_scale_max;
@@ -121,7 +121,7 @@ at::Tensor p_linear_dynamic(const at::Tensor& x, const at::Tensor& w, const at::
 // panels packed from w now (kept alive in `owner`).
 struct Fp16Call {
   LinearWeightsView view;
-  c10::intrusive_ptr<LinearPackedParams> owner;
+  std::shared_ptr<LinearWeights> owner;
   at::Tensor bias;
 };
 
@@ -144,8 +144,8 @@ void fp16_call(const char* op, const char* arg, const at::Tensor& w, const char*
     c->bias = bias->contiguous();
   }
   if (packed.numel() == 0) {
-    c->owner = LinearPackedParams::prepack_fp16(op, w, c->bias.defined() ? c10::optional<at::Tensor>(c->bias)
-                                                                         : c10::nullopt);
+    c->owner = std::make_shared<LinearWeights>();
+    c->owner->init_fp16(op, w, c->bias.defined() ? c10::optional<at::Tensor>(c->bias) : c10::nullopt);
     c->view = linear_weights_view(*c->owner);
     return;
   }
@@ -166,7 +166,8 @@ void fp16_call(const char* op, const char* arg, const at::Tensor& w, const char*
 at::Tensor p_linear_prepack_fp16(const at::Tensor& w) {
   constexpr const char* op = "plain_linear_prepack_fp16";
   check_fp16_w(op, "w", w);
-  const auto p = LinearPackedParams::prepack_fp16(op, w, c10::nullopt);
+  const auto p = std::make_shared<LinearWeights>();
+  p->init_fp16(op, w, c10::nullopt);
   const int64_t P = (w.size(0) + kernels::kFp16Panel - 1) / kernels::kFp16Panel;
   at::Tensor out = at::empty({P, w.size(1), kernels::kFp16Panel}, w.options().dtype(at::kHalf));
   std::copy(p->fp16_panels.begin(), p->fp16_panels.end(), reinterpret_cast<uint16_t*>(out.data_ptr<at::Half>()));

@@ -8,16 +8,13 @@
 // call it from Python / TorchScript; it replaces ~12 small ATen ops per step.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <torch/library.h>
 
 #include <tuple>
 
 #include "cpu/linear.h"
 #include "kernels/dispatch.h"
 #include "kernels/rnn_kernel.h"
-#include "packed_params/linear_packed_params.h"
 #include "utils/checks.h"
-#include "utils/class_check.h"
 
 namespace qplugin {
 namespace cpu {
@@ -79,22 +76,6 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic_view(
     });
   }
   return {out, h, c};
-}
-
-namespace {
-
-std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic(
-    const at::Tensor& input, const at::Tensor& h0, const at::Tensor& c0,
-    const c10::intrusive_ptr<LinearPackedParams>& w_ih, const c10::intrusive_ptr<LinearPackedParams>& w_hh,
-    int64_t num_gates, bool reverse) {
-  return rnn_layer_dynamic_view("_rnn_layer_dynamic", input, h0, c0, linear_weights_view(*w_ih),
-                                linear_weights_view(*w_hh), num_gates, reverse);
-}
-
-} // namespace
-
-TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
-  m.impl("_rnn_layer_dynamic", with_class_check<LinearPackedParams, 3, 4>(TORCH_FN(rnn_layer_dynamic)));
 }
 
 } // namespace cpu

@@ -12,7 +12,6 @@
 
 #include "kernels/dispatch.h"
 #include "kernels/gemm/qgemm.h"
-#include "packed_params/linear_packed_params.h"
 #include "utils/checks.h"
 
 namespace qplugin {
@@ -152,7 +151,7 @@ void remember_checked(const at::Tensor& buf, std::initializer_list<at::Tensor> a
 
 // What pack_linear writes for (w, scales, zero_points) on ISA path `isa`.
 struct LinearSections {
-  c10::intrusive_ptr<LinearPackedParams> p;
+  std::shared_ptr<LinearWeights> p;
   int64_t sizes[kLinearSections];
   const void* src[kLinearSections];
 };
@@ -163,8 +162,9 @@ LinearSections linear_sections(const char* op, const at::Tensor& w, const at::Te
               "qplugin::", op, ": w_scales and w_zero_points should be 1-D tensors");
   const bool per_channel = !(scales.numel() == 1 && zero_points.numel() == 1 && w.dim() == 2 && w.size(0) != 1);
   LinearSections s;
-  s.p = LinearPackedParams::create(op, w, scales.to(at::kDouble), zero_points.to(at::kLong),
-                                   per_channel || scales.numel() != 1, c10::nullopt);
+  s.p = std::make_shared<LinearWeights>();
+  s.p->init_int8(op, w, scales.to(at::kDouble), zero_points.to(at::kLong),
+                 per_channel || scales.numel() != 1, c10::nullopt);
   const gemm::PackedB b = s.p->view(isa == kernels::Isa::kAvx2);
   const int64_t N = s.p->N, K = s.p->K;
   const int64_t sizes[kLinearSections] = {gemm::packed_b_bytes(K, N), gemm::padded_n(N) * 4, N * 4,
@@ -259,7 +259,8 @@ bool view_linear(const char* op, const at::Tensor& buf, const at::Tensor& w, con
 void check_fp16_panels(const char* op, const char* packed_arg, const at::Tensor& packed, const char* w_arg,
                        const at::Tensor& w) {
   if (checked_before(packed, {w})) return;
-  const auto p = LinearPackedParams::prepack_fp16(op, w, c10::nullopt);
+  const auto p = std::make_shared<LinearWeights>();
+  p->init_fp16(op, w, c10::nullopt);
   TORCH_CHECK_VALUE(static_cast<int64_t>(p->fp16_panels.size()) == packed.numel() &&
                         std::equal(p->fp16_panels.begin(), p->fp16_panels.end(),
                                    reinterpret_cast<const uint16_t*>(packed.const_data_ptr<at::Half>())),

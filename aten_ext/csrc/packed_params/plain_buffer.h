@@ -10,7 +10,7 @@
 //   w_zp int32, int16 layout (empty unless packed for avx2))
 //   [16] the buffer's size in bytes  [17] checksum: 64-bit FNV-1a over the buffer's 8-byte words
 //   (word 17 read as 0; a tail shorter than a word byte by byte)  [18..23] zero
-// The sections are written from a LinearPackedParams (its public view(): the GEMM's own packing,
+// The sections are written from a LinearWeights (its view(): the GEMM's own packing,
 // never re-implemented here) and read back as a kernels::gemm::PackedB pointing into the tensor.
 // A buffer packed for another ISA path or layout is never read: view_linear returns false and
 // the op packs from the plain weight instead. Anything else that is not exactly what
@@ -43,7 +43,7 @@
 #include <string>
 
 #include "cpu/linear.h"
-#include "packed_params/conv_packed_params.h"
+#include "cpu/conv_weights.h"
 
 namespace qplugin {
 namespace plain_buffer {

@@ -80,4 +80,74 @@ TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("linear_prepack_fp16", TORCH_FN(linear_prepack_fp16_q_error));
 }
 
+// ---- The CPU key: float input (dynamic and fp16 linear), and refusals of plain tensors ----
+namespace {
+
+at::Tensor linear_dynamic(const at::Tensor& x_in, const c10::intrusive_ptr<LinearPackedParams>& wp,
+                          bool reduce_range, bool relu) {
+  const char* op = relu ? "linear_relu_dynamic" : "linear_dynamic";
+  check_float_input(op, "X", x_in);
+  cpu::linear_out_sizes(op, x_in.sizes(), *wp);
+  return cpu::linear_dynamic_view(op, x_in, cpu::linear_weights_view(*wp), reduce_range, relu);
+}
+
+at::Tensor linear_dynamic_cpu(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w,
+                              bool reduce_range) {
+  return linear_dynamic(x, w, reduce_range, false);
+}
+at::Tensor linear_relu_dynamic_cpu(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w,
+                                   bool reduce_range) {
+  return linear_dynamic(x, w, reduce_range, true);
+}
+
+// Float tensors reaching the quantized-input ops.
+[[noreturn]] void float_x(const char* op, const at::Tensor& x) {
+  TORCH_CHECK(false, "qplugin::", op, ": X should be a quantized torch.quint8 tensor, got a non-quantized tensor of dtype ",
+              x.scalar_type(), " (quantize it first, or use linear_dynamic for float input)");
+}
+at::Tensor linear_cpu_error(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>&, double, int64_t) {
+  float_x("linear", x);
+}
+at::Tensor linear_relu_cpu_error(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>&, double,
+                                 int64_t) {
+  float_x("linear_relu", x);
+}
+c10::intrusive_ptr<LinearPackedParams> linear_prepack_cpu_error(const at::Tensor& w,
+                                                                const c10::optional<at::Tensor>&) {
+  TORCH_CHECK(false, "qplugin::linear_prepack: W should be a quantized torch.qint8 tensor, got a non-quantized "
+              "tensor of dtype ", w.scalar_type(), " (quantize it first, e.g. with quantize_per_channel)");
+}
+
+c10::intrusive_ptr<LinearPackedParams> linear_prepack_fp16_cpu(const at::Tensor& w,
+                                                               const c10::optional<at::Tensor>& b) {
+  return LinearPackedParams::prepack_fp16("linear_prepack_fp16", w, b);
+}
+
+at::Tensor linear_fp16(const char* op, const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w,
+                       bool relu) {
+  w->check_fp16(op);
+  return cpu::linear_fp16_view(op, x, cpu::linear_weights_view(*w), relu);
+}
+at::Tensor linear_dynamic_fp16_cpu(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w) {
+  return linear_fp16("linear_dynamic_fp16", x, w, false);
+}
+at::Tensor linear_relu_dynamic_fp16_cpu(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w) {
+  return linear_fp16("linear_relu_dynamic_fp16", x, w, true);
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  register_linear_classes();
+  m.impl("linear_dynamic", with_class_check<LinearPackedParams, 1>(TORCH_FN(linear_dynamic_cpu)));
+  m.impl("linear_relu_dynamic", with_class_check<LinearPackedParams, 1>(TORCH_FN(linear_relu_dynamic_cpu)));
+  m.impl("linear", TORCH_FN(linear_cpu_error));
+  m.impl("linear_relu", TORCH_FN(linear_relu_cpu_error));
+  m.impl("linear_prepack", TORCH_FN(linear_prepack_cpu_error));
+  m.impl("linear_prepack_fp16", TORCH_FN(linear_prepack_fp16_cpu));
+  m.impl("linear_dynamic_fp16", with_class_check<LinearPackedParams, 1>(TORCH_FN(linear_dynamic_fp16_cpu)));
+  m.impl("linear_relu_dynamic_fp16",
+         with_class_check<LinearPackedParams, 1>(TORCH_FN(linear_relu_dynamic_fp16_cpu)));
+}
+
 } // namespace qplugin

@@ -5,8 +5,10 @@
 
 #include <tuple>
 
+#include "cpu/linear.h"
 #include "packed_params/linear_packed_params.h"
 #include "utils/checks.h"
+#include "utils/class_check.h"
 
 namespace qplugin {
 namespace {
@@ -23,6 +25,23 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic_q_error(
 
 TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("_rnn_layer_dynamic", TORCH_FN(rnn_layer_dynamic_q_error));
+}
+
+// ---- The CPU key: the layer itself, on the class's weights ----
+namespace {
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic(
+    const at::Tensor& input, const at::Tensor& h0, const at::Tensor& c0,
+    const c10::intrusive_ptr<LinearPackedParams>& w_ih, const c10::intrusive_ptr<LinearPackedParams>& w_hh,
+    int64_t num_gates, bool reverse) {
+  return cpu::rnn_layer_dynamic_view("_rnn_layer_dynamic", input, h0, c0, cpu::linear_weights_view(*w_ih),
+                                cpu::linear_weights_view(*w_hh), num_gates, reverse);
+}
+
+} // namespace
+
+TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
+  m.impl("_rnn_layer_dynamic", with_class_check<LinearPackedParams, 3, 4>(TORCH_FN(rnn_layer_dynamic)));
 }
 
 } // namespace qplugin

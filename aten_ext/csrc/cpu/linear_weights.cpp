@@ -1,0 +1,189 @@
+// LinearWeights: packing from int8 or float weights, the epilogue constants, unpacking.
+#include "cpu/linear_weights.h"
+
+#include <cmath>
+#include <string>
+
+#include "kernels/linear_fp16_kernel.h"
+#include "utils/checks.h"
+
+namespace qplugin {
+
+namespace gemm = kernels::gemm;
+
+namespace {
+
+// The bias of either weight kind: float32 [N], kept contiguous (shared with the caller).
+c10::optional<at::Tensor> checked_bias(const char* op, const c10::optional<at::Tensor>& bias, int64_t N) {
+  if (!bias.has_value() || !bias->defined()) return c10::nullopt;
+  const at::Tensor& b = *bias;
+  TORCH_CHECK(b.scalar_type() == at::kFloat, "qplugin::", op,
+              ": B should be a float32 tensor, got dtype ", b.scalar_type());
+  TORCH_CHECK_VALUE(b.dim() == 1 && b.size(0) == N, "qplugin::", op, ": B should have shape [", N,
+                    "] (out_features), got ", b.sizes());
+  return b.contiguous();
+}
+
+constexpr float kFp16Max = 65504.0f;
+
+} // namespace
+
+void LinearWeights::check_int8(const char* op) const {
+  TORCH_CHECK(!fp16, "qplugin::", op,
+              ": W_prepack should hold qint8 weights (from linear_prepack), got float16 weights "
+              "(from linear_prepack_fp16; use linear_dynamic_fp16 / linear_unpack_fp16)");
+}
+
+void LinearWeights::check_fp16(const char* op) const {
+  TORCH_CHECK(fp16, "qplugin::", op,
+              ": W_prepack should hold float16 weights (from linear_prepack_fp16), got qint8 weights "
+              "(from linear_prepack; use linear_dynamic / linear_unpack)");
+}
+
+void LinearWeights::init_fp16(const char* op, const at::Tensor& weight, const c10::optional<at::Tensor>& bias) {
+  TORCH_CHECK(weight.defined() && (weight.scalar_type() == at::kFloat || weight.scalar_type() == at::kHalf),
+              "qplugin::", op, ": W should be a float32 or float16 tensor, got ",
+              weight.defined() ? "dtype " + std::string(c10::toString(weight.scalar_type()))
+                               : std::string("an undefined tensor"));
+  TORCH_CHECK_VALUE(weight.dim() == 2, "qplugin::", op, ": W should be 2-D [out_features, in_features], got shape ",
+                    weight.sizes());
+  const int64_t N = weight.size(0);
+  const int64_t K = weight.size(1);
+  LinearWeights* p = this;
+  p->N = N;
+  p->K = K;
+  p->fp16 = true;
+  p->bias = checked_bias(op, bias, N);
+  at::Tensor w16;
+  if (weight.scalar_type() == at::kHalf) {
+    w16 = weight.contiguous();
+  } else {
+    // torch's HandleWeightsSaturation: clamp to the float16 range (a warning when it changes a value)
+    const at::Tensor w = weight.contiguous();
+    if (w.numel() > 0 && at::gt(w.abs(), kFp16Max).any().item<bool>()) {
+      TORCH_WARN("qplugin::", op, ": W has values outside the float16 range [-65504, 65504]; they saturate to "
+                 "+-65504 (as torch's linear_prepack_fp16)");
+    }
+    w16 = at::clamp(w, -kFp16Max, kFp16Max).to(at::kHalf);  // NaN stays NaN; round to nearest even
+  }
+  const int64_t P = (N + kernels::kFp16Panel - 1) / kernels::kFp16Panel;
+  p->fp16_panels.assign(static_cast<size_t>(P * K * kernels::kFp16Panel), 0);
+  const uint16_t* src = reinterpret_cast<const uint16_t*>(w16.const_data_ptr<at::Half>());
+  for (int64_t n = 0; n < N; ++n) {
+    const int64_t panel = n / kernels::kFp16Panel, j = n % kernels::kFp16Panel;
+    uint16_t* dst = p->fp16_panels.data() + panel * K * kernels::kFp16Panel + j;
+    for (int64_t k = 0; k < K; ++k) dst[k * kernels::kFp16Panel] = src[n * K + k];
+  }
+}
+
+at::Tensor LinearWeights::weight_fp16() const {
+  at::Tensor w = at::empty({N, K}, at::dtype(at::kHalf));
+  uint16_t* dst = reinterpret_cast<uint16_t*>(w.data_ptr<at::Half>());
+  for (int64_t n = 0; n < N; ++n) {
+    const int64_t panel = n / kernels::kFp16Panel, j = n % kernels::kFp16Panel;
+    const uint16_t* src = fp16_panels.data() + panel * K * kernels::kFp16Panel + j;
+    for (int64_t k = 0; k < K; ++k) dst[n * K + k] = src[k * kernels::kFp16Panel];
+  }
+  return w;
+}
+
+std::shared_ptr<const LinearWeights::StaticEpilogue> LinearWeights::static_epilogue(double x_scale,
+                                                                                             double y_scale) const {
+  // the bias tensor is shared with the caller (as torch's packed weights do): an in-place
+  // change bumps its version counter and refreshes the cache
+  // (inference tensors have no version counter: then the constants are recomputed per call)
+  const bool cacheable = !bias.has_value() || !bias->is_inference();
+  const int64_t bias_version = bias.has_value() && cacheable ? bias->_version() : 0;
+  if (cacheable) {
+    std::lock_guard<std::mutex> lock(epilogue_mu_);
+    if (epilogue_ && epilogue_->x_scale == x_scale && epilogue_->y_scale == y_scale &&
+        epilogue_->bias_version == bias_version) {
+      return epilogue_;
+    }
+  }
+  auto e = std::make_shared<StaticEpilogue>();
+  e->x_scale = x_scale;
+  e->y_scale = y_scale;
+  e->bias_version = bias_version;
+  e->mult.resize(N);
+  if (bias.has_value()) e->bias.resize(N);
+  epilogue_constants(x_scale, y_scale, w_scale.data(), bias.has_value() ? bias->const_data_ptr<float>() : nullptr,
+                     N, e->mult.data(), e->bias.data());
+  std::shared_ptr<const StaticEpilogue> r = std::move(e);
+  if (cacheable) {
+    std::lock_guard<std::mutex> lock(epilogue_mu_);
+    epilogue_ = r;
+  }
+  return r;
+}
+
+void LinearWeights::epilogue_constants(double x_scale, double y_scale, const double* w_scale,
+                                            const float* bias, int64_t N, float* mult, float* bias_out) {
+  // double math, one rounding to float each (multiplications by double reciprocals: the
+  // difference from dividing is far below float resolution)
+  const double ratio = x_scale / y_scale;
+  const double inv_y = 1.0 / y_scale;
+  for (int64_t n = 0; n < N; ++n) mult[n] = static_cast<float>(ratio * w_scale[n]);
+  if (bias != nullptr) {
+    for (int64_t n = 0; n < N; ++n) bias_out[n] = static_cast<float>(static_cast<double>(bias[n]) * inv_y);
+  }
+}
+
+void LinearWeights::init_int8(const char* op, const at::Tensor& w_int8, const at::Tensor& scales,
+                              const at::Tensor& zero_points, bool per_channel, const c10::optional<at::Tensor>& bias) {
+  TORCH_CHECK(w_int8.defined() && w_int8.scalar_type() == at::kChar,
+              "qplugin::", op, ": weight data should be an int8 tensor, got ",
+              w_int8.defined() ? c10::toString(w_int8.scalar_type()) : "an undefined tensor");
+  TORCH_CHECK_VALUE(w_int8.dim() == 2, "qplugin::", op, ": W should be 2-D [out_features, in_features], got shape ",
+                    w_int8.sizes());
+  const int64_t N = w_int8.size(0);
+  const int64_t K = w_int8.size(1);
+  TORCH_CHECK_VALUE(K <= gemm::kMaxK, "qplugin::", op, ": in_features should be at most ", gemm::kMaxK,
+                    " (int32 accumulation stays exact up to there), got ", K);
+  const int64_t nq = per_channel ? N : 1;
+  TORCH_CHECK(scales.defined() && scales.scalar_type() == at::kDouble,
+              "qplugin::", op, ": scales should be a float64 tensor, got ",
+              scales.defined() ? c10::toString(scales.scalar_type()) : "an undefined tensor");
+  TORCH_CHECK(zero_points.defined() && zero_points.scalar_type() == at::kLong,
+              "qplugin::", op, ": zero_points should be an int64 tensor, got ",
+              zero_points.defined() ? c10::toString(zero_points.scalar_type()) : "an undefined tensor");
+  TORCH_CHECK_VALUE(scales.dim() == 1 && scales.numel() == nq, "qplugin::", op, ": scales should have shape [",
+                    nq, "], got ", scales.sizes());
+  TORCH_CHECK_VALUE(zero_points.dim() == 1 && zero_points.numel() == nq, "qplugin::", op,
+                    ": zero_points should have shape [", nq, "], got ", zero_points.sizes());
+  LinearWeights* p = this;
+  p->N = N;
+  p->K = K;
+  p->per_channel = per_channel;
+  p->scales = scales.contiguous().clone();
+  p->zero_points = zero_points.contiguous().clone();
+  const double* s = p->scales.const_data_ptr<double>();
+  const int64_t* z = p->zero_points.const_data_ptr<int64_t>();
+  for (int64_t i = 0; i < nq; ++i) {
+    // the rule of every scale (a float32 reciprocal too: 1e-45 is rejected as elsewhere)
+    check_scale(op, per_channel ? ("W scales[" + std::to_string(i) + "]").c_str() : "W scale", s[i]);
+    TORCH_CHECK_VALUE(z[i] >= -128 && z[i] <= 127, "qplugin::", op, ": W zero_point",
+                      per_channel ? "s[" + std::to_string(i) + "]" : std::string(),
+                      " should be in [-128, 127] for torch.qint8, got ", z[i]);
+  }
+  p->w_scale.resize(N);
+  p->w_zp.resize(N);
+  for (int64_t n = 0; n < N; ++n) {
+    p->w_scale[n] = s[per_channel ? n : 0];
+    p->w_scale_max = std::max(p->w_scale_max, p->w_scale[n]);
+    p->w_scale_f.push_back(static_cast<float>(p->w_scale[n]));
+    p->w_zp[n] = static_cast<int32_t>(z[per_channel ? n : 0]);
+    if (p->w_zp[n] != 0) p->w_zp_all_zero = false;
+  }
+  p->bias = checked_bias(op, bias, N);
+  const at::Tensor w = w_int8.contiguous();
+  p->packed.pack(w.const_data_ptr<int8_t>(), K, 1, K, N);
+}
+
+at::Tensor LinearWeights::weight_int8() const {
+  at::Tensor w = at::empty({N, K}, at::dtype(at::kChar));
+  if (N * K > 0) gemm::unpack_b(view(), w.data_ptr<int8_t>());
+  return w;
+}
+
+} // namespace qplugin
