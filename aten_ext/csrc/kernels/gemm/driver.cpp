@@ -368,17 +368,20 @@ void run_conv(const Problem& pr) {
           srows[j] = rows[i];
           orows[j] = i;
         }
-        // (start[k] is now class k's end.) Every column of the block per class: running the
-        // classes inside 64-column strips instead (a strip's weights staying in L2 across the
-        // classes) measured the same on 512 -> 512 at 7 x 7.
-        for (int64_t k = 0, s0 = 0; k < tc.count(); s0 = start[k++]) {
-          if (start[k] == s0) continue;
-          ia.rows = srows.data() + s0;
-          ia.out_rows = orows.data() + s0;
-          ia.tap_off = tc.off.data() + tc.first[k];
-          ia.tap_b = tc.b.data() + tc.first[k];
-          ia.ntaps = tc.first[k + 1] - tc.first[k];
-          QPLUGIN_ISA_CALL_ON(path, qgemm_block_indirect, q, ia, 0, start[k] - s0, nc0, nc1);
+        // (start[k] is now class k's end.) Column strips of 64 outermost, the classes inside: a
+        // strip's weights (9 taps x 512 channels x 64 columns = 288 KiB) stay in L2 across the
+        // classes (512 -> 512 on 7 x 7 at batch 1: 6-9 % faster than every column per class).
+        // Steps of 64 columns from nc0 make the same tile strips as one call over [nc0, nc1).
+        for (int64_t n = nc0; n < nc1; n += 4 * kPanelN) {
+          for (int64_t k = 0, s0 = 0; k < tc.count(); s0 = start[k++]) {
+            if (start[k] == s0) continue;
+            ia.rows = srows.data() + s0;
+            ia.out_rows = orows.data() + s0;
+            ia.tap_off = tc.off.data() + tc.first[k];
+            ia.tap_b = tc.b.data() + tc.first[k];
+            ia.ntaps = tc.first[k + 1] - tc.first[k];
+            QPLUGIN_ISA_CALL_ON(path, qgemm_block_indirect, q, ia, 0, start[k] - s0, n, std::min(nc1, n + 4 * kPanelN));
+          }
         }
         continue;
       }
