@@ -24,20 +24,27 @@ from pathlib import Path
 SCRIPTS = Path(__file__).resolve().parent
 
 
-def child(args):
-    sys.path.insert(0, str(Path(args.child).resolve()))
+def import_checkout(path):
+    """Imports torch_qplugin from the checkout at `path` (and this checkout's bench_ops, timing by
+    CPU time); returns bench_ops."""
+    sys.path.insert(0, str(Path(path).resolve()))
     sys.path.insert(1, str(SCRIPTS))
     import warnings
 
     warnings.filterwarnings("ignore", message=".*quantized tensor creation functions.*")
-    import torch
-
     import torch_qplugin  # noqa: F401  (from the checkout given)
     import bench_ops
+
+    assert Path(torch_qplugin.__file__).resolve().is_relative_to(Path(path).resolve()), torch_qplugin.__file__
+    bench_ops._CLOCK = time.process_time
+    return bench_ops
+
+
+def child(args):
+    bench_ops = import_checkout(args.child)
+    import torch
     from bench_rows import _peak
 
-    assert Path(torch_qplugin.__file__).resolve().is_relative_to(Path(args.child).resolve()), torch_qplugin.__file__
-    bench_ops._CLOCK = time.process_time
     _peak.PEAK.update(name="(not measured by bench_ab)", gops=1.0)  # rows' GOPS are not used here
     out = {}
     for name in args.models or []:

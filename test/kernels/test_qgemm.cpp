@@ -1,7 +1,8 @@
 // The int8 GEMM engine's per-ISA kernels (kernels/gemm/qgemm.h): qgemm_block on random blocks of
 // random problems (every OutKind, zero points, bias, clamps, the conv2d_add residual, K tails,
 // column tails, long K), qgemm_block_indirect where a tier has it (against scalar qgemm_block on
-// the gathered rows), and minmax_f32; every tier against scalar, bit for bit.
+// the gathered rows; with a tap selection and scattered output rows where a tier takes them), and
+// minmax_f32; every tier against scalar, bit for bit.
 #include <algorithm>
 
 #include "harness.h"
@@ -157,6 +158,44 @@ void check_block(kt::Rng& rng, int64_t K) {
   });
 }
 
+// A random source image for qgemm_block_indirect: each of `nrows` rows addresses its `ntaps` taps
+// of seg bytes at random places in it (every tap's bytes inside).
+struct IndirectSource {
+  std::vector<uint8_t> src;
+  std::vector<int64_t> tap_off;
+  std::vector<const uint8_t*> rows;
+  int64_t seg;
+  IndirectSource(kt::Rng& rng, int64_t seg_, int64_t ntaps, int64_t nrows)
+      : src(static_cast<size_t>(rng.range(seg_, 4 * seg_ * ntaps + 64))), tap_off(static_cast<size_t>(ntaps)),
+        rows(static_cast<size_t>(nrows)), seg(seg_) {
+    rng.fill_int(src);
+    const int64_t span = static_cast<int64_t>(src.size()) - seg;
+    for (auto& o : tap_off) o = rng.range(0, span / 2);
+    for (auto& r : rows) r = src.data() + rng.range(0, span / 2);
+  }
+  gemm::IndirectA view() const {
+    gemm::IndirectA ia;
+    ia.rows = rows.data();
+    ia.tap_off = tap_off.data();
+    ia.ntaps = static_cast<int64_t>(tap_off.size());
+    ia.seg = seg;
+    return ia;
+  }
+};
+
+// Scalar qgemm_block on q's dense A against qgemm_block_indirect through ia on the tiers in
+// `isas` (the other tiers run scalar qgemm_block too), rows [m0, m1) x columns [n0, n1).
+void compare_indirect(Problem& q, const gemm::IndirectA& ia, const std::vector<kt::Isa>& isas, int64_t m0, int64_t m1,
+                      int64_t n0, int64_t n1, const std::string& what) {
+  compare_kind(q, what, [&](kt::Isa isa, const gemm::QGemmParams& p) {
+    if (std::find(isas.begin(), isas.end(), isa) != isas.end()) {
+      KT_CALL(isa, qgemm_block_indirect, p, ia, m0, m1, n0, n1);
+    } else {
+      KT_CALL(kt::Isa::kScalar, qgemm_block, p, m0, m1, n0, n1);
+    }
+  });
+}
+
 }  // namespace
 
 KT_CASE(qgemm_block_random) {
@@ -201,14 +240,9 @@ KT_CASE(qgemm_block_indirect) {
     draw(rng, q, true, seg * ntaps);
     int64_t m0, m1, n0, n1;
     draw_block(rng, q, &m0, &m1, &n0, &n1);
-    // a source image; each row of the block addresses its taps at random places in it
-    std::vector<uint8_t> src(static_cast<size_t>(rng.range(seg, 4 * seg * ntaps + 64)));
-    rng.fill_int(src);
-    std::vector<int64_t> tap_off(static_cast<size_t>(ntaps));
-    std::vector<const uint8_t*> rows(static_cast<size_t>(m1 - m0));
-    const int64_t span = static_cast<int64_t>(src.size()) - seg;  // every tap's seg bytes inside src
-    for (auto& o : tap_off) o = rng.range(0, span / 2);
-    for (auto& r : rows) r = src.data() + rng.range(0, span / 2);
+    const IndirectSource is(rng, seg, ntaps, m1 - m0);
+    const std::vector<int64_t>& tap_off = is.tap_off;
+    const std::vector<const uint8_t*>& rows = is.rows;
     // dense copy of the rows (row m at a[m * lda]; rows outside the block stay as drawn)
     for (int64_t m = m0; m < m1; ++m) {
       for (int64_t t = 0; t < ntaps; ++t) {
@@ -216,31 +250,63 @@ KT_CASE(qgemm_block_indirect) {
                     static_cast<size_t>(seg));
       }
     }
-    gemm::IndirectA ia;
-    ia.rows = rows.data();
-    ia.tap_off = tap_off.data();
-    ia.ntaps = ntaps;
-    ia.seg = seg;
-    const std::string what = kt::fmt("qgemm_block_indirect ntaps=%lld seg=%lld ", (long long)ntaps, (long long)seg) +
-                             describe(q, m0, m1, n0, n1);
-    auto run = [&](auto tag) {
-      using T = decltype(tag);
-      std::vector<T> want(q.out_elems), got(q.out_elems);
-      kt::poison(want);
-      q.p.out = want.data();
-      KT_CALL(kt::Isa::kScalar, qgemm_block, q.p, m0, m1, n0, n1);
-      for (kt::Isa isa : ind) {
-        kt::poison(got);
-        q.p.out = got.data();
-        KT_CALL(isa, qgemm_block_indirect, q.p, ia, m0, m1, n0, n1);
-        kt::same(want, got, isa, what);
-      }
-    };
-    switch (q.p.kind) {
-      case gemm::OutKind::kU8: run(uint8_t{}); break;
-      case gemm::OutKind::kF32: run(float{}); break;
-      case gemm::OutKind::kS32: run(int32_t{}); break;
+    compare_indirect(q, is.view(), ind, m0, m1, n0, n1,
+                     kt::fmt("qgemm_block_indirect ntaps=%lld seg=%lld ", (long long)ntaps, (long long)seg) +
+                         describe(q, m0, m1, n0, n1));
+  }
+}
+
+// qgemm_block_indirect with a tap selection and scattered output rows (tiers with
+// qgemm_indirect_selects): a random subset of the taps, in random order, each against its own K
+// range of B (tap_b), and block row i written to output row out_rows[i] (a permutation of the
+// block's rows), or either one absent. With a_zp 0 this is scalar qgemm_block on a dense A whose
+// row out_rows[i] holds row i's selected taps at their K ranges and zeros elsewhere.
+KT_CASE(qgemm_block_indirect_select) {
+  std::vector<kt::Isa> sel;
+  for (kt::Isa isa : kt::tiers()) {
+    if (KT_CALL(isa, qgemm_indirect_selects)) sel.push_back(isa);
+  }
+  if (sel.empty()) return;
+  auto shuffle = [&](std::vector<int64_t>& v) {
+    for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[static_cast<size_t>(rng.range(0, static_cast<int64_t>(i) - 1))]);
+  };
+  for (int it = 0; it < 2 * kt::iters(); ++it) {
+    const int64_t seg = 4 * (rng.chance(60) ? rng.range(1, 8) : rng.range(1, 80));
+    const int64_t nall = rng.range(1, 30);
+    Problem q;
+    draw(rng, q, true, seg * nall);
+    q.p.a_zero_point = 0;
+    int64_t m0, m1, n0, n1;
+    draw_block(rng, q, &m0, &m1, &n0, &n1);
+    const bool with_taps = rng.chance(80), with_rows = !with_taps || rng.chance(70);
+    std::vector<int64_t> tap_b;
+    for (int64_t t = 0; t < nall; ++t) {
+      if (!with_taps || rng.chance(60)) tap_b.push_back(t);
     }
+    if (tap_b.empty()) tap_b.push_back(rng.range(0, nall - 1));
+    if (with_taps) shuffle(tap_b);
+    const int64_t ntaps = static_cast<int64_t>(tap_b.size());
+    std::vector<int64_t> out_rows;
+    for (int64_t m = m0; m < m1; ++m) out_rows.push_back(m);
+    if (with_rows) shuffle(out_rows);
+    const IndirectSource is(rng, seg, ntaps, m1 - m0);
+    const std::vector<int64_t>& tap_off = is.tap_off;
+    const std::vector<const uint8_t*>& rows = is.rows;
+    for (int64_t i = 0; i < m1 - m0; ++i) {
+      uint8_t* arow = q.a.data() + out_rows[static_cast<size_t>(i)] * q.lda;
+      std::memset(arow, 0, static_cast<size_t>(seg * nall));
+      for (int64_t t = 0; t < ntaps; ++t) {
+        std::memcpy(arow + tap_b[static_cast<size_t>(t)] * seg, rows[static_cast<size_t>(i)] + tap_off[static_cast<size_t>(t)],
+                    static_cast<size_t>(seg));
+      }
+    }
+    gemm::IndirectA ia = is.view();
+    ia.tap_b = with_taps ? tap_b.data() : nullptr;
+    ia.out_rows = with_rows ? out_rows.data() : nullptr;
+    compare_indirect(q, ia, sel, m0, m1, n0, n1,
+                     kt::fmt("qgemm_block_indirect select taps=%lld/%lld seg=%lld rows=%d ", (long long)ntaps,
+                             (long long)nall, (long long)seg, (int)with_rows) +
+                         describe(q, m0, m1, n0, n1));
   }
 }
 

@@ -41,10 +41,10 @@ def prepack(dims, qw, b, stride, padding, dilation, groups):
 
 
 def run_and_check(dims, x_shape, oc, ks, stride, padding, dilation, groups, per_channel=True,
-                  nonzero_zp=False, relu=False, x_range=(0, 255), with_bias=True):
+                  nonzero_zp=False, relu=False, x_range=(0, 255), with_bias=True, x_zp=None):
     gen = torch.Generator().manual_seed(hash((dims, x_shape, oc, ks, stride, groups)) % 1000)
     c = x_shape[1]
-    qx = make_x(x_shape, *x_range, gen=gen)
+    qx = make_x(x_shape, *x_range, zp=x_zp, gen=gen)
     qw = make_w(oc, c // groups, ks, per_channel, nonzero_zp, gen=gen)
     b = torch.randn(oc, generator=gen) if with_bias else None
     real = reference.conv_ref(reference.exact_real(qx), reference.exact_real(qw),
@@ -104,6 +104,8 @@ def test_conv2d_reference(isa, geom, per_channel):
     n, c, h, w, oc, ks, s, p, d, g = geom
     for relu in (False, True):
         run_and_check(2, (n, c, h, w), oc, ks, s, p, d, g, per_channel=per_channel, relu=relu)
+    # x_zp 0 (ReLU outputs): padded taps contribute nothing
+    run_and_check(2, (n, c, h, w), oc, ks, s, p, d, g, per_channel=per_channel, x_zp=0)
 
 
 @pytest.mark.parametrize("geom", [GEOM2D[0], GEOM2D[3], GEOM2D[4], GEOM2D[10]], ids=["3x3", "g4", "dw", "1x1"])
@@ -147,6 +149,63 @@ def test_conv3d_reference(isa, geom):
     for relu in (False, True):
         _, _, y = run_and_check(3, (n, c, dd, h, w), oc, ks, s, p, d, g, relu=relu)
         assert y.is_contiguous(memory_format=torch.channels_last_3d)
+
+
+# x_zp 0 with padding: each pixel next to the padding runs only its taps inside the input (the
+# indirect path's tap classes, per row block across images; used when 8 % or more of the taps are
+# padding, as in every geometry here). (dims, x shape, OC, kernel, stride, padding, dilation, groups)
+PADSKIP = [
+    (2, (1, 64, 7, 7), 64, (3, 3), (1, 1), (1, 1), (1, 1), 1),  # 9 classes, one image a block
+    (2, (3, 64, 7, 7), 80, (3, 3), (1, 1), (1, 1), (1, 1), 1),  # blocks span images, 64 + 16 columns
+    (2, (1, 32, 14, 14), 96, (3, 3), (1, 1), (1, 1), (1, 1), 1),  # 64 + 32 columns
+    (2, (3, 16, 14, 14), 40, (3, 3), (1, 1), (1, 1), (1, 1), 1),  # 588 rows: several blocks
+    (2, (2, 32, 9, 10), 48, (3, 3), (1, 1), (2, 2), (2, 2), 1),  # pad 2, dilation 2
+    (2, (2, 16, 13, 12), 32, (3, 3), (2, 2), (1, 1), (1, 1), 1),  # stride 2: no bottom / right class
+    (2, (2, 32, 7, 7), 40, (3, 3), (1, 1), (1, 1), (1, 1), 2),  # groups 2, 20 channels a group
+    (2, (1, 64, 7, 8), 40, (5, 5), (1, 1), (2, 2), (1, 1), 1),  # 5x5: 25 classes, tap-chunked
+    (2, (2, 24, 6, 9), 24, (2, 3), (1, 2), (0, 2), (1, 1), 1),  # padding in w only
+    (2, (1, 8, 3, 3), 16, (5, 5), (1, 1), (2, 2), (1, 1), 1),  # map smaller than the kernel
+    (2, (1, 4, 3, 3), 8, (9, 9), (1, 1), (4, 4), (1, 1), 1),  # no pixel with every tap inside
+    (2, (2, 8, 4, 4), 8, (3, 3), (1, 1), (5, 5), (1, 1), 1),  # output mostly padding
+    (2, (2, 3, 17, 15), 24, (7, 7), (2, 2), (3, 3), (1, 1), 1),  # stem: kernel rows left out
+    (2, (1, 3, 5, 6), 8, (7, 7), (2, 2), (3, 3), (1, 1), 1),  # stem, map smaller than the kernel
+    (1, (3, 16, 5), 24, (3,), (1,), (1,), (1,), 1),
+    (1, (2, 8, 10), 16, (5,), (2,), (3,), (2,), 1),
+    (3, (1, 32, 4, 5, 6), 64, (3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1),  # 27 classes, chunked
+    (3, (2, 8, 3, 4, 5), 16, (3, 3, 3), (1, 2, 1), (1, 1, 2), (1, 1, 1), 1),
+]
+
+
+@pytest.mark.parametrize("geom", PADSKIP, ids=[str(i) for i in range(len(PADSKIP))])
+def test_zero_x_zp_padding(isa, geom):
+    """x_zp 0 and padding: within a step of the reference, and the scalar path's bytes on every path
+    and thread count (conv2d_add's residual rows follow their output rows)."""
+    dims, xs, oc, ks, s, p, d, g = geom
+    for relu in (False, True):
+        qx, pk, y = run_and_check(dims, xs, oc, ks, s, p, d, g, relu=relu, x_zp=0)
+    gen = torch.Generator().manual_seed(11)
+    qa = make_x(tuple(y.shape), scale=0.2, zp=30, gen=gen)
+    calls = [lambda: getattr(q, f"conv{dims}d")(qx, pk, 0.3, 100).int_repr()]
+    if dims == 2:
+        calls.append(lambda: q.conv2d_add_relu(qx, qa, pk, 0.3, 100).int_repr())
+    old = torch.get_num_threads()
+    try:
+        for call in calls:
+            torch.set_num_threads(1)
+            with torch_qplugin.kernel_isa("scalar"):
+                exp = call()
+            for t in (1, 2, 3):
+                torch.set_num_threads(t)
+                assert torch.equal(call(), exp), (isa, t)
+    finally:
+        torch.set_num_threads(old)
+    if dims == 2:
+        qw, b = pk.unpack()
+        real = reference.conv_ref(reference.exact_real(qx), reference.exact_real(qw), b.double().numpy(), s, p, d, g)
+        ys, yzp = out_qparams(real)
+        qa = make_x(real.shape, scale=ys * 0.7, zp=100, gen=gen)
+        exp = reference.qconv_ref(qx, qw, b, s, p, d, g, ys, yzp, qaccum=qa)
+        reference.assert_within_steps(q.conv2d_add(qx, qa, pk, ys, yzp), exp, 1, what="conv2d_add")
 
 
 def test_full_range_no_saturation(isa):
@@ -241,8 +300,9 @@ def test_threads_identical(isa):
              (4, 6, 5, 5, 12, (3, 3), (1, 1), (1, 1), (1, 1), 2)]
     old = torch.get_num_threads()
     try:
-        for n, c, h, w, oc, ks, s, p, d, g in cases:
-            qx = make_x((n, c, h, w), gen=gen)
+        # each case with a random x_zp and with x_zp 0 (padded taps left out)
+        for (n, c, h, w, oc, ks, s, p, d, g), zp in [(cs, zp) for cs in cases for zp in (None, 0)]:
+            qx = make_x((n, c, h, w), zp=zp, gen=gen)
             qw = make_w(oc, c // g, ks, gen=gen)
             pk = q.conv2d_prepack(qw, torch.randn(oc, generator=gen), list(s), list(p), list(d), g)
             outs = []

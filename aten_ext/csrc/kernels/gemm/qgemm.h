@@ -11,7 +11,8 @@
 //    K <= 512 and 2+ rows on the register tiles (requantized from the registers), the rest on
 //    the asm tiles (accumulators through memory to the epilogue).
 //  - qgemm_block_indirect (AVX-512, AVX-VNNI, the aarch64 tiers): the same block with A given by address (IndirectA: row
-//    pointers + tap offsets), conv's indirect path (no im2col); same epilogue.
+//    pointers + tap offsets; on AVX-512 also a tap subset and scattered output rows), conv's
+//    indirect path (no im2col); same epilogue.
 //  - kS32 output: int32 out (the transposed conv's col2im blocks).
 //
 //   C[m][n] = sum_k (A[m][k] - a_zp) * (B[n][k] - b_zp[n])        (exact, int32)
@@ -162,11 +163,19 @@ struct QGemmParams {
 // A given by address (conv's indirect A side, no im2col): row m of A is the concatenation over
 // taps t < ntaps of seg bytes at rows[m - m0] + tap_off[t] (m0: the block's first row), so
 // K = ntaps * seg must equal b->K, with seg % 4 == 0.
+// A subset of the taps against the matching K ranges of B, written to scattered output rows
+// (conv's padded taps skipped; only where qgemm_indirect_selects()): with tap_b, tap t is
+// multiplied by B's K range [tap_b[t] * seg, (tap_b[t] + 1) * seg) and any ntaps >= 1 works;
+// with out_rows, row m writes output (and reads residual) row out_rows[m - m0] (units of ldc /
+// ld_add from p.out / p.add) instead of row m. nullptr: taps 0 .. ntaps - 1 in order, K =
+// ntaps * seg; row m at row m.
 struct IndirectA {
   const uint8_t* const* rows = nullptr;  // one pointer per row of the block
   const int64_t* tap_off = nullptr;      // ntaps byte offsets
   int64_t ntaps = 0;
   int64_t seg = 0;
+  const int64_t* out_rows = nullptr;  // one output row per row of the block, or nullptr
+  const int64_t* tap_b = nullptr;     // ntaps tap positions in B's K order, or nullptr
 };
 
 } // namespace gemm
@@ -176,12 +185,15 @@ struct IndirectA {
 // qgemm_block_indirect: the same block with A read through an IndirectA (p.a, p.lda, p.a16
 // unused; p.b_zero_points_all_zero must hold: no row sums). AVX-512, AVX-VNNI and neon / dotprod /
 // i8mm: qgemm_has_indirect() says whether the path has it (elsewhere it writes nothing; conv gathers rows with im2col there).
+// qgemm_indirect_selects(): whether the path's qgemm_block_indirect honours IndirectA's tap_b and
+// out_rows (AVX-512); other paths must be given neither.
 // clang-format off
 // minmax_f32: *mn = min(x[0..n)), *mx = max(x[0..n)) for n >= 1; both NaN if any x is NaN
 // (as at::aminmax). Used by dynamic linear to choose a small activation's qparams in place.
 #define QPLUGIN_QGEMM_KERNELS(X) \
   X(void, qgemm_block, (const gemm::QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1)) \
   X(bool, qgemm_has_indirect, ()) \
+  X(bool, qgemm_indirect_selects, ()) \
   X(void, qgemm_block_indirect, (const gemm::QGemmParams& p, const gemm::IndirectA& a, int64_t m0, \
                                  int64_t m1, int64_t n0, int64_t n1)) \
   X(void, minmax_f32, (const float* x, int64_t n, float* mn, float* mx))

@@ -1474,27 +1474,29 @@ inline RegEpi<NV> reg_epi(const QGemmParams& p, int64_t n, int64_t ncols) {
 // accumulators stored first). The same pieces, so the same bytes. Branch free in the row loop:
 // a_zp * colsum is subtracted and the bias added even when 0 (exact in int32; v + 0.0f differs
 // from v only for v = -0.0, which rounds to the same integer), the residual is a compile-time
-// choice (HasAdd).
-template <bool HasAdd, int MR, int NV>
+// choice (HasAdd). Tile row r goes to output row m + r, or orow[r] when Sel (IndirectA::out_rows).
+template <bool HasAdd, bool Sel, int MR, int NV>
 __attribute__((always_inline)) inline void epilogue_regs_u8(const QGemmParams& p, const RegEpi<NV>& e,
-                                                            const __m512i (&acc)[MR][NV], int64_t m, int64_t n,
-                                                            int64_t ncols) {
-  uint8_t* out = static_cast<uint8_t*>(p.out) + m * p.ldc + n;
+                                                            const __m512i (&acc)[MR][NV], int64_t m,
+                                                            const int64_t* orow, int64_t n, int64_t ncols) {
   const int64_t ldc = p.ldc, ld_add = p.ld_add;
-  const uint8_t* add = HasAdd ? p.add + m * ld_add + n : nullptr;
+  uint8_t* out = static_cast<uint8_t*>(p.out) + (Sel ? 0 : m * ldc) + n;
+  const uint8_t* add = HasAdd ? p.add + (Sel ? 0 : m * ld_add) + n : nullptr;
+  auto out_row = [&](int r) { return out + (Sel ? orow[r] : r) * ldc; };
+  auto add_row = [&](int r) { return add + (Sel ? orow[r] : r) * ld_add; };
   if (ncols == NV * kPanelN) {
     auto value = [&](int r, int v) {
-      return tile_value(acc[r][v], true, e.off[v], e.mu[v], e.bi[v], true, HasAdd ? add + r * ld_add + 16 * v : nullptr,
+      return tile_value(acc[r][v], true, e.off[v], e.mu[v], e.bi[v], true, HasAdd ? add_row(r) + 16 * v : nullptr,
                         e.addzp, e.addmul);
     };
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
       if constexpr (NV == 4) {
-        u8_store64(e.nk, value(r, 0), value(r, 1), value(r, 2), value(r, 3), out + r * ldc);
+        u8_store64(e.nk, value(r, 0), value(r, 1), value(r, 2), value(r, 3), out_row(r));
       } else if constexpr (NV == 2) {
-        u8_store32(e.nk, value(r, 0), value(r, 1), out + r * ldc);
+        u8_store32(e.nk, value(r, 0), value(r, 1), out_row(r));
       } else {
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + r * ldc), _mm512_cvtepi32_epi8(requant::requantize(value(r, 0), e.rb)));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out_row(r)), _mm512_cvtepi32_epi8(requant::requantize(value(r, 0), e.rb)));
       }
     }
     return;
@@ -1508,22 +1510,22 @@ __attribute__((always_inline)) inline void epilogue_regs_u8(const QGemmParams& p
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) {
       const __m512 f = tile_value(acc[r][v], true, e.off[v], e.mu[v], e.bi[v], true,
-                                  HasAdd ? add + r * ld_add + 16 * v : nullptr, e.addzp, e.addmul, cnt);
-      simd::store_u8_n(out + r * ldc + 16 * v, requant::requantize(f, e.rb), cnt);
+                                  HasAdd ? add_row(r) + 16 * v : nullptr, e.addzp, e.addmul, cnt);
+      simd::store_u8_n(out_row(r) + 16 * v, requant::requantize(f, e.rb), cnt);
     }
   }
 }
 // Always inlined into its tile: as a call, the accumulators would leave the registers for memory
 // (GCC passes the array by address), the round trip this epilogue exists to avoid.
-template <int MR, int NV>
+template <bool Sel, int MR, int NV>
 __attribute__((always_inline)) inline void epilogue_regs(const QGemmParams& p, const RegEpi<NV>& e,
-                                                         const __m512i (&acc)[MR][NV], int64_t m, int64_t n,
-                                                         int64_t ncols) {
+                                                         const __m512i (&acc)[MR][NV], int64_t m,
+                                                         const int64_t* orow, int64_t n, int64_t ncols) {
   if (p.kind == OutKind::kU8) {
     if (p.add != nullptr) {
-      epilogue_regs_u8<true>(p, e, acc, m, n, ncols);
+      epilogue_regs_u8<true, Sel>(p, e, acc, m, orow, n, ncols);
     } else {
-      epilogue_regs_u8<false>(p, e, acc, m, n, ncols);
+      epilogue_regs_u8<false, Sel>(p, e, acc, m, orow, n, ncols);
     }
     return;
   }
@@ -1533,30 +1535,58 @@ __attribute__((always_inline)) inline void epilogue_regs(const QGemmParams& p, c
 #pragma GCC unroll 4
     for (int j = 0; j < NV; ++j) _mm512_store_si512(c + r * kTileN + j * 16, acc[r][j]);
   const int32_t t0[MR] = {};
-  epilogue_tile(p, c, MR, m, n, ncols, t0);
+  if constexpr (Sel) {
+    for (int r = 0; r < MR; ++r) epilogue_tile(p, c + r * kTileN, 1, orow[r], n, ncols, t0);
+  } else {
+    epilogue_tile(p, c, MR, m, n, ncols, t0);
+  }
 }
 
 // ---- Register tiles (intrinsics; qgemm_block_indirect, and qgemm_block's small-K kU8 blocks) ----
-// Row r of a tile is the concatenation over taps t of seg bytes at row(r) + tap_off[t]. Two row
+// Row r of a tile is the concatenation over taps t of seg bytes at row(r) + tap_off[t]. Three row
 // sources: RowsInd (conv's indirect A: MR independent row pointers, which the asm tiles' base +
-// lda addressing cannot express) and RowsDense (a + r * lda, one tap of K bytes). The tiles are
+// lda addressing cannot express), RowsSel (the same with IndirectA's tap_b and out_rows: tap t
+// against B's K range of tap tap_b[t], row r written to output row out_rows[r]; conv's pixels
+// next to the padding with their padded taps left out) and RowsDense (a + r * lda, one tap of K
+// bytes). The choice is a template parameter: RowsInd's tiles carry no selection code. The tiles are
 // fully unrolled (the MR x NV accumulators stay in registers) and requantize from the registers
 // (epilogue_regs), which is what small K needs: with K = 16-96 a tile is 4-24 quads, and the asm
 // tiles' round trip of the accumulators through memory costs as much as the multiply-adds.
 // Taps may come in chunks (a B chunk stays in L1): partial sums go through cbuf (MR x NV * 16
 // int32 per tile); `first` starts from zero, `last` runs the epilogue.
+// at(i): the rows from row i on; from_tap(t0): the taps from tap t0 on (a chunk of taps);
+// out_rows(): the output row of each tile row (nullptr: row m + r); tap_b(t) (RowsSel only): the
+// position in B of tap t.
 struct RowsInd {
   static constexpr bool kOneTap = false;
+  static constexpr bool kSel = false;
   const uint8_t* const* rows;
   const uint8_t* row(int r) const { return rows[r]; }
   RowsInd at(int64_t i) const { return {rows + i}; }
+  RowsInd from_tap(int64_t) const { return *this; }
+  const int64_t* out_rows() const { return nullptr; }
+};
+struct RowsSel {
+  static constexpr bool kOneTap = false;
+  static constexpr bool kSel = true;
+  const uint8_t* const* rows;
+  const int64_t* orows;
+  const int64_t* tapb;
+  const uint8_t* row(int r) const { return rows[r]; }
+  RowsSel at(int64_t i) const { return {rows + i, orows + i, tapb}; }
+  RowsSel from_tap(int64_t t0) const { return {rows, orows, tapb + t0}; }
+  const int64_t* out_rows() const { return orows; }
+  int64_t tap_b(int64_t t) const { return tapb[t]; }
 };
 struct RowsDense {
   static constexpr bool kOneTap = true;  // tap_off = {0}, seg = K
+  static constexpr bool kSel = false;
   const uint8_t* a;
   int64_t lda;
   const uint8_t* row(int r) const { return a + r * lda; }
   RowsDense at(int64_t i) const { return {a + i * lda, lda}; }
+  RowsDense from_tap(int64_t) const { return *this; }
+  const int64_t* out_rows() const { return nullptr; }
 };
 
 // Always inlined into reg_strip: as a call per tile (its arguments through the stack, p's fields
@@ -1577,6 +1607,7 @@ __attribute__((always_inline)) inline void tile_reg(Rows rows, const int64_t* ta
   if constexpr (Rows::kOneTap) ntaps = 1;
   for (int64_t t = 0; t < ntaps; ++t) {
     const int64_t off = Rows::kOneTap ? 0 : tap_off[t];
+    if constexpr (Rows::kSel) bk = b + rows.tap_b(t) * seg * kPanelN;
     const uint8_t* rp[MR];
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r) rp[r] = rows.row(r) + off;
@@ -1595,7 +1626,7 @@ __attribute__((always_inline)) inline void tile_reg(Rows rows, const int64_t* ta
     }
   }
   if (last) {
-    epilogue_regs<MR, NV>(p, e, acc, m, n, ncols);  // no row-sum terms here (b_zero_points_all_zero)
+    epilogue_regs<Rows::kSel, MR, NV>(p, e, acc, m, rows.out_rows(), n, ncols);  // no row-sum terms (all b_zp 0)
   } else {
 #pragma GCC unroll 16
     for (int r = 0; r < MR; ++r)
@@ -1638,7 +1669,7 @@ void reg_strip(const QGemmParams& p, Rows src, const int64_t* tap_off, int64_t n
     const int64_t nt = std::min(chunk, ntaps - t0);
     const bool first = t0 == 0;
     const bool last = t0 + nt == ntaps;
-    const int8_t* bt = b + t0 * seg * kPanelN;
+    const int8_t* bt = Rows::kSel ? b : b + t0 * seg * kPanelN;  // RowsSel: B positions per tap
     int64_t i = 0;
     if (first && last) {  // unchunked (the common case): first / last known here
       for (; i + MR <= mcount; i += MR) {
@@ -1649,10 +1680,11 @@ void reg_strip(const QGemmParams& p, Rows src, const int64_t* tap_off, int64_t n
       int32_t* cb = cbuf.empty() ? nullptr : cbuf.data() + i * NV * 16;
       const int rows = static_cast<int>(std::min<int64_t>(MR, mcount - i));
       if (rows == MR) {
-        tile_reg<MR, NV>(src.at(i), tap_off + t0, nt, seg, bt, pstride, cb, first, last, p, e, m0 + i, n, ncols);
+        tile_reg<MR, NV>(src.at(i).from_tap(t0), tap_off + t0, nt, seg, bt, pstride, cb, first, last, p, e, m0 + i,
+                         n, ncols);
       } else {
-        tile_reg_rows<NV, MR - 1>(rows, src.at(i), tap_off + t0, nt, seg, bt, pstride, cb, first, last, p, e,
-                                  m0 + i, n, ncols);
+        tile_reg_rows<NV, MR - 1>(rows, src.at(i).from_tap(t0), tap_off + t0, nt, seg, bt, pstride, cb, first, last, p,
+                                  e, m0 + i, n, ncols);
       }
     }
   }
@@ -2547,10 +2579,30 @@ bool qgemm_has_indirect() {
 #endif
 }
 
+bool qgemm_indirect_selects() {
+#if defined(QPLUGIN_ISA_AVX512)
+  return true;
+#else
+  return false;
+#endif
+}
+
 void qgemm_block_indirect(const QGemmParams& p, const gemm::IndirectA& a, int64_t m0, int64_t m1,
                           int64_t n0, int64_t n1) {
 #if defined(QPLUGIN_ISA_AVX512)
-  reg_block(p, RowsInd{a.rows}, a.tap_off, a.ntaps, a.seg, m0, m1, n0, n1);
+  if (a.out_rows == nullptr && a.tap_b == nullptr) {
+    reg_block(p, RowsInd{a.rows}, a.tap_off, a.ntaps, a.seg, m0, m1, n0, n1);
+    return;
+  }
+  // Selected taps or scattered rows (the one absent filled in as the identity).
+  std::vector<int64_t> ident;
+  if (a.out_rows == nullptr || a.tap_b == nullptr) {
+    ident.resize(static_cast<size_t>(std::max(m1, a.ntaps)));
+    for (size_t i = 0; i < ident.size(); ++i) ident[i] = static_cast<int64_t>(i);
+  }
+  const int64_t* orows = a.out_rows != nullptr ? a.out_rows : ident.data() + m0;
+  const int64_t* tapb = a.tap_b != nullptr ? a.tap_b : ident.data();
+  reg_block(p, RowsSel{a.rows, orows, tapb}, a.tap_off, a.ntaps, a.seg, m0, m1, n0, n1);
 #elif defined(QPLUGIN_ISA_AVXVNNI)
   block_vnni_indirect(p, a, m0, m1, n0, n1);
 #elif defined(QPLUGIN_ISA_NEON)
