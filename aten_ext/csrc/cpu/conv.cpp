@@ -14,7 +14,7 @@
 namespace qplugin {
 namespace cpu {
 
-kernels::ConvGeom conv_geom(at::IntArrayRef xs, const ConvPackedParams& p,
+kernels::ConvGeom conv_geom(at::IntArrayRef xs, const ConvWeights& p,
                             const std::vector<int64_t>& ys) {
   kernels::ConvGeom g{};
   const int64_t sp = p.spatial;
@@ -52,7 +52,7 @@ at::MemoryFormat conv_memory_format(int64_t dim) {
   return dim == 5 ? at::MemoryFormat::ChannelsLast3d : at::MemoryFormat::ChannelsLast;
 }
 
-std::vector<int64_t> conv_output_sizes(const char* op, at::IntArrayRef xs, const ConvPackedParams& p) {
+std::vector<int64_t> conv_output_sizes(const char* op, at::IntArrayRef xs, const ConvWeights& p) {
   const int64_t sp = p.spatial;
   TORCH_CHECK_VALUE(static_cast<int64_t>(xs.size()) == sp + 2, "qplugin::", op, ": qx should have ",
                     sp + 2, " dims (N, C", sp == 3 ? ", D" : "", sp >= 2 ? ", H" : "", ", W), got ",
@@ -84,7 +84,7 @@ void check_conv_io_qparams(const char* op, double x_scale, int64_t x_zp, double 
 }
 
 void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp,
-                      ConvPackedParams& p, double y_scale, int64_t y_zp, bool relu,
+                      ConvWeights& p, double y_scale, int64_t y_zp, bool relu,
                       const at::Tensor* add_int, double add_scale, int64_t add_zp, at::Tensor& y_int) {
   check_conv_io_qparams(op, x_scale, x_zp, y_scale, y_zp);
   const std::vector<int64_t> ys = conv_output_sizes(op, x_int.sizes(), p);

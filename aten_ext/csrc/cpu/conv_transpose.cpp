@@ -12,7 +12,7 @@
 namespace qplugin {
 namespace cpu {
 
-std::vector<int64_t> conv_transpose_output_sizes(const char* op, at::IntArrayRef xs, const ConvPackedParams& p) {
+std::vector<int64_t> conv_transpose_output_sizes(const char* op, at::IntArrayRef xs, const ConvWeights& p) {
   const int64_t sp = p.spatial;
   TORCH_CHECK_VALUE(static_cast<int64_t>(xs.size()) == sp + 2, "qplugin::", op, ": qx should have ", sp + 2,
                     " dims (N, C", sp == 3 ? ", D" : "", sp >= 2 ? ", H" : "", ", W), got ", xs.size(), " dims ",
@@ -36,7 +36,7 @@ std::vector<int64_t> conv_transpose_output_sizes(const char* op, at::IntArrayRef
 }
 
 void conv_transpose_forward_int(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp,
-                                const ConvPackedParams& p, double y_scale, int64_t y_zp, at::Tensor& y_int) {
+                                const ConvWeights& p, double y_scale, int64_t y_zp, at::Tensor& y_int) {
   TORCH_INTERNAL_ASSERT(p.transpose);
   check_conv_io_qparams(op, x_scale, x_zp, y_scale, y_zp);
   const std::vector<int64_t> ys = conv_transpose_output_sizes(op, x_int.sizes(), p);

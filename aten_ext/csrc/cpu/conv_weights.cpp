@@ -20,7 +20,7 @@ std::vector<int64_t> spatial_arg(const char* op, const char* arg, at::IntArrayRe
 
 } // namespace
 
-const kernels::gemm::PackedWeight& ConvPackedParams::packed_rows() {
+const kernels::gemm::PackedWeight& ConvWeights::packed_rows() {
   std::call_once(packed_rows_once_, [&] {
     const int64_t rows = KD * KH;
     const int64_t len = KW * ICg;
@@ -33,7 +33,7 @@ const kernels::gemm::PackedWeight& ConvPackedParams::packed_rows() {
   return packed_rows_;
 }
 
-const int32_t* ConvPackedParams::dw_packed(kernels::Isa path) {
+const int32_t* ConvWeights::dw_packed(kernels::Isa path) {
   const auto i = static_cast<size_t>(path);
   TORCH_INTERNAL_ASSERT(depthwise && i < dw_packed_.size());
   std::call_once(dw_packed_once_[i], [&] {
@@ -64,7 +64,7 @@ namespace {
 // Everything conv and transposed conv share: checks of the weight data, groups, geometry lists,
 // qparams (1 or OC entries) and bias; fills the user-facing fields, the 3-d view and the
 // per-output-channel scales / zero points / bias.
-std::shared_ptr<ConvPackedParams> prepack_common(const char* op, const std::string& kind,
+std::shared_ptr<ConvWeights> prepack_common(const char* op, const std::string& kind,
                                                  const at::Tensor& w_int8, const at::Tensor& w_scales,
                                                  const at::Tensor& w_zero_points,
                                                  const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
@@ -84,7 +84,7 @@ std::shared_ptr<ConvPackedParams> prepack_common(const char* op, const std::stri
                       w_int8.sizes());
   }
   TORCH_CHECK_VALUE(groups >= 1, "qplugin::", op, ": groups should be >= 1, got ", groups);
-  auto p = std::make_shared<ConvPackedParams>();
+  auto p = std::make_shared<ConvWeights>();
   p->kind = kind;
   p->spatial = spatial;
   p->transpose = transpose;
@@ -175,7 +175,7 @@ std::shared_ptr<ConvPackedParams> prepack_common(const char* op, const std::stri
 
 } // namespace
 
-std::shared_ptr<ConvPackedParams> conv_transpose_prepack_int(
+std::shared_ptr<ConvWeights> conv_transpose_prepack_int(
     const char* op, const std::string& kind, const at::Tensor& w_int8, const at::Tensor& w_scales,
     const at::Tensor& w_zero_points, const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
     at::IntArrayRef padding, at::IntArrayRef output_padding, at::IntArrayRef dilation, int64_t groups) {
@@ -210,7 +210,7 @@ std::shared_ptr<ConvPackedParams> conv_transpose_prepack_int(
   return p;
 }
 
-std::shared_ptr<ConvPackedParams> conv_prepack_int(const char* op, const std::string& kind,
+std::shared_ptr<ConvWeights> conv_prepack_int(const char* op, const std::string& kind,
                                                    const at::Tensor& w_int8, const at::Tensor& w_scales,
                                                    const at::Tensor& w_zero_points,
                                                    const c10::optional<at::Tensor>& bias,

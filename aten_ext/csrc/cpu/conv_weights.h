@@ -48,7 +48,7 @@ bool is_conv_transpose_kind(const std::string& kind);
 // is sized by groups.
 void check_transpose_groups(const char* op, int64_t in_channels, int64_t groups);
 
-struct ConvPackedParams {
+struct ConvWeights {
   // user-facing
   std::string kind;  // conv1d / conv2d / conv3d / conv_transpose1d / conv_transpose2d / conv_transpose3d
   int64_t spatial = 2;
@@ -94,7 +94,7 @@ struct ConvPackedParams {
 // Builds (and validates) the weights from plain data (`op` names the calling op in errors): w_int8 (int8, OC x ICg x kernel...), w_scales (float) / w_zero_points
 // (integer), 1 (per tensor) or OC entries. `weight` of the result is w_int8 (the plain tier's
 // params are never unpacked or pickled).
-std::shared_ptr<ConvPackedParams> conv_prepack_int(const char* op, const std::string& kind,
+std::shared_ptr<ConvWeights> conv_prepack_int(const char* op, const std::string& kind,
                                                    const at::Tensor& w_int8, const at::Tensor& w_scales,
                                                    const at::Tensor& w_zero_points,
                                                    const c10::optional<at::Tensor>& bias,
@@ -103,7 +103,7 @@ std::shared_ptr<ConvPackedParams> conv_prepack_int(const char* op, const std::st
 
 // Transposed conv from plain data: w_int8 (int8, IC x OC / groups x kernel...), w_scales /
 // w_zero_points with 1 (per tensor) or OC (per output channel) entries.
-std::shared_ptr<ConvPackedParams> conv_transpose_prepack_int(
+std::shared_ptr<ConvWeights> conv_transpose_prepack_int(
     const char* op, const std::string& kind, const at::Tensor& w_int8, const at::Tensor& w_scales,
     const at::Tensor& w_zero_points, const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
     at::IntArrayRef padding, at::IntArrayRef output_padding, at::IntArrayRef dilation, int64_t groups);

@@ -12,7 +12,7 @@
 
 namespace qplugin {
 
-c10::IValue conv_state(const ConvPackedParams& p) {
+c10::IValue conv_state(const ConvWeights& p) {
   if (p.transpose) {
     return ConvTransposeState(std::make_tuple(kConvTransposeStateVersion, p.kind, p.groups),
                               std::make_tuple(p.weight, p.bias),
@@ -65,7 +65,7 @@ at::Tensor unwrap_weight(const char* op, const at::Tensor& weight, int64_t spati
 
 } // namespace
 
-std::shared_ptr<ConvPackedParams> conv_prepack_impl(const char* op, const std::string& kind,
+std::shared_ptr<ConvWeights> conv_prepack_impl(const char* op, const std::string& kind,
                                                     const at::Tensor& weight,
                                                     const c10::optional<at::Tensor>& bias,
                                                     at::IntArrayRef stride, at::IntArrayRef padding,
@@ -77,7 +77,7 @@ std::shared_ptr<ConvPackedParams> conv_prepack_impl(const char* op, const std::s
   return p;
 }
 
-std::shared_ptr<ConvPackedParams> conv_transpose_prepack_impl(
+std::shared_ptr<ConvWeights> conv_transpose_prepack_impl(
     const char* op, const std::string& kind, const at::Tensor& weight, const c10::optional<at::Tensor>& bias,
     at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef output_padding, at::IntArrayRef dilation,
     int64_t groups) {
@@ -101,7 +101,7 @@ int64_t state_version(const c10::IValue& s) {
 }
 
 template <typename Holder>
-std::shared_ptr<ConvPackedParams> from_state(const c10::IValue& sv, const char* cls) {
+std::shared_ptr<ConvWeights> from_state(const c10::IValue& sv, const char* cls) {
   const int64_t version = state_version(sv);
   if (version < 0) typed_state<ConvState>(sv, cls);  // not a versioned tuple: raises naming the expected type
   TORCH_CHECK(version == kConvStateVersion || version == kConvTransposeStateVersion, "qplugin::", cls,

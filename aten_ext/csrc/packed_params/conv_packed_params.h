@@ -1,6 +1,6 @@
 // The quantized tier's packed convolution weights: torch.classes.qplugin.Conv2dPackedParamsBase
 // (conv1d and conv2d, and their transposed forms) and Conv3dPackedParamsBase (conv3d), each holding
-// the ConvPackedParams of cpu/conv_weights.h made from a qint8 weight; unpack returns that weight
+// the ConvWeights of cpu/conv_weights.h made from a qint8 weight; unpack returns that weight
 // exactly.
 // Pickled state (docs/design/conv.md):
 //   version 1 (conv): ((1, kind: str ("conv1d" | "conv2d" | "conv3d"), groups), (weight, bias?),
@@ -39,10 +39,10 @@ constexpr int64_t kConvTransposeStateVersion = 2;
 
 // The pickled state of p: ConvState (version 1) for conv, ConvTransposeState (version 2) for
 // transposed conv.
-c10::IValue conv_state(const ConvPackedParams& p);
+c10::IValue conv_state(const ConvWeights& p);
 
 // Builds (and validates) packed params; `op` names the calling op in errors.
-std::shared_ptr<ConvPackedParams> conv_prepack_impl(const char* op, const std::string& kind,
+std::shared_ptr<ConvWeights> conv_prepack_impl(const char* op, const std::string& kind,
                                                        const at::Tensor& weight,
                                                        const c10::optional<at::Tensor>& bias,
                                                        at::IntArrayRef stride, at::IntArrayRef padding,
@@ -50,7 +50,7 @@ std::shared_ptr<ConvPackedParams> conv_prepack_impl(const char* op, const std::s
 
 // Transposed conv from a qint8 weight (IC x OC / groups x kernel...): per tensor, or per channel
 // along axis 1 (output channels; OC / groups entries, shared by the groups).
-std::shared_ptr<ConvPackedParams> conv_transpose_prepack_impl(
+std::shared_ptr<ConvWeights> conv_transpose_prepack_impl(
     const char* op, const std::string& kind, const at::Tensor& weight, const c10::optional<at::Tensor>& bias,
     at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef output_padding, at::IntArrayRef dilation,
     int64_t groups);
@@ -58,13 +58,13 @@ std::shared_ptr<ConvPackedParams> conv_transpose_prepack_impl(
 // The two TorchScript classes (distinct types so schemas can tell 2d from 3d).
 struct Conv2dPackedParamsBase : torch::CustomClassHolder {
   static constexpr const char* kName = "Conv2dPackedParamsBase";
-  std::shared_ptr<ConvPackedParams> p;
-  explicit Conv2dPackedParamsBase(std::shared_ptr<ConvPackedParams> q) : p(std::move(q)) {}
+  std::shared_ptr<ConvWeights> p;
+  explicit Conv2dPackedParamsBase(std::shared_ptr<ConvWeights> q) : p(std::move(q)) {}
 };
 struct Conv3dPackedParamsBase : torch::CustomClassHolder {
   static constexpr const char* kName = "Conv3dPackedParamsBase";
-  std::shared_ptr<ConvPackedParams> p;
-  explicit Conv3dPackedParamsBase(std::shared_ptr<ConvPackedParams> q) : p(std::move(q)) {}
+  std::shared_ptr<ConvWeights> p;
+  explicit Conv3dPackedParamsBase(std::shared_ptr<ConvWeights> q) : p(std::move(q)) {}
 };
 
 // Class registration (library.cpp, [conv classes]) and the unpack ops (which

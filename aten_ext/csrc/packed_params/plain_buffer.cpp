@@ -271,7 +271,7 @@ void check_fp16_panels(const char* op, const char* packed_arg, const at::Tensor&
 
 namespace {
 
-int64_t geometry_hash(const ConvPackedParams& p) {
+int64_t geometry_hash(const ConvWeights& p) {
   uint64_t h = kFnvOffset;
   for (int64_t v : {p.KD, p.KH, p.KW, p.SD, p.SH, p.SW, p.PD, p.PH, p.PW, p.DD, p.DH, p.DW}) {
     h = fnv(h, static_cast<uint64_t>(v));
@@ -319,7 +319,7 @@ void check_conv(const char* op, const at::Tensor& buf, const at::Tensor& w, int6
                     " groups, got weight of shape ", w.sizes(), " and groups ", groups);
 }
 
-void check_conv_geometry(const char* op, const at::Tensor& buf, const ConvPackedParams& p) {
+void check_conv_geometry(const char* op, const at::Tensor& buf, const ConvWeights& p) {
   const int64_t* h = static_cast<const int64_t*>(buf.const_data_ptr());  // check_conv read the header
   TORCH_CHECK_VALUE(h[1] < 2 || h[kGeometryWord] == geometry_hash(p), "qplugin::", op,
                     ": packed was made for another kernel geometry (kernel size, stride, padding, dilation or "
@@ -393,7 +393,7 @@ struct Entry {
   std::string kind;
   Key w, s, z, b;
   std::vector<int64_t> geom;
-  std::shared_ptr<ConvPackedParams> params;
+  std::shared_ptr<ConvWeights> params;
 };
 
 std::mutex cache_mu;
@@ -401,7 +401,7 @@ std::unordered_map<const c10::StorageImpl*, Entry> cache;
 
 } // namespace
 
-std::shared_ptr<ConvPackedParams> conv_params(const char* op, const std::string& kind, const at::Tensor& w,
+std::shared_ptr<ConvWeights> conv_params(const char* op, const std::string& kind, const at::Tensor& w,
                                               const at::Tensor& scales, const at::Tensor& zero_points,
                                               const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
                                               at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,

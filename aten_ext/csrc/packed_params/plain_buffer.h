@@ -25,7 +25,7 @@
 // Conv: the buffer is the header only (kind kConv, sizes OC / ICg / groups in [5..7], [8]
 // transposed, [9] a hash of the kernel geometry: kernel size, stride, padding, dilation,
 // output_padding; version 1 has neither [9] nor the checksum): conv's kernel layouts live in
-// ConvPackedParams (kernels/conv_kernel.*) and are built from the plain weight once per weight
+// ConvWeights (kernels/conv_kernel.*) and are built from the plain weight once per weight
 // tensor and cached (conv_params below); the buffer is checked against the op's arguments on
 // every call.
 //
@@ -85,12 +85,12 @@ at::Tensor pack_conv(const char* op, const std::string& kind, const at::Tensor& 
 // Checks buf is a conv header (transposed or not) for w and groups (errors otherwise).
 void check_conv(const char* op, const at::Tensor& buf, const at::Tensor& w, int64_t groups, bool transposed = false);
 // Checks a version-2 conv header's kernel geometry against the params built from the op's arguments.
-void check_conv_geometry(const char* op, const at::Tensor& buf, const ConvPackedParams& p);
+void check_conv_geometry(const char* op, const at::Tensor& buf, const ConvWeights& p);
 
-// The ConvPackedParams of a plain conv weight: built on first use and cached per weight tensor
+// The ConvWeights of a plain conv weight: built on first use and cached per weight tensor
 // (keyed by its storage, held weakly; rebuilt when the weight, its qparams, the bias or the
 // geometry change: data pointers and version counters are compared on every call).
-std::shared_ptr<ConvPackedParams> conv_params(const char* op, const std::string& kind, const at::Tensor& w,
+std::shared_ptr<ConvWeights> conv_params(const char* op, const std::string& kind, const at::Tensor& w,
                                               const at::Tensor& scales, const at::Tensor& zero_points,
                                               const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
                                               at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,

@@ -1,7 +1,7 @@
 // The int8 GEMM engine: u8 x s8 -> s32 GEMM with a fused requantize / dequantize epilogue.
 // Raw pointers only, no ATen types. Who uses what (docs/design/gemm.md):
 //  - PackedWeight / PackedB: the packed weight of linear (LinearPackedParams) and of every conv
-//    group (ConvPackedParams), one layout family for all: the int8 quad layout + the AVX2 int16 copy.
+//    group (ConvWeights), one layout family for all: the int8 quad layout + the AVX2 int16 copy.
 //  - the driver (kernels/gemm/driver.h: blocking, at::parallel_for, scratch buffers) runs every
 //    GEMM-shaped op in blocks: linear, linear_dynamic and the RNN layers (qgemm()), conv
 //    (dense, im2col or indirect A) and conv_transpose (kS32 blocks + col2im).
@@ -95,7 +95,7 @@ constexpr int64_t kI16MinM = 4;
 
 // The engine's packed weight, owning its memory: the int8 quad layout above (read by every
 // ISA path) and, built on first request, the AVX2 int16 layout (pack_b16). Held by linear
-// (LinearPackedParams) and conv (ConvPackedParams, one per group and for the stem-conv row
+// (LinearPackedParams) and conv (ConvWeights, one per group and for the stem-conv row
 // layout). Thread safety: pack() runs once, at construction of the owner; the int16 layout is
 // built inside a std::call_once and never changed afterwards, so concurrent first view(true)
 // calls are safe and every caller reads the same bytes.

@@ -36,7 +36,7 @@ at::Tensor empty_output(const std::vector<int64_t>& ys, const at::Tensor& qx, do
 }
 
 at::Tensor conv_impl(const char* op, const at::Tensor& qx, const at::Tensor* qaccum,
-                     ConvPackedParams& p, double y_scale, int64_t y_zp, bool relu) {
+                     ConvWeights& p, double y_scale, int64_t y_zp, bool relu) {
   check_activation(op, "qx", qx);
   if (qaccum != nullptr) check_activation(op, "qaccum", *qaccum);
   check_scale(op, "output_scale", y_scale);
@@ -52,13 +52,13 @@ at::Tensor conv_impl(const char* op, const at::Tensor& qx, const at::Tensor* qac
   return y;
 }
 
-ConvPackedParams& checked(const char* op, const std::shared_ptr<ConvPackedParams>& p, const char* kind) {
+ConvWeights& checked(const char* op, const std::shared_ptr<ConvWeights>& p, const char* kind) {
   TORCH_CHECK(p->kind == kind, "qplugin::", op, ": packed_weight should come from ", kind,
               "_prepack, got packed params of ", p->kind, p->transpose ? " (transposed)" : "");
   return *p;
 }
 
-at::Tensor conv_transpose_impl(const char* op, const at::Tensor& qx, const ConvPackedParams& p, double y_scale,
+at::Tensor conv_transpose_impl(const char* op, const at::Tensor& qx, const ConvWeights& p, double y_scale,
                                int64_t y_zp) {
   check_activation(op, "qx", qx);
   check_scale(op, "output_scale", y_scale);
