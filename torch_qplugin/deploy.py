@@ -24,6 +24,9 @@ What these helpers add, and nothing else:
   those differs from ATen's in the last bit (docs/deploy.md "Float layers"). ``exact=False``:
   inductor's default mode.
 """
+import os
+from typing import Any, Callable, Dict, Optional, Tuple, Union
+
 import torch
 from torch._inductor.custom_graph_pass import CustomGraphPass
 
@@ -38,17 +41,17 @@ class _LowerShapeOps(CustomGraphPass):
     they would return a SymInt from an extern kernel, which AOTInductor's C++ wrapper cannot do
     ("Unsupported return type SymIntType"). They compute sizes, no values."""
 
-    def __call__(self, graph):
+    def __call__(self, graph: torch.fx.Graph) -> None:
         for node in graph.nodes:
             if (node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload)
                     and node.target._schema.name.startswith("aten::sym_")):
                 node.meta.setdefault("custom", {})["compile_with_inductor"] = {}
 
-    def uuid(self):
+    def uuid(self) -> str:
         return "torch_qplugin.deploy.lower_shape_ops.v1"
 
 
-def exact_options(cpp_wrapper=False):
+def exact_options(cpp_wrapper: bool = False) -> Dict[str, Any]:
     """Inductor options under which every op runs eager's kernel: torch's "lite" mode (each op an
     ATen / qplugin call, no decompositions, no fusion, no reordering) plus ``_LowerShapeOps``, which
     needs the post-grad pass hook (so ``use_post_grad_passes``, with the pattern matcher off: no
@@ -64,7 +67,8 @@ def exact_options(cpp_wrapper=False):
     return opts
 
 
-def compile(model, *, batch_dim=0, exact=True, frozen=False, **compile_kwargs):  # noqa: A001 - torch.compile's name
+def compile(model: Callable[..., Any], *, batch_dim: int = 0, exact: bool = True, frozen: bool = False,  # noqa: A001 - torch.compile's name
+            **compile_kwargs: Any) -> Callable[..., Any]:
     """torch.compile(model, fullgraph=True, **compile_kwargs) as a callable run under no_grad whose
     first call (the one that compiles) marks dim ``batch_dim`` of its tensor arguments dynamic and
     compiles size-oblivious: one graph for every batch size. ``exact``: with ``exact_options()``
@@ -86,7 +90,7 @@ def compile(model, *, batch_dim=0, exact=True, frozen=False, **compile_kwargs): 
     compiled = torch.compile(model, fullgraph=True, **compile_kwargs)
     first = [True]
 
-    def run(*args):
+    def run(*args: Any) -> Any:
         if not first[0] and not torch.is_grad_enabled():
             return compiled(*args)
         with torch.no_grad():
@@ -103,7 +107,8 @@ def compile(model, *, batch_dim=0, exact=True, frozen=False, **compile_kwargs): 
     return run
 
 
-def aoti_package(ep, package_path, *, exact=True, **inductor_configs):
+def aoti_package(ep: "torch.export.ExportedProgram", package_path: Union[str, os.PathLike], *, exact: bool = True,
+                 **inductor_configs: Any) -> str:
     """torch._inductor.aoti_compile_and_package(ep, package_path=package_path) under no_grad and
     size-oblivious (batch 1 in the package's range; ``ep`` from ``export``, or exported
     size-oblivious too); ``exact``: with ``exact_options()`` (eager's bytes for every model), under
@@ -117,7 +122,9 @@ def aoti_package(ep, package_path, *, exact=True, **inductor_configs):
                                                         inductor_configs=inductor_configs or None)
 
 
-def export_onnx(model, args, f, *, dynamic_batch=True, opset=None, exact=False):
+def export_onnx(model: torch.nn.Module, args: Tuple[Any, ...], f: Union[str, os.PathLike], *,
+                dynamic_batch: bool = True, opset: Optional[int] = None,
+                exact: bool = False) -> "torch.onnx.ONNXProgram":
     """Writes ``f`` (a path): a plain model, or one converted by torch_qplugin or
     torch.ao.quantization (through to_plain), as standard int8 ONNX (torch_qplugin/_onnx.py,
     docs/deploy.md "ONNX"). The QDQ form (default) runs on ONNX Runtime's fused int8 kernels,

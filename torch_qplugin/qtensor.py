@@ -27,8 +27,10 @@ never reaches a graph: the graphs hold the plain ops on its integers and aten vi
 * ``__tensor_flatten__`` / ``__tensor_unflatten__`` let a QTensor be a traced input or output.
 """
 import threading
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
+from torch._ops import OpOverload
 from torch.utils._mode_utils import no_dispatch
 
 from . import _composed
@@ -44,12 +46,14 @@ class QTensor(torch.Tensor):
     (the form torch.compile can build inside a graph; data of dtype uint8 / int8 / int32)."""
 
     @staticmethod
-    def __new__(cls, data, quantizer, zero_point=None):
+    def __new__(cls: type, data: torch.Tensor, quantizer: Union[Quantizer, float],
+                zero_point: Optional[int] = None) -> "QTensor":
         return torch.Tensor._make_wrapper_subclass(
             cls, data.shape, strides=data.stride(), storage_offset=data.storage_offset(), dtype=data.dtype,
             device=data.device, requires_grad=False)
 
-    def __init__(self, data, quantizer, zero_point=None):
+    def __init__(self, data: torch.Tensor, quantizer: Union[Quantizer, float],
+                 zero_point: Optional[int] = None) -> None:
         if zero_point is not None:
             quantizer = _checked_per_tensor(quantizer, zero_point, data.dtype)
         if not isinstance(quantizer, Quantizer):
@@ -61,47 +65,47 @@ class QTensor(torch.Tensor):
         self.quantizer = quantizer
 
     # ---- what a quantized tensor answers ----
-    def int_repr(self):
+    def int_repr(self) -> torch.Tensor:
         return self._data
 
-    def dequantize(self):
+    def dequantize(self) -> torch.Tensor:
         return self.quantizer.dequantize(self._data)
 
-    def qscheme(self):
+    def qscheme(self) -> torch.qscheme:
         return self.quantizer.qscheme
 
-    def _per_tensor(self, what):
+    def _per_tensor(self, what: str) -> PerTensorAffine:
         if not isinstance(self.quantizer, PerTensorAffine):
             raise RuntimeError(f"torch_qplugin.QTensor.{what}: the tensor should be per-tensor affine, "
                                f"got {self.quantizer!r}")
         return self.quantizer
 
-    def _per_channel(self, what):
+    def _per_channel(self, what: str) -> PerChannelAffine:
         if not isinstance(self.quantizer, PerChannelAffine):
             raise RuntimeError(f"torch_qplugin.QTensor.{what}: the tensor should be per-channel affine, "
                                f"got {self.quantizer!r}")
         return self.quantizer
 
-    def q_scale(self):
+    def q_scale(self) -> float:
         return self._per_tensor("q_scale").scale
 
-    def q_zero_point(self):
+    def q_zero_point(self) -> int:
         return self._per_tensor("q_zero_point").zero_point
 
-    def q_per_channel_scales(self):
+    def q_per_channel_scales(self) -> torch.Tensor:
         return self._per_channel("q_per_channel_scales").scales
 
-    def q_per_channel_zero_points(self):
+    def q_per_channel_zero_points(self) -> torch.Tensor:
         return self._per_channel("q_per_channel_zero_points").zero_points
 
-    def q_per_channel_axis(self):
+    def q_per_channel_axis(self) -> int:
         return self._per_channel("q_per_channel_axis").axis
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"QTensor({self._data!r}, quantizer={self.quantizer!r})"
 
     # ---- tracing (torch.compile / torch.export) ----
-    def __tensor_flatten__(self):
+    def __tensor_flatten__(self) -> Tuple[List[str], Tuple[Any, ...]]:
         qz = self.quantizer
         if isinstance(qz, PerTensorAffine):
             return ["_data"], ("tensor", qz.scale, qz.zero_point, qz.dtype)
@@ -116,7 +120,8 @@ class QTensor(torch.Tensor):
         return self.quantizer.zero_points
 
     @staticmethod
-    def __tensor_unflatten__(inner, ctx, outer_size, outer_stride):
+    def __tensor_unflatten__(inner: Dict[str, torch.Tensor], ctx: Tuple[Any, ...], outer_size: Sequence[int],
+                             outer_stride: Sequence[int]) -> "QTensor":
         if ctx[0] == "tensor":
             qz = PerTensorAffine.__new__(PerTensorAffine)  # already checked when first made
             qz.scale, qz.zero_point, qz.dtype = ctx[1], ctx[2], ctx[3]
@@ -126,7 +131,8 @@ class QTensor(torch.Tensor):
         return QTensor(inner["_data"], qz)
 
     @classmethod
-    def __torch_function__(cls, func, types, args=(), kwargs=None):
+    def __torch_function__(cls, func: Callable[..., Any], types: Tuple[type, ...], args: Tuple[Any, ...] = (),
+                           kwargs: Optional[Dict[str, Any]] = None) -> Any:
         # torch's default without converting results to QTensor (they come from __torch_dispatch__),
         # and under torch.export's pre-dispatch tracing, below its proxy mode (module docstring).
         kwargs = kwargs or {}
@@ -137,7 +143,8 @@ class QTensor(torch.Tensor):
             return _below_pre_dispatch(func, args, kwargs)
 
     @classmethod
-    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+    def __torch_dispatch__(cls, func: OpOverload, types: Tuple[type, ...], args: Tuple[Any, ...] = (),
+                           kwargs: Optional[Dict[str, Any]] = None) -> Any:
         kwargs = kwargs or {}
         if _TLS.below_pre_dispatch:
             return _with_pre_dispatch(func, args, kwargs)
@@ -163,7 +170,7 @@ class _State(threading.local):
 _TLS = _State()
 
 
-def _all_traced(args, kwargs):
+def _all_traced(args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     """Whether torch.export's pre-dispatch proxy mode knows every QTensor argument (a QTensor input
     of the exported program: the mode records ops on it as they are)."""
     from torch.fx.experimental.proxy_tensor import has_proxy_slot
@@ -173,11 +180,11 @@ def _all_traced(args, kwargs):
     return mode is not None and all(has_proxy_slot(a, mode.tracer) for a in qts)
 
 
-def _set_pre_dispatch_excluded(excluded):
+def _set_pre_dispatch_excluded(excluded: bool):
     torch._C._dispatch_tls_set_dispatch_key_excluded(_PRE, excluded)
 
 
-def _below_pre_dispatch(func, args, kwargs):
+def _below_pre_dispatch(func: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     """func(*args, **kwargs) with the PreDispatch key (torch.export's proxy mode) excluded, so that
     its QTensor arguments reach __torch_dispatch__ (through autograd's decompositions and the fake
     mode, which both pass a QTensor on)."""
@@ -192,7 +199,7 @@ def _below_pre_dispatch(func, args, kwargs):
         _set_pre_dispatch_excluded(was_excluded)
 
 
-def _with_pre_dispatch(func, args, kwargs):
+def _with_pre_dispatch(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     """QTensor's handler for func, PreDispatch included again: the plain ops it calls on the
     integers are what torch.export's proxy mode records."""
     _set_pre_dispatch_excluded(False)
@@ -208,19 +215,19 @@ def _with_pre_dispatch(func, args, kwargs):
 _HANDLERS = {}
 
 
-def _register(*funcs):
-    def deco(fn):
+def _register(*funcs: Any):
+    def deco(fn: Callable[..., Any]):
         for f in funcs:
             _HANDLERS[f] = fn
         return fn
     return deco
 
 
-def _unwrap(x):
+def _unwrap(x: Any):
     return x._data if isinstance(x, QTensor) else x
 
 
-def _qp(x, func):
+def _qp(x: Any, func: OpOverload):
     """(data, scale, zero_point) of a per-tensor QTensor argument of func."""
     if not isinstance(x, QTensor):
         raise TypeError(f"torch_qplugin.QTensor: {func} expects QTensor inputs, got {type(x).__name__}")
@@ -230,18 +237,18 @@ def _qp(x, func):
     return x._data, x.quantizer.scale, x.quantizer.zero_point
 
 
-def _wrap(data, qz):
+def _wrap(data: torch.Tensor, qz: Quantizer):
     return QTensor(data, qz)
 
 
-def _like(x, data):
+def _like(x: QTensor, data: torch.Tensor):
     return QTensor(data, x.quantizer)
 
 
 _RANGES = {torch.uint8: (0, 255), torch.int8: (-128, 127), torch.int32: (-2 ** 31, 2 ** 31 - 1)}
 
 
-def _checked_per_tensor(scale, zero_point, dtype):
+def _checked_per_tensor(scale: float, zero_point: int, dtype: torch.dtype):
     """PerTensorAffine of QTensor(data, scale, zero_point): the ops' checks in Python (no op call
     per layer; plain modules make one QTensor per layer)."""
     try:
@@ -259,7 +266,7 @@ def _checked_per_tensor(scale, zero_point, dtype):
     return _per_tensor(s, z, dtype)
 
 
-def _per_tensor(scale, zero_point, dtype):
+def _per_tensor(scale: float, zero_point: int, dtype: torch.dtype):
     qz = PerTensorAffine.__new__(PerTensorAffine)  # values come from a checked op
     qz.scale, qz.zero_point, qz.dtype = float(scale), int(zero_point), dtype
     return qz
@@ -280,7 +287,7 @@ _COPY = [aten.clone.default, aten.detach.default, aten._to_copy.default, aten.co
 
 
 @_register(*_MOVE)
-def _move(func, args, kwargs):
+def _move(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     x = args[0]
     if not isinstance(x.quantizer, PerTensorAffine):
         raise NotImplementedError(f"torch_qplugin.QTensor: {func} on a per-channel QTensor is not supported "
@@ -292,7 +299,7 @@ def _move(func, args, kwargs):
 
 
 @_register(aten.as_strided_.default)
-def _as_strided_(func, args, kwargs):
+def _as_strided_(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     # torch's decompositions restride their results in place (adaptive_avg_pool2d to 1x1 of a
     # channels_last input ends in as_strided_ of the mean): the integers and the wrapper's own
     # sizes and strides, which the Python key excluded lets the CPU kernel set.
@@ -307,7 +314,7 @@ def _as_strided_(func, args, kwargs):
 
 
 @_register(*_COPY)
-def _copy(func, args, kwargs):
+def _copy(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     x = args[0]
     if func is aten._to_copy.default and kwargs.get("dtype", x.dtype) != x.dtype:
         raise NotImplementedError(f"torch_qplugin.QTensor: {func} to dtype {kwargs['dtype']} is not supported "
@@ -315,8 +322,8 @@ def _copy(func, args, kwargs):
     return _like(x, func(x._data, *args[1:], **kwargs))
 
 
-def _cmp(plain):
-    def handler(func, args, kwargs):
+def _cmp(plain: Callable[..., Any]):
+    def handler(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
         a, other = args[0], args[1]
         da, sa, za = _qp(a, func)
         if isinstance(other, QTensor):
@@ -333,14 +340,14 @@ for _name in ("eq", "ne", "ge", "le", "gt", "lt"):
 
 
 @_register(aten.max.default, aten.min.default)
-def _max_all(func, args, kwargs):
+def _max_all(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, s, z = _qp(args[0], func)
     op = _q.plain_max if func is aten.max.default else _q.plain_min
     return _like(args[0], op.default(d, s, z))
 
 
 @_register(aten.max.dim, aten.min.dim)
-def _max_dim(func, args, kwargs):
+def _max_dim(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, s, z = _qp(args[0], func)
     op = _q.plain_max if func is aten.max.dim else _q.plain_min
     v, i = op.dim(d, s, z, *args[1:], **kwargs)
@@ -348,14 +355,14 @@ def _max_dim(func, args, kwargs):
 
 
 @_register(aten.argmax.default, aten.argmin.default)
-def _argmax(func, args, kwargs):
+def _argmax(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, s, z = _qp(args[0], func)
     op = _q.plain_argmax if func is aten.argmax.default else _q.plain_argmin
     return op(d, s, z, *args[1:], **kwargs)
 
 
 @_register(aten.mean.dim, aten.mean.default)
-def _mean(func, args, kwargs):
+def _mean(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, _, _ = _qp(args[0], func)
     if kwargs.get("dtype") is not None:
         raise NotImplementedError(f"torch_qplugin.QTensor: {func} with a dtype is not supported")
@@ -364,7 +371,7 @@ def _mean(func, args, kwargs):
 
 
 @_register(aten.relu.default)
-def _relu(func, args, kwargs):
+def _relu(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     return _like(args[0], _q.plain_relu(*_qp(args[0], func)))
 
 
@@ -374,7 +381,7 @@ _UNIT_INTERVAL_ZERO_POINT = {torch.uint8: 0, torch.int8: -128}
 
 
 @_register(aten.sigmoid.default, aten.hardsigmoid.default)
-def _unit_interval(func, args, kwargs):
+def _unit_interval(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, s, z = _qp(args[0], func)
     if d.dtype not in _UNIT_INTERVAL_ZERO_POINT:
         raise NotImplementedError(f"torch_qplugin.QTensor: {func} of a {d.dtype} QTensor is not supported "
@@ -385,7 +392,7 @@ def _unit_interval(func, args, kwargs):
 
 
 @_register(aten.hardswish.default, aten.leaky_relu.default)
-def _same_qparams_activation(func, args, kwargs):
+def _same_qparams_activation(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, s, z = _qp(args[0], func)
     if func is aten.hardswish.default:
         return _like(args[0], _q.plain_hardswish(d, s, z, s, z))
@@ -394,19 +401,19 @@ def _same_qparams_activation(func, args, kwargs):
 
 
 @_register(aten.hardtanh.default, aten.clamp.default)
-def _clamp(func, args, kwargs):
+def _clamp(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, s, z = _qp(args[0], func)
     lo = args[1] if len(args) > 1 else kwargs.get("min", -1.0 if func is aten.hardtanh.default else None)
     hi = args[2] if len(args) > 2 else kwargs.get("max", 1.0 if func is aten.hardtanh.default else None)
     return _like(args[0], _q.plain_clamp(d, s, z, lo, hi))
 
 
-def _pair(v):
+def _pair(v: Union[int, Sequence[int]]):
     v = list(v) if isinstance(v, (list, tuple)) else [v]
     return v * 2 if len(v) == 1 else v
 
 
-def _pool_args(args, kwargs):
+def _pool_args(args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     names = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
     vals = dict(zip(names, args[1:]), **kwargs)
     kernel = _pair(vals["kernel_size"])
@@ -415,13 +422,13 @@ def _pool_args(args, kwargs):
 
 
 @_register(aten.max_pool2d.default)
-def _max_pool2d(func, args, kwargs):
+def _max_pool2d(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, _, _ = _qp(args[0], func)
     return _like(args[0], _q.plain_max_pool2d(d, *_pool_args(args, kwargs)))
 
 
 @_register(aten.max_pool2d_with_indices.default)
-def _max_pool2d_with_indices(func, args, kwargs):
+def _max_pool2d_with_indices(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     # F.max_pool2d reaches here (torch's max_pool2d decomposes). The indices of the largest
     # integers are those of the largest real values (scale > 0); torch finds them on the exact
     # float copy of the integers.
@@ -432,7 +439,7 @@ def _max_pool2d_with_indices(func, args, kwargs):
 
 
 @_register(aten.avg_pool2d.default)
-def _avg_pool2d(func, args, kwargs):
+def _avg_pool2d(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, _, z = _qp(args[0], func)
     names = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override")
     vals = dict(zip(names, args[1:]), **kwargs)
@@ -444,13 +451,13 @@ def _avg_pool2d(func, args, kwargs):
 
 
 @_register(aten._adaptive_avg_pool2d.default, aten.adaptive_avg_pool2d.default)
-def _adaptive(func, args, kwargs):
+def _adaptive(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, _, _ = _qp(args[0], func)
     return _like(args[0], _q.plain_adaptive_avg_pool2d(d, list(args[1])))
 
 
 @_register(aten.upsample_nearest2d.default, aten.upsample_nearest2d.vec)
-def _upsample(func, args, kwargs):
+def _upsample(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, _, _ = _qp(args[0], func)
     size = args[1]
     if size is None:
@@ -459,13 +466,13 @@ def _upsample(func, args, kwargs):
     return _like(args[0], _q.plain_upsample_nearest2d(d, list(size)))
 
 
-def _n(v, n):
+def _n(v: Union[int, Sequence[int]], n: int):
     v = list(v) if isinstance(v, (list, tuple)) else [v]
     return v * n if len(v) == 1 else v
 
 
 @_register(aten.max_pool3d_with_indices.default)
-def _max_pool3d_with_indices(func, args, kwargs):
+def _max_pool3d_with_indices(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     # values: the 2-D kernel, separably (torch_qplugin._composed); indices as max_pool2d's
     d, _, _ = _qp(args[0], func)
     names = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
@@ -479,7 +486,7 @@ def _max_pool3d_with_indices(func, args, kwargs):
 
 
 @_register(aten.avg_pool3d.default)
-def _avg_pool3d(func, args, kwargs):
+def _avg_pool3d(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, _, z = _qp(args[0], func)
     names = ("kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override")
     vals = dict(zip(names, args[1:]), **kwargs)
@@ -491,12 +498,12 @@ def _avg_pool3d(func, args, kwargs):
 
 
 @_register(aten._adaptive_avg_pool3d.default, aten.adaptive_avg_pool3d.default)
-def _adaptive3d(func, args, kwargs):
+def _adaptive3d(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, _, _ = _qp(args[0], func)
     return _like(args[0], _q.plain_adaptive_avg_pool3d(d, _n(args[1], 3)))
 
 
-def _output_size(func, args, n):
+def _output_size(func: OpOverload, args: Tuple[Any, ...], n: int):
     size = args[1]
     if size is None:
         raise NotImplementedError(f"torch_qplugin.QTensor: {func} needs an output size (scale factors are not "
@@ -505,13 +512,13 @@ def _output_size(func, args, n):
 
 
 @_register(aten.upsample_nearest1d.default, aten.upsample_nearest1d.vec)
-def _upsample1d(func, args, kwargs):
+def _upsample1d(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, _, _ = _qp(args[0], func)
     return _like(args[0], _composed.upsample_nearest1d(d, _output_size(func, args, 1), _q.plain_upsample_nearest2d))
 
 
 @_register(aten.upsample_nearest3d.default, aten.upsample_nearest3d.vec)
-def _upsample3d(func, args, kwargs):
+def _upsample3d(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, _, _ = _qp(args[0], func)
     x = d if d.is_contiguous() or _composed.is_channels_last_3d(d) else d.contiguous()
     return _like(args[0], _composed.upsample_nearest3d(x, _output_size(func, args, 3), _q.plain_upsample_nearest2d))
@@ -519,19 +526,19 @@ def _upsample3d(func, args, kwargs):
 
 @_register(aten._upsample_nearest_exact1d.default, aten._upsample_nearest_exact2d.default,
            aten._upsample_nearest_exact3d.default)
-def _upsample_nearest_exact(func, args, kwargs):
+def _upsample_nearest_exact(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, _, _ = _qp(args[0], func)
     return _like(args[0], _composed.nearest_exact(d, list(args[1]), list(args[2:]) + list(kwargs.values())))
 
 
 @_register(aten.upsample_bilinear2d.default)
-def _upsample_bilinear(func, args, kwargs):
+def _upsample_bilinear(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, _, _ = _qp(args[0], func)
     return _like(args[0], _q.plain_upsample_bilinear2d(d, *args[1:], **kwargs))
 
 
 @_register(aten.tanh.default)
-def _tanh(func, args, kwargs):
+def _tanh(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     # torch's fixed output qparams of a quantized tanh: scale 2 / 256 over the dtype's 256 steps
     d, s, z = _qp(args[0], func)
     zo = {torch.uint8: 128, torch.int8: 0}.get(d.dtype)
@@ -544,7 +551,7 @@ def _tanh(func, args, kwargs):
 
 
 @_register(aten.sum.dim_IntList, aten.sum.default)
-def _sum(func, args, kwargs):
+def _sum(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     # N times the mean: the mean's integers with the scale times N (as the quantized tier's aten::sum)
     d, s, z = _qp(args[0], func)
     if kwargs.get("dtype") is not None:
@@ -556,21 +563,21 @@ def _sum(func, args, kwargs):
 
 
 @_register(aten.stack.default)
-def _stack(func, args, kwargs):
+def _stack(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     xs = list(args[0])  # not empty: a QTensor brought the call here
     dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
     dim = dim + xs[0].dim() + 1 if dim < 0 else dim
     return _HANDLERS[_q.cat.default](func, ([x.unsqueeze(dim) for x in xs], dim, None, None), {})
 
 
-def _in_place(x, out):
+def _in_place(x: QTensor, out: QTensor):
     """x's integers set to out's; x keeps its quantizer."""
     x._data.copy_(out._data)
     return x
 
 
 @_register(aten.copy_.default)
-def _copy_(func, args, kwargs):
+def _copy_(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     # torch's semantics: from a quantized source, its integers and its quantizer (no requantizing);
     # from a float32 one, quantized with self's per-tensor qparams
     x, src = args[0], args[1]
@@ -594,7 +601,7 @@ def _copy_(func, args, kwargs):
 
 
 @_register(aten.fill_.Scalar, aten.fill_.Tensor)
-def _fill_(func, args, kwargs):
+def _fill_(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, s, z = _qp(args[0], func)
     value = args[1]
     if torch.is_tensor(value):
@@ -607,58 +614,58 @@ def _fill_(func, args, kwargs):
 
 
 @_register(aten.clamp_min.default, aten.clamp_max.default)
-def _clamp_one_side(func, args, kwargs):
+def _clamp_one_side(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, s, z = _qp(args[0], func)
     bounds = (args[1], None) if func is aten.clamp_min.default else (None, args[1])
     return _like(args[0], _q.plain_clamp(d, s, z, *bounds))
 
 
 @_register(aten.clamp_.default, aten.hardtanh_.default, aten.relu_.default)
-def _clamp_in_place(func, args, kwargs):
+def _clamp_in_place(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     out_of_place = {aten.clamp_.default: aten.clamp.default, aten.hardtanh_.default: aten.hardtanh.default,
                     aten.relu_.default: aten.relu.default}[func]
     return _in_place(args[0], _HANDLERS[out_of_place](out_of_place, args, kwargs))
 
 
 # ---- qplugin:: ops on QTensors: the plain twin with the QTensor's qparams ------------------------
-def _plain_same_qparams(plain):
+def _plain_same_qparams(plain: Callable[..., Any]):
     """Ops whose output keeps the input's qparams (clamp family, pooling): args after the input as given."""
-    def handler(func, args, kwargs):
+    def handler(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
         d, s, z = _qp(args[0], func)
         return _like(args[0], plain(d, s, z, *args[1:], **kwargs))
     return handler
 
 
-def _plain_out_qparams(plain, out_at):
+def _plain_out_qparams(plain: Callable[..., Any], out_at: int):
     """Ops with explicit output qparams at positions out_at (scale, zero_point) of the quantized schema."""
-    def handler(func, args, kwargs):
+    def handler(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
         d, s, z = _qp(args[0], func)
         out = plain(d, s, z, *args[1:], **kwargs)
         return _wrap(out, _per_tensor(args[out_at], args[out_at + 1], d.dtype))
     return handler
 
 
-def _binary(plain):
-    def handler(func, args, kwargs):
+def _binary(plain: Callable[..., Any]):
+    def handler(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
         da, sa, za = _qp(args[0], func)
         db, sb, zb = _qp(args[1], func)
         return _wrap(plain(da, sa, za, db, sb, zb, args[2], args[3]), _per_tensor(args[2], args[3], da.dtype))
     return handler
 
 
-def _scalar(plain, plain_qparams):
-    def handler(func, args, kwargs):
+def _scalar(plain: Callable[..., Any], plain_qparams: Callable[..., Any]):
+    def handler(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
         d, s, z = _qp(args[0], func)
         so, zo = plain_qparams(s, z, d.dtype, args[1])
         return _wrap(plain(d, s, z, args[1]), _per_tensor(so, zo, d.dtype))
     return handler
 
 
-def _with_number(plain, plain_qparams):
+def _with_number(plain: Callable[..., Any], plain_qparams: Callable[..., Any]):
     """aten add / mul of a QTensor and a number (which torch hands over as a 0-dim tensor)."""
     scalar = _scalar(plain, plain_qparams)
 
-    def handler(func, args, kwargs):
+    def handler(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
         other = args[1]
         if isinstance(other, QTensor) or (torch.is_tensor(other) and other.dim() != 0):
             raise NotImplementedError(f"torch_qplugin.QTensor: {func} of a QTensor and a tensor is not supported "
@@ -712,9 +719,9 @@ def _register_qplugin_ops():
         _HANDLERS[getattr(_q, name).Scalar] = _cmp(getattr(_q, "plain_" + name))
 
 
-def _qplugin_cat(plain):
+def _qplugin_cat(plain: Callable[..., Any]):
     """qplugin::cat(qx, dim, scale, zero_point): None keeps the first input's qparams."""
-    def handler(func, args, kwargs):
+    def handler(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
         xs, dim = args[0], args[1]
         parts = [_qp(x, func) for x in xs]
         s = parts[0][1] if args[2] is None else args[2]
@@ -724,22 +731,22 @@ def _qplugin_cat(plain):
     return handler
 
 
-def _values_indices(plain):
+def _values_indices(plain: Callable[..., Any]):
     """sort / topk: (values with the input's qparams, indices)."""
-    def handler(func, args, kwargs):
+    def handler(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
         d, s, z = _qp(args[0], func)
         v, i = plain(d, s, z, *args[1:], **kwargs)
         return _like(args[0], v), i
     return handler
 
 
-def _relu6_q(func, args, kwargs):
+def _relu6_q(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     if (args[1] if len(args) > 1 else kwargs.get("inplace", False)):
         raise NotImplementedError(f"torch_qplugin.QTensor: {func} with inplace=True is not supported")
     return _like(args[0], _q.plain_relu6(*_qp(args[0], func)))
 
 
-def _leaky(func, args, kwargs):
+def _leaky(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, s, z = _qp(args[0], func)
     qx, slope, inplace, so, zo = args
     if inplace:

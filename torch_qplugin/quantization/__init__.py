@@ -39,7 +39,7 @@ _LAZY = {
 _LAZY_NAMES = {name: mod for mod, names in _LAZY.items() for name in names}
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> object:
     if name in _LAZY_NAMES:
         sub = _LAZY_NAMES[name]
         mod = importlib.import_module(f"{__name__}.{sub}")

@@ -4,6 +4,8 @@ Same interface as torch.ao.quantization.FakeQuantize; backed by aten's
 fake_quantize_per_{tensor,channel}_affine, whose backward is the straight-through estimator
 (gradient 1 inside [quant_min, quant_max] after scaling, 0 outside).
 """
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
 import torch
 import torch.nn as nn
 
@@ -17,7 +19,7 @@ class FakeQuantizeBase(nn.Module):
     fake_quant_enabled: torch.Tensor
     observer_enabled: torch.Tensor
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.register_buffer("fake_quant_enabled", torch.tensor([1], dtype=torch.uint8))
         self.register_buffer("observer_enabled", torch.tensor([1], dtype=torch.uint8))
@@ -27,7 +29,7 @@ class FakeQuantizeBase(nn.Module):
         self.fake_quant_enabled[0] = 1 if enabled else 0
 
     @torch.jit.export
-    def disable_fake_quant(self):
+    def disable_fake_quant(self) -> None:
         self.enable_fake_quant(False)
 
     @torch.jit.export
@@ -35,7 +37,7 @@ class FakeQuantizeBase(nn.Module):
         self.observer_enabled[0] = 1 if enabled else 0
 
     @torch.jit.export
-    def disable_observer(self):
+    def disable_observer(self) -> None:
         self.enable_observer(False)
 
     with_args = classmethod(with_args)
@@ -45,8 +47,9 @@ class FakeQuantize(FakeQuantizeBase):
     scale: torch.Tensor
     zero_point: torch.Tensor
 
-    def __init__(self, observer=MovingAverageMinMaxObserver, quant_min=None, quant_max=None,
-                 is_dynamic=False, **observer_kwargs):
+    def __init__(self, observer: Callable[..., nn.Module] = MovingAverageMinMaxObserver,
+                 quant_min: Optional[int] = None, quant_max: Optional[int] = None, is_dynamic: bool = False,
+                 **observer_kwargs: Any) -> None:
         super().__init__()
         if quant_min is not None and quant_max is not None:
             if quant_min > quant_max:
@@ -67,10 +70,10 @@ class FakeQuantize(FakeQuantizeBase):
         self.is_per_channel = self.qscheme in _PER_CHANNEL
 
     @torch.jit.export
-    def calculate_qparams(self):
+    def calculate_qparams(self) -> Tuple[torch.Tensor, torch.Tensor]:
         return self.activation_post_process.calculate_qparams()
 
-    def forward(self, X):
+    def forward(self, X: torch.Tensor) -> torch.Tensor:
         if self.observer_enabled[0] == 1:
             self.activation_post_process(X.detach())
             scale, zero_point = self.calculate_qparams()
@@ -90,14 +93,14 @@ class FakeQuantize(FakeQuantizeBase):
         return X
 
     @torch.jit.export
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return (f"fake_quant_enabled={self.fake_quant_enabled}, observer_enabled={self.observer_enabled}, "
                 f"quant_min={self.quant_min}, quant_max={self.quant_max}, dtype={self.dtype}, "
                 f"qscheme={self.qscheme}, ch_axis={self.ch_axis}, scale={self.scale}, "
                 f"zero_point={self.zero_point}")
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs):
+    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
+                              strict: bool, missing_keys: List[str], unexpected_keys: List[str], error_msgs: List[str]):
         for name in ("scale", "zero_point"):
             key = prefix + name
             if key in state_dict:
@@ -106,27 +109,27 @@ class FakeQuantize(FakeQuantizeBase):
                                       unexpected_keys, error_msgs)
 
 
-def _is_fake_quant(mod):
+def _is_fake_quant(mod: nn.Module):
     return isinstance(mod, FakeQuantizeBase) or (
         hasattr(mod, "enable_fake_quant") and hasattr(mod, "enable_observer"))
 
 
-def disable_fake_quant(mod):
+def disable_fake_quant(mod: nn.Module) -> None:
     """``model.apply(disable_fake_quant)``"""
     if _is_fake_quant(mod):
         mod.disable_fake_quant()
 
 
-def enable_fake_quant(mod):
+def enable_fake_quant(mod: nn.Module) -> None:
     if _is_fake_quant(mod):
         mod.enable_fake_quant()
 
 
-def disable_observer(mod):
+def disable_observer(mod: nn.Module) -> None:
     if _is_fake_quant(mod):
         mod.disable_observer()
 
 
-def enable_observer(mod):
+def enable_observer(mod: nn.Module) -> None:
     if _is_fake_quant(mod):
         mod.enable_observer()

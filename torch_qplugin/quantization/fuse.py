@@ -8,6 +8,7 @@ torch.ao.quantization.fuse_modules: the first module of each group is replaced b
 module, the others by nn.Identity.
 """
 import copy
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 import torch.nn as nn
@@ -20,16 +21,18 @@ __all__ = ["fuse_modules", "fuse_known_modules", "get_fuser_method"]
 _CONV_RELU = {nn.Conv1d: C.ConvReLU1d, nn.Conv2d: C.ConvReLU2d, nn.Conv3d: C.ConvReLU3d}
 _CONV_BN = {nn.Conv1d: C.ConvBn1d, nn.Conv2d: C.ConvBn2d, nn.Conv3d: C.ConvBn3d}
 _CONV_BN_RELU = {nn.Conv1d: C.ConvBnReLU1d, nn.Conv2d: C.ConvBnReLU2d, nn.Conv3d: C.ConvBnReLU3d}
+# (module types to fuse, in order) -> fuser(is_qat, *modules)
+_FuserMapping = Dict[Tuple[type, ...], Callable[..., nn.Module]]
 _BN_FOR_CONV = {nn.Conv1d: nn.BatchNorm1d, nn.Conv2d: nn.BatchNorm2d, nn.Conv3d: nn.BatchNorm3d}
 
 
-def _check_train(a, b):
+def _check_train(a: nn.Module, b: nn.Module):
     if a.training != b.training:
         raise ValueError(f"fuse_modules: {type(a).__name__} and {type(b).__name__} should both be in "
                          "train or both in eval mode")
 
 
-def _fuse_conv_bn(is_qat, conv, bn):
+def _fuse_conv_bn(is_qat: Optional[bool], conv: nn.Module, bn: nn.Module):
     _check_train(conv, bn)
     if is_qat:
         if bn.num_features != conv.out_channels:
@@ -41,7 +44,7 @@ def _fuse_conv_bn(is_qat, conv, bn):
     return fuse_conv_bn_eval(conv, bn)
 
 
-def _fuse_conv_bn_relu(is_qat, conv, bn, relu):
+def _fuse_conv_bn_relu(is_qat: Optional[bool], conv: nn.Module, bn: nn.Module, relu: nn.Module):
     _check_train(conv, bn)
     if is_qat:
         if bn.num_features != conv.out_channels:
@@ -51,7 +54,7 @@ def _fuse_conv_bn_relu(is_qat, conv, bn, relu):
     return _CONV_RELU[type(conv)](fuse_conv_bn_eval(conv, bn), relu)
 
 
-def _fuse_convtranspose_bn(is_qat, convt, bn):
+def _fuse_convtranspose_bn(is_qat: Optional[bool], convt: nn.Module, bn: nn.Module):
     # as torch.ao's fuse_convtranspose_bn: eval mode only (there is no QAT transposed conv)
     if is_qat or convt.training or bn.training:
         raise ValueError("fuse_modules: ConvTranspose + BatchNorm fusion needs both modules in eval mode "
@@ -76,22 +79,22 @@ def _fuse_convtranspose_bn(is_qat, convt, bn):
     return fused
 
 
-def _fuse_conv_relu(is_qat, conv, relu):
+def _fuse_conv_relu(is_qat: Optional[bool], conv: nn.Module, relu: nn.Module):
     return _CONV_RELU[type(conv)](conv, relu)
 
 
-def _fuse_linear_bn(is_qat, linear, bn):
+def _fuse_linear_bn(is_qat: Optional[bool], linear: nn.Module, bn: nn.Module):
     _check_train(linear, bn)
     if is_qat:
         return C.LinearBn1d(linear, bn)
     return fuse_linear_bn_eval(linear, bn)
 
 
-def _fuse_linear_relu(is_qat, linear, relu):
+def _fuse_linear_relu(is_qat: Optional[bool], linear: nn.Module, relu: nn.Module):
     return C.LinearReLU(linear, relu)
 
 
-def _fuse_bn_relu(is_qat, bn, relu):
+def _fuse_bn_relu(is_qat: Optional[bool], bn: nn.Module, relu: nn.Module):
     return (C.BNReLU2d if isinstance(bn, nn.BatchNorm2d) else C.BNReLU3d)(bn, relu)
 
 
@@ -109,13 +112,15 @@ _FUSERS[(nn.BatchNorm2d, nn.ReLU)] = _fuse_bn_relu
 _FUSERS[(nn.BatchNorm3d, nn.ReLU)] = _fuse_bn_relu
 
 
-def get_fuser_method(op_list, additional_fuser_method_mapping=None):
+def get_fuser_method(op_list: Sequence[type], additional_fuser_method_mapping: Optional[_FuserMapping] = None
+                     ) -> Optional[Callable[..., nn.Module]]:
     mapping = dict(_FUSERS)
     mapping.update(additional_fuser_method_mapping or {})
     return mapping.get(tuple(op_list))
 
 
-def fuse_known_modules(mod_list, is_qat=False, additional_fuser_method_mapping=None):
+def fuse_known_modules(mod_list: Sequence[nn.Module], is_qat: Optional[bool] = False,
+                       additional_fuser_method_mapping: Optional[_FuserMapping] = None) -> List[nn.Module]:
     """Fuses a list of modules; returns a list of the same length (fused module, then Identity)."""
     types = tuple(type(m) for m in mod_list)
     fuser = get_fuser_method(types, additional_fuser_method_mapping)
@@ -140,7 +145,7 @@ def fuse_known_modules(mod_list, is_qat=False, additional_fuser_method_mapping=N
     return new_mods
 
 
-def _get_module(model, name):
+def _get_module(model: nn.Module, name: str):
     for part in name.split("."):
         if not hasattr(model, part):
             raise AttributeError(f"fuse_modules: model has no submodule '{name}'")
@@ -148,15 +153,16 @@ def _get_module(model, name):
     return model
 
 
-def _set_module(model, name, new):
+def _set_module(model: nn.Module, name: str, new: nn.Module):
     parts = name.split(".")
     for part in parts[:-1]:
         model = getattr(model, part)
     setattr(model, parts[-1], new)
 
 
-def _fuse_modules(model, modules_to_fuse, is_qat, inplace=False, fuser_func=fuse_known_modules,
-                  fuse_custom_config_dict=None):
+def _fuse_modules(model: nn.Module, modules_to_fuse: Union[List[str], List[List[str]]], is_qat: Optional[bool],
+                  inplace: bool = False, fuser_func: Callable[..., List[nn.Module]] = fuse_known_modules,
+                  fuse_custom_config_dict: Optional[Dict[str, Any]] = None):
     if not inplace:
         model = copy.deepcopy(model)
     if all(isinstance(m, str) for m in modules_to_fuse):
@@ -171,16 +177,18 @@ def _fuse_modules(model, modules_to_fuse, is_qat, inplace=False, fuser_func=fuse
     return model
 
 
-def fuse_modules(model, modules_to_fuse, inplace=False, fuser_func=fuse_known_modules,
-                 fuse_custom_config_dict=None):
+def fuse_modules(model: nn.Module, modules_to_fuse: Union[List[str], List[List[str]]], inplace: bool = False,
+                 fuser_func: Callable[..., List[nn.Module]] = fuse_known_modules,
+                 fuse_custom_config_dict: Optional[Dict[str, Any]] = None) -> nn.Module:
     """Fuses groups of submodules (names as in ``model.named_modules()``). Batch norm is folded
     away for modules in eval mode, and kept (ConvBn*, LinearBn1d, for QAT) in train mode."""
     return _fuse_modules(model, modules_to_fuse, is_qat=None, inplace=inplace, fuser_func=fuser_func,
                          fuse_custom_config_dict=fuse_custom_config_dict)
 
 
-def fuse_modules_qat(model, modules_to_fuse, inplace=False, fuser_func=fuse_known_modules,
-                     fuse_custom_config_dict=None):
+def fuse_modules_qat(model: nn.Module, modules_to_fuse: Union[List[str], List[List[str]]], inplace: bool = False,
+                     fuser_func: Callable[..., List[nn.Module]] = fuse_known_modules,
+                     fuse_custom_config_dict: Optional[Dict[str, Any]] = None) -> nn.Module:
     """Like fuse_modules, keeping batch norm as a QAT-trainable fused module."""
     return _fuse_modules(model, modules_to_fuse, is_qat=True, inplace=inplace, fuser_func=fuser_func,
                          fuse_custom_config_dict=fuse_custom_config_dict)

@@ -11,6 +11,7 @@ prepared with torch's own workflow: torch's stubs and FloatFunctional are keys t
 """
 import copy
 import functools
+from typing import Dict, Set
 
 import torch.nn as nn
 
@@ -150,7 +151,7 @@ _NO_OBSERVER |= {nn.AvgPool3d, nn.AdaptiveAvgPool3d}
 _NO_OBSERVER |= {nn.Embedding, nn.EmbeddingBag}  # float outputs
 
 
-def no_observer_set():
+def no_observer_set() -> Set[type]:
     return set(_NO_OBSERVER)
 
 
@@ -163,29 +164,29 @@ def _quantized_tables():
                  (DEFAULT_PLAIN_STATIC_QUANT_MODULE_MAPPINGS, DEFAULT_PLAIN_DYNAMIC_QUANT_MODULE_MAPPINGS))
 
 
-def get_default_static_quant_module_mappings():
+def get_default_static_quant_module_mappings() -> Dict[type, type]:
     """float / observed / QAT module type -> qplugin quantized module (a copy)."""
     return copy.deepcopy(_quantized_tables()[0])
 
 
-def get_default_dynamic_quant_module_mappings():
+def get_default_dynamic_quant_module_mappings() -> Dict[type, type]:
     return copy.deepcopy(_quantized_tables()[1])
 
 
-def get_default_plain_static_quant_module_mappings():
+def get_default_plain_static_quant_module_mappings() -> Dict[type, type]:
     """float / observed / QAT module type -> torch_qplugin.nn.plain module (a copy)."""
     return copy.deepcopy(DEFAULT_PLAIN_STATIC_QUANT_MODULE_MAPPINGS)
 
 
-def get_default_plain_dynamic_quant_module_mappings():
+def get_default_plain_dynamic_quant_module_mappings() -> Dict[type, type]:
     return copy.deepcopy(DEFAULT_PLAIN_DYNAMIC_QUANT_MODULE_MAPPINGS)
 
 
-def get_default_qat_module_mappings():
+def get_default_qat_module_mappings() -> Dict[type, type]:
     return copy.deepcopy(DEFAULT_QAT_MODULE_MAPPINGS)
 
 
-def get_default_qconfig_propagation_list():
+def get_default_qconfig_propagation_list() -> Set[type]:
     """Module types that get an output observer in prepare()."""
     keys = set(DEFAULT_PLAIN_STATIC_QUANT_MODULE_MAPPINGS) | set(DEFAULT_QAT_MODULE_MAPPINGS) | set(
         DEFAULT_PLAIN_DYNAMIC_QUANT_MODULE_MAPPINGS)

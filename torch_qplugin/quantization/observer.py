@@ -8,7 +8,7 @@ import functools
 import math
 import warnings
 from abc import ABC, abstractmethod
-from typing import List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 import torch.nn as nn
@@ -36,20 +36,20 @@ _SYMMETRIC = (torch.per_tensor_symmetric, torch.per_channel_symmetric)
 class _PartialWrapper:
     """``Observer.with_args(...)``: a factory that can be given more arguments later."""
 
-    def __init__(self, p):
+    def __init__(self, p: Callable[..., Any]) -> None:
         self.p = p
 
-    def __call__(self, *args, **keywords):
+    def __call__(self, *args: Any, **keywords: Any) -> Any:
         return self.p(*args, **keywords)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return self.p.__repr__()
 
-    def with_args(self, **kwargs):
+    def with_args(self, **kwargs: Any) -> "_PartialWrapper":
         return _PartialWrapper(functools.partial(self.p, **kwargs))
 
 
-def with_args(cls_or_self, **kwargs):
+def with_args(cls_or_self: Any, **kwargs: Any) -> _PartialWrapper:
     return _PartialWrapper(functools.partial(cls_or_self, **kwargs))
 
 
@@ -59,7 +59,7 @@ _QRANGE = {torch.int8: ((-128, 127), (-64, 63)), torch.uint8: ((0, 255), (0, 127
            torch.int32: ((-(2 ** 31), 2 ** 31 - 1),) * 2, torch.uint4: ((0, 15),) * 2}
 
 
-def _qrange(dtype, reduce_range, quant_min, quant_max):
+def _qrange(dtype: torch.dtype, reduce_range: bool, quant_min: Optional[int], quant_max: Optional[int]):
     """(quant_min, quant_max) for a plain dtype (torch.uint8 / int8 / int32 / uint4; the quantized
     dtypes as their aliases while torch has them)."""
     dtype = plain_dtype(dtype)
@@ -83,17 +83,17 @@ class ObserverBase(ABC, nn.Module):
     """Base class: ``forward`` records statistics and returns its input unchanged;
     ``calculate_qparams`` returns ``(scale, zero_point)`` tensors."""
 
-    def __init__(self, dtype, is_dynamic=False):
+    def __init__(self, dtype: torch.dtype, is_dynamic: bool = False) -> None:
         super().__init__()
         self.dtype = plain_dtype(dtype)  # the quantized dtypes are aliases of the plain ones
         self.is_dynamic = is_dynamic
 
     @abstractmethod
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         pass
 
     @abstractmethod
-    def calculate_qparams(self, **kwargs):
+    def calculate_qparams(self, **kwargs: Any) -> Tuple[torch.Tensor, torch.Tensor]:
         pass
 
     with_args = classmethod(with_args)
@@ -103,9 +103,10 @@ class UniformQuantizationObserverBase(ObserverBase):
     _version = 3
     eps: torch.Tensor
 
-    def __init__(self, dtype=torch.uint8, qscheme=torch.per_tensor_affine, reduce_range=False,
-                 quant_min=None, quant_max=None, factory_kwargs=None,
-                 eps=torch.finfo(torch.float32).eps, is_dynamic=False, **kwargs):
+    def __init__(self, dtype: torch.dtype = torch.uint8, qscheme: torch.qscheme = torch.per_tensor_affine,
+                 reduce_range: bool = False, quant_min: Optional[int] = None, quant_max: Optional[int] = None,
+                 factory_kwargs: Optional[Dict[str, Any]] = None, eps: float = torch.finfo(torch.float32).eps,
+                 is_dynamic: bool = False, **kwargs: Any) -> None:
         factory_kwargs = nn.factory_kwargs(factory_kwargs)
         super().__init__(dtype=dtype, is_dynamic=is_dynamic)
         if qscheme not in _PER_TENSOR + _PER_CHANNEL:
@@ -116,7 +117,7 @@ class UniformQuantizationObserverBase(ObserverBase):
         self.has_customized_qrange = quant_min is not None and quant_max is not None
         self.quant_min, self.quant_max = _qrange(dtype, reduce_range, quant_min, quant_max)
 
-    def _calculate_qparams(self, min_val, max_val):
+    def _calculate_qparams(self, min_val: torch.Tensor, max_val: torch.Tensor):
         """scale / zero_point from a (per-tensor or per-channel) range, torch's rule."""
         if not _min_max_valid(min_val, max_val):
             return torch.tensor([1.0], device=min_val.device.type), torch.tensor([0], device=min_val.device.type)
@@ -149,8 +150,8 @@ class UniformQuantizationObserverBase(ObserverBase):
             zero_point = torch.tensor([int(zero_point)], dtype=zero_point.dtype, device=device)
         return scale, zero_point
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs):
+    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
+                              strict: bool, missing_keys: List[str], unexpected_keys: List[str], error_msgs: List[str]):
         version = local_metadata.get("version", None)
         if version is None or version == 1:
             state_dict[prefix + "eps"] = torch.tensor([torch.finfo(torch.float32).eps])
@@ -158,11 +159,11 @@ class UniformQuantizationObserverBase(ObserverBase):
                                       unexpected_keys, error_msgs)
 
     @torch.jit.export
-    def reset_min_max_vals(self):
+    def reset_min_max_vals(self) -> None:
         raise NotImplementedError("Cannot reset min/max values in the given observer.")
 
 
-def _min_max_valid(min_val, max_val):
+def _min_max_valid(min_val: torch.Tensor, max_val: torch.Tensor):
     if min_val.numel() == 0 or max_val.numel() == 0:
         warnings.warn("must run observer before calling calculate_qparams. "
                       "Returning default values.", stacklevel=3)
@@ -179,7 +180,7 @@ def _min_max_valid(min_val, max_val):
     return True
 
 
-def observer_state(observer):
+def observer_state(observer: nn.Module) -> Tuple[str, str]:
     """What an observer (or the observer inside a fake-quant) has recorded, as ``(state, why)``:
 
     * ``"calibrated"``: a complete, finite range (per channel: every channel), and for a
@@ -222,7 +223,7 @@ def observer_state(observer):
     return "calibrated", ""
 
 
-def is_calibrated(observer) -> bool:
+def is_calibrated(observer: nn.Module) -> bool:
     """True when the observer holds a usable range (``observer_state(observer)[0] == "calibrated"``)."""
     return observer_state(observer)[0] == "calibrated"
 
@@ -233,9 +234,10 @@ class MinMaxObserver(UniformQuantizationObserverBase):
     min_val: torch.Tensor
     max_val: torch.Tensor
 
-    def __init__(self, dtype=torch.uint8, qscheme=torch.per_tensor_affine, reduce_range=False,
-                 quant_min=None, quant_max=None, factory_kwargs=None,
-                 eps=torch.finfo(torch.float32).eps, is_dynamic=False, **kwargs):
+    def __init__(self, dtype: torch.dtype = torch.uint8, qscheme: torch.qscheme = torch.per_tensor_affine,
+                 reduce_range: bool = False, quant_min: Optional[int] = None, quant_max: Optional[int] = None,
+                 factory_kwargs: Optional[Dict[str, Any]] = None, eps: float = torch.finfo(torch.float32).eps,
+                 is_dynamic: bool = False, **kwargs: Any) -> None:
         if qscheme not in _PER_TENSOR:
             raise ValueError(f"{type(self).__name__}: qscheme should be per-tensor, got {qscheme}")
         if is_dynamic:
@@ -246,7 +248,7 @@ class MinMaxObserver(UniformQuantizationObserverBase):
         self.register_buffer("min_val", torch.tensor(float("inf"), **factory_kwargs))
         self.register_buffer("max_val", torch.tensor(float("-inf"), **factory_kwargs))
 
-    def forward(self, x_orig):
+    def forward(self, x_orig: torch.Tensor) -> torch.Tensor:
         if x_orig.numel() == 0:
             return x_orig
         x = x_orig.detach().to(self.min_val.dtype)
@@ -256,15 +258,15 @@ class MinMaxObserver(UniformQuantizationObserverBase):
         return x_orig
 
     @torch.jit.export
-    def calculate_qparams(self):
+    def calculate_qparams(self) -> Tuple[torch.Tensor, torch.Tensor]:
         return self._calculate_qparams(self.min_val, self.max_val)
 
     @torch.jit.export
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}"
 
     @torch.jit.export
-    def reset_min_max_vals(self):
+    def reset_min_max_vals(self) -> None:
         self.min_val.copy_(torch.tensor(float("inf")))
         self.max_val.copy_(torch.tensor(float("-inf")))
 
@@ -272,16 +274,17 @@ class MinMaxObserver(UniformQuantizationObserverBase):
 class MovingAverageMinMaxObserver(MinMaxObserver):
     """Exponential moving average of per-batch min / max (``averaging_constant``)."""
 
-    def __init__(self, averaging_constant=0.01, dtype=torch.uint8, qscheme=torch.per_tensor_affine,
-                 reduce_range=False, quant_min=None, quant_max=None,
-                 eps=torch.finfo(torch.float32).eps, is_dynamic=False, **kwargs):
+    def __init__(self, averaging_constant: float = 0.01, dtype: torch.dtype = torch.uint8,
+                 qscheme: torch.qscheme = torch.per_tensor_affine, reduce_range: bool = False,
+                 quant_min: Optional[int] = None, quant_max: Optional[int] = None,
+                 eps: float = torch.finfo(torch.float32).eps, is_dynamic: bool = False, **kwargs: Any) -> None:
         if is_dynamic:
             raise NotImplementedError("MovingAverageMinMaxObserver doesn't support dynamic quantization")
         self.averaging_constant = averaging_constant
         super().__init__(dtype=dtype, qscheme=qscheme, reduce_range=reduce_range, quant_min=quant_min,
                          quant_max=quant_max, eps=eps, **kwargs)
 
-    def forward(self, x_orig):
+    def forward(self, x_orig: torch.Tensor) -> torch.Tensor:
         if x_orig.numel() == 0:
             return x_orig
         x = x_orig.detach().to(self.min_val.dtype)
@@ -303,9 +306,11 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
     min_val: torch.Tensor
     max_val: torch.Tensor
 
-    def __init__(self, ch_axis=0, dtype=torch.uint8, qscheme=torch.per_channel_affine,
-                 reduce_range=False, quant_min=None, quant_max=None, factory_kwargs=None,
-                 eps=torch.finfo(torch.float32).eps, is_dynamic=False, **kwargs):
+    def __init__(self, ch_axis: int = 0, dtype: torch.dtype = torch.uint8,
+                 qscheme: torch.qscheme = torch.per_channel_affine, reduce_range: bool = False,
+                 quant_min: Optional[int] = None, quant_max: Optional[int] = None,
+                 factory_kwargs: Optional[Dict[str, Any]] = None, eps: float = torch.finfo(torch.float32).eps,
+                 is_dynamic: bool = False, **kwargs: Any) -> None:
         if qscheme not in _PER_CHANNEL:
             raise ValueError(f"{type(self).__name__}: qscheme should be per-channel, got {qscheme}")
         if is_dynamic:
@@ -317,13 +322,13 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
         self.register_buffer("min_val", torch.tensor([], **factory_kwargs))
         self.register_buffer("max_val", torch.tensor([], **factory_kwargs))
 
-    def _rows(self, x_orig):
+    def _rows(self, x_orig: torch.Tensor):
         x = x_orig.detach()
         axis = self.ch_axis if self.ch_axis >= 0 else self.ch_axis + x.dim()
         order = [axis] + [d for d in range(x.dim()) if d != axis]
         return torch.flatten(x.permute(order).to(self.min_val.dtype), start_dim=1)
 
-    def forward(self, x_orig):
+    def forward(self, x_orig: torch.Tensor) -> torch.Tensor:
         if x_orig.numel() == 0:
             return x_orig
         min_now, max_now = torch.aminmax(self._rows(x_orig), dim=1)
@@ -334,21 +339,21 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
         self._store(min_val, max_val)
         return x_orig
 
-    def _store(self, min_val, max_val):
+    def _store(self, min_val: torch.Tensor, max_val: torch.Tensor):
         self.min_val.resize_(min_val.shape)
         self.max_val.resize_(max_val.shape)
         self.min_val.copy_(min_val)
         self.max_val.copy_(max_val)
 
     @torch.jit.export
-    def calculate_qparams(self):
+    def calculate_qparams(self) -> Tuple[torch.Tensor, torch.Tensor]:
         return self._calculate_qparams(self.min_val, self.max_val)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}"
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs):
+    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
+                              strict: bool, missing_keys: List[str], unexpected_keys: List[str], error_msgs: List[str]):
         for name in ("min_val", "max_val"):  # shapes depend on the data seen
             key = prefix + name
             if key in state_dict:
@@ -357,15 +362,16 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
                                       unexpected_keys, error_msgs)
 
     @torch.jit.export
-    def reset_min_max_vals(self):
+    def reset_min_max_vals(self) -> None:
         self.min_val = torch.tensor([], device=self.min_val.device)
         self.max_val = torch.tensor([], device=self.max_val.device)
 
 
 class MovingAveragePerChannelMinMaxObserver(PerChannelMinMaxObserver):
-    def __init__(self, averaging_constant=0.01, ch_axis=0, dtype=torch.uint8,
-                 qscheme=torch.per_channel_affine, reduce_range=False, quant_min=None,
-                 quant_max=None, eps=torch.finfo(torch.float32).eps, is_dynamic=False, **kwargs):
+    def __init__(self, averaging_constant: float = 0.01, ch_axis: int = 0, dtype: torch.dtype = torch.uint8,
+                 qscheme: torch.qscheme = torch.per_channel_affine, reduce_range: bool = False,
+                 quant_min: Optional[int] = None, quant_max: Optional[int] = None,
+                 eps: float = torch.finfo(torch.float32).eps, is_dynamic: bool = False, **kwargs: Any) -> None:
         if is_dynamic:
             raise NotImplementedError(
                 "MovingAveragePerChannelMinMaxObserver doesn't support dynamic quantization")
@@ -373,7 +379,7 @@ class MovingAveragePerChannelMinMaxObserver(PerChannelMinMaxObserver):
                          quant_min=quant_min, quant_max=quant_max, eps=eps, **kwargs)
         self.averaging_constant = averaging_constant
 
-    def forward(self, x_orig):
+    def forward(self, x_orig: torch.Tensor) -> torch.Tensor:
         if x_orig.numel() == 0:
             return x_orig
         min_now, max_now = torch.aminmax(self._rows(x_orig), dim=1)
@@ -394,9 +400,11 @@ class HistogramObserver(UniformQuantizationObserverBase):
     min_val: torch.Tensor
     max_val: torch.Tensor
 
-    def __init__(self, bins=2048, dtype=torch.uint8, qscheme=torch.per_tensor_affine,
-                 reduce_range=False, quant_min=None, quant_max=None, factory_kwargs=None,
-                 eps=torch.finfo(torch.float32).eps, is_dynamic=False, **kwargs):
+    def __init__(self, bins: int = 2048, dtype: torch.dtype = torch.uint8,
+                 qscheme: torch.qscheme = torch.per_tensor_affine, reduce_range: bool = False,
+                 quant_min: Optional[int] = None, quant_max: Optional[int] = None,
+                 factory_kwargs: Optional[Dict[str, Any]] = None, eps: float = torch.finfo(torch.float32).eps,
+                 is_dynamic: bool = False, **kwargs: Any) -> None:
         if qscheme not in _PER_TENSOR:
             raise NotImplementedError("HistogramObserver: qscheme should be per_tensor_affine or "
                                       f"per_tensor_symmetric, got {qscheme}")
@@ -413,11 +421,11 @@ class HistogramObserver(UniformQuantizationObserverBase):
         self.upsample_rate = 16
 
     @staticmethod
-    def _norm(begin, end, density):
+    def _norm(begin: torch.Tensor, end: torch.Tensor, density: torch.Tensor) -> torch.Tensor:
         # density * integral_{begin}^{end} x^2 dx
         return density * (end * end * end - begin * begin * begin) / 3
 
-    def _quantization_error(self, start_bin, end_bin):
+    def _quantization_error(self, start_bin: int, end_bin: int):
         bin_width = (self.max_val.item() - self.min_val.item()) / self.bins
         dst_width = bin_width * (end_bin - start_bin + 1) / self.dst_nbins
         if dst_width == 0.0:
@@ -463,7 +471,8 @@ class HistogramObserver(UniformQuantizationObserverBase):
             norm_min, start_bin, end_bin = norm, next_start, next_end
         return self.min_val + bin_width * start_bin, self.min_val + bin_width * (end_bin + 1)
 
-    def _upscale_histogram(self, hist, orig_min, orig_max, new_min, new_max):
+    def _upscale_histogram(self, hist: torch.Tensor, orig_min: torch.Tensor, orig_max: torch.Tensor,
+                           new_min: torch.Tensor, new_max: torch.Tensor):
         hist = hist.repeat_interleave(self.upsample_rate) / self.upsample_rate
         bin_size = (orig_max - orig_min) / (self.bins * self.upsample_rate)
         mids = torch.linspace(orig_min, orig_max, self.bins * self.upsample_rate + 1,
@@ -473,19 +482,20 @@ class HistogramObserver(UniformQuantizationObserverBase):
         bucket = bucket.clamp(0, self.bins - 1)
         return torch.bincount(bucket, weights=hist, minlength=self.bins)
 
-    def _combine_histograms(self, orig_hist, orig_min, orig_max, new_hist, new_min, new_max):
+    def _combine_histograms(self, orig_hist: torch.Tensor, orig_min: torch.Tensor, orig_max: torch.Tensor,
+                            new_hist: torch.Tensor, new_min: torch.Tensor, new_max: torch.Tensor):
         if new_min == orig_min and new_max == orig_max:
             return orig_hist + new_hist
         if orig_min == orig_max:
             return torch.histc(orig_min, bins=self.bins, min=new_min, max=new_max) * torch.sum(orig_hist) + new_hist
         return new_hist + self._upscale_histogram(orig_hist, orig_min, orig_max, new_min, new_max)
 
-    def _set(self, name, value):
+    def _set(self, name: str, value: torch.Tensor):
         buf = getattr(self, name)
         buf.detach_().resize_(value.shape)
         buf.copy_(value)
 
-    def forward(self, x_orig):
+    def forward(self, x_orig: torch.Tensor) -> torch.Tensor:
         if x_orig.numel() == 0:
             return x_orig
         x = x_orig.detach()
@@ -515,7 +525,7 @@ class HistogramObserver(UniformQuantizationObserverBase):
         return x_orig
 
     @torch.jit.export
-    def calculate_qparams(self):
+    def calculate_qparams(self) -> Tuple[torch.Tensor, torch.Tensor]:
         if self.min_val == float("inf") and self.max_val == float("-inf"):
             warnings.warn("must run observer before calling calculate_qparams. "
                           "Returning default scale and zero point ", stacklevel=2)
@@ -523,8 +533,8 @@ class HistogramObserver(UniformQuantizationObserverBase):
         new_min, new_max = self._non_linear_param_search()
         return self._calculate_qparams(new_min, new_max)
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs):
+    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
+                              strict: bool, missing_keys: List[str], unexpected_keys: List[str], error_msgs: List[str]):
         for name in ("min_val", "max_val", "histogram"):
             key = prefix + name
             if key in state_dict:
@@ -532,26 +542,28 @@ class HistogramObserver(UniformQuantizationObserverBase):
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
                                       unexpected_keys, error_msgs)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}"
 
 
 class PlaceholderObserver(ObserverBase):
     """Records nothing; carries dtype (and ``is_dynamic``) for dynamic quantization."""
 
-    def __init__(self, dtype=torch.float32, custom_op_name="", compute_dtype=None,
-                 quant_min=None, quant_max=None, qscheme=None, eps=None, is_dynamic=False):
+    def __init__(self, dtype: torch.dtype = torch.float32, custom_op_name: str = "",
+                 compute_dtype: Optional[torch.dtype] = None, quant_min: Optional[int] = None,
+                 quant_max: Optional[int] = None, qscheme: Optional[torch.qscheme] = None, eps: Optional[float] = None,
+                 is_dynamic: bool = False) -> None:
         super().__init__(dtype=dtype, is_dynamic=is_dynamic)
         self.qscheme = torch.per_tensor_affine if qscheme is None else qscheme
         self.quant_min, self.quant_max = quant_min, quant_max
         self.eps = eps
         self.custom_op = custom_op_name
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x
 
     @torch.jit.export
-    def calculate_qparams(self):
+    def calculate_qparams(self) -> Tuple[torch.Tensor, torch.Tensor]:
         raise RuntimeError("PlaceholderObserver has no qparams: it marks a tensor that is "
                            "quantized dynamically (at run time)")
 
@@ -562,8 +574,9 @@ class FixedQParamsObserver(ObserverBase):
     scale: torch.Tensor
     zero_point: torch.Tensor
 
-    def __init__(self, scale, zero_point, dtype=torch.uint8, qscheme=torch.per_tensor_affine,
-                 quant_min=0, quant_max=255, is_dynamic=False, **kwargs):
+    def __init__(self, scale: float, zero_point: int, dtype: torch.dtype = torch.uint8,
+                 qscheme: torch.qscheme = torch.per_tensor_affine, quant_min: int = 0, quant_max: int = 255,
+                 is_dynamic: bool = False, **kwargs: Any) -> None:
         if is_dynamic:
             raise NotImplementedError("FixedQParamsObserver doesn't support dynamic quantization")
         super().__init__(dtype=dtype, is_dynamic=is_dynamic)
@@ -571,11 +584,11 @@ class FixedQParamsObserver(ObserverBase):
         self.register_buffer("scale", torch.tensor([scale], dtype=torch.float))
         self.register_buffer("zero_point", torch.tensor([zero_point], dtype=torch.int))
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x
 
     @torch.jit.export
-    def calculate_qparams(self):
+    def calculate_qparams(self) -> Tuple[torch.Tensor, torch.Tensor]:
         return self.scale, self.zero_point
 
 
@@ -584,15 +597,15 @@ class NoopObserver(ObserverBase):
     """Observes nothing and carries a dtype (default float16): marks a tensor that stays float
     (torch's NoopObserver; its calculate_qparams raises)."""
 
-    def __init__(self, dtype=torch.float16, custom_op_name=""):
+    def __init__(self, dtype: torch.dtype = torch.float16, custom_op_name: str = "") -> None:
         super().__init__(dtype=dtype, is_dynamic=False)
         self.custom_op = custom_op_name
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x
 
     @torch.jit.export
-    def calculate_qparams(self):
+    def calculate_qparams(self) -> Tuple[torch.Tensor, torch.Tensor]:
         raise RuntimeError("NoopObserver has no qparams: it observes nothing")
 
 
@@ -601,18 +614,18 @@ class RecordingObserver(ObserverBase):
 
     __annotations__ = {"tensor_val": List[Optional[torch.Tensor]]}
 
-    def __init__(self, dtype=torch.uint8):
+    def __init__(self, dtype: torch.dtype = torch.uint8) -> None:
         super().__init__(dtype=dtype, is_dynamic=False)
         self.tensor_val = []
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         self.tensor_val.append(x.clone())
         return x
 
     @torch.jit.export
-    def calculate_qparams(self):
+    def calculate_qparams(self) -> Tuple[torch.Tensor, torch.Tensor]:
         raise RuntimeError("RecordingObserver has no qparams: it records tensors (get_tensor_value())")
 
     @torch.jit.export
-    def get_tensor_value(self):
+    def get_tensor_value(self) -> List[Optional[torch.Tensor]]:
         return self.tensor_val

@@ -10,6 +10,7 @@ import and work in a torch without quantized dtypes; torch.quint8 / qint8 / quin
 observer are read as their aliases.
 """
 from collections import namedtuple
+from typing import Callable
 
 import torch
 import torch.nn as nn
@@ -34,7 +35,7 @@ class QConfig(namedtuple("QConfig", ["activation", "weight"])):
 
     __slots__ = ()
 
-    def __new__(cls, activation, weight):
+    def __new__(cls, activation: Callable[..., nn.Module], weight: Callable[..., nn.Module]) -> "QConfig":
         if isinstance(activation, nn.Module) or isinstance(weight, nn.Module):
             raise ValueError("QConfig received observer instance, please pass observer class "
                              "instead. Use MyObserver.with_args(x=1) to override arguments")
@@ -97,7 +98,8 @@ class QConfigDynamic(namedtuple("QConfigDynamic", ["activation", "weight"])):
 
     __slots__ = ()
 
-    def __new__(cls, activation=torch.nn.Identity, weight=torch.nn.Identity):
+    def __new__(cls, activation: Callable[..., nn.Module] = torch.nn.Identity,
+                weight: Callable[..., nn.Module] = torch.nn.Identity) -> "QConfigDynamic":
         if isinstance(weight, nn.Module):
             raise ValueError("QConfigDynamic received observer instance, please pass observer class "
                              "instead. Use MyObserver.with_args(x=1) to override arguments")

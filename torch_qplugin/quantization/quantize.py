@@ -10,6 +10,7 @@ import inspect
 import itertools
 import sys
 import warnings
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import torch
 import torch.nn as nn
@@ -35,11 +36,11 @@ _FLOAT_FUNCTIONALS = (FloatFunctional, QFunctional) + C.present(C.TorchFloatFunc
 _DEQUANT_STUBS = (DeQuantStub,) + C.present(C.TorchDeQuantStub)
 
 
-def _is_observer(m):
+def _is_observer(m: nn.Module):
     return isinstance(m, (ObserverBase, FakeQuantizeBase) + C.torch_observer_types())
 
 
-def _check_qconfig(qconfig, module):
+def _check_qconfig(qconfig: Any, module: nn.Module):
     if qconfig is None:
         return
     if not (hasattr(qconfig, "activation") and hasattr(qconfig, "weight")):
@@ -48,7 +49,7 @@ def _check_qconfig(qconfig, module):
 
 
 # ---- qconfig propagation ---------------------------------------------------------------------
-def _propagate(module, qconfig_dict, parent_qconfig=None, prefix=""):
+def _propagate(module: nn.Module, qconfig_dict: Dict[Any, Any], parent_qconfig: Any = None, prefix: str = ""):
     qconfig = qconfig_dict.get(_type(module), parent_qconfig)
     qconfig = qconfig_dict.get(prefix, qconfig)
     qconfig = getattr(module, "qconfig", qconfig)
@@ -58,30 +59,31 @@ def _propagate(module, qconfig_dict, parent_qconfig=None, prefix=""):
         _propagate(child, qconfig_dict, qconfig, f"{prefix}.{name}" if prefix else name)
 
 
-def propagate_qconfig_(module, qconfig_dict=None, prepare_custom_config_dict=None):
+def propagate_qconfig_(module: nn.Module, qconfig_dict: Optional[Dict[Any, Any]] = None,
+                       prepare_custom_config_dict: Optional[Dict[str, Any]] = None) -> None:
     """Sets ``.qconfig`` on every submodule: its own, else the one for its name or type in
     ``qconfig_dict``, else its parent's. In place."""
     _propagate(module, qconfig_dict or {})
 
 
 # ---- observers -------------------------------------------------------------------------------
-def _observer_forward_hook(self, input, output):
+def _observer_forward_hook(self: nn.Module, input: Tuple[Any, ...], output: Any):
     return self.activation_post_process(output)
 
 
-def _observer_forward_pre_hook(self, input):
+def _observer_forward_pre_hook(self: nn.Module, input: Tuple[Any, ...]):
     return self.activation_post_process(input[0])
 
 
-def _needs_observation(m):
+def _needs_observation(m: nn.Module):
     return getattr(m, "qconfig", None) is not None
 
 
-def _count_observer_call(obs, args):
+def _count_observer_call(obs: nn.Module, args: Tuple[Any, ...]):
     obs._qplugin_calls = obs.__dict__.get("_qplugin_calls", 0) + 1
 
 
-def _new_observer(qconfig, device):
+def _new_observer(qconfig: Any, device: Optional[torch.device]):
     """An activation observer that also counts its calls (``_qplugin_calls``): convert tells a
     module no calibration batch reached (converted, raises if called) from one that was reached
     but recorded no data (an error at convert)."""
@@ -93,17 +95,18 @@ def _new_observer(qconfig, device):
     return obs
 
 
-def _insert_observer(m, device):
+def _insert_observer(m: nn.Module, device: Optional[torch.device]):
     if _needs_observation(m) and not isinstance(m, _DEQUANT_STUBS):
         m.add_module("activation_post_process", _new_observer(m.qconfig, device))
         m.register_forward_hook(_observer_forward_hook, prepend=True)
 
 
-def _devices(module):
+def _devices(module: nn.Module):
     return {p.device for p in itertools.chain(module.parameters(), module.buffers()) if p.device.type != "meta"}
 
 
-def _add_observer_(module, allow_list, non_leaf_module_list=None, device=None):
+def _add_observer_(module: nn.Module, allow_list: Set[Any], non_leaf_module_list: Optional[Set[Any]] = None,
+                   device: Optional[torch.device] = None):
     if device is None:
         devs = _devices(module)
         if len(devs) > 1:
@@ -130,8 +133,9 @@ def _add_observer_(module, allow_list, non_leaf_module_list=None, device=None):
             _insert_observer(module, device)
 
 
-def prepare(model, inplace=False, allow_list=None, observer_non_leaf_module_list=None,
-            prepare_custom_config_dict=None):
+def prepare(model: nn.Module, inplace: bool = False, allow_list: Optional[Set[Any]] = None,
+            observer_non_leaf_module_list: Optional[Set[Any]] = None,
+            prepare_custom_config_dict: Optional[Dict[str, Any]] = None) -> nn.Module:
     """Attaches observers (per the propagated qconfig) to the modules that will be quantized.
     Returns the prepared model (a copy unless ``inplace``); then run calibration data through it."""
     if not inplace:
@@ -146,7 +150,7 @@ def prepare(model, inplace=False, allow_list=None, observer_non_leaf_module_list
     return model
 
 
-def prepare_qat(model, mapping=None, inplace=False):
+def prepare_qat(model: nn.Module, mapping: Optional[Dict[Any, type]] = None, inplace: bool = False) -> nn.Module:
     """Swaps modules for their QAT versions (fake-quantized weights) and attaches fake-quant
     observers. The model must be in training mode."""
     if not model.training:
@@ -163,7 +167,7 @@ def prepare_qat(model, mapping=None, inplace=False):
 
 
 # ---- convert ---------------------------------------------------------------------------------
-def _remove_observers(module):
+def _remove_observers(module: nn.Module):
     if hasattr(module, "activation_post_process") and _is_observer(module.activation_post_process):
         delattr(module, "activation_post_process")
     for hooks, fn in ((module._forward_pre_hooks, _observer_forward_pre_hook),
@@ -173,7 +177,7 @@ def _remove_observers(module):
             hooks.pop(hid)
 
 
-def _remove_qconfig(module):
+def _remove_qconfig(module: nn.Module):
     for child in module.children():
         _remove_qconfig(child)
     if hasattr(module, "qconfig"):
@@ -181,7 +185,8 @@ def _remove_qconfig(module):
     _remove_observers(module)
 
 
-def swap_module(mod, mapping, custom_module_class_mapping=None, use_precomputed_fake_quant=False):
+def swap_module(mod: nn.Module, mapping: Dict[Any, type], custom_module_class_mapping: Optional[Dict[Any, type]] = None,
+                use_precomputed_fake_quant: bool = False) -> nn.Module:
     """The replacement for ``mod`` per ``mapping`` (``mod`` itself if it has no qconfig or no entry)."""
     custom_module_class_mapping = custom_module_class_mapping or {}
     new_mod = mod
@@ -210,8 +215,9 @@ def swap_module(mod, mapping, custom_module_class_mapping=None, use_precomputed_
     return new_mod
 
 
-def _convert(module, mapping, inplace=True, custom_module_class_mapping=None,
-             use_precomputed_fake_quant=False, check=True, prefix="", unmapped=None):
+def _convert(module: nn.Module, mapping: Dict[Any, type], inplace: bool = True,
+             custom_module_class_mapping: Optional[Dict[Any, type]] = None, use_precomputed_fake_quant: bool = False,
+             check: bool = True, prefix: str = "", unmapped: Optional[List[Tuple[str, type]]] = None):
     custom_module_class_mapping = custom_module_class_mapping or {}
     reassign = {}
     for name, mod in module.named_children():
@@ -232,13 +238,15 @@ def _convert(module, mapping, inplace=True, custom_module_class_mapping=None,
     return module
 
 
-def _was_observed(mod):
+def _was_observed(mod: nn.Module):
     return (getattr(mod, "qconfig", None) is not None and
             (_is_observer(getattr(mod, "activation_post_process", None)) or hasattr(mod, "weight_fake_quant")))
 
 
-def convert(module, mapping=None, inplace=False, remove_qconfig=True, is_reference=False,
-            convert_custom_config_dict=None, use_precomputed_fake_quant=False, plain=None):
+def convert(module: nn.Module, mapping: Optional[Dict[Any, type]] = None, inplace: bool = False,
+            remove_qconfig: bool = True, is_reference: bool = False,
+            convert_custom_config_dict: Optional[Dict[str, Any]] = None, use_precomputed_fake_quant: bool = False,
+            plain: Optional[bool] = None) -> nn.Module:
     """Replaces observed (or QAT) modules by their qplugin quantized versions via ``from_float``.
 
     ``plain=True`` gives the plain form (torch_qplugin.nn.plain: no quantized-dtype tensor, QTensor
@@ -286,7 +294,7 @@ def convert(module, mapping=None, inplace=False, remove_qconfig=True, is_referen
     return module
 
 
-def _check_some_observer_saw_data(module):
+def _check_some_observer_saw_data(module: nn.Module):
     """A module no calibration batch reached converts to one that raises if called; but when
     *no* activation observer saw data, calibration did not happen (or ran on another copy of
     the model): that is the mistake to report now."""
@@ -300,7 +308,7 @@ def _check_some_observer_saw_data(module):
             "a prepared copy unless inplace=True: calibrate the model it returned)")
 
 
-def _is_dynamic_qconfig(qconfig):
+def _is_dynamic_qconfig(qconfig: Any):
     if qconfig is None:
         return True
     try:
@@ -311,7 +319,9 @@ def _is_dynamic_qconfig(qconfig):
 
 
 # ---- one-call workflows ----------------------------------------------------------------------
-def quantize(model, run_fn, run_args, mapping=None, inplace=False, plain=None):
+def quantize(model: nn.Module, run_fn: Callable[..., Any], run_args: Sequence[Any],
+             mapping: Optional[Dict[Any, type]] = None, inplace: bool = False,
+             plain: Optional[bool] = None) -> nn.Module:
     """prepare -> run_fn(model, *run_args) (calibration) -> convert (``plain``: see convert)."""
     if not inplace:
         model = copy.deepcopy(model)
@@ -322,7 +332,9 @@ def quantize(model, run_fn, run_args, mapping=None, inplace=False, plain=None):
     return model
 
 
-def quantize_dynamic(model, qconfig_spec=None, dtype=None, mapping=None, inplace=False, plain=None):
+def quantize_dynamic(model: nn.Module, qconfig_spec: Optional[Union[Dict[Any, Any], Set[Any]]] = None,
+                     dtype: Optional[torch.dtype] = None, mapping: Optional[Dict[Any, type]] = None,
+                     inplace: bool = False, plain: Optional[bool] = None) -> nn.Module:
     """Replaces Linear / LSTM / GRU / cells with dynamically quantized versions: qint8 weights
     (dtype None, torch.qint8 or torch.int8) or float16 weights (dtype=torch.float16, the fp16
     scheme: float activations, no int8 step); ``plain``: see convert."""
@@ -350,7 +362,8 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=None, mapping=None, inplace
     return model
 
 
-def quantize_qat(model, run_fn, run_args, inplace=False, plain=None):
+def quantize_qat(model: nn.Module, run_fn: Callable[..., Any], run_args: Sequence[Any], inplace: bool = False,
+                 plain: Optional[bool] = None) -> nn.Module:
     """prepare_qat -> run_fn(model, *run_args) (training) -> eval -> convert (``plain``: see convert)."""
     if not inplace:
         model = copy.deepcopy(model)
@@ -362,7 +375,7 @@ def quantize_qat(model, run_fn, run_args, inplace=False, plain=None):
     return model
 
 
-def add_quant_dequant(module):
+def add_quant_dequant(module: nn.Module) -> nn.Module:
     """Wraps leaf modules that have a qconfig in QuantWrapper."""
     if len(module._modules) == 0 and getattr(module, "qconfig", None):
         return QuantWrapper(module)
@@ -373,10 +386,10 @@ def add_quant_dequant(module):
 
 # ---- calibration helpers with an optional progress bar ----------------------------------------
 class _SimpleBar:
-    def __init__(self, iterable, desc, total):
+    def __init__(self, iterable: Iterable[Any], desc: str, total: Optional[int]) -> None:
         self.it, self.desc, self.total = iterable, desc, total
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         n = 0
         for n, x in enumerate(self.it, 1):
             yield x
@@ -386,7 +399,8 @@ class _SimpleBar:
         sys.stderr.write("\n")
 
 
-def progress(iterable, enabled=True, desc="calibrating", total=None):
+def progress(iterable: Iterable[Any], enabled: bool = True, desc: str = "calibrating",
+             total: Optional[int] = None) -> Iterable[Any]:
     """Wraps ``iterable`` in a progress bar when ``enabled``: tqdm if it is installed (optional),
     else a one-line counter on stderr."""
     if not enabled:
@@ -401,7 +415,8 @@ def progress(iterable, enabled=True, desc="calibrating", total=None):
 
 
 @torch.no_grad()
-def calibrate(model, data, progress_bar=False, desc="calibrating"):
+def calibrate(model: nn.Module, data: Iterable[Any], progress_bar: bool = False,
+              desc: str = "calibrating") -> nn.Module:
     """Runs every batch of ``data`` through a prepared model (a tuple batch is unpacked into
     positional arguments). Usable as ``quantize(model, calibrate, (data,))``."""
     was_training = model.training
@@ -416,17 +431,17 @@ def calibrate(model, data, progress_bar=False, desc="calibrating"):
 
 
 # ---- workflow helpers torch.ao.quantization also offers ----------------------------------------
-def default_eval_fn(model, calib_data):
+def default_eval_fn(model: nn.Module, calib_data: Iterable[Any]) -> None:
     """Runs ``model(data)`` for every ``(data, target)`` in ``calib_data`` (torch's calibration
     helper; the targets are ignored)."""
     for data, _target in calib_data:
         model(data)
 
 
-def get_observer_dict(mod, target_dict, prefix=""):
+def get_observer_dict(mod: nn.Module, target_dict: Dict[str, Any], prefix: str = "") -> None:
     """Fills ``target_dict`` with every ``activation_post_process`` under ``mod``, keyed by its
     dotted path (``"conv.activation_post_process"``), as torch's get_observer_dict."""
-    def key(name):
+    def key(name: str):
         return name if prefix == "" else prefix + "." + name
 
     if hasattr(mod, "activation_post_process"):
@@ -435,8 +450,9 @@ def get_observer_dict(mod, target_dict, prefix=""):
         get_observer_dict(child, target_dict, key(name))
 
 
-def add_observer_(module, qconfig_propagation_list=None, non_leaf_module_list=None, device=None,
-                  custom_module_class_mapping=None):
+def add_observer_(module: nn.Module, qconfig_propagation_list: Optional[Set[Any]] = None,
+                  non_leaf_module_list: Optional[Set[Any]] = None, device: Optional[torch.device] = None,
+                  custom_module_class_mapping: Optional[Dict[Any, type]] = None) -> None:
     """Attaches output observers to the modules (of the propagation list's types) that have a
     ``qconfig`` (set it first, e.g. with propagate_qconfig_), in place; prepare() calls this."""
     if custom_module_class_mapping:

@@ -20,6 +20,8 @@ packed-params object) and saves / loads with ``torch.jit.save`` / ``load`` after
 torch_qplugin``. When torch removes its graph-mode passes, these two functions raise (docs/migration.md):
 the rewrite needs torch's pass to produce the graph.
 """
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
 import torch
 
 from . import _compat as C
@@ -50,11 +52,11 @@ _FLOAT_OUT = {"dequantize", "linear_dynamic", "linear_relu_dynamic", "linear_dyn
               "embedding_4bit"}
 
 
-def _ours_exists(name):
+def _ours_exists(name: str):
     return bool(torch._C._jit_get_schemas_for_operator("qplugin::" + name))
 
 
-def _repack(obj, consumer, who):
+def _repack(obj: torch.ScriptObject, consumer: str, who: str):
     """qplugin's packed weight for torch's packed object ``obj``, read by op ``consumer``
     (``quantized::X`` name)."""
     op = consumer.split("::")[1]
@@ -79,14 +81,14 @@ def _repack(obj, consumer, who):
     raise RuntimeError(f"{who}: torch's packed weight read by {consumer} has no qplugin form")
 
 
-def _walk(block):
+def _walk(block: torch._C.Block):
     for node in block.nodes():
         yield node
         for b in node.blocks():
             yield from _walk(b)
 
 
-def _replace_node(graph, node, kind, inputs=None):
+def _replace_node(graph: torch._C.Graph, node: torch._C.Node, kind: str, inputs: Optional[List[torch._C.Value]] = None):
     new = graph.create(kind, list(node.inputs()) if inputs is None else inputs, node.outputsSize())
     new.insertBefore(node)
     for old_out, new_out in zip(node.outputs(), new.outputs()):
@@ -96,7 +98,7 @@ def _replace_node(graph, node, kind, inputs=None):
     return new
 
 
-def _rewrite(model, who):
+def _rewrite(model: torch.jit.ScriptModule, who: str):
     """Rewrites the forward graph of torch's converted ``model`` onto qplugin (in place)."""
     graph = model.graph
     # 1. torch's packed weights -> qplugin's, as new attributes
@@ -158,7 +160,7 @@ def _rewrite(model, who):
         raise RuntimeError(f"{who}: quantized:: ops left in the graph: {left}")
 
 
-def _finish(model, who):
+def _finish(model: torch.jit.ScriptModule, who: str):
     torch_attrs = [n.s("name") for n in _walk(model.graph) if n.kind() == "prim::GetAttr" and
                    n.output().type().str().startswith("__torch__.torch.classes.quantized.")]
     _rewrite(model, who)
@@ -171,13 +173,14 @@ def _finish(model, who):
     return frozen
 
 
-def _check_scripted(model, who):
+def _check_scripted(model: torch.nn.Module, who: str):
     if not isinstance(model, torch.jit.ScriptModule):
         raise TypeError(f"{who}: expected a scripted or traced model (torch.jit.script / trace), got "
                         f"{type(model).__name__}")
 
 
-def quantize_jit(model, qconfig_dict, run_fn, run_args, inplace=False, debug=False):
+def quantize_jit(model: torch.jit.ScriptModule, qconfig_dict: Dict[str, Any], run_fn: Callable[..., Any],
+                 run_args: Sequence[Any], inplace: bool = False, debug: bool = False) -> torch.jit.ScriptModule:
     """Post-training static quantization of a scripted (or traced) float model in graph mode, as
     torch.ao.quantization.quantize_jit: observers from ``qconfig_dict`` ({"": qconfig} or
     {submodule name: qconfig}; qplugin's qconfigs or torch's), ``run_fn(model, *run_args)``
@@ -191,7 +194,8 @@ def quantize_jit(model, qconfig_dict, run_fn, run_args, inplace=False, debug=Fal
     return _finish(q, who)
 
 
-def quantize_dynamic_jit(model, qconfig_dict, inplace=False, debug=False):
+def quantize_dynamic_jit(model: torch.jit.ScriptModule, qconfig_dict: Dict[str, Any], inplace: bool = False,
+                         debug: bool = False) -> torch.jit.ScriptModule:
     """Dynamic quantization of a scripted model's Linear layers in graph mode, as
     torch.ao.quantization.quantize_dynamic_jit (qint8 weights with ``default_dynamic_qconfig``,
     float16 weights with ``float16_dynamic_qconfig``); torch's passes leave LSTM / GRU float, and
@@ -208,7 +212,7 @@ def quantize_dynamic_jit(model, qconfig_dict, inplace=False, debug=False):
 _OBSERVER_ARGS = ("dtype", "qscheme", "reduce_range", "ch_axis", "averaging_constant", "is_dynamic")
 
 
-def _torch_factory(factory, who):
+def _torch_factory(factory: Callable[[], torch.nn.Module], who: str):
     with C.quiet_torch_graph_mode():  # (torch's own observers warn about reduce_range)
         obs = factory()
     if C.is_torch_observer(obs):
@@ -226,7 +230,7 @@ def _torch_factory(factory, who):
     return C.torch_observer_factory(name, kwargs, who)
 
 
-def _torch_qconfig_dict(qconfig_dict, who):
+def _torch_qconfig_dict(qconfig_dict: Dict[str, Any], who: str):
     if not isinstance(qconfig_dict, dict):
         raise TypeError(f"{who}: qconfig_dict should be a dict {{'': qconfig, ...}}, got {type(qconfig_dict).__name__}")
     out = {}

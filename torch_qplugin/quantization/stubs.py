@@ -6,7 +6,7 @@ Before convert they compute in float (observed by ``activation_post_process``); 
 for the plain (or quantized-tier) Quantize / DeQuantize / QFunctional. Plain PyTorch only: they
 import and work in a torch without quantized dtypes.
 """
-from typing import List
+from typing import Any, List
 
 import torch
 from torch import Tensor, nn
@@ -15,29 +15,29 @@ __all__ = ["QuantStub", "DeQuantStub", "QuantWrapper", "FloatFunctional"]
 
 
 class QuantStub(nn.Module):
-    def __init__(self, qconfig=None):
+    def __init__(self, qconfig: Any = None) -> None:
         super().__init__()
         if qconfig:
             self.qconfig = qconfig
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return x
 
 
 class DeQuantStub(nn.Module):
-    def __init__(self, qconfig=None):
+    def __init__(self, qconfig: Any = None) -> None:
         super().__init__()
         if qconfig:
             self.qconfig = qconfig
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return x
 
 
 class QuantWrapper(nn.Module):
     """``quant -> module -> dequant``: makes a float module a quantizable unit."""
 
-    def __init__(self, module):
+    def __init__(self, module: nn.Module) -> None:
         super().__init__()
         qconfig = getattr(module, "qconfig", None)
         self.add_module("quant", QuantStub(qconfig))
@@ -45,7 +45,7 @@ class QuantWrapper(nn.Module):
         self.add_module("module", module)
         self.train(module.training)
 
-    def forward(self, X):
+    def forward(self, X: Tensor) -> Tensor:
         return self.dequant(self.module(self.quant(X)))
 
 
@@ -53,11 +53,11 @@ class FloatFunctional(nn.Module):
     """Float add/cat/mul/... whose outputs an observer sees (``activation_post_process``);
     ``convert`` turns it into QFunctional. Use it for tensor ops inside a model to quantize."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.activation_post_process = nn.Identity()
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         raise RuntimeError("FloatFunctional is not intended to use the 'forward'. Please use the "
                            "underlying operation")
 

@@ -19,7 +19,7 @@ on them directly and wraps the result, so each layer costs one plain op plus a w
 No quantized-tensor API and no import of torch's ao package here (test/test_plain_wall.py), and no
 import of the quantized tier (test/test_import_graph.py).
 """
-from typing import List, Optional
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
 import torch
 import torch.nn as nn
@@ -48,10 +48,12 @@ _q = torch.ops.qplugin
 _U8 = torch.uint8
 _PER_TENSOR = (torch.per_tensor_affine, torch.per_tensor_symmetric)
 _PER_CHANNEL = (torch.per_channel_affine, torch.per_channel_symmetric)
+# a size argument: one int for every dim, or one per dim (what _pair / _single / _triple take)
+_IntOrSeq = Union[int, Sequence[int]]
 
 
 # ---- activations in and out ----------------------------------------------------------------
-def _in(x, who):
+def _in(x: Tensor, who: Union[str, nn.Module]):
     """(integers, scale, zero_point) of a per-tensor QTensor input; ``who``: the caller's name or
     the module itself (named only on error)."""
     if type(x) is not QTensor:
@@ -72,7 +74,7 @@ def _quantized_dtypes():
     return {getattr(torch, n) for n in ("quint8", "qint8", "qint32") if hasattr(torch, n)}
 
 
-def _out(data, scale, zero_point):
+def _out(data: Tensor, scale: float, zero_point: int):
     return QTensor(data, scale, zero_point)
 
 
@@ -82,7 +84,7 @@ class _Plain:
     def _get_name(self):
         return "Plain" + type(self).__name__
 
-    def __prepare_scriptable__(self):
+    def __prepare_scriptable__(self) -> NoReturn:
         # torch.jit.script calls this on every submodule before compiling any: TorchScript has no
         # QTensor (a torch.Tensor subclass), so a plain model cannot script at all.
         raise RuntimeError(
@@ -97,7 +99,7 @@ class _Retag(_Plain):
     with the quantized twin) with a plain forward."""
 
     @classmethod
-    def from_quantized(cls, qmod):
+    def from_quantized(cls, qmod: nn.Module) -> "_Retag":
         """The plain form of a quantized ``qmod`` (same state; qmod itself is left unchanged)."""
         new = cls.__new__(cls)
         new.__dict__ = dict(qmod.__dict__)
@@ -123,17 +125,18 @@ class Quantize(_Retag, B.Quantize):
             self.__dict__["_qp"] = (float(self.scale), int(self.zero_point))
         return self.__dict__["_qp"]
 
-    def __init__(self, scale, zero_point, dtype, factory_kwargs=None):
+    def __init__(self, scale: float, zero_point: int, dtype: torch.dtype,
+                 factory_kwargs: Optional[Dict[str, Any]] = None) -> None:
         super().__init__(scale, zero_point, dtype, factory_kwargs)
         self._qparams()
 
     @classmethod
-    def from_quantized(cls, qmod):
+    def from_quantized(cls, qmod: nn.Module) -> "Quantize":
         new = super().from_quantized(qmod)
         new._qparams()
         return new
 
-    def _load_from_state_dict(self, *args, **kwargs):
+    def _load_from_state_dict(self, *args: Any, **kwargs: Any):
         super()._load_from_state_dict(*args, **kwargs)
         self.__dict__.pop("_qp", None)
         self._qparams()
@@ -300,13 +303,13 @@ class PReLU(_Plain, nn.Module):
     """prelu on QTensors (qplugin::plain_prelu); ``weight``: the float slopes, i.e. the dequantized
     int8 weight of the quantized PReLU (same quantization as its from_float)."""
 
-    def __init__(self, output_scale: float, output_zero_point: int, num_parameters: int = 1):
+    def __init__(self, output_scale: float, output_zero_point: int, num_parameters: int = 1) -> None:
         super().__init__()
         self.num_parameters = int(num_parameters)
         self.scale, self.zero_point = float(output_scale), int(output_zero_point)
         self.register_buffer("weight", torch.full((self.num_parameters,), 0.25))
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}, scale={self.scale}, zero_point={self.zero_point}"
 
     def forward(self, input: Tensor) -> Tensor:
@@ -314,7 +317,7 @@ class PReLU(_Plain, nn.Module):
         return _out(_q.plain_prelu(d, s, z, self.weight, self.scale, self.zero_point), self.scale, self.zero_point)
 
     @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
+    def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "PReLU":
         scale, zp = _act_qparams(mod, "torch_qplugin.nn.plain.PReLU")
         new = cls(scale, zp, mod.num_parameters)
         w = mod.weight.detach().float()
@@ -340,7 +343,7 @@ class QFunctional(_Retag, B.QFunctional):
     """add / add_relu / mul / cat / matmul at (scale, zero_point); add_scalar / mul_scalar."""
 
 
-    def _binary(self, op, x, y):
+    def _binary(self, op: Callable[..., Tensor], x: Tensor, y: Tensor):
         a, sa, za = _in(x, "torch_qplugin.nn.plain.QFunctional")
         b, sb, zb = _in(y, "torch_qplugin.nn.plain.QFunctional")
         return _out(op(a, sa, za, b, sb, zb, self.scale, self.zero_point), self.scale, self.zero_point)
@@ -377,10 +380,10 @@ class NeverCalibratedQFunctional(QFunctional):
     """The plain QFunctional of a FloatFunctional no calibration batch reached: its ops that need
     output qparams raise the message naming it (as the quantized NeverCalibratedQFunctional)."""
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return super().extra_repr() + ", never calibrated (raises if called)"
 
-    def _binary(self, op, x, y):
+    def _binary(self, op: Callable[..., Tensor], x: Tensor, y: Tensor):
         raise RuntimeError(self._qplugin_uncalibrated)
 
     def cat(self, x: List[Tensor], dim: int = 0) -> Tensor:
@@ -391,7 +394,7 @@ QFunctional._NEVER_CALIBRATED_CLS = NeverCalibratedQFunctional
 
 
 # ---- weights as plain tensors ----------------------------------------------------------------
-def plain_weight(w, obs, axis=0, groups=1):
+def plain_weight(w: Tensor, obs: nn.Module, axis: int = 0, groups: int = 1) -> Tuple[Tensor, Tensor, Tensor]:
     """(int8 weight, float64 scales, int64 zero points) of float ``w`` with a (run) weight
     observer's qparams: the integers quantize_per_tensor / _per_channel + the observer's
     [quant_min, quant_max] clamp give (the quantized modules' _quantize_weight). ``axis`` 1 (a
@@ -435,12 +438,12 @@ class _Weighted(_Plain, nn.Module):
 
     _KEYS = ("weight", "w_scales", "w_zero_points", "bias", "packed")
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
         if name in _CALL_KEYS:
             self.__dict__.pop("_call", None)
 
-    def _apply(self, fn, recurse=True):
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True):
         self.__dict__.pop("_call", None)
         return super()._apply(fn, recurse)
 
@@ -453,7 +456,7 @@ class _Weighted(_Plain, nn.Module):
             call = self.__dict__["_call"] = self._make_call()
         return call
 
-    def _init_weight(self, shape, bias, out_features=None):
+    def _init_weight(self, shape: List[int], bias: bool, out_features: Optional[int] = None):
         self.register_buffer("weight", torch.zeros(shape, dtype=torch.int8))
         self.register_buffer("w_scales", torch.ones(1, dtype=torch.float64))
         self.register_buffer("w_zero_points", torch.zeros(1, dtype=torch.int64))
@@ -465,7 +468,8 @@ class _Weighted(_Plain, nn.Module):
         self.zero_point = 0
         self._repack()
 
-    def set_weight(self, weight, w_scales, w_zero_points, bias):
+    def set_weight(self, weight: Tensor, w_scales: Union[Tensor, Sequence[float]],
+                   w_zero_points: Union[Tensor, Sequence[int]], bias: Optional[Tensor]) -> None:
         """Sets the plain weight (int8, float64 scales, int64 zero points, float32 bias or None) and
         repacks."""
         self.weight = weight.detach().to(torch.int8).contiguous()
@@ -474,22 +478,22 @@ class _Weighted(_Plain, nn.Module):
         self.bias = None if bias is None else bias.detach().float().contiguous()
         self._repack()
 
-    def _save_to_state_dict(self, destination, prefix, keep_vars):
+    def _save_to_state_dict(self, destination: Dict[str, Any], prefix: str, keep_vars: bool):
         super()._save_to_state_dict(destination, prefix, keep_vars)
         destination[prefix + "scale"] = torch.tensor(self.scale, dtype=torch.double)
         destination[prefix + "zero_point"] = torch.tensor(self.zero_point)
 
-    def __getstate__(self):  # pickle / deepcopy without the packed bytes (rebuilt on load)
+    def __getstate__(self) -> Dict[str, Any]:  # pickle / deepcopy without the packed bytes (rebuilt on load)
         state = self.__dict__.copy()
         state["_buffers"] = dict(state["_buffers"], packed=None)
         state.pop("_call", None)
         return state
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: Dict[str, Any]) -> None:
         super().__setstate__(state)
         self._repack()
 
-    def _state_of(self, state_dict, prefix):
+    def _state_of(self, state_dict: Dict[str, Any], prefix: str):
         """(weight int8, w_scales, w_zero_points, bias, scale, zero_point) from ``state_dict``: this
         module's own keys, or the keys of the quantized form (torch_qplugin's or torch's ao Linear /
         Conv state dicts, read by the compat side); popped. None if the keys are missing."""
@@ -505,8 +509,8 @@ class _Weighted(_Plain, nn.Module):
         axis = getattr(self, "WEIGHT_AXIS", 0)  # transposed conv: 1, qparams repeated per group
         return _qweights.quantized_state(state_dict, prefix, axis, self.groups if axis else 1)
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                              error_msgs):
+    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
+                              strict: bool, missing_keys: List[str], unexpected_keys: List[str], error_msgs: List[str]):
         state = self._state_of(state_dict, prefix)  # also takes the quantized forms' keys
         if state is None:
             missing_keys.extend(prefix + k for k in ("weight", "w_scales", "w_zero_points", "scale", "zero_point")
@@ -531,7 +535,7 @@ class Linear(_Weighted):
     _FLOAT_MODULE = (nn.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
     _RELU = False
 
-    def __init__(self, in_features, out_features, bias_=True):
+    def __init__(self, in_features: int, out_features: int, bias_: bool = True) -> None:
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         self._init_weight([out_features, in_features], bias_)
@@ -539,7 +543,7 @@ class Linear(_Weighted):
     def _repack(self):
         self.packed = _q.plain_linear_prepack(self.weight, self.w_scales, self.w_zero_points)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, scale={self.scale}, "
                 f"zero_point={self.zero_point}")
 
@@ -553,7 +557,7 @@ class Linear(_Weighted):
         return _out(op(d, s, z, *args), args[-2], args[-1])
 
     @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
+    def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "Linear":
         lin, act, wobs, _ = B._linear_from_float_parts(cls, mod)
         if not use_precomputed_fake_quant:
             wobs(lin.weight)
@@ -578,8 +582,9 @@ class _ConvNd(_Weighted):
     _RELU = False
     _TUPLE = staticmethod(_pair)
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros"):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: _IntOrSeq, stride: _IntOrSeq = 1,
+                 padding: _IntOrSeq = 0, dilation: _IntOrSeq = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros") -> None:
         super().__init__()
         t = self._TUPLE
         if isinstance(padding, str):
@@ -604,7 +609,7 @@ class _ConvNd(_Weighted):
                 f"padding={self.padding}, dilation={self.dilation}, groups={self.groups}, scale={self.scale}, "
                 f"zero_point={self.zero_point}")
 
-    def _input(self, x):
+    def _input(self, x: Tensor):
         d, s, z = _in(x, self)
         if self.padding_mode != "zeros":  # pad the integers (data movement, bit-exact)
             d = F.pad(d, self._pad_arg, mode=self.padding_mode)
@@ -621,7 +626,7 @@ class _ConvNd(_Weighted):
         return _out(op(d, s, z, *args), args[-2], args[-1])
 
     @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
+    def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "_ConvNd":
         who = "torch_qplugin.nn.plain." + cls.__name__
         if hasattr(mod, "weight_fake_quant"):  # QAT (ConvBn folded as the quantized from_float does)
             bn_cls = cls._NNIQAT_CONV_BN_MODULE
@@ -679,8 +684,9 @@ class _ConvTransposeNd(_Weighted):
     _TUPLE = staticmethod(_pair)
     WEIGHT_AXIS = 1  # the quantized form's per-channel axis (qparams repeated per group here)
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros"):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: _IntOrSeq, stride: _IntOrSeq = 1,
+                 padding: _IntOrSeq = 0, output_padding: _IntOrSeq = 0, groups: int = 1, bias: bool = True,
+                 dilation: _IntOrSeq = 1, padding_mode: str = "zeros") -> None:
         super().__init__()
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
@@ -714,7 +720,7 @@ class _ConvTransposeNd(_Weighted):
         return _out(op(d, s, z, *args), args[-2], args[-1])
 
     @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
+    def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "_ConvTransposeNd":
         who = "torch_qplugin.nn.plain." + cls.__name__
         if type(mod) is not cls._FLOAT_MODULE:
             raise TypeError(f"{who}.from_float only works for {cls._FLOAT_MODULE.__name__}, "
@@ -788,7 +794,7 @@ class ConvAddReLU2d(ConvAdd2d):
 _EMB_MODES = {"sum": 0, "mean": 1, "max": 2}
 
 
-def fused_rows(codes, scales, zero_points):
+def fused_rows(codes: Tensor, scales: Tensor, zero_points: Tensor) -> Tensor:
     """torch's fused 8-bit row format (embedding_bag_byte_prepack's; plain_embedding_prepack wraps it): per
     row the codes (one a byte, 4-bit codes too), float32 scale, float32 bias = zero_point * scale
     * -1 (the quantized table's own bias: the same floats, so the same lookups)."""
@@ -797,7 +803,7 @@ def fused_rows(codes, scales, zero_points):
     return torch.cat([codes.to(_U8), s.view(_U8), b.view(_U8)], 1).contiguous()
 
 
-def quantize_rows(w, obs):
+def quantize_rows(w: Tensor, obs: nn.Module) -> Tuple[Tensor, Tensor, Tensor]:
     """(codes uint8, scales, zero points) of float rows ``w`` with a run per_channel_affine_float_qparams
     observer: code = clamp(round(w * (1 / scale) + zero_point)) in float32, torch's float-qparams
     rounding (quantize_val_float_qparams)."""
@@ -819,7 +825,7 @@ class Embedding(_Plain, nn.Module):
     (4-bit codes take a byte each here: the same floats out). State dicts and pickles that hold the
     bare fused rows (2-D ``weight``) are wrapped on load."""
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, bits: int = 8):
+    def __init__(self, num_embeddings: int, embedding_dim: int, bits: int = 8) -> None:
         super().__init__()
         if bits not in (8, 4):
             raise ValueError(f"torch_qplugin.nn.plain.{type(self).__name__}: bits should be 8 or 4, got {bits}")
@@ -828,10 +834,10 @@ class Embedding(_Plain, nn.Module):
             fused_rows(torch.zeros(num_embeddings, embedding_dim, dtype=_U8), torch.ones(num_embeddings),
                        torch.zeros(num_embeddings)), bits))
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"num_embeddings={self.num_embeddings}, embedding_dim={self.embedding_dim}, bits={self.bits}"
 
-    def set_weight(self, codes, scales, zero_points):
+    def set_weight(self, codes: Tensor, scales: Tensor, zero_points: Tensor) -> None:
         """Codes (uint8 [num_embeddings, embedding_dim], one a byte) and float row qparams."""
         if tuple(codes.shape) != (self.num_embeddings, self.embedding_dim):
             raise ValueError(f"torch_qplugin.nn.plain.{type(self).__name__}: codes should have shape "
@@ -842,12 +848,12 @@ class Embedding(_Plain, nn.Module):
         """The table's fused rows (uint8 [num_embeddings, embedding_dim + 8]), checked."""
         return _q.plain_embedding_unpack(self.weight)
 
-    def _wrap_bare_rows(self, w):
+    def _wrap_bare_rows(self, w: Optional[Tensor]):
         if isinstance(w, Tensor) and w.dim() == 2:
             return _q.plain_embedding_prepack(w, self.bits)
         return w
 
-    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, *args: Any, **kwargs: Any):
         if prefix + "_packed_params._packed_weight" in state_dict:  # a quantized Embedding's (ours / torch.ao's)
             from ...quantization import _qweights  # the compat side: reads the quantized table
             codes, s, z, self.bits = _qweights.embedding_state(state_dict, prefix)
@@ -856,7 +862,7 @@ class Embedding(_Plain, nn.Module):
             state_dict[prefix + "weight"] = self._wrap_bare_rows(state_dict[prefix + "weight"])
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: Dict[str, Any]) -> None:
         super().__setstate__(state)
         self._buffers["weight"] = self._wrap_bare_rows(self._buffers.get("weight"))
 
@@ -868,7 +874,7 @@ class Embedding(_Plain, nn.Module):
         return out.reshape(list(indices.shape) + [self.embedding_dim])
 
     @classmethod
-    def _observed(cls, mod):
+    def _observed(cls, mod: nn.Module) -> Tuple[nn.Module, int]:
         float_type = nn.EmbeddingBag if cls._BAG else nn.Embedding
         who = f"torch_qplugin.nn.plain.{cls.__name__}"
         if type(mod) is not float_type:
@@ -885,7 +891,7 @@ class Embedding(_Plain, nn.Module):
     _BAG = False
 
     @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
+    def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "Embedding":
         obs, bits = cls._observed(mod)
         new = cls(mod.num_embeddings, mod.embedding_dim, bits)
         new.set_weight(*quantize_rows(mod.weight, obs))
@@ -899,14 +905,14 @@ class EmbeddingBag(Embedding):
     _BAG = True
 
     def __init__(self, num_embeddings: int, embedding_dim: int, mode: str = "sum", include_last_offset: bool = False,
-                 bits: int = 8):
+                 bits: int = 8) -> None:
         super().__init__(num_embeddings, embedding_dim, bits)
         if mode not in _EMB_MODES:
             raise ValueError(f"torch_qplugin.nn.plain.EmbeddingBag: mode should be 'sum', 'mean' or 'max', got '{mode}'")
         self.mode, self._mode, self.include_last_offset = mode, _EMB_MODES[mode], include_last_offset
         self.pruned_weights = False
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return super().extra_repr() + f", mode={self.mode}"
 
     def forward(self, indices: Tensor, offsets: Optional[Tensor] = None, per_sample_weights: Optional[Tensor] = None,
@@ -916,7 +922,7 @@ class EmbeddingBag(Embedding):
                                       compressed_indices_mapping, self.include_last_offset)
 
     @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
+    def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "EmbeddingBag":
         obs, bits = cls._observed(mod)
         new = cls(mod.num_embeddings, mod.embedding_dim, mod.mode, mod.include_last_offset, bits)
         new.set_weight(*quantize_rows(mod.weight, obs))
@@ -929,14 +935,14 @@ class DynamicLinear(Linear):
 
     _FLOAT_MODULE = (nn.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}"
 
     def forward(self, x: Tensor) -> Tensor:
         return _q.plain_linear_dynamic(x, *self._call_args()[1][:5], False)
 
     @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
+    def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> nn.Module:
         allowed = cls._FLOAT_MODULE
         if not (type(mod) in allowed or hasattr(mod, "weight_fake_quant")):
             raise TypeError(f"torch_qplugin.nn.plain.DynamicLinear.from_float only works for "
@@ -959,17 +965,17 @@ class DynamicLinearFP16(_Plain, nn.Module):
 
     _FP16_MAX = 65504.0
 
-    def __init__(self, in_features, out_features, bias_=True):
+    def __init__(self, in_features: int, out_features: int, bias_: bool = True) -> None:
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
         self.register_buffer("weight", torch.zeros(out_features, in_features, dtype=torch.float16))
         self.register_buffer("bias", torch.zeros(out_features) if bias_ else None)
         self.register_buffer("packed", _q.plain_linear_prepack_fp16(self.weight), persistent=False)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, dtype=torch.float16"
 
-    def set_weight(self, weight, bias):
+    def set_weight(self, weight: Tensor, bias: Optional[Tensor]) -> None:
         """float weight -> float16 (saturated to +-65504, as linear_prepack_fp16), float32 bias or None."""
         w = weight.detach()
         if w.dtype != torch.float16:
@@ -981,8 +987,8 @@ class DynamicLinearFP16(_Plain, nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         return _q.plain_linear_dynamic_fp16(x, self.weight, self.bias, self.packed)
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                              error_msgs):
+    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
+                              strict: bool, missing_keys: List[str], unexpected_keys: List[str], error_msgs: List[str]):
         w = state_dict.get(prefix + "weight")
         if w is not None and w.dtype != torch.float16:
             error_msgs.append(f"{prefix}weight: torch_qplugin.nn.plain.DynamicLinearFP16 holds a float16 weight, "
@@ -993,13 +999,13 @@ class DynamicLinearFP16(_Plain, nn.Module):
         self.packed = _q.plain_linear_prepack_fp16(self.weight)
 
     @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
+    def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "DynamicLinearFP16":
         new = cls(mod.in_features, mod.out_features, mod.bias is not None)
         new.set_weight(mod.weight, mod.bias)
         return new
 
     @classmethod
-    def from_quantized(cls, qmod):
+    def from_quantized(cls, qmod: nn.Module) -> "DynamicLinearFP16":
         """From an fp16 dynamic Linear (torch_qplugin's or torch's): its unpacked weight / bias."""
         w, b = qmod.weight(), qmod.bias()
         new = cls(w.shape[1], w.shape[0], b is not None)
@@ -1007,12 +1013,12 @@ class DynamicLinearFP16(_Plain, nn.Module):
         return new
 
 
-def _holder(in_features, out_features, bias, dtype):
+def _holder(in_features: int, out_features: int, bias: bool, dtype: Optional[torch.dtype]):
     """The weight holder of one recurrent projection: DynamicLinear (qint8) or DynamicLinearFP16."""
     return (DynamicLinearFP16 if dtype == torch.float16 else DynamicLinear)(in_features, out_features, bias)
 
 
-def _set_holder(holder, w, b, factory):
+def _set_holder(holder: nn.Module, w: Tensor, b: Optional[Tensor], factory: Callable[[], nn.Module]):
     """Sets a holder from a float weight: float16 as it is, qint8 through a fresh observer of ``factory``."""
     if isinstance(holder, DynamicLinearFP16):
         holder.set_weight(w, b)
@@ -1022,7 +1028,7 @@ def _set_holder(holder, w, b, factory):
     holder.set_weight(*plain_weight(w, obs), b)
 
 
-def _rnn_layer(x: Tensor, h: Tensor, c: Tensor, ih, hh, chunks: int, reverse: bool):
+def _rnn_layer(x: Tensor, h: Tensor, c: Tensor, ih: nn.Module, hh: nn.Module, chunks: int, reverse: bool):
     """One layer, one direction on the holders' plain weights: plain_rnn_layer_dynamic(_fp16)."""
     if isinstance(ih, DynamicLinearFP16):
         return _q.plain_rnn_layer_dynamic_fp16(x, h, c, ih.weight, ih.bias, ih.packed, hh.weight, hh.bias, hh.packed,
@@ -1035,13 +1041,14 @@ class RNNDirection(_Plain, nn.Module):
     plain_rnn_layer_dynamic_fp16 for float16 weights): the input and hidden projections as two
     DynamicLinear (DynamicLinearFP16) weight holders."""
 
-    def __init__(self, input_size, hidden_size, bias, chunks, reverse, dtype=None):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, chunks: int, reverse: bool,
+                 dtype: Optional[torch.dtype] = None) -> None:
         super().__init__()
         self.ih = _holder(input_size, chunks * hidden_size, bias, dtype)
         self.hh = _holder(hidden_size, chunks * hidden_size, bias, dtype)
         self._NUM_CHUNKS, self.reverse, self.is_lstm = chunks, reverse, chunks == 4
 
-    def forward(self, x: Tensor, h: Tensor, c: Tensor):
+    def forward(self, x: Tensor, h: Tensor, c: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
         return _rnn_layer(x, h, c, self.ih, self.hh, self._NUM_CHUNKS, self.reverse)
 
 
@@ -1052,7 +1059,8 @@ class _CellBase(_Plain, nn.Module):
 
     _NUM_CHUNKS = 1
 
-    def __init__(self, input_size, hidden_size, bias=True, dtype=None):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 dtype: Optional[torch.dtype] = None) -> None:
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         self.weight_dtype = dtype
@@ -1069,7 +1077,7 @@ class _CellBase(_Plain, nn.Module):
         return _rnn_layer(input.unsqueeze(0), h, c, self.ih, self.hh, self._NUM_CHUNKS, False)
 
     @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
+    def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "_CellBase":
         if type(mod) is not cls._FLOAT_MODULE:
             raise TypeError(f"torch_qplugin.nn.plain.{cls.__name__}.from_float only works for "
                             f"{cls._FLOAT_MODULE.__name__}, but got: {type(mod).__name__}")
@@ -1085,7 +1093,8 @@ class _CellBase(_Plain, nn.Module):
 class RNNCell(_CellBase):
     _FLOAT_MODULE = nn.RNNCell
 
-    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", dtype=None):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
+                 dtype: Optional[torch.dtype] = None) -> None:
         super().__init__(input_size, hidden_size, bias, dtype)
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNNCell: nonlinearity should be 'tanh' or 'relu', got '{nonlinearity}'")
@@ -1102,7 +1111,7 @@ class LSTMCell(_CellBase):
     _FLOAT_MODULE = nn.LSTMCell
     _NUM_CHUNKS = 4
 
-    def forward(self, input: Tensor, hx: Optional[List[Tensor]] = None):
+    def forward(self, input: Tensor, hx: Optional[Tuple[Tensor, Tensor]] = None) -> Tuple[Tensor, Tensor]:
         if hx is None:
             z = self._zeros(input)
             hx = (z, z)
@@ -1125,8 +1134,9 @@ class _RNNBase(_Plain):
     """The dynamic LSTM / GRU (sequence loop and forward: _base.LSTMForward / GRUForward, shared
     with the quantized tier) over plain directions."""
 
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-                 bidirectional=False, dtype=None):
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 dtype: Optional[torch.dtype] = None) -> None:
         nn.Module.__init__(self)
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
@@ -1138,7 +1148,7 @@ class _RNNBase(_Plain):
             for layer in range(num_layers) for d in range(self.num_directions))
 
     @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
+    def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "_RNNBase":
         new, factory = cls._new_from_float(mod, "torch_qplugin.nn.plain")
         for i, d in enumerate(new._dirs):
             layer, rev = divmod(i, new.num_directions)

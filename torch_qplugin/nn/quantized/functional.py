@@ -1,5 +1,5 @@
 """Functional quantized ops (mirror torch.ao.nn.quantized.functional) on qplugin kernels."""
-from typing import Optional
+from typing import Optional, Sequence, Union
 
 import torch
 from torch import Tensor
@@ -14,6 +14,9 @@ __all__ = ["linear", "conv1d", "conv2d", "conv3d", "max_pool2d", "avg_pool2d", "
 
 _q = torch.ops.qplugin
 
+# a size argument: one int for every dim, or one per dim (what _pair / _single / _triple take)
+_IntOrSeq = Union[int, Sequence[int]]
+
 
 def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, scale: Optional[float] = None,
            zero_point: Optional[int] = None) -> Tensor:
@@ -27,7 +30,7 @@ def linear(input: Tensor, weight: Tensor, bias: Optional[Tensor] = None, scale: 
     return _q.linear(input, _q.linear_prepack(weight, bias), scale, zero_point)
 
 
-def _check_conv(input, dims, padding_mode, dtype, who):
+def _check_conv(input: Tensor, dims: int, padding_mode: str, dtype: torch.dtype, who: str):
     _require_quantized(input, who)
     if padding_mode != "zeros":
         raise NotImplementedError(f"{who}: only zero padding is supported, got '{padding_mode}'")
@@ -37,32 +40,35 @@ def _check_conv(input, dims, padding_mode, dtype, who):
         raise ValueError(f"{who}: input should be {dims}-d, got {input.dim()}-d")
 
 
-def conv1d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1, padding_mode="zeros",
-           scale=1.0, zero_point=0, dtype=torch.uint8):
+def conv1d(input: Tensor, weight: Tensor, bias: Optional[Tensor], stride: _IntOrSeq = 1, padding: _IntOrSeq = 0,
+           dilation: _IntOrSeq = 1, groups: int = 1, padding_mode: str = "zeros", scale: float = 1.0,
+           zero_point: int = 0, dtype: torch.dtype = torch.uint8) -> Tensor:
     _check_conv(input, 3, padding_mode, dtype, "torch_qplugin.nn.quantized.functional.conv1d")
     packed = _q.conv1d_prepack(weight, bias, list(_single(stride)), list(_single(padding)),
                                list(_single(dilation)), groups)
     return _q.conv1d(input, packed, scale, zero_point)
 
 
-def conv2d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1, padding_mode="zeros",
-           scale=1.0, zero_point=0, dtype=torch.uint8):
+def conv2d(input: Tensor, weight: Tensor, bias: Optional[Tensor], stride: _IntOrSeq = 1, padding: _IntOrSeq = 0,
+           dilation: _IntOrSeq = 1, groups: int = 1, padding_mode: str = "zeros", scale: float = 1.0,
+           zero_point: int = 0, dtype: torch.dtype = torch.uint8) -> Tensor:
     _check_conv(input, 4, padding_mode, dtype, "torch_qplugin.nn.quantized.functional.conv2d")
     packed = _q.conv2d_prepack(weight, bias, list(_pair(stride)), list(_pair(padding)),
                                list(_pair(dilation)), groups)
     return _q.conv2d(input, packed, scale, zero_point)
 
 
-def conv3d(input, weight, bias, stride=1, padding=0, dilation=1, groups=1, padding_mode="zeros",
-           scale=1.0, zero_point=0, dtype=torch.uint8):
+def conv3d(input: Tensor, weight: Tensor, bias: Optional[Tensor], stride: _IntOrSeq = 1, padding: _IntOrSeq = 0,
+           dilation: _IntOrSeq = 1, groups: int = 1, padding_mode: str = "zeros", scale: float = 1.0,
+           zero_point: int = 0, dtype: torch.dtype = torch.uint8) -> Tensor:
     _check_conv(input, 5, padding_mode, dtype, "torch_qplugin.nn.quantized.functional.conv3d")
     packed = _q.conv3d_prepack(weight, bias, list(_triple(stride)), list(_triple(padding)),
                                list(_triple(dilation)), groups)
     return _q.conv3d(input, packed, scale, zero_point)
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
+def max_pool2d(input: Tensor, kernel_size: _IntOrSeq, stride: Optional[_IntOrSeq] = None, padding: _IntOrSeq = 0,
+               dilation: _IntOrSeq = 1, ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
     if return_indices:
         raise NotImplementedError("torch_qplugin max_pool2d: return_indices=True is not supported")
     if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
@@ -71,8 +77,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                          list(_pair(dilation)), ceil_mode)
 
 
-def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
+def max_pool1d(input: Tensor, kernel_size: _IntOrSeq, stride: Optional[_IntOrSeq] = None, padding: _IntOrSeq = 0,
+               dilation: _IntOrSeq = 1, ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
     """Max pooling over the last dim of a 2-d / 3-d quantized tensor: qplugin::max_pool2d on a
     [.., 1, L] view (bit-exact, keeps qparams)."""
     if return_indices:
@@ -86,22 +92,24 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return out.squeeze(-2)
 
 
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None):
+def avg_pool2d(input: Tensor, kernel_size: _IntOrSeq, stride: Optional[_IntOrSeq] = None, padding: _IntOrSeq = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: Optional[int] = None) -> Tensor:
     if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
         stride = kernel_size
     return _q.avg_pool2d(input, list(_pair(kernel_size)), list(_pair(stride)), list(_pair(padding)),
                          ceil_mode, count_include_pad, divisor_override)
 
 
-def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+def adaptive_avg_pool2d(input: Tensor, output_size: Union[int, None, Sequence[Optional[int]]]) -> Tensor:
     size = _pair(output_size)
     out = [input.size(-2 + i) if s is None else int(s) for i, s in enumerate(size)]
     return _q.adaptive_avg_pool2d(input, out)
 
 
-def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None):
+def avg_pool3d(input: Tensor, kernel_size: _IntOrSeq, stride: Optional[_IntOrSeq] = None, padding: _IntOrSeq = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: Optional[int] = None) -> Tensor:
     """3-d average pooling of a 4-d / 5-d quantized tensor (qplugin::avg_pool3d; keeps qparams,
     within a step of the float64 average; channels_last_3d stays channels_last_3d)."""
     if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0):
@@ -110,14 +118,16 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                          ceil_mode, count_include_pad, divisor_override)
 
 
-def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+def adaptive_avg_pool3d(input: Tensor, output_size: Union[int, None, Sequence[Optional[int]]]) -> Tensor:
     """Adaptive 3-d average pooling (qplugin::adaptive_avg_pool3d); ``None`` keeps that input dim."""
     size = _triple(output_size)
     out = [input.size(-3 + i) if s is None else int(s) for i, s in enumerate(size)]
     return _q.adaptive_avg_pool3d(input, out)
 
 
-def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+def interpolate(input: Tensor, size: Optional[_IntOrSeq] = None,
+                scale_factor: Optional[Union[float, Sequence[float]]] = None, mode: str = "nearest",
+                align_corners: Optional[bool] = None) -> Tensor:
     """Resize of a 4-d quantized tensor keeping its qparams: 'nearest' (bit-exact) or 'bilinear'
     (qplugin::upsample_bilinear2d, torch's source-index rule, within a step of the float64 result)."""
     if mode not in ("nearest", "bilinear"):
@@ -138,16 +148,20 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     return _q.upsample_bilinear2d(input, list(_pair(size)), bool(align_corners), scales[0], scales[1])
 
 
-def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+def upsample(input: Tensor, size: Optional[_IntOrSeq] = None,
+             scale_factor: Optional[Union[float, Sequence[float]]] = None, mode: str = "nearest",
+             align_corners: Optional[bool] = None) -> Tensor:
     """torch.ao.nn.quantized.functional.upsample: interpolate under its old name."""
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
-def upsample_nearest(input, size=None, scale_factor=None):
+def upsample_nearest(input: Tensor, size: Optional[_IntOrSeq] = None,
+                     scale_factor: Optional[Union[float, Sequence[float]]] = None) -> Tensor:
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
-def upsample_bilinear(input, size=None, scale_factor=None):
+def upsample_bilinear(input: Tensor, size: Optional[_IntOrSeq] = None,
+                      scale_factor: Optional[Union[float, Sequence[float]]] = None) -> Tensor:
     """Bilinear upsampling with align_corners=True (torch.ao's upsample_bilinear)."""
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 

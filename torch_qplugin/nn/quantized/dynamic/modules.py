@@ -1,5 +1,5 @@
 """Dynamically quantized Linear and recurrent modules on qplugin::linear_dynamic."""
-from typing import Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 import torch.nn as nn
@@ -14,12 +14,12 @@ from ..modules.utils import _PackedPickle, _quantize_weight, _zeros_qint8, quant
 __all__ = ["Linear", "LSTM", "GRU", "LSTMCell", "GRUCell", "RNNCell"]
 
 
-def _weight_dtype(obs, who):
+def _weight_dtype(obs: nn.Module, who: str):
     """torch.qint8 or torch.float16 (the fp16 scheme), from a weight observer's dtype."""
     return quantized_dtype(B._weight_dtype(obs, who), who)
 
 
-def _quantize(w: Tensor, factory, dtype=torch.int8) -> Tensor:
+def _quantize(w: Tensor, factory: Callable[[], nn.Module], dtype: torch.dtype = torch.int8) -> Tensor:
     """The weight a module of ``dtype`` packs: qint8 through a fresh observer, or the float weight."""
     if dtype == torch.float16:
         return w.float()
@@ -38,13 +38,14 @@ class Linear(_QLinear):
     _FLOAT_MODULE = (nn.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
     _NAME = "torch_qplugin.nn.quantized.dynamic.Linear"
 
-    def __init__(self, in_features, out_features, bias_=True, dtype=torch.int8):
+    def __init__(self, in_features: int, out_features: int, bias_: bool = True,
+                 dtype: torch.dtype = torch.int8) -> None:
         super().__init__(in_features, out_features, bias_, dtype=dtype)
 
     def _get_name(self):
         return "DynamicQuantizedLinear"
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         s = f"in_features={self.in_features}, out_features={self.out_features}, dtype={self._packed_params.dtype}"
         if self._packed_params.dtype == torch.qint8:
             s += f", qscheme={self.weight().qscheme()}"
@@ -58,15 +59,15 @@ class Linear(_QLinear):
             return torch.ops.qplugin.linear_dynamic_fp16(x, self._packed_params._packed_params)
         return torch.ops.qplugin.linear_dynamic(x, self._packed_params._packed_params, False)
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs):
+    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
+                              strict: bool, missing_keys: List[str], unexpected_keys: List[str], error_msgs: List[str]):
         state_dict.setdefault(prefix + "scale", torch.tensor(1.0))
         state_dict.setdefault(prefix + "zero_point", torch.tensor(0))
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
                                       unexpected_keys, error_msgs)
 
     @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
+    def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "Linear":
         allowed = cls._FLOAT_MODULE + C.present(getattr(C.qat, "Linear", None))
         if type(mod) not in allowed:
             raise TypeError(f"{cls._NAME}.from_float only works for "
@@ -93,7 +94,7 @@ class _CellBase(_PackedPickle, nn.Module):
     _FLOAT_MODULE = nn.RNNCellBase
     _NUM_CHUNKS = 1
 
-    def __init__(self, input_size, hidden_size, bias=True, dtype=torch.int8):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, dtype: torch.dtype = torch.int8) -> None:
         super().__init__()
         dtype = quantized_dtype(dtype, "qplugin dynamic RNN cells")
         if dtype not in (torch.qint8, torch.float16):
@@ -113,7 +114,7 @@ class _CellBase(_PackedPickle, nn.Module):
                   else torch.ops.qplugin.linear_unpack_fp16)
         return unpack(self._packed_weight_ih), unpack(self._packed_weight_hh)
 
-    def set_weight_bias(self, ih, hh):
+    def set_weight_bias(self, ih: Tuple[Tensor, Optional[Tensor]], hh: Tuple[Tensor, Optional[Tensor]]) -> None:
         # qint8 weights (linear_prepack) or, for dtype=torch.float16, float weights kept as float16
         prepack = (torch.ops.qplugin.linear_prepack if self.weight_dtype == torch.qint8
                    else torch.ops.qplugin.linear_prepack_fp16)
@@ -128,7 +129,7 @@ class _CellBase(_PackedPickle, nn.Module):
                 torch.ops.qplugin.linear_dynamic(h, self._packed_weight_hh, False))
 
     @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
+    def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "_CellBase":
         if type(mod) is not cls._FLOAT_MODULE:
             raise TypeError(f"torch_qplugin.nn.quantized.dynamic.{cls.__name__}.from_float only works "
                             f"for {cls._FLOAT_MODULE.__name__}, but got: {type(mod).__name__}")
@@ -146,7 +147,8 @@ class _CellBase(_PackedPickle, nn.Module):
 class RNNCell(_CellBase):
     _FLOAT_MODULE = nn.RNNCell
 
-    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", dtype=torch.int8):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
+                 dtype: torch.dtype = torch.int8) -> None:
         super().__init__(input_size, hidden_size, bias, dtype)
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNNCell: nonlinearity should be 'tanh' or 'relu', got '{nonlinearity}'")
@@ -199,7 +201,8 @@ class GRUCell(_CellBase):
 class _Direction(_CellBase):
     """One layer, one direction of an LSTM / GRU (qplugin::_rnn_layer_dynamic)."""
 
-    def __init__(self, input_size, hidden_size, bias, chunks, reverse, dtype=torch.int8):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, chunks: int, reverse: bool,
+                 dtype: torch.dtype = torch.int8) -> None:
         self._NUM_CHUNKS = chunks
         super().__init__(input_size, hidden_size, bias, dtype)
         self.reverse = reverse
@@ -216,8 +219,9 @@ class _Direction(_CellBase):
 class _RNNBase(B.RecurrentBase, nn.Module):
     _version = 1
 
-    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, dtype=torch.int8):
+    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
+                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
+                 dtype: torch.dtype = torch.int8) -> None:
         super().__init__()
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
@@ -232,13 +236,13 @@ class _RNNBase(B.RecurrentBase, nn.Module):
         self._dirs = nn.ModuleList(dirs)
 
     @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
+    def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "_RNNBase":
         q, factory = cls._new_from_float(mod, "torch_qplugin.nn.quantized.dynamic")
         for i, d in enumerate(q._dirs):
             layer, rev = divmod(i, q.num_directions)
             sfx = f"_l{layer}" + ("_reverse" if rev else "")
 
-            def get(name):
+            def get(name: str):
                 t = getattr(mod, name + sfx, None)
                 return None if t is None else t.detach().float()
 

@@ -1,11 +1,12 @@
 """Quantized Conv1d/2d/3d on qplugin::conv{1,2,3}d and ConvTranspose1d/2d/3d on
 qplugin::conv_transpose{1,2,3}d (mirror torch.ao.nn.quantized.Conv*d / ConvTranspose*d)."""
-from typing import List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch import Tensor
+from torch.nn.common_types import _size_1_t, _size_2_t, _size_3_t
 from torch.nn.modules.utils import _pair, _single, _triple
 
 from ....quantization import _compat as C
@@ -35,8 +36,10 @@ class _ConvNd(_PackedPickle, nn.Module):
     _NNI_CONV_ADD_RELU_MODULE = None
     _NAME = "torch_qplugin.nn.quantized.Conv"
 
-    def _init(self, in_channels, out_channels, kernel_size, stride, padding, dilation, transposed,
-              output_padding, groups, bias, padding_mode="zeros", device=None, dtype=None):
+    def _init(self, in_channels: int, out_channels: int, kernel_size: Tuple[int, ...], stride: Tuple[int, ...],
+              padding: Tuple[int, ...], dilation: Tuple[int, ...], transposed: bool, output_padding: Tuple[int, ...],
+              groups: int, bias: bool, padding_mode: str = "zeros", device: Optional[torch.device] = None,
+              dtype: Optional[torch.dtype] = None):
         nn.Module.__init__(self)
         if out_channels <= 0:
             raise ValueError(f"out_channels must be greater than 0, got {out_channels}")
@@ -103,7 +106,7 @@ class _ConvNd(_PackedPickle, nn.Module):
             x = torch.ops.qplugin.make_per_tensor_quantized_tensor(ints, x.q_scale(), x.q_zero_point())
         return x
 
-    def _save_to_state_dict(self, destination, prefix, keep_vars):
+    def _save_to_state_dict(self, destination: Dict[str, Any], prefix: str, keep_vars: bool):
         super()._save_to_state_dict(destination, prefix, keep_vars)
         w, b = self._weight_bias()
         destination[prefix + "weight"] = w
@@ -111,8 +114,8 @@ class _ConvNd(_PackedPickle, nn.Module):
         destination[prefix + "scale"] = torch.tensor(self.scale, dtype=torch.double)  # exact round trip
         destination[prefix + "zero_point"] = torch.tensor(self.zero_point)
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs):
+    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
+                              strict: bool, missing_keys: List[str], unexpected_keys: List[str], error_msgs: List[str]):
         keys = [prefix + k for k in ("weight", "bias", "scale", "zero_point")]
         missing = [k for k in keys if k not in state_dict]
         if missing:
@@ -140,7 +143,8 @@ class _ConvNd(_PackedPickle, nn.Module):
                                       unexpected_keys, error_msgs)
 
     @classmethod
-    def get_qconv(cls, mod, activation_post_process, weight_post_process=None, run_observer=True):
+    def get_qconv(cls, mod: nn.Module, activation_post_process: Optional[Tuple[float, int]],
+                  weight_post_process: Optional[nn.Module] = None, run_observer: bool = True) -> "_ConvNd":
         if weight_post_process is None:
             weight_post_process = mod.qconfig.weight()
         if run_observer:
@@ -154,7 +158,7 @@ class _ConvNd(_PackedPickle, nn.Module):
         return qconv
 
     @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
+    def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "_ConvNd":
         """Quantized conv from an observed float conv, a fused ConvReLU/ConvAdd, or a QAT conv."""
         who = cls._NAME
         if hasattr(mod, "weight_fake_quant"):
@@ -175,7 +179,7 @@ class _ConvNd(_PackedPickle, nn.Module):
         return _guard_never_calibrated(cls.get_qconv(conv, qparams, wobs), mod)
 
     @classmethod
-    def from_reference(cls, ref, output_scale, output_zero_point):
+    def from_reference(cls, ref: nn.Module, output_scale: float, output_zero_point: int) -> "_ConvNd":
         q = cls(ref.in_channels, ref.out_channels, ref.kernel_size, ref.stride, ref.padding,
                 ref.dilation, ref.groups, ref.bias is not None, ref.padding_mode)
         q.set_weight_bias(ref.get_quantized_weight(), ref.bias)
@@ -191,8 +195,10 @@ class Conv1d(_ConvNd):
     _NNI_CONV_RELU_MODULE = C.ConvReLU1d
     _NAME = "torch_qplugin.nn.quantized.Conv1d"
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: _size_1_t, stride: _size_1_t = 1,
+                 padding: _size_1_t = 0, dilation: _size_1_t = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Optional[torch.device] = None,
+                 dtype: Optional[torch.dtype] = None) -> None:
         padding = padding if isinstance(padding, str) else _single(padding)
         self._init(in_channels, out_channels, _single(kernel_size), _single(stride), padding,
                    _single(dilation), False, _single(0), groups, bias, padding_mode)
@@ -224,8 +230,10 @@ class Conv2d(_ConvNd):
     _NNI_CONV_ADD_RELU_MODULE = C.ConvAddReLU2d
     _NAME = "torch_qplugin.nn.quantized.Conv2d"
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: _size_2_t, stride: _size_2_t = 1,
+                 padding: _size_2_t = 0, dilation: _size_2_t = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Optional[torch.device] = None,
+                 dtype: Optional[torch.dtype] = None) -> None:
         padding = padding if isinstance(padding, str) else _pair(padding)
         self._init(in_channels, out_channels, _pair(kernel_size), _pair(stride), padding,
                    _pair(dilation), False, _pair(0), groups, bias, padding_mode)
@@ -255,8 +263,10 @@ class Conv3d(_ConvNd):
     _NNI_CONV_RELU_MODULE = C.ConvReLU3d
     _NAME = "torch_qplugin.nn.quantized.Conv3d"
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: _size_3_t, stride: _size_3_t = 1,
+                 padding: _size_3_t = 0, dilation: _size_3_t = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Optional[torch.device] = None,
+                 dtype: Optional[torch.dtype] = None) -> None:
         padding = padding if isinstance(padding, str) else _triple(padding)
         self._init(in_channels, out_channels, _triple(kernel_size), _triple(stride), padding,
                    _triple(dilation), False, _triple(0), groups, bias, padding_mode)
@@ -284,8 +294,9 @@ class _ConvTransposeNd(_ConvNd):
 
     _NAME = "torch_qplugin.nn.quantized.ConvTranspose"
 
-    def _init_transposed(self, in_channels, out_channels, kernel_size, stride, padding, output_padding, groups, bias,
-                         dilation, padding_mode):
+    def _init_transposed(self, in_channels: int, out_channels: int, kernel_size: Tuple[int, ...],
+                         stride: Tuple[int, ...], padding: Tuple[int, ...], output_padding: Tuple[int, ...],
+                         groups: int, bias: bool, dilation: Tuple[int, ...], padding_mode: str):
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {self.__class__.__name__}')
         self._init(in_channels, out_channels, kernel_size, stride, padding, dilation, True, output_padding, groups,
@@ -309,7 +320,8 @@ class _ConvTransposeNd(_ConvNd):
         return getattr(torch.ops.qplugin, f"conv_transpose{len(self.kernel_size)}d_unpack")(self._packed_params)
 
     @classmethod
-    def get_qconv(cls, mod, activation_post_process, weight_post_process=None, run_observer=True):
+    def get_qconv(cls, mod: nn.Module, activation_post_process: Optional[Tuple[float, int]],
+                  weight_post_process: Optional[nn.Module] = None, run_observer: bool = True) -> "_ConvTransposeNd":
         if weight_post_process is None:
             weight_post_process = mod.qconfig.weight()
         if run_observer:
@@ -324,7 +336,7 @@ class _ConvTransposeNd(_ConvNd):
         return qconv
 
     @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
+    def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "_ConvTransposeNd":
         """Quantized transposed conv from an observed float nn.ConvTranspose*d (a ConvTranspose +
         BatchNorm pair fused by fuse_modules is one). A per-channel weight observer observes the
         output channels (weight axis 1)."""
@@ -337,7 +349,7 @@ class _ConvTransposeNd(_ConvNd):
         return _guard_never_calibrated(cls.get_qconv(mod, qparams, wobs), mod)
 
     @classmethod
-    def from_reference(cls, ref, output_scale, output_zero_point):
+    def from_reference(cls, ref: nn.Module, output_scale: float, output_zero_point: int) -> "_ConvTransposeNd":
         q = cls(ref.in_channels, ref.out_channels, ref.kernel_size, ref.stride, ref.padding, ref.output_padding,
                 ref.groups, ref.bias is not None, ref.dilation, ref.padding_mode)
         q.set_weight_bias(ref.get_quantized_weight(), ref.bias)
@@ -351,8 +363,10 @@ class ConvTranspose1d(_ConvTransposeNd):
     _FLOAT_MODULE = nn.ConvTranspose1d
     _NAME = "torch_qplugin.nn.quantized.ConvTranspose1d"
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: _size_1_t, stride: _size_1_t = 1,
+                 padding: _size_1_t = 0, output_padding: _size_1_t = 0, groups: int = 1, bias: bool = True,
+                 dilation: _size_1_t = 1, padding_mode: str = "zeros", device: Optional[torch.device] = None,
+                 dtype: Optional[torch.dtype] = None) -> None:
         self._init_transposed(in_channels, out_channels, _single(kernel_size), _single(stride), _single(padding),
                               _single(output_padding), groups, bias, _single(dilation), padding_mode)
 
@@ -372,8 +386,10 @@ class ConvTranspose2d(_ConvTransposeNd):
     _FLOAT_MODULE = nn.ConvTranspose2d
     _NAME = "torch_qplugin.nn.quantized.ConvTranspose2d"
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: _size_2_t, stride: _size_2_t = 1,
+                 padding: _size_2_t = 0, output_padding: _size_2_t = 0, groups: int = 1, bias: bool = True,
+                 dilation: _size_2_t = 1, padding_mode: str = "zeros", device: Optional[torch.device] = None,
+                 dtype: Optional[torch.dtype] = None) -> None:
         self._init_transposed(in_channels, out_channels, _pair(kernel_size), _pair(stride), _pair(padding),
                               _pair(output_padding), groups, bias, _pair(dilation), padding_mode)
 
@@ -393,8 +409,10 @@ class ConvTranspose3d(_ConvTransposeNd):
     _FLOAT_MODULE = nn.ConvTranspose3d
     _NAME = "torch_qplugin.nn.quantized.ConvTranspose3d"
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: _size_3_t, stride: _size_3_t = 1,
+                 padding: _size_3_t = 0, output_padding: _size_3_t = 0, groups: int = 1, bias: bool = True,
+                 dilation: _size_3_t = 1, padding_mode: str = "zeros", device: Optional[torch.device] = None,
+                 dtype: Optional[torch.dtype] = None) -> None:
         self._init_transposed(in_channels, out_channels, _triple(kernel_size), _triple(stride), _triple(padding),
                               _triple(output_padding), groups, bias, _triple(dilation), padding_mode)
 

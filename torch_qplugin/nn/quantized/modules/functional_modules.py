@@ -44,7 +44,7 @@ class NeverCalibratedQFunctional(QFunctional):
     qparams raise ``_qplugin_uncalibrated``, a message naming the module. ``add_scalar`` and
     ``mul_scalar`` keep working: their output qparams follow from the input's."""
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return super().extra_repr() + ", never calibrated (raises if called)"
 
     def add(self, x: Tensor, y: Tensor) -> Tensor:

@@ -1,5 +1,5 @@
 """Quantized Linear on qplugin::linear (mirrors torch.ao.nn.quantized.Linear)."""
-from typing import Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 import torch.nn as nn
@@ -17,7 +17,7 @@ class LinearPackedParams(_PackedPickle, nn.Module):
     #   1: weight, bias as separate entries   2: + dtype   3: (weight, bias) tuple in _packed_params
     _version = 3
 
-    def __init__(self, dtype=torch.int8):
+    def __init__(self, dtype: torch.dtype = torch.int8) -> None:
         super().__init__()
         dtype = quantized_dtype(dtype, "qplugin Linear")
         if dtype not in (torch.qint8, torch.float16):
@@ -40,16 +40,16 @@ class LinearPackedParams(_PackedPickle, nn.Module):
             return torch.ops.qplugin.linear_unpack(self._packed_params)
         return torch.ops.qplugin.linear_unpack_fp16(self._packed_params)
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
         return x
 
-    def _save_to_state_dict(self, destination, prefix, keep_vars):
+    def _save_to_state_dict(self, destination: Dict[str, Any], prefix: str, keep_vars: bool):
         super()._save_to_state_dict(destination, prefix, keep_vars)
         destination[prefix + "dtype"] = self.dtype
         destination[prefix + "_packed_params"] = self._weight_bias()
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs):
+    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
+                              strict: bool, missing_keys: List[str], unexpected_keys: List[str], error_msgs: List[str]):
         version = local_metadata.get("version", None)
         if prefix + "dtype" in state_dict:
             dtype = state_dict.pop(prefix + "dtype")
@@ -81,7 +81,7 @@ class LinearPackedParams(_PackedPickle, nn.Module):
         super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys,
                                       unexpected_keys, error_msgs)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return self._weight_bias().__repr__()
 
 
@@ -95,7 +95,8 @@ class Linear(QParamsState, nn.Module):
     _FLOAT_MODULE = (nn.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
     _NAME = "torch_qplugin.nn.quantized.Linear"
 
-    def __init__(self, in_features, out_features, bias_=True, dtype=torch.int8):
+    def __init__(self, in_features: int, out_features: int, bias_: bool = True,
+                 dtype: torch.dtype = torch.int8) -> None:
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
@@ -111,19 +112,19 @@ class Linear(QParamsState, nn.Module):
     def _get_name(self):
         return "QuantizedLinear"
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, scale={self.scale}, "
                 f"zero_point={self.zero_point}, qscheme={self.weight().qscheme()}")
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return _hide_packed_params_repr(self, LinearPackedParams)
 
     def forward(self, x: Tensor) -> Tensor:
         _require_quantized(x, "torch_qplugin.nn.quantized.Linear")
         return torch.ops.qplugin.linear(x, self._packed_params._packed_params, self.scale, self.zero_point)
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs):
+    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
+                              strict: bool, missing_keys: List[str], unexpected_keys: List[str], error_msgs: List[str]):
         # scale / zero_point: QParamsState
         version = local_metadata.get("version", None)
         if (version is None or version == 1) and prefix + "weight" in state_dict:
@@ -136,22 +137,22 @@ class Linear(QParamsState, nn.Module):
     def _weight_bias(self):
         return self._packed_params._weight_bias()
 
-    def weight(self):
+    def weight(self) -> Tensor:
         return self._weight_bias()[0]
 
-    def bias(self):
+    def bias(self) -> Optional[Tensor]:
         return self._weight_bias()[1]
 
     def set_weight_bias(self, w: Tensor, b: Optional[Tensor]) -> None:
         self._packed_params.set_weight_bias(w, b)
 
     @classmethod
-    def _from_float_parts(cls, mod):
+    def _from_float_parts(cls, mod: nn.Module) -> Tuple[nn.Module, nn.Module, nn.Module, bool]:
         """(linear module holding weight/bias, activation module, weight observer, observer ran)."""
         return _linear_from_float_parts(cls, mod)
 
     @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
+    def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "Linear":
         """Quantized module from an observed float module (or a fused / QAT one)."""
         lin, act, wobs, ran = cls._from_float_parts(mod)
         if not use_precomputed_fake_quant:
@@ -164,7 +165,7 @@ class Linear(QParamsState, nn.Module):
         return _guard_never_calibrated(qlinear, act)
 
     @classmethod
-    def from_reference(cls, ref, output_scale, output_zero_point):
+    def from_reference(cls, ref: nn.Module, output_scale: float, output_zero_point: int) -> "Linear":
         q = cls(ref.in_features, ref.out_features)
         q.set_weight_bias(ref.get_quantized_weight(), ref.bias)
         q.scale, q.zero_point = float(output_scale), int(output_zero_point)

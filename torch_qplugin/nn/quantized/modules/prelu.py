@@ -1,4 +1,6 @@
 """Quantized PReLU on qplugin::prelu (slopes: 1 or one per channel of dim 1)."""
+from typing import Any, Dict
+
 import torch
 import torch.nn as nn
 from torch import Tensor
@@ -36,17 +38,17 @@ class PReLU(nn.Module):
 
     # whole-module torch.save / deepcopy: the weight as plain integers + qparams (no quantized-tensor
     # storage pickling)
-    def __getstate__(self):
+    def __getstate__(self) -> Dict[str, Any]:
         state = self.__dict__.copy()
         state["weight"] = _to_plain(self.weight)
         return state
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: Dict[str, Any]) -> None:
         state = dict(state)
         state["weight"] = _from_plain(state["weight"])
         nn.Module.__setstate__(self, state)
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}, scale={self.scale}, zero_point={self.zero_point}"
 
     def forward(self, input: Tensor) -> Tensor:
@@ -54,12 +56,12 @@ class PReLU(nn.Module):
         return torch.ops.qplugin.prelu(input, self.weight, self.scale, self.zero_point)
 
     @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
+    def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "PReLU":
         scale, zp = _act_qparams(mod, "torch_qplugin.nn.quantized.PReLU")
         return cls.from_reference(mod, scale, zp)
 
     @classmethod
-    def from_reference(cls, mod, scale, zero_point):
+    def from_reference(cls, mod: nn.Module, scale: float, zero_point: int) -> "PReLU":
         q = cls(float(scale), int(zero_point), mod.num_parameters)
         w = mod.weight.detach().float()
         qconfig = getattr(mod, "qconfig", None)

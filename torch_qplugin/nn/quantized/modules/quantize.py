@@ -1,4 +1,6 @@
 """Quantize / DeQuantize: the converted forms of QuantStub / DeQuantStub."""
+from typing import Any, Dict, Optional
+
 import torch
 from torch import Tensor
 
@@ -12,7 +14,8 @@ class Quantize(B.Quantize):
     """float -> quantized (per tensor) with ``scale``, ``zero_point``, ``dtype`` (torch.quint8 /
     qint8 / qint32, or their plain names)."""
 
-    def __init__(self, scale, zero_point, dtype, factory_kwargs=None):
+    def __init__(self, scale: float, zero_point: int, dtype: torch.dtype,
+                 factory_kwargs: Optional[Dict[str, Any]] = None) -> None:
         super().__init__(scale, zero_point, quantized_dtype(dtype, "torch_qplugin.nn.quantized.Quantize"),
                          factory_kwargs)
 

@@ -1,5 +1,7 @@
 """Helpers shared by the quantized modules (no torch.ao imports). The readers of observed float
 modules are the plain tier's (torch_qplugin.nn.plain._base), re-exported here."""
+from typing import Any, Dict, List
+
 import torch
 from torch import Tensor
 from torch.nn.modules.module import _addindent
@@ -22,12 +24,12 @@ def _require_quantized(x: Tensor, who: str) -> None:
             "prepare / calibrate / convert again")
 
 
-def _zeros_qint8(shape):
+def _zeros_qint8(shape: List[int]):
     return torch.ops.qplugin.quantize_per_tensor(torch.zeros(shape, dtype=torch.float), 1.0, 0,
                                                  quantized_dtype(torch.int8, "torch_qplugin.nn.quantized"))
 
 
-def _clamp_int(qw, obs, scale, zp):
+def _clamp_int(qw: Tensor, obs: torch.nn.Module, scale: Tensor, zp: Tensor):
     dtype = qw.dtype
     info = torch.iinfo(dtype)
     qmin, qmax = getattr(obs, "quant_min", info.min), getattr(obs, "quant_max", info.max)
@@ -40,7 +42,7 @@ def _clamp_int(qw, obs, scale, zp):
         ints, scale.to(torch.double), zp.to(torch.long), obs.ch_axis)
 
 
-def _quantize_weight(w, obs):
+def _quantize_weight(w: Tensor, obs: torch.nn.Module):
     """Quantizes a float weight with a (run) weight observer's qparams, on qplugin kernels."""
     obs = getattr(obs, "activation_post_process", obs) if not hasattr(obs, "calculate_qparams") else obs
     scale, zp = obs.calculate_qparams()
@@ -58,7 +60,7 @@ def _quantize_weight(w, obs):
     return _clamp_int(qw, obs, scale, zp)
 
 
-def _hide_packed_params_repr(self, params_cls):
+def _hide_packed_params_repr(self: torch.nn.Module, params_cls: type):
     extra_lines = self.extra_repr().split("\n") if self.extra_repr() else []
     child_lines = []
     for key, module in self._modules.items():
@@ -75,7 +77,7 @@ def _hide_packed_params_repr(self, params_cls):
     return main + ")"
 
 
-def _to_plain(obj):
+def _to_plain(obj: Any):
     """Quantized tensors -> plain (int_repr, qparams) records, recursively through tuples.
     Pickles without torch's quantized-tensor rebuild path (and its storage warnings)."""
     if isinstance(obj, torch.Tensor) and obj.is_quantized:
@@ -91,7 +93,7 @@ def _to_plain(obj):
     return obj
 
 
-def _from_plain(obj):
+def _from_plain(obj: Any):
     if isinstance(obj, tuple) and len(obj) > 0 and isinstance(obj[0], str) and obj[0] == "__qplugin_qtensor__":
         if obj[1] == "per_tensor":
             return torch.ops.qplugin.make_per_tensor_quantized_tensor(obj[2], obj[3], obj[4])
@@ -109,20 +111,20 @@ class _PackedPickle:
 
     _PACKED_ATTRS = ("_packed_params",)
 
-    def __getstate__(self):
+    def __getstate__(self) -> Dict[str, Any]:
         state = self.__dict__.copy()
         state["_qplugin_weight_bias"] = _to_plain(self._weight_bias())
         for name in self._PACKED_ATTRS:
             state.pop(name, None)
         return state
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: Dict[str, Any]) -> None:
         state = dict(state)
         wb = _from_plain(state.pop("_qplugin_weight_bias"))
         torch.nn.Module.__setstate__(self, state)
         self.set_weight_bias(*wb)
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "_PackedPickle":
         import copy
         new = type(self).__new__(type(self))
         memo[id(self)] = new
@@ -133,5 +135,5 @@ class _PackedPickle:
         new.__setstate__(state)
         return new
 
-    def __copy__(self):
+    def __copy__(self) -> "_PackedPickle":
         return self.__deepcopy__({})
