@@ -1,8 +1,6 @@
 // Convolution weights: validation of int8 data, qparams and geometry, and the kernel layouts.
 #include "cpu/conv_weights.h"
 
-#include <limits>
-
 #include "utils/checks.h"
 
 namespace qplugin {

@@ -22,7 +22,6 @@
 #include <utility>
 
 #include "cpu/embedding.h"
-
 #include "kernels/dispatch.h"
 #include "kernels/embedding_kernel.h"
 #include "packed_params/plain_buffer.h"
@@ -39,13 +38,20 @@ at::Tensor index_tensor(const char* op, const char* arg, const at::Tensor& t) {
   return t.to(at::kLong).contiguous();
 }
 
-// Rows and bag boundaries of one call, checked.
 // [min, max] of a non-empty int64 tensor (one vectorised pass; at::aminmax costs several times more
 // than the bag kernel's per-row work at recommendation sizes).
 std::pair<int64_t, int64_t> index_range(const at::Tensor& t) {
   int64_t lo = 0, hi = 0;
   QPLUGIN_ISA_CALL(index_range, t.const_data_ptr<int64_t>(), t.numel(), &lo, &hi);
   return {lo, hi};
+}
+
+// The error for indices outside [0, rows), once the kernel found one (it skipped them unread).
+[[noreturn]] void bad_indices(const char* op, const at::Tensor& idx, int64_t rows) {
+  const auto [lo, hi] = index_range(idx);
+  TORCH_CHECK_INDEX(false, "qplugin::", op, ": indices should be in [0, ", rows, ") (num_embeddings), got values in [",
+                    lo, ", ", hi, "]");
+  std::abort();  // (unreachable: TORCH_CHECK_INDEX(false, ...) throws)
 }
 
 } // namespace
@@ -77,14 +83,6 @@ at::Tensor rows_of(const char* op, const at::Tensor& indices, int64_t rows, bool
     return idx.numel() > 0 ? map.index_select(0, idx) : idx;
   }
   return idx;
-}
-
-// The error for indices outside [0, rows), once the kernel found one (it skipped them unread).
-[[noreturn]] void bad_indices(const char* op, const at::Tensor& idx, int64_t rows) {
-  const auto [lo, hi] = index_range(idx);
-  TORCH_CHECK_INDEX(false, "qplugin::", op, ": indices should be in [0, ", rows, ") (num_embeddings), got values in [",
-                    lo, ", ", hi, "]");
-  std::abort();  // (unreachable: TORCH_CHECK_INDEX(false, ...) throws)
 }
 
 Bags bags_of(const char* op, const at::Tensor& indices, const c10::optional<at::Tensor>& offsets, int64_t mode,
@@ -174,7 +172,6 @@ namespace {
 
 using cpu::Bags;
 using cpu::bags_of;
-using cpu::rows_of;
 using cpu::run_bags;
 
 // ---- torch's fused row-wise format --------------------------------------------------------

@@ -1,7 +1,7 @@
 // LinearWeights: packing from int8 or float weights, the epilogue constants, unpacking.
 #include "cpu/linear_weights.h"
 
-#include <cmath>
+#include <algorithm>
 #include <string>
 
 #include "kernels/linear_fp16_kernel.h"
@@ -49,7 +49,7 @@ void LinearWeights::init_fp16(const char* op, const at::Tensor& weight, const c1
                     weight.sizes());
   const int64_t N = weight.size(0);
   const int64_t K = weight.size(1);
-  LinearWeights* p = this;
+  LinearWeights* p = this;  // the fields (locals and arguments share their names)
   p->N = N;
   p->K = K;
   p->fp16 = true;
@@ -151,7 +151,7 @@ void LinearWeights::init_int8(const char* op, const at::Tensor& w_int8, const at
                     nq, "], got ", scales.sizes());
   TORCH_CHECK_VALUE(zero_points.dim() == 1 && zero_points.numel() == nq, "qplugin::", op,
                     ": zero_points should have shape [", nq, "], got ", zero_points.sizes());
-  LinearWeights* p = this;
+  LinearWeights* p = this;  // the fields (locals and arguments share their names)
   p->N = N;
   p->K = K;
   p->per_channel = per_channel;

@@ -3,9 +3,6 @@
 
 #include <ATen/ATen.h>
 
-#include <limits>
-
-#include "kernels/dispatch.h"
 #include "utils/checks.h"
 #include "utils/class_check.h"
 #include "utils/qtensor.h"

@@ -3,17 +3,13 @@
 
 #include <torch/library.h>
 
-#include <cmath>
 #include <sstream>
 
-#include "kernels/linear_fp16_kernel.h"
 #include "utils/checks.h"
 #include "utils/class_check.h"
 #include "utils/qtensor.h"
 
 namespace qplugin {
-
-namespace gemm = kernels::gemm;
 
 c10::intrusive_ptr<LinearPackedParams> LinearPackedParams::create(const char* op, const at::Tensor& w_int8,
                                                                   const at::Tensor& scales,
