@@ -6,6 +6,7 @@
 Environment knobs: QPLUGIN_BUILD_DIR (CMake build dir, default build/cmake-<config>-torch<version>),
 QPLUGIN_BUILD_TYPE (Release | Debug | RelWithDebInfo), MAX_JOBS (parallel compile jobs).
 """
+
 import os
 import shutil
 import subprocess

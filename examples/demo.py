@@ -19,6 +19,7 @@
 A variant that cannot run (missing piece, torch backend removed, ...) is reported with the
 reason; no number in the table is made up.
 """
+
 import argparse
 import json
 import os
@@ -57,16 +58,23 @@ def build_variant(tk, method, fp32, data, args):
     x_tr, y_tr, _, _ = data
     if method == "static":
         prepared = tk.prepare_static(fp32)
-        H.calibrate(prepared, x_tr, batch_size=64, max_batches=args.calib_batches,
-                    desc=f"calibrate [{tk.name}]")
+        H.calibrate(prepared, x_tr, batch_size=64, max_batches=args.calib_batches, desc=f"calibrate [{tk.name}]")
         return tk.convert(prepared)
     if method == "dynamic":
         return tk.quantize_dynamic(fp32)
     if method == "qat":
         prepared = tk.prepare_qat(fp32)
-        H.train(prepared, x_tr, y_tr, epochs=args.qat_epochs, lr=3e-4, desc=f"QAT [{tk.name}]",
-                seed=1, freeze_observers_after=max(1, args.qat_epochs - 1),
-                freeze_bn_after=max(1, args.qat_epochs - 1))
+        H.train(
+            prepared,
+            x_tr,
+            y_tr,
+            epochs=args.qat_epochs,
+            lr=3e-4,
+            desc=f"QAT [{tk.name}]",
+            seed=1,
+            freeze_observers_after=max(1, args.qat_epochs - 1),
+            freeze_bn_after=max(1, args.qat_epochs - 1),
+        )
         return tk.convert(prepared.eval())
     raise ValueError(method)
 
@@ -79,6 +87,7 @@ def plain_entry(method, qplugin_entry):
         return e
     try:
         from torch_qplugin.quantization import to_plain
+
         e["model"] = to_plain(qplugin_entry["model"])
     except Exception as ex:  # noqa: BLE001 - report, never hide
         e["reason"] = f"to_plain failed: {short_reason(ex)}"
@@ -93,8 +102,9 @@ def build_all(args, data):
 
     t0 = time.perf_counter()
     fp32 = H.train(DigitsCNN(), x_tr, y_tr, epochs=args.epochs, lr=3e-3, desc="train fp32")
-    print(f"fp32 training: {time.perf_counter() - t0:.1f}s, test accuracy "
-          f"{H.accuracy(H.predict(fp32, x_te), y_te):.4f}")
+    print(
+        f"fp32 training: {time.perf_counter() - t0:.1f}s, test accuracy {H.accuracy(H.predict(fp32, x_te), y_te):.4f}"
+    )
 
     entries = [dict(key="fp32", method="fp32", backend="fp32", model=fp32)]
     for method, _ in METHODS:
@@ -161,8 +171,7 @@ def evaluate_saved(manifest_path, threads):
             continue
         r = results.setdefault(e["key"], {})
         try:
-            m = (torch.load(e["path"], weights_only=False) if e.get("format") == "pickle"
-                 else torch.jit.load(e["path"]))
+            m = torch.load(e["path"], weights_only=False) if e.get("format") == "pickle" else torch.jit.load(e["path"])
         except Exception as ex:  # noqa: BLE001
             extra = f" (import torch_qplugin failed: {qplugin_err})" if qplugin_err else ""
             r["reason"] = f"reload failed: {short_reason(ex)}{extra}"
@@ -202,13 +211,29 @@ def fmt_us(t):
 def report(manifest, results, args):
     fp32 = results.get("fp32", {})
     torch_rows = {e["method"]: results.get(e["key"], {}) for e in manifest if e["backend"] == "torch"}
-    headers = ["Model", "Backend", "Test acc", "Top-1 = fp32", "Cosine vs fp32", "Size on disk",
-               "Latency b=1", "Latency b=32", "b=1 vs fp32", "b=32 vs fp32", "vs torch int8 (b=1 / b=32)",
-               "Reload identical", "Graph ops"]
+    headers = [
+        "Model",
+        "Backend",
+        "Test acc",
+        "Top-1 = fp32",
+        "Cosine vs fp32",
+        "Size on disk",
+        "Latency b=1",
+        "Latency b=32",
+        "b=1 vs fp32",
+        "b=32 vs fp32",
+        "vs torch int8 (b=1 / b=32)",
+        "Reload identical",
+        "Graph ops",
+    ]
     rows, notes, chart = [], [], {}
     method_name = dict(METHODS, fp32="fp32")
-    backend_name = {"fp32": "fp32 (eager->script)", "torch": TorchAO.label, "qplugin": QPlugin.label,
-                    "plain": PLAIN_LABEL}
+    backend_name = {
+        "fp32": "fp32 (eager->script)",
+        "torch": TorchAO.label,
+        "qplugin": QPlugin.label,
+        "plain": PLAIN_LABEL,
+    }
     for e in manifest:
         r = dict(results.get(e["key"], {}))
         reason = e.get("reason") or r.get("reason")
@@ -227,16 +252,29 @@ def report(manifest, results, args):
             if "lat1" in tr:
                 vs_torch = f"{r['lat1'] / tr['lat1']:.2f}x / {r['lat32'] / tr['lat32']:.2f}x"
         ops = r.get("ops", {})
-        rows.append([
-            name, backend, f"{r['acc'] * 100:.2f}%",
-            f"{r.get('top1_agree', float('nan')) * 100:.1f}%", f"{r.get('cos', float('nan')):.4f}",
-            f"{e['size'] / 1024:.0f} KiB", fmt_us(r["lat1"]), fmt_us(r["lat32"]),
-            ratio(r["lat1"], fp32.get("lat1")), ratio(r["lat32"], fp32.get("lat32")), vs_torch,
-            "yes" if r["identical"] else "NO",
-            f"qplugin::{ops.get('qplugin', 0)} quantized::{ops.get('quantized', 0)}" if ops else "eager (pickled)",
-        ])
-        for metric, v in (("acc", r["acc"] * 100), ("size", e["size"] / 1024), ("lat1", r["lat1"] * 1e6),
-                          ("lat32", r["lat32"] * 1e6)):
+        rows.append(
+            [
+                name,
+                backend,
+                f"{r['acc'] * 100:.2f}%",
+                f"{r.get('top1_agree', float('nan')) * 100:.1f}%",
+                f"{r.get('cos', float('nan')):.4f}",
+                f"{e['size'] / 1024:.0f} KiB",
+                fmt_us(r["lat1"]),
+                fmt_us(r["lat32"]),
+                ratio(r["lat1"], fp32.get("lat1")),
+                ratio(r["lat32"], fp32.get("lat32")),
+                vs_torch,
+                "yes" if r["identical"] else "NO",
+                f"qplugin::{ops.get('qplugin', 0)} quantized::{ops.get('quantized', 0)}" if ops else "eager (pickled)",
+            ]
+        )
+        for metric, v in (
+            ("acc", r["acc"] * 100),
+            ("size", e["size"] / 1024),
+            ("lat1", r["lat1"] * 1e6),
+            ("lat32", r["lat32"] * 1e6),
+        ):
             groups = [method_name[m] for m, _ in METHODS]
             if e["method"] == "fp32":  # fp32 is the reference bar in every group
                 for g in groups:
@@ -244,9 +282,11 @@ def report(manifest, results, args):
             else:
                 chart.setdefault(metric, {})[(name, backend)] = v
     table = H.markdown_table(headers, rows)
-    env = (f"torch {torch.__version__}, {args.threads} thread(s), "
-           f"{os.cpu_count()} CPU(s), test set {results.get('_n_test', 360)} images; latency = median "
-           f"per call of the reloaded scripted model (interleaved rounds)")
+    env = (
+        f"torch {torch.__version__}, {args.threads} thread(s), "
+        f"{os.cpu_count()} CPU(s), test set {results.get('_n_test', 360)} images; latency = median "
+        f"per call of the reloaded scripted model (interleaved rounds)"
+    )
     text = f"# torch_qplugin demo: digits CNN, fp32 vs int8\n\n{env}\n\n{table}\n"
     if notes:
         text += "\nVariants that could not run:\n" + "\n".join(notes) + "\n"
@@ -257,10 +297,19 @@ def report(manifest, results, args):
     print(text)
     groups = [n for _, n in METHODS]
     series = ["fp32", TorchAO.label, QPlugin.label, PLAIN_LABEL]
-    panels = [("Test accuracy (%)", chart.get("acc", {})), ("Size on disk (KiB)", chart.get("size", {})),
-              ("Latency, batch 1 (µs)", chart.get("lat1", {})), ("Latency, batch 32 (µs)", chart.get("lat32", {}))]
-    png, why = H.bar_chart(os.path.join(args.out, "demo_results.png"),
-                           f"digits CNN: fp32 vs int8 ({args.threads} thread(s))", groups, series, panels)
+    panels = [
+        ("Test accuracy (%)", chart.get("acc", {})),
+        ("Size on disk (KiB)", chart.get("size", {})),
+        ("Latency, batch 1 (µs)", chart.get("lat1", {})),
+        ("Latency, batch 32 (µs)", chart.get("lat32", {})),
+    ]
+    png, why = H.bar_chart(
+        os.path.join(args.out, "demo_results.png"),
+        f"digits CNN: fp32 vs int8 ({args.threads} thread(s))",
+        groups,
+        series,
+        panels,
+    )
     print(f"table: {md_path}")
     print(f"chart: {png}" if png else f"chart: not written — {why}")
     return text
@@ -295,8 +344,9 @@ def main(argv=None):
     with open(man_path, "w") as f:
         json.dump(manifest, f, indent=1)
     print("reloading the saved models in a fresh process and timing them ...", flush=True)
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--evaluate", man_path,
-                           "--threads", str(args.threads)])
+    proc = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--evaluate", man_path, "--threads", str(args.threads)]
+    )
     results = {}
     if proc.returncode != 0:
         for e in manifest:

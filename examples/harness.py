@@ -3,6 +3,7 @@
 Used by examples/demo.py, scripts/bench_models.py and test/e2e/. Only torch, numpy,
 scikit-learn (for its bundled digits set) and, optionally, tqdm and matplotlib.
 """
+
 import math
 import os
 import statistics
@@ -38,7 +39,7 @@ def load_digits_split(test_fraction=0.2, seed=0):
 def batches(x, y, batch_size, shuffle=False, seed=0):
     idx = torch.randperm(len(y), generator=torch.Generator().manual_seed(seed)) if shuffle else torch.arange(len(y))
     for i in range(0, len(y), batch_size):
-        j = idx[i:i + batch_size]
+        j = idx[i : i + batch_size]
         yield x[j], y[j]
 
 
@@ -50,6 +51,7 @@ def progress(iterable=None, **kw):
         kw.setdefault("mininterval", 0.5)
         return tqdm(iterable, dynamic_ncols=True, **kw)
     except ImportError:  # pragma: no cover
+
         class _Plain:
             def __init__(self, it):
                 self.it = it
@@ -72,8 +74,9 @@ def progress(iterable=None, **kw):
 # ----------------------------------------------------------------------------- training
 
 
-def train(model, x, y, epochs, lr=2e-3, batch_size=64, desc="train", seed=0, freeze_bn_after=None,
-          freeze_observers_after=None):
+def train(
+    model, x, y, epochs, lr=2e-3, batch_size=64, desc="train", seed=0, freeze_bn_after=None, freeze_observers_after=None
+):
     """Adam + cross-entropy with a progress bar. For QAT pass freeze_* (epoch indices)."""
     torch.manual_seed(seed)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
@@ -124,13 +127,13 @@ def calibrate(prepared, x, batch_size=64, max_batches=None, desc="calibrate"):
         n = min(n, max_batches)
     bar = progress(range(n), desc=desc, unit="batch")
     for i in bar:
-        prepared(x[i * batch_size:(i + 1) * batch_size])
+        prepared(x[i * batch_size : (i + 1) * batch_size])
     return prepared
 
 
 @torch.no_grad()
 def predict(model, x, batch_size=128):
-    return torch.cat([model(x[i:i + batch_size]) for i in range(0, len(x), batch_size)])
+    return torch.cat([model(x[i : i + batch_size]) for i in range(0, len(x), batch_size)])
 
 
 def accuracy(logits, y):
@@ -223,15 +226,13 @@ def bar_chart(path, title, groups, series, panels):
                 v = values.get((g, s))
                 x = gi - 0.4 + width * (si + 0.5)
                 if v is None:
-                    ax.annotate("n/a", (x, 0), ha="center", va="bottom", fontsize=7, color="#b00000",
-                                rotation=90)
+                    ax.annotate("n/a", (x, 0), ha="center", va="bottom", fontsize=7, color="#b00000", rotation=90)
                     continue
                 xs.append(x)
                 hs.append(v)
             bars = ax.bar(xs, hs, width, label=s, color=colors[si % len(colors)])
             for b, h in zip(bars, hs):
-                ax.annotate(f"{h:.3g}", (b.get_x() + b.get_width() / 2, h), ha="center", va="bottom",
-                            fontsize=7)
+                ax.annotate(f"{h:.3g}", (b.get_x() + b.get_width() / 2, h), ha="center", va="bottom", fontsize=7)
         ax.set_xticks(range(len(groups)))
         ax.set_xticklabels(groups, fontsize=8)
         ax.set_title(ptitle, fontsize=10)
@@ -239,7 +240,7 @@ def bar_chart(path, title, groups, series, panels):
         if vals and "%" in ptitle and min(vals) > 50:  # accuracy: zoom in on the interesting range
             ax.set_ylim(max(0.0, min(vals) - 5), 100.5)
         ax.grid(axis="y", alpha=0.3)
-    for ax in list(axes.flat)[len(panels):]:
+    for ax in list(axes.flat)[len(panels) :]:
         ax.axis("off")
     axes.flat[0].legend(fontsize=8)
     fig.suptitle(title, fontsize=11)

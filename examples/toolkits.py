@@ -6,6 +6,7 @@ modules call ``qplugin::`` kernels. Each method raises ``Unavailable`` with a on
 when the toolkit (or a piece of it) is missing, so callers can report what could not run and
 why instead of faking numbers.
 """
+
 import copy
 import warnings
 

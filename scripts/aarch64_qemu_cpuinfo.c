@@ -17,69 +17,66 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *redirect(const char *path) {
-    const char *fake = getenv("QEMU_FAKE_CPUINFO");
-    if (path != NULL && fake != NULL && *fake != '\0' && strcmp(path, "/proc/cpuinfo") == 0)
-        return fake;
-    return path;
+static const char* redirect(const char* path) {
+  const char* fake = getenv("QEMU_FAKE_CPUINFO");
+  if (path != NULL && fake != NULL && *fake != '\0' && strcmp(path, "/proc/cpuinfo") == 0) return fake;
+  return path;
 }
 
-static mode_t mode_arg(int flags, va_list ap) {
-    return (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0;
+static mode_t mode_arg(int flags, va_list ap) { return (flags & (O_CREAT | O_TMPFILE)) ? va_arg(ap, mode_t) : 0; }
+
+typedef int (*open_fn)(const char*, int, ...);
+typedef int (*openat_fn)(int, const char*, int, ...);
+typedef FILE* (*fopen_fn)(const char*, const char*);
+
+int open(const char* path, int flags, ...) {
+  static open_fn real;
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = mode_arg(flags, ap);
+  va_end(ap);
+  if (real == NULL) real = (open_fn)dlsym(RTLD_NEXT, "open");
+  return real(redirect(path), flags, mode);
 }
 
-typedef int (*open_fn)(const char *, int, ...);
-typedef int (*openat_fn)(int, const char *, int, ...);
-typedef FILE *(*fopen_fn)(const char *, const char *);
-
-int open(const char *path, int flags, ...) {
-    static open_fn real;
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_arg(flags, ap);
-    va_end(ap);
-    if (real == NULL) real = (open_fn)dlsym(RTLD_NEXT, "open");
-    return real(redirect(path), flags, mode);
+int open64(const char* path, int flags, ...) {
+  static open_fn real;
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = mode_arg(flags, ap);
+  va_end(ap);
+  if (real == NULL) real = (open_fn)dlsym(RTLD_NEXT, "open64");
+  return real(redirect(path), flags, mode);
 }
 
-int open64(const char *path, int flags, ...) {
-    static open_fn real;
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_arg(flags, ap);
-    va_end(ap);
-    if (real == NULL) real = (open_fn)dlsym(RTLD_NEXT, "open64");
-    return real(redirect(path), flags, mode);
+int openat(int dirfd, const char* path, int flags, ...) {
+  static openat_fn real;
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = mode_arg(flags, ap);
+  va_end(ap);
+  if (real == NULL) real = (openat_fn)dlsym(RTLD_NEXT, "openat");
+  return real(dirfd, redirect(path), flags, mode);
 }
 
-int openat(int dirfd, const char *path, int flags, ...) {
-    static openat_fn real;
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_arg(flags, ap);
-    va_end(ap);
-    if (real == NULL) real = (openat_fn)dlsym(RTLD_NEXT, "openat");
-    return real(dirfd, redirect(path), flags, mode);
+int openat64(int dirfd, const char* path, int flags, ...) {
+  static openat_fn real;
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = mode_arg(flags, ap);
+  va_end(ap);
+  if (real == NULL) real = (openat_fn)dlsym(RTLD_NEXT, "openat64");
+  return real(dirfd, redirect(path), flags, mode);
 }
 
-int openat64(int dirfd, const char *path, int flags, ...) {
-    static openat_fn real;
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_arg(flags, ap);
-    va_end(ap);
-    if (real == NULL) real = (openat_fn)dlsym(RTLD_NEXT, "openat64");
-    return real(dirfd, redirect(path), flags, mode);
+FILE* fopen(const char* path, const char* mode) {
+  static fopen_fn real;
+  if (real == NULL) real = (fopen_fn)dlsym(RTLD_NEXT, "fopen");
+  return real(redirect(path), mode);
 }
 
-FILE *fopen(const char *path, const char *mode) {
-    static fopen_fn real;
-    if (real == NULL) real = (fopen_fn)dlsym(RTLD_NEXT, "fopen");
-    return real(redirect(path), mode);
-}
-
-FILE *fopen64(const char *path, const char *mode) {
-    static fopen_fn real;
-    if (real == NULL) real = (fopen_fn)dlsym(RTLD_NEXT, "fopen64");
-    return real(redirect(path), mode);
+FILE* fopen64(const char* path, const char* mode) {
+  static fopen_fn real;
+  if (real == NULL) real = (fopen_fn)dlsym(RTLD_NEXT, "fopen64");
+  return real(redirect(path), mode);
 }

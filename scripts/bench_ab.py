@@ -12,6 +12,7 @@ row: torch's kernel is the same in both processes, so the ratio cancels the mach
 between processes. The table gives, per row, the median over the processes of each build's ratio
 and B / A of those medians (> 1: B slower), plus the spread (min..max) of the per-pair B / A.
 """
+
 import argparse
 import json
 import os
@@ -90,15 +91,24 @@ def model_case(name, batch):
         with torch.no_grad():
             return m(x)
 
-    return Case(f"{name} scripted", f"batch {batch}", lambda: run(scripted["qplugin"]),
-                lambda: run(scripted["torch"]), None)
+    return Case(
+        f"{name} scripted", f"batch {batch}", lambda: run(scripted["qplugin"]), lambda: run(scripted["torch"]), None
+    )
 
 
 def parent(args):
     env = dict(os.environ, **bench_ops_env())
     runs = {"A": [], "B": []}
-    base = [sys.executable, __file__, "--rounds", str(args.rounds), "--sample-ms", str(args.sample_ms),
-            "--threads", *map(str, args.threads)]
+    base = [
+        sys.executable,
+        __file__,
+        "--rounds",
+        str(args.rounds),
+        "--sample-ms",
+        str(args.sample_ms),
+        "--threads",
+        *map(str, args.threads),
+    ]
     if args.only:
         base += ["--only", *args.only]
     if args.rows:
@@ -114,8 +124,10 @@ def parent(args):
                 sys.exit(f"{side} ({root}) failed:\n{r.stdout}\n{r.stderr}")
             runs[side].append(json.loads(line[0][7:]))
             print(f"pair {i + 1}/{args.pairs} {side} done", file=sys.stderr, flush=True)
-    print(f"A = {args.a}, B = {args.b}; {args.pairs} processes each, alternating; ours / torch per process "
-          f"(median of {args.rounds} interleaved rounds, CPU time)")
+    print(
+        f"A = {args.a}, B = {args.b}; {args.pairs} processes each, alternating; ours / torch per process "
+        f"(median of {args.rounds} interleaved rounds, CPU time)"
+    )
     print("| row | threads | A ours/torch (median) | B ours/torch (median) | B / A | per-pair B / A min..max |")
     print("|---|---|---|---|---|---|")
     for key in runs["A"][0]:
@@ -140,9 +152,13 @@ def main():
     ap.add_argument("--b", help="checkout B")
     ap.add_argument("--only", nargs="*", default=None, help="families (scripts/bench_rows/<family>.py)")
     ap.add_argument("--rows", nargs="*", default=None, help="keep rows whose 'op shape' contains one of these")
-    ap.add_argument("--models", nargs="*", default=None,
-                    help="scripts/bench_models.py static models (e.g. resnet18 mobilenet_v2), scripted "
-                         "ours / torch's x86 int8; with --only unset, only these")
+    ap.add_argument(
+        "--models",
+        nargs="*",
+        default=None,
+        help="scripts/bench_models.py static models (e.g. resnet18 mobilenet_v2), scripted "
+        "ours / torch's x86 int8; with --only unset, only these",
+    )
     ap.add_argument("--batch", type=int, default=1, help="batch of the --models rows")
     ap.add_argument("--threads", nargs="*", type=int, default=[1])
     ap.add_argument("--pairs", type=int, default=6)

@@ -8,6 +8,7 @@ Each checkout must have its library built in place. The two builds run in altern
 interleaved, CPU time, one thread unless --threads). The table gives the median over the processes
 of each build's ms and of torch's ms (torch's kernel is the same in every process), and ours / torch.
 """
+
 import argparse
 import json
 import statistics
@@ -31,8 +32,9 @@ def child(args):
     gen = torch.Generator().manual_seed(0)
     for c, hw in [tuple(map(int, l.split("x"))) for l in args.layers]:
         w = torch.randn(c, c, 3, 3, generator=gen) * 0.1
-        qw = torch.quantize_per_channel(w, torch.full((c,), 0.002, dtype=torch.double),
-                                        torch.zeros(c, dtype=torch.long), 0, torch.qint8)
+        qw = torch.quantize_per_channel(
+            w, torch.full((c,), 0.002, dtype=torch.double), torch.zeros(c, dtype=torch.long), 0, torch.qint8
+        )
         b = torch.randn(c, generator=gen)
         ours_p = q.conv2d_prepack(qw, b, [1, 1], [1, 1], [1, 1], 1)
         theirs_p = tq.conv2d_prepack(qw, b, [1, 1], [1, 1], [1, 1], 1)
@@ -40,10 +42,15 @@ def child(args):
             x = torch.rand(n, c, hw, hw, generator=gen) * 6
             for zp in args.zp:
                 qx = torch.quantize_per_tensor(x, 6 / 255, zp, torch.quint8).contiguous(
-                    memory_format=torch.channels_last)
-                case = Case("conv2d 3x3", f"[{n},{c},{hw},{hw}]",
-                            lambda qx=qx: q.conv2d(qx, ours_p, 0.5, 10),
-                            lambda qx=qx: tq.conv2d(qx, theirs_p, 0.5, 10), None)
+                    memory_format=torch.channels_last
+                )
+                case = Case(
+                    "conv2d 3x3",
+                    f"[{n},{c},{hw},{hw}]",
+                    lambda qx=qx: q.conv2d(qx, ours_p, 0.5, 10),
+                    lambda qx=qx: tq.conv2d(qx, theirs_p, 0.5, 10),
+                    None,
+                )
                 t, _ = bench_ops.measure(case, args.rounds, args.sample_ms / 1000.0)
                 out[f"{c}->{c} {hw}x{hw} N={n} x_zp={zp}"] = (t["ours"] * 1e3, t["torch"] * 1e3)
     print("RESULT " + json.dumps(out), flush=True)
@@ -68,9 +75,28 @@ def main():
     runs = {"a": [], "b": []}
     for _ in range(args.pairs):
         for side in ("a", "b"):
-            cmd = [sys.executable, __file__, "--a", args.a, "--b", args.b, "--child", getattr(args, side),
-                   "--threads", str(args.threads), "--rounds", str(args.rounds), "--sample-ms", str(args.sample_ms),
-                   "--batch", *map(str, args.batch), "--zp", *map(str, args.zp), "--layers", *args.layers]
+            cmd = [
+                sys.executable,
+                __file__,
+                "--a",
+                args.a,
+                "--b",
+                args.b,
+                "--child",
+                getattr(args, side),
+                "--threads",
+                str(args.threads),
+                "--rounds",
+                str(args.rounds),
+                "--sample-ms",
+                str(args.sample_ms),
+                "--batch",
+                *map(str, args.batch),
+                "--zp",
+                *map(str, args.zp),
+                "--layers",
+                *args.layers,
+            ]
             res = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
             runs[side].append(json.loads(res.split("RESULT ", 1)[1]))
     med = lambda side, k, i: statistics.median(r[k][i] for r in runs[side])

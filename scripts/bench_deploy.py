@@ -9,6 +9,7 @@ for the CNNs, dynamic for the Transformer), random weights and calibration data.
 are interleaved round by round (median of rounds), one thread, and every form's output is checked
 byte for byte against eager first. Prints a markdown table and the CPU; nothing is written.
 """
+
 import argparse
 import atexit
 import os
@@ -87,9 +88,17 @@ def main():
         _, t_compile = timed(lambda: compiled(make(1)))
         pkg, t_aoti = timed(lambda: deploy.aoti_package(ep, tmp / f"{name}.aoti.pt2"))
         aoti, t_aoti_load = timed(lambda: torch._inductor.aoti_load_package(pkg))
-        steps.append([name, f"{t_export:.1f} s", f"{t_save:.2f} s ({path.stat().st_size / 1e6:.1f} MB)",
-                      f"{t_load:.2f} s", f"{t_compile:.1f} s", f"{t_aoti:.1f} s ({os.path.getsize(pkg) / 1e6:.1f} MB)",
-                      f"{t_aoti_load:.2f} s"])
+        steps.append(
+            [
+                name,
+                f"{t_export:.1f} s",
+                f"{t_save:.2f} s ({path.stat().st_size / 1e6:.1f} MB)",
+                f"{t_load:.2f} s",
+                f"{t_compile:.1f} s",
+                f"{t_aoti:.1f} s ({os.path.getsize(pkg) / 1e6:.1f} MB)",
+                f"{t_aoti_load:.2f} s",
+            ]
+        )
         forms = {"eager": model, "exported": loaded, "compiled": compiled, "AOTI": aoti}
         for b in args.batches:
             x = make(b)
@@ -99,17 +108,28 @@ def main():
                     if not same(f(x), want):
                         raise SystemExit(f"bench_deploy: {name} {k} output differs from eager at batch {b}")
                 t = H.time_interleaved(forms, x, rounds=args.rounds, min_time=args.min_time)
-            calls.append([name, b] + [f"{t[k] * 1e3:.2f} ms" for k in forms]
-                         + [f"{t['compiled'] / t['eager']:.2f}", f"{t['AOTI'] / t['eager']:.2f}"])
+            calls.append(
+                [name, b]
+                + [f"{t[k] * 1e3:.2f} ms" for k in forms]
+                + [f"{t['compiled'] / t['eager']:.2f}", f"{t['AOTI'] / t['eager']:.2f}"]
+            )
             print(calls[-1], flush=True)
-    print(f"\n{platform.processor() or platform.machine()}, {os.cpu_count()} CPU(s), torch {torch.__version__}, "
-          f"torch_qplugin kernels {torch_qplugin.active_isa()}, 1 thread, load average "
-          f"{os.getloadavg()[0]:.1f}\n")
-    print(H.markdown_table(["model", "export", "export.save", "export.load", "compile (1st call)", "AOTI compile",
-                            "AOTI load"], steps))
+    print(
+        f"\n{platform.processor() or platform.machine()}, {os.cpu_count()} CPU(s), torch {torch.__version__}, "
+        f"torch_qplugin kernels {torch_qplugin.active_isa()}, 1 thread, load average "
+        f"{os.getloadavg()[0]:.1f}\n"
+    )
+    print(
+        H.markdown_table(
+            ["model", "export", "export.save", "export.load", "compile (1st call)", "AOTI compile", "AOTI load"], steps
+        )
+    )
     print()
-    print(H.markdown_table(["model", "batch", "eager", "exported", "compiled", "AOTI", "compiled / eager",
-                            "AOTI / eager"], calls))
+    print(
+        H.markdown_table(
+            ["model", "batch", "eager", "exported", "compiled", "AOTI", "compiled / eager", "AOTI / eager"], calls
+        )
+    )
     return 0
 
 

@@ -7,6 +7,7 @@ the prefetching side of the kernel.
     python scripts/bench_embedding_cold.py            # our AVX-512 path (or the best this CPU has)
     QPLUGIN_ISA=avx2 python scripts/bench_embedding_cold.py
 """
+
 import argparse
 import statistics
 import time
@@ -24,8 +25,10 @@ def main():
     torch.set_num_threads(1)
     q, t = torch.ops.qplugin, torch.ops.quantized
     big = torch.ones(args.evict_mb << 18)
-    print(f"torch {torch.__version__}, kernel path {torch_qplugin.active_isa()}, 1 thread, wall time, "
-          f"{args.evict_mb} MB written before each call")
+    print(
+        f"torch {torch.__version__}, kernel path {torch_qplugin.active_isa()}, 1 thread, wall time, "
+        f"{args.evict_mb} MB written before each call"
+    )
     print("| op | shape | ours cold | torch cold | ours/torch |\n|---|---|---|---|---|")
     g = torch.Generator().manual_seed(0)
     for rows, dim, bags, per in [(100000, 64, 512, 40), (20000, 128, 256, 20), (5000, 32, 2048, 10)]:
@@ -34,18 +37,23 @@ def main():
         off = torch.arange(0, bags * per, per)
         for bits in (8, 4):
             fused = q.embedding_bag_byte_prepack(w) if bits == 8 else q.embedding_bag_4bit_prepack(w)
-            fns = {"ours": q.embedding_bag_byte_rowwise_offsets if bits == 8 else q.embedding_bag_4bit_rowwise_offsets,
-                   "torch": t.embedding_bag_byte_rowwise_offsets if bits == 8 else t.embedding_bag_4bit_rowwise_offsets}
+            fns = {
+                "ours": q.embedding_bag_byte_rowwise_offsets if bits == 8 else q.embedding_bag_4bit_rowwise_offsets,
+                "torch": t.embedding_bag_byte_rowwise_offsets if bits == 8 else t.embedding_bag_4bit_rowwise_offsets,
+            }
             times = {k: [] for k in fns}
             for r in range(args.rounds):
-                for k in (list(fns) if r % 2 == 0 else list(fns)[::-1]):
+                for k in list(fns) if r % 2 == 0 else list(fns)[::-1]:
                     big.add_(1)
                     t0 = time.perf_counter()
                     fns[k](fused, idx, off)
                     times[k].append(time.perf_counter() - t0)
             o, th = statistics.median(times["ours"]), statistics.median(times["torch"])
-            print(f"| embedding_bag {bits}-bit sum | {rows}x{dim}, {bags} bags x {per} | {o * 1e6:.1f} us "
-                  f"| {th * 1e6:.1f} us | **{o / th:.3f}** |", flush=True)
+            print(
+                f"| embedding_bag {bits}-bit sum | {rows}x{dim}, {bags} bags x {per} | {o * 1e6:.1f} us "
+                f"| {th * 1e6:.1f} us | **{o / th:.3f}** |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

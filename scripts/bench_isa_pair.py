@@ -22,6 +22,7 @@ which vCPU of a shared machine they happened to land on; `--warm` starts each sa
 call, so a sample does not time the first call after whichever op ran before it (the two runs time
 different sets of functions, so their samples start after different neighbours).
 """
+
 import argparse
 import json
 import re
@@ -145,8 +146,11 @@ def table(a2, a5):
         if v1 is not None:
             counts1[v1] += 1
         w2 = avx2_over_floor(r2, r5)
-        fl = (f"{f2:.3f} | " if f2 is not None else "- | ") + (f"{w2:.2f} | " if w2 is not None else "- | ") \
+        fl = (
+            (f"{f2:.3f} | " if f2 is not None else "- | ")
+            + (f"{w2:.2f} | " if w2 is not None else "- | ")
             + (f"{r5['ours'] / r5['floor']:.2f}" if r5.get("floor") else "-")
+        )
         # Ours on both paths: one process when the AVX-512 run timed the AVX2 path too.
         o2 = r5["ours_avx2"] if r5.get("ours_avx2") else r2["ours"]
         per.setdefault(r2["family"], []).append((v, q2 / q5, o2 / r5["ours"], v1, x1))
@@ -155,7 +159,8 @@ def table(a2, a5):
             + (f"| {x1:.2f} | {v1} " if v1 is not None else "| - | - ")
             + f"| {fl} "
             f"| {o2 * 1e6:.1f} / {r5['ours'] * 1e6:.1f} us = {o2 / r5['ours']:.2f} "
-            f"| {r2['torch'] * 1e6:.1f} / {r5['torch'] * 1e6:.1f} us = {r2['torch'] / r5['torch']:.2f} |")
+            f"| {r2['torch'] * 1e6:.1f} / {r5['torch'] * 1e6:.1f} us = {r2['torch'] / r5['torch']:.2f} |"
+        )
     return out, counts, per, counts1
 
 
@@ -173,54 +178,66 @@ def families(per):
     def met(ratio, vs):
         return "yes" if ratio <= 1.10 else ("floor / width" if "no" not in vs else "no")
 
-    lines = ["| family | rows | geomean AVX2 / AVX-512 ratio | yes / floor / width / no | family met "
-             "| one process: geomean ratio | yes / floor / width / no | family met "
-             "| geomean ours AVX2 / AVX-512 time |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| family | rows | geomean AVX2 / AVX-512 ratio | yes / floor / width / no | family met "
+        "| one process: geomean ratio | yes / floor / width / no | family met "
+        "| geomean ours AVX2 / AVX-512 time |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for fam, rows in per.items():
         vs, vs1 = [r[0] for r in rows], [r[3] for r in rows if r[3] is not None]
         ratio, ratio1 = gm([r[1] for r in rows]), gm([r[4] for r in rows if r[4] is not None])
         c = "/".join(f" {vs.count(k)} " for k in kinds).strip()
         c1 = "/".join(f" {vs1.count(k)} " for k in kinds).strip() if vs1 else "-"
         one = (f"{ratio1:.2f} | {c1} | {met(ratio1, vs1)}") if vs1 else "- | - | -"
-        lines.append(f"| {fam} | {len(rows)} | {ratio:.2f} | {c} | {met(ratio, vs)} | {one} "
-                     f"| {gm([r[2] for r in rows]):.2f} |")
+        lines.append(
+            f"| {fam} | {len(rows)} | {ratio:.2f} | {c} | {met(ratio, vs)} | {one} | {gm([r[2] for r in rows]):.2f} |"
+        )
     return "\n".join(lines)
 
 
 def write(label, a2, a5, cmd):
-    head = ("| op | shape | threads | AVX2 ours/torch | AVX-512 ours/torch | AVX2 / AVX-512 ratio | met "
-            "| one process: ratio | met "
-            "| AVX2 floor/torch | AVX2 ours/floor | AVX-512 ours/floor "
-            "| ours AVX2 / AVX-512 time | torch AVX2 / AVX-512 time |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    head = (
+        "| op | shape | threads | AVX2 ours/torch | AVX-512 ours/torch | AVX2 / AVX-512 ratio | met "
+        "| one process: ratio | met "
+        "| AVX2 floor/torch | AVX2 ours/floor | AVX-512 ours/floor "
+        "| ours AVX2 / AVX-512 time | torch AVX2 / AVX-512 time |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    )
     fams, counts, per, counts1 = table(a2, a5)
     key = f"isa-pair [{label}]"
-    body = (f"<!-- bench:{key} -->\n## AVX2 and AVX-512 against torch on one CPU ({label})\n\n"
-            f"Command: `{cmd}`  \nAVX2 run: {a2['header']}  \nAVX-512 run: {a5['header']}\n\n"
-            "met: **yes** = the AVX2 ratio is within 10% of the AVX-512 ratio; **floor** = it is not, but the "
-            "row's floor kernel at AVX2 width (scripts/bench_rows/_floor.cpp, timed in the same rounds) over "
-            "torch's AVX2 time is already above 1.1x the AVX-512 ratio (and ours is not 5% faster than the floor, "
-            "which would make it no lower bound), so no AVX2 kernel can meet it; "
-            "**width** = our AVX2 path is within 10% as close to its floor as the AVX-512 path is to its own "
-            "(AVX2 ours/floor <= 1.1x AVX-512 ours/floor): the gap is what the minimal kernel itself gains from "
-            "the width; **no** = none of these. "
-            + ("Both ours/floor columns and the 'ours AVX2 / AVX-512 time' column come from the AVX-512 run, "
-               "which also timed our AVX2 path (on the same input tensors) and its AVX2 floor in the same rounds (`bench_ops.py --also-avx2`); "
-               "the AVX2 ratio to torch and the AVX2 floor/torch come from the AVX2 run (torch's kernel path is "
-               "fixed per process). " if any(in_process(r) for r in a5["rows"]) else "")
-            +
-            "**one process**: the same test with our two paths' times from the AVX-512 run alone (same "
-            "process, same inputs), torch's from the two runs: ratio = (ours AVX2 / AVX-512 time) / (torch "
-            "AVX2 / AVX-512 time); floor = the AVX2 floor over our AVX-512 time above 1.1x torch's time ratio "
-            "(`verdict1`). "
-            f"This run: {counts['yes']} yes, {counts['floor']} floor, {counts['width']} width, {counts['no']} no; "
-            f"one process: {counts1['yes']} yes, {counts1['floor']} floor, {counts1['width']} width, "
-            f"{counts1['no']} no.\n\n"
-            "Per family (the issue's unit): the geometric mean of the rows' AVX2 / AVX-512 ratio (met at "
-            "<= 1.10) and the rows' verdicts, both ways, and of our AVX2 / AVX-512 time in one process; a "
-            "family short of 1.10 reads 'floor / width' when none of its rows reads 'no'.\n\n"
-            + families(per) + "\n\n"
-            + "\n\n".join(f"**{fam}**\n\n{head}\n" + "\n".join(lines) for fam, lines in fams.items())
-            + f"\n<!-- /bench:{key} -->")
+    body = (
+        f"<!-- bench:{key} -->\n## AVX2 and AVX-512 against torch on one CPU ({label})\n\n"
+        f"Command: `{cmd}`  \nAVX2 run: {a2['header']}  \nAVX-512 run: {a5['header']}\n\n"
+        "met: **yes** = the AVX2 ratio is within 10% of the AVX-512 ratio; **floor** = it is not, but the "
+        "row's floor kernel at AVX2 width (scripts/bench_rows/_floor.cpp, timed in the same rounds) over "
+        "torch's AVX2 time is already above 1.1x the AVX-512 ratio (and ours is not 5% faster than the floor, "
+        "which would make it no lower bound), so no AVX2 kernel can meet it; "
+        "**width** = our AVX2 path is within 10% as close to its floor as the AVX-512 path is to its own "
+        "(AVX2 ours/floor <= 1.1x AVX-512 ours/floor): the gap is what the minimal kernel itself gains from "
+        "the width; **no** = none of these. "
+        + (
+            "Both ours/floor columns and the 'ours AVX2 / AVX-512 time' column come from the AVX-512 run, "
+            "which also timed our AVX2 path (on the same input tensors) and its AVX2 floor in the same rounds (`bench_ops.py --also-avx2`); "
+            "the AVX2 ratio to torch and the AVX2 floor/torch come from the AVX2 run (torch's kernel path is "
+            "fixed per process). "
+            if any(in_process(r) for r in a5["rows"])
+            else ""
+        )
+        + "**one process**: the same test with our two paths' times from the AVX-512 run alone (same "
+        "process, same inputs), torch's from the two runs: ratio = (ours AVX2 / AVX-512 time) / (torch "
+        "AVX2 / AVX-512 time); floor = the AVX2 floor over our AVX-512 time above 1.1x torch's time ratio "
+        "(`verdict1`). "
+        f"This run: {counts['yes']} yes, {counts['floor']} floor, {counts['width']} width, {counts['no']} no; "
+        f"one process: {counts1['yes']} yes, {counts1['floor']} floor, {counts1['width']} width, "
+        f"{counts1['no']} no.\n\n"
+        "Per family (the issue's unit): the geometric mean of the rows' AVX2 / AVX-512 ratio (met at "
+        "<= 1.10) and the rows' verdicts, both ways, and of our AVX2 / AVX-512 time in one process; a "
+        "family short of 1.10 reads 'floor / width' when none of its rows reads 'no'.\n\n"
+        + families(per)
+        + "\n\n"
+        + "\n\n".join(f"**{fam}**\n\n{head}\n" + "\n".join(lines) for fam, lines in fams.items())
+        + f"\n<!-- /bench:{key} -->"
+    )
     path = ROOT / "docs" / "benchmarks.md"
     text = path.read_text()
     pat = re.compile(rf"<!-- bench:{re.escape(key)} -->.*?<!-- /bench:{re.escape(key)} -->", re.S)
@@ -235,12 +252,20 @@ def main():
     ap.add_argument("--from", dest="files", nargs=2, default=None, metavar=("AVX2_JSON", "AVX512_JSON"))
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--only", nargs="*", default=None, help="families, each run AVX2 then AVX-512")
-    ap.add_argument("--repeat", type=int, default=1,
-                    help="run each family's AVX2 / AVX-512 pair this many times, alternating; each row "
-                         "reports the median of its in-process ratios")
-    ap.add_argument("--save", default=None, metavar="PREFIX",
-                    help="also write the two sides' rows (medians over --repeat) to PREFIX-avx2.json and "
-                         "PREFIX-avx512.json, which --from reads back")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run each family's AVX2 / AVX-512 pair this many times, alternating; each row "
+        "reports the median of its in-process ratios",
+    )
+    ap.add_argument(
+        "--save",
+        default=None,
+        metavar="PREFIX",
+        help="also write the two sides' rows (medians over --repeat) to PREFIX-avx2.json and "
+        "PREFIX-avx512.json, which --from reads back",
+    )
     args, passthrough = ap.parse_known_args()
     if args.files:
         a2, a5 = (json.loads(Path(f).read_text()) for f in args.files)

@@ -23,6 +23,7 @@ of logits and top-1 agreement; on the digits demo's real test set too) and torch
 ops. Writes docs/benchmarks_models.md and docs/benchmarks_models.png unless --no-write.
 A column that cannot run says why; no number is made up.
 """
+
 import argparse
 import importlib.util
 import os
@@ -49,31 +50,48 @@ import harness as H  # noqa: E402
 import models  # noqa: E402
 from toolkits import QPlugin, TorchAO, Unavailable, graph_op_counts, quiet_deprecations, short_reason  # noqa: E402
 
-STATIC_MODELS = {"resnet18": models.resnet18, "mobilenet_v2": models.mobilenet_v2,
-                 "mobilenet_v3_large": models.mobilenet_v3_large, "shufflenet_v2": models.shufflenet_v2_x1_0}
+STATIC_MODELS = {
+    "resnet18": models.resnet18,
+    "mobilenet_v2": models.mobilenet_v2,
+    "mobilenet_v3_large": models.mobilenet_v3_large,
+    "shufflenet_v2": models.shufflenet_v2_x1_0,
+}
 
 
 def _torchvision(name):
     """torchvision's own quantizable definition of ``name`` (torchvision.models.quantization, loaded
     by test/compat/tv_models.py with or without torchvision's C++ ops), unmodified but for
     ``fuse_model``: the toolkits pass their fuser, torchvision fuses with torch.ao's."""
+
     def factory():
         import tv_models
 
         model = tv_models.build(name)
         base = type(model)
-        model.__class__ = type("Torchvision" + base.__name__, (base,), {
-            "fuse_model": lambda self, fuser=None: base.fuse_model(self, is_qat=False)})
+        model.__class__ = type(
+            "Torchvision" + base.__name__,
+            (base,),
+            {"fuse_model": lambda self, fuser=None: base.fuse_model(self, is_qat=False)},
+        )
         return model
+
     return factory
 
 
-TORCHVISION_MODELS = ("resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_large", "shufflenet_v2_x1_0",
-                      "googlenet", "inception_v3", "resnext101_32x8d")
+TORCHVISION_MODELS = (
+    "resnet18",
+    "resnet50",
+    "mobilenet_v2",
+    "mobilenet_v3_large",
+    "shufflenet_v2_x1_0",
+    "googlenet",
+    "inception_v3",
+    "resnext101_32x8d",
+)
 if importlib.util.find_spec("torchvision") is not None:  # a test dependency (scripts/setup_env.sh)
     STATIC_MODELS.update({f"tv_{n}": _torchvision(n) for n in TORCHVISION_MODELS})
 DYNAMIC_MODELS = {
-    "lstm": (lambda: models.LSTMClassifier(), 32),          # (factory, sequence length)
+    "lstm": (lambda: models.LSTMClassifier(), 32),  # (factory, sequence length)
     "transformer": (lambda: models.TransformerClassifier(), 64),
 }
 
@@ -91,6 +109,7 @@ def _script(m):
     def run(x):
         out = s(x)
         return out[0] if isinstance(out, tuple) else out
+
     return run, s
 
 
@@ -127,8 +146,10 @@ def static_variants(name, args, calib):
             print(f"  {name}: {tk.label} calibrated + converted in {time.perf_counter() - t0:.1f}s", flush=True)
         except Exception as e:  # noqa: BLE001 - reported in the table
             why = str(e) if isinstance(e, Unavailable) else short_reason(e)
-            out += [Variant(f"{tk.name}_eager", f"{tk.label} eager", reason=why),
-                    Variant(f"{tk.name}_script", f"{tk.label} scripted", reason=why)]
+            out += [
+                Variant(f"{tk.name}_eager", f"{tk.label} eager", reason=why),
+                Variant(f"{tk.name}_script", f"{tk.label} scripted", reason=why),
+            ]
             continue
         out.append(Variant(f"{tk.name}_eager", f"{tk.label} eager", q, model=q))
         if args.want("qplugin_plain", "qplugin_compiled", "qplugin_compiled_fused", "qplugin_onnx"):
@@ -137,8 +158,11 @@ def static_variants(name, args, calib):
             fn, s = _script(q)
             out.append(Variant(f"{tk.name}_script", f"{tk.label} scripted", fn, model=s))
         except Exception as e:  # noqa: BLE001
-            out.append(Variant(f"{tk.name}_script", f"{tk.label} scripted",
-                               reason=f"torch.jit.script failed: {short_reason(e)}"))
+            out.append(
+                Variant(
+                    f"{tk.name}_script", f"{tk.label} scripted", reason=f"torch.jit.script failed: {short_reason(e)}"
+                )
+            )
     if args.want("ort"):
         out.append(ort_variant(fp32, calib, args))
     return fp32, out
@@ -155,6 +179,7 @@ def plain_variant(tk, q, kind, calib=None, args=None):
     label = f"{tk.label}{kind} plain"
     try:
         from torch_qplugin.quantization import to_plain
+
         p = to_plain(q)
     except Exception as e:  # noqa: BLE001 - reported in the table
         return [Variant("qplugin_plain", f"{label} eager", reason=f"to_plain failed: {short_reason(e)}")]
@@ -162,7 +187,11 @@ def plain_variant(tk, q, kind, calib=None, args=None):
     if calib is not None:
         out.append(ours_onnx_variant(p, calib, args))
     from torch_qplugin import deploy
-    for key, what, exact in (("qplugin_compiled", "compiled", True), ("qplugin_compiled_fused", "compiled fused", False)):
+
+    for key, what, exact in (
+        ("qplugin_compiled", "compiled", True),
+        ("qplugin_compiled_fused", "compiled fused", False),
+    ):
         try:
             out.append(Variant(key, f"{label} {what}", deploy.compile(p, exact=exact)))
         except Exception as e:  # noqa: BLE001
@@ -215,12 +244,17 @@ def peak_line(fp32, args, timing, cfgs, variants):
         for nt, bs in cfgs:
             g = 2 * macs * bs / timing[(nt, bs)]["torch_script"] / 1e9 / 0.9
             need.append(f"{100 * g / (peak * nt):.0f}%")
-    return (f"Int8 work: {macs / 1e9:.3f} GMAC per image (every kernel tap, padding included: torch's kernels "
-            f"skip the taps that fall in the padding when the input zero point is 0, so its share can pass "
-            f"100%). Measured u8*s8 peak in this run: {peak:.0f} GOPS per core "
-            f"(scripts/peak_int8.py). Achieved rate over the whole model, and its share of threads x peak, per "
-            f"column — " + "; ".join(parts) + ". 0.9x torch's time would need the whole model to run at "
-            + " / ".join(need) + " of peak.")
+    return (
+        f"Int8 work: {macs / 1e9:.3f} GMAC per image (every kernel tap, padding included: torch's kernels "
+        f"skip the taps that fall in the padding when the input zero point is 0, so its share can pass "
+        f"100%). Measured u8*s8 peak in this run: {peak:.0f} GOPS per core "
+        f"(scripts/peak_int8.py). Achieved rate over the whole model, and its share of threads x peak, per "
+        f"column — "
+        + "; ".join(parts)
+        + ". 0.9x torch's time would need the whole model to run at "
+        + " / ".join(need)
+        + " of peak."
+    )
 
 
 def ort_variant(fp32, calib, args):
@@ -239,8 +273,16 @@ def ort_variant(fp32, calib, args):
         tmp = tempfile.mkdtemp(prefix="qplugin_ort_")
         atexit.register(shutil.rmtree, tmp, True)  # the sessions hold the model in memory
         f32, i8 = os.path.join(tmp, "m.onnx"), os.path.join(tmp, "m.int8.onnx")
-        torch.onnx.export(fp32, (calib[0][:1],), f32, input_names=["x"], output_names=["y"],
-                          dynamic_axes={"x": {0: "n"}, "y": {0: "n"}}, opset_version=17, dynamo=False)
+        torch.onnx.export(
+            fp32,
+            (calib[0][:1],),
+            f32,
+            input_names=["x"],
+            output_names=["y"],
+            dynamic_axes={"x": {0: "n"}, "y": {0: "n"}},
+            opset_version=17,
+            dynamo=False,
+        )
 
         class Reader(CalibrationDataReader):
             def __init__(self):
@@ -249,8 +291,15 @@ def ort_variant(fp32, calib, args):
             def get_next(self):
                 return next(self.it, None)
 
-        quantize_static(f32, i8, Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+        quantize_static(
+            f32,
+            i8,
+            Reader(),
+            quant_format=QuantFormat.QDQ,
+            per_channel=True,
+            activation_type=QuantType.QUInt8,
+            weight_type=QuantType.QInt8,
+        )
         return _ort_variant("ort", label, i8, args)
     except Exception as e:  # noqa: BLE001
         return Variant("ort", label, reason=f"ONNX export/quantization failed: {short_reason(e)}")
@@ -306,8 +355,10 @@ def dynamic_variants(name, args):
             q = tk.quantize_dynamic(fp32, types=(nn.Linear, nn.LSTM))
         except Exception as e:  # noqa: BLE001
             why = str(e) if isinstance(e, Unavailable) else short_reason(e)
-            out += [Variant(f"{tk.name}_eager", f"{tk.label} dynamic eager", reason=why),
-                    Variant(f"{tk.name}_script", f"{tk.label} dynamic scripted", reason=why)]
+            out += [
+                Variant(f"{tk.name}_eager", f"{tk.label} dynamic eager", reason=why),
+                Variant(f"{tk.name}_script", f"{tk.label} dynamic scripted", reason=why),
+            ]
             continue
         out.append(Variant(f"{tk.name}_eager", f"{tk.label} dynamic eager", q, model=q))
         out += plain_variant(tk, q, " dynamic")
@@ -315,8 +366,13 @@ def dynamic_variants(name, args):
             fn, s = _script(q)
             out.append(Variant(f"{tk.name}_script", f"{tk.label} dynamic scripted", fn, model=s))
         except Exception as e:  # noqa: BLE001
-            out.append(Variant(f"{tk.name}_script", f"{tk.label} dynamic scripted",
-                               reason=f"torch.jit.script failed: {short_reason(e)}"))
+            out.append(
+                Variant(
+                    f"{tk.name}_script",
+                    f"{tk.label} dynamic scripted",
+                    reason=f"torch.jit.script failed: {short_reason(e)}",
+                )
+            )
     return fp32, out
 
 
@@ -361,8 +417,9 @@ def profile_top_ops(fn, x, n=8):
     evs = [e for e in prof.key_averages() if not e.key.startswith("forward") and "ProfilerStep" not in e.key]
     total = sum(e.self_cpu_time_total for e in evs) or 1
     evs.sort(key=lambda e: e.self_cpu_time_total, reverse=True)
-    return [(e.key, e.self_cpu_time_total / total * 100, e.self_cpu_time_total / 3 / 1e3, e.count // 3)
-            for e in evs[:n]]
+    return [
+        (e.key, e.self_cpu_time_total / total * 100, e.self_cpu_time_total / 3 / 1e3, e.count // 3) for e in evs[:n]
+    ]
 
 
 def digits_agreement(args):
@@ -402,22 +459,36 @@ def main():
     ap.add_argument("--min-time", type=float, default=0.3, help="seconds per variant per round")
     ap.add_argument("--calib-batches", type=int, default=4)
     ap.add_argument("--digits-epochs", type=int, default=8)
-    ap.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
-                    help="wall: elapsed time; cpu: this process's CPU time (robust to a loaded machine, 1 thread)")
+    ap.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="wall",
+        help="wall: elapsed time; cpu: this process's CPU time (robust to a loaded machine, 1 thread)",
+    )
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 round, little time per variant")
     ap.add_argument("--no-profile", action="store_true")
     ap.add_argument("--no-digits", action="store_true", help="skip the digits demo's real-data agreement")
     ap.add_argument("--no-write", action="store_true")
-    ap.add_argument("--out", default=None, help="default docs/benchmarks_models.md (--isa X: "
-                    "docs/benchmarks_models_X.md)")
-    ap.add_argument("--isa", choices=["avx2", "avxvnni"], default=None,
-                    help="ours on this kernel path, torch's fbgemm / oneDNN / ATen capped at AVX2")
-    ap.add_argument("--variants", nargs="*", default=None,
-                    help="variant keys to build and time (fp32 and torch's int8 always run: the ratios' "
-                         "baselines), e.g. torch_script qplugin_eager qplugin_plain ort")
+    ap.add_argument(
+        "--out", default=None, help="default docs/benchmarks_models.md (--isa X: docs/benchmarks_models_X.md)"
+    )
+    ap.add_argument(
+        "--isa",
+        choices=["avx2", "avxvnni"],
+        default=None,
+        help="ours on this kernel path, torch's fbgemm / oneDNN / ATen capped at AVX2",
+    )
+    ap.add_argument(
+        "--variants",
+        nargs="*",
+        default=None,
+        help="variant keys to build and time (fp32 and torch's int8 always run: the ratios' "
+        "baselines), e.g. torch_script qplugin_eager qplugin_plain ort",
+    )
     args = ap.parse_args()
-    args.out = args.out or str(ROOT / "docs" / (f"benchmarks_models_{args.isa}.md" if args.isa else
-                                                  "benchmarks_models.md"))
+    args.out = args.out or str(
+        ROOT / "docs" / (f"benchmarks_models_{args.isa}.md" if args.isa else "benchmarks_models.md")
+    )
     keep = None if args.variants is None else set(args.variants) | {"fp32", "torch_eager", "torch_script"}
     args.want = lambda *keys: keep is None or any(k in keep for k in keys)
     _ensure_malloc_env(args.isa)
@@ -457,15 +528,21 @@ def main():
                 if v.fn is not None and getattr(v, "for_threads", None):
                     v.fn = v.for_threads(nt)
             for bs in args.batches:
-                x = (torch.randn(bs, 3, args.size, args.size) if is_static
-                     else torch.randint(0, 10000, (bs, DYNAMIC_MODELS[name][1])))
+                x = (
+                    torch.randn(bs, 3, args.size, args.size)
+                    if is_static
+                    else torch.randint(0, 10000, (bs, DYNAMIC_MODELS[name][1]))
+                )
                 print(f"  timing threads={nt} batch={bs} ...", flush=True)
                 timing[(nt, bs)] = time_config(variants, x, args.rounds, args.min_time, CLOCKS[args.clock])
         # --- table: one row per variant, one column per (threads, batch)
         cfgs = [(nt, bs) for nt in args.threads for bs in args.batches]
         torch_ref_key = "torch_script" if any(v.key == "torch_script" and v.fn for v in variants) else "torch_eager"
-        headers = ["Variant"] + [f"{nt}T b={bs}" for nt, bs in cfgs] + ["vs fp32", "vs torch int8",
-                                                                          "cosine vs fp32", "top-1 = fp32"]
+        headers = (
+            ["Variant"]
+            + [f"{nt}T b={bs}" for nt, bs in cfgs]
+            + ["vs fp32", "vs torch int8", "cosine vs fp32", "top-1 = fp32"]
+        )
         rows, notes = [], []
         for v in variants:
             if v.fn is None:
@@ -474,33 +551,58 @@ def main():
                 continue
             ts = [timing[c].get(v.key) for c in cfgs]
             vs_fp32 = " / ".join(f"{timing[c][v.key] / timing[c]['fp32']:.2f}" for c in cfgs)
-            vs_torch = ("-" if v.key.startswith(("fp32", "torch")) or torch_ref_key not in timing[cfgs[0]]
-                        else " / ".join(f"{timing[c][v.key] / timing[c][torch_ref_key]:.2f}" for c in cfgs))
+            vs_torch = (
+                "-"
+                if v.key.startswith(("fp32", "torch")) or torch_ref_key not in timing[cfgs[0]]
+                else " / ".join(f"{timing[c][v.key] / timing[c][torch_ref_key]:.2f}" for c in cfgs)
+            )
             cos, top1 = agree.get(v.key, (1.0, 1.0) if v.key == "fp32" else (None, None))
-            rows.append([v.label] + [fmt_t(t) for t in ts] + [vs_fp32, vs_torch,
-                        "-" if cos is None else f"{cos:.4f}", "-" if top1 is None else f"{top1 * 100:.0f}%"])
+            rows.append(
+                [v.label]
+                + [fmt_t(t) for t in ts]
+                + [
+                    vs_fp32,
+                    vs_torch,
+                    "-" if cos is None else f"{cos:.4f}",
+                    "-" if top1 is None else f"{top1 * 100:.0f}%",
+                ]
+            )
             for c in cfgs:
                 chart.setdefault(c, {})[(name, v.label.replace(" dynamic", ""))] = timing[c][v.key] / timing[c]["fp32"]
-        shape = (f"{args.size}x{args.size} images" if is_static else f"token sequences of {DYNAMIC_MODELS[name][1]}")
-        sec = [f"### {name} ({'static' if is_static else 'dynamic'} int8, {shape})", "",
-               f"Time per call ({'process CPU time, ' if args.clock == 'cpu' else ''}median of {args.rounds} "
-               f"interleaved rounds); ratios listed per column "
-               f"({', '.join(f'{nt}T b={bs}' for nt, bs in cfgs)}); 'vs torch int8' is against torch's "
-               f"{'scripted' if torch_ref_key == 'torch_script' else 'eager'} int8 model. Agreement on 32 random inputs.",
-               "", H.markdown_table(headers, rows)]
+        shape = f"{args.size}x{args.size} images" if is_static else f"token sequences of {DYNAMIC_MODELS[name][1]}"
+        sec = [
+            f"### {name} ({'static' if is_static else 'dynamic'} int8, {shape})",
+            "",
+            f"Time per call ({'process CPU time, ' if args.clock == 'cpu' else ''}median of {args.rounds} "
+            f"interleaved rounds); ratios listed per column "
+            f"({', '.join(f'{nt}T b={bs}' for nt, bs in cfgs)}); 'vs torch int8' is against torch's "
+            f"{'scripted' if torch_ref_key == 'torch_script' else 'eager'} int8 model. Agreement on 32 random inputs.",
+            "",
+            H.markdown_table(headers, rows),
+        ]
         if notes:
             sec += [""] + notes
         if all(k in timing[c] for c in cfgs for k in ("qplugin_plain", "qplugin_eager")):
-            sec += ["", "torch_qplugin plain form / quantized-dtype form (eager, same weights, bit-identical "
-                    "outputs): " + " / ".join(f"{timing[c]['qplugin_plain'] / timing[c]['qplugin_eager']:.3f}"
-                                              for c in cfgs) + " (target: <= 1.05)."]
+            sec += [
+                "",
+                "torch_qplugin plain form / quantized-dtype form (eager, same weights, bit-identical "
+                "outputs): "
+                + " / ".join(f"{timing[c]['qplugin_plain'] / timing[c]['qplugin_eager']:.3f}" for c in cfgs)
+                + " (target: <= 1.05).",
+            ]
         for key, what in (("qplugin_compiled", "compiled (exact)"), ("qplugin_compiled_fused", "compiled fused")):
             if all(k in timing[c] for c in cfgs for k in (key, "qplugin_plain")):
-                same = ("same outputs byte for byte" if agree.get(f"{key}_same") else
-                        "outputs NOT byte for byte equal: float layers, docs/deploy.md")
-                sec += ["", f"torch_qplugin plain {what} / plain eager ({same} on the agreement batch): "
-                        + " / ".join(f"{timing[c][key] / timing[c]['qplugin_plain']:.3f}" for c in cfgs)
-                        + " (target: <= 1)."]
+                same = (
+                    "same outputs byte for byte"
+                    if agree.get(f"{key}_same")
+                    else "outputs NOT byte for byte equal: float layers, docs/deploy.md"
+                )
+                sec += [
+                    "",
+                    f"torch_qplugin plain {what} / plain eager ({same} on the agreement batch): "
+                    + " / ".join(f"{timing[c][key] / timing[c]['qplugin_plain']:.3f}" for c in cfgs)
+                    + " (target: <= 1).",
+                ]
         if is_static:
             sec += ["", peak_line(fp32, args, timing, cfgs, variants)]
         # --- profile the fastest int8 variant that ran
@@ -511,45 +613,75 @@ def main():
                     continue
                 torch.set_num_threads(1)
                 bs = max(args.batches)
-                x = (torch.randn(bs, 3, args.size, args.size) if is_static
-                     else torch.randint(0, 10000, (bs, DYNAMIC_MODELS[name][1])))
+                x = (
+                    torch.randn(bs, 3, args.size, args.size)
+                    if is_static
+                    else torch.randint(0, 10000, (bs, DYNAMIC_MODELS[name][1]))
+                )
                 try:
                     top = profile_top_ops(v.fn, x)
                 except Exception as e:  # noqa: BLE001
                     sec += ["", f"Profile of {v.label} failed: {short_reason(e)}"]
                     break
-                sec += ["", f"Top ops by self CPU time — {v.label}, 1 thread, batch {bs} (torch.profiler):", "",
-                        H.markdown_table(["op", "self CPU %", "ms per call", "calls per call"],
-                                         [(k, f"{p:.1f}%", f"{ms:.2f}", c) for k, p, ms, c in top])]
+                sec += [
+                    "",
+                    f"Top ops by self CPU time — {v.label}, 1 thread, batch {bs} (torch.profiler):",
+                    "",
+                    H.markdown_table(
+                        ["op", "self CPU %", "ms per call", "calls per call"],
+                        [(k, f"{p:.1f}%", f"{ms:.2f}", c) for k, p, ms, c in top],
+                    ),
+                ]
                 if isinstance(v.model, torch.jit.ScriptModule):
                     ops = graph_op_counts(v.model)
-                    sec += ["", f"Scripted graph: {ops['qplugin']} qplugin:: calls, {ops['quantized']} quantized:: calls."]
+                    sec += [
+                        "",
+                        f"Scripted graph: {ops['qplugin']} qplugin:: calls, {ops['quantized']} quantized:: calls.",
+                    ]
                 break
         sections.append("\n".join(sec))
         print(sections[-1], flush=True)
 
     digits = [] if args.no_digits else digits_agreement(args)
-    drows = [(lab, "-" if acc is None else f"{acc * 100:.2f}%", "-" if cos is None else f"{cos:.5f}",
-              "-" if t1 is None else f"{t1 * 100:.1f}%", why or "") for lab, acc, cos, t1, why in digits]
-    dsec = "\n".join(["### Output agreement on real data (digits demo CNN, static PTQ, 359 test images)", "",
-                      H.markdown_table(["backend", "test accuracy", "cosine vs fp32", "top-1 = fp32", "note"], drows)])
+    drows = [
+        (
+            lab,
+            "-" if acc is None else f"{acc * 100:.2f}%",
+            "-" if cos is None else f"{cos:.5f}",
+            "-" if t1 is None else f"{t1 * 100:.1f}%",
+            why or "",
+        )
+        for lab, acc, cos, t1, why in digits
+    ]
+    dsec = "\n".join(
+        [
+            "### Output agreement on real data (digits demo CNN, static PTQ, 359 test images)",
+            "",
+            H.markdown_table(["backend", "test accuracy", "cosine vs fp32", "top-1 = fp32", "note"], drows),
+        ]
+    )
     if digits:
         sections.append(dsec)
         print(dsec)
 
     from bench_ops import cpu_description
 
-    capped = (f" torch capped to what an {args.isa} CPU gives it: ATen capability "
-              f"{torch.backends.cpu.get_cpu_capability()}, FBGEMM_ENABLE_INSTRUCTIONS="
-              f"{os.environ.get('FBGEMM_ENABLE_INSTRUCTIONS')}, ONEDNN_MAX_CPU_ISA={os.environ.get('ONEDNN_MAX_CPU_ISA')}."
-              if args.isa else "")
-    env = (f"{cpu_description()}, {os.cpu_count()} CPU(s) visible, torch {torch.__version__}, "
-           f"{qp}; run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.{capped} "
-           f"Command: `python scripts/bench_models.py{' ' + ' '.join(sys.argv[1:]) if sys.argv[1:] else ''}`. "
-           f"Targets: every static model <= 0.9x torch x86 int8's scripted time at 1 and 2 threads, batch 1 "
-           f"and 8, except where that needs more than 90% of the measured int8 peak (there: >= 90% of it), "
-           f"and at least 1.7x faster at 2 threads than at 1 where the work is compute-bound; dynamic LSTM / "
-           f"Transformer <= 0.9x torch's dynamic int8.")
+    capped = (
+        f" torch capped to what an {args.isa} CPU gives it: ATen capability "
+        f"{torch.backends.cpu.get_cpu_capability()}, FBGEMM_ENABLE_INSTRUCTIONS="
+        f"{os.environ.get('FBGEMM_ENABLE_INSTRUCTIONS')}, ONEDNN_MAX_CPU_ISA={os.environ.get('ONEDNN_MAX_CPU_ISA')}."
+        if args.isa
+        else ""
+    )
+    env = (
+        f"{cpu_description()}, {os.cpu_count()} CPU(s) visible, torch {torch.__version__}, "
+        f"{qp}; run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.{capped} "
+        f"Command: `python scripts/bench_models.py{' ' + ' '.join(sys.argv[1:]) if sys.argv[1:] else ''}`. "
+        f"Targets: every static model <= 0.9x torch x86 int8's scripted time at 1 and 2 threads, batch 1 "
+        f"and 8, except where that needs more than 90% of the measured int8 peak (there: >= 90% of it), "
+        f"and at least 1.7x faster at 2 threads than at 1 where the work is compute-bound; dynamic LSTM / "
+        f"Transformer <= 0.9x torch's dynamic int8."
+    )
     doc = "\n\n".join(["## Model benchmarks (scripts/bench_models.py)", env] + sections) + "\n"
     if not args.no_write:
         out = Path(args.out)
@@ -557,8 +689,13 @@ def main():
         png = out.with_suffix(".png")
         groups = list(dict.fromkeys(g for c in chart for g, _ in chart[c]))
         series = list(dict.fromkeys(s for c in chart for _, s in chart[c] if s != "fp32 eager"))
-        panels = [(f"time / fp32, {nt} thread(s), batch {bs} (lower is faster)",
-                   {k: v for k, v in chart[(nt, bs)].items() if k[1] != "fp32 eager"}) for nt, bs in chart]
+        panels = [
+            (
+                f"time / fp32, {nt} thread(s), batch {bs} (lower is faster)",
+                {k: v for k, v in chart[(nt, bs)].items() if k[1] != "fp32 eager"},
+            )
+            for nt, bs in chart
+        ]
         path, why = H.bar_chart(str(png), "int8 model time relative to fp32", groups, series, panels)
         if path:
             doc += f"\n![time relative to fp32]({png.name})\n"

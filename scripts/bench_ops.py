@@ -33,6 +33,7 @@ floor in the same rounds, so
 our two paths' distances to their floors compare within one process (--json: ours_avx2, floor_avx2).
 Results print as a table and replace the family's section in docs/benchmarks.md.
 """
+
 import argparse
 import importlib
 import os
@@ -58,8 +59,12 @@ def ensure_env(isa):
         # fbgemm (torch's GEMM / conv / embedding_bag kernels) ignores ATen's cap and reads its own;
         # torch has no AVX-VNNI path of its own: an AVX-VNNI CPU gives it AVX2.
         cap = "avx2" if isa == "avxvnni" else isa
-        want.update(QPLUGIN_ISA=isa, ATEN_CPU_CAPABILITY=cap, FBGEMM_ENABLE_INSTRUCTIONS=cap.upper(),
-                    ONEDNN_MAX_CPU_ISA=cap.upper())
+        want.update(
+            QPLUGIN_ISA=isa,
+            ATEN_CPU_CAPABILITY=cap,
+            FBGEMM_ENABLE_INSTRUCTIONS=cap.upper(),
+            ONEDNN_MAX_CPU_ISA=cap.upper(),
+        )
     if any(os.environ.get(k) != v for k, v in want.items()):
         os.execve(sys.executable, [sys.executable] + sys.argv, dict(os.environ, **want))
 
@@ -79,8 +84,15 @@ def cpu_description():
     except OSError:
         return platform.processor() or platform.machine()
     flags = set(info.get("flags", "").split())
-    isa = "avx512 vnni" if {"avx512f", "avx512_vnni"} <= flags else "avx512" if "avx512f" in flags else \
-        "avx2 only" if "avx2" in flags else "no avx2"
+    isa = (
+        "avx512 vnni"
+        if {"avx512f", "avx512_vnni"} <= flags
+        else "avx512"
+        if "avx512f" in flags
+        else "avx2 only"
+        if "avx2" in flags
+        else "no avx2"
+    )
     return f"{info.get('model name', '?')} (family {info.get('cpu family', '?')} model {info.get('model', '?')}, {isa})"
 
 
@@ -102,8 +114,12 @@ def _timeit(fn, number, isa=None, warm=False):
 
 
 def measure(case, rounds, target_s=0.02, avx2_case=None, warm=False):
-    fns = [("ours", case.ours, None), ("torch", case.torch, None), ("fp32", case.fp32, None),
-           ("floor", case.floor, None)]
+    fns = [
+        ("ours", case.ours, None),
+        ("torch", case.torch, None),
+        ("fp32", case.fp32, None),
+        ("floor", case.floor, None),
+    ]
     if avx2_case is not None:
         # ours_avx2 calls the same case (the same input tensors) under kernel_isa("avx2"): inputs of
         # its own sit elsewhere in memory, and placement alone moves a memory-bound call (one 3.2 MB
@@ -182,29 +198,51 @@ def main():
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
-    ap.add_argument("--sample-ms", type=float, default=20.0,
-                    help="time per timed sample (shorter samples + more rounds: a best-of that "
-                         "filters a loaded machine's preemptions)")
-    ap.add_argument("--isa", choices=["avx2", "avxvnni"], default=None,
-                    help="our kernels on this path, torch's ATen kernels, fbgemm and oneDNN capped at AVX2 "
-                         "(own section in the docs)")
+    ap.add_argument(
+        "--sample-ms",
+        type=float,
+        default=20.0,
+        help="time per timed sample (shorter samples + more rounds: a best-of that "
+        "filters a loaded machine's preemptions)",
+    )
+    ap.add_argument(
+        "--isa",
+        choices=["avx2", "avxvnni"],
+        default=None,
+        help="our kernels on this path, torch's ATen kernels, fbgemm and oneDNN capped at AVX2 "
+        "(own section in the docs)",
+    )
     ap.add_argument("--json", default=None, help="also write the rows (times in seconds) to this JSON file")
-    ap.add_argument("--also-avx2", action="store_true",
-                    help="also time our AVX2 path and its floor in the same rounds (AVX-512 CPUs, no --isa)")
-    ap.add_argument("--clock", choices=["wall", "cpu"], default="wall",
-                    help="cpu: time.process_time (CPU time of all our threads), for a machine shared with "
-                         "other busy processes, where wall time counts the time they hold the cores. With "
-                         "1 thread it is the op's own time; with 2 it is the work of both threads (idle "
-                         "spinning included), not their wall time")
-    ap.add_argument("--warm", action="store_true",
-                    help="one untimed call before each timed sample: every sample times calls on the caches "
-                         "their own previous call left, not the first call after whichever op the shuffled "
-                         "round ran before (after the fp32 op a 3.2 MB pool's first call took about 8 times a "
-                         "warm call, so the neighbour, not the kernel, set a 60-call sample's mean)")
-    ap.add_argument("--cpu", type=int, default=None,
-                    help="pin the process to this CPU (1-thread runs): on a VM the two vCPUs can differ "
-                         "by 1.6x in per-call speed at the same moment, so two processes compared with "
-                         "each other (bench_isa_pair.py's AVX2 and AVX-512 runs) should share one")
+    ap.add_argument(
+        "--also-avx2",
+        action="store_true",
+        help="also time our AVX2 path and its floor in the same rounds (AVX-512 CPUs, no --isa)",
+    )
+    ap.add_argument(
+        "--clock",
+        choices=["wall", "cpu"],
+        default="wall",
+        help="cpu: time.process_time (CPU time of all our threads), for a machine shared with "
+        "other busy processes, where wall time counts the time they hold the cores. With "
+        "1 thread it is the op's own time; with 2 it is the work of both threads (idle "
+        "spinning included), not their wall time",
+    )
+    ap.add_argument(
+        "--warm",
+        action="store_true",
+        help="one untimed call before each timed sample: every sample times calls on the caches "
+        "their own previous call left, not the first call after whichever op the shuffled "
+        "round ran before (after the fp32 op a 3.2 MB pool's first call took about 8 times a "
+        "warm call, so the neighbour, not the kernel, set a 60-call sample's mean)",
+    )
+    ap.add_argument(
+        "--cpu",
+        type=int,
+        default=None,
+        help="pin the process to this CPU (1-thread runs): on a VM the two vCPUs can differ "
+        "by 1.6x in per-call speed at the same moment, so two processes compared with "
+        "each other (bench_isa_pair.py's AVX2 and AVX-512 runs) should share one",
+    )
     args = ap.parse_args()
     if args.cpu is not None:
         if args.cpu not in os.sched_getaffinity(0):
@@ -216,9 +254,11 @@ def main():
         os.sched_setaffinity(0, {args.cpu})
     global _CLOCK
     _CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
-    print(f"bench_ops: MALLOC_MMAP_MAX_={os.environ['MALLOC_MMAP_MAX_']} "
-          f"MALLOC_TRIM_THRESHOLD_={os.environ['MALLOC_TRIM_THRESHOLD_']} set for this process "
-          "(large buffers stay mapped; allocator cost out of the timings)")
+    print(
+        f"bench_ops: MALLOC_MMAP_MAX_={os.environ['MALLOC_MMAP_MAX_']} "
+        f"MALLOC_TRIM_THRESHOLD_={os.environ['MALLOC_TRIM_THRESHOLD_']} set for this process "
+        "(large buffers stay mapped; allocator cost out of the timings)"
+    )
 
     import warnings
 
@@ -230,13 +270,15 @@ def main():
     if args.also_avx2 and (args.isa or torch_qplugin.active_isa() != "avx512"):
         ap.error("--also-avx2 needs our AVX-512 path running (an AVX-512 CPU, no --isa)")
     rounds = 5 if args.quick else args.rounds
-    header = (f"torch {torch.__version__}, torch_qplugin {torch_qplugin.__version__}, "
-              f"kernel path {torch_qplugin.active_isa()}, torch quantized engine "
-              f"{torch.backends.quantized.engine}, torch ATen capability "
-              f"{torch.backends.cpu.get_cpu_capability()}, CPU {cpu_description()}, {os.cpu_count()} cores"
-              + (", timed by CPU time (time.process_time)" if args.clock == "cpu" else "")
-              + (f", pinned to CPU {args.cpu}" if args.cpu is not None else "")
-              + (", one untimed call before each sample (--warm)" if args.warm else ""))
+    header = (
+        f"torch {torch.__version__}, torch_qplugin {torch_qplugin.__version__}, "
+        f"kernel path {torch_qplugin.active_isa()}, torch quantized engine "
+        f"{torch.backends.quantized.engine}, torch ATen capability "
+        f"{torch.backends.cpu.get_cpu_capability()}, CPU {cpu_description()}, {os.cpu_count()} cores"
+        + (", timed by CPU time (time.process_time)" if args.clock == "cpu" else "")
+        + (f", pinned to CPU {args.cpu}" if args.cpu is not None else "")
+        + (", one untimed call before each sample (--warm)" if args.warm else "")
+    )
     print(header)
     cmd = "python scripts/bench_ops.py" + (" " + " ".join(sys.argv[1:]) if sys.argv[1:] else "")
     sections = {}
@@ -251,8 +293,10 @@ def main():
         ]
         errs = [torch_error_steps(case) if args.isa else None for case in cases]
         print(f"\n== {mod.FAMILY} ==")
-        print(f"{'op':<34} {'shape':<22} {'thr':>3} {'ours(us)':>10} {'torch(us)':>10} {'fp32(us)':>10} "
-              f"{'/torch':>7} {'/fp32':>7} {'best/t':>7} {'floor(us)':>10} {'/floor':>7}  rate")
+        print(
+            f"{'op':<34} {'shape':<22} {'thr':>3} {'ours(us)':>10} {'torch(us)':>10} {'fp32(us)':>10} "
+            f"{'/torch':>7} {'/fp32':>7} {'best/t':>7} {'floor(us)':>10} {'/floor':>7}  rate"
+        )
         for threads in args.threads:
             torch.set_num_threads(threads)
             for case, case2, err in zip(cases, cases2, errs):
@@ -263,24 +307,46 @@ def main():
                 r_f = ours / ff if ff else float("nan")
                 b_t = best["ours"] / best["torch"] if best.get("torch") else float("nan")
                 us = lambda v: f"{v * 1e6:.1f}" if v is not None else "-"
-                print(f"{case.op:<34} {case.shape:<22} {threads:>3} {us(ours):>10} {us(tt):>10} {us(ff):>10} "
-                      f"{r_t:>7.3f} {r_f:>7.3f} {b_t:>7.3f} {us(fl):>10} {r_fl:>7}  {fmt_rate(case, ours)}"
-                      + (f"  torch error {err} steps" if err is not None else ""), flush=True)
-                rows.append(dict(family=mod.FAMILY, op=case.op, shape=case.shape, threads=threads, ours=ours,
-                                 torch=tt, fp32=ff, floor=fl, best_ours=best["ours"], best_torch=best.get("torch"),
-                                 ours_avx2=t.get("ours_avx2"), floor_avx2=t.get("floor_avx2")))
+                print(
+                    f"{case.op:<34} {case.shape:<22} {threads:>3} {us(ours):>10} {us(tt):>10} {us(ff):>10} "
+                    f"{r_t:>7.3f} {r_f:>7.3f} {b_t:>7.3f} {us(fl):>10} {r_fl:>7}  {fmt_rate(case, ours)}"
+                    + (f"  torch error {err} steps" if err is not None else ""),
+                    flush=True,
+                )
+                rows.append(
+                    dict(
+                        family=mod.FAMILY,
+                        op=case.op,
+                        shape=case.shape,
+                        threads=threads,
+                        ours=ours,
+                        torch=tt,
+                        fp32=ff,
+                        floor=fl,
+                        best_ours=best["ours"],
+                        best_torch=best.get("torch"),
+                        ours_avx2=t.get("ours_avx2"),
+                        floor_avx2=t.get("floor_avx2"),
+                    )
+                )
                 if case2 is not None:
                     o2, f2 = t.get("ours_avx2"), t.get("floor_avx2")
-                    print(f"{'':<34} {'':<22} {'':>3} {us(o2):>10} (our AVX2 path, same rounds)"
-                          + (f"  floor {us(f2)}  /floor {o2 / f2:.3f}" if o2 and f2 else ""), flush=True)
-                lines.append(f"| {case.op} | {case.shape} | {threads} | {us(ours)} us | {us(tt)} us | {us(ff)} us "
-                             f"| **{r_t:.3f}** | {r_f:.3f} | {b_t:.3f} | {fmt_rate(case, ours)} | {fmt_rate(case, tt)} "
-                             f"| {us(fl) + ' us' if fl else '-'} | {r_fl} |"
-                             + (f" {err if err is not None else '-'} |" if args.isa else ""))
+                    print(
+                        f"{'':<34} {'':<22} {'':>3} {us(o2):>10} (our AVX2 path, same rounds)"
+                        + (f"  floor {us(f2)}  /floor {o2 / f2:.3f}" if o2 and f2 else ""),
+                        flush=True,
+                    )
+                lines.append(
+                    f"| {case.op} | {case.shape} | {threads} | {us(ours)} us | {us(tt)} us | {us(ff)} us "
+                    f"| **{r_t:.3f}** | {r_f:.3f} | {b_t:.3f} | {fmt_rate(case, ours)} | {fmt_rate(case, tt)} "
+                    f"| {us(fl) + ' us' if fl else '-'} | {r_fl} |"
+                    + (f" {err if err is not None else '-'} |" if args.isa else "")
+                )
         key = f"{mod.FAMILY} [{args.isa}]" if args.isa else mod.FAMILY
         sections[key] = (getattr(mod, "NOTE", ""), lines)
     if args.json:
         import json
+
         Path(args.json).write_text(json.dumps(dict(header=header, cmd=cmd, rows=rows), indent=1))
     if not args.no_write:
         write_doc(sections, header, cmd)
@@ -288,12 +354,21 @@ def main():
 
 def write_doc(sections, header, cmd):
     path = ROOT / "docs" / "benchmarks.md"
-    text = path.read_text() if path.exists() else (
-        "# Benchmarks\n\nRatios are time of qplugin / time of the baseline, measured side by side in one run "
-        "(interleaved, median of rounds); lower is better. Each section is rewritten by the command shown in it.\n")
+    text = (
+        path.read_text()
+        if path.exists()
+        else (
+            "# Benchmarks\n\nRatios are time of qplugin / time of the baseline, measured side by side in one run "
+            "(interleaved, median of rounds); lower is better. Each section is rewritten by the command shown in it.\n"
+        )
+    )
     for fam, (note, lines) in sections.items():
-        body = (f"<!-- bench:{fam} -->\n## {fam}\n\nCommand: `{cmd}`  \n{header}\n\n"
-                + (note + "\n\n" if note else "") + "\n".join(lines) + f"\n<!-- /bench:{fam} -->")
+        body = (
+            f"<!-- bench:{fam} -->\n## {fam}\n\nCommand: `{cmd}`  \n{header}\n\n"
+            + (note + "\n\n" if note else "")
+            + "\n".join(lines)
+            + f"\n<!-- /bench:{fam} -->"
+        )
         pat = re.compile(rf"<!-- bench:{re.escape(fam)} -->.*?<!-- /bench:{re.escape(fam)} -->", re.S)
         text = pat.sub(lambda _: body, text) if pat.search(text) else text.rstrip() + "\n\n" + body + "\n"
     path.write_text(text)

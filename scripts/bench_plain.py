@@ -13,6 +13,7 @@ sample. Prints per config the median per-call times and the median pair ratio pl
 its quartiles. scripts/bench_models.py has the same columns among the other toolkits (one median per
 column, wall or --clock cpu).
 """
+
 import argparse
 import copy
 import os
@@ -41,8 +42,11 @@ def build(name):
     if name in DYNAMIC or name in FP16:
         make, seq, dtype = {**DYNAMIC, **FP16}[name]
         m = make().eval()
-        return tq.quantize_dynamic(m, dtype=dtype), tq.quantize_dynamic(m, dtype=dtype, plain=True), \
-            lambda b: torch.randint(0, 1000, (b, seq))
+        return (
+            tq.quantize_dynamic(m, dtype=dtype),
+            tq.quantize_dynamic(m, dtype=dtype, plain=True),
+            lambda b: torch.randint(0, 1000, (b, seq)),
+        )
     make, size = STATIC[name]
     m = make().eval()
     m.fuse_model()
@@ -93,18 +97,25 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     import torch_qplugin
-    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?") \
-        if os.path.exists("/proc/cpuinfo") else "?"
-    print(f"{cpu}; torch {torch.__version__}; kernels {torch_qplugin.active_isa()}; {args.threads} thread(s); "
-          f"process CPU time, {args.rounds} pairs")
+
+    cpu = (
+        next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
+        if os.path.exists("/proc/cpuinfo")
+        else "?"
+    )
+    print(
+        f"{cpu}; torch {torch.__version__}; kernels {torch_qplugin.active_isa()}; {args.threads} thread(s); "
+        f"process CPU time, {args.rounds} pairs"
+    )
     print("| model | batch | quantized eager | plain eager | plain / quantized (median pair) | quartiles |")
     print("|---|---|---|---|---|---|")
     for name in args.models:
         q, p, make_x = build(name)
         for b in args.batches:
             tq_, tp, r, lo, hi = measure(q, p, make_x(b), args.rounds, args.chunk)
-            print(f"| {name} | {b} | {tq_ * 1e3:.2f} ms | {tp * 1e3:.2f} ms | {r:.3f} | {lo:.3f} - {hi:.3f} |",
-                  flush=True)
+            print(
+                f"| {name} | {b} | {tq_ * 1e3:.2f} ms | {tp * 1e3:.2f} ms | {r:.3f} | {lo:.3f} - {hi:.3f} |", flush=True
+            )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ called directly (qplugin::plain_*, what plain modules call), and the same op thr
 (__torch_dispatch__). Calls are interleaved round by round; the median round wins; ratios are to
 the quantized-dtype call of the same run. Prints the CPU.
 """
+
 import platform
 import statistics
 import time
@@ -53,12 +54,24 @@ def main():
         d = qt.int_repr()
         rows = [
             ("relu", lambda: q.relu(qd), lambda: q.plain_relu(d, 0.05, 128), lambda: torch.relu(qt)),
-            ("add", lambda: q.add(qd, qd, 0.1, 128), lambda: q.plain_add(d, 0.05, 128, d, 0.05, 128, 0.1, 128),
-             lambda: q.add(qt, qt, 0.1, 128)),
-            ("hardswish", lambda: q.hardswish(qd, 0.05, 128), lambda: q.plain_hardswish(d, 0.05, 128, 0.05, 128),
-             lambda: q.hardswish(qt, 0.05, 128)),
-            ("adaptive_avg_pool2d", lambda: q.adaptive_avg_pool2d(qd, [1, 1]),
-             lambda: q.plain_adaptive_avg_pool2d(d, [1, 1]), lambda: F.adaptive_avg_pool2d(qt, 1)),
+            (
+                "add",
+                lambda: q.add(qd, qd, 0.1, 128),
+                lambda: q.plain_add(d, 0.05, 128, d, 0.05, 128, 0.1, 128),
+                lambda: q.add(qt, qt, 0.1, 128),
+            ),
+            (
+                "hardswish",
+                lambda: q.hardswish(qd, 0.05, 128),
+                lambda: q.plain_hardswish(d, 0.05, 128, 0.05, 128),
+                lambda: q.hardswish(qt, 0.05, 128),
+            ),
+            (
+                "adaptive_avg_pool2d",
+                lambda: q.adaptive_avg_pool2d(qd, [1, 1]),
+                lambda: q.plain_adaptive_avg_pool2d(d, [1, 1]),
+                lambda: F.adaptive_avg_pool2d(qt, 1),
+            ),
             ("flatten", lambda: qd.flatten(1), lambda: d.flatten(1), lambda: qt.flatten(1)),
         ]
         for name, a, b, c in rows:

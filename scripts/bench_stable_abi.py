@@ -35,6 +35,7 @@ build show what it imports.
 
 A benchmark / probe, not a test: it changes nothing in the tree and the test suite does not run it.
 """
+
 import argparse
 import json
 import os
@@ -611,9 +612,11 @@ TORCH_LIBRARY_IMPL(qplugin_aten_probe, CompositeExplicitAutograd, m) {
 
 def torch_info(python):
     """(version, include dir, lib dir, cxx11 abi) of the torch `python` imports, or raises."""
-    code = ("import json, os, torch; d = os.path.dirname(torch.__file__); "
-            "print(json.dumps([torch.__version__, os.path.join(d, 'include'), os.path.join(d, 'lib'), "
-            "bool(torch._C._GLIBCXX_USE_CXX11_ABI)]))")
+    code = (
+        "import json, os, torch; d = os.path.dirname(torch.__file__); "
+        "print(json.dumps([torch.__version__, os.path.join(d, 'include'), os.path.join(d, 'lib'), "
+        "bool(torch._C._GLIBCXX_USE_CXX11_ABI)]))"
+    )
     try:
         r = subprocess.run([python, "-c", code], capture_output=True, text=True)
     except OSError as e:
@@ -639,8 +642,10 @@ def build_kernels(tmp):
     objs = []
     for k in KERNELS:
         obj = os.path.join(tmp, f"k_{k}.o")
-        run(CXX + ISA_FLAGS + ["-I", CSRC, "-c", os.path.join(CSRC, "kernels", f"{k}_kernel.cpp"), "-o", obj],
-            f"kernels/{k}_kernel.cpp")
+        run(
+            CXX + ISA_FLAGS + ["-I", CSRC, "-c", os.path.join(CSRC, "kernels", f"{k}_kernel.cpp"), "-o", obj],
+            f"kernels/{k}_kernel.cpp",
+        )
         objs.append(obj)
     return objs
 
@@ -658,8 +663,26 @@ def build_stable(tmp, info, objs):
     src = write(tmp, "stable_probe.cpp", STABLE_SRC)
     obj, so = os.path.join(tmp, "stable_probe.o"), os.path.join(tmp, "stable_probe.so")
     # Only torch/include: the stable headers and headeronly (no torch/csrc/api/include).
-    run(CXX + ISA_FLAGS + ["-Wall", "-Werror", f"-DTORCH_TARGET_VERSION={target_version(version):#x}ULL",
-                           "-I", CSRC, "-I", tmp, "-isystem", inc, "-c", src, "-o", obj], "stable probe")
+    run(
+        CXX
+        + ISA_FLAGS
+        + [
+            "-Wall",
+            "-Werror",
+            f"-DTORCH_TARGET_VERSION={target_version(version):#x}ULL",
+            "-I",
+            CSRC,
+            "-I",
+            tmp,
+            "-isystem",
+            inc,
+            "-c",
+            src,
+            "-o",
+            obj,
+        ],
+        "stable probe",
+    )
     run(["g++", "-shared", "-o", so, obj] + objs + [f"-L{lib}", "-ltorch_cpu"], "stable probe link")
     return so
 
@@ -669,8 +692,26 @@ def build_aten(tmp, info, objs, tag):
     src = write(tmp, "aten_probe.cpp", ATEN_SRC)
     obj, so = os.path.join(tmp, f"aten_probe_{tag}.o"), os.path.join(tmp, f"aten_probe_{tag}.so")
     # C++20: torch 2.14's c10 headers need it (std::strong_ordering, string_view::starts_with).
-    run(CXX + ["-std=c++20", f"-D_GLIBCXX_USE_CXX11_ABI={int(abi)}", "-I", CSRC, "-I", tmp, "-isystem", inc, "-isystem",
-               os.path.join(inc, "torch", "csrc", "api", "include"), "-c", src, "-o", obj], f"ATen twin ({version})")
+    run(
+        CXX
+        + [
+            "-std=c++20",
+            f"-D_GLIBCXX_USE_CXX11_ABI={int(abi)}",
+            "-I",
+            CSRC,
+            "-I",
+            tmp,
+            "-isystem",
+            inc,
+            "-isystem",
+            os.path.join(inc, "torch", "csrc", "api", "include"),
+            "-c",
+            src,
+            "-o",
+            obj,
+        ],
+        f"ATen twin ({version})",
+    )
     run(["g++", "-shared", "-o", so, obj] + objs + [f"-L{lib}", "-lc10", "-ltorch_cpu"], "ATen twin link")
     return so
 
@@ -681,12 +722,21 @@ def inspect(so):
     names = [s.split("@")[0] for s in und if s not in ("U", "w", "v")]
     shim = sorted(n for n in names if n.startswith(("aoti_torch_", "torch_")))
     demangled = run(["c++filt"] + names, "c++filt").split("\n") if names else []
-    torchy = sorted(d for d in demangled if d.startswith(("at::", "c10::", "torch::", "caffe2::")) or
-                    d.startswith(("_ZN2at", "_ZN3c10", "_ZN5torch")))
-    needed = [line.split("[")[1].rstrip("]") for line in run(["readelf", "-d", so], "readelf").splitlines()
-              if "(NEEDED)" in line]
-    rpath = [line.strip() for line in run(["readelf", "-d", so], "readelf").splitlines()
-             if "RPATH" in line or "RUNPATH" in line]
+    torchy = sorted(
+        d
+        for d in demangled
+        if d.startswith(("at::", "c10::", "torch::", "caffe2::")) or d.startswith(("_ZN2at", "_ZN3c10", "_ZN5torch"))
+    )
+    needed = [
+        line.split("[")[1].rstrip("]")
+        for line in run(["readelf", "-d", so], "readelf").splitlines()
+        if "(NEEDED)" in line
+    ]
+    rpath = [
+        line.strip()
+        for line in run(["readelf", "-d", so], "readelf").splitlines()
+        if "RPATH" in line or "RUNPATH" in line
+    ]
     return {"undefined": len(names), "shim": shim, "aten_c10_torch_cpp": torchy, "needed": needed, "rpath": rpath}
 
 
@@ -757,11 +807,15 @@ def main():
     try:
         objs = build_kernels(tmp)
         so = build_stable(tmp, binfo, objs)
-        print(f"stable build: against torch {binfo[0]}'s headers, TORCH_TARGET_VERSION "
-              f"{target_version(binfo[0]):#x} ({'.'.join(binfo[0].split('.')[:2])})")
+        print(
+            f"stable build: against torch {binfo[0]}'s headers, TORCH_TARGET_VERSION "
+            f"{target_version(binfo[0]):#x} ({'.'.join(binfo[0].split('.')[:2])})"
+        )
         ins = inspect(so)
-        print(f"  nm -D --undefined-only: {ins['undefined']} symbols; {len(ins['shim'])} from the C shim "
-              f"(aoti_torch_* / torch_*); ATen / c10 / torch C++ symbols: {ins['aten_c10_torch_cpp'] or 'none'}")
+        print(
+            f"  nm -D --undefined-only: {ins['undefined']} symbols; {len(ins['shim'])} from the C shim "
+            f"(aoti_torch_* / torch_*); ATen / c10 / torch C++ symbols: {ins['aten_c10_torch_cpp'] or 'none'}"
+        )
         print(f"  shim symbols: {' '.join(ins['shim'])}")
         print(f"  readelf -d NEEDED: {' '.join(ins['needed'])}; {' '.join(ins['rpath']) or 'no RPATH / RUNPATH'}")
         results = []
@@ -779,8 +833,13 @@ def main():
                 aten_so = None
             env = dict(os.environ, QPLUGIN_ISA="avx2", OMP_NUM_THREADS="1")
             req = {"stable": so, "aten": aten_so, "rounds": args.rounds, "calls": args.calls}
-            r = subprocess.run([py, os.path.abspath(__file__), "--child", json.dumps(req)], capture_output=True,
-                               text=True, env=env, cwd=tmp)
+            r = subprocess.run(
+                [py, os.path.abspath(__file__), "--child", json.dumps(req)],
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=tmp,
+            )
             lines = [l for l in r.stdout.splitlines() if l.startswith("{")]
             if r.returncode != 0 or not lines:
                 print(f"\n== {py} (torch {info[0]}): the child failed (rc {r.returncode}):\n{r.stderr[-3000:]}")
@@ -796,8 +855,10 @@ def main():
             cells = []
             for row in res["times"]:
                 if "aten" in row["t"]:
-                    cells.append(f"{row['op'].replace('plain_', '')}/{row['n']} "
-                                 f"{row['t']['stable']['best'] - row['t']['aten']['best']:+.2f}")
+                    cells.append(
+                        f"{row['op'].replace('plain_', '')}/{row['n']} "
+                        f"{row['t']['stable']['best'] - row['t']['aten']['best']:+.2f}"
+                    )
             print(f"  torch {res['torch']:<14} " + ", ".join(cells))
     finally:
         if args.keep:
@@ -903,8 +964,12 @@ def checks(torch, ops):
             ref = ref_relu(torch, x, zp)
             for k, ns in ops.items():
                 y = ns.plain_relu(x, 0.05, zp)
-                check(f"{k} plain_relu {dtype} {name} vs reference", y, ref, ops.get("qplugin") and
-                      ops["qplugin"].plain_relu(x, 0.05, zp))
+                check(
+                    f"{k} plain_relu {dtype} {name} vs reference",
+                    y,
+                    ref,
+                    ops.get("qplugin") and ops["qplugin"].plain_relu(x, 0.05, zp),
+                )
             y = ops["stable"].plain_relu_boxed_empty(x, 0.05, zp)
             check(f"stable plain_relu_boxed_empty {dtype} {name}", y, ref)
             b = torch.randint(lo, hi + 1, x.shape, dtype=dtype, generator=g)
@@ -917,8 +982,11 @@ def checks(torch, ops):
             b1 = torch.randint(lo, hi + 1, (1,), dtype=dtype, generator=g)
             ref = ref_add(torch, x, 0.05, zp, b1, 0.03, zp + 2, 0.07, zp - 1, lo, hi)
             for k, ns in ops.items():
-                check(f"{k} plain_add {dtype} {name} + 1-element b", ns.plain_add(x, 0.05, zp, b1, 0.03, zp + 2,
-                                                                                     0.07, zp - 1), ref)
+                check(
+                    f"{k} plain_add {dtype} {name} + 1-element b",
+                    ns.plain_add(x, 0.05, zp, b1, 0.03, zp + 2, 0.07, zp - 1),
+                    ref,
+                )
         for name, x in samples(torch, torch.int32, g).items():
             flat = x.reshape(-1).to(torch.float32) * 0.013 - 0.2
             # exact ties of the rounding (k + 0.5 steps) and a value past the clamp
@@ -928,9 +996,12 @@ def checks(torch, ops):
             zp = 7 if dtype == torch.uint8 else -9
             ref = ref_quantize(torch, xf, 0.25, zp, dtype, lo, hi)
             for k, ns in ops.items():
-                check(f"{k} plain_quantize_per_tensor {dtype} {name}", ns.plain_quantize_per_tensor(
-                    xf, 0.25, zp, dtype), ref, ops.get("qplugin") and
-                    ops["qplugin"].plain_quantize_per_tensor(xf, 0.25, zp, dtype))
+                check(
+                    f"{k} plain_quantize_per_tensor {dtype} {name}",
+                    ns.plain_quantize_per_tensor(xf, 0.25, zp, dtype),
+                    ref,
+                    ops.get("qplugin") and ops["qplugin"].plain_quantize_per_tensor(xf, 0.25, zp, dtype),
+                )
     # the version counter read through the dispatcher: in-place changes bump it, inference tensors -1
     v = torch.zeros(4, dtype=torch.uint8)
     seen = [ops["stable"].probe_version(v)]
@@ -938,14 +1009,18 @@ def checks(torch, ops):
     seen.append(ops["stable"].probe_version(v))
     with torch.inference_mode():
         seen.append(ops["stable"].probe_version(torch.zeros(2)))
-    out.append({"what": "stable probe_version (0, 1 after add_, -1 for an inference tensor)",
-                "ok": seen == [0, 1, -1], "detail": str(seen)})
+    out.append(
+        {
+            "what": "stable probe_version (0, 1 after add_, -1 for an inference tensor)",
+            "ok": seen == [0, 1, -1],
+            "detail": str(seen),
+        }
+    )
     return out
 
 
 def probe_raise(torch, st):
-    kinds = ["STD_TORCH_CHECK", "std::invalid_argument", "std::out_of_range", "std::domain_error",
-             "std::logic_error"]
+    kinds = ["STD_TORCH_CHECK", "std::invalid_argument", "std::out_of_range", "std::domain_error", "std::logic_error"]
     got = {}
     for i, k in enumerate(kinds):
         try:
@@ -1012,7 +1087,8 @@ def opcheck(torch, st):
     x = torch.randint(0, 256, (2, 3, 4, 5), dtype=torch.uint8, generator=g)
     xc = x.contiguous(memory_format=torch.channels_last)
     cases = [
-        ("plain_relu", (x, 0.05, 3)), ("plain_relu", (xc, 0.05, 3)),
+        ("plain_relu", (x, 0.05, 3)),
+        ("plain_relu", (xc, 0.05, 3)),
         ("plain_add", (x, 0.05, 3, x.clone(), 0.03, 5, 0.07, 2)),
         ("plain_add", (xc, 0.05, 3, xc.clone(), 0.03, 5, 0.07, 2)),
         ("plain_quantize_per_tensor", (torch.randn(2, 3, 4, 5, generator=g), 0.05, 3, torch.uint8)),
@@ -1039,17 +1115,35 @@ def timings(torch, ops, rounds, calls):
         cases = {
             "plain_relu": {k: (ns.plain_relu.default, (a, 0.05, 3)) for k, ns in ops.items()},
             "plain_add": {k: (ns.plain_add.default, (a, 0.05, 3, b, 0.03, 5, 0.07, 2)) for k, ns in ops.items()},
-            "plain_quantize_per_tensor": {k: (ns.plain_quantize_per_tensor.default, (xf, 0.05, 3, torch.uint8))
-                                          for k, ns in ops.items()},
+            "plain_quantize_per_tensor": {
+                k: (ns.plain_quantize_per_tensor.default, (xf, 0.05, 3, torch.uint8)) for k, ns in ops.items()
+            },
         }
         cases["plain_relu"]["stable_boxed_empty"] = (ops["stable"].plain_relu_boxed_empty.default, (a, 0.05, 3))
         if n == 64:
             w = torch.randint(-128, 128, (8, 4, 3, 3), dtype=torch.int8, generator=g)
-            conv = (a.view(1, 4, 4, 4), 0.05, 3, a.view(1, 4, 4, 4), 0.05, 3, w, torch.full((8,), 0.01, dtype=torch.float64),
-                    torch.zeros(8, dtype=torch.int64), torch.zeros(8), torch.zeros(256, dtype=torch.uint8), [1, 1],
-                    [1, 1], [1, 1], 1, 0.1, 4)
-            cases["args_conv2d_add (17 args)"] = {k: (ops[k].args_conv2d_add.default, conv)
-                                                  for k in ("stable", "aten") if k in ops}
+            conv = (
+                a.view(1, 4, 4, 4),
+                0.05,
+                3,
+                a.view(1, 4, 4, 4),
+                0.05,
+                3,
+                w,
+                torch.full((8,), 0.01, dtype=torch.float64),
+                torch.zeros(8, dtype=torch.int64),
+                torch.zeros(8),
+                torch.zeros(256, dtype=torch.uint8),
+                [1, 1],
+                [1, 1],
+                [1, 1],
+                1,
+                0.1,
+                4,
+            )
+            cases["args_conv2d_add (17 args)"] = {
+                k: (ops[k].args_conv2d_add.default, conv) for k in ("stable", "aten") if k in ops
+            }
             cases["probe_version"] = {k: (ops[k].probe_version.default, (a,)) for k in ("stable", "aten") if k in ops}
         for op, variants in cases.items():
             t = {k: [] for k in variants}
@@ -1065,8 +1159,9 @@ def timings(torch, ops, rounds, calls):
                     for _ in range(calls):
                         f(*args)
                     t[k].append((time.perf_counter_ns() - t0) / calls / 1000.0)
-            rows.append({"op": op, "n": n, "t": {k: {"best": min(v), "median": statistics.median(v)}
-                                                for k, v in t.items()}})
+            rows.append(
+                {"op": op, "n": n, "t": {k: {"best": min(v), "median": statistics.median(v)} for k, v in t.items()}}
+            )
     return rows
 
 

@@ -9,6 +9,7 @@ Exempt: docs/benchmarks*.md (measurement logs, each table with its command and d
 references such as "pytorch issue #184982" or "GCC bug 105593". Prints file:line for each finding
 and exits 1 if there is any.
 """
+
 import re
 import subprocess
 import sys
@@ -24,15 +25,20 @@ EXEMPT = re.compile(r"^docs/benchmarks[^/]*\.md$")
 # "stop N", "Stop N's", "issue N", "issues N / M", "(issue #N)", N and M numbers
 WORK_ITEM = re.compile(r"\b(stops?|issues?)\s+#?\d+", re.IGNORECASE)
 # a reference to another project's tracker: "pytorch issue #184982", "CPython issue 1234"
-UPSTREAM = re.compile(r"\b(pytorch|torch|cpython|python|gcc|llvm|clang|onnx|onnxruntime|fbgemm|numpy|"
-                      r"github|upstream)\s*$", re.IGNORECASE)
+UPSTREAM = re.compile(
+    r"\b(pytorch|torch|cpython|python|gcc|llvm|clang|onnx|onnxruntime|fbgemm|numpy|"
+    r"github|upstream)\s*$",
+    re.IGNORECASE,
+)
 # "<t0> -> <t1> us", "<r0> -> <r1>x" with numbers: a timing before and after a change
 TIMING = re.compile(r"\b\d+(\.\d+)?\s*(us|ms|x)?\s*->\s*\d+(\.\d+)?\s*(us|ms|x)\b")
 # the same as a comparison: "<t0> us against <t1>", "<t0> us, <t1> without", "<t0> us that way,
 # <t1> us this way", "... <t> us now"
-TIMING_PAIR = re.compile(r"\b\d+(\.\d+)?\s*(us|ms)\b[^;\n]{0,40}?\b(against|than)\s+(this form's\s+)?\d+(\.\d+)?"
-                         r"|\b\d+(\.\d+)?\s*(us|ms)\b[^;\n]{0,40}?,\s*\d+(\.\d+)?\s*(us|ms)?\s+(without|this way)"
-                         r"|\b\d+(\.\d+)?\s*(us|ms)\s+(now|against)\s*\W*$")
+TIMING_PAIR = re.compile(
+    r"\b\d+(\.\d+)?\s*(us|ms)\b[^;\n]{0,40}?\b(against|than)\s+(this form's\s+)?\d+(\.\d+)?"
+    r"|\b\d+(\.\d+)?\s*(us|ms)\b[^;\n]{0,40}?,\s*\d+(\.\d+)?\s*(us|ms)?\s+(without|this way)"
+    r"|\b\d+(\.\d+)?\s*(us|ms)\s+(now|against)\s*\W*$"
+)
 
 
 def tracked_files(root):
@@ -40,9 +46,12 @@ def tracked_files(root):
         out = subprocess.run(["git", "ls-files"], cwd=root, check=True, capture_output=True, text=True).stdout
         return [Path(line) for line in out.splitlines() if line]
     except (OSError, subprocess.CalledProcessError):  # not a git checkout: every file below root
-        return [p.relative_to(root) for p in root.rglob("*")
-                if p.is_file() and not any(part.startswith(".") or part == "build"
-                                           for part in p.relative_to(root).parts[:-1])]
+        return [
+            p.relative_to(root)
+            for p in root.rglob("*")
+            if p.is_file()
+            and not any(part.startswith(".") or part == "build" for part in p.relative_to(root).parts[:-1])
+        ]
 
 
 def is_text(rel):
@@ -59,7 +68,7 @@ def findings(path, rel):
     out = []
     for n, line in enumerate(lines, 1):
         for m in WORK_ITEM.finditer(line):
-            if not UPSTREAM.search(line[:m.start()]):
+            if not UPSTREAM.search(line[: m.start()]):
                 out.append((n, "a work-item number", m.group(0)))
         if code:
             m = TIMING.search(line) or TIMING_PAIR.search(line)

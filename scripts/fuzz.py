@@ -9,6 +9,7 @@ saved-model mutation.
 Prints a summary (calls, results checked against test/reference.py, errors, ops never checked,
 findings; crashes inside torch's own unpickler are listed apart, as torch's) and exits 1 if
 anything of ours was found."""
+
 import argparse
 import json
 import os
@@ -28,12 +29,18 @@ def main():
     ap.add_argument("--saved-share", type=float, default=0.2, help="share of the time for saved-model mutation")
     ap.add_argument("--replay", nargs=2, metavar=("OP", "SEED"), help="run one case here, verbosely")
     ap.add_argument("--json", help="write the summary to this file")
-    ap.add_argument("--memcap-mib", type=int, default=None, metavar="MIB",
-                    help="memory-cap mode: each op child may map MIB more than after importing torch "
-                         "(RLIMIT_AS); an allocator error is a finding (fuzzlib.py)")
+    ap.add_argument(
+        "--memcap-mib",
+        type=int,
+        default=None,
+        metavar="MIB",
+        help="memory-cap mode: each op child may map MIB more than after importing torch "
+        "(RLIMIT_AS); an allocator error is a finding (fuzzlib.py)",
+    )
     a = ap.parse_args()
     if a.replay:
         import torch_qplugin  # noqa: F401
+
         base, _, overload = a.replay[0].partition(".")
         print(fuzzlib.run_case(base, overload, int(a.replay[1])))
         return 0
@@ -43,9 +50,15 @@ def main():
     ops = fuzzlib.fuzz_ops(a.seed, seconds=total * (1 - a.saved_share), batch=300, memcap=memcap)
     saved = fuzzlib.fuzz_saved(a.seed, seconds=total * a.saved_share)
     wall = time.time() - t0
-    summary = {"seed": a.seed, "memcap_mib": a.memcap_mib, "minutes": round(wall / 60, 1), "ops": {k: v for k, v in ops.items() if k != "per_op"},
-               "saved": dict(saved, torch_crashes=[{k: v for k, v in c.items() if k != "detail"}
-                                                   for c in saved["torch_crashes"]])}
+    summary = {
+        "seed": a.seed,
+        "memcap_mib": a.memcap_mib,
+        "minutes": round(wall / 60, 1),
+        "ops": {k: v for k, v in ops.items() if k != "per_op"},
+        "saved": dict(
+            saved, torch_crashes=[{k: v for k, v in c.items() if k != "detail"} for c in saved["torch_crashes"]]
+        ),
+    }
     print(json.dumps(summary, indent=1))
     if a.json:
         with open(a.json, "w") as f:

@@ -20,6 +20,7 @@ Families (each file name carries the format version the running build writes):
 A file that exists is kept: old format versions must stay readable, so a new version's files go
 beside the old ones (--force overwrites, for a family whose format is still unreleased).
 """
+
 import argparse
 import sys
 import warnings
@@ -67,8 +68,9 @@ def _state_version(packed):
 
 
 def _x_u8(g, *shape):
-    return torch._make_per_tensor_quantized_tensor(torch.randint(0, 256, shape, dtype=torch.uint8, generator=g),
-                                                   0.02, 9)
+    return torch._make_per_tensor_quantized_tensor(
+        torch.randint(0, 256, shape, dtype=torch.uint8, generator=g), 0.02, 9
+    )
 
 
 # ---------------------------------------------------------------------------------------- linear
@@ -99,12 +101,27 @@ def gen_linear():
     xf = torch.randn(5, K, generator=g)
     y, z = sm(x, xf)
     v = _state_version(p_static)
-    return {f"linear_v{v}.pt": (torch.jit.save, sm),
-            f"linear_v{v}.io.pt": (torch.save, {
-                "x_uint8": xu8, "x_scale": 0.03, "x_zero_point": 128, "xf": xf, "y_uint8": y.int_repr(),
-                "y_scale": y.q_scale(), "y_zero_point": y.q_zero_point(), "z": z, "w_static_int8": w1.int_repr(),
-                "w_static_scales": scales, "w_static_zero_points": zps, "b_static": b1,
-                "w_dynamic_int8": w2.int_repr()})}
+    return {
+        f"linear_v{v}.pt": (torch.jit.save, sm),
+        f"linear_v{v}.io.pt": (
+            torch.save,
+            {
+                "x_uint8": xu8,
+                "x_scale": 0.03,
+                "x_zero_point": 128,
+                "xf": xf,
+                "y_uint8": y.int_repr(),
+                "y_scale": y.q_scale(),
+                "y_zero_point": y.q_zero_point(),
+                "z": z,
+                "w_static_int8": w1.int_repr(),
+                "w_static_scales": scales,
+                "w_static_zero_points": zps,
+                "b_static": b1,
+                "w_dynamic_int8": w2.int_repr(),
+            },
+        ),
+    }
 
 
 class LinearFp16Golden(torch.nn.Module):
@@ -114,8 +131,10 @@ class LinearFp16Golden(torch.nn.Module):
         self.p_nobias = p_nobias
 
     def forward(self, x: torch.Tensor):
-        return (torch.ops.qplugin.linear_dynamic_fp16(x, self.p_bias),
-                torch.ops.qplugin.linear_relu_dynamic_fp16(x, self.p_nobias))
+        return (
+            torch.ops.qplugin.linear_dynamic_fp16(x, self.p_bias),
+            torch.ops.qplugin.linear_relu_dynamic_fp16(x, self.p_nobias),
+        )
 
 
 def gen_linear_fp16():
@@ -128,9 +147,13 @@ def gen_linear_fp16():
     x = torch.randn(6, K, generator=g)
     y, z = sm(x)
     v = _state_version(p_bias)
-    return {f"linear_fp16_v{v}.pt": (torch.jit.save, sm),
-            f"linear_fp16_v{v}.io.pt": (torch.save, {"x": x, "y": y, "z": z, "w_bias_fp16": w1.half(), "b": b1,
-                                                     "w_nobias_fp16": w2.half()})}
+    return {
+        f"linear_fp16_v{v}.pt": (torch.jit.save, sm),
+        f"linear_fp16_v{v}.io.pt": (
+            torch.save,
+            {"x": x, "y": y, "z": z, "w_bias_fp16": w1.half(), "b": b1, "w_nobias_fp16": w2.half()},
+        ),
+    }
 
 
 # ------------------------------------------------------------------------------------------ conv
@@ -141,8 +164,11 @@ def _qweight(g, shape, axis, per_channel, zp):
     if per_channel:
         n = shape[axis]
         return torch._make_per_channel_quantized_tensor(
-            data, torch.rand(n, dtype=torch.double, generator=g) * 0.01 + 0.001,
-            torch.randint(-3, 4, (n,), generator=g), axis)
+            data,
+            torch.rand(n, dtype=torch.double, generator=g) * 0.01 + 0.001,
+            torch.randint(-3, 4, (n,), generator=g),
+            axis,
+        )
     return torch._make_per_tensor_quantized_tensor(data, 0.004, zp)
 
 
@@ -158,16 +184,22 @@ class ConvGolden(torch.nn.Module):
 
     def forward(self, x1: torch.Tensor, x2: torch.Tensor, x3: torch.Tensor) -> List[torch.Tensor]:
         y2 = torch.ops.qplugin.conv2d_relu(x2, self.p2, 0.05, 10)
-        return [torch.ops.qplugin.conv1d(x1, self.p1, 0.05, 10),
-                y2,
-                torch.ops.qplugin.conv2d(y2, self.pdw, 0.05, 10),
-                torch.ops.qplugin.conv3d(x3, self.p3, 0.05, 10)]
+        return [
+            torch.ops.qplugin.conv1d(x1, self.p1, 0.05, 10),
+            y2,
+            torch.ops.qplugin.conv2d(y2, self.pdw, 0.05, 10),
+            torch.ops.qplugin.conv3d(x3, self.p3, 0.05, 10),
+        ]
 
 
 def gen_conv():
     g = torch.Generator().manual_seed(2024)
-    weights = [_qweight(g, (8, 4, 3), 0, True, 0), _qweight(g, (8, 2, 3, 3), 0, False, 0),
-               _qweight(g, (8, 1, 3, 3), 0, True, 0), _qweight(g, (6, 4, 2, 3, 3), 0, True, 0)]
+    weights = [
+        _qweight(g, (8, 4, 3), 0, True, 0),
+        _qweight(g, (8, 2, 3, 3), 0, False, 0),
+        _qweight(g, (8, 1, 3, 3), 0, True, 0),
+        _qweight(g, (6, 4, 2, 3, 3), 0, True, 0),
+    ]
     biases = [torch.randn(8, generator=g), torch.randn(8, generator=g)]
     xs = (_x_u8(g, 2, 4, 11), _x_u8(g, 1, 4, 9, 8), _x_u8(g, 1, 4, 3, 5, 6))
     return _conv_files("conv_packed_params", ConvGolden(weights, biases), xs, weights, biases)
@@ -178,8 +210,10 @@ def _conv_files(stem, m, xs, weights, biases):
     sm = _script(m)
     ys = [y.int_repr() for y in sm(*xs)]
     v = _state_version(m.p1)
-    return {f"{stem}_v{v}.pt": (torch.jit.save, sm),
-            f"{stem}_v{v}_io.pt": (torch.save, {"xs": xs, "expected": ys, "weights": weights, "biases": biases})}
+    return {
+        f"{stem}_v{v}.pt": (torch.jit.save, sm),
+        f"{stem}_v{v}_io.pt": (torch.save, {"xs": xs, "expected": ys, "weights": weights, "biases": biases}),
+    }
 
 
 class ConvTransposeGolden(torch.nn.Module):
@@ -191,16 +225,21 @@ class ConvTransposeGolden(torch.nn.Module):
         self.p3 = q.conv_transpose3d_prepack(w3, None, [1, 2, 2], [0, 1, 0], [0, 1, 1], [1, 1, 1], 1)
 
     def forward(self, x1: torch.Tensor, x2: torch.Tensor, x3: torch.Tensor) -> List[torch.Tensor]:
-        return [torch.ops.qplugin.conv_transpose1d(x1, self.p1, 0.05, 10),
-                torch.ops.qplugin.conv_transpose2d(x2, self.p2, 0.05, 10),
-                torch.ops.qplugin.conv_transpose3d(x3, self.p3, 0.05, 10)]
+        return [
+            torch.ops.qplugin.conv_transpose1d(x1, self.p1, 0.05, 10),
+            torch.ops.qplugin.conv_transpose2d(x2, self.p2, 0.05, 10),
+            torch.ops.qplugin.conv_transpose3d(x3, self.p3, 0.05, 10),
+        ]
 
 
 def gen_conv_transpose():
     g = torch.Generator().manual_seed(2026)
     # per channel along axis 1, the output channels of a group
-    weights = [_qweight(g, (4, 6, 3), 1, True, 2), _qweight(g, (8, 3, 3, 2), 1, True, 2),
-               _qweight(g, (4, 2, 2, 3, 2), 1, False, 2)]
+    weights = [
+        _qweight(g, (4, 6, 3), 1, True, 2),
+        _qweight(g, (8, 3, 3, 2), 1, True, 2),
+        _qweight(g, (4, 2, 2, 3, 2), 1, False, 2),
+    ]
     biases = [torch.randn(6, generator=g), torch.randn(6, generator=g)]
     xs = (_x_u8(g, 2, 4, 7), _x_u8(g, 1, 8, 5, 4), _x_u8(g, 1, 4, 2, 3, 3))
     return _conv_files("conv_transpose_packed_params", ConvTransposeGolden(weights, biases), xs, weights, biases)
@@ -228,21 +267,38 @@ def gen_plain_buffers():
     cx = torch.randint(0, 256, (1, 4, 7, 7), dtype=torch.uint8, generator=g)
     geo = ([2, 1], [1, 0], [1, 1], 2)
     cbuf = q.plain_conv_prepack(cw, cs, cz, None, *geo)
-    out["conv2d"] = {"w": cw, "w_scales": cs, "w_zero_points": cz, "x": cx, "buffer": cbuf,
-                     "y": q.plain_conv2d(cx, sx, zx, cw, cs, cz, None, cbuf, *geo, sy, zy)}
+    out["conv2d"] = {
+        "w": cw,
+        "w_scales": cs,
+        "w_zero_points": cz,
+        "x": cx,
+        "buffer": cbuf,
+        "y": q.plain_conv2d(cx, sx, zx, cw, cs, cz, None, cbuf, *geo, sy, zy),
+    }
     tw = torch.randint(-128, 128, (4, 3, 2, 2), dtype=torch.int8, generator=g)
     ts = torch.rand(6, dtype=torch.double, generator=g) * 0.01 + 0.001
     tz = torch.randint(-3, 4, (6,), generator=g)
     tgeo = ([2, 1], [0, 1], [1, 0], [1, 1], 2)
     tbuf = q.plain_conv_transpose_prepack(tw, ts, tz, None, *tgeo)
-    out["conv_transpose2d"] = {"w": tw, "w_scales": ts, "w_zero_points": tz, "x": cx, "buffer": tbuf,
-                               "y": q.plain_conv_transpose2d(cx, sx, zx, tw, ts, tz, None, tbuf, *tgeo, sy, zy)}
+    out["conv_transpose2d"] = {
+        "w": tw,
+        "w_scales": ts,
+        "w_zero_points": tz,
+        "x": cx,
+        "buffer": tbuf,
+        "y": q.plain_conv_transpose2d(cx, sx, zx, tw, ts, tz, None, tbuf, *tgeo, sy, zy),
+    }
     version = int(buf[8:16].view(torch.int64))  # header word 1: the buffer format version
     return {f"plain_buffers_v{version}.pt": (torch.save, out)}
 
 
-FAMILIES = {"linear": gen_linear, "linear_fp16": gen_linear_fp16, "conv": gen_conv,
-            "conv_transpose": gen_conv_transpose, "plain_buffers": gen_plain_buffers}
+FAMILIES = {
+    "linear": gen_linear,
+    "linear_fp16": gen_linear_fp16,
+    "conv": gen_conv,
+    "conv_transpose": gen_conv_transpose,
+    "plain_buffers": gen_plain_buffers,
+}
 
 
 def main():

@@ -31,6 +31,7 @@ disturbed slice on a shared machine).
     python scripts/peak_int8.py            # all of the above
     from peak_int8 import peak_gops        # peak_gops("vnni512") -> GOPS of one core
 """
+
 import atexit
 import ctypes
 import os
@@ -293,10 +294,23 @@ extern "C" int64_t i16tile(int64_t iters) {
 CSRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "aten_ext", "csrc")
 
 # MACs per loop iteration of each kernel
-KERNELS = {"vnni512": 16 * 64, "vnni256": 16 * 32, "avxvnni": 14 * 32, "maddubs": 6 * 32, "maddwd": 12 * 16, "i16tile": 6 * 16 * 128}
+KERNELS = {
+    "vnni512": 16 * 64,
+    "vnni256": 16 * 32,
+    "avxvnni": 14 * 32,
+    "maddubs": 6 * 32,
+    "maddwd": 12 * 16,
+    "i16tile": 6 * 16 * 128,
+}
 ITERS = {"i16tile": 3000}  # ~0.5 ms per timed run, as the others
-NEEDS = {"vnni512": "avx512_vnni", "vnni256": "avx512_vnni", "avxvnni": "avx_vnni", "maddubs": "avx2", "maddwd": "avx2",
-         "i16tile": "avx2"}
+NEEDS = {
+    "vnni512": "avx512_vnni",
+    "vnni256": "avx512_vnni",
+    "avxvnni": "avx_vnni",
+    "maddubs": "avx2",
+    "maddwd": "avx2",
+    "i16tile": "avx2",
+}
 
 _lib = None
 _cache = {}
@@ -357,8 +371,9 @@ def peak_gops(name="vnni512", repeats=40):
         if not cpu_has(NEEDS[name]):
             _cache[name] = None
         else:
-            _cache[name] = measure(getattr(build(), name), KERNELS[name], iters=ITERS.get(name, 20_000),
-                                   repeats=repeats)
+            _cache[name] = measure(
+                getattr(build(), name), KERNELS[name], iters=ITERS.get(name, 20_000), repeats=repeats
+            )
     return _cache[name]
 
 
@@ -427,8 +442,10 @@ def main():
                 print(f"read    : {bw:7.1f} GB/s, {size / 1e6:.1f} MB buffer, {th} thread(s)")
         g = gemv_vs_read()
         results["gemv_stream"] = g
-        print(f"gemv    : {g['gemv']:7.1f} GB/s (batch-1 GEMV inner loop, 4096x4096 int8, two buffers in "
-              f"turns) vs plain read {g['read']:.1f} GB/s, 1 thread")
+        print(
+            f"gemv    : {g['gemv']:7.1f} GB/s (batch-1 GEMV inner loop, 4096x4096 int8, two buffers in "
+            f"turns) vs plain read {g['read']:.1f} GB/s, 1 thread"
+        )
     return results
 
 

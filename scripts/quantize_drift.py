@@ -13,6 +13,7 @@ for 8-bit ((q - zero_point) * float32(scale), |q - zero_point| <= 255); for qint
 float32 (x * float32 inv_scale) where qplugin divides in float64, so its column counts the
 elements where that float32 rule picks another integer.
 """
+
 import argparse
 import warnings
 
@@ -93,8 +94,10 @@ def main():
     old_available = TorchVersion(torch.__version__) < "2.14"
     rng = np.random.default_rng(args.seed)
     print(f"torch {torch.__version__}, {args.n:,} values a row (seed {args.seed})\n")
-    print("| dtype | scheme | scale | zero point | values | differ from torch 2.13's quantize (the old rule) "
-          "| differ from torch's FakeQuantize |")
+    print(
+        "| dtype | scheme | scale | zero point | values | differ from torch 2.13's quantize (the old rule) "
+        "| differ from torch's FakeQuantize |"
+    )
     print("|---|---|---|---|---|---|---|")
     for dtype, scale, zp, dist, per_channel in SETTINGS:
         n = args.n - args.n % CHANNELS
@@ -104,7 +107,9 @@ def main():
         new = ours(x, dtype, scale, zp, per_channel)
         old = f"{int((new != torch_quantize(x, dtype, scale, zp, per_channel)).sum()):,}" if old_available else "n/a"
         fake = int((new != fake_quantize_ints(x, dtype, scale, zp, per_channel)).sum())
-        scheme = f"per channel ({CHANNELS}, scale x1..x{1 + 0.37 * (CHANNELS - 1):.2f})" if per_channel else "per tensor"
+        scheme = (
+            f"per channel ({CHANNELS}, scale x1..x{1 + 0.37 * (CHANNELS - 1):.2f})" if per_channel else "per tensor"
+        )
         print(f"| {str(dtype)[6:]} | {scheme} | {scale:.6g} | {zp} | {dist} | {old} | {fake:,} |")
 
 

@@ -24,6 +24,7 @@ BatchNorm eps 0 and variances powers of 4: the float model that calibration runs
 then compute exactly, in any summation order, so the observers see the same ranges on x86 and
 aarch64 and any byte difference comes from the quantized kernels.
 """
+
 import argparse
 import copy
 import hashlib
@@ -97,8 +98,11 @@ def float_is_exact(model, batches):
     outs = {}
     for mod, key in ((model, 32), (m64, 64)):
         seen = outs.setdefault(key, [])
-        hooks = [m.register_forward_hook(lambda m, i, o: seen.append(o.double()))
-                 for n, m in mod.named_modules() if n and not list(m.children())]
+        hooks = [
+            m.register_forward_hook(lambda m, i, o: seen.append(o.double()))
+            for n, m in mod.named_modules()
+            if n and not list(m.children())
+        ]
         with torch.no_grad():
             for b in batches:
                 mod(b.to(torch.float64) if key == 64 else b)
@@ -116,7 +120,7 @@ class Recorder:
     def add(self, name, t):
         if t.is_quantized:  # int_repr bytes, then scale (float64) and zero point (int64)
             extra = f"scale={t.q_scale()!r} zero_point={t.q_zero_point()}"
-            raw = (t.int_repr().contiguous().numpy().tobytes() + struct.pack("<dq", t.q_scale(), t.q_zero_point()))
+            raw = t.int_repr().contiguous().numpy().tobytes() + struct.pack("<dq", t.q_scale(), t.q_zero_point())
         else:
             extra = ""
             raw = t.detach().contiguous().numpy().tobytes()
@@ -132,8 +136,12 @@ class Recorder:
 
 def kernel_paths():
     q = torch.ops.qplugin
-    return [f"active {q._active_isa()}", f"cpu {q._cpu_isa()}",
-            f"supported {' '.join(q._supported_isas())}", f"features {' '.join(q._cpu_features()) or '-'}"]
+    return [
+        f"active {q._active_isa()}",
+        f"cpu {q._cpu_isa()}",
+        f"supported {' '.join(q._supported_isas())}",
+        f"features {' '.join(q._cpu_features()) or '-'}",
+    ]
 
 
 def main():
@@ -175,8 +183,11 @@ def main():
     tq.calibrate(model, calib)
     tq.convert(model, inplace=True)
     seen = []
-    hooks = [m.register_forward_hook(lambda m, i, o, n=name: seen.append((n, o)))
-             for name, m in model.named_modules() if name]
+    hooks = [
+        m.register_forward_hook(lambda m, i, o, n=name: seen.append((n, o)))
+        for name, m in model.named_modules()
+        if name
+    ]
     with torch.no_grad():
         y = model(x)
     for h in hooks:
@@ -187,8 +198,10 @@ def main():
             recorded.add(id(o))
             rec.add(f"static.{name}", o)
     rec.add("static.out", y)
-    print(f"static model: {len(seen)} module outputs, out {y.dtype} scale {y.q_scale():.6g} "
-          f"zp {y.q_zero_point()} argmax {y.dequantize().argmax(1).tolist()}")
+    print(
+        f"static model: {len(seen)} module outputs, out {y.dtype} scale {y.q_scale():.6g} "
+        f"zp {y.q_zero_point()} argmax {y.dequantize().argmax(1).tolist()}"
+    )
 
     # dynamic: the Linear layers with int8 weights, float activations
     head = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 10))
@@ -207,9 +220,11 @@ def main():
         print(f"ran {args.load_model}")
 
     rec.write(args.out)
-    print(f"{len(rec.lines)} tensors -> {args.out}/outputs.bin "
-          f"({sum(len(b) for b in rec.blobs)} bytes, sha256 "
-          f"{hashlib.sha256(b''.join(rec.blobs)).hexdigest()[:16]})")
+    print(
+        f"{len(rec.lines)} tensors -> {args.out}/outputs.bin "
+        f"({sum(len(b) for b in rec.blobs)} bytes, sha256 "
+        f"{hashlib.sha256(b''.join(rec.blobs)).hexdigest()[:16]})"
+    )
     return 0
 
 

@@ -1,4 +1,5 @@
 """Shared pytest fixtures: kernel-path forcing, seeding, tensor assertions."""
+
 import random
 
 import numpy as np
@@ -27,5 +28,7 @@ def _seed():
 
 
 def pytest_report_header(config):
-    return (f"torch {torch.__version__}; qplugin kernel paths tested: {', '.join(SUPPORTED_ISAS)} "
-            f"(CPU best: {_isa.cpu_isa()}); threads {torch.get_num_threads()}")
+    return (
+        f"torch {torch.__version__}; qplugin kernel paths tested: {', '.join(SUPPORTED_ISAS)} "
+        f"(CPU best: {_isa.cpu_isa()}); threads {torch.get_num_threads()}"
+    )

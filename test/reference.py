@@ -4,6 +4,7 @@ they exist, against torch's built-in quantized kernels.
 
 Sections per op family; each family adds its references under its own header.
 """
+
 import numpy as np
 import torch
 
@@ -22,7 +23,7 @@ def _clamp_to_int(v, qdtype, nan_value):
     lo, hi = QRANGE[qdtype]
     v = np.asarray(v, dtype=np.float64)
     with np.errstate(invalid="ignore"):
-            out = np.where(np.isnan(v), nan_value, np.clip(np.nan_to_num(v, nan=0.0, posinf=hi, neginf=lo), lo, hi))
+        out = np.where(np.isnan(v), nan_value, np.clip(np.nan_to_num(v, nan=0.0, posinf=hi, neginf=lo), lo, hi))
     return out.astype(np.int64)
 
 
@@ -93,8 +94,9 @@ def dequantize_ref(qt: torch.Tensor) -> np.ndarray:
     q = qt.int_repr().numpy()
     if qt.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
         return dequantize_per_tensor_ref(q, qt.q_scale(), qt.q_zero_point())
-    return dequantize_per_channel_ref(q, qt.q_per_channel_scales().numpy(),
-                                      qt.q_per_channel_zero_points().numpy(), qt.q_per_channel_axis())
+    return dequantize_per_channel_ref(
+        q, qt.q_per_channel_scales().numpy(), qt.q_per_channel_zero_points().numpy(), qt.q_per_channel_axis()
+    )
 
 
 def requantize_ref(real, scale, zero_point, qdtype):
@@ -174,8 +176,12 @@ def _cat(qxs, dim, scale, zero_point, relu, requant):
     qparams copied as-is, the others through requant(qx, scale, zero_point)."""
     scale = qxs[0].q_scale() if scale is None else scale
     zero_point = qxs[0].q_zero_point() if zero_point is None else zero_point
-    parts = [qx.int_repr().numpy().astype(np.int64) if (qx.q_scale(), qx.q_zero_point()) == (scale, zero_point)
-             else requant(qx, scale, zero_point) for qx in qxs]
+    parts = [
+        qx.int_repr().numpy().astype(np.int64)
+        if (qx.q_scale(), qx.q_zero_point()) == (scale, zero_point)
+        else requant(qx, scale, zero_point)
+        for qx in qxs
+    ]
     out = np.concatenate(parts, axis=dim)
     return np.maximum(out, zero_point) if relu else out
 
@@ -190,18 +196,26 @@ def cat_quantize_ref(qxs, dim, scale=None, zero_point=None, relu=False):
     """8-bit cat's exact integers: inputs with other qparams dequantized (float32, dequantize_ref)
     and quantized by the quantize rule (quantize_per_tensor_ref), as qplugin's cat and torch's
     quantized::cat compute them; inputs with the output's qparams copied."""
-    return _cat(qxs, dim, scale, zero_point, relu,
-                lambda qx, s, z: quantize_per_tensor_ref(dequantize_ref(qx), s, z, qx.dtype))
+    return _cat(
+        qxs, dim, scale, zero_point, relu, lambda qx, s, z: quantize_per_tensor_ref(dequantize_ref(qx), s, z, qx.dtype)
+    )
 
 
-CMP_OPS = {"eq": np.equal, "ne": np.not_equal, "ge": np.greater_equal, "le": np.less_equal,
-           "gt": np.greater, "lt": np.less}
+CMP_OPS = {
+    "eq": np.equal,
+    "ne": np.not_equal,
+    "ge": np.greater_equal,
+    "le": np.less_equal,
+    "gt": np.greater,
+    "lt": np.less,
+}
 
 
 def _exact_sign(d1, s1, d2, s2):
     """sign(d1 * s1 - d2 * s2) in exact rational arithmetic (Python ints): d integer arrays,
     s Fractions (or anything Fraction accepts)."""
     from fractions import Fraction
+
     f1, f2 = Fraction(s1), Fraction(s2)
     k1, k2 = f1.numerator * f2.denominator, f2.numerator * f1.denominator
     lhs = np.asarray(d1, dtype=np.int64).astype(object) * k1
@@ -210,8 +224,14 @@ def _exact_sign(d1, s1, d2, s2):
     return np.vectorize(lambda v: (v > 0) - (v < 0), otypes=[np.int64])(diff) if diff.size else diff.astype(np.int64)
 
 
-_SIGN_OPS = {"eq": lambda s: s == 0, "ne": lambda s: s != 0, "ge": lambda s: s >= 0,
-             "le": lambda s: s <= 0, "gt": lambda s: s > 0, "lt": lambda s: s < 0}
+_SIGN_OPS = {
+    "eq": lambda s: s == 0,
+    "ne": lambda s: s != 0,
+    "ge": lambda s: s >= 0,
+    "le": lambda s: s <= 0,
+    "gt": lambda s: s > 0,
+    "lt": lambda s: s < 0,
+}
 
 
 def compare_ref(op, qa, other):
@@ -240,7 +260,6 @@ def compare_ref(op, qa, other):
         with np.errstate(over="ignore"):  # beyond float32: +-inf, as torch's cast
             b = np.float32(other)
     return CMP_OPS[op](a, b)
-
 
 
 # ---------------------------------------------------------------------------
@@ -318,11 +337,10 @@ def mean_real_ref(qt: torch.Tensor, dim=None, keepdim=False):
     return np.mean(x, axis=axes, keepdims=keepdim)
 
 
-
-
 # ---------------------------------------------------------------------------
 # activations and normalization
 # ---------------------------------------------------------------------------
+
 
 def quantize_bound_ref(value, scale, zero_point, qdtype):
     """One scalar bound (relu6 / clamp) quantized: quantize_per_tensor_ref of float32(value)."""
@@ -433,6 +451,7 @@ def instance_norm_ref(qt, weight, bias, eps, output_scale, output_zero_point):
 # pooling and upsampling
 # ---------------------------------------------------------------------------
 
+
 def _pool_out_size(n, k, s, p, d, ceil_mode):
     num = n + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
     out = num // s + 1
@@ -522,7 +541,7 @@ def avg_pool3d_ref(real, kernel_size, stride, padding, ceil_mode, count_include_
         a = [max(lo[i], 0) for i in range(3)]
         b = [min(hi[i], n[i]) for i in range(3)]
         valid = int(np.prod([b[i] - a[i] for i in range(3)]))
-        total = real[..., a[0]:b[0], a[1]:b[1], a[2]:b[2]].sum(axis=(-3, -2, -1))
+        total = real[..., a[0] : b[0], a[1] : b[1], a[2] : b[2]].sum(axis=(-3, -2, -1))
         div = divisor_override if divisor_override else (pooled if count_include_pad else valid)
         out[(Ellipsis,) + idx] = total / div
     return out
@@ -536,7 +555,7 @@ def adaptive_avg_pool3d_ref(real, output_size):
     for idx in np.ndindex(*output_size):
         a = [(idx[i] * n[i]) // output_size[i] for i in range(3)]
         b = [-((-(idx[i] + 1) * n[i]) // output_size[i]) for i in range(3)]
-        out[(Ellipsis,) + idx] = real[..., a[0]:b[0], a[1]:b[1], a[2]:b[2]].mean(axis=(-3, -2, -1))
+        out[(Ellipsis,) + idx] = real[..., a[0] : b[0], a[1] : b[1], a[2] : b[2]].mean(axis=(-3, -2, -1))
     return out
 
 
@@ -604,10 +623,12 @@ def max_pool_ref(q, kernel_size, stride, padding, dilation, ceil_mode):
     q = np.asarray(q)
     k = len(kernel_size)
     stride = stride if len(stride) else kernel_size
-    spatial = q.shape[q.ndim - k:]
-    outs = [_pool_out_size(n, kk, s, p, d, ceil_mode)
-            for n, kk, s, p, d in zip(spatial, kernel_size, stride, padding, dilation)]
-    out = np.full(q.shape[:q.ndim - k] + tuple(outs), np.iinfo(q.dtype).min, dtype=q.dtype)
+    spatial = q.shape[q.ndim - k :]
+    outs = [
+        _pool_out_size(n, kk, s, p, d, ceil_mode)
+        for n, kk, s, p, d in zip(spatial, kernel_size, stride, padding, dilation)
+    ]
+    out = np.full(q.shape[: q.ndim - k] + tuple(outs), np.iinfo(q.dtype).min, dtype=q.dtype)
     for o in np.ndindex(*outs):
         for tap in np.ndindex(*kernel_size):
             src = [oi * s - p + t * d for oi, s, p, t, d in zip(o, stride, padding, tap, dilation)]
@@ -616,11 +637,10 @@ def max_pool_ref(q, kernel_size, stride, padding, dilation, ceil_mode):
     return out
 
 
-
-
 # ---------------------------------------------------------------------------
 # linear
 # ---------------------------------------------------------------------------
+
 
 def linear_real_ref(xq: torch.Tensor, wq: torch.Tensor, bias=None) -> np.ndarray:
     """Float64 real result of a quantized linear: dequantize(X) @ dequantize(W).T + bias
@@ -683,8 +703,6 @@ def choose_qparams_ref(lo, hi, reduce_range=False, qmin=0, qmax=255):
     return float(np.float32(scale)), int(zp)
 
 
-
-
 # ---------------------------------------------------------------------------
 # convolution
 # ---------------------------------------------------------------------------
@@ -702,12 +720,14 @@ def conv_ref(x, w, b, stride, padding, dilation, groups):
     out = [(x.shape[2 + i] + 2 * padding[i] - dilation[i] * (ks[i] - 1) - 1) // stride[i] + 1 for i in range(nd)]
     y = np.zeros((n, oc, *out), dtype=np.float64)
     for tap in np.ndindex(*ks):
-        sl = tuple(slice(tap[i] * dilation[i], tap[i] * dilation[i] + (out[i] - 1) * stride[i] + 1, stride[i])
-                   for i in range(nd))
+        sl = tuple(
+            slice(tap[i] * dilation[i], tap[i] * dilation[i] + (out[i] - 1) * stride[i] + 1, stride[i])
+            for i in range(nd)
+        )
         xs = xp[(slice(None), slice(None)) + sl]
         for g in range(groups):
             wg = w[(slice(g * ocg, (g + 1) * ocg), slice(None)) + tuple(tap)]  # (ocg, icg)
-            y[:, g * ocg:(g + 1) * ocg] += np.einsum("nc...,oc->no...", xs[:, g * icg:(g + 1) * icg], wg)
+            y[:, g * ocg : (g + 1) * ocg] += np.einsum("nc...,oc->no...", xs[:, g * icg : (g + 1) * icg], wg)
     if b is not None:
         y += np.asarray(b, dtype=np.float64).reshape((1, -1) + (1,) * nd)
     return y
@@ -727,18 +747,22 @@ def conv_transpose_ref(x, w, b, stride, padding, output_padding, dilation, group
     ocg = w.shape[1]
     ks = w.shape[2:]
     ins = x.shape[2:]
-    out = [(ins[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (ks[i] - 1) + output_padding[i] + 1
-           for i in range(nd)]
+    out = [
+        (ins[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (ks[i] - 1) + output_padding[i] + 1 for i in range(nd)
+    ]
     # scatter into a canvas wide enough for every tap, then crop the padding away
     full = [max((ins[i] - 1) * stride[i] + dilation[i] * (ks[i] - 1) + 1, padding[i] + out[i]) for i in range(nd)]
     canvas = np.zeros((n, ocg * groups, *full), dtype=np.float64)
     for tap in np.ndindex(*ks):
-        sl = tuple(slice(tap[i] * dilation[i], tap[i] * dilation[i] + (ins[i] - 1) * stride[i] + 1, stride[i])
-                   for i in range(nd))
+        sl = tuple(
+            slice(tap[i] * dilation[i], tap[i] * dilation[i] + (ins[i] - 1) * stride[i] + 1, stride[i])
+            for i in range(nd)
+        )
         for g in range(groups):
             wg = w[(slice(g * icg, (g + 1) * icg), slice(None)) + tuple(tap)]  # (icg, ocg)
             canvas[(slice(None), slice(g * ocg, (g + 1) * ocg)) + sl] += np.einsum(
-                "nc...,co->no...", x[:, g * icg:(g + 1) * icg], wg)
+                "nc...,co->no...", x[:, g * icg : (g + 1) * icg], wg
+            )
     y = canvas[(slice(None), slice(None)) + tuple(slice(padding[i], padding[i] + out[i]) for i in range(nd))]
     if b is not None:
         y = y + np.asarray(b, dtype=np.float64).reshape((1, -1) + (1,) * nd)
@@ -748,8 +772,16 @@ def conv_transpose_ref(x, w, b, stride, padding, output_padding, dilation, group
 def qconv_transpose_ref(qx, qw, b, stride, padding, output_padding, dilation, groups, out_scale, out_zp):
     """Integer output of quantized transposed conv computed in float64, rounded once. qw may be
     per-channel along axis 1 (output channels) or per tensor."""
-    real = conv_transpose_ref(exact_real(qx), exact_real(qw), None if b is None else b.double().numpy(),
-                              stride, padding, output_padding, dilation, groups)
+    real = conv_transpose_ref(
+        exact_real(qx),
+        exact_real(qw),
+        None if b is None else b.double().numpy(),
+        stride,
+        padding,
+        output_padding,
+        dilation,
+        groups,
+    )
     return requantize_ref(real, out_scale, out_zp, torch.quint8)
 
 
@@ -768,8 +800,9 @@ def exact_real(qt: torch.Tensor) -> np.ndarray:
 
 def qconv_ref(qx, qw, b, stride, padding, dilation, groups, out_scale, out_zp, relu=False, qaccum=None):
     """Integer output of quantized conv (+ residual add, + relu) computed in float64, rounded once."""
-    real = conv_ref(exact_real(qx), exact_real(qw), None if b is None else b.double().numpy(),
-                    stride, padding, dilation, groups)
+    real = conv_ref(
+        exact_real(qx), exact_real(qw), None if b is None else b.double().numpy(), stride, padding, dilation, groups
+    )
     if qaccum is not None:
         real = real + exact_real(qaccum)
     if relu:
@@ -803,6 +836,7 @@ def gru_cell_ref(gi, gh, h):
 # ---------------------------------------------------------------------------
 # embeddings
 # ---------------------------------------------------------------------------
+
 
 def embedding_bag_ref(codes, scale, bias, indices, starts, mode=0, per_sample_weights=None):
     """Float64 embedding bag over row-wise quantized rows: value = scale * code + bias per row
@@ -865,7 +899,7 @@ def matmul_ref(qa, qb, scale, zero_point):
     b = dequantize_ref(qb).astype(np.float64)
     real = np.matmul(a, b)
     k = a.shape[-1] if a.ndim else 1
-    bound = np.matmul(np.abs(a), np.abs(b)) * (k * 2.0 ** -23) + np.abs(real) * 2.0 ** -23
+    bound = np.matmul(np.abs(a), np.abs(b)) * (k * 2.0**-23) + np.abs(real) * 2.0**-23
     with np.errstate(over="ignore"):
         return requantize_ref(real, scale, zero_point, qa.dtype), np.ceil(bound / scale)
 
@@ -877,9 +911,11 @@ def equal_ref(qa, qb):
     if qa.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
         if qa.q_scale() != qb.q_scale() or qa.q_zero_point() != qb.q_zero_point():
             return False
-    elif (qa.q_per_channel_axis() != qb.q_per_channel_axis()
-          or not np.array_equal(qa.q_per_channel_scales().numpy(), qb.q_per_channel_scales().numpy())
-          or not np.array_equal(qa.q_per_channel_zero_points().numpy(), qb.q_per_channel_zero_points().numpy())):
+    elif (
+        qa.q_per_channel_axis() != qb.q_per_channel_axis()
+        or not np.array_equal(qa.q_per_channel_scales().numpy(), qb.q_per_channel_scales().numpy())
+        or not np.array_equal(qa.q_per_channel_zero_points().numpy(), qb.q_per_channel_zero_points().numpy())
+    ):
         return False
     return bool(np.array_equal(qa.int_repr().numpy(), qb.int_repr().numpy()))
 
@@ -962,6 +998,6 @@ def linear_fp16_tolerance(x, w, bias=None):
     mag = x @ np.abs(fp16_weight_ref(w)).T
     if bias is not None:
         mag = mag + np.abs(np.asarray(bias, dtype=np.float32).astype(np.float64))
-    u = 2.0 ** -24
+    u = 2.0**-24
     n = k + 1
     return (n * u / (1 - n * u)) * mag + u * mag

@@ -11,6 +11,7 @@ first attribute use, never while a module is being imported.
 A second check imports the plain tier and the workflow in fresh processes and lists what got
 imported.
 """
+
 import ast
 import subprocess
 import sys
@@ -60,7 +61,7 @@ def _imports(name, source):
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
-                base = base[:len(base) - (node.level - 1)]
+                base = base[: len(base) - (node.level - 1)]
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module
@@ -146,7 +147,8 @@ def test_the_graph_is_read_from_the_real_sources():
     planted = dict(graph)
     src = "def f():\n    from ..quantized import modules\n"
     planted["torch_qplugin.nn.plain.modules"] = graph["torch_qplugin.nn.plain.modules"] | _imports(
-        "torch_qplugin.nn.plain.modules", src)
+        "torch_qplugin.nn.plain.modules", src
+    )
     assert "torch_qplugin.nn.quantized.modules" in _reachable(planted, "torch_qplugin.nn.plain")
 
 
@@ -159,11 +161,15 @@ _LOADED = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("names", [
-    ["torch_qplugin.nn.plain"],
-    ["torch_qplugin.quantization", "torch_qplugin.quantization.quantize", "torch_qplugin.quantization.plain"],
-    ["torch_qplugin.nn"],
-], ids=["nn.plain", "quantization", "nn"])
+@pytest.mark.parametrize(
+    "names",
+    [
+        ["torch_qplugin.nn.plain"],
+        ["torch_qplugin.quantization", "torch_qplugin.quantization.quantize", "torch_qplugin.quantization.plain"],
+        ["torch_qplugin.nn"],
+    ],
+    ids=["nn.plain", "quantization", "nn"],
+)
 def test_importing_the_plain_side_loads_no_quantized_tier(names):
     r = subprocess.run([sys.executable, "-c", _LOADED, *names], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -173,19 +179,31 @@ def test_importing_the_plain_side_loads_no_quantized_tier(names):
 
 
 # modules that once closed an import cycle, and the entry points of each tier
-FIRST_IMPORTS = ("torch_qplugin.qtensor", "torch_qplugin.quantizer", "torch_qplugin.nn.plain._base",
-                 "torch_qplugin.nn.plain.modules", "torch_qplugin.quantization.plain",
-                 "torch_qplugin.quantization._to_plain", "torch_qplugin.quantization.mappings",
-                 "torch_qplugin.quantization.quantize", "torch_qplugin.nn.quantized.modules.batchnorm",
-                 "torch_qplugin.nn.intrinsic.quantized.modules", "torch_qplugin.nn.quantized.dynamic.modules")
+FIRST_IMPORTS = (
+    "torch_qplugin.qtensor",
+    "torch_qplugin.quantizer",
+    "torch_qplugin.nn.plain._base",
+    "torch_qplugin.nn.plain.modules",
+    "torch_qplugin.quantization.plain",
+    "torch_qplugin.quantization._to_plain",
+    "torch_qplugin.quantization.mappings",
+    "torch_qplugin.quantization.quantize",
+    "torch_qplugin.nn.quantized.modules.batchnorm",
+    "torch_qplugin.nn.intrinsic.quantized.modules",
+    "torch_qplugin.nn.quantized.dynamic.modules",
+)
 
 
 def test_modules_import_first_in_a_fresh_process():
     """Each of FIRST_IMPORTS imports as the first torch_qplugin module of a fresh process (an
     import cycle the static graph missed would fail here with a partially initialised module)."""
     assert set(FIRST_IMPORTS) <= set(MODULES)
-    procs = {name: subprocess.Popen([sys.executable, "-c", f"import {name}"], stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True) for name in FIRST_IMPORTS}
+    procs = {
+        name: subprocess.Popen(
+            [sys.executable, "-c", f"import {name}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for name in FIRST_IMPORTS
+    }
     bad = []
     for name, proc in procs.items():
         _, err = proc.communicate(timeout=600)

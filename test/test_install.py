@@ -1,6 +1,7 @@
 """The package under test is a complete install: every module of the source tree, byte for byte,
 plus the compiled library and build info. Under scripts/test.sh (QPLUGIN_TEST_INSTALLED=1) it
 must be the wheel installed in the test venv, not the checkout."""
+
 import os
 import subprocess
 import sys
@@ -13,8 +14,11 @@ INSTALLED = Path(torch_qplugin.__file__).resolve().parent
 
 
 def _modules(root: Path):
-    return {p.relative_to(root).as_posix(): p.read_bytes()
-            for p in root.rglob("*.py") if "__pycache__" not in p.parts and p.name != "_build_info.py"}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in root.rglob("*.py")
+        if "__pycache__" not in p.parts and p.name != "_build_info.py"
+    }
 
 
 def test_installed_package_is_not_the_checkout_under_the_test_command():
@@ -25,7 +29,8 @@ def test_installed_package_is_not_the_checkout_under_the_test_command():
 def test_installed_modules_match_the_source_tree():
     src, inst = _modules(SOURCE), _modules(INSTALLED)
     assert sorted(src) == sorted(inst), (
-        f"missing from the install: {sorted(set(src) - set(inst))}; extra: {sorted(set(inst) - set(src))}")
+        f"missing from the install: {sorted(set(src) - set(inst))}; extra: {sorted(set(inst) - set(src))}"
+    )
     stale = sorted(k for k in src if src[k] != inst[k])
     assert not stale, f"installed modules differ from the source tree (stale install?): {stale}"
 
@@ -36,8 +41,10 @@ def test_installed_data_files():
 
 
 def test_subpackages_reachable_after_bare_import():
-    code = ("import torch_qplugin as t; print(t.nn.quantized.Linear.__name__, "
-            "t.nn.quantized.dynamic.LSTM.__name__, t.quantization.convert.__name__)")
+    code = (
+        "import torch_qplugin as t; print(t.nn.quantized.Linear.__name__, "
+        "t.nn.quantized.dynamic.LSTM.__name__, t.quantization.convert.__name__)"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["Linear", "LSTM", "convert"]

@@ -1,6 +1,7 @@
 """scripts/check_history.py (run by scripts/lint.sh): it finds work-item numbers and before -> after
 timings where they do not belong, spares upstream references and the benchmark logs, and the
 repository passes it."""
+
 import importlib.util
 from pathlib import Path
 
@@ -35,14 +36,17 @@ def _write(root, rel, text):
     return Path(rel)
 
 
-@pytest.mark.parametrize("rel,text", [
-    ("kernels/k.cpp", f"// the fast path ({ISSUE})\nint x;\n"),
-    ("pkg/m.py", f'"""Rows of the family ({STOP}\'s loop)."""\n'),
-    ("pkg/m.py", f"x = 1  # {TIMING} with the prefetch\n"),
-    ("kernels/k.cpp", f"// the passes (AVX2 {AGAINST}; the other rows)\n"),
-    ("kernels/k.h", f"// the tap loop ({WITHOUT})\n"),
-    ("docs/design/x.md", f"# Pooling ({ISSUE})\n"),
-])
+@pytest.mark.parametrize(
+    "rel,text",
+    [
+        ("kernels/k.cpp", f"// the fast path ({ISSUE})\nint x;\n"),
+        ("pkg/m.py", f'"""Rows of the family ({STOP}\'s loop)."""\n'),
+        ("pkg/m.py", f"x = 1  # {TIMING} with the prefetch\n"),
+        ("kernels/k.cpp", f"// the passes (AVX2 {AGAINST}; the other rows)\n"),
+        ("kernels/k.h", f"// the tap loop ({WITHOUT})\n"),
+        ("docs/design/x.md", f"# Pooling ({ISSUE})\n"),
+    ],
+)
 def test_flags_history(ch, tmp_path, capsys, rel, text):
     path = _write(tmp_path, rel, text)
     assert ch.check([path], root=tmp_path) == 1
@@ -50,14 +54,17 @@ def test_flags_history(ch, tmp_path, capsys, rel, text):
     assert out.startswith(f"{rel}:1: "), out
 
 
-@pytest.mark.parametrize("rel,text", [
-    ("pkg/m.py", "# PyTorch's deprecation (pytorch issue #184982); GCC bug 105593\n"),
-    ("pkg/m.py", "# int16 pairs -> int32, 3 -> 4 taps\n"),
-    ("kernels/k.cpp", "// one table from the definition (256 evaluations: ~1 us for a model)\n"),
-    ("docs/design/x.md", f"{TIMING} against the tap loop\n"),  # a timing in a design note is prose
-    ("docs/benchmarks.md", f"## {STOP}\n"),  # the measurement log
-    ("docs/benchmarks_zen5.md", f"{ISSUE}\n"),
-])
+@pytest.mark.parametrize(
+    "rel,text",
+    [
+        ("pkg/m.py", "# PyTorch's deprecation (pytorch issue #184982); GCC bug 105593\n"),
+        ("pkg/m.py", "# int16 pairs -> int32, 3 -> 4 taps\n"),
+        ("kernels/k.cpp", "// one table from the definition (256 evaluations: ~1 us for a model)\n"),
+        ("docs/design/x.md", f"{TIMING} against the tap loop\n"),  # a timing in a design note is prose
+        ("docs/benchmarks.md", f"## {STOP}\n"),  # the measurement log
+        ("docs/benchmarks_zen5.md", f"{ISSUE}\n"),
+    ],
+)
 def test_spares_upstream_and_logs(ch, tmp_path, rel, text):
     path = _write(tmp_path, rel, text)
     assert ch.check([path], root=tmp_path) == 0

@@ -1,4 +1,5 @@
 """The loader: a wrong torch version or a missing library is an ImportError that says why."""
+
 import os
 import shutil
 import subprocess
@@ -22,16 +23,21 @@ def _copy_pkg(tmp_path):
 def _import_in(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
     # Drop an editable install's finder so only the copy under tmp_path is importable.
-    code = ("import sys; sys.meta_path = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]; "
-            "import torch_qplugin")
+    code = (
+        "import sys; sys.meta_path = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]; "
+        "import torch_qplugin"
+    )
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
 
 
 def test_wrong_torch_version_is_import_error(tmp_path):
     dst = _copy_pkg(tmp_path)
     info = dst / "_build_info.py"
-    info.write_text(info.read_text().replace(f'TORCH_VERSION = "{torch_qplugin._BUILT_TORCH_VERSION}"',
-                                             'TORCH_VERSION = "1.13.1+cpu"'))
+    info.write_text(
+        info.read_text().replace(
+            f'TORCH_VERSION = "{torch_qplugin._BUILT_TORCH_VERSION}"', 'TORCH_VERSION = "1.13.1+cpu"'
+        )
+    )
     r = _import_in(tmp_path)
     assert r.returncode != 0
     assert "ImportError: torch_qplugin was built against torch 1.13.1+cpu but torch " + torch.__version__ in r.stderr
@@ -45,8 +51,11 @@ def test_same_release_other_build_loads(tmp_path):
     info = dst / "_build_info.py"
     release = torch.__version__.split("+")[0]
     other = f"{release}+cu130" if "+cpu" in torch.__version__ else f"{release}+cpu"
-    info.write_text(info.read_text().replace(f'TORCH_VERSION = "{torch_qplugin._BUILT_TORCH_VERSION}"',
-                                             f'TORCH_VERSION = "{other}"'))
+    info.write_text(
+        info.read_text().replace(
+            f'TORCH_VERSION = "{torch_qplugin._BUILT_TORCH_VERSION}"', f'TORCH_VERSION = "{other}"'
+        )
+    )
     r = _import_in(tmp_path)
     assert r.returncode == 0, r.stderr
 
@@ -73,8 +82,12 @@ def test_missing_build_info_is_import_error(tmp_path):
 
 
 def test_python_m_prints_build_info():
-    r = subprocess.run([sys.executable, "-m", "torch_qplugin"], capture_output=True, text=True,
-                       env=dict(os.environ, PYTHONPATH=str(PKG.parent)))
+    r = subprocess.run(
+        [sys.executable, "-m", "torch_qplugin"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(PKG.parent)),
+    )
     assert r.returncode == 0, r.stderr
     assert f"built against torch {torch.__version__}" in r.stdout
     assert "compiled ISA paths  scalar, avx2, avxvnni, avx512" in r.stdout
@@ -86,8 +99,12 @@ def test_python_m_prints_build_info():
 def test_qplugin_isa_env_caps_the_path(path):
     """QPLUGIN_ISA caps the path: the named one where the CPU runs it (avxvnni on a CPU with avx512
     too), else the best path the CPU runs below it, said on stderr."""
-    r = subprocess.run([sys.executable, "-c", "import torch_qplugin; print(torch_qplugin.active_isa())"],
-                       capture_output=True, text=True, env=dict(os.environ, QPLUGIN_ISA=path, PYTHONPATH=str(PKG.parent)))
+    r = subprocess.run(
+        [sys.executable, "-c", "import torch_qplugin; print(torch_qplugin.active_isa())"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, QPLUGIN_ISA=path, PYTHONPATH=str(PKG.parent)),
+    )
     assert r.returncode == 0, r.stderr
     order = torch_qplugin._isa.ISAS
     supported = torch_qplugin._isa.supported_isas()
@@ -109,9 +126,10 @@ def test_kernel_isa_context_restores():
 def _elf_needed(path):
     """DT_NEEDED entries of a 64-bit little-endian ELF shared library (no readelf needed)."""
     import struct
+
     data = Path(path).read_bytes()
     assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, "expected a 64-bit LE ELF file"
-    e_shoff, = struct.unpack_from("<Q", data, 0x28)
+    (e_shoff,) = struct.unpack_from("<Q", data, 0x28)
     e_shentsize, e_shnum = struct.unpack_from("<HH", data, 0x3A)
     sections = [struct.unpack_from("<IIQQQQIIQQ", data, e_shoff + i * e_shentsize) for i in range(e_shnum)]
     dynamic = next(s for s in sections if s[1] == 6)  # SHT_DYNAMIC
@@ -123,7 +141,7 @@ def _elf_needed(path):
             break
         if tag == 1:  # DT_NEEDED
             start = strtab[4] + val
-            needed.append(data[start:data.index(b"\0", start)].decode())
+            needed.append(data[start : data.index(b"\0", start)].decode())
     return needed
 
 

@@ -10,6 +10,7 @@ modules (torch_qplugin/nn/plain/) and the workflow's plain path (quantization/pl
 compat side is quantization/_compat.py and quantization/_to_plain.py (the migration reader of
 quantized-dtype models).
 """
+
 import re
 from pathlib import Path
 
@@ -19,20 +20,24 @@ ROOT = Path(__file__).resolve().parent.parent
 CSRC = ROOT / "aten_ext" / "csrc"
 PKG = ROOT / "torch_qplugin"
 
-CPP_FORBIDDEN = re.compile(r"kQUInt8|kQInt8|kQInt32|kQUInt4x2|kQUInt2x4|_affine_quantized|\bq_scale\(\)|"
-                           r"\bq_zero_point\(\)|q_per_channel_\w+\(\)|\bint_view\(|qscheme\(\)|is_quantized\(\)|"
-                           r"\b_make_per_\w+_quantized_tensor\(|TORCH_LIBRARY_IMPL\(qplugin,\s*QuantizedCPU|"
-                           r"utils/qtensor\.h")
-PY_FORBIDDEN = re.compile(r"torch\.(quint8|qint8|qint32)\b|torch\.ao\b|_empty_affine_quantized|"
-                          r"\bquantize_per_(tensor|channel)(_dynamic)?\(|\.q_scale\(\)|\.q_zero_point\(\)|"
-                          r"\bqplugin\.(quantize_per_tensor|quantize_per_channel|make_per_\w+)\b|is_quantized")
+CPP_FORBIDDEN = re.compile(
+    r"kQUInt8|kQInt8|kQInt32|kQUInt4x2|kQUInt2x4|_affine_quantized|\bq_scale\(\)|"
+    r"\bq_zero_point\(\)|q_per_channel_\w+\(\)|\bint_view\(|qscheme\(\)|is_quantized\(\)|"
+    r"\b_make_per_\w+_quantized_tensor\(|TORCH_LIBRARY_IMPL\(qplugin,\s*QuantizedCPU|"
+    r"utils/qtensor\.h"
+)
+PY_FORBIDDEN = re.compile(
+    r"torch\.(quint8|qint8|qint32)\b|torch\.ao\b|_empty_affine_quantized|"
+    r"\bquantize_per_(tensor|channel)(_dynamic)?\(|\.q_scale\(\)|\.q_zero_point\(\)|"
+    r"\bqplugin\.(quantize_per_tensor|quantize_per_channel|make_per_\w+)\b|is_quantized"
+)
 
 # The quantized tier of the C++: what removing torch's quantized dtypes deletes. Everything else under
 # aten_ext/csrc (kernels/, cpu/ glue and plain ops, utils/checks.h / layout.h, packed_params/plain_buffer.*,
 # library.cpp) is the plain tier and is read by this test, new files included.
 QUANTIZED_TIER_CPP = {
     "quantized/cpu": "the QuantizedCPU adapters, and the CPU-key ops that make quantized tensors "
-                     "(quantize_per_tensor / _channel / _dynamic, make_per_*_quantized_tensor)",
+    "(quantize_per_tensor / _channel / _dynamic, make_per_*_quantized_tensor)",
     "utils/qtensor.h": "the adapters' helpers (int_view, check_qparams, underlying_dtype, ...)",
     # the TorchScript packed-params classes: prepack from a quantized weight, unpack to one, the
     # pickled state; the weights they hold are the plain tier's (cpu/linear_weights.h,
@@ -49,8 +54,9 @@ def _quantized_tier(path):
 
 
 PLAIN_CPP = sorted(p for p in CSRC.rglob("*") if p.suffix in (".cpp", ".h") and not _quantized_tier(p))
-PLAIN_PY = [PKG / "_fakes.py", PKG / "quantizer.py", PKG / "qtensor.py", PKG / "quantization" / "plain.py"] + \
-    sorted((PKG / "nn" / "plain").glob("*.py"))
+PLAIN_PY = [PKG / "_fakes.py", PKG / "quantizer.py", PKG / "qtensor.py", PKG / "quantization" / "plain.py"] + sorted(
+    (PKG / "nn" / "plain").glob("*.py")
+)
 
 
 def _violations(text, pattern, comment):
@@ -78,10 +84,24 @@ def test_plain_python_uses_no_quantized_tensor_api(path):
 def test_the_plain_tier_is_what_the_plain_ops_use():
     """The glue and the plain ops are read (not only the kernels), and the quantized tier is small."""
     names = {p.relative_to(CSRC).as_posix() for p in PLAIN_CPP}
-    for f in ("cpu/plain.cpp", "cpu/plain_weights.cpp", "cpu/add.cpp", "cpu/conv.cpp", "cpu/quantize.cpp",
-              "cpu/pool.cpp", "cpu/activation.cpp", "cpu/elementwise.h", "utils/checks.h", "utils/layout.h",
-              "packed_params/plain_buffer.cpp", "library.cpp", "kernels/gemm/requant.h", "cpu/linear_weights.cpp",
-              "cpu/conv_weights.cpp", "cpu/embedding.cpp"):
+    for f in (
+        "cpu/plain.cpp",
+        "cpu/plain_weights.cpp",
+        "cpu/add.cpp",
+        "cpu/conv.cpp",
+        "cpu/quantize.cpp",
+        "cpu/pool.cpp",
+        "cpu/activation.cpp",
+        "cpu/elementwise.h",
+        "utils/checks.h",
+        "utils/layout.h",
+        "packed_params/plain_buffer.cpp",
+        "library.cpp",
+        "kernels/gemm/requant.h",
+        "cpu/linear_weights.cpp",
+        "cpu/conv_weights.cpp",
+        "cpu/embedding.cpp",
+    ):
         assert f in names, f
     assert not any(n.startswith("quantized/") or n == "utils/qtensor.h" for n in names)
     for k in QUANTIZED_TIER_CPP:
@@ -102,11 +122,21 @@ def test_a_planted_violation_fails_the_wall():
 
 def test_wall_patterns_catch_what_they_should():
     """The patterns are not vacuous: each forbidden use is caught, plain code is not."""
-    for code in ("at::kQUInt8", "at::_empty_affine_quantized(s, o, 1.0, 0)", "x.q_scale()", "int_view(q)",
-                 "TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {"):
+    for code in (
+        "at::kQUInt8",
+        "at::_empty_affine_quantized(s, o, 1.0, 0)",
+        "x.q_scale()",
+        "int_view(q)",
+        "TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {",
+    ):
         assert CPP_FORBIDDEN.search(code), code
-    for code in ("torch.quint8", "import torch.ao.quantization", "torch.quantize_per_tensor(x, 1.0, 0, d)",
-                 "t.q_zero_point()", "x.is_quantized"):
+    for code in (
+        "torch.quint8",
+        "import torch.ao.quantization",
+        "torch.quantize_per_tensor(x, 1.0, 0, d)",
+        "t.q_zero_point()",
+        "x.is_quantized",
+    ):
         assert PY_FORBIDDEN.search(code), code
     assert not CPP_FORBIDDEN.search("at::kByte; plain_quantize_per_tensor(x, s, z, at::kByte)")
     assert not PY_FORBIDDEN.search('getattr(torch, "quint8", None); q.plain_quantize_per_tensor(x, s, z, d)')

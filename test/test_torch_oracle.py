@@ -1,6 +1,7 @@
 """The torch-as-oracle verdicts (torch_oracle.py) hold on the running CPU and torch: where the
 verdict says torch is exact it matches the reference, and where it says torch can saturate (or
 rounds by another rule), a worst case input shows it does."""
+
 import warnings
 
 import numpy as np
@@ -8,8 +9,7 @@ import pytest
 import torch
 
 import reference as ref
-from torch_oracle import (cpu_has_vnni, int8_gemm_exact, quantize_exact, quantize_oracle_domain, seven_bit,
-                          torch_engine)
+from torch_oracle import cpu_has_vnni, int8_gemm_exact, quantize_exact, quantize_oracle_domain, seven_bit, torch_engine
 
 
 def _worst_case():
@@ -48,8 +48,12 @@ def test_seven_bit_inputs_are_exact_everywhere():
 
 
 # (x, scale, zero point, dtype, the rule's integer): the rule and torch 2.13's differ on each
-_QUANTIZE_WITNESSES = [(0.25, 0.5, 5, torch.quint8, 5), (-2.2050002, 0.07, 255, torch.quint8, 223),
-                       (0.75, 0.5, -3, torch.qint8, -1), (-100.4, 1.0, 2**31 - 1, torch.qint32, 2147483547)]
+_QUANTIZE_WITNESSES = [
+    (0.25, 0.5, 5, torch.quint8, 5),
+    (-2.2050002, 0.07, 255, torch.quint8, 223),
+    (0.75, 0.5, -3, torch.qint8, -1),
+    (-100.4, 1.0, 2**31 - 1, torch.qint32, 2147483547),
+]
 
 
 @pytest.mark.parametrize("per_channel", [False, True], ids=["per_tensor", "per_channel"])
@@ -65,16 +69,21 @@ def test_quantize_verdict_matches_torch(dtype, per_channel):
             x = np.concatenate([x0, np.nextafter(x0, np.float32(np.inf)), np.float32([np.nan, np.inf, -1e10])])
             if per_channel:
                 s1 = torch.tensor([scale], dtype=torch.double)
-                got = torch.quantize_per_channel(torch.from_numpy(x).reshape(-1, 1), s1, torch.tensor([zp]), 1,
-                                                 dtype).int_repr().numpy().ravel()
+                got = (
+                    torch.quantize_per_channel(torch.from_numpy(x).reshape(-1, 1), s1, torch.tensor([zp]), 1, dtype)
+                    .int_repr()
+                    .numpy()
+                    .ravel()
+                )
                 want = ref.quantize_per_channel_ref(x.reshape(-1, 1), [scale], [zp], 1, dtype).ravel()
                 np.testing.assert_array_equal(got, want, err_msg=verdict.why)
             else:
                 got = torch.quantize_per_tensor(torch.from_numpy(x), scale, zp, dtype).int_repr().numpy()
                 keep = quantize_oracle_domain(x, scale)
                 assert keep.sum() == len(x) - 3
-                np.testing.assert_array_equal(got[keep], ref.quantize_per_tensor_ref(x, scale, zp, dtype)[keep],
-                                              err_msg=verdict.why)
+                np.testing.assert_array_equal(
+                    got[keep], ref.quantize_per_tensor_ref(x, scale, zp, dtype)[keep], err_msg=verdict.why
+                )
     else:  # a witness: torch's integer is not the rule's
         x, scale, zp, wdtype, want = next(w for w in _QUANTIZE_WITNESSES if w[3] == dtype)
         assert int(ref.quantize_per_tensor_ref(np.float32(x), scale, zp, dtype)) == want

@@ -9,6 +9,7 @@ proof. Regenerate it only for a deliberate numerics change, and say why in the c
 
     python test/test_version_independence.py --write
 """
+
 import hashlib
 import json
 import sys
@@ -57,33 +58,83 @@ def _cases():
     ties = _ties()
     qa, qb = _u8(2, (2, 16, 9, 9), 0.05, 120), _u8(3, (2, 16, 9, 9), 0.07, 100)
     img = _u8(4, (2, 8, 13, 13), 0.04, 110)
-    yield "quantize_per_tensor", lambda: [q.quantize_per_tensor(t, s, z, dt)
-                                          for t in (x, ties) for s, z, dt in
-                                          ((0.5, 5, torch.quint8), (0.07, 255, torch.quint8),
-                                           (0.03, -3, torch.qint8), (0.5, 3, torch.qint8),
-                                           (1.0, 2**31 - 1, torch.qint32), (1e-6, 7, torch.qint32))]
-    yield "quantize_per_channel", lambda: [
-        q.quantize_per_channel(x, torch.tensor([0.5, 0.07, 0.013, 0.25, 1.5], dtype=torch.double),
-                               torch.tensor(zps), 1, dt)
-        for zps, dt in (([5, 255, 0, 128, 3], torch.quint8), ([3, -3, 0, 127, -128], torch.qint8),
-                        ([0, 2**31 - 1, -7, 11, 5], torch.qint32))]
-    yield "quantize_per_tensor_dynamic", lambda: [q.quantize_per_tensor_dynamic(x, torch.quint8, False),
-                                                  q.quantize_per_tensor_dynamic(x, torch.qint8, True)]
+    yield (
+        "quantize_per_tensor",
+        lambda: [
+            q.quantize_per_tensor(t, s, z, dt)
+            for t in (x, ties)
+            for s, z, dt in (
+                (0.5, 5, torch.quint8),
+                (0.07, 255, torch.quint8),
+                (0.03, -3, torch.qint8),
+                (0.5, 3, torch.qint8),
+                (1.0, 2**31 - 1, torch.qint32),
+                (1e-6, 7, torch.qint32),
+            )
+        ],
+    )
+    yield (
+        "quantize_per_channel",
+        lambda: [
+            q.quantize_per_channel(
+                x, torch.tensor([0.5, 0.07, 0.013, 0.25, 1.5], dtype=torch.double), torch.tensor(zps), 1, dt
+            )
+            for zps, dt in (
+                ([5, 255, 0, 128, 3], torch.quint8),
+                ([3, -3, 0, 127, -128], torch.qint8),
+                ([0, 2**31 - 1, -7, 11, 5], torch.qint32),
+            )
+        ],
+    )
+    yield (
+        "quantize_per_tensor_dynamic",
+        lambda: [
+            q.quantize_per_tensor_dynamic(x, torch.quint8, False),
+            q.quantize_per_tensor_dynamic(x, torch.qint8, True),
+        ],
+    )
     yield "dequantize", lambda: [q.dequantize(qa), q.dequantize(_weight(5, (6, 40)))]
-    yield "add_mul", lambda: [q.add(qa, qb, 0.09, 110), q.add_relu(qa, qb, 0.09, 110),
-                              q.mul(qa, qb, 0.3, 20), q.add_scalar(qa, 0.37), q.mul_scalar(qa, -1.3)]
+    yield (
+        "add_mul",
+        lambda: [
+            q.add(qa, qb, 0.09, 110),
+            q.add_relu(qa, qb, 0.09, 110),
+            q.mul(qa, qb, 0.3, 20),
+            q.add_scalar(qa, 0.37),
+            q.mul_scalar(qa, -1.3),
+        ],
+    )
     yield "cat", lambda: [q.cat([qa, qb], 1, 0.06, 115), q.cat([qa, qa], 0, None, None)]
-    yield "activations", lambda: [q.relu6(_u8(6, (4, 61), 4.0, 1)), q.hardswish(qa, 0.03, 60),
-                                  q.sigmoid(qa, 1 / 256, 0), q.leaky_relu(qa, 0.1, False, 0.05, 100),
-                                  q.elu(qa, 0.05, 100), q.clamp(qa, -1.0, 2.0)]
-    yield "norm_softmax", lambda: [q.softmax(qa, 1, 1 / 256, 0),
-                                   q.layer_norm(qa, [9], _float(8, (9,)), _float(9, (9,)), 1e-5, 0.05, 128),
-                                   q.group_norm(qa, 4, _float(10, (16,)), _float(11, (16,)), 1e-5, 0.05, 128)]
-    yield "pool_upsample", lambda: [q.max_pool2d(img, [3, 3], [2, 2], [1, 1], [1, 1], False),
-                                    q.avg_pool2d(img, [3, 3], [2, 2], [1, 1], False, True, None),
-                                    q.adaptive_avg_pool2d(img, [5, 5]), q.mean(img, [2, 3], True),
-                                    q.upsample_bilinear2d(img, [20, 27], False),
-                                    q.upsample_nearest2d(img, [26, 26])]
+    yield (
+        "activations",
+        lambda: [
+            q.relu6(_u8(6, (4, 61), 4.0, 1)),
+            q.hardswish(qa, 0.03, 60),
+            q.sigmoid(qa, 1 / 256, 0),
+            q.leaky_relu(qa, 0.1, False, 0.05, 100),
+            q.elu(qa, 0.05, 100),
+            q.clamp(qa, -1.0, 2.0),
+        ],
+    )
+    yield (
+        "norm_softmax",
+        lambda: [
+            q.softmax(qa, 1, 1 / 256, 0),
+            q.layer_norm(qa, [9], _float(8, (9,)), _float(9, (9,)), 1e-5, 0.05, 128),
+            q.group_norm(qa, 4, _float(10, (16,)), _float(11, (16,)), 1e-5, 0.05, 128),
+        ],
+    )
+    yield (
+        "pool_upsample",
+        lambda: [
+            q.max_pool2d(img, [3, 3], [2, 2], [1, 1], [1, 1], False),
+            q.avg_pool2d(img, [3, 3], [2, 2], [1, 1], False, True, None),
+            q.adaptive_avg_pool2d(img, [5, 5]),
+            q.mean(img, [2, 3], True),
+            q.upsample_bilinear2d(img, [20, 27], False),
+            q.upsample_nearest2d(img, [26, 26]),
+        ],
+    )
     yield "sort", lambda: list(q.sort(qa, 1)) + list(q.topk(qa.flatten(1), 7, 1))
 
     def linear():
@@ -91,22 +142,30 @@ def _cases():
         out = []
         for per_channel in (True, False):
             packed = q.linear_prepack(_weight(13, (24, 40), per_channel), _float(14, (24,)))
-            out += [q.linear(xq, packed, 0.2, 100), q.linear_relu(xq, packed, 0.2, 100),
-                    q.linear_dynamic(_float(15, (5, 40)), packed, False)]
+            out += [
+                q.linear(xq, packed, 0.2, 100),
+                q.linear_relu(xq, packed, 0.2, 100),
+                q.linear_dynamic(_float(15, (5, 40)), packed, False),
+            ]
         out.append(q.linear_dynamic_fp16(_float(15, (5, 40)), q.linear_prepack_fp16(_float(16, (24, 40)), None)))
         return out
+
     yield "linear", linear
 
     def conv():
         out = []
         for groups, wshape in ((1, (12, 8, 3, 3)), (8, (8, 1, 3, 3))):
             packed = q.conv2d_prepack(_weight(17, wshape), _float(18, (wshape[0],)), [1, 1], [1, 1], [1, 1], groups)
-            out += [q.conv2d(img, packed, 0.3, 90), q.conv2d_relu(img.contiguous(memory_format=torch.channels_last),
-                                                                  packed, 0.3, 90)]
-        tpacked = q.conv_transpose2d_prepack(_weight(19, (8, 6, 3, 3), per_channel=False), None,
-                                             [2, 2], [1, 1], [1, 1], [1, 1], 1)
+            out += [
+                q.conv2d(img, packed, 0.3, 90),
+                q.conv2d_relu(img.contiguous(memory_format=torch.channels_last), packed, 0.3, 90),
+            ]
+        tpacked = q.conv_transpose2d_prepack(
+            _weight(19, (8, 6, 3, 3), per_channel=False), None, [2, 2], [1, 1], [1, 1], [1, 1], 1
+        )
         out.append(q.conv_transpose2d(img, tpacked, 0.4, 80))
         return out
+
     yield "conv", conv
 
     def embedding():
@@ -115,8 +174,13 @@ def _cases():
         offsets = torch.tensor([0, 4, 11, 30], dtype=torch.long)
         b8 = q.embedding_bag_byte_prepack(table)
         b4 = q.embedding_bag_4bit_prepack(table)
-        return [b8, b4, q.embedding_bag_byte_rowwise_offsets(b8, idx, offsets),
-                q.embedding_bag_4bit_rowwise_offsets(b4, idx, offsets)]
+        return [
+            b8,
+            b4,
+            q.embedding_bag_byte_rowwise_offsets(b8, idx, offsets),
+            q.embedding_bag_4bit_rowwise_offsets(b4, idx, offsets),
+        ]
+
     yield "embedding", embedding
 
 
@@ -145,7 +209,8 @@ def test_same_bits_under_every_torch(name, isa):
     got = _digest(CASES[name]())
     assert got == golden[name], (
         f"{name} on the {isa} path under torch {torch.__version__}: digest {got[:16]}..., recorded "
-        f"{golden[name][:16]}... -- our numbers moved (a torch version must never change them)")
+        f"{golden[name][:16]}... -- our numbers moved (a torch version must never change them)"
+    )
 
 
 def test_golden_covers_every_case():

@@ -15,6 +15,7 @@ Tests always judge qplugin against the float64 reference (reference.py). They co
 only where the verdict below says torch is exact, and the verdict says why, so that a failure (or
 a comparison not made) can be read off the message instead of hiding behind a looser tolerance.
 """
+
 import contextlib
 from typing import NamedTuple
 
@@ -58,10 +59,16 @@ def int8_gemm_exact(x_q: torch.Tensor, w_q: torch.Tensor) -> Verdict:
     top2 = w.topk(min(2, w.shape[1]), dim=1).values.sum(1).max() if w.numel() else torch.tensor(0)
     bound = a_max * int(top2)
     if bound <= INT16_MAX:
-        return Verdict(True, f"AVX2-only CPU, but no int16 pair can saturate: max activation {a_max} "
-                             f"x largest two |w| {int(top2)} = {bound} <= {INT16_MAX}")
-    return Verdict(False, f"AVX2-only CPU: fbgemm's vpmaddubsw int16 pairs can saturate "
-                          f"(max activation {a_max} x largest two |w| {int(top2)} = {bound} > {INT16_MAX})")
+        return Verdict(
+            True,
+            f"AVX2-only CPU, but no int16 pair can saturate: max activation {a_max} "
+            f"x largest two |w| {int(top2)} = {bound} <= {INT16_MAX}",
+        )
+    return Verdict(
+        False,
+        f"AVX2-only CPU: fbgemm's vpmaddubsw int16 pairs can saturate "
+        f"(max activation {a_max} x largest two |w| {int(top2)} = {bound} > {INT16_MAX})",
+    )
 
 
 def model_engine() -> Verdict:
@@ -80,8 +87,9 @@ def steps(a: torch.Tensor, b: torch.Tensor) -> int:
     return int((a.int_repr().int() - b.int_repr().int()).abs().max()) if a.numel() else 0
 
 
-def assert_matches_torch_where_exact(ours: torch.Tensor, theirs: torch.Tensor, x_q: torch.Tensor,
-                                     w_q: torch.Tensor, max_steps: int = 1, what: str = "") -> Verdict:
+def assert_matches_torch_where_exact(
+    ours: torch.Tensor, theirs: torch.Tensor, x_q: torch.Tensor, w_q: torch.Tensor, max_steps: int = 1, what: str = ""
+) -> Verdict:
     """``ours`` within ``max_steps`` of torch's output when torch is exact for these inputs;
     returns the verdict (tests that must exercise the comparison assert it)."""
     v = int8_gemm_exact(x_q, w_q)
@@ -95,7 +103,8 @@ def seven_bit(x_q: torch.Tensor) -> torch.Tensor:
     """The same tensor with activations halved into 0..127 (same qparams): torch's fbgemm cannot
     saturate on it (127 * 256 = 32512 <= 32767), so it is an exact oracle on every CPU."""
     return torch._make_per_tensor_quantized_tensor(
-        torch.div(x_q.int_repr(), 2, rounding_mode="floor"), x_q.q_scale(), x_q.q_zero_point())
+        torch.div(x_q.int_repr(), 2, rounding_mode="floor"), x_q.q_scale(), x_q.q_zero_point()
+    )
 
 
 @contextlib.contextmanager
@@ -127,17 +136,27 @@ def quantize_exact(qdtype: torch.dtype, per_channel: bool = False) -> Verdict:
     whole steps once |x / scale| > 2^24."""
     v = torch_version()
     if qdtype == torch.qint32:
-        return Verdict(False, f"torch {v} quantizes qint32 in float32 (x * float32 inv_scale); the rule "
-                              f"divides in float64, so near-ties and |x / scale| > 2^24 differ")
+        return Verdict(
+            False,
+            f"torch {v} quantizes qint32 in float32 (x * float32 inv_scale); the rule "
+            f"divides in float64, so near-ties and |x / scale| > 2^24 differ",
+        )
     if v < "2.14":
-        return Verdict(False, f"torch {v} rounds x * inv_scale + zero_point in one step (the rule rounds "
-                              f"float32(x * inv_scale), then adds the zero point): ties with an odd zero "
-                              f"point and near-ties differ")
+        return Verdict(
+            False,
+            f"torch {v} rounds x * inv_scale + zero_point in one step (the rule rounds "
+            f"float32(x * inv_scale), then adds the zero point): ties with an odd zero "
+            f"point and near-ties differ",
+        )
     if per_channel:
-        return Verdict(True, f"torch {v}'s quantize_per_channel rounds float32(x * inv_scale), then adds "
-                             f"the zero point, NaN -> 0")
-    return Verdict(True, f"torch {v}'s quantize_per_tensor rounds float32(x * inv_scale), then adds the "
-                         f"zero point (on elements with |x * inv_scale| < 2^30: beyond, and for NaN, it wraps)")
+        return Verdict(
+            True, f"torch {v}'s quantize_per_channel rounds float32(x * inv_scale), then adds the zero point, NaN -> 0"
+        )
+    return Verdict(
+        True,
+        f"torch {v}'s quantize_per_tensor rounds float32(x * inv_scale), then adds the "
+        f"zero point (on elements with |x * inv_scale| < 2^30: beyond, and for NaN, it wraps)",
+    )
 
 
 def quantize_oracle_domain(x, scale) -> np.ndarray:
@@ -149,8 +168,15 @@ def quantize_oracle_domain(x, scale) -> np.ndarray:
         return np.abs(x * inv) < QUANTIZE_WRAP_BOUND
 
 
-def assert_quantize_matches_torch(ours: torch.Tensor, theirs: torch.Tensor, x, qdtype: torch.dtype,
-                                  scale=None, per_channel: bool = False, what: str = "") -> Verdict:
+def assert_quantize_matches_torch(
+    ours: torch.Tensor,
+    theirs: torch.Tensor,
+    x,
+    qdtype: torch.dtype,
+    scale=None,
+    per_channel: bool = False,
+    what: str = "",
+) -> Verdict:
     """``ours`` (a quantized or integer tensor) equal to torch's quantize result ``theirs`` of float
     ``x`` where quantize_exact says torch is exact: every element per channel, the elements of
     quantize_oracle_domain(x, scale) per tensor. Returns the verdict (tests that must exercise the
@@ -161,8 +187,10 @@ def assert_quantize_matches_torch(ours: torch.Tensor, theirs: torch.Tensor, x, q
         b = (theirs.int_repr() if theirs.is_quantized else theirs).numpy().astype(np.int64)
         keep = np.ones(a.shape, bool) if per_channel else quantize_oracle_domain(x, scale)
         bad = np.flatnonzero((a != b) & keep)
-        assert bad.size == 0, (f"{what}: {bad.size} elements differ from torch, which is exact here ({v.why}); "
-                               f"first at flat index {bad[0]}: ours {a.flat[bad[0]]}, torch {b.flat[bad[0]]}")
+        assert bad.size == 0, (
+            f"{what}: {bad.size} elements differ from torch, which is exact here ({v.why}); "
+            f"first at flat index {bad[0]}: ours {a.flat[bad[0]]}, torch {b.flat[bad[0]]}"
+        )
     return v
 
 

@@ -4,6 +4,7 @@
 ``torch.ops.qplugin.*`` (eager and TorchScript) and through the typed wrappers in
 ``torch_qplugin.ops``.
 """
+
 from . import _ops
 
 _ops.load()
@@ -33,7 +34,24 @@ __version__ = "0.1.0"
 # Subpackages load on first use (``torch_qplugin.nn.quantized.Linear`` after a bare
 # ``import torch_qplugin``, as ``torch.nn`` after ``import torch``) so that importing the op
 # library stays cheap; ``quantization`` imports torch.ao's compatibility layer.
-__getattr__, __dir__ = lazy_attributes(__name__, globals(), {n: (f"{__name__}.{n}", None) for n in ("nn", "quantization")})
+__getattr__, __dir__ = lazy_attributes(
+    __name__, globals(), {n: (f"{__name__}.{n}", None) for n in ("nn", "quantization")}
+)
 
 
-__all__ = ["ops", "PerTensorAffine", "PerChannelAffine", "Quantizer", "quantize", "QTensor", "nn", "quantization", "active_isa", "cpu_isa", "kernel_isa", "set_isa", "use_for_aten", "__version__"]
+__all__ = [
+    "ops",
+    "PerTensorAffine",
+    "PerChannelAffine",
+    "Quantizer",
+    "quantize",
+    "QTensor",
+    "nn",
+    "quantization",
+    "active_isa",
+    "cpu_isa",
+    "kernel_isa",
+    "set_isa",
+    "use_for_aten",
+    "__version__",
+]

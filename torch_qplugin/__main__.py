@@ -1,4 +1,5 @@
 """`python -m torch_qplugin`: build info, CPU features and the kernel path per op family."""
+
 import sys
 
 import torch
@@ -14,8 +15,10 @@ ALL_PATHS = _isa.BASE_ISAS
 GEMM_PATHS = _isa.ISAS
 # Per architecture, for docs/ops.md (written on either): the base and the GEMM families' paths,
 # and the families whose neon build runs the scalar loop (no NEON vector code yet).
-ARCH_PATHS = {"x86-64": (("scalar", "avx2", "avx512"), ("scalar", "avx2", "avxvnni", "avx512")),
-              "aarch64": (("scalar", "neon"), ("scalar", "neon", "dotprod", "i8mm"))}
+ARCH_PATHS = {
+    "x86-64": (("scalar", "avx2", "avx512"), ("scalar", "avx2", "avxvnni", "avx512")),
+    "aarch64": (("scalar", "neon"), ("scalar", "neon", "dotprod", "i8mm")),
+}
 NEON_SCALAR_LOOP = {"embeddings (8-bit / 4-bit rows)"}
 FAMILIES = {
     "quantize / dequantize / int_repr": ALL_PATHS,
@@ -37,36 +40,115 @@ FAMILIES = {
 # Which family each op belongs to (for the coverage table in docs/ops.md).
 _OP_FAMILY = {
     "quantize / dequantize / int_repr": (
-        "quantize_per_tensor", "quantize_per_tensor_dynamic", "quantize_per_channel", "dequantize",
-        "int_repr", "make_per_tensor_quantized_tensor", "make_per_channel_quantized_tensor"),
-    "add / mul / matmul": ("add", "add_relu", "add_scalar", "add_scalar_relu", "mul", "mul_relu",
-                           "mul_scalar", "matmul"),
+        "quantize_per_tensor",
+        "quantize_per_tensor_dynamic",
+        "quantize_per_channel",
+        "dequantize",
+        "int_repr",
+        "make_per_tensor_quantized_tensor",
+        "make_per_channel_quantized_tensor",
+    ),
+    "add / mul / matmul": (
+        "add",
+        "add_relu",
+        "add_scalar",
+        "add_scalar_relu",
+        "mul",
+        "mul_relu",
+        "mul_scalar",
+        "matmul",
+    ),
     "cat": ("cat", "cat_relu"),
     "comparators": ("eq", "ne", "ge", "le", "gt", "lt", "equal"),
     "sort / topk / reductions": ("sort", "argsort", "topk", "max", "min", "argmax", "argmin", "mean"),
-    "activations": ("relu", "relu6", "leaky_relu", "hardswish", "hardsigmoid", "sigmoid", "elu", "clamp", "celu",
-                    "threshold"),
-    "normalization / softmax": ("softmax", "layer_norm", "group_norm", "instance_norm", "batch_norm2d",
-                                "batch_norm3d", "batch_norm2d_relu", "batch_norm3d_relu", "prelu"),
-    "pooling / upsample": ("max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "upsample_nearest2d",
-                           "upsample_bilinear2d", "avg_pool3d", "adaptive_avg_pool3d"),
-    "linear (static, dynamic)": ("linear_prepack", "linear_unpack", "linear", "linear_relu",
-                                 "linear_dynamic", "linear_relu_dynamic"),
-    "fp16 dynamic linear": ("linear_prepack_fp16", "linear_unpack_fp16", "linear_dynamic_fp16",
-                            "linear_relu_dynamic_fp16"),
+    "activations": (
+        "relu",
+        "relu6",
+        "leaky_relu",
+        "hardswish",
+        "hardsigmoid",
+        "sigmoid",
+        "elu",
+        "clamp",
+        "celu",
+        "threshold",
+    ),
+    "normalization / softmax": (
+        "softmax",
+        "layer_norm",
+        "group_norm",
+        "instance_norm",
+        "batch_norm2d",
+        "batch_norm3d",
+        "batch_norm2d_relu",
+        "batch_norm3d_relu",
+        "prelu",
+    ),
+    "pooling / upsample": (
+        "max_pool2d",
+        "avg_pool2d",
+        "adaptive_avg_pool2d",
+        "upsample_nearest2d",
+        "upsample_bilinear2d",
+        "avg_pool3d",
+        "adaptive_avg_pool3d",
+    ),
+    "linear (static, dynamic)": (
+        "linear_prepack",
+        "linear_unpack",
+        "linear",
+        "linear_relu",
+        "linear_dynamic",
+        "linear_relu_dynamic",
+    ),
+    "fp16 dynamic linear": (
+        "linear_prepack_fp16",
+        "linear_unpack_fp16",
+        "linear_dynamic_fp16",
+        "linear_relu_dynamic_fp16",
+    ),
     "dynamic LSTM / GRU layer": ("_rnn_layer_dynamic",),
     "embeddings (8-bit / 4-bit rows)": (
-        "embedding_bag_prepack", "embedding_bag_unpack", "embedding_byte", "embedding_4bit", "embedding_bag_byte",
-        "embedding_bag_4bit", "embedding_bag_byte_prepack", "embedding_bag_byte_unpack", "embedding_bag_4bit_prepack",
-        "embedding_bag_4bit_unpack", "embedding_bag_byte_rowwise_offsets", "embedding_bag_4bit_rowwise_offsets"),
+        "embedding_bag_prepack",
+        "embedding_bag_unpack",
+        "embedding_byte",
+        "embedding_4bit",
+        "embedding_bag_byte",
+        "embedding_bag_4bit",
+        "embedding_bag_byte_prepack",
+        "embedding_bag_byte_unpack",
+        "embedding_bag_4bit_prepack",
+        "embedding_bag_4bit_unpack",
+        "embedding_bag_byte_rowwise_offsets",
+        "embedding_bag_4bit_rowwise_offsets",
+    ),
     "conv 1d/2d/3d, depthwise, fused add": (
-        "conv1d_prepack", "conv2d_prepack", "conv3d_prepack", "conv1d_unpack", "conv2d_unpack",
-        "conv3d_unpack", "conv1d", "conv2d", "conv3d", "conv1d_relu", "conv2d_relu", "conv3d_relu",
-        "conv2d_add", "conv2d_add_relu"),
+        "conv1d_prepack",
+        "conv2d_prepack",
+        "conv3d_prepack",
+        "conv1d_unpack",
+        "conv2d_unpack",
+        "conv3d_unpack",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv1d_relu",
+        "conv2d_relu",
+        "conv3d_relu",
+        "conv2d_add",
+        "conv2d_add_relu",
+    ),
     "transposed conv 1d/2d/3d (GEMM + col2im)": (
-        "conv_transpose1d_prepack", "conv_transpose2d_prepack", "conv_transpose3d_prepack",
-        "conv_transpose1d_unpack", "conv_transpose2d_unpack", "conv_transpose3d_unpack",
-        "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"),
+        "conv_transpose1d_prepack",
+        "conv_transpose2d_prepack",
+        "conv_transpose3d_prepack",
+        "conv_transpose1d_unpack",
+        "conv_transpose2d_unpack",
+        "conv_transpose3d_unpack",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+    ),
 }
 
 
@@ -85,11 +167,17 @@ def family_paths_doc(fam: str) -> str:
 def family_of(op: str) -> str:
     """The family of an op; a plain-tier op (plain_<op>) belongs to the family of <op>."""
     if op.startswith("plain_"):
-        op = op[len("plain_"):]
-        op = {"quantize_per_tensor": "quantize_per_tensor", "dequantize_per_tensor": "dequantize",
-              "dequantize_per_channel": "dequantize", "add_scalar_qparams": "add_scalar",
-              "mul_scalar_qparams": "mul_scalar", "rnn_layer_dynamic": "_rnn_layer_dynamic",
-              "conv_prepack": "conv2d_prepack", "conv_transpose_prepack": "conv_transpose2d_prepack"}.get(op, op)
+        op = op[len("plain_") :]
+        op = {
+            "quantize_per_tensor": "quantize_per_tensor",
+            "dequantize_per_tensor": "dequantize",
+            "dequantize_per_channel": "dequantize",
+            "add_scalar_qparams": "add_scalar",
+            "mul_scalar_qparams": "mul_scalar",
+            "rnn_layer_dynamic": "_rnn_layer_dynamic",
+            "conv_prepack": "conv2d_prepack",
+            "conv_transpose_prepack": "conv_transpose2d_prepack",
+        }.get(op, op)
     for fam, ops in _OP_FAMILY.items():
         if op in ops:
             return fam
@@ -98,8 +186,10 @@ def family_of(op: str) -> str:
 
 def main() -> int:
     print(f"torch_qplugin {torch_qplugin.__version__}")
-    print(f"  built against torch {_build_info.TORCH_VERSION} ({_build_info.CXX_COMPILER}, "
-          f"{_build_info.CXX_STANDARD}, {_build_info.BUILD_TYPE})")
+    print(
+        f"  built against torch {_build_info.TORCH_VERSION} ({_build_info.CXX_COMPILER}, "
+        f"{_build_info.CXX_STANDARD}, {_build_info.BUILD_TYPE})"
+    )
     print(f"  running torch       {torch.__version__}")
     print(f"  library             {torch_qplugin._ops.library_path()}")
     print(f"  compiled ISA paths  {', '.join(_build_info.COMPILED_ISAS)}")

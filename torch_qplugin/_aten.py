@@ -21,6 +21,7 @@ aten::add / aten::mul of two quantized tensors (they need the output's qparams):
 them and names qplugin::add / FloatFunctional. The quantized
 tier's side of the wall (like _wrong_kind.py): it goes when torch's quantized dtypes go.
 """
+
 import os
 import warnings
 
@@ -44,6 +45,7 @@ def _kernel(*names, via, key="QuantizedCPU"):
             _TABLE[n] = (key, fn)
             _VIA[n] = via
         return fn
+
     return deco
 
 
@@ -59,8 +61,7 @@ def _int_view(q):
     """The integers of a quantized tensor as a plain tensor on the same storage (no copy)."""
     if not _INT_OF:
         _INT_OF.update({torch.quint8: torch.uint8, torch.qint8: torch.int8, torch.qint32: torch.int32})
-    return torch.empty(0, dtype=_INT_OF[q.dtype]).set_(q.untyped_storage(), q.storage_offset(), q.size(),
-                                                       q.stride())
+    return torch.empty(0, dtype=_INT_OF[q.dtype]).set_(q.untyped_storage(), q.storage_offset(), q.size(), q.stride())
 
 
 def _suggested_format(q, memory_format):
@@ -75,11 +76,17 @@ def _suggested_format(q, memory_format):
 
 def _empty_like(q, memory_format):
     if q.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
-        return torch._empty_affine_quantized(q.size(), scale=q.q_scale(), zero_point=q.q_zero_point(),
-                                             dtype=q.dtype, memory_format=memory_format)
+        return torch._empty_affine_quantized(
+            q.size(), scale=q.q_scale(), zero_point=q.q_zero_point(), dtype=q.dtype, memory_format=memory_format
+        )
     return torch._empty_per_channel_affine_quantized(
-        q.size(), scales=q.q_per_channel_scales(), zero_points=q.q_per_channel_zero_points(),
-        axis=q.q_per_channel_axis(), dtype=q.dtype, memory_format=memory_format)
+        q.size(),
+        scales=q.q_per_channel_scales(),
+        zero_points=q.q_per_channel_zero_points(),
+        axis=q.q_per_channel_axis(),
+        dtype=q.dtype,
+        memory_format=memory_format,
+    )
 
 
 def _in_place(self, out):
@@ -95,9 +102,13 @@ def _quantizer_of(q, scale=None, zero_point=None):
     if q.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
         return torch._empty_affine_quantized([0], scale=q.q_scale(), zero_point=q.q_zero_point(), dtype=q.dtype)
     scales, axis = q.q_per_channel_scales(), q.q_per_channel_axis()
-    return torch._empty_per_channel_affine_quantized([1] * axis + [scales.numel()], scales=scales,
-                                                     zero_points=q.q_per_channel_zero_points(), axis=axis,
-                                                     dtype=q.dtype)
+    return torch._empty_per_channel_affine_quantized(
+        [1] * axis + [scales.numel()],
+        scales=scales,
+        zero_points=q.q_per_channel_zero_points(),
+        axis=axis,
+        dtype=q.dtype,
+    )
 
 
 def _on(quantizer, t):
@@ -126,11 +137,18 @@ def _adaptive_avg_pool3d(self, output_size):
 
 
 def _avg_pool(n, op):
-    def kernel(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
-               divisor_override=None):
+    def kernel(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
         k = _list(kernel_size, n)
-        return op(self, k, _list(stride, n) if len(stride) else k, _list(padding, n), ceil_mode, count_include_pad,
-                  divisor_override)
+        return op(
+            self,
+            k,
+            _list(stride, n) if len(stride) else k,
+            _list(padding, n),
+            ceil_mode,
+            count_include_pad,
+            divisor_override,
+        )
+
     return kernel
 
 
@@ -150,15 +168,15 @@ def _max_pool2d(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=F
 
 @_kernel("quantized_max_pool1d", via="qplugin::max_pool2d")
 def _max_pool1d(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
-    return _composed.max_pool1d(self, *_max_pool_args(1, kernel_size, stride, padding, dilation), ceil_mode,
-                             _q.max_pool2d)
+    return _composed.max_pool1d(
+        self, *_max_pool_args(1, kernel_size, stride, padding, dilation), ceil_mode, _q.max_pool2d
+    )
 
 
 @_kernel("quantized_max_pool3d", via="qplugin::max_pool2d")
 def _max_pool3d(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
     x = self if self.is_contiguous() or _composed.is_channels_last_3d(self) else _clone(self)
-    return _composed.max_pool3d(x, *_max_pool_args(3, kernel_size, stride, padding, dilation), ceil_mode,
-                             _q.max_pool2d)
+    return _composed.max_pool3d(x, *_max_pool_args(3, kernel_size, stride, padding, dilation), ceil_mode, _q.max_pool2d)
 
 
 # ---- reductions, sorting ---------------------------------------------------------------------
@@ -216,11 +234,25 @@ def _same_arguments(qname):
 
 
 # aten ops whose qplugin op takes the same arguments (API.md section 1 mirrors aten's schemas)
-_SAME_ARGUMENTS = [("topk", "topk"), ("max", "max"), ("min", "min"), ("max.dim", "max.dim"), ("min.dim", "min.dim"),
-                   ("argmax", "argmax"), ("argmin", "argmin"), ("equal", "equal"), ("relu", "relu"),
-                   ("clamp", "clamp"), ("dequantize.self", "dequantize"), ("int_repr", "int_repr")]
-_SAME_ARGUMENTS += [(f"{c}.{o}", c + (".Scalar" if o == "Scalar" else ""))
-                    for c in ("eq", "ne", "ge", "le", "gt", "lt") for o in ("Tensor", "Scalar")]
+_SAME_ARGUMENTS = [
+    ("topk", "topk"),
+    ("max", "max"),
+    ("min", "min"),
+    ("max.dim", "max.dim"),
+    ("min.dim", "min.dim"),
+    ("argmax", "argmax"),
+    ("argmin", "argmin"),
+    ("equal", "equal"),
+    ("relu", "relu"),
+    ("clamp", "clamp"),
+    ("dequantize.self", "dequantize"),
+    ("int_repr", "int_repr"),
+]
+_SAME_ARGUMENTS += [
+    (f"{c}.{o}", c + (".Scalar" if o == "Scalar" else ""))
+    for c in ("eq", "ne", "ge", "le", "gt", "lt")
+    for o in ("Tensor", "Scalar")
+]
 for _aten_name, _qname in _SAME_ARGUMENTS:
     _kernel(_aten_name, via="qplugin::" + _qname)(_same_arguments(_qname))
 for _qname in ("quantize_per_tensor", "quantize_per_channel"):  # float input: the CPU key
@@ -238,8 +270,10 @@ def _clone(self, *, memory_format=None):
 @_kernel("channel_shuffle", via="aten::copy_ of the integers")
 def _channel_shuffle(self, groups):
     if self.dim() < 3 or groups <= 0 or self.shape[1] % groups:
-        raise ValueError(f"aten::channel_shuffle (qplugin kernel): self should have 3 or more dims and channels "
-                         f"divisible by groups, got shape {tuple(self.shape)} and groups {groups}")
+        raise ValueError(
+            f"aten::channel_shuffle (qplugin kernel): self should have 3 or more dims and channels "
+            f"divisible by groups, got shape {tuple(self.shape)} and groups {groups}"
+        )
     n, c = self.shape[:2]
     grouped = self.reshape(n, groups, c // groups, *self.shape[2:]).transpose(1, 2)
     out = _clone(grouped).reshape(self.shape)
@@ -278,19 +312,30 @@ def _copy_(self, src, non_blocking=False):
     src into a float self is refused (dequantize() it). Unlike torch's, a float src may broadcast
     and have any strides."""
     if not self.is_quantized:
-        raise _fail(RuntimeError, "copy_", f"self should be quantized when src is, got a {self.dtype} tensor; "
-                                           f"dequantize() src to copy it into a float tensor")
+        raise _fail(
+            RuntimeError,
+            "copy_",
+            f"self should be quantized when src is, got a {self.dtype} tensor; "
+            f"dequantize() src to copy it into a float tensor",
+        )
     if src.dim() > self.dim() or any(n not in (1, m) for n, m in zip(src.shape[::-1], self.shape[::-1])):
-        raise _fail(RuntimeError, "copy_", f"src should broadcast to self's shape {tuple(self.shape)}, got shape "
-                                           f"{tuple(src.shape)}")
+        raise _fail(
+            RuntimeError,
+            "copy_",
+            f"src should broadcast to self's shape {tuple(self.shape)}, got shape {tuple(src.shape)}",
+        )
     if not src.is_quantized:
         if src.dtype != torch.float32:
             raise _fail(TypeError, "copy_", f"src should be float32 or quantized, got {src.dtype}")
         _int_view(self).copy_(_int_view(_quantize_like(self, src.expand_as(self))))
         return self
     if src.dtype != self.dtype or src.qscheme() != self.qscheme():
-        raise _fail(TypeError, "copy_", f"src should have self's dtype and qscheme ({self.dtype}, "
-                                        f"{self.qscheme()}), got ({src.dtype}, {src.qscheme()})")
+        raise _fail(
+            TypeError,
+            "copy_",
+            f"src should have self's dtype and qscheme ({self.dtype}, "
+            f"{self.qscheme()}), got ({src.dtype}, {src.qscheme()})",
+        )
     _int_view(self).copy_(_int_view(src))
     if not _same_qparams(self, src):
         # the integers stay in self's storage; self's tensor takes src's quantizer (from a tensor
@@ -304,16 +349,19 @@ def _quantize_like(q, x):
     """Float x quantized with q's qparams."""
     if q.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
         return _q.quantize_per_tensor(x, q.q_scale(), q.q_zero_point(), q.dtype)
-    return _q.quantize_per_channel(x, q.q_per_channel_scales(), q.q_per_channel_zero_points(), q.q_per_channel_axis(),
-                                   q.dtype)
+    return _q.quantize_per_channel(
+        x, q.q_per_channel_scales(), q.q_per_channel_zero_points(), q.q_per_channel_axis(), q.dtype
+    )
 
 
 def _same_qparams(a, b):
     if a.qscheme() in (torch.per_tensor_affine, torch.per_tensor_symmetric):
         return a.q_scale() == b.q_scale() and a.q_zero_point() == b.q_zero_point()
-    return (a.q_per_channel_axis() == b.q_per_channel_axis()
-            and torch.equal(a.q_per_channel_scales(), b.q_per_channel_scales())
-            and torch.equal(a.q_per_channel_zero_points(), b.q_per_channel_zero_points()))
+    return (
+        a.q_per_channel_axis() == b.q_per_channel_axis()
+        and torch.equal(a.q_per_channel_scales(), b.q_per_channel_scales())
+        and torch.equal(a.q_per_channel_zero_points(), b.q_per_channel_zero_points())
+    )
 
 
 @_kernel("fill_.Scalar", "fill_.Tensor", via="qplugin::quantize_per_tensor / _per_channel")
@@ -321,8 +369,12 @@ def _fill_(self, value):
     # torch's: the value quantized with self's qparams
     if isinstance(value, torch.Tensor):
         if value.dim() != 0 or value.is_quantized:
-            raise _fail(RuntimeError, "fill_", f"value should be a number or a 0-dim float tensor, got a "
-                                               f"{value.dtype} tensor of shape {tuple(value.shape)}")
+            raise _fail(
+                RuntimeError,
+                "fill_",
+                f"value should be a number or a 0-dim float tensor, got a "
+                f"{value.dtype} tensor of shape {tuple(value.shape)}",
+            )
         value = value.item()
     filled = torch.full(self.shape, value, dtype=torch.float32)
     _int_view(self).copy_(_int_view(_quantize_like(self, filled)))
@@ -332,11 +384,15 @@ def _fill_(self, value):
 def _nearest_size(op, self, output_size, scales):
     """output_size, after checking each scale factor given is output size / input size (the index
     rule the kernels use)."""
-    sizes = self.shape[-len(output_size):]
+    sizes = self.shape[-len(output_size) :]
     for scale, size, n in zip(scales, output_size, sizes):
         if scale is not None and scale * n != size:
-            raise _fail(ValueError, op, f"a scale factor ({scale}) that is not output size / input size "
-                                        f"({size} / {n}) is not supported; pass the output size")
+            raise _fail(
+                ValueError,
+                op,
+                f"a scale factor ({scale}) that is not output size / input size "
+                f"({size} / {n}) is not supported; pass the output size",
+            )
     return list(output_size)
 
 
@@ -356,8 +412,9 @@ def _upsample_nearest1d(self, output_size, scales=None):
 @_kernel("upsample_nearest3d", via="qplugin::upsample_nearest2d")
 def _upsample_nearest3d(self, output_size, scales_d=None, scales_h=None, scales_w=None):
     if self.dim() != 5:
-        raise _fail(ValueError, "upsample_nearest3d", f"self should be 5-D (N, C, D, H, W), got shape "
-                                                      f"{tuple(self.shape)}")
+        raise _fail(
+            ValueError, "upsample_nearest3d", f"self should be 5-D (N, C, D, H, W), got shape {tuple(self.shape)}"
+        )
     size = _nearest_size("upsample_nearest3d", self, output_size, (scales_d, scales_h, scales_w))
     x = self if self.is_contiguous() or _composed.is_channels_last_3d(self) else _clone(self)
     return _composed.upsample_nearest3d(x, size, _q.upsample_nearest2d)
@@ -370,12 +427,14 @@ def _nearest_exact(op, n):
         _per_tensor_only(op, self)
         ints = _composed.nearest_exact(_int_view(self), list(output_size), scales)
         return _on(_quantizer_of(self), ints)
+
     return kernel
 
 
 for _n in (1, 2, 3):
     _kernel(f"_upsample_nearest_exact{_n}d", via="aten::index_select of the integers")(
-        _nearest_exact(f"_upsample_nearest_exact{_n}d", _n))
+        _nearest_exact(f"_upsample_nearest_exact{_n}d", _n)
+    )
 
 
 @_kernel("upsample_bilinear2d", via="qplugin::upsample_bilinear2d")
@@ -388,14 +447,18 @@ def _number(op, self, other):
     torch wraps one in). RuntimeError: Tensor.__add__ turns a TypeError into Python's own
     "unsupported operand type(s)", which would hide the message."""
     if not self.is_quantized:
-        raise RuntimeError(f"aten::{op} (qplugin kernel): self should be the quantized operand, got a "
-                        f"{self.dtype} tensor; write the quantized tensor first")
+        raise RuntimeError(
+            f"aten::{op} (qplugin kernel): self should be the quantized operand, got a "
+            f"{self.dtype} tensor; write the quantized tensor first"
+        )
     if isinstance(other, torch.Tensor):
         if other.dim() != 0 or other.is_quantized:
-            raise RuntimeError(f"aten::{op} (qplugin kernel): other should be a number, got a "
-                            f"{other.dtype} tensor of shape {tuple(other.shape)}; between quantized tensors use "
-                            f"torch.ops.qplugin.{op}(a, b, scale, zero_point) or FloatFunctional (it needs the "
-                            f"output's qparams)")
+            raise RuntimeError(
+                f"aten::{op} (qplugin kernel): other should be a number, got a "
+                f"{other.dtype} tensor of shape {tuple(other.shape)}; between quantized tensors use "
+                f"torch.ops.qplugin.{op}(a, b, scale, zero_point) or FloatFunctional (it needs the "
+                f"output's qparams)"
+            )
         return other.item()
     return other
 
@@ -479,8 +542,13 @@ def _tanh(self):
     _per_tensor_only("tanh", self)
     ints = _int_view(self)
     table = _composed.table_of(torch.tanh, ints.dtype, self.q_scale(), self.q_zero_point(), 2.0 / 256, zero_point)
-    out = torch._empty_affine_quantized(self.shape, scale=2.0 / 256, zero_point=zero_point, dtype=self.dtype,
-                                        memory_format=_suggested_format(self, torch.preserve_format))
+    out = torch._empty_affine_quantized(
+        self.shape,
+        scale=2.0 / 256,
+        zero_point=zero_point,
+        dtype=self.dtype,
+        memory_format=_suggested_format(self, torch.preserve_format),
+    )
     _composed.look_up(table, ints, _int_view(out))
     return out
 
@@ -496,7 +564,8 @@ def _torch_has(name, key):
     if torch._C._dispatch_has_kernel_for_dispatch_key("aten::" + name, key):
         return True
     return name in _COMPOSITE_RUNS_QUANTIZED and torch._C._dispatch_has_kernel_for_dispatch_key(
-        "aten::" + name, "CompositeExplicitAutograd")
+        "aten::" + name, "CompositeExplicitAutograd"
+    )
 
 
 def register():
@@ -547,5 +616,7 @@ def table():
 def aten_kernels():
     """{aten op: 'qplugin' (ours for good: torch has none), 'qplugin (use_for_aten)' or 'torch'}
     for every aten op qplugin has a kernel for, as the dispatcher runs them now."""
-    return {name: "qplugin" if name in _MISSING else ("qplugin (use_for_aten)" if _OVERRIDE_LIB else "torch")
-            for name in sorted(_TABLE)}
+    return {
+        name: "qplugin" if name in _MISSING else ("qplugin (use_for_aten)" if _OVERRIDE_LIB else "torch")
+        for name in sorted(_TABLE)
+    }

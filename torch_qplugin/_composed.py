@@ -5,6 +5,7 @@ table, the element count of a sum. ``x`` is a quantized tensor or a plain intege
 Only views of ``x`` reach the 2-D op when ``x`` is contiguous (or channels_last_3d, for
 upsampling); other layouts the caller makes contiguous first.
 """
+
 import torch
 
 _q = torch.ops.qplugin

@@ -1,5 +1,6 @@
 """torch.export of a plain model with its batch dim dynamic: the first step of every deployment
 route (torch_qplugin.deploy re-exports these; torch_qplugin._onnx builds on them)."""
+
 import torch
 
 __all__ = ["export", "batch_oblivious"]

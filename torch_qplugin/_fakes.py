@@ -8,6 +8,7 @@ own meta functions of the matching float op where one exists (pooling, upsample,
 no shape rule is written twice. Argument errors are the real kernels' job; the fakes only need the
 metadata of a valid call.
 """
+
 import torch
 import torch.nn.functional as F
 from torch._prims_common import suggest_memory_format
@@ -20,9 +21,12 @@ def _fake(name):
 
 
 def _like(x, dtype=None, shape=None, memory_format=None):
-    return torch.empty(x.shape if shape is None else shape, dtype=x.dtype if dtype is None else dtype,
-                       device=x.device,
-                       memory_format=suggest_memory_format(x) if memory_format is None else memory_format)
+    return torch.empty(
+        x.shape if shape is None else shape,
+        dtype=x.dtype if dtype is None else dtype,
+        device=x.device,
+        memory_format=suggest_memory_format(x) if memory_format is None else memory_format,
+    )
 
 
 def _binary_out(a, b, dtype):
@@ -80,6 +84,7 @@ def register():
         return _like(self, dtype=torch.float32)
 
     for name in ("plain_add", "plain_add_relu", "plain_mul", "plain_mul_relu"):
+
         @_fake(name)
         def _(a, a_scale, a_zero_point, b, b_scale, b_zero_point, scale, zero_point):
             return _binary_out(a, b, a.dtype)
@@ -90,11 +95,13 @@ def register():
         return _like(r, dtype=a.dtype)
 
     for name in ("plain_add_scalar", "plain_add_scalar_relu", "plain_mul_scalar"):
+
         @_fake(name)
         def _(a, a_scale, a_zero_point, b):
             return _like(a)
 
     for name in ("plain_cat", "plain_cat_relu"):
+
         @_fake(name)
         def _(xs, scales, zero_points, dim, scale, zero_point):
             kept = [x for x in xs if not (x.dim() == 1 and x.numel() == 0)]
@@ -104,6 +111,7 @@ def register():
             return torch.empty(shape, dtype=xs[0].dtype, device=xs[0].device, memory_format=fmt)
 
     for name in ("plain_eq", "plain_ne", "plain_ge", "plain_le", "plain_gt", "plain_lt"):
+
         @_fake(name)
         def _(self, self_scale, self_zero_point, other, other_scale, other_zero_point):
             return _binary_out(self, other, torch.bool)
@@ -114,8 +122,10 @@ def register():
 
     @_fake("plain_sort")
     def _(self, scale, zero_point, dim=-1, descending=False, *, stable=None):
-        return (_like(self, memory_format=torch.contiguous_format),
-                _like(self, dtype=torch.int64, memory_format=torch.contiguous_format))
+        return (
+            _like(self, memory_format=torch.contiguous_format),
+            _like(self, dtype=torch.int64, memory_format=torch.contiguous_format),
+        )
 
     @_fake("plain_argsort")
     def _(self, scale, zero_point, dim=-1, descending=False):
@@ -129,6 +139,7 @@ def register():
         return (self.new_empty(shape), self.new_empty(shape, dtype=torch.int64))
 
     for name in ("plain_max", "plain_min"):
+
         @_fake(name)
         def _(self, scale, zero_point):
             return self.new_empty([])
@@ -139,6 +150,7 @@ def register():
             return self.new_empty(shape), self.new_empty(shape, dtype=torch.int64)
 
     for name in ("plain_argmax", "plain_argmin"):
+
         @_fake(name)
         def _(self, scale, zero_point, dim=None, keepdim=False):
             if dim is None:
@@ -171,6 +183,7 @@ def register():
         return _like(x)
 
     for name in ("plain_hardswish", "plain_hardsigmoid", "plain_sigmoid"):
+
         @_fake(name)
         def _(x, x_scale, x_zero_point, output_scale, output_zero_point):
             return _like(x)
@@ -197,8 +210,9 @@ def register():
 
     @_fake("plain_avg_pool2d")
     def _(x, x_zero_point, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-        return _pool_out(x, F.avg_pool2d(_float(x), kernel_size, stride, padding, ceil_mode, count_include_pad,
-                                         divisor_override))
+        return _pool_out(
+            x, F.avg_pool2d(_float(x), kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+        )
 
     @_fake("plain_adaptive_avg_pool2d")
     def _(x, output_size):
@@ -206,8 +220,12 @@ def register():
 
     @_fake("plain_avg_pool3d")
     def _(x, x_zero_point, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-        return _pool3d_out(x, F.avg_pool3d(_float(x), kernel_size, stride or kernel_size, padding, ceil_mode,
-                                           count_include_pad, divisor_override))
+        return _pool3d_out(
+            x,
+            F.avg_pool3d(
+                _float(x), kernel_size, stride or kernel_size, padding, ceil_mode, count_include_pad, divisor_override
+            ),
+        )
 
     @_fake("plain_adaptive_avg_pool3d")
     def _(x, output_size):
@@ -226,6 +244,7 @@ def register():
         return torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=fmt)
 
     for name in ("plain_batch_norm2d_relu", "plain_batch_norm3d", "plain_batch_norm3d_relu"):
+
         @_fake(name)
         def _(x, x_scale, x_zero_point, weight, bias, mean, var, eps, output_scale, output_zero_point):
             return _like(x)
@@ -285,14 +304,21 @@ def _conv_out(x, w, stride, padding, dilation, groups, output_padding=None):
     if output_padding is None:
         shape = [x.shape[0], w.shape[0]] + [
             (x.shape[2 + i] + 2 * at(padding, i) - at(dilation, i) * (w.shape[2 + i] - 1) - 1) // at(stride, i) + 1
-            for i in range(spatial)]
+            for i in range(spatial)
+        ]
     else:
         shape = [x.shape[0], w.shape[1] * groups] + [
-            (x.shape[2 + i] - 1) * at(stride, i) - 2 * at(padding, i) + at(dilation, i) * (w.shape[2 + i] - 1)
-            + at(output_padding, i) + 1 for i in range(spatial)]
+            (x.shape[2 + i] - 1) * at(stride, i)
+            - 2 * at(padding, i)
+            + at(dilation, i) * (w.shape[2 + i] - 1)
+            + at(output_padding, i)
+            + 1
+            for i in range(spatial)
+        ]
     if x.dim() == 3:  # the C++ allocates (N, C, 1, W) channels_last and squeezes
-        return torch.empty((shape[0], shape[1], 1, shape[2]), dtype=x.dtype, device=x.device,
-                           memory_format=torch.channels_last).squeeze(2)
+        return torch.empty(
+            (shape[0], shape[1], 1, shape[2]), dtype=x.dtype, device=x.device, memory_format=torch.channels_last
+        ).squeeze(2)
     fmt = torch.channels_last if x.dim() == 4 else torch.channels_last_3d
     return torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=fmt)
 
@@ -313,17 +339,35 @@ def _register_weighted():
         return w.new_empty([_HEADER_BYTES], dtype=torch.uint8)
 
     for name in ("plain_conv_transpose1d", "plain_conv_transpose2d", "plain_conv_transpose3d"):
+
         @_fake(name)
-        def _(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, stride, padding, output_padding,
-              dilation, groups, output_scale, output_zero_point):
+        def _(
+            x,
+            x_scale,
+            x_zero_point,
+            w,
+            w_scales,
+            w_zero_points,
+            bias,
+            packed,
+            stride,
+            padding,
+            output_padding,
+            dilation,
+            groups,
+            output_scale,
+            output_zero_point,
+        ):
             return _conv_out(x, w, stride, padding, dilation, groups, output_padding)
 
     for name in ("plain_linear", "plain_linear_relu"):
+
         @_fake(name)
         def _(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, output_scale, output_zero_point):
             return x.new_empty(list(x.shape[:-1]) + [w.shape[0]])
 
     for name in ("plain_linear_dynamic", "plain_linear_relu_dynamic"):
+
         @_fake(name)
         def _(x, w, w_scales, w_zero_points, bias, packed, reduce_range=False):
             return x.new_empty(list(x.shape[:-1]) + [w.shape[0]])
@@ -338,8 +382,18 @@ def _register_weighted():
         return packed.new_empty([ctx.new_dynamic_size(), ctx.new_dynamic_size()])
 
     @_fake("plain_embedding_bag")
-    def _(packed, num_embeddings, embedding_dim, indices, offsets=None, mode=0, pruned_weights=False,
-          per_sample_weights=None, compressed_indices_mapping=None, include_last_offset=False):
+    def _(
+        packed,
+        num_embeddings,
+        embedding_dim,
+        indices,
+        offsets=None,
+        mode=0,
+        pruned_weights=False,
+        per_sample_weights=None,
+        compressed_indices_mapping=None,
+        include_last_offset=False,
+    ):
         if offsets is None:
             bags = indices.shape[0]
         else:
@@ -351,33 +405,91 @@ def _register_weighted():
         return w.new_empty([(w.shape[0] + 15) // 16, w.shape[1], 16], dtype=torch.float16)
 
     for name in ("plain_linear_dynamic_fp16", "plain_linear_relu_dynamic_fp16"):
+
         @_fake(name)
         def _(x, w, bias, packed):
             return x.new_empty(list(x.shape[:-1]) + [w.shape[0]])
 
     def _rnn_layer(input, h0, c0, w_hh):
         t, b = input.shape[0], input.shape[1]
-        return (input.new_empty([t, b, w_hh.shape[1]], dtype=torch.float32), torch.empty_like(h0, memory_format=torch.contiguous_format),
-                torch.empty_like(c0, memory_format=torch.contiguous_format))
+        return (
+            input.new_empty([t, b, w_hh.shape[1]], dtype=torch.float32),
+            torch.empty_like(h0, memory_format=torch.contiguous_format),
+            torch.empty_like(c0, memory_format=torch.contiguous_format),
+        )
 
     @_fake("plain_rnn_layer_dynamic")
-    def _(input, h0, c0, w_ih, w_ih_scales, w_ih_zero_points, b_ih, packed_ih, w_hh, w_hh_scales, w_hh_zero_points,
-          b_hh, packed_hh, num_gates, reverse):
+    def _(
+        input,
+        h0,
+        c0,
+        w_ih,
+        w_ih_scales,
+        w_ih_zero_points,
+        b_ih,
+        packed_ih,
+        w_hh,
+        w_hh_scales,
+        w_hh_zero_points,
+        b_hh,
+        packed_hh,
+        num_gates,
+        reverse,
+    ):
         return _rnn_layer(input, h0, c0, w_hh)
 
     @_fake("plain_rnn_layer_dynamic_fp16")
     def _(input, h0, c0, w_ih, b_ih, packed_ih, w_hh, b_hh, packed_hh, num_gates, reverse):
         return _rnn_layer(input, h0, c0, w_hh)
 
-    for name in ("plain_conv1d", "plain_conv1d_relu", "plain_conv2d", "plain_conv2d_relu", "plain_conv3d",
-                 "plain_conv3d_relu"):
+    for name in (
+        "plain_conv1d",
+        "plain_conv1d_relu",
+        "plain_conv2d",
+        "plain_conv2d_relu",
+        "plain_conv3d",
+        "plain_conv3d_relu",
+    ):
+
         @_fake(name)
-        def _(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, stride, padding, dilation, groups,
-              output_scale, output_zero_point):
+        def _(
+            x,
+            x_scale,
+            x_zero_point,
+            w,
+            w_scales,
+            w_zero_points,
+            bias,
+            packed,
+            stride,
+            padding,
+            dilation,
+            groups,
+            output_scale,
+            output_zero_point,
+        ):
             return _conv_out(x, w, stride, padding, dilation, groups)
 
     for name in ("plain_conv2d_add", "plain_conv2d_add_relu"):
+
         @_fake(name)
-        def _(x, x_scale, x_zero_point, accum, accum_scale, accum_zero_point, w, w_scales, w_zero_points, bias,
-              packed, stride, padding, dilation, groups, output_scale, output_zero_point):
+        def _(
+            x,
+            x_scale,
+            x_zero_point,
+            accum,
+            accum_scale,
+            accum_zero_point,
+            w,
+            w_scales,
+            w_zero_points,
+            bias,
+            packed,
+            stride,
+            padding,
+            dilation,
+            groups,
+            output_scale,
+            output_zero_point,
+        ):
             return _conv_out(x, w, stride, padding, dilation, groups)

@@ -14,6 +14,7 @@ Lake). ``dotprod`` is the NEON path with ARMv8.2 sdot (Neoverse N1 / Graviton2 a
 later, Apple M1 and later), ``i8mm`` adds ARMv8.6's mixed-sign sudot (Neoverse V1 / N2,
 Graviton3 and later, Apple M2 and later).
 """
+
 import contextlib
 from typing import Iterator, List
 

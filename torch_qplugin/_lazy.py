@@ -1,4 +1,5 @@
 """Attributes of a package that import on first use (PEP 562 module ``__getattr__``)."""
+
 import importlib
 
 

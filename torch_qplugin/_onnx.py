@@ -38,6 +38,7 @@ looked up by ONNX's Gather / embedding-bag translation. Dynamic LSTM / GRU / RNN
 fitting ONNX op with our quantization (ONNX Runtime's DynamicQuantizeLSTM quantizes its weights its
 own way and there is no GRU counterpart): export raises naming the module.
 """
+
 import contextlib
 import contextvars
 import struct
@@ -57,8 +58,16 @@ _aten = torch.ops.aten
 
 # ---- the integer ONNX ops, as torch ops (each computes its ONNX op's definition) ------------------
 @torch.library.custom_op("qplugin_onnx::conv_integer", mutates_args=())
-def conv_integer(x: Tensor, x_zero_point: int, w: Tensor, w_zero_point: Tensor, stride: List[int],
-                 padding: List[int], dilation: List[int], groups: int) -> Tensor:
+def conv_integer(
+    x: Tensor,
+    x_zero_point: int,
+    w: Tensor,
+    w_zero_point: Tensor,
+    stride: List[int],
+    padding: List[int],
+    dilation: List[int],
+    groups: int,
+) -> Tensor:
     """ONNX ConvInteger: sum of (x - x_zero_point) * (w - w_zero_point) over each window, int32
     (the padding is x_zero_point: a real zero). float64 holds every product and sum exactly."""
     xd = x.double() - x_zero_point
@@ -69,8 +78,10 @@ def conv_integer(x: Tensor, x_zero_point: int, w: Tensor, w_zero_point: Tensor, 
 
 @conv_integer.register_fake
 def _(x, x_zero_point, w, w_zero_point, stride, padding, dilation, groups):
-    size = [(n + 2 * p - d * (k - 1) - 1) // s + 1
-            for n, k, s, p, d in zip(x.shape[2:], w.shape[2:], stride, padding, dilation)]
+    size = [
+        (n + 2 * p - d * (k - 1) - 1) // s + 1
+        for n, k, s, p, d in zip(x.shape[2:], w.shape[2:], stride, padding, dilation)
+    ]
     return x.new_empty([x.shape[0], w.shape[0], *size], dtype=torch.int32)
 
 
@@ -127,17 +138,41 @@ def _dq_bias(bias: Optional[Tensor], x_scale: float, w_scales: Tensor, n: int) -
     if bias is None:
         return None
     s = w_scales.double().expand(n) * x_scale
-    b32 = torch.round(bias.double() / s).clamp(-2**31, 2**31 - 1).to(torch.int32)
+    b32 = torch.round(bias.double() / s).clamp(-(2**31), 2**31 - 1).to(torch.int32)
     return _q.plain_dequantize_per_channel(b32, s, torch.zeros(n, dtype=torch.long), 0)
 
 
 # ---- decompositions: plain op -> float op between its qparams ------------------------------------
-def _conv(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, stride, padding, dilation, groups,
-          output_scale, output_zero_point, relu=False, accum=None):
+def _conv(
+    x,
+    x_scale,
+    x_zero_point,
+    w,
+    w_scales,
+    w_zero_points,
+    bias,
+    packed,
+    stride,
+    padding,
+    dilation,
+    groups,
+    output_scale,
+    output_zero_point,
+    relu=False,
+    accum=None,
+):
     n = w.shape[0]
-    y = _aten.convolution(_dq(x, x_scale, x_zero_point), _dq_weight(w, w_scales, w_zero_points),
-                          _dq_bias(bias, x_scale, w_scales, n), stride, padding, dilation, False,
-                          [0] * len(stride), groups)
+    y = _aten.convolution(
+        _dq(x, x_scale, x_zero_point),
+        _dq_weight(w, w_scales, w_zero_points),
+        _dq_bias(bias, x_scale, w_scales, n),
+        stride,
+        padding,
+        dilation,
+        False,
+        [0] * len(stride),
+        groups,
+    )
     if accum is not None:
         y = y + _dq(*accum)
     if relu:
@@ -145,14 +180,63 @@ def _conv(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, st
     return _qz(y, output_scale, output_zero_point, x)
 
 
-def _conv_add(x, x_scale, x_zero_point, accum, accum_scale, accum_zero_point, w, w_scales, w_zero_points, bias,
-              packed, stride, padding, dilation, groups, output_scale, output_zero_point, relu=False):
-    return _conv(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, stride, padding, dilation,
-                 groups, output_scale, output_zero_point, relu, (accum, accum_scale, accum_zero_point))
+def _conv_add(
+    x,
+    x_scale,
+    x_zero_point,
+    accum,
+    accum_scale,
+    accum_zero_point,
+    w,
+    w_scales,
+    w_zero_points,
+    bias,
+    packed,
+    stride,
+    padding,
+    dilation,
+    groups,
+    output_scale,
+    output_zero_point,
+    relu=False,
+):
+    return _conv(
+        x,
+        x_scale,
+        x_zero_point,
+        w,
+        w_scales,
+        w_zero_points,
+        bias,
+        packed,
+        stride,
+        padding,
+        dilation,
+        groups,
+        output_scale,
+        output_zero_point,
+        relu,
+        (accum, accum_scale, accum_zero_point),
+    )
 
 
-def _conv_transpose(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, stride, padding,
-                    output_padding, dilation, groups, output_scale, output_zero_point):
+def _conv_transpose(
+    x,
+    x_scale,
+    x_zero_point,
+    w,
+    w_scales,
+    w_zero_points,
+    bias,
+    packed,
+    stride,
+    padding,
+    output_padding,
+    dilation,
+    groups,
+    output_scale,
+    output_zero_point,
+):
     # w: (in_channels, out_channels / groups, k...), qparams per output channel (group-major)
     ic, ocg, k = w.shape[0], w.shape[1], list(w.shape[2:])
     oc = ocg * groups
@@ -160,13 +244,15 @@ def _conv_transpose(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, 
     s = w_scales.float().expand(oc).reshape(groups, 1, ocg, *ones)
     z = w_zero_points.float().expand(oc).reshape(groups, 1, ocg, *ones)
     wf = ((w.float().reshape(groups, ic // groups, ocg, *k) - z) * s).reshape(w.shape)
-    y = _aten.convolution(_dq(x, x_scale, x_zero_point), wf, bias, stride, padding, dilation, True, output_padding,
-                          groups)
+    y = _aten.convolution(
+        _dq(x, x_scale, x_zero_point), wf, bias, stride, padding, dilation, True, output_padding, groups
+    )
     return _qz(y, output_scale, output_zero_point, x)
 
 
-def _linear(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, output_scale, output_zero_point,
-            relu=False):
+def _linear(
+    x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, output_scale, output_zero_point, relu=False
+):
     y = _aten.linear(_dq(x, x_scale, x_zero_point), _dq_weight(w, w_scales, w_zero_points), bias)
     if relu:
         y = _aten.relu(y)
@@ -182,6 +268,7 @@ def _binary(f, relu=False):
     def run(a, a_scale, a_zero_point, b, b_scale, b_zero_point, scale, zero_point):
         y = f(_dq(a, a_scale, a_zero_point), _dq(b, b_scale, b_zero_point))
         return _qz(_aten.relu(y) if relu else y, scale, zero_point, a)
+
     return run
 
 
@@ -190,6 +277,7 @@ def _scalar(f, qparams, relu=False):
         scale, zero_point = qparams(a_scale, a_zero_point, a.dtype, b)
         y = f(_dq(a, a_scale, a_zero_point), b)
         return _qz(_aten.relu(y) if relu else y, scale, zero_point, a)
+
     return run
 
 
@@ -197,43 +285,53 @@ def _cat(relu=False):
     def run(xs, scales, zero_points, dim, scale, zero_point):
         y = _aten.cat([_dq(x, s, z) for x, s, z in zip(xs, scales, zero_points)], dim)
         return _qz(_aten.relu(y) if relu else y, scale, zero_point, xs[0])
+
     return run
 
 
 def _unary(f):
     """An op whose output keeps the input's qparams: x, x_scale, x_zero_point, then f's arguments."""
+
     def run(x, x_scale, x_zero_point, *args):
         return _qz(f(_dq(x, x_scale, x_zero_point), *args), x_scale, x_zero_point, x)
+
     return run
 
 
 def _requant(f):
     """An op with output qparams last: x, x_scale, x_zero_point, f's arguments, output_scale,
     output_zero_point."""
+
     def run(x, x_scale, x_zero_point, *args):
         *args, scale, zero_point = args
         return _qz(f(_dq(x, x_scale, x_zero_point), *args), scale, zero_point, x)
+
     return run
 
 
 def _requant_then(f):
     """Output qparams right after the input's, f's arguments after them (elu, celu)."""
+
     def run(x, x_scale, x_zero_point, scale, zero_point, *args):
         return _qz(f(_dq(x, x_scale, x_zero_point), *args), scale, zero_point, x)
+
     return run
 
 
 def _same_scale(f):
     """Pooling / resizing / reducing that takes no scale: the codes averaged in the integer domain
     (scale 1, zero point 0; the zero point cancels in an average)."""
+
     def run(x, *args):
         return _qz(f(_dq(x, 1.0, 0), *args), 1.0, 0, x)
+
     return run
 
 
 def _avg_pool(f):
     def run(x, x_zero_point, *args):  # the padding is the real zero: the zero point
         return _qz(f(_dq(x, 1.0, x_zero_point), *args), 1.0, x_zero_point, x)
+
     return run
 
 
@@ -241,6 +339,7 @@ def _batch_norm(relu=False):
     def run(x, x_scale, x_zero_point, weight, bias, mean, var, eps, output_scale, output_zero_point):
         y = F.batch_norm(_dq(x, x_scale, x_zero_point), mean, var, weight, bias, False, 0.0, eps)
         return _qz(_aten.relu(y) if relu else y, output_scale, output_zero_point, x)
+
     return run
 
 
@@ -259,19 +358,67 @@ def _f32(v: float) -> float:
 _UNIFORM_CONV_ZERO_POINTS = contextvars.ContextVar("qplugin_onnx_uniform_conv_zero_points", default=True)
 
 
-def _conv_exact(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, stride, padding, dilation,
-                groups, output_scale, output_zero_point, relu=False, accum=None):
+def _conv_exact(
+    x,
+    x_scale,
+    x_zero_point,
+    w,
+    w_scales,
+    w_zero_points,
+    bias,
+    packed,
+    stride,
+    padding,
+    dilation,
+    groups,
+    output_scale,
+    output_zero_point,
+    relu=False,
+    accum=None,
+):
     """The GEMM epilogue (kernels/gemm/qgemm.h, multiplier and bias as cpu/conv.cpp rounds them):
     v = float(C) * multiplier[n] + bias[n] (+ float(add - add_zp) * add_mult), relu as max(v, 0),
     then round half to even + output zero point, saturated (QuantizeLinear with scale 1)."""
     if x.dtype != torch.uint8:  # ConvInteger here: uint8 activations (ours: quint8)
-        return _conv(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, stride, padding,
-                     dilation, groups, output_scale, output_zero_point, relu, accum)
+        return _conv(
+            x,
+            x_scale,
+            x_zero_point,
+            w,
+            w_scales,
+            w_zero_points,
+            bias,
+            packed,
+            stride,
+            padding,
+            dilation,
+            groups,
+            output_scale,
+            output_zero_point,
+            relu,
+            accum,
+        )
     n = w.shape[0]
     shape = [1, n] + [1] * (w.dim() - 2)
     if not _UNIFORM_CONV_ZERO_POINTS.get():
-        return _conv(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, stride, padding,
-                     dilation, groups, output_scale, output_zero_point, relu, accum)
+        return _conv(
+            x,
+            x_scale,
+            x_zero_point,
+            w,
+            w_scales,
+            w_zero_points,
+            bias,
+            packed,
+            stride,
+            padding,
+            dilation,
+            groups,
+            output_scale,
+            output_zero_point,
+            relu,
+            accum,
+        )
     # uint8 weights (w + 128, zero point + 128: the same differences): ONNX Runtime's ConvInteger
     # runs u8 x u8 on its fast GEMM, u8 x s8 several times slower (measured in docs/deploy.md)
     w_u8 = (w.to(torch.int16) + 128).to(torch.uint8)
@@ -292,19 +439,55 @@ def _epilogue(c, x, x_scale, w_scales, bias, output_scale, output_zero_point, sh
     return _qz(v, 1.0, output_zero_point, x)
 
 
-def _conv_add_exact(x, x_scale, x_zero_point, accum, accum_scale, accum_zero_point, w, w_scales, w_zero_points,
-                    bias, packed, stride, padding, dilation, groups, output_scale, output_zero_point, relu=False):
-    return _conv_exact(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, stride, padding, dilation,
-                       groups, output_scale, output_zero_point, relu, (accum, accum_scale, accum_zero_point))
+def _conv_add_exact(
+    x,
+    x_scale,
+    x_zero_point,
+    accum,
+    accum_scale,
+    accum_zero_point,
+    w,
+    w_scales,
+    w_zero_points,
+    bias,
+    packed,
+    stride,
+    padding,
+    dilation,
+    groups,
+    output_scale,
+    output_zero_point,
+    relu=False,
+):
+    return _conv_exact(
+        x,
+        x_scale,
+        x_zero_point,
+        w,
+        w_scales,
+        w_zero_points,
+        bias,
+        packed,
+        stride,
+        padding,
+        dilation,
+        groups,
+        output_scale,
+        output_zero_point,
+        relu,
+        (accum, accum_scale, accum_zero_point),
+    )
 
 
-def _linear_exact(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, output_scale,
-                  output_zero_point, relu=False):
+def _linear_exact(
+    x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, output_scale, output_zero_point, relu=False
+):
     """linear's epilogue: the conv one with LinearPackedParams::epilogue_constants' rounding
     (multiplier = float((x_scale / y_scale) * w_scale), bias = float(bias * (1 / y_scale)))."""
     if x.dtype != torch.uint8:
-        return _linear(x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, output_scale,
-                       output_zero_point, relu)
+        return _linear(
+            x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, output_scale, output_zero_point, relu
+        )
     n = w.shape[0]
     c = matmul_integer(x, x_zero_point, w.t(), w_zero_points.expand(n).to(torch.int8))
     v = c.float() * (w_scales.double().expand(n) * (x_scale / output_scale)).float()
@@ -332,6 +515,7 @@ def _binary_exact(mul, relu=False):
         if relu:
             v = torch.clamp(v, min=float(zero_point))
         return _qz(v, 1.0, 0, a)
+
     return run
 
 
@@ -340,6 +524,7 @@ def _real_tensors():
     """Computes on real tensors inside a decomposition (which runs under export's fake / proxy
     modes): the tables below are constants."""
     from torch.utils._python_dispatch import _disable_current_modes
+
     with _disable_current_modes(), torch.no_grad():
         yield
 
@@ -354,10 +539,12 @@ def _table(f: Callable[[Tensor], Tensor], dtype: torch.dtype) -> Tensor:
 def _lookup(overload, fallback):
     """An element-wise op on 8-bit codes whose other arguments are numbers: its own kernel run on
     all 256 codes at export, looked up (Gather): exact by construction."""
+
     def run(x, *args):
         if x.dtype not in (torch.uint8, torch.int8) or any(isinstance(a, Tensor) for a in args):
             return fallback(x, *args)
         return _gather(x, _table(lambda c: overload(c, *args), x.dtype))
+
     return run
 
 
@@ -376,9 +563,11 @@ def _cat_exact(relu=False):
             if s == scale and z == zero_point and not relu:
                 parts.append(x)
             else:
-                parts.append(_gather(x, _table(lambda c, s=s, z=z: overload([c], [s], [z], 0, scale, zero_point),
-                                               x.dtype)))
+                parts.append(
+                    _gather(x, _table(lambda c, s=s, z=z: overload([c], [s], [z], 0, scale, zero_point), x.dtype))
+                )
         return torch.cat(parts, dim)
+
     return run
 
 
@@ -388,8 +577,7 @@ def _adaptive_avg_pool2d_exact(x, output_size):
     the sum exact in float32 (ReduceSum) while 255 * kH * kW < 2^24."""
     h, w = x.shape[-2], x.shape[-1]
     oh, ow = (h if o is None else o for o in output_size) if len(output_size) == 2 else (output_size[0],) * 2
-    if (x.dtype not in (torch.uint8, torch.int8) or not oh or not ow or h % oh or w % ow
-            or 255 * h * w >= 2**24):
+    if x.dtype not in (torch.uint8, torch.int8) or not oh or not ow or h % oh or w % ow or 255 * h * w >= 2**24:
         return _same_scale(F.adaptive_avg_pool2d)(x, output_size)
     kh, kw = h // oh, w // ow
     r = _f32(_f32(1.0 / kh) / kw)
@@ -451,8 +639,10 @@ def _build_qdq() -> Dict[Any, Callable]:
     d[_q.plain_adaptive_avg_pool2d.default] = _same_scale(F.adaptive_avg_pool2d)
     d[_q.plain_adaptive_avg_pool3d.default] = _same_scale(F.adaptive_avg_pool3d)
     d[_q.plain_upsample_bilinear2d.default] = _same_scale(
-        lambda x, size, align_corners, sh=None, sw=None: F.interpolate(x, size=size, mode="bilinear",
-                                                                       align_corners=align_corners))
+        lambda x, size, align_corners, sh=None, sw=None: F.interpolate(
+            x, size=size, mode="bilinear", align_corners=align_corners
+        )
+    )
     d[_q.plain_mean.default] = _same_scale(lambda x, dim=None, keepdim=False: torch.mean(x, dim, keepdim))
     return d
 
@@ -477,11 +667,17 @@ def _build_exact() -> Dict[Any, Callable]:
     # QDQ-fused NHWC graphs is several times slower than its float one
     d[_q.plain_max_pool2d.default] = lambda x, *a: _aten.max_pool2d(x.float(), *a).to(x.dtype)
     # element-wise with number arguments: a table of the op's own results (Gather)
-    for name, fallback in (("relu6", _unary(lambda x: torch.clamp(x, 0.0, 6.0))), ("clamp", _unary(torch.clamp)),
-                           ("threshold", _unary(F.threshold)), ("hardswish", _requant(F.hardswish)),
-                           ("hardsigmoid", _requant(F.hardsigmoid)), ("sigmoid", _requant(torch.sigmoid)),
-                           ("leaky_relu", _requant(F.leaky_relu)), ("elu", _requant_then(_elu)),
-                           ("celu", _requant_then(lambda x, alpha=1.0: F.celu(x, alpha)))):
+    for name, fallback in (
+        ("relu6", _unary(lambda x: torch.clamp(x, 0.0, 6.0))),
+        ("clamp", _unary(torch.clamp)),
+        ("threshold", _unary(F.threshold)),
+        ("hardswish", _requant(F.hardswish)),
+        ("hardsigmoid", _requant(F.hardsigmoid)),
+        ("sigmoid", _requant(torch.sigmoid)),
+        ("leaky_relu", _requant(F.leaky_relu)),
+        ("elu", _requant_then(_elu)),
+        ("celu", _requant_then(lambda x, alpha=1.0: F.celu(x, alpha))),
+    ):
         overload = getattr(_q, f"plain_{name}").default
         d[overload] = _lookup(overload, fallback)
     d[_q.plain_adaptive_avg_pool2d.default] = _adaptive_avg_pool2d_exact
@@ -499,15 +695,15 @@ def _translations(exact: bool):
 
     def quantize(x, scale: float, zero_point: int, dtype):
         if not exact:  # QuantizeLinear with the scale: the pattern ONNX Runtime fuses
-            return op.QuantizeLinear(x, op.Constant(value_float=scale),
-                                     op.Cast(op.Constant(value_int=zero_point), to=dtype))
+            return op.QuantizeLinear(
+                x, op.Constant(value_float=scale), op.Cast(op.Constant(value_int=zero_point), to=dtype)
+            )
         # ours: round_half_even(float32(x * inv_scale)) + zero_point, saturated (inv_scale =
         # float32(1 / float32(scale))); QuantizeLinear divides by its scale: scale 1 after the Mul
         inv = _f32(1.0 / _f32(scale))
         if inv != 1.0:
             x = op.Mul(x, op.Constant(value_float=inv))
-        return op.QuantizeLinear(x, op.Constant(value_float=1.0), op.Cast(op.Constant(value_int=zero_point),
-                                                                          to=dtype))
+        return op.QuantizeLinear(x, op.Constant(value_float=1.0), op.Cast(op.Constant(value_int=zero_point), to=dtype))
 
     def quantize_channel(x, scales, zero_points, axis: int, dtype):
         return op.QuantizeLinear(x, op.Cast(scales, to=ir.DataType.FLOAT), op.Cast(zero_points, to=dtype), axis=axis)
@@ -533,24 +729,37 @@ def _translations(exact: bool):
         return linear_dynamic(x, w, w_scales, w_zero_points, bias, packed, reduce_range, True)
 
     def conv_int(x, x_zero_point: int, w, w_zero_point, stride, padding, dilation, groups: int):
-        return op.ConvInteger(x, w, op.CastLike(op.Constant(value_int=x_zero_point), x), op.CastLike(w_zero_point, w),
-                              strides=list(stride), pads=list(padding) * 2, dilations=list(dilation), group=groups)
+        return op.ConvInteger(
+            x,
+            w,
+            op.CastLike(op.Constant(value_int=x_zero_point), x),
+            op.CastLike(w_zero_point, w),
+            strides=list(stride),
+            pads=list(padding) * 2,
+            dilations=list(dilation),
+            group=groups,
+        )
 
     def matmul_int(x, x_zero_point: int, wt, w_zero_points):
-        return op.MatMulInteger(x, wt, op.CastLike(op.Constant(value_int=x_zero_point), x),
-                                op.CastLike(w_zero_points, wt))
+        return op.MatMulInteger(
+            x, wt, op.CastLike(op.Constant(value_int=x_zero_point), x), op.CastLike(w_zero_points, wt)
+        )
 
     def gather(x, table, signed: bool):
         codes = op.Cast(op.Constant(value_ints=list(table)), to=ir.DataType.INT8 if signed else ir.DataType.UINT8)
         return op.Gather(codes, op.Cast(x, to=ir.DataType.INT32), axis=0)
 
-    return {torch.ops.qplugin_onnx.conv_integer.default: conv_int,
-            torch.ops.qplugin_onnx.matmul_integer.default: matmul_int, torch.ops.qplugin_onnx.lookup.default: gather,
-            _q.plain_quantize_per_tensor.default: quantize, _q.plain_quantize_per_channel.default: quantize_channel,
-            _q.plain_dequantize_per_tensor.default: dequantize,
-            _q.plain_dequantize_per_channel.default: dequantize_channel,
-            _q.plain_linear_dynamic.default: linear_dynamic,
-            _q.plain_linear_relu_dynamic.default: linear_relu_dynamic}
+    return {
+        torch.ops.qplugin_onnx.conv_integer.default: conv_int,
+        torch.ops.qplugin_onnx.matmul_integer.default: matmul_int,
+        torch.ops.qplugin_onnx.lookup.default: gather,
+        _q.plain_quantize_per_tensor.default: quantize,
+        _q.plain_quantize_per_channel.default: quantize_channel,
+        _q.plain_dequantize_per_tensor.default: dequantize,
+        _q.plain_dequantize_per_channel.default: dequantize_channel,
+        _q.plain_linear_dynamic.default: linear_dynamic,
+        _q.plain_linear_relu_dynamic.default: linear_relu_dynamic,
+    }
 
 
 # ---- the model side ------------------------------------------------------------------------------
@@ -565,15 +774,28 @@ class _FloatTable(torch.nn.Module):
         if self.bag:
             self.mode, self.include_last_offset = m.mode, m.include_last_offset
 
-    def forward(self, indices: Tensor, offsets: Optional[Tensor] = None, per_sample_weights: Optional[Tensor] = None,
-                compressed_indices_mapping: Optional[Tensor] = None) -> Tensor:
+    def forward(
+        self,
+        indices: Tensor,
+        offsets: Optional[Tensor] = None,
+        per_sample_weights: Optional[Tensor] = None,
+        compressed_indices_mapping: Optional[Tensor] = None,
+    ) -> Tensor:
         if not self.bag:
             return F.embedding(indices, self.weight)
         if compressed_indices_mapping is not None:
-            raise ValueError("torch_qplugin.deploy.export_onnx: EmbeddingBag with compressed_indices_mapping "
-                             "(pruned rows) has no ONNX form here")
-        return F.embedding_bag(indices, self.weight, offsets, mode=self.mode, per_sample_weights=per_sample_weights,
-                               include_last_offset=self.include_last_offset)
+            raise ValueError(
+                "torch_qplugin.deploy.export_onnx: EmbeddingBag with compressed_indices_mapping "
+                "(pruned rows) has no ONNX form here"
+            )
+        return F.embedding_bag(
+            indices,
+            self.weight,
+            offsets,
+            mode=self.mode,
+            per_sample_weights=per_sample_weights,
+            include_last_offset=self.include_last_offset,
+        )
 
 
 def _onnx_ready(model):
@@ -586,10 +808,12 @@ def _onnx_ready(model):
     no_onnx = tuple(getattr(nnp, n) for n in ("LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell") if hasattr(nnp, n))
     for name, m in model.named_modules():
         if isinstance(m, no_onnx):
-            raise ValueError(f"torch_qplugin.deploy.export_onnx: module '{name}' ({type(m).__module__}."
-                             f"{type(m).__name__}) has no ONNX form: ONNX has no dynamically quantized "
-                             f"{type(m).__name__} computing what ours does (ONNX Runtime's DynamicQuantizeLSTM "
-                             "quantizes its weights its own way; there is no GRU or cell counterpart)")
+            raise ValueError(
+                f"torch_qplugin.deploy.export_onnx: module '{name}' ({type(m).__module__}."
+                f"{type(m).__name__}) has no ONNX form: ONNX has no dynamically quantized "
+                f"{type(m).__name__} computing what ours does (ONNX Runtime's DynamicQuantizeLSTM "
+                "quantizes its weights its own way; there is no GRU or cell counterpart)"
+            )
     model = copy.deepcopy(model)
     for name, m in list(model.named_modules()):
         if isinstance(m, nnp.Embedding):
@@ -598,14 +822,19 @@ def _onnx_ready(model):
     return model
 
 
-_QUANTIZED_MODULES = ("torch_qplugin.nn.quantized", "torch_qplugin.nn.intrinsic.quantized", "torch.ao.nn.quantized",
-                      "torch.ao.nn.intrinsic.quantized")
+_QUANTIZED_MODULES = (
+    "torch_qplugin.nn.quantized",
+    "torch_qplugin.nn.intrinsic.quantized",
+    "torch.ao.nn.quantized",
+    "torch.ao.nn.intrinsic.quantized",
+)
 
 
 def _as_plain(model):
     """The plain form of a model that holds quantized-tier modules (to_plain); a plain model as is."""
     if any(type(m).__module__.startswith(_QUANTIZED_MODULES) for m in model.modules()):
         from .quantization import to_plain
+
         return to_plain(model)
     return model
 
@@ -616,18 +845,24 @@ def decomposed_program(model, args: Tuple[Any, ...], *, dynamic_batch: bool = Tr
     (``DECOMPOSITIONS`` with ``exact``, else ``QDQ_DECOMPOSITIONS``). Running its module() in torch
     computes what the ONNX file computes (the QDQ form: up to ONNX Runtime's own rounding)."""
     if not isinstance(args, tuple):
-        raise TypeError(f"torch_qplugin.deploy.export_onnx: args should be a tuple of example inputs, "
-                        f"got {type(args).__name__}")
+        raise TypeError(
+            f"torch_qplugin.deploy.export_onnx: args should be a tuple of example inputs, got {type(args).__name__}"
+        )
     model = _onnx_ready(_as_plain(model).eval())
     if dynamic_batch:
         ep = export(model, args)
     else:
         with torch.no_grad():
             ep = torch.export.export(model, args)
-    uniform = all(bool((m.w_zero_points == m.w_zero_points.reshape(-1)[0]).all()) for m in model.modules()
-                  if isinstance(getattr(m, "w_zero_points", None), Tensor) and m.w_zero_points.numel()
-                  and getattr(m, "weight", None) is not None and m.weight.dim() > 2
-                  and "Transpose" not in type(m).__name__)  # the convs ConvInteger runs
+    uniform = all(
+        bool((m.w_zero_points == m.w_zero_points.reshape(-1)[0]).all())
+        for m in model.modules()
+        if isinstance(getattr(m, "w_zero_points", None), Tensor)
+        and m.w_zero_points.numel()
+        and getattr(m, "weight", None) is not None
+        and m.weight.dim() > 2
+        and "Transpose" not in type(m).__name__
+    )  # the convs ConvInteger runs
     token = _UNIFORM_CONV_ZERO_POINTS.set(uniform)
     try:
         with batch_oblivious():  # retracing must not specialize a batch of 1 either
@@ -636,8 +871,9 @@ def decomposed_program(model, args: Tuple[Any, ...], *, dynamic_batch: bool = Tr
         _UNIFORM_CONV_ZERO_POINTS.reset(token)
 
 
-def export_onnx(model, args: Tuple[Any, ...], f, *, dynamic_batch: bool = True, opset: Optional[int] = None,
-                exact: bool = False):
+def export_onnx(
+    model, args: Tuple[Any, ...], f, *, dynamic_batch: bool = True, opset: Optional[int] = None, exact: bool = False
+):
     """Writes ``f`` (a path): ``model`` (a plain model, or one converted by torch_qplugin or
     torch.ao.quantization, taken through to_plain) as standard int8 ONNX (module docstring).
     ``args``: example inputs (a tuple); ``dynamic_batch``: dim 0 of every tensor input dynamic;
@@ -646,15 +882,24 @@ def export_onnx(model, args: Tuple[Any, ...], f, *, dynamic_batch: bool = True, 
     ``torch.onnx.ONNXProgram``."""
     ep = decomposed_program(model, args, dynamic_batch=dynamic_batch, exact=exact)
     translations = _translations(exact)
-    left = sorted({str(n.target) for n in ep.graph.nodes if n.op == "call_function"
-                   and isinstance(n.target, torch._ops.OpOverload)
-                   and n.target.namespace in ("qplugin", "qplugin_onnx")
-                   and n.target not in translations})
+    left = sorted(
+        {
+            str(n.target)
+            for n in ep.graph.nodes
+            if n.op == "call_function"
+            and isinstance(n.target, torch._ops.OpOverload)
+            and n.target.namespace in ("qplugin", "qplugin_onnx")
+            and n.target not in translations
+        }
+    )
     if left:
-        raise ValueError(f"torch_qplugin.deploy.export_onnx: no ONNX form for {', '.join(left)} "
-                         "(docs/deploy.md lists the supported modules)")
+        raise ValueError(
+            f"torch_qplugin.deploy.export_onnx: no ONNX form for {', '.join(left)} "
+            "(docs/deploy.md lists the supported modules)"
+        )
     kwargs = {} if opset is None else {"opset_version": opset}
-    program = torch.onnx.export(ep, args, dynamo=True, custom_translation_table=translations, optimize=True,
-                                verbose=False, **kwargs)
+    program = torch.onnx.export(
+        ep, args, dynamo=True, custom_translation_table=translations, optimize=True, verbose=False, **kwargs
+    )
     program.save(str(f))
     return program

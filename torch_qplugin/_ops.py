@@ -3,6 +3,7 @@
 Raises ImportError, never a half-import: the library must exist, be built for the
 running torch, and register its ops.
 """
+
 import os
 
 import torch

@@ -9,6 +9,7 @@ so that no other module checks a torch version or catches a deprecation:
   DeprecationWarning in 2.13, a FutureWarning from 2.14), as a warnings-filter regex matched by
   message whatever the category (the test suite's filters use it).
 """
+
 from torch._library import opaque_object as _opaque
 
 # `torch.jit.script` / trace / save / load / script_method / ... "is deprecated. Please switch to

@@ -10,6 +10,7 @@ already have, e.g. the CPU kernels of relu / threshold; those ops are left alone
 quantized tier's side of the wall: it is the one place that looks at ``is_quantized`` for the plain
 ops, and goes when torch's quantized dtypes go.
 """
+
 import torch
 
 
@@ -39,9 +40,12 @@ def _refuse_quantized(qualname, schema):
     def kernel(*args, **kwargs):
         for name, t in _tensor_args(schema, args, kwargs):
             if t.is_quantized:
-                raise WrongKindError(f"{qualname}: {name} should be {_PLAIN}, got {_QUANTIZED} of dtype {t.dtype}; "
-                                "pass its int_repr() and its qparams (or use the quantized op)")
+                raise WrongKindError(
+                    f"{qualname}: {name} should be {_PLAIN}, got {_QUANTIZED} of dtype {t.dtype}; "
+                    "pass its int_repr() and its qparams (or use the quantized op)"
+                )
         raise WrongKindError(f"{qualname}: its tensor arguments should be {_PLAIN[2:]}s, got a quantized one")
+
     return kernel
 
 
@@ -49,9 +53,12 @@ def _refuse_plain(qualname, schema):
     def kernel(*args, **kwargs):
         for name, t in _tensor_args(schema, args, kwargs):
             if not t.is_quantized:
-                raise WrongKindError(f"{qualname}: {name} should be {_QUANTIZED}, got {_PLAIN} of dtype {t.dtype}; "
-                                "use the plain_ op on plain tensors")
+                raise WrongKindError(
+                    f"{qualname}: {name} should be {_QUANTIZED}, got {_PLAIN} of dtype {t.dtype}; "
+                    "use the plain_ op on plain tensors"
+                )
         raise WrongKindError(f"{qualname}: its tensor arguments should be quantized tensors, got a plain one")
+
     return kernel
 
 
@@ -66,12 +73,11 @@ def register():
             continue
         if any(has(qualname, k) for k in ("CompositeImplicitAutograd", "CompositeExplicitAutograd")):
             continue
-        name, _, overload = qualname[len("qplugin::"):].partition(".")
+        name, _, overload = qualname[len("qplugin::") :].partition(".")
         packet = getattr(torch.ops.qplugin, name)
         schema = getattr(packet, overload or "default")._schema
         cpu, quantized = has(qualname, "CPU"), has(qualname, "QuantizedCPU")
         if cpu and not quantized:
-            _LIB.impl(qualname[len("qplugin::"):], _refuse_quantized(qualname, schema), "QuantizedCPU")
+            _LIB.impl(qualname[len("qplugin::") :], _refuse_quantized(qualname, schema), "QuantizedCPU")
         elif quantized and not cpu:
-            _LIB.impl(qualname[len("qplugin::"):], _refuse_plain(qualname, schema), "CPU")
-
+            _LIB.impl(qualname[len("qplugin::") :], _refuse_plain(qualname, schema), "CPU")

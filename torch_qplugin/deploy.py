@@ -24,6 +24,7 @@ What these helpers add, and nothing else:
   those differs from ATen's in the last bit (docs/deploy.md "Float layers"). ``exact=False``:
   inductor's default mode.
 """
+
 import os
 from typing import Any, Callable, Dict, Optional, Tuple, Union
 
@@ -43,8 +44,11 @@ class _LowerShapeOps(CustomGraphPass):
 
     def __call__(self, graph: torch.fx.Graph) -> None:
         for node in graph.nodes:
-            if (node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload)
-                    and node.target._schema.name.startswith("aten::sym_")):
+            if (
+                node.op == "call_function"
+                and isinstance(node.target, torch._ops.OpOverload)
+                and node.target._schema.name.startswith("aten::sym_")
+            ):
                 node.meta.setdefault("custom", {})["compile_with_inductor"] = {}
 
     def uuid(self) -> str:
@@ -67,8 +71,14 @@ def exact_options(cpp_wrapper: bool = False) -> Dict[str, Any]:
     return opts
 
 
-def compile(model: Callable[..., Any], *, batch_dim: int = 0, exact: bool = True, frozen: bool = False,  # noqa: A001 - torch.compile's name
-            **compile_kwargs: Any) -> Callable[..., Any]:
+def compile(
+    model: Callable[..., Any],
+    *,
+    batch_dim: int = 0,
+    exact: bool = True,
+    frozen: bool = False,  # noqa: A001 - torch.compile's name
+    **compile_kwargs: Any,
+) -> Callable[..., Any]:
     """torch.compile(model, fullgraph=True, **compile_kwargs) as a callable run under no_grad whose
     first call (the one that compiles) marks dim ``batch_dim`` of its tensor arguments dynamic and
     compiles size-oblivious: one graph for every batch size. ``exact``: with ``exact_options()``
@@ -78,12 +88,15 @@ def compile(model: Callable[..., Any], *, batch_dim: int = 0, exact: bool = True
     on them (``torch.compiler.skip_guard_on_all_nn_modules_unsafe``), whose evaluation costs each
     call ~0.2-0.5 ms for a model with a few hundred weight tensors (docs/deploy.md)."""
     if frozen:
-        compile_kwargs["options"] = dict(compile_kwargs.get("options") or {},
-                                         guard_filter_fn=torch.compiler.skip_guard_on_all_nn_modules_unsafe)
+        compile_kwargs["options"] = dict(
+            compile_kwargs.get("options") or {}, guard_filter_fn=torch.compiler.skip_guard_on_all_nn_modules_unsafe
+        )
     if exact:
         if "mode" in compile_kwargs:
-            raise ValueError("torch_qplugin.deploy.compile: mode= needs exact=False (exact sets the options itself), "
-                             f"got mode={compile_kwargs['mode']!r}")
+            raise ValueError(
+                "torch_qplugin.deploy.compile: mode= needs exact=False (exact sets the options itself), "
+                f"got mode={compile_kwargs['mode']!r}"
+            )
         options = exact_options(cpp_wrapper=True)
         options.update(compile_kwargs.get("options") or {})
         compile_kwargs["options"] = options
@@ -107,8 +120,13 @@ def compile(model: Callable[..., Any], *, batch_dim: int = 0, exact: bool = True
     return run
 
 
-def aoti_package(ep: "torch.export.ExportedProgram", package_path: Union[str, os.PathLike], *, exact: bool = True,
-                 **inductor_configs: Any) -> str:
+def aoti_package(
+    ep: "torch.export.ExportedProgram",
+    package_path: Union[str, os.PathLike],
+    *,
+    exact: bool = True,
+    **inductor_configs: Any,
+) -> str:
     """torch._inductor.aoti_compile_and_package(ep, package_path=package_path) under no_grad and
     size-oblivious (batch 1 in the package's range; ``ep`` from ``export``, or exported
     size-oblivious too); ``exact``: with ``exact_options()`` (eager's bytes for every model), under
@@ -118,13 +136,20 @@ def aoti_package(ep: "torch.export.ExportedProgram", package_path: Union[str, os
     if exact:
         inductor_configs = {**exact_options(), **inductor_configs}
     with torch.no_grad(), batch_oblivious():
-        return torch._inductor.aoti_compile_and_package(ep, package_path=str(package_path),
-                                                        inductor_configs=inductor_configs or None)
+        return torch._inductor.aoti_compile_and_package(
+            ep, package_path=str(package_path), inductor_configs=inductor_configs or None
+        )
 
 
-def export_onnx(model: torch.nn.Module, args: Tuple[Any, ...], f: Union[str, os.PathLike], *,
-                dynamic_batch: bool = True, opset: Optional[int] = None,
-                exact: bool = False) -> "torch.onnx.ONNXProgram":
+def export_onnx(
+    model: torch.nn.Module,
+    args: Tuple[Any, ...],
+    f: Union[str, os.PathLike],
+    *,
+    dynamic_batch: bool = True,
+    opset: Optional[int] = None,
+    exact: bool = False,
+) -> "torch.onnx.ONNXProgram":
     """Writes ``f`` (a path): a plain model, or one converted by torch_qplugin or
     torch.ao.quantization (through to_plain), as standard int8 ONNX (torch_qplugin/_onnx.py,
     docs/deploy.md "ONNX"). The QDQ form (default) runs on ONNX Runtime's fused int8 kernels,
@@ -134,4 +159,5 @@ def export_onnx(model: torch.nn.Module, args: Tuple[Any, ...], f: Union[str, os.
     in ONNX Runtime. Needs the onnx and onnxscript packages. ``dynamic_batch``: dim 0 of every
     tensor input dynamic; ``opset``: the ai.onnx opset (default: torch.onnx's)."""
     from . import _onnx
+
     return _onnx.export_onnx(model, args, f, dynamic_batch=dynamic_batch, opset=opset, exact=exact)

@@ -3,6 +3,7 @@
 They exist for discoverability and docstrings; TorchScript code should call
 ``torch.ops.qplugin.*`` directly.
 """
+
 from typing import Optional
 
 import torch

@@ -26,6 +26,7 @@ never reaches a graph: the graphs hold the plain ops on its integers and aten vi
   as they are, and torch's subclass handling runs ``__torch_dispatch__`` later.)
 * ``__tensor_flatten__`` / ``__tensor_unflatten__`` let a QTensor be a traced input or output.
 """
+
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -46,21 +47,30 @@ class QTensor(torch.Tensor):
     (the form torch.compile can build inside a graph; data of dtype uint8 / int8 / int32)."""
 
     @staticmethod
-    def __new__(cls: type, data: torch.Tensor, quantizer: Union[Quantizer, float],
-                zero_point: Optional[int] = None) -> "QTensor":
+    def __new__(
+        cls: type, data: torch.Tensor, quantizer: Union[Quantizer, float], zero_point: Optional[int] = None
+    ) -> "QTensor":
         return torch.Tensor._make_wrapper_subclass(
-            cls, data.shape, strides=data.stride(), storage_offset=data.storage_offset(), dtype=data.dtype,
-            device=data.device, requires_grad=False)
+            cls,
+            data.shape,
+            strides=data.stride(),
+            storage_offset=data.storage_offset(),
+            dtype=data.dtype,
+            device=data.device,
+            requires_grad=False,
+        )
 
-    def __init__(self, data: torch.Tensor, quantizer: Union[Quantizer, float],
-                 zero_point: Optional[int] = None) -> None:
+    def __init__(
+        self, data: torch.Tensor, quantizer: Union[Quantizer, float], zero_point: Optional[int] = None
+    ) -> None:
         if zero_point is not None:
             quantizer = _checked_per_tensor(quantizer, zero_point, data.dtype)
         if not isinstance(quantizer, Quantizer):
             raise TypeError(f"torch_qplugin.QTensor: quantizer should be a Quantizer, got {type(quantizer).__name__}")
         if data.dtype != quantizer.dtype:
-            raise TypeError(f"torch_qplugin.QTensor: data should have the quantizer's dtype {quantizer.dtype}, "
-                            f"got {data.dtype}")
+            raise TypeError(
+                f"torch_qplugin.QTensor: data should have the quantizer's dtype {quantizer.dtype}, got {data.dtype}"
+            )
         self._data = data
         self.quantizer = quantizer
 
@@ -76,14 +86,16 @@ class QTensor(torch.Tensor):
 
     def _per_tensor(self, what: str) -> PerTensorAffine:
         if not isinstance(self.quantizer, PerTensorAffine):
-            raise RuntimeError(f"torch_qplugin.QTensor.{what}: the tensor should be per-tensor affine, "
-                               f"got {self.quantizer!r}")
+            raise RuntimeError(
+                f"torch_qplugin.QTensor.{what}: the tensor should be per-tensor affine, got {self.quantizer!r}"
+            )
         return self.quantizer
 
     def _per_channel(self, what: str) -> PerChannelAffine:
         if not isinstance(self.quantizer, PerChannelAffine):
-            raise RuntimeError(f"torch_qplugin.QTensor.{what}: the tensor should be per-channel affine, "
-                               f"got {self.quantizer!r}")
+            raise RuntimeError(
+                f"torch_qplugin.QTensor.{what}: the tensor should be per-channel affine, got {self.quantizer!r}"
+            )
         return self.quantizer
 
     def q_scale(self) -> float:
@@ -120,8 +132,9 @@ class QTensor(torch.Tensor):
         return self.quantizer.zero_points
 
     @staticmethod
-    def __tensor_unflatten__(inner: Dict[str, torch.Tensor], ctx: Tuple[Any, ...], outer_size: Sequence[int],
-                             outer_stride: Sequence[int]) -> "QTensor":
+    def __tensor_unflatten__(
+        inner: Dict[str, torch.Tensor], ctx: Tuple[Any, ...], outer_size: Sequence[int], outer_stride: Sequence[int]
+    ) -> "QTensor":
         if ctx[0] == "tensor":
             qz = PerTensorAffine.__new__(PerTensorAffine)  # already checked when first made
             qz.scale, qz.zero_point, qz.dtype = ctx[1], ctx[2], ctx[3]
@@ -131,20 +144,33 @@ class QTensor(torch.Tensor):
         return QTensor(inner["_data"], qz)
 
     @classmethod
-    def __torch_function__(cls, func: Callable[..., Any], types: Tuple[type, ...], args: Tuple[Any, ...] = (),
-                           kwargs: Optional[Dict[str, Any]] = None) -> Any:
+    def __torch_function__(
+        cls,
+        func: Callable[..., Any],
+        types: Tuple[type, ...],
+        args: Tuple[Any, ...] = (),
+        kwargs: Optional[Dict[str, Any]] = None,
+    ) -> Any:
         # torch's default without converting results to QTensor (they come from __torch_dispatch__),
         # and under torch.export's pre-dispatch tracing, below its proxy mode (module docstring).
         kwargs = kwargs or {}
         with torch._C.DisableTorchFunctionSubclass():
-            if (torch.compiler.is_dynamo_compiling() or not torch._C._dispatch_tls_is_dispatch_key_included(_PRE)
-                    or _all_traced(args, kwargs)):
+            if (
+                torch.compiler.is_dynamo_compiling()
+                or not torch._C._dispatch_tls_is_dispatch_key_included(_PRE)
+                or _all_traced(args, kwargs)
+            ):
                 return func(*args, **kwargs)
             return _below_pre_dispatch(func, args, kwargs)
 
     @classmethod
-    def __torch_dispatch__(cls, func: OpOverload, types: Tuple[type, ...], args: Tuple[Any, ...] = (),
-                           kwargs: Optional[Dict[str, Any]] = None) -> Any:
+    def __torch_dispatch__(
+        cls,
+        func: OpOverload,
+        types: Tuple[type, ...],
+        args: Tuple[Any, ...] = (),
+        kwargs: Optional[Dict[str, Any]] = None,
+    ) -> Any:
         kwargs = kwargs or {}
         if _TLS.below_pre_dispatch:
             return _with_pre_dispatch(func, args, kwargs)
@@ -154,7 +180,8 @@ class QTensor(torch.Tensor):
         if handler is None:
             raise NotImplementedError(
                 f"torch_qplugin.QTensor: {func} is not supported on a QTensor (dequantize() it first, "
-                f"or use a torch_qplugin op)")
+                f"or use a torch_qplugin op)"
+            )
         return handler(func, args, kwargs)
 
 
@@ -220,6 +247,7 @@ def _register(*funcs: Any):
         for f in funcs:
             _HANDLERS[f] = fn
         return fn
+
     return deco
 
 
@@ -232,8 +260,9 @@ def _qp(x: Any, func: OpOverload):
     if not isinstance(x, QTensor):
         raise TypeError(f"torch_qplugin.QTensor: {func} expects QTensor inputs, got {type(x).__name__}")
     if not isinstance(x.quantizer, PerTensorAffine):
-        raise NotImplementedError(f"torch_qplugin.QTensor: {func} is supported on per-tensor QTensors only, "
-                                  f"got {x.quantizer!r}")
+        raise NotImplementedError(
+            f"torch_qplugin.QTensor: {func} is supported on per-tensor QTensors only, got {x.quantizer!r}"
+        )
     return x._data, x.quantizer.scale, x.quantizer.zero_point
 
 
@@ -245,7 +274,7 @@ def _like(x: QTensor, data: torch.Tensor):
     return QTensor(data, x.quantizer)
 
 
-_RANGES = {torch.uint8: (0, 255), torch.int8: (-128, 127), torch.int32: (-2 ** 31, 2 ** 31 - 1)}
+_RANGES = {torch.uint8: (0, 255), torch.int8: (-128, 127), torch.int32: (-(2**31), 2**31 - 1)}
 
 
 def _checked_per_tensor(scale: float, zero_point: int, dtype: torch.dtype):
@@ -261,8 +290,9 @@ def _checked_per_tensor(scale: float, zero_point: int, dtype: torch.dtype):
     if lo > hi:
         raise TypeError(f"torch_qplugin.QTensor: data should have dtype uint8, int8 or int32, got {dtype}")
     if z is None or z != zero_point or not lo <= z <= hi:
-        raise ValueError(f"torch_qplugin.QTensor: zero_point should be an int in [{lo}, {hi}] for {dtype}, "
-                         f"got {zero_point!r}")
+        raise ValueError(
+            f"torch_qplugin.QTensor: zero_point should be an int in [{lo}, {hi}] for {dtype}, got {zero_point!r}"
+        )
     return _per_tensor(s, z, dtype)
 
 
@@ -274,15 +304,39 @@ def _per_tensor(scale: float, zero_point: int, dtype: torch.dtype):
 
 # Ops that only move, view or copy the integers: the same op on the data, the same quantizer.
 # Per-channel tensors keep their quantizer only where the channel axis stays put (copies).
-_MOVE = [aten.view.default, aten._unsafe_view.default, aten.permute.default, aten.select.int,
-         aten.slice.Tensor, aten.t.default, aten.transpose.int, aten.unsqueeze.default, aten.squeeze.dim,
-         aten.squeeze.dims, aten.squeeze.default, aten.expand.default, aten.alias.default,
-         aten._reshape_alias.default, aten.unfold.default, aten.as_strided.default, aten.split.Tensor,
-         aten.split_with_sizes.default, aten.unbind.int, aten.chunk.default, aten.narrow.default,
-         aten.flip.default, aten.roll.default, aten.repeat.default, aten.channel_shuffle.default,
-         # composite view ops reach __torch_dispatch__ undecomposed under torch.inference_mode
-         aten.flatten.using_ints, aten.reshape.default, aten.unflatten.int, aten.movedim.int,
-         aten.index_select.default]
+_MOVE = [
+    aten.view.default,
+    aten._unsafe_view.default,
+    aten.permute.default,
+    aten.select.int,
+    aten.slice.Tensor,
+    aten.t.default,
+    aten.transpose.int,
+    aten.unsqueeze.default,
+    aten.squeeze.dim,
+    aten.squeeze.dims,
+    aten.squeeze.default,
+    aten.expand.default,
+    aten.alias.default,
+    aten._reshape_alias.default,
+    aten.unfold.default,
+    aten.as_strided.default,
+    aten.split.Tensor,
+    aten.split_with_sizes.default,
+    aten.unbind.int,
+    aten.chunk.default,
+    aten.narrow.default,
+    aten.flip.default,
+    aten.roll.default,
+    aten.repeat.default,
+    aten.channel_shuffle.default,
+    # composite view ops reach __torch_dispatch__ undecomposed under torch.inference_mode
+    aten.flatten.using_ints,
+    aten.reshape.default,
+    aten.unflatten.int,
+    aten.movedim.int,
+    aten.index_select.default,
+]
 _COPY = [aten.clone.default, aten.detach.default, aten._to_copy.default, aten.contiguous.default]
 
 
@@ -290,8 +344,9 @@ _COPY = [aten.clone.default, aten.detach.default, aten._to_copy.default, aten.co
 def _move(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     x = args[0]
     if not isinstance(x.quantizer, PerTensorAffine):
-        raise NotImplementedError(f"torch_qplugin.QTensor: {func} on a per-channel QTensor is not supported "
-                                  f"(it may move the channel axis)")
+        raise NotImplementedError(
+            f"torch_qplugin.QTensor: {func} on a per-channel QTensor is not supported (it may move the channel axis)"
+        )
     out = func(x._data, *args[1:], **kwargs)
     if isinstance(out, (list, tuple)):
         return type(out)(_like(x, o) for o in out)
@@ -305,8 +360,9 @@ def _as_strided_(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]
     # sizes and strides, which the Python key excluded lets the CPU kernel set.
     x = args[0]
     if not isinstance(x.quantizer, PerTensorAffine):
-        raise NotImplementedError(f"torch_qplugin.QTensor: {func} on a per-channel QTensor is not supported "
-                                  f"(it may move the channel axis)")
+        raise NotImplementedError(
+            f"torch_qplugin.QTensor: {func} on a per-channel QTensor is not supported (it may move the channel axis)"
+        )
     func(x._data, *args[1:], **kwargs)
     with no_dispatch():
         func(x, *args[1:], **kwargs)
@@ -317,8 +373,10 @@ def _as_strided_(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]
 def _copy(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     x = args[0]
     if func is aten._to_copy.default and kwargs.get("dtype", x.dtype) != x.dtype:
-        raise NotImplementedError(f"torch_qplugin.QTensor: {func} to dtype {kwargs['dtype']} is not supported "
-                                  f"(dequantize() or int_repr() first)")
+        raise NotImplementedError(
+            f"torch_qplugin.QTensor: {func} to dtype {kwargs['dtype']} is not supported "
+            f"(dequantize() or int_repr() first)"
+        )
     return _like(x, func(x._data, *args[1:], **kwargs))
 
 
@@ -332,6 +390,7 @@ def _cmp(plain: Callable[..., Any]):
         if torch.is_tensor(other):
             raise NotImplementedError(f"torch_qplugin.QTensor: {func} between a QTensor and a plain tensor")
         return plain.Scalar(da, sa, za, other)
+
     return handler
 
 
@@ -384,8 +443,9 @@ _UNIT_INTERVAL_ZERO_POINT = {torch.uint8: 0, torch.int8: -128}
 def _unit_interval(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, s, z = _qp(args[0], func)
     if d.dtype not in _UNIT_INTERVAL_ZERO_POINT:
-        raise NotImplementedError(f"torch_qplugin.QTensor: {func} of a {d.dtype} QTensor is not supported "
-                                  f"(uint8 or int8)")
+        raise NotImplementedError(
+            f"torch_qplugin.QTensor: {func} of a {d.dtype} QTensor is not supported (uint8 or int8)"
+        )
     plain = _q.plain_sigmoid if func is aten.sigmoid.default else _q.plain_hardsigmoid
     zo = _UNIT_INTERVAL_ZERO_POINT[d.dtype]
     return _wrap(plain(d, s, z, 1.0 / 256, zo), _per_tensor(1.0 / 256, zo, d.dtype))
@@ -445,9 +505,19 @@ def _avg_pool2d(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any])
     vals = dict(zip(names, args[1:]), **kwargs)
     kernel = _pair(vals["kernel_size"])
     stride = _pair(vals["stride"]) if vals.get("stride") else kernel
-    return _like(args[0], _q.plain_avg_pool2d(d, z, kernel, stride, _pair(vals.get("padding", 0)),
-                                              vals.get("ceil_mode", False), vals.get("count_include_pad", True),
-                                              vals.get("divisor_override")))
+    return _like(
+        args[0],
+        _q.plain_avg_pool2d(
+            d,
+            z,
+            kernel,
+            stride,
+            _pair(vals.get("padding", 0)),
+            vals.get("ceil_mode", False),
+            vals.get("count_include_pad", True),
+            vals.get("divisor_override"),
+        ),
+    )
 
 
 @_register(aten._adaptive_avg_pool2d.default, aten.adaptive_avg_pool2d.default)
@@ -461,8 +531,9 @@ def _upsample(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, _, _ = _qp(args[0], func)
     size = args[1]
     if size is None:
-        raise NotImplementedError(f"torch_qplugin.QTensor: {func} needs an output size (scale factors are not "
-                                  f"supported)")
+        raise NotImplementedError(
+            f"torch_qplugin.QTensor: {func} needs an output size (scale factors are not supported)"
+        )
     return _like(args[0], _q.plain_upsample_nearest2d(d, list(size)))
 
 
@@ -478,8 +549,13 @@ def _max_pool3d_with_indices(func: OpOverload, args: Tuple[Any, ...], kwargs: Di
     names = ("kernel_size", "stride", "padding", "dilation", "ceil_mode")
     vals = dict(zip(names, args[1:]), **kwargs)
     kernel = _n(vals["kernel_size"], 3)
-    pool = (kernel, _n(vals["stride"], 3) if vals.get("stride") else kernel, _n(vals.get("padding", 0), 3),
-            _n(vals.get("dilation", 1), 3), vals.get("ceil_mode", False))
+    pool = (
+        kernel,
+        _n(vals["stride"], 3) if vals.get("stride") else kernel,
+        _n(vals.get("padding", 0), 3),
+        _n(vals.get("dilation", 1), 3),
+        vals.get("ceil_mode", False),
+    )
     x = d if d.is_contiguous() or _composed.is_channels_last_3d(d) else d.contiguous()
     values = _composed.max_pool3d(x, *pool, _q.plain_max_pool2d)
     return _like(args[0], values), aten.max_pool3d_with_indices.default(d.float(), *pool)[1]
@@ -492,9 +568,19 @@ def _avg_pool3d(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any])
     vals = dict(zip(names, args[1:]), **kwargs)
     kernel = _n(vals["kernel_size"], 3)
     stride = _n(vals["stride"], 3) if vals.get("stride") else kernel
-    return _like(args[0], _q.plain_avg_pool3d(d, z, kernel, stride, _n(vals.get("padding", 0), 3),
-                                              vals.get("ceil_mode", False), vals.get("count_include_pad", True),
-                                              vals.get("divisor_override")))
+    return _like(
+        args[0],
+        _q.plain_avg_pool3d(
+            d,
+            z,
+            kernel,
+            stride,
+            _n(vals.get("padding", 0), 3),
+            vals.get("ceil_mode", False),
+            vals.get("count_include_pad", True),
+            vals.get("divisor_override"),
+        ),
+    )
 
 
 @_register(aten._adaptive_avg_pool3d.default, aten.adaptive_avg_pool3d.default)
@@ -506,8 +592,9 @@ def _adaptive3d(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any])
 def _output_size(func: OpOverload, args: Tuple[Any, ...], n: int):
     size = args[1]
     if size is None:
-        raise NotImplementedError(f"torch_qplugin.QTensor: {func} needs an output size (scale factors are not "
-                                  f"supported)")
+        raise NotImplementedError(
+            f"torch_qplugin.QTensor: {func} needs an output size (scale factors are not supported)"
+        )
     return _n(size, n)
 
 
@@ -524,8 +611,11 @@ def _upsample3d(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any])
     return _like(args[0], _composed.upsample_nearest3d(x, _output_size(func, args, 3), _q.plain_upsample_nearest2d))
 
 
-@_register(aten._upsample_nearest_exact1d.default, aten._upsample_nearest_exact2d.default,
-           aten._upsample_nearest_exact3d.default)
+@_register(
+    aten._upsample_nearest_exact1d.default,
+    aten._upsample_nearest_exact2d.default,
+    aten._upsample_nearest_exact3d.default,
+)
 def _upsample_nearest_exact(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, _, _ = _qp(args[0], func)
     return _like(args[0], _composed.nearest_exact(d, list(args[1]), list(args[2:]) + list(kwargs.values())))
@@ -543,8 +633,9 @@ def _tanh(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     d, s, z = _qp(args[0], func)
     zo = {torch.uint8: 128, torch.int8: 0}.get(d.dtype)
     if zo is None:
-        raise NotImplementedError(f"torch_qplugin.QTensor: {func} of a {d.dtype} QTensor is not supported "
-                                  f"(uint8 or int8)")
+        raise NotImplementedError(
+            f"torch_qplugin.QTensor: {func} of a {d.dtype} QTensor is not supported (uint8 or int8)"
+        )
     out = torch.empty_like(d)
     _composed.look_up(_composed.table_of(torch.tanh, d.dtype, s, z, 2.0 / 256, zo), d, out)
     return _wrap(out, _per_tensor(2.0 / 256, zo, d.dtype))
@@ -582,14 +673,18 @@ def _copy_(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     # from a float32 one, quantized with self's per-tensor qparams
     x, src = args[0], args[1]
     if not isinstance(x, QTensor):
-        raise NotImplementedError(f"torch_qplugin.QTensor: {func} of a QTensor into a {x.dtype} tensor is not "
-                                  f"supported (dequantize() it first)")
+        raise NotImplementedError(
+            f"torch_qplugin.QTensor: {func} of a QTensor into a {x.dtype} tensor is not "
+            f"supported (dequantize() it first)"
+        )
     if isinstance(src, QTensor):
         if src.dtype != x.dtype:
             raise TypeError(f"torch_qplugin.QTensor: {func}: src should have self's dtype {x.dtype}, got {src.dtype}")
         if isinstance(src.quantizer, PerChannelAffine) != isinstance(x.quantizer, PerChannelAffine):
-            raise TypeError(f"torch_qplugin.QTensor: {func}: src should have self's qscheme, got {src.quantizer!r} "
-                            f"into {x.quantizer!r}")
+            raise TypeError(
+                f"torch_qplugin.QTensor: {func}: src should have self's qscheme, got {src.quantizer!r} "
+                f"into {x.quantizer!r}"
+            )
         x._data.copy_(src._data)
         x.quantizer = src.quantizer
         return x
@@ -606,8 +701,10 @@ def _fill_(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
     value = args[1]
     if torch.is_tensor(value):
         if isinstance(value, QTensor) or value.dim() != 0:
-            raise NotImplementedError(f"torch_qplugin.QTensor: {func}: value should be a number or a 0-dim float "
-                                      f"tensor, got a {type(value).__name__} of shape {tuple(value.shape)}")
+            raise NotImplementedError(
+                f"torch_qplugin.QTensor: {func}: value should be a number or a 0-dim float "
+                f"tensor, got a {type(value).__name__} of shape {tuple(value.shape)}"
+            )
         value = value.item()
     d.fill_(_q.plain_quantize_per_tensor(torch.tensor([value], dtype=torch.float32), s, z, d.dtype).item())
     return args[0]
@@ -622,26 +719,33 @@ def _clamp_one_side(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, A
 
 @_register(aten.clamp_.default, aten.hardtanh_.default, aten.relu_.default)
 def _clamp_in_place(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
-    out_of_place = {aten.clamp_.default: aten.clamp.default, aten.hardtanh_.default: aten.hardtanh.default,
-                    aten.relu_.default: aten.relu.default}[func]
+    out_of_place = {
+        aten.clamp_.default: aten.clamp.default,
+        aten.hardtanh_.default: aten.hardtanh.default,
+        aten.relu_.default: aten.relu.default,
+    }[func]
     return _in_place(args[0], _HANDLERS[out_of_place](out_of_place, args, kwargs))
 
 
 # ---- qplugin:: ops on QTensors: the plain twin with the QTensor's qparams ------------------------
 def _plain_same_qparams(plain: Callable[..., Any]):
     """Ops whose output keeps the input's qparams (clamp family, pooling): args after the input as given."""
+
     def handler(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
         d, s, z = _qp(args[0], func)
         return _like(args[0], plain(d, s, z, *args[1:], **kwargs))
+
     return handler
 
 
 def _plain_out_qparams(plain: Callable[..., Any], out_at: int):
     """Ops with explicit output qparams at positions out_at (scale, zero_point) of the quantized schema."""
+
     def handler(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
         d, s, z = _qp(args[0], func)
         out = plain(d, s, z, *args[1:], **kwargs)
         return _wrap(out, _per_tensor(args[out_at], args[out_at + 1], d.dtype))
+
     return handler
 
 
@@ -650,6 +754,7 @@ def _binary(plain: Callable[..., Any]):
         da, sa, za = _qp(args[0], func)
         db, sb, zb = _qp(args[1], func)
         return _wrap(plain(da, sa, za, db, sb, zb, args[2], args[3]), _per_tensor(args[2], args[3], da.dtype))
+
     return handler
 
 
@@ -658,6 +763,7 @@ def _scalar(plain: Callable[..., Any], plain_qparams: Callable[..., Any]):
         d, s, z = _qp(args[0], func)
         so, zo = plain_qparams(s, z, d.dtype, args[1])
         return _wrap(plain(d, s, z, args[1]), _per_tensor(so, zo, d.dtype))
+
     return handler
 
 
@@ -668,27 +774,36 @@ def _with_number(plain: Callable[..., Any], plain_qparams: Callable[..., Any]):
     def handler(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
         other = args[1]
         if isinstance(other, QTensor) or (torch.is_tensor(other) and other.dim() != 0):
-            raise NotImplementedError(f"torch_qplugin.QTensor: {func} of a QTensor and a tensor is not supported "
-                                      f"(it needs the output's qparams: use torch_qplugin.ops or FloatFunctional)")
+            raise NotImplementedError(
+                f"torch_qplugin.QTensor: {func} of a QTensor and a tensor is not supported "
+                f"(it needs the output's qparams: use torch_qplugin.ops or FloatFunctional)"
+            )
         value = other.item() if torch.is_tensor(other) else other
         return scalar(func, (args[0], value * kwargs.get("alpha", args[2] if len(args) > 2 else 1)), {})
+
     return handler
 
 
 def _register_qplugin_ops():
     for name in ("add", "add_relu", "mul", "mul_relu", "matmul"):
         _HANDLERS[getattr(_q, name).default] = _binary(getattr(_q, "plain_" + name))
-    for name, qp in (("add_scalar", _q.plain_add_scalar_qparams), ("add_scalar_relu", _q.plain_add_scalar_qparams),
-                     ("mul_scalar", _q.plain_mul_scalar_qparams)):
+    for name, qp in (
+        ("add_scalar", _q.plain_add_scalar_qparams),
+        ("add_scalar_relu", _q.plain_add_scalar_qparams),
+        ("mul_scalar", _q.plain_mul_scalar_qparams),
+    ):
         _HANDLERS[getattr(_q, name).default] = _scalar(getattr(_q, "plain_" + name), qp)
-    for f, plain, qp in ((aten.add.Tensor, _q.plain_add_scalar, _q.plain_add_scalar_qparams),
-                         (aten.add.Scalar, _q.plain_add_scalar, _q.plain_add_scalar_qparams),
-                         (aten.mul.Tensor, _q.plain_mul_scalar, _q.plain_mul_scalar_qparams),
-                         (aten.mul.Scalar, _q.plain_mul_scalar, _q.plain_mul_scalar_qparams)):
+    for f, plain, qp in (
+        (aten.add.Tensor, _q.plain_add_scalar, _q.plain_add_scalar_qparams),
+        (aten.add.Scalar, _q.plain_add_scalar, _q.plain_add_scalar_qparams),
+        (aten.mul.Tensor, _q.plain_mul_scalar, _q.plain_mul_scalar_qparams),
+        (aten.mul.Scalar, _q.plain_mul_scalar, _q.plain_mul_scalar_qparams),
+    ):
         _HANDLERS[f] = _with_number(plain, qp)
     _HANDLERS[_q.cat.default] = _qplugin_cat(_q.plain_cat)
     _HANDLERS[aten.cat.default] = lambda f, a, k: _HANDLERS[_q.cat.default](
-        f, (a[0], a[1] if len(a) > 1 else k.get("dim", 0), None, None), {})
+        f, (a[0], a[1] if len(a) > 1 else k.get("dim", 0), None, None), {}
+    )
     _HANDLERS[_q.cat_relu.default] = _qplugin_cat(_q.plain_cat_relu)
     _HANDLERS[_q.relu.default] = lambda f, a, k: _like(a[0], _q.plain_relu(*_qp(a[0], f)))
     _HANDLERS[_q.relu6.default] = _relu6_q
@@ -702,17 +817,24 @@ def _register_qplugin_ops():
     _HANDLERS[_q.batch_norm2d.default] = _plain_out_qparams(_q.plain_batch_norm2d, 6)
     _HANDLERS[_q.max_pool2d.default] = lambda f, a, k: _like(a[0], _q.plain_max_pool2d(_qp(a[0], f)[0], *a[1:]))
     _HANDLERS[_q.avg_pool2d.default] = lambda f, a, k: _like(
-        a[0], _q.plain_avg_pool2d(_qp(a[0], f)[0], _qp(a[0], f)[2], *a[1:]))
+        a[0], _q.plain_avg_pool2d(_qp(a[0], f)[0], _qp(a[0], f)[2], *a[1:])
+    )
     _HANDLERS[_q.adaptive_avg_pool2d.default] = lambda f, a, k: _like(
-        a[0], _q.plain_adaptive_avg_pool2d(_qp(a[0], f)[0], *a[1:]))
+        a[0], _q.plain_adaptive_avg_pool2d(_qp(a[0], f)[0], *a[1:])
+    )
     _HANDLERS[_q.upsample_nearest2d.default] = lambda f, a, k: _like(
-        a[0], _q.plain_upsample_nearest2d(_qp(a[0], f)[0], *a[1:]))
+        a[0], _q.plain_upsample_nearest2d(_qp(a[0], f)[0], *a[1:])
+    )
     _HANDLERS[_q.dequantize.default] = lambda f, a, k: a[0].dequantize()
     _HANDLERS[_q.int_repr.default] = lambda f, a, k: a[0].int_repr().clone()
     _HANDLERS[_q.mean.default] = lambda f, a, k: _like(a[0], _q.plain_mean(_qp(a[0], f)[0], *a[1:], **k))
-    for f, plain in ((_q.sort.default, _q.plain_sort), (_q.topk.default, _q.plain_topk),
-                     (aten.sort.default, _q.plain_sort), (aten.sort.stable, _q.plain_sort),
-                     (aten.topk.default, _q.plain_topk)):
+    for f, plain in (
+        (_q.sort.default, _q.plain_sort),
+        (_q.topk.default, _q.plain_topk),
+        (aten.sort.default, _q.plain_sort),
+        (aten.sort.stable, _q.plain_sort),
+        (aten.topk.default, _q.plain_topk),
+    ):
         _HANDLERS[f] = _values_indices(plain)
     for name in ("eq", "ne", "ge", "le", "gt", "lt"):
         _HANDLERS[getattr(_q, name).default] = _cmp(getattr(_q, "plain_" + name))
@@ -721,6 +843,7 @@ def _register_qplugin_ops():
 
 def _qplugin_cat(plain: Callable[..., Any]):
     """qplugin::cat(qx, dim, scale, zero_point): None keeps the first input's qparams."""
+
     def handler(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
         xs, dim = args[0], args[1]
         parts = [_qp(x, func) for x in xs]
@@ -728,20 +851,23 @@ def _qplugin_cat(plain: Callable[..., Any]):
         z = parts[0][2] if args[3] is None else args[3]
         data = plain([p[0] for p in parts], [p[1] for p in parts], [p[2] for p in parts], dim, s, z)
         return _wrap(data, _per_tensor(s, z, data.dtype))
+
     return handler
 
 
 def _values_indices(plain: Callable[..., Any]):
     """sort / topk: (values with the input's qparams, indices)."""
+
     def handler(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
         d, s, z = _qp(args[0], func)
         v, i = plain(d, s, z, *args[1:], **kwargs)
         return _like(args[0], v), i
+
     return handler
 
 
 def _relu6_q(func: OpOverload, args: Tuple[Any, ...], kwargs: Dict[str, Any]):
-    if (args[1] if len(args) > 1 else kwargs.get("inplace", False)):
+    if args[1] if len(args) > 1 else kwargs.get("inplace", False):
         raise NotImplementedError(f"torch_qplugin.QTensor: {func} with inplace=True is not supported")
     return _like(args[0], _q.plain_relu6(*_qp(args[0], func)))
 

@@ -9,6 +9,7 @@ int32 and the qparams live in the Quantizer (docs/design.md, "Two tiers").
 Arguments are checked by the plain ops themselves (qplugin::plain_quantize_per_tensor /
 plain_dequantize_per_channel), so a bad scale, zero point or dtype gets the ops' own message.
 """
+
 from typing import Any, Dict, Sequence, Tuple, Union
 
 import torch
@@ -18,8 +19,12 @@ from ._torch_api import register_constant_type
 _q = torch.ops.qplugin
 
 # The plain dtype of each quantized dtype, by name: torch.quint4x2's 4-bit codes are torch.uint4.
-_PLAIN_OF_QUANTIZED = (("quint8", torch.uint8), ("qint8", torch.int8), ("qint32", torch.int32),
-                       ("quint4x2", torch.uint4))
+_PLAIN_OF_QUANTIZED = (
+    ("quint8", torch.uint8),
+    ("qint8", torch.int8),
+    ("qint32", torch.int32),
+    ("quint4x2", torch.uint4),
+)
 # The quantized dtypes are accepted as aliases while torch still has them (looked up by name, so
 # this file keeps working once they are gone).
 _ALIASES = {getattr(torch, qn): dt for qn, dt in _PLAIN_OF_QUANTIZED if hasattr(torch, qn)}
@@ -37,8 +42,10 @@ def quantized_dtype(dtype: torch.dtype, who: str) -> torch.dtype:
     for qn, dt in _PLAIN_OF_QUANTIZED:
         if dtype == dt or (hasattr(torch, qn) and dtype == getattr(torch, qn)):
             if not hasattr(torch, qn):
-                raise RuntimeError(f"{who}: the running torch has no quantized dtype torch.{qn} (for {dtype}); "
-                                   "use the plain form (torch_qplugin.nn.plain, convert(..., plain=True))")
+                raise RuntimeError(
+                    f"{who}: the running torch has no quantized dtype torch.{qn} (for {dtype}); "
+                    "use the plain form (torch_qplugin.nn.plain, convert(..., plain=True))"
+                )
             return getattr(torch, qn)
     return dtype
 
@@ -87,8 +94,12 @@ class PerTensorAffine(Quantizer):
         return _q.plain_dequantize_per_tensor(self._data(q), self.scale, self.zero_point)
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, PerTensorAffine) and self.scale == other.scale
-                and self.zero_point == other.zero_point and self.dtype == other.dtype)
+        return (
+            isinstance(other, PerTensorAffine)
+            and self.scale == other.scale
+            and self.zero_point == other.zero_point
+            and self.dtype == other.dtype
+        )
 
     def __hash__(self) -> int:
         return hash((self.scale, self.zero_point, self.dtype))
@@ -97,22 +108,28 @@ class PerTensorAffine(Quantizer):
         return f"PerTensorAffine(scale={self.scale}, zero_point={self.zero_point}, dtype={self.dtype})"
 
     def __fx_repr__(self) -> Tuple[str, Dict[str, Any]]:
-        return (f"torch_qplugin.PerTensorAffine({self.scale!r}, {self.zero_point!r}, {self.dtype})",
-                {"torch_qplugin": __import__("torch_qplugin"), "torch": torch})
+        return (
+            f"torch_qplugin.PerTensorAffine({self.scale!r}, {self.zero_point!r}, {self.dtype})",
+            {"torch_qplugin": __import__("torch_qplugin"), "torch": torch},
+        )
 
 
 class PerChannelAffine(Quantizer):
     """q[..., c, ...] = clamp(round_half_even(x / scales[c]) + zero_points[c]) along `axis` (x / scale
     as PerTensorAffine computes it)."""
 
-    def __init__(self, scales: Union[torch.Tensor, Sequence[float]], zero_points: Union[torch.Tensor, Sequence[int]],
-                 axis: int, dtype: torch.dtype = torch.int8) -> None:
+    def __init__(
+        self,
+        scales: Union[torch.Tensor, Sequence[float]],
+        zero_points: Union[torch.Tensor, Sequence[int]],
+        axis: int,
+        dtype: torch.dtype = torch.int8,
+    ) -> None:
         self.scales = torch.as_tensor(scales, dtype=torch.float64)
         self.zero_points = torch.as_tensor(zero_points, dtype=torch.int64)
         self.axis = int(axis)
         self.dtype = plain_dtype(dtype)
-        _q.plain_quantize_per_channel(torch.empty(0, self.scales.numel()), self.scales, self.zero_points, 1,
-                                      self.dtype)
+        _q.plain_quantize_per_channel(torch.empty(0, self.scales.numel()), self.scales, self.zero_points, 1, self.dtype)
 
     qscheme = torch.per_channel_affine
 
@@ -123,14 +140,21 @@ class PerChannelAffine(Quantizer):
         return _q.plain_dequantize_per_channel(self._data(q), self.scales, self.zero_points, self.axis)
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, PerChannelAffine) and self.axis == other.axis and self.dtype == other.dtype
-                and torch.equal(self.scales, other.scales) and torch.equal(self.zero_points, other.zero_points))
+        return (
+            isinstance(other, PerChannelAffine)
+            and self.axis == other.axis
+            and self.dtype == other.dtype
+            and torch.equal(self.scales, other.scales)
+            and torch.equal(self.zero_points, other.zero_points)
+        )
 
     __hash__ = object.__hash__
 
     def __repr__(self) -> str:
-        return (f"PerChannelAffine(scales={self.scales.tolist()}, zero_points={self.zero_points.tolist()}, "
-                f"axis={self.axis}, dtype={self.dtype})")
+        return (
+            f"PerChannelAffine(scales={self.scales.tolist()}, zero_points={self.zero_points.tolist()}, "
+            f"axis={self.axis}, dtype={self.dtype})"
+        )
 
 
 def quantize(x: torch.Tensor, quantizer: Quantizer) -> torch.Tensor:

@@ -48,8 +48,8 @@ std::vector<std::string> cpu_features() {
   return out;
 }
 
-} // namespace
-} // namespace qplugin
+}  // namespace
+}  // namespace qplugin
 
 TORCH_LIBRARY(qplugin, m) {
   // One schema a line, however long, so that each op's schema greps whole.

@@ -15,6 +15,7 @@ even without a built torch_qplugin; both toolkits' mappings swap them.
 ``shufflenet``: ShuffleNetV2 x1.0 (all four as torchvision's quantizable versions).
 ``sequence``: LSTM and Transformer-encoder classifiers for dynamic quantization.
 """
+
 from .digits_cnn import DigitsCNN
 from .mobilenet import MobileNetV2, mobilenet_v2
 from .mobilenet_v3 import MobileNetV3, mobilenet_v3_large

@@ -7,6 +7,7 @@ into torch.ao.quantization.convert), so the models take the torch.ao classes, an
 the fp32 models import without a built plugin. This is the only file of the
 models that imports torch.ao.
 """
+
 import warnings
 
 with warnings.catch_warnings():

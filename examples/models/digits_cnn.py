@@ -4,6 +4,7 @@ conv-bn-relu x3 (one residual add_relu through FloatFunctional), max-pool, then 
 head. The convs are what static / QAT quantization speeds up; the Linear head is what
 dynamic quantization quantizes.
 """
+
 import torch
 import torch.nn as nn
 
@@ -25,11 +26,11 @@ class DigitsCNN(nn.Module):
     def __init__(self, num_classes=10, width=32):
         super().__init__()
         self.quant = QuantStub()
-        self.conv1 = ConvBNReLU(1, width)              # 8x8
+        self.conv1 = ConvBNReLU(1, width)  # 8x8
         self.conv2 = ConvBNReLU(width, width, relu=False)  # 8x8, residual (relu after the add)
         self.add = FloatFunctional()
-        self.pool = nn.MaxPool2d(2)                    # 4x4
-        self.conv3 = ConvBNReLU(width, 2 * width)      # 4x4
+        self.pool = nn.MaxPool2d(2)  # 4x4
+        self.conv3 = ConvBNReLU(width, 2 * width)  # 4x4
         self.fc1 = nn.Linear(2 * width * 16, 128)
         self.fc_relu = nn.ReLU()
         self.fc2 = nn.Linear(128, num_classes)
@@ -49,6 +50,14 @@ class DigitsCNN(nn.Module):
     def fuse_model(self, fuse_fn=None):
         """Fuse conv-bn(-relu) and linear-relu in place. Pass torch.ao's fuse_modules_qat for QAT."""
         fuse = fuse_fn or default_fuse_fn()
-        fuse(self, [["conv1.0", "conv1.1", "conv1.2"], ["conv2.0", "conv2.1"],
-                    ["conv3.0", "conv3.1", "conv3.2"], ["fc1", "fc_relu"]], inplace=True)
+        fuse(
+            self,
+            [
+                ["conv1.0", "conv1.1", "conv1.2"],
+                ["conv2.0", "conv2.1"],
+                ["conv3.0", "conv3.1", "conv3.2"],
+                ["fc1", "fc_relu"],
+            ],
+            inplace=True,
+        )
         return self

@@ -3,6 +3,7 @@
 Inverted residual blocks with depthwise convs; ReLU6 becomes ReLU as in torchvision's
 quantizable MobileNetV2 (so conv-bn-relu fuses); residual adds use FloatFunctional.
 """
+
 import torch
 import torch.nn as nn
 
@@ -37,8 +38,7 @@ class ConvBNReLU(nn.Sequential):
     (ReLU by default; ``relu=False`` or ``activation=None`` for none)."""
 
     def __init__(self, cin, cout, k=3, stride=1, groups=1, relu=True, activation=nn.ReLU):
-        layers = [nn.Conv2d(cin, cout, k, stride, (k - 1) // 2, groups=groups, bias=False),
-                  nn.BatchNorm2d(cout)]
+        layers = [nn.Conv2d(cin, cout, k, stride, (k - 1) // 2, groups=groups, bias=False), nn.BatchNorm2d(cout)]
         if relu and activation is not None:
             layers.append(activation())
         super().__init__(*layers)
@@ -56,8 +56,7 @@ class InvertedResidual(nn.Module):
         layers = []
         if expand_ratio != 1:
             layers.append(ConvBNReLU(cin, hidden, k=1))
-        layers += [ConvBNReLU(hidden, hidden, stride=stride, groups=hidden),
-                   ConvBNReLU(hidden, cout, k=1, relu=False)]
+        layers += [ConvBNReLU(hidden, hidden, stride=stride, groups=hidden), ConvBNReLU(hidden, cout, k=1, relu=False)]
         self.conv = nn.Sequential(*layers)
         self.skip_add = FloatFunctional()
 
@@ -70,8 +69,15 @@ class InvertedResidual(nn.Module):
 class MobileNetV2(nn.Module):
     def __init__(self, num_classes=1000, width_mult=1.0):
         super().__init__()
-        setting = [[1, 16, 1, 1], [6, 24, 2, 2], [6, 32, 3, 2], [6, 64, 4, 2],
-                   [6, 96, 3, 1], [6, 160, 3, 2], [6, 320, 1, 1]]
+        setting = [
+            [1, 16, 1, 1],
+            [6, 24, 2, 2],
+            [6, 32, 3, 2],
+            [6, 64, 4, 2],
+            [6, 96, 3, 1],
+            [6, 160, 3, 2],
+            [6, 320, 1, 1],
+        ]
         cin = _make_divisible(32 * width_mult)
         self.last_channel = _make_divisible(1280 * max(1.0, width_mult))
         features = [ConvBNReLU(3, cin, stride=2)]

@@ -5,6 +5,7 @@ squeeze-excitation (adaptive avg pool, 1x1 conv, relu, 1x1 conv, hardsigmoid, th
 FloatFunctional mul of the gate by the input), ``skip_add`` in every block (only the residual
 ones call it); ``fuse_model()`` fuses conv-bn(-relu) and the SE's fc1-relu.
 """
+
 import torch
 import torch.nn as nn
 
@@ -49,11 +50,23 @@ class InvertedResidual(nn.Module):
 
 
 # (cin, kernel, expanded, cout, use_se, use_hs, stride): torchvision's mobilenet_v3_large table
-LARGE = [(16, 3, 16, 16, False, False, 1), (16, 3, 64, 24, False, False, 2), (24, 3, 72, 24, False, False, 1),
-         (24, 5, 72, 40, True, False, 2), (40, 5, 120, 40, True, False, 1), (40, 5, 120, 40, True, False, 1),
-         (40, 3, 240, 80, False, True, 2), (80, 3, 200, 80, False, True, 1), (80, 3, 184, 80, False, True, 1),
-         (80, 3, 184, 80, False, True, 1), (80, 3, 480, 112, True, True, 1), (112, 3, 672, 112, True, True, 1),
-         (112, 5, 672, 160, True, True, 2), (160, 5, 960, 160, True, True, 1), (160, 5, 960, 160, True, True, 1)]
+LARGE = [
+    (16, 3, 16, 16, False, False, 1),
+    (16, 3, 64, 24, False, False, 2),
+    (24, 3, 72, 24, False, False, 1),
+    (24, 5, 72, 40, True, False, 2),
+    (40, 5, 120, 40, True, False, 1),
+    (40, 5, 120, 40, True, False, 1),
+    (40, 3, 240, 80, False, True, 2),
+    (80, 3, 200, 80, False, True, 1),
+    (80, 3, 184, 80, False, True, 1),
+    (80, 3, 184, 80, False, True, 1),
+    (80, 3, 480, 112, True, True, 1),
+    (112, 3, 672, 112, True, True, 1),
+    (112, 5, 672, 160, True, True, 2),
+    (160, 5, 960, 160, True, True, 1),
+    (160, 5, 960, 160, True, True, 1),
+]
 
 
 class MobileNetV3(nn.Module):
@@ -65,8 +78,9 @@ class MobileNetV3(nn.Module):
         layers.append(ConvBNReLU(setting[-1][3], lastconv, k=1, activation=nn.Hardswish))
         self.features = nn.Sequential(*layers)
         self.avgpool = nn.AdaptiveAvgPool2d(1)
-        self.classifier = nn.Sequential(nn.Linear(lastconv, last_channel), nn.Hardswish(),
-                                        nn.Dropout(0.2), nn.Linear(last_channel, num_classes))
+        self.classifier = nn.Sequential(
+            nn.Linear(lastconv, last_channel), nn.Hardswish(), nn.Dropout(0.2), nn.Linear(last_channel, num_classes)
+        )
         self.quant = QuantStub()
         self.dequant = DeQuantStub()
         init_weights(self)

@@ -3,6 +3,7 @@
 Same parameter names and shapes as torchvision.models.resnet18, so its state_dict loads;
 residual adds use FloatFunctional.add_relu; ``fuse_model()`` fuses conv-bn(-relu).
 """
+
 import torch
 import torch.nn as nn
 
@@ -67,8 +68,7 @@ class ResNet(nn.Module):
     def _make_layer(self, planes, blocks, stride=1):
         downsample = None
         if stride != 1 or self.inplanes != planes:
-            downsample = nn.Sequential(
-                nn.Conv2d(self.inplanes, planes, 1, stride, bias=False), nn.BatchNorm2d(planes))
+            downsample = nn.Sequential(nn.Conv2d(self.inplanes, planes, 1, stride, bias=False), nn.BatchNorm2d(planes))
         layers = [BasicBlock(self.inplanes, planes, stride, downsample)]
         self.inplanes = planes
         layers += [BasicBlock(planes, planes) for _ in range(1, blocks)]

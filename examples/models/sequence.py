@@ -4,6 +4,7 @@
 ``TransformerClassifier``: embedding -> TransformerEncoder -> mean-pool -> Linear.
 Dynamic quantization swaps nn.LSTM and every nn.Linear (attention projections included).
 """
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -52,8 +53,7 @@ class EncoderLayer(nn.Module):
 
 
 class TransformerClassifier(nn.Module):
-    def __init__(self, vocab=10000, d_model=256, nhead=4, ff=1024, layers=4, num_classes=10,
-                 max_len=512):
+    def __init__(self, vocab=10000, d_model=256, nhead=4, ff=1024, layers=4, num_classes=10, max_len=512):
         super().__init__()
         self.embedding = nn.Embedding(vocab, d_model)
         self.pos = nn.Parameter(torch.randn(1, max_len, d_model) * 0.02)

@@ -7,6 +7,7 @@ conv-bn(-relu). One deliberate difference: the global pool is an ``nn.AdaptiveAv
 module, not torchvision's ``x.mean([2, 3])`` (a functional call on a quantized tensor, which
 convert cannot see: it would run torch's aten kernel).
 """
+
 import torch
 import torch.nn as nn
 
@@ -27,13 +28,16 @@ class InvertedResidual(nn.Module):
         self.stride = stride
         half = oup // 2
         if stride > 1:
-            self.branch1 = nn.Sequential(ConvBNReLU(inp, inp, 3, stride, groups=inp, relu=False),
-                                         ConvBNReLU(inp, half, 1))
+            self.branch1 = nn.Sequential(
+                ConvBNReLU(inp, inp, 3, stride, groups=inp, relu=False), ConvBNReLU(inp, half, 1)
+            )
         else:
             self.branch1 = nn.Sequential()
-        self.branch2 = nn.Sequential(ConvBNReLU(inp if stride > 1 else half, half, 1),
-                                     ConvBNReLU(half, half, 3, stride, groups=half, relu=False),
-                                     ConvBNReLU(half, half, 1))
+        self.branch2 = nn.Sequential(
+            ConvBNReLU(inp if stride > 1 else half, half, 1),
+            ConvBNReLU(half, half, 3, stride, groups=half, relu=False),
+            ConvBNReLU(half, half, 1),
+        )
         self.cat = FloatFunctional()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -53,8 +57,11 @@ class ShuffleNetV2(nn.Module):
         self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
         stages = []
         for repeats, cout in zip(stages_repeats, stages_out_channels[1:-1]):
-            stages.append(nn.Sequential(InvertedResidual(cin, cout, 2),
-                                        *[InvertedResidual(cout, cout, 1) for _ in range(repeats - 1)]))
+            stages.append(
+                nn.Sequential(
+                    InvertedResidual(cin, cout, 2), *[InvertedResidual(cout, cout, 1) for _ in range(repeats - 1)]
+                )
+            )
             cin = cout
         self.stage2, self.stage3, self.stage4 = stages
         self.conv5 = ConvBNReLU(cin, stages_out_channels[-1], 1)

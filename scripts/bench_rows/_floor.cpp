@@ -60,14 +60,15 @@ void affine2(const at::Tensor& x, const at::Tensor& z, at::Tensor y, bool is_mul
     const S::VF v = is_mul ? S::mul_f(S::mul_f(a, b), va) : S::add_f(S::mul_f(a, va), S::mul_f(b, vb));
     return S::to_i32_round(S::add_f(v, vc));
   };
-  for (int64_t i = 0; i + 4 * L <= x.numel(); i += 4 * L) S::store4_u8(py + i, f(i), f(i + L), f(i + 2 * L), f(i + 3 * L));
+  for (int64_t i = 0; i + 4 * L <= x.numel(); i += 4 * L)
+    S::store4_u8(py + i, f(i), f(i + L), f(i + 2 * L), f(i + 3 * L));
 }
 
 // y[i] = sat(round(a * sum_k x[k * stride + i] + zp)), n = y.numel(): K taps summed in 16-bit
-// lanes (folded into int32 every 256 taps), then the requantize rule (a multiply, an add). The floor of average pooling. With stride = the
-// channel count the taps of neighbouring outputs overlap, so they come from L1 (a real pooling
-// kernel reads at least as much); for a global pool over channels-last input (n = C, stride = C)
-// x is the input itself.
+// lanes (folded into int32 every 256 taps), then the requantize rule (a multiply, an add). The floor of average
+// pooling. With stride = the channel count the taps of neighbouring outputs overlap, so they come from L1 (a real
+// pooling kernel reads at least as much); for a global pool over channels-last input (n = C, stride = C) x is the input
+// itself.
 template <int kW>
 void taps_block(const uint8_t* px, uint8_t* py, int64_t i, int64_t K, int64_t stride, S::VF va, S::VF vz) {
   S::VI a[2 * kW];
@@ -80,7 +81,8 @@ void taps_block(const uint8_t* px, uint8_t* py, int64_t i, int64_t K, int64_t st
     }
   }
   for (int u = 0; u < kW; ++u) B::fold16<uint8_t>(&a[2 * u], &a[2 * u + 1], &w[u]);
-  for (int u = 0; u < 2 * kW; ++u) S::store_u8(py + i + L * u, S::to_i32_round(S::add_f(S::mul_f(S::to_f(a[u]), va), vz)));
+  for (int u = 0; u < 2 * kW; ++u)
+    S::store_u8(py + i + L * u, S::to_i32_round(S::add_f(S::mul_f(S::to_f(a[u]), va), vz)));
 }
 
 void taps(const at::Tensor& x, at::Tensor y, int64_t K, int64_t stride, double a) {
@@ -118,7 +120,9 @@ void bilinear(const at::Tensor& x, at::Tensor y, int64_t stride) {
   TORCH_CHECK(x.numel() >= n + 3 * stride, "bilinear: x too small");
   const S::VF w0 = S::set1_f(0.25f), w1 = S::set1_f(0.75f), h0 = S::set1_f(0.625f), h1 = S::set1_f(0.375f);
   auto f = [&](int64_t j) {
-    auto at = [&](int64_t k) { return S::to_f(S::load_u8(px + k * stride + j)); };
+    auto at = [&](int64_t k) {
+      return S::to_f(S::load_u8(px + k * stride + j));
+    };
     const S::VF t = S::add_f(S::mul_f(w0, at(0)), S::mul_f(w1, at(1)));
     const S::VF u = S::add_f(S::mul_f(w0, at(2)), S::mul_f(w1, at(3)));
     return S::to_i32_round(S::add_f(S::mul_f(h0, t), S::mul_f(h1, u)));
@@ -185,7 +189,7 @@ void quant(const at::Tensor& x, at::Tensor y, const at::Tensor& inv, int64_t inn
   uint8_t* py = u8(y);
   const int64_t n = x.numel();
   const bool stream = n >= (int64_t{1} << 22);  // as the kernels: non-temporal stores for huge outputs
-  for (int64_t r0 = 0; r0 < n; r0 += inner) {  // one row of `inner` elements
+  for (int64_t r0 = 0; r0 < n; r0 += inner) {   // one row of `inner` elements
     const S::VF row_s = S::set1_f(per_row ? ps[r0 / inner] : 0.f);
     for (int64_t i = 0; i + 4 * L <= inner; i += 4 * L) {
       S::VI r[4];
@@ -334,12 +338,14 @@ void bag(const at::Tensor& table, const at::Tensor& idx, at::Tensor out, int64_t
   float* po = out.data_ptr<float>();
   const uint8_t* pt = u8(table);
   const int64_t rb = table.size(1);
+  // clang-format off
 #define QPLUGIN_FLOOR_BAG(d, b) \
   if (D == d && bits == b) return bag_t<d, b>(pt, rb, pi, bags, per, po);
   QPLUGIN_FLOOR_BAG(32, 8) QPLUGIN_FLOOR_BAG(64, 8) QPLUGIN_FLOOR_BAG(128, 8)
   QPLUGIN_FLOOR_BAG(32, 4) QPLUGIN_FLOOR_BAG(64, 4) QPLUGIN_FLOOR_BAG(128, 4)
 #undef QPLUGIN_FLOOR_BAG
-  TORCH_CHECK(false, "bag: D in {32, 64, 128}, bits in {4, 8}");
+      // clang-format on
+      TORCH_CHECK(false, "bag: D in {32, 64, 128}, bits in {4, 8}");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@ did less work than any exact kernel) into torch's extension cache (~30 s the fir
 torch_qplugin.active_isa(), so under QPLUGIN_ISA=avx2 the floors run at AVX2 width. None on the
 scalar path (no vector floor to show).
 """
+
 import functools
 from pathlib import Path
 
@@ -13,8 +14,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _FLAGS = {
     "avx2": ["-mavx2", "-mfma", "-mf16c", "-mbmi2"],
-    "avx512": ["-mavx512f", "-mavx512bw", "-mavx512vl", "-mavx512dq", "-mavx512vnni", "-mavx2", "-mfma",
-               "-mf16c", "-mbmi2", "-mprefer-vector-width=512"],
+    "avx512": [
+        "-mavx512f",
+        "-mavx512bw",
+        "-mavx512vl",
+        "-mavx512dq",
+        "-mavx512vnni",
+        "-mavx2",
+        "-mfma",
+        "-mf16c",
+        "-mbmi2",
+        "-mprefer-vector-width=512",
+    ],
 }
 
 
@@ -26,9 +37,13 @@ def floor():
     isa = torch_qplugin.active_isa()
     if isa not in _FLAGS:
         return None
-    return load(name=f"qplugin_floor_{isa}", sources=[str(Path(__file__).with_name("_floor.cpp"))],
-                extra_cflags=["-O3", "-ffp-contract=off", f"-DQPLUGIN_ISA_{isa.upper()}"] + _FLAGS[isa],
-                extra_include_paths=[str(ROOT / "aten_ext" / "csrc")], verbose=False)
+    return load(
+        name=f"qplugin_floor_{isa}",
+        sources=[str(Path(__file__).with_name("_floor.cpp"))],
+        extra_cflags=["-O3", "-ffp-contract=off", f"-DQPLUGIN_ISA_{isa.upper()}"] + _FLAGS[isa],
+        extra_include_paths=[str(ROOT / "aten_ext" / "csrc")],
+        verbose=False,
+    )
 
 
 def _u8(n, seed=0):
@@ -128,7 +143,7 @@ class Floors:
 
         g = torch.Generator().manual_seed(4)
         table = torch.randint(0, 256, (rows, D * bits // 8 + 8), dtype=torch.uint8, generator=g)
-        table[:, D * bits // 8:] = torch.tensor([0.01, 0.5]).view(torch.uint8)
+        table[:, D * bits // 8 :] = torch.tensor([0.01, 0.5]).view(torch.uint8)
         idx = torch.randint(0, rows, (bags * per,), generator=g)
         out = torch.empty(bags, D)
         return lambda: self.m.bag(table, idx, out, per, bits)

@@ -1,5 +1,6 @@
 """The machine's int8 peak for the GOPS rows (linear, conv): measured once per run with
 scripts/peak_int8.py, and a GOPS value that prints with its fraction of that peak."""
+
 import os
 import sys
 
@@ -14,9 +15,11 @@ PEAK = {}  # filled by cases(): the machine's int8 peak, measured in the same ru
 def with_peak_note(note):
     """`note` with the measured peak appended (replacing an earlier one): the rows' NOTE."""
     peak = measure_peak()
-    return note.split(" Peak:")[0] + (f" Peak: {peak['gops']:.1f} GOPS per core ({peak['name']}, "
-                                      "scripts/peak_int8.py, measured in this run); % of peak is against "
-                                      "threads x that.")
+    return note.split(" Peak:")[0] + (
+        f" Peak: {peak['gops']:.1f} GOPS per core ({peak['name']}, "
+        "scripts/peak_int8.py, measured in this run); % of peak is against "
+        "threads x that."
+    )
 
 
 def measure_peak():
@@ -37,9 +40,13 @@ def measure_peak():
         path = peak_int8.peak_gops(name) if name else None
         if path:
             PEAK.update(path_name=name, path_gops=path)
-        print(f"int8 peak {got[best]:.1f} GOPS per core ({best}; measured: "
-              + ", ".join(f"{k} {v:.1f}" for k, v in got.items())
-              + (f"; our path's ceiling ({name}) {path:.1f}" if path else "") + ")", flush=True)
+        print(
+            f"int8 peak {got[best]:.1f} GOPS per core ({best}; measured: "
+            + ", ".join(f"{k} {v:.1f}" for k, v in got.items())
+            + (f"; our path's ceiling ({name}) {path:.1f}" if path else "")
+            + ")",
+            flush=True,
+        )
     return PEAK
 
 

@@ -1,5 +1,6 @@
 """Quantized convolution rows (issue: conv). Full-range quint8 activations (torch's x86
 engine runs its saturating path on them; ours is exact). Rate: GOPS = 2 * MACs / time."""
+
 import torch
 
 from bench_rows import Case
@@ -7,10 +8,12 @@ from bench_rows._peak import Ops, with_peak_note
 
 FAMILY = "conv"
 ORDER = 60
-NOTE = ("torch baseline: torch.ops.quantized.conv{1,2,3}d (x86 engine) on the same quint8 input "
-        "(channels_last); fp32 baseline: torch.nn.functional.conv of the same size. "
-        "conv2d_add_relu is compared with torch's conv2d followed by quantized.add_relu. "
-        "Rate: GOPS (2 ops per multiply-add).")
+NOTE = (
+    "torch baseline: torch.ops.quantized.conv{1,2,3}d (x86 engine) on the same quint8 input "
+    "(channels_last); fp32 baseline: torch.nn.functional.conv of the same size. "
+    "conv2d_add_relu is compared with torch's conv2d followed by quantized.add_relu. "
+    "Rate: GOPS (2 ops per multiply-add)."
+)
 
 
 def _conv_case(name, shape, in_shape, oc, k, stride, pad, groups, dims=2, add=False):
@@ -28,8 +31,9 @@ def _conv_case(name, shape, in_shape, oc, k, stride, pad, groups, dims=2, add=Fa
     c = in_shape[1]
     ks = [k] * dims
     w = torch.randn(oc, c // groups, *ks) * 0.1
-    qw = torch.quantize_per_channel(w, torch.full((oc,), 0.002, dtype=torch.double),
-                                    torch.zeros(oc, dtype=torch.long), 0, torch.qint8)
+    qw = torch.quantize_per_channel(
+        w, torch.full((oc,), 0.002, dtype=torch.double), torch.zeros(oc, dtype=torch.long), 0, torch.qint8
+    )
     b = torch.randn(oc)
     st, pd, dl = [stride] * dims, [pad] * dims, [1] * dims
     ours_p = getattr(q, f"conv{dims}d_prepack")(qw, b, st, pd, dl, groups)
@@ -37,7 +41,7 @@ def _conv_case(name, shape, in_shape, oc, k, stride, pad, groups, dims=2, add=Fa
     theirs_p = getattr(tq, f"conv{dims}d_prepack")(qw, b, st, pd, dl, groups)
     fconv = getattr(torch.nn.functional, f"conv{dims}d")
     y0 = getattr(q, f"conv{dims}d")(qx, ours_p, 0.5, 10)
-    macs = y0.numel() * (c // groups) * k ** dims
+    macs = y0.numel() * (c // groups) * k**dims
     if add:
         qa = torch.quantize_per_tensor(torch.rand(y0.shape) * 4, 4 / 255, 0, torch.quint8)
         qa = qa.contiguous(memory_format=torch.channels_last)

@@ -1,6 +1,7 @@
 """Quantized transposed convolution rows. Full-range quint8 activations, per-tensor
 qint8 weights (torch's kernels refuse per-channel ones for transposed conv). Rate: GOPS =
 2 * MACs / time (MACs of the dense transposed conv: input elements x OC / groups x kernel volume)."""
+
 import torch
 
 from bench_rows import Case
@@ -8,10 +9,12 @@ from bench_rows._peak import Ops, with_peak_note
 
 FAMILY = "conv_transpose"
 ORDER = 61
-NOTE = ("torch baseline: torch.ops.quantized.conv_transpose{1,2,3}d with the fbgemm engine on the same "
-        "quint8 input (torch 2.13's x86 engine gives wrong results for transposed conv, docs/design/conv.md; "
-        "fbgemm's is exact here); fp32 baseline: torch.nn.functional.conv_transpose of the same size. "
-        "Rate: GOPS (2 ops per multiply-add).")
+NOTE = (
+    "torch baseline: torch.ops.quantized.conv_transpose{1,2,3}d with the fbgemm engine on the same "
+    "quint8 input (torch 2.13's x86 engine gives wrong results for transposed conv, docs/design/conv.md; "
+    "fbgemm's is exact here); fp32 baseline: torch.nn.functional.conv_transpose of the same size. "
+    "Rate: GOPS (2 ops per multiply-add)."
+)
 
 
 def _case(name, in_shape, ocg, k, stride, pad, out_pad=0, groups=1, dims=2):
@@ -33,7 +36,7 @@ def _case(name, in_shape, ocg, k, stride, pad, out_pad=0, groups=1, dims=2):
     torch.backends.quantized.engine = "fbgemm"
     theirs_p = getattr(tq, f"conv_transpose{dims}d_prepack")(qw, b, st, pd, op, dl, groups)
     fconv = getattr(torch.nn.functional, f"conv_transpose{dims}d")
-    macs = qx.numel() * ocg * k ** dims
+    macs = qx.numel() * ocg * k**dims
 
     def theirs():
         torch.backends.quantized.engine = "fbgemm"

@@ -5,6 +5,7 @@ torch baseline: torch.ops.quantized.linear / linear_dynamic with the x86 engine
 Activations use the full 0..255 range (torch's x86 path saturates there but its
 time is what we compare with).
 """
+
 import os
 import sys
 
@@ -17,9 +18,11 @@ from bench_rows._peak import Ops, measure_peak, with_peak_note  # noqa: E402
 
 FAMILY = "linear"
 ORDER = 40
-NOTE = ("fp32 baseline: `torch.nn.functional.linear` on float tensors of the same shape. "
-        "Rate: GOPS = 2*M*K*N / time. torch: `quantized::linear` / `quantized::linear_dynamic`, x86 engine. "
-        "Weights per-channel qint8, activations full-range quint8.")
+NOTE = (
+    "fp32 baseline: `torch.nn.functional.linear` on float tensors of the same shape. "
+    "Rate: GOPS = 2*M*K*N / time. torch: `quantized::linear` / `quantized::linear_dynamic`, x86 engine. "
+    "Weights per-channel qint8, activations full-range quint8."
+)
 
 SHAPES = [(1, 768, 768), (1, 4096, 4096), (8, 768, 3072), (128, 1024, 1024), (512, 4096, 4096)]
 
@@ -43,12 +46,28 @@ def cases(shapes=SHAPES):
         x = torch.rand(M, K, generator=g) * 4 - 2
         xq = torch.quantize_per_tensor(x, 4 / 255, 128, torch.quint8)
         ops = Ops(2.0 * M * K * N)
-        out.append(Case("linear", label, lambda xq=xq, p=ours_p: q.linear(xq, p, 0.05, 128),
-                        lambda xq=xq, p=torch_p: tq.linear(xq, p, 0.05, 128),
-                        lambda x=x, w=w, b=b: torch.nn.functional.linear(x, w, b), work=ops, unit=""))
-        out.append(Case("linear_dynamic", label, lambda x=x, p=ours_p: q.linear_dynamic(x, p),
-                        lambda x=x, p=torch_p: tq.linear_dynamic(x, p, False),
-                        lambda x=x, w=w, b=b: torch.nn.functional.linear(x, w, b), work=ops, unit=""))
+        out.append(
+            Case(
+                "linear",
+                label,
+                lambda xq=xq, p=ours_p: q.linear(xq, p, 0.05, 128),
+                lambda xq=xq, p=torch_p: tq.linear(xq, p, 0.05, 128),
+                lambda x=x, w=w, b=b: torch.nn.functional.linear(x, w, b),
+                work=ops,
+                unit="",
+            )
+        )
+        out.append(
+            Case(
+                "linear_dynamic",
+                label,
+                lambda x=x, p=ours_p: q.linear_dynamic(x, p),
+                lambda x=x, p=torch_p: tq.linear_dynamic(x, p, False),
+                lambda x=x, w=w, b=b: torch.nn.functional.linear(x, w, b),
+                work=ops,
+                unit="",
+            )
+        )
     return out
 
 
@@ -81,8 +100,12 @@ def _main():
     for spec in args.shapes:
         M, K, N = (int(v) for v in spec.split("x"))
         cs = {c.op: c for c in cases([(M, K, N)])}
-        fns = {"static ours": cs["linear"].ours, "static torch": cs["linear"].torch,
-               "dynamic ours": cs["linear_dynamic"].ours, "dynamic torch": cs["linear_dynamic"].torch}
+        fns = {
+            "static ours": cs["linear"].ours,
+            "static torch": cs["linear"].torch,
+            "dynamic ours": cs["linear_dynamic"].ours,
+            "dynamic torch": cs["linear_dynamic"].torch,
+        }
         read_ref = M == 1 and peak_int8.cpu_has("avx512f")  # the read loop is AVX-512 code
         if read_ref:
             nbytes = K * N // 256 * 256
@@ -90,8 +113,10 @@ def _main():
             base = (ctypes.addressof(buf) + 63) // 64 * 64
             ctypes.memset(base, 1, nbytes)
             fns["read W bytes"] = lambda base=base, nbytes=nbytes: (
-                lib.readbw(base, nbytes, 1) if torch.get_num_threads() == 1
-                else lib.readbw_mt(base, nbytes, 1, torch.get_num_threads()))
+                lib.readbw(base, nbytes, 1)
+                if torch.get_num_threads() == 1
+                else lib.readbw_mt(base, nbytes, 1, torch.get_num_threads())
+            )
             q = torch.ops.qplugin
             tq = torch.ops.quantized
             p0 = q.linear_prepack(torch.quantize_per_tensor(torch.zeros(N, K), 0.1, 0, torch.qint8))
@@ -112,16 +137,23 @@ def _main():
                     samples[k].append((time.perf_counter() - t0) / args.calls)
             best = {k: min(v) for k, v in samples.items()}
             med = {k: statistics.median(v) for k, v in samples.items()}
-            print(f"{spec} threads={threads}: " + ", ".join(f"{k} {best[k] * 1e6:.1f}/{med[k] * 1e6:.1f} us"
-                                                              for k in fns) + "  (best/median)")
+            print(
+                f"{spec} threads={threads}: "
+                + ", ".join(f"{k} {best[k] * 1e6:.1f}/{med[k] * 1e6:.1f} us" for k in fns)
+                + "  (best/median)"
+            )
             for kind in ("static", "dynamic"):
                 o, t = f"{kind} ours", f"{kind} torch"
                 gops = 2.0 * M * K * N / best[o] / 1e9
-                print(f"  {kind:7s} ratio best {best[o] / best[t]:.3f} median {med[o] / med[t]:.3f}; ours {gops:.1f} GOPS "
-                      f"= {100 * gops / (peak * threads):.1f}% of peak ({threads} x {peak:.0f})")
+                print(
+                    f"  {kind:7s} ratio best {best[o] / best[t]:.3f} median {med[o] / med[t]:.3f}; ours {gops:.1f} GOPS "
+                    f"= {100 * gops / (peak * threads):.1f}% of peak ({threads} x {peak:.0f})"
+                )
             if read_ref:
-                print(f"  plain read of the {K * N / 1e6:.1f} MB of weights: {nbytes / best['read W bytes'] / 1e9:.1f} GB/s "
-                      f"(ours static {K * N / best['static ours'] / 1e9:.1f}, torch {K * N / best['static torch'] / 1e9:.1f})")
+                print(
+                    f"  plain read of the {K * N / 1e6:.1f} MB of weights: {nbytes / best['read W bytes'] / 1e9:.1f} GB/s "
+                    f"(ours static {K * N / best['static ours'] / 1e9:.1f}, torch {K * N / best['static torch'] / 1e9:.1f})"
+                )
 
 
 if __name__ == "__main__":

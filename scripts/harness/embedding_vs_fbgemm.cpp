@@ -59,8 +59,8 @@ int main(int argc, char** argv) {
     best = std::min(best, std::chrono::duration<double>(t1 - t0).count() / reps);
     bf = std::min(bf, std::chrono::duration<double>(t2 - t1).count() / reps);
   }
-  std::printf("%ldx%ld, %ld bags x %ld: ours %.1f us, fbgemm %.1f us, ratio %.3f, outputs %s\n", N, D, B, L,
-              best * 1e6, bf * 1e6, best / bf,
+  std::printf("%ldx%ld, %ld bags x %ld: ours %.1f us, fbgemm %.1f us, ratio %.3f, outputs %s\n", N, D, B, L, best * 1e6,
+              bf * 1e6, best / bf,
               std::memcmp(ours.data(), theirs.data(), ours.size() * 4) == 0 ? "identical" : "DIFFER");
   return 0;
 }

@@ -42,7 +42,7 @@ __attribute__((noinline)) void store32_prefetchw(uint8_t* p, size_t n, uint8_t b
   }
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
   const uint8_t v = 3;

@@ -1,5 +1,6 @@
 """Golden files (`scripts/gen_serialized.py conv conv_transpose`): conv packed params saved with state version 1
 keep loading, unpack to the original weights and give the recorded outputs."""
+
 from pathlib import Path
 
 import pytest
@@ -8,9 +9,11 @@ import torch
 import torch_qplugin  # noqa: F401
 
 DIR = Path(__file__).resolve().parent.parent / "serialized"
-pytestmark = [pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated"),
-              # torch.load of quantized tensors goes through torch's own TypedStorage path
-              pytest.mark.filterwarnings("ignore:TypedStorage is deprecated:UserWarning")]
+pytestmark = [
+    pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated"),
+    # torch.load of quantized tensors goes through torch's own TypedStorage path
+    pytest.mark.filterwarnings("ignore:TypedStorage is deprecated:UserWarning"),
+]
 
 
 def test_conv_packed_params_v1_golden():
@@ -20,8 +23,12 @@ def test_conv_packed_params_v1_golden():
     assert len(ys) == len(io["expected"])
     for y, e in zip(ys, io["expected"]):
         assert torch.equal(y.int_repr(), e)
-    unpacks = [torch.ops.qplugin.conv1d_unpack(m.p1), torch.ops.qplugin.conv2d_unpack(m.p2),
-               torch.ops.qplugin.conv2d_unpack(m.pdw), torch.ops.qplugin.conv3d_unpack(m.p3)]
+    unpacks = [
+        torch.ops.qplugin.conv1d_unpack(m.p1),
+        torch.ops.qplugin.conv2d_unpack(m.p2),
+        torch.ops.qplugin.conv2d_unpack(m.pdw),
+        torch.ops.qplugin.conv3d_unpack(m.p3),
+    ]
     for (w, b), w0 in zip(unpacks, io["weights"]):
         assert torch.equal(w.int_repr(), w0.int_repr()) and w.qscheme() == w0.qscheme()
     assert torch.equal(unpacks[0][1], io["biases"][0]) and torch.equal(unpacks[1][1], io["biases"][1])
@@ -38,8 +45,11 @@ def test_conv_transpose_packed_params_v2_golden():
     assert len(ys) == len(io["expected"]) == 3
     for y, e in zip(ys, io["expected"]):
         assert torch.equal(y.int_repr(), e)
-    unpacks = [torch.ops.qplugin.conv_transpose1d_unpack(m.p1), torch.ops.qplugin.conv_transpose2d_unpack(m.p2),
-               torch.ops.qplugin.conv_transpose3d_unpack(m.p3)]
+    unpacks = [
+        torch.ops.qplugin.conv_transpose1d_unpack(m.p1),
+        torch.ops.qplugin.conv_transpose2d_unpack(m.p2),
+        torch.ops.qplugin.conv_transpose3d_unpack(m.p3),
+    ]
     for (w, b), w0 in zip(unpacks, io["weights"]):
         assert torch.equal(w.int_repr(), w0.int_repr()) and w.qscheme() == w0.qscheme()
     assert unpacks[1][0].q_per_channel_axis() == 1

@@ -1,5 +1,6 @@
 """Golden files: test/serialized/linear_v*.pt (made by scripts/gen_serialized.py) must keep
 loading and giving the same outputs."""
+
 import warnings
 from pathlib import Path
 

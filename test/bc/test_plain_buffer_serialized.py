@@ -2,6 +2,7 @@
 `scripts/gen_serialized.py plain_buffers` with a build of that format) still run and give the
 same bytes, and are checked structurally (no checksum in that format): a mismatched or damaged one
 is an error or gives the same output, never wrong bytes."""
+
 from pathlib import Path
 
 import pytest
@@ -55,13 +56,33 @@ def test_v1_linear_buffer_flips_and_mismatches(made):
 def test_v1_conv_buffers_run():
     d = V1["conv2d"]
     geo = ([2, 1], [1, 0], [1, 1], 2)
-    assert torch.equal(q.plain_conv2d(d["x"], SX, ZX, d["w"], d["w_scales"], d["w_zero_points"], None, d["buffer"],
-                                      *geo, SY, ZY), d["y"])
+    assert torch.equal(
+        q.plain_conv2d(d["x"], SX, ZX, d["w"], d["w_scales"], d["w_zero_points"], None, d["buffer"], *geo, SY, ZY),
+        d["y"],
+    )
     d = V1["conv_transpose2d"]
     geo = ([2, 1], [0, 1], [1, 0], [1, 1], 2)
-    assert torch.equal(q.plain_conv_transpose2d(d["x"], SX, ZX, d["w"], d["w_scales"], d["w_zero_points"], None,
-                                                d["buffer"], *geo, SY, ZY), d["y"])
+    assert torch.equal(
+        q.plain_conv_transpose2d(
+            d["x"], SX, ZX, d["w"], d["w_scales"], d["w_zero_points"], None, d["buffer"], *geo, SY, ZY
+        ),
+        d["y"],
+    )
     with pytest.raises(ValueError, match=r"qplugin::plain_conv2d: packed should describe a weight of 6 x 2 channels"):
         w = V1["conv2d"]["w"]
-        q.plain_conv2d(d["x"], SX, ZX, w[:4], V1["conv2d"]["w_scales"][:4], V1["conv2d"]["w_zero_points"][:4], None,
-                       V1["conv2d"]["buffer"], [1, 1], [0, 0], [1, 1], 2, SY, ZY)
+        q.plain_conv2d(
+            d["x"],
+            SX,
+            ZX,
+            w[:4],
+            V1["conv2d"]["w_scales"][:4],
+            V1["conv2d"]["w_zero_points"][:4],
+            None,
+            V1["conv2d"]["buffer"],
+            [1, 1],
+            [0, 0],
+            [1, 1],
+            2,
+            SY,
+            ZY,
+        )

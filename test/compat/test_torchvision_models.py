@@ -12,6 +12,7 @@ run under the aten op (torch's without use_for_aten).
 
 Small images (32 x 32; 75 x 75 for inception_v3, the least its stem takes) and batch 1 keep it fast.
 """
+
 import contextlib
 import copy
 import warnings
@@ -26,10 +27,12 @@ from torch_qplugin import _aten
 
 import tv_models
 
-pytestmark = [pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated"),
-              # torchvision's own notice when GoogLeNet / Inception-v3 are scripted (their eager
-              # forward returns a tensor in eval mode, the scripted one a tuple)
-              pytest.mark.filterwarnings(r"ignore:Scripted Quantizable\w+ always returns")]
+pytestmark = [
+    pytest.mark.filterwarnings(r"ignore:`torch\.jit\.\w+` is deprecated"),
+    # torchvision's own notice when GoogLeNet / Inception-v3 are scripted (their eager
+    # forward returns a tensor in eval mode, the scripted one a tuple)
+    pytest.mark.filterwarnings(r"ignore:Scripted Quantizable\w+ always returns"),
+]
 
 SIDE = {"inception_v3": 75}
 # The heaviest model converts through one route (ours) and its plain form; the others all three.
@@ -37,25 +40,60 @@ ONE_ROUTE = {"resnext101_32x8d"}
 # Exported plain programs: the models whose forward code calls functions on activations.
 EXPORTED = {"mobilenet_v2", "shufflenet_v2_x1_0"}
 # aten ops the model's own forward code calls on quantized tensors (besides views)
-FUNCTIONAL = {"mobilenet_v2": {"_adaptive_avg_pool2d"},
-              "inception_v3": {"avg_pool2d", "quantized_max_pool2d"},
-              "shufflenet_v2_x1_0": {"clone", "mean.dim"}}
+FUNCTIONAL = {
+    "mobilenet_v2": {"_adaptive_avg_pool2d"},
+    "inception_v3": {"avg_pool2d", "quantized_max_pool2d"},
+    "shufflenet_v2_x1_0": {"clone", "mean.dim"},
+}
 
 # torch's QuantizedCPU kernels that may run: they view or describe a quantized tensor, or make an
 # empty one, and compute nothing.
 _TORCH_KEPT = {
-    "view", "_unsafe_view", "_reshape_alias", "as_strided", "alias", "t", "transpose.int", "permute", "select.int",
-    "slice.Tensor", "unsqueeze", "squeeze", "squeeze.dim", "squeeze.dims", "expand", "unfold", "split.Tensor",
-    "split_with_sizes", "unbind.int", "chunk", "narrow", "detach", "set_.source_Storage_storage_offset",
-    "set_.source_Storage", "_empty_affine_quantized", "_empty_per_channel_affine_quantized", "empty_quantized",
-    "empty.memory_format", "empty_like", "q_scale", "q_zero_point", "q_per_channel_scales",
-    "q_per_channel_zero_points", "q_per_channel_axis", "qscheme", "is_contiguous", "is_set_to", "size.int",
-    "stride.int"}
+    "view",
+    "_unsafe_view",
+    "_reshape_alias",
+    "as_strided",
+    "alias",
+    "t",
+    "transpose.int",
+    "permute",
+    "select.int",
+    "slice.Tensor",
+    "unsqueeze",
+    "squeeze",
+    "squeeze.dim",
+    "squeeze.dims",
+    "expand",
+    "unfold",
+    "split.Tensor",
+    "split_with_sizes",
+    "unbind.int",
+    "chunk",
+    "narrow",
+    "detach",
+    "set_.source_Storage_storage_offset",
+    "set_.source_Storage",
+    "_empty_affine_quantized",
+    "_empty_per_channel_affine_quantized",
+    "empty_quantized",
+    "empty.memory_format",
+    "empty_like",
+    "q_scale",
+    "q_zero_point",
+    "q_per_channel_scales",
+    "q_per_channel_zero_points",
+    "q_per_channel_axis",
+    "qscheme",
+    "is_contiguous",
+    "is_set_to",
+    "size.int",
+    "stride.int",
+}
 
 
 def _name(func):
     n = func.name().split("::", 1)[1]
-    return n[:-len(".default")] if n.endswith(".default") else n
+    return n[: -len(".default")] if n.endswith(".default") else n
 
 
 @contextlib.contextmanager
@@ -66,10 +104,14 @@ def torch_quantized_kernels_raise():
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"(?s).*Overriding a previously registered kernel")
         for qualname in torch._C._dispatch_get_all_op_names():
-            name = qualname[len("aten::"):]
+            name = qualname[len("aten::") :]
             ours = name in _aten._MISSING or (name in _aten._TABLE and _aten._OVERRIDE_LIB is not None)
-            if (not qualname.startswith("aten::") or name in _TORCH_KEPT or ours
-                    or not torch._C._dispatch_has_kernel_for_dispatch_key(qualname, "QuantizedCPU")):
+            if (
+                not qualname.startswith("aten::")
+                or name in _TORCH_KEPT
+                or ours
+                or not torch._C._dispatch_has_kernel_for_dispatch_key(qualname, "QuantizedCPU")
+            ):
                 continue
             lib.impl(name, _raiser(qualname), "QuantizedCPU")
     try:
@@ -81,6 +123,7 @@ def torch_quantized_kernels_raise():
 def _raiser(qualname):
     def kernel(*args, **kwargs):
         raise AssertionError(f"torch's QuantizedCPU kernel of {qualname} ran")
+
     return kernel
 
 
@@ -93,8 +136,9 @@ class _QuantizedOps(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func.namespace == "aten" and any(isinstance(a, torch.Tensor) and a.is_quantized
-                                            for a in torch.utils._pytree.tree_leaves((args, kwargs))):
+        if func.namespace == "aten" and any(
+            isinstance(a, torch.Tensor) and a.is_quantized for a in torch.utils._pytree.tree_leaves((args, kwargs))
+        ):
             self.seen.add(_name(func))
         return func(*args, **kwargs)
 

@@ -9,6 +9,7 @@ Calibration is representative of the test input (same distribution, more samples
 torch's default ``reduce_range=True`` leaves 2x headroom above the calibrated range, which hides
 out-of-range test inputs; full-range min/max does not need it when calibration is representative.
 """
+
 import copy
 import os
 import pathlib
@@ -40,9 +41,21 @@ TORCH = T.toolkit_namespace(taq, tnnq.FloatFunctional)
 # these: data movement / metadata on quantized tensors (torchvision's chunk + channel_shuffle,
 # flatten), eval-mode dropout (identity), conv's padding_mode path (never taken here, pads the
 # plain integer values), and the qparams reads of Quantize.
-_DATA_MOVEMENT = {"aten::flatten", "aten::view", "aten::transpose", "aten::contiguous", "aten::chunk",
-                  "aten::size", "aten::dim", "aten::dropout", "aten::pad", "aten::q_scale",
-                  "aten::q_zero_point", "aten::Float", "aten::Int"}
+_DATA_MOVEMENT = {
+    "aten::flatten",
+    "aten::view",
+    "aten::transpose",
+    "aten::contiguous",
+    "aten::chunk",
+    "aten::size",
+    "aten::dim",
+    "aten::dropout",
+    "aten::pad",
+    "aten::q_scale",
+    "aten::q_zero_point",
+    "aten::Float",
+    "aten::Int",
+}
 # Functional calls torchvision makes on quantized tensors in a model's forward: convert never sees
 # them, so they stay aten ops and run torch's quantized kernels (docs/migration.md). Here only in
 # GoogLeNet's auxiliary head, which eval mode never runs.
@@ -53,8 +66,14 @@ _EXPECTED = {
     "resnet50_bottleneck": {"qplugin::add_relu", "qplugin::conv2d_relu", "qplugin::conv2d"},
     "resnext_grouped": {"qplugin::add_relu", "qplugin::conv2d_relu"},
     "mobilenet_v2": {"qplugin::add", "qplugin::conv2d_relu", "qplugin::conv2d", "qplugin::linear"},
-    "mobilenet_v3": {"qplugin::mul", "qplugin::hardsigmoid", "qplugin::hardswish", "qplugin::conv2d_relu",
-                     "qplugin::add", "qplugin::adaptive_avg_pool2d"},
+    "mobilenet_v3": {
+        "qplugin::mul",
+        "qplugin::hardsigmoid",
+        "qplugin::hardswish",
+        "qplugin::conv2d_relu",
+        "qplugin::add",
+        "qplugin::adaptive_avg_pool2d",
+    },
     "googlenet": {"qplugin::cat", "qplugin::max_pool2d", "qplugin::conv2d_relu"},
     "shufflenet_v2": {"qplugin::cat", "qplugin::conv2d_relu", "qplugin::conv2d"},
 }
@@ -127,9 +146,22 @@ def _tensor_op_kinds(graph, out):
 @pytest.mark.parametrize("name", list(T.MODELS))
 def test_pattern_converts_and_agrees_with_fp32_at_least_as_well_as_torch(name):
     fp32, ours, theirs, x = _models(name)
-    float_left = [n for n, m in ours.named_modules()
-                  if type(m) in (nn.Conv2d, nn.Linear, nn.ReLU, nn.Hardswish, nn.Hardsigmoid, nn.MaxPool2d,
-                                 nn.AdaptiveAvgPool2d, tnnq.FloatFunctional, nnq.FloatFunctional)]
+    float_left = [
+        n
+        for n, m in ours.named_modules()
+        if type(m)
+        in (
+            nn.Conv2d,
+            nn.Linear,
+            nn.ReLU,
+            nn.Hardswish,
+            nn.Hardsigmoid,
+            nn.MaxPool2d,
+            nn.AdaptiveAvgPool2d,
+            tnnq.FloatFunctional,
+            nnq.FloatFunctional,
+        )
+    ]
     assert float_left == [], f"{name}: modules left float after convert: {float_left}"
     with torch.no_grad():
         ref = fp32(x)
@@ -224,7 +256,8 @@ def test_scripted_patterns_load_in_a_fresh_process_with_identical_outputs(tmp_pa
         args += [name, str(tmp_path / f"{name}.pt"), str(tmp_path / f"{name}.io.pt")]
     env = dict(os.environ, PYTHONPATH=str(PKG_PARENT))
     env["OMP_NUM_THREADS"] = "1"
-    proc = subprocess.run([sys.executable, "-W", "ignore", "-c", _LOAD] + args, capture_output=True,
-                          text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", _LOAD] + args, capture_output=True, text=True, env=env, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip().splitlines()[-1] == "OK", proc.stdout + proc.stderr[-2000:]

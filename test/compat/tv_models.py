@@ -8,6 +8,7 @@ torch the ``torchvision`` and ``torchvision.models`` packages are set up without
 ``__init__`` (which loads the ops and every model family) and the quantization models are imported
 from them. torchvision is a test-only dependency (scripts/test.sh, scripts/setup_env.sh).
 """
+
 import importlib
 import importlib.util
 import pathlib
@@ -17,8 +18,16 @@ import types
 import torch
 import torch.nn as nn
 
-NAMES = ("resnet18", "resnet50", "resnext101_32x8d", "mobilenet_v2", "mobilenet_v3_large", "googlenet",
-         "inception_v3", "shufflenet_v2_x1_0")
+NAMES = (
+    "resnet18",
+    "resnet50",
+    "resnext101_32x8d",
+    "mobilenet_v2",
+    "mobilenet_v3_large",
+    "googlenet",
+    "inception_v3",
+    "shufflenet_v2_x1_0",
+)
 
 
 def _native_ops_load(package_dir):
@@ -39,8 +48,10 @@ def load():
         return loaded, hasattr(torch.ops.torchvision, "nms")
     spec = importlib.util.find_spec("torchvision")
     if spec is None or spec.origin is None:
-        raise ImportError("torchvision is not installed; the test venvs get torchvision==0.29.1 from "
-                          "scripts/test.sh / scripts/setup_env.sh")
+        raise ImportError(
+            "torchvision is not installed; the test venvs get torchvision==0.29.1 from "
+            "scripts/test.sh / scripts/setup_env.sh"
+        )
     package_dir = pathlib.Path(spec.origin).parent
     native = _native_ops_load(package_dir)
     if not native:

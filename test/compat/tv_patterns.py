@@ -6,6 +6,7 @@ channels so that a test runs them in well under a second.
 Every model takes the toolkit's QuantStub / DeQuantStub / FloatFunctional (``ns``) so the same
 architecture is quantized by torch_qplugin and, as the bar to beat, by torch.ao.quantization.
 """
+
 from types import SimpleNamespace
 from typing import Optional
 
@@ -16,8 +17,9 @@ import torch.nn.functional as F
 
 def toolkit_namespace(tq, ff_cls):
     """The pieces a model needs from one toolkit: its stubs, FloatFunctional and fuse_modules."""
-    return SimpleNamespace(QuantStub=tq.QuantStub, DeQuantStub=tq.DeQuantStub, FloatFunctional=ff_cls,
-                           fuse_modules=tq.fuse_modules)
+    return SimpleNamespace(
+        QuantStub=tq.QuantStub, DeQuantStub=tq.DeQuantStub, FloatFunctional=ff_cls, fuse_modules=tq.fuse_modules
+    )
 
 
 class ConvNormActivation(nn.Sequential):
@@ -108,8 +110,9 @@ class ResNet(_Quantizable):
         self.bn1 = nn.BatchNorm2d(widths[0])
         self.relu = nn.ReLU(inplace=False)
         self.maxpool = nn.MaxPool2d(3, 2, 1)
-        self.layers = nn.Sequential(*[self._make_layer(ns, block, w, n, 1 if i == 0 else 2)
-                                      for i, (w, n) in enumerate(zip(widths, layers))])
+        self.layers = nn.Sequential(
+            *[self._make_layer(ns, block, w, n, 1 if i == 0 else 2) for i, (w, n) in enumerate(zip(widths, layers))]
+        )
         self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
         self.fc = nn.Linear(self.inplanes, num_classes)
 
@@ -117,8 +120,9 @@ class ResNet(_Quantizable):
         exp = getattr(block, "expansion", 1)
         downsample = None
         if stride != 1 or self.inplanes != planes * exp:
-            downsample = nn.Sequential(nn.Conv2d(self.inplanes, planes * exp, 1, stride, bias=False),
-                                       nn.BatchNorm2d(planes * exp))
+            downsample = nn.Sequential(
+                nn.Conv2d(self.inplanes, planes * exp, 1, stride, bias=False), nn.BatchNorm2d(planes * exp)
+            )
         kw = {} if block is BasicBlock else {"groups": self.groups, "base_width": self.base_width}
         out = [block(ns, self.inplanes, planes, stride, downsample, **kw)]
         self.inplanes = planes * exp
@@ -148,8 +152,11 @@ class InvertedResidualV2(nn.Module):
         layers = []
         if expand_ratio != 1:
             layers.append(ConvNormActivation(inp, hidden, k=1))  # ReLU6 -> ReLU (_replace_relu)
-        layers += [ConvNormActivation(hidden, hidden, stride=stride, groups=hidden),
-                   nn.Conv2d(hidden, oup, 1, 1, 0, bias=False), nn.BatchNorm2d(oup)]
+        layers += [
+            ConvNormActivation(hidden, hidden, stride=stride, groups=hidden),
+            nn.Conv2d(hidden, oup, 1, 1, 0, bias=False),
+            nn.BatchNorm2d(oup),
+        ]
         self.conv = nn.Sequential(*layers)
         self.skip_add = ns.FloatFunctional()
 
@@ -241,9 +248,13 @@ class InvertedResidualV3(nn.Module):
 
 class MobileNetV3(_Quantizable):
     # (cin, kernel, expanded, cout, use_se, use_hs, stride): a cut of mobilenet_v3_large's table
-    SETTING = [(16, 3, 16, 16, False, False, 1), (16, 3, 64, 24, False, False, 2),
-               (24, 5, 72, 24, True, False, 1), (24, 3, 96, 32, False, True, 2),
-               (32, 5, 128, 32, True, True, 1)]
+    SETTING = [
+        (16, 3, 16, 16, False, False, 1),
+        (16, 3, 64, 24, False, False, 2),
+        (24, 5, 72, 24, True, False, 1),
+        (24, 3, 96, 32, False, True, 2),
+        (32, 5, 128, 32, True, True, 1),
+    ]
 
     def __init__(self, ns, num_classes=10):
         super().__init__()
@@ -253,8 +264,7 @@ class MobileNetV3(_Quantizable):
         layers.append(ConvNormActivation(32, 96, k=1, activation=nn.Hardswish))
         self.features = nn.Sequential(*layers)
         self.avgpool = nn.AdaptiveAvgPool2d(1)
-        self.classifier = nn.Sequential(nn.Linear(96, 64), nn.Hardswish(), nn.Dropout(0.2),
-                                        nn.Linear(64, num_classes))
+        self.classifier = nn.Sequential(nn.Linear(96, 64), nn.Hardswish(), nn.Dropout(0.2), nn.Linear(64, num_classes))
 
     def _forward_impl(self, x):
         x = self.avgpool(self.features(x))
@@ -295,12 +305,15 @@ class Inception(nn.Module):
     def __init__(self, ns, cin, ch1x1, ch3x3red, ch3x3, ch5x5red, ch5x5, pool_proj):
         super().__init__()
         self.branch1 = BasicConv2d(cin, ch1x1, kernel_size=1)
-        self.branch2 = nn.Sequential(BasicConv2d(cin, ch3x3red, kernel_size=1),
-                                     BasicConv2d(ch3x3red, ch3x3, kernel_size=3, padding=1))
-        self.branch3 = nn.Sequential(BasicConv2d(cin, ch5x5red, kernel_size=1),
-                                     BasicConv2d(ch5x5red, ch5x5, kernel_size=3, padding=1))
-        self.branch4 = nn.Sequential(nn.MaxPool2d(kernel_size=3, stride=1, padding=1, ceil_mode=True),
-                                     BasicConv2d(cin, pool_proj, kernel_size=1))
+        self.branch2 = nn.Sequential(
+            BasicConv2d(cin, ch3x3red, kernel_size=1), BasicConv2d(ch3x3red, ch3x3, kernel_size=3, padding=1)
+        )
+        self.branch3 = nn.Sequential(
+            BasicConv2d(cin, ch5x5red, kernel_size=1), BasicConv2d(ch5x5red, ch5x5, kernel_size=3, padding=1)
+        )
+        self.branch4 = nn.Sequential(
+            nn.MaxPool2d(kernel_size=3, stride=1, padding=1, ceil_mode=True), BasicConv2d(cin, pool_proj, kernel_size=1)
+        )
         self.cat = ns.FloatFunctional()
 
     def forward(self, x):
@@ -377,18 +390,24 @@ class ShuffleInvertedResidual(nn.Module):
         branch_features = oup // 2
         if stride > 1:
             self.branch1 = nn.Sequential(
-                nn.Conv2d(inp, inp, 3, stride, 1, groups=inp, bias=False), nn.BatchNorm2d(inp),
-                nn.Conv2d(inp, branch_features, 1, 1, 0, bias=False), nn.BatchNorm2d(branch_features),
-                nn.ReLU(inplace=False))
+                nn.Conv2d(inp, inp, 3, stride, 1, groups=inp, bias=False),
+                nn.BatchNorm2d(inp),
+                nn.Conv2d(inp, branch_features, 1, 1, 0, bias=False),
+                nn.BatchNorm2d(branch_features),
+                nn.ReLU(inplace=False),
+            )
         else:
             self.branch1 = nn.Sequential()
         self.branch2 = nn.Sequential(
             nn.Conv2d(inp if stride > 1 else branch_features, branch_features, 1, 1, 0, bias=False),
-            nn.BatchNorm2d(branch_features), nn.ReLU(inplace=False),
+            nn.BatchNorm2d(branch_features),
+            nn.ReLU(inplace=False),
             nn.Conv2d(branch_features, branch_features, 3, stride, 1, groups=branch_features, bias=False),
             nn.BatchNorm2d(branch_features),
             nn.Conv2d(branch_features, branch_features, 1, 1, 0, bias=False),
-            nn.BatchNorm2d(branch_features), nn.ReLU(inplace=False))
+            nn.BatchNorm2d(branch_features),
+            nn.ReLU(inplace=False),
+        )
         self.cat = ns.FloatFunctional()
 
     def forward(self, x):
@@ -405,8 +424,7 @@ class ShuffleNetV2(_Quantizable):
         super().__init__()
         self.quant, self.dequant = ns.QuantStub(), ns.DeQuantStub()
         cin = stages_out_channels[0]
-        self.conv1 = nn.Sequential(nn.Conv2d(3, cin, 3, 2, 1, bias=False), nn.BatchNorm2d(cin),
-                                   nn.ReLU(inplace=False))
+        self.conv1 = nn.Sequential(nn.Conv2d(3, cin, 3, 2, 1, bias=False), nn.BatchNorm2d(cin), nn.ReLU(inplace=False))
         self.maxpool = nn.MaxPool2d(kernel_size=3, stride=2, padding=1)
         stages = []
         for repeats, cout in zip(stages_repeats, stages_out_channels[1:]):
@@ -416,8 +434,9 @@ class ShuffleNetV2(_Quantizable):
             cin = cout
         self.stages = nn.Sequential(*stages)
         cout = stages_out_channels[-1]
-        self.conv5 = nn.Sequential(nn.Conv2d(cin, cout, 1, 1, 0, bias=False), nn.BatchNorm2d(cout),
-                                   nn.ReLU(inplace=False))
+        self.conv5 = nn.Sequential(
+            nn.Conv2d(cin, cout, 1, 1, 0, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=False)
+        )
         self.pool = nn.AdaptiveAvgPool2d(1)  # torchvision: x.mean([2, 3]) (see FUNCTIONAL_HEADS)
         self.fc = nn.Linear(cout, num_classes)
 
@@ -440,8 +459,10 @@ class ShuffleNetV2(_Quantizable):
 MODELS = {
     "resnet18_basicblock": (lambda ns: ResNet(ns, BasicBlock, (2, 1), (8, 16)), (2, 3, 32, 32)),
     "resnet50_bottleneck": (lambda ns: ResNet(ns, Bottleneck, (2, 1), (4, 8)), (2, 3, 32, 32)),
-    "resnext_grouped": (lambda ns: ResNet(ns, Bottleneck, (2, 1), (16, 32), groups=4, width_per_group=8),
-                        (2, 3, 32, 32)),
+    "resnext_grouped": (
+        lambda ns: ResNet(ns, Bottleneck, (2, 1), (16, 32), groups=4, width_per_group=8),
+        (2, 3, 32, 32),
+    ),
     "mobilenet_v2": (lambda ns: MobileNetV2(ns), (2, 3, 32, 32)),
     "mobilenet_v3": (lambda ns: MobileNetV3(ns), (2, 3, 32, 32)),
     "googlenet": (lambda ns: GoogLeNet(ns), (2, 3, 32, 32)),

@@ -6,6 +6,7 @@ torch.export.load, kind "aoti" an AOTInductor package with torch._inductor.aoti_
 The qplugin ops are registered first, either by `import torch_qplugin` or, for "library", by
 dlopen-ing the op library alone (what a C++ program would link), without the Python package.
 """
+
 import ctypes
 import sys
 
@@ -16,6 +17,7 @@ def main(spec_path, result_path):
     spec = torch.load(spec_path)
     if spec["load"] == "import":
         import torch_qplugin
+
         isa = torch_qplugin.active_isa()
     else:
         ctypes.CDLL(spec["library"], mode=ctypes.RTLD_GLOBAL)

@@ -4,6 +4,7 @@ fresh-process runner (deploy_child.py) that loads saved artifacts the way a depl
 
 Every comparison is byte for byte (torch.equal) against the eager model on the same inputs.
 """
+
 import contextlib
 import os
 import pathlib
@@ -94,6 +95,7 @@ def plain_ops_case():
     def inputs(batch):
         g = torch.Generator().manual_seed(100 + batch)
         return (torch.randn(batch, 8, 16, 16, generator=g) * 3,)
+
     return PlainOpsNet().eval(), inputs
 
 
@@ -101,6 +103,7 @@ def plain_head_case():
     def inputs(batch):
         g = torch.Generator().manual_seed(200 + batch)
         return (torch.randn(batch, 6, 8, 8, generator=g) * 2,)
+
     return PlainHeadNet().eval(), inputs
 
 
@@ -125,7 +128,9 @@ def _image_inputs(shape):
 
 
 def _token_inputs(vocab, length):
-    return lambda batch: (torch.randint(0, vocab, (batch, length), generator=torch.Generator().manual_seed(400 + batch)),)
+    return lambda batch: (
+        torch.randint(0, vocab, (batch, length), generator=torch.Generator().manual_seed(400 + batch)),
+    )
 
 
 class ResidualBlock(nn.Module):
@@ -162,16 +167,20 @@ def digits_case():
 
 def residual_case():
     torch.manual_seed(0)
-    return (_static(ResidualBlock(), lambda m: m.fuse_model(), "default_per_channel_qconfig", (4, 16, 16, 16)),
-            _image_inputs((16, 16, 16)))
+    return (
+        _static(ResidualBlock(), lambda m: m.fuse_model(), "default_per_channel_qconfig", (4, 16, 16, 16)),
+        _image_inputs((16, 16, 16)),
+    )
 
 
 def mobilenet_case():
     from models import MobileNetV2
 
     torch.manual_seed(0)
-    return (_static(MobileNetV2(num_classes=10), lambda m: m.fuse_model(), "default_per_channel_qconfig",
-                    (2, 3, 32, 32)), _image_inputs((3, 32, 32)))
+    return (
+        _static(MobileNetV2(num_classes=10), lambda m: m.fuse_model(), "default_per_channel_qconfig", (2, 3, 32, 32)),
+        _image_inputs((3, 32, 32)),
+    )
 
 
 def _dynamic(model):
@@ -218,8 +227,9 @@ def assert_same(got, expected, what):
         for i, (g, e) in enumerate(zip(got, expected)):
             assert_same(g, e, f"{what}[{i}]")
         return
-    assert got.dtype == expected.dtype and got.shape == expected.shape, \
+    assert got.dtype == expected.dtype and got.shape == expected.shape, (
         f"{what}: {got.dtype}{tuple(got.shape)} vs eager {expected.dtype}{tuple(expected.shape)}"
+    )
     assert torch.equal(got, expected), f"{what}: values differ from eager"
 
 
@@ -234,8 +244,24 @@ def export(model, args, strict=False, oblivious=False):
 
 _QUANTIZED_DTYPE_NAMES = {"torch.quint8", "torch.qint8", "torch.qint32", "torch.quint4x2", "torch.quint2x4"}
 # float compute that would mean the int8 kernels are bypassed
-FLOAT_COMPUTE = {"convolution", "_convolution", "conv1d", "conv2d", "conv3d", "linear", "mm", "addmm", "bmm",
-                  "baddbmm", "matmul", "lstm", "gru", "rnn_tanh", "rnn_relu", "_addmm_activation"}
+FLOAT_COMPUTE = {
+    "convolution",
+    "_convolution",
+    "conv1d",
+    "conv2d",
+    "conv3d",
+    "linear",
+    "mm",
+    "addmm",
+    "bmm",
+    "baddbmm",
+    "matmul",
+    "lstm",
+    "gru",
+    "rnn_tanh",
+    "rnn_relu",
+    "_addmm_activation",
+}
 
 
 def _values(val):
@@ -276,9 +302,11 @@ def graph_problems(ep):
 
 def qplugin_calls(ep):
     """The qplugin ops an ExportedProgram calls, one 'qplugin::<name>' (overload dropped) per call."""
-    return [n.target._schema.name for n in ep.graph.nodes
-            if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
-            and n.target.namespace == "qplugin"]
+    return [
+        n.target._schema.name
+        for n in ep.graph.nodes
+        if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload) and n.target.namespace == "qplugin"
+    ]
 
 
 # ---- torch.compile -------------------------------------------------------------------------------
@@ -326,13 +354,21 @@ def run_fresh(jobs, tmp_path, isa=None, load="import"):
     import torch_qplugin; "library": only dlopen the .so, as a C++ deployment would)."""
     spec = tmp_path / "jobs.pt"
     result = tmp_path / "results.pt"
-    torch.save({"jobs": [(k, str(a), str(i)) for k, a, i in jobs], "load": load,
-                "library": torch_qplugin._ops.library_path()}, spec)
+    torch.save(
+        {"jobs": [(k, str(a), str(i)) for k, a, i in jobs], "load": load, "library": torch_qplugin._ops.library_path()},
+        spec,
+    )
     env = dict(os.environ, PYTHONPATH=str(PKG_PARENT), OMP_NUM_THREADS="1", AOTI_RUNTIME_CHECK_INPUTS="1")
     if isa is not None:  # else the child inherits this process's QPLUGIN_ISA cap (or none), so its path is ours
         env["QPLUGIN_ISA"] = isa
-    proc = subprocess.run([sys.executable, "-W", "error", str(HERE / "deploy_child.py"), str(spec), str(result)],
-                          capture_output=True, text=True, env=env, timeout=600, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-W", "error", str(HERE / "deploy_child.py"), str(spec), str(result)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     return torch.load(result)
 

@@ -4,6 +4,7 @@ AOTInductor's proxy executor) and no float conv / matmul; the package runs with 
 library loaded (as a C++ program would), and on another kernel path than the one it was made on.
 
 AOTI compiles cost ~20-30 s each on 2 cores: the packages are made once per module (fixture)."""
+
 import re
 
 import pytest

@@ -2,6 +2,7 @@
 deploy.compile's options (deploy.exact_options: every op the kernel eager runs, C++ wrapper): no
 graph break (fullgraph raises on one), one graph for batch 1, 8 and 16 (dynamo's
 error_on_recompile), outputs bit-identical to eager, float layers included."""
+
 import re
 
 import pytest

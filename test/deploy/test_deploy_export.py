@@ -1,6 +1,7 @@
 """torch.export.export of plain qplugin models themselves, strict and non-strict: dynamic
 batch, only plain dtypes (no quantized dtype, no QTensor, no script object) and qplugin ops in the
 graph, outputs bit-identical to eager in this process and, after export.save, in a fresh one."""
+
 import pytest
 import torch
 
@@ -27,6 +28,7 @@ def test_export_is_plain_and_bit_identical(name, strict):
 
 def test_graph_problems_sees_what_is_not_plain():
     """The check above can fail: a float conv is reported, and no qplugin op is found."""
+
     class Float(torch.nn.Module):
         def forward(self, x):
             return torch.nn.functional.conv2d(x, torch.ones(2, 3, 1, 1))

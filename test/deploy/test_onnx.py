@@ -7,6 +7,7 @@ each module within one output quantization step of eager, ONNX Runtime's fused i
 eager (whole models too), the others within one step; ConvInteger / MatMulInteger / Gather running.
 ONNX Runtime's profiler shows which of its kernels ran.
 """
+
 import collections
 import json
 
@@ -100,8 +101,9 @@ def _run_ort(path, inputs):
     outs = [sess.run(None, dict(zip(names, [t.numpy() for t in args]))) for args in inputs]
     with open(sess.end_profiling()) as f:
         events = json.load(f)
-    kernels = collections.Counter(e["args"]["op_name"] for e in events
-                                  if e.get("cat") == "Node" and "op_name" in e.get("args", {}))
+    kernels = collections.Counter(
+        e["args"]["op_name"] for e in events if e.get("cat") == "Node" and "op_name" in e.get("args", {})
+    )
     return outs, kernels
 
 
@@ -150,67 +152,133 @@ def _quantize(model, shape, qconfigs=None, fuse=None):
 # Every module of the default static mapping, by input rank: (input shape, modules, branches with
 # per-tensor weights (default_qconfig's are per channel), fusions, ONNX Runtime kernels that must run).
 GROUPS = {
-    "1d": ((1, 4, 9), lambda: {
-        "conv1d": nn.Conv1d(4, 6, 3, padding=1),
-        "conv_relu1d": nn.Sequential(nn.Conv1d(4, 5, 3), nn.ReLU()),
-        "conv_transpose1d": nn.ConvTranspose1d(4, 6, 3, stride=2),
-        "softmax": nn.Softmax(dim=1),
-        "layer_norm": nn.LayerNorm([9]),
-        "instance_norm1d": nn.InstanceNorm1d(4, affine=True),
-        "dropout": nn.Dropout(0.5),
-    }, ["conv1d"], [["branches.conv_relu1d.0", "branches.conv_relu1d.1"]], ["QLinearConv"]),
-    "2d": ((1, 4, 9, 9), lambda: {
-        "conv2d": nn.Conv2d(4, 6, 3, stride=2),
-        "depthwise": nn.Conv2d(4, 4, 3, padding=1, groups=4),
-        "conv_relu2d": nn.Sequential(nn.Conv2d(4, 6, 3), nn.ReLU()),
-        "conv_transpose2d": nn.ConvTranspose2d(4, 6, 3, stride=2, groups=2),
-        "relu": nn.ReLU(), "relu6": nn.ReLU6(), "hardswish": nn.Hardswish(), "elu": nn.ELU(),
-        "leaky_relu": nn.LeakyReLU(0.2), "sigmoid": nn.Sigmoid(), "hardsigmoid": nn.Hardsigmoid(),
-        "prelu": nn.PReLU(4),
-        "max_pool2d": nn.MaxPool2d(3, 2, padding=1), "avg_pool2d": nn.AvgPool2d(2),
-        "adaptive_avg_pool2d": nn.AdaptiveAvgPool2d((2, 3)), "adaptive_avg_pool2d_even": nn.AdaptiveAvgPool2d(3),
-        "global_avg_pool2d": nn.AdaptiveAvgPool2d(1),
-        "batch_norm2d": nn.BatchNorm2d(4), "bn_relu2d": nn.Sequential(nn.BatchNorm2d(4), nn.ReLU()),
-        "group_norm": nn.GroupNorm(2, 4), "instance_norm2d": nn.InstanceNorm2d(4, affine=True),
-        "add": Functional("add"), "add_relu": Functional("add_relu"), "mul": Functional("mul"),
-        "cat": Functional("cat"),
-    }, ["conv2d", "conv_transpose2d"], [["branches.conv_relu2d.0", "branches.conv_relu2d.1"],
-                                        ["branches.bn_relu2d.0", "branches.bn_relu2d.1"]],
-        ["QLinearConv", "QLinearSigmoid", "QLinearLeakyRelu"]),
-    "3d": ((1, 2, 4, 4, 4), lambda: {
-        "conv3d": nn.Conv3d(2, 4, 2), "conv_relu3d": nn.Sequential(nn.Conv3d(2, 3, 2), nn.ReLU()),
-        "conv_transpose3d": nn.ConvTranspose3d(2, 3, 2),
-        "avg_pool3d": nn.AvgPool3d(2), "adaptive_avg_pool3d": nn.AdaptiveAvgPool3d(1),
-        "batch_norm3d": nn.BatchNorm3d(2), "bn_relu3d": nn.Sequential(nn.BatchNorm3d(2), nn.ReLU()),
-        "instance_norm3d": nn.InstanceNorm3d(2),
-    }, ["conv3d"], [["branches.conv_relu3d.0", "branches.conv_relu3d.1"],
-                    ["branches.bn_relu3d.0", "branches.bn_relu3d.1"]], ["QLinearConv"]),
-    "linear": ((1, 12), lambda: {
-        "linear": nn.Linear(12, 5), "linear_relu": nn.Sequential(nn.Linear(12, 7), nn.ReLU()),
-    }, ["linear"], [["branches.linear_relu.0", "branches.linear_relu.1"]], ["QGemm"]),
+    "1d": (
+        (1, 4, 9),
+        lambda: {
+            "conv1d": nn.Conv1d(4, 6, 3, padding=1),
+            "conv_relu1d": nn.Sequential(nn.Conv1d(4, 5, 3), nn.ReLU()),
+            "conv_transpose1d": nn.ConvTranspose1d(4, 6, 3, stride=2),
+            "softmax": nn.Softmax(dim=1),
+            "layer_norm": nn.LayerNorm([9]),
+            "instance_norm1d": nn.InstanceNorm1d(4, affine=True),
+            "dropout": nn.Dropout(0.5),
+        },
+        ["conv1d"],
+        [["branches.conv_relu1d.0", "branches.conv_relu1d.1"]],
+        ["QLinearConv"],
+    ),
+    "2d": (
+        (1, 4, 9, 9),
+        lambda: {
+            "conv2d": nn.Conv2d(4, 6, 3, stride=2),
+            "depthwise": nn.Conv2d(4, 4, 3, padding=1, groups=4),
+            "conv_relu2d": nn.Sequential(nn.Conv2d(4, 6, 3), nn.ReLU()),
+            "conv_transpose2d": nn.ConvTranspose2d(4, 6, 3, stride=2, groups=2),
+            "relu": nn.ReLU(),
+            "relu6": nn.ReLU6(),
+            "hardswish": nn.Hardswish(),
+            "elu": nn.ELU(),
+            "leaky_relu": nn.LeakyReLU(0.2),
+            "sigmoid": nn.Sigmoid(),
+            "hardsigmoid": nn.Hardsigmoid(),
+            "prelu": nn.PReLU(4),
+            "max_pool2d": nn.MaxPool2d(3, 2, padding=1),
+            "avg_pool2d": nn.AvgPool2d(2),
+            "adaptive_avg_pool2d": nn.AdaptiveAvgPool2d((2, 3)),
+            "adaptive_avg_pool2d_even": nn.AdaptiveAvgPool2d(3),
+            "global_avg_pool2d": nn.AdaptiveAvgPool2d(1),
+            "batch_norm2d": nn.BatchNorm2d(4),
+            "bn_relu2d": nn.Sequential(nn.BatchNorm2d(4), nn.ReLU()),
+            "group_norm": nn.GroupNorm(2, 4),
+            "instance_norm2d": nn.InstanceNorm2d(4, affine=True),
+            "add": Functional("add"),
+            "add_relu": Functional("add_relu"),
+            "mul": Functional("mul"),
+            "cat": Functional("cat"),
+        },
+        ["conv2d", "conv_transpose2d"],
+        [["branches.conv_relu2d.0", "branches.conv_relu2d.1"], ["branches.bn_relu2d.0", "branches.bn_relu2d.1"]],
+        ["QLinearConv", "QLinearSigmoid", "QLinearLeakyRelu"],
+    ),
+    "3d": (
+        (1, 2, 4, 4, 4),
+        lambda: {
+            "conv3d": nn.Conv3d(2, 4, 2),
+            "conv_relu3d": nn.Sequential(nn.Conv3d(2, 3, 2), nn.ReLU()),
+            "conv_transpose3d": nn.ConvTranspose3d(2, 3, 2),
+            "avg_pool3d": nn.AvgPool3d(2),
+            "adaptive_avg_pool3d": nn.AdaptiveAvgPool3d(1),
+            "batch_norm3d": nn.BatchNorm3d(2),
+            "bn_relu3d": nn.Sequential(nn.BatchNorm3d(2), nn.ReLU()),
+            "instance_norm3d": nn.InstanceNorm3d(2),
+        },
+        ["conv3d"],
+        [["branches.conv_relu3d.0", "branches.conv_relu3d.1"], ["branches.bn_relu3d.0", "branches.bn_relu3d.1"]],
+        ["QLinearConv"],
+    ),
+    "linear": (
+        (1, 12),
+        lambda: {
+            "linear": nn.Linear(12, 5),
+            "linear_relu": nn.Sequential(nn.Linear(12, 7), nn.ReLU()),
+        },
+        ["linear"],
+        [["branches.linear_relu.0", "branches.linear_relu.1"]],
+        ["QGemm"],
+    ),
 }
 
 
 # Branches whose exact form is the QDQ one (float ops between the quantization steps: within one
 # step); every other branch is bit-identical to eager in the exact form. adaptive_avg_pool2d's
 # windows differ in size (9 into 2 and 3).
-NOT_EXACT = {"conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "softmax", "layer_norm", "group_norm",
-             "instance_norm1d", "instance_norm2d", "instance_norm3d", "batch_norm2d", "bn_relu2d", "batch_norm3d",
-             "bn_relu3d", "prelu", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool2d", "adaptive_avg_pool3d"}
+NOT_EXACT = {
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "conv_transpose3d",
+    "softmax",
+    "layer_norm",
+    "group_norm",
+    "instance_norm1d",
+    "instance_norm2d",
+    "instance_norm3d",
+    "batch_norm2d",
+    "bn_relu2d",
+    "batch_norm3d",
+    "bn_relu3d",
+    "prelu",
+    "avg_pool2d",
+    "avg_pool3d",
+    "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
+}
 # ONNX Runtime's int8 kernels that requantize their own way (QDQ fusions)
-REQUANTIZING = {"QLinearConv", "QGemm", "QLinearAdd", "QLinearMul", "QLinearConcat", "QLinearSigmoid",
-                "QLinearLeakyRelu", "QLinearGlobalAveragePool"}
+REQUANTIZING = {
+    "QLinearConv",
+    "QGemm",
+    "QLinearAdd",
+    "QLinearMul",
+    "QLinearConcat",
+    "QLinearSigmoid",
+    "QLinearLeakyRelu",
+    "QLinearGlobalAveragePool",
+}
 # ONNX Runtime kernels the exact form must run, per group
-EXACT_KERNELS = {"1d": ["ConvInteger"], "2d": ["ConvInteger", "Gather", "ReduceSum"], "3d": ["ConvInteger"],
-                 "linear": ["MatMulInteger"]}
+EXACT_KERNELS = {
+    "1d": ["ConvInteger"],
+    "2d": ["ConvInteger", "Gather", "ReduceSum"],
+    "3d": ["ConvInteger"],
+    "linear": ["MatMulInteger"],
+}
 
 
 @pytest.mark.parametrize("exact", [False, True], ids=["qdq", "exact"])
 @pytest.mark.parametrize("group", sorted(GROUPS))
 def test_static_modules(group, exact, tmp_path):
     shape, make, per_tensor, fuse, int8_kernels = GROUPS[group]
-    model = _quantize(Branches(make()), shape, {f"branches.{k}": "default_per_tensor_qconfig" for k in per_tensor},
-                      fuse)
+    model = _quantize(
+        Branches(make()), shape, {f"branches.{k}": "default_per_tensor_qconfig" for k in per_tensor}, fuse
+    )
     for k in per_tensor:
         assert model.branches[k].w_scales.numel() == 1
     bit_exact = {i for i, k in enumerate(model.branches) if k not in NOT_EXACT} if exact else ()
@@ -328,8 +396,11 @@ def test_embeddings(tmp_path):
 
 def test_lstm_is_a_clear_error(tmp_path):
     model = tq.quantize_dynamic(nn.Sequential(nn.LSTM(4, 5)).eval(), {nn.LSTM}, plain=True)
-    with pytest.raises(ValueError, match=r"torch_qplugin.deploy.export_onnx: module '0' \(torch_qplugin.nn.plain"
-                                         r"\.modules\.LSTM\) has no ONNX form"):
+    with pytest.raises(
+        ValueError,
+        match=r"torch_qplugin.deploy.export_onnx: module '0' \(torch_qplugin.nn.plain"
+        r"\.modules\.LSTM\) has no ONNX form",
+    ):
         deploy.export_onnx(model, (torch.randn(3, 1, 4),), tmp_path / "lstm.onnx")
 
 
@@ -357,13 +428,19 @@ def test_quantized_tier_model_goes_through_to_plain(tmp_path):
 def _model(name):
     import sys
     from pathlib import Path
+
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
     from models.mobilenet import mobilenet_v2
     from models.mobilenet_v3 import mobilenet_v3_large
     from models.resnet import resnet18
     from models.shufflenet import shufflenet_v2_x1_0
-    return {"resnet18": resnet18, "mobilenet_v2": mobilenet_v2, "mobilenet_v3_large": mobilenet_v3_large,
-            "shufflenet_v2": shufflenet_v2_x1_0}[name](num_classes=10)
+
+    return {
+        "resnet18": resnet18,
+        "mobilenet_v2": mobilenet_v2,
+        "mobilenet_v3_large": mobilenet_v3_large,
+        "shufflenet_v2": shufflenet_v2_x1_0,
+    }[name](num_classes=10)
 
 
 # The QDQ form: ONNX's int8 conv takes its bias in int32 units of x_scale * w_scale, ours adds the

@@ -2,6 +2,7 @@
 variant — fp32, torch int8, torch_qplugin int8 and its plain form, static / dynamic / QAT — reloads
 in a fresh process with identical outputs; torch_qplugin's graphs call no quantized:: op; the plain
 forms give exactly torch_qplugin's outputs."""
+
 import json
 import subprocess
 import sys
@@ -11,9 +12,21 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_demo_runs_end_to_end(tmp_path):
-    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "demo.py"), "--out", str(tmp_path),
-                           "--epochs", "2", "--qat-epochs", "1"],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "examples" / "demo.py"),
+            "--out",
+            str(tmp_path),
+            "--epochs",
+            "2",
+            "--qat-epochs",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     table = (tmp_path / "demo_results.md").read_text()
     assert "could not run" not in table, table
@@ -24,11 +37,12 @@ def test_demo_runs_end_to_end(tmp_path):
     for key in keys:
         r = results[key]
         assert "reason" not in r, (key, r)
-        assert r["identical"], key                      # fresh-process reload gives the same logits
-        assert r["acc"] > 0.85, (key, r["acc"])          # 2 epochs on the digits reach ~97%
+        assert r["identical"], key  # fresh-process reload gives the same logits
+        assert r["acc"] > 0.85, (key, r["acc"])  # 2 epochs on the digits reach ~97%
         if key.endswith("_qplugin"):
             assert r["ops"]["qplugin"] > 0 and r["ops"]["quantized"] == 0, (key, r["ops"])
     import torch
+
     for m in ("static", "dynamic", "qat"):
         assert torch.equal(torch.load(tmp_path / f"{m}_plain.ref.pt"), torch.load(tmp_path / f"{m}_qplugin.ref.pt")), m
     png = tmp_path / "demo_results.png"

@@ -1,5 +1,6 @@
 """The README's Python examples run as written, in order (the later blocks use the names of the
 first), and print what their comments say."""
+
 import contextlib
 import io
 import re

@@ -5,6 +5,7 @@
 - Loading a truncated or tampered saved model raises a clear error and never crashes the
   process (checked in a subprocess, whose death by a signal would fail the test).
 """
+
 import json
 import os
 import subprocess
@@ -96,7 +97,7 @@ def test_repeated_inference_identical_and_memory_flat(demo, kind):
 @pytest.mark.parametrize("kind", ["scripted", "eager"])
 def test_two_threads_same_results(demo, kind):
     m = demo[kind]
-    chunks = [demo["x"][i:i + 16].clone() for i in range(0, 128, 16)]
+    chunks = [demo["x"][i : i + 16].clone() for i in range(0, 128, 16)]
     with torch.no_grad():
         refs = [m(c) for c in chunks]
     errors, mismatches = [], []
@@ -145,8 +146,11 @@ def _make_broken_files(src: Path, out: Path):
         names.append(f"trunc_{frac}.pt")
     (out / "trunc_last_byte.pt").write_bytes(raw[:-1])
     names.append("trunc_last_byte.pt")
-    _rewrite(src, out / "pickle_garbage.pt",
-             lambda n, d: bytes((b * 7 + 3) % 256 for b in d) if n.endswith("/data.pkl") else d)
+    _rewrite(
+        src,
+        out / "pickle_garbage.pt",
+        lambda n, d: bytes((b * 7 + 3) % 256 for b in d) if n.endswith("/data.pkl") else d,
+    )
     _rewrite(src, out / "pickle_missing.pt", lambda n, d: None if n.endswith("/data.pkl") else d)
     _rewrite(src, out / "pickle_truncated.pt", lambda n, d: d[: len(d) // 2] if n.endswith("/data.pkl") else d)
     return names + ["pickle_garbage.pt", "pickle_missing.pt", "pickle_truncated.pt"]
@@ -197,10 +201,12 @@ def _load_all(demo, folder, names):
     torch.save(demo["x"][:4].clone(), folder / "input.pt")
     (folder / "intact.pt").write_bytes(demo["path"].read_bytes())
     names = ["intact.pt"] + names
-    proc = subprocess.run([sys.executable, "-c", _CHILD, str(folder), json.dumps(names)],
-                          capture_output=True, text=True, timeout=600)
-    results = {r["name"]: r for r in (json.loads(ln[7:]) for ln in proc.stdout.splitlines()
-                                       if ln.startswith("RESULT "))}
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(folder), json.dumps(names)], capture_output=True, text=True, timeout=600
+    )
+    results = {
+        r["name"]: r for r in (json.loads(ln[7:]) for ln in proc.stdout.splitlines() if ln.startswith("RESULT "))
+    }
     if proc.returncode != 0:
         crashed = next((n for n in names if n not in results), "?")
         pytest.fail(f"loader process died (rc={proc.returncode}) while loading {crashed}:\n{proc.stderr[-2000:]}")
@@ -232,5 +238,6 @@ def test_tampered_tensor_records_never_crash(demo, tmp_path):
         if not results[name]["ok"]:
             _assert_clear(name, results[name])
     # NaN weight scales (0xFF bytes) must be caught by the packed params' validation on load.
-    assert not isinstance(_TOOLKIT, QPlugin) or any(not r["ok"] and "qplugin" in r["msg"] for n, r in results.items() if n.startswith("ones_")), \
-        "no tampered weight scale was rejected by qplugin's packed-params validation"
+    assert not isinstance(_TOOLKIT, QPlugin) or any(
+        not r["ok"] and "qplugin" in r["msg"] for n, r in results.items() if n.startswith("ones_")
+    ), "no tampered weight scale was rejected by qplugin's packed-params validation"

@@ -14,6 +14,7 @@ requantizing ops, docs/design/*.md).
 * `unchecked_ops(ops)` lists the registered ops that have no entry (test_fuzz.py asserts it equals
   a short allow-list), so a new op without a check fails CI.
 """
+
 import math
 import os
 import sys
@@ -38,6 +39,7 @@ def check(*names):
             assert n not in CHECKS, f"two checks for {n}"
             CHECKS[n] = fn
         return fn
+
     return deco
 
 
@@ -59,7 +61,7 @@ def twin_name(short):
     base, _, ov = short.partition(".")
     if not base.startswith("plain_") or base in PLAIN_OWN:
         return None
-    t = PLAIN_TWIN.get(base, base[len("plain_"):])
+    t = PLAIN_TWIN.get(base, base[len("plain_") :])
     return t + ("." + ov if ov else "")
 
 
@@ -95,8 +97,9 @@ def _qt(x, scale, zp, what):
     op did not accept qparams the quantized op rejects."""
     if not isinstance(x, torch.Tensor) or x.dtype not in QDTYPE:
         raise Unchecked(f"{what}: {getattr(x, 'dtype', type(x))} is not a plain integer dtype")
-    assert valid_qparams(float(scale), int(zp), QDTYPE[x.dtype]), \
+    assert valid_qparams(float(scale), int(zp), QDTYPE[x.dtype]), (
         f"accepted invalid qparams for {what}: scale={scale!r}, zero_point={zp}"
+    )
     return torch._make_per_tensor_quantized_tensor(x.contiguous(), float(scale), int(zp))
 
 
@@ -116,17 +119,21 @@ def twin_call(schema, a):
             x = a["self"]
             if x.dtype not in QDTYPE:
                 raise Unchecked("not a plain integer dtype")
-            pos.append(torch._make_per_channel_quantized_tensor(x.contiguous(), a["scales"].double(),
-                                                                a["zero_points"].long(), a["axis"]))
+            pos.append(
+                torch._make_per_channel_quantized_tensor(
+                    x.contiguous(), a["scales"].double(), a["zero_points"].long(), a["axis"]
+                )
+            )
             break
         if base.startswith("plain_cat") and n == "xs":
-            pos.append([_qt(x, s, z, f"xs[{k}]") for k, (x, s, z) in
-                        enumerate(zip(a["xs"], a["scales"], a["zero_points"]))])
+            pos.append(
+                [_qt(x, s, z, f"xs[{k}]") for k, (x, s, z) in enumerate(zip(a["xs"], a["scales"], a["zero_points"]))]
+            )
             assert len(a["xs"]) == len(a["scales"]) == len(a["zero_points"]), "accepted lists of unequal length"
             i += 3
             continue
         if t == "Tensor" and base not in ("plain_quantize_per_tensor", "plain_quantize_per_channel"):
-            nxt = names[i + 1:i + 3] + ["", ""]
+            nxt = names[i + 1 : i + 3] + ["", ""]
             # a tensor followed by the OUTPUT qparams is not an integer tensor (plain_prelu's float slopes)
             if nxt[0].endswith("scale") and nxt[1].endswith("zero_point") and not nxt[0].startswith("output"):
                 pos.append(_qt(a[n], a[nxt[0]], a[nxt[1]], n))
@@ -208,8 +215,9 @@ def per_tensor(t, what="input"):
 def out_qparams(out, scale, zp, dtype=None):
     """A quantized result carries the expected qparams (plain results carry none)."""
     if isinstance(out, torch.Tensor) and out.is_quantized:
-        assert out.q_scale() == scale and out.q_zero_point() == zp, \
+        assert out.q_scale() == scale and out.q_zero_point() == zp, (
             f"output qparams ({out.q_scale()!r}, {out.q_zero_point()}) != ({scale!r}, {zp})"
+        )
         if dtype is not None:
             assert out.dtype == dtype, f"output dtype {out.dtype} != {dtype}"
 
@@ -219,7 +227,9 @@ def exact(out, expected, what):
     assert got.shape == exp.shape, f"{what}: shape {got.shape} != {exp.shape}"
     if got.size:
         bad = np.flatnonzero(got.reshape(-1) != exp.reshape(-1))
-        assert bad.size == 0, f"{what}: {bad.size} of {got.size} differ, e.g. at {bad[0]}: {got.reshape(-1)[bad[0]]} != {exp.reshape(-1)[bad[0]]}"
+        assert bad.size == 0, (
+            f"{what}: {bad.size} of {got.size} differ, e.g. at {bad[0]}: {got.reshape(-1)[bad[0]]} != {exp.reshape(-1)[bad[0]]}"
+        )
 
 
 def within(out, expected, steps, what):
@@ -309,8 +319,11 @@ def _quantize_per_tensor(a, out, ctx):
     if x.dtype != torch.float32:
         raise Unchecked(f"{x.dtype} input")
     out_qparams(out, a["scale"], a["zero_point"], a["dtype"])
-    exact(out, ref.quantize_per_tensor_ref(x.numpy(), a["scale"], a["zero_point"], qdtype(a["dtype"])),
-          "quantize_per_tensor")
+    exact(
+        out,
+        ref.quantize_per_tensor_ref(x.numpy(), a["scale"], a["zero_point"], qdtype(a["dtype"])),
+        "quantize_per_tensor",
+    )
 
 
 @check("quantize_per_channel")
@@ -318,8 +331,13 @@ def _quantize_per_channel(a, out, ctx):
     x = a["self"]
     if x.dtype != torch.float32:
         raise Unchecked(f"{x.dtype} input")
-    exp = ref.quantize_per_channel_ref(x.numpy(), a["scales"].double().numpy(), a["zero_points"].numpy(),
-                                       a["axis"] % max(x.dim(), 1), qdtype(a["dtype"]))
+    exp = ref.quantize_per_channel_ref(
+        x.numpy(),
+        a["scales"].double().numpy(),
+        a["zero_points"].numpy(),
+        a["axis"] % max(x.dim(), 1),
+        qdtype(a["dtype"]),
+    )
     exact(out, exp, "quantize_per_channel")
 
 
@@ -331,8 +349,9 @@ def _quantize_per_tensor_dynamic(a, out, ctx):
     exp_ints, s, z = ref.quantize_per_tensor_dynamic_ref(x, a["dtype"], a["reduce_range"])
     # the scale is torch's choice (tested equal to torch in test_quantize.py); the reference's
     # float64 range division can round it one float32 ulp apart, moving ties by a step
-    assert math.isclose(out.q_scale(), s, rel_tol=1e-6) and out.q_zero_point() == z, \
+    assert math.isclose(out.q_scale(), s, rel_tol=1e-6) and out.q_zero_point() == z, (
         f"qparams ({out.q_scale()!r}, {out.q_zero_point()}) != ({s!r}, {z})"
+    )
     within(out, exp_ints, 1, "quantize_per_tensor_dynamic")
 
 
@@ -369,8 +388,9 @@ def _scalar(a, out, ctx):
     kind = "add" if "add" in ctx.op else "mul"
     exp, s, z = ref.scalar_op_ref(kind, qa, c, relu=ctx.op.endswith("relu"))
     if isinstance(out, torch.Tensor) and out.is_quantized:
-        assert math.isclose(out.q_scale(), s, rel_tol=1e-12) and out.q_zero_point() == z, \
+        assert math.isclose(out.q_scale(), s, rel_tol=1e-12) and out.q_zero_point() == z, (
             f"output qparams ({out.q_scale()!r}, {out.q_zero_point()}) != ({s!r}, {z})"
+        )
     within(out, exp, 1, ctx.op)
 
 
@@ -555,20 +575,30 @@ def _activation(name, x, out, s, z, **params):
 @check("leaky_relu")
 def _leaky_relu(a, out, ctx):
     x = ctx.before if a["inplace"] else a["qx"]
-    _activation("leaky_relu", per_tensor(x), out, a["output_scale"], a["output_zero_point"],
-                negative_slope=a["negative_slope"])
+    _activation(
+        "leaky_relu", per_tensor(x), out, a["output_scale"], a["output_zero_point"], negative_slope=a["negative_slope"]
+    )
 
 
 @check("hardswish", "hardsigmoid", "sigmoid")
 def _act_plain(a, out, ctx):
-    _activation(ctx.op, per_tensor(a["input"] if "input" in a else a["qx"]), out, a["output_scale"],
-                a["output_zero_point"])
+    _activation(
+        ctx.op, per_tensor(a["input"] if "input" in a else a["qx"]), out, a["output_scale"], a["output_zero_point"]
+    )
 
 
 @check("elu")
 def _elu(a, out, ctx):
-    _activation("elu", per_tensor(a["self"]), out, a["output_scale"], a["output_zero_point"],
-                alpha=a["alpha"], scale=a["scale"], input_scale=a["input_scale"])
+    _activation(
+        "elu",
+        per_tensor(a["self"]),
+        out,
+        a["output_scale"],
+        a["output_zero_point"],
+        alpha=a["alpha"],
+        scale=a["scale"],
+        input_scale=a["input_scale"],
+    )
 
 
 @check("celu")
@@ -640,8 +670,14 @@ def _layer_norm(a, out, ctx):
     w, b = _vec(a["weight"]), _vec(a["bias"])
     _finite_norm_params(a["eps"], w, b)
     ns = list(a["normalized_shape"])
-    _norm(x, out, lambda: ref.layer_norm_ref(x, ns, w, b, a["eps"], a["output_scale"], a["output_zero_point"]),
-          a["output_scale"], a["output_zero_point"], "layer_norm")
+    _norm(
+        x,
+        out,
+        lambda: ref.layer_norm_ref(x, ns, w, b, a["eps"], a["output_scale"], a["output_zero_point"]),
+        a["output_scale"],
+        a["output_zero_point"],
+        "layer_norm",
+    )
 
 
 @check("group_norm")
@@ -649,9 +685,14 @@ def _group_norm(a, out, ctx):
     x = per_tensor(a["input"])
     w, b = _vec(a["weight"]), _vec(a["bias"])
     _finite_norm_params(a["eps"], w, b)
-    _norm(x, out, lambda: ref.group_norm_ref(x, a["num_groups"], w, b, a["eps"], a["output_scale"],
-                                             a["output_zero_point"]), a["output_scale"], a["output_zero_point"],
-          "group_norm")
+    _norm(
+        x,
+        out,
+        lambda: ref.group_norm_ref(x, a["num_groups"], w, b, a["eps"], a["output_scale"], a["output_zero_point"]),
+        a["output_scale"],
+        a["output_zero_point"],
+        "group_norm",
+    )
 
 
 @check("instance_norm")
@@ -659,8 +700,14 @@ def _instance_norm(a, out, ctx):
     x = per_tensor(a["input"])
     w, b = _vec(a["weight"]), _vec(a["bias"])
     _finite_norm_params(a["eps"], w, b)
-    _norm(x, out, lambda: ref.instance_norm_ref(x, w, b, a["eps"], a["output_scale"], a["output_zero_point"]),
-          a["output_scale"], a["output_zero_point"], "instance_norm")
+    _norm(
+        x,
+        out,
+        lambda: ref.instance_norm_ref(x, w, b, a["eps"], a["output_scale"], a["output_zero_point"]),
+        a["output_scale"],
+        a["output_zero_point"],
+        "instance_norm",
+    )
 
 
 @check("batch_norm2d", "batch_norm2d_relu", "batch_norm3d", "batch_norm3d_relu")
@@ -670,9 +717,16 @@ def _batch_norm(a, out, ctx):
     _finite_norm_params(a["eps"], w, b, m, v)
     if np.any(v + a["eps"] <= 0):
         raise Unchecked("var + eps <= 0")
-    _norm(x, out, lambda: ref.batch_norm_ref(x, w, b, m, v, a["eps"], a["output_scale"], a["output_zero_point"],
-                                             relu=ctx.op.endswith("relu")),
-          a["output_scale"], a["output_zero_point"], ctx.op)
+    _norm(
+        x,
+        out,
+        lambda: ref.batch_norm_ref(
+            x, w, b, m, v, a["eps"], a["output_scale"], a["output_zero_point"], relu=ctx.op.endswith("relu")
+        ),
+        a["output_scale"],
+        a["output_zero_point"],
+        ctx.op,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -684,13 +738,17 @@ def _max_pool2d(a, out, ctx):
     out_qparams(out, x.q_scale(), x.q_zero_point(), x.dtype)
     # empty padding / dilation: the defaults 0 / 1 (as an empty stride is the kernel size)
     # the integers in their own dtype: a window with no valid tap gives the dtype's lowest value
-    exp = ref.max_pool2d_ref(x.int_repr().numpy(), a["kernel_size"], a["stride"], a["padding"] or [0], a["dilation"] or [1],
-                             a["ceil_mode"])
+    exp = ref.max_pool2d_ref(
+        x.int_repr().numpy(), a["kernel_size"], a["stride"], a["padding"] or [0], a["dilation"] or [1], a["ceil_mode"]
+    )
     exact(out, exp, "max_pool2d")
 
 
 AVG_POOLS = {"avg_pool2d": ref.avg_pool2d_ref, "avg_pool3d": ref.avg_pool3d_ref}
-ADAPTIVE_POOLS = {"adaptive_avg_pool2d": (ref.adaptive_avg_pool2d_ref, 2), "adaptive_avg_pool3d": (ref.adaptive_avg_pool3d_ref, 3)}
+ADAPTIVE_POOLS = {
+    "adaptive_avg_pool2d": (ref.adaptive_avg_pool2d_ref, 2),
+    "adaptive_avg_pool3d": (ref.adaptive_avg_pool3d_ref, 3),
+}
 
 
 def _average(a, out, ctx, fn, *args):
@@ -704,8 +762,18 @@ def _average(a, out, ctx, fn, *args):
 
 @check(*AVG_POOLS)
 def _avg_pool(a, out, ctx):
-    _average(a, out, ctx, AVG_POOLS[ctx.op], a["kernel_size"], a["stride"], a["padding"], a["ceil_mode"],
-             a["count_include_pad"], a["divisor_override"])
+    _average(
+        a,
+        out,
+        ctx,
+        AVG_POOLS[ctx.op],
+        a["kernel_size"],
+        a["stride"],
+        a["padding"],
+        a["ceil_mode"],
+        a["count_include_pad"],
+        a["divisor_override"],
+    )
 
 
 @check(*ADAPTIVE_POOLS)
@@ -761,8 +829,15 @@ def _source(obj, ctx):
     return src
 
 
-@check("linear_prepack", "conv1d_prepack", "conv2d_prepack", "conv3d_prepack", "conv_transpose1d_prepack",
-       "conv_transpose2d_prepack", "conv_transpose3d_prepack")
+@check(
+    "linear_prepack",
+    "conv1d_prepack",
+    "conv2d_prepack",
+    "conv3d_prepack",
+    "conv_transpose1d_prepack",
+    "conv_transpose2d_prepack",
+    "conv_transpose3d_prepack",
+)
 def _prepack(a, out, ctx):
     unpack = getattr(torch.ops.qplugin, ctx.op.replace("prepack", "unpack"))
     w, b = unpack(out)
@@ -771,8 +846,15 @@ def _prepack(a, out, ctx):
     _same_bias(b, a["B"] if "B" in a else a["bias"], "unpacked bias")
 
 
-@check("linear_unpack", "conv1d_unpack", "conv2d_unpack", "conv3d_unpack", "conv_transpose1d_unpack",
-       "conv_transpose2d_unpack", "conv_transpose3d_unpack")
+@check(
+    "linear_unpack",
+    "conv1d_unpack",
+    "conv2d_unpack",
+    "conv3d_unpack",
+    "conv_transpose1d_unpack",
+    "conv_transpose2d_unpack",
+    "conv_transpose3d_unpack",
+)
 def _unpack(a, out, ctx):
     src = _source(a["W_prepack"] if "W_prepack" in a else a["packed_weights"], ctx)
     _same_q(out[0], src["w"], "unpacked weight")
@@ -846,8 +928,19 @@ def _conv(a, out, ctx):
     s, z = a["output_scale"], a["output_zero_point"]
     out_qparams(out, s, z, torch.quint8)
     acc = per_tensor(a["qaccum"], "qaccum") if "qaccum" in a else None
-    exp = ref.qconv_ref(x, src["w"], src["b"], src["stride"], src["padding"], src["dilation"], src["groups"],
-                        s, z, relu=ctx.op.endswith("relu"), qaccum=acc)
+    exp = ref.qconv_ref(
+        x,
+        src["w"],
+        src["b"],
+        src["stride"],
+        src["padding"],
+        src["dilation"],
+        src["groups"],
+        s,
+        z,
+        relu=ctx.op.endswith("relu"),
+        qaccum=acc,
+    )
     within(out, exp, 1, ctx.op)
 
 
@@ -857,8 +950,18 @@ def _conv_transpose(a, out, ctx):
     src = _source(a["packed_weight"], ctx)
     s, z = a["output_scale"], a["output_zero_point"]
     out_qparams(out, s, z, torch.quint8)
-    exp = ref.qconv_transpose_ref(x, src["w"], src["b"], src["stride"], src["padding"], src["output_padding"],
-                                  src["dilation"], src["groups"], s, z)
+    exp = ref.qconv_transpose_ref(
+        x,
+        src["w"],
+        src["b"],
+        src["stride"],
+        src["padding"],
+        src["output_padding"],
+        src["dilation"],
+        src["groups"],
+        s,
+        z,
+    )
     within(out, exp, 1, ctx.op)
 
 
@@ -895,8 +998,13 @@ def _plain_linear(a, out, ctx):
 
 @check("plain_linear_dynamic", "plain_linear_relu_dynamic")
 def _plain_linear_dynamic(a, out, ctx):
-    _dynamic(a["x"], lambda: (plain_qweight(a["w"], a["w_scales"], a["w_zero_points"]), a["bias"]), a["reduce_range"],
-             out, ctx.op)
+    _dynamic(
+        a["x"],
+        lambda: (plain_qweight(a["w"], a["w_scales"], a["w_zero_points"]), a["bias"]),
+        a["reduce_range"],
+        out,
+        ctx.op,
+    )
 
 
 @check("plain_linear_dynamic_fp16", "plain_linear_relu_dynamic_fp16")
@@ -919,8 +1027,9 @@ def _plain_linear_prepack_fp16(a, out, ctx):
     w = a["w"]
     x = torch.linspace(-2, 2, 3 * w.shape[1]).reshape(3, w.shape[1])
     q = torch.ops.qplugin
-    assert torch.equal(q.plain_linear_dynamic_fp16(x, w, None, out),
-                       q.plain_linear_dynamic_fp16(x, w, None, w.new_empty([0]))), ctx.op
+    assert torch.equal(
+        q.plain_linear_dynamic_fp16(x, w, None, out), q.plain_linear_dynamic_fp16(x, w, None, w.new_empty([0]))
+    ), ctx.op
 
 
 @check("plain_rnn_layer_dynamic_fp16")
@@ -934,8 +1043,10 @@ def _plain_rnn_layer_dynamic_fp16(a, out, ctx):
         torch.testing.assert_close(got, exp, rtol=0, atol=0, equal_nan=True, msg=ctx.op)
 
 
-PLAIN_CONVS = [f"plain_conv{d}d{s}" for d in (1, 2, 3) for s in ("", "_relu")] + ["plain_conv2d_add",
-                                                                                 "plain_conv2d_add_relu"]
+PLAIN_CONVS = [f"plain_conv{d}d{s}" for d in (1, 2, 3) for s in ("", "_relu")] + [
+    "plain_conv2d_add",
+    "plain_conv2d_add_relu",
+]
 
 
 @check(*PLAIN_CONVS)
@@ -944,8 +1055,19 @@ def _plain_conv(a, out, ctx):
     qw = plain_qweight(a["w"], a["w_scales"], a["w_zero_points"])
     g = _geometry(a, qw.dim() - 2)
     acc = _qt(a["accum"], a["accum_scale"], a["accum_zero_point"], "accum") if "accum" in a else None
-    exp = ref.qconv_ref(x, qw, a["bias"], g["stride"], g["padding"], g["dilation"], a["groups"],
-                        a["output_scale"], a["output_zero_point"], relu=ctx.op.endswith("relu"), qaccum=acc)
+    exp = ref.qconv_ref(
+        x,
+        qw,
+        a["bias"],
+        g["stride"],
+        g["padding"],
+        g["dilation"],
+        a["groups"],
+        a["output_scale"],
+        a["output_zero_point"],
+        relu=ctx.op.endswith("relu"),
+        qaccum=acc,
+    )
     within(out, exp, 1, ctx.op)
 
 
@@ -968,14 +1090,23 @@ def plain_qweight_t(w, scales, zero_points, groups):
 def _plain_conv_transpose_ref(x, w, scales, zero_points, bias, g, groups, out_scale, out_zp):
     qw = plain_qweight_t(w, scales, zero_points, groups)
     if qw is not None:
-        return ref.qconv_transpose_ref(x, qw, bias, g["stride"], g["padding"], g["output_padding"], g["dilation"],
-                                       groups, out_scale, out_zp)
+        return ref.qconv_transpose_ref(
+            x, qw, bias, g["stride"], g["padding"], g["output_padding"], g["dilation"], groups, out_scale, out_zp
+        )
     ic, ocg = w.shape[:2]
     oc = (torch.arange(ic) // (ic // groups) * ocg).reshape(ic, 1) + torch.arange(ocg)
     shp = (ic, ocg) + (1,) * (w.dim() - 2)
     wr = ((w.double() - zero_points.double()[oc].reshape(shp)) * scales.double()[oc].reshape(shp)).numpy()
-    real = ref.conv_transpose_ref(ref.exact_real(x), wr, None if bias is None else bias.double().numpy(),
-                                  g["stride"], g["padding"], g["output_padding"], g["dilation"], groups)
+    real = ref.conv_transpose_ref(
+        ref.exact_real(x),
+        wr,
+        None if bias is None else bias.double().numpy(),
+        g["stride"],
+        g["padding"],
+        g["output_padding"],
+        g["dilation"],
+        groups,
+    )
     return ref.requantize_ref(real, out_scale, out_zp, torch.quint8)
 
 
@@ -990,8 +1121,17 @@ def _geometry_t(a, nd):
 def _plain_conv_transpose(a, out, ctx):
     x = _qt(a["x"], a["x_scale"], a["x_zero_point"], "x")
     w = a["w"]
-    exp = _plain_conv_transpose_ref(x, w, a["w_scales"], a["w_zero_points"], a["bias"], _geometry_t(a, w.dim() - 2),
-                                    a["groups"], a["output_scale"], a["output_zero_point"])
+    exp = _plain_conv_transpose_ref(
+        x,
+        w,
+        a["w_scales"],
+        a["w_zero_points"],
+        a["bias"],
+        _geometry_t(a, w.dim() - 2),
+        a["groups"],
+        a["output_scale"],
+        a["output_zero_point"],
+    )
     within(out, exp, 1, ctx.op)
 
 
@@ -1003,10 +1143,34 @@ def _plain_conv_transpose_prepack(a, out, ctx):
     shape = [1, w.shape[0]] + [3] * nd
     x = torch.arange(int(np.prod(shape)), dtype=torch.int64).remainder(251).to(torch.uint8).reshape(shape)
     op = getattr(torch.ops.qplugin, f"plain_conv_transpose{nd}d")
-    y = op(x, 0.05, 120, w, a["w_scales"], a["w_zero_points"], a["bias"], out, a["stride"], a["padding"],
-           a["output_padding"], a["dilation"], a["groups"], 0.5, 100)
-    exp = _plain_conv_transpose_ref(_qt(x, 0.05, 120, "x"), w, a["w_scales"], a["w_zero_points"], a["bias"],
-                                    _geometry_t(a, nd), a["groups"], 0.5, 100)
+    y = op(
+        x,
+        0.05,
+        120,
+        w,
+        a["w_scales"],
+        a["w_zero_points"],
+        a["bias"],
+        out,
+        a["stride"],
+        a["padding"],
+        a["output_padding"],
+        a["dilation"],
+        a["groups"],
+        0.5,
+        100,
+    )
+    exp = _plain_conv_transpose_ref(
+        _qt(x, 0.05, 120, "x"),
+        w,
+        a["w_scales"],
+        a["w_zero_points"],
+        a["bias"],
+        _geometry_t(a, nd),
+        a["groups"],
+        0.5,
+        100,
+    )
     within(y, exp, 1, f"plain_conv_transpose{nd}d with the prepacked header")
 
 
@@ -1029,10 +1193,33 @@ def _plain_conv_prepack(a, out, ctx):
     shape = [1, w.shape[1] * a["groups"]] + spatial
     x = torch.arange(int(np.prod(shape)), dtype=torch.int64).remainder(251).to(torch.uint8).reshape(shape)
     op = getattr(torch.ops.qplugin, f"plain_conv{nd}d")
-    y = op(x, 0.05, 120, w, a["w_scales"], a["w_zero_points"], a["bias"], out, a["stride"], a["padding"],
-           a["dilation"], a["groups"], 0.5, 100)
-    exp = ref.qconv_ref(_qt(x, 0.05, 120, "x"), plain_qweight(w, a["w_scales"], a["w_zero_points"]), a["bias"],
-                        g["stride"], g["padding"], g["dilation"], a["groups"], 0.5, 100)
+    y = op(
+        x,
+        0.05,
+        120,
+        w,
+        a["w_scales"],
+        a["w_zero_points"],
+        a["bias"],
+        out,
+        a["stride"],
+        a["padding"],
+        a["dilation"],
+        a["groups"],
+        0.5,
+        100,
+    )
+    exp = ref.qconv_ref(
+        _qt(x, 0.05, 120, "x"),
+        plain_qweight(w, a["w_scales"], a["w_zero_points"]),
+        a["bias"],
+        g["stride"],
+        g["padding"],
+        g["dilation"],
+        a["groups"],
+        0.5,
+        100,
+    )
     within(y, exp, 1, f"plain_conv{nd}d with the prepacked buffer")
 
 
@@ -1060,7 +1247,7 @@ def _packed_rows(qw):
     b = (qw.q_per_channel_zero_points().float() * s * -1).numpy()
     r = qw.int_repr().numpy()
     if qw.dtype == torch.quint4x2:
-        r = np.stack([r & 15, r >> 4], -1).reshape(qw.shape[0], -1)[:, :qw.shape[1]]
+        r = np.stack([r & 15, r >> 4], -1).reshape(qw.shape[0], -1)[:, : qw.shape[1]]
     r = r.reshape(qw.shape[0], qw.shape[1])
     return r.astype(np.int64), s.numpy(), b
 
@@ -1079,8 +1266,9 @@ def _bags(a, out, codes, scale, bias, what):
         raise Unchecked("pruned rows")
     idx = a["indices"].reshape(-1).tolist()
     psw = a["per_sample_weights"]
-    exp = ref.embedding_bag_ref(codes, scale, bias, idx, _bag_starts(a, len(idx)), a["mode"],
-                                None if psw is None else psw.double().numpy())
+    exp = ref.embedding_bag_ref(
+        codes, scale, bias, idx, _bag_starts(a, len(idx)), a["mode"], None if psw is None else psw.double().numpy()
+    )
     _emb_close(out, exp, what)
 
 
@@ -1096,8 +1284,9 @@ def _emb_fused_prepack(a, out, ctx):
     assert codes.min(initial=0) >= 0 and codes.max(initial=0) <= (255 if bits == 8 else 15), f"{ctx.op}: code range"
     real = (scale[:, None].astype(np.float64) * codes + bias[:, None])[:, :d]
     err = np.abs(real - rows)
-    assert (err <= 0.5 * scale[:, None].astype(np.float64) + 2e-3 * np.abs(rows) + 1e-6).all(), \
+    assert (err <= 0.5 * scale[:, None].astype(np.float64) + 2e-3 * np.abs(rows) + 1e-6).all(), (
         f"{ctx.op}: a row is not reproduced within half a step"
+    )
 
 
 @check("embedding_bag_byte_unpack", "embedding_bag_4bit_unpack")
@@ -1105,7 +1294,7 @@ def _emb_fused_unpack(a, out, ctx):
     codes, scale, bias = ref.fused_rows_ref(_fused(a["weight"], ctx.op), 8 if "byte" in ctx.op else 4)
     full = (scale[:, None].astype(np.float64) * codes + bias[:, None]).astype(np.float32)
     got = out.reshape(-1, out.shape[-1]).numpy()
-    np.testing.assert_array_equal(got, full[:, :got.shape[1]], err_msg=ctx.op)
+    np.testing.assert_array_equal(got, full[:, : got.shape[1]], err_msg=ctx.op)
 
 
 @check("embedding_bag_prepack")
@@ -1130,8 +1319,9 @@ def _emb_lookup(a, out, ctx):
     codes, s, b = _packed_rows(_source(a["weight"], ctx)["qw"])
     exact_rows = (s[:, None].astype(np.float64) * codes + b[:, None].astype(np.float64)).astype(np.float32)
     idx = a["indices"].numpy()
-    np.testing.assert_array_equal(out.numpy(), exact_rows[idx.reshape(-1)].reshape(*idx.shape, codes.shape[1]),
-                                  err_msg=ctx.op)  # one rounding of the float64 value: exact
+    np.testing.assert_array_equal(
+        out.numpy(), exact_rows[idx.reshape(-1)].reshape(*idx.shape, codes.shape[1]), err_msg=ctx.op
+    )  # one rounding of the float64 value: exact
 
 
 @check("embedding_bag_byte", "embedding_bag_4bit")
@@ -1149,8 +1339,9 @@ def _emb_rowwise(a, out, ctx):
 def _plain_table(packed, what):
     """The fused rows a plain embedding buffer holds: the payload after its 192-byte header, rows as
     many as its size gives (word 6 of the header is D)."""
-    if not (isinstance(packed, torch.Tensor) and packed.dtype == torch.uint8 and packed.dim() == 1
-            and packed.numel() >= 192):
+    if not (
+        isinstance(packed, torch.Tensor) and packed.dtype == torch.uint8 and packed.dim() == 1 and packed.numel() >= 192
+    ):
         raise Unchecked(f"{what}: not a plain buffer")
     d = int(packed[:192].view(torch.int64)[6])
     return packed[192:].reshape(-1, d + 8)

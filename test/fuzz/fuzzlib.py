@@ -26,6 +26,7 @@ and scripts/fuzz.py (long runs).
   re-zipped with a correct CRC so the flip reaches the unpickler), then loaded and run in a child:
   never a crash or hang.
 """
+
 import io
 import json
 import os
@@ -38,8 +39,14 @@ import zipfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 TEST_DIR = os.path.dirname(HERE)
 
-OK_TYPES = ("RuntimeError", "ValueError", "TypeError", "IndexError", "NotImplementedError",
-            "WrongKindError")  # torch_qplugin/_wrong_kind.py: a TypeError and a RuntimeError
+OK_TYPES = (
+    "RuntimeError",
+    "ValueError",
+    "TypeError",
+    "IndexError",
+    "NotImplementedError",
+    "WrongKindError",
+)  # torch_qplugin/_wrong_kind.py: a TypeError and a RuntimeError
 # What an allocation that reached the allocator and failed looks like (c10's DefaultCPUAllocator,
 # std::bad_alloc -> MemoryError, torch's size arithmetic): never an acceptable answer to an argument.
 ALLOCATOR_ERRORS = ("can't allocate memory", "bad_alloc", "Storage size calculation overflowed", "out of memory")
@@ -57,6 +64,7 @@ def all_ops():
     """[(qualified name, overload)] of every qplugin op in the op library."""
     import torch
     import torch_qplugin  # noqa: F401
+
     out = []
     for name in sorted(torch._C._dispatch_get_all_op_names()):
         if not name.startswith("qplugin::"):
@@ -74,8 +82,26 @@ def op_id(base, overload):
 # input generation (child)
 # ---------------------------------------------------------------------------------------------
 INTS = [0, 1, 2, 3, -1, -2, 7, 16, 255, 256, -129, 2**31 - 1, 2**31, -(2**31), 2**62, -(2**63), 2**63 - 1]
-FLOATS = [0.0, 1.0, -1.0, 0.5, 0.1, 1e-3, 1e-10, 1e-38, 1e-45, 5e-324, 3.5e38, 1e300,
-          float("nan"), float("inf"), float("-inf"), -0.0, 255.0, 1.5]
+FLOATS = [
+    0.0,
+    1.0,
+    -1.0,
+    0.5,
+    0.1,
+    1e-3,
+    1e-10,
+    1e-38,
+    1e-45,
+    5e-324,
+    3.5e38,
+    1e300,
+    float("nan"),
+    float("inf"),
+    float("-inf"),
+    -0.0,
+    255.0,
+    1.5,
+]
 GOOD_SCALES = [0.1, 0.05, 1.0, 0.003, 7.5, 2.0**-20]
 BAD_SCALES = [0.0, -0.1, float("nan"), float("inf"), 1e-45, 5e-324, 3.5e38]
 
@@ -83,6 +109,7 @@ BAD_SCALES = [0.0, -0.1, float("nan"), float("inf"), 1e-45, 5e-324, 3.5e38]
 class Gen:
     def __init__(self, seed):
         import torch
+
         self.torch = torch
         self.r = random.Random(seed)
         self.g = torch.Generator().manual_seed(seed)
@@ -172,10 +199,11 @@ class Gen:
         if per_channel and len(shape) > 0:
             axis = r.randrange(len(shape))
             n = shape[axis]
-            scales = torch.tensor([self.qparams(dtype)[0] if self.chance(0.2) else r.choice(GOOD_SCALES)
-                                   for _ in range(n)], dtype=torch.double)
-            zps = torch.tensor([self.qparams(dtype)[1] if self.chance(0.1) else 0 for _ in range(n)],
-                               dtype=torch.long)
+            scales = torch.tensor(
+                [self.qparams(dtype)[0] if self.chance(0.2) else r.choice(GOOD_SCALES) for _ in range(n)],
+                dtype=torch.double,
+            )
+            zps = torch.tensor([self.qparams(dtype)[1] if self.chance(0.1) else 0 for _ in range(n)], dtype=torch.long)
             try:
                 t = torch._make_per_channel_quantized_tensor(data, scales, zps, axis)
             except Exception:
@@ -216,10 +244,14 @@ class Gen:
         data = torch.randint(-128, 128, shape, generator=self.g, dtype=torch.int64).to(torch.int8)
         if self.chance(0.3):
             return torch._make_per_channel_quantized_tensor(
-                data, torch.rand(shape[axis], generator=self.g, dtype=torch.double) * 0.02 + 0.001,
-                torch.zeros(shape[axis], dtype=torch.long), axis)
-        return torch._make_per_tensor_quantized_tensor(data, self.r.choice([0.01, 0.003, 0.5]),
-                                                       self.r.choice([0, 0, 3]))
+                data,
+                torch.rand(shape[axis], generator=self.g, dtype=torch.double) * 0.02 + 0.001,
+                torch.zeros(shape[axis], dtype=torch.long),
+                axis,
+            )
+        return torch._make_per_tensor_quantized_tensor(
+            data, self.r.choice([0.01, 0.003, 0.5]), self.r.choice([0, 0, 3])
+        )
 
     def packed(self, cls, kind=None):
         """A packed-params object of class `cls` (`kind` conv1d / conv2d, else chosen at random:
@@ -231,8 +263,7 @@ class Gen:
             n, k = r.choice([1, 3, 16, 33]), r.choice([1, 4, 17, 64])
             w = self.torch.randn(n, k, generator=self.g) * r.choice([0.01, 1.0, 300.0])
             b = bias(n)
-            return self._remember(q.linear_prepack_fp16(w, b), w=w, b=b, fp16=True,
-                                  in_shape=[r.choice([1, 2, 5]), k])
+            return self._remember(q.linear_prepack_fp16(w, b), w=w, b=b, fp16=True, in_shape=[r.choice([1, 2, 5]), k])
         if "Linear" in cls:
             n, k = r.choice([1, 3, 16, 33]), r.choice([1, 4, 17, 64])
             w, b = self.weight([n, k]), bias(n)
@@ -260,18 +291,28 @@ class Gen:
         sp = len(ks)
         prep = q.conv1d_prepack if kind == "conv1d" else q.conv2d_prepack
         w, b = self.weight([oc, icg] + ks), bias(oc)
-        geo = dict(stride=[r.choice([1, 2])] * sp, padding=[r.choice([0, 1])] * sp,
-                   dilation=[r.choice([1, 2])] * sp, groups=groups)
+        geo = dict(
+            stride=[r.choice([1, 2])] * sp,
+            padding=[r.choice([0, 1])] * sp,
+            dilation=[r.choice([1, 2])] * sp,
+            groups=groups,
+        )
         obj = prep(w, b, geo["stride"], geo["padding"], geo["dilation"], groups)
-        return self._remember(obj, w=w, b=b, in_shape=[r.choice([1, 2]), icg * groups] + [r.choice([5, 7, 8])] * sp,
-                              **geo)
+        return self._remember(
+            obj, w=w, b=b, in_shape=[r.choice([1, 2]), icg * groups] + [r.choice([5, 7, 8])] * sp, **geo
+        )
 
     def conv_transpose_geometry(self, sp):
         """stride / padding / output_padding / dilation / groups of a valid transposed conv."""
         r = self.r
         stride, dilation = [r.choice([1, 2])] * sp, [r.choice([1, 2])] * sp
-        return dict(stride=stride, padding=[r.choice([0, 1])] * sp, dilation=dilation, groups=r.choice([1, 1, 2]),
-                    output_padding=[r.choice([0, max(stride[0], dilation[0]) - 1])] * sp)
+        return dict(
+            stride=stride,
+            padding=[r.choice([0, 1])] * sp,
+            dilation=dilation,
+            groups=r.choice([1, 1, 2]),
+            output_padding=[r.choice([0, max(stride[0], dilation[0]) - 1])] * sp,
+        )
 
     def conv_transpose_packed(self, kind, bias):
         """Transposed-conv packed params of `kind`: weight (IC, OC / groups, kernel...), per
@@ -284,8 +325,14 @@ class Gen:
         w, b = self.weight([icg * geo["groups"], ocg] + ks, axis=1), bias(ocg * geo["groups"])
         prep = getattr(q, kind + "_prepack")
         obj = prep(w, b, geo["stride"], geo["padding"], geo["output_padding"], geo["dilation"], geo["groups"])
-        return self._remember(obj, w=w, b=b, transposed=True,
-                              in_shape=[r.choice([1, 2]), icg * geo["groups"]] + [r.choice([2, 3, 5])] * sp, **geo)
+        return self._remember(
+            obj,
+            w=w,
+            b=b,
+            transposed=True,
+            in_shape=[r.choice([1, 2]), icg * geo["groups"]] + [r.choice([2, 3, 5])] * sp,
+            **geo,
+        )
 
     def plain_weight(self, short):
         """Presets the plain tier's weight arguments (w, w_scales, w_zero_points, bias, packed,
@@ -312,11 +359,16 @@ class Gen:
             self.preset["packed"] = q.plain_linear_prepack(w, sc, zp)
             self.shape_hint = [r.choice([1, 2, 5]), wshape[1]]
         else:
-            geo = dict(stride=[r.choice([1, 2])] * nd, padding=[r.choice([0, 1])] * nd,
-                       dilation=[r.choice([1, 2])] * nd, groups=groups)
+            geo = dict(
+                stride=[r.choice([1, 2])] * nd,
+                padding=[r.choice([0, 1])] * nd,
+                dilation=[r.choice([1, 2])] * nd,
+                groups=groups,
+            )
             self.preset.update(geo)
-            self.preset["packed"] = q.plain_conv_prepack(w, sc, zp, bias, geo["stride"], geo["padding"],
-                                                         geo["dilation"], groups)
+            self.preset["packed"] = q.plain_conv_prepack(
+                w, sc, zp, bias, geo["stride"], geo["padding"], geo["dilation"], groups
+            )
             self.shape_hint = [r.choice([1, 2]), wshape[1] * groups] + [r.choice([5, 7, 8])] * nd
             self.conv_src = dict(geo, w=w, in_shape=list(self.shape_hint))
         self.last_dtype = "quint8"
@@ -335,13 +387,27 @@ class Gen:
             return w, (torch.randn(n, generator=self.g) if self.chance(0.7) else None)
 
         if "rnn" in short:
-            gates, h, i, t, b = r.choice([3, 4]), r.choice([1, 5, 16]), r.choice([1, 4, 17]), r.choice([0, 1, 3]), \
-                r.choice([1, 2])
+            gates, h, i, t, b = (
+                r.choice([3, 4]),
+                r.choice([1, 5, 16]),
+                r.choice([1, 4, 17]),
+                r.choice([0, 1, 3]),
+                r.choice([1, 2]),
+            )
             (wi, bi), (wh, bh) = weight(gates * h, i), weight(gates * h, h)
-            self.preset.update(input=torch.randn(t, b, i, generator=self.g), h0=torch.randn(b, h, generator=self.g),
-                               c0=torch.randn(b, h, generator=self.g), w_ih=wi, b_ih=bi, packed_ih=self.fp16_panels(wi),
-                               w_hh=wh, b_hh=bh, packed_hh=self.fp16_panels(wh), num_gates=gates,
-                               reverse=self.chance(0.5))
+            self.preset.update(
+                input=torch.randn(t, b, i, generator=self.g),
+                h0=torch.randn(b, h, generator=self.g),
+                c0=torch.randn(b, h, generator=self.g),
+                w_ih=wi,
+                b_ih=bi,
+                packed_ih=self.fp16_panels(wi),
+                w_hh=wh,
+                b_hh=bh,
+                packed_hh=self.fp16_panels(wh),
+                num_gates=gates,
+                reverse=self.chance(0.5),
+            )
             return
         n, k = r.choice([1, 3, 16, 33]), r.choice([1, 4, 17, 64])
         w, bias = weight(n, k)
@@ -366,7 +432,8 @@ class Gen:
         bias = torch.randn(n, generator=self.g) if self.chance(0.7) else None
         self.preset.update(w=w, w_scales=sc, w_zero_points=zp, bias=bias, **geo)
         self.preset["packed"] = self.torch.ops.qplugin.plain_conv_transpose_prepack(
-            w, sc, zp, bias, geo["stride"], geo["padding"], geo["output_padding"], geo["dilation"], groups)
+            w, sc, zp, bias, geo["stride"], geo["padding"], geo["output_padding"], geo["dilation"], groups
+        )
         self.shape_hint = [r.choice([1, 2]), icg * groups] + [r.choice([2, 3, 5])] * nd
         self.last_dtype = "quint8"
 
@@ -413,15 +480,20 @@ class Gen:
         if self.chance(0.75):  # 1-D indices and offsets
             cuts = sorted(r.randint(0, n) for _ in range(r.choice([0, 1, 3])))
             last = self.chance(0.5)
-            self.preset.update(indices=idx, offsets=torch.tensor([0] + cuts + ([n] if last else []), dtype=torch.long),
-                               include_last_offset=last)
+            self.preset.update(
+                indices=idx,
+                offsets=torch.tensor([0] + cuts + ([n] if last else []), dtype=torch.long),
+                include_last_offset=last,
+            )
         else:  # 2-D [bags, indices per bag]
             per = r.choice([1, 2, 3])
-            self.preset.update(indices=torch.randint(0, rows, (r.choice([0, 1, 4]), per), generator=self.g),
-                               offsets=None)
+            self.preset.update(
+                indices=torch.randint(0, rows, (r.choice([0, 1, 4]), per), generator=self.g), offsets=None
+            )
             n = self.preset["indices"].numel()
-        self.preset["per_sample_weights"] = torch.rand(n, generator=self.g) * 2 if mode == 0 and self.chance(0.5) \
-            else None
+        self.preset["per_sample_weights"] = (
+            torch.rand(n, generator=self.g) * 2 if mode == 0 and self.chance(0.5) else None
+        )
 
     def _remember(self, obj, **src):
         self.sources[id(obj)] = dict(src, obj=obj)
@@ -438,7 +510,7 @@ class Gen:
             return None
         ts = ts.rstrip("?")
         if ts.startswith("Optional["):
-            ts = ts[len("Optional["):-1]
+            ts = ts[len("Optional[") : -1]
         if ts == "number":
             ts = "Scalar"
         if ts == "Tensor":
@@ -447,8 +519,10 @@ class Gen:
             n = r.choice([0, 1, 2, 2, 3])
             dt = r.choice(["quint8", "qint8", "qint32"])
             base = self.shape(r.choice([1, 2, 3, 4]))
-            return [self.qtensor(dt if self.chance(0.9) else None, list(base) if self.chance(0.8) else None)
-                    for _ in range(n)]
+            return [
+                self.qtensor(dt if self.chance(0.9) else None, list(base) if self.chance(0.8) else None)
+                for _ in range(n)
+            ]
         if ts == "int":
             return r.choice(INTS) if self.chance(0.2) else r.choice([0, 1, 2, 3, -1, 4])
         if ts in ("float",):
@@ -483,7 +557,7 @@ class Gen:
             if "fp16" in short and self.chance(0.85):  # fp16 weights (mostly) for the fp16 ops
                 kind = "fp16"
             if short.startswith("conv_transpose"):
-                kind = short[:len("conv_transpose1d")]
+                kind = short[: len("conv_transpose1d")]
             if "embedding" in short:  # rows of the op's kind (mostly)
                 kind = ("4bit" if "4bit" in short else "byte") if self.chance(0.85) else None
             self.packed_obj = self.packed(str(packed[0].type).split(".")[-1], kind)
@@ -493,9 +567,14 @@ class Gen:
                 self.embedding_args(short)
         elif short.startswith("plain_") and "fp16" in short and self.chance(0.85):
             self.plain_fp16_weight(short)
-        elif (any(a.name == "packed" for a in arguments) or short in ("plain_linear_prepack", "plain_conv_prepack",
-                                                                       "plain_conv_transpose_prepack")) \
-                and "embedding" not in short and self.chance(0.85):
+        elif (
+            (
+                any(a.name == "packed" for a in arguments)
+                or short in ("plain_linear_prepack", "plain_conv_prepack", "plain_conv_transpose_prepack")
+            )
+            and "embedding" not in short
+            and self.chance(0.85)
+        ):
             # the plain tier's weight, scales, zero points, bias, buffer and geometry
             self.plain_weight(short)
         elif "embedding" in short and self.chance(0.85):  # weights, indices and bags that fit
@@ -534,12 +613,21 @@ class Gen:
         a = arguments[i]
         name, ts = a.name, str(a.type)
         names = [x.name for x in arguments]
-        nxt = names[i + 1:i + 3] + ["", ""]
+        nxt = names[i + 1 : i + 3] + ["", ""]
         plain = short.startswith("plain_")
         if "PackedParams" in ts and self.packed_obj is not None:
             return self.packed_obj
-        if short in ("quantize_per_tensor", "quantize_per_tensor_dynamic", "quantize_per_channel",
-                     "plain_quantize_per_tensor", "plain_quantize_per_channel") and name == "self":
+        if (
+            short
+            in (
+                "quantize_per_tensor",
+                "quantize_per_tensor_dynamic",
+                "quantize_per_channel",
+                "plain_quantize_per_tensor",
+                "plain_quantize_per_channel",
+            )
+            and name == "self"
+        ):
             return self.float_tensor(list(hint))
         if short.startswith("make_per") and name == "self":
             dt = r.choice(["quint8", "qint8", "qint32"])
@@ -566,8 +654,9 @@ class Gen:
             t = self.qtensor(r.choice(["quint8", "qint8", "qint32"]), list(hint), per_channel=True)
             if t.qscheme() != torch.per_channel_affine:
                 return NotImplemented
-            self.preset.update(scales=t.q_per_channel_scales(), zero_points=t.q_per_channel_zero_points(),
-                               axis=t.q_per_channel_axis())
+            self.preset.update(
+                scales=t.q_per_channel_scales(), zero_points=t.q_per_channel_zero_points(), axis=t.q_per_channel_axis()
+            )
             return t.int_repr()
         if name == "dtype" and "ScalarType" in str(getattr(a, "real_type", "")):
             plain_dt = [torch.uint8, torch.int8, torch.int32]
@@ -582,8 +671,10 @@ class Gen:
             src = self.sources[id(self.packed_obj)] if self.packed_obj is not None else self.conv_src
             n, sp = src["in_shape"][0], src["in_shape"][2:]
             ks = list(src["w"].shape[2:])
-            osz = [(x + 2 * p - d * (k - 1) - 1) // st + 1 for x, p, d, k, st in
-                   zip(sp, src["padding"], src["dilation"], ks, src["stride"])]
+            osz = [
+                (x + 2 * p - d * (k - 1) - 1) // st + 1
+                for x, p, d, k, st in zip(sp, src["padding"], src["dilation"], ks, src["stride"])
+            ]
             t = self.qtensor("quint8", [n, src["w"].shape[0]] + osz, per_channel=False)
             if not plain:
                 return t
@@ -596,24 +687,40 @@ class Gen:
             nd = int(short[len("conv_transpose")])
             self.preset.update(self.conv_transpose_geometry(nd))
             g = self.preset["groups"]
-            return self.weight([r.choice([1, 3]) * g, r.choice([1, 2, 4])] + [r.choice([1, 2, 3]) for _ in range(nd)],
-                               axis=1)
-        if "prepack" in short and name in ("weight", "W") and short.split("_")[0] in ("linear", "conv1d", "conv2d",
-                                                                                    "conv3d"):
+            return self.weight(
+                [r.choice([1, 3]) * g, r.choice([1, 2, 4])] + [r.choice([1, 2, 3]) for _ in range(nd)], axis=1
+            )
+        if (
+            "prepack" in short
+            and name in ("weight", "W")
+            and short.split("_")[0] in ("linear", "conv1d", "conv2d", "conv3d")
+        ):
             nd = {"linear": 0, "conv1d": 1, "conv2d": 2, "conv3d": 3}[short.split("_")[0]]
-            self.preset.update(stride=[r.choice([1, 2])] * nd, padding=[r.choice([0, 1])] * nd,
-                               dilation=[r.choice([1, 2])] * nd, groups=r.choice([1, 1, 2]))
+            self.preset.update(
+                stride=[r.choice([1, 2])] * nd,
+                padding=[r.choice([0, 1])] * nd,
+                dilation=[r.choice([1, 2])] * nd,
+                groups=r.choice([1, 1, 2]),
+            )
             g = self.preset["groups"] if nd else 1
             return self.weight([r.choice([2, 4]) * g, r.choice([1, 3])] + [r.choice([1, 2, 3]) for _ in range(nd)])
         if (short.endswith("_dynamic") or short.endswith("_dynamic_fp16")) and name in ("X", "x", "self"):
             return self.float_tensor(list(hint))
-        if (not plain and ts == "Tensor" and
-                name in ("qx", "self", "input", "qa", "qb", "other", "X") and not short.startswith("make_per")):
+        if (
+            not plain
+            and ts == "Tensor"
+            and name in ("qx", "self", "input", "qa", "qb", "other", "X")
+            and not short.startswith("make_per")
+        ):
             shape = list(hint) if name in ("qx", "self", "input", "qa", "X") and self.chance(0.85) else None
             return self.qtensor(None, shape, per_channel=self.chance(0.03))
         prelu_slopes = name == "weight" and short.endswith("prelu")  # float slopes, then the OUTPUT qparams
-        if plain and ts == "Tensor" and not prelu_slopes and (nxt[0].endswith("scale") or nxt[0].endswith("zero_point")
-                                                              or i == 0):
+        if (
+            plain
+            and ts == "Tensor"
+            and not prelu_slopes
+            and (nxt[0].endswith("scale") or nxt[0].endswith("zero_point") or i == 0)
+        ):
             t = self.qtensor(None, None, per_channel=False)
             if nxt[0].endswith("scale") and nxt[1].endswith("zero_point"):
                 self.preset[nxt[0]], self.preset[nxt[1]] = t.q_scale(), t.q_zero_point()
@@ -632,7 +739,7 @@ class Gen:
             return t.abs() + 0.01 if name == "var" else t
         if name == "normalized_shape":
             k = r.choice([0, 1, 1, 2])
-            self.normalized_shape = hint[len(hint) - k:] if k <= len(hint) else []
+            self.normalized_shape = hint[len(hint) - k :] if k <= len(hint) else []
             return list(self.normalized_shape)
         if name == "num_groups":
             return r.choice([d for d in range(1, c + 1) if c % d == 0] or [1])
@@ -655,6 +762,7 @@ def float_qparams_weight(w, bits):
     """A per_channel_affine_float_qparams weight (quint8 or quint4x2) of float rows w: each row's
     [min, max] over the dtype's codes (the embeddings' weight-only scheme)."""
     import torch
+
     lo, hi = w.min(1).values, w.max(1).values
     qmax = 255 if bits == 8 else 15
     scale = torch.where((hi - lo) / qmax > 1e-7, (hi - lo) / qmax, torch.ones_like(lo))
@@ -681,6 +789,7 @@ def _prod(xs):
 
 def describe(v):
     import torch
+
     if isinstance(v, torch.Tensor):
         d = f"Tensor({v.dtype}, shape={list(v.shape)}, strides={list(v.stride())}"
         if v.is_quantized:
@@ -705,6 +814,7 @@ def run_case(base, overload, seed, check=True):
     (the generator could not build the inputs) / bad (a finding)."""
     import torch
     import checks
+
     if base == "__crash__":  # the harness's own test (test_fuzz.py): die like a segfault would
         os.kill(os.getpid(), 11)
     if base == "__alloc__":  # the harness's own test: an allocation the cap refuses (16 GiB)
@@ -720,8 +830,11 @@ def run_case(base, overload, seed, check=True):
     except Exception as e:  # inputs the generator itself could not build: not a finding
         return "skip", f"generator: {type(e).__name__}: {e}"
     op = getattr(getattr(torch.ops.qplugin, base.split("::")[1]), overload or "default")
-    if args and isinstance(args[0], torch.Tensor) and not (
-            args[0].is_quantized and args[0].qscheme() == torch.per_channel_affine_float_qparams):  # no clone
+    if (
+        args
+        and isinstance(args[0], torch.Tensor)
+        and not (args[0].is_quantized and args[0].qscheme() == torch.per_channel_affine_float_qparams)
+    ):  # no clone
         gen.before = args[0].clone()  # in-place ops: the input as it was
     try:
         out = op(*args, **kwargs)
@@ -729,8 +842,10 @@ def run_case(base, overload, seed, check=True):
         msg = str(e).split("\n")[0]
         tname = type(e).__name__
         if is_allocator_error(e):
-            return "bad", (f"allocator error (an allocation sized by an unchecked argument?): {tname}: {msg[:300]} | "
-                           f"args={[describe(a) for a in args]} kwargs={kwargs}")
+            return "bad", (
+                f"allocator error (an allocation sized by an unchecked argument?): {tname}: {msg[:300]} | "
+                f"args={[describe(a) for a in args]} kwargs={kwargs}"
+            )
         if tname in OK_TYPES and "qplugin::" in str(e):
             return "error", f"{tname}: {msg[:200]}"
         return "bad", f"unexpected {tname}: {msg[:300]} | args={[describe(a) for a in args]} kwargs={kwargs}"
@@ -743,13 +858,15 @@ def run_case(base, overload, seed, check=True):
     except AssertionError as e:
         return "bad", f"wrong result: {str(e)[:400]} | args={[describe(a) for a in args]} kwargs={kwargs}"
     except Exception as e:  # the check itself failed on this input: a finding to look at
-        return "bad", (f"check raised {type(e).__name__}: {str(e)[:300]} | args={[describe(a) for a in args]} "
-                       f"kwargs={kwargs}")
+        return "bad", (
+            f"check raised {type(e).__name__}: {str(e)[:300]} | args={[describe(a) for a in args]} kwargs={kwargs}"
+        )
 
 
 def mapped_bytes():
     """This process's virtual size (the first field of /proc/self/statm, in pages)."""
     import resource
+
     with open("/proc/self/statm") as f:
         return int(f.read().split()[0]) * resource.getpagesize()
 
@@ -760,10 +877,12 @@ def child_main(cases_path, progress_path, memcap=None):
     parent knows which case a crash hit. memcap: bytes of address space the cases may map beyond
     what the child has mapped after importing torch (memory-cap mode)."""
     import warnings
+
     warnings.simplefilter("ignore")
     import torch
     import torch_qplugin  # noqa: F401
     import checks  # noqa: F401 - imported before the cap: its imports map memory too
+
     torch.set_num_threads(1)
     if memcap:
         cap_address_space(mapped_bytes() + memcap)
@@ -786,7 +905,9 @@ def _child_env():
     env = dict(os.environ)
     # the fuzzer's own modules, never the checkout: children import the torch_qplugin this
     # interpreter has (the installed wheel under scripts/test.sh)
-    env["PYTHONPATH"] = os.pathsep.join([HERE, TEST_DIR] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+    env["PYTHONPATH"] = os.pathsep.join(
+        [HERE, TEST_DIR] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    )
     env["OMP_NUM_THREADS"] = "1"
     return env
 
@@ -811,16 +932,20 @@ def run_batch(cases, timeout, workdir, memcap=None):
     (results, crash) where results maps index -> (status, detail) and crash is None or (index,
     description) for the case the child died / hung on."""
     import tempfile
+
     fd, cpath = tempfile.mkstemp(suffix=".json", dir=workdir)
     with os.fdopen(fd, "w") as f:
         json.dump(cases, f)
     ppath = cpath + ".progress"
-    code = (f"import sys; sys.path.insert(0, {HERE!r}); import fuzzlib; "
-            f"fuzzlib.child_main({cpath!r}, {ppath!r}, {memcap!r})")
+    code = (
+        f"import sys; sys.path.insert(0, {HERE!r}); import fuzzlib; "
+        f"fuzzlib.child_main({cpath!r}, {ppath!r}, {memcap!r})"
+    )
     crash = None
     try:
-        r = subprocess.run([sys.executable, "-c", code], env=_child_env(), capture_output=True, text=True,
-                           timeout=timeout)
+        r = subprocess.run(
+            [sys.executable, "-c", code], env=_child_env(), capture_output=True, text=True, timeout=timeout
+        )
         rc, tail = r.returncode, (r.stderr or "")[-1500:]
     except subprocess.TimeoutExpired:
         rc, tail = "timeout", ""
@@ -845,6 +970,7 @@ def case_seed(seed, op, k):
     """The seed of op's k-th case: depends on (seed, op, k) only, so adding an op to the library
     changes no other op's cases."""
     import zlib
+
     return zlib.crc32(f"{seed}:{op}:{k}".encode()) & 0x7FFFFFFF
 
 
@@ -855,11 +981,20 @@ def fuzz_ops(seed, seconds=None, rounds=None, batch=200, per_batch_timeout=120, 
     Returns a summary dict; summary['failures'] lists confirmed findings, summary['per_op'] maps
     each op to {calls, checked} (checked: results confirmed against test/reference.py)."""
     import tempfile
+
     assert (seconds is None) != (rounds is None), "give seconds or rounds"
     ops = ops or all_ops()
     t_end = time.monotonic() + (seconds or 0)
-    summary = {"calls": 0, "checked": 0, "unchecked": 0, "error": 0, "skip": 0, "failures": [], "ops": len(ops),
-               "batches": 0}
+    summary = {
+        "calls": 0,
+        "checked": 0,
+        "unchecked": 0,
+        "error": 0,
+        "skip": 0,
+        "failures": [],
+        "ops": len(ops),
+        "batches": 0,
+    }
     per_op = {op_id(*o): {"calls": 0, "checked": 0} for o in ops}
     workdir = tempfile.mkdtemp(prefix="qplugin_fuzz_")
     k = 0
@@ -870,6 +1005,7 @@ def fuzz_ops(seed, seconds=None, rounds=None, batch=200, per_batch_timeout=120, 
             base, ov = ops[k % len(ops)]
             cases.append([base, ov, case_seed(seed, op_id(base, ov), k // len(ops))])
             k += 1
+
         def count(batch, results):
             for i, (status, detail) in results.items():
                 base, ov, s = batch[i]
@@ -908,7 +1044,7 @@ def fuzz_ops(seed, seconds=None, rounds=None, batch=200, per_batch_timeout=120, 
                 per_op[op_id(base, ov)]["calls"] += 1
                 summary["failures"].append({"op": op_id(base, ov), "seed": s, "detail": "CRASH/HANG " + crash2[1]})
                 log(f"CRASH {op_id(base, ov)} seed={s}: {crash2[1][:300]}")
-            pending = pending[i + 1:]
+            pending = pending[i + 1 :]
     summary["min_calls_per_op"] = min(v["calls"] for v in per_op.values()) if per_op else 0
     summary["never_checked"] = sorted(n for n, v in per_op.items() if v["checked"] == 0)
     summary["per_op"] = per_op
@@ -934,6 +1070,7 @@ b = io.BytesIO(); torch.save({"c": m.c, "l": m.l}, b); out["packed_params"] = b.
 print(json.dumps({k: base64.b64encode(v).decode() for k, v in out.items()}))
 '''
     import base64
+
     r = subprocess.run([sys.executable, "-c", code], env=_child_env(), capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     return {k: base64.b64decode(v) for k, v in json.loads(r.stdout.strip().splitlines()[-1]).items()}
@@ -985,6 +1122,7 @@ def cap_address_space(limit=CHILD_ADDRESS_SPACE):
     no stack, on a shared 24 GiB machine). Under a cap the same request fails as std::bad_alloc ->
     MemoryError, an ordinary load error."""
     import resource
+
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     if hard == resource.RLIM_INFINITY or hard > limit:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit if hard == resource.RLIM_INFINITY else hard))
@@ -995,10 +1133,12 @@ def mutation_child(paths_json):
     loading is done ("phase": "run") and when it ends. A fatal signal prints the C++ stack of the
     faulting thread (torch's handler) for `crash_origin`."""
     import warnings
+
     warnings.simplefilter("ignore")
     cap_address_space()
     import torch
     import fuzz_model
+
     torch.set_num_threads(1)
     torch._C._set_print_stack_traces_on_fatal_signal(True)
     x = fuzz_model.example()
@@ -1020,8 +1160,12 @@ def mutation_child(paths_json):
                     try:
                         if "Linear" in v._type().name():
                             torch.ops.qplugin.linear_unpack(v)
-                            torch.ops.qplugin.linear(torch._make_per_tensor_quantized_tensor(
-                                torch.zeros(2, 36, dtype=torch.uint8), 0.1, 0), v, 0.1, 0)
+                            torch.ops.qplugin.linear(
+                                torch._make_per_tensor_quantized_tensor(torch.zeros(2, 36, dtype=torch.uint8), 0.1, 0),
+                                v,
+                                0.1,
+                                0,
+                            )
                         else:
                             torch.ops.qplugin.conv2d(x, v, 0.1, 0)
                     except Exception as e:
@@ -1055,6 +1199,7 @@ def fuzz_saved(seed, files=None, seconds=None, per_child=40, log=print):
     summary: confirmed crashes / hangs of ours in 'failures', crashes inside torch's own unpickler
     (crash_origin) in 'torch_crashes' (reported, not ours)."""
     import tempfile
+
     assert (files is None) != (seconds is None), "give files or seconds"
     r = random.Random(seed)
     blobs = saved_blobs()
@@ -1074,14 +1219,25 @@ def fuzz_saved(seed, files=None, seconds=None, per_child=40, log=print):
             items.append((kind, path, how))
         pending = items
         while pending:
-            code = (f"import sys; sys.path.insert(0, {HERE!r}); import fuzzlib; "
-                    f"fuzzlib.mutation_child({json.dumps(json.dumps([(k, p) for k, p, _ in pending]))})")
+            code = (
+                f"import sys; sys.path.insert(0, {HERE!r}); import fuzzlib; "
+                f"fuzzlib.mutation_child({json.dumps(json.dumps([(k, p) for k, p, _ in pending]))})"
+            )
             try:
-                res = subprocess.run([sys.executable, "-c", code], env=_child_env(), capture_output=True,
-                                     text=True, timeout=120 + 5 * len(pending))
+                res = subprocess.run(
+                    [sys.executable, "-c", code],
+                    env=_child_env(),
+                    capture_output=True,
+                    text=True,
+                    timeout=120 + 5 * len(pending),
+                )
                 rc, out, err = res.returncode, res.stdout, res.stderr
             except subprocess.TimeoutExpired as e:
-                rc, out, err = "timeout", (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), ""
+                rc, out, err = (
+                    "timeout",
+                    (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""),
+                    "",
+                )
             lines = out.splitlines()
             done, last = read_progress(lines)
             ran = {json.loads(x)["i"] for x in lines if '"phase"' in x}
@@ -1105,13 +1261,18 @@ def fuzz_saved(seed, files=None, seconds=None, per_child=40, log=print):
             kind, path, how = pending[last]
             summary["files"] += 1
             phase = "run" if last in ran else "load"
-            entry = {"file": path, "kind": kind, "mutation": how, "phase": phase,
-                     "detail": f"child exit {rc}: {err[-1500:]}"}
+            entry = {
+                "file": path,
+                "kind": kind,
+                "mutation": how,
+                "phase": phase,
+                "detail": f"child exit {rc}: {err[-1500:]}",
+            }
             if rc != "timeout" and crash_origin(err, phase) == "torch":
                 summary["torch_crashes"].append(entry)
                 log(f"torch-side crash (no qplugin frame) loading mutated {kind} ({how}): {path}")
             else:
                 summary["failures"].append(entry)
                 log(f"CRASH loading mutated {kind} ({how}): {path}: exit {rc}")
-            pending = pending[last + 1:]
+            pending = pending[last + 1 :]
     return summary

@@ -2,6 +2,7 @@
 with generated inputs, each case in a child process, results on valid input checked against
 test/reference.py (checks.py), plus saved-model mutation. Seeded with a fixed number of cases, so
 it is the same slice on any machine. Longer runs: scripts/fuzz.py --minutes N --seed S."""
+
 import os
 import sys
 
@@ -29,15 +30,24 @@ NO_RESULT_CHECK = {
 
 
 def _report(failures):
-    return "\n".join(f"{f.get('op', f.get('kind'))} seed={f.get('seed')} {f.get('mutation', '')}: {f['detail'][:600]}"
-                     for f in failures[:20])
+    return "\n".join(
+        f"{f.get('op', f.get('kind'))} seed={f.get('seed')} {f.get('mutation', '')}: {f['detail'][:600]}"
+        for f in failures[:20]
+    )
 
 
 def test_ops_enumerated_from_the_library():
     ops = [fuzzlib.op_id(*o) for o in fuzzlib.all_ops()]
     # every schema in library.cpp, no hand-written list: spot-check a few families
-    for name in ("qplugin::add", "qplugin::conv2d_add_relu", "qplugin::sort", "qplugin::eq.Scalar",
-                 "qplugin::_rnn_layer_dynamic", "qplugin::quantize_per_channel", "qplugin::plain_max.dim"):
+    for name in (
+        "qplugin::add",
+        "qplugin::conv2d_add_relu",
+        "qplugin::sort",
+        "qplugin::eq.Scalar",
+        "qplugin::_rnn_layer_dynamic",
+        "qplugin::quantize_per_channel",
+        "qplugin::plain_max.dim",
+    ):
         assert name in ops
     assert len(ops) >= 140
 
@@ -47,7 +57,8 @@ def test_every_op_has_a_result_check():
     missing = set(checks.unchecked_ops(fuzzlib.all_ops()))
     assert missing == NO_RESULT_CHECK, (
         f"ops without a result check: {sorted(missing - NO_RESULT_CHECK)}; "
-        f"allowed but checked now: {sorted(NO_RESULT_CHECK - missing)}")
+        f"allowed but checked now: {sorted(NO_RESULT_CHECK - missing)}"
+    )
 
 
 def test_plain_ops_check_through_their_quantized_twin():
@@ -98,9 +109,11 @@ def test_fuzzer_reports_an_allocator_error_under_the_cap(tmp_path):
 
 
 def test_crash_origin_names_qplugin_frames():
-    torch_stack = ("SIGSEGV(11), PID: 1, Thread 1: \n frame #0: c10::FatalSignalHandler::fatalSignalHandler(int) + 0x2\n"
-                   "frame #1: torch::jit::Object::find_method(std::string const&) const + 0x3 (0x1 in /x/torch/lib/"
-                   "libtorch_python.so)\n")
+    torch_stack = (
+        "SIGSEGV(11), PID: 1, Thread 1: \n frame #0: c10::FatalSignalHandler::fatalSignalHandler(int) + 0x2\n"
+        "frame #1: torch::jit::Object::find_method(std::string const&) const + 0x3 (0x1 in /x/torch/lib/"
+        "libtorch_python.so)\n"
+    )
     ours = torch_stack.replace("libtorch_python.so", "torch_qplugin/lib/libtorch_qplugin.so")
     assert fuzzlib.crash_origin(torch_stack, "load") == "torch"
     assert fuzzlib.crash_origin(torch_stack, "run") == "qplugin"  # running the model: ours to explain
@@ -112,9 +125,11 @@ def test_wrong_result_is_a_finding(monkeypatch):
     # the result checks can fail: a check that disagrees with the op is reported as "bad"
     def wrong(a, out, ctx):
         raise AssertionError("relu: planted disagreement")
+
     monkeypatch.setitem(checks.CHECKS, "relu", wrong)
-    statuses = {fuzzlib.run_case("qplugin::relu", "", fuzzlib.case_seed(SEED, "qplugin::relu", k))[0]
-                for k in range(20)}
+    statuses = {
+        fuzzlib.run_case("qplugin::relu", "", fuzzlib.case_seed(SEED, "qplugin::relu", k))[0] for k in range(20)
+    }
     assert "bad" in statuses
 
 

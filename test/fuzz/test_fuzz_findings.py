@@ -1,5 +1,6 @@
 """Regression tests for what the fuzzer's result checks (checks.py) found (docs/robustness.md
 "Runs"). Each test fails without the fix it covers."""
+
 import os
 import sys
 from fractions import Fraction
@@ -82,7 +83,8 @@ def test_group_and_instance_norm_tiny_output_scale(isa, dt, out_scale):
     # overflowed float32 to inf (0 * inf = NaN -> 255)
     lo = ref.QRANGE[dt][0]
     x = torch._make_per_tensor_quantized_tensor(
-        torch.tensor([[[1], [2], [3]], [[5], [5], [5]]], dtype=torch.int64).add(lo + 100).to(PLAIN[dt]), 1.0, lo + 110)
+        torch.tensor([[[1], [2], [3]], [[5], [5], [5]]], dtype=torch.int64).add(lo + 100).to(PLAIN[dt]), 1.0, lo + 110
+    )
     w, b = torch.tensor([1.0, -2.0, 0.5]), torch.zeros(3)
     zo = 4
     out = q.group_norm(x, 1, w, b, 0.1, out_scale, zo)
@@ -91,8 +93,9 @@ def test_group_and_instance_norm_tiny_output_scale(isa, dt, out_scale):
     assert out.int_repr()[0, 1, 0] == zo and (out.int_repr()[1] == zo).all()  # exact zeros stay at the zero point
     out = q.instance_norm(x, w, b, 0.1, out_scale, zo)
     assert (out.int_repr() == zo).all()  # one element per (n, c): every value is its mean
-    ref.assert_within_steps(out, ref.instance_norm_ref(x, w.double().numpy(), b.double().numpy(), 0.1, out_scale, zo),
-                            1, "instance_norm")
+    ref.assert_within_steps(
+        out, ref.instance_norm_ref(x, w.double().numpy(), b.double().numpy(), 0.1, out_scale, zo), 1, "instance_norm"
+    )
 
 
 def test_pools_reject_empty_spatial_dims():
@@ -115,12 +118,14 @@ def test_layer_norm_huge_multiplier_runs_in_float64(isa, dt):
     # out_scale 1e-38 overflowed float32 too: 0 * inf = NaN gave 255 where b / out_scale + zp is right
     lo = ref.QRANGE[dt][0]
     x = torch._make_per_tensor_quantized_tensor(
-        torch.tensor([[7], [9], [200]], dtype=torch.int64).add(lo).to(PLAIN[dt]), 0.05, lo)
+        torch.tensor([[7], [9], [200]], dtype=torch.int64).add(lo).to(PLAIN[dt]), 0.05, lo
+    )
     for eps, out_scale, w, b in [(5e-324, 1e-38, 0.4, -0.3), (5e-324, 0.1, 1.0, 0.2), (1e-5, 1e-38, 5.0, 0.0)]:
         wt, bt = torch.tensor([w]), torch.tensor([b])
         out = q.layer_norm(x, [1], wt, bt, eps, out_scale, 4)
-        exp = ref.with_exact_dequantize(ref.layer_norm_ref, x, [1], wt.double().numpy(), bt.double().numpy(), eps,
-                                        out_scale, 4)
+        exp = ref.with_exact_dequantize(
+            ref.layer_norm_ref, x, [1], wt.double().numpy(), bt.double().numpy(), eps, out_scale, 4
+        )
         ref.assert_within_steps(out, exp, 1, f"layer_norm eps={eps} out_scale={out_scale}")
 
 
@@ -128,8 +133,11 @@ def test_empty_output_with_overflowing_strides_is_refused():
     # an empty input let any output size through the size bound: upsample_nearest2d to
     # [0, 1, 2^63 - 1, 4] reached torch's allocator ("Stride calculation overflowed", no op named)
     x = torch.zeros(0, 1, 1, 7, dtype=torch.uint8)
-    with pytest.raises(ValueError, match=r"qplugin::plain_upsample_nearest2d: output of shape .* is empty but its "
-                                         r"strides overflow int64"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::plain_upsample_nearest2d: output of shape .* is empty but its "
+        r"strides overflow int64",
+    ):
         q.plain_upsample_nearest2d(x, [2**63 - 1, 4])
     qx = torch._make_per_tensor_quantized_tensor(x, 0.1, 3)
     with pytest.raises(ValueError, match=r"qplugin::upsample_nearest2d: output of shape .* strides overflow"):
@@ -176,8 +184,11 @@ def test_plain_prelu_slopes_are_checked_through_the_twin():
     # the fuzzer's twin call read plain_prelu's float slopes as an integer tensor (they are followed by
     # the OUTPUT qparams), so its results were never checked; they are now
     import fuzzlib
-    statuses = [fuzzlib.run_case("qplugin::plain_prelu", "", fuzzlib.case_seed(404, "qplugin::plain_prelu", k))[0]
-                for k in range(40)]
+
+    statuses = [
+        fuzzlib.run_case("qplugin::plain_prelu", "", fuzzlib.case_seed(404, "qplugin::plain_prelu", k))[0]
+        for k in range(40)
+    ]
     assert "bad" not in statuses and statuses.count("checked") >= 5, statuses
 
 
@@ -191,6 +202,7 @@ def test_saved_file_with_a_huge_memo_index_is_a_load_error(tmp_path):
     import subprocess
     import zipfile
     import fuzzlib
+
     blob = fuzzlib.saved_blobs()["jit_model"]
     zin = zipfile.ZipFile(io.BytesIO(blob))
     out = io.BytesIO()
@@ -200,14 +212,17 @@ def test_saved_file_with_a_huge_memo_index_is_a_load_error(tmp_path):
             if info.filename.endswith("/data.pkl"):
                 # the first memo store (BINPUT, 1-byte index) becomes LONG_BINPUT 1562909288
                 pos = next(p for op, arg, p in pickletools.genops(bytes(c)) if op.name == "BINPUT")
-                c[pos:pos + 2] = b"r" + (1562909288).to_bytes(4, "little")
+                c[pos : pos + 2] = b"r" + (1562909288).to_bytes(4, "little")
             zout.writestr(zipfile.ZipInfo(info.filename, date_time=info.date_time), bytes(c))
     path = tmp_path / "huge_memo.pt"
     path.write_bytes(out.getvalue())
-    code = (f"import sys; sys.path.insert(0, {fuzzlib.HERE!r}); import fuzzlib; "
-            f"fuzzlib.mutation_child({json.dumps(json.dumps([('jit_model', str(path))]))})")
-    r = subprocess.run([sys.executable, "-c", code], env=fuzzlib._child_env(), capture_output=True, text=True,
-                       timeout=300)
+    code = (
+        f"import sys; sys.path.insert(0, {fuzzlib.HERE!r}); import fuzzlib; "
+        f"fuzzlib.mutation_child({json.dumps(json.dumps([('jit_model', str(path))]))})"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], env=fuzzlib._child_env(), capture_output=True, text=True, timeout=300
+    )
     assert r.returncode == 0, r.stderr[-1000:]
     assert '"status": "load-error MemoryError"' in r.stdout, r.stdout
 
@@ -230,6 +245,7 @@ def test_cat_check_skips_legacy_empty_inputs():
     # seed 808 (Zen 5): cat_relu of a [17, 17, 8] qint32 and a legacy 1-D empty [0] along dim -2; the op
     # skips the [0] like torch.cat (cpu/cat.cpp skipped()), the check's reference did not and raised
     import fuzzlib
+
     assert fuzzlib.run_case("qplugin::cat_relu", "", 182356034)[0] == "checked"
     x = torch._make_per_tensor_quantized_tensor(torch.randint(-5, 5, (3, 4, 2), dtype=torch.int32), 1.0, 0)
     e = torch._make_per_tensor_quantized_tensor(torch.zeros(0, dtype=torch.int32), 7.5, 2**31 - 1)
@@ -239,23 +255,40 @@ def test_cat_check_skips_legacy_empty_inputs():
 
 # ---- found by an outside fuzzer over every op (AVX-512 and forced AVX2 paths) ----
 
+
 @pytest.mark.parametrize("spatial", [1, 2, 3])
 @pytest.mark.parametrize("groups", [2**31, 2**62, 4])
 def test_conv_transpose_prepack_checks_groups_before_allocating(spatial, groups):
     # a per-channel (axis 1) weight's qparams were repeated `groups` times before groups was checked:
     # 2^31 asked the allocator for 16 GiB, 2^62 overflowed torch's storage size
     shape = (6, 1) + (2,) * spatial
-    w = torch._make_per_channel_quantized_tensor(torch.randint(-5, 5, shape, dtype=torch.int8),
-                                                 torch.tensor([0.01], dtype=torch.double), torch.tensor([0]), 1)
+    w = torch._make_per_channel_quantized_tensor(
+        torch.randint(-5, 5, shape, dtype=torch.int8), torch.tensor([0.01], dtype=torch.double), torch.tensor([0]), 1
+    )
     prepack = getattr(q, f"conv_transpose{spatial}d_prepack")
-    with pytest.raises(ValueError, match=rf"qplugin::conv_transpose{spatial}d_prepack: groups should divide "
-                                         rf"in_channels \(6, weight dim 0\), got groups {groups}"):
+    with pytest.raises(
+        ValueError,
+        match=rf"qplugin::conv_transpose{spatial}d_prepack: groups should divide "
+        rf"in_channels \(6, weight dim 0\), got groups {groups}",
+    ):
         prepack(w, None, [1] * spatial, [0] * spatial, [0] * spatial, [1] * spatial, groups)
     # the plain form: w_scales sized out_channels / groups * groups was computed from groups first
-    with pytest.raises(ValueError, match=rf"qplugin::plain_conv_transpose_prepack: groups should divide "
-                                         rf"in_channels \(6, weight dim 0\), got groups {groups}"):
-        q.plain_conv_transpose_prepack(w.int_repr(), torch.tensor([0.01], dtype=torch.double), torch.tensor([0]),
-                                       None, [1] * spatial, [0] * spatial, [0] * spatial, [1] * spatial, groups)
+    with pytest.raises(
+        ValueError,
+        match=rf"qplugin::plain_conv_transpose_prepack: groups should divide "
+        rf"in_channels \(6, weight dim 0\), got groups {groups}",
+    ):
+        q.plain_conv_transpose_prepack(
+            w.int_repr(),
+            torch.tensor([0.01], dtype=torch.double),
+            torch.tensor([0]),
+            None,
+            [1] * spatial,
+            [0] * spatial,
+            [0] * spatial,
+            [1] * spatial,
+            groups,
+        )
 
 
 @pytest.mark.parametrize("bad", [0.0, -0.5, 1e-45, float("nan"), float("inf")])
@@ -265,6 +298,9 @@ def test_embedding_bag_prepack_refuses_scales_that_are_not_positive_and_finite(b
     zps = torch.tensor([1.0, 2.0, 3.0])
     w = torch._make_per_channel_quantized_tensor(torch.randint(0, 255, (3, 4), dtype=torch.uint8), scales, zps, 0)
     assert w.qscheme() == torch.per_channel_affine_float_qparams
-    with pytest.raises(ValueError, match=r"qplugin::embedding_bag_prepack: scales \(of a row\) should be a positive "
-                                         r"finite number|representable as a float32"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::embedding_bag_prepack: scales \(of a row\) should be a positive "
+        r"finite number|representable as a float32",
+    ):
         q.embedding_bag_prepack(w)

@@ -1,5 +1,6 @@
 """TorchScript: modules holding qplugin conv packed params script, save, and load in a fresh
 process (which only imports torch_qplugin) with identical outputs; corrupted states raise."""
+
 import os
 import subprocess
 import sys
@@ -33,7 +34,10 @@ class ConvNet(torch.nn.Module):
             oc = shape[0]
             return torch._make_per_channel_quantized_tensor(
                 torch.randint(-128, 128, shape, dtype=torch.int8, generator=g),
-                torch.rand(oc, dtype=torch.double, generator=g) * 0.01 + 0.001, torch.zeros(oc, dtype=torch.long), 0)
+                torch.rand(oc, dtype=torch.double, generator=g) * 0.01 + 0.001,
+                torch.zeros(oc, dtype=torch.long),
+                0,
+            )
 
         self.p1 = q.conv1d_prepack(w(8, 4, 3), torch.randn(8, generator=g), [1], [1], [1], 1)
         self.p2 = q.conv2d_prepack(w(8, 4, 3, 3), torch.randn(8, generator=g), [1, 1], [1, 1], [1, 1], 1)
@@ -42,18 +46,21 @@ class ConvNet(torch.nn.Module):
 
     def forward(self, x1: torch.Tensor, x2: torch.Tensor, x3: torch.Tensor) -> List[torch.Tensor]:
         y2 = torch.ops.qplugin.conv2d_relu(x2, self.p2, 0.05, 10)
-        return [torch.ops.qplugin.conv1d(x1, self.p1, 0.05, 10),
-                torch.ops.qplugin.conv2d_add(x2, y2, self.p2, 0.05, 10),
-                torch.ops.qplugin.conv2d(y2, self.pdw, 0.05, 10),
-                torch.ops.qplugin.conv3d_relu(x3, self.p3, 0.05, 10)]
+        return [
+            torch.ops.qplugin.conv1d(x1, self.p1, 0.05, 10),
+            torch.ops.qplugin.conv2d_add(x2, y2, self.p2, 0.05, 10),
+            torch.ops.qplugin.conv2d(y2, self.pdw, 0.05, 10),
+            torch.ops.qplugin.conv3d_relu(x3, self.p3, 0.05, 10),
+        ]
 
 
 def inputs():
     g = torch.Generator().manual_seed(1)
 
     def x(*shape):
-        return torch._make_per_tensor_quantized_tensor(torch.randint(0, 256, shape, dtype=torch.uint8, generator=g),
-                                                       0.02, 7)
+        return torch._make_per_tensor_quantized_tensor(
+            torch.randint(0, 256, shape, dtype=torch.uint8, generator=g), 0.02, 7
+        )
 
     return x(2, 4, 9), x(2, 4, 7, 8), x(1, 4, 3, 4, 5)
 
@@ -122,14 +129,19 @@ def test_state_roundtrip_and_corrupted_states():
     assert (version, kind, groups) == (1, "conv2d", 1)
     assert _set_state2(m.p2, st) == 1
     bad = [
-        (((3, "conv2d", 1), (w, b), (stride, padding, dilation)),
-         r"state version should be 1 \(conv\) or 2 \(transposed conv\), got 3"),
+        (
+            ((3, "conv2d", 1), (w, b), (stride, padding, dilation)),
+            r"state version should be 1 \(conv\) or 2 \(transposed conv\), got 3",
+        ),
         (((1, "conv3d", 1), (w, b), (stride, padding, dilation)), r"kind should be 'conv1d' or 'conv2d', got 'conv3d'"),
         (((1, "conv2d", 3), (w, b), (stride, padding, dilation)), r"groups should divide out_channels \(8\)"),
         (((1, "conv2d", 1), (w, b), ([1], padding, dilation)), r"stride should have 2 elements"),
         (((1, "conv2d", 1), (w, b), (stride, [-5, 1], dilation)), r"padding should be in \[0, 65536\], got"),
         # absurd geometry is rejected before any allocation
-        (((1, "conv2d", 1), (w, b), (stride, padding, [1, 2**62])), r"Conv2dPackedParamsBase.__setstate__: dilation should be in \[1, 65536\]"),
+        (
+            ((1, "conv2d", 1), (w, b), (stride, padding, [1, 2**62])),
+            r"Conv2dPackedParamsBase.__setstate__: dilation should be in \[1, 65536\]",
+        ),
         (((1, "conv2d", 1), (w, b), ([2**63 - 1, 1], padding, dilation)), r"stride should be in \[1, 65536\]"),
         (((1, "conv2d", 1), (w, b), (stride, [2**31, 2**62], dilation)), r"padding should be in \[0, 65536\]"),
         (((1, "conv2d", 1), (w.dequantize(), b), (stride, padding, dilation)), r"weight should be a quantized qint8"),

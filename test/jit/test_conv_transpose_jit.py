@@ -1,5 +1,6 @@
 """TorchScript: transposed-conv packed params (state version 2) script, save, and load in a fresh
 process with identical outputs; corrupted states raise naming the field."""
+
 import os
 import subprocess
 import sys
@@ -26,8 +27,11 @@ def _w(g, ic, ocg, *ks, per_channel=True):
     data = torch.randint(-128, 128, (ic, ocg, *ks), dtype=torch.int8, generator=g)
     if per_channel:
         return torch._make_per_channel_quantized_tensor(
-            data, torch.rand(ocg, dtype=torch.double, generator=g) * 0.01 + 0.001,
-            torch.randint(-3, 4, (ocg,), generator=g), 1)
+            data,
+            torch.rand(ocg, dtype=torch.double, generator=g) * 0.01 + 0.001,
+            torch.randint(-3, 4, (ocg,), generator=g),
+            1,
+        )
     return torch._make_per_tensor_quantized_tensor(data, 0.004, 0)
 
 
@@ -36,23 +40,28 @@ class ConvTNet(torch.nn.Module):
         super().__init__()
         g = torch.Generator().manual_seed(0)
         self.p1 = q.conv_transpose1d_prepack(_w(g, 4, 6, 3), torch.randn(6, generator=g), [2], [1], [1], [1], 1)
-        self.p2 = q.conv_transpose2d_prepack(_w(g, 8, 3, 4, 4), torch.randn(6, generator=g), [2, 2], [1, 1],
-                                             [0, 0], [1, 1], 2)
-        self.p3 = q.conv_transpose3d_prepack(_w(g, 4, 4, 2, 2, 2, per_channel=False), None, [2, 2, 2],
-                                             [0, 0, 0], [1, 0, 1], [1, 1, 1], 1)
+        self.p2 = q.conv_transpose2d_prepack(
+            _w(g, 8, 3, 4, 4), torch.randn(6, generator=g), [2, 2], [1, 1], [0, 0], [1, 1], 2
+        )
+        self.p3 = q.conv_transpose3d_prepack(
+            _w(g, 4, 4, 2, 2, 2, per_channel=False), None, [2, 2, 2], [0, 0, 0], [1, 0, 1], [1, 1, 1], 1
+        )
 
     def forward(self, x1: torch.Tensor, x2: torch.Tensor, x3: torch.Tensor) -> List[torch.Tensor]:
-        return [torch.ops.qplugin.conv_transpose1d(x1, self.p1, 0.05, 10),
-                torch.ops.qplugin.conv_transpose2d(x2, self.p2, 0.05, 10),
-                torch.ops.qplugin.conv_transpose3d(x3, self.p3, 0.05, 10)]
+        return [
+            torch.ops.qplugin.conv_transpose1d(x1, self.p1, 0.05, 10),
+            torch.ops.qplugin.conv_transpose2d(x2, self.p2, 0.05, 10),
+            torch.ops.qplugin.conv_transpose3d(x3, self.p3, 0.05, 10),
+        ]
 
 
 def inputs():
     g = torch.Generator().manual_seed(1)
 
     def x(*shape):
-        return torch._make_per_tensor_quantized_tensor(torch.randint(0, 256, shape, dtype=torch.uint8, generator=g),
-                                                       0.02, 7)
+        return torch._make_per_tensor_quantized_tensor(
+            torch.randint(0, 256, shape, dtype=torch.uint8, generator=g), 0.02, 7
+        )
 
     return x(2, 4, 9), x(1, 8, 5, 6), x(1, 4, 2, 3, 3)
 
@@ -96,8 +105,9 @@ def test_deepcopy_and_pickle_roundtrip():
     assert all(torch.equal(a.int_repr(), b) for a, b in zip(torch.jit.load(buf)(*xs), ref))
 
 
-StateT = Tuple[Tuple[int, str, int], Tuple[torch.Tensor, Optional[torch.Tensor]],
-               Tuple[List[int], List[int], List[int], List[int]]]
+StateT = Tuple[
+    Tuple[int, str, int], Tuple[torch.Tensor, Optional[torch.Tensor]], Tuple[List[int], List[int], List[int], List[int]]
+]
 State = Tuple[Tuple[int, str, int], Tuple[torch.Tensor, Optional[torch.Tensor]], Tuple[List[int], List[int], List[int]]]
 
 
@@ -134,8 +144,10 @@ def test_state_roundtrip_and_corrupted_states():
         (((2, "conv2d", 2), (w, b), geom), r"kind should be 'conv_transpose1d' or 'conv_transpose2d'"),
         (((2, "conv_transpose3d", 2), (w, b), geom), r"kind should be 'conv_transpose1d' or 'conv_transpose2d'"),
         (((2, kind, 3), (w, b), geom), r"groups should divide in_channels \(8, weight dim 0\), got groups 3"),
-        (((2, kind, 2), (w, b), (stride, padding, [2, 0], dilation)),
-         r"output_padding should be >= 0 and smaller than stride or dilation"),
+        (
+            ((2, kind, 2), (w, b), (stride, padding, [2, 0], dilation)),
+            r"output_padding should be >= 0 and smaller than stride or dilation",
+        ),
         (((2, kind, 2), (w, b), (stride, padding, [0], dilation)), r"output_padding should have 2 elements"),
         (((2, kind, 2), (w, b), (stride, padding, output_padding, [1, 2**62])), r"dilation should be in \[1, 65536\]"),
         (((2, kind, 2), (w, b[:3]), geom), r"bias should be a 1-d tensor of 6 elements"),

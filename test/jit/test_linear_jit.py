@@ -1,5 +1,6 @@
 """TorchScript: modules holding LinearPackedParamsBase script, save, and load in a fresh
 process (after import torch_qplugin) with identical outputs; graphs call qplugin:: only."""
+
 import subprocess
 import sys
 import textwrap
@@ -9,7 +10,6 @@ import pytest
 import torch
 
 import torch_qplugin  # noqa: F401
-
 
 
 class StaticDynamic(torch.nn.Module):
@@ -36,15 +36,22 @@ def test_script_save_load_fresh_process(tmp_path, per_channel):
     g = torch.Generator().manual_seed(0)
     w = torch.randn(11, 19, generator=g) * 0.3
     if per_channel:
-        wq = torch.quantize_per_channel(w, torch.rand(11, generator=g, dtype=torch.float64) * 0.01 + 0.003,
-                                        torch.randint(-3, 4, (11,), generator=g), 0, torch.qint8)
+        wq = torch.quantize_per_channel(
+            w,
+            torch.rand(11, generator=g, dtype=torch.float64) * 0.01 + 0.003,
+            torch.randint(-3, 4, (11,), generator=g),
+            0,
+            torch.qint8,
+        )
     else:
         wq = torch.quantize_per_tensor(w, 0.01, -2, torch.qint8)
     p = torch.ops.qplugin.linear_prepack(wq, torch.randn(11, generator=g))
     sm = _script(StaticDynamic(p))
     graph = str(sm.graph)
     assert "qplugin::linear" in graph and "quantized::" not in graph
-    x = torch._make_per_tensor_quantized_tensor(torch.randint(0, 256, (4, 19), generator=g, dtype=torch.uint8), 0.05, 130)
+    x = torch._make_per_tensor_quantized_tensor(
+        torch.randint(0, 256, (4, 19), generator=g, dtype=torch.uint8), 0.05, 130
+    )
     xf = torch.randn(4, 19, generator=g)
     outs = sm(x, xf)
     model = tmp_path / "m.pt"
@@ -52,8 +59,17 @@ def test_script_save_load_fresh_process(tmp_path, per_channel):
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"`torch\.jit\.\w+` is deprecated")
         torch.jit.save(sm, str(model))
-    torch.save({"x": x.int_repr(), "xf": xf, "y": outs[0].int_repr(), "r": outs[1].int_repr(), "z": outs[2],
-                "w": outs[3].int_repr()}, io)
+    torch.save(
+        {
+            "x": x.int_repr(),
+            "xf": xf,
+            "y": outs[0].int_repr(),
+            "r": outs[1].int_repr(),
+            "z": outs[2],
+            "w": outs[3].int_repr(),
+        },
+        io,
+    )
     code = textwrap.dedent(f"""
         import warnings
         warnings.simplefilter("ignore")

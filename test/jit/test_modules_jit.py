@@ -1,5 +1,6 @@
 """Every quantized module scripts, its graph calls qplugin:: (never quantized::), and it saves /
 loads in a fresh process (after ``import torch_qplugin``) with identical outputs."""
+
 import os
 import subprocess
 import sys
@@ -26,8 +27,10 @@ def _weighted(m):
     shape = tuple(w.shape)
     wf = torch.randn(shape) * 0.2
     scales = (wf.reshape(shape[0], -1).abs().amax(1) / 127).double()
-    m.set_weight_bias(Q.quantize_per_channel(wf, scales, torch.zeros(shape[0], dtype=torch.long), 0,
-                                             torch.qint8), torch.randn(shape[0]))
+    m.set_weight_bias(
+        Q.quantize_per_channel(wf, scales, torch.zeros(shape[0], dtype=torch.long), 0, torch.qint8),
+        torch.randn(shape[0]),
+    )
     m.scale, m.zero_point = 0.1, 30
     return m
 
@@ -70,16 +73,25 @@ CASES = {
     "LinearReLU": (lambda: _weighted(nnq.LinearReLU(8, 5)), lambda: (qx((3, 8)),), "qplugin::linear_relu"),
     "Conv1d": (lambda: _weighted(nnq.Conv1d(3, 4, 3)), lambda: (qx((1, 3, 9)),), "qplugin::conv1d"),
     "Conv2d": (lambda: _weighted(nnq.Conv2d(3, 4, 3, padding=1)), lambda: (qx((1, 3, 6, 6)),), "qplugin::conv2d"),
-    "Conv2dReflect": (lambda: _weighted(nnq.Conv2d(3, 4, 3, padding=1, padding_mode="reflect")),
-                      lambda: (qx((1, 3, 6, 6)),), "qplugin::conv2d"),
+    "Conv2dReflect": (
+        lambda: _weighted(nnq.Conv2d(3, 4, 3, padding=1, padding_mode="reflect")),
+        lambda: (qx((1, 3, 6, 6)),),
+        "qplugin::conv2d",
+    ),
     "Conv3d": (lambda: _weighted(nnq.Conv3d(3, 4, 3)), lambda: (qx((1, 3, 4, 4, 4)),), "qplugin::conv3d"),
     "ConvReLU1d": (lambda: _weighted(nnq.ConvReLU1d(3, 4, 3)), lambda: (qx((1, 3, 9)),), "qplugin::conv1d_relu"),
     "ConvReLU2d": (lambda: _weighted(nnq.ConvReLU2d(3, 4, 3)), lambda: (qx((1, 3, 6, 6)),), "qplugin::conv2d_relu"),
     "ConvReLU3d": (lambda: _weighted(nnq.ConvReLU3d(3, 4, 3)), lambda: (qx((1, 3, 4, 4, 4)),), "qplugin::conv3d_relu"),
-    "ConvAdd2d": (lambda: _weighted(nnq.ConvAdd2d(3, 4, 3, padding=1)),
-                  lambda: (qx((1, 3, 6, 6)), qx((1, 4, 6, 6))), "qplugin::conv2d_add"),
-    "ConvAddReLU2d": (lambda: _weighted(nnq.ConvAddReLU2d(3, 4, 3, padding=1)),
-                      lambda: (qx((1, 3, 6, 6)), qx((1, 4, 6, 6))), "qplugin::conv2d_add_relu"),
+    "ConvAdd2d": (
+        lambda: _weighted(nnq.ConvAdd2d(3, 4, 3, padding=1)),
+        lambda: (qx((1, 3, 6, 6)), qx((1, 4, 6, 6))),
+        "qplugin::conv2d_add",
+    ),
+    "ConvAddReLU2d": (
+        lambda: _weighted(nnq.ConvAddReLU2d(3, 4, 3, padding=1)),
+        lambda: (qx((1, 3, 6, 6)), qx((1, 4, 6, 6))),
+        "qplugin::conv2d_add_relu",
+    ),
     "ReLU": (lambda: nnq.ReLU(), lambda: (qx((2, 7)),), "qplugin::relu"),
     "ReLU6": (lambda: nnq.ReLU6(), lambda: (qx((2, 7)),), "qplugin::relu6"),
     "Hardswish": (lambda: nnq.Hardswish(0.05, 10), lambda: (qx((2, 7)),), "qplugin::hardswish"),
@@ -89,83 +101,155 @@ CASES = {
     "Hardsigmoid": (lambda: nnq.Hardsigmoid(), lambda: (qx((2, 7)),), "qplugin::hardsigmoid"),
     "MaxPool2d": (lambda: nnq.MaxPool2d(2), lambda: (qx((1, 2, 6, 6)),), "qplugin::max_pool2d"),
     "AvgPool2d": (lambda: nnq.AvgPool2d(3, 1, 1), lambda: (qx((1, 2, 6, 6)),), "qplugin::avg_pool2d"),
-    "AdaptiveAvgPool2d": (lambda: nnq.AdaptiveAvgPool2d((2, 3)), lambda: (qx((1, 2, 6, 6)),),
-                          "qplugin::adaptive_avg_pool2d"),
+    "AdaptiveAvgPool2d": (
+        lambda: nnq.AdaptiveAvgPool2d((2, 3)),
+        lambda: (qx((1, 2, 6, 6)),),
+        "qplugin::adaptive_avg_pool2d",
+    ),
     "BatchNorm2d": (lambda: _bn(nnq.BatchNorm2d(3)), lambda: (qx((2, 3, 4, 5)),), "qplugin::batch_norm2d"),
     "BatchNorm3d": (lambda: _bn(nnq.BatchNorm3d(3)), lambda: (qx((2, 3, 2, 4, 5)),), "qplugin::batch_norm3d"),
     "BNReLU2d": (lambda: _bn(nnq.BNReLU2d(3)), lambda: (qx((2, 3, 4, 5)),), "qplugin::batch_norm2d_relu"),
     "BNReLU3d": (lambda: _bn(nnq.BNReLU3d(3)), lambda: (qx((2, 3, 2, 4, 5)),), "qplugin::batch_norm3d_relu"),
-    "GroupNorm": (lambda: nnq.GroupNorm(2, 4, torch.rand(4) + 0.5, torch.randn(4), 0.03, 100),
-                  lambda: (qx((2, 4, 3, 5)),), "qplugin::group_norm"),
-    "InstanceNorm1d": (lambda: nnq.InstanceNorm1d(4, None, None, 0.03, 100), lambda: (qx((2, 4, 9)),),
-                       "qplugin::instance_norm"),
-    "InstanceNorm2d": (lambda: nnq.InstanceNorm2d(4, torch.rand(4) + 0.5, torch.randn(4), 0.03, 100, affine=True),
-                       lambda: (qx((2, 4, 3, 5)),), "qplugin::instance_norm"),
-    "InstanceNorm3d": (lambda: nnq.InstanceNorm3d(4, None, None, 0.03, 100), lambda: (qx((2, 4, 2, 3, 5)),),
-                       "qplugin::instance_norm"),
-    "LayerNorm": (lambda: nnq.LayerNorm([3, 5], torch.rand(3, 5) + 0.5, torch.randn(3, 5), 0.03, 100),
-                  lambda: (qx((2, 4, 3, 5)),), "qplugin::layer_norm"),
+    "GroupNorm": (
+        lambda: nnq.GroupNorm(2, 4, torch.rand(4) + 0.5, torch.randn(4), 0.03, 100),
+        lambda: (qx((2, 4, 3, 5)),),
+        "qplugin::group_norm",
+    ),
+    "InstanceNorm1d": (
+        lambda: nnq.InstanceNorm1d(4, None, None, 0.03, 100),
+        lambda: (qx((2, 4, 9)),),
+        "qplugin::instance_norm",
+    ),
+    "InstanceNorm2d": (
+        lambda: nnq.InstanceNorm2d(4, torch.rand(4) + 0.5, torch.randn(4), 0.03, 100, affine=True),
+        lambda: (qx((2, 4, 3, 5)),),
+        "qplugin::instance_norm",
+    ),
+    "InstanceNorm3d": (
+        lambda: nnq.InstanceNorm3d(4, None, None, 0.03, 100),
+        lambda: (qx((2, 4, 2, 3, 5)),),
+        "qplugin::instance_norm",
+    ),
+    "LayerNorm": (
+        lambda: nnq.LayerNorm([3, 5], torch.rand(3, 5) + 0.5, torch.randn(3, 5), 0.03, 100),
+        lambda: (qx((2, 4, 3, 5)),),
+        "qplugin::layer_norm",
+    ),
     "Softmax": (lambda: nnq.Softmax(1, 1 / 256, 0), lambda: (qx((2, 5, 3)),), "qplugin::softmax"),
     "SoftmaxDefaultDim": (lambda: nnq.Softmax(None, 1 / 256, 0), lambda: (qx((2, 5, 3, 2)),), "qplugin::softmax"),
     "PReLU": (lambda: _prelu(), lambda: (qx((2, 3, 4, 5)),), "qplugin::prelu"),
-    "Quantize": (lambda: nnq.Quantize(0.1, 3, torch.quint8), lambda: (torch.randn(2, 3),),
-                 "qplugin::quantize_per_tensor"),
+    "Quantize": (
+        lambda: nnq.Quantize(0.1, 3, torch.quint8),
+        lambda: (torch.randn(2, 3),),
+        "qplugin::quantize_per_tensor",
+    ),
     "DeQuantize": (lambda: nnq.DeQuantize(), lambda: (qx((2, 3)),), "qplugin::dequantize"),
     "QFunctional.add": (lambda: _Binary("add"), lambda: (qx((1, 3, 2)), qx((1, 3, 2))), "qplugin::add"),
     "QFunctional.mul": (lambda: _Binary("mul"), lambda: (qx((1, 3, 2)), qx((1, 3, 2))), "qplugin::mul"),
-    "QFunctional.add_relu": (lambda: _Binary("add_relu"), lambda: (qx((1, 3, 2)), qx((1, 3, 2))),
-                             "qplugin::add_relu"),
+    "QFunctional.add_relu": (lambda: _Binary("add_relu"), lambda: (qx((1, 3, 2)), qx((1, 3, 2))), "qplugin::add_relu"),
     "QFunctional.cat": (lambda: _Binary("cat"), lambda: (qx((1, 3, 2)), qx((1, 3, 2))), "qplugin::cat"),
-    "dynamic.Linear": (lambda: tq.quantize_dynamic(nn.Sequential(nn.Linear(6, 4)))[0],
-                       lambda: (torch.randn(3, 6),), "qplugin::linear_dynamic"),
-    "dynamic.Linear.fp16": (lambda: tq.quantize_dynamic(nn.Sequential(nn.Linear(6, 4)), dtype=torch.float16)[0],
-                            lambda: (torch.randn(3, 6),), "qplugin::linear_dynamic_fp16"),
-    "dynamic.LSTM.fp16": (lambda: tq.quantize_dynamic(nn.Sequential(nn.LSTM(6, 4, 2, bidirectional=True)),
-                                                      dtype=torch.float16)[0],
-                          lambda: (torch.randn(3, 2, 6),), "qplugin::_rnn_layer_dynamic"),
-    "dynamic.GRUCell.fp16": (lambda: tq.quantize_dynamic(nn.Sequential(nn.GRUCell(6, 4)), dtype=torch.float16)[0],
-                             lambda: (torch.randn(3, 6),), "qplugin::_rnn_layer_dynamic"),
-    "dynamic.RNNCell.fp16": (lambda: tq.quantize_dynamic(nn.Sequential(nn.RNNCell(6, 4)), dtype=torch.float16)[0],
-                             lambda: (torch.randn(3, 6),), "qplugin::linear_dynamic_fp16"),
-    "dynamic.LSTM": (lambda: tq.quantize_dynamic(nn.Sequential(nn.LSTM(6, 4, 2, bidirectional=True)))[0],
-                     lambda: (torch.randn(3, 2, 6),), "qplugin::_rnn_layer_dynamic"),
-    "dynamic.GRU": (lambda: tq.quantize_dynamic(nn.Sequential(nn.GRU(6, 4)))[0],
-                    lambda: (torch.randn(3, 2, 6),), "qplugin::_rnn_layer_dynamic"),
-    "dynamic.LSTMCell": (lambda: tq.quantize_dynamic(nn.Sequential(nn.LSTMCell(6, 4)))[0],
-                         lambda: (torch.randn(3, 6),), "qplugin::_rnn_layer_dynamic"),
-    "dynamic.GRUCell": (lambda: tq.quantize_dynamic(nn.Sequential(nn.GRUCell(6, 4)))[0],
-                        lambda: (torch.randn(3, 6),), "qplugin::_rnn_layer_dynamic"),
-    "dynamic.RNNCell": (lambda: tq.quantize_dynamic(nn.Sequential(nn.RNNCell(6, 4)))[0],
-                        lambda: (torch.randn(3, 6),), "qplugin::linear_dynamic"),
+    "dynamic.Linear": (
+        lambda: tq.quantize_dynamic(nn.Sequential(nn.Linear(6, 4)))[0],
+        lambda: (torch.randn(3, 6),),
+        "qplugin::linear_dynamic",
+    ),
+    "dynamic.Linear.fp16": (
+        lambda: tq.quantize_dynamic(nn.Sequential(nn.Linear(6, 4)), dtype=torch.float16)[0],
+        lambda: (torch.randn(3, 6),),
+        "qplugin::linear_dynamic_fp16",
+    ),
+    "dynamic.LSTM.fp16": (
+        lambda: tq.quantize_dynamic(nn.Sequential(nn.LSTM(6, 4, 2, bidirectional=True)), dtype=torch.float16)[0],
+        lambda: (torch.randn(3, 2, 6),),
+        "qplugin::_rnn_layer_dynamic",
+    ),
+    "dynamic.GRUCell.fp16": (
+        lambda: tq.quantize_dynamic(nn.Sequential(nn.GRUCell(6, 4)), dtype=torch.float16)[0],
+        lambda: (torch.randn(3, 6),),
+        "qplugin::_rnn_layer_dynamic",
+    ),
+    "dynamic.RNNCell.fp16": (
+        lambda: tq.quantize_dynamic(nn.Sequential(nn.RNNCell(6, 4)), dtype=torch.float16)[0],
+        lambda: (torch.randn(3, 6),),
+        "qplugin::linear_dynamic_fp16",
+    ),
+    "dynamic.LSTM": (
+        lambda: tq.quantize_dynamic(nn.Sequential(nn.LSTM(6, 4, 2, bidirectional=True)))[0],
+        lambda: (torch.randn(3, 2, 6),),
+        "qplugin::_rnn_layer_dynamic",
+    ),
+    "dynamic.GRU": (
+        lambda: tq.quantize_dynamic(nn.Sequential(nn.GRU(6, 4)))[0],
+        lambda: (torch.randn(3, 2, 6),),
+        "qplugin::_rnn_layer_dynamic",
+    ),
+    "dynamic.LSTMCell": (
+        lambda: tq.quantize_dynamic(nn.Sequential(nn.LSTMCell(6, 4)))[0],
+        lambda: (torch.randn(3, 6),),
+        "qplugin::_rnn_layer_dynamic",
+    ),
+    "dynamic.GRUCell": (
+        lambda: tq.quantize_dynamic(nn.Sequential(nn.GRUCell(6, 4)))[0],
+        lambda: (torch.randn(3, 6),),
+        "qplugin::_rnn_layer_dynamic",
+    ),
+    "dynamic.RNNCell": (
+        lambda: tq.quantize_dynamic(nn.Sequential(nn.RNNCell(6, 4)))[0],
+        lambda: (torch.randn(3, 6),),
+        "qplugin::linear_dynamic",
+    ),
 }
 
 # 3-d average pooling
-CASES.update({
-    "AvgPool3d": (lambda: nnq.AvgPool3d(3, 2, 1, count_include_pad=False), lambda: (qx((1, 2, 5, 6, 6)),),
-                  "qplugin::avg_pool3d"),
-    "AdaptiveAvgPool3d": (lambda: nnq.AdaptiveAvgPool3d((2, None, 3)), lambda: (qx((1, 2, 5, 6, 6)),),
-                          "qplugin::adaptive_avg_pool3d"),
-})
-
+CASES.update(
+    {
+        "AvgPool3d": (
+            lambda: nnq.AvgPool3d(3, 2, 1, count_include_pad=False),
+            lambda: (qx((1, 2, 5, 6, 6)),),
+            "qplugin::avg_pool3d",
+        ),
+        "AdaptiveAvgPool3d": (
+            lambda: nnq.AdaptiveAvgPool3d((2, None, 3)),
+            lambda: (qx((1, 2, 5, 6, 6)),),
+            "qplugin::adaptive_avg_pool3d",
+        ),
+    }
+)
 
 
 def _emb(cls, dtype, **kw):
     f = (nn.Embedding if cls is nnq.Embedding else nn.EmbeddingBag)(20, 6, **kw)
-    f.qconfig = tq.float_qparams_weight_only_qconfig if dtype == torch.quint8 else tq.float_qparams_weight_only_qconfig_4bit
+    f.qconfig = (
+        tq.float_qparams_weight_only_qconfig if dtype == torch.quint8 else tq.float_qparams_weight_only_qconfig_4bit
+    )
     return cls.from_float(f)
 
 
 # embeddings
-CASES.update({
-    "Embedding": (lambda: _emb(nnq.Embedding, torch.quint8), lambda: (torch.randint(0, 20, (3, 4)),),
-                  "qplugin::embedding_byte"),
-    "Embedding4bit": (lambda: _emb(nnq.Embedding, torch.quint4x2), lambda: (torch.randint(0, 20, (5,)),),
-                      "qplugin::embedding_4bit"),
-    "EmbeddingBag": (lambda: _emb(nnq.EmbeddingBag, torch.quint8, mode="mean"),
-                     lambda: (torch.randint(0, 20, (7,)), torch.tensor([0, 3])), "qplugin::embedding_bag_byte"),
-    "EmbeddingBag4bit": (lambda: _emb(nnq.EmbeddingBag, torch.quint4x2),
-                         lambda: (torch.randint(0, 20, (7,)), torch.tensor([0, 3])), "qplugin::embedding_bag_4bit"),
-})
+CASES.update(
+    {
+        "Embedding": (
+            lambda: _emb(nnq.Embedding, torch.quint8),
+            lambda: (torch.randint(0, 20, (3, 4)),),
+            "qplugin::embedding_byte",
+        ),
+        "Embedding4bit": (
+            lambda: _emb(nnq.Embedding, torch.quint4x2),
+            lambda: (torch.randint(0, 20, (5,)),),
+            "qplugin::embedding_4bit",
+        ),
+        "EmbeddingBag": (
+            lambda: _emb(nnq.EmbeddingBag, torch.quint8, mode="mean"),
+            lambda: (torch.randint(0, 20, (7,)), torch.tensor([0, 3])),
+            "qplugin::embedding_bag_byte",
+        ),
+        "EmbeddingBag4bit": (
+            lambda: _emb(nnq.EmbeddingBag, torch.quint4x2),
+            lambda: (torch.randint(0, 20, (7,)), torch.tensor([0, 3])),
+            "qplugin::embedding_bag_4bit",
+        ),
+    }
+)
 
 
 def _flat(out):
@@ -198,8 +282,7 @@ def _graph_ops(scripted):
 
 def _load_in_fresh_process(pairs):
     args = [str(p) for pair in pairs for p in pair]
-    r = subprocess.run([sys.executable, "-c", _LOAD] + args, capture_output=True, text=True,
-                       env=dict(os.environ))
+    r = subprocess.run([sys.executable, "-c", _LOAD] + args, capture_output=True, text=True, env=dict(os.environ))
     assert r.returncode == 0 and f"OK {len(pairs)}" in r.stdout, r.stderr[-3000:]
 
 

@@ -3,6 +3,7 @@ A scripted (or traced) float model in, a frozen ScriptModule out whose graph cal
 (no quantized:: op, no torch packed-params object), with the eager qplugin result: the same model
 written for eager mode, given the same weights and calibration data, gives identical outputs (same
 observers -> same qparams -> the same kernels). Saved and loaded in a fresh process."""
+
 import copy
 
 import pytest
@@ -73,8 +74,16 @@ def test_static_matches_eager(isa, how, tmp_path):
     scripted = torch.jit.script(float_model) if how == "script" else torch.jit.trace(float_model, data[0])
     q = tq.quantize_jit(scripted, {"": tq.default_qconfig}, _calibrate, [data])
     g = _no_torch_quantized(q)
-    for op in ("qplugin::quantize_per_tensor", "qplugin::conv2d_relu", "qplugin::conv2d", "qplugin::add",
-               "qplugin::cat", "qplugin::max_pool2d", "qplugin::linear", "qplugin::dequantize"):
+    for op in (
+        "qplugin::quantize_per_tensor",
+        "qplugin::conv2d_relu",
+        "qplugin::conv2d",
+        "qplugin::add",
+        "qplugin::cat",
+        "qplugin::max_pool2d",
+        "qplugin::linear",
+        "qplugin::dequantize",
+    ):
         assert op in g, (op, g)
 
     eager = EagerNet().eval()
@@ -97,6 +106,7 @@ def test_static_matches_eager(isa, how, tmp_path):
 def test_static_with_torch_qconfig():
     """torch's own qconfigs pass through (their observers, reduce_range included)."""
     import torch.ao.quantization as taq
+
     data = [torch.randn(2, 3, 8, 8) for _ in range(2)]
     q = tq.quantize_jit(torch.jit.script(Net().eval()), {"": taq.get_default_qconfig("x86")}, _calibrate, [data])
     _no_torch_quantized(q)
@@ -164,10 +174,14 @@ def test_without_torch_graph_mode_passes(monkeypatch):
     """What happens when torch removes its graph-mode passes: a clear error, not an AttributeError
     from deep inside (docs/migration.md)."""
     import torch.ao.quantization as taq
+
     monkeypatch.delattr(taq, "quantize_jit")
     s = torch.jit.script(Net().eval())
-    with pytest.raises(RuntimeError, match=r"quantize_jit: this torch has no graph-mode quantization passes .*"
-                                           r"use eager mode"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"quantize_jit: this torch has no graph-mode quantization passes .*"
+        r"use eager mode",
+    ):
         tq.quantize_jit(s, {"": tq.default_qconfig}, _calibrate, [[torch.randn(1, 3, 8, 8)]])
     monkeypatch.delattr(taq, "quantize_dynamic_jit")
     with pytest.raises(RuntimeError, match=r"quantize_dynamic_jit: this torch has no graph-mode quantization passes"):

@@ -40,7 +40,9 @@ class Rng {
     return z ^ (z >> 31);
   }
   // uniform integer in [lo, hi]
-  int64_t range(int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1)); }
+  int64_t range(int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(next() % static_cast<uint64_t>(hi - lo + 1));
+  }
   bool chance(int percent) { return range(0, 99) < percent; }
   float uniform(float lo, float hi) { return lo + (hi - lo) * static_cast<float>(next() >> 40) / 16777216.0f; }
   // A size: mostly small (tails around every vector width), sometimes up to `big`.
@@ -103,7 +105,8 @@ bool fail(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // parameters (`what`), the tier and the first differing element.
 template <class T>
 bool same(const std::vector<T>& want, const std::vector<T>& got, Isa isa, const std::string& what) {
-  if (want.size() != got.size()) return fail("%s [%s]: size %zu vs %zu", what.c_str(), name(isa), want.size(), got.size());
+  if (want.size() != got.size())
+    return fail("%s [%s]: size %zu vs %zu", what.c_str(), name(isa), want.size(), got.size());
   for (size_t i = 0; i < want.size(); ++i) {
     if constexpr (std::is_floating_point_v<T>) {
       if (std::isnan(want[i]) && std::isnan(got[i])) continue;
@@ -136,8 +139,8 @@ struct Register {
 
 }  // namespace kt
 
-#define KT_CASE(case_name)                                              \
-  static void kt_case_##case_name(kt::Rng& rng);                        \
+#define KT_CASE(case_name)                                                      \
+  static void kt_case_##case_name(kt::Rng& rng);                                \
   static kt::Register kt_register_##case_name(#case_name, kt_case_##case_name); \
   static void kt_case_##case_name(kt::Rng& rng)
 

@@ -33,8 +33,8 @@ void check_clamp(kt::Rng& rng, const char* op, void (*call)(kt::Isa, const T*, T
     std::vector<T> x(static_cast<size_t>(rng.size(1000)));
     rng.fill_int(x);
     int32_t lo = draw_bound<T>(rng, tlo, thi), hi = draw_bound<T>(rng, tlo, thi);
-    if (rng.chance(80) && lo > hi) std::swap(lo, hi);  // mostly lo <= hi; lo > hi gives hi (as torch)
-    if (rng.chance(25)) hi = static_cast<int32_t>(thi);  // relu: the max-only loop
+    if (rng.chance(80) && lo > hi) std::swap(lo, hi);          // mostly lo <= hi; lo > hi gives hi (as torch)
+    if (rng.chance(25)) hi = static_cast<int32_t>(thi);        // relu: the max-only loop
     const int64_t off = rng.chance(30) ? rng.range(1, 3) : 0;  // unaligned starts
     const int64_t n = static_cast<int64_t>(x.size()) - std::min<int64_t>(off, static_cast<int64_t>(x.size()));
     std::vector<T> want(static_cast<size_t>(n)), got(want.size());
@@ -106,9 +106,10 @@ void check_map(kt::Rng& rng, const char* op, int64_t zlo, int64_t zhi,
 }  // namespace
 
 KT_CASE(clamp_u8) {
-  check_clamp<uint8_t>(rng, "clamp_u8", [](kt::Isa isa, const uint8_t* x, uint8_t* y, int64_t n, int32_t lo, int32_t hi) {
-    KT_CALL(isa, clamp_u8, x, y, n, lo, hi);
-  });
+  check_clamp<uint8_t>(rng, "clamp_u8",
+                       [](kt::Isa isa, const uint8_t* x, uint8_t* y, int64_t n, int32_t lo, int32_t hi) {
+                         KT_CALL(isa, clamp_u8, x, y, n, lo, hi);
+                       });
 }
 
 KT_CASE(clamp_s8) {
@@ -118,9 +119,10 @@ KT_CASE(clamp_s8) {
 }
 
 KT_CASE(clamp_s32) {
-  check_clamp<int32_t>(rng, "clamp_s32", [](kt::Isa isa, const int32_t* x, int32_t* y, int64_t n, int32_t lo, int32_t hi) {
-    KT_CALL(isa, clamp_s32, x, y, n, lo, hi);
-  });
+  check_clamp<int32_t>(rng, "clamp_s32",
+                       [](kt::Isa isa, const int32_t* x, int32_t* y, int64_t n, int32_t lo, int32_t hi) {
+                         KT_CALL(isa, clamp_s32, x, y, n, lo, hi);
+                       });
 }
 
 KT_CASE(lut_apply8) {
@@ -163,19 +165,22 @@ KT_CASE(build_act_table8) {
 }
 
 KT_CASE(act_map_u8) {
-  check_map<uint8_t>(rng, "act_map_u8", 0, 255, [](kt::Isa isa, const uint8_t* x, uint8_t* y, int64_t n, const qk::ActSpec* s) {
-    KT_CALL(isa, act_map_u8, x, y, n, s);
-  });
+  check_map<uint8_t>(rng, "act_map_u8", 0, 255,
+                     [](kt::Isa isa, const uint8_t* x, uint8_t* y, int64_t n, const qk::ActSpec* s) {
+                       KT_CALL(isa, act_map_u8, x, y, n, s);
+                     });
 }
 
 KT_CASE(act_map_s8) {
-  check_map<int8_t>(rng, "act_map_s8", -128, 127, [](kt::Isa isa, const int8_t* x, int8_t* y, int64_t n, const qk::ActSpec* s) {
-    KT_CALL(isa, act_map_s8, x, y, n, s);
-  });
+  check_map<int8_t>(rng, "act_map_s8", -128, 127,
+                    [](kt::Isa isa, const int8_t* x, int8_t* y, int64_t n, const qk::ActSpec* s) {
+                      KT_CALL(isa, act_map_s8, x, y, n, s);
+                    });
 }
 
 KT_CASE(act_map_s32) {
-  check_map<int32_t>(rng, "act_map_s32", -1000, 1000, [](kt::Isa isa, const int32_t* x, int32_t* y, int64_t n, const qk::ActSpec* s) {
-    KT_CALL(isa, act_map_s32, x, y, n, s);
-  });
+  check_map<int32_t>(rng, "act_map_s32", -1000, 1000,
+                     [](kt::Isa isa, const int32_t* x, int32_t* y, int64_t n, const qk::ActSpec* s) {
+                       KT_CALL(isa, act_map_s32, x, y, n, s);
+                     });
 }

@@ -61,7 +61,8 @@ void check_binary(kt::Rng& rng, bool mul, const char* op,
 
 template <class T>
 void check_add_scalar(kt::Rng& rng, const char* op,
-                      void (*call)(kt::Isa, const T*, T*, int64_t, int32_t, int64_t, float, int32_t, int32_t, int32_t)) {
+                      void (*call)(kt::Isa, const T*, T*, int64_t, int32_t, int64_t, float, int32_t, int32_t,
+                                   int32_t)) {
   for (int it = 0; it < kt::iters(); ++it) {
     std::vector<T> x(rng.size(600));
     rng.fill_int(x);
@@ -78,8 +79,9 @@ void check_add_scalar(kt::Rng& rng, const char* op,
     for (kt::Isa isa : kt::tiers()) {
       kt::poison(got);
       call(isa, x.data(), got.data(), x.size(), zi, c, m, zo, lo, hi);
-      kt::same(want, got, isa, kt::fmt("%s n=%zu zi=%d c=%lld m=%a zo=%d lo=%d", op, x.size(), zi,
-                                       static_cast<long long>(c), m, zo, lo));
+      kt::same(
+          want, got, isa,
+          kt::fmt("%s n=%zu zi=%d c=%lld m=%a zo=%d lo=%d", op, x.size(), zi, static_cast<long long>(c), m, zo, lo));
     }
   }
 }
@@ -107,11 +109,11 @@ void check_flip_clamp(kt::Rng& rng, const char* op,
 
 }  // namespace
 
-#define KT_BINARY(fn, T, is_mul)                                                                  \
-  KT_CASE(fn) {                                                                                   \
+#define KT_BINARY(fn, T, is_mul)                                                                                    \
+  KT_CASE(fn) {                                                                                                     \
     check_binary<T>(rng, is_mul, #fn, [](kt::Isa isa, const qk::Strided& s, int64_t n, const qk::BinaryParams& p) { \
-      KT_CALL(isa, fn, s, n, p);                                                                  \
-    });                                                                                           \
+      KT_CALL(isa, fn, s, n, p);                                                                                    \
+    });                                                                                                             \
   }
 KT_BINARY(add_u8, uint8_t, false)
 KT_BINARY(add_s8, int8_t, false)
@@ -135,17 +137,23 @@ KT_CASE(add_scalar_requant_s8) {
                            });
 }
 KT_CASE(flip_clamp_u8) {
-  check_flip_clamp<uint8_t>(rng, "flip_clamp_u8",
-                            [](kt::Isa isa, const uint8_t* x, uint8_t* y, int64_t n, bool flip, int32_t k, int32_t lo,
-                               int32_t hi) { KT_CALL(isa, flip_clamp_u8, x, y, n, flip, k, lo, hi); });
+  check_flip_clamp<uint8_t>(
+      rng, "flip_clamp_u8",
+      [](kt::Isa isa, const uint8_t* x, uint8_t* y, int64_t n, bool flip, int32_t k, int32_t lo, int32_t hi) {
+        KT_CALL(isa, flip_clamp_u8, x, y, n, flip, k, lo, hi);
+      });
 }
 KT_CASE(flip_clamp_s8) {
-  check_flip_clamp<int8_t>(rng, "flip_clamp_s8",
-                           [](kt::Isa isa, const int8_t* x, int8_t* y, int64_t n, bool flip, int32_t k, int32_t lo,
-                              int32_t hi) { KT_CALL(isa, flip_clamp_s8, x, y, n, flip, k, lo, hi); });
+  check_flip_clamp<int8_t>(
+      rng, "flip_clamp_s8",
+      [](kt::Isa isa, const int8_t* x, int8_t* y, int64_t n, bool flip, int32_t k, int32_t lo, int32_t hi) {
+        KT_CALL(isa, flip_clamp_s8, x, y, n, flip, k, lo, hi);
+      });
 }
 KT_CASE(flip_clamp_s32) {
-  check_flip_clamp<int32_t>(rng, "flip_clamp_s32",
-                            [](kt::Isa isa, const int32_t* x, int32_t* y, int64_t n, bool flip, int32_t k, int32_t lo,
-                               int32_t hi) { KT_CALL(isa, flip_clamp_s32, x, y, n, flip, k, lo, hi); });
+  check_flip_clamp<int32_t>(
+      rng, "flip_clamp_s32",
+      [](kt::Isa isa, const int32_t* x, int32_t* y, int64_t n, bool flip, int32_t k, int32_t lo, int32_t hi) {
+        KT_CALL(isa, flip_clamp_s32, x, y, n, flip, k, lo, hi);
+      });
 }

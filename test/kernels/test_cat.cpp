@@ -83,7 +83,8 @@ template <class T>
 void check_relu(kt::Rng& rng, const char* op,
                 void (*call)(kt::Isa, const T*, int64_t, T*, int64_t, int64_t, int64_t, int32_t)) {
   for (int it = 0; it < kt::iters(); ++it) {
-    const int32_t lo = static_cast<int32_t>(rng.range(sizeof(T) == 4 ? -100000 : kt::qmin<T>(), sizeof(T) == 4 ? 100000 : kt::qmax<T>()));
+    const int32_t lo = static_cast<int32_t>(
+        rng.range(sizeof(T) == 4 ? -100000 : kt::qmin<T>(), sizeof(T) == 4 ? 100000 : kt::qmax<T>()));
     const Block b = block(rng);
     check_block<T>(rng, b, kt::fmt("%s lo=%d", op, lo), [&](kt::Isa isa, const T* x, T* y) {
       call(isa, x, b.xs, y, b.ys, b.rows, b.cols, lo);
@@ -103,45 +104,56 @@ std::vector<uint8_t> table_on(kt::Isa isa, const qk::CatRequant& p, bool is_sign
 KT_CASE(cat_requant_u8) {
   check_requant<uint8_t>(rng, "cat_requant_u8",
                          [](kt::Isa isa, const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows,
-                            int64_t cols, const qk::CatRequant& p) { KT_CALL(isa, cat_requant_u8, x, xs, y, ys, rows, cols, p); });
+                            int64_t cols, const qk::CatRequant& p) {
+                           KT_CALL(isa, cat_requant_u8, x, xs, y, ys, rows, cols, p);
+                         });
 }
 KT_CASE(cat_requant_s8) {
   check_requant<int8_t>(rng, "cat_requant_s8",
                         [](kt::Isa isa, const int8_t* x, int64_t xs, int8_t* y, int64_t ys, int64_t rows, int64_t cols,
-                           const qk::CatRequant& p) { KT_CALL(isa, cat_requant_s8, x, xs, y, ys, rows, cols, p); });
+                           const qk::CatRequant& p) {
+                          KT_CALL(isa, cat_requant_s8, x, xs, y, ys, rows, cols, p);
+                        });
 }
 KT_CASE(cat_requant_s32) {
   check_requant<int32_t>(rng, "cat_requant_s32",
                          [](kt::Isa isa, const int32_t* x, int64_t xs, int32_t* y, int64_t ys, int64_t rows,
-                            int64_t cols, const qk::CatRequant& p) { KT_CALL(isa, cat_requant_s32, x, xs, y, ys, rows, cols, p); });
+                            int64_t cols, const qk::CatRequant& p) {
+                           KT_CALL(isa, cat_requant_s32, x, xs, y, ys, rows, cols, p);
+                         });
 }
 KT_CASE(cat_relu_u8) {
-  check_relu<uint8_t>(rng, "cat_relu_u8", [](kt::Isa isa, const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys,
-                                             int64_t rows, int64_t cols, int32_t lo) {
-    KT_CALL(isa, cat_relu_u8, x, xs, y, ys, rows, cols, lo);
-  });
+  check_relu<uint8_t>(
+      rng, "cat_relu_u8",
+      [](kt::Isa isa, const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t cols, int32_t lo) {
+        KT_CALL(isa, cat_relu_u8, x, xs, y, ys, rows, cols, lo);
+      });
 }
 KT_CASE(cat_relu_s8) {
-  check_relu<int8_t>(rng, "cat_relu_s8", [](kt::Isa isa, const int8_t* x, int64_t xs, int8_t* y, int64_t ys,
-                                            int64_t rows, int64_t cols, int32_t lo) {
-    KT_CALL(isa, cat_relu_s8, x, xs, y, ys, rows, cols, lo);
-  });
+  check_relu<int8_t>(
+      rng, "cat_relu_s8",
+      [](kt::Isa isa, const int8_t* x, int64_t xs, int8_t* y, int64_t ys, int64_t rows, int64_t cols, int32_t lo) {
+        KT_CALL(isa, cat_relu_s8, x, xs, y, ys, rows, cols, lo);
+      });
 }
 KT_CASE(cat_relu_s32) {
-  check_relu<int32_t>(rng, "cat_relu_s32", [](kt::Isa isa, const int32_t* x, int64_t xs, int32_t* y, int64_t ys,
-                                              int64_t rows, int64_t cols, int32_t lo) {
-    KT_CALL(isa, cat_relu_s32, x, xs, y, ys, rows, cols, lo);
-  });
+  check_relu<int32_t>(
+      rng, "cat_relu_s32",
+      [](kt::Isa isa, const int32_t* x, int64_t xs, int32_t* y, int64_t ys, int64_t rows, int64_t cols, int32_t lo) {
+        KT_CALL(isa, cat_relu_s32, x, xs, y, ys, rows, cols, lo);
+      });
 }
 
 // The table on every tier, and the tier's lookups of it (and of random tables).
 KT_CASE(cat_requant_table8_lut8) {
   for (int it = 0; it < kt::iters(); ++it) {
     const bool is_signed = rng.chance(50);
-    const qk::CatRequant p = is_signed ? requant_params<int8_t>(rng, rng.chance(30)) : requant_params<uint8_t>(rng, rng.chance(30));
+    const qk::CatRequant p =
+        is_signed ? requant_params<int8_t>(rng, rng.chance(30)) : requant_params<uint8_t>(rng, rng.chance(30));
     const std::vector<uint8_t> want_t = table_on(kt::Isa::kScalar, p, is_signed);
     for (kt::Isa isa : kt::tiers()) {
-      kt::same(want_t, table_on(isa, p, is_signed), isa, kt::fmt("cat_requant_table8 signed=%d %s", is_signed, params_str(p).c_str()));
+      kt::same(want_t, table_on(isa, p, is_signed), isa,
+               kt::fmt("cat_requant_table8 signed=%d %s", is_signed, params_str(p).c_str()));
     }
     std::vector<uint8_t> table = want_t;
     if (rng.chance(30)) rng.fill_int(table);  // any table, not only monotonic ones
@@ -158,7 +170,8 @@ KT_CASE(cat_affine8) {
   int fitted = 0;
   for (int it = 0; it < kt::iters() * 4; ++it) {
     const bool is_signed = rng.chance(50);
-    const qk::CatRequant p = is_signed ? requant_params<int8_t>(rng, rng.chance(30)) : requant_params<uint8_t>(rng, rng.chance(30));
+    const qk::CatRequant p =
+        is_signed ? requant_params<int8_t>(rng, rng.chance(30)) : requant_params<uint8_t>(rng, rng.chance(30));
     const std::vector<uint8_t> table = table_on(kt::Isa::kScalar, p, is_signed);
     const double slope = static_cast<double>(p.sx) / p.so_d;
     qk::ByteAffine f{};
@@ -190,8 +203,9 @@ KT_CASE(cat_affine8) {
     for (kt::Isa isa : kt::tiers()) {
       kt::poison(got);
       KT_CALL(isa, cat_affine8, x.data(), b.xs, got.data(), b.ys, b.rows, b.cols, f);
-      kt::same(want, got, isa, kt::fmt("cat_affine8 m=%d b=%d s=%d flip=%d lo=%d corrected=%d %s", f.m, f.b, f.s, f.flip,
-                                       f.lo, f.corrected, block_str(b).c_str()));
+      kt::same(want, got, isa,
+               kt::fmt("cat_affine8 m=%d b=%d s=%d flip=%d lo=%d corrected=%d %s", f.m, f.b, f.s, f.flip, f.lo,
+                       f.corrected, block_str(b).c_str()));
     }
   }
   if (fitted == 0) kt::fail("cat_affine8: no table fitted");

@@ -40,8 +40,8 @@ void check_range(kt::Rng& rng, const char* op,
       const int64_t lo = std::max<int64_t>(kMin, int64_t{std::numeric_limits<T>::min()} - 3);
       const int64_t hi = std::min<int64_t>(kMax, int64_t{std::numeric_limits<T>::max()} + 3);
       const int64_t a = rng.range(lo, hi), b = rng.range(lo, hi);
-      r = {static_cast<int32_t>(std::min(a, b)), static_cast<int32_t>(rng.chance(10) ? std::max(lo, std::min(a, b) - 1) : std::max(a, b)),
-           rng.chance(50)};
+      r = {static_cast<int32_t>(std::min(a, b)),
+           static_cast<int32_t>(rng.chance(10) ? std::max(lo, std::min(a, b) - 1) : std::max(a, b)), rng.chance(50)};
       if (rng.chance(15)) r.lo = kMin;
       if (rng.chance(15)) r.hi = kMax;
     }
@@ -51,8 +51,9 @@ void check_range(kt::Rng& rng, const char* op,
     for (kt::Isa isa : kt::tiers()) {
       kt::poison(got);
       call(isa, q.data(), qs, got.data(), ys, n, r);
-      kt::same(want, got, isa, kt::fmt("%s n=%lld qs=%lld ys=%lld lo=%d hi=%d invert=%d", op, (long long)n,
-                                       (long long)qs, (long long)ys, r.lo, r.hi, r.invert));
+      kt::same(want, got, isa,
+               kt::fmt("%s n=%lld qs=%lld ys=%lld lo=%d hi=%d invert=%d", op, (long long)n, (long long)qs,
+                       (long long)ys, r.lo, r.hi, r.invert));
     }
   }
 }
@@ -62,36 +63,57 @@ int64_t byte_value(int kind, int v) { return kind == 1 ? static_cast<int8_t>(v) 
 }  // namespace
 
 KT_CASE(cmp_range_u8) {
-  check_range<uint8_t>(rng, "cmp_range_u8", [](kt::Isa isa, const uint8_t* q, int64_t qs, uint8_t* y, int64_t ys,
-                                               int64_t n, const qk::CmpRange& r) { KT_CALL(isa, cmp_range_u8, q, qs, y, ys, n, r); });
+  check_range<uint8_t>(
+      rng, "cmp_range_u8",
+      [](kt::Isa isa, const uint8_t* q, int64_t qs, uint8_t* y, int64_t ys, int64_t n, const qk::CmpRange& r) {
+        KT_CALL(isa, cmp_range_u8, q, qs, y, ys, n, r);
+      });
 }
 KT_CASE(cmp_range_s8) {
-  check_range<int8_t>(rng, "cmp_range_s8", [](kt::Isa isa, const int8_t* q, int64_t qs, uint8_t* y, int64_t ys,
-                                              int64_t n, const qk::CmpRange& r) { KT_CALL(isa, cmp_range_s8, q, qs, y, ys, n, r); });
+  check_range<int8_t>(
+      rng, "cmp_range_s8",
+      [](kt::Isa isa, const int8_t* q, int64_t qs, uint8_t* y, int64_t ys, int64_t n, const qk::CmpRange& r) {
+        KT_CALL(isa, cmp_range_s8, q, qs, y, ys, n, r);
+      });
 }
 KT_CASE(cmp_range_s32) {
-  check_range<int32_t>(rng, "cmp_range_s32", [](kt::Isa isa, const int32_t* q, int64_t qs, uint8_t* y, int64_t ys,
-                                                int64_t n, const qk::CmpRange& r) { KT_CALL(isa, cmp_range_s32, q, qs, y, ys, n, r); });
+  check_range<int32_t>(
+      rng, "cmp_range_s32",
+      [](kt::Isa isa, const int32_t* q, int64_t qs, uint8_t* y, int64_t ys, int64_t n, const qk::CmpRange& r) {
+        KT_CALL(isa, cmp_range_s32, q, qs, y, ys, n, r);
+      });
 }
 
 KT_CASE(cmp_pair8) {
   for (int it = 0; it < kt::iters(); ++it) {
     const int ka = static_cast<int>(rng.range(0, 1)), kb = static_cast<int>(rng.range(0, 1));
-    auto zp = [&](int kind) { return static_cast<int32_t>(kind == 1 ? rng.range(-128, 127) : rng.range(0, 255)); };
+    auto zp = [&](int kind) {
+      return static_cast<int32_t>(kind == 1 ? rng.range(-128, 127) : rng.range(0, 255));
+    };
     const float sa = rng.uniform(0.01f, 2.0f);
     const float sb = rng.chance(40) ? sa : (rng.chance(30) ? 2.0f * sa : rng.uniform(0.01f, 2.0f));
     const int32_t za = zp(ka), zb = zp(kb);
     // ranks in the sorted union of both sides' values; no table when both are shifts of q
-    auto da = [&](int64_t q) { return static_cast<float>(q - za) * sa; };
-    auto db = [&](int64_t q) { return static_cast<float>(q - zb) * sb; };
+    auto da = [&](int64_t q) {
+      return static_cast<float>(q - za) * sa;
+    };
+    auto db = [&](int64_t q) {
+      return static_cast<float>(q - zb) * sb;
+    };
     std::vector<float> vals;
     for (int v = 0; v < 256; ++v) {
       vals.push_back(da(byte_value(ka, v)));
       vals.push_back(db(byte_value(kb, v)));
     }
     std::sort(vals.begin(), vals.end());
-    vals.erase(std::unique(vals.begin(), vals.end(), [](float x, float y) { return x == y; }), vals.end());
-    auto rank = [&](float x) { return static_cast<int32_t>(std::lower_bound(vals.begin(), vals.end(), x) - vals.begin()); };
+    vals.erase(std::unique(vals.begin(), vals.end(),
+                           [](float x, float y) {
+                             return x == y;
+                           }),
+               vals.end());
+    auto rank = [&](float x) {
+      return static_cast<int32_t>(std::lower_bound(vals.begin(), vals.end(), x) - vals.begin());
+    };
     std::array<int32_t, 256> ta{}, tb{};
     std::array<int16_t, 256> ta16{}, tb16{};
     const int32_t ca = rank(da(byte_value(ka, 0))) - static_cast<int32_t>(byte_value(ka, 0));
@@ -112,8 +134,23 @@ KT_CASE(cmp_pair8) {
     rng.fill_int(b);
     const qk::CmpRange r = op_range(rng);
     std::vector<uint8_t> want(std::max<int64_t>(1, n * ys)), got(want.size());
-    qk::Cmp2 c{a.data(), as, ka, b.data(), bs, kb, want.data(), ys, shift ? nullptr : ta.data(),
-               shift ? nullptr : tb.data(), ta16.data(), tb16.data(), ca - cb, sa, sb, za, zb};
+    qk::Cmp2 c{a.data(),
+               as,
+               ka,
+               b.data(),
+               bs,
+               kb,
+               want.data(),
+               ys,
+               shift ? nullptr : ta.data(),
+               shift ? nullptr : tb.data(),
+               ta16.data(),
+               tb16.data(),
+               ca - cb,
+               sa,
+               sb,
+               za,
+               zb};
     kt::poison(want);
     KT_CALL(kt::Isa::kScalar, cmp_pair8, c, n, r);
     for (kt::Isa isa : kt::tiers()) {
@@ -121,7 +158,8 @@ KT_CASE(cmp_pair8) {
       c.y = got.data();
       KT_CALL(isa, cmp_pair8, c, n, r);
       kt::same(want, got, isa,
-               kt::fmt("cmp_pair8 n=%lld kinds=%d%d as=%lld bs=%lld ys=%lld sa=%a za=%d sb=%a zb=%d tables=%d lo=%d hi=%d inv=%d",
+               kt::fmt("cmp_pair8 n=%lld kinds=%d%d as=%lld bs=%lld ys=%lld sa=%a za=%d sb=%a zb=%d tables=%d lo=%d "
+                       "hi=%d inv=%d",
                        (long long)n, ka, kb, (long long)as, (long long)bs, (long long)ys, sa, za, sb, zb, !shift, r.lo,
                        r.hi, r.invert));
     }

@@ -57,12 +57,12 @@ qk::ConvGeom draw_geom(kt::Rng& rng, bool depthwise) {
 }
 
 std::string describe(const qk::ConvGeom& g) {
-  return kt::fmt("C=%lld DHW=%lldx%lldx%lld K=%lldx%lldx%lld S=%lldx%lldx%lld P=%lldx%lldx%lld Dil=%lldx%lldx%lld "
-                 "O=%lldx%lldx%lld",
-                 (long long)g.C, (long long)g.D, (long long)g.H, (long long)g.W, (long long)g.KD, (long long)g.KH,
-                 (long long)g.KW, (long long)g.SD, (long long)g.SH, (long long)g.SW, (long long)g.PD,
-                 (long long)g.PH, (long long)g.PW, (long long)g.DD, (long long)g.DH, (long long)g.DW,
-                 (long long)g.OD, (long long)g.OH, (long long)g.OW);
+  return kt::fmt(
+      "C=%lld DHW=%lldx%lldx%lld K=%lldx%lldx%lld S=%lldx%lldx%lld P=%lldx%lldx%lld Dil=%lldx%lldx%lld "
+      "O=%lldx%lldx%lld",
+      (long long)g.C, (long long)g.D, (long long)g.H, (long long)g.W, (long long)g.KD, (long long)g.KH, (long long)g.KW,
+      (long long)g.SD, (long long)g.SH, (long long)g.SW, (long long)g.PD, (long long)g.PH, (long long)g.PW,
+      (long long)g.DD, (long long)g.DH, (long long)g.DW, (long long)g.OD, (long long)g.OH, (long long)g.OW);
 }
 
 }  // namespace

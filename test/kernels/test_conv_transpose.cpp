@@ -44,11 +44,11 @@ KT_CASE(col2im_add_row_s32) {
     if (rng.chance(50)) {
       rng.fill_int(acc0);
     }  // else zero, as the caller starts a chunk
-    const std::string what = kt::fmt("col2im_add_row_s32 W=%lld KW=%lld SW=%lld PW=%lld DW=%lld OCg=%lld G=%lld g=%lld "
-                                     "ow=[%lld,%lld) iw0=%lld m=%lld",
-                                     (long long)W, (long long)KW, (long long)SW, (long long)PW, (long long)DW,
-                                     (long long)OCg, (long long)G, (long long)g, (long long)ow0, (long long)ow1,
-                                     (long long)iw0, (long long)m);
+    const std::string what = kt::fmt(
+        "col2im_add_row_s32 W=%lld KW=%lld SW=%lld PW=%lld DW=%lld OCg=%lld G=%lld g=%lld "
+        "ow=[%lld,%lld) iw0=%lld m=%lld",
+        (long long)W, (long long)KW, (long long)SW, (long long)PW, (long long)DW, (long long)OCg, (long long)G,
+        (long long)g, (long long)ow0, (long long)ow1, (long long)iw0, (long long)m);
     std::vector<int32_t> want = acc0, got;
     KT_CALL(kt::Isa::kScalar, col2im_add_row_s32, c.data(), r, want.data() + g * OCg);
     for (kt::Isa isa : kt::tiers()) {

@@ -15,10 +15,10 @@ namespace {
 uint16_t draw_half(kt::Rng& rng, bool specials) {
   const uint16_t sign = static_cast<uint16_t>(rng.chance(50) ? 0x8000 : 0);
   const int64_t r = rng.range(0, 99);
-  if (specials && r < 3) return static_cast<uint16_t>(sign | 0x7C00);                  // inf
+  if (specials && r < 3) return static_cast<uint16_t>(sign | 0x7C00);                 // inf
   if (specials && r < 5) return static_cast<uint16_t>(0x7E00 | rng.range(0, 0x1FF));  // NaN
-  if (r < 8) return sign;                                                              // +-0
-  if (r < 10) return static_cast<uint16_t>(sign | rng.range(1, 0x3FF));                // subnormal
+  if (r < 8) return sign;                                                             // +-0
+  if (r < 10) return static_cast<uint16_t>(sign | rng.range(1, 0x3FF));               // subnormal
   return static_cast<uint16_t>(sign | (rng.range(8, 20) << 10) | rng.range(0, 0x3FF));
 }
 
@@ -165,7 +165,8 @@ KT_CASE(bag_bounds_ok) {
           broke = "past n";
           break;
         default:  // a huge value
-          s[static_cast<size_t>(at)] = rng.chance(50) ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+          s[static_cast<size_t>(at)] =
+              rng.chance(50) ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
           broke = kt::fmt("extreme at %lld", (long long)at);
           break;
       }
@@ -192,11 +193,13 @@ KT_CASE(index_range) {
         for (auto& v : x) v = rng.range(-1, 1000);
         break;
       default:
-        for (auto& v : x) v = rng.chance(50) ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+        for (auto& v : x)
+          v = rng.chance(50) ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
         break;
     }
     // the extreme at a random position (the vector loop's tail included)
-    if (rng.chance(50)) x[static_cast<size_t>(rng.range(0, static_cast<int64_t>(x.size()) - 1))] = rng.range(-5000, -4000);
+    if (rng.chance(50))
+      x[static_cast<size_t>(rng.range(0, static_cast<int64_t>(x.size()) - 1))] = rng.range(-5000, -4000);
     std::vector<int64_t> want(2), got(2);
     kt::poison(want);
     KT_CALL(kt::Isa::kScalar, index_range, x.data(), static_cast<int64_t>(x.size()), &want[0], &want[1]);

@@ -15,12 +15,12 @@ namespace {
 uint16_t draw_half(kt::Rng& rng, bool specials) {
   const uint16_t sign = static_cast<uint16_t>(rng.chance(50) ? 0x8000 : 0);
   const int64_t r = rng.range(0, 99);
-  if (specials && r < 2) return static_cast<uint16_t>(sign | 0x7C00);  // inf
+  if (specials && r < 2) return static_cast<uint16_t>(sign | 0x7C00);                 // inf
   if (specials && r < 3) return static_cast<uint16_t>(0x7E00 | rng.range(0, 0x1FF));  // NaN
-  if (specials && r < 4) return static_cast<uint16_t>(sign | 0x7BFF);  // 65504
-  if (r < 6) return sign;  // +-0
-  if (r < 9) return static_cast<uint16_t>(sign | rng.range(1, 0x3FF));  // subnormal
-  const int64_t exp = rng.range(9, 19);  // 2^-6 .. 2^4
+  if (specials && r < 4) return static_cast<uint16_t>(sign | 0x7BFF);                 // 65504
+  if (r < 6) return sign;                                                             // +-0
+  if (r < 9) return static_cast<uint16_t>(sign | rng.range(1, 0x3FF));                // subnormal
+  const int64_t exp = rng.range(9, 19);                                               // 2^-6 .. 2^4
   return static_cast<uint16_t>(sign | (exp << 10) | rng.range(0, 0x3FF));
 }
 
@@ -61,10 +61,10 @@ KT_CASE(linear_fp16_f32) {
       kt::poison(got);
       KT_CALL(isa, linear_fp16_f32, x.data(), K, M, K, packed.data(), N, p0, p1, bias.empty() ? nullptr : bias.data(),
               relu, got.data(), N);
-      kt::same(want, got, isa,
-               kt::fmt("linear_fp16_f32 M=%lld K=%lld N=%lld panels=[%lld,%lld) bias=%d relu=%d specials=%d",
-                       (long long)M, (long long)K, (long long)N, (long long)p0, (long long)p1, !bias.empty(), relu,
-                       specials));
+      kt::same(
+          want, got, isa,
+          kt::fmt("linear_fp16_f32 M=%lld K=%lld N=%lld panels=[%lld,%lld) bias=%d relu=%d specials=%d", (long long)M,
+                  (long long)K, (long long)N, (long long)p0, (long long)p1, !bias.empty(), relu, specials));
     }
   }
 }

@@ -188,7 +188,8 @@ void check_channel_affine8(kt::Rng& rng, const char* op,
 
 template <class T>
 void check_prelu(kt::Rng& rng, const char* op,
-                 void (*call)(kt::Isa, const T*, T*, int64_t, int64_t, int64_t, int32_t, float, const float*, int32_t)) {
+                 void (*call)(kt::Isa, const T*, T*, int64_t, int64_t, int64_t, int32_t, float, const float*,
+                              int32_t)) {
   for (int it = 0; it < kt::iters(); ++it) {
     Layout l = draw_layout(rng);
     if (rng.chance(25)) l = {1, 1, std::max<int64_t>(1, rng.size(2000))};  // one shared slope over the flat data
@@ -196,7 +197,8 @@ void check_prelu(kt::Rng& rng, const char* op,
     rng.fill_int(x);
     const int32_t zp = draw_zp<T>(rng), out_zp = draw_zp<T>(rng);
     // ap = s / out_scale, an = s * slope / out_scale: at most 2^15 (the callers' check)
-    const double s = rng.uniform(1e-3f, 0.5f), out_scale = rng.chance(20) ? s / rng.uniform(1.0f, 32768.0f) : rng.uniform(1e-3f, 0.5f);
+    const double s = rng.uniform(1e-3f, 0.5f),
+                 out_scale = rng.chance(20) ? s / rng.uniform(1.0f, 32768.0f) : rng.uniform(1e-3f, 0.5f);
     const double steep = std::min(1.0, 32768.0 * out_scale / s);
     const float ap = static_cast<float>(s / out_scale);
     std::vector<float> an(static_cast<size_t>(l.channels));
@@ -220,45 +222,67 @@ void check_prelu(kt::Rng& rng, const char* op,
 }  // namespace
 
 KT_CASE(layer_norm_u8) {
-  check_layer_norm<uint8_t>(rng, "layer_norm_u8", [](kt::Isa isa, const uint8_t* x, uint8_t* y, int64_t r, int64_t m,
-                                                     const qk::LayerNormSpec* s) { KT_CALL(isa, layer_norm_u8, x, y, r, m, s); });
+  check_layer_norm<uint8_t>(
+      rng, "layer_norm_u8",
+      [](kt::Isa isa, const uint8_t* x, uint8_t* y, int64_t r, int64_t m, const qk::LayerNormSpec* s) {
+        KT_CALL(isa, layer_norm_u8, x, y, r, m, s);
+      });
 }
 
 KT_CASE(layer_norm_s8) {
-  check_layer_norm<int8_t>(rng, "layer_norm_s8", [](kt::Isa isa, const int8_t* x, int8_t* y, int64_t r, int64_t m,
-                                                    const qk::LayerNormSpec* s) { KT_CALL(isa, layer_norm_s8, x, y, r, m, s); });
+  check_layer_norm<int8_t>(
+      rng, "layer_norm_s8",
+      [](kt::Isa isa, const int8_t* x, int8_t* y, int64_t r, int64_t m, const qk::LayerNormSpec* s) {
+        KT_CALL(isa, layer_norm_s8, x, y, r, m, s);
+      });
 }
 
 KT_CASE(layer_norm_s32) {
-  check_layer_norm<int32_t>(rng, "layer_norm_s32", [](kt::Isa isa, const int32_t* x, int32_t* y, int64_t r, int64_t m,
-                                                      const qk::LayerNormSpec* s) { KT_CALL(isa, layer_norm_s32, x, y, r, m, s); });
+  check_layer_norm<int32_t>(
+      rng, "layer_norm_s32",
+      [](kt::Isa isa, const int32_t* x, int32_t* y, int64_t r, int64_t m, const qk::LayerNormSpec* s) {
+        KT_CALL(isa, layer_norm_s32, x, y, r, m, s);
+      });
 }
 
 KT_CASE(group_norm_u8) {
-  check_group_norm<uint8_t>(rng, "group_norm_u8", [](kt::Isa isa, const uint8_t* x, uint8_t* y, int64_t r0, int64_t r,
-                                                     const qk::GroupNormSpec* s) { KT_CALL(isa, group_norm_u8, x, y, r0, r, s); });
+  check_group_norm<uint8_t>(
+      rng, "group_norm_u8",
+      [](kt::Isa isa, const uint8_t* x, uint8_t* y, int64_t r0, int64_t r, const qk::GroupNormSpec* s) {
+        KT_CALL(isa, group_norm_u8, x, y, r0, r, s);
+      });
 }
 
 KT_CASE(group_norm_s8) {
-  check_group_norm<int8_t>(rng, "group_norm_s8", [](kt::Isa isa, const int8_t* x, int8_t* y, int64_t r0, int64_t r,
-                                                    const qk::GroupNormSpec* s) { KT_CALL(isa, group_norm_s8, x, y, r0, r, s); });
+  check_group_norm<int8_t>(
+      rng, "group_norm_s8",
+      [](kt::Isa isa, const int8_t* x, int8_t* y, int64_t r0, int64_t r, const qk::GroupNormSpec* s) {
+        KT_CALL(isa, group_norm_s8, x, y, r0, r, s);
+      });
 }
 
 KT_CASE(group_norm_s32) {
-  check_group_norm<int32_t>(rng, "group_norm_s32", [](kt::Isa isa, const int32_t* x, int32_t* y, int64_t r0, int64_t r,
-                                                      const qk::GroupNormSpec* s) { KT_CALL(isa, group_norm_s32, x, y, r0, r, s); });
+  check_group_norm<int32_t>(
+      rng, "group_norm_s32",
+      [](kt::Isa isa, const int32_t* x, int32_t* y, int64_t r0, int64_t r, const qk::GroupNormSpec* s) {
+        KT_CALL(isa, group_norm_s32, x, y, r0, r, s);
+      });
 }
 
 KT_CASE(channel_affine_u8) {
   check_channel_affine8<uint8_t>(rng, "channel_affine_u8",
                                  [](kt::Isa isa, const uint8_t* x, uint8_t* y, int64_t o, int64_t c, int64_t i,
-                                    const float* a, const float* b, int32_t lo) { KT_CALL(isa, channel_affine_u8, x, y, o, c, i, a, b, lo); });
+                                    const float* a, const float* b, int32_t lo) {
+                                   KT_CALL(isa, channel_affine_u8, x, y, o, c, i, a, b, lo);
+                                 });
 }
 
 KT_CASE(channel_affine_s8) {
   check_channel_affine8<int8_t>(rng, "channel_affine_s8",
                                 [](kt::Isa isa, const int8_t* x, int8_t* y, int64_t o, int64_t c, int64_t i,
-                                   const float* a, const float* b, int32_t lo) { KT_CALL(isa, channel_affine_s8, x, y, o, c, i, a, b, lo); });
+                                   const float* a, const float* b, int32_t lo) {
+                                  KT_CALL(isa, channel_affine_s8, x, y, o, c, i, a, b, lo);
+                                });
 }
 
 KT_CASE(channel_affine_s32) {
@@ -287,11 +311,15 @@ KT_CASE(channel_affine_s32) {
 KT_CASE(channel_prelu_u8) {
   check_prelu<uint8_t>(rng, "channel_prelu_u8",
                        [](kt::Isa isa, const uint8_t* x, uint8_t* y, int64_t o, int64_t c, int64_t i, int32_t zp,
-                          float ap, const float* an, int32_t oz) { KT_CALL(isa, channel_prelu_u8, x, y, o, c, i, zp, ap, an, oz); });
+                          float ap, const float* an, int32_t oz) {
+                         KT_CALL(isa, channel_prelu_u8, x, y, o, c, i, zp, ap, an, oz);
+                       });
 }
 
 KT_CASE(channel_prelu_s8) {
   check_prelu<int8_t>(rng, "channel_prelu_s8",
-                      [](kt::Isa isa, const int8_t* x, int8_t* y, int64_t o, int64_t c, int64_t i, int32_t zp,
-                         float ap, const float* an, int32_t oz) { KT_CALL(isa, channel_prelu_s8, x, y, o, c, i, zp, ap, an, oz); });
+                      [](kt::Isa isa, const int8_t* x, int8_t* y, int64_t o, int64_t c, int64_t i, int32_t zp, float ap,
+                         const float* an, int32_t oz) {
+                        KT_CALL(isa, channel_prelu_s8, x, y, o, c, i, zp, ap, an, oz);
+                      });
 }

@@ -91,7 +91,8 @@ void check_max_nhwc(kt::Rng& rng, const char* op,
     if (g.OH < 1 || g.OW < 1) continue;
     const int64_t C = rng.chance(50) ? rng.range(1, 40) : rng.range(1, 300);
     const int64_t c0 = rng.chance(60) ? 0 : rng.range(0, C - 1), c1 = rng.chance(60) ? C : rng.range(c0 + 1, C);
-    const int64_t oh0 = rng.chance(60) ? 0 : rng.range(0, g.OH - 1), oh1 = rng.chance(60) ? g.OH : rng.range(oh0 + 1, g.OH);
+    const int64_t oh0 = rng.chance(60) ? 0 : rng.range(0, g.OH - 1),
+                  oh1 = rng.chance(60) ? g.OH : rng.range(oh0 + 1, g.OH);
     std::vector<T> in(g.H * g.W * C);
     rng.fill_int(in);
     std::vector<T> want(g.OH * g.OW * C), got(want.size());
@@ -248,7 +249,8 @@ void check_avg_nhwc(kt::Rng& rng, const char* op,
     const int64_t C = rng.chance(50) ? rng.range(1, 40) : rng.range(1, 200);
     const int64_t rows = g.OD * g.OH;
     const int64_t c0 = rng.chance(60) ? 0 : rng.range(0, C - 1), c1 = rng.chance(60) ? C : rng.range(c0 + 1, C);
-    const int64_t r0 = rng.chance(60) ? 0 : rng.range(0, rows - 1), r1 = rng.chance(60) ? rows : rng.range(r0 + 1, rows);
+    const int64_t r0 = rng.chance(60) ? 0 : rng.range(0, rows - 1),
+                  r1 = rng.chance(60) ? rows : rng.range(r0 + 1, rows);
     std::vector<T> in(g.D * g.H * g.W * C);
     rng.fill_int(in);
     std::vector<T> want(rows * g.OW * C), got(want.size());
@@ -266,27 +268,33 @@ void check_avg_nhwc(kt::Rng& rng, const char* op,
 
 }  // namespace
 
-#define KT_MAX_NCHW(fn, T)                                                                         \
-  KT_CASE(fn) {                                                                                    \
+#define KT_MAX_NCHW(fn, T)                                                                                         \
+  KT_CASE(fn) {                                                                                                    \
     check_max_nchw<T>(rng, #fn, [](kt::Isa isa, const T* in, T* out, int64_t planes, const qk::MaxPool2dGeom& g) { \
-      KT_CALL(isa, fn, in, out, planes, g);                                                        \
-    });                                                                                            \
+      KT_CALL(isa, fn, in, out, planes, g);                                                                        \
+    });                                                                                                            \
   }
-#define KT_MAX_NHWC(fn, T)                                                                         \
-  KT_CASE(fn) {                                                                                    \
-    check_max_nhwc<T>(rng, #fn, [](kt::Isa isa, const T* in, T* out, int64_t C, int64_t c0, int64_t c1, int64_t r0, \
-                                   int64_t r1, const qk::MaxPool2dGeom& g) { KT_CALL(isa, fn, in, out, C, c0, c1, r0, r1, g); }); \
+#define KT_MAX_NHWC(fn, T)                                                                                            \
+  KT_CASE(fn) {                                                                                                       \
+    check_max_nhwc<T>(rng, #fn,                                                                                       \
+                      [](kt::Isa isa, const T* in, T* out, int64_t C, int64_t c0, int64_t c1, int64_t r0, int64_t r1, \
+                         const qk::MaxPool2dGeom& g) {                                                                \
+                        KT_CALL(isa, fn, in, out, C, c0, c1, r0, r1, g);                                              \
+                      });                                                                                             \
   }
-#define KT_AVG_NCHW(fn, T)                                                                         \
-  KT_CASE(fn) {                                                                                    \
+#define KT_AVG_NCHW(fn, T)                                                                                         \
+  KT_CASE(fn) {                                                                                                    \
     check_avg_nchw<T>(rng, #fn, [](kt::Isa isa, const T* in, T* out, int64_t planes, const qk::AvgPool2dGeom& g) { \
-      KT_CALL(isa, fn, in, out, planes, g);                                                        \
-    });                                                                                            \
+      KT_CALL(isa, fn, in, out, planes, g);                                                                        \
+    });                                                                                                            \
   }
-#define KT_AVG_NHWC(fn, T)                                                                         \
-  KT_CASE(fn) {                                                                                    \
-    check_avg_nhwc<T>(rng, #fn, [](kt::Isa isa, const T* in, T* out, int64_t C, int64_t c0, int64_t c1, int64_t r0, \
-                                   int64_t r1, const qk::AvgPool2dGeom& g) { KT_CALL(isa, fn, in, out, C, c0, c1, r0, r1, g); }); \
+#define KT_AVG_NHWC(fn, T)                                                                                            \
+  KT_CASE(fn) {                                                                                                       \
+    check_avg_nhwc<T>(rng, #fn,                                                                                       \
+                      [](kt::Isa isa, const T* in, T* out, int64_t C, int64_t c0, int64_t c1, int64_t r0, int64_t r1, \
+                         const qk::AvgPool2dGeom& g) {                                                                \
+                        KT_CALL(isa, fn, in, out, C, c0, c1, r0, r1, g);                                              \
+                      });                                                                                             \
   }
 
 KT_MAX_NCHW(max_pool2d_nchw_u8, uint8_t)

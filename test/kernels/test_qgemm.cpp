@@ -51,7 +51,8 @@ void draw(kt::Rng& rng, Problem& q, bool indirect, int64_t K, int extremes = 0) 
   rng.fill_int(q.w);
   if (extremes != 0) {
     for (auto& x : q.a) x = extremes == 1 ? 255 : extremes == 2 ? 0 : (rng.chance(50) ? 255 : 0);
-    for (auto& x : q.w) x = static_cast<int8_t>(extremes == 1 ? -128 : extremes == 2 ? 127 : (rng.chance(50) ? -128 : 127));
+    for (auto& x : q.w)
+      x = static_cast<int8_t>(extremes == 1 ? -128 : extremes == 2 ? 127 : (rng.chance(50) ? -128 : 127));
   }
   q.packed.pack(q.w.data(), K, 1, K, q.N);
   q.view = q.packed.view(rng.chance(50));  // the int16 copy: the AVX2 tier's int16 tiles
@@ -116,12 +117,13 @@ void draw_block(kt::Rng& rng, const Problem& q, int64_t* m0, int64_t* m1, int64_
 
 std::string describe(const Problem& q, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   const gemm::QGemmParams& p = q.p;
-  return kt::fmt("M=%lld N=%lld K=%lld lda=%lld block=[%lld,%lld)x[%lld,%lld) kind=%d a_zp=%d bzp=%s "
-                 "bias=%d y_zp=%d clamp=[%d,%d] fmin=%g add=%d i16=%d",
-                 (long long)q.M, (long long)q.N, (long long)q.K, (long long)q.lda, (long long)m0, (long long)m1,
-                 (long long)n0, (long long)n1, static_cast<int>(p.kind), p.a_zero_point,
-                 p.b_zero_points_all_zero ? "flag0" : "given", p.bias != nullptr, p.out_zero_point, p.out_min,
-                 p.out_max, static_cast<double>(p.out_fmin), p.add != nullptr, q.view.data16 != nullptr);
+  return kt::fmt(
+      "M=%lld N=%lld K=%lld lda=%lld block=[%lld,%lld)x[%lld,%lld) kind=%d a_zp=%d bzp=%s "
+      "bias=%d y_zp=%d clamp=[%d,%d] fmin=%g add=%d i16=%d",
+      (long long)q.M, (long long)q.N, (long long)q.K, (long long)q.lda, (long long)m0, (long long)m1, (long long)n0,
+      (long long)n1, static_cast<int>(p.kind), p.a_zero_point, p.b_zero_points_all_zero ? "flag0" : "given",
+      p.bias != nullptr, p.out_zero_point, p.out_min, p.out_max, static_cast<double>(p.out_fmin), p.add != nullptr,
+      q.view.data16 != nullptr);
 }
 
 // Runs fn(isa, params) for scalar and each tier on poisoned output of type T and compares.
@@ -166,8 +168,10 @@ struct IndirectSource {
   std::vector<const uint8_t*> rows;
   int64_t seg;
   IndirectSource(kt::Rng& rng, int64_t seg_, int64_t ntaps, int64_t nrows)
-      : src(static_cast<size_t>(rng.range(seg_, 4 * seg_ * ntaps + 64))), tap_off(static_cast<size_t>(ntaps)),
-        rows(static_cast<size_t>(nrows)), seg(seg_) {
+      : src(static_cast<size_t>(rng.range(seg_, 4 * seg_ * ntaps + 64))),
+        tap_off(static_cast<size_t>(ntaps)),
+        rows(static_cast<size_t>(nrows)),
+        seg(seg_) {
     rng.fill_int(src);
     const int64_t span = static_cast<int64_t>(src.size()) - seg;
     for (auto& o : tap_off) o = rng.range(0, span / 2);
@@ -219,9 +223,10 @@ KT_CASE(qgemm_block_extremes) {
     q.p.a_zero_point = rng.chance(50) ? 0 : 255;
     q.p.kind = rng.chance(50) ? gemm::OutKind::kS32 : static_cast<gemm::OutKind>(rng.range(0, 1));
     if (q.p.kind != gemm::OutKind::kU8) q.p.add = nullptr;
-    compare_kind(q, "qgemm_block extremes " + describe(q, 0, q.M, 0, q.N), [&](kt::Isa isa, const gemm::QGemmParams& p) {
-      KT_CALL(isa, qgemm_block, p, int64_t{0}, q.M, int64_t{0}, q.N);
-    });
+    compare_kind(q, "qgemm_block extremes " + describe(q, 0, q.M, 0, q.N),
+                 [&](kt::Isa isa, const gemm::QGemmParams& p) {
+                   KT_CALL(isa, qgemm_block, p, int64_t{0}, q.M, int64_t{0}, q.N);
+                 });
   }
 }
 
@@ -246,8 +251,8 @@ KT_CASE(qgemm_block_indirect) {
     // dense copy of the rows (row m at a[m * lda]; rows outside the block stay as drawn)
     for (int64_t m = m0; m < m1; ++m) {
       for (int64_t t = 0; t < ntaps; ++t) {
-        std::memcpy(q.a.data() + m * q.lda + t * seg, rows[static_cast<size_t>(m - m0)] + tap_off[static_cast<size_t>(t)],
-                    static_cast<size_t>(seg));
+        std::memcpy(q.a.data() + m * q.lda + t * seg,
+                    rows[static_cast<size_t>(m - m0)] + tap_off[static_cast<size_t>(t)], static_cast<size_t>(seg));
       }
     }
     compare_indirect(q, is.view(), ind, m0, m1, n0, n1,
@@ -268,7 +273,8 @@ KT_CASE(qgemm_block_indirect_select) {
   }
   if (sel.empty()) return;
   auto shuffle = [&](std::vector<int64_t>& v) {
-    for (size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[static_cast<size_t>(rng.range(0, static_cast<int64_t>(i) - 1))]);
+    for (size_t i = v.size(); i > 1; --i)
+      std::swap(v[i - 1], v[static_cast<size_t>(rng.range(0, static_cast<int64_t>(i) - 1))]);
   };
   for (int it = 0; it < 2 * kt::iters(); ++it) {
     const int64_t seg = 4 * (rng.chance(60) ? rng.range(1, 8) : rng.range(1, 80));
@@ -296,8 +302,8 @@ KT_CASE(qgemm_block_indirect_select) {
       uint8_t* arow = q.a.data() + out_rows[static_cast<size_t>(i)] * q.lda;
       std::memset(arow, 0, static_cast<size_t>(seg * nall));
       for (int64_t t = 0; t < ntaps; ++t) {
-        std::memcpy(arow + tap_b[static_cast<size_t>(t)] * seg, rows[static_cast<size_t>(i)] + tap_off[static_cast<size_t>(t)],
-                    static_cast<size_t>(seg));
+        std::memcpy(arow + tap_b[static_cast<size_t>(t)] * seg,
+                    rows[static_cast<size_t>(i)] + tap_off[static_cast<size_t>(t)], static_cast<size_t>(seg));
       }
     }
     gemm::IndirectA ia = is.view();

@@ -38,7 +38,8 @@ void check_quantize(kt::Rng& rng, const char* op, int32_t zlo, int32_t zhi, Fn c
 }
 
 template <class Q>
-void check_dequantize(kt::Rng& rng, const char* op, void (*call)(kt::Isa, const Q*, float*, int64_t, float, int32_t, bool)) {
+void check_dequantize(kt::Rng& rng, const char* op,
+                      void (*call)(kt::Isa, const Q*, float*, int64_t, float, int32_t, bool)) {
   for (int it = 0; it < kt::iters(); ++it) {
     std::vector<Q> q(rng.size(1000));
     rng.fill_int(q);
@@ -89,19 +90,22 @@ KT_CASE(quantize_s32) {
 }
 
 KT_CASE(dequantize_u8) {
-  check_dequantize<uint8_t>(rng, "dequantize_u8", [](kt::Isa isa, const uint8_t* q, float* y, int64_t n, float s, int32_t z, bool st) {
-    KT_CALL(isa, dequantize_u8, q, y, n, s, z, st);
-  });
+  check_dequantize<uint8_t>(rng, "dequantize_u8",
+                            [](kt::Isa isa, const uint8_t* q, float* y, int64_t n, float s, int32_t z, bool st) {
+                              KT_CALL(isa, dequantize_u8, q, y, n, s, z, st);
+                            });
 }
 
 KT_CASE(dequantize_s8) {
-  check_dequantize<int8_t>(rng, "dequantize_s8", [](kt::Isa isa, const int8_t* q, float* y, int64_t n, float s, int32_t z, bool st) {
-    KT_CALL(isa, dequantize_s8, q, y, n, s, z, st);
-  });
+  check_dequantize<int8_t>(rng, "dequantize_s8",
+                           [](kt::Isa isa, const int8_t* q, float* y, int64_t n, float s, int32_t z, bool st) {
+                             KT_CALL(isa, dequantize_s8, q, y, n, s, z, st);
+                           });
 }
 
 KT_CASE(dequantize_s32) {
-  check_dequantize<int32_t>(rng, "dequantize_s32", [](kt::Isa isa, const int32_t* q, float* y, int64_t n, float s, int32_t z, bool st) {
-    KT_CALL(isa, dequantize_s32, q, y, n, s, z, st);
-  });
+  check_dequantize<int32_t>(rng, "dequantize_s32",
+                            [](kt::Isa isa, const int32_t* q, float* y, int64_t n, float s, int32_t z, bool st) {
+                              KT_CALL(isa, dequantize_s32, q, y, n, s, z, st);
+                            });
 }

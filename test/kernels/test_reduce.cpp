@@ -36,15 +36,15 @@ void check_sums(kt::Rng& rng, const char* op, bool mid, Fn call) {
     for (kt::Isa isa : kt::tiers()) {
       kt::poison(got);
       call(isa, x.data(), rows, n, len, stride, got.data());
-      kt::same(want, got, isa, kt::fmt("%s rows=%lld n=%lld len=%lld stride=%lld", op, (long long)rows, (long long)n,
-                                       (long long)len, (long long)stride));
+      kt::same(want, got, isa,
+               kt::fmt("%s rows=%lld n=%lld len=%lld stride=%lld", op, (long long)rows, (long long)n, (long long)len,
+                       (long long)stride));
     }
   }
 }
 
 template <class T>
-void check_mean_mid(kt::Rng& rng, const char* op,
-                    void (*call)(kt::Isa, const T*, int64_t, int64_t, int64_t, T*)) {
+void check_mean_mid(kt::Rng& rng, const char* op, void (*call)(kt::Isa, const T*, int64_t, int64_t, int64_t, T*)) {
   for (int it = 0; it < kt::iters(); ++it) {
     const int64_t n = rng.chance(10) ? rng.range(300, 3000) : rng.range(1, 40);
     const int64_t len = rng.size(200), stride = len + (rng.chance(50) ? 0 : rng.range(0, 30));
@@ -56,7 +56,8 @@ void check_mean_mid(kt::Rng& rng, const char* op,
     for (kt::Isa isa : kt::tiers()) {
       kt::poison(got);
       call(isa, x.data(), n, len, stride, got.data());
-      kt::same(want, got, isa, kt::fmt("%s n=%lld len=%lld stride=%lld", op, (long long)n, (long long)len, (long long)stride));
+      kt::same(want, got, isa,
+               kt::fmt("%s n=%lld len=%lld stride=%lld", op, (long long)n, (long long)len, (long long)stride));
     }
   }
 }
@@ -72,15 +73,17 @@ KT_CASE(argmax_u8) {
     if (rng.chance(30)) {  // few distinct values: long runs of ties
       for (auto& v : x) v = static_cast<uint8_t>(v & 0x81);
     }
-    const uint8_t mask = static_cast<uint8_t>(rng.chance(50) ? (rng.chance(50) ? 0x00 : 0x80) : (rng.chance(50) ? 0xFF : 0x7F));
+    const uint8_t mask =
+        static_cast<uint8_t>(rng.chance(50) ? (rng.chance(50) ? 0x00 : 0x80) : (rng.chance(50) ? 0xFF : 0x7F));
     std::vector<int64_t> want(outer * inner), got(want.size());
     kt::poison(want);
     KT_CALL(kt::Isa::kScalar, argmax_u8, x.data(), outer, n, inner, mask, want.data());
     for (kt::Isa isa : kt::tiers()) {
       kt::poison(got);
       KT_CALL(isa, argmax_u8, x.data(), outer, n, inner, mask, got.data());
-      kt::same(want, got, isa, kt::fmt("argmax_u8 outer=%lld n=%lld inner=%lld mask=%#x", (long long)outer, (long long)n,
-                                       (long long)inner, mask));
+      kt::same(want, got, isa,
+               kt::fmt("argmax_u8 outer=%lld n=%lld inner=%lld mask=%#x", (long long)outer, (long long)n,
+                       (long long)inner, mask));
     }
   }
 }
@@ -100,22 +103,25 @@ KT_CASE(argmax_s32) {
     for (kt::Isa isa : kt::tiers()) {
       kt::poison(got);
       KT_CALL(isa, argmax_s32, x.data(), outer, n, inner, got.data());
-      kt::same(want, got, isa, kt::fmt("argmax_s32 outer=%lld n=%lld inner=%lld", (long long)outer, (long long)n, (long long)inner));
+      kt::same(want, got, isa,
+               kt::fmt("argmax_s32 outer=%lld n=%lld inner=%lld", (long long)outer, (long long)n, (long long)inner));
     }
   }
 }
 
-#define KT_SUM_ROWS(fn, T)                                                                          \
-  KT_CASE(fn) {                                                                                     \
-    check_sums<T>(rng, #fn, false, [](kt::Isa isa, const T* x, int64_t rows, int64_t n, int64_t, int64_t, int64_t* s) { \
-      KT_CALL(isa, fn, x, rows, n, s);                                                              \
-    });                                                                                             \
+#define KT_SUM_ROWS(fn, T)                                                                             \
+  KT_CASE(fn) {                                                                                        \
+    check_sums<T>(rng, #fn, false,                                                                     \
+                  [](kt::Isa isa, const T* x, int64_t rows, int64_t n, int64_t, int64_t, int64_t* s) { \
+                    KT_CALL(isa, fn, x, rows, n, s);                                                   \
+                  });                                                                                  \
   }
-#define KT_SUM_MID(fn, T)                                                                           \
-  KT_CASE(fn) {                                                                                     \
-    check_sums<T>(rng, #fn, true, [](kt::Isa isa, const T* x, int64_t, int64_t n, int64_t len, int64_t stride, int64_t* s) { \
-      KT_CALL(isa, fn, x, n, len, stride, s);                                                       \
-    });                                                                                             \
+#define KT_SUM_MID(fn, T)                                                                                    \
+  KT_CASE(fn) {                                                                                              \
+    check_sums<T>(rng, #fn, true,                                                                            \
+                  [](kt::Isa isa, const T* x, int64_t, int64_t n, int64_t len, int64_t stride, int64_t* s) { \
+                    KT_CALL(isa, fn, x, n, len, stride, s);                                                  \
+                  });                                                                                        \
   }
 KT_SUM_ROWS(sum_rows_u8, uint8_t)
 KT_SUM_ROWS(sum_rows_s8, int8_t)
@@ -125,10 +131,14 @@ KT_SUM_MID(sum_mid_s8, int8_t)
 KT_SUM_MID(sum_mid_s32, int32_t)
 
 KT_CASE(mean_mid_u8) {
-  check_mean_mid<uint8_t>(rng, "mean_mid_u8", [](kt::Isa isa, const uint8_t* x, int64_t n, int64_t len, int64_t stride,
-                                                 uint8_t* y) { KT_CALL(isa, mean_mid_u8, x, n, len, stride, y); });
+  check_mean_mid<uint8_t>(rng, "mean_mid_u8",
+                          [](kt::Isa isa, const uint8_t* x, int64_t n, int64_t len, int64_t stride, uint8_t* y) {
+                            KT_CALL(isa, mean_mid_u8, x, n, len, stride, y);
+                          });
 }
 KT_CASE(mean_mid_s8) {
-  check_mean_mid<int8_t>(rng, "mean_mid_s8", [](kt::Isa isa, const int8_t* x, int64_t n, int64_t len, int64_t stride,
-                                                int8_t* y) { KT_CALL(isa, mean_mid_s8, x, n, len, stride, y); });
+  check_mean_mid<int8_t>(rng, "mean_mid_s8",
+                         [](kt::Isa isa, const int8_t* x, int64_t n, int64_t len, int64_t stride, int8_t* y) {
+                           KT_CALL(isa, mean_mid_s8, x, n, len, stride, y);
+                         });
 }

@@ -80,8 +80,8 @@ KT_CASE(lstm_sequence) {
     std::vector<std::vector<float>> c_got(kt::tiers().size(), p.c), h_got(kt::tiers().size(), p.h);
     for (int step = 0; step < 8; ++step) {
       rng.fill_float(p.gi, 4.0f, false);
-      KT_CALL(kt::Isa::kScalar, lstm_pointwise, p.gi.data(), GH, p.gh.data(), p.rows, p.H, c_want.data(),
-              h_want.data(), o.data(), p.H);
+      KT_CALL(kt::Isa::kScalar, lstm_pointwise, p.gi.data(), GH, p.gh.data(), p.rows, p.H, c_want.data(), h_want.data(),
+              o.data(), p.H);
       for (size_t t = 0; t < kt::tiers().size(); ++t) {
         KT_CALL(kt::tiers()[t], lstm_pointwise, p.gi.data(), GH, p.gh.data(), p.rows, p.H, c_got[t].data(),
                 h_got[t].data(), o.data(), p.H);
@@ -89,7 +89,8 @@ KT_CASE(lstm_sequence) {
     }
     for (size_t t = 0; t < kt::tiers().size(); ++t) {
       const std::string what = kt::fmt("lstm_sequence rows=%lld H=%lld steps=8", (long long)p.rows, (long long)p.H);
-      kt::same(c_want, c_got[t], kt::tiers()[t], what + " (c)") && kt::same(h_want, h_got[t], kt::tiers()[t], what + " (h)");
+      kt::same(c_want, c_got[t], kt::tiers()[t], what + " (c)") &&
+          kt::same(h_want, h_got[t], kt::tiers()[t], what + " (h)");
     }
   }
 }

@@ -11,8 +11,8 @@ namespace qk = qplugin::kernels;
 namespace {
 
 template <class T>
-void check(kt::Rng& rng, const char* op, void (*call)(kt::Isa, const T*, T*, int64_t, int64_t, int64_t, int64_t,
-                                                         const qk::SoftmaxSpec*)) {
+void check(kt::Rng& rng, const char* op,
+           void (*call)(kt::Isa, const T*, T*, int64_t, int64_t, int64_t, int64_t, const qk::SoftmaxSpec*)) {
   constexpr bool is32 = sizeof(T) == 4;
   for (int it = 0; it < kt::iters(); ++it) {
     int64_t outer = rng.range(1, 4), dim, inner;
@@ -53,8 +53,9 @@ void check(kt::Rng& rng, const char* op, void (*call)(kt::Isa, const T*, T*, int
     double table[256];
     for (int k = 0; k < 256; ++k) table[k] = std::exp(-static_cast<double>(k) * in_scale);
     const double out_scale = rng.chance(50) ? 1.0 / 256.0 : rng.uniform(1e-4f, 0.1f);
-    const int32_t out_zp = is32 ? static_cast<int32_t>(rng.range(-1000, 1000))
-                                : static_cast<int32_t>(rng.range(std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
+    const int32_t out_zp =
+        is32 ? static_cast<int32_t>(rng.range(-1000, 1000))
+             : static_cast<int32_t>(rng.range(std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
     const qk::SoftmaxSpec spec{in_scale, table, out_scale, out_zp};
     std::vector<T> want(x.size()), got(x.size());
     kt::poison(want);
@@ -63,9 +64,9 @@ void check(kt::Rng& rng, const char* op, void (*call)(kt::Isa, const T*, T*, int
       kt::poison(got);
       call(isa, x.data() + i0, got.data() + i0, outer, dim, count, inner, &spec);
       kt::same(want, got, isa,
-               kt::fmt("%s outer=%lld dim=%lld inner=%lld positions=[%lld,+%lld) in_scale=%a out_scale=%a out_zp=%d", op,
-                       (long long)outer, (long long)dim, (long long)inner, (long long)i0, (long long)count, in_scale,
-                       out_scale, out_zp));
+               kt::fmt("%s outer=%lld dim=%lld inner=%lld positions=[%lld,+%lld) in_scale=%a out_scale=%a out_zp=%d",
+                       op, (long long)outer, (long long)dim, (long long)inner, (long long)i0, (long long)count,
+                       in_scale, out_scale, out_zp));
     }
   }
 }
@@ -73,16 +74,25 @@ void check(kt::Rng& rng, const char* op, void (*call)(kt::Isa, const T*, T*, int
 }  // namespace
 
 KT_CASE(softmax_u8) {
-  check<uint8_t>(rng, "softmax_u8", [](kt::Isa isa, const uint8_t* x, uint8_t* y, int64_t o, int64_t d, int64_t c,
-                                       int64_t s, const qk::SoftmaxSpec* sp) { KT_CALL(isa, softmax_u8, x, y, o, d, c, s, sp); });
+  check<uint8_t>(rng, "softmax_u8",
+                 [](kt::Isa isa, const uint8_t* x, uint8_t* y, int64_t o, int64_t d, int64_t c, int64_t s,
+                    const qk::SoftmaxSpec* sp) {
+                   KT_CALL(isa, softmax_u8, x, y, o, d, c, s, sp);
+                 });
 }
 
 KT_CASE(softmax_s8) {
-  check<int8_t>(rng, "softmax_s8", [](kt::Isa isa, const int8_t* x, int8_t* y, int64_t o, int64_t d, int64_t c,
-                                      int64_t s, const qk::SoftmaxSpec* sp) { KT_CALL(isa, softmax_s8, x, y, o, d, c, s, sp); });
+  check<int8_t>(rng, "softmax_s8",
+                [](kt::Isa isa, const int8_t* x, int8_t* y, int64_t o, int64_t d, int64_t c, int64_t s,
+                   const qk::SoftmaxSpec* sp) {
+                  KT_CALL(isa, softmax_s8, x, y, o, d, c, s, sp);
+                });
 }
 
 KT_CASE(softmax_s32) {
-  check<int32_t>(rng, "softmax_s32", [](kt::Isa isa, const int32_t* x, int32_t* y, int64_t o, int64_t d, int64_t c,
-                                        int64_t s, const qk::SoftmaxSpec* sp) { KT_CALL(isa, softmax_s32, x, y, o, d, c, s, sp); });
+  check<int32_t>(rng, "softmax_s32",
+                 [](kt::Isa isa, const int32_t* x, int32_t* y, int64_t o, int64_t d, int64_t c, int64_t s,
+                    const qk::SoftmaxSpec* sp) {
+                   KT_CALL(isa, softmax_s32, x, y, o, d, c, s, sp);
+                 });
 }

@@ -100,8 +100,8 @@ KT_CASE(sort_rows_u8) {
       kt::poison(v_got);
       kt::poison(i_got);
       KT_CALL(isa, sort_rows_u8, x.data(), rows, n, mask, with_values ? v_got.data() : nullptr, i_got.data());
-      const std::string what =
-          kt::fmt("sort_rows_u8 rows=%lld n=%lld mask=0x%02x values=%d", (long long)rows, (long long)n, mask, with_values);
+      const std::string what = kt::fmt("sort_rows_u8 rows=%lld n=%lld mask=0x%02x values=%d", (long long)rows,
+                                       (long long)n, mask, with_values);
       kt::same(i_want, i_got, isa, what) && kt::same(v_want, v_got, isa, what + " (values)");
     }
   }

@@ -17,8 +17,7 @@ std::vector<int64_t> nearest_src(int64_t in, int64_t out) {
   std::vector<int64_t> idx(static_cast<size_t>(out));
   const float scale = static_cast<float>(in) / static_cast<float>(out);
   for (int64_t o = 0; o < out; ++o) {
-    idx[static_cast<size_t>(o)] =
-        std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * scale)), in - 1);
+    idx[static_cast<size_t>(o)] = std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * scale)), in - 1);
   }
   return idx;
 }
@@ -124,10 +123,10 @@ KT_CASE(upsample_nearest2d_nhwc) {
     for (kt::Isa isa : kt::tiers()) {
       kt::poison(got);
       KT_CALL(isa, upsample_nearest2d_nhwc, x.data(), got.data(), row_bytes, oh0, oh1, g);
-      kt::same(want, got, isa,
-               kt::fmt("upsample_nearest2d_nhwc H=%lld W=%lld OH=%lld OW=%lld pixel=%lld rows=[%lld,%lld)",
-                       (long long)H, (long long)W, (long long)OH, (long long)OW, (long long)row_bytes,
-                       (long long)oh0, (long long)oh1));
+      kt::same(
+          want, got, isa,
+          kt::fmt("upsample_nearest2d_nhwc H=%lld W=%lld OH=%lld OW=%lld pixel=%lld rows=[%lld,%lld)", (long long)H,
+                  (long long)W, (long long)OH, (long long)OW, (long long)row_bytes, (long long)oh0, (long long)oh1));
     }
   }
 }
@@ -141,8 +140,17 @@ void check_bilinear(kt::Rng& rng, bool nhwc) {
   const bool ac = rng.chance(30);
   const double sh = ac ? 0.0 : draw_scale(rng, H, OH), sw = ac ? 0.0 : draw_scale(rng, W, OW);
   const Taps th = bilinear(H, OH, ac, sh), tw = bilinear(W, OW, ac, sw);
-  const qk::Bilinear2dGeom g{H,        W,          OH,         OW,         th.lo.data(), th.hi.data(),
-                             th.wlo.data(), th.whi.data(), tw.lo.data(), tw.hi.data(), tw.wlo.data(),
+  const qk::Bilinear2dGeom g{H,
+                             W,
+                             OH,
+                             OW,
+                             th.lo.data(),
+                             th.hi.data(),
+                             th.wlo.data(),
+                             th.whi.data(),
+                             tw.lo.data(),
+                             tw.hi.data(),
+                             tw.wlo.data(),
                              tw.whi.data()};
   const int64_t C = nhwc ? (rng.chance(70) ? rng.range(1, 70) : rng.range(1, 200)) : rng.range(1, 4);
   int64_t oh0 = 0, oh1 = OH;

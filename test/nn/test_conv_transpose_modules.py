@@ -3,6 +3,7 @@ state_dicts both ways, outputs within a step of the float64 reference and of tor
 exact here), from_float with per-tensor and per-channel (output channel) weights, the default
 mappings (ours and torch.ao's convert), ConvTranspose + BatchNorm fusion, TorchScript save / load
 in a fresh process, deepcopy / torch.save."""
+
 import copy
 import io
 import os
@@ -59,8 +60,12 @@ def _expect(m, x):
 CASES = [
     ("ConvTranspose1d", (6, 4, 3), (2, 6, 11), dict(stride=2, padding=1, output_padding=1)),
     ("ConvTranspose2d", (8, 4, 4, 4), (1, 8, 7, 6), dict(stride=2, padding=1)),
-    ("ConvTranspose2d", (6, 2, 3, 3), (2, 6, 5, 5), dict(stride=(2, 1), padding=1, output_padding=(1, 0),
-                                                           groups=3, dilation=(1, 2))),
+    (
+        "ConvTranspose2d",
+        (6, 2, 3, 3),
+        (2, 6, 5, 5),
+        dict(stride=(2, 1), padding=1, output_padding=(1, 0), groups=3, dilation=(1, 2)),
+    ),
     ("ConvTranspose3d", (4, 3, 2, 3, 2), (1, 4, 3, 4, 3), dict(stride=2, padding=(0, 1, 0))),
 ]
 
@@ -109,11 +114,14 @@ def test_loads_torch_state_dict_and_matches(cls_name, wshape, xshape, kw, per_ch
 def test_ctor_repr_and_errors():
     m = nnq.ConvTranspose2d(16, 33, (3, 5), stride=(2, 1), padding=(4, 2), output_padding=(1, 0), bias=False)
     with torch_engine("fbgemm"):
-        t = _torch_module(tnnq.ConvTranspose2d, 16, 33, (3, 5), stride=(2, 1), padding=(4, 2),
-                          output_padding=(1, 0), bias=False)
+        t = _torch_module(
+            tnnq.ConvTranspose2d, 16, 33, (3, 5), stride=(2, 1), padding=(4, 2), output_padding=(1, 0), bias=False
+        )
     assert repr(m) == repr(t)
-    assert repr(m) == ("QuantizedConvTranspose2d(16, 33, kernel_size=(3, 5), stride=(2, 1), scale=1.0, "
-                       "zero_point=0, padding=(4, 2), output_padding=(1, 0), bias=False)")
+    assert repr(m) == (
+        "QuantizedConvTranspose2d(16, 33, kernel_size=(3, 5), stride=(2, 1), scale=1.0, "
+        "zero_point=0, padding=(4, 2), output_padding=(1, 0), bias=False)"
+    )
     assert m.weight().shape == (16, 33, 3, 5) and m.bias() is None
     assert m._packed_params.transpose() and m._packed_params.output_padding() == [1, 0]
     with pytest.raises(ValueError, match='Only "zeros" padding mode is supported for ConvTranspose2d'):
@@ -209,9 +217,14 @@ def test_torch_ao_convert_with_our_mapping():
     assert tq.get_default_static_quant_module_mappings()[nn.ConvTranspose1d] is nnq.ConvTranspose1d
 
 
-@pytest.mark.parametrize("cls,bn,groups,x", [(nn.ConvTranspose2d, nn.BatchNorm2d, 2, (2, 6, 5, 4)),
-                                             (nn.ConvTranspose1d, nn.BatchNorm1d, 3, (2, 6, 7)),
-                                             (nn.ConvTranspose3d, nn.BatchNorm3d, 1, (1, 6, 3, 4, 3))])
+@pytest.mark.parametrize(
+    "cls,bn,groups,x",
+    [
+        (nn.ConvTranspose2d, nn.BatchNorm2d, 2, (2, 6, 5, 4)),
+        (nn.ConvTranspose1d, nn.BatchNorm1d, 3, (2, 6, 7)),
+        (nn.ConvTranspose3d, nn.BatchNorm3d, 1, (1, 6, 3, 4, 3)),
+    ],
+)
 def test_fuse_convtranspose_bn_any_groups(cls, bn, groups, x):
     # folded per output channel of every group (torch's fuse_conv_bn_eval(transpose=True) fails
     # for groups > 1)
@@ -269,9 +282,11 @@ def test_deepcopy_and_whole_module_save():
 
 
 def test_script_save_load_fresh_process(tmp_path):
-    m = nn.Sequential(nnq.ConvTranspose2d(6, 4, 3, stride=2, output_padding=1, groups=2),
-                      nnq.ConvTranspose1d(4, 3, 2, stride=2),
-                      nnq.ConvTranspose3d(3, 2, 2, stride=(1, 2, 2)))
+    m = nn.Sequential(
+        nnq.ConvTranspose2d(6, 4, 3, stride=2, output_padding=1, groups=2),
+        nnq.ConvTranspose1d(4, 3, 2, stride=2),
+        nnq.ConvTranspose3d(3, 2, 2, stride=(1, 2, 2)),
+    )
     m[0].set_weight_bias(qweight_t((6, 2, 3, 3), True), torch.randn(4))
     m[1].set_weight_bias(qweight_t((4, 3, 2), False), None)
     m[2].set_weight_bias(qweight_t((3, 2, 2, 2, 2), True), torch.randn(2))

@@ -1,6 +1,7 @@
 """nnq.Embedding / nnq.EmbeddingBag: torch.ao.nn.quantized's constructor, state_dict and results
 (torch's as second oracle), from_float with float_qparams_weight_only_qconfig (8-bit and 4-bit),
 convert / quantize_dynamic / torch's convert(mapping=ours) swap them in, deepcopy / torch.save."""
+
 import copy
 import io
 import warnings
@@ -16,7 +17,10 @@ import torch_qplugin.quantization as tq
 tnnq = pytest.importorskip("torch.ao.nn.quantized")
 taq = pytest.importorskip("torch.ao.quantization")
 
-QCONFIGS = {torch.quint8: tq.float_qparams_weight_only_qconfig, torch.quint4x2: tq.float_qparams_weight_only_qconfig_4bit}
+QCONFIGS = {
+    torch.quint8: tq.float_qparams_weight_only_qconfig,
+    torch.quint4x2: tq.float_qparams_weight_only_qconfig_4bit,
+}
 
 
 def _dequant_rows(qw):
@@ -29,7 +33,9 @@ def test_embedding_from_float_matches_torch(dtype):
     f.qconfig = QCONFIGS[dtype]
     ours = nnq.Embedding.from_float(f)
     tf = copy.deepcopy(f)
-    tf.qconfig = taq.float_qparams_weight_only_qconfig if dtype == torch.quint8 else taq.float_qparams_weight_only_qconfig_4bit
+    tf.qconfig = (
+        taq.float_qparams_weight_only_qconfig if dtype == torch.quint8 else taq.float_qparams_weight_only_qconfig_4bit
+    )
     theirs = tnnq.Embedding.from_float(tf)
     # the same observer rule: the same quantized weight
     assert torch.equal(ours.weight().int_repr(), theirs.weight().int_repr())
@@ -64,8 +70,12 @@ def test_embedding_bag_from_float(dtype, mode):
     torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-5)
     if mode == "sum":
         psw = torch.rand(30)
-        torch.testing.assert_close(m(idx, off, psw), F.embedding_bag(idx, table, off, mode="sum", per_sample_weights=psw,
-                                                                    include_last_offset=True), rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(
+            m(idx, off, psw),
+            F.embedding_bag(idx, table, off, mode="sum", per_sample_weights=psw, include_last_offset=True),
+            rtol=1e-5,
+            atol=1e-5,
+        )
         tm = tnnq.EmbeddingBag(50, 16, include_last_offset=True, dtype=dtype)
         tm.set_weight(m.weight())
         tol = 1e-5 if dtype == torch.quint8 else 5e-3
@@ -119,8 +129,9 @@ def test_convert_and_quantize_dynamic_swap_embeddings():
     assert type(q.emb) is nnq.EmbeddingBag and type(q.tok) is nnq.Embedding and q.tok.dtype == torch.quint4x2
     assert type(q.fc) is nnq.Linear
     assert (q(idx, off) - f(idx, off)).abs().max() < 0.2
-    d = tq.quantize_dynamic(f, {nn.EmbeddingBag: tq.float_qparams_weight_only_qconfig,
-                                nn.Embedding: tq.float_qparams_weight_only_qconfig})
+    d = tq.quantize_dynamic(
+        f, {nn.EmbeddingBag: tq.float_qparams_weight_only_qconfig, nn.Embedding: tq.float_qparams_weight_only_qconfig}
+    )
     assert type(d.emb) is nnq.EmbeddingBag and type(d.tok) is nnq.Embedding and type(d.fc) is nn.Linear
     # torch's own convert with our mapping
     g = copy.deepcopy(f)

@@ -3,6 +3,7 @@ LSTM / GRU / cells with dtype=torch.float16 (float16 weights, float activations,
 float16_dynamic_qconfig, quantize_dynamic(dtype=torch.float16), torch.ao's convert with our
 mappings, state_dicts across torch's fp16 modules. Oracles: the float64 reference with fp16
 weights (test/reference.py) and torch's fp16 dynamic modules."""
+
 import numpy as np
 import pytest
 import torch
@@ -98,6 +99,7 @@ class _Net(nn.Module):
 def _fp16_float_copy(model):
     """The float model with every Linear / RNN weight rounded to fp16 (what the fp16 scheme computes)."""
     import copy
+
     m = copy.deepcopy(model)
     with torch.no_grad():
         for name, p in m.named_parameters():
@@ -112,15 +114,28 @@ def test_quantize_dynamic_fp16(isa, how):
     if how == "dtype":
         qm = tq.quantize_dynamic(model, {nn.Linear, nn.LSTM, nn.GRU}, dtype=torch.float16)
     elif how == "qconfig_spec":
-        qm = tq.quantize_dynamic(model, {nn.Linear: tq.float16_dynamic_qconfig, nn.LSTM: tq.float16_dynamic_qconfig,
-                                         nn.GRU: tq.float16_dynamic_qconfig})
+        qm = tq.quantize_dynamic(
+            model,
+            {
+                nn.Linear: tq.float16_dynamic_qconfig,
+                nn.LSTM: tq.float16_dynamic_qconfig,
+                nn.GRU: tq.float16_dynamic_qconfig,
+            },
+        )
     elif how == "set":
         qm = tq.quantize_dynamic(model, None, dtype=torch.float16)
     else:  # torch.ao.quantization's own convert with our mapping
         import copy
+
         qm = copy.deepcopy(model)
-        taq.propagate_qconfig_(qm, {nn.Linear: tq.float16_dynamic_qconfig, nn.LSTM: tq.float16_dynamic_qconfig,
-                                    nn.GRU: tq.float16_dynamic_qconfig})
+        taq.propagate_qconfig_(
+            qm,
+            {
+                nn.Linear: tq.float16_dynamic_qconfig,
+                nn.LSTM: tq.float16_dynamic_qconfig,
+                nn.GRU: tq.float16_dynamic_qconfig,
+            },
+        )
         taq.convert(qm, mapping=tq.get_default_dynamic_quant_module_mappings(), inplace=True)
     assert type(qm.fc) is nnqd.Linear and qm.fc._packed_params.dtype == torch.float16
     assert type(qm.lstm) is nnqd.LSTM and qm.lstm.dtype == torch.float16
@@ -160,6 +175,7 @@ def test_cells_fp16(isa, cls):
 
 def test_deepcopy_and_pickle_keep_fp16(tmp_path):
     import copy
+
     qm = tq.quantize_dynamic(_Net().eval(), dtype=torch.float16)
     x = torch.randn(4, 2, 8)
     assert torch.equal(copy.deepcopy(qm)(x), qm(x))
@@ -169,6 +185,9 @@ def test_deepcopy_and_pickle_keep_fp16(tmp_path):
 
 
 def test_quantize_dynamic_bad_dtype():
-    with pytest.raises(ValueError, match=r"quantize_dynamic: qplugin supports dtype=torch.qint8 or torch.float16, "
-                                         r"got torch.bfloat16"):
+    with pytest.raises(
+        ValueError,
+        match=r"quantize_dynamic: qplugin supports dtype=torch.qint8 or torch.float16, "
+        r"got torch.bfloat16",
+    ):
         tq.quantize_dynamic(nn.Sequential(nn.Linear(4, 3)), dtype=torch.bfloat16)

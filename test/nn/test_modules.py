@@ -1,5 +1,6 @@
 """torch_qplugin.nn.quantized modules vs torch.ao.nn.quantized: state_dicts load across, outputs
 within a quantization step, reprs, deepcopy / torch.save, errors."""
+
 import copy
 import io
 import warnings
@@ -18,8 +19,13 @@ tnnqd = pytest.importorskip("torch.ao.nn.quantized.dynamic")
 tnniq = pytest.importorskip("torch.ao.nn.intrinsic.quantized")
 
 import reference as ref  # noqa: E402
-from torch_oracle import (assert_matches_torch_where_exact, assert_quantize_matches_torch, int8_gemm_exact,  # noqa: E402
-                          quantize_exact, seven_bit)
+from torch_oracle import (  # noqa: E402
+    assert_matches_torch_where_exact,
+    assert_quantize_matches_torch,
+    int8_gemm_exact,
+    quantize_exact,
+    seven_bit,
+)
 
 Q = torch.ops.qplugin
 
@@ -97,13 +103,16 @@ def test_linear_loads_torch_state_dict_and_matches(per_channel, bias):
     _same_weights(ours, t2)
 
 
-@pytest.mark.parametrize("cls_name,wshape,xshape,kw", [
-    ("Conv1d", (6, 4, 3), (2, 4, 17), dict(stride=2, padding=1)),
-    ("Conv2d", (8, 3, 3, 3), (2, 3, 11, 9), dict(stride=1, padding=1)),
-    ("Conv2d", (8, 2, 3, 3), (1, 4, 10, 10), dict(stride=2, padding=2, dilation=2, groups=2)),
-    ("Conv2d", (6, 1, 3, 3), (1, 6, 9, 9), dict(padding=1, groups=6)),
-    ("Conv3d", (4, 3, 3, 3, 3), (1, 3, 6, 7, 5), dict(padding=1)),
-])
+@pytest.mark.parametrize(
+    "cls_name,wshape,xshape,kw",
+    [
+        ("Conv1d", (6, 4, 3), (2, 4, 17), dict(stride=2, padding=1)),
+        ("Conv2d", (8, 3, 3, 3), (2, 3, 11, 9), dict(stride=1, padding=1)),
+        ("Conv2d", (8, 2, 3, 3), (1, 4, 10, 10), dict(stride=2, padding=2, dilation=2, groups=2)),
+        ("Conv2d", (6, 1, 3, 3), (1, 6, 9, 9), dict(padding=1, groups=6)),
+        ("Conv3d", (4, 3, 3, 3, 3), (1, 3, 6, 7, 5), dict(padding=1)),
+    ],
+)
 @pytest.mark.parametrize("per_channel", [False, True])
 def test_conv_loads_torch_state_dict_and_matches(cls_name, wshape, xshape, kw, per_channel):
     cin = wshape[1] * kw.get("groups", 1)
@@ -117,10 +126,13 @@ def test_conv_loads_torch_state_dict_and_matches(cls_name, wshape, xshape, kw, p
     x = qx(xshape)
     nd = len(xshape) - 2
     w, b = ours._weight_bias()
-    geom = [tuple(kw.get(k, d) for _ in range(nd)) if isinstance(kw.get(k, d), int) else kw[k]
-            for k, d in (("stride", 1), ("padding", 0), ("dilation", 1))]
-    _check_gemm_module(ours, t, x, lambda x: ref.qconv_ref(x, w, b, *geom, kw.get("groups", 1),
-                                                           ours.scale, ours.zero_point))
+    geom = [
+        tuple(kw.get(k, d) for _ in range(nd)) if isinstance(kw.get(k, d), int) else kw[k]
+        for k, d in (("stride", 1), ("padding", 0), ("dilation", 1))
+    ]
+    _check_gemm_module(
+        ours, t, x, lambda x: ref.qconv_ref(x, w, b, *geom, kw.get("groups", 1), ours.scale, ours.zero_point)
+    )
     if len(xshape) == 4:
         xcl = x.contiguous(memory_format=torch.channels_last)
         assert torch.equal(ours(xcl).int_repr(), ours(x).int_repr())
@@ -135,8 +147,7 @@ def test_fused_modules_match_torch():
     ours = nnq.LinearReLU(12, 6)
     ours.load_state_dict(t.state_dict())
     w, b = ours._weight_bias()
-    _check_gemm_module(ours, t, qx((4, 12)),
-                       lambda x: ref.linear_ref(x, w, b, ours.scale, ours.zero_point, relu=True))
+    _check_gemm_module(ours, t, qx((4, 12)), lambda x: ref.linear_ref(x, w, b, ours.scale, ours.zero_point, relu=True))
     for name in ("ConvReLU2d", "ConvAdd2d", "ConvAddReLU2d"):
         t = _torch_module(getattr(tnniq, name), 4, 6, 3, padding=1)
         t.set_weight_bias(qweight((6, 4, 3, 3), True), torch.randn(6))
@@ -157,8 +168,12 @@ def test_fused_modules_match_torch():
             assert (got.int_repr().double() - qref.clamp(0, 255)).abs().max() <= 1, name
         else:
             w, b = ours._weight_bias()
-            _check_gemm_module(ours, t, x, lambda x: ref.qconv_ref(
-                x, w, b, (1, 1), (1, 1), (1, 1), 1, ours.scale, ours.zero_point, relu=True))
+            _check_gemm_module(
+                ours,
+                t,
+                x,
+                lambda x: ref.qconv_ref(x, w, b, (1, 1), (1, 1), (1, 1), 1, ours.scale, ours.zero_point, relu=True),
+            )
     for name in ("ConvReLU1d", "ConvReLU3d"):
         k = 3 if name.endswith("1d") else (3, 3, 3)
         t = _torch_module(getattr(tnniq, name), 3, 5, k)
@@ -167,24 +182,33 @@ def test_fused_modules_match_torch():
         x = qx((1, 3, 8) if name.endswith("1d") else (1, 3, 5, 5, 5))
         nd = 1 if name.endswith("1d") else 3
         w, b = ours._weight_bias()
-        _check_gemm_module(ours, t, x, lambda x: ref.qconv_ref(
-            x, w, b, (1,) * nd, (0,) * nd, (1,) * nd, 1, ours.scale, ours.zero_point, relu=True))
+        _check_gemm_module(
+            ours,
+            t,
+            x,
+            lambda x: ref.qconv_ref(
+                x, w, b, (1,) * nd, (0,) * nd, (1,) * nd, 1, ours.scale, ours.zero_point, relu=True
+            ),
+        )
 
 
-@pytest.mark.parametrize("make_ours,make_torch", [
-    (lambda: nnq.ReLU(), lambda: nn.ReLU()),
-    (lambda: nnq.ReLU6(), lambda: _torch_module(tnnq.ReLU6)),
-    (lambda: nnq.Hardswish(0.04, 10), lambda: _torch_module(tnnq.Hardswish, 0.04, 10)),
-    (lambda: nnq.ELU(0.05, 90, 0.7), lambda: _torch_module(tnnq.ELU, 0.05, 90, 0.7)),
-    (lambda: nnq.LeakyReLU(0.03, 40, 0.1), lambda: _torch_module(tnnq.LeakyReLU, 0.03, 40, 0.1)),
-    (lambda: nnq.Sigmoid(1 / 256.0, 0), lambda: _torch_module(tnnq.Sigmoid, 1 / 256.0, 0)),
-    (lambda: nnq.MaxPool2d(3, 2, 1), lambda: nn.MaxPool2d(3, 2, 1)),
-    (lambda: nnq.MaxPool2d(2, ceil_mode=True), lambda: nn.MaxPool2d(2, ceil_mode=True)),
-    (lambda: nnq.AvgPool2d(3, 2, 1), lambda: nn.AvgPool2d(3, 2, 1)),
-    (lambda: nnq.AvgPool2d(2, count_include_pad=False), lambda: nn.AvgPool2d(2, count_include_pad=False)),
-    (lambda: nnq.AdaptiveAvgPool2d((3, 2)), lambda: nn.AdaptiveAvgPool2d((3, 2))),
-    (lambda: nnq.AdaptiveAvgPool2d(1), lambda: nn.AdaptiveAvgPool2d(1)),
-])
+@pytest.mark.parametrize(
+    "make_ours,make_torch",
+    [
+        (lambda: nnq.ReLU(), lambda: nn.ReLU()),
+        (lambda: nnq.ReLU6(), lambda: _torch_module(tnnq.ReLU6)),
+        (lambda: nnq.Hardswish(0.04, 10), lambda: _torch_module(tnnq.Hardswish, 0.04, 10)),
+        (lambda: nnq.ELU(0.05, 90, 0.7), lambda: _torch_module(tnnq.ELU, 0.05, 90, 0.7)),
+        (lambda: nnq.LeakyReLU(0.03, 40, 0.1), lambda: _torch_module(tnnq.LeakyReLU, 0.03, 40, 0.1)),
+        (lambda: nnq.Sigmoid(1 / 256.0, 0), lambda: _torch_module(tnnq.Sigmoid, 1 / 256.0, 0)),
+        (lambda: nnq.MaxPool2d(3, 2, 1), lambda: nn.MaxPool2d(3, 2, 1)),
+        (lambda: nnq.MaxPool2d(2, ceil_mode=True), lambda: nn.MaxPool2d(2, ceil_mode=True)),
+        (lambda: nnq.AvgPool2d(3, 2, 1), lambda: nn.AvgPool2d(3, 2, 1)),
+        (lambda: nnq.AvgPool2d(2, count_include_pad=False), lambda: nn.AvgPool2d(2, count_include_pad=False)),
+        (lambda: nnq.AdaptiveAvgPool2d((3, 2)), lambda: nn.AdaptiveAvgPool2d((3, 2))),
+        (lambda: nnq.AdaptiveAvgPool2d(1), lambda: nn.AdaptiveAvgPool2d(1)),
+    ],
+)
 def test_activation_and_pool_modules_match_torch(make_ours, make_torch):
     ours, theirs = make_ours(), make_torch()
     x = qx((2, 3, 9, 8))
@@ -216,7 +240,9 @@ def test_quantize_dequantize_modules():
     x = torch.randn(4, 5)
     y = q(x)
     t = _torch_module(tnnq.Quantize, 0.1, 3, torch.quint8)
-    assert torch.equal(y.int_repr(), torch.from_numpy(ref.quantize_per_tensor_ref(x.numpy(), 0.1, 3, torch.quint8)).byte())
+    assert torch.equal(
+        y.int_repr(), torch.from_numpy(ref.quantize_per_tensor_ref(x.numpy(), 0.1, 3, torch.quint8)).byte()
+    )
     assert_quantize_matches_torch(y, t(x), x, torch.quint8, 0.1, what="Quantize vs torch's")
     assert set(q.state_dict()) == set(t.state_dict())
     torch.testing.assert_close(nnq.DeQuantize()(y), y.dequantize())
@@ -277,8 +303,9 @@ def test_dynamic_cells_close_to_float(cls):
 def _roundtrips(m, *inputs):
     out = m(*inputs)
     m2 = copy.deepcopy(m)
-    assert torch.equal(m2(*inputs).int_repr() if out.is_quantized else m2(*inputs),
-                       out.int_repr() if out.is_quantized else out)
+    assert torch.equal(
+        m2(*inputs).int_repr() if out.is_quantized else m2(*inputs), out.int_repr() if out.is_quantized else out
+    )
     buf = io.BytesIO()
     torch.save(m, buf)
     buf.seek(0)
@@ -289,14 +316,17 @@ def _roundtrips(m, *inputs):
     return m2, m3, m4
 
 
-@pytest.mark.parametrize("make,shape", [
-    (lambda: nnq.Linear(8, 4), (3, 8)),
-    (lambda: nnq.Conv2d(3, 4, 3), (1, 3, 6, 6)),
-    (lambda: nnq.Conv1d(3, 4, 3), (1, 3, 6)),
-    (lambda: nnq.Conv3d(3, 4, 3), (1, 3, 4, 4, 4)),
-    (lambda: nnq.ConvReLU2d(3, 4, 3), (1, 3, 6, 6)),
-    (lambda: nnq.LinearReLU(8, 4), (3, 8)),
-])
+@pytest.mark.parametrize(
+    "make,shape",
+    [
+        (lambda: nnq.Linear(8, 4), (3, 8)),
+        (lambda: nnq.Conv2d(3, 4, 3), (1, 3, 6, 6)),
+        (lambda: nnq.Conv1d(3, 4, 3), (1, 3, 6)),
+        (lambda: nnq.Conv3d(3, 4, 3), (1, 3, 4, 4, 4)),
+        (lambda: nnq.ConvReLU2d(3, 4, 3), (1, 3, 6, 6)),
+        (lambda: nnq.LinearReLU(8, 4), (3, 8)),
+    ],
+)
 def test_deepcopy_and_whole_module_save(make, shape):
     m = make()
     w, b = m._weight_bias()
@@ -321,8 +351,12 @@ def test_dynamic_modules_deepcopy_and_save():
 
 
 def test_float_input_error_says_insert_quantstub():
-    for m, x in [(nnq.Linear(4, 2), torch.randn(2, 4)), (nnq.Conv2d(3, 3, 1), torch.randn(1, 3, 4, 4)),
-                 (nnq.ReLU(), torch.randn(3)), (nnq.MaxPool2d(2), torch.randn(1, 1, 4, 4))]:
+    for m, x in [
+        (nnq.Linear(4, 2), torch.randn(2, 4)),
+        (nnq.Conv2d(3, 3, 1), torch.randn(1, 3, 4, 4)),
+        (nnq.ReLU(), torch.randn(3)),
+        (nnq.MaxPool2d(2), torch.randn(1, 1, 4, 4)),
+    ]:
         with pytest.raises(RuntimeError, match="got a float tensor.*insert a QuantStub"):
             m(x)
 
@@ -351,8 +385,9 @@ def test_conv_padding_modes_and_ctor_errors():
         fm = nn.Conv2d(2, 2, 3, padding=1, padding_mode=mode, bias=False)
         fm.weight.data = m.weight().dequantize()
         ref = fm(x.dequantize()).detach()
-        torch.testing.assert_close(m(x).dequantize(), Q.dequantize(Q.quantize_per_tensor(ref, 1.0, 0, torch.quint8)),
-                                   atol=1.0, rtol=0)
+        torch.testing.assert_close(
+            m(x).dequantize(), Q.dequantize(Q.quantize_per_tensor(ref, 1.0, 0, torch.quint8)), atol=1.0, rtol=0
+        )
         assert "padding_mode=" + mode in repr(m)
 
 
@@ -364,8 +399,9 @@ def test_functional_matches_torch():
     for xc in (x, seven_bit(x)):
         y = qF.conv2d(xc, w, b, padding=1, scale=0.2, zero_point=10)
         ref.assert_within_steps(y, ref.qconv_ref(xc, w, b, (1, 1), (1, 1), (1, 1), 1, 0.2, 10), 1)
-        assert_matches_torch_where_exact(y, tqF.conv2d(xc, w, b, padding=1, scale=0.2, zero_point=10),
-                                         xc, w, what="conv2d vs torch")
+        assert_matches_torch_where_exact(
+            y, tqF.conv2d(xc, w, b, padding=1, scale=0.2, zero_point=10), xc, w, what="conv2d vs torch"
+        )
     xl, wl = qx((3, 10)), qweight((5, 10), False)
     for xc in (xl, seven_bit(xl)):
         y = qF.linear(xc, wl, None, 0.1, 50)
@@ -384,8 +420,13 @@ def test_functional_matches_torch():
         assert steps(qF.relu6(x), torch.nn.functional.relu6(x)) == 0
     assert steps(qF.clamp(x, -1.0, 2.0), tqF.clamp(x, -1.0, 2.0)) <= 1
     assert steps(qF.hardsigmoid(x), torch.nn.functional.hardsigmoid(x)) <= 1
-    assert steps(qF.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False),
-                 tqF.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)) <= 1
+    assert (
+        steps(
+            qF.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False),
+            tqF.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False),
+        )
+        <= 1
+    )
     with warnings.catch_warnings():  # torch deprecates its upsample_bilinear
         warnings.simplefilter("ignore")
         theirs = tqF.upsample_bilinear(x, scale_factor=2)

@@ -2,6 +2,7 @@
 LayerNorm) vs torch.ao.nn.quantized: same constructor, state_dicts load across, outputs within a
 step of torch's (and of the float64 references); convert() swaps them in with our workflow and with
 torch.ao.quantization.convert(mapping=ours); deepcopy / torch.save round trips."""
+
 import copy
 import io
 import warnings
@@ -59,18 +60,35 @@ def _norm_pairs():
         "BatchNorm3d": (lambda: nnq.BatchNorm3d(6), lambda: _bn_torch(tnnq.BatchNorm3d, 6), (2, 6, 3, 4, 5)),
         "BNReLU2d": (lambda: nnq.BNReLU2d(6), lambda: _bn_torch(tnniq.BNReLU2d, 6), (2, 6, 5, 7)),
         "BNReLU3d": (lambda: nnq.BNReLU3d(6), lambda: _bn_torch(tnniq.BNReLU3d, 6), (2, 6, 3, 4, 5)),
-        "GroupNorm": (lambda: nnq.GroupNorm(3, 6, w, b, 0.03, 90),
-                      lambda: _torch(tnnq.GroupNorm, 3, 6, w, b, 0.03, 90), (2, 6, 5, 7)),
-        "InstanceNorm1d": (lambda: nnq.InstanceNorm1d(6, w, b, 0.03, 90, affine=True),
-                           lambda: _torch(tnnq.InstanceNorm1d, 6, w, b, 0.03, 90, affine=True), (2, 6, 11)),
-        "InstanceNorm2d": (lambda: nnq.InstanceNorm2d(6, None, None, 0.03, 90),
-                           lambda: _torch(tnnq.InstanceNorm2d, 6, None, None, 0.03, 90), (2, 6, 5, 7)),
-        "InstanceNorm3d": (lambda: nnq.InstanceNorm3d(6, w, b, 0.03, 90, affine=True),
-                           lambda: _torch(tnnq.InstanceNorm3d, 6, w, b, 0.03, 90, affine=True), (2, 6, 3, 4, 5)),
-        "LayerNorm": (lambda: nnq.LayerNorm([5, 7], nn.Parameter(torch.rand(5, 7) + 0.5),
-                                            nn.Parameter(torch.randn(5, 7)), 0.03, 90),
-                      lambda: _torch(tnnq.LayerNorm, [5, 7], nn.Parameter(torch.ones(5, 7)),
-                                     nn.Parameter(torch.zeros(5, 7)), 0.5, 3), (2, 6, 5, 7)),
+        "GroupNorm": (
+            lambda: nnq.GroupNorm(3, 6, w, b, 0.03, 90),
+            lambda: _torch(tnnq.GroupNorm, 3, 6, w, b, 0.03, 90),
+            (2, 6, 5, 7),
+        ),
+        "InstanceNorm1d": (
+            lambda: nnq.InstanceNorm1d(6, w, b, 0.03, 90, affine=True),
+            lambda: _torch(tnnq.InstanceNorm1d, 6, w, b, 0.03, 90, affine=True),
+            (2, 6, 11),
+        ),
+        "InstanceNorm2d": (
+            lambda: nnq.InstanceNorm2d(6, None, None, 0.03, 90),
+            lambda: _torch(tnnq.InstanceNorm2d, 6, None, None, 0.03, 90),
+            (2, 6, 5, 7),
+        ),
+        "InstanceNorm3d": (
+            lambda: nnq.InstanceNorm3d(6, w, b, 0.03, 90, affine=True),
+            lambda: _torch(tnnq.InstanceNorm3d, 6, w, b, 0.03, 90, affine=True),
+            (2, 6, 3, 4, 5),
+        ),
+        "LayerNorm": (
+            lambda: nnq.LayerNorm(
+                [5, 7], nn.Parameter(torch.rand(5, 7) + 0.5), nn.Parameter(torch.randn(5, 7)), 0.03, 90
+            ),
+            lambda: _torch(
+                tnnq.LayerNorm, [5, 7], nn.Parameter(torch.ones(5, 7)), nn.Parameter(torch.zeros(5, 7)), 0.5, 3
+            ),
+            (2, 6, 5, 7),
+        ),
     }
 
 
@@ -170,9 +188,15 @@ class _Net(nn.Module):
         return self.dequant(y.squeeze(2))
 
 
-CONVERTED = {nn.BatchNorm2d: nnq.BatchNorm2d, nn.GroupNorm: nnq.GroupNorm, nn.LayerNorm: nnq.LayerNorm,
-             nn.InstanceNorm1d: nnq.InstanceNorm1d, nn.InstanceNorm2d: nnq.InstanceNorm2d,
-             nn.InstanceNorm3d: nnq.InstanceNorm3d, nn.BatchNorm3d: nnq.BatchNorm3d}
+CONVERTED = {
+    nn.BatchNorm2d: nnq.BatchNorm2d,
+    nn.GroupNorm: nnq.GroupNorm,
+    nn.LayerNorm: nnq.LayerNorm,
+    nn.InstanceNorm1d: nnq.InstanceNorm1d,
+    nn.InstanceNorm2d: nnq.InstanceNorm2d,
+    nn.InstanceNorm3d: nnq.InstanceNorm3d,
+    nn.BatchNorm3d: nnq.BatchNorm3d,
+}
 
 
 def test_mappings_have_the_norms():
@@ -206,8 +230,11 @@ def test_convert_swaps_norms_and_fuses_bn_relu():
 def test_qat_prepared_model_converts_norms():
     f = _Net().eval()
     m = copy.deepcopy(f).train()
-    m = tq.fuse_modules_qat(m, [["bn", "relu"], ["bn3b", "relu3"]]) if hasattr(tq, "fuse_modules_qat") else \
-        tq.fuse_modules(m.eval(), [["bn", "relu"], ["bn3b", "relu3"]])
+    m = (
+        tq.fuse_modules_qat(m, [["bn", "relu"], ["bn3b", "relu3"]])
+        if hasattr(tq, "fuse_modules_qat")
+        else tq.fuse_modules(m.eval(), [["bn", "relu"], ["bn3b", "relu3"]])
+    )
     m.qconfig = tq.default_qat_qconfig
     p = tq.prepare_qat(m.train())
     p.eval()

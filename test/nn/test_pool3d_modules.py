@@ -1,6 +1,7 @@
 """AvgPool3d / AdaptiveAvgPool3d modules and functional avg_pool3d / adaptive_avg_pool3d: torch's
 constructor arguments and results (within a step of torch's quantized kernels and of the float64
 reference), from_float, convert() swaps nn.AvgPool3d / nn.AdaptiveAvgPool3d in."""
+
 import warnings
 
 import numpy as np
@@ -25,10 +26,15 @@ def _real(x):
     return (x.int_repr().numpy().astype(np.int64) - x.q_zero_point()) * x.q_scale()
 
 
-@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
-                                dict(kernel_size=(1, 3, 2), stride=(1, 2, 1), ceil_mode=True,
-                                     count_include_pad=False),
-                                dict(kernel_size=3, stride=1, padding=1, divisor_override=4)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(kernel_size=2),
+        dict(kernel_size=3, stride=2, padding=1),
+        dict(kernel_size=(1, 3, 2), stride=(1, 2, 1), ceil_mode=True, count_include_pad=False),
+        dict(kernel_size=3, stride=1, padding=1, divisor_override=4),
+    ],
+)
 def test_avg_pool3d_module_and_functional(kw):
     x = qx((2, 3, 5, 7, 6))
     m = nnq.AvgPool3d(**kw)
@@ -36,13 +42,18 @@ def test_avg_pool3d_module_and_functional(kw):
     assert torch.equal(out.int_repr(), qF.avg_pool3d(x, **kw).int_repr())
     theirs = F.avg_pool3d(x, **kw)
     ref.assert_within_steps(out, theirs.int_repr().numpy(), 1, f"vs torch {kw}")
-    lst = (lambda v: list(v) if isinstance(v, tuple) else [v])  # noqa: E731
+    lst = lambda v: list(v) if isinstance(v, tuple) else [v]  # noqa: E731
     k = lst(kw["kernel_size"])
     s = lst(kw["stride"]) if "stride" in kw else k
     p = [kw.get("padding", 0)]
-    expected = ref.requantize_ref(ref.avg_pool3d_ref(_real(x), k, s, p, kw.get("ceil_mode", False),
-                                                     kw.get("count_include_pad", True), kw.get("divisor_override")),
-                                  x.q_scale(), x.q_zero_point(), torch.quint8)
+    expected = ref.requantize_ref(
+        ref.avg_pool3d_ref(
+            _real(x), k, s, p, kw.get("ceil_mode", False), kw.get("count_include_pad", True), kw.get("divisor_override")
+        ),
+        x.q_scale(),
+        x.q_zero_point(),
+        torch.quint8,
+    )
     ref.assert_within_steps(out, expected, 1, f"vs float64 {kw}")
     f = nn.AvgPool3d(**kw)
     assert repr(m) == repr(f).replace("AvgPool3d", "QuantizedAvgPool3d")
@@ -59,8 +70,9 @@ def test_adaptive_avg_pool3d_module_and_functional(size):
     ref.assert_within_steps(out, F.adaptive_avg_pool3d(x, size).int_repr().numpy(), 1, f"vs torch {size}")
     full = tuple(out.shape[-3:])
     assert full == F.adaptive_avg_pool3d(x.dequantize(), size).shape[-3:]
-    expected = ref.requantize_ref(ref.adaptive_avg_pool3d_ref(_real(x), full), x.q_scale(), x.q_zero_point(),
-                                  torch.quint8)
+    expected = ref.requantize_ref(
+        ref.adaptive_avg_pool3d_ref(_real(x), full), x.q_scale(), x.q_zero_point(), torch.quint8
+    )
     ref.assert_within_steps(out, expected, 1, f"vs float64 {size}")
     assert type(nnq.AdaptiveAvgPool3d.from_float(nn.AdaptiveAvgPool3d(size))) is nnq.AdaptiveAvgPool3d
 

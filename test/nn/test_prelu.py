@@ -1,5 +1,6 @@
 """qplugin::prelu and the PReLU module: within 1 step of the float64 reference and of torch's
 quantized::prelu, identical on every kernel path and layout; from_float / convert / scripting."""
+
 import copy
 import io
 
@@ -62,7 +63,9 @@ def test_prelu_errors():
         q.prelu(torch.randn(2, 3), _qw(3), 0.1, 0)
     with pytest.raises(ValueError, match=r"qplugin::prelu: weight should have 1 or 3 \(qx.size\(1\)\) elements, got 2"):
         q.prelu(qx, _qw(2), 0.1, 0)
-    with pytest.raises(RuntimeError, match=r"qplugin::prelu: weight should be a per-tensor quantized or float tensor, got dtype Long"):
+    with pytest.raises(
+        RuntimeError, match=r"qplugin::prelu: weight should be a per-tensor quantized or float tensor, got dtype Long"
+    ):
         q.prelu(qx, torch.ones(3, dtype=torch.long), 0.1, 0)
     with pytest.raises(ValueError, match=r"qplugin::prelu: weight should be finite, got nan"):
         q.prelu(qx, torch.tensor([1.0, float("nan"), 0.0]), 0.1, 0)
@@ -73,8 +76,9 @@ def test_prelu_errors():
 
 
 def test_prelu_opcheck():
-    torch.library.opcheck(q.prelu.default, (_qx((2, 3, 4)), _qw(3), 0.04, 100),
-                          test_utils=("test_schema", "test_autograd_registration"))
+    torch.library.opcheck(
+        q.prelu.default, (_qx((2, 3, 4)), _qw(3), 0.04, 100), test_utils=("test_schema", "test_autograd_registration")
+    )
 
 
 class _Net(nn.Module):

@@ -1,5 +1,6 @@
 """Functional max_pool1d / hardtanh / threshold / celu / upsample and the Dropout / Softmax modules vs
 torch.ao.nn.quantized and the float64 references; convert() swaps nn.Dropout / nn.Softmax in."""
+
 import warnings
 
 import numpy as np
@@ -27,8 +28,10 @@ def _ints(t):
     return t.int_repr().numpy().astype(np.int64)
 
 
-@pytest.mark.parametrize("kw", [dict(kernel_size=3), dict(kernel_size=3, stride=2, padding=1),
-                                dict(kernel_size=2, dilation=2, ceil_mode=True)])
+@pytest.mark.parametrize(
+    "kw",
+    [dict(kernel_size=3), dict(kernel_size=3, stride=2, padding=1), dict(kernel_size=2, dilation=2, ceil_mode=True)],
+)
 @pytest.mark.parametrize("shape", [(2, 5, 17), (5, 17)])
 def test_max_pool1d_exact_vs_torch(kw, shape):
     x = qx(shape)
@@ -54,8 +57,9 @@ def test_hardtanh_threshold_celu_upsample():
     with pytest.raises(ValueError, match="min_val should be <= max_val"):
         qF.hardtanh(x, 1.0, -1.0)
     out = qF.threshold(x, 0.31, -1.0)
-    np.testing.assert_array_equal(_ints(out), ref.activation_ref("threshold", x, x.q_scale(), x.q_zero_point(),
-                                                                  threshold=0.31, value=-1.0))
+    np.testing.assert_array_equal(
+        _ints(out), ref.activation_ref("threshold", x, x.q_scale(), x.q_zero_point(), threshold=0.31, value=-1.0)
+    )
     assert torch.equal(out.int_repr(), tqF.threshold(x, 0.31, -1.0).int_repr())
     out = qF.celu(x, 0.03, 140, 0.7)
     ref.assert_within_steps(out, ref.activation_ref("celu", x, 0.03, 140, alpha=0.7), 1, "celu")

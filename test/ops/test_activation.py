@@ -2,6 +2,7 @@
 hardswish, hardsigmoid, sigmoid, elu (256-entry tables from the float64
 definition). Compared with test/reference.py and with torch's own kernels (relu6 / clamp, whose
 bounds are quantized floats, where torch_oracle.quantize_exact says torch quantizes by our rule)."""
+
 import numpy as np
 import pytest
 import torch
@@ -129,18 +130,27 @@ def test_relu6_inplace():
 # ----------------------------------------------------------------------------- tables
 LUT_OPS = {
     # name: (qplugin call, torch call or None, reference params)
-    "leaky_relu": (lambda t, s, z: q.leaky_relu(t, 0.1, False, s, z),
-                   lambda t, s, z: tq.leaky_relu(t, 0.1, False, s, z), dict(negative_slope=0.1)),
+    "leaky_relu": (
+        lambda t, s, z: q.leaky_relu(t, 0.1, False, s, z),
+        lambda t, s, z: tq.leaky_relu(t, 0.1, False, s, z),
+        dict(negative_slope=0.1),
+    ),
     "hardswish": (lambda t, s, z: q.hardswish(t, s, z), lambda t, s, z: tq.hardswish(t, s, z), {}),
     "hardsigmoid": (lambda t, s, z: q.hardsigmoid(t, s, z), None, {}),
     "sigmoid": (lambda t, s, z: q.sigmoid(t, s, z), lambda t, s, z: tq.sigmoid(t, s, z), {}),
-    "elu": (lambda t, s, z: q.elu(t, s, z, 1.3, 1.1, 0.8), lambda t, s, z: tq.elu(t, s, z, 1.3, 1.1, 0.8),
-            dict(alpha=1.3, scale=1.1, input_scale=0.8)),
+    "elu": (
+        lambda t, s, z: q.elu(t, s, z, 1.3, 1.1, 0.8),
+        lambda t, s, z: tq.elu(t, s, z, 1.3, 1.1, 0.8),
+        dict(alpha=1.3, scale=1.1, input_scale=0.8),
+    ),
     "celu": (lambda t, s, z: q.celu(t, s, z, 1.3), lambda t, s, z: tq.celu(t, s, z, 1.3), dict(alpha=1.3)),
     # threshold keeps the input's qparams: s, z below are the input's. torch compares the integers with
     # the threshold rounded to the grid; 0.31 lies below every tested scale's half step, where both agree
-    "threshold": (lambda t, s, z: q.threshold(t, 0.31, -0.7), lambda t, s, z: tq.threshold(t, 0.31, -0.7),
-                  dict(threshold=0.31, value=-0.7)),
+    "threshold": (
+        lambda t, s, z: q.threshold(t, 0.31, -0.7),
+        lambda t, s, z: tq.threshold(t, 0.31, -0.7),
+        dict(threshold=0.31, value=-0.7),
+    ),
 }
 
 
@@ -192,6 +202,7 @@ def test_table_paths_bit_identical_to_scalar(isa, dt, vbmi):
                 s, z = _out_qparams(name, dt, qx)
                 got = ours(qx, s, z)
                 import torch_qplugin
+
                 with torch_qplugin.kernel_isa("scalar"):
                     want = ours(qx, s, z)
                 _assert_same_q(got, want)
@@ -206,7 +217,8 @@ def _table_apply(qx, name, s, z, params):
     dt = qx.dtype
     lo, hi = ref.QRANGE[dt]
     levels = torch._make_per_tensor_quantized_tensor(
-        torch.arange(lo, hi + 1, dtype=torch.int32).to(ref.INT_DTYPE[dt]), qx.q_scale(), qx.q_zero_point())
+        torch.arange(lo, hi + 1, dtype=torch.int32).to(ref.INT_DTYPE[dt]), qx.q_scale(), qx.q_zero_point()
+    )
     table = ref.activation_ref(name, levels, s, z, **params)
     return table[_ints(qx) - lo]
 
@@ -219,18 +231,27 @@ def test_table_cache_follows_every_parameter(isa):
     g = torch.Generator().manual_seed(3)
     x = torch.randn(1000, generator=g) * 3
     qa = torch.quantize_per_tensor(x, 0.05, 128, torch.quint8)
-    inputs = {"a": qa, "scale": torch.quantize_per_tensor(x, 0.04, 128, torch.quint8),
-              "zp": torch.quantize_per_tensor(x, 0.05, 120, torch.quint8),
-              "dtype": torch.quantize_per_tensor(x, 0.05, 0, torch.qint8)}
-    calls = [("a", lambda t: q.hardswish(t, 0.05, 128)), ("a", lambda t: q.hardswish(t, 0.06, 128)),
-             ("a", lambda t: q.hardswish(t, 0.05, 127)), ("scale", lambda t: q.hardswish(t, 0.05, 128)),
-             ("zp", lambda t: q.hardswish(t, 0.05, 128)), ("dtype", lambda t: q.hardswish(t, 0.05, 0)),
-             ("a", lambda t: q.hardsigmoid(t, 0.05, 128)),
-             ("a", lambda t: q.leaky_relu(t, 0.1, False, 0.05, 128)),
-             ("a", lambda t: q.leaky_relu(t, 0.2, False, 0.05, 128)),
-             ("a", lambda t: q.elu(t, 0.05, 128, 1.3, 1.1, 0.8)), ("a", lambda t: q.elu(t, 0.05, 128, 1.3, 1.2, 0.8)),
-             ("a", lambda t: q.elu(t, 0.05, 128, 1.3, 1.1, 0.9))]
-    expected = [torch.cat([f(inputs[k][i:i + 100]).int_repr() for i in range(0, 1000, 100)]) for k, f in calls]
+    inputs = {
+        "a": qa,
+        "scale": torch.quantize_per_tensor(x, 0.04, 128, torch.quint8),
+        "zp": torch.quantize_per_tensor(x, 0.05, 120, torch.quint8),
+        "dtype": torch.quantize_per_tensor(x, 0.05, 0, torch.qint8),
+    }
+    calls = [
+        ("a", lambda t: q.hardswish(t, 0.05, 128)),
+        ("a", lambda t: q.hardswish(t, 0.06, 128)),
+        ("a", lambda t: q.hardswish(t, 0.05, 127)),
+        ("scale", lambda t: q.hardswish(t, 0.05, 128)),
+        ("zp", lambda t: q.hardswish(t, 0.05, 128)),
+        ("dtype", lambda t: q.hardswish(t, 0.05, 0)),
+        ("a", lambda t: q.hardsigmoid(t, 0.05, 128)),
+        ("a", lambda t: q.leaky_relu(t, 0.1, False, 0.05, 128)),
+        ("a", lambda t: q.leaky_relu(t, 0.2, False, 0.05, 128)),
+        ("a", lambda t: q.elu(t, 0.05, 128, 1.3, 1.1, 0.8)),
+        ("a", lambda t: q.elu(t, 0.05, 128, 1.3, 1.2, 0.8)),
+        ("a", lambda t: q.elu(t, 0.05, 128, 1.3, 1.1, 0.9)),
+    ]
+    expected = [torch.cat([f(inputs[k][i : i + 100]).int_repr() for i in range(0, 1000, 100)]) for k, f in calls]
     for order in (list(range(len(calls))), list(reversed(range(len(calls)))), [0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0]):
         for j in order:
             k, f = calls[j]
@@ -268,9 +289,16 @@ def test_table_activations_layouts_identical(isa, dt, name):
 def test_empty_and_zero_dim(dt):
     for shape in [(0,), (2, 0, 3), (0, 3, 4, 4)]:
         qx = _q(torch.randn(shape), 0.1, ZP[dt], dt)
-        for out in (q.relu(qx), q.relu6(qx), q.clamp(qx, 0.0, 1.0), q.hardswish(qx, 0.1, 0),
-                    q.sigmoid(qx, 0.1, 0), q.elu(qx, 0.1, 0), q.leaky_relu(qx, 0.2, False, 0.1, 0),
-                    q.hardsigmoid(qx, 0.1, 0)):
+        for out in (
+            q.relu(qx),
+            q.relu6(qx),
+            q.clamp(qx, 0.0, 1.0),
+            q.hardswish(qx, 0.1, 0),
+            q.sigmoid(qx, 0.1, 0),
+            q.elu(qx, 0.1, 0),
+            q.leaky_relu(qx, 0.2, False, 0.1, 0),
+            q.hardsigmoid(qx, 0.1, 0),
+        ):
             assert out.shape == qx.shape and out.dtype == dt
     qx = _q(torch.tensor(-1.5), 0.1, 2, dt)
     assert q.relu(qx).shape == () and q.relu(qx).int_repr().item() == 2
@@ -319,13 +347,22 @@ def test_random_sweep(seed):
 def test_errors():
     x = torch.randn(4, 4)
     qx = _q(x, 0.1, 10, torch.quint8)
-    for call, op, arg in [(lambda: q.relu(x), "relu", "qx"), (lambda: q.relu6(x), "relu6", "qx"),
-                          (lambda: q.clamp(x, 0.0), "clamp", "qx"), (lambda: q.hardswish(x, 0.1, 0), "hardswish", "input"),
-                          (lambda: q.hardsigmoid(x, 0.1, 0), "hardsigmoid", "input"),
-                          (lambda: q.sigmoid(x, 0.1, 0), "sigmoid", "qx"), (lambda: q.elu(x, 0.1, 0), "elu", "self"),
-                          (lambda: q.leaky_relu(x, 0.1, False, 0.1, 0), "leaky_relu", "qx"),
-                          (lambda: q.celu(x, 0.1, 0), "celu", "self"), (lambda: q.threshold(x, 0.1, 0.0), "threshold", "qx")]:
-        with pytest.raises(RuntimeError, match=rf"qplugin::{op}: {arg} should be a quantized tensor .*got a non-quantized tensor of dtype Float"):
+    for call, op, arg in [
+        (lambda: q.relu(x), "relu", "qx"),
+        (lambda: q.relu6(x), "relu6", "qx"),
+        (lambda: q.clamp(x, 0.0), "clamp", "qx"),
+        (lambda: q.hardswish(x, 0.1, 0), "hardswish", "input"),
+        (lambda: q.hardsigmoid(x, 0.1, 0), "hardsigmoid", "input"),
+        (lambda: q.sigmoid(x, 0.1, 0), "sigmoid", "qx"),
+        (lambda: q.elu(x, 0.1, 0), "elu", "self"),
+        (lambda: q.leaky_relu(x, 0.1, False, 0.1, 0), "leaky_relu", "qx"),
+        (lambda: q.celu(x, 0.1, 0), "celu", "self"),
+        (lambda: q.threshold(x, 0.1, 0.0), "threshold", "qx"),
+    ]:
+        with pytest.raises(
+            RuntimeError,
+            match=rf"qplugin::{op}: {arg} should be a quantized tensor .*got a non-quantized tensor of dtype Float",
+        ):
             call()
     with pytest.raises(ValueError, match=r"qplugin::celu: alpha should be non-zero, got 0"):
         q.celu(qx, 0.1, 0, 0.0)
@@ -333,17 +370,27 @@ def test_errors():
         q.threshold(qx, 0.1, float("nan"))
     with pytest.raises(ValueError, match=r"qplugin::celu: output_scale should be a positive finite number, got 0"):
         q.celu(qx, 0.0, 0)
-    pc = torch.quantize_per_channel(x, torch.ones(4, dtype=torch.double) * 0.1, torch.zeros(4, dtype=torch.long), 0, torch.quint8)
-    with pytest.raises(RuntimeError, match=r"qplugin::relu: qx should be a per-tensor quantized tensor, got qscheme per_channel_affine"):
+    pc = torch.quantize_per_channel(
+        x, torch.ones(4, dtype=torch.double) * 0.1, torch.zeros(4, dtype=torch.long), 0, torch.quint8
+    )
+    with pytest.raises(
+        RuntimeError, match=r"qplugin::relu: qx should be a per-tensor quantized tensor, got qscheme per_channel_affine"
+    ):
         q.relu(pc)
     with pytest.raises(RuntimeError, match=r"qplugin::sigmoid: qx should be a per-tensor quantized tensor"):
         q.sigmoid(pc, 0.1, 0)
     for bad in (0.0, -1.0, float("nan"), float("inf")):
-        with pytest.raises(ValueError, match=r"qplugin::hardswish: output_scale should be a positive finite number, got"):
+        with pytest.raises(
+            ValueError, match=r"qplugin::hardswish: output_scale should be a positive finite number, got"
+        ):
             q.hardswish(qx, bad, 0)
-    with pytest.raises(ValueError, match=r"qplugin::sigmoid: output_zero_point should be in \[0, 255\] for QUInt8, got 256"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::sigmoid: output_zero_point should be in \[0, 255\] for QUInt8, got 256"
+    ):
         q.sigmoid(qx, 0.1, 256)
-    with pytest.raises(ValueError, match=r"qplugin::elu: output_zero_point should be in \[-128, 127\] for QInt8, got -129"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::elu: output_zero_point should be in \[-128, 127\] for QInt8, got -129"
+    ):
         q.elu(_q(x, 0.1, 0, torch.qint8), 0.1, -129)
     with pytest.raises(ValueError, match=r"qplugin::clamp: min and max should not both be None"):
         q.clamp(qx)
@@ -361,9 +408,13 @@ def test_errors():
 def test_opcheck():
     qx = _q(torch.randn(2, 3, 4, 5), 0.05, 100, torch.quint8)
     samples = [
-        (q.relu.default, (qx,)), (q.relu6.default, (qx, False)), (q.clamp.default, (qx, -0.5, 0.5)),
-        (q.leaky_relu.default, (qx, 0.1, False, 0.05, 100)), (q.hardswish.default, (qx, 0.05, 100)),
-        (q.hardsigmoid.default, (qx, 1 / 256, 0)), (q.sigmoid.default, (qx, 1 / 256, 0)),
+        (q.relu.default, (qx,)),
+        (q.relu6.default, (qx, False)),
+        (q.clamp.default, (qx, -0.5, 0.5)),
+        (q.leaky_relu.default, (qx, 0.1, False, 0.05, 100)),
+        (q.hardswish.default, (qx, 0.05, 100)),
+        (q.hardsigmoid.default, (qx, 1 / 256, 0)),
+        (q.sigmoid.default, (qx, 1 / 256, 0)),
         (q.elu.default, (qx, 0.05, 100, 1.0, 1.0, 1.0)),
     ]
     for op, args in samples:

@@ -2,6 +2,7 @@
 use_for_aten(True) each aten op gives the qplugin op's result, and torch's where torch's kernel is
 exact (data movement, ordering, max pooling, clamps); within one quantization step of torch's where
 both requantize (averages, sigmoid). use_for_aten(False) gives torch's kernels back."""
+
 import os
 import subprocess
 import sys
@@ -16,8 +17,7 @@ import torch_qplugin
 from torch_oracle import with_qplugin_aten as _ours
 from torch_qplugin import _aten
 
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:torch.quantize_per_tensor, torch.quantize_per_channel:UserWarning")
+pytestmark = pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor, torch.quantize_per_channel:UserWarning")
 
 _q = torch.ops.qplugin
 
@@ -97,10 +97,16 @@ def test_exact_ops_match_torch(dtype, cl):
         ours, theirs = _both(fn)
         _same_q(ours, theirs)
         assert ours.stride() == theirs.stride(), name
-    for name, fn in {"eq": lambda: x == y, "gt": lambda: x > y, "le_scalar": lambda: x <= 0.1,
-                     "max_dim_idx": lambda: x.max(1)[1],
-                     "int_repr": lambda: x.int_repr(), "dequantize": lambda: x.dequantize(),
-                     "sort_values": lambda: torch.sort(x, 1)[0].int_repr(), "equal": lambda: torch.equal(x, x.clone())}.items():
+    for name, fn in {
+        "eq": lambda: x == y,
+        "gt": lambda: x > y,
+        "le_scalar": lambda: x <= 0.1,
+        "max_dim_idx": lambda: x.max(1)[1],
+        "int_repr": lambda: x.int_repr(),
+        "dequantize": lambda: x.dequantize(),
+        "sort_values": lambda: torch.sort(x, 1)[0].int_repr(),
+        "equal": lambda: torch.equal(x, x.clone()),
+    }.items():
         ours, theirs = _both(fn)
         assert torch.equal(torch.as_tensor(ours), torch.as_tensor(theirs)), name
 
@@ -109,15 +115,17 @@ def test_exact_ops_match_torch(dtype, cl):
 @pytest.mark.parametrize("cl", LAYOUTS)
 def test_requantizing_ops_within_one_step_of_torch(dtype, cl):
     x = _qx((2, 6, 9, 7), dtype, channels_last=cl)
-    for name, fn in {"adaptive": lambda: F.adaptive_avg_pool2d(x, (1, 1)),
-                     "adaptive_3x2": lambda: F.adaptive_avg_pool2d(x, (3, 2)),
-                     "avg_pool2d": lambda: F.avg_pool2d(x, 3, 1, 1),
-                     "avg_pool2d_excl": lambda: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
-                     "mean_hw": lambda: x.mean([2, 3]),
-                     "mean_keep": lambda: x.mean(1, keepdim=True),
-                     "sigmoid": lambda: torch.sigmoid(x),
-                     "hardsigmoid": lambda: F.hardsigmoid(x),
-                     "leaky_relu": lambda: F.leaky_relu(x, 0.1)}.items():
+    for name, fn in {
+        "adaptive": lambda: F.adaptive_avg_pool2d(x, (1, 1)),
+        "adaptive_3x2": lambda: F.adaptive_avg_pool2d(x, (3, 2)),
+        "avg_pool2d": lambda: F.avg_pool2d(x, 3, 1, 1),
+        "avg_pool2d_excl": lambda: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+        "mean_hw": lambda: x.mean([2, 3]),
+        "mean_keep": lambda: x.mean(1, keepdim=True),
+        "sigmoid": lambda: torch.sigmoid(x),
+        "hardsigmoid": lambda: F.hardsigmoid(x),
+        "leaky_relu": lambda: F.leaky_relu(x, 0.1),
+    }.items():
         ours, theirs = _both(fn)
         _within_one_step(ours, theirs)
         assert ours.stride() == theirs.stride(), name
@@ -137,8 +145,11 @@ def test_channel_shuffle_of_signed_and_strided_inputs():
 
 def test_3d_pools_match_torch():
     x = _qx((2, 3, 7, 6, 5), channels_last=False)
-    for fn in (lambda: F.max_pool3d(x, 3, 2, 1), lambda: F.max_pool3d(x, (2, 3, 1), (1, 2, 1), ceil_mode=True),
-               lambda: F.max_pool3d(x, 2, dilation=2)):
+    for fn in (
+        lambda: F.max_pool3d(x, 3, 2, 1),
+        lambda: F.max_pool3d(x, (2, 3, 1), (1, 2, 1), ceil_mode=True),
+        lambda: F.max_pool3d(x, 2, dilation=2),
+    ):
         ours, theirs = _both(fn)
         _same_q(ours, theirs)
     # unbatched (torch's kernel takes 5-D input only): the float pool of the same values
@@ -168,11 +179,17 @@ def test_add_mul_with_a_number_are_the_scalar_ops():
     _same_q(torch.add(x, 0.5, alpha=-3), _q.add_scalar(x, -1.5))
     _same_q(x * -2.0, _q.mul_scalar(x, -2.0))
     _same_q(3 * x, _q.mul_scalar(x, 3))
-    with pytest.raises(RuntimeError, match=r"aten::add \(qplugin kernel\): other should be a number, got a "
-                                           r"torch.quint8 tensor of shape \(2, 3, 4\); between quantized tensors"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"aten::add \(qplugin kernel\): other should be a number, got a "
+        r"torch.quint8 tensor of shape \(2, 3, 4\); between quantized tensors",
+    ):
         x + x
-    with pytest.raises(RuntimeError, match=r"aten::mul \(qplugin kernel\): self should be the quantized operand, "
-                                           r"got a torch.float32 tensor"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"aten::mul \(qplugin kernel\): self should be the quantized operand, "
+        r"got a torch.float32 tensor",
+    ):
         torch.ones(2, 3, 4) * x
 
 
@@ -184,15 +201,19 @@ def test_ops_give_the_qplugin_ops_results():
         _same_q(F.avg_pool2d(x, 2), _q.avg_pool2d(x, [2, 2], [2, 2], [0, 0], False, True, None))
         _same_q(x.mean([2, 3]), _q.mean(x, [2, 3]))
         _same_q(torch.sigmoid(x), _q.sigmoid(x, 1 / 256, 0))
-        _same_q(torch.quantize_per_tensor(x.dequantize(), 0.1, 3, torch.quint8),
-                _q.quantize_per_tensor(x.dequantize(), 0.1, 3, torch.quint8))
+        _same_q(
+            torch.quantize_per_tensor(x.dequantize(), 0.1, 3, torch.quint8),
+            _q.quantize_per_tensor(x.dequantize(), 0.1, 3, torch.quint8),
+        )
     finally:
         torch_qplugin.use_for_aten(False)
 
 
 def test_in_place_activations_write_into_the_input():
-    for fn, out_of_place in ((F.relu_, F.relu),
-                             (lambda t: F.hardtanh(t, -0.2, 0.3, inplace=True), lambda t: F.hardtanh(t, -0.2, 0.3))):
+    for fn, out_of_place in (
+        (F.relu_, F.relu),
+        (lambda t: F.hardtanh(t, -0.2, 0.3, inplace=True), lambda t: F.hardtanh(t, -0.2, 0.3)),
+    ):
         x = _qx((1, 3, 4, 5), channels_last=True)
         expected = _both(lambda: out_of_place(x))[1]
         torch_qplugin.use_for_aten(True)
@@ -221,8 +242,11 @@ def test_bad_input_names_the_op():
             x.mean([2, 3], dtype=torch.float32)
         with pytest.raises(ValueError, match=r"aten::upsample_nearest2d \(qplugin kernel\): a scale factor \(1.3"):
             F.interpolate(x, scale_factor=1.3, mode="nearest")
-        with pytest.raises(TypeError, match=r"aten::sigmoid \(qplugin kernel\): self should be quint8 or qint8, "
-                                            r"got torch.qint32"):
+        with pytest.raises(
+            TypeError,
+            match=r"aten::sigmoid \(qplugin kernel\): self should be quint8 or qint8, "
+            r"got torch.qint32",
+        ):
             torch.sigmoid(_q.quantize_per_tensor(torch.rand(3), 0.1, 0, torch.qint32))
         with pytest.raises(ValueError, match=r"qplugin::avg_pool2d: kernel_size should be greater than zero"):
             F.avg_pool2d(x, 0)
@@ -237,7 +261,14 @@ print(sorted(set(_aten.aten_kernels().values())))
 """
 
 
-@pytest.mark.parametrize("value,expected", [("1", "['qplugin', 'qplugin (use_for_aten)']"), ("0", "['qplugin', 'torch']"), ("2", "QPLUGIN_USE_FOR_ATEN should be 0 or 1")])
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        ("1", "['qplugin', 'qplugin (use_for_aten)']"),
+        ("0", "['qplugin', 'torch']"),
+        ("2", "QPLUGIN_USE_FOR_ATEN should be 0 or 1"),
+    ],
+)
 def test_environment_variable(value, expected):
     env = dict(os.environ, QPLUGIN_USE_FOR_ATEN=value)
     proc = subprocess.run([sys.executable, "-c", _CHILD], capture_output=True, text=True, env=env, timeout=120)
@@ -281,15 +312,23 @@ def test_1d_3d_nearest_and_max_pool_follow_the_definitions(dtype, layout, use):
     x1 = x[:, :, 0, 1]  # [N, C, W], strided
     with_use = _ours if use else (lambda fn: fn())
     cases = [
-        (lambda: F.interpolate(x, size=(7, 3, 13), mode="nearest"),
-         lambda: ref.upsample_nearest_ref(_ints(x), (7, 3, 13))),
-        (lambda: F.interpolate(x, scale_factor=2, mode="nearest"),
-         lambda: ref.upsample_nearest_ref(_ints(x), (8, 10, 12))),
+        (
+            lambda: F.interpolate(x, size=(7, 3, 13), mode="nearest"),
+            lambda: ref.upsample_nearest_ref(_ints(x), (7, 3, 13)),
+        ),
+        (
+            lambda: F.interpolate(x, scale_factor=2, mode="nearest"),
+            lambda: ref.upsample_nearest_ref(_ints(x), (8, 10, 12)),
+        ),
         (lambda: F.interpolate(x1, size=11, mode="nearest"), lambda: ref.upsample_nearest_ref(_ints(x1), (11,))),
-        (lambda: F.max_pool3d(x, (2, 3, 2), (1, 2, 2), (1, 1, 0), ceil_mode=True),
-         lambda: ref.max_pool_ref(_ints(x), (2, 3, 2), (1, 2, 2), (1, 1, 0), (1, 1, 1), True)),
-        (lambda: F.max_pool3d(x, 2, dilation=(1, 2, 2)),
-         lambda: ref.max_pool_ref(_ints(x), (2, 2, 2), (2, 2, 2), (0, 0, 0), (1, 2, 2), False)),
+        (
+            lambda: F.max_pool3d(x, (2, 3, 2), (1, 2, 2), (1, 1, 0), ceil_mode=True),
+            lambda: ref.max_pool_ref(_ints(x), (2, 3, 2), (1, 2, 2), (1, 1, 0), (1, 1, 1), True),
+        ),
+        (
+            lambda: F.max_pool3d(x, 2, dilation=(1, 2, 2)),
+            lambda: ref.max_pool_ref(_ints(x), (2, 2, 2), (2, 2, 2), (0, 0, 0), (1, 2, 2), False),
+        ),
         (lambda: F.max_pool1d(x1, 3, 2, 1), lambda: ref.max_pool_ref(_ints(x1), (3,), (2,), (1,), (1,), False)),
     ]
     for call, expected in cases:
@@ -316,17 +355,24 @@ def test_nearest_exact_follows_the_definition_and_matches_torch(layout):
     x1 = x[:, :, 0, 1]
     for inp, size in ((x, (9, 4, 13)), (x4, (11, 3)), (x1, (10,))):
         out = F.interpolate(inp, size=size, mode="nearest-exact")  # ours where torch has none (1-D)
-        _assert_ints(_ours(lambda: F.interpolate(inp, size=size, mode="nearest-exact")),
-                     ref.upsample_nearest_exact_ref(_ints(inp), size), inp)
+        _assert_ints(
+            _ours(lambda: F.interpolate(inp, size=size, mode="nearest-exact")),
+            ref.upsample_nearest_exact_ref(_ints(inp), size),
+            inp,
+        )
         ours, theirs = _both(lambda: F.interpolate(inp, size=size, mode="nearest-exact"))
         _same_q(ours, theirs)
         assert ours.stride() == theirs.stride() == out.stride()
     for factor in (1.7, (0.6, 2.3)):  # torch's index rule with the scale factor itself
-        ours, theirs = _both(lambda: F.interpolate(x4, scale_factor=factor, mode="nearest-exact",
-                                                   recompute_scale_factor=False))
+        ours, theirs = _both(
+            lambda: F.interpolate(x4, scale_factor=factor, mode="nearest-exact", recompute_scale_factor=False)
+        )
         _same_q(ours, theirs)
-    with pytest.raises(NotImplementedError, match=r"aten::_upsample_nearest_exact1d \(qplugin kernel\): self "
-                                                  r"should be per-tensor quantized"):
+    with pytest.raises(
+        NotImplementedError,
+        match=r"aten::_upsample_nearest_exact1d \(qplugin kernel\): self "
+        r"should be per-tensor quantized",
+    ):
         F.interpolate(_per_channel(), size=5, mode="nearest-exact")
 
 
@@ -395,8 +441,9 @@ def test_index_select_and_fill_follow_the_definitions(use):
 
 
 def test_fill_of_a_per_channel_tensor_matches_torch():
-    x = _q.quantize_per_channel(torch.randn(3, 4), torch.tensor([0.1, 0.02, 0.3]), torch.tensor([1, -2, 0]), 0,
-                                torch.qint8)
+    x = _q.quantize_per_channel(
+        torch.randn(3, 4), torch.tensor([0.1, 0.02, 0.3]), torch.tensor([1, -2, 0]), 0, torch.qint8
+    )
     ours, theirs = _both(lambda: x.clone().fill_(0.41))
     assert torch.equal(ours.int_repr(), theirs.int_repr())
     assert len(set(ours.int_repr().flatten().tolist())) == 3  # one integer per channel
@@ -487,51 +534,84 @@ def test_copy_from_float_quantizes_with_selfs_qparams():
 @pytest.mark.usefixtures("ours_for_aten")
 def test_copy_errors_name_the_op():
     q8 = _qx((2, 3))
-    with pytest.raises(RuntimeError, match=r"aten::copy_ \(qplugin kernel\): self should be quantized when src is, "
-                                           r"got a torch.float32 tensor; dequantize\(\) src"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"aten::copy_ \(qplugin kernel\): self should be quantized when src is, "
+        r"got a torch.float32 tensor; dequantize\(\) src",
+    ):
         torch.zeros(2, 3).copy_(q8)
-    with pytest.raises(TypeError, match=r"aten::copy_ \(qplugin kernel\): src should have self's dtype and qscheme "
-                                        r"\(torch.quint8, torch.per_tensor_affine\), got \(torch.qint8, "
-                                        r"torch.per_tensor_affine\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"aten::copy_ \(qplugin kernel\): src should have self's dtype and qscheme "
+        r"\(torch.quint8, torch.per_tensor_affine\), got \(torch.qint8, "
+        r"torch.per_tensor_affine\)",
+    ):
         q8.copy_(_qx((2, 3), torch.qint8))
     with pytest.raises(TypeError, match=r"aten::copy_ \(qplugin kernel\): src should have self's dtype and qscheme"):
         _per_channel().copy_(_qx((3, 4, 3), torch.qint8))
-    with pytest.raises(TypeError, match=r"aten::copy_ \(qplugin kernel\): src should be float32 or quantized, "
-                                        r"got torch.float64"):
+    with pytest.raises(
+        TypeError,
+        match=r"aten::copy_ \(qplugin kernel\): src should be float32 or quantized, "
+        r"got torch.float64",
+    ):
         q8.copy_(torch.zeros(2, 3, dtype=torch.float64))
     for src in (torch.zeros(3, 3), _qx((2, 2))):
-        with pytest.raises(RuntimeError, match=r"aten::copy_ \(qplugin kernel\): src should broadcast to self's "
-                                               r"shape \(2, 3\), got shape \((3, 3|2, 2)\)"):
+        with pytest.raises(
+            RuntimeError,
+            match=r"aten::copy_ \(qplugin kernel\): src should broadcast to self's "
+            r"shape \(2, 3\), got shape \((3, 3|2, 2)\)",
+        ):
             q8.copy_(src)
 
 
 def test_new_ops_bad_input_names_the_op():
     x = _qx((1, 2, 3, 4, 5))
-    with pytest.raises(TypeError, match=r"aten::tanh \(qplugin kernel\): self should be quint8 or qint8, "
-                                        r"got torch.qint32"):
+    with pytest.raises(
+        TypeError,
+        match=r"aten::tanh \(qplugin kernel\): self should be quint8 or qint8, "
+        r"got torch.qint32",
+    ):
         _ours(lambda: torch.tanh(_q.quantize_per_tensor(torch.rand(3), 0.1, 0, torch.qint32)))
-    with pytest.raises(NotImplementedError, match=r"aten::tanh \(qplugin kernel\): self should be per-tensor "
-                                                  r"quantized, got torch.per_channel_affine"):
+    with pytest.raises(
+        NotImplementedError,
+        match=r"aten::tanh \(qplugin kernel\): self should be per-tensor "
+        r"quantized, got torch.per_channel_affine",
+    ):
         _ours(lambda: torch.tanh(_per_channel()))
-    with pytest.raises(NotImplementedError, match=r"aten::index_select \(qplugin kernel\): self should be "
-                                                  r"per-tensor quantized"):
+    with pytest.raises(
+        NotImplementedError,
+        match=r"aten::index_select \(qplugin kernel\): self should be "
+        r"per-tensor quantized",
+    ):
         _ours(lambda: _per_channel().index_select(0, torch.tensor([0])))
     with pytest.raises(TypeError, match=r"aten::sum.dim_IntList \(qplugin kernel\): dtype should be None"):
         x.sum([1], dtype=torch.float32)
-    with pytest.raises(ValueError, match=r"aten::sum.dim_IntList \(qplugin kernel\): the reduced dims should not "
-                                         r"be empty, got shape \(1, 0, 3\) and dim \[1\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"aten::sum.dim_IntList \(qplugin kernel\): the reduced dims should not "
+        r"be empty, got shape \(1, 0, 3\) and dim \[1\]",
+    ):
         _qx((1, 0, 3)).sum([1])
     with pytest.raises(ValueError, match=r"aten::upsample_nearest3d \(qplugin kernel\): a scale factor \(1.5"):
         _ours(lambda: F.interpolate(x, scale_factor=1.5, mode="nearest"))
-    with pytest.raises(RuntimeError, match=r"aten::fill_ \(qplugin kernel\): value should be a number or a 0-dim "
-                                           r"float tensor, got a torch.float32 tensor of shape \(2,\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"aten::fill_ \(qplugin kernel\): value should be a number or a 0-dim "
+        r"float tensor, got a torch.float32 tensor of shape \(2,\)",
+    ):
         _ours(lambda: x.fill_(torch.ones(2)))
 
 
 def test_ops_torch_lacks_are_ours_for_good():
     kernels = _aten.aten_kernels()
-    for name in ("sum.dim_IntList", "upsample_nearest1d", "_upsample_nearest_exact1d", "clamp_", "clamp_min",
-                 "clamp_max"):
+    for name in (
+        "sum.dim_IntList",
+        "upsample_nearest1d",
+        "_upsample_nearest_exact1d",
+        "clamp_",
+        "clamp_min",
+        "clamp_max",
+    ):
         assert kernels[name] == "qplugin", name
     # aten's composite copy_ / stack run quantized tensors: torch's until use_for_aten
     assert kernels["copy_"] == kernels["stack"] == "torch"

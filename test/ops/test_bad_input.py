@@ -1,6 +1,7 @@
 """Bad input gets a clear qplugin error, never a crash or a silent wrong answer:
 invalid qparams carried by quantized inputs (one shared check), the requantize-multiplier rule
 for tiny output scales, conv geometry bounds, output-size bounds, packed-params checks."""
+
 import math
 import re
 
@@ -28,21 +29,36 @@ def _calls(x):
     (bad) tensor, the others good."""
     g = _good(x.shape, {torch.quint8: torch.uint8, torch.qint8: torch.int8, torch.qint32: torch.int32}[x.dtype])
     c = [
-        ("add", lambda: q.add(x, g, 0.1, 3)), ("add(qb)", lambda: q.add(g, x, 0.1, 3)),
-        ("add_relu", lambda: q.add_relu(x, g, 0.1, 3)), ("mul", lambda: q.mul(x, g, 0.1, 3)),
+        ("add", lambda: q.add(x, g, 0.1, 3)),
+        ("add(qb)", lambda: q.add(g, x, 0.1, 3)),
+        ("add_relu", lambda: q.add_relu(x, g, 0.1, 3)),
+        ("mul", lambda: q.mul(x, g, 0.1, 3)),
         ("mul_relu", lambda: q.mul_relu(g, x, 0.1, 3)),
-        ("add_scalar", lambda: q.add_scalar(x, 1.5)), ("add_scalar_relu", lambda: q.add_scalar_relu(x, 1.5)),
+        ("add_scalar", lambda: q.add_scalar(x, 1.5)),
+        ("add_scalar_relu", lambda: q.add_scalar_relu(x, 1.5)),
         ("mul_scalar", lambda: q.mul_scalar(x, 1.5)),
-        ("cat", lambda: q.cat([g, x], 0, None, None)), ("cat_relu", lambda: q.cat_relu([x, g], 1, 0.2, 5)),
+        ("cat", lambda: q.cat([g, x], 0, None, None)),
+        ("cat_relu", lambda: q.cat_relu([x, g], 1, 0.2, 5)),
         ("matmul", lambda: q.matmul(x, g.transpose(-1, -2), 0.5, 3)),
         ("mean", lambda: q.mean(x, [1], False)),
-        ("sort", lambda: q.sort(x)), ("argsort", lambda: q.argsort(x)), ("topk", lambda: q.topk(x, 2)),
-        ("max", lambda: q.max(x)), ("min", lambda: q.min(x)), ("max.dim", lambda: q.max(x, 1)),
-        ("min.dim", lambda: q.min(x, 1)), ("argmax", lambda: q.argmax(x)), ("argmin", lambda: q.argmin(x, 0)),
-        ("dequantize", lambda: q.dequantize(x)), ("int_repr", lambda: q.int_repr(x)),
-        ("eq", lambda: q.eq(x, g)), ("lt(other)", lambda: q.lt(g, x)), ("gt.Scalar", lambda: q.gt(x, 0.5)),
+        ("sort", lambda: q.sort(x)),
+        ("argsort", lambda: q.argsort(x)),
+        ("topk", lambda: q.topk(x, 2)),
+        ("max", lambda: q.max(x)),
+        ("min", lambda: q.min(x)),
+        ("max.dim", lambda: q.max(x, 1)),
+        ("min.dim", lambda: q.min(x, 1)),
+        ("argmax", lambda: q.argmax(x)),
+        ("argmin", lambda: q.argmin(x, 0)),
+        ("dequantize", lambda: q.dequantize(x)),
+        ("int_repr", lambda: q.int_repr(x)),
+        ("eq", lambda: q.eq(x, g)),
+        ("lt(other)", lambda: q.lt(g, x)),
+        ("gt.Scalar", lambda: q.gt(x, 0.5)),
         ("equal", lambda: q.equal(x, g)),
-        ("relu", lambda: q.relu(x)), ("relu6", lambda: q.relu6(x)), ("clamp", lambda: q.clamp(x, 0.0, 1.0)),
+        ("relu", lambda: q.relu(x)),
+        ("relu6", lambda: q.relu6(x)),
+        ("clamp", lambda: q.clamp(x, 0.0, 1.0)),
         ("sigmoid", lambda: q.sigmoid(x, 1 / 256, 0)),
         ("softmax", lambda: q.softmax(x, 1, 1 / 256, 0)),
         ("upsample_nearest2d", lambda: q.upsample_nearest2d(x, [8, 8])),
@@ -95,17 +111,23 @@ def test_conv_and_linear_reject_bad_input_qparams():
 
 def test_per_channel_inputs_with_bad_qparams():
     data = torch.zeros(3, 4, dtype=torch.int8)
-    for scales, zps in [([0.1, float("nan"), 0.1], [0, 0, 0]), ([0.1, 0.1, 0.0], [0, 0, 0]),
-                        ([0.1, 0.1, 0.1], [0, 500, 0]), ([3.5e38, 0.1, 0.1], [0, 0, 0])]:
-        x = torch._make_per_channel_quantized_tensor(data, torch.tensor(scales, dtype=torch.double),
-                                                     torch.tensor(zps), 0)
+    for scales, zps in [
+        ([0.1, float("nan"), 0.1], [0, 0, 0]),
+        ([0.1, 0.1, 0.0], [0, 0, 0]),
+        ([0.1, 0.1, 0.1], [0, 500, 0]),
+        ([3.5e38, 0.1, 0.1], [0, 0, 0]),
+    ]:
+        x = torch._make_per_channel_quantized_tensor(
+            data, torch.tensor(scales, dtype=torch.double), torch.tensor(zps), 0
+        )
         for call in (q.dequantize, q.int_repr):
             with pytest.raises(ValueError, match=r"qplugin::\w+: self per-channel (scale|zero_point) should be"):
                 call(x)
     # creation: a scale that is inf in float32
     with pytest.raises(ValueError, match=r"qplugin::make_per_channel_quantized_tensor: scales\[0\] should be"):
-        q.make_per_channel_quantized_tensor(data, torch.tensor([3.5e38, 1.0, 1.0], dtype=torch.double),
-                                            torch.zeros(3, dtype=torch.long), 0)
+        q.make_per_channel_quantized_tensor(
+            data, torch.tensor([3.5e38, 1.0, 1.0], dtype=torch.double), torch.zeros(3, dtype=torch.long), 0
+        )
 
 
 def test_linear_prepack_rejects_denormal_weight_scale():
@@ -113,9 +135,12 @@ def test_linear_prepack_rejects_denormal_weight_scale():
         w = torch._make_per_tensor_quantized_tensor(torch.ones(5, 4, dtype=torch.int8), s, 0)
         with pytest.raises(ValueError, match=r"qplugin::linear_prepack: W scale should be representable"):
             q.linear_prepack(w)
-    w = torch._make_per_channel_quantized_tensor(torch.ones(2, 4, dtype=torch.int8),
-                                                 torch.tensor([0.1, 1e-45], dtype=torch.double),
-                                                 torch.zeros(2, dtype=torch.long), 0)
+    w = torch._make_per_channel_quantized_tensor(
+        torch.ones(2, 4, dtype=torch.int8),
+        torch.tensor([0.1, 1e-45], dtype=torch.double),
+        torch.zeros(2, dtype=torch.long),
+        0,
+    )
     with pytest.raises(ValueError, match=r"qplugin::linear_prepack: W scales\[1\] should be representable"):
         q.linear_prepack(w)
 
@@ -162,8 +187,16 @@ def test_tiny_output_scale_rule():
 # ---------------------------------------------------------------------------
 # conv geometry, output sizes, packed-params classes
 # ---------------------------------------------------------------------------
-@pytest.mark.parametrize("arg,vals", [("stride", [2**62, 1]), ("dilation", [1, 2**62]), ("padding", [2**31, 0]),
-                                      ("padding", [2**62, 2**62]), ("stride", [2**17, 1])])
+@pytest.mark.parametrize(
+    "arg,vals",
+    [
+        ("stride", [2**62, 1]),
+        ("dilation", [1, 2**62]),
+        ("padding", [2**31, 0]),
+        ("padding", [2**62, 2**62]),
+        ("stride", [2**17, 1]),
+    ],
+)
 def test_conv_prepack_bounds(arg, vals):
     w = torch._make_per_tensor_quantized_tensor(torch.ones(4, 3, 3, 3, dtype=torch.int8), 0.1, 0)
     kw = {"stride": [1, 1], "padding": [0, 0], "dilation": [1, 1]}
@@ -195,6 +228,7 @@ def _big_q32(shape, zp, scale, g):
 
 def _round_half_even(f):
     from fractions import Fraction
+
     n = math.floor(f)
     r = f - n
     return n + (1 if r > Fraction(1, 2) or (r == Fraction(1, 2) and n % 2) else 0)
@@ -202,6 +236,7 @@ def _round_half_even(f):
 
 def test_qint32_cat_requantize_exact(isa):
     from fractions import Fraction
+
     g = torch.Generator().manual_seed(3)
     a, b = _big_q32((3, 50), 7, 0.5, g), _big_q32((2, 50), -11, 0.25, g)
     so, zo = 0.3, 5
@@ -217,6 +252,7 @@ def test_qint32_cat_requantize_exact(isa):
 @pytest.mark.parametrize("fmt", [torch.contiguous_format, torch.channels_last])
 def test_qint32_avg_pools_exact(isa, fmt):
     from fractions import Fraction
+
     g = torch.Generator().manual_seed(4)
     x = _big_q32((2, 3, 7, 9), 13, 0.5, g).contiguous(memory_format=fmt)
     d = x.int_repr().to(torch.int64)
@@ -224,7 +260,7 @@ def test_qint32_avg_pools_exact(isa, fmt):
     # avg_pool2d 3x3 stride 2, no padding: q = round_half_even(sum(q - zp) / 9) + zp
     y = q.avg_pool2d(x, [3, 3], [2, 2], [0, 0], False, True, None).int_repr()
     for n, c, i, j in [(0, 0, 0, 0), (1, 2, 2, 3), (0, 1, 1, 2), (1, 0, 2, 0)]:
-        s = int((d[n, c, 2 * i:2 * i + 3, 2 * j:2 * j + 3] - zp).sum())
+        s = int((d[n, c, 2 * i : 2 * i + 3, 2 * j : 2 * j + 3] - zp).sum())
         assert abs(int(y[n, c, i, j]) - (_round_half_even(Fraction(s, 9)) + zp)) <= 1
     # adaptive: the mean of the raw q over each window
     y = q.adaptive_avg_pool2d(x, [2, 3]).int_repr()
@@ -254,8 +290,11 @@ def test_prelu_rejects_bad_weight_qparams():
 def test_output_larger_than_memory_named_before_allocation():
     """A qint32 upsample to 3 x 2^31 x 1 (24 GiB): the op and shape are named, no allocator error."""
     x = torch._make_per_tensor_quantized_tensor(torch.zeros((3, 33, 7), dtype=torch.int32), 0.003, 0)
-    with pytest.raises(ValueError, match=r"qplugin::upsample_nearest2d: output of shape \[3, 2147483647, 1\] "
-                                         r"would take up to 25769803764 bytes"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::upsample_nearest2d: output of shape \[3, 2147483647, 1\] "
+        r"would take up to 25769803764 bytes",
+    ):
         torch.ops.qplugin.upsample_nearest2d(x, [2147483647, 1])
 
 
@@ -277,18 +316,58 @@ def test_packed_params_of_the_wrong_family_name_op_and_class():
     lin = q.linear_prepack(torch._make_per_tensor_quantized_tensor(torch.ones(4, 3, dtype=torch.int8), 0.1, 0))
     x = _good((1, 3, 4, 4))
     cases = [
-        (lambda: q.conv2d(x, pk3, 0.1, 0), "conv2d", "packed_weight", "Conv2dPackedParamsBase", "Conv3dPackedParamsBase"),
-        (lambda: q.conv2d_add_relu(x, x, pk3, 0.1, 0), "conv2d_add_relu", "packed_weight", "Conv2dPackedParamsBase",
-         "Conv3dPackedParamsBase"),
-        (lambda: q.conv3d(x, lin, 0.1, 0), "conv3d", "packed_weight", "Conv3dPackedParamsBase", "LinearPackedParamsBase"),
+        (
+            lambda: q.conv2d(x, pk3, 0.1, 0),
+            "conv2d",
+            "packed_weight",
+            "Conv2dPackedParamsBase",
+            "Conv3dPackedParamsBase",
+        ),
+        (
+            lambda: q.conv2d_add_relu(x, x, pk3, 0.1, 0),
+            "conv2d_add_relu",
+            "packed_weight",
+            "Conv2dPackedParamsBase",
+            "Conv3dPackedParamsBase",
+        ),
+        (
+            lambda: q.conv3d(x, lin, 0.1, 0),
+            "conv3d",
+            "packed_weight",
+            "Conv3dPackedParamsBase",
+            "LinearPackedParamsBase",
+        ),
         (lambda: q.linear(x, pk3, 0.1, 0), "linear", "W_prepack", "LinearPackedParamsBase", "Conv3dPackedParamsBase"),
-        (lambda: q.linear_dynamic(torch.randn(2, 3), pk3), "linear_dynamic", "W_prepack", "LinearPackedParamsBase",
-         "Conv3dPackedParamsBase"),
-        (lambda: q._rnn_layer_dynamic(torch.randn(2, 1, 3), torch.zeros(1, 4), torch.zeros(1, 4), lin, pk3, 4, False),
-         "_rnn_layer_dynamic", "w_hh", "LinearPackedParamsBase", "Conv3dPackedParamsBase"),
-        (lambda: q.conv2d_unpack(pk3), "conv2d_unpack", "packed_weights", "Conv2dPackedParamsBase",
-         "Conv3dPackedParamsBase"),
-        (lambda: q.linear_unpack(pk3), "linear_unpack", "W_prepack", "LinearPackedParamsBase", "Conv3dPackedParamsBase"),
+        (
+            lambda: q.linear_dynamic(torch.randn(2, 3), pk3),
+            "linear_dynamic",
+            "W_prepack",
+            "LinearPackedParamsBase",
+            "Conv3dPackedParamsBase",
+        ),
+        (
+            lambda: q._rnn_layer_dynamic(
+                torch.randn(2, 1, 3), torch.zeros(1, 4), torch.zeros(1, 4), lin, pk3, 4, False
+            ),
+            "_rnn_layer_dynamic",
+            "w_hh",
+            "LinearPackedParamsBase",
+            "Conv3dPackedParamsBase",
+        ),
+        (
+            lambda: q.conv2d_unpack(pk3),
+            "conv2d_unpack",
+            "packed_weights",
+            "Conv2dPackedParamsBase",
+            "Conv3dPackedParamsBase",
+        ),
+        (
+            lambda: q.linear_unpack(pk3),
+            "linear_unpack",
+            "W_prepack",
+            "LinearPackedParamsBase",
+            "Conv3dPackedParamsBase",
+        ),
     ]
     for call, op, arg, want, got in cases:
         with pytest.raises(TypeError, match=rf"qplugin::{op}: {arg} should be a {want} .*got {got}$"):
@@ -310,10 +389,15 @@ def test_wrongly_typed_setstate_names_the_class():
     lin = q.linear_prepack(torch._make_per_tensor_quantized_tensor(torch.ones(4, 3, dtype=torch.int8), 0.1, 0))
     w2 = torch._make_per_tensor_quantized_tensor(torch.ones(4, 3, 1, 1, dtype=torch.int8), 0.1, 0)
     w3 = torch._make_per_tensor_quantized_tensor(torch.ones(4, 3, 1, 1, 1, dtype=torch.int8), 0.1, 0)
-    objs = {"LinearPackedParamsBase": lin,
-            "Conv2dPackedParamsBase": q.conv2d_prepack(w2, None, [1, 1], [0, 0], [1, 1], 1),
-            "Conv3dPackedParamsBase": q.conv3d_prepack(w3, None, [1, 1, 1], [0, 0, 0], [1, 1, 1], 1)}
+    objs = {
+        "LinearPackedParamsBase": lin,
+        "Conv2dPackedParamsBase": q.conv2d_prepack(w2, None, [1, 1], [0, 0], [1, 1], 1),
+        "Conv3dPackedParamsBase": q.conv3d_prepack(w3, None, [1, 1, 1], [0, 0, 0], [1, 1, 1], 1),
+    }
     for cls_name, obj in objs.items():
-        with pytest.raises(RuntimeError, match=rf"qplugin::{cls_name}\.__setstate__: state should be of type "
-                                               r"Tuple\[.*\], got Tuple\[int, str\]"):
+        with pytest.raises(
+            RuntimeError,
+            match=rf"qplugin::{cls_name}\.__setstate__: state should be of type "
+            r"Tuple\[.*\], got Tuple\[int, str\]",
+        ):
             _wrong_state_fn(cls_name)(obj, (1, "x"))

@@ -1,4 +1,5 @@
 """cat / cat_relu."""
+
 import numpy as np
 import pytest
 import torch
@@ -28,12 +29,21 @@ def test_cat_vs_reference_and_torch(isa, dtype, relu):
     ours = q.cat_relu if relu else q.cat
     theirs = torch.ops.quantized.cat_relu if relu else torch.ops.quantized.cat
     z0, z1, z2 = ZP[dtype]
-    cases = [([(2, 3, 4), (2, 5, 4), (2, 1, 4)], 1), ([(3, 7), (2, 7)], 0), ([(3, 7), (3, 2)], -1),
-             ([(2, 0, 4), (2, 3, 4)], 1), ([(0, 3)], 0), ([(1, 64, 5, 6)] * 4, 1), ([(5,), (0,), (3,)], 0)]
+    cases = [
+        ([(2, 3, 4), (2, 5, 4), (2, 1, 4)], 1),
+        ([(3, 7), (2, 7)], 0),
+        ([(3, 7), (3, 2)], -1),
+        ([(2, 0, 4), (2, 3, 4)], 1),
+        ([(0, 3)], 0),
+        ([(1, 64, 5, 6)] * 4, 1),
+        ([(5,), (0,), (3,)], 0),
+    ]
     for shapes, dim in cases:
         for mode in ("shared", "mixed", "explicit"):
-            xs = [rand_q(s, dtype, 0.05, z0) if (mode == "shared" or i == 0) else rand_q(s, dtype, 0.02 * (i + 1), z1)
-                  for i, s in enumerate(shapes)]
+            xs = [
+                rand_q(s, dtype, 0.05, z0) if (mode == "shared" or i == 0) else rand_q(s, dtype, 0.02 * (i + 1), z1)
+                for i, s in enumerate(shapes)
+            ]
             scale, zp = (0.07, z2) if mode == "explicit" else (None, None)
             r = ours(xs, dim, scale, zp)
             exp = ref.cat_ref(xs, dim, scale, zp, relu)
@@ -53,8 +63,10 @@ def test_cat_vs_reference_and_torch(isa, dtype, relu):
 
 @pytest.mark.parametrize("mixed", [False, True])
 def test_cat_channels_last_and_strided(isa, mixed):
-    xs = [rand_q((2, 8, 5, 3), torch.quint8, 0.05 if (i == 0 or not mixed) else 0.03, 128 if i == 0 else 120)
-          for i in range(3)]
+    xs = [
+        rand_q((2, 8, 5, 3), torch.quint8, 0.05 if (i == 0 or not mixed) else 0.03, 128 if i == 0 else 120)
+        for i in range(3)
+    ]
     base = q.cat(xs, 1, None, None).int_repr()
     cl = [x.contiguous(memory_format=torch.channels_last) for x in xs]
     for dim in (1, 2, 3, 0):
@@ -63,8 +75,9 @@ def test_cat_channels_last_and_strided(isa, mixed):
         assert torch.equal(r.int_repr(), q.cat(xs, dim, None, None).int_repr())
     assert torch.equal(q.cat([cl[0], xs[1], cl[2]], 1, None, None).int_repr(), base)
     views = [x.transpose(2, 3) for x in xs]
-    assert torch.equal(q.cat(views, 1, None, None).int_repr(),
-                       q.cat([v.contiguous() for v in views], 1, None, None).int_repr())
+    assert torch.equal(
+        q.cat(views, 1, None, None).int_repr(), q.cat([v.contiguous() for v in views], 1, None, None).int_repr()
+    )
 
 
 def test_cat_large_parallel_split(isa):
@@ -86,9 +99,12 @@ def test_cat_table_path_bit_identical(isa, dtype, relu, vbmi):
     lo, hi = ref.QRANGE[dtype]
     ops = q.cat_relu if relu else q.cat
     zp = ZP[dtype]
-    xs = [torch._make_per_tensor_quantized_tensor(
-        torch.randint(lo, hi + 1, (2, 3 + i, 17, 29), dtype=ref.INT_DTYPE[dtype]), 0.03 + 0.02 * i, zp[i % 3])
-        for i in range(3)]
+    xs = [
+        torch._make_per_tensor_quantized_tensor(
+            torch.randint(lo, hi + 1, (2, 3 + i, 17, 29), dtype=ref.INT_DTYPE[dtype]), 0.03 + 0.02 * i, zp[i % 3]
+        )
+        for i in range(3)
+    ]
     xs[0].int_repr()[0, 0, 0, :].copy_(torch.arange(lo, lo + 29))
     pos = [(0, 0), (5, 7), (16, 28)]
     prev = q._act_use_vbmi(vbmi)
@@ -100,10 +116,13 @@ def test_cat_table_path_bit_identical(isa, dtype, relu, vbmi):
                 with torch_qplugin.kernel_isa("scalar"):
                     # one (h, w) position at a time: tiny inputs take the element-wise kernel
                     for h, w in pos:
-                        small = [y[:, :, h:h + 1, w:w + 1] for y in ys] if dim != 3 else \
-                            [y[:, :, h:h + 1, :] for y in ys]
+                        small = (
+                            [y[:, :, h : h + 1, w : w + 1] for y in ys]
+                            if dim != 3
+                            else [y[:, :, h : h + 1, :] for y in ys]
+                        )
                         p = ops(small, dim, 0.045, zp[1]).int_repr()
-                        got = r[:, :, h:h + 1, w:w + 1] if dim != 3 else r[:, :, h:h + 1, :]
+                        got = r[:, :, h : h + 1, w : w + 1] if dim != 3 else r[:, :, h : h + 1, :]
                         assert torch.equal(got, p)
                 ref.assert_within_steps(ops(ys, dim, 0.045, zp[1]), ref.cat_ref(ins, dim, 0.045, zp[1], relu), 1)
     finally:
@@ -115,8 +134,7 @@ def test_cat_shared_channels_last_short_rows(isa, dtype):
     # shared qparams, channels_last along C: rows of C elements copied part by part
     # (whole vectors plus a masked tail); must equal torch.cat on the integers
     for cs in [(3, 64), (64, 64, 64, 64), (70, 1, 130), (17, 200, 9)]:
-        xs = [rand_q((2, c, 5, 7), dtype, 0.05, ZP[dtype][0]).contiguous(memory_format=torch.channels_last)
-              for c in cs]
+        xs = [rand_q((2, c, 5, 7), dtype, 0.05, ZP[dtype][0]).contiguous(memory_format=torch.channels_last) for c in cs]
         for relu in (False, True):
             ops = q.cat_relu if relu else q.cat
             r = ops(xs, 1, None, None)
@@ -137,20 +155,30 @@ def test_cat_bad_inputs():
     a = rand_q((2, 3), torch.quint8, 0.05, 128)
     with pytest.raises(ValueError, match=r"qplugin::cat: qx should be a non-empty list of tensors, got an empty list"):
         q.cat([], 0, None, None)
-    with pytest.raises(RuntimeError, match=r"qplugin::cat: qx\[1\] should have the dtype of qx\[0\] \(QUInt8\), got QInt8"):
+    with pytest.raises(
+        RuntimeError, match=r"qplugin::cat: qx\[1\] should have the dtype of qx\[0\] \(QUInt8\), got QInt8"
+    ):
         q.cat([a, rand_q((2, 3), torch.qint8, 0.1, 0)], 0, None, None)
     with pytest.raises(RuntimeError, match=r"qplugin::cat_relu: qx\[1\] should be a quantized tensor .*dtype Float"):
         q.cat_relu([a, torch.randn(2, 3)], 0, None, None)
     with pytest.raises(RuntimeError, match=r"qplugin::cat: qx\[0\] should be a quantized tensor .*dtype Float"):
         q.cat([torch.randn(2, 3)], 0, None, None)
-    with pytest.raises(ValueError, match=r"qplugin::cat: qx\[1\] should match qx\[0\] \(shape \[2, 3\]\) in every dim but 0, got shape \[2, 4\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::cat: qx\[1\] should match qx\[0\] \(shape \[2, 3\]\) in every dim but 0, got shape \[2, 4\]",
+    ):
         q.cat([a, rand_q((2, 4), torch.quint8, 0.05, 128)], 0, None, None)
-    with pytest.raises(ValueError, match=r"qplugin::cat: qx\[1\] should have 2 dims like qx\[0\], got shape \[2, 3, 1\]"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::cat: qx\[1\] should have 2 dims like qx\[0\], got shape \[2, 3, 1\]"
+    ):
         q.cat([a, rand_q((2, 3, 1), torch.quint8, 0.05, 128)], 0, None, None)
     with pytest.raises(IndexError, match=r"qplugin::cat: dim should be in \[-2, 1\] for a tensor of 2 dims, got 2"):
         q.cat([a, a], 2, None, None)
     pc = torch.quantize_per_channel(torch.randn(2, 3), torch.tensor([0.1, 0.2]), torch.tensor([0, 1]), 0, torch.quint8)
-    with pytest.raises(RuntimeError, match=r"qplugin::cat: qx\[1\] should be a per_tensor_affine quantized tensor, got qscheme per_channel_affine"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"qplugin::cat: qx\[1\] should be a per_tensor_affine quantized tensor, got qscheme per_channel_affine",
+    ):
         q.cat([a, pc], 0, None, None)
     with pytest.raises(ValueError, match=r"qplugin::cat: zero_point should be in \[0, 255\] for QUInt8, got -1"):
         q.cat([a, a], 0, 0.1, -1)
@@ -174,8 +202,19 @@ def test_cat_requant_every_byte_equals_scalar_path(isa, dtype, relu):
     zs = ZP[dtype]
     vals = torch.arange(lo, hi + 1, dtype=torch.int64)
     data = vals[torch.randperm(256).repeat(4 * 7 * 9)[: 2 * 64 * 7 * 9]].reshape(2, 64, 7, 9)
-    for s_in, s_out in [(0.05, 0.06), (0.06, 0.05), (0.013, 0.4), (0.4, 0.013), (1.0, 1e-5), (100.0, 1e-5),
-                         (0.06, 0.06), (0.08, 0.06), (0.0472913, 0.06), (0.0472913, 0.0613287), (0.0031, 0.0417)]:
+    for s_in, s_out in [
+        (0.05, 0.06),
+        (0.06, 0.05),
+        (0.013, 0.4),
+        (0.4, 0.013),
+        (1.0, 1e-5),
+        (100.0, 1e-5),
+        (0.06, 0.06),
+        (0.08, 0.06),
+        (0.0472913, 0.06),
+        (0.0472913, 0.0613287),
+        (0.0031, 0.0417),
+    ]:
         a = torch._make_per_tensor_quantized_tensor(data.to(ref.INT_DTYPE[dtype]), s_in, zs[0])
         b = torch._make_per_tensor_quantized_tensor(data.flip(0).to(ref.INT_DTYPE[dtype]), s_out * 0.7, zs[2])
         for fmt in (torch.contiguous_format, torch.channels_last):
@@ -195,9 +234,12 @@ def test_cat_channels_last_row_widths_equal_scalar_path(isa, dtype):
     lo, hi = ref.QRANGE[dtype]
     zs = ZP[dtype]
     for cs in [(32, 64), (128, 256), (96, 40)]:
-        xs = [torch._make_per_tensor_quantized_tensor(
-            torch.randint(lo, hi + 1, (1, c, 6, 7), dtype=ref.INT_DTYPE[dtype]), s, zs[i])
-            .contiguous(memory_format=torch.channels_last) for i, (c, s) in enumerate(zip(cs, (0.0472913, 0.05)))]
+        xs = [
+            torch._make_per_tensor_quantized_tensor(
+                torch.randint(lo, hi + 1, (1, c, 6, 7), dtype=ref.INT_DTYPE[dtype]), s, zs[i]
+            ).contiguous(memory_format=torch.channels_last)
+            for i, (c, s) in enumerate(zip(cs, (0.0472913, 0.05)))
+        ]
         for s_out in (0.0613287, 0.06):
             r = q.cat(xs, 1, s_out, zs[2]).int_repr()
             with torch_qplugin.kernel_isa("scalar"):

@@ -1,6 +1,7 @@
 """eq / ne / ge / le / gt / lt (Tensor and Scalar) and equal: 8-bit bit-exact with comparing
 the dequantized tensors; with a qint32 side exact on the represented rationals (test/reference.py
 compare_ref, Python big ints)."""
+
 import numpy as np
 import pytest
 import torch
@@ -32,23 +33,29 @@ def check(op, a, other):
 
 
 PAIRS = [  # (dtype_a, scale_a, zp_a, dtype_b, scale_b, zp_b)
-    (torch.quint8, 0.05, 128, torch.quint8, 0.05, 128),    # same qparams
-    (torch.quint8, 0.05, 128, torch.quint8, 0.05, 3),      # same scale, shifted grid
-    (torch.quint8, 0.05, 128, torch.quint8, 0.1, 128),     # grids that share every other point
-    (torch.quint8, 0.037, 100, torch.qint8, 0.011, -7),    # mixed dtypes and scales
+    (torch.quint8, 0.05, 128, torch.quint8, 0.05, 128),  # same qparams
+    (torch.quint8, 0.05, 128, torch.quint8, 0.05, 3),  # same scale, shifted grid
+    (torch.quint8, 0.05, 128, torch.quint8, 0.1, 128),  # grids that share every other point
+    (torch.quint8, 0.037, 100, torch.qint8, 0.011, -7),  # mixed dtypes and scales
     (torch.qint8, 0.1, 0, torch.qint8, 0.3, 5),
     (torch.qint8, 0.02, -3, torch.quint8, 0.02, 250),
     (torch.qint32, 0.001, 0, torch.qint32, 0.0015, 7),
     (torch.qint32, 0.01, 2, torch.quint8, 0.05, 128),
-    (torch.quint8, 1e-30, 0, torch.qint8, 3e-30, 0),       # tiny scales
+    (torch.quint8, 1e-30, 0, torch.qint8, 3e-30, 0),  # tiny scales
 ]
 
 
 @pytest.mark.parametrize("op", OPS)
 def test_tensor_tensor(isa, op):
     for ta, sa, za, tb, sb, zb in PAIRS:
-        for sha, shb in [((1000,), (1000,)), ((3, 67), (3, 67)), ((4, 5, 6), (5, 1)), ((7,), ()), ((), (2, 9)),
-                         ((0, 3), (1, 3))]:
+        for sha, shb in [
+            ((1000,), (1000,)),
+            ((3, 67), (3, 67)),
+            ((4, 5, 6), (5, 1)),
+            ((7,), ()),
+            ((), (2, 9)),
+            ((0, 3), (1, 3)),
+        ]:
             check(op, rand_q(sha, ta, sa, za), rand_q(shb, tb, sb, zb))
 
 
@@ -61,15 +68,37 @@ def test_tensor_tensor_layouts(isa, op):
     check(op, a[:, 1::3], b[:, 2::3])
 
 
-SCALARS = [0.0, 0.05, -0.05, 0.025, 1.234, -7.0, 100.0, -1e9, float("inf"), float("-inf"), float("nan"),
-           3, -2, True, 6.4, 6.45, 1e-40]
+SCALARS = [
+    0.0,
+    0.05,
+    -0.05,
+    0.025,
+    1.234,
+    -7.0,
+    100.0,
+    -1e9,
+    float("inf"),
+    float("-inf"),
+    float("nan"),
+    3,
+    -2,
+    True,
+    6.4,
+    6.45,
+    1e-40,
+]
 
 
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8, torch.qint32])
 def test_tensor_scalar(isa, op, dtype):
-    for scale, zp in [(0.05, ref.QRANGE[dtype][0] if dtype != torch.qint32 else 0), (0.05, 0), (0.1, 7),
-                      (0.0137, 3), (1e-30, 0)]:
+    for scale, zp in [
+        (0.05, ref.QRANGE[dtype][0] if dtype != torch.qint32 else 0),
+        (0.05, 0),
+        (0.1, 7),
+        (0.0137, 3),
+        (1e-30, 0),
+    ]:
         a = rand_q((333,), dtype, scale, zp)
         for c in SCALARS:
             check(op, a, c)
@@ -91,6 +120,7 @@ def test_tensor_scalar_layouts(isa, op):
 def test_vector_paths_match_scalar():
     import torch_qplugin
     from torch_qplugin import _isa
+
     a = rand_q((4099,), torch.quint8, 0.037, 100)
     b = rand_q((4099,), torch.qint8, 0.011, -7)
     c = rand_q((4099,), torch.quint8, 0.037, 3)
@@ -121,8 +151,9 @@ def test_equal():
     assert q.equal(cl, cl.contiguous(memory_format=torch.channels_last))
     pc = torch.quantize_per_channel(torch.randn(2, 3), torch.tensor([0.1, 0.2]), torch.tensor([0, 1]), 0, torch.quint8)
     assert q.equal(pc, pc.clone())
-    assert not q.equal(pc, torch.quantize_per_channel(pc.dequantize(), torch.tensor([0.1, 0.3]),
-                                                      torch.tensor([0, 1]), 0, torch.quint8))
+    assert not q.equal(
+        pc, torch.quantize_per_channel(pc.dequantize(), torch.tensor([0.1, 0.3]), torch.tensor([0, 1]), 0, torch.quint8)
+    )
     assert not q.equal(pc, torch._make_per_tensor_quantized_tensor(pc.int_repr(), 0.1, 0))
     for x, y in [(a, a.clone()), (a, b)]:
         assert q.equal(x, y) == torch.equal(x, y)
@@ -140,14 +171,19 @@ def test_opcheck():
 
 def test_bad_inputs():
     a = rand_q((2, 3), torch.quint8, 0.05, 128)
-    with pytest.raises(RuntimeError, match=r"qplugin::gt: the shapes of the two inputs should be broadcastable, got \[2, 3\] and \[4\]"):
+    with pytest.raises(
+        RuntimeError, match=r"qplugin::gt: the shapes of the two inputs should be broadcastable, got \[2, 3\] and \[4\]"
+    ):
         q.gt(a, rand_q((4,), torch.quint8, 0.05, 128))
     with pytest.raises(RuntimeError, match=r"qplugin::eq: other should be a quantized tensor .*dtype Float"):
         q.eq(a, torch.randn(2, 3))
     with pytest.raises(RuntimeError, match=r"qplugin::lt: self should be a quantized tensor .*dtype Float"):
         q.lt(torch.randn(2, 3), 0.5)
     pc = torch.quantize_per_channel(torch.randn(2, 3), torch.tensor([0.1, 0.2]), torch.tensor([0, 1]), 0, torch.quint8)
-    with pytest.raises(RuntimeError, match=r"qplugin::ge: self should be a per_tensor_affine quantized tensor, got qscheme per_channel_affine"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"qplugin::ge: self should be a per_tensor_affine quantized tensor, got qscheme per_channel_affine",
+    ):
         q.ge(pc, 0.1)
     with pytest.raises(RuntimeError, match=r"qplugin::ne: other should be a per_tensor_affine"):
         q.ne(a, pc)
@@ -160,8 +196,11 @@ def test_bad_inputs():
 def test_scalar_extremes_full_int32_range(isa):
     gen = torch.Generator().manual_seed(5)
     a = torch._make_per_tensor_quantized_tensor(
-        torch.randint(-2**31, 2**31 - 1, (1000,), dtype=torch.int32, generator=gen), 1.0, 0)
-    b = torch._make_per_tensor_quantized_tensor(torch.randint(0, 256, (1000,), dtype=torch.uint8, generator=gen), 1e30, 0)
+        torch.randint(-(2**31), 2**31 - 1, (1000,), dtype=torch.int32, generator=gen), 1.0, 0
+    )
+    b = torch._make_per_tensor_quantized_tensor(
+        torch.randint(0, 256, (1000,), dtype=torch.uint8, generator=gen), 1e30, 0
+    )
     for x in (a, b):
         for c in [2**40, 1e300, -1e300, 16777217, 2**31 - 1, 1e38, 3.4e38, 2**24 + 1]:
             for op in OPS:
@@ -178,6 +217,7 @@ BIG = [2**30 + 3, 2**30 + 5, 2**30 + 4, -(2**31), 2**31 - 1, 2**30 + 5, 0, -(2**
 def test_qint32_beyond_float32_exact(isa, op):
     # |q - zp| > 2^24 compares exactly, not in float32 (where 2^30 + 3 == 2^30 + 5 at scale 0.5).
     from fractions import Fraction
+
     for scale, zp in [(0.5, 0), (0.1, 0), (1e-3, -(2**31)), (3.0, 2**31 - 1), (0.37, 12345)]:
         a = torch._make_per_tensor_quantized_tensor(torch.tensor(BIG, dtype=torch.int32), scale, zp)
         real = [Fraction(v - zp) * Fraction(scale) for v in BIG]
@@ -200,5 +240,11 @@ def test_qint32_beyond_float32_exact(isa, op):
     assert q.eq(a, a.flip(0)).tolist() == [False, False]
 
 
-_SIGN = {"eq": lambda s: s == 0, "ne": lambda s: s != 0, "ge": lambda s: s >= 0,
-         "le": lambda s: s <= 0, "gt": lambda s: s > 0, "lt": lambda s: s < 0}
+_SIGN = {
+    "eq": lambda s: s == 0,
+    "ne": lambda s: s != 0,
+    "ge": lambda s: s >= 0,
+    "le": lambda s: s <= 0,
+    "gt": lambda s: s > 0,
+    "lt": lambda s: s < 0,
+}

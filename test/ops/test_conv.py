@@ -1,4 +1,5 @@
 """qplugin conv1d / conv2d / conv3d (+relu), conv2d_add(+relu), prepack / unpack (issue: conv)."""
+
 import re
 
 import numpy as np
@@ -40,15 +41,36 @@ def prepack(dims, qw, b, stride, padding, dilation, groups):
     return getattr(q, f"conv{dims}d_prepack")(qw, b, list(stride), list(padding), list(dilation), groups)
 
 
-def run_and_check(dims, x_shape, oc, ks, stride, padding, dilation, groups, per_channel=True,
-                  nonzero_zp=False, relu=False, x_range=(0, 255), with_bias=True, x_zp=None):
+def run_and_check(
+    dims,
+    x_shape,
+    oc,
+    ks,
+    stride,
+    padding,
+    dilation,
+    groups,
+    per_channel=True,
+    nonzero_zp=False,
+    relu=False,
+    x_range=(0, 255),
+    with_bias=True,
+    x_zp=None,
+):
     gen = torch.Generator().manual_seed(hash((dims, x_shape, oc, ks, stride, groups)) % 1000)
     c = x_shape[1]
     qx = make_x(x_shape, *x_range, zp=x_zp, gen=gen)
     qw = make_w(oc, c // groups, ks, per_channel, nonzero_zp, gen=gen)
     b = torch.randn(oc, generator=gen) if with_bias else None
-    real = reference.conv_ref(reference.exact_real(qx), reference.exact_real(qw),
-                              None if b is None else b.double().numpy(), stride, padding, dilation, groups)
+    real = reference.conv_ref(
+        reference.exact_real(qx),
+        reference.exact_real(qw),
+        None if b is None else b.double().numpy(),
+        stride,
+        padding,
+        dilation,
+        groups,
+    )
     ys, yzp = out_qparams(real)
     pk = prepack(dims, qw, b, stride, padding, dilation, groups)
     op = getattr(q, f"conv{dims}d" + ("_relu" if relu else ""))
@@ -223,8 +245,9 @@ def test_full_range_no_saturation(isa):
 
 
 @pytest.mark.parametrize("relu", [False, True])
-@pytest.mark.parametrize("geom", [GEOM2D[0], GEOM2D[4], GEOM2D[13], GEOM2D[8], GEOM2D[15]],
-                         ids=["3x3", "dw", "g2", "k576_64+6", "5x5_32+8"])
+@pytest.mark.parametrize(
+    "geom", [GEOM2D[0], GEOM2D[4], GEOM2D[13], GEOM2D[8], GEOM2D[15]], ids=["3x3", "dw", "g2", "k576_64+6", "5x5_32+8"]
+)
 def test_conv2d_add(isa, geom, relu):
     n, c, h, w, oc, ks, s, p, d, g = geom
     gen = torch.Generator().manual_seed(7)
@@ -248,9 +271,28 @@ def test_kernel_paths_bit_identical():
     from torch_qplugin import _isa
 
     gen = torch.Generator().manual_seed(3)
-    cases = [GEOM2D[0], GEOM2D[1], GEOM2D[4], GEOM2D[7], GEOM2D[8], GEOM2D[10], GEOM2D[13],
-             GEOM2D[16], GEOM2D[17], GEOM2D[18], GEOM2D[19], GEOM2D[20], GEOM2D[21], GEOM2D[22],
-             GEOM2D[23], GEOM2D[24], GEOM2D[25], GEOM2D[26], GEOM2D[27], GEOM2D[28]]
+    cases = [
+        GEOM2D[0],
+        GEOM2D[1],
+        GEOM2D[4],
+        GEOM2D[7],
+        GEOM2D[8],
+        GEOM2D[10],
+        GEOM2D[13],
+        GEOM2D[16],
+        GEOM2D[17],
+        GEOM2D[18],
+        GEOM2D[19],
+        GEOM2D[20],
+        GEOM2D[21],
+        GEOM2D[22],
+        GEOM2D[23],
+        GEOM2D[24],
+        GEOM2D[25],
+        GEOM2D[26],
+        GEOM2D[27],
+        GEOM2D[28],
+    ]
     for i, (n, c, h, w, oc, ks, s, p, d, g) in enumerate(cases + [GEOM2D[0], GEOM2D[10], GEOM2D[23], GEOM2D[16]]):
         qx = make_x((n, c, h, w), gen=gen)
         # the last four with non-zero weight zero points (row sums in the engine's epilogue; the
@@ -269,8 +311,9 @@ def test_kernel_paths_bit_identical():
     adds = [GEOM2D[8], GEOM2D[15], GEOM2D[0], GEOM2D[8], GEOM2D[23], GEOM2D[24], GEOM2D[26], GEOM2D[27]]
     for i, (n, c, h, w, oc, ks, s, p, d, g) in enumerate(adds):
         qx = make_x((n, c, h, w), zp=0 if i == 3 else None, gen=gen)  # x_zp 0: no column constant
-        pk = q.conv2d_prepack(make_w(oc, c // g, ks, gen=gen), torch.randn(oc, generator=gen),
-                              list(s), list(p), list(d), g)
+        pk = q.conv2d_prepack(
+            make_w(oc, c // g, ks, gen=gen), torch.randn(oc, generator=gen), list(s), list(p), list(d), g
+        )
         shape = q.conv2d(qx, pk, 0.3, 100).shape
         qa = make_x(tuple(shape), scale=0.2, zp=30, gen=gen)
         outs = []
@@ -287,17 +330,19 @@ def test_threads_identical(isa):
     # (7 x 7 x 64 -> 160: 10 panels; 6 x 5 x 32 -> 100: 7 panels, the last one partial):
     # 1, 2 and 3 threads give the same bytes.
     gen = torch.Generator().manual_seed(5)
-    cases = [(1, 64, 23, 17, 64, (3, 3), (1, 1), (1, 1), (1, 1), 1),
-             (1, 32, 19, 21, 48, (1, 1), (1, 1), (0, 0), (1, 1), 1),
-             (3, 8, 15, 16, 8, (3, 3), (1, 1), (1, 1), (1, 1), 2),
-             (1, 96, 11, 13, 96, (3, 3), (2, 2), (1, 1), (1, 1), 96),
-             (1, 64, 7, 7, 160, (3, 3), (1, 1), (1, 1), (1, 1), 1),
-             (1, 32, 6, 5, 100, (3, 3), (1, 1), (1, 1), (1, 1), 1),
-             (1, 64, 7, 7, 128, (1, 1), (1, 1), (0, 0), (1, 1), 1),
-             # batches of small maps: a group's rows are every image's pixels, row blocks span images
-             (6, 64, 7, 7, 64, (3, 3), (1, 1), (1, 1), (1, 1), 1),
-             (5, 16, 3, 5, 32, (1, 1), (1, 1), (0, 0), (1, 1), 1),
-             (4, 6, 5, 5, 12, (3, 3), (1, 1), (1, 1), (1, 1), 2)]
+    cases = [
+        (1, 64, 23, 17, 64, (3, 3), (1, 1), (1, 1), (1, 1), 1),
+        (1, 32, 19, 21, 48, (1, 1), (1, 1), (0, 0), (1, 1), 1),
+        (3, 8, 15, 16, 8, (3, 3), (1, 1), (1, 1), (1, 1), 2),
+        (1, 96, 11, 13, 96, (3, 3), (2, 2), (1, 1), (1, 1), 96),
+        (1, 64, 7, 7, 160, (3, 3), (1, 1), (1, 1), (1, 1), 1),
+        (1, 32, 6, 5, 100, (3, 3), (1, 1), (1, 1), (1, 1), 1),
+        (1, 64, 7, 7, 128, (1, 1), (1, 1), (0, 0), (1, 1), 1),
+        # batches of small maps: a group's rows are every image's pixels, row blocks span images
+        (6, 64, 7, 7, 64, (3, 3), (1, 1), (1, 1), (1, 1), 1),
+        (5, 16, 3, 5, 32, (1, 1), (1, 1), (0, 0), (1, 1), 1),
+        (4, 6, 5, 5, 12, (3, 3), (1, 1), (1, 1), (1, 1), 2),
+    ]
     old = torch.get_num_threads()
     try:
         # each case with a random x_zp and with x_zp 0 (padded taps left out)
@@ -321,8 +366,9 @@ def test_threads_identical(isa):
 # ---------------------------------------------------------------------------
 # torch's own op (x86 engine) on 7-bit activations, where it does not saturate
 # ---------------------------------------------------------------------------
-@pytest.mark.parametrize("geom", [GEOM2D[0], GEOM2D[2], GEOM2D[4], GEOM2D[8], GEOM2D[13]],
-                         ids=["3x3", "dil", "dw", "k576", "g2"])
+@pytest.mark.parametrize(
+    "geom", [GEOM2D[0], GEOM2D[2], GEOM2D[4], GEOM2D[8], GEOM2D[13]], ids=["3x3", "dil", "dw", "k576", "g2"]
+)
 def test_conv2d_matches_torch(isa, geom):
     n, c, h, w, oc, ks, s, p, d, g = geom
     gen = torch.Generator().manual_seed(11)
@@ -352,15 +398,17 @@ def test_conv1d_conv3d_match_torch():
     assert int8_gemm_exact(qx, qw)
     tp = torch.ops.quantized.conv1d_prepack(qw, None, [2], [1], [1], 1)
     pk = q.conv1d_prepack(qw, None, [2], [1], [1], 1)
-    reference.assert_within_steps(q.conv1d(qx, pk, 0.2, 64),
-                                  torch.ops.quantized.conv1d(qx, tp, 0.2, 64).int_repr().numpy(), 1)
+    reference.assert_within_steps(
+        q.conv1d(qx, pk, 0.2, 64), torch.ops.quantized.conv1d(qx, tp, 0.2, 64).int_repr().numpy(), 1
+    )
     qx = make_x((1, 8, 5, 6, 7), 0, 127, zp=0, gen=gen)
     qw = make_w(16, 8, (3, 3, 3), gen=gen)
     assert int8_gemm_exact(qx, qw)
     tp = torch.ops.quantized.conv3d_prepack(qw, None, [1, 1, 1], [1, 1, 1], [1, 1, 1], 1)
     pk = q.conv3d_prepack(qw, None, [1, 1, 1], [1, 1, 1], [1, 1, 1], 1)
-    reference.assert_within_steps(q.conv3d(qx, pk, 0.2, 64),
-                                  torch.ops.quantized.conv3d(qx, tp, 0.2, 64).int_repr().numpy(), 1)
+    reference.assert_within_steps(
+        q.conv3d(qx, pk, 0.2, 64), torch.ops.quantized.conv3d(qx, tp, 0.2, 64).int_repr().numpy(), 1
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -377,11 +425,13 @@ def test_layouts_identical(isa, geom):
     cl = qx.contiguous(memory_format=torch.channels_last)
     junk = torch.randint(0, 256, qx.shape, dtype=torch.uint8, generator=gen)
     big = torch._make_per_tensor_quantized_tensor(
-        torch.stack([qx.int_repr(), junk], dim=-1).reshape(n, c, h, 2 * w), qx.q_scale(), qx.q_zero_point())
+        torch.stack([qx.int_repr(), junk], dim=-1).reshape(n, c, h, 2 * w), qx.q_scale(), qx.q_zero_point()
+    )
     strided = big[..., ::2]
     assert not strided.is_contiguous() and torch.equal(strided.int_repr(), qx.int_repr())
     permuted = torch._make_per_tensor_quantized_tensor(
-        qx.int_repr().permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2), qx.q_scale(), qx.q_zero_point())
+        qx.int_repr().permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2), qx.q_scale(), qx.q_zero_point()
+    )
     for other in (cl, strided, permuted):
         y = q.conv2d(other, pk, 0.25, 90)
         assert torch.equal(y.int_repr(), ref.int_repr())
@@ -438,8 +488,9 @@ def test_opcheck(monkeypatch):
     from torch._subclasses import schema_check_mode
 
     orig = schema_check_mode.is_iterable_of_tensors
-    monkeypatch.setattr(schema_check_mode, "is_iterable_of_tensors",
-                        lambda x: False if isinstance(x, torch.ScriptObject) else orig(x))
+    monkeypatch.setattr(
+        schema_check_mode, "is_iterable_of_tensors", lambda x: False if isinstance(x, torch.ScriptObject) else orig(x)
+    )
     qx = make_x((1, 8, 6, 6))
     pk = q.conv2d_prepack(make_w(8, 8, (3, 3)), torch.randn(8), [1, 1], [1, 1], [1, 1], 1)
     utils = ("test_schema", "test_autograd_registration")
@@ -458,54 +509,149 @@ def _pk(groups=1, oc=8, icg=4, k=3):
     return q.conv2d_prepack(make_w(oc, icg, (k, k)), None, [1, 1], [1, 1], [1, 1], groups)
 
 
-@pytest.mark.parametrize("call, err, msg", [
-    (lambda: q.conv2d(make_x((1, 4, 8)), _pk(), 0.1, 0), ValueError, r"conv2d: qx should have 4 dims"),
-    (lambda: q.conv2d(make_x((1, 5, 8, 8)), _pk(), 0.1, 0), ValueError, r"qx channels should be 4"),
-    (lambda: q.conv2d(make_x((1, 6, 8, 8)), _pk(groups=2, icg=2), 0.1, 0), ValueError,
-     r"qx channels should be 4 \(weight in_channels 2 \* groups 2\), got 6"),
-    (lambda: q.conv2d(make_x((1, 4, 1, 1)), _pk(k=5), 0.1, 0), ValueError, r"output size should be >= 1"),
-    (lambda: q.conv2d(make_x((1, 4, 8, 8)), _pk(), 0.0, 0), ValueError, r"output_scale should be a positive"),
-    (lambda: q.conv2d(make_x((1, 4, 8, 8)), _pk(), float("nan"), 0), ValueError, r"output_scale should be"),
-    (lambda: q.conv2d(make_x((1, 4, 8, 8)), _pk(), 0.1, 256), ValueError, r"output_zero_point should be in \[0, 255\]"),
-    (lambda: q.conv2d(torch.rand(1, 4, 8, 8), _pk(), 0.1, 0), RuntimeError, r"qx should be a quantized quint8 tensor"),
-    (lambda: q.conv2d(torch.quantize_per_tensor(torch.rand(1, 4, 8, 8), 0.1, 0, torch.qint8), _pk(), 0.1, 0),
-     RuntimeError, r"qx should be a quint8 tensor, got QInt8"),
-    (lambda: q.conv2d_add(make_x((1, 4, 8, 8)), make_x((1, 8, 7, 8)), _pk(), 0.1, 0), ValueError,
-     r"qaccum should have the output's shape"),
-    (lambda: q.conv1d(make_x((1, 4, 8)), _pk(), 0.1, 0), RuntimeError, r"packed_weight should come from conv1d_prepack"),
-    (lambda: q.conv1d_unpack(_pk()), RuntimeError, r"packed_weights should come from conv1d_prepack"),
-    (lambda: q.conv2d_prepack(make_w(6, 4, (3, 3)), None, [1, 1], [1, 1], [1, 1], 4), ValueError,
-     r"groups should divide out_channels \(6\), got groups 4"),
-    (lambda: q.conv2d_prepack(make_w(6, 4, (3, 3)), None, [1, 1], [1, 1], [1, 1], 0), ValueError, r"groups should be >= 1"),
-    (lambda: q.conv2d_prepack(make_w(6, 4, (3, 3)), None, [0, 1], [1, 1], [1, 1], 1), ValueError, r"stride should be in \[1, 65536\], got \[0, 1\]"),
-    (lambda: q.conv2d_prepack(make_w(6, 4, (3, 3)), None, [1, 1], [1, 1], [1, -1], 1), ValueError, r"dilation should be in \[1, 65536\], got \[1, -1\]"),
-    (lambda: q.conv2d_prepack(make_w(6, 4, (3, 3)), None, [1, 1], [-1, 1], [1, 1], 1), ValueError, r"padding should be in \[0, 65536\], got \[-1, 1\]"),
-    (lambda: q.conv2d_prepack(make_w(6, 4, (3, 3)), None, [1], [1, 1], [1, 1], 1), ValueError, r"stride should have 2 elements"),
-    (lambda: q.conv2d_prepack(make_w(6, 4, (3,)), None, [1, 1], [1, 1], [1, 1], 1), RuntimeError, r"weight should have 4 dims"),
-    (lambda: q.conv2d_prepack(torch.randn(6, 4, 3, 3), None, [1, 1], [1, 1], [1, 1], 1), RuntimeError,
-     r"weight should be a quantized qint8 tensor, got a non-quantized tensor"),
-    (lambda: q.conv2d_prepack(torch.quantize_per_tensor(torch.randn(6, 4, 3, 3), 0.1, 0, torch.quint8), None,
-                              [1, 1], [1, 1], [1, 1], 1), RuntimeError, r"weight should be a qint8 tensor, got QUInt8"),
-    (lambda: q.conv2d_prepack(torch.quantize_per_channel(torch.randn(6, 4, 3, 3), torch.ones(4) * 0.1,
-                                                         torch.zeros(4, dtype=torch.long), 1, torch.qint8),
-                              None, [1, 1], [1, 1], [1, 1], 1), ValueError, r"per-channel axis should be 0"),
-    (lambda: q.conv2d_prepack(make_w(6, 4, (3, 3)), torch.randn(5), [1, 1], [1, 1], [1, 1], 1), ValueError,
-     r"bias should be a 1-d tensor of 6 elements"),
-    (lambda: q.conv2d_prepack(make_w(6, 4, (3, 3)), torch.randn(6).double(), [1, 1], [1, 1], [1, 1], 1),
-     RuntimeError, r"bias should be a float32 tensor"),
-    (lambda: q.conv2d_prepack(make_w(6, 4000, (3, 3)), None, [1, 1], [1, 1], [1, 1], 1), ValueError,
-     r"kernel volume should be <= 33025"),
-    (lambda: q.conv3d(make_x((1, 4, 8, 8)), q.conv3d_prepack(make_w(8, 4, (3, 3, 3)), None, [1] * 3, [1] * 3,
-                                                           [1] * 3, 1), 0.1, 0), ValueError, r"qx should have 5 dims"),
-])
+@pytest.mark.parametrize(
+    "call, err, msg",
+    [
+        (lambda: q.conv2d(make_x((1, 4, 8)), _pk(), 0.1, 0), ValueError, r"conv2d: qx should have 4 dims"),
+        (lambda: q.conv2d(make_x((1, 5, 8, 8)), _pk(), 0.1, 0), ValueError, r"qx channels should be 4"),
+        (
+            lambda: q.conv2d(make_x((1, 6, 8, 8)), _pk(groups=2, icg=2), 0.1, 0),
+            ValueError,
+            r"qx channels should be 4 \(weight in_channels 2 \* groups 2\), got 6",
+        ),
+        (lambda: q.conv2d(make_x((1, 4, 1, 1)), _pk(k=5), 0.1, 0), ValueError, r"output size should be >= 1"),
+        (lambda: q.conv2d(make_x((1, 4, 8, 8)), _pk(), 0.0, 0), ValueError, r"output_scale should be a positive"),
+        (lambda: q.conv2d(make_x((1, 4, 8, 8)), _pk(), float("nan"), 0), ValueError, r"output_scale should be"),
+        (
+            lambda: q.conv2d(make_x((1, 4, 8, 8)), _pk(), 0.1, 256),
+            ValueError,
+            r"output_zero_point should be in \[0, 255\]",
+        ),
+        (
+            lambda: q.conv2d(torch.rand(1, 4, 8, 8), _pk(), 0.1, 0),
+            RuntimeError,
+            r"qx should be a quantized quint8 tensor",
+        ),
+        (
+            lambda: q.conv2d(torch.quantize_per_tensor(torch.rand(1, 4, 8, 8), 0.1, 0, torch.qint8), _pk(), 0.1, 0),
+            RuntimeError,
+            r"qx should be a quint8 tensor, got QInt8",
+        ),
+        (
+            lambda: q.conv2d_add(make_x((1, 4, 8, 8)), make_x((1, 8, 7, 8)), _pk(), 0.1, 0),
+            ValueError,
+            r"qaccum should have the output's shape",
+        ),
+        (
+            lambda: q.conv1d(make_x((1, 4, 8)), _pk(), 0.1, 0),
+            RuntimeError,
+            r"packed_weight should come from conv1d_prepack",
+        ),
+        (lambda: q.conv1d_unpack(_pk()), RuntimeError, r"packed_weights should come from conv1d_prepack"),
+        (
+            lambda: q.conv2d_prepack(make_w(6, 4, (3, 3)), None, [1, 1], [1, 1], [1, 1], 4),
+            ValueError,
+            r"groups should divide out_channels \(6\), got groups 4",
+        ),
+        (
+            lambda: q.conv2d_prepack(make_w(6, 4, (3, 3)), None, [1, 1], [1, 1], [1, 1], 0),
+            ValueError,
+            r"groups should be >= 1",
+        ),
+        (
+            lambda: q.conv2d_prepack(make_w(6, 4, (3, 3)), None, [0, 1], [1, 1], [1, 1], 1),
+            ValueError,
+            r"stride should be in \[1, 65536\], got \[0, 1\]",
+        ),
+        (
+            lambda: q.conv2d_prepack(make_w(6, 4, (3, 3)), None, [1, 1], [1, 1], [1, -1], 1),
+            ValueError,
+            r"dilation should be in \[1, 65536\], got \[1, -1\]",
+        ),
+        (
+            lambda: q.conv2d_prepack(make_w(6, 4, (3, 3)), None, [1, 1], [-1, 1], [1, 1], 1),
+            ValueError,
+            r"padding should be in \[0, 65536\], got \[-1, 1\]",
+        ),
+        (
+            lambda: q.conv2d_prepack(make_w(6, 4, (3, 3)), None, [1], [1, 1], [1, 1], 1),
+            ValueError,
+            r"stride should have 2 elements",
+        ),
+        (
+            lambda: q.conv2d_prepack(make_w(6, 4, (3,)), None, [1, 1], [1, 1], [1, 1], 1),
+            RuntimeError,
+            r"weight should have 4 dims",
+        ),
+        (
+            lambda: q.conv2d_prepack(torch.randn(6, 4, 3, 3), None, [1, 1], [1, 1], [1, 1], 1),
+            RuntimeError,
+            r"weight should be a quantized qint8 tensor, got a non-quantized tensor",
+        ),
+        (
+            lambda: q.conv2d_prepack(
+                torch.quantize_per_tensor(torch.randn(6, 4, 3, 3), 0.1, 0, torch.quint8),
+                None,
+                [1, 1],
+                [1, 1],
+                [1, 1],
+                1,
+            ),
+            RuntimeError,
+            r"weight should be a qint8 tensor, got QUInt8",
+        ),
+        (
+            lambda: q.conv2d_prepack(
+                torch.quantize_per_channel(
+                    torch.randn(6, 4, 3, 3), torch.ones(4) * 0.1, torch.zeros(4, dtype=torch.long), 1, torch.qint8
+                ),
+                None,
+                [1, 1],
+                [1, 1],
+                [1, 1],
+                1,
+            ),
+            ValueError,
+            r"per-channel axis should be 0",
+        ),
+        (
+            lambda: q.conv2d_prepack(make_w(6, 4, (3, 3)), torch.randn(5), [1, 1], [1, 1], [1, 1], 1),
+            ValueError,
+            r"bias should be a 1-d tensor of 6 elements",
+        ),
+        (
+            lambda: q.conv2d_prepack(make_w(6, 4, (3, 3)), torch.randn(6).double(), [1, 1], [1, 1], [1, 1], 1),
+            RuntimeError,
+            r"bias should be a float32 tensor",
+        ),
+        (
+            lambda: q.conv2d_prepack(make_w(6, 4000, (3, 3)), None, [1, 1], [1, 1], [1, 1], 1),
+            ValueError,
+            r"kernel volume should be <= 33025",
+        ),
+        (
+            lambda: q.conv3d(
+                make_x((1, 4, 8, 8)),
+                q.conv3d_prepack(make_w(8, 4, (3, 3, 3)), None, [1] * 3, [1] * 3, [1] * 3, 1),
+                0.1,
+                0,
+            ),
+            ValueError,
+            r"qx should have 5 dims",
+        ),
+    ],
+)
 def test_bad_input(call, err, msg):
     with pytest.raises(err, match=msg):
         call()
 
 
 def test_bad_weight_scale():
-    w = torch._make_per_channel_quantized_tensor(torch.zeros(4, 2, 3, 3, dtype=torch.int8),
-                                                 torch.tensor([0.1, 0.0, 0.1, 0.1], dtype=torch.double),
-                                                 torch.zeros(4, dtype=torch.long), 0)
+    w = torch._make_per_channel_quantized_tensor(
+        torch.zeros(4, 2, 3, 3, dtype=torch.int8),
+        torch.tensor([0.1, 0.0, 0.1, 0.1], dtype=torch.double),
+        torch.zeros(4, dtype=torch.long),
+        0,
+    )
     with pytest.raises(ValueError, match=re.escape("qplugin::conv2d_prepack: weight scale should be a positive")):
         q.conv2d_prepack(w, None, [1, 1], [0, 0], [1, 1], 1)

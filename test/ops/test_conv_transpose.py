@@ -26,20 +26,42 @@ def make_wt(ic, ocg, ks, per_channel=True, nonzero_zp=False, gen=None):
 
 
 def prepack(dims, qw, b, stride, padding, output_padding, dilation, groups):
-    return getattr(q, f"conv_transpose{dims}d_prepack")(qw, b, list(stride), list(padding), list(output_padding),
-                                                        list(dilation), groups)
+    return getattr(q, f"conv_transpose{dims}d_prepack")(
+        qw, b, list(stride), list(padding), list(output_padding), list(dilation), groups
+    )
 
 
-def run_and_check(dims, x_shape, ocg, ks, stride, padding, output_padding, dilation, groups, per_channel=True,
-                  nonzero_zp=False, x_range=(0, 255), with_bias=True, seed=0):
+def run_and_check(
+    dims,
+    x_shape,
+    ocg,
+    ks,
+    stride,
+    padding,
+    output_padding,
+    dilation,
+    groups,
+    per_channel=True,
+    nonzero_zp=False,
+    x_range=(0, 255),
+    with_bias=True,
+    seed=0,
+):
     gen = torch.Generator().manual_seed(seed)
     c = x_shape[1]
     qx = make_x(x_shape, *x_range, gen=gen)
     qw = make_wt(c, ocg, ks, per_channel, nonzero_zp, gen=gen)
     b = torch.randn(ocg * groups, generator=gen) if with_bias else None
-    real = reference.conv_transpose_ref(reference.exact_real(qx), reference.exact_real(qw),
-                                        None if b is None else b.double().numpy(), stride, padding,
-                                        output_padding, dilation, groups)
+    real = reference.conv_transpose_ref(
+        reference.exact_real(qx),
+        reference.exact_real(qw),
+        None if b is None else b.double().numpy(),
+        stride,
+        padding,
+        output_padding,
+        dilation,
+        groups,
+    )
     ys, yzp = out_qparams(real)
     pk = prepack(dims, qw, b, stride, padding, output_padding, dilation, groups)
     y = getattr(q, f"conv_transpose{dims}d")(qx, pk, ys, yzp)
@@ -76,8 +98,9 @@ def test_conv_transpose2d_reference(isa, geom, per_channel):
 def test_conv_transpose2d_nonzero_weight_zero_point(isa, geom):
     n, c, h, w, ocg, ks, s, p, op, d, g = geom
     for per_channel in (True, False):
-        run_and_check(2, (n, c, h, w), ocg, ks, s, p, op, d, g, per_channel=per_channel, nonzero_zp=True,
-                      with_bias=False, seed=1)
+        run_and_check(
+            2, (n, c, h, w), ocg, ks, s, p, op, d, g, per_channel=per_channel, nonzero_zp=True, with_bias=False, seed=1
+        )
 
 
 # (N, C, L, OC / groups, kernel, stride, padding, output_padding, dilation, groups)
@@ -93,8 +116,7 @@ GEOM1D = [
 def test_conv_transpose1d_reference(isa, geom):
     n, c, length, ocg, k, s, p, op, d, g = geom
     for per_channel in (True, False):
-        _, _, _, _, y = run_and_check(1, (n, c, length), ocg, (k,), (s,), (p,), (op,), (d,), g,
-                                      per_channel=per_channel)
+        _, _, _, _, y = run_and_check(1, (n, c, length), ocg, (k,), (s,), (p,), (op,), (d,), g, per_channel=per_channel)
         assert y.stride(1) == 1  # channels-last output, as conv1d
 
 
@@ -143,8 +165,9 @@ def test_full_range_no_saturation(isa):
     qx = torch._make_per_tensor_quantized_tensor(data, 0.02, 0)
     wd = torch.where(torch.rand(64, 16, 3, 3, generator=gen) < 0.5, -128, 127).to(torch.int8)
     qw = torch._make_per_tensor_quantized_tensor(wd, 0.01, 0)
-    real = reference.conv_transpose_ref(reference.exact_real(qx), reference.exact_real(qw), None,
-                                        (2, 2), (1, 1), (1, 1), (1, 1), 1)
+    real = reference.conv_transpose_ref(
+        reference.exact_real(qx), reference.exact_real(qw), None, (2, 2), (1, 1), (1, 1), (1, 1), 1
+    )
     ys, yzp = out_qparams(real)
     pk = q.conv_transpose2d_prepack(qw, None, [2, 2], [1, 1], [1, 1], [1, 1], 1)
     y = q.conv_transpose2d(qx, pk, ys, yzp)
@@ -157,8 +180,9 @@ def test_kernel_paths_bit_identical():
         for nonzero_zp in (False, True):
             qx = make_x((n, c, h, w), gen=gen)
             qw = make_wt(c, ocg, ks, nonzero_zp=nonzero_zp, gen=gen)
-            pk = q.conv_transpose2d_prepack(qw, torch.randn(ocg * g, generator=gen), list(s), list(p), list(op),
-                                            list(d), g)
+            pk = q.conv_transpose2d_prepack(
+                qw, torch.randn(ocg * g, generator=gen), list(s), list(p), list(op), list(d), g
+            )
             outs = []
             for isa in _isa.supported_isas():
                 with torch_qplugin.kernel_isa(isa):
@@ -173,8 +197,7 @@ def test_threads_identical(isa):
     try:
         for n, c, h, w, ocg, ks, s, p, op, d, g in (GEOM2D[0], GEOM2D[3], GEOM2D[9]):
             qx = make_x((n, c, h, w), gen=gen)
-            pk = q.conv_transpose2d_prepack(make_wt(c, ocg, ks, gen=gen), None, list(s), list(p), list(op),
-                                            list(d), g)
+            pk = q.conv_transpose2d_prepack(make_wt(c, ocg, ks, gen=gen), None, list(s), list(p), list(op), list(d), g)
             outs = []
             for t in (1, 2, 3):
                 torch.set_num_threads(t)
@@ -216,8 +239,9 @@ def fbgemm_engine():
     torch.backends.quantized.engine = old
 
 
-@pytest.mark.parametrize("geom", [GEOM2D[0], GEOM2D[1], GEOM2D[2], GEOM2D[3], GEOM2D[4]],
-                         ids=["dec", "k2s2", "3x3", "g3", "dil"])
+@pytest.mark.parametrize(
+    "geom", [GEOM2D[0], GEOM2D[1], GEOM2D[2], GEOM2D[3], GEOM2D[4]], ids=["dec", "k2s2", "3x3", "g3", "dil"]
+)
 def test_conv_transpose2d_matches_torch(isa, geom, fbgemm_engine):
     # torch's own kernel (fbgemm engine, per-tensor weights only) on 7-bit activations, where it is exact
     n, c, h, w, ocg, ks, s, p, op, d, g = geom
@@ -246,8 +270,9 @@ def test_conv_transpose1d_3d_match_torch(fbgemm_engine):
     qw = make_wt(8, 6, (2, 2, 2), per_channel=False, gen=gen)
     assert int8_gemm_exact(qx, qw)
     tp = torch.ops.quantized.conv_transpose3d_prepack(qw, None, [2, 2, 2], [0, 0, 0], [0, 0, 0], [1, 1, 1], 1)
-    y = q.conv_transpose3d(qx, q.conv_transpose3d_prepack(qw, None, [2, 2, 2], [0, 0, 0], [0, 0, 0], [1, 1, 1], 1),
-                           0.2, 64)
+    y = q.conv_transpose3d(
+        qx, q.conv_transpose3d_prepack(qw, None, [2, 2, 2], [0, 0, 0], [0, 0, 0], [1, 1, 1], 1), 0.2, 64
+    )
     reference.assert_within_steps(y, torch.ops.quantized.conv_transpose3d(qx, tp, 0.2, 64).int_repr().numpy(), 1)
 
 
@@ -264,8 +289,9 @@ def test_layouts_identical(isa):
     big.int_repr()  # strided view: every other column
     view = torch._make_per_tensor_quantized_tensor(big.int_repr()[..., ::2], qx.q_scale(), qx.q_zero_point())
     vref = torch._make_per_tensor_quantized_tensor(view.int_repr().contiguous(), qx.q_scale(), qx.q_zero_point())
-    assert torch.equal(q.conv_transpose2d(view, pk, 0.25, 90).int_repr(),
-                       q.conv_transpose2d(vref, pk, 0.25, 90).int_repr())
+    assert torch.equal(
+        q.conv_transpose2d(view, pk, 0.25, 90).int_repr(), q.conv_transpose2d(vref, pk, 0.25, 90).int_repr()
+    )
 
 
 def test_empty_batch(isa):
@@ -301,56 +327,142 @@ def test_prepack_unpack_and_accessors(dims, per_channel):
 
 
 def _pk2(groups=1, ocg=4, icg=4, k=3, stride=2, padding=1, output_padding=1, dilation=1):
-    return q.conv_transpose2d_prepack(make_wt(icg * groups, ocg, (k, k), per_channel=False), None,
-                                      [stride] * 2, [padding] * 2, [output_padding] * 2, [dilation] * 2, groups)
+    return q.conv_transpose2d_prepack(
+        make_wt(icg * groups, ocg, (k, k), per_channel=False),
+        None,
+        [stride] * 2,
+        [padding] * 2,
+        [output_padding] * 2,
+        [dilation] * 2,
+        groups,
+    )
 
 
-@pytest.mark.parametrize("call, err, msg", [
-    (lambda: q.conv2d(make_x((1, 4, 5, 5)), _pk2(), 0.1, 0), RuntimeError,
-     "qplugin::conv2d: packed_weight should come from conv2d_prepack, got packed params of conv_transpose2d"),
-    (lambda: q.conv_transpose2d(make_x((1, 4, 5, 5)), q.conv2d_prepack(
-        torch._make_per_tensor_quantized_tensor(torch.zeros(4, 4, 3, 3, dtype=torch.int8), 0.1, 0), None,
-        [1, 1], [0, 0], [1, 1], 1), 0.1, 0), RuntimeError,
-     "qplugin::conv_transpose2d: packed_weight should come from conv_transpose2d_prepack, got packed params of conv2d"),
-    (lambda: q.conv_transpose1d(make_x((1, 4, 5)), _pk2(), 0.1, 0), RuntimeError,
-     "conv_transpose1d: packed_weight should come from conv_transpose1d_prepack"),
-    (lambda: q.conv2d_unpack(_pk2()), RuntimeError, "conv2d_unpack: packed_weights should come from conv2d_prepack"),
-    (lambda: q.conv_transpose3d(make_x((1, 4, 2, 5, 5)), _pk2(), 0.1, 0), TypeError,
-     "packed_weight should be a Conv3dPackedParamsBase"),
-    (lambda: q.conv_transpose2d(make_x((1, 5, 5, 5)), _pk2(), 0.1, 0), ValueError,
-     "qx channels should be 4 \\(weight in_channels\\), got 5"),
-    (lambda: q.conv_transpose2d(make_x((1, 4, 5)), _pk2(), 0.1, 0), ValueError, "qx should have 4 dims"),
-    (lambda: q.conv_transpose2d(make_x((1, 4, 0, 5)), _pk2(), 0.1, 0), ValueError,
-     "qx spatial dims should be >= 1"),
-    (lambda: q.conv_transpose2d(make_x((1, 4, 1, 1)), _pk2(k=1, padding=3, output_padding=0), 0.1, 0), ValueError,
-     "output size should be >= 1 in every spatial dim"),
-    (lambda: q.conv_transpose2d(torch.rand(1, 4, 5, 5), _pk2(), 0.1, 0), RuntimeError,
-     "qx should be a quantized quint8 tensor"),
-    (lambda: q.conv_transpose2d(make_x((1, 4, 5, 5)), _pk2(), 1e-9, 0), ValueError,
-     "output_scale should be"),
-    (lambda: q.conv_transpose2d(make_x((1, 4, 5, 5)), _pk2(), 0.1, 300), ValueError,
-     "output_zero_point should be"),
-    (lambda: _pk2(stride=2, output_padding=2), ValueError, "output_padding should be >= 0 and smaller than stride"),
-    (lambda: _pk2(stride=1, dilation=3, output_padding=2, padding=3), None, None),  # < dilation: fine
-    (lambda: q.conv_transpose2d_prepack(
-        make_wt(5, 2, (3, 3), per_channel=False), None, [1, 1], [0, 0], [0, 0], [1, 1], 2), ValueError,
-     "groups should divide in_channels \\(5, weight dim 0\\), got groups 2"),
-    (lambda: q.conv_transpose2d_prepack(torch._make_per_channel_quantized_tensor(
-        torch.zeros(4, 3, 3, 3, dtype=torch.int8), torch.ones(4, dtype=torch.double), torch.zeros(4).long(), 0),
-        None, [1, 1], [0, 0], [0, 0], [1, 1], 1), ValueError,
-     "weight per-channel axis should be 1 \\(output channels\\), got 0"),
-    (lambda: q.conv_transpose2d_prepack(make_wt(4, 3, (3,), per_channel=False), None, [1, 1], [0, 0], [0, 0],
-                                        [1, 1], 1), RuntimeError,
-     "weight should have 4 dims \\(in_channels, out_channels / groups, kernel...\\)"),
-    (lambda: q.conv_transpose2d_prepack(make_wt(4, 3, (3, 3), per_channel=False), torch.zeros(4), [1, 1], [0, 0],
-                                        [0, 0], [1, 1], 1), ValueError, "bias should be a 1-d tensor of 3 elements"),
-    (lambda: q.conv_transpose2d_prepack(make_wt(4, 3, (3, 3), per_channel=False), None, [0, 1], [0, 0], [0, 0],
-                                        [1, 1], 1), ValueError, "stride should be in \\[1, 65536\\]"),
-    (lambda: q.conv_transpose2d_prepack(torch.randn(4, 3, 3, 3), None, [1, 1], [0, 0], [0, 0], [1, 1], 1),
-     RuntimeError, "weight should be a quantized qint8 tensor"),
-    (lambda: q.conv_transpose2d_prepack(make_wt(4000, 1, (3, 3), per_channel=False), None, [1, 1], [0, 0], [0, 0],
-                                        [1, 1], 1), ValueError, "kernel volume should be <= 33025"),
-])
+@pytest.mark.parametrize(
+    "call, err, msg",
+    [
+        (
+            lambda: q.conv2d(make_x((1, 4, 5, 5)), _pk2(), 0.1, 0),
+            RuntimeError,
+            "qplugin::conv2d: packed_weight should come from conv2d_prepack, got packed params of conv_transpose2d",
+        ),
+        (
+            lambda: q.conv_transpose2d(
+                make_x((1, 4, 5, 5)),
+                q.conv2d_prepack(
+                    torch._make_per_tensor_quantized_tensor(torch.zeros(4, 4, 3, 3, dtype=torch.int8), 0.1, 0),
+                    None,
+                    [1, 1],
+                    [0, 0],
+                    [1, 1],
+                    1,
+                ),
+                0.1,
+                0,
+            ),
+            RuntimeError,
+            "qplugin::conv_transpose2d: packed_weight should come from conv_transpose2d_prepack, got packed params of conv2d",
+        ),
+        (
+            lambda: q.conv_transpose1d(make_x((1, 4, 5)), _pk2(), 0.1, 0),
+            RuntimeError,
+            "conv_transpose1d: packed_weight should come from conv_transpose1d_prepack",
+        ),
+        (
+            lambda: q.conv2d_unpack(_pk2()),
+            RuntimeError,
+            "conv2d_unpack: packed_weights should come from conv2d_prepack",
+        ),
+        (
+            lambda: q.conv_transpose3d(make_x((1, 4, 2, 5, 5)), _pk2(), 0.1, 0),
+            TypeError,
+            "packed_weight should be a Conv3dPackedParamsBase",
+        ),
+        (
+            lambda: q.conv_transpose2d(make_x((1, 5, 5, 5)), _pk2(), 0.1, 0),
+            ValueError,
+            "qx channels should be 4 \\(weight in_channels\\), got 5",
+        ),
+        (lambda: q.conv_transpose2d(make_x((1, 4, 5)), _pk2(), 0.1, 0), ValueError, "qx should have 4 dims"),
+        (
+            lambda: q.conv_transpose2d(make_x((1, 4, 0, 5)), _pk2(), 0.1, 0),
+            ValueError,
+            "qx spatial dims should be >= 1",
+        ),
+        (
+            lambda: q.conv_transpose2d(make_x((1, 4, 1, 1)), _pk2(k=1, padding=3, output_padding=0), 0.1, 0),
+            ValueError,
+            "output size should be >= 1 in every spatial dim",
+        ),
+        (
+            lambda: q.conv_transpose2d(torch.rand(1, 4, 5, 5), _pk2(), 0.1, 0),
+            RuntimeError,
+            "qx should be a quantized quint8 tensor",
+        ),
+        (lambda: q.conv_transpose2d(make_x((1, 4, 5, 5)), _pk2(), 1e-9, 0), ValueError, "output_scale should be"),
+        (lambda: q.conv_transpose2d(make_x((1, 4, 5, 5)), _pk2(), 0.1, 300), ValueError, "output_zero_point should be"),
+        (lambda: _pk2(stride=2, output_padding=2), ValueError, "output_padding should be >= 0 and smaller than stride"),
+        (lambda: _pk2(stride=1, dilation=3, output_padding=2, padding=3), None, None),  # < dilation: fine
+        (
+            lambda: q.conv_transpose2d_prepack(
+                make_wt(5, 2, (3, 3), per_channel=False), None, [1, 1], [0, 0], [0, 0], [1, 1], 2
+            ),
+            ValueError,
+            "groups should divide in_channels \\(5, weight dim 0\\), got groups 2",
+        ),
+        (
+            lambda: q.conv_transpose2d_prepack(
+                torch._make_per_channel_quantized_tensor(
+                    torch.zeros(4, 3, 3, 3, dtype=torch.int8),
+                    torch.ones(4, dtype=torch.double),
+                    torch.zeros(4).long(),
+                    0,
+                ),
+                None,
+                [1, 1],
+                [0, 0],
+                [0, 0],
+                [1, 1],
+                1,
+            ),
+            ValueError,
+            "weight per-channel axis should be 1 \\(output channels\\), got 0",
+        ),
+        (
+            lambda: q.conv_transpose2d_prepack(
+                make_wt(4, 3, (3,), per_channel=False), None, [1, 1], [0, 0], [0, 0], [1, 1], 1
+            ),
+            RuntimeError,
+            "weight should have 4 dims \\(in_channels, out_channels / groups, kernel...\\)",
+        ),
+        (
+            lambda: q.conv_transpose2d_prepack(
+                make_wt(4, 3, (3, 3), per_channel=False), torch.zeros(4), [1, 1], [0, 0], [0, 0], [1, 1], 1
+            ),
+            ValueError,
+            "bias should be a 1-d tensor of 3 elements",
+        ),
+        (
+            lambda: q.conv_transpose2d_prepack(
+                make_wt(4, 3, (3, 3), per_channel=False), None, [0, 1], [0, 0], [0, 0], [1, 1], 1
+            ),
+            ValueError,
+            "stride should be in \\[1, 65536\\]",
+        ),
+        (
+            lambda: q.conv_transpose2d_prepack(torch.randn(4, 3, 3, 3), None, [1, 1], [0, 0], [0, 0], [1, 1], 1),
+            RuntimeError,
+            "weight should be a quantized qint8 tensor",
+        ),
+        (
+            lambda: q.conv_transpose2d_prepack(
+                make_wt(4000, 1, (3, 3), per_channel=False), None, [1, 1], [0, 0], [0, 0], [1, 1], 1
+            ),
+            ValueError,
+            "kernel volume should be <= 33025",
+        ),
+    ],
+)
 def test_bad_input(call, err, msg):
     if err is None:
         call()

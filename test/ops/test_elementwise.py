@@ -1,4 +1,5 @@
 """add / add_relu / mul / mul_relu, add_scalar(_relu) / mul_scalar, matmul."""
+
 import warnings
 
 import numpy as np
@@ -31,13 +32,24 @@ def out_qparams(dtype, gen):
     return float(torch.rand((), generator=gen)) * 0.1 + 0.005, int(torch.randint(lo, hi + 1, (), generator=gen))
 
 
-BIN = {"add": (q.add, torch.ops.quantized.add, "add", False),
-       "add_relu": (q.add_relu, torch.ops.quantized.add_relu, "add", True),
-       "mul": (q.mul, torch.ops.quantized.mul, "mul", False),
-       "mul_relu": (q.mul_relu, torch.ops.quantized.mul_relu, "mul", True)}
+BIN = {
+    "add": (q.add, torch.ops.quantized.add, "add", False),
+    "add_relu": (q.add_relu, torch.ops.quantized.add_relu, "add", True),
+    "mul": (q.mul, torch.ops.quantized.mul, "mul", False),
+    "mul_relu": (q.mul_relu, torch.ops.quantized.mul_relu, "mul", True),
+}
 
-SHAPES = [((7,), (7,)), ((3, 5, 33), (3, 5, 33)), ((2, 3, 4, 5), (1, 3, 1, 1)), ((4, 1, 6), (5, 1)),
-          ((130,), ()), ((), (3, 4)), ((0, 3), (1, 3)), ((2, 0), (2, 1)), ((), ())]
+SHAPES = [
+    ((7,), (7,)),
+    ((3, 5, 33), (3, 5, 33)),
+    ((2, 3, 4, 5), (1, 3, 1, 1)),
+    ((4, 1, 6), (5, 1)),
+    ((130,), ()),
+    ((), (3, 4)),
+    ((0, 3), (1, 3)),
+    ((2, 0), (2, 1)),
+    ((), ()),
+]
 
 
 @pytest.mark.parametrize("name", list(BIN))
@@ -84,13 +96,15 @@ def test_binary_layouts_give_identical_results(isa, name):
 def test_binary_vector_paths_match_scalar():
     torch.manual_seed(1)
     from torch_qplugin import _isa
+
     a = rand_q((1000 + 37,), torch.qint8, 0.02, -5)
     b = rand_q((1000 + 37,), torch.qint8, 0.07, 11)
     outs = {}
     for isa in _isa.supported_isas():
         with __import__("torch_qplugin").kernel_isa(isa):
-            outs[isa] = [f(a, b, 0.04, 2).int_repr() for f in (q.add, q.add_relu, q.mul, q.mul_relu)] + \
-                        [f(a, b[:1], 0.04, 2).int_repr() for f in (q.add, q.mul)]
+            outs[isa] = [f(a, b, 0.04, 2).int_repr() for f in (q.add, q.add_relu, q.mul, q.mul_relu)] + [
+                f(a, b[:1], 0.04, 2).int_repr() for f in (q.add, q.mul)
+            ]
     for isa, rs in outs.items():
         for r, s in zip(rs, outs["scalar"]):
             assert torch.equal(r, s), isa
@@ -103,6 +117,7 @@ def test_binary_vector_paths_match_scalar_at_extreme_scales(dtype):
     # every path equals the scalar loop and the float64 reference.
     torch.manual_seed(2)
     from torch_qplugin import _isa
+
     lo, hi = ref.QRANGE[dtype]
     a = rand_q((4 * 64 + 19,), dtype, 0.02, lo + 7)
     b = rand_q((4 * 64 + 19,), dtype, 0.07, hi - 3)
@@ -110,12 +125,16 @@ def test_binary_vector_paths_match_scalar_at_extreme_scales(dtype):
         outs = {}
         for isa in _isa.supported_isas():
             with __import__("torch_qplugin").kernel_isa(isa):
-                outs[isa] = [f(x, y, so, zo).int_repr() for f in (q.add, q.add_relu, q.mul, q.mul_relu)
-                             for x, y in ((a, b), (a, b[:1])) for zo in (lo, (lo + hi) // 2)]
+                outs[isa] = [
+                    f(x, y, so, zo).int_repr()
+                    for f in (q.add, q.add_relu, q.mul, q.mul_relu)
+                    for x, y in ((a, b), (a, b[:1]))
+                    for zo in (lo, (lo + hi) // 2)
+                ]
         for isa, rs in outs.items():
             for r, s in zip(rs, outs["scalar"]):
                 assert torch.equal(r, s), (isa, so)
-        for (name, (ours, _, kind, relu)) in BIN.items():
+        for name, (ours, _, kind, relu) in BIN.items():
             r = ours(a, b, so, hi)
             ref.assert_within_steps(r, ref.binary_ref(kind, a, b, so, hi, relu), 1, f"{name} {so}")
 
@@ -131,7 +150,7 @@ def test_add_relu_clamps_at_zero_point():
 @pytest.mark.parametrize("c", [0.5, -3.0, 10.0, 0.0, 1e-4, -1000.0, 7])
 def test_add_scalar_vs_torch(isa, dtype, c):
     for relu in (False, True):
-        for zp in ([0, 3] if dtype == torch.qint32 else [ref.QRANGE[dtype][0], 0, 100 if dtype == torch.quint8 else 50]):
+        for zp in [0, 3] if dtype == torch.qint32 else [ref.QRANGE[dtype][0], 0, 100 if dtype == torch.quint8 else 50]:
             a = rand_q((3, 37), dtype, 0.05, zp)
             r = (q.add_scalar_relu if relu else q.add_scalar)(a, c)
             exp, s, z = ref.scalar_op_ref("add", a, c, relu)
@@ -146,7 +165,7 @@ def test_add_scalar_vs_torch(isa, dtype, c):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("c", [0.5, -3.0, 2, 0.0, -0.25])
 def test_mul_scalar_vs_torch(isa, dtype, c):
-    for zp in ([0, 5] if dtype == torch.qint32 else [ref.QRANGE[dtype][0], 0, 17]):
+    for zp in [0, 5] if dtype == torch.qint32 else [ref.QRANGE[dtype][0], 0, 17]:
         a = rand_q((5, 33), dtype, 0.05, zp)
         r = q.mul_scalar(a, c)
         exp, s, z = ref.scalar_op_ref("mul", a, c)
@@ -199,18 +218,29 @@ def test_bad_inputs():
     s8 = rand_q((2, 3), torch.qint8, 0.05, 0)
     with pytest.raises(RuntimeError, match=r"qplugin::add: qb should have the dtype of qa \(QUInt8\), got QInt8"):
         q.add(a, s8, 0.1, 0)
-    with pytest.raises(RuntimeError, match=r"qplugin::mul: the shapes of the two inputs should be broadcastable, got \[2, 3\] and \[4\]"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"qplugin::mul: the shapes of the two inputs should be broadcastable, got \[2, 3\] and \[4\]",
+    ):
         q.mul(a, rand_q((4,), torch.quint8, 0.05, 1), 0.1, 0)
-    with pytest.raises(RuntimeError, match=r"qplugin::add_relu: qb should be a quantized tensor .*got a non-quantized tensor of dtype Float"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"qplugin::add_relu: qb should be a quantized tensor .*got a non-quantized tensor of dtype Float",
+    ):
         q.add_relu(a, torch.randn(2, 3), 0.1, 0)
-    with pytest.raises(RuntimeError, match=r"qplugin::add: qa should be a quantized tensor .*non-quantized tensor of dtype Float"):
+    with pytest.raises(
+        RuntimeError, match=r"qplugin::add: qa should be a quantized tensor .*non-quantized tensor of dtype Float"
+    ):
         q.add(torch.randn(2, 3), torch.randn(2, 3), 0.1, 0)
     with pytest.raises(ValueError, match=r"qplugin::add: scale should be a positive finite number, got -0.1"):
         q.add(a, a, -0.1, 0)
     with pytest.raises(ValueError, match=r"qplugin::mul_relu: zero_point should be in \[0, 255\] for QUInt8, got 300"):
         q.mul_relu(a, a, 0.1, 300)
     pc = torch.quantize_per_channel(torch.randn(2, 3), torch.tensor([0.1, 0.2]), torch.tensor([0, 1]), 0, torch.quint8)
-    with pytest.raises(RuntimeError, match=r"qplugin::add: qb should be a per_tensor_affine quantized tensor, got qscheme per_channel_affine"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"qplugin::add: qb should be a per_tensor_affine quantized tensor, got qscheme per_channel_affine",
+    ):
         q.add(a, pc, 0.1, 0)
     with pytest.raises(RuntimeError, match=r"qplugin::add_scalar: qa should be a per_tensor_affine"):
         q.add_scalar(pc, 1.0)
@@ -220,7 +250,9 @@ def test_bad_inputs():
         q.mul_scalar(a, float("inf"))
     with pytest.raises(RuntimeError, match=r"qplugin::mul_scalar: qa should be a quantized tensor"):
         q.mul_scalar(torch.randn(3), 2.0)
-    with pytest.raises(RuntimeError, match=r"qplugin::matmul: qa should be torch.quint8 or torch.qint8, got torch.qint32"):
+    with pytest.raises(
+        RuntimeError, match=r"qplugin::matmul: qa should be torch.quint8 or torch.qint8, got torch.qint32"
+    ):
         q.matmul(rand_q((2, 2), torch.qint32), rand_q((2, 2), torch.qint32), 0.1, 0)
     with pytest.raises(ValueError, match=r"qplugin::matmul: qa's last dim \(3\) should equal qb's second-to-last dim"):
         q.matmul(a, a, 0.1, 0)

@@ -1,5 +1,6 @@
 """qplugin embedding ops on 8-bit and 4-bit row-wise quantized weights vs the float64 reference
 (test/reference.py) and torch's quantized:: embedding ops, on every kernel path (isa fixture)."""
+
 import warnings
 from typing import List, Tuple
 
@@ -60,7 +61,7 @@ def test_fused_prepack_matches_torch_and_round_trips(bits):
         codes, scale, bias = ref.fused_rows_ref(ours.reshape(-1, ours.shape[-1]).numpy(), bits)
         # every code in range and the row reproduced within half a step (+ fp16 bias rounding at 4 bits)
         assert codes.min() >= 0 and codes.max() <= (255 if bits == 8 else 15)
-        real = (scale[:, None].astype(np.float64) * codes + bias[:, None])[:, :shape[-1]]
+        real = (scale[:, None].astype(np.float64) * codes + bias[:, None])[:, : shape[-1]]
         err = np.abs(real - w.reshape(-1, shape[-1]).numpy())
         step = scale[:, None].astype(np.float64)
         assert (err <= 0.5 * step + 2e-3 * np.abs(w.reshape(-1, shape[-1]).numpy()) + 1e-6).all()
@@ -79,8 +80,9 @@ def test_rowwise_offsets_vs_reference(isa, bits, mode):
         for include_last in (False, True):
             o = torch.cat([off, torch.tensor([len(idx)])]) if include_last else off
             out = _rowwise(bits)(fused, idx, o, False, mode, False, None, None, include_last)
-            expected = ref.embedding_bag_ref(codes, scale, bias, idx.tolist(), _starts(o.tolist(), len(idx), include_last),
-                                             mode)
+            expected = ref.embedding_bag_ref(
+                codes, scale, bias, idx.tolist(), _starts(o.tolist(), len(idx), include_last), mode
+            )
             _close(out, expected, f"{bits}-bit mode {mode} seed {seed} last {include_last}")
             # float embedding_bag on the same (float) rows agrees
             table = torch.from_numpy((scale[:, None].astype(np.float64) * codes + bias[:, None]).astype(np.float32))
@@ -95,8 +97,9 @@ def test_sum_matches_torch(bits):
     psw = torch.rand(len(idx)) * 2
     for weights in (None, psw):
         ours = _rowwise(bits)(fused, idx, off, False, 0, False, weights, None, False)
-        theirs = (tq_ops.embedding_bag_byte_rowwise_offsets if bits == 8 else tq_ops.embedding_bag_4bit_rowwise_offsets)(
-            fused, idx, off, False, 0, False, weights, None, False)
+        theirs = (
+            tq_ops.embedding_bag_byte_rowwise_offsets if bits == 8 else tq_ops.embedding_bag_4bit_rowwise_offsets
+        )(fused, idx, off, False, 0, False, weights, None, False)
         _close(ours, theirs.double().numpy(), f"{bits}-bit vs torch")
 
 
@@ -107,8 +110,9 @@ def test_per_sample_weights_pruned_and_2d_indices(isa, bits):
     codes, scale, bias = ref.fused_rows_ref(fused.numpy(), bits)
     psw = torch.rand(len(idx)) * 2 - 0.5
     out = _rowwise(bits)(fused, idx.int(), off.int(), False, 0, False, psw, None, False)
-    expected = ref.embedding_bag_ref(codes, scale, bias, idx.tolist(), _starts(off.tolist(), len(idx), False), 0,
-                                     psw.numpy())
+    expected = ref.embedding_bag_ref(
+        codes, scale, bias, idx.tolist(), _starts(off.tolist(), len(idx), False), 0, psw.numpy()
+    )
     _close(out, expected, "per_sample_weights")
     # pruned weights: indices go through compressed_indices_mapping; -1 skips the row
     mapping = torch.randint(-1, w.shape[0], (100,))
@@ -143,15 +147,23 @@ def test_packed_params_ops(isa, dtype):
     assert torch.equal(un.q_per_channel_zero_points(), qw.q_per_channel_zero_points())
     s = qw.q_per_channel_scales().float().numpy()
     b = (qw.q_per_channel_zero_points().float() * qw.q_per_channel_scales().float() * -1).numpy()
-    codes = (qw.int_repr().numpy() if dtype == torch.quint8 else
-             np.stack([qw.int_repr().numpy() & 15, qw.int_repr().numpy() >> 4], -1)).reshape(w.shape).astype(np.int64)
+    codes = (
+        (
+            qw.int_repr().numpy()
+            if dtype == torch.quint8
+            else np.stack([qw.int_repr().numpy() & 15, qw.int_repr().numpy() >> 4], -1)
+        )
+        .reshape(w.shape)
+        .astype(np.int64)
+    )
     lookup = (q.embedding_byte if dtype == torch.quint8 else q.embedding_4bit)(packed, idx.reshape(8, 10))
     exact = (s[:, None].astype(np.float64) * codes + b[:, None].astype(np.float64)).astype(np.float32)
     np.testing.assert_array_equal(lookup.numpy(), exact[idx.numpy()].reshape(8, 10, -1))  # one rounding: exact
     bag = (q.embedding_bag_byte if dtype == torch.quint8 else q.embedding_bag_4bit)(packed, idx, off, False, 1)
     _close(bag, ref.embedding_bag_ref(codes, s, b, idx.tolist(), _starts(off.tolist(), len(idx), False), 1), "bag mean")
     theirs = (tq_ops.embedding_bag_byte if dtype == torch.quint8 else tq_ops.embedding_bag_4bit)(
-        tq_ops.embedding_bag_prepack(qw), idx, off, False, 0)
+        tq_ops.embedding_bag_prepack(qw), idx, off, False, 0
+    )
     ours = (q.embedding_bag_byte if dtype == torch.quint8 else q.embedding_bag_4bit)(packed, idx, off, False, 0)
     # torch keeps 4-bit scale / bias in fp16: a step of fp16 rounding apart there
     tol = 1e-5 if dtype == torch.quint8 else 5e-3
@@ -166,8 +178,12 @@ def test_paths_bit_identical():
         results = []
         for isa in _isa.supported_isas():
             with torch_qplugin.kernel_isa(isa):
-                results.append([_rowwise(bits)(fused, idx, off, False, m, False, psw if m == 0 else None, None, False)
-                                for m in (0, 1, 2)])
+                results.append(
+                    [
+                        _rowwise(bits)(fused, idx, off, False, m, False, psw if m == 0 else None, None, False)
+                        for m in (0, 1, 2)
+                    ]
+                )
         for r in results[1:]:
             for a, b in zip(r, results[0]):
                 assert torch.equal(a, b)
@@ -176,7 +192,8 @@ def test_paths_bit_identical():
 def test_empty_inputs():
     fused = _prepack(torch.randn(5, 8), 8)
     assert _rowwise(8)(fused, torch.zeros(0, dtype=torch.long), torch.zeros(3, dtype=torch.long)).equal(
-        torch.zeros(3, 8))
+        torch.zeros(3, 8)
+    )
     assert _rowwise(8)(fused, torch.zeros(0, dtype=torch.long), torch.zeros(0, dtype=torch.long)).shape == (0, 8)
     packed = q.embedding_bag_prepack(_float_qparams_weight(torch.randn(5, 8), torch.quint8))
     assert q.embedding_byte(packed, torch.zeros(0, 3, dtype=torch.long)).shape == (0, 3, 8)
@@ -185,13 +202,21 @@ def test_empty_inputs():
 def test_bad_input():
     fused = _prepack(torch.randn(5, 8), 8)
     idx, off = torch.tensor([0, 4, 2]), torch.tensor([0, 2])
-    with pytest.raises(IndexError, match=r"qplugin::embedding_bag_byte_rowwise_offsets: indices should be in \[0, 5\) \(num_embeddings\), got values in \[0, 5\]"):
+    with pytest.raises(
+        IndexError,
+        match=r"qplugin::embedding_bag_byte_rowwise_offsets: indices should be in \[0, 5\) \(num_embeddings\), got values in \[0, 5\]",
+    ):
         _rowwise(8)(fused, torch.tensor([0, 5]), off)
     with pytest.raises(IndexError, match=r"indices should be in \[0, 5\).*got values in \[-1, 4\]"):
         _rowwise(8)(fused, torch.tensor([-1, 4]), off)
-    with pytest.raises(ValueError, match=r"qplugin::embedding_bag_byte_rowwise_offsets: offsets should start at 0, got 1"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::embedding_bag_byte_rowwise_offsets: offsets should start at 0, got 1"
+    ):
         _rowwise(8)(fused, idx, torch.tensor([1, 2]))
-    with pytest.raises(ValueError, match=r"offsets should be non-decreasing and at most the number of indices \(3\), got offsets\[0\] = 0 then 4"):
+    with pytest.raises(
+        ValueError,
+        match=r"offsets should be non-decreasing and at most the number of indices \(3\), got offsets\[0\] = 0 then 4",
+    ):
         _rowwise(8)(fused, idx, torch.tensor([0, 4]))
     with pytest.raises(ValueError, match=r"mode should be 0 \(sum\), 1 \(mean\) or 2 \(max\), got 3"):
         _rowwise(8)(fused, idx, off, False, 3)
@@ -211,21 +236,36 @@ def test_bad_input():
         _rowwise(4)(torch.zeros(5, 3, dtype=torch.uint8), idx, off)
     with pytest.raises(NotImplementedError, match=r"qplugin::embedding_bag_4bit_prepack: optimized_qparams=True"):
         q.embedding_bag_4bit_prepack(torch.randn(4, 8), True)
-    with pytest.raises(ValueError, match=r"qplugin::embedding_bag_byte_prepack: weight should be a float32 or float16 tensor, got dtype Long"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::embedding_bag_byte_prepack: weight should be a float32 or float16 tensor, got dtype Long",
+    ):
         q.embedding_bag_byte_prepack(torch.zeros(3, 4, dtype=torch.long))
     # packed params
     with pytest.raises(RuntimeError, match=r"qplugin::embedding_bag_prepack: weight should be a quantized tensor"):
         q.embedding_bag_prepack(torch.randn(4, 8))
-    with pytest.raises(ValueError, match=r"qplugin::embedding_bag_prepack: weight should be per_channel_affine_float_qparams along axis 0, got qscheme per_tensor_affine"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::embedding_bag_prepack: weight should be per_channel_affine_float_qparams along axis 0, got qscheme per_tensor_affine",
+    ):
         q.embedding_bag_prepack(torch.quantize_per_tensor(torch.randn(4, 8), 0.1, 3, torch.quint8))
-    with pytest.raises(ValueError, match=r"qplugin::embedding_bag_prepack: weight should be quint8 or quint4x2, got QInt8"):
-        q.embedding_bag_prepack(torch.quantize_per_channel(torch.randn(4, 8), torch.ones(4), torch.zeros(4), 0, torch.qint8))
+    with pytest.raises(
+        ValueError, match=r"qplugin::embedding_bag_prepack: weight should be quint8 or quint4x2, got QInt8"
+    ):
+        q.embedding_bag_prepack(
+            torch.quantize_per_channel(torch.randn(4, 8), torch.ones(4), torch.zeros(4), 0, torch.qint8)
+        )
     p4 = q.embedding_bag_prepack(_float_qparams_weight(torch.randn(5, 8), torch.quint4x2))
-    with pytest.raises(ValueError, match=r"qplugin::embedding_byte: weight should hold 8-bit rows \(quint8\), got 4-bit rows"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::embedding_byte: weight should hold 8-bit rows \(quint8\), got 4-bit rows"
+    ):
         q.embedding_byte(p4, idx)
     with pytest.raises(ValueError, match=r"qplugin::embedding_bag_byte: weight should hold 8-bit rows"):
         q.embedding_bag_byte(p4, idx, off)
-    with pytest.raises(TypeError, match=r"qplugin::embedding_byte: weight should be a EmbeddingPackedParamsBase .* got LinearPackedParamsBase"):
+    with pytest.raises(
+        TypeError,
+        match=r"qplugin::embedding_byte: weight should be a EmbeddingPackedParamsBase .* got LinearPackedParamsBase",
+    ):
         q.embedding_byte(q.linear_prepack(torch.quantize_per_tensor(torch.randn(3, 4), 0.1, 0, torch.qint8), None), idx)
     with pytest.raises(IndexError, match=r"qplugin::embedding_4bit: indices should be in \[0, 5\)"):
         q.embedding_4bit(p4, torch.tensor([7]))
@@ -243,7 +283,7 @@ def test_bad_index_raises_wherever_it_sits(isa, bits, dim):
     g = torch.Generator().manual_seed(dim + bits)
     n = 300
     off = torch.arange(0, n, 7)
-    for bad in (rows, rows + 1000, -1, -7, 2 ** 40, -(2 ** 62)):
+    for bad in (rows, rows + 1000, -1, -7, 2**40, -(2**62)):
         for at in (0, 150, n - 1):
             idx = torch.randint(0, rows, (n,), generator=g)
             idx[at] = bad
@@ -255,8 +295,17 @@ def test_bad_index_raises_wherever_it_sits(isa, bits, dim):
             with pytest.raises(IndexError, match=msg):
                 _rowwise(bits)(fused, idx, off, False, 0, False, torch.rand(n))
             with pytest.raises(IndexError, match=msg):  # the bad index after the last offset
-                _rowwise(bits)(fused, idx, torch.tensor([0, min(at, n - 2)]) if at > 0 else off, False, 0,
-                               False, None, None, at > 0)
+                _rowwise(bits)(
+                    fused,
+                    idx,
+                    torch.tensor([0, min(at, n - 2)]) if at > 0 else off,
+                    False,
+                    0,
+                    False,
+                    None,
+                    None,
+                    at > 0,
+                )
     idx = torch.tensor([3, rows])
     with pytest.raises(IndexError, match=rf"got values in \[3, {rows}\]"):  # no bag at all
         _rowwise(bits)(fused, idx, torch.tensor([0]), False, 0, False, None, None, True)
@@ -281,8 +330,10 @@ def test_bad_offsets_anywhere(isa):
             o[p] = v
             if v < 0:
                 continue
-            msg = (rf"offsets should be non-decreasing and at most the number of indices \({n}\), "
-                   rf"got offsets\[{p - 1}\] = {int(o[p - 1])} then {v}")
+            msg = (
+                rf"offsets should be non-decreasing and at most the number of indices \({n}\), "
+                rf"got offsets\[{p - 1}\] = {int(o[p - 1])} then {v}"
+            )
             with pytest.raises(ValueError, match=msg):
                 _rowwise(8)(fused, idx, o)
             with pytest.raises(ValueError, match=msg):
@@ -308,8 +359,10 @@ def _script(fn):
 
 def test_packed_params_state_validates():
     p = q.embedding_bag_prepack(_float_qparams_weight(torch.randn(6, 10), torch.quint4x2))
-    assert repr(p) == ("EmbeddingPackedParamsBase(num_embeddings=6, embedding_dim=10, dtype=quint4x2, "
-                       "qscheme=per_channel_affine_float_qparams)")
+    assert repr(p) == (
+        "EmbeddingPackedParamsBase(num_embeddings=6, embedding_dim=10, dtype=quint4x2, "
+        "qscheme=per_channel_affine_float_qparams)"
+    )
     get, put = _script(_getstate_fn), _script(_setstate_fn)
     version, bits, dim, (codes, scales, zps) = get(p)
     assert (version, bits, dim) == (1, 4, 10) and codes.shape == (6, 5)
@@ -346,8 +399,39 @@ def test_opcheck():
 # Row widths around the vector widths (8 / 16 floats), the 8-vector block (64 / 128 floats) and
 # two blocks, odd widths (masked / scalar tails), widths where two bags go interleaved (<= 4
 # accumulators) and where they do not.
-DIMS = [1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 40, 48, 63, 64, 65, 72, 80, 96, 100, 127, 128, 129,
-        136, 144, 160, 192, 200]
+DIMS = [
+    1,
+    2,
+    3,
+    5,
+    7,
+    8,
+    9,
+    15,
+    16,
+    17,
+    24,
+    31,
+    32,
+    33,
+    40,
+    48,
+    63,
+    64,
+    65,
+    72,
+    80,
+    96,
+    100,
+    127,
+    128,
+    129,
+    136,
+    144,
+    160,
+    192,
+    200,
+]
 
 
 def _bags_case(seed, rows, n, bags):
@@ -386,8 +470,9 @@ def test_every_row_width_bit_identical_and_vs_reference(bits):
         for mode, weights in [(0, None), (0, psw), (1, None), (2, None)]:
             results = _on_every_path(lambda: _rowwise(bits)(fused, idx, off, False, mode, False, weights, None, False))
             _same_bits(results, f"{bits}-bit dim {dim} mode {mode} psw {weights is not None}")
-            expected = ref.embedding_bag_ref(codes, scale, bias, idx.tolist(), starts, mode,
-                                             None if weights is None else weights.numpy())
+            expected = ref.embedding_bag_ref(
+                codes, scale, bias, idx.tolist(), starts, mode, None if weights is None else weights.numpy()
+            )
             _close(results[0][1], expected, f"{bits}-bit dim {dim} mode {mode}")
 
 
@@ -403,14 +488,23 @@ def test_packed_params_every_row_width_bit_identical(dtype):
         psw = torch.rand(len(idx), generator=torch.Generator().manual_seed(2))
         s = qw.q_per_channel_scales().float().numpy()
         b = (qw.q_per_channel_zero_points().float() * qw.q_per_channel_scales().float() * -1).numpy()
-        codes = (qw.int_repr().numpy() if dtype == torch.quint8 else
-                 np.stack([qw.int_repr().numpy() & 15, qw.int_repr().numpy() >> 4], -1)).reshape(w.shape)
+        codes = (
+            qw.int_repr().numpy()
+            if dtype == torch.quint8
+            else np.stack([qw.int_repr().numpy() & 15, qw.int_repr().numpy() >> 4], -1)
+        ).reshape(w.shape)
         for mode, weights in [(0, psw), (1, None), (2, None)]:
             results = _on_every_path(lambda: bag(packed, idx, off, False, mode, False, weights, None, False))
             _same_bits(results, f"{dtype} dim {dim} mode {mode}")
-            expected = ref.embedding_bag_ref(codes.astype(np.int64), s, b, idx.tolist(),
-                                             _starts(off.tolist(), len(idx), False), mode,
-                                             None if weights is None else weights.numpy())
+            expected = ref.embedding_bag_ref(
+                codes.astype(np.int64),
+                s,
+                b,
+                idx.tolist(),
+                _starts(off.tolist(), len(idx), False),
+                mode,
+                None if weights is None else weights.numpy(),
+            )
             _close(results[0][1], expected, f"{dtype} dim {dim} mode {mode}")
 
 
@@ -432,8 +526,9 @@ def test_long_bags_pruned_rows_and_lookups(bits):
         for mode in (0, 1, 2):
             results = _on_every_path(lambda: _rowwise(bits)(fused, orig, off, False, mode, True, None, mapping, False))
             _same_bits(results, f"{bits}-bit dim {dim} mode {mode} long bags")
-            expected = ref.embedding_bag_ref(codes, scale, bias, mapping[orig].tolist(),
-                                             _starts(off.tolist(), n, False), mode)
+            expected = ref.embedding_bag_ref(
+                codes, scale, bias, mapping[orig].tolist(), _starts(off.tolist(), n, False), mode
+            )
             _close(results[0][1], expected, f"{bits}-bit dim {dim} mode {mode} long bags")
         # lookups: one row a bag, many bags
         idx = torch.randint(0, 3000, (999,), generator=g)
@@ -511,24 +606,40 @@ def test_plain_embedding_bag_matches_the_definition(isa, mode):
     codes, scale, bias = ref.fused_rows_ref(fused.numpy(), 8)
     buf = q.plain_embedding_prepack(fused)
     out = q.plain_embedding_bag(buf, w.shape[0], w.shape[1], idx, off, mode)
-    _close(out, ref.embedding_bag_ref(codes, scale, bias, idx.tolist(), _starts(off.tolist(), len(idx), False), mode),
-           f"plain mode {mode}")
+    _close(
+        out,
+        ref.embedding_bag_ref(codes, scale, bias, idx.tolist(), _starts(off.tolist(), len(idx), False), mode),
+        f"plain mode {mode}",
+    )
     assert torch.equal(out, q.embedding_bag_byte_rowwise_offsets(fused, idx, off, False, mode))
     psw = torch.rand(len(idx))
     if mode == 0:
-        assert torch.equal(q.plain_embedding_bag(buf, w.shape[0], w.shape[1], idx, off, 0, False, psw),
-                           q.embedding_bag_byte_rowwise_offsets(fused, idx, off, False, 0, False, psw))
+        assert torch.equal(
+            q.plain_embedding_bag(buf, w.shape[0], w.shape[1], idx, off, 0, False, psw),
+            q.embedding_bag_byte_rowwise_offsets(fused, idx, off, False, 0, False, psw),
+        )
     with pytest.raises(IndexError, match=r"qplugin::plain_embedding_bag: indices should be in \[0, 57\)"):
         q.plain_embedding_bag(buf, w.shape[0], w.shape[1], idx + 57, off, mode)
 
 
-@pytest.mark.parametrize("scale, what", [(0.0, "got 0"), (-1.0, "got -1"), (1e-45, "float32 with a finite reciprocal"),
-                                         (float("nan"), "got nan"), (float("inf"), "got inf")])
+@pytest.mark.parametrize(
+    "scale, what",
+    [
+        (0.0, "got 0"),
+        (-1.0, "got -1"),
+        (1e-45, "float32 with a finite reciprocal"),
+        (float("nan"), "got nan"),
+        (float("inf"), "got inf"),
+    ],
+)
 def test_plain_embedding_prepack_refuses_bad_row_scales(scale, what):
     fused = _prepack(torch.randn(4, 6), 8)
     fused[2, 6:10] = torch.tensor([scale], dtype=torch.float32).view(torch.uint8)
-    with pytest.raises(ValueError, match=rf"qplugin::plain_embedding_prepack: fused_rows \(a row's scale\) should be "
-                                         rf".*{what}"):
+    with pytest.raises(
+        ValueError,
+        match=rf"qplugin::plain_embedding_prepack: fused_rows \(a row's scale\) should be "
+        rf".*{what}",
+    ):
         q.plain_embedding_prepack(fused)
 
 
@@ -536,15 +647,21 @@ def test_plain_embedding_prepack_checks_bias_codes_and_shape():
     fused = _prepack(torch.randn(4, 6), 8)
     bad = fused.clone()
     bad[1, 10:14] = torch.tensor([float("inf")], dtype=torch.float32).view(torch.uint8)
-    with pytest.raises(ValueError, match=r"qplugin::plain_embedding_prepack: fused_rows should hold finite row biases, "
-                                         r"got inf in row 1"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::plain_embedding_prepack: fused_rows should hold finite row biases, "
+        r"got inf in row 1",
+    ):
         q.plain_embedding_prepack(bad)
     four = fused.clone()
     four[:, :6] = 15
     assert torch.equal(q.plain_embedding_unpack(q.plain_embedding_prepack(four, 4)), four)
     four[3, 2] = 16
-    with pytest.raises(ValueError, match=r"qplugin::plain_embedding_prepack: a 4-bit table's codes should be below 16, "
-                                         r"got 16 in row 3"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::plain_embedding_prepack: a 4-bit table's codes should be below 16, "
+        r"got 16 in row 3",
+    ):
         q.plain_embedding_prepack(four, 4)
     with pytest.raises(ValueError, match=r"qplugin::plain_embedding_prepack: bits should be 8 or 4, got 2"):
         q.plain_embedding_prepack(fused, 2)

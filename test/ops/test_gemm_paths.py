@@ -5,6 +5,7 @@ tiles and the AVX-VNNI tall 1-6-row / wide 1-2-row x 1-3-panel tiles; column cou
 zero points (the row-sum term), and the three outputs: uint8 (linear), float (dynamic linear)
 and int32 (transposed conv's GEMM + col2im).
 """
+
 import shutil
 import subprocess
 
@@ -24,8 +25,9 @@ DEPTHS = [1, 3, 4, 5, 64, 67]
 def _operands(M, K, N, g, wzp):
     w = torch.randint(-128, 128, (N, K), dtype=torch.int8, generator=g)
     zps = torch.randint(-wzp, wzp + 1, (N,), generator=g) if wzp else torch.zeros(N, dtype=torch.long)
-    wq = torch._make_per_channel_quantized_tensor(w, torch.rand(N, dtype=torch.double, generator=g) * 0.01 + 1e-3,
-                                                  zps, 0)
+    wq = torch._make_per_channel_quantized_tensor(
+        w, torch.rand(N, dtype=torch.double, generator=g) * 0.01 + 1e-3, zps, 0
+    )
     x = torch.randint(0, 256, (M, K), dtype=torch.uint8, generator=g)
     xq = torch._make_per_tensor_quantized_tensor(x, 0.05, int(torch.randint(0, 256, (1,), generator=g)))
     return xq, wq, torch.randn(N, generator=g)
@@ -54,8 +56,12 @@ def test_int32_output_bit_identical_to_scalar(isa):
     g = torch.Generator().manual_seed(5)
     for C, OC, W in [(3, 5, 7), (16, 17, 2), (33, 48, 9), (64, 40, 1)]:
         w = torch.randint(-128, 128, (C, OC, 3), dtype=torch.int8, generator=g)
-        wq = torch._make_per_channel_quantized_tensor(w, torch.rand(OC, dtype=torch.double, generator=g) * 0.01 + 1e-3,
-                                                      torch.randint(-2, 3, (OC,), generator=g), 1)
+        wq = torch._make_per_channel_quantized_tensor(
+            w,
+            torch.rand(OC, dtype=torch.double, generator=g) * 0.01 + 1e-3,
+            torch.randint(-2, 3, (OC,), generator=g),
+            1,
+        )
         x = torch.randint(0, 256, (2, C, W), dtype=torch.uint8, generator=g)
         xq = torch._make_per_tensor_quantized_tensor(x, 0.05, 120)
         p = q.conv_transpose1d_prepack(wq, None, [2], [1], [1], [1], 1)
@@ -87,8 +93,9 @@ def test_avxvnni_code_is_vex_only():
     if objdump is None:
         pytest.skip("objdump (binutils) is not installed")
     lib = torch_qplugin._ops.library_path()
-    out = subprocess.run([objdump, "-d", "--no-show-raw-insn", "-C", lib], capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        [objdump, "-d", "--no-show-raw-insn", "-C", lib], capture_output=True, text=True, check=True
+    ).stdout
     funcs, cur, body = {}, None, []
     for line in out.splitlines():
         if line.endswith(">:"):
@@ -103,6 +110,7 @@ def test_avxvnni_code_is_vex_only():
     assert any("qgemm_block" in name for name in vnni), "no avxvnni::qgemm_block in the library"
     dots = 0
     import re
+
     evex = re.compile(r"%zmm|%k[0-7]|%[xy]mm(1[6-9]|2[0-9]|3[01])\b|\{1to")
     for name, body in vnni.items():
         for ins in body:
@@ -121,8 +129,9 @@ def test_depthwise_bit_identical_to_scalar(isa, stride, pad, k):
     g = torch.Generator().manual_seed(7 + k)
     for C in (8, 31, 32, 33, 64, 65, 96, 100, 144):
         w = torch.randint(-128, 128, (C, 1, k, k), dtype=torch.int8, generator=g)
-        wq = torch._make_per_channel_quantized_tensor(w, torch.rand(C, dtype=torch.double, generator=g) * 0.01 + 1e-3,
-                                                      torch.zeros(C, dtype=torch.long), 0)
+        wq = torch._make_per_channel_quantized_tensor(
+            w, torch.rand(C, dtype=torch.double, generator=g) * 0.01 + 1e-3, torch.zeros(C, dtype=torch.long), 0
+        )
         x = torch.randint(0, 256, (2, C, 9, 11), dtype=torch.uint8, generator=g)
         xq = torch._make_per_tensor_quantized_tensor(x, 0.05, 117).contiguous(memory_format=torch.channels_last)
         p = q.conv2d_prepack(wq, torch.randn(C, generator=g), [stride] * 2, [pad] * 2, [1, 1], C)

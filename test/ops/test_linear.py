@@ -3,6 +3,7 @@
 Oracles: test/reference.py (float64 from the definitions) and torch.ops.quantized.*
 on 7-bit activations, where torch's x86 engine is exact.
 """
+
 import warnings
 from typing import List, Optional, Tuple
 
@@ -43,8 +44,22 @@ def out_qparams(xq, wq, bias):
     return scale, zp
 
 
-SHAPES = [(1, 1, 1), (1, 7, 5), (2, 3, 17), (3, 4, 16), (5, 15, 15), (6, 16, 64), (7, 17, 65), (1, 63, 33),
-          (13, 64, 130), (6, 65, 63), (31, 100, 70), (97, 33, 129), (1, 768, 48), (200, 37, 20)]
+SHAPES = [
+    (1, 1, 1),
+    (1, 7, 5),
+    (2, 3, 17),
+    (3, 4, 16),
+    (5, 15, 15),
+    (6, 16, 64),
+    (7, 17, 65),
+    (1, 63, 33),
+    (13, 64, 130),
+    (6, 65, 63),
+    (31, 100, 70),
+    (97, 33, 129),
+    (1, 768, 48),
+    (200, 37, 20),
+]
 
 
 @pytest.mark.parametrize("per_channel", [False, True])
@@ -131,7 +146,9 @@ def test_matches_torch_on_7bit_activations(per_channel):
                 tol = 1e-4 * float(theirs_d.abs().max()) + 1e-5
                 torch.testing.assert_close(ours_d, theirs_d, atol=tol, rtol=1e-4)
             expect = ref.linear_dynamic_ref(x, wq, bias, True)
-            np.testing.assert_allclose(ours_d.numpy(), expect, rtol=1e-5, atol=1e-5 * float(np.abs(expect).max()) + 1e-5)
+            np.testing.assert_allclose(
+                ours_d.numpy(), expect, rtol=1e-5, atol=1e-5 * float(np.abs(expect).max()) + 1e-5
+            )
     finally:
         torch.backends.quantized.engine = prev
 
@@ -259,8 +276,7 @@ def test_packed_memory_footprint():
 def test_repr():
     g = torch.Generator().manual_seed(13)
     p = q.linear_prepack(make_weight(4, 3, True, g), torch.zeros(4))
-    assert str(p) == ("LinearPackedParamsBase(out_features=4, in_features=3, qscheme=per_channel_affine, "
-                      "bias=True)")
+    assert str(p) == ("LinearPackedParamsBase(out_features=4, in_features=3, qscheme=per_channel_affine, bias=True)")
 
 
 def test_opcheck():
@@ -277,11 +293,14 @@ def test_opcheck():
     torch.library.opcheck(q.linear_dynamic.default, (torch.randn(3, 12), p, False), test_utils=tu)
     torch.library.opcheck(q.linear_relu_dynamic.default, (torch.randn(3, 12), p, True), test_utils=tu)
     torch.library.opcheck(q.linear_unpack.default, (p,), test_utils=tu)
-    torch.library.opcheck(q.linear_prepack.default, (wq, None), test_utils=("test_schema", "test_autograd_registration"))
+    torch.library.opcheck(
+        q.linear_prepack.default, (wq, None), test_utils=("test_schema", "test_autograd_registration")
+    )
     torch.library.opcheck(q.linear_prepack.default, (wq, torch.randn(8)), test_utils=("test_schema",))
 
 
 # ---- errors -----------------------------------------------------------------------------
+
 
 def _w():
     return torch.quantize_per_tensor(torch.randn(4, 6), 0.05, 0, torch.qint8)
@@ -295,11 +314,14 @@ def test_prepack_errors():
         q.linear_prepack(torch.quantize_per_tensor(torch.randn(4, 6), 0.1, 0, torch.quint8))
     with pytest.raises(ValueError, match=r"qplugin::linear_prepack: W should be 2-D"):
         q.linear_prepack(torch.quantize_per_tensor(torch.randn(2, 4, 6), 0.1, 0, torch.qint8))
-    w1 = torch.quantize_per_channel(torch.randn(4, 6), torch.ones(6, dtype=torch.double) * 0.1,
-                                    torch.zeros(6, dtype=torch.long), 1, torch.qint8)
+    w1 = torch.quantize_per_channel(
+        torch.randn(4, 6), torch.ones(6, dtype=torch.double) * 0.1, torch.zeros(6, dtype=torch.long), 1, torch.qint8
+    )
     with pytest.raises(ValueError, match=r"per-channel axis should be 0 \(out_features\), got 1"):
         q.linear_prepack(w1)
-    with pytest.raises(ValueError, match=r"qplugin::linear_prepack: B should have shape \[4\] \(out_features\), got \[5\]"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::linear_prepack: B should have shape \[4\] \(out_features\), got \[5\]"
+    ):
         q.linear_prepack(w, torch.zeros(5))
     with pytest.raises(RuntimeError, match=r"qplugin::linear_prepack: B should be a float32 tensor, got dtype Double"):
         q.linear_prepack(w, torch.zeros(4, dtype=torch.double))
@@ -310,11 +332,15 @@ def test_prepack_errors():
 def test_linear_errors():
     p = q.linear_prepack(_w())
     xq = torch.quantize_per_tensor(torch.rand(3, 6), 0.1, 0, torch.quint8)
-    with pytest.raises(RuntimeError, match=r"qplugin::linear: X should be a quantized torch.quint8 tensor, got a non-quantized"):
+    with pytest.raises(
+        RuntimeError, match=r"qplugin::linear: X should be a quantized torch.quint8 tensor, got a non-quantized"
+    ):
         q.linear(torch.rand(3, 6), p, 0.1, 0)
     with pytest.raises(RuntimeError, match=r"qplugin::linear_relu: X should be torch.quint8, got QInt8"):
         q.linear_relu(torch.quantize_per_tensor(torch.rand(3, 6), 0.1, 0, torch.qint8), p, 0.1, 0)
-    with pytest.raises(ValueError, match=r"qplugin::linear: X should have last dimension 6 \(W's in_features\), got shape \[3, 5\]"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::linear: X should have last dimension 6 \(W's in_features\), got shape \[3, 5\]"
+    ):
         q.linear(torch.quantize_per_tensor(torch.rand(3, 5), 0.1, 0, torch.quint8), p, 0.1, 0)
     with pytest.raises(ValueError, match=r"qplugin::linear: X should have at least 1 dimension"):
         q.linear(torch.quantize_per_tensor(torch.tensor(1.0), 0.1, 0, torch.quint8), p, 0.1, 0)
@@ -324,8 +350,9 @@ def test_linear_errors():
     for bad in (-1, 256):
         with pytest.raises(ValueError, match=r"qplugin::linear: Y_zero_point_i should be in \[0, 255\]"):
             q.linear(xq, p, 0.1, bad)
-    xc = torch.quantize_per_channel(torch.rand(3, 6), torch.ones(3, dtype=torch.double), torch.zeros(3, dtype=torch.long),
-                                    0, torch.quint8)
+    xc = torch.quantize_per_channel(
+        torch.rand(3, 6), torch.ones(3, dtype=torch.double), torch.zeros(3, dtype=torch.long), 0, torch.quint8
+    )
     with pytest.raises(RuntimeError, match=r"qplugin::linear: X should be per_tensor_affine"):
         q.linear(xc, p, 0.1, 0)
 
@@ -334,13 +361,16 @@ def test_dynamic_errors():
     p = q.linear_prepack(_w())
     with pytest.raises(RuntimeError, match=r"qplugin::linear_dynamic: X should be a float32 tensor, got a quantized"):
         q.linear_dynamic(torch.quantize_per_tensor(torch.rand(3, 6), 0.1, 0, torch.quint8), p)
-    with pytest.raises(RuntimeError, match=r"qplugin::linear_relu_dynamic: X should be a float32 tensor, got dtype Double"):
+    with pytest.raises(
+        RuntimeError, match=r"qplugin::linear_relu_dynamic: X should be a float32 tensor, got dtype Double"
+    ):
         q.linear_relu_dynamic(torch.rand(3, 6, dtype=torch.double), p)
     with pytest.raises(ValueError, match=r"qplugin::linear_dynamic: X should have last dimension 6"):
         q.linear_dynamic(torch.rand(3, 7), p)
 
 
 # ---- pickled state validation ---------------------------------------------------------------
+
 
 def _script(fn):
     # torch 2.13 deprecates torch.jit.script (DeprecationWarning); scripting is still how
@@ -350,11 +380,15 @@ def _script(fn):
         return torch.jit.script(fn)
 
 
-def _getstate_fn(p: torch.classes.qplugin.LinearPackedParamsBase) -> Tuple[int, List[torch.Tensor], Optional[torch.Tensor]]:
+def _getstate_fn(
+    p: torch.classes.qplugin.LinearPackedParamsBase,
+) -> Tuple[int, List[torch.Tensor], Optional[torch.Tensor]]:
     return p.__getstate__()
 
 
-def _setstate_fn(p: torch.classes.qplugin.LinearPackedParamsBase, s: Tuple[int, List[torch.Tensor], Optional[torch.Tensor]]):
+def _setstate_fn(
+    p: torch.classes.qplugin.LinearPackedParamsBase, s: Tuple[int, List[torch.Tensor], Optional[torch.Tensor]]
+):
     p.__setstate__(s)
 
 
@@ -457,8 +491,16 @@ def test_small_k_register_tiles(isa, relu, with_bias):
 
     g = torch.Generator().manual_seed(22)
     op = q.linear_relu if relu else q.linear
-    for M, K, N in [(2, 16, 5), (7, 24, 24), (13, 32, 40), (50, 96, 100), (9, 512, 64), (6, 4, 17),
-                    (15, 516, 33), (20, 30, 31)]:
+    for M, K, N in [
+        (2, 16, 5),
+        (7, 24, 24),
+        (13, 32, 40),
+        (50, 96, 100),
+        (9, 512, 64),
+        (6, 4, 17),
+        (15, 516, 33),
+        (20, 30, 31),
+    ]:
         wq = make_weight(N, K, True, g, wzp_range=(0, 0))
         bias = torch.randn(N, generator=g) if with_bias else None
         p = q.linear_prepack(wq, bias)
@@ -536,8 +578,9 @@ def test_dynamic_small_path_odd_sizes(isa):
             x[0, where] = -3.0
             x[0, K - 1 - where] = 5.0 if K > 1 else -3.0
             expect = ref.linear_dynamic_ref(x, wq, None, False, False)
-            np.testing.assert_allclose(q.linear_dynamic(x, p).numpy(), expect, rtol=1e-5,
-                                       atol=1e-5 * float(np.abs(expect).max()) + 1e-5)
+            np.testing.assert_allclose(
+                q.linear_dynamic(x, p).numpy(), expect, rtol=1e-5, atol=1e-5 * float(np.abs(expect).max()) + 1e-5
+            )
 
 
 def test_static_epilogue_cache_follows_scales_and_bias():

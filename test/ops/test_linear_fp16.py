@@ -6,6 +6,7 @@ kernel's float32 accumulation order) and torch.ops.quantized.linear_dynamic_fp16
 summation order: within the sum of both bounds). The scalar path is the reference the AVX2 /
 AVX-512 paths must equal bit for bit.
 """
+
 import warnings
 
 import numpy as np
@@ -18,8 +19,23 @@ from test_linear import _getstate, _setstate  # the scripted __getstate__ / __se
 
 q = torch.ops.qplugin
 
-SHAPES = [(1, 1, 1), (1, 7, 5), (2, 3, 17), (3, 4, 16), (5, 15, 15), (6, 16, 64), (7, 17, 65), (1, 63, 33),
-          (13, 64, 130), (6, 65, 63), (31, 100, 70), (4, 33, 129), (1, 768, 48), (200, 37, 20), (65, 9, 3)]
+SHAPES = [
+    (1, 1, 1),
+    (1, 7, 5),
+    (2, 3, 17),
+    (3, 4, 16),
+    (5, 15, 15),
+    (6, 16, 64),
+    (7, 17, 65),
+    (1, 63, 33),
+    (13, 64, 130),
+    (6, 65, 63),
+    (31, 100, 70),
+    (4, 33, 129),
+    (1, 768, 48),
+    (200, 37, 20),
+    (65, 9, 3),
+]
 
 
 def _check(y, x, w, bias, relu, what="", factor=1.0):
@@ -81,13 +97,15 @@ def test_matches_torch_fp16(isa, relu):
         bias = torch.randn(N, generator=g)
         ours = (q.linear_relu_dynamic_fp16 if relu else q.linear_dynamic_fp16)(x, q.linear_prepack_fp16(w, bias))
         tp = torch.ops.quantized.linear_prepack_fp16(w, bias)
-        theirs = (torch.ops.quantized.linear_relu_dynamic_fp16 if relu
-                  else torch.ops.quantized.linear_dynamic_fp16)(x, tp)
+        theirs = (torch.ops.quantized.linear_relu_dynamic_fp16 if relu else torch.ops.quantized.linear_dynamic_fp16)(
+            x, tp
+        )
         tol = ref.linear_fp16_tolerance(x.numpy(), w.numpy(), bias.numpy())
         assert (np.abs(ours.numpy().astype(np.float64) - theirs.numpy()) <= 2 * tol).all()
         # and the unpacked weights are the same fp16 values
-        assert torch.equal(q.linear_unpack_fp16(q.linear_prepack_fp16(w, bias))[0],
-                           torch.ops.quantized.linear_unpack_fp16(tp)[0])
+        assert torch.equal(
+            q.linear_unpack_fp16(q.linear_prepack_fp16(w, bias))[0], torch.ops.quantized.linear_unpack_fp16(tp)[0]
+        )
 
 
 @pytest.mark.parametrize("M,K,N", [(1, 1030, 1030), (8, 515, 333), (130, 259, 250)])
@@ -137,8 +155,12 @@ FP16_SATURATION = "qplugin::linear_prepack_fp16: W has values outside the float1
 
 
 def test_prepack_rounds_and_saturates_like_torch():
-    w = torch.tensor([[1e5, -1e6, 1e-9, 0.1, 65519.0, 65520.0, float("inf"), -float("inf")],
-                      [1.0 + 2 ** -11, 1.0 + 3 * 2 ** -11, 6e-8, -3e-5, 0.0, -0.0, 1.5, 2.0]])
+    w = torch.tensor(
+        [
+            [1e5, -1e6, 1e-9, 0.1, 65519.0, 65520.0, float("inf"), -float("inf")],
+            [1.0 + 2**-11, 1.0 + 3 * 2**-11, 6e-8, -3e-5, 0.0, -0.0, 1.5, 2.0],
+        ]
+    )
     # Out-of-range values also warn, as torch's HandleWeightsSaturation: a C++ warning that torch
     # 2.13 / 2.14 log to stderr and 2.15 raises as a Python UserWarning.
     with warnings.catch_warnings():
@@ -200,47 +222,72 @@ def test_opcheck():
     torch.library.opcheck(q.linear_dynamic_fp16.default, (torch.randn(3, 12), p), test_utils=tu)
     torch.library.opcheck(q.linear_relu_dynamic_fp16.default, (torch.randn(3, 12), p), test_utils=tu)
     torch.library.opcheck(q.linear_unpack_fp16.default, (p,), test_utils=tu)
-    torch.library.opcheck(q.linear_prepack_fp16.default, (torch.randn(8, 12), None),
-                          test_utils=("test_schema", "test_autograd_registration"))
+    torch.library.opcheck(
+        q.linear_prepack_fp16.default,
+        (torch.randn(8, 12), None),
+        test_utils=("test_schema", "test_autograd_registration"),
+    )
 
 
 # ---- errors ---------------------------------------------------------------------------------
 
+
 def test_errors():
     p16 = q.linear_prepack_fp16(torch.randn(4, 6))
     p8 = q.linear_prepack(torch.quantize_per_tensor(torch.randn(4, 6), 0.05, 0, torch.qint8))
-    with pytest.raises(RuntimeError, match=r"qplugin::linear_dynamic_fp16: W_prepack should hold float16 weights "
-                                           r"\(from linear_prepack_fp16\), got qint8 weights"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"qplugin::linear_dynamic_fp16: W_prepack should hold float16 weights "
+        r"\(from linear_prepack_fp16\), got qint8 weights",
+    ):
         q.linear_dynamic_fp16(torch.randn(2, 6), p8)
     with pytest.raises(RuntimeError, match=r"qplugin::linear_unpack_fp16: W_prepack should hold float16 weights"):
         q.linear_unpack_fp16(p8)
     for name in ("linear_dynamic", "linear_relu_dynamic"):
-        with pytest.raises(RuntimeError, match=rf"qplugin::{name}: W_prepack should hold qint8 weights "
-                                               r"\(from linear_prepack\), got float16 weights"):
+        with pytest.raises(
+            RuntimeError,
+            match=rf"qplugin::{name}: W_prepack should hold qint8 weights "
+            r"\(from linear_prepack\), got float16 weights",
+        ):
             getattr(q, name)(torch.randn(2, 6), p16)
     with pytest.raises(RuntimeError, match=r"qplugin::linear_unpack: W_prepack should hold qint8 weights"):
         q.linear_unpack(p16)
     xq = torch.quantize_per_tensor(torch.rand(2, 6), 0.1, 0, torch.quint8)
     with pytest.raises(RuntimeError, match=r"qplugin::linear: W_prepack should hold qint8 weights"):
         q.linear(xq, p16, 0.1, 0)
-    with pytest.raises(RuntimeError, match=r"qplugin::linear_dynamic_fp16: X should be a float32 tensor, got a quantized"):
+    with pytest.raises(
+        RuntimeError, match=r"qplugin::linear_dynamic_fp16: X should be a float32 tensor, got a quantized"
+    ):
         q.linear_dynamic_fp16(xq, p16)
-    with pytest.raises(RuntimeError, match=r"qplugin::linear_relu_dynamic_fp16: X should be a float32 tensor, got dtype Double"):
+    with pytest.raises(
+        RuntimeError, match=r"qplugin::linear_relu_dynamic_fp16: X should be a float32 tensor, got dtype Double"
+    ):
         q.linear_relu_dynamic_fp16(torch.rand(2, 6, dtype=torch.double), p16)
-    with pytest.raises(ValueError, match=r"qplugin::linear_dynamic_fp16: X should have last dimension 6 \(W's in_features\)"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::linear_dynamic_fp16: X should have last dimension 6 \(W's in_features\)"
+    ):
         q.linear_dynamic_fp16(torch.rand(2, 7), p16)
     with pytest.raises(ValueError, match=r"qplugin::linear_dynamic_fp16: X should have at least 1 dimension"):
         q.linear_dynamic_fp16(torch.tensor(1.0), p16)
-    with pytest.raises(RuntimeError, match=r"qplugin::linear_prepack_fp16: W should be a float32 or float16 tensor, "
-                                           r"got a quantized tensor of dtype QInt8"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"qplugin::linear_prepack_fp16: W should be a float32 or float16 tensor, "
+        r"got a quantized tensor of dtype QInt8",
+    ):
         q.linear_prepack_fp16(torch.quantize_per_tensor(torch.randn(4, 6), 0.05, 0, torch.qint8))
-    with pytest.raises(RuntimeError, match=r"qplugin::linear_prepack_fp16: W should be a float32 or float16 tensor, got dtype Int"):
+    with pytest.raises(
+        RuntimeError, match=r"qplugin::linear_prepack_fp16: W should be a float32 or float16 tensor, got dtype Int"
+    ):
         q.linear_prepack_fp16(torch.ones(4, 6, dtype=torch.int32))
     with pytest.raises(ValueError, match=r"qplugin::linear_prepack_fp16: W should be 2-D"):
         q.linear_prepack_fp16(torch.randn(2, 4, 6))
-    with pytest.raises(ValueError, match=r"qplugin::linear_prepack_fp16: B should have shape \[4\] \(out_features\), got \[5\]"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::linear_prepack_fp16: B should have shape \[4\] \(out_features\), got \[5\]"
+    ):
         q.linear_prepack_fp16(torch.randn(4, 6), torch.zeros(5))
-    with pytest.raises(RuntimeError, match=r"qplugin::linear_prepack_fp16: B should be a float32 tensor, got dtype Double"):
+    with pytest.raises(
+        RuntimeError, match=r"qplugin::linear_prepack_fp16: B should be a float32 tensor, got dtype Double"
+    ):
         q.linear_prepack_fp16(torch.randn(4, 6), torch.zeros(4, dtype=torch.double))
 
 

@@ -1,6 +1,7 @@
 """qplugin softmax, layer_norm, group_norm, instance_norm, batch_norm2d / 3d (+ relu): within 1 step of the float64
 references (test/reference.py) and of torch's quantized kernels; every memory
 layout and kernel path gives identical results."""
+
 import numpy as np
 import pytest
 import torch
@@ -168,14 +169,19 @@ def test_batch_norm2d_layouts_and_paths_identical(dt):
             assert out.is_contiguous(memory_format=torch.channels_last)
         base = _ints(out) if base is None else base
         np.testing.assert_array_equal(_ints(out), base, err_msg=name)
+
     # The parameters are read in place: float64 ones and strided views (every other element of a
     # longer tensor) give the same bytes as contiguous float32 ones.
     def strided(t):
         wide = torch.zeros(2 * t.numel(), dtype=t.dtype)
         wide[::2] = t
         return wide[::2]
-    for params in ([p.double() for p in (w, b, m, v)], [strided(p) for p in (w, b, m, v)],
-                   [strided(p.double()) for p in (w, b, m, v)]):
+
+    for params in (
+        [p.double() for p in (w, b, m, v)],
+        [strided(p) for p in (w, b, m, v)],
+        [strided(p.double()) for p in (w, b, m, v)],
+    ):
         assert not params[0].is_contiguous() or params[0].dtype == torch.float64
         np.testing.assert_array_equal(_ints(q.batch_norm2d(qx, *params, 1e-5, 0.05, 3)), base)
     empty = _q(torch.randn(0, 70, 5, 6), 0.04, ZP[dt], dt)
@@ -197,8 +203,13 @@ def test_batch_norm_saturation_paths_identical(dt, relu, bias_scale):
         out = _paths_equal(lambda: fn(t, w, b, m, v, 1e-5, 0.05, 3))
         _within(_ints(out), ref.batch_norm_ref(qx, w, b, m, v, 1e-5, 0.05, 3, relu), 1, "vs reference")
         if bias_scale > 1:
-            lo, hi = (3, 255) if relu and dt == torch.quint8 else (0, 255) if dt == torch.quint8 else \
-                ((3, 127) if relu else (-128, 127))
+            lo, hi = (
+                (3, 255)
+                if relu and dt == torch.quint8
+                else (0, 255)
+                if dt == torch.quint8
+                else ((3, 127) if relu else (-128, 127))
+            )
             assert ((_ints(out) == lo) | (_ints(out) == hi)).mean() > 0.5, "the case should saturate"
 
 
@@ -244,8 +255,9 @@ def test_batch_norm3d_layouts_and_paths_identical(dt, name):
 # ----------------------------------------------------------------------------- group_norm, instance_norm
 @pytest.mark.parametrize("dt", DTYPES)
 @pytest.mark.parametrize("affine", [True, False])
-@pytest.mark.parametrize("shape,groups", [((2, 12, 5, 7), 4), ((3, 6, 11), 1), ((1, 8, 3, 4, 5), 8),
-                                          ((2, 9, 40, 3), 3)])
+@pytest.mark.parametrize(
+    "shape,groups", [((2, 12, 5, 7), 4), ((3, 6, 11), 1), ((1, 8, 3, 4, 5), 8), ((2, 9, 40, 3), 3)]
+)
 def test_group_norm_vs_reference_and_torch(isa, dt, affine, shape, groups):
     qx = _q(torch.randn(shape) * 2 + 0.5, 0.03, ZP[dt], dt)
     c = shape[1]
@@ -265,8 +277,10 @@ def test_group_norm_vs_reference_and_torch(isa, dt, affine, shape, groups):
 def test_group_norm_layouts_paths_and_edge_cases(dt):
     qx = _q(torch.randn(2, 8, 9, 13) * 3, 0.05, ZP[dt], dt)
     w, b = torch.rand(8) + 0.5, torch.randn(8)
-    for fn in (lambda t, w, b: q.group_norm(t, 2, w, b, 1e-5, 0.03, 5),
-               lambda t, w, b: q.instance_norm(t, w, b, 1e-5, 0.03, 5)):
+    for fn in (
+        lambda t, w, b: q.group_norm(t, 2, w, b, 1e-5, 0.03, 5),
+        lambda t, w, b: q.instance_norm(t, w, b, 1e-5, 0.03, 5),
+    ):
         base = None
         for name, t in _layouts(qx).items():
             out = _paths_equal(lambda: fn(t, w, b))
@@ -318,12 +332,24 @@ def test_norm_random_sweep(seed):
     n, c, h, wd = (int(v) for v in torch.randint(1, 12, (4,), generator=g))
     scale = float(torch.rand(1, generator=g)) * 0.1 + 1e-3
     qx = _q(torch.randn(n, c, h, wd, generator=g) * 3, scale, ZP[dt], dt)
-    w, b, m, v = (torch.rand(c, generator=g) + 0.5, torch.randn(c, generator=g), torch.randn(c, generator=g),
-                  torch.rand(c, generator=g) + 0.2)
-    _within(_ints(q.batch_norm2d(qx, w, b, m, v, 1e-5, 0.03, 1)),
-            ref.batch_norm2d_ref(qx, w, b, m, v, 1e-5, 0.03, 1), 1, "bn")
-    _within(_ints(q.layer_norm(qx, [h, wd], None, None, 1e-5, 0.03, 1)),
-            ref.layer_norm_ref(qx, [h, wd], None, None, 1e-5, 0.03, 1), 1, "ln")
+    w, b, m, v = (
+        torch.rand(c, generator=g) + 0.5,
+        torch.randn(c, generator=g),
+        torch.randn(c, generator=g),
+        torch.rand(c, generator=g) + 0.2,
+    )
+    _within(
+        _ints(q.batch_norm2d(qx, w, b, m, v, 1e-5, 0.03, 1)),
+        ref.batch_norm2d_ref(qx, w, b, m, v, 1e-5, 0.03, 1),
+        1,
+        "bn",
+    )
+    _within(
+        _ints(q.layer_norm(qx, [h, wd], None, None, 1e-5, 0.03, 1)),
+        ref.layer_norm_ref(qx, [h, wd], None, None, 1e-5, 0.03, 1),
+        1,
+        "ln",
+    )
     _within(_ints(q.softmax(qx, 1, 0.004, SM_ZP[dt])), ref.softmax_ref(qx, 1, 0.004, SM_ZP[dt]), 1, "softmax")
 
 
@@ -332,7 +358,9 @@ def test_errors():
     x = torch.randn(2, 3, 4, 5)
     qx = _q(x, 0.1, 10, torch.quint8)
     w, b, m, v = _bn_params(3)
-    with pytest.raises(RuntimeError, match=r"qplugin::softmax: qx should be a quantized tensor .*non-quantized tensor of dtype Float"):
+    with pytest.raises(
+        RuntimeError, match=r"qplugin::softmax: qx should be a quantized tensor .*non-quantized tensor of dtype Float"
+    ):
         q.softmax(x, 1, 0.1, 0)
     with pytest.raises(RuntimeError, match=r"qplugin::layer_norm: input should be a quantized tensor"):
         q.layer_norm(x, [5], None, None, 1e-5, 0.1, 0)
@@ -342,15 +370,22 @@ def test_errors():
         q.softmax(qx, 4, 0.1, 0)
     with pytest.raises(ValueError, match=r"qplugin::softmax: output_scale should be a positive finite number, got -1"):
         q.softmax(qx, 1, -1.0, 0)
-    with pytest.raises(ValueError, match=r"qplugin::layer_norm: output_zero_point should be in \[0, 255\] for QUInt8, got -1"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::layer_norm: output_zero_point should be in \[0, 255\] for QUInt8, got -1"
+    ):
         q.layer_norm(qx, [5], None, None, 1e-5, 0.1, -1)
-    with pytest.raises(ValueError, match=r"qplugin::layer_norm: normalized_shape should match the last dims of input \(shape \[2, 3, 4, 5\]\), got \[4\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::layer_norm: normalized_shape should match the last dims of input \(shape \[2, 3, 4, 5\]\), got \[4\]",
+    ):
         q.layer_norm(qx, [4], None, None, 1e-5, 0.1, 0)
     with pytest.raises(ValueError, match=r"qplugin::layer_norm: normalized_shape should match .*got \[1, 2, 3, 4, 5\]"):
         q.layer_norm(qx, [1, 2, 3, 4, 5], None, None, 1e-5, 0.1, 0)
     with pytest.raises(ValueError, match=r"qplugin::layer_norm: weight should have shape \[4, 5\], got \[5\]"):
         q.layer_norm(qx, [4, 5], torch.ones(5), None, 1e-5, 0.1, 0)
-    with pytest.raises(RuntimeError, match=r"qplugin::layer_norm: bias should be a float32 or float64 tensor, got dtype Long"):
+    with pytest.raises(
+        RuntimeError, match=r"qplugin::layer_norm: bias should be a float32 or float64 tensor, got dtype Long"
+    ):
         q.layer_norm(qx, [5], None, torch.zeros(5, dtype=torch.long), 1e-5, 0.1, 0)
     with pytest.raises(ValueError, match=r"qplugin::layer_norm: eps should be a finite non-negative number, got -1"):
         q.layer_norm(qx, [5], None, None, -1.0, 0.1, 0)
@@ -360,9 +395,14 @@ def test_errors():
         q.batch_norm2d(qx, torch.ones(4), b, m, v, 1e-5, 0.1, 0)
     with pytest.raises(ValueError, match=r"qplugin::batch_norm2d: mean should have shape \[3\], got \[3, 1\]"):
         q.batch_norm2d(qx, w, b, m[:, None], v, 1e-5, 0.1, 0)
-    with pytest.raises(RuntimeError, match=r"qplugin::batch_norm2d: var should be a float32 or float64 tensor, got dtype QUInt8"):
+    with pytest.raises(
+        RuntimeError, match=r"qplugin::batch_norm2d: var should be a float32 or float64 tensor, got dtype QUInt8"
+    ):
         q.batch_norm2d(qx, w, b, m, _q(v, 0.1, 0, torch.quint8), 1e-5, 0.1, 0)
-    with pytest.raises(ValueError, match=r"qplugin::batch_norm2d: var \+ eps should be positive and finite for every channel, got var\[1\] = -1"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::batch_norm2d: var \+ eps should be positive and finite for every channel, got var\[1\] = -1",
+    ):
         q.batch_norm2d(qx, w, b, m, torch.tensor([1.0, -1.0, 1.0]), 1e-5, 0.1, 0)
     with pytest.raises(ValueError, match=r"qplugin::batch_norm3d: qx should be 5-D \[N, C, D, H, W\], got 4 dims"):
         q.batch_norm3d(qx, w, b, m, v, 1e-5, 0.1, 0)
@@ -374,20 +414,34 @@ def test_errors():
         q.group_norm(x, 1, None, None, 1e-5, 0.1, 0)
     with pytest.raises(RuntimeError, match=r"qplugin::instance_norm: input should be a quantized tensor"):
         q.instance_norm(x, None, None, 1e-5, 0.1, 0)
-    with pytest.raises(ValueError, match=r"qplugin::group_norm: num_groups should be positive and divide the number of channels 3, got 2"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::group_norm: num_groups should be positive and divide the number of channels 3, got 2",
+    ):
         q.group_norm(qx, 2, None, None, 1e-5, 0.1, 0)
     with pytest.raises(ValueError, match=r"qplugin::group_norm: num_groups should be positive .*got 0"):
         q.group_norm(qx, 0, None, None, 1e-5, 0.1, 0)
     with pytest.raises(ValueError, match=r"qplugin::group_norm: weight should have shape \[3\], got \[4\]"):
         q.group_norm(qx, 3, torch.ones(4), None, 1e-5, 0.1, 0)
-    with pytest.raises(ValueError, match=r"qplugin::instance_norm: input should have at least 2 dims \[N, C, ...\], got 1 dims"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::instance_norm: input should have at least 2 dims \[N, C, ...\], got 1 dims"
+    ):
         q.instance_norm(qx[0, 0, 0], None, None, 1e-5, 0.1, 0)
-    with pytest.raises(ValueError, match=r"qplugin::instance_norm: eps should be a finite non-negative number, got nan"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::instance_norm: eps should be a finite non-negative number, got nan"
+    ):
         q.instance_norm(qx, None, None, float("nan"), 0.1, 0)
-    with pytest.raises(ValueError, match=r"qplugin::group_norm: output_scale should be a positive finite number, got 0"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::group_norm: output_scale should be a positive finite number, got 0"
+    ):
         q.group_norm(qx, 1, None, None, 1e-5, 0.0, 0)
-    pc = torch.quantize_per_channel(x, torch.ones(2, dtype=torch.double) * 0.1, torch.zeros(2, dtype=torch.long), 0, torch.quint8)
-    with pytest.raises(RuntimeError, match=r"qplugin::softmax: qx should be a per-tensor quantized tensor, got qscheme per_channel_affine"):
+    pc = torch.quantize_per_channel(
+        x, torch.ones(2, dtype=torch.double) * 0.1, torch.zeros(2, dtype=torch.long), 0, torch.quint8
+    )
+    with pytest.raises(
+        RuntimeError,
+        match=r"qplugin::softmax: qx should be a per-tensor quantized tensor, got qscheme per_channel_affine",
+    ):
         q.softmax(pc, 1, 0.1, 0)
 
 

@@ -5,6 +5,7 @@ bytes. Every header byte and a sample of payload bytes of each buffer kind are f
 an error or gives exactly the original output. Buffers of format version 1 (older builds):
 test/bc/test_plain_buffer_serialized.py.
 """
+
 import pytest
 import torch
 
@@ -64,8 +65,11 @@ def test_linear_with_a_buffer_of_other_zero_points_is_an_error(isa):
         q.plain_linear(x, SX, ZX, w, s, z1, None, q.plain_linear_prepack(w, s, z0), SY, ZY)
     z2 = z1.clone()
     z2[3] += 1  # not all zero either way: the zero-point section differs
-    with pytest.raises(ValueError, match=r"qplugin::plain_linear_relu: packed was not made from these w / "
-                                         r"w_zero_points \(its (zero points|column sums|packed weight)"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::plain_linear_relu: packed was not made from these w / "
+        r"w_zero_points \(its (zero points|column sums|packed weight)",
+    ):
         q.plain_linear_relu(x, SX, ZX, w, s, z1, None, q.plain_linear_prepack(w, s, z2), SY, ZY)
     with pytest.raises(ValueError, match=r"qplugin::plain_linear_dynamic: packed was not made from these"):
         q.plain_linear_dynamic(torch.randn(3, w.shape[1]), w, s, z1, None, q.plain_linear_prepack(w, s, z0), False)
@@ -118,8 +122,11 @@ def test_linear_buffer_flips_are_errors_or_harmless(isa):
 def test_truncated_or_extended_linear_buffer_is_an_error():
     x, w, s, z, _ = _linear_args()
     buf = q.plain_linear_prepack(w, s, z)
-    with pytest.raises(ValueError, match=r"qplugin::plain_linear: packed should be \d+ bytes long \(its header's "
-                                         r"size\), got \d+ bytes"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::plain_linear: packed should be \d+ bytes long \(its header's "
+        r"size\), got \d+ bytes",
+    ):
         q.plain_linear(x, SX, ZX, w, s, z, None, buf[:-64].clone(), SY, ZY)
     with pytest.raises(ValueError, match=r"packed should be \d+ bytes long"):
         q.plain_linear(x, SX, ZX, w, s, z, None, torch.cat([buf, torch.zeros(64, dtype=torch.uint8)]), SY, ZY)
@@ -132,17 +139,33 @@ def test_fp16_panels_are_checked_against_w():
     panels = q.plain_linear_prepack_fp16(w)
     want = q.plain_linear_dynamic_fp16(x, w, None, panels)
     assert torch.equal(want, q.plain_linear_dynamic_fp16(x, w, None, torch.empty(0, dtype=torch.half)))
-    with pytest.raises(ValueError, match=r"qplugin::plain_linear_dynamic_fp16: packed should be "
-                                         r"plain_linear_prepack_fp16\(w\), got panels that differ"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::plain_linear_dynamic_fp16: packed should be "
+        r"plain_linear_prepack_fp16\(w\), got panels that differ",
+    ):
         q.plain_linear_dynamic_fp16(x, w, None, q.plain_linear_prepack_fp16(w + 1))
     errors, _ = _error_or_same(lambda p: q.plain_linear_dynamic_fp16(x, w, None, p), panels, want, header=0)
     assert errors > 0  # no header: the panels are all payload
-    with pytest.raises(ValueError, match=r"qplugin::plain_rnn_layer_dynamic_fp16: packed_hh should be "
-                                         r"plain_linear_prepack_fp16\(w_hh\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::plain_rnn_layer_dynamic_fp16: packed_hh should be "
+        r"plain_linear_prepack_fp16\(w_hh\)",
+    ):
         w_ih, w_hh = torch.randn(8, 3).half(), torch.randn(8, 2).half()
-        q.plain_rnn_layer_dynamic_fp16(torch.randn(4, 1, 3), torch.zeros(1, 2), torch.zeros(1, 2), w_ih, None,
-                                       q.plain_linear_prepack_fp16(w_ih), w_hh, None,
-                                       q.plain_linear_prepack_fp16(w_hh * 2), 4, False)
+        q.plain_rnn_layer_dynamic_fp16(
+            torch.randn(4, 1, 3),
+            torch.zeros(1, 2),
+            torch.zeros(1, 2),
+            w_ih,
+            None,
+            q.plain_linear_prepack_fp16(w_ih),
+            w_hh,
+            None,
+            q.plain_linear_prepack_fp16(w_hh * 2),
+            4,
+            False,
+        )
 
 
 CONVS = [
@@ -180,12 +203,14 @@ def test_conv_transpose_buffer_flips_and_mismatches():
     geo = ([2, 1], [0, 1], [1, 0], [1, 1], 2)
     buf = q.plain_conv_transpose_prepack(w, s, z, None, *geo)
     want = q.plain_conv_transpose2d(x, SX, ZX, w, s, z, None, buf, *geo, SY, ZY)
-    errors, _ = _error_or_same(lambda p: q.plain_conv_transpose2d(x, SX, ZX, w, s, z, None, p, *geo, SY, ZY),
-                               buf, want)
+    errors, _ = _error_or_same(lambda p: q.plain_conv_transpose2d(x, SX, ZX, w, s, z, None, p, *geo, SY, ZY), buf, want)
     assert errors == HEADER
     other = ([2, 1], [0, 1], [0, 0], [1, 1], 2)  # another output_padding
-    with pytest.raises(ValueError, match=r"qplugin::plain_conv_transpose2d: packed was made for another kernel "
-                                         r"geometry"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::plain_conv_transpose2d: packed was made for another kernel "
+        r"geometry",
+    ):
         q.plain_conv_transpose2d(x, SX, ZX, w, s, z, None, buf, *other, SY, ZY)
 
 
@@ -202,8 +227,9 @@ def test_embedding_buffer_flips_are_errors_or_harmless(isa):
     buf = q.plain_embedding_prepack(rows)
     want = q.plain_embedding_bag(buf, 23, 13, idx, off, 0, False, None, None, False)
     assert torch.equal(want, q.embedding_bag_byte_rowwise_offsets(rows, idx, off))  # the same rows read
-    errors, _ = _error_or_same(lambda p: q.plain_embedding_bag(p, 23, 13, idx, off, 0, False, None, None, False),
-                               buf, want)
+    errors, _ = _error_or_same(
+        lambda p: q.plain_embedding_bag(p, 23, 13, idx, off, 0, False, None, None, False), buf, want
+    )
     assert errors == len({i for i, _ in _flips(buf)})  # header and payload under the checksum
     for i, b in list(_flips(buf))[::37]:
         with pytest.raises(ValueError, match=r"qplugin::plain_embedding_unpack: packed"):
@@ -213,14 +239,25 @@ def test_embedding_buffer_flips_are_errors_or_harmless(isa):
 def test_embedding_buffer_mismatches_are_errors():
     rows, idx, off = _embedding_args()
     buf = q.plain_embedding_prepack(rows)
-    with pytest.raises(ValueError, match=r"qplugin::plain_embedding_bag: packed should hold a \[23, 12\] table "
-                                         r"\(num_embeddings, embedding_dim\), got \[23, 13\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::plain_embedding_bag: packed should hold a \[23, 12\] table "
+        r"\(num_embeddings, embedding_dim\), got \[23, 13\]",
+    ):
         q.plain_embedding_bag(buf, 23, 12, idx, off)
-    with pytest.raises(ValueError, match=r"qplugin::plain_embedding_bag: packed should be an embedding buffer, got "
-                                         r"kind 1 \(linear\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::plain_embedding_bag: packed should be an embedding buffer, got "
+        r"kind 1 \(linear\)",
+    ):
         w = torch.ones(2, 2, dtype=torch.int8)
-        q.plain_embedding_bag(q.plain_linear_prepack(w, torch.ones(1, dtype=torch.double),
-                                                     torch.zeros(1, dtype=torch.long)), 2, 2, idx, off)
+        q.plain_embedding_bag(
+            q.plain_linear_prepack(w, torch.ones(1, dtype=torch.double), torch.zeros(1, dtype=torch.long)),
+            2,
+            2,
+            idx,
+            off,
+        )
     with pytest.raises(ValueError, match=r"qplugin::plain_embedding_bag: packed should be \d+ bytes long"):
         q.plain_embedding_bag(buf[:-1].clone(), 23, 13, idx, off)
     with pytest.raises(ValueError, match=r"qplugin::plain_embedding_bag: packed is not a qplugin packed buffer"):

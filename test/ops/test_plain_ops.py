@@ -5,6 +5,7 @@ and the quantized ops are tested against test/reference.py), on every kernel pat
 channels_last, strided, empty and batch-1 inputs; its fake kernel must pass torch.library.opcheck in
 full (schema, fake tensor, aot dispatch, dynamic shapes); bad qparams get the ops' errors.
 """
+
 import numpy as np
 import pytest
 import torch
@@ -82,29 +83,45 @@ def _cases():
     slopes = torch.tensor([0.25, -0.5, 1.5])
     return {
         "plain_dequantize_per_tensor": (lambda x: (x, S, Z), lambda x: _qt(x).dequantize()),
-        "plain_add": (lambda x: (x, S, Z, x.flip(0), 0.07, 90, SO, ZO),
-                      lambda x: q.add(_qt(x), _qt(x.flip(0), 0.07, 90), SO, ZO)),
-        "plain_add_relu": (lambda x: (x, S, Z, x[:1], 0.07, 90, SO, ZO),
-                           lambda x: q.add_relu(_qt(x), _qt(x[:1], 0.07, 90), SO, ZO)),
-        "plain_mul": (lambda x: (x, S, Z, x, 0.07, 90, SO, ZO),
-                      lambda x: q.mul(_qt(x), _qt(x, 0.07, 90), SO, ZO)),
-        "plain_mul_relu": (lambda x: (x, S, Z, x, 0.07, 90, SO, ZO),
-                           lambda x: q.mul_relu(_qt(x), _qt(x, 0.07, 90), SO, ZO)),
+        "plain_add": (
+            lambda x: (x, S, Z, x.flip(0), 0.07, 90, SO, ZO),
+            lambda x: q.add(_qt(x), _qt(x.flip(0), 0.07, 90), SO, ZO),
+        ),
+        "plain_add_relu": (
+            lambda x: (x, S, Z, x[:1], 0.07, 90, SO, ZO),
+            lambda x: q.add_relu(_qt(x), _qt(x[:1], 0.07, 90), SO, ZO),
+        ),
+        "plain_mul": (lambda x: (x, S, Z, x, 0.07, 90, SO, ZO), lambda x: q.mul(_qt(x), _qt(x, 0.07, 90), SO, ZO)),
+        "plain_mul_relu": (
+            lambda x: (x, S, Z, x, 0.07, 90, SO, ZO),
+            lambda x: q.mul_relu(_qt(x), _qt(x, 0.07, 90), SO, ZO),
+        ),
         "plain_add_scalar": (lambda x: (x, S, Z, 0.7), lambda x: q.add_scalar(_qt(x), 0.7)),
         "plain_add_scalar_relu": (lambda x: (x, S, Z, -0.3), lambda x: q.add_scalar_relu(_qt(x), -0.3)),
         "plain_mul_scalar": (lambda x: (x, S, Z, -1.5), lambda x: q.mul_scalar(_qt(x), -1.5)),
-        "plain_matmul": (lambda x: (x, S, Z, x.transpose(-1, -2), S, Z, 2.0, 128),
-                         lambda x: q.matmul(_qt(x), _qt(x.transpose(-1, -2)), 2.0, 128)),
-        "plain_cat": (lambda x: ([x, x], [S, 0.1], [Z, 3], 1, SO, ZO),
-                      lambda x: q.cat([_qt(x), _qt(x, 0.1, 3)], 1, SO, ZO)),
-        "plain_cat_relu": (lambda x: ([x, x], [S, S], [Z, Z], -1, S, Z),
-                           lambda x: q.cat_relu([_qt(x), _qt(x)], -1, S, Z)),
-        **{f"plain_{c}": ((lambda x: (x, S, Z, x.flip(-1), 0.04, 140)),
-                          (lambda x, c=c: getattr(q, c)(_qt(x), _qt(x.flip(-1), 0.04, 140))))
-           for c in ("eq", "ne", "ge", "le", "gt", "lt")},
-        **{f"plain_{c}.Scalar": ((lambda x: (x, S, Z, 0.3)),
-                                 (lambda x, c=c: getattr(q, c).Scalar(_qt(x), 0.3)))
-           for c in ("eq", "ne", "ge", "le", "gt", "lt")},
+        "plain_matmul": (
+            lambda x: (x, S, Z, x.transpose(-1, -2), S, Z, 2.0, 128),
+            lambda x: q.matmul(_qt(x), _qt(x.transpose(-1, -2)), 2.0, 128),
+        ),
+        "plain_cat": (
+            lambda x: ([x, x], [S, 0.1], [Z, 3], 1, SO, ZO),
+            lambda x: q.cat([_qt(x), _qt(x, 0.1, 3)], 1, SO, ZO),
+        ),
+        "plain_cat_relu": (
+            lambda x: ([x, x], [S, S], [Z, Z], -1, S, Z),
+            lambda x: q.cat_relu([_qt(x), _qt(x)], -1, S, Z),
+        ),
+        **{
+            f"plain_{c}": (
+                (lambda x: (x, S, Z, x.flip(-1), 0.04, 140)),
+                (lambda x, c=c: getattr(q, c)(_qt(x), _qt(x.flip(-1), 0.04, 140))),
+            )
+            for c in ("eq", "ne", "ge", "le", "gt", "lt")
+        },
+        **{
+            f"plain_{c}.Scalar": ((lambda x: (x, S, Z, 0.3)), (lambda x, c=c: getattr(q, c).Scalar(_qt(x), 0.3)))
+            for c in ("eq", "ne", "ge", "le", "gt", "lt")
+        },
         "plain_sort": (lambda x: (x, S, Z, 1, True), lambda x: q.sort(_qt(x), 1, True)),
         "plain_argsort": (lambda x: (x, S, Z, -1, False), lambda x: q.argsort(_qt(x), -1, False)),
         "plain_topk": (lambda x: (x, S, Z, 2, 1), lambda x: q.topk(_qt(x), 2, 1)),
@@ -122,36 +139,58 @@ def _cases():
         "plain_sigmoid": (lambda x: (x, S, Z, 1 / 256, 0), lambda x: q.sigmoid(_qt(x), 1 / 256, 0)),
         "plain_elu": (lambda x: (x, S, Z, SO, ZO, 0.5), lambda x: q.elu(_qt(x), SO, ZO, 0.5)),
         "plain_softmax": (lambda x: (x, S, Z, 1, 1 / 256, 0), lambda x: q.softmax(_qt(x), 1, 1 / 256, 0)),
-        "plain_layer_norm": (lambda x: (x, S, Z, [7], w, b, 1e-5, SO, ZO),
-                             lambda x: q.layer_norm(_qt(x), [7], w, b, 1e-5, SO, ZO)),
-        "plain_batch_norm2d": (lambda x: (x, S, Z, None, None, mean, var, 1e-5, SO, ZO),
-                               lambda x: q.batch_norm2d(_qt(x), None, None, mean, var, 1e-5, SO, ZO)),
-        "plain_max_pool2d": (lambda x: (x, [3, 2], [2, 1], [1, 0], [1, 1], True),
-                             lambda x: q.max_pool2d(_qt(x), [3, 2], [2, 1], [1, 0], [1, 1], True)),
-        "plain_avg_pool2d": (lambda x: (x, Z, [2, 3], [2, 2], [1, 1], False, True, None),
-                             lambda x: q.avg_pool2d(_qt(x), [2, 3], [2, 2], [1, 1], False, True, None)),
+        "plain_layer_norm": (
+            lambda x: (x, S, Z, [7], w, b, 1e-5, SO, ZO),
+            lambda x: q.layer_norm(_qt(x), [7], w, b, 1e-5, SO, ZO),
+        ),
+        "plain_batch_norm2d": (
+            lambda x: (x, S, Z, None, None, mean, var, 1e-5, SO, ZO),
+            lambda x: q.batch_norm2d(_qt(x), None, None, mean, var, 1e-5, SO, ZO),
+        ),
+        "plain_max_pool2d": (
+            lambda x: (x, [3, 2], [2, 1], [1, 0], [1, 1], True),
+            lambda x: q.max_pool2d(_qt(x), [3, 2], [2, 1], [1, 0], [1, 1], True),
+        ),
+        "plain_avg_pool2d": (
+            lambda x: (x, Z, [2, 3], [2, 2], [1, 1], False, True, None),
+            lambda x: q.avg_pool2d(_qt(x), [2, 3], [2, 2], [1, 1], False, True, None),
+        ),
         "plain_adaptive_avg_pool2d": (lambda x: (x, [4, 3]), lambda x: q.adaptive_avg_pool2d(_qt(x), [4, 3])),
-        "plain_avg_pool3d": (lambda x: (x.unsqueeze(2), Z, [1, 2, 3], [1, 2, 2], [0, 1, 1], True, False, None),
-                             lambda x: q.avg_pool3d(_qt(x.unsqueeze(2)), [1, 2, 3], [1, 2, 2], [0, 1, 1], True, False,
-                                                    None)),
-        "plain_adaptive_avg_pool3d": (lambda x: (x.unsqueeze(2), [1, 4, 3]),
-                                      lambda x: q.adaptive_avg_pool3d(_qt(x.unsqueeze(2)), [1, 4, 3])),
+        "plain_avg_pool3d": (
+            lambda x: (x.unsqueeze(2), Z, [1, 2, 3], [1, 2, 2], [0, 1, 1], True, False, None),
+            lambda x: q.avg_pool3d(_qt(x.unsqueeze(2)), [1, 2, 3], [1, 2, 2], [0, 1, 1], True, False, None),
+        ),
+        "plain_adaptive_avg_pool3d": (
+            lambda x: (x.unsqueeze(2), [1, 4, 3]),
+            lambda x: q.adaptive_avg_pool3d(_qt(x.unsqueeze(2)), [1, 4, 3]),
+        ),
         "plain_upsample_nearest2d": (lambda x: (x, [9, 14]), lambda x: q.upsample_nearest2d(_qt(x), [9, 14])),
         # the later seed ops
-        "plain_upsample_bilinear2d": (lambda x: (x, [9, 14], False),
-                                      lambda x: q.upsample_bilinear2d(_qt(x), [9, 14], False)),
+        "plain_upsample_bilinear2d": (
+            lambda x: (x, [9, 14], False),
+            lambda x: q.upsample_bilinear2d(_qt(x), [9, 14], False),
+        ),
         "plain_celu": (lambda x: (x, S, Z, SO, ZO, 0.8), lambda x: q.celu(_qt(x), SO, ZO, 0.8)),
         "plain_threshold": (lambda x: (x, S, Z, 0.5, -1.0), lambda x: q.threshold(_qt(x), 0.5, -1.0)),
-        "plain_batch_norm2d_relu": (lambda x: (x, S, Z, w3, b3, mean, var, 1e-5, SO, ZO),
-                                    lambda x: q.batch_norm2d_relu(_qt(x), w3, b3, mean, var, 1e-5, SO, ZO)),
-        **{f"plain_batch_norm3d{r}": ((lambda x: (x.unsqueeze(2), S, Z, w3, b3, mean, var, 1e-5, SO, ZO)),
-                                      (lambda x, r=r: getattr(q, f"batch_norm3d{r}")(
-                                          _qt(x.unsqueeze(2)), w3, b3, mean, var, 1e-5, SO, ZO)))
-           for r in ("", "_relu")},
-        "plain_group_norm": (lambda x: (x, S, Z, 3, w3, b3, 1e-5, SO, ZO),
-                             lambda x: q.group_norm(_qt(x), 3, w3, b3, 1e-5, SO, ZO)),
-        "plain_instance_norm": (lambda x: (x, S, Z, None, b3, 1e-5, SO, ZO),
-                                lambda x: q.instance_norm(_qt(x), None, b3, 1e-5, SO, ZO)),
+        "plain_batch_norm2d_relu": (
+            lambda x: (x, S, Z, w3, b3, mean, var, 1e-5, SO, ZO),
+            lambda x: q.batch_norm2d_relu(_qt(x), w3, b3, mean, var, 1e-5, SO, ZO),
+        ),
+        **{
+            f"plain_batch_norm3d{r}": (
+                (lambda x: (x.unsqueeze(2), S, Z, w3, b3, mean, var, 1e-5, SO, ZO)),
+                (lambda x, r=r: getattr(q, f"batch_norm3d{r}")(_qt(x.unsqueeze(2)), w3, b3, mean, var, 1e-5, SO, ZO)),
+            )
+            for r in ("", "_relu")
+        },
+        "plain_group_norm": (
+            lambda x: (x, S, Z, 3, w3, b3, 1e-5, SO, ZO),
+            lambda x: q.group_norm(_qt(x), 3, w3, b3, 1e-5, SO, ZO),
+        ),
+        "plain_instance_norm": (
+            lambda x: (x, S, Z, None, b3, 1e-5, SO, ZO),
+            lambda x: q.instance_norm(_qt(x), None, b3, 1e-5, SO, ZO),
+        ),
         "plain_prelu": (lambda x: (x, S, Z, slopes, SO, ZO), lambda x: q.prelu(_qt(x), slopes, SO, ZO)),
     }
 
@@ -189,11 +228,19 @@ def test_plain_pool3d_deep_inputs(layout, isa):
         x = x[:, :, ::2]
     elif layout == "4d":
         x = x[0]
-    calls = [(q.plain_avg_pool3d.default, (x, Z, [2, 3, 2], [], [1, 1, 0], False, True, 5),
-              lambda: q.avg_pool3d(_qt(x), [2, 3, 2], [], [1, 1, 0], False, True, 5)),
-             (q.plain_avg_pool3d.default, (x, 7, [3], [2], [1], True, False, None),
-              lambda: q.avg_pool3d(_qt(x, S, 7), [3], [2], [1], True, False, None)),
-             (q.plain_adaptive_avg_pool3d.default, (x, [2, 4, 3]), lambda: q.adaptive_avg_pool3d(_qt(x), [2, 4, 3]))]
+    calls = [
+        (
+            q.plain_avg_pool3d.default,
+            (x, Z, [2, 3, 2], [], [1, 1, 0], False, True, 5),
+            lambda: q.avg_pool3d(_qt(x), [2, 3, 2], [], [1, 1, 0], False, True, 5),
+        ),
+        (
+            q.plain_avg_pool3d.default,
+            (x, 7, [3], [2], [1], True, False, None),
+            lambda: q.avg_pool3d(_qt(x, S, 7), [3], [2], [1], True, False, None),
+        ),
+        (q.plain_adaptive_avg_pool3d.default, (x, [2, 4, 3]), lambda: q.adaptive_avg_pool3d(_qt(x), [2, 4, 3])),
+    ]
     for op, args, quantized in calls:
         out = op(*args)
         _assert_same(out, quantized())
@@ -203,13 +250,16 @@ def test_plain_pool3d_deep_inputs(layout, isa):
             torch.library.opcheck(op, args)
 
 
-@pytest.mark.parametrize("call", [
-    lambda x: q.plain_max(x, S, Z),
-    lambda x: q.plain_min(x, S, Z),
-    lambda x: q.plain_argmax(x, S, Z),
-    lambda x: q.plain_max.dim(x, S, Z, 0),
-    lambda x: q.plain_mean(x, [0], False),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: q.plain_max(x, S, Z),
+        lambda x: q.plain_min(x, S, Z),
+        lambda x: q.plain_argmax(x, S, Z),
+        lambda x: q.plain_max.dim(x, S, Z, 0),
+        lambda x: q.plain_mean(x, [0], False),
+    ],
+)
 def test_plain_reduction_over_nothing_raises(call):
     with pytest.raises((RuntimeError, IndexError, ValueError), match="qplugin::plain_"):
         call(_data("empty"))
@@ -232,8 +282,9 @@ def test_plain_quantize_dequantize_per_tensor(dtype, layout, isa):
     assert y.dtype == dtype and y.shape == x.shape
     expected = ref.quantize_per_tensor_ref(x, 0.02, zp, _QDT[dtype])
     np.testing.assert_array_equal(y.numpy(), expected)
-    np.testing.assert_array_equal(q.plain_dequantize_per_tensor(y, 0.02, zp).numpy(),
-                                  ref.dequantize_per_tensor_ref(y.numpy(), 0.02, zp))
+    np.testing.assert_array_equal(
+        q.plain_dequantize_per_tensor(y, 0.02, zp).numpy(), ref.dequantize_per_tensor_ref(y.numpy(), 0.02, zp)
+    )
     if isa == "scalar":  # the fakes see only shapes: one path is enough (opcheck is slow)
         torch.library.opcheck(q.plain_quantize_per_tensor.default, (x, 0.02, zp, dtype))
         torch.library.opcheck(q.plain_dequantize_per_tensor.default, (y, 0.02, zp))
@@ -249,8 +300,10 @@ def test_plain_quantize_dequantize_per_channel(dtype, layout, axis, isa):
     zps = torch.randint(-5, 6, (c,)) + (128 if dtype == torch.uint8 else 0)
     y = q.plain_quantize_per_channel(x, scales, zps, axis, dtype)
     np.testing.assert_array_equal(y.numpy(), ref.quantize_per_channel_ref(x, scales, zps, axis, _QDT[dtype]))
-    np.testing.assert_array_equal(q.plain_dequantize_per_channel(y, scales, zps, axis).numpy(),
-                                  ref.dequantize_per_channel_ref(y.numpy(), scales, zps, axis))
+    np.testing.assert_array_equal(
+        q.plain_dequantize_per_channel(y, scales, zps, axis).numpy(),
+        ref.dequantize_per_channel_ref(y.numpy(), scales, zps, axis),
+    )
     if axis == 1 and isa == "scalar":  # the fakes see only shapes: one axis, one path is enough (opcheck is slow)
         torch.library.opcheck(q.plain_quantize_per_channel.default, (x, scales, zps, axis, dtype))
         torch.library.opcheck(q.plain_dequantize_per_channel.default, (y, scales, zps, axis))
@@ -258,17 +311,22 @@ def test_plain_quantize_dequantize_per_channel(dtype, layout, axis, isa):
 
 # Signed data (int8 / int32, zero points in range): (plain call, quantized twin) on data x.
 SIGNED = {
-    "plain_add": (lambda x: q.plain_add(x, S, 0, x.flip(0), 0.07, -2, SO, 1),
-                  lambda x: q.add(_qt(x, S, 0), _qt(x.flip(0), 0.07, -2), SO, 1)),
+    "plain_add": (
+        lambda x: q.plain_add(x, S, 0, x.flip(0), 0.07, -2, SO, 1),
+        lambda x: q.add(_qt(x, S, 0), _qt(x.flip(0), 0.07, -2), SO, 1),
+    ),
     "plain_relu": (lambda x: q.plain_relu(x, S, -3), lambda x: q.relu(_qt(x, S, -3))),
     "plain_sort": (lambda x: q.plain_sort(x, S, 0, 1, True), lambda x: q.sort(_qt(x, S, 0), 1, True)),
-    "plain_max_pool2d": (lambda x: q.plain_max_pool2d(x, [3, 2], [2, 1], [1, 0], [1, 1], True),
-                         lambda x: q.max_pool2d(_qt(x, S, 0), [3, 2], [2, 1], [1, 0], [1, 1], True)),
-    "plain_eq": (lambda x: q.plain_eq(x, S, 0, x.flip(-1), 0.04, 1),
-                 lambda x: q.eq(_qt(x, S, 0), _qt(x.flip(-1), 0.04, 1))),
+    "plain_max_pool2d": (
+        lambda x: q.plain_max_pool2d(x, [3, 2], [2, 1], [1, 0], [1, 1], True),
+        lambda x: q.max_pool2d(_qt(x, S, 0), [3, 2], [2, 1], [1, 0], [1, 1], True),
+    ),
+    "plain_eq": (
+        lambda x: q.plain_eq(x, S, 0, x.flip(-1), 0.04, 1),
+        lambda x: q.eq(_qt(x, S, 0), _qt(x.flip(-1), 0.04, 1)),
+    ),
     "plain_mean": (lambda x: q.plain_mean(x, [2, 3], True), lambda x: q.mean(_qt(x, S, 0), [2, 3], True)),
-    "plain_hardswish": (lambda x: q.plain_hardswish(x, S, 0, SO, 2),
-                        lambda x: q.hardswish(_qt(x, S, 0), SO, 2)),
+    "plain_hardswish": (lambda x: q.plain_hardswish(x, S, 0, SO, 2), lambda x: q.hardswish(_qt(x, S, 0), SO, 2)),
 }
 
 
@@ -294,69 +352,143 @@ def test_plain_scalar_qparams_match_reference():
             assert (s, z) == pytest.approx(ref.mul_scalar_qparams_ref(0.05, zp, c, _QDT[dtype]), rel=0, abs=0)
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: q.plain_quantize_per_tensor(torch.randn(3), 0.0, 0, torch.uint8),
-     r"qplugin::plain_quantize_per_tensor: scale should be a positive finite number, got 0"),
-    (lambda: q.plain_quantize_per_tensor(torch.randn(3), 0.1, 300, torch.uint8),
-     r"qplugin::plain_quantize_per_tensor: zero_point should be in \[0, 255\]"),
-    (lambda: q.plain_quantize_per_tensor(torch.randn(3), 0.1, 0, torch.float16),
-     r"qplugin::plain_quantize_per_tensor: dtype should be torch.uint8, torch.int8 or torch.int32, got Half"),
-    (lambda: q.plain_dequantize_per_tensor(torch.zeros(3), 0.1, 0),
-     r"qplugin::plain_dequantize_per_tensor: self should be a uint8, int8 or int32 tensor, got dtype Float"),
-    (lambda: q.plain_dequantize_per_tensor(torch.zeros(3, dtype=torch.int8), float("nan"), 0),
-     r"qplugin::plain_dequantize_per_tensor: scale should be a positive finite number, got nan"),
-    (lambda: q.plain_dequantize_per_channel(torch.zeros(2, 3, dtype=torch.uint8), torch.tensor([0.1, -1.0]),
-                                            torch.tensor([0, 0]), 0),
-     r"qplugin::plain_dequantize_per_channel: scales\[1\] should be a positive finite number"),
-    (lambda: q.plain_add(torch.zeros(3, dtype=torch.uint8), 0.1, 0, torch.zeros(3, dtype=torch.int8), 0.1, 0,
-                         0.1, 0),
-     r"qplugin::plain_add: b should have the dtype of a"),
-    (lambda: q.plain_add(torch.zeros(3, dtype=torch.uint8), 0.1, 0, torch.zeros(3, dtype=torch.uint8), 0.1, 0,
-                         0.1, -1),
-     r"qplugin::plain_add: zero_point should be in \[0, 255\]"),
-    (lambda: q.plain_relu(torch.zeros(3, dtype=torch.int8), 0.1, 200),
-     r"qplugin::plain_relu: input zero_point should be in \[-128, 127\]"),
-    (lambda: q.plain_sigmoid(torch.zeros(3, dtype=torch.uint8), 0.1, 0, -1.0, 0),
-     r"qplugin::plain_sigmoid: output_scale should be a positive finite number"),
-    (lambda: q.plain_sort(torch.zeros(3, dtype=torch.uint8), 0.0, 0),
-     r"qplugin::plain_sort: input scale should be a positive finite number"),
-    (lambda: q.plain_max_pool2d(torch.zeros(3, 4, 4), [2, 2], [2, 2], [0, 0], [1, 1], False),
-     r"qplugin::plain_max_pool2d: x should be a uint8, int8 or int32 tensor, got dtype Float"),
-    (lambda: q.plain_avg_pool2d(torch.zeros(1, 3, 4, 4, dtype=torch.uint8), 256, [2, 2], [2, 2], [0, 0], False,
-                                True, None),
-     r"qplugin::plain_avg_pool2d: x_zero_point should be in \[0, 255\]"),
-    (lambda: q.plain_avg_pool3d(torch.zeros(1, 3, 2, 4, 4, dtype=torch.int8), 128, [2], [], [0], False, True, None),
-     r"qplugin::plain_avg_pool3d: x_zero_point should be in \[-128, 127\]"),
-    (lambda: q.plain_avg_pool3d(torch.zeros(3, 4, 4, dtype=torch.uint8), 0, [2], [], [0], False, True, None),
-     r"qplugin::plain_avg_pool3d: x should be 4-D \(C, D, H, W\) or 5-D \(N, C, D, H, W\), got 3-D"),
-    (lambda: q.plain_avg_pool3d(torch.zeros(1, 1, 2, 4, 4, dtype=torch.uint8), 0, [2], [], [0], False, True, 0),
-     r"qplugin::plain_avg_pool3d: divisor_override should be"),
-    (lambda: q.plain_adaptive_avg_pool3d(torch.zeros(1, 1, 2, 4, 4), [1, 1, 1]),
-     r"qplugin::plain_adaptive_avg_pool3d: x should be a uint8, int8 or int32 tensor, got dtype Float"),
-    (lambda: q.plain_adaptive_avg_pool3d(torch.zeros(1, 1, 2, 4, 4, dtype=torch.uint8), [1, 1]),
-     r"qplugin::plain_adaptive_avg_pool3d: output_size should have 3 entries, got 2"),
-    (lambda: q.plain_cat([torch.zeros(2, dtype=torch.uint8)], [0.1, 0.2], [0], 0, 0.1, 0),
-     r"qplugin::plain_cat: scales and zero_points should have one entry per tensor \(1\), got 2 and 1"),
-    (lambda: q.plain_layer_norm(torch.zeros(2, 3, dtype=torch.uint8), 0.1, 0, [4], None, None, 1e-5, 0.1, 0),
-     r"qplugin::plain_layer_norm: normalized_shape should match the last dims of x"),
-    (lambda: q.plain_relu(_qt(torch.zeros(3, dtype=torch.uint8)), 0.1, 0),
-     r"qplugin::plain_relu"),
-    (lambda: q.plain_celu(torch.zeros(3, dtype=torch.uint8), 0.1, 0, 0.1, 0, 0.0),
-     r"qplugin::plain_celu: alpha should be non-zero, got 0"),
-    (lambda: q.plain_prelu(torch.zeros(1, 3, 2, dtype=torch.uint8), 0.1, 0, torch.ones(2), 0.1, 0),
-     r"qplugin::plain_prelu: weight should have 1 or 3 \(x.size\(1\)\) elements, got 2"),
-    (lambda: q.plain_prelu(torch.zeros(1, 3, 2, dtype=torch.uint8), 0.1, 0, torch.ones(3, dtype=torch.int64), 0.1, 0),
-     r"qplugin::plain_prelu: weight should be a float tensor, got dtype Long"),
-    (lambda: q.plain_group_norm(torch.zeros(1, 6, 2, dtype=torch.uint8), 0.1, 0, 4, None, None, 1e-5, 0.1, 0),
-     r"qplugin::plain_group_norm: num_groups should be positive and divide the number of channels 6, got 4"),
-    (lambda: q.plain_batch_norm3d(torch.zeros(1, 2, 3, 3, dtype=torch.uint8), 0.1, 0, None, None, torch.zeros(2),
-                                  torch.ones(2), 1e-5, 0.1, 0),
-     r"qplugin::plain_batch_norm3d: x should be 5-D"),
-    (lambda: q.plain_upsample_bilinear2d(torch.zeros(1, 1, 2, 2, dtype=torch.int32), [4, 4], False),
-     r"qplugin::plain_upsample_bilinear2d: x should be a uint8 or int8 tensor, got dtype Int"),
-    (lambda: q.plain_threshold(torch.zeros(3, dtype=torch.uint8), 0.1, 0, float("nan"), 0.0),
-     r"qplugin::plain_threshold: threshold should be"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (
+            lambda: q.plain_quantize_per_tensor(torch.randn(3), 0.0, 0, torch.uint8),
+            r"qplugin::plain_quantize_per_tensor: scale should be a positive finite number, got 0",
+        ),
+        (
+            lambda: q.plain_quantize_per_tensor(torch.randn(3), 0.1, 300, torch.uint8),
+            r"qplugin::plain_quantize_per_tensor: zero_point should be in \[0, 255\]",
+        ),
+        (
+            lambda: q.plain_quantize_per_tensor(torch.randn(3), 0.1, 0, torch.float16),
+            r"qplugin::plain_quantize_per_tensor: dtype should be torch.uint8, torch.int8 or torch.int32, got Half",
+        ),
+        (
+            lambda: q.plain_dequantize_per_tensor(torch.zeros(3), 0.1, 0),
+            r"qplugin::plain_dequantize_per_tensor: self should be a uint8, int8 or int32 tensor, got dtype Float",
+        ),
+        (
+            lambda: q.plain_dequantize_per_tensor(torch.zeros(3, dtype=torch.int8), float("nan"), 0),
+            r"qplugin::plain_dequantize_per_tensor: scale should be a positive finite number, got nan",
+        ),
+        (
+            lambda: q.plain_dequantize_per_channel(
+                torch.zeros(2, 3, dtype=torch.uint8), torch.tensor([0.1, -1.0]), torch.tensor([0, 0]), 0
+            ),
+            r"qplugin::plain_dequantize_per_channel: scales\[1\] should be a positive finite number",
+        ),
+        (
+            lambda: q.plain_add(
+                torch.zeros(3, dtype=torch.uint8), 0.1, 0, torch.zeros(3, dtype=torch.int8), 0.1, 0, 0.1, 0
+            ),
+            r"qplugin::plain_add: b should have the dtype of a",
+        ),
+        (
+            lambda: q.plain_add(
+                torch.zeros(3, dtype=torch.uint8), 0.1, 0, torch.zeros(3, dtype=torch.uint8), 0.1, 0, 0.1, -1
+            ),
+            r"qplugin::plain_add: zero_point should be in \[0, 255\]",
+        ),
+        (
+            lambda: q.plain_relu(torch.zeros(3, dtype=torch.int8), 0.1, 200),
+            r"qplugin::plain_relu: input zero_point should be in \[-128, 127\]",
+        ),
+        (
+            lambda: q.plain_sigmoid(torch.zeros(3, dtype=torch.uint8), 0.1, 0, -1.0, 0),
+            r"qplugin::plain_sigmoid: output_scale should be a positive finite number",
+        ),
+        (
+            lambda: q.plain_sort(torch.zeros(3, dtype=torch.uint8), 0.0, 0),
+            r"qplugin::plain_sort: input scale should be a positive finite number",
+        ),
+        (
+            lambda: q.plain_max_pool2d(torch.zeros(3, 4, 4), [2, 2], [2, 2], [0, 0], [1, 1], False),
+            r"qplugin::plain_max_pool2d: x should be a uint8, int8 or int32 tensor, got dtype Float",
+        ),
+        (
+            lambda: q.plain_avg_pool2d(
+                torch.zeros(1, 3, 4, 4, dtype=torch.uint8), 256, [2, 2], [2, 2], [0, 0], False, True, None
+            ),
+            r"qplugin::plain_avg_pool2d: x_zero_point should be in \[0, 255\]",
+        ),
+        (
+            lambda: q.plain_avg_pool3d(
+                torch.zeros(1, 3, 2, 4, 4, dtype=torch.int8), 128, [2], [], [0], False, True, None
+            ),
+            r"qplugin::plain_avg_pool3d: x_zero_point should be in \[-128, 127\]",
+        ),
+        (
+            lambda: q.plain_avg_pool3d(torch.zeros(3, 4, 4, dtype=torch.uint8), 0, [2], [], [0], False, True, None),
+            r"qplugin::plain_avg_pool3d: x should be 4-D \(C, D, H, W\) or 5-D \(N, C, D, H, W\), got 3-D",
+        ),
+        (
+            lambda: q.plain_avg_pool3d(torch.zeros(1, 1, 2, 4, 4, dtype=torch.uint8), 0, [2], [], [0], False, True, 0),
+            r"qplugin::plain_avg_pool3d: divisor_override should be",
+        ),
+        (
+            lambda: q.plain_adaptive_avg_pool3d(torch.zeros(1, 1, 2, 4, 4), [1, 1, 1]),
+            r"qplugin::plain_adaptive_avg_pool3d: x should be a uint8, int8 or int32 tensor, got dtype Float",
+        ),
+        (
+            lambda: q.plain_adaptive_avg_pool3d(torch.zeros(1, 1, 2, 4, 4, dtype=torch.uint8), [1, 1]),
+            r"qplugin::plain_adaptive_avg_pool3d: output_size should have 3 entries, got 2",
+        ),
+        (
+            lambda: q.plain_cat([torch.zeros(2, dtype=torch.uint8)], [0.1, 0.2], [0], 0, 0.1, 0),
+            r"qplugin::plain_cat: scales and zero_points should have one entry per tensor \(1\), got 2 and 1",
+        ),
+        (
+            lambda: q.plain_layer_norm(torch.zeros(2, 3, dtype=torch.uint8), 0.1, 0, [4], None, None, 1e-5, 0.1, 0),
+            r"qplugin::plain_layer_norm: normalized_shape should match the last dims of x",
+        ),
+        (lambda: q.plain_relu(_qt(torch.zeros(3, dtype=torch.uint8)), 0.1, 0), r"qplugin::plain_relu"),
+        (
+            lambda: q.plain_celu(torch.zeros(3, dtype=torch.uint8), 0.1, 0, 0.1, 0, 0.0),
+            r"qplugin::plain_celu: alpha should be non-zero, got 0",
+        ),
+        (
+            lambda: q.plain_prelu(torch.zeros(1, 3, 2, dtype=torch.uint8), 0.1, 0, torch.ones(2), 0.1, 0),
+            r"qplugin::plain_prelu: weight should have 1 or 3 \(x.size\(1\)\) elements, got 2",
+        ),
+        (
+            lambda: q.plain_prelu(
+                torch.zeros(1, 3, 2, dtype=torch.uint8), 0.1, 0, torch.ones(3, dtype=torch.int64), 0.1, 0
+            ),
+            r"qplugin::plain_prelu: weight should be a float tensor, got dtype Long",
+        ),
+        (
+            lambda: q.plain_group_norm(torch.zeros(1, 6, 2, dtype=torch.uint8), 0.1, 0, 4, None, None, 1e-5, 0.1, 0),
+            r"qplugin::plain_group_norm: num_groups should be positive and divide the number of channels 6, got 4",
+        ),
+        (
+            lambda: q.plain_batch_norm3d(
+                torch.zeros(1, 2, 3, 3, dtype=torch.uint8),
+                0.1,
+                0,
+                None,
+                None,
+                torch.zeros(2),
+                torch.ones(2),
+                1e-5,
+                0.1,
+                0,
+            ),
+            r"qplugin::plain_batch_norm3d: x should be 5-D",
+        ),
+        (
+            lambda: q.plain_upsample_bilinear2d(torch.zeros(1, 1, 2, 2, dtype=torch.int32), [4, 4], False),
+            r"qplugin::plain_upsample_bilinear2d: x should be a uint8 or int8 tensor, got dtype Int",
+        ),
+        (
+            lambda: q.plain_threshold(torch.zeros(3, dtype=torch.uint8), 0.1, 0, float("nan"), 0.0),
+            r"qplugin::plain_threshold: threshold should be",
+        ),
+    ],
+)
 def test_plain_op_errors(call, message):
     with pytest.raises((RuntimeError, ValueError), match=message):
         call()

@@ -6,6 +6,7 @@ buffer made on another kernel path is never read (the op packs from the plain we
 a malformed buffer is an error; the fakes pass torch.library.opcheck; and a silent change of
 kernels/gemm's packed layout fails test_linear_buffer_bytes_are_pinned.
 """
+
 import hashlib
 
 import numpy as np
@@ -25,7 +26,7 @@ def _weight(shape, per_channel, zero_zp=False):
     n = shape[0]
     w = torch.randint(-128, 128, shape, dtype=torch.int8)
     k = n if per_channel else 1
-    s = (torch.rand(k, dtype=torch.float64) * 0.01 + 0.002)
+    s = torch.rand(k, dtype=torch.float64) * 0.01 + 0.002
     z = torch.zeros(k, dtype=torch.int64) if zero_zp else torch.randint(-5, 6, (k,), dtype=torch.int64)
     return w, s, z
 
@@ -59,6 +60,7 @@ LAYOUTS = ["contiguous", "channels_last", "strided", "empty", "batch1"]
 
 # ---- linear ----
 
+
 @pytest.mark.parametrize("per_channel", [False, True])
 @pytest.mark.parametrize("has_bias", [False, True])
 @pytest.mark.parametrize("relu", [False, True])
@@ -73,8 +75,9 @@ def test_plain_linear_matches_quantized(per_channel, has_bias, relu, isa):
         quant = (q.linear_relu if relu else q.linear)(_qx(x), packed, SY, ZY)
         assert plain.dtype == torch.uint8 and torch.equal(plain, quant.int_repr())
     xs = torch.randint(0, 256, (6, 140), dtype=torch.uint8)[:, ::2]  # strided
-    assert torch.equal(q.plain_linear(xs, SX, ZX, w, s, z, b, buf, SY, ZY),
-                       q.linear(_qx(xs.contiguous()), packed, SY, ZY).int_repr())
+    assert torch.equal(
+        q.plain_linear(xs, SX, ZX, w, s, z, b, buf, SY, ZY), q.linear(_qx(xs.contiguous()), packed, SY, ZY).int_repr()
+    )
 
 
 @pytest.mark.parametrize("per_channel", [False, True])
@@ -153,8 +156,11 @@ def test_linear_buffer_errors():
     bad[0] ^= 1
     with pytest.raises(ValueError, match=r"qplugin::plain_linear: packed is not a qplugin packed buffer"):
         q.plain_linear(x, SX, ZX, w, s, z, None, bad, SY, ZY)
-    with pytest.raises(ValueError, match=r"qplugin::plain_linear: packed should hold a 192-byte header \(128 in "
-                                         r"format 1\), got 64"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::plain_linear: packed should hold a 192-byte header \(128 in "
+        r"format 1\), got 64",
+    ):
         q.plain_linear(x, SX, ZX, w, s, z, None, buf[:64], SY, ZY)
     with pytest.raises(RuntimeError, match=r"qplugin::plain_linear: packed should be a contiguous 1-D uint8"):
         q.plain_linear(x, SX, ZX, w, s, z, None, buf.view(torch.int8), SY, ZY)
@@ -163,8 +169,9 @@ def test_linear_buffer_errors():
         q.plain_linear(x, SX, ZX, w2, s2, z2, None, buf, SY, ZY)
     with pytest.raises(ValueError, match=r"plain_linear: packed should be \d+ bytes long \(its header's size\)"):
         q.plain_linear(x, SX, ZX, w, s, z, None, buf[:200].clone(), SY, ZY)
-    conv = q.plain_conv_prepack(torch.zeros(4, 2, 3, 3, dtype=torch.int8), s[:1], z[:1], None, [1, 1], [0, 0],
-                                [1, 1], 1)
+    conv = q.plain_conv_prepack(
+        torch.zeros(4, 2, 3, 3, dtype=torch.int8), s[:1], z[:1], None, [1, 1], [0, 0], [1, 1], 1
+    )
     with pytest.raises(ValueError, match=r"plain_linear: packed should be a linear buffer, got kind 2"):
         q.plain_linear(x, SX, ZX, w, s, z, None, conv, SY, ZY)
     with pytest.raises(RuntimeError, match=r"plain_linear: x should be a uint8 tensor, got dtype Float"):
@@ -366,6 +373,7 @@ def test_plain_conv_transpose_per_output_channel_across_groups():
     # the plain tier holds a scale per output channel of every group (the quantized weight cannot):
     # within 1 step of the float64 reference with those scales
     import sys, os  # noqa: E401
+
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import reference
 
@@ -389,15 +397,25 @@ def test_plain_conv_transpose_errors():
     sp, xs, (w, s, z, b, buf, st, pd, op, dl, g), _ = _convt_setup("convT2d", True)
     x = _x(xs, "contiguous")
     _, _, (cw, cs, cz, cb, cbuf, cst, cpd, cdl, cg), _ = _conv_setup("conv2d", True)
-    with pytest.raises(ValueError, match=r"plain_conv_transpose2d: packed should come from "
-                                         r"plain_conv_transpose_prepack, got the buffer of a conv"):
+    with pytest.raises(
+        ValueError,
+        match=r"plain_conv_transpose2d: packed should come from "
+        r"plain_conv_transpose_prepack, got the buffer of a conv",
+    ):
         q.plain_conv_transpose2d(x, SX, ZX, w, s, z, b, cbuf, st, pd, op, dl, g, SY, ZY)
-    with pytest.raises(ValueError, match=r"plain_conv2d: packed should come from plain_conv_prepack, "
-                                         r"got the buffer of a transposed conv"):
-        q.plain_conv2d(_x(CONV_CASES["conv2d"][1], "contiguous"), SX, ZX, cw, cs, cz, cb, buf, cst, cpd, cdl, cg,
-                       SY, ZY)
-    with pytest.raises(ValueError, match=r"plain_conv_transpose2d: w_scales and w_zero_points should be 1-D "
-                                         r"with 1 or 6 entries"):
+    with pytest.raises(
+        ValueError,
+        match=r"plain_conv2d: packed should come from plain_conv_prepack, "
+        r"got the buffer of a transposed conv",
+    ):
+        q.plain_conv2d(
+            _x(CONV_CASES["conv2d"][1], "contiguous"), SX, ZX, cw, cs, cz, cb, buf, cst, cpd, cdl, cg, SY, ZY
+        )
+    with pytest.raises(
+        ValueError,
+        match=r"plain_conv_transpose2d: w_scales and w_zero_points should be 1-D "
+        r"with 1 or 6 entries",
+    ):
         q.plain_conv_transpose2d(x, SX, ZX, w, s[:4], z[:4], b, buf, st, pd, op, dl, g, SY, ZY)
     with pytest.raises(ValueError, match=r"plain_conv_transpose2d: output_padding should be >= 0 and smaller"):
         q.plain_conv_transpose2d(x, SX, ZX, w, s, z, b, buf, st, pd, [2, 0], dl, g, SY, ZY)
@@ -444,8 +462,9 @@ def test_plain_linear_dynamic_fp16_matches_quantized(relu, bias, isa):
         assert torch.equal(plain_op(x, w, b, torch.empty(0, dtype=torch.float16)), got)  # packs w itself
         bn = None if b is None else b.numpy()
         exp = ref.linear_fp16_ref(x.numpy(), w.float().numpy(), bn, relu)
-        assert (np.abs(got.numpy().astype(np.float64) - exp) <= ref.linear_fp16_tolerance(
-            x.numpy(), w.float().numpy(), bn)).all()
+        assert (
+            np.abs(got.numpy().astype(np.float64) - exp) <= ref.linear_fp16_tolerance(x.numpy(), w.float().numpy(), bn)
+        ).all()
 
 
 def test_plain_linear_prepack_fp16_layout():
@@ -468,20 +487,32 @@ def test_plain_linear_dynamic_fp16_bad_input():
         op(x, w.float(), None, buf)
     with pytest.raises(RuntimeError, match=r"plain_linear_dynamic_fp16: x should be a float32 tensor, got dtype Half"):
         op(x.half(), w, None, buf)
-    with pytest.raises(ValueError, match=r"plain_linear_dynamic_fp16: w should be 2-D \[out_features, in_features\], "
-                                         r"got shape \[12\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"plain_linear_dynamic_fp16: w should be 2-D \[out_features, in_features\], "
+        r"got shape \[12\]",
+    ):
         op(x, w.reshape(-1), None, buf)
     with pytest.raises(ValueError, match=r"plain_linear_dynamic_fp16: bias should have shape \[3\], got \[4\]"):
         op(x, w, torch.zeros(4), buf)
-    with pytest.raises(RuntimeError, match=r"plain_linear_relu_dynamic_fp16: bias should be a float32 tensor, got "
-                                           r"dtype Double"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"plain_linear_relu_dynamic_fp16: bias should be a float32 tensor, got "
+        r"dtype Double",
+    ):
         q.plain_linear_relu_dynamic_fp16(x, w, torch.zeros(3, dtype=torch.double), buf)
-    with pytest.raises(ValueError, match=r"plain_linear_dynamic_fp16: X should have last dimension 4 \(W's "
-                                         r"in_features\), got shape \[2, 5\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"plain_linear_dynamic_fp16: X should have last dimension 4 \(W's "
+        r"in_features\), got shape \[2, 5\]",
+    ):
         op(torch.randn(2, 5), w, None, buf)
-    with pytest.raises(ValueError, match=r"plain_linear_dynamic_fp16: packed should be the contiguous float16 "
-                                         r"\[1, 4, 16\] panels of plain_linear_prepack_fp16\(w\) or empty, got Half "
-                                         r"of shape \[1, 5, 16\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"plain_linear_dynamic_fp16: packed should be the contiguous float16 "
+        r"\[1, 4, 16\] panels of plain_linear_prepack_fp16\(w\) or empty, got Half "
+        r"of shape \[1, 5, 16\]",
+    ):
         op(x, w, None, q.plain_linear_prepack_fp16(_fp16_weight((3, 5))))
 
 
@@ -505,7 +536,11 @@ def test_plain_rnn_layer_fp16_matches_quantized(gates, bias, isa):
     bi, bh = (torch.randn(gates * h), torch.randn(gates * h)) if bias else (None, None)
     qi, qh = q.linear_prepack_fp16(wi.float(), bi), q.linear_prepack_fp16(wh.float(), bh)
     x, h0, c0 = torch.randn(4, 3, 5), torch.randn(3, h), torch.randn(3, h)
-    pi, ph, empty = q.plain_linear_prepack_fp16(wi), q.plain_linear_prepack_fp16(wh), torch.empty(0, dtype=torch.float16)
+    pi, ph, empty = (
+        q.plain_linear_prepack_fp16(wi),
+        q.plain_linear_prepack_fp16(wh),
+        torch.empty(0, dtype=torch.float16),
+    )
     for reverse in (False, True):
         want = q._rnn_layer_dynamic(x, h0, c0, qi, qh, gates, reverse)
         for bufs in ((pi, ph), (empty, empty)):
@@ -514,8 +549,11 @@ def test_plain_rnn_layer_fp16_matches_quantized(gates, bias, isa):
             assert all(torch.equal(a, b) for a, b in zip(got, want))
             if isa == "scalar":
                 torch.library.opcheck(q.plain_rnn_layer_dynamic_fp16.default, args)
-    with pytest.raises(RuntimeError, match=r"plain_rnn_layer_dynamic_fp16: w_hh should be a float16 tensor, got "
-                                           r"dtype Float"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"plain_rnn_layer_dynamic_fp16: w_hh should be a float16 tensor, got "
+        r"dtype Float",
+    ):
         q.plain_rnn_layer_dynamic_fp16(x, h0, c0, wi, bi, pi, wh.float(), bh, ph, gates, False)
     with pytest.raises(ValueError, match=r"plain_rnn_layer_dynamic_fp16: b_ih should have shape \[" + str(gates * h)):
         q.plain_rnn_layer_dynamic_fp16(x, h0, c0, wi, torch.zeros(2), pi, wh, bh, ph, gates, False)

@@ -1,5 +1,6 @@
 """qplugin max_pool2d / avg_pool2d / adaptive_avg_pool2d vs the float64 references and torch's
 own quantized kernels, on every kernel path (isa fixture)."""
+
 import numpy as np
 import pytest
 import torch
@@ -27,8 +28,11 @@ def _qinput(shape, dtype, layout, scale=0.05, seed=0):
         # A non-contiguous view: every other channel and a column slice.
         big = torch.quantize_per_tensor(
             torch.randn(shape[:-3] + (shape[-3] * 2, shape[-2], shape[-1] + 3), generator=g) * 2.5,
-            scale, ZP[dtype], dtype)
-        qx = big[..., ::2, :, 1:shape[-1] + 1]
+            scale,
+            ZP[dtype],
+            dtype,
+        )
+        qx = big[..., ::2, :, 1 : shape[-1] + 1]
         assert not qx.is_contiguous()
     return qx
 
@@ -59,10 +63,12 @@ def _check_nhwc_avg(shape, dtype, seed, calls, adaptive):
     path, and adaptive_avg_pool2d to size `adaptive` is within a step of the float64 reference."""
     for data in _extremes_and_random(shape, dtype, seed):
         qx = torch._make_per_tensor_quantized_tensor(data, 0.05, ZP[dtype]).contiguous(
-            memory_format=torch.channels_last)
+            memory_format=torch.channels_last
+        )
         _assert_equal_scalar_path(calls, qx)
-        expected = ref.requantize_ref(ref.adaptive_avg_pool2d_ref(_real(qx), adaptive), qx.q_scale(),
-                                      qx.q_zero_point(), dtype)
+        expected = ref.requantize_ref(
+            ref.adaptive_avg_pool2d_ref(_real(qx), adaptive), qx.q_scale(), qx.q_zero_point(), dtype
+        )
         ref.assert_within_steps(q.adaptive_avg_pool2d(qx, list(adaptive)), expected, 1, f"adaptive {adaptive}")
 
 
@@ -105,8 +111,9 @@ def test_max_pool2d_exact(isa, dtype, layout):
             two = lambda v: list(v) * 2 if len(v) == 1 else list(v)  # noqa: E731
             theirs = torch.ops.quantized.max_pool2d(qx, two(k), two(s) if s else two(k), two(p), two(d), c)
             assert torch.equal(out.int_repr(), theirs.int_repr())
-            assert torch.equal(F.max_pool2d(qx, two(k), two(s) if s else None, two(p), two(d), ceil_mode=c).int_repr(),
-                               out.int_repr())
+            assert torch.equal(
+                F.max_pool2d(qx, two(k), two(s) if s else None, two(p), two(d), ceil_mode=c).int_repr(), out.int_repr()
+            )
 
 
 @pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
@@ -129,8 +136,11 @@ def test_max_pool2d_stride2_rows_every_width(isa, dtype):
         qx = torch._make_per_tensor_quantized_tensor(data.to(int_dt), 0.1, 3)
         for k, s, p, d in cfgs:
             out = q.max_pool2d(qx, k, s, p, d, False)
-            np.testing.assert_array_equal(out.int_repr().numpy(), ref.max_pool2d_ref(data.numpy(), k, s, p, d, False),
-                                          err_msg=f"W {w} {k} {s} {p} {d}")
+            np.testing.assert_array_equal(
+                out.int_repr().numpy(),
+                ref.max_pool2d_ref(data.numpy(), k, s, p, d, False),
+                err_msg=f"W {w} {k} {s} {p} {d}",
+            )
 
 
 AVG_CFGS = [  # kernel, stride, padding, ceil_mode, count_include_pad, divisor_override
@@ -151,8 +161,9 @@ def test_avg_pool2d(isa, dtype):
         for k, s, p, c, cip, dov in AVG_CFGS:
             out = q.avg_pool2d(base, k, s, p, c, cip, dov)
             _assert_same_meta(out, base)
-            expected = ref.requantize_ref(ref.avg_pool2d_ref(_real(base), k, s, p, c, cip, dov),
-                                          base.q_scale(), base.q_zero_point(), dtype)
+            expected = ref.requantize_ref(
+                ref.avg_pool2d_ref(_real(base), k, s, p, c, cip, dov), base.q_scale(), base.q_zero_point(), dtype
+            )
             ref.assert_within_steps(out, expected, 1, f"avg {shape} {k} {s} {p} {c} {cip} {dov}")
             # torch's NCHW kernel rounds exactly like ours (8-bit: its int32 sums don't overflow).
             theirs = F.avg_pool2d(base, k, s if s else None, p, c, cip, dov)
@@ -169,8 +180,12 @@ def test_avg_pool2d(isa, dtype):
                     _assert_same_meta(o2, other)
                     assert torch.equal(o2.int_repr(), out.int_repr())
                     if dtype != torch.qint32:  # torch's NHWC kernel rounds its own way: within 1 step
-                        ref.assert_within_steps(o2, F.avg_pool2d(other, k, s if s else None, p, c, cip, dov)
-                                                .int_repr().numpy(), 1, "vs torch NHWC")
+                        ref.assert_within_steps(
+                            o2,
+                            F.avg_pool2d(other, k, s if s else None, p, c, cip, dov).int_repr().numpy(),
+                            1,
+                            "vs torch NHWC",
+                        )
                 else:
                     o2 = q.avg_pool2d(other, k, s, p, c, cip, dov)
                     o3 = q.avg_pool2d(other.contiguous(), k, s, p, c, cip, dov)
@@ -188,8 +203,9 @@ def test_adaptive_avg_pool2d(isa, dtype):
             out = q.adaptive_avg_pool2d(base, list(osz))
             _assert_same_meta(out, base)
             assert out.shape[-2:] == osz
-            expected = ref.requantize_ref(ref.adaptive_avg_pool2d_ref(_real(base), osz),
-                                          base.q_scale(), base.q_zero_point(), dtype)
+            expected = ref.requantize_ref(
+                ref.adaptive_avg_pool2d_ref(_real(base), osz), base.q_scale(), base.q_zero_point(), dtype
+            )
             ref.assert_within_steps(out, expected, 1, f"adaptive {shape} {osz}")
             if dtype != torch.qint32:
                 theirs = F.adaptive_avg_pool2d(base, osz)
@@ -202,8 +218,10 @@ def test_adaptive_avg_pool2d(isa, dtype):
                 if dtype != torch.qint32:
                     ref.assert_within_steps(o2, F.adaptive_avg_pool2d(cl, osz).int_repr().numpy(), 1, "NHWC")
             st = _qinput(shape, dtype, "strided", seed=si)
-            assert torch.equal(q.adaptive_avg_pool2d(st, list(osz)).int_repr(),
-                               q.adaptive_avg_pool2d(st.contiguous(), list(osz)).int_repr())
+            assert torch.equal(
+                q.adaptive_avg_pool2d(st, list(osz)).int_repr(),
+                q.adaptive_avg_pool2d(st.contiguous(), list(osz)).int_repr(),
+            )
 
 
 @pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
@@ -215,8 +233,11 @@ def test_avg_nhwc_many_taps_equal_scalar_path(isa, dtype, channels):
     # vectors and scalars: 120 takes every step on AVX2 and all but the last on AVX-512), at the
     # type's extremes and on random bytes: equal to the scalar path and within 1 step of the
     # float64 reference.
-    calls = [lambda t: q.adaptive_avg_pool2d(t, [1, 1]), lambda t: q.adaptive_avg_pool2d(t, [2, 3]),
-             lambda t: q.avg_pool2d(t, [17, 19], [3, 5], [2, 1], False, True, None)]
+    calls = [
+        lambda t: q.adaptive_avg_pool2d(t, [1, 1]),
+        lambda t: q.adaptive_avg_pool2d(t, [2, 3]),
+        lambda t: q.avg_pool2d(t, [17, 19], [3, 5], [2, 1], False, True, None),
+    ]
     _check_nhwc_avg((2, channels, 23, 29), dtype, 5, calls, (2, 3))
 
 
@@ -246,8 +267,11 @@ def test_avg_nchw_tall_windows_equal_scalar_path(isa, dtype):
     g = torch.Generator().manual_seed(5)
     for w in (200, 61, 23, 56, 40):
         shape = (1, 2, 600, w)
-        for data in (torch.full(shape, lo, dtype=ref.INT_DTYPE[dtype]), torch.full(shape, hi, dtype=ref.INT_DTYPE[dtype]),
-                     torch.randint(lo, hi + 1, shape, dtype=ref.INT_DTYPE[dtype], generator=g)):
+        for data in (
+            torch.full(shape, lo, dtype=ref.INT_DTYPE[dtype]),
+            torch.full(shape, hi, dtype=ref.INT_DTYPE[dtype]),
+            torch.randint(lo, hi + 1, shape, dtype=ref.INT_DTYPE[dtype], generator=g),
+        ):
             qx = torch._make_per_tensor_quantized_tensor(data, 0.02, 3)
             for osz in ([2, 3], [4, 1], [2, 7], [3, 5]):
                 got = q.adaptive_avg_pool2d(qx, osz).int_repr()
@@ -267,30 +291,54 @@ def test_avg_nchw_even_windows_equal_scalar_path(isa, dtype):
     lo, hi = ref.QRANGE[dtype]
     g = torch.Generator().manual_seed(11)
     cfgs = [  # kernel, stride, pad (width), ceil_mode, count_include_pad, divisor_override
-        (2, 2, 0, False, True, None), (3, 2, 1, False, True, None), (3, 2, 1, True, False, None),
-        (4, 2, 1, True, True, None), (1, 2, 0, False, True, None), (5, 2, 2, False, False, 9),
-        (3, 1, 1, False, True, None), (5, 1, 2, True, False, None), (2, 1, 0, False, True, 3),
+        (2, 2, 0, False, True, None),
+        (3, 2, 1, False, True, None),
+        (3, 2, 1, True, False, None),
+        (4, 2, 1, True, True, None),
+        (1, 2, 0, False, True, None),
+        (5, 2, 2, False, False, 9),
+        (3, 1, 1, False, True, None),
+        (5, 1, 2, True, False, None),
+        (2, 1, 0, False, True, 3),
     ]
     for w in (97, 64, 33, 30, 19, 17, 15, 10):
         shape = (2, 3, 5, w)
-        for data in (torch.full(shape, lo, dtype=ref.INT_DTYPE[dtype]), torch.full(shape, hi, dtype=ref.INT_DTYPE[dtype]),
-                     torch.randint(lo, hi + 1, shape, dtype=ref.INT_DTYPE[dtype], generator=g)):
+        for data in (
+            torch.full(shape, lo, dtype=ref.INT_DTYPE[dtype]),
+            torch.full(shape, hi, dtype=ref.INT_DTYPE[dtype]),
+            torch.randint(lo, hi + 1, shape, dtype=ref.INT_DTYPE[dtype], generator=g),
+        ):
             qx = torch._make_per_tensor_quantized_tensor(data, 0.03, 2)
             for k, s, p, cm, cip, dov in cfgs:
                 if p > k // 2:
                     continue
                 got = q.avg_pool2d(qx, [2, k], [2, s], [1, p], cm, cip, dov).int_repr()
-                got3 = q.avg_pool3d(qx.unsqueeze(2).expand(2, 3, 2, 5, w).contiguous(), [2, 2, k], [1, 2, s],
-                                    [0, 1, p], cm, cip, dov).int_repr()
+                got3 = q.avg_pool3d(
+                    qx.unsqueeze(2).expand(2, 3, 2, 5, w).contiguous(), [2, 2, k], [1, 2, s], [0, 1, p], cm, cip, dov
+                ).int_repr()
                 with torch_qplugin.kernel_isa("scalar"):
                     exp = q.avg_pool2d(qx, [2, k], [2, s], [1, p], cm, cip, dov).int_repr()
-                    exp3 = q.avg_pool3d(qx.unsqueeze(2).expand(2, 3, 2, 5, w).contiguous(), [2, 2, k], [1, 2, s],
-                                        [0, 1, p], cm, cip, dov).int_repr()
+                    exp3 = q.avg_pool3d(
+                        qx.unsqueeze(2).expand(2, 3, 2, 5, w).contiguous(),
+                        [2, 2, k],
+                        [1, 2, s],
+                        [0, 1, p],
+                        cm,
+                        cip,
+                        dov,
+                    ).int_repr()
                 assert torch.equal(got, exp), (w, k, s, p, cm, cip, dov)
                 assert torch.equal(got3, exp3), (w, k, s, p, cm, cip, dov)
                 # torch's NCHW kernel rounds exactly like ours
-                assert torch.equal(got, F.avg_pool2d(qx, [2, k], [2, s], [1, p], cm, cip, dov).int_repr()), \
-                    (w, k, s, p, cm, cip, dov)
+                assert torch.equal(got, F.avg_pool2d(qx, [2, k], [2, s], [1, p], cm, cip, dov).int_repr()), (
+                    w,
+                    k,
+                    s,
+                    p,
+                    cm,
+                    cip,
+                    dov,
+                )
 
 
 @pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
@@ -303,8 +351,16 @@ def test_avg_nchw_stride2_16bit_column_sums_equal_scalar_path(isa, dtype):
     # overlapping) and past the masked AVX-512 run, 2-d and 3-d.
     lo, hi = ref.QRANGE[dtype]
     cfgs = [  # kernel (h, w), pad (h, w)
-        ((128, 2), (0, 0)), ((129, 2), (0, 0)), ((128, 3), (0, 1)), ((64, 4), (0, 1)), ((42, 5), (0, 2)),
-        ((129, 3), (0, 1)), ((2, 3), (1, 0)), ((3, 2), (1, 1)), ((1, 6), (0, 3)), ((1, 1), (0, 0)),
+        ((128, 2), (0, 0)),
+        ((129, 2), (0, 0)),
+        ((128, 3), (0, 1)),
+        ((64, 4), (0, 1)),
+        ((42, 5), (0, 2)),
+        ((129, 3), (0, 1)),
+        ((2, 3), (1, 0)),
+        ((3, 2), (1, 1)),
+        ((1, 6), (0, 3)),
+        ((1, 1), (0, 0)),
     ]
     for w in (32, 33, 34, 63, 64, 66, 130, 70):
         shape = (1, 2, 130, w)
@@ -319,8 +375,12 @@ def test_avg_nchw_stride2_16bit_column_sums_equal_scalar_path(isa, dtype):
                 # torch's NCHW kernel rounds exactly like ours
                 assert torch.equal(got, F.avg_pool2d(qx, *args).int_repr()), (w, kh, kw, ph, pw)
             x3 = qx.reshape(1, 2, 10, 13, w)
-            for k3, p3 in (([10, 12, 2], [0, 0, 0]), ([10, 13, 2], [0, 0, 0]), ([8, 10, 3], [0, 0, 1]),
-                           ([2, 2, 2], [0, 0, 0])):
+            for k3, p3 in (
+                ([10, 12, 2], [0, 0, 0]),
+                ([10, 13, 2], [0, 0, 0]),
+                ([8, 10, 3], [0, 0, 1]),
+                ([2, 2, 2], [0, 0, 0]),
+            ):
                 got = q.avg_pool3d(x3, k3, [1, 1, 2], p3, False, True, None).int_repr()
                 with torch_qplugin.kernel_isa("scalar"):
                     exp = q.avg_pool3d(x3, k3, [1, 1, 2], p3, False, True, None).int_repr()
@@ -351,10 +411,14 @@ def test_avg_nchw_narrow_rows_requantize_by_slice_equal_scalar_path(isa, dtype):
                 with torch_qplugin.kernel_isa("scalar"):
                     assert torch.equal(got, f(qx).int_repr()), shape
             for osz in sizes:  # torch's NCHW kernel rounds exactly like ours
-                assert torch.equal(q.adaptive_avg_pool2d(qx, list(osz)).int_repr(),
-                                   F.adaptive_avg_pool2d(qx, osz).int_repr()), (shape, osz)
-            x3 = qx.reshape(shape[0], shape[1], 2, shape[2] // 2, shape[-1]) if shape[2] % 2 == 0 else \
-                qx.reshape(shape[0], shape[1], 1, shape[2], shape[-1])
+                assert torch.equal(
+                    q.adaptive_avg_pool2d(qx, list(osz)).int_repr(), F.adaptive_avg_pool2d(qx, osz).int_repr()
+                ), (shape, osz)
+            x3 = (
+                qx.reshape(shape[0], shape[1], 2, shape[2] // 2, shape[-1])
+                if shape[2] % 2 == 0
+                else qx.reshape(shape[0], shape[1], 1, shape[2], shape[-1])
+            )
             for osz3 in ([2, 7, 7], [1, 3, 5], [2, 2, 3]):
                 got = q.adaptive_avg_pool3d(x3, osz3).int_repr()
                 with torch_qplugin.kernel_isa("scalar"):
@@ -378,8 +442,9 @@ def test_empty_batch(layout):
     assert q.max_pool2d(qx, [3, 3], [2, 2], [1, 1], [1, 1], False).shape == (0, 8, 5, 5)
     assert q.avg_pool2d(qx, [3, 3], [2, 2], [1, 1], True, True, None).shape == (0, 8, 6, 5)
     assert q.adaptive_avg_pool2d(qx, [3, 2]).shape == (0, 8, 3, 2)
-    assert q.max_pool2d(_qinput((2, 0, 10, 9), torch.qint8, "contiguous"),
-                        [2, 2], [2, 2], [0, 0], [1, 1], False).shape == (2, 0, 5, 4)
+    assert q.max_pool2d(
+        _qinput((2, 0, 10, 9), torch.qint8, "contiguous"), [2, 2], [2, 2], [0, 0], [1, 1], False
+    ).shape == (2, 0, 5, 4)
 
 
 @pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
@@ -391,18 +456,20 @@ def test_avg_nhwc_overlapping_windows_equal_scalar_path(isa, dtype, channels):
     # tail on both vector paths); shorter windows (3x3 s1 / s2) take the tap loop. At the type's
     # extremes and on random bytes: equal to the scalar path, and to the float64 reference within
     # a step.
-    calls = [lambda t: q.avg_pool2d(t, [3, 3], [1, 1], [1, 1], False, True, None),
-             lambda t: q.avg_pool2d(t, [3, 3], [2, 2], [1, 1], False, False, None),
-             lambda t: q.avg_pool2d(t, [2, 4], [1, 3], [0, 1], True, True, None),
-             lambda t: q.adaptive_avg_pool2d(t, [4, 5]),
-             lambda t: q.avg_pool2d(t, [9, 3], [1, 2], [4, 1], False, True, None),
-             lambda t: q.adaptive_avg_pool2d(t, [1, 5])]
+    calls = [
+        lambda t: q.avg_pool2d(t, [3, 3], [1, 1], [1, 1], False, True, None),
+        lambda t: q.avg_pool2d(t, [3, 3], [2, 2], [1, 1], False, False, None),
+        lambda t: q.avg_pool2d(t, [2, 4], [1, 3], [0, 1], True, True, None),
+        lambda t: q.adaptive_avg_pool2d(t, [4, 5]),
+        lambda t: q.avg_pool2d(t, [9, 3], [1, 2], [4, 1], False, True, None),
+        lambda t: q.adaptive_avg_pool2d(t, [1, 5]),
+    ]
     _check_nhwc_avg((2, channels, 11, 13), dtype, 7, calls, (4, 5))
     for data in _extremes_and_random((1, channels, 5, 7, 9), dtype, 8):
         qx3 = torch._make_per_tensor_quantized_tensor(data, 0.05, ZP[dtype]).contiguous(
-            memory_format=torch.channels_last_3d)
-        _assert_equal_scalar_path([lambda t: q.avg_pool3d(t, [3, 3, 3], [2, 2, 2], [1, 1, 1], False, True, None)],
-                                  qx3)
+            memory_format=torch.channels_last_3d
+        )
+        _assert_equal_scalar_path([lambda t: q.avg_pool3d(t, [3, 3, 3], [2, 2, 2], [1, 1, 1], False, True, None)], qx3)
 
 
 def test_bench_shapes_match_torch(isa):
@@ -411,7 +478,9 @@ def test_bench_shapes_match_torch(isa):
         for layout in ("contiguous", "channels_last"):
             qx = _qinput(shape, torch.quint8, layout)
             a = q.max_pool2d(qx, [3, 3], [2, 2], [1, 1], [1, 1], False)
-            assert torch.equal(a.int_repr(), torch.ops.quantized.max_pool2d(qx, [3, 3], [2, 2], [1, 1], [1, 1], False).int_repr())
+            assert torch.equal(
+                a.int_repr(), torch.ops.quantized.max_pool2d(qx, [3, 3], [2, 2], [1, 1], [1, 1], False).int_repr()
+            )
             a = q.avg_pool2d(qx, [3, 3], [2, 2], [1, 1], False, True, None)
             b = F.avg_pool2d(qx, 3, 2, 1)
             steps = 0 if layout == "contiguous" else 1
@@ -422,7 +491,9 @@ def test_bench_shapes_match_torch(isa):
 
 def test_errors():
     qx = _qinput((1, 3, 8, 8), torch.quint8, "contiguous")
-    with pytest.raises(ValueError, match=r"qplugin::max_pool2d: qx should be 3-D \(C, H, W\) or 4-D \(N, C, H, W\), got 2-D"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::max_pool2d: qx should be 3-D \(C, H, W\) or 4-D \(N, C, H, W\), got 2-D"
+    ):
         q.max_pool2d(qx[0, 0], [2, 2], [2, 2], [0, 0], [1, 1], False)
     with pytest.raises(ValueError, match=r"qplugin::avg_pool2d: qx should be 3-D .* got 5-D"):
         q.avg_pool2d(qx[None], [2, 2], [2, 2], [0, 0], False, True, None)
@@ -432,7 +503,9 @@ def test_errors():
         q.max_pool2d(qx, [0, 2], [1, 1], [0, 0], [1, 1], False)
     with pytest.raises(ValueError, match=r"qplugin::max_pool2d: dilation should be greater than zero, got \[0\]"):
         q.max_pool2d(qx, [2, 2], [1, 1], [0, 0], [0], False)
-    with pytest.raises(ValueError, match=r"qplugin::max_pool2d: padding should be at most half of kernel_size, got padding \[2, 0\]"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::max_pool2d: padding should be at most half of kernel_size, got padding \[2, 0\]"
+    ):
         q.max_pool2d(qx, [3, 3], [1, 1], [2, 0], [1, 1], False)
     with pytest.raises(ValueError, match=r"qplugin::avg_pool2d: padding should be non-negative, got \[-1\]"):
         q.avg_pool2d(qx, [3, 3], [1, 1], [-1], False, True, None)
@@ -444,25 +517,39 @@ def test_errors():
         q.max_pool2d(qx, [9, 2], [1, 1], [0, 0], [1, 1], False)
     with pytest.raises(ValueError, match=r"qplugin::max_pool2d: output size should be at least 1x1"):
         q.max_pool2d(qx, [3, 3], [1, 1], [0, 0], [4, 4], False)
-    with pytest.raises(ValueError, match=r"qplugin::max_pool2d: kernel_size, stride, padding and dilation should be at most 2\^31 - 1, got 4294967296"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::max_pool2d: kernel_size, stride, padding and dilation should be at most 2\^31 - 1, got 4294967296",
+    ):
         q.max_pool2d(qx, [3, 3], [1, 1], [0, 0], [1, 2**32], False)
     with pytest.raises(ValueError, match=r"qplugin::avg_pool2d: divisor_override should be a positive integer, got 0"):
         q.avg_pool2d(qx, [2, 2], [2, 2], [0, 0], False, True, 0)
-    with pytest.raises(ValueError, match=r"qplugin::adaptive_avg_pool2d: output_size should be at least 1x1, got \[0, 2\]"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::adaptive_avg_pool2d: output_size should be at least 1x1, got \[0, 2\]"
+    ):
         q.adaptive_avg_pool2d(qx, [0, 2])
     with pytest.raises(ValueError, match=r"qplugin::adaptive_avg_pool2d: output_size should have 2 entries, got 3"):
         q.adaptive_avg_pool2d(qx, [1, 2, 3])
     with pytest.raises(ValueError, match=r"qplugin::adaptive_avg_pool2d: input should have non-empty spatial dims"):
         q.adaptive_avg_pool2d(_qinput((1, 3, 0, 4), torch.quint8, "contiguous"), [1, 1])
     x = torch.randn(1, 3, 8, 8)
-    for call, name in [(lambda: q.max_pool2d(x, [2, 2], [2, 2], [0, 0], [1, 1], False), "max_pool2d"),
-                       (lambda: q.avg_pool2d(x, [2, 2], [2, 2], [0, 0], False, True, None), "avg_pool2d"),
-                       (lambda: q.adaptive_avg_pool2d(x, [1, 1]), "adaptive_avg_pool2d")]:
-        with pytest.raises(RuntimeError, match=rf"qplugin::{name}: qx should be a quantized tensor .* got a non-quantized tensor of dtype Float"):
+    for call, name in [
+        (lambda: q.max_pool2d(x, [2, 2], [2, 2], [0, 0], [1, 1], False), "max_pool2d"),
+        (lambda: q.avg_pool2d(x, [2, 2], [2, 2], [0, 0], False, True, None), "avg_pool2d"),
+        (lambda: q.adaptive_avg_pool2d(x, [1, 1]), "adaptive_avg_pool2d"),
+    ]:
+        with pytest.raises(
+            RuntimeError,
+            match=rf"qplugin::{name}: qx should be a quantized tensor .* got a non-quantized tensor of dtype Float",
+        ):
             call()
-    pc = torch.quantize_per_channel(torch.randn(1, 3, 4, 4), torch.tensor([0.1, 0.2, 0.3]),
-                                    torch.tensor([0, 0, 0]), 1, torch.quint8)
-    with pytest.raises(RuntimeError, match=r"qplugin::max_pool2d: qx should be per_tensor_affine quantized, got qscheme per_channel_affine"):
+    pc = torch.quantize_per_channel(
+        torch.randn(1, 3, 4, 4), torch.tensor([0.1, 0.2, 0.3]), torch.tensor([0, 0, 0]), 1, torch.quint8
+    )
+    with pytest.raises(
+        RuntimeError,
+        match=r"qplugin::max_pool2d: qx should be per_tensor_affine quantized, got qscheme per_channel_affine",
+    ):
         q.max_pool2d(pc, [2, 2], [2, 2], [0, 0], [1, 1], False)
 
 

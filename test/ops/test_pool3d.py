@@ -1,5 +1,6 @@
 """qplugin avg_pool3d / adaptive_avg_pool3d vs the float64 references and torch's own quantized
 kernels, on every kernel path (isa fixture); layouts and kernel paths give identical integers."""
+
 import numpy as np
 import pytest
 import torch
@@ -42,9 +43,9 @@ def _qinput(shape, dtype, layout, scale=0.05, seed=0):
     elif layout == "strided":
         ints = qx.int_repr()
         big = torch.zeros(shape[:-4] + (shape[-4] * 2,) + shape[-3:-1] + (shape[-1] + 3,), dtype=ints.dtype)
-        big[..., ::2, :, :, 1:shape[-1] + 1] = ints
+        big[..., ::2, :, :, 1 : shape[-1] + 1] = ints
         big = torch._make_per_tensor_quantized_tensor(big, scale, ZP[dtype])
-        qx = big[..., ::2, :, :, 1:shape[-1] + 1]
+        qx = big[..., ::2, :, :, 1 : shape[-1] + 1]
         assert not qx.is_contiguous()
     return qx
 
@@ -74,10 +75,11 @@ def test_avg_pool3d(isa, dtype):
             what = f"{shape} {k} {s} {p} {c} {cip} {dov}"
             out = q.avg_pool3d(base, k, s, p, c, cip, dov)
             _check_meta(out, base)
-            expected = ref.requantize_ref(ref.avg_pool3d_ref(_real(base), k, s, p, c, cip, dov),
-                                          base.q_scale(), base.q_zero_point(), dtype)
+            expected = ref.requantize_ref(
+                ref.avg_pool3d_ref(_real(base), k, s, p, c, cip, dov), base.q_scale(), base.q_zero_point(), dtype
+            )
             ref.assert_within_steps(out, expected, 1, what)
-            three = (lambda v: v * 3 if len(v) == 1 else v)  # noqa: E731
+            three = lambda v: v * 3 if len(v) == 1 else v  # noqa: E731
             if base.dim() == 5:  # torch's quantized avg_pool3d takes batched input only
                 theirs = F.avg_pool3d(base, three(k), three(s) if s else None, three(p), c, cip, dov)
                 ref.assert_within_steps(out, theirs.int_repr().numpy(), 1, "vs torch " + what)
@@ -96,8 +98,9 @@ def test_adaptive_avg_pool3d(isa, dtype):
         for osz in ADAPTIVE_SIZES:
             out = q.adaptive_avg_pool3d(base, list(osz))
             _check_meta(out, base)
-            expected = ref.requantize_ref(ref.adaptive_avg_pool3d_ref(_real(base), osz),
-                                          base.q_scale(), base.q_zero_point(), dtype)
+            expected = ref.requantize_ref(
+                ref.adaptive_avg_pool3d_ref(_real(base), osz), base.q_scale(), base.q_zero_point(), dtype
+            )
             ref.assert_within_steps(out, expected, 1, f"{shape} {osz}")
             if base.dim() == 5:
                 theirs = F.adaptive_avg_pool3d(base, osz)
@@ -114,8 +117,12 @@ def test_paths_bit_identical():
         results = []
         for isa in _isa.supported_isas():
             with torch_qplugin.kernel_isa(isa):
-                results.append((q.avg_pool3d(qx, [3, 3, 3], [2, 1, 2], [1, 1, 1], True, False, None).int_repr(),
-                                q.adaptive_avg_pool3d(qx, [4, 5, 3]).int_repr()))
+                results.append(
+                    (
+                        q.avg_pool3d(qx, [3, 3, 3], [2, 1, 2], [1, 1, 1], True, False, None).int_repr(),
+                        q.adaptive_avg_pool3d(qx, [4, 5, 3]).int_repr(),
+                    )
+                )
         for a, b in results[1:]:
             assert torch.equal(a, results[0][0]) and torch.equal(b, results[0][1])
 
@@ -146,7 +153,9 @@ def test_bad_input():
         q.avg_pool3d(qx, [2, 2], [2], [0], False, True, None)
     with pytest.raises(ValueError, match=r"qplugin::avg_pool3d: stride should have 0, 1 or 3 entries, got 2"):
         q.avg_pool3d(qx, [2], [2, 2], [0], False, True, None)
-    with pytest.raises(ValueError, match=r"qplugin::avg_pool3d: kernel_size should be greater than zero, got \[2, 0, 2\]"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::avg_pool3d: kernel_size should be greater than zero, got \[2, 0, 2\]"
+    ):
         q.avg_pool3d(qx, [2, 0, 2], [], [0], False, True, None)
     with pytest.raises(ValueError, match=r"qplugin::avg_pool3d: padding should be at most half of kernel_size"):
         q.avg_pool3d(qx, [2], [1], [2], False, True, None)
@@ -158,16 +167,23 @@ def test_bad_input():
         q.avg_pool3d(qx, [5, 1, 1], [1], [0], False, True, None)
     with pytest.raises(ValueError, match=r"qplugin::adaptive_avg_pool3d: output_size should have 3 entries, got 2"):
         q.adaptive_avg_pool3d(qx, [1, 2])
-    with pytest.raises(ValueError, match=r"qplugin::adaptive_avg_pool3d: output_size should be at least 1x1x1, got \[1, 0, 2\]"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::adaptive_avg_pool3d: output_size should be at least 1x1x1, got \[1, 0, 2\]"
+    ):
         q.adaptive_avg_pool3d(qx, [1, 0, 2])
     with pytest.raises(ValueError, match=r"qplugin::adaptive_avg_pool3d: input should have non-empty spatial dims"):
         q.adaptive_avg_pool3d(_qinput((1, 3, 0, 4, 4), torch.quint8, "contiguous"), [1, 1, 1])
     with pytest.raises(ValueError, match=r"qplugin::adaptive_avg_pool3d: output of shape .* bytes"):
         q.adaptive_avg_pool3d(qx, [2**14, 2**14, 2**14])
     x = torch.randn(1, 3, 4, 4, 4)
-    for call, name in [(lambda: q.avg_pool3d(x, [2], [2], [0], False, True, None), "avg_pool3d"),
-                       (lambda: q.adaptive_avg_pool3d(x, [1, 1, 1]), "adaptive_avg_pool3d")]:
-        with pytest.raises(RuntimeError, match=rf"qplugin::{name}: qx should be a quantized tensor .* got a non-quantized tensor of dtype Float"):
+    for call, name in [
+        (lambda: q.avg_pool3d(x, [2], [2], [0], False, True, None), "avg_pool3d"),
+        (lambda: q.adaptive_avg_pool3d(x, [1, 1, 1]), "adaptive_avg_pool3d"),
+    ]:
+        with pytest.raises(
+            RuntimeError,
+            match=rf"qplugin::{name}: qx should be a quantized tensor .* got a non-quantized tensor of dtype Float",
+        ):
             call()
     bad = torch._make_per_tensor_quantized_tensor(torch.zeros(1, 2, 3, 3, 3, dtype=torch.uint8), float("nan"), 0)
     with pytest.raises(ValueError, match=r"qplugin::avg_pool3d: qx scale should be"):
@@ -178,5 +194,7 @@ def test_opcheck():
     for layout in ("contiguous", "channels_last_3d"):
         qx = _qinput((2, 4, 5, 7, 6), torch.quint8, layout)
         utils = ("test_schema", "test_autograd_registration")
-        torch.library.opcheck(q.avg_pool3d.default, (qx, [3, 3, 3], [2, 2, 2], [1, 1, 1], True, False, None), test_utils=utils)
+        torch.library.opcheck(
+            q.avg_pool3d.default, (qx, [3, 3, 3], [2, 2, 2], [1, 1, 1], True, False, None), test_utils=utils
+        )
         torch.library.opcheck(q.adaptive_avg_pool3d.default, (qx, [3, 2, 2]), test_utils=utils)

@@ -4,6 +4,7 @@ A QTensor holds plain integers and a Quantizer, never a quantized-dtype tensor; 
 give the int_repr the quantized-dtype path gives (bit-identical), anything unsupported must raise
 naming the op, and it must trace through torch.compile and torch.export.
 """
+
 import numpy as np
 import pytest
 import torch
@@ -46,15 +47,20 @@ def _same(a, b):
 
 def test_quantizer_quantize_dequantize_per_tensor():
     x = torch.randn(4, 5) * 4
-    for dtype, qd, zp in ((torch.uint8, torch.quint8, 120), (torch.int8, torch.qint8, -5), (torch.int32, torch.qint32, 3)):
+    for dtype, qd, zp in (
+        (torch.uint8, torch.quint8, 120),
+        (torch.int8, torch.qint8, -5),
+        (torch.int32, torch.qint32, 3),
+    ):
         qz = tq.PerTensorAffine(0.03, zp, dtype)
         t = qz.quantize(x)
         assert isinstance(t, tq.QTensor) and t.dtype == dtype and t.int_repr().dtype == dtype
         assert not t.int_repr().is_quantized
         np.testing.assert_array_equal(t.int_repr().numpy(), ref.quantize_per_tensor_ref(x, 0.03, zp, qd))
         assert torch.equal(qz.dequantize(t), t.dequantize())
-        np.testing.assert_array_equal(t.dequantize().numpy(),
-                                      ref.dequantize_per_tensor_ref(t.int_repr().numpy(), 0.03, zp))
+        np.testing.assert_array_equal(
+            t.dequantize().numpy(), ref.dequantize_per_tensor_ref(t.int_repr().numpy(), 0.03, zp)
+        )
         assert t.qscheme() == torch.per_tensor_affine and t.q_scale() == 0.03 and t.q_zero_point() == zp
         assert t.quantizer is qz
         assert torch.equal(tq.quantize(x, qz).int_repr(), t.int_repr())
@@ -75,10 +81,10 @@ def test_quantizer_per_channel():
     zps = torch.randint(-4, 5, (6,))
     qz = tq.PerChannelAffine(scales, zps, 1, torch.int8)
     t = qz.quantize(x)
-    np.testing.assert_array_equal(t.int_repr().numpy(),
-                                  ref.quantize_per_channel_ref(x, scales, zps, 1, torch.qint8))
-    np.testing.assert_array_equal(t.dequantize().numpy(),
-                                  ref.dequantize_per_channel_ref(t.int_repr().numpy(), scales, zps, 1))
+    np.testing.assert_array_equal(t.int_repr().numpy(), ref.quantize_per_channel_ref(x, scales, zps, 1, torch.qint8))
+    np.testing.assert_array_equal(
+        t.dequantize().numpy(), ref.dequantize_per_channel_ref(t.int_repr().numpy(), scales, zps, 1)
+    )
     assert t.qscheme() == torch.per_channel_affine and t.q_per_channel_axis() == 1
     assert torch.equal(t.q_per_channel_scales(), scales) and torch.equal(t.q_per_channel_zero_points(), zps)
     with pytest.raises(RuntimeError, match=r"QTensor.q_scale: the tensor should be per-tensor affine"):
@@ -89,22 +95,49 @@ def test_quantizer_per_channel():
     assert torch.equal(t.clone().int_repr(), t.int_repr()) and t.clone().quantizer is qz
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda: tq.PerTensorAffine(0.0, 0, torch.uint8), r"qplugin::plain_quantize_per_tensor: scale should be a positive"),
-    (lambda: tq.PerTensorAffine(float("inf"), 0), r"qplugin::plain_quantize_per_tensor: scale should be a positive"),
-    (lambda: tq.PerTensorAffine(0.1, 256, torch.uint8), r"qplugin::plain_quantize_per_tensor: zero_point should be in \[0, 255\]"),
-    (lambda: tq.PerTensorAffine(0.1, 0, torch.float32), r"qplugin::plain_quantize_per_tensor: dtype should be torch.uint8, torch.int8 or torch.int32"),
-    (lambda: tq.PerChannelAffine(torch.tensor([0.1, -0.1]), torch.tensor([0, 0]), 0, torch.int8),
-     r"qplugin::plain_quantize_per_channel: scales\[1\] should be a positive"),
-    (lambda: tq.PerChannelAffine(torch.tensor([0.1, 0.1]), torch.tensor([0, 200]), 0, torch.int8),
-     r"qplugin::plain_quantize_per_channel: zero_points\[1\] should be in \[-128, 127\]"),
-    (lambda: tq.PerChannelAffine(torch.tensor([0.1, 0.1]), torch.tensor([0]), 0, torch.int8),
-     r"qplugin::plain_quantize_per_channel: zero_points should be 1-D with one entry per channel \(2\)"),
-    (lambda: tq.PerChannelAffine(torch.tensor([0.1, 0.1]), torch.tensor([0, 0]), 3, torch.int8).quantize(torch.randn(2, 2)),
-     r"qplugin::plain_quantize_per_channel: axis should be in \[-2, 1\]"),
-    (lambda: tq.PerTensorAffine(0.1, 0).quantize(torch.zeros(2, dtype=torch.float64)),
-     r"qplugin::plain_quantize_per_tensor: self should be a float32 tensor, got dtype Double"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (
+            lambda: tq.PerTensorAffine(0.0, 0, torch.uint8),
+            r"qplugin::plain_quantize_per_tensor: scale should be a positive",
+        ),
+        (
+            lambda: tq.PerTensorAffine(float("inf"), 0),
+            r"qplugin::plain_quantize_per_tensor: scale should be a positive",
+        ),
+        (
+            lambda: tq.PerTensorAffine(0.1, 256, torch.uint8),
+            r"qplugin::plain_quantize_per_tensor: zero_point should be in \[0, 255\]",
+        ),
+        (
+            lambda: tq.PerTensorAffine(0.1, 0, torch.float32),
+            r"qplugin::plain_quantize_per_tensor: dtype should be torch.uint8, torch.int8 or torch.int32",
+        ),
+        (
+            lambda: tq.PerChannelAffine(torch.tensor([0.1, -0.1]), torch.tensor([0, 0]), 0, torch.int8),
+            r"qplugin::plain_quantize_per_channel: scales\[1\] should be a positive",
+        ),
+        (
+            lambda: tq.PerChannelAffine(torch.tensor([0.1, 0.1]), torch.tensor([0, 200]), 0, torch.int8),
+            r"qplugin::plain_quantize_per_channel: zero_points\[1\] should be in \[-128, 127\]",
+        ),
+        (
+            lambda: tq.PerChannelAffine(torch.tensor([0.1, 0.1]), torch.tensor([0]), 0, torch.int8),
+            r"qplugin::plain_quantize_per_channel: zero_points should be 1-D with one entry per channel \(2\)",
+        ),
+        (
+            lambda: tq.PerChannelAffine(torch.tensor([0.1, 0.1]), torch.tensor([0, 0]), 3, torch.int8).quantize(
+                torch.randn(2, 2)
+            ),
+            r"qplugin::plain_quantize_per_channel: axis should be in \[-2, 1\]",
+        ),
+        (
+            lambda: tq.PerTensorAffine(0.1, 0).quantize(torch.zeros(2, dtype=torch.float64)),
+            r"qplugin::plain_quantize_per_tensor: self should be a float32 tensor, got dtype Double",
+        ),
+    ],
+)
 def test_quantizer_bad_qparams(make, message):
     with pytest.raises((RuntimeError, ValueError, IndexError), match=message):
         make()
@@ -177,14 +210,16 @@ OPS = {
     "add_alpha": lambda t: torch.add(t, 0.5, alpha=-3),
     "max_pool1d": lambda t: F.max_pool1d(t[0], 3, 2, 1),
     "max_pool3d": lambda t: F.max_pool3d(t.unsqueeze(0), (2, 3, 2), (1, 2, 2), (1, 1, 0), ceil_mode=True),
-    "max_pool3d_channels_last_3d": lambda t: F.max_pool3d(t.unsqueeze(0).contiguous(
-        memory_format=torch.channels_last_3d), 2),
+    "max_pool3d_channels_last_3d": lambda t: F.max_pool3d(
+        t.unsqueeze(0).contiguous(memory_format=torch.channels_last_3d), 2
+    ),
     "avg_pool3d": lambda t: F.avg_pool3d(t.unsqueeze(0), 2),
     "adaptive_avg_pool3d": lambda t: F.adaptive_avg_pool3d(t.unsqueeze(0), (2, 3, 4)),
     "interpolate_1d": lambda t: F.interpolate(t[0], size=13, mode="nearest"),
     "interpolate_3d": lambda t: F.interpolate(t.unsqueeze(0), size=(5, 9, 12), mode="nearest"),
-    "interpolate_3d_channels_last_3d": lambda t: F.interpolate(t.unsqueeze(0).contiguous(
-        memory_format=torch.channels_last_3d), scale_factor=2, mode="nearest"),
+    "interpolate_3d_channels_last_3d": lambda t: F.interpolate(
+        t.unsqueeze(0).contiguous(memory_format=torch.channels_last_3d), scale_factor=2, mode="nearest"
+    ),
     "interpolate_bilinear": lambda t: F.interpolate(t, size=(11, 13), mode="bilinear"),
     "interpolate_nearest_exact": lambda t: F.interpolate(t, scale_factor=1.6, mode="nearest-exact"),
     "interpolate_nearest_exact_3d": lambda t: F.interpolate(t.unsqueeze(0), size=(5, 9, 12), mode="nearest-exact"),
@@ -214,16 +249,17 @@ TWIN = {
     "F.hardsigmoid": lambda t: q.hardsigmoid(t, 1 / 256, 0),
     "F.leaky_relu": lambda t: q.leaky_relu(t, 0.2, False, t.q_scale(), t.q_zero_point()),
     "eq": lambda t: q.eq(t, q.quantize_per_tensor(t.dequantize().flip(-1), t.q_scale(), t.q_zero_point(), t.dtype)),
-    "qplugin.add": lambda t: q.add(t, q.quantize_per_tensor(t.dequantize().flip(0), t.q_scale(), t.q_zero_point(),
-                                                            t.dtype), 0.1, 100),
-    "qplugin.lt": lambda t: q.lt(t, q.quantize_per_tensor(t.dequantize().flip(1), t.q_scale(), t.q_zero_point(),
-                                                          t.dtype)),
+    "qplugin.add": lambda t: q.add(
+        t, q.quantize_per_tensor(t.dequantize().flip(0), t.q_scale(), t.q_zero_point(), t.dtype), 0.1, 100
+    ),
+    "qplugin.lt": lambda t: q.lt(
+        t, q.quantize_per_tensor(t.dequantize().flip(1), t.q_scale(), t.q_zero_point(), t.dtype)
+    ),
     # torch's quantized kernels take 5-D input (max_pool3d) and may differ by a step (tanh)
     "max_pool1d": lambda t: with_qplugin_aten(lambda: F.max_pool1d(t[0], 3, 2, 1)),
     "tanh": lambda t: with_qplugin_aten(lambda: torch.tanh(t)),
     "interpolate_bilinear": lambda t: with_qplugin_aten(lambda: F.interpolate(t, size=(11, 13), mode="bilinear")),
 }
-
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -253,14 +289,17 @@ def test_qtensor_signed_dtypes(dtype, name):
     _same(OPS[name](qt), TWIN.get(name, OPS[name])(qd))
 
 
-@pytest.mark.parametrize("call, opname", [
-    (torch.exp, "aten.exp.default"),
-    (lambda t: t + t, "aten.add.Tensor of a QTensor and a tensor"),
-    (lambda t: t.float(), "aten._to_copy.default"),
-    (lambda t: t.prod(), "aten.prod.default"),
-    (lambda t: torch.zeros(2, 3, 8, 10).copy_(t), "aten.copy_.default of a QTensor into a torch.float32 tensor"),
-    (lambda t: F.conv2d(t, torch.zeros(1, 3, 1, 1)), "aten.convolution.default"),
-])
+@pytest.mark.parametrize(
+    "call, opname",
+    [
+        (torch.exp, "aten.exp.default"),
+        (lambda t: t + t, "aten.add.Tensor of a QTensor and a tensor"),
+        (lambda t: t.float(), "aten._to_copy.default"),
+        (lambda t: t.prod(), "aten.prod.default"),
+        (lambda t: torch.zeros(2, 3, 8, 10).copy_(t), "aten.copy_.default of a QTensor into a torch.float32 tensor"),
+        (lambda t: F.conv2d(t, torch.zeros(1, 3, 1, 1)), "aten.convolution.default"),
+    ],
+)
 def test_qtensor_unsupported_op_raises_naming_it(call, opname):
     qt, _, _ = _pair()
     with pytest.raises(NotImplementedError, match=f"torch_qplugin.QTensor: {opname}"):
@@ -269,15 +308,24 @@ def test_qtensor_unsupported_op_raises_naming_it(call, opname):
 
 def test_qtensor_new_ops_bad_input_names_the_op():
     qt, _, _ = _pair("contiguous", torch.int32)
-    with pytest.raises(NotImplementedError, match=r"torch_qplugin.QTensor: aten.tanh.default of a torch.int32 QTensor "
-                                                  r"is not supported \(uint8 or int8\)"):
+    with pytest.raises(
+        NotImplementedError,
+        match=r"torch_qplugin.QTensor: aten.tanh.default of a torch.int32 QTensor "
+        r"is not supported \(uint8 or int8\)",
+    ):
         torch.tanh(qt)
     qt, _, _ = _pair()
-    with pytest.raises(TypeError, match=r"torch_qplugin.QTensor: aten.copy_.default: src should have self's dtype "
-                                        r"torch.uint8, got torch.int8"):
+    with pytest.raises(
+        TypeError,
+        match=r"torch_qplugin.QTensor: aten.copy_.default: src should have self's dtype "
+        r"torch.uint8, got torch.int8",
+    ):
         qt.clone().copy_(_pair("contiguous", torch.int8)[0])
-    with pytest.raises(ValueError, match=r"torch_qplugin.QTensor: aten.sum.dim_IntList: the reduced dims should not "
-                                         r"be empty"):
+    with pytest.raises(
+        ValueError,
+        match=r"torch_qplugin.QTensor: aten.sum.dim_IntList: the reduced dims should not "
+        r"be empty",
+    ):
         qt[:, :0].sum([1])
 
 
@@ -293,7 +341,7 @@ def test_qtensor_never_holds_a_quantized_dtype():
     qt, _, _ = _pair()
     outs = [f(qt) for f in OPS.values()]
     for o in outs:
-        for t in (o if isinstance(o, (tuple, list)) else [o]):
+        for t in o if isinstance(o, (tuple, list)) else [o]:
             assert not t.is_quantized
             if isinstance(t, tq.QTensor):
                 assert not t.int_repr().is_quantized and t.int_repr().dtype == torch.uint8
@@ -327,8 +375,10 @@ def test_qtensor_traces_with_torch_export():
 
 
 def test_qtensor_flatten_unflatten_round_trip():
-    for qt in (_pair()[0], tq.PerChannelAffine(torch.rand(3) + 0.1, torch.zeros(3), 1, torch.int8)
-               .quantize(torch.randn(2, 3, 4))):
+    for qt in (
+        _pair()[0],
+        tq.PerChannelAffine(torch.rand(3) + 0.1, torch.zeros(3), 1, torch.int8).quantize(torch.randn(2, 3, 4)),
+    ):
         names, ctx = qt.__tensor_flatten__()
         back = tq.QTensor.__tensor_unflatten__({n: getattr(qt, n) for n in names}, ctx, qt.shape, qt.stride())
         assert torch.equal(back.int_repr(), qt.int_repr()) and back.quantizer == qt.quantizer

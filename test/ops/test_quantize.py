@@ -2,6 +2,7 @@
 int_repr / make_per_*_quantized_tensor: bit-exact against the definitions
 (test/reference.py), on every kernel path, and against torch's own kernels where
 torch_oracle.quantize_exact says they compute the same rule."""
+
 import numpy as np
 import pytest
 import torch
@@ -29,7 +30,7 @@ def _tricky_values(n, scale, zp, rng):
         k = rng.integers(-300, 300, n // 4)
         pow2 = np.float32(2.0 ** np.round(np.log2(scale)))
         x[: n // 4] = ((k + 0.5) * pow2).astype(np.float32)  # exact ties when scale is a power of two
-        x[n // 4: n // 2] = np.nextafter(x[n // 4: n // 2], np.float32(np.inf))
+        x[n // 4 : n // 2] = np.nextafter(x[n // 4 : n // 2], np.float32(np.inf))
     if n >= 16:
         x[-6:] = [NAN, INF, -INF, 3e38, -3e38, 1e10]
     return torch.from_numpy(x)
@@ -65,8 +66,9 @@ def _strided_copy(x):
     axis = x.q_per_channel_axis()
     if axis == x.dim() - 1:
         return None
-    return torch._make_per_channel_quantized_tensor(
-        big, x.q_per_channel_scales(), x.q_per_channel_zero_points(), axis)[..., ::2]
+    return torch._make_per_channel_quantized_tensor(big, x.q_per_channel_scales(), x.q_per_channel_zero_points(), axis)[
+        ..., ::2
+    ]
 
 
 SHAPES = [(37,), (1000,), (3, 5, 7), (2, 3, 9, 11), (1, 4, 3, 5, 6), (2, 70, 70)]
@@ -103,7 +105,9 @@ def test_quantize_per_channel_exact(isa, dtype, shape):
     rng = np.random.default_rng(abs(hash((str(dtype), shape, "pc"))) % 2**32)
     base = torch.from_numpy(rng.standard_normal(shape).astype(np.float32) * 30)
     flat = base.view(-1)
-    flat[: flat.numel() // 5] = torch.from_numpy((rng.integers(-100, 100, flat.numel() // 5) + 0.5).astype(np.float32) * 0.125)
+    flat[: flat.numel() // 5] = torch.from_numpy(
+        (rng.integers(-100, 100, flat.numel() // 5) + 0.5).astype(np.float32) * 0.125
+    )
     flat[-3:] = torch.tensor([NAN, INF, -INF])
     for axis in range(len(shape)):
         c = shape[axis]
@@ -189,16 +193,24 @@ def _all_paths(x, scale, zp, dtype):
     s1, z1 = torch.tensor([scale], dtype=torch.double), torch.tensor([zp])
     rows = q.quantize_per_channel(x.reshape(1, n), s1, z1, 0, dtype).int_repr().reshape(n)
     cols = q.quantize_per_channel(x.reshape(n, 1), s1, z1, 1, dtype).int_repr().reshape(n)
-    return {"per_tensor": q.quantize_per_tensor(x, scale, zp, dtype).int_repr(), "rows": rows, "periodic": cols,
-            "plain": q.plain_quantize_per_tensor(x, scale, zp, ref.INT_DTYPE[dtype])}
+    return {
+        "per_tensor": q.quantize_per_tensor(x, scale, zp, dtype).int_repr(),
+        "rows": rows,
+        "periodic": cols,
+        "plain": q.plain_quantize_per_tensor(x, scale, zp, ref.INT_DTYPE[dtype]),
+    }
 
 
 @pytest.mark.parametrize("n", [1, 7, 37, 131])
-@pytest.mark.parametrize("x,scale,zp,dtype,want", [
-    (-2.2050002, 0.07, 255, torch.quint8, 223),   # float32(x * inv) = -31.5 exactly: -32 + 255
-    (0.25, 0.5, 5, torch.quint8, 5),              # a tie: nearbyint(0.5) + 5, not nearbyint(5.5)
-    (-100.4, 1.0, 2**31 - 1, torch.qint32, 2147483547),  # float32 would lose 27 steps here
-], ids=["near_tie", "tie_odd_zp", "qint32_exact"])
+@pytest.mark.parametrize(
+    "x,scale,zp,dtype,want",
+    [
+        (-2.2050002, 0.07, 255, torch.quint8, 223),  # float32(x * inv) = -31.5 exactly: -32 + 255
+        (0.25, 0.5, 5, torch.quint8, 5),  # a tie: nearbyint(0.5) + 5, not nearbyint(5.5)
+        (-100.4, 1.0, 2**31 - 1, torch.qint32, 2147483547),  # float32 would lose 27 steps here
+    ],
+    ids=["near_tie", "tie_odd_zp", "qint32_exact"],
+)
 def test_contract_examples(isa, n, x, scale, zp, dtype, want):
     for name, got in _all_paths(torch.full((n,), x), scale, zp, dtype).items():
         assert got.tolist() == [want] * n, name
@@ -210,8 +222,10 @@ def test_ties_round_before_the_zero_point(isa, dtype, zp_parity):
     # x / scale exactly k + 0.5 (power-of-two scales): nearbyint rounds the tie to even, then the
     # zero point is added. With an odd zero point, rounding k + 0.5 + zp would pick the other
     # neighbour every time.
-    zp = {"odd": {torch.quint8: 101, torch.qint8: -3, torch.qint32: 2**31 - 201},
-          "even": {torch.quint8: 100, torch.qint8: 4, torch.qint32: -(2**31) + 300}}[zp_parity][dtype]
+    zp = {
+        "odd": {torch.quint8: 101, torch.qint8: -3, torch.qint32: 2**31 - 201},
+        "even": {torch.quint8: 100, torch.qint8: 4, torch.qint32: -(2**31) + 300},
+    }[zp_parity][dtype]
     lo, hi = ref.QRANGE[dtype]
     k = np.arange(-140, 140)
     for scale in (0.5, 0.125, 4.0):
@@ -269,11 +283,14 @@ def test_every_path_bit_identical(dtype):
     zp = _zp_for(dtype, rng)
 
     def run():
-        return [q.quantize_per_tensor(x, 0.07, zp, dtype).int_repr(),
-                q.quantize_per_tensor(x, 1 / 255, zp, dtype).int_repr(),
-                q.quantize_per_channel(x4, scales, zps, 1, dtype).int_repr(),
-                q.quantize_per_channel(x4.contiguous(memory_format=torch.channels_last), scales, zps, 1,
-                                       dtype).int_repr().contiguous()]
+        return [
+            q.quantize_per_tensor(x, 0.07, zp, dtype).int_repr(),
+            q.quantize_per_tensor(x, 1 / 255, zp, dtype).int_repr(),
+            q.quantize_per_channel(x4, scales, zps, 1, dtype).int_repr(),
+            q.quantize_per_channel(x4.contiguous(memory_format=torch.channels_last), scales, zps, 1, dtype)
+            .int_repr()
+            .contiguous(),
+        ]
 
     outs = {}
     for isa in torch_qplugin._isa.supported_isas():
@@ -299,8 +316,15 @@ def test_fake_quantize_then_quantize_has_no_drift(isa, dtype):
     for scale, zp in [(0.07, hi), (1 / 255, lo), (0.5, hi // 2 | 1), (0.6373247256341329, 0)]:
         inv = np.float32(1) / np.float32(scale)
         ties = ((rng.integers(-150, 150, 2000) + 0.5) / np.float64(inv)).astype(np.float32)
-        x = torch.from_numpy(np.concatenate([ties, np.nextafter(ties, np.float32(np.inf)),
-                                             rng.standard_normal(2003).astype(np.float32) * np.float32(scale * 80)]))
+        x = torch.from_numpy(
+            np.concatenate(
+                [
+                    ties,
+                    np.nextafter(ties, np.float32(np.inf)),
+                    rng.standard_normal(2003).astype(np.float32) * np.float32(scale * 80),
+                ]
+            )
+        )
         fake = torch.fake_quantize_per_tensor_affine(x, scale, zp, lo, hi)
         ours = q.quantize_per_tensor(x, scale, zp, dtype)
         assert torch.equal(q.dequantize(ours), fake), f"scale {scale}"
@@ -314,8 +338,13 @@ def test_fake_quantize_then_quantize_has_no_drift(isa, dtype):
         fake_q = torch.round(fake_c.double() / sc.float().double()).long() + zc
         assert torch.equal(ours_c.int_repr().long(), fake_q), f"per channel, scale {scale}"
         assert torch.equal(q.quantize_per_channel(fake_c, sc, zc, 1, dtype).int_repr(), ours_c.int_repr())
-    fq = FakeQuantize(observer=MovingAverageMinMaxObserver, quant_min=lo, quant_max=hi, dtype=dtype,
-                      qscheme=torch.per_tensor_affine if dtype == torch.quint8 else torch.per_tensor_symmetric)
+    fq = FakeQuantize(
+        observer=MovingAverageMinMaxObserver,
+        quant_min=lo,
+        quant_max=hi,
+        dtype=dtype,
+        qscheme=torch.per_tensor_affine if dtype == torch.quint8 else torch.per_tensor_symmetric,
+    )
     x = torch.randn(4099) * 3
     fq(x)  # observe
     fq.disable_observer()
@@ -379,7 +408,9 @@ def test_int_repr_and_make_round_trip(isa, dtype):
         assert torch.equal(back.int_repr(), ir)
         ir[0, 0, 0, 0] += 1  # a copy, not an alias
         assert not torch.equal(back.int_repr(), ir)
-    pc = torch.quantize_per_channel(x, torch.rand(3, dtype=torch.double) + 0.01, torch.zeros(3, dtype=torch.long), 1, dtype)
+    pc = torch.quantize_per_channel(
+        x, torch.rand(3, dtype=torch.double) + 0.01, torch.zeros(3, dtype=torch.long), 1, dtype
+    )
     ir = q.int_repr(pc)
     assert torch.equal(ir, pc.int_repr())
     back = q.make_per_channel_quantized_tensor(ir, pc.q_per_channel_scales(), pc.q_per_channel_zero_points(), 1)
@@ -417,8 +448,9 @@ def test_empty_and_zero_dim(isa):
     assert m.dim() == 0 and q.dequantize(m).item() == 3.0
 
 
-@pytest.mark.parametrize("shape,axis", [((0,), 0), ((2, 0), 1), ((3, 0, 2), 1), ((0, 5), 0),
-                                        ((2, 0, 4, 4), 1), ((2, 3, 0, 4), 1)])
+@pytest.mark.parametrize(
+    "shape,axis", [((0,), 0), ((2, 0), 1), ((3, 0, 2), 1), ((0, 5), 0), ((2, 0, 4, 4), 1), ((2, 3, 0, 4), 1)]
+)
 @pytest.mark.parametrize("dtype", QDTYPES)
 def test_per_channel_empty_channel_axis(isa, shape, axis, dtype):
     # a size-0 channel axis: quantize_per_channel and per-channel dequantize give empty tensors
@@ -451,13 +483,16 @@ def _qt():
     return torch.quantize_per_tensor(torch.randn(4), 0.1, 0, torch.quint8)
 
 
-@pytest.mark.parametrize("scale,match", [
-    (0.0, r"qplugin::quantize_per_tensor: scale should be a positive finite number, got 0"),
-    (-1.0, r"scale should be a positive finite number, got -1"),
-    (NAN, r"scale should be a positive finite number, got nan"),
-    (INF, r"scale should be a positive finite number, got inf"),
-    (1e-300, r"scale should be representable as a float32 with a finite reciprocal, got 1e-300"),
-])
+@pytest.mark.parametrize(
+    "scale,match",
+    [
+        (0.0, r"qplugin::quantize_per_tensor: scale should be a positive finite number, got 0"),
+        (-1.0, r"scale should be a positive finite number, got -1"),
+        (NAN, r"scale should be a positive finite number, got nan"),
+        (INF, r"scale should be a positive finite number, got inf"),
+        (1e-300, r"scale should be representable as a float32 with a finite reciprocal, got 1e-300"),
+    ],
+)
 def test_bad_scale(scale, match):
     with pytest.raises(ValueError, match=match):
         q.quantize_per_tensor(torch.randn(3), scale, 0, torch.quint8)
@@ -465,64 +500,131 @@ def test_bad_scale(scale, match):
         q.make_per_tensor_quantized_tensor(torch.zeros(3, dtype=torch.uint8), scale, 0)
 
 
-@pytest.mark.parametrize("dtype,zp,rng", [(torch.quint8, 256, r"\[0, 255\]"), (torch.quint8, -1, r"\[0, 255\]"),
-                                          (torch.qint8, 128, r"\[-128, 127\]"), (torch.qint32, 2**31, r"\[-2147483648, 2147483647\]")])
+@pytest.mark.parametrize(
+    "dtype,zp,rng",
+    [
+        (torch.quint8, 256, r"\[0, 255\]"),
+        (torch.quint8, -1, r"\[0, 255\]"),
+        (torch.qint8, 128, r"\[-128, 127\]"),
+        (torch.qint32, 2**31, r"\[-2147483648, 2147483647\]"),
+    ],
+)
 def test_bad_zero_point(dtype, zp, rng):
-    with pytest.raises(ValueError, match=rf"qplugin::quantize_per_tensor: zero_point should be in {rng} for .*, got {zp}"):
+    with pytest.raises(
+        ValueError, match=rf"qplugin::quantize_per_tensor: zero_point should be in {rng} for .*, got {zp}"
+    ):
         q.quantize_per_tensor(torch.randn(3), 0.1, zp, dtype)
 
 
 def test_bad_dtype_and_inputs():
-    with pytest.raises(RuntimeError, match=r"qplugin::quantize_per_tensor: dtype should be torch.quint8, torch.qint8 or torch.qint32, got Float"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"qplugin::quantize_per_tensor: dtype should be torch.quint8, torch.qint8 or torch.qint32, got Float",
+    ):
         q.quantize_per_tensor(torch.randn(3), 0.1, 0, torch.float)
-    with pytest.raises(RuntimeError, match=r"qplugin::quantize_per_tensor: self should be a float32 tensor, got dtype Int"):
+    with pytest.raises(
+        RuntimeError, match=r"qplugin::quantize_per_tensor: self should be a float32 tensor, got dtype Int"
+    ):
         q.quantize_per_tensor(torch.ones(3, dtype=torch.int32), 0.1, 0, torch.quint8)
-    with pytest.raises(RuntimeError, match=r"qplugin::quantize_per_tensor: self should be a float32 tensor, got a quantized tensor of dtype QUInt8"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"qplugin::quantize_per_tensor: self should be a float32 tensor, got a quantized tensor of dtype QUInt8",
+    ):
         q.quantize_per_tensor(_qt(), 0.1, 0, torch.quint8)
-    with pytest.raises(RuntimeError, match=r"qplugin::quantize_per_channel: self should be a float32 tensor, got a quantized tensor"):
+    with pytest.raises(
+        RuntimeError, match=r"qplugin::quantize_per_channel: self should be a float32 tensor, got a quantized tensor"
+    ):
         q.quantize_per_channel(_qt(), torch.ones(4), torch.zeros(4, dtype=torch.long), 0, torch.quint8)
-    with pytest.raises(RuntimeError, match=r"qplugin::quantize_per_tensor_dynamic: dtype should be torch.quint8 or torch.qint8, got QInt32"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"qplugin::quantize_per_tensor_dynamic: dtype should be torch.quint8 or torch.qint8, got QInt32",
+    ):
         q.quantize_per_tensor_dynamic(torch.randn(3), torch.qint32, False)
-    with pytest.raises(ValueError, match=r"qplugin::quantize_per_tensor_dynamic: self should hold finite values .*got min -?nan"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::quantize_per_tensor_dynamic: self should hold finite values .*got min -?nan"
+    ):
         q.quantize_per_tensor_dynamic(torch.tensor([1.0, NAN]), torch.quint8, False)
-    with pytest.raises(RuntimeError, match=r"qplugin::dequantize: self should be a quantized tensor .*got a non-quantized tensor of dtype Float"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"qplugin::dequantize: self should be a quantized tensor .*got a non-quantized tensor of dtype Float",
+    ):
         q.dequantize(torch.randn(3))
-    with pytest.raises(RuntimeError, match=r"qplugin::int_repr: self should be a quantized tensor .*got a non-quantized tensor of dtype Float"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"qplugin::int_repr: self should be a quantized tensor .*got a non-quantized tensor of dtype Float",
+    ):
         q.int_repr(torch.randn(3))
-    with pytest.raises(RuntimeError, match=r"qplugin::make_per_tensor_quantized_tensor: self should be a uint8, int8 or int32 tensor, got dtype Float"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"qplugin::make_per_tensor_quantized_tensor: self should be a uint8, int8 or int32 tensor, got dtype Float",
+    ):
         q.make_per_tensor_quantized_tensor(torch.randn(3), 0.1, 0)
-    with pytest.raises(RuntimeError, match=r"qplugin::make_per_tensor_quantized_tensor: self should be a uint8, int8 or int32 tensor, got a quantized tensor"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"qplugin::make_per_tensor_quantized_tensor: self should be a uint8, int8 or int32 tensor, got a quantized tensor",
+    ):
         q.make_per_tensor_quantized_tensor(_qt(), 0.1, 0)
-    with pytest.raises(RuntimeError, match=r"qplugin::make_per_channel_quantized_tensor: self should be a uint8, int8 or int32 tensor, got a quantized tensor"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"qplugin::make_per_channel_quantized_tensor: self should be a uint8, int8 or int32 tensor, got a quantized tensor",
+    ):
         q.make_per_channel_quantized_tensor(_qt(), torch.ones(4), torch.zeros(4, dtype=torch.long), 0)
 
 
 def test_bad_per_channel_params():
     x = torch.randn(3, 4)
     ones, zeros = torch.ones(4), torch.zeros(4, dtype=torch.long)
-    with pytest.raises(IndexError, match=r"qplugin::quantize_per_channel: axis should be in \[-2, 1\] for a tensor of 2 dims, got 2"):
+    with pytest.raises(
+        IndexError, match=r"qplugin::quantize_per_channel: axis should be in \[-2, 1\] for a tensor of 2 dims, got 2"
+    ):
         q.quantize_per_channel(x, ones, zeros, 2, torch.quint8)
-    with pytest.raises(ValueError, match=r"qplugin::quantize_per_channel: scales should be 1-D with one entry per channel \(4\), got shape \[3\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::quantize_per_channel: scales should be 1-D with one entry per channel \(4\), got shape \[3\]",
+    ):
         q.quantize_per_channel(x, torch.ones(3), zeros, 1, torch.quint8)
-    with pytest.raises(ValueError, match=r"qplugin::quantize_per_channel: zero_points should be 1-D with one entry per channel \(4\), got shape \[5\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::quantize_per_channel: zero_points should be 1-D with one entry per channel \(4\), got shape \[5\]",
+    ):
         q.quantize_per_channel(x, ones, torch.zeros(5, dtype=torch.long), 1, torch.quint8)
-    with pytest.raises(RuntimeError, match=r"qplugin::quantize_per_channel: scales should be a float32 or float64 tensor, got dtype Long"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"qplugin::quantize_per_channel: scales should be a float32 or float64 tensor, got dtype Long",
+    ):
         q.quantize_per_channel(x, torch.ones(4, dtype=torch.long), zeros, 1, torch.quint8)
-    with pytest.raises(RuntimeError, match=r"qplugin::quantize_per_channel: zero_points should be an int32 or int64 tensor, got dtype Float"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"qplugin::quantize_per_channel: zero_points should be an int32 or int64 tensor, got dtype Float",
+    ):
         q.quantize_per_channel(x, ones, torch.zeros(4), 1, torch.quint8)
     bad = torch.tensor([0.1, -0.2, 0.3, 0.4])
-    with pytest.raises(ValueError, match=r"qplugin::quantize_per_channel: scales\[1\] should be a positive finite number .*got -0.2"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::quantize_per_channel: scales\[1\] should be a positive finite number .*got -0.2"
+    ):
         q.quantize_per_channel(x, bad, zeros, 1, torch.quint8)
-    with pytest.raises(ValueError, match=r"qplugin::quantize_per_channel: zero_points\[2\] should be in \[-128, 127\] for QInt8, got 200"):
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::quantize_per_channel: zero_points\[2\] should be in \[-128, 127\] for QInt8, got 200",
+    ):
         q.quantize_per_channel(x, ones, torch.tensor([0, 0, 200, 0]), 1, torch.qint8)
-    with pytest.raises(ValueError, match=r"qplugin::quantize_per_channel: self should have at least one dim .*got a 0-dim tensor"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::quantize_per_channel: self should have at least one dim .*got a 0-dim tensor"
+    ):
         q.quantize_per_channel(torch.tensor(1.0), ones, zeros, 0, torch.quint8)
-    with pytest.raises(ValueError, match=r"qplugin::make_per_channel_quantized_tensor: scales\[0\] should be a positive finite number.*got nan"):
-        q.make_per_channel_quantized_tensor(torch.zeros(2, 4, dtype=torch.uint8), torch.tensor([NAN, 1, 1, 1.0]), zeros, 1)
+    with pytest.raises(
+        ValueError,
+        match=r"qplugin::make_per_channel_quantized_tensor: scales\[0\] should be a positive finite number.*got nan",
+    ):
+        q.make_per_channel_quantized_tensor(
+            torch.zeros(2, 4, dtype=torch.uint8), torch.tensor([NAN, 1, 1, 1.0]), zeros, 1
+        )
 
 
 def test_set_isa_errors():
-    with pytest.raises(ValueError, match=r"qplugin::_set_isa: isa should be scalar, avx2, avxvnni or avx512, got 'sse9'"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::_set_isa: isa should be scalar, avx2, avxvnni or avx512, got 'sse9'"
+    ):
         q._set_isa("sse9")
 
 
@@ -530,7 +632,9 @@ def test_set_isa_errors():
 def test_opcheck():
     x = torch.randn(2, 3, 4)
     qt = torch.quantize_per_tensor(x, 0.1, 3, torch.quint8)
-    pc = torch.quantize_per_channel(x, torch.ones(3, dtype=torch.double) * 0.1, torch.zeros(3, dtype=torch.long), 1, torch.qint8)
+    pc = torch.quantize_per_channel(
+        x, torch.ones(3, dtype=torch.double) * 0.1, torch.zeros(3, dtype=torch.long), 1, torch.qint8
+    )
     utils = ("test_schema", "test_autograd_registration")
     cases = [
         (q.quantize_per_tensor, (x, 0.1, 3, torch.quint8)),

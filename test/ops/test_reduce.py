@@ -2,6 +2,7 @@
 (API.md "Sorting and reductions"). Values are exact (quantized outputs keep the input's
 qparams), indices are the first extreme element as torch documents, mean follows torch's
 quantized rounding exactly and stays within 1 step of the float64 reference."""
+
 import numpy as np
 import pytest
 import torch
@@ -32,7 +33,8 @@ def layouts(x):
     if x.dim() >= 2:
         out.append(("transposed", x.transpose(0, -1).contiguous().transpose(0, -1)))
         big = torch._make_per_tensor_quantized_tensor(
-            torch.cat([x.int_repr(), x.int_repr()], dim=-1), x.q_scale(), x.q_zero_point())
+            torch.cat([x.int_repr(), x.int_repr()], dim=-1), x.q_scale(), x.q_zero_point()
+        )
         out.append(("strided", big[..., : x.shape[-1]]))
     if x.dim() == 4:
         out.append(("channels_last", x.contiguous(memory_format=torch.channels_last)))
@@ -128,13 +130,29 @@ def test_reductions_exact_where_float32_dequantize_merges_values(isa):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape,dims", [
-    ((5,), None), ((5,), [0]), ((3, 17), [1]), ((3, 17), [0]), ((3, 17), []), ((3, 17), [-1, 0]),
-    ((2, 3, 4, 5), [2, 3]), ((2, 3, 4, 5), [1]), ((2, 3, 4, 5), [0, 2]), ((2, 3, 4, 5), None),
-    ((4, 1000), [1]), ((1, 64, 7, 7), [-1, -2]), ((), None), ((), [0]),
-])
+@pytest.mark.parametrize(
+    "shape,dims",
+    [
+        ((5,), None),
+        ((5,), [0]),
+        ((3, 17), [1]),
+        ((3, 17), [0]),
+        ((3, 17), []),
+        ((3, 17), [-1, 0]),
+        ((2, 3, 4, 5), [2, 3]),
+        ((2, 3, 4, 5), [1]),
+        ((2, 3, 4, 5), [0, 2]),
+        ((2, 3, 4, 5), None),
+        ((4, 1000), [1]),
+        ((1, 64, 7, 7), [-1, -2]),
+        ((), None),
+        ((), [0]),
+    ],
+)
 def test_mean(isa, dtype, shape, dims):
-    x = make_q(shape, dtype, lo=None if dtype != torch.qint32 else -(10**6), hi=None if dtype != torch.qint32 else 10**6)
+    x = make_q(
+        shape, dtype, lo=None if dtype != torch.qint32 else -(10**6), hi=None if dtype != torch.qint32 else 10**6
+    )
     for _, xl in layouts(x):
         for keepdim in (False, True):
             m = q.mean(xl, dims, keepdim)
@@ -143,8 +161,9 @@ def test_mean(isa, dtype, shape, dims):
             assert tuple(m.shape) == exp.shape
             np.testing.assert_array_equal(m.int_repr().numpy(), exp)
             real = reference.mean_real_ref(x, dims, keepdim)
-            reference.assert_within_steps(m, reference.requantize_ref(real, x.q_scale(), x.q_zero_point(), dtype),
-                                          1, "mean vs float64 reference")
+            reference.assert_within_steps(
+                m, reference.requantize_ref(real, x.q_scale(), x.q_zero_point(), dtype), 1, "mean vs float64 reference"
+            )
             tm = torch.mean(xl, dims, keepdim) if dims is not None else torch.mean(xl)
             if not keepdim or dims is not None:
                 reference.assert_within_steps(m.reshape(tm.shape), tm.int_repr().numpy(), 1, "mean vs torch")
@@ -157,11 +176,17 @@ def test_mean_long_columns_extremes(isa, dtype):
     a, b = RANGE[dtype]
     for shape, dims in [((600, 300), [0]), ((2, 300, 5, 70), [1])]:
         for fill in (a, b - 1, None):
-            x = make_q(shape, dtype) if fill is None else torch._make_per_tensor_quantized_tensor(
-                torch.full(shape, fill, dtype=reference.INT_DTYPE[dtype]), 0.03, ZP[dtype])
+            x = (
+                make_q(shape, dtype)
+                if fill is None
+                else torch._make_per_tensor_quantized_tensor(
+                    torch.full(shape, fill, dtype=reference.INT_DTYPE[dtype]), 0.03, ZP[dtype]
+                )
+            )
             m = q.mean(x, dims)
-            np.testing.assert_array_equal(m.int_repr().numpy(), reference.mean_int_ref(x, dims, False),
-                                          err_msg=f"{shape} {dims} fill {fill}")
+            np.testing.assert_array_equal(
+                m.int_repr().numpy(), reference.mean_int_ref(x, dims, False), err_msg=f"{shape} {dims} fill {fill}"
+            )
 
 
 @pytest.mark.parametrize("dtype", [torch.quint8, torch.qint8])
@@ -187,8 +212,7 @@ def test_mean_middle_dim_rounds_ties_and_near_ties_exactly(isa, dtype):
             data = (k + (torch.arange(n)[:, None] < r[None, :]).to(torch.int64))[None]
         x = torch._make_per_tensor_quantized_tensor(data.to(reference.INT_DTYPE[dtype]), 0.02, ZP[dtype])
         m = q.mean(x, [1])
-        np.testing.assert_array_equal(m.int_repr().numpy(), reference.mean_int_ref(x, [1], False),
-                                      err_msg=f"n {n}")
+        np.testing.assert_array_equal(m.int_repr().numpy(), reference.mean_int_ref(x, [1], False), err_msg=f"n {n}")
 
 
 def test_mean_ties_round_half_even_on_q(isa):
@@ -234,7 +258,9 @@ def test_errors():
         q.mean(x, [1, -1])
     with pytest.raises(IndexError, match=r"qplugin::max: self should have at least one element"):
         q.max(e)
-    with pytest.raises(IndexError, match=r"qplugin::min: dim 0 should have a non-zero size to reduce over, got shape \[0, 4\]"):
+    with pytest.raises(
+        IndexError, match=r"qplugin::min: dim 0 should have a non-zero size to reduce over, got shape \[0, 4\]"
+    ):
         q.min(e, 0)
     with pytest.raises(IndexError, match=r"qplugin::argmin: self should have at least one element when dim is None"):
         q.argmin(e)
@@ -243,17 +269,36 @@ def test_errors():
     with pytest.raises(ValueError, match=r"qplugin::mean: the reduced dims should hold at least one element"):
         q.mean(e, [0])
     f = torch.randn(3, 4)
-    calls = [(lambda: q.max(f), "max"), (lambda: q.min(f), "min"), (lambda: q.max(f, 0), "max"),
-             (lambda: q.min(f, 0), "min"), (lambda: q.argmax(f), "argmax"), (lambda: q.argmin(f, 1), "argmin"),
-             (lambda: q.mean(f), "mean")]
+    calls = [
+        (lambda: q.max(f), "max"),
+        (lambda: q.min(f), "min"),
+        (lambda: q.max(f, 0), "max"),
+        (lambda: q.min(f, 0), "min"),
+        (lambda: q.argmax(f), "argmax"),
+        (lambda: q.argmin(f, 1), "argmin"),
+        (lambda: q.mean(f), "mean"),
+    ]
     for call, name in calls:
-        with pytest.raises(RuntimeError, match=rf"qplugin::{name}: self should be a quantized tensor .*non-quantized tensor of dtype Float"):
+        with pytest.raises(
+            RuntimeError,
+            match=rf"qplugin::{name}: self should be a quantized tensor .*non-quantized tensor of dtype Float",
+        ):
             call()
-    pc = torch.quantize_per_channel(torch.randn(3, 4), torch.tensor([0.1, 0.2, 0.3]), torch.tensor([0, 1, 2]), 0, torch.qint8)
-    calls = [(lambda: q.max(pc), "max"), (lambda: q.min(pc, 1), "min"), (lambda: q.argmax(pc), "argmax"),
-             (lambda: q.argmin(pc), "argmin"), (lambda: q.mean(pc, [1]), "mean")]
+    pc = torch.quantize_per_channel(
+        torch.randn(3, 4), torch.tensor([0.1, 0.2, 0.3]), torch.tensor([0, 1, 2]), 0, torch.qint8
+    )
+    calls = [
+        (lambda: q.max(pc), "max"),
+        (lambda: q.min(pc, 1), "min"),
+        (lambda: q.argmax(pc), "argmax"),
+        (lambda: q.argmin(pc), "argmin"),
+        (lambda: q.mean(pc, [1]), "mean"),
+    ]
     for call, name in calls:
-        with pytest.raises(RuntimeError, match=rf"qplugin::{name}: self should be a per-tensor affine quantized tensor, got qscheme per_channel_affine"):
+        with pytest.raises(
+            RuntimeError,
+            match=rf"qplugin::{name}: self should be a per-tensor affine quantized tensor, got qscheme per_channel_affine",
+        ):
             call()
 
 
@@ -273,8 +318,9 @@ def test_opcheck():
 def test_mean_memory_orders(isa, dtype):
     # Permuted views and channels_last are reduced in their memory order (no copy); the result
     # is the same as on the contiguous tensor.
-    x = make_q((3, 4, 5, 6), dtype, lo=None if dtype != torch.qint32 else -(10**6),
-               hi=None if dtype != torch.qint32 else 10**6)
+    x = make_q(
+        (3, 4, 5, 6), dtype, lo=None if dtype != torch.qint32 else -(10**6), hi=None if dtype != torch.qint32 else 10**6
+    )
     views = [x.permute(2, 0, 3, 1), x.permute(3, 2, 1, 0), x.contiguous(memory_format=torch.channels_last)]
     for v in views:
         for dims in ([0], [1], [2], [3], [0, 1], [1, 2], [2, 3], [0, 3], [1, 3], [0, 1, 2]):

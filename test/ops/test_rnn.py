@@ -2,6 +2,7 @@
 fused gate pointwise). The gates come from qplugin::linear_dynamic (tested in test_linear.py);
 here the fused pointwise step is checked against float64 references of torch's definitions,
 across kernel paths, and the whole layer against the unfused composite."""
+
 import numpy as np
 import pytest
 import torch
@@ -14,8 +15,9 @@ q = torch.ops.qplugin
 
 def make_packed(n, k, g, scale=0.02):
     w = torch.randn(n, k, generator=g) * 0.3
-    wq = torch.quantize_per_channel(w, torch.full((n,), scale, dtype=torch.double),
-                                    torch.zeros(n, dtype=torch.long), 0, torch.qint8)
+    wq = torch.quantize_per_channel(
+        w, torch.full((n,), scale, dtype=torch.double), torch.zeros(n, dtype=torch.long), 0, torch.qint8
+    )
     return q.linear_prepack(wq, torch.randn(n, generator=g))
 
 
@@ -57,8 +59,7 @@ def test_extreme_and_nan_gates(isa, G):
         out, h, c = q._rnn_layer_dynamic(x, torch.zeros(4, H), torch.zeros(4, H), w_ih, w_hh, G, False)
         gi = q.linear_dynamic(x[0], w_ih, False).numpy()
         gh = q.linear_dynamic(torch.zeros(4, H), w_hh, False).numpy()
-        h_ref = (ref.lstm_cell_ref(gi, gh, np.zeros((4, H)))[0] if G == 4
-                 else ref.gru_cell_ref(gi, gh, np.zeros((4, H))))
+        h_ref = ref.lstm_cell_ref(gi, gh, np.zeros((4, H)))[0] if G == 4 else ref.gru_cell_ref(gi, gh, np.zeros((4, H)))
         assert torch.isfinite(out).all()
         np.testing.assert_allclose(h.numpy(), h_ref, rtol=2e-6, atol=2e-6)
     # NaN in the state element that enters the pointwise formula directly (c for LSTM, h for
@@ -152,7 +153,9 @@ def test_bad_input_errors():
     qx = torch.quantize_per_tensor(x, 0.1, 0, torch.quint8)
     with pytest.raises(RuntimeError, match=r"_rnn_layer_dynamic: input should be a float32 tensor, got dtype QUInt8"):
         q._rnn_layer_dynamic(qx, h, c, w_ih, w_hh, 4, False)
-    with pytest.raises(RuntimeError, match=r"_rnn_layer_dynamic: h0 and c0 should be float32 tensors, got a quantized h0"):
+    with pytest.raises(
+        RuntimeError, match=r"_rnn_layer_dynamic: h0 and c0 should be float32 tensors, got a quantized h0"
+    ):
         q._rnn_layer_dynamic(x, torch.quantize_per_tensor(h, 0.1, 0, torch.quint8), c, w_ih, w_hh, 4, False)
 
 

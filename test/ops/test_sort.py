@@ -4,6 +4,7 @@ Values are bit-exact against a float reference (stable sort of the represented r
 against torch; stable-sort indices equal torch.sort(stable=True) on the dequantized tensor; topk
 values are exact and its indices point at them.
 """
+
 import numpy as np
 import pytest
 import torch
@@ -33,7 +34,8 @@ def layouts(x):
     out = [("contiguous", x)]
     if x.dim() >= 2:
         big = torch._make_per_tensor_quantized_tensor(
-            torch.cat([x.int_repr(), x.int_repr()], dim=-1), x.q_scale(), x.q_zero_point())
+            torch.cat([x.int_repr(), x.int_repr()], dim=-1), x.q_scale(), x.q_zero_point()
+        )
         out.append(("strided", big[..., : x.shape[-1]]))
         out.append(("transposed", x.transpose(0, -1).contiguous().transpose(0, -1)))
     if x.dim() == 4:
@@ -78,8 +80,17 @@ def test_sort_heavy_ties_stable(isa, dtype, levels):
             check_sort(x, dim, descending)
 
 
-@pytest.mark.parametrize("dtype,zp", [(torch.quint8, 0), (torch.quint8, 255), (torch.quint8, 37),
-                                      (torch.qint8, -128), (torch.qint8, 127), (torch.qint8, 0)])
+@pytest.mark.parametrize(
+    "dtype,zp",
+    [
+        (torch.quint8, 0),
+        (torch.quint8, 255),
+        (torch.quint8, 37),
+        (torch.qint8, -128),
+        (torch.qint8, 127),
+        (torch.qint8, 0),
+    ],
+)
 def test_sort_extreme_qparams(isa, dtype, zp):
     for scale in (1e-6, 0.3, 1e6):
         check_sort(make_q((2, 501), dtype, scale=scale, zp=zp), -1, False)
@@ -248,7 +259,9 @@ def test_errors():
     x = make_q((3, 4), torch.quint8)
     with pytest.raises(IndexError, match=r"qplugin::sort: dim should be in \[-2, 1\] for a tensor of 2 dims, got 2"):
         q.sort(x, 2)
-    with pytest.raises(IndexError, match=r"qplugin::argsort: dim should be in \[-2, 1\] for a tensor of 2 dims, got -3"):
+    with pytest.raises(
+        IndexError, match=r"qplugin::argsort: dim should be in \[-2, 1\] for a tensor of 2 dims, got -3"
+    ):
         q.argsort(x, -3)
     with pytest.raises(IndexError, match=r"qplugin::topk: dim should be in \[-2, 1\]"):
         q.topk(x, 1, 5)
@@ -258,11 +271,23 @@ def test_errors():
         q.topk(x, -1, 0)
     f = torch.randn(3, 4)
     for call, name in [(lambda: q.sort(f), "sort"), (lambda: q.argsort(f), "argsort"), (lambda: q.topk(f, 1), "topk")]:
-        with pytest.raises(RuntimeError, match=rf"qplugin::{name}: self should be a quantized tensor .*got a non-quantized tensor of dtype Float"):
+        with pytest.raises(
+            RuntimeError,
+            match=rf"qplugin::{name}: self should be a quantized tensor .*got a non-quantized tensor of dtype Float",
+        ):
             call()
-    pc = torch.quantize_per_channel(torch.randn(3, 4), torch.tensor([0.1, 0.2, 0.3]), torch.tensor([0, 1, 2]), 0, torch.quint8)
-    for call, name in [(lambda: q.sort(pc), "sort"), (lambda: q.argsort(pc), "argsort"), (lambda: q.topk(pc, 1), "topk")]:
-        with pytest.raises(RuntimeError, match=rf"qplugin::{name}: self should be a per-tensor affine quantized tensor, got qscheme per_channel_affine"):
+    pc = torch.quantize_per_channel(
+        torch.randn(3, 4), torch.tensor([0.1, 0.2, 0.3]), torch.tensor([0, 1, 2]), 0, torch.quint8
+    )
+    for call, name in [
+        (lambda: q.sort(pc), "sort"),
+        (lambda: q.argsort(pc), "argsort"),
+        (lambda: q.topk(pc, 1), "topk"),
+    ]:
+        with pytest.raises(
+            RuntimeError,
+            match=rf"qplugin::{name}: self should be a per-tensor affine quantized tensor, got qscheme per_channel_affine",
+        ):
             call()
 
 

@@ -3,6 +3,7 @@ packed-params object get the same bytes as one thread; switching the kernel path
 convs / linears run on another thread never corrupts memory and never changes a result (all paths
 are bit-identical). The stress test runs in a child process so a crash fails the test instead of
 killing the run."""
+
 import os
 import subprocess
 import sys
@@ -19,7 +20,8 @@ q = torch.ops.qplugin
 
 def _qx(shape, g, scale=0.05, zp=3):
     return torch._make_per_tensor_quantized_tensor(
-        torch.randint(0, 256, shape, dtype=torch.uint8, generator=g), scale, zp)
+        torch.randint(0, 256, shape, dtype=torch.uint8, generator=g), scale, zp
+    )
 
 
 def _qw(shape, g):
@@ -44,32 +46,58 @@ def _families(g):
         qx, qw, b = _qx(xs, g), _qw(ws, g), torch.randn(ws[0], generator=g)
         prep = getattr(q, f"conv{dims}d_prepack")
         op = getattr(q, f"conv{dims}d")
-        fams.append((name, lambda prep=prep, qw=qw, b=b, dims=dims: prep(qw, b, [1] * dims, [1] * dims, [1] * dims, 1),
-                     lambda pk, op=op, qx=qx: op(qx, pk, 0.3, 100).int_repr()))
+        fams.append(
+            (
+                name,
+                lambda prep=prep, qw=qw, b=b, dims=dims: prep(qw, b, [1] * dims, [1] * dims, [1] * dims, 1),
+                lambda pk, op=op, qx=qx: op(qx, pk, 0.3, 100).int_repr(),
+            )
+        )
     qx, qw = _qx((1, 6, 8, 8), g), _qw((6, 1, 3, 3), g)
-    fams.append(("conv2d_depthwise", lambda qw=qw: q.conv2d_prepack(qw, None, [1, 1], [1, 1], [1, 1], 6),
-                 lambda pk, qx=qx: q.conv2d(qx, pk, 0.3, 100).int_repr()))
+    fams.append(
+        (
+            "conv2d_depthwise",
+            lambda qw=qw: q.conv2d_prepack(qw, None, [1, 1], [1, 1], [1, 1], 6),
+            lambda pk, qx=qx: q.conv2d(qx, pk, 0.3, 100).int_repr(),
+        )
+    )
     qx, qa, qw = _qx((1, 5, 8, 8), g), _qx((1, 6, 8, 8), g, 0.1, 7), _qw((6, 5, 3, 3), g)
-    fams.append(("conv2d_add", lambda qw=qw: q.conv2d_prepack(qw, None, [1, 1], [1, 1], [1, 1], 1),
-                 lambda pk, qx=qx, qa=qa: q.conv2d_add(qx, qa, pk, 0.3, 100).int_repr()))
+    fams.append(
+        (
+            "conv2d_add",
+            lambda qw=qw: q.conv2d_prepack(qw, None, [1, 1], [1, 1], [1, 1], 1),
+            lambda pk, qx=qx, qa=qa: q.conv2d_add(qx, qa, pk, 0.3, 100).int_repr(),
+        )
+    )
     qx, qw, b = _qx((9, 40), g), _qw((33, 40), g), torch.randn(33, generator=g)
-    fams.append(("linear", lambda qw=qw, b=b: q.linear_prepack(qw, b),
-                 lambda pk, qx=qx: q.linear(qx, pk, 0.2, 120).int_repr()))
+    fams.append(
+        ("linear", lambda qw=qw, b=b: q.linear_prepack(qw, b), lambda pk, qx=qx: q.linear(qx, pk, 0.2, 120).int_repr())
+    )
     x = torch.randn(9, 40, generator=g)
-    fams.append(("linear_dynamic", lambda qw=qw, b=b: q.linear_prepack(qw, b),
-                 lambda pk, x=x: q.linear_dynamic(x, pk, False)))
+    fams.append(
+        ("linear_dynamic", lambda qw=qw, b=b: q.linear_prepack(qw, b), lambda pk, x=x: q.linear_dynamic(x, pk, False))
+    )
     xs, h0, c0 = torch.randn(3, 2, 40, generator=g), torch.randn(2, 8, generator=g), torch.randn(2, 8, generator=g)
     wih, whh = _qw((32, 40), g), _qw((32, 8), g)
-    fams.append(("rnn_layer_dynamic",
-                 lambda: (q.linear_prepack(wih), q.linear_prepack(whh)),
-                 lambda pk: torch.cat([t.flatten() for t in q._rnn_layer_dynamic(xs, h0, c0, pk[0], pk[1], 4, False)])))
+    fams.append(
+        (
+            "rnn_layer_dynamic",
+            lambda: (q.linear_prepack(wih), q.linear_prepack(whh)),
+            lambda pk: torch.cat([t.flatten() for t in q._rnn_layer_dynamic(xs, h0, c0, pk[0], pk[1], 4, False)]),
+        )
+    )
     wf, bf = torch.randn(33, 40, generator=g), torch.randn(33, generator=g)
-    fams.append(("linear_dynamic_fp16", lambda: q.linear_prepack_fp16(wf, bf),
-                 lambda pk, x=x: q.linear_dynamic_fp16(x, pk)))
+    fams.append(
+        ("linear_dynamic_fp16", lambda: q.linear_prepack_fp16(wf, bf), lambda pk, x=x: q.linear_dynamic_fp16(x, pk))
+    )
     wih16, whh16 = torch.randn(24, 40, generator=g), torch.randn(24, 8, generator=g)
-    fams.append(("rnn_layer_dynamic_fp16",
-                 lambda: (q.linear_prepack_fp16(wih16), q.linear_prepack_fp16(whh16)),
-                 lambda pk: torch.cat([t.flatten() for t in q._rnn_layer_dynamic(xs, h0, c0, pk[0], pk[1], 3, True)])))
+    fams.append(
+        (
+            "rnn_layer_dynamic_fp16",
+            lambda: (q.linear_prepack_fp16(wih16), q.linear_prepack_fp16(whh16)),
+            lambda pk: torch.cat([t.flatten() for t in q._rnn_layer_dynamic(xs, h0, c0, pk[0], pk[1], 3, True)]),
+        )
+    )
     return fams
 
 
@@ -143,8 +171,7 @@ _STRESS = textwrap.dedent("""
 
 def test_set_isa_while_ops_run():
     here = os.path.dirname(os.path.abspath(__file__))
-    r = subprocess.run([sys.executable, "-c", _STRESS, here, "1.5"], capture_output=True, text=True,
-                       timeout=120)
+    r = subprocess.run([sys.executable, "-c", _STRESS, here, "1.5"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, (r.returncode, r.stdout, r.stderr[-2000:])
     assert "mismatches []" in r.stdout
     assert sum(int(l.split()[1]) for l in r.stdout.splitlines() if l.startswith("calls")) > 10

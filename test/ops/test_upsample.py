@@ -1,5 +1,6 @@
 """qplugin upsample_nearest2d: bit-exact vs torch's nearest interpolate on quantized tensors and
 vs the reference index rule, on every kernel path."""
+
 import numpy as np
 import pytest
 import torch
@@ -38,8 +39,9 @@ def test_upsample_nearest2d_exact(isa, dtype, layout):
                 assert out.is_contiguous(memory_format=torch.channels_last)
             else:
                 assert out.is_contiguous()
-            np.testing.assert_array_equal(out.int_repr().numpy(),
-                                          ref.upsample_nearest2d_ref(qx.int_repr().numpy(), osz))
+            np.testing.assert_array_equal(
+                out.int_repr().numpy(), ref.upsample_nearest2d_ref(qx.int_repr().numpy(), osz)
+            )
             x4 = qx if qx.dim() == 4 else qx[None]
             theirs = F.interpolate(x4, size=osz, mode="nearest")
             assert torch.equal(out.int_repr().reshape(theirs.shape), theirs.int_repr()), f"{shape} {osz}"
@@ -53,20 +55,28 @@ def test_upsample_empty_batch():
 
 def test_upsample_errors():
     qx = _qinput((1, 2, 4, 4), torch.quint8, "contiguous")
-    with pytest.raises(ValueError, match=r"qplugin::upsample_nearest2d: output_size should be at least 1x1, got \[0, 3\]"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::upsample_nearest2d: output_size should be at least 1x1, got \[0, 3\]"
+    ):
         q.upsample_nearest2d(qx, [0, 3])
     with pytest.raises(ValueError, match=r"qplugin::upsample_nearest2d: output_size should have 2 entries, got 1"):
         q.upsample_nearest2d(qx, [3])
-    with pytest.raises(ValueError, match=r"qplugin::upsample_nearest2d: qx should be 3-D \(C, H, W\) or 4-D \(N, C, H, W\), got 2-D"):
+    with pytest.raises(
+        ValueError, match=r"qplugin::upsample_nearest2d: qx should be 3-D \(C, H, W\) or 4-D \(N, C, H, W\), got 2-D"
+    ):
         q.upsample_nearest2d(qx[0, 0], [3, 3])
     with pytest.raises(ValueError, match=r"qplugin::upsample_nearest2d: input should have non-empty spatial dims"):
         q.upsample_nearest2d(_qinput((1, 2, 0, 4), torch.quint8, "contiguous"), [3, 3])
-    with pytest.raises(RuntimeError, match=r"qplugin::upsample_nearest2d: qx should be a quantized tensor .* got a non-quantized tensor of dtype Float"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"qplugin::upsample_nearest2d: qx should be a quantized tensor .* got a non-quantized tensor of dtype Float",
+    ):
         q.upsample_nearest2d(torch.randn(1, 2, 4, 4), [8, 8])
 
 
 def test_upsample_opcheck():
     for layout in ("contiguous", "channels_last"):
         qx = _qinput((2, 3, 4, 5), torch.quint8, layout)
-        torch.library.opcheck(q.upsample_nearest2d.default, (qx, [7, 10]),
-                              test_utils=("test_schema", "test_autograd_registration"))
+        torch.library.opcheck(
+            q.upsample_nearest2d.default, (qx, [7, 10]), test_utils=("test_schema", "test_autograd_registration")
+        )

@@ -1,6 +1,7 @@
 """qplugin::upsample_bilinear2d: within 1 step of the float64 reference (test/reference.py) and of
 torch's quantized bilinear kernel; every kernel path and both memory layouts give the same bits;
 functional interpolate / upsample_bilinear route to it."""
+
 import numpy as np
 import pytest
 import torch
@@ -19,8 +20,14 @@ def _ints(t):
     return t.int_repr().numpy().astype(np.int64)
 
 
-CASES = [((2, 3, 5, 7), (10, 14)), ((1, 4, 6, 6), (13, 9)), ((2, 19, 4, 9), (4, 9)), ((1, 2, 8, 8), (3, 5)),
-         ((1, 3, 1, 5), (4, 11)), ((1, 40, 7, 5), (14, 10))]
+CASES = [
+    ((2, 3, 5, 7), (10, 14)),
+    ((1, 4, 6, 6), (13, 9)),
+    ((2, 19, 4, 9), (4, 9)),
+    ((1, 2, 8, 8), (3, 5)),
+    ((1, 3, 1, 5), (4, 11)),
+    ((1, 40, 7, 5), (14, 10)),
+]
 
 
 @pytest.mark.parametrize("dt,zp", [(torch.quint8, 120), (torch.qint8, -7)])
@@ -30,7 +37,9 @@ def test_vs_reference_and_torch(isa, dt, zp, align_corners, shape, size):
     qx = _q(torch.randn(shape) * 3, 0.05, zp, dt)
     out = q.upsample_bilinear2d(qx, list(size), align_corners)
     assert out.shape == shape[:2] + size and out.q_scale() == qx.q_scale() and out.q_zero_point() == zp
-    ref.assert_within_steps(_ints(out), ref.upsample_bilinear2d_ref(qx.int_repr().numpy(), size, align_corners), 1, "reference")
+    ref.assert_within_steps(
+        _ints(out), ref.upsample_bilinear2d_ref(qx.int_repr().numpy(), size, align_corners), 1, "reference"
+    )
     theirs = F.interpolate(qx, size=size, mode="bilinear", align_corners=align_corners)
     ref.assert_within_steps(_ints(out), _ints(theirs), 1, "torch")
 
@@ -65,7 +74,9 @@ def test_scale_factor_and_functional():
         theirs = F.interpolate(qx, scale_factor=sf, mode="bilinear", align_corners=False)
         assert out.shape == theirs.shape
         size = tuple(out.shape[-2:])
-        ref.assert_within_steps(_ints(out), ref.upsample_bilinear2d_ref(qx.int_repr().numpy(), size, False, (sf, sf)), 1, str(sf))
+        ref.assert_within_steps(
+            _ints(out), ref.upsample_bilinear2d_ref(qx.int_repr().numpy(), size, False, (sf, sf)), 1, str(sf)
+        )
         ref.assert_within_steps(_ints(out), _ints(theirs), 1, f"torch {sf}")
     out = qF.upsample_bilinear(qx, size=(9, 4))
     assert torch.equal(out.int_repr(), q.upsample_bilinear2d(qx, [9, 4], True).int_repr())
@@ -96,5 +107,8 @@ def test_errors():
 
 def test_opcheck():
     qx = _q(torch.randn(1, 2, 3, 3), 0.1, 0, torch.quint8)
-    torch.library.opcheck(q.upsample_bilinear2d.default, (qx, [5, 4], False, None, None),
-                          test_utils=("test_schema", "test_autograd_registration"))
+    torch.library.opcheck(
+        q.upsample_bilinear2d.default,
+        (qx, [5, 4], False, None, None),
+        test_utils=("test_schema", "test_autograd_registration"),
+    )

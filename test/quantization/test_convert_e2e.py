@@ -1,5 +1,6 @@
 """End to end: a model with convs, linears, residual adds, cat, pooling and activations, quantized
 by torch_qplugin (and by torch for comparison): outputs, profiler trace, interop, errors."""
+
 import copy
 import warnings
 
@@ -77,7 +78,8 @@ def _ours(m=None):
 def _torch_qconfig():
     return taq.QConfig(
         activation=taq.MinMaxObserver.with_args(dtype=torch.quint8, qscheme=torch.per_tensor_affine),
-        weight=taq.PerChannelMinMaxObserver.with_args(dtype=torch.qint8, qscheme=torch.per_channel_symmetric))
+        weight=taq.PerChannelMinMaxObserver.with_args(dtype=torch.qint8, qscheme=torch.per_channel_symmetric),
+    )
 
 
 def _torch_prepared():
@@ -98,8 +100,7 @@ def test_converted_model_uses_qplugin_modules_and_matches_torch():
     assert isinstance(q.add, nnq.QFunctional) and isinstance(q.pool, nnq.MaxPool2d)
     assert isinstance(q.fc1, nnq.LinearReLU) and isinstance(q.hs, nnq.Hardswish)
     assert not any(hasattr(m, "qconfig") for m in q.modules())
-    assert not any(isinstance(getattr(m, "activation_post_process", None), tq.ObserverBase)
-                   for m in q.modules())
+    assert not any(isinstance(getattr(m, "activation_post_process", None), tq.ObserverBase) for m in q.modules())
     engine = model_engine()  # torch's engine that is exact on this CPU (fbgemm saturates on AVX2)
     x = torch.randn(2, 3, 16, 16)
     with torch_engine(engine.why), warnings.catch_warnings():
@@ -116,12 +117,34 @@ def test_converted_model_uses_qplugin_modules_and_matches_torch():
 
 # aten ops allowed in a converted model's trace: views and metadata, never compute on quantized data
 _ALLOWED_ATEN = {
-    "aten::flatten", "aten::view", "aten::reshape", "aten::_reshape_alias", "aten::as_strided",
-    "aten::empty", "aten::empty_strided", "aten::_empty_affine_quantized", "aten::q_scale",
-    "aten::q_zero_point", "aten::item", "aten::_local_scalar_dense", "aten::is_nonzero",
-    "aten::detach", "aten::lift_fresh", "aten::alias", "aten::t", "aten::transpose",
-    "aten::expand", "aten::unsqueeze", "aten::squeeze", "aten::select", "aten::slice", "aten::size",
-    "aten::_unsafe_view", "aten::contiguous", "aten::qscheme", "aten::resize_",
+    "aten::flatten",
+    "aten::view",
+    "aten::reshape",
+    "aten::_reshape_alias",
+    "aten::as_strided",
+    "aten::empty",
+    "aten::empty_strided",
+    "aten::_empty_affine_quantized",
+    "aten::q_scale",
+    "aten::q_zero_point",
+    "aten::item",
+    "aten::_local_scalar_dense",
+    "aten::is_nonzero",
+    "aten::detach",
+    "aten::lift_fresh",
+    "aten::alias",
+    "aten::t",
+    "aten::transpose",
+    "aten::expand",
+    "aten::unsqueeze",
+    "aten::squeeze",
+    "aten::select",
+    "aten::slice",
+    "aten::size",
+    "aten::_unsafe_view",
+    "aten::contiguous",
+    "aten::qscheme",
+    "aten::resize_",
 }
 
 
@@ -149,10 +172,20 @@ def test_profiler_trace_shows_only_qplugin_ops():
     x = torch.randn(2, 3, 16, 16)
     top, nested = _trace(lambda: q(x))
     assert not [o for o in top | nested if o.startswith("quantized::")]
-    for needed in ("qplugin::quantize_per_tensor", "qplugin::conv2d_relu", "qplugin::add",
-                   "qplugin::cat", "qplugin::max_pool2d", "qplugin::hardswish", "qplugin::avg_pool2d",
-                   "qplugin::adaptive_avg_pool2d", "qplugin::linear_relu", "qplugin::linear",
-                   "qplugin::dequantize", "qplugin::conv2d"):
+    for needed in (
+        "qplugin::quantize_per_tensor",
+        "qplugin::conv2d_relu",
+        "qplugin::add",
+        "qplugin::cat",
+        "qplugin::max_pool2d",
+        "qplugin::hardswish",
+        "qplugin::avg_pool2d",
+        "qplugin::adaptive_avg_pool2d",
+        "qplugin::linear_relu",
+        "qplugin::linear",
+        "qplugin::dequantize",
+        "qplugin::conv2d",
+    ):
         assert needed in top, (needed, sorted(top))
     assert not {o for o in top if not o.startswith("qplugin::")} - _ALLOWED_ATEN, sorted(top)
     assert not {o for o in nested if o.startswith("aten::")} - _ALLOWED_NESTED, sorted(nested)

@@ -20,6 +20,7 @@ Every output is bit-identical (torch.equal) to the reference of process 1. The C
 needs nothing of the deleted attributes: it names the quantized dtypes only as C++ ScalarTypes,
 which exist whatever ``torch``'s Python module holds (it loads in process 2 before any check).
 """
+
 import json
 import os
 import subprocess
@@ -271,8 +272,13 @@ print(json.dumps(done))
 
 def _run(script, *args):
     env = dict(os.environ, PYTHONPATH=str(PKG_PARENT), OMP_NUM_THREADS="1")
-    r = subprocess.run([sys.executable, "-c", "import json\n" + script, *map(str, args)], capture_output=True,
-                       text=True, timeout=1500, env=env)
+    r = subprocess.run(
+        [sys.executable, "-c", "import json\n" + script, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=1500,
+        env=env,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-6000:]
     return r.stdout
 
@@ -283,14 +289,19 @@ def test_the_plain_workflow_runs_without_quantized_dtypes(tmp_path):
     _run(textwrap.dedent(_REFERENCE).format(models=models), ref)
 
     no_dtypes = textwrap.dedent(_NO_DTYPES)
-    out = json.loads(_run(textwrap.dedent(_DTYPE_FREE).format(no_dtypes=no_dtypes, models=models), tmp_path, ref)
-                     .splitlines()[-1])
+    out = json.loads(
+        _run(textwrap.dedent(_DTYPE_FREE).format(no_dtypes=no_dtypes, models=models), tmp_path, ref).splitlines()[-1]
+    )
     assert out["refused"] == ["RuntimeError", "AttributeError"]
     assert out["eager"] == ["static", "qat", "dynamic", "fp16", "tables"]
     assert out["deployed"] and out["quantized_tier_imported"] == []
-    assert out["quantized_tier_refused"] == ["qplugin Linear", "torch_qplugin.nn.quantized.Quantize",
-                                             "torch_qplugin.nn.quantized.Quantize"]
+    assert out["quantized_tier_refused"] == [
+        "qplugin Linear",
+        "torch_qplugin.nn.quantized.Quantize",
+        "torch_qplugin.nn.quantized.Quantize",
+    ]
 
-    done = json.loads(_run(textwrap.dedent(_FRESH).format(no_dtypes=no_dtypes, models=models), tmp_path, ref)
-                      .splitlines()[-1])
+    done = json.loads(
+        _run(textwrap.dedent(_FRESH).format(no_dtypes=no_dtypes, models=models), tmp_path, ref).splitlines()[-1]
+    )
     assert done == ["static", "qat", "dynamic", "fp16", "tables", "export", "aoti"]

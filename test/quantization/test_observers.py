@@ -1,4 +1,5 @@
 """Observers and FakeQuantize: same statistics and qparams as torch.ao.quantization's."""
+
 import pytest
 import torch
 
@@ -27,10 +28,15 @@ def _assert_same(ours, theirs, data):
 
 
 @pytest.mark.parametrize("shape", _SHAPES)
-@pytest.mark.parametrize("dtype,qscheme", [(torch.quint8, torch.per_tensor_affine),
-                                           (torch.qint8, torch.per_tensor_symmetric),
-                                           (torch.quint8, torch.per_tensor_symmetric),
-                                           (torch.qint8, torch.per_tensor_affine)])
+@pytest.mark.parametrize(
+    "dtype,qscheme",
+    [
+        (torch.quint8, torch.per_tensor_affine),
+        (torch.qint8, torch.per_tensor_symmetric),
+        (torch.quint8, torch.per_tensor_symmetric),
+        (torch.qint8, torch.per_tensor_affine),
+    ],
+)
 @pytest.mark.parametrize("name", ["MinMaxObserver", "MovingAverageMinMaxObserver"])
 def test_per_tensor_observers_match_torch(shape, dtype, qscheme, name):
     kw = dict(dtype=dtype, qscheme=qscheme)
@@ -100,12 +106,23 @@ def test_observer_state_dict_roundtrip():
 @pytest.mark.parametrize("per_channel", [False, True])
 def test_fake_quantize_matches_torch_forward_and_grad(per_channel):
     if per_channel:
-        kw = dict(observer=tq.MovingAveragePerChannelMinMaxObserver, quant_min=-128, quant_max=127,
-                  dtype=torch.qint8, qscheme=torch.per_channel_symmetric, ch_axis=0)
+        kw = dict(
+            observer=tq.MovingAveragePerChannelMinMaxObserver,
+            quant_min=-128,
+            quant_max=127,
+            dtype=torch.qint8,
+            qscheme=torch.per_channel_symmetric,
+            ch_axis=0,
+        )
         kw_t = dict(kw, observer=taq.MovingAveragePerChannelMinMaxObserver)
     else:
-        kw = dict(observer=tq.MovingAverageMinMaxObserver, quant_min=0, quant_max=255,
-                  dtype=torch.quint8, qscheme=torch.per_tensor_affine)
+        kw = dict(
+            observer=tq.MovingAverageMinMaxObserver,
+            quant_min=0,
+            quant_max=255,
+            dtype=torch.quint8,
+            qscheme=torch.per_tensor_affine,
+        )
         kw_t = dict(kw, observer=taq.MovingAverageMinMaxObserver)
     ours, theirs = tq.FakeQuantize(**kw), taq.FakeQuantize(**kw_t)
     for x in _batches((4, 6)):
@@ -150,19 +167,33 @@ def test_qconfig_defaults_full_range_per_channel():
     assert qc.activation() is not qc.activation()
 
 
-@pytest.mark.parametrize("quantized, plain, qrange", [
-    ("quint8", torch.uint8, (0, 255)), ("qint8", torch.int8, (-128, 127)), ("qint32", torch.int32, (-(2 ** 31), 2 ** 31 - 1)),
-    ("quint4x2", torch.uint4, (0, 15))])
+@pytest.mark.parametrize(
+    "quantized, plain, qrange",
+    [
+        ("quint8", torch.uint8, (0, 255)),
+        ("qint8", torch.int8, (-128, 127)),
+        ("qint32", torch.int32, (-(2**31), 2**31 - 1)),
+        ("quint4x2", torch.uint4, (0, 15)),
+    ],
+)
 def test_observers_speak_plain_dtypes_and_read_the_quantized_ones_as_aliases(quantized, plain, qrange):
     """The observers (and so the qconfigs and fake quantizers) hold torch.uint8 / int8 / int32 /
     uint4; the quantized dtype torch names the same range is read as its alias."""
     for dtype in (plain, getattr(torch, quantized)):
-        obs = tq.MinMaxObserver(dtype=dtype) if plain != torch.uint4 else tq.PerChannelMinMaxObserver(
-            dtype=dtype, qscheme=torch.per_channel_affine_float_qparams)
+        obs = (
+            tq.MinMaxObserver(dtype=dtype)
+            if plain != torch.uint4
+            else tq.PerChannelMinMaxObserver(dtype=dtype, qscheme=torch.per_channel_affine_float_qparams)
+        )
         assert obs.dtype == plain and (obs.quant_min, obs.quant_max) == qrange
-    with pytest.raises(ValueError, match=r"observer: dtype should be torch.uint8, torch.int8, torch.int32 or "
-                                         r"torch.uint4 .*got torch.float16"):
+    with pytest.raises(
+        ValueError,
+        match=r"observer: dtype should be torch.uint8, torch.int8, torch.int32 or "
+        r"torch.uint4 .*got torch.float16",
+    ):
         tq.MinMaxObserver(dtype=torch.float16)
     assert tq.default_float_qparams_observer_4bit().dtype == torch.uint4
     assert tq.FakeQuantize(dtype=getattr(torch, quantized) if plain != torch.uint4 else torch.uint8).dtype in (
-        plain, torch.uint8)
+        plain,
+        torch.uint8,
+    )

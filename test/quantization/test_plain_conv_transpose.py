@@ -2,6 +2,7 @@
 outputs bit-identical to the quantized-dtype modules on every kernel path, per tensor and per
 output channel; plain state only; state_dict / deepcopy / torch.save round trips; plain modules
 load the quantized forms' state dicts (ours and torch.ao's)."""
+
 import copy
 import io
 import warnings

@@ -12,6 +12,7 @@ and 4 bits, the dynamic LSTM / GRU / RNN cells, 3-d average pooling), with outpu
 reference. (The torch.quint8 / qint8 / qint32 attributes stay here; test_no_quantized_dtypes.py
 runs the workflow with them deleted from torch.)
 """
+
 import subprocess
 import sys
 import textwrap
@@ -165,11 +166,21 @@ _SCRIPT = textwrap.dedent(r'''
 
 
 def test_plain_workflow_without_quantized_tensors(tmp_path):
-    r = subprocess.run([sys.executable, "-c", _SCRIPT, str(ROOT / "examples")], capture_output=True, text=True,
-                       timeout=900)
+    r = subprocess.run(
+        [sys.executable, "-c", _SCRIPT, str(ROOT / "examples")], capture_output=True, text=True, timeout=900
+    )
     assert r.returncode == 0, (r.stdout, r.stderr[-3000:])
     lines = r.stdout.splitlines()
     assert sum(line.startswith("refused:") for line in lines) == 3, r.stdout
-    for name in ("digits_static", "digits_dynamic", "digits_qat", "resnet18", "mobilenet_v2", "lstm", "transformer",
-                 "extras", "pool3d"):
+    for name in (
+        "digits_static",
+        "digits_dynamic",
+        "digits_qat",
+        "resnet18",
+        "mobilenet_v2",
+        "lstm",
+        "transformer",
+        "extras",
+        "pool3d",
+    ):
         assert f"OK {name}" in lines, r.stdout

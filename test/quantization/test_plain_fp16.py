@@ -5,6 +5,7 @@ as plain buffers, qplugin::plain_linear_dynamic_fp16 on linear_dynamic_fp16's ke
 bit-identical to the quantized-tier fp16 module on every kernel path. The fp16 LSTM / GRU / cells
 have plain forms too (DynamicLinearFP16 weight holders, qplugin::plain_rnn_layer_dynamic_fp16);
 torch.ao's fp16 recurrent modules are refused by to_plain."""
+
 import warnings
 
 import numpy as np
@@ -83,8 +84,11 @@ def test_plain_fp16_round_trips():
 def test_plain_fp16_load_is_validated():
     m = nnp.DynamicLinearFP16(4, 3)
     sd = {"weight": torch.randn(3, 4), "bias": torch.randn(3)}
-    with pytest.raises(RuntimeError, match=r"weight: torch_qplugin.nn.plain.DynamicLinearFP16 holds a float16 "
-                                           r"weight, got dtype torch.float32"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"weight: torch_qplugin.nn.plain.DynamicLinearFP16 holds a float16 "
+        r"weight, got dtype torch.float32",
+    ):
         m.load_state_dict(sd)
     with pytest.raises(RuntimeError, match=r"size mismatch for weight"):
         m.load_state_dict({"weight": torch.randn(3, 5).half(), "bias": torch.randn(3)})
@@ -154,6 +158,9 @@ def test_plain_fp16_recurrent_matches_quantized(how, isa):
 def test_to_plain_refuses_torch_ao_fp16_recurrent():
     taq = pytest.importorskip("torch.ao.quantization")
     ao = taq.quantize_dynamic(nn.Sequential(nn.LSTM(4, 3)), {nn.LSTM}, dtype=torch.float16)
-    with pytest.raises(TypeError, match=r"to_plain: torch.ao.nn.quantized.dynamic.*LSTM with dtype torch.float16 has "
-                                        r"no plain form \(torch.ao's dynamic recurrent modules: qint8 weights only\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"to_plain: torch.ao.nn.quantized.dynamic.*LSTM with dtype torch.float16 has "
+        r"no plain form \(torch.ao's dynamic recurrent modules: qint8 weights only\)",
+    ):
         tq.to_plain(ao)

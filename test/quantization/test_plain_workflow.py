@@ -3,6 +3,7 @@ plain=True and to_plain give models of torch_qplugin.nn.plain modules whose outp
 bit-identical to the quantized-dtype form of the same model, on every kernel path; their
 state_dict, deepcopy and torch.save / torch.load hold plain tensors only; plain modules load the
 quantized forms' state dicts (ours and torch.ao's)."""
+
 import copy
 import io
 import sys
@@ -76,10 +77,10 @@ class Net(nn.Module):
         c = self.cat.cat([r, self.hs(y)], 1)
         c = self.scal.mul_scalar(self.scal.add_scalar(c, 0.5), 0.75)
         c = self.pool(self.elu(self.leaky(c)))
-        c = self.gap(self.avg(c)).flatten(1)           # (N, 16)
+        c = self.gap(self.avg(c)).flatten(1)  # (N, 16)
         c = self.drop(self.ln(c))
-        s = self.c1(c.reshape(c.shape[0], 16, 1)).flatten(1)           # conv1d: (N, 4)
-        t = self.c3(s.reshape(s.shape[0], 1, 1, 2, 2)).flatten(1)      # conv3d: (N, 2)
+        s = self.c1(c.reshape(c.shape[0], 16, 1)).flatten(1)  # conv1d: (N, 4)
+        t = self.c3(s.reshape(s.shape[0], 1, 1, 2, 2)).flatten(1)  # conv3d: (N, 2)
         o = self.fc2(self.relu3(self.fc1(c)))
         o = self.cat.cat([o, self.sig(self.hsig(s)), t], 1)
         return self.dequant(self.soft(o))
@@ -147,10 +148,29 @@ def test_every_plain_module_matches_quantized(isa):
     plain = tq.convert(p, plain=True)
     _assert_plain_state(plain)
     kinds = {type(m) for m in plain.modules()}
-    for cls in (nnp.Quantize, nnp.DeQuantize, nnp.ConvReLU2d, nnp.Conv2d, nnp.Conv1d, nnp.Conv3d, nnp.LinearReLU,
-                nnp.Linear, nnp.ReLU6, nnp.QFunctional, nnp.Hardswish, nnp.ELU, nnp.LeakyReLU, nnp.Sigmoid,
-                nnp.Hardsigmoid, nnp.MaxPool2d, nnp.AvgPool2d, nnp.AdaptiveAvgPool2d, nnp.LayerNorm, nnp.Dropout,
-                nnp.Softmax):
+    for cls in (
+        nnp.Quantize,
+        nnp.DeQuantize,
+        nnp.ConvReLU2d,
+        nnp.Conv2d,
+        nnp.Conv1d,
+        nnp.Conv3d,
+        nnp.LinearReLU,
+        nnp.Linear,
+        nnp.ReLU6,
+        nnp.QFunctional,
+        nnp.Hardswish,
+        nnp.ELU,
+        nnp.LeakyReLU,
+        nnp.Sigmoid,
+        nnp.Hardsigmoid,
+        nnp.MaxPool2d,
+        nnp.AvgPool2d,
+        nnp.AdaptiveAvgPool2d,
+        nnp.LayerNorm,
+        nnp.Dropout,
+        nnp.Softmax,
+    ):
         assert cls in kinds, cls
     for x in _calib((3, 3, 16, 16), 2) + [torch.randn(1, 3, 16, 16) * 4]:
         want = q(x)
@@ -194,8 +214,15 @@ def test_norm_modules(isa):
     p = _prepared(m, None, tq.default_qconfig, _calib((2, 4, 2, 5, 5), 2))
     q, plain = tq.convert(p), tq.convert(p, plain=True)
     kinds = {type(k) for k in plain.modules()}
-    for cls in (nnp.BatchNorm3d, nnp.BNReLU3d, nnp.BNReLU2d, nnp.GroupNorm, nnp.InstanceNorm1d, nnp.InstanceNorm2d,
-                nnp.InstanceNorm3d):
+    for cls in (
+        nnp.BatchNorm3d,
+        nnp.BNReLU3d,
+        nnp.BNReLU2d,
+        nnp.GroupNorm,
+        nnp.InstanceNorm1d,
+        nnp.InstanceNorm2d,
+        nnp.InstanceNorm3d,
+    ):
         assert cls in kinds, cls
     x = torch.randn(3, 4, 2, 5, 5)
     assert torch.equal(plain(x), q(x))
@@ -229,8 +256,7 @@ def test_quantize_plain_and_batchnorm2d(isa):
 
 
 def _digits_static():
-    return _prepared(DigitsCNN().eval(), lambda m: m.fuse_model(), tq.default_qconfig,
-                     _calib((16, 1, 8, 8)))
+    return _prepared(DigitsCNN().eval(), lambda m: m.fuse_model(), tq.default_qconfig, _calib((16, 1, 8, 8)))
 
 
 def test_digits_cnn_static_dynamic_qat(isa):
@@ -273,8 +299,7 @@ def test_digits_cnn_static_dynamic_qat(isa):
 def test_example_cnns(name):
     torch.manual_seed(0)
     model = resnet18(num_classes=10) if name == "resnet18" else MobileNetV2(num_classes=10)
-    p = _prepared(model.eval(), lambda m: m.fuse_model(), tq.default_per_channel_qconfig,
-                  _calib((2, 3, 32, 32), 2))
+    p = _prepared(model.eval(), lambda m: m.fuse_model(), tq.default_per_channel_qconfig, _calib((2, 3, 32, 32), 2))
     q, plain = tq.convert(p), tq.convert(p, plain=True)
     _assert_plain_state(plain)
     x = torch.randn(2, 3, 32, 32)
@@ -420,8 +445,11 @@ def test_every_default_mapping_has_a_plain_form():
     the default quantized mappings produce has a plain counterpart (to_plain, check_plain_coverage)."""
     from torch_qplugin.quantization._to_plain import PLAIN_OF
     from torch_qplugin.quantization.plain import no_plain_form
-    pairs = ((tq.get_default_plain_static_quant_module_mappings(), tq.get_default_static_quant_module_mappings()),
-             (tq.get_default_plain_dynamic_quant_module_mappings(), tq.get_default_dynamic_quant_module_mappings()))
+
+    pairs = (
+        (tq.get_default_plain_static_quant_module_mappings(), tq.get_default_static_quant_module_mappings()),
+        (tq.get_default_plain_dynamic_quant_module_mappings(), tq.get_default_dynamic_quant_module_mappings()),
+    )
     for plain, quantized in pairs:
         assert plain and list(plain) == list(quantized)
         assert all(v.__module__ == "torch_qplugin.nn.plain.modules" for v in plain.values())
@@ -430,8 +458,15 @@ def test_every_default_mapping_has_a_plain_form():
     static = tq.get_default_plain_static_quant_module_mappings()
     qat = tq.get_default_qat_module_mappings()
     assert qat and all(v in static for v in qat.values())
-    assert {nnq.AvgPool3d, nnq.AdaptiveAvgPool3d, nnq.Embedding, nnq.EmbeddingBag,
-            nnq.dynamic.LSTMCell, nnq.dynamic.GRUCell, nnq.dynamic.RNNCell} <= set(PLAIN_OF)
+    assert {
+        nnq.AvgPool3d,
+        nnq.AdaptiveAvgPool3d,
+        nnq.Embedding,
+        nnq.EmbeddingBag,
+        nnq.dynamic.LSTMCell,
+        nnq.dynamic.GRUCell,
+        nnq.dynamic.RNNCell,
+    } <= set(PLAIN_OF)
     assert static[nn.Linear] is nnp.Linear and static[torch_qplugin.nn.FloatFunctional] is nnp.QFunctional
     assert tq.get_default_plain_dynamic_quant_module_mappings()[nn.Linear] is nnp.DynamicLinear
 
@@ -441,8 +476,7 @@ class _Pool3d(nn.Module):
         super().__init__()
         self.quant = tq.QuantStub()
         self.conv = nn.Conv3d(2, 4, 1)
-        self.avg = nn.AvgPool3d((1, 2, 2), stride=(1, 2, 1), padding=(0, 1, 0), ceil_mode=True,
-                                count_include_pad=False)
+        self.avg = nn.AvgPool3d((1, 2, 2), stride=(1, 2, 1), padding=(0, 1, 0), ceil_mode=True, count_include_pad=False)
         self.avg2 = nn.AvgPool3d(2, divisor_override=3)
         self.gap = nn.AdaptiveAvgPool3d((1, None, 2))
         self.dequant = tq.DeQuantStub()
@@ -528,8 +562,9 @@ def test_to_plain_of_torch_ao_recurrent():
     assert type(plain.gru) is nnp.GRUCell and plain.relu.nonlinearity == "relu"
     for name in ("lstm", "gru", "rnn", "relu"):
         wb = getattr(ao, name)._weight_bias()
-        getattr(ours, name).set_weight_bias(*[(wb["weight"][f"weight_{k}"], wb["bias"][f"bias_{k}"])
-                                             for k in ("ih", "hh")])
+        getattr(ours, name).set_weight_bias(
+            *[(wb["weight"][f"weight_{k}"], wb["bias"][f"bias_{k}"]) for k in ("ih", "hh")]
+        )
     x = torch.randn(4, 6)
     assert all(torch.equal(a, b) for a, b in zip(plain(x), ours(x)))
 
@@ -543,8 +578,12 @@ class _Embeds(nn.Module):
         self.bag_sum = nn.EmbeddingBag(20, 6, mode="sum")
 
     def forward(self, idx, flat, offsets, psw):
-        return (self.emb(idx), self.bag(idx), self.bag_max(flat, offsets),
-                self.bag_sum(flat, offsets[:-1], per_sample_weights=psw))
+        return (
+            self.emb(idx),
+            self.bag(idx),
+            self.bag_max(flat, offsets),
+            self.bag_sum(flat, offsets[:-1], per_sample_weights=psw),
+        )
 
 
 @pytest.mark.parametrize("bits", [8, 4])
@@ -574,8 +613,10 @@ def test_embeddings(bits, isa):
 
 def _bare_rows_state(plain):
     """The state dict an older build wrote: each table's bare fused rows as ``weight``."""
-    return {k: (torch.ops.qplugin.plain_embedding_unpack(v) if k.endswith("weight") and v.dim() == 1 else v)
-            for k, v in plain.state_dict().items()}
+    return {
+        k: (torch.ops.qplugin.plain_embedding_unpack(v) if k.endswith("weight") and v.dim() == 1 else v)
+        for k, v in plain.state_dict().items()
+    }
 
 
 _EMB_SPEC = {nn.Embedding: tq.float_qparams_weight_only_qconfig, nn.EmbeddingBag: tq.float_qparams_weight_only_qconfig}
@@ -627,9 +668,12 @@ def test_plain_embeddings_export():
 
 def test_scripting_a_plain_model_raises_naming_the_deploy_routes():
     plain = tq.convert(_prepared(_net(), FUSE), plain=True)
-    with pytest.raises(RuntimeError, match=r"torch.jit.script: torch_qplugin.nn.plain.Quantize is a plain module, "
-                                           r"and plain models do not script .* torch.export.export, "
-                                           r"torch_qplugin.deploy.compile or an AOTInductor package"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"torch.jit.script: torch_qplugin.nn.plain.Quantize is a plain module, "
+        r"and plain models do not script .* torch.export.export, "
+        r"torch_qplugin.deploy.compile or an AOTInductor package",
+    ):
         torch.jit.script(plain)
     with pytest.raises(RuntimeError, match=r"torch_qplugin.nn.plain.ConvReLU2d is a plain module"):
         torch.jit.script(plain.conv1)

@@ -2,6 +2,7 @@
 a clear error naming it if it is ever called (eager, scripted, saved / loaded, deep-copied,
 torch.save'd); an observer that was reached but recorded nothing, or recorded only part of a
 range, is a calibration mistake that convert reports."""
+
 import copy
 import io
 import warnings
@@ -39,7 +40,7 @@ class Net(nn.Module):
         super().__init__()
         self.quant = stubs.QuantStub()
         self.features = nn.Sequential(Block(True, ff), Block(False, ff), Block(True, ff))
-        self.head = nn.Conv2d(4, 4, 1)          # only on the aux path
+        self.head = nn.Conv2d(4, 4, 1)  # only on the aux path
         self.fused = C.ConvAdd2d(nn.Conv2d(4, 4, 1), torch.add)  # a two-input forward
         self.dequant = stubs.DeQuantStub()
 
@@ -73,8 +74,11 @@ def test_never_reached_modules_convert_and_raise_naming_them_when_called():
     x = _x()
     out = q(x)  # the calibrated path runs
     assert out.shape == (1, 4, 6, 6)
-    with pytest.raises(RuntimeError, match=r"'head' \(QuantizedConv2d, converted from Conv2d\).*no "
-                                           r"calibration batch reached it"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"'head' \(QuantizedConv2d, converted from Conv2d\).*no "
+        r"calibration batch reached it",
+    ):
         q(x, True)
     qx = torch.ops.qplugin.quantize_per_tensor(torch.randn(1, 4, 6, 6), 0.1, 128, torch.quint8)
     with pytest.raises(RuntimeError, match=r"'fused' \(QuantizedConvAdd2d"):
@@ -135,8 +139,11 @@ def test_from_float_outside_convert_says_the_name_is_unknown():
 
 
 def test_no_observer_saw_data_is_a_calibration_error():
-    with pytest.raises(RuntimeError, match=r"every observer in the model \(\d+, e\.g\. on 'quant'\) has seen no data; run "
-                                           r"calibration.*calibrate the model it returned"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"every observer in the model \(\d+, e\.g\. on 'quant'\) has seen no data; run "
+        r"calibration.*calibrate the model it returned",
+    ):
         tq.convert(_prepared(calib=False))
 
 
@@ -144,21 +151,30 @@ def test_reached_with_empty_tensors_only_is_a_calibration_error():
     p = _prepared()
     p.features[2].skip_add.activation_post_process.reset_min_max_vals()
     p.features[2].skip_add.activation_post_process(torch.empty(0))
-    with pytest.raises(RuntimeError, match=r"QFunctional\.from_float: the observer on FloatFunctional has "
-                                           r"seen no data although calibration reached it 3 time\(s\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"QFunctional\.from_float: the observer on FloatFunctional has "
+        r"seen no data although calibration reached it 3 time\(s\)",
+    ):
         tq.convert(p)
 
 
-@pytest.mark.parametrize("spoil,why", [
-    (lambda o: o.max_val.fill_(float("-inf")), r"range is not finite \(min_val=.*, max_val=-inf\)"),
-    (lambda o: o.min_val.fill_(float("nan")), r"range is not finite \(min_val=nan"),
-    (lambda o: (o.min_val.fill_(2.0), o.max_val.fill_(1.0)), r"min_val exceeds its max_val"),
-])
+@pytest.mark.parametrize(
+    "spoil,why",
+    [
+        (lambda o: o.max_val.fill_(float("-inf")), r"range is not finite \(min_val=.*, max_val=-inf\)"),
+        (lambda o: o.min_val.fill_(float("nan")), r"range is not finite \(min_val=nan"),
+        (lambda o: (o.min_val.fill_(2.0), o.max_val.fill_(1.0)), r"min_val exceeds its max_val"),
+    ],
+)
 def test_partly_observed_output_is_a_calibration_error(spoil, why):
     p = _prepared()
     spoil(p.features[0].conv.activation_post_process)
-    with pytest.raises(RuntimeError, match=r"Conv2d\.from_float: the observer on Conv2d has seen only "
-                                           r"part of the data it needs: its " + why):
+    with pytest.raises(
+        RuntimeError,
+        match=r"Conv2d\.from_float: the observer on Conv2d has seen only "
+        r"part of the data it needs: its " + why,
+    ):
         tq.convert(p)
 
 
@@ -184,8 +200,10 @@ def test_observer_state_reads_ours_and_torchs_observers():
             h(torch.randn(20))
             assert observer_state(h)[0] == "calibrated"
             h.histogram.zero_()
-            assert observer_state(h) == ("partial", "its histogram is empty or not finite (sum 0) although "
-                                                    "min_val / max_val are set")
+            assert observer_state(h) == (
+                "partial",
+                "its histogram is empty or not finite (sum 0) although min_val / max_val are set",
+            )
             fq = mod.FakeQuantize()
             assert observer_state(fq)[0] == "untouched"
             fq(torch.randn(4))

@@ -1,5 +1,6 @@
 """Workflow pieces that need no linear/conv kernels: fuse, propagate, prepare, prepare_qat,
 mappings, _compat isolation, no torch.ao.quantization deprecation warnings, bad-use errors."""
+
 import ast
 import pathlib
 import subprocess
@@ -163,13 +164,28 @@ def test_mappings_are_copies_and_cover_the_surface():
     a[nn.Linear] = None
     assert tq.get_default_static_quant_module_mappings()[nn.Linear] is nnq.Linear
     s = tq.get_default_static_quant_module_mappings()
-    for f, q in [(tq.QuantStub, nnq.Quantize), (tq.DeQuantStub, nnq.DeQuantize), (nn.Conv1d, nnq.Conv1d),
-                 (nn.Conv2d, nnq.Conv2d), (nn.Conv3d, nnq.Conv3d), (nn.ReLU, nnq.ReLU), (nn.ReLU6, nnq.ReLU6),
-                 (nn.Hardswish, nnq.Hardswish), (nn.ELU, nnq.ELU), (nn.LeakyReLU, nnq.LeakyReLU),
-                 (nn.Sigmoid, nnq.Sigmoid), (nn.Hardsigmoid, nnq.Hardsigmoid), (nn.MaxPool2d, nnq.MaxPool2d), (nn.AvgPool2d, nnq.AvgPool2d),
-                 (nn.AdaptiveAvgPool2d, nnq.AdaptiveAvgPool2d), (nnq.FloatFunctional, nnq.QFunctional),
-                 (C.LinearReLU, nnq.LinearReLU), (C.ConvReLU2d, nnq.ConvReLU2d),
-                 (C.ConvAdd2d, nnq.ConvAdd2d), (C.ConvAddReLU2d, nnq.ConvAddReLU2d)]:
+    for f, q in [
+        (tq.QuantStub, nnq.Quantize),
+        (tq.DeQuantStub, nnq.DeQuantize),
+        (nn.Conv1d, nnq.Conv1d),
+        (nn.Conv2d, nnq.Conv2d),
+        (nn.Conv3d, nnq.Conv3d),
+        (nn.ReLU, nnq.ReLU),
+        (nn.ReLU6, nnq.ReLU6),
+        (nn.Hardswish, nnq.Hardswish),
+        (nn.ELU, nnq.ELU),
+        (nn.LeakyReLU, nnq.LeakyReLU),
+        (nn.Sigmoid, nnq.Sigmoid),
+        (nn.Hardsigmoid, nnq.Hardsigmoid),
+        (nn.MaxPool2d, nnq.MaxPool2d),
+        (nn.AvgPool2d, nnq.AvgPool2d),
+        (nn.AdaptiveAvgPool2d, nnq.AdaptiveAvgPool2d),
+        (nnq.FloatFunctional, nnq.QFunctional),
+        (C.LinearReLU, nnq.LinearReLU),
+        (C.ConvReLU2d, nnq.ConvReLU2d),
+        (C.ConvAdd2d, nnq.ConvAdd2d),
+        (C.ConvAddReLU2d, nnq.ConvAddReLU2d),
+    ]:
         assert s[f] is q, f
     taq = pytest.importorskip("torch.ao.quantization")
     assert s[taq.QuantStub] is nnq.Quantize and s[taq.DeQuantStub] is nnq.DeQuantize
@@ -223,8 +239,12 @@ bad = [str(w.message)[:80] for w in rec if issubclass(w.category, (DeprecationWa
 print("BAD", bad)
 assert not bad, bad
 """
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                       env={**__import__("os").environ, "PYTHONPATH": str(PKG.parent)})
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**__import__("os").environ, "PYTHONPATH": str(PKG.parent)},
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     assert "BAD []" in r.stdout
 

@@ -1,5 +1,6 @@
 """QConfigDynamic, NoopObserver, RecordingObserver, default_eval_fn, get_observer_dict and
 add_observer_: torch.ao.quantization's names and behaviour."""
+
 import pytest
 import torch
 import torch.nn as nn

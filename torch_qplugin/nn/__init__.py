@@ -5,6 +5,7 @@
 subpackages load on first use, so importing the plain tier never imports the quantized one.
 ``FloatFunctional`` is the float module a model's tensor ops (add, cat, ...) are written with.
 """
+
 from .._lazy import lazy_attributes
 from ..quantization.stubs import FloatFunctional
 

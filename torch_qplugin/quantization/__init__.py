@@ -1,38 +1,84 @@
 """torch_qplugin.quantization: the eager-mode quantization workflow, without torch.ao.quantization.
 
-    import torch_qplugin.quantization as tq
-    model.qconfig = tq.default_qconfig
-    tq.prepare(model, inplace=True); tq.calibrate(model, data); tq.convert(model, inplace=True)
+import torch_qplugin.quantization as tq
+model.qconfig = tq.default_qconfig
+tq.prepare(model, inplace=True); tq.calibrate(model, data); tq.convert(model, inplace=True)
 """
+
 import importlib
 
-from .fake_quantize import (FakeQuantize, FakeQuantizeBase, disable_fake_quant, disable_observer,
-                            enable_fake_quant, enable_observer)
+from .fake_quantize import (
+    FakeQuantize,
+    FakeQuantizeBase,
+    disable_fake_quant,
+    disable_observer,
+    enable_fake_quant,
+    enable_observer,
+)
 from .fuse import fuse_known_modules, fuse_modules, fuse_modules_qat, get_fuser_method
-from .observer import (FixedQParamsObserver, HistogramObserver, MinMaxObserver,
-                       MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver,
-                       ObserverBase, PerChannelMinMaxObserver, PlaceholderObserver)
-from .qconfig import (QConfig, default_dynamic_qconfig, default_fake_quant, default_histogram_qconfig,
-                      default_observer, default_per_channel_qconfig,
-                      default_per_channel_weight_fake_quant, default_per_channel_weight_observer,
-                      default_per_tensor_qconfig, default_qat_qconfig, default_qconfig,
-                      default_weight_fake_quant, default_weight_observer)
-from .qconfig import (default_float_qparams_observer, default_float_qparams_observer_4bit,
-                      default_placeholder_observer, float_qparams_weight_only_qconfig,
-                      float_qparams_weight_only_qconfig_4bit)
+from .observer import (
+    FixedQParamsObserver,
+    HistogramObserver,
+    MinMaxObserver,
+    MovingAverageMinMaxObserver,
+    MovingAveragePerChannelMinMaxObserver,
+    ObserverBase,
+    PerChannelMinMaxObserver,
+    PlaceholderObserver,
+)
+from .qconfig import (
+    QConfig,
+    default_dynamic_qconfig,
+    default_fake_quant,
+    default_histogram_qconfig,
+    default_observer,
+    default_per_channel_qconfig,
+    default_per_channel_weight_fake_quant,
+    default_per_channel_weight_observer,
+    default_per_tensor_qconfig,
+    default_qat_qconfig,
+    default_qconfig,
+    default_weight_fake_quant,
+    default_weight_observer,
+)
+from .qconfig import (
+    default_float_qparams_observer,
+    default_float_qparams_observer_4bit,
+    default_placeholder_observer,
+    float_qparams_weight_only_qconfig,
+    float_qparams_weight_only_qconfig_4bit,
+)
 from .observer import NoopObserver, RecordingObserver
 from .qconfig import QConfigDynamic, float16_dynamic_qconfig, per_channel_dynamic_qconfig
 from .stubs import DeQuantStub, QuantStub, QuantWrapper
 
 # mappings / quantize import torch_qplugin.nn, whose modules import this package: load them on first use
 _LAZY = {
-    "mappings": ["get_default_dynamic_quant_module_mappings", "get_default_qat_module_mappings",
-                 "get_default_qconfig_propagation_list", "get_default_static_quant_module_mappings",
-                 "get_default_plain_static_quant_module_mappings",
-                 "get_default_plain_dynamic_quant_module_mappings", "no_observer_set"],
-    "quantize": ["add_quant_dequant", "calibrate", "convert", "prepare", "prepare_qat", "progress",
-                 "propagate_qconfig_", "quantize", "quantize_dynamic", "quantize_qat", "swap_module",
-                 "default_eval_fn", "get_observer_dict", "add_observer_"],
+    "mappings": [
+        "get_default_dynamic_quant_module_mappings",
+        "get_default_qat_module_mappings",
+        "get_default_qconfig_propagation_list",
+        "get_default_static_quant_module_mappings",
+        "get_default_plain_static_quant_module_mappings",
+        "get_default_plain_dynamic_quant_module_mappings",
+        "no_observer_set",
+    ],
+    "quantize": [
+        "add_quant_dequant",
+        "calibrate",
+        "convert",
+        "prepare",
+        "prepare_qat",
+        "progress",
+        "propagate_qconfig_",
+        "quantize",
+        "quantize_dynamic",
+        "quantize_qat",
+        "swap_module",
+        "default_eval_fn",
+        "get_observer_dict",
+        "add_observer_",
+    ],
     "plain": ["to_plain"],
     "quantize_jit": ["quantize_jit", "quantize_dynamic_jit"],
 }

@@ -11,6 +11,7 @@ Nothing here calls a deprecated torch.ao.quantization function (prepare/convert/
 graph mode: ``quantize_jit`` / ``quantize_dynamic_jit`` (quantization/quantize_jit.py) run torch's
 graph-mode passes and rewrite their result onto qplugin; when torch removes those passes, they raise.
 """
+
 import contextlib
 import sys
 import warnings
@@ -123,12 +124,15 @@ def _graph_mode(who):
     try:
         import torch.ao.quantization as taq
         import torch.ao.quantization.observer as tobs
+
         fns = (taq.quantize_jit, taq.quantize_dynamic_jit)
     except (ImportError, AttributeError) as e:
-        raise RuntimeError(f"{who}: this torch has no graph-mode quantization passes "
-                           "(torch.ao.quantization.quantize_jit), which qplugin's graph mode rewrites; use "
-                           "eager mode (torch_qplugin.quantization.quantize / quantize_dynamic) on the "
-                           "float nn.Module, then torch.jit.script the result") from e
+        raise RuntimeError(
+            f"{who}: this torch has no graph-mode quantization passes "
+            "(torch.ao.quantization.quantize_jit), which qplugin's graph mode rewrites; use "
+            "eager mode (torch_qplugin.quantization.quantize / quantize_dynamic) on the "
+            "float nn.Module, then torch.jit.script the result"
+        ) from e
     return taq, tobs, fns
 
 
@@ -138,10 +142,14 @@ def quiet_torch_graph_mode():
     reduce_range's; convert_jit's ``model.cpu()`` reading ``.grad`` of the scripted model's non-leaf
     tensors): not the user's code."""
     with warnings.catch_warnings():
-        for msg in (r".*torch\.ao\.quantization.*deprecated", r".*quantized tensor creation functions.*deprecated",
-                    r".*torch\.jit\.\w+.* is deprecated", r".*deprecated.*quantiz",
-                    r"Please use quant_min and quant_max to specify the range",
-                    r"The \.grad attribute of a Tensor that is not a leaf Tensor"):
+        for msg in (
+            r".*torch\.ao\.quantization.*deprecated",
+            r".*quantized tensor creation functions.*deprecated",
+            r".*torch\.jit\.\w+.* is deprecated",
+            r".*deprecated.*quantiz",
+            r"Please use quant_min and quant_max to specify the range",
+            r"The \.grad attribute of a Tensor that is not a leaf Tensor",
+        ):
             warnings.filterwarnings("ignore", message=msg)
         yield
 
@@ -168,8 +176,7 @@ def torch_observer_factory(name, kwargs, who):
 
 
 def is_torch_observer(obs):
-    return any(isinstance(obs, t) for t in torch_observer_types()) or \
-        type(obs).__module__.startswith("torch.ao.")
+    return any(isinstance(obs, t) for t in torch_observer_types()) or type(obs).__module__.startswith("torch.ao.")
 
 
 try:

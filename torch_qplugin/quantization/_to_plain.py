@@ -5,6 +5,7 @@ This file uses the quantized-tensor API on purpose (int_repr, q_scale, ...): it 
 step users run before upgrading to a torch without quantized dtypes (docs/migration.md), and it
 goes away with them, like quantization/_compat.py and the QuantizedCPU adapters.
 """
+
 import torch
 
 from ..nn import quantized as nnq
@@ -15,16 +16,71 @@ from ._qweights import split_qweight, split_rows  # noqa: F401
 
 #: torch_qplugin's quantized class -> its plain form (the weightless ones convert by
 #: ``from_quantized``, a class change; the others by the weight readers below)
-PLAIN_OF = {getattr(nnq, name): getattr(P, name) for name in (
-    "Quantize", "DeQuantize", "ReLU", "ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Hardsigmoid", "Softmax",
-    "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "AvgPool3d", "AdaptiveAvgPool3d", "BatchNorm2d", "BatchNorm3d",
-    "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "PReLU", "Dropout",
-    "QFunctional", "NeverCalibratedQFunctional", "Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d",
-    "ConvTranspose2d", "ConvTranspose3d", "Embedding", "EmbeddingBag")}
-PLAIN_OF.update({getattr(nniq, name): getattr(P, name) for name in (
-    "LinearReLU", "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvAdd2d", "ConvAddReLU2d", "BNReLU2d", "BNReLU3d")})
-PLAIN_OF.update({nnqd.Linear: P.DynamicLinear, nnqd.LSTM: P.LSTM, nnqd.GRU: P.GRU, nnqd.RNNCell: P.RNNCell,
-                 nnqd.LSTMCell: P.LSTMCell, nnqd.GRUCell: P.GRUCell})
+PLAIN_OF = {
+    getattr(nnq, name): getattr(P, name)
+    for name in (
+        "Quantize",
+        "DeQuantize",
+        "ReLU",
+        "ReLU6",
+        "Hardswish",
+        "ELU",
+        "LeakyReLU",
+        "Sigmoid",
+        "Hardsigmoid",
+        "Softmax",
+        "MaxPool2d",
+        "AvgPool2d",
+        "AdaptiveAvgPool2d",
+        "AvgPool3d",
+        "AdaptiveAvgPool3d",
+        "BatchNorm2d",
+        "BatchNorm3d",
+        "GroupNorm",
+        "InstanceNorm1d",
+        "InstanceNorm2d",
+        "InstanceNorm3d",
+        "LayerNorm",
+        "PReLU",
+        "Dropout",
+        "QFunctional",
+        "NeverCalibratedQFunctional",
+        "Linear",
+        "Conv1d",
+        "Conv2d",
+        "Conv3d",
+        "ConvTranspose1d",
+        "ConvTranspose2d",
+        "ConvTranspose3d",
+        "Embedding",
+        "EmbeddingBag",
+    )
+}
+PLAIN_OF.update(
+    {
+        getattr(nniq, name): getattr(P, name)
+        for name in (
+            "LinearReLU",
+            "ConvReLU1d",
+            "ConvReLU2d",
+            "ConvReLU3d",
+            "ConvAdd2d",
+            "ConvAddReLU2d",
+            "BNReLU2d",
+            "BNReLU3d",
+        )
+    }
+)
+PLAIN_OF.update(
+    {
+        nnqd.Linear: P.DynamicLinear,
+        nnqd.LSTM: P.LSTM,
+        nnqd.GRU: P.GRU,
+        nnqd.RNNCell: P.RNNCell,
+        nnqd.LSTMCell: P.LSTMCell,
+        nnqd.GRUCell: P.GRUCell,
+    }
+)
 
 
 def _embedding(m, cls):
@@ -91,11 +147,29 @@ def _weighted(m, cls):
     if issubclass(cls, P.Linear):
         new = cls(m.in_features, m.out_features, b is not None)
     elif transposed:
-        new = cls(m.in_channels, m.out_channels, m.kernel_size, m.stride, m.padding, m.output_padding, m.groups,
-                  b is not None, m.dilation)
+        new = cls(
+            m.in_channels,
+            m.out_channels,
+            m.kernel_size,
+            m.stride,
+            m.padding,
+            m.output_padding,
+            m.groups,
+            b is not None,
+            m.dilation,
+        )
     else:
-        new = cls(m.in_channels, m.out_channels, m.kernel_size, m.stride, m.padding, m.dilation, m.groups,
-                  b is not None, m.padding_mode)
+        new = cls(
+            m.in_channels,
+            m.out_channels,
+            m.kernel_size,
+            m.stride,
+            m.padding,
+            m.dilation,
+            m.groups,
+            b is not None,
+            m.padding_mode,
+        )
     new.set_weight(data, s, z, b)
     new.scale, new.zero_point = float(getattr(m, "scale", 1.0)), int(getattr(m, "zero_point", 0))
     for hook in m._forward_pre_hooks.values():  # e.g. the never-calibrated guard
@@ -108,8 +182,16 @@ def _weighted(m, cls):
 def _rnn(m, cls):
     """Ours (``_dirs`` of packed directions, qint8 or float16) or torch.ao's dynamic LSTM / GRU
     (``_all_weight_values``, read through its ``_weight_bias()``; qint8 only)."""
-    new = cls(m.input_size, m.hidden_size, m.num_layers, m.bias, m.batch_first, m.dropout, m.bidirectional,
-              dtype=getattr(m, "dtype", None))
+    new = cls(
+        m.input_size,
+        m.hidden_size,
+        m.num_layers,
+        m.bias,
+        m.batch_first,
+        m.dropout,
+        m.bidirectional,
+        dtype=getattr(m, "dtype", None),
+    )
     if hasattr(m, "_dirs"):
         pairs = [qd._weight_bias() for qd in m._dirs]
     else:
@@ -119,8 +201,9 @@ def _rnn(m, cls):
         for i in range(len(new._dirs)):
             layer, rev = divmod(i, new.num_directions)
             sfx = f"_l{layer}" + ("_reverse" if rev else "")
-            pairs.append(tuple((wb["weight"][f"weight_{k}{sfx}"], wb["bias"].get(f"bias_{k}{sfx}"))
-                               for k in ("ih", "hh")))
+            pairs.append(
+                tuple((wb["weight"][f"weight_{k}{sfx}"], wb["bias"].get(f"bias_{k}{sfx}")) for k in ("ih", "hh"))
+            )
     for (ih, hh), pd in zip(pairs, new._dirs):
         for (w, b), holder in ((ih, pd.ih), (hh, pd.hh)):
             _set_holder(holder, w, b)
@@ -151,24 +234,36 @@ def _cell(m, cls):
 
 def _check_qint8(m, dtype):
     if dtype != torch.qint8:
-        raise TypeError(f"to_plain: {type(m).__module__}.{type(m).__name__} with dtype {dtype} has no plain form "
-                        "(torch.ao's dynamic recurrent modules: qint8 weights only)")
+        raise TypeError(
+            f"to_plain: {type(m).__module__}.{type(m).__name__} with dtype {dtype} has no plain form "
+            "(torch.ao's dynamic recurrent modules: qint8 weights only)"
+        )
 
 
 def check_all_plain(model, who):
     """Raises if a module of ``model`` still holds quantized-dtype state (a module the plain
     mappings did not cover)."""
-    left = [(name, type(m)) for name, m in model.named_modules()
-            if type(m) not in PLAIN_OF.values() and _is_quantized_module(m)]
+    left = [
+        (name, type(m))
+        for name, m in model.named_modules()
+        if type(m) not in PLAIN_OF.values() and _is_quantized_module(m)
+    ]
     if left:
         names = ", ".join(f"'{n}' ({t.__module__}.{t.__name__})" for n, t in left)
-        raise RuntimeError(f"{who}: no plain form for {names}; convert with plain=False to keep the "
-                           "quantized-dtype form")
+        raise RuntimeError(
+            f"{who}: no plain form for {names}; convert with plain=False to keep the quantized-dtype form"
+        )
 
 
 def _is_quantized_module(m):
     mod = type(m).__module__
     if type(m).__name__ in ("FloatFunctional", "FXFloatFunctional"):  # float modules living there
         return False
-    return mod.startswith(("torch_qplugin.nn.quantized", "torch_qplugin.nn.intrinsic.quantized",
-                           "torch.ao.nn.quantized", "torch.ao.nn.intrinsic.quantized"))
+    return mod.startswith(
+        (
+            "torch_qplugin.nn.quantized",
+            "torch_qplugin.nn.intrinsic.quantized",
+            "torch.ao.nn.quantized",
+            "torch.ao.nn.intrinsic.quantized",
+        )
+    )

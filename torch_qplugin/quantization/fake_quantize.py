@@ -4,6 +4,7 @@ Same interface as torch.ao.quantization.FakeQuantize; backed by aten's
 fake_quantize_per_{tensor,channel}_affine, whose backward is the straight-through estimator
 (gradient 1 inside [quant_min, quant_max] after scaling, 0 outside).
 """
+
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
@@ -11,8 +12,14 @@ import torch.nn as nn
 
 from .observer import MovingAverageMinMaxObserver, _PER_CHANNEL, _PER_TENSOR, with_args
 
-__all__ = ["FakeQuantizeBase", "FakeQuantize", "disable_fake_quant", "enable_fake_quant",
-           "disable_observer", "enable_observer"]
+__all__ = [
+    "FakeQuantizeBase",
+    "FakeQuantize",
+    "disable_fake_quant",
+    "enable_fake_quant",
+    "disable_observer",
+    "enable_observer",
+]
 
 
 class FakeQuantizeBase(nn.Module):
@@ -47,9 +54,14 @@ class FakeQuantize(FakeQuantizeBase):
     scale: torch.Tensor
     zero_point: torch.Tensor
 
-    def __init__(self, observer: Callable[..., nn.Module] = MovingAverageMinMaxObserver,
-                 quant_min: Optional[int] = None, quant_max: Optional[int] = None, is_dynamic: bool = False,
-                 **observer_kwargs: Any) -> None:
+    def __init__(
+        self,
+        observer: Callable[..., nn.Module] = MovingAverageMinMaxObserver,
+        quant_min: Optional[int] = None,
+        quant_max: Optional[int] = None,
+        is_dynamic: bool = False,
+        **observer_kwargs: Any,
+    ) -> None:
         super().__init__()
         if quant_min is not None and quant_max is not None:
             if quant_min > quant_max:
@@ -85,33 +97,45 @@ class FakeQuantize(FakeQuantizeBase):
             self.zero_point.copy_(zero_point)
         if self.fake_quant_enabled[0] == 1:
             if self.is_per_channel:
-                X = torch.fake_quantize_per_channel_affine(X, self.scale, self.zero_point, self.ch_axis,
-                                                           self.quant_min, self.quant_max)
+                X = torch.fake_quantize_per_channel_affine(
+                    X, self.scale, self.zero_point, self.ch_axis, self.quant_min, self.quant_max
+                )
             else:
-                X = torch.fake_quantize_per_tensor_affine(X, self.scale, self.zero_point,
-                                                          self.quant_min, self.quant_max)
+                X = torch.fake_quantize_per_tensor_affine(
+                    X, self.scale, self.zero_point, self.quant_min, self.quant_max
+                )
         return X
 
     @torch.jit.export
     def extra_repr(self) -> str:
-        return (f"fake_quant_enabled={self.fake_quant_enabled}, observer_enabled={self.observer_enabled}, "
-                f"quant_min={self.quant_min}, quant_max={self.quant_max}, dtype={self.dtype}, "
-                f"qscheme={self.qscheme}, ch_axis={self.ch_axis}, scale={self.scale}, "
-                f"zero_point={self.zero_point}")
+        return (
+            f"fake_quant_enabled={self.fake_quant_enabled}, observer_enabled={self.observer_enabled}, "
+            f"quant_min={self.quant_min}, quant_max={self.quant_max}, dtype={self.dtype}, "
+            f"qscheme={self.qscheme}, ch_axis={self.ch_axis}, scale={self.scale}, "
+            f"zero_point={self.zero_point}"
+        )
 
-    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
-                              strict: bool, missing_keys: List[str], unexpected_keys: List[str], error_msgs: List[str]):
+    def _load_from_state_dict(
+        self,
+        state_dict: Dict[str, Any],
+        prefix: str,
+        local_metadata: Dict[str, Any],
+        strict: bool,
+        missing_keys: List[str],
+        unexpected_keys: List[str],
+        error_msgs: List[str],
+    ):
         for name in ("scale", "zero_point"):
             key = prefix + name
             if key in state_dict:
                 getattr(self, name).resize_(state_dict[key].shape)
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
-                                      unexpected_keys, error_msgs)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
 
 
 def _is_fake_quant(mod: nn.Module):
-    return isinstance(mod, FakeQuantizeBase) or (
-        hasattr(mod, "enable_fake_quant") and hasattr(mod, "enable_observer"))
+    return isinstance(mod, FakeQuantizeBase) or (hasattr(mod, "enable_fake_quant") and hasattr(mod, "enable_observer"))
 
 
 def disable_fake_quant(mod: nn.Module) -> None:

@@ -7,6 +7,7 @@ bn+relu become ConvReLU*, LinearReLU, BNReLU*. Signature and in-place semantics 
 torch.ao.quantization.fuse_modules: the first module of each group is replaced by the fused
 module, the others by nn.Identity.
 """
+
 import copy
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -28,16 +29,19 @@ _BN_FOR_CONV = {nn.Conv1d: nn.BatchNorm1d, nn.Conv2d: nn.BatchNorm2d, nn.Conv3d:
 
 def _check_train(a: nn.Module, b: nn.Module):
     if a.training != b.training:
-        raise ValueError(f"fuse_modules: {type(a).__name__} and {type(b).__name__} should both be in "
-                         "train or both in eval mode")
+        raise ValueError(
+            f"fuse_modules: {type(a).__name__} and {type(b).__name__} should both be in train or both in eval mode"
+        )
 
 
 def _fuse_conv_bn(is_qat: Optional[bool], conv: nn.Module, bn: nn.Module):
     _check_train(conv, bn)
     if is_qat:
         if bn.num_features != conv.out_channels:
-            raise ValueError("fuse_modules: batch norm num_features should match conv out_channels, "
-                             f"got {bn.num_features} vs {conv.out_channels}")
+            raise ValueError(
+                "fuse_modules: batch norm num_features should match conv out_channels, "
+                f"got {bn.num_features} vs {conv.out_channels}"
+            )
         if not (bn.affine and bn.track_running_stats):
             raise ValueError("fuse_modules: QAT conv-bn fusion needs affine=True and track_running_stats=True")
         return _CONV_BN[type(conv)](conv, bn)
@@ -48,8 +52,10 @@ def _fuse_conv_bn_relu(is_qat: Optional[bool], conv: nn.Module, bn: nn.Module, r
     _check_train(conv, bn)
     if is_qat:
         if bn.num_features != conv.out_channels:
-            raise ValueError("fuse_modules: batch norm num_features should match conv out_channels, "
-                             f"got {bn.num_features} vs {conv.out_channels}")
+            raise ValueError(
+                "fuse_modules: batch norm num_features should match conv out_channels, "
+                f"got {bn.num_features} vs {conv.out_channels}"
+            )
         return _CONV_BN_RELU[type(conv)](conv, bn, relu)
     return _CONV_RELU[type(conv)](fuse_conv_bn_eval(conv, bn), relu)
 
@@ -57,11 +63,15 @@ def _fuse_conv_bn_relu(is_qat: Optional[bool], conv: nn.Module, bn: nn.Module, r
 def _fuse_convtranspose_bn(is_qat: Optional[bool], convt: nn.Module, bn: nn.Module):
     # as torch.ao's fuse_convtranspose_bn: eval mode only (there is no QAT transposed conv)
     if is_qat or convt.training or bn.training:
-        raise ValueError("fuse_modules: ConvTranspose + BatchNorm fusion needs both modules in eval mode "
-                         "(no QAT form); call model.eval() first")
+        raise ValueError(
+            "fuse_modules: ConvTranspose + BatchNorm fusion needs both modules in eval mode "
+            "(no QAT form); call model.eval() first"
+        )
     if bn.num_features != convt.out_channels:
-        raise ValueError("fuse_modules: batch norm num_features should match conv out_channels, "
-                         f"got {bn.num_features} vs {convt.out_channels}")
+        raise ValueError(
+            "fuse_modules: batch norm num_features should match conv out_channels, "
+            f"got {bn.num_features} vs {convt.out_channels}"
+        )
     # torch's fuse_conv_bn_eval(transpose=True) scales weight dim 1 by all out_channels, which
     # fails for groups > 1 (dim 1 holds out_channels / groups): output channel g * ocg + j is
     # column j of group g's rows
@@ -103,8 +113,11 @@ for _conv, _bn in _BN_FOR_CONV.items():
     _FUSERS[(_conv, _bn)] = _fuse_conv_bn
     _FUSERS[(_conv, _bn, nn.ReLU)] = _fuse_conv_bn_relu
     _FUSERS[(_conv, nn.ReLU)] = _fuse_conv_relu
-for _convt, _bn in ((nn.ConvTranspose1d, nn.BatchNorm1d), (nn.ConvTranspose2d, nn.BatchNorm2d),
-                     (nn.ConvTranspose3d, nn.BatchNorm3d)):
+for _convt, _bn in (
+    (nn.ConvTranspose1d, nn.BatchNorm1d),
+    (nn.ConvTranspose2d, nn.BatchNorm2d),
+    (nn.ConvTranspose3d, nn.BatchNorm3d),
+):
     _FUSERS[(_convt, _bn)] = _fuse_convtranspose_bn
 _FUSERS[(nn.Linear, nn.BatchNorm1d)] = _fuse_linear_bn
 _FUSERS[(nn.Linear, nn.ReLU)] = _fuse_linear_relu
@@ -112,22 +125,27 @@ _FUSERS[(nn.BatchNorm2d, nn.ReLU)] = _fuse_bn_relu
 _FUSERS[(nn.BatchNorm3d, nn.ReLU)] = _fuse_bn_relu
 
 
-def get_fuser_method(op_list: Sequence[type], additional_fuser_method_mapping: Optional[_FuserMapping] = None
-                     ) -> Optional[Callable[..., nn.Module]]:
+def get_fuser_method(
+    op_list: Sequence[type], additional_fuser_method_mapping: Optional[_FuserMapping] = None
+) -> Optional[Callable[..., nn.Module]]:
     mapping = dict(_FUSERS)
     mapping.update(additional_fuser_method_mapping or {})
     return mapping.get(tuple(op_list))
 
 
-def fuse_known_modules(mod_list: Sequence[nn.Module], is_qat: Optional[bool] = False,
-                       additional_fuser_method_mapping: Optional[_FuserMapping] = None) -> List[nn.Module]:
+def fuse_known_modules(
+    mod_list: Sequence[nn.Module],
+    is_qat: Optional[bool] = False,
+    additional_fuser_method_mapping: Optional[_FuserMapping] = None,
+) -> List[nn.Module]:
     """Fuses a list of modules; returns a list of the same length (fused module, then Identity)."""
     types = tuple(type(m) for m in mod_list)
     fuser = get_fuser_method(types, additional_fuser_method_mapping)
     if fuser is None:
         supported = ", ".join("(" + ", ".join(t.__name__ for t in k) + ")" for k in _FUSERS)
         raise NotImplementedError(
-            f"fuse_modules: cannot fuse {tuple(t.__name__ for t in types)}; supported: {supported}")
+            f"fuse_modules: cannot fuse {tuple(t.__name__ for t in types)}; supported: {supported}"
+        )
     fused = fuser(is_qat, *mod_list)
     new_mods = [None] * len(mod_list)
     # keep hooks: pre-hooks of the first module and hooks of the last one move onto the fused one
@@ -160,9 +178,14 @@ def _set_module(model: nn.Module, name: str, new: nn.Module):
     setattr(model, parts[-1], new)
 
 
-def _fuse_modules(model: nn.Module, modules_to_fuse: Union[List[str], List[List[str]]], is_qat: Optional[bool],
-                  inplace: bool = False, fuser_func: Callable[..., List[nn.Module]] = fuse_known_modules,
-                  fuse_custom_config_dict: Optional[Dict[str, Any]] = None):
+def _fuse_modules(
+    model: nn.Module,
+    modules_to_fuse: Union[List[str], List[List[str]]],
+    is_qat: Optional[bool],
+    inplace: bool = False,
+    fuser_func: Callable[..., List[nn.Module]] = fuse_known_modules,
+    fuse_custom_config_dict: Optional[Dict[str, Any]] = None,
+):
     if not inplace:
         model = copy.deepcopy(model)
     if all(isinstance(m, str) for m in modules_to_fuse):
@@ -177,18 +200,38 @@ def _fuse_modules(model: nn.Module, modules_to_fuse: Union[List[str], List[List[
     return model
 
 
-def fuse_modules(model: nn.Module, modules_to_fuse: Union[List[str], List[List[str]]], inplace: bool = False,
-                 fuser_func: Callable[..., List[nn.Module]] = fuse_known_modules,
-                 fuse_custom_config_dict: Optional[Dict[str, Any]] = None) -> nn.Module:
+def fuse_modules(
+    model: nn.Module,
+    modules_to_fuse: Union[List[str], List[List[str]]],
+    inplace: bool = False,
+    fuser_func: Callable[..., List[nn.Module]] = fuse_known_modules,
+    fuse_custom_config_dict: Optional[Dict[str, Any]] = None,
+) -> nn.Module:
     """Fuses groups of submodules (names as in ``model.named_modules()``). Batch norm is folded
     away for modules in eval mode, and kept (ConvBn*, LinearBn1d, for QAT) in train mode."""
-    return _fuse_modules(model, modules_to_fuse, is_qat=None, inplace=inplace, fuser_func=fuser_func,
-                         fuse_custom_config_dict=fuse_custom_config_dict)
+    return _fuse_modules(
+        model,
+        modules_to_fuse,
+        is_qat=None,
+        inplace=inplace,
+        fuser_func=fuser_func,
+        fuse_custom_config_dict=fuse_custom_config_dict,
+    )
 
 
-def fuse_modules_qat(model: nn.Module, modules_to_fuse: Union[List[str], List[List[str]]], inplace: bool = False,
-                     fuser_func: Callable[..., List[nn.Module]] = fuse_known_modules,
-                     fuse_custom_config_dict: Optional[Dict[str, Any]] = None) -> nn.Module:
+def fuse_modules_qat(
+    model: nn.Module,
+    modules_to_fuse: Union[List[str], List[List[str]]],
+    inplace: bool = False,
+    fuser_func: Callable[..., List[nn.Module]] = fuse_known_modules,
+    fuse_custom_config_dict: Optional[Dict[str, Any]] = None,
+) -> nn.Module:
     """Like fuse_modules, keeping batch norm as a QAT-trainable fused module."""
-    return _fuse_modules(model, modules_to_fuse, is_qat=True, inplace=inplace, fuser_func=fuser_func,
-                         fuse_custom_config_dict=fuse_custom_config_dict)
+    return _fuse_modules(
+        model,
+        modules_to_fuse,
+        is_qat=True,
+        inplace=inplace,
+        fuser_func=fuser_func,
+        fuse_custom_config_dict=fuse_custom_config_dict,
+    )

@@ -9,6 +9,7 @@ Module-level dicts; the ``get_default_*`` functions return copies (edit those fr
 quantized tables also plug into torch.ao.quantization.convert(model, mapping=...) for a model
 prepared with torch's own workflow: torch's stubs and FloatFunctional are keys too.
 """
+
 import copy
 import functools
 from typing import Dict, Set
@@ -20,9 +21,12 @@ from .stubs import DeQuantStub, FloatFunctional, QuantStub
 from ..nn.plain import modules as P
 
 __all__ = [
-    "get_default_static_quant_module_mappings", "get_default_dynamic_quant_module_mappings",
-    "get_default_qat_module_mappings", "get_default_qconfig_propagation_list",
-    "no_observer_set", "get_default_plain_static_quant_module_mappings",
+    "get_default_static_quant_module_mappings",
+    "get_default_dynamic_quant_module_mappings",
+    "get_default_qat_module_mappings",
+    "get_default_qconfig_propagation_list",
+    "no_observer_set",
+    "get_default_plain_static_quant_module_mappings",
     "get_default_plain_dynamic_quant_module_mappings",
 ]
 
@@ -77,38 +81,44 @@ for _k in C.present(C.TorchFloatFunctional, C.TorchFXFloatFunctional):
     DEFAULT_PLAIN_STATIC_QUANT_MODULE_MAPPINGS[_k] = P.QFunctional
 
 # 3-d average pooling
-DEFAULT_PLAIN_STATIC_QUANT_MODULE_MAPPINGS.update({
-    nn.AvgPool3d: P.AvgPool3d,
-    nn.AdaptiveAvgPool3d: P.AdaptiveAvgPool3d,
-})
+DEFAULT_PLAIN_STATIC_QUANT_MODULE_MAPPINGS.update(
+    {
+        nn.AvgPool3d: P.AvgPool3d,
+        nn.AdaptiveAvgPool3d: P.AdaptiveAvgPool3d,
+    }
+)
 
 # embeddings, weight-only: static and dynamic, as torch
-DEFAULT_PLAIN_STATIC_QUANT_MODULE_MAPPINGS.update({
-    nn.Embedding: P.Embedding,
-    nn.EmbeddingBag: P.EmbeddingBag,
-})
+DEFAULT_PLAIN_STATIC_QUANT_MODULE_MAPPINGS.update(
+    {
+        nn.Embedding: P.Embedding,
+        nn.EmbeddingBag: P.EmbeddingBag,
+    }
+)
 
 # QAT modules (after prepare_qat) -> plain
 if C.QAT_AVAILABLE:
     _QAT = C.qat
     _IQAT = C.intrinsic_qat
-    DEFAULT_PLAIN_STATIC_QUANT_MODULE_MAPPINGS.update({
-        _QAT.Linear: P.Linear,
-        _QAT.Conv1d: P.Conv1d,
-        _QAT.Conv2d: P.Conv2d,
-        _QAT.Conv3d: P.Conv3d,
-        _IQAT.LinearReLU: P.LinearReLU,
-        _IQAT.LinearBn1d: P.Linear,
-        _IQAT.ConvBn1d: P.Conv1d,
-        _IQAT.ConvBn2d: P.Conv2d,
-        _IQAT.ConvBn3d: P.Conv3d,
-        _IQAT.ConvReLU1d: P.ConvReLU1d,
-        _IQAT.ConvReLU2d: P.ConvReLU2d,
-        _IQAT.ConvReLU3d: P.ConvReLU3d,
-        _IQAT.ConvBnReLU1d: P.ConvReLU1d,
-        _IQAT.ConvBnReLU2d: P.ConvReLU2d,
-        _IQAT.ConvBnReLU3d: P.ConvReLU3d,
-    })
+    DEFAULT_PLAIN_STATIC_QUANT_MODULE_MAPPINGS.update(
+        {
+            _QAT.Linear: P.Linear,
+            _QAT.Conv1d: P.Conv1d,
+            _QAT.Conv2d: P.Conv2d,
+            _QAT.Conv3d: P.Conv3d,
+            _IQAT.LinearReLU: P.LinearReLU,
+            _IQAT.LinearBn1d: P.Linear,
+            _IQAT.ConvBn1d: P.Conv1d,
+            _IQAT.ConvBn2d: P.Conv2d,
+            _IQAT.ConvBn3d: P.Conv3d,
+            _IQAT.ConvReLU1d: P.ConvReLU1d,
+            _IQAT.ConvReLU2d: P.ConvReLU2d,
+            _IQAT.ConvReLU3d: P.ConvReLU3d,
+            _IQAT.ConvBnReLU1d: P.ConvReLU1d,
+            _IQAT.ConvBnReLU2d: P.ConvReLU2d,
+            _IQAT.ConvBnReLU3d: P.ConvReLU3d,
+        }
+    )
     DEFAULT_QAT_MODULE_MAPPINGS = {
         nn.Linear: _QAT.Linear,
         nn.Conv1d: _QAT.Conv1d,
@@ -143,8 +153,18 @@ if C.QAT_AVAILABLE:
 DEFAULT_PLAIN_DYNAMIC_QUANT_MODULE_MAPPINGS.update({nn.Embedding: P.Embedding, nn.EmbeddingBag: P.EmbeddingBag})
 
 # modules whose quantized form keeps the input's qparams: no output observer needed
-_NO_OBSERVER = {nn.ReLU, nn.ReLU6, nn.MaxPool2d, nn.AvgPool2d, nn.AdaptiveAvgPool2d, nn.Sigmoid,
-                nn.Hardsigmoid, nn.Dropout, DeQuantStub, *C.present(C.TorchDeQuantStub)}
+_NO_OBSERVER = {
+    nn.ReLU,
+    nn.ReLU6,
+    nn.MaxPool2d,
+    nn.AvgPool2d,
+    nn.AdaptiveAvgPool2d,
+    nn.Sigmoid,
+    nn.Hardsigmoid,
+    nn.Dropout,
+    DeQuantStub,
+    *C.present(C.TorchDeQuantStub),
+}
 
 
 _NO_OBSERVER |= {nn.AvgPool3d, nn.AdaptiveAvgPool3d}
@@ -159,9 +179,12 @@ def no_observer_set() -> Set[type]:
 def _quantized_tables():
     """(static, dynamic): the plain tables with each plain class replaced by its quantized twin."""
     from ._to_plain import PLAIN_OF
+
     twin = {p: q for q, p in PLAIN_OF.items()}
-    return tuple({k: twin[v] for k, v in table.items()} for table in
-                 (DEFAULT_PLAIN_STATIC_QUANT_MODULE_MAPPINGS, DEFAULT_PLAIN_DYNAMIC_QUANT_MODULE_MAPPINGS))
+    return tuple(
+        {k: twin[v] for k, v in table.items()}
+        for table in (DEFAULT_PLAIN_STATIC_QUANT_MODULE_MAPPINGS, DEFAULT_PLAIN_DYNAMIC_QUANT_MODULE_MAPPINGS)
+    )
 
 
 def get_default_static_quant_module_mappings() -> Dict[type, type]:
@@ -188,6 +211,9 @@ def get_default_qat_module_mappings() -> Dict[type, type]:
 
 def get_default_qconfig_propagation_list() -> Set[type]:
     """Module types that get an output observer in prepare()."""
-    keys = set(DEFAULT_PLAIN_STATIC_QUANT_MODULE_MAPPINGS) | set(DEFAULT_QAT_MODULE_MAPPINGS) | set(
-        DEFAULT_PLAIN_DYNAMIC_QUANT_MODULE_MAPPINGS)
+    keys = (
+        set(DEFAULT_PLAIN_STATIC_QUANT_MODULE_MAPPINGS)
+        | set(DEFAULT_QAT_MODULE_MAPPINGS)
+        | set(DEFAULT_PLAIN_DYNAMIC_QUANT_MODULE_MAPPINGS)
+    )
     return keys - _NO_OBSERVER

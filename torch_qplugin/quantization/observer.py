@@ -4,6 +4,7 @@ Same statistics and the same qparams as torch.ao.quantization's observers of the
 the same data (tested against them), without importing torch.ao.quantization. Defaults differ
 only where torch's defaults exist to work around its kernels (no ``reduce_range`` needed here).
 """
+
 import functools
 import math
 import warnings
@@ -55,8 +56,12 @@ def with_args(cls_or_self: Any, **kwargs: Any) -> _PartialWrapper:
 
 # dtype -> (quant_min, quant_max), and with reduce_range; uint4: 4-bit embedding rows
 # (float_qparams_weight_only_qconfig_4bit)
-_QRANGE = {torch.int8: ((-128, 127), (-64, 63)), torch.uint8: ((0, 255), (0, 127)),
-           torch.int32: ((-(2 ** 31), 2 ** 31 - 1),) * 2, torch.uint4: ((0, 15),) * 2}
+_QRANGE = {
+    torch.int8: ((-128, 127), (-64, 63)),
+    torch.uint8: ((0, 255), (0, 127)),
+    torch.int32: ((-(2**31), 2**31 - 1),) * 2,
+    torch.uint4: ((0, 15),) * 2,
+}
 
 
 def _qrange(dtype: torch.dtype, reduce_range: bool, quant_min: Optional[int], quant_max: Optional[int]):
@@ -64,8 +69,10 @@ def _qrange(dtype: torch.dtype, reduce_range: bool, quant_min: Optional[int], qu
     dtypes as their aliases while torch has them)."""
     dtype = plain_dtype(dtype)
     if dtype not in _QRANGE:
-        raise ValueError(f"observer: dtype should be torch.uint8, torch.int8, torch.int32 or torch.uint4 (or "
-                         f"their quantized aliases quint8, qint8, qint32, quint4x2), got {dtype}")
+        raise ValueError(
+            f"observer: dtype should be torch.uint8, torch.int8, torch.int32 or torch.uint4 (or "
+            f"their quantized aliases quint8, qint8, qint32, quint4x2), got {dtype}"
+        )
     if quant_min is not None and quant_max is not None:
         if not quant_min <= 0 <= quant_max:
             raise ValueError(f"observer: quant_min..quant_max should include 0, got {quant_min}..{quant_max}")
@@ -73,8 +80,9 @@ def _qrange(dtype: torch.dtype, reduce_range: bool, quant_min: Optional[int], qu
             raise ValueError(f"observer: quant_min should be < quant_max, got {quant_min}..{quant_max}")
         lo, hi = _QRANGE[dtype][0]
         if quant_min < lo or quant_max > hi:
-            raise ValueError(f"observer: quant_min..quant_max should lie in {dtype}'s range "
-                             f"{lo}..{hi}, got {quant_min}..{quant_max}")
+            raise ValueError(
+                f"observer: quant_min..quant_max should lie in {dtype}'s range {lo}..{hi}, got {quant_min}..{quant_max}"
+            )
         return quant_min, quant_max
     return _QRANGE[dtype][1 if reduce_range else 0]
 
@@ -103,10 +111,18 @@ class UniformQuantizationObserverBase(ObserverBase):
     _version = 3
     eps: torch.Tensor
 
-    def __init__(self, dtype: torch.dtype = torch.uint8, qscheme: torch.qscheme = torch.per_tensor_affine,
-                 reduce_range: bool = False, quant_min: Optional[int] = None, quant_max: Optional[int] = None,
-                 factory_kwargs: Optional[Dict[str, Any]] = None, eps: float = torch.finfo(torch.float32).eps,
-                 is_dynamic: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        dtype: torch.dtype = torch.uint8,
+        qscheme: torch.qscheme = torch.per_tensor_affine,
+        reduce_range: bool = False,
+        quant_min: Optional[int] = None,
+        quant_max: Optional[int] = None,
+        factory_kwargs: Optional[Dict[str, Any]] = None,
+        eps: float = torch.finfo(torch.float32).eps,
+        is_dynamic: bool = False,
+        **kwargs: Any,
+    ) -> None:
         factory_kwargs = nn.factory_kwargs(factory_kwargs)
         super().__init__(dtype=dtype, is_dynamic=is_dynamic)
         if qscheme not in _PER_TENSOR + _PER_CHANNEL:
@@ -150,13 +166,22 @@ class UniformQuantizationObserverBase(ObserverBase):
             zero_point = torch.tensor([int(zero_point)], dtype=zero_point.dtype, device=device)
         return scale, zero_point
 
-    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
-                              strict: bool, missing_keys: List[str], unexpected_keys: List[str], error_msgs: List[str]):
+    def _load_from_state_dict(
+        self,
+        state_dict: Dict[str, Any],
+        prefix: str,
+        local_metadata: Dict[str, Any],
+        strict: bool,
+        missing_keys: List[str],
+        unexpected_keys: List[str],
+        error_msgs: List[str],
+    ):
         version = local_metadata.get("version", None)
         if version is None or version == 1:
             state_dict[prefix + "eps"] = torch.tensor([torch.finfo(torch.float32).eps])
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
-                                      unexpected_keys, error_msgs)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
 
     @torch.jit.export
     def reset_min_max_vals(self) -> None:
@@ -165,13 +190,11 @@ class UniformQuantizationObserverBase(ObserverBase):
 
 def _min_max_valid(min_val: torch.Tensor, max_val: torch.Tensor):
     if min_val.numel() == 0 or max_val.numel() == 0:
-        warnings.warn("must run observer before calling calculate_qparams. "
-                      "Returning default values.", stacklevel=3)
+        warnings.warn("must run observer before calling calculate_qparams. Returning default values.", stacklevel=3)
         return False
     if min_val.dim() == 0 or max_val.dim() == 0:
         if min_val == float("inf") and max_val == float("-inf"):
-            warnings.warn("must run observer before calling calculate_qparams. "
-                          "Returning default values.", stacklevel=3)
+            warnings.warn("must run observer before calling calculate_qparams. Returning default values.", stacklevel=3)
             return False
         if not min_val <= max_val:
             raise ValueError(f"observer: min {min_val} should be <= max {max_val}")
@@ -198,24 +221,27 @@ def observer_state(observer: nn.Module) -> Tuple[str, str]:
         return "calibrated", ""
     hist = getattr(obs, "histogram", None)
     counts = float(hist.sum()) if isinstance(hist, torch.Tensor) else None
-    initial = ((min_val.numel() == 0 and max_val.numel() == 0) or
-               (min_val.numel() == 1 and max_val.numel() == 1 and
-                float(min_val) == float("inf") and float(max_val) == float("-inf")))
+    initial = (min_val.numel() == 0 and max_val.numel() == 0) or (
+        min_val.numel() == 1
+        and max_val.numel() == 1
+        and float(min_val) == float("inf")
+        and float(max_val) == float("-inf")
+    )
     if initial:
         if not counts:
             return "untouched", ""
         return "partial", f"its histogram holds {counts:g} counts but min_val / max_val were never set"
     if min_val.shape != max_val.shape:
-        return "partial", (f"min_val has shape {tuple(min_val.shape)} but max_val has shape "
-                           f"{tuple(max_val.shape)}")
+        return "partial", (f"min_val has shape {tuple(min_val.shape)} but max_val has shape {tuple(max_val.shape)}")
     finite = torch.isfinite(min_val) & torch.isfinite(max_val)
     if not bool(finite.all()):
         if min_val.dim() == 0 or min_val.numel() == 1:
             return "partial", f"its range is not finite (min_val={float(min_val)}, max_val={float(max_val)})"
         bad = (~finite).nonzero().flatten().tolist()
         more = f" and {len(bad) - 8} more" if len(bad) > 8 else ""
-        return "partial", (f"{len(bad)} of its {min_val.numel()} channels have no finite range "
-                           f"(channels {bad[:8]}{more})")
+        return "partial", (
+            f"{len(bad)} of its {min_val.numel()} channels have no finite range (channels {bad[:8]}{more})"
+        )
     if bool((min_val > max_val).any()):
         return "partial", "its min_val exceeds its max_val"
     if counts is not None and not (counts > 0 and math.isfinite(counts)):
@@ -234,16 +260,32 @@ class MinMaxObserver(UniformQuantizationObserverBase):
     min_val: torch.Tensor
     max_val: torch.Tensor
 
-    def __init__(self, dtype: torch.dtype = torch.uint8, qscheme: torch.qscheme = torch.per_tensor_affine,
-                 reduce_range: bool = False, quant_min: Optional[int] = None, quant_max: Optional[int] = None,
-                 factory_kwargs: Optional[Dict[str, Any]] = None, eps: float = torch.finfo(torch.float32).eps,
-                 is_dynamic: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        dtype: torch.dtype = torch.uint8,
+        qscheme: torch.qscheme = torch.per_tensor_affine,
+        reduce_range: bool = False,
+        quant_min: Optional[int] = None,
+        quant_max: Optional[int] = None,
+        factory_kwargs: Optional[Dict[str, Any]] = None,
+        eps: float = torch.finfo(torch.float32).eps,
+        is_dynamic: bool = False,
+        **kwargs: Any,
+    ) -> None:
         if qscheme not in _PER_TENSOR:
             raise ValueError(f"{type(self).__name__}: qscheme should be per-tensor, got {qscheme}")
         if is_dynamic:
             raise NotImplementedError(f"{type(self).__name__} doesn't support dynamic quantization")
-        super().__init__(dtype=dtype, qscheme=qscheme, reduce_range=reduce_range, quant_min=quant_min,
-                         quant_max=quant_max, factory_kwargs=factory_kwargs, eps=eps, **kwargs)
+        super().__init__(
+            dtype=dtype,
+            qscheme=qscheme,
+            reduce_range=reduce_range,
+            quant_min=quant_min,
+            quant_max=quant_max,
+            factory_kwargs=factory_kwargs,
+            eps=eps,
+            **kwargs,
+        )
         factory_kwargs = nn.factory_kwargs(factory_kwargs)
         self.register_buffer("min_val", torch.tensor(float("inf"), **factory_kwargs))
         self.register_buffer("max_val", torch.tensor(float("-inf"), **factory_kwargs))
@@ -274,15 +316,30 @@ class MinMaxObserver(UniformQuantizationObserverBase):
 class MovingAverageMinMaxObserver(MinMaxObserver):
     """Exponential moving average of per-batch min / max (``averaging_constant``)."""
 
-    def __init__(self, averaging_constant: float = 0.01, dtype: torch.dtype = torch.uint8,
-                 qscheme: torch.qscheme = torch.per_tensor_affine, reduce_range: bool = False,
-                 quant_min: Optional[int] = None, quant_max: Optional[int] = None,
-                 eps: float = torch.finfo(torch.float32).eps, is_dynamic: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        averaging_constant: float = 0.01,
+        dtype: torch.dtype = torch.uint8,
+        qscheme: torch.qscheme = torch.per_tensor_affine,
+        reduce_range: bool = False,
+        quant_min: Optional[int] = None,
+        quant_max: Optional[int] = None,
+        eps: float = torch.finfo(torch.float32).eps,
+        is_dynamic: bool = False,
+        **kwargs: Any,
+    ) -> None:
         if is_dynamic:
             raise NotImplementedError("MovingAverageMinMaxObserver doesn't support dynamic quantization")
         self.averaging_constant = averaging_constant
-        super().__init__(dtype=dtype, qscheme=qscheme, reduce_range=reduce_range, quant_min=quant_min,
-                         quant_max=quant_max, eps=eps, **kwargs)
+        super().__init__(
+            dtype=dtype,
+            qscheme=qscheme,
+            reduce_range=reduce_range,
+            quant_min=quant_min,
+            quant_max=quant_max,
+            eps=eps,
+            **kwargs,
+        )
 
     def forward(self, x_orig: torch.Tensor) -> torch.Tensor:
         if x_orig.numel() == 0:
@@ -306,17 +363,33 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
     min_val: torch.Tensor
     max_val: torch.Tensor
 
-    def __init__(self, ch_axis: int = 0, dtype: torch.dtype = torch.uint8,
-                 qscheme: torch.qscheme = torch.per_channel_affine, reduce_range: bool = False,
-                 quant_min: Optional[int] = None, quant_max: Optional[int] = None,
-                 factory_kwargs: Optional[Dict[str, Any]] = None, eps: float = torch.finfo(torch.float32).eps,
-                 is_dynamic: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        ch_axis: int = 0,
+        dtype: torch.dtype = torch.uint8,
+        qscheme: torch.qscheme = torch.per_channel_affine,
+        reduce_range: bool = False,
+        quant_min: Optional[int] = None,
+        quant_max: Optional[int] = None,
+        factory_kwargs: Optional[Dict[str, Any]] = None,
+        eps: float = torch.finfo(torch.float32).eps,
+        is_dynamic: bool = False,
+        **kwargs: Any,
+    ) -> None:
         if qscheme not in _PER_CHANNEL:
             raise ValueError(f"{type(self).__name__}: qscheme should be per-channel, got {qscheme}")
         if is_dynamic:
             raise NotImplementedError(f"{type(self).__name__} doesn't support dynamic quantization")
-        super().__init__(dtype=dtype, qscheme=qscheme, reduce_range=reduce_range, quant_min=quant_min,
-                         quant_max=quant_max, factory_kwargs=factory_kwargs, eps=eps, **kwargs)
+        super().__init__(
+            dtype=dtype,
+            qscheme=qscheme,
+            reduce_range=reduce_range,
+            quant_min=quant_min,
+            quant_max=quant_max,
+            factory_kwargs=factory_kwargs,
+            eps=eps,
+            **kwargs,
+        )
         factory_kwargs = nn.factory_kwargs(factory_kwargs)
         self.ch_axis = ch_axis
         self.register_buffer("min_val", torch.tensor([], **factory_kwargs))
@@ -352,14 +425,23 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}"
 
-    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
-                              strict: bool, missing_keys: List[str], unexpected_keys: List[str], error_msgs: List[str]):
+    def _load_from_state_dict(
+        self,
+        state_dict: Dict[str, Any],
+        prefix: str,
+        local_metadata: Dict[str, Any],
+        strict: bool,
+        missing_keys: List[str],
+        unexpected_keys: List[str],
+        error_msgs: List[str],
+    ):
         for name in ("min_val", "max_val"):  # shapes depend on the data seen
             key = prefix + name
             if key in state_dict:
                 getattr(self, name).resize_(state_dict[key].shape)
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
-                                      unexpected_keys, error_msgs)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
 
     @torch.jit.export
     def reset_min_max_vals(self) -> None:
@@ -368,15 +450,31 @@ class PerChannelMinMaxObserver(UniformQuantizationObserverBase):
 
 
 class MovingAveragePerChannelMinMaxObserver(PerChannelMinMaxObserver):
-    def __init__(self, averaging_constant: float = 0.01, ch_axis: int = 0, dtype: torch.dtype = torch.uint8,
-                 qscheme: torch.qscheme = torch.per_channel_affine, reduce_range: bool = False,
-                 quant_min: Optional[int] = None, quant_max: Optional[int] = None,
-                 eps: float = torch.finfo(torch.float32).eps, is_dynamic: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        averaging_constant: float = 0.01,
+        ch_axis: int = 0,
+        dtype: torch.dtype = torch.uint8,
+        qscheme: torch.qscheme = torch.per_channel_affine,
+        reduce_range: bool = False,
+        quant_min: Optional[int] = None,
+        quant_max: Optional[int] = None,
+        eps: float = torch.finfo(torch.float32).eps,
+        is_dynamic: bool = False,
+        **kwargs: Any,
+    ) -> None:
         if is_dynamic:
-            raise NotImplementedError(
-                "MovingAveragePerChannelMinMaxObserver doesn't support dynamic quantization")
-        super().__init__(ch_axis=ch_axis, dtype=dtype, qscheme=qscheme, reduce_range=reduce_range,
-                         quant_min=quant_min, quant_max=quant_max, eps=eps, **kwargs)
+            raise NotImplementedError("MovingAveragePerChannelMinMaxObserver doesn't support dynamic quantization")
+        super().__init__(
+            ch_axis=ch_axis,
+            dtype=dtype,
+            qscheme=qscheme,
+            reduce_range=reduce_range,
+            quant_min=quant_min,
+            quant_max=quant_max,
+            eps=eps,
+            **kwargs,
+        )
         self.averaging_constant = averaging_constant
 
     def forward(self, x_orig: torch.Tensor) -> torch.Tensor:
@@ -400,18 +498,35 @@ class HistogramObserver(UniformQuantizationObserverBase):
     min_val: torch.Tensor
     max_val: torch.Tensor
 
-    def __init__(self, bins: int = 2048, dtype: torch.dtype = torch.uint8,
-                 qscheme: torch.qscheme = torch.per_tensor_affine, reduce_range: bool = False,
-                 quant_min: Optional[int] = None, quant_max: Optional[int] = None,
-                 factory_kwargs: Optional[Dict[str, Any]] = None, eps: float = torch.finfo(torch.float32).eps,
-                 is_dynamic: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        bins: int = 2048,
+        dtype: torch.dtype = torch.uint8,
+        qscheme: torch.qscheme = torch.per_tensor_affine,
+        reduce_range: bool = False,
+        quant_min: Optional[int] = None,
+        quant_max: Optional[int] = None,
+        factory_kwargs: Optional[Dict[str, Any]] = None,
+        eps: float = torch.finfo(torch.float32).eps,
+        is_dynamic: bool = False,
+        **kwargs: Any,
+    ) -> None:
         if qscheme not in _PER_TENSOR:
-            raise NotImplementedError("HistogramObserver: qscheme should be per_tensor_affine or "
-                                      f"per_tensor_symmetric, got {qscheme}")
+            raise NotImplementedError(
+                f"HistogramObserver: qscheme should be per_tensor_affine or per_tensor_symmetric, got {qscheme}"
+            )
         if is_dynamic:
             raise NotImplementedError("HistogramObserver doesn't support dynamic quantization")
-        super().__init__(dtype=dtype, qscheme=qscheme, reduce_range=reduce_range, quant_min=quant_min,
-                         quant_max=quant_max, factory_kwargs=factory_kwargs, eps=eps, **kwargs)
+        super().__init__(
+            dtype=dtype,
+            qscheme=qscheme,
+            reduce_range=reduce_range,
+            quant_min=quant_min,
+            quant_max=quant_max,
+            factory_kwargs=factory_kwargs,
+            eps=eps,
+            **kwargs,
+        )
         factory_kwargs = nn.factory_kwargs(factory_kwargs)
         self.bins = bins
         self.register_buffer("histogram", torch.zeros(self.bins, **factory_kwargs))
@@ -438,8 +553,11 @@ class HistogramObserver(UniformQuantizationObserverBase):
         density = self.histogram / bin_width
         half = dst_width / 2
         norm = torch.zeros(self.bins, device=self.histogram.device)
-        norm += self._norm(src_begin - (dst_of_begin + 0.5) * dst_width,
-                           torch.ones(self.bins, device=self.histogram.device) * half, density)
+        norm += self._norm(
+            src_begin - (dst_of_begin + 0.5) * dst_width,
+            torch.ones(self.bins, device=self.histogram.device) * half,
+            density,
+        )
         norm += (dst_of_end - dst_of_begin - 1) * self._norm(torch.tensor(-half), torch.tensor(half), density)
         norm += self._norm(torch.tensor(-half), src_end - (dst_of_end * dst_width + half), density)
         return norm.sum().item()
@@ -471,19 +589,36 @@ class HistogramObserver(UniformQuantizationObserverBase):
             norm_min, start_bin, end_bin = norm, next_start, next_end
         return self.min_val + bin_width * start_bin, self.min_val + bin_width * (end_bin + 1)
 
-    def _upscale_histogram(self, hist: torch.Tensor, orig_min: torch.Tensor, orig_max: torch.Tensor,
-                           new_min: torch.Tensor, new_max: torch.Tensor):
+    def _upscale_histogram(
+        self,
+        hist: torch.Tensor,
+        orig_min: torch.Tensor,
+        orig_max: torch.Tensor,
+        new_min: torch.Tensor,
+        new_max: torch.Tensor,
+    ):
         hist = hist.repeat_interleave(self.upsample_rate) / self.upsample_rate
         bin_size = (orig_max - orig_min) / (self.bins * self.upsample_rate)
-        mids = torch.linspace(orig_min, orig_max, self.bins * self.upsample_rate + 1,
-                              device=orig_min.device)[:-1].to(hist.device) + 0.5 * bin_size
+        mids = (
+            torch.linspace(orig_min, orig_max, self.bins * self.upsample_rate + 1, device=orig_min.device)[:-1].to(
+                hist.device
+            )
+            + 0.5 * bin_size
+        )
         bounds = torch.linspace(new_min, new_max, self.bins + 1, device=new_min.device).to(hist.device)
         bucket = torch.bucketize(mids, bounds, right=True) - 1
         bucket = bucket.clamp(0, self.bins - 1)
         return torch.bincount(bucket, weights=hist, minlength=self.bins)
 
-    def _combine_histograms(self, orig_hist: torch.Tensor, orig_min: torch.Tensor, orig_max: torch.Tensor,
-                            new_hist: torch.Tensor, new_min: torch.Tensor, new_max: torch.Tensor):
+    def _combine_histograms(
+        self,
+        orig_hist: torch.Tensor,
+        orig_min: torch.Tensor,
+        orig_max: torch.Tensor,
+        new_hist: torch.Tensor,
+        new_min: torch.Tensor,
+        new_max: torch.Tensor,
+    ):
         if new_min == orig_min and new_max == orig_max:
             return orig_hist + new_hist
         if orig_min == orig_max:
@@ -518,8 +653,7 @@ class HistogramObserver(UniformQuantizationObserverBase):
         if new_min == cur_min and new_max == cur_max:
             self._set("histogram", self.histogram + update)
         else:
-            self._set("histogram", self._combine_histograms(self.histogram, cur_min, cur_max,
-                                                            update, new_min, new_max))
+            self._set("histogram", self._combine_histograms(self.histogram, cur_min, cur_max, update, new_min, new_max))
             self._set("min_val", new_min)
             self._set("max_val", new_max)
         return x_orig
@@ -527,20 +661,33 @@ class HistogramObserver(UniformQuantizationObserverBase):
     @torch.jit.export
     def calculate_qparams(self) -> Tuple[torch.Tensor, torch.Tensor]:
         if self.min_val == float("inf") and self.max_val == float("-inf"):
-            warnings.warn("must run observer before calling calculate_qparams. "
-                          "Returning default scale and zero point ", stacklevel=2)
-            return torch.tensor([1.0], device=self.min_val.device.type), torch.tensor([0], device=self.min_val.device.type)
+            warnings.warn(
+                "must run observer before calling calculate_qparams. Returning default scale and zero point ",
+                stacklevel=2,
+            )
+            return torch.tensor([1.0], device=self.min_val.device.type), torch.tensor(
+                [0], device=self.min_val.device.type
+            )
         new_min, new_max = self._non_linear_param_search()
         return self._calculate_qparams(new_min, new_max)
 
-    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
-                              strict: bool, missing_keys: List[str], unexpected_keys: List[str], error_msgs: List[str]):
+    def _load_from_state_dict(
+        self,
+        state_dict: Dict[str, Any],
+        prefix: str,
+        local_metadata: Dict[str, Any],
+        strict: bool,
+        missing_keys: List[str],
+        unexpected_keys: List[str],
+        error_msgs: List[str],
+    ):
         for name in ("min_val", "max_val", "histogram"):
             key = prefix + name
             if key in state_dict:
                 getattr(self, name).resize_(state_dict[key].shape)
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
-                                      unexpected_keys, error_msgs)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}"
@@ -549,10 +696,17 @@ class HistogramObserver(UniformQuantizationObserverBase):
 class PlaceholderObserver(ObserverBase):
     """Records nothing; carries dtype (and ``is_dynamic``) for dynamic quantization."""
 
-    def __init__(self, dtype: torch.dtype = torch.float32, custom_op_name: str = "",
-                 compute_dtype: Optional[torch.dtype] = None, quant_min: Optional[int] = None,
-                 quant_max: Optional[int] = None, qscheme: Optional[torch.qscheme] = None, eps: Optional[float] = None,
-                 is_dynamic: bool = False) -> None:
+    def __init__(
+        self,
+        dtype: torch.dtype = torch.float32,
+        custom_op_name: str = "",
+        compute_dtype: Optional[torch.dtype] = None,
+        quant_min: Optional[int] = None,
+        quant_max: Optional[int] = None,
+        qscheme: Optional[torch.qscheme] = None,
+        eps: Optional[float] = None,
+        is_dynamic: bool = False,
+    ) -> None:
         super().__init__(dtype=dtype, is_dynamic=is_dynamic)
         self.qscheme = torch.per_tensor_affine if qscheme is None else qscheme
         self.quant_min, self.quant_max = quant_min, quant_max
@@ -564,8 +718,9 @@ class PlaceholderObserver(ObserverBase):
 
     @torch.jit.export
     def calculate_qparams(self) -> Tuple[torch.Tensor, torch.Tensor]:
-        raise RuntimeError("PlaceholderObserver has no qparams: it marks a tensor that is "
-                           "quantized dynamically (at run time)")
+        raise RuntimeError(
+            "PlaceholderObserver has no qparams: it marks a tensor that is quantized dynamically (at run time)"
+        )
 
 
 class FixedQParamsObserver(ObserverBase):
@@ -574,9 +729,17 @@ class FixedQParamsObserver(ObserverBase):
     scale: torch.Tensor
     zero_point: torch.Tensor
 
-    def __init__(self, scale: float, zero_point: int, dtype: torch.dtype = torch.uint8,
-                 qscheme: torch.qscheme = torch.per_tensor_affine, quant_min: int = 0, quant_max: int = 255,
-                 is_dynamic: bool = False, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        scale: float,
+        zero_point: int,
+        dtype: torch.dtype = torch.uint8,
+        qscheme: torch.qscheme = torch.per_tensor_affine,
+        quant_min: int = 0,
+        quant_max: int = 255,
+        is_dynamic: bool = False,
+        **kwargs: Any,
+    ) -> None:
         if is_dynamic:
             raise NotImplementedError("FixedQParamsObserver doesn't support dynamic quantization")
         super().__init__(dtype=dtype, is_dynamic=is_dynamic)

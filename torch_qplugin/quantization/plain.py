@@ -4,6 +4,7 @@ user mappings onto torch_qplugin.nn.plain, and ``to_plain``.
 No quantized-tensor API and no import of torch's ao package here (test/test_plain_wall.py): reading a
 quantized-dtype model is quantization/_to_plain.py's job (the compat side, deleted with the dtypes).
 """
+
 import copy
 from typing import Callable, Dict, Optional
 
@@ -31,6 +32,7 @@ def _plain_class(cls: type):
     if isinstance(cls, type) and issubclass(cls, P._Plain):
         return cls
     from ._to_plain import PLAIN_OF  # the compat side: names the quantized classes
+
     return PLAIN_OF.get(cls)
 
 
@@ -45,17 +47,23 @@ def no_plain_form(mapping: Dict[type, type]) -> Dict[type, type]:
     return {k: v for k, v in mapping.items() if _plain_class(v) is None}
 
 
-def check_plain_coverage(model: nn.Module, mapping: Dict[type, type], who: str,
-                         type_of: Callable[[nn.Module], type] = type) -> None:
+def check_plain_coverage(
+    model: nn.Module, mapping: Dict[type, type], who: str, type_of: Callable[[nn.Module], type] = type
+) -> None:
     """Raises naming the modules of ``model`` that would be quantized (a qconfig, a type in
     ``mapping``) but have no plain form, instead of leaving them float."""
     missing = no_plain_form(mapping)
-    left = [(name, type_of(m)) for name, m in model.named_modules()
-            if getattr(m, "qconfig", None) is not None and type_of(m) in missing]
+    left = [
+        (name, type_of(m))
+        for name, m in model.named_modules()
+        if getattr(m, "qconfig", None) is not None and type_of(m) in missing
+    ]
     if left:
         names = ", ".join(f"'{n}' ({t.__name__})" for n, t in left)
-        raise RuntimeError(f"{who}: no plain form for {names}; use plain=False (the quantized-dtype form) or "
-                           "set their .qconfig = None to keep them float")
+        raise RuntimeError(
+            f"{who}: no plain form for {names}; use plain=False (the quantized-dtype form) or "
+            "set their .qconfig = None to keep them float"
+        )
 
 
 def to_plain(model: nn.Module, inplace: bool = False) -> nn.Module:
@@ -64,6 +72,7 @@ def to_plain(model: nn.Module, inplace: bool = False) -> nn.Module:
     counterpart (weights as plain tensors). A quantized module with no plain form is an error.
     The result takes float input (through its plain Quantize) or QTensors."""
     from . import _to_plain  # the compat side: reads quantized-dtype weights
+
     if not inplace:
         model = copy.deepcopy(model)
     top = _to_plain.module_to_plain(model, "")

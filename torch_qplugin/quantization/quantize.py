@@ -5,6 +5,7 @@ without it (no deprecation warnings); the defaults map onto qplugin modules. Add
 errors where torch silently produces a float or half-converted model, and an optional progress
 bar for calibration / QAT loops (``calibrate``, ``progress``).
 """
+
 import copy
 import inspect
 import itertools
@@ -19,20 +20,35 @@ from torch.nn.utils.parametrize import type_before_parametrizations as _type
 from . import _compat as C
 from . import plain as _plain
 from .fake_quantize import FakeQuantizeBase
-from .mappings import (get_default_dynamic_quant_module_mappings, get_default_plain_dynamic_quant_module_mappings,
-                       get_default_plain_static_quant_module_mappings, get_default_qat_module_mappings,
-                       get_default_qconfig_propagation_list, get_default_static_quant_module_mappings)
+from .mappings import (
+    get_default_dynamic_quant_module_mappings,
+    get_default_plain_dynamic_quant_module_mappings,
+    get_default_plain_static_quant_module_mappings,
+    get_default_qat_module_mappings,
+    get_default_qconfig_propagation_list,
+    get_default_static_quant_module_mappings,
+)
 from .observer import ObserverBase, observer_state
 from .qconfig import default_dynamic_qconfig, float16_dynamic_qconfig
 from .stubs import DeQuantStub, FloatFunctional, QuantWrapper
 from ..nn.plain._base import QFunctional, _name_never_calibrated
 from ..quantizer import plain_dtype as _plain_dtype
 
-__all__ = ["propagate_qconfig_", "prepare", "prepare_qat", "convert", "quantize", "quantize_dynamic",
-           "quantize_qat", "swap_module", "add_quant_dequant", "calibrate", "progress"]
+__all__ = [
+    "propagate_qconfig_",
+    "prepare",
+    "prepare_qat",
+    "convert",
+    "quantize",
+    "quantize_dynamic",
+    "quantize_qat",
+    "swap_module",
+    "add_quant_dequant",
+    "calibrate",
+    "progress",
+]
 
-_FLOAT_FUNCTIONALS = (FloatFunctional, QFunctional) + C.present(C.TorchFloatFunctional,
-                                                                C.TorchFXFloatFunctional)
+_FLOAT_FUNCTIONALS = (FloatFunctional, QFunctional) + C.present(C.TorchFloatFunctional, C.TorchFXFloatFunctional)
 _DEQUANT_STUBS = (DeQuantStub,) + C.present(C.TorchDeQuantStub)
 
 
@@ -44,8 +60,9 @@ def _check_qconfig(qconfig: Any, module: nn.Module):
     if qconfig is None:
         return
     if not (hasattr(qconfig, "activation") and hasattr(qconfig, "weight")):
-        raise TypeError(f"qconfig for {type(module).__name__} should be a QConfig(activation, weight), "
-                        f"got {type(qconfig).__name__}")
+        raise TypeError(
+            f"qconfig for {type(module).__name__} should be a QConfig(activation, weight), got {type(qconfig).__name__}"
+        )
 
 
 # ---- qconfig propagation ---------------------------------------------------------------------
@@ -59,8 +76,11 @@ def _propagate(module: nn.Module, qconfig_dict: Dict[Any, Any], parent_qconfig: 
         _propagate(child, qconfig_dict, qconfig, f"{prefix}.{name}" if prefix else name)
 
 
-def propagate_qconfig_(module: nn.Module, qconfig_dict: Optional[Dict[Any, Any]] = None,
-                       prepare_custom_config_dict: Optional[Dict[str, Any]] = None) -> None:
+def propagate_qconfig_(
+    module: nn.Module,
+    qconfig_dict: Optional[Dict[Any, Any]] = None,
+    prepare_custom_config_dict: Optional[Dict[str, Any]] = None,
+) -> None:
     """Sets ``.qconfig`` on every submodule: its own, else the one for its name or type in
     ``qconfig_dict``, else its parent's. In place."""
     _propagate(module, qconfig_dict or {})
@@ -105,8 +125,12 @@ def _devices(module: nn.Module):
     return {p.device for p in itertools.chain(module.parameters(), module.buffers()) if p.device.type != "meta"}
 
 
-def _add_observer_(module: nn.Module, allow_list: Set[Any], non_leaf_module_list: Optional[Set[Any]] = None,
-                   device: Optional[torch.device] = None):
+def _add_observer_(
+    module: nn.Module,
+    allow_list: Set[Any],
+    non_leaf_module_list: Optional[Set[Any]] = None,
+    device: Optional[torch.device] = None,
+):
     if device is None:
         devs = _devices(module)
         if len(devs) > 1:
@@ -127,15 +151,22 @@ def _add_observer_(module: nn.Module, allow_list: Set[Any], non_leaf_module_list
                 _insert_observer(child, device)
         else:
             _add_observer_(child, allow_list, non_leaf_module_list, device)
-    if (len(module._modules) == 0 or hasattr(module, "weight_fake_quant")) and \
-            not isinstance(module, nn.Sequential) and _type(module) in allow_list:
+    if (
+        (len(module._modules) == 0 or hasattr(module, "weight_fake_quant"))
+        and not isinstance(module, nn.Sequential)
+        and _type(module) in allow_list
+    ):
         if not hasattr(module, "activation_post_process"):
             _insert_observer(module, device)
 
 
-def prepare(model: nn.Module, inplace: bool = False, allow_list: Optional[Set[Any]] = None,
-            observer_non_leaf_module_list: Optional[Set[Any]] = None,
-            prepare_custom_config_dict: Optional[Dict[str, Any]] = None) -> nn.Module:
+def prepare(
+    model: nn.Module,
+    inplace: bool = False,
+    allow_list: Optional[Set[Any]] = None,
+    observer_non_leaf_module_list: Optional[Set[Any]] = None,
+    prepare_custom_config_dict: Optional[Dict[str, Any]] = None,
+) -> nn.Module:
     """Attaches observers (per the propagated qconfig) to the modules that will be quantized.
     Returns the prepared model (a copy unless ``inplace``); then run calibration data through it."""
     if not inplace:
@@ -143,9 +174,11 @@ def prepare(model: nn.Module, inplace: bool = False, allow_list: Optional[Set[An
     allow_list = get_default_qconfig_propagation_list() if allow_list is None else allow_list
     propagate_qconfig_(model, qconfig_dict=None)
     if not any(_needs_observation(m) for m in model.modules()):
-        warnings.warn("prepare: no submodule got a qconfig. Set model.qconfig (e.g. "
-                      "torch_qplugin.quantization.default_qconfig) or a submodule's .qconfig first",
-                      stacklevel=2)
+        warnings.warn(
+            "prepare: no submodule got a qconfig. Set model.qconfig (e.g. "
+            "torch_qplugin.quantization.default_qconfig) or a submodule's .qconfig first",
+            stacklevel=2,
+        )
     _add_observer_(model, allow_list, observer_non_leaf_module_list)
     return model
 
@@ -170,10 +203,15 @@ def prepare_qat(model: nn.Module, mapping: Optional[Dict[Any, type]] = None, inp
 def _remove_observers(module: nn.Module):
     if hasattr(module, "activation_post_process") and _is_observer(module.activation_post_process):
         delattr(module, "activation_post_process")
-    for hooks, fn in ((module._forward_pre_hooks, _observer_forward_pre_hook),
-                      (module._forward_hooks, _observer_forward_hook)):
-        for hid in [k for k, h in hooks.items() if h is fn or getattr(h, "__name__", "") in (
-                "_observer_forward_hook", "_observer_forward_pre_hook")]:
+    for hooks, fn in (
+        (module._forward_pre_hooks, _observer_forward_pre_hook),
+        (module._forward_hooks, _observer_forward_hook),
+    ):
+        for hid in [
+            k
+            for k, h in hooks.items()
+            if h is fn or getattr(h, "__name__", "") in ("_observer_forward_hook", "_observer_forward_pre_hook")
+        ]:
             hooks.pop(hid)
 
 
@@ -185,8 +223,12 @@ def _remove_qconfig(module: nn.Module):
     _remove_observers(module)
 
 
-def swap_module(mod: nn.Module, mapping: Dict[Any, type], custom_module_class_mapping: Optional[Dict[Any, type]] = None,
-                use_precomputed_fake_quant: bool = False) -> nn.Module:
+def swap_module(
+    mod: nn.Module,
+    mapping: Dict[Any, type],
+    custom_module_class_mapping: Optional[Dict[Any, type]] = None,
+    use_precomputed_fake_quant: bool = False,
+) -> nn.Module:
     """The replacement for ``mod`` per ``mapping`` (``mod`` itself if it has no qconfig or no entry)."""
     custom_module_class_mapping = custom_module_class_mapping or {}
     new_mod = mod
@@ -215,9 +257,16 @@ def swap_module(mod: nn.Module, mapping: Dict[Any, type], custom_module_class_ma
     return new_mod
 
 
-def _convert(module: nn.Module, mapping: Dict[Any, type], inplace: bool = True,
-             custom_module_class_mapping: Optional[Dict[Any, type]] = None, use_precomputed_fake_quant: bool = False,
-             check: bool = True, prefix: str = "", unmapped: Optional[List[Tuple[str, type]]] = None):
+def _convert(
+    module: nn.Module,
+    mapping: Dict[Any, type],
+    inplace: bool = True,
+    custom_module_class_mapping: Optional[Dict[Any, type]] = None,
+    use_precomputed_fake_quant: bool = False,
+    check: bool = True,
+    prefix: str = "",
+    unmapped: Optional[List[Tuple[str, type]]] = None,
+):
     custom_module_class_mapping = custom_module_class_mapping or {}
     reassign = {}
     for name, mod in module.named_children():
@@ -225,8 +274,7 @@ def _convert(module: nn.Module, mapping: Dict[Any, type], inplace: bool = True,
         if _is_observer(mod):  # observers / fake quants (e.g. a QAT module's weight_fake_quant)
             continue
         if not isinstance(mod, C._FusedModule) and _type(mod) not in custom_module_class_mapping:
-            _convert(mod, mapping, True, custom_module_class_mapping, use_precomputed_fake_quant,
-                     check, path, unmapped)
+            _convert(mod, mapping, True, custom_module_class_mapping, use_precomputed_fake_quant, check, path, unmapped)
         new = swap_module(mod, mapping, custom_module_class_mapping, use_precomputed_fake_quant)
         if check and new is mod and unmapped is not None and _was_observed(mod):
             unmapped.append((path, _type(mod)))
@@ -239,14 +287,21 @@ def _convert(module: nn.Module, mapping: Dict[Any, type], inplace: bool = True,
 
 
 def _was_observed(mod: nn.Module):
-    return (getattr(mod, "qconfig", None) is not None and
-            (_is_observer(getattr(mod, "activation_post_process", None)) or hasattr(mod, "weight_fake_quant")))
+    return getattr(mod, "qconfig", None) is not None and (
+        _is_observer(getattr(mod, "activation_post_process", None)) or hasattr(mod, "weight_fake_quant")
+    )
 
 
-def convert(module: nn.Module, mapping: Optional[Dict[Any, type]] = None, inplace: bool = False,
-            remove_qconfig: bool = True, is_reference: bool = False,
-            convert_custom_config_dict: Optional[Dict[str, Any]] = None, use_precomputed_fake_quant: bool = False,
-            plain: Optional[bool] = None) -> nn.Module:
+def convert(
+    module: nn.Module,
+    mapping: Optional[Dict[Any, type]] = None,
+    inplace: bool = False,
+    remove_qconfig: bool = True,
+    is_reference: bool = False,
+    convert_custom_config_dict: Optional[Dict[str, Any]] = None,
+    use_precomputed_fake_quant: bool = False,
+    plain: Optional[bool] = None,
+) -> nn.Module:
     """Replaces observed (or QAT) modules by their qplugin quantized versions via ``from_float``.
 
     ``plain=True`` gives the plain form (torch_qplugin.nn.plain: no quantized-dtype tensor, QTensor
@@ -254,12 +309,15 @@ def convert(module: nn.Module, mapping: Optional[Dict[Any, type]] = None, inplac
     Raises if nothing in the model was prepared (no qconfig / observers), or if an observed module
     has no entry in ``mapping`` (torch would silently leave it float)."""
     if is_reference:
-        raise NotImplementedError("convert: reference (is_reference=True) models are not supported; "
-                                  "qplugin converts to its own quantized modules")
+        raise NotImplementedError(
+            "convert: reference (is_reference=True) models are not supported; "
+            "qplugin converts to its own quantized modules"
+        )
     plain = _plain.resolve_plain(plain)
     if mapping is None:
-        mapping = (get_default_plain_static_quant_module_mappings() if plain else
-                   get_default_static_quant_module_mappings())
+        mapping = (
+            get_default_plain_static_quant_module_mappings() if plain else get_default_static_quant_module_mappings()
+        )
     elif plain:
         _plain.check_plain_coverage(module, mapping, "convert", _type)
         mapping = _plain.plain_mapping(mapping)
@@ -269,15 +327,18 @@ def convert(module: nn.Module, mapping: Optional[Dict[Any, type]] = None, inplac
         raise RuntimeError(
             "convert: no module in the model has a qconfig, so nothing would be quantized. Set "
             "model.qconfig = torch_qplugin.quantization.default_qconfig, call prepare(model), run "
-            "calibration data through it, then convert (or use quantize_dynamic for dynamic quantization)")
+            "calibration data through it, then convert (or use quantize_dynamic for dynamic quantization)"
+        )
     static = any(_is_observer(getattr(m, "activation_post_process", None)) for m in module.modules())
-    dynamic_only = all(_is_dynamic_qconfig(getattr(m, "qconfig", None)) for m in module.modules()
-                       if _needs_observation(m))
+    dynamic_only = all(
+        _is_dynamic_qconfig(getattr(m, "qconfig", None)) for m in module.modules() if _needs_observation(m)
+    )
     if not static and not dynamic_only and not any(hasattr(m, "weight_fake_quant") for m in module.modules()):
         raise RuntimeError(
             "convert: the model has a qconfig but no observers; call "
             "torch_qplugin.quantization.prepare(model) (or prepare_qat) and run calibration data "
-            "through it before convert")
+            "through it before convert"
+        )
     _check_some_observer_saw_data(module)
     custom = (convert_custom_config_dict or {}).get("observed_to_quantized_custom_module_class", {})
     unmapped = []
@@ -288,7 +349,8 @@ def convert(module: nn.Module, mapping: Optional[Dict[Any, type]] = None, inplac
             f"convert: no {'plain' if plain else 'quantized'} module for observed module(s) {lines} in the "
             f"mapping{' (no plain form yet: convert with plain=False)' if plain else ''}; add an "
             "entry {FloatType: QuantizedType} to the mapping, or set their .qconfig = None before "
-            "prepare to keep them float")
+            "prepare to keep them float"
+        )
     if remove_qconfig:
         _remove_qconfig(module)
     return module
@@ -298,14 +360,18 @@ def _check_some_observer_saw_data(module: nn.Module):
     """A module no calibration batch reached converts to one that raises if called; but when
     *no* activation observer saw data, calibration did not happen (or ran on another copy of
     the model): that is the mistake to report now."""
-    observed = [(name, m.activation_post_process) for name, m in module.named_modules()
-                if _is_observer(getattr(m, "activation_post_process", None))]
+    observed = [
+        (name, m.activation_post_process)
+        for name, m in module.named_modules()
+        if _is_observer(getattr(m, "activation_post_process", None))
+    ]
     if observed and all(observer_state(obs)[0] == "untouched" for _, obs in observed):
         first = observed[0][0] or "<model>"
         raise RuntimeError(
             f"convert: every observer in the model ({len(observed)}, e.g. on '{first}') has seen no data; run "
             "calibration batches through the prepared model before convert() (prepare() returns "
-            "a prepared copy unless inplace=True: calibrate the model it returned)")
+            "a prepared copy unless inplace=True: calibrate the model it returned)"
+        )
 
 
 def _is_dynamic_qconfig(qconfig: Any):
@@ -319,9 +385,14 @@ def _is_dynamic_qconfig(qconfig: Any):
 
 
 # ---- one-call workflows ----------------------------------------------------------------------
-def quantize(model: nn.Module, run_fn: Callable[..., Any], run_args: Sequence[Any],
-             mapping: Optional[Dict[Any, type]] = None, inplace: bool = False,
-             plain: Optional[bool] = None) -> nn.Module:
+def quantize(
+    model: nn.Module,
+    run_fn: Callable[..., Any],
+    run_args: Sequence[Any],
+    mapping: Optional[Dict[Any, type]] = None,
+    inplace: bool = False,
+    plain: Optional[bool] = None,
+) -> nn.Module:
     """prepare -> run_fn(model, *run_args) (calibration) -> convert (``plain``: see convert)."""
     if not inplace:
         model = copy.deepcopy(model)
@@ -332,9 +403,14 @@ def quantize(model: nn.Module, run_fn: Callable[..., Any], run_args: Sequence[An
     return model
 
 
-def quantize_dynamic(model: nn.Module, qconfig_spec: Optional[Union[Dict[Any, Any], Set[Any]]] = None,
-                     dtype: Optional[torch.dtype] = None, mapping: Optional[Dict[Any, type]] = None,
-                     inplace: bool = False, plain: Optional[bool] = None) -> nn.Module:
+def quantize_dynamic(
+    model: nn.Module,
+    qconfig_spec: Optional[Union[Dict[Any, Any], Set[Any]]] = None,
+    dtype: Optional[torch.dtype] = None,
+    mapping: Optional[Dict[Any, type]] = None,
+    inplace: bool = False,
+    plain: Optional[bool] = None,
+) -> nn.Module:
     """Replaces Linear / LSTM / GRU / cells with dynamically quantized versions: qint8 weights
     (dtype None, torch.qint8 or torch.int8) or float16 weights (dtype=torch.float16, the fp16
     scheme: float activations, no int8 step); ``plain``: see convert."""
@@ -352,8 +428,9 @@ def quantize_dynamic(model: nn.Module, qconfig_spec: Optional[Union[Dict[Any, An
     model.eval()
     propagate_qconfig_(model, qconfig_spec)
     if mapping is None:
-        mapping = (get_default_plain_dynamic_quant_module_mappings() if plain else
-                   get_default_dynamic_quant_module_mappings())
+        mapping = (
+            get_default_plain_dynamic_quant_module_mappings() if plain else get_default_dynamic_quant_module_mappings()
+        )
     elif plain:
         _plain.check_plain_coverage(model, mapping, "quantize_dynamic", _type)
         mapping = _plain.plain_mapping(mapping)
@@ -362,8 +439,13 @@ def quantize_dynamic(model: nn.Module, qconfig_spec: Optional[Union[Dict[Any, An
     return model
 
 
-def quantize_qat(model: nn.Module, run_fn: Callable[..., Any], run_args: Sequence[Any], inplace: bool = False,
-                 plain: Optional[bool] = None) -> nn.Module:
+def quantize_qat(
+    model: nn.Module,
+    run_fn: Callable[..., Any],
+    run_args: Sequence[Any],
+    inplace: bool = False,
+    plain: Optional[bool] = None,
+) -> nn.Module:
     """prepare_qat -> run_fn(model, *run_args) (training) -> eval -> convert (``plain``: see convert)."""
     if not inplace:
         model = copy.deepcopy(model)
@@ -399,8 +481,9 @@ class _SimpleBar:
         sys.stderr.write("\n")
 
 
-def progress(iterable: Iterable[Any], enabled: bool = True, desc: str = "calibrating",
-             total: Optional[int] = None) -> Iterable[Any]:
+def progress(
+    iterable: Iterable[Any], enabled: bool = True, desc: str = "calibrating", total: Optional[int] = None
+) -> Iterable[Any]:
     """Wraps ``iterable`` in a progress bar when ``enabled``: tqdm if it is installed (optional),
     else a one-line counter on stderr."""
     if not enabled:
@@ -415,8 +498,9 @@ def progress(iterable: Iterable[Any], enabled: bool = True, desc: str = "calibra
 
 
 @torch.no_grad()
-def calibrate(model: nn.Module, data: Iterable[Any], progress_bar: bool = False,
-              desc: str = "calibrating") -> nn.Module:
+def calibrate(
+    model: nn.Module, data: Iterable[Any], progress_bar: bool = False, desc: str = "calibrating"
+) -> nn.Module:
     """Runs every batch of ``data`` through a prepared model (a tuple batch is unpacked into
     positional arguments). Usable as ``quantize(model, calibrate, (data,))``."""
     was_training = model.training
@@ -441,6 +525,7 @@ def default_eval_fn(model: nn.Module, calib_data: Iterable[Any]) -> None:
 def get_observer_dict(mod: nn.Module, target_dict: Dict[str, Any], prefix: str = "") -> None:
     """Fills ``target_dict`` with every ``activation_post_process`` under ``mod``, keyed by its
     dotted path (``"conv.activation_post_process"``), as torch's get_observer_dict."""
+
     def key(name: str):
         return name if prefix == "" else prefix + "." + name
 
@@ -450,13 +535,18 @@ def get_observer_dict(mod: nn.Module, target_dict: Dict[str, Any], prefix: str =
         get_observer_dict(child, target_dict, key(name))
 
 
-def add_observer_(module: nn.Module, qconfig_propagation_list: Optional[Set[Any]] = None,
-                  non_leaf_module_list: Optional[Set[Any]] = None, device: Optional[torch.device] = None,
-                  custom_module_class_mapping: Optional[Dict[Any, type]] = None) -> None:
+def add_observer_(
+    module: nn.Module,
+    qconfig_propagation_list: Optional[Set[Any]] = None,
+    non_leaf_module_list: Optional[Set[Any]] = None,
+    device: Optional[torch.device] = None,
+    custom_module_class_mapping: Optional[Dict[Any, type]] = None,
+) -> None:
     """Attaches output observers to the modules (of the propagation list's types) that have a
     ``qconfig`` (set it first, e.g. with propagate_qconfig_), in place; prepare() calls this."""
     if custom_module_class_mapping:
         raise NotImplementedError("add_observer_: custom_module_class_mapping is not supported")
-    allow_list = get_default_qconfig_propagation_list() if qconfig_propagation_list is None \
-        else qconfig_propagation_list
+    allow_list = (
+        get_default_qconfig_propagation_list() if qconfig_propagation_list is None else qconfig_propagation_list
+    )
     _add_observer_(module, allow_list, non_leaf_module_list, device)

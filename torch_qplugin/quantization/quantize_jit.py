@@ -20,6 +20,7 @@ packed-params object) and saves / loads with ``torch.jit.save`` / ``load`` after
 torch_qplugin``. When torch removes its graph-mode passes, these two functions raise (docs/migration.md):
 the rewrite needs torch's pass to produce the graph.
 """
+
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import torch
@@ -42,14 +43,38 @@ _ATEN_ON_QUANTIZED = {
     "aten::upsample_nearest2d": "qplugin::upsample_nearest2d",
 }
 # ops whose (first) output is quantized when their first input is (shape / view ops)
-_PASS_THROUGH = {"aten::flatten", "aten::reshape", "aten::view", "aten::slice", "aten::select", "aten::permute",
-                 "aten::transpose", "aten::contiguous", "aten::squeeze", "aten::unsqueeze", "aten::chunk",
-                 "aten::max_pool2d", "aten::avg_pool2d", "aten::adaptive_avg_pool2d", "aten::relu", "aten::relu_",
-                 "aten::upsample_nearest2d", "prim::ListConstruct"}
+_PASS_THROUGH = {
+    "aten::flatten",
+    "aten::reshape",
+    "aten::view",
+    "aten::slice",
+    "aten::select",
+    "aten::permute",
+    "aten::transpose",
+    "aten::contiguous",
+    "aten::squeeze",
+    "aten::unsqueeze",
+    "aten::chunk",
+    "aten::max_pool2d",
+    "aten::avg_pool2d",
+    "aten::adaptive_avg_pool2d",
+    "aten::relu",
+    "aten::relu_",
+    "aten::upsample_nearest2d",
+    "prim::ListConstruct",
+}
 # qplugin ops with float results
-_FLOAT_OUT = {"dequantize", "linear_dynamic", "linear_relu_dynamic", "linear_dynamic_fp16",
-              "linear_relu_dynamic_fp16", "embedding_bag_byte", "embedding_bag_4bit", "embedding_byte",
-              "embedding_4bit"}
+_FLOAT_OUT = {
+    "dequantize",
+    "linear_dynamic",
+    "linear_relu_dynamic",
+    "linear_dynamic_fp16",
+    "linear_relu_dynamic_fp16",
+    "embedding_bag_byte",
+    "embedding_bag_4bit",
+    "embedding_byte",
+    "embedding_4bit",
+}
 
 
 def _ours_exists(name: str):
@@ -104,8 +129,11 @@ def _rewrite(model: torch.jit.ScriptModule, who: str):
     # 1. torch's packed weights -> qplugin's, as new attributes
     packed_types = ("__torch__.torch.classes.quantized.",)
     # (attributes of the module, or constants where torch's pass folded them)
-    packed = [n for n in _walk(graph) if n.kind() in ("prim::GetAttr", "prim::Constant") and
-              n.output().type().str().startswith(packed_types)]
+    packed = [
+        n
+        for n in _walk(graph)
+        if n.kind() in ("prim::GetAttr", "prim::Constant") and n.output().type().str().startswith(packed_types)
+    ]
     self_value = next(iter(graph.inputs()))
     count = 0
     for node in packed:
@@ -142,16 +170,24 @@ def _rewrite(model: torch.jit.ScriptModule, who: str):
             new = _replace_node(graph, node, "qplugin::" + op, inputs)
             if op not in _FLOAT_OUT:
                 quantized.add(new.output().unique())
-        elif kind == "aten::quantize_per_tensor" and node.inputsSize() == 4 and \
-                node.inputsAt(0).type().kind() == "TensorType":
+        elif (
+            kind == "aten::quantize_per_tensor"
+            and node.inputsSize() == 4
+            and node.inputsAt(0).type().kind() == "TensorType"
+        ):
             quantized.add(_replace_node(graph, node, "qplugin::quantize_per_tensor").output().unique())
         elif kind == "aten::dequantize" and node.inputsSize() == 1 and node.inputsAt(0).type().kind() == "TensorType":
             _replace_node(graph, node, "qplugin::dequantize")
         elif first is not None and first.unique() in quantized and kind in _ATEN_ON_QUANTIZED:
             quantized.add(_replace_node(graph, node, _ATEN_ON_QUANTIZED[kind]).output().unique())
-        elif first is not None and (first.unique() in quantized or
-                                    (kind == "prim::ListConstruct" and
-                                     any(v.unique() in quantized for v in node.inputs()))) and kind in _PASS_THROUGH:
+        elif (
+            first is not None
+            and (
+                first.unique() in quantized
+                or (kind == "prim::ListConstruct" and any(v.unique() in quantized for v in node.inputs()))
+            )
+            and kind in _PASS_THROUGH
+        ):
             for out in node.outputs():
                 quantized.add(out.unique())
     torch._C._jit_pass_dce(graph)
@@ -161,8 +197,11 @@ def _rewrite(model: torch.jit.ScriptModule, who: str):
 
 
 def _finish(model: torch.jit.ScriptModule, who: str):
-    torch_attrs = [n.s("name") for n in _walk(model.graph) if n.kind() == "prim::GetAttr" and
-                   n.output().type().str().startswith("__torch__.torch.classes.quantized.")]
+    torch_attrs = [
+        n.s("name")
+        for n in _walk(model.graph)
+        if n.kind() == "prim::GetAttr" and n.output().type().str().startswith("__torch__.torch.classes.quantized.")
+    ]
     _rewrite(model, who)
     # freeze (torch.jit.freeze's core: torch's converted model is frozen already and has no
     # `training` flag left): folds our packed weights into the graph, drops torch's objects
@@ -175,12 +214,19 @@ def _finish(model: torch.jit.ScriptModule, who: str):
 
 def _check_scripted(model: torch.nn.Module, who: str):
     if not isinstance(model, torch.jit.ScriptModule):
-        raise TypeError(f"{who}: expected a scripted or traced model (torch.jit.script / trace), got "
-                        f"{type(model).__name__}")
+        raise TypeError(
+            f"{who}: expected a scripted or traced model (torch.jit.script / trace), got {type(model).__name__}"
+        )
 
 
-def quantize_jit(model: torch.jit.ScriptModule, qconfig_dict: Dict[str, Any], run_fn: Callable[..., Any],
-                 run_args: Sequence[Any], inplace: bool = False, debug: bool = False) -> torch.jit.ScriptModule:
+def quantize_jit(
+    model: torch.jit.ScriptModule,
+    qconfig_dict: Dict[str, Any],
+    run_fn: Callable[..., Any],
+    run_args: Sequence[Any],
+    inplace: bool = False,
+    debug: bool = False,
+) -> torch.jit.ScriptModule:
     """Post-training static quantization of a scripted (or traced) float model in graph mode, as
     torch.ao.quantization.quantize_jit: observers from ``qconfig_dict`` ({"": qconfig} or
     {submodule name: qconfig}; qplugin's qconfigs or torch's), ``run_fn(model, *run_args)``
@@ -194,8 +240,9 @@ def quantize_jit(model: torch.jit.ScriptModule, qconfig_dict: Dict[str, Any], ru
     return _finish(q, who)
 
 
-def quantize_dynamic_jit(model: torch.jit.ScriptModule, qconfig_dict: Dict[str, Any], inplace: bool = False,
-                         debug: bool = False) -> torch.jit.ScriptModule:
+def quantize_dynamic_jit(
+    model: torch.jit.ScriptModule, qconfig_dict: Dict[str, Any], inplace: bool = False, debug: bool = False
+) -> torch.jit.ScriptModule:
     """Dynamic quantization of a scripted model's Linear layers in graph mode, as
     torch.ao.quantization.quantize_dynamic_jit (qint8 weights with ``default_dynamic_qconfig``,
     float16 weights with ``float16_dynamic_qconfig``); torch's passes leave LSTM / GRU float, and
@@ -238,6 +285,5 @@ def _torch_qconfig_dict(qconfig_dict: Dict[str, Any], who: str):
         if qc is None:
             out[key] = None
             continue
-        out[key] = C.TorchQConfig(activation=_torch_factory(qc.activation, who),
-                                  weight=_torch_factory(qc.weight, who))
+        out[key] = C.TorchQConfig(activation=_torch_factory(qc.activation, who), weight=_torch_factory(qc.weight, who))
     return out

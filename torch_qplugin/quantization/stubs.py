@@ -6,6 +6,7 @@ Before convert they compute in float (observed by ``activation_post_process``); 
 for the plain (or quantized-tier) Quantize / DeQuantize / QFunctional. Plain PyTorch only: they
 import and work in a torch without quantized dtypes.
 """
+
 from typing import Any, List
 
 import torch
@@ -58,8 +59,7 @@ class FloatFunctional(nn.Module):
         self.activation_post_process = nn.Identity()
 
     def forward(self, x: Tensor) -> Tensor:
-        raise RuntimeError("FloatFunctional is not intended to use the 'forward'. Please use the "
-                           "underlying operation")
+        raise RuntimeError("FloatFunctional is not intended to use the 'forward'. Please use the underlying operation")
 
     def add(self, x: Tensor, y: Tensor) -> Tensor:
         return self.activation_post_process(torch.add(x, y))

@@ -36,9 +36,7 @@ std::atomic<bool>& vbmi_slot() {
 
 // The dense input the kernels read: `data` itself when it is already dense in
 // its kept memory format, else a copy.
-at::Tensor dense_input(const at::Tensor& data) {
-  return data.contiguous(kept_format(data));
-}
+at::Tensor dense_input(const at::Tensor& data) { return data.contiguous(kept_format(data)); }
 
 // The 8-bit table of (spec, signedness) on the active kernel path: the calling thread's last one
 // when its key matches, else built and kept. The key is every field of the spec by value (the float
@@ -60,9 +58,16 @@ const uint8_t* act_table8(const kernels::ActSpec& spec, bool is_signed) {
   };
   uint32_t in_bits;
   std::memcpy(&in_bits, &spec.in_scale, 4);
-  const Key key{static_cast<int32_t>(spec.kind), spec.in_zp, spec.out_zp, is_signed ? 1 : 0,
-                static_cast<int32_t>(kernels::active_isa()), bits64(spec.p0), bits64(spec.p1), bits64(spec.p2),
-                bits64(spec.out_scale), in_bits};
+  const Key key{static_cast<int32_t>(spec.kind),
+                spec.in_zp,
+                spec.out_zp,
+                is_signed ? 1 : 0,
+                static_cast<int32_t>(kernels::active_isa()),
+                bits64(spec.p0),
+                bits64(spec.p1),
+                bits64(spec.p2),
+                bits64(spec.out_scale),
+                in_bits};
   struct Cached {
     bool valid = false;
     Key key{};
@@ -83,7 +88,7 @@ void parallel_elems(int64_t n, int64_t elem_size, F fn) {
   at::parallel_for(0, n, std::max<int64_t>(1, kGrainBytes / elem_size), fn);
 }
 
-} // namespace
+}  // namespace
 
 double finite_scalar(const char* op, const char* arg, const at::Scalar& s) {
   TORCH_CHECK(!s.isComplex(), "qplugin::", op, ": ", arg, " should be a real number, got a complex number");
@@ -107,8 +112,7 @@ std::pair<int64_t, int64_t> relu6_bounds(double scale, int64_t zp, at::ScalarTyp
 }
 
 std::pair<int64_t, int64_t> clamp_bounds(const char* op, double scale, int64_t zp, at::ScalarType t,
-                                         const c10::optional<at::Scalar>& min,
-                                         const c10::optional<at::Scalar>& max) {
+                                         const c10::optional<at::Scalar>& min, const c10::optional<at::Scalar>& max) {
   TORCH_CHECK_VALUE(min.has_value() || max.has_value(), "qplugin::", op, ": min and max should not both be None");
   auto r = qrange(t);
   if (min.has_value()) r.first = quantize_bound(finite_scalar(op, "min", *min), scale, zp, t);
@@ -116,10 +120,16 @@ std::pair<int64_t, int64_t> clamp_bounds(const char* op, double scale, int64_t z
   return r;
 }
 
-kernels::ActSpec act_spec(kernels::ActKind kind, double in_scale, int64_t in_zp, double out_scale,
-                          int64_t out_zp, double p0, double p1, double p2) {
-  return kernels::ActSpec{kind, p0, p1, p2, static_cast<float>(in_scale), static_cast<int32_t>(in_zp),
-                          out_scale, static_cast<int32_t>(out_zp)};
+kernels::ActSpec act_spec(kernels::ActKind kind, double in_scale, int64_t in_zp, double out_scale, int64_t out_zp,
+                          double p0, double p1, double p2) {
+  return kernels::ActSpec{kind,
+                          p0,
+                          p1,
+                          p2,
+                          static_cast<float>(in_scale),
+                          static_cast<int32_t>(in_zp),
+                          out_scale,
+                          static_cast<int32_t>(out_zp)};
 }
 
 bool act_use_vbmi(c10::optional<bool> enable) {
@@ -194,6 +204,6 @@ void activation_int_out(const at::Tensor& data, const at::Tensor& out, const ker
   });
 }
 
-} // namespace cpu
+}  // namespace cpu
 
-} // namespace qplugin
+}  // namespace qplugin

@@ -40,29 +40,27 @@ void check_act_qparams(const char* op, double in_scale, int64_t in_zp, double ou
 std::pair<int64_t, int64_t> relu_bounds(int64_t zp, at::ScalarType t);
 std::pair<int64_t, int64_t> relu6_bounds(double scale, int64_t zp, at::ScalarType t);
 std::pair<int64_t, int64_t> clamp_bounds(const char* op, double scale, int64_t zp, at::ScalarType t,
-                                         const c10::optional<at::Scalar>& min,
-                                         const c10::optional<at::Scalar>& max);
-kernels::ActSpec act_spec(kernels::ActKind kind, double in_scale, int64_t in_zp, double out_scale,
-                          int64_t out_zp, double p0 = 0, double p1 = 0, double p2 = 0);
+                                         const c10::optional<at::Scalar>& min, const c10::optional<at::Scalar>& max);
+kernels::ActSpec act_spec(kernels::ActKind kind, double in_scale, int64_t in_zp, double out_scale, int64_t out_zp,
+                          double p0 = 0, double p1 = 0, double p2 = 0);
 // Whether the AVX-512 table path uses VBMI (test hook: enable=false forces the
 // VPSHUFB path; enable=true uses VBMI when the CPU has it). Returns the new state.
 bool act_use_vbmi(c10::optional<bool> enable);
 
 // ---- softmax (cpu/softmax.cpp) ----
-void softmax_int_out(const at::Tensor& data, const at::Tensor& out, int64_t dim, double in_scale,
-                     int64_t in_zp, double out_scale, int64_t out_zp);
+void softmax_int_out(const at::Tensor& data, const at::Tensor& out, int64_t dim, double in_scale, int64_t in_zp,
+                     double out_scale, int64_t out_zp);
 
 // ---- normalization (cpu/norm.cpp) ----
 // weight / bias: float tensors of normalized_shape (or undefined).
 void layer_norm_int_out(const at::Tensor& data, const at::Tensor& out, at::IntArrayRef normalized_shape,
-                        const at::Tensor& weight, const at::Tensor& bias, double eps, double in_scale,
-                        int64_t in_zp, double out_scale, int64_t out_zp);
+                        const at::Tensor& weight, const at::Tensor& bias, double eps, double in_scale, int64_t in_zp,
+                        double out_scale, int64_t out_zp);
 // data: [N, C, ...] (any memory format); weight / bias / mean / var: float [C]; relu clamps the
 // output below at out_zp (batch_norm*_relu).
 void batch_norm_int_out(const char* op, const at::Tensor& data, const at::Tensor& out, const at::Tensor& weight,
-                        const at::Tensor& bias, const at::Tensor& mean, const at::Tensor& var,
-                        double eps, double in_scale, int64_t in_zp, double out_scale, int64_t out_zp,
-                        bool relu);
+                        const at::Tensor& bias, const at::Tensor& mean, const at::Tensor& var, double eps,
+                        double in_scale, int64_t in_zp, double out_scale, int64_t out_zp, bool relu);
 // data: [N, C, ...], C divisible by groups; weight / bias: float [C] (or undefined). The
 // statistics run over each (n, group) block; instance_norm is groups = C.
 void group_norm_int_out(const at::Tensor& data, const at::Tensor& out, int64_t groups, const at::Tensor& weight,
@@ -74,10 +72,10 @@ void prelu_int_out(const char* op, const at::Tensor& data, const at::Tensor& out
                    double in_scale, int64_t in_zp, double out_scale, int64_t out_zp);
 
 // Argument checks shared by both tiers' norm adapters (t: the integer range dtype).
-void check_norm_qparams(const char* op, double in_scale, int64_t in_zp, double eps, double out_scale,
-                        int64_t out_zp, at::ScalarType t);
-void check_layer_norm_args(const char* op, const char* arg, at::IntArrayRef sizes,
-                           at::IntArrayRef normalized_shape, const at::Tensor& weight, const at::Tensor& bias);
+void check_norm_qparams(const char* op, double in_scale, int64_t in_zp, double eps, double out_scale, int64_t out_zp,
+                        at::ScalarType t);
+void check_layer_norm_args(const char* op, const char* arg, at::IntArrayRef sizes, at::IntArrayRef normalized_shape,
+                           const at::Tensor& weight, const at::Tensor& bias);
 // sizes: a dims-D [N, C, ...] input (batch_norm2d: 4, batch_norm3d: 5).
 void check_batch_norm_args(const char* op, const char* arg, at::IntArrayRef sizes, int64_t dims,
                            const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& mean,
@@ -86,10 +84,10 @@ void check_batch_norm_args(const char* op, const char* arg, at::IntArrayRef size
 void check_norm_param(const char* op, const char* arg, const at::Tensor& t, at::IntArrayRef shape);
 // group_norm / instance_norm (num_groups None: one group per channel) on an input of sizes
 // [N, C, ...]: checks and returns the number of groups.
-int64_t check_group_norm_args(const char* op, const char* arg, at::IntArrayRef sizes,
-                              c10::optional<int64_t> num_groups, const at::Tensor& weight, const at::Tensor& bias);
+int64_t check_group_norm_args(const char* op, const char* arg, at::IntArrayRef sizes, c10::optional<int64_t> num_groups,
+                              const at::Tensor& weight, const at::Tensor& bias);
 // prelu's slopes from a float weight of 1 or C = x_sizes[1] entries (finite).
 std::vector<double> prelu_slopes(const char* op, const char* arg, at::IntArrayRef x_sizes, const at::Tensor& w);
 
-} // namespace cpu
-} // namespace qplugin
+}  // namespace cpu
+}  // namespace qplugin

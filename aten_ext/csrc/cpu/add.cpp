@@ -52,12 +52,12 @@ void run_binary(BinaryKind kind, at::ScalarType qt, const kernels::Strided& s, i
   }
 }
 
-} // namespace
+}  // namespace
 
 at::ScalarType int_dtype_of(const char* op, const char* arg, const at::Tensor& t) {
   const at::ScalarType dt = t.scalar_type();
-  TORCH_CHECK(is_plain_int_dtype(dt), "qplugin::", op, ": ", arg, " should be a uint8, int8 or int32 tensor, got dtype ",
-              dt);
+  TORCH_CHECK(is_plain_int_dtype(dt), "qplugin::", op, ": ", arg,
+              " should be a uint8, int8 or int32 tensor, got dtype ", dt);
   return dt;
 }
 
@@ -80,8 +80,8 @@ at::MemoryFormat binary_format(const at::Tensor& a, const at::Tensor& b, at::Int
   return at::MemoryFormat::Contiguous;
 }
 
-void binary_into(const Names& nm, BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const at::Tensor& b,
-                 QP qb, QP qo, const at::Tensor& out) {
+void binary_into(const Names& nm, BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb,
+                 QP qo, const at::Tensor& out) {
   const char* op = nm.op;
   const at::ScalarType qt = int_dtype_of(op, nm.a, a);
   TORCH_INTERNAL_ASSERT(b.scalar_type() == a.scalar_type() && out.scalar_type() == a.scalar_type());
@@ -129,8 +129,8 @@ at::Tensor binary_int(const Names& nm, BinaryKind kind, bool relu, const at::Ten
                       QP qb, QP qo) {
   const char* op = nm.op;
   const at::ScalarType qt = int_dtype_of(op, nm.a, a);
-  TORCH_CHECK(b.scalar_type() == a.scalar_type(), "qplugin::", op, ": ", nm.b, " should have the dtype of ", nm.a,
-              " (", a.scalar_type(), "), got ", b.scalar_type());
+  TORCH_CHECK(b.scalar_type() == a.scalar_type(), "qplugin::", op, ": ", nm.b, " should have the dtype of ", nm.a, " (",
+              a.scalar_type(), "), got ", b.scalar_type());
   check_scale(op, nm.scale(nm.a).c_str(), qa.scale);
   check_scale(op, nm.scale(nm.b).c_str(), qb.scale);
   check_scale(op, "scale", qo.scale);
@@ -143,7 +143,7 @@ at::Tensor binary_int(const Names& nm, BinaryKind kind, bool relu, const at::Ten
   return out;
 }
 
-} // namespace
+}  // namespace
 
 at::Tensor add_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu) {
   return binary_int(nm, BinaryKind::kAdd, relu, a, qa, b, qb, qo);
@@ -187,16 +187,19 @@ void flip_clamp_into(const at::Tensor& x, const at::Tensor& out, bool flip, int3
   const at::ScalarType dt = x.scalar_type();
   unary_walk(x, out, [&](const char* xp, char* yp, int64_t n) {
     if (dt == at::kByte) {
-      QPLUGIN_ISA_CALL(flip_clamp_u8, reinterpret_cast<const uint8_t*>(xp), reinterpret_cast<uint8_t*>(yp), n, flip, k, lo, hi);
+      QPLUGIN_ISA_CALL(flip_clamp_u8, reinterpret_cast<const uint8_t*>(xp), reinterpret_cast<uint8_t*>(yp), n, flip, k,
+                       lo, hi);
     } else if (dt == at::kChar) {
-      QPLUGIN_ISA_CALL(flip_clamp_s8, reinterpret_cast<const int8_t*>(xp), reinterpret_cast<int8_t*>(yp), n, flip, k, lo, hi);
+      QPLUGIN_ISA_CALL(flip_clamp_s8, reinterpret_cast<const int8_t*>(xp), reinterpret_cast<int8_t*>(yp), n, flip, k,
+                       lo, hi);
     } else {
-      QPLUGIN_ISA_CALL(flip_clamp_s32, reinterpret_cast<const int32_t*>(xp), reinterpret_cast<int32_t*>(yp), n, flip, k, lo, hi);
+      QPLUGIN_ISA_CALL(flip_clamp_s32, reinterpret_cast<const int32_t*>(xp), reinterpret_cast<int32_t*>(yp), n, flip, k,
+                       lo, hi);
     }
   });
 }
 
-} // namespace
+}  // namespace
 
 QP add_scalar_qparams(const char* op, QP qx, at::ScalarType qt, const c10::Scalar& b) {
   const double c = scalar_value(op, b);
@@ -234,12 +237,14 @@ void add_scalar_into(const Names& nm, const at::Tensor& x, QP qx, const c10::Sca
   const at::ScalarType dt = x.scalar_type();
   unary_walk(x, out, [&](const char* xp, char* yp, int64_t n) {
     if (dt == at::kByte) {
-      QPLUGIN_ISA_CALL(add_scalar_requant_u8, reinterpret_cast<const uint8_t*>(xp), reinterpret_cast<uint8_t*>(yp), n, zi, c_q, m, zo, lo, hi);
+      QPLUGIN_ISA_CALL(add_scalar_requant_u8, reinterpret_cast<const uint8_t*>(xp), reinterpret_cast<uint8_t*>(yp), n,
+                       zi, c_q, m, zo, lo, hi);
     } else if (dt == at::kChar) {
-      QPLUGIN_ISA_CALL(add_scalar_requant_s8, reinterpret_cast<const int8_t*>(xp), reinterpret_cast<int8_t*>(yp), n, zi, c_q, m, zo, lo, hi);
+      QPLUGIN_ISA_CALL(add_scalar_requant_s8, reinterpret_cast<const int8_t*>(xp), reinterpret_cast<int8_t*>(yp), n, zi,
+                       c_q, m, zo, lo, hi);
     } else {
-      QPLUGIN_ISA_CALL(add_scalar_requant_s32, reinterpret_cast<const int32_t*>(xp), reinterpret_cast<int32_t*>(yp), n, zi, c_q,
-                       qx.scale / qo.scale, zo, lo, hi);
+      QPLUGIN_ISA_CALL(add_scalar_requant_s32, reinterpret_cast<const int32_t*>(xp), reinterpret_cast<int32_t*>(yp), n,
+                       zi, c_q, qx.scale / qo.scale, zo, lo, hi);
     }
   });
 }
@@ -276,6 +281,6 @@ void mul_scalar_into(const Names& nm, const at::Tensor& x, QP qx, const c10::Sca
   flip_clamp_into(x, out, c < 0.0, static_cast<int32_t>(r.first + r.second), lo, hi);
 }
 
-} // namespace cpu
+}  // namespace cpu
 
-} // namespace qplugin
+}  // namespace qplugin

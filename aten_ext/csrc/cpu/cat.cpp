@@ -41,8 +41,8 @@ struct AffineFit {
   bool ok;
   kernels::ByteAffine f;
   bool same_key(const AffineFit& o) const {
-    return sx == o.sx && inv_so == o.inv_so && zx == o.zx && zo == o.zo && lo == o.lo &&
-           is_signed == o.is_signed && slope == o.slope;
+    return sx == o.sx && inv_so == o.inv_so && zx == o.zx && zo == o.zo && lo == o.lo && is_signed == o.is_signed &&
+           slope == o.slope;
   }
 };
 
@@ -69,7 +69,7 @@ bool fit_affine_memo(const kernels::CatRequant& p, bool is_signed, double slope,
   return key.ok;
 }
 
-} // namespace
+}  // namespace
 
 at::MemoryFormat cat_format(const std::vector<at::Tensor>& xs) {
   at::MemoryFormat fmt = at::MemoryFormat::Contiguous;
@@ -113,20 +113,19 @@ std::vector<int64_t> cat_shape(const Names& nm, const std::vector<at::Tensor>& x
   for (size_t i = 0; i < xs.size(); ++i) {
     const at::Tensor& x = xs[i];
     if (skipped(x)) continue;
-    TORCH_CHECK_VALUE(x.dim() == r.dim(), "qplugin::", op, ": ", qx, "[", i, "] should have ", r.dim(),
-                      " dims like ", qx, "[", ref, "], got shape ", x.sizes());
+    TORCH_CHECK_VALUE(x.dim() == r.dim(), "qplugin::", op, ": ", qx, "[", i, "] should have ", r.dim(), " dims like ",
+                      qx, "[", ref, "], got shape ", x.sizes());
     for (int64_t k = 0; k < r.dim(); ++k) {
-      TORCH_CHECK_VALUE(k == d || x.size(k) == r.size(k), "qplugin::", op, ": ", qx, "[", i,
-                        "] should match ", qx, "[", ref, "] (shape ", r.sizes(), ") in every dim but ", d,
-                        ", got shape ", x.sizes());
+      TORCH_CHECK_VALUE(k == d || x.size(k) == r.size(k), "qplugin::", op, ": ", qx, "[", i, "] should match ", qx, "[",
+                        ref, "] (shape ", r.sizes(), ") in every dim but ", d, ", got shape ", x.sizes());
     }
     shape[d] += x.size(d);
   }
   return shape;
 }
 
-void cat_into(const Names& nm, const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, int64_t dim,
-              QP qo, bool relu, const at::Tensor& out) {
+void cat_into(const Names& nm, const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, int64_t dim, QP qo,
+              bool relu, const at::Tensor& out) {
   TORCH_INTERNAL_ASSERT(xs_in.size() == qps.size());
   const at::MemoryFormat fmt = kept_format(out);
   TORCH_INTERNAL_ASSERT(out.is_contiguous(fmt));
@@ -162,8 +161,12 @@ void cat_into(const Names& nm, const std::vector<at::Tensor>& xs_in, const std::
     c_off += pt.x.size(dim);
     const bool same = qps[i].scale == qo.scale && qps[i].zero_point == qo.zero_point;
     pt.mode = same ? (relu && lo > r.first ? 1 : 0) : 2;
-    pt.p = {static_cast<float>(qps[i].scale), static_cast<int32_t>(qps[i].zero_point),
-            kernels::inv_scale_of(qo.scale), static_cast<int32_t>(qo.zero_point), lo, qps[i].scale,
+    pt.p = {static_cast<float>(qps[i].scale),
+            static_cast<int32_t>(qps[i].zero_point),
+            kernels::inv_scale_of(qo.scale),
+            static_cast<int32_t>(qo.zero_point),
+            lo,
+            qps[i].scale,
             qo.scale};
     // 8-bit: a 256-entry table (the same bytes as the row rule). AVX2's widest byte lookup is 16
     // entries (16 VPSHUFB per 32 bytes, slower than the vector float rule): there the table is
@@ -201,25 +204,31 @@ void cat_into(const Names& nm, const std::vector<at::Tensor>& xs_in, const std::
         }
       } else if (pt.mode == 1) {
         if (dt == at::kByte) {
-          QPLUGIN_ISA_CALL(cat_relu_u8, reinterpret_cast<const uint8_t*>(x), pt.cols, reinterpret_cast<uint8_t*>(y), out_cols, rows, cols, lo);
+          QPLUGIN_ISA_CALL(cat_relu_u8, reinterpret_cast<const uint8_t*>(x), pt.cols, reinterpret_cast<uint8_t*>(y),
+                           out_cols, rows, cols, lo);
         } else if (dt == at::kChar) {
-          QPLUGIN_ISA_CALL(cat_relu_s8, reinterpret_cast<const int8_t*>(x), pt.cols, reinterpret_cast<int8_t*>(y), out_cols, rows, cols, lo);
+          QPLUGIN_ISA_CALL(cat_relu_s8, reinterpret_cast<const int8_t*>(x), pt.cols, reinterpret_cast<int8_t*>(y),
+                           out_cols, rows, cols, lo);
         } else {
-          QPLUGIN_ISA_CALL(cat_relu_s32, reinterpret_cast<const int32_t*>(x), pt.cols, reinterpret_cast<int32_t*>(y), out_cols, rows, cols, lo);
+          QPLUGIN_ISA_CALL(cat_relu_s32, reinterpret_cast<const int32_t*>(x), pt.cols, reinterpret_cast<int32_t*>(y),
+                           out_cols, rows, cols, lo);
         }
       } else if (pt.mode == 4) {
-        QPLUGIN_ISA_CALL(cat_affine8, reinterpret_cast<const uint8_t*>(x), pt.cols, reinterpret_cast<uint8_t*>(y), out_cols,
-                         rows, cols, pt.affine);
+        QPLUGIN_ISA_CALL(cat_affine8, reinterpret_cast<const uint8_t*>(x), pt.cols, reinterpret_cast<uint8_t*>(y),
+                         out_cols, rows, cols, pt.affine);
       } else if (pt.mode == 3) {
-        QPLUGIN_ISA_CALL(cat_lut8, reinterpret_cast<const uint8_t*>(x), pt.cols, reinterpret_cast<uint8_t*>(y), out_cols,
-                         rows, cols, pt.table.data(), vbmi);
+        QPLUGIN_ISA_CALL(cat_lut8, reinterpret_cast<const uint8_t*>(x), pt.cols, reinterpret_cast<uint8_t*>(y),
+                         out_cols, rows, cols, pt.table.data(), vbmi);
       } else {
         if (dt == at::kByte) {
-          QPLUGIN_ISA_CALL(cat_requant_u8, reinterpret_cast<const uint8_t*>(x), pt.cols, reinterpret_cast<uint8_t*>(y), out_cols, rows, cols, pt.p);
+          QPLUGIN_ISA_CALL(cat_requant_u8, reinterpret_cast<const uint8_t*>(x), pt.cols, reinterpret_cast<uint8_t*>(y),
+                           out_cols, rows, cols, pt.p);
         } else if (dt == at::kChar) {
-          QPLUGIN_ISA_CALL(cat_requant_s8, reinterpret_cast<const int8_t*>(x), pt.cols, reinterpret_cast<int8_t*>(y), out_cols, rows, cols, pt.p);
+          QPLUGIN_ISA_CALL(cat_requant_s8, reinterpret_cast<const int8_t*>(x), pt.cols, reinterpret_cast<int8_t*>(y),
+                           out_cols, rows, cols, pt.p);
         } else {
-          QPLUGIN_ISA_CALL(cat_requant_s32, reinterpret_cast<const int32_t*>(x), pt.cols, reinterpret_cast<int32_t*>(y), out_cols, rows, cols, pt.p);
+          QPLUGIN_ISA_CALL(cat_requant_s32, reinterpret_cast<const int32_t*>(x), pt.cols, reinterpret_cast<int32_t*>(y),
+                           out_cols, rows, cols, pt.p);
         }
       }
     }
@@ -258,7 +267,9 @@ void cat_into(const Names& nm, const std::vector<at::Tensor>& xs_in, const std::
   const int64_t tasks = std::max<int64_t>(1, out.numel() / kGrain);
   if (outer >= tasks) {
     const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, out_cols));
-    at::parallel_for(0, outer, grain, [&](int64_t b, int64_t e) { run_blocked(b, e); });
+    at::parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
+      run_blocked(b, e);
+    });
   } else {
     // Few long rows (e.g. NCHW along channels with N = 1): split columns too.
     const int64_t nsplit = (tasks + outer - 1) / outer;
@@ -274,8 +285,8 @@ void cat_into(const Names& nm, const std::vector<at::Tensor>& xs_in, const std::
   }
 }
 
-at::Tensor cat_int(const Names& nm, const std::vector<at::Tensor>& xs, const std::vector<QP>& qps, int64_t dim,
-                   QP qo, bool relu) {
+at::Tensor cat_int(const Names& nm, const std::vector<at::Tensor>& xs, const std::vector<QP>& qps, int64_t dim, QP qo,
+                   bool relu) {
   const char* op = nm.op;
   TORCH_CHECK_VALUE(xs.size() == qps.size(), "qplugin::", op, ": one qparams entry per input expected");
   int64_t d = dim;
@@ -303,6 +314,6 @@ at::Tensor cat_int(const Names& nm, const std::vector<at::Tensor>& xs, const std
   return out;
 }
 
-} // namespace cpu
+}  // namespace cpu
 
-} // namespace qplugin
+}  // namespace qplugin

@@ -105,17 +105,40 @@ kernels::CmpRange scalar_range(CmpOp op, QP qa, at::ScalarType qt, double c) {
     const float v = deq(q);
     return v < cf ? -1 : (v > cf ? 1 : 0);
   };
-  const int64_t A = first_true(r.first, r.second, [&](int64_t q) { return cmp(q) >= 0; });
-  const int64_t B = first_true(r.first, r.second, [&](int64_t q) { return cmp(q) > 0; });
+  const int64_t A = first_true(r.first, r.second, [&](int64_t q) {
+    return cmp(q) >= 0;
+  });
+  const int64_t B = first_true(r.first, r.second, [&](int64_t q) {
+    return cmp(q) > 0;
+  });
   int64_t lo, hi;
   bool invert = false;
   switch (op) {
-    case CmpOp::kEq: lo = A; hi = B - 1; break;
-    case CmpOp::kNe: lo = A; hi = B - 1; invert = true; break;
-    case CmpOp::kGe: lo = A; hi = r.second; break;
-    case CmpOp::kGt: lo = B; hi = r.second; break;
-    case CmpOp::kLe: lo = r.first; hi = B - 1; break;
-    default: lo = r.first; hi = A - 1; break;
+    case CmpOp::kEq:
+      lo = A;
+      hi = B - 1;
+      break;
+    case CmpOp::kNe:
+      lo = A;
+      hi = B - 1;
+      invert = true;
+      break;
+    case CmpOp::kGe:
+      lo = A;
+      hi = r.second;
+      break;
+    case CmpOp::kGt:
+      lo = B;
+      hi = r.second;
+      break;
+    case CmpOp::kLe:
+      lo = r.first;
+      hi = B - 1;
+      break;
+    default:
+      lo = r.first;
+      hi = A - 1;
+      break;
   }
   if (lo > hi) return {1, 0, invert};
   return {static_cast<int32_t>(lo), static_cast<int32_t>(hi), invert};
@@ -137,7 +160,7 @@ int64_t byte_value(at::ScalarType dt, int b) {
   return dt == at::kChar ? static_cast<int64_t>(static_cast<int8_t>(static_cast<uint8_t>(b))) : b;
 }
 
-} // namespace
+}  // namespace
 
 const char* cmp_name(CmpOp op) {
   switch (op) {
@@ -173,7 +196,9 @@ at::Tensor compare_scalar_int(const Names& nm, CmpOp op, const at::Tensor& a, QP
   if (a.is_contiguous(fmt)) {
     const char* qp = static_cast<const char*>(a.const_data_ptr());
     uint8_t* yp = reinterpret_cast<uint8_t*>(out.data_ptr<bool>());
-    at::parallel_for(0, a.numel(), kGrain, [&](int64_t b, int64_t e) { call(qp + b * es, 1, yp + b, 1, e - b); });
+    at::parallel_for(0, a.numel(), kGrain, [&](int64_t b, int64_t e) {
+      call(qp + b * es, 1, yp + b, 1, e - b);
+    });
     return out;
   }
   at::TensorIterator iter = rows_iter(out, {a});
@@ -214,8 +239,14 @@ at::Tensor compare_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, co
       vals.push_back(db(byte_value(b.scalar_type(), v)));
     }
     std::sort(vals.begin(), vals.end());
-    vals.erase(std::unique(vals.begin(), vals.end(), [](float x, float y) { return x == y; }), vals.end());
-    auto rank = [&](float x) { return static_cast<int32_t>(std::lower_bound(vals.begin(), vals.end(), x) - vals.begin()); };
+    vals.erase(std::unique(vals.begin(), vals.end(),
+                           [](float x, float y) {
+                             return x == y;
+                           }),
+               vals.end());
+    auto rank = [&](float x) {
+      return static_cast<int32_t>(std::lower_bound(vals.begin(), vals.end(), x) - vals.begin());
+    };
     bool shift_a = true, shift_b = true;
     const int32_t ca = rank(da(byte_value(a.scalar_type(), 0))) - static_cast<int32_t>(byte_value(a.scalar_type(), 0));
     const int32_t cb = rank(db(byte_value(b.scalar_type(), 0))) - static_cast<int32_t>(byte_value(b.scalar_type(), 0));
@@ -246,12 +277,23 @@ at::Tensor compare_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, co
       [&](char** data, const int64_t* strides, int64_t n) {
         uint8_t* y = reinterpret_cast<uint8_t*>(data[0]);
         if (eight) {
-          const kernels::Cmp2 c{data[1], strides[1] / ea, dta == at::kChar ? 1 : 0,
-                                data[2], strides[2] / eb, dtb == at::kChar ? 1 : 0,
-                                y, strides[0], affine ? nullptr : rank_a.data(),
-                                affine ? nullptr : rank_b.data(), rank_a16.data(), rank_b16.data(), off,
-                                static_cast<float>(qa.scale), static_cast<float>(qb.scale),
-                                static_cast<int32_t>(qa.zero_point), static_cast<int32_t>(qb.zero_point)};
+          const kernels::Cmp2 c{data[1],
+                                strides[1] / ea,
+                                dta == at::kChar ? 1 : 0,
+                                data[2],
+                                strides[2] / eb,
+                                dtb == at::kChar ? 1 : 0,
+                                y,
+                                strides[0],
+                                affine ? nullptr : rank_a.data(),
+                                affine ? nullptr : rank_b.data(),
+                                rank_a16.data(),
+                                rank_b16.data(),
+                                off,
+                                static_cast<float>(qa.scale),
+                                static_cast<float>(qb.scale),
+                                static_cast<int32_t>(qa.zero_point),
+                                static_cast<int32_t>(qb.zero_point)};
           QPLUGIN_ISA_CALL(cmp_pair8, c, n, range);
           return;
         }
@@ -266,6 +308,6 @@ at::Tensor compare_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, co
   return out;
 }
 
-} // namespace cpu
+}  // namespace cpu
 
-} // namespace qplugin
+}  // namespace qplugin

@@ -14,8 +14,7 @@
 namespace qplugin {
 namespace cpu {
 
-kernels::ConvGeom conv_geom(at::IntArrayRef xs, const ConvWeights& p,
-                            const std::vector<int64_t>& ys) {
+kernels::ConvGeom conv_geom(at::IntArrayRef xs, const ConvWeights& p, const std::vector<int64_t>& ys) {
   kernels::ConvGeom g{};
   const int64_t sp = p.spatial;
   g.C = xs[1];
@@ -26,10 +25,18 @@ kernels::ConvGeom conv_geom(at::IntArrayRef xs, const ConvWeights& p,
   g.OD = sp == 3 ? ys[2] : 1;
   g.OH = sp >= 2 ? ys[ys.size() - 2] : 1;
   g.OW = ys[ys.size() - 1];
-  g.KD = p.KD; g.KH = p.KH; g.KW = p.KW;
-  g.SD = p.SD; g.SH = p.SH; g.SW = p.SW;
-  g.PD = p.PD; g.PH = p.PH; g.PW = p.PW;
-  g.DD = p.DD; g.DH = p.DH; g.DW = p.DW;
+  g.KD = p.KD;
+  g.KH = p.KH;
+  g.KW = p.KW;
+  g.SD = p.SD;
+  g.SH = p.SH;
+  g.SW = p.SW;
+  g.PD = p.PD;
+  g.PH = p.PH;
+  g.PW = p.PW;
+  g.DD = p.DD;
+  g.DH = p.DH;
+  g.DW = p.DW;
   g.groups = p.groups;
   g.icg = p.ICg;
   g.ocg = p.OC / p.groups;
@@ -54,22 +61,19 @@ at::MemoryFormat conv_memory_format(int64_t dim) {
 
 std::vector<int64_t> conv_output_sizes(const char* op, at::IntArrayRef xs, const ConvWeights& p) {
   const int64_t sp = p.spatial;
-  TORCH_CHECK_VALUE(static_cast<int64_t>(xs.size()) == sp + 2, "qplugin::", op, ": qx should have ",
-                    sp + 2, " dims (N, C", sp == 3 ? ", D" : "", sp >= 2 ? ", H" : "", ", W), got ",
-                    xs.size(), " dims ", xs);
-  TORCH_CHECK_VALUE(xs[1] == p.ICg * p.groups, "qplugin::", op, ": qx channels should be ",
-                    p.ICg * p.groups, " (weight in_channels ", p.ICg, " * groups ", p.groups, "), got ",
-                    xs[1]);
+  TORCH_CHECK_VALUE(static_cast<int64_t>(xs.size()) == sp + 2, "qplugin::", op, ": qx should have ", sp + 2,
+                    " dims (N, C", sp == 3 ? ", D" : "", sp >= 2 ? ", H" : "", ", W), got ", xs.size(), " dims ", xs);
+  TORCH_CHECK_VALUE(xs[1] == p.ICg * p.groups, "qplugin::", op, ": qx channels should be ", p.ICg * p.groups,
+                    " (weight in_channels ", p.ICg, " * groups ", p.groups, "), got ", xs[1]);
   std::vector<int64_t> ys = {xs[0], p.OC};
   for (int64_t i = 0; i < sp; ++i) {
     const int64_t in = xs[2 + i];
     const int64_t k = p.weight.size(2 + i);
-    const int64_t o =
-        (in + 2 * p.padding[i] - p.dilation[i] * (k - 1) - 1) / p.stride[i] + 1;
+    const int64_t o = (in + 2 * p.padding[i] - p.dilation[i] * (k - 1) - 1) / p.stride[i] + 1;
     const bool ok = in + 2 * p.padding[i] - p.dilation[i] * (k - 1) - 1 >= 0 && o >= 1;
-    TORCH_CHECK_VALUE(ok, "qplugin::", op, ": output size should be >= 1 in every spatial dim, got ",
-                      "input ", xs, " with kernel ", p.weight.sizes().slice(2), ", stride ", p.stride,
-                      ", padding ", p.padding, ", dilation ", p.dilation);
+    TORCH_CHECK_VALUE(ok, "qplugin::", op, ": output size should be >= 1 in every spatial dim, got ", "input ", xs,
+                      " with kernel ", p.weight.sizes().slice(2), ", stride ", p.stride, ", padding ", p.padding,
+                      ", dilation ", p.dilation);
     ys.push_back(o);
   }
   check_output_size(op, ys, 1);
@@ -83,9 +87,9 @@ void check_conv_io_qparams(const char* op, double x_scale, int64_t x_zp, double 
   check_zero_point(op, "output_zero_point", y_zp, at::kByte);
 }
 
-void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp,
-                      ConvWeights& p, double y_scale, int64_t y_zp, bool relu,
-                      const at::Tensor* add_int, double add_scale, int64_t add_zp, at::Tensor& y_int) {
+void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp, ConvWeights& p,
+                      double y_scale, int64_t y_zp, bool relu, const at::Tensor* add_int, double add_scale,
+                      int64_t add_zp, at::Tensor& y_int) {
   check_conv_io_qparams(op, x_scale, x_zp, y_scale, y_zp);
   const std::vector<int64_t> ys = conv_output_sizes(op, x_int.sizes(), p);
   TORCH_INTERNAL_ASSERT(y_int.sizes() == at::IntArrayRef(ys));
@@ -93,8 +97,7 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
     check_scale(op, "qaccum scale", add_scale);
     check_zero_point(op, "qaccum zero_point", add_zp, at::kByte);
     TORCH_CHECK_VALUE(add_int->sizes() == at::IntArrayRef(ys), "qplugin::", op,
-                      ": qaccum should have the output's shape ", at::IntArrayRef(ys), ", got ",
-                      add_int->sizes());
+                      ": qaccum should have the output's shape ", at::IntArrayRef(ys), ", got ", add_int->sizes());
     check_requant_multiplier(op, "output_scale", y_scale, add_scale, "qaccum scale");
   }
   const double w_scale_max = p.w_scale.empty() ? 0.0 : *std::max_element(p.w_scale.begin(), p.w_scale.end());
@@ -159,8 +162,8 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   ca.elem = QPLUGIN_ISA_CALL_ON(path, conv_a_elem_size);
   ca.kp = p.Kp;
   const int64_t G = p.groups;
-  const bool direct = ca.elem == 1 && G == 1 && p.KD * p.KH * p.KW == 1 && p.SD == 1 && p.SH == 1 &&
-                      p.SW == 1 && p.PD == 0 && p.PH == 0 && p.PW == 0 && p.Kp == g.C && !p.any_wzp;
+  const bool direct = ca.elem == 1 && G == 1 && p.KD * p.KH * p.KW == 1 && p.SD == 1 && p.SH == 1 && p.SW == 1 &&
+                      p.PD == 0 && p.PH == 0 && p.PW == 0 && p.Kp == g.C && !p.any_wzp;
   const bool has_ind = !direct && QPLUGIN_ISA_CALL_ON(path, qgemm_has_indirect) && !p.any_wzp;
   // Stem convs (C = 3): each kernel row's KW * C input bytes are contiguous; read them as one
   // "tap" of S4 = round_up(KW * C, 4) bytes against zero-padded weights, rather than im2col.
@@ -198,5 +201,5 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   kernels::gemm::run(pr);
 }
 
-} // namespace cpu
-} // namespace qplugin
+}  // namespace cpu
+}  // namespace qplugin

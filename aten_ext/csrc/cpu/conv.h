@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "kernels/conv_kernel.h"
 #include "cpu/conv_weights.h"
+#include "kernels/conv_kernel.h"
 
 namespace qplugin {
 namespace cpu {
@@ -44,9 +44,9 @@ void conv_transpose_forward_int(const char* op, const at::Tensor& x_int, double 
 
 // y = requant(conv(x) [+ dequant(add)]) into y_int (uint8, output sizes, channels_last for
 // 4-d / 5-d, the squeezed channels_last 4-d for 1-d). x_int / add_int: uint8, any layout.
-void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp,
-                      ConvWeights& p, double y_scale, int64_t y_zp, bool relu,
-                      const at::Tensor* add_int, double add_scale, int64_t add_zp, at::Tensor& y_int);
+void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp, ConvWeights& p,
+                      double y_scale, int64_t y_zp, bool relu, const at::Tensor* add_int, double add_scale,
+                      int64_t add_zp, at::Tensor& y_int);
 
-} // namespace cpu
-} // namespace qplugin
+}  // namespace cpu
+}  // namespace qplugin

@@ -15,8 +15,7 @@ namespace cpu {
 std::vector<int64_t> conv_transpose_output_sizes(const char* op, at::IntArrayRef xs, const ConvWeights& p) {
   const int64_t sp = p.spatial;
   TORCH_CHECK_VALUE(static_cast<int64_t>(xs.size()) == sp + 2, "qplugin::", op, ": qx should have ", sp + 2,
-                    " dims (N, C", sp == 3 ? ", D" : "", sp >= 2 ? ", H" : "", ", W), got ", xs.size(), " dims ",
-                    xs);
+                    " dims (N, C", sp == 3 ? ", D" : "", sp >= 2 ? ", H" : "", ", W), got ", xs.size(), " dims ", xs);
   TORCH_CHECK_VALUE(xs[1] == p.ICg * p.groups, "qplugin::", op, ": qx channels should be ", p.ICg * p.groups,
                     " (weight in_channels), got ", xs[1]);
   std::vector<int64_t> ys = {xs[0], p.OC};
@@ -27,8 +26,8 @@ std::vector<int64_t> conv_transpose_output_sizes(const char* op, at::IntArrayRef
     const int64_t o = (in - 1) * p.stride[i] - 2 * p.padding[i] + p.dilation[i] * (k - 1) + p.output_padding[i] + 1;
     TORCH_CHECK_VALUE(o >= 1, "qplugin::", op, ": output size should be >= 1 in every spatial dim, got input ", xs,
                       " with kernel ", p.weight.sizes().slice(2), ", stride ", at::IntArrayRef(p.stride), ", padding ",
-                      at::IntArrayRef(p.padding), ", output_padding ", at::IntArrayRef(p.output_padding),
-                      ", dilation ", at::IntArrayRef(p.dilation));
+                      at::IntArrayRef(p.padding), ", output_padding ", at::IntArrayRef(p.output_padding), ", dilation ",
+                      at::IntArrayRef(p.dilation));
     ys.push_back(o);
   }
   check_output_size(op, ys, 1);
@@ -76,5 +75,5 @@ void conv_transpose_forward_int(const char* op, const at::Tensor& x_int, double 
   kernels::gemm::run_col2im(pr);
 }
 
-} // namespace cpu
-} // namespace qplugin
+}  // namespace cpu
+}  // namespace qplugin

@@ -11,12 +11,12 @@ namespace {
 constexpr int64_t kMaxConvK = 33025;
 
 std::vector<int64_t> spatial_arg(const char* op, const char* arg, at::IntArrayRef v, int64_t spatial) {
-  TORCH_CHECK_VALUE(static_cast<int64_t>(v.size()) == spatial, "qplugin::", op, ": ", arg,
-                    " should have ", spatial, " element", spatial == 1 ? "" : "s", ", got ", v);
+  TORCH_CHECK_VALUE(static_cast<int64_t>(v.size()) == spatial, "qplugin::", op, ": ", arg, " should have ", spatial,
+                    " element", spatial == 1 ? "" : "s", ", got ", v);
   return v.vec();
 }
 
-} // namespace
+}  // namespace
 
 const kernels::gemm::PackedWeight& ConvWeights::packed_rows() {
   std::call_once(packed_rows_once_, [&] {
@@ -53,8 +53,8 @@ bool is_conv_transpose_kind(const std::string& kind) { return kind.rfind("conv_t
 
 void check_transpose_groups(const char* op, int64_t in_channels, int64_t groups) {
   TORCH_CHECK_VALUE(groups >= 1, "qplugin::", op, ": groups should be >= 1, got ", groups);
-  TORCH_CHECK_VALUE(in_channels % groups == 0, "qplugin::", op, ": groups should divide in_channels (",
-                    in_channels, ", weight dim 0), got groups ", groups);
+  TORCH_CHECK_VALUE(in_channels % groups == 0, "qplugin::", op, ": groups should divide in_channels (", in_channels,
+                    ", weight dim 0), got groups ", groups);
 }
 
 namespace {
@@ -62,12 +62,11 @@ namespace {
 // Everything conv and transposed conv share: checks of the weight data, groups, geometry lists,
 // qparams (1 or OC entries) and bias; fills the user-facing fields, the 3-d view and the
 // per-output-channel scales / zero points / bias.
-std::shared_ptr<ConvWeights> prepack_common(const char* op, const std::string& kind,
-                                                 const at::Tensor& w_int8, const at::Tensor& w_scales,
-                                                 const at::Tensor& w_zero_points,
-                                                 const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-                                                 at::IntArrayRef padding, at::IntArrayRef output_padding,
-                                                 at::IntArrayRef dilation, int64_t groups) {
+std::shared_ptr<ConvWeights> prepack_common(const char* op, const std::string& kind, const at::Tensor& w_int8,
+                                            const at::Tensor& w_scales, const at::Tensor& w_zero_points,
+                                            const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                            at::IntArrayRef padding, at::IntArrayRef output_padding,
+                                            at::IntArrayRef dilation, int64_t groups) {
   const int64_t spatial = conv_kind_spatial(kind);
   const bool transpose = is_conv_transpose_kind(kind);
   TORCH_CHECK(w_int8.defined() && w_int8.scalar_type() == at::kChar, "qplugin::", op,
@@ -78,8 +77,7 @@ std::shared_ptr<ConvWeights> prepack_common(const char* op, const std::string& k
                               : " dims (out_channels, in_channels / groups, kernel...), got ",
                     w_int8.dim(), " dims ", w_int8.sizes());
   for (int64_t d = 0; d < w_int8.dim(); ++d) {
-    TORCH_CHECK_VALUE(w_int8.size(d) >= 1, "qplugin::", op, ": weight should have no empty dims, got ",
-                      w_int8.sizes());
+    TORCH_CHECK_VALUE(w_int8.size(d) >= 1, "qplugin::", op, ": weight should have no empty dims, got ", w_int8.sizes());
   }
   TORCH_CHECK_VALUE(groups >= 1, "qplugin::", op, ": groups should be >= 1, got ", groups);
   auto p = std::make_shared<ConvWeights>();
@@ -93,8 +91,8 @@ std::shared_ptr<ConvWeights> prepack_common(const char* op, const std::string& k
   } else {
     p->OC = w_int8.size(0);
     p->ICg = w_int8.size(1);
-    TORCH_CHECK_VALUE(p->OC % groups == 0, "qplugin::", op, ": groups should divide out_channels (",
-                      p->OC, "), got groups ", groups);
+    TORCH_CHECK_VALUE(p->OC % groups == 0, "qplugin::", op, ": groups should divide out_channels (", p->OC,
+                      "), got groups ", groups);
   }
   p->stride = spatial_arg(op, "stride", stride, spatial);
   p->padding = spatial_arg(op, "padding", padding, spatial);
@@ -102,18 +100,17 @@ std::shared_ptr<ConvWeights> prepack_common(const char* op, const std::string& k
   p->output_padding = transpose ? spatial_arg(op, "output_padding", output_padding, spatial)
                                 : std::vector<int64_t>(static_cast<size_t>(spatial), 0);
   for (int64_t i = 0; i < spatial; ++i) {
-    TORCH_CHECK_VALUE(p->stride[i] >= 1 && p->stride[i] <= kMaxGeometry, "qplugin::", op,
-                      ": stride should be in [1, ", kMaxGeometry, "], got ", stride);
+    TORCH_CHECK_VALUE(p->stride[i] >= 1 && p->stride[i] <= kMaxGeometry, "qplugin::", op, ": stride should be in [1, ",
+                      kMaxGeometry, "], got ", stride);
     TORCH_CHECK_VALUE(p->dilation[i] >= 1 && p->dilation[i] <= kMaxGeometry, "qplugin::", op,
                       ": dilation should be in [1, ", kMaxGeometry, "], got ", dilation);
     TORCH_CHECK_VALUE(p->padding[i] >= 0 && p->padding[i] <= kMaxGeometry, "qplugin::", op,
                       ": padding should be in [0, ", kMaxGeometry, "], got ", padding);
     // torch's rule: each output_padding entry below its stride or its dilation
-    TORCH_CHECK_VALUE(p->output_padding[i] >= 0 &&
-                          (p->output_padding[i] < p->stride[i] || p->output_padding[i] < p->dilation[i]),
-                      "qplugin::", op,
-                      ": output_padding should be >= 0 and smaller than stride or dilation in every dim, got ",
-                      "output_padding ", output_padding, " with stride ", stride, " and dilation ", dilation);
+    TORCH_CHECK_VALUE(
+        p->output_padding[i] >= 0 && (p->output_padding[i] < p->stride[i] || p->output_padding[i] < p->dilation[i]),
+        "qplugin::", op, ": output_padding should be >= 0 and smaller than stride or dilation in every dim, got ",
+        "output_padding ", output_padding, " with stride ", stride, " and dilation ", dilation);
   }
   p->groups = groups;
   // 3-d kernel view
@@ -139,8 +136,8 @@ std::shared_ptr<ConvWeights> prepack_common(const char* op, const std::string& k
   const at::Tensor zp = w_zero_points.to(at::kLong).contiguous();
   const bool per_tensor = sc.numel() == 1 && zp.numel() == 1;
   TORCH_CHECK_VALUE(per_tensor || (sc.numel() == p->OC && zp.numel() == p->OC), "qplugin::", op,
-                    ": weight per-channel scales and zero_points should have ", p->OC,
-                    " elements, got ", sc.numel(), " and ", zp.numel());
+                    ": weight per-channel scales and zero_points should have ", p->OC, " elements, got ", sc.numel(),
+                    " and ", zp.numel());
   p->w_scale.resize(p->OC);
   p->w_zp.resize(p->OC);
   for (int64_t o = 0; o < p->OC; ++o) {
@@ -160,9 +157,8 @@ std::shared_ptr<ConvWeights> prepack_common(const char* op, const std::string& k
     const at::Tensor& b = *bias;
     TORCH_CHECK(b.scalar_type() == at::kFloat, "qplugin::", op, ": bias should be a float32 tensor, got dtype ",
                 b.scalar_type());
-    TORCH_CHECK_VALUE(b.dim() == 1 && b.size(0) == p->OC, "qplugin::", op,
-                      ": bias should be a 1-d tensor of ", p->OC, " elements (out_channels), got shape ",
-                      b.sizes());
+    TORCH_CHECK_VALUE(b.dim() == 1 && b.size(0) == p->OC, "qplugin::", op, ": bias should be a 1-d tensor of ", p->OC,
+                      " elements (out_channels), got shape ", b.sizes());
     const at::Tensor bc = b.contiguous();
     for (int64_t o = 0; o < p->OC; ++o) p->bias_f[o] = bc.data_ptr<float>()[o];
     p->bias = b;
@@ -171,15 +167,17 @@ std::shared_ptr<ConvWeights> prepack_common(const char* op, const std::string& k
   return p;
 }
 
-} // namespace
+}  // namespace
 
-std::shared_ptr<ConvWeights> conv_transpose_prepack_int(
-    const char* op, const std::string& kind, const at::Tensor& w_int8, const at::Tensor& w_scales,
-    const at::Tensor& w_zero_points, const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-    at::IntArrayRef padding, at::IntArrayRef output_padding, at::IntArrayRef dilation, int64_t groups) {
+std::shared_ptr<ConvWeights> conv_transpose_prepack_int(const char* op, const std::string& kind,
+                                                        const at::Tensor& w_int8, const at::Tensor& w_scales,
+                                                        const at::Tensor& w_zero_points,
+                                                        const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                                        at::IntArrayRef padding, at::IntArrayRef output_padding,
+                                                        at::IntArrayRef dilation, int64_t groups) {
   TORCH_INTERNAL_ASSERT(is_conv_transpose_kind(kind));
-  auto p = prepack_common(op, kind, w_int8, w_scales, w_zero_points, bias, stride, padding, output_padding,
-                          dilation, groups);
+  auto p = prepack_common(op, kind, w_int8, w_scales, w_zero_points, bias, stride, padding, output_padding, dilation,
+                          groups);
   // per (group, kd, kh): B[kw * OCg + oc][ic] = w[g * ICg + ic][oc][kd][kh][kw]
   const int64_t G = groups, ICg = p->ICg, OCg = p->OC / groups;
   const int64_t KD = p->KD, KH = p->KH, KW = p->KW;
@@ -208,12 +206,10 @@ std::shared_ptr<ConvWeights> conv_transpose_prepack_int(
   return p;
 }
 
-std::shared_ptr<ConvWeights> conv_prepack_int(const char* op, const std::string& kind,
-                                                   const at::Tensor& w_int8, const at::Tensor& w_scales,
-                                                   const at::Tensor& w_zero_points,
-                                                   const c10::optional<at::Tensor>& bias,
-                                                   at::IntArrayRef stride, at::IntArrayRef padding,
-                                                   at::IntArrayRef dilation, int64_t groups) {
+std::shared_ptr<ConvWeights> conv_prepack_int(const char* op, const std::string& kind, const at::Tensor& w_int8,
+                                              const at::Tensor& w_scales, const at::Tensor& w_zero_points,
+                                              const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                              at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups) {
   TORCH_INTERNAL_ASSERT(!is_conv_transpose_kind(kind));
   auto p = prepack_common(op, kind, w_int8, w_scales, w_zero_points, bias, stride, padding, {}, dilation, groups);
   const int64_t taps = p->KD * p->KH * p->KW;
@@ -250,4 +246,4 @@ std::shared_ptr<ConvWeights> conv_prepack_int(const char* op, const std::string&
   return p;
 }
 
-} // namespace qplugin
+}  // namespace qplugin

@@ -91,21 +91,21 @@ struct ConvWeights {
   std::array<std::vector<int32_t>, kernels::kNumIsas> dw_packed_;
 };
 
-// Builds (and validates) the weights from plain data (`op` names the calling op in errors): w_int8 (int8, OC x ICg x kernel...), w_scales (float) / w_zero_points
-// (integer), 1 (per tensor) or OC entries. `weight` of the result is w_int8 (the plain tier's
-// params are never unpacked or pickled).
-std::shared_ptr<ConvWeights> conv_prepack_int(const char* op, const std::string& kind,
-                                                   const at::Tensor& w_int8, const at::Tensor& w_scales,
-                                                   const at::Tensor& w_zero_points,
-                                                   const c10::optional<at::Tensor>& bias,
-                                                   at::IntArrayRef stride, at::IntArrayRef padding,
-                                                   at::IntArrayRef dilation, int64_t groups);
+// Builds (and validates) the weights from plain data (`op` names the calling op in errors): w_int8 (int8, OC x ICg x
+// kernel...), w_scales (float) / w_zero_points (integer), 1 (per tensor) or OC entries. `weight` of the result is
+// w_int8 (the plain tier's params are never unpacked or pickled).
+std::shared_ptr<ConvWeights> conv_prepack_int(const char* op, const std::string& kind, const at::Tensor& w_int8,
+                                              const at::Tensor& w_scales, const at::Tensor& w_zero_points,
+                                              const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                              at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups);
 
 // Transposed conv from plain data: w_int8 (int8, IC x OC / groups x kernel...), w_scales /
 // w_zero_points with 1 (per tensor) or OC (per output channel) entries.
-std::shared_ptr<ConvWeights> conv_transpose_prepack_int(
-    const char* op, const std::string& kind, const at::Tensor& w_int8, const at::Tensor& w_scales,
-    const at::Tensor& w_zero_points, const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-    at::IntArrayRef padding, at::IntArrayRef output_padding, at::IntArrayRef dilation, int64_t groups);
+std::shared_ptr<ConvWeights> conv_transpose_prepack_int(const char* op, const std::string& kind,
+                                                        const at::Tensor& w_int8, const at::Tensor& w_scales,
+                                                        const at::Tensor& w_zero_points,
+                                                        const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                                        at::IntArrayRef padding, at::IntArrayRef output_padding,
+                                                        at::IntArrayRef dilation, int64_t groups);
 
-} // namespace qplugin
+}  // namespace qplugin

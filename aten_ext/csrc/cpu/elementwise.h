@@ -43,8 +43,8 @@ std::vector<int64_t> broadcast_shape(const char* op, at::IntArrayRef a, at::IntA
 at::MemoryFormat binary_format(const at::Tensor& a, const at::Tensor& b, at::IntArrayRef out);
 
 // out (integer, broadcast shape, dense) = requantize(a OP b).
-void binary_into(const Names& nm, BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const at::Tensor& b,
-                 QP qb, QP qo, const at::Tensor& out);
+void binary_into(const Names& nm, BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb,
+                 QP qo, const at::Tensor& out);
 at::Tensor add_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu);
 at::Tensor mul_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu);
 
@@ -62,10 +62,10 @@ void mul_scalar_into(const Names& nm, const at::Tensor& x, QP qx, const c10::Sca
 // the inputs' common memory format, else contiguous.
 at::MemoryFormat cat_format(const std::vector<at::Tensor>& xs);
 std::vector<int64_t> cat_shape(const Names& nm, const std::vector<at::Tensor>& xs, int64_t* dim);
-void cat_into(const Names& nm, const std::vector<at::Tensor>& xs, const std::vector<QP>& qps, int64_t dim,
-              QP qo, bool relu, const at::Tensor& out);
-at::Tensor cat_int(const Names& nm, const std::vector<at::Tensor>& xs, const std::vector<QP>& qps, int64_t dim,
-                   QP qo, bool relu);
+void cat_into(const Names& nm, const std::vector<at::Tensor>& xs, const std::vector<QP>& qps, int64_t dim, QP qo,
+              bool relu, const at::Tensor& out);
+at::Tensor cat_int(const Names& nm, const std::vector<at::Tensor>& xs, const std::vector<QP>& qps, int64_t dim, QP qo,
+                   bool relu);
 
 // Comparators on represented real values: float(q - zp) * float(scale) OP ...
 at::Tensor compare_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb);
@@ -73,8 +73,8 @@ at::Tensor compare_scalar_int(const Names& nm, CmpOp op, const at::Tensor& a, QP
 
 const char* cmp_name(CmpOp op);
 
-} // namespace cpu
-} // namespace qplugin
+}  // namespace cpu
+}  // namespace qplugin
 
 namespace qplugin {
 namespace cpu {
@@ -83,5 +83,5 @@ namespace cpu {
 // float32 at::matmul, quantize_per_tensor to (so, zo). a, b integer; a plain integer result.
 at::Tensor matmul_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo);
 
-} // namespace cpu
-} // namespace qplugin
+}  // namespace cpu
+}  // namespace qplugin

@@ -33,8 +33,8 @@ namespace {
 constexpr int64_t kGrain = 1 << 15;  // output floats (x rows) per task, roughly
 
 at::Tensor index_tensor(const char* op, const char* arg, const at::Tensor& t) {
-  TORCH_CHECK_VALUE(t.scalar_type() == at::kLong || t.scalar_type() == at::kInt,
-                    "qplugin::", op, ": ", arg, " should be an int64 or int32 tensor, got dtype ", t.scalar_type());
+  TORCH_CHECK_VALUE(t.scalar_type() == at::kLong || t.scalar_type() == at::kInt, "qplugin::", op, ": ", arg,
+                    " should be an int64 or int32 tensor, got dtype ", t.scalar_type());
   return t.to(at::kLong).contiguous();
 }
 
@@ -54,7 +54,7 @@ std::pair<int64_t, int64_t> index_range(const at::Tensor& t) {
   std::abort();  // (unreachable: TORCH_CHECK_INDEX(false, ...) throws)
 }
 
-} // namespace
+}  // namespace
 
 namespace cpu {
 
@@ -77,8 +77,9 @@ at::Tensor rows_of(const char* op, const at::Tensor& indices, int64_t rows, bool
     }
     if (m > 0) {
       const auto [lo, hi] = index_range(map);
-      TORCH_CHECK_INDEX(lo >= -1 && hi < rows, "qplugin::", op, ": compressed_indices_mapping should hold rows in [-1, ",
-                        rows, "), got values in [", lo, ", ", hi, "]");
+      TORCH_CHECK_INDEX(lo >= -1 && hi < rows, "qplugin::", op,
+                        ": compressed_indices_mapping should hold rows in [-1, ", rows, "), got values in [", lo, ", ",
+                        hi, "]");
     }
     return idx.numel() > 0 ? map.index_select(0, idx) : idx;
   }
@@ -119,8 +120,8 @@ Bags bags_of(const char* op, const at::Tensor& indices, const c10::optional<at::
     const bool ok = QPLUGIN_ISA_CALL(bag_bounds_ok, s, nbags, n);  // the first bad pair is looked for only to name it
     for (int64_t i = 0; !ok && i < nbags; ++i) {
       TORCH_CHECK_VALUE(s[i] <= s[i + 1] && s[i + 1] <= n, "qplugin::", op,
-                        ": offsets should be non-decreasing and at most the number of indices (", n,
-                        "), got offsets[", i, "] = ", s[i], " then ", s[i + 1]);
+                        ": offsets should be non-decreasing and at most the number of indices (", n, "), got offsets[",
+                        i, "] = ", s[i], " then ", s[i + 1]);
     }
   } else {
     const int64_t per = indices.size(1);
@@ -130,8 +131,8 @@ Bags bags_of(const char* op, const at::Tensor& indices, const c10::optional<at::
   }
   if (per_sample_weights.has_value() && per_sample_weights->defined()) {
     const at::Tensor& w = *per_sample_weights;
-    TORCH_CHECK_VALUE(mode == 0, "qplugin::", op, ": per_sample_weights should only be given with mode 0 (sum), got mode ",
-                      mode);
+    TORCH_CHECK_VALUE(mode == 0, "qplugin::", op,
+                      ": per_sample_weights should only be given with mode 0 (sum), got mode ", mode);
     TORCH_CHECK_VALUE(w.is_floating_point() && w.numel() == n, "qplugin::", op,
                       ": per_sample_weights should be a float tensor with one weight an index (", n, "), got ",
                       w.scalar_type(), " of shape ", w.sizes());
@@ -166,7 +167,7 @@ at::Tensor run_bags(const char* op, const kernels::EmbRows& w, const Bags& b, in
   return out;
 }
 
-} // namespace cpu
+}  // namespace cpu
 
 namespace {
 
@@ -180,17 +181,20 @@ using cpu::run_bags;
 // 4-bit rows = D / 2 bytes + fp16 scale + fp16 bias.
 kernels::EmbRows fused_view(const char* op, const at::Tensor& weight, int64_t bits, at::Tensor* keep) {
   const int64_t tail = bits == 8 ? 8 : 4;
-  TORCH_CHECK_VALUE(weight.scalar_type() == at::kByte && weight.dim() == 2 &&
-                        weight.size(1) >= tail,
-                    "qplugin::", op, ": weight should be a 2-D uint8 tensor of fused rows (", bits == 8 ? "codes, "
-                    "float32 scale, float32 bias: embedding_bag_byte_prepack" : "nibbles, fp16 scale, fp16 bias: "
-                    "embedding_bag_4bit_prepack", ") with at least ", tail, " columns, got ",
-                    "dtype ", weight.scalar_type(), " of shape ", weight.sizes());
+  TORCH_CHECK_VALUE(weight.scalar_type() == at::kByte && weight.dim() == 2 && weight.size(1) >= tail, "qplugin::", op,
+                    ": weight should be a 2-D uint8 tensor of fused rows (",
+                    bits == 8 ? "codes, "
+                                "float32 scale, float32 bias: embedding_bag_byte_prepack"
+                              : "nibbles, fp16 scale, fp16 bias: "
+                                "embedding_bag_4bit_prepack",
+                    ") with at least ", tail, " columns, got ", "dtype ", weight.scalar_type(), " of shape ",
+                    weight.sizes());
   *keep = weight.contiguous();
   const int64_t cols = keep->size(1);
   const uint8_t* base = keep->const_data_ptr<uint8_t>();
-  return kernels::EmbRows{base, cols, bits == 8 ? cols - 8 : 2 * (cols - 4), static_cast<int>(bits),
-                          base + cols - tail, cols, bits == 4, keep->size(0)};
+  return kernels::EmbRows{
+      base,      cols,         bits == 8 ? cols - 8 : 2 * (cols - 4), static_cast<int>(bits), base + cols - tail, cols,
+      bits == 4, keep->size(0)};
 }
 
 at::Tensor embedding_bag_rowwise(const char* op, int64_t bits, const at::Tensor& weight, QPLUGIN_EMBEDDING_BAG_ARGS) {
@@ -224,8 +228,7 @@ at::Tensor plain_embedding_unpack(const at::Tensor& packed) {
 
 at::Tensor plain_embedding_bag(const at::Tensor& packed, int64_t num_embeddings, int64_t embedding_dim,
                                const at::Tensor& indices, const c10::optional<at::Tensor>& offsets, int64_t mode,
-                               bool pruned_weights,
-                               const c10::optional<at::Tensor>& per_sample_weights,
+                               bool pruned_weights, const c10::optional<at::Tensor>& per_sample_weights,
                                const c10::optional<at::Tensor>& compressed_indices_mapping, bool include_last_offset) {
   constexpr const char* op = "plain_embedding_bag";
   const at::Tensor rows = plain_buffer::view_embedding(op, packed);
@@ -239,10 +242,10 @@ at::Tensor plain_embedding_bag(const at::Tensor& packed, int64_t num_embeddings,
 
 // Float rows [..., D] (float32 or float16) as a contiguous float32 [rows, D].
 at::Tensor float_rows(const char* op, const at::Tensor& weight) {
-  TORCH_CHECK_VALUE(weight.scalar_type() == at::kFloat || weight.scalar_type() == at::kHalf,
-                    "qplugin::", op, ": weight should be a float32 or float16 tensor, got dtype ", weight.scalar_type());
-  TORCH_CHECK_VALUE(weight.dim() >= 2, "qplugin::", op, ": weight should have at least 2 dims [..., rows, D], got shape ",
-                    weight.sizes());
+  TORCH_CHECK_VALUE(weight.scalar_type() == at::kFloat || weight.scalar_type() == at::kHalf, "qplugin::", op,
+                    ": weight should be a float32 or float16 tensor, got dtype ", weight.scalar_type());
+  TORCH_CHECK_VALUE(weight.dim() >= 2, "qplugin::", op,
+                    ": weight should have at least 2 dims [..., rows, D], got shape ", weight.sizes());
   // rows counted, not inferred: reshape({-1, 0}) is ambiguous for D = 0 (fuzzer seed 707)
   const int64_t D = weight.size(-1), rows = c10::multiply_integers(weight.sizes().begin(), weight.sizes().end() - 1);
   return weight.to(at::kFloat).contiguous().reshape({rows, D});
@@ -336,10 +339,9 @@ at::Tensor embedding_bag_4bit_prepack(const at::Tensor& weight, bool optimized_q
 // Fused rows back to float: v = fma(scale, code, bias), the kernel's value.
 at::Tensor fused_unpack(const char* op, const at::Tensor& weight, int64_t bits) {
   const int64_t tail = bits == 8 ? 8 : 4;
-  TORCH_CHECK_VALUE(weight.scalar_type() == at::kByte && weight.dim() >= 1 &&
-                        weight.size(-1) >= tail,
-                    "qplugin::", op, ": weight should be a uint8 tensor of fused rows with at least ", tail,
-                    " columns, got dtype ", weight.scalar_type(), " of shape ", weight.sizes());
+  TORCH_CHECK_VALUE(weight.scalar_type() == at::kByte && weight.dim() >= 1 && weight.size(-1) >= tail, "qplugin::", op,
+                    ": weight should be a uint8 tensor of fused rows with at least ", tail, " columns, got dtype ",
+                    weight.scalar_type(), " of shape ", weight.sizes());
   const at::Tensor w2 = weight.contiguous().reshape({-1, weight.size(-1)});
   at::Tensor keep;
   const kernels::EmbRows w = fused_view(op, w2, bits, &keep);
@@ -358,7 +360,7 @@ at::Tensor embedding_bag_4bit_unpack(const at::Tensor& weight) {
   return fused_unpack("embedding_bag_4bit_unpack", weight, 4);
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("embedding_bag_byte_rowwise_offsets", TORCH_FN(embedding_bag_byte_rowwise_offsets));
@@ -372,4 +374,4 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("plain_embedding_bag", TORCH_FN(plain_embedding_bag));
 }
 
-} // namespace qplugin
+}  // namespace qplugin

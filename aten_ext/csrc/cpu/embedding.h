@@ -33,11 +33,11 @@ Bags bags_of(const char* op, const at::Tensor& indices, const c10::optional<at::
 // The float32 output of the bags b over the table w (an index outside the table raises).
 at::Tensor run_bags(const char* op, const kernels::EmbRows& w, const Bags& b, int64_t mode);
 
-} // namespace cpu
-} // namespace qplugin
+}  // namespace cpu
+}  // namespace qplugin
 
 // The arguments of torch's embedding_bag_* schemas after the weight.
-#define QPLUGIN_EMBEDDING_BAG_ARGS                                                                      \
+#define QPLUGIN_EMBEDDING_BAG_ARGS                                                                           \
   const at::Tensor &indices, const c10::optional<at::Tensor>&offsets, bool scale_grad_by_freq, int64_t mode, \
-      bool pruned_weights, const c10::optional<at::Tensor>&per_sample_weights,                          \
+      bool pruned_weights, const c10::optional<at::Tensor>&per_sample_weights,                               \
       const c10::optional<at::Tensor>&compressed_indices_mapping, bool include_last_offset

@@ -42,8 +42,7 @@ void check_linear_qparams(const char* op, double x_scale, int64_t x_zero_point, 
 
 // The kU8 GEMM with epilogue constants mult / bias (N entries each, bias may be null).
 void gemm_u8(const uint8_t* x, int64_t M, int64_t x_zero_point, const gemm::PackedB& pb, const int32_t* w_zp,
-             bool w_zp_all_zero, const float* mult, const float* bias, int64_t y_zero_point, bool relu,
-             uint8_t* out) {
+             bool w_zp_all_zero, const float* mult, const float* bias, int64_t y_zero_point, bool relu, uint8_t* out) {
   gemm::QGemmParams p;
   p.M = M;
   p.a = x;
@@ -63,7 +62,7 @@ void gemm_u8(const uint8_t* x, int64_t M, int64_t x_zero_point, const gemm::Pack
   gemm::qgemm(p);
 }
 
-} // namespace
+}  // namespace
 
 void linear_u8(const char* op, const uint8_t* x, int64_t M, double x_scale, int64_t x_zero_point,
                const LinearWeights& w, double y_scale, int64_t y_zero_point, bool relu, uint8_t* out) {
@@ -181,5 +180,5 @@ at::Tensor linear_dynamic_view(const char* op, const at::Tensor& x_in, const Lin
   return out;
 }
 
-} // namespace cpu
-} // namespace qplugin
+}  // namespace cpu
+}  // namespace qplugin

@@ -24,9 +24,9 @@ struct LinearWeightsView {
   kernels::gemm::PackedB b;         // N = b.N, K = b.K
   const double* w_scale = nullptr;  // N entries
   double w_scale_max = 0.0;
-  const int32_t* w_zp = nullptr;    // N entries
+  const int32_t* w_zp = nullptr;  // N entries
   bool w_zp_all_zero = true;
-  const float* bias = nullptr;      // N entries or nullptr
+  const float* bias = nullptr;  // N entries or nullptr
   // fp16 weights (LinearWeights' fp16 kind): the panels of kernels/linear_fp16_kernel.h;
   // b.N / b.K hold the shape, the int8 fields are empty. linear_dynamic_view then runs the fp16
   // kernel (float activations, no int8 step).
@@ -51,9 +51,11 @@ at::Tensor linear_fp16_view(const char* op, const at::Tensor& x, const LinearWei
 
 // One layer, one direction of a dynamic LSTM (num_gates 4) / GRU (3) over a sequence
 // (cpu/rnn.cpp; `op` names the caller): (output [T, B, H], h_n, c_n).
-std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic_view(
-    const char* op, const at::Tensor& input, const at::Tensor& h0, const at::Tensor& c0,
-    const LinearWeightsView& w_ih, const LinearWeightsView& w_hh, int64_t num_gates, bool reverse);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic_view(const char* op, const at::Tensor& input,
+                                                                      const at::Tensor& h0, const at::Tensor& c0,
+                                                                      const LinearWeightsView& w_ih,
+                                                                      const LinearWeightsView& w_hh, int64_t num_gates,
+                                                                      bool reverse);
 
-} // namespace cpu
-} // namespace qplugin
+}  // namespace cpu
+}  // namespace qplugin

@@ -45,12 +45,12 @@ at::Tensor linear_fp16_view(const char* op, const at::Tensor& x_in, const Linear
       const int64_t mb = t / PG, pg = t % PG;
       const int64_t m0 = mb * kRows, m1 = std::min(M, m0 + kRows);
       const int64_t p0 = pg * kPanels, p1 = std::min(P, p0 + kPanels);
-      QPLUGIN_ISA_CALL(linear_fp16_f32, xp + m0 * K, K, m1 - m0, K, w.fp16_panels, N, p0, p1, w.bias, relu,
-                       yp + m0 * N, N);
+      QPLUGIN_ISA_CALL(linear_fp16_f32, xp + m0 * K, K, m1 - m0, K, w.fp16_panels, N, p0, p1, w.bias, relu, yp + m0 * N,
+                       N);
     }
   });
   return out;
 }
 
-} // namespace cpu
-} // namespace qplugin
+}  // namespace cpu
+}  // namespace qplugin

@@ -17,8 +17,8 @@ namespace {
 c10::optional<at::Tensor> checked_bias(const char* op, const c10::optional<at::Tensor>& bias, int64_t N) {
   if (!bias.has_value() || !bias->defined()) return c10::nullopt;
   const at::Tensor& b = *bias;
-  TORCH_CHECK(b.scalar_type() == at::kFloat, "qplugin::", op,
-              ": B should be a float32 tensor, got dtype ", b.scalar_type());
+  TORCH_CHECK(b.scalar_type() == at::kFloat, "qplugin::", op, ": B should be a float32 tensor, got dtype ",
+              b.scalar_type());
   TORCH_CHECK_VALUE(b.dim() == 1 && b.size(0) == N, "qplugin::", op, ": B should have shape [", N,
                     "] (out_features), got ", b.sizes());
   return b.contiguous();
@@ -26,7 +26,7 @@ c10::optional<at::Tensor> checked_bias(const char* op, const c10::optional<at::T
 
 constexpr float kFp16Max = 65504.0f;
 
-} // namespace
+}  // namespace
 
 void LinearWeights::check_int8(const char* op) const {
   TORCH_CHECK(!fp16, "qplugin::", op,
@@ -61,7 +61,8 @@ void LinearWeights::init_fp16(const char* op, const at::Tensor& weight, const c1
     // torch's HandleWeightsSaturation: clamp to the float16 range (a warning when it changes a value)
     const at::Tensor w = weight.contiguous();
     if (w.numel() > 0 && at::gt(w.abs(), kFp16Max).any().item<bool>()) {
-      TORCH_WARN("qplugin::", op, ": W has values outside the float16 range [-65504, 65504]; they saturate to "
+      TORCH_WARN("qplugin::", op,
+                 ": W has values outside the float16 range [-65504, 65504]; they saturate to "
                  "+-65504 (as torch's linear_prepack_fp16)");
     }
     w16 = at::clamp(w, -kFp16Max, kFp16Max).to(at::kHalf);  // NaN stays NaN; round to nearest even
@@ -88,7 +89,7 @@ at::Tensor LinearWeights::weight_fp16() const {
 }
 
 std::shared_ptr<const LinearWeights::StaticEpilogue> LinearWeights::static_epilogue(double x_scale,
-                                                                                             double y_scale) const {
+                                                                                    double y_scale) const {
   // the bias tensor is shared with the caller (as torch's packed weights do): an in-place
   // change bumps its version counter and refreshes the cache
   // (inference tensors have no version counter: then the constants are recomputed per call)
@@ -107,8 +108,8 @@ std::shared_ptr<const LinearWeights::StaticEpilogue> LinearWeights::static_epilo
   e->bias_version = bias_version;
   e->mult.resize(N);
   if (bias.has_value()) e->bias.resize(N);
-  epilogue_constants(x_scale, y_scale, w_scale.data(), bias.has_value() ? bias->const_data_ptr<float>() : nullptr,
-                     N, e->mult.data(), e->bias.data());
+  epilogue_constants(x_scale, y_scale, w_scale.data(), bias.has_value() ? bias->const_data_ptr<float>() : nullptr, N,
+                     e->mult.data(), e->bias.data());
   std::shared_ptr<const StaticEpilogue> r = std::move(e);
   if (cacheable) {
     std::lock_guard<std::mutex> lock(epilogue_mu_);
@@ -117,8 +118,8 @@ std::shared_ptr<const LinearWeights::StaticEpilogue> LinearWeights::static_epilo
   return r;
 }
 
-void LinearWeights::epilogue_constants(double x_scale, double y_scale, const double* w_scale,
-                                            const float* bias, int64_t N, float* mult, float* bias_out) {
+void LinearWeights::epilogue_constants(double x_scale, double y_scale, const double* w_scale, const float* bias,
+                                       int64_t N, float* mult, float* bias_out) {
   // double math, one rounding to float each (multiplications by double reciprocals: the
   // difference from dividing is far below float resolution)
   const double ratio = x_scale / y_scale;
@@ -131,8 +132,8 @@ void LinearWeights::epilogue_constants(double x_scale, double y_scale, const dou
 
 void LinearWeights::init_int8(const char* op, const at::Tensor& w_int8, const at::Tensor& scales,
                               const at::Tensor& zero_points, bool per_channel, const c10::optional<at::Tensor>& bias) {
-  TORCH_CHECK(w_int8.defined() && w_int8.scalar_type() == at::kChar,
-              "qplugin::", op, ": weight data should be an int8 tensor, got ",
+  TORCH_CHECK(w_int8.defined() && w_int8.scalar_type() == at::kChar, "qplugin::", op,
+              ": weight data should be an int8 tensor, got ",
               w_int8.defined() ? c10::toString(w_int8.scalar_type()) : "an undefined tensor");
   TORCH_CHECK_VALUE(w_int8.dim() == 2, "qplugin::", op, ": W should be 2-D [out_features, in_features], got shape ",
                     w_int8.sizes());
@@ -141,14 +142,14 @@ void LinearWeights::init_int8(const char* op, const at::Tensor& w_int8, const at
   TORCH_CHECK_VALUE(K <= gemm::kMaxK, "qplugin::", op, ": in_features should be at most ", gemm::kMaxK,
                     " (int32 accumulation stays exact up to there), got ", K);
   const int64_t nq = per_channel ? N : 1;
-  TORCH_CHECK(scales.defined() && scales.scalar_type() == at::kDouble,
-              "qplugin::", op, ": scales should be a float64 tensor, got ",
+  TORCH_CHECK(scales.defined() && scales.scalar_type() == at::kDouble, "qplugin::", op,
+              ": scales should be a float64 tensor, got ",
               scales.defined() ? c10::toString(scales.scalar_type()) : "an undefined tensor");
-  TORCH_CHECK(zero_points.defined() && zero_points.scalar_type() == at::kLong,
-              "qplugin::", op, ": zero_points should be an int64 tensor, got ",
+  TORCH_CHECK(zero_points.defined() && zero_points.scalar_type() == at::kLong, "qplugin::", op,
+              ": zero_points should be an int64 tensor, got ",
               zero_points.defined() ? c10::toString(zero_points.scalar_type()) : "an undefined tensor");
-  TORCH_CHECK_VALUE(scales.dim() == 1 && scales.numel() == nq, "qplugin::", op, ": scales should have shape [",
-                    nq, "], got ", scales.sizes());
+  TORCH_CHECK_VALUE(scales.dim() == 1 && scales.numel() == nq, "qplugin::", op, ": scales should have shape [", nq,
+                    "], got ", scales.sizes());
   TORCH_CHECK_VALUE(zero_points.dim() == 1 && zero_points.numel() == nq, "qplugin::", op,
                     ": zero_points should have shape [", nq, "], got ", zero_points.sizes());
   LinearWeights* p = this;  // the fields (locals and arguments share their names)
@@ -186,4 +187,4 @@ at::Tensor LinearWeights::weight_int8() const {
   return w;
 }
 
-} // namespace qplugin
+}  // namespace qplugin

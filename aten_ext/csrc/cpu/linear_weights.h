@@ -19,12 +19,12 @@
 namespace qplugin {
 
 struct LinearWeights {
-  int64_t N = 0;  // output features
-  int64_t K = 0;  // input features
+  int64_t N = 0;                       // output features
+  int64_t K = 0;                       // input features
   kernels::gemm::PackedWeight packed;  // the engine's packed weight (kernels/gemm/qgemm.h)
   bool per_channel = false;
-  at::Tensor scales;       // float64 [1] or [N] (as given)
-  at::Tensor zero_points;  // int64 [1] or [N]
+  at::Tensor scales;            // float64 [1] or [N] (as given)
+  at::Tensor zero_points;       // int64 [1] or [N]
   std::vector<double> w_scale;  // N entries
   double w_scale_max = 0.0;     // max of w_scale (the requantize multiplier check)
   std::vector<int32_t> w_zp;    // N entries
@@ -79,4 +79,4 @@ struct LinearWeights {
   mutable std::shared_ptr<const StaticEpilogue> epilogue_;
 };
 
-} // namespace qplugin
+}  // namespace qplugin

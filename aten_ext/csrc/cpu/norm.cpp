@@ -24,7 +24,8 @@ namespace {
 std::vector<double> to_doubles(const at::Tensor& t, int64_t n, double fill) {
   if (!t.defined()) return std::vector<double>(n, fill);
   const at::Tensor c = t.is_contiguous() ? t : t.contiguous();
-  if (c.scalar_type() == at::kFloat) return std::vector<double>(c.const_data_ptr<float>(), c.const_data_ptr<float>() + n);
+  if (c.scalar_type() == at::kFloat)
+    return std::vector<double>(c.const_data_ptr<float>(), c.const_data_ptr<float>() + n);
   const at::Tensor d = c.to(at::kDouble);
   return std::vector<double>(d.const_data_ptr<double>(), d.const_data_ptr<double>() + n);
 }
@@ -38,9 +39,11 @@ struct FoldedNorm {
 
   FoldedNorm(const at::Tensor& weight, const at::Tensor& bias, int64_t n, double eps_, double in_scale_,
              double out_scale, int64_t out_zp_)
-      : wq(to_doubles(weight, n, 1.0)), bq(to_doubles(bias, n, 0.0)),
+      : wq(to_doubles(weight, n, 1.0)),
+        bq(to_doubles(bias, n, 0.0)),
         // The kernel's float64 steps: x = (q - zp) * s exactly, statistics of q.
-        in_scale(static_cast<double>(static_cast<float>(in_scale_))), eps(eps_),
+        in_scale(static_cast<double>(static_cast<float>(in_scale_))),
+        eps(eps_),
         out_zp(static_cast<int32_t>(out_zp_)) {
     for (int64_t j = 0; j < n; ++j) {
       wq[j] /= out_scale;
@@ -82,14 +85,14 @@ void for_row_blocks(const at::Tensor& x, const at::Tensor& out, int64_t rows, in
 
 // name##_u8 / _s8 / _s32 on the dtype of the data.
 #define QPLUGIN_NORM_ROWS_CALL(dt, name, xp, yp, ...)                                                        \
-  do {                                                                                                     \
-    if ((dt) == at::kByte) {                                                                               \
+  do {                                                                                                       \
+    if ((dt) == at::kByte) {                                                                                 \
       QPLUGIN_ISA_CALL(name##_u8, static_cast<const uint8_t*>(xp), static_cast<uint8_t*>(yp), __VA_ARGS__);  \
-    } else if ((dt) == at::kChar) {                                                                        \
+    } else if ((dt) == at::kChar) {                                                                          \
       QPLUGIN_ISA_CALL(name##_s8, static_cast<const int8_t*>(xp), static_cast<int8_t*>(yp), __VA_ARGS__);    \
-    } else {                                                                                               \
+    } else {                                                                                                 \
       QPLUGIN_ISA_CALL(name##_s32, static_cast<const int32_t*>(xp), static_cast<int32_t*>(yp), __VA_ARGS__); \
-    }                                                                                                      \
+    }                                                                                                        \
   } while (0)
 
 // Per-channel loops over a tensor dense in its kept format (split sp around dim 1, C channels):
@@ -110,11 +113,11 @@ void for_channel_blocks(const AxisSplit& sp, int64_t C, const Call& call) {
   }
 }
 
-} // namespace
+}  // namespace
 
 void layer_norm_int_out(const at::Tensor& data, const at::Tensor& out, at::IntArrayRef normalized_shape,
-                        const at::Tensor& weight, const at::Tensor& bias, double eps, double in_scale,
-                        int64_t in_zp, double out_scale, int64_t out_zp) {
+                        const at::Tensor& weight, const at::Tensor& bias, double eps, double in_scale, int64_t in_zp,
+                        double out_scale, int64_t out_zp) {
   const at::Tensor x = data.contiguous();
   TORCH_INTERNAL_ASSERT(out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type());
   if (x.numel() == 0) return;
@@ -130,9 +133,8 @@ void layer_norm_int_out(const at::Tensor& data, const at::Tensor& out, at::IntAr
 }
 
 void batch_norm_int_out(const char* op, const at::Tensor& data, const at::Tensor& out, const at::Tensor& weight,
-                        const at::Tensor& bias, const at::Tensor& mean, const at::Tensor& var,
-                        double eps, double in_scale, int64_t in_zp, double out_scale, int64_t out_zp,
-                        bool relu) {
+                        const at::Tensor& bias, const at::Tensor& mean, const at::Tensor& var, double eps,
+                        double in_scale, int64_t in_zp, double out_scale, int64_t out_zp, bool relu) {
   const at::MemoryFormat fmt = kept_format(data);
   const at::Tensor x = data.contiguous(fmt);
   TORCH_INTERNAL_ASSERT(x.dim() >= 2 && out.is_contiguous(fmt) && out.sizes() == x.sizes() &&
@@ -160,11 +162,11 @@ void batch_norm_int_out(const char* op, const at::Tensor& data, const at::Tensor
   const int32_t lo = relu ? static_cast<int32_t>(out_zp) : std::numeric_limits<int32_t>::min();
   auto call = [&](int64_t off, int64_t outer, int64_t channels, int64_t inner, int64_t c0) {
     if (dt == at::kByte) {
-      QPLUGIN_ISA_CALL(channel_affine_u8, static_cast<const uint8_t*>(xp) + off, static_cast<uint8_t*>(yp) + off,
-                       outer, channels, inner, Af.data() + c0, Bf.data() + c0, lo);
+      QPLUGIN_ISA_CALL(channel_affine_u8, static_cast<const uint8_t*>(xp) + off, static_cast<uint8_t*>(yp) + off, outer,
+                       channels, inner, Af.data() + c0, Bf.data() + c0, lo);
     } else if (dt == at::kChar) {
-      QPLUGIN_ISA_CALL(channel_affine_s8, static_cast<const int8_t*>(xp) + off, static_cast<int8_t*>(yp) + off,
-                       outer, channels, inner, Af.data() + c0, Bf.data() + c0, lo);
+      QPLUGIN_ISA_CALL(channel_affine_s8, static_cast<const int8_t*>(xp) + off, static_cast<int8_t*>(yp) + off, outer,
+                       channels, inner, Af.data() + c0, Bf.data() + c0, lo);
     } else {
       QPLUGIN_ISA_CALL(channel_affine_s32, static_cast<const int32_t*>(xp) + off, static_cast<int32_t*>(yp) + off,
                        outer, channels, inner, A.data() + c0, B.data() + c0, lo);
@@ -214,16 +216,18 @@ void prelu_int_out(const char* op, const at::Tensor& data, const at::Tensor& out
   const int32_t zp = static_cast<int32_t>(in_zp), oz = static_cast<int32_t>(out_zp);
   auto call = [&](int64_t off, int64_t outer, int64_t channels, int64_t inner, int64_t c0) {
     if (u8) {
-      QPLUGIN_ISA_CALL(channel_prelu_u8, static_cast<const uint8_t*>(xp) + off, static_cast<uint8_t*>(yp) + off,
-                       outer, channels, inner, zp, ap, an.data() + c0, oz);
+      QPLUGIN_ISA_CALL(channel_prelu_u8, static_cast<const uint8_t*>(xp) + off, static_cast<uint8_t*>(yp) + off, outer,
+                       channels, inner, zp, ap, an.data() + c0, oz);
     } else {
-      QPLUGIN_ISA_CALL(channel_prelu_s8, static_cast<const int8_t*>(xp) + off, static_cast<int8_t*>(yp) + off,
-                       outer, channels, inner, zp, ap, an.data() + c0, oz);
+      QPLUGIN_ISA_CALL(channel_prelu_s8, static_cast<const int8_t*>(xp) + off, static_cast<int8_t*>(yp) + off, outer,
+                       channels, inner, zp, ap, an.data() + c0, oz);
     }
   };
   if (shared) {
     // flat blocks of one "channel"
-    at::parallel_for(0, x.numel(), 1 << 15, [&](int64_t b, int64_t e) { call(b, 1, 1, e - b, 0); });
+    at::parallel_for(0, x.numel(), 1 << 15, [&](int64_t b, int64_t e) {
+      call(b, 1, 1, e - b, 0);
+    });
   } else {
     for_channel_blocks(axis_split(x.sizes(), 1, fmt), C, call);
   }
@@ -232,14 +236,13 @@ void prelu_int_out(const char* op, const at::Tensor& data, const at::Tensor& out
 // A float parameter tensor of the given shape (undefined allowed when optional).
 void check_norm_param(const char* op, const char* arg, const at::Tensor& t, at::IntArrayRef shape) {
   if (!t.defined()) return;
-  TORCH_CHECK(t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble,
-              "qplugin::", op, ": ", arg, " should be a float32 or float64 tensor, got dtype ", t.scalar_type());
-  TORCH_CHECK_VALUE(t.sizes() == shape, "qplugin::", op, ": ", arg, " should have shape ", shape,
-                    ", got ", t.sizes());
+  TORCH_CHECK(t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble, "qplugin::", op, ": ", arg,
+              " should be a float32 or float64 tensor, got dtype ", t.scalar_type());
+  TORCH_CHECK_VALUE(t.sizes() == shape, "qplugin::", op, ": ", arg, " should have shape ", shape, ", got ", t.sizes());
 }
 
-void check_norm_qparams(const char* op, double in_scale, int64_t in_zp, double eps, double out_scale,
-                        int64_t out_zp, at::ScalarType t) {
+void check_norm_qparams(const char* op, double in_scale, int64_t in_zp, double eps, double out_scale, int64_t out_zp,
+                        at::ScalarType t) {
   check_scale(op, "input scale", in_scale);
   check_zero_point(op, "input zero_point", in_zp, t);
   check_scale(op, "output_scale", out_scale);
@@ -248,8 +251,8 @@ void check_norm_qparams(const char* op, double in_scale, int64_t in_zp, double e
                     ": eps should be a finite non-negative number, got ", eps);
 }
 
-int64_t check_group_norm_args(const char* op, const char* arg, at::IntArrayRef sizes,
-                              c10::optional<int64_t> num_groups, const at::Tensor& weight, const at::Tensor& bias) {
+int64_t check_group_norm_args(const char* op, const char* arg, at::IntArrayRef sizes, c10::optional<int64_t> num_groups,
+                              const at::Tensor& weight, const at::Tensor& bias) {
   TORCH_CHECK_VALUE(sizes.size() >= 2, "qplugin::", op, ": ", arg, " should have at least 2 dims [N, C, ...], got ",
                     sizes.size(), " dims (shape ", sizes, ")");
   const int64_t C = sizes[1];
@@ -265,8 +268,10 @@ int64_t check_group_norm_args(const char* op, const char* arg, at::IntArrayRef s
 
 std::vector<double> prelu_slopes(const char* op, const char* arg, at::IntArrayRef x_sizes, const at::Tensor& w) {
   const int64_t C = x_sizes.size() >= 2 ? x_sizes[1] : 1;
-  TORCH_CHECK_VALUE(w.numel() == 1 || (x_sizes.size() >= 2 && w.numel() == C), "qplugin::", op, ": weight should "
-                    "have 1 or ", C, " (", arg, ".size(1)) elements, got ", w.numel());
+  TORCH_CHECK_VALUE(w.numel() == 1 || (x_sizes.size() >= 2 && w.numel() == C), "qplugin::", op,
+                    ": weight should "
+                    "have 1 or ",
+                    C, " (", arg, ".size(1)) elements, got ", w.numel());
   const at::Tensor wd = w.to(at::kDouble).contiguous();
   std::vector<double> slopes(wd.const_data_ptr<double>(), wd.const_data_ptr<double>() + wd.numel());
   for (double v : slopes) {
@@ -275,8 +280,8 @@ std::vector<double> prelu_slopes(const char* op, const char* arg, at::IntArrayRe
   return slopes;
 }
 
-void check_layer_norm_args(const char* op, const char* arg, at::IntArrayRef sizes,
-                           at::IntArrayRef normalized_shape, const at::Tensor& weight, const at::Tensor& bias) {
+void check_layer_norm_args(const char* op, const char* arg, at::IntArrayRef sizes, at::IntArrayRef normalized_shape,
+                           const at::Tensor& weight, const at::Tensor& bias) {
   const int64_t k = static_cast<int64_t>(normalized_shape.size());
   const int64_t dim = static_cast<int64_t>(sizes.size());
   TORCH_CHECK_VALUE(k <= dim && sizes.slice(dim - k) == normalized_shape, "qplugin::", op,
@@ -289,9 +294,9 @@ void check_layer_norm_args(const char* op, const char* arg, at::IntArrayRef size
 void check_batch_norm_args(const char* op, const char* arg, at::IntArrayRef sizes, int64_t dims,
                            const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& mean,
                            const at::Tensor& var, double eps) {
-  TORCH_CHECK_VALUE(static_cast<int64_t>(sizes.size()) == dims, "qplugin::", op, ": ", arg, " should be ", dims,
-                    "-D ", dims == 4 ? "[N, C, H, W]" : "[N, C, D, H, W]", ", got ", sizes.size(), " dims (shape ",
-                    sizes, ")");
+  TORCH_CHECK_VALUE(static_cast<int64_t>(sizes.size()) == dims, "qplugin::", op, ": ", arg, " should be ", dims, "-D ",
+                    dims == 4 ? "[N, C, H, W]" : "[N, C, D, H, W]", ", got ", sizes.size(), " dims (shape ", sizes,
+                    ")");
   const int64_t C = sizes[1];
   check_norm_param(op, "weight", weight, {C});
   check_norm_param(op, "bias", bias, {C});
@@ -301,11 +306,13 @@ void check_batch_norm_args(const char* op, const char* arg, at::IntArrayRef size
   const std::vector<double> vd = to_doubles(var, C, 1.0);
   for (int64_t c = 0; c < C; ++c) {
     const double v = vd[c];
-    TORCH_CHECK_VALUE(v + eps > 0 && std::isfinite(v), "qplugin::", op, ": var + eps should be positive and "
-                      "finite for every channel, got var[", c, "] = ", v, " and eps ", eps);
+    TORCH_CHECK_VALUE(v + eps > 0 && std::isfinite(v), "qplugin::", op,
+                      ": var + eps should be positive and "
+                      "finite for every channel, got var[",
+                      c, "] = ", v, " and eps ", eps);
   }
 }
 
-} // namespace cpu
+}  // namespace cpu
 
-} // namespace qplugin
+}  // namespace qplugin

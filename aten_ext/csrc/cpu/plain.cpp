@@ -67,8 +67,8 @@ at::Tensor p_dequantize_per_channel(const at::Tensor& self, const at::Tensor& sc
 template <BinaryKind kKind, bool kRelu>
 at::Tensor p_binary(const at::Tensor& a, double a_scale, int64_t a_zp, const at::Tensor& b, double b_scale,
                     int64_t b_zp, double scale, int64_t zero_point) {
-  const char* op = kKind == BinaryKind::kAdd ? (kRelu ? "plain_add_relu" : "plain_add")
-                                             : (kRelu ? "plain_mul_relu" : "plain_mul");
+  const char* op =
+      kKind == BinaryKind::kAdd ? (kRelu ? "plain_add_relu" : "plain_add") : (kRelu ? "plain_mul_relu" : "plain_mul");
   check_int_input(op, "a", a);
   check_int_input(op, "b", b);
   const Names n{op, "a", "b", true};
@@ -78,8 +78,8 @@ at::Tensor p_binary(const at::Tensor& a, double a_scale, int64_t a_zp, const at:
 
 template <BinaryKind kKind, bool kRelu>
 at::Tensor p_scalar(const at::Tensor& a, double a_scale, int64_t a_zp, const c10::Scalar& b) {
-  const char* op = kKind == BinaryKind::kAdd ? (kRelu ? "plain_add_scalar_relu" : "plain_add_scalar")
-                                             : "plain_mul_scalar";
+  const char* op =
+      kKind == BinaryKind::kAdd ? (kRelu ? "plain_add_scalar_relu" : "plain_add_scalar") : "plain_mul_scalar";
   check_input(op, "a", a, a_scale, a_zp);
   at::Tensor out = new_like(a);
   if (kKind == BinaryKind::kAdd) {
@@ -117,8 +117,8 @@ at::Tensor p_cat(const at::TensorList& xs, at::ArrayRef<double> scales, at::IntA
   const char* op = kRelu ? "plain_cat_relu" : "plain_cat";
   TORCH_CHECK_VALUE(!xs.empty(), "qplugin::", op, ": xs should be a non-empty list of tensors, got an empty list");
   TORCH_CHECK_VALUE(scales.size() == xs.size() && zero_points.size() == xs.size(), "qplugin::", op,
-                    ": scales and zero_points should have one entry per tensor (", xs.size(), "), got ",
-                    scales.size(), " and ", zero_points.size());
+                    ": scales and zero_points should have one entry per tensor (", xs.size(), "), got ", scales.size(),
+                    " and ", zero_points.size());
   std::vector<at::Tensor> ts(xs.begin(), xs.end());
   std::vector<QP> qps;
   for (size_t i = 0; i < ts.size(); ++i) {
@@ -310,8 +310,8 @@ at::Tensor p_prelu(const at::Tensor& x, double x_scale, int64_t x_zp, const at::
   constexpr const char* op = "plain_prelu";
   check_8bit_input(op, x);
   check_norm_qparams(op, x_scale, x_zp, 0.0, output_scale, output_zero_point, x.scalar_type());
-  TORCH_CHECK(at::isFloatingType(weight.scalar_type()), "qplugin::", op, ": weight should be a float tensor, got dtype ",
-              weight.scalar_type());
+  TORCH_CHECK(at::isFloatingType(weight.scalar_type()), "qplugin::", op,
+              ": weight should be a float tensor, got dtype ", weight.scalar_type());
   const std::vector<double> slopes = prelu_slopes(op, "x", x.sizes(), weight);
   at::Tensor out = new_like(x);
   prelu_int_out(op, x, out, slopes, x_scale, x_zp, output_scale, output_zero_point);
@@ -411,7 +411,7 @@ at::Tensor p_upsample_bilinear2d(const at::Tensor& x, at::IntArrayRef output_siz
   return out;
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("plain_quantize_per_tensor", TORCH_FN(p_quantize_per_tensor));
@@ -486,5 +486,5 @@ TORCH_LIBRARY_IMPL(qplugin, CompositeExplicitAutograd, m) {
   m.impl("plain_cat_relu", TORCH_FN(p_cat<true>));
 }
 
-} // namespace cpu
-} // namespace qplugin
+}  // namespace cpu
+}  // namespace qplugin

@@ -246,8 +246,8 @@ at::Tensor conv_impl(const char* op, int64_t spatial, const at::Tensor& x, doubl
                     w.sizes());
   check_w_qparams(op, w_scales, w_zps, w.size(0));
   plain_buffer::check_conv(op, packed, w, groups);
-  const auto p = plain_buffer::conv_params(op, conv_kind(spatial), w, w_scales, w_zps, bias, stride, padding,
-                                           dilation, groups);
+  const auto p =
+      plain_buffer::conv_params(op, conv_kind(spatial), w, w_scales, w_zps, bias, stride, padding, dilation, groups);
   plain_buffer::check_conv_geometry(op, packed, *p);
   const std::vector<int64_t> ys = conv_output_sizes(op, x.sizes(), *p);
   at::Tensor y = conv_empty_output(ys, x.options());
@@ -261,8 +261,8 @@ at::Tensor p_conv(const at::Tensor& x, double x_scale, int64_t x_zp, const at::T
                   at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
                   double y_scale, int64_t y_zp) {
   static const std::string name = std::string("plain_") + conv_kind(kSpatial) + (kRelu ? "_relu" : "");
-  return conv_impl(name.c_str(), kSpatial, x, x_scale, x_zp, nullptr, 1.0, 0, w, w_scales, w_zps, bias, packed,
-                   stride, padding, dilation, groups, y_scale, y_zp, kRelu);
+  return conv_impl(name.c_str(), kSpatial, x, x_scale, x_zp, nullptr, 1.0, 0, w, w_scales, w_zps, bias, packed, stride,
+                   padding, dilation, groups, y_scale, y_zp, kRelu);
 }
 
 template <bool kRelu>
@@ -271,8 +271,8 @@ at::Tensor p_conv2d_add(const at::Tensor& x, double x_scale, int64_t x_zp, const
                         const c10::optional<at::Tensor>& bias, const at::Tensor& packed, at::IntArrayRef stride,
                         at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups, double y_scale,
                         int64_t y_zp) {
-  return conv_impl(kRelu ? "plain_conv2d_add_relu" : "plain_conv2d_add", 2, x, x_scale, x_zp, &accum, a_scale, a_zp,
-                   w, w_scales, w_zps, bias, packed, stride, padding, dilation, groups, y_scale, y_zp, kRelu);
+  return conv_impl(kRelu ? "plain_conv2d_add_relu" : "plain_conv2d_add", 2, x, x_scale, x_zp, &accum, a_scale, a_zp, w,
+                   w_scales, w_zps, bias, packed, stride, padding, dilation, groups, y_scale, y_zp, kRelu);
 }
 
 // ---- transposed conv: w (IC, OC / groups, kernel...), qparams with 1 or OC entries (per output channel) ----
@@ -317,15 +317,15 @@ at::Tensor p_conv_transpose(const at::Tensor& x, double x_scale, int64_t x_zp, c
                     w.sizes());
   check_wt(op, w, w_scales, w_zps, groups);
   plain_buffer::check_conv(op, packed, w, groups, true);
-  const auto p = plain_buffer::conv_params(op, conv_transpose_kind(kSpatial), w, w_scales, w_zps, bias, stride,
-                                           padding, dilation, groups, output_padding);
+  const auto p = plain_buffer::conv_params(op, conv_transpose_kind(kSpatial), w, w_scales, w_zps, bias, stride, padding,
+                                           dilation, groups, output_padding);
   plain_buffer::check_conv_geometry(op, packed, *p);
   at::Tensor y = conv_empty_output(conv_transpose_output_sizes(op, x.sizes(), *p), x.options());
   conv_transpose_forward_int(op, x, x_scale, x_zp, *p, y_scale, y_zp, y);
   return y;
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("plain_linear", TORCH_FN(p_linear<false>));
@@ -353,5 +353,5 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("plain_conv_transpose3d", TORCH_FN(p_conv_transpose<3>));
 }
 
-} // namespace cpu
-} // namespace qplugin
+}  // namespace cpu
+}  // namespace qplugin

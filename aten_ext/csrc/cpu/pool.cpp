@@ -31,8 +31,8 @@ constexpr int64_t kGrain = 1 << 15;  // output elements (x taps) per task, rough
 
 // (expanded value for dim 0, for dim 1) of an int[] argument of 1 or 2 entries
 // (0 entries allowed where `empty_ok`, giving `dflt`).
-std::pair<int64_t, int64_t> two_ints(const char* op, const char* arg, at::IntArrayRef v,
-                                     bool empty_ok, std::pair<int64_t, int64_t> dflt) {
+std::pair<int64_t, int64_t> two_ints(const char* op, const char* arg, at::IntArrayRef v, bool empty_ok,
+                                     std::pair<int64_t, int64_t> dflt) {
   if (v.empty() && empty_ok) return dflt;
   TORCH_CHECK_VALUE(v.size() == 1 || v.size() == 2, "qplugin::", op, ": ", arg, " should have ",
                     empty_ok ? "0, 1 or 2" : "1 or 2", " entries, got ", v.size(), " (", v, ")");
@@ -57,9 +57,7 @@ int64_t pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_
 struct Nchw {
   int64_t N, C, D, H, W;
 };
-Nchw nchw(at::IntArrayRef s) {
-  return s.size() == 4 ? Nchw{s[0], s[1], 1, s[2], s[3]} : Nchw{1, s[0], 1, s[1], s[2]};
-}
+Nchw nchw(at::IntArrayRef s) { return s.size() == 4 ? Nchw{s[0], s[1], 1, s[2], s[3]} : Nchw{1, s[0], 1, s[1], s[2]}; }
 // ... and of a 4-D / 5-D input of 3-D pooling.
 Nchw ncdhw(at::IntArrayRef s) {
   return s.size() == 5 ? Nchw{s[0], s[1], s[2], s[3], s[4]} : Nchw{1, s[0], s[1], s[2], s[3]};
@@ -222,12 +220,26 @@ void fill_tables(AvgTables& t, const Win1d* dw, Win1d& hw, Win1d& ww, int64_t ze
 }
 
 // d: the input's dims (D = 1 for 2-D); nhwc: x is channels_last(_3d).
-void run_avg(const at::Tensor& x, const at::Tensor& out, const Nchw& d, bool nhwc, int64_t OD,
-             int64_t OH, int64_t OW, AvgTables& t) {
-  kernels::AvgPool2dGeom g{d.H,          d.W,          OH,           OW,           t.hs.data(),
-                           t.he.data(),  t.ws.data(),  t.we.data(),  t.rcls.data(), t.ccls.data(),
-                           t.ncc,        t.off.data(), t.mult.data(), t.zadd,       0.0f,
-                           0.0f,         t.div.data(), static_cast<double>(t.zadd_i)};
+void run_avg(const at::Tensor& x, const at::Tensor& out, const Nchw& d, bool nhwc, int64_t OD, int64_t OH, int64_t OW,
+             AvgTables& t) {
+  kernels::AvgPool2dGeom g{d.H,
+                           d.W,
+                           OH,
+                           OW,
+                           t.hs.data(),
+                           t.he.data(),
+                           t.ws.data(),
+                           t.we.data(),
+                           t.rcls.data(),
+                           t.ccls.data(),
+                           t.ncc,
+                           t.off.data(),
+                           t.mult.data(),
+                           t.zadd,
+                           0.0f,
+                           0.0f,
+                           t.div.data(),
+                           static_cast<double>(t.zadd_i)};
   if (t.three_d) {
     g.D = d.D;
     g.OD = OD;
@@ -263,8 +275,8 @@ void run_avg(const at::Tensor& x, const at::Tensor& out, const Nchw& d, bool nhw
         if (wide) QPLUGIN_ISA_CALL(avg_pool2d_nhwc_wide_s8, a, b, d.C, c0, c1, oh0, oh1, g);
         else QPLUGIN_ISA_CALL(avg_pool2d_nhwc_s8, a, b, d.C, c0, c1, oh0, oh1, g);
       } else {
-        QPLUGIN_ISA_CALL(avg_pool2d_nhwc_s32, reinterpret_cast<const int32_t*>(i),
-                         reinterpret_cast<int32_t*>(o), d.C, c0, c1, oh0, oh1, g);
+        QPLUGIN_ISA_CALL(avg_pool2d_nhwc_s32, reinterpret_cast<const int32_t*>(i), reinterpret_cast<int32_t*>(o), d.C,
+                         c0, c1, oh0, oh1, g);
       }
     });
   } else {
@@ -283,22 +295,19 @@ void run_avg(const at::Tensor& x, const at::Tensor& out, const Nchw& d, bool nhw
         if (wide) QPLUGIN_ISA_CALL(avg_pool2d_nchw_wide_s8, a, y, e - b, g);
         else QPLUGIN_ISA_CALL(avg_pool2d_nchw_s8, a, y, e - b, g);
       } else {
-        QPLUGIN_ISA_CALL(avg_pool2d_nchw_s32, reinterpret_cast<const int32_t*>(i),
-                         reinterpret_cast<int32_t*>(o), e - b, g);
+        QPLUGIN_ISA_CALL(avg_pool2d_nchw_s32, reinterpret_cast<const int32_t*>(i), reinterpret_cast<int32_t*>(o), e - b,
+                         g);
       }
     });
   }
 }
 
-ClassNums avg_nums(int64_t pooled, int64_t size, bool count_include_pad,
-                   c10::optional<int64_t> divisor_override) {
-  const int64_t div = divisor_override.has_value() ? *divisor_override
-                      : count_include_pad          ? pooled
-                                                   : size;
+ClassNums avg_nums(int64_t pooled, int64_t size, bool count_include_pad, c10::optional<int64_t> divisor_override) {
+  const int64_t div = divisor_override.has_value() ? *divisor_override : count_include_pad ? pooled : size;
   return {size, div, static_cast<float>(1.0 / static_cast<double>(div))};
 }
 
-} // namespace
+}  // namespace
 
 void check_divisor_override(const char* op, c10::optional<int64_t> divisor_override) {
   TORCH_CHECK_VALUE(!divisor_override.has_value() || *divisor_override > 0, "qplugin::", op,
@@ -311,13 +320,12 @@ at::MemoryFormat pool_format(const at::Tensor& t) {
 
 void check_pool_input_rank(const char* op, const char* arg, const at::Tensor& t) {
   TORCH_CHECK_VALUE(t.dim() == 3 || t.dim() == 4, "qplugin::", op, ": ", arg,
-                    " should be 3-D (C, H, W) or 4-D (N, C, H, W), got ", t.dim(), "-D with shape ",
-                    t.sizes());
+                    " should be 3-D (C, H, W) or 4-D (N, C, H, W), got ", t.dim(), "-D with shape ", t.sizes());
 }
 
 Pool2dWindow check_pool2d_args(const char* op, at::IntArrayRef sizes, at::IntArrayRef kernel_size,
-                               at::IntArrayRef stride, at::IntArrayRef padding,
-                               at::IntArrayRef dilation, bool ceil_mode) {
+                               at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+                               bool ceil_mode) {
   const auto k = two_ints(op, "kernel_size", kernel_size, false, {0, 0});
   const auto s = two_ints(op, "stride", stride, true, k);
   const auto p = two_ints(op, "padding", padding, false, {0, 0});
@@ -325,20 +333,17 @@ Pool2dWindow check_pool2d_args(const char* op, at::IntArrayRef sizes, at::IntArr
   constexpr int64_t kMax = (int64_t(1) << 31) - 1;  // keeps window extents far from overflow
   for (int64_t v : {k.first, k.second, s.first, s.second, p.first, p.second, dl.first, dl.second}) {
     TORCH_CHECK_VALUE(v <= kMax, "qplugin::", op,
-                      ": kernel_size, stride, padding and dilation should be at most 2^31 - 1, got ",
-                      v);
+                      ": kernel_size, stride, padding and dilation should be at most 2^31 - 1, got ", v);
   }
-  TORCH_CHECK_VALUE(k.first > 0 && k.second > 0, "qplugin::", op,
-                    ": kernel_size should be greater than zero, got ", kernel_size);
-  TORCH_CHECK_VALUE(s.first > 0 && s.second > 0, "qplugin::", op,
-                    ": stride should be greater than zero, got ", stride);
-  TORCH_CHECK_VALUE(dl.first > 0 && dl.second > 0, "qplugin::", op,
-                    ": dilation should be greater than zero, got ", dilation);
-  TORCH_CHECK_VALUE(p.first >= 0 && p.second >= 0, "qplugin::", op,
-                    ": padding should be non-negative, got ", padding);
+  TORCH_CHECK_VALUE(k.first > 0 && k.second > 0, "qplugin::", op, ": kernel_size should be greater than zero, got ",
+                    kernel_size);
+  TORCH_CHECK_VALUE(s.first > 0 && s.second > 0, "qplugin::", op, ": stride should be greater than zero, got ", stride);
+  TORCH_CHECK_VALUE(dl.first > 0 && dl.second > 0, "qplugin::", op, ": dilation should be greater than zero, got ",
+                    dilation);
+  TORCH_CHECK_VALUE(p.first >= 0 && p.second >= 0, "qplugin::", op, ": padding should be non-negative, got ", padding);
   TORCH_CHECK_VALUE(p.first <= k.first / 2 && p.second <= k.second / 2, "qplugin::", op,
-                    ": padding should be at most half of kernel_size, got padding ", padding,
-                    " for kernel_size ", kernel_size);
+                    ": padding should be at most half of kernel_size, got padding ", padding, " for kernel_size ",
+                    kernel_size);
   (void)sizes;
   return {k.first, k.second, s.first, s.second, p.first, p.second, dl.first, dl.second, ceil_mode};
 }
@@ -346,29 +351,26 @@ Pool2dWindow check_pool2d_args(const char* op, at::IntArrayRef sizes, at::IntArr
 std::vector<int64_t> pool2d_output_sizes(const char* op, at::IntArrayRef sizes, const Pool2dWindow& w) {
   const Nchw d = nchw(sizes);
   // An empty H or W leaves every window in the padding (avg_pool2d would divide 0 by 0).
-  TORCH_CHECK_VALUE(d.H >= 1 && d.W >= 1, "qplugin::", op,
-                    ": input should have non-empty spatial dims, got shape ", sizes);
+  TORCH_CHECK_VALUE(d.H >= 1 && d.W >= 1, "qplugin::", op, ": input should have non-empty spatial dims, got shape ",
+                    sizes);
   const int64_t oh = pool_out_size(d.H, w.kH, w.pH, w.sH, w.dH, w.ceil_mode);
   const int64_t ow = pool_out_size(d.W, w.kW, w.pW, w.sW, w.dW, w.ceil_mode);
-  TORCH_CHECK_VALUE(oh >= 1 && ow >= 1, "qplugin::", op,
-                    ": output size should be at least 1x1, got ", oh, "x", ow, " for input ", sizes,
-                    " (kernel ", w.kH, "x", w.kW, ", stride ", w.sH, "x", w.sW, ", padding ", w.pH,
-                    "x", w.pW, ", dilation ", w.dH, "x", w.dW, ")");
+  TORCH_CHECK_VALUE(oh >= 1 && ow >= 1, "qplugin::", op, ": output size should be at least 1x1, got ", oh, "x", ow,
+                    " for input ", sizes, " (kernel ", w.kH, "x", w.kW, ", stride ", w.sH, "x", w.sW, ", padding ",
+                    w.pH, "x", w.pW, ", dilation ", w.dH, "x", w.dW, ")");
   auto out = with_spatial(sizes, oh, ow);
   check_output_size(op, out, 4);  // up to 4 bytes an element (qint32 / int32)
   return out;
 }
 
-std::vector<int64_t> adaptive_output_sizes(const char* op, at::IntArrayRef sizes,
-                                           at::IntArrayRef output_size) {
-  TORCH_CHECK_VALUE(output_size.size() == 2, "qplugin::", op,
-                    ": output_size should have 2 entries, got ", output_size.size(), " (",
-                    output_size, ")");
+std::vector<int64_t> adaptive_output_sizes(const char* op, at::IntArrayRef sizes, at::IntArrayRef output_size) {
+  TORCH_CHECK_VALUE(output_size.size() == 2, "qplugin::", op, ": output_size should have 2 entries, got ",
+                    output_size.size(), " (", output_size, ")");
   TORCH_CHECK_VALUE(output_size[0] >= 1 && output_size[1] >= 1, "qplugin::", op,
                     ": output_size should be at least 1x1, got ", output_size);
   const Nchw d = nchw(sizes);
-  TORCH_CHECK_VALUE(d.H >= 1 && d.W >= 1, "qplugin::", op,
-                    ": input should have non-empty spatial dims, got shape ", sizes);
+  TORCH_CHECK_VALUE(d.H >= 1 && d.W >= 1, "qplugin::", op, ": input should have non-empty spatial dims, got shape ",
+                    sizes);
   auto out = with_spatial(sizes, output_size[0], output_size[1]);
   check_output_size(op, out, 4);  // up to 4 bytes an element (qint32 / int32)
   return out;
@@ -390,14 +392,14 @@ void max_pool2d_int_out(const at::Tensor& data, const Pool2dWindow& w, const at:
       const char* i = static_cast<const char*>(ip) + n * d.H * d.W * d.C * esz;
       char* o = static_cast<char*>(op) + n * OH * OW * d.C * esz;
       if (dt == at::kByte) {
-        QPLUGIN_ISA_CALL(max_pool2d_nhwc_u8, reinterpret_cast<const uint8_t*>(i),
-                         reinterpret_cast<uint8_t*>(o), d.C, c0, c1, oh0, oh1, g);
+        QPLUGIN_ISA_CALL(max_pool2d_nhwc_u8, reinterpret_cast<const uint8_t*>(i), reinterpret_cast<uint8_t*>(o), d.C,
+                         c0, c1, oh0, oh1, g);
       } else if (dt == at::kChar) {
-        QPLUGIN_ISA_CALL(max_pool2d_nhwc_s8, reinterpret_cast<const int8_t*>(i),
-                         reinterpret_cast<int8_t*>(o), d.C, c0, c1, oh0, oh1, g);
+        QPLUGIN_ISA_CALL(max_pool2d_nhwc_s8, reinterpret_cast<const int8_t*>(i), reinterpret_cast<int8_t*>(o), d.C, c0,
+                         c1, oh0, oh1, g);
       } else {
-        QPLUGIN_ISA_CALL(max_pool2d_nhwc_s32, reinterpret_cast<const int32_t*>(i),
-                         reinterpret_cast<int32_t*>(o), d.C, c0, c1, oh0, oh1, g);
+        QPLUGIN_ISA_CALL(max_pool2d_nhwc_s32, reinterpret_cast<const int32_t*>(i), reinterpret_cast<int32_t*>(o), d.C,
+                         c0, c1, oh0, oh1, g);
       }
     });
   } else {
@@ -405,22 +407,21 @@ void max_pool2d_int_out(const at::Tensor& data, const Pool2dWindow& w, const at:
       const char* i = static_cast<const char*>(ip) + b * d.H * d.W * esz;
       char* o = static_cast<char*>(op) + b * OH * OW * esz;
       if (dt == at::kByte) {
-        QPLUGIN_ISA_CALL(max_pool2d_nchw_u8, reinterpret_cast<const uint8_t*>(i),
-                         reinterpret_cast<uint8_t*>(o), e - b, g);
+        QPLUGIN_ISA_CALL(max_pool2d_nchw_u8, reinterpret_cast<const uint8_t*>(i), reinterpret_cast<uint8_t*>(o), e - b,
+                         g);
       } else if (dt == at::kChar) {
-        QPLUGIN_ISA_CALL(max_pool2d_nchw_s8, reinterpret_cast<const int8_t*>(i),
-                         reinterpret_cast<int8_t*>(o), e - b, g);
+        QPLUGIN_ISA_CALL(max_pool2d_nchw_s8, reinterpret_cast<const int8_t*>(i), reinterpret_cast<int8_t*>(o), e - b,
+                         g);
       } else {
-        QPLUGIN_ISA_CALL(max_pool2d_nchw_s32, reinterpret_cast<const int32_t*>(i),
-                         reinterpret_cast<int32_t*>(o), e - b, g);
+        QPLUGIN_ISA_CALL(max_pool2d_nchw_s32, reinterpret_cast<const int32_t*>(i), reinterpret_cast<int32_t*>(o), e - b,
+                         g);
       }
     });
   }
 }
 
-void avg_pool2d_int_out(const at::Tensor& data, int64_t zero_point, const Pool2dWindow& w,
-                        bool count_include_pad, c10::optional<int64_t> divisor_override,
-                        const at::Tensor& out) {
+void avg_pool2d_int_out(const at::Tensor& data, int64_t zero_point, const Pool2dWindow& w, bool count_include_pad,
+                        c10::optional<int64_t> divisor_override, const at::Tensor& out) {
   const at::MemoryFormat fmt = pool_format(data);
   const at::Tensor x = data.contiguous(fmt);
   const Nchw d = nchw(x.sizes());
@@ -457,8 +458,7 @@ at::MemoryFormat pool3d_format(const at::Tensor& t) {
 
 void check_pool3d_input_rank(const char* op, const char* arg, const at::Tensor& t) {
   TORCH_CHECK_VALUE(t.dim() == 4 || t.dim() == 5, "qplugin::", op, ": ", arg,
-                    " should be 4-D (C, D, H, W) or 5-D (N, C, D, H, W), got ", t.dim(),
-                    "-D with shape ", t.sizes());
+                    " should be 4-D (C, D, H, W) or 5-D (N, C, D, H, W), got ", t.dim(), "-D with shape ", t.sizes());
 }
 
 Pool3dWindow check_pool3d_args(const char* op, at::IntArrayRef kernel_size, at::IntArrayRef stride,
@@ -468,8 +468,7 @@ Pool3dWindow check_pool3d_args(const char* op, at::IntArrayRef kernel_size, at::
     if (v.empty() && empty_ok) return dflt;
     TORCH_CHECK_VALUE(v.size() == 1 || v.size() == 3, "qplugin::", op, ": ", arg, " should have ",
                       empty_ok ? "0, 1 or 3" : "1 or 3", " entries, got ", v.size(), " (", v, ")");
-    return v.size() == 1 ? std::array<int64_t, 3>{v[0], v[0], v[0]}
-                         : std::array<int64_t, 3>{v[0], v[1], v[2]};
+    return v.size() == 1 ? std::array<int64_t, 3>{v[0], v[0], v[0]} : std::array<int64_t, 3>{v[0], v[1], v[2]};
   };
   Pool3dWindow w;
   w.k = three("kernel_size", kernel_size, false, {0, 0, 0});
@@ -482,13 +481,12 @@ Pool3dWindow check_pool3d_args(const char* op, at::IntArrayRef kernel_size, at::
       TORCH_CHECK_VALUE(v <= kMax, "qplugin::", op,
                         ": kernel_size, stride and padding should be at most 2^31 - 1, got ", v);
     }
-    TORCH_CHECK_VALUE(w.k[i] > 0, "qplugin::", op, ": kernel_size should be greater than zero, got ",
-                      kernel_size);
+    TORCH_CHECK_VALUE(w.k[i] > 0, "qplugin::", op, ": kernel_size should be greater than zero, got ", kernel_size);
     TORCH_CHECK_VALUE(w.s[i] > 0, "qplugin::", op, ": stride should be greater than zero, got ", stride);
     TORCH_CHECK_VALUE(w.p[i] >= 0, "qplugin::", op, ": padding should be non-negative, got ", padding);
     TORCH_CHECK_VALUE(w.p[i] <= w.k[i] / 2, "qplugin::", op,
-                      ": padding should be at most half of kernel_size, got padding ", padding,
-                      " for kernel_size ", kernel_size);
+                      ": padding should be at most half of kernel_size, got padding ", padding, " for kernel_size ",
+                      kernel_size);
   }
   return w;
 }
@@ -502,21 +500,19 @@ std::vector<int64_t> pool3d_output_sizes(const char* op, at::IntArrayRef sizes, 
   int64_t o[3];
   for (int i = 0; i < 3; ++i) o[i] = pool_out_size(in[i], w.k[i], w.p[i], w.s[i], 1, w.ceil_mode);
   TORCH_CHECK_VALUE(o[0] >= 1 && o[1] >= 1 && o[2] >= 1, "qplugin::", op,
-                    ": output size should be at least 1x1x1, got ", o[0], "x", o[1], "x", o[2],
-                    " for input ", sizes, " (kernel ", at::IntArrayRef(w.k), ", stride ",
-                    at::IntArrayRef(w.s), ", padding ", at::IntArrayRef(w.p), ")");
+                    ": output size should be at least 1x1x1, got ", o[0], "x", o[1], "x", o[2], " for input ", sizes,
+                    " (kernel ", at::IntArrayRef(w.k), ", stride ", at::IntArrayRef(w.s), ", padding ",
+                    at::IntArrayRef(w.p), ")");
   auto out = with_spatial3(sizes, o[0], o[1], o[2]);
   check_output_size(op, out, 4);  // up to 4 bytes an element (qint32 / int32)
   return out;
 }
 
-std::vector<int64_t> adaptive3d_output_sizes(const char* op, at::IntArrayRef sizes,
-                                             at::IntArrayRef output_size) {
-  TORCH_CHECK_VALUE(output_size.size() == 3, "qplugin::", op,
-                    ": output_size should have 3 entries, got ", output_size.size(), " (",
-                    output_size, ")");
-  TORCH_CHECK_VALUE(output_size[0] >= 1 && output_size[1] >= 1 && output_size[2] >= 1, "qplugin::",
-                    op, ": output_size should be at least 1x1x1, got ", output_size);
+std::vector<int64_t> adaptive3d_output_sizes(const char* op, at::IntArrayRef sizes, at::IntArrayRef output_size) {
+  TORCH_CHECK_VALUE(output_size.size() == 3, "qplugin::", op, ": output_size should have 3 entries, got ",
+                    output_size.size(), " (", output_size, ")");
+  TORCH_CHECK_VALUE(output_size[0] >= 1 && output_size[1] >= 1 && output_size[2] >= 1, "qplugin::", op,
+                    ": output_size should be at least 1x1x1, got ", output_size);
   const Nchw d = ncdhw(sizes);
   TORCH_CHECK_VALUE(d.D >= 1 && d.H >= 1 && d.W >= 1, "qplugin::", op,
                     ": input should have non-empty spatial dims, got shape ", sizes);
@@ -525,9 +521,8 @@ std::vector<int64_t> adaptive3d_output_sizes(const char* op, at::IntArrayRef siz
   return out;
 }
 
-void avg_pool3d_int_out(const at::Tensor& data, int64_t zero_point, const Pool3dWindow& w,
-                        bool count_include_pad, c10::optional<int64_t> divisor_override,
-                        const at::Tensor& out) {
+void avg_pool3d_int_out(const at::Tensor& data, int64_t zero_point, const Pool3dWindow& w, bool count_include_pad,
+                        c10::optional<int64_t> divisor_override, const at::Tensor& out) {
   const at::MemoryFormat fmt = pool3d_format(data);
   const at::Tensor x = data.contiguous(fmt);
   const Nchw d = ncdhw(x.sizes());
@@ -537,8 +532,7 @@ void avg_pool3d_int_out(const at::Tensor& data, int64_t zero_point, const Pool3d
   Win1d dw = avg_win1d(OD, w.k[0], w.s[0], w.p[0], d.D);
   Win1d hw = avg_win1d(OH, w.k[1], w.s[1], w.p[1], d.H), ww = avg_win1d(OW, w.k[2], w.s[2], w.p[2], d.W);
   fill_tables(t, &dw, hw, ww, zero_point, [&](auto dk, auto r, auto c) {
-    return avg_nums(dk.first * r.first * c.first, dk.second * r.second * c.second, count_include_pad,
-                    divisor_override);
+    return avg_nums(dk.first * r.first * c.first, dk.second * r.second * c.second, count_include_pad, divisor_override);
   });
   run_avg(x, out, d, fmt == at::MemoryFormat::ChannelsLast3d, OD, OH, OW, t);
 }
@@ -552,8 +546,7 @@ void adaptive_avg_pool3d_int_out(const at::Tensor& data, const at::Tensor& out) 
   AvgTables t;
   Win1d dw = adaptive_win1d(OD, d.D), hw = adaptive_win1d(OH, d.H), ww = adaptive_win1d(OW, d.W);
   fill_tables(t, &dw, hw, ww, 0, [](auto dk, auto r, auto c) {
-    const float m = 1.0f / static_cast<float>(dk.first) / static_cast<float>(r.first) /
-                    static_cast<float>(c.first);
+    const float m = 1.0f / static_cast<float>(dk.first) / static_cast<float>(r.first) / static_cast<float>(c.first);
     const int64_t size = dk.first * r.first * c.first;
     return ClassNums{size, size, m};
   });
@@ -572,8 +565,8 @@ at::Tensor max_pool2d_int(const at::Tensor& data, at::IntArrayRef kernel_size, a
 }
 
 at::Tensor avg_pool2d_int(const at::Tensor& data, int64_t zero_point, at::IntArrayRef kernel_size,
-                          at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
-                          bool count_include_pad, c10::optional<int64_t> divisor_override) {
+                          at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                          c10::optional<int64_t> divisor_override) {
   constexpr const char* op = "avg_pool2d";
   check_int_data(op, data);
   check_pool_input_rank(op, "input", data);
@@ -588,12 +581,11 @@ at::Tensor adaptive_avg_pool2d_int(const at::Tensor& data, at::IntArrayRef outpu
   constexpr const char* op = "adaptive_avg_pool2d";
   check_int_data(op, data);
   check_pool_input_rank(op, "input", data);
-  at::Tensor out = at::empty(adaptive_output_sizes(op, data.sizes(), output_size), data.options(),
-                             pool_format(data));
+  at::Tensor out = at::empty(adaptive_output_sizes(op, data.sizes(), output_size), data.options(), pool_format(data));
   adaptive_avg_pool2d_int_out(data, out);
   return out;
 }
 
-} // namespace cpu
+}  // namespace cpu
 
-} // namespace qplugin
+}  // namespace qplugin

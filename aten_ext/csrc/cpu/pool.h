@@ -22,12 +22,11 @@ struct Pool2dWindow {
 // messages) for an input of `sizes`; returns the window. `dilation` may be
 // empty (avg_pool2d: 1).
 Pool2dWindow check_pool2d_args(const char* op, at::IntArrayRef sizes, at::IntArrayRef kernel_size,
-                               at::IntArrayRef stride, at::IntArrayRef padding,
-                               at::IntArrayRef dilation, bool ceil_mode);
+                               at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+                               bool ceil_mode);
 // Output sizes ([C, OH, OW] or [N, C, OH, OW]); raises if OH or OW < 1.
 std::vector<int64_t> pool2d_output_sizes(const char* op, at::IntArrayRef sizes, const Pool2dWindow& w);
-std::vector<int64_t> adaptive_output_sizes(const char* op, at::IntArrayRef sizes,
-                                           at::IntArrayRef output_size);
+std::vector<int64_t> adaptive_output_sizes(const char* op, at::IntArrayRef sizes, at::IntArrayRef output_size);
 void check_pool_input_rank(const char* op, const char* arg, const at::Tensor& t);
 
 // The memory format pooling keeps: channels_last for 4-D channels_last inputs.
@@ -36,17 +35,16 @@ at::MemoryFormat pool_format(const at::Tensor& t);
 // out: an integer tensor of the output sizes, dense in pool_format(data).
 void max_pool2d_int_out(const at::Tensor& data, const Pool2dWindow& w, const at::Tensor& out);
 // Average pooling of integer data with zero point `zero_point` (output keeps it).
-void avg_pool2d_int_out(const at::Tensor& data, int64_t zero_point, const Pool2dWindow& w,
-                        bool count_include_pad, c10::optional<int64_t> divisor_override,
-                        const at::Tensor& out);
+void avg_pool2d_int_out(const at::Tensor& data, int64_t zero_point, const Pool2dWindow& w, bool count_include_pad,
+                        c10::optional<int64_t> divisor_override, const at::Tensor& out);
 void adaptive_avg_pool2d_int_out(const at::Tensor& data, const at::Tensor& out);
 
 // Plain-integer entry points (allocate the output).
 at::Tensor max_pool2d_int(const at::Tensor& data, at::IntArrayRef kernel_size, at::IntArrayRef stride,
                           at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode);
 at::Tensor avg_pool2d_int(const at::Tensor& data, int64_t zero_point, at::IntArrayRef kernel_size,
-                          at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode,
-                          bool count_include_pad, c10::optional<int64_t> divisor_override);
+                          at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                          c10::optional<int64_t> divisor_override);
 at::Tensor adaptive_avg_pool2d_int(const at::Tensor& data, at::IntArrayRef output_size);
 
 // ---- 3-D average pooling (4-D (C, D, H, W) or 5-D (N, C, D, H, W) input; 5-D
@@ -62,12 +60,10 @@ at::MemoryFormat pool3d_format(const at::Tensor& t);
 Pool3dWindow check_pool3d_args(const char* op, at::IntArrayRef kernel_size, at::IntArrayRef stride,
                                at::IntArrayRef padding, bool ceil_mode);
 std::vector<int64_t> pool3d_output_sizes(const char* op, at::IntArrayRef sizes, const Pool3dWindow& w);
-std::vector<int64_t> adaptive3d_output_sizes(const char* op, at::IntArrayRef sizes,
-                                             at::IntArrayRef output_size);
-void avg_pool3d_int_out(const at::Tensor& data, int64_t zero_point, const Pool3dWindow& w,
-                        bool count_include_pad, c10::optional<int64_t> divisor_override,
-                        const at::Tensor& out);
+std::vector<int64_t> adaptive3d_output_sizes(const char* op, at::IntArrayRef sizes, at::IntArrayRef output_size);
+void avg_pool3d_int_out(const at::Tensor& data, int64_t zero_point, const Pool3dWindow& w, bool count_include_pad,
+                        c10::optional<int64_t> divisor_override, const at::Tensor& out);
 void adaptive_avg_pool3d_int_out(const at::Tensor& data, const at::Tensor& out);
 
-} // namespace cpu
-} // namespace qplugin
+}  // namespace cpu
+}  // namespace qplugin

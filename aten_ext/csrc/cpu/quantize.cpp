@@ -20,7 +20,7 @@ namespace qplugin {
 namespace cpu {
 namespace {
 
-constexpr int64_t kGrain = 1 << 15;  // elements per task
+constexpr int64_t kGrain = 1 << 15;                  // elements per task
 constexpr int64_t kStreamBytes = int64_t(48) << 20;  // non-temporal stores above this output size
 
 // The wrapped channel axis of a per-channel tensor.
@@ -32,27 +32,24 @@ int64_t check_channel_axis(const char* op, const at::Tensor& self, int64_t axis)
 
 // Validated per-channel qparams, in the forms the kernels take.
 struct ChannelParams {
-  at::Tensor scales;       // float64, as quantized tensors store them
-  at::Tensor zero_points;  // int64
+  at::Tensor scales;              // float64, as quantized tensors store them
+  at::Tensor zero_points;         // int64
   std::vector<float> inv_scales;  // kernels::inv_scale_of (8-bit)
   std::vector<double> scales_d;   // qint32
   std::vector<int32_t> zps;
 };
 
-ChannelParams check_channel_params(const char* op, const at::Tensor& scales,
-                                   const at::Tensor& zero_points, int64_t channels,
-                                   at::ScalarType qdtype) {
+ChannelParams check_channel_params(const char* op, const at::Tensor& scales, const at::Tensor& zero_points,
+                                   int64_t channels, at::ScalarType qdtype) {
   TORCH_CHECK(at::isFloatingType(scales.scalar_type()), "qplugin::", op,
               ": scales should be a float32 or float64 tensor, got dtype ", scales.scalar_type());
-  TORCH_CHECK(at::isIntegralType(zero_points.scalar_type(), /*includeBool=*/false),
-              "qplugin::", op, ": zero_points should be an int32 or int64 tensor, got dtype ",
-              zero_points.scalar_type());
+  TORCH_CHECK(at::isIntegralType(zero_points.scalar_type(), /*includeBool=*/false), "qplugin::", op,
+              ": zero_points should be an int32 or int64 tensor, got dtype ", zero_points.scalar_type());
   TORCH_CHECK_VALUE(scales.dim() == 1 && scales.numel() == channels, "qplugin::", op,
-                    ": scales should be 1-D with one entry per channel (", channels,
-                    "), got shape ", scales.sizes());
+                    ": scales should be 1-D with one entry per channel (", channels, "), got shape ", scales.sizes());
   TORCH_CHECK_VALUE(zero_points.dim() == 1 && zero_points.numel() == channels, "qplugin::", op,
-                    ": zero_points should be 1-D with one entry per channel (", channels,
-                    "), got shape ", zero_points.sizes());
+                    ": zero_points should be 1-D with one entry per channel (", channels, "), got shape ",
+                    zero_points.sizes());
   ChannelParams p;
   p.scales = scales.to(at::kDouble).contiguous();
   p.zero_points = zero_points.to(at::kLong).contiguous();
@@ -64,11 +61,10 @@ ChannelParams check_channel_params(const char* op, const at::Tensor& scales,
     const float inv = kernels::inv_scale_of(s[c]);
     TORCH_CHECK_VALUE(std::isfinite(s[c]) && s[c] > 0 && fs > 0.0f && std::isfinite(fs) && std::isfinite(inv),
                       "qplugin::", op, ": scales[", c,
-                      "] should be a positive finite number with a finite float32 reciprocal, got ",
-                      s[c]);
-    TORCH_CHECK_VALUE(z[c] >= range.first && z[c] <= range.second, "qplugin::", op,
-                      ": zero_points[", c, "] should be in [", range.first, ", ", range.second,
-                      "] for ", range_name(qdtype), ", got ", z[c]);
+                      "] should be a positive finite number with a finite float32 reciprocal, got ", s[c]);
+    TORCH_CHECK_VALUE(z[c] >= range.first && z[c] <= range.second, "qplugin::", op, ": zero_points[", c,
+                      "] should be in [", range.first, ", ", range.second, "] for ", range_name(qdtype), ", got ",
+                      z[c]);
     p.inv_scales.push_back(inv);
     p.scales_d.push_back(s[c]);
     p.zps.push_back(static_cast<int32_t>(z[c]));
@@ -89,7 +85,7 @@ void parallel_elems(int64_t n, F fn) {
 struct PerChannelWalk {
   AxisSplit split;
   bool rows;
-  int64_t period;  // elements per period (periodic walk)
+  int64_t period;                   // elements per period (periodic walk)
   std::vector<int64_t> channel_of;  // channel of each element of a period
 };
 
@@ -136,7 +132,7 @@ void walk_per_channel(const PerChannelWalk& w, int64_t numel, RowFn row_fn, Peri
   }
 }
 
-} // namespace
+}  // namespace
 
 at::Tensor as_float_input(const char* op, const at::Tensor& self) {
   check_float_input(op, "self", self);
@@ -188,12 +184,13 @@ void parallel_copy(void* dst, const void* src, int64_t nbytes) {
   if (nbytes <= 0) return;
   auto* d = static_cast<char*>(dst);
   const auto* s = static_cast<const char*>(src);
-  at::parallel_for(0, nbytes, 1 << 20, [&](int64_t b, int64_t e) { std::memcpy(d + b, s + b, e - b); });
+  at::parallel_for(0, nbytes, 1 << 20, [&](int64_t b, int64_t e) {
+    std::memcpy(d + b, s + b, e - b);
+  });
 }
 
 // q = quantize(x) into yp (dense in x's layout); int_dtype: uint8 / int8 / int32.
-void quantize_tensor_into(const at::Tensor& x, double scale, int64_t zero_point, at::ScalarType int_dtype,
-                          void* yp) {
+void quantize_tensor_into(const at::Tensor& x, double scale, int64_t zero_point, at::ScalarType int_dtype, void* yp) {
   const float inv = kernels::inv_scale_of(scale);
   const int32_t zp = static_cast<int32_t>(zero_point);
   const float* xp = x.const_data_ptr<float>();
@@ -269,14 +266,14 @@ at::Tensor quantize_per_channel_with(const char* op, const at::Tensor& self, con
       },
       [&](int64_t off, int64_t len) {
         if (int_dtype == at::kByte) {
-          QPLUGIN_ISA_CALL(quantize_periodic_u8, xp + off, static_cast<uint8_t*>(yp) + off, len,
-                           w.period, inv_p.data(), z_p.data());
+          QPLUGIN_ISA_CALL(quantize_periodic_u8, xp + off, static_cast<uint8_t*>(yp) + off, len, w.period, inv_p.data(),
+                           z_p.data());
         } else if (int_dtype == at::kChar) {
-          QPLUGIN_ISA_CALL(quantize_periodic_s8, xp + off, static_cast<int8_t*>(yp) + off, len,
-                           w.period, inv_p.data(), z_p.data());
+          QPLUGIN_ISA_CALL(quantize_periodic_s8, xp + off, static_cast<int8_t*>(yp) + off, len, w.period, inv_p.data(),
+                           z_p.data());
         } else {
-          QPLUGIN_ISA_CALL(quantize_periodic_s32, xp + off, static_cast<int32_t*>(yp) + off, len,
-                           w.period, s_p.data(), z_p.data());
+          QPLUGIN_ISA_CALL(quantize_periodic_s32, xp + off, static_cast<int32_t*>(yp) + off, len, w.period, s_p.data(),
+                           z_p.data());
         }
       });
   return out;
@@ -321,8 +318,8 @@ at::Tensor dequantize_per_tensor_int(const at::Tensor& data, double scale, int64
   return out;
 }
 
-at::Tensor dequantize_per_channel_int(const at::Tensor& data, const at::Tensor& scales,
-                                      const at::Tensor& zero_points, int64_t axis) {
+at::Tensor dequantize_per_channel_int(const at::Tensor& data, const at::Tensor& scales, const at::Tensor& zero_points,
+                                      int64_t axis) {
   const at::MemoryFormat fmt = kept_format(data);
   const at::Tensor q = data.contiguous(fmt);
   at::Tensor out = at::empty(q.sizes(), q.options().dtype(at::kFloat), fmt);
@@ -356,14 +353,14 @@ at::Tensor dequantize_per_channel_int(const at::Tensor& data, const at::Tensor& 
       },
       [&](int64_t off, int64_t len) {
         if (dt == at::kByte) {
-          QPLUGIN_ISA_CALL(dequantize_periodic_u8, static_cast<const uint8_t*>(qp) + off, yp + off, len,
-                           w.period, s_p.data(), z_p.data());
+          QPLUGIN_ISA_CALL(dequantize_periodic_u8, static_cast<const uint8_t*>(qp) + off, yp + off, len, w.period,
+                           s_p.data(), z_p.data());
         } else if (dt == at::kChar) {
-          QPLUGIN_ISA_CALL(dequantize_periodic_s8, static_cast<const int8_t*>(qp) + off, yp + off, len,
-                           w.period, s_p.data(), z_p.data());
+          QPLUGIN_ISA_CALL(dequantize_periodic_s8, static_cast<const int8_t*>(qp) + off, yp + off, len, w.period,
+                           s_p.data(), z_p.data());
         } else {
-          QPLUGIN_ISA_CALL(dequantize_periodic_s32, static_cast<const int32_t*>(qp) + off, yp + off, len,
-                           w.period, s_p.data(), z_p.data());
+          QPLUGIN_ISA_CALL(dequantize_periodic_s32, static_cast<const int32_t*>(qp) + off, yp + off, len, w.period,
+                           s_p.data(), z_p.data());
         }
       });
   return out;
@@ -379,6 +376,6 @@ at::Tensor dense_copy(const at::Tensor& data) {
   return out;
 }
 
-} // namespace cpu
+}  // namespace cpu
 
-} // namespace qplugin
+}  // namespace qplugin

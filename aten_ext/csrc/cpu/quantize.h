@@ -15,8 +15,8 @@ at::Tensor as_float_input(const char* op, const at::Tensor& self);
 void quantize_tensor_into(const at::Tensor& x, double scale, int64_t zero_point, at::ScalarType int_dtype, void* yp);
 // Per-channel quantize of float `self` into the tensor make_out(x, scales f64, zero_points i64, axis, format)
 // allocates (dense in format); int_dtype (uint8 / int8 / int32) picks the kernels and the range.
-using PerChannelAlloc = std::function<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t,
-                                                 at::MemoryFormat)>;
+using PerChannelAlloc =
+    std::function<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&, int64_t, at::MemoryFormat)>;
 at::Tensor quantize_per_channel_with(const char* op, const at::Tensor& self, const at::Tensor& scales,
                                      const at::Tensor& zero_points, int64_t axis, at::ScalarType int_dtype,
                                      const PerChannelAlloc& make_out);
@@ -31,8 +31,8 @@ at::Tensor quantize_per_channel_int(const char* op, const at::Tensor& self, cons
 void check_per_channel_qparams(const char* op, const at::Tensor& data, const at::Tensor& scales,
                                const at::Tensor& zero_points, int64_t* axis);
 at::Tensor dequantize_per_tensor_int(const at::Tensor& data, double scale, int64_t zero_point);
-at::Tensor dequantize_per_channel_int(const at::Tensor& data, const at::Tensor& scales,
-                                      const at::Tensor& zero_points, int64_t axis);
+at::Tensor dequantize_per_channel_int(const at::Tensor& data, const at::Tensor& scales, const at::Tensor& zero_points,
+                                      int64_t axis);
 // A dense copy of `data` in its kept memory format (int_repr).
 at::Tensor dense_copy(const at::Tensor& data);
 
@@ -47,5 +47,5 @@ QParams choose_qparams(float min, float max, int32_t qmin, int32_t qmax, bool re
 // memcpy split over at::parallel_for.
 void parallel_copy(void* dst, const void* src, int64_t nbytes);
 
-} // namespace cpu
-} // namespace qplugin
+}  // namespace cpu
+}  // namespace qplugin

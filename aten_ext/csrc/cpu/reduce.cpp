@@ -36,8 +36,8 @@ void check_int_data(const char* op, const at::Tensor& data) {
 
 // First index of the largest key along n of x viewed as [outer, n, inner]
 // (contiguous); idx is [outer, inner].
-void argmax_3d(const at::Tensor& x, const OrderPlan& plan, bool is_max, int64_t outer, int64_t n,
-               int64_t inner, int64_t* idx) {
+void argmax_3d(const at::Tensor& x, const OrderPlan& plan, bool is_max, int64_t outer, int64_t n, int64_t inner,
+               int64_t* idx) {
   if (outer * inner == 0) return;
   const int64_t per = std::max<int64_t>(1, n * inner);
   const int64_t grain = std::max<int64_t>(1, (kGrain * 8) / per);
@@ -81,7 +81,9 @@ int64_t argmax_flat(const at::Tensor& x, const OrderPlan& plan, bool is_max) {
       best[c] = lo + i;
     }
   });
-  auto key_at = [&](int64_t i) -> int32_t { return plan.bytes ? (xp[i] ^ mask) : kp[i]; };
+  auto key_at = [&](int64_t i) -> int32_t {
+    return plan.bytes ? (xp[i] ^ mask) : kp[i];
+  };
   int64_t win = best[0];
   for (int64_t c = 1; c < chunks; ++c) {
     if (best[c] >= 0 && key_at(best[c]) > key_at(win)) win = best[c];
@@ -116,7 +118,9 @@ at::Tensor round_mean(const std::vector<int64_t>& sums, int64_t count, at::Tenso
     return std::llrint(d);
 #endif
   };
-  auto exact = [count](int64_t s) { return kernels::round_div_even(s, count); };
+  auto exact = [count](int64_t s) {
+    return kernels::round_div_even(s, count);
+  };
   auto fill = [&](auto* p) {
     using T = std::remove_pointer_t<decltype(p)>;
     const int64_t* sp = sums.data();  // locals: the byte stores below may alias anything
@@ -142,14 +146,15 @@ at::Tensor round_mean(const std::vector<int64_t>& sums, int64_t count, at::Tenso
   return out;
 }
 
-} // namespace
+}  // namespace
 
-at::Tensor max_all_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
-                       bool is_max, const ValuesAlloc& alloc) {
+at::Tensor max_all_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point, bool is_max,
+                       const ValuesAlloc& alloc) {
   check_int_data(op, data);
   TORCH_CHECK_INDEX(data.numel() > 0, "qplugin::", op,
                     ": self should have at least one element (use the dim overload for empty "
-                    "tensors), got shape ", data.sizes());
+                    "tensors), got shape ",
+                    data.sizes());
   const at::Tensor x = data.contiguous();
   const OrderPlan plan = plan_order(x.scalar_type(), scale, zero_point);
   const int64_t i = argmax_flat(x, plan, is_max);
@@ -159,14 +164,13 @@ at::Tensor max_all_int(const char* op, const at::Tensor& data, double scale, int
   return out;
 }
 
-std::tuple<at::Tensor, at::Tensor> max_dim_int(const char* op, const at::Tensor& data, double scale,
-                                               int64_t zero_point, int64_t dim, bool keepdim,
-                                               bool is_max, const ValuesAlloc& alloc) {
+std::tuple<at::Tensor, at::Tensor> max_dim_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
+                                               int64_t dim, bool keepdim, bool is_max, const ValuesAlloc& alloc) {
   check_int_data(op, data);
   const int64_t d = wrap_dim(op, dim, data.dim());
   const int64_t n = data.dim() > 0 ? data.size(d) : 1;
-  TORCH_CHECK_INDEX(n > 0, "qplugin::", op, ": dim ", dim,
-                    " should have a non-zero size to reduce over, got shape ", data.sizes());
+  TORCH_CHECK_INDEX(n > 0, "qplugin::", op, ": dim ", dim, " should have a non-zero size to reduce over, got shape ",
+                    data.sizes());
   const auto out_sizes = data.dim() > 0 ? reduced_sizes(data.sizes(), d, keepdim) : std::vector<int64_t>{};
   at::Tensor values = alloc(out_sizes);
   at::Tensor idx = at::empty(out_sizes, data.options().dtype(at::kLong));
@@ -198,8 +202,8 @@ at::Tensor argmax_int(const char* op, const at::Tensor& data, double scale, int6
   }
   const int64_t d = wrap_dim(op, *dim, data.dim());
   const int64_t n = data.dim() > 0 ? data.size(d) : 1;
-  TORCH_CHECK_INDEX(n > 0, "qplugin::", op, ": dim ", *dim,
-                    " should have a non-zero size to reduce over, got shape ", data.sizes());
+  TORCH_CHECK_INDEX(n > 0, "qplugin::", op, ": dim ", *dim, " should have a non-zero size to reduce over, got shape ",
+                    data.sizes());
   const auto out_sizes = data.dim() > 0 ? reduced_sizes(data.sizes(), d, keepdim) : std::vector<int64_t>{};
   at::Tensor idx = at::empty(out_sizes, data.options().dtype(at::kLong));
   if (idx.numel() == 0) return idx;
@@ -241,17 +245,19 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
   }
   at::Tensor out = alloc(out_sizes);
   if (rows == 0) return out;
-  TORCH_CHECK_VALUE(count > 0, "qplugin::", op, ": the reduced dims should hold at least one element "
-                    "(the mean of nothing is undefined), got shape ", data.sizes(), " reducing over ",
-                    dim.has_value() ? c10::str(*dim) : std::string("all dims"));
+  TORCH_CHECK_VALUE(count > 0, "qplugin::", op,
+                    ": the reduced dims should hold at least one element "
+                    "(the mean of nothing is undefined), got shape ",
+                    data.sizes(), " reducing over ", dim.has_value() ? c10::str(*dim) : std::string("all dims"));
   // Walk the data in its memory order (channels_last and permuted views need
   // no copy): order[i] is the original dim at physical position i.
   std::vector<int64_t> order(static_cast<size_t>(nd));
   for (int64_t d = 0; d < nd; ++d) order[d] = d;
   at::Tensor xs = nd > 0 ? data : data.reshape({1});
   if (nd > 0 && !data.is_contiguous()) {
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int64_t a, int64_t b) { return data.stride(a) > data.stride(b); });
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return data.stride(a) > data.stride(b);
+    });
     xs = data.permute(order);
     if (!xs.is_contiguous()) {
       for (int64_t d = 0; d < nd; ++d) order[d] = d;
@@ -278,8 +284,10 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
   } else if (nd > 0) {
     // Scattered reduced dims: move them last (one copy), then rows.
     std::vector<int64_t> perm;
-    for (int64_t i = 0; i < nd; ++i) if (!reduce[order[i]]) perm.push_back(i);
-    for (int64_t i = 0; i < nd; ++i) if (reduce[order[i]]) perm.push_back(i);
+    for (int64_t i = 0; i < nd; ++i)
+      if (!reduce[order[i]]) perm.push_back(i);
+    for (int64_t i = 0; i < nd; ++i)
+      if (reduce[order[i]]) perm.push_back(i);
     xs = xs.permute(perm).contiguous();
   }
   const int64_t outer = rows / inner;
@@ -292,12 +300,13 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
     constexpr int64_t kCols = 4096;
     const int64_t col_chunks = (inner + kCols - 1) / kCols;
     const int64_t per_task = count * std::min(inner, kCols);
-    at::parallel_for(0, outer * col_chunks, std::max<int64_t>(1, (kGrain * 32) / per_task), [&](int64_t b0, int64_t e0) {
-      for (int64_t t = b0; t < e0; ++t) {
-        const int64_t o = t / col_chunks, j0 = (t % col_chunks) * kCols;
-        fn(o * count * inner + j0, o * inner + j0, std::min(kCols, inner - j0));
-      }
-    });
+    at::parallel_for(0, outer * col_chunks, std::max<int64_t>(1, (kGrain * 32) / per_task),
+                     [&](int64_t b0, int64_t e0) {
+                       for (int64_t t = b0; t < e0; ++t) {
+                         const int64_t o = t / col_chunks, j0 = (t % col_chunks) * kCols;
+                         fn(o * count * inner + j0, o * inner + j0, std::min(kCols, inner - j0));
+                       }
+                     });
   };
   if (inner > 1 && in_order && dt != at::kInt && count <= kernels::kMeanMidMaxN) {
     // A middle dim of 8-bit data (a channel mean of NCHW): each column chunk's means rounded in
@@ -370,6 +379,6 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
   return out;
 }
 
-} // namespace cpu
+}  // namespace cpu
 
-} // namespace qplugin
+}  // namespace qplugin

@@ -26,11 +26,13 @@ void check_state(const char* kOp, const char* arg, const at::Tensor& t, int64_t 
                     " should have shape [", B, ", ", H, "] (batch, hidden_size), got ", t.sizes());
 }
 
-} // namespace
+}  // namespace
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic_view(
-    const char* kOp, const at::Tensor& input, const at::Tensor& h0, const at::Tensor& c0,
-    const LinearWeightsView& w_ih, const LinearWeightsView& w_hh, int64_t num_gates, bool reverse) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic_view(const char* kOp, const at::Tensor& input,
+                                                                      const at::Tensor& h0, const at::Tensor& c0,
+                                                                      const LinearWeightsView& w_ih,
+                                                                      const LinearWeightsView& w_hh, int64_t num_gates,
+                                                                      bool reverse) {
   TORCH_CHECK_VALUE(num_gates == 3 || num_gates == 4, "qplugin::", kOp,
                     ": num_gates should be 4 (LSTM) or 3 (GRU), got ", num_gates);
   check_float_input(kOp, "input", input);
@@ -39,10 +41,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic_view(
   const int64_t T = input.size(0), B = input.size(1), I = input.size(2);
   const int64_t H = w_hh.b.K;
   const int64_t G = num_gates;
-  TORCH_CHECK_VALUE(w_hh.b.N == G * H, "qplugin::", kOp, ": w_hh should be [", G,
-                    " * hidden_size, hidden_size] = [", G * H, ", ", H, "], got [", w_hh.b.N, ", ", w_hh.b.K, "]");
-  TORCH_CHECK_VALUE(w_ih.b.N == G * H && w_ih.b.K == I, "qplugin::", kOp, ": w_ih should be [", G * H, ", ", I,
-                    "] (", G, " * hidden_size, input_size), got [", w_ih.b.N, ", ", w_ih.b.K, "]");
+  TORCH_CHECK_VALUE(w_hh.b.N == G * H, "qplugin::", kOp, ": w_hh should be [", G, " * hidden_size, hidden_size] = [",
+                    G * H, ", ", H, "], got [", w_hh.b.N, ", ", w_hh.b.K, "]");
+  TORCH_CHECK_VALUE(w_ih.b.N == G * H && w_ih.b.K == I, "qplugin::", kOp, ": w_ih should be [", G * H, ", ", I, "] (",
+                    G, " * hidden_size, input_size), got [", w_ih.b.N, ", ", w_ih.b.K, "]");
   check_state(kOp, "h0", h0, B, H);
   const bool lstm = G == 4;
   if (lstm) check_state(kOp, "c0", c0, B, H);
@@ -78,5 +80,5 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic_view(
   return {out, h, c};
 }
 
-} // namespace cpu
-} // namespace qplugin
+}  // namespace cpu
+}  // namespace qplugin

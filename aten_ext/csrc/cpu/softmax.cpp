@@ -13,8 +13,8 @@
 namespace qplugin {
 namespace cpu {
 
-void softmax_int_out(const at::Tensor& data, const at::Tensor& out, int64_t dim, double in_scale,
-                     int64_t in_zp, double out_scale, int64_t out_zp) {
+void softmax_int_out(const at::Tensor& data, const at::Tensor& out, int64_t dim, double in_scale, int64_t in_zp,
+                     double out_scale, int64_t out_zp) {
   const at::MemoryFormat fmt = kept_format(data);
   const at::Tensor x = data.contiguous(fmt);
   TORCH_INTERNAL_ASSERT(out.is_contiguous(fmt) && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type());
@@ -31,14 +31,14 @@ void softmax_int_out(const at::Tensor& data, const at::Tensor& out, int64_t dim,
   void* yp = out.data_ptr();
   auto call = [&](int64_t off, int64_t outer, int64_t count) {
     if (dt == at::kByte) {
-      QPLUGIN_ISA_CALL(softmax_u8, static_cast<const uint8_t*>(xp) + off, static_cast<uint8_t*>(yp) + off,
-                       outer, sp.channels, count, sp.inner, &spec);
+      QPLUGIN_ISA_CALL(softmax_u8, static_cast<const uint8_t*>(xp) + off, static_cast<uint8_t*>(yp) + off, outer,
+                       sp.channels, count, sp.inner, &spec);
     } else if (dt == at::kChar) {
-      QPLUGIN_ISA_CALL(softmax_s8, static_cast<const int8_t*>(xp) + off, static_cast<int8_t*>(yp) + off,
-                       outer, sp.channels, count, sp.inner, &spec);
+      QPLUGIN_ISA_CALL(softmax_s8, static_cast<const int8_t*>(xp) + off, static_cast<int8_t*>(yp) + off, outer,
+                       sp.channels, count, sp.inner, &spec);
     } else {
-      QPLUGIN_ISA_CALL(softmax_s32, static_cast<const int32_t*>(xp) + off, static_cast<int32_t*>(yp) + off,
-                       outer, sp.channels, count, sp.inner, &spec);
+      QPLUGIN_ISA_CALL(softmax_s32, static_cast<const int32_t*>(xp) + off, static_cast<int32_t*>(yp) + off, outer,
+                       sp.channels, count, sp.inner, &spec);
     }
   };
   const int64_t per_outer = sp.channels * sp.inner;
@@ -57,6 +57,6 @@ void softmax_int_out(const at::Tensor& data, const at::Tensor& out, int64_t dim,
   }
 }
 
-} // namespace cpu
+}  // namespace cpu
 
-} // namespace qplugin
+}  // namespace qplugin

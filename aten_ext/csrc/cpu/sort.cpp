@@ -18,9 +18,9 @@ namespace qplugin {
 namespace cpu {
 namespace {
 
-constexpr int64_t kGrain = 1 << 14;         // elements per task
-constexpr int64_t kSplitRow = 1 << 16;      // a row this long is sorted by several threads
-constexpr int64_t kChunk = 1 << 15;         // smallest per-thread piece of a split row
+constexpr int64_t kGrain = 1 << 14;     // elements per task
+constexpr int64_t kSplitRow = 1 << 16;  // a row this long is sorted by several threads
+constexpr int64_t kChunk = 1 << 15;     // smallest per-thread piece of a split row
 
 void check_int_data(const char* op, const at::Tensor& data) {
   const auto dt = data.scalar_type();
@@ -96,8 +96,7 @@ void sort_row_split(const uint8_t* x, int64_t n, uint8_t mask, uint8_t* values, 
 }
 
 // Sorts rows of r.x; values (moved layout, may be undefined) and idx [rows, n].
-void sort_rows(const Rows& r, const OrderPlan& plan, bool descending, const at::Tensor& values,
-               const at::Tensor& idx) {
+void sort_rows(const Rows& r, const OrderPlan& plan, bool descending, const at::Tensor& values, const at::Tensor& idx) {
   const int64_t rows = r.rows, n = r.n;
   if (rows == 0 || n == 0) return;
   int64_t* ip = idx.data_ptr<int64_t>();
@@ -124,13 +123,15 @@ void sort_rows(const Rows& r, const OrderPlan& plan, bool descending, const at::
   if (values.defined()) values.copy_(at::gather(r.x, -1, idx));
 }
 
-} // namespace
+}  // namespace
 
 int64_t wrap_dim(const char* op, int64_t dim, int64_t ndim) { return check_dim(op, "dim", dim, ndim); }
 
 ValuesAlloc plain_alloc(const at::Tensor& data) {
   const auto opts = data.options();
-  return [opts](at::IntArrayRef sizes) { return at::empty(sizes, opts); };
+  return [opts](at::IntArrayRef sizes) {
+    return at::empty(sizes, opts);
+  };
 }
 
 OrderPlan plan_order(at::ScalarType dt, double scale, int64_t zero_point) {
@@ -155,9 +156,8 @@ at::Tensor order_keys(const at::Tensor& data, const OrderPlan& plan, bool revers
   return keys;
 }
 
-std::tuple<at::Tensor, at::Tensor> sort_int(const char* op, const at::Tensor& data, double scale,
-                                            int64_t zero_point, int64_t dim, bool descending,
-                                            const ValuesAlloc& alloc) {
+std::tuple<at::Tensor, at::Tensor> sort_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
+                                            int64_t dim, bool descending, const ValuesAlloc& alloc) {
   check_int_data(op, data);
   const Rows r = as_rows(op, data, dim);
   const OrderPlan plan = plan_order(data.scalar_type(), scale, zero_point);
@@ -170,8 +170,8 @@ std::tuple<at::Tensor, at::Tensor> sort_int(const char* op, const at::Tensor& da
   return {out, moved_back(r, idx, data.sizes())};
 }
 
-at::Tensor argsort_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
-                       int64_t dim, bool descending) {
+at::Tensor argsort_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point, int64_t dim,
+                       bool descending) {
   check_int_data(op, data);
   const Rows r = as_rows(op, data, dim);
   const OrderPlan plan = plan_order(data.scalar_type(), scale, zero_point);
@@ -180,14 +180,14 @@ at::Tensor argsort_int(const char* op, const at::Tensor& data, double scale, int
   return moved_back(r, idx, data.sizes());
 }
 
-std::tuple<at::Tensor, at::Tensor> topk_int(const char* op, const at::Tensor& data, double scale,
-                                            int64_t zero_point, int64_t k, int64_t dim, bool largest,
-                                            bool sorted, const ValuesAlloc& alloc) {
+std::tuple<at::Tensor, at::Tensor> topk_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
+                                            int64_t k, int64_t dim, bool largest, bool sorted,
+                                            const ValuesAlloc& alloc) {
   check_int_data(op, data);
   const Rows r = as_rows(op, data, dim);
-  TORCH_CHECK_INDEX(k >= 0 && k <= r.n, "qplugin::", op, ": k should be in [0, ", r.n,
-                    "] (the size of dim ", dim, "), got ", k);
-  (void)sorted;  // results are always sorted, which every `sorted` value allows
+  TORCH_CHECK_INDEX(k >= 0 && k <= r.n, "qplugin::", op, ": k should be in [0, ", r.n, "] (the size of dim ", dim,
+                    "), got ", k);
+  (void)sorted;                // results are always sorted, which every `sorted` value allows
   if (data.dim() == 0) k = 1;  // as torch: a 0-dim tensor is its own top-0 and top-1
   std::vector<int64_t> out_sizes = data.sizes().vec();
   if (data.dim() > 0) out_sizes[r.dim] = k;
@@ -226,6 +226,6 @@ std::tuple<at::Tensor, at::Tensor> topk_int(const char* op, const at::Tensor& da
   return {out, idx.movedim(-1, r.dim).contiguous()};
 }
 
-} // namespace cpu
+}  // namespace cpu
 
-} // namespace qplugin
+}  // namespace qplugin

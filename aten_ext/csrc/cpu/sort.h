@@ -18,21 +18,19 @@ namespace cpu {
 // quantized tensor so values are written once, in place.
 using ValuesAlloc = std::function<at::Tensor(at::IntArrayRef sizes)>;
 
-std::tuple<at::Tensor, at::Tensor> sort_int(const char* op, const at::Tensor& data, double scale,
-                                            int64_t zero_point, int64_t dim, bool descending,
+std::tuple<at::Tensor, at::Tensor> sort_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
+                                            int64_t dim, bool descending, const ValuesAlloc& alloc);
+at::Tensor argsort_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point, int64_t dim,
+                       bool descending);
+std::tuple<at::Tensor, at::Tensor> topk_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
+                                            int64_t k, int64_t dim, bool largest, bool sorted,
                                             const ValuesAlloc& alloc);
-at::Tensor argsort_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
-                       int64_t dim, bool descending);
-std::tuple<at::Tensor, at::Tensor> topk_int(const char* op, const at::Tensor& data, double scale,
-                                            int64_t zero_point, int64_t k, int64_t dim, bool largest,
-                                            bool sorted, const ValuesAlloc& alloc);
 
 // max / min over all elements: a 0-dim tensor.
-at::Tensor max_all_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
-                       bool is_max, const ValuesAlloc& alloc);
-std::tuple<at::Tensor, at::Tensor> max_dim_int(const char* op, const at::Tensor& data, double scale,
-                                               int64_t zero_point, int64_t dim, bool keepdim,
-                                               bool is_max, const ValuesAlloc& alloc);
+at::Tensor max_all_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point, bool is_max,
+                       const ValuesAlloc& alloc);
+std::tuple<at::Tensor, at::Tensor> max_dim_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
+                                               int64_t dim, bool keepdim, bool is_max, const ValuesAlloc& alloc);
 at::Tensor argmax_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
                       c10::optional<int64_t> dim, bool keepdim, bool is_max);
 // Mean in the integer domain: round_half_even(sum(q) / N) per output element,
@@ -51,7 +49,7 @@ ValuesAlloc plain_alloc(const at::Tensor& data);
 // check_qtensor_qparams (utils/checks.h).
 struct OrderPlan {
   bool bytes = false;
-  uint8_t mask = 0;      // ascending mask for the byte path
+  uint8_t mask = 0;  // ascending mask for the byte path
 };
 OrderPlan plan_order(at::ScalarType int_dtype, double scale, int64_t zero_point);
 // int32 order keys of contiguous `data` (descending / argmin: reversed = ~key).
@@ -59,5 +57,5 @@ at::Tensor order_keys(const at::Tensor& data, const OrderPlan& plan, bool revers
 // Wraps dim like torch (a 0-dim tensor accepts -1 and 0).
 int64_t wrap_dim(const char* op, int64_t dim, int64_t ndim);
 
-} // namespace cpu
-} // namespace qplugin
+}  // namespace cpu
+}  // namespace qplugin

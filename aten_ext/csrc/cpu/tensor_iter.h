@@ -35,5 +35,5 @@ void for_each_row(at::TensorIteratorBase& iter, F fn, int64_t grain) {
       grain);
 }
 
-} // namespace cpu
-} // namespace qplugin
+}  // namespace cpu
+}  // namespace qplugin

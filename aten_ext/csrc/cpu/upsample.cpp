@@ -75,21 +75,18 @@ Taps bilinear_taps(int64_t in, int64_t out, bool align_corners, c10::optional<do
   return t;
 }
 
-} // namespace
+}  // namespace
 
 std::vector<int64_t> upsample_nearest2d_output_sizes(const char* op, at::IntArrayRef sizes,
                                                      at::IntArrayRef output_size) {
   TORCH_CHECK_VALUE(sizes.size() == 3 || sizes.size() == 4, "qplugin::", op,
-                    ": qx should be 3-D (C, H, W) or 4-D (N, C, H, W), got ", sizes.size(),
-                    "-D with shape ", sizes);
-  TORCH_CHECK_VALUE(output_size.size() == 2, "qplugin::", op,
-                    ": output_size should have 2 entries, got ", output_size.size(), " (",
-                    output_size, ")");
+                    ": qx should be 3-D (C, H, W) or 4-D (N, C, H, W), got ", sizes.size(), "-D with shape ", sizes);
+  TORCH_CHECK_VALUE(output_size.size() == 2, "qplugin::", op, ": output_size should have 2 entries, got ",
+                    output_size.size(), " (", output_size, ")");
   TORCH_CHECK_VALUE(output_size[0] >= 1 && output_size[1] >= 1, "qplugin::", op,
                     ": output_size should be at least 1x1, got ", output_size);
   const int64_t H = sizes[sizes.size() - 2], W = sizes[sizes.size() - 1];
-  TORCH_CHECK_VALUE(H >= 1 && W >= 1, "qplugin::", op,
-                    ": input should have non-empty spatial dims, got shape ", sizes);
+  TORCH_CHECK_VALUE(H >= 1 && W >= 1, "qplugin::", op, ": input should have non-empty spatial dims, got shape ", sizes);
   std::vector<int64_t> out(sizes.begin(), sizes.end());
   out[out.size() - 2] = output_size[0];
   out[out.size() - 1] = output_size[1];
@@ -115,8 +112,7 @@ void upsample_nearest2d_int_out(const at::Tensor& data, const at::Tensor& out) {
     at::parallel_for(0, N * OH, grain, [&](int64_t b, int64_t e) {
       for (int64_t u = b; u < e;) {
         const int64_t n = u / OH, oh0 = u % OH, oh1 = std::min(OH, oh0 + (e - u));
-        QPLUGIN_ISA_CALL(upsample_nearest2d_nhwc, ip + n * H * W * pix, op + n * OH * OW * pix, pix,
-                         oh0, oh1, g);
+        QPLUGIN_ISA_CALL(upsample_nearest2d_nhwc, ip + n * H * W * pix, op + n * OH * OW * pix, pix, oh0, oh1, g);
         u += oh1 - oh0;
       }
     });
@@ -143,8 +139,17 @@ void upsample_bilinear2d_int_out(const at::Tensor& data, const at::Tensor& out, 
   const int64_t C = x.size(-3), H = x.size(-2), W = x.size(-1);
   const int64_t OH = out.size(-2), OW = out.size(-1);
   const Taps th = bilinear_taps(H, OH, align_corners, scales_h), tw = bilinear_taps(W, OW, align_corners, scales_w);
-  const kernels::Bilinear2dGeom g{H,           W,         OH,          OW,          th.lo.data(), th.hi.data(),
-                                  th.w_lo.data(), th.w_hi.data(), tw.lo.data(), tw.hi.data(), tw.w_lo.data(),
+  const kernels::Bilinear2dGeom g{H,
+                                  W,
+                                  OH,
+                                  OW,
+                                  th.lo.data(),
+                                  th.hi.data(),
+                                  th.w_lo.data(),
+                                  th.w_hi.data(),
+                                  tw.lo.data(),
+                                  tw.hi.data(),
+                                  tw.w_lo.data(),
                                   tw.w_hi.data()};
   const bool u8 = x.scalar_type() == at::kByte;
   const auto* ip = static_cast<const uint8_t*>(x.const_data_ptr());
@@ -180,16 +185,14 @@ void upsample_bilinear2d_int_out(const at::Tensor& data, const at::Tensor& out, 
 
 at::Tensor upsample_nearest2d_int(const at::Tensor& data, at::IntArrayRef output_size) {
   constexpr const char* op = "upsample_nearest2d";
-  TORCH_CHECK((data.scalar_type() == at::kByte || data.scalar_type() == at::kChar ||
-                   data.scalar_type() == at::kInt),
-              "qplugin::", op, ": input should hold uint8, int8 or int32 data, got dtype ",
-              data.scalar_type());
-  at::Tensor out = at::empty(upsample_nearest2d_output_sizes(op, data.sizes(), output_size),
-                             data.options(), pool_format(data));
+  TORCH_CHECK((data.scalar_type() == at::kByte || data.scalar_type() == at::kChar || data.scalar_type() == at::kInt),
+              "qplugin::", op, ": input should hold uint8, int8 or int32 data, got dtype ", data.scalar_type());
+  at::Tensor out =
+      at::empty(upsample_nearest2d_output_sizes(op, data.sizes(), output_size), data.options(), pool_format(data));
   upsample_nearest2d_int_out(data, out);
   return out;
 }
 
-} // namespace cpu
+}  // namespace cpu
 
-} // namespace qplugin
+}  // namespace qplugin

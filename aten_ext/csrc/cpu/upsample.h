@@ -19,5 +19,5 @@ at::Tensor upsample_nearest2d_int(const at::Tensor& data, at::IntArrayRef output
 void upsample_bilinear2d_int_out(const at::Tensor& data, const at::Tensor& out, bool align_corners,
                                  c10::optional<double> scales_h, c10::optional<double> scales_w);
 
-} // namespace cpu
-} // namespace qplugin
+}  // namespace cpu
+}  // namespace qplugin

@@ -46,7 +46,7 @@ void clamp_impl(const T* x, T* y, int64_t n, int32_t lo, int32_t hi) {
   }
 }
 
-} // namespace
+}  // namespace
 
 void clamp_u8(const uint8_t* x, uint8_t* y, int64_t n, int32_t lo, int32_t hi) { clamp_impl(x, y, n, lo, hi); }
 void clamp_s8(const int8_t* x, int8_t* y, int64_t n, int32_t lo, int32_t hi) { clamp_impl(x, y, n, lo, hi); }
@@ -79,6 +79,6 @@ void act_map_s32(const int32_t* x, int32_t* y, int64_t n, const ActSpec* spec) {
   for (int64_t i = 0; i < n; ++i) y[i] = act_apply<int32_t>(s, x[i]);
 }
 
-} // namespace QPLUGIN_ISA_NS
-} // namespace kernels
-} // namespace qplugin
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin

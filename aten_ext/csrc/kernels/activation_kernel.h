@@ -29,5 +29,5 @@ namespace kernels {
 
 QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_ACTIVATION_KERNELS)
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin

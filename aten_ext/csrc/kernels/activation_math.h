@@ -33,8 +33,7 @@ struct ActSpec {
 
 inline double act_eval(const ActSpec& s, double x) {
   switch (s.kind) {
-    case ActKind::kLeakyRelu:
-      return x > 0 ? x : x * s.p0;
+    case ActKind::kLeakyRelu: return x > 0 ? x : x * s.p0;
     case ActKind::kHardswish: {
       const double r = x + 3.0 < 0.0 ? 0.0 : (x + 3.0 > 6.0 ? 6.0 : x + 3.0);
       return x * r / 6.0;
@@ -43,14 +42,10 @@ inline double act_eval(const ActSpec& s, double x) {
       const double r = x + 3.0 < 0.0 ? 0.0 : (x + 3.0 > 6.0 ? 6.0 : x + 3.0);
       return r / 6.0;
     }
-    case ActKind::kSigmoid:
-      return 1.0 / (1.0 + std::exp(-x));
-    case ActKind::kElu:
-      return x > 0 ? x * s.p1 : std::expm1(x * s.p2) * s.p0 * s.p1;
-    case ActKind::kCelu:
-      return x > 0 ? x : std::expm1(x / s.p0) * s.p0;
-    case ActKind::kThreshold:
-      return x > s.p0 ? x : s.p1;
+    case ActKind::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
+    case ActKind::kElu: return x > 0 ? x * s.p1 : std::expm1(x * s.p2) * s.p0 * s.p1;
+    case ActKind::kCelu: return x > 0 ? x : std::expm1(x / s.p0) * s.p0;
+    case ActKind::kThreshold: return x > s.p0 ? x : s.p1;
   }
   return 0.0;
 }
@@ -68,5 +63,5 @@ inline T act_apply(const ActSpec& s, T q) {
   return requantize_double<T>(act_eval(s, static_cast<double>(x)), s.out_scale, s.out_zp);
 }
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin

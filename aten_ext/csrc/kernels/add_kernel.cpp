@@ -49,16 +49,17 @@ int64_t binary8_vec(const T* a, const T* b, T* y, int64_t n, const BinaryParams&
       return add_f(add_f(mul_f(va, fa), mul_f(vb, fb)), zo);
     }
   };
-  auto one = [&](int64_t j) { return requant::clamp_round(value(j), lo, hi); };
+  auto one = [&](int64_t j) {
+    return requant::clamp_round(value(j), lo, hi);
+  };
   int64_t i = 0;
   if (int_clamp) {
     // Round first, clamp as integers: the 8-bit pack saturates to T's range, a byte max applies
     // relu's lo (see binary8 for when this equals clamping the float and rounding).
     const bytes::VB vlo = bytes::vset(p.lo, T());
     for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
-      bytes::VB q = pack4_(to_i32_round(value(i)), to_i32_round(value(i + kLanes)),
-                           to_i32_round(value(i + 2 * kLanes)), to_i32_round(value(i + 3 * kLanes)),
-                           std::is_signed_v<T>);
+      bytes::VB q = pack4_(to_i32_round(value(i)), to_i32_round(value(i + kLanes)), to_i32_round(value(i + 2 * kLanes)),
+                           to_i32_round(value(i + 3 * kLanes)), std::is_signed_v<T>);
       if constexpr (kRelu) q = bytes::vmax(q, vlo, T());
       bytes::stb(y + i, q);
     }
@@ -97,10 +98,10 @@ void binary8(const Strided& s, int64_t n, const BinaryParams& p) {
     // ops fewer per vector.
     const double ka_max = 255.0 + std::fabs(static_cast<double>(p.za));
     const double kb_max = 255.0 + std::fabs(static_cast<double>(p.zb));
-    const double bound = (kMul ? ka_max * kb_max * std::fabs(static_cast<double>(p.fa))
-                               : ka_max * std::fabs(static_cast<double>(p.fa)) +
-                                     kb_max * std::fabs(static_cast<double>(p.fb))) +
-                         std::fabs(static_cast<double>(p.zo));
+    const double bound =
+        (kMul ? ka_max * kb_max * std::fabs(static_cast<double>(p.fa))
+              : ka_max * std::fabs(static_cast<double>(p.fa)) + kb_max * std::fabs(static_cast<double>(p.fb))) +
+        std::fabs(static_cast<double>(p.zo));
     const bool int_clamp = bound < 1e9 && p.hi == QRange<T>::max && p.lo >= QRange<T>::min;
     i = p.lo > QRange<T>::min ? binary8_vec_shape<T, kMul, true>(s, n, p, int_clamp)
                               : binary8_vec_shape<T, kMul, false>(s, n, p, int_clamp);
@@ -127,13 +128,14 @@ void binary32(const Strided& s, int64_t n, const BinaryParams& p) {
 }
 
 template <typename T>
-void add_scalar_requant(const T* x, T* y, int64_t n, int32_t zi, int64_t c, float m, int32_t zo,
-                        int32_t lo, int32_t hi) {
+void add_scalar_requant(const T* x, T* y, int64_t n, int32_t zi, int64_t c, float m, int32_t zo, int32_t lo,
+                        int32_t hi) {
   int64_t i = 0;
 #if QPLUGIN_SIMD
   if constexpr (sizeof(T) == 1) {
     using namespace simd;
-    const VI vz = set1_i(zi), vc = set1_i(static_cast<int32_t>(c)), vzo = set1_i(zo), vlo = set1_i(lo), vhi = set1_i(hi);
+    const VI vz = set1_i(zi), vc = set1_i(static_cast<int32_t>(c)), vzo = set1_i(zo), vlo = set1_i(lo),
+             vhi = set1_i(hi);
     const VF vm = set1_f(m);
     auto one = [&](int64_t j) {
       const VI k = add_i(sub_i(load_q(x + j), vz), vc);
@@ -180,7 +182,7 @@ void flip_clamp(const T* x, T* y, int64_t n, bool flip, int32_t k, int32_t lo, i
   }
 }
 
-} // namespace
+}  // namespace
 
 void add_u8(const Strided& s, int64_t n, const BinaryParams& p) { binary8<uint8_t, false>(s, n, p); }
 void add_s8(const Strided& s, int64_t n, const BinaryParams& p) { binary8<int8_t, false>(s, n, p); }
@@ -189,16 +191,16 @@ void mul_u8(const Strided& s, int64_t n, const BinaryParams& p) { binary8<uint8_
 void mul_s8(const Strided& s, int64_t n, const BinaryParams& p) { binary8<int8_t, true>(s, n, p); }
 void mul_s32(const Strided& s, int64_t n, const BinaryParams& p) { binary32<true>(s, n, p); }
 
-void add_scalar_requant_u8(const uint8_t* x, uint8_t* y, int64_t n, int32_t zi, int64_t c, float m,
-                           int32_t zo, int32_t lo, int32_t hi) {
+void add_scalar_requant_u8(const uint8_t* x, uint8_t* y, int64_t n, int32_t zi, int64_t c, float m, int32_t zo,
+                           int32_t lo, int32_t hi) {
   add_scalar_requant(x, y, n, zi, c, m, zo, lo, hi);
 }
-void add_scalar_requant_s8(const int8_t* x, int8_t* y, int64_t n, int32_t zi, int64_t c, float m,
-                           int32_t zo, int32_t lo, int32_t hi) {
+void add_scalar_requant_s8(const int8_t* x, int8_t* y, int64_t n, int32_t zi, int64_t c, float m, int32_t zo,
+                           int32_t lo, int32_t hi) {
   add_scalar_requant(x, y, n, zi, c, m, zo, lo, hi);
 }
-void add_scalar_requant_s32(const int32_t* x, int32_t* y, int64_t n, int32_t zi, int64_t c, double m,
-                            int32_t zo, int32_t lo, int32_t hi) {
+void add_scalar_requant_s32(const int32_t* x, int32_t* y, int64_t n, int32_t zi, int64_t c, double m, int32_t zo,
+                            int32_t lo, int32_t hi) {
   // float64: q - zi + c (|.| < 2^34) times m is within 2^-52 relative, no float32 rounding of k
   for (int64_t i = 0; i < n; ++i) {
     const double k = static_cast<double>(static_cast<int64_t>(x[i]) - zi + c);
@@ -216,6 +218,6 @@ void flip_clamp_s32(const int32_t* x, int32_t* y, int64_t n, bool flip, int32_t 
   flip_clamp(x, y, n, flip, k, lo, hi);
 }
 
-} // namespace QPLUGIN_ISA_NS
-} // namespace kernels
-} // namespace qplugin
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin

@@ -58,5 +58,5 @@ struct Strided {
 
 QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_ADD_KERNELS)
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin

@@ -48,10 +48,14 @@ inline VB vset(int32_t v, int32_t) { return _mm512_set1_epi32(v); }
 // Tails: the first n (< one vector) elements; masked-off lanes are not touched in memory.
 inline VB ldb_n(const uint8_t* p, int64_t n) { return _mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, n), p); }
 inline VB ldb_n(const int8_t* p, int64_t n) { return _mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, n), p); }
-inline VB ldb_n(const int32_t* p, int64_t n) { return _mm512_maskz_loadu_epi32(static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n)), p); }
+inline VB ldb_n(const int32_t* p, int64_t n) {
+  return _mm512_maskz_loadu_epi32(static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n)), p);
+}
 inline void stb_n(uint8_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi8(p, _bzhi_u64(~0ULL, n), v); }
 inline void stb_n(int8_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi8(p, _bzhi_u64(~0ULL, n), v); }
-inline void stb_n(int32_t* p, VB v, int64_t n) { _mm512_mask_storeu_epi32(p, static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n)), v); }
+inline void stb_n(int32_t* p, VB v, int64_t n) {
+  _mm512_mask_storeu_epi32(p, static_cast<__mmask16>(_bzhi_u32(0xFFFFu, n)), v);
+}
 #elif defined(QPLUGIN_ISA_AVX2)
 using VB = __m256i;
 constexpr int64_t kVecBytes = 32;
@@ -113,7 +117,9 @@ inline VB vmin(VB a, VB b, int8_t) {
              neon_b::of(vminq_s8(neon_b::s8(a.v[1]), neon_b::s8(b.v[1])))}};
 }
 inline VB vmin(VB a, VB b, int32_t) { return simd::min_i(a, b); }
-inline VB vset(int32_t v, uint8_t) { return neon_b::mk(vdupq_n_u8(static_cast<uint8_t>(v)), vdupq_n_u8(static_cast<uint8_t>(v))); }
+inline VB vset(int32_t v, uint8_t) {
+  return neon_b::mk(vdupq_n_u8(static_cast<uint8_t>(v)), vdupq_n_u8(static_cast<uint8_t>(v)));
+}
 inline VB vset(int32_t v, int8_t) { return vset(v, uint8_t()); }
 inline VB vset(int32_t v, int32_t) { return simd::set1_i(v); }
 inline VB veq8(VB a, VB b) {
@@ -183,8 +189,12 @@ using W16 = __m512i;
 inline W16 zero16() { return _mm512_setzero_si512(); }
 inline W16 add16(W16 a, W16 b) { return _mm512_add_epi16(a, b); }
 inline W16 set16(int16_t v) { return _mm512_set1_epi16(v); }
-inline W16 load16(const uint8_t* p) { return _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
-inline W16 load16(const int8_t* p) { return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+inline W16 load16(const uint8_t* p) {
+  return _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+inline W16 load16(const int8_t* p) {
+  return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
 // The first / second half of a as int32 lanes (T: the byte type the lanes were widened from).
 template <typename T>
 inline simd::VI widen_lo16(W16 a) {
@@ -204,7 +214,9 @@ inline W16 add16(W16 a, W16 b) {
   return W16{{vreinterpretq_s32_s16(vaddq_s16(vreinterpretq_s16_s32(a.v[0]), vreinterpretq_s16_s32(b.v[0]))),
               vreinterpretq_s32_s16(vaddq_s16(vreinterpretq_s16_s32(a.v[1]), vreinterpretq_s16_s32(b.v[1])))}};
 }
-inline W16 set16(int16_t v) { return W16{{vreinterpretq_s32_s16(vdupq_n_s16(v)), vreinterpretq_s32_s16(vdupq_n_s16(v))}}; }
+inline W16 set16(int16_t v) {
+  return W16{{vreinterpretq_s32_s16(vdupq_n_s16(v)), vreinterpretq_s32_s16(vdupq_n_s16(v))}};
+}
 inline W16 load16(const uint8_t* p) {
   const uint8x16_t b = vld1q_u8(p);
   return W16{{vreinterpretq_s32_u16(vmovl_u8(vget_low_u8(b))), vreinterpretq_s32_u16(vmovl_high_u8(b))}};
@@ -237,8 +249,12 @@ using W16 = __m256i;
 inline W16 zero16() { return _mm256_setzero_si256(); }
 inline W16 add16(W16 a, W16 b) { return _mm256_add_epi16(a, b); }
 inline W16 set16(int16_t v) { return _mm256_set1_epi16(v); }
-inline W16 load16(const uint8_t* p) { return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
-inline W16 load16(const int8_t* p) { return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline W16 load16(const uint8_t* p) {
+  return _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+inline W16 load16(const int8_t* p) {
+  return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
 template <typename T>
 inline simd::VI widen_lo16(W16 a) {
   const __m128i h = _mm256_castsi256_si128(a);
@@ -335,7 +351,9 @@ inline uint64_t block_ge64(const uint8_t* p, uint8_t mask, uint8_t t) {
   const uint8x16_t vm = vdupq_n_u8(mask), vt = vdupq_n_u8(t);
   static const uint8_t kW[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
   const uint8x16_t w = vld1q_u8(kW);
-  auto ge = [&](int off) { return vandq_u8(vcgeq_u8(veorq_u8(vld1q_u8(p + off), vm), vt), w); };
+  auto ge = [&](int off) {
+    return vandq_u8(vcgeq_u8(veorq_u8(vld1q_u8(p + off), vm), vt), w);
+  };
   const uint8x16_t s = vpaddq_u8(vpaddq_u8(ge(0), ge(16)), vpaddq_u8(ge(32), ge(48)));
   return vgetq_lane_u64(vreinterpretq_u64_u8(vpaddq_u8(s, s)), 0);
 #else
@@ -433,21 +451,19 @@ inline int64_t first_ge(const uint8_t* x, int64_t n, uint8_t mask, uint8_t t) {
   return n;
 }
 
-
 // y[j] = table[x[j]] for `rows` runs of `cols` bytes (x rows xs apart, y rows ys
 // apart). A 256-entry byte table applied exactly: every path gives table[x].
 #if defined(QPLUGIN_ISA_AVX512)
 // VBMI: two 128-entry VPERMI2B lookups, picked by bit 7; masked tail.
 __attribute__((target("avx512vbmi"))) inline __m512i lut_vbmi64(__m512i v, __m512i t0, __m512i t1, __m512i t2,
-                                                                 __m512i t3) {
+                                                                __m512i t3) {
   const __m512i lo = _mm512_permutex2var_epi8(t0, v, t1);
   const __m512i hi = _mm512_permutex2var_epi8(t2, v, t3);
   return _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi);
 }
 
-__attribute__((target("avx512vbmi"))) inline void lut_rows_vbmi(const uint8_t* x, int64_t xs, uint8_t* y,
-                                                                 int64_t ys, int64_t rows, int64_t cols,
-                                                                 const uint8_t* table) {
+__attribute__((target("avx512vbmi"))) inline void lut_rows_vbmi(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys,
+                                                                int64_t rows, int64_t cols, const uint8_t* table) {
   const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
   const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
   for (int64_t r = 0; r < rows; ++r) {
@@ -717,7 +733,7 @@ inline int64_t sum_bytes(const uint8_t* x, int64_t n, uint8_t flip) {
   return s;
 }
 
-} // namespace bytes
-} // namespace QPLUGIN_ISA_NS
-} // namespace kernels
-} // namespace qplugin
+}  // namespace bytes
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin

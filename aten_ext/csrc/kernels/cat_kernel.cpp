@@ -24,8 +24,8 @@ inline T requant_one(T q, const CatRequant& p) {
     v = quantize_val8<T>(d, p.inv_so, p.zo);
   } else {
     (void)d;
-    v = requantize<double>(static_cast<double>(static_cast<int64_t>(q) - p.zx) * p.sx_d / p.so_d, p.zo,
-                           QRange<T>::min, QRange<T>::max);
+    v = requantize<double>(static_cast<double>(static_cast<int64_t>(q) - p.zx) * p.sx_d / p.so_d, p.zo, QRange<T>::min,
+                           QRange<T>::max);
   }
   return static_cast<T>(std::max(v, p.lo));
 }
@@ -54,8 +54,7 @@ void requant_row(const T* x, T* y, int64_t n, const CatRequant& p) {
 }
 
 template <typename T>
-void requant_rows(const T* x, int64_t xs, T* y, int64_t ys, int64_t rows, int64_t cols,
-                  const CatRequant& p) {
+void requant_rows(const T* x, int64_t xs, T* y, int64_t ys, int64_t rows, int64_t cols, const CatRequant& p) {
 #if defined(QPLUGIN_ISA_AVX2) || defined(QPLUGIN_ISA_NEON)
   if constexpr (sizeof(T) == 1) {
     // |d * inv_so| < 256 * sx * inv_so and the zero point keep round(d * inv_so) + zo far inside
@@ -115,8 +114,7 @@ inline uint8_t affine_one(uint8_t x, const ByteAffine& f) {
 // The b interval that m's products allow (empty: lo_b > hi_b), for table t in the flipped
 // (non-decreasing) order with clamp lo. relaxed: the formula may also be one step below a
 // table value (the correction map adds it back); not below lo, which the clamp keeps.
-void affine_b_range(const uint8_t* t, int32_t lo, int32_t m, int32_t s, bool relaxed, int64_t* lo_b,
-                    int64_t* hi_b) {
+void affine_b_range(const uint8_t* t, int32_t lo, int32_t m, int32_t s, bool relaxed, int64_t* lo_b, int64_t* hi_b) {
   int64_t bl = -65535, bh = 65535;
   const int64_t down = relaxed ? 1 : 0;
   for (int32_t u = 0; u < 256; ++u) {
@@ -136,7 +134,7 @@ void affine_b_range(const uint8_t* t, int32_t lo, int32_t m, int32_t s, bool rel
   *hi_b = bh;
 }
 
-} // namespace
+}  // namespace
 
 bool cat_fit_affine8(const uint8_t* table, bool is_signed, int32_t lo, double slope, ByteAffine* f) {
   const uint8_t flip = is_signed ? 0x80 : 0;
@@ -205,8 +203,8 @@ void cat_affine8(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t r
     // within a lane) and the byte of each bit index.
     const __m256i map_lo = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(f.corr)));
     const __m256i map_hi = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(f.corr + 16)));
-    const __m256i bit_of = _mm256_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 0, 0, 0, 0, 0, 0, 0, 0,
-                                            1, 2, 4, 8, 16, 32, 64, -128, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m256i bit_of = _mm256_setr_epi8(1, 2, 4, 8, 16, 32, 64, -128, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 4, 8, 16, 32,
+                                            64, -128, 0, 0, 0, 0, 0, 0, 0, 0);
     const __m256i k0f = _mm256_set1_epi8(0x0F), k07 = _mm256_set1_epi8(0x07);
     const uint8_t* const x0 = x;
     uint8_t* const y0 = y;
@@ -322,8 +320,8 @@ void cat_requant_table8(const CatRequant& p, bool is_signed, uint8_t* table) {
     requant_row(bytes_in, table, 256, p);
   }
 }
-void cat_lut8(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t cols,
-              const uint8_t* table, bool use_vbmi) {
+void cat_lut8(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t rows, int64_t cols, const uint8_t* table,
+              bool use_vbmi) {
   bytes::lut_rows(x, xs, y, ys, rows, cols, table, use_vbmi);
 }
 
@@ -336,8 +334,8 @@ void cat_copy_rows(const uint8_t* x, int64_t xs, uint8_t* y, int64_t ys, int64_t
   for (int64_t r = 0; r < rows; ++r) bytes::copy_short(y + r * ys, x + r * xs, bytes);
 }
 
-void cat_interleave_rows(const uint8_t* const* x, const int64_t* bytes, const int64_t* yoff, int64_t parts,
-                         uint8_t* y, int64_t ys, int64_t rows) {
+void cat_interleave_rows(const uint8_t* const* x, const int64_t* bytes, const int64_t* yoff, int64_t parts, uint8_t* y,
+                         int64_t ys, int64_t rows) {
   for (int64_t r = 0; r < rows; ++r) {
     uint8_t* yr = y + r * ys;
     for (int64_t p = 0; p < parts; ++p) {
@@ -348,6 +346,6 @@ void cat_interleave_rows(const uint8_t* const* x, const int64_t* bytes, const in
   }
 }
 
-} // namespace QPLUGIN_ISA_NS
-} // namespace kernels
-} // namespace qplugin
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin

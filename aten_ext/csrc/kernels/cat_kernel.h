@@ -68,5 +68,5 @@ struct ByteAffine {
 
 QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_CAT_KERNELS)
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin

@@ -43,7 +43,9 @@ inline simd::VI gather_i(const int32_t* t, simd::VI idx) {
   for (int k = 0; k < simd::kLanes; ++k) r[k] = t[i[k]];
   return simd::loadu_i(r);
 }
-inline simd::VI and_i(simd::VI a, simd::VI b) { return simd::VI{{vandq_s32(a.v[0], b.v[0]), vandq_s32(a.v[1], b.v[1])}}; }
+inline simd::VI and_i(simd::VI a, simd::VI b) {
+  return simd::VI{{vandq_s32(a.v[0], b.v[0]), vandq_s32(a.v[1], b.v[1])}};
+}
 #else
 inline simd::VI range_01(simd::VI v, simd::VI lo, simd::VI hi, simd::VI inv) {
   // v >= lo  <=>  !(lo > v)
@@ -138,7 +140,9 @@ void cmp_range(const T* q, int64_t qs, uint8_t* y, int64_t ys, int64_t n, const 
   if (qs == 1 && ys == 1) {
     using namespace simd;
     const VI lo = set1_i(r.lo), hi = set1_i(r.hi), inv = set1_i(r.invert ? 1 : 0);
-    auto one = [&](int64_t j) { return range_01(load_q(q + j), lo, hi, inv); };
+    auto one = [&](int64_t j) {
+      return range_01(load_q(q + j), lo, hi, inv);
+    };
     for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
       store4_u8(y + i, one(i), one(i + kLanes), one(i + 2 * kLanes), one(i + 3 * kLanes));
     }
@@ -258,7 +262,7 @@ void cmp_pair(const Cmp2& c, int64_t n, const CmpRange& r) {
   for (; i < n; ++i) y[i * c.ys] = in_range(key_a(a[i * c.as]) - key_b(b[i * c.bs]), r);
 }
 
-} // namespace
+}  // namespace
 
 void cmp_range_u8(const uint8_t* q, int64_t qs, uint8_t* y, int64_t ys, int64_t n, const CmpRange& r) {
   cmp_range(q, qs, y, ys, n, r);
@@ -276,6 +280,6 @@ void cmp_pair8(const Cmp2& c, int64_t n, const CmpRange& r) {
   return cmp_pair<int8_t, int8_t>(c, n, r);
 }
 
-} // namespace QPLUGIN_ISA_NS
-} // namespace kernels
-} // namespace qplugin
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin

@@ -53,5 +53,5 @@ struct Cmp2 {
 
 QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_COMPARE_KERNELS)
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin

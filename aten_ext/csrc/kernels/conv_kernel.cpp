@@ -64,8 +64,7 @@ inline uint8_t finish_one(int32_t t, float mult, float bias, const uint8_t* add,
 using namespace simd;
 
 // Epilogue for kLanes channels [n, n + cnt) of one output pixel; t already corrected.
-inline void finish_vec(VI t, VF mult, VF bias, const uint8_t* add, int cnt, const ConvEpilogue& ep,
-                       uint8_t* y) {
+inline void finish_vec(VI t, VF mult, VF bias, const uint8_t* add, int cnt, const ConvEpilogue& ep, uint8_t* y) {
   VF v = add_f(mul_f(to_f(t), mult), bias);
   if (add != nullptr) {
     VF a = to_f(sub_i(load_u8_n(add, cnt), set1_i(ep.add_zp)));
@@ -113,8 +112,8 @@ inline void fill_n(T* dst, T v, int64_t n) {
 }
 }  // namespace
 
-void conv_im2col(const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0, int64_t mcount,
-                 void* a, int64_t kp, int32_t x_zp) {
+void conv_im2col(const uint8_t* x, const ConvGeom& g, int64_t group, int64_t m0, int64_t mcount, void* a, int64_t kp,
+                 int32_t x_zp) {
 #if defined(QPLUGIN_GEMM_I16)
   using T = int16_t;
 #else
@@ -192,8 +191,8 @@ namespace {
 // One output pixel, channels [c_begin, C), any taps in or out of the image; the row's valid
 // kernel rows: nrows input row offsets prow and first taps ptap (dw_valid_rows).
 inline void dw_pixel(const uint8_t* x, const ConvGeom& g, const int64_t* prow, const int64_t* ptap, int64_t nrows,
-                     int64_t ow, int64_t c_begin, const int32_t* w, int32_t x_zp, const ConvEpilogue& ep,
-                     uint8_t* yp, const uint8_t* addp, int64_t* off, int64_t* tap) {
+                     int64_t ow, int64_t c_begin, const int32_t* w, int32_t x_zp, const ConvEpilogue& ep, uint8_t* yp,
+                     const uint8_t* addp, int64_t* off, int64_t* tap) {
   const int64_t C = g.C;
   int64_t nv = 0;
   for (int64_t j = 0; j < nrows; ++j) {
@@ -215,8 +214,8 @@ inline void dw_pixel(const uint8_t* x, const ConvGeom& g, const int64_t* prow, c
       const VI xv = sub_i(load_u8_n(x + off[t] + c, cnt), vzp);
       acc = add_i(acc, madd16(xv, loadu_i_n(w + tap[t] * C + c, cnt)));
     }
-    finish_vec(acc, loadu_f_n(ep.mult + c, cnt), loadu_f_n(ep.bias + c, cnt),
-               addp != nullptr ? addp + c : nullptr, cnt, ep, yp + c);
+    finish_vec(acc, loadu_f_n(ep.mult + c, cnt), loadu_f_n(ep.bias + c, cnt), addp != nullptr ? addp + c : nullptr, cnt,
+               ep, yp + c);
   }
 #endif
   for (; c < C; ++c) {
@@ -242,21 +241,19 @@ namespace {
 // KW (<= 4) taps of a kernel row are interleaved by two rounds of in-lane unpacks
 // (unpack8(x[p], x[p+d]), unpack8(x[p+2d], x[p+3d]), then unpack16), giving 4 vectors whose
 // int32 lane (L, i) holds channel 16 L + 4 q + i (q = vector 0..3) as 4 bytes; the weights are
-// interleaved the same way once per packed conv (conv_depthwise_pack). Out-of-image columns read x_zp; the x_zp term is one
-// per-row-set constant. The epilogue runs in that lane order; packs_epi32 / packus_epi16 undo
-// the permutation exactly (per 128-bit lane: q0 q1 | q2 q3 -> channels 16 L + 0..15).
-// The int32 sums are exact and the float steps are finish_one's, so the bytes equal the
-// generic loop's. Returns false (nothing written) when not applicable.
-// Vector widths: AVX-512 runs 64-channel blocks in zmm (simd::Zmm) and a tail of <= 32 channels in
-// ymm (simd::Ymm; same in-lane unpacks, half the lanes); AVX-VNNI runs 32-channel ymm blocks only.
+// interleaved the same way once per packed conv (conv_depthwise_pack). Out-of-image columns read x_zp; the x_zp term is
+// one per-row-set constant. The epilogue runs in that lane order; packs_epi32 / packus_epi16 undo the permutation
+// exactly (per 128-bit lane: q0 q1 | q2 q3 -> channels 16 L + 0..15). The int32 sums are exact and the float steps are
+// finish_one's, so the bytes equal the generic loop's. Returns false (nothing written) when not applicable. Vector
+// widths: AVX-512 runs 64-channel blocks in zmm (simd::Zmm) and a tail of <= 32 channels in ymm (simd::Ymm; same
+// in-lane unpacks, half the lanes); AVX-VNNI runs 32-channel ymm blocks only.
 
 // acc[q] += the interleaved taps of pixel column p (first tap) of NR (or nr) kernel rows.
 // INTERIOR: all KW taps inside the image (no checks).
 template <class V, int NR, int KWT, bool INTERIOR>
-inline void dw_vnni_pixel(const uint8_t* const* xr, const typename V::I (*wv)[4],
-                          const int32_t* const* wp, int64_t nr, int64_t p, int64_t W, int64_t C,
-                          int64_t DW, int64_t kw_rt, typename V::M mask, typename V::I vzp,
-                          typename V::I (&acc)[4]) {
+inline void dw_vnni_pixel(const uint8_t* const* xr, const typename V::I (*wv)[4], const int32_t* const* wp, int64_t nr,
+                          int64_t p, int64_t W, int64_t C, int64_t DW, int64_t kw_rt, typename V::M mask,
+                          typename V::I vzp, typename V::I (&acc)[4]) {
   using I = typename V::I;
   constexpr int kL = V::kCh / 4;  // int32 lanes per vector
   const int64_t KW = KWT > 0 ? KWT : kw_rt;
@@ -276,16 +273,24 @@ inline void dw_vnni_pixel(const uint8_t* const* xr, const typename V::I (*wv)[4]
         const int64_t pos = p + t * DW;
         return (t < KW && pos >= 0 && pos < W) ? V::maskz_load8(mask, r + t * dc) : vzp;
       };
-      x0 = ld(0); x1 = ld(1); x2 = ld(2); x3 = ld(3);
+      x0 = ld(0);
+      x1 = ld(1);
+      x2 = ld(2);
+      x3 = ld(3);
     }
     const I l01 = V::unlo8(x0, x1), h01 = V::unhi8(x0, x1);
     const I l23 = V::unlo8(x2, x3), h23 = V::unhi8(x2, x3);
     I w0, w1, w2, w3;
     if (NR > 0) {
-      w0 = wv[j][0]; w1 = wv[j][1]; w2 = wv[j][2]; w3 = wv[j][3];
+      w0 = wv[j][0];
+      w1 = wv[j][1];
+      w2 = wv[j][2];
+      w3 = wv[j][3];
     } else {
-      w0 = V::loadu(wp[j]); w1 = V::loadu(wp[j] + kL);
-      w2 = V::loadu(wp[j] + 2 * kL); w3 = V::loadu(wp[j] + 3 * kL);
+      w0 = V::loadu(wp[j]);
+      w1 = V::loadu(wp[j] + kL);
+      w2 = V::loadu(wp[j] + 2 * kL);
+      w3 = V::loadu(wp[j] + 3 * kL);
     }
     acc[0] = V::dp(acc[0], V::unlo16(l01, l23), w0);
     acc[1] = V::dp(acc[1], V::unhi16(l01, l23), w1);
@@ -295,9 +300,9 @@ inline void dw_vnni_pixel(const uint8_t* const* xr, const typename V::I (*wv)[4]
 }
 
 template <class V, int NR, int KWT>
-void dw_vnni_row(const uint8_t* const* xr, const int32_t* const* wp, int64_t nr, const ConvGeom& g,
-                 int64_t cb, const typename V::I (&corr)[4], const float* mp, const float* bp,
-                 const ConvEpilogue& ep, uint8_t* yrow, typename V::I vzp) {
+void dw_vnni_row(const uint8_t* const* xr, const int32_t* const* wp, int64_t nr, const ConvGeom& g, int64_t cb,
+                 const typename V::I (&corr)[4], const float* mp, const float* bp, const ConvEpilogue& ep,
+                 uint8_t* yrow, typename V::I vzp) {
   using I = typename V::I;
   using F = typename V::F;
   constexpr int kL = V::kCh / 4;
@@ -315,9 +320,8 @@ void dw_vnni_row(const uint8_t* const* xr, const int32_t* const* wp, int64_t nr,
   const F hi = V::set1_ps(static_cast<float>(ep.qmax - ep.y_zp));
   const F lo = V::set1_ps(static_cast<float>(ep.qmin - ep.y_zp));
   const I yzp = V::set1_16(ep.y_zp);
-  const F mq[4] = {V::loadu_ps(mp), V::loadu_ps(mp + kL), V::loadu_ps(mp + 2 * kL),
-                   V::loadu_ps(mp + 3 * kL)};
-  auto finish = [&](I (&acc)[4], uint8_t* out) {
+  const F mq[4] = {V::loadu_ps(mp), V::loadu_ps(mp + kL), V::loadu_ps(mp + 2 * kL), V::loadu_ps(mp + 3 * kL)};
+  auto finish = [&](I(&acc)[4], uint8_t* out) {
     I r[4];
     for (int q = 0; q < 4; ++q) {
       const F v = V::add(V::mul(V::cvt_ps(acc[q]), mq[q]), V::loadu_ps(bp + kL * q));
@@ -335,8 +339,7 @@ void dw_vnni_row(const uint8_t* const* xr, const int32_t* const* wp, int64_t nr,
       // Stride 2, 3 taps: the (x[p + 2], x[p + 3]) byte pairs of one pixel are the (x[p'],
       // x[p' + 1]) pairs of the next (p' = p + 2): carry them over (x[p + 3] is read for real,
       // inside the image, and meets a zero weight byte).
-      const int64_t ow_pair =
-          g.W - 4 + g.PW < 0 ? 0 : std::min<int64_t>(ow_hi, (g.W - 4 + g.PW) / 2 + 1);
+      const int64_t ow_pair = g.W - 4 + g.PW < 0 ? 0 : std::min<int64_t>(ow_hi, (g.W - 4 + g.PW) / 2 + 1);
       if (NR > 0 && KWT == 3 && g.SW == 2 && g.DW == 1 && ow < ow_pair) {
         I pl[NR > 0 ? NR : 1], ph[NR > 0 ? NR : 1];
         for (int j = 0; j < NR; ++j) {
@@ -364,25 +367,22 @@ void dw_vnni_row(const uint8_t* const* xr, const int32_t* const* wp, int64_t nr,
       }
       for (; ow < ow_hi; ++ow) {
         I acc[4] = {corr[0], corr[1], corr[2], corr[3]};
-        dw_vnni_pixel<V, NR, KWT, true>(xr, wv, wp, nr, ow * g.SW - g.PW, g.W, C, g.DW, KW, mask,
-                                        vzp, acc);
+        dw_vnni_pixel<V, NR, KWT, true>(xr, wv, wp, nr, ow * g.SW - g.PW, g.W, C, g.DW, KW, mask, vzp, acc);
         finish(acc, yrow + ow * C + cb);
       }
       if (ow >= g.OW) break;
     }
     I acc[4] = {corr[0], corr[1], corr[2], corr[3]};
-    dw_vnni_pixel<V, NR, KWT, false>(xr, wv, wp, nr, ow * g.SW - g.PW, g.W, C, g.DW, KW, mask,
-                                     vzp, acc);
+    dw_vnni_pixel<V, NR, KWT, false>(xr, wv, wp, nr, ow * g.SW - g.PW, g.W, C, g.DW, KW, mask, vzp, acc);
     finish(acc, yrow + ow * C + cb);
   }
 }
 
 // One channel block [cb, cb + V::kCh) of output row r (valid kernel rows jrow / joff).
 template <class V>
-void dw_vnni_block(const uint8_t* x, const ConvGeom& g, int64_t cb, const int32_t* wq,
-                   const int32_t* wsum, const float* mb, const float* bb, const int64_t* jrow,
-                   const int64_t* joff, int64_t nr, int32_t x_zp, const ConvEpilogue& ep,
-                   uint8_t* yrow, const uint8_t** xr, const int32_t** wp) {
+void dw_vnni_block(const uint8_t* x, const ConvGeom& g, int64_t cb, const int32_t* wq, const int32_t* wsum,
+                   const float* mb, const float* bb, const int64_t* jrow, const int64_t* joff, int64_t nr, int32_t x_zp,
+                   const ConvEpilogue& ep, uint8_t* yrow, const uint8_t** xr, const int32_t** wp) {
   using I = typename V::I;
   constexpr int kCh = V::kCh, kL = V::kCh / 4;
   I corr[4];
@@ -425,8 +425,8 @@ struct DwBlocks {
 inline int64_t dw_lane_channel(int64_t cb, int64_t q, int64_t l) { return cb + 16 * (l / 4) + 4 * q + (l % 4); }
 
 // wpk: conv_depthwise_pack's layout.
-bool dw_vnni(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount, const int32_t* wpk,
-             int32_t x_zp, const ConvEpilogue& ep, uint8_t* y) {
+bool dw_vnni(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount, const int32_t* wpk, int32_t x_zp,
+             const ConvEpilogue& ep, uint8_t* y) {
   if (g.KW > 4 || ep.add != nullptr) return false;
   const int64_t C = g.C;
   const int64_t KR = g.KD * g.KH;
@@ -455,14 +455,13 @@ bool dw_vnni(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount, co
     uint8_t* yrow = y + r * g.OW * C;
 #if defined(QPLUGIN_ISA_AVX512)
     for (int64_t cb = 0; cb < c_tail; cb += 64) {
-      dw_vnni_block<Zmm>(x, g, cb, wq + KR * cb, wsum + KR * cb, mp.data() + cb,
-                            bp.data() + cb, jrow.data(), joff.data(), nr, x_zp, ep, yrow, xr.data(),
-                            wp.data());
+      dw_vnni_block<Zmm>(x, g, cb, wq + KR * cb, wsum + KR * cb, mp.data() + cb, bp.data() + cb, jrow.data(),
+                         joff.data(), nr, x_zp, ep, yrow, xr.data(), wp.data());
     }
 #endif
     for (int64_t cb = c_tail; cb < C; cb += 32) {
-      dw_vnni_block<Ymm>(x, g, cb, wq + KR * cb, wsum + KR * cb, mp.data() + cb, bp.data() + cb,
-                         jrow.data(), joff.data(), nr, x_zp, ep, yrow, xr.data(), wp.data());
+      dw_vnni_block<Ymm>(x, g, cb, wq + KR * cb, wsum + KR * cb, mp.data() + cb, bp.data() + cb, jrow.data(),
+                         joff.data(), nr, x_zp, ep, yrow, xr.data(), wp.data());
     }
   }
   return true;
@@ -485,8 +484,8 @@ namespace {
 //   bytes apart, pixels xstep apart; w: taps of kernel row j at w + (ptap[j] + kw) * C (int32,
 //   low 16 bits); y: output of the first pixel (row stride between pixels C bytes).
 void dw3x3_pairs_avx2(const uint8_t* xb, const int64_t* prow, int64_t kstep, int64_t xstep, int64_t count,
-                      const int32_t* w, const int64_t* ptap, int64_t C, int32_t x_zp, const ConvEpilogue& ep,
-                      int64_t c, uint8_t* y) {
+                      const int32_t* w, const int64_t* ptap, int64_t C, int32_t x_zp, const ConvEpilogue& ep, int64_t c,
+                      uint8_t* y) {
   int64_t off[10];
   alignas(32) int16_t wl[5][16], wh[5][16];
   alignas(32) int32_t corr_l[8], corr_h[8];
@@ -681,8 +680,8 @@ bool conv_depthwise_pack(const int32_t* w, int64_t KR, int64_t KW, int64_t C, in
 #endif
 }
 
-void conv_depthwise(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount,
-                    const int32_t* w, const int32_t* wpk, int32_t x_zp, const ConvEpilogue& ep, uint8_t* y) {
+void conv_depthwise(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rcount, const int32_t* w,
+                    const int32_t* wpk, int32_t x_zp, const ConvEpilogue& ep, uint8_t* y) {
 #if defined(QPLUGIN_DW_VNNI)
   if (wpk != nullptr && dw_vnni(x, g, r0, rcount, wpk, x_zp, ep, y)) return;
 #else
@@ -726,8 +725,8 @@ void conv_depthwise(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rco
     }
 #if defined(QPLUGIN_ISA_NEON)
     if (c_full > 0) {
-      dw_interior_neon(x, g, prow.data(), ptap.data(), nrows, ow_lo, ow_hi, c_full, w, x_zp, ep, yrow, arow,
-                       wt.data(), toff.data());
+      dw_interior_neon(x, g, prow.data(), ptap.data(), nrows, ow_lo, ow_hi, c_full, w, x_zp, ep, yrow, arow, wt.data(),
+                       toff.data());
     }
 #elif QPLUGIN_SIMD
     // Interior columns, full channel vectors: x is read unsigned (0..255, high
@@ -739,9 +738,8 @@ void conv_depthwise(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rco
 #if defined(QPLUGIN_ISA_AVX2)
     if (nrows == 3 && g.KW == 3 && arow == nullptr) {
       for (; c_start + 16 <= c_full; c_start += 16) {
-        dw3x3_pairs_avx2(x + (ow_lo * g.SW - g.PW) * C + c_start, prow.data(), kstep, xstep,
-                         ow_hi - ow_lo, w + c_start, ptap.data(), C, x_zp, ep, c_start,
-                         yrow + ow_lo * C + c_start);
+        dw3x3_pairs_avx2(x + (ow_lo * g.SW - g.PW) * C + c_start, prow.data(), kstep, xstep, ow_hi - ow_lo, w + c_start,
+                         ptap.data(), C, x_zp, ep, c_start, yrow + ow_lo * C + c_start);
       }
     }
 #endif
@@ -778,8 +776,7 @@ void conv_depthwise(const uint8_t* x, const ConvGeom& g, int64_t r0, int64_t rco
           a1 = add_i(a1, madd16(load_u8(x1 + 2 * kstep), w12));
           a2 = add_i(a2, madd16(load_u8(x2 + 2 * kstep), w22));
           const int64_t o = ow * C + c;
-          finish_vec(add_i(a0, add_i(a1, a2)), mult, bias, arow != nullptr ? arow + o : nullptr,
-                     kLanes, ep, yrow + o);
+          finish_vec(add_i(a0, add_i(a1, a2)), mult, bias, arow != nullptr ? arow + o : nullptr, kLanes, ep, yrow + o);
           x0 += xstep;
           x1 += xstep;
           x2 += xstep;

@@ -34,25 +34,25 @@ namespace kernels {
 
 // Convolution geometry (all dims >= 1; padding >= 0). C = groups * icg, OC = groups * ocg.
 struct ConvGeom {
-  int64_t C, D, H, W;          // input channels and spatial size
-  int64_t OC, OD, OH, OW;      // output channels and spatial size
-  int64_t KD, KH, KW;          // kernel
-  int64_t SD, SH, SW;          // stride
-  int64_t PD, PH, PW;          // padding
-  int64_t DD, DH, DW;          // dilation
-  int64_t groups, icg, ocg;    // groups, input / output channels per group
+  int64_t C, D, H, W;        // input channels and spatial size
+  int64_t OC, OD, OH, OW;    // output channels and spatial size
+  int64_t KD, KH, KW;        // kernel
+  int64_t SD, SH, SW;        // stride
+  int64_t PD, PH, PW;        // padding
+  int64_t DD, DH, DW;        // dilation
+  int64_t groups, icg, ocg;  // groups, input / output channels per group
   int64_t K() const { return KD * KH * KW * icg; }
 };
 
 // Per-call requantization parameters of the depthwise kernel (arrays indexed by channel).
 struct ConvEpilogue {
-  const float* mult;         // x_s * w_s / y_s per output channel
-  const float* bias;         // b / y_s per output channel
-  const uint8_t* add;        // conv2d_add residual (same indexing as the output) or nullptr
-  float add_mult;            // a_s / y_s
+  const float* mult;   // x_s * w_s / y_s per output channel
+  const float* bias;   // b / y_s per output channel
+  const uint8_t* add;  // conv2d_add residual (same indexing as the output) or nullptr
+  float add_mult;      // a_s / y_s
   int32_t add_zp;
   int32_t y_zp;
-  int32_t qmin, qmax;        // 0..255, or y_zp..255 for relu
+  int32_t qmin, qmax;  // 0..255, or y_zp..255 for relu
 };
 
 // clang-format off
@@ -84,5 +84,5 @@ struct ConvEpilogue {
 
 QPLUGIN_DECLARE_ISA_KERNELS_DOT(QPLUGIN_CONV_KERNELS)
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin

@@ -23,7 +23,7 @@ inline void add_s32(int32_t* dst, const int32_t* src, int64_t n) {
   }
 }
 
-} // namespace
+}  // namespace
 
 void col2im_add_row_s32(const int32_t* c, const Col2ImRow& r, int32_t* acc) {
   for (int64_t i = 0; i < r.m; ++i) {
@@ -47,8 +47,8 @@ void requant_rows_s32(const int32_t* acc, int64_t pixels, int64_t oc, const floa
     int64_t j = 0;
 #if QPLUGIN_SIMD
     for (; j + simd::kLanes <= oc; j += simd::kLanes) {
-      const simd::VF v = simd::add_f(simd::mul_f(simd::to_f(simd::loadu_i(a + j)), simd::loadu_f(mult + j)),
-                                     simd::loadu_f(bias + j));
+      const simd::VF v =
+          simd::add_f(simd::mul_f(simd::to_f(simd::loadu_i(a + j)), simd::loadu_f(mult + j)), simd::loadu_f(bias + j));
       simd::store_u8(o + j, requant::requantize(v, rb));
     }
 #endif
@@ -59,6 +59,6 @@ void requant_rows_s32(const int32_t* acc, int64_t pixels, int64_t oc, const floa
   }
 }
 
-} // namespace QPLUGIN_ISA_NS
-} // namespace kernels
-} // namespace qplugin
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin

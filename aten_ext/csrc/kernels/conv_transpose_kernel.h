@@ -35,5 +35,5 @@ struct Col2ImRow {
 
 QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_CONV_TRANSPOSE_KERNELS)
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin

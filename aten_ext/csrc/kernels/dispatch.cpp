@@ -1,9 +1,9 @@
 #include "kernels/dispatch.h"
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <cstdio>
 
 #if defined(__aarch64__) && defined(__linux__)
 #include <asm/hwcap.h>
@@ -71,8 +71,7 @@ bool supports(Isa isa) {
     case Isa::kAvx2: return avx2;
     case Isa::kAvxVnni: return avx2 && has("avxvnni");
     case Isa::kAvx512:
-      return avx2 && has("avx512f") && has("avx512bw") && has("avx512vl") && has("avx512dq") &&
-             has("avx512vnni");
+      return avx2 && has("avx512f") && has("avx512bw") && has("avx512vl") && has("avx512dq") && has("avx512vnni");
     default: return false;
   }
 }
@@ -116,7 +115,7 @@ std::atomic<int>& active_slot() {
   return slot;
 }
 
-} // namespace
+}  // namespace
 
 const char* isa_name(Isa isa) {
   switch (isa) {
@@ -174,9 +173,7 @@ Isa cpu_isa() {
   return isa;
 }
 
-Isa active_isa() {
-  return static_cast<Isa>(active_slot().load(std::memory_order_relaxed));
-}
+Isa active_isa() { return static_cast<Isa>(active_slot().load(std::memory_order_relaxed)); }
 
 bool set_isa(Isa isa) {
   if (!cpu_supports(isa)) return false;
@@ -190,5 +187,5 @@ std::vector<std::pair<std::string, bool>> cpu_features() {
   return out;
 }
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin

@@ -49,8 +49,8 @@ inline Isa family_isa(Isa isa) {
 // Named CPU features relevant to our kernels, with whether they are present.
 std::vector<std::pair<std::string, bool>> cpu_features();
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin
 
 // Path switching (set_isa) may happen while ops run on other threads. An op whose kernel calls
 // depend on each other's path (a packed layout built for one path, a buffer sized by one path's
@@ -61,31 +61,23 @@ std::vector<std::pair<std::string, bool>> cpu_features();
 #define QPLUGIN_ISA_CALL(...) QPLUGIN_ISA_CALL_ON(::qplugin::kernels::active_isa(), __VA_ARGS__)
 
 #if defined(__aarch64__)
-#define QPLUGIN_ISA_CALL_ON(isa_value, fn, ...)                            \
-  ([&]() {                                                                 \
-    switch (isa_value) {                                                   \
-      case ::qplugin::kernels::Isa::kI8mm:                                 \
-        return ::qplugin::kernels::i8mm::fn(__VA_ARGS__);                  \
-      case ::qplugin::kernels::Isa::kDotprod:                              \
-        return ::qplugin::kernels::dotprod::fn(__VA_ARGS__);               \
-      case ::qplugin::kernels::Isa::kNeon:                                 \
-        return ::qplugin::kernels::neon::fn(__VA_ARGS__);                  \
-      default:                                                             \
-        return ::qplugin::kernels::scalar::fn(__VA_ARGS__);                \
-    }                                                                      \
+#define QPLUGIN_ISA_CALL_ON(isa_value, fn, ...)                                                    \
+  ([&]() {                                                                                         \
+    switch (isa_value) {                                                                           \
+      case ::qplugin::kernels::Isa::kI8mm: return ::qplugin::kernels::i8mm::fn(__VA_ARGS__);       \
+      case ::qplugin::kernels::Isa::kDotprod: return ::qplugin::kernels::dotprod::fn(__VA_ARGS__); \
+      case ::qplugin::kernels::Isa::kNeon: return ::qplugin::kernels::neon::fn(__VA_ARGS__);       \
+      default: return ::qplugin::kernels::scalar::fn(__VA_ARGS__);                                 \
+    }                                                                                              \
   }())
 #else
-#define QPLUGIN_ISA_CALL_ON(isa_value, fn, ...)                            \
-  ([&]() {                                                                 \
-    switch (isa_value) {                                                   \
-      case ::qplugin::kernels::Isa::kAvx512:                               \
-        return ::qplugin::kernels::avx512::fn(__VA_ARGS__);                \
-      case ::qplugin::kernels::Isa::kAvxVnni:                              \
-        return ::qplugin::kernels::avxvnni::fn(__VA_ARGS__);               \
-      case ::qplugin::kernels::Isa::kAvx2:                                 \
-        return ::qplugin::kernels::avx2::fn(__VA_ARGS__);                  \
-      default:                                                             \
-        return ::qplugin::kernels::scalar::fn(__VA_ARGS__);                \
-    }                                                                      \
+#define QPLUGIN_ISA_CALL_ON(isa_value, fn, ...)                                                    \
+  ([&]() {                                                                                         \
+    switch (isa_value) {                                                                           \
+      case ::qplugin::kernels::Isa::kAvx512: return ::qplugin::kernels::avx512::fn(__VA_ARGS__);   \
+      case ::qplugin::kernels::Isa::kAvxVnni: return ::qplugin::kernels::avxvnni::fn(__VA_ARGS__); \
+      case ::qplugin::kernels::Isa::kAvx2: return ::qplugin::kernels::avx2::fn(__VA_ARGS__);       \
+      default: return ::qplugin::kernels::scalar::fn(__VA_ARGS__);                                 \
+    }                                                                                              \
   }())
 #endif

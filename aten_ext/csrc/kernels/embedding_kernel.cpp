@@ -59,7 +59,7 @@ inline void scale_row(float* o, int64_t D, float m) {
   for (int64_t j = 0; j < D; ++j) o[j] *= m;
 }
 
-} // namespace
+}  // namespace
 #endif
 
 #if defined(QPLUGIN_SIMD_X86)
@@ -218,9 +218,18 @@ inline bool qp_in_row(const EmbRows& w) {
 template <int QP>
 inline Src make_src(const EmbRows& w, const int64_t* idx, const float* psw, int64_t pf_end, bool pruned, bool* bad) {
   const int64_t code_bytes = w.bits == 8 ? w.D : (w.D + 1) / 2;
-  return Src{w.data, w.qp, w.row_bytes, w.qp_stride, (QP & kQpInRow) ? w.qp - w.data : 0,
-             std::max<int64_t>((QP & kQpInRow) ? w.row_bytes : code_bytes, 1), idx, psw, pf_end,
-             static_cast<uint64_t>(w.rows), pruned, bad};
+  return Src{w.data,
+             w.qp,
+             w.row_bytes,
+             w.qp_stride,
+             (QP & kQpInRow) ? w.qp - w.data : 0,
+             std::max<int64_t>((QP & kQpInRow) ? w.row_bytes : code_bytes, 1),
+             idx,
+             psw,
+             pf_end,
+             static_cast<uint64_t>(w.rows),
+             pruned,
+             bad};
 }
 
 // Prefetch the row of index i (the lines of its first and last bytes and every 64 bytes between:
@@ -355,8 +364,8 @@ __attribute__((always_inline)) inline void one_bag(const Src& src, int64_t s0, i
 // AVX2, in one harness with fbgemm's AVX2 kernel: 1.43 / 1.20 of its time, against 1.05-1.08 / 1.13
 // one bag at a time.)
 template <int LastNV, bool Tail, int Bits, int QP, bool Max, bool Psw, bool Pf>
-bool bags_range(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw, bool mean,
-                bool pruned, int64_t b0, int64_t b1, int64_t full, int tail, float* out) {
+bool bags_range(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw, bool mean, bool pruned,
+                int64_t b0, int64_t b1, int64_t full, int tail, float* out) {
   bool bad = false;
   const Src src = make_src<QP>(w, idx, psw, starts[b1], pruned, &bad);
   const int64_t D = w.D;
@@ -376,13 +385,13 @@ bool bags_range(const EmbRows& w, const int64_t* idx, const int64_t* starts, con
   return !bad;
 }
 
-using RangeFn = bool (*)(const EmbRows&, const int64_t*, const int64_t*, const float*, bool, bool, int64_t,
-                         int64_t, int64_t, int, float*);
+using RangeFn = bool (*)(const EmbRows&, const int64_t*, const int64_t*, const float*, bool, bool, int64_t, int64_t,
+                         int64_t, int, float*);
 
 // D = (full * kMaxNV + last_nv) * kLanes + tail, last_nv in 1..kMaxNV (or 0 with a tail).
 template <int Bits, int QP, bool Max, bool Psw, bool Pf>
-bool bags_simd_pf(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw, bool mean,
-                  bool pruned, int64_t b0, int64_t b1, float* out) {
+bool bags_simd_pf(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw, bool mean, bool pruned,
+                  int64_t b0, int64_t b1, float* out) {
   const int64_t nvec = w.D / kLanes;
   const int tail = static_cast<int>(w.D % kLanes);
   int64_t full = nvec / kMaxNV;
@@ -392,6 +401,7 @@ bool bags_simd_pf(const EmbRows& w, const int64_t* idx, const int64_t* starts, c
     last_nv = kMaxNV;
   }
   RangeFn fn = nullptr;
+  // clang-format off
 #define QPLUGIN_EMB_NV_(n)                                                                                     \
   case n:                                                                                                      \
     fn = tail > 0 ? &bags_range<n, true, Bits, QP, Max, Psw, Pf> : &bags_range<n, false, Bits, QP, Max, Psw, Pf>; \
@@ -402,6 +412,7 @@ bool bags_simd_pf(const EmbRows& w, const int64_t* idx, const int64_t* starts, c
     default: fn = &bags_range<kMaxNV, false, Bits, QP, Max, Psw, Pf>;
   }
 #undef QPLUGIN_EMB_NV_
+  // clang-format on
   return fn(w, idx, starts, psw, mean, pruned, b0, b1, full, tail, out);
 }
 
@@ -421,19 +432,21 @@ bool bags_for(const EmbRows& w, const int64_t* idx, const int64_t* starts, const
   return bags_simd<Bits, QP, false, false>(w, idx, starts, nullptr, mean, pruned, b0, b1, out);
 }
 
-} // namespace
+}  // namespace
 #endif
 
-bool embedding_bag_rows(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw,
-                        int mode, bool pruned, int64_t b0, int64_t b1, float* out) {
+bool embedding_bag_rows(const EmbRows& w, const int64_t* idx, const int64_t* starts, const float* psw, int mode,
+                        bool pruned, int64_t b0, int64_t b1, float* out) {
 #if defined(QPLUGIN_SIMD_X86)
   if (w.D == 0) {  // no columns to reduce: only the indices' check remains
     bool ok = true;
-    for (int64_t i = starts[b0]; i < starts[b1]; ++i) ok &= (idx[i] >= 0 && idx[i] < w.rows) || (idx[i] == -1 && pruned);
+    for (int64_t i = starts[b0]; i < starts[b1]; ++i)
+      ok &= (idx[i] >= 0 && idx[i] < w.rows) || (idx[i] == -1 && pruned);
     return ok;
   }
   const bool mean = mode == 1;
-  if (qp_in_row(w) && w.bits == 8 && !w.half) return bags_for<8, kQpInRow>(w, idx, starts, psw, mode, mean, pruned, b0, b1, out);
+  if (qp_in_row(w) && w.bits == 8 && !w.half)
+    return bags_for<8, kQpInRow>(w, idx, starts, psw, mode, mean, pruned, b0, b1, out);
   if (qp_in_row(w) && w.bits == 4 && w.half)
     return bags_for<4, kQpInRow | kQpHalf>(w, idx, starts, psw, mode, mean, pruned, b0, b1, out);
   if (w.bits == 8) {
@@ -557,6 +570,6 @@ void index_range(const int64_t* x, int64_t n, int64_t* lo, int64_t* hi) {
   *hi = mx;
 }
 
-} // namespace QPLUGIN_ISA_NS
-} // namespace kernels
-} // namespace qplugin
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin

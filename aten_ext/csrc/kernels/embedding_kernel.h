@@ -54,5 +54,5 @@ struct EmbRows {
 
 QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_EMBEDDING_KERNELS)
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin

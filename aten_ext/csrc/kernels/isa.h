@@ -52,30 +52,62 @@
 #define QPLUGIN_DECLARE_ONE_(ret, name, args) ret name args;
 #if defined(QPLUGIN_ARCH_ARM64)
 #define QPLUGIN_USE_BASE_ONE_(ret, name, args) using ::qplugin::kernels::neon::name;
-#define QPLUGIN_DECLARE_ISA_KERNELS(LIST)                   \
-  namespace scalar { LIST(QPLUGIN_DECLARE_ONE_) }           \
-  namespace neon { LIST(QPLUGIN_DECLARE_ONE_) }             \
-  namespace dotprod { LIST(QPLUGIN_USE_BASE_ONE_) }         \
-  namespace i8mm { LIST(QPLUGIN_USE_BASE_ONE_) }
+#define QPLUGIN_DECLARE_ISA_KERNELS(LIST) \
+  namespace scalar {                      \
+  LIST(QPLUGIN_DECLARE_ONE_)              \
+  }                                       \
+  namespace neon {                        \
+  LIST(QPLUGIN_DECLARE_ONE_)              \
+  }                                       \
+  namespace dotprod {                     \
+  LIST(QPLUGIN_USE_BASE_ONE_)             \
+  }                                       \
+  namespace i8mm {                        \
+  LIST(QPLUGIN_USE_BASE_ONE_)             \
+  }
 // The same for a family compiled for the dot-product paths too (CMakeLists.txt's
 // QPLUGIN_DOT_SOURCES).
-#define QPLUGIN_DECLARE_ISA_KERNELS_DOT(LIST)               \
-  namespace scalar { LIST(QPLUGIN_DECLARE_ONE_) }           \
-  namespace neon { LIST(QPLUGIN_DECLARE_ONE_) }             \
-  namespace dotprod { LIST(QPLUGIN_DECLARE_ONE_) }          \
-  namespace i8mm { LIST(QPLUGIN_DECLARE_ONE_) }
+#define QPLUGIN_DECLARE_ISA_KERNELS_DOT(LIST) \
+  namespace scalar {                          \
+  LIST(QPLUGIN_DECLARE_ONE_)                  \
+  }                                           \
+  namespace neon {                            \
+  LIST(QPLUGIN_DECLARE_ONE_)                  \
+  }                                           \
+  namespace dotprod {                         \
+  LIST(QPLUGIN_DECLARE_ONE_)                  \
+  }                                           \
+  namespace i8mm {                            \
+  LIST(QPLUGIN_DECLARE_ONE_)                  \
+  }
 #else
 #define QPLUGIN_USE_BASE_ONE_(ret, name, args) using ::qplugin::kernels::avx2::name;
-#define QPLUGIN_DECLARE_ISA_KERNELS(LIST)                   \
-  namespace scalar { LIST(QPLUGIN_DECLARE_ONE_) }           \
-  namespace avx2 { LIST(QPLUGIN_DECLARE_ONE_) }             \
-  namespace avxvnni { LIST(QPLUGIN_USE_BASE_ONE_) }         \
-  namespace avx512 { LIST(QPLUGIN_DECLARE_ONE_) }
+#define QPLUGIN_DECLARE_ISA_KERNELS(LIST) \
+  namespace scalar {                      \
+  LIST(QPLUGIN_DECLARE_ONE_)              \
+  }                                       \
+  namespace avx2 {                        \
+  LIST(QPLUGIN_DECLARE_ONE_)              \
+  }                                       \
+  namespace avxvnni {                     \
+  LIST(QPLUGIN_USE_BASE_ONE_)             \
+  }                                       \
+  namespace avx512 {                      \
+  LIST(QPLUGIN_DECLARE_ONE_)              \
+  }
 // The same for a family compiled for the dot-product path too (CMakeLists.txt's
 // QPLUGIN_DOT_SOURCES).
-#define QPLUGIN_DECLARE_ISA_KERNELS_DOT(LIST)               \
-  namespace scalar { LIST(QPLUGIN_DECLARE_ONE_) }           \
-  namespace avx2 { LIST(QPLUGIN_DECLARE_ONE_) }             \
-  namespace avxvnni { LIST(QPLUGIN_DECLARE_ONE_) }          \
-  namespace avx512 { LIST(QPLUGIN_DECLARE_ONE_) }
+#define QPLUGIN_DECLARE_ISA_KERNELS_DOT(LIST) \
+  namespace scalar {                          \
+  LIST(QPLUGIN_DECLARE_ONE_)                  \
+  }                                           \
+  namespace avx2 {                            \
+  LIST(QPLUGIN_DECLARE_ONE_)                  \
+  }                                           \
+  namespace avxvnni {                         \
+  LIST(QPLUGIN_DECLARE_ONE_)                  \
+  }                                           \
+  namespace avx512 {                          \
+  LIST(QPLUGIN_DECLARE_ONE_)                  \
+  }
 #endif

@@ -90,12 +90,12 @@ void tile(const float* x, int64_t ldx, int64_t m, int64_t K, const uint16_t* pac
 
 // A tile of MR rows and nv (1..NVMAX) vectors.
 template <int MR, int NVMAX>
-void tile_nv(int nv, const float* x, int64_t ldx, int64_t m, int64_t K, const uint16_t* packed, int64_t pb,
-             int64_t N, const float* bias, bool relu, float* y, int64_t ldy) {
+void tile_nv(int nv, const float* x, int64_t ldx, int64_t m, int64_t K, const uint16_t* packed, int64_t pb, int64_t N,
+             const float* bias, bool relu, float* y, int64_t ldy) {
   static_assert(NVMAX == 2 || NVMAX == 4, "tile_nv dispatches NV 1..2 or 1..4");
   switch (NVMAX == 2 ? std::min(nv, 2) : nv) {
-    case 4: return tile<MR, NVMAX == 4 ? 4 : 1>(x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
-    case 3: return tile<MR, NVMAX == 4 ? 3 : 1>(x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
+    case 4: return tile < MR, NVMAX == 4 ? 4 : 1 > (x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
+    case 3: return tile < MR, NVMAX == 4 ? 3 : 1 > (x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
     case 2: return tile<MR, 2>(x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
     default: return tile<MR, 1>(x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
   }
@@ -108,16 +108,17 @@ constexpr int kWideRows = kMR / 2;
 // (a row count the switch below never reaches for this kMR maps to 1: it must still compile)
 constexpr int rest_rows(int r) { return r < kMR ? r : 1; }
 
-void tile_rest(int rows, int nv, const float* x, int64_t ldx, int64_t m, int64_t K, const uint16_t* packed,
-               int64_t pb, int64_t N, const float* bias, bool relu, float* y, int64_t ldy) {
+void tile_rest(int rows, int nv, const float* x, int64_t ldx, int64_t m, int64_t K, const uint16_t* packed, int64_t pb,
+               int64_t N, const float* bias, bool relu, float* y, int64_t ldy) {
   static_assert(kMR <= 8 && kWideRows >= 2, "tile_rest dispatches 1..7 rows");
   switch (rows) {
     case 7: return tile_nv<rest_rows(7), kNV>(nv, x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
     case 6: return tile_nv<rest_rows(6), kNV>(nv, x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
     case 5: return tile_nv<rest_rows(5), kNV>(nv, x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
-    case 4: return tile_nv<rest_rows(4), kWideRows >= 4 ? kNVWide : kNV>(nv, x, ldx, m, K, packed, pb, N, bias,
-                                                                        relu, y, ldy);
-    case 3: return tile_nv<3, kWideRows >= 3 ? kNVWide : kNV>(nv, x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
+    case 4:
+      return tile_nv < rest_rows(4),
+             kWideRows >= 4 ? kNVWide : kNV > (nv, x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
+    case 3: return tile_nv < 3, kWideRows >= 3 ? kNVWide : kNV > (nv, x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
     case 2: return tile_nv<2, kNVWide>(nv, x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
     default: return tile_nv<1, kNVWide>(nv, x, ldx, m, K, packed, pb, N, bias, relu, y, ldy);
   }
@@ -130,10 +131,10 @@ int vectors(int64_t pb, int64_t panels, int64_t N) {
 }
 #endif
 
-} // namespace
+}  // namespace
 
-void linear_fp16_f32(const float* x, int64_t ldx, int64_t M, int64_t K, const uint16_t* packed, int64_t N,
-                     int64_t p0, int64_t p1, const float* bias, bool relu, float* y, int64_t ldy) {
+void linear_fp16_f32(const float* x, int64_t ldx, int64_t M, int64_t K, const uint16_t* packed, int64_t N, int64_t p0,
+                     int64_t p1, const float* bias, bool relu, float* y, int64_t ldy) {
 #if QPLUGIN_SIMD
   const int64_t full = M / kMR * kMR;
   constexpr int64_t kStep = kNV / kVecPerPanel;  // panels per kNV tile
@@ -147,8 +148,8 @@ void linear_fp16_f32(const float* x, int64_t ldx, int64_t M, int64_t K, const ui
   if (rest > 0) {
     const int64_t step = (rest <= kWideRows ? kNVWide : kNV) / kVecPerPanel;
     for (int64_t pb = p0; pb < p1; pb += step) {
-      tile_rest(rest, vectors(pb, std::min<int64_t>(step, p1 - pb), N), x, ldx, full, K, packed, pb, N, bias, relu,
-                y, ldy);
+      tile_rest(rest, vectors(pb, std::min<int64_t>(step, p1 - pb), N), x, ldx, full, K, packed, pb, N, bias, relu, y,
+                ldy);
     }
   }
 #else
@@ -161,6 +162,6 @@ void linear_fp16_f32(const float* x, int64_t ldx, int64_t M, int64_t K, const ui
 #endif
 }
 
-} // namespace QPLUGIN_ISA_NS
-} // namespace kernels
-} // namespace qplugin
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin

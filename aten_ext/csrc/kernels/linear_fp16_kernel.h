@@ -32,5 +32,5 @@ constexpr int64_t kFp16Panel = 16;  // output columns per packed panel
 // clang-format on
 QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_LINEAR_FP16_KERNELS)
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin

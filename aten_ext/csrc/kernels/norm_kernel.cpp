@@ -123,7 +123,8 @@ void normalize_run(const T* xr, T* yr, int64_t n, double mean_q, double a, const
         v = add_f(add_f(v, loadu_f(bf + k)), vz);
         return to_i32_round(v);
       };
-      for (; j + 4 * kLanes <= n; j += 4 * kLanes) store4_q(yr + j, one(j), one(j + kLanes), one(j + 2 * kLanes), one(j + 3 * kLanes));
+      for (; j + 4 * kLanes <= n; j += 4 * kLanes)
+        store4_q(yr + j, one(j), one(j + kLanes), one(j + 2 * kLanes), one(j + 3 * kLanes));
       for (; j + kLanes <= n; j += kLanes) store_q(yr + j, bytes::clamp_sat<T>(one(j)));
 #endif
       for (; j < n; ++j) {
@@ -215,7 +216,9 @@ void channel_map8(const T* x, T* y, int64_t outer, int64_t channels, int64_t inn
       int64_t j = 0;
 #if QPLUGIN_SIMD
       using namespace simd;
-      auto one = [&](int64_t k) { return op.lanes(load_q(xo + k), k); };
+      auto one = [&](int64_t k) {
+        return op.lanes(load_q(xo + k), k);
+      };
       for (; j + 4 * kLanes <= channels; j += 4 * kLanes) {
         put4(yo + j, one(j), one(j + kLanes), one(j + 2 * kLanes), one(j + 3 * kLanes));
       }
@@ -259,14 +262,16 @@ struct AffineOp {
   }
   auto row(int64_t c) const {
     const simd::VF va = simd::set1_f(a[c]), vb = simd::set1_f(b[c]), vlo = simd::set1_f(lo);
-    return [=](simd::VI q) { return affine_vec<T, kBounded>(q, va, vb, vlo); };
+    return [=](simd::VI q) {
+      return affine_vec<T, kBounded>(q, va, vb, vlo);
+    };
   }
 #endif
 };
 
 template <typename T>
-void channel_affine8(const T* x, T* y, int64_t outer, int64_t channels, int64_t inner, const float* a,
-                     const float* b, int32_t lo_q) {
+void channel_affine8(const T* x, T* y, int64_t outer, int64_t channels, int64_t inner, const float* a, const float* b,
+                     int32_t lo_q) {
   float bound = 0.0f;  // max |q * a + b| over 8-bit q, up to rounding; NaN for non-finite parameters
   for (int64_t c = 0; c < channels; ++c) {
     const float m = 256.0f * std::fabs(a[c]) + std::fabs(b[c]);
@@ -313,7 +318,9 @@ struct PreluOp {
   auto row(int64_t c) const {
     using namespace simd;
     const VF vzp = set1_f(zp), vap = set1_f(ap), van = set1_f(an[c]), voz = set1_f(oz);
-    return [=](VI q) { return prelu_vec<T>(q, vzp, vap, van, voz); };
+    return [=](VI q) {
+      return prelu_vec<T>(q, vzp, vap, van, voz);
+    };
   }
 #endif
 };
@@ -321,12 +328,11 @@ struct PreluOp {
 template <typename T>
 void channel_prelu8(const T* x, T* y, int64_t outer, int64_t channels, int64_t inner, int32_t zp, float ap,
                     const float* an, int32_t out_zp) {
-  channel_map8(x, y, outer, channels, inner,
-               PreluOp<T>{static_cast<float>(zp), ap, static_cast<float>(out_zp), an});
+  channel_map8(x, y, outer, channels, inner, PreluOp<T>{static_cast<float>(zp), ap, static_cast<float>(out_zp), an});
 }
 
-void channel_affine32(const int32_t* x, int32_t* y, int64_t outer, int64_t channels, int64_t inner,
-                      const double* a, const double* b, int32_t lo) {
+void channel_affine32(const int32_t* x, int32_t* y, int64_t outer, int64_t channels, int64_t inner, const double* a,
+                      const double* b, int32_t lo) {
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t c = 0; c < channels; ++c) {
       const int64_t base = (o * channels + c) * inner;
@@ -344,8 +350,7 @@ void channel_affine32(const int32_t* x, int32_t* y, int64_t outer, int64_t chann
 // One group_norm row as (q - mean) * a_c + b_c + out_zp in float64 (a_c can exceed float32's
 // range): scalar, the same steps on every path.
 template <typename T>
-void group_norm_row_centered(const T* xr, T* yr, const GroupNormSpec& g, int64_t c0, double mean_q,
-                             const double* ad) {
+void group_norm_row_centered(const T* xr, T* yr, const GroupNormSpec& g, int64_t c0, double mean_q, const double* ad) {
   const LayerNormSpec& s = g.norm;
   for (int64_t k = 0; k < g.cpg; ++k) {
     const T* xc = xr + k * g.inner;
@@ -398,7 +403,7 @@ void group_norm_impl(const T* x, T* y, int64_t row0, int64_t rows, const GroupNo
   }
 }
 
-} // namespace
+}  // namespace
 
 void layer_norm_u8(const uint8_t* x, uint8_t* y, int64_t rows, int64_t m, const LayerNormSpec* spec) {
   layer_norm_impl(x, y, rows, m, spec);
@@ -418,27 +423,27 @@ void group_norm_s8(const int8_t* x, int8_t* y, int64_t row0, int64_t rows, const
 void group_norm_s32(const int32_t* x, int32_t* y, int64_t row0, int64_t rows, const GroupNormSpec* spec) {
   group_norm_impl(x, y, row0, rows, spec);
 }
-void channel_affine_u8(const uint8_t* x, uint8_t* y, int64_t outer, int64_t channels, int64_t inner,
-                       const float* a, const float* b, int32_t lo) {
+void channel_affine_u8(const uint8_t* x, uint8_t* y, int64_t outer, int64_t channels, int64_t inner, const float* a,
+                       const float* b, int32_t lo) {
   channel_affine8(x, y, outer, channels, inner, a, b, lo);
 }
-void channel_affine_s8(const int8_t* x, int8_t* y, int64_t outer, int64_t channels, int64_t inner,
-                       const float* a, const float* b, int32_t lo) {
+void channel_affine_s8(const int8_t* x, int8_t* y, int64_t outer, int64_t channels, int64_t inner, const float* a,
+                       const float* b, int32_t lo) {
   channel_affine8(x, y, outer, channels, inner, a, b, lo);
 }
 void channel_prelu_u8(const uint8_t* x, uint8_t* y, int64_t outer, int64_t channels, int64_t inner, int32_t zp,
                       float ap, const float* an, int32_t out_zp) {
   channel_prelu8(x, y, outer, channels, inner, zp, ap, an, out_zp);
 }
-void channel_prelu_s8(const int8_t* x, int8_t* y, int64_t outer, int64_t channels, int64_t inner, int32_t zp,
-                      float ap, const float* an, int32_t out_zp) {
+void channel_prelu_s8(const int8_t* x, int8_t* y, int64_t outer, int64_t channels, int64_t inner, int32_t zp, float ap,
+                      const float* an, int32_t out_zp) {
   channel_prelu8(x, y, outer, channels, inner, zp, ap, an, out_zp);
 }
-void channel_affine_s32(const int32_t* x, int32_t* y, int64_t outer, int64_t channels, int64_t inner,
-                        const double* a, const double* b, int32_t lo) {
+void channel_affine_s32(const int32_t* x, int32_t* y, int64_t outer, int64_t channels, int64_t inner, const double* a,
+                        const double* b, int32_t lo) {
   channel_affine32(x, y, outer, channels, inner, a, b, lo);
 }
 
-} // namespace QPLUGIN_ISA_NS
-} // namespace kernels
-} // namespace qplugin
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin

@@ -71,5 +71,5 @@ struct GroupNormSpec {
 
 QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_NORM_KERNELS)
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin

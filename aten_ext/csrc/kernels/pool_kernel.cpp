@@ -27,7 +27,8 @@ namespace kernels {
 namespace QPLUGIN_ISA_NS {
 namespace {
 
-using namespace bytes;  // VB, ldb / stb / vmax (+ ldb_n / stb_n tails on AVX-512), W16 / load16 / fold16: kernels/bytes_simd.h
+using namespace bytes;  // VB, ldb / stb / vmax (+ ldb_n / stb_n tails on AVX-512), W16 / load16 / fold16:
+                        // kernels/bytes_simd.h
 
 // A scratch buffer of n elements on a 64-byte boundary (buf owns it): vector stores read back
 // by other loads forward only within a cache line, and a heap address made the same pooling
@@ -143,7 +144,8 @@ inline void every_other(T* o, const T* src, int64_t n) {
     auto pick16 = [&](int64_t at) {
       const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * at));
       const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * at + 16));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + at), _mm_packus_epi16(_mm_and_si128(a, m16), _mm_and_si128(b, m16)));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + at),
+                       _mm_packus_epi16(_mm_and_si128(a, m16), _mm_and_si128(b, m16)));
     };
 #endif
     for (; i + 16 <= n; i += 16) pick16(i);
@@ -380,7 +382,9 @@ inline simd::VI requant_v(simd::VI d, simd::VF mult, simd::VF zadd, simd::VF lo,
 template <int kW, typename T, typename Halves>
 inline void store_sums(T* o, Halves halves, simd::VI off, simd::VF mult, simd::VF zadd, simd::VF lo, simd::VF hi) {
   using namespace simd;
-  auto rq = [&](VI d) { return requant_v(sub_i(d, off), mult, zadd, lo, hi); };
+  auto rq = [&](VI d) {
+    return requant_v(sub_i(d, off), mult, zadd, lo, hi);
+  };
   VI a0, a1;
   if constexpr (kW == 1) {
     halves(0, &a0, &a1);
@@ -478,7 +482,9 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
       const int64_t mid = g.OW / 2;  // mid + 1 < OW
       const int64_t st = g.ws[mid + 1] - g.ws[mid], kw = g.we[mid] - g.ws[mid];
       const int64_t pd = st * mid - g.ws[mid];
-      auto whole = [&](int64_t ow) { return g.ws[ow] == st * ow - pd && g.we[ow] == g.ws[ow] + kw; };
+      auto whole = [&](int64_t ow) {
+        return g.ws[ow] == st * ow - pd && g.we[ow] == g.ws[ow] + kw;
+      };
       if ((st == 1 || st == 2) && kw >= 1) {
         int64_t a = mid, b = mid + 1;
         while (a > 0 && whole(a - 1)) --a;
@@ -510,13 +516,13 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
 #endif
   if (use16) vs16 = aligned64(vs16_buf, g.W + 64);  // (zeros past W: the last outputs' loads read past it)
 #endif
-  // Rows of fewer outputs than a vector (adaptive pooling to 7x7: 7 a row) requantize a slice at a
-  // time: their window sums minus offsets (d32) and multipliers (m32) wait in slice-sized rows, and
-  // the slice's outputs, contiguous in the output, take vectors. Row by row they took the scalar
-  // requantization, a third of adaptive_avg_pool2d 7x7 NCHW [8,64,56,56]'s time.
+    // Rows of fewer outputs than a vector (adaptive pooling to 7x7: 7 a row) requantize a slice at a
+    // time: their window sums minus offsets (d32) and multipliers (m32) wait in slice-sized rows, and
+    // the slice's outputs, contiguous in the output, take vectors. Row by row they took the scalar
+    // requantization, a third of adaptive_avg_pool2d 7x7 NCHW [8,64,56,56]'s time.
 #if QPLUGIN_SIMD
-  const bool defer = sizeof(T) == 1 && std::is_same<Acc, int32_t>::value && !runs && hv_s == 0 &&
-                     g.OW < simd::kLanes && g.OH * g.OW >= simd::kLanes;
+  const bool defer = sizeof(T) == 1 && std::is_same<Acc, int32_t>::value && !runs && hv_s == 0 && g.OW < simd::kLanes &&
+                     g.OH * g.OW >= simd::kLanes;
 #else
   constexpr bool defer = false;
 #endif
@@ -617,7 +623,9 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
           // reaching every captured value through memory, over twice as slow.)
           auto passes = [&](int64_t width, auto pass) __attribute__((always_inline)) {
             const int64_t npos = (g.W + width - 1) / width;
-            auto at = [&](int64_t i) { return std::min(i * width, g.W - width); };
+            auto at = [&](int64_t i) {
+              return std::min(i * width, g.W - width);
+            };
             int64_t pb = 0;
             for (; pb + 4 <= npos; pb += 4) pass(at, pb, std::integral_constant<int, 4>());
             switch (npos - pb) {
@@ -757,7 +765,7 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
             if (hv_s != 0) {
               using namespace simd;
               const VF zadd = set1_f(g.zadd), lo = set1_f(g.qmin), hi = set1_f(g.qmax);
-              const int64_t r0 = -hv_p, r1 = hv_kw - 1 - hv_p;  // tap offsets from s * ow
+              const int64_t r0 = -hv_p, r1 = hv_kw - 1 - hv_p;        // tap offsets from s * ow
               const int64_t m0 = r0 >= 0 ? r0 / 2 : -((1 - r0) / 2);  // floor(r0 / 2)
               auto sums = [&](int64_t ow0) {  // the window sums of outputs ow0 .. ow0 + kLanes - 1
                 VI t = set1_i(0);
@@ -792,13 +800,15 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
               int64_t ow = hv_a;
               for (; ow + kLanes <= hv_b; ow += kLanes) put(ow);
               if (ow < hv_b && hv_b - hv_a >= kLanes) {
-                put(hv_b - kLanes);  // the last outputs as one vector ending at hv_b
+                put(hv_b - kLanes);    // the last outputs as one vector ending at hv_b
               } else if (ow < hv_b) {  // AVX-512, a run of 8-15 outputs: one masked vector
                 const int n = static_cast<int>(hv_b - ow);
                 const VI d = sub_i(sums(ow), loadu_i_n(off32r.data() + ow, n));
                 store_u8_n(reinterpret_cast<uint8_t*>(o + ow), requant_v(d, loadu_f_n(mult + ow, n), zadd, lo, hi), n);
               }
-              auto one = [&](int64_t at) { o[at] = requant<T, int32_t>(win(at) - off32r[at], mult[at], kr[at], g); };
+              auto one = [&](int64_t at) {
+                o[at] = requant<T, int32_t>(win(at) - off32r[at], mult[at], kr[at], g);
+              };
               for (ow = 0; ow < hv_a; ++ow) one(ow);
               for (ow = hv_b; ow < g.OW; ++ow) one(ow);
               continue;  // the row is done
@@ -823,7 +833,8 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
               simd::store_q(o + at, requant_v(simd::loadu_i(d32 + at), simd::loadu_f(mult + at), zadd, lo, hi));
             };
             for (; ow + simd::kLanes <= g.OW; ow += simd::kLanes) put(ow);
-            if (ow < g.OW && g.OW >= simd::kLanes) {  // the last outputs as one vector ending at OW (rewrites done ones)
+            if (ow < g.OW &&
+                g.OW >= simd::kLanes) {  // the last outputs as one vector ending at OW (rewrites done ones)
               put(g.OW - simd::kLanes);
               ow = g.OW;
             }
@@ -853,7 +864,6 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
     }
   }
 }
-
 
 // Output rows [ob, oe) count rows of all OD slices: row r is slice r / OH, row r % OH.
 template <typename T, typename Acc>
@@ -920,10 +930,11 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
             const int64_t n = w1 - w0;
             for (int64_t j = 0; j < n; ++j) col[j] = ring[(w0 + j) & 7];
             store_sums<kW>(out + (r * OW + ow) * C + c, widened<T>([&](int u) {
-              bytes::W16 t = col[0][u];
-              for (int64_t j = 1; j < n; ++j) t = bytes::add16(t, col[j][u]);
-              return t;
-            }), set1_i(static_cast<int32_t>(g.off[k])), set1_f(g.mult[k]), zadd, lo, hi);
+                             bytes::W16 t = col[0][u];
+                             for (int64_t j = 1; j < n; ++j) t = bytes::add16(t, col[j][u]);
+                             return t;
+                           }),
+                           set1_i(static_cast<int32_t>(g.off[k])), set1_f(g.mult[k]), zadd, lo, hi);
           }
         };
         for (; c_px + 8 * kLanes <= ce; c_px += 8 * kLanes) cols(c_px, std::integral_constant<int, 4>());
@@ -985,7 +996,12 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
             }
           }
           for (int u = 0; u < kW; ++u) fold16<T>(&a[2 * u], &a[2 * u + 1], &sw[u]);
-          store_sums<kW>(o + c, [&](int u, VI* l, VI* h) { *l = a[2 * u], *h = a[2 * u + 1]; }, offv, mv, zadd, lo, hi);
+          store_sums<kW>(
+              o + c,
+              [&](int u, VI* l, VI* h) {
+                *l = a[2 * u], *h = a[2 * u + 1];
+              },
+              offv, mv, zadd, lo, hi);
         };
         // Windows of <= 256 taps in rows of < 8 (avg_pool 2x2 / 3x3 / 2x2x2 / 3x3x3): no fold and
         // no count of taps inside the tap loop, no int32 sums live through it: 0.77-0.86 of
@@ -1004,7 +1020,10 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
               }
             }
           }
-          store_sums<kW>(o + c, widened<T>([&](int u) { return sw[u]; }), offv, mv, zadd, lo, hi);
+          store_sums<kW>(o + c, widened<T>([&](int u) {
+                           return sw[u];
+                         }),
+                         offv, mv, zadd, lo, hi);
         };
         // Blocks of 8, 4, then 2 vectors of channels through one of the block loops above.
         auto blocks = [&](auto f) {
@@ -1015,11 +1034,17 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
           for (; c + 2 * kLanes <= ce; c += 2 * kLanes) f(std::integral_constant<int, 1>());
         };
         if (w1 - w0 < 8 && (dw.d1 - dw.d0) * (h1 - h0) * (w1 - w0) <= 256) {
-          blocks([&](auto width) { block_short(width); });
+          blocks([&](auto width) {
+            block_short(width);
+          });
         } else if (w1 - w0 >= 8 && w1 - w0 < g.W) {  // (whole rows: the window is one run, streamed already)
-          blocks([&](auto width) { block(width, std::true_type()); });
+          blocks([&](auto width) {
+            block(width, std::true_type());
+          });
         } else {
-          blocks([&](auto width) { block(width, std::false_type()); });
+          blocks([&](auto width) {
+            block(width, std::false_type());
+          });
         }
         for (; c + kLanes <= ce; c += kLanes) {
           VI a0 = set1_i(0);
@@ -1047,7 +1072,7 @@ void avg_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
   }
 }
 
-} // namespace
+}  // namespace
 
 void max_pool2d_nchw_u8(const uint8_t* in, uint8_t* out, int64_t planes, const MaxPool2dGeom& g) {
   max_pool_nchw(in, out, planes, g);
@@ -1058,16 +1083,16 @@ void max_pool2d_nchw_s8(const int8_t* in, int8_t* out, int64_t planes, const Max
 void max_pool2d_nchw_s32(const int32_t* in, int32_t* out, int64_t planes, const MaxPool2dGeom& g) {
   max_pool_nchw(in, out, planes, g);
 }
-void max_pool2d_nhwc_u8(const uint8_t* in, uint8_t* out, int64_t C, int64_t c_begin, int64_t c_end,
-                        int64_t oh_begin, int64_t oh_end, const MaxPool2dGeom& g) {
+void max_pool2d_nhwc_u8(const uint8_t* in, uint8_t* out, int64_t C, int64_t c_begin, int64_t c_end, int64_t oh_begin,
+                        int64_t oh_end, const MaxPool2dGeom& g) {
   max_pool_nhwc(in, out, C, c_begin, c_end, oh_begin, oh_end, g);
 }
-void max_pool2d_nhwc_s8(const int8_t* in, int8_t* out, int64_t C, int64_t c_begin, int64_t c_end,
-                        int64_t oh_begin, int64_t oh_end, const MaxPool2dGeom& g) {
+void max_pool2d_nhwc_s8(const int8_t* in, int8_t* out, int64_t C, int64_t c_begin, int64_t c_end, int64_t oh_begin,
+                        int64_t oh_end, const MaxPool2dGeom& g) {
   max_pool_nhwc(in, out, C, c_begin, c_end, oh_begin, oh_end, g);
 }
-void max_pool2d_nhwc_s32(const int32_t* in, int32_t* out, int64_t C, int64_t c_begin, int64_t c_end,
-                         int64_t oh_begin, int64_t oh_end, const MaxPool2dGeom& g) {
+void max_pool2d_nhwc_s32(const int32_t* in, int32_t* out, int64_t C, int64_t c_begin, int64_t c_end, int64_t oh_begin,
+                         int64_t oh_end, const MaxPool2dGeom& g) {
   max_pool_nhwc(in, out, C, c_begin, c_end, oh_begin, oh_end, g);
 }
 
@@ -1086,27 +1111,27 @@ void avg_pool2d_nchw_wide_s8(const int8_t* in, int8_t* out, int64_t planes, cons
 void avg_pool2d_nchw_s32(const int32_t* in, int32_t* out, int64_t planes, const AvgPool2dGeom& g) {
   avg_pool_nchw<int32_t, int64_t>(in, out, planes, g);
 }
-void avg_pool2d_nhwc_u8(const uint8_t* in, uint8_t* out, int64_t C, int64_t c_begin, int64_t c_end,
-                        int64_t oh_begin, int64_t oh_end, const AvgPool2dGeom& g) {
+void avg_pool2d_nhwc_u8(const uint8_t* in, uint8_t* out, int64_t C, int64_t c_begin, int64_t c_end, int64_t oh_begin,
+                        int64_t oh_end, const AvgPool2dGeom& g) {
   avg_pool_nhwc<uint8_t, int32_t>(in, out, C, c_begin, c_end, oh_begin, oh_end, g);
 }
-void avg_pool2d_nhwc_s8(const int8_t* in, int8_t* out, int64_t C, int64_t c_begin, int64_t c_end,
-                        int64_t oh_begin, int64_t oh_end, const AvgPool2dGeom& g) {
+void avg_pool2d_nhwc_s8(const int8_t* in, int8_t* out, int64_t C, int64_t c_begin, int64_t c_end, int64_t oh_begin,
+                        int64_t oh_end, const AvgPool2dGeom& g) {
   avg_pool_nhwc<int8_t, int32_t>(in, out, C, c_begin, c_end, oh_begin, oh_end, g);
 }
 void avg_pool2d_nhwc_wide_u8(const uint8_t* in, uint8_t* out, int64_t C, int64_t c_begin, int64_t c_end,
                              int64_t oh_begin, int64_t oh_end, const AvgPool2dGeom& g) {
   avg_pool_nhwc<uint8_t, int64_t>(in, out, C, c_begin, c_end, oh_begin, oh_end, g);
 }
-void avg_pool2d_nhwc_wide_s8(const int8_t* in, int8_t* out, int64_t C, int64_t c_begin, int64_t c_end,
-                             int64_t oh_begin, int64_t oh_end, const AvgPool2dGeom& g) {
+void avg_pool2d_nhwc_wide_s8(const int8_t* in, int8_t* out, int64_t C, int64_t c_begin, int64_t c_end, int64_t oh_begin,
+                             int64_t oh_end, const AvgPool2dGeom& g) {
   avg_pool_nhwc<int8_t, int64_t>(in, out, C, c_begin, c_end, oh_begin, oh_end, g);
 }
-void avg_pool2d_nhwc_s32(const int32_t* in, int32_t* out, int64_t C, int64_t c_begin, int64_t c_end,
-                         int64_t oh_begin, int64_t oh_end, const AvgPool2dGeom& g) {
+void avg_pool2d_nhwc_s32(const int32_t* in, int32_t* out, int64_t C, int64_t c_begin, int64_t c_end, int64_t oh_begin,
+                         int64_t oh_end, const AvgPool2dGeom& g) {
   avg_pool_nhwc<int32_t, int64_t>(in, out, C, c_begin, c_end, oh_begin, oh_end, g);
 }
 
-} // namespace QPLUGIN_ISA_NS
-} // namespace kernels
-} // namespace qplugin
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin

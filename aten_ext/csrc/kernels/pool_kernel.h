@@ -21,9 +21,8 @@
 //   q = clamp(nearbyint(float(float(s - off[p]) * mult[p]) + zadd))
 // where p = (dcls[od] * nrc + rcls[oh]) * ncc + ccls[ow]; the caller fills off / mult / zadd for the op's
 // rounding rule (cpu/pool.cpp). int32 data instead uses the exact quotient
-// nearbyint(double(s - off[p]) / div[p]) + zadd_d (float32 would drift on large values). Sums are int32 for 8-bit data (the caller uses
-// the *_wide variants, int64 sums, when a window may overflow int32) and int64
-// for int32 data.
+// nearbyint(double(s - off[p]) / div[p]) + zadd_d (float32 would drift on large values). Sums are int32 for 8-bit data
+// (the caller uses the *_wide variants, int64 sums, when a window may overflow int32) and int64 for int32 data.
 #pragma once
 
 #include <cstdint>
@@ -58,10 +57,10 @@ struct AvgPool2dGeom {
   double zadd_d;
   // Depth (3-D pooling); the 2-D caller leaves the defaults (one slice, no tables).
   int64_t D = 1, OD = 1;
-  const int64_t* ds = nullptr;   // [OD]
-  const int64_t* de = nullptr;   // [OD]
-  const int32_t* dcls = nullptr; // [OD]
-  int64_t nrc = 0;               // row classes (a depth class spans nrc * ncc entries)
+  const int64_t* ds = nullptr;    // [OD]
+  const int64_t* de = nullptr;    // [OD]
+  const int32_t* dcls = nullptr;  // [OD]
+  int64_t nrc = 0;                // row classes (a depth class spans nrc * ncc entries)
 };
 
 // clang-format off
@@ -86,5 +85,5 @@ struct AvgPool2dGeom {
 
 QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_POOL_KERNELS)
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin

@@ -29,8 +29,8 @@ inline simd::VI channel8_vec(simd::VF v) {
     // max_f(v, 0) gives 0 for NaN (MAXPS returns its second operand), the rule's NaN -> 0.
     return to_i32_round(min_f(max_f(v, set1_f(0.f)), set1_f(255.f)));
   } else {
-    const VF c = max_f(min_f(v, set1_f(static_cast<float>(QRange<T>::max))),
-                       set1_f(static_cast<float>(QRange<T>::min)));
+    const VF c =
+        max_f(min_f(v, set1_f(static_cast<float>(QRange<T>::max))), set1_f(static_cast<float>(QRange<T>::min)));
     return nan_to_zero(v, to_i32_round(c));
   }
 }
@@ -58,7 +58,9 @@ int64_t quantize8_x4(T* y, int64_t n, PAt p_at, ZAt z_at, VAt v_at) {
   static_assert(sizeof(T) == 1, "8-bit outputs only");
   constexpr bool kRedo = !kNanTop && std::is_same<T, int8_t>::value;
   const VF top = set1_f(32767.0f);
-  auto clamp = [&](VF p) { return kNanTop ? min_f(p, top) : min_f(top, p); };
+  auto clamp = [&](VF p) {
+    return kNanTop ? min_f(p, top) : min_f(top, p);
+  };
   VF seen0 = set1_f(0.f), seen1 = seen0;
   int64_t i = 0;
   for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
@@ -98,11 +100,21 @@ void quantize8(const float* x, T* y, int64_t n, float inv_scale, int32_t zp) {
   const VI z = pack_zp16(set1_i(zp), set1_i(zp));
   const VF hi = set1_f(static_cast<float>(QRange<T>::max));
   const VF lo = set1_f(static_cast<float>(QRange<T>::min));
-  auto v_at = [&](const float* p) { return quantize8_value(loadu_f(p), vinv, vzp); };
+  auto v_at = [&](const float* p) {
+    return quantize8_value(loadu_f(p), vinv, vzp);
+  };
   const float* const xa = x + i;  // past the peel
   i += quantize8_x4<T, true, kStream>(
-      y + i, n - i, [&](int64_t k) { return mul_f(loadu_f(xa + k), vinv); }, [&](int64_t) { return z; },
-      [&](int64_t k) { return v_at(xa + k); });
+      y + i, n - i,
+      [&](int64_t k) {
+        return mul_f(loadu_f(xa + k), vinv);
+      },
+      [&](int64_t) {
+        return z;
+      },
+      [&](int64_t k) {
+        return v_at(xa + k);
+      });
   // min_f(v, hi) sends NaN to the top of the range (the per-tensor rule).
   for (; i + kLanes <= n; i += kLanes) store_q(y + i, to_i32_round(max_f(min_f(v_at(x + i), hi), lo)));
 #endif
@@ -118,9 +130,18 @@ void quantize8_channel(const float* x, T* y, int64_t n, float inv_scale, int32_t
   const VF vinv = set1_f(inv_scale);
   const VF vzp = set1_f(static_cast<float>(zp));
   const VI z = pack_zp16(set1_i(zp), set1_i(zp));
-  auto v_at = [&](int64_t k) { return quantize8_value(loadu_f(x + k), vinv, vzp); };
+  auto v_at = [&](int64_t k) {
+    return quantize8_value(loadu_f(x + k), vinv, vzp);
+  };
   i = quantize8_x4<T, false, false>(
-      y, n, [&](int64_t k) { return mul_f(loadu_f(x + k), vinv); }, [&](int64_t) { return z; }, v_at);
+      y, n,
+      [&](int64_t k) {
+        return mul_f(loadu_f(x + k), vinv);
+      },
+      [&](int64_t) {
+        return z;
+      },
+      v_at);
   for (; i + kLanes <= n; i += kLanes) store_q(y + i, channel8_vec<T>(v_at(i)));
 #endif
   for (; i < n; ++i) y[i] = quantize_val8_channel<T>(x[i], inv_scale, zp);
@@ -128,14 +149,17 @@ void quantize8_channel(const float* x, T* y, int64_t n, float inv_scale, int32_t
 
 // 8-bit, element i with channel i % period's parameters (NaN -> 0).
 template <typename T>
-void quantize8_periodic(const float* x, T* y, int64_t n, int64_t period, const float* inv_scales,
-                        const int32_t* zps) {
+void quantize8_periodic(const float* x, T* y, int64_t n, int64_t period, const float* inv_scales, const int32_t* zps) {
   for_each_period(x, y, n, period, [&](const float* xb, T* yb, int64_t len) {
     int64_t j = 0;
 #if QPLUGIN_SIMD
     using namespace simd;
-    auto p_at = [&](int64_t k) { return mul_f(loadu_f(xb + k), loadu_f(inv_scales + k)); };
-    auto z_at = [&](int64_t k) { return pack_zp16(loadu_i(zps + k), loadu_i(zps + k + kLanes)); };
+    auto p_at = [&](int64_t k) {
+      return mul_f(loadu_f(xb + k), loadu_f(inv_scales + k));
+    };
+    auto z_at = [&](int64_t k) {
+      return pack_zp16(loadu_i(zps + k), loadu_i(zps + k + kLanes));
+    };
     auto v_at = [&](int64_t k) {
       return quantize8_value(loadu_f(xb + k), loadu_f(inv_scales + k), to_f(loadu_i(zps + k)));
     };
@@ -153,7 +177,9 @@ void quantize8_periodic(const float* x, T* y, int64_t n, int64_t period, const f
 inline simd::VI quantize32_vec(simd::VF x, simd::VD s_lo, simd::VD s_hi, simd::VD z_lo, simd::VD z_hi) {
   using namespace simd;
   const VD hi = set1_d(static_cast<double>(QRange<int32_t>::max));
-  auto half = [&](VD xd, VD s, VD z) { return to_i32_d(min_d(hi, add_d(round_d(div_d(xd, s)), z))); };
+  auto half = [&](VD xd, VD s, VD z) {
+    return to_i32_d(min_d(hi, add_d(round_d(div_d(xd, s)), z)));
+  };
   return join_i(half(lo_to_d(x), s_lo, z_lo), half(hi_to_d(x), s_hi, z_hi));
 }
 #endif
@@ -205,7 +231,9 @@ void dequantize_pt_impl(const T* q, float* y, int64_t n, float scale, int32_t zp
   const VF vs = set1_f(scale);
   if constexpr (sizeof(T) == 1) {
     const VI vzp = set1_i(zp);
-    auto one = [&](int64_t at) { put(y + at, mul_f(to_f(sub_i(load_q(q + at), vzp)), vs)); };
+    auto one = [&](int64_t at) {
+      put(y + at, mul_f(to_f(sub_i(load_q(q + at), vzp)), vs));
+    };
     // Four vectors an iteration: the one-vector loop's speed depended on where its few
     // instructions fell in the code (the identical quint8 and qint8 loops ran 15% apart).
     for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
@@ -253,8 +281,7 @@ void dequantize_ch(const T* q, float* y, int64_t n, double scale, int32_t zp) {
 }
 
 template <typename T>
-void dequantize_periodic(const T* q, float* y, int64_t n, int64_t period, const double* scales,
-                         const int32_t* zps) {
+void dequantize_periodic(const T* q, float* y, int64_t n, int64_t period, const double* scales, const int32_t* zps) {
   for_each_period(q, y, n, period, [&](const T* qb, float* yb, int64_t len) {
     int64_t j = 0;
 #if QPLUGIN_SIMD
@@ -262,15 +289,15 @@ void dequantize_periodic(const T* q, float* y, int64_t n, int64_t period, const 
     constexpr int kHalf = kLanes / 2;
     for (; j + kLanes <= len; j += kLanes) {
       const VF d = sub_f(to_f(load_q(qb + j)), to_f(loadu_i(zps + j)));
-      storeu_f(yb + j, join_to_f(mul_d(lo_to_d(d), loadu_d(scales + j)),
-                                 mul_d(hi_to_d(d), loadu_d(scales + j + kHalf))));
+      storeu_f(yb + j,
+               join_to_f(mul_d(lo_to_d(d), loadu_d(scales + j)), mul_d(hi_to_d(d), loadu_d(scales + j + kHalf))));
     }
 #endif
     for (; j < len; ++j) yb[j] = dequantize_val_channel<T>(qb[j], scales[j], zps[j]);
   });
 }
 
-} // namespace
+}  // namespace
 
 void quantize_u8(const float* x, uint8_t* y, int64_t n, float inv_scale, int32_t zero_point) {
   quantize8(x, y, n, inv_scale, zero_point);
@@ -337,6 +364,6 @@ void dequantize_periodic_s32(const int32_t* q, float* y, int64_t n, int64_t peri
   dequantize_periodic(q, y, n, period, scales, zero_points);
 }
 
-} // namespace QPLUGIN_ISA_NS
-} // namespace kernels
-} // namespace qplugin
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin

@@ -41,5 +41,5 @@ namespace kernels {
 
 QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_QUANTIZE_KERNELS)
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin

@@ -73,8 +73,8 @@ inline float dequantize_val_channel(T q, double scale, int32_t zero_point) {
   return static_cast<float>(static_cast<double>(d) * scale);
 }
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin
 
 #if defined(QPLUGIN_ISA_NS)
 #include "kernels/simd.h"
@@ -90,8 +90,8 @@ inline simd::VF quantize8_value(simd::VF x, simd::VF inv_scale, simd::VF zero_po
   return simd::add_f(simd::round_f(simd::mul_f(x, inv_scale)), zero_point);
 }
 
-} // namespace QPLUGIN_ISA_NS
-} // namespace kernels
-} // namespace qplugin
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin
 #endif
 #endif

@@ -140,7 +140,7 @@ void mean_mid(const T* x, int64_t n, int64_t len, int64_t stride, T* y) {
   }
 }
 
-} // namespace
+}  // namespace
 
 void sum_mid_u8(const uint8_t* x, int64_t n, int64_t len, int64_t stride, int64_t* sums) {
   sum_mid(x, n, len, stride, sums);
@@ -154,9 +154,7 @@ void sum_mid_s32(const int32_t* x, int64_t n, int64_t len, int64_t stride, int64
 void mean_mid_u8(const uint8_t* x, int64_t n, int64_t len, int64_t stride, uint8_t* y) {
   mean_mid(x, n, len, stride, y);
 }
-void mean_mid_s8(const int8_t* x, int64_t n, int64_t len, int64_t stride, int8_t* y) {
-  mean_mid(x, n, len, stride, y);
-}
+void mean_mid_s8(const int8_t* x, int64_t n, int64_t len, int64_t stride, int8_t* y) { mean_mid(x, n, len, stride, y); }
 
 void argmax_u8(const uint8_t* x, int64_t outer, int64_t n, int64_t inner, uint8_t mask, int64_t* idx) {
   if (inner == 1) {
@@ -271,6 +269,6 @@ void sum_rows_s32(const int32_t* x, int64_t rows, int64_t n, int64_t* sums) {
   }
 }
 
-} // namespace QPLUGIN_ISA_NS
-} // namespace kernels
-} // namespace qplugin
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin

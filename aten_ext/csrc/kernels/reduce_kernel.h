@@ -44,5 +44,5 @@ inline int64_t round_div_even(int64_t s, int64_t count) {
 // mean_mid's largest n: 8-bit sums of up to 65536 rows are below 2^24, exact in float32.
 constexpr int64_t kMeanMidMaxN = 65536;
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin

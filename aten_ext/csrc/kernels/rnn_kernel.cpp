@@ -95,10 +95,10 @@ inline VF tanh_v(VF x) {
 }
 #endif  // QPLUGIN_SIMD
 
-} // namespace
+}  // namespace
 
-void lstm_pointwise(const float* gi, int64_t gi_stride, const float* gh, int64_t rows, int64_t H,
-                    float* c, float* h, float* out, int64_t out_stride) {
+void lstm_pointwise(const float* gi, int64_t gi_stride, const float* gh, int64_t rows, int64_t H, float* c, float* h,
+                    float* out, int64_t out_stride) {
   for (int64_t b = 0; b < rows; ++b) {
     const float* xi = gi + b * gi_stride;
     const float* xh = gh + b * 4 * H;
@@ -120,14 +120,14 @@ void lstm_pointwise(const float* gi, int64_t gi_stride, const float* gh, int64_t
     }
 #endif
     for (; j < H; ++j) {
-      lstm_one(xi[j] + xh[j], xi[H + j] + xh[H + j], xi[2 * H + j] + xh[2 * H + j],
-               xi[3 * H + j] + xh[3 * H + j], cb + j, hb + j, ob + j);
+      lstm_one(xi[j] + xh[j], xi[H + j] + xh[H + j], xi[2 * H + j] + xh[2 * H + j], xi[3 * H + j] + xh[3 * H + j],
+               cb + j, hb + j, ob + j);
     }
   }
 }
 
-void gru_pointwise(const float* gi, int64_t gi_stride, const float* gh, int64_t rows, int64_t H, float* h,
-                   float* out, int64_t out_stride) {
+void gru_pointwise(const float* gi, int64_t gi_stride, const float* gh, int64_t rows, int64_t H, float* h, float* out,
+                   int64_t out_stride) {
   for (int64_t b = 0; b < rows; ++b) {
     const float* xi = gi + b * gi_stride;
     const float* xh = gh + b * 3 * H;
@@ -151,6 +151,6 @@ void gru_pointwise(const float* gi, int64_t gi_stride, const float* gh, int64_t 
   }
 }
 
-} // namespace QPLUGIN_ISA_NS
-} // namespace kernels
-} // namespace qplugin
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin

@@ -39,5 +39,5 @@ namespace kernels {
 // clang-format on
 QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_RNN_KERNELS)
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin

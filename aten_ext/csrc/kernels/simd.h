@@ -39,7 +39,6 @@
 #define QPLUGIN_SIMD 0
 #endif
 
-
 namespace qplugin {
 namespace kernels {
 namespace QPLUGIN_ISA_NS {
@@ -122,8 +121,12 @@ inline VI add_i(VI a, VI b) { return _mm512_add_epi32(a, b); }
 inline VI sub_i(VI a, VI b) { return _mm512_sub_epi32(a, b); }
 inline VI loadu_i(const int32_t* p) { return _mm512_loadu_si512(p); }
 inline void storeu_i(int32_t* p, VI v) { _mm512_storeu_si512(p, v); }
-inline VI load_u8(const uint8_t* p) { return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
-inline VI load_s8(const int8_t* p) { return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline VI load_u8(const uint8_t* p) {
+  return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+inline VI load_s8(const int8_t* p) {
+  return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
 // Stores 4 vectors of int32 as 4*kLanes bytes, saturating to the 8-bit range (as the AVX2
 // build does): packs works within 128-bit lanes, one dword permute restores element order.
 // Three shuffles and one store instead of four vpmovdb + four stores.
@@ -141,12 +144,8 @@ inline __m512i pack4_(VI a, VI b, VI c, VI d, bool is_signed, VI z_ab = VI(), VI
 }
 // The 16-bit zero points of vectors a and b in the lanes of their first pack (pack4_<true>).
 inline VI pack_zp16(VI za, VI zb) { return _mm512_packs_epi32(za, zb); }
-inline void store4_u8(uint8_t* p, VI a, VI b, VI c, VI d) {
-  _mm512_storeu_si512(p, pack4_(a, b, c, d, false));
-}
-inline void store4_s8(int8_t* p, VI a, VI b, VI c, VI d) {
-  _mm512_storeu_si512(p, pack4_(a, b, c, d, true));
-}
+inline void store4_u8(uint8_t* p, VI a, VI b, VI c, VI d) { _mm512_storeu_si512(p, pack4_(a, b, c, d, false)); }
+inline void store4_s8(int8_t* p, VI a, VI b, VI c, VI d) { _mm512_storeu_si512(p, pack4_(a, b, c, d, true)); }
 // Non-temporal versions (p aligned to 4 * kLanes bytes), for outputs that will not be read soon.
 inline void stream4_u8(uint8_t* p, VI a, VI b, VI c, VI d) {
   _mm512_stream_si512(reinterpret_cast<__m512i*>(p), pack4_(a, b, c, d, false));
@@ -185,7 +184,9 @@ inline VD round_d(VD a) { return _mm512_roundscale_pd(a, _MM_FROUND_TO_NEAREST_I
 inline HI to_i32_d(VD a) { return _mm512_cvtpd_epi32(a); }
 inline VI join_i(HI lo, HI hi) { return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1); }
 inline VD lo_to_d(VF a) { return _mm512_cvtps_pd(_mm512_castps512_ps256(a)); }
-inline VD hi_to_d(VF a) { return _mm512_cvtps_pd(_mm256_castsi256_ps(_mm512_extracti64x4_epi64(_mm512_castps_si512(a), 1))); }
+inline VD hi_to_d(VF a) {
+  return _mm512_cvtps_pd(_mm256_castsi256_ps(_mm512_extracti64x4_epi64(_mm512_castps_si512(a), 1)));
+}
 inline VF join_to_f(VD lo, VD hi) {
   return _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
 }
@@ -210,9 +211,7 @@ inline VI load_u8_n(const uint8_t* p, int n) {
 inline VI loadu_i_n(const int32_t* p, int n) {
   return _mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << n) - 1), p);
 }
-inline VF loadu_f_n(const float* p, int n) {
-  return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), p);
-}
+inline VF loadu_f_n(const float* p, int n) { return _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1), p); }
 inline void storeu_f_n(float* p, VF v, int n) { _mm512_mask_storeu_ps(p, static_cast<__mmask16>((1u << n) - 1), v); }
 inline void store_u8_n(uint8_t* p, VI v, int n) {
   if (n == kLanes) {
@@ -268,8 +267,12 @@ inline VI add_i(VI a, VI b) { return _mm256_add_epi32(a, b); }
 inline VI sub_i(VI a, VI b) { return _mm256_sub_epi32(a, b); }
 inline VI loadu_i(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 inline void storeu_i(int32_t* p, VI v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
-inline VI load_u8(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
-inline VI load_s8(const int8_t* p) { return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+inline VI load_u8(const uint8_t* p) {
+  return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+}
+inline VI load_s8(const int8_t* p) {
+  return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+}
 // packs works within 128-bit halves; the permute restores element order.
 template <bool kAdd = false>
 inline __m256i pack4_(VI a, VI b, VI c, VI d, bool is_signed, VI z_ab = VI(), VI z_cd = VI()) {
@@ -339,7 +342,8 @@ inline VI sext16_i(VI v) { return _mm256_srai_epi32(_mm256_slli_epi32(v, 16), 16
 // an in-lane pick of both vectors' even (odd) lanes, then the 64-bit pairs back in order.
 inline void deinterleave_i(VI a, VI b, VI* even, VI* odd) {
   const __m256 fa = _mm256_castsi256_ps(a), fb = _mm256_castsi256_ps(b);
-  const __m256i e = _mm256_castps_si256(_mm256_shuffle_ps(fa, fb, _MM_SHUFFLE(2, 0, 2, 0)));  // a0 a2 b0 b2 | a4 a6 b4 b6
+  const __m256i e =
+      _mm256_castps_si256(_mm256_shuffle_ps(fa, fb, _MM_SHUFFLE(2, 0, 2, 0)));  // a0 a2 b0 b2 | a4 a6 b4 b6
   const __m256i o = _mm256_castps_si256(_mm256_shuffle_ps(fa, fb, _MM_SHUFFLE(3, 1, 3, 1)));
   *even = _mm256_permute4x64_epi64(e, _MM_SHUFFLE(3, 1, 2, 0));
   *odd = _mm256_permute4x64_epi64(o, _MM_SHUFFLE(3, 1, 2, 0));
@@ -410,10 +414,26 @@ inline void storeu_f(float* p, VF v) {
 // NEON has no non-temporal vector store; a plain store (stream_fence is a no-op).
 inline void stream_f(float* p, VF v) { storeu_f(p, v); }
 inline VF set1_f(float x) { return VF{{vdupq_n_f32(x), vdupq_n_f32(x)}}; }
-inline VF add_f(VF a, VF b) { return neon_detail::map2(a, b, [](float32x4_t x, float32x4_t y) { return vaddq_f32(x, y); }); }
-inline VF sub_f(VF a, VF b) { return neon_detail::map2(a, b, [](float32x4_t x, float32x4_t y) { return vsubq_f32(x, y); }); }
-inline VF mul_f(VF a, VF b) { return neon_detail::map2(a, b, [](float32x4_t x, float32x4_t y) { return vmulq_f32(x, y); }); }
-inline VF div_f(VF a, VF b) { return neon_detail::map2(a, b, [](float32x4_t x, float32x4_t y) { return vdivq_f32(x, y); }); }
+inline VF add_f(VF a, VF b) {
+  return neon_detail::map2(a, b, [](float32x4_t x, float32x4_t y) {
+    return vaddq_f32(x, y);
+  });
+}
+inline VF sub_f(VF a, VF b) {
+  return neon_detail::map2(a, b, [](float32x4_t x, float32x4_t y) {
+    return vsubq_f32(x, y);
+  });
+}
+inline VF mul_f(VF a, VF b) {
+  return neon_detail::map2(a, b, [](float32x4_t x, float32x4_t y) {
+    return vmulq_f32(x, y);
+  });
+}
+inline VF div_f(VF a, VF b) {
+  return neon_detail::map2(a, b, [](float32x4_t x, float32x4_t y) {
+    return vdivq_f32(x, y);
+  });
+}
 inline VF exp2_bits(VF n) {
   return neon_detail::map1(n, [](float32x4_t x) {
     return vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(neon_detail::cvt4(x), vdupq_n_s32(127)), 23));
@@ -429,7 +449,11 @@ inline VF load_f16(const uint16_t* p) {
 }
 inline VF min_f(VF a, VF b) { return neon_detail::map2(a, b, neon_detail::min4); }
 inline VF max_f(VF a, VF b) { return neon_detail::map2(a, b, neon_detail::max4); }
-inline VF round_f(VF a) { return neon_detail::map1(a, [](float32x4_t x) { return vrndnq_f32(x); }); }
+inline VF round_f(VF a) {
+  return neon_detail::map1(a, [](float32x4_t x) {
+    return vrndnq_f32(x);
+  });
+}
 inline VI to_i32_round(VF a) { return VI{{neon_detail::cvt4(a.v[0]), neon_detail::cvt4(a.v[1])}}; }
 inline VF to_f(VI a) { return VF{{vcvtq_f32_s32(a.v[0]), vcvtq_f32_s32(a.v[1])}}; }
 inline VI nan_to(VF a, VI v, int32_t nan_value) {
@@ -454,8 +478,16 @@ inline VI ge_to(VF a, float bound, VI v, int32_t value) {
 }
 
 inline VI set1_i(int32_t x) { return VI{{vdupq_n_s32(x), vdupq_n_s32(x)}}; }
-inline VI add_i(VI a, VI b) { return neon_detail::map2(a, b, [](int32x4_t x, int32x4_t y) { return vaddq_s32(x, y); }); }
-inline VI sub_i(VI a, VI b) { return neon_detail::map2(a, b, [](int32x4_t x, int32x4_t y) { return vsubq_s32(x, y); }); }
+inline VI add_i(VI a, VI b) {
+  return neon_detail::map2(a, b, [](int32x4_t x, int32x4_t y) {
+    return vaddq_s32(x, y);
+  });
+}
+inline VI sub_i(VI a, VI b) {
+  return neon_detail::map2(a, b, [](int32x4_t x, int32x4_t y) {
+    return vsubq_s32(x, y);
+  });
+}
 inline VI loadu_i(const int32_t* p) { return VI{{vld1q_s32(p), vld1q_s32(p + 4)}}; }
 inline void storeu_i(int32_t* p, VI v) {
   vst1q_s32(p, v.v[0]);
@@ -494,8 +526,12 @@ inline VI pack4_(VI a, VI b, VI c, VI d, bool is_signed, VI z_ab = VI(), VI z_cd
 inline VI pack_zp16(VI za, VI zb) {
   return VI{{vreinterpretq_s32_s16(neon_detail::packs_lo(za)), vreinterpretq_s32_s16(neon_detail::packs_lo(zb))}};
 }
-inline void store4_u8(uint8_t* p, VI a, VI b, VI c, VI d) { storeu_i(reinterpret_cast<int32_t*>(p), pack4_(a, b, c, d, false)); }
-inline void store4_s8(int8_t* p, VI a, VI b, VI c, VI d) { storeu_i(reinterpret_cast<int32_t*>(p), pack4_(a, b, c, d, true)); }
+inline void store4_u8(uint8_t* p, VI a, VI b, VI c, VI d) {
+  storeu_i(reinterpret_cast<int32_t*>(p), pack4_(a, b, c, d, false));
+}
+inline void store4_s8(int8_t* p, VI a, VI b, VI c, VI d) {
+  storeu_i(reinterpret_cast<int32_t*>(p), pack4_(a, b, c, d, true));
+}
 inline void stream4_u8(uint8_t* p, VI a, VI b, VI c, VI d) { store4_u8(p, a, b, c, d); }
 inline void stream4_s8(int8_t* p, VI a, VI b, VI c, VI d) { store4_s8(p, a, b, c, d); }
 template <typename T>
@@ -515,12 +551,32 @@ inline HI hi_half(VI a) { return a.v[1]; }
 inline VD to_d(HI a) { return VD{{vcvtq_f64_s64(vmovl_s32(vget_low_s32(a))), vcvtq_f64_s64(vmovl_high_s32(a))}}; }
 inline VD loadu_d(const double* p) { return VD{{vld1q_f64(p), vld1q_f64(p + 2)}}; }
 inline VD set1_d(double x) { return VD{{vdupq_n_f64(x), vdupq_n_f64(x)}}; }
-inline VD add_d(VD a, VD b) { return neon_detail::map2(a, b, [](float64x2_t x, float64x2_t y) { return vaddq_f64(x, y); }); }
-inline VD sub_d(VD a, VD b) { return neon_detail::map2(a, b, [](float64x2_t x, float64x2_t y) { return vsubq_f64(x, y); }); }
-inline VD mul_d(VD a, VD b) { return neon_detail::map2(a, b, [](float64x2_t x, float64x2_t y) { return vmulq_f64(x, y); }); }
-inline VD div_d(VD a, VD b) { return neon_detail::map2(a, b, [](float64x2_t x, float64x2_t y) { return vdivq_f64(x, y); }); }
+inline VD add_d(VD a, VD b) {
+  return neon_detail::map2(a, b, [](float64x2_t x, float64x2_t y) {
+    return vaddq_f64(x, y);
+  });
+}
+inline VD sub_d(VD a, VD b) {
+  return neon_detail::map2(a, b, [](float64x2_t x, float64x2_t y) {
+    return vsubq_f64(x, y);
+  });
+}
+inline VD mul_d(VD a, VD b) {
+  return neon_detail::map2(a, b, [](float64x2_t x, float64x2_t y) {
+    return vmulq_f64(x, y);
+  });
+}
+inline VD div_d(VD a, VD b) {
+  return neon_detail::map2(a, b, [](float64x2_t x, float64x2_t y) {
+    return vdivq_f64(x, y);
+  });
+}
 inline VD min_d(VD a, VD b) { return neon_detail::map2(a, b, neon_detail::min2d); }
-inline VD round_d(VD a) { return neon_detail::map1(a, [](float64x2_t x) { return vrndnq_f64(x); }); }
+inline VD round_d(VD a) {
+  return neon_detail::map1(a, [](float64x2_t x) {
+    return vrndnq_f64(x);
+  });
+}
 inline HI to_i32_d(VD a) { return vcombine_s32(neon_detail::cvt2d(a.v[0]), neon_detail::cvt2d(a.v[1])); }
 inline VI join_i(HI lo, HI hi) { return VI{{lo, hi}}; }
 inline VD lo_to_d(VF a) { return VD{{vcvt_f64_f32(vget_low_f32(a.v[0])), vcvt_high_f64_f32(a.v[0])}}; }
@@ -528,11 +584,27 @@ inline VD hi_to_d(VF a) { return VD{{vcvt_f64_f32(vget_low_f32(a.v[1])), vcvt_hi
 inline VF join_to_f(VD lo, VD hi) {
   return VF{{vcvt_high_f32_f64(vcvt_f32_f64(lo.v[0]), lo.v[1]), vcvt_high_f32_f64(vcvt_f32_f64(hi.v[0]), hi.v[1])}};
 }
-inline VI mullo_i(VI a, VI b) { return neon_detail::map2(a, b, [](int32x4_t x, int32x4_t y) { return vmulq_s32(x, y); }); }
-inline VI min_i(VI a, VI b) { return neon_detail::map2(a, b, [](int32x4_t x, int32x4_t y) { return vminq_s32(x, y); }); }
-inline VI max_i(VI a, VI b) { return neon_detail::map2(a, b, [](int32x4_t x, int32x4_t y) { return vmaxq_s32(x, y); }); }
+inline VI mullo_i(VI a, VI b) {
+  return neon_detail::map2(a, b, [](int32x4_t x, int32x4_t y) {
+    return vmulq_s32(x, y);
+  });
+}
+inline VI min_i(VI a, VI b) {
+  return neon_detail::map2(a, b, [](int32x4_t x, int32x4_t y) {
+    return vminq_s32(x, y);
+  });
+}
+inline VI max_i(VI a, VI b) {
+  return neon_detail::map2(a, b, [](int32x4_t x, int32x4_t y) {
+    return vmaxq_s32(x, y);
+  });
+}
 inline VI madd16(VI a, VI b) { return neon_detail::map2(a, b, neon_detail::madd4); }
-inline VI sext16_i(VI v) { return neon_detail::map1(v, [](int32x4_t x) { return vshrq_n_s32(vshlq_n_s32(x, 16), 16); }); }
+inline VI sext16_i(VI v) {
+  return neon_detail::map1(v, [](int32x4_t x) {
+    return vshrq_n_s32(vshlq_n_s32(x, 16), 16);
+  });
+}
 inline void deinterleave_i(VI a, VI b, VI* even, VI* odd) {
   *even = VI{{vuzp1q_s32(a.v[0], a.v[1]), vuzp1q_s32(b.v[0], b.v[1])}};
   *odd = VI{{vuzp2q_s32(a.v[0], a.v[1]), vuzp2q_s32(b.v[0], b.v[1])}};
@@ -649,7 +721,9 @@ struct Ymm {
   using M = int;
   // a partial vector of whole dwords moves with vpmaskmovd (masked-off lanes read as zero and
   // never fault); other counts through a zeroed buffer
-  static I dword_mask(M m) { return _mm256_cmpgt_epi32(_mm256_set1_epi32(m / 4), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); }
+  static I dword_mask(M m) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(m / 4), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
   static I maskz_load8(M m, const uint8_t* p) {
     if (m >= 32) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     if (m % 4 == 0) return _mm256_maskload_epi32(reinterpret_cast<const int*>(p), dword_mask(m));
@@ -697,7 +771,7 @@ struct Ymm {
 };
 #endif
 
-} // namespace simd
-} // namespace QPLUGIN_ISA_NS
-} // namespace kernels
-} // namespace qplugin
+}  // namespace simd
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin

@@ -98,7 +98,7 @@ void softmax_impl(const T* x, T* y, int64_t outer, int64_t dim, int64_t count, i
   }
 }
 
-} // namespace
+}  // namespace
 
 void softmax_u8(const uint8_t* x, uint8_t* y, int64_t outer, int64_t dim, int64_t count, int64_t stride,
                 const SoftmaxSpec* spec) {
@@ -113,6 +113,6 @@ void softmax_s32(const int32_t* x, int32_t* y, int64_t outer, int64_t dim, int64
   softmax_impl(x, y, outer, dim, count, stride, spec);
 }
 
-} // namespace QPLUGIN_ISA_NS
-} // namespace kernels
-} // namespace qplugin
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin

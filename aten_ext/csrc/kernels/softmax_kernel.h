@@ -31,5 +31,5 @@ struct SoftmaxSpec {
 
 QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_SOFTMAX_KERNELS)
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin

@@ -5,8 +5,8 @@
 #include "kernels/sort_kernel.h"
 
 #include <algorithm>
-#include <cstring>
 #include <cstddef>
+#include <cstring>
 #include <vector>
 
 #include "kernels/bytes_simd.h"
@@ -67,7 +67,7 @@ void radix_sort_row(const int32_t* keys, int64_t n, int64_t* idx) {
   if (is != idx) std::memcpy(idx, is, static_cast<size_t>(n) * sizeof(int64_t));
 }
 
-} // namespace
+}  // namespace
 
 void hist_u8(const uint8_t* x, int64_t n, uint8_t mask, int64_t* counts) {
   if (n < 1024) {
@@ -175,7 +175,7 @@ void topk_small_u8(const uint8_t* x, int64_t n, int64_t k, uint8_t mask, uint8_t
   }
 }
 
-} // namespace
+}  // namespace
 
 void topk_u8(const uint8_t* x, int64_t n, int64_t k, uint8_t mask, uint8_t* values, int64_t* idx) {
   if (k <= 0 || n <= 0) return;
@@ -253,7 +253,6 @@ void topk_u8(const uint8_t* x, int64_t n, int64_t k, uint8_t mask, uint8_t* valu
   for (int64_t i = tail; i < n && placed < k; ++i) visit(i);
 }
 
-
 void sort_rows_s32(const int32_t* keys, int64_t rows, int64_t n, int64_t* idx) {
   for (int64_t r = 0; r < rows; ++r) {
     const int32_t* kr = keys + r * n;
@@ -277,11 +276,13 @@ void topk_s32(const int32_t* keys, int64_t n, int64_t k, int64_t* idx) {
   if (k <= 0) return;
   std::vector<int64_t> order(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) order[i] = i;
-  auto before = [keys](int64_t a, int64_t b) { return keys[a] > keys[b] || (keys[a] == keys[b] && a < b); };
+  auto before = [keys](int64_t a, int64_t b) {
+    return keys[a] > keys[b] || (keys[a] == keys[b] && a < b);
+  };
   std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
   std::memcpy(idx, order.data(), static_cast<size_t>(k) * sizeof(int64_t));
 }
 
-} // namespace QPLUGIN_ISA_NS
-} // namespace kernels
-} // namespace qplugin
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin

@@ -37,5 +37,5 @@ namespace kernels {
 
 QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_SORT_KERNELS)
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin

@@ -51,7 +51,8 @@ void upsample_nchw(const T* in, T* out, int64_t planes, const Upsample2dGeom& g)
         }
         if (ow < g.OW) {
           const int64_t m = g.OW - ow;
-          const __m512i v = _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(_bzhi_u32(~0u, static_cast<uint32_t>(m / 2)), rb + ow / 2));
+          const __m512i v =
+              _mm512_cvtepu8_epi16(_mm256_maskz_loadu_epi8(_bzhi_u32(~0u, static_cast<uint32_t>(m / 2)), rb + ow / 2));
           const __m512i y = _mm512_or_si512(v, _mm512_slli_epi16(v, 8));
           const __mmask64 k = _bzhi_u64(~0ULL, static_cast<uint32_t>(m));
           _mm512_mask_storeu_epi8(ob + ow, k, y);
@@ -95,7 +96,7 @@ void upsample_nchw(const T* in, T* out, int64_t planes, const Upsample2dGeom& g)
   }
 }
 
-} // namespace
+}  // namespace
 
 void upsample_nearest2d_nchw_u8(const uint8_t* in, uint8_t* out, int64_t planes, const Upsample2dGeom& g) {
   upsample_nchw(in, out, planes, g);
@@ -104,8 +105,8 @@ void upsample_nearest2d_nchw_s32(const int32_t* in, int32_t* out, int64_t planes
   upsample_nchw(in, out, planes, g);
 }
 
-void upsample_nearest2d_nhwc(const uint8_t* in, uint8_t* out, int64_t row_bytes, int64_t oh_begin,
-                             int64_t oh_end, const Upsample2dGeom& g) {
+void upsample_nearest2d_nhwc(const uint8_t* in, uint8_t* out, int64_t row_bytes, int64_t oh_begin, int64_t oh_end,
+                             const Upsample2dGeom& g) {
   // row_bytes: bytes of one pixel (C * element size).
   for (int64_t oh = oh_begin; oh < oh_end; ++oh) {
     uint8_t* o = out + oh * g.OW * row_bytes;
@@ -118,7 +119,6 @@ void upsample_nearest2d_nhwc(const uint8_t* in, uint8_t* out, int64_t row_bytes,
     for (int64_t ow = 0; ow < g.OW; ++ow) bytes::copy_short(o + ow * row_bytes, r + g.widx[ow] * row_bytes, row_bytes);
   }
 }
-
 
 namespace {
 
@@ -202,7 +202,8 @@ void bilinear_nhwc(const T* in, T* out, int64_t C, int64_t oh_begin, int64_t oh_
         const VF u = add_f(mul_f(vw0, to_f(load_q(c + j))), mul_f(vw1, to_f(load_q(d + j))));
         return to_i32_round(add_f(mul_f(vh0, t), mul_f(vh1, u)));
       };
-      for (; k + 4 * kLanes <= C; k += 4 * kLanes) store4_q(o + k, one(k), one(k + kLanes), one(k + 2 * kLanes), one(k + 3 * kLanes));
+      for (; k + 4 * kLanes <= C; k += 4 * kLanes)
+        store4_q(o + k, one(k), one(k + kLanes), one(k + 2 * kLanes), one(k + 3 * kLanes));
       for (; k + kLanes <= C; k += kLanes) store_q(o + k, bytes::clamp_sat<T>(one(k)));
 #endif
       for (; k < C; ++k) {
@@ -214,7 +215,7 @@ void bilinear_nhwc(const T* in, T* out, int64_t C, int64_t oh_begin, int64_t oh_
   }
 }
 
-} // namespace
+}  // namespace
 
 void upsample_bilinear2d_nchw_u8(const uint8_t* in, uint8_t* out, int64_t planes, const Bilinear2dGeom& g) {
   bilinear_nchw(in, out, planes, g);
@@ -231,6 +232,6 @@ void upsample_bilinear2d_nhwc_s8(const int8_t* in, int8_t* out, int64_t C, int64
   bilinear_nhwc(in, out, C, oh_begin, oh_end, g);
 }
 
-} // namespace QPLUGIN_ISA_NS
-} // namespace kernels
-} // namespace qplugin
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin

@@ -53,5 +53,5 @@ struct Bilinear2dGeom {
 
 QPLUGIN_DECLARE_ISA_KERNELS(QPLUGIN_UPSAMPLE_KERNELS)
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin

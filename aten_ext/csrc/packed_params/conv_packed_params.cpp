@@ -29,16 +29,15 @@ at::Tensor unwrap_weight(const char* op, const at::Tensor& weight, int64_t spati
               ": weight should be a quantized qint8 tensor, got ",
               weight.defined() ? "a non-quantized tensor of dtype " + std::string(c10::toString(weight.scalar_type()))
                                : std::string("an undefined tensor"));
-  TORCH_CHECK(weight.scalar_type() == at::kQInt8, "qplugin::", op,
-              ": weight should be a qint8 tensor, got ", weight.scalar_type());
+  TORCH_CHECK(weight.scalar_type() == at::kQInt8, "qplugin::", op, ": weight should be a qint8 tensor, got ",
+              weight.scalar_type());
   TORCH_CHECK(weight.dim() == spatial + 2, "qplugin::", op, ": weight should have ", spatial + 2,
               transpose ? " dims (in_channels, out_channels / groups, kernel...), got "
                         : " dims (out_channels, in_channels / groups, kernel...), got ",
               weight.dim(), " dims ", weight.sizes());
   const auto qs = weight.qscheme();
   TORCH_CHECK(qs == at::kPerTensorAffine || qs == at::kPerChannelAffine, "qplugin::", op,
-              ": weight should be per_tensor_affine or per_channel_affine, got qscheme ",
-              c10::toString(qs));
+              ": weight should be per_tensor_affine or per_channel_affine, got qscheme ", c10::toString(qs));
   const int64_t axis = transpose ? 1 : 0;
   if (qs == at::kPerTensorAffine) {
     *scales = at::full({1}, weight.q_scale(), at::dtype(at::kDouble));
@@ -48,8 +47,8 @@ at::Tensor unwrap_weight(const char* op, const at::Tensor& weight, int64_t spati
                       axis, " (output channels), got ", weight.q_per_channel_axis());
     *scales = weight.q_per_channel_scales();
     *zero_points = weight.q_per_channel_zero_points();
-    TORCH_CHECK_VALUE(scales->numel() == weight.size(axis) && zero_points->numel() == weight.size(axis), "qplugin::",
-                      op, ": weight per-channel scales and zero_points should have ", weight.size(axis),
+    TORCH_CHECK_VALUE(scales->numel() == weight.size(axis) && zero_points->numel() == weight.size(axis),
+                      "qplugin::", op, ": weight per-channel scales and zero_points should have ", weight.size(axis),
                       " elements, got ", scales->numel(), " and ", zero_points->numel());
     if (transpose && groups > 1) {  // OC / groups entries -> OC (group g's channel j is g * OCg + j)
       check_transpose_groups(op, weight.size(0), groups);  // before the repeat sized by groups
@@ -60,13 +59,11 @@ at::Tensor unwrap_weight(const char* op, const at::Tensor& weight, int64_t spati
   return int_view(weight);
 }
 
-} // namespace
+}  // namespace
 
-std::shared_ptr<ConvWeights> conv_prepack_impl(const char* op, const std::string& kind,
-                                                    const at::Tensor& weight,
-                                                    const c10::optional<at::Tensor>& bias,
-                                                    at::IntArrayRef stride, at::IntArrayRef padding,
-                                                    at::IntArrayRef dilation, int64_t groups) {
+std::shared_ptr<ConvWeights> conv_prepack_impl(const char* op, const std::string& kind, const at::Tensor& weight,
+                                               const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                               at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups) {
   at::Tensor scales, zero_points;
   const at::Tensor wi = unwrap_weight(op, weight, conv_kind_spatial(kind), false, groups, &scales, &zero_points);
   auto p = conv_prepack_int(op, kind, wi, scales, zero_points, bias, stride, padding, dilation, groups);
@@ -74,10 +71,11 @@ std::shared_ptr<ConvWeights> conv_prepack_impl(const char* op, const std::string
   return p;
 }
 
-std::shared_ptr<ConvWeights> conv_transpose_prepack_impl(
-    const char* op, const std::string& kind, const at::Tensor& weight, const c10::optional<at::Tensor>& bias,
-    at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef output_padding, at::IntArrayRef dilation,
-    int64_t groups) {
+std::shared_ptr<ConvWeights> conv_transpose_prepack_impl(const char* op, const std::string& kind,
+                                                         const at::Tensor& weight,
+                                                         const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                                         at::IntArrayRef padding, at::IntArrayRef output_padding,
+                                                         at::IntArrayRef dilation, int64_t groups) {
   TORCH_CHECK_VALUE(groups >= 1, "qplugin::", op, ": groups should be >= 1, got ", groups);
   at::Tensor scales, zero_points;
   const at::Tensor wi = unwrap_weight(op, weight, conv_kind_spatial(kind), true, groups, &scales, &zero_points);
@@ -102,8 +100,8 @@ std::shared_ptr<ConvWeights> from_state(const c10::IValue& sv, const char* cls) 
   const int64_t version = state_version(sv);
   if (version < 0) typed_state<ConvState>(sv, cls);  // not a versioned tuple: raises naming the expected type
   TORCH_CHECK(version == kConvStateVersion || version == kConvTransposeStateVersion, "qplugin::", cls,
-              ".__setstate__: state version should be ", kConvStateVersion, " (conv) or ",
-              kConvTransposeStateVersion, " (transposed conv), got ", version);
+              ".__setstate__: state version should be ", kConvStateVersion, " (conv) or ", kConvTransposeStateVersion,
+              " (transposed conv), got ", version);
   const bool transpose = version == kConvTransposeStateVersion;
   // (header, tensors, geometry) of either version; output_padding only in version 2
   std::tuple<int64_t, std::string, int64_t> head;
@@ -124,14 +122,13 @@ std::shared_ptr<ConvWeights> from_state(const c10::IValue& sv, const char* cls) 
   const bool is3d = std::is_same<Holder, Conv3dPackedParamsBase>::value;
   const char* want = transpose ? (is3d ? "'conv_transpose3d'" : "'conv_transpose1d' or 'conv_transpose2d'")
                                : (is3d ? "'conv3d'" : "'conv1d' or 'conv2d'");
-  const bool kind_ok = transpose ? (is3d ? kind == "conv_transpose3d"
-                                         : (kind == "conv_transpose1d" || kind == "conv_transpose2d"))
-                                 : (is3d ? kind == "conv3d" : (kind == "conv1d" || kind == "conv2d"));
+  const bool kind_ok =
+      transpose ? (is3d ? kind == "conv_transpose3d" : (kind == "conv_transpose1d" || kind == "conv_transpose2d"))
+                : (is3d ? kind == "conv3d" : (kind == "conv1d" || kind == "conv2d"));
   TORCH_CHECK(kind_ok, "qplugin::", cls, ".__setstate__: kind should be ", want, ", got '", kind, "'");
   const std::string op = std::string(cls) + ".__setstate__";
   check_storage_covers(op.c_str(), "weight", std::get<0>(t));
-  if (std::get<0>(t).defined() && std::get<0>(t).is_quantized() &&
-      std::get<0>(t).qscheme() == at::kPerChannelAffine) {
+  if (std::get<0>(t).defined() && std::get<0>(t).is_quantized() && std::get<0>(t).qscheme() == at::kPerChannelAffine) {
     check_storage_covers(op.c_str(), "weight scales", std::get<0>(t).q_per_channel_scales());
     check_storage_covers(op.c_str(), "weight zero_points", std::get<0>(t).q_per_channel_zero_points());
   }
@@ -148,7 +145,9 @@ template <typename Holder>
 void register_one(torch::Library& m) {
   m.class_<Holder>(Holder::kName)
       .def_pickle(
-          [](const c10::intrusive_ptr<Holder>& self) -> c10::IValue { return conv_state(*self->p); },
+          [](const c10::intrusive_ptr<Holder>& self) -> c10::IValue {
+            return conv_state(*self->p);
+          },
           [](c10::IValue s) -> c10::intrusive_ptr<Holder> {
             return c10::make_intrusive<Holder>(from_state<Holder>(s, Holder::kName));
           })
@@ -156,40 +155,57 @@ void register_one(torch::Library& m) {
            [](const c10::intrusive_ptr<Holder>& self) {
              return std::tuple<at::Tensor, c10::optional<at::Tensor>>(self->p->weight, self->p->bias);
            })
-      .def("stride", [](const c10::intrusive_ptr<Holder>& self) { return self->p->stride; })
-      .def("padding", [](const c10::intrusive_ptr<Holder>& self) { return self->p->padding; })
-      .def("dilation", [](const c10::intrusive_ptr<Holder>& self) { return self->p->dilation; })
-      .def("output_padding", [](const c10::intrusive_ptr<Holder>& self) { return self->p->output_padding; })
-      .def("groups", [](const c10::intrusive_ptr<Holder>& self) { return self->p->groups; })
-      .def("transpose", [](const c10::intrusive_ptr<Holder>& self) { return self->p->transpose; })
-      .def("kind", [](const c10::intrusive_ptr<Holder>& self) { return self->p->kind; });
+      .def("stride",
+           [](const c10::intrusive_ptr<Holder>& self) {
+             return self->p->stride;
+           })
+      .def("padding",
+           [](const c10::intrusive_ptr<Holder>& self) {
+             return self->p->padding;
+           })
+      .def("dilation",
+           [](const c10::intrusive_ptr<Holder>& self) {
+             return self->p->dilation;
+           })
+      .def("output_padding",
+           [](const c10::intrusive_ptr<Holder>& self) {
+             return self->p->output_padding;
+           })
+      .def("groups",
+           [](const c10::intrusive_ptr<Holder>& self) {
+             return self->p->groups;
+           })
+      .def("transpose",
+           [](const c10::intrusive_ptr<Holder>& self) {
+             return self->p->transpose;
+           })
+      .def("kind", [](const c10::intrusive_ptr<Holder>& self) {
+        return self->p->kind;
+      });
 }
 
 template <typename Holder>
-std::tuple<at::Tensor, c10::optional<at::Tensor>> unpack_kind(const c10::intrusive_ptr<Holder>& w,
-                                                              const char* op, const char* kind) {
+std::tuple<at::Tensor, c10::optional<at::Tensor>> unpack_kind(const c10::intrusive_ptr<Holder>& w, const char* op,
+                                                              const char* kind) {
   TORCH_CHECK(w->p->kind == kind, "qplugin::", op, ": packed_weights should come from ", kind,
               "_prepack, got packed params of ", w->p->kind);
   return {w->p->weight, w->p->bias};
 }
 
-} // namespace
+}  // namespace
 
 void register_conv_classes(torch::Library& m) {
   register_one<Conv2dPackedParamsBase>(m);
   register_one<Conv3dPackedParamsBase>(m);
 }
 
-std::tuple<at::Tensor, c10::optional<at::Tensor>> conv1d_unpack(
-    const c10::intrusive_ptr<Conv2dPackedParamsBase>& w) {
+std::tuple<at::Tensor, c10::optional<at::Tensor>> conv1d_unpack(const c10::intrusive_ptr<Conv2dPackedParamsBase>& w) {
   return unpack_kind(w, "conv1d_unpack", "conv1d");
 }
-std::tuple<at::Tensor, c10::optional<at::Tensor>> conv2d_unpack(
-    const c10::intrusive_ptr<Conv2dPackedParamsBase>& w) {
+std::tuple<at::Tensor, c10::optional<at::Tensor>> conv2d_unpack(const c10::intrusive_ptr<Conv2dPackedParamsBase>& w) {
   return unpack_kind(w, "conv2d_unpack", "conv2d");
 }
-std::tuple<at::Tensor, c10::optional<at::Tensor>> conv3d_unpack(
-    const c10::intrusive_ptr<Conv3dPackedParamsBase>& w) {
+std::tuple<at::Tensor, c10::optional<at::Tensor>> conv3d_unpack(const c10::intrusive_ptr<Conv3dPackedParamsBase>& w) {
   return unpack_kind(w, "conv3d_unpack", "conv3d");
 }
 std::tuple<at::Tensor, c10::optional<at::Tensor>> conv_transpose1d_unpack(
@@ -205,4 +221,4 @@ std::tuple<at::Tensor, c10::optional<at::Tensor>> conv_transpose3d_unpack(
   return unpack_kind(w, "conv_transpose3d_unpack", "conv_transpose3d");
 }
 
-} // namespace qplugin
+}  // namespace qplugin

@@ -24,15 +24,14 @@ namespace qplugin {
 
 // ((version, kind, groups), (weight, bias), (stride, padding, dilation)): nested
 // triples (GCC 12 trips -Warray-bounds inside ivalue_inl.h on longer tuples).
-using ConvState = std::tuple<std::tuple<int64_t, std::string, int64_t>,
-                             std::tuple<at::Tensor, c10::optional<at::Tensor>>,
-                             std::tuple<std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>>>;
+using ConvState =
+    std::tuple<std::tuple<int64_t, std::string, int64_t>, std::tuple<at::Tensor, c10::optional<at::Tensor>>,
+               std::tuple<std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>>>;
 
 // The transposed conv's state (version 2): output_padding added to the geometry.
-using ConvTransposeState = std::tuple<std::tuple<int64_t, std::string, int64_t>,
-                                      std::tuple<at::Tensor, c10::optional<at::Tensor>>,
-                                      std::tuple<std::vector<int64_t>, std::vector<int64_t>,
-                                                 std::vector<int64_t>, std::vector<int64_t>>>;
+using ConvTransposeState =
+    std::tuple<std::tuple<int64_t, std::string, int64_t>, std::tuple<at::Tensor, c10::optional<at::Tensor>>,
+               std::tuple<std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>>>;
 
 constexpr int64_t kConvStateVersion = 1;
 constexpr int64_t kConvTransposeStateVersion = 2;
@@ -42,18 +41,17 @@ constexpr int64_t kConvTransposeStateVersion = 2;
 c10::IValue conv_state(const ConvWeights& p);
 
 // Builds (and validates) packed params; `op` names the calling op in errors.
-std::shared_ptr<ConvWeights> conv_prepack_impl(const char* op, const std::string& kind,
-                                                       const at::Tensor& weight,
-                                                       const c10::optional<at::Tensor>& bias,
-                                                       at::IntArrayRef stride, at::IntArrayRef padding,
-                                                       at::IntArrayRef dilation, int64_t groups);
+std::shared_ptr<ConvWeights> conv_prepack_impl(const char* op, const std::string& kind, const at::Tensor& weight,
+                                               const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                               at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups);
 
 // Transposed conv from a qint8 weight (IC x OC / groups x kernel...): per tensor, or per channel
 // along axis 1 (output channels; OC / groups entries, shared by the groups).
-std::shared_ptr<ConvWeights> conv_transpose_prepack_impl(
-    const char* op, const std::string& kind, const at::Tensor& weight, const c10::optional<at::Tensor>& bias,
-    at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef output_padding, at::IntArrayRef dilation,
-    int64_t groups);
+std::shared_ptr<ConvWeights> conv_transpose_prepack_impl(const char* op, const std::string& kind,
+                                                         const at::Tensor& weight,
+                                                         const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                                         at::IntArrayRef padding, at::IntArrayRef output_padding,
+                                                         at::IntArrayRef dilation, int64_t groups);
 
 // The two TorchScript classes (distinct types so schemas can tell 2d from 3d).
 struct Conv2dPackedParamsBase : torch::CustomClassHolder {
@@ -70,12 +68,9 @@ struct Conv3dPackedParamsBase : torch::CustomClassHolder {
 // Class registration (library.cpp, [conv classes]) and the unpack ops (which
 // take no tensor, so they are defined with their catch-all kernel there).
 void register_conv_classes(torch::Library& m);
-std::tuple<at::Tensor, c10::optional<at::Tensor>> conv1d_unpack(
-    const c10::intrusive_ptr<Conv2dPackedParamsBase>& w);
-std::tuple<at::Tensor, c10::optional<at::Tensor>> conv2d_unpack(
-    const c10::intrusive_ptr<Conv2dPackedParamsBase>& w);
-std::tuple<at::Tensor, c10::optional<at::Tensor>> conv3d_unpack(
-    const c10::intrusive_ptr<Conv3dPackedParamsBase>& w);
+std::tuple<at::Tensor, c10::optional<at::Tensor>> conv1d_unpack(const c10::intrusive_ptr<Conv2dPackedParamsBase>& w);
+std::tuple<at::Tensor, c10::optional<at::Tensor>> conv2d_unpack(const c10::intrusive_ptr<Conv2dPackedParamsBase>& w);
+std::tuple<at::Tensor, c10::optional<at::Tensor>> conv3d_unpack(const c10::intrusive_ptr<Conv3dPackedParamsBase>& w);
 std::tuple<at::Tensor, c10::optional<at::Tensor>> conv_transpose1d_unpack(
     const c10::intrusive_ptr<Conv2dPackedParamsBase>& w);
 std::tuple<at::Tensor, c10::optional<at::Tensor>> conv_transpose2d_unpack(
@@ -83,4 +78,4 @@ std::tuple<at::Tensor, c10::optional<at::Tensor>> conv_transpose2d_unpack(
 std::tuple<at::Tensor, c10::optional<at::Tensor>> conv_transpose3d_unpack(
     const c10::intrusive_ptr<Conv3dPackedParamsBase>& w);
 
-} // namespace qplugin
+}  // namespace qplugin

@@ -10,12 +10,18 @@
 namespace qplugin {
 
 kernels::EmbRows EmbeddingPackedParams::view() const {
-  return kernels::EmbRows{codes.const_data_ptr<uint8_t>(), codes.size(1), dim, static_cast<int>(bits),
-                          reinterpret_cast<const uint8_t*>(qp.const_data_ptr<float>()), 8, false, codes.size(0)};
+  return kernels::EmbRows{codes.const_data_ptr<uint8_t>(),
+                          codes.size(1),
+                          dim,
+                          static_cast<int>(bits),
+                          reinterpret_cast<const uint8_t*>(qp.const_data_ptr<float>()),
+                          8,
+                          false,
+                          codes.size(0)};
 }
 
-c10::intrusive_ptr<EmbeddingPackedParams> EmbeddingPackedParams::create(const char* op, int64_t bits,
-                                                                        int64_t dim, const at::Tensor& codes,
+c10::intrusive_ptr<EmbeddingPackedParams> EmbeddingPackedParams::create(const char* op, int64_t bits, int64_t dim,
+                                                                        const at::Tensor& codes,
                                                                         const at::Tensor& scales,
                                                                         const at::Tensor& zero_points) {
   TORCH_CHECK_VALUE(bits == 8 || bits == 4, "qplugin::", op, ": bits should be 8 or 4, got ", bits);
@@ -47,8 +53,8 @@ c10::intrusive_ptr<EmbeddingPackedParams> EmbeddingPackedParams::create(const ch
   float* q = p->qp.data_ptr<float>();
   for (int64_t r = 0; r < rows; ++r) {
     check_scale(op, "scales", s[r], " (of a row)");
-    TORCH_CHECK_VALUE(std::isfinite(z[r]), "qplugin::", op, ": zero_points should be finite, got ", z[r],
-                      " for row ", r);
+    TORCH_CHECK_VALUE(std::isfinite(z[r]), "qplugin::", op, ": zero_points should be finite, got ", z[r], " for row ",
+                      r);
     q[2 * r] = s[r];
     q[2 * r + 1] = z[r] * s[r] * -1.0f;  // torch's prepack: bias = zero_point * scale * -1
   }
@@ -59,18 +65,19 @@ c10::intrusive_ptr<EmbeddingPackedParams> EmbeddingPackedParams::prepack(const a
   constexpr const char* op = "embedding_bag_prepack";
   TORCH_CHECK(weight.is_quantized(), "qplugin::", op,
               ": weight should be a quantized tensor (quint8 or quint4x2, per_channel_affine_float_qparams), "
-              "got a non-quantized tensor of dtype ", weight.scalar_type());
+              "got a non-quantized tensor of dtype ",
+              weight.scalar_type());
   const auto t = weight.scalar_type();
   TORCH_CHECK_VALUE(t == at::kQUInt8 || t == at::kQUInt4x2, "qplugin::", op,
                     ": weight should be quint8 or quint4x2, got ", t);
   TORCH_CHECK_VALUE(weight.qscheme() == at::kPerChannelAffineFloatQParams && weight.q_per_channel_axis() == 0,
-                    "qplugin::", op,
-                    ": weight should be per_channel_affine_float_qparams along axis 0, got qscheme ",
+                    "qplugin::", op, ": weight should be per_channel_affine_float_qparams along axis 0, got qscheme ",
                     toString(weight.qscheme()),
                     weight.qscheme() == at::kPerChannelAffineFloatQParams
-                        ? " along axis " + std::to_string(weight.q_per_channel_axis()) : std::string());
-  TORCH_CHECK_VALUE(weight.dim() == 2, "qplugin::", op, ": weight should be 2-D [num_embeddings, embedding_dim], got shape ",
-                    weight.sizes());
+                        ? " along axis " + std::to_string(weight.q_per_channel_axis())
+                        : std::string());
+  TORCH_CHECK_VALUE(weight.dim() == 2, "qplugin::", op,
+                    ": weight should be 2-D [num_embeddings, embedding_dim], got shape ", weight.sizes());
   const int64_t bits = t == at::kQUInt8 ? 8 : 4;
   const int64_t rows = weight.size(0), dim = weight.size(1);
   TORCH_CHECK_VALUE(bits == 8 || dim % 2 == 0, "qplugin::", op,
@@ -81,9 +88,9 @@ c10::intrusive_ptr<EmbeddingPackedParams> EmbeddingPackedParams::prepack(const a
 }
 
 at::Tensor EmbeddingPackedParams::unpack() const {
-  at::Tensor w = at::_empty_per_channel_affine_quantized(
-      {rows, dim}, scales.to(at::kDouble), zero_points, 0,
-      at::device(at::kCPU).dtype(bits == 8 ? at::kQUInt8 : at::kQUInt4x2));
+  at::Tensor w =
+      at::_empty_per_channel_affine_quantized({rows, dim}, scales.to(at::kDouble), zero_points, 0,
+                                              at::device(at::kCPU).dtype(bits == 8 ? at::kQUInt8 : at::kQUInt4x2));
   if (codes.numel() > 0) std::memcpy(w.data_ptr(), codes.const_data_ptr(), codes.nbytes());
   return w;
 }
@@ -95,11 +102,11 @@ EmbeddingPackedParams::State EmbeddingPackedParams::getstate() const {
 c10::intrusive_ptr<EmbeddingPackedParams> EmbeddingPackedParams::setstate(State state) {
   constexpr const char* op = "EmbeddingPackedParamsBase.__setstate__";
   const int64_t version = std::get<0>(state);
-  TORCH_CHECK(version == kVersion, "qplugin::", op, ": version should be ", kVersion,
-              " (this build reads version ", kVersion, "), got ", version);
+  TORCH_CHECK(version == kVersion, "qplugin::", op, ": version should be ", kVersion, " (this build reads version ",
+              kVersion, "), got ", version);
   const std::vector<at::Tensor>& t = std::get<3>(state);
-  TORCH_CHECK_VALUE(t.size() == 3, "qplugin::", op,
-                    ": state should hold 3 tensors [codes, scales, zero_points], got ", t.size());
+  TORCH_CHECK_VALUE(t.size() == 3, "qplugin::", op, ": state should hold 3 tensors [codes, scales, zero_points], got ",
+                    t.size());
   const char* names[3] = {"codes", "scales", "zero_points"};
   for (size_t i = 0; i < t.size(); ++i) {
     TORCH_CHECK_VALUE(t[i].defined(), "qplugin::", op, ": state tensor ", names[i], " should be defined");
@@ -117,20 +124,23 @@ std::string EmbeddingPackedParams::repr() const {
 
 void register_embedding_classes() {
   static const auto cls = torch::class_<EmbeddingPackedParams>("qplugin", "EmbeddingPackedParamsBase")
-      .def("unpack", &EmbeddingPackedParams::unpack)
-      .def("bit_rate", [](const c10::intrusive_ptr<EmbeddingPackedParams>& self) { return self->bits; })
-      .def("__str__", &EmbeddingPackedParams::repr)
-      .def("__repr__", &EmbeddingPackedParams::repr)
-      .def_pickle(
-          [](const c10::intrusive_ptr<EmbeddingPackedParams>& self) { return self->getstate(); },
-          [](c10::IValue state) {
-            return EmbeddingPackedParams::setstate(
-                typed_state<EmbeddingPackedParams::State>(state, "EmbeddingPackedParamsBase"));
-          });
+                              .def("unpack", &EmbeddingPackedParams::unpack)
+                              .def("bit_rate",
+                                   [](const c10::intrusive_ptr<EmbeddingPackedParams>& self) {
+                                     return self->bits;
+                                   })
+                              .def("__str__", &EmbeddingPackedParams::repr)
+                              .def("__repr__", &EmbeddingPackedParams::repr)
+                              .def_pickle(
+                                  [](const c10::intrusive_ptr<EmbeddingPackedParams>& self) {
+                                    return self->getstate();
+                                  },
+                                  [](c10::IValue state) {
+                                    return EmbeddingPackedParams::setstate(
+                                        typed_state<EmbeddingPackedParams::State>(state, "EmbeddingPackedParamsBase"));
+                                  });
 }
 
-at::Tensor embedding_bag_unpack(const c10::intrusive_ptr<EmbeddingPackedParams>& packed) {
-  return packed->unpack();
-}
+at::Tensor embedding_bag_unpack(const c10::intrusive_ptr<EmbeddingPackedParams>& packed) { return packed->unpack(); }
 
-} // namespace qplugin
+}  // namespace qplugin

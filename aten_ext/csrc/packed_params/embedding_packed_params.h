@@ -54,4 +54,4 @@ void register_embedding_classes();
 // embedding_bag_unpack (CatchAll: its only argument is the class).
 at::Tensor embedding_bag_unpack(const c10::intrusive_ptr<EmbeddingPackedParams>& packed);
 
-} // namespace qplugin
+}  // namespace qplugin

@@ -85,13 +85,12 @@ c10::intrusive_ptr<LinearPackedParams> LinearPackedParams::setstate(State state)
     TORCH_CHECK_VALUE(t[0].defined(), "qplugin::", op, ": state tensor weight should be defined");
     check_storage_covers(op, "weight", t[0]);
     if (std::get<2>(state).has_value()) check_storage_covers(op, "bias", *std::get<2>(state));
-    TORCH_CHECK_VALUE(!t[0].is_quantized() && t[0].scalar_type() == at::kHalf, "qplugin::", op,
-                      ": version ", kVersionFp16, " weight should be a float16 tensor, got dtype ",
-                      t[0].scalar_type());
+    TORCH_CHECK_VALUE(!t[0].is_quantized() && t[0].scalar_type() == at::kHalf, "qplugin::", op, ": version ",
+                      kVersionFp16, " weight should be a float16 tensor, got dtype ", t[0].scalar_type());
     return prepack_fp16(op, t[0], std::get<2>(state));
   }
-  TORCH_CHECK_VALUE(t.size() == 3, "qplugin::", op,
-                    ": state should hold 3 tensors [weight, scales, zero_points], got ", t.size());
+  TORCH_CHECK_VALUE(t.size() == 3, "qplugin::", op, ": state should hold 3 tensors [weight, scales, zero_points], got ",
+                    t.size());
   const char* names[3] = {"weight", "scales", "zero_points"};
   for (size_t i = 0; i < t.size(); ++i) {
     TORCH_CHECK_VALUE(t[i].defined(), "qplugin::", op, ": state tensor ", names[i], " should be defined");
@@ -102,20 +101,21 @@ c10::intrusive_ptr<LinearPackedParams> LinearPackedParams::setstate(State state)
                     ": scales and zero_points should both be 0-dim (per tensor) or 1-D (per channel), got shapes ",
                     t[1].sizes(), " and ", t[2].sizes());
   const bool per_channel = t[1].dim() == 1;
-  return create(op, t[0], per_channel ? t[1] : t[1].reshape({1}), per_channel ? t[2] : t[2].reshape({1}),
-                per_channel, std::get<2>(state));
+  return create(op, t[0], per_channel ? t[1] : t[1].reshape({1}), per_channel ? t[2] : t[2].reshape({1}), per_channel,
+                std::get<2>(state));
 }
 
 std::string LinearPackedParams::repr() const {
   std::ostringstream s;
   s << "LinearPackedParamsBase(out_features=" << N << ", in_features=" << K
-    << (fp16 ? ", dtype=torch.float16" : per_channel ? ", qscheme=per_channel_affine" : ", qscheme=per_tensor_affine")
+    << (fp16          ? ", dtype=torch.float16"
+        : per_channel ? ", qscheme=per_channel_affine"
+                      : ", qscheme=per_tensor_affine")
     << ", bias=" << (bias.has_value() ? "True" : "False") << ")";
   return s.str();
 }
 
-std::tuple<at::Tensor, c10::optional<at::Tensor>> linear_unpack(
-    const c10::intrusive_ptr<LinearPackedParams>& packed) {
+std::tuple<at::Tensor, c10::optional<at::Tensor>> linear_unpack(const c10::intrusive_ptr<LinearPackedParams>& packed) {
   packed->check_int8("linear_unpack");
   return packed->unpack();
 }
@@ -127,27 +127,33 @@ std::tuple<at::Tensor, c10::optional<at::Tensor>> linear_unpack_fp16(
 }
 
 void register_linear_classes() {
-  static const auto cls = torch::class_<LinearPackedParams>("qplugin", "LinearPackedParamsBase")
-      .def("unpack", &LinearPackedParams::unpack)
-      .def("bias", [](const c10::intrusive_ptr<LinearPackedParams>& self) { return self->bias; })
-      .def("_packed_bytes",
-           [](const c10::intrusive_ptr<LinearPackedParams>& self) -> int64_t {
-             // bytes the packed weight keeps in memory (packed int8 + column sums + qparams + bias)
-             // (fp16 kind: the fp16 panels + bias)
-             int64_t n = self->packed.nbytes() + (self->scales.defined() ? self->scales.nbytes() : 0) +
-                         (self->zero_points.defined() ? self->zero_points.nbytes() : 0) +
-                         static_cast<int64_t>(self->fp16_panels.size() * sizeof(uint16_t));
-             n += static_cast<int64_t>(self->w_scale.size() * sizeof(double) + self->w_zp.size() * sizeof(int32_t));
-             return n;
-           })
-      .def("__str__", &LinearPackedParams::repr)
-      .def("__repr__", &LinearPackedParams::repr)
-      .def_pickle(
-          [](const c10::intrusive_ptr<LinearPackedParams>& self) { return self->getstate(); },
-          [](c10::IValue state) {
-            return LinearPackedParams::setstate(
-                typed_state<LinearPackedParams::State>(state, "LinearPackedParamsBase"));
-          });
+  static const auto cls =
+      torch::class_<LinearPackedParams>("qplugin", "LinearPackedParamsBase")
+          .def("unpack", &LinearPackedParams::unpack)
+          .def("bias",
+               [](const c10::intrusive_ptr<LinearPackedParams>& self) {
+                 return self->bias;
+               })
+          .def("_packed_bytes",
+               [](const c10::intrusive_ptr<LinearPackedParams>& self) -> int64_t {
+                 // bytes the packed weight keeps in memory (packed int8 + column sums + qparams + bias)
+                 // (fp16 kind: the fp16 panels + bias)
+                 int64_t n = self->packed.nbytes() + (self->scales.defined() ? self->scales.nbytes() : 0) +
+                             (self->zero_points.defined() ? self->zero_points.nbytes() : 0) +
+                             static_cast<int64_t>(self->fp16_panels.size() * sizeof(uint16_t));
+                 n += static_cast<int64_t>(self->w_scale.size() * sizeof(double) + self->w_zp.size() * sizeof(int32_t));
+                 return n;
+               })
+          .def("__str__", &LinearPackedParams::repr)
+          .def("__repr__", &LinearPackedParams::repr)
+          .def_pickle(
+              [](const c10::intrusive_ptr<LinearPackedParams>& self) {
+                return self->getstate();
+              },
+              [](c10::IValue state) {
+                return LinearPackedParams::setstate(
+                    typed_state<LinearPackedParams::State>(state, "LinearPackedParamsBase"));
+              });
 }
 
-} // namespace qplugin
+}  // namespace qplugin

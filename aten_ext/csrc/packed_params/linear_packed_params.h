@@ -29,9 +29,8 @@ struct LinearPackedParams : torch::CustomClassHolder, LinearWeights {
 
   // From plain int8 data [N, K] and qparams (LinearWeights::init_int8).
   static c10::intrusive_ptr<LinearPackedParams> create(const char* op, const at::Tensor& w_int8,
-                                                       const at::Tensor& scales,
-                                                       const at::Tensor& zero_points, bool per_channel,
-                                                       const c10::optional<at::Tensor>& bias);
+                                                       const at::Tensor& scales, const at::Tensor& zero_points,
+                                                       bool per_channel, const c10::optional<at::Tensor>& bias);
   // From a quantized qint8 weight (linear_prepack).
   static c10::intrusive_ptr<LinearPackedParams> prepack(const at::Tensor& weight,
                                                         const c10::optional<at::Tensor>& bias);
@@ -52,10 +51,9 @@ struct LinearPackedParams : torch::CustomClassHolder, LinearWeights {
 void register_linear_classes();
 
 // linear_unpack / linear_unpack_fp16 (CatchAll: their only argument is the class).
-std::tuple<at::Tensor, c10::optional<at::Tensor>> linear_unpack(
-    const c10::intrusive_ptr<LinearPackedParams>& packed);
+std::tuple<at::Tensor, c10::optional<at::Tensor>> linear_unpack(const c10::intrusive_ptr<LinearPackedParams>& packed);
 // (float32 weight holding the fp16 values, bias), as torch's linear_unpack_fp16.
 std::tuple<at::Tensor, c10::optional<at::Tensor>> linear_unpack_fp16(
     const c10::intrusive_ptr<LinearPackedParams>& packed);
 
-} // namespace qplugin
+}  // namespace qplugin

@@ -24,8 +24,7 @@ namespace {
 constexpr int64_t kAlign = 64;
 constexpr int64_t kLinearSections = 4;
 constexpr int64_t kSizeWord = 16, kChecksumWord = 17, kGeometryWord = 9;
-const char* const kSectionNames[kLinearSections] = {"packed weight", "column sums", "zero points",
-                                                    "int16 weight"};
+const char* const kSectionNames[kLinearSections] = {"packed weight", "column sums", "zero points", "int16 weight"};
 
 int64_t align_up(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
@@ -158,13 +157,13 @@ struct LinearSections {
 
 LinearSections linear_sections(const char* op, const at::Tensor& w, const at::Tensor& scales,
                                const at::Tensor& zero_points, kernels::Isa isa) {
-  TORCH_CHECK(scales.defined() && zero_points.defined() && scales.dim() == 1 && zero_points.dim() == 1,
-              "qplugin::", op, ": w_scales and w_zero_points should be 1-D tensors");
+  TORCH_CHECK(scales.defined() && zero_points.defined() && scales.dim() == 1 && zero_points.dim() == 1, "qplugin::", op,
+              ": w_scales and w_zero_points should be 1-D tensors");
   const bool per_channel = !(scales.numel() == 1 && zero_points.numel() == 1 && w.dim() == 2 && w.size(0) != 1);
   LinearSections s;
   s.p = std::make_shared<LinearWeights>();
-  s.p->init_int8(op, w, scales.to(at::kDouble), zero_points.to(at::kLong),
-                 per_channel || scales.numel() != 1, c10::nullopt);
+  s.p->init_int8(op, w, scales.to(at::kDouble), zero_points.to(at::kLong), per_channel || scales.numel() != 1,
+                 c10::nullopt);
   const gemm::PackedB b = s.p->view(isa == kernels::Isa::kAvx2);
   const int64_t N = s.p->N, K = s.p->K;
   const int64_t sizes[kLinearSections] = {gemm::packed_b_bytes(K, N), gemm::padded_n(N) * 4, N * 4,
@@ -175,10 +174,9 @@ LinearSections linear_sections(const char* op, const at::Tensor& w, const at::Te
   return s;
 }
 
-} // namespace
+}  // namespace
 
-at::Tensor pack_linear(const char* op, const at::Tensor& w, const at::Tensor& scales,
-                       const at::Tensor& zero_points) {
+at::Tensor pack_linear(const char* op, const at::Tensor& w, const at::Tensor& scales, const at::Tensor& zero_points) {
   const kernels::Isa isa = kernels::active_isa();
   const LinearSections s = linear_sections(op, w, scales, zero_points, isa);
   int64_t off[kLinearSections];
@@ -236,11 +234,10 @@ bool view_linear(const char* op, const at::Tensor& buf, const at::Tensor& w, con
                         ": packed was not made from these w_zero_points (its all-zero flag is ", h[7],
                         "); repack with plain_linear_prepack(w, w_scales, w_zero_points)");
       for (int64_t i = 0; i < kLinearSections; ++i) {
-        TORCH_CHECK_VALUE(s.sizes[i] == sizes[i] &&
-                              (sizes[i] == 0 || std::memcmp(base + h[8 + 2 * i], s.src[i],
-                                                            static_cast<size_t>(sizes[i])) == 0),
-                          "qplugin::", op, ": packed was not made from these w / w_zero_points (its ",
-                          kSectionNames[i], " differ); repack with plain_linear_prepack(w, w_scales, w_zero_points)");
+        TORCH_CHECK_VALUE(s.sizes[i] == sizes[i] && (sizes[i] == 0 || std::memcmp(base + h[8 + 2 * i], s.src[i],
+                                                                                  static_cast<size_t>(sizes[i])) == 0),
+                          "qplugin::", op, ": packed was not made from these w / w_zero_points (its ", kSectionNames[i],
+                          " differ); repack with plain_linear_prepack(w, w_scales, w_zero_points)");
       }
     }
     remember_checked(buf, {w, scales, zero_points});
@@ -280,7 +277,7 @@ int64_t geometry_hash(const ConvWeights& p) {
   return static_cast<int64_t>(h);
 }
 
-} // namespace
+}  // namespace
 
 at::Tensor pack_conv(const char* op, const std::string& kind, const at::Tensor& w, const at::Tensor& scales,
                      const at::Tensor& zero_points, const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
@@ -329,9 +326,10 @@ void check_conv_geometry(const char* op, const at::Tensor& buf, const ConvWeight
 at::Tensor pack_embedding(const char* op, const at::Tensor& fused_rows, int64_t bits) {
   TORCH_CHECK_VALUE(bits == 8 || bits == 4, "qplugin::", op, ": bits should be 8 or 4, got ", bits);
   TORCH_CHECK_VALUE(fused_rows.scalar_type() == at::kByte && fused_rows.dim() == 2 && fused_rows.size(1) >= 8,
-                    "qplugin::", op, ": fused_rows should be a 2-D uint8 tensor [rows, D + 8] (codes, float32 scale, "
-                    "float32 bias a row: embedding_bag_byte_prepack's layout), got dtype ", fused_rows.scalar_type(),
-                    " of shape ", fused_rows.sizes());
+                    "qplugin::", op,
+                    ": fused_rows should be a 2-D uint8 tensor [rows, D + 8] (codes, float32 scale, "
+                    "float32 bias a row: embedding_bag_byte_prepack's layout), got dtype ",
+                    fused_rows.scalar_type(), " of shape ", fused_rows.sizes());
   const at::Tensor rows = fused_rows.contiguous();
   const int64_t n = rows.size(0), cols = rows.size(1), D = cols - 8;
   const uint8_t* src = rows.const_data_ptr<uint8_t>();
@@ -344,7 +342,9 @@ at::Tensor pack_embedding(const char* op, const at::Tensor& fused_rows, int64_t 
     TORCH_CHECK_VALUE(std::isfinite(bias), "qplugin::", op, ": fused_rows should hold finite row biases, got ", bias,
                       " in row ", r);
     if (bits == 4) {
-      const uint8_t* big = std::find_if(row, row + D, [](uint8_t c) { return c > 15; });
+      const uint8_t* big = std::find_if(row, row + D, [](uint8_t c) {
+        return c > 15;
+      });
       TORCH_CHECK_VALUE(big == row + D, "qplugin::", op, ": a 4-bit table's codes should be below 16, got ",
                         static_cast<int>(big == row + D ? 0 : *big), " in row ", r);
     }
@@ -372,8 +372,7 @@ at::Tensor view_embedding(const char* op, const at::Tensor& buf) {
   TORCH_CHECK_VALUE(version >= 2, "qplugin::", op, ": an embedding buffer should have format version ", kVersion,
                     ", got ", version);
   const int64_t n = h[5], D = h[6], bits = h[7];
-  TORCH_CHECK_VALUE(bits == 8 || bits == 4, "qplugin::", op, ": packed should hold 8- or 4-bit codes, got bits ",
-                    bits);
+  TORCH_CHECK_VALUE(bits == 8 || bits == 4, "qplugin::", op, ": packed should hold 8- or 4-bit codes, got bits ", bits);
   TORCH_CHECK_VALUE(n >= 0 && D >= 0 && D <= (std::numeric_limits<int64_t>::max() - 8) / 2 && h[8] == kHeaderBytes &&
                         (n == 0 || (D + 8) <= (buf.numel() - kHeaderBytes) / n) && h[9] == n * (D + 8) &&
                         h[9] == buf.numel() - kHeaderBytes,
@@ -399,13 +398,13 @@ struct Entry {
 std::mutex cache_mu;
 std::unordered_map<const c10::StorageImpl*, Entry> cache;
 
-} // namespace
+}  // namespace
 
 std::shared_ptr<ConvWeights> conv_params(const char* op, const std::string& kind, const at::Tensor& w,
-                                              const at::Tensor& scales, const at::Tensor& zero_points,
-                                              const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-                                              at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
-                                              at::IntArrayRef output_padding) {
+                                         const at::Tensor& scales, const at::Tensor& zero_points,
+                                         const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                         at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
+                                         at::IntArrayRef output_padding) {
   std::vector<int64_t> geom(stride.begin(), stride.end());
   geom.insert(geom.end(), output_padding.begin(), output_padding.end());
   geom.insert(geom.end(), padding.begin(), padding.end());
@@ -443,5 +442,5 @@ std::shared_ptr<ConvWeights> conv_params(const char* op, const std::string& kind
   return params;
 }
 
-} // namespace plain_buffer
-} // namespace qplugin
+}  // namespace plain_buffer
+}  // namespace qplugin

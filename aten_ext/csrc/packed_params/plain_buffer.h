@@ -42,8 +42,8 @@
 #include <memory>
 #include <string>
 
-#include "cpu/linear.h"
 #include "cpu/conv_weights.h"
+#include "cpu/linear.h"
 
 namespace qplugin {
 namespace plain_buffer {
@@ -62,8 +62,7 @@ constexpr int64_t kHeaderBytesV1 = 128;  // format version 1
 
 // Packs w (int8 [N, K]) with scales (float64) / zero_points (int64), 1 or N entries each, for
 // the running ISA path.
-at::Tensor pack_linear(const char* op, const at::Tensor& w, const at::Tensor& scales,
-                       const at::Tensor& zero_points);
+at::Tensor pack_linear(const char* op, const at::Tensor& w, const at::Tensor& scales, const at::Tensor& zero_points);
 
 // Points `out.b` / `out.w_zp` / `out.w_zp_all_zero` into buf; false when buf was packed for
 // another ISA path or layout (then the caller packs from the weight). Errors for a malformed or
@@ -91,10 +90,10 @@ void check_conv_geometry(const char* op, const at::Tensor& buf, const ConvWeight
 // (keyed by its storage, held weakly; rebuilt when the weight, its qparams, the bias or the
 // geometry change: data pointers and version counters are compared on every call).
 std::shared_ptr<ConvWeights> conv_params(const char* op, const std::string& kind, const at::Tensor& w,
-                                              const at::Tensor& scales, const at::Tensor& zero_points,
-                                              const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-                                              at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
-                                              at::IntArrayRef output_padding = {});
+                                         const at::Tensor& scales, const at::Tensor& zero_points,
+                                         const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                         at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
+                                         at::IntArrayRef output_padding = {});
 
 // Wraps fused rows (uint8 [rows, D + 8]: codes, float32 scale, float32 bias a row) in an embedding
 // buffer. Errors unless every scale is finite and positive (check_scale), every bias finite and,
@@ -105,5 +104,5 @@ at::Tensor pack_embedding(const char* op, const at::Tensor& fused_rows, int64_t 
 // bounds, bits; checksum on first use).
 at::Tensor view_embedding(const char* op, const at::Tensor& buf);
 
-} // namespace plain_buffer
-} // namespace qplugin
+}  // namespace plain_buffer
+}  // namespace qplugin

@@ -36,9 +36,7 @@ inline const char* range_name(at::ScalarType t) {
 }
 
 // The plain tier's dtypes: uint8, int8, int32 holding quantized values.
-inline bool is_plain_int_dtype(at::ScalarType t) {
-  return t == at::kByte || t == at::kChar || t == at::kInt;
-}
+inline bool is_plain_int_dtype(at::ScalarType t) { return t == at::kByte || t == at::kChar || t == at::kInt; }
 
 inline void check_int_dtype(const char* op, const char* arg, at::ScalarType dtype) {
   TORCH_CHECK(is_plain_int_dtype(dtype), "qplugin::", op, ": ", arg,
@@ -59,17 +57,15 @@ inline void check_scale(const char* op, const char* arg, double scale, const cha
                     " should be a positive finite number, got ", scale);
   const float fs = static_cast<float>(scale);
   TORCH_CHECK_VALUE(fs > 0.0f && std::isfinite(kernels::inv_scale_of(scale)) && std::isfinite(fs), "qplugin::", op,
-                    ": ", arg, what, " should be representable as a float32 with a finite reciprocal, got ",
-                    scale);
+                    ": ", arg, what, " should be representable as a float32 with a finite reciprocal, got ", scale);
 }
 
 // `dtype`: the range tag (uint8 / int8 / int32, see qrange).
-inline void check_zero_point(const char* op, const char* arg, int64_t zero_point,
-                             at::ScalarType dtype, const char* what = "") {
+inline void check_zero_point(const char* op, const char* arg, int64_t zero_point, at::ScalarType dtype,
+                             const char* what = "") {
   const auto r = qrange(dtype);
   TORCH_CHECK_VALUE(zero_point >= r.first && zero_point <= r.second, "qplugin::", op, ": ", arg, what,
-                    " should be in [", r.first, ", ", r.second, "] for ", range_name(dtype), ", got ",
-                    zero_point);
+                    " should be in [", r.first, ", ", r.second, "] for ", range_name(dtype), ", got ", zero_point);
 }
 
 // THE rule for output scales of requantizing ops (add, mul, conv, linear, batch_norm2d: every
@@ -80,8 +76,8 @@ inline void check_zero_point(const char* op, const char* arg, int64_t zero_point
 // needs m < 2^15) or overflow float32 (inf * 0 = NaN). Such an output scale is rejected.
 constexpr double kMaxRequantMultiplier = 32768.0;  // 2^15
 
-inline void check_requant_multiplier(const char* op, const char* out_arg, double out_scale,
-                                     double in_scale, const char* in_what) {
+inline void check_requant_multiplier(const char* op, const char* out_arg, double out_scale, double in_scale,
+                                     const char* in_what) {
   const double m = in_scale / out_scale;
   TORCH_CHECK_VALUE(m <= kMaxRequantMultiplier, "qplugin::", op, ": ", out_arg, " should be at least ",
                     in_scale / kMaxRequantMultiplier, " (", in_what, " ", in_scale,
@@ -92,14 +88,14 @@ inline void check_requant_multiplier(const char* op, const char* out_arg, double
 inline int64_t check_dim(const char* op, const char* arg, int64_t dim, int64_t ndim) {
   const int64_t lo = ndim > 0 ? -ndim : -1;
   const int64_t hi = ndim > 0 ? ndim - 1 : 0;
-  TORCH_CHECK_INDEX(dim >= lo && dim <= hi, "qplugin::", op, ": ", arg, " should be in [", lo,
-                    ", ", hi, "] for a tensor of ", ndim, " dims, got ", dim);
+  TORCH_CHECK_INDEX(dim >= lo && dim <= hi, "qplugin::", op, ": ", arg, " should be in [", lo, ", ", hi,
+                    "] for a tensor of ", ndim, " dims, got ", dim);
   return dim < 0 ? dim + (ndim > 0 ? ndim : 1) : dim;
 }
 
 inline void check_float_input(const char* op, const char* arg, const at::Tensor& t) {
-  TORCH_CHECK(t.scalar_type() == at::kFloat, "qplugin::", op, ": ", arg,
-              " should be a float32 tensor, got dtype ", t.scalar_type());
+  TORCH_CHECK(t.scalar_type() == at::kFloat, "qplugin::", op, ": ", arg, " should be a float32 tensor, got dtype ",
+              t.scalar_type());
 }
 
 // The CPU-key kernel of an op that takes quantized tensors: reached only when no input is one
@@ -152,9 +148,10 @@ inline void check_output_size(const char* op, at::IntArrayRef sizes, int64_t ele
                     " is empty but its strides overflow int64");
   if (empty) return;
   const int64_t limit = max_output_bytes();
-  TORCH_CHECK_VALUE(!over && bytes <= limit, "qplugin::", op, ": output of shape ", sizes,
-                    " would take ", over ? std::string("more than 2^63") : "up to " + std::to_string(bytes),
-                    " bytes, more than the ", limit, " bytes an op may allocate (the smallest of 64 GiB, "
+  TORCH_CHECK_VALUE(!over && bytes <= limit, "qplugin::", op, ": output of shape ", sizes, " would take ",
+                    over ? std::string("more than 2^63") : "up to " + std::to_string(bytes), " bytes, more than the ",
+                    limit,
+                    " bytes an op may allocate (the smallest of 64 GiB, "
                     "this machine's memory and the address space left under its limit)");
 }
 
@@ -174,9 +171,8 @@ inline void check_storage_covers(const char* op, const char* arg, const at::Tens
                     " bytes with no data behind it (emptied or corrupted record)");
   const size_t need = at::detail::computeStorageNbytes(t.sizes(), t.strides(), t.element_size(),
                                                        static_cast<size_t>(t.storage_offset()));
-  TORCH_CHECK_VALUE(t.storage().nbytes() >= need, "qplugin::", op, ": ", arg, " of shape ", t.sizes(),
-                    " needs ", need, " bytes of storage, got ", t.storage().nbytes(),
-                    " (truncated or corrupted state)");
+  TORCH_CHECK_VALUE(t.storage().nbytes() >= need, "qplugin::", op, ": ", arg, " of shape ", t.sizes(), " needs ", need,
+                    " bytes of storage, got ", t.storage().nbytes(), " (truncated or corrupted state)");
 }
 
-} // namespace qplugin
+}  // namespace qplugin

@@ -45,7 +45,7 @@ void boxed_with_class_check(const c10::OperatorHandle& op, c10::DispatchKeySet k
   kernel.callBoxed(op, ks, stack);
 }
 
-} // namespace detail
+}  // namespace detail
 
 // fn (TORCH_FN(f)) as a kernel whose arguments kIdx... are checked to be ClassT objects first.
 template <class ClassT, size_t... kIdx, class FnPtr>
@@ -53,7 +53,7 @@ torch::CppFunction with_class_check(FnPtr) {
   return torch::CppFunction::makeFromBoxedFunction<&detail::boxed_with_class_check<ClassT, FnPtr, kIdx...>>();
 }
 
-} // namespace qplugin
+}  // namespace qplugin
 
 namespace qplugin {
 
@@ -71,4 +71,4 @@ State typed_state(const c10::IValue& v, const char* cls) {
   }
 }
 
-} // namespace qplugin
+}  // namespace qplugin

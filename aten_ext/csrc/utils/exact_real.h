@@ -32,4 +32,4 @@ inline int exact_cmp(const ExactReal& x, const ExactReal& y) {
   return 0;
 }
 
-} // namespace qplugin
+}  // namespace qplugin

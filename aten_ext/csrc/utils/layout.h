@@ -46,8 +46,6 @@ inline AxisSplit axis_split(at::IntArrayRef sizes, int64_t axis, at::MemoryForma
 
 // The memory format our kernels keep for an input: channels_last stays
 // channels_last, everything else becomes contiguous.
-inline at::MemoryFormat kept_format(const at::Tensor& t) {
-  return t.suggest_memory_format();
-}
+inline at::MemoryFormat kept_format(const at::Tensor& t) { return t.suggest_memory_format(); }
 
-} // namespace qplugin
+}  // namespace qplugin

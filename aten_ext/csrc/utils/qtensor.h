@@ -13,9 +13,7 @@ namespace qplugin {
 
 // ---- the quantized dtypes (this header and quantized/cpu/ are the only C++ naming them) ----
 
-inline bool is_qint_dtype(at::ScalarType t) {
-  return t == at::kQUInt8 || t == at::kQInt8 || t == at::kQInt32;
-}
+inline bool is_qint_dtype(at::ScalarType t) { return t == at::kQUInt8 || t == at::kQInt8 || t == at::kQInt32; }
 
 // The plain integer dtype holding a quantized dtype's values: the glue's range tag (checks.h qrange).
 inline at::ScalarType underlying_dtype(at::ScalarType qt) {
@@ -76,7 +74,8 @@ inline void check_qparams(const char* op, const char* arg, const at::Tensor& t) 
   const double* sp = s.const_data_ptr<double>();
   const int64_t* zp = z.const_data_ptr<int64_t>();
   for (int64_t c = 0; c < s.numel(); ++c) check_scale(op, arg, sp[c], " per-channel scale");
-  for (int64_t c = 0; c < z.numel(); ++c) check_zero_point(op, arg, zp[c], underlying_dtype(t.scalar_type()), " per-channel zero_point");
+  for (int64_t c = 0; c < z.numel(); ++c)
+    check_zero_point(op, arg, zp[c], underlying_dtype(t.scalar_type()), " per-channel zero_point");
 }
 
 // A plain integer tensor (uint8 / int8 / int32) aliasing the data of a
@@ -86,8 +85,11 @@ inline at::Tensor int_view(const at::Tensor& q) {
   const at::ScalarType dt = underlying_dtype(q.scalar_type());
   c10::Storage storage = q.storage();
   return at::from_blob(
-      q.data_ptr(), q.sizes(), q.strides(), [storage](void*) mutable { storage = c10::Storage(); },
+      q.data_ptr(), q.sizes(), q.strides(),
+      [storage](void*) mutable {
+        storage = c10::Storage();
+      },
       q.options().dtype(dt));
 }
 
-} // namespace qplugin
+}  // namespace qplugin

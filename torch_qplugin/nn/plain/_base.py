@@ -11,6 +11,7 @@
 No quantized dtype, no quantized-tensor API and no import of the quantized tier here: the quantized
 tier builds on this file, never the reverse (test/test_import_graph.py).
 """
+
 import inspect
 from typing import List, Optional, Tuple
 
@@ -39,7 +40,8 @@ def _observer_of(mod, who):
         raise RuntimeError(
             f"{who}.from_float: {type(mod).__name__} has no activation_post_process (observer). "
             "Give the model a qconfig and run torch_qplugin.quantization.prepare(model) (or "
-            "prepare_qat) and calibrate it before convert()")
+            "prepare_qat) and calibrate it before convert()"
+        )
     return obs
 
 
@@ -67,18 +69,22 @@ def _act_qparams(mod, who):
         raise RuntimeError(
             f"{who}.from_float: the observer on {type(mod).__name__} has seen no data although "
             f"calibration reached it {calls} time(s) (only empty tensors, or only values it ignores "
-            "such as inf); run calibration batches with real data through the prepared model before convert()")
+            "such as inf); run calibration batches with real data through the prepared model before convert()"
+        )
     raise RuntimeError(
         f"{who}.from_float: the observer on {type(mod).__name__} has seen only part of the data it "
-        f"needs: {why}; run calibration batches through the prepared model before convert()")
+        f"needs: {why}; run calibration batches through the prepared model before convert()"
+    )
 
 
 def _never_calibrated_message(qmod, path, float_name):
-    where = (f"'{path}'" if path else "(name unknown: converted by from_float outside a convert() call)")
-    return (f"torch_qplugin: the quantized module {where} ({qmod._get_name()}, converted from "
-            f"{float_name}) was called, but no calibration batch reached it before convert(), so it "
-            "has no output scale / zero point (torch would silently use 1.0 / 0). Run calibration "
-            "data that takes this path through the prepared model, then convert again")
+    where = f"'{path}'" if path else "(name unknown: converted by from_float outside a convert() call)"
+    return (
+        f"torch_qplugin: the quantized module {where} ({qmod._get_name()}, converted from "
+        f"{float_name}) was called, but no calibration batch reached it before convert(), so it "
+        "has no output scale / zero point (torch would silently use 1.0 / 0). Run calibration "
+        "data that takes this path through the prepared model, then convert again"
+    )
 
 
 def _raise_never_calibrated(self, input: Tuple[Tensor]) -> None:
@@ -123,8 +129,10 @@ def _weight_observer(mod, who):
         return mod.weight_fake_quant, True
     qconfig = getattr(mod, "qconfig", None)
     if qconfig is None:
-        raise RuntimeError(f"{who}.from_float: {type(mod).__name__} has no qconfig; set model.qconfig "
-                           "(e.g. torch_qplugin.quantization.default_qconfig) and prepare the model first")
+        raise RuntimeError(
+            f"{who}.from_float: {type(mod).__name__} has no qconfig; set model.qconfig "
+            "(e.g. torch_qplugin.quantization.default_qconfig) and prepare the model first"
+        )
     return qconfig.weight(), False
 
 
@@ -135,13 +143,14 @@ def _linear_from_float_parts(cls, mod):
     if hasattr(mod, "weight_fake_quant"):  # QAT module
         if isinstance(mod, C.present(getattr(C.intrinsic_qat, "LinearBn1d", None))):
             mod.weight, mod.bias = torch.nn.utils.fusion.fuse_linear_bn_weights(
-                mod.weight, mod.bias, mod.bn.running_mean, mod.bn.running_var, mod.bn.eps,
-                mod.bn.weight, mod.bn.bias)
+                mod.weight, mod.bias, mod.bn.running_mean, mod.bn.running_var, mod.bn.eps, mod.bn.weight, mod.bn.bias
+            )
         return mod, mod, mod.weight_fake_quant, True
     allowed = cls._FLOAT_MODULE if isinstance(cls._FLOAT_MODULE, tuple) else (cls._FLOAT_MODULE,)
     if type(mod) not in allowed:
-        raise TypeError(f"{name}.from_float only works for "
-                        f"{', '.join(t.__name__ for t in allowed)}, but got: {type(mod).__name__}")
+        raise TypeError(
+            f"{name}.from_float only works for {', '.join(t.__name__ for t in allowed)}, but got: {type(mod).__name__}"
+        )
     act = mod
     if isinstance(mod, C._FusedModule):
         mod = mod[0]
@@ -166,6 +175,7 @@ def _dynamic_weight_observer(mod):
     if qconfig is not None and qconfig.weight is not None:
         return qconfig.weight
     from ...quantization.qconfig import default_dynamic_qconfig
+
     return default_dynamic_qconfig.weight
 
 
@@ -185,6 +195,7 @@ def _weight_only_observer(mod, who):
     if qconfig is not None and qconfig.weight is not None:
         return qconfig.weight()
     from ...quantization.qconfig import float_qparams_weight_only_qconfig
+
     return float_qparams_weight_only_qconfig.weight()
 
 
@@ -198,16 +209,18 @@ class QParamsState:
         destination[prefix + "scale"] = torch.tensor(self.scale, dtype=torch.double)
         destination[prefix + "zero_point"] = torch.tensor(self.zero_point)
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs):
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ):
         for key in ("scale", "zero_point"):
             if prefix + key not in state_dict:
                 missing_keys.append(prefix + key)
                 return
         self.scale = float(state_dict.pop(prefix + "scale"))
         self.zero_point = int(state_dict.pop(prefix + "zero_point"))
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
-                                      unexpected_keys, error_msgs)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
 
 
 class Quantize(nn.Module):
@@ -220,8 +233,10 @@ class Quantize(nn.Module):
         factory_kwargs = nn.factory_kwargs(factory_kwargs)
         super().__init__()
         self.register_buffer("scale", torch.tensor([scale], **factory_kwargs))
-        self.register_buffer("zero_point", torch.tensor(
-            [zero_point], dtype=torch.long, **{k: v for k, v in factory_kwargs.items() if k != "dtype"}))
+        self.register_buffer(
+            "zero_point",
+            torch.tensor([zero_point], dtype=torch.long, **{k: v for k, v in factory_kwargs.items() if k != "dtype"}),
+        )
         self.dtype = dtype
 
     @classmethod
@@ -285,8 +300,15 @@ class ELU(nn.ELU):
 
 
 class LeakyReLU(QParamsState, nn.LeakyReLU):
-    def __init__(self, scale: float, zero_point: int, negative_slope: float = 1e-2,
-                 inplace: bool = False, device=None, dtype=None):
+    def __init__(
+        self,
+        scale: float,
+        zero_point: int,
+        negative_slope: float = 1e-2,
+        inplace: bool = False,
+        device=None,
+        dtype=None,
+    ):
         super().__init__(negative_slope, inplace)
         self.scale = float(scale)
         self.zero_point = int(zero_point)
@@ -326,8 +348,9 @@ class Hardsigmoid(_FixedOrObservedQParams, nn.Hardsigmoid):
 
     output_zero_point: Optional[int]
 
-    def __init__(self, output_scale: float = 1.0 / 256.0, output_zero_point: Optional[int] = None,
-                 inplace: bool = False):
+    def __init__(
+        self, output_scale: float = 1.0 / 256.0, output_zero_point: Optional[int] = None, inplace: bool = False
+    ):
         super().__init__(inplace)
         self.output_scale = float(output_scale)
         self.output_zero_point = None if output_zero_point is None else int(output_zero_point)
@@ -362,8 +385,7 @@ def _ints2(v) -> List[int]:
 class MaxPool2d(nn.MaxPool2d):
     """Max pooling (bit-exact, keeps qparams)."""
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
-                 ceil_mode=False):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
         if return_indices:
             raise ValueError(f"{who(type(self))}: return_indices=True is not supported")
         super().__init__(kernel_size, stride, padding, dilation, return_indices, ceil_mode)
@@ -382,8 +404,9 @@ class _AvgPoolNd:
 
     _DIMS = 2
 
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-                 divisor_override=None):
+    def __init__(
+        self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None
+    ):
         super().__init__(kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
         t = _ntuple(self._DIMS)
         self._k = list(t(kernel_size))
@@ -392,8 +415,7 @@ class _AvgPoolNd:
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
-        return cls(mod.kernel_size, mod.stride, mod.padding, mod.ceil_mode, mod.count_include_pad,
-                   mod.divisor_override)
+        return cls(mod.kernel_size, mod.stride, mod.padding, mod.ceil_mode, mod.count_include_pad, mod.divisor_override)
 
 
 class _AdaptiveAvgPoolNd:
@@ -458,8 +480,9 @@ class BatchNorm(QParamsState, nn.modules.batchnorm._BatchNorm):
     @classmethod
     def _from_bn(cls, bn, scale, zp):
         if bn.running_mean is None or bn.running_var is None:
-            raise ValueError(f"{who(cls)}.from_float: the float BatchNorm should track running statistics "
-                             "(track_running_stats=True)")
+            raise ValueError(
+                f"{who(cls)}.from_float: the float BatchNorm should track running statistics (track_running_stats=True)"
+            )
         new = cls(bn.num_features, bn.eps, bn.momentum if bn.momentum is not None else 0.1)
         with torch.no_grad():
             if bn.affine:
@@ -493,10 +516,19 @@ class LayerNorm(QParamsState, nn.LayerNorm):
     """Constructor arguments and state_dict keys (weight, bias, scale, zero_point) as
     torch's quantized modules'."""
 
-    def __init__(self, normalized_shape, weight, bias, scale, zero_point, eps=1e-5, elementwise_affine=True,
-                 device=None, dtype=None):
-        super().__init__(normalized_shape, eps=eps, elementwise_affine=elementwise_affine, device=device,
-                         dtype=dtype)
+    def __init__(
+        self,
+        normalized_shape,
+        weight,
+        bias,
+        scale,
+        zero_point,
+        eps=1e-5,
+        elementwise_affine=True,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__(normalized_shape, eps=eps, elementwise_affine=elementwise_affine, device=device, dtype=dtype)
         _set_affine(self, weight, bias, scale, zero_point)
         self._shape: List[int] = [int(s) for s in self.normalized_shape]
 
@@ -507,15 +539,17 @@ class LayerNorm(QParamsState, nn.LayerNorm):
 
     @classmethod
     def from_reference(cls, mod, scale, zero_point):
-        return cls(mod.normalized_shape, mod.weight, mod.bias, float(scale), int(zero_point), mod.eps,
-                   mod.elementwise_affine)
+        return cls(
+            mod.normalized_shape, mod.weight, mod.bias, float(scale), int(zero_point), mod.eps, mod.elementwise_affine
+        )
 
 
 class GroupNorm(QParamsState, nn.GroupNorm):
     __constants__ = ["num_groups", "num_channels", "eps", "affine"]
 
-    def __init__(self, num_groups, num_channels, weight, bias, scale, zero_point, eps=1e-5, affine=True,
-                 device=None, dtype=None):
+    def __init__(
+        self, num_groups, num_channels, weight, bias, scale, zero_point, eps=1e-5, affine=True, device=None, dtype=None
+    ):
         super().__init__(num_groups, num_channels, eps, affine, device=device, dtype=dtype)
         _set_affine(self, weight, bias, scale, zero_point)
 
@@ -531,8 +565,20 @@ class InstanceNorm(QParamsState):
 
     _NAME = ""
 
-    def __init__(self, num_features, weight, bias, scale, zero_point, eps=1e-5, momentum=0.1, affine=False,
-                 track_running_stats=False, device=None, dtype=None):
+    def __init__(
+        self,
+        num_features,
+        weight,
+        bias,
+        scale,
+        zero_point,
+        eps=1e-5,
+        momentum=0.1,
+        affine=False,
+        track_running_stats=False,
+        device=None,
+        dtype=None,
+    ):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device=device, dtype=dtype)
         _set_affine(self, weight, bias, scale, zero_point)
 
@@ -544,8 +590,17 @@ class InstanceNorm(QParamsState):
     @classmethod
     def from_reference(cls, mod, scale, zero_point):
         # keywords: torch's from_float passes affine positionally into momentum's place
-        return cls(mod.num_features, mod.weight, mod.bias, float(scale), int(zero_point), eps=mod.eps,
-                   momentum=mod.momentum, affine=mod.affine, track_running_stats=mod.track_running_stats)
+        return cls(
+            mod.num_features,
+            mod.weight,
+            mod.bias,
+            float(scale),
+            int(zero_point),
+            eps=mod.eps,
+            momentum=mod.momentum,
+            affine=mod.affine,
+            track_running_stats=mod.track_running_stats,
+        )
 
 
 class Dropout(nn.Dropout):
@@ -582,20 +637,21 @@ class QFunctional(nn.Module):
         return f"scale={self.scale}, zero_point={self.zero_point}"
 
     def forward(self, x):
-        raise RuntimeError("Functional is not intended to use the 'forward'. Please use the "
-                           "underlying operation")
+        raise RuntimeError("Functional is not intended to use the 'forward'. Please use the underlying operation")
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         super()._save_to_state_dict(destination, prefix, keep_vars)
         destination[prefix + "scale"] = torch.tensor(self.scale, dtype=torch.double)  # exact round trip
         destination[prefix + "zero_point"] = torch.tensor(self.zero_point)
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs):
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ):
         self.scale = float(state_dict.pop(prefix + "scale"))
         self.zero_point = int(state_dict.pop(prefix + "zero_point"))
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys,
-                                      unexpected_keys, error_msgs)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, False, missing_keys, unexpected_keys, error_msgs
+        )
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
@@ -644,22 +700,36 @@ class RecurrentBase:
     def _new_from_float(cls, mod, who):
         """(an empty module shaped like the float LSTM / GRU ``mod``, its weight observer factory)."""
         if type(mod) is not cls._FLOAT_MODULE:
-            raise TypeError(f"{who}.{cls.__name__}.from_float only works "
-                            f"for {cls._FLOAT_MODULE.__name__}, but got: {type(mod).__name__}")
+            raise TypeError(
+                f"{who}.{cls.__name__}.from_float only works "
+                f"for {cls._FLOAT_MODULE.__name__}, but got: {type(mod).__name__}"
+            )
         if getattr(mod, "proj_size", 0):
             raise ValueError(f"{who}.{cls.__name__}: proj_size is not supported")
         factory = _dynamic_weight_observer(mod)
         dtype = _weight_dtype(factory(), f"{who}.{cls.__name__}")
-        return (cls(mod.input_size, mod.hidden_size, mod.num_layers, mod.bias, mod.batch_first, mod.dropout,
-                    mod.bidirectional, dtype=dtype), factory)
+        return (
+            cls(
+                mod.input_size,
+                mod.hidden_size,
+                mod.num_layers,
+                mod.bias,
+                mod.batch_first,
+                mod.dropout,
+                mod.bidirectional,
+                dtype=dtype,
+            ),
+            factory,
+        )
 
 
 class LSTMForward(RecurrentBase):
     _CHUNKS = 4
     _FLOAT_MODULE = nn.LSTM
 
-    def forward(self, input: Tensor, hx: Optional[Tuple[Tensor, Tensor]] = None
-                ) -> Tuple[Tensor, Tuple[Tensor, Tensor]]:
+    def forward(
+        self, input: Tensor, hx: Optional[Tuple[Tensor, Tensor]] = None
+    ) -> Tuple[Tensor, Tuple[Tensor, Tensor]]:
         unbatched = input.dim() == 2
         if unbatched:
             input = input.unsqueeze(1)

@@ -19,6 +19,7 @@ on them directly and wraps the result, so each layer costs one plain op plus a w
 No quantized-tensor API and no import of torch's ao package here (test/test_plain_wall.py), and no
 import of the quantized tier (test/test_import_graph.py).
 """
+
 from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
 import torch
@@ -27,22 +28,72 @@ import torch.nn.functional as F
 from torch import Tensor
 from torch.nn.modules.utils import _pair, _single, _triple
 
-__all__ = ["Quantize", "DeQuantize", "ReLU", "ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Hardsigmoid",
-           "Softmax", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "AvgPool3d", "AdaptiveAvgPool3d", "BatchNorm2d", "BatchNorm3d", "BNReLU2d",
-           "BNReLU3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LayerNorm", "PReLU", "Dropout",
-           "QFunctional", "NeverCalibratedQFunctional", "Linear", "LinearReLU", "Conv1d", "Conv2d", "Conv3d",
-           "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
-           "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvAdd2d", "ConvAddReLU2d", "DynamicLinear", "DynamicLinearFP16",
-           "LSTM", "GRU",
-           "RNNCell", "LSTMCell", "GRUCell", "Embedding", "EmbeddingBag",
-           "plain_weight"]
+__all__ = [
+    "Quantize",
+    "DeQuantize",
+    "ReLU",
+    "ReLU6",
+    "Hardswish",
+    "ELU",
+    "LeakyReLU",
+    "Sigmoid",
+    "Hardsigmoid",
+    "Softmax",
+    "MaxPool2d",
+    "AvgPool2d",
+    "AdaptiveAvgPool2d",
+    "AvgPool3d",
+    "AdaptiveAvgPool3d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "BNReLU2d",
+    "BNReLU3d",
+    "GroupNorm",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
+    "LayerNorm",
+    "PReLU",
+    "Dropout",
+    "QFunctional",
+    "NeverCalibratedQFunctional",
+    "Linear",
+    "LinearReLU",
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
+    "ConvReLU1d",
+    "ConvReLU2d",
+    "ConvReLU3d",
+    "ConvAdd2d",
+    "ConvAddReLU2d",
+    "DynamicLinear",
+    "DynamicLinearFP16",
+    "LSTM",
+    "GRU",
+    "RNNCell",
+    "LSTMCell",
+    "GRUCell",
+    "Embedding",
+    "EmbeddingBag",
+    "plain_weight",
+]
 
 from ...qtensor import QTensor
 from ...quantizer import PerTensorAffine, plain_dtype
 from ...quantization import _compat as C
 from . import _base as B
-from ._base import (_act_qparams, _dynamic_weight_observer, _guard_never_calibrated, _per_output_channel,
-                    _weight_observer, _weight_only_observer)
+from ._base import (
+    _act_qparams,
+    _dynamic_weight_observer,
+    _guard_never_calibrated,
+    _per_output_channel,
+    _weight_observer,
+    _weight_only_observer,
+)
 
 _q = torch.ops.qplugin
 _U8 = torch.uint8
@@ -62,7 +113,8 @@ def _in(x: Tensor, who: Union[str, nn.Module]):
             f"{who}: expected a torch_qplugin.QTensor input (plain form), got "
             f"{'a quantized-dtype tensor' if isinstance(x, Tensor) and x.dtype in _quantized_dtypes() else type(x).__name__}"
             f"{'' if not isinstance(x, Tensor) else ' of dtype ' + str(x.dtype)}. Plain modules take QTensors: "
-            "a plain Quantize (the converted QuantStub) makes one from float data")
+            "a plain Quantize (the converted QuantStub) makes one from float data"
+        )
     qz = x.quantizer
     if type(qz) is not PerTensorAffine:
         who = who if isinstance(who, str) else "torch_qplugin.nn.plain." + type(who).__name__
@@ -91,7 +143,8 @@ class _Plain:
             f"torch.jit.script: torch_qplugin.nn.plain.{type(self).__name__} is a plain module, and plain models "
             "do not script (TorchScript cannot hold the QTensor activations between them). Deploy a plain model "
             "through torch.export.export, torch_qplugin.deploy.compile or an AOTInductor package "
-            "(torch_qplugin.deploy.aoti_package), or script the quantized-dtype form (convert without plain=True)")
+            "(torch_qplugin.deploy.aoti_package), or script the quantized-dtype form (convert without plain=True)"
+        )
 
 
 class _Retag(_Plain):
@@ -125,8 +178,9 @@ class Quantize(_Retag, B.Quantize):
             self.__dict__["_qp"] = (float(self.scale), int(self.zero_point))
         return self.__dict__["_qp"]
 
-    def __init__(self, scale: float, zero_point: int, dtype: torch.dtype,
-                 factory_kwargs: Optional[Dict[str, Any]] = None) -> None:
+    def __init__(
+        self, scale: float, zero_point: int, dtype: torch.dtype, factory_kwargs: Optional[Dict[str, Any]] = None
+    ) -> None:
         super().__init__(scale, zero_point, dtype, factory_kwargs)
         self._qparams()
 
@@ -175,15 +229,19 @@ class ELU(_Retag, B.ELU):
 class LeakyReLU(_Retag, B.LeakyReLU):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.LeakyReLU")
-        return _out(_q.plain_leaky_relu(d, s, z, self.negative_slope, self.scale, self.zero_point), self.scale,
-                    self.zero_point)
+        return _out(
+            _q.plain_leaky_relu(d, s, z, self.negative_slope, self.scale, self.zero_point), self.scale, self.zero_point
+        )
 
 
 class Sigmoid(_Retag, B.Sigmoid):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.Sigmoid")
-        return _out(_q.plain_sigmoid(d, s, z, self.output_scale, self.output_zero_point), self.output_scale,
-                    self.output_zero_point)
+        return _out(
+            _q.plain_sigmoid(d, s, z, self.output_scale, self.output_zero_point),
+            self.output_scale,
+            self.output_zero_point,
+        )
 
 
 class Hardsigmoid(_Retag, B.Hardsigmoid):
@@ -212,8 +270,13 @@ class MaxPool2d(_Retag, B.MaxPool2d):
 class AvgPool2d(_Retag, B.AvgPool2d):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.AvgPool2d")
-        return _out(_q.plain_avg_pool2d(d, z, self._k, self._s, self._p, self.ceil_mode, self.count_include_pad,
-                                        self.divisor_override), s, z)
+        return _out(
+            _q.plain_avg_pool2d(
+                d, z, self._k, self._s, self._p, self.ceil_mode, self.count_include_pad, self.divisor_override
+            ),
+            s,
+            z,
+        )
 
 
 class AdaptiveAvgPool2d(_Retag, B.AdaptiveAvgPool2d):
@@ -226,8 +289,13 @@ class AdaptiveAvgPool2d(_Retag, B.AdaptiveAvgPool2d):
 class AvgPool3d(_Retag, B.AvgPool3d):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.AvgPool3d")
-        return _out(_q.plain_avg_pool3d(d, z, self._k, self._s, self._p, self.ceil_mode, self.count_include_pad,
-                                        self.divisor_override), s, z)
+        return _out(
+            _q.plain_avg_pool3d(
+                d, z, self._k, self._s, self._p, self.ceil_mode, self.count_include_pad, self.divisor_override
+            ),
+            s,
+            z,
+        )
 
 
 class AdaptiveAvgPool3d(_Retag, B.AdaptiveAvgPool3d):
@@ -242,8 +310,22 @@ class _BatchNorm(_Retag):
 
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, self)
-        return _out(getattr(_q, self._OP)(d, s, z, self.weight, self.bias, self.running_mean, self.running_var,
-                                          self.eps, self.scale, self.zero_point), self.scale, self.zero_point)
+        return _out(
+            getattr(_q, self._OP)(
+                d,
+                s,
+                z,
+                self.weight,
+                self.bias,
+                self.running_mean,
+                self.running_var,
+                self.eps,
+                self.scale,
+                self.zero_point,
+            ),
+            self.scale,
+            self.zero_point,
+        )
 
 
 class BatchNorm2d(_BatchNorm, B.BatchNorm):
@@ -269,15 +351,23 @@ class BNReLU3d(_BatchNorm, B.BatchNorm):
 class GroupNorm(_Retag, B.GroupNorm):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.GroupNorm")
-        return _out(_q.plain_group_norm(d, s, z, self.num_groups, self.weight, self.bias, self.eps, self.scale,
-                                        self.zero_point), self.scale, self.zero_point)
+        return _out(
+            _q.plain_group_norm(
+                d, s, z, self.num_groups, self.weight, self.bias, self.eps, self.scale, self.zero_point
+            ),
+            self.scale,
+            self.zero_point,
+        )
 
 
 class _InstanceNorm(_Retag):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, self)
-        return _out(_q.plain_instance_norm(d, s, z, self.weight, self.bias, self.eps, self.scale, self.zero_point),
-                    self.scale, self.zero_point)
+        return _out(
+            _q.plain_instance_norm(d, s, z, self.weight, self.bias, self.eps, self.scale, self.zero_point),
+            self.scale,
+            self.zero_point,
+        )
 
 
 class InstanceNorm1d(_InstanceNorm, B.InstanceNorm, nn.InstanceNorm1d):
@@ -295,8 +385,11 @@ class InstanceNorm3d(_InstanceNorm, B.InstanceNorm, nn.InstanceNorm3d):
 class LayerNorm(_Retag, B.LayerNorm):
     def forward(self, input: Tensor) -> Tensor:
         d, s, z = _in(input, "torch_qplugin.nn.plain.LayerNorm")
-        return _out(_q.plain_layer_norm(d, s, z, self._shape, self.weight, self.bias, self.eps, self.scale,
-                                        self.zero_point), self.scale, self.zero_point)
+        return _out(
+            _q.plain_layer_norm(d, s, z, self._shape, self.weight, self.bias, self.eps, self.scale, self.zero_point),
+            self.scale,
+            self.zero_point,
+        )
 
 
 class PReLU(_Plain, nn.Module):
@@ -342,7 +435,6 @@ class Dropout(_Retag, B.Dropout):
 class QFunctional(_Retag, B.QFunctional):
     """add / add_relu / mul / cat / matmul at (scale, zero_point); add_scalar / mul_scalar."""
 
-
     def _binary(self, op: Callable[..., Tensor], x: Tensor, y: Tensor):
         a, sa, za = _in(x, "torch_qplugin.nn.plain.QFunctional")
         b, sb, zb = _in(y, "torch_qplugin.nn.plain.QFunctional")
@@ -362,8 +454,13 @@ class QFunctional(_Retag, B.QFunctional):
 
     def cat(self, x: List[Tensor], dim: int = 0) -> Tensor:
         parts = [_in(t, "torch_qplugin.nn.plain.QFunctional.cat") for t in x]
-        return _out(_q.plain_cat([p[0] for p in parts], [p[1] for p in parts], [p[2] for p in parts], dim,
-                                 self.scale, self.zero_point), self.scale, self.zero_point)
+        return _out(
+            _q.plain_cat(
+                [p[0] for p in parts], [p[1] for p in parts], [p[2] for p in parts], dim, self.scale, self.zero_point
+            ),
+            self.scale,
+            self.zero_point,
+        )
 
     def add_scalar(self, x: Tensor, y: float) -> Tensor:
         d, s, z = _in(x, "torch_qplugin.nn.plain.QFunctional.add_scalar")
@@ -468,8 +565,13 @@ class _Weighted(_Plain, nn.Module):
         self.zero_point = 0
         self._repack()
 
-    def set_weight(self, weight: Tensor, w_scales: Union[Tensor, Sequence[float]],
-                   w_zero_points: Union[Tensor, Sequence[int]], bias: Optional[Tensor]) -> None:
+    def set_weight(
+        self,
+        weight: Tensor,
+        w_scales: Union[Tensor, Sequence[float]],
+        w_zero_points: Union[Tensor, Sequence[int]],
+        bias: Optional[Tensor],
+    ) -> None:
         """Sets the plain weight (int8, float64 scales, int64 zero points, float32 bias or None) and
         repacks."""
         self.weight = weight.detach().to(torch.int8).contiguous()
@@ -506,20 +608,34 @@ class _Weighted(_Plain, nn.Module):
                 return None
             return w, s, z, bias, state_dict.pop(prefix + "scale"), state_dict.pop(prefix + "zero_point")
         from ...quantization import _qweights  # quantized-dtype entries: only when torch has them
+
         axis = getattr(self, "WEIGHT_AXIS", 0)  # transposed conv: 1, qparams repeated per group
         return _qweights.quantized_state(state_dict, prefix, axis, self.groups if axis else 1)
 
-    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
-                              strict: bool, missing_keys: List[str], unexpected_keys: List[str], error_msgs: List[str]):
+    def _load_from_state_dict(
+        self,
+        state_dict: Dict[str, Any],
+        prefix: str,
+        local_metadata: Dict[str, Any],
+        strict: bool,
+        missing_keys: List[str],
+        unexpected_keys: List[str],
+        error_msgs: List[str],
+    ):
         state = self._state_of(state_dict, prefix)  # also takes the quantized forms' keys
         if state is None:
-            missing_keys.extend(prefix + k for k in ("weight", "w_scales", "w_zero_points", "scale", "zero_point")
-                                if prefix + k not in state_dict)
+            missing_keys.extend(
+                prefix + k
+                for k in ("weight", "w_scales", "w_zero_points", "scale", "zero_point")
+                if prefix + k not in state_dict
+            )
             return
         weight, s, z, bias, scale, zp = state
         if tuple(weight.shape) != tuple(self.weight.shape):
-            error_msgs.append(f"size mismatch for {prefix}weight: copying a param with shape {tuple(weight.shape)} "
-                              f"from checkpoint, the shape in current model is {tuple(self.weight.shape)}.")
+            error_msgs.append(
+                f"size mismatch for {prefix}weight: copying a param with shape {tuple(weight.shape)} "
+                f"from checkpoint, the shape in current model is {tuple(self.weight.shape)}."
+            )
             return
         try:
             self.set_weight(weight, s, z, bias)
@@ -544,12 +660,16 @@ class Linear(_Weighted):
         self.packed = _q.plain_linear_prepack(self.weight, self.w_scales, self.w_zero_points)
 
     def extra_repr(self) -> str:
-        return (f"in_features={self.in_features}, out_features={self.out_features}, scale={self.scale}, "
-                f"zero_point={self.zero_point}")
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, scale={self.scale}, "
+            f"zero_point={self.zero_point}"
+        )
 
     def _make_call(self):
-        return (_q.plain_linear_relu if self._RELU else _q.plain_linear,
-                (self.weight, self.w_scales, self.w_zero_points, self.bias, self.packed, self.scale, self.zero_point))
+        return (
+            _q.plain_linear_relu if self._RELU else _q.plain_linear,
+            (self.weight, self.w_scales, self.w_zero_points, self.bias, self.packed, self.scale, self.zero_point),
+        )
 
     def forward(self, x: Tensor) -> Tensor:
         d, s, z = _in(x, self)
@@ -573,8 +693,9 @@ class LinearReLU(Linear):
     _RELU = True
 
 
-_CONV_OPS = {(n, relu): getattr(_q, f"plain_conv{n}d" + ("_relu" if relu else "")) for n in (1, 2, 3)
-             for relu in (False, True)}
+_CONV_OPS = {
+    (n, relu): getattr(_q, f"plain_conv{n}d" + ("_relu" if relu else "")) for n in (1, 2, 3) for relu in (False, True)
+}
 
 
 class _ConvNd(_Weighted):
@@ -582,9 +703,18 @@ class _ConvNd(_Weighted):
     _RELU = False
     _TUPLE = staticmethod(_pair)
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: _IntOrSeq, stride: _IntOrSeq = 1,
-                 padding: _IntOrSeq = 0, dilation: _IntOrSeq = 1, groups: int = 1, bias: bool = True,
-                 padding_mode: str = "zeros") -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: _IntOrSeq,
+        stride: _IntOrSeq = 1,
+        padding: _IntOrSeq = 0,
+        dilation: _IntOrSeq = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+    ) -> None:
         super().__init__()
         t = self._TUPLE
         if isinstance(padding, str):
@@ -605,9 +735,11 @@ class _ConvNd(_Weighted):
         self.packed = _q.plain_conv_prepack(self.weight, self.w_scales, self.w_zero_points, self.bias, *self._geom)
 
     def extra_repr(self):
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
-                f"padding={self.padding}, dilation={self.dilation}, groups={self.groups}, scale={self.scale}, "
-                f"zero_point={self.zero_point}")
+        return (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"padding={self.padding}, dilation={self.dilation}, groups={self.groups}, scale={self.scale}, "
+            f"zero_point={self.zero_point}"
+        )
 
     def _input(self, x: Tensor):
         d, s, z = _in(x, self)
@@ -616,9 +748,19 @@ class _ConvNd(_Weighted):
         return d, s, z
 
     def _make_call(self):
-        return (_CONV_OPS[self._SPATIAL, self._RELU],
-                (self.weight, self.w_scales, self.w_zero_points, self.bias, self.packed, *self._geom, self.scale,
-                 self.zero_point))
+        return (
+            _CONV_OPS[self._SPATIAL, self._RELU],
+            (
+                self.weight,
+                self.w_scales,
+                self.w_zero_points,
+                self.bias,
+                self.packed,
+                *self._geom,
+                self.scale,
+                self.zero_point,
+            ),
+        )
 
     def forward(self, x: Tensor) -> Tensor:
         d, s, z = self._input(x)
@@ -632,23 +774,40 @@ class _ConvNd(_Weighted):
             bn_cls = cls._NNIQAT_CONV_BN_MODULE
             if bn_cls is not None and isinstance(mod, bn_cls):
                 mod.weight, mod.bias = torch.nn.utils.fuse_conv_bn_weights(
-                    mod.weight, mod.bias, mod.bn.running_mean, mod.bn.running_var, mod.bn.eps, mod.bn.weight,
-                    mod.bn.bias)
+                    mod.weight,
+                    mod.bias,
+                    mod.bn.running_mean,
+                    mod.bn.running_var,
+                    mod.bn.eps,
+                    mod.bn.weight,
+                    mod.bn.bias,
+                )
             conv, wobs, act = mod, mod.weight_fake_quant, mod
             if not use_precomputed_fake_quant:
                 wobs(conv.weight)
         else:
             allowed = tuple(t for t in (cls._FLOAT_MODULE,) if t is not None)
             if type(mod) not in allowed:
-                raise TypeError(f"{who}.from_float only works for {', '.join(t.__name__ for t in allowed)}, "
-                                f"but got: {type(mod).__name__}")
+                raise TypeError(
+                    f"{who}.from_float only works for {', '.join(t.__name__ for t in allowed)}, "
+                    f"but got: {type(mod).__name__}"
+                )
             act = mod
             conv = mod[0] if isinstance(mod, nn.Sequential) else mod
             wobs, _ = _weight_observer(conv, who)
             wobs(conv.weight)
         scale, zp = _act_qparams(act, who)
-        new = cls(conv.in_channels, conv.out_channels, conv.kernel_size, conv.stride, conv.padding, conv.dilation,
-                  conv.groups, conv.bias is not None, conv.padding_mode)
+        new = cls(
+            conv.in_channels,
+            conv.out_channels,
+            conv.kernel_size,
+            conv.stride,
+            conv.padding,
+            conv.dilation,
+            conv.groups,
+            conv.bias is not None,
+            conv.padding_mode,
+        )
         new.set_weight(*plain_weight(conv.weight, wobs), None if conv.bias is None else conv.bias)
         new.scale, new.zero_point = scale, zp
         return _guard_never_calibrated(new, act)
@@ -684,9 +843,19 @@ class _ConvTransposeNd(_Weighted):
     _TUPLE = staticmethod(_pair)
     WEIGHT_AXIS = 1  # the quantized form's per-channel axis (qparams repeated per group here)
 
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: _IntOrSeq, stride: _IntOrSeq = 1,
-                 padding: _IntOrSeq = 0, output_padding: _IntOrSeq = 0, groups: int = 1, bias: bool = True,
-                 dilation: _IntOrSeq = 1, padding_mode: str = "zeros") -> None:
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: _IntOrSeq,
+        stride: _IntOrSeq = 1,
+        padding: _IntOrSeq = 0,
+        output_padding: _IntOrSeq = 0,
+        groups: int = 1,
+        bias: bool = True,
+        dilation: _IntOrSeq = 1,
+        padding_mode: str = "zeros",
+    ) -> None:
         super().__init__()
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
@@ -701,18 +870,31 @@ class _ConvTransposeNd(_Weighted):
         self._init_weight([in_channels, out_channels // groups] + list(self.kernel_size), bias, out_channels)
 
     def _repack(self):
-        self.packed = _q.plain_conv_transpose_prepack(self.weight, self.w_scales, self.w_zero_points, self.bias,
-                                                      *self._geom)
+        self.packed = _q.plain_conv_transpose_prepack(
+            self.weight, self.w_scales, self.w_zero_points, self.bias, *self._geom
+        )
 
     def extra_repr(self):
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
-                f"padding={self.padding}, output_padding={self.output_padding}, dilation={self.dilation}, "
-                f"groups={self.groups}, scale={self.scale}, zero_point={self.zero_point}")
+        return (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"padding={self.padding}, output_padding={self.output_padding}, dilation={self.dilation}, "
+            f"groups={self.groups}, scale={self.scale}, zero_point={self.zero_point}"
+        )
 
     def _make_call(self):
-        return (_CONVT_OPS[self._SPATIAL],
-                (self.weight, self.w_scales, self.w_zero_points, self.bias, self.packed, *self._geom, self.scale,
-                 self.zero_point))
+        return (
+            _CONVT_OPS[self._SPATIAL],
+            (
+                self.weight,
+                self.w_scales,
+                self.w_zero_points,
+                self.bias,
+                self.packed,
+                *self._geom,
+                self.scale,
+                self.zero_point,
+            ),
+        )
 
     def forward(self, x: Tensor) -> Tensor:
         d, s, z = _in(x, self)
@@ -723,14 +905,25 @@ class _ConvTransposeNd(_Weighted):
     def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "_ConvTransposeNd":
         who = "torch_qplugin.nn.plain." + cls.__name__
         if type(mod) is not cls._FLOAT_MODULE:
-            raise TypeError(f"{who}.from_float only works for {cls._FLOAT_MODULE.__name__}, "
-                            f"but got: {type(mod).__name__}")
+            raise TypeError(
+                f"{who}.from_float only works for {cls._FLOAT_MODULE.__name__}, but got: {type(mod).__name__}"
+            )
         wobs, _ = _weight_observer(mod, who)
         _per_output_channel(wobs)
         wobs(mod.weight)
         scale, zp = _act_qparams(mod, who)
-        new = cls(mod.in_channels, mod.out_channels, mod.kernel_size, mod.stride, mod.padding, mod.output_padding,
-                  mod.groups, mod.bias is not None, mod.dilation, mod.padding_mode)
+        new = cls(
+            mod.in_channels,
+            mod.out_channels,
+            mod.kernel_size,
+            mod.stride,
+            mod.padding,
+            mod.output_padding,
+            mod.groups,
+            mod.bias is not None,
+            mod.dilation,
+            mod.padding_mode,
+        )
         new.set_weight(*plain_weight(mod.weight, wobs, 1, mod.groups), None if mod.bias is None else mod.bias)
         new.scale, new.zero_point = scale, zp
         return _guard_never_calibrated(new, mod)
@@ -808,8 +1001,10 @@ def quantize_rows(w: Tensor, obs: nn.Module) -> Tuple[Tensor, Tensor, Tensor]:
     observer: code = clamp(round(w * (1 / scale) + zero_point)) in float32, torch's float-qparams
     rounding (quantize_val_float_qparams)."""
     if obs.qscheme != torch.per_channel_affine_float_qparams:
-        raise ValueError(f"embedding quantization needs a per_channel_affine_float_qparams weight observer "
-                         f"(float_qparams_weight_only_qconfig), got qscheme {obs.qscheme}")
+        raise ValueError(
+            f"embedding quantization needs a per_channel_affine_float_qparams weight observer "
+            f"(float_qparams_weight_only_qconfig), got qscheme {obs.qscheme}"
+        )
     s, z = obs.calculate_qparams()
     s, z = s.detach().to(torch.float32), z.detach().to(torch.float32)
     inv = torch.where(s == 0, torch.ones_like(s), 1.0 / s).reshape(-1, 1)
@@ -830,9 +1025,17 @@ class Embedding(_Plain, nn.Module):
         if bits not in (8, 4):
             raise ValueError(f"torch_qplugin.nn.plain.{type(self).__name__}: bits should be 8 or 4, got {bits}")
         self.num_embeddings, self.embedding_dim, self.bits = num_embeddings, embedding_dim, bits
-        self.register_buffer("weight", _q.plain_embedding_prepack(
-            fused_rows(torch.zeros(num_embeddings, embedding_dim, dtype=_U8), torch.ones(num_embeddings),
-                       torch.zeros(num_embeddings)), bits))
+        self.register_buffer(
+            "weight",
+            _q.plain_embedding_prepack(
+                fused_rows(
+                    torch.zeros(num_embeddings, embedding_dim, dtype=_U8),
+                    torch.ones(num_embeddings),
+                    torch.zeros(num_embeddings),
+                ),
+                bits,
+            ),
+        )
 
     def extra_repr(self) -> str:
         return f"num_embeddings={self.num_embeddings}, embedding_dim={self.embedding_dim}, bits={self.bits}"
@@ -840,8 +1043,10 @@ class Embedding(_Plain, nn.Module):
     def set_weight(self, codes: Tensor, scales: Tensor, zero_points: Tensor) -> None:
         """Codes (uint8 [num_embeddings, embedding_dim], one a byte) and float row qparams."""
         if tuple(codes.shape) != (self.num_embeddings, self.embedding_dim):
-            raise ValueError(f"torch_qplugin.nn.plain.{type(self).__name__}: codes should have shape "
-                             f"{[self.num_embeddings, self.embedding_dim]}, got {list(codes.shape)}")
+            raise ValueError(
+                f"torch_qplugin.nn.plain.{type(self).__name__}: codes should have shape "
+                f"{[self.num_embeddings, self.embedding_dim]}, got {list(codes.shape)}"
+            )
         self.weight = _q.plain_embedding_prepack(fused_rows(codes, scales, zero_points), self.bits)
 
     def fused_weight(self) -> Tensor:
@@ -856,6 +1061,7 @@ class Embedding(_Plain, nn.Module):
     def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, *args: Any, **kwargs: Any):
         if prefix + "_packed_params._packed_weight" in state_dict:  # a quantized Embedding's (ours / torch.ao's)
             from ...quantization import _qweights  # the compat side: reads the quantized table
+
             codes, s, z, self.bits = _qweights.embedding_state(state_dict, prefix)
             state_dict[prefix + "weight"] = fused_rows(codes, s, z)
         if prefix + "weight" in state_dict:
@@ -869,8 +1075,9 @@ class Embedding(_Plain, nn.Module):
     def forward(self, indices: Tensor) -> Tensor:
         flat = indices.reshape(-1)
         offsets = torch.arange(flat.numel(), dtype=flat.dtype)
-        out = _q.plain_embedding_bag(self.weight, self.num_embeddings, self.embedding_dim, flat, offsets, 0, False,
-                                     None, None, False)
+        out = _q.plain_embedding_bag(
+            self.weight, self.num_embeddings, self.embedding_dim, flat, offsets, 0, False, None, None, False
+        )
         return out.reshape(list(indices.shape) + [self.embedding_dim])
 
     @classmethod
@@ -878,13 +1085,16 @@ class Embedding(_Plain, nn.Module):
         float_type = nn.EmbeddingBag if cls._BAG else nn.Embedding
         who = f"torch_qplugin.nn.plain.{cls.__name__}"
         if type(mod) is not float_type:
-            raise TypeError(f"{who}.from_float: module should be a torch.nn.{float_type.__name__}, "
-                            f"got {type(mod).__name__}")
+            raise TypeError(
+                f"{who}.from_float: module should be a torch.nn.{float_type.__name__}, got {type(mod).__name__}"
+            )
         obs = _weight_only_observer(mod, who)
         bits = {torch.uint8: 8, torch.uint4: 4}.get(plain_dtype(obs.dtype))
         if bits is None:
-            raise ValueError(f"{who}: weight observer dtype should be torch.uint8 or torch.uint4 (quint8 / quint4x2), "
-                             f"got {obs.dtype}")
+            raise ValueError(
+                f"{who}: weight observer dtype should be torch.uint8 or torch.uint4 (quint8 / quint4x2), "
+                f"got {obs.dtype}"
+            )
         obs(mod.weight.detach().float())
         return obs, bits
 
@@ -904,22 +1114,44 @@ class EmbeddingBag(Embedding):
 
     _BAG = True
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, mode: str = "sum", include_last_offset: bool = False,
-                 bits: int = 8) -> None:
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        mode: str = "sum",
+        include_last_offset: bool = False,
+        bits: int = 8,
+    ) -> None:
         super().__init__(num_embeddings, embedding_dim, bits)
         if mode not in _EMB_MODES:
-            raise ValueError(f"torch_qplugin.nn.plain.EmbeddingBag: mode should be 'sum', 'mean' or 'max', got '{mode}'")
+            raise ValueError(
+                f"torch_qplugin.nn.plain.EmbeddingBag: mode should be 'sum', 'mean' or 'max', got '{mode}'"
+            )
         self.mode, self._mode, self.include_last_offset = mode, _EMB_MODES[mode], include_last_offset
         self.pruned_weights = False
 
     def extra_repr(self) -> str:
         return super().extra_repr() + f", mode={self.mode}"
 
-    def forward(self, indices: Tensor, offsets: Optional[Tensor] = None, per_sample_weights: Optional[Tensor] = None,
-                compressed_indices_mapping: Optional[Tensor] = None) -> Tensor:
-        return _q.plain_embedding_bag(self.weight, self.num_embeddings, self.embedding_dim, indices, offsets,
-                                      self._mode, self.pruned_weights, per_sample_weights,
-                                      compressed_indices_mapping, self.include_last_offset)
+    def forward(
+        self,
+        indices: Tensor,
+        offsets: Optional[Tensor] = None,
+        per_sample_weights: Optional[Tensor] = None,
+        compressed_indices_mapping: Optional[Tensor] = None,
+    ) -> Tensor:
+        return _q.plain_embedding_bag(
+            self.weight,
+            self.num_embeddings,
+            self.embedding_dim,
+            indices,
+            offsets,
+            self._mode,
+            self.pruned_weights,
+            per_sample_weights,
+            compressed_indices_mapping,
+            self.include_last_offset,
+        )
 
     @classmethod
     def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "EmbeddingBag":
@@ -945,8 +1177,10 @@ class DynamicLinear(Linear):
     def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> nn.Module:
         allowed = cls._FLOAT_MODULE
         if not (type(mod) in allowed or hasattr(mod, "weight_fake_quant")):
-            raise TypeError(f"torch_qplugin.nn.plain.DynamicLinear.from_float only works for "
-                            f"{', '.join(t.__name__ for t in allowed)}, but got: {type(mod).__name__}")
+            raise TypeError(
+                f"torch_qplugin.nn.plain.DynamicLinear.from_float only works for "
+                f"{', '.join(t.__name__ for t in allowed)}, but got: {type(mod).__name__}"
+            )
         wobs = mod.weight_fake_quant if hasattr(mod, "weight_fake_quant") else _dynamic_weight_observer(mod)()
         if getattr(wobs, "dtype", None) == torch.float16:
             return DynamicLinearFP16.from_float(mod)
@@ -987,15 +1221,25 @@ class DynamicLinearFP16(_Plain, nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         return _q.plain_linear_dynamic_fp16(x, self.weight, self.bias, self.packed)
 
-    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
-                              strict: bool, missing_keys: List[str], unexpected_keys: List[str], error_msgs: List[str]):
+    def _load_from_state_dict(
+        self,
+        state_dict: Dict[str, Any],
+        prefix: str,
+        local_metadata: Dict[str, Any],
+        strict: bool,
+        missing_keys: List[str],
+        unexpected_keys: List[str],
+        error_msgs: List[str],
+    ):
         w = state_dict.get(prefix + "weight")
         if w is not None and w.dtype != torch.float16:
-            error_msgs.append(f"{prefix}weight: torch_qplugin.nn.plain.DynamicLinearFP16 holds a float16 weight, "
-                              f"got dtype {w.dtype}")
+            error_msgs.append(
+                f"{prefix}weight: torch_qplugin.nn.plain.DynamicLinearFP16 holds a float16 weight, got dtype {w.dtype}"
+            )
             return
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                                      error_msgs)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
         self.packed = _q.plain_linear_prepack_fp16(self.weight)
 
     @classmethod
@@ -1031,8 +1275,9 @@ def _set_holder(holder: nn.Module, w: Tensor, b: Optional[Tensor], factory: Call
 def _rnn_layer(x: Tensor, h: Tensor, c: Tensor, ih: nn.Module, hh: nn.Module, chunks: int, reverse: bool):
     """One layer, one direction on the holders' plain weights: plain_rnn_layer_dynamic(_fp16)."""
     if isinstance(ih, DynamicLinearFP16):
-        return _q.plain_rnn_layer_dynamic_fp16(x, h, c, ih.weight, ih.bias, ih.packed, hh.weight, hh.bias, hh.packed,
-                                               chunks, reverse)
+        return _q.plain_rnn_layer_dynamic_fp16(
+            x, h, c, ih.weight, ih.bias, ih.packed, hh.weight, hh.bias, hh.packed, chunks, reverse
+        )
     return _q.plain_rnn_layer_dynamic(x, h, c, *ih._call_args()[1][:5], *hh._call_args()[1][:5], chunks, reverse)
 
 
@@ -1041,8 +1286,15 @@ class RNNDirection(_Plain, nn.Module):
     plain_rnn_layer_dynamic_fp16 for float16 weights): the input and hidden projections as two
     DynamicLinear (DynamicLinearFP16) weight holders."""
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool, chunks: int, reverse: bool,
-                 dtype: Optional[torch.dtype] = None) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool,
+        chunks: int,
+        reverse: bool,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         super().__init__()
         self.ih = _holder(input_size, chunks * hidden_size, bias, dtype)
         self.hh = _holder(hidden_size, chunks * hidden_size, bias, dtype)
@@ -1059,8 +1311,9 @@ class _CellBase(_Plain, nn.Module):
 
     _NUM_CHUNKS = 1
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
-                 dtype: Optional[torch.dtype] = None) -> None:
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool = True, dtype: Optional[torch.dtype] = None
+    ) -> None:
         super().__init__()
         self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
         self.weight_dtype = dtype
@@ -1079,8 +1332,10 @@ class _CellBase(_Plain, nn.Module):
     @classmethod
     def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "_CellBase":
         if type(mod) is not cls._FLOAT_MODULE:
-            raise TypeError(f"torch_qplugin.nn.plain.{cls.__name__}.from_float only works for "
-                            f"{cls._FLOAT_MODULE.__name__}, but got: {type(mod).__name__}")
+            raise TypeError(
+                f"torch_qplugin.nn.plain.{cls.__name__}.from_float only works for "
+                f"{cls._FLOAT_MODULE.__name__}, but got: {type(mod).__name__}"
+            )
         factory = _dynamic_weight_observer(mod)
         fp16 = getattr(factory(), "dtype", None) == torch.float16
         kwargs = {"nonlinearity": mod.nonlinearity} if isinstance(mod, nn.RNNCell) else {}
@@ -1093,8 +1348,14 @@ class _CellBase(_Plain, nn.Module):
 class RNNCell(_CellBase):
     _FLOAT_MODULE = nn.RNNCell
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
-                 dtype: Optional[torch.dtype] = None) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        nonlinearity: str = "tanh",
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         super().__init__(input_size, hidden_size, bias, dtype)
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNNCell: nonlinearity should be 'tanh' or 'relu', got '{nonlinearity}'")
@@ -1134,18 +1395,34 @@ class _RNNBase(_Plain):
     """The dynamic LSTM / GRU (sequence loop and forward: _base.LSTMForward / GRUForward, shared
     with the quantized tier) over plain directions."""
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 dtype: Optional[torch.dtype] = None) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        dtype: Optional[torch.dtype] = None,
+    ) -> None:
         nn.Module.__init__(self)
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
         self.bidirectional, self.dtype = bidirectional, dtype
         self.num_directions = 2 if bidirectional else 1
         self._dirs = nn.ModuleList(
-            RNNDirection(input_size if layer == 0 else hidden_size * self.num_directions, hidden_size, bias,
-                         self._CHUNKS, d == 1, dtype)
-            for layer in range(num_layers) for d in range(self.num_directions))
+            RNNDirection(
+                input_size if layer == 0 else hidden_size * self.num_directions,
+                hidden_size,
+                bias,
+                self._CHUNKS,
+                d == 1,
+                dtype,
+            )
+            for layer in range(num_layers)
+            for d in range(self.num_directions)
+        )
 
     @classmethod
     def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "_RNNBase":
@@ -1154,8 +1431,9 @@ class _RNNBase(_Plain):
             layer, rev = divmod(i, new.num_directions)
             sfx = f"_l{layer}" + ("_reverse" if rev else "")
             for holder, kind in ((d.ih, "ih"), (d.hh, "hh")):
-                _set_holder(holder, getattr(mod, f"weight_{kind}{sfx}"), getattr(mod, f"bias_{kind}{sfx}", None),
-                            factory)
+                _set_holder(
+                    holder, getattr(mod, f"weight_{kind}{sfx}"), getattr(mod, f"bias_{kind}{sfx}", None), factory
+                )
         return new
 
 

@@ -1,4 +1,5 @@
 """torch_qplugin.nn.quantized: drop-in counterparts of torch.ao.nn.quantized on qplugin kernels."""
+
 from ..._lazy import lazy_attributes
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
@@ -7,8 +8,17 @@ from . import dynamic  # noqa: F401
 
 # The fused modules of torch_qplugin.nn.intrinsic.quantized, re-exported on first use: they build on
 # this package's modules, so importing them here would make an import cycle.
-_INTRINSIC = ("LinearReLU", "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvAdd2d", "ConvAddReLU2d", "BNReLU2d",
-              "BNReLU3d")
-__getattr__, __dir__ = lazy_attributes(__name__, globals(),
-                                       {n: ("torch_qplugin.nn.intrinsic.quantized", n) for n in _INTRINSIC})
+_INTRINSIC = (
+    "LinearReLU",
+    "ConvReLU1d",
+    "ConvReLU2d",
+    "ConvReLU3d",
+    "ConvAdd2d",
+    "ConvAddReLU2d",
+    "BNReLU2d",
+    "BNReLU3d",
+)
+__getattr__, __dir__ = lazy_attributes(
+    __name__, globals(), {n: ("torch_qplugin.nn.intrinsic.quantized", n) for n in _INTRINSIC}
+)
 __all__ = list(_modules_all) + list(_INTRINSIC) + ["functional", "dynamic"]

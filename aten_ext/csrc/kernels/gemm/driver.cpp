@@ -96,24 +96,24 @@ const uint8_t* padded_source(const ConvA& c, int32_t x_zp, ConvGeom* gp, int64_t
   const int64_t nrows = N * g.D * g.H;
   at::parallel_for(0, nrows, std::max<int64_t>(1, (64 * 1024) / std::max<int64_t>(1, prow)),
                    [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t h = t % g.H;
-      const int64_t d = (t / g.H) % g.D;
-      const int64_t n = t / (g.H * g.D);
-      uint8_t* di = dst + n * sz;
-      uint8_t* dp = di + (d + g.PD) * pplane;
-      if (d == 0 && h == 0) std::memset(di, zp, static_cast<size_t>(g.PD * pplane));
-      if (d == g.D - 1 && h == g.H - 1) {
-        std::memset(di + (g.PD + g.D) * pplane, zp, static_cast<size_t>(g.PD * pplane));
-      }
-      if (h == 0) std::memset(dp, zp, static_cast<size_t>(g.PH * prow + side));
-      uint8_t* r = dp + (h + g.PH) * prow + side;
-      std::memcpy(r, c.x + n * in_img + (d * g.H + h) * row_bytes, static_cast<size_t>(row_bytes));
-      // right fill of this row + left fill of the next (or the bottom rows)
-      const int64_t gap = h + 1 < g.H ? 2 * side : side + g.PH * prow;
-      std::memset(r + row_bytes, zp, static_cast<size_t>(gap));
-    }
-  });
+                     for (int64_t t = begin; t < end; ++t) {
+                       const int64_t h = t % g.H;
+                       const int64_t d = (t / g.H) % g.D;
+                       const int64_t n = t / (g.H * g.D);
+                       uint8_t* di = dst + n * sz;
+                       uint8_t* dp = di + (d + g.PD) * pplane;
+                       if (d == 0 && h == 0) std::memset(di, zp, static_cast<size_t>(g.PD * pplane));
+                       if (d == g.D - 1 && h == g.H - 1) {
+                         std::memset(di + (g.PD + g.D) * pplane, zp, static_cast<size_t>(g.PD * pplane));
+                       }
+                       if (h == 0) std::memset(dp, zp, static_cast<size_t>(g.PH * prow + side));
+                       uint8_t* r = dp + (h + g.PH) * prow + side;
+                       std::memcpy(r, c.x + n * in_img + (d * g.H + h) * row_bytes, static_cast<size_t>(row_bytes));
+                       // right fill of this row + left fill of the next (or the bottom rows)
+                       const int64_t gap = h + 1 < g.H ? 2 * side : side + g.PH * prow;
+                       std::memset(r + row_bytes, zp, static_cast<size_t>(gap));
+                     }
+                   });
   std::memset(dst + N * sz, zp, 64);
   return dst;
 }
@@ -211,7 +211,7 @@ void run_conv(const Problem& pr) {
   const int64_t elem = c.elem;
   const int64_t in_img = g.D * g.H * g.W * g.C;
   const int64_t M = g.OD * g.OH * g.OW;  // output pixels per image
-  const int64_t rows_all = N * M;         // rows of each group's GEMM
+  const int64_t rows_all = N * M;        // rows of each group's GEMM
   const bool direct = c.mode == ConvAMode::kInPlace;
   const bool indirect = c.mode == ConvAMode::kIndirect;
   // Indirect: read the receptive fields in place from an x_zp-padded copy of x.
@@ -280,7 +280,8 @@ void run_conv(const Problem& pr) {
   // maps 18 % and 9 %): on 28 x 28 (5 %) and 56 x 56 (2.4 %) maps the classes measured 1-3 %
   // slower than the plain blocks, though the cost estimate below has them gain on the blocks
   // with a whole top or bottom row.
-  const bool zero_pad = indirect && pads && qbase.a_zero_point == 0 && QPLUGIN_ISA_CALL_ON(path, qgemm_indirect_selects);
+  const bool zero_pad =
+      indirect && pads && qbase.a_zero_point == 0 && QPLUGIN_ISA_CALL_ON(path, qgemm_indirect_selects);
   const TapClasses tc = zero_pad ? tap_classes(g, gp, c.rows_mode) : TapClasses{};
   const bool classes = zero_pad && tc.inside * 25 <= g.OD * g.OH * g.OW * static_cast<int64_t>(tap_off.size()) * 23;
   at::parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
@@ -349,7 +350,9 @@ void run_conv(const Problem& pr) {
           std::fill(start.begin(), start.end(), 0);
           for (int64_t i = 0; i < mc; ++i) ++start[cls[i] + 1];
           const int64_t mr = nc1 - nc0 > 3 * kPanelN ? 6 : nc1 - nc0 > kPanelN ? 14 : 8;
-          auto cost = [mr](int64_t rows, int64_t taps) { return taps * (rows + (rows + mr - 1) / mr); };
+          auto cost = [mr](int64_t rows, int64_t taps) {
+            return taps * (rows + (rows + mr - 1) / mr);
+          };
           int64_t sel = 0;
           for (int64_t k = 0; k < tc.count(); ++k) sel += cost(start[k + 1], tc.first[k + 1] - tc.first[k]);
           all_full = sel * 32 > cost(mc, ntaps) * 31;
@@ -392,8 +395,8 @@ void run_conv(const Problem& pr) {
         for (int64_t r = r0; r < r0 + mc;) {
           const int64_t n = r / M, m = r % M;
           const int64_t cnt = std::min(M - m, r0 + mc - r);
-          QPLUGIN_ISA_CALL_ON(path, conv_im2col, c.x + n * in_img, g, gi, m, cnt,
-                              abuf.data() + (r - r0) * kp * elem, kp, qbase.a_zero_point);
+          QPLUGIN_ISA_CALL_ON(path, conv_im2col, c.x + n * in_img, g, gi, m, cnt, abuf.data() + (r - r0) * kp * elem,
+                              kp, qbase.a_zero_point);
           r += cnt;
         }
         if (elem == 2) {
@@ -410,7 +413,7 @@ void run_conv(const Problem& pr) {
 // floor(a / b) for b > 0
 int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
-} // namespace
+}  // namespace
 
 void run(const Problem& pr) {
   if (pr.conv == nullptr) {
@@ -524,6 +527,6 @@ void run_depthwise(const DepthwiseProblem& pr) {
   });
 }
 
-} // namespace gemm
-} // namespace kernels
-} // namespace qplugin
+}  // namespace gemm
+}  // namespace kernels
+}  // namespace qplugin

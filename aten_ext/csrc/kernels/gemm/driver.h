@@ -110,6 +110,6 @@ struct DepthwiseProblem : ConvImages {
 
 void run_depthwise(const DepthwiseProblem& pr);
 
-} // namespace gemm
-} // namespace kernels
-} // namespace qplugin
+}  // namespace gemm
+}  // namespace kernels
+}  // namespace qplugin

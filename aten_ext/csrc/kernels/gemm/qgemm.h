@@ -10,7 +10,8 @@
 //    AVX-512 it picks the tiles: kU8 blocks with every b_zp 0, K % 4 == 0,
 //    K <= 512 and 2+ rows on the register tiles (requantized from the registers), the rest on
 //    the asm tiles (accumulators through memory to the epilogue).
-//  - qgemm_block_indirect (AVX-512, AVX-VNNI, the aarch64 tiers): the same block with A given by address (IndirectA: row
+//  - qgemm_block_indirect (AVX-512, AVX-VNNI, the aarch64 tiers): the same block with A given by address (IndirectA:
+//  row
 //    pointers + tap offsets; on AVX-512 also a tap subset and scattered output rows), conv's
 //    indirect path (no im2col); same epilogue.
 //  - kS32 output: int32 out (the transposed conv's col2im blocks).
@@ -81,7 +82,7 @@ inline int64_t packed_b16_elems(int64_t K, int64_t N) { return padded_k2(K) * pa
 
 // A packed weight (does not own its memory).
 struct PackedB {
-  const int8_t* data = nullptr;      // packed_b_bytes(K, N) bytes
+  const int8_t* data = nullptr;       // packed_b_bytes(K, N) bytes
   const int32_t* col_sums = nullptr;  // padded_n(N) entries
   // The same weight in the int16 layout (packed_b16_elems(K, N)), or nullptr: the AVX2 path
   // uses it for row blocks of kI16MinM rows or more; without it (or for fewer rows) it
@@ -123,8 +124,7 @@ class PackedWeight {
 
 // Packs B[n][k] = w[n * stride_n + k * stride_k] (n < N, k < K) into `out`
 // (packed_b_bytes(K, N) bytes) and fills col_sums (padded_n(N) entries).
-void pack_b(const int8_t* w, int64_t stride_n, int64_t stride_k, int64_t K, int64_t N, int8_t* out,
-            int32_t* col_sums);
+void pack_b(const int8_t* w, int64_t stride_n, int64_t stride_k, int64_t K, int64_t N, int8_t* out, int32_t* col_sums);
 // Reads back B[n][k] from a packed weight into w[n * K + k] (dense N x K).
 void unpack_b(const PackedB& b, int8_t* w);
 // Fills out (packed_b16_elems(b.K, b.N) int16) with b's int16 layout (see padded_k2).
@@ -143,14 +143,14 @@ struct QGemmParams {
   const PackedB* b = nullptr;
   const int32_t* b_zero_points = nullptr;  // N entries
   bool b_zero_points_all_zero = true;      // lets the kernel skip row sums
-  const float* multipliers = nullptr;     // N entries (kU8, kF32)
-  const float* bias = nullptr;            // N entries or nullptr (kU8, kF32)
+  const float* multipliers = nullptr;      // N entries (kU8, kF32)
+  const float* bias = nullptr;             // N entries or nullptr (kU8, kF32)
   OutKind kind = OutKind::kU8;
   void* out = nullptr;  // element (m, n) at out[m * ldc + n] (elements of the output type)
   int64_t ldc = 0;
-  int32_t out_zero_point = 0;  // kU8
-  int32_t out_min = 0;         // kU8 clamp, e.g. 0 (or out_zero_point for relu)
-  int32_t out_max = 255;       // kU8 clamp
+  int32_t out_zero_point = 0;          // kU8
+  int32_t out_min = 0;                 // kU8 clamp, e.g. 0 (or out_zero_point for relu)
+  int32_t out_max = 255;               // kU8 clamp
   float out_fmin = -__builtin_inff();  // kF32 lower clamp (0 for relu)
   // kU8 residual (conv2d_add): v += float(add[m * ld_add + n] - add_zp) * add_mult after the
   // bias, before the requantize step; nullptr: none.
@@ -178,15 +178,15 @@ struct IndirectA {
   const int64_t* tap_b = nullptr;     // ntaps tap positions in B's K order, or nullptr
 };
 
-} // namespace gemm
+}  // namespace gemm
 
 // One block (qplugin::kernels::<isa>::qgemm_block): rows [m0, m1), columns [n0, n1) with n0 a multiple of kPanelN.
 // Single-threaded; the driver (driver.h) calls it per block. Exposed per ISA for tests / reuse.
 // qgemm_block_indirect: the same block with A read through an IndirectA (p.a, p.lda, p.a16
 // unused; p.b_zero_points_all_zero must hold: no row sums). AVX-512, AVX-VNNI and neon / dotprod /
-// i8mm: qgemm_has_indirect() says whether the path has it (elsewhere it writes nothing; conv gathers rows with im2col there).
-// qgemm_indirect_selects(): whether the path's qgemm_block_indirect honours IndirectA's tap_b and
-// out_rows (AVX-512); other paths must be given neither.
+// i8mm: qgemm_has_indirect() says whether the path has it (elsewhere it writes nothing; conv gathers rows with im2col
+// there). qgemm_indirect_selects(): whether the path's qgemm_block_indirect honours IndirectA's tap_b and out_rows
+// (AVX-512); other paths must be given neither.
 // clang-format off
 // minmax_f32: *mn = min(x[0..n)), *mx = max(x[0..n)) for n >= 1; both NaN if any x is NaN
 // (as at::aminmax). Used by dynamic linear to choose a small activation's qparams in place.
@@ -200,5 +200,5 @@ struct IndirectA {
 // clang-format on
 QPLUGIN_DECLARE_ISA_KERNELS_DOT(QPLUGIN_QGEMM_KERNELS)
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin

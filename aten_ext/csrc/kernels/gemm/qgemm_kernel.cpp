@@ -64,7 +64,6 @@ constexpr int32_t kAFlip = a64::kAFlip;
 constexpr int32_t kAFlip = 0;
 #endif
 
-
 // Accumulates acc[r * kTileN + j] += sum_{q < nq} sum_{i < 4} A[r][4q + i] * B[n0 + j][4q + i]
 // (r < MR, j < NV * 16) over nq full quads; zero_init (ZI) starts from 0 instead of acc.
 // b points at the first panel's quad 0; panel v starts at b + v * pstride.
@@ -80,8 +79,7 @@ constexpr int32_t kAFlip = 0;
 //    independent chains hide the vpdpbusd latency, and prefetch 8 lines ahead on each of
 //    the NV weight streams.
 template <int MR, int NV, bool ZI>
-inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int64_t pstride,
-                      int32_t* acc) {
+inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int64_t pstride, int32_t* acc) {
   static_assert(MR >= 1 && MR <= 8 && NV >= 1 && NV <= (MR <= 6 ? 4 : 3), "tile shape");
   static_assert(kTileN == 64, "acc row stride is 256 bytes");
   const int64_t ps3 = 3 * pstride;
@@ -89,7 +87,7 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
   if constexpr (MR == 1) {
     int64_t n2 = 0;
     asm volatile(
-      // clang-format off
+        // clang-format off
       // BEGIN GENERATED avx512_gemv (scripts/gen_qgemm_asm.py)
       ".if 0 < %c[nv]\n"
       ".if %c[zi]\n"
@@ -227,14 +225,16 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
       "vmovdqu64 %%zmm3, 192(%[acc])\n"
       ".endif\n"
       // END GENERATED avx512_gemv
-      // clang-format on
-      : [a] "+r"(a), [b] "+r"(b), [n] "+r"(n), [n2] "+r"(n2)
-      : [ps] "r"(pstride), [ps3] "r"(ps3), [acc] "r"(acc), [nv] "i"(NV), [zi] "i"(ZI ? 1 : 0)
-      : "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8", "zmm9", "zmm10", "zmm11", "zmm12", "zmm13", "zmm14", "zmm15", "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22", "zmm23", "zmm24", "zmm25", "zmm26", "zmm27", "zmm28", "zmm29", "memory", "cc");
+        // clang-format on
+        : [a] "+r"(a), [b] "+r"(b), [n] "+r"(n), [n2] "+r"(n2)
+        : [ps] "r"(pstride), [ps3] "r"(ps3), [acc] "r"(acc), [nv] "i"(NV), [zi] "i"(ZI ? 1 : 0)
+        : "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8", "zmm9", "zmm10", "zmm11", "zmm12",
+          "zmm13", "zmm14", "zmm15", "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22", "zmm23", "zmm24",
+          "zmm25", "zmm26", "zmm27", "zmm28", "zmm29", "memory", "cc");
   } else if constexpr (MR <= 6) {
     const uint8_t* a3 = MR > 3 ? a + 3 * lda : a;
     asm volatile(
-      // clang-format off
+        // clang-format off
       // BEGIN GENERATED avx512_tile_s4 (scripts/gen_qgemm_asm.py)
       ".if (0 < %c[mr]) && (0 < %c[nv])\n"
       ".if %c[zi]\n"
@@ -592,16 +592,18 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
       "vmovdqu64 %%zmm23, 1472(%[acc])\n"
       ".endif\n"
       // END GENERATED avx512_tile_s4
-      // clang-format on
-      : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [n] "+r"(n)
-      : [lda] "r"(lda), [ps] "r"(pstride), [ps3] "r"(ps3), [acc] "r"(acc), [mr] "i"(MR), [nv] "i"(NV),
-        [zi] "i"(ZI ? 1 : 0)
-      : "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8", "zmm9", "zmm10", "zmm11", "zmm12", "zmm13", "zmm14", "zmm15", "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22", "zmm23", "zmm24", "zmm25", "zmm26", "zmm27", "zmm28", "zmm29", "memory", "cc");
+        // clang-format on
+        : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [n] "+r"(n)
+        : [lda] "r"(lda), [ps] "r"(pstride), [ps3] "r"(ps3), [acc] "r"(acc), [mr] "i"(MR), [nv] "i"(NV),
+          [zi] "i"(ZI ? 1 : 0)
+        : "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8", "zmm9", "zmm10", "zmm11", "zmm12",
+          "zmm13", "zmm14", "zmm15", "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22", "zmm23", "zmm24",
+          "zmm25", "zmm26", "zmm27", "zmm28", "zmm29", "memory", "cc");
   } else {
     const uint8_t* a3 = a + 3 * lda;
     const int64_t lda3 = 3 * lda;
     asm volatile(
-      // clang-format off
+        // clang-format off
       // BEGIN GENERATED avx512_tile_s3 (scripts/gen_qgemm_asm.py)
       ".if (0 < %c[mr]) && (0 < %c[nv])\n"
       ".if %c[zi]\n"
@@ -961,11 +963,13 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
       "vmovdqu64 %%zmm23, 1920(%[acc])\n"
       ".endif\n"
       // END GENERATED avx512_tile_s3
-      // clang-format on
-      : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [n] "+r"(n)
-      : [lda] "r"(lda), [lda3] "r"(lda3), [ps] "r"(pstride), [ps3] "r"(ps3), [acc] "r"(acc), [mr] "i"(MR),
-        [nv] "i"(NV), [zi] "i"(ZI ? 1 : 0)
-      : "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8", "zmm9", "zmm10", "zmm11", "zmm12", "zmm13", "zmm14", "zmm15", "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22", "zmm23", "zmm24", "zmm25", "zmm26", "zmm27", "zmm28", "zmm29", "memory", "cc");
+        // clang-format on
+        : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [n] "+r"(n)
+        : [lda] "r"(lda), [lda3] "r"(lda3), [ps] "r"(pstride), [ps3] "r"(ps3), [acc] "r"(acc), [mr] "i"(MR),
+          [nv] "i"(NV), [zi] "i"(ZI ? 1 : 0)
+        : "zmm0", "zmm1", "zmm2", "zmm3", "zmm4", "zmm5", "zmm6", "zmm7", "zmm8", "zmm9", "zmm10", "zmm11", "zmm12",
+          "zmm13", "zmm14", "zmm15", "zmm16", "zmm17", "zmm18", "zmm19", "zmm20", "zmm21", "zmm22", "zmm23", "zmm24",
+          "zmm25", "zmm26", "zmm27", "zmm28", "zmm29", "memory", "cc");
   }
 }
 #elif defined(QPLUGIN_ISA_AVX2)
@@ -975,8 +979,7 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
 // saturates for these ranges (|2 * 255 * 128| < 2^31). Lanes hold (column, k-pair) partial
 // sums (ymm0-3 row 0, ymm4-7 row 1, one per 4 columns), folded by one hadd + permute.
 template <int MR, int NV, bool zero_init>
-inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int64_t pstride,
-                      int32_t* acc) {
+inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int64_t pstride, int32_t* acc) {
   static_assert(NV == 1 && MR >= 1 && MR <= 2, "AVX2 tile is 1-2 rows x one panel");
   alignas(32) int32_t raw[2 * 4 * 8];
   int64_t n = nq;
@@ -1079,12 +1082,14 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
       // clang-format on
       : [a] "+r"(a), [b] "+r"(b), [n] "+r"(n)
       : [lda] "r"(lda), [raw] "r"(raw), [mr] "i"(MR)
-      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "memory", "cc");
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
+        "memory", "cc");
   const __m256i order = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
   for (int r = 0; r < MR; ++r) {
     const __m256i* c = reinterpret_cast<const __m256i*>(raw + 32 * r);
     __m256i lo = _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(_mm256_load_si256(c), _mm256_load_si256(c + 1)), order);
-    __m256i hi = _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(_mm256_load_si256(c + 2), _mm256_load_si256(c + 3)), order);
+    __m256i hi =
+        _mm256_permutevar8x32_epi32(_mm256_hadd_epi32(_mm256_load_si256(c + 2), _mm256_load_si256(c + 3)), order);
     __m256i* o = reinterpret_cast<__m256i*>(acc + r * kTileN);
     if (!zero_init) {
       lo = _mm256_add_epi32(lo, _mm256_loadu_si256(o));
@@ -1098,8 +1103,7 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
 #elif defined(QPLUGIN_ISA_NEON)
 // tile_neon.h's panel tiles, one per panel (NV is 1 here); they accumulate A' (= A, or A - 128).
 template <int MR, int NV, bool zero_init>
-inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int64_t pstride,
-                      int32_t* acc) {
+inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int64_t pstride, int32_t* acc) {
   static constexpr int64_t kNoOffset[1] = {0};
   const uint8_t* rows[MR];
   for (int r = 0; r < MR; ++r) rows[r] = a + r * lda;
@@ -1110,8 +1114,7 @@ inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
 #else
 // The reference: the definition, read through the packed layout.
 template <int MR, int NV, bool zero_init>
-inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int64_t pstride,
-                      int32_t* acc) {
+inline void tile_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int64_t pstride, int32_t* acc) {
   for (int r = 0; r < MR; ++r) {
     for (int v = 0; v < NV; ++v) {
       for (int j = 0; j < kPanelN; ++j) {
@@ -1171,8 +1174,7 @@ TileFn tile_fn(int mr, int nv) {
 
 // Epilogue for one row: cols [0, cnt) of acc_row are columns n .. n + cnt - 1.
 // t = K * a_zp - rowsum(A[m]); C = acc - (a_zp - kAFlip) * colsum[n] + b_zp[n] * t (int32 wrap).
-void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64_t n, int64_t cnt,
-                  int32_t t) {
+void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64_t n, int64_t cnt, int32_t t) {
   const int32_t azp = static_cast<int32_t>(static_cast<uint32_t>(p.a_zero_point) - static_cast<uint32_t>(kAFlip));
   const int32_t* colsum = p.b->col_sums + n;
   const int32_t* bzp = p.b_zero_points + n;
@@ -1207,7 +1209,8 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
     const __m256i vazp = _mm256_set1_epi32(azp), vt = _mm256_set1_epi32(t);
     for (; j + 8 <= cnt; j += 8) {
       __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc_row + j));
-      c = _mm256_sub_epi32(c, _mm256_mullo_epi32(vazp, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(colsum + j))));
+      c = _mm256_sub_epi32(c,
+                           _mm256_mullo_epi32(vazp, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(colsum + j))));
       c = _mm256_add_epi32(c, _mm256_mullo_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(bzp + j)), vt));
       __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(c), _mm256_loadu_ps(mult + j));
       if (bias) f = _mm256_add_ps(f, _mm256_loadu_ps(bias + j));
@@ -1217,7 +1220,8 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
     const a64::EpiC ec{vdupq_n_s32(azp), vdupq_n_s32(t)};
     const float32x4_t vfmin = vdupq_n_f32(fmin);
     for (; j + 4 <= cnt; j += 4) {
-      float32x4_t f = vmulq_f32(vcvtq_f32_s32(a64::corrected4(ec, acc_row + j, colsum + j, bzp + j)), vld1q_f32(mult + j));
+      float32x4_t f =
+          vmulq_f32(vcvtq_f32_s32(a64::corrected4(ec, acc_row + j, colsum + j, bzp + j)), vld1q_f32(mult + j));
       if (bias) f = vaddq_f32(f, vld1q_f32(bias + j));
       vst1q_f32(out + j, vbslq_f32(vcgtq_f32(f, vfmin), f, vfmin));  // f > fmin ? f : fmin
     }
@@ -1256,7 +1260,8 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
     const __m256i vazp = _mm256_set1_epi32(azp), vt = _mm256_set1_epi32(t);
     for (; j + 8 <= cnt; j += 8) {
       __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc_row + j));
-      c = _mm256_sub_epi32(c, _mm256_mullo_epi32(vazp, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(colsum + j))));
+      c = _mm256_sub_epi32(c,
+                           _mm256_mullo_epi32(vazp, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(colsum + j))));
       c = _mm256_add_epi32(c, _mm256_mullo_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(bzp + j)), vt));
       __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(c), _mm256_loadu_ps(mult + j));
       if (bias) f = _mm256_add_ps(f, _mm256_loadu_ps(bias + j));
@@ -1278,7 +1283,8 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
     const int32x4_t vadd_zp = vdupq_n_s32(p.add_zp);
     const float32x4_t vamul = vdupq_n_f32(p.add_mult);
     auto value4 = [&](int64_t i) {
-      float32x4_t f = vmulq_f32(vcvtq_f32_s32(a64::corrected4(ec, acc_row + i, colsum + i, bzp + i)), vld1q_f32(mult + i));
+      float32x4_t f =
+          vmulq_f32(vcvtq_f32_s32(a64::corrected4(ec, acc_row + i, colsum + i, bzp + i)), vld1q_f32(mult + i));
       if (bias) f = vaddq_f32(f, vld1q_f32(bias + i));
       return f;
     };
@@ -1482,8 +1488,12 @@ __attribute__((always_inline)) inline void epilogue_regs_u8(const QGemmParams& p
   const int64_t ldc = p.ldc, ld_add = p.ld_add;
   uint8_t* out = static_cast<uint8_t*>(p.out) + (Sel ? 0 : m * ldc) + n;
   const uint8_t* add = HasAdd ? p.add + (Sel ? 0 : m * ld_add) + n : nullptr;
-  auto out_row = [&](int r) { return out + (Sel ? orow[r] : r) * ldc; };
-  auto add_row = [&](int r) { return add + (Sel ? orow[r] : r) * ld_add; };
+  auto out_row = [&](int r) {
+    return out + (Sel ? orow[r] : r) * ldc;
+  };
+  auto add_row = [&](int r) {
+    return add + (Sel ? orow[r] : r) * ld_add;
+  };
   if (ncols == NV * kPanelN) {
     auto value = [&](int r, int v) {
       return tile_value(acc[r][v], true, e.off[v], e.mu[v], e.bi[v], true, HasAdd ? add_row(r) + 16 * v : nullptr,
@@ -1496,7 +1506,8 @@ __attribute__((always_inline)) inline void epilogue_regs_u8(const QGemmParams& p
       } else if constexpr (NV == 2) {
         u8_store32(e.nk, value(r, 0), value(r, 1), out_row(r));
       } else {
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(out_row(r)), _mm512_cvtepi32_epi8(requant::requantize(value(r, 0), e.rb)));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out_row(r)),
+                         _mm512_cvtepi32_epi8(requant::requantize(value(r, 0), e.rb)));
       }
     }
     return;
@@ -1519,8 +1530,8 @@ __attribute__((always_inline)) inline void epilogue_regs_u8(const QGemmParams& p
 // (GCC passes the array by address), the round trip this epilogue exists to avoid.
 template <bool Sel, int MR, int NV>
 __attribute__((always_inline)) inline void epilogue_regs(const QGemmParams& p, const RegEpi<NV>& e,
-                                                         const __m512i (&acc)[MR][NV], int64_t m,
-                                                         const int64_t* orow, int64_t n, int64_t ncols) {
+                                                         const __m512i (&acc)[MR][NV], int64_t m, const int64_t* orow,
+                                                         int64_t n, int64_t ncols) {
   if (p.kind == OutKind::kU8) {
     if (p.add != nullptr) {
       epilogue_regs_u8<true, Sel>(p, e, acc, m, orow, n, ncols);
@@ -1680,8 +1691,8 @@ void reg_strip(const QGemmParams& p, Rows src, const int64_t* tap_off, int64_t n
       int32_t* cb = cbuf.empty() ? nullptr : cbuf.data() + i * NV * 16;
       const int rows = static_cast<int>(std::min<int64_t>(MR, mcount - i));
       if (rows == MR) {
-        tile_reg<MR, NV>(src.at(i).from_tap(t0), tap_off + t0, nt, seg, bt, pstride, cb, first, last, p, e, m0 + i,
-                         n, ncols);
+        tile_reg<MR, NV>(src.at(i).from_tap(t0), tap_off + t0, nt, seg, bt, pstride, cb, first, last, p, e, m0 + i, n,
+                         ncols);
       } else {
         tile_reg_rows<NV, MR - 1>(rows, src.at(i).from_tap(t0), tap_off + t0, nt, seg, bt, pstride, cb, first, last, p,
                                   e, m0 + i, n, ncols);
@@ -1749,13 +1760,14 @@ inline PanelU8 panel_u8(const QGemmParams& p, int64_t n) {
   e.has_bias = p.bias != nullptr;
   return e;
 }
-inline void panel_u8_rows(const QGemmParams& p, const PanelU8& e, const int32_t* acc, int h, int64_t m,
-                          int64_t n, const int32_t* t) {
+inline void panel_u8_rows(const QGemmParams& p, const PanelU8& e, const int32_t* acc, int h, int64_t m, int64_t n,
+                          const int32_t* t) {
   uint8_t* out = static_cast<uint8_t*>(p.out);
   for (int r = 0; r < h; ++r) {
     __m256i q[2];
     for (int v = 0; v < 2; ++v) {
-      __m256i c = _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + r * kPanelN + 8 * v)), e.off[v]);
+      __m256i c =
+          _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + r * kPanelN + 8 * v)), e.off[v]);
       if (e.zp_terms) c = _mm256_add_epi32(c, _mm256_mullo_epi32(e.bzp[v], _mm256_set1_epi32(t[r])));
       __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(c), e.mult[v]);
       if (e.has_bias) f = _mm256_add_ps(f, e.bias[v]);
@@ -1966,13 +1978,12 @@ inline void tall_taps_loop(const uint8_t* base, int64_t lda, const int64_t* tap_
       // clang-format on
       : [a] "=&r"(a), [a3] "=&r"(a3), [b] "+r"(b), [n] "=&r"(n), [tp] "+r"(tp), [nt] "+r"(nt)
       : [base] "r"(base), [lda] "r"(lda), [nq] "r"(nq), [acc] "r"(acc), [mr] "i"(MR), [zi] "i"(ZI ? 1 : 0)
-      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
-        "xmm12", "xmm13", "xmm14", "xmm15", "memory", "cc");
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
+        "xmm13", "xmm14", "xmm15", "memory", "cc");
 }
 
 template <int MR, int NV, bool ZI>
-inline void wide_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int64_t pstride,
-                      int32_t* acc) {
+inline void wide_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b, int64_t pstride, int32_t* acc) {
   static_assert(MR >= 1 && MR <= kWideMR && NV >= 1 && NV <= kWideNV, "wide tile shape");
   int64_t n = nq;
   asm volatile(
@@ -2160,8 +2171,8 @@ inline void wide_loop(const uint8_t* a, int64_t lda, int64_t nq, const int8_t* b
       // clang-format on
       : [a] "+r"(a), [b] "+r"(b), [n] "+r"(n)
       : [lda] "r"(lda), [ps] "r"(pstride), [acc] "r"(acc), [mr] "i"(MR), [nv] "i"(NV), [zi] "i"(ZI ? 1 : 0)
-      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
-        "xmm12", "xmm13", "xmm14", "xmm15", "memory", "cc");
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
+        "xmm13", "xmm14", "xmm15", "memory", "cc");
 }
 
 // acc (= or += with zero_init false) the tiles over columns [k0, k1) of A (a: row 0's column
@@ -2272,8 +2283,8 @@ struct IndirectRows {
     for (int i = 2; i < h; ++i) even = even && r[i] - r[i - 1] == d;
     const int64_t t0 = k0 / ia.seg, nt = (k1 - k0) / ia.seg;
     if (even) {
-      tall_taps_fn(h)(r[0], static_cast<int64_t>(d), ia.tap_off + t0, nt, ia.seg, b + (k0 / 4) * 4 * kPanelN,
-                      zero_init, acc);
+      tall_taps_fn(h)(r[0], static_cast<int64_t>(d), ia.tap_off + t0, nt, ia.seg, b + (k0 / 4) * 4 * kPanelN, zero_init,
+                      acc);
       return;
     }
     for (int i = 0; i < h; ++i) {
@@ -2447,7 +2458,8 @@ void block_i16(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t
       // 7-11 rows left: two tiles of near-equal height (M = 8: 4 + 4, not 6 + a 2-row tile
       // that loads as many B vectors per k-pair as it has multiply-adds)
       const int64_t rem = m1 - m;
-      const int h = static_cast<int>(rem > i16::kMR && rem < 2 * i16::kMR ? (rem + 1) / 2 : std::min<int64_t>(i16::kMR, rem));
+      const int h =
+          static_cast<int>(rem > i16::kMR && rem < 2 * i16::kMR ? (rem + 1) / 2 : std::min<int64_t>(i16::kMR, rem));
       i16::tile_fn(h)(a16 + (m - m0) * lda16, lda16, K2 / 2, bp, acc);
       if (full_u8 && ncols == kPanelN) {
         panel_u8_rows(p, pe, acc, h, m, n, t + (m - m0));
@@ -2491,7 +2503,7 @@ void block_indirect_a64(const QGemmParams& p, const gemm::IndirectA& ia, int64_t
 }
 #endif
 
-} // namespace
+}  // namespace
 
 void qgemm_block(const QGemmParams& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   const gemm::PackedB& B = *p.b;
@@ -2587,8 +2599,8 @@ bool qgemm_indirect_selects() {
 #endif
 }
 
-void qgemm_block_indirect(const QGemmParams& p, const gemm::IndirectA& a, int64_t m0, int64_t m1,
-                          int64_t n0, int64_t n1) {
+void qgemm_block_indirect(const QGemmParams& p, const gemm::IndirectA& a, int64_t m0, int64_t m1, int64_t n0,
+                          int64_t n1) {
 #if defined(QPLUGIN_ISA_AVX512)
   if (a.out_rows == nullptr && a.tap_b == nullptr) {
     reg_block(p, RowsInd{a.rows}, a.tap_off, a.ntaps, a.seg, m0, m1, n0, n1);
@@ -2608,7 +2620,12 @@ void qgemm_block_indirect(const QGemmParams& p, const gemm::IndirectA& a, int64_
 #elif defined(QPLUGIN_ISA_NEON)
   block_indirect_a64(p, a, m0, m1, n0, n1);
 #else
-  (void)p; (void)a; (void)m0; (void)m1; (void)n0; (void)n1;
+  (void)p;
+  (void)a;
+  (void)m0;
+  (void)m1;
+  (void)n0;
+  (void)n1;
 #endif
 }
 
@@ -2676,6 +2693,6 @@ void minmax_f32(const float* x, int64_t n, float* mn, float* mx) {
   *mx = hi;
 }
 
-} // namespace QPLUGIN_ISA_NS
-} // namespace kernels
-} // namespace qplugin
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin

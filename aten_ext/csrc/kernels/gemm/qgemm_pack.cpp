@@ -9,8 +9,7 @@ namespace qplugin {
 namespace kernels {
 namespace gemm {
 
-void pack_b(const int8_t* w, int64_t stride_n, int64_t stride_k, int64_t K, int64_t N, int8_t* out,
-            int32_t* col_sums) {
+void pack_b(const int8_t* w, int64_t stride_n, int64_t stride_k, int64_t K, int64_t N, int8_t* out, int32_t* col_sums) {
   const int64_t K4 = padded_k(K);
   const int64_t N16 = padded_n(N);
   std::memset(out, 0, static_cast<size_t>(K4 * N16));
@@ -50,7 +49,8 @@ void pack_b16(const PackedB& b, int16_t* out) {
     const int64_t j = n % kPanelN;
     for (int64_t k = 0; k < K2; ++k) {
       // k < K4 always (K2 <= K4); the int8 bytes past K are zero
-      o[(k / 2) * (2 * kPanelN) + 2 * j + (k % 2)] = panel[(k / kQuadK) * (kQuadK * kPanelN) + kQuadK * j + (k % kQuadK)];
+      o[(k / 2) * (2 * kPanelN) + 2 * j + (k % 2)] =
+          panel[(k / kQuadK) * (kQuadK * kPanelN) + kQuadK * j + (k % kQuadK)];
     }
   }
 }
@@ -79,10 +79,8 @@ PackedB PackedWeight::view(bool with_int16) const {
   return b;
 }
 
-int64_t PackedWeight::nbytes() const {
-  return static_cast<int64_t>(data_.size() + col_sums_.size() * sizeof(int32_t));
-}
+int64_t PackedWeight::nbytes() const { return static_cast<int64_t>(data_.size() + col_sums_.size() * sizeof(int32_t)); }
 
-} // namespace gemm
-} // namespace kernels
-} // namespace qplugin
+}  // namespace gemm
+}  // namespace kernels
+}  // namespace qplugin

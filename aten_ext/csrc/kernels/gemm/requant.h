@@ -48,9 +48,9 @@ inline double round_half_even(double v) {
 #if defined(__SSE4_1__)
   return std::nearbyint(v);
 #else
-  constexpr double kMagic = 6755399441055744.0;  // 1.5 * 2^52
+  constexpr double kMagic = 6755399441055744.0;        // 1.5 * 2^52
   if (!(std::fabs(v) < 2251799813685248.0)) return v;  // |v| >= 2^51, inf, NaN
-  volatile double t = v + kMagic;  // volatile: no algebraic shortcut
+  volatile double t = v + kMagic;                      // volatile: no algebraic shortcut
   return t - kMagic;
 #endif
 }
@@ -92,8 +92,8 @@ inline int32_t requantize_nan_zero(double v, int32_t zp, int32_t lo, int32_t hi)
   return requantize<double>(v != v ? 0.0 : v, zp, lo, hi);
 }
 
-} // namespace kernels
-} // namespace qplugin
+}  // namespace kernels
+}  // namespace qplugin
 
 #if defined(QPLUGIN_ISA_NS)
 #include "kernels/simd.h"
@@ -129,9 +129,9 @@ inline typename V::I clamp_round(typename V::F v, typename V::F lo, typename V::
 }
 #endif
 
-} // namespace requant
-} // namespace QPLUGIN_ISA_NS
-} // namespace kernels
-} // namespace qplugin
+}  // namespace requant
+}  // namespace QPLUGIN_ISA_NS
+}  // namespace kernels
+}  // namespace qplugin
 #endif
 #endif

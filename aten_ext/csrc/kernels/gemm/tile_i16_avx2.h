@@ -27,8 +27,8 @@ namespace kernels {
 namespace QPLUGIN_ISA_NS {
 namespace i16 {
 
-constexpr int kMR = 6;      // rows per register tile
-constexpr int kNR = 16;     // columns per panel
+constexpr int kMR = 6;   // rows per register tile
+constexpr int kNR = 16;  // columns per panel
 // acc[r][0..16) = sum_{p < npairs} A[r][2p..2p+1] . B[2p..2p+1][0..16)   (r < MR <= 6)
 // Inline assembly (GCC would spill arrays of __m256i): accumulators ymm(2r), ymm(2r+1);
 // B in ymm12-13; the broadcast A pair in ymm14; the product in ymm15 (renamed per use).
@@ -108,8 +108,8 @@ inline void tile(const int16_t* a, int64_t lda, int64_t npairs, const int16_t* b
       ".if 5 < %c[mr]\n vmovdqu %%ymm10, 320(%[acc])\n vmovdqu %%ymm11, 352(%[acc])\n .endif\n"
       : [a] "+r"(a), [a3] "+r"(a3), [b] "+r"(b), [n] "+r"(n)
       : [ldab] "r"(ldab), [acc] "r"(acc), [mr] "i"(MR)
-      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
-        "xmm12", "xmm13", "xmm14", "xmm15", "memory", "cc");
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
+        "xmm13", "xmm14", "xmm15", "memory", "cc");
 }
 
 using TileFn = void (*)(const int16_t*, int64_t, int64_t, const int16_t*, int32_t*);

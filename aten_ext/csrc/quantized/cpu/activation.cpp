@@ -37,10 +37,10 @@ at::Tensor clamp_to(const at::Tensor& qx, int64_t lo, int64_t hi, bool inplace) 
   const at::MemoryFormat fmt = kept_format(qx);
   if (qx.is_contiguous(fmt)) {
     // Dense input (the common case): raw pointers, no integer views.
-    at::Tensor out = inplace ? qx : at::_empty_affine_quantized(qx.sizes(), qx.options(), qx.q_scale(),
-                                                                 qx.q_zero_point(), fmt);
-    cpu::clamp_raw(qx.const_data_ptr(), out.data_ptr(), qx.numel(), qx.element_size(),
-                   qx.scalar_type() == at::kQInt8, lo, hi);
+    at::Tensor out =
+        inplace ? qx : at::_empty_affine_quantized(qx.sizes(), qx.options(), qx.q_scale(), qx.q_zero_point(), fmt);
+    cpu::clamp_raw(qx.const_data_ptr(), out.data_ptr(), qx.numel(), qx.element_size(), qx.scalar_type() == at::kQInt8,
+                   lo, hi);
     return out;
   }
   if (inplace && qx.is_contiguous(kept_format(qx))) {
@@ -91,42 +91,41 @@ at::Tensor relu6_q(const at::Tensor& qx, bool inplace) {
   return clamp_to(qx, b.first, b.second, inplace);
 }
 
-at::Tensor clamp_q(const at::Tensor& qx, const c10::optional<at::Scalar>& min,
-                   const c10::optional<at::Scalar>& max) {
+at::Tensor clamp_q(const at::Tensor& qx, const c10::optional<at::Scalar>& min, const c10::optional<at::Scalar>& max) {
   check_clamp_input("clamp", qx);
-  const auto b = cpu::clamp_bounds("clamp", qx.q_scale(), qx.q_zero_point(), underlying_dtype(qx.scalar_type()), min,
-                                    max);
+  const auto b =
+      cpu::clamp_bounds("clamp", qx.q_scale(), qx.q_zero_point(), underlying_dtype(qx.scalar_type()), min, max);
   return clamp_to(qx, b.first, b.second, false);
 }
 
-at::Tensor leaky_relu_q(const at::Tensor& qx, const at::Scalar& negative_slope, bool inplace,
-                        double output_scale, int64_t output_zero_point) {
+at::Tensor leaky_relu_q(const at::Tensor& qx, const at::Scalar& negative_slope, bool inplace, double output_scale,
+                        int64_t output_zero_point) {
   constexpr const char* op = "leaky_relu";
   const ActSpec spec = checked_spec(op, "qx", qx, ActKind::kLeakyRelu, output_scale, output_zero_point,
                                     cpu::finite_scalar(op, "negative_slope", negative_slope));
   TORCH_CHECK_VALUE(!inplace || (output_scale == qx.q_scale() && output_zero_point == qx.q_zero_point()),
                     "qplugin::leaky_relu: inplace=True writes into qx, so output_scale and "
-                    "output_zero_point should equal qx's (", qx.q_scale(), ", ", qx.q_zero_point(),
-                    "), got (", output_scale, ", ", output_zero_point, ")");
+                    "output_zero_point should equal qx's (",
+                    qx.q_scale(), ", ", qx.q_zero_point(), "), got (", output_scale, ", ", output_zero_point, ")");
   return activation(qx, spec, inplace);
 }
 
 at::Tensor hardswish_q(const at::Tensor& input, double output_scale, int64_t output_zero_point) {
-  return activation(input, checked_spec("hardswish", "input", input, ActKind::kHardswish, output_scale,
-                                        output_zero_point));
+  return activation(input,
+                    checked_spec("hardswish", "input", input, ActKind::kHardswish, output_scale, output_zero_point));
 }
 
 at::Tensor hardsigmoid_q(const at::Tensor& input, double output_scale, int64_t output_zero_point) {
-  return activation(input, checked_spec("hardsigmoid", "input", input, ActKind::kHardsigmoid, output_scale,
-                                        output_zero_point));
+  return activation(
+      input, checked_spec("hardsigmoid", "input", input, ActKind::kHardsigmoid, output_scale, output_zero_point));
 }
 
 at::Tensor sigmoid_q(const at::Tensor& qx, double output_scale, int64_t output_zero_point) {
   return activation(qx, checked_spec("sigmoid", "qx", qx, ActKind::kSigmoid, output_scale, output_zero_point));
 }
 
-at::Tensor elu_q(const at::Tensor& self, double output_scale, int64_t output_zero_point,
-                 const at::Scalar& alpha, const at::Scalar& scale, const at::Scalar& input_scale) {
+at::Tensor elu_q(const at::Tensor& self, double output_scale, int64_t output_zero_point, const at::Scalar& alpha,
+                 const at::Scalar& scale, const at::Scalar& input_scale) {
   constexpr const char* op = "elu";
   return activation(self, checked_spec(op, "self", self, ActKind::kElu, output_scale, output_zero_point,
                                        cpu::finite_scalar(op, "alpha", alpha), cpu::finite_scalar(op, "scale", scale),
@@ -145,12 +144,12 @@ at::Tensor celu_q(const at::Tensor& self, double output_scale, int64_t output_ze
 at::Tensor threshold_q(const at::Tensor& qx, const at::Scalar& threshold, const at::Scalar& value) {
   constexpr const char* op = "threshold";
   check_input(op, "qx", qx);  // before q_scale() below
-  return activation(qx, checked_spec(op, "qx", qx, ActKind::kThreshold, qx.q_scale(), qx.q_zero_point(),
-                                     cpu::finite_scalar(op, "threshold", threshold),
-                                     cpu::finite_scalar(op, "value", value)));
+  return activation(
+      qx, checked_spec(op, "qx", qx, ActKind::kThreshold, qx.q_scale(), qx.q_zero_point(),
+                       cpu::finite_scalar(op, "threshold", threshold), cpu::finite_scalar(op, "value", value)));
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("relu", TORCH_FN(relu_q));
@@ -206,13 +205,12 @@ at::Tensor threshold_cpu_error(const at::Tensor& qx, const at::Scalar&, const at
   refuse_non_quantized("threshold", "qx", qx);
   return qx;
 }
-at::Tensor clamp_cpu_error(const at::Tensor& qx, const c10::optional<at::Scalar>&,
-                           const c10::optional<at::Scalar>&) {
+at::Tensor clamp_cpu_error(const at::Tensor& qx, const c10::optional<at::Scalar>&, const c10::optional<at::Scalar>&) {
   refuse_non_quantized("clamp", "qx", qx);
   return qx;
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("relu", TORCH_FN(relu_cpu_error));
@@ -227,4 +225,4 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("threshold", TORCH_FN(threshold_cpu_error));
 }
 
-} // namespace qplugin
+}  // namespace qplugin

@@ -33,8 +33,8 @@ at::Tensor binary_q(const at::Tensor& qa, const at::Tensor& qb, double scale, in
   check_scale(op, "scale", scale);
   check_zero_point(op, "zero_point", zero_point, underlying_dtype(qa.scalar_type()));
   const auto shape = cpu::broadcast_shape(op, qa.sizes(), qb.sizes());
-  at::Tensor out = at::_empty_affine_quantized(shape, qa.options(), scale, zero_point,
-                                               cpu::binary_format(qa, qb, shape));
+  at::Tensor out =
+      at::_empty_affine_quantized(shape, qa.options(), scale, zero_point, cpu::binary_format(qa, qb, shape));
   cpu::binary_into({op, "qa", "qb"}, kKind, kRelu, int_view(qa), qp_of(qa), int_view(qb), qp_of(qb),
                    {scale, zero_point}, int_view(out));
   return out;
@@ -45,8 +45,7 @@ at::Tensor add_scalar_q(const at::Tensor& qa, const c10::Scalar& b) {
   const char* op = kRelu ? "add_scalar_relu" : "add_scalar";
   check_per_tensor(op, "qa", qa);
   const QP qo = cpu::add_scalar_qparams(op, qp_of(qa), underlying_dtype(qa.scalar_type()), b);
-  at::Tensor out = at::_empty_affine_quantized(qa.sizes(), qa.options(), qo.scale, qo.zero_point,
-                                               kept_format(qa));
+  at::Tensor out = at::_empty_affine_quantized(qa.sizes(), qa.options(), qo.scale, qo.zero_point, kept_format(qa));
   cpu::add_scalar_into({op, "qa"}, int_view(qa), qp_of(qa), b, kRelu, int_view(out));
   return out;
 }
@@ -55,8 +54,7 @@ at::Tensor mul_scalar_q(const at::Tensor& qa, const c10::Scalar& b) {
   constexpr const char* op = "mul_scalar";
   check_per_tensor(op, "qa", qa);
   const QP qo = cpu::mul_scalar_qparams(op, qp_of(qa), underlying_dtype(qa.scalar_type()), b);
-  at::Tensor out = at::_empty_affine_quantized(qa.sizes(), qa.options(), qo.scale, qo.zero_point,
-                                               kept_format(qa));
+  at::Tensor out = at::_empty_affine_quantized(qa.sizes(), qa.options(), qo.scale, qo.zero_point, kept_format(qa));
   cpu::mul_scalar_into({op, "qa"}, int_view(qa), qp_of(qa), b, false, int_view(out));
   return out;
 }
@@ -71,7 +69,7 @@ at::Tensor matmul_quantized(const at::Tensor& qa, const at::Tensor& qb, double s
       scale, zero_point);
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("add", TORCH_FN((binary_q<cpu::BinaryKind::kAdd, false>)));
@@ -94,10 +92,16 @@ at::Tensor binary_cpu_error(const char* op, const at::Tensor& qa, const at::Tens
   TORCH_CHECK(false, "qplugin::", op, ": qa and qb should be quantized tensors");
 }
 at::Tensor add_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) { return binary_cpu_error("add", a, b); }
-at::Tensor add_relu_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) { return binary_cpu_error("add_relu", a, b); }
+at::Tensor add_relu_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) {
+  return binary_cpu_error("add_relu", a, b);
+}
 at::Tensor mul_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) { return binary_cpu_error("mul", a, b); }
-at::Tensor mul_relu_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) { return binary_cpu_error("mul_relu", a, b); }
-at::Tensor matmul_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) { return binary_cpu_error("matmul", a, b); }
+at::Tensor mul_relu_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) {
+  return binary_cpu_error("mul_relu", a, b);
+}
+at::Tensor matmul_cpu(const at::Tensor& a, const at::Tensor& b, double, int64_t) {
+  return binary_cpu_error("matmul", a, b);
+}
 at::Tensor add_scalar_cpu(const at::Tensor& a, const c10::Scalar&) {
   refuse_non_quantized("add_scalar", "qa", a);
   return a;
@@ -111,7 +115,7 @@ at::Tensor mul_scalar_cpu(const at::Tensor& a, const c10::Scalar&) {
   return a;
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("add", TORCH_FN(add_cpu));
@@ -124,4 +128,4 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("mul_scalar", TORCH_FN(mul_scalar_cpu));
 }
 
-} // namespace qplugin
+}  // namespace qplugin

@@ -11,8 +11,7 @@ namespace qplugin {
 namespace {
 
 template <bool kRelu>
-at::Tensor cat_q(const at::TensorList qx, int64_t dim, std::optional<double> scale,
-                 std::optional<int64_t> zero_point) {
+at::Tensor cat_q(const at::TensorList qx, int64_t dim, std::optional<double> scale, std::optional<int64_t> zero_point) {
   const char* op = kRelu ? "cat_relu" : "cat";
   TORCH_CHECK_VALUE(!qx.empty(), "qplugin::", op, ": qx should be a non-empty list of tensors, got an empty list");
   std::vector<at::Tensor> xs;
@@ -41,7 +40,7 @@ at::Tensor cat_q(const at::TensorList qx, int64_t dim, std::optional<double> sca
   return out;
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("cat", TORCH_FN(cat_q<false>));
@@ -54,8 +53,10 @@ namespace {
 at::Tensor cat_cpu_error(const char* op, const at::TensorList& qx) {
   TORCH_CHECK_VALUE(!qx.empty(), "qplugin::", op, ": qx should be a non-empty list of tensors, got an empty list");
   // reached only when no tensor is quantized (one would dispatch to QuantizedCPU)
-  TORCH_CHECK(false, "qplugin::", op, ": qx[0] should be a quantized tensor (quint8, qint8 or qint32), got a "
-              "non-quantized tensor of dtype ", qx[0].scalar_type());
+  TORCH_CHECK(false, "qplugin::", op,
+              ": qx[0] should be a quantized tensor (quint8, qint8 or qint32), got a "
+              "non-quantized tensor of dtype ",
+              qx[0].scalar_type());
 }
 at::Tensor cat_cpu(const at::TensorList qx, int64_t, std::optional<double>, std::optional<int64_t>) {
   return cat_cpu_error("cat", qx);
@@ -64,7 +65,7 @@ at::Tensor cat_relu_cpu(const at::TensorList qx, int64_t, std::optional<double>,
   return cat_cpu_error("cat_relu", qx);
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("cat", TORCH_FN(cat_cpu));
@@ -77,4 +78,4 @@ TORCH_LIBRARY_IMPL(qplugin, CompositeExplicitAutograd, m) {
   m.impl("cat_relu", TORCH_FN(cat_relu_cpu));
 }
 
-} // namespace qplugin
+}  // namespace qplugin

@@ -43,8 +43,7 @@ bool equal_q(const at::Tensor& self, const at::Tensor& other) {
   check_quantized_input("equal", "other", other);
   check_qparams("equal", "self", self);
   check_qparams("equal", "other", other);
-  if (self.qscheme() != other.qscheme() || self.scalar_type() != other.scalar_type() ||
-      self.sizes() != other.sizes()) {
+  if (self.qscheme() != other.qscheme() || self.scalar_type() != other.scalar_type() || self.sizes() != other.sizes()) {
     return false;
   }
   switch (self.qscheme()) {
@@ -67,7 +66,7 @@ bool equal_q(const at::Tensor& self, const at::Tensor& other) {
   return at::equal(int_view(self), int_view(other));
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("eq", TORCH_FN(cmp_q<CmpOp::kEq>));
@@ -105,7 +104,7 @@ bool equal_cpu_error(const at::Tensor& self, const at::Tensor& other) {
   return false;
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("eq", TORCH_FN(cmp_cpu_error<cpu::CmpOp::kEq>));
@@ -123,4 +122,4 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("equal", TORCH_FN(equal_cpu_error));
 }
 
-} // namespace qplugin
+}  // namespace qplugin

@@ -57,7 +57,6 @@ at::Tensor embedding_4bit(const c10::intrusive_ptr<EmbeddingPackedParams>& w, co
   return embedding_packed("embedding_4bit", 4, w, indices, pruned_weights);
 }
 
-
 at::Tensor embedding_bag_packed(const char* op, int64_t bits, const c10::intrusive_ptr<EmbeddingPackedParams>& w,
                                 QPLUGIN_EMBEDDING_BAG_ARGS) {
   check_bits(op, *w, bits);
@@ -67,21 +66,20 @@ at::Tensor embedding_bag_packed(const char* op, int64_t bits, const c10::intrusi
 }
 
 at::Tensor embedding_bag_byte(const c10::intrusive_ptr<EmbeddingPackedParams>& w, QPLUGIN_EMBEDDING_BAG_ARGS) {
-  return embedding_bag_packed("embedding_bag_byte", 8, w, indices, offsets, scale_grad_by_freq, mode,
-                              pruned_weights, per_sample_weights, compressed_indices_mapping, include_last_offset);
+  return embedding_bag_packed("embedding_bag_byte", 8, w, indices, offsets, scale_grad_by_freq, mode, pruned_weights,
+                              per_sample_weights, compressed_indices_mapping, include_last_offset);
 }
 at::Tensor embedding_bag_4bit(const c10::intrusive_ptr<EmbeddingPackedParams>& w, QPLUGIN_EMBEDDING_BAG_ARGS) {
-  return embedding_bag_packed("embedding_bag_4bit", 4, w, indices, offsets, scale_grad_by_freq, mode,
-                              pruned_weights, per_sample_weights, compressed_indices_mapping, include_last_offset);
+  return embedding_bag_packed("embedding_bag_4bit", 4, w, indices, offsets, scale_grad_by_freq, mode, pruned_weights,
+                              per_sample_weights, compressed_indices_mapping, include_last_offset);
 }
-
 
 // embedding_bag_prepack takes a quantized weight (QuantizedCPU adapter); a float one lands here.
 c10::intrusive_ptr<EmbeddingPackedParams> embedding_bag_prepack_cpu_error(const at::Tensor& weight) {
   return EmbeddingPackedParams::prepack(weight);  // raises: weight should be a quantized tensor
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   register_embedding_classes();
@@ -97,4 +95,4 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("embedding_bag_prepack", TORCH_FN(embedding_bag_prepack_cpu_error));
 }
 
-} // namespace qplugin
+}  // namespace qplugin

@@ -25,13 +25,12 @@ at::Tensor linear_q(const char* op, const at::Tensor& x, const c10::intrusive_pt
   // raw data pointers: no per-call int_view wrappers (a batch-1 call is a few microseconds)
   const at::Tensor xc = x.contiguous();
   const int64_t M = w->N > 0 ? out.numel() / w->N : 0;
-  cpu::linear_u8(op, static_cast<const uint8_t*>(xc.const_data_ptr()), M, x.q_scale(), x.q_zero_point(), *w,
-                 y_scale, y_zero_point, relu, static_cast<uint8_t*>(out.data_ptr()));
+  cpu::linear_u8(op, static_cast<const uint8_t*>(xc.const_data_ptr()), M, x.q_scale(), x.q_zero_point(), *w, y_scale,
+                 y_zero_point, relu, static_cast<uint8_t*>(out.data_ptr()));
   return out;
 }
 
-at::Tensor linear_quantized(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w, double s,
-                            int64_t z) {
+at::Tensor linear_quantized(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w, double s, int64_t z) {
   return linear_q("linear", x, w, s, z, false);
 }
 at::Tensor linear_relu_quantized(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w, double s,
@@ -62,11 +61,13 @@ at::Tensor linear_relu_dynamic_fp16_q_error(const at::Tensor& x, const c10::intr
 }
 c10::intrusive_ptr<LinearPackedParams> linear_prepack_fp16_q_error(const at::Tensor& w,
                                                                    const c10::optional<at::Tensor>&) {
-  TORCH_CHECK(false, "qplugin::linear_prepack_fp16: W should be a float32 or float16 tensor, got a quantized tensor "
-              "of dtype ", w.scalar_type(), " (pass the float weight; use linear_prepack for qint8 weights)");
+  TORCH_CHECK(false,
+              "qplugin::linear_prepack_fp16: W should be a float32 or float16 tensor, got a quantized tensor "
+              "of dtype ",
+              w.scalar_type(), " (pass the float weight; use linear_prepack for qint8 weights)");
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   register_linear_classes();
@@ -83,16 +84,15 @@ TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
 // ---- The CPU key: float input (dynamic and fp16 linear), and refusals of plain tensors ----
 namespace {
 
-at::Tensor linear_dynamic(const at::Tensor& x_in, const c10::intrusive_ptr<LinearPackedParams>& wp,
-                          bool reduce_range, bool relu) {
+at::Tensor linear_dynamic(const at::Tensor& x_in, const c10::intrusive_ptr<LinearPackedParams>& wp, bool reduce_range,
+                          bool relu) {
   const char* op = relu ? "linear_relu_dynamic" : "linear_dynamic";
   check_float_input(op, "X", x_in);
   cpu::linear_out_sizes(op, x_in.sizes(), *wp);
   return cpu::linear_dynamic_view(op, x_in, cpu::linear_weights_view(*wp), reduce_range, relu);
 }
 
-at::Tensor linear_dynamic_cpu(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w,
-                              bool reduce_range) {
+at::Tensor linear_dynamic_cpu(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w, bool reduce_range) {
   return linear_dynamic(x, w, reduce_range, false);
 }
 at::Tensor linear_relu_dynamic_cpu(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>& w,
@@ -102,20 +102,21 @@ at::Tensor linear_relu_dynamic_cpu(const at::Tensor& x, const c10::intrusive_ptr
 
 // Float tensors reaching the quantized-input ops.
 [[noreturn]] void float_x(const char* op, const at::Tensor& x) {
-  TORCH_CHECK(false, "qplugin::", op, ": X should be a quantized torch.quint8 tensor, got a non-quantized tensor of dtype ",
-              x.scalar_type(), " (quantize it first, or use linear_dynamic for float input)");
+  TORCH_CHECK(false, "qplugin::", op,
+              ": X should be a quantized torch.quint8 tensor, got a non-quantized tensor of dtype ", x.scalar_type(),
+              " (quantize it first, or use linear_dynamic for float input)");
 }
 at::Tensor linear_cpu_error(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>&, double, int64_t) {
   float_x("linear", x);
 }
-at::Tensor linear_relu_cpu_error(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>&, double,
-                                 int64_t) {
+at::Tensor linear_relu_cpu_error(const at::Tensor& x, const c10::intrusive_ptr<LinearPackedParams>&, double, int64_t) {
   float_x("linear_relu", x);
 }
-c10::intrusive_ptr<LinearPackedParams> linear_prepack_cpu_error(const at::Tensor& w,
-                                                                const c10::optional<at::Tensor>&) {
-  TORCH_CHECK(false, "qplugin::linear_prepack: W should be a quantized torch.qint8 tensor, got a non-quantized "
-              "tensor of dtype ", w.scalar_type(), " (quantize it first, e.g. with quantize_per_channel)");
+c10::intrusive_ptr<LinearPackedParams> linear_prepack_cpu_error(const at::Tensor& w, const c10::optional<at::Tensor>&) {
+  TORCH_CHECK(false,
+              "qplugin::linear_prepack: W should be a quantized torch.qint8 tensor, got a non-quantized "
+              "tensor of dtype ",
+              w.scalar_type(), " (quantize it first, e.g. with quantize_per_channel)");
 }
 
 c10::intrusive_ptr<LinearPackedParams> linear_prepack_fp16_cpu(const at::Tensor& w,
@@ -135,7 +136,7 @@ at::Tensor linear_relu_dynamic_fp16_cpu(const at::Tensor& x, const c10::intrusiv
   return linear_fp16("linear_relu_dynamic_fp16", x, w, true);
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   register_linear_classes();
@@ -146,8 +147,7 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("linear_prepack", TORCH_FN(linear_prepack_cpu_error));
   m.impl("linear_prepack_fp16", TORCH_FN(linear_prepack_fp16_cpu));
   m.impl("linear_dynamic_fp16", with_class_check<LinearPackedParams, 1>(TORCH_FN(linear_dynamic_fp16_cpu)));
-  m.impl("linear_relu_dynamic_fp16",
-         with_class_check<LinearPackedParams, 1>(TORCH_FN(linear_relu_dynamic_fp16_cpu)));
+  m.impl("linear_relu_dynamic_fp16", with_class_check<LinearPackedParams, 1>(TORCH_FN(linear_relu_dynamic_fp16_cpu)));
 }
 
-} // namespace qplugin
+}  // namespace qplugin

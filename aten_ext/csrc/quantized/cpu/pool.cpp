@@ -21,8 +21,7 @@ void check_qx(const char* op, const at::Tensor& qx, bool three_d = false) {
 }
 
 at::Tensor alloc_like(const at::Tensor& qx, const std::vector<int64_t>& sizes) {
-  return at::_empty_affine_quantized(sizes, qx.options(), qx.q_scale(), qx.q_zero_point(),
-                                     cpu::pool_format(qx));
+  return at::_empty_affine_quantized(sizes, qx.options(), qx.q_scale(), qx.q_zero_point(), cpu::pool_format(qx));
 }
 
 at::Tensor max_pool2d_q(const at::Tensor& qx, at::IntArrayRef kernel_size, at::IntArrayRef stride,
@@ -43,8 +42,7 @@ at::Tensor avg_pool2d_q(const at::Tensor& qx, at::IntArrayRef kernel_size, at::I
   const auto w = cpu::check_pool2d_args(op, qx.sizes(), kernel_size, stride, padding, {}, ceil_mode);
   cpu::check_divisor_override(op, divisor_override);
   at::Tensor out = alloc_like(qx, cpu::pool2d_output_sizes(op, qx.sizes(), w));
-  cpu::avg_pool2d_int_out(int_view(qx), qx.q_zero_point(), w, count_include_pad, divisor_override,
-                          int_view(out));
+  cpu::avg_pool2d_int_out(int_view(qx), qx.q_zero_point(), w, count_include_pad, divisor_override, int_view(out));
   return out;
 }
 
@@ -57,8 +55,7 @@ at::Tensor adaptive_avg_pool2d_q(const at::Tensor& qx, at::IntArrayRef output_si
 }
 
 at::Tensor alloc3d_like(const at::Tensor& qx, const std::vector<int64_t>& sizes) {
-  return at::_empty_affine_quantized(sizes, qx.options(), qx.q_scale(), qx.q_zero_point(),
-                                     cpu::pool3d_format(qx));
+  return at::_empty_affine_quantized(sizes, qx.options(), qx.q_scale(), qx.q_zero_point(), cpu::pool3d_format(qx));
 }
 
 at::Tensor avg_pool3d_q(const at::Tensor& qx, at::IntArrayRef kernel_size, at::IntArrayRef stride,
@@ -69,8 +66,7 @@ at::Tensor avg_pool3d_q(const at::Tensor& qx, at::IntArrayRef kernel_size, at::I
   const auto w = cpu::check_pool3d_args(op, kernel_size, stride, padding, ceil_mode);
   cpu::check_divisor_override(op, divisor_override);
   at::Tensor out = alloc3d_like(qx, cpu::pool3d_output_sizes(op, qx.sizes(), w));
-  cpu::avg_pool3d_int_out(int_view(qx), qx.q_zero_point(), w, count_include_pad, divisor_override,
-                          int_view(out));
+  cpu::avg_pool3d_int_out(int_view(qx), qx.q_zero_point(), w, count_include_pad, divisor_override, int_view(out));
   return out;
 }
 
@@ -82,7 +78,7 @@ at::Tensor adaptive_avg_pool3d_q(const at::Tensor& qx, at::IntArrayRef output_si
   return out;
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("max_pool2d", TORCH_FN(max_pool2d_q));
@@ -96,13 +92,13 @@ TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
 namespace {
 
 // Wrong tensor kind: these ops take quantized tensors.
-at::Tensor max_pool2d_cpu_error(const at::Tensor& qx, at::IntArrayRef, at::IntArrayRef,
-                                at::IntArrayRef, at::IntArrayRef, bool) {
+at::Tensor max_pool2d_cpu_error(const at::Tensor& qx, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef,
+                                at::IntArrayRef, bool) {
   refuse_non_quantized("max_pool2d", "qx", qx);
   return qx;
 }
-at::Tensor avg_pool2d_cpu_error(const at::Tensor& qx, at::IntArrayRef, at::IntArrayRef,
-                                at::IntArrayRef, bool, bool, c10::optional<int64_t>) {
+at::Tensor avg_pool2d_cpu_error(const at::Tensor& qx, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool, bool,
+                                c10::optional<int64_t>) {
   refuse_non_quantized("avg_pool2d", "qx", qx);
   return qx;
 }
@@ -110,8 +106,8 @@ at::Tensor adaptive_avg_pool2d_cpu_error(const at::Tensor& qx, at::IntArrayRef) 
   refuse_non_quantized("adaptive_avg_pool2d", "qx", qx);
   return qx;
 }
-at::Tensor avg_pool3d_cpu_error(const at::Tensor& qx, at::IntArrayRef, at::IntArrayRef,
-                                at::IntArrayRef, bool, bool, c10::optional<int64_t>) {
+at::Tensor avg_pool3d_cpu_error(const at::Tensor& qx, at::IntArrayRef, at::IntArrayRef, at::IntArrayRef, bool, bool,
+                                c10::optional<int64_t>) {
   refuse_non_quantized("avg_pool3d", "qx", qx);
   return qx;
 }
@@ -120,7 +116,7 @@ at::Tensor adaptive_avg_pool3d_cpu_error(const at::Tensor& qx, at::IntArrayRef) 
   return qx;
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("max_pool2d", TORCH_FN(max_pool2d_cpu_error));
@@ -130,4 +126,4 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("adaptive_avg_pool3d", TORCH_FN(adaptive_avg_pool3d_cpu_error));
 }
 
-} // namespace qplugin
+}  // namespace qplugin

@@ -19,15 +19,15 @@ at::Tensor dequantize_quantized(const at::Tensor& self) {
   check_qparams("dequantize", "self", self);
   const at::Tensor data = int_view(self);
   switch (self.qscheme()) {
-    case at::kPerTensorAffine:
-      return cpu::dequantize_per_tensor_int(data, self.q_scale(), self.q_zero_point());
+    case at::kPerTensorAffine: return cpu::dequantize_per_tensor_int(data, self.q_scale(), self.q_zero_point());
     case at::kPerChannelAffine:
-      return cpu::dequantize_per_channel_int(data, self.q_per_channel_scales(),
-                                             self.q_per_channel_zero_points(),
+      return cpu::dequantize_per_channel_int(data, self.q_per_channel_scales(), self.q_per_channel_zero_points(),
                                              self.q_per_channel_axis());
     default:
-      TORCH_CHECK(false, "qplugin::dequantize: self should be per_tensor_affine or "
-                  "per_channel_affine, got qscheme ", toString(self.qscheme()));
+      TORCH_CHECK(false,
+                  "qplugin::dequantize: self should be per_tensor_affine or "
+                  "per_channel_affine, got qscheme ",
+                  toString(self.qscheme()));
   }
 }
 
@@ -38,9 +38,8 @@ at::Tensor int_repr_quantized(const at::Tensor& self) {
 
 // Wrong tensor kind: these take float / integer tensors.
 [[noreturn]] void not_for_quantized(const char* op, const at::Tensor& self, const char* expected) {
-  TORCH_CHECK(false, "qplugin::", op, ": self should be ", expected,
-              ", got a quantized tensor of dtype ", self.scalar_type(),
-              " (use dequantize or int_repr first)");
+  TORCH_CHECK(false, "qplugin::", op, ": self should be ", expected, ", got a quantized tensor of dtype ",
+              self.scalar_type(), " (use dequantize or int_repr first)");
 }
 
 at::Tensor quantize_per_tensor_q(const at::Tensor& self, double, int64_t, at::ScalarType) {
@@ -49,8 +48,8 @@ at::Tensor quantize_per_tensor_q(const at::Tensor& self, double, int64_t, at::Sc
 at::Tensor quantize_per_tensor_dynamic_q(const at::Tensor& self, at::ScalarType, bool) {
   not_for_quantized("quantize_per_tensor_dynamic", self, "a float32 tensor");
 }
-at::Tensor quantize_per_channel_q(const at::Tensor& self, const at::Tensor&, const at::Tensor&,
-                                  int64_t, at::ScalarType) {
+at::Tensor quantize_per_channel_q(const at::Tensor& self, const at::Tensor&, const at::Tensor&, int64_t,
+                                  at::ScalarType) {
   not_for_quantized("quantize_per_channel", self, "a float32 tensor");
 }
 at::Tensor make_per_tensor_q(const at::Tensor& self, double, int64_t) {
@@ -69,8 +68,8 @@ at::Tensor quantize_per_tensor_cpu(const at::Tensor& self, double scale, int64_t
   check_scale(op, "scale", scale);
   check_zero_point(op, "zero_point", zero_point, underlying_dtype(dtype));
   const at::Tensor x = cpu::as_float_input(op, self);
-  at::Tensor out = at::_empty_affine_quantized(x.sizes(), x.options().dtype(dtype), scale, zero_point,
-                                               kept_format(self));
+  at::Tensor out =
+      at::_empty_affine_quantized(x.sizes(), x.options().dtype(dtype), scale, zero_point, kept_format(self));
   cpu::quantize_tensor_into(x, scale, zero_point, underlying_dtype(dtype), out.data_ptr());
   return out;
 }
@@ -86,12 +85,11 @@ at::Tensor quantize_per_tensor_dynamic_cpu(const at::Tensor& self, at::ScalarTyp
     lo = std::get<0>(mm).item<float>();
     hi = std::get<1>(mm).item<float>();
     TORCH_CHECK_VALUE(std::isfinite(lo) && std::isfinite(hi), "qplugin::", op,
-                      ": self should hold finite values to choose qparams from, got min ", lo,
-                      " and max ", hi);
+                      ": self should hold finite values to choose qparams from, got min ", lo, " and max ", hi);
   }
   const auto r = qrange(underlying_dtype(dtype));
-  const cpu::QParams qp = cpu::choose_qparams(lo, hi, static_cast<int32_t>(r.first),
-                                              static_cast<int32_t>(r.second), reduce_range);
+  const cpu::QParams qp =
+      cpu::choose_qparams(lo, hi, static_cast<int32_t>(r.first), static_cast<int32_t>(r.second), reduce_range);
   return quantize_per_tensor_cpu(x, qp.scale, qp.zero_point, dtype);
 }
 
@@ -134,14 +132,14 @@ at::Tensor make_per_channel_cpu(const at::Tensor& self, const at::Tensor& scales
   cpu::check_per_channel_qparams(op, self, scales, zero_points, &ax);
   const at::MemoryFormat fmt = kept_format(self);
   const at::Tensor src = self.contiguous(fmt);
-  at::Tensor out = at::_empty_per_channel_affine_quantized(src.sizes(), scales.to(at::kDouble).contiguous(),
-                                                           zero_points.to(at::kLong).contiguous(), ax,
-                                                           src.options().dtype(qt), fmt);
+  at::Tensor out =
+      at::_empty_per_channel_affine_quantized(src.sizes(), scales.to(at::kDouble).contiguous(),
+                                              zero_points.to(at::kLong).contiguous(), ax, src.options().dtype(qt), fmt);
   cpu::parallel_copy(out.data_ptr(), src.const_data_ptr(), src.nbytes());
   return out;
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("quantize_per_tensor", TORCH_FN(quantize_per_tensor_cpu));
@@ -174,11 +172,11 @@ at::Tensor int_repr_cpu_error(const at::Tensor& self) {
   return self;
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("dequantize", TORCH_FN(dequantize_cpu_error));
   m.impl("int_repr", TORCH_FN(int_repr_cpu_error));
 }
 
-} // namespace qplugin
+}  // namespace qplugin

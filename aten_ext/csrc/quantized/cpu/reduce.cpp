@@ -21,12 +21,11 @@ at::Tensor max_all_q(const char* op, const at::Tensor& self, bool is_max) {
 at::Tensor max_q(const at::Tensor& self) { return max_all_q("max", self, true); }
 at::Tensor min_q(const at::Tensor& self) { return max_all_q("min", self, false); }
 
-std::tuple<at::Tensor, at::Tensor> max_dim_q(const char* op, const at::Tensor& self, int64_t dim,
-                                             bool keepdim, bool is_max) {
+std::tuple<at::Tensor, at::Tensor> max_dim_q(const char* op, const at::Tensor& self, int64_t dim, bool keepdim,
+                                             bool is_max) {
   check_per_tensor_q(op, self);
   QuantizedAlloc out(self);
-  auto r = cpu::max_dim_int(op, int_view(self), self.q_scale(), self.q_zero_point(), dim, keepdim, is_max,
-                            out.fn());
+  auto r = cpu::max_dim_int(op, int_view(self), self.q_scale(), self.q_zero_point(), dim, keepdim, is_max, out.fn());
   return {out.result(), std::get<1>(r)};
 }
 std::tuple<at::Tensor, at::Tensor> max_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
@@ -52,7 +51,7 @@ at::Tensor mean_q(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keep
   return out.result();
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("max", TORCH_FN(max_q));
@@ -96,7 +95,7 @@ at::Tensor mean_cpu_error(const at::Tensor& self, at::OptionalIntArrayRef, bool)
   TORCH_CHECK(false, "unreachable");
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("max", TORCH_FN(max_cpu_error));
@@ -108,4 +107,4 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("mean", TORCH_FN(mean_cpu_error));
 }
 
-} // namespace qplugin
+}  // namespace qplugin

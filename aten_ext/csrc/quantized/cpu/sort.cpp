@@ -17,8 +17,7 @@ std::tuple<at::Tensor, at::Tensor> sort_q(const at::Tensor& self, int64_t dim, b
   check_per_tensor_q("sort", self);
   (void)stable;  // always stable: the unstable contract is a subset
   QuantizedAlloc out(self);
-  auto r = cpu::sort_int("sort", int_view(self), self.q_scale(), self.q_zero_point(), dim, descending,
-                         out.fn());
+  auto r = cpu::sort_int("sort", int_view(self), self.q_scale(), self.q_zero_point(), dim, descending, out.fn());
   return {out.result(), std::get<1>(r)};
 }
 
@@ -27,16 +26,15 @@ at::Tensor argsort_q(const at::Tensor& self, int64_t dim, bool descending) {
   return cpu::argsort_int("argsort", int_view(self), self.q_scale(), self.q_zero_point(), dim, descending);
 }
 
-std::tuple<at::Tensor, at::Tensor> topk_q(const at::Tensor& self, int64_t k, int64_t dim, bool largest,
-                                          bool sorted) {
+std::tuple<at::Tensor, at::Tensor> topk_q(const at::Tensor& self, int64_t k, int64_t dim, bool largest, bool sorted) {
   check_per_tensor_q("topk", self);
   QuantizedAlloc out(self);
-  auto r = cpu::topk_int("topk", int_view(self), self.q_scale(), self.q_zero_point(), k, dim, largest,
-                         sorted, out.fn());
+  auto r =
+      cpu::topk_int("topk", int_view(self), self.q_scale(), self.q_zero_point(), k, dim, largest, sorted, out.fn());
   return {out.result(), std::get<1>(r)};
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("sort", TORCH_FN(sort_q));
@@ -48,8 +46,7 @@ TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
 namespace {
 
 // Wrong tensor kind: these ops take quantized tensors.
-std::tuple<at::Tensor, at::Tensor> sort_cpu_error(const at::Tensor& self, int64_t, bool,
-                                                  c10::optional<bool>) {
+std::tuple<at::Tensor, at::Tensor> sort_cpu_error(const at::Tensor& self, int64_t, bool, c10::optional<bool>) {
   refuse_non_quantized("sort", "self", self);
   TORCH_CHECK(false, "unreachable");
 }
@@ -62,7 +59,7 @@ std::tuple<at::Tensor, at::Tensor> topk_cpu_error(const at::Tensor& self, int64_
   TORCH_CHECK(false, "unreachable");
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("sort", TORCH_FN(sort_cpu_error));
@@ -70,4 +67,4 @@ TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("topk", TORCH_FN(topk_cpu_error));
 }
 
-} // namespace qplugin
+}  // namespace qplugin

@@ -14,8 +14,8 @@ namespace qplugin {
 inline void check_per_tensor_q(const char* op, const at::Tensor& self) {
   check_quantized_input(op, "self", self);
   TORCH_CHECK(self.qscheme() == at::kPerTensorAffine, "qplugin::", op,
-              ": self should be a per-tensor affine quantized tensor, got qscheme ",
-              toString(self.qscheme()), " (per-channel tensors are not supported by this op)");
+              ": self should be a per-tensor affine quantized tensor, got qscheme ", toString(self.qscheme()),
+              " (per-channel tensors are not supported by this op)");
   check_qparams(op, "self", self);
 }
 
@@ -24,8 +24,7 @@ inline void check_per_tensor_q(const char* op, const at::Tensor& self) {
 class QuantizedAlloc {
  public:
   explicit QuantizedAlloc(const at::Tensor& self)
-      : opts_(self.options()), scale_(self.q_scale()), zp_(self.q_zero_point()),
-        out_(std::make_shared<at::Tensor>()) {}
+      : opts_(self.options()), scale_(self.q_scale()), zp_(self.q_zero_point()), out_(std::make_shared<at::Tensor>()) {}
   cpu::ValuesAlloc fn() const {
     auto out = out_;
     auto opts = opts_;
@@ -45,4 +44,4 @@ class QuantizedAlloc {
   std::shared_ptr<at::Tensor> out_;
 };
 
-} // namespace qplugin
+}  // namespace qplugin

@@ -20,8 +20,8 @@ at::Tensor upsample_nearest2d_q(const at::Tensor& qx, at::IntArrayRef output_siz
               ": qx should be per_tensor_affine quantized, got qscheme ", toString(qx.qscheme()));
   check_qparams(op, "qx", qx);
   const auto sizes = cpu::upsample_nearest2d_output_sizes(op, qx.sizes(), output_size);
-  at::Tensor out = at::_empty_affine_quantized(sizes, qx.options(), qx.q_scale(), qx.q_zero_point(),
-                                               cpu::pool_format(qx));
+  at::Tensor out =
+      at::_empty_affine_quantized(sizes, qx.options(), qx.q_scale(), qx.q_zero_point(), cpu::pool_format(qx));
   cpu::upsample_nearest2d_int_out(int_view(qx), int_view(out));
   return out;
 }
@@ -40,13 +40,13 @@ at::Tensor upsample_bilinear2d_q(const at::Tensor& qx, at::IntArrayRef output_si
                       ": scales_h / scales_w should be positive finite numbers or None, got ", *s);
   }
   const auto sizes = cpu::upsample_nearest2d_output_sizes(op, qx.sizes(), output_size);
-  at::Tensor out = at::_empty_affine_quantized(sizes, qx.options(), qx.q_scale(), qx.q_zero_point(),
-                                               cpu::pool_format(qx));
+  at::Tensor out =
+      at::_empty_affine_quantized(sizes, qx.options(), qx.q_scale(), qx.q_zero_point(), cpu::pool_format(qx));
   cpu::upsample_bilinear2d_int_out(int_view(qx), int_view(out), align_corners, scales_h, scales_w);
   return out;
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, QuantizedCPU, m) {
   m.impl("upsample_nearest2d", TORCH_FN(upsample_nearest2d_q));
@@ -67,11 +67,11 @@ at::Tensor upsample_bilinear2d_cpu_error(const at::Tensor& qx, at::IntArrayRef, 
   return qx;
 }
 
-} // namespace
+}  // namespace
 
 TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
   m.impl("upsample_nearest2d", TORCH_FN(upsample_nearest2d_cpu_error));
   m.impl("upsample_bilinear2d", TORCH_FN(upsample_bilinear2d_cpu_error));
 }
 
-} // namespace qplugin
+}  // namespace qplugin

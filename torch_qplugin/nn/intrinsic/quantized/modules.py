@@ -1,4 +1,5 @@
 """Fused quantized modules: linear/conv with relu, conv with a residual add."""
+
 import torch
 from torch import Tensor
 
@@ -8,8 +9,7 @@ from ...quantized.modules.conv import Conv1d, Conv2d, Conv3d
 from ...quantized.modules.linear import Linear
 from ...quantized.modules.utils import _require_quantized
 
-__all__ = ["LinearReLU", "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvAdd2d", "ConvAddReLU2d", "BNReLU2d",
-           "BNReLU3d"]
+__all__ = ["LinearReLU", "ConvReLU1d", "ConvReLU2d", "ConvReLU3d", "ConvAdd2d", "ConvAddReLU2d", "BNReLU2d", "BNReLU3d"]
 
 
 class LinearReLU(Linear):
@@ -23,8 +23,7 @@ class LinearReLU(Linear):
 
     def forward(self, x: Tensor) -> Tensor:
         _require_quantized(x, "torch_qplugin.nn.intrinsic.quantized.LinearReLU")
-        return torch.ops.qplugin.linear_relu(x, self._packed_params._packed_params, self.scale,
-                                             self.zero_point)
+        return torch.ops.qplugin.linear_relu(x, self._packed_params._packed_params, self.scale, self.zero_point)
 
 
 class ConvReLU1d(Conv1d):
@@ -39,8 +38,7 @@ class ConvReLU1d(Conv1d):
         _require_quantized(input, "torch_qplugin.nn.intrinsic.quantized.ConvReLU1d")
         if input.dim() != 3:
             raise ValueError("Input shape must be `(N, C, L)`!")
-        return torch.ops.qplugin.conv1d_relu(self._pad(input), self._packed_params, self.scale,
-                                             self.zero_point)
+        return torch.ops.qplugin.conv1d_relu(self._pad(input), self._packed_params, self.scale, self.zero_point)
 
 
 class ConvReLU2d(Conv2d):
@@ -55,8 +53,7 @@ class ConvReLU2d(Conv2d):
         _require_quantized(input, "torch_qplugin.nn.intrinsic.quantized.ConvReLU2d")
         if input.dim() != 4:
             raise ValueError("Input shape must be `(N, C, H, W)`!")
-        return torch.ops.qplugin.conv2d_relu(self._pad(input), self._packed_params, self.scale,
-                                             self.zero_point)
+        return torch.ops.qplugin.conv2d_relu(self._pad(input), self._packed_params, self.scale, self.zero_point)
 
 
 class ConvReLU3d(Conv3d):
@@ -71,8 +68,7 @@ class ConvReLU3d(Conv3d):
         _require_quantized(input, "torch_qplugin.nn.intrinsic.quantized.ConvReLU3d")
         if input.dim() != 5:
             raise ValueError("Input shape must be `(N, C, D, H, W)`!")
-        return torch.ops.qplugin.conv3d_relu(self._pad(input), self._packed_params, self.scale,
-                                             self.zero_point)
+        return torch.ops.qplugin.conv3d_relu(self._pad(input), self._packed_params, self.scale, self.zero_point)
 
 
 class ConvAdd2d(Conv2d):
@@ -88,8 +84,9 @@ class ConvAdd2d(Conv2d):
         _require_quantized(input, "torch_qplugin.nn.intrinsic.quantized.ConvAdd2d")
         if input.dim() != 4:
             raise ValueError("Input shape must be `(N, C, H, W)`!")
-        return torch.ops.qplugin.conv2d_add(self._pad(input), extra_input, self._packed_params,
-                                            self.scale, self.zero_point)
+        return torch.ops.qplugin.conv2d_add(
+            self._pad(input), extra_input, self._packed_params, self.scale, self.zero_point
+        )
 
 
 class ConvAddReLU2d(Conv2d):
@@ -105,8 +102,9 @@ class ConvAddReLU2d(Conv2d):
         _require_quantized(input, "torch_qplugin.nn.intrinsic.quantized.ConvAddReLU2d")
         if input.dim() != 4:
             raise ValueError("Input shape must be `(N, C, H, W)`!")
-        return torch.ops.qplugin.conv2d_add_relu(self._pad(input), extra_input, self._packed_params,
-                                                 self.scale, self.zero_point)
+        return torch.ops.qplugin.conv2d_add_relu(
+            self._pad(input), extra_input, self._packed_params, self.scale, self.zero_point
+        )
 
 
 class BNReLU2d(BatchNorm2d):
@@ -117,8 +115,9 @@ class BNReLU2d(BatchNorm2d):
 
     def forward(self, input: Tensor) -> Tensor:
         _require_quantized(input, "torch_qplugin.nn.intrinsic.quantized.BNReLU2d")
-        return torch.ops.qplugin.batch_norm2d_relu(input, self.weight, self.bias, self.running_mean,
-                                                   self.running_var, self.eps, self.scale, self.zero_point)
+        return torch.ops.qplugin.batch_norm2d_relu(
+            input, self.weight, self.bias, self.running_mean, self.running_var, self.eps, self.scale, self.zero_point
+        )
 
 
 class BNReLU3d(BatchNorm3d):
@@ -129,5 +128,6 @@ class BNReLU3d(BatchNorm3d):
 
     def forward(self, input: Tensor) -> Tensor:
         _require_quantized(input, "torch_qplugin.nn.intrinsic.quantized.BNReLU3d")
-        return torch.ops.qplugin.batch_norm3d_relu(input, self.weight, self.bias, self.running_mean,
-                                                   self.running_var, self.eps, self.scale, self.zero_point)
+        return torch.ops.qplugin.batch_norm3d_relu(
+            input, self.weight, self.bias, self.running_mean, self.running_var, self.eps, self.scale, self.zero_point
+        )

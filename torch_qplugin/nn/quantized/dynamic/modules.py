@@ -1,4 +1,5 @@
 """Dynamically quantized Linear and recurrent modules on qplugin::linear_dynamic."""
+
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
@@ -38,8 +39,9 @@ class Linear(_QLinear):
     _FLOAT_MODULE = (nn.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
     _NAME = "torch_qplugin.nn.quantized.dynamic.Linear"
 
-    def __init__(self, in_features: int, out_features: int, bias_: bool = True,
-                 dtype: torch.dtype = torch.int8) -> None:
+    def __init__(
+        self, in_features: int, out_features: int, bias_: bool = True, dtype: torch.dtype = torch.int8
+    ) -> None:
         super().__init__(in_features, out_features, bias_, dtype=dtype)
 
     def _get_name(self):
@@ -53,25 +55,38 @@ class Linear(_QLinear):
 
     def forward(self, x: Tensor) -> Tensor:
         if x.is_quantized:
-            raise RuntimeError("torch_qplugin.nn.quantized.dynamic.Linear: expected a float input, got a "
-                               "quantized tensor (dynamic modules quantize their input themselves)")
+            raise RuntimeError(
+                "torch_qplugin.nn.quantized.dynamic.Linear: expected a float input, got a "
+                "quantized tensor (dynamic modules quantize their input themselves)"
+            )
         if self._packed_params.dtype == torch.float16:
             return torch.ops.qplugin.linear_dynamic_fp16(x, self._packed_params._packed_params)
         return torch.ops.qplugin.linear_dynamic(x, self._packed_params._packed_params, False)
 
-    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
-                              strict: bool, missing_keys: List[str], unexpected_keys: List[str], error_msgs: List[str]):
+    def _load_from_state_dict(
+        self,
+        state_dict: Dict[str, Any],
+        prefix: str,
+        local_metadata: Dict[str, Any],
+        strict: bool,
+        missing_keys: List[str],
+        unexpected_keys: List[str],
+        error_msgs: List[str],
+    ):
         state_dict.setdefault(prefix + "scale", torch.tensor(1.0))
         state_dict.setdefault(prefix + "zero_point", torch.tensor(0))
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
-                                      unexpected_keys, error_msgs)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
 
     @classmethod
     def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "Linear":
         allowed = cls._FLOAT_MODULE + C.present(getattr(C.qat, "Linear", None))
         if type(mod) not in allowed:
-            raise TypeError(f"{cls._NAME}.from_float only works for "
-                            f"{', '.join(t.__name__ for t in allowed)}, but got: {type(mod).__name__}")
+            raise TypeError(
+                f"{cls._NAME}.from_float only works for "
+                f"{', '.join(t.__name__ for t in allowed)}, but got: {type(mod).__name__}"
+            )
         if hasattr(mod, "weight_fake_quant"):
             wobs = mod.weight_fake_quant
         else:
@@ -110,45 +125,65 @@ class _CellBase(_PackedPickle, nn.Module):
         return f"{self.input_size}, {self.hidden_size}, dtype={self.weight_dtype}"
 
     def _weight_bias(self):
-        unpack = (torch.ops.qplugin.linear_unpack if self.weight_dtype == torch.qint8
-                  else torch.ops.qplugin.linear_unpack_fp16)
+        unpack = (
+            torch.ops.qplugin.linear_unpack
+            if self.weight_dtype == torch.qint8
+            else torch.ops.qplugin.linear_unpack_fp16
+        )
         return unpack(self._packed_weight_ih), unpack(self._packed_weight_hh)
 
     def set_weight_bias(self, ih: Tuple[Tensor, Optional[Tensor]], hh: Tuple[Tensor, Optional[Tensor]]) -> None:
         # qint8 weights (linear_prepack) or, for dtype=torch.float16, float weights kept as float16
-        prepack = (torch.ops.qplugin.linear_prepack if self.weight_dtype == torch.qint8
-                   else torch.ops.qplugin.linear_prepack_fp16)
+        prepack = (
+            torch.ops.qplugin.linear_prepack
+            if self.weight_dtype == torch.qint8
+            else torch.ops.qplugin.linear_prepack_fp16
+        )
         self._packed_weight_ih = prepack(ih[0], ih[1])
         self._packed_weight_hh = prepack(hh[0], hh[1])
 
     def _gates(self, x: Tensor, h: Tensor) -> Tuple[Tensor, Tensor]:
         if self.weight_dtype == torch.float16:
-            return (torch.ops.qplugin.linear_dynamic_fp16(x, self._packed_weight_ih),
-                    torch.ops.qplugin.linear_dynamic_fp16(h, self._packed_weight_hh))
-        return (torch.ops.qplugin.linear_dynamic(x, self._packed_weight_ih, False),
-                torch.ops.qplugin.linear_dynamic(h, self._packed_weight_hh, False))
+            return (
+                torch.ops.qplugin.linear_dynamic_fp16(x, self._packed_weight_ih),
+                torch.ops.qplugin.linear_dynamic_fp16(h, self._packed_weight_hh),
+            )
+        return (
+            torch.ops.qplugin.linear_dynamic(x, self._packed_weight_ih, False),
+            torch.ops.qplugin.linear_dynamic(h, self._packed_weight_hh, False),
+        )
 
     @classmethod
     def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "_CellBase":
         if type(mod) is not cls._FLOAT_MODULE:
-            raise TypeError(f"torch_qplugin.nn.quantized.dynamic.{cls.__name__}.from_float only works "
-                            f"for {cls._FLOAT_MODULE.__name__}, but got: {type(mod).__name__}")
+            raise TypeError(
+                f"torch_qplugin.nn.quantized.dynamic.{cls.__name__}.from_float only works "
+                f"for {cls._FLOAT_MODULE.__name__}, but got: {type(mod).__name__}"
+            )
         factory = _dynamic_weight_observer(mod)
         dtype = _weight_dtype(factory(), f"torch_qplugin.nn.quantized.dynamic.{cls.__name__}")
         kwargs = {"nonlinearity": mod.nonlinearity} if isinstance(mod, nn.RNNCell) else {}
         q = cls(mod.input_size, mod.hidden_size, mod.bias, dtype=dtype, **kwargs)
         bih = None if mod.bias_ih is None else mod.bias_ih.detach().float()
         bhh = None if mod.bias_hh is None else mod.bias_hh.detach().float()
-        q.set_weight_bias((_quantize(mod.weight_ih.detach(), factory, dtype), bih),
-                          (_quantize(mod.weight_hh.detach(), factory, dtype), bhh))
+        q.set_weight_bias(
+            (_quantize(mod.weight_ih.detach(), factory, dtype), bih),
+            (_quantize(mod.weight_hh.detach(), factory, dtype), bhh),
+        )
         return q
 
 
 class RNNCell(_CellBase):
     _FLOAT_MODULE = nn.RNNCell
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
-                 dtype: torch.dtype = torch.int8) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        bias: bool = True,
+        nonlinearity: str = "tanh",
+        dtype: torch.dtype = torch.int8,
+    ) -> None:
         super().__init__(input_size, hidden_size, bias, dtype)
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNNCell: nonlinearity should be 'tanh' or 'relu', got '{nonlinearity}'")
@@ -177,8 +212,9 @@ class LSTMCell(_CellBase):
         if hx is None:
             z = torch.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
             hx = (z, z)
-        _, h, c = torch.ops.qplugin._rnn_layer_dynamic(input.unsqueeze(0), hx[0], hx[1], self._packed_weight_ih,
-                                                       self._packed_weight_hh, 4, False)
+        _, h, c = torch.ops.qplugin._rnn_layer_dynamic(
+            input.unsqueeze(0), hx[0], hx[1], self._packed_weight_ih, self._packed_weight_hh, 4, False
+        )
         return h, c
 
 
@@ -192,8 +228,9 @@ class GRUCell(_CellBase):
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
         if hx is None:
             hx = torch.zeros(input.size(0), self.hidden_size, dtype=input.dtype)
-        _, h, _ = torch.ops.qplugin._rnn_layer_dynamic(input.unsqueeze(0), hx, hx, self._packed_weight_ih,
-                                                       self._packed_weight_hh, 3, False)
+        _, h, _ = torch.ops.qplugin._rnn_layer_dynamic(
+            input.unsqueeze(0), hx, hx, self._packed_weight_ih, self._packed_weight_hh, 3, False
+        )
         return h
 
 
@@ -201,8 +238,9 @@ class GRUCell(_CellBase):
 class _Direction(_CellBase):
     """One layer, one direction of an LSTM / GRU (qplugin::_rnn_layer_dynamic)."""
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool, chunks: int, reverse: bool,
-                 dtype: torch.dtype = torch.int8) -> None:
+    def __init__(
+        self, input_size: int, hidden_size: int, bias: bool, chunks: int, reverse: bool, dtype: torch.dtype = torch.int8
+    ) -> None:
         self._NUM_CHUNKS = chunks
         super().__init__(input_size, hidden_size, bias, dtype)
         self.reverse = reverse
@@ -212,16 +250,25 @@ class _Direction(_CellBase):
         # Whole sequence in C++: input projections in one GEMM (int8, or the fp16 kernel for float16
         # weights), then per step the hidden projection and one fused pass for the gates
         # (qplugin::_rnn_layer_dynamic).
-        return torch.ops.qplugin._rnn_layer_dynamic(x, h, c, self._packed_weight_ih, self._packed_weight_hh,
-                                                    self._NUM_CHUNKS, self.reverse)
+        return torch.ops.qplugin._rnn_layer_dynamic(
+            x, h, c, self._packed_weight_ih, self._packed_weight_hh, self._NUM_CHUNKS, self.reverse
+        )
 
 
 class _RNNBase(B.RecurrentBase, nn.Module):
     _version = 1
 
-    def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
-                 batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 dtype: torch.dtype = torch.int8) -> None:
+    def __init__(
+        self,
+        input_size: int,
+        hidden_size: int,
+        num_layers: int = 1,
+        bias: bool = True,
+        batch_first: bool = False,
+        dropout: float = 0.0,
+        bidirectional: bool = False,
+        dtype: torch.dtype = torch.int8,
+    ) -> None:
         super().__init__()
         self.input_size, self.hidden_size, self.num_layers = input_size, hidden_size, num_layers
         self.bias, self.batch_first, self.dropout = bias, batch_first, float(dropout)
@@ -246,8 +293,10 @@ class _RNNBase(B.RecurrentBase, nn.Module):
                 t = getattr(mod, name + sfx, None)
                 return None if t is None else t.detach().float()
 
-            d.set_weight_bias((_quantize(get("weight_ih"), factory, q.dtype), get("bias_ih")),
-                              (_quantize(get("weight_hh"), factory, q.dtype), get("bias_hh")))
+            d.set_weight_bias(
+                (_quantize(get("weight_ih"), factory, q.dtype), get("bias_ih")),
+                (_quantize(get("weight_hh"), factory, q.dtype), get("bias_hh")),
+            )
         return q
 
 

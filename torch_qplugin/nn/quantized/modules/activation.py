@@ -1,5 +1,6 @@
 """Quantized activations and pooling on qplugin kernels (constructor, state and from_float:
 torch_qplugin.nn.plain._base, shared with the plain forms)."""
+
 from typing import List, Optional
 
 import torch
@@ -8,8 +9,21 @@ from torch import Tensor
 from ...plain import _base as B
 from .utils import _require_quantized
 
-__all__ = ["ReLU", "ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Hardsigmoid", "Softmax", "MaxPool2d",
-           "AvgPool2d", "AdaptiveAvgPool2d", "AvgPool3d", "AdaptiveAvgPool3d"]
+__all__ = [
+    "ReLU",
+    "ReLU6",
+    "Hardswish",
+    "ELU",
+    "LeakyReLU",
+    "Sigmoid",
+    "Hardsigmoid",
+    "Softmax",
+    "MaxPool2d",
+    "AvgPool2d",
+    "AdaptiveAvgPool2d",
+    "AvgPool3d",
+    "AdaptiveAvgPool3d",
+]
 
 
 class ReLU(B.ReLU):
@@ -58,8 +72,7 @@ class LeakyReLU(B.LeakyReLU):
 
     def forward(self, input: Tensor) -> Tensor:
         _require_quantized(input, "torch_qplugin.nn.quantized.LeakyReLU")
-        return torch.ops.qplugin.leaky_relu(input, self.negative_slope, self.inplace, self.scale,
-                                            self.zero_point)
+        return torch.ops.qplugin.leaky_relu(input, self.negative_slope, self.inplace, self.scale, self.zero_point)
 
 
 class Sigmoid(B.Sigmoid):
@@ -121,8 +134,9 @@ class AvgPool2d(B.AvgPool2d):
 
     def forward(self, input: Tensor) -> Tensor:
         _require_quantized(input, "torch_qplugin.nn.quantized.AvgPool2d")
-        return torch.ops.qplugin.avg_pool2d(input, self._k, self._s, self._p, self.ceil_mode,
-                                            self.count_include_pad, self.divisor_override)
+        return torch.ops.qplugin.avg_pool2d(
+            input, self._k, self._s, self._p, self.ceil_mode, self.count_include_pad, self.divisor_override
+        )
 
 
 class AdaptiveAvgPool2d(B.AdaptiveAvgPool2d):
@@ -149,8 +163,9 @@ class AvgPool3d(B.AvgPool3d):
 
     def forward(self, input: Tensor) -> Tensor:
         _require_quantized(input, "torch_qplugin.nn.quantized.AvgPool3d")
-        return torch.ops.qplugin.avg_pool3d(input, self._k, self._s, self._p, self.ceil_mode,
-                                            self.count_include_pad, self.divisor_override)
+        return torch.ops.qplugin.avg_pool3d(
+            input, self._k, self._s, self._p, self.ceil_mode, self.count_include_pad, self.divisor_override
+        )
 
 
 class AdaptiveAvgPool3d(B.AdaptiveAvgPool3d):

@@ -2,6 +2,7 @@
 per-channel affine requantize). Constructor and state_dict (weight, bias, running_mean,
 running_var, num_batches_tracked, scale, zero_point) as torch.ao.nn.quantized's
 (torch_qplugin.nn.plain._base, shared with the plain forms)."""
+
 import torch
 from torch import Tensor
 
@@ -22,8 +23,9 @@ class BatchNorm2d(_BatchNorm):
 
     def forward(self, input: Tensor) -> Tensor:
         _require_quantized(input, "torch_qplugin.nn.quantized.BatchNorm2d")
-        return torch.ops.qplugin.batch_norm2d(input, self.weight, self.bias, self.running_mean, self.running_var,
-                                              self.eps, self.scale, self.zero_point)
+        return torch.ops.qplugin.batch_norm2d(
+            input, self.weight, self.bias, self.running_mean, self.running_var, self.eps, self.scale, self.zero_point
+        )
 
 
 class BatchNorm3d(_BatchNorm):
@@ -32,5 +34,6 @@ class BatchNorm3d(_BatchNorm):
 
     def forward(self, input: Tensor) -> Tensor:
         _require_quantized(input, "torch_qplugin.nn.quantized.BatchNorm3d")
-        return torch.ops.qplugin.batch_norm3d(input, self.weight, self.bias, self.running_mean, self.running_var,
-                                              self.eps, self.scale, self.zero_point)
+        return torch.ops.qplugin.batch_norm3d(
+            input, self.weight, self.bias, self.running_mean, self.running_var, self.eps, self.scale, self.zero_point
+        )

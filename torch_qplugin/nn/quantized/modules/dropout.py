@@ -1,4 +1,5 @@
 """Quantized Dropout: the identity in eval (quantized models run inference only), as torch's."""
+
 from ...plain import _base as B
 
 __all__ = ["Dropout"]

@@ -2,6 +2,7 @@
 kernels: weights quantized row-wise with float qparams (quint8, or quint4x2 two codes a byte),
 float outputs. state_dicts are torch's (``_packed_params.dtype``, ``_packed_params._packed_weight``
 holding the quantized weight), so either side loads the other's."""
+
 from typing import Any, Dict, List, Optional, Type
 
 import torch
@@ -27,8 +28,12 @@ def _table_dtype(dtype: torch.dtype, who: str, error: Type[Exception] = NotImple
 
 def _empty_rows(num_embeddings: int, embedding_dim: int, dtype: torch.dtype):
     return torch._empty_per_channel_affine_quantized(
-        [num_embeddings, embedding_dim], scales=torch.ones(num_embeddings, dtype=torch.float),
-        zero_points=torch.zeros(num_embeddings, dtype=torch.float), axis=0, dtype=dtype)
+        [num_embeddings, embedding_dim],
+        scales=torch.ones(num_embeddings, dtype=torch.float),
+        zero_points=torch.zeros(num_embeddings, dtype=torch.float),
+        axis=0,
+        dtype=dtype,
+    )
 
 
 class EmbeddingPackedParams(nn.Module):
@@ -59,12 +64,21 @@ class EmbeddingPackedParams(nn.Module):
         destination[prefix + "dtype"] = self.dtype
         destination[prefix + "_packed_weight"] = self._weight()
 
-    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
-                              strict: bool, missing_keys: List[str], unexpected_keys: List[str], error_msgs: List[str]):
+    def _load_from_state_dict(
+        self,
+        state_dict: Dict[str, Any],
+        prefix: str,
+        local_metadata: Dict[str, Any],
+        strict: bool,
+        missing_keys: List[str],
+        unexpected_keys: List[str],
+        error_msgs: List[str],
+    ):
         self.dtype = state_dict.pop(prefix + "dtype")
         self.set_weight(state_dict.pop(prefix + "_packed_weight"))
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys,
-                                      unexpected_keys, error_msgs)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, False, missing_keys, unexpected_keys, error_msgs
+        )
 
     def __repr__(self) -> str:
         return self._weight().__repr__()
@@ -73,8 +87,10 @@ class EmbeddingPackedParams(nn.Module):
 def _quantize_rows(weight: Tensor, observer: nn.Module, who: str):
     """The float weight quantized row-wise with a float_qparams weight observer (run here)."""
     if observer.qscheme != torch.per_channel_affine_float_qparams:
-        raise ValueError(f"{who}: embedding quantization needs a per_channel_affine_float_qparams weight "
-                         f"observer (float_qparams_weight_only_qconfig), got qscheme {observer.qscheme}")
+        raise ValueError(
+            f"{who}: embedding quantization needs a per_channel_affine_float_qparams weight "
+            f"observer (float_qparams_weight_only_qconfig), got qscheme {observer.qscheme}"
+        )
     dtype = _table_dtype(observer.dtype, f"{who}: weight observer", ValueError)
     w = weight.detach().float()
     observer(w)
@@ -86,8 +102,9 @@ def _float_weight(cls: type, mod: nn.Module, float_type: type):
     """(weight observer, quantized weight) for ``cls.from_float(mod)``; mod must be ``float_type``."""
     who = f"torch_qplugin.nn.quantized.{cls.__name__}"
     if type(mod) is not float_type:
-        raise TypeError(f"{who}.from_float: module should be a torch.nn.{float_type.__name__}, "
-                        f"got {type(mod).__name__}")
+        raise TypeError(
+            f"{who}.from_float: module should be a torch.nn.{float_type.__name__}, got {type(mod).__name__}"
+        )
     obs = _weight_only_observer(mod, who)
     return obs, _quantize_rows(mod.weight, obs, who)
 
@@ -98,9 +115,18 @@ class Embedding(nn.Module):
 
     _version = 1
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: Optional[int] = None,
-                 max_norm: Optional[float] = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
-                 sparse: bool = False, _weight: Optional[Tensor] = None, dtype: torch.dtype = torch.uint8) -> None:
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: Optional[int] = None,
+        max_norm: Optional[float] = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+        _weight: Optional[Tensor] = None,
+        dtype: torch.dtype = torch.uint8,
+    ) -> None:
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
@@ -110,8 +136,10 @@ class Embedding(nn.Module):
             qweight = _empty_rows(num_embeddings, embedding_dim, dtype)
         else:
             if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise ValueError(f"torch_qplugin.nn.quantized.{type(self).__name__}: _weight should have shape "
-                                 f"{[num_embeddings, embedding_dim]}, got {list(_weight.shape)}")
+                raise ValueError(
+                    f"torch_qplugin.nn.quantized.{type(self).__name__}: _weight should have shape "
+                    f"{[num_embeddings, embedding_dim]}, got {list(_weight.shape)}"
+                )
             qweight = _weight
         self._packed_params = EmbeddingPackedParams(num_embeddings, embedding_dim, dtype)
         self._packed_params.set_weight(qweight)
@@ -128,8 +156,10 @@ class Embedding(nn.Module):
         return _hide_packed_params_repr(self, EmbeddingPackedParams)
 
     def extra_repr(self) -> str:
-        return (f"num_embeddings={self.num_embeddings}, embedding_dim={self.embedding_dim}, "
-                f"dtype={self._packed_params.dtype}, qscheme={self.weight().qscheme()}")
+        return (
+            f"num_embeddings={self.num_embeddings}, embedding_dim={self.embedding_dim}, "
+            f"dtype={self._packed_params.dtype}, qscheme={self.weight().qscheme()}"
+        )
 
     def set_weight(self, w: Tensor) -> None:
         self._packed_params.set_weight(w)
@@ -146,9 +176,17 @@ class Embedding(nn.Module):
 
     @classmethod
     def from_reference(cls, ref_embedding: nn.Module) -> "Embedding":
-        return cls(ref_embedding.num_embeddings, ref_embedding.embedding_dim, ref_embedding.padding_idx,
-                   ref_embedding.max_norm, ref_embedding.norm_type, ref_embedding.scale_grad_by_freq,
-                   ref_embedding.sparse, ref_embedding.get_quantized_weight(), ref_embedding.weight_dtype)
+        return cls(
+            ref_embedding.num_embeddings,
+            ref_embedding.embedding_dim,
+            ref_embedding.padding_idx,
+            ref_embedding.max_norm,
+            ref_embedding.norm_type,
+            ref_embedding.scale_grad_by_freq,
+            ref_embedding.sparse,
+            ref_embedding.get_quantized_weight(),
+            ref_embedding.weight_dtype,
+        )
 
 
 class EmbeddingBag(Embedding):
@@ -158,28 +196,59 @@ class EmbeddingBag(Embedding):
 
     _version = 1
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: Optional[float] = None,
-                 norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "sum",
-                 sparse: bool = False, _weight: Optional[Tensor] = None, include_last_offset: bool = False,
-                 dtype: torch.dtype = torch.uint8) -> None:
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        max_norm: Optional[float] = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        mode: str = "sum",
+        sparse: bool = False,
+        _weight: Optional[Tensor] = None,
+        include_last_offset: bool = False,
+        dtype: torch.dtype = torch.uint8,
+    ) -> None:
         super().__init__(num_embeddings, embedding_dim, _weight=_weight, dtype=dtype)
         if mode not in _MODES:
-            raise ValueError(f"torch_qplugin.nn.quantized.EmbeddingBag: mode should be 'sum', 'mean' or 'max', "
-                             f"got '{mode}'")
+            raise ValueError(
+                f"torch_qplugin.nn.quantized.EmbeddingBag: mode should be 'sum', 'mean' or 'max', got '{mode}'"
+            )
         self.mode = mode
         self._mode = _MODES[mode]
         self.pruned_weights = False
         self.include_last_offset = include_last_offset
 
-    def forward(self, indices: Tensor, offsets: Optional[Tensor] = None, per_sample_weights: Optional[Tensor] = None,
-                compressed_indices_mapping: Optional[Tensor] = None) -> Tensor:
+    def forward(
+        self,
+        indices: Tensor,
+        offsets: Optional[Tensor] = None,
+        per_sample_weights: Optional[Tensor] = None,
+        compressed_indices_mapping: Optional[Tensor] = None,
+    ) -> Tensor:
         if self.dtype == torch.quint4x2:
             return torch.ops.qplugin.embedding_bag_4bit(
-                self._packed_params._packed_weight, indices, offsets, False, self._mode, self.pruned_weights,
-                per_sample_weights, compressed_indices_mapping, self.include_last_offset)
+                self._packed_params._packed_weight,
+                indices,
+                offsets,
+                False,
+                self._mode,
+                self.pruned_weights,
+                per_sample_weights,
+                compressed_indices_mapping,
+                self.include_last_offset,
+            )
         return torch.ops.qplugin.embedding_bag_byte(
-            self._packed_params._packed_weight, indices, offsets, False, self._mode, self.pruned_weights,
-            per_sample_weights, compressed_indices_mapping, self.include_last_offset)
+            self._packed_params._packed_weight,
+            indices,
+            offsets,
+            False,
+            self._mode,
+            self.pruned_weights,
+            per_sample_weights,
+            compressed_indices_mapping,
+            self.include_last_offset,
+        )
 
     def _get_name(self):
         return "QuantizedEmbeddingBag"
@@ -187,15 +256,31 @@ class EmbeddingBag(Embedding):
     @classmethod
     def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "EmbeddingBag":
         obs, qweight = _float_weight(cls, mod, nn.EmbeddingBag)
-        q = cls(mod.num_embeddings, mod.embedding_dim, max_norm=mod.max_norm, norm_type=mod.norm_type,
-                scale_grad_by_freq=mod.scale_grad_by_freq, mode=mod.mode, sparse=mod.sparse,
-                include_last_offset=mod.include_last_offset, dtype=obs.dtype)
+        q = cls(
+            mod.num_embeddings,
+            mod.embedding_dim,
+            max_norm=mod.max_norm,
+            norm_type=mod.norm_type,
+            scale_grad_by_freq=mod.scale_grad_by_freq,
+            mode=mod.mode,
+            sparse=mod.sparse,
+            include_last_offset=mod.include_last_offset,
+            dtype=obs.dtype,
+        )
         q.set_weight(qweight)
         return q
 
     @classmethod
     def from_reference(cls, ref_embedding_bag: nn.Module) -> "EmbeddingBag":
-        return cls(ref_embedding_bag.num_embeddings, ref_embedding_bag.embedding_dim, ref_embedding_bag.max_norm,
-                   ref_embedding_bag.norm_type, ref_embedding_bag.scale_grad_by_freq, ref_embedding_bag.mode,
-                   ref_embedding_bag.sparse, ref_embedding_bag.get_quantized_weight(),
-                   ref_embedding_bag.include_last_offset, ref_embedding_bag.weight_dtype)
+        return cls(
+            ref_embedding_bag.num_embeddings,
+            ref_embedding_bag.embedding_dim,
+            ref_embedding_bag.max_norm,
+            ref_embedding_bag.norm_type,
+            ref_embedding_bag.scale_grad_by_freq,
+            ref_embedding_bag.mode,
+            ref_embedding_bag.sparse,
+            ref_embedding_bag.get_quantized_weight(),
+            ref_embedding_bag.include_last_offset,
+            ref_embedding_bag.weight_dtype,
+        )

@@ -1,5 +1,6 @@
 """QFunctional: the quantized form of FloatFunctional (torch_qplugin.quantization.stubs; also
 exported here, where torch has it)."""
+
 from typing import List
 
 import torch

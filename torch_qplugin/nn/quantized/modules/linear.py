@@ -1,4 +1,5 @@
 """Quantized Linear on qplugin::linear (mirrors torch.ao.nn.quantized.Linear)."""
+
 from typing import Any, Dict, List, Optional, Tuple
 
 import torch
@@ -6,8 +7,16 @@ import torch.nn as nn
 from torch import Tensor
 
 from ...plain._base import QParamsState, _linear_from_float_parts
-from .utils import (_PackedPickle, _act_qparams, _guard_never_calibrated, _hide_packed_params_repr,
-                    _quantize_weight, _require_quantized, _zeros_qint8, quantized_dtype)
+from .utils import (
+    _PackedPickle,
+    _act_qparams,
+    _guard_never_calibrated,
+    _hide_packed_params_repr,
+    _quantize_weight,
+    _require_quantized,
+    _zeros_qint8,
+    quantized_dtype,
+)
 
 __all__ = ["LinearPackedParams", "Linear"]
 
@@ -48,8 +57,16 @@ class LinearPackedParams(_PackedPickle, nn.Module):
         destination[prefix + "dtype"] = self.dtype
         destination[prefix + "_packed_params"] = self._weight_bias()
 
-    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
-                              strict: bool, missing_keys: List[str], unexpected_keys: List[str], error_msgs: List[str]):
+    def _load_from_state_dict(
+        self,
+        state_dict: Dict[str, Any],
+        prefix: str,
+        local_metadata: Dict[str, Any],
+        strict: bool,
+        missing_keys: List[str],
+        unexpected_keys: List[str],
+        error_msgs: List[str],
+    ):
         version = local_metadata.get("version", None)
         if prefix + "dtype" in state_dict:
             dtype = state_dict.pop(prefix + "dtype")
@@ -69,17 +86,20 @@ class LinearPackedParams(_PackedPickle, nn.Module):
             return
         expected = getattr(self, "_expected_shape", None)
         if expected is not None and tuple(w.shape) != tuple(expected):
-            error_msgs.append(f"size mismatch for {prefix[:-len('_packed_params.')]}weight: copying a param "
-                              f"with shape {tuple(w.shape)} from checkpoint, the shape in current model "
-                              f"is {tuple(expected)}.")
+            error_msgs.append(
+                f"size mismatch for {prefix[: -len('_packed_params.')]}weight: copying a param "
+                f"with shape {tuple(w.shape)} from checkpoint, the shape in current model "
+                f"is {tuple(expected)}."
+            )
             return
         try:
             self.set_weight_bias(w, b)
         except RuntimeError as e:
             error_msgs.append(f"{prefix}: cannot pack the loaded weight/bias: {e}")
             return
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys,
-                                      unexpected_keys, error_msgs)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, False, missing_keys, unexpected_keys, error_msgs
+        )
 
     def __repr__(self) -> str:
         return self._weight_bias().__repr__()
@@ -95,16 +115,20 @@ class Linear(QParamsState, nn.Module):
     _FLOAT_MODULE = (nn.Linear, nn.modules.linear.NonDynamicallyQuantizableLinear)
     _NAME = "torch_qplugin.nn.quantized.Linear"
 
-    def __init__(self, in_features: int, out_features: int, bias_: bool = True,
-                 dtype: torch.dtype = torch.int8) -> None:
+    def __init__(
+        self, in_features: int, out_features: int, bias_: bool = True, dtype: torch.dtype = torch.int8
+    ) -> None:
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
         bias = torch.zeros(out_features, dtype=torch.float) if bias_ else None
         self._packed_params = LinearPackedParams(dtype)
         self._packed_params._expected_shape = (out_features, in_features)
-        zeros = (_zeros_qint8([out_features, in_features]) if self._packed_params.dtype == torch.qint8
-                 else torch.zeros(out_features, in_features))
+        zeros = (
+            _zeros_qint8([out_features, in_features])
+            if self._packed_params.dtype == torch.qint8
+            else torch.zeros(out_features, in_features)
+        )
         self._packed_params.set_weight_bias(zeros, bias)
         self.scale = 1.0
         self.zero_point = 0
@@ -113,8 +137,10 @@ class Linear(QParamsState, nn.Module):
         return "QuantizedLinear"
 
     def extra_repr(self) -> str:
-        return (f"in_features={self.in_features}, out_features={self.out_features}, scale={self.scale}, "
-                f"zero_point={self.zero_point}, qscheme={self.weight().qscheme()}")
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, scale={self.scale}, "
+            f"zero_point={self.zero_point}, qscheme={self.weight().qscheme()}"
+        )
 
     def __repr__(self) -> str:
         return _hide_packed_params_repr(self, LinearPackedParams)
@@ -123,16 +149,25 @@ class Linear(QParamsState, nn.Module):
         _require_quantized(x, "torch_qplugin.nn.quantized.Linear")
         return torch.ops.qplugin.linear(x, self._packed_params._packed_params, self.scale, self.zero_point)
 
-    def _load_from_state_dict(self, state_dict: Dict[str, Any], prefix: str, local_metadata: Dict[str, Any],
-                              strict: bool, missing_keys: List[str], unexpected_keys: List[str], error_msgs: List[str]):
+    def _load_from_state_dict(
+        self,
+        state_dict: Dict[str, Any],
+        prefix: str,
+        local_metadata: Dict[str, Any],
+        strict: bool,
+        missing_keys: List[str],
+        unexpected_keys: List[str],
+        error_msgs: List[str],
+    ):
         # scale / zero_point: QParamsState
         version = local_metadata.get("version", None)
         if (version is None or version == 1) and prefix + "weight" in state_dict:
             state_dict[prefix + "_packed_params.weight"] = state_dict.pop(prefix + "weight")
             state_dict[prefix + "_packed_params.bias"] = state_dict.pop(prefix + "bias", None)
         self._packed_params._expected_shape = (self.out_features, self.in_features)
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys,
-                                      unexpected_keys, error_msgs)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, False, missing_keys, unexpected_keys, error_msgs
+        )
 
     def _weight_bias(self):
         return self._packed_params._weight_bias()
@@ -159,8 +194,9 @@ class Linear(QParamsState, nn.Module):
             wobs(lin.weight)
         scale, zp = _act_qparams(act, cls._NAME)
         qlinear = cls(lin.in_features, lin.out_features)
-        qlinear.set_weight_bias(_quantize_weight(lin.weight, wobs),
-                                None if lin.bias is None else lin.bias.detach().float())
+        qlinear.set_weight_bias(
+            _quantize_weight(lin.weight, wobs), None if lin.bias is None else lin.bias.detach().float()
+        )
         qlinear.scale, qlinear.zero_point = scale, zp
         return _guard_never_calibrated(qlinear, act)
 

@@ -3,6 +3,7 @@
 Constructor arguments and state_dict keys (weight, bias, scale, zero_point) as
 torch.ao.nn.quantized's (torch_qplugin.nn.plain._base, shared with the plain forms); forward reads
 plain float / int qparams."""
+
 import torch
 import torch.nn as nn
 from torch import Tensor
@@ -19,8 +20,9 @@ class LayerNorm(B.LayerNorm):
 
     def forward(self, input: Tensor) -> Tensor:
         _require_quantized(input, "torch_qplugin.nn.quantized.LayerNorm")
-        return torch.ops.qplugin.layer_norm(input, self._shape, self.weight, self.bias, self.eps, self.scale,
-                                            self.zero_point)
+        return torch.ops.qplugin.layer_norm(
+            input, self._shape, self.weight, self.bias, self.eps, self.scale, self.zero_point
+        )
 
 
 class GroupNorm(B.GroupNorm):
@@ -29,8 +31,9 @@ class GroupNorm(B.GroupNorm):
 
     def forward(self, input: Tensor) -> Tensor:
         _require_quantized(input, "torch_qplugin.nn.quantized.GroupNorm")
-        return torch.ops.qplugin.group_norm(input, self.num_groups, self.weight, self.bias, self.eps, self.scale,
-                                            self.zero_point)
+        return torch.ops.qplugin.group_norm(
+            input, self.num_groups, self.weight, self.bias, self.eps, self.scale, self.zero_point
+        )
 
 
 class _InstanceNorm(B.InstanceNorm):
@@ -41,8 +44,7 @@ class _InstanceNorm(B.InstanceNorm):
 
     def forward(self, input: Tensor) -> Tensor:
         _require_quantized(input, "torch_qplugin.nn.quantized.InstanceNorm")
-        return torch.ops.qplugin.instance_norm(input, self.weight, self.bias, self.eps, self.scale,
-                                               self.zero_point)
+        return torch.ops.qplugin.instance_norm(input, self.weight, self.bias, self.eps, self.scale, self.zero_point)
 
 
 class InstanceNorm1d(_InstanceNorm, nn.InstanceNorm1d):

@@ -1,4 +1,5 @@
 """Quantized PReLU on qplugin::prelu (slopes: 1 or one per channel of dim 1)."""
+
 from typing import Any, Dict
 
 import torch
@@ -29,8 +30,10 @@ class PReLU(nn.Module):
 
     def set_weight(self, w: Tensor) -> None:
         if w.numel() != self.num_parameters:
-            raise ValueError(f"torch_qplugin.nn.quantized.PReLU.set_weight: weight should have "
-                             f"{self.num_parameters} elements, got {w.numel()}")
+            raise ValueError(
+                f"torch_qplugin.nn.quantized.PReLU.set_weight: weight should have "
+                f"{self.num_parameters} elements, got {w.numel()}"
+            )
         self.weight = w
 
     def _get_name(self):

@@ -1,13 +1,18 @@
 """Helpers shared by the quantized modules (no torch.ao imports). The readers of observed float
 modules are the plain tier's (torch_qplugin.nn.plain._base), re-exported here."""
+
 from typing import Any, Dict, List
 
 import torch
 from torch import Tensor
 from torch.nn.modules.module import _addindent
 
-from ...plain._base import (_act_qparams, _guard_never_calibrated, _name_never_calibrated,  # noqa: F401
-                            _weight_observer)
+from ...plain._base import (  # noqa: F401
+    _act_qparams,
+    _guard_never_calibrated,
+    _name_never_calibrated,
+    _weight_observer,
+)
 from ....quantizer import plain_dtype, quantized_dtype
 
 _PER_TENSOR = (torch.per_tensor_affine, torch.per_tensor_symmetric)
@@ -21,12 +26,14 @@ def _require_quantized(x: Tensor, who: str) -> None:
             who + ": expected a quantized input tensor, got a float tensor. Quantized modules take "
             "quantized tensors: insert a QuantStub (torch_qplugin.quantization.QuantStub) where float "
             "data enters the quantized part of the model (and a DeQuantStub where it leaves), then "
-            "prepare / calibrate / convert again")
+            "prepare / calibrate / convert again"
+        )
 
 
 def _zeros_qint8(shape: List[int]):
-    return torch.ops.qplugin.quantize_per_tensor(torch.zeros(shape, dtype=torch.float), 1.0, 0,
-                                                 quantized_dtype(torch.int8, "torch_qplugin.nn.quantized"))
+    return torch.ops.qplugin.quantize_per_tensor(
+        torch.zeros(shape, dtype=torch.float), 1.0, 0, quantized_dtype(torch.int8, "torch_qplugin.nn.quantized")
+    )
 
 
 def _clamp_int(qw: Tensor, obs: torch.nn.Module, scale: Tensor, zp: Tensor):
@@ -39,7 +46,8 @@ def _clamp_int(qw: Tensor, obs: torch.nn.Module, scale: Tensor, zp: Tensor):
     if obs.qscheme in _PER_TENSOR:
         return torch.ops.qplugin.make_per_tensor_quantized_tensor(ints, float(scale), int(zp))
     return torch.ops.qplugin.make_per_channel_quantized_tensor(
-        ints, scale.to(torch.double), zp.to(torch.long), obs.ch_axis)
+        ints, scale.to(torch.double), zp.to(torch.long), obs.ch_axis
+    )
 
 
 def _quantize_weight(w: Tensor, obs: torch.nn.Module):
@@ -53,8 +61,9 @@ def _quantize_weight(w: Tensor, obs: torch.nn.Module):
     if obs.qscheme in _PER_TENSOR:
         qw = torch.ops.qplugin.quantize_per_tensor(w, float(scale), int(zp), qint8)
     elif obs.qscheme in _PER_CHANNEL:
-        qw = torch.ops.qplugin.quantize_per_channel(w, scale.to(torch.double), zp.to(torch.long),
-                                                    int(obs.ch_axis), qint8)
+        qw = torch.ops.qplugin.quantize_per_channel(
+            w, scale.to(torch.double), zp.to(torch.long), int(obs.ch_axis), qint8
+        )
     else:
         raise ValueError(f"weight qscheme should be per-tensor or per-channel affine/symmetric, got {obs.qscheme}")
     return _clamp_int(qw, obs, scale, zp)
@@ -84,8 +93,14 @@ def _to_plain(obj: Any):
         ints = torch.ops.qplugin.int_repr(obj).clone()
         if obj.qscheme() in _PER_TENSOR:
             return ("__qplugin_qtensor__", "per_tensor", ints, float(obj.q_scale()), int(obj.q_zero_point()))
-        return ("__qplugin_qtensor__", "per_channel", ints, obj.q_per_channel_scales().clone(),
-                obj.q_per_channel_zero_points().clone(), int(obj.q_per_channel_axis()))
+        return (
+            "__qplugin_qtensor__",
+            "per_channel",
+            ints,
+            obj.q_per_channel_scales().clone(),
+            obj.q_per_channel_zero_points().clone(),
+            int(obj.q_per_channel_axis()),
+        )
     if isinstance(obj, torch.Tensor):
         return obj.detach().clone()
     if isinstance(obj, tuple):
@@ -126,6 +141,7 @@ class _PackedPickle:
 
     def __deepcopy__(self, memo: Dict[int, Any]) -> "_PackedPickle":
         import copy
+
         new = type(self).__new__(type(self))
         memo[id(self)] = new
         state = self.__getstate__()
