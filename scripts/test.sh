@@ -109,7 +109,7 @@ set +e
 prep_rc=$?
 if [ "$prep_rc" -eq 0 ]; then
   lint_py="$VENV_PREFIX-${TORCH_VERSIONS[0]}/bin/python"
-  "$lint_py" -m pip install -q ruff && PYTHON="$lint_py" bash scripts/lint.sh
+  "$lint_py" -m pip install -q ruff clang-format==18.1.8 && PYTHON="$lint_py" bash scripts/lint.sh
   lint_rc=$?
   summary+=("lint: $([ "$lint_rc" -eq 0 ] && echo passed || echo "FAILED (exit $lint_rc)")")
   [ "$lint_rc" -eq 0 ] || status=1
