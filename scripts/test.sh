@@ -6,8 +6,9 @@
 #   2. a wheel built from this checkout against that torch (pip wheel --no-build-isolation);
 #   3. the wheel installed into the venv, and pytest run by the venv's Python with the checkout
 #      kept off sys.path (PYTHONSAFEPATH), so a module or data file missing from the wheel fails.
-# Before the tests, once: scripts/lint.sh (ruff, the generated-asm check, the history check) with
-# ruff installed into the first version's venv; a lint failure fails the run, after the tests.
+# Before the tests, once: scripts/lint.sh (ruff check and format, clang-format, the generated-asm
+# check, the history check) with ruff and clang-format installed into the first version's venv; a
+# lint failure fails the run, after the tests.
 # Each version's build also builds the torch-free kernel testers (test/kernels), run before its
 # pytest; and scripts/test_aarch64.sh --smoke (cross-build for aarch64, the kernel testers and the
 # whole package under qemu, its outputs against this version's x86 install) runs beside the last
