@@ -5,8 +5,8 @@
 #   3. clang-format 18 --dry-run over the tracked C / C++ files (.clang-format);
 #   4. scripts/gen_qgemm_asm.py --check: the generated inline-asm bodies of qgemm_kernel.cpp are
 #      what the generator writes;
-#   5. scripts/check_history.py: no comment, docstring, help text or doc (docs/benchmarks*.md
-#      aside) names a work item ("stop N", "issue N") or a before -> after timing in code.
+#   5. scripts/check_history.py: no comment, docstring, help text or doc names a work item
+#      ("stop N", "issue N"), and no code holds a before -> after timing.
 # Every step runs; the exit status is 1 if any failed.
 #
 #   bash scripts/lint.sh    # ruff: $RUFF, else `$PYTHON -m ruff` where installed, else the PATH's;

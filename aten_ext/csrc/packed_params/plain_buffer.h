@@ -25,7 +25,8 @@
 // Conv: the buffer is the header only (kind kConv, sizes OC / ICg / groups in [5..7], [8]
 // transposed, [9] a hash of the kernel geometry: kernel size, stride, padding, dilation,
 // output_padding; version 1 has neither [9] nor the checksum): conv's kernel layouts live in
-// ConvWeights (kernels/conv_kernel.*) and are built from the plain weight once per weight
+// ConvWeights (cpu/conv_weights.h: one kernels::gemm::PackedWeight per group, the object linear
+// holds, plus the depthwise and stem layouts) and are built from the plain weight once per weight
 // tensor and cached (conv_params below); the buffer is checked against the op's arguments on
 // every call.
 //
