@@ -296,6 +296,38 @@ def _checked_per_tensor(scale: float, zero_point: int, dtype: torch.dtype):
     return _per_tensor(s, z, dtype)
 
 
+# The per-tensor quantizers plain modules' outputs carry, checked once per (scale, zero_point,
+# dtype): a module's output qparams are constants, so each layer reuses one immutable quantizer.
+_OUT_QUANTIZERS: Dict[Tuple[float, int, torch.dtype], PerTensorAffine] = {}
+_make_wrapper = torch.Tensor._make_wrapper_subclass
+
+
+def _wrap_out(data: torch.Tensor, scale: float, zero_point: int) -> "QTensor":
+    """QTensor(data, scale, zero_point) for a plain module's output, without QTensor.__init__'s
+    per-call checks (the quantizer is checked when first made). Traced (torch.compile /
+    torch.export), the public constructor, which tracing knows."""
+    if torch.compiler.is_compiling():
+        return QTensor(data, scale, zero_point)
+    key = (scale, zero_point, data.dtype)
+    qz = _OUT_QUANTIZERS.get(key)
+    if qz is None:
+        qz = _checked_per_tensor(scale, zero_point, data.dtype)
+        if len(_OUT_QUANTIZERS) >= 4096:  # scales computed per call (add_scalar) must not pile up
+            _OUT_QUANTIZERS.clear()
+        _OUT_QUANTIZERS[key] = qz
+    offset = data.storage_offset()  # passed only where nonzero: each keyword costs in the call
+    if offset:
+        out = _make_wrapper(
+            QTensor, data.shape, strides=data.stride(), storage_offset=offset, dtype=data.dtype, device=data.device
+        )
+    else:
+        out = _make_wrapper(QTensor, data.shape, strides=data.stride(), dtype=data.dtype, device=data.device)
+    attrs = out.__dict__
+    attrs["_data"] = data
+    attrs["quantizer"] = qz
+    return out
+
+
 def _per_tensor(scale: float, zero_point: int, dtype: torch.dtype):
     qz = PerTensorAffine.__new__(PerTensorAffine)  # values come from a checked op
     qz.scale, qz.zero_point, qz.dtype = float(scale), int(zero_point), dtype

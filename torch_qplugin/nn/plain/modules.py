@@ -82,7 +82,7 @@ __all__ = [
     "plain_weight",
 ]
 
-from ...qtensor import QTensor
+from ...qtensor import QTensor, _wrap_out
 from ...quantizer import PerTensorAffine, plain_dtype
 from ...quantization import _compat as C
 from . import _base as B
@@ -127,7 +127,7 @@ def _quantized_dtypes():
 
 
 def _out(data: Tensor, scale: float, zero_point: int):
-    return QTensor(data, scale, zero_point)
+    return _wrap_out(data, scale, zero_point)
 
 
 class _Plain:
