@@ -26,38 +26,71 @@ What these helpers add, and nothing else:
 """
 
 import os
-from typing import Any, Callable, Dict, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import torch
 from torch._inductor.custom_graph_pass import CustomGraphPass
 
 from ._export import _tensor_args, batch_oblivious, export
 
-__all__ = ["export", "compile", "aoti_package", "export_onnx", "batch_oblivious", "exact_options"]
+__all__ = ["export", "compile", "aoti_package", "aoti_load", "export_onnx", "batch_oblivious", "exact_options"]
 
 
-class _LowerShapeOps(CustomGraphPass):
-    """Marks the graph's shape arithmetic (``aten.sym_size`` / ``sym_stride`` / ``sym_numel`` /
-    ``sym_storage_offset``) for inductor's own lowering under ``fallback_by_default``: as ATen calls
-    they would return a SymInt from an extern kernel, which AOTInductor's C++ wrapper cannot do
-    ("Unsupported return type SymIntType"). They compute sizes, no values."""
+def _permute_of(node: torch.fx.Node) -> Optional[List[int]]:
+    """The permutation an ``aten.transpose.int`` / ``aten.t`` node applies, or None."""
+    val = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
+    if val is None:
+        return None
+    perm = list(range(val.dim()))
+    if node.target == torch.ops.aten.t.default:
+        if len(perm) == 2:
+            perm.reverse()
+        return perm
+    d0, d1 = (d % max(val.dim(), 1) for d in node.args[1:3])
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return perm
+
+
+class _LowerShapesAndViews(CustomGraphPass):
+    """Leaves to inductor's own lowering, under ``fallback_by_default``, the graph's ops that compute
+    no values, so that each is not an ATen call of its own (through AOTInductor's proxy executor
+    where it has no C shim):
+
+    * the shape arithmetic (``aten.sym_size`` / ``sym_stride`` / ``sym_numel`` /
+      ``sym_storage_offset``: as ATen calls they would return a SymInt from an extern kernel, which
+      AOTInductor's C++ wrapper cannot do, "Unsupported return type SymIntType");
+    * the views inductor lowers itself (``select``, ``view``, ``permute``, ``slice`` ...: strides
+      reinterpreted in the wrapper, no kernel), ``transpose`` / ``t`` rewritten as the ``permute``
+      they are.
+
+    Every op that reads or writes values stays eager's kernel."""
 
     def __call__(self, graph: torch.fx.Graph) -> None:
+        from torch._inductor.decomposition import select_decomp_table
+        from torch._inductor.lowering import lowerings
+
+        aten = torch.ops.aten
+        decomps = select_decomp_table()
         for node in graph.nodes:
-            if (
-                node.op == "call_function"
-                and isinstance(node.target, torch._ops.OpOverload)
-                and node.target._schema.name.startswith("aten::sym_")
-            ):
+            if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+                continue
+            if node.target in (aten.transpose.int, aten.t.default):
+                perm = _permute_of(node)
+                if perm is None:
+                    continue
+                node.target, node.args, node.kwargs = aten.permute.default, (node.args[0], perm), {}
+            op = node.target
+            name = op._schema.name
+            if name.startswith("aten::sym_") or (op.is_view and op in lowerings and op not in decomps):
                 node.meta.setdefault("custom", {})["compile_with_inductor"] = {}
 
     def uuid(self) -> str:
-        return "torch_qplugin.deploy.lower_shape_ops.v1"
+        return "torch_qplugin.deploy.lower_shapes_and_views.v1"
 
 
 def exact_options(cpp_wrapper: bool = False) -> Dict[str, Any]:
     """Inductor options under which every op runs eager's kernel: torch's "lite" mode (each op an
-    ATen / qplugin call, no decompositions, no fusion, no reordering) plus ``_LowerShapeOps``, which
+    ATen / qplugin call, no decompositions, no fusion, no reordering) plus ``_LowerShapesAndViews``, which
     needs the post-grad pass hook (so ``use_post_grad_passes``, with the pattern matcher off: no
     rewrite of the graph's ops) and makes the same options work in AOTInductor. ``cpp_wrapper``:
     the calls are made from C++, not from a Python wrapper, whose per-op cost is what makes lite
@@ -65,7 +98,7 @@ def exact_options(cpp_wrapper: bool = False) -> Dict[str, Any]:
     from torch._inductor import list_mode_options
 
     opts = dict(list_mode_options("lite"))
-    opts.update(use_post_grad_passes=True, pattern_matcher=False, post_grad_custom_post_pass=_LowerShapeOps())
+    opts.update(use_post_grad_passes=True, pattern_matcher=False, post_grad_custom_post_pass=_LowerShapesAndViews())
     if cpp_wrapper:
         opts["cpp_wrapper"] = True
     return opts
@@ -139,6 +172,45 @@ def aoti_package(
         return torch._inductor.aoti_compile_and_package(
             ep, package_path=str(package_path), inductor_configs=inductor_configs or None
         )
+
+
+class _AOTIRunner:
+    """A loaded AOTInductor package as a callable that skips torch's per-call pytree work where the
+    package takes positional tensors only: torch's wrapper (``aoti_load_package``'s model) parses
+    the input / output specs from JSON and flattens the arguments with Python's pytree on every
+    call, ~10 us, a share of a small model's batch-1 time. Same inputs, same outputs; any other
+    call goes through torch's wrapper."""
+
+    def __init__(self, model: Any) -> None:
+        from torch.utils import _pytree as pytree
+
+        self.model = model
+        self._run = model.loader.boxed_run
+        in_spec, out_spec = (pytree.treespec_loads(s) for s in model.loader.get_call_spec())
+        n = in_spec.num_leaves
+        positional = pytree.tree_flatten((tuple(range(n)), {}))[1]
+        self._n_positional = n if in_spec == positional else -1
+        self._out_spec, self._unflatten = out_spec, pytree.tree_unflatten
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs or len(args) != self._n_positional or not all(type(a) is torch.Tensor for a in args):
+            return self.model(*args, **kwargs)
+        return self._unflatten(self._run(list(args)), self._out_spec)
+
+    def __getattr__(self, name: str) -> Any:  # get_metadata, load_constants, ... of torch's model
+        return getattr(self.__dict__["model"], name)
+
+
+def aoti_load(package_path: Union[str, os.PathLike]) -> Callable[..., Any]:
+    """torch._inductor.aoti_load_package(package_path) as a callable that parses the package's call
+    specs once instead of on every call (torch_qplugin must be imported first, as for
+    aoti_load_package). Falls back to torch's model where its loader does not offer the calls this
+    needs."""
+    model = torch._inductor.aoti_load_package(str(package_path))
+    loader = getattr(model, "loader", None)
+    if not all(hasattr(loader, a) for a in ("get_call_spec", "boxed_run")):
+        return model
+    return _AOTIRunner(model)
 
 
 def export_onnx(

@@ -72,8 +72,11 @@ def test_aoti_generated_code_calls_the_qplugin_kernels(packages, name):
     # (the ATen ops without a C shim, under deploy.exact_options: the Transformer's layer norm and
     # GELU, go the same way)
     assert wrapper.count("aoti_torch_proxy_executor_call_function(") == len(targets)
-    # deploy.exact_options: no kernel of inductor's own, every op eager's kernel
+    # deploy.exact_options: no kernel of inductor's own, every op eager's kernel; the views are
+    # strides in the wrapper, not calls (the Transformer's attention transposes and selects)
     assert not re.findall(r"cpp_fused_\w+", wrapper)
+    views = {"aten::transpose", "aten::select", "aten::permute", "aten::view", "aten::t", "aten::slice"}
+    assert not [t for t in targets if t.split(".")[0] in views], targets
     # and nothing computes in float what the int8 kernels should: every op is a C-shim call or an
     # extern call of the json, none outside qplugin / aten, no float conv / matmul among the extern
     # calls, and no C shim of one
@@ -81,6 +84,26 @@ def test_aoti_generated_code_calls_the_qplugin_kernels(packages, name):
     assert not {t for t in targets if t.startswith("aten::") and t[6:].split(".")[0] in D.FLOAT_COMPUTE}, targets
     shims = set(re.findall(r"\b(aoti_torch_cpu_\w+)\(", wrapper))
     assert not {s for s in shims if re.search(r"conv|mm|linear|mkldnn|lstm|gru|rnn", s)}, shims
+
+
+@pytest.mark.parametrize("name", AOTI_CASES)
+def test_aoti_load_runs_the_package_without_torchs_wrapper(packages, name, monkeypatch):
+    """deploy.aoti_load: positional tensors go straight to the package's runner, bit-identical to
+    torch's loaded model; a call it does not handle (keywords) goes through torch's model."""
+    from torch_qplugin import deploy
+
+    path, inputs_path, expected = packages[name][1:]
+    run = deploy.aoti_load(path)
+    inputs = torch.load(inputs_path)
+    calls = []
+    monkeypatch.setattr(type(run.model), "__call__", lambda self, *a, **k: calls.append(k) or "torch's model")
+    with torch.no_grad():
+        for b in D.BATCHES:
+            D.assert_same(run(*inputs[b]), expected[b], f"{name} deploy.aoti_load, batch {b}")
+        assert not calls, "the positional call went through torch's wrapper"
+        assert run(*inputs[1], unexpected=1) == "torch's model"
+    assert calls == [{"unexpected": 1}]
+    assert run.get_metadata() == torch._inductor.aoti_load_package(path).get_metadata()
 
 
 BEST = torch_qplugin._isa.supported_isas()[-1]
