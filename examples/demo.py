@@ -8,9 +8,10 @@
    (int8 Linear weights) and quantization-aware training — with torch_qplugin, and the same
    three ways with torch's own int8 backend (torch.ao.quantization, x86 engine) as the baseline.
    torch_qplugin's models also appear in plain form (torch_qplugin.quantization.to_plain: no
-   quantized-dtype tensor anywhere, what runs once torch drops quint8; bit-identical outputs).
+   quantized-dtype tensor anywhere, what runs once torch drops quint8; bit-identical outputs),
+   eager and as the AOTInductor package a deployment ships (torch_qplugin.deploy.aoti_package).
 3. Scripts (torch.jit.script) and saves every model (the plain forms: torch.save of the module,
-   they take QTensors, which TorchScript cannot), then reloads them all in a FRESH Python
+   they take QTensors, which TorchScript cannot, and the AOTI package), then reloads them all in a FRESH Python
    process (which only imports torch_qplugin) and measures there: test accuracy, agreement with
    the fp32 logits, file size, latency at batch 1 and 32, whether the reloaded model gives
    exactly the in-process outputs, and which kernels its graph calls.
@@ -40,6 +41,7 @@ from toolkits import QPlugin, TorchAO, Unavailable, graph_op_counts, quiet_depre
 
 METHODS = [("static", "PTQ static"), ("dynamic", "dynamic"), ("qat", "QAT")]
 PLAIN_LABEL = "torch_qplugin plain (no quantized dtypes)"
+AOTI_LABEL = "torch_qplugin plain, AOTInductor package"
 
 
 def _import_qplugin():
@@ -94,6 +96,30 @@ def plain_entry(method, qplugin_entry):
     return e
 
 
+def aoti_entry(method, plain):
+    """The AOTInductor package of the plain model ``plain`` (made in build_all's save step)."""
+    e = dict(key=f"{method}_plain_aoti", method=method, backend="plain_aoti")
+    if "model" not in plain:
+        e["reason"] = f"no plain {method} model to package ({plain.get('reason')})"
+    else:
+        e["model"] = plain["model"]
+    return e
+
+
+def save_aoti(m, e, x, out):
+    """Exports the plain model m (batch dimension dynamic) and packages it with AOTInductor."""
+    from torch_qplugin import deploy
+
+    with torch.no_grad():
+        ep = deploy.export(m, (x[:2].contiguous(),))
+        path = deploy.aoti_package(ep, os.path.join(out, f"{e['key']}.pt2"))
+        pkg = deploy.aoti_load(path)
+        e["path"], e["format"] = path, "aoti"
+        e["ref_path"] = os.path.join(out, f"{e['key']}.ref.pt")
+        torch.save(H.predict(pkg, x), e["ref_path"])
+    e["size"] = os.path.getsize(path)
+
+
 def build_all(args, data):
     x_tr, y_tr, x_te, y_te = data
     os.makedirs(args.out, exist_ok=True)
@@ -119,6 +145,7 @@ def build_all(args, data):
             entries.append(e)
             if tk.name == "qplugin":
                 entries.append(plain_entry(method, e))
+                entries.append(aoti_entry(method, entries[-1]))
 
     manifest = []
     for e in entries:
@@ -129,7 +156,12 @@ def build_all(args, data):
             except Exception as ex:  # noqa: BLE001
                 e["reason"] = f"eager inference failed: {short_reason(ex)}"
                 m = None
-        if m is not None and e["backend"] == "plain":  # pickled module (QTensor inside: no TorchScript)
+        if m is not None and e["backend"] == "plain_aoti":
+            try:
+                save_aoti(m, e, x_te, args.out)
+            except Exception as ex:  # noqa: BLE001
+                e["reason"] = f"AOTInductor packaging failed: {short_reason(ex)}"
+        elif m is not None and e["backend"] == "plain":  # pickled module (QTensor inside: no TorchScript)
             e["path"] = os.path.join(args.out, f"{e['key']}.pt")
             e["ref_path"] = os.path.join(args.out, f"{e['key']}.ref.pt")
             e["format"] = "pickle"
@@ -171,7 +203,14 @@ def evaluate_saved(manifest_path, threads):
             continue
         r = results.setdefault(e["key"], {})
         try:
-            m = torch.load(e["path"], weights_only=False) if e.get("format") == "pickle" else torch.jit.load(e["path"])
+            if e.get("format") == "aoti":
+                from torch_qplugin import deploy
+
+                m = deploy.aoti_load(e["path"])
+            elif e.get("format") == "pickle":
+                m = torch.load(e["path"], weights_only=False)
+            else:
+                m = torch.jit.load(e["path"])
         except Exception as ex:  # noqa: BLE001
             extra = f" (import torch_qplugin failed: {qplugin_err})" if qplugin_err else ""
             r["reason"] = f"reload failed: {short_reason(ex)}{extra}"
@@ -233,6 +272,7 @@ def report(manifest, results, args):
         "torch": TorchAO.label,
         "qplugin": QPlugin.label,
         "plain": PLAIN_LABEL,
+        "plain_aoti": AOTI_LABEL,
     }
     for e in manifest:
         r = dict(results.get(e["key"], {}))
@@ -247,7 +287,7 @@ def report(manifest, results, args):
             return "-" if (a is None or not b) else f"{a / b:.2f}x"
 
         vs_torch = "-"
-        if e["backend"] in ("qplugin", "plain"):
+        if e["backend"] in ("qplugin", "plain", "plain_aoti"):
             tr = torch_rows.get(e["method"], {})
             if "lat1" in tr:
                 vs_torch = f"{r['lat1'] / tr['lat1']:.2f}x / {r['lat32'] / tr['lat32']:.2f}x"
@@ -266,7 +306,9 @@ def report(manifest, results, args):
                 ratio(r["lat32"], fp32.get("lat32")),
                 vs_torch,
                 "yes" if r["identical"] else "NO",
-                f"qplugin::{ops.get('qplugin', 0)} quantized::{ops.get('quantized', 0)}" if ops else "eager (pickled)",
+                f"qplugin::{ops.get('qplugin', 0)} quantized::{ops.get('quantized', 0)}"
+                if ops
+                else ("AOTI package" if e["backend"] == "plain_aoti" else "eager (pickled)"),
             ]
         )
         for metric, v in (
@@ -282,10 +324,19 @@ def report(manifest, results, args):
             else:
                 chart.setdefault(metric, {})[(name, backend)] = v
     table = H.markdown_table(headers, rows)
+    ours = {(e["method"], e["backend"]): results.get(e["key"], {}) for e in manifest}
+    deployed = []
+    for method, name in METHODS:
+        q, a = ours.get((method, "qplugin"), {}), ours.get((method, "plain_aoti"), {})
+        if "lat1" in q and "lat1" in a:
+            deployed.append(f"{name} {a['lat1'] / q['lat1']:.2f}x / {a['lat32'] / q['lat32']:.2f}x")
+    if deployed:
+        table += "\nPlain AOTInductor package / torch_qplugin scripted (b=1 / b=32): " + ", ".join(deployed) + "\n"
     env = (
         f"torch {torch.__version__}, {args.threads} thread(s), "
         f"{os.cpu_count()} CPU(s), test set {results.get('_n_test', 360)} images; latency = median "
-        f"per call of the reloaded scripted model (interleaved rounds)"
+        f"per call of the reloaded model (scripted; plain: the pickled module or the AOTI package), "
+        f"interleaved rounds"
     )
     text = f"# torch_qplugin demo: digits CNN, fp32 vs int8\n\n{env}\n\n{table}\n"
     if notes:
@@ -296,7 +347,7 @@ def report(manifest, results, args):
     print()
     print(text)
     groups = [n for _, n in METHODS]
-    series = ["fp32", TorchAO.label, QPlugin.label, PLAIN_LABEL]
+    series = ["fp32", TorchAO.label, QPlugin.label, PLAIN_LABEL, AOTI_LABEL]
     panels = [
         ("Test accuracy (%)", chart.get("acc", {})),
         ("Size on disk (KiB)", chart.get("size", {})),

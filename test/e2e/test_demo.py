@@ -1,7 +1,7 @@
 """The README's first command, examples/demo.py, runs end to end (short training) and every
-variant — fp32, torch int8, torch_qplugin int8 and its plain form, static / dynamic / QAT — reloads
-in a fresh process with identical outputs; torch_qplugin's graphs call no quantized:: op; the plain
-forms give exactly torch_qplugin's outputs."""
+variant — fp32, torch int8, torch_qplugin int8 and its plain form (eager and AOTInductor package),
+static / dynamic / QAT — reloads in a fresh process with identical outputs; torch_qplugin's graphs
+call no quantized:: op; the plain forms give exactly torch_qplugin's outputs."""
 
 import json
 import subprocess
@@ -33,7 +33,9 @@ def test_demo_runs_end_to_end(tmp_path):
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     results = json.loads((tmp_path / "eval.json").read_text())
     keys = {e["key"] for e in manifest}
-    assert keys == {"fp32"} | {f"{m}_{b}" for m in ("static", "dynamic", "qat") for b in ("torch", "qplugin", "plain")}
+    assert keys == {"fp32"} | {
+        f"{m}_{b}" for m in ("static", "dynamic", "qat") for b in ("torch", "qplugin", "plain", "plain_aoti")
+    }
     for key in keys:
         r = results[key]
         assert "reason" not in r, (key, r)
@@ -44,7 +46,9 @@ def test_demo_runs_end_to_end(tmp_path):
     import torch
 
     for m in ("static", "dynamic", "qat"):
-        assert torch.equal(torch.load(tmp_path / f"{m}_plain.ref.pt"), torch.load(tmp_path / f"{m}_qplugin.ref.pt")), m
+        want = torch.load(tmp_path / f"{m}_qplugin.ref.pt")
+        assert torch.equal(torch.load(tmp_path / f"{m}_plain.ref.pt"), want), m
+        assert torch.equal(torch.load(tmp_path / f"{m}_plain_aoti.ref.pt"), want), m
     png = tmp_path / "demo_results.png"
     try:
         import matplotlib  # noqa: F401
