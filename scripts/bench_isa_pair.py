@@ -29,6 +29,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -230,20 +231,22 @@ def write(label, a2, a5, cmd):
         f"This run: {counts['yes']} yes, {counts['floor']} floor, {counts['width']} width, {counts['no']} no; "
         f"one process: {counts1['yes']} yes, {counts1['floor']} floor, {counts1['width']} width, "
         f"{counts1['no']} no.\n\n"
-        "Per family (the issue's unit): the geometric mean of the rows' AVX2 / AVX-512 ratio (met at "
+        "Per family: the geometric mean of the rows' AVX2 / AVX-512 ratio (met at "
         "<= 1.10) and the rows' verdicts, both ways, and of our AVX2 / AVX-512 time in one process; a "
         "family short of 1.10 reads 'floor / width' when none of its rows reads 'no'.\n\n"
         + families(per)
-        + "\n\n"
-        + "\n\n".join(f"**{fam}**\n\n{head}\n" + "\n".join(lines) for fam, lines in fams.items())
+        + f"\n\nRun {time.strftime('%Y-%m-%d', time.gmtime())}; the per-row tables are what the command prints."
         + f"\n<!-- /bench:{key} -->"
     )
+    rows = "\n\n".join(f"**{fam}**\n\n{head}\n" + "\n".join(lines) for fam, lines in fams.items())
     path = ROOT / "docs" / "benchmarks.md"
     text = path.read_text()
     pat = re.compile(rf"<!-- bench:{re.escape(key)} -->.*?<!-- /bench:{re.escape(key)} -->", re.S)
     text = pat.sub(lambda _: body, text) if pat.search(text) else text.rstrip() + "\n\n" + body + "\n"
     path.write_text(text)
     print(body)
+    print()
+    print(rows)
 
 
 def main():

@@ -36,6 +36,7 @@ Results print as a table and replace the family's section in docs/benchmarks.md.
 
 import argparse
 import importlib
+import math
 import os
 import pkgutil
 import platform
@@ -94,6 +95,44 @@ def cpu_description():
         else "no avx2"
     )
     return f"{info.get('model name', '?')} (family {info.get('cpu family', '?')} model {info.get('model', '?')}, {isa})"
+
+
+# (vendor, family, models) -> the CPU kind a docs/benchmarks.md section is kept per
+_CPU_KINDS = [
+    ("AuthenticAMD", 25, range(0x00, 0x10), "Zen 3"),
+    ("AuthenticAMD", 25, range(0x20, 0x60), "Zen 3"),
+    ("AuthenticAMD", 25, range(0x10, 0x20), "Zen 4"),
+    ("AuthenticAMD", 25, range(0x60, 0x80), "Zen 4"),
+    ("AuthenticAMD", 25, range(0xA0, 0xB0), "Zen 4"),
+    ("AuthenticAMD", 26, range(0x00, 0x100), "Zen 5"),
+    ("GenuineIntel", 6, range(0xCF, 0xD0), "Emerald Rapids"),
+    ("GenuineIntel", 6, range(0x8F, 0x90), "Sapphire Rapids"),
+]
+
+
+def cpu_kind():
+    """A short name for the CPU's microarchitecture ("Zen 5"), or its vendor / family / model; the
+    key under which docs/benchmarks.md keeps one section per family and kind of CPU."""
+    info = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if ":" in line:
+                    k, v = (x.strip() for x in line.split(":", 1))
+                    info.setdefault(k, v)
+                if not line.strip():
+                    break
+    except OSError:
+        return platform.machine()
+    vendor = info.get("vendor_id", "?")
+    try:
+        family, model = int(info.get("cpu family", "-1")), int(info.get("model", "-1"))
+    except ValueError:
+        family, model = -1, -1
+    for v, f, models, name in _CPU_KINDS:
+        if v == vendor and f == family and model in models:
+            return name
+    return f"{vendor} family {family} model {model}"
 
 
 _CLOCK = time.perf_counter
@@ -342,14 +381,38 @@ def main():
                     f"| {us(fl) + ' us' if fl else '-'} | {r_fl} |"
                     + (f" {err if err is not None else '-'} |" if args.isa else "")
                 )
-        key = f"{mod.FAMILY} [{args.isa}]" if args.isa else mod.FAMILY
-        sections[key] = (getattr(mod, "NOTE", ""), lines)
+        key = f"{mod.FAMILY}{f' [{args.isa}]' if args.isa else ''} ({cpu_kind()})"
+        sections[key] = (getattr(mod, "NOTE", ""), [r for r in rows if r["family"] == mod.FAMILY])
     if args.json:
         import json
 
         Path(args.json).write_text(json.dumps(dict(header=header, cmd=cmd, rows=rows), indent=1))
     if not args.no_write:
         write_doc(sections, header, cmd)
+
+
+def summary_lines(rows):
+    """The doc's table of one family: per thread count the rows' qplugin/torch ratios (geometric
+    mean and range), their qplugin/fp32 geometric mean and the rows slower than torch. The full
+    table (every row, times, rates, floors) is what the run prints, and --json keeps."""
+
+    def gm(v):
+        return math.exp(sum(math.log(x) for x in v) / len(v)) if v else float("nan")
+
+    lines = [
+        "| threads | rows | qplugin/torch: geomean (range) | qplugin/fp32: geomean | rows slower than torch (qplugin/torch) |",
+        "|---|---|---|---|---|",
+    ]
+    for threads in sorted({r["threads"] for r in rows}):
+        rs = [r for r in rows if r["threads"] == threads and r["ours"]]
+        vt = [r["ours"] / r["torch"] for r in rs if r["torch"]]
+        vf = [r["ours"] / r["fp32"] for r in rs if r["fp32"]]
+        slow = "; ".join(
+            f"{r['op']} {r['shape']} {r['ours'] / r['torch']:.2f}" for r in rs if r["torch"] and r["ours"] > r["torch"]
+        )
+        rng = f" ({min(vt):.3f}-{max(vt):.3f})" if vt else ""
+        lines.append(f"| {threads} | {len(rs)} | **{gm(vt):.3f}**{rng} | {gm(vf):.3f} | {slow or 'none'} |")
+    return lines
 
 
 def write_doc(sections, header, cmd):
@@ -362,15 +425,22 @@ def write_doc(sections, header, cmd):
             "(interleaved, median of rounds); lower is better. Each section is rewritten by the command shown in it.\n"
         )
     )
-    for fam, (note, lines) in sections.items():
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    for fam, (note, rows) in sections.items():
         body = (
-            f"<!-- bench:{fam} -->\n## {fam}\n\nCommand: `{cmd}`  \n{header}\n\n"
-            + (note + "\n\n" if note else "")
-            + "\n".join(lines)
+            f"<!-- bench:{fam} -->\n## {fam}\n\nCommand: `{cmd}`  \n{header}; run {today}.  \n"
+            + (note + "\n\n" if note else "\n")
+            + "\n".join(summary_lines(rows))
             + f"\n<!-- /bench:{fam} -->"
         )
         pat = re.compile(rf"<!-- bench:{re.escape(fam)} -->.*?<!-- /bench:{re.escape(fam)} -->", re.S)
-        text = pat.sub(lambda _: body, text) if pat.search(text) else text.rstrip() + "\n\n" + body + "\n"
+        if pat.search(text):
+            text = pat.sub(lambda _: body, text)
+            continue
+        # a new section goes after the last one of the same CPU kind, else at the end
+        kind = fam[fam.rindex("(") :]
+        ends = [m.end() for m in re.finditer(rf"<!-- /bench:[^>]*{re.escape(kind)} -->", text)]
+        text = text[: ends[-1]] + "\n" + body + text[ends[-1] :] if ends else text.rstrip() + "\n\n" + body + "\n"
     path.write_text(text)
     print(f"\nwrote {path}")
 
