@@ -1,6 +1,6 @@
 """Shared pieces of the examples: the digits data, training loops, timing, tables and charts.
 
-Used by examples/demo.py, scripts/bench_models.py and test/e2e/. Only torch, numpy,
+Used by examples/demo.py, scripts/bench.py models and test/e2e/. Only torch, numpy,
 scikit-learn (for its bundled digits set) and, optionally, tqdm and matplotlib.
 """
 

@@ -1,4 +1,4 @@
-"""Benchmark row providers for scripts/bench_ops.py: one module per op family."""
+"""Benchmark row providers for scripts/bench.py ops: one module per op family."""
 
 from dataclasses import dataclass
 from typing import Callable, Optional

@@ -52,7 +52,7 @@ def measure_peak():
 
 class Rate(float):
     """GOPS that print with their fraction of the measured peak of the threads in use
-    (bench_ops formats rates as f"{rate:.1f} {unit}" after torch.set_num_threads)."""
+    (benchlib.ops formats rates as f"{rate:.1f} {unit}" after torch.set_num_threads)."""
 
     def __truediv__(self, d):
         return Rate(float(self) / d)

@@ -75,7 +75,7 @@ def _main():
     """Interleaved best-of / median comparison for a few shapes, with two references for the
     batch-1 rows: the call overhead (M = 0, same op) and a plain read of the weight bytes
     (scripts/peak_int8.py; split over the same number of threads). On a shared machine the best of many short rounds is the least
-    disturbed sample; the median is what bench_ops.py reports.
+    disturbed sample; the median is what bench.py ops reports.
 
         python scripts/bench_rows/linear.py 1x768x768 1x4096x4096 --threads 1 2
     """

@@ -1,9 +1,9 @@
 """Plain form vs quantized-dtype form of the same converted model, eager and deployed.
 
-    python scripts/bench_plain.py                                   # all models, batch 1 and 32, 1 thread
-    python scripts/bench_plain.py --models mobilenet_v2 --batches 1 --rounds 40
-    python scripts/bench_plain.py --models lstm_fp16 transformer_fp16   # the fp16 dynamic scheme
-    python scripts/bench_plain.py --no-aoti                          # the eager table only
+    python scripts/bench.py plain                                   # all models, batch 1 and 32, 1 thread
+    python scripts/bench.py plain --models mobilenet_v2 --batches 1 --rounds 40
+    python scripts/bench.py plain --models lstm_fp16 transformer_fp16   # the fp16 dynamic scheme
+    python scripts/bench.py plain --no-aoti                          # the eager table only
 
 Three tables:
 
@@ -24,7 +24,7 @@ of the same prepared model (bit-identical outputs, checked here). Each round tim
 quantized-eager calls and a chunk of plain-eager calls back to back (the order alternates) in process
 CPU time, which a loaded machine disturbs far less than wall time; the ratio of each pair is one
 sample. Prints per config the median per-call times and the median pair ratio plain / quantized with
-its quartiles. scripts/bench_models.py has the same columns among the other toolkits (one median per
+its quartiles. scripts/bench.py models has the same columns among the other toolkits (one median per
 column, wall or --clock cpu).
 """
 
@@ -36,7 +36,8 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchlib import ROOT  # noqa: E402  (the checkout)
+
 sys.path[:0] = [str(ROOT / "examples"), str(ROOT)]
 
 import torch  # noqa: E402
@@ -262,15 +263,17 @@ def overhead_table(args):
             print(f"| {label} | {a * 1e6:.2f} us | {b * 1e6:.2f} us | **{(a - b) * 1e6:.2f} us** |", flush=True)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="bench.py plain", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--models", nargs="*", default=list(STATIC) + list(DYNAMIC))
     ap.add_argument("--batches", nargs="*", type=int, default=[1, 32])
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--chunk", type=float, default=0.05, help="seconds of CPU time per chunk")
     ap.add_argument("--no-aoti", action="store_true", help="leave out the deployed (AOTInductor) table")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     quiet_deprecations()
     torch.set_num_threads(args.threads)
     import torch_qplugin
@@ -298,7 +301,3 @@ def main():
 
         deployed_table(args, Path(tempfile.mkdtemp(prefix="bench_plain_")))
     overhead_table(args)
-
-
-if __name__ == "__main__":
-    main()

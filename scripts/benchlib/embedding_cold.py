@@ -1,11 +1,11 @@
 """embedding_bag rows of scripts/bench_rows/embedding.py with the weight table evicted from the
 caches before every call (rows from DRAM, as a recommendation model's big tables see them), ours
 against torch's fbgemm kernel, interleaved; one call per sample, median of --rounds samples.
-bench_ops.py times warm calls (the table stays in L2 / L3 across its repeated calls); this shows
+`bench.py ops` times warm calls (the table stays in L2 / L3 across its repeated calls); this shows
 the prefetching side of the kernel.
 
-    python scripts/bench_embedding_cold.py            # our AVX-512 path (or the best this CPU has)
-    QPLUGIN_ISA=avx2 python scripts/bench_embedding_cold.py
+    python scripts/bench.py embedding-cold            # our AVX-512 path (or the best this CPU has)
+    QPLUGIN_ISA=avx2 python scripts/bench.py embedding-cold
 """
 
 import argparse
@@ -17,11 +17,11 @@ import torch
 import torch_qplugin
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="bench.py embedding-cold")
     ap.add_argument("--rounds", type=int, default=100)
     ap.add_argument("--evict-mb", type=int, default=64, help="bytes written between calls to evict the caches")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     torch.set_num_threads(1)
     q, t = torch.ops.qplugin, torch.ops.quantized
     big = torch.ones(args.evict_mb << 18)
@@ -54,7 +54,3 @@ def main():
                 f"| {th * 1e6:.1f} us | **{o / th:.3f}** |",
                 flush=True,
             )
-
-
-if __name__ == "__main__":
-    main()

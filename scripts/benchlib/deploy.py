@@ -1,8 +1,8 @@
 """What each deployment step of a plain model costs (docs/deploy.md): export, save, load, compile,
 AOTInductor compile and load, and the time per call of eager / exported / compiled / AOTI forms.
 
-    python scripts/bench_deploy.py                       # digits CNN, MobileNetV2, Transformer
-    python scripts/bench_deploy.py --models digits_cnn --rounds 3
+    python scripts/bench.py deploy                       # digits CNN, MobileNetV2, Transformer
+    python scripts/bench.py deploy --models digits_cnn --rounds 3
 
 Models from examples/models converted by torch_qplugin's workflow (plain=True; static per-channel
 for the CNNs, dynamic for the Transformer), random weights and calibration data. Per-call times
@@ -20,7 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchlib import ROOT  # noqa: E402  (the checkout)
+
 sys.path[:0] = [str(ROOT / "examples"), str(ROOT)]
 
 import torch  # noqa: E402
@@ -52,7 +53,7 @@ def build(name):
     if name == "transformer":
         m = models.TransformerClassifier(vocab=10000, d_model=256, nhead=4, ff=1024, layers=4).eval()
         return tq.quantize_dynamic(m, plain=True).eval(), lambda b: torch.randint(0, 10000, (b, 64))
-    raise ValueError(f"bench_deploy: unknown model {name}")
+    raise ValueError(f"bench.py deploy: unknown model {name}")
 
 
 def timed(fn):
@@ -65,13 +66,15 @@ def same(a, b):
     return torch.equal(a, b) if torch.is_tensor(a) else all(same(x, y) for x, y in zip(a, b))
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="bench.py deploy", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--models", nargs="*", default=["digits_cnn", "mobilenet_v2", "transformer"])
     ap.add_argument("--batches", nargs="*", type=int, default=[1, 8])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--min-time", type=float, default=0.2)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     quiet_deprecations()
     torch.set_num_threads(1)
     tmp = Path(tempfile.mkdtemp(prefix="qplugin_deploy_"))
@@ -106,7 +109,7 @@ def main():
                 want = model(x)
                 for k, f in forms.items():
                     if not same(f(x), want):
-                        raise SystemExit(f"bench_deploy: {name} {k} output differs from eager at batch {b}")
+                        raise SystemExit(f"bench.py deploy: {name} {k} output differs from eager at batch {b}")
                 t = H.time_interleaved(forms, x, rounds=args.rounds, min_time=args.min_time)
             calls.append(
                 [name, b]
@@ -131,7 +134,3 @@ def main():
         )
     )
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

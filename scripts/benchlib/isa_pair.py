@@ -1,12 +1,12 @@
 """AVX2 against torch's AVX2 kernels next to AVX-512 against torch's AVX-512 kernels, one CPU.
 
-    python scripts/bench_isa_pair.py --label "Zen 5" --clock cpu --threads 1 --only elementwise quantize
-    python scripts/bench_isa_pair.py --label "Zen 5" --repeat 2 ...    # medians of alternating runs
-    python scripts/bench_isa_pair.py --label "Zen 5" --from avx2.json avx512.json   # join two saved runs
-    python scripts/bench_isa_pair.py --label "Zen 4" --save /tmp/pair ...   # keep them (/tmp/pair-avx2.json ...)
-    python scripts/bench_isa_pair.py --label "Zen 4" --threads 1 --cpu 0 --warm ...   # both runs on one CPU
+    python scripts/bench.py isa-pair --label "Zen 5" --clock cpu --threads 1 --only elementwise quantize
+    python scripts/bench.py isa-pair --label "Zen 5" --repeat 2 ...    # medians of alternating runs
+    python scripts/bench.py isa-pair --label "Zen 5" --from avx2.json avx512.json   # join two saved runs
+    python scripts/bench.py isa-pair --label "Zen 4" --save /tmp/pair ...   # keep them (/tmp/pair-avx2.json ...)
+    python scripts/bench.py isa-pair --label "Zen 4" --threads 1 --cpu 0 --warm ...   # both runs on one CPU
 
-Runs scripts/bench_ops.py twice on an AVX-512 machine, `--isa avx2` (our kernels capped by QPLUGIN_ISA,
+Runs scripts/bench.py ops twice on an AVX-512 machine, `--isa avx2` (our kernels capped by QPLUGIN_ISA,
 torch's by ATEN_CPU_CAPABILITY) and then uncapped with --also-avx2 (our AVX2 path and its floor timed in
 the same process and rounds as the AVX-512 ones), family by family, each with --json, and writes one
 table per family:
@@ -16,7 +16,7 @@ AVX2 floor (bench_rows/_floor.cpp) already above that target, or our AVX2 path a
 as the AVX-512 path is to its own (`verdict`); beside it the same test with our two paths from the
 AVX-512 run alone (`verdict1`), and per family the geometric means of both (`families`). The section
 is labelled with the CPU (`--label`), so runs on other CPUs keep their own sections in docs/benchmarks.md.
-Options it does not know (--threads, --clock, --cpu, --warm, ...) go to both bench_ops.py runs; with
+Options it does not know (--threads, --clock, --cpu, --warm, ...) go to both `bench.py ops` runs; with
 --threads 1, `--cpu N` pins both to one CPU, so the two processes differ only in the kernel path, not in
 which vCPU of a shared machine they happened to land on; `--warm` starts each sample with an untimed
 call, so a sample does not time the first call after whichever op ran before it (the two runs time
@@ -32,11 +32,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchlib import BENCH, ROOT, command
 
 
 def run(isa, passthrough, path):
-    cmd = [sys.executable, str(ROOT / "scripts" / "bench_ops.py"), "--no-write", "--json", str(path)]
+    cmd = [sys.executable, str(BENCH), "ops", "--no-write", "--json", str(path)]
     cmd += (["--isa", isa] if isa else []) + passthrough
     print("+", " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True)
@@ -74,7 +74,7 @@ def verdict(r2, r5):
     'width' our AVX2 path is within 10% as close to its floor as our AVX-512 path is to its own
             (ours / floor on AVX2 <= 1.1x ours / floor on AVX-512): the ratios differ by what the
             minimal kernel itself gains from the width, not by our AVX2 code. Where the AVX-512 run
-            also timed our AVX2 path and its floor (bench_ops --also-avx2), all four times come
+            also timed our AVX2 path and its floor (bench.py ops --also-avx2), all four times come
             from that one process and the same rounds; otherwise the AVX2 side is the AVX2 run's;
     'no'    none of these.
     Returns (verdict, AVX2 ratio, AVX-512 ratio, AVX2 floor ratio)."""
@@ -218,7 +218,7 @@ def write(label, a2, a5, cmd):
         "the width; **no** = none of these. "
         + (
             "Both ours/floor columns and the 'ours AVX2 / AVX-512 time' column come from the AVX-512 run, "
-            "which also timed our AVX2 path (on the same input tensors) and its AVX2 floor in the same rounds (`bench_ops.py --also-avx2`); "
+            "which also timed our AVX2 path (on the same input tensors) and its AVX2 floor in the same rounds (`bench.py ops --also-avx2`); "
             "the AVX2 ratio to torch and the AVX2 floor/torch come from the AVX2 run (torch's kernel path is "
             "fixed per process). "
             if any(in_process(r) for r in a5["rows"])
@@ -249,8 +249,8 @@ def write(label, a2, a5, cmd):
     print(rows)
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="bench.py isa-pair")
     ap.add_argument("--label", required=True, help="CPU name for the section, e.g. 'Zen 5'")
     ap.add_argument("--from", dest="files", nargs=2, default=None, metavar=("AVX2_JSON", "AVX512_JSON"))
     ap.add_argument("--no-write", action="store_true")
@@ -269,7 +269,7 @@ def main():
         help="also write the two sides' rows (medians over --repeat) to PREFIX-avx2.json and "
         "PREFIX-avx512.json, which --from reads back",
     )
-    args, passthrough = ap.parse_known_args()
+    args, passthrough = ap.parse_known_args(argv)
     if args.files:
         a2, a5 = (json.loads(Path(f).read_text()) for f in args.files)
         cmd = a2["cmd"] if a2["cmd"] == a5["cmd"] else a2["cmd"] + "  /  " + a5["cmd"]  # (--save writes one)
@@ -291,7 +291,7 @@ def main():
                         a2["rows"] += j2["rows"]
                         a5["rows"] += j5["rows"]
         a2["rows"], a5["rows"] = combine(a2["rows"]), combine(a5["rows"])
-        cmd = "python scripts/bench_isa_pair.py " + " ".join(sys.argv[1:])
+        cmd = command()
         if args.save:
             for side, a in (("avx2", a2), ("avx512", a5)):
                 Path(f"{args.save}-{side}.json").write_text(json.dumps(dict(a, cmd=cmd), indent=1))
@@ -303,7 +303,3 @@ def main():
         print(families(per))
     else:
         write(args.label, a2, a5, cmd)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,7 +1,7 @@
 """Per-op cost of the plain tier vs the quantized-dtype path (a QTensor's Python
 overhead per op is the thing to measure).
 
-    python scripts/bench_qtensor.py
+    python scripts/bench.py qtensor
 
 For each op and size: the quantized-dtype call (qplugin op on a quint8 tensor), the plain op
 called directly (qplugin::plain_*, what plain modules call), and the same op through a QTensor
@@ -9,6 +9,7 @@ called directly (qplugin::plain_*, what plain modules call), and the same op thr
 the quantized-dtype call of the same run. Prints the CPU.
 """
 
+import argparse
 import platform
 import statistics
 import time
@@ -43,7 +44,8 @@ def _time(fns, rounds=15, number=200):
     return [statistics.median(b) for b in best]
 
 
-def main():
+def main(argv=None):
+    argparse.ArgumentParser(prog="bench.py qtensor", description=__doc__.split("\n")[0]).parse_args(argv)
     torch.set_num_threads(1)
     print(f"CPU: {_cpu()}; torch {torch.__version__}; 1 thread; kernel path {tq.active_isa()}")
     print(f"{'op':<22}{'shape':<18}{'quantized us':>14}{'plain op':>10}{'QTensor':>10}")
@@ -77,7 +79,3 @@ def main():
         for name, a, b, c in rows:
             ta, tb, tc = _time([a, b, c])
             print(f"{name:<22}{str(list(shape)):<18}{ta * 1e6:>14.1f}{tb / ta:>10.2f}{tc / ta:>10.2f}")
-
-
-if __name__ == "__main__":
-    main()

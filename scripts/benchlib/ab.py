@@ -1,8 +1,8 @@
-"""A/B comparison of two builds of torch_qplugin on the rows of scripts/bench_ops.py.
+"""A/B comparison of two builds of torch_qplugin on the rows of scripts/bench.py ops.
 
-    python scripts/bench_ab.py --a /path/to/base/checkout --b . --only conv linear --pairs 6
-    python scripts/bench_ab.py --a BASE --b . --only conv --rows "3x3 64" --pairs 8 --threads 1 2
-    python scripts/bench_ab.py --a BASE --b . --models resnet18 mobilenet_v2 --batch 1
+    python scripts/bench.py ab --a /path/to/base/checkout --b . --only conv linear --pairs 6
+    python scripts/bench.py ab --a BASE --b . --only conv --rows "3x3 64" --pairs 8 --threads 1 2
+    python scripts/bench.py ab --a BASE --b . --models resnet18 mobilenet_v2 --batch 1
 
 Each checkout must have its library built in place (setup.py build_ext --inplace). The two builds
 run in alternating processes (A B A B ...: one process imports one checkout's torch_qplugin), each
@@ -14,6 +14,7 @@ and B / A of those medians (> 1: B slower), plus the spread (min..max) of the pe
 """
 
 import argparse
+import importlib.metadata
 import json
 import os
 import statistics
@@ -22,19 +23,18 @@ import sys
 import time
 from pathlib import Path
 
-SCRIPTS = Path(__file__).resolve().parent
+from benchlib import BENCH
 
 
 def import_checkout(path):
-    """Imports torch_qplugin from the checkout at `path` (and this checkout's bench_ops, timing by
-    CPU time); returns bench_ops."""
+    """Imports torch_qplugin from the checkout at `path` (and this checkout's benchlib.ops, timing by
+    CPU time); returns benchlib.ops."""
     sys.path.insert(0, str(Path(path).resolve()))
-    sys.path.insert(1, str(SCRIPTS))
     import warnings
 
     warnings.filterwarnings("ignore", message=".*quantized tensor creation functions.*")
     import torch_qplugin  # noqa: F401  (from the checkout given)
-    import bench_ops
+    from benchlib import ops as bench_ops
 
     assert Path(torch_qplugin.__file__).resolve().is_relative_to(Path(path).resolve()), torch_qplugin.__file__
     bench_ops._CLOCK = time.process_time
@@ -46,7 +46,7 @@ def child(args):
     import torch
     from bench_rows import _peak
 
-    _peak.PEAK.update(name="(not measured by bench_ab)", gops=1.0)  # rows' GOPS are not used here
+    _peak.PEAK.update(name="(not measured by bench.py ab)", gops=1.0)  # rows' GOPS are not used here
     out = {}
     for name in args.models or []:
         case = model_case(name, args.batch)
@@ -68,11 +68,11 @@ def child(args):
 
 
 def model_case(name, batch):
-    """A scripts/bench_models.py static model (random init, BatchNorm settled and calibrated on
+    """A scripts/bench.py models static model (random init, BatchNorm settled and calibrated on
     random images as there), converted by torch's x86 workflow and by ours, both scripted."""
     import torch
 
-    import bench_models  # (imports torch_qplugin's workflow through examples/toolkits.py)
+    from benchlib import models as bench_models  # (torch_qplugin's workflow through examples/toolkits.py)
     from bench_rows import Case
 
     torch.manual_seed(0)
@@ -101,7 +101,8 @@ def parent(args):
     runs = {"A": [], "B": []}
     base = [
         sys.executable,
-        __file__,
+        str(BENCH),
+        "ab",
         "--rounds",
         str(args.rounds),
         "--sample-ms",
@@ -124,6 +125,9 @@ def parent(args):
                 sys.exit(f"{side} ({root}) failed:\n{r.stdout}\n{r.stderr}")
             runs[side].append(json.loads(line[0][7:]))
             print(f"pair {i + 1}/{args.pairs} {side} done", file=sys.stderr, flush=True)
+    from benchlib import ops as bench_ops
+
+    print(f"CPU {bench_ops.cpu_description()}, torch {importlib.metadata.version('torch')}")
     print(
         f"A = {args.a}, B = {args.b}; {args.pairs} processes each, alternating; ours / torch per process "
         f"(median of {args.rounds} interleaved rounds, CPU time)"
@@ -140,14 +144,13 @@ def parent(args):
 
 
 def bench_ops_env():
-    sys.path.insert(0, str(SCRIPTS))
-    import bench_ops
+    from benchlib import ops as bench_ops
 
     return bench_ops._MALLOC_ENV
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="bench.py ab")
     ap.add_argument("--a", help="checkout A (baseline)")
     ap.add_argument("--b", help="checkout B")
     ap.add_argument("--only", nargs="*", default=None, help="families (scripts/bench_rows/<family>.py)")
@@ -156,7 +159,7 @@ def main():
         "--models",
         nargs="*",
         default=None,
-        help="scripts/bench_models.py static models (e.g. resnet18 mobilenet_v2), scripted "
+        help="scripts/bench.py models static models (e.g. resnet18 mobilenet_v2), scripted "
         "ours / torch's x86 int8; with --only unset, only these",
     )
     ap.add_argument("--batch", type=int, default=1, help="batch of the --models rows")
@@ -165,14 +168,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--sample-ms", type=float, default=20.0)
     ap.add_argument("--child", help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.child:
         child(args)
     else:
         if not (args.a and args.b):
             ap.error("--a and --b are required")
         parent(args)
-
-
-if __name__ == "__main__":
-    main()

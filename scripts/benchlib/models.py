@@ -1,9 +1,9 @@
 """Model benchmarks: fp32 vs torch's int8 backend vs torch_qplugin on real architectures.
 
-    python scripts/bench_models.py                  # full run (1 and 2 threads, batch 1 and 8, 224x224)
-    python scripts/bench_models.py --quick --no-write
-    python scripts/bench_models.py --models resnet18 --threads 1 --batches 1
-    python scripts/bench_models.py --isa avxvnni --models resnet18 tv_resnet50 mobilenet_v2 \
+    python scripts/bench.py models                  # full run (1 and 2 threads, batch 1 and 8, 224x224)
+    python scripts/bench.py models --quick --no-write
+    python scripts/bench.py models --models resnet18 --threads 1 --batches 1
+    python scripts/bench.py models --isa avxvnni --models resnet18 tv_resnet50 mobilenet_v2 \
         --variants torch_script qplugin_eager   # an AVX-VNNI CPU without AVX-512 (Intel Core 12th
         # gen+): ours on avxvnni, torch capped to AVX2 (fbgemm / oneDNN / ATen); writes
         # docs/benchmarks_models_avxvnni.md
@@ -31,14 +31,15 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchlib import ROOT, command
+
 sys.path[:0] = [str(ROOT / "examples"), str(ROOT), str(ROOT / "scripts"), str(ROOT / "test" / "compat")]
 
 
 def _ensure_malloc_env(isa=None):
-    # bench_ops.py's environment: big blocks kept in the heap (we time kernels, not mmap/munmap)
+    # bench.py ops's environment: big blocks kept in the heap (we time kernels, not mmap/munmap)
     # and, with --isa, our path and torch's caps, all set before torch loads.
-    from bench_ops import ensure_env
+    from benchlib.ops import ensure_env
 
     ensure_env(isa)
 
@@ -449,8 +450,10 @@ def fmt_t(t):
     return "-" if t is None else (f"{t * 1e3:.2f} ms" if t < 1 else f"{t:.2f} s")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def main(argv=None):
+    ap = argparse.ArgumentParser(
+        prog="bench.py models", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--models", nargs="*", default=list(STATIC_MODELS) + list(DYNAMIC_MODELS))
     ap.add_argument("--threads", nargs="*", type=int, default=[1, 2])
     ap.add_argument("--batches", nargs="*", type=int, default=[1, 8])
@@ -485,7 +488,7 @@ def main():
         help="variant keys to build and time (fp32 and torch's int8 always run: the ratios' "
         "baselines), e.g. torch_script qplugin_eager qplugin_plain ort",
     )
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     args.out = args.out or str(
         ROOT / "docs" / (f"benchmarks_models_{args.isa}.md" if args.isa else "benchmarks_models.md")
     )
@@ -664,7 +667,7 @@ def main():
         sections.append(dsec)
         print(dsec)
 
-    from bench_ops import cpu_description
+    from benchlib.ops import cpu_description
 
     capped = (
         f" torch capped to what an {args.isa} CPU gives it: ATen capability "
@@ -676,13 +679,13 @@ def main():
     env = (
         f"{cpu_description()}, {os.cpu_count()} CPU(s) visible, torch {torch.__version__}, "
         f"{qp}; run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.{capped} "
-        f"Command: `python scripts/bench_models.py{' ' + ' '.join(sys.argv[1:]) if sys.argv[1:] else ''}`. "
+        f"Command: `{command()}`. "
         f"Targets: every static model <= 0.9x torch x86 int8's scripted time at 1 and 2 threads, batch 1 "
         f"and 8, except where that needs more than 90% of the measured int8 peak (there: >= 90% of it), "
         f"and at least 1.7x faster at 2 threads than at 1 where the work is compute-bound; dynamic LSTM / "
         f"Transformer <= 0.9x torch's dynamic int8."
     )
-    doc = "\n\n".join(["## Model benchmarks (scripts/bench_models.py)", env] + sections) + "\n"
+    doc = "\n\n".join(["## Model benchmarks (scripts/bench.py models)", env] + sections) + "\n"
     if not args.no_write:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -704,7 +707,3 @@ def main():
         out.write_text(doc)
         print(f"wrote {out}" + (f" and {png}" if path else ""))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -29,7 +29,7 @@ variants of one op and size interleaved in shuffled order, each sample `--calls`
 samples; reported: the best sample's time per call and the median. nm / readelf of the stable
 build show what it imports.
 
-    python scripts/bench_stable_abi.py --build-python /work/venvs/v213q/bin/python \\
+    python scripts/bench.py stable-abi --build-python /work/venvs/v213q/bin/python \\
         --python /work/venvs/v213q/bin/python --python /work/venvs/v214/bin/python \\
         --python /work/venvs/v215/bin/python
 
@@ -48,7 +48,10 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from benchlib import BENCH
+from benchlib import ROOT as _ROOT
+
+ROOT = str(_ROOT)
 CSRC = os.path.join(ROOT, "aten_ext", "csrc")
 KERNELS = ("add", "activation", "quantize")
 ISA_FLAGS = ["-mavx2", "-mfma", "-mf16c", "-mbmi2", "-DQPLUGIN_ISA_AVX2=1"]
@@ -785,15 +788,15 @@ def print_child(tag, res):
             print(f"    {'':<27} {'':>5}  {extra}")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="bench.py stable-abi", description=__doc__.split("\n")[0])
     ap.add_argument("--build-python", default=sys.executable, help="python whose torch's stable headers to build on")
     ap.add_argument("--python", action="append", help="python of a torch to load the build in (repeatable)")
     ap.add_argument("--rounds", type=int, default=60)
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--keep", action="store_true", help="keep the build directory")
     ap.add_argument("--child", help=argparse.SUPPRESS)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.child:
         return child(json.loads(args.child))
     pythons = args.python or [sys.executable]
@@ -802,7 +805,7 @@ def main():
     try:
         binfo = torch_info(args.build_python)
     except RuntimeError as e:
-        sys.exit(f"bench_stable_abi: the build torch is missing: {e}")
+        sys.exit(f"bench.py stable-abi: the build torch is missing: {e}")
     tmp = tempfile.mkdtemp(prefix="qplugin_stable_")
     try:
         objs = build_kernels(tmp)
@@ -834,7 +837,7 @@ def main():
             env = dict(os.environ, QPLUGIN_ISA="avx2", OMP_NUM_THREADS="1")
             req = {"stable": so, "aten": aten_so, "rounds": args.rounds, "calls": args.calls}
             r = subprocess.run(
-                [py, os.path.abspath(__file__), "--child", json.dumps(req)],
+                [py, str(BENCH), "stable-abi", "--child", json.dumps(req)],
                 capture_output=True,
                 text=True,
                 env=env,
@@ -1163,7 +1166,3 @@ def timings(torch, ops, rounds, calls):
                 {"op": op, "n": n, "t": {k: {"best": min(v), "median": statistics.median(v)} for k, v in t.items()}}
             )
     return rows
-
-
-if __name__ == "__main__":
-    main()

@@ -1,18 +1,18 @@
 """Op benchmarks: qplugin vs torch's own kernel vs an fp32 op of the same size.
 
-    python scripts/bench_ops.py                 # every family, 1 and 2 threads
-    python scripts/bench_ops.py --only quantize # some families (scripts/bench_rows/<family>.py)
-    python scripts/bench_ops.py --quick         # fewer repeats (smoke run)
-    python scripts/bench_ops.py --clock cpu     # CPU time instead of wall time (a machine shared with
+    python scripts/bench.py ops                 # every family, 1 and 2 threads
+    python scripts/bench.py ops --only quantize # some families (scripts/bench_rows/<family>.py)
+    python scripts/bench.py ops --quick         # fewer repeats (smoke run)
+    python scripts/bench.py ops --clock cpu     # CPU time instead of wall time (a machine shared with
                                                 # other busy processes)
-    python scripts/bench_ops.py --threads 1 --cpu 0   # pinned to one CPU (compare processes on one core)
-    python scripts/bench_ops.py --isa avx2      # AVX2 against AVX2 on any CPU: our path capped by
+    python scripts/bench.py ops --threads 1 --cpu 0   # pinned to one CPU (compare processes on one core)
+    python scripts/bench.py ops --isa avx2      # AVX2 against AVX2 on any CPU: our path capped by
                                                 # QPLUGIN_ISA, torch's element-wise / cat / pooling /
                                                 # quantize kernels by ATEN_CPU_CAPABILITY, fbgemm's
                                                 # by FBGEMM_ENABLE_INSTRUCTIONS (its 4-bit
                                                 # embedding_bag kernel ignores that cap), oneDNN's by
                                                 # ONEDNN_MAX_CPU_ISA
-    python scripts/bench_ops.py --isa avxvnni --only linear conv   # what an AVX-VNNI CPU without
+    python scripts/bench.py ops --isa avxvnni --only linear conv   # what an AVX-VNNI CPU without
                                                 # AVX-512 (Intel Core 12th gen+) runs: ours on
                                                 # avxvnni, torch capped to AVX2 as above (fbgemm has
                                                 # no AVX-VNNI path)
@@ -27,7 +27,7 @@ round timing a batch of calls; the median round wins, and the best rounds' ratio
 Ratios compare medians (or bests) of the same run. A row with a floor (Case.floor: the least work
 an exact kernel of the row must do, at the running path's width, scripts/bench_rows/_floor.cpp)
 times it in the same rounds and prints ours / floor.
-With --also-avx2 (an uncapped run on an AVX-512 CPU, as bench_isa_pair.py's AVX-512 side) each row
+With --also-avx2 (an uncapped run on an AVX-512 CPU, as bench.py isa-pair's AVX-512 side) each row
 also times our AVX2 path (torch_qplugin.kernel_isa("avx2"), on the same input tensors) and its AVX2
 floor in the same rounds, so
 our two paths' distances to their floors compare within one process (--json: ours_avx2, floor_avx2).
@@ -47,7 +47,8 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from benchlib import ROOT, command
+
 _MALLOC_ENV = {"MALLOC_MMAP_MAX_": "0", "MALLOC_TRIM_THRESHOLD_": str(1 << 40)}
 
 
@@ -198,7 +199,7 @@ def avx2_cases(mod):
 
 
 def load_families(only):
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(ROOT / "scripts"))
     import bench_rows
 
     mods = []
@@ -230,8 +231,8 @@ def torch_error_steps(case):
     return int((a.int_repr().int() - b.int_repr().int()).abs().max()) if a.numel() else 0
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="bench.py ops")
     ap.add_argument("--only", nargs="*", default=None, help="families to run")
     ap.add_argument("--threads", nargs="*", type=int, default=[1, 2])
     ap.add_argument("--rounds", type=int, default=15)
@@ -280,9 +281,9 @@ def main():
         default=None,
         help="pin the process to this CPU (1-thread runs): on a VM the two vCPUs can differ "
         "by 1.6x in per-call speed at the same moment, so two processes compared with "
-        "each other (bench_isa_pair.py's AVX2 and AVX-512 runs) should share one",
+        "each other (bench.py isa-pair's AVX2 and AVX-512 runs) should share one",
     )
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.cpu is not None:
         if args.cpu not in os.sched_getaffinity(0):
             ap.error(f"--cpu {args.cpu}: not one of this process's CPUs {sorted(os.sched_getaffinity(0))}")
@@ -294,7 +295,7 @@ def main():
     global _CLOCK
     _CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     print(
-        f"bench_ops: MALLOC_MMAP_MAX_={os.environ['MALLOC_MMAP_MAX_']} "
+        f"bench.py ops: MALLOC_MMAP_MAX_={os.environ['MALLOC_MMAP_MAX_']} "
         f"MALLOC_TRIM_THRESHOLD_={os.environ['MALLOC_TRIM_THRESHOLD_']} set for this process "
         "(large buffers stay mapped; allocator cost out of the timings)"
     )
@@ -319,7 +320,7 @@ def main():
         + (", one untimed call before each sample (--warm)" if args.warm else "")
     )
     print(header)
-    cmd = "python scripts/bench_ops.py" + (" " + " ".join(sys.argv[1:]) if sys.argv[1:] else "")
+    cmd = command()
     sections = {}
     rows = []
     for mod in load_families(args.only):
@@ -443,7 +444,3 @@ def write_doc(sections, header, cmd):
         text = text[: ends[-1]] + "\n" + body + text[ends[-1] :] if ends else text.rstrip() + "\n\n" + body + "\n"
     path.write_text(text)
     print(f"\nwrote {path}")
-
-
-if __name__ == "__main__":
-    main()
