@@ -12,14 +12,18 @@ NOTE = (
     "torch baseline: torch.ops.quantized.conv{1,2,3}d (x86 engine) on the same quint8 input "
     "(channels_last); fp32 baseline: torch.nn.functional.conv of the same size. "
     "conv2d_add_relu is compared with torch's conv2d followed by quantized.add_relu. "
-    "Rate: GOPS (2 ops per multiply-add)."
+    "Rate: GOPS (2 ops per multiply-add). Rows marked x_zp=3 quantize the input with zero point 3 "
+    "(the others 0, as ReLU outputs have): the padded taps then read the zero point, where at 0 our "
+    "indirect path leaves them out."
 )
+# ResNet-style 3x3 convs C -> C, stride 1, padding 1: (channels, map side)
+TAP_LAYERS = [(64, 56), (128, 28), (256, 14), (512, 7)]
 
 
-def _conv_case(name, shape, in_shape, oc, k, stride, pad, groups, dims=2, add=False):
+def _conv_case(name, shape, in_shape, oc, k, stride, pad, groups, dims=2, add=False, x_zp=0):
     q, tq = torch.ops.qplugin, torch.ops.quantized
     x = torch.rand(*in_shape) * 6
-    qx = torch.quantize_per_tensor(x, 6 / 255, 0, torch.quint8)
+    qx = torch.quantize_per_tensor(x, 6 / 255, x_zp, torch.quint8)
     if dims == 2:
         qx = qx.contiguous(memory_format=torch.channels_last)
         xf = x.contiguous(memory_format=torch.channels_last)
@@ -58,9 +62,27 @@ def _conv_case(name, shape, in_shape, oc, k, stride, pad, groups, dims=2, add=Fa
 def cases():
     global NOTE
     NOTE = with_peak_note(NOTE)
+    taps = [
+        _conv_case(
+            f"conv2d 3x3 {c}->{c}" + (f" x_zp={zp}" if zp else ""),
+            f"[{n},{c},{hw},{hw}]",
+            (n, c, hw, hw),
+            c,
+            3,
+            1,
+            1,
+            1,
+            x_zp=zp,
+        )
+        for c, hw in TAP_LAYERS
+        for n in (1, 8)
+        for zp in (0, 3)
+        if (c, zp) != (64, 0)  # (the two rows above)
+    ]
     return [
         _conv_case("conv2d 3x3 64->64", "[1,64,56,56]", (1, 64, 56, 56), 64, 3, 1, 1, 1),
         _conv_case("conv2d 3x3 64->64", "[8,64,56,56]", (8, 64, 56, 56), 64, 3, 1, 1, 1),
+        *taps,
         _conv_case("conv2d 1x1 256->64", "[1,256,56,56]", (1, 256, 56, 56), 64, 1, 1, 0, 1),
         _conv_case("conv2d 7x7 s2 3->64", "[1,3,224,224]", (1, 3, 224, 224), 64, 7, 2, 3, 1),
         _conv_case("conv2d dw 3x3 144", "[1,144,56,56]", (1, 144, 56, 56), 144, 3, 1, 1, 144),
