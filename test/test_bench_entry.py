@@ -1,0 +1,68 @@
+"""scripts/bench.py: every benchmark family answers through the one entry point (--help lists them
+all, each family's own --help parses), and an op run prints its ratios to torch and fp32. Nothing
+here asserts a time."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import torch_qplugin
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "scripts" / "bench.py"
+FAMILIES = ["ops", "models", "isa-pair", "ab", "plain", "deploy", "qtensor", "embedding-cold", "stable-abi"]
+
+pytestmark = pytest.mark.skipif(not BENCH.is_file(), reason="needs the source checkout's scripts/")
+
+
+def _run(*args, timeout=300):
+    # the torch_qplugin these tests import (a checkout's or an installed one) in the child as well
+    env = dict(os.environ, PYTHONPATH=str(Path(torch_qplugin.__file__).resolve().parent.parent))
+    return subprocess.run([sys.executable, str(BENCH), *args], env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def test_help_lists_every_family():
+    r = _run("--help")
+    assert r.returncode == 0, r.stderr
+    listed = [line.split()[0] for line in r.stdout.splitlines() if line.startswith("  ")]
+    assert listed == FAMILIES
+
+
+def test_unknown_family():
+    r = _run("bench_ops")
+    assert r.returncode == 2
+    assert "unknown family 'bench_ops'" in r.stderr
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_family_help(family):
+    r = _run(family, "--help")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f"usage: bench.py {family}")
+
+
+def test_ops_prints_ratios(tmp_path):
+    out = tmp_path / "rows.json"
+    r = _run(
+        "ops",
+        "--only",
+        "linear_fp16",
+        "--threads",
+        "1",
+        "--rounds",
+        "1",
+        "--sample-ms",
+        "1",
+        "--no-write",
+        "--json",
+        str(out),
+    )
+    assert r.returncode == 0, r.stderr
+    assert "/torch" in r.stdout and "/fp32" in r.stdout and "CPU " in r.stdout
+    data = json.loads(out.read_text())
+    assert data["cmd"].startswith("python scripts/bench.py ops --only linear_fp16")
+    assert data["rows"] and all(row["torch"] and row["fp32"] for row in data["rows"])
