@@ -59,7 +59,7 @@ def child(args):
             key = f"{case.op} {case.shape}"
             if args.rows and not any(r in key for r in args.rows):
                 continue
-            case.fp32 = None
+            case.fp32 = case.floor = None  # (only ours / torch is compared)
             for threads in args.threads:
                 torch.set_num_threads(threads)
                 t, _ = bench_ops.measure(case, args.rounds, args.sample_ms / 1000.0)
