@@ -359,7 +359,7 @@ void max_pool_nhwc(const T* in, T* out, int64_t C, int64_t cb, int64_t ce, int64
 // kernels/gemm/requant.h, v holding the zero point (zadd) for 8-bit data.
 template <typename T, typename Acc>
 inline T requant(Acc d, float mult, int64_t k, const AvgPool2dGeom& g) {
-  if (sizeof(T) == 4) {
+  if constexpr (sizeof(T) == 4) {
     // int32 data: the exact quotient in float64 (float32 would drift ~150 steps on sums of large
     // values)
     return static_cast<T>(requantize<double>(static_cast<double>(d) / static_cast<double>(g.div[k]),
@@ -434,16 +434,328 @@ inline DepthWin depth_win(const AvgPool2dGeom& g, int64_t od) {
   return {g.ds[od], g.de[od], static_cast<int64_t>(g.dcls[od]) * g.nrc};
 }
 
+// Rows [hs, he) of slices [d0, d1) of one plane: the input rows of one output row's windows.
+// The per-row steps below that take them (the vector passes and the functions calling them, the
+// stride 1 / 2 outputs, the requantization) are inlined by force into avg_pool_nchw: past a size
+// GCC calls them out of line, reaching every value through memory, about twice as slow.
+template <typename T>
+struct WinRows {
+  const T* ip;    // the plane
+  int64_t slice;  // H * W
+  int64_t W;
+  int64_t d0, d1, hs, he;
+  const T* row(int64_t d, int64_t h) const { return ip + d * slice + h * W; }
+};
+
+// Calls pass(pb, nv) over npos vectors of a row, four vectors a call and the last 1-3 in one more:
+// each call walks the window's rows once.
+template <typename Pass>
+__attribute__((always_inline)) inline void by_fours(int64_t npos, Pass pass) {
+  int64_t pb = 0;
+  for (; pb + 4 <= npos; pb += 4) pass(pb, std::integral_constant<int, 4>());
+  switch (npos - pb) {
+    case 3: pass(pb, std::integral_constant<int, 3>()); break;
+    case 2: pass(pb, std::integral_constant<int, 2>()); break;
+    case 1: pass(pb, std::integral_constant<int, 1>()); break;
+    default: break;
+  }
+}
+
+// Whole-width windows of a single output column (OW == 1): each window a contiguous run per slice.
+template <typename T, typename Acc>
+void whole_width_rows(const T* ip, T* op, const DepthWin& dw, const AvgPool2dGeom& g) {
+  const int64_t slice = g.H * g.W;
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    Acc s = 0;
+    if (g.hs[oh] == 0 && g.he[oh] == g.H) {  // whole slices: one run over the volume
+      s = sum_run<T, Acc>(ip + dw.d0 * slice, (dw.d1 - dw.d0) * slice);
+    } else {
+      for (int64_t d = dw.d0; d < dw.d1; ++d) {
+        s += sum_run<T, Acc>(ip + d * slice + g.hs[oh] * g.W, (g.he[oh] - g.hs[oh]) * g.W);
+      }
+    }
+    const int64_t k = (dw.rbase + g.rcls[oh]) * g.ncc + g.ccls[0];
+    op[oh] = requant<T, Acc>(s - static_cast<Acc>(g.off[k]), g.mult[k], k, g);
+  }
+}
+
+// Output columns [a, b) whose windows are whole and evenly spaced, ws = s * ow - p and we = ws + kw
+// with a stride s of 1 or 2 (avg_pool 2x2 s2, 3x3 s2 p1, 3x3 s1 p1): their sums come a vector of
+// outputs at a time from the column sums (even_run_row). Other columns (edges, other strides) add
+// their column sums one by one. s = 0: no such range of at least min_len outputs.
+struct EvenRun {
+  int64_t s = 0, p = 0, kw = 0, a = 0, b = 0;
+};
+inline EvenRun even_run(const AvgPool2dGeom& g, int64_t min_len) {
+  EvenRun run;
+  if (g.OW < min_len) return run;
+  const int64_t mid = g.OW / 2;  // mid + 1 < OW
+  const int64_t st = g.ws[mid + 1] - g.ws[mid], kw = g.we[mid] - g.ws[mid];
+  const int64_t pd = st * mid - g.ws[mid];
+  auto whole = [&](int64_t ow) {
+    return g.ws[ow] == st * ow - pd && g.we[ow] == g.ws[ow] + kw;
+  };
+  if ((st == 1 || st == 2) && kw >= 1) {
+    int64_t a = mid, b = mid + 1;
+    while (a > 0 && whole(a - 1)) --a;
+    while (b < g.OW && whole(b)) ++b;
+    if (b - a >= min_len) run = {st, pd, kw, a, b};
+  }
+  return run;
+}
+
+// Scalar column sums vs[w] (w in [w0, W)) of a window's rows: the reference, and the tail of rows
+// narrower than a vector.
+template <typename T, typename Acc>
+inline void scalar_col_sums(Acc* vs, const WinRows<T>& r, int64_t w0) {
+  std::fill(vs + w0, vs + r.W, Acc(0));
+  for (int64_t d = r.d0; d < r.d1; ++d) {
+    for (int64_t h = r.hs; h < r.he; ++h) {
+      const T* src = r.row(d, h);
+      for (int64_t w = w0; w < r.W; ++w) vs[w] += src[w];
+    }
+  }
+}
+
+#if QPLUGIN_SIMD
+// 8-bit windows on whole 8-byte groups of a row: gs[j] = sum of group j (columns 8j .. 8j + 7) over
+// the window's rows, PSADBW summing a group of a row in one op, the group sums added down the rows
+// in 64-bit lanes. kB vectors of G::kBytes from vector pb, the last clamped to end at W (it overlaps
+// groups done already: their sums are stored again).
+template <typename G, int kB, typename T>
+__attribute__((always_inline)) inline void group_pass(int64_t* gs, const WinRows<T>& r, int64_t pb) {
+  constexpr uint8_t kFlip = std::is_signed<T>::value ? 0x80 : 0;  // int8 as x + 128
+  const typename G::V flip = G::set1(kFlip);
+  int64_t at[kB];
+  typename G::V acc[kB];
+  for (int b = 0; b < kB; ++b) {
+    at[b] = std::min((pb + b) * G::kBytes, r.W - G::kBytes);
+    acc[b] = G::zero();
+  }
+  for (int64_t d = r.d0; d < r.d1; ++d) {
+    for (int64_t h = r.hs; h < r.he; ++h) {
+      const T* src = r.row(d, h);
+      for (int b = 0; b < kB; ++b) {
+        typename G::V v = G::ld(src + at[b]);
+        if (kFlip) v = G::xorb(v, flip);
+        acc[b] = G::add64(acc[b], G::sad8(v));
+      }
+    }
+  }
+  for (int b = 0; b < kB; ++b) G::st(gs + at[b] / 8, acc[b]);
+}
+template <typename G, typename T>
+__attribute__((always_inline)) inline void group_sums_as(int64_t* gs, const WinRows<T>& r) {
+  by_fours((r.W + G::kBytes - 1) / G::kBytes, [&](int64_t pb, auto nb) __attribute__((always_inline)) {
+    group_pass<G, decltype(nb)::value>(gs, r, pb);
+  });
+}
+// The widest vector the row (>= 32 bytes) holds: a masked last load cost AVX-512 a fifth of
+// adaptive 56 -> 7.
+template <typename T>
+__attribute__((always_inline)) inline void group_sums(int64_t* gs, const WinRows<T>& r) {
+#if defined(QPLUGIN_ISA_AVX512)
+  if (r.W >= 64) {
+    group_sums_as<bytes::G64>(gs, r);
+    return;
+  }
+#endif
+  group_sums_as<bytes::G32>(gs, r);
+}
+
+// Column sums over the window's rows kept in registers, kV vectors of columns at a time from vector
+// pb (the row's last one clamped to end at W: it overlaps done columns, which it stores again), and
+// written once: a load-add-store of vs per input row ran at the mercy of vs's alignment (a heap
+// address; split-line stores and failed forwarding made the same call's time vary by 1.75x from one
+// process to the next).
+template <int kV, typename T>
+__attribute__((always_inline)) inline void col_sums_pass(int32_t* vs, const WinRows<T>& r, int64_t pb) {
+  using namespace simd;
+  int64_t w[kV];
+  VI a[kV];
+  for (int v = 0; v < kV; ++v) {
+    w[v] = std::min((pb + v) * kLanes, r.W - kLanes);
+    a[v] = set1_i(0);
+  }
+  for (int64_t d = r.d0; d < r.d1; ++d) {
+    for (int64_t h = r.hs; h < r.he; ++h) {
+      const T* src = r.row(d, h);
+      for (int v = 0; v < kV; ++v) a[v] = add_i(a[v], load_q(src + w[v]));
+    }
+  }
+  for (int v = 0; v < kV; ++v) storeu_i(vs + w[v], a[v]);
+}
+// 16-bit column sums (2 * kLanes columns a register, folded into int32 every 256 rows): half the
+// widening loads and adds of int32 lanes.
+template <int kV, typename T>
+__attribute__((always_inline)) inline void col_sums16_pass(int32_t* vs, const WinRows<T>& r, int64_t pb) {
+  using namespace simd;
+  int64_t w[kV];
+  bytes::W16 a[kV];
+  VI lo[kV], hi[kV];
+  for (int v = 0; v < kV; ++v) {
+    w[v] = std::min((pb + v) * (2 * kLanes), r.W - 2 * kLanes);
+    a[v] = bytes::zero16();
+    lo[v] = hi[v] = set1_i(0);
+  }
+  int rows = 0;
+  for (int64_t d = r.d0; d < r.d1; ++d) {
+    for (int64_t h = r.hs; h < r.he; ++h) {
+      const T* src = r.row(d, h);
+      for (int v = 0; v < kV; ++v) a[v] = bytes::add16(a[v], bytes::load16(src + w[v]));
+      if (++rows == 256) {
+        for (int v = 0; v < kV; ++v) bytes::fold16<T>(&lo[v], &hi[v], &a[v]);
+        rows = 0;
+      }
+    }
+  }
+  for (int v = 0; v < kV; ++v) {
+    bytes::fold16<T>(&lo[v], &hi[v], &a[v]);
+    storeu_i(vs + w[v], lo[v]);
+    storeu_i(vs + w[v] + kLanes, hi[v]);
+  }
+}
+// Stride 2, windows of <= 128 rows: the 16-bit column sums stored as they are (vs16). Its own loop,
+// not col_sums16_pass with a flag: the fold's int32 registers (12 of AVX2's 16 with a[4]) would stay
+// live through the row loop there, and the spills more than double AVX2's time.
+template <int kV, typename T>
+__attribute__((always_inline)) inline void col_sums16_keep(int16_t* vs16, const WinRows<T>& r, int64_t pb) {
+  using namespace simd;
+  int64_t w[kV];
+  bytes::W16 a[kV];
+  for (int v = 0; v < kV; ++v) {
+    w[v] = std::min((pb + v) * (2 * kLanes), r.W - 2 * kLanes);
+    a[v] = bytes::zero16();
+  }
+  for (int64_t d = r.d0; d < r.d1; ++d) {
+    for (int64_t h = r.hs; h < r.he; ++h) {
+      const T* src = r.row(d, h);
+      for (int v = 0; v < kV; ++v) a[v] = bytes::add16(a[v], bytes::load16(src + w[v]));
+    }
+  }
+  for (int v = 0; v < kV; ++v) bytes::storew(vs16 + w[v], a[v]);
+}
+
+// The vector column sums of an 8-bit row: into vs16 (16-bit, *row16 set) where vs16 is given, the
+// window has <= 128 rows and the row holds a 16-bit vector, else into vs. Returns the first column
+// they leave to scalar_col_sums (W: none; 0: a row narrower than a vector). (Other short windows,
+// e.g. avg_pool2d 3x3 s1, keep int32 lanes: the fold's widening costs more than the adds it saves.)
+template <typename T>
+__attribute__((always_inline)) inline int64_t vector_col_sums(int32_t* vs, int16_t* vs16, const WinRows<T>& r,
+                                                              int64_t win_rows, bool* row16) {
+  using simd::kLanes;
+  if (vs16 != nullptr && win_rows <= 128 && r.W >= 2 * kLanes) {
+    by_fours((r.W + 2 * kLanes - 1) / (2 * kLanes), [&](int64_t pb, auto nv) __attribute__((always_inline)) {
+      col_sums16_keep<decltype(nv)::value>(vs16, r, pb);
+    });
+    *row16 = true;
+    return r.W;
+  }
+  if (win_rows >= 8 && r.W >= 2 * kLanes) {
+    by_fours((r.W + 2 * kLanes - 1) / (2 * kLanes), [&](int64_t pb, auto nv) __attribute__((always_inline)) {
+      col_sums16_pass<decltype(nv)::value>(vs, r, pb);
+    });
+    return r.W;
+  }
+  if (r.W >= kLanes) {
+    by_fours((r.W + kLanes - 1) / kLanes, [&](int64_t pb, auto nv) __attribute__((always_inline)) {
+      col_sums_pass<decltype(nv)::value>(vs, r, pb);
+    });
+    return r.W;
+  }
+  return 0;
+}
+
+// Outputs [run.a, run.b) of an 8-bit row from its column sums, a vector of outputs at a time: at
+// stride 1 kw shifted loads; at stride 2 from vs16 (non-null: the row's sums are 16-bit) a pair of
+// taps (columns 2 * ow + 2m, 2m + 1) per PMADDWD against (1, 1), a lone first odd or last even tap
+// against (0, 1) / (1, 0), else from the int32 sums split even / odd (simd::deinterleave_i) per
+// pair of taps. off32 / mult: the row's offsets and multipliers per output column.
+template <typename T>
+__attribute__((always_inline)) inline void even_run_row(T* o, const EvenRun& run, const int32_t* vs,
+                                                        const int16_t* vs16, const int32_t* off32, const float* mult,
+                                                        const AvgPool2dGeom& g) {
+  using namespace simd;
+  const VF zadd = set1_f(g.zadd), lo = set1_f(g.qmin), hi = set1_f(g.qmax);
+  // the run's bounds and form as locals: the byte stores to o may alias run, which would then be
+  // read again for every vector
+  const int64_t a = run.a, b = run.b;
+  const bool pairs16 = vs16 != nullptr, s1 = run.s == 1;
+  const int64_t r0 = -run.p, r1 = run.kw - 1 - run.p;     // tap offsets from s * ow
+  const int64_t m0 = r0 >= 0 ? r0 / 2 : -((1 - r0) / 2);  // floor(r0 / 2)
+  auto sums = [&](int64_t ow0) {                          // the window sums of outputs ow0 .. ow0 + kLanes - 1
+    VI t = set1_i(0);
+    if (pairs16) {
+      // lane k: the pair at columns 2 * (ow0 + k) + 2m, + 1 (a stored lane reads at most one column
+      // past W, a zero of vs16's padding, weighted 0)
+      for (int64_t m = m0; 2 * m <= r1; ++m) {
+        const int32_t w_even = 2 * m >= r0 ? 1 : 0, w_odd = 2 * m + 1 <= r1 ? 1 : 0;
+        t = add_i(t, madd16(bytes::loadw(vs16 + 2 * ow0 + 2 * m), set1_i(w_even | (w_odd << 16))));
+      }
+      return t;
+    }
+    if (s1) {
+      for (int64_t r = r0; r <= r1; ++r) t = add_i(t, loadu_i(vs + ow0 + r));
+    } else {
+      // outputs ow0.. take column 2 * ow + r: the even (r = 2m) or odd (2m + 1) lanes of the
+      // 2 * kLanes column sums from 2 * ow0 + 2m
+      for (int64_t m = m0; 2 * m <= r1; ++m) {
+        const int32_t* q = vs + 2 * ow0 + 2 * m;
+        VI ev, od;
+        deinterleave_i(loadu_i(q), loadu_i(q + kLanes), &ev, &od);
+        if (2 * m >= r0) t = add_i(t, ev);
+        if (2 * m + 1 <= r1) t = add_i(t, od);
+      }
+    }
+    return t;
+  };
+  auto put = [&](int64_t ow0) {
+    const VI d = sub_i(sums(ow0), loadu_i(off32 + ow0));
+    store_q(o + ow0, requant_v(d, loadu_f(mult + ow0), zadd, lo, hi));
+  };
+  int64_t ow = a;
+  for (; ow + kLanes <= b; ow += kLanes) put(ow);
+  if (ow < b && b - a >= kLanes) {
+    put(b - kLanes);    // the last outputs as one vector ending at b
+  } else if (ow < b) {  // AVX-512, a run of 8-15 outputs: one masked vector
+    const int n = static_cast<int>(b - ow);
+    const VI d = sub_i(sums(ow), loadu_i_n(off32 + ow, n));
+    store_u8_n(reinterpret_cast<uint8_t*>(o + ow), requant_v(d, loadu_f_n(mult + ow, n), zadd, lo, hi), n);
+  }
+}
+
+// o[i] = the requantized d[i] (multiplier m[i]) for 8-bit outputs, a vector at a time, the last vector
+// ending at n (it rewrites done ones). Returns the outputs done: n, or 0 when n < kLanes.
+template <typename T>
+__attribute__((always_inline)) inline int64_t requant_vectors(T* o, const int32_t* d, const float* m, int64_t n,
+                                                              const AvgPool2dGeom& g) {
+  using namespace simd;
+  if (n < kLanes) return 0;
+  const VF zadd = set1_f(g.zadd), lo = set1_f(g.qmin), hi = set1_f(g.qmax);
+  auto put = [&](int64_t at) {
+    store_q(o + at, requant_v(loadu_i(d + at), loadu_f(m + at), zadd, lo, hi));
+  };
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) put(i);
+  if (i < n) put(n - kLanes);
+  return n;
+}
+#endif
+
+// NCHW average pooling: per output row, the column sums of its window's rows (vector passes, 8-byte
+// group sums, or scalar), then each window's sum from them, requantized with its window class's
+// offset and multiplier.
 template <typename T, typename Acc>
 void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) {
+  constexpr bool kAcc32 = std::is_same<Acc, int32_t>::value;
   std::vector<Acc> vs_buf;
   std::vector<int32_t> d32_buf;
-  // (+32: the vector window sums below load past a row's last column sum, by one at stride 2 and by
-  // fewer than 32 for AVX-512's masked run of 8-15 outputs; the padding stays 0, no output uses it)
+  // (+32: the vector window sums load past a row's last column sum, by one at stride 2 and by fewer
+  // than 32 for AVX-512's masked run of 8-15 outputs; the padding stays 0, no output uses it)
   Acc* const vs = aligned64(vs_buf, g.W + 32);
   std::vector<float> m32_buf;
   std::vector<int64_t> offr(g.OW);
-  std::vector<int32_t> off32r(std::is_same<Acc, int32_t>::value ? g.OW : 0);  // offr as int32 (int32 sums)
+  std::vector<int32_t> off32r(kAcc32 ? g.OW : 0);  // offr as int32 (int32 sums)
   std::vector<float> multr(g.OW);
   std::vector<int64_t> kr(g.OW);  // window class of each output column (requant's exact path)
   std::vector<int16_t> vs16_buf;
@@ -451,13 +763,13 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
   // Whole-width windows of a single output column are contiguous runs (one per slice).
   const bool runs = g.OW == 1 && g.ws[0] == 0 && g.we[0] == g.W;
   const int64_t slice = g.H * g.W;
-  // 8-bit windows on whole 8-byte groups of a row (adaptive pooling 56 -> 7, 112 -> 7 or 14):
-  // PSADBW sums each group of a row in one op, the group sums add down the window's rows in
-  // 64-bit lanes, and a window's sum is its groups' (no per-column sums).
+  // 8-bit windows on whole 8-byte groups of a row (adaptive pooling 56 -> 7, 112 -> 7 or 14): a
+  // window's sum is its groups' (group_sums; no per-column sums).
   bool groups8 = false;
   std::vector<int64_t> gs_buf;
   int64_t* gs = nullptr;
-  std::vector<int64_t> g8;  // window ow's groups: [g8[2 * ow], g8[2 * ow + 1])
+  std::vector<int64_t> g8;      // window ow's groups: [g8[2 * ow], g8[2 * ow + 1])
+  [[maybe_unused]] EvenRun hv;  // (hv.s = 0: none)
 #if QPLUGIN_SIMD
   if constexpr (sizeof(T) == 1) {
     // Rows of >= 32 bytes: 32- or 64-byte vectors, the last one ending at W.
@@ -468,264 +780,60 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
       g8.resize(2 * g.OW);
       for (int64_t ow = 0; ow < g.OW; ++ow) g8[2 * ow] = g.ws[ow] / 8, g8[2 * ow + 1] = g.we[ow] / 8;
     }
+    // (AVX-512: a run of 8-15 as one masked vector)
+    if (kAcc32 && !runs && !groups8) hv = even_run(g, std::min(simd::kLanes, 8));
   }
-#endif
-  // Output columns [hv_a, hv_b) whose windows are whole and evenly spaced, ws = hv_s * ow - hv_p and
-  // we = ws + hv_kw with a stride hv_s of 1 or 2 (avg_pool 2x2 s2, 3x3 s2 p1, 3x3 s1 p1): their sums
-  // come a vector of outputs at a time from the column sums, at stride 2 through one even / odd split
-  // per pair of taps (simd::deinterleave_i). Other columns (edges, other strides) add their column sums
-  // one by one (win below). hv_s = 0: no such range of at least a vector.
-  [[maybe_unused]] int64_t hv_s = 0, hv_p = 0, hv_kw = 0, hv_a = 0, hv_b = 0;
-#if QPLUGIN_SIMD
-  if constexpr (sizeof(T) == 1 && std::is_same<Acc, int32_t>::value) {
-    if (!runs && !groups8 && g.OW >= std::min(simd::kLanes, 8)) {
-      const int64_t mid = g.OW / 2;  // mid + 1 < OW
-      const int64_t st = g.ws[mid + 1] - g.ws[mid], kw = g.we[mid] - g.ws[mid];
-      const int64_t pd = st * mid - g.ws[mid];
-      auto whole = [&](int64_t ow) {
-        return g.ws[ow] == st * ow - pd && g.we[ow] == g.ws[ow] + kw;
-      };
-      if ((st == 1 || st == 2) && kw >= 1) {
-        int64_t a = mid, b = mid + 1;
-        while (a > 0 && whole(a - 1)) --a;
-        while (b < g.OW && whole(b)) ++b;
-        if (b - a >= std::min(simd::kLanes, 8)) {  // (AVX-512: a run of 8-15 as one masked vector)
-          hv_s = st;
-          hv_p = pd;
-          hv_kw = kw;
-          hv_a = a;
-          hv_b = b;
-        }
-      }
-    }
-  }
-  // Stride 2: the column sums stay 16-bit (vs16) and a vector of outputs takes its windows' sums
-  // straight from them, a pair of taps (columns 2 * ow + 2m, 2m + 1) per PMADDWD against (1, 1),
-  // a lone first odd or last even tap against (0, 1) / (1, 0): no widening of the column sums and
-  // no even / odd split (simd::deinterleave_i). Windows of <= 128 rows (a sum of <= 128 * 255 is a
-  // positive int16 for PMADDWD); taller ones widen as below. Against widened sums split even / odd
-  // this takes 0.56-0.86 of the time (avg_pool2d 2x2 / 3x3 s2, avg_pool3d 2x2x2 / 3x3x3 s2, AVX2
-  // and AVX-512).
+  // Stride 2: the column sums stay 16-bit (vs16) and even_run_row takes its windows' sums straight
+  // from them by PMADDWD: no widening of the column sums and no even / odd split. Windows of <= 128
+  // rows (a sum of <= 128 * 255 is a positive int16 for PMADDWD); taller ones widen. Against widened
+  // sums split even / odd this takes 0.56-0.86 of the time (avg_pool2d 2x2 / 3x3 s2, avg_pool3d
+  // 2x2x2 / 3x3x3 s2, AVX2 and AVX-512).
   // AVX-512 keeps the int32 sums for 2-wide windows on rows under 4 * kLanes columns (its two
   // 32-column vectors overlap on a 56-column row): 2x2 s2 [8,64,56,56] is 7% slower with vs16.
-  [[maybe_unused]] int16_t* vs16 = nullptr;
+  int16_t* vs16 = nullptr;
 #if defined(QPLUGIN_ISA_AVX512)
-  const bool use16 = hv_s == 2 && (hv_kw >= 3 || g.W >= 4 * simd::kLanes);
+  const bool use16 = hv.s == 2 && (hv.kw >= 3 || g.W >= 4 * simd::kLanes);
 #else
-  const bool use16 = hv_s == 2;
+  const bool use16 = hv.s == 2;
 #endif
   if (use16) vs16 = aligned64(vs16_buf, g.W + 64);  // (zeros past W: the last outputs' loads read past it)
-#endif
-    // Rows of fewer outputs than a vector (adaptive pooling to 7x7: 7 a row) requantize a slice at a
-    // time: their window sums minus offsets (d32) and multipliers (m32) wait in slice-sized rows, and
-    // the slice's outputs, contiguous in the output, take vectors. Row by row they took the scalar
-    // requantization, a third of adaptive_avg_pool2d 7x7 NCHW [8,64,56,56]'s time.
-#if QPLUGIN_SIMD
-  const bool defer = sizeof(T) == 1 && std::is_same<Acc, int32_t>::value && !runs && hv_s == 0 && g.OW < simd::kLanes &&
-                     g.OH * g.OW >= simd::kLanes;
+  // Rows of fewer outputs than a vector (adaptive pooling to 7x7: 7 a row) requantize a slice at a
+  // time: their window sums minus offsets (d32) and multipliers (m32) wait in slice-sized rows, and
+  // the slice's outputs, contiguous in the output, take vectors. Row by row they took the scalar
+  // requantization, a third of adaptive_avg_pool2d 7x7 NCHW [8,64,56,56]'s time.
+  const bool defer =
+      sizeof(T) == 1 && kAcc32 && !runs && hv.s == 0 && g.OW < simd::kLanes && g.OH * g.OW >= simd::kLanes;
 #else
   constexpr bool defer = false;
 #endif
   [[maybe_unused]] float* const m32 = defer ? aligned64(m32_buf, g.OH * g.OW) : nullptr;  // the slice's multipliers
   // a row's window sums minus their offsets (defer: the slice's)
-  int32_t* const d32 = aligned64(d32_buf, std::is_same<Acc, int32_t>::value ? (defer ? g.OH * g.OW : g.OW) : 0);
+  int32_t* const d32 = aligned64(d32_buf, kAcc32 ? (defer ? g.OH * g.OW : g.OW) : 0);
   for (int64_t p = 0; p < planes; ++p) {
     const T* ip = in + p * g.D * slice;
     for (int64_t od = 0; od < g.OD; ++od) {
       const DepthWin dw = depth_win(g, od);
       T* op = out + (p * g.OD + od) * g.OH * g.OW;
       if (runs) {
-        for (int64_t oh = 0; oh < g.OH; ++oh) {
-          Acc s = 0;
-          if (g.hs[oh] == 0 && g.he[oh] == g.H) {  // whole slices: one run over the volume
-            s = sum_run<T, Acc>(ip + dw.d0 * slice, (dw.d1 - dw.d0) * slice);
-          } else {
-            for (int64_t d = dw.d0; d < dw.d1; ++d) {
-              s += sum_run<T, Acc>(ip + d * slice + g.hs[oh] * g.W, (g.he[oh] - g.hs[oh]) * g.W);
-            }
-          }
-          const int64_t k = (dw.rbase + g.rcls[oh]) * g.ncc + g.ccls[0];
-          op[oh] = requant<T, Acc>(s - static_cast<Acc>(g.off[k]), g.mult[k], k, g);
-        }
+        whole_width_rows<T, Acc>(ip, op, dw, g);
         continue;
       }
       for (int64_t oh = 0; oh < g.OH; ++oh) {
+        const WinRows<T> rows{ip, slice, g.W, dw.d0, dw.d1, g.hs[oh], g.he[oh]};
         const int64_t win_rows = (dw.d1 - dw.d0) * (g.he[oh] - g.hs[oh]);
         [[maybe_unused]] bool row16 = false;  // this row's column sums are vs16's
+        int64_t w0 = 0;                       // columns [0, w0) summed by the vector loops
 #if QPLUGIN_SIMD
         if constexpr (sizeof(T) == 1) {
           if (groups8) {
-            // Vectors from the row's start, four a pass over the rows, the last one ending at W
-            // (it overlaps groups done already: their sums are stored again). The widest vector
-            // the row holds: a masked last load cost AVX-512 a fifth of adaptive 56 -> 7.
-            constexpr uint8_t kFlip = std::is_signed<T>::value ? 0x80 : 0;  // int8 as x + 128
-            auto rows_of = [&](auto gv) {
-              using G = decltype(gv);
-              const typename G::V flip = G::set1(kFlip);
-              const int64_t npos = (g.W + G::kBytes - 1) / G::kBytes;
-              auto pass = [&](int64_t pb, auto nb) {
-                constexpr int kB = decltype(nb)::value;
-                int64_t at[kB];
-                typename G::V acc[kB];
-                for (int b = 0; b < kB; ++b) {
-                  at[b] = std::min((pb + b) * G::kBytes, g.W - G::kBytes);
-                  acc[b] = G::zero();
-                }
-                for (int64_t d = dw.d0; d < dw.d1; ++d) {
-                  for (int64_t h = g.hs[oh]; h < g.he[oh]; ++h) {
-                    const T* src = ip + d * slice + h * g.W;
-                    for (int b = 0; b < kB; ++b) {
-                      typename G::V v = G::ld(src + at[b]);
-                      if (kFlip) v = G::xorb(v, flip);
-                      acc[b] = G::add64(acc[b], G::sad8(v));
-                    }
-                  }
-                }
-                for (int b = 0; b < kB; ++b) G::st(gs + at[b] / 8, acc[b]);
-              };
-              int64_t pb = 0;
-              for (; pb + 4 <= npos; pb += 4) pass(pb, std::integral_constant<int, 4>());
-              switch (npos - pb) {
-                case 3: pass(pb, std::integral_constant<int, 3>()); break;
-                case 2: pass(pb, std::integral_constant<int, 2>()); break;
-                case 1: pass(pb, std::integral_constant<int, 1>()); break;
-                default: break;
-              }
-            };
-#if defined(QPLUGIN_ISA_AVX512)
-            if (g.W >= 64) {
-              rows_of(bytes::G64());
-            } else {
-              rows_of(bytes::G32());
-            }
-#else
-            rows_of(bytes::G32());
-#endif
+            group_sums(gs, rows);  // the row's sums are its 8-column groups': no column sums
+            w0 = g.W;
+          } else if constexpr (kAcc32) {
+            w0 = vector_col_sums(vs, vs16, rows, win_rows, &row16);
           }
         }
 #endif
-        int64_t w0 = groups8 ? g.W : 0;  // columns [0, w0) summed by the vector loops
-#if QPLUGIN_SIMD
-        if constexpr (sizeof(T) == 1 && std::is_same<Acc, int32_t>::value) {
-          // Column sums over the window's rows kept in registers, four vectors of columns at a
-          // time, and written once: a load-add-store of vs per input row ran at the mercy of
-          // vs's alignment (a heap address; split-line stores and failed forwarding made the
-          // same call's time vary by 1.75x from one process to the next).
-          using namespace simd;
-          const int64_t hs = g.hs[oh], he = g.he[oh];
-          // Column sums of kV vectors of columns, vector v of them at column at(pb + v) (at clamps
-          // the row's last vector to end at W: it overlaps done columns, which it stores again).
-          // One pass over the window's rows for every four vectors, the row's last ones (the rest
-          // and the clamped one) in one more pass: a pass per vector for the tail would walk the
-          // window's rows again for each one, four times on AVX2 rows of 56 columns, and need a
-          // zero fill of the sums. The sums are zero-filled only for a scalar tail.
-          // (Inlined by force, these and the passes below: past a size GCC calls them out of line,
-          // reaching every captured value through memory, over twice as slow.)
-          auto passes = [&](int64_t width, auto pass) __attribute__((always_inline)) {
-            const int64_t npos = (g.W + width - 1) / width;
-            auto at = [&](int64_t i) {
-              return std::min(i * width, g.W - width);
-            };
-            int64_t pb = 0;
-            for (; pb + 4 <= npos; pb += 4) pass(at, pb, std::integral_constant<int, 4>());
-            switch (npos - pb) {
-              case 3: pass(at, pb, std::integral_constant<int, 3>()); break;
-              case 2: pass(at, pb, std::integral_constant<int, 2>()); break;
-              case 1: pass(at, pb, std::integral_constant<int, 1>()); break;
-              default: break;
-            }
-          };
-          auto sums_pass = [&](auto at, int64_t pb, auto nv) __attribute__((always_inline)) {
-            constexpr int kV = decltype(nv)::value;
-            int64_t w[kV];
-            VI a[kV];
-            for (int v = 0; v < kV; ++v) {
-              w[v] = at(pb + v);
-              a[v] = set1_i(0);
-            }
-            for (int64_t d = dw.d0; d < dw.d1; ++d) {
-              for (int64_t h = hs; h < he; ++h) {
-                const T* src = ip + d * slice + h * g.W;
-                for (int v = 0; v < kV; ++v) a[v] = add_i(a[v], load_q(src + w[v]));
-              }
-            }
-            for (int v = 0; v < kV; ++v) storeu_i(vs + w[v], a[v]);
-          };
-          // 16-bit column sums (2 * kLanes columns a register, folded into int32 every 256 rows):
-          // half the widening loads and adds of int32 lanes.
-          auto sums16_pass = [&](auto at, int64_t pb, auto nv) __attribute__((always_inline)) {
-            constexpr int kV = decltype(nv)::value;
-            int64_t w[kV];
-            bytes::W16 a[kV];
-            VI lo[kV], hi[kV];
-            for (int v = 0; v < kV; ++v) {
-              w[v] = at(pb + v);
-              a[v] = bytes::zero16();
-              lo[v] = hi[v] = set1_i(0);
-            }
-            int rows = 0;
-            for (int64_t d = dw.d0; d < dw.d1; ++d) {
-              for (int64_t h = hs; h < he; ++h) {
-                const T* src = ip + d * slice + h * g.W;
-                for (int v = 0; v < kV; ++v) a[v] = bytes::add16(a[v], bytes::load16(src + w[v]));
-                if (++rows == 256) {
-                  for (int v = 0; v < kV; ++v) bytes::fold16<T>(&lo[v], &hi[v], &a[v]);
-                  rows = 0;
-                }
-              }
-            }
-            for (int v = 0; v < kV; ++v) {
-              bytes::fold16<T>(&lo[v], &hi[v], &a[v]);
-              storeu_i(vs + w[v], lo[v]);
-              storeu_i(vs + w[v] + kLanes, hi[v]);
-            }
-          };
-          // Stride 2, windows of <= 128 rows: the 16-bit column sums stored as they are (vs16, above).
-          // Its own loop, not sums16_pass with a flag: the fold's int32 registers (12 of AVX2's 16
-          // with a[4]) would stay live through the row loop there, and the spills more than double
-          // AVX2's time.
-          auto sums16_keep = [&](auto at, int64_t pb, auto nv) __attribute__((always_inline)) {
-            constexpr int kV = decltype(nv)::value;
-            int64_t w[kV];
-            bytes::W16 a[kV];
-            for (int v = 0; v < kV; ++v) {
-              w[v] = at(pb + v);
-              a[v] = bytes::zero16();
-            }
-            for (int64_t d = dw.d0; d < dw.d1; ++d) {
-              for (int64_t h = hs; h < he; ++h) {
-                const T* src = ip + d * slice + h * g.W;
-                for (int v = 0; v < kV; ++v) a[v] = bytes::add16(a[v], bytes::load16(src + w[v]));
-              }
-            }
-            for (int v = 0; v < kV; ++v) bytes::storew(vs16 + w[v], a[v]);
-          };
-          // (Other short windows, e.g. avg_pool2d 3x3 s1, keep int32 lanes: the fold's widening
-          // costs more than the adds it saves.)
-          if (groups8) {
-            // the row's sums are its 8-column groups' (gs, above): no column sums
-          } else if (vs16 != nullptr && win_rows <= 128 && g.W >= 2 * kLanes) {
-            passes(2 * kLanes, sums16_keep);
-            row16 = true;
-            w0 = g.W;
-          } else if (win_rows >= 8 && g.W >= 2 * kLanes) {
-            passes(2 * kLanes, sums16_pass);
-            w0 = g.W;
-          } else if (g.W >= kLanes) {
-            passes(kLanes, sums_pass);
-            w0 = g.W;
-          }
-        }
-#endif
-        if (w0 < g.W) {
-          std::fill(vs + w0, vs + g.W, Acc(0));
-          for (int64_t d = dw.d0; d < dw.d1; ++d) {
-            for (int64_t h = g.hs[oh]; h < g.he[oh]; ++h) {
-              const T* src = ip + d * slice + h * g.W;
-              for (int64_t w = w0; w < g.W; ++w) vs[w] += src[w];
-            }
-          }
-        }
+        if (w0 < g.W) scalar_col_sums(vs, rows, w0);
         // Each window's sum straight from the column sums: independent short chains (a prefix
         // sum over the row was one serial chain of W adds).
         auto win = [&](int64_t ow) {
@@ -753,112 +861,44 @@ void avg_pool_nchw(const T* in, T* out, int64_t planes, const AvgPool2dGeom& g) 
             offr[ow] = g.off[k];
             multr[ow] = g.mult[k];
             kr[ow] = k;
-            if constexpr (std::is_same<Acc, int32_t>::value) off32r[ow] = static_cast<int32_t>(g.off[k]);
+            if constexpr (kAcc32) off32r[ow] = static_cast<int32_t>(g.off[k]);
           }
         }
-        const int64_t* off = offr.data();
         const float* mult = multr.data();
         T* o = op + oh * g.OW;
-        if constexpr (std::is_same<Acc, int32_t>::value) {
+        if constexpr (kAcc32) {
 #if QPLUGIN_SIMD
           if constexpr (sizeof(T) == 1) {
-            if (hv_s != 0) {
-              using namespace simd;
-              const VF zadd = set1_f(g.zadd), lo = set1_f(g.qmin), hi = set1_f(g.qmax);
-              const int64_t r0 = -hv_p, r1 = hv_kw - 1 - hv_p;        // tap offsets from s * ow
-              const int64_t m0 = r0 >= 0 ? r0 / 2 : -((1 - r0) / 2);  // floor(r0 / 2)
-              auto sums = [&](int64_t ow0) {  // the window sums of outputs ow0 .. ow0 + kLanes - 1
-                VI t = set1_i(0);
-                if (row16) {
-                  // lane k: the pair at columns 2 * (ow0 + k) + 2m, + 1 (a stored lane reads at most
-                  // one column past W, a zero of vs16's padding, weighted 0)
-                  for (int64_t m = m0; 2 * m <= r1; ++m) {
-                    const int32_t w_even = 2 * m >= r0 ? 1 : 0, w_odd = 2 * m + 1 <= r1 ? 1 : 0;
-                    t = add_i(t, madd16(bytes::loadw(vs16 + 2 * ow0 + 2 * m), set1_i(w_even | (w_odd << 16))));
-                  }
-                  return t;
-                }
-                if (hv_s == 1) {
-                  for (int64_t r = r0; r <= r1; ++r) t = add_i(t, loadu_i(vs + ow0 + r));
-                } else {
-                  // outputs ow0.. take column 2 * ow + r: the even (r = 2m) or odd (2m + 1) lanes
-                  // of the 2 * kLanes column sums from 2 * ow0 + 2m
-                  for (int64_t m = m0; 2 * m <= r1; ++m) {
-                    const int32_t* q = vs + 2 * ow0 + 2 * m;
-                    VI ev, od;
-                    deinterleave_i(loadu_i(q), loadu_i(q + kLanes), &ev, &od);
-                    if (2 * m >= r0) t = add_i(t, ev);
-                    if (2 * m + 1 <= r1) t = add_i(t, od);
-                  }
-                }
-                return t;
-              };
-              auto put = [&](int64_t ow0) {
-                const VI d = sub_i(sums(ow0), loadu_i(off32r.data() + ow0));
-                store_q(o + ow0, requant_v(d, loadu_f(mult + ow0), zadd, lo, hi));
-              };
-              int64_t ow = hv_a;
-              for (; ow + kLanes <= hv_b; ow += kLanes) put(ow);
-              if (ow < hv_b && hv_b - hv_a >= kLanes) {
-                put(hv_b - kLanes);    // the last outputs as one vector ending at hv_b
-              } else if (ow < hv_b) {  // AVX-512, a run of 8-15 outputs: one masked vector
-                const int n = static_cast<int>(hv_b - ow);
-                const VI d = sub_i(sums(ow), loadu_i_n(off32r.data() + ow, n));
-                store_u8_n(reinterpret_cast<uint8_t*>(o + ow), requant_v(d, loadu_f_n(mult + ow, n), zadd, lo, hi), n);
+            if (hv.s != 0) {
+              even_run_row(o, hv, vs, row16 ? vs16 : nullptr, off32r.data(), mult, g);
+              for (int64_t ow = 0; ow < hv.a; ++ow) o[ow] = requant<T, Acc>(win(ow) - off32r[ow], mult[ow], kr[ow], g);
+              for (int64_t ow = hv.b; ow < g.OW; ++ow) {
+                o[ow] = requant<T, Acc>(win(ow) - off32r[ow], mult[ow], kr[ow], g);
               }
-              auto one = [&](int64_t at) {
-                o[at] = requant<T, int32_t>(win(at) - off32r[at], mult[at], kr[at], g);
-              };
-              for (ow = 0; ow < hv_a; ++ow) one(ow);
-              for (ow = hv_b; ow < g.OW; ++ow) one(ow);
               continue;  // the row is done
             }
-          }
-          if (defer) {
-            for (int64_t ow = 0; ow < g.OW; ++ow) {
-              d32[oh * g.OW + ow] = win(ow) - off32r[ow];
-              m32[oh * g.OW + ow] = mult[ow];
+            if (defer) {
+              for (int64_t ow = 0; ow < g.OW; ++ow) {
+                d32[oh * g.OW + ow] = win(ow) - off32r[ow];
+                m32[oh * g.OW + ow] = mult[ow];
+              }
+              continue;  // requantized with the slice's other rows
             }
-            continue;  // requantized with the slice's other rows
           }
 #endif
-          for (int64_t ow = 0; ow < g.OW; ++ow) {
-            d32[ow] = win(ow) - off32r[ow];
-          }
+          for (int64_t ow = 0; ow < g.OW; ++ow) d32[ow] = win(ow) - off32r[ow];
           int64_t ow = 0;
 #if QPLUGIN_SIMD
-          if constexpr (sizeof(T) == 1) {
-            const simd::VF zadd = simd::set1_f(g.zadd), lo = simd::set1_f(g.qmin), hi = simd::set1_f(g.qmax);
-            auto put = [&](int64_t at) {
-              simd::store_q(o + at, requant_v(simd::loadu_i(d32 + at), simd::loadu_f(mult + at), zadd, lo, hi));
-            };
-            for (; ow + simd::kLanes <= g.OW; ow += simd::kLanes) put(ow);
-            if (ow < g.OW &&
-                g.OW >= simd::kLanes) {  // the last outputs as one vector ending at OW (rewrites done ones)
-              put(g.OW - simd::kLanes);
-              ow = g.OW;
-            }
-          }
+          if constexpr (sizeof(T) == 1) ow = requant_vectors(o, d32, mult, g.OW, g);
 #endif
-          for (; ow < g.OW; ++ow) o[ow] = requant<T, int32_t>(d32[ow], mult[ow], kr[ow], g);
+          for (; ow < g.OW; ++ow) o[ow] = requant<T, Acc>(d32[ow], mult[ow], kr[ow], g);
         } else {
-          for (int64_t ow = 0; ow < g.OW; ++ow) {
-            o[ow] = requant<T, Acc>(win(ow) - off[ow], mult[ow], kr[ow], g);
-          }
+          for (int64_t ow = 0; ow < g.OW; ++ow) o[ow] = requant<T, Acc>(win(ow) - offr[ow], mult[ow], kr[ow], g);
         }
       }
 #if QPLUGIN_SIMD
-      if constexpr (sizeof(T) == 1 && std::is_same<Acc, int32_t>::value) {
-        if (defer) {  // the slice's outputs, the last vector ending at OH * OW (it rewrites done ones)
-          const simd::VF zadd = simd::set1_f(g.zadd), lo = simd::set1_f(g.qmin), hi = simd::set1_f(g.qmax);
-          const int64_t n = g.OH * g.OW;
-          auto put = [&](int64_t at) {
-            simd::store_q(op + at, requant_v(simd::loadu_i(d32 + at), simd::loadu_f(m32 + at), zadd, lo, hi));
-          };
-          int64_t i = 0;
-          for (; i + simd::kLanes <= n; i += simd::kLanes) put(i);
-          if (i < n) put(n - simd::kLanes);
-        }
+      if constexpr (sizeof(T) == 1 && kAcc32) {
+        if (defer) requant_vectors(op, d32, m32, g.OH * g.OW, g);  // the slice's outputs
       }
 #endif
     }
