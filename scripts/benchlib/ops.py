@@ -382,6 +382,7 @@ def main(argv=None):
                     f"| {us(fl) + ' us' if fl else '-'} | {r_fl} |"
                     + (f" {err if err is not None else '-'} |" if args.isa else "")
                 )
+        print("\n" + "\n".join(lines))  # the full table, as markdown (the doc keeps its summary)
         key = f"{mod.FAMILY}{f' [{args.isa}]' if args.isa else ''} ({cpu_kind()})"
         sections[key] = (getattr(mod, "NOTE", ""), [r for r in rows if r["family"] == mod.FAMILY])
     if args.json:
