@@ -5,6 +5,9 @@
 
 Environment knobs: QPLUGIN_BUILD_DIR (CMake build dir, default build/cmake-<config>-torch<version>),
 QPLUGIN_BUILD_TYPE (Release | Debug | RelWithDebInfo), MAX_JOBS (parallel compile jobs).
+
+The package ships two libraries in torch_qplugin/lib: libtorch_qplugin_plain.so (the plain tier)
+and libtorch_qplugin.so (the quantized tier, which links the plain one).
 """
 
 import os
@@ -21,6 +24,7 @@ ROOT = Path(__file__).resolve().parent
 # installing torch_qplugin must not change the user's torch. The library is built against the
 # torch installed at build time (--no-build-isolation) and records it (_build_info.py).
 TORCH_REQUIREMENT = "torch>=2.13,<2.16"
+PLAIN_LIB = "libtorch_qplugin_plain.so"
 
 
 class CMakeExtension(Extension):
@@ -38,7 +42,8 @@ class CMakeBuild(build_ext):
         super().run()
 
     def get_ext_filename(self, ext_name):
-        # A plain shared library (no Python module init): lib/libtorch_qplugin.so
+        # A shared library without Python module init: lib/libtorch_qplugin.so (and, beside it,
+        # lib/libtorch_qplugin_plain.so, which CMake builds with it)
         parts = ext_name.split(".")
         return os.path.join(*parts[:-1], "lib" + parts[-1] + ".so")
 
@@ -68,14 +73,18 @@ class CMakeBuild(build_ext):
         subprocess.check_call(["cmake", "-S", str(ROOT), "-B", str(build_dir)] + cfg)
         jobs = os.environ.get("MAX_JOBS", str(os.cpu_count() or 1))
         subprocess.check_call(["cmake", "--build", str(build_dir), "--parallel", jobs])
+        plain_path = lib_path.parent / PLAIN_LIB
+        if not plain_path.exists():
+            raise RuntimeError(f"CMake build did not produce {plain_path}")
         if not lib_path.exists():
             raise RuntimeError(f"CMake build did not produce {lib_path}")
         if getattr(self, "_into_source", False):
-            # setuptools copies the library into the source package; the
-            # generated build info must land beside it.
+            # setuptools copies the extension's library into the source package; the plain
+            # library and the generated build info must land beside it.
             src_pkg = ROOT / "torch_qplugin"
             if pkg_dir != src_pkg:
                 shutil.copy(pkg_dir / "_build_info.py", src_pkg / "_build_info.py")
+                shutil.copy(plain_path, src_pkg / "lib" / PLAIN_LIB)
 
 
 setup(

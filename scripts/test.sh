@@ -10,7 +10,9 @@
 # check, the history check) with ruff and clang-format installed into the first version's venv; a
 # lint failure fails the run, after the tests.
 # Each version's build also builds the torch-free kernel testers (test/kernels), run before its
-# pytest; and scripts/test_aarch64.sh --smoke (cross-build for aarch64, the kernel testers and the
+# pytest; the first version's build is then reconfigured with QPLUGIN_PLAIN_ONLY=ON (the plain
+# library alone, its objects reused) into a package of its own, and the plain-only tests
+# (test/plain_only, test/test_plain_wall.py) run against it; and scripts/test_aarch64.sh --smoke (cross-build for aarch64, the kernel testers and the
 # whole package under qemu, its outputs against this version's x86 install) runs beside the last
 # version's tests (QPLUGIN_SKIP_AARCH64=1 skips it).
 #
@@ -98,6 +100,26 @@ run_tests() {  # version, pytest args...
   return "$rc"
 }
 
+plain_only_tests() {  # version: the plain library alone (QPLUGIN_PLAIN_ONLY=ON), its tests
+  local v="$1"
+  local vpy="$VENV_PREFIX-$v/bin/python" build="$ROOT/build/cmake-release-torch$v"
+  local pkg="$ROOT/build/plain-only-torch$v"
+  echo "== torch $v: plain-only build (QPLUGIN_PLAIN_ONLY=ON) and its tests"
+  rm -rf "$pkg"
+  mkdir -p "$pkg"
+  "$vpy" -c 'import shutil, sys; shutil.copytree(sys.argv[1], sys.argv[2], ignore=shutil.ignore_patterns(
+    "lib", "__pycache__", "_build_info.py", "*.so"))' "$ROOT/torch_qplugin" "$pkg/torch_qplugin"
+  # the wheel's build dir: the plain library's objects are up to date, so this configures and links
+  cmake -S "$ROOT" -B "$build" -DQPLUGIN_PLAIN_ONLY=ON -DQPLUGIN_PY_OUT="$pkg/torch_qplugin" >/dev/null
+  cmake --build "$build" --parallel 2
+  local libs
+  libs="$(cd "$pkg/torch_qplugin/lib" && echo *.so)"
+  [ "$libs" = "libtorch_qplugin_plain.so" ] || { echo "the plain-only build made: $libs" >&2; return 1; }
+  (cd /tmp && PYTHONPATH="$pkg" PYTHONSAFEPATH=1 "$vpy" -m torch_qplugin | grep -E "library")
+  PYTHONPATH="$pkg" QPLUGIN_PLAIN_ONLY_PKG="$pkg" PYTHONSAFEPATH=1 "$vpy" -m pytest -q -p no:cacheprovider \
+    test/plain_only test/test_plain_wall.py
+}
+
 # Each step runs in a subshell outside any `||`, so that `set -e` still stops a failed command
 # inside it. The next version is prepared (venv, build) in the background while the current one's
 # tests run: the suite is mostly single-threaded and the build takes the other core.
@@ -138,6 +160,13 @@ for i in "${!TORCH_VERSIONS[@]}"; do
   fi
   summary+=("torch $v: $([ "$rc" -eq 0 ] && echo passed || echo "FAILED (exit $rc)"), tests $((SECONDS - start)) s")
   [ "$rc" -eq 0 ] || status=1
+  if [ "$i" -eq 0 ] && [ "$prep_rc" -eq 0 ]; then
+    start=$SECONDS
+    (set -e; plain_only_tests "$v")
+    rc=$?
+    summary+=("torch $v plain-only (QPLUGIN_PLAIN_ONLY=ON): $([ "$rc" -eq 0 ] && echo passed || echo "FAILED (exit $rc)"), $((SECONDS - start)) s")
+    [ "$rc" -eq 0 ] || status=1
+  fi
   if [ -n "$next" ]; then
     wait "$bg"
     prep_rc=$?

@@ -70,7 +70,9 @@ cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/aar
   -DQPLUGIN_TORCH_DIR="$TORCH_DIR/torch" -DQPLUGIN_PY_OUT="$BUILD/py" -DQPLUGIN_KERNEL_TESTS=ON \
   -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD" --parallel "$JOBS"
-aarch64-linux-gnu-readelf -h "$BUILD/py/lib/libtorch_qplugin.so" | grep -E 'Machine'
+for lib in libtorch_qplugin_plain.so libtorch_qplugin.so; do
+  echo "   $lib: $(aarch64-linux-gnu-readelf -h "$BUILD/py/lib/$lib" | grep -E 'Machine' | sed 's/ *Machine: *//')"
+done
 step_done "cross-build"
 
 echo "== aarch64: kernel testers under qemu"

@@ -4,7 +4,7 @@
 #   bash scripts/test_aarch64_smoke.sh [--work DIR] [--build DIR] [--x86-python PY] [--torch VER]
 #
 #   --work DIR        everything this script makes (default build/aarch64-smoke)
-#   --build DIR       the aarch64 CMake build dir whose py/ holds lib/libtorch_qplugin.so and
+#   --build DIR       the aarch64 CMake build dir whose py/ holds lib/libtorch_qplugin{,_plain}.so and
 #                     _build_info.py (default build/aarch64; DIR/py itself is accepted too)
 #   --x86-python PY   an x86 python with torch_qplugin installed, for the reference outputs
 #                     (default: python3 on PATH; an active venv's)
@@ -60,8 +60,8 @@ OUT=$WORK/out
 PY=$SYSROOT/usr/bin/python$PYVER
 if [ -d "$BUILD/py/lib" ]; then BUILD_PY=$BUILD/py; else BUILD_PY=$BUILD; fi
 LIB=$BUILD_PY/lib/libtorch_qplugin.so
-if [ ! -f "$LIB" ] || [ ! -f "$BUILD_PY/_build_info.py" ]; then
-    echo "no aarch64 build at $BUILD_PY (needs lib/libtorch_qplugin.so and _build_info.py)" >&2
+if [ ! -f "$LIB" ] || [ ! -f "$BUILD_PY/lib/libtorch_qplugin_plain.so" ] || [ ! -f "$BUILD_PY/_build_info.py" ]; then
+    echo "no aarch64 build at $BUILD_PY (needs lib/libtorch_qplugin.so, lib/libtorch_qplugin_plain.so and _build_info.py)" >&2
     exit 2
 fi
 

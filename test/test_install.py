@@ -1,5 +1,5 @@
 """The package under test is a complete install: every module of the source tree, byte for byte,
-plus the compiled library and build info. Under scripts/test.sh (QPLUGIN_TEST_INSTALLED=1) it
+plus the two compiled libraries and build info. Under scripts/test.sh (QPLUGIN_TEST_INSTALLED=1) it
 must be the wheel installed in the test venv, not the checkout."""
 
 import os
@@ -36,7 +36,11 @@ def test_installed_modules_match_the_source_tree():
 
 
 def test_installed_data_files():
-    assert (INSTALLED / "lib" / "libtorch_qplugin.so").is_file()
+    # both tiers' libraries (the quantized one links the plain one) and nothing else
+    assert sorted(p.name for p in (INSTALLED / "lib").glob("*.so")) == [
+        "libtorch_qplugin.so",
+        "libtorch_qplugin_plain.so",
+    ]
     assert (INSTALLED / "_build_info.py").is_file()
 
 

@@ -65,13 +65,24 @@ def test_missing_library_is_import_error(tmp_path):
     shutil.rmtree(dst / "lib")
     r = _import_in(tmp_path)
     assert r.returncode != 0 and "ImportError: torch_qplugin: op library not found at" in r.stderr
+    assert "libtorch_qplugin_plain.so" in r.stderr
 
 
-def test_broken_library_is_import_error(tmp_path):
+def test_missing_plain_library_is_import_error(tmp_path):
+    """The quantized library alone is no package: the plain one is what the loader needs first."""
     dst = _copy_pkg(tmp_path)
-    (dst / "lib" / "libtorch_qplugin.so").write_bytes(b"not an ELF file")
+    (dst / "lib" / "libtorch_qplugin_plain.so").unlink()
+    r = _import_in(tmp_path)
+    assert r.returncode != 0 and "ImportError: torch_qplugin: op library not found at" in r.stderr
+
+
+@pytest.mark.parametrize("name", ["libtorch_qplugin_plain.so", "libtorch_qplugin.so"])
+def test_broken_library_is_import_error(tmp_path, name):
+    dst = _copy_pkg(tmp_path)
+    (dst / "lib" / name).write_bytes(b"not an ELF file")
     r = _import_in(tmp_path)
     assert r.returncode != 0 and "ImportError: torch_qplugin: failed to load" in r.stderr
+    assert name in r.stderr
 
 
 def test_missing_build_info_is_import_error(tmp_path):
@@ -145,10 +156,42 @@ def _elf_needed(path):
     return needed
 
 
-def test_library_links_no_cuda_library():
-    """A CPU op library, built against a CPU or a CUDA wheel of torch alike: torch's CPU libraries
+@pytest.mark.parametrize("which", ["plain", "quantized"])
+def test_library_links_no_cuda_library(which):
+    """CPU op libraries, built against a CPU or a CUDA wheel of torch alike: torch's CPU libraries
     only, never libtorch_cuda / libc10_cuda / libcudart (nor libtorch_python)."""
-    needed = _elf_needed(torch_qplugin._ops.library_path())
+    if which == "quantized" and not torch_qplugin._ops.has_quantized():
+        pytest.skip("plain-only build")
+    path = torch_qplugin._ops.plain_library_path() if which == "plain" else torch_qplugin._ops.library_path()
+    needed = _elf_needed(path)
     assert "libtorch_cpu.so" in needed and "libc10.so" in needed, needed
     bad = [n for n in needed if "cuda" in n or "nvrtc" in n or "torch_python" in n or n.startswith("libcu")]
-    assert not bad, f"libtorch_qplugin.so links {bad} (all: {needed})"
+    assert not bad, f"{Path(path).name} links {bad} (all: {needed})"
+    # the quantized tier is no part of the plain library; the quantized library loads the plain one
+    if which == "plain":
+        assert not any(n.startswith("libtorch_qplugin") for n in needed), needed
+    else:
+        assert "libtorch_qplugin_plain.so" in needed, needed
+
+
+def test_quantized_library_alone_pulls_the_plain_one(tmp_path):
+    """What a C++ deployment does: dlopen libtorch_qplugin.so alone (no Python package, no
+    LD_LIBRARY_PATH). The plain library comes with it from beside it (DT_NEEDED, RUNPATH $ORIGIN),
+    and the two tiers' ops and classes are registered."""
+    if not torch_qplugin._ops.has_quantized():
+        pytest.skip("plain-only build")
+    code = (
+        "import ctypes, sys, torch; ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL); "
+        "q = torch.ops.qplugin; print(q.plain_add.default._schema.name, q.linear.default._schema.name, "
+        "torch.classes.qplugin.LinearPackedParamsBase is not None)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    r = subprocess.run(
+        [sys.executable, "-c", code, torch_qplugin._ops.library_path()],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[:3] == ["qplugin::plain_add", "qplugin::linear", "True"], r.stdout

@@ -1,14 +1,16 @@
 """The wall between the tiers (STYLE.md "Two tiers, one engine"): the plain tier uses no
 quantized-tensor API and no torch.ao, so that removing torch's quantized dtypes means deleting the
-QuantizedCPU adapters and quantization/_compat.py, nothing else. Read from the sources.
+QuantizedCPU adapters and quantization/_compat.py, nothing else.
 
-Covered: every C++ file under aten_ext/csrc but the quantized tier (QUANTIZED_TIER_CPP: quantized/cpu/,
-utils/qtensor.h and the three packed-params classes), i.e. the kernels,
-the cpu/ glue and plain ops (the glue's range tag is the plain integer dtype), utils/checks.h and
-layout.h, the plain packed buffers; and in Python the fakes, the Quantizer objects, QTensor, the plain
-modules (torch_qplugin/nn/plain/) and the workflow's plain path (quantization/plain.py). The Python
-compat side is quantization/_compat.py and quantization/_to_plain.py (the migration reader of
-quantized-dtype models).
+The build enforces it for the C++ (docs/design/plain.md, "Two libraries"): the plain library is
+compiled from aten_ext/csrc alone, with only that directory on its include path; the quantized
+tier lives under aten_ext/csrc_quantized and its own library. Read from the sources here: every
+C++ file under aten_ext/csrc (kernels, the cpu/ glue and plain ops, utils, the plain packed
+buffers, library.cpp), new files included; and in Python the fakes, the Quantizer objects, QTensor,
+the plain modules (torch_qplugin/nn/plain/) and the workflow's plain path (quantization/plain.py).
+The Python compat side is quantization/_compat.py and quantization/_to_plain.py (the migration
+reader of quantized-dtype models). Read from the built plain library: its symbols and strings name
+no quantized-tier class, schema or source.
 """
 
 import re
@@ -16,8 +18,11 @@ from pathlib import Path
 
 import pytest
 
+import torch_qplugin
+
 ROOT = Path(__file__).resolve().parent.parent
 CSRC = ROOT / "aten_ext" / "csrc"
+CSRC_QUANTIZED = ROOT / "aten_ext" / "csrc_quantized"
 PKG = ROOT / "torch_qplugin"
 
 CPP_FORBIDDEN = re.compile(
@@ -32,28 +37,20 @@ PY_FORBIDDEN = re.compile(
     r"\bqplugin\.(quantize_per_tensor|quantize_per_channel|make_per_\w+)\b|is_quantized"
 )
 
-# The quantized tier of the C++: what removing torch's quantized dtypes deletes. Everything else under
-# aten_ext/csrc (kernels/, cpu/ glue and plain ops, utils/checks.h / layout.h, packed_params/plain_buffer.*,
-# library.cpp) is the plain tier and is read by this test, new files included.
-QUANTIZED_TIER_CPP = {
-    "quantized/cpu": "the QuantizedCPU adapters, and the CPU-key ops that make quantized tensors "
-    "(quantize_per_tensor / _channel / _dynamic, make_per_*_quantized_tensor)",
-    "utils/qtensor.h": "the adapters' helpers (int_view, check_qparams, underlying_dtype, ...)",
-    # the TorchScript packed-params classes: prepack from a quantized weight, unpack to one, the
-    # pickled state; the weights they hold are the plain tier's (cpu/linear_weights.h,
-    # cpu/conv_weights.h; the embedding class keeps its own rows)
-    "packed_params/linear_packed_params.cpp": "LinearPackedParamsBase",
-    "packed_params/conv_packed_params.cpp": "Conv2d / Conv3dPackedParamsBase",
-    "packed_params/embedding_packed_params.cpp": "EmbeddingPackedParamsBase",
-}
+# What the quantized tier's names look like inside a shared library: its TorchScript classes (in
+# mangled symbols, type names and schemas), the schema prefix of a custom class, and the
+# __FILE__ of any of its sources (every TORCH_LIBRARY_IMPL block records where it was registered).
+SO_FORBIDDEN = (
+    b"LinearPackedParams",
+    b"ConvPackedParams",
+    b"Conv2dPackedParams",
+    b"Conv3dPackedParams",
+    b"EmbeddingPackedParams",
+    b"__torch__.torch.classes.qplugin",
+    b"csrc_quantized",
+)
 
-
-def _quantized_tier(path):
-    rel = path.relative_to(CSRC).as_posix()
-    return any(rel == k or rel.startswith(k + "/") for k in QUANTIZED_TIER_CPP)
-
-
-PLAIN_CPP = sorted(p for p in CSRC.rglob("*") if p.suffix in (".cpp", ".h") and not _quantized_tier(p))
+PLAIN_CPP = sorted(p for p in CSRC.rglob("*") if p.suffix in (".cpp", ".h"))
 PLAIN_PY = [PKG / "_fakes.py", PKG / "quantizer.py", PKG / "qtensor.py", PKG / "quantization" / "plain.py"] + sorted(
     (PKG / "nn" / "plain").glob("*.py")
 )
@@ -82,7 +79,7 @@ def test_plain_python_uses_no_quantized_tensor_api(path):
 
 
 def test_the_plain_tier_is_what_the_plain_ops_use():
-    """The glue and the plain ops are read (not only the kernels), and the quantized tier is small."""
+    """The glue and the plain ops are read (not only the kernels); the quantized tier is not there."""
     names = {p.relative_to(CSRC).as_posix() for p in PLAIN_CPP}
     for f in (
         "cpu/plain.cpp",
@@ -104,8 +101,17 @@ def test_the_plain_tier_is_what_the_plain_ops_use():
     ):
         assert f in names, f
     assert not any(n.startswith("quantized/") or n == "utils/qtensor.h" for n in names)
-    for k in QUANTIZED_TIER_CPP:
-        assert (CSRC / k).exists(), k
+    # the quantized tier is under its own include root, out of the plain build's sight
+    for k in (
+        "quantized/cpu/add.cpp",
+        "utils/qtensor.h",
+        "utils/class_check.h",
+        "packed_params/linear_packed_params.cpp",
+        "packed_params/conv_packed_params.cpp",
+        "packed_params/embedding_packed_params.cpp",
+        "library.cpp",
+    ):
+        assert (CSRC_QUANTIZED / k).exists(), k
 
 
 def test_a_planted_violation_fails_the_wall():
@@ -140,3 +146,27 @@ def test_wall_patterns_catch_what_they_should():
         assert PY_FORBIDDEN.search(code), code
     assert not CPP_FORBIDDEN.search("at::kByte; plain_quantize_per_tensor(x, s, z, at::kByte)")
     assert not PY_FORBIDDEN.search('getattr(torch, "quint8", None); q.plain_quantize_per_tensor(x, s, z, d)')
+
+
+def _so_violations(data):
+    return sorted({bad.decode() for bad in SO_FORBIDDEN if bad in data})
+
+
+def test_plain_library_names_no_quantized_tier():
+    """The built plain library (symbols, type names, schemas, recorded source paths) holds nothing
+    of the quantized tier."""
+    plain = Path(torch_qplugin._ops.plain_library_path())
+    assert plain.is_file(), plain
+    assert _so_violations(plain.read_bytes()) == []
+
+
+def test_library_check_finds_the_quantized_tier():
+    """The check above is not vacuous: it finds the quantized tier's names in the quantized library,
+    and a planted name."""
+    if not torch_qplugin._ops.has_quantized():
+        pytest.skip("plain-only build: no quantized library")
+    data = Path(torch_qplugin._ops.library_path()).read_bytes()
+    found = _so_violations(data)
+    for name in ("LinearPackedParams", "EmbeddingPackedParams", "__torch__.torch.classes.qplugin", "csrc_quantized"):
+        assert name in found, (name, found)
+    assert _so_violations(b"\0qplugin::LinearPackedParamsBase\0") == ["LinearPackedParams"]

@@ -19,7 +19,8 @@ _wrong_kind.register()
 
 from . import _aten  # noqa: E402
 
-_aten.register()
+if _ops.has_quantized():  # the aten kernels for quantized tensors run the quantized tier's ops
+    _aten.register()
 
 from . import ops  # noqa: E402
 from ._aten import use_for_aten  # noqa: E402

@@ -191,7 +191,9 @@ def main() -> int:
         f"{_build_info.CXX_STANDARD}, {_build_info.BUILD_TYPE})"
     )
     print(f"  running torch       {torch.__version__}")
-    print(f"  library             {torch_qplugin._ops.library_path()}")
+    print(f"  plain library       {torch_qplugin._ops.plain_library_path()}")
+    quantized = torch_qplugin._ops.library_path() if torch_qplugin._ops.has_quantized() else None
+    print(f"  quantized library   {quantized or '(not built: QPLUGIN_PLAIN_ONLY=ON)'}")
     print(f"  compiled ISA paths  {', '.join(_build_info.COMPILED_ISAS)}")
     feats = torch.ops.qplugin._cpu_features()
     print(f"  CPU features        {' '.join(feats) if feats else '(none of interest)'}")

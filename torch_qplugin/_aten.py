@@ -27,7 +27,7 @@ import warnings
 
 import torch
 
-from . import _composed
+from . import _composed, _ops
 
 _q = torch.ops.qplugin
 
@@ -136,10 +136,11 @@ def _adaptive_avg_pool3d(self, output_size):
     return _q.adaptive_avg_pool3d(self, list(output_size))
 
 
-def _avg_pool(n, op):
+def _avg_pool(n, name):
+    # the op is looked up when the kernel runs: a plain-only build imports this module without it
     def kernel(self, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None):
         k = _list(kernel_size, n)
-        return op(
+        return getattr(_q, name)(
             self,
             k,
             _list(stride, n) if len(stride) else k,
@@ -152,8 +153,8 @@ def _avg_pool(n, op):
     return kernel
 
 
-_kernel("avg_pool2d", via="qplugin::avg_pool2d")(_avg_pool(2, _q.avg_pool2d))
-_kernel("avg_pool3d", via="qplugin::avg_pool3d")(_avg_pool(3, _q.avg_pool3d))
+_kernel("avg_pool2d", via="qplugin::avg_pool2d")(_avg_pool(2, "avg_pool2d"))
+_kernel("avg_pool3d", via="qplugin::avg_pool3d")(_avg_pool(3, "avg_pool3d"))
 
 
 def _max_pool_args(n, kernel_size, stride, padding, dilation):
@@ -229,8 +230,15 @@ def _sort(self, dim=-1, descending=False):
 
 def _same_arguments(qname):
     packet, _, overload = qname.partition(".")
-    op = getattr(getattr(_q, packet), overload or "default")
-    return lambda *args, **kwargs: op(*args, **kwargs)
+    op = None
+
+    def kernel(*args, **kwargs):
+        nonlocal op
+        if op is None:  # looked up on first call: a plain-only build imports this module without it
+            op = getattr(getattr(_q, packet), overload or "default")
+        return op(*args, **kwargs)
+
+    return kernel
 
 
 # aten ops whose qplugin op takes the same arguments (API.md section 1 mirrors aten's schemas)
@@ -594,6 +602,7 @@ def use_for_aten(enable=True):
         raise TypeError(f"torch_qplugin.use_for_aten: enable should be a bool, got {type(enable).__name__}")
     was = _OVERRIDE_LIB is not None
     if enable and not was:
+        _ops.require_quantized("torch_qplugin.use_for_aten")
         lib = torch.library.Library("aten", "IMPL")  # noqa: TOR901 - kept alive: holds the registrations
         with warnings.catch_warnings():
             # the dispatcher warns on purpose that a kernel replaces torch's

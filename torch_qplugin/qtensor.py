@@ -34,7 +34,7 @@ import torch
 from torch._ops import OpOverload
 from torch.utils._mode_utils import no_dispatch
 
-from . import _composed
+from . import _composed, _ops
 from . import quantizer as _quantizer
 from .quantizer import PerChannelAffine, PerTensorAffine, Quantizer
 
@@ -817,6 +817,27 @@ def _with_number(plain: Callable[..., Any], plain_qparams: Callable[..., Any]):
 
 
 def _register_qplugin_ops():
+    # aten ops on QTensors: onto the plain ops
+    for f, plain, qp in (
+        (aten.add.Tensor, _q.plain_add_scalar, _q.plain_add_scalar_qparams),
+        (aten.add.Scalar, _q.plain_add_scalar, _q.plain_add_scalar_qparams),
+        (aten.mul.Tensor, _q.plain_mul_scalar, _q.plain_mul_scalar_qparams),
+        (aten.mul.Scalar, _q.plain_mul_scalar, _q.plain_mul_scalar_qparams),
+    ):
+        _HANDLERS[f] = _with_number(plain, qp)
+    cat = _qplugin_cat(_q.plain_cat)
+    _HANDLERS[aten.cat.default] = lambda f, a, k: cat(
+        f, (a[0], a[1] if len(a) > 1 else k.get("dim", 0), None, None), {}
+    )
+    for f, plain in (
+        (aten.sort.default, _q.plain_sort),
+        (aten.sort.stable, _q.plain_sort),
+        (aten.topk.default, _q.plain_topk),
+    ):
+        _HANDLERS[f] = _values_indices(plain)
+    # the quantized tier's qplugin ops on QTensors (absent from a plain-only build): onto the plain ops
+    if not _ops.has_quantized():
+        return
     for name in ("add", "add_relu", "mul", "mul_relu", "matmul"):
         _HANDLERS[getattr(_q, name).default] = _binary(getattr(_q, "plain_" + name))
     for name, qp in (
@@ -825,17 +846,7 @@ def _register_qplugin_ops():
         ("mul_scalar", _q.plain_mul_scalar_qparams),
     ):
         _HANDLERS[getattr(_q, name).default] = _scalar(getattr(_q, "plain_" + name), qp)
-    for f, plain, qp in (
-        (aten.add.Tensor, _q.plain_add_scalar, _q.plain_add_scalar_qparams),
-        (aten.add.Scalar, _q.plain_add_scalar, _q.plain_add_scalar_qparams),
-        (aten.mul.Tensor, _q.plain_mul_scalar, _q.plain_mul_scalar_qparams),
-        (aten.mul.Scalar, _q.plain_mul_scalar, _q.plain_mul_scalar_qparams),
-    ):
-        _HANDLERS[f] = _with_number(plain, qp)
-    _HANDLERS[_q.cat.default] = _qplugin_cat(_q.plain_cat)
-    _HANDLERS[aten.cat.default] = lambda f, a, k: _HANDLERS[_q.cat.default](
-        f, (a[0], a[1] if len(a) > 1 else k.get("dim", 0), None, None), {}
-    )
+    _HANDLERS[_q.cat.default] = cat
     _HANDLERS[_q.cat_relu.default] = _qplugin_cat(_q.plain_cat_relu)
     _HANDLERS[_q.relu.default] = lambda f, a, k: _like(a[0], _q.plain_relu(*_qp(a[0], f)))
     _HANDLERS[_q.relu6.default] = _relu6_q
@@ -860,14 +871,8 @@ def _register_qplugin_ops():
     _HANDLERS[_q.dequantize.default] = lambda f, a, k: a[0].dequantize()
     _HANDLERS[_q.int_repr.default] = lambda f, a, k: a[0].int_repr().clone()
     _HANDLERS[_q.mean.default] = lambda f, a, k: _like(a[0], _q.plain_mean(_qp(a[0], f)[0], *a[1:], **k))
-    for f, plain in (
-        (_q.sort.default, _q.plain_sort),
-        (_q.topk.default, _q.plain_topk),
-        (aten.sort.default, _q.plain_sort),
-        (aten.sort.stable, _q.plain_sort),
-        (aten.topk.default, _q.plain_topk),
-    ):
-        _HANDLERS[f] = _values_indices(plain)
+    _HANDLERS[_q.sort.default] = _values_indices(_q.plain_sort)
+    _HANDLERS[_q.topk.default] = _values_indices(_q.plain_topk)
     for name in ("eq", "ne", "ge", "le", "gt", "lt"):
         _HANDLERS[getattr(_q, name).default] = _cmp(getattr(_q, "plain_" + name))
         _HANDLERS[getattr(_q, name).Scalar] = _cmp(getattr(_q, "plain_" + name))

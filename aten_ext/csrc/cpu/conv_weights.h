@@ -38,15 +38,16 @@
 #include "kernels/conv_kernel.h"
 #include "kernels/dispatch.h"
 #include "kernels/gemm/qgemm.h"
+#include "utils/export.h"
 
 namespace qplugin {
 
 // "conv1d" -> 1, "conv_transpose3d" -> 3, ...; is_conv_transpose_kind: kind names a transposed conv.
-int64_t conv_kind_spatial(const std::string& kind);
+QPLUGIN_PLAIN_API int64_t conv_kind_spatial(const std::string& kind);
 bool is_conv_transpose_kind(const std::string& kind);
 // A transposed conv's groups: >= 1 and dividing in_channels (weight dim 0); checked before anything
 // is sized by groups.
-void check_transpose_groups(const char* op, int64_t in_channels, int64_t groups);
+QPLUGIN_PLAIN_API void check_transpose_groups(const char* op, int64_t in_channels, int64_t groups);
 
 struct ConvWeights {
   // user-facing
@@ -94,18 +95,18 @@ struct ConvWeights {
 // Builds (and validates) the weights from plain data (`op` names the calling op in errors): w_int8 (int8, OC x ICg x
 // kernel...), w_scales (float) / w_zero_points (integer), 1 (per tensor) or OC entries. `weight` of the result is
 // w_int8 (the plain tier's params are never unpacked or pickled).
-std::shared_ptr<ConvWeights> conv_prepack_int(const char* op, const std::string& kind, const at::Tensor& w_int8,
-                                              const at::Tensor& w_scales, const at::Tensor& w_zero_points,
-                                              const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-                                              at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups);
+QPLUGIN_PLAIN_API std::shared_ptr<ConvWeights> conv_prepack_int(const char* op, const std::string& kind,
+                                                                const at::Tensor& w_int8, const at::Tensor& w_scales,
+                                                                const at::Tensor& w_zero_points,
+                                                                const c10::optional<at::Tensor>& bias,
+                                                                at::IntArrayRef stride, at::IntArrayRef padding,
+                                                                at::IntArrayRef dilation, int64_t groups);
 
 // Transposed conv from plain data: w_int8 (int8, IC x OC / groups x kernel...), w_scales /
 // w_zero_points with 1 (per tensor) or OC (per output channel) entries.
-std::shared_ptr<ConvWeights> conv_transpose_prepack_int(const char* op, const std::string& kind,
-                                                        const at::Tensor& w_int8, const at::Tensor& w_scales,
-                                                        const at::Tensor& w_zero_points,
-                                                        const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-                                                        at::IntArrayRef padding, at::IntArrayRef output_padding,
-                                                        at::IntArrayRef dilation, int64_t groups);
+QPLUGIN_PLAIN_API std::shared_ptr<ConvWeights> conv_transpose_prepack_int(
+    const char* op, const std::string& kind, const at::Tensor& w_int8, const at::Tensor& w_scales,
+    const at::Tensor& w_zero_points, const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+    at::IntArrayRef padding, at::IntArrayRef output_padding, at::IntArrayRef dilation, int64_t groups);
 
 }  // namespace qplugin

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "utils/export.h"
+
 namespace qplugin {
 namespace cpu {
 
@@ -39,39 +41,41 @@ at::ScalarType int_dtype_of(const char* op, const char* arg, const at::Tensor& t
 
 // Broadcast shape of a and b (clear error if incompatible), and the memory
 // format the result keeps.
-std::vector<int64_t> broadcast_shape(const char* op, at::IntArrayRef a, at::IntArrayRef b);
-at::MemoryFormat binary_format(const at::Tensor& a, const at::Tensor& b, at::IntArrayRef out);
+QPLUGIN_PLAIN_API std::vector<int64_t> broadcast_shape(const char* op, at::IntArrayRef a, at::IntArrayRef b);
+QPLUGIN_PLAIN_API at::MemoryFormat binary_format(const at::Tensor& a, const at::Tensor& b, at::IntArrayRef out);
 
 // out (integer, broadcast shape, dense) = requantize(a OP b).
-void binary_into(const Names& nm, BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb,
-                 QP qo, const at::Tensor& out);
+QPLUGIN_PLAIN_API void binary_into(const Names& nm, BinaryKind kind, bool relu, const at::Tensor& a, QP qa,
+                                   const at::Tensor& b, QP qb, QP qo, const at::Tensor& out);
 at::Tensor add_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu);
 at::Tensor mul_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu);
 
 // add_scalar / mul_scalar: the output qparams torch's quantized::add_scalar /
 // mul_scalar choose, and the integer transform into `out` (dense, x's format).
-QP add_scalar_qparams(const char* op, QP qx, at::ScalarType qdtype, const c10::Scalar& b);
-QP mul_scalar_qparams(const char* op, QP qx, at::ScalarType qdtype, const c10::Scalar& b);
-void add_scalar_into(const Names& nm, const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu,
-                     const at::Tensor& out);
-void mul_scalar_into(const Names& nm, const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu,
-                     const at::Tensor& out);
+QPLUGIN_PLAIN_API QP add_scalar_qparams(const char* op, QP qx, at::ScalarType qdtype, const c10::Scalar& b);
+QPLUGIN_PLAIN_API QP mul_scalar_qparams(const char* op, QP qx, at::ScalarType qdtype, const c10::Scalar& b);
+QPLUGIN_PLAIN_API void add_scalar_into(const Names& nm, const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu,
+                                       const at::Tensor& out);
+QPLUGIN_PLAIN_API void mul_scalar_into(const Names& nm, const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu,
+                                       const at::Tensor& out);
 
 // cat: `xs` integer tensors of one dtype (cat_into also takes the quantized
 // tensors themselves: it reads only sizes, strides and bytes); qo the output qparams. Output format:
 // the inputs' common memory format, else contiguous.
-at::MemoryFormat cat_format(const std::vector<at::Tensor>& xs);
-std::vector<int64_t> cat_shape(const Names& nm, const std::vector<at::Tensor>& xs, int64_t* dim);
-void cat_into(const Names& nm, const std::vector<at::Tensor>& xs, const std::vector<QP>& qps, int64_t dim, QP qo,
-              bool relu, const at::Tensor& out);
+QPLUGIN_PLAIN_API at::MemoryFormat cat_format(const std::vector<at::Tensor>& xs);
+QPLUGIN_PLAIN_API std::vector<int64_t> cat_shape(const Names& nm, const std::vector<at::Tensor>& xs, int64_t* dim);
+QPLUGIN_PLAIN_API void cat_into(const Names& nm, const std::vector<at::Tensor>& xs, const std::vector<QP>& qps,
+                                int64_t dim, QP qo, bool relu, const at::Tensor& out);
 at::Tensor cat_int(const Names& nm, const std::vector<at::Tensor>& xs, const std::vector<QP>& qps, int64_t dim, QP qo,
                    bool relu);
 
 // Comparators on represented real values: float(q - zp) * float(scale) OP ...
-at::Tensor compare_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb);
-at::Tensor compare_scalar_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, const c10::Scalar& other);
+QPLUGIN_PLAIN_API at::Tensor compare_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b,
+                                         QP qb);
+QPLUGIN_PLAIN_API at::Tensor compare_scalar_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa,
+                                                const c10::Scalar& other);
 
-const char* cmp_name(CmpOp op);
+QPLUGIN_PLAIN_API const char* cmp_name(CmpOp op);
 
 }  // namespace cpu
 }  // namespace qplugin
@@ -81,7 +85,7 @@ namespace cpu {
 
 // quantized::matmul semantics: dequantize both operands (aten's rule),
 // float32 at::matmul, quantize_per_tensor to (so, zo). a, b integer; a plain integer result.
-at::Tensor matmul_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo);
+QPLUGIN_PLAIN_API at::Tensor matmul_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo);
 
 }  // namespace cpu
 }  // namespace qplugin

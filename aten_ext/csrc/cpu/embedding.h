@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/embedding_kernel.h"
+#include "utils/export.h"
 
 namespace qplugin {
 namespace cpu {
@@ -22,16 +23,17 @@ struct Bags {
 
 // Maps indices to rows (pruned weights: through compressed_indices_mapping, whose range is
 // checked here). Unmapped indices are checked by the kernel as it reads them (run_bags raises).
-at::Tensor rows_of(const char* op, const at::Tensor& indices, int64_t rows, bool pruned_weights,
-                   const c10::optional<at::Tensor>& mapping);
+QPLUGIN_PLAIN_API at::Tensor rows_of(const char* op, const at::Tensor& indices, int64_t rows, bool pruned_weights,
+                                     const c10::optional<at::Tensor>& mapping);
 
 // The bags of an embedding_bag call (mode 0 sum, 1 mean, 2 max) over a table of rows x dim.
-Bags bags_of(const char* op, const at::Tensor& indices, const c10::optional<at::Tensor>& offsets, int64_t mode,
-             bool pruned_weights, const c10::optional<at::Tensor>& per_sample_weights,
-             const c10::optional<at::Tensor>& mapping, bool include_last_offset, int64_t rows, int64_t dim);
+QPLUGIN_PLAIN_API Bags bags_of(const char* op, const at::Tensor& indices, const c10::optional<at::Tensor>& offsets,
+                               int64_t mode, bool pruned_weights, const c10::optional<at::Tensor>& per_sample_weights,
+                               const c10::optional<at::Tensor>& mapping, bool include_last_offset, int64_t rows,
+                               int64_t dim);
 
 // The float32 output of the bags b over the table w (an index outside the table raises).
-at::Tensor run_bags(const char* op, const kernels::EmbRows& w, const Bags& b, int64_t mode);
+QPLUGIN_PLAIN_API at::Tensor run_bags(const char* op, const kernels::EmbRows& w, const Bags& b, int64_t mode);
 
 }  // namespace cpu
 }  // namespace qplugin

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "cpu/linear_weights.h"
+#include "utils/export.h"
 
 namespace qplugin {
 namespace cpu {
@@ -13,10 +14,11 @@ namespace cpu {
 // y[m][n] (uint8, quint8 semantics) = requantized sum_k (x[m][k] - x_zp) * (W[n][k] - w_zp[n]) + bias,
 // see kernels/gemm/qgemm.h (kU8). x: M rows of K uint8 (dense), out: M rows of N uint8 (dense).
 // Raw pointers (the adapter hands over the quantized tensors' data): no per-call tensor wrappers.
-void linear_u8(const char* op, const uint8_t* x, int64_t M, double x_scale, int64_t x_zero_point,
-               const LinearWeights& w, double y_scale, int64_t y_zero_point, bool relu, uint8_t* out);
+QPLUGIN_PLAIN_API void linear_u8(const char* op, const uint8_t* x, int64_t M, double x_scale, int64_t x_zero_point,
+                                 const LinearWeights& w, double y_scale, int64_t y_zero_point, bool relu, uint8_t* out);
 // Output shape of linear for input sizes (checks rank and K; `op` names the caller).
-std::vector<int64_t> linear_out_sizes(const char* op, at::IntArrayRef x_sizes, const LinearWeights& w);
+QPLUGIN_PLAIN_API std::vector<int64_t> linear_out_sizes(const char* op, at::IntArrayRef x_sizes,
+                                                        const LinearWeights& w);
 
 // A non-owning view of linear weights for the GEMM: a LinearWeights' (LinearWeights::view) or the
 // plain tier's packed buffer's (packed_params/plain_buffer.h).
@@ -33,7 +35,7 @@ struct LinearWeightsView {
   bool fp16 = false;
   const uint16_t* fp16_panels = nullptr;
 };
-LinearWeightsView linear_weights_view(const LinearWeights& w);
+QPLUGIN_PLAIN_API LinearWeightsView linear_weights_view(const LinearWeights& w);
 
 // linear_u8 on a view: the epilogue constants are computed per call into `mult` / `bias`
 // (N floats each; the same arithmetic as LinearWeights::static_epilogue).
@@ -42,20 +44,19 @@ void linear_u8_view(const char* op, const uint8_t* x, int64_t M, double x_scale,
 
 // Dynamic linear on a view (float32 x [..., K], float32 result); fp16 views run
 // linear_fp16_view (reduce_range does not apply).
-at::Tensor linear_dynamic_view(const char* op, const at::Tensor& x, const LinearWeightsView& w, bool reduce_range,
-                               bool relu);
+QPLUGIN_PLAIN_API at::Tensor linear_dynamic_view(const char* op, const at::Tensor& x, const LinearWeightsView& w,
+                                                 bool reduce_range, bool relu);
 
 // fp16-weight linear on an fp16 view (cpu/linear_fp16.cpp): float32 x [..., K] -> float32 [..., N],
 // kernels/linear_fp16_kernel.h's order on every path.
-at::Tensor linear_fp16_view(const char* op, const at::Tensor& x, const LinearWeightsView& w, bool relu);
+QPLUGIN_PLAIN_API at::Tensor linear_fp16_view(const char* op, const at::Tensor& x, const LinearWeightsView& w,
+                                              bool relu);
 
 // One layer, one direction of a dynamic LSTM (num_gates 4) / GRU (3) over a sequence
 // (cpu/rnn.cpp; `op` names the caller): (output [T, B, H], h_n, c_n).
-std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic_view(const char* op, const at::Tensor& input,
-                                                                      const at::Tensor& h0, const at::Tensor& c0,
-                                                                      const LinearWeightsView& w_ih,
-                                                                      const LinearWeightsView& w_hh, int64_t num_gates,
-                                                                      bool reverse);
+QPLUGIN_PLAIN_API std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic_view(
+    const char* op, const at::Tensor& input, const at::Tensor& h0, const at::Tensor& c0, const LinearWeightsView& w_ih,
+    const LinearWeightsView& w_hh, int64_t num_gates, bool reverse);
 
 }  // namespace cpu
 }  // namespace qplugin

@@ -77,6 +77,14 @@ void LinearWeights::init_fp16(const char* op, const at::Tensor& weight, const c1
   }
 }
 
+int64_t LinearWeights::packed_bytes() const {
+  int64_t n = packed.nbytes() + (scales.defined() ? scales.nbytes() : 0) +
+              (zero_points.defined() ? zero_points.nbytes() : 0) +
+              static_cast<int64_t>(fp16_panels.size() * sizeof(uint16_t));
+  n += static_cast<int64_t>(w_scale.size() * sizeof(double) + w_zp.size() * sizeof(int32_t));
+  return n;
+}
+
 at::Tensor LinearWeights::weight_fp16() const {
   at::Tensor w = at::empty({N, K}, at::dtype(at::kHalf));
   uint16_t* dst = reinterpret_cast<uint16_t*>(w.data_ptr<at::Half>());

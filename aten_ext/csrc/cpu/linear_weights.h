@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/gemm/qgemm.h"
+#include "utils/export.h"
 
 namespace qplugin {
 
@@ -37,8 +38,8 @@ struct LinearWeights {
   std::vector<uint16_t> fp16_panels;
 
   // Errors naming `op` when the weight is not of the kind the op computes with.
-  void check_int8(const char* op) const;
-  void check_fp16(const char* op) const;
+  QPLUGIN_PLAIN_API void check_int8(const char* op) const;
+  QPLUGIN_PLAIN_API void check_fp16(const char* op) const;
 
   // The GEMM's view of the weight; with_int16 adds the AVX2 int16 layout (built on first
   // such call, once, under a std::call_once: concurrent first calls are safe and the layout is
@@ -65,14 +66,18 @@ struct LinearWeights {
 
   // Fills an empty LinearWeights from plain int8 data [N, K] and qparams (float64 scales / int64
   // zero points, [N] or [1]), validated here (`op` names the caller).
-  void init_int8(const char* op, const at::Tensor& w_int8, const at::Tensor& scales, const at::Tensor& zero_points,
-                 bool per_channel, const c10::optional<at::Tensor>& bias);
+  QPLUGIN_PLAIN_API void init_int8(const char* op, const at::Tensor& w_int8, const at::Tensor& scales,
+                                   const at::Tensor& zero_points, bool per_channel,
+                                   const c10::optional<at::Tensor>& bias);
   // From a float32 / float16 weight [N, K]: values outside the float16 range saturate to
   // +-65504 with a warning, as torch's linear_prepack_fp16; rounding to nearest even.
-  void init_fp16(const char* op, const at::Tensor& weight, const c10::optional<at::Tensor>& bias);
+  QPLUGIN_PLAIN_API void init_fp16(const char* op, const at::Tensor& weight, const c10::optional<at::Tensor>& bias);
 
-  at::Tensor weight_int8() const;  // [N, K] int8
-  at::Tensor weight_fp16() const;  // [N, K] float16 (fp16 kind)
+  QPLUGIN_PLAIN_API at::Tensor weight_int8() const;  // [N, K] int8
+  QPLUGIN_PLAIN_API at::Tensor weight_fp16() const;  // [N, K] float16 (fp16 kind)
+  // Bytes the weight keeps in memory: the packed int8 layout and column sums, the qparams (tensors
+  // and per-channel vectors), the fp16 panels (fp16 kind). The bias is not counted.
+  QPLUGIN_PLAIN_API int64_t packed_bytes() const;
 
  private:
   mutable std::mutex epilogue_mu_;

@@ -9,6 +9,8 @@
 #include <array>
 #include <vector>
 
+#include "utils/export.h"
+
 namespace qplugin {
 namespace cpu {
 
@@ -21,23 +23,26 @@ struct Pool2dWindow {
 // Checks the arguments of max_pool2d / avg_pool2d (`op` names the op in
 // messages) for an input of `sizes`; returns the window. `dilation` may be
 // empty (avg_pool2d: 1).
-Pool2dWindow check_pool2d_args(const char* op, at::IntArrayRef sizes, at::IntArrayRef kernel_size,
-                               at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
-                               bool ceil_mode);
+QPLUGIN_PLAIN_API Pool2dWindow check_pool2d_args(const char* op, at::IntArrayRef sizes, at::IntArrayRef kernel_size,
+                                                 at::IntArrayRef stride, at::IntArrayRef padding,
+                                                 at::IntArrayRef dilation, bool ceil_mode);
 // Output sizes ([C, OH, OW] or [N, C, OH, OW]); raises if OH or OW < 1.
-std::vector<int64_t> pool2d_output_sizes(const char* op, at::IntArrayRef sizes, const Pool2dWindow& w);
-std::vector<int64_t> adaptive_output_sizes(const char* op, at::IntArrayRef sizes, at::IntArrayRef output_size);
-void check_pool_input_rank(const char* op, const char* arg, const at::Tensor& t);
+QPLUGIN_PLAIN_API std::vector<int64_t> pool2d_output_sizes(const char* op, at::IntArrayRef sizes,
+                                                           const Pool2dWindow& w);
+QPLUGIN_PLAIN_API std::vector<int64_t> adaptive_output_sizes(const char* op, at::IntArrayRef sizes,
+                                                             at::IntArrayRef output_size);
+QPLUGIN_PLAIN_API void check_pool_input_rank(const char* op, const char* arg, const at::Tensor& t);
 
 // The memory format pooling keeps: channels_last for 4-D channels_last inputs.
-at::MemoryFormat pool_format(const at::Tensor& t);
+QPLUGIN_PLAIN_API at::MemoryFormat pool_format(const at::Tensor& t);
 
 // out: an integer tensor of the output sizes, dense in pool_format(data).
-void max_pool2d_int_out(const at::Tensor& data, const Pool2dWindow& w, const at::Tensor& out);
+QPLUGIN_PLAIN_API void max_pool2d_int_out(const at::Tensor& data, const Pool2dWindow& w, const at::Tensor& out);
 // Average pooling of integer data with zero point `zero_point` (output keeps it).
-void avg_pool2d_int_out(const at::Tensor& data, int64_t zero_point, const Pool2dWindow& w, bool count_include_pad,
-                        c10::optional<int64_t> divisor_override, const at::Tensor& out);
-void adaptive_avg_pool2d_int_out(const at::Tensor& data, const at::Tensor& out);
+QPLUGIN_PLAIN_API void avg_pool2d_int_out(const at::Tensor& data, int64_t zero_point, const Pool2dWindow& w,
+                                          bool count_include_pad, c10::optional<int64_t> divisor_override,
+                                          const at::Tensor& out);
+QPLUGIN_PLAIN_API void adaptive_avg_pool2d_int_out(const at::Tensor& data, const at::Tensor& out);
 
 // Plain-integer entry points (allocate the output).
 at::Tensor max_pool2d_int(const at::Tensor& data, at::IntArrayRef kernel_size, at::IntArrayRef stride,
@@ -53,17 +58,20 @@ struct Pool3dWindow {
   std::array<int64_t, 3> k, s, p;  // (D, H, W)
   bool ceil_mode;
 };
-void check_divisor_override(const char* op, c10::optional<int64_t> divisor_override);
-void check_pool3d_input_rank(const char* op, const char* arg, const at::Tensor& t);
-at::MemoryFormat pool3d_format(const at::Tensor& t);
+QPLUGIN_PLAIN_API void check_divisor_override(const char* op, c10::optional<int64_t> divisor_override);
+QPLUGIN_PLAIN_API void check_pool3d_input_rank(const char* op, const char* arg, const at::Tensor& t);
+QPLUGIN_PLAIN_API at::MemoryFormat pool3d_format(const at::Tensor& t);
 // kernel_size: 1 or 3 entries; stride: 0 (= kernel_size), 1 or 3; padding: 1 or 3.
-Pool3dWindow check_pool3d_args(const char* op, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                               at::IntArrayRef padding, bool ceil_mode);
-std::vector<int64_t> pool3d_output_sizes(const char* op, at::IntArrayRef sizes, const Pool3dWindow& w);
-std::vector<int64_t> adaptive3d_output_sizes(const char* op, at::IntArrayRef sizes, at::IntArrayRef output_size);
-void avg_pool3d_int_out(const at::Tensor& data, int64_t zero_point, const Pool3dWindow& w, bool count_include_pad,
-                        c10::optional<int64_t> divisor_override, const at::Tensor& out);
-void adaptive_avg_pool3d_int_out(const at::Tensor& data, const at::Tensor& out);
+QPLUGIN_PLAIN_API Pool3dWindow check_pool3d_args(const char* op, at::IntArrayRef kernel_size, at::IntArrayRef stride,
+                                                 at::IntArrayRef padding, bool ceil_mode);
+QPLUGIN_PLAIN_API std::vector<int64_t> pool3d_output_sizes(const char* op, at::IntArrayRef sizes,
+                                                           const Pool3dWindow& w);
+QPLUGIN_PLAIN_API std::vector<int64_t> adaptive3d_output_sizes(const char* op, at::IntArrayRef sizes,
+                                                               at::IntArrayRef output_size);
+QPLUGIN_PLAIN_API void avg_pool3d_int_out(const at::Tensor& data, int64_t zero_point, const Pool3dWindow& w,
+                                          bool count_include_pad, c10::optional<int64_t> divisor_override,
+                                          const at::Tensor& out);
+QPLUGIN_PLAIN_API void adaptive_avg_pool3d_int_out(const at::Tensor& data, const at::Tensor& out);
 
 }  // namespace cpu
 }  // namespace qplugin

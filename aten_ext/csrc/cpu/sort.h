@@ -10,6 +10,8 @@
 #include <functional>
 #include <tuple>
 
+#include "utils/export.h"
+
 namespace qplugin {
 namespace cpu {
 
@@ -18,25 +20,27 @@ namespace cpu {
 // quantized tensor so values are written once, in place.
 using ValuesAlloc = std::function<at::Tensor(at::IntArrayRef sizes)>;
 
-std::tuple<at::Tensor, at::Tensor> sort_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
-                                            int64_t dim, bool descending, const ValuesAlloc& alloc);
-at::Tensor argsort_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point, int64_t dim,
-                       bool descending);
-std::tuple<at::Tensor, at::Tensor> topk_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
-                                            int64_t k, int64_t dim, bool largest, bool sorted,
-                                            const ValuesAlloc& alloc);
+QPLUGIN_PLAIN_API std::tuple<at::Tensor, at::Tensor> sort_int(const char* op, const at::Tensor& data, double scale,
+                                                              int64_t zero_point, int64_t dim, bool descending,
+                                                              const ValuesAlloc& alloc);
+QPLUGIN_PLAIN_API at::Tensor argsort_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
+                                         int64_t dim, bool descending);
+QPLUGIN_PLAIN_API std::tuple<at::Tensor, at::Tensor> topk_int(const char* op, const at::Tensor& data, double scale,
+                                                              int64_t zero_point, int64_t k, int64_t dim, bool largest,
+                                                              bool sorted, const ValuesAlloc& alloc);
 
 // max / min over all elements: a 0-dim tensor.
-at::Tensor max_all_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point, bool is_max,
-                       const ValuesAlloc& alloc);
-std::tuple<at::Tensor, at::Tensor> max_dim_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
-                                               int64_t dim, bool keepdim, bool is_max, const ValuesAlloc& alloc);
-at::Tensor argmax_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
-                      c10::optional<int64_t> dim, bool keepdim, bool is_max);
+QPLUGIN_PLAIN_API at::Tensor max_all_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
+                                         bool is_max, const ValuesAlloc& alloc);
+QPLUGIN_PLAIN_API std::tuple<at::Tensor, at::Tensor> max_dim_int(const char* op, const at::Tensor& data, double scale,
+                                                                 int64_t zero_point, int64_t dim, bool keepdim,
+                                                                 bool is_max, const ValuesAlloc& alloc);
+QPLUGIN_PLAIN_API at::Tensor argmax_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
+                                        c10::optional<int64_t> dim, bool keepdim, bool is_max);
 // Mean in the integer domain: round_half_even(sum(q) / N) per output element,
 // which is the input's qparams applied to the exact mean of the real values.
-at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArrayRef dim, bool keepdim,
-                    const ValuesAlloc& alloc);
+QPLUGIN_PLAIN_API at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArrayRef dim, bool keepdim,
+                                      const ValuesAlloc& alloc);
 
 // Default allocator: a plain contiguous tensor like `data`.
 ValuesAlloc plain_alloc(const at::Tensor& data);

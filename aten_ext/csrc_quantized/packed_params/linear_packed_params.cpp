@@ -127,33 +127,27 @@ std::tuple<at::Tensor, c10::optional<at::Tensor>> linear_unpack_fp16(
 }
 
 void register_linear_classes() {
-  static const auto cls =
-      torch::class_<LinearPackedParams>("qplugin", "LinearPackedParamsBase")
-          .def("unpack", &LinearPackedParams::unpack)
-          .def("bias",
-               [](const c10::intrusive_ptr<LinearPackedParams>& self) {
-                 return self->bias;
-               })
-          .def("_packed_bytes",
-               [](const c10::intrusive_ptr<LinearPackedParams>& self) -> int64_t {
-                 // bytes the packed weight keeps in memory (packed int8 + column sums + qparams + bias)
-                 // (fp16 kind: the fp16 panels + bias)
-                 int64_t n = self->packed.nbytes() + (self->scales.defined() ? self->scales.nbytes() : 0) +
-                             (self->zero_points.defined() ? self->zero_points.nbytes() : 0) +
-                             static_cast<int64_t>(self->fp16_panels.size() * sizeof(uint16_t));
-                 n += static_cast<int64_t>(self->w_scale.size() * sizeof(double) + self->w_zp.size() * sizeof(int32_t));
-                 return n;
-               })
-          .def("__str__", &LinearPackedParams::repr)
-          .def("__repr__", &LinearPackedParams::repr)
-          .def_pickle(
-              [](const c10::intrusive_ptr<LinearPackedParams>& self) {
-                return self->getstate();
-              },
-              [](c10::IValue state) {
-                return LinearPackedParams::setstate(
-                    typed_state<LinearPackedParams::State>(state, "LinearPackedParamsBase"));
-              });
+  static const auto cls = torch::class_<LinearPackedParams>("qplugin", "LinearPackedParamsBase")
+                              .def("unpack", &LinearPackedParams::unpack)
+                              .def("bias",
+                                   [](const c10::intrusive_ptr<LinearPackedParams>& self) {
+                                     return self->bias;
+                                   })
+                              // bytes the packed weight keeps in memory (cpu/linear_weights.h)
+                              .def("_packed_bytes",
+                                   [](const c10::intrusive_ptr<LinearPackedParams>& self) -> int64_t {
+                                     return self->packed_bytes();
+                                   })
+                              .def("__str__", &LinearPackedParams::repr)
+                              .def("__repr__", &LinearPackedParams::repr)
+                              .def_pickle(
+                                  [](const c10::intrusive_ptr<LinearPackedParams>& self) {
+                                    return self->getstate();
+                                  },
+                                  [](c10::IValue state) {
+                                    return LinearPackedParams::setstate(
+                                        typed_state<LinearPackedParams::State>(state, "LinearPackedParamsBase"));
+                                  });
 }
 
 }  // namespace qplugin

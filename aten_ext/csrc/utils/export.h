@@ -1,0 +1,12 @@
+// QPLUGIN_PLAIN_API marks what the plain library (libtorch_qplugin_plain.so) exports to the
+// quantized one (libtorch_qplugin.so, built from ../csrc_quantized): the cpu/ glue its adapters
+// call. Both libraries compile with hidden visibility, so everything else of the plain tier stays
+// private to it; the dispatcher reaches the ops through their registrations, not through symbols.
+// Inline and template code in the headers is compiled into each library that uses it.
+#pragma once
+
+#if defined(_WIN32)
+#define QPLUGIN_PLAIN_API
+#else
+#define QPLUGIN_PLAIN_API __attribute__((visibility("default")))
+#endif
