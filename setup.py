@@ -65,6 +65,9 @@ class CMakeBuild(build_ext):
             f"-DQPLUGIN_PY_OUT={pkg_dir}",
             f"-DQPLUGIN_TORCH_VERSION={torch.__version__}",
             f"-DPython_EXECUTABLE={sys.executable}",
+            # both libraries, even where the build dir was configured plain-only before (the plain
+            # library alone is a CMake build: -DQPLUGIN_PLAIN_ONLY=ON, docs/design/plain.md)
+            "-DQPLUGIN_PLAIN_ONLY=OFF",
         ]
         if os.environ.get("QPLUGIN_KERNEL_TESTS") == "1":  # the torch-free kernel testers too
             cfg.append("-DQPLUGIN_KERNEL_TESTS=ON")

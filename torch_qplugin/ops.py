@@ -4,10 +4,12 @@ They exist for discoverability and docstrings; TorchScript code should call
 ``torch.ops.qplugin.*`` directly.
 """
 
-from typing import Optional
+from typing import Any, Callable, Optional
 
 import torch
 from torch import Tensor
+
+from . import _ops as _lib
 
 _q = torch.ops.qplugin
 
@@ -53,3 +55,19 @@ __all__ = [
     "make_per_channel_quantized_tensor",
 ]
 _ = Optional  # later families add optional arguments
+
+
+def _refusal(name: str) -> Callable[..., Any]:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        _lib.require_quantized(f"torch_qplugin.ops.{name}")
+
+    refuse.__name__ = refuse.__qualname__ = name
+    return refuse
+
+
+# With the plain library alone these ops are not registered: calling one says which library is
+# missing rather than torch's "no attribute" of the op namespace.
+if not _lib.has_quantized():
+    for _name in __all__:
+        if not hasattr(_q, _name):
+            globals()[_name] = _refusal(_name)

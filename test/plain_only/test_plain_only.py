@@ -129,13 +129,19 @@ def test_plain_only_workflow_matches_the_full_package(plain_pkg):
         ("import torch_qplugin.nn.quantized.dynamic", "torch_qplugin.nn.quantized"),
         ("import torch_qplugin.nn.intrinsic.quantized", "torch_qplugin.nn."),
         ("torch_qplugin.use_for_aten(True)", "torch_qplugin.use_for_aten"),
+        (
+            "torch_qplugin.ops.quantize_per_tensor(torch.zeros(2), 0.1, 0, torch.uint8)",
+            "torch_qplugin.ops.quantize_per_tensor",
+        ),
     ],
 )
 def test_quantized_tier_is_a_clear_import_error(plain_pkg, stmt, what):
     out = _run(
         plain_pkg,
         f"""
+        import torch
         import torch_qplugin
+        import torch_qplugin.ops
         try:
             {stmt}
         except ImportError as e:
