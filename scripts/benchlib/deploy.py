@@ -15,14 +15,13 @@ import atexit
 import os
 import platform
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchlib import ROOT  # noqa: E402  (the checkout)
+from benchlib import checkout_paths
 
-sys.path[:0] = [str(ROOT / "examples"), str(ROOT)]
+checkout_paths("examples")
 
 import torch  # noqa: E402
 

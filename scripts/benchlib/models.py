@@ -27,13 +27,12 @@ A column that cannot run says why; no number is made up.
 import argparse
 import importlib.util
 import os
-import sys
 import time
 from pathlib import Path
 
-from benchlib import ROOT, command
+from benchlib import ROOT, checkout_paths, command
 
-sys.path[:0] = [str(ROOT / "examples"), str(ROOT), str(ROOT / "scripts"), str(ROOT / "test" / "compat")]
+checkout_paths("examples", "scripts", "test/compat")
 
 
 def _ensure_malloc_env(isa=None):

@@ -32,13 +32,12 @@ import argparse
 import copy
 import os
 import statistics
-import sys
 import time
 from pathlib import Path
 
-from benchlib import ROOT  # noqa: E402  (the checkout)
+from benchlib import checkout_paths
 
-sys.path[:0] = [str(ROOT / "examples"), str(ROOT)]
+checkout_paths("examples")
 
 import torch  # noqa: E402
 

@@ -22,12 +22,11 @@ The ratio to torch's int8 model and to fp32 (eager, the same rounds) is printed 
 import argparse
 import os
 import statistics
-import sys
 import time
 
-from benchlib import ROOT  # noqa: E402  (the checkout)
+from benchlib import checkout_paths
 
-sys.path[:0] = [str(ROOT / "examples"), str(ROOT / "test" / "compat"), str(ROOT)]
+checkout_paths("examples", "test/compat")
 
 import torch  # noqa: E402
 
