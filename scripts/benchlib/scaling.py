@@ -92,9 +92,9 @@ def main(argv=None):
             xs = {s: torch.randn(b, 3, s, s) for s in (s1, s2)}
             times = {}
             with torch.no_grad():
-                for _ in range(args.rounds):
-                    for threads in (1, 2):
-                        torch.set_num_threads(threads)
+                for threads in (1, 2):  # one thread count at a time: its rounds interleave the rest
+                    torch.set_num_threads(threads)
+                    for _ in range(args.rounds):
                         for s in (s1, s2):
                             for who, fn in fns.items():
                                 times.setdefault((who, threads, s), []).append(per_call(fn, xs[s], args.min_time))
