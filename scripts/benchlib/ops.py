@@ -35,6 +35,7 @@ Results print as a table and replace the family's section in docs/benchmarks.md.
 """
 
 import argparse
+import functools
 import importlib
 import math
 import os
@@ -71,9 +72,9 @@ def ensure_env(isa):
         os.execve(sys.executable, [sys.executable] + sys.argv, dict(os.environ, **want))
 
 
-def cpu_description():
-    """CPU model, family / model numbers and the SIMD tiers that matter here (the hypervisor's
-    model name alone, e.g. 'AMD EPYC', does not tell Zen 1 from Zen 4)."""
+@functools.lru_cache(maxsize=None)
+def _cpuinfo():
+    """The first processor's fields of /proc/cpuinfo, or None where there is none."""
     info = {}
     try:
         with open("/proc/cpuinfo") as f:
@@ -84,6 +85,15 @@ def cpu_description():
                 if not line.strip():
                     break
     except OSError:
+        return None
+    return info
+
+
+def cpu_description():
+    """CPU model, family / model numbers and the SIMD tiers that matter here (the hypervisor's
+    model name alone, e.g. 'AMD EPYC', does not tell Zen 1 from Zen 4)."""
+    info = _cpuinfo()
+    if info is None:
         return platform.processor() or platform.machine()
     flags = set(info.get("flags", "").split())
     isa = (
@@ -114,16 +124,8 @@ _CPU_KINDS = [
 def cpu_kind():
     """A short name for the CPU's microarchitecture ("Zen 5"), or its vendor / family / model; the
     key under which docs/benchmarks.md keeps one section per family and kind of CPU."""
-    info = {}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if ":" in line:
-                    k, v = (x.strip() for x in line.split(":", 1))
-                    info.setdefault(k, v)
-                if not line.strip():
-                    break
-    except OSError:
+    info = _cpuinfo()
+    if info is None:
         return platform.machine()
     vendor = info.get("vendor_id", "?")
     try:

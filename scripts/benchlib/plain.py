@@ -30,7 +30,6 @@ column, wall or --clock cpu).
 
 import argparse
 import copy
-import os
 import statistics
 import time
 from pathlib import Path
@@ -277,11 +276,9 @@ def main(argv=None):
     torch.set_num_threads(args.threads)
     import torch_qplugin
 
-    cpu = (
-        next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
-        if os.path.exists("/proc/cpuinfo")
-        else "?"
-    )
+    from benchlib.ops import cpu_description
+
+    cpu = cpu_description()
     print(
         f"{cpu}; torch {torch.__version__}; kernels {torch_qplugin.active_isa()}; {args.threads} thread(s); "
         f"process CPU time, {args.rounds} pairs"

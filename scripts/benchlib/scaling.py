@@ -31,6 +31,7 @@ checkout_paths("examples", "test/compat")
 import torch  # noqa: E402
 
 from benchlib.models import STATIC_MODELS, settle_batchnorm  # noqa: E402
+from benchlib.ops import cpu_description  # noqa: E402
 from toolkits import QPlugin, TorchAO, quiet_deprecations  # noqa: E402
 
 
@@ -75,7 +76,7 @@ def main(argv=None):
     quiet_deprecations()
     import torch_qplugin
 
-    cpu = next((ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name")), "?")
+    cpu = cpu_description()
     print(
         f"{cpu}, {os.cpu_count()} cores; torch {torch.__version__}; kernels {torch_qplugin.active_isa()}; "
         f"wall time, median of {args.rounds} interleaved rounds; sizes {args.size} and {args.size2}"
