@@ -294,6 +294,18 @@ def linear_buffer_bytes(n, k, isa):
     return end
 
 
+def _conv_buffer_bytes(prepack, w, *geometry):
+    """Bytes of a conv buffer: they depend on the weight's shape, the geometry and the kernel path
+    alone (packed_params/plain_buffer.cpp), so the real prepack of a zero weight of that shape tells
+    them, whatever the traced weight holds."""
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    with unset_fake_temporarily():
+        zero = torch.zeros([int(s) for s in w.shape], dtype=torch.int8)
+        one, z0 = torch.ones(1, dtype=torch.double), torch.zeros(1, dtype=torch.long)
+        return getattr(torch.ops.qplugin, prepack)(zero, one, z0, None, *geometry).numel()
+
+
 def _conv_out(x, w, stride, padding, dilation, groups, output_padding=None):
     """conv's (or, with output_padding, the transposed conv's: weight (IC, OC / groups, k...))
     output in the C++ layout. The output size by its formula, not by running aten's conv on fakes:
@@ -332,11 +344,14 @@ def _register_weighted():
 
     @_fake("plain_conv_prepack")
     def _(w, w_scales, w_zero_points, bias, stride, padding, dilation, groups):
-        return w.new_empty([_HEADER_BYTES], dtype=torch.uint8)
+        return w.new_empty(
+            [_conv_buffer_bytes("plain_conv_prepack", w, stride, padding, dilation, groups)], dtype=torch.uint8
+        )
 
     @_fake("plain_conv_transpose_prepack")
     def _(w, w_scales, w_zero_points, bias, stride, padding, output_padding, dilation, groups):
-        return w.new_empty([_HEADER_BYTES], dtype=torch.uint8)
+        n = _conv_buffer_bytes("plain_conv_transpose_prepack", w, stride, padding, output_padding, dilation, groups)
+        return w.new_empty([n], dtype=torch.uint8)
 
     for name in ("plain_conv_transpose1d", "plain_conv_transpose2d", "plain_conv_transpose3d"):
 

@@ -9,7 +9,8 @@ test/bc/test_plain_buffer_serialized.py.
 import pytest
 import torch
 
-import torch_qplugin  # noqa: F401
+import torch_qplugin
+from torch_qplugin import _isa
 
 q = torch.ops.qplugin
 SX, ZX, SY, ZY = 0.05, 100, 0.3, 80
@@ -173,38 +174,97 @@ CONVS = [
     ("plain_conv1d", (6, 2, 3), [2], [1], [1], 2, (2, 4, 9)),
     ("plain_conv2d", (6, 2, 3, 3), [2, 1], [1, 0], [1, 1], 2, (1, 4, 7, 7)),
     ("plain_conv3d", (4, 3, 2, 2, 2), [1, 1, 1], [0, 1, 0], [1, 1, 1], 1, (1, 3, 4, 4, 4)),
+    ("plain_conv2d", (40, 1, 3, 3), [1, 1], [1, 1], [1, 1], 40, (1, 40, 6, 6)),  # depthwise
+    ("plain_conv2d", (6, 3, 3, 3), [2, 2], [1, 1], [1, 1], 1, (1, 3, 9, 9)),  # stem: the row layout
 ]
 
 
-@pytest.mark.parametrize("op, ws, stride, padding, dilation, groups, xs", CONVS)
-def test_conv_buffer_flips_and_mismatches(op, ws, stride, padding, dilation, groups, xs):
+def _conv_case(ws, groups, xs, zero_points=True):
     torch.manual_seed(3)
     w = torch.randint(-128, 128, ws, dtype=torch.int8)
     s = torch.rand(ws[0], dtype=torch.double) * 0.01 + 0.001
-    z = torch.randint(-3, 4, (ws[0],))
+    z = torch.randint(-3, 4, (ws[0],)) if zero_points else torch.zeros(ws[0], dtype=torch.long)
     x = torch.randint(0, 256, xs, dtype=torch.uint8)
+    return x, w, s, z
+
+
+@pytest.mark.parametrize("op, ws, stride, padding, dilation, groups, xs", CONVS)
+@pytest.mark.parametrize("zero_points", [True, False])
+def test_conv_buffer_flips_and_mismatches(op, ws, stride, padding, dilation, groups, xs, zero_points, isa):
+    x, w, s, z = _conv_case(ws, groups, xs, zero_points)
     geo = (stride, padding, dilation, groups)
     buf = q.plain_conv_prepack(w, s, z, None, *geo)
     f = getattr(q, op)
     want = f(x, SX, ZX, w, s, z, None, buf, *geo, SY, ZY)
-    errors, _ = _error_or_same(lambda p: f(x, SX, ZX, w, s, z, None, p, *geo, SY, ZY), buf, want)
-    assert errors == HEADER  # the header is the whole buffer, under its checksum
+    errors, same = _error_or_same(lambda p: f(x, SX, ZX, w, s, z, None, p, *geo, SY, ZY), buf, want)
+    assert same == 0  # header and packed weights are under the checksum, checked on a buffer's first call
     other = ([2 * v for v in stride], padding, dilation, groups)
     with pytest.raises(ValueError, match=rf"qplugin::{op}: packed was made for another kernel geometry"):
         f(x, SX, ZX, w, s, z, None, buf, *other, SY, ZY)
+    # a well-formed buffer of another weight of the same shape
+    w2 = w.clone()
+    w2.view(-1)[0] = -w2.view(-1)[0] - 1
+    with pytest.raises(ValueError, match=rf"qplugin::{op}: packed was not made from these w / w_zero_points"):
+        f(x, SX, ZX, w, s, z, None, q.plain_conv_prepack(w2, s, z, None, *geo), *geo, SY, ZY)
+    # other zero points: an error where the buffer depends on them (depthwise), else the op's own
+    # zero points are used
+    try:
+        got = f(x, SX, ZX, w, s, z, None, q.plain_conv_prepack(w, s, z + 1, None, *geo), *geo, SY, ZY)
+        assert groups != ws[0] and torch.equal(got, want)
+    except ValueError as e:
+        assert groups == ws[0] and f"qplugin::{op}: packed was not made from these w / w_zero_points" in str(e)
+
+
+@pytest.mark.parametrize("op, ws, stride, padding, dilation, groups, xs", CONVS)
+def test_conv_buffer_of_any_path_runs_on_every_path(op, ws, stride, padding, dilation, groups, xs):
+    """A buffer holds the layouts of the path it was packed on; another path reads the layouts
+    common to all (int8 weight, column sums, depthwise weight) and gives the same bytes."""
+    x, w, s, z = _conv_case(ws, groups, xs, zero_points=False)
+    geo = (stride, padding, dilation, groups)
+    f = getattr(q, op)
+    _same_on_every_path(
+        lambda: q.plain_conv_prepack(w, s, z, None, *geo), lambda buf: f(x, SX, ZX, w, s, z, None, buf, *geo, SY, ZY)
+    )
+
+
+def _same_on_every_path(prepack, run):
+    """run(buffer) gives the same bytes for a buffer packed on each path, run on each path."""
+    outs = {}
+    for made in _isa.supported_isas():
+        with torch_qplugin.kernel_isa(made):
+            buf = prepack()
+        for path in _isa.supported_isas():
+            with torch_qplugin.kernel_isa(path):
+                outs[made, path] = run(buf)
+    want = next(iter(outs.values()))
+    assert all(torch.equal(y, want) for y in outs.values()), [k for k, y in outs.items() if not torch.equal(y, want)]
+
+
+def _conv_transpose_case(seed, ws, xs):
+    torch.manual_seed(seed)
+    w = torch.randint(-128, 128, ws, dtype=torch.int8)
+    s = torch.rand(6, dtype=torch.double) * 0.01 + 0.001
+    z = torch.randint(-3, 4, (6,))
+    x = torch.randint(0, 256, xs, dtype=torch.uint8)
+    return x, w, s, z, ([2, 1], [0, 1], [1, 0], [1, 1], 2)
+
+
+def test_conv_transpose_buffer_of_any_path_runs_on_every_path():
+    x, w, s, z, geo = _conv_transpose_case(6, (4, 3, 2, 3), (2, 4, 5, 5))
+    _same_on_every_path(
+        lambda: q.plain_conv_transpose_prepack(w, s, z, None, *geo),
+        lambda buf: q.plain_conv_transpose2d(x, SX, ZX, w, s, z, None, buf, *geo, SY, ZY),
+    )
 
 
 def test_conv_transpose_buffer_flips_and_mismatches():
-    torch.manual_seed(4)
-    w = torch.randint(-128, 128, (4, 3, 2, 2), dtype=torch.int8)
-    s = torch.rand(6, dtype=torch.double) * 0.01 + 0.001
-    z = torch.randint(-3, 4, (6,))
-    x = torch.randint(0, 256, (1, 4, 5, 5), dtype=torch.uint8)
-    geo = ([2, 1], [0, 1], [1, 0], [1, 1], 2)
+    x, w, s, z, geo = _conv_transpose_case(4, (4, 3, 2, 2), (1, 4, 5, 5))
     buf = q.plain_conv_transpose_prepack(w, s, z, None, *geo)
     want = q.plain_conv_transpose2d(x, SX, ZX, w, s, z, None, buf, *geo, SY, ZY)
-    errors, _ = _error_or_same(lambda p: q.plain_conv_transpose2d(x, SX, ZX, w, s, z, None, p, *geo, SY, ZY), buf, want)
-    assert errors == HEADER
+    errors, same = _error_or_same(
+        lambda p: q.plain_conv_transpose2d(x, SX, ZX, w, s, z, None, p, *geo, SY, ZY), buf, want
+    )
+    assert same == 0
     other = ([2, 1], [0, 1], [0, 0], [1, 1], 2)  # another output_padding
     with pytest.raises(
         ValueError,

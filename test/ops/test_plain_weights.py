@@ -148,6 +148,46 @@ def test_linear_buffer_bytes_are_pinned(path):
     assert hashlib.sha256(buf.numpy().tobytes()).hexdigest() == PINNED[path]
 
 
+# sha256 of plain_conv_prepack's buffer for the weights below, per kernel path and conv kind. A
+# change means a conv layout (kernels/gemm's packing, the depthwise or stem-conv row layout) or the
+# buffer format changed: bump kConvLayout / kVersion in packed_params/plain_buffer.h and update these.
+PINNED_CONV = {
+    "scalar": {
+        "conv": "3c335b2e53468627772a5ac55afa0cc374d812fdd272a6fe0e7fa479f48bdbc6",
+        "depthwise": "00dee3beddb93da293055db8cdbea6cdc4a8752994938105e88dfa50275913e2",
+        "stem": "a681d9ce24390e8ab229677b6eb91fa737083e6286c1736eb1b441b0c4f97265",
+    },
+    "avx2": {
+        "conv": "2db4ded1e54c75ca449af6defe0d929a7c27c4afa878ae1ac61c9ce7490749f8",
+        "depthwise": "d384fd889668f83c5746dcd2a64b534b978138fc7e0c57f5edc3171149186125",
+        "stem": "c4599ba0413171c34e1ff864cba93e29c46d0c18f4c8ed21019914b5a9bd853d",
+    },
+    "avxvnni": {
+        "conv": "423ce52599c5eea5545497fea7a1761dead79d0cbf016b71b0fb0c7ef182c2af",
+        "depthwise": "b9876574a48dd4eaa70259b153ea116641d773e62168abcba602d8e7feccb97f",
+        "stem": "abd08753b9f55c47ad5ff2adddbefb5036ec2433f8ced398979e14957aeedc64",
+    },
+    "avx512": {
+        "conv": "265d6878715aa55f353422ab60e4a3ef8812adf25058729a098d1fc0973ebec8",
+        "depthwise": "4c7a59f64aea31728454cc91555edf10db3ba374a18716d636e11c82dc0b0cda",
+        "stem": "2f8fd51a132b2abeb7a8d76b8b16683999134b7d1fc6c31bc29bc39b9500c1e8",
+    },
+}
+PINNED_CONV_SHAPES = {"conv": ((6, 8, 3, 3), 1), "depthwise": ((32, 1, 3, 3), 32), "stem": ((8, 3, 3, 3), 1)}
+
+
+@pytest.mark.parametrize("path", [p for p in PINNED_CONV if p in _isa.supported_isas()])
+@pytest.mark.parametrize("kind", sorted(PINNED_CONV_SHAPES))
+def test_conv_buffer_bytes_are_pinned(path, kind):
+    ws, groups = PINNED_CONV_SHAPES[kind]
+    n = int(torch.tensor(ws).prod())
+    w = torch.arange(n).reshape(ws).remainder(251).sub(125).to(torch.int8)
+    s, z = torch.full((ws[0],), 0.01, dtype=torch.double), torch.zeros(ws[0], dtype=torch.long)
+    with torch_qplugin.kernel_isa(path):
+        buf = q.plain_conv_prepack(w, s, z, None, [1, 1], [1, 1], [1, 1], groups)
+    assert hashlib.sha256(buf.numpy().tobytes()).hexdigest() == PINNED_CONV[path][kind]
+
+
 def test_linear_buffer_errors():
     w, s, z = _weight((8, 16), True)
     x = torch.randint(0, 256, (2, 16), dtype=torch.uint8)
@@ -273,21 +313,37 @@ def test_plain_conv2d_add_matches_quantized(relu, isa):
     assert torch.equal(plain, quant.int_repr())
 
 
-def test_plain_conv_sees_weight_changes():
-    """The per-weight cache is rebuilt when the weight, its qparams or the bias change in place."""
+def test_plain_conv_reads_qparams_per_call_and_checks_the_weight():
+    """Scales and bias are read from the op's arguments on every call, so an in-place change is
+    seen; the weight and its zero points are in the buffer, so an in-place change of either is an
+    error until the buffer is repacked."""
     sp, xs, (w, s, z, b, buf, st, pd, dl, g), _ = _conv_setup("conv2d", True)
     x = _x(xs, "contiguous")
     before = q.plain_conv2d(x, SX, ZX, w, s, z, b, buf, st, pd, dl, g, SY, ZY)
-    for change in (lambda: w.neg_().clamp_(-127, 127), lambda: s.mul_(1.5), lambda: b.add_(3.0)):
+    for change in (lambda: s.mul_(1.5), lambda: b.add_(3.0)):
         change()
         want = q.conv2d(_qx(x), q.conv2d_prepack(_qweight(w, s, z), b, st, pd, dl, g), SY, ZY).int_repr()
         got = q.plain_conv2d(x, SX, ZX, w, s, z, b, buf, st, pd, dl, g, SY, ZY)
         assert torch.equal(got, want) and not torch.equal(got, before)
         before = got
-    # a copy of the weight (another storage) has its own entry
-    w2 = w.clone()
-    got = q.plain_conv2d(x, SX, ZX, w2, s, z, b, buf, st, pd, dl, g, SY, ZY)
+    # a copy of the weight (another storage, the same bytes) reads the same buffer
+    got = q.plain_conv2d(x, SX, ZX, w.clone(), s, z, b, buf, st, pd, dl, g, SY, ZY)
     assert torch.equal(got, before)
+    # scales checked by an earlier call and changed in place since are checked again
+    s.view(-1)[-1] = float("nan")
+    with pytest.raises(ValueError, match=r"plain_conv2d: weight scale should be a positive finite number, got nan"):
+        q.plain_conv2d(x, SX, ZX, w, s, z, b, buf, st, pd, dl, g, SY, ZY)
+    s.view(-1)[-1] = 0.01
+    w.neg_().clamp_(-127, 127)
+    with pytest.raises(
+        ValueError,
+        match=r"plain_conv2d: packed was not made from these w / w_zero_points \(its "
+        r"packed weight differs\); repack",
+    ):
+        q.plain_conv2d(x, SX, ZX, w, s, z, b, buf, st, pd, dl, g, SY, ZY)
+    buf = q.plain_conv_prepack(w, s, z, b, st, pd, dl, g)
+    want = q.conv2d(_qx(x), q.conv2d_prepack(_qweight(w, s, z), b, st, pd, dl, g), SY, ZY).int_repr()
+    assert torch.equal(q.plain_conv2d(x, SX, ZX, w, s, z, b, buf, st, pd, dl, g, SY, ZY), want)
 
 
 def test_plain_conv_errors():

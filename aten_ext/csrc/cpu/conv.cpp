@@ -90,6 +90,15 @@ void check_conv_io_qparams(const char* op, double x_scale, int64_t x_zp, double 
 void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp, ConvWeights& p,
                       double y_scale, int64_t y_zp, bool relu, const at::Tensor* add_int, double add_scale,
                       int64_t add_zp, at::Tensor& y_int) {
+  // The kernel path, read once: the packed layout, the im2col element size and every kernel
+  // must agree even if another thread switches paths meanwhile (kernels/dispatch.h).
+  conv_forward_view(op, x_int, x_scale, x_zp, p, p.packed_view(kernels::active_isa()), y_scale, y_zp, relu, add_int,
+                    add_scale, add_zp, y_int);
+}
+
+void conv_forward_view(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp, const ConvWeights& p,
+                       const ConvPackedView& k, double y_scale, int64_t y_zp, bool relu, const at::Tensor* add_int,
+                       double add_scale, int64_t add_zp, at::Tensor& y_int) {
   check_conv_io_qparams(op, x_scale, x_zp, y_scale, y_zp);
   const std::vector<int64_t> ys = conv_output_sizes(op, x_int.sizes(), p);
   TORCH_INTERNAL_ASSERT(y_int.sizes() == at::IntArrayRef(ys));
@@ -129,9 +138,7 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   base.qmin = relu ? static_cast<int32_t>(y_zp) : 0;
   base.qmax = 255;
   const int32_t xzp = static_cast<int32_t>(x_zp);
-  // The kernel path, read once: the packed layout, the im2col element size and every kernel
-  // below must agree even if another thread switches paths meanwhile (kernels/dispatch.h).
-  const kernels::Isa path = kernels::active_isa();
+  const kernels::Isa path = k.isa;  // the path k's layouts were made for
 
   if (p.depthwise) {
     kernels::gemm::DepthwiseProblem dp;
@@ -140,8 +147,9 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
     dp.g = g;
     dp.images = N;
     dp.x_zp = xzp;
-    dp.w = p.dw.data();
-    dp.wpk = p.dw_packed(path);
+    TORCH_INTERNAL_ASSERT(k.dw != nullptr);
+    dp.w = k.dw;
+    dp.wpk = k.dw_packed;
     dp.ep = base;
     dp.ep.add = addp;
     dp.y = yp;
@@ -149,9 +157,8 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
     return;
   }
 
-  // The engine's packed weight of each group (the AVX2 path reads its int16 layout).
-  std::vector<kernels::gemm::PackedB> wb(static_cast<size_t>(p.groups));
-  for (int64_t gi = 0; gi < p.groups; ++gi) wb[gi] = p.packed[gi]->view(path == kernels::Isa::kAvx2);
+  // The engine's packed weight of each group (the AVX2 path reads its int16 layout when present).
+  TORCH_INTERNAL_ASSERT(static_cast<int64_t>(k.b.size()) == p.groups);
   // How the rows of A are read: in place (1x1, stride 1, no padding, one group), through row
   // pointers into the padded input (paths with qgemm_block_indirect, every weight zero point 0:
   // no row sums), or gathered by im2col.
@@ -167,21 +174,21 @@ void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, i
   const bool has_ind = !direct && QPLUGIN_ISA_CALL_ON(path, qgemm_has_indirect) && !p.any_wzp;
   // Stem convs (C = 3): each kernel row's KW * C input bytes are contiguous; read them as one
   // "tap" of S4 = round_up(KW * C, 4) bytes against zero-padded weights, rather than im2col.
-  const bool rows_mode = has_ind && p.ICg % 4 != 0 && G == 1 && p.DW == 1;
+  const bool rows_mode = conv_reads_rows(p, path);
   const bool indirect = has_ind && (p.ICg % 4 == 0 || rows_mode);
-  const kernels::gemm::PackedB rows_b = rows_mode ? p.packed_rows().view() : kernels::gemm::PackedB{};
+  TORCH_INTERNAL_ASSERT(!rows_mode || k.rows.data != nullptr);
   ca.mode = direct     ? kernels::gemm::ConvAMode::kInPlace
             : indirect ? kernels::gemm::ConvAMode::kIndirect
                        : kernels::gemm::ConvAMode::kIm2col;
   ca.rows_mode = rows_mode;
   ca.s4 = p.S4;
-  ca.rows_b = &rows_b;
+  ca.rows_b = &k.rows;
 
   // The epilogue: kU8 with the per-channel constants, clamp (relu) and conv2d_add's residual.
   kernels::gemm::Problem pr;
   pr.isa = path;
   pr.conv = &ca;
-  pr.b_groups = wb.data();
+  pr.b_groups = k.b.data();
   kernels::gemm::QGemmParams& q = pr.p;
   q.a_zero_point = xzp;
   q.b_zero_points = p.w_zp.data();

@@ -34,8 +34,15 @@ std::vector<int64_t> conv_transpose_output_sizes(const char* op, at::IntArrayRef
   return ys;
 }
 
-void conv_transpose_forward_int(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp,
-                                const ConvWeights& p, double y_scale, int64_t y_zp, at::Tensor& y_int) {
+void conv_transpose_forward_int(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp, ConvWeights& p,
+                                double y_scale, int64_t y_zp, at::Tensor& y_int) {
+  // The kernel path, read once (the packed layout and every kernel of the driver must agree).
+  conv_transpose_forward_view(op, x_int, x_scale, x_zp, p, p.packed_view(kernels::active_isa()), y_scale, y_zp, y_int);
+}
+
+void conv_transpose_forward_view(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp,
+                                 const ConvWeights& p, const ConvPackedView& k, double y_scale, int64_t y_zp,
+                                 at::Tensor& y_int) {
   TORCH_INTERNAL_ASSERT(p.transpose);
   check_conv_io_qparams(op, x_scale, x_zp, y_scale, y_zp);
   const std::vector<int64_t> ys = conv_transpose_output_sizes(op, x_int.sizes(), p);
@@ -55,18 +62,15 @@ void conv_transpose_forward_int(const char* op, const at::Tensor& x_int, double 
     mult[o] = static_cast<float>(x_scale * p.w_scale[o] / y_scale);
     bias[o] = static_cast<float>(static_cast<double>(p.bias_f[o]) / y_scale);
   }
-  // The kernel path, read once (the packed layout and every kernel of the driver must agree).
-  const kernels::Isa path = kernels::active_isa();
-  std::vector<kernels::gemm::PackedB> wb(p.tpacked.size());
-  for (size_t i = 0; i < wb.size(); ++i) wb[i] = p.tpacked[i]->view(path == kernels::Isa::kAvx2);
+  TORCH_INTERNAL_ASSERT(static_cast<int64_t>(k.b.size()) == p.groups * p.KD * p.KH && k.tzp != nullptr);
   kernels::gemm::Col2ImProblem pr;
-  pr.isa = path;
+  pr.isa = k.isa;
   pr.x = x.data_ptr<uint8_t>();
   pr.g = g;
   pr.images = xs[0];
   pr.x_zp = static_cast<int32_t>(x_zp);
-  pr.b = wb.data();
-  pr.b_zero_points = p.tzp.data();
+  pr.b = k.b.data();
+  pr.b_zero_points = k.tzp;
   pr.b_zero_points_all_zero = !p.any_wzp;
   pr.mult = mult.data();
   pr.bias = bias.data();

@@ -1,6 +1,8 @@
 // Convolution weights: validation of int8 data, qparams and geometry, and the kernel layouts.
 #include "cpu/conv_weights.h"
 
+#include <algorithm>
+
 #include "utils/checks.h"
 
 namespace qplugin {
@@ -57,16 +59,39 @@ void check_transpose_groups(const char* op, int64_t in_channels, int64_t groups)
                     ", weight dim 0), got groups ", groups);
 }
 
-namespace {
+bool conv_has_rows(const ConvWeights& p) {
+  return !p.transpose && !p.depthwise && p.groups == 1 && p.ICg % 4 != 0 && p.DW == 1;
+}
+
+bool conv_reads_rows(const ConvWeights& p, kernels::Isa path) {
+  return conv_has_rows(p) && !p.any_wzp && QPLUGIN_ISA_CALL_ON(path, qgemm_has_indirect);
+}
+
+ConvPackedView ConvWeights::packed_view(kernels::Isa path) {
+  ConvPackedView v;
+  v.isa = path;
+  const bool with16 = path == kernels::Isa::kAvx2;
+  if (transpose) {
+    for (const auto& t : tpacked) v.b.push_back(t->view(with16));
+    v.tzp = tzp.data();
+  } else if (depthwise) {
+    v.dw = dw.data();
+    v.dw_packed = dw_packed(path);
+  } else {
+    for (const auto& g : packed) v.b.push_back(g->view(with16));
+    if (conv_reads_rows(*this, path)) v.rows = packed_rows().view();
+  }
+  return v;
+}
 
 // Everything conv and transposed conv share: checks of the weight data, groups, geometry lists,
 // qparams (1 or OC entries) and bias; fills the user-facing fields, the 3-d view and the
 // per-output-channel scales / zero points / bias.
-std::shared_ptr<ConvWeights> prepack_common(const char* op, const std::string& kind, const at::Tensor& w_int8,
-                                            const at::Tensor& w_scales, const at::Tensor& w_zero_points,
-                                            const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-                                            at::IntArrayRef padding, at::IntArrayRef output_padding,
-                                            at::IntArrayRef dilation, int64_t groups) {
+std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string& kind, const at::Tensor& w_int8,
+                                               const at::Tensor& w_scales, const at::Tensor& w_zero_points,
+                                               const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                               at::IntArrayRef padding, at::IntArrayRef output_padding,
+                                               at::IntArrayRef dilation, int64_t groups, bool check_qparams) {
   const int64_t spatial = conv_kind_spatial(kind);
   const bool transpose = is_conv_transpose_kind(kind);
   TORCH_CHECK(w_int8.defined() && w_int8.scalar_type() == at::kChar, "qplugin::", op,
@@ -132,22 +157,26 @@ std::shared_ptr<ConvWeights> prepack_common(const char* op, const std::string& k
                     ": in_channels / groups * kernel volume should be <= ", kMaxConvK,
                     " (exact int32 accumulation), got ", p->K);
   // qparams: 1 (per tensor) or OC (per channel) entries
-  const at::Tensor sc = w_scales.to(at::kDouble).contiguous();
-  const at::Tensor zp = w_zero_points.to(at::kLong).contiguous();
+  // (a conversion only where needed: the plain ops describe the conv on every call)
+  const at::Tensor sc = (w_scales.scalar_type() == at::kDouble ? w_scales : w_scales.to(at::kDouble)).contiguous();
+  const at::Tensor zp =
+      (w_zero_points.scalar_type() == at::kLong ? w_zero_points : w_zero_points.to(at::kLong)).contiguous();
   const bool per_tensor = sc.numel() == 1 && zp.numel() == 1;
   TORCH_CHECK_VALUE(per_tensor || (sc.numel() == p->OC && zp.numel() == p->OC), "qplugin::", op,
                     ": weight per-channel scales and zero_points should have ", p->OC, " elements, got ", sc.numel(),
                     " and ", zp.numel());
   p->w_scale.resize(p->OC);
   p->w_zp.resize(p->OC);
+  const double* scp = sc.const_data_ptr<double>();
+  const int64_t* zpp = zp.const_data_ptr<int64_t>();
+  for (int64_t i = 0; check_qparams && i < sc.numel(); ++i) {
+    check_scale(op, "weight scale", scp[i]);
+    check_zero_point(op, "weight zero_point", zpp[i], at::kChar);
+  }
   for (int64_t o = 0; o < p->OC; ++o) {
     const int64_t i = per_tensor ? 0 : o;
-    if (o == i) {
-      check_scale(op, "weight scale", sc.const_data_ptr<double>()[i]);
-      check_zero_point(op, "weight zero_point", zp.const_data_ptr<int64_t>()[i], at::kChar);
-    }
-    p->w_scale[o] = sc.const_data_ptr<double>()[i];
-    p->w_zp[o] = static_cast<int32_t>(zp.const_data_ptr<int64_t>()[i]);
+    p->w_scale[o] = scp[i];
+    p->w_zp[o] = static_cast<int32_t>(zpp[i]);
   }
   p->any_wzp = false;
   for (int32_t z : p->w_zp) p->any_wzp = p->any_wzp || z != 0;
@@ -160,14 +189,19 @@ std::shared_ptr<ConvWeights> prepack_common(const char* op, const std::string& k
     TORCH_CHECK_VALUE(b.dim() == 1 && b.size(0) == p->OC, "qplugin::", op, ": bias should be a 1-d tensor of ", p->OC,
                       " elements (out_channels), got shape ", b.sizes());
     const at::Tensor bc = b.contiguous();
-    for (int64_t o = 0; o < p->OC; ++o) p->bias_f[o] = bc.data_ptr<float>()[o];
+    std::copy_n(bc.const_data_ptr<float>(), p->OC, p->bias_f.begin());
     p->bias = b;
   }
   p->weight = w_int8;
+  if (!transpose) {
+    p->Kp = kernels::scalar::conv_a_row_elems(p->K);
+    p->S4 = (p->KW * p->ICg + 3) / 4 * 4;
+    p->K4 = p->KD * p->KH * p->S4;
+    // depthwise: one input and one output channel per group
+    p->depthwise = p->ICg == 1 && p->OC == groups;
+  }
   return p;
 }
-
-}  // namespace
 
 std::shared_ptr<ConvWeights> conv_transpose_prepack_int(const char* op, const std::string& kind,
                                                         const at::Tensor& w_int8, const at::Tensor& w_scales,
@@ -176,8 +210,8 @@ std::shared_ptr<ConvWeights> conv_transpose_prepack_int(const char* op, const st
                                                         at::IntArrayRef padding, at::IntArrayRef output_padding,
                                                         at::IntArrayRef dilation, int64_t groups) {
   TORCH_INTERNAL_ASSERT(is_conv_transpose_kind(kind));
-  auto p = prepack_common(op, kind, w_int8, w_scales, w_zero_points, bias, stride, padding, output_padding, dilation,
-                          groups);
+  auto p = conv_describe_int(op, kind, w_int8, w_scales, w_zero_points, bias, stride, padding, output_padding, dilation,
+                             groups);
   // per (group, kd, kh): B[kw * OCg + oc][ic] = w[g * ICg + ic][oc][kd][kh][kw]
   const int64_t G = groups, ICg = p->ICg, OCg = p->OC / groups;
   const int64_t KD = p->KD, KH = p->KH, KW = p->KW;
@@ -211,11 +245,8 @@ std::shared_ptr<ConvWeights> conv_prepack_int(const char* op, const std::string&
                                               const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
                                               at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups) {
   TORCH_INTERNAL_ASSERT(!is_conv_transpose_kind(kind));
-  auto p = prepack_common(op, kind, w_int8, w_scales, w_zero_points, bias, stride, padding, {}, dilation, groups);
+  auto p = conv_describe_int(op, kind, w_int8, w_scales, w_zero_points, bias, stride, padding, {}, dilation, groups);
   const int64_t taps = p->KD * p->KH * p->KW;
-  p->Kp = kernels::scalar::conv_a_row_elems(p->K);
-  p->S4 = (p->KW * p->ICg + 3) / 4 * 4;
-  p->K4 = p->KD * p->KH * p->S4;
   // wmat [OC][taps][ICg]
   const at::Tensor wi = w_int8.contiguous().reshape({p->OC, p->ICg, taps});
   const int8_t* src = wi.data_ptr<int8_t>();
@@ -225,8 +256,6 @@ std::shared_ptr<ConvWeights> conv_prepack_int(const char* op, const std::string&
       for (int64_t c = 0; c < p->ICg; ++c) p->wmat[o * p->K + t * p->ICg + c] = src[(o * p->ICg + c) * taps + t];
     }
   }
-  // depthwise: one input and one output channel per group
-  p->depthwise = p->ICg == 1 && p->OC == groups;
   if (!p->depthwise) {
     const int64_t ocg = p->OC / groups;
     for (int64_t g = 0; g < groups; ++g) {

@@ -1,6 +1,7 @@
 // Convolution weights as the kernels use them (conv1d / conv2d / conv3d and their transposed
 // forms), built once from int8 data and qparams; the quantized tier's TorchScript classes
-// (packed_params/conv_packed_params.h) hold one, the plain tier builds them from its arguments.
+// (packed_params/conv_packed_params.h) hold one, the plain tier's conv buffers hold copies of its
+// layouts (packed_params/plain_buffer.h) and read them through a ConvPackedView.
 //
 // Holds the weight data and float bias, the user-facing stride / padding / dilation / groups,
 // and what the kernels want, built once:
@@ -49,6 +50,23 @@ bool is_conv_transpose_kind(const std::string& kind);
 // is sized by groups.
 QPLUGIN_PLAIN_API void check_transpose_groups(const char* op, int64_t in_channels, int64_t groups);
 
+// The kernel layouts one conv call reads, for kernel path `isa`: pointers into a ConvWeights
+// (ConvWeights::packed_view) or into a plain conv buffer (packed_params/plain_buffer.h view_conv).
+//   b          conv: the packed weight of each group (empty for depthwise); transposed conv: of
+//              each (group, kd, kh), as ConvWeights::tpacked. data16 set only for the AVX2 path.
+//   rows       the stem-conv row layout (ConvWeights::packed_rows) where conv_reads_rows, else empty
+//   dw         depthwise: ConvWeights::dw;  dw_packed: its layout for `isa`, or nullptr (the
+//              path's generic depthwise kernel then reads dw: the same bytes out)
+//   tzp        transposed conv: ConvWeights::tzp
+struct ConvPackedView {
+  kernels::Isa isa = kernels::Isa::kScalar;
+  std::vector<kernels::gemm::PackedB> b;
+  kernels::gemm::PackedB rows;
+  const int32_t* dw = nullptr;
+  const int32_t* dw_packed = nullptr;
+  const int32_t* tzp = nullptr;
+};
+
 struct ConvWeights {
   // user-facing
   std::string kind;  // conv1d / conv2d / conv3d / conv_transpose1d / conv_transpose2d / conv_transpose3d
@@ -85,12 +103,32 @@ struct ConvWeights {
   std::vector<std::unique_ptr<kernels::gemm::PackedWeight>> tpacked;
   std::vector<int32_t> tzp;
 
+  // The layouts path `path` reads (builds the lazy ones it needs).
+  ConvPackedView packed_view(kernels::Isa path);
+
  private:
   std::once_flag packed_rows_once_;
   kernels::gemm::PackedWeight packed_rows_;
   std::array<std::once_flag, kernels::kNumIsas> dw_packed_once_;  // indexed by kernels::Isa
   std::array<std::vector<int32_t>, kernels::kNumIsas> dw_packed_;
 };
+
+// Whether a conv's geometry has the stem-conv row layout (packed_rows): not depthwise, one group,
+// ICg not a multiple of 4, dilation_w 1.
+bool conv_has_rows(const ConvWeights& p);
+// Whether a conv on `path` reads it: conv_has_rows, every weight zero point 0 and a path with the
+// indirect GEMM.
+bool conv_reads_rows(const ConvWeights& p, kernels::Isa path);
+
+// Validates plain data and geometry like conv_prepack_int / conv_transpose_prepack_int (kind
+// names which) and fills everything but the packed layouts (wmat, packed, dw, tpacked, tzp stay
+// empty): a cheap description of the conv, O(out_channels). check_qparams false skips the range
+// checks of each weight scale and zero point (for arguments checked by an earlier call).
+QPLUGIN_PLAIN_API std::shared_ptr<ConvWeights> conv_describe_int(
+    const char* op, const std::string& kind, const at::Tensor& w_int8, const at::Tensor& w_scales,
+    const at::Tensor& w_zero_points, const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+    at::IntArrayRef padding, at::IntArrayRef output_padding, at::IntArrayRef dilation, int64_t groups,
+    bool check_qparams = true);
 
 // Builds (and validates) the weights from plain data (`op` names the calling op in errors): w_int8 (int8, OC x ICg x
 // kernel...), w_scales (float) / w_zero_points (integer), 1 (per tensor) or OC entries. `weight` of the result is

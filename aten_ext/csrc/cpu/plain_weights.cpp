@@ -246,12 +246,19 @@ at::Tensor conv_impl(const char* op, int64_t spatial, const at::Tensor& x, doubl
                     w.sizes());
   check_w_qparams(op, w_scales, w_zps, w.size(0));
   plain_buffer::check_conv(op, packed, w, groups);
-  const auto p =
-      plain_buffer::conv_params(op, conv_kind(spatial), w, w_scales, w_zps, bias, stride, padding, dilation, groups);
+  const bool checked = plain_buffer::conv_checked(packed, w, w_scales, w_zps);
+  auto p = conv_describe_int(op, conv_kind(spatial), w, w_scales, w_zps, bias, stride, padding, {}, dilation, groups,
+                             !checked);
   plain_buffer::check_conv_geometry(op, packed, *p);
   const std::vector<int64_t> ys = conv_output_sizes(op, x.sizes(), *p);
   at::Tensor y = conv_empty_output(ys, x.options());
-  conv_forward_int(op, x, x_scale, x_zp, *p, y_scale, y_zp, relu, accum, a_scale, a_zp, y);
+  const kernels::Isa path = kernels::active_isa();  // read once: the layouts and kernels must agree
+  ConvPackedView k;
+  if (!plain_buffer::view_conv(op, packed, *p, w, w_scales, w_zps, path, checked, &k)) {
+    p = conv_prepack_int(op, conv_kind(spatial), w, w_scales, w_zps, bias, stride, padding, dilation, groups);
+    k = p->packed_view(path);
+  }
+  conv_forward_view(op, x, x_scale, x_zp, *p, k, y_scale, y_zp, relu, accum, a_scale, a_zp, y);
   return y;
 }
 
@@ -317,11 +324,19 @@ at::Tensor p_conv_transpose(const at::Tensor& x, double x_scale, int64_t x_zp, c
                     w.sizes());
   check_wt(op, w, w_scales, w_zps, groups);
   plain_buffer::check_conv(op, packed, w, groups, true);
-  const auto p = plain_buffer::conv_params(op, conv_transpose_kind(kSpatial), w, w_scales, w_zps, bias, stride, padding,
-                                           dilation, groups, output_padding);
+  const bool checked = plain_buffer::conv_checked(packed, w, w_scales, w_zps);
+  auto p = conv_describe_int(op, conv_transpose_kind(kSpatial), w, w_scales, w_zps, bias, stride, padding,
+                             output_padding, dilation, groups, !checked);
   plain_buffer::check_conv_geometry(op, packed, *p);
   at::Tensor y = conv_empty_output(conv_transpose_output_sizes(op, x.sizes(), *p), x.options());
-  conv_transpose_forward_int(op, x, x_scale, x_zp, *p, y_scale, y_zp, y);
+  const kernels::Isa path = kernels::active_isa();  // read once: the layouts and kernels must agree
+  ConvPackedView k;
+  if (!plain_buffer::view_conv(op, packed, *p, w, w_scales, w_zps, path, checked, &k)) {
+    p = conv_transpose_prepack_int(op, conv_transpose_kind(kSpatial), w, w_scales, w_zps, bias, stride, padding,
+                                   output_padding, dilation, groups);
+    k = p->packed_view(path);
+  }
+  conv_transpose_forward_view(op, x, x_scale, x_zp, *p, k, y_scale, y_zp, y);
   return y;
 }
 

@@ -279,6 +279,92 @@ int64_t geometry_hash(const ConvWeights& p) {
 
 }  // namespace
 
+namespace {
+
+// Conv header words past the common ones: [4] layout (kConvLayout: sections follow; 0: header
+// only), [5] / [6] weight dims 0 / 1, [7] groups, [8] transposed, [kGeometryWord] geometry hash,
+// [10] int16 copies present (packed on the avx2 path), [11] the path of the depthwise layout
+// plus 1 (0: none or not filled), [12] stem-conv row layout present, [13] the depthwise
+// layout's bytes. The size of the buffer depends on the shapes, geometry and path alone, so that
+// the fake prepack can tell it (torch_qplugin/_fakes.py).
+constexpr int64_t kInt16Word = 10, kDwPathWord = 11, kRowsWord = 12, kDwBytesWord = 13;
+
+// The sections of a conv buffer, in order, for conv p (described) and the header's flags; each
+// starts at a 64-byte aligned offset. Conv: per group the packed int8 weight, its column sums
+// and (int16 flag) its int16 copy, then the stem-conv row layout's int8 and column sums (empty
+// unless the rows flag is set). Depthwise: dw, then the depthwise layout. Transposed: per
+// (group, kd, kh) int8 / column sums / int16, then tzp.
+struct ConvLayout {
+  std::vector<int64_t> bytes;
+  std::vector<const char*> names;
+  std::vector<int64_t> offsets;
+  int64_t end = kHeaderBytes;
+};
+
+ConvLayout conv_layout(const ConvWeights& p, bool int16, bool rows, int64_t dw_bytes) {
+  ConvLayout l;
+  auto gemm_b = [&](int64_t K, int64_t N, bool with16) {
+    l.bytes.push_back(gemm::packed_b_bytes(K, N));
+    l.bytes.push_back(gemm::padded_n(N) * 4);
+    l.bytes.push_back(with16 ? gemm::packed_b16_elems(K, N) * 2 : 0);
+    l.names.insert(l.names.end(), {"packed weight", "column sums", "int16 weight"});
+  };
+  if (p.transpose) {
+    const int64_t OCg = p.OC / p.groups;
+    for (int64_t i = 0; i < p.groups * p.KD * p.KH; ++i) gemm_b(p.ICg, p.KW * OCg, int16);
+    l.bytes.push_back(p.groups * p.KW * OCg * 4);
+    l.names.push_back("zero points");
+  } else if (p.depthwise) {
+    l.bytes.push_back(p.KD * p.KH * p.KW * p.OC * 4);
+    l.bytes.push_back(dw_bytes);
+    l.names.insert(l.names.end(), {"depthwise weight", "depthwise layout"});
+  } else {
+    for (int64_t g = 0; g < p.groups; ++g) gemm_b(p.K, p.OC / p.groups, int16);
+    l.bytes.push_back(rows ? gemm::packed_b_bytes(p.K4, p.OC) : 0);
+    l.bytes.push_back(rows ? gemm::padded_n(p.OC) * 4 : 0);
+    l.names.insert(l.names.end(), {"stem-conv row weight", "stem-conv row column sums"});
+  }
+  for (int64_t n : l.bytes) {
+    l.offsets.push_back(align_up(l.end));
+    l.end = l.offsets.back() + n;
+  }
+  return l;
+}
+
+// Where each section's bytes come from in a ConvWeights built from the same arguments (made
+// for the header's flags: `dwp` the depthwise layout of the path recorded, or nullptr).
+std::vector<const void*> conv_sources(ConvWeights& p, bool int16, bool rows, const int32_t* dwp) {
+  std::vector<const void*> src;
+  auto gemm_b = [&](const kernels::gemm::PackedWeight& w) {
+    const gemm::PackedB b = w.view(int16);
+    src.push_back(b.data);
+    src.push_back(b.col_sums);
+    src.push_back(b.data16);
+  };
+  if (p.transpose) {
+    for (const auto& t : p.tpacked) gemm_b(*t);
+    src.push_back(p.tzp.data());
+  } else if (p.depthwise) {
+    src.push_back(p.dw.data());
+    src.push_back(dwp);
+  } else {
+    for (const auto& g : p.packed) gemm_b(*g);
+    const gemm::PackedB r = rows ? p.packed_rows().view() : gemm::PackedB{};
+    src.push_back(r.data);
+    src.push_back(r.col_sums);
+  }
+  return src;
+}
+
+// The bytes of path `isa`'s depthwise layout of p (0 where the path has none): a function of
+// the shapes alone, so that the buffer's size is too (the layout is left zero where the weights
+// do not fit it).
+int64_t dw_layout_bytes(const ConvWeights& p, kernels::Isa isa) {
+  return p.depthwise ? QPLUGIN_ISA_CALL_ON(isa, conv_depthwise_packed_size, p.KD * p.KH, p.KW, p.OC) * 4 : 0;
+}
+
+}  // namespace
+
 at::Tensor pack_conv(const char* op, const std::string& kind, const at::Tensor& w, const at::Tensor& scales,
                      const at::Tensor& zero_points, const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
                      at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
@@ -288,18 +374,33 @@ at::Tensor pack_conv(const char* op, const std::string& kind, const at::Tensor& 
                      ? conv_transpose_prepack_int(op, kind, w, scales, zero_points, bias, stride, padding,
                                                   output_padding, dilation, groups)
                      : conv_prepack_int(op, kind, w, scales, zero_points, bias, stride, padding, dilation, groups);
-  at::Tensor buf = at::zeros({kHeaderBytes}, at::dtype(at::kByte));
-  int64_t* h = reinterpret_cast<int64_t*>(buf.data_ptr<uint8_t>());
+  const kernels::Isa isa = kernels::active_isa();
+  const bool int16 = isa == kernels::Isa::kAvx2;
+  const bool rows = conv_has_rows(*p);
+  const int64_t dw_bytes = dw_layout_bytes(*p, isa);
+  const int32_t* dwp = dw_bytes > 0 ? p->dw_packed(isa) : nullptr;
+  const ConvLayout l = conv_layout(*p, int16, rows, dw_bytes);
+  const std::vector<const void*> src = conv_sources(*p, int16, rows, dwp);
+  at::Tensor buf = at::zeros({l.end}, at::dtype(at::kByte));
+  auto* base = buf.data_ptr<uint8_t>();
+  int64_t* h = reinterpret_cast<int64_t*>(base);
   h[0] = kMagic;
   h[1] = kVersion;
   h[2] = kConv;
-  h[3] = static_cast<int64_t>(kernels::active_isa());
-  h[4] = 0;
+  h[3] = static_cast<int64_t>(isa);
+  h[4] = kConvLayout;
   h[5] = w.size(0);
   h[6] = w.size(1);
   h[7] = groups;
-  h[8] = transposed ? 1 : 0;  // 0 in buffers written before transposed conv existed
+  h[8] = transposed ? 1 : 0;
   h[kGeometryWord] = geometry_hash(*p);
+  h[kInt16Word] = int16 ? 1 : 0;
+  h[kDwPathWord] = dwp != nullptr ? static_cast<int64_t>(isa) + 1 : 0;
+  h[kRowsWord] = rows ? 1 : 0;
+  h[kDwBytesWord] = dw_bytes;
+  for (size_t i = 0; i < l.bytes.size(); ++i) {
+    if (l.bytes[i] > 0 && src[i] != nullptr) std::memcpy(base + l.offsets[i], src[i], static_cast<size_t>(l.bytes[i]));
+  }
   seal(buf);
   return buf;
 }
@@ -307,7 +408,6 @@ at::Tensor pack_conv(const char* op, const std::string& kind, const at::Tensor& 
 void check_conv(const char* op, const at::Tensor& buf, const at::Tensor& w, int64_t groups, bool transposed) {
   int64_t version = 0;
   const int64_t* h = header(op, buf, kConv, &version);
-  if (version >= 2) check_checksum(op, buf, h);  // the header only: 24 words
   TORCH_CHECK_VALUE(h[8] == (transposed ? 1 : 0), "qplugin::", op, ": packed should come from ",
                     transposed ? "plain_conv_transpose_prepack" : "plain_conv_prepack", ", got the buffer of ",
                     h[8] == 1 ? "a transposed conv" : "a conv");
@@ -321,6 +421,92 @@ void check_conv_geometry(const char* op, const at::Tensor& buf, const ConvWeight
   TORCH_CHECK_VALUE(h[1] < 2 || h[kGeometryWord] == geometry_hash(p), "qplugin::", op,
                     ": packed was made for another kernel geometry (kernel size, stride, padding, dilation or "
                     "output_padding) than the op's w and arguments; repack with the op's arguments");
+}
+
+bool conv_checked(const at::Tensor& buf, const at::Tensor& w, const at::Tensor& scales, const at::Tensor& zero_points) {
+  return checked_before(buf, {w, scales, zero_points});
+}
+
+bool view_conv(const char* op, const at::Tensor& buf, const ConvWeights& p, const at::Tensor& w,
+               const at::Tensor& scales, const at::Tensor& zero_points, kernels::Isa path, bool checked,
+               ConvPackedView* out) {
+  const int64_t* h = static_cast<const int64_t*>(buf.const_data_ptr());  // check_conv read the header
+  const int64_t version = h[1];
+  if (version < 2 || h[4] == 0) {  // a header without sections (older builds): never damaged past it
+    if (version >= 2 && !checked_before(buf, {})) {
+      check_checksum(op, buf, h);
+      remember_checked(buf, {});
+    }
+    return false;
+  }
+  TORCH_CHECK_VALUE(h[4] == kConvLayout && (h[kInt16Word] == 0 || h[kInt16Word] == 1) &&
+                        (h[kRowsWord] == 0 || h[kRowsWord] == 1) && h[kDwPathWord] >= 0 &&
+                        h[kDwPathWord] <= kernels::kNumIsas && h[kDwBytesWord] >= 0 && h[kDwBytesWord] <= buf.numel() &&
+                        (h[kDwPathWord] == 0 || h[kDwBytesWord] > 0) && (h[kDwBytesWord] == 0 || p.depthwise) &&
+                        h[kRowsWord] == (conv_has_rows(p) ? 1 : 0),
+                    "qplugin::", op, ": packed has a conv layout this build does not read (layout ", h[4],
+                    "); repack with the op's arguments");
+  const bool int16 = h[kInt16Word] == 1, rows = h[kRowsWord] == 1;
+  const ConvLayout l = conv_layout(p, int16, rows, h[kDwBytesWord]);
+  TORCH_CHECK_VALUE(l.end == buf.numel(), "qplugin::", op, ": packed should be ", l.end,
+                    " bytes long for this conv's layouts, got ", buf.numel(), " bytes");
+  const bool dw_ours = h[kDwPathWord] == static_cast<int64_t>(path) + 1;
+  const auto* base = static_cast<const uint8_t*>(buf.const_data_ptr());
+  if (!checked) {
+    check_checksum(op, buf, h);
+    // the sections this path reads against a fresh packing of the op's arguments (the depthwise
+    // layout of another path is never read, so never compared)
+    const auto fresh = p.transpose
+                           ? conv_transpose_prepack_int(op, p.kind, w, scales, zero_points, c10::nullopt, p.stride,
+                                                        p.padding, p.output_padding, p.dilation, p.groups)
+                           : conv_prepack_int(op, p.kind, w, scales, zero_points, c10::nullopt, p.stride, p.padding,
+                                              p.dilation, p.groups);
+    const int32_t* dwp = dw_ours ? fresh->dw_packed(path) : nullptr;
+    TORCH_CHECK_VALUE(!dw_ours || (dwp != nullptr && dw_layout_bytes(*fresh, path) == h[kDwBytesWord]), "qplugin::", op,
+                      ": packed was not made from these w / w_zero_points (its depthwise layout differs); repack "
+                      "with the op's arguments");
+    const std::vector<const void*> src = conv_sources(*fresh, int16, rows, dwp);
+    for (size_t i = 0; i < l.bytes.size(); ++i) {
+      if (l.bytes[i] == 0 || (p.depthwise && i == 1 && !dw_ours)) continue;
+      TORCH_CHECK_VALUE(std::memcmp(base + l.offsets[i], src[i], static_cast<size_t>(l.bytes[i])) == 0, "qplugin::", op,
+                        ": packed was not made from these w / w_zero_points (its ", l.names[i],
+                        " differs); repack with the op's arguments");
+    }
+    remember_checked(buf, {w, scales, zero_points});
+  }
+  // the avx2 path's conv GEMM reads the int16 copies (its im2col rows are int16)
+  const bool with16 = path == kernels::Isa::kAvx2 && !p.depthwise;
+  if (with16 && !int16) return false;
+  ConvPackedView v;
+  v.isa = path;
+  auto gemm_b = [&](size_t i, int64_t K, int64_t N) {
+    gemm::PackedB b;
+    b.data = reinterpret_cast<const int8_t*>(base + l.offsets[i]);
+    b.col_sums = reinterpret_cast<const int32_t*>(base + l.offsets[i + 1]);
+    b.data16 = with16 ? reinterpret_cast<const int16_t*>(base + l.offsets[i + 2]) : nullptr;
+    b.K = K;
+    b.N = N;
+    return b;
+  };
+  const int64_t n = static_cast<int64_t>(l.bytes.size());
+  if (p.transpose) {
+    for (int64_t i = 0; i + 1 < n; i += 3) v.b.push_back(gemm_b(i, p.ICg, p.KW * (p.OC / p.groups)));
+    v.tzp = reinterpret_cast<const int32_t*>(base + l.offsets[n - 1]);
+  } else if (p.depthwise) {
+    v.dw = reinterpret_cast<const int32_t*>(base + l.offsets[0]);
+    v.dw_packed = dw_ours ? reinterpret_cast<const int32_t*>(base + l.offsets[1]) : nullptr;
+  } else {
+    for (int64_t i = 0; i + 2 < n; i += 3) v.b.push_back(gemm_b(i, p.K, p.OC / p.groups));
+    if (conv_reads_rows(p, path)) {
+      if (!rows) return false;
+      v.rows.data = reinterpret_cast<const int8_t*>(base + l.offsets[n - 2]);
+      v.rows.col_sums = reinterpret_cast<const int32_t*>(base + l.offsets[n - 1]);
+      v.rows.K = p.K4;
+      v.rows.N = p.OC;
+    }
+  }
+  *out = std::move(v);
+  return true;
 }
 
 at::Tensor pack_embedding(const char* op, const at::Tensor& fused_rows, int64_t bits) {
@@ -383,63 +569,6 @@ at::Tensor view_embedding(const char* op, const at::Tensor& buf) {
     remember_checked(buf, {});
   }
   return buf.narrow(0, kHeaderBytes, h[9]).view({n, D + 8});
-}
-
-namespace {
-
-struct Entry {
-  c10::weak_intrusive_ptr<c10::StorageImpl> storage;
-  std::string kind;
-  Key w, s, z, b;
-  std::vector<int64_t> geom;
-  std::shared_ptr<ConvWeights> params;
-};
-
-std::mutex cache_mu;
-std::unordered_map<const c10::StorageImpl*, Entry> cache;
-
-}  // namespace
-
-std::shared_ptr<ConvWeights> conv_params(const char* op, const std::string& kind, const at::Tensor& w,
-                                         const at::Tensor& scales, const at::Tensor& zero_points,
-                                         const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-                                         at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
-                                         at::IntArrayRef output_padding) {
-  std::vector<int64_t> geom(stride.begin(), stride.end());
-  geom.insert(geom.end(), output_padding.begin(), output_padding.end());
-  geom.insert(geom.end(), padding.begin(), padding.end());
-  geom.insert(geom.end(), dilation.begin(), dilation.end());
-  geom.push_back(groups);
-  geom.insert(geom.end(), w.sizes().begin(), w.sizes().end());
-  geom.insert(geom.end(), w.strides().begin(), w.strides().end());
-  const at::Tensor b = bias.has_value() ? *bias : at::Tensor();
-  const Key kw = key_of(w), ks = key_of(scales), kz = key_of(zero_points), kb = key_of(b);
-  const c10::StorageImpl* sid = w.storage().unsafeGetStorageImpl();
-  {
-    std::lock_guard<std::mutex> lock(cache_mu);
-    auto it = cache.find(sid);
-    if (it != cache.end()) {
-      const Entry& e = it->second;
-      // a live storage at this address is the same storage (the weak pointer keeps a freed one's
-      // control block, so a new storage at the same address is told apart)
-      const auto alive = e.storage.lock();
-      if (alive && alive.get() == sid && e.kind == kind && e.w == kw && e.s == ks && e.z == kz && e.b == kb &&
-          e.geom == geom) {
-        return e.params;
-      }
-    }
-  }
-  auto params = is_conv_transpose_kind(kind)
-                    ? conv_transpose_prepack_int(op, kind, w, scales, zero_points, bias, stride, padding,
-                                                 output_padding, dilation, groups)
-                    : conv_prepack_int(op, kind, w, scales, zero_points, bias, stride, padding, dilation, groups);
-  std::lock_guard<std::mutex> lock(cache_mu);
-  // drop entries whose weights are gone
-  for (auto it = cache.begin(); it != cache.end();) {
-    it = it->second.storage.expired() ? cache.erase(it) : std::next(it);
-  }
-  cache.insert_or_assign(sid, Entry{w.storage().getWeakStorageImpl(), kind, kw, ks, kz, kb, std::move(geom), params});
-  return params;
 }
 
 }  // namespace plain_buffer

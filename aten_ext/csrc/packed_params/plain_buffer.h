@@ -22,13 +22,26 @@
 // Format version 1 (128-byte header: words 0..15, no size or checksum; written by older builds)
 // is read too: the same checks but the checksum.
 //
-// Conv: the buffer is the header only (kind kConv, sizes OC / ICg / groups in [5..7], [8]
-// transposed, [9] a hash of the kernel geometry: kernel size, stride, padding, dilation,
-// output_padding; version 1 has neither [9] nor the checksum): conv's kernel layouts live in
-// ConvWeights (cpu/conv_weights.h: one kernels::gemm::PackedWeight per group, the object linear
-// holds, plus the depthwise and stem layouts) and are built from the plain weight once per weight
-// tensor and cached (conv_params below); the buffer is checked against the op's arguments on
-// every call.
+// Conv (kind kConv): [4] kConvLayout, [5] / [6] weight dims 0 / 1, [7] groups, [8] transposed,
+// [9] a hash of the kernel geometry (kernel size, stride, padding, dilation, output_padding),
+// [10] int16 copies present (packed on the avx2 path), [11] the path of the depthwise layout + 1
+// (0: none, or the weights do not fit it), [12] stem-conv row layout present (set by the
+// geometry alone), [13] the bytes of the packing path's depthwise layout (its size for these
+// shapes, zeros where [11] is 0: the buffer's size depends on shapes and path only). The sections
+// are ConvWeights' kernel layouts (cpu/conv_weights.h), copied from a conv_prepack_int /
+// conv_transpose_prepack_int of the prepack's arguments: per group the engine's packed weight
+// (int8, column sums, int16 copy), the stem-conv row layout, or depthwise's dw and its
+// layout for one path, or transposed conv's per-(group, kd, kh) packed weights and zero points.
+// Their sizes follow from the conv's description and the flags (conv_layout in the .cpp); a
+// call reads them in place (view_conv: a ConvPackedView pointing into the tensor). Another
+// path reads the layouts common to every path (int8 weight, column sums, dw): a depthwise layout
+// of another path is not read (the generic kernel reads dw: the same bytes out), and the avx2
+// path, whose conv GEMM needs the int16 copies, packs from w for a buffer made on another path
+// (correct, slower; the plain modules repack on load). Checked like linear: the header on every
+// call, the checksum and the sections against a fresh packing of w / w_zero_points on the first
+// call with that buffer and those w / w_scales / w_zero_points (later calls skip the per-channel
+// checks of the scales and zero points too). Buffers of older builds hold the header only ([4] 0;
+// version 1 has no [9] and no checksum): they run, packing from w on every call.
 //
 // Embedding (kind kEmbedding, format 2 only): [5] rows  [6] D (codes a row)  [7] bits (8, or 4:
 // every code below 16, still a byte a code)  [8] offset of the rows (kHeaderBytes)  [9] their byte
@@ -57,6 +70,9 @@ constexpr int64_t kEmbedding = 3;
 // Bump when kernels/gemm's packed layout changes (test/ops/test_plain_linear.py holds the bytes
 // of a small packed weight and fails on a silent change).
 constexpr int64_t kLinearLayout = 1;
+// The conv buffer's layout tag: bump when the sections change (test/ops/test_plain_weights.py
+// holds the bytes of small conv buffers).
+constexpr int64_t kConvLayout = 1;
 constexpr int64_t kHeaderWords = 24;
 constexpr int64_t kHeaderBytes = kHeaderWords * 8;
 constexpr int64_t kHeaderBytesV1 = 128;  // format version 1
@@ -76,25 +92,28 @@ bool view_linear(const char* op, const at::Tensor& buf, const at::Tensor& w, con
 void check_fp16_panels(const char* op, const char* packed_arg, const at::Tensor& packed, const char* w_arg,
                        const at::Tensor& w);
 
-// The conv header for (kind, weight sizes, groups, transposed); validates everything through
-// conv_prepack_int / conv_transpose_prepack_int (kind conv_transpose*: output_padding used).
+// The conv buffer for (kind, w, qparams, geometry, groups) on the running path; validates
+// everything through conv_prepack_int / conv_transpose_prepack_int (kind conv_transpose*:
+// output_padding used).
 at::Tensor pack_conv(const char* op, const std::string& kind, const at::Tensor& w, const at::Tensor& scales,
                      const at::Tensor& zero_points, const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
                      at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
                      at::IntArrayRef output_padding = {});
-// Checks buf is a conv header (transposed or not) for w and groups (errors otherwise).
+// Checks buf's header is a conv's (transposed or not) for w and groups (errors otherwise).
 void check_conv(const char* op, const at::Tensor& buf, const at::Tensor& w, int64_t groups, bool transposed = false);
-// Checks a version-2 conv header's kernel geometry against the params built from the op's arguments.
+// Checks a version-2 conv header's kernel geometry against the conv p built from the op's arguments.
 void check_conv_geometry(const char* op, const at::Tensor& buf, const ConvWeights& p);
-
-// The ConvWeights of a plain conv weight: built on first use and cached per weight tensor
-// (keyed by its storage, held weakly; rebuilt when the weight, its qparams, the bias or the
-// geometry change: data pointers and version counters are compared on every call).
-std::shared_ptr<ConvWeights> conv_params(const char* op, const std::string& kind, const at::Tensor& w,
-                                         const at::Tensor& scales, const at::Tensor& zero_points,
-                                         const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-                                         at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
-                                         at::IntArrayRef output_padding = {});
+// Points *out into buf for path `path` (after check_conv / check_conv_geometry); p describes the
+// conv (conv_describe_int of the op's arguments). False for a header-only buffer of an older
+// build, or where `path` needs a layout buf lacks: then the caller packs from w. Errors for a
+// damaged buffer or one not packed from w / w_zero_points (see the top of this file).
+// `checked`: conv_checked(buf, w, scales, zero_points), asked before the conv was described.
+bool view_conv(const char* op, const at::Tensor& buf, const ConvWeights& p, const at::Tensor& w,
+               const at::Tensor& scales, const at::Tensor& zero_points, kernels::Isa path, bool checked,
+               ConvPackedView* out);
+// Whether an earlier call checked buf in full with these w / scales / zero_points (unchanged
+// since): then the op may skip the per-channel checks of scales and zero points.
+bool conv_checked(const at::Tensor& buf, const at::Tensor& w, const at::Tensor& scales, const at::Tensor& zero_points);
 
 // Wraps fused rows (uint8 [rows, D + 8]: codes, float32 scale, float32 bias a row) in an embedding
 // buffer. Errors unless every scale is finite and positive (check_scale), every bias finite and,

@@ -56,8 +56,7 @@ ConvWeights& checked(const char* op, const std::shared_ptr<ConvWeights>& p, cons
   return *p;
 }
 
-at::Tensor conv_transpose_impl(const char* op, const at::Tensor& qx, const ConvWeights& p, double y_scale,
-                               int64_t y_zp) {
+at::Tensor conv_transpose_impl(const char* op, const at::Tensor& qx, ConvWeights& p, double y_scale, int64_t y_zp) {
   check_activation(op, "qx", qx);
   check_scale(op, "output_scale", y_scale);
   check_zero_point(op, "output_zero_point", y_zp, at::kByte);
