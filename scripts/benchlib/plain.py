@@ -4,6 +4,7 @@
     python scripts/bench.py plain --models mobilenet_v2 --batches 1 --rounds 40
     python scripts/bench.py plain --models lstm_fp16 transformer_fp16   # the fp16 dynamic scheme
     python scripts/bench.py plain --no-aoti                          # the eager table only
+    python scripts/bench.py plain --models tv_resnet50 tv_mobilenet_v2  # torchvision's definitions
 
 Three tables:
 
@@ -50,6 +51,20 @@ STATIC = {
     "mobilenet_v3_large": (models.mobilenet_v3_large, 224),
     "shufflenet_v2": (models.shufflenet_v2_x1_0, 224),
 }
+
+
+def _torchvision_models():
+    """torchvision's quantizable definitions (scripts/bench.py models' tv_* rows), on request only:
+    ``--models tv_resnet50``."""
+    import importlib.util
+
+    if importlib.util.find_spec("torchvision") is None:
+        return {}
+    from benchlib.models import TORCHVISION_MODELS, _torchvision
+
+    return {f"tv_{n}": (_torchvision(n), 299 if n == "inception_v3" else 224) for n in TORCHVISION_MODELS}
+
+
 DYNAMIC = {"lstm": (models.LSTMClassifier, 32, None), "transformer": (models.TransformerClassifier, 64, None)}
 # the fp16 dynamic scheme (float16 weights: DynamicLinearFP16, plain_*_fp16 ops); not in the default run
 FP16 = {name + "_fp16": (make, seq, torch.float16) for name, (make, seq, _) in DYNAMIC.items()}
@@ -76,7 +91,7 @@ def build(name, with_baselines=False):
                 copy.deepcopy(m), {torch.nn.Linear, torch.nn.LSTM}, dtype=torch.float16 if dtype else torch.qint8
             )
         return out + (m, torch_q)
-    make, size = STATIC[name]
+    make, size = STATIC[name] if name in STATIC else _torchvision_models()[name]
     m = make().eval()
     fp32 = copy.deepcopy(m)
     calib = [torch.randn(2, 3, size, size) for _ in range(2)]
