@@ -1,7 +1,8 @@
-// The quantized tier's schema file: TORCH_LIBRARY_FRAGMENT(qplugin, m) adds to the namespace the
-// plain library (../csrc/library.cpp, TORCH_LIBRARY) defines. Custom classes first, then the ops
-// on quantized tensors and packed-parameter classes, grouped as in ../shared/API.md. Kernels are
-// registered next to their code: quantized/cpu/*.cpp, one TORCH_LIBRARY_IMPL block per dispatch key.
+// The quantized tier's schema file: TORCH_LIBRARY_FRAGMENT(qplugin, m) adds to the namespace that
+// the plain library's TORCH_LIBRARY(qplugin, m) defines (../csrc/library.cpp). Custom classes
+// first, then the ops on quantized tensors and packed-parameter classes, grouped as in
+// ../shared/API.md. Kernels are registered next to their code: quantized/cpu/*.cpp, one
+// TORCH_LIBRARY_IMPL block per dispatch key.
 #include <torch/library.h>
 
 #include "packed_params/conv_packed_params.h"
