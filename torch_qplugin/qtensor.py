@@ -302,26 +302,54 @@ _OUT_QUANTIZERS: Dict[Tuple[float, int, torch.dtype], PerTensorAffine] = {}
 _make_wrapper = torch.Tensor._make_wrapper_subclass
 
 
+def _out_quantizer(scale: float, zero_point: int, dtype: torch.dtype) -> PerTensorAffine:
+    """The shared, checked quantizer of a plain module's output at (scale, zero_point, dtype)."""
+    key = (scale, zero_point, dtype)
+    qz = _OUT_QUANTIZERS.get(key)
+    if qz is None:
+        qz = _checked_per_tensor(scale, zero_point, dtype)
+        if len(_OUT_QUANTIZERS) >= 4096:  # scales computed per call (add_scalar) must not pile up
+            _OUT_QUANTIZERS.clear()
+        _OUT_QUANTIZERS[key] = qz
+    return qz
+
+
 def _wrap_out(data: torch.Tensor, scale: float, zero_point: int) -> "QTensor":
     """QTensor(data, scale, zero_point) for a plain module's output, without QTensor.__init__'s
     per-call checks (the quantizer is checked when first made). Traced (torch.compile /
     torch.export), the public constructor, which tracing knows."""
     if torch.compiler.is_compiling():
         return QTensor(data, scale, zero_point)
-    key = (scale, zero_point, data.dtype)
-    qz = _OUT_QUANTIZERS.get(key)
+    dtype = data.dtype
+    qz = _OUT_QUANTIZERS.get((scale, zero_point, dtype))
     if qz is None:
-        qz = _checked_per_tensor(scale, zero_point, data.dtype)
-        if len(_OUT_QUANTIZERS) >= 4096:  # scales computed per call (add_scalar) must not pile up
-            _OUT_QUANTIZERS.clear()
-        _OUT_QUANTIZERS[key] = qz
+        qz = _out_quantizer(scale, zero_point, dtype)
+    offset = data.storage_offset()  # as _wrap_eager (inline: a call costs per layer)
+    if offset:
+        out = _make_wrapper(
+            QTensor, data.shape, strides=data.stride(), storage_offset=offset, dtype=dtype, device=data.device
+        )
+    else:
+        out = _make_wrapper(QTensor, data.shape, strides=data.stride(), dtype=dtype, device=data.device)
+    attrs = out.__dict__
+    attrs["_data"] = data
+    attrs["quantizer"] = qz
+    return out
+
+
+def _wrap_eager(data: torch.Tensor, qz: PerTensorAffine) -> "QTensor":
+    """QTensor(data, qz) in eager mode (not traced) for a checked per-tensor ``qz`` (one of data's
+    dtype, else the one of data's dtype at qz's scale and zero point)."""
+    dtype = data.dtype
+    if dtype is not qz.dtype:
+        return _wrap_eager(data, _out_quantizer(qz.scale, qz.zero_point, dtype))
     offset = data.storage_offset()  # passed only where nonzero: each keyword costs in the call
     if offset:
         out = _make_wrapper(
-            QTensor, data.shape, strides=data.stride(), storage_offset=offset, dtype=data.dtype, device=data.device
+            QTensor, data.shape, strides=data.stride(), storage_offset=offset, dtype=dtype, device=data.device
         )
     else:
-        out = _make_wrapper(QTensor, data.shape, strides=data.stride(), dtype=data.dtype, device=data.device)
+        out = _make_wrapper(QTensor, data.shape, strides=data.stride(), dtype=dtype, device=data.device)
     attrs = out.__dict__
     attrs["_data"] = data
     attrs["quantizer"] = qz

@@ -245,7 +245,7 @@ def overhead_table(args):
     d, s, z = PM._in(x, "bench")
     layers = []
     for key, mod in (("conv", p.conv), ("fc", p.fc)):
-        op, rest = mod._call_args()
+        op, rest = mod._call_args()[:2]
         layers.append(
             (f"{type(mod).__name__} ({key})", lambda mod=mod: mod(x), lambda op=op, rest=rest: op(d, s, z, *rest))
         )

@@ -439,6 +439,29 @@ def test_cached_call_follows_the_module(isa):
     assert torch.equal(copy.deepcopy(plain.to(torch.device("cpu")))(x), q(x))
 
 
+def test_cached_output_quantizer_follows_the_module(isa):
+    """Plain Linear / Conv cache their output's checked quantizer with the op arguments: the
+    output carries the module's scale / zero_point (after an assignment too), and bad ones raise
+    when the module is called (its op checks them first)."""
+    plain = tq.convert(_digits_static(), plain=True)
+    x = plain.quant(torch.randn(2, 1, 8, 8))
+    for m in (plain.conv1[0], plain.fc1):
+        inp = x if m is plain.conv1[0] else plain.conv1[0](x).flatten(1)[:, : m.in_features]
+        for _ in range(2):  # the first call fills the cache, the second uses it
+            y = m(inp)
+            assert (y.q_scale(), y.q_zero_point(), y.dtype) == (m.scale, m.zero_point, torch.uint8)
+        m.scale, m.zero_point = m.scale * 2, m.zero_point + 1
+        y = m(inp)
+        assert (y.q_scale(), y.q_zero_point()) == (m.scale, m.zero_point)
+        assert m(inp).quantizer is y.quantizer  # one checked quantizer, shared
+        for name, bad in (("scale", 0.0), ("zero_point", 256)):
+            other = copy.deepcopy(m)
+            other(inp)
+            setattr(other, name, bad)
+            with pytest.raises(ValueError, match=rf"{name}\w* should be"):
+                other(inp)
+
+
 def test_every_default_mapping_has_a_plain_form():
     """The plain mappings map every float / observed / QAT type straight to a plain class; the
     quantized mappings are the same keys onto each plain class's quantized twin, so every module

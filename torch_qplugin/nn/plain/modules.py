@@ -82,7 +82,7 @@ __all__ = [
     "plain_weight",
 ]
 
-from ...qtensor import QTensor, _wrap_out
+from ...qtensor import QTensor, _out_quantizer, _wrap_eager, _wrap_out
 from ...quantizer import PerTensorAffine, plain_dtype
 from ...quantization import _compat as C
 from . import _base as B
@@ -126,8 +126,9 @@ def _quantized_dtypes():
     return {getattr(torch, n) for n in ("quint8", "qint8", "qint32") if hasattr(torch, n)}
 
 
-def _out(data: Tensor, scale: float, zero_point: int):
-    return _wrap_out(data, scale, zero_point)
+_out = _wrap_out  # (integers, scale, zero_point) -> the output QTensor
+
+_is_compiling = torch.compiler.is_compiling
 
 
 class _Plain:
@@ -528,10 +529,11 @@ class _Weighted(_Plain, nn.Module):
     """Buffers weight / w_scales / w_zero_points / bias / packed; scale / zero_point attributes
     (saved in state_dict as tensors, as the quantized modules do).
 
-    Speed: the op and its arguments after the input's are cached in ``__dict__['_call']`` (a
-    buffer read through nn.Module.__getattr__ costs about 1 us, five a layer); assigning any of
-    them, ``_apply`` (``.to()``, ...) and loading drop the cache. Traced (torch.compile /
-    torch.export) they are read afresh, so the graph sees the module's buffers."""
+    Speed: the op, its arguments after the input's and the output's checked quantizer are cached
+    in ``__dict__['_call']`` (a buffer read through nn.Module.__getattr__ costs about 1 us, five a
+    layer); assigning any of them, ``_apply`` (``.to()``, ...) and loading drop the cache. Traced
+    (torch.compile / torch.export) they are read afresh, so the graph sees the module's buffers,
+    and the output is made by the public QTensor constructor (no quantizer)."""
 
     _KEYS = ("weight", "w_scales", "w_zero_points", "bias", "packed")
 
@@ -545,12 +547,23 @@ class _Weighted(_Plain, nn.Module):
         return super()._apply(fn, recurse)
 
     def _call_args(self):
-        """(op, its arguments after the input's), cached (see the class doc)."""
-        if torch.compiler.is_compiling():
-            return self._make_call()
+        """(op, its arguments after the input's, the output's quantizer or None, the callable that
+        runs op), cached (see the class doc); the arguments end with the output's scale and zero
+        point. Eager, the callable is the op's C++ entry (``OpOverloadPacket._op``, what the
+        packet's Python ``__call__`` calls for an op without torchbind overloads): one Python
+        frame less a layer. Traced, the op itself."""
+        if _is_compiling():
+            op, args = self._make_call()
+            return op, args, None, op
         call = self.__dict__.get("_call")
         if call is None:
-            call = self.__dict__["_call"] = self._make_call()
+            op, args = self._make_call()
+            try:
+                qz = _out_quantizer(args[-2], args[-1], _U8)
+            except (TypeError, ValueError):  # bad qparams: raised by _wrap_out after the op, as always
+                qz = None
+            entry = op if getattr(op, "_has_torchbind_op_overload", True) else op._op
+            call = self.__dict__["_call"] = (op, args, qz, entry)
         return call
 
     def _init_weight(self, shape: List[int], bias: bool, out_features: Optional[int] = None):
@@ -673,8 +686,9 @@ class Linear(_Weighted):
 
     def forward(self, x: Tensor) -> Tensor:
         d, s, z = _in(x, self)
-        op, args = self._call_args()
-        return _out(op(d, s, z, *args), args[-2], args[-1])
+        _, args, qz, op = self._call_args()
+        out = op(d, s, z, *args)
+        return _out(out, args[-2], args[-1]) if qz is None else _wrap_eager(out, qz)
 
     @classmethod
     def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "Linear":
@@ -763,9 +777,12 @@ class _ConvNd(_Weighted):
         )
 
     def forward(self, x: Tensor) -> Tensor:
-        d, s, z = self._input(x)
-        op, args = self._call_args()
-        return _out(op(d, s, z, *args), args[-2], args[-1])
+        d, s, z = _in(x, self)  # self._input(x), inline (a call costs per layer)
+        if self.padding_mode != "zeros":
+            d = F.pad(d, self._pad_arg, mode=self.padding_mode)
+        _, args, qz, op = self._call_args()
+        out = op(d, s, z, *args)
+        return _out(out, args[-2], args[-1]) if qz is None else _wrap_eager(out, qz)
 
     @classmethod
     def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "_ConvNd":
@@ -898,8 +915,9 @@ class _ConvTransposeNd(_Weighted):
 
     def forward(self, x: Tensor) -> Tensor:
         d, s, z = _in(x, self)
-        op, args = self._call_args()
-        return _out(op(d, s, z, *args), args[-2], args[-1])
+        _, args, qz, op = self._call_args()
+        out = op(d, s, z, *args)
+        return _out(out, args[-2], args[-1]) if qz is None else _wrap_eager(out, qz)
 
     @classmethod
     def from_float(cls, mod: nn.Module, use_precomputed_fake_quant: bool = False) -> "_ConvTransposeNd":
@@ -971,8 +989,9 @@ class ConvAdd2d(Conv2d):
     def forward(self, input: Tensor, extra_input: Tensor) -> Tensor:
         d, s, z = self._input(input)
         a, sa, za = _in(extra_input, self)
-        op, args = self._call_args()
-        return _out(op(d, s, z, a, sa, za, *args), args[-2], args[-1])
+        _, args, qz, op = self._call_args()
+        out = op(d, s, z, a, sa, za, *args)
+        return _out(out, args[-2], args[-1]) if qz is None else _wrap_eager(out, qz)
 
     def _make_call(self):
         return (_q.plain_conv2d_add_relu if self._RELU else _q.plain_conv2d_add, super()._make_call()[1])
