@@ -322,19 +322,7 @@ def _wrap_out(data: torch.Tensor, scale: float, zero_point: int) -> "QTensor":
         return QTensor(data, scale, zero_point)
     dtype = data.dtype
     qz = _OUT_QUANTIZERS.get((scale, zero_point, dtype))
-    if qz is None:
-        qz = _out_quantizer(scale, zero_point, dtype)
-    offset = data.storage_offset()  # as _wrap_eager (inline: a call costs per layer)
-    if offset:
-        out = _make_wrapper(
-            QTensor, data.shape, strides=data.stride(), storage_offset=offset, dtype=dtype, device=data.device
-        )
-    else:
-        out = _make_wrapper(QTensor, data.shape, strides=data.stride(), dtype=dtype, device=data.device)
-    attrs = out.__dict__
-    attrs["_data"] = data
-    attrs["quantizer"] = qz
-    return out
+    return _wrap_eager(data, _out_quantizer(scale, zero_point, dtype) if qz is None else qz)
 
 
 def _wrap_eager(data: torch.Tensor, qz: PerTensorAffine) -> "QTensor":
