@@ -275,4 +275,15 @@ std::shared_ptr<ConvWeights> conv_prepack_int(const char* op, const std::string&
   return p;
 }
 
+std::shared_ptr<ConvWeights> conv_prepack_int_of_kind(const char* op, const std::string& kind, const at::Tensor& w_int8,
+                                                      const at::Tensor& w_scales, const at::Tensor& w_zero_points,
+                                                      const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                                      at::IntArrayRef padding, at::IntArrayRef output_padding,
+                                                      at::IntArrayRef dilation, int64_t groups) {
+  return is_conv_transpose_kind(kind)
+             ? conv_transpose_prepack_int(op, kind, w_int8, w_scales, w_zero_points, bias, stride, padding,
+                                          output_padding, dilation, groups)
+             : conv_prepack_int(op, kind, w_int8, w_scales, w_zero_points, bias, stride, padding, dilation, groups);
+}
+
 }  // namespace qplugin

@@ -130,6 +130,14 @@ QPLUGIN_PLAIN_API std::shared_ptr<ConvWeights> conv_describe_int(
     at::IntArrayRef padding, at::IntArrayRef output_padding, at::IntArrayRef dilation, int64_t groups,
     bool check_qparams = true);
 
+// conv_transpose_prepack_int for a conv_transpose* kind, else conv_prepack_int (output_padding
+// unused).
+std::shared_ptr<ConvWeights> conv_prepack_int_of_kind(const char* op, const std::string& kind, const at::Tensor& w_int8,
+                                                      const at::Tensor& w_scales, const at::Tensor& w_zero_points,
+                                                      const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                                      at::IntArrayRef padding, at::IntArrayRef output_padding,
+                                                      at::IntArrayRef dilation, int64_t groups);
+
 // Builds (and validates) the weights from plain data (`op` names the calling op in errors): w_int8 (int8, OC x ICg x
 // kernel...), w_scales (float) / w_zero_points (integer), 1 (per tensor) or OC entries. `weight` of the result is
 // w_int8 (the plain tier's params are never unpacked or pickled).

@@ -233,6 +233,33 @@ at::Tensor p_conv_prepack(const at::Tensor& w, const at::Tensor& w_scales, const
                                  groups);
 }
 
+// The conv of one call: its description from the op's arguments and the kernel layouts of the
+// running path, read from `packed` (or, for a buffer without them, packed from w now and kept
+// alive in `p`). The path is read once: the layouts and the kernels must agree.
+struct ConvCall {
+  std::shared_ptr<ConvWeights> p;
+  ConvPackedView k;
+};
+
+ConvCall conv_call(const char* op, const std::string& kind, const at::Tensor& w, const at::Tensor& w_scales,
+                   const at::Tensor& w_zps, const c10::optional<at::Tensor>& bias, const at::Tensor& packed,
+                   at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef output_padding,
+                   at::IntArrayRef dilation, int64_t groups) {
+  plain_buffer::check_conv(op, packed, w, groups, is_conv_transpose_kind(kind));
+  const bool checked = plain_buffer::conv_checked(packed, w, w_scales, w_zps);
+  ConvCall c;
+  c.p = conv_describe_int(op, kind, w, w_scales, w_zps, bias, stride, padding, output_padding, dilation, groups,
+                          !checked);
+  plain_buffer::check_conv_geometry(op, packed, *c.p);
+  const kernels::Isa path = kernels::active_isa();
+  if (!plain_buffer::view_conv(op, packed, *c.p, w, w_scales, w_zps, path, checked, &c.k)) {
+    c.p =
+        conv_prepack_int_of_kind(op, kind, w, w_scales, w_zps, bias, stride, padding, output_padding, dilation, groups);
+    c.k = c.p->packed_view(path);
+  }
+  return c;
+}
+
 at::Tensor conv_impl(const char* op, int64_t spatial, const at::Tensor& x, double x_scale, int64_t x_zp,
                      const at::Tensor* accum, double a_scale, int64_t a_zp, const at::Tensor& w,
                      const at::Tensor& w_scales, const at::Tensor& w_zps, const c10::optional<at::Tensor>& bias,
@@ -245,20 +272,10 @@ at::Tensor conv_impl(const char* op, int64_t spatial, const at::Tensor& x, doubl
   TORCH_CHECK_VALUE(w.dim() == spatial + 2, "qplugin::", op, ": w should have ", spatial + 2, " dims, got shape ",
                     w.sizes());
   check_w_qparams(op, w_scales, w_zps, w.size(0));
-  plain_buffer::check_conv(op, packed, w, groups);
-  const bool checked = plain_buffer::conv_checked(packed, w, w_scales, w_zps);
-  auto p = conv_describe_int(op, conv_kind(spatial), w, w_scales, w_zps, bias, stride, padding, {}, dilation, groups,
-                             !checked);
-  plain_buffer::check_conv_geometry(op, packed, *p);
-  const std::vector<int64_t> ys = conv_output_sizes(op, x.sizes(), *p);
-  at::Tensor y = conv_empty_output(ys, x.options());
-  const kernels::Isa path = kernels::active_isa();  // read once: the layouts and kernels must agree
-  ConvPackedView k;
-  if (!plain_buffer::view_conv(op, packed, *p, w, w_scales, w_zps, path, checked, &k)) {
-    p = conv_prepack_int(op, conv_kind(spatial), w, w_scales, w_zps, bias, stride, padding, dilation, groups);
-    k = p->packed_view(path);
-  }
-  conv_forward_view(op, x, x_scale, x_zp, *p, k, y_scale, y_zp, relu, accum, a_scale, a_zp, y);
+  const ConvCall c =
+      conv_call(op, conv_kind(spatial), w, w_scales, w_zps, bias, packed, stride, padding, {}, dilation, groups);
+  at::Tensor y = conv_empty_output(conv_output_sizes(op, x.sizes(), *c.p), x.options());
+  conv_forward_view(op, x, x_scale, x_zp, *c.p, c.k, y_scale, y_zp, relu, accum, a_scale, a_zp, y);
   return y;
 }
 
@@ -323,20 +340,10 @@ at::Tensor p_conv_transpose(const at::Tensor& x, double x_scale, int64_t x_zp, c
   TORCH_CHECK_VALUE(w.dim() == kSpatial + 2, "qplugin::", op, ": w should have ", kSpatial + 2, " dims, got shape ",
                     w.sizes());
   check_wt(op, w, w_scales, w_zps, groups);
-  plain_buffer::check_conv(op, packed, w, groups, true);
-  const bool checked = plain_buffer::conv_checked(packed, w, w_scales, w_zps);
-  auto p = conv_describe_int(op, conv_transpose_kind(kSpatial), w, w_scales, w_zps, bias, stride, padding,
-                             output_padding, dilation, groups, !checked);
-  plain_buffer::check_conv_geometry(op, packed, *p);
-  at::Tensor y = conv_empty_output(conv_transpose_output_sizes(op, x.sizes(), *p), x.options());
-  const kernels::Isa path = kernels::active_isa();  // read once: the layouts and kernels must agree
-  ConvPackedView k;
-  if (!plain_buffer::view_conv(op, packed, *p, w, w_scales, w_zps, path, checked, &k)) {
-    p = conv_transpose_prepack_int(op, conv_transpose_kind(kSpatial), w, w_scales, w_zps, bias, stride, padding,
-                                   output_padding, dilation, groups);
-    k = p->packed_view(path);
-  }
-  conv_transpose_forward_view(op, x, x_scale, x_zp, *p, k, y_scale, y_zp, y);
+  const ConvCall c = conv_call(op, conv_transpose_kind(kSpatial), w, w_scales, w_zps, bias, packed, stride, padding,
+                               output_padding, dilation, groups);
+  at::Tensor y = conv_empty_output(conv_transpose_output_sizes(op, x.sizes(), *c.p), x.options());
+  conv_transpose_forward_view(op, x, x_scale, x_zp, *c.p, c.k, y_scale, y_zp, y);
   return y;
 }
 

@@ -369,11 +369,9 @@ at::Tensor pack_conv(const char* op, const std::string& kind, const at::Tensor& 
                      const at::Tensor& zero_points, const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
                      at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
                      at::IntArrayRef output_padding) {
-  const bool transposed = is_conv_transpose_kind(kind);
-  const auto p = transposed  // validates
-                     ? conv_transpose_prepack_int(op, kind, w, scales, zero_points, bias, stride, padding,
-                                                  output_padding, dilation, groups)
-                     : conv_prepack_int(op, kind, w, scales, zero_points, bias, stride, padding, dilation, groups);
+  const auto p =  // validates
+      conv_prepack_int_of_kind(op, kind, w, scales, zero_points, bias, stride, padding, output_padding, dilation,
+                               groups);
   const kernels::Isa isa = kernels::active_isa();
   const bool int16 = isa == kernels::Isa::kAvx2;
   const bool rows = conv_has_rows(*p);
@@ -392,7 +390,7 @@ at::Tensor pack_conv(const char* op, const std::string& kind, const at::Tensor& 
   h[5] = w.size(0);
   h[6] = w.size(1);
   h[7] = groups;
-  h[8] = transposed ? 1 : 0;
+  h[8] = p->transpose ? 1 : 0;
   h[kGeometryWord] = geometry_hash(*p);
   h[kInt16Word] = int16 ? 1 : 0;
   h[kDwPathWord] = dwp != nullptr ? static_cast<int64_t>(isa) + 1 : 0;
@@ -456,11 +454,8 @@ bool view_conv(const char* op, const at::Tensor& buf, const ConvWeights& p, cons
     check_checksum(op, buf, h);
     // the sections this path reads against a fresh packing of the op's arguments (the depthwise
     // layout of another path is never read, so never compared)
-    const auto fresh = p.transpose
-                           ? conv_transpose_prepack_int(op, p.kind, w, scales, zero_points, c10::nullopt, p.stride,
-                                                        p.padding, p.output_padding, p.dilation, p.groups)
-                           : conv_prepack_int(op, p.kind, w, scales, zero_points, c10::nullopt, p.stride, p.padding,
-                                              p.dilation, p.groups);
+    const auto fresh = conv_prepack_int_of_kind(op, p.kind, w, scales, zero_points, c10::nullopt, p.stride, p.padding,
+                                                p.output_padding, p.dilation, p.groups);
     const int32_t* dwp = dw_ours ? fresh->dw_packed(path) : nullptr;
     TORCH_CHECK_VALUE(!dw_ours || (dwp != nullptr && dw_layout_bytes(*fresh, path) == h[kDwBytesWord]), "qplugin::", op,
                       ": packed was not made from these w / w_zero_points (its depthwise layout differs); repack "
