@@ -95,6 +95,45 @@ def test_plain_linear_dynamic_matches_quantized(per_channel, relu, reduce_range,
         assert torch.equal(plain, quant)
 
 
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_plain_linear_reads_scales_per_call_and_rechecks_them(dynamic):
+    """The scales are read from w_scales on every call (in place where it is contiguous, a
+    strided view or one scale for every channel as well), so an in-place change is seen; their
+    range checks, skipped once the buffer was checked with them, run again after such a change."""
+    w, s, z = _weight((12, 40), True)
+    b = torch.randn(12)
+    buf = q.plain_linear_prepack(w, s, z)
+    xf = torch.randn(3, 40)
+    xq = torch.randint(0, 256, (3, 40), dtype=torch.uint8)
+
+    def plain(scales):
+        if dynamic:
+            return q.plain_linear_dynamic(xf, w, scales, z, b, buf, False)
+        return q.plain_linear(xq, SX, ZX, w, scales, z, b, buf, SY, ZY)
+
+    def quant(scales):
+        packed = q.linear_prepack(_qweight(w, scales.contiguous(), z), b)
+        return q.linear_dynamic(xf, packed, False) if dynamic else q.linear(_qx(xq), packed, SY, ZY).int_repr()
+
+    before = plain(s)
+    assert torch.equal(before, quant(s))
+    s.mul_(1.5)
+    got = plain(s)
+    assert torch.equal(got, quant(s)) and not torch.equal(got, before)
+    strided = torch.stack([s, torch.full_like(s, -1.0)], 1)[:, 0]  # every other entry of a bigger tensor
+    assert not strided.is_contiguous() and torch.equal(plain(strided), got)
+    s.view(-1)[-1] = float("nan")
+    with pytest.raises(ValueError, match=r"w_scales should be a positive finite number, got nan"):
+        plain(s)
+    wt, st, zt = _weight((12, 40), False)  # per tensor: one scale for all 12 channels
+    buf = q.plain_linear_prepack(wt, st, zt)
+    w, z = wt, zt
+    assert torch.equal(plain(st), quant(st))
+    st.fill_(0.0)
+    with pytest.raises(ValueError, match=r"w_scales should be a positive finite number, got 0"):
+        plain(st)
+
+
 def test_linear_buffer_from_another_path_is_not_read():
     """A buffer packed on one kernel path, run on another: the op packs from w (same output)."""
     w, s, z = _weight((24, 50), True)

@@ -36,16 +36,21 @@ void check_w_qparams(const char* op, const at::Tensor& s, const at::Tensor& z, i
 }
 
 // The linear weights of one call: the buffer's view, or (buffer packed for another ISA path)
-// LinearWeights packed from w now (kept alive in `owner`).
+// LinearWeights packed from w now (kept alive in `owner`). The per-channel scales are read in
+// place from w_scales where it holds N contiguous entries, else from `scales`.
 struct LinearCall {
   LinearWeightsView view;
   std::shared_ptr<LinearWeights> owner;
-  std::vector<double> scales;  // N entries
+  std::vector<double> scales;  // N entries, where w_scales is not read in place
+  at::Tensor w_scales;         // contiguous float64
   at::Tensor bias;             // contiguous float32 or undefined
 };
 
+// `scale_max`: the op needs view.w_scale_max (static linear's requantize check). The scales'
+// range checks run until the buffer has been checked in full with these tensors
+// (plain_buffer::weights_checked), and again whenever one of them changes in place.
 void linear_call(const char* op, const at::Tensor& w, const at::Tensor& w_scales, const at::Tensor& w_zps,
-                 const c10::optional<at::Tensor>& bias, const at::Tensor& packed, LinearCall* c) {
+                 const c10::optional<at::Tensor>& bias, const at::Tensor& packed, bool scale_max, LinearCall* c) {
   TORCH_CHECK(w.scalar_type() == at::kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ",
               w.scalar_type());
   TORCH_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": w should be 2-D [out_features, in_features], got shape ",
@@ -59,22 +64,27 @@ void linear_call(const char* op, const at::Tensor& w, const at::Tensor& w_scales
                       "], got ", bias->sizes());
     c->bias = bias->contiguous();
   }
-  const at::Tensor s = w_scales.contiguous();
-  const double* sp = s.const_data_ptr<double>();
-  c->scales.resize(N);
-  double w_scale_max = 0.0;
-  for (int64_t n = 0; n < N; ++n) {
-    c->scales[n] = sp[s.numel() == 1 ? 0 : n];
-    check_scale(op, "w_scales", c->scales[n]);
-    w_scale_max = std::max(w_scale_max, c->scales[n]);
+  const bool checked = plain_buffer::weights_checked(packed, w, w_scales, w_zps);
+  c->w_scales = w_scales.contiguous();
+  const double* sp = c->w_scales.const_data_ptr<double>();
+  if (c->w_scales.numel() != N) {  // one scale for every channel
+    c->scales.assign(N, sp[0]);
+    sp = c->scales.data();
   }
-  if (!plain_buffer::view_linear(op, packed, w, w_scales, w_zps, &c->view)) {
+  double w_scale_max = 0.0;
+  for (int64_t n = 0; n < (checked ? 0 : c->w_scales.numel()); ++n) {
+    check_scale(op, "w_scales", sp[n]);
+  }
+  if (scale_max) {
+    for (int64_t n = 0; n < N; ++n) w_scale_max = std::max(w_scale_max, sp[n]);
+  }
+  if (!plain_buffer::view_linear(op, packed, w, w_scales, w_zps, checked, &c->view)) {
     c->owner = std::make_shared<LinearWeights>();
     c->owner->init_int8(op, w, w_scales, w_zps, w_scales.numel() != 1, c10::nullopt);
     c->view = linear_weights_view(*c->owner);
   }
   c->view.w_scale_max = w_scale_max;
-  c->view.w_scale = c->scales.data();
+  c->view.w_scale = sp;
   c->view.bias = c->bias.defined() ? c->bias.const_data_ptr<float>() : nullptr;
 }
 
@@ -85,7 +95,7 @@ at::Tensor p_linear(const at::Tensor& x, double x_scale, int64_t x_zp, const at:
   const char* op = kRelu ? "plain_linear_relu" : "plain_linear";
   check_u8(op, "x", x);
   LinearCall c;
-  linear_call(op, w, w_scales, w_zps, bias, packed, &c);
+  linear_call(op, w, w_scales, w_zps, bias, packed, true, &c);
   TORCH_CHECK_VALUE(x.dim() >= 1 && x.size(-1) == c.view.b.K, "qplugin::", op, ": x should have last dimension ",
                     c.view.b.K, " (w's in_features), got shape ", x.sizes());
   std::vector<int64_t> ys = x.sizes().vec();
@@ -106,7 +116,7 @@ at::Tensor p_linear_dynamic(const at::Tensor& x, const at::Tensor& w, const at::
   TORCH_CHECK(x.scalar_type() == at::kFloat, "qplugin::", op, ": x should be a float32 tensor, got dtype ",
               x.scalar_type());
   LinearCall c;
-  linear_call(op, w, w_scales, w_zps, bias, packed, &c);
+  linear_call(op, w, w_scales, w_zps, bias, packed, false, &c);
   TORCH_CHECK_VALUE(x.dim() >= 1 && x.size(-1) == c.view.b.K, "qplugin::", op, ": x should have last dimension ",
                     c.view.b.K, " (w's in_features), got shape ", x.sizes());
   return linear_dynamic_view(op, x, c.view, reduce_range, kRelu);
@@ -203,8 +213,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> p_rnn_layer_dynamic(
     const c10::optional<at::Tensor>& b_hh, const at::Tensor& packed_hh, int64_t num_gates, bool reverse) {
   constexpr const char* op = "plain_rnn_layer_dynamic";
   LinearCall ih, hh;
-  linear_call(op, w_ih, w_ih_scales, w_ih_zps, b_ih, packed_ih, &ih);
-  linear_call(op, w_hh, w_hh_scales, w_hh_zps, b_hh, packed_hh, &hh);
+  linear_call(op, w_ih, w_ih_scales, w_ih_zps, b_ih, packed_ih, false, &ih);
+  linear_call(op, w_hh, w_hh_scales, w_hh_zps, b_hh, packed_hh, false, &hh);
   return rnn_layer_dynamic_view(op, input, h0, c0, ih.view, hh.view, num_gates, reverse);
 }
 
@@ -246,7 +256,7 @@ ConvCall conv_call(const char* op, const std::string& kind, const at::Tensor& w,
                    at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef output_padding,
                    at::IntArrayRef dilation, int64_t groups) {
   plain_buffer::check_conv(op, packed, w, groups, is_conv_transpose_kind(kind));
-  const bool checked = plain_buffer::conv_checked(packed, w, w_scales, w_zps);
+  const bool checked = plain_buffer::weights_checked(packed, w, w_scales, w_zps);
   ConvCall c;
   c.p = conv_describe_int(op, kind, w, w_scales, w_zps, bias, stride, padding, output_padding, dilation, groups,
                           !checked);

@@ -205,8 +205,13 @@ at::Tensor pack_linear(const char* op, const at::Tensor& w, const at::Tensor& sc
   return buf;
 }
 
+bool weights_checked(const at::Tensor& buf, const at::Tensor& w, const at::Tensor& scales,
+                     const at::Tensor& zero_points) {
+  return checked_before(buf, {w, scales, zero_points});
+}
+
 bool view_linear(const char* op, const at::Tensor& buf, const at::Tensor& w, const at::Tensor& scales,
-                 const at::Tensor& zero_points, cpu::LinearWeightsView* out) {
+                 const at::Tensor& zero_points, bool checked, cpu::LinearWeightsView* out) {
   const int64_t N = w.size(0), K = w.size(1);
   int64_t version = 0;
   const int64_t* h = header(op, buf, kLinear, &version);
@@ -226,7 +231,7 @@ bool view_linear(const char* op, const at::Tensor& buf, const at::Tensor& w, con
     ours = ours && n == sizes[i];  // otherwise this build packs differently: never read these bytes
   }
   const auto* base = static_cast<const uint8_t*>(buf.const_data_ptr());
-  if (!checked_before(buf, {w, scales, zero_points})) {
+  if (!checked) {
     if (version >= 2) check_checksum(op, buf, h);
     if (ours) {  // the sections and the flag against a fresh packing of the op's arguments
       const LinearSections s = linear_sections(op, w, scales, zero_points, isa);
@@ -419,10 +424,6 @@ void check_conv_geometry(const char* op, const at::Tensor& buf, const ConvWeight
   TORCH_CHECK_VALUE(h[1] < 2 || h[kGeometryWord] == geometry_hash(p), "qplugin::", op,
                     ": packed was made for another kernel geometry (kernel size, stride, padding, dilation or "
                     "output_padding) than the op's w and arguments; repack with the op's arguments");
-}
-
-bool conv_checked(const at::Tensor& buf, const at::Tensor& w, const at::Tensor& scales, const at::Tensor& zero_points) {
-  return checked_before(buf, {w, scales, zero_points});
 }
 
 bool view_conv(const char* op, const at::Tensor& buf, const ConvWeights& p, const at::Tensor& w,

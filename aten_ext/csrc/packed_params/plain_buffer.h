@@ -81,11 +81,17 @@ constexpr int64_t kHeaderBytesV1 = 128;  // format version 1
 // the running ISA path.
 at::Tensor pack_linear(const char* op, const at::Tensor& w, const at::Tensor& scales, const at::Tensor& zero_points);
 
+// Whether an earlier call checked buf in full with these w / scales / zero_points (unchanged
+// since): then the op may skip the per-channel checks of scales and zero points.
+bool weights_checked(const at::Tensor& buf, const at::Tensor& w, const at::Tensor& scales,
+                     const at::Tensor& zero_points);
+
 // Points `out.b` / `out.w_zp` / `out.w_zp_all_zero` into buf; false when buf was packed for
 // another ISA path or layout (then the caller packs from the weight). Errors for a malformed or
 // damaged buffer or one not packed from w / w_scales / w_zero_points (see the top of this file).
+// `checked`: weights_checked(buf, w, scales, zero_points), asked before the call's other checks.
 bool view_linear(const char* op, const at::Tensor& buf, const at::Tensor& w, const at::Tensor& scales,
-                 const at::Tensor& zero_points, cpu::LinearWeightsView* out);
+                 const at::Tensor& zero_points, bool checked, cpu::LinearWeightsView* out);
 
 // Errors unless the float16 panels `packed` are exactly plain_linear_prepack_fp16(w) (compared on
 // the first call with those two tensors, remembered like view_linear's checks).
@@ -107,13 +113,10 @@ void check_conv_geometry(const char* op, const at::Tensor& buf, const ConvWeight
 // conv (conv_describe_int of the op's arguments). False for a header-only buffer of an older
 // build, or where `path` needs a layout buf lacks: then the caller packs from w. Errors for a
 // damaged buffer or one not packed from w / w_zero_points (see the top of this file).
-// `checked`: conv_checked(buf, w, scales, zero_points), asked before the conv was described.
+// `checked`: weights_checked(buf, w, scales, zero_points), asked before the conv was described.
 bool view_conv(const char* op, const at::Tensor& buf, const ConvWeights& p, const at::Tensor& w,
                const at::Tensor& scales, const at::Tensor& zero_points, kernels::Isa path, bool checked,
                ConvPackedView* out);
-// Whether an earlier call checked buf in full with these w / scales / zero_points (unchanged
-// since): then the op may skip the per-channel checks of scales and zero points.
-bool conv_checked(const at::Tensor& buf, const at::Tensor& w, const at::Tensor& scales, const at::Tensor& zero_points);
 
 // Wraps fused rows (uint8 [rows, D + 8]: codes, float32 scale, float32 bias a row) in an embedding
 // buffer. Errors unless every scale is finite and positive (check_scale), every bias finite and,
