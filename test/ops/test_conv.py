@@ -117,6 +117,12 @@ GEOM2D = [
     (1, 6, 5, 5, 20, (1, 1), (1, 1), (0, 0), (1, 1), 1),  # 1x1 in place, C % 4 != 0 (asm tiles)
     (5, 32, 3, 4, 48, (3, 3), (1, 1), (1, 1), (1, 1), 1),  # 12 rows an image: tiles span images
     (4, 6, 3, 5, 12, (3, 3), (1, 1), (1, 1), (1, 1), 2),  # im2col (icg 3, groups 2), blocks span images
+    # groups of 8 / 16 output channels side by side in the tiles (AVX-512 qgemm_block_groups)
+    (2, 64, 9, 10, 64, (3, 3), (1, 1), (1, 1), (1, 1), 8),  # ocg 8: two groups a vector, 4 vectors
+    (1, 48, 7, 9, 48, (3, 3), (2, 2), (1, 1), (1, 1), 3),  # ocg 16: strips of 2 + 1 groups
+    (3, 40, 5, 6, 40, (3, 3), (1, 1), (1, 1), (1, 1), 5),  # ocg 8, 5 groups: the last vector half empty
+    (2, 96, 6, 6, 48, (3, 3), (1, 1), (2, 2), (2, 2), 6),  # icg 16, ocg 8, dilation 2
+    (1, 32, 5, 5, 64, (1, 1), (1, 1), (0, 0), (1, 1), 4),  # 1x1, icg 8, ocg 16
 ]
 
 
@@ -162,6 +168,7 @@ GEOM3D = [
     (1, 3, 6, 5, 5, 5, (2, 2, 2), (1, 2, 1), (1, 0, 1), (2, 1, 1), 1),
     (1, 32, 4, 5, 6, 64, (3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1),  # tap-chunked indirect GEMM
     (1, 32, 3, 3, 3, 32, (3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1), 1),  # 14 x 32 tiles, remainder 13
+    (1, 32, 3, 4, 5, 32, (3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1), 4),  # groups side by side, ocg 8
 ]
 
 
@@ -186,6 +193,7 @@ PADSKIP = [
     (2, (2, 32, 7, 7), 40, (3, 3), (1, 1), (1, 1), (1, 1), 2),  # groups 2, 20 channels a group
     (2, (1, 64, 7, 8), 40, (5, 5), (1, 1), (2, 2), (1, 1), 1),  # 5x5: 25 classes, tap-chunked
     (2, (2, 24, 6, 9), 24, (2, 3), (1, 2), (0, 2), (1, 1), 1),  # padding in w only
+    (2, (2, 64, 7, 7), 64, (3, 3), (1, 1), (1, 1), (1, 1), 4),  # groups of 16 side by side (no classes)
     (2, (1, 8, 3, 3), 16, (5, 5), (1, 1), (2, 2), (1, 1), 1),  # map smaller than the kernel
     (2, (1, 4, 3, 3), 8, (9, 9), (1, 1), (4, 4), (1, 1), 1),  # no pixel with every tap inside
     (2, (2, 8, 4, 4), 8, (3, 3), (1, 1), (5, 5), (1, 1), 1),  # output mostly padding
@@ -246,7 +254,9 @@ def test_full_range_no_saturation(isa):
 
 @pytest.mark.parametrize("relu", [False, True])
 @pytest.mark.parametrize(
-    "geom", [GEOM2D[0], GEOM2D[4], GEOM2D[13], GEOM2D[8], GEOM2D[15]], ids=["3x3", "dw", "g2", "k576_64+6", "5x5_32+8"]
+    "geom",
+    [GEOM2D[0], GEOM2D[4], GEOM2D[13], GEOM2D[8], GEOM2D[15], GEOM2D[31], GEOM2D[33]],
+    ids=["3x3", "dw", "g2", "k576_64+6", "5x5_32+8", "g8x8", "g5x8"],
 )
 def test_conv2d_add(isa, geom, relu):
     n, c, h, w, oc, ks, s, p, d, g = geom
@@ -292,6 +302,11 @@ def test_kernel_paths_bit_identical():
         GEOM2D[26],
         GEOM2D[27],
         GEOM2D[28],
+        GEOM2D[31],
+        GEOM2D[32],
+        GEOM2D[33],
+        GEOM2D[34],
+        GEOM2D[35],
     ]
     for i, (n, c, h, w, oc, ks, s, p, d, g) in enumerate(cases + [GEOM2D[0], GEOM2D[10], GEOM2D[23], GEOM2D[16]]):
         qx = make_x((n, c, h, w), gen=gen)
@@ -342,6 +357,9 @@ def test_threads_identical(isa):
         (6, 64, 7, 7, 64, (3, 3), (1, 1), (1, 1), (1, 1), 1),
         (5, 16, 3, 5, 32, (1, 1), (1, 1), (0, 0), (1, 1), 1),
         (4, 6, 5, 5, 12, (3, 3), (1, 1), (1, 1), (1, 1), 2),
+        # groups side by side: 8 a group (k4 tiles from 2048 rows on), 16 a group
+        (1, 64, 46, 47, 64, (3, 3), (1, 1), (1, 1), (1, 1), 8),
+        (2, 64, 9, 9, 64, (3, 3), (1, 1), (1, 1), (1, 1), 4),
     ]
     old = torch.get_num_threads()
     try:
@@ -361,6 +379,30 @@ def test_threads_identical(isa):
                 assert torch.equal(outs[0], o), (isa, n, c, h, w, oc, ks)
     finally:
         torch.set_num_threads(old)
+
+
+# Groups of 8 channels from 2048 output rows on run the k4 tiles (AVX-512: qgemm_block_groups with
+# gemm::pack_groups_k4's layout): an even group count (whole 16-channel blocks, tiles of 2 blocks and a
+# 1-block tail), x_zp random or 0, relu and conv2d_add's residual, against the reference.
+K4 = [
+    (1, 64, 46, 46, 64, (3, 3), (1, 1), (1, 1), (1, 1), 8),  # 4 blocks: two 2-block strips
+    (2, 48, 33, 34, 48, (3, 3), (1, 1), (1, 1), (1, 1), 6),  # 3 blocks: a 1-block tail
+    (1, 32, 92, 91, 32, (3, 3), (2, 2), (1, 1), (1, 1), 4),  # stride 2, 2116 rows
+    (1, 32, 50, 50, 32, (1, 1), (1, 1), (0, 0), (1, 1), 4),  # 1x1
+]
+
+
+@pytest.mark.parametrize("geom", K4, ids=[str(i) for i in range(len(K4))])
+def test_groups_of_8_k4(isa, geom):
+    n, c, h, w, oc, ks, s, p, d, g = geom
+    for zp, relu in ((None, False), (0, True)):
+        qx, pk, y = run_and_check(2, (n, c, h, w), oc, ks, s, p, d, g, relu=relu, x_zp=zp)
+    qw, b = pk.unpack()
+    real = reference.conv_ref(reference.exact_real(qx), reference.exact_real(qw), b.double().numpy(), s, p, d, g)
+    ys, yzp = out_qparams(real)
+    qa = make_x(real.shape, scale=ys * 0.7, zp=100, gen=torch.Generator().manual_seed(1))
+    exp = reference.qconv_ref(qx, qw, b, s, p, d, g, ys, yzp, relu=True, qaccum=qa)
+    reference.assert_within_steps(q.conv2d_add_relu(qx, qa, pk, ys, yzp), exp, 1, what="conv2d_add_relu")
 
 
 # ---------------------------------------------------------------------------

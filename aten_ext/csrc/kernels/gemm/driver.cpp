@@ -226,6 +226,21 @@ void run_conv(const Problem& pr) {
       gp.icg = c.s4;
     }
   }
+  // Groups of 8 or 16 output channels on the indirect path, where the path has
+  // qgemm_block_groups: every group of a row block in one call (the groups side by side in the
+  // tiles), so a task is a row block of all groups and its row pointers serve them all.
+  const bool by_groups =
+      indirect && !c.rows_mode && G > 1 && (ocg == 8 || ocg == 16) && QPLUGIN_ISA_CALL_ON(path, qgemm_has_groups);
+  const int64_t gchunk = by_groups ? G : 1;  // groups per task
+  // Groups of 8 input and output channels, an even count and enough rows to repay the layout
+  // (one pass over the weights, ~0.25 ns a byte against ~0.005 ns a multiply-add of the GEMM:
+  // ~2 % at 2048 rows): qgemm_block_groups' k4 tiles, their layout built here once per call.
+  std::vector<int8_t> k4;
+  if (by_groups && ocg == 8 && g.icg == 8 && G % 2 == 0 && N * g.OD * g.OH * g.OW >= 2048) {
+    k4.resize(static_cast<size_t>(G * ocg * g.KD * g.KH * g.KW * ocg));
+    pack_groups_k4(pr.b_groups, G, ocg, g.KD * g.KH * g.KW, k4.data());
+  }
+  const int64_t GT = G / gchunk;  // group tasks per row block
   // Rows per block: the block of A stays in L2 (about 128 KiB).
   int64_t mb = std::max<int64_t>(24, (128 * 1024) / std::max<int64_t>(1, kp * elem));
   if (indirect) mb = 252;  // a multiple of the 6-, 12- and 14-row tiles
@@ -235,7 +250,7 @@ void run_conv(const Problem& pr) {
   // keeps a block's output in L2 (<= 512 KiB) across its column strips; halving a 14 x 14 map's
   // 196 rows into 4 x 49 only added a 1-row remainder tile per block and strip.
   auto split = [&]() {
-    return threads > 1 ? G * ((rows_all + mb - 1) / mb) < 4 * threads : mb * ocg > 512 * 1024;
+    return threads > 1 ? GT * ((rows_all + mb - 1) / mb) < 4 * threads : mb * ocg * gchunk > 512 * 1024;
   };
   while (mb > 24 && split()) mb = (mb + 1) / 2;
   // Few rows in all (a small map at batch 1: 7 x 7 = 49, 14 x 14 = 196 or 28 x 28 = 784 rows)
@@ -247,7 +262,7 @@ void run_conv(const Problem& pr) {
   // the split saves (a 1x1 conv with 64 or 144 output channels on 56 x 56 ran slower on 2 threads
   // than on 1).
   int64_t nsplit = 1;
-  if (threads > 1 && G * rows_all <= 1024 && G * ((rows_all + mb - 1) / mb) < 8 * threads && ocg >= 32 * threads) {
+  if (threads > 1 && G * rows_all <= 1024 && GT * ((rows_all + mb - 1) / mb) < 8 * threads && ocg >= 32 * threads) {
     nsplit = threads;
   }
   const int64_t panels = (ocg + 15) / 16;
@@ -257,14 +272,14 @@ void run_conv(const Problem& pr) {
     // rows, the microkernel tiles), e.g. 3136 rows on 2 threads: 14 blocks of 228 (split 1596 /
     // 1540 rows) instead of 13 x 240 + 16 (1680 / 1456).
     int64_t blocks = (rows_all + mb - 1) / mb;
-    while ((G * blocks) % threads != 0) ++blocks;
+    while ((GT * blocks) % threads != 0) ++blocks;
     const int64_t mb2 = ((rows_all + blocks - 1) / blocks + 11) / 12 * 12;
     // (rounding up to 12 rows can drop a block: 49 rows in 4 blocks of 13 -> 24 + 24 + 1, which
     // parallel_for splits 48 / 1; keep such a split only when the count stays a multiple)
-    if (mb2 >= 12 && mb2 < rows_all && (G * ((rows_all + mb2 - 1) / mb2)) % threads == 0) mb = mb2;
+    if (mb2 >= 12 && mb2 < rows_all && (GT * ((rows_all + mb2 - 1) / mb2)) % threads == 0) mb = mb2;
   }
   const int64_t mblocks = (rows_all + mb - 1) / mb;
-  const int64_t tasks = nsplit * G * mblocks;
+  const int64_t tasks = nsplit * GT * mblocks;
   // Indirect: the tap offsets of the receptive field in the padded input (rows mode: one "tap"
   // of s4 bytes per kernel row).
   std::vector<int64_t> tap_off;
@@ -281,7 +296,7 @@ void run_conv(const Problem& pr) {
   // slower than the plain blocks, though the cost estimate below has them gain on the blocks
   // with a whole top or bottom row.
   const bool zero_pad =
-      indirect && pads && qbase.a_zero_point == 0 && QPLUGIN_ISA_CALL_ON(path, qgemm_indirect_selects);
+      indirect && !by_groups && pads && qbase.a_zero_point == 0 && QPLUGIN_ISA_CALL_ON(path, qgemm_indirect_selects);
   const TapClasses tc = zero_pad ? tap_classes(g, gp, c.rows_mode) : TapClasses{};
   const bool classes = zero_pad && tc.inside * 25 <= g.OD * g.OH * g.OW * static_cast<int64_t>(tap_off.size()) * 23;
   at::parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
@@ -294,12 +309,12 @@ void run_conv(const Problem& pr) {
     std::vector<int64_t> orows(cls.size());
     std::vector<int64_t> start(classes ? static_cast<size_t>(tc.count() + 1) : 0);
     for (int64_t t0 = begin; t0 < end; ++t0) {
-      const int64_t si = t0 / (G * mblocks);  // output channel range (nsplit > 1)
-      const int64_t t = t0 % (G * mblocks);
+      const int64_t si = t0 / (GT * mblocks);  // output channel range (nsplit > 1)
+      const int64_t t = t0 % (GT * mblocks);
       const int64_t p0 = panels * si / nsplit, p1 = panels * (si + 1) / nsplit;
       const int64_t nc0 = p0 * 16, nc1 = std::min(ocg, p1 * 16);
-      const int64_t gi = t / mblocks;
-      const int64_t r0 = (t % mblocks) * mb;  // first row (image r0 / M, pixel r0 % M)
+      const int64_t gi = t / mblocks * gchunk;  // (the first group of the task)
+      const int64_t r0 = (t % mblocks) * mb;    // first row (image r0 / M, pixel r0 % M)
       const int64_t mc = std::min(mb, rows_all - r0);
       // output / residual at row r0, column 0 of the group: the block writes its rows [0, mc)
       // and columns [nc0, nc1)
@@ -341,6 +356,14 @@ void run_conv(const Problem& pr) {
         IndirectA ia;
         ia.seg = gp.icg;
         const int64_t ntaps = static_cast<int64_t>(tap_off.size());
+        if (by_groups) {
+          ia.rows = rows.data();
+          ia.tap_off = tap_off.data();
+          ia.ntaps = ntaps;
+          QPLUGIN_ISA_CALL_ON(path, qgemm_block_groups, q, pr.b_groups + gi, std::min(gchunk, G - gi), ocg,
+                              k4.empty() ? nullptr : k4.data(), ia, 0, mc);
+          continue;
+        }
         if (classes && !all_full) {
           // Rows per class; the classes only when their estimated cost comes to ~3% less than the
           // block's own. Cost of a class: taps x (rows + tiles), a tile (MR rows, the tile height

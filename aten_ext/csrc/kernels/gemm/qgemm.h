@@ -130,6 +130,15 @@ void unpack_b(const PackedB& b, int8_t* w);
 // Fills out (packed_b16_elems(b.K, b.N) int16) with b's int16 layout (see padded_k2).
 void pack_b16(const PackedB& b, int16_t* out);
 
+// The groups of a grouped conv with cg = 8 or 16 input and output channels each (cg % 16 == 0 of
+// the channels in all: ngroups * cg a multiple of 16), one packed B each (bs, K = ntaps * cg), in
+// the layout qgemm_block_groups' k4 tiles read: per 16-channel block of input channels (16 / cg
+// groups) and tap, cg / 4 vectors of 16 lanes x 4 bytes, lane 4 m + i holding, against the block's
+// input dword i (quad i % (cg / 4) of group i / (cg / 4) of the block), that group's weights of
+// output channel 4 h + m (vector h). So one 16-byte broadcast of a pixel's block feeds every vector;
+// lane sums over i of one group give its outputs. ngroups * cg * ntaps * cg bytes.
+void pack_groups_k4(const PackedB* bs, int64_t ngroups, int64_t cg, int64_t ntaps, int8_t* out);
+
 enum class OutKind : int { kU8 = 0, kF32 = 1, kS32 = 2 };
 
 struct QGemmParams {
@@ -187,6 +196,14 @@ struct IndirectA {
 // i8mm: qgemm_has_indirect() says whether the path has it (elsewhere it writes nothing; conv gathers rows with im2col
 // there). qgemm_indirect_selects(): whether the path's qgemm_block_indirect honours IndirectA's tap_b and out_rows
 // (AVX-512); other paths must be given neither.
+// qgemm_block_groups (AVX-512; qgemm_has_groups() says whether the path has it): rows [m0, m1) of
+// `ngroups` consecutive groups of a grouped conv at once, each of ocg = 8 or 16 output channels
+// with its own packed B bs[j] (one panel) and every b_zp 0; A through `a` (taps in order, no
+// tap_b / out_rows), group j's seg = icg bytes a tap at rows[m - m0] + tap_off[t] + j * seg.
+// Output column j * ocg + c (from p.out; p.multipliers / p.bias likewise) is group j's column c.
+// k4: nullptr, or pack_groups_k4 of the groups (icg == ocg == 8, ngroups even), read by tiles
+// that broadcast 16 input bytes (two groups) per pixel and tap instead of 4 per group.
+// The result is ngroups qgemm_block_indirect calls' (same bytes), in one pass over the taps.
 // clang-format off
 // minmax_f32: *mn = min(x[0..n)), *mx = max(x[0..n)) for n >= 1; both NaN if any x is NaN
 // (as at::aminmax). Used by dynamic linear to choose a small activation's qparams in place.
@@ -196,6 +213,9 @@ struct IndirectA {
   X(bool, qgemm_indirect_selects, ()) \
   X(void, qgemm_block_indirect, (const gemm::QGemmParams& p, const gemm::IndirectA& a, int64_t m0, \
                                  int64_t m1, int64_t n0, int64_t n1)) \
+  X(bool, qgemm_has_groups, ()) \
+  X(void, qgemm_block_groups, (const gemm::QGemmParams& p, const gemm::PackedB* bs, int64_t ngroups, int64_t ocg, \
+                               const int8_t* k4, const gemm::IndirectA& a, int64_t m0, int64_t m1)) \
   X(void, minmax_f32, (const float* x, int64_t n, float* mn, float* mx))
 // clang-format on
 QPLUGIN_DECLARE_ISA_KERNELS_DOT(QPLUGIN_QGEMM_KERNELS)

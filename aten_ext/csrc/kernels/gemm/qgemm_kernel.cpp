@@ -1457,13 +1457,15 @@ struct RegEpi {
   __m512i addzp;
   __m512 addmul;
 };
-template <int NV>
-inline RegEpi<NV> reg_epi(const QGemmParams& p, int64_t n, int64_t ncols) {
+// The epilogue constants of columns [n, n + ncols): col_sums(v, cnt) gives the col sums of
+// vector v's cnt columns (the a_zp * col sum terms), multipliers and bias come from p.
+template <int NV, class ColSums>
+inline RegEpi<NV> reg_epi_with(const QGemmParams& p, int64_t n, int64_t ncols, ColSums col_sums) {
   RegEpi<NV> e;
   const __m512i vazp = _mm512_set1_epi32(p.a_zero_point);
   for (int v = 0; v < NV; ++v) {
     const int cnt = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(16, ncols - 16 * v)));
-    e.off[v] = _mm512_mullo_epi32(vazp, simd::loadu_i_n(p.b->col_sums + n + 16 * v, cnt));
+    e.off[v] = _mm512_mullo_epi32(vazp, col_sums(v, cnt));
     e.mu[v] = simd::loadu_f_n(p.multipliers + n + 16 * v, cnt);
     e.bi[v] = p.bias != nullptr ? simd::loadu_f_n(p.bias + n + 16 * v, cnt) : _mm512_setzero_ps();
   }
@@ -1472,6 +1474,12 @@ inline RegEpi<NV> reg_epi(const QGemmParams& p, int64_t n, int64_t ncols) {
   e.addzp = _mm512_set1_epi32(p.add_zp);
   e.addmul = _mm512_set1_ps(p.add_mult);
   return e;
+}
+template <int NV>
+inline RegEpi<NV> reg_epi(const QGemmParams& p, int64_t n, int64_t ncols) {
+  return reg_epi_with<NV>(p, n, ncols, [&](int v, int cnt) {
+    return simd::loadu_i_n(p.b->col_sums + n + 16 * v, cnt);
+  });
 }
 
 // The epilogue of an MR x NV register tile without row-sum terms (the register tiles below): kU8
@@ -1726,6 +1734,229 @@ void reg_block(const QGemmParams& p, Rows src, const int64_t* tap_off, int64_t n
     reg_strip<2, 14>(p, src, tap_off, ntaps, seg, m0, m1, n, std::min<int64_t>(2 * kPanelN, n1 - n));
   }
   if (n < n1) reg_strip<1, Rows::kOneTap ? 12 : 8>(p, src, tap_off, ntaps, seg, m0, m1, n, n1 - n);
+}
+
+// ---- A grouped conv's small groups side by side (qgemm_block_groups) ----
+// Groups of OCG = 8 or 16 output channels (every b_zp 0), each with its own PackedB of one
+// panel. A tile vector holds 16 output channels: one group's (OCG 16) or two groups' (OCG 8:
+// lanes 0-7 group 2v, lanes 8-15 group 2v + 1, each half's B from its group's first 8 columns and
+// its A bytes broadcast into its own 8 lanes), so no lane multiplies a padding column and a tile
+// covers NV * 16 / OCG groups: one pass over the taps and row pointers for all of them, where a
+// group at a time ran an 8 x 16 tile half empty (OCG 8) over 2-4 quads a tap. The sums are the
+// same int32 sums in another order, the epilogue is epilogue_regs: the same bytes.
+// Group j of the block reads row + tap_off[t] + j * icg, its B from bs[j]; output column
+// j * OCG + c is the group's column c.
+
+// The epilogue constants of columns [n, n + ncols) (n a multiple of 16): the a_zp * col sum terms
+// from each column's group, multipliers and bias from p (one per output channel).
+template <int OCG, int NV>
+RegEpi<NV> reg_epi_groups(const QGemmParams& p, const gemm::PackedB* bs, int64_t n, int64_t ncols) {
+  return reg_epi_with<NV>(p, n, ncols, [&](int v, int cnt) {
+    alignas(64) int32_t cs[16] = {};
+    for (int l = 0; l < cnt; ++l) {
+      const int64_t col = n + 16 * v + l;
+      cs[l] = bs[col / OCG].col_sums[col % OCG];
+    }
+    return _mm512_load_si512(cs);
+  });
+}
+
+// An MR x NV tile of the groups from group g (the first of the tile; ngroups in the block) on,
+// rows rows[0 .. MR). Full: the tile's NV * 16 / OCG groups all exist (else the missing ones'
+// halves stay zero and their A bytes are not read).
+template <int MR, int NV, int OCG, bool Full>
+__attribute__((always_inline)) inline void tile_groups(const uint8_t* const* rows, const int64_t* tap_off,
+                                                       int64_t ntaps, int64_t icg, const gemm::PackedB* bs, int64_t g,
+                                                       int64_t ngroups, const QGemmParams& p, const RegEpi<NV>& e,
+                                                       int64_t m, int64_t ncols) {
+  constexpr int kPer = 16 / OCG;  // groups per vector
+  __m512i acc[MR][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) acc[r][j] = _mm512_setzero_si512();
+  // B of group g + kPer * j + h at quad offset k: bp[j][h] + k * kPanelN (a missing group of an
+  // odd count reads nothing: its half stays zero)
+  const int8_t* bp[NV][kPer];
+  bool has[NV][kPer];
+  for (int j = 0; j < NV; ++j)
+    for (int h = 0; h < kPer; ++h) {
+      const int64_t gi = g + kPer * j + h;
+      has[j][h] = Full || gi < ngroups;
+      bp[j][h] = has[j][h] ? bs[gi].data : nullptr;
+    }
+  int64_t kb = 0;  // byte offset of this quad in a group's panel
+  for (int64_t t = 0; t < ntaps; ++t) {
+    const uint8_t* rp[MR];
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) rp[r] = rows[r] + tap_off[t] + g * icg;
+    for (int64_t k = 0; k < icg; k += 4, kb += 4 * kPanelN) {
+      __m512i bv[NV];
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) {
+        if constexpr (OCG == 16) {
+          bv[j] = _mm512_loadu_si512(bp[j][0] + kb);
+        } else {
+          const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp[j][0] + kb));
+          const __m256i hi = Full || has[j][1] ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bp[j][1] + kb))
+                                               : _mm256_setzero_si256();
+          bv[j] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+        }
+      }
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) {
+          const uint8_t* a = rp[r] + kPer * j * icg + k;
+          int32_t a0;
+          std::memcpy(&a0, a, 4);
+          __m512i av = _mm512_set1_epi32(a0);
+          if constexpr (OCG == 8) {
+            int32_t a1 = 0;
+            if (Full || has[j][1]) std::memcpy(&a1, a + icg, 4);
+            av = _mm512_mask_set1_epi32(av, 0xFF00, a1);
+          }
+          acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], av, bv[j]);
+        }
+      }
+    }
+  }
+  epilogue_regs<false, MR, NV>(p, e, acc, m, nullptr, g * OCG, ncols);
+}
+
+template <int NV, int OCG, bool Full, int R, typename... Args>
+void tile_groups_rows(int rows, const uint8_t* const* src, const Args&... args) {
+  if constexpr (R >= 1) {
+    if (rows == R) {
+      tile_groups<R, NV, OCG, Full>(src, args...);
+    } else {
+      tile_groups_rows<NV, OCG, Full, R - 1>(rows, src, args...);
+    }
+  }
+}
+
+// Rows [m0, m1) of groups [g, g + NV * 16 / OCG) (fewer at the end of the block).
+template <int NV, int OCG, bool Full>
+void groups_strip_rows(const QGemmParams& p, const gemm::IndirectA& a, const gemm::PackedB* bs, int64_t ngroups,
+                       int64_t g, int64_t m0, int64_t m1) {
+  constexpr int MR = 6;
+  const int64_t ncols = std::min<int64_t>(NV * 16, (ngroups - g) * OCG);
+  const RegEpi<NV> e = reg_epi_groups<OCG, NV>(p, bs, g * OCG, ncols);
+  int64_t m = m0;
+  for (; m + MR <= m1; m += MR) {
+    tile_groups<MR, NV, OCG, Full>(a.rows + (m - m0), a.tap_off, a.ntaps, a.seg, bs, g, ngroups, p, e, m, ncols);
+  }
+  if (m < m1) {
+    tile_groups_rows<NV, OCG, Full, MR - 1>(static_cast<int>(m1 - m), a.rows + (m - m0), a.tap_off, a.ntaps, a.seg, bs,
+                                            g, ngroups, p, e, m, ncols);
+  }
+}
+
+template <int NV, int OCG>
+void groups_strip(const QGemmParams& p, const gemm::IndirectA& a, const gemm::PackedB* bs, int64_t ngroups, int64_t g,
+                  int64_t m0, int64_t m1) {
+  if (g + NV * (16 / OCG) <= ngroups) {
+    groups_strip_rows<NV, OCG, true>(p, a, bs, ngroups, g, m0, m1);
+  } else {
+    groups_strip_rows<NV, OCG, false>(p, a, bs, ngroups, g, m0, m1);
+  }
+}
+
+// The k4 tiles (gemm::pack_groups_k4's layout; groups of 8 input and output channels): per
+// tap, one 16-byte broadcast of a pixel's 16-channel block (two groups) feeds the block's 2
+// vectors, whose lanes are (output 4 h + m, input dword i: group i / 2, quad i % 2); the epilogue
+// adds each output's two dwords. An MR x NBLK tile: MR rows x NBLK blocks (16 output channels
+// each) from block cb on. (Groups of 16 channels: the same scheme with 4 vectors a block and a
+// 4-way sum measured no faster than the broadcast tiles above, so they run those.)
+template <int MR, int NBLK>
+__attribute__((always_inline)) inline void tile_k4(const uint8_t* const* rows, const int64_t* tap_off, int64_t ntaps,
+                                                   const int8_t* k4, int64_t cb, const QGemmParams& p,
+                                                   const RegEpi<NBLK>& e, int64_t m) {
+  constexpr int V = 2;  // vectors a block
+  __m512i acc[MR][NBLK * V];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+    for (int bi = 0; bi < NBLK; ++bi)
+#pragma GCC unroll 4
+      for (int h = 0; h < V; ++h) acc[r][bi * V + h] = _mm512_setzero_si512();
+  for (int64_t t = 0; t < ntaps; ++t) {
+    __m512i bv[NBLK][V];
+#pragma GCC unroll 4
+    for (int bi = 0; bi < NBLK; ++bi)
+#pragma GCC unroll 4
+      for (int h = 0; h < V; ++h) bv[bi][h] = _mm512_loadu_si512(k4 + (((cb + bi) * ntaps + t) * V + h) * 64);
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      const uint8_t* rp = rows[r] + tap_off[t] + cb * 16;
+#pragma GCC unroll 4
+      for (int bi = 0; bi < NBLK; ++bi) {
+        const __m512i av = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rp + bi * 16)));
+#pragma GCC unroll 4
+        for (int h = 0; h < V; ++h) acc[r][bi * V + h] = _mm512_dpbusd_epi32(acc[r][bi * V + h], av, bv[bi][h]);
+      }
+    }
+  }
+  // Each output's dword sums in the natural channel order (group, output) of the block.
+  __m512i out[MR][NBLK];
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 4
+    for (int bi = 0; bi < NBLK; ++bi) {
+      const __m512i* v = acc[r] + bi * V;
+      {
+        // lanes (m, 2 s + q) of vector h: group s, output 4 h + m, quad q
+        const __m512i w0 = _mm512_add_epi32(v[0], _mm512_shuffle_epi32(v[0], _MM_PERM_CDAB));
+        const __m512i w1 = _mm512_add_epi32(v[1], _mm512_shuffle_epi32(v[1], _MM_PERM_CDAB));
+        // channel 8 s + 4 h + m from lane 4 m + 2 s of w_h
+        const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 2, 6, 10, 14, 18, 22, 26, 30);
+        out[r][bi] = _mm512_permutex2var_epi32(w0, idx, w1);
+      }
+    }
+  }
+  epilogue_regs<false, MR, NBLK>(p, e, out, m, nullptr, cb * 16, NBLK * 16);
+}
+
+template <int NBLK, int R, typename... Args>
+void tile_k4_rows(int rows, const uint8_t* const* src, const Args&... args) {
+  if constexpr (R >= 1) {
+    if (rows == R) {
+      tile_k4<R, NBLK>(src, args...);
+    } else {
+      tile_k4_rows<NBLK, R - 1>(rows, src, args...);
+    }
+  }
+}
+
+template <int NBLK>
+void k4_strip(const QGemmParams& p, const gemm::IndirectA& a, const gemm::PackedB* bs, const int8_t* k4, int64_t cb,
+              int64_t m0, int64_t m1) {
+  constexpr int MR = 4;  // 16 accumulators: with 24 GCC keeps them in memory across the taps
+  const RegEpi<NBLK> e = reg_epi_groups<8, NBLK>(p, bs, cb * 16, NBLK * 16);
+  int64_t m = m0;
+  for (; m + MR <= m1; m += MR) tile_k4<MR, NBLK>(a.rows + (m - m0), a.tap_off, a.ntaps, k4, cb, p, e, m);
+  if (m < m1) {
+    tile_k4_rows<NBLK, MR - 1>(static_cast<int>(m1 - m), a.rows + (m - m0), a.tap_off, a.ntaps, k4, cb, p, e, m);
+  }
+}
+
+void k4_block(const QGemmParams& p, const gemm::IndirectA& a, const gemm::PackedB* bs, int64_t ngroups,
+              const int8_t* k4, int64_t m0, int64_t m1) {
+  constexpr int kBlk = 2;  // blocks a tile: 4 vectors
+  const int64_t nb = ngroups / 2;
+  int64_t cb = 0;
+  for (; cb + kBlk <= nb; cb += kBlk) k4_strip<kBlk>(p, a, bs, k4, cb, m0, m1);
+  if (cb < nb) k4_strip<1>(p, a, bs, k4, cb, m0, m1);
+}
+
+template <int OCG>
+void groups_block(const QGemmParams& p, const gemm::IndirectA& a, const gemm::PackedB* bs, int64_t ngroups, int64_t m0,
+                  int64_t m1) {
+  constexpr int kPer = 16 / OCG;
+  int64_t g = 0;
+  for (; g + 3 * kPer < ngroups; g += 4 * kPer) groups_strip<4, OCG>(p, a, bs, ngroups, g, m0, m1);
+  for (; g + kPer < ngroups; g += 2 * kPer) groups_strip<2, OCG>(p, a, bs, ngroups, g, m0, m1);
+  if (g < ngroups) groups_strip<1, OCG>(p, a, bs, ngroups, g, m0, m1);
 }
 #endif
 
@@ -2626,6 +2857,36 @@ void qgemm_block_indirect(const QGemmParams& p, const gemm::IndirectA& a, int64_
   (void)m1;
   (void)n0;
   (void)n1;
+#endif
+}
+
+bool qgemm_has_groups() {
+#if defined(QPLUGIN_ISA_AVX512)
+  return true;
+#else
+  return false;
+#endif
+}
+
+void qgemm_block_groups(const QGemmParams& p, const gemm::PackedB* bs, int64_t ngroups, int64_t ocg, const int8_t* k4,
+                        const gemm::IndirectA& a, int64_t m0, int64_t m1) {
+#if defined(QPLUGIN_ISA_AVX512)
+  if (k4 != nullptr) {
+    k4_block(p, a, bs, ngroups, k4, m0, m1);
+  } else if (ocg == 8) {
+    groups_block<8>(p, a, bs, ngroups, m0, m1);
+  } else {
+    groups_block<16>(p, a, bs, ngroups, m0, m1);
+  }
+#else
+  (void)p;
+  (void)bs;
+  (void)ngroups;
+  (void)ocg;
+  (void)k4;
+  (void)a;
+  (void)m0;
+  (void)m1;
 #endif
 }
 

@@ -55,6 +55,24 @@ void pack_b16(const PackedB& b, int16_t* out) {
   }
 }
 
+void pack_groups_k4(const PackedB* bs, int64_t ngroups, int64_t cg, int64_t ntaps, int8_t* out) {
+  const int64_t qpg = cg / kQuadK;  // quads of a group a tap
+  const int64_t gpb = 16 / cg;      // groups a 16-channel block
+  const int64_t nblocks = ngroups * cg / 16;
+  const int64_t V = cg / 4;  // vectors a block and tap
+  for (int64_t cb = 0; cb < nblocks; ++cb)
+    for (int64_t t = 0; t < ntaps; ++t)
+      for (int64_t h = 0; h < V; ++h)
+        for (int64_t m = 0; m < 4; ++m)
+          for (int64_t i = 0; i < 4; ++i) {
+            const PackedB& b = bs[cb * gpb + i / qpg];
+            const int64_t quad = t * qpg + i % qpg;
+            const int8_t* src = b.data + quad * (kQuadK * kPanelN) + kQuadK * (4 * h + m);
+            int8_t* dst = out + (((cb * ntaps + t) * V + h) * 16 + 4 * m + i) * 4;
+            for (int64_t k = 0; k < kQuadK; ++k) dst[k] = src[k];
+          }
+}
+
 void PackedWeight::pack(const int8_t* w, int64_t stride_n, int64_t stride_k, int64_t K, int64_t N) {
   K_ = K;
   N_ = N;
