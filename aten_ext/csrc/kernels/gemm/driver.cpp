@@ -246,25 +246,26 @@ void run_conv(const Problem& pr) {
   if (indirect) mb = 252;  // a multiple of the 6-, 12- and 14-row tiles
   mb = std::min(mb, rows_all);
   const int64_t threads = at::get_num_threads();
-  // Threads: at least 4 blocks per thread (load balance). One thread: blocks only as small as
+  // Few rows in all (a small map at batch 1: 7 x 7 = 49, 14 x 14 = 196 or 28 x 28 = 784 rows, or
+  // 7 x 7 at batch 8), enough output channels: the threads split the output channels, into
+  // `nsplit` ranges of whole 16-channel panels, ordered outermost so each thread gets one range
+  // over every row block (equal work; each thread gathers the rows it uses itself, a few % of the
+  // GEMM; the indirect path builds its row pointers per block, cheaper still), and the row blocks
+  // keep their size: halving them for the threads as well left 7 x 7 maps in blocks of 24-32 rows,
+  // where the padded-tap classes and remainder tiles cost more than the split gained. Not on more
+  // rows, nor where the rows already make 8 blocks a thread: the threads then write neighbouring
+  // bytes of every output row, and the cache lines they share cost more than the split saves (a
+  // 1x1 conv with 64 or 144 output channels on 56 x 56 ran slower on 2 threads than on 1).
+  const bool chan_split =
+      threads > 1 && G * rows_all <= 1024 && GT * ((rows_all + mb - 1) / mb) < 8 * threads && ocg >= 32 * threads;
+  const int64_t nsplit = chan_split ? threads : 1;
+  // Otherwise at least 4 blocks per thread (load balance). One thread: blocks only as small as
   // keeps a block's output in L2 (<= 512 KiB) across its column strips; halving a 14 x 14 map's
   // 196 rows into 4 x 49 only added a 1-row remainder tile per block and strip.
   auto split = [&]() {
     return threads > 1 ? GT * ((rows_all + mb - 1) / mb) < 4 * threads : mb * ocg * gchunk > 512 * 1024;
   };
-  while (mb > 24 && split()) mb = (mb + 1) / 2;
-  // Few rows in all (a small map at batch 1: 7 x 7 = 49, 14 x 14 = 196 or 28 x 28 = 784 rows)
-  // and few row blocks for the threads: split the output channels too, into `nsplit` ranges of
-  // whole 16-channel panels, ordered outermost so each thread gets one range over every row block
-  // (equal work; each thread gathers the rows it uses itself, a few % of the GEMM; the indirect
-  // path builds its row pointers per block, cheaper still). Not on more rows: the threads then
-  // write neighbouring bytes of every output row, and the cache lines they share cost more than
-  // the split saves (a 1x1 conv with 64 or 144 output channels on 56 x 56 ran slower on 2 threads
-  // than on 1).
-  int64_t nsplit = 1;
-  if (threads > 1 && G * rows_all <= 1024 && GT * ((rows_all + mb - 1) / mb) < 8 * threads && ocg >= 32 * threads) {
-    nsplit = threads;
-  }
+  while (mb > 24 && !chan_split && split()) mb = (mb + 1) / 2;
   const int64_t panels = (ocg + 15) / 16;
   if (nsplit == 1 && threads > 1) {
     // parallel_for hands each thread a contiguous run of ceil(tasks / threads) tasks: make the
