@@ -71,10 +71,10 @@ void linear_call(const char* op, const at::Tensor& w, const at::Tensor& w_scales
     c->scales.assign(N, sp[0]);
     sp = c->scales.data();
   }
-  double w_scale_max = 0.0;
-  for (int64_t n = 0; n < (checked ? 0 : c->w_scales.numel()); ++n) {
-    check_scale(op, "w_scales", sp[n]);
+  if (!checked) {
+    for (int64_t n = 0; n < c->w_scales.numel(); ++n) check_scale(op, "w_scales", sp[n]);
   }
+  double w_scale_max = 0.0;
   if (scale_max) {
     for (int64_t n = 0; n < N; ++n) w_scale_max = std::max(w_scale_max, sp[n]);
   }

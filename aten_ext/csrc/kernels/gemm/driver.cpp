@@ -235,10 +235,11 @@ void run_conv(const Problem& pr) {
   // Groups of 8 input and output channels, an even count and enough rows to repay the layout
   // (one pass over the weights, ~0.25 ns a byte against ~0.005 ns a multiply-add of the GEMM:
   // ~2 % at 2048 rows): qgemm_block_groups' k4 tiles, their layout built here once per call.
-  std::vector<int8_t> k4;
+  std::unique_ptr<int8_t[]> k4;  // (every byte written by pack_groups_k4)
   if (by_groups && ocg == 8 && g.icg == 8 && G % 2 == 0 && N * g.OD * g.OH * g.OW >= 2048) {
-    k4.resize(static_cast<size_t>(G * ocg * g.KD * g.KH * g.KW * ocg));
-    pack_groups_k4(pr.b_groups, G, ocg, g.KD * g.KH * g.KW, k4.data());
+    const int64_t ntaps = g.KD * g.KH * g.KW;
+    k4.reset(new int8_t[static_cast<size_t>(G * 64 * ntaps)]);
+    pack_groups_k4(pr.b_groups, G, ntaps, k4.get());
   }
   const int64_t GT = G / gchunk;  // group tasks per row block
   // Rows per block: the block of A stays in L2 (about 128 KiB).
@@ -361,8 +362,8 @@ void run_conv(const Problem& pr) {
           ia.rows = rows.data();
           ia.tap_off = tap_off.data();
           ia.ntaps = ntaps;
-          QPLUGIN_ISA_CALL_ON(path, qgemm_block_groups, q, pr.b_groups + gi, std::min(gchunk, G - gi), ocg,
-                              k4.empty() ? nullptr : k4.data(), ia, 0, mc);
+          QPLUGIN_ISA_CALL_ON(path, qgemm_block_groups, q, pr.b_groups + gi, std::min(gchunk, G - gi), ocg, k4.get(),
+                              ia, 0, mc);
           continue;
         }
         if (classes && !all_full) {

@@ -130,14 +130,14 @@ void unpack_b(const PackedB& b, int8_t* w);
 // Fills out (packed_b16_elems(b.K, b.N) int16) with b's int16 layout (see padded_k2).
 void pack_b16(const PackedB& b, int16_t* out);
 
-// The groups of a grouped conv with cg = 8 or 16 input and output channels each (cg % 16 == 0 of
-// the channels in all: ngroups * cg a multiple of 16), one packed B each (bs, K = ntaps * cg), in
-// the layout qgemm_block_groups' k4 tiles read: per 16-channel block of input channels (16 / cg
-// groups) and tap, cg / 4 vectors of 16 lanes x 4 bytes, lane 4 m + i holding, against the block's
-// input dword i (quad i % (cg / 4) of group i / (cg / 4) of the block), that group's weights of
-// output channel 4 h + m (vector h). So one 16-byte broadcast of a pixel's block feeds every vector;
-// lane sums over i of one group give its outputs. ngroups * cg * ntaps * cg bytes.
-void pack_groups_k4(const PackedB* bs, int64_t ngroups, int64_t cg, int64_t ntaps, int8_t* out);
+// The groups of a grouped conv with 8 input and output channels each (an even count), one packed
+// B each (bs, K = ntaps * 8), in the layout qgemm_block_groups' k4 tiles read: per 16-channel
+// block of input channels (groups 2 cb and 2 cb + 1) and tap, 2 vectors of 16 lanes x 4 bytes,
+// lane 4 m + i holding, against the block's input dword i (quad i % 2 of group i / 2 of the
+// block), that group's weights of output channel 4 h + m (vector h). So one 16-byte broadcast of
+// a pixel's block feeds both vectors; the two lanes of a group and output sum to it.
+// ngroups * 64 * ntaps bytes.
+void pack_groups_k4(const PackedB* bs, int64_t ngroups, int64_t ntaps, int8_t* out);
 
 enum class OutKind : int { kU8 = 0, kF32 = 1, kS32 = 2 };
 

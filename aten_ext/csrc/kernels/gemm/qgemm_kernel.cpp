@@ -1904,14 +1904,12 @@ __attribute__((always_inline)) inline void tile_k4(const uint8_t* const* rows, c
 #pragma GCC unroll 4
     for (int bi = 0; bi < NBLK; ++bi) {
       const __m512i* v = acc[r] + bi * V;
-      {
-        // lanes (m, 2 s + q) of vector h: group s, output 4 h + m, quad q
-        const __m512i w0 = _mm512_add_epi32(v[0], _mm512_shuffle_epi32(v[0], _MM_PERM_CDAB));
-        const __m512i w1 = _mm512_add_epi32(v[1], _mm512_shuffle_epi32(v[1], _MM_PERM_CDAB));
-        // channel 8 s + 4 h + m from lane 4 m + 2 s of w_h
-        const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 2, 6, 10, 14, 18, 22, 26, 30);
-        out[r][bi] = _mm512_permutex2var_epi32(w0, idx, w1);
-      }
+      // lanes (m, 2 s + q) of vector h: group s, output 4 h + m, quad q
+      const __m512i w0 = _mm512_add_epi32(v[0], _mm512_shuffle_epi32(v[0], _MM_PERM_CDAB));
+      const __m512i w1 = _mm512_add_epi32(v[1], _mm512_shuffle_epi32(v[1], _MM_PERM_CDAB));
+      // channel 8 s + 4 h + m from lane 4 m + 2 s of w_h
+      const __m512i idx = _mm512_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28, 2, 6, 10, 14, 18, 22, 26, 30);
+      out[r][bi] = _mm512_permutex2var_epi32(w0, idx, w1);
     }
   }
   epilogue_regs<false, MR, NBLK>(p, e, out, m, nullptr, cb * 16, NBLK * 16);

@@ -55,20 +55,16 @@ void pack_b16(const PackedB& b, int16_t* out) {
   }
 }
 
-void pack_groups_k4(const PackedB* bs, int64_t ngroups, int64_t cg, int64_t ntaps, int8_t* out) {
-  const int64_t qpg = cg / kQuadK;  // quads of a group a tap
-  const int64_t gpb = 16 / cg;      // groups a 16-channel block
-  const int64_t nblocks = ngroups * cg / 16;
-  const int64_t V = cg / 4;  // vectors a block and tap
-  for (int64_t cb = 0; cb < nblocks; ++cb)
+void pack_groups_k4(const PackedB* bs, int64_t ngroups, int64_t ntaps, int8_t* out) {
+  // a block: 16 input channels = groups 2 cb (dwords 0, 1) and 2 cb + 1 (dwords 2, 3); a group's
+  // tap: 2 quads
+  for (int64_t cb = 0; cb < ngroups / 2; ++cb)
     for (int64_t t = 0; t < ntaps; ++t)
-      for (int64_t h = 0; h < V; ++h)
+      for (int64_t h = 0; h < 2; ++h)
         for (int64_t m = 0; m < 4; ++m)
           for (int64_t i = 0; i < 4; ++i) {
-            const PackedB& b = bs[cb * gpb + i / qpg];
-            const int64_t quad = t * qpg + i % qpg;
-            const int8_t* src = b.data + quad * (kQuadK * kPanelN) + kQuadK * (4 * h + m);
-            int8_t* dst = out + (((cb * ntaps + t) * V + h) * 16 + 4 * m + i) * 4;
+            const int8_t* src = bs[2 * cb + i / 2].data + (2 * t + i % 2) * (kQuadK * kPanelN) + kQuadK * (4 * h + m);
+            int8_t* dst = out + (((cb * ntaps + t) * 2 + h) * 16 + 4 * m + i) * 4;
             for (int64_t k = 0; k < kQuadK; ++k) dst[k] = src[k];
           }
 }
