@@ -68,6 +68,26 @@ def test_tensor_tensor_layouts(isa, op):
     check(op, a[:, 1::3], b[:, 2::3])
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("op", ["ge", "ne"])
+def test_tensor_tensor_strided_walk_threads(isa, threads, op):
+    """Outputs too big for one task (threads split them inside rows), operands strided, permuted or
+    broadcast, 8-bit and qint32 sides: exact against the reference."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        a = rand_q((3, 41, 37, 29), torch.quint8, 0.05, 128)
+        b = rand_q((3, 41, 37, 87), torch.qint8, 0.03, 1)
+        c = rand_q((3, 41, 37, 29), torch.qint32, 0.01, 2)
+        check(op, a, rand_q((41, 1, 29), torch.qint8, 0.1, 0))
+        check(op, a.permute(2, 0, 3, 1), b[..., ::3].permute(2, 0, 3, 1))
+        check(op, a.contiguous(memory_format=torch.channels_last), b[:, :, :, 1::3])
+        check(op, c[:, 1::2].transpose(1, 3), a[:, 2::2].transpose(1, 3))
+        check(op, a.transpose(0, 3), 0.5)  # Tensor-Scalar: one strided operand
+    finally:
+        torch.set_num_threads(old)
+
+
 SCALARS = [
     0.0,
     0.05,

@@ -93,6 +93,42 @@ def test_binary_layouts_give_identical_results(isa, name):
     assert torch.equal(ra.int_repr(), ours(va.contiguous(), b, 0.06, 100).int_repr())
 
 
+def _walk_cases(dtype):
+    """(a, b) pairs whose output is too big for one task (threads split it inside rows) and whose
+    operands are strided, permuted or broadcast: the elementwise ops' strided walk."""
+    big = rand_q((3, 41, 37, 29), dtype, 0.03, 0 if dtype == torch.qint32 else 5)
+    other = rand_q((3, 41, 37, 29), dtype, 0.05, 0 if dtype == torch.qint32 else 3)
+    wide = rand_q((3, 41, 37, 87), dtype, 0.04, 0 if dtype == torch.qint32 else 7)
+    return [
+        (big, rand_q((41, 1, 29), dtype, 0.05, 0 if dtype == torch.qint32 else 3)),  # broadcast b
+        (rand_q((37, 1), dtype, 0.02, 0 if dtype == torch.qint32 else 1), big),  # broadcast a
+        (wide[..., ::3], other),  # strided a
+        (big.permute(2, 0, 3, 1), other.permute(2, 0, 3, 1).contiguous()),  # permuted, dense
+        (big.contiguous(memory_format=torch.channels_last), other.transpose(0, 2)[:, :, :3].transpose(0, 2)),
+        (big[:, 1::2, 1:].transpose(1, 3), other[:, 2::2, 1:].transpose(1, 3)),  # both strided, out of order
+    ]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("name", ["add", "mul_relu"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_binary_strided_walk_matches_dense(isa, threads, name, dtype):
+    ours, _, kind, relu = BIN[name]
+    old = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for a, b in _walk_cases(dtype):
+            so, zo = (1e-3, 3) if dtype == torch.qint32 else (0.06, 100)
+            r = ours(a, b, so, zo)
+            shape = torch.broadcast_shapes(a.shape, b.shape)
+            dense = ours(a.contiguous().expand(shape).contiguous(), b.contiguous().expand(shape).contiguous(), so, zo)
+            assert torch.equal(r.int_repr(), dense.int_repr()), (name, a.shape, a.stride(), b.shape, b.stride())
+            if dtype != torch.qint32:
+                ref.assert_within_steps(r, ref.binary_ref(kind, a, b, so, zo, relu), 1, f"{name} {a.shape}")
+    finally:
+        torch.set_num_threads(old)
+
+
 def test_binary_vector_paths_match_scalar():
     torch.manual_seed(1)
     from torch_qplugin import _isa

@@ -1,7 +1,6 @@
 // CPU glue for add / add_relu / mul / mul_relu and the scalar variants:
 // validate, broadcast, keep the memory format, call kernels/add_kernel.h.
 #include <ATen/Parallel.h>
-#include <ATen/TensorIterator.h>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -112,10 +111,9 @@ void binary_into(const Names& nm, BinaryKind kind, bool relu, const at::Tensor& 
     });
     return;
   }
-  at::TensorIterator iter = rows_iter(out, {a, b});
   const int64_t esz = static_cast<int64_t>(es);
   for_each_row<3>(
-      iter,
+      op, out, {&a, &b},
       [&](char** data, const int64_t* strides, int64_t len) {
         const kernels::Strided s{data[1], strides[1] / esz, data[2], strides[2] / esz, data[0], strides[0] / esz};
         run_binary(kind, qt, s, len, p);

@@ -13,7 +13,6 @@
 //    8-bit values are compared as torch compares x.dequantize() (exact in q: float32
 //    represents every q - zp, and the product is monotone).
 #include <ATen/Parallel.h>
-#include <ATen/TensorIterator.h>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -201,9 +200,8 @@ at::Tensor compare_scalar_int(const Names& nm, CmpOp op, const at::Tensor& a, QP
     });
     return out;
   }
-  at::TensorIterator iter = rows_iter(out, {a});
   for_each_row<2>(
-      iter,
+      name, out, {&a},
       [&](char** data, const int64_t* strides, int64_t n) {
         call(data[1], strides[1] / es, reinterpret_cast<uint8_t*>(data[0]), strides[0], n);
       },
@@ -270,10 +268,9 @@ at::Tensor compare_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, co
     if (dt == at::kChar) return *reinterpret_cast<const int8_t*>(p);
     return *reinterpret_cast<const int32_t*>(p);
   };
-  at::TensorIterator iter = rows_iter(out, {a, b});
   const at::ScalarType dta = a.scalar_type(), dtb = b.scalar_type();
   for_each_row<3>(
-      iter,
+      name, out, {&a, &b},
       [&](char** data, const int64_t* strides, int64_t n) {
         uint8_t* y = reinterpret_cast<uint8_t*>(data[0]);
         if (eight) {

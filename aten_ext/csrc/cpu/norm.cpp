@@ -19,8 +19,8 @@ namespace cpu {
 namespace {
 
 // The n values of a float32 / float64 parameter (check_norm_param) read in place: a converted
-// copy (t.to(kDouble)) was an allocation and a TensorIterator pass per parameter per call, a third of
-// a small batch_norm's ~10 us.
+// copy (t.to(kDouble)) would cost an allocation and an elementwise pass per parameter per call, a
+// sizeable share of a small batch_norm.
 std::vector<double> to_doubles(const at::Tensor& t, int64_t n, double fill) {
   if (!t.defined()) return std::vector<double>(n, fill);
   const at::Tensor c = t.is_contiguous() ? t : t.contiguous();
