@@ -250,6 +250,41 @@ def test_plain_pool3d_deep_inputs(layout, isa):
             torch.library.opcheck(op, args)
 
 
+def _format_probe_tensors():
+    """Non-dense 4-d and 5-d tensors over every order of their dims in memory, with and without
+    size-1 dims: the memory format torch reads from such strides (suggest_memory_format) is the one
+    its float max_pool2d / max_pool3d allocate their output in."""
+    import itertools
+
+    shapes = {
+        4: [(2, 3, 4, 5), (1, 3, 1, 5), (2, 1, 4, 1), (3, 1, 1, 1), (1, 1, 2, 2)],
+        5: [(2, 3, 2, 4, 5), (1, 3, 1, 1, 2)],
+    }
+    for nd, sizes_list in shapes.items():
+        for sizes in sizes_list:
+            d = max(range(nd), key=lambda k: sizes[k])  # the dim sliced with step 2 (size >= 2)
+            for perm in itertools.permutations(range(nd)):
+                grown = list(sizes)
+                grown[d] *= 2
+                base = torch.randint(0, 256, [grown[k] for k in perm], dtype=torch.uint8)
+                x = base.permute(*[perm.index(k) for k in range(nd)])  # dims in order, memory in perm's
+                yield x[tuple(slice(None, None, 2) if k == d else slice(None) for k in range(nd))]
+
+
+def test_plain_ops_keep_the_memory_format_torch_reads_from_strides():
+    seen = set()
+    for x in _format_probe_tensors():
+        pool = torch.nn.functional.max_pool2d if x.dim() == 4 else torch.nn.functional.max_pool3d
+        want = pool(x.float(), 1).stride()
+        cl = torch.channels_last if x.dim() == 4 else torch.channels_last_3d
+        seen.add(want == torch.empty(x.shape).contiguous(memory_format=cl).stride())
+        assert q.plain_relu(x, S, Z).stride() == want, (x.shape, x.stride())
+        if x.dim() == 4:
+            got = q.plain_max_pool2d(x, [1, 1], [1, 1], [0, 0], [1, 1], False).stride()
+            assert got == want, (x.shape, x.stride())
+    assert seen == {True, False}  # both formats were met
+
+
 @pytest.mark.parametrize(
     "call",
     [

@@ -22,6 +22,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/pool_kernel.h"
 #include "utils/checks.h"
+#include "utils/layout.h"
 
 namespace qplugin {
 namespace cpu {
@@ -315,7 +316,7 @@ void check_divisor_override(const char* op, c10::optional<int64_t> divisor_overr
 }
 
 at::MemoryFormat pool_format(const at::Tensor& t) {
-  return t.dim() == 4 ? t.suggest_memory_format() : at::MemoryFormat::Contiguous;
+  return t.dim() == 4 ? kept_format(t) : at::MemoryFormat::Contiguous;
 }
 
 void check_pool_input_rank(const char* op, const char* arg, const at::Tensor& t) {
@@ -453,7 +454,7 @@ void adaptive_avg_pool2d_int_out(const at::Tensor& data, const at::Tensor& out) 
 // ---- 3-D average pooling: the same kernels with a depth window (pool_kernel.h) ----
 
 at::MemoryFormat pool3d_format(const at::Tensor& t) {
-  return t.dim() == 5 ? t.suggest_memory_format() : at::MemoryFormat::Contiguous;
+  return t.dim() == 5 ? kept_format(t) : at::MemoryFormat::Contiguous;
 }
 
 void check_pool3d_input_rank(const char* op, const char* arg, const at::Tensor& t) {

@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 
+#include <initializer_list>
 #include <vector>
 
 namespace qplugin {
@@ -44,8 +45,33 @@ inline AxisSplit axis_split(at::IntArrayRef sizes, int64_t axis, at::MemoryForma
   return s;
 }
 
-// The memory format our kernels keep for an input: channels_last stays
-// channels_last, everything else becomes contiguous.
-inline at::MemoryFormat kept_format(const at::Tensor& t) { return t.suggest_memory_format(); }
+// Whether strides read as channels-last, by c10's rule (is_channels_last_strides_2d / _3d, what
+// suggest_memory_format reports): visiting the dims in channels-last order, innermost first
+// (`order`), no stride is below the extent of the dims before it; ambiguous cases (a channel stride
+// of 0, a size-0 dim, a batch stride equal to the channel stride) read as contiguous.
+inline bool strides_like_channels_last(at::IntArrayRef sizes, at::IntArrayRef strides,
+                                       std::initializer_list<int64_t> order) {
+  if (strides[1] == 0) return false;
+  int64_t min = 0;
+  for (int64_t d : order) {
+    if (sizes[d] == 0 || strides[d] < min) return false;
+    if (d == 0 && min == strides[1]) return false;
+    min = sizes[d] > 1 ? strides[d] * sizes[d] : strides[d];
+  }
+  return true;
+}
+
+// The memory format our kernels keep for an input: channels_last (2-d or 3-d) stays channels_last,
+// everything else becomes contiguous. Read from sizes and strides alone.
+inline at::MemoryFormat kept_format(const at::Tensor& t) {
+  const int64_t nd = t.dim();
+  if (nd == 4 && strides_like_channels_last(t.sizes(), t.strides(), {1, 3, 2, 0})) {
+    return at::MemoryFormat::ChannelsLast;
+  }
+  if (nd == 5 && strides_like_channels_last(t.sizes(), t.strides(), {1, 4, 3, 2, 0})) {
+    return at::MemoryFormat::ChannelsLast3d;
+  }
+  return at::MemoryFormat::Contiguous;
+}
 
 }  // namespace qplugin
