@@ -51,7 +51,12 @@ class CMakeBuild(build_ext):
         import torch
 
         lib_path = Path(self.get_ext_fullpath(ext.name)).resolve()
-        pkg_dir = lib_path.parent.parent  # .../torch_qplugin
+        # CMake's output package: the source package itself for editable / in-place builds (so a
+        # later `cmake --build` of the same build dir updates what Python imports), else the
+        # build tree's copy that setuptools packs.
+        src_pkg = ROOT / "torch_qplugin"
+        into_source = getattr(self, "_into_source", False)
+        pkg_dir = src_pkg if into_source else lib_path.parent.parent
         build_type = os.environ.get("QPLUGIN_BUILD_TYPE", "Release")
         # One build directory per configuration and torch release: switching torch never reuses
         # objects compiled against another torch's headers.
@@ -76,18 +81,15 @@ class CMakeBuild(build_ext):
         subprocess.check_call(["cmake", "-S", str(ROOT), "-B", str(build_dir)] + cfg)
         jobs = os.environ.get("MAX_JOBS", str(os.cpu_count() or 1))
         subprocess.check_call(["cmake", "--build", str(build_dir), "--parallel", jobs])
-        plain_path = lib_path.parent / PLAIN_LIB
-        if not plain_path.exists():
-            raise RuntimeError(f"CMake build did not produce {plain_path}")
-        if not lib_path.exists():
-            raise RuntimeError(f"CMake build did not produce {lib_path}")
-        if getattr(self, "_into_source", False):
-            # setuptools copies the extension's library into the source package; the plain
-            # library and the generated build info must land beside it.
-            src_pkg = ROOT / "torch_qplugin"
-            if pkg_dir != src_pkg:
-                shutil.copy(pkg_dir / "_build_info.py", src_pkg / "_build_info.py")
-                shutil.copy(plain_path, src_pkg / "lib" / PLAIN_LIB)
+        built = pkg_dir / "lib" / lib_path.name
+        for path in (pkg_dir / "lib" / PLAIN_LIB, built):
+            if not path.exists():
+                raise RuntimeError(f"CMake build did not produce {path}")
+        if into_source and built != lib_path:
+            # setuptools copies the extension's library from its build tree into the source
+            # package afterwards: give it the library CMake wrote there.
+            lib_path.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(built, lib_path)
 
 
 setup(
