@@ -20,10 +20,11 @@ Two forms, ai.onnx ops only in both:
   own order: each op within one output quantization step of eager, a deep model a few steps.
 * Exact (``exact=True``): each op with an exact form computes our kernels' definition, every float
   step one float32 ONNX op in our order. Conv: ConvInteger (exact int32; weights as uint8 w + 128
-  with zero point + 128, which ONNX Runtime runs on a faster GEMM than int8 weights), then Cast,
+  with zero point + 128, which ONNX Runtime runs on a faster GEMM than int8 weights, and exactly on
+  CPUs without VNNI, where its u8 x s8 kernels saturate int16 pair sums), then Cast,
   Mul by the float32 multiplier, Add the float32 bias (conv2d_add: + (float(add) - add_zp) *
   add_mult), relu as Relu, and QuantizeLinear with scale 1 and the output zero point (rounds half
-  to even, saturates). Linear: MatMulInteger, the same epilogue with linear's constants. Add / mul:
+  to even, saturates). Linear: MatMulInteger (uint8 weights as conv's), the same epilogue with linear's constants. Add / mul:
   kernels/add_kernel.h's float steps. Element-wise activations and cat: a 256-entry table of our
   own kernel's results on every code (Gather). Adaptive average pooling with windows of one size:
   the exact window sum (ReduceSum) times our float32 reciprocal. Max pooling: on float copies of
@@ -489,7 +490,11 @@ def _linear_exact(
             x, x_scale, x_zero_point, w, w_scales, w_zero_points, bias, packed, output_scale, output_zero_point, relu
         )
     n = w.shape[0]
-    c = matmul_integer(x, x_zero_point, w.t(), w_zero_points.expand(n).to(torch.int8))
+    # uint8 weights (w + 128, zero points + 128: the same differences), as conv's: ONNX Runtime's
+    # u8 x s8 kernels for CPUs without VNNI add product pairs in int16 with saturation, its u8 x u8
+    # ones are exact everywhere
+    w_u8 = (w.to(torch.int16) + 128).to(torch.uint8)
+    c = matmul_integer(x, x_zero_point, w_u8.t(), (w_zero_points.expand(n).to(torch.int16) + 128).to(torch.uint8))
     v = c.float() * (w_scales.double().expand(n) * (x_scale / output_scale)).float()
     if bias is not None:
         v = v + (bias.double() * (1.0 / output_scale)).float()
@@ -715,11 +720,14 @@ def _translations(exact: bool):
         return op.DequantizeLinear(x, op.Cast(scales, to=ir.DataType.FLOAT), op.CastLike(zero_points, x), axis=axis)
 
     def linear_dynamic(x, w, w_scales, w_zero_points, bias, packed, reduce_range: bool = False, relu: bool = False):
-        # x quantized per call over its own range (uint8), int8 weights: MatMulInteger, then the
-        # float epilogue
+        # x quantized per call over its own range (uint8), the int8 weights as uint8 w + 128 with
+        # zero points + 128 (the same differences; u8 x u8 is exact in ONNX Runtime on every CPU,
+        # u8 x s8 saturates int16 pair sums without VNNI): MatMulInteger, then the float epilogue
         xq, xs, xz = op.DynamicQuantizeLinear(x)
-        wt = op.Transpose(w, perm=[1, 0])
-        acc = op.MatMulInteger(xq, wt, xz, op.Cast(w_zero_points, to=ir.DataType.INT8))
+        shift = op.Cast(op.Constant(value_int=128), to=ir.DataType.INT32)
+        wt = op.Cast(op.Add(op.Cast(op.Transpose(w, perm=[1, 0]), to=ir.DataType.INT32), shift), to=ir.DataType.UINT8)
+        wz = op.Cast(op.Add(op.Cast(w_zero_points, to=ir.DataType.INT32), shift), to=ir.DataType.UINT8)
+        acc = op.MatMulInteger(xq, wt, xz, wz)
         y = op.Mul(op.Cast(acc, to=ir.DataType.FLOAT), op.Mul(xs, op.Cast(w_scales, to=ir.DataType.FLOAT)))
         if bias is not None:
             y = op.Add(y, bias)

@@ -11,6 +11,7 @@ ONNX Runtime's profiler shows which of its kernels ran.
 import collections
 import json
 
+import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
@@ -90,6 +91,37 @@ def _steps(model, x):
 
 def _last_scale(model, x):
     return _steps(model, x)[-1]
+
+
+def _ort_u8s8_exact():
+    """Whether ONNX Runtime sums u8 x s8 products in int32 on this CPU. Its integer kernels for
+    CPUs without VNNI (MLAS's AVX2 ones) add pairs of products in int16 with saturation, as
+    fbgemm's do (test/torch_oracle.py): one MatMulInteger whose pairs overflow int16 tells."""
+    k = 64
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("MatMulInteger", ["a", "b"], ["y"])],
+        "probe",
+        [onnx.helper.make_tensor_value_info("a", onnx.TensorProto.UINT8, [1, k])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.INT32, [1, 1])],
+        [onnx.helper.make_tensor("b", onnx.TensorProto.INT8, [k, 1], [127] * k)],
+    )
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13)])
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (y,) = sess.run(None, {"a": np.full((1, k), 255, dtype=np.uint8)})
+    return int(y[0, 0]) == 255 * 127 * k
+
+
+# The QDQ form leaves int8 weights to the runtime's own int8 kernels (QLinearConv, QGemm), and the
+# tests marked with this compare their numbers with ours: where ONNX Runtime's u8 x s8 kernels
+# saturate (no VNNI), a full-range activation against same-sign weights comes out clamped, so those
+# comparisons may fail there; everything else in them still runs. The exact form writes its
+# weights as uint8 and is checked on every CPU.
+runtime_int8_numbers = pytest.mark.xfail(
+    not _ort_u8s8_exact(),
+    reason="ONNX Runtime's u8 x s8 kernels saturate int16 pair sums on this CPU (no VNNI)",
+    strict=False,
+)
+QDQ_AND_EXACT = [pytest.param(False, id="qdq", marks=runtime_int8_numbers), pytest.param(True, id="exact")]
 
 
 def _run_ort(path, inputs):
@@ -272,7 +304,7 @@ EXACT_KERNELS = {
 }
 
 
-@pytest.mark.parametrize("exact", [False, True], ids=["qdq", "exact"])
+@pytest.mark.parametrize("exact", QDQ_AND_EXACT)
 @pytest.mark.parametrize("group", sorted(GROUPS))
 def test_static_modules(group, exact, tmp_path):
     shape, make, per_tensor, fuse, int8_kernels = GROUPS[group]
@@ -320,7 +352,7 @@ def test_conv_add(relu, exact, tmp_path):
     assert kernels["ConvInteger" if exact else "FusedConv"] > 0, kernels
 
 
-@pytest.mark.parametrize("exact", [False, True], ids=["qdq", "exact"])
+@pytest.mark.parametrize("exact", QDQ_AND_EXACT)
 def test_qat_model(exact, tmp_path):
     torch.manual_seed(2)
     model = Wrapped(nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU())).train()
@@ -409,6 +441,7 @@ def test_args_must_be_a_tuple(tmp_path):
         deploy.export_onnx(nn.Identity(), torch.randn(1), tmp_path / "x.onnx")
 
 
+@runtime_int8_numbers
 def test_quantized_tier_model_goes_through_to_plain(tmp_path):
     torch.manual_seed(5)
     model = Wrapped(nn.Conv2d(3, 4, 3)).eval()
@@ -470,7 +503,7 @@ def _bench_model(name):
     return tq.convert(prepared, plain=True).eval()
 
 
-@pytest.mark.parametrize("exact", [False, True], ids=["qdq", "exact"])
+@pytest.mark.parametrize("exact", QDQ_AND_EXACT)
 @pytest.mark.parametrize("name", sorted(MODEL_STEPS))
 def test_bench_models(name, exact, tmp_path):
     plain = _bench_model(name)
@@ -500,6 +533,7 @@ def test_bench_models(name, exact, tmp_path):
 OPENVINO_STEPS = {"resnet18": 12, "mobilenet_v2": 4}
 
 
+@runtime_int8_numbers
 @pytest.mark.parametrize("exact", [False, True], ids=["qdq", "exact"])
 @pytest.mark.parametrize("name", sorted(OPENVINO_STEPS))
 def test_openvino(name, exact, tmp_path):
