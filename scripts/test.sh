@@ -57,7 +57,7 @@ install_torch() {  # venv python, version
 }
 
 prepare() {  # version: venv with torch and the test deps, wheel built against it and installed
-  local v="$1"
+  local v="$1" t0=$SECONDS
   local venv="$VENV_PREFIX-$v" dist="$ROOT/build/dist-torch$v"
   echo "== torch $v: test venv $venv"
   "$PY" -m venv --clear "$venv"
@@ -78,6 +78,7 @@ prepare() {  # version: venv with torch and the test deps, wheel built against i
   rm -rf "$dist"
   QPLUGIN_KERNEL_TESTS=1 "$vpy" -m pip wheel -q --no-build-isolation --no-deps . -w "$dist"
   "$vpy" -m pip install -q --no-deps "$dist"/torch_qplugin-*.whl
+  echo "== torch $v: venv and wheel ready in $((SECONDS - t0)) s"
 }
 
 run_tests() {  # version, pytest args...
@@ -132,9 +133,10 @@ set +e
 prep_rc=$?
 if [ "$prep_rc" -eq 0 ]; then
   lint_py="$VENV_PREFIX-${TORCH_VERSIONS[0]}/bin/python"
+  start=$SECONDS
   "$lint_py" -m pip install -q ruff clang-format==18.1.8 && PYTHON="$lint_py" bash scripts/lint.sh
   lint_rc=$?
-  summary+=("lint: $([ "$lint_rc" -eq 0 ] && echo passed || echo "FAILED (exit $lint_rc)")")
+  summary+=("lint: $([ "$lint_rc" -eq 0 ] && echo passed || echo "FAILED (exit $lint_rc)"), $((SECONDS - start)) s")
   [ "$lint_rc" -eq 0 ] || status=1
 fi
 for i in "${!TORCH_VERSIONS[@]}"; do
@@ -168,19 +170,22 @@ for i in "${!TORCH_VERSIONS[@]}"; do
     [ "$rc" -eq 0 ] || status=1
   fi
   if [ -n "$next" ]; then
+    start=$SECONDS
     wait "$bg"
     prep_rc=$?
     cat "$LOGS/prepare-$next.log"
+    summary+=("torch $next venv and wheel (beside torch $v's tests): waited $((SECONDS - start)) s after them")
   fi
   if [ -n "$arm_bg" ]; then
+    start=$SECONDS
     wait "$arm_bg"
     arm_rc=$?
     cat "$LOGS/aarch64.log"
-    summary+=("aarch64 cross-build, kernel testers, package smoke (qemu): $([ "$arm_rc" -eq 0 ] && echo passed || echo "FAILED (exit $arm_rc)")")
+    summary+=("aarch64 cross-build, kernel testers, package smoke (qemu): $([ "$arm_rc" -eq 0 ] && echo passed || echo "FAILED (exit $arm_rc)"), waited $((SECONDS - start)) s after the tests")
     [ "$arm_rc" -eq 0 ] || status=1
   fi
 done
 set -e
-echo "== summary"
+echo "== summary ($SECONDS s in all)"
 printf '   %s\n' "${summary[@]}"
 exit "$status"
