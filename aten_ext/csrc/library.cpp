@@ -75,18 +75,18 @@ TORCH_LIBRARY(qplugin, m) {
           "float scale, int zero_point) -> Tensor").c_str()));
   }
   for (const char* name : {"plain_add_scalar", "plain_add_scalar_relu", "plain_mul_scalar"}) {
-    m.def(torch::schema((std::string(name) + "(Tensor a, float a_scale, int a_zero_point, Scalar b) -> Tensor").c_str()));
+    m.def(torch::schema((std::string(name) + "(Tensor a, float a_scale, int a_zero_point, float b) -> Tensor").c_str()));
   }
   // The output qparams plain_add_scalar(_relu) / plain_mul_scalar give (dtype: the data's).
-  m.def("plain_add_scalar_qparams(float scale, int zero_point, ScalarType dtype, Scalar b) -> (float, int)");
-  m.def("plain_mul_scalar_qparams(float scale, int zero_point, ScalarType dtype, Scalar b) -> (float, int)");
+  m.def("plain_add_scalar_qparams(float scale, int zero_point, ScalarType dtype, float b) -> (float, int)");
+  m.def("plain_mul_scalar_qparams(float scale, int zero_point, ScalarType dtype, float b) -> (float, int)");
   m.def("plain_cat(Tensor[] xs, float[] scales, int[] zero_points, int dim, float scale, int zero_point) -> Tensor");
   m.def("plain_cat_relu(Tensor[] xs, float[] scales, int[] zero_points, int dim, float scale, int zero_point) -> Tensor");
   for (const char* name : {"plain_eq", "plain_ne", "plain_ge", "plain_le", "plain_gt", "plain_lt"}) {
     m.def(torch::schema((std::string(name) +
           "(Tensor self, float self_scale, int self_zero_point, Tensor other, float other_scale, "
           "int other_zero_point) -> Tensor").c_str()));
-    m.def(torch::schema((std::string(name) + ".Scalar(Tensor self, float self_scale, int self_zero_point, Scalar other) -> Tensor").c_str()));
+    m.def(torch::schema((std::string(name) + ".Scalar(Tensor self, float self_scale, int self_zero_point, float other) -> Tensor").c_str()));
   }
   m.def("plain_sort(Tensor self, float scale, int zero_point, int dim=-1, bool descending=False, *, bool? stable=None) -> (Tensor values, Tensor indices)");
   m.def("plain_argsort(Tensor self, float scale, int zero_point, int dim=-1, bool descending=False) -> Tensor");
@@ -100,12 +100,12 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("plain_mean(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor");
   m.def("plain_relu(Tensor x, float x_scale, int x_zero_point) -> Tensor");
   m.def("plain_relu6(Tensor x, float x_scale, int x_zero_point) -> Tensor");
-  m.def("plain_clamp(Tensor x, float x_scale, int x_zero_point, Scalar? min=None, Scalar? max=None) -> Tensor");
-  m.def("plain_leaky_relu(Tensor x, float x_scale, int x_zero_point, Scalar negative_slope, float output_scale, int output_zero_point) -> Tensor");
+  m.def("plain_clamp(Tensor x, float x_scale, int x_zero_point, float? min=None, float? max=None) -> Tensor");
+  m.def("plain_leaky_relu(Tensor x, float x_scale, int x_zero_point, float negative_slope, float output_scale, int output_zero_point) -> Tensor");
   for (const char* name : {"plain_hardswish", "plain_hardsigmoid", "plain_sigmoid"}) {
     m.def(torch::schema((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, float output_scale, int output_zero_point) -> Tensor").c_str()));
   }
-  m.def("plain_elu(Tensor x, float x_scale, int x_zero_point, float output_scale, int output_zero_point, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor");
+  m.def("plain_elu(Tensor x, float x_scale, int x_zero_point, float output_scale, int output_zero_point, float alpha=1., float scale=1., float input_scale=1.) -> Tensor");
   m.def("plain_softmax(Tensor x, float x_scale, int x_zero_point, int dim, float output_scale, int output_zero_point) -> Tensor");
   m.def("plain_layer_norm(Tensor x, float x_scale, int x_zero_point, int[] normalized_shape, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor");
   m.def("plain_batch_norm2d(Tensor x, float x_scale, int x_zero_point, Tensor? weight, Tensor? bias, Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor");
@@ -124,8 +124,8 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("plain_group_norm(Tensor x, float x_scale, int x_zero_point, int num_groups, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor");
   m.def("plain_instance_norm(Tensor x, float x_scale, int x_zero_point, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor");
   m.def("plain_prelu(Tensor x, float x_scale, int x_zero_point, Tensor weight, float output_scale, int output_zero_point) -> Tensor");
-  m.def("plain_celu(Tensor x, float x_scale, int x_zero_point, float output_scale, int output_zero_point, Scalar alpha=1) -> Tensor");
-  m.def("plain_threshold(Tensor x, float x_scale, int x_zero_point, Scalar threshold, Scalar value) -> Tensor");
+  m.def("plain_celu(Tensor x, float x_scale, int x_zero_point, float output_scale, int output_zero_point, float alpha=1.) -> Tensor");
+  m.def("plain_threshold(Tensor x, float x_scale, int x_zero_point, float threshold, float value) -> Tensor");
   // ---- plain linear / conv (cpu/plain_weights.cpp): the weight as plain tensors + its packed
   // buffer (packed_params/plain_buffer.h, from plain_linear_prepack / plain_conv_prepack).
   // ---- plain embedding tables (cpu/embedding.cpp): fused rows in a checked buffer

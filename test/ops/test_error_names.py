@@ -30,7 +30,16 @@ def _qu8(shape=(2, 3)):
             lambda u8, i8: q.plain_add_relu(u8, -1.0, 0, u8, 0.1, 0, 0.1, 0),
             r"qplugin::plain_add_relu: a_scale should be a positive finite number",
         ),
-        (lambda u8, i8: q.plain_add_scalar(u8, 0.1, 0, 1j), r"qplugin::plain_add_scalar: b should be a real number"),
+        (
+            # a float argument in the schema: torch's argument check names the op and the argument
+            lambda u8, i8: q.plain_add_scalar(u8, 0.1, 0, 1j),
+            r"qplugin::plain_add_scalar\(\) Expected a value of type 'float' for argument 'b' but instead found "
+            r"type 'complex'",
+        ),
+        (
+            lambda u8, i8: q.plain_add_scalar(u8, 0.1, 0, float("inf")),
+            r"qplugin::plain_add_scalar: b should be a finite",
+        ),
         (
             lambda u8, i8: q.plain_matmul(u8, 0.1, 0, u8, 0.1, 0, 0.1, 0),
             r"qplugin::plain_matmul: a's last dim \(3\) should equal b's second-to-last dim",
@@ -46,9 +55,8 @@ def _qu8(shape=(2, 3)):
         (lambda u8, i8: q.plain_eq(u8, 0.1, 0, u8, 0.1, 999), r"qplugin::plain_eq: other_zero_point should be in"),
         (lambda u8, i8: q.plain_lt.Scalar(u8, 0.0, 0, 1.0), r"qplugin::plain_lt: self_scale should be a positive"),
         (
-            lambda u8, i8: q.plain_threshold(u8, 0.1, 0, 0.5, 1j),
-            r"qplugin::plain_threshold: value should be a real "
-            r"number, got a complex number",
+            lambda u8, i8: q.plain_threshold(u8, 0.1, 0, 0.5, float("nan")),
+            r"qplugin::plain_threshold: value should be a finite number, got nan",
         ),
     ],
 )

@@ -527,3 +527,49 @@ def test_plain_scalar_qparams_match_reference():
 def test_plain_op_errors(call, message):
     with pytest.raises((RuntimeError, ValueError), match=message):
         call()
+
+
+# Argument and return kinds torch's stable ABI converts (torch/csrc/stable/stableivalue_conversions.h,
+# every version from 2.13): the plain library is to build on it, and a Scalar argument has no
+# conversion there (docs/design/plain.md).
+_STABLE_KINDS = {
+    "Tensor",
+    "float",
+    "int",  # (ScalarType arguments show as int)
+    "bool",
+    "Optional[Tensor]",
+    "Optional[float]",
+    "Optional[int]",
+    "Optional[bool]",
+    "List[int]",
+    "List[float]",
+    "List[Tensor]",
+    "Optional[List[int]]",
+}
+
+
+def test_plain_schemas_use_only_kinds_the_stable_abi_converts():
+    schemas = [s for s in torch._C._jit_get_all_schemas() if s.name.startswith("qplugin::plain_")]
+    assert len({s.name for s in schemas}) >= 80
+    seen = {}
+    for s in schemas:
+        for a in list(s.arguments) + list(s.returns):
+            seen.setdefault(str(a.type), s.name)
+    assert set(seen) <= _STABLE_KINDS, {k: v for k, v in seen.items() if k not in _STABLE_KINDS}
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8])
+def test_plain_scalar_arguments_take_ints_and_bools_as_their_float(dtype):
+    # The float schemas bind a Python int or bool as the double a quantized op's Scalar gives.
+    q = torch.ops.qplugin
+    x = torch.arange(-20, 20, dtype=torch.int32).to(dtype).reshape(4, 10)
+    args = (x, 0.25, 3)
+    for b in (2, True, -3):
+        assert torch.equal(q.plain_add_scalar(*args, b), q.plain_add_scalar(*args, float(b)))
+        assert torch.equal(q.plain_mul_scalar(*args, b), q.plain_mul_scalar(*args, float(b)))
+        assert torch.equal(q.plain_ge.Scalar(*args, b), q.plain_ge.Scalar(*args, float(b)))
+        assert q.plain_add_scalar_qparams(0.25, 3, dtype, b) == q.plain_add_scalar_qparams(0.25, 3, dtype, float(b))
+    assert torch.equal(q.plain_clamp(*args, -1, 2), q.plain_clamp(*args, -1.0, 2.0))
+    # against the definition: deq(x) >= 2
+    want = (x.to(torch.float64) - 3) * 0.25 >= 2
+    assert torch.equal(q.plain_ge.Scalar(*args, 2), want)

@@ -90,9 +90,7 @@ void parallel_elems(int64_t n, int64_t elem_size, F fn) {
 
 }  // namespace
 
-double finite_scalar(const char* op, const char* arg, const at::Scalar& s) {
-  TORCH_CHECK(!s.isComplex(), "qplugin::", op, ": ", arg, " should be a real number, got a complex number");
-  const double v = s.toDouble();
+double finite_scalar(const char* op, const char* arg, double v) {
   TORCH_CHECK_VALUE(std::isfinite(v), "qplugin::", op, ": ", arg, " should be a finite number, got ", v);
   return v;
 }
@@ -112,7 +110,7 @@ std::pair<int64_t, int64_t> relu6_bounds(double scale, int64_t zp, at::ScalarTyp
 }
 
 std::pair<int64_t, int64_t> clamp_bounds(const char* op, double scale, int64_t zp, at::ScalarType t,
-                                         const c10::optional<at::Scalar>& min, const c10::optional<at::Scalar>& max) {
+                                         c10::optional<double> min, c10::optional<double> max) {
   TORCH_CHECK_VALUE(min.has_value() || max.has_value(), "qplugin::", op, ": min and max should not both be None");
   auto r = qrange(t);
   if (min.has_value()) r.first = quantize_bound(finite_scalar(op, "min", *min), scale, zp, t);

@@ -34,7 +34,7 @@ QPLUGIN_PLAIN_API void activation_int_out(const at::Tensor& data, const at::Tens
 int64_t quantize_bound(double value, double scale, int64_t zero_point, at::ScalarType qdtype);
 // ---- argument logic shared by the QuantizedCPU and plain adapters ----
 // `t` names the integer range: a quantized dtype or the plain uint8 / int8 / int32.
-QPLUGIN_PLAIN_API double finite_scalar(const char* op, const char* arg, const at::Scalar& s);
+QPLUGIN_PLAIN_API double finite_scalar(const char* op, const char* arg, double v);
 // Input and output qparams of a requantizing activation.
 QPLUGIN_PLAIN_API void check_act_qparams(const char* op, double in_scale, int64_t in_zp, double out_scale,
                                          int64_t out_zp, at::ScalarType t);
@@ -42,8 +42,7 @@ QPLUGIN_PLAIN_API void check_act_qparams(const char* op, double in_scale, int64_
 QPLUGIN_PLAIN_API std::pair<int64_t, int64_t> relu_bounds(int64_t zp, at::ScalarType t);
 QPLUGIN_PLAIN_API std::pair<int64_t, int64_t> relu6_bounds(double scale, int64_t zp, at::ScalarType t);
 QPLUGIN_PLAIN_API std::pair<int64_t, int64_t> clamp_bounds(const char* op, double scale, int64_t zp, at::ScalarType t,
-                                                           const c10::optional<at::Scalar>& min,
-                                                           const c10::optional<at::Scalar>& max);
+                                                           c10::optional<double> min, c10::optional<double> max);
 QPLUGIN_PLAIN_API kernels::ActSpec act_spec(kernels::ActKind kind, double in_scale, int64_t in_zp, double out_scale,
                                             int64_t out_zp, double p0 = 0, double p1 = 0, double p2 = 0);
 // Whether the AVX-512 table path uses VBMI (test hook: enable=false forces the

@@ -154,9 +154,7 @@ at::Tensor mul_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor
 
 namespace {
 
-double scalar_value(const char* op, const c10::Scalar& b) {
-  TORCH_CHECK(!b.isComplex(), "qplugin::", op, ": b should be a real number, got a complex number");
-  const double c = b.toDouble();
+double scalar_value(const char* op, double c) {
   TORCH_CHECK_VALUE(std::isfinite(c), "qplugin::", op, ": b should be a finite number, got ", c);
   return c;
 }
@@ -199,7 +197,7 @@ void flip_clamp_into(const at::Tensor& x, const at::Tensor& out, bool flip, int3
 
 }  // namespace
 
-QP add_scalar_qparams(const char* op, QP qx, at::ScalarType qt, const c10::Scalar& b) {
+QP add_scalar_qparams(const char* op, QP qx, at::ScalarType qt, double b) {
   const double c = scalar_value(op, b);
   const int64_t c_q = scalar_in_steps(op, qx, c);
   const auto r = qrange(qt);
@@ -216,8 +214,7 @@ QP add_scalar_qparams(const char* op, QP qx, at::ScalarType qt, const c10::Scala
   return out;
 }
 
-void add_scalar_into(const Names& nm, const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu,
-                     const at::Tensor& out) {
+void add_scalar_into(const Names& nm, const at::Tensor& x, QP qx, double b, bool relu, const at::Tensor& out) {
   const char* op = nm.op;
   const at::ScalarType qt = int_dtype_of(op, nm.a, x);
   const QP qo = add_scalar_qparams(op, qx, qt, b);
@@ -247,7 +244,7 @@ void add_scalar_into(const Names& nm, const at::Tensor& x, QP qx, const c10::Sca
   });
 }
 
-QP mul_scalar_qparams(const char* op, QP qx, at::ScalarType qt, const c10::Scalar& b) {
+QP mul_scalar_qparams(const char* op, QP qx, at::ScalarType qt, double b) {
   const double c = scalar_value(op, b);
   const auto r = qrange(qt);
   QP out;
@@ -262,8 +259,7 @@ QP mul_scalar_qparams(const char* op, QP qx, at::ScalarType qt, const c10::Scala
   return out;
 }
 
-void mul_scalar_into(const Names& nm, const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu,
-                     const at::Tensor& out) {
+void mul_scalar_into(const Names& nm, const at::Tensor& x, QP qx, double b, bool relu, const at::Tensor& out) {
   const char* op = nm.op;
   const at::ScalarType qt = int_dtype_of(op, nm.a, x);
   const QP qo = mul_scalar_qparams(op, qx, qt, b);

@@ -143,13 +143,6 @@ kernels::CmpRange scalar_range(CmpOp op, QP qa, at::ScalarType qt, double c) {
   return {static_cast<int32_t>(lo), static_cast<int32_t>(hi), invert};
 }
 
-double scalar_as_double(const char* op, const c10::Scalar& s) {
-  TORCH_CHECK(!s.isComplex(), "qplugin::", op, ": other should be a real number, got a complex number");
-  if (s.isBoolean()) return s.toBool() ? 1.0 : 0.0;
-  if (s.isIntegral(false)) return static_cast<double>(s.toLong());
-  return s.toDouble();
-}
-
 at::Tensor bool_out(at::IntArrayRef shape, const at::Tensor& like, at::MemoryFormat fmt) {
   return at::empty(shape, like.options().dtype(at::kBool), fmt);
 }
@@ -172,12 +165,12 @@ const char* cmp_name(CmpOp op) {
   }
 }
 
-at::Tensor compare_scalar_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, const c10::Scalar& other) {
+at::Tensor compare_scalar_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, double other) {
   const char* name = nm.op;
   const at::ScalarType qt = int_dtype_of(name, nm.a, a);
   check_scale(name, nm.scale(nm.a).c_str(), qa.scale);
   check_zero_point(name, nm.zero_point(nm.a).c_str(), qa.zero_point, qt);
-  const kernels::CmpRange range = scalar_range(op, qa, qt, scalar_as_double(name, other));
+  const kernels::CmpRange range = scalar_range(op, qa, qt, other);
   const at::MemoryFormat fmt = kept_format(a);
   at::Tensor out = bool_out(a.sizes(), a, fmt);
   if (a.numel() == 0) return out;

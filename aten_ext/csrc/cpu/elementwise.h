@@ -52,11 +52,11 @@ at::Tensor mul_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor
 
 // add_scalar / mul_scalar: the output qparams torch's quantized::add_scalar /
 // mul_scalar choose, and the integer transform into `out` (dense, x's format).
-QPLUGIN_PLAIN_API QP add_scalar_qparams(const char* op, QP qx, at::ScalarType qdtype, const c10::Scalar& b);
-QPLUGIN_PLAIN_API QP mul_scalar_qparams(const char* op, QP qx, at::ScalarType qdtype, const c10::Scalar& b);
-QPLUGIN_PLAIN_API void add_scalar_into(const Names& nm, const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu,
+QPLUGIN_PLAIN_API QP add_scalar_qparams(const char* op, QP qx, at::ScalarType qdtype, double b);
+QPLUGIN_PLAIN_API QP mul_scalar_qparams(const char* op, QP qx, at::ScalarType qdtype, double b);
+QPLUGIN_PLAIN_API void add_scalar_into(const Names& nm, const at::Tensor& x, QP qx, double b, bool relu,
                                        const at::Tensor& out);
-QPLUGIN_PLAIN_API void mul_scalar_into(const Names& nm, const at::Tensor& x, QP qx, const c10::Scalar& b, bool relu,
+QPLUGIN_PLAIN_API void mul_scalar_into(const Names& nm, const at::Tensor& x, QP qx, double b, bool relu,
                                        const at::Tensor& out);
 
 // cat: `xs` integer tensors of one dtype (cat_into also takes the quantized
@@ -72,8 +72,7 @@ at::Tensor cat_int(const Names& nm, const std::vector<at::Tensor>& xs, const std
 // Comparators on represented real values: float(q - zp) * float(scale) OP ...
 QPLUGIN_PLAIN_API at::Tensor compare_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b,
                                          QP qb);
-QPLUGIN_PLAIN_API at::Tensor compare_scalar_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa,
-                                                const c10::Scalar& other);
+QPLUGIN_PLAIN_API at::Tensor compare_scalar_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, double other);
 
 QPLUGIN_PLAIN_API const char* cmp_name(CmpOp op);
 

@@ -77,7 +77,7 @@ at::Tensor p_binary(const at::Tensor& a, double a_scale, int64_t a_zp, const at:
 }
 
 template <BinaryKind kKind, bool kRelu>
-at::Tensor p_scalar(const at::Tensor& a, double a_scale, int64_t a_zp, const c10::Scalar& b) {
+at::Tensor p_scalar(const at::Tensor& a, double a_scale, int64_t a_zp, double b) {
   const char* op =
       kKind == BinaryKind::kAdd ? (kRelu ? "plain_add_scalar_relu" : "plain_add_scalar") : "plain_mul_scalar";
   check_input(op, "a", a, a_scale, a_zp);
@@ -92,8 +92,7 @@ at::Tensor p_scalar(const at::Tensor& a, double a_scale, int64_t a_zp, const c10
 
 // The output qparams of add_scalar / mul_scalar (dtype: the data's uint8 / int8 / int32).
 template <BinaryKind kKind>
-std::tuple<double, int64_t> p_scalar_qparams(double scale, int64_t zero_point, at::ScalarType dtype,
-                                             const c10::Scalar& b) {
+std::tuple<double, int64_t> p_scalar_qparams(double scale, int64_t zero_point, at::ScalarType dtype, double b) {
   const char* op = kKind == BinaryKind::kAdd ? "plain_add_scalar_qparams" : "plain_mul_scalar_qparams";
   check_int_dtype(op, "dtype", dtype);
   check_scale(op, "scale", scale);
@@ -143,7 +142,7 @@ at::Tensor p_cmp(const at::Tensor& self, double self_scale, int64_t self_zp, con
   return compare_int({op, "self", "other", true}, kOp, self, {self_scale, self_zp}, other, {other_scale, other_zp});
 }
 template <CmpOp kOp>
-at::Tensor p_cmp_scalar(const at::Tensor& self, double self_scale, int64_t self_zp, const c10::Scalar& other) {
+at::Tensor p_cmp_scalar(const at::Tensor& self, double self_scale, int64_t self_zp, double other) {
   const char* op = p_cmp_name<kOp>();
   check_int_input(op, "self", self);
   return compare_scalar_int({op, "self", "", true}, kOp, self, {self_scale, self_zp}, other);
@@ -204,8 +203,8 @@ at::Tensor p_relu6(const at::Tensor& x, double x_scale, int64_t x_zp) {
   check_input("plain_relu6", "x", x, x_scale, x_zp);
   return clamp_new(x, relu6_bounds(x_scale, x_zp, x.scalar_type()));
 }
-at::Tensor p_clamp(const at::Tensor& x, double x_scale, int64_t x_zp, const c10::optional<at::Scalar>& min,
-                   const c10::optional<at::Scalar>& max) {
+at::Tensor p_clamp(const at::Tensor& x, double x_scale, int64_t x_zp, c10::optional<double> min,
+                   c10::optional<double> max) {
   check_input("plain_clamp", "x", x, x_scale, x_zp);
   return clamp_new(x, clamp_bounds("plain_clamp", x_scale, x_zp, x.scalar_type(), min, max));
 }
@@ -217,8 +216,8 @@ at::Tensor act_new(const char* op, const at::Tensor& x, double x_scale, int64_t 
   activation_int_out(x, out, act_spec(kind, x_scale, x_zp, out_scale, out_zp, p0, p1, p2));
   return out;
 }
-at::Tensor p_leaky_relu(const at::Tensor& x, double x_scale, int64_t x_zp, const at::Scalar& negative_slope,
-                        double output_scale, int64_t output_zero_point) {
+at::Tensor p_leaky_relu(const at::Tensor& x, double x_scale, int64_t x_zp, double negative_slope, double output_scale,
+                        int64_t output_zero_point) {
   constexpr const char* op = "plain_leaky_relu";
   return act_new(op, x, x_scale, x_zp, kernels::ActKind::kLeakyRelu, output_scale, output_zero_point,
                  finite_scalar(op, "negative_slope", negative_slope));
@@ -231,7 +230,7 @@ at::Tensor p_act(const at::Tensor& x, double x_scale, int64_t x_zp, double outpu
   return act_new(op, x, x_scale, x_zp, kKind, output_scale, output_zero_point);
 }
 at::Tensor p_elu(const at::Tensor& x, double x_scale, int64_t x_zp, double output_scale, int64_t output_zero_point,
-                 const at::Scalar& alpha, const at::Scalar& scale, const at::Scalar& input_scale) {
+                 double alpha, double scale, double input_scale) {
   constexpr const char* op = "plain_elu";
   return act_new(op, x, x_scale, x_zp, kernels::ActKind::kElu, output_scale, output_zero_point,
                  finite_scalar(op, "alpha", alpha), finite_scalar(op, "scale", scale),
@@ -318,15 +317,14 @@ at::Tensor p_prelu(const at::Tensor& x, double x_scale, int64_t x_zp, const at::
   return out;
 }
 at::Tensor p_celu(const at::Tensor& x, double x_scale, int64_t x_zp, double output_scale, int64_t output_zero_point,
-                  const at::Scalar& alpha) {
+                  double alpha) {
   constexpr const char* op = "plain_celu";
   const double a = finite_scalar(op, "alpha", alpha);
   TORCH_CHECK_VALUE(a != 0, "qplugin::plain_celu: alpha should be non-zero, got 0");
   return act_new(op, x, x_scale, x_zp, kernels::ActKind::kCelu, output_scale, output_zero_point, a);
 }
 // Keeps x's qparams: x where x > threshold, else value (quantized with x's qparams).
-at::Tensor p_threshold(const at::Tensor& x, double x_scale, int64_t x_zp, const at::Scalar& threshold,
-                       const at::Scalar& value) {
+at::Tensor p_threshold(const at::Tensor& x, double x_scale, int64_t x_zp, double threshold, double value) {
   constexpr const char* op = "plain_threshold";
   return act_new(op, x, x_scale, x_zp, kernels::ActKind::kThreshold, x_scale, x_zp,
                  finite_scalar(op, "threshold", threshold), finite_scalar(op, "value", value));

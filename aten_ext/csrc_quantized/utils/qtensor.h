@@ -35,6 +35,17 @@ inline at::ScalarType quantized_dtype(at::ScalarType t) {
   }
 }
 
+// A Scalar argument of a QuantizedCPU op as the double the plain ops take (a bool as 0 or 1, an
+// integer as the nearest double); a complex number is refused, naming the op and the argument.
+inline double real_scalar(const char* op, const char* arg, const c10::Scalar& s) {
+  TORCH_CHECK(!s.isComplex(), "qplugin::", op, ": ", arg, " should be a real number, got a complex number");
+  return s.toDouble();
+}
+inline c10::optional<double> real_scalar(const char* op, const char* arg, const c10::optional<at::Scalar>& s) {
+  if (!s.has_value()) return c10::nullopt;
+  return real_scalar(op, arg, *s);
+}
+
 inline void check_qdtype(const char* op, const char* arg, at::ScalarType dtype) {
   TORCH_CHECK(is_qint_dtype(dtype), "qplugin::", op, ": ", arg,
               " should be torch.quint8, torch.qint8 or torch.qint32, got ", dtype);

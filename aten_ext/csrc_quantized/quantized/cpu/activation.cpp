@@ -93,16 +93,17 @@ at::Tensor relu6_q(const at::Tensor& qx, bool inplace) {
 
 at::Tensor clamp_q(const at::Tensor& qx, const c10::optional<at::Scalar>& min, const c10::optional<at::Scalar>& max) {
   check_clamp_input("clamp", qx);
-  const auto b =
-      cpu::clamp_bounds("clamp", qx.q_scale(), qx.q_zero_point(), underlying_dtype(qx.scalar_type()), min, max);
+  const auto b = cpu::clamp_bounds("clamp", qx.q_scale(), qx.q_zero_point(), underlying_dtype(qx.scalar_type()),
+                                   real_scalar("clamp", "min", min), real_scalar("clamp", "max", max));
   return clamp_to(qx, b.first, b.second, false);
 }
 
 at::Tensor leaky_relu_q(const at::Tensor& qx, const at::Scalar& negative_slope, bool inplace, double output_scale,
                         int64_t output_zero_point) {
   constexpr const char* op = "leaky_relu";
-  const ActSpec spec = checked_spec(op, "qx", qx, ActKind::kLeakyRelu, output_scale, output_zero_point,
-                                    cpu::finite_scalar(op, "negative_slope", negative_slope));
+  const ActSpec spec =
+      checked_spec(op, "qx", qx, ActKind::kLeakyRelu, output_scale, output_zero_point,
+                   cpu::finite_scalar(op, "negative_slope", real_scalar(op, "negative_slope", negative_slope)));
   TORCH_CHECK_VALUE(!inplace || (output_scale == qx.q_scale() && output_zero_point == qx.q_zero_point()),
                     "qplugin::leaky_relu: inplace=True writes into qx, so output_scale and "
                     "output_zero_point should equal qx's (",
@@ -127,15 +128,17 @@ at::Tensor sigmoid_q(const at::Tensor& qx, double output_scale, int64_t output_z
 at::Tensor elu_q(const at::Tensor& self, double output_scale, int64_t output_zero_point, const at::Scalar& alpha,
                  const at::Scalar& scale, const at::Scalar& input_scale) {
   constexpr const char* op = "elu";
-  return activation(self, checked_spec(op, "self", self, ActKind::kElu, output_scale, output_zero_point,
-                                       cpu::finite_scalar(op, "alpha", alpha), cpu::finite_scalar(op, "scale", scale),
-                                       cpu::finite_scalar(op, "input_scale", input_scale)));
+  return activation(self,
+                    checked_spec(op, "self", self, ActKind::kElu, output_scale, output_zero_point,
+                                 cpu::finite_scalar(op, "alpha", real_scalar(op, "alpha", alpha)),
+                                 cpu::finite_scalar(op, "scale", real_scalar(op, "scale", scale)),
+                                 cpu::finite_scalar(op, "input_scale", real_scalar(op, "input_scale", input_scale))));
 }
 
 at::Tensor celu_q(const at::Tensor& self, double output_scale, int64_t output_zero_point, const at::Scalar& alpha) {
   constexpr const char* op = "celu";
   const ActSpec spec = checked_spec(op, "self", self, ActKind::kCelu, output_scale, output_zero_point,
-                                    cpu::finite_scalar(op, "alpha", alpha));
+                                    cpu::finite_scalar(op, "alpha", real_scalar(op, "alpha", alpha)));
   TORCH_CHECK_VALUE(spec.p0 != 0, "qplugin::celu: alpha should be non-zero, got 0");
   return activation(self, spec);
 }
@@ -144,9 +147,9 @@ at::Tensor celu_q(const at::Tensor& self, double output_scale, int64_t output_ze
 at::Tensor threshold_q(const at::Tensor& qx, const at::Scalar& threshold, const at::Scalar& value) {
   constexpr const char* op = "threshold";
   check_input(op, "qx", qx);  // before q_scale() below
-  return activation(
-      qx, checked_spec(op, "qx", qx, ActKind::kThreshold, qx.q_scale(), qx.q_zero_point(),
-                       cpu::finite_scalar(op, "threshold", threshold), cpu::finite_scalar(op, "value", value)));
+  return activation(qx, checked_spec(op, "qx", qx, ActKind::kThreshold, qx.q_scale(), qx.q_zero_point(),
+                                     cpu::finite_scalar(op, "threshold", real_scalar(op, "threshold", threshold)),
+                                     cpu::finite_scalar(op, "value", real_scalar(op, "value", value))));
 }
 
 }  // namespace

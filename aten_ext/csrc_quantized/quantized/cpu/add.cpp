@@ -44,18 +44,20 @@ template <bool kRelu>
 at::Tensor add_scalar_q(const at::Tensor& qa, const c10::Scalar& b) {
   const char* op = kRelu ? "add_scalar_relu" : "add_scalar";
   check_per_tensor(op, "qa", qa);
-  const QP qo = cpu::add_scalar_qparams(op, qp_of(qa), underlying_dtype(qa.scalar_type()), b);
+  const double c = real_scalar(op, "b", b);
+  const QP qo = cpu::add_scalar_qparams(op, qp_of(qa), underlying_dtype(qa.scalar_type()), c);
   at::Tensor out = at::_empty_affine_quantized(qa.sizes(), qa.options(), qo.scale, qo.zero_point, kept_format(qa));
-  cpu::add_scalar_into({op, "qa"}, int_view(qa), qp_of(qa), b, kRelu, int_view(out));
+  cpu::add_scalar_into({op, "qa"}, int_view(qa), qp_of(qa), c, kRelu, int_view(out));
   return out;
 }
 
 at::Tensor mul_scalar_q(const at::Tensor& qa, const c10::Scalar& b) {
   constexpr const char* op = "mul_scalar";
   check_per_tensor(op, "qa", qa);
-  const QP qo = cpu::mul_scalar_qparams(op, qp_of(qa), underlying_dtype(qa.scalar_type()), b);
+  const double c = real_scalar(op, "b", b);
+  const QP qo = cpu::mul_scalar_qparams(op, qp_of(qa), underlying_dtype(qa.scalar_type()), c);
   at::Tensor out = at::_empty_affine_quantized(qa.sizes(), qa.options(), qo.scale, qo.zero_point, kept_format(qa));
-  cpu::mul_scalar_into({op, "qa"}, int_view(qa), qp_of(qa), b, false, int_view(out));
+  cpu::mul_scalar_into({op, "qa"}, int_view(qa), qp_of(qa), c, false, int_view(out));
   return out;
 }
 

@@ -34,7 +34,8 @@ template <CmpOp kOp>
 at::Tensor cmp_scalar_q(const at::Tensor& self, const c10::Scalar& other) {
   check_per_tensor(cpu::cmp_name(kOp), "self", self);
   return cpu::compare_scalar_int({cpu::cmp_name(kOp), "self"}, kOp, int_view(self),
-                                 {self.q_scale(), self.q_zero_point()}, other);
+                                 {self.q_scale(), self.q_zero_point()},
+                                 real_scalar(cpu::cmp_name(kOp), "other", other));
 }
 
 // Same qscheme, qparams, dtype, shape and integer values.
