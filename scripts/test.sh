@@ -12,9 +12,13 @@
 # Each version's build also builds the torch-free kernel testers (test/kernels), run before its
 # pytest; the first version's build is then reconfigured with QPLUGIN_PLAIN_ONLY=ON (the plain
 # library alone, its objects reused) into a package of its own, and the plain-only tests
-# (test/plain_only, test/test_plain_wall.py) run against it; and scripts/test_aarch64.sh --smoke (cross-build for aarch64, the kernel testers and the
-# whole package under qemu, its outputs against this version's x86 install) runs beside the last
-# version's tests (QPLUGIN_SKIP_AARCH64=1 skips it).
+# (test/plain_only, test/test_plain_wall.py) run against it; and scripts/test_aarch64.sh --smoke
+# (cross-build for aarch64, the kernel testers and the whole package under qemu, its outputs against
+# the first version's x86 install) runs after the first version's tests (QPLUGIN_SKIP_AARCH64=1
+# skips it). The versions' suites run side by side in the background, each as soon as its wheel is
+# installed; their logs (build/test-logs) are printed in order at the end, with the time each step
+# took. Where ccache is installed the builds go through it (CMAKE_CXX_COMPILER_LAUNCHER): the
+# kernels compile to the same bytes under every torch version, so the second build reuses them.
 #
 #   bash scripts/test.sh                          # torch 2.13.0 (CPU wheel), then 2.14.1 (CUDA wheel)
 #   bash scripts/test.sh --torch 2.15.0 [...]     # any version(s); pytest args follow the options
@@ -28,6 +32,10 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore
+if command -v ccache >/dev/null 2>&1 && [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ]; then
+  # paths under the checkout hashed relative to it, so clones elsewhere share the cache
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR="$ROOT"
+fi
 PY="${PYTHON:-python3}"
 VENV_PREFIX="${QPLUGIN_TEST_VENV:-$ROOT/build/test-venv}"
 DEFAULT_TORCH=(2.13.0 2.14.1)
@@ -81,23 +89,39 @@ prepare() {  # version: venv with torch and the test deps, wheel built against i
   echo "== torch $v: venv and wheel ready in $((SECONDS - t0)) s"
 }
 
-run_tests() {  # version, pytest args...
-  local v="$1"; shift
-  local vpy="$VENV_PREFIX-$v/bin/python"
+kernel_testers() {  # version: the torch-free kernel testers of that version's build
+  local v="$1" t
   echo "== torch $v: kernel testers (x86-64, every tier this CPU runs against scalar)"
-  local t
   for t in "$ROOT/build/cmake-release-torch$v"/kernel_tests/kernel_test_*; do
     "$t" >"$LOGS/$(basename "$t")-$v.log" 2>&1 || { cat "$LOGS/$(basename "$t")-$v.log"; return 1; }
     echo "   $(basename "$t"): $(tail -1 "$LOGS/$(basename "$t")-$v.log")"
   done
+}
+
+run_suite() {  # version, pytest args...: the whole suite against the installed package
+  local v="$1"; shift
+  local vpy="$VENV_PREFIX-$v/bin/python"
   echo "== torch $v: tests (installed package)"
   (cd /tmp && PYTHONSAFEPATH=1 "$vpy" -m torch_qplugin)
   local rc=0
-  PYTHONSAFEPATH=1 QPLUGIN_TEST_INSTALLED=1 "$vpy" -m pytest -q -p no:cacheprovider "$@" || rc=$?
+  # a pytest temp root per version: the versions' suites run side by side
+  PYTHONSAFEPATH=1 QPLUGIN_TEST_INSTALLED=1 "$vpy" -m pytest -q -p no:cacheprovider \
+    --basetemp="$ROOT/build/pytest-tmp-$v" "$@" || rc=$?
   if [ "$rc" -eq 5 ]; then
     echo "scripts/test.sh: pytest collected no tests under torch $v -- treating as failure" >&2
     rc=1
   fi
+  return "$rc"
+}
+
+# A background job's step: its output to $LOGS/<name>.log, "<exit code> <seconds>" to <name>.rc.
+# (The step runs in a subshell outside any `||`, so that `set -e` still stops it at a failure.)
+logged() {  # name, command...
+  local name="$1" t0=$SECONDS rc
+  shift
+  (set -e; "$@") >"$LOGS/$name.log" 2>&1
+  rc=$?
+  echo "$rc $((SECONDS - t0))" >"$LOGS/$name.rc"
   return "$rc"
 }
 
@@ -121,16 +145,22 @@ plain_only_tests() {  # version: the plain library alone (QPLUGIN_PLAIN_ONLY=ON)
     test/plain_only test/test_plain_wall.py
 }
 
-# Each step runs in a subshell outside any `||`, so that `set -e` still stops a failed command
-# inside it. The next version is prepared (venv, build) in the background while the current one's
-# tests run: the suite is mostly single-threaded and the build takes the other core.
+# Each foreground step runs in a subshell outside any `||`, so that `set -e` still stops a failed
+# command inside it. The versions' suites (mostly single-threaded) run side by side in the
+# background, each started once its venv and wheel are ready: the first version's while the next
+# one builds, and so on; the aarch64 smoke follows the first version's suite. Their logs are printed
+# in order at the end.
 LOGS="$ROOT/build/test-logs"
+rm -rf "$LOGS"
 mkdir -p "$LOGS"
 status=0
 summary=()
+jobs_bg=()
 set +e
+start=$SECONDS
 (set -e; prepare "${TORCH_VERSIONS[0]}")
 prep_rc=$?
+summary+=("torch ${TORCH_VERSIONS[0]} venv and wheel: $((SECONDS - start)) s")
 if [ "$prep_rc" -eq 0 ]; then
   lint_py="$VENV_PREFIX-${TORCH_VERSIONS[0]}/bin/python"
   start=$SECONDS
@@ -142,49 +172,49 @@ fi
 for i in "${!TORCH_VERSIONS[@]}"; do
   v="${TORCH_VERSIONS[$i]}"
   next="${TORCH_VERSIONS[$((i + 1))]:-}"
-  if [ -n "$next" ]; then
-    (set -e; prepare "$next") >"$LOGS/prepare-$next.log" 2>&1 &
-    bg=$!
-  fi
-  arm_bg=""
-  if [ -z "$next" ] && [ "${QPLUGIN_SKIP_AARCH64:-0}" != 1 ]; then
-    QPLUGIN_JOBS=1 QPLUGIN_X86_PYTHON="$VENV_PREFIX-$v/bin/python" \
-      bash scripts/test_aarch64.sh --smoke >"$LOGS/aarch64.log" 2>&1 &
-    arm_bg=$!
-  fi
-  start=$SECONDS
-  if [ "$prep_rc" -eq 0 ]; then
-    (set -e; run_tests "$v" "$@")
-    rc=$?
-  else
+  if [ "$prep_rc" -ne 0 ]; then
     echo "scripts/test.sh: setting up torch $v failed (exit $prep_rc)" >&2
-    rc=$prep_rc
-  fi
-  summary+=("torch $v: $([ "$rc" -eq 0 ] && echo passed || echo "FAILED (exit $rc)"), tests $((SECONDS - start)) s")
-  [ "$rc" -eq 0 ] || status=1
-  if [ "$i" -eq 0 ] && [ "$prep_rc" -eq 0 ]; then
-    start=$SECONDS
-    (set -e; plain_only_tests "$v")
+    summary+=("torch $v: FAILED (setting up, exit $prep_rc)")
+    status=1
+  else
+    (set -e; kernel_testers "$v")
     rc=$?
-    summary+=("torch $v plain-only (QPLUGIN_PLAIN_ONLY=ON): $([ "$rc" -eq 0 ] && echo passed || echo "FAILED (exit $rc)"), $((SECONDS - start)) s")
-    [ "$rc" -eq 0 ] || status=1
+    [ "$rc" -eq 0 ] || { summary+=("torch $v kernel testers: FAILED (exit $rc)"); status=1; }
+    echo "== torch $v: the suite runs in the background (build/test-logs/tests-$v.log)"
+    if [ "$i" -eq 0 ] && [ "${QPLUGIN_SKIP_AARCH64:-0}" != 1 ]; then
+      { logged "tests-$v" run_suite "$v" "$@"
+        QPLUGIN_JOBS=2 QPLUGIN_X86_PYTHON="$VENV_PREFIX-$v/bin/python" \
+          logged aarch64 bash scripts/test_aarch64.sh --smoke; } &
+    else
+      logged "tests-$v" run_suite "$v" "$@" &
+    fi
+    jobs_bg+=($!)
+    if [ "$i" -eq 0 ]; then
+      start=$SECONDS
+      (set -e; plain_only_tests "$v")
+      rc=$?
+      summary+=("torch $v plain-only (QPLUGIN_PLAIN_ONLY=ON): $([ "$rc" -eq 0 ] && echo passed || echo "FAILED (exit $rc)"), $((SECONDS - start)) s")
+      [ "$rc" -eq 0 ] || status=1
+    fi
   fi
   if [ -n "$next" ]; then
     start=$SECONDS
-    wait "$bg"
+    (set -e; prepare "$next")
     prep_rc=$?
-    cat "$LOGS/prepare-$next.log"
-    summary+=("torch $next venv and wheel (beside torch $v's tests): waited $((SECONDS - start)) s after them")
-  fi
-  if [ -n "$arm_bg" ]; then
-    start=$SECONDS
-    wait "$arm_bg"
-    arm_rc=$?
-    cat "$LOGS/aarch64.log"
-    summary+=("aarch64 cross-build, kernel testers, package smoke (qemu): $([ "$arm_rc" -eq 0 ] && echo passed || echo "FAILED (exit $arm_rc)"), waited $((SECONDS - start)) s after the tests")
-    [ "$arm_rc" -eq 0 ] || status=1
+    summary+=("torch $next venv and wheel (beside the tests): $((SECONDS - start)) s")
   fi
 done
+start=$SECONDS
+for j in "${jobs_bg[@]}"; do wait "$j"; done
+for name in $(printf 'tests-%s\n' "${TORCH_VERSIONS[@]}") aarch64; do
+  [ -f "$LOGS/$name.log" ] || continue
+  echo "== $name (build/test-logs/$name.log)"
+  cat "$LOGS/$name.log"
+  read -r rc secs <"$LOGS/$name.rc" 2>/dev/null || { rc=1; secs="?"; }
+  summary+=("$name: $([ "$rc" -eq 0 ] && echo passed || echo "FAILED (exit $rc)"), $secs s")
+  [ "$rc" -eq 0 ] || status=1
+done
+summary+=("waited $((SECONDS - start)) s for the background suites after the last setup")
 set -e
 echo "== summary ($SECONDS s in all)"
 printf '   %s\n' "${summary[@]}"
