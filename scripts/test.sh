@@ -104,9 +104,11 @@ run_suite() {  # version, pytest args...: the whole suite against the installed 
   echo "== torch $v: tests (installed package)"
   (cd /tmp && PYTHONSAFEPATH=1 "$vpy" -m torch_qplugin)
   local rc=0
-  # a pytest temp root per version: the versions' suites run side by side
-  PYTHONSAFEPATH=1 QPLUGIN_TEST_INSTALLED=1 "$vpy" -m pytest -q -p no:cacheprovider \
-    --basetemp="$ROOT/build/pytest-tmp-$v" "$@" || rc=$?
+  # a pytest temp root per version, outside the checkout: the versions' suites run side by side
+  local tmp
+  tmp="$(mktemp -d "${TMPDIR:-/tmp}/qplugin-pytest-$v.XXXXXX")"
+  PYTHONSAFEPATH=1 QPLUGIN_TEST_INSTALLED=1 "$vpy" -m pytest -q -p no:cacheprovider --basetemp="$tmp" "$@" || rc=$?
+  [ "$rc" -ne 0 ] || rm -rf "$tmp"
   if [ "$rc" -eq 5 ]; then
     echo "scripts/test.sh: pytest collected no tests under torch $v -- treating as failure" >&2
     rc=1
