@@ -65,7 +65,7 @@ install_torch() {  # venv python, version
 }
 
 prepare() {  # version: venv with torch and the test deps, wheel built against it and installed
-  local v="$1" t0=$SECONDS
+  local v="$1"
   local venv="$VENV_PREFIX-$v" dist="$ROOT/build/dist-torch$v"
   echo "== torch $v: test venv $venv"
   "$PY" -m venv --clear "$venv"
@@ -86,7 +86,6 @@ prepare() {  # version: venv with torch and the test deps, wheel built against i
   rm -rf "$dist"
   QPLUGIN_KERNEL_TESTS=1 "$vpy" -m pip wheel -q --no-build-isolation --no-deps . -w "$dist"
   "$vpy" -m pip install -q --no-deps "$dist"/torch_qplugin-*.whl
-  echo "== torch $v: venv and wheel ready in $((SECONDS - t0)) s"
 }
 
 kernel_testers() {  # version: the torch-free kernel testers of that version's build

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cpu/activation.h"
 #include "cpu/elementwise.h"
 #include "cpu/tensor_iter.h"
 #include "kernels/add_kernel.h"
@@ -154,11 +155,6 @@ at::Tensor mul_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor
 
 namespace {
 
-double scalar_value(const char* op, double c) {
-  TORCH_CHECK_VALUE(std::isfinite(c), "qplugin::", op, ": b should be a finite number, got ", c);
-  return c;
-}
-
 int64_t scalar_in_steps(const char* op, QP qx, double c) {
   const double steps = std::nearbyint(c / qx.scale);
   TORCH_CHECK_VALUE(std::abs(steps) < 2147483648.0, "qplugin::", op,
@@ -198,7 +194,7 @@ void flip_clamp_into(const at::Tensor& x, const at::Tensor& out, bool flip, int3
 }  // namespace
 
 QP add_scalar_qparams(const char* op, QP qx, at::ScalarType qt, double b) {
-  const double c = scalar_value(op, b);
+  const double c = finite_scalar(op, "b", b);
   const int64_t c_q = scalar_in_steps(op, qx, c);
   const auto r = qrange(qt);
   const int64_t qmin = r.first, qmax = r.second, z = qx.zero_point;
@@ -226,7 +222,7 @@ void add_scalar_into(const Names& nm, const at::Tensor& x, QP qx, double b, bool
     flip_clamp_into(x, out, false, 0, lo, hi);
     return;
   }
-  const int64_t c_q = scalar_in_steps(op, qx, scalar_value(op, b));
+  const int64_t c_q = scalar_in_steps(op, qx, finite_scalar(op, "b", b));
   const float m = static_cast<float>(qx.scale) * (1.0f / static_cast<float>(qo.scale));
   const int32_t zi = static_cast<int32_t>(qx.zero_point), zo = static_cast<int32_t>(qo.zero_point);
   const at::ScalarType dt = x.scalar_type();
@@ -245,7 +241,7 @@ void add_scalar_into(const Names& nm, const at::Tensor& x, QP qx, double b, bool
 }
 
 QP mul_scalar_qparams(const char* op, QP qx, at::ScalarType qt, double b) {
-  const double c = scalar_value(op, b);
+  const double c = finite_scalar(op, "b", b);
   const auto r = qrange(qt);
   QP out;
   if (c > 0.0) {
@@ -264,7 +260,7 @@ void mul_scalar_into(const Names& nm, const at::Tensor& x, QP qx, double b, bool
   const at::ScalarType qt = int_dtype_of(op, nm.a, x);
   const QP qo = mul_scalar_qparams(op, qx, qt, b);
   if (x.numel() == 0) return;
-  const double c = scalar_value(op, b);
+  const double c = finite_scalar(op, "b", b);
   const auto r = qrange(qt);
   const int32_t lo = static_cast<int32_t>(relu ? std::max<int64_t>(r.first, qo.zero_point) : r.first);
   const int32_t hi = static_cast<int32_t>(r.second);

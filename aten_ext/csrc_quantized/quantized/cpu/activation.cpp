@@ -20,6 +20,11 @@ void check_input(const char* op, const char* arg, const at::Tensor& qx) {
   check_qparams(op, arg, qx);
 }
 
+// A real, finite Scalar parameter (alpha, negative_slope, threshold, ...) as a double.
+double finite_arg(const char* op, const char* arg, const at::Scalar& s) {
+  return cpu::finite_scalar(op, arg, real_scalar(op, arg, s));
+}
+
 // Per-tensor input checked, with its input and output qparams.
 ActSpec checked_spec(const char* op, const char* arg, const at::Tensor& qx, ActKind kind, double out_scale,
                      int64_t out_zp, double p0 = 0, double p1 = 0, double p2 = 0) {
@@ -101,9 +106,8 @@ at::Tensor clamp_q(const at::Tensor& qx, const c10::optional<at::Scalar>& min, c
 at::Tensor leaky_relu_q(const at::Tensor& qx, const at::Scalar& negative_slope, bool inplace, double output_scale,
                         int64_t output_zero_point) {
   constexpr const char* op = "leaky_relu";
-  const ActSpec spec =
-      checked_spec(op, "qx", qx, ActKind::kLeakyRelu, output_scale, output_zero_point,
-                   cpu::finite_scalar(op, "negative_slope", real_scalar(op, "negative_slope", negative_slope)));
+  const ActSpec spec = checked_spec(op, "qx", qx, ActKind::kLeakyRelu, output_scale, output_zero_point,
+                                    finite_arg(op, "negative_slope", negative_slope));
   TORCH_CHECK_VALUE(!inplace || (output_scale == qx.q_scale() && output_zero_point == qx.q_zero_point()),
                     "qplugin::leaky_relu: inplace=True writes into qx, so output_scale and "
                     "output_zero_point should equal qx's (",
@@ -128,17 +132,15 @@ at::Tensor sigmoid_q(const at::Tensor& qx, double output_scale, int64_t output_z
 at::Tensor elu_q(const at::Tensor& self, double output_scale, int64_t output_zero_point, const at::Scalar& alpha,
                  const at::Scalar& scale, const at::Scalar& input_scale) {
   constexpr const char* op = "elu";
-  return activation(self,
-                    checked_spec(op, "self", self, ActKind::kElu, output_scale, output_zero_point,
-                                 cpu::finite_scalar(op, "alpha", real_scalar(op, "alpha", alpha)),
-                                 cpu::finite_scalar(op, "scale", real_scalar(op, "scale", scale)),
-                                 cpu::finite_scalar(op, "input_scale", real_scalar(op, "input_scale", input_scale))));
+  return activation(self, checked_spec(op, "self", self, ActKind::kElu, output_scale, output_zero_point,
+                                       finite_arg(op, "alpha", alpha), finite_arg(op, "scale", scale),
+                                       finite_arg(op, "input_scale", input_scale)));
 }
 
 at::Tensor celu_q(const at::Tensor& self, double output_scale, int64_t output_zero_point, const at::Scalar& alpha) {
   constexpr const char* op = "celu";
-  const ActSpec spec = checked_spec(op, "self", self, ActKind::kCelu, output_scale, output_zero_point,
-                                    cpu::finite_scalar(op, "alpha", real_scalar(op, "alpha", alpha)));
+  const ActSpec spec =
+      checked_spec(op, "self", self, ActKind::kCelu, output_scale, output_zero_point, finite_arg(op, "alpha", alpha));
   TORCH_CHECK_VALUE(spec.p0 != 0, "qplugin::celu: alpha should be non-zero, got 0");
   return activation(self, spec);
 }
@@ -148,8 +150,7 @@ at::Tensor threshold_q(const at::Tensor& qx, const at::Scalar& threshold, const 
   constexpr const char* op = "threshold";
   check_input(op, "qx", qx);  // before q_scale() below
   return activation(qx, checked_spec(op, "qx", qx, ActKind::kThreshold, qx.q_scale(), qx.q_zero_point(),
-                                     cpu::finite_scalar(op, "threshold", real_scalar(op, "threshold", threshold)),
-                                     cpu::finite_scalar(op, "value", real_scalar(op, "value", value))));
+                                     finite_arg(op, "threshold", threshold), finite_arg(op, "value", value)));
 }
 
 }  // namespace
