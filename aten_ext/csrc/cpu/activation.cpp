@@ -1,7 +1,7 @@
 // CPU glue for the activations: validate, lay out, build tables, call kernels/.
 #include "cpu/activation.h"
 
-#include <ATen/Parallel.h>
+#include "utils/torch_api.h"
 #include <torch/library.h>
 
 #include <atomic>
@@ -36,7 +36,7 @@ std::atomic<bool>& vbmi_slot() {
 
 // The dense input the kernels read: `data` itself when it is already dense in
 // its kept memory format, else a copy.
-at::Tensor dense_input(const at::Tensor& data) { return data.contiguous(kept_format(data)); }
+Tensor dense_input(const Tensor& data) { return data.contiguous(kept_format(data)); }
 
 // The 8-bit table of (spec, signedness) on the active kernel path: the calling thread's last one
 // when its key matches, else built and kept. The key is every field of the spec by value (the float
@@ -85,33 +85,33 @@ const uint8_t* act_table8(const kernels::ActSpec& spec, bool is_signed) {
 template <typename F>
 void parallel_elems(int64_t n, int64_t elem_size, F fn) {
   if (n == 0) return;
-  at::parallel_for(0, n, std::max<int64_t>(1, kGrainBytes / elem_size), fn);
+  tensor::parallel_for(0, n, std::max<int64_t>(1, kGrainBytes / elem_size), fn);
 }
 
 }  // namespace
 
 double finite_scalar(const char* op, const char* arg, double v) {
-  TORCH_CHECK_VALUE(std::isfinite(v), "qplugin::", op, ": ", arg, " should be a finite number, got ", v);
+  QP_CHECK_VALUE(std::isfinite(v), "qplugin::", op, ": ", arg, " should be a finite number, got ", v);
   return v;
 }
 
 void check_act_qparams(const char* op, double in_scale, int64_t in_zp, double out_scale, int64_t out_zp,
-                       at::ScalarType t) {
+                       ScalarType t) {
   check_scale(op, "input scale", in_scale);
   check_zero_point(op, "input zero_point", in_zp, t);
   check_scale(op, "output_scale", out_scale);
   check_zero_point(op, "output_zero_point", out_zp, t);
 }
 
-std::pair<int64_t, int64_t> relu_bounds(int64_t zp, at::ScalarType t) { return {zp, qrange(t).second}; }
+std::pair<int64_t, int64_t> relu_bounds(int64_t zp, ScalarType t) { return {zp, qrange(t).second}; }
 
-std::pair<int64_t, int64_t> relu6_bounds(double scale, int64_t zp, at::ScalarType t) {
+std::pair<int64_t, int64_t> relu6_bounds(double scale, int64_t zp, ScalarType t) {
   return {zp, quantize_bound(6.0, scale, zp, t)};
 }
 
-std::pair<int64_t, int64_t> clamp_bounds(const char* op, double scale, int64_t zp, at::ScalarType t,
-                                         c10::optional<double> min, c10::optional<double> max) {
-  TORCH_CHECK_VALUE(min.has_value() || max.has_value(), "qplugin::", op, ": min and max should not both be None");
+std::pair<int64_t, int64_t> clamp_bounds(const char* op, double scale, int64_t zp, ScalarType t,
+                                         std::optional<double> min, std::optional<double> max) {
+  QP_CHECK_VALUE(min.has_value() || max.has_value(), "qplugin::", op, ": min and max should not both be None");
   auto r = qrange(t);
   if (min.has_value()) r.first = quantize_bound(finite_scalar(op, "min", *min), scale, zp, t);
   if (max.has_value()) r.second = quantize_bound(finite_scalar(op, "max", *max), scale, zp, t);
@@ -130,18 +130,18 @@ kernels::ActSpec act_spec(kernels::ActKind kind, double in_scale, int64_t in_zp,
                           static_cast<int32_t>(out_zp)};
 }
 
-bool act_use_vbmi(c10::optional<bool> enable) {
+bool act_use_vbmi(std::optional<bool> enable) {
   if (enable.has_value()) vbmi_slot().store(*enable && cpu_has_vbmi());
   return vbmi_slot().load();
 }
 
-int64_t quantize_bound(double value, double scale, int64_t zero_point, at::ScalarType qdtype) {
+int64_t quantize_bound(double value, double scale, int64_t zero_point, ScalarType qdtype) {
   // The bound as a float32 value, quantized by the quantize rule (kernels/quantize_math.h).
   const float v = static_cast<float>(value);
   const int32_t zp = static_cast<int32_t>(zero_point);
   switch (qdtype) {  // the range tag: uint8 / int8 / int32
-    case at::kByte: return kernels::quantize_val8<uint8_t>(v, kernels::inv_scale_of(scale), zp);
-    case at::kChar: return kernels::quantize_val8<int8_t>(v, kernels::inv_scale_of(scale), zp);
+    case kByte: return kernels::quantize_val8<uint8_t>(v, kernels::inv_scale_of(scale), zp);
+    case kChar: return kernels::quantize_val8<int8_t>(v, kernels::inv_scale_of(scale), zp);
     default: return kernels::quantize_val32(v, scale, zp);
   }
 }
@@ -159,41 +159,41 @@ void clamp_raw(const void* xp, void* yp, int64_t n, int64_t elem_size, bool is_s
   });
 }
 
-void clamp_int_out(const at::Tensor& data, const at::Tensor& out, int64_t lo, int64_t hi) {
-  const at::Tensor x = dense_input(data);
-  TORCH_INTERNAL_ASSERT(out.is_contiguous(kept_format(data)) && out.sizes() == x.sizes() &&
+void clamp_int_out(const Tensor& data, const Tensor& out, int64_t lo, int64_t hi) {
+  const Tensor x = dense_input(data);
+  QP_ASSERT(out.is_contiguous(kept_format(data)) && out.sizes() == x.sizes() &&
                         out.scalar_type() == x.scalar_type());
-  clamp_raw(x.const_data_ptr(), out.data_ptr(), x.numel(), x.element_size(), x.scalar_type() == at::kChar, lo, hi);
+  clamp_raw(x.const_data_ptr(), out.data_ptr(), x.numel(), x.element_size(), x.scalar_type() == kChar, lo, hi);
 }
 
-void activation_int_out(const at::Tensor& data, const at::Tensor& out, const kernels::ActSpec& spec) {
-  const at::Tensor x = dense_input(data);
-  TORCH_INTERNAL_ASSERT(out.is_contiguous(kept_format(data)) && out.sizes() == x.sizes() &&
+void activation_int_out(const Tensor& data, const Tensor& out, const kernels::ActSpec& spec) {
+  const Tensor x = dense_input(data);
+  QP_ASSERT(out.is_contiguous(kept_format(data)) && out.sizes() == x.sizes() &&
                         out.scalar_type() == x.scalar_type());
-  const at::ScalarType dt = x.scalar_type();
+  const ScalarType dt = x.scalar_type();
   const int64_t n = x.numel();
   if (n == 0) return;
-  if (dt == at::kInt) {
+  if (dt == kInt) {
     const int32_t* xp = x.const_data_ptr<int32_t>();
-    int32_t* yp = out.data_ptr<int32_t>();
-    at::parallel_for(0, n, 2048, [&](int64_t b, int64_t e) {
+    int32_t* yp = out.mutable_data_ptr<int32_t>();
+    tensor::parallel_for(0, n, 2048, [&](int64_t b, int64_t e) {
       QPLUGIN_ISA_CALL(act_map_s32, xp + b, yp + b, e - b, &spec);
     });
     return;
   }
   if (n < 128) {
     // Fewer elements than table entries: evaluate them directly (the same values).
-    if (dt == at::kByte) {
-      QPLUGIN_ISA_CALL(act_map_u8, x.const_data_ptr<uint8_t>(), out.data_ptr<uint8_t>(), n, &spec);
+    if (dt == kByte) {
+      QPLUGIN_ISA_CALL(act_map_u8, x.const_data_ptr<uint8_t>(), out.mutable_data_ptr<uint8_t>(), n, &spec);
     } else {
-      QPLUGIN_ISA_CALL(act_map_s8, x.const_data_ptr<int8_t>(), out.data_ptr<int8_t>(), n, &spec);
+      QPLUGIN_ISA_CALL(act_map_s8, x.const_data_ptr<int8_t>(), out.mutable_data_ptr<int8_t>(), n, &spec);
     }
     return;
   }
   // One table entry per byte value, from the float64 definition (256 evaluations: ~1 us for
   // hardswish, several for sigmoid's exp), kept per thread for the next call with the same
   // activation, qparams, dtype and kernel path (a model calls each activation with fixed qparams).
-  const uint8_t* table = act_table8(spec, dt == at::kChar);
+  const uint8_t* table = act_table8(spec, dt == kChar);
   const uint8_t* xp = static_cast<const uint8_t*>(x.const_data_ptr());
   uint8_t* yp = static_cast<uint8_t*>(out.data_ptr());
   const bool vbmi = vbmi_slot().load();

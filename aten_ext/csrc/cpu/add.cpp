@@ -1,6 +1,6 @@
 // CPU glue for add / add_relu / mul / mul_relu and the scalar variants:
 // validate, broadcast, keep the memory format, call kernels/add_kernel.h.
-#include <ATen/Parallel.h>
+#include "utils/torch_api.h"
 #include <torch/library.h>
 
 #include <algorithm>
@@ -20,7 +20,7 @@ namespace {
 
 constexpr int64_t kGrain = 1 << 15;  // elements per task
 
-kernels::BinaryParams binary_params(BinaryKind kind, bool relu, at::ScalarType qt, QP qa, QP qb, QP qo) {
+kernels::BinaryParams binary_params(BinaryKind kind, bool relu, ScalarType qt, QP qa, QP qb, QP qo) {
   kernels::BinaryParams p{};
   p.za = static_cast<int32_t>(qa.zero_point);
   p.zb = static_cast<int32_t>(qb.zero_point);
@@ -40,12 +40,12 @@ kernels::BinaryParams binary_params(BinaryKind kind, bool relu, at::ScalarType q
   return p;
 }
 
-void run_binary(BinaryKind kind, at::ScalarType qt, const kernels::Strided& s, int64_t n,
+void run_binary(BinaryKind kind, ScalarType qt, const kernels::Strided& s, int64_t n,
                 const kernels::BinaryParams& p) {
   const bool add = kind == BinaryKind::kAdd;
-  if (qt == at::kByte) {
+  if (qt == kByte) {
     add ? QPLUGIN_ISA_CALL(add_u8, s, n, p) : QPLUGIN_ISA_CALL(mul_u8, s, n, p);
-  } else if (qt == at::kChar) {
+  } else if (qt == kChar) {
     add ? QPLUGIN_ISA_CALL(add_s8, s, n, p) : QPLUGIN_ISA_CALL(mul_s8, s, n, p);
   } else {
     add ? QPLUGIN_ISA_CALL(add_s32, s, n, p) : QPLUGIN_ISA_CALL(mul_s32, s, n, p);
@@ -54,37 +54,37 @@ void run_binary(BinaryKind kind, at::ScalarType qt, const kernels::Strided& s, i
 
 }  // namespace
 
-at::ScalarType int_dtype_of(const char* op, const char* arg, const at::Tensor& t) {
-  const at::ScalarType dt = t.scalar_type();
-  TORCH_CHECK(is_plain_int_dtype(dt), "qplugin::", op, ": ", arg,
+ScalarType int_dtype_of(const char* op, const char* arg, const Tensor& t) {
+  const ScalarType dt = t.scalar_type();
+  QP_CHECK(is_plain_int_dtype(dt), "qplugin::", op, ": ", arg,
               " should be a uint8, int8 or int32 tensor, got dtype ", dt);
   return dt;
 }
 
-std::vector<int64_t> broadcast_shape(const char* op, at::IntArrayRef a, at::IntArrayRef b) {
+std::vector<int64_t> broadcast_shape(const char* op, IntArrayRef a, IntArrayRef b) {
   const size_t n = std::max(a.size(), b.size());
   std::vector<int64_t> out(n);
   for (size_t i = 0; i < n; ++i) {
     const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    TORCH_CHECK(da == db || da == 1 || db == 1, "qplugin::", op,
+    QP_CHECK(da == db || da == 1 || db == 1, "qplugin::", op,
                 ": the shapes of the two inputs should be broadcastable, got ", a, " and ", b);
     out[i] = da == 1 ? db : da;
   }
   return out;
 }
 
-at::MemoryFormat binary_format(const at::Tensor& a, const at::Tensor& b, at::IntArrayRef out) {
+MemoryFormat binary_format(const Tensor& a, const Tensor& b, IntArrayRef out) {
   if (a.sizes() == out) return kept_format(a);
   if (b.sizes() == out) return kept_format(b);
-  return at::MemoryFormat::Contiguous;
+  return MemoryFormat::Contiguous;
 }
 
-void binary_into(const Names& nm, BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb,
-                 QP qo, const at::Tensor& out) {
+void binary_into(const Names& nm, BinaryKind kind, bool relu, const Tensor& a, QP qa, const Tensor& b, QP qb,
+                 QP qo, const Tensor& out) {
   const char* op = nm.op;
-  const at::ScalarType qt = int_dtype_of(op, nm.a, a);
-  TORCH_INTERNAL_ASSERT(b.scalar_type() == a.scalar_type() && out.scalar_type() == a.scalar_type());
+  const ScalarType qt = int_dtype_of(op, nm.a, a);
+  QP_ASSERT(b.scalar_type() == a.scalar_type() && out.scalar_type() == a.scalar_type());
   if (kind == BinaryKind::kAdd) {
     check_requant_multiplier(op, "scale", qo.scale, qa.scale, nm.scale(nm.a).c_str());
     check_requant_multiplier(op, "scale", qo.scale, qb.scale, nm.scale(nm.b).c_str());
@@ -95,7 +95,7 @@ void binary_into(const Names& nm, BinaryKind kind, bool relu, const at::Tensor& 
   const int64_t n = out.numel();
   if (n == 0) return;
   const kernels::BinaryParams p = binary_params(kind, relu, qt, qa, qb, qo);
-  const at::MemoryFormat fmt = kept_format(out);
+  const MemoryFormat fmt = kept_format(out);
   const bool dense_out = out.is_contiguous(fmt);
   const bool dense_a = a.sizes() == out.sizes() && a.is_contiguous(fmt);
   const bool dense_b = b.sizes() == out.sizes() && b.is_contiguous(fmt);
@@ -106,7 +106,7 @@ void binary_into(const Names& nm, BinaryKind kind, bool relu, const at::Tensor& 
     const char* bp = static_cast<const char*>(b.const_data_ptr());
     char* yp = static_cast<char*>(out.data_ptr());
     const int64_t as = dense_a ? 1 : 0, bs = dense_b ? 1 : 0;
-    at::parallel_for(0, n, kGrain, [&](int64_t lo, int64_t hi) {
+    tensor::parallel_for(0, n, kGrain, [&](int64_t lo, int64_t hi) {
       const kernels::Strided s{ap + lo * as * es, as, bp + lo * bs * es, bs, yp + lo * es, 1};
       run_binary(kind, qt, s, hi - lo, p);
     });
@@ -124,11 +124,11 @@ void binary_into(const Names& nm, BinaryKind kind, bool relu, const at::Tensor& 
 
 namespace {
 
-at::Tensor binary_int(const Names& nm, BinaryKind kind, bool relu, const at::Tensor& a, QP qa, const at::Tensor& b,
+Tensor binary_int(const Names& nm, BinaryKind kind, bool relu, const Tensor& a, QP qa, const Tensor& b,
                       QP qb, QP qo) {
   const char* op = nm.op;
-  const at::ScalarType qt = int_dtype_of(op, nm.a, a);
-  TORCH_CHECK(b.scalar_type() == a.scalar_type(), "qplugin::", op, ": ", nm.b, " should have the dtype of ", nm.a, " (",
+  const ScalarType qt = int_dtype_of(op, nm.a, a);
+  QP_CHECK(b.scalar_type() == a.scalar_type(), "qplugin::", op, ": ", nm.b, " should have the dtype of ", nm.a, " (",
               a.scalar_type(), "), got ", b.scalar_type());
   check_scale(op, nm.scale(nm.a).c_str(), qa.scale);
   check_scale(op, nm.scale(nm.b).c_str(), qb.scale);
@@ -137,17 +137,17 @@ at::Tensor binary_int(const Names& nm, BinaryKind kind, bool relu, const at::Ten
   check_zero_point(op, nm.zero_point(nm.b).c_str(), qb.zero_point, qt);
   check_zero_point(op, "zero_point", qo.zero_point, qt);
   const auto shape = broadcast_shape(op, a.sizes(), b.sizes());
-  at::Tensor out = at::empty(shape, a.options(), binary_format(a, b, shape));
+  Tensor out = at::empty(shape, a.options(), binary_format(a, b, shape));
   binary_into(nm, kind, relu, a, qa, b, qb, qo, out);
   return out;
 }
 
 }  // namespace
 
-at::Tensor add_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu) {
+Tensor add_int(const Names& nm, const Tensor& a, QP qa, const Tensor& b, QP qb, QP qo, bool relu) {
   return binary_int(nm, BinaryKind::kAdd, relu, a, qa, b, qb, qo);
 }
-at::Tensor mul_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu) {
+Tensor mul_int(const Names& nm, const Tensor& a, QP qa, const Tensor& b, QP qb, QP qo, bool relu) {
   return binary_int(nm, BinaryKind::kMul, relu, a, qa, b, qb, qo);
 }
 
@@ -157,31 +157,31 @@ namespace {
 
 int64_t scalar_in_steps(const char* op, QP qx, double c) {
   const double steps = std::nearbyint(c / qx.scale);
-  TORCH_CHECK_VALUE(std::abs(steps) < 2147483648.0, "qplugin::", op,
+  QP_CHECK_VALUE(std::abs(steps) < 2147483648.0, "qplugin::", op,
                     ": b / scale should be within the int32 range, got ", c, " / ", qx.scale);
   return static_cast<int64_t>(steps);
 }
 
 // Runs fn(x_ptr, y_ptr, len) over the flat data of x (made dense in out's format).
 template <typename F>
-void unary_walk(const at::Tensor& x, const at::Tensor& out, F fn) {
-  const at::Tensor xc = x.contiguous(kept_format(out));
-  TORCH_INTERNAL_ASSERT(out.is_contiguous(kept_format(out)) && xc.sizes() == out.sizes());
+void unary_walk(const Tensor& x, const Tensor& out, F fn) {
+  const Tensor xc = x.contiguous(kept_format(out));
+  QP_ASSERT(out.is_contiguous(kept_format(out)) && xc.sizes() == out.sizes());
   const char* xp = static_cast<const char*>(xc.const_data_ptr());
   char* yp = static_cast<char*>(out.data_ptr());
   const int64_t es = static_cast<int64_t>(xc.element_size());
-  at::parallel_for(0, xc.numel(), kGrain, [&](int64_t lo, int64_t hi) {
+  tensor::parallel_for(0, xc.numel(), kGrain, [&](int64_t lo, int64_t hi) {
     fn(xp + lo * es, yp + lo * es, hi - lo);
   });
 }
 
-void flip_clamp_into(const at::Tensor& x, const at::Tensor& out, bool flip, int32_t k, int32_t lo, int32_t hi) {
-  const at::ScalarType dt = x.scalar_type();
+void flip_clamp_into(const Tensor& x, const Tensor& out, bool flip, int32_t k, int32_t lo, int32_t hi) {
+  const ScalarType dt = x.scalar_type();
   unary_walk(x, out, [&](const char* xp, char* yp, int64_t n) {
-    if (dt == at::kByte) {
+    if (dt == kByte) {
       QPLUGIN_ISA_CALL(flip_clamp_u8, reinterpret_cast<const uint8_t*>(xp), reinterpret_cast<uint8_t*>(yp), n, flip, k,
                        lo, hi);
-    } else if (dt == at::kChar) {
+    } else if (dt == kChar) {
       QPLUGIN_ISA_CALL(flip_clamp_s8, reinterpret_cast<const int8_t*>(xp), reinterpret_cast<int8_t*>(yp), n, flip, k,
                        lo, hi);
     } else {
@@ -193,7 +193,7 @@ void flip_clamp_into(const at::Tensor& x, const at::Tensor& out, bool flip, int3
 
 }  // namespace
 
-QP add_scalar_qparams(const char* op, QP qx, at::ScalarType qt, double b) {
+QP add_scalar_qparams(const char* op, QP qx, ScalarType qt, double b) {
   const double c = finite_scalar(op, "b", b);
   const int64_t c_q = scalar_in_steps(op, qx, c);
   const auto r = qrange(qt);
@@ -210,9 +210,9 @@ QP add_scalar_qparams(const char* op, QP qx, at::ScalarType qt, double b) {
   return out;
 }
 
-void add_scalar_into(const Names& nm, const at::Tensor& x, QP qx, double b, bool relu, const at::Tensor& out) {
+void add_scalar_into(const Names& nm, const Tensor& x, QP qx, double b, bool relu, const Tensor& out) {
   const char* op = nm.op;
-  const at::ScalarType qt = int_dtype_of(op, nm.a, x);
+  const ScalarType qt = int_dtype_of(op, nm.a, x);
   const QP qo = add_scalar_qparams(op, qx, qt, b);
   if (x.numel() == 0) return;
   const auto r = qrange(qt);
@@ -225,12 +225,12 @@ void add_scalar_into(const Names& nm, const at::Tensor& x, QP qx, double b, bool
   const int64_t c_q = scalar_in_steps(op, qx, finite_scalar(op, "b", b));
   const float m = static_cast<float>(qx.scale) * (1.0f / static_cast<float>(qo.scale));
   const int32_t zi = static_cast<int32_t>(qx.zero_point), zo = static_cast<int32_t>(qo.zero_point);
-  const at::ScalarType dt = x.scalar_type();
+  const ScalarType dt = x.scalar_type();
   unary_walk(x, out, [&](const char* xp, char* yp, int64_t n) {
-    if (dt == at::kByte) {
+    if (dt == kByte) {
       QPLUGIN_ISA_CALL(add_scalar_requant_u8, reinterpret_cast<const uint8_t*>(xp), reinterpret_cast<uint8_t*>(yp), n,
                        zi, c_q, m, zo, lo, hi);
-    } else if (dt == at::kChar) {
+    } else if (dt == kChar) {
       QPLUGIN_ISA_CALL(add_scalar_requant_s8, reinterpret_cast<const int8_t*>(xp), reinterpret_cast<int8_t*>(yp), n, zi,
                        c_q, m, zo, lo, hi);
     } else {
@@ -240,7 +240,7 @@ void add_scalar_into(const Names& nm, const at::Tensor& x, QP qx, double b, bool
   });
 }
 
-QP mul_scalar_qparams(const char* op, QP qx, at::ScalarType qt, double b) {
+QP mul_scalar_qparams(const char* op, QP qx, ScalarType qt, double b) {
   const double c = finite_scalar(op, "b", b);
   const auto r = qrange(qt);
   QP out;
@@ -255,9 +255,9 @@ QP mul_scalar_qparams(const char* op, QP qx, at::ScalarType qt, double b) {
   return out;
 }
 
-void mul_scalar_into(const Names& nm, const at::Tensor& x, QP qx, double b, bool relu, const at::Tensor& out) {
+void mul_scalar_into(const Names& nm, const Tensor& x, QP qx, double b, bool relu, const Tensor& out) {
   const char* op = nm.op;
-  const at::ScalarType qt = int_dtype_of(op, nm.a, x);
+  const ScalarType qt = int_dtype_of(op, nm.a, x);
   const QP qo = mul_scalar_qparams(op, qx, qt, b);
   if (x.numel() == 0) return;
   const double c = finite_scalar(op, "b", b);

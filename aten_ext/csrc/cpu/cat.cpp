@@ -1,7 +1,7 @@
 // CPU glue for cat / cat_relu: shape checks, output layout, and a parallel walk
 // that copies (shared qparams: bit-exact) or requantizes each input's block
 // (kernels/cat_kernel.h) into its slot of the output.
-#include <ATen/Parallel.h>
+#include "utils/torch_api.h"
 #include <torch/library.h>
 
 #include <algorithm>
@@ -26,7 +26,7 @@ constexpr int64_t kGrain = 1 << 15;  // elements per task
 constexpr int64_t kTableMin = 1024;
 
 // torch.cat skips legacy 1-D empty tensors (shape [0]) of any other shape.
-bool skipped(const at::Tensor& x) { return x.dim() == 1 && x.numel() == 0; }
+bool skipped(const Tensor& x) { return x.dim() == 1 && x.numel() == 0; }
 
 // The AVX2 path's fixed-point fit searches up to 17 multipliers over the 256 bytes of a table
 // (~1 us an input, a fifth of a 4x[1,64,56,56] cat), twice when no formula is exact (then one
@@ -71,26 +71,26 @@ bool fit_affine_memo(const kernels::CatRequant& p, bool is_signed, double slope,
 
 }  // namespace
 
-at::MemoryFormat cat_format(const std::vector<at::Tensor>& xs) {
-  at::MemoryFormat fmt = at::MemoryFormat::Contiguous;
+MemoryFormat cat_format(const std::vector<Tensor>& xs) {
+  MemoryFormat fmt = MemoryFormat::Contiguous;
   bool first = true;
   for (const auto& x : xs) {
     if (skipped(x)) continue;
-    const at::MemoryFormat f = kept_format(x);
+    const MemoryFormat f = kept_format(x);
     if (first) {
       fmt = f;
       first = false;
     } else if (f != fmt) {
-      return at::MemoryFormat::Contiguous;
+      return MemoryFormat::Contiguous;
     }
   }
   return fmt;
 }
 
-std::vector<int64_t> cat_shape(const Names& nm, const std::vector<at::Tensor>& xs, int64_t* dim) {
+std::vector<int64_t> cat_shape(const Names& nm, const std::vector<Tensor>& xs, int64_t* dim) {
   const char* op = nm.op;
   const char* qx = nm.a;
-  TORCH_CHECK_VALUE(!xs.empty(), "qplugin::", op, ": ", qx,
+  QP_CHECK_VALUE(!xs.empty(), "qplugin::", op, ": ", qx,
                     " should be a non-empty list of tensors, got an empty list");
   int64_t ref = -1;
   for (size_t i = 0; i < xs.size(); ++i) {
@@ -103,20 +103,20 @@ std::vector<int64_t> cat_shape(const Names& nm, const std::vector<at::Tensor>& x
     *dim = check_dim(op, "dim", *dim, 1);
     return {0};
   }
-  const at::Tensor& r = xs[ref];
-  TORCH_CHECK_VALUE(r.dim() > 0, "qplugin::", op, ": ", qx, "[", ref,
+  const Tensor& r = xs[ref];
+  QP_CHECK_VALUE(r.dim() > 0, "qplugin::", op, ": ", qx, "[", ref,
                     "] should have at least one dim (zero-dim tensors cannot be concatenated), got a 0-dim tensor");
   const int64_t d = check_dim(op, "dim", *dim, r.dim());
   *dim = d;
   std::vector<int64_t> shape(r.sizes().begin(), r.sizes().end());
   shape[d] = 0;
   for (size_t i = 0; i < xs.size(); ++i) {
-    const at::Tensor& x = xs[i];
+    const Tensor& x = xs[i];
     if (skipped(x)) continue;
-    TORCH_CHECK_VALUE(x.dim() == r.dim(), "qplugin::", op, ": ", qx, "[", i, "] should have ", r.dim(), " dims like ",
+    QP_CHECK_VALUE(x.dim() == r.dim(), "qplugin::", op, ": ", qx, "[", i, "] should have ", r.dim(), " dims like ",
                       qx, "[", ref, "], got shape ", x.sizes());
     for (int64_t k = 0; k < r.dim(); ++k) {
-      TORCH_CHECK_VALUE(k == d || x.size(k) == r.size(k), "qplugin::", op, ": ", qx, "[", i, "] should match ", qx, "[",
+      QP_CHECK_VALUE(k == d || x.size(k) == r.size(k), "qplugin::", op, ": ", qx, "[", i, "] should match ", qx, "[",
                         ref, "] (shape ", r.sizes(), ") in every dim but ", d, ", got shape ", x.sizes());
     }
     shape[d] += x.size(d);
@@ -124,20 +124,20 @@ std::vector<int64_t> cat_shape(const Names& nm, const std::vector<at::Tensor>& x
   return shape;
 }
 
-void cat_into(const Names& nm, const std::vector<at::Tensor>& xs_in, const std::vector<QP>& qps, int64_t dim, QP qo,
-              bool relu, const at::Tensor& out) {
-  TORCH_INTERNAL_ASSERT(xs_in.size() == qps.size());
-  const at::MemoryFormat fmt = kept_format(out);
-  TORCH_INTERNAL_ASSERT(out.is_contiguous(fmt));
+void cat_into(const Names& nm, const std::vector<Tensor>& xs_in, const std::vector<QP>& qps, int64_t dim, QP qo,
+              bool relu, const Tensor& out) {
+  QP_ASSERT(xs_in.size() == qps.size());
+  const MemoryFormat fmt = kept_format(out);
+  QP_ASSERT(out.is_contiguous(fmt));
   if (out.numel() == 0) return;
-  const at::ScalarType dt = out.scalar_type();
-  const at::ScalarType qt = int_dtype_of(nm.op, nm.a, out);
+  const ScalarType dt = out.scalar_type();
+  const ScalarType qt = int_dtype_of(nm.op, nm.a, out);
   const auto r = qrange(qt);
   const int32_t lo = static_cast<int32_t>(relu ? std::max<int64_t>(r.first, qo.zero_point) : r.first);
   const int64_t es = static_cast<int64_t>(out.element_size());
 
   struct Part {
-    at::Tensor x;
+    Tensor x;
     int64_t cols;    // elements per row of this input
     int64_t offset;  // element offset of its slot in an output row
     int mode;        // 0 copy, 1 relu, 2 requantize, 3 requantize by table, 4 by fixed-point formula
@@ -175,15 +175,15 @@ void cat_into(const Names& nm, const std::vector<at::Tensor>& xs_in, const std::
     // exactly); without one, the float rule.
     if (pt.mode == 2 && es == 1 && pt.x.numel() >= kTableMin) {
       if (kernels::family_isa(kernels::active_isa()) != kernels::Isa::kAvx2) {
-        QPLUGIN_ISA_CALL(cat_requant_table8, pt.p, dt == at::kChar, pt.table.data());
+        QPLUGIN_ISA_CALL(cat_requant_table8, pt.p, dt == kChar, pt.table.data());
         pt.mode = 3;
-      } else if (fit_affine_memo(pt.p, dt == at::kChar, qps[i].scale / qo.scale, &pt.table, &pt.affine)) {
+      } else if (fit_affine_memo(pt.p, dt == kChar, qps[i].scale / qo.scale, &pt.table, &pt.affine)) {
         pt.mode = 4;
       }
     }
     parts.push_back(pt);
   }
-  const bool vbmi = act_use_vbmi(c10::nullopt);
+  const bool vbmi = act_use_vbmi(std::nullopt);
   char* yp = static_cast<char*>(out.data_ptr());
 
   // Copies / requantizes rows [r0, r1) of every part, column pieces [p0, p1) of nsplit.
@@ -203,10 +203,10 @@ void cat_into(const Names& nm, const std::vector<at::Tensor>& xs_in, const std::
                            reinterpret_cast<uint8_t*>(y), out_cols * es, rows, cols * es);
         }
       } else if (pt.mode == 1) {
-        if (dt == at::kByte) {
+        if (dt == kByte) {
           QPLUGIN_ISA_CALL(cat_relu_u8, reinterpret_cast<const uint8_t*>(x), pt.cols, reinterpret_cast<uint8_t*>(y),
                            out_cols, rows, cols, lo);
-        } else if (dt == at::kChar) {
+        } else if (dt == kChar) {
           QPLUGIN_ISA_CALL(cat_relu_s8, reinterpret_cast<const int8_t*>(x), pt.cols, reinterpret_cast<int8_t*>(y),
                            out_cols, rows, cols, lo);
         } else {
@@ -220,10 +220,10 @@ void cat_into(const Names& nm, const std::vector<at::Tensor>& xs_in, const std::
         QPLUGIN_ISA_CALL(cat_lut8, reinterpret_cast<const uint8_t*>(x), pt.cols, reinterpret_cast<uint8_t*>(y),
                          out_cols, rows, cols, pt.table.data(), vbmi);
       } else {
-        if (dt == at::kByte) {
+        if (dt == kByte) {
           QPLUGIN_ISA_CALL(cat_requant_u8, reinterpret_cast<const uint8_t*>(x), pt.cols, reinterpret_cast<uint8_t*>(y),
                            out_cols, rows, cols, pt.p);
-        } else if (dt == at::kChar) {
+        } else if (dt == kChar) {
           QPLUGIN_ISA_CALL(cat_requant_s8, reinterpret_cast<const int8_t*>(x), pt.cols, reinterpret_cast<int8_t*>(y),
                            out_cols, rows, cols, pt.p);
         } else {
@@ -267,14 +267,14 @@ void cat_into(const Names& nm, const std::vector<at::Tensor>& xs_in, const std::
   const int64_t tasks = std::max<int64_t>(1, out.numel() / kGrain);
   if (outer >= tasks) {
     const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, out_cols));
-    at::parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
+    tensor::parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
       run_blocked(b, e);
     });
   } else {
     // Few long rows (e.g. NCHW along channels with N = 1): split columns too.
     const int64_t nsplit = (tasks + outer - 1) / outer;
     // A task's consecutive pieces of one row are one column range (one memcpy per part).
-    at::parallel_for(0, outer * nsplit, 1, [&](int64_t b, int64_t e) {
+    tensor::parallel_for(0, outer * nsplit, 1, [&](int64_t b, int64_t e) {
       for (int64_t u = b; u < e;) {
         const int64_t row = u / nsplit;
         const int64_t stop = std::min(e, (row + 1) * nsplit);
@@ -285,15 +285,15 @@ void cat_into(const Names& nm, const std::vector<at::Tensor>& xs_in, const std::
   }
 }
 
-at::Tensor cat_int(const Names& nm, const std::vector<at::Tensor>& xs, const std::vector<QP>& qps, int64_t dim, QP qo,
+Tensor cat_int(const Names& nm, const std::vector<Tensor>& xs, const std::vector<QP>& qps, int64_t dim, QP qo,
                    bool relu) {
   const char* op = nm.op;
-  TORCH_CHECK_VALUE(xs.size() == qps.size(), "qplugin::", op, ": one qparams entry per input expected");
+  QP_CHECK_VALUE(xs.size() == qps.size(), "qplugin::", op, ": one qparams entry per input expected");
   int64_t d = dim;
   const auto shape = cat_shape(nm, xs, &d);
-  const at::ScalarType qt = int_dtype_of(op, (std::string(nm.a) + "[0]").c_str(), xs[0]);
+  const ScalarType qt = int_dtype_of(op, (std::string(nm.a) + "[0]").c_str(), xs[0]);
   for (size_t i = 0; i < xs.size(); ++i) {
-    TORCH_CHECK(xs[i].scalar_type() == xs[0].scalar_type(), "qplugin::", op, ": ", nm.a, "[", i,
+    QP_CHECK(xs[i].scalar_type() == xs[0].scalar_type(), "qplugin::", op, ": ", nm.a, "[", i,
                 "] should have the dtype of ", nm.a, "[0] (", xs[0].scalar_type(), "), got ", xs[i].scalar_type());
     // plain: the i-th entries of scales / zero_points; quantized: an input's qparams
     if (nm.plain) {
@@ -309,7 +309,7 @@ at::Tensor cat_int(const Names& nm, const std::vector<at::Tensor>& xs, const std
   }
   check_scale(op, "scale", qo.scale);
   check_zero_point(op, "zero_point", qo.zero_point, qt);
-  at::Tensor out = at::empty(shape, xs[0].options(), cat_format(xs));
+  Tensor out = at::empty(shape, xs[0].options(), cat_format(xs));
   cat_into(nm, xs, qps, d, qo, relu, out);
   return out;
 }

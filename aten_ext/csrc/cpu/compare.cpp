@@ -12,7 +12,7 @@
 //    double (utils/exact_real.h); the .Scalar interval is found by the same binary search.
 //    8-bit values are compared as torch compares x.dequantize() (exact in q: float32
 //    represents every q - zp, and the product is monotone).
-#include <ATen/Parallel.h>
+#include "utils/torch_api.h"
 #include <torch/library.h>
 
 #include <algorithm>
@@ -84,7 +84,7 @@ int64_t first_true(int64_t qmin, int64_t qmax, P pred) {
 
 // c: the scalar as float32 for 8-bit data (torch's float32 comparison), as a double for qint32
 // (exact comparison).
-kernels::CmpRange scalar_range(CmpOp op, QP qa, at::ScalarType qt, double c) {
+kernels::CmpRange scalar_range(CmpOp op, QP qa, ScalarType qt, double c) {
   const auto r = qrange(qt);
   const Deq deq{static_cast<float>(qa.scale), qa.zero_point};
   kernels::CmpRange empty{1, 0, false};
@@ -92,7 +92,7 @@ kernels::CmpRange scalar_range(CmpOp op, QP qa, at::ScalarType qt, double c) {
     empty.invert = op == CmpOp::kNe;
     return empty;
   }
-  const bool exact = qt == at::kInt;
+  const bool exact = qt == kInt;
   const float cf = static_cast<float>(c);
   const ExactReal ce{c, 0.0};
   // sign of value(q) - c
@@ -143,13 +143,13 @@ kernels::CmpRange scalar_range(CmpOp op, QP qa, at::ScalarType qt, double c) {
   return {static_cast<int32_t>(lo), static_cast<int32_t>(hi), invert};
 }
 
-at::Tensor bool_out(at::IntArrayRef shape, const at::Tensor& like, at::MemoryFormat fmt) {
-  return at::empty(shape, like.options().dtype(at::kBool), fmt);
+Tensor bool_out(IntArrayRef shape, const Tensor& like, MemoryFormat fmt) {
+  return at::empty(shape, like.options().dtype(kBool), fmt);
 }
 
 // Value of the byte pattern b for a dtype (uint8 / int8).
-int64_t byte_value(at::ScalarType dt, int b) {
-  return dt == at::kChar ? static_cast<int64_t>(static_cast<int8_t>(static_cast<uint8_t>(b))) : b;
+int64_t byte_value(ScalarType dt, int b) {
+  return dt == kChar ? static_cast<int64_t>(static_cast<int8_t>(static_cast<uint8_t>(b))) : b;
 }
 
 }  // namespace
@@ -165,21 +165,21 @@ const char* cmp_name(CmpOp op) {
   }
 }
 
-at::Tensor compare_scalar_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, double other) {
+Tensor compare_scalar_int(const Names& nm, CmpOp op, const Tensor& a, QP qa, double other) {
   const char* name = nm.op;
-  const at::ScalarType qt = int_dtype_of(name, nm.a, a);
+  const ScalarType qt = int_dtype_of(name, nm.a, a);
   check_scale(name, nm.scale(nm.a).c_str(), qa.scale);
   check_zero_point(name, nm.zero_point(nm.a).c_str(), qa.zero_point, qt);
   const kernels::CmpRange range = scalar_range(op, qa, qt, other);
-  const at::MemoryFormat fmt = kept_format(a);
-  at::Tensor out = bool_out(a.sizes(), a, fmt);
+  const MemoryFormat fmt = kept_format(a);
+  Tensor out = bool_out(a.sizes(), a, fmt);
   if (a.numel() == 0) return out;
-  const at::ScalarType dt = a.scalar_type();
+  const ScalarType dt = a.scalar_type();
   const int64_t es = static_cast<int64_t>(a.element_size());
   auto call = [&](const char* q, int64_t qs, uint8_t* y, int64_t ys, int64_t n) {
-    if (dt == at::kByte) {
+    if (dt == kByte) {
       QPLUGIN_ISA_CALL(cmp_range_u8, reinterpret_cast<const uint8_t*>(q), qs, y, ys, n, range);
-    } else if (dt == at::kChar) {
+    } else if (dt == kChar) {
       QPLUGIN_ISA_CALL(cmp_range_s8, reinterpret_cast<const int8_t*>(q), qs, y, ys, n, range);
     } else {
       QPLUGIN_ISA_CALL(cmp_range_s32, reinterpret_cast<const int32_t*>(q), qs, y, ys, n, range);
@@ -187,8 +187,8 @@ at::Tensor compare_scalar_int(const Names& nm, CmpOp op, const at::Tensor& a, QP
   };
   if (a.is_contiguous(fmt)) {
     const char* qp = static_cast<const char*>(a.const_data_ptr());
-    uint8_t* yp = reinterpret_cast<uint8_t*>(out.data_ptr<bool>());
-    at::parallel_for(0, a.numel(), kGrain, [&](int64_t b, int64_t e) {
+    uint8_t* yp = reinterpret_cast<uint8_t*>(out.mutable_data_ptr<bool>());
+    tensor::parallel_for(0, a.numel(), kGrain, [&](int64_t b, int64_t e) {
       call(qp + b * es, 1, yp + b, 1, e - b);
     });
     return out;
@@ -202,19 +202,19 @@ at::Tensor compare_scalar_int(const Names& nm, CmpOp op, const at::Tensor& a, QP
   return out;
 }
 
-at::Tensor compare_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb) {
+Tensor compare_int(const Names& nm, CmpOp op, const Tensor& a, QP qa, const Tensor& b, QP qb) {
   const char* name = nm.op;
-  const at::ScalarType ta = int_dtype_of(name, nm.a, a);
-  const at::ScalarType tb = int_dtype_of(name, nm.b, b);
+  const ScalarType ta = int_dtype_of(name, nm.a, a);
+  const ScalarType tb = int_dtype_of(name, nm.b, b);
   check_scale(name, nm.scale(nm.a).c_str(), qa.scale);
   check_scale(name, nm.scale(nm.b).c_str(), qb.scale);
   check_zero_point(name, nm.zero_point(nm.a).c_str(), qa.zero_point, ta);
   check_zero_point(name, nm.zero_point(nm.b).c_str(), qb.zero_point, tb);
   const auto shape = broadcast_shape(name, a.sizes(), b.sizes());
-  at::Tensor out = bool_out(shape, a, binary_format(a, b, shape));
+  Tensor out = bool_out(shape, a, binary_format(a, b, shape));
   if (out.numel() == 0) return out;
   const kernels::CmpRange range = diff_range(op);
-  const bool eight = ta != at::kInt && tb != at::kInt;
+  const bool eight = ta != kInt && tb != kInt;
 
   // Keys for 8-bit sides: ranks in the sorted union of both sides' values.
   std::array<int32_t, 256> rank_a{}, rank_b{};
@@ -256,12 +256,12 @@ at::Tensor compare_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, co
     off = ca - cb;
   }
   const int64_t ea = static_cast<int64_t>(a.element_size()), eb = static_cast<int64_t>(b.element_size());
-  auto value = [](const char* p, at::ScalarType dt) -> int64_t {
-    if (dt == at::kByte) return *reinterpret_cast<const uint8_t*>(p);
-    if (dt == at::kChar) return *reinterpret_cast<const int8_t*>(p);
+  auto value = [](const char* p, ScalarType dt) -> int64_t {
+    if (dt == kByte) return *reinterpret_cast<const uint8_t*>(p);
+    if (dt == kChar) return *reinterpret_cast<const int8_t*>(p);
     return *reinterpret_cast<const int32_t*>(p);
   };
-  const at::ScalarType dta = a.scalar_type(), dtb = b.scalar_type();
+  const ScalarType dta = a.scalar_type(), dtb = b.scalar_type();
   for_each_row<3>(
       name, out, {&a, &b},
       [&](char** data, const int64_t* strides, int64_t n) {
@@ -269,10 +269,10 @@ at::Tensor compare_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, co
         if (eight) {
           const kernels::Cmp2 c{data[1],
                                 strides[1] / ea,
-                                dta == at::kChar ? 1 : 0,
+                                dta == kChar ? 1 : 0,
                                 data[2],
                                 strides[2] / eb,
-                                dtb == at::kChar ? 1 : 0,
+                                dtb == kChar ? 1 : 0,
                                 y,
                                 strides[0],
                                 affine ? nullptr : rank_a.data(),

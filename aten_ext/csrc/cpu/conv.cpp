@@ -14,7 +14,7 @@
 namespace qplugin {
 namespace cpu {
 
-kernels::ConvGeom conv_geom(at::IntArrayRef xs, const ConvWeights& p, const std::vector<int64_t>& ys) {
+kernels::ConvGeom conv_geom(IntArrayRef xs, const ConvWeights& p, const std::vector<int64_t>& ys) {
   kernels::ConvGeom g{};
   const int64_t sp = p.spatial;
   g.C = xs[1];
@@ -43,27 +43,27 @@ kernels::ConvGeom conv_geom(at::IntArrayRef xs, const ConvWeights& p, const std:
   return g;
 }
 
-at::Tensor conv_channels_last_input(const at::Tensor& x, int64_t spatial) {
-  if (spatial == 1) return x.unsqueeze(2).contiguous(at::MemoryFormat::ChannelsLast);
+Tensor conv_channels_last_input(const Tensor& x, int64_t spatial) {
+  if (spatial == 1) return x.unsqueeze(2).contiguous(MemoryFormat::ChannelsLast);
   return x.contiguous(conv_memory_format(x.dim()));
 }
 
-at::Tensor conv_empty_output(const std::vector<int64_t>& ys, const at::TensorOptions& options) {
+Tensor conv_empty_output(const std::vector<int64_t>& ys, const at::TensorOptions& options) {
   if (ys.size() == 3) {
-    return at::empty({ys[0], ys[1], 1, ys[2]}, options, at::MemoryFormat::ChannelsLast).squeeze(2);
+    return at::empty({ys[0], ys[1], 1, ys[2]}, options, MemoryFormat::ChannelsLast).squeeze(2);
   }
   return at::empty(ys, options, conv_memory_format(static_cast<int64_t>(ys.size())));
 }
 
-at::MemoryFormat conv_memory_format(int64_t dim) {
-  return dim == 5 ? at::MemoryFormat::ChannelsLast3d : at::MemoryFormat::ChannelsLast;
+MemoryFormat conv_memory_format(int64_t dim) {
+  return dim == 5 ? MemoryFormat::ChannelsLast3d : MemoryFormat::ChannelsLast;
 }
 
-std::vector<int64_t> conv_output_sizes(const char* op, at::IntArrayRef xs, const ConvWeights& p) {
+std::vector<int64_t> conv_output_sizes(const char* op, IntArrayRef xs, const ConvWeights& p) {
   const int64_t sp = p.spatial;
-  TORCH_CHECK_VALUE(static_cast<int64_t>(xs.size()) == sp + 2, "qplugin::", op, ": qx should have ", sp + 2,
+  QP_CHECK_VALUE(static_cast<int64_t>(xs.size()) == sp + 2, "qplugin::", op, ": qx should have ", sp + 2,
                     " dims (N, C", sp == 3 ? ", D" : "", sp >= 2 ? ", H" : "", ", W), got ", xs.size(), " dims ", xs);
-  TORCH_CHECK_VALUE(xs[1] == p.ICg * p.groups, "qplugin::", op, ": qx channels should be ", p.ICg * p.groups,
+  QP_CHECK_VALUE(xs[1] == p.ICg * p.groups, "qplugin::", op, ": qx channels should be ", p.ICg * p.groups,
                     " (weight in_channels ", p.ICg, " * groups ", p.groups, "), got ", xs[1]);
   std::vector<int64_t> ys = {xs[0], p.OC};
   for (int64_t i = 0; i < sp; ++i) {
@@ -71,7 +71,7 @@ std::vector<int64_t> conv_output_sizes(const char* op, at::IntArrayRef xs, const
     const int64_t k = p.weight.size(2 + i);
     const int64_t o = (in + 2 * p.padding[i] - p.dilation[i] * (k - 1) - 1) / p.stride[i] + 1;
     const bool ok = in + 2 * p.padding[i] - p.dilation[i] * (k - 1) - 1 >= 0 && o >= 1;
-    TORCH_CHECK_VALUE(ok, "qplugin::", op, ": output size should be >= 1 in every spatial dim, got ", "input ", xs,
+    QP_CHECK_VALUE(ok, "qplugin::", op, ": output size should be >= 1 in every spatial dim, got ", "input ", xs,
                       " with kernel ", p.weight.sizes().slice(2), ", stride ", p.stride, ", padding ", p.padding,
                       ", dilation ", p.dilation);
     ys.push_back(o);
@@ -82,31 +82,31 @@ std::vector<int64_t> conv_output_sizes(const char* op, at::IntArrayRef xs, const
 
 void check_conv_io_qparams(const char* op, double x_scale, int64_t x_zp, double y_scale, int64_t y_zp) {
   check_scale(op, "qx scale", x_scale);
-  check_zero_point(op, "qx zero_point", x_zp, at::kByte);
+  check_zero_point(op, "qx zero_point", x_zp, kByte);
   check_scale(op, "output_scale", y_scale);
-  check_zero_point(op, "output_zero_point", y_zp, at::kByte);
+  check_zero_point(op, "output_zero_point", y_zp, kByte);
 }
 
-void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp, ConvWeights& p,
-                      double y_scale, int64_t y_zp, bool relu, const at::Tensor* add_int, double add_scale,
-                      int64_t add_zp, at::Tensor& y_int) {
+void conv_forward_int(const char* op, const Tensor& x_int, double x_scale, int64_t x_zp, ConvWeights& p,
+                      double y_scale, int64_t y_zp, bool relu, const Tensor* add_int, double add_scale,
+                      int64_t add_zp, Tensor& y_int) {
   // The kernel path, read once: the packed layout, the im2col element size and every kernel
   // must agree even if another thread switches paths meanwhile (kernels/dispatch.h).
   conv_forward_view(op, x_int, x_scale, x_zp, p, p.packed_view(kernels::active_isa()), y_scale, y_zp, relu, add_int,
                     add_scale, add_zp, y_int);
 }
 
-void conv_forward_view(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp, const ConvWeights& p,
-                       const ConvPackedView& k, double y_scale, int64_t y_zp, bool relu, const at::Tensor* add_int,
-                       double add_scale, int64_t add_zp, at::Tensor& y_int) {
+void conv_forward_view(const char* op, const Tensor& x_int, double x_scale, int64_t x_zp, const ConvWeights& p,
+                       const ConvPackedView& k, double y_scale, int64_t y_zp, bool relu, const Tensor* add_int,
+                       double add_scale, int64_t add_zp, Tensor& y_int) {
   check_conv_io_qparams(op, x_scale, x_zp, y_scale, y_zp);
   const std::vector<int64_t> ys = conv_output_sizes(op, x_int.sizes(), p);
-  TORCH_INTERNAL_ASSERT(y_int.sizes() == at::IntArrayRef(ys));
+  QP_ASSERT(y_int.sizes() == IntArrayRef(ys));
   if (add_int != nullptr) {
     check_scale(op, "qaccum scale", add_scale);
-    check_zero_point(op, "qaccum zero_point", add_zp, at::kByte);
-    TORCH_CHECK_VALUE(add_int->sizes() == at::IntArrayRef(ys), "qplugin::", op,
-                      ": qaccum should have the output's shape ", at::IntArrayRef(ys), ", got ", add_int->sizes());
+    check_zero_point(op, "qaccum zero_point", add_zp, kByte);
+    QP_CHECK_VALUE(add_int->sizes() == IntArrayRef(ys), "qplugin::", op,
+                      ": qaccum should have the output's shape ", IntArrayRef(ys), ", got ", add_int->sizes());
     check_requant_multiplier(op, "output_scale", y_scale, add_scale, "qaccum scale");
   }
   const double w_scale_max = p.w_scale.empty() ? 0.0 : *std::max_element(p.w_scale.begin(), p.w_scale.end());
@@ -114,12 +114,12 @@ void conv_forward_view(const char* op, const at::Tensor& x_int, double x_scale, 
   if (y_int.numel() == 0) return;
 
   const kernels::ConvGeom g = conv_geom(x_int.sizes(), p, ys);
-  const at::Tensor x = conv_channels_last_input(x_int, p.spatial);
-  at::Tensor add;
+  const Tensor x = conv_channels_last_input(x_int, p.spatial);
+  Tensor add;
   if (add_int != nullptr) add = conv_channels_last_input(*add_int, p.spatial);
-  const uint8_t* xp = x.data_ptr<uint8_t>();
-  const uint8_t* addp = add.defined() ? add.data_ptr<uint8_t>() : nullptr;
-  uint8_t* yp = y_int.data_ptr<uint8_t>();
+  const uint8_t* xp = x.mutable_data_ptr<uint8_t>();
+  const uint8_t* addp = add.defined() ? add.mutable_data_ptr<uint8_t>() : nullptr;
+  uint8_t* yp = y_int.mutable_data_ptr<uint8_t>();
   const int64_t N = ys[0];
   const int64_t OC = p.OC;
 
@@ -147,7 +147,7 @@ void conv_forward_view(const char* op, const at::Tensor& x_int, double x_scale, 
     dp.g = g;
     dp.images = N;
     dp.x_zp = xzp;
-    TORCH_INTERNAL_ASSERT(k.dw != nullptr);
+    QP_ASSERT(k.dw != nullptr);
     dp.w = k.dw;
     dp.wpk = k.dw_packed;
     dp.ep = base;
@@ -158,7 +158,7 @@ void conv_forward_view(const char* op, const at::Tensor& x_int, double x_scale, 
   }
 
   // The engine's packed weight of each group (the AVX2 path reads its int16 layout when present).
-  TORCH_INTERNAL_ASSERT(static_cast<int64_t>(k.b.size()) == p.groups);
+  QP_ASSERT(static_cast<int64_t>(k.b.size()) == p.groups);
   // How the rows of A are read: in place (1x1, stride 1, no padding, one group), through row
   // pointers into the padded input (paths with qgemm_block_indirect, every weight zero point 0:
   // no row sums), or gathered by im2col.
@@ -176,7 +176,7 @@ void conv_forward_view(const char* op, const at::Tensor& x_int, double x_scale, 
   // "tap" of S4 = round_up(KW * C, 4) bytes against zero-padded weights, rather than im2col.
   const bool rows_mode = conv_reads_rows(p, path);
   const bool indirect = has_ind && (p.ICg % 4 == 0 || rows_mode);
-  TORCH_INTERNAL_ASSERT(!rows_mode || k.rows.data != nullptr);
+  QP_ASSERT(!rows_mode || k.rows.data != nullptr);
   ca.mode = direct     ? kernels::gemm::ConvAMode::kInPlace
             : indirect ? kernels::gemm::ConvAMode::kIndirect
                        : kernels::gemm::ConvAMode::kIm2col;

@@ -1,7 +1,7 @@
 // Convolution glue on plain integer data (uint8 activations, packed int8 weights).
 #pragma once
 
-#include <ATen/ATen.h>
+#include "utils/torch_api.h"
 
 #include <vector>
 
@@ -14,21 +14,21 @@ namespace cpu {
 
 // Checks x (N, C, spatial...) against the packed weights and returns the output
 // sizes (N, OC, spatial...).
-QPLUGIN_PLAIN_API std::vector<int64_t> conv_output_sizes(const char* op, at::IntArrayRef x_sizes, const ConvWeights& p);
+QPLUGIN_PLAIN_API std::vector<int64_t> conv_output_sizes(const char* op, IntArrayRef x_sizes, const ConvWeights& p);
 
 // The 3-d geometry (D = 1 for 1d / 2d, H = 1 for 1d) of input sizes xs and output sizes ys
 // against p (conv or transposed conv).
-kernels::ConvGeom conv_geom(at::IntArrayRef xs, const ConvWeights& p, const std::vector<int64_t>& ys);
+kernels::ConvGeom conv_geom(IntArrayRef xs, const ConvWeights& p, const std::vector<int64_t>& ys);
 
 // The memory format of conv outputs (and the one inputs are brought to).
-QPLUGIN_PLAIN_API at::MemoryFormat conv_memory_format(int64_t dim);
+QPLUGIN_PLAIN_API MemoryFormat conv_memory_format(int64_t dim);
 
 // x as a dense channels_last (N, [D,] H, W, C) uint8 buffer (1-d: a (N, C, 1, L) channels_last view).
-at::Tensor conv_channels_last_input(const at::Tensor& x, int64_t spatial);
+Tensor conv_channels_last_input(const Tensor& x, int64_t spatial);
 
 // An empty output of sizes ys in conv's output layout (channels_last; 1-d: the squeezed
 // channels_last 4-d tensor), with x's options.
-at::Tensor conv_empty_output(const std::vector<int64_t>& ys, const at::TensorOptions& options);
+Tensor conv_empty_output(const std::vector<int64_t>& ys, const at::TensorOptions& options);
 
 // The activation / output qparams checks of every conv (quint8 range).
 void check_conv_io_qparams(const char* op, double x_scale, int64_t x_zp, double y_scale, int64_t y_zp);
@@ -36,29 +36,29 @@ void check_conv_io_qparams(const char* op, double x_scale, int64_t x_zp, double 
 // Transposed conv (cpu/conv_transpose.cpp): checks x against p (made by conv_transpose*_prepack)
 // and returns the output sizes (N, OC, spatial...):
 //   out = (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + output_padding + 1
-QPLUGIN_PLAIN_API std::vector<int64_t> conv_transpose_output_sizes(const char* op, at::IntArrayRef x_sizes,
+QPLUGIN_PLAIN_API std::vector<int64_t> conv_transpose_output_sizes(const char* op, IntArrayRef x_sizes,
                                                                    const ConvWeights& p);
 
 // y = requant(conv_transpose(x)) into y_int (uint8, output sizes, conv's output layout); x_int
 // uint8, any layout.
-QPLUGIN_PLAIN_API void conv_transpose_forward_int(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp,
-                                                  ConvWeights& p, double y_scale, int64_t y_zp, at::Tensor& y_int);
+QPLUGIN_PLAIN_API void conv_transpose_forward_int(const char* op, const Tensor& x_int, double x_scale, int64_t x_zp,
+                                                  ConvWeights& p, double y_scale, int64_t y_zp, Tensor& y_int);
 // The same reading the kernel layouts k (made for path k.isa) instead of p's own; p describes the
 // conv (conv_describe_int is enough).
-void conv_transpose_forward_view(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp,
+void conv_transpose_forward_view(const char* op, const Tensor& x_int, double x_scale, int64_t x_zp,
                                  const ConvWeights& p, const ConvPackedView& k, double y_scale, int64_t y_zp,
-                                 at::Tensor& y_int);
+                                 Tensor& y_int);
 
 // y = requant(conv(x) [+ dequant(add)]) into y_int (uint8, output sizes, channels_last for
 // 4-d / 5-d, the squeezed channels_last 4-d for 1-d). x_int / add_int: uint8, any layout.
-QPLUGIN_PLAIN_API void conv_forward_int(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp,
+QPLUGIN_PLAIN_API void conv_forward_int(const char* op, const Tensor& x_int, double x_scale, int64_t x_zp,
                                         ConvWeights& p, double y_scale, int64_t y_zp, bool relu,
-                                        const at::Tensor* add_int, double add_scale, int64_t add_zp, at::Tensor& y_int);
+                                        const Tensor* add_int, double add_scale, int64_t add_zp, Tensor& y_int);
 // The same reading the kernel layouts k (made for path k.isa) instead of p's own; p describes the
 // conv (conv_describe_int is enough).
-void conv_forward_view(const char* op, const at::Tensor& x_int, double x_scale, int64_t x_zp, const ConvWeights& p,
-                       const ConvPackedView& k, double y_scale, int64_t y_zp, bool relu, const at::Tensor* add_int,
-                       double add_scale, int64_t add_zp, at::Tensor& y_int);
+void conv_forward_view(const char* op, const Tensor& x_int, double x_scale, int64_t x_zp, const ConvWeights& p,
+                       const ConvPackedView& k, double y_scale, int64_t y_zp, bool relu, const Tensor* add_int,
+                       double add_scale, int64_t add_zp, Tensor& y_int);
 
 }  // namespace cpu
 }  // namespace qplugin

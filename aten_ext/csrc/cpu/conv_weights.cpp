@@ -12,8 +12,8 @@ namespace {
 // Exact int32 accumulation needs K * 255 * 255 < 2^31.
 constexpr int64_t kMaxConvK = 33025;
 
-std::vector<int64_t> spatial_arg(const char* op, const char* arg, at::IntArrayRef v, int64_t spatial) {
-  TORCH_CHECK_VALUE(static_cast<int64_t>(v.size()) == spatial, "qplugin::", op, ": ", arg, " should have ", spatial,
+std::vector<int64_t> spatial_arg(const char* op, const char* arg, IntArrayRef v, int64_t spatial) {
+  QP_CHECK_VALUE(static_cast<int64_t>(v.size()) == spatial, "qplugin::", op, ": ", arg, " should have ", spatial,
                     " element", spatial == 1 ? "" : "s", ", got ", v);
   return v.vec();
 }
@@ -35,7 +35,7 @@ const kernels::gemm::PackedWeight& ConvWeights::packed_rows() {
 
 const int32_t* ConvWeights::dw_packed(kernels::Isa path) {
   const auto i = static_cast<size_t>(path);
-  TORCH_INTERNAL_ASSERT(depthwise && i < dw_packed_.size());
+  QP_ASSERT(depthwise && i < dw_packed_.size());
   std::call_once(dw_packed_once_[i], [&] {
     const int64_t KR = KD * KH;
     const int64_t n = QPLUGIN_ISA_CALL_ON(path, conv_depthwise_packed_size, KR, KW, OC);
@@ -47,15 +47,15 @@ const int32_t* ConvWeights::dw_packed(kernels::Isa path) {
 }
 
 int64_t conv_kind_spatial(const std::string& kind) {
-  TORCH_INTERNAL_ASSERT(!kind.empty());
+  QP_ASSERT(!kind.empty());
   return kind[kind.size() - 2] - '0';
 }
 
 bool is_conv_transpose_kind(const std::string& kind) { return kind.rfind("conv_transpose", 0) == 0; }
 
 void check_transpose_groups(const char* op, int64_t in_channels, int64_t groups) {
-  TORCH_CHECK_VALUE(groups >= 1, "qplugin::", op, ": groups should be >= 1, got ", groups);
-  TORCH_CHECK_VALUE(in_channels % groups == 0, "qplugin::", op, ": groups should divide in_channels (", in_channels,
+  QP_CHECK_VALUE(groups >= 1, "qplugin::", op, ": groups should be >= 1, got ", groups);
+  QP_CHECK_VALUE(in_channels % groups == 0, "qplugin::", op, ": groups should divide in_channels (", in_channels,
                     ", weight dim 0), got groups ", groups);
 }
 
@@ -87,24 +87,24 @@ ConvPackedView ConvWeights::packed_view(kernels::Isa path) {
 // Everything conv and transposed conv share: checks of the weight data, groups, geometry lists,
 // qparams (1 or OC entries) and bias; fills the user-facing fields, the 3-d view and the
 // per-output-channel scales / zero points / bias.
-std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string& kind, const at::Tensor& w_int8,
-                                               const at::Tensor& w_scales, const at::Tensor& w_zero_points,
-                                               const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-                                               at::IntArrayRef padding, at::IntArrayRef output_padding,
-                                               at::IntArrayRef dilation, int64_t groups, bool check_qparams) {
+std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string& kind, const Tensor& w_int8,
+                                               const Tensor& w_scales, const Tensor& w_zero_points,
+                                               const std::optional<Tensor>& bias, IntArrayRef stride,
+                                               IntArrayRef padding, IntArrayRef output_padding,
+                                               IntArrayRef dilation, int64_t groups, bool check_qparams) {
   const int64_t spatial = conv_kind_spatial(kind);
   const bool transpose = is_conv_transpose_kind(kind);
-  TORCH_CHECK(w_int8.defined() && w_int8.scalar_type() == at::kChar, "qplugin::", op,
+  QP_CHECK(w_int8.defined() && w_int8.scalar_type() == kChar, "qplugin::", op,
               ": weight should be an int8 tensor, got ",
               w_int8.defined() ? c10::toString(w_int8.scalar_type()) : "an undefined tensor");
-  TORCH_CHECK_VALUE(w_int8.dim() == spatial + 2, "qplugin::", op, ": weight should have ", spatial + 2,
+  QP_CHECK_VALUE(w_int8.dim() == spatial + 2, "qplugin::", op, ": weight should have ", spatial + 2,
                     transpose ? " dims (in_channels, out_channels / groups, kernel...), got "
                               : " dims (out_channels, in_channels / groups, kernel...), got ",
                     w_int8.dim(), " dims ", w_int8.sizes());
   for (int64_t d = 0; d < w_int8.dim(); ++d) {
-    TORCH_CHECK_VALUE(w_int8.size(d) >= 1, "qplugin::", op, ": weight should have no empty dims, got ", w_int8.sizes());
+    QP_CHECK_VALUE(w_int8.size(d) >= 1, "qplugin::", op, ": weight should have no empty dims, got ", w_int8.sizes());
   }
-  TORCH_CHECK_VALUE(groups >= 1, "qplugin::", op, ": groups should be >= 1, got ", groups);
+  QP_CHECK_VALUE(groups >= 1, "qplugin::", op, ": groups should be >= 1, got ", groups);
   auto p = std::make_shared<ConvWeights>();
   p->kind = kind;
   p->spatial = spatial;
@@ -116,7 +116,7 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
   } else {
     p->OC = w_int8.size(0);
     p->ICg = w_int8.size(1);
-    TORCH_CHECK_VALUE(p->OC % groups == 0, "qplugin::", op, ": groups should divide out_channels (", p->OC,
+    QP_CHECK_VALUE(p->OC % groups == 0, "qplugin::", op, ": groups should divide out_channels (", p->OC,
                       "), got groups ", groups);
   }
   p->stride = spatial_arg(op, "stride", stride, spatial);
@@ -125,14 +125,14 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
   p->output_padding = transpose ? spatial_arg(op, "output_padding", output_padding, spatial)
                                 : std::vector<int64_t>(static_cast<size_t>(spatial), 0);
   for (int64_t i = 0; i < spatial; ++i) {
-    TORCH_CHECK_VALUE(p->stride[i] >= 1 && p->stride[i] <= kMaxGeometry, "qplugin::", op, ": stride should be in [1, ",
+    QP_CHECK_VALUE(p->stride[i] >= 1 && p->stride[i] <= kMaxGeometry, "qplugin::", op, ": stride should be in [1, ",
                       kMaxGeometry, "], got ", stride);
-    TORCH_CHECK_VALUE(p->dilation[i] >= 1 && p->dilation[i] <= kMaxGeometry, "qplugin::", op,
+    QP_CHECK_VALUE(p->dilation[i] >= 1 && p->dilation[i] <= kMaxGeometry, "qplugin::", op,
                       ": dilation should be in [1, ", kMaxGeometry, "], got ", dilation);
-    TORCH_CHECK_VALUE(p->padding[i] >= 0 && p->padding[i] <= kMaxGeometry, "qplugin::", op,
+    QP_CHECK_VALUE(p->padding[i] >= 0 && p->padding[i] <= kMaxGeometry, "qplugin::", op,
                       ": padding should be in [0, ", kMaxGeometry, "], got ", padding);
     // torch's rule: each output_padding entry below its stride or its dilation
-    TORCH_CHECK_VALUE(
+    QP_CHECK_VALUE(
         p->output_padding[i] >= 0 && (p->output_padding[i] < p->stride[i] || p->output_padding[i] < p->dilation[i]),
         "qplugin::", op, ": output_padding should be >= 0 and smaller than stride or dilation in every dim, got ",
         "output_padding ", output_padding, " with stride ", stride, " and dilation ", dilation);
@@ -153,16 +153,16 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
   const int64_t taps = p->KD * p->KH * p->KW;
   p->K = taps * p->ICg;
   // transposed: an output element sums at most ICg * taps products too
-  TORCH_CHECK_VALUE(p->K <= kMaxConvK, "qplugin::", op,
+  QP_CHECK_VALUE(p->K <= kMaxConvK, "qplugin::", op,
                     ": in_channels / groups * kernel volume should be <= ", kMaxConvK,
                     " (exact int32 accumulation), got ", p->K);
   // qparams: 1 (per tensor) or OC (per channel) entries
   // (a conversion only where needed: the plain ops describe the conv on every call)
-  const at::Tensor sc = (w_scales.scalar_type() == at::kDouble ? w_scales : w_scales.to(at::kDouble)).contiguous();
-  const at::Tensor zp =
-      (w_zero_points.scalar_type() == at::kLong ? w_zero_points : w_zero_points.to(at::kLong)).contiguous();
+  const Tensor sc = (w_scales.scalar_type() == kDouble ? w_scales : w_scales.to(kDouble)).contiguous();
+  const Tensor zp =
+      (w_zero_points.scalar_type() == kLong ? w_zero_points : w_zero_points.to(kLong)).contiguous();
   const bool per_tensor = sc.numel() == 1 && zp.numel() == 1;
-  TORCH_CHECK_VALUE(per_tensor || (sc.numel() == p->OC && zp.numel() == p->OC), "qplugin::", op,
+  QP_CHECK_VALUE(per_tensor || (sc.numel() == p->OC && zp.numel() == p->OC), "qplugin::", op,
                     ": weight per-channel scales and zero_points should have ", p->OC, " elements, got ", sc.numel(),
                     " and ", zp.numel());
   p->w_scale.resize(p->OC);
@@ -171,7 +171,7 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
   const int64_t* zpp = zp.const_data_ptr<int64_t>();
   for (int64_t i = 0; check_qparams && i < sc.numel(); ++i) {
     check_scale(op, "weight scale", scp[i]);
-    check_zero_point(op, "weight zero_point", zpp[i], at::kChar);
+    check_zero_point(op, "weight zero_point", zpp[i], kChar);
   }
   for (int64_t o = 0; o < p->OC; ++o) {
     const int64_t i = per_tensor ? 0 : o;
@@ -183,12 +183,12 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
   // bias
   p->bias_f.assign(p->OC, 0.0f);
   if (bias.has_value() && bias->defined()) {
-    const at::Tensor& b = *bias;
-    TORCH_CHECK(b.scalar_type() == at::kFloat, "qplugin::", op, ": bias should be a float32 tensor, got dtype ",
+    const Tensor& b = *bias;
+    QP_CHECK(b.scalar_type() == kFloat, "qplugin::", op, ": bias should be a float32 tensor, got dtype ",
                 b.scalar_type());
-    TORCH_CHECK_VALUE(b.dim() == 1 && b.size(0) == p->OC, "qplugin::", op, ": bias should be a 1-d tensor of ", p->OC,
+    QP_CHECK_VALUE(b.dim() == 1 && b.size(0) == p->OC, "qplugin::", op, ": bias should be a 1-d tensor of ", p->OC,
                       " elements (out_channels), got shape ", b.sizes());
-    const at::Tensor bc = b.contiguous();
+    const Tensor bc = b.contiguous();
     std::copy_n(bc.const_data_ptr<float>(), p->OC, p->bias_f.begin());
     p->bias = b;
   }
@@ -204,18 +204,18 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
 }
 
 std::shared_ptr<ConvWeights> conv_transpose_prepack_int(const char* op, const std::string& kind,
-                                                        const at::Tensor& w_int8, const at::Tensor& w_scales,
-                                                        const at::Tensor& w_zero_points,
-                                                        const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-                                                        at::IntArrayRef padding, at::IntArrayRef output_padding,
-                                                        at::IntArrayRef dilation, int64_t groups) {
-  TORCH_INTERNAL_ASSERT(is_conv_transpose_kind(kind));
+                                                        const Tensor& w_int8, const Tensor& w_scales,
+                                                        const Tensor& w_zero_points,
+                                                        const std::optional<Tensor>& bias, IntArrayRef stride,
+                                                        IntArrayRef padding, IntArrayRef output_padding,
+                                                        IntArrayRef dilation, int64_t groups) {
+  QP_ASSERT(is_conv_transpose_kind(kind));
   auto p = conv_describe_int(op, kind, w_int8, w_scales, w_zero_points, bias, stride, padding, output_padding, dilation,
                              groups);
   // per (group, kd, kh): B[kw * OCg + oc][ic] = w[g * ICg + ic][oc][kd][kh][kw]
   const int64_t G = groups, ICg = p->ICg, OCg = p->OC / groups;
   const int64_t KD = p->KD, KH = p->KH, KW = p->KW;
-  const at::Tensor wc = w_int8.contiguous();
+  const Tensor wc = w_int8.contiguous();
   const int8_t* src = wc.const_data_ptr<int8_t>();  // [IC][OCg][KD][KH][KW]
   const int64_t ncols = KW * OCg;
   std::vector<int8_t> bm(static_cast<size_t>(ncols * ICg));
@@ -240,16 +240,16 @@ std::shared_ptr<ConvWeights> conv_transpose_prepack_int(const char* op, const st
   return p;
 }
 
-std::shared_ptr<ConvWeights> conv_prepack_int(const char* op, const std::string& kind, const at::Tensor& w_int8,
-                                              const at::Tensor& w_scales, const at::Tensor& w_zero_points,
-                                              const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-                                              at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups) {
-  TORCH_INTERNAL_ASSERT(!is_conv_transpose_kind(kind));
+std::shared_ptr<ConvWeights> conv_prepack_int(const char* op, const std::string& kind, const Tensor& w_int8,
+                                              const Tensor& w_scales, const Tensor& w_zero_points,
+                                              const std::optional<Tensor>& bias, IntArrayRef stride,
+                                              IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  QP_ASSERT(!is_conv_transpose_kind(kind));
   auto p = conv_describe_int(op, kind, w_int8, w_scales, w_zero_points, bias, stride, padding, {}, dilation, groups);
   const int64_t taps = p->KD * p->KH * p->KW;
   // wmat [OC][taps][ICg]
-  const at::Tensor wi = w_int8.contiguous().reshape({p->OC, p->ICg, taps});
-  const int8_t* src = wi.data_ptr<int8_t>();
+  const Tensor wi = w_int8.contiguous().reshape({p->OC, p->ICg, taps});
+  const int8_t* src = wi.mutable_data_ptr<int8_t>();
   p->wmat.resize(static_cast<size_t>(p->OC * p->K));
   for (int64_t o = 0; o < p->OC; ++o) {
     for (int64_t t = 0; t < taps; ++t) {
@@ -275,11 +275,11 @@ std::shared_ptr<ConvWeights> conv_prepack_int(const char* op, const std::string&
   return p;
 }
 
-std::shared_ptr<ConvWeights> conv_prepack_int_of_kind(const char* op, const std::string& kind, const at::Tensor& w_int8,
-                                                      const at::Tensor& w_scales, const at::Tensor& w_zero_points,
-                                                      const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-                                                      at::IntArrayRef padding, at::IntArrayRef output_padding,
-                                                      at::IntArrayRef dilation, int64_t groups) {
+std::shared_ptr<ConvWeights> conv_prepack_int_of_kind(const char* op, const std::string& kind, const Tensor& w_int8,
+                                                      const Tensor& w_scales, const Tensor& w_zero_points,
+                                                      const std::optional<Tensor>& bias, IntArrayRef stride,
+                                                      IntArrayRef padding, IntArrayRef output_padding,
+                                                      IntArrayRef dilation, int64_t groups) {
   return is_conv_transpose_kind(kind)
              ? conv_transpose_prepack_int(op, kind, w_int8, w_scales, w_zero_points, bias, stride, padding,
                                           output_padding, dilation, groups)

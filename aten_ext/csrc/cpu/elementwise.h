@@ -5,7 +5,7 @@
 // call these.
 #pragma once
 
-#include <ATen/ATen.h>
+#include "utils/torch_api.h"
 
 #include <string>
 #include <vector>
@@ -37,42 +37,42 @@ enum class CmpOp { kEq, kNe, kGe, kLe, kGt, kLt };
 
 // The dtype of a plain integer input (uint8 / int8 / int32: the range tag, checks.h qrange); other
 // dtypes are an error naming op and arg.
-at::ScalarType int_dtype_of(const char* op, const char* arg, const at::Tensor& t);
+ScalarType int_dtype_of(const char* op, const char* arg, const Tensor& t);
 
 // Broadcast shape of a and b (clear error if incompatible), and the memory
 // format the result keeps.
-QPLUGIN_PLAIN_API std::vector<int64_t> broadcast_shape(const char* op, at::IntArrayRef a, at::IntArrayRef b);
-QPLUGIN_PLAIN_API at::MemoryFormat binary_format(const at::Tensor& a, const at::Tensor& b, at::IntArrayRef out);
+QPLUGIN_PLAIN_API std::vector<int64_t> broadcast_shape(const char* op, IntArrayRef a, IntArrayRef b);
+QPLUGIN_PLAIN_API MemoryFormat binary_format(const Tensor& a, const Tensor& b, IntArrayRef out);
 
 // out (integer, broadcast shape, dense) = requantize(a OP b).
-QPLUGIN_PLAIN_API void binary_into(const Names& nm, BinaryKind kind, bool relu, const at::Tensor& a, QP qa,
-                                   const at::Tensor& b, QP qb, QP qo, const at::Tensor& out);
-at::Tensor add_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu);
-at::Tensor mul_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo, bool relu);
+QPLUGIN_PLAIN_API void binary_into(const Names& nm, BinaryKind kind, bool relu, const Tensor& a, QP qa,
+                                   const Tensor& b, QP qb, QP qo, const Tensor& out);
+Tensor add_int(const Names& nm, const Tensor& a, QP qa, const Tensor& b, QP qb, QP qo, bool relu);
+Tensor mul_int(const Names& nm, const Tensor& a, QP qa, const Tensor& b, QP qb, QP qo, bool relu);
 
 // add_scalar / mul_scalar: the output qparams torch's quantized::add_scalar /
 // mul_scalar choose, and the integer transform into `out` (dense, x's format).
-QPLUGIN_PLAIN_API QP add_scalar_qparams(const char* op, QP qx, at::ScalarType qdtype, double b);
-QPLUGIN_PLAIN_API QP mul_scalar_qparams(const char* op, QP qx, at::ScalarType qdtype, double b);
-QPLUGIN_PLAIN_API void add_scalar_into(const Names& nm, const at::Tensor& x, QP qx, double b, bool relu,
-                                       const at::Tensor& out);
-QPLUGIN_PLAIN_API void mul_scalar_into(const Names& nm, const at::Tensor& x, QP qx, double b, bool relu,
-                                       const at::Tensor& out);
+QPLUGIN_PLAIN_API QP add_scalar_qparams(const char* op, QP qx, ScalarType qdtype, double b);
+QPLUGIN_PLAIN_API QP mul_scalar_qparams(const char* op, QP qx, ScalarType qdtype, double b);
+QPLUGIN_PLAIN_API void add_scalar_into(const Names& nm, const Tensor& x, QP qx, double b, bool relu,
+                                       const Tensor& out);
+QPLUGIN_PLAIN_API void mul_scalar_into(const Names& nm, const Tensor& x, QP qx, double b, bool relu,
+                                       const Tensor& out);
 
 // cat: `xs` integer tensors of one dtype (cat_into also takes the quantized
 // tensors themselves: it reads only sizes, strides and bytes); qo the output qparams. Output format:
 // the inputs' common memory format, else contiguous.
-QPLUGIN_PLAIN_API at::MemoryFormat cat_format(const std::vector<at::Tensor>& xs);
-QPLUGIN_PLAIN_API std::vector<int64_t> cat_shape(const Names& nm, const std::vector<at::Tensor>& xs, int64_t* dim);
-QPLUGIN_PLAIN_API void cat_into(const Names& nm, const std::vector<at::Tensor>& xs, const std::vector<QP>& qps,
-                                int64_t dim, QP qo, bool relu, const at::Tensor& out);
-at::Tensor cat_int(const Names& nm, const std::vector<at::Tensor>& xs, const std::vector<QP>& qps, int64_t dim, QP qo,
+QPLUGIN_PLAIN_API MemoryFormat cat_format(const std::vector<Tensor>& xs);
+QPLUGIN_PLAIN_API std::vector<int64_t> cat_shape(const Names& nm, const std::vector<Tensor>& xs, int64_t* dim);
+QPLUGIN_PLAIN_API void cat_into(const Names& nm, const std::vector<Tensor>& xs, const std::vector<QP>& qps,
+                                int64_t dim, QP qo, bool relu, const Tensor& out);
+Tensor cat_int(const Names& nm, const std::vector<Tensor>& xs, const std::vector<QP>& qps, int64_t dim, QP qo,
                    bool relu);
 
 // Comparators on represented real values: float(q - zp) * float(scale) OP ...
-QPLUGIN_PLAIN_API at::Tensor compare_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, const at::Tensor& b,
+QPLUGIN_PLAIN_API Tensor compare_int(const Names& nm, CmpOp op, const Tensor& a, QP qa, const Tensor& b,
                                          QP qb);
-QPLUGIN_PLAIN_API at::Tensor compare_scalar_int(const Names& nm, CmpOp op, const at::Tensor& a, QP qa, double other);
+QPLUGIN_PLAIN_API Tensor compare_scalar_int(const Names& nm, CmpOp op, const Tensor& a, QP qa, double other);
 
 QPLUGIN_PLAIN_API const char* cmp_name(CmpOp op);
 
@@ -84,7 +84,7 @@ namespace cpu {
 
 // quantized::matmul semantics: dequantize both operands (aten's rule),
 // float32 at::matmul, quantize_per_tensor to (so, zo). a, b integer; a plain integer result.
-QPLUGIN_PLAIN_API at::Tensor matmul_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo);
+QPLUGIN_PLAIN_API Tensor matmul_int(const Names& nm, const Tensor& a, QP qa, const Tensor& b, QP qb, QP qo);
 
 }  // namespace cpu
 }  // namespace qplugin

@@ -8,8 +8,7 @@
 //   * the plain tier's checked buffer around 8-bit fused rows (plain_embedding_prepack: header,
 //     size and checksum, packed_params/plain_buffer.h): plain_embedding_bag, plain_embedding_unpack.
 // Here: argument and index checks, bag boundaries, pruned-row mapping, threads.
-#include <ATen/Parallel.h>
-#include <c10/util/Half.h>
+#include "utils/torch_api.h"
 #include <c10/util/accumulate.h>
 #include <torch/library.h>
 
@@ -32,26 +31,26 @@ namespace {
 
 constexpr int64_t kGrain = 1 << 15;  // output floats (x rows) per task, roughly
 
-at::Tensor index_tensor(const char* op, const char* arg, const at::Tensor& t) {
-  TORCH_CHECK_VALUE(t.scalar_type() == at::kLong || t.scalar_type() == at::kInt, "qplugin::", op, ": ", arg,
+Tensor index_tensor(const char* op, const char* arg, const Tensor& t) {
+  QP_CHECK_VALUE(t.scalar_type() == kLong || t.scalar_type() == kInt, "qplugin::", op, ": ", arg,
                     " should be an int64 or int32 tensor, got dtype ", t.scalar_type());
-  return t.to(at::kLong).contiguous();
+  return t.to(kLong).contiguous();
 }
 
 // [min, max] of a non-empty int64 tensor (one vectorised pass; at::aminmax costs several times more
 // than the bag kernel's per-row work at recommendation sizes).
-std::pair<int64_t, int64_t> index_range(const at::Tensor& t) {
+std::pair<int64_t, int64_t> index_range(const Tensor& t) {
   int64_t lo = 0, hi = 0;
   QPLUGIN_ISA_CALL(index_range, t.const_data_ptr<int64_t>(), t.numel(), &lo, &hi);
   return {lo, hi};
 }
 
 // The error for indices outside [0, rows), once the kernel found one (it skipped them unread).
-[[noreturn]] void bad_indices(const char* op, const at::Tensor& idx, int64_t rows) {
+[[noreturn]] void bad_indices(const char* op, const Tensor& idx, int64_t rows) {
   const auto [lo, hi] = index_range(idx);
-  TORCH_CHECK_INDEX(false, "qplugin::", op, ": indices should be in [0, ", rows, ") (num_embeddings), got values in [",
+  QP_CHECK_INDEX(false, "qplugin::", op, ": indices should be in [0, ", rows, ") (num_embeddings), got values in [",
                     lo, ", ", hi, "]");
-  std::abort();  // (unreachable: TORCH_CHECK_INDEX(false, ...) throws)
+  std::abort();  // (unreachable: QP_CHECK_INDEX(false, ...) throws)
 }
 
 }  // namespace
@@ -60,24 +59,24 @@ namespace cpu {
 
 // Maps indices to rows (pruned weights: through compressed_indices_mapping, whose range is checked
 // here). Unmapped indices are checked by the kernel as it reads them (run_bags raises).
-at::Tensor rows_of(const char* op, const at::Tensor& indices, int64_t rows, bool pruned_weights,
-                   const c10::optional<at::Tensor>& mapping) {
-  at::Tensor idx = index_tensor(op, "indices", indices).reshape({-1});
+Tensor rows_of(const char* op, const Tensor& indices, int64_t rows, bool pruned_weights,
+                   const std::optional<Tensor>& mapping) {
+  Tensor idx = index_tensor(op, "indices", indices).reshape({-1});
   if (pruned_weights) {
-    TORCH_CHECK_VALUE(mapping.has_value() && mapping->defined(), "qplugin::", op,
+    QP_CHECK_VALUE(mapping.has_value() && mapping->defined(), "qplugin::", op,
                       ": compressed_indices_mapping should be given with pruned_weights=True");
-    const at::Tensor map = index_tensor(op, "compressed_indices_mapping", *mapping);
-    TORCH_CHECK_VALUE(map.dim() == 1, "qplugin::", op, ": compressed_indices_mapping should be 1-D, got shape ",
+    const Tensor map = index_tensor(op, "compressed_indices_mapping", *mapping);
+    QP_CHECK_VALUE(map.dim() == 1, "qplugin::", op, ": compressed_indices_mapping should be 1-D, got shape ",
                       map.sizes());
     const int64_t m = map.numel();
     if (idx.numel() > 0) {
       const auto [lo, hi] = index_range(idx);
-      TORCH_CHECK_INDEX(lo >= 0 && hi < m, "qplugin::", op, ": indices should be in [0, ", m,
+      QP_CHECK_INDEX(lo >= 0 && hi < m, "qplugin::", op, ": indices should be in [0, ", m,
                         ") (compressed_indices_mapping's size), got values in [", lo, ", ", hi, "]");
     }
     if (m > 0) {
       const auto [lo, hi] = index_range(map);
-      TORCH_CHECK_INDEX(lo >= -1 && hi < rows, "qplugin::", op,
+      QP_CHECK_INDEX(lo >= -1 && hi < rows, "qplugin::", op,
                         ": compressed_indices_mapping should hold rows in [-1, ", rows, "), got values in [", lo, ", ",
                         hi, "]");
     }
@@ -86,18 +85,18 @@ at::Tensor rows_of(const char* op, const at::Tensor& indices, int64_t rows, bool
   return idx;
 }
 
-Bags bags_of(const char* op, const at::Tensor& indices, const c10::optional<at::Tensor>& offsets, int64_t mode,
-             bool pruned_weights, const c10::optional<at::Tensor>& per_sample_weights,
-             const c10::optional<at::Tensor>& mapping, bool include_last_offset, int64_t rows, int64_t dim) {
-  TORCH_CHECK_VALUE(mode >= 0 && mode <= 2, "qplugin::", op, ": mode should be 0 (sum), 1 (mean) or 2 (max), got ",
+Bags bags_of(const char* op, const Tensor& indices, const std::optional<Tensor>& offsets, int64_t mode,
+             bool pruned_weights, const std::optional<Tensor>& per_sample_weights,
+             const std::optional<Tensor>& mapping, bool include_last_offset, int64_t rows, int64_t dim) {
+  QP_CHECK_VALUE(mode >= 0 && mode <= 2, "qplugin::", op, ": mode should be 0 (sum), 1 (mean) or 2 (max), got ",
                     mode);
   Bags b;
   const bool has_offsets = offsets.has_value() && offsets->defined();
   if (has_offsets) {
-    TORCH_CHECK_VALUE(indices.dim() == 1, "qplugin::", op, ": indices should be 1-D when offsets are given, got shape ",
+    QP_CHECK_VALUE(indices.dim() == 1, "qplugin::", op, ": indices should be 1-D when offsets are given, got shape ",
                       indices.sizes());
   } else {
-    TORCH_CHECK_VALUE(indices.dim() == 2, "qplugin::", op,
+    QP_CHECK_VALUE(indices.dim() == 2, "qplugin::", op,
                       ": indices should be 2-D [bags, indices per bag] when offsets is None, got shape ",
                       indices.sizes());
   }
@@ -105,46 +104,46 @@ Bags bags_of(const char* op, const at::Tensor& indices, const c10::optional<at::
   b.pruned = pruned_weights;
   const int64_t n = b.idx.numel();
   if (has_offsets) {
-    at::Tensor off = index_tensor(op, "offsets", *offsets);
-    TORCH_CHECK_VALUE(off.dim() == 1, "qplugin::", op, ": offsets should be 1-D, got shape ", off.sizes());
-    TORCH_CHECK_VALUE(!include_last_offset || off.numel() >= 1, "qplugin::", op,
+    Tensor off = index_tensor(op, "offsets", *offsets);
+    QP_CHECK_VALUE(off.dim() == 1, "qplugin::", op, ": offsets should be 1-D, got shape ", off.sizes());
+    QP_CHECK_VALUE(!include_last_offset || off.numel() >= 1, "qplugin::", op,
                       ": offsets should have at least 1 entry with include_last_offset=True, got 0");
     const int64_t nbags = include_last_offset ? off.numel() - 1 : off.numel();
     b.nbags = nbags;
-    b.starts = at::empty({nbags + 1}, at::kLong);
-    int64_t* s = b.starts.data_ptr<int64_t>();
+    b.starts = at::empty({nbags + 1}, kLong);
+    int64_t* s = b.starts.mutable_data_ptr<int64_t>();
     const int64_t* o = off.const_data_ptr<int64_t>();
     std::copy(o, o + nbags, s);
     s[nbags] = include_last_offset ? o[nbags] : n;
-    TORCH_CHECK_VALUE(nbags == 0 || s[0] == 0, "qplugin::", op, ": offsets should start at 0, got ", s[0]);
+    QP_CHECK_VALUE(nbags == 0 || s[0] == 0, "qplugin::", op, ": offsets should start at 0, got ", s[0]);
     const bool ok = QPLUGIN_ISA_CALL(bag_bounds_ok, s, nbags, n);  // the first bad pair is looked for only to name it
     for (int64_t i = 0; !ok && i < nbags; ++i) {
-      TORCH_CHECK_VALUE(s[i] <= s[i + 1] && s[i + 1] <= n, "qplugin::", op,
+      QP_CHECK_VALUE(s[i] <= s[i + 1] && s[i + 1] <= n, "qplugin::", op,
                         ": offsets should be non-decreasing and at most the number of indices (", n, "), got offsets[",
                         i, "] = ", s[i], " then ", s[i + 1]);
     }
   } else {
     const int64_t per = indices.size(1);
     b.nbags = indices.size(0);
-    b.starts = at::arange(0, (b.nbags + 1) * per, std::max<int64_t>(per, 1), at::kLong).narrow(0, 0, b.nbags + 1);
-    if (per == 0) b.starts = at::zeros({b.nbags + 1}, at::kLong);
+    b.starts = at::arange(0, (b.nbags + 1) * per, std::max<int64_t>(per, 1), kLong).narrow(0, 0, b.nbags + 1);
+    if (per == 0) b.starts = at::zeros({b.nbags + 1}, kLong);
   }
   if (per_sample_weights.has_value() && per_sample_weights->defined()) {
-    const at::Tensor& w = *per_sample_weights;
-    TORCH_CHECK_VALUE(mode == 0, "qplugin::", op,
+    const Tensor& w = *per_sample_weights;
+    QP_CHECK_VALUE(mode == 0, "qplugin::", op,
                       ": per_sample_weights should only be given with mode 0 (sum), got mode ", mode);
-    TORCH_CHECK_VALUE(w.is_floating_point() && w.numel() == n, "qplugin::", op,
+    QP_CHECK_VALUE(w.is_floating_point() && w.numel() == n, "qplugin::", op,
                       ": per_sample_weights should be a float tensor with one weight an index (", n, "), got ",
                       w.scalar_type(), " of shape ", w.sizes());
-    b.psw = w.to(at::kFloat).contiguous();
+    b.psw = w.to(kFloat).contiguous();
   }
   b.out_sizes = {b.nbags, dim};
   check_output_size(op, b.out_sizes, 4);
   return b;
 }
 
-at::Tensor run_bags(const char* op, const kernels::EmbRows& w, const Bags& b, int64_t mode) {
-  at::Tensor out = at::empty(b.out_sizes, at::kFloat);
+Tensor run_bags(const char* op, const kernels::EmbRows& w, const Bags& b, int64_t mode) {
+  Tensor out = at::empty(b.out_sizes, kFloat);
   const int64_t n = b.idx.numel();
   const int64_t* idx = b.idx.const_data_ptr<int64_t>();
   const int64_t* starts = b.starts.const_data_ptr<int64_t>();
@@ -156,10 +155,10 @@ at::Tensor run_bags(const char* op, const kernels::EmbRows& w, const Bags& b, in
   }
   if (out.numel() == 0) return out;
   const float* psw = b.psw.defined() ? b.psw.const_data_ptr<float>() : nullptr;
-  float* o = out.data_ptr<float>();
+  float* o = out.mutable_data_ptr<float>();
   const int64_t per_bag = std::max<int64_t>(1, (n / std::max<int64_t>(b.nbags, 1)) * std::max<int64_t>(w.D, 1));
   std::atomic<bool> ok{true};
-  at::parallel_for(0, b.nbags, std::max<int64_t>(1, kGrain / per_bag), [&](int64_t b0, int64_t b1) {
+  tensor::parallel_for(0, b.nbags, std::max<int64_t>(1, kGrain / per_bag), [&](int64_t b0, int64_t b1) {
     if (!QPLUGIN_ISA_CALL(embedding_bag_rows, w, idx, starts, psw, static_cast<int>(mode), b.pruned, b0, b1, o))
       ok.store(false, std::memory_order_relaxed);
   });
@@ -179,9 +178,9 @@ using cpu::run_bags;
 
 // The kernel's view of a fused weight: 8-bit rows = D codes + float32 scale + float32 bias;
 // 4-bit rows = D / 2 bytes + fp16 scale + fp16 bias.
-kernels::EmbRows fused_view(const char* op, const at::Tensor& weight, int64_t bits, at::Tensor* keep) {
+kernels::EmbRows fused_view(const char* op, const Tensor& weight, int64_t bits, Tensor* keep) {
   const int64_t tail = bits == 8 ? 8 : 4;
-  TORCH_CHECK_VALUE(weight.scalar_type() == at::kByte && weight.dim() == 2 && weight.size(1) >= tail, "qplugin::", op,
+  QP_CHECK_VALUE(weight.scalar_type() == kByte && weight.dim() == 2 && weight.size(1) >= tail, "qplugin::", op,
                     ": weight should be a 2-D uint8 tensor of fused rows (",
                     bits == 8 ? "codes, "
                                 "float32 scale, float32 bias: embedding_bag_byte_prepack"
@@ -197,20 +196,20 @@ kernels::EmbRows fused_view(const char* op, const at::Tensor& weight, int64_t bi
       bits == 4, keep->size(0)};
 }
 
-at::Tensor embedding_bag_rowwise(const char* op, int64_t bits, const at::Tensor& weight, QPLUGIN_EMBEDDING_BAG_ARGS) {
-  at::Tensor keep;
+Tensor embedding_bag_rowwise(const char* op, int64_t bits, const Tensor& weight, QPLUGIN_EMBEDDING_BAG_ARGS) {
+  Tensor keep;
   const kernels::EmbRows w = fused_view(op, weight, bits, &keep);
   const Bags b = bags_of(op, indices, offsets, mode, pruned_weights, per_sample_weights, compressed_indices_mapping,
                          include_last_offset, keep.size(0), w.D);
   return run_bags(op, w, b, mode);
 }
 
-at::Tensor embedding_bag_byte_rowwise_offsets(const at::Tensor& weight, QPLUGIN_EMBEDDING_BAG_ARGS) {
+Tensor embedding_bag_byte_rowwise_offsets(const Tensor& weight, QPLUGIN_EMBEDDING_BAG_ARGS) {
   return embedding_bag_rowwise("embedding_bag_byte_rowwise_offsets", 8, weight, indices, offsets, scale_grad_by_freq,
                                mode, pruned_weights, per_sample_weights, compressed_indices_mapping,
                                include_last_offset);
 }
-at::Tensor embedding_bag_4bit_rowwise_offsets(const at::Tensor& weight, QPLUGIN_EMBEDDING_BAG_ARGS) {
+Tensor embedding_bag_4bit_rowwise_offsets(const Tensor& weight, QPLUGIN_EMBEDDING_BAG_ARGS) {
   return embedding_bag_rowwise("embedding_bag_4bit_rowwise_offsets", 4, weight, indices, offsets, scale_grad_by_freq,
                                mode, pruned_weights, per_sample_weights, compressed_indices_mapping,
                                include_last_offset);
@@ -218,22 +217,22 @@ at::Tensor embedding_bag_4bit_rowwise_offsets(const at::Tensor& weight, QPLUGIN_
 
 // ---- the plain tier's checked tables (packed_params/plain_buffer.h, kind kEmbedding) ----------
 
-at::Tensor plain_embedding_prepack(const at::Tensor& fused_rows, int64_t bits) {
+Tensor plain_embedding_prepack(const Tensor& fused_rows, int64_t bits) {
   return plain_buffer::pack_embedding("plain_embedding_prepack", fused_rows, bits);
 }
 
-at::Tensor plain_embedding_unpack(const at::Tensor& packed) {
+Tensor plain_embedding_unpack(const Tensor& packed) {
   return plain_buffer::view_embedding("plain_embedding_unpack", packed).clone();
 }
 
-at::Tensor plain_embedding_bag(const at::Tensor& packed, int64_t num_embeddings, int64_t embedding_dim,
-                               const at::Tensor& indices, const c10::optional<at::Tensor>& offsets, int64_t mode,
-                               bool pruned_weights, const c10::optional<at::Tensor>& per_sample_weights,
-                               const c10::optional<at::Tensor>& compressed_indices_mapping, bool include_last_offset) {
+Tensor plain_embedding_bag(const Tensor& packed, int64_t num_embeddings, int64_t embedding_dim,
+                               const Tensor& indices, const std::optional<Tensor>& offsets, int64_t mode,
+                               bool pruned_weights, const std::optional<Tensor>& per_sample_weights,
+                               const std::optional<Tensor>& compressed_indices_mapping, bool include_last_offset) {
   constexpr const char* op = "plain_embedding_bag";
-  const at::Tensor rows = plain_buffer::view_embedding(op, packed);
+  const Tensor rows = plain_buffer::view_embedding(op, packed);
   const int64_t n = rows.size(0), D = rows.size(1) - 8;
-  TORCH_CHECK_VALUE(n == num_embeddings && D == embedding_dim, "qplugin::", op, ": packed should hold a [",
+  QP_CHECK_VALUE(n == num_embeddings && D == embedding_dim, "qplugin::", op, ": packed should hold a [",
                     num_embeddings, ", ", embedding_dim, "] table (num_embeddings, embedding_dim), got [", n, ", ", D,
                     "]");
   return embedding_bag_rowwise(op, 8, rows, indices, offsets, false, mode, pruned_weights, per_sample_weights,
@@ -241,17 +240,17 @@ at::Tensor plain_embedding_bag(const at::Tensor& packed, int64_t num_embeddings,
 }
 
 // Float rows [..., D] (float32 or float16) as a contiguous float32 [rows, D].
-at::Tensor float_rows(const char* op, const at::Tensor& weight) {
-  TORCH_CHECK_VALUE(weight.scalar_type() == at::kFloat || weight.scalar_type() == at::kHalf, "qplugin::", op,
+Tensor float_rows(const char* op, const Tensor& weight) {
+  QP_CHECK_VALUE(weight.scalar_type() == kFloat || weight.scalar_type() == kHalf, "qplugin::", op,
                     ": weight should be a float32 or float16 tensor, got dtype ", weight.scalar_type());
-  TORCH_CHECK_VALUE(weight.dim() >= 2, "qplugin::", op,
+  QP_CHECK_VALUE(weight.dim() >= 2, "qplugin::", op,
                     ": weight should have at least 2 dims [..., rows, D], got shape ", weight.sizes());
   // rows counted, not inferred: reshape({-1, 0}) is ambiguous for D = 0 (fuzzer seed 707)
   const int64_t D = weight.size(-1), rows = c10::multiply_integers(weight.sizes().begin(), weight.sizes().end() - 1);
-  return weight.to(at::kFloat).contiguous().reshape({rows, D});
+  return weight.to(kFloat).contiguous().reshape({rows, D});
 }
 
-std::vector<int64_t> with_last(at::IntArrayRef sizes, int64_t last) {
+std::vector<int64_t> with_last(IntArrayRef sizes, int64_t last) {
   std::vector<int64_t> s = sizes.vec();
   s.back() = last;
   return s;
@@ -259,14 +258,14 @@ std::vector<int64_t> with_last(at::IntArrayRef sizes, int64_t last) {
 
 // torch's FloatToFused8BitRowwiseQuantized: scale = range / 255, bias = min,
 // code = lrintf((x - min) * (255 / (range + 1e-8))).
-at::Tensor embedding_bag_byte_prepack(const at::Tensor& weight) {
+Tensor embedding_bag_byte_prepack(const Tensor& weight) {
   constexpr const char* op = "embedding_bag_byte_prepack";
-  const at::Tensor x = float_rows(op, weight);
+  const Tensor x = float_rows(op, weight);
   const int64_t rows = x.size(0), D = x.size(1);
-  at::Tensor out = at::empty(with_last(weight.sizes(), D + 8), at::kByte);
+  Tensor out = at::empty(with_last(weight.sizes(), D + 8), kByte);
   const float* xp = x.const_data_ptr<float>();
-  uint8_t* op_ = out.data_ptr<uint8_t>();
-  at::parallel_for(0, rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
+  uint8_t* op_ = out.mutable_data_ptr<uint8_t>();
+  tensor::parallel_for(0, rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* in = xp + r * D;
       uint8_t* o = op_ + r * (D + 8);
@@ -291,16 +290,16 @@ at::Tensor embedding_bag_byte_prepack(const at::Tensor& weight) {
 // torch's FloatToFusedNBitRowwiseQuantizedSBHalf at 4 bits: bias = fp16(min), scale =
 // fp16(range / 15) (1 where that is 0 or its reciprocal overflows), code = clamp(lrintf((x -
 // bias) / scale), 0, 15), element 2j in the low nibble.
-at::Tensor embedding_bag_4bit_prepack(const at::Tensor& weight, bool optimized_qparams, int64_t nbins, double ratio) {
+Tensor embedding_bag_4bit_prepack(const Tensor& weight, bool optimized_qparams, int64_t nbins, double ratio) {
   constexpr const char* op = "embedding_bag_4bit_prepack";
   TORCH_CHECK_NOT_IMPLEMENTED(!optimized_qparams, "qplugin::", op,
                               ": optimized_qparams=True (the greedy range search) is not supported; pass False");
-  const at::Tensor x = float_rows(op, weight);
+  const Tensor x = float_rows(op, weight);
   const int64_t rows = x.size(0), D = x.size(1), nb = (D + 1) / 2;
-  at::Tensor out = at::empty(with_last(weight.sizes(), nb + 4), at::kByte);
+  Tensor out = at::empty(with_last(weight.sizes(), nb + 4), kByte);
   const float* xp = x.const_data_ptr<float>();
-  uint8_t* op_ = out.data_ptr<uint8_t>();
-  at::parallel_for(0, rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
+  uint8_t* op_ = out.mutable_data_ptr<uint8_t>();
+  tensor::parallel_for(0, rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* in = xp + r * D;
       uint8_t* o = op_ + r * (nb + 4);
@@ -309,19 +308,19 @@ at::Tensor embedding_bag_4bit_prepack(const at::Tensor& weight, bool optimized_q
         lo = std::min(lo, in[j]);
         hi = std::max(hi, in[j]);
       }
-      const c10::Half lo_h(lo);
+      const Half lo_h(lo);
       lo = static_cast<float>(lo_h);
       const float range = hi - lo;
       float scale = range == 0 ? 1.0f : range / 15.0f;
-      c10::Half scale_h(scale);
+      Half scale_h(scale);
       scale = static_cast<float>(scale_h);
       if (scale == 0) {
         scale = 1.0f;
-        scale_h = c10::Half(1.0f);
+        scale_h = Half(1.0f);
       }
       float inv = 1.0f / scale;
       if (std::isinf(inv)) {
-        scale_h = c10::Half(1.0f);
+        scale_h = Half(1.0f);
         inv = 1.0f;
       }
       std::memset(o, 0, nb);
@@ -337,26 +336,26 @@ at::Tensor embedding_bag_4bit_prepack(const at::Tensor& weight, bool optimized_q
 }
 
 // Fused rows back to float: v = fma(scale, code, bias), the kernel's value.
-at::Tensor fused_unpack(const char* op, const at::Tensor& weight, int64_t bits) {
+Tensor fused_unpack(const char* op, const Tensor& weight, int64_t bits) {
   const int64_t tail = bits == 8 ? 8 : 4;
-  TORCH_CHECK_VALUE(weight.scalar_type() == at::kByte && weight.dim() >= 1 && weight.size(-1) >= tail, "qplugin::", op,
+  QP_CHECK_VALUE(weight.scalar_type() == kByte && weight.dim() >= 1 && weight.size(-1) >= tail, "qplugin::", op,
                     ": weight should be a uint8 tensor of fused rows with at least ", tail, " columns, got dtype ",
                     weight.scalar_type(), " of shape ", weight.sizes());
-  const at::Tensor w2 = weight.contiguous().reshape({-1, weight.size(-1)});
-  at::Tensor keep;
+  const Tensor w2 = weight.contiguous().reshape({-1, weight.size(-1)});
+  Tensor keep;
   const kernels::EmbRows w = fused_view(op, w2, bits, &keep);
   Bags b;
   b.nbags = keep.size(0);
-  b.idx = at::arange(b.nbags, at::kLong);
-  b.starts = at::arange(b.nbags + 1, at::kLong);
+  b.idx = at::arange(b.nbags, kLong);
+  b.starts = at::arange(b.nbags + 1, kLong);
   b.out_sizes = {b.nbags, w.D};
   return run_bags(op, w, b, 0).reshape(with_last(weight.sizes(), w.D));
 }
 
-at::Tensor embedding_bag_byte_unpack(const at::Tensor& weight) {
+Tensor embedding_bag_byte_unpack(const Tensor& weight) {
   return fused_unpack("embedding_bag_byte_unpack", weight, 8);
 }
-at::Tensor embedding_bag_4bit_unpack(const at::Tensor& weight) {
+Tensor embedding_bag_4bit_unpack(const Tensor& weight) {
   return fused_unpack("embedding_bag_4bit_unpack", weight, 4);
 }
 

@@ -2,7 +2,7 @@
 // (kernels/gemm/qgemm.h), the dynamic (float in, float out) linear.
 #include "cpu/linear.h"
 
-#include <ATen/Parallel.h>
+#include "utils/torch_api.h"
 
 #include <limits>
 #include <vector>
@@ -19,10 +19,10 @@ namespace cpu {
 
 namespace gemm = kernels::gemm;
 
-std::vector<int64_t> linear_out_sizes(const char* op, at::IntArrayRef x_sizes, const LinearWeights& w) {
+std::vector<int64_t> linear_out_sizes(const char* op, IntArrayRef x_sizes, const LinearWeights& w) {
   w.check_int8(op);
-  TORCH_CHECK_VALUE(!x_sizes.empty(), "qplugin::", op, ": X should have at least 1 dimension, got a 0-dim tensor");
-  TORCH_CHECK_VALUE(x_sizes.back() == w.K, "qplugin::", op, ": X should have last dimension ", w.K,
+  QP_CHECK_VALUE(!x_sizes.empty(), "qplugin::", op, ": X should have at least 1 dimension, got a 0-dim tensor");
+  QP_CHECK_VALUE(x_sizes.back() == w.K, "qplugin::", op, ": X should have last dimension ", w.K,
                     " (W's in_features), got shape ", x_sizes);
   std::vector<int64_t> out(x_sizes.begin(), x_sizes.end());
   out.back() = w.N;
@@ -34,9 +34,9 @@ namespace {
 void check_linear_qparams(const char* op, double x_scale, int64_t x_zero_point, double w_scale_max, double y_scale,
                           int64_t y_zero_point) {
   check_scale(op, "X scale", x_scale);
-  check_zero_point(op, "X zero_point", x_zero_point, at::kByte);
+  check_zero_point(op, "X zero_point", x_zero_point, kByte);
   check_scale(op, "Y_scale_i", y_scale);
-  check_zero_point(op, "Y_zero_point_i", y_zero_point, at::kByte);
+  check_zero_point(op, "Y_zero_point_i", y_zero_point, kByte);
   check_requant_multiplier(op, "Y_scale_i", y_scale, x_scale * w_scale_max, "X scale * W scale");
 }
 
@@ -107,18 +107,18 @@ void linear_u8_view(const char* op, const uint8_t* x, int64_t M, double x_scale,
           y_zero_point, relu, out);
 }
 
-at::Tensor linear_dynamic_view(const char* op, const at::Tensor& x_in, const LinearWeightsView& w, bool reduce_range,
+Tensor linear_dynamic_view(const char* op, const Tensor& x_in, const LinearWeightsView& w, bool reduce_range,
                                bool relu) {
   if (w.fp16) return linear_fp16_view(op, x_in, w, relu);
   const int64_t N = w.b.N;
   const int64_t K = w.b.K;
   std::vector<int64_t> out_sizes = x_in.sizes().vec();
   out_sizes.back() = N;
-  at::Tensor out = at::empty(out_sizes, x_in.options().dtype(at::kFloat));
+  Tensor out = at::empty(out_sizes, x_in.options().dtype(kFloat));
   if (out.numel() == 0) return out;
   const int64_t M = out.numel() / N;
   const int64_t numel = M * K;
-  const at::Tensor x = x_in.contiguous();
+  const Tensor x = x_in.contiguous();
   const float* xp = x.const_data_ptr<float>();
   // Activations up to 2^18 elements (1 MB of floats; e.g. 128 x 1024): min/max and
   // quantization in this thread, into a reused per-thread buffer: no ATen ops, no allocation,
@@ -146,16 +146,16 @@ at::Tensor linear_dynamic_view(const char* op, const at::Tensor& x_in, const Lin
   const int32_t zp = qp.zero_point;
   thread_local std::vector<uint8_t> small_xq;
   thread_local std::vector<float> mult;
-  at::Tensor xq_big;
+  Tensor xq_big;
   uint8_t* qptr = nullptr;
   if (small) {
     if (static_cast<int64_t>(small_xq.size()) < numel) small_xq.resize(numel);
     qptr = small_xq.data();
     QPLUGIN_ISA_CALL(quantize_u8, xp, qptr, numel, inv, zp);
   } else {
-    xq_big = at::empty({M, K}, x.options().dtype(at::kByte));
-    qptr = xq_big.data_ptr<uint8_t>();
-    at::parallel_for(0, numel, 1 << 15, [&](int64_t b, int64_t e) {
+    xq_big = at::empty({M, K}, x.options().dtype(kByte));
+    qptr = xq_big.mutable_data_ptr<uint8_t>();
+    tensor::parallel_for(0, numel, 1 << 15, [&](int64_t b, int64_t e) {
       QPLUGIN_ISA_CALL(quantize_u8, xp + b, qptr + b, e - b, inv, zp);
     });
   }
@@ -173,7 +173,7 @@ at::Tensor linear_dynamic_view(const char* op, const at::Tensor& x_in, const Lin
   p.multipliers = mult.data();
   p.bias = w.bias;
   p.kind = gemm::OutKind::kF32;
-  p.out = out.data_ptr<float>();
+  p.out = out.mutable_data_ptr<float>();
   p.ldc = N;
   p.out_fmin = relu ? 0.0f : -std::numeric_limits<float>::infinity();
   gemm::qgemm(p);

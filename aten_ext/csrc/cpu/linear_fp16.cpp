@@ -2,8 +2,7 @@
 // float32 activations, float16 weights packed in LinearWeights (fp16 kind), float32
 // accumulation in kernels/linear_fp16_kernel.h's fixed order; no int8 step. The dynamic fp16
 // LSTM / GRU reach the same kernel through linear_dynamic_view (cpu/rnn.cpp).
-#include <ATen/ATen.h>
-#include <ATen/Parallel.h>
+#include "utils/torch_api.h"
 
 #include <algorithm>
 #include <vector>
@@ -16,21 +15,21 @@
 namespace qplugin {
 namespace cpu {
 
-at::Tensor linear_fp16_view(const char* op, const at::Tensor& x_in, const LinearWeightsView& w, bool relu) {
+Tensor linear_fp16_view(const char* op, const Tensor& x_in, const LinearWeightsView& w, bool relu) {
   check_float_input(op, "X", x_in);
   const int64_t N = w.b.N;
   const int64_t K = w.b.K;
-  TORCH_CHECK_VALUE(x_in.dim() >= 1, "qplugin::", op, ": X should have at least 1 dimension, got a 0-dim tensor");
-  TORCH_CHECK_VALUE(x_in.size(-1) == K, "qplugin::", op, ": X should have last dimension ", K,
+  QP_CHECK_VALUE(x_in.dim() >= 1, "qplugin::", op, ": X should have at least 1 dimension, got a 0-dim tensor");
+  QP_CHECK_VALUE(x_in.size(-1) == K, "qplugin::", op, ": X should have last dimension ", K,
                     " (W's in_features), got shape ", x_in.sizes());
   std::vector<int64_t> out_sizes = x_in.sizes().vec();
   out_sizes.back() = N;
-  at::Tensor out = at::empty(out_sizes, x_in.options().dtype(at::kFloat));
+  Tensor out = at::empty(out_sizes, x_in.options().dtype(kFloat));
   if (out.numel() == 0) return out;
   const int64_t M = out.numel() / N;
-  const at::Tensor x = x_in.contiguous();
+  const Tensor x = x_in.contiguous();
   const float* xp = x.const_data_ptr<float>();
-  float* yp = out.data_ptr<float>();
+  float* yp = out.mutable_data_ptr<float>();
   // Work units: blocks of kRows rows x kPanels panels (64 columns); each unit is independent
   // (every output's sum is computed whole by one call), so the split changes no bit.
   constexpr int64_t kRows = 64;
@@ -40,7 +39,7 @@ at::Tensor linear_fp16_view(const char* op, const at::Tensor& x_in, const Linear
   const int64_t MB = (M + kRows - 1) / kRows;
   const int64_t unit_flops = std::min(M, kRows) * kPanels * kernels::kFp16Panel * std::max<int64_t>(K, 1);
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 17) / unit_flops);
-  at::parallel_for(0, MB * PG, grain, [&](int64_t t0, int64_t t1) {
+  tensor::parallel_for(0, MB * PG, grain, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t mb = t / PG, pg = t % PG;
       const int64_t m0 = mb * kRows, m1 = std::min(M, m0 + kRows);

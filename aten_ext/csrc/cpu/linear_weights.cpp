@@ -14,12 +14,12 @@ namespace gemm = kernels::gemm;
 namespace {
 
 // The bias of either weight kind: float32 [N], kept contiguous (shared with the caller).
-c10::optional<at::Tensor> checked_bias(const char* op, const c10::optional<at::Tensor>& bias, int64_t N) {
-  if (!bias.has_value() || !bias->defined()) return c10::nullopt;
-  const at::Tensor& b = *bias;
-  TORCH_CHECK(b.scalar_type() == at::kFloat, "qplugin::", op, ": B should be a float32 tensor, got dtype ",
+std::optional<Tensor> checked_bias(const char* op, const std::optional<Tensor>& bias, int64_t N) {
+  if (!bias.has_value() || !bias->defined()) return std::nullopt;
+  const Tensor& b = *bias;
+  QP_CHECK(b.scalar_type() == kFloat, "qplugin::", op, ": B should be a float32 tensor, got dtype ",
               b.scalar_type());
-  TORCH_CHECK_VALUE(b.dim() == 1 && b.size(0) == N, "qplugin::", op, ": B should have shape [", N,
+  QP_CHECK_VALUE(b.dim() == 1 && b.size(0) == N, "qplugin::", op, ": B should have shape [", N,
                     "] (out_features), got ", b.sizes());
   return b.contiguous();
 }
@@ -29,23 +29,23 @@ constexpr float kFp16Max = 65504.0f;
 }  // namespace
 
 void LinearWeights::check_int8(const char* op) const {
-  TORCH_CHECK(!fp16, "qplugin::", op,
+  QP_CHECK(!fp16, "qplugin::", op,
               ": W_prepack should hold qint8 weights (from linear_prepack), got float16 weights "
               "(from linear_prepack_fp16; use linear_dynamic_fp16 / linear_unpack_fp16)");
 }
 
 void LinearWeights::check_fp16(const char* op) const {
-  TORCH_CHECK(fp16, "qplugin::", op,
+  QP_CHECK(fp16, "qplugin::", op,
               ": W_prepack should hold float16 weights (from linear_prepack_fp16), got qint8 weights "
               "(from linear_prepack; use linear_dynamic / linear_unpack)");
 }
 
-void LinearWeights::init_fp16(const char* op, const at::Tensor& weight, const c10::optional<at::Tensor>& bias) {
-  TORCH_CHECK(weight.defined() && (weight.scalar_type() == at::kFloat || weight.scalar_type() == at::kHalf),
+void LinearWeights::init_fp16(const char* op, const Tensor& weight, const std::optional<Tensor>& bias) {
+  QP_CHECK(weight.defined() && (weight.scalar_type() == kFloat || weight.scalar_type() == kHalf),
               "qplugin::", op, ": W should be a float32 or float16 tensor, got ",
               weight.defined() ? "dtype " + std::string(c10::toString(weight.scalar_type()))
                                : std::string("an undefined tensor"));
-  TORCH_CHECK_VALUE(weight.dim() == 2, "qplugin::", op, ": W should be 2-D [out_features, in_features], got shape ",
+  QP_CHECK_VALUE(weight.dim() == 2, "qplugin::", op, ": W should be 2-D [out_features, in_features], got shape ",
                     weight.sizes());
   const int64_t N = weight.size(0);
   const int64_t K = weight.size(1);
@@ -54,22 +54,22 @@ void LinearWeights::init_fp16(const char* op, const at::Tensor& weight, const c1
   p->K = K;
   p->fp16 = true;
   p->bias = checked_bias(op, bias, N);
-  at::Tensor w16;
-  if (weight.scalar_type() == at::kHalf) {
+  Tensor w16;
+  if (weight.scalar_type() == kHalf) {
     w16 = weight.contiguous();
   } else {
     // torch's HandleWeightsSaturation: clamp to the float16 range (a warning when it changes a value)
-    const at::Tensor w = weight.contiguous();
+    const Tensor w = weight.contiguous();
     if (w.numel() > 0 && at::gt(w.abs(), kFp16Max).any().item<bool>()) {
       TORCH_WARN("qplugin::", op,
                  ": W has values outside the float16 range [-65504, 65504]; they saturate to "
                  "+-65504 (as torch's linear_prepack_fp16)");
     }
-    w16 = at::clamp(w, -kFp16Max, kFp16Max).to(at::kHalf);  // NaN stays NaN; round to nearest even
+    w16 = at::clamp(w, -kFp16Max, kFp16Max).to(kHalf);  // NaN stays NaN; round to nearest even
   }
   const int64_t P = (N + kernels::kFp16Panel - 1) / kernels::kFp16Panel;
   p->fp16_panels.assign(static_cast<size_t>(P * K * kernels::kFp16Panel), 0);
-  const uint16_t* src = reinterpret_cast<const uint16_t*>(w16.const_data_ptr<at::Half>());
+  const uint16_t* src = reinterpret_cast<const uint16_t*>(w16.const_data_ptr<Half>());
   for (int64_t n = 0; n < N; ++n) {
     const int64_t panel = n / kernels::kFp16Panel, j = n % kernels::kFp16Panel;
     uint16_t* dst = p->fp16_panels.data() + panel * K * kernels::kFp16Panel + j;
@@ -85,9 +85,9 @@ int64_t LinearWeights::packed_bytes() const {
   return n;
 }
 
-at::Tensor LinearWeights::weight_fp16() const {
-  at::Tensor w = at::empty({N, K}, at::dtype(at::kHalf));
-  uint16_t* dst = reinterpret_cast<uint16_t*>(w.data_ptr<at::Half>());
+Tensor LinearWeights::weight_fp16() const {
+  Tensor w = at::empty({N, K}, at::dtype(kHalf));
+  uint16_t* dst = reinterpret_cast<uint16_t*>(w.mutable_data_ptr<Half>());
   for (int64_t n = 0; n < N; ++n) {
     const int64_t panel = n / kernels::kFp16Panel, j = n % kernels::kFp16Panel;
     const uint16_t* src = fp16_panels.data() + panel * K * kernels::kFp16Panel + j;
@@ -138,27 +138,27 @@ void LinearWeights::epilogue_constants(double x_scale, double y_scale, const dou
   }
 }
 
-void LinearWeights::init_int8(const char* op, const at::Tensor& w_int8, const at::Tensor& scales,
-                              const at::Tensor& zero_points, bool per_channel, const c10::optional<at::Tensor>& bias) {
-  TORCH_CHECK(w_int8.defined() && w_int8.scalar_type() == at::kChar, "qplugin::", op,
+void LinearWeights::init_int8(const char* op, const Tensor& w_int8, const Tensor& scales,
+                              const Tensor& zero_points, bool per_channel, const std::optional<Tensor>& bias) {
+  QP_CHECK(w_int8.defined() && w_int8.scalar_type() == kChar, "qplugin::", op,
               ": weight data should be an int8 tensor, got ",
               w_int8.defined() ? c10::toString(w_int8.scalar_type()) : "an undefined tensor");
-  TORCH_CHECK_VALUE(w_int8.dim() == 2, "qplugin::", op, ": W should be 2-D [out_features, in_features], got shape ",
+  QP_CHECK_VALUE(w_int8.dim() == 2, "qplugin::", op, ": W should be 2-D [out_features, in_features], got shape ",
                     w_int8.sizes());
   const int64_t N = w_int8.size(0);
   const int64_t K = w_int8.size(1);
-  TORCH_CHECK_VALUE(K <= gemm::kMaxK, "qplugin::", op, ": in_features should be at most ", gemm::kMaxK,
+  QP_CHECK_VALUE(K <= gemm::kMaxK, "qplugin::", op, ": in_features should be at most ", gemm::kMaxK,
                     " (int32 accumulation stays exact up to there), got ", K);
   const int64_t nq = per_channel ? N : 1;
-  TORCH_CHECK(scales.defined() && scales.scalar_type() == at::kDouble, "qplugin::", op,
+  QP_CHECK(scales.defined() && scales.scalar_type() == kDouble, "qplugin::", op,
               ": scales should be a float64 tensor, got ",
               scales.defined() ? c10::toString(scales.scalar_type()) : "an undefined tensor");
-  TORCH_CHECK(zero_points.defined() && zero_points.scalar_type() == at::kLong, "qplugin::", op,
+  QP_CHECK(zero_points.defined() && zero_points.scalar_type() == kLong, "qplugin::", op,
               ": zero_points should be an int64 tensor, got ",
               zero_points.defined() ? c10::toString(zero_points.scalar_type()) : "an undefined tensor");
-  TORCH_CHECK_VALUE(scales.dim() == 1 && scales.numel() == nq, "qplugin::", op, ": scales should have shape [", nq,
+  QP_CHECK_VALUE(scales.dim() == 1 && scales.numel() == nq, "qplugin::", op, ": scales should have shape [", nq,
                     "], got ", scales.sizes());
-  TORCH_CHECK_VALUE(zero_points.dim() == 1 && zero_points.numel() == nq, "qplugin::", op,
+  QP_CHECK_VALUE(zero_points.dim() == 1 && zero_points.numel() == nq, "qplugin::", op,
                     ": zero_points should have shape [", nq, "], got ", zero_points.sizes());
   LinearWeights* p = this;  // the fields (locals and arguments share their names)
   p->N = N;
@@ -171,7 +171,7 @@ void LinearWeights::init_int8(const char* op, const at::Tensor& w_int8, const at
   for (int64_t i = 0; i < nq; ++i) {
     // the rule of every scale (a float32 reciprocal too: 1e-45 is rejected as elsewhere)
     check_scale(op, per_channel ? ("W scales[" + std::to_string(i) + "]").c_str() : "W scale", s[i]);
-    TORCH_CHECK_VALUE(z[i] >= -128 && z[i] <= 127, "qplugin::", op, ": W zero_point",
+    QP_CHECK_VALUE(z[i] >= -128 && z[i] <= 127, "qplugin::", op, ": W zero_point",
                       per_channel ? "s[" + std::to_string(i) + "]" : std::string(),
                       " should be in [-128, 127] for torch.qint8, got ", z[i]);
   }
@@ -185,13 +185,13 @@ void LinearWeights::init_int8(const char* op, const at::Tensor& w_int8, const at
     if (p->w_zp[n] != 0) p->w_zp_all_zero = false;
   }
   p->bias = checked_bias(op, bias, N);
-  const at::Tensor w = w_int8.contiguous();
+  const Tensor w = w_int8.contiguous();
   p->packed.pack(w.const_data_ptr<int8_t>(), K, 1, K, N);
 }
 
-at::Tensor LinearWeights::weight_int8() const {
-  at::Tensor w = at::empty({N, K}, at::dtype(at::kChar));
-  if (N * K > 0) gemm::unpack_b(view(), w.data_ptr<int8_t>());
+Tensor LinearWeights::weight_int8() const {
+  Tensor w = at::empty({N, K}, at::dtype(kChar));
+  if (N * K > 0) gemm::unpack_b(view(), w.mutable_data_ptr<int8_t>());
   return w;
 }
 

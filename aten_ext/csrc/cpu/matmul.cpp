@@ -9,28 +9,28 @@
 namespace qplugin {
 namespace cpu {
 
-at::Tensor matmul_int(const Names& nm, const at::Tensor& a, QP qa, const at::Tensor& b, QP qb, QP qo) {
+Tensor matmul_int(const Names& nm, const Tensor& a, QP qa, const Tensor& b, QP qb, QP qo) {
   const char* op = nm.op;
-  const at::ScalarType qt = int_dtype_of(op, nm.a, a);
-  TORCH_CHECK(qt != at::kInt, "qplugin::", op, ": ", nm.a, " should be ",
+  const ScalarType qt = int_dtype_of(op, nm.a, a);
+  QP_CHECK(qt != kInt, "qplugin::", op, ": ", nm.a, " should be ",
               nm.plain ? "uint8 or int8, got int32" : "torch.quint8 or torch.qint8, got torch.qint32");
-  TORCH_CHECK(b.scalar_type() == a.scalar_type(), "qplugin::", op, ": ", nm.b, " should have the dtype of ", nm.a, " (",
+  QP_CHECK(b.scalar_type() == a.scalar_type(), "qplugin::", op, ": ", nm.b, " should have the dtype of ", nm.a, " (",
               range_name(qt), "), got ", range_name(int_dtype_of(op, nm.b, b)));
   check_scale(op, "scale", qo.scale);
   check_zero_point(op, "zero_point", qo.zero_point, qt);
-  TORCH_CHECK_VALUE(a.dim() >= 1 && b.dim() >= 1, "qplugin::", op, ": ", nm.a, " and ", nm.b,
+  QP_CHECK_VALUE(a.dim() >= 1 && b.dim() >= 1, "qplugin::", op, ": ", nm.a, " and ", nm.b,
                     " should have at least one dim each, got shapes ", a.sizes(), " and ", b.sizes());
   const int64_t k_b = b.dim() == 1 ? b.size(0) : b.size(-2);
-  TORCH_CHECK_VALUE(a.size(-1) == k_b, "qplugin::", op, ": ", nm.a, "'s last dim (", a.size(-1), ") should equal ",
+  QP_CHECK_VALUE(a.size(-1) == k_b, "qplugin::", op, ": ", nm.a, "'s last dim (", a.size(-1), ") should equal ",
                     nm.b, "'s ", (b.dim() == 1 ? "only" : "second-to-last"), " dim, got shapes ", a.sizes(), " and ",
                     b.sizes());
-  const at::Tensor fa = dequantize_per_tensor_int(a, qa.scale, qa.zero_point);
-  const at::Tensor fb = dequantize_per_tensor_int(b, qb.scale, qb.zero_point);
-  at::Tensor prod;
+  const Tensor fa = dequantize_per_tensor_int(a, qa.scale, qa.zero_point);
+  const Tensor fb = dequantize_per_tensor_int(b, qb.scale, qb.zero_point);
+  Tensor prod;
   try {
     prod = at::matmul(fa, fb);
   } catch (const c10::Error& e) {  // batch dims that do not broadcast (found by the fuzzer)
-    TORCH_CHECK_VALUE(false, "qplugin::", op, ": the batch dims of ", nm.a, " and ", nm.b,
+    QP_CHECK_VALUE(false, "qplugin::", op, ": the batch dims of ", nm.a, " and ", nm.b,
                       " should broadcast, got shapes ", a.sizes(), " and ", b.sizes(), " (", e.what_without_backtrace(),
                       ")");
   }

@@ -1,6 +1,6 @@
 // CPU glue for layer_norm / group_norm / instance_norm / batch_norm2d / 3d: fold the float parameters into the
 // kernels' per-element / per-channel constants, lay out, call kernels/.
-#include <ATen/Parallel.h>
+#include "utils/torch_api.h"
 #include <torch/library.h>
 
 #include <algorithm>
@@ -21,12 +21,12 @@ namespace {
 // The n values of a float32 / float64 parameter (check_norm_param) read in place: a converted
 // copy (t.to(kDouble)) would cost an allocation and an elementwise pass per parameter per call, a
 // sizeable share of a small batch_norm.
-std::vector<double> to_doubles(const at::Tensor& t, int64_t n, double fill) {
+std::vector<double> to_doubles(const Tensor& t, int64_t n, double fill) {
   if (!t.defined()) return std::vector<double>(n, fill);
-  const at::Tensor c = t.is_contiguous() ? t : t.contiguous();
-  if (c.scalar_type() == at::kFloat)
+  const Tensor c = t.is_contiguous() ? t : t.contiguous();
+  if (c.scalar_type() == kFloat)
     return std::vector<double>(c.const_data_ptr<float>(), c.const_data_ptr<float>() + n);
-  const at::Tensor d = c.to(at::kDouble);
+  const Tensor d = c.to(kDouble);
   return std::vector<double>(d.const_data_ptr<double>(), d.const_data_ptr<double>() + n);
 }
 
@@ -37,7 +37,7 @@ struct FoldedNorm {
   double in_scale, eps;
   int32_t out_zp;
 
-  FoldedNorm(const at::Tensor& weight, const at::Tensor& bias, int64_t n, double eps_, double in_scale_,
+  FoldedNorm(const Tensor& weight, const Tensor& bias, int64_t n, double eps_, double in_scale_,
              double out_scale, int64_t out_zp_)
       : wq(to_doubles(weight, n, 1.0)),
         bq(to_doubles(bias, n, 0.0)),
@@ -71,13 +71,13 @@ struct FoldedNorm {
 // Rows of m elements of x (contiguous) -> out, blocks of rows across threads:
 // call(x_row_b, y_row_b, b, e) for rows [b, e). out may be strided (a copy at the end).
 template <typename Call>
-void for_row_blocks(const at::Tensor& x, const at::Tensor& out, int64_t rows, int64_t m, const Call& call) {
+void for_row_blocks(const Tensor& x, const Tensor& out, int64_t rows, int64_t m, const Call& call) {
   const bool direct = out.is_contiguous();
-  at::Tensor y = direct ? out : at::empty(x.sizes(), x.options());
+  Tensor y = direct ? out : at::empty(x.sizes(), x.options());
   const char* xp = static_cast<const char*>(x.const_data_ptr());
   char* yp = static_cast<char*>(y.data_ptr());
   const int64_t row_bytes = m * static_cast<int64_t>(x.element_size());
-  at::parallel_for(0, rows, std::max<int64_t>(1, (1 << 14) / m), [&](int64_t b, int64_t e) {
+  tensor::parallel_for(0, rows, std::max<int64_t>(1, (1 << 14) / m), [&](int64_t b, int64_t e) {
     call(xp + b * row_bytes, yp + b * row_bytes, b, e);
   });
   if (!direct) out.copy_(y);
@@ -86,9 +86,9 @@ void for_row_blocks(const at::Tensor& x, const at::Tensor& out, int64_t rows, in
 // name##_u8 / _s8 / _s32 on the dtype of the data.
 #define QPLUGIN_NORM_ROWS_CALL(dt, name, xp, yp, ...)                                                        \
   do {                                                                                                       \
-    if ((dt) == at::kByte) {                                                                                 \
+    if ((dt) == kByte) {                                                                                 \
       QPLUGIN_ISA_CALL(name##_u8, static_cast<const uint8_t*>(xp), static_cast<uint8_t*>(yp), __VA_ARGS__);  \
-    } else if ((dt) == at::kChar) {                                                                          \
+    } else if ((dt) == kChar) {                                                                          \
       QPLUGIN_ISA_CALL(name##_s8, static_cast<const int8_t*>(xp), static_cast<int8_t*>(yp), __VA_ARGS__);    \
     } else {                                                                                                 \
       QPLUGIN_ISA_CALL(name##_s32, static_cast<const int32_t*>(xp), static_cast<int32_t*>(yp), __VA_ARGS__); \
@@ -102,12 +102,12 @@ void for_channel_blocks(const AxisSplit& sp, int64_t C, const Call& call) {
   constexpr int64_t kGrain = 1 << 15;  // elements per task
   if (sp.inner == 1) {
     // channels_last (or no spatial extent): blocks of whole pixels.
-    at::parallel_for(0, sp.outer, std::max<int64_t>(1, kGrain / C), [&](int64_t b, int64_t e) {
+    tensor::parallel_for(0, sp.outer, std::max<int64_t>(1, kGrain / C), [&](int64_t b, int64_t e) {
       call(b * C, e - b, C, 1, 0);
     });
   } else {
     // contiguous: one row of the spatial extent per (n, c).
-    at::parallel_for(0, sp.outer * C, std::max<int64_t>(1, kGrain / sp.inner), [&](int64_t b, int64_t e) {
+    tensor::parallel_for(0, sp.outer * C, std::max<int64_t>(1, kGrain / sp.inner), [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) call(r * sp.inner, 1, 1, sp.inner, r % C);
     });
   }
@@ -115,29 +115,29 @@ void for_channel_blocks(const AxisSplit& sp, int64_t C, const Call& call) {
 
 }  // namespace
 
-void layer_norm_int_out(const at::Tensor& data, const at::Tensor& out, at::IntArrayRef normalized_shape,
-                        const at::Tensor& weight, const at::Tensor& bias, double eps, double in_scale, int64_t in_zp,
+void layer_norm_int_out(const Tensor& data, const Tensor& out, IntArrayRef normalized_shape,
+                        const Tensor& weight, const Tensor& bias, double eps, double in_scale, int64_t in_zp,
                         double out_scale, int64_t out_zp) {
-  const at::Tensor x = data.contiguous();
-  TORCH_INTERNAL_ASSERT(out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type());
+  const Tensor x = data.contiguous();
+  QP_ASSERT(out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type());
   if (x.numel() == 0) return;
   int64_t m = 1;
   for (int64_t s : normalized_shape) m *= s;
   const int64_t rows = x.numel() / m;
   const FoldedNorm folded(weight, bias, m, eps, in_scale, out_scale, out_zp);
   const kernels::LayerNormSpec spec = folded.spec();
-  const at::ScalarType dt = x.scalar_type();
+  const ScalarType dt = x.scalar_type();
   for_row_blocks(x, out, rows, m, [&](const void* xb, void* yb, int64_t b, int64_t e) {
     QPLUGIN_NORM_ROWS_CALL(dt, layer_norm, xb, yb, e - b, m, &spec);
   });
 }
 
-void batch_norm_int_out(const char* op, const at::Tensor& data, const at::Tensor& out, const at::Tensor& weight,
-                        const at::Tensor& bias, const at::Tensor& mean, const at::Tensor& var, double eps,
+void batch_norm_int_out(const char* op, const Tensor& data, const Tensor& out, const Tensor& weight,
+                        const Tensor& bias, const Tensor& mean, const Tensor& var, double eps,
                         double in_scale, int64_t in_zp, double out_scale, int64_t out_zp, bool relu) {
-  const at::MemoryFormat fmt = kept_format(data);
-  const at::Tensor x = data.contiguous(fmt);
-  TORCH_INTERNAL_ASSERT(x.dim() >= 2 && out.is_contiguous(fmt) && out.sizes() == x.sizes() &&
+  const MemoryFormat fmt = kept_format(data);
+  const Tensor x = data.contiguous(fmt);
+  QP_ASSERT(x.dim() >= 2 && out.is_contiguous(fmt) && out.sizes() == x.sizes() &&
                         out.scalar_type() == x.scalar_type());
   const int64_t C = x.size(1);
   const std::vector<double> w = to_doubles(weight, C, 1.0), bi = to_doubles(bias, C, 0.0);
@@ -155,16 +155,16 @@ void batch_norm_int_out(const char* op, const at::Tensor& data, const at::Tensor
   }
   if (x.numel() == 0) return;
   const AxisSplit sp = axis_split(x.sizes(), 1, fmt);
-  const at::ScalarType dt = x.scalar_type();
+  const ScalarType dt = x.scalar_type();
   std::vector<float> Af(A.begin(), A.end()), Bf(B.begin(), B.end());
   const void* xp = x.const_data_ptr();
   void* yp = out.data_ptr();
   const int32_t lo = relu ? static_cast<int32_t>(out_zp) : std::numeric_limits<int32_t>::min();
   auto call = [&](int64_t off, int64_t outer, int64_t channels, int64_t inner, int64_t c0) {
-    if (dt == at::kByte) {
+    if (dt == kByte) {
       QPLUGIN_ISA_CALL(channel_affine_u8, static_cast<const uint8_t*>(xp) + off, static_cast<uint8_t*>(yp) + off, outer,
                        channels, inner, Af.data() + c0, Bf.data() + c0, lo);
-    } else if (dt == at::kChar) {
+    } else if (dt == kChar) {
       QPLUGIN_ISA_CALL(channel_affine_s8, static_cast<const int8_t*>(xp) + off, static_cast<int8_t*>(yp) + off, outer,
                        channels, inner, Af.data() + c0, Bf.data() + c0, lo);
     } else {
@@ -175,33 +175,33 @@ void batch_norm_int_out(const char* op, const at::Tensor& data, const at::Tensor
   for_channel_blocks(sp, C, call);
 }
 
-void group_norm_int_out(const at::Tensor& data, const at::Tensor& out, int64_t groups, const at::Tensor& weight,
-                        const at::Tensor& bias, double eps, double in_scale, int64_t in_zp, double out_scale,
+void group_norm_int_out(const Tensor& data, const Tensor& out, int64_t groups, const Tensor& weight,
+                        const Tensor& bias, double eps, double in_scale, int64_t in_zp, double out_scale,
                         int64_t out_zp) {
-  const at::Tensor x = data.contiguous();
-  TORCH_INTERNAL_ASSERT(x.dim() >= 2 && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type());
+  const Tensor x = data.contiguous();
+  QP_ASSERT(x.dim() >= 2 && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type());
   if (x.numel() == 0) return;
   const int64_t C = x.size(1);
-  TORCH_INTERNAL_ASSERT(groups > 0 && C % groups == 0);
+  QP_ASSERT(groups > 0 && C % groups == 0);
   const int64_t inner = x.numel() / (x.size(0) * C);
   const FoldedNorm folded(weight, bias, C, eps, in_scale, out_scale, out_zp);
   const kernels::GroupNormSpec spec{folded.spec(), groups, C / groups, inner};
   const int64_t m = (C / groups) * inner;
-  const at::ScalarType dt = x.scalar_type();
+  const ScalarType dt = x.scalar_type();
   for_row_blocks(x, out, x.size(0) * groups, m, [&](const void* xb, void* yb, int64_t b, int64_t e) {
     QPLUGIN_NORM_ROWS_CALL(dt, group_norm, xb, yb, b, e - b, &spec);
   });
 }
 
-void prelu_int_out(const char* op, const at::Tensor& data, const at::Tensor& out, const std::vector<double>& slopes,
+void prelu_int_out(const char* op, const Tensor& data, const Tensor& out, const std::vector<double>& slopes,
                    double in_scale, int64_t in_zp, double out_scale, int64_t out_zp) {
   double steepest = 1.0;  // the larger of the identity branch and the slopes
   for (double a : slopes) steepest = std::max(steepest, std::fabs(a));
   check_requant_multiplier(op, "output_scale", out_scale, in_scale * steepest, "input scale * max(1, |slope|)");
-  const at::MemoryFormat fmt = kept_format(data);
-  const at::Tensor x = data.contiguous(fmt);
-  TORCH_INTERNAL_ASSERT(out.is_contiguous(fmt) && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type() &&
-                        (x.scalar_type() == at::kByte || x.scalar_type() == at::kChar));
+  const MemoryFormat fmt = kept_format(data);
+  const Tensor x = data.contiguous(fmt);
+  QP_ASSERT(out.is_contiguous(fmt) && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type() &&
+                        (x.scalar_type() == kByte || x.scalar_type() == kChar));
   if (x.numel() == 0) return;
   // One slope for every element: a single "channel" over the flat data.
   const bool shared = slopes.size() == 1;
@@ -212,7 +212,7 @@ void prelu_int_out(const char* op, const at::Tensor& data, const at::Tensor& out
   for (int64_t c = 0; c < C; ++c) an[c] = static_cast<float>(s * slopes[c] / out_scale);
   const void* xp = x.const_data_ptr();
   void* yp = out.data_ptr();
-  const bool u8 = x.scalar_type() == at::kByte;
+  const bool u8 = x.scalar_type() == kByte;
   const int32_t zp = static_cast<int32_t>(in_zp), oz = static_cast<int32_t>(out_zp);
   auto call = [&](int64_t off, int64_t outer, int64_t channels, int64_t inner, int64_t c0) {
     if (u8) {
@@ -225,7 +225,7 @@ void prelu_int_out(const char* op, const at::Tensor& data, const at::Tensor& out
   };
   if (shared) {
     // flat blocks of one "channel"
-    at::parallel_for(0, x.numel(), 1 << 15, [&](int64_t b, int64_t e) {
+    tensor::parallel_for(0, x.numel(), 1 << 15, [&](int64_t b, int64_t e) {
       call(b, 1, 1, e - b, 0);
     });
   } else {
@@ -234,31 +234,31 @@ void prelu_int_out(const char* op, const at::Tensor& data, const at::Tensor& out
 }
 
 // A float parameter tensor of the given shape (undefined allowed when optional).
-void check_norm_param(const char* op, const char* arg, const at::Tensor& t, at::IntArrayRef shape) {
+void check_norm_param(const char* op, const char* arg, const Tensor& t, IntArrayRef shape) {
   if (!t.defined()) return;
-  TORCH_CHECK(t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble, "qplugin::", op, ": ", arg,
+  QP_CHECK(t.scalar_type() == kFloat || t.scalar_type() == kDouble, "qplugin::", op, ": ", arg,
               " should be a float32 or float64 tensor, got dtype ", t.scalar_type());
-  TORCH_CHECK_VALUE(t.sizes() == shape, "qplugin::", op, ": ", arg, " should have shape ", shape, ", got ", t.sizes());
+  QP_CHECK_VALUE(t.sizes() == shape, "qplugin::", op, ": ", arg, " should have shape ", shape, ", got ", t.sizes());
 }
 
 void check_norm_qparams(const char* op, double in_scale, int64_t in_zp, double eps, double out_scale, int64_t out_zp,
-                        at::ScalarType t) {
+                        ScalarType t) {
   check_scale(op, "input scale", in_scale);
   check_zero_point(op, "input zero_point", in_zp, t);
   check_scale(op, "output_scale", out_scale);
   check_zero_point(op, "output_zero_point", out_zp, t);
-  TORCH_CHECK_VALUE(std::isfinite(eps) && eps >= 0, "qplugin::", op,
+  QP_CHECK_VALUE(std::isfinite(eps) && eps >= 0, "qplugin::", op,
                     ": eps should be a finite non-negative number, got ", eps);
 }
 
-int64_t check_group_norm_args(const char* op, const char* arg, at::IntArrayRef sizes, c10::optional<int64_t> num_groups,
-                              const at::Tensor& weight, const at::Tensor& bias) {
-  TORCH_CHECK_VALUE(sizes.size() >= 2, "qplugin::", op, ": ", arg, " should have at least 2 dims [N, C, ...], got ",
+int64_t check_group_norm_args(const char* op, const char* arg, IntArrayRef sizes, std::optional<int64_t> num_groups,
+                              const Tensor& weight, const Tensor& bias) {
+  QP_CHECK_VALUE(sizes.size() >= 2, "qplugin::", op, ": ", arg, " should have at least 2 dims [N, C, ...], got ",
                     sizes.size(), " dims (shape ", sizes, ")");
   const int64_t C = sizes[1];
   const int64_t groups = num_groups.has_value() ? *num_groups : C;
   if (num_groups.has_value()) {
-    TORCH_CHECK_VALUE(groups > 0 && C % groups == 0, "qplugin::", op,
+    QP_CHECK_VALUE(groups > 0 && C % groups == 0, "qplugin::", op,
                       ": num_groups should be positive and divide the number of channels ", C, ", got ", groups);
   }
   check_norm_param(op, "weight", weight, {C});
@@ -266,47 +266,47 @@ int64_t check_group_norm_args(const char* op, const char* arg, at::IntArrayRef s
   return groups;
 }
 
-std::vector<double> prelu_slopes(const char* op, const char* arg, at::IntArrayRef x_sizes, const at::Tensor& w) {
+std::vector<double> prelu_slopes(const char* op, const char* arg, IntArrayRef x_sizes, const Tensor& w) {
   const int64_t C = x_sizes.size() >= 2 ? x_sizes[1] : 1;
-  TORCH_CHECK_VALUE(w.numel() == 1 || (x_sizes.size() >= 2 && w.numel() == C), "qplugin::", op,
+  QP_CHECK_VALUE(w.numel() == 1 || (x_sizes.size() >= 2 && w.numel() == C), "qplugin::", op,
                     ": weight should "
                     "have 1 or ",
                     C, " (", arg, ".size(1)) elements, got ", w.numel());
-  const at::Tensor wd = w.to(at::kDouble).contiguous();
+  const Tensor wd = w.to(kDouble).contiguous();
   std::vector<double> slopes(wd.const_data_ptr<double>(), wd.const_data_ptr<double>() + wd.numel());
   for (double v : slopes) {
-    TORCH_CHECK_VALUE(std::isfinite(v), "qplugin::", op, ": weight should be finite, got ", v);
+    QP_CHECK_VALUE(std::isfinite(v), "qplugin::", op, ": weight should be finite, got ", v);
   }
   return slopes;
 }
 
-void check_layer_norm_args(const char* op, const char* arg, at::IntArrayRef sizes, at::IntArrayRef normalized_shape,
-                           const at::Tensor& weight, const at::Tensor& bias) {
+void check_layer_norm_args(const char* op, const char* arg, IntArrayRef sizes, IntArrayRef normalized_shape,
+                           const Tensor& weight, const Tensor& bias) {
   const int64_t k = static_cast<int64_t>(normalized_shape.size());
   const int64_t dim = static_cast<int64_t>(sizes.size());
-  TORCH_CHECK_VALUE(k <= dim && sizes.slice(dim - k) == normalized_shape, "qplugin::", op,
+  QP_CHECK_VALUE(k <= dim && sizes.slice(dim - k) == normalized_shape, "qplugin::", op,
                     ": normalized_shape should match the last dims of ", arg, " (shape ", sizes, "), got ",
                     normalized_shape);
   check_norm_param(op, "weight", weight, normalized_shape);
   check_norm_param(op, "bias", bias, normalized_shape);
 }
 
-void check_batch_norm_args(const char* op, const char* arg, at::IntArrayRef sizes, int64_t dims,
-                           const at::Tensor& weight, const at::Tensor& bias, const at::Tensor& mean,
-                           const at::Tensor& var, double eps) {
-  TORCH_CHECK_VALUE(static_cast<int64_t>(sizes.size()) == dims, "qplugin::", op, ": ", arg, " should be ", dims, "-D ",
+void check_batch_norm_args(const char* op, const char* arg, IntArrayRef sizes, int64_t dims,
+                           const Tensor& weight, const Tensor& bias, const Tensor& mean,
+                           const Tensor& var, double eps) {
+  QP_CHECK_VALUE(static_cast<int64_t>(sizes.size()) == dims, "qplugin::", op, ": ", arg, " should be ", dims, "-D ",
                     dims == 4 ? "[N, C, H, W]" : "[N, C, D, H, W]", ", got ", sizes.size(), " dims (shape ", sizes,
                     ")");
   const int64_t C = sizes[1];
   check_norm_param(op, "weight", weight, {C});
   check_norm_param(op, "bias", bias, {C});
-  TORCH_CHECK(mean.defined() && var.defined(), "qplugin::", op, ": mean and var should be defined");
+  QP_CHECK(mean.defined() && var.defined(), "qplugin::", op, ": mean and var should be defined");
   check_norm_param(op, "mean", mean, {C});
   check_norm_param(op, "var", var, {C});
   const std::vector<double> vd = to_doubles(var, C, 1.0);
   for (int64_t c = 0; c < C; ++c) {
     const double v = vd[c];
-    TORCH_CHECK_VALUE(v + eps > 0 && std::isfinite(v), "qplugin::", op,
+    QP_CHECK_VALUE(v + eps > 0 && std::isfinite(v), "qplugin::", op,
                       ": var + eps should be positive and "
                       "finite for every channel, got var[",
                       c, "] = ", v, " and eps ", eps);

@@ -3,7 +3,7 @@
 // onto the same cpu/ entry point the QuantizedCPU adapter calls, with the same
 // argument checks. No quantized-tensor API here (the wall, docs/design.md).
 // Fake (meta) kernels: torch_qplugin/_fakes.py.
-#include <ATen/ATen.h>
+#include "utils/torch_api.h"
 #include <torch/library.h>
 
 #include <cmath>
@@ -25,36 +25,36 @@ namespace cpu {
 namespace {
 
 // A per-tensor plain input: integer dtype and sane qparams (arg names the tensor argument).
-void check_input(const char* op, const char* arg, const at::Tensor& x, double scale, int64_t zero_point) {
+void check_input(const char* op, const char* arg, const Tensor& x, double scale, int64_t zero_point) {
   check_int_input(op, arg, x);
   check_scale(op, "input scale", scale);
   check_zero_point(op, "input zero_point", zero_point, x.scalar_type());
 }
 
 // An output like x (its dtype and kept memory format).
-at::Tensor new_like(const at::Tensor& x) { return at::empty(x.sizes(), x.options(), kept_format(x)); }
+Tensor new_like(const Tensor& x) { return at::empty(x.sizes(), x.options(), kept_format(x)); }
 
 // ---- quantize / dequantize ----
 // Ops whose kernels exist for 8-bit data only (the quantized twins take quint8 / qint8).
-void check_8bit_input(const char* op, const at::Tensor& x) {
-  TORCH_CHECK(x.scalar_type() == at::kByte || x.scalar_type() == at::kChar, "qplugin::", op,
+void check_8bit_input(const char* op, const Tensor& x) {
+  QP_CHECK(x.scalar_type() == kByte || x.scalar_type() == kChar, "qplugin::", op,
               ": x should be a uint8 or int8 tensor, got dtype ", x.scalar_type());
 }
-at::Tensor p_quantize_per_tensor(const at::Tensor& self, double scale, int64_t zero_point, at::ScalarType dtype) {
+Tensor p_quantize_per_tensor(const Tensor& self, double scale, int64_t zero_point, ScalarType dtype) {
   return quantize_per_tensor_int("plain_quantize_per_tensor", self, scale, zero_point, dtype);
 }
-at::Tensor p_quantize_per_channel(const at::Tensor& self, const at::Tensor& scales, const at::Tensor& zero_points,
-                                  int64_t axis, at::ScalarType dtype) {
+Tensor p_quantize_per_channel(const Tensor& self, const Tensor& scales, const Tensor& zero_points,
+                                  int64_t axis, ScalarType dtype) {
   return quantize_per_channel_int("plain_quantize_per_channel", self, scales, zero_points, axis, dtype);
 }
-at::Tensor p_dequantize_per_tensor(const at::Tensor& self, double scale, int64_t zero_point) {
+Tensor p_dequantize_per_tensor(const Tensor& self, double scale, int64_t zero_point) {
   constexpr const char* op = "plain_dequantize_per_tensor";
   check_int_input(op, "self", self);
   check_scale(op, "scale", scale);
   check_zero_point(op, "zero_point", zero_point, self.scalar_type());
   return dequantize_per_tensor_int(self, scale, zero_point);
 }
-at::Tensor p_dequantize_per_channel(const at::Tensor& self, const at::Tensor& scales, const at::Tensor& zero_points,
+Tensor p_dequantize_per_channel(const Tensor& self, const Tensor& scales, const Tensor& zero_points,
                                     int64_t axis) {
   constexpr const char* op = "plain_dequantize_per_channel";
   check_int_input(op, "self", self);
@@ -65,7 +65,7 @@ at::Tensor p_dequantize_per_channel(const at::Tensor& self, const at::Tensor& sc
 
 // ---- elementwise (add_int / mul_int check dtypes and every qparam) ----
 template <BinaryKind kKind, bool kRelu>
-at::Tensor p_binary(const at::Tensor& a, double a_scale, int64_t a_zp, const at::Tensor& b, double b_scale,
+Tensor p_binary(const Tensor& a, double a_scale, int64_t a_zp, const Tensor& b, double b_scale,
                     int64_t b_zp, double scale, int64_t zero_point) {
   const char* op =
       kKind == BinaryKind::kAdd ? (kRelu ? "plain_add_relu" : "plain_add") : (kRelu ? "plain_mul_relu" : "plain_mul");
@@ -77,11 +77,11 @@ at::Tensor p_binary(const at::Tensor& a, double a_scale, int64_t a_zp, const at:
 }
 
 template <BinaryKind kKind, bool kRelu>
-at::Tensor p_scalar(const at::Tensor& a, double a_scale, int64_t a_zp, double b) {
+Tensor p_scalar(const Tensor& a, double a_scale, int64_t a_zp, double b) {
   const char* op =
       kKind == BinaryKind::kAdd ? (kRelu ? "plain_add_scalar_relu" : "plain_add_scalar") : "plain_mul_scalar";
   check_input(op, "a", a, a_scale, a_zp);
-  at::Tensor out = new_like(a);
+  Tensor out = new_like(a);
   if (kKind == BinaryKind::kAdd) {
     add_scalar_into({op, "a", "", true}, a, {a_scale, a_zp}, b, kRelu, out);
   } else {
@@ -92,7 +92,7 @@ at::Tensor p_scalar(const at::Tensor& a, double a_scale, int64_t a_zp, double b)
 
 // The output qparams of add_scalar / mul_scalar (dtype: the data's uint8 / int8 / int32).
 template <BinaryKind kKind>
-std::tuple<double, int64_t> p_scalar_qparams(double scale, int64_t zero_point, at::ScalarType dtype, double b) {
+std::tuple<double, int64_t> p_scalar_qparams(double scale, int64_t zero_point, ScalarType dtype, double b) {
   const char* op = kKind == BinaryKind::kAdd ? "plain_add_scalar_qparams" : "plain_mul_scalar_qparams";
   check_int_dtype(op, "dtype", dtype);
   check_scale(op, "scale", scale);
@@ -102,7 +102,7 @@ std::tuple<double, int64_t> p_scalar_qparams(double scale, int64_t zero_point, a
   return {qo.scale, qo.zero_point};
 }
 
-at::Tensor p_matmul(const at::Tensor& a, double a_scale, int64_t a_zp, const at::Tensor& b, double b_scale,
+Tensor p_matmul(const Tensor& a, double a_scale, int64_t a_zp, const Tensor& b, double b_scale,
                     int64_t b_zp, double scale, int64_t zero_point) {
   constexpr const char* op = "plain_matmul";
   check_input(op, "a", a, a_scale, a_zp);
@@ -111,14 +111,14 @@ at::Tensor p_matmul(const at::Tensor& a, double a_scale, int64_t a_zp, const at:
 }
 
 template <bool kRelu>
-at::Tensor p_cat(const at::TensorList& xs, at::ArrayRef<double> scales, at::IntArrayRef zero_points, int64_t dim,
+Tensor p_cat(const at::TensorList& xs, at::ArrayRef<double> scales, IntArrayRef zero_points, int64_t dim,
                  double scale, int64_t zero_point) {
   const char* op = kRelu ? "plain_cat_relu" : "plain_cat";
-  TORCH_CHECK_VALUE(!xs.empty(), "qplugin::", op, ": xs should be a non-empty list of tensors, got an empty list");
-  TORCH_CHECK_VALUE(scales.size() == xs.size() && zero_points.size() == xs.size(), "qplugin::", op,
+  QP_CHECK_VALUE(!xs.empty(), "qplugin::", op, ": xs should be a non-empty list of tensors, got an empty list");
+  QP_CHECK_VALUE(scales.size() == xs.size() && zero_points.size() == xs.size(), "qplugin::", op,
                     ": scales and zero_points should have one entry per tensor (", xs.size(), "), got ", scales.size(),
                     " and ", zero_points.size());
-  std::vector<at::Tensor> ts(xs.begin(), xs.end());
+  std::vector<Tensor> ts(xs.begin(), xs.end());
   std::vector<QP> qps;
   for (size_t i = 0; i < ts.size(); ++i) {
     check_int_input(op, ("xs[" + std::to_string(i) + "]").c_str(), ts[i]);
@@ -134,7 +134,7 @@ const char* p_cmp_name() {
   return name.c_str();
 }
 template <CmpOp kOp>
-at::Tensor p_cmp(const at::Tensor& self, double self_scale, int64_t self_zp, const at::Tensor& other,
+Tensor p_cmp(const Tensor& self, double self_scale, int64_t self_zp, const Tensor& other,
                  double other_scale, int64_t other_zp) {
   const char* op = p_cmp_name<kOp>();
   check_int_input(op, "self", self);
@@ -142,94 +142,94 @@ at::Tensor p_cmp(const at::Tensor& self, double self_scale, int64_t self_zp, con
   return compare_int({op, "self", "other", true}, kOp, self, {self_scale, self_zp}, other, {other_scale, other_zp});
 }
 template <CmpOp kOp>
-at::Tensor p_cmp_scalar(const at::Tensor& self, double self_scale, int64_t self_zp, double other) {
+Tensor p_cmp_scalar(const Tensor& self, double self_scale, int64_t self_zp, double other) {
   const char* op = p_cmp_name<kOp>();
   check_int_input(op, "self", self);
   return compare_scalar_int({op, "self", "", true}, kOp, self, {self_scale, self_zp}, other);
 }
 
 // ---- sorting and reductions (values keep the input's qparams) ----
-std::tuple<at::Tensor, at::Tensor> p_sort(const at::Tensor& self, double scale, int64_t zero_point, int64_t dim,
-                                          bool descending, c10::optional<bool> stable) {
+std::tuple<Tensor, Tensor> p_sort(const Tensor& self, double scale, int64_t zero_point, int64_t dim,
+                                          bool descending, std::optional<bool> stable) {
   check_input("plain_sort", "self", self, scale, zero_point);
   (void)stable;  // always stable: the unstable contract is a subset
   return sort_int("plain_sort", self, scale, zero_point, dim, descending, plain_alloc(self));
 }
-at::Tensor p_argsort(const at::Tensor& self, double scale, int64_t zero_point, int64_t dim, bool descending) {
+Tensor p_argsort(const Tensor& self, double scale, int64_t zero_point, int64_t dim, bool descending) {
   check_input("plain_argsort", "self", self, scale, zero_point);
   return argsort_int("plain_argsort", self, scale, zero_point, dim, descending);
 }
-std::tuple<at::Tensor, at::Tensor> p_topk(const at::Tensor& self, double scale, int64_t zero_point, int64_t k,
+std::tuple<Tensor, Tensor> p_topk(const Tensor& self, double scale, int64_t zero_point, int64_t k,
                                           int64_t dim, bool largest, bool sorted) {
   check_input("plain_topk", "self", self, scale, zero_point);
   return topk_int("plain_topk", self, scale, zero_point, k, dim, largest, sorted, plain_alloc(self));
 }
 template <bool kMax>
-at::Tensor p_max_all(const at::Tensor& self, double scale, int64_t zero_point) {
+Tensor p_max_all(const Tensor& self, double scale, int64_t zero_point) {
   const char* op = kMax ? "plain_max" : "plain_min";
   check_input(op, "self", self, scale, zero_point);
   return max_all_int(op, self, scale, zero_point, kMax, plain_alloc(self));
 }
 template <bool kMax>
-std::tuple<at::Tensor, at::Tensor> p_max_dim(const at::Tensor& self, double scale, int64_t zero_point, int64_t dim,
+std::tuple<Tensor, Tensor> p_max_dim(const Tensor& self, double scale, int64_t zero_point, int64_t dim,
                                              bool keepdim) {
   const char* op = kMax ? "plain_max" : "plain_min";
   check_input(op, "self", self, scale, zero_point);
   return max_dim_int(op, self, scale, zero_point, dim, keepdim, kMax, plain_alloc(self));
 }
 template <bool kMax>
-at::Tensor p_argmax(const at::Tensor& self, double scale, int64_t zero_point, c10::optional<int64_t> dim,
+Tensor p_argmax(const Tensor& self, double scale, int64_t zero_point, std::optional<int64_t> dim,
                     bool keepdim) {
   const char* op = kMax ? "plain_argmax" : "plain_argmin";
   check_input(op, "self", self, scale, zero_point);
   return argmax_int(op, self, scale, zero_point, dim, keepdim, kMax);
 }
-at::Tensor p_mean(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
+Tensor p_mean(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
   check_int_input("plain_mean", "self", self);
   return mean_int("plain_mean", self, dim, keepdim, plain_alloc(self));
 }
 
 // ---- activations ----
-at::Tensor clamp_new(const at::Tensor& x, std::pair<int64_t, int64_t> b) {
-  at::Tensor out = new_like(x);
+Tensor clamp_new(const Tensor& x, std::pair<int64_t, int64_t> b) {
+  Tensor out = new_like(x);
   clamp_int_out(x, out, b.first, b.second);
   return out;
 }
-at::Tensor p_relu(const at::Tensor& x, double x_scale, int64_t x_zp) {
+Tensor p_relu(const Tensor& x, double x_scale, int64_t x_zp) {
   check_input("plain_relu", "x", x, x_scale, x_zp);
   return clamp_new(x, relu_bounds(x_zp, x.scalar_type()));
 }
-at::Tensor p_relu6(const at::Tensor& x, double x_scale, int64_t x_zp) {
+Tensor p_relu6(const Tensor& x, double x_scale, int64_t x_zp) {
   check_input("plain_relu6", "x", x, x_scale, x_zp);
   return clamp_new(x, relu6_bounds(x_scale, x_zp, x.scalar_type()));
 }
-at::Tensor p_clamp(const at::Tensor& x, double x_scale, int64_t x_zp, c10::optional<double> min,
-                   c10::optional<double> max) {
+Tensor p_clamp(const Tensor& x, double x_scale, int64_t x_zp, std::optional<double> min,
+                   std::optional<double> max) {
   check_input("plain_clamp", "x", x, x_scale, x_zp);
   return clamp_new(x, clamp_bounds("plain_clamp", x_scale, x_zp, x.scalar_type(), min, max));
 }
-at::Tensor act_new(const char* op, const at::Tensor& x, double x_scale, int64_t x_zp, kernels::ActKind kind,
+Tensor act_new(const char* op, const Tensor& x, double x_scale, int64_t x_zp, kernels::ActKind kind,
                    double out_scale, int64_t out_zp, double p0 = 0, double p1 = 0, double p2 = 0) {
   check_int_input(op, "x", x);
   check_act_qparams(op, x_scale, x_zp, out_scale, out_zp, x.scalar_type());
-  at::Tensor out = new_like(x);
+  Tensor out = new_like(x);
   activation_int_out(x, out, act_spec(kind, x_scale, x_zp, out_scale, out_zp, p0, p1, p2));
   return out;
 }
-at::Tensor p_leaky_relu(const at::Tensor& x, double x_scale, int64_t x_zp, double negative_slope, double output_scale,
+Tensor p_leaky_relu(const Tensor& x, double x_scale, int64_t x_zp, double negative_slope, double output_scale,
                         int64_t output_zero_point) {
   constexpr const char* op = "plain_leaky_relu";
   return act_new(op, x, x_scale, x_zp, kernels::ActKind::kLeakyRelu, output_scale, output_zero_point,
                  finite_scalar(op, "negative_slope", negative_slope));
 }
 template <kernels::ActKind kKind>
-at::Tensor p_act(const at::Tensor& x, double x_scale, int64_t x_zp, double output_scale, int64_t output_zero_point) {
+Tensor p_act(const Tensor& x, double x_scale, int64_t x_zp, double output_scale, int64_t output_zero_point) {
   const char* op = kKind == kernels::ActKind::kHardswish     ? "plain_hardswish"
                    : kKind == kernels::ActKind::kHardsigmoid ? "plain_hardsigmoid"
                                                              : "plain_sigmoid";
   return act_new(op, x, x_scale, x_zp, kKind, output_scale, output_zero_point);
 }
-at::Tensor p_elu(const at::Tensor& x, double x_scale, int64_t x_zp, double output_scale, int64_t output_zero_point,
+Tensor p_elu(const Tensor& x, double x_scale, int64_t x_zp, double output_scale, int64_t output_zero_point,
                  double alpha, double scale, double input_scale) {
   constexpr const char* op = "plain_elu";
   return act_new(op, x, x_scale, x_zp, kernels::ActKind::kElu, output_scale, output_zero_point,
@@ -238,173 +238,173 @@ at::Tensor p_elu(const at::Tensor& x, double x_scale, int64_t x_zp, double outpu
 }
 
 // ---- softmax and normalization ----
-at::Tensor p_softmax(const at::Tensor& x, double x_scale, int64_t x_zp, int64_t dim, double output_scale,
+Tensor p_softmax(const Tensor& x, double x_scale, int64_t x_zp, int64_t dim, double output_scale,
                      int64_t output_zero_point) {
   constexpr const char* op = "plain_softmax";
   check_int_input(op, "x", x);
   check_act_qparams(op, x_scale, x_zp, output_scale, output_zero_point, x.scalar_type());
   const int64_t d = check_dim(op, "dim", dim, x.dim());
-  at::Tensor out = new_like(x);
+  Tensor out = new_like(x);
   softmax_int_out(x, out, d, x_scale, x_zp, output_scale, output_zero_point);
   return out;
 }
-at::Tensor p_layer_norm(const at::Tensor& x, double x_scale, int64_t x_zp, at::IntArrayRef normalized_shape,
-                        const c10::optional<at::Tensor>& weight, const c10::optional<at::Tensor>& bias, double eps,
+Tensor p_layer_norm(const Tensor& x, double x_scale, int64_t x_zp, IntArrayRef normalized_shape,
+                        const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, double eps,
                         double output_scale, int64_t output_zero_point) {
   constexpr const char* op = "plain_layer_norm";
   check_int_input(op, "x", x);
   check_norm_qparams(op, x_scale, x_zp, eps, output_scale, output_zero_point, x.scalar_type());
-  const at::Tensor w = weight.has_value() ? *weight : at::Tensor();
-  const at::Tensor b = bias.has_value() ? *bias : at::Tensor();
+  const Tensor w = weight.has_value() ? *weight : Tensor();
+  const Tensor b = bias.has_value() ? *bias : Tensor();
   check_layer_norm_args(op, "x", x.sizes(), normalized_shape, w, b);
-  at::Tensor out = new_like(x);
+  Tensor out = new_like(x);
   layer_norm_int_out(x, out, normalized_shape, w, b, eps, x_scale, x_zp, output_scale, output_zero_point);
   return out;
 }
 
 // batch_norm2d_relu / batch_norm3d(_relu) (batch_norm2d above keeps its own name in messages)
 template <int64_t kDims, bool kRelu>
-at::Tensor p_batch_norm(const at::Tensor& x, double x_scale, int64_t x_zp, const c10::optional<at::Tensor>& weight,
-                        const c10::optional<at::Tensor>& bias, const at::Tensor& mean, const at::Tensor& var,
+Tensor p_batch_norm(const Tensor& x, double x_scale, int64_t x_zp, const std::optional<Tensor>& weight,
+                        const std::optional<Tensor>& bias, const Tensor& mean, const Tensor& var,
                         double eps, double output_scale, int64_t output_zero_point) {
   const char* op = kDims == 4 ? (kRelu ? "plain_batch_norm2d_relu" : "plain_batch_norm2d")
                               : (kRelu ? "plain_batch_norm3d_relu" : "plain_batch_norm3d");
   check_int_input(op, "x", x);
   check_norm_qparams(op, x_scale, x_zp, eps, output_scale, output_zero_point, x.scalar_type());
-  const at::Tensor w = weight.has_value() ? *weight : at::Tensor();
-  const at::Tensor b = bias.has_value() ? *bias : at::Tensor();
+  const Tensor w = weight.has_value() ? *weight : Tensor();
+  const Tensor b = bias.has_value() ? *bias : Tensor();
   check_batch_norm_args(op, "x", x.sizes(), kDims, w, b, mean, var, eps);
-  at::Tensor out = new_like(x);
+  Tensor out = new_like(x);
   batch_norm_int_out(op, x, out, w, b, mean, var, eps, x_scale, x_zp, output_scale, output_zero_point, kRelu);
   return out;
 }
-at::Tensor group_norm_new(const char* op, const at::Tensor& x, double x_scale, int64_t x_zp,
-                          c10::optional<int64_t> num_groups, const c10::optional<at::Tensor>& weight,
-                          const c10::optional<at::Tensor>& bias, double eps, double output_scale,
+Tensor group_norm_new(const char* op, const Tensor& x, double x_scale, int64_t x_zp,
+                          std::optional<int64_t> num_groups, const std::optional<Tensor>& weight,
+                          const std::optional<Tensor>& bias, double eps, double output_scale,
                           int64_t output_zero_point) {
   check_int_input(op, "x", x);
   check_norm_qparams(op, x_scale, x_zp, eps, output_scale, output_zero_point, x.scalar_type());
-  const at::Tensor w = weight.has_value() ? *weight : at::Tensor();
-  const at::Tensor b = bias.has_value() ? *bias : at::Tensor();
+  const Tensor w = weight.has_value() ? *weight : Tensor();
+  const Tensor b = bias.has_value() ? *bias : Tensor();
   const int64_t groups = check_group_norm_args(op, "x", x.sizes(), num_groups, w, b);
-  at::Tensor out = new_like(x);
+  Tensor out = new_like(x);
   if (x.size(1) == 0) return out;
   group_norm_int_out(x, out, groups, w, b, eps, x_scale, x_zp, output_scale, output_zero_point);
   return out;
 }
-at::Tensor p_group_norm(const at::Tensor& x, double x_scale, int64_t x_zp, int64_t num_groups,
-                        const c10::optional<at::Tensor>& weight, const c10::optional<at::Tensor>& bias, double eps,
+Tensor p_group_norm(const Tensor& x, double x_scale, int64_t x_zp, int64_t num_groups,
+                        const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, double eps,
                         double output_scale, int64_t output_zero_point) {
   return group_norm_new("plain_group_norm", x, x_scale, x_zp, num_groups, weight, bias, eps, output_scale,
                         output_zero_point);
 }
-at::Tensor p_instance_norm(const at::Tensor& x, double x_scale, int64_t x_zp, const c10::optional<at::Tensor>& weight,
-                           const c10::optional<at::Tensor>& bias, double eps, double output_scale,
+Tensor p_instance_norm(const Tensor& x, double x_scale, int64_t x_zp, const std::optional<Tensor>& weight,
+                           const std::optional<Tensor>& bias, double eps, double output_scale,
                            int64_t output_zero_point) {
-  return group_norm_new("plain_instance_norm", x, x_scale, x_zp, c10::nullopt, weight, bias, eps, output_scale,
+  return group_norm_new("plain_instance_norm", x, x_scale, x_zp, std::nullopt, weight, bias, eps, output_scale,
                         output_zero_point);
 }
-at::Tensor p_prelu(const at::Tensor& x, double x_scale, int64_t x_zp, const at::Tensor& weight, double output_scale,
+Tensor p_prelu(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& weight, double output_scale,
                    int64_t output_zero_point) {
   constexpr const char* op = "plain_prelu";
   check_8bit_input(op, x);
   check_norm_qparams(op, x_scale, x_zp, 0.0, output_scale, output_zero_point, x.scalar_type());
-  TORCH_CHECK(at::isFloatingType(weight.scalar_type()), "qplugin::", op,
+  QP_CHECK(at::isFloatingType(weight.scalar_type()), "qplugin::", op,
               ": weight should be a float tensor, got dtype ", weight.scalar_type());
   const std::vector<double> slopes = prelu_slopes(op, "x", x.sizes(), weight);
-  at::Tensor out = new_like(x);
+  Tensor out = new_like(x);
   prelu_int_out(op, x, out, slopes, x_scale, x_zp, output_scale, output_zero_point);
   return out;
 }
-at::Tensor p_celu(const at::Tensor& x, double x_scale, int64_t x_zp, double output_scale, int64_t output_zero_point,
+Tensor p_celu(const Tensor& x, double x_scale, int64_t x_zp, double output_scale, int64_t output_zero_point,
                   double alpha) {
   constexpr const char* op = "plain_celu";
   const double a = finite_scalar(op, "alpha", alpha);
-  TORCH_CHECK_VALUE(a != 0, "qplugin::plain_celu: alpha should be non-zero, got 0");
+  QP_CHECK_VALUE(a != 0, "qplugin::plain_celu: alpha should be non-zero, got 0");
   return act_new(op, x, x_scale, x_zp, kernels::ActKind::kCelu, output_scale, output_zero_point, a);
 }
 // Keeps x's qparams: x where x > threshold, else value (quantized with x's qparams).
-at::Tensor p_threshold(const at::Tensor& x, double x_scale, int64_t x_zp, double threshold, double value) {
+Tensor p_threshold(const Tensor& x, double x_scale, int64_t x_zp, double threshold, double value) {
   constexpr const char* op = "plain_threshold";
   return act_new(op, x, x_scale, x_zp, kernels::ActKind::kThreshold, x_scale, x_zp,
                  finite_scalar(op, "threshold", threshold), finite_scalar(op, "value", value));
 }
 
 // ---- pooling and upsampling (integer domain: no scale needed) ----
-at::Tensor pool_out(const at::Tensor& x, const std::vector<int64_t>& sizes) {
+Tensor pool_out(const Tensor& x, const std::vector<int64_t>& sizes) {
   return at::empty(sizes, x.options(), pool_format(x));
 }
-at::Tensor p_max_pool2d(const at::Tensor& x, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                        at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode) {
+Tensor p_max_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
   constexpr const char* op = "plain_max_pool2d";
   check_int_input(op, "x", x);
   check_pool_input_rank(op, "x", x);
   const auto w = check_pool2d_args(op, x.sizes(), kernel_size, stride, padding, dilation, ceil_mode);
-  at::Tensor out = pool_out(x, pool2d_output_sizes(op, x.sizes(), w));
+  Tensor out = pool_out(x, pool2d_output_sizes(op, x.sizes(), w));
   max_pool2d_int_out(x, w, out);
   return out;
 }
-at::Tensor p_avg_pool2d(const at::Tensor& x, int64_t x_zp, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                        at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                        c10::optional<int64_t> divisor_override) {
+Tensor p_avg_pool2d(const Tensor& x, int64_t x_zp, IntArrayRef kernel_size, IntArrayRef stride,
+                        IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                        std::optional<int64_t> divisor_override) {
   constexpr const char* op = "plain_avg_pool2d";
   check_int_input(op, "x", x);
   check_zero_point(op, "x_zero_point", x_zp, x.scalar_type());
   check_pool_input_rank(op, "x", x);
   const auto w = check_pool2d_args(op, x.sizes(), kernel_size, stride, padding, {}, ceil_mode);
   check_divisor_override(op, divisor_override);
-  at::Tensor out = pool_out(x, pool2d_output_sizes(op, x.sizes(), w));
+  Tensor out = pool_out(x, pool2d_output_sizes(op, x.sizes(), w));
   avg_pool2d_int_out(x, x_zp, w, count_include_pad, divisor_override, out);
   return out;
 }
-at::Tensor p_adaptive_avg_pool2d(const at::Tensor& x, at::IntArrayRef output_size) {
+Tensor p_adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
   constexpr const char* op = "plain_adaptive_avg_pool2d";
   check_int_input(op, "x", x);
   check_pool_input_rank(op, "x", x);
-  at::Tensor out = pool_out(x, adaptive_output_sizes(op, x.sizes(), output_size));
+  Tensor out = pool_out(x, adaptive_output_sizes(op, x.sizes(), output_size));
   adaptive_avg_pool2d_int_out(x, out);
   return out;
 }
-at::Tensor pool3d_out(const at::Tensor& x, const std::vector<int64_t>& sizes) {
+Tensor pool3d_out(const Tensor& x, const std::vector<int64_t>& sizes) {
   return at::empty(sizes, x.options(), pool3d_format(x));
 }
-at::Tensor p_avg_pool3d(const at::Tensor& x, int64_t x_zp, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                        at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                        c10::optional<int64_t> divisor_override) {
+Tensor p_avg_pool3d(const Tensor& x, int64_t x_zp, IntArrayRef kernel_size, IntArrayRef stride,
+                        IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                        std::optional<int64_t> divisor_override) {
   constexpr const char* op = "plain_avg_pool3d";
   check_int_input(op, "x", x);
   check_zero_point(op, "x_zero_point", x_zp, x.scalar_type());
   check_pool3d_input_rank(op, "x", x);
   const auto w = check_pool3d_args(op, kernel_size, stride, padding, ceil_mode);
   check_divisor_override(op, divisor_override);
-  at::Tensor out = pool3d_out(x, pool3d_output_sizes(op, x.sizes(), w));
+  Tensor out = pool3d_out(x, pool3d_output_sizes(op, x.sizes(), w));
   avg_pool3d_int_out(x, x_zp, w, count_include_pad, divisor_override, out);
   return out;
 }
-at::Tensor p_adaptive_avg_pool3d(const at::Tensor& x, at::IntArrayRef output_size) {
+Tensor p_adaptive_avg_pool3d(const Tensor& x, IntArrayRef output_size) {
   constexpr const char* op = "plain_adaptive_avg_pool3d";
   check_int_input(op, "x", x);
   check_pool3d_input_rank(op, "x", x);
-  at::Tensor out = pool3d_out(x, adaptive3d_output_sizes(op, x.sizes(), output_size));
+  Tensor out = pool3d_out(x, adaptive3d_output_sizes(op, x.sizes(), output_size));
   adaptive_avg_pool3d_int_out(x, out);
   return out;
 }
-at::Tensor p_upsample_nearest2d(const at::Tensor& x, at::IntArrayRef output_size) {
+Tensor p_upsample_nearest2d(const Tensor& x, IntArrayRef output_size) {
   constexpr const char* op = "plain_upsample_nearest2d";
   check_int_input(op, "x", x);
-  at::Tensor out = pool_out(x, upsample_nearest2d_output_sizes(op, x.sizes(), output_size));
+  Tensor out = pool_out(x, upsample_nearest2d_output_sizes(op, x.sizes(), output_size));
   upsample_nearest2d_int_out(x, out);
   return out;
 }
-at::Tensor p_upsample_bilinear2d(const at::Tensor& x, at::IntArrayRef output_size, bool align_corners,
-                                 c10::optional<double> scales_h, c10::optional<double> scales_w) {
+Tensor p_upsample_bilinear2d(const Tensor& x, IntArrayRef output_size, bool align_corners,
+                                 std::optional<double> scales_h, std::optional<double> scales_w) {
   constexpr const char* op = "plain_upsample_bilinear2d";
   check_8bit_input(op, x);
   for (const auto& sc : {scales_h, scales_w}) {
-    TORCH_CHECK_VALUE(!sc.has_value() || (std::isfinite(*sc) && *sc > 0), "qplugin::", op,
+    QP_CHECK_VALUE(!sc.has_value() || (std::isfinite(*sc) && *sc > 0), "qplugin::", op,
                       ": scales_h / scales_w should be positive finite numbers or None, got ", *sc);
   }
-  at::Tensor out = pool_out(x, upsample_nearest2d_output_sizes(op, x.sizes(), output_size));
+  Tensor out = pool_out(x, upsample_nearest2d_output_sizes(op, x.sizes(), output_size));
   upsample_bilinear2d_int_out(x, out, align_corners, scales_h, scales_w);
   return out;
 }

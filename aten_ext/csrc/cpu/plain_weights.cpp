@@ -2,7 +2,7 @@
 // with explicit qparams, the weight as plain tensors (int8 data, float64 scales, int64 zero
 // points, float32 bias) plus its packed buffer (packed_params/plain_buffer.h). No TorchScript
 // object and no quantized-tensor API (the wall, docs/design.md). Fakes: torch_qplugin/_fakes.py.
-#include <ATen/ATen.h>
+#include "utils/torch_api.h"
 #include <torch/library.h>
 
 #include <algorithm>
@@ -20,17 +20,17 @@ namespace qplugin {
 namespace cpu {
 namespace {
 
-void check_u8(const char* op, const char* arg, const at::Tensor& x) {
-  TORCH_CHECK(x.scalar_type() == at::kByte, "qplugin::", op, ": ", arg, " should be a uint8 tensor, got dtype ",
+void check_u8(const char* op, const char* arg, const Tensor& x) {
+  QP_CHECK(x.scalar_type() == kByte, "qplugin::", op, ": ", arg, " should be a uint8 tensor, got dtype ",
               x.scalar_type());
 }
 
 // w_scales (float64) / w_zero_points (int64): 1-D with 1 (per tensor) or n entries.
-void check_w_qparams(const char* op, const at::Tensor& s, const at::Tensor& z, int64_t n) {
-  TORCH_CHECK(s.scalar_type() == at::kDouble && z.scalar_type() == at::kLong, "qplugin::", op,
+void check_w_qparams(const char* op, const Tensor& s, const Tensor& z, int64_t n) {
+  QP_CHECK(s.scalar_type() == kDouble && z.scalar_type() == kLong, "qplugin::", op,
               ": w_scales and w_zero_points should be float64 and int64 tensors, got ", s.scalar_type(), " and ",
               z.scalar_type());
-  TORCH_CHECK_VALUE(s.dim() == 1 && z.dim() == 1 && s.numel() == z.numel() && (s.numel() == 1 || s.numel() == n),
+  QP_CHECK_VALUE(s.dim() == 1 && z.dim() == 1 && s.numel() == z.numel() && (s.numel() == 1 || s.numel() == n),
                     "qplugin::", op, ": w_scales and w_zero_points should be 1-D with 1 or ", n,
                     " entries, got shapes ", s.sizes(), " and ", z.sizes());
 }
@@ -42,25 +42,25 @@ struct LinearCall {
   LinearWeightsView view;
   std::shared_ptr<LinearWeights> owner;
   std::vector<double> scales;  // N entries, where w_scales is not read in place
-  at::Tensor w_scales;         // contiguous float64
-  at::Tensor bias;             // contiguous float32 or undefined
+  Tensor w_scales;         // contiguous float64
+  Tensor bias;             // contiguous float32 or undefined
 };
 
 // `scale_max`: the op needs view.w_scale_max (static linear's requantize check). The scales'
 // range checks run until the buffer has been checked in full with these tensors
 // (plain_buffer::weights_checked), and again whenever one of them changes in place.
-void linear_call(const char* op, const at::Tensor& w, const at::Tensor& w_scales, const at::Tensor& w_zps,
-                 const c10::optional<at::Tensor>& bias, const at::Tensor& packed, bool scale_max, LinearCall* c) {
-  TORCH_CHECK(w.scalar_type() == at::kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ",
+void linear_call(const char* op, const Tensor& w, const Tensor& w_scales, const Tensor& w_zps,
+                 const std::optional<Tensor>& bias, const Tensor& packed, bool scale_max, LinearCall* c) {
+  QP_CHECK(w.scalar_type() == kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ",
               w.scalar_type());
-  TORCH_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": w should be 2-D [out_features, in_features], got shape ",
+  QP_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": w should be 2-D [out_features, in_features], got shape ",
                     w.sizes());
   const int64_t N = w.size(0);
   check_w_qparams(op, w_scales, w_zps, N);
   if (bias.has_value() && bias->defined()) {
-    TORCH_CHECK(bias->scalar_type() == at::kFloat, "qplugin::", op, ": bias should be a float32 tensor, got dtype ",
+    QP_CHECK(bias->scalar_type() == kFloat, "qplugin::", op, ": bias should be a float32 tensor, got dtype ",
                 bias->scalar_type());
-    TORCH_CHECK_VALUE(bias->dim() == 1 && bias->size(0) == N, "qplugin::", op, ": bias should have shape [", N,
+    QP_CHECK_VALUE(bias->dim() == 1 && bias->size(0) == N, "qplugin::", op, ": bias should have shape [", N,
                       "], got ", bias->sizes());
     c->bias = bias->contiguous();
   }
@@ -80,7 +80,7 @@ void linear_call(const char* op, const at::Tensor& w, const at::Tensor& w_scales
   }
   if (!plain_buffer::view_linear(op, packed, w, w_scales, w_zps, checked, &c->view)) {
     c->owner = std::make_shared<LinearWeights>();
-    c->owner->init_int8(op, w, w_scales, w_zps, w_scales.numel() != 1, c10::nullopt);
+    c->owner->init_int8(op, w, w_scales, w_zps, w_scales.numel() != 1, std::nullopt);
     c->view = linear_weights_view(*c->owner);
   }
   c->view.w_scale_max = w_scale_max;
@@ -89,35 +89,35 @@ void linear_call(const char* op, const at::Tensor& w, const at::Tensor& w_scales
 }
 
 template <bool kRelu>
-at::Tensor p_linear(const at::Tensor& x, double x_scale, int64_t x_zp, const at::Tensor& w, const at::Tensor& w_scales,
-                    const at::Tensor& w_zps, const c10::optional<at::Tensor>& bias, const at::Tensor& packed,
+Tensor p_linear(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& w, const Tensor& w_scales,
+                    const Tensor& w_zps, const std::optional<Tensor>& bias, const Tensor& packed,
                     double y_scale, int64_t y_zp) {
   const char* op = kRelu ? "plain_linear_relu" : "plain_linear";
   check_u8(op, "x", x);
   LinearCall c;
   linear_call(op, w, w_scales, w_zps, bias, packed, true, &c);
-  TORCH_CHECK_VALUE(x.dim() >= 1 && x.size(-1) == c.view.b.K, "qplugin::", op, ": x should have last dimension ",
+  QP_CHECK_VALUE(x.dim() >= 1 && x.size(-1) == c.view.b.K, "qplugin::", op, ": x should have last dimension ",
                     c.view.b.K, " (w's in_features), got shape ", x.sizes());
   std::vector<int64_t> ys = x.sizes().vec();
   ys.back() = c.view.b.N;
-  at::Tensor y = at::empty(ys, x.options());
-  const at::Tensor xc = x.contiguous();
+  Tensor y = at::empty(ys, x.options());
+  const Tensor xc = x.contiguous();
   const int64_t M = c.view.b.N > 0 ? y.numel() / c.view.b.N : 0;
   linear_u8_view(op, xc.const_data_ptr<uint8_t>(), M, x_scale, x_zp, c.view, y_scale, y_zp, kRelu,
-                 y.data_ptr<uint8_t>());
+                 y.mutable_data_ptr<uint8_t>());
   return y;
 }
 
 template <bool kRelu>
-at::Tensor p_linear_dynamic(const at::Tensor& x, const at::Tensor& w, const at::Tensor& w_scales,
-                            const at::Tensor& w_zps, const c10::optional<at::Tensor>& bias, const at::Tensor& packed,
+Tensor p_linear_dynamic(const Tensor& x, const Tensor& w, const Tensor& w_scales,
+                            const Tensor& w_zps, const std::optional<Tensor>& bias, const Tensor& packed,
                             bool reduce_range) {
   const char* op = kRelu ? "plain_linear_relu_dynamic" : "plain_linear_dynamic";
-  TORCH_CHECK(x.scalar_type() == at::kFloat, "qplugin::", op, ": x should be a float32 tensor, got dtype ",
+  QP_CHECK(x.scalar_type() == kFloat, "qplugin::", op, ": x should be a float32 tensor, got dtype ",
               x.scalar_type());
   LinearCall c;
   linear_call(op, w, w_scales, w_zps, bias, packed, false, &c);
-  TORCH_CHECK_VALUE(x.dim() >= 1 && x.size(-1) == c.view.b.K, "qplugin::", op, ": x should have last dimension ",
+  QP_CHECK_VALUE(x.dim() >= 1 && x.size(-1) == c.view.b.K, "qplugin::", op, ": x should have last dimension ",
                     c.view.b.K, " (w's in_features), got shape ", x.sizes());
   return linear_dynamic_view(op, x, c.view, reduce_range, kRelu);
 }
@@ -132,35 +132,35 @@ at::Tensor p_linear_dynamic(const at::Tensor& x, const at::Tensor& w, const at::
 struct Fp16Call {
   LinearWeightsView view;
   std::shared_ptr<LinearWeights> owner;
-  at::Tensor bias;
+  Tensor bias;
 };
 
-void check_fp16_w(const char* op, const char* arg, const at::Tensor& w) {
-  TORCH_CHECK(w.scalar_type() == at::kHalf, "qplugin::", op, ": ", arg, " should be a float16 tensor, got dtype ",
+void check_fp16_w(const char* op, const char* arg, const Tensor& w) {
+  QP_CHECK(w.scalar_type() == kHalf, "qplugin::", op, ": ", arg, " should be a float16 tensor, got dtype ",
               w.scalar_type());
-  TORCH_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": ", arg, " should be 2-D [out_features, in_features], got shape ",
+  QP_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": ", arg, " should be 2-D [out_features, in_features], got shape ",
                     w.sizes());
 }
 
-void fp16_call(const char* op, const char* arg, const at::Tensor& w, const char* bias_arg,
-               const c10::optional<at::Tensor>& bias, const char* packed_arg, const at::Tensor& packed, Fp16Call* c) {
+void fp16_call(const char* op, const char* arg, const Tensor& w, const char* bias_arg,
+               const std::optional<Tensor>& bias, const char* packed_arg, const Tensor& packed, Fp16Call* c) {
   check_fp16_w(op, arg, w);
   const int64_t N = w.size(0), K = w.size(1);
   if (bias.has_value() && bias->defined()) {
-    TORCH_CHECK(bias->scalar_type() == at::kFloat, "qplugin::", op, ": ", bias_arg,
+    QP_CHECK(bias->scalar_type() == kFloat, "qplugin::", op, ": ", bias_arg,
                 " should be a float32 tensor, got dtype ", bias->scalar_type());
-    TORCH_CHECK_VALUE(bias->dim() == 1 && bias->size(0) == N, "qplugin::", op, ": ", bias_arg, " should have shape [",
+    QP_CHECK_VALUE(bias->dim() == 1 && bias->size(0) == N, "qplugin::", op, ": ", bias_arg, " should have shape [",
                       N, "], got ", bias->sizes());
     c->bias = bias->contiguous();
   }
   if (packed.numel() == 0) {
     c->owner = std::make_shared<LinearWeights>();
-    c->owner->init_fp16(op, w, c->bias.defined() ? c10::optional<at::Tensor>(c->bias) : c10::nullopt);
+    c->owner->init_fp16(op, w, c->bias.defined() ? std::optional<Tensor>(c->bias) : std::nullopt);
     c->view = linear_weights_view(*c->owner);
     return;
   }
   const int64_t P = (N + kernels::kFp16Panel - 1) / kernels::kFp16Panel;
-  TORCH_CHECK_VALUE(packed.scalar_type() == at::kHalf && packed.dim() == 3 && packed.size(0) == P &&
+  QP_CHECK_VALUE(packed.scalar_type() == kHalf && packed.dim() == 3 && packed.size(0) == P &&
                         packed.size(1) == K && packed.size(2) == kernels::kFp16Panel && packed.is_contiguous(),
                     "qplugin::", op, ": ", packed_arg, " should be the contiguous float16 [", P, ", ", K, ", ",
                     kernels::kFp16Panel, "] panels of plain_linear_prepack_fp16(", arg, ") or empty, got ",
@@ -169,36 +169,36 @@ void fp16_call(const char* op, const char* arg, const at::Tensor& w, const char*
   c->view.b.N = N;
   c->view.b.K = K;
   c->view.fp16 = true;
-  c->view.fp16_panels = reinterpret_cast<const uint16_t*>(packed.const_data_ptr<at::Half>());
+  c->view.fp16_panels = reinterpret_cast<const uint16_t*>(packed.const_data_ptr<Half>());
   c->view.bias = c->bias.defined() ? c->bias.const_data_ptr<float>() : nullptr;
 }
 
-at::Tensor p_linear_prepack_fp16(const at::Tensor& w) {
+Tensor p_linear_prepack_fp16(const Tensor& w) {
   constexpr const char* op = "plain_linear_prepack_fp16";
   check_fp16_w(op, "w", w);
   const auto p = std::make_shared<LinearWeights>();
-  p->init_fp16(op, w, c10::nullopt);
+  p->init_fp16(op, w, std::nullopt);
   const int64_t P = (w.size(0) + kernels::kFp16Panel - 1) / kernels::kFp16Panel;
-  at::Tensor out = at::empty({P, w.size(1), kernels::kFp16Panel}, w.options().dtype(at::kHalf));
-  std::copy(p->fp16_panels.begin(), p->fp16_panels.end(), reinterpret_cast<uint16_t*>(out.data_ptr<at::Half>()));
+  Tensor out = at::empty({P, w.size(1), kernels::kFp16Panel}, w.options().dtype(kHalf));
+  std::copy(p->fp16_panels.begin(), p->fp16_panels.end(), reinterpret_cast<uint16_t*>(out.mutable_data_ptr<Half>()));
   return out;
 }
 
 template <bool kRelu>
-at::Tensor p_linear_dynamic_fp16(const at::Tensor& x, const at::Tensor& w, const c10::optional<at::Tensor>& bias,
-                                 const at::Tensor& packed) {
+Tensor p_linear_dynamic_fp16(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
+                                 const Tensor& packed) {
   const char* op = kRelu ? "plain_linear_relu_dynamic_fp16" : "plain_linear_dynamic_fp16";
-  TORCH_CHECK(x.scalar_type() == at::kFloat, "qplugin::", op, ": x should be a float32 tensor, got dtype ",
+  QP_CHECK(x.scalar_type() == kFloat, "qplugin::", op, ": x should be a float32 tensor, got dtype ",
               x.scalar_type());
   Fp16Call c;
   fp16_call(op, "w", w, "bias", bias, "packed", packed, &c);
   return linear_fp16_view(op, x, c.view, kRelu);
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> p_rnn_layer_dynamic_fp16(
-    const at::Tensor& input, const at::Tensor& h0, const at::Tensor& c0, const at::Tensor& w_ih,
-    const c10::optional<at::Tensor>& b_ih, const at::Tensor& packed_ih, const at::Tensor& w_hh,
-    const c10::optional<at::Tensor>& b_hh, const at::Tensor& packed_hh, int64_t num_gates, bool reverse) {
+std::tuple<Tensor, Tensor, Tensor> p_rnn_layer_dynamic_fp16(
+    const Tensor& input, const Tensor& h0, const Tensor& c0, const Tensor& w_ih,
+    const std::optional<Tensor>& b_ih, const Tensor& packed_ih, const Tensor& w_hh,
+    const std::optional<Tensor>& b_hh, const Tensor& packed_hh, int64_t num_gates, bool reverse) {
   constexpr const char* op = "plain_rnn_layer_dynamic_fp16";
   Fp16Call ih, hh;
   fp16_call(op, "w_ih", w_ih, "b_ih", b_ih, "packed_ih", packed_ih, &ih);
@@ -206,11 +206,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> p_rnn_layer_dynamic_fp16(
   return rnn_layer_dynamic_view(op, input, h0, c0, ih.view, hh.view, num_gates, reverse);
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> p_rnn_layer_dynamic(
-    const at::Tensor& input, const at::Tensor& h0, const at::Tensor& c0, const at::Tensor& w_ih,
-    const at::Tensor& w_ih_scales, const at::Tensor& w_ih_zps, const c10::optional<at::Tensor>& b_ih,
-    const at::Tensor& packed_ih, const at::Tensor& w_hh, const at::Tensor& w_hh_scales, const at::Tensor& w_hh_zps,
-    const c10::optional<at::Tensor>& b_hh, const at::Tensor& packed_hh, int64_t num_gates, bool reverse) {
+std::tuple<Tensor, Tensor, Tensor> p_rnn_layer_dynamic(
+    const Tensor& input, const Tensor& h0, const Tensor& c0, const Tensor& w_ih,
+    const Tensor& w_ih_scales, const Tensor& w_ih_zps, const std::optional<Tensor>& b_ih,
+    const Tensor& packed_ih, const Tensor& w_hh, const Tensor& w_hh_scales, const Tensor& w_hh_zps,
+    const std::optional<Tensor>& b_hh, const Tensor& packed_hh, int64_t num_gates, bool reverse) {
   constexpr const char* op = "plain_rnn_layer_dynamic";
   LinearCall ih, hh;
   linear_call(op, w_ih, w_ih_scales, w_ih_zps, b_ih, packed_ih, false, &ih);
@@ -218,11 +218,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> p_rnn_layer_dynamic(
   return rnn_layer_dynamic_view(op, input, h0, c0, ih.view, hh.view, num_gates, reverse);
 }
 
-at::Tensor p_linear_prepack(const at::Tensor& w, const at::Tensor& w_scales, const at::Tensor& w_zps) {
+Tensor p_linear_prepack(const Tensor& w, const Tensor& w_scales, const Tensor& w_zps) {
   constexpr const char* op = "plain_linear_prepack";
-  TORCH_CHECK(w.scalar_type() == at::kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ",
+  QP_CHECK(w.scalar_type() == kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ",
               w.scalar_type());
-  TORCH_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": w should be 2-D [out_features, in_features], got shape ",
+  QP_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": w should be 2-D [out_features, in_features], got shape ",
                     w.sizes());
   check_w_qparams(op, w_scales, w_zps, w.size(0));
   return plain_buffer::pack_linear(op, w, w_scales, w_zps);
@@ -231,11 +231,11 @@ at::Tensor p_linear_prepack(const at::Tensor& w, const at::Tensor& w_scales, con
 // ---- conv ----
 const char* conv_kind(int64_t spatial) { return spatial == 1 ? "conv1d" : spatial == 2 ? "conv2d" : "conv3d"; }
 
-at::Tensor p_conv_prepack(const at::Tensor& w, const at::Tensor& w_scales, const at::Tensor& w_zps,
-                          const c10::optional<at::Tensor>& bias, at::IntArrayRef stride, at::IntArrayRef padding,
-                          at::IntArrayRef dilation, int64_t groups) {
+Tensor p_conv_prepack(const Tensor& w, const Tensor& w_scales, const Tensor& w_zps,
+                          const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
+                          IntArrayRef dilation, int64_t groups) {
   constexpr const char* op = "plain_conv_prepack";
-  TORCH_CHECK_VALUE(w.dim() >= 3 && w.dim() <= 5, "qplugin::", op,
+  QP_CHECK_VALUE(w.dim() >= 3 && w.dim() <= 5, "qplugin::", op,
                     ": w should have 3 to 5 dims (out_channels, in_channels / groups, kernel...), got shape ",
                     w.sizes());
   check_w_qparams(op, w_scales, w_zps, w.size(0));
@@ -251,10 +251,10 @@ struct ConvCall {
   ConvPackedView k;
 };
 
-ConvCall conv_call(const char* op, const std::string& kind, const at::Tensor& w, const at::Tensor& w_scales,
-                   const at::Tensor& w_zps, const c10::optional<at::Tensor>& bias, const at::Tensor& packed,
-                   at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef output_padding,
-                   at::IntArrayRef dilation, int64_t groups) {
+ConvCall conv_call(const char* op, const std::string& kind, const Tensor& w, const Tensor& w_scales,
+                   const Tensor& w_zps, const std::optional<Tensor>& bias, const Tensor& packed,
+                   IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding,
+                   IntArrayRef dilation, int64_t groups) {
   plain_buffer::check_conv(op, packed, w, groups, is_conv_transpose_kind(kind));
   const bool checked = plain_buffer::weights_checked(packed, w, w_scales, w_zps);
   ConvCall c;
@@ -270,29 +270,29 @@ ConvCall conv_call(const char* op, const std::string& kind, const at::Tensor& w,
   return c;
 }
 
-at::Tensor conv_impl(const char* op, int64_t spatial, const at::Tensor& x, double x_scale, int64_t x_zp,
-                     const at::Tensor* accum, double a_scale, int64_t a_zp, const at::Tensor& w,
-                     const at::Tensor& w_scales, const at::Tensor& w_zps, const c10::optional<at::Tensor>& bias,
-                     const at::Tensor& packed, at::IntArrayRef stride, at::IntArrayRef padding,
-                     at::IntArrayRef dilation, int64_t groups, double y_scale, int64_t y_zp, bool relu) {
+Tensor conv_impl(const char* op, int64_t spatial, const Tensor& x, double x_scale, int64_t x_zp,
+                     const Tensor* accum, double a_scale, int64_t a_zp, const Tensor& w,
+                     const Tensor& w_scales, const Tensor& w_zps, const std::optional<Tensor>& bias,
+                     const Tensor& packed, IntArrayRef stride, IntArrayRef padding,
+                     IntArrayRef dilation, int64_t groups, double y_scale, int64_t y_zp, bool relu) {
   check_u8(op, "x", x);
   if (accum != nullptr) check_u8(op, "accum", *accum);
-  TORCH_CHECK(w.scalar_type() == at::kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ",
+  QP_CHECK(w.scalar_type() == kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ",
               w.scalar_type());
-  TORCH_CHECK_VALUE(w.dim() == spatial + 2, "qplugin::", op, ": w should have ", spatial + 2, " dims, got shape ",
+  QP_CHECK_VALUE(w.dim() == spatial + 2, "qplugin::", op, ": w should have ", spatial + 2, " dims, got shape ",
                     w.sizes());
   check_w_qparams(op, w_scales, w_zps, w.size(0));
   const ConvCall c =
       conv_call(op, conv_kind(spatial), w, w_scales, w_zps, bias, packed, stride, padding, {}, dilation, groups);
-  at::Tensor y = conv_empty_output(conv_output_sizes(op, x.sizes(), *c.p), x.options());
+  Tensor y = conv_empty_output(conv_output_sizes(op, x.sizes(), *c.p), x.options());
   conv_forward_view(op, x, x_scale, x_zp, *c.p, c.k, y_scale, y_zp, relu, accum, a_scale, a_zp, y);
   return y;
 }
 
 template <int64_t kSpatial, bool kRelu>
-at::Tensor p_conv(const at::Tensor& x, double x_scale, int64_t x_zp, const at::Tensor& w, const at::Tensor& w_scales,
-                  const at::Tensor& w_zps, const c10::optional<at::Tensor>& bias, const at::Tensor& packed,
-                  at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
+Tensor p_conv(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& w, const Tensor& w_scales,
+                  const Tensor& w_zps, const std::optional<Tensor>& bias, const Tensor& packed,
+                  IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups,
                   double y_scale, int64_t y_zp) {
   static const std::string name = std::string("plain_") + conv_kind(kSpatial) + (kRelu ? "_relu" : "");
   return conv_impl(name.c_str(), kSpatial, x, x_scale, x_zp, nullptr, 1.0, 0, w, w_scales, w_zps, bias, packed, stride,
@@ -300,10 +300,10 @@ at::Tensor p_conv(const at::Tensor& x, double x_scale, int64_t x_zp, const at::T
 }
 
 template <bool kRelu>
-at::Tensor p_conv2d_add(const at::Tensor& x, double x_scale, int64_t x_zp, const at::Tensor& accum, double a_scale,
-                        int64_t a_zp, const at::Tensor& w, const at::Tensor& w_scales, const at::Tensor& w_zps,
-                        const c10::optional<at::Tensor>& bias, const at::Tensor& packed, at::IntArrayRef stride,
-                        at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups, double y_scale,
+Tensor p_conv2d_add(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& accum, double a_scale,
+                        int64_t a_zp, const Tensor& w, const Tensor& w_scales, const Tensor& w_zps,
+                        const std::optional<Tensor>& bias, const Tensor& packed, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef dilation, int64_t groups, double y_scale,
                         int64_t y_zp) {
   return conv_impl(kRelu ? "plain_conv2d_add_relu" : "plain_conv2d_add", 2, x, x_scale, x_zp, &accum, a_scale, a_zp, w,
                    w_scales, w_zps, bias, packed, stride, padding, dilation, groups, y_scale, y_zp, kRelu);
@@ -314,23 +314,23 @@ const char* conv_transpose_kind(int64_t spatial) {
   return spatial == 1 ? "conv_transpose1d" : spatial == 2 ? "conv_transpose2d" : "conv_transpose3d";
 }
 
-void check_wt(const char* op, const at::Tensor& w, const at::Tensor& w_scales, const at::Tensor& w_zps,
+void check_wt(const char* op, const Tensor& w, const Tensor& w_scales, const Tensor& w_zps,
               int64_t groups) {
-  TORCH_CHECK(w.scalar_type() == at::kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ",
+  QP_CHECK(w.scalar_type() == kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ",
               w.scalar_type());
-  TORCH_CHECK_VALUE(w.dim() >= 3, "qplugin::", op,
+  QP_CHECK_VALUE(w.dim() >= 3, "qplugin::", op,
                     ": w should have 3 to 5 dims (in_channels, out_channels / groups, kernel...), got shape ",
                     w.sizes());
   check_transpose_groups(op, w.size(0), groups);
   check_w_qparams(op, w_scales, w_zps, w.size(1) * groups);
 }
 
-at::Tensor p_conv_transpose_prepack(const at::Tensor& w, const at::Tensor& w_scales, const at::Tensor& w_zps,
-                                    const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-                                    at::IntArrayRef padding, at::IntArrayRef output_padding, at::IntArrayRef dilation,
+Tensor p_conv_transpose_prepack(const Tensor& w, const Tensor& w_scales, const Tensor& w_zps,
+                                    const std::optional<Tensor>& bias, IntArrayRef stride,
+                                    IntArrayRef padding, IntArrayRef output_padding, IntArrayRef dilation,
                                     int64_t groups) {
   constexpr const char* op = "plain_conv_transpose_prepack";
-  TORCH_CHECK_VALUE(w.dim() >= 3 && w.dim() <= 5, "qplugin::", op,
+  QP_CHECK_VALUE(w.dim() >= 3 && w.dim() <= 5, "qplugin::", op,
                     ": w should have 3 to 5 dims (in_channels, out_channels / groups, kernel...), got shape ",
                     w.sizes());
   check_wt(op, w, w_scales, w_zps, groups);
@@ -339,20 +339,20 @@ at::Tensor p_conv_transpose_prepack(const at::Tensor& w, const at::Tensor& w_sca
 }
 
 template <int64_t kSpatial>
-at::Tensor p_conv_transpose(const at::Tensor& x, double x_scale, int64_t x_zp, const at::Tensor& w,
-                            const at::Tensor& w_scales, const at::Tensor& w_zps, const c10::optional<at::Tensor>& bias,
-                            const at::Tensor& packed, at::IntArrayRef stride, at::IntArrayRef padding,
-                            at::IntArrayRef output_padding, at::IntArrayRef dilation, int64_t groups, double y_scale,
+Tensor p_conv_transpose(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& w,
+                            const Tensor& w_scales, const Tensor& w_zps, const std::optional<Tensor>& bias,
+                            const Tensor& packed, IntArrayRef stride, IntArrayRef padding,
+                            IntArrayRef output_padding, IntArrayRef dilation, int64_t groups, double y_scale,
                             int64_t y_zp) {
   static const std::string name = std::string("plain_") + conv_transpose_kind(kSpatial);
   const char* op = name.c_str();
   check_u8(op, "x", x);
-  TORCH_CHECK_VALUE(w.dim() == kSpatial + 2, "qplugin::", op, ": w should have ", kSpatial + 2, " dims, got shape ",
+  QP_CHECK_VALUE(w.dim() == kSpatial + 2, "qplugin::", op, ": w should have ", kSpatial + 2, " dims, got shape ",
                     w.sizes());
   check_wt(op, w, w_scales, w_zps, groups);
   const ConvCall c = conv_call(op, conv_transpose_kind(kSpatial), w, w_scales, w_zps, bias, packed, stride, padding,
                                output_padding, dilation, groups);
-  at::Tensor y = conv_empty_output(conv_transpose_output_sizes(op, x.sizes(), *c.p), x.options());
+  Tensor y = conv_empty_output(conv_transpose_output_sizes(op, x.sizes(), *c.p), x.options());
   conv_transpose_forward_view(op, x, x_scale, x_zp, *c.p, c.k, y_scale, y_zp, y);
   return y;
 }

@@ -1,5 +1,5 @@
 // CPU glue for 2-D pooling and 3-D average pooling: validate, lay out, build the window tables,
-// split the work over at::parallel_for, call kernels/pool_kernel.
+// split the work over tensor::parallel_for, call kernels/pool_kernel.
 //
 // Rounding (docs/design/pooling.md): avg_pool2d follows torch's NCHW kernel,
 //   q = nearbyint(float(float(sum - size * zp) * float(1.0 / divisor)) + zp),
@@ -9,7 +9,7 @@
 // differently; we stay layout-independent).
 #include "cpu/pool.h"
 
-#include <ATen/Parallel.h>
+#include "utils/torch_api.h"
 #include <torch/library.h>
 
 #include <algorithm>
@@ -32,10 +32,10 @@ constexpr int64_t kGrain = 1 << 15;  // output elements (x taps) per task, rough
 
 // (expanded value for dim 0, for dim 1) of an int[] argument of 1 or 2 entries
 // (0 entries allowed where `empty_ok`, giving `dflt`).
-std::pair<int64_t, int64_t> two_ints(const char* op, const char* arg, at::IntArrayRef v, bool empty_ok,
+std::pair<int64_t, int64_t> two_ints(const char* op, const char* arg, IntArrayRef v, bool empty_ok,
                                      std::pair<int64_t, int64_t> dflt) {
   if (v.empty() && empty_ok) return dflt;
-  TORCH_CHECK_VALUE(v.size() == 1 || v.size() == 2, "qplugin::", op, ": ", arg, " should have ",
+  QP_CHECK_VALUE(v.size() == 1 || v.size() == 2, "qplugin::", op, ": ", arg, " should have ",
                     empty_ok ? "0, 1 or 2" : "1 or 2", " entries, got ", v.size(), " (", v, ")");
   return {v[0], v.size() == 1 ? v[0] : v[1]};
 }
@@ -58,27 +58,27 @@ int64_t pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_
 struct Nchw {
   int64_t N, C, D, H, W;
 };
-Nchw nchw(at::IntArrayRef s) { return s.size() == 4 ? Nchw{s[0], s[1], 1, s[2], s[3]} : Nchw{1, s[0], 1, s[1], s[2]}; }
+Nchw nchw(IntArrayRef s) { return s.size() == 4 ? Nchw{s[0], s[1], 1, s[2], s[3]} : Nchw{1, s[0], 1, s[1], s[2]}; }
 // ... and of a 4-D / 5-D input of 3-D pooling.
-Nchw ncdhw(at::IntArrayRef s) {
+Nchw ncdhw(IntArrayRef s) {
   return s.size() == 5 ? Nchw{s[0], s[1], s[2], s[3], s[4]} : Nchw{1, s[0], s[1], s[2], s[3]};
 }
 
-std::vector<int64_t> with_spatial(at::IntArrayRef sizes, int64_t oh, int64_t ow) {
+std::vector<int64_t> with_spatial(IntArrayRef sizes, int64_t oh, int64_t ow) {
   std::vector<int64_t> out(sizes.begin(), sizes.end());
   out[out.size() - 2] = oh;
   out[out.size() - 1] = ow;
   return out;
 }
-std::vector<int64_t> with_spatial3(at::IntArrayRef sizes, int64_t od, int64_t oh, int64_t ow) {
+std::vector<int64_t> with_spatial3(IntArrayRef sizes, int64_t od, int64_t oh, int64_t ow) {
   std::vector<int64_t> out = with_spatial(sizes, oh, ow);
   out[out.size() - 3] = od;
   return out;
 }
 
-void check_int_data(const char* op, const at::Tensor& data) {
+void check_int_data(const char* op, const Tensor& data) {
   const auto t = data.scalar_type();
-  TORCH_CHECK(t == at::kByte || t == at::kChar || t == at::kInt, "qplugin::", op,
+  QP_CHECK(t == kByte || t == kChar || t == kInt, "qplugin::", op,
               ": input should hold uint8, int8 or int32 data, got dtype ", t);
 }
 
@@ -89,7 +89,7 @@ struct NhwcSplit {
 NhwcSplit nhwc_split(int64_t rows, int64_t C) {
   // Few output rows (global pooling, small batches): split channels too, in
   // blocks that keep whole vectors.
-  const int64_t threads = at::get_num_threads();
+  const int64_t threads = tensor::num_threads();
   if (rows >= 4 * threads || C <= 64) return {std::max<int64_t>(C, 1), 1};
   int64_t cblk = (C + threads * 2 - 1) / (threads * 2);
   cblk = std::max<int64_t>(64, (cblk + 63) / 64 * 64);
@@ -102,7 +102,7 @@ void for_nhwc(const Nchw& d, int64_t OH, int64_t work_per_row, F fn) {
   const int64_t units = d.N * OH * sp.ncb;
   const int64_t per_unit = std::max<int64_t>(1, work_per_row * std::min(sp.cblk, d.C));
   const int64_t grain = std::max<int64_t>(1, kGrain / per_unit);
-  at::parallel_for(0, units, grain, [&](int64_t b, int64_t e) {
+  tensor::parallel_for(0, units, grain, [&](int64_t b, int64_t e) {
     for (int64_t u = b; u < e;) {
       // Units are ordered (n, cb, oh): runs of output rows of one block.
       const int64_t n = u / (sp.ncb * OH);
@@ -120,7 +120,7 @@ void for_nhwc(const Nchw& d, int64_t OH, int64_t work_per_row, F fn) {
 template <typename F>
 void for_planes(int64_t planes, int64_t work_per_plane, F fn) {
   const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, work_per_plane));
-  at::parallel_for(0, planes, grain, fn);
+  tensor::parallel_for(0, planes, grain, fn);
 }
 
 // Average-pooling tables the kernels read (pool_kernel.h): window bounds per
@@ -221,7 +221,7 @@ void fill_tables(AvgTables& t, const Win1d* dw, Win1d& hw, Win1d& ww, int64_t ze
 }
 
 // d: the input's dims (D = 1 for 2-D); nhwc: x is channels_last(_3d).
-void run_avg(const at::Tensor& x, const at::Tensor& out, const Nchw& d, bool nhwc, int64_t OD, int64_t OH, int64_t OW,
+void run_avg(const Tensor& x, const Tensor& out, const Nchw& d, bool nhwc, int64_t OD, int64_t OH, int64_t OW,
              AvgTables& t) {
   kernels::AvgPool2dGeom g{d.H,
                            d.W,
@@ -254,7 +254,7 @@ void run_avg(const at::Tensor& x, const at::Tensor& out, const Nchw& d, bool nhw
   g.qmax = static_cast<float>(r.second);
   // 8-bit sums stay in int32 while a window has fewer than 2^23 taps.
   const bool wide = t.max_window >= (int64_t(1) << 23);
-  const at::ScalarType dt = x.scalar_type();
+  const ScalarType dt = x.scalar_type();
   const void* ip = x.const_data_ptr();
   void* op = out.data_ptr();
   const int64_t esz = x.element_size();
@@ -265,12 +265,12 @@ void run_avg(const at::Tensor& x, const at::Tensor& out, const Nchw& d, bool nhw
     for_nhwc(d, OD * OH, OW * taps, [&](int64_t n, int64_t c0, int64_t c1, int64_t oh0, int64_t oh1) {
       const char* i = static_cast<const char*>(ip) + n * in_img * esz;
       char* o = static_cast<char*>(op) + n * out_img * esz;
-      if (dt == at::kByte) {
+      if (dt == kByte) {
         const auto* a = reinterpret_cast<const uint8_t*>(i);
         auto* b = reinterpret_cast<uint8_t*>(o);
         if (wide) QPLUGIN_ISA_CALL(avg_pool2d_nhwc_wide_u8, a, b, d.C, c0, c1, oh0, oh1, g);
         else QPLUGIN_ISA_CALL(avg_pool2d_nhwc_u8, a, b, d.C, c0, c1, oh0, oh1, g);
-      } else if (dt == at::kChar) {
+      } else if (dt == kChar) {
         const auto* a = reinterpret_cast<const int8_t*>(i);
         auto* b = reinterpret_cast<int8_t*>(o);
         if (wide) QPLUGIN_ISA_CALL(avg_pool2d_nhwc_wide_s8, a, b, d.C, c0, c1, oh0, oh1, g);
@@ -285,12 +285,12 @@ void run_avg(const at::Tensor& x, const at::Tensor& out, const Nchw& d, bool nhw
     for_planes(d.N * d.C, in_plane + out_plane, [&](int64_t b, int64_t e) {
       const char* i = static_cast<const char*>(ip) + b * in_plane * esz;
       char* o = static_cast<char*>(op) + b * out_plane * esz;
-      if (dt == at::kByte) {
+      if (dt == kByte) {
         const auto* a = reinterpret_cast<const uint8_t*>(i);
         auto* y = reinterpret_cast<uint8_t*>(o);
         if (wide) QPLUGIN_ISA_CALL(avg_pool2d_nchw_wide_u8, a, y, e - b, g);
         else QPLUGIN_ISA_CALL(avg_pool2d_nchw_u8, a, y, e - b, g);
-      } else if (dt == at::kChar) {
+      } else if (dt == kChar) {
         const auto* a = reinterpret_cast<const int8_t*>(i);
         auto* y = reinterpret_cast<int8_t*>(o);
         if (wide) QPLUGIN_ISA_CALL(avg_pool2d_nchw_wide_s8, a, y, e - b, g);
@@ -303,29 +303,29 @@ void run_avg(const at::Tensor& x, const at::Tensor& out, const Nchw& d, bool nhw
   }
 }
 
-ClassNums avg_nums(int64_t pooled, int64_t size, bool count_include_pad, c10::optional<int64_t> divisor_override) {
+ClassNums avg_nums(int64_t pooled, int64_t size, bool count_include_pad, std::optional<int64_t> divisor_override) {
   const int64_t div = divisor_override.has_value() ? *divisor_override : count_include_pad ? pooled : size;
   return {size, div, static_cast<float>(1.0 / static_cast<double>(div))};
 }
 
 }  // namespace
 
-void check_divisor_override(const char* op, c10::optional<int64_t> divisor_override) {
-  TORCH_CHECK_VALUE(!divisor_override.has_value() || *divisor_override > 0, "qplugin::", op,
+void check_divisor_override(const char* op, std::optional<int64_t> divisor_override) {
+  QP_CHECK_VALUE(!divisor_override.has_value() || *divisor_override > 0, "qplugin::", op,
                     ": divisor_override should be a positive integer, got ", *divisor_override);
 }
 
-at::MemoryFormat pool_format(const at::Tensor& t) {
-  return t.dim() == 4 ? kept_format(t) : at::MemoryFormat::Contiguous;
+MemoryFormat pool_format(const Tensor& t) {
+  return t.dim() == 4 ? kept_format(t) : MemoryFormat::Contiguous;
 }
 
-void check_pool_input_rank(const char* op, const char* arg, const at::Tensor& t) {
-  TORCH_CHECK_VALUE(t.dim() == 3 || t.dim() == 4, "qplugin::", op, ": ", arg,
+void check_pool_input_rank(const char* op, const char* arg, const Tensor& t) {
+  QP_CHECK_VALUE(t.dim() == 3 || t.dim() == 4, "qplugin::", op, ": ", arg,
                     " should be 3-D (C, H, W) or 4-D (N, C, H, W), got ", t.dim(), "-D with shape ", t.sizes());
 }
 
-Pool2dWindow check_pool2d_args(const char* op, at::IntArrayRef sizes, at::IntArrayRef kernel_size,
-                               at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
+Pool2dWindow check_pool2d_args(const char* op, IntArrayRef sizes, IntArrayRef kernel_size,
+                               IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
                                bool ceil_mode) {
   const auto k = two_ints(op, "kernel_size", kernel_size, false, {0, 0});
   const auto s = two_ints(op, "stride", stride, true, k);
@@ -333,30 +333,30 @@ Pool2dWindow check_pool2d_args(const char* op, at::IntArrayRef sizes, at::IntArr
   const auto dl = two_ints(op, "dilation", dilation, true, {1, 1});
   constexpr int64_t kMax = (int64_t(1) << 31) - 1;  // keeps window extents far from overflow
   for (int64_t v : {k.first, k.second, s.first, s.second, p.first, p.second, dl.first, dl.second}) {
-    TORCH_CHECK_VALUE(v <= kMax, "qplugin::", op,
+    QP_CHECK_VALUE(v <= kMax, "qplugin::", op,
                       ": kernel_size, stride, padding and dilation should be at most 2^31 - 1, got ", v);
   }
-  TORCH_CHECK_VALUE(k.first > 0 && k.second > 0, "qplugin::", op, ": kernel_size should be greater than zero, got ",
+  QP_CHECK_VALUE(k.first > 0 && k.second > 0, "qplugin::", op, ": kernel_size should be greater than zero, got ",
                     kernel_size);
-  TORCH_CHECK_VALUE(s.first > 0 && s.second > 0, "qplugin::", op, ": stride should be greater than zero, got ", stride);
-  TORCH_CHECK_VALUE(dl.first > 0 && dl.second > 0, "qplugin::", op, ": dilation should be greater than zero, got ",
+  QP_CHECK_VALUE(s.first > 0 && s.second > 0, "qplugin::", op, ": stride should be greater than zero, got ", stride);
+  QP_CHECK_VALUE(dl.first > 0 && dl.second > 0, "qplugin::", op, ": dilation should be greater than zero, got ",
                     dilation);
-  TORCH_CHECK_VALUE(p.first >= 0 && p.second >= 0, "qplugin::", op, ": padding should be non-negative, got ", padding);
-  TORCH_CHECK_VALUE(p.first <= k.first / 2 && p.second <= k.second / 2, "qplugin::", op,
+  QP_CHECK_VALUE(p.first >= 0 && p.second >= 0, "qplugin::", op, ": padding should be non-negative, got ", padding);
+  QP_CHECK_VALUE(p.first <= k.first / 2 && p.second <= k.second / 2, "qplugin::", op,
                     ": padding should be at most half of kernel_size, got padding ", padding, " for kernel_size ",
                     kernel_size);
   (void)sizes;
   return {k.first, k.second, s.first, s.second, p.first, p.second, dl.first, dl.second, ceil_mode};
 }
 
-std::vector<int64_t> pool2d_output_sizes(const char* op, at::IntArrayRef sizes, const Pool2dWindow& w) {
+std::vector<int64_t> pool2d_output_sizes(const char* op, IntArrayRef sizes, const Pool2dWindow& w) {
   const Nchw d = nchw(sizes);
   // An empty H or W leaves every window in the padding (avg_pool2d would divide 0 by 0).
-  TORCH_CHECK_VALUE(d.H >= 1 && d.W >= 1, "qplugin::", op, ": input should have non-empty spatial dims, got shape ",
+  QP_CHECK_VALUE(d.H >= 1 && d.W >= 1, "qplugin::", op, ": input should have non-empty spatial dims, got shape ",
                     sizes);
   const int64_t oh = pool_out_size(d.H, w.kH, w.pH, w.sH, w.dH, w.ceil_mode);
   const int64_t ow = pool_out_size(d.W, w.kW, w.pW, w.sW, w.dW, w.ceil_mode);
-  TORCH_CHECK_VALUE(oh >= 1 && ow >= 1, "qplugin::", op, ": output size should be at least 1x1, got ", oh, "x", ow,
+  QP_CHECK_VALUE(oh >= 1 && ow >= 1, "qplugin::", op, ": output size should be at least 1x1, got ", oh, "x", ow,
                     " for input ", sizes, " (kernel ", w.kH, "x", w.kW, ", stride ", w.sH, "x", w.sW, ", padding ",
                     w.pH, "x", w.pW, ", dilation ", w.dH, "x", w.dW, ")");
   auto out = with_spatial(sizes, oh, ow);
@@ -364,38 +364,38 @@ std::vector<int64_t> pool2d_output_sizes(const char* op, at::IntArrayRef sizes, 
   return out;
 }
 
-std::vector<int64_t> adaptive_output_sizes(const char* op, at::IntArrayRef sizes, at::IntArrayRef output_size) {
-  TORCH_CHECK_VALUE(output_size.size() == 2, "qplugin::", op, ": output_size should have 2 entries, got ",
+std::vector<int64_t> adaptive_output_sizes(const char* op, IntArrayRef sizes, IntArrayRef output_size) {
+  QP_CHECK_VALUE(output_size.size() == 2, "qplugin::", op, ": output_size should have 2 entries, got ",
                     output_size.size(), " (", output_size, ")");
-  TORCH_CHECK_VALUE(output_size[0] >= 1 && output_size[1] >= 1, "qplugin::", op,
+  QP_CHECK_VALUE(output_size[0] >= 1 && output_size[1] >= 1, "qplugin::", op,
                     ": output_size should be at least 1x1, got ", output_size);
   const Nchw d = nchw(sizes);
-  TORCH_CHECK_VALUE(d.H >= 1 && d.W >= 1, "qplugin::", op, ": input should have non-empty spatial dims, got shape ",
+  QP_CHECK_VALUE(d.H >= 1 && d.W >= 1, "qplugin::", op, ": input should have non-empty spatial dims, got shape ",
                     sizes);
   auto out = with_spatial(sizes, output_size[0], output_size[1]);
   check_output_size(op, out, 4);  // up to 4 bytes an element (qint32 / int32)
   return out;
 }
 
-void max_pool2d_int_out(const at::Tensor& data, const Pool2dWindow& w, const at::Tensor& out) {
-  const at::MemoryFormat fmt = pool_format(data);
-  const at::Tensor x = data.contiguous(fmt);
+void max_pool2d_int_out(const Tensor& data, const Pool2dWindow& w, const Tensor& out) {
+  const MemoryFormat fmt = pool_format(data);
+  const Tensor x = data.contiguous(fmt);
   const Nchw d = nchw(x.sizes());
   const int64_t OH = out.size(-2), OW = out.size(-1);
   if (out.numel() == 0) return;
   const kernels::MaxPool2dGeom g{d.H, d.W, OH, OW, w.kH, w.kW, w.sH, w.sW, w.pH, w.pW, w.dH, w.dW};
-  const at::ScalarType dt = x.scalar_type();
+  const ScalarType dt = x.scalar_type();
   const void* ip = x.const_data_ptr();
   void* op = out.data_ptr();
   const int64_t esz = x.element_size();
-  if (fmt == at::MemoryFormat::ChannelsLast) {
+  if (fmt == MemoryFormat::ChannelsLast) {
     for_nhwc(d, OH, OW * w.kH * w.kW, [&](int64_t n, int64_t c0, int64_t c1, int64_t oh0, int64_t oh1) {
       const char* i = static_cast<const char*>(ip) + n * d.H * d.W * d.C * esz;
       char* o = static_cast<char*>(op) + n * OH * OW * d.C * esz;
-      if (dt == at::kByte) {
+      if (dt == kByte) {
         QPLUGIN_ISA_CALL(max_pool2d_nhwc_u8, reinterpret_cast<const uint8_t*>(i), reinterpret_cast<uint8_t*>(o), d.C,
                          c0, c1, oh0, oh1, g);
-      } else if (dt == at::kChar) {
+      } else if (dt == kChar) {
         QPLUGIN_ISA_CALL(max_pool2d_nhwc_s8, reinterpret_cast<const int8_t*>(i), reinterpret_cast<int8_t*>(o), d.C, c0,
                          c1, oh0, oh1, g);
       } else {
@@ -407,10 +407,10 @@ void max_pool2d_int_out(const at::Tensor& data, const Pool2dWindow& w, const at:
     for_planes(d.N * d.C, d.H * d.W + OH * OW * w.kW, [&](int64_t b, int64_t e) {
       const char* i = static_cast<const char*>(ip) + b * d.H * d.W * esz;
       char* o = static_cast<char*>(op) + b * OH * OW * esz;
-      if (dt == at::kByte) {
+      if (dt == kByte) {
         QPLUGIN_ISA_CALL(max_pool2d_nchw_u8, reinterpret_cast<const uint8_t*>(i), reinterpret_cast<uint8_t*>(o), e - b,
                          g);
-      } else if (dt == at::kChar) {
+      } else if (dt == kChar) {
         QPLUGIN_ISA_CALL(max_pool2d_nchw_s8, reinterpret_cast<const int8_t*>(i), reinterpret_cast<int8_t*>(o), e - b,
                          g);
       } else {
@@ -421,10 +421,10 @@ void max_pool2d_int_out(const at::Tensor& data, const Pool2dWindow& w, const at:
   }
 }
 
-void avg_pool2d_int_out(const at::Tensor& data, int64_t zero_point, const Pool2dWindow& w, bool count_include_pad,
-                        c10::optional<int64_t> divisor_override, const at::Tensor& out) {
-  const at::MemoryFormat fmt = pool_format(data);
-  const at::Tensor x = data.contiguous(fmt);
+void avg_pool2d_int_out(const Tensor& data, int64_t zero_point, const Pool2dWindow& w, bool count_include_pad,
+                        std::optional<int64_t> divisor_override, const Tensor& out) {
+  const MemoryFormat fmt = pool_format(data);
+  const Tensor x = data.contiguous(fmt);
   const Nchw d = nchw(x.sizes());
   const int64_t OH = out.size(-2), OW = out.size(-1);
   if (out.numel() == 0) return;
@@ -433,12 +433,12 @@ void avg_pool2d_int_out(const at::Tensor& data, int64_t zero_point, const Pool2d
   fill_tables(t, nullptr, hw, ww, zero_point, [&](auto, auto r, auto c) {
     return avg_nums(r.first * c.first, r.second * c.second, count_include_pad, divisor_override);
   });
-  run_avg(x, out, d, fmt == at::MemoryFormat::ChannelsLast, 1, OH, OW, t);
+  run_avg(x, out, d, fmt == MemoryFormat::ChannelsLast, 1, OH, OW, t);
 }
 
-void adaptive_avg_pool2d_int_out(const at::Tensor& data, const at::Tensor& out) {
-  const at::MemoryFormat fmt = pool_format(data);
-  const at::Tensor x = data.contiguous(fmt);
+void adaptive_avg_pool2d_int_out(const Tensor& data, const Tensor& out) {
+  const MemoryFormat fmt = pool_format(data);
+  const Tensor x = data.contiguous(fmt);
   const Nchw d = nchw(x.sizes());
   const int64_t OH = out.size(-2), OW = out.size(-1);
   if (out.numel() == 0) return;
@@ -448,26 +448,26 @@ void adaptive_avg_pool2d_int_out(const at::Tensor& data, const at::Tensor& out) 
     const float rh = 1.0f / static_cast<float>(r.first);
     return ClassNums{r.first * c.first, r.first * c.first, rh / static_cast<float>(c.first)};
   });
-  run_avg(x, out, d, fmt == at::MemoryFormat::ChannelsLast, 1, OH, OW, t);
+  run_avg(x, out, d, fmt == MemoryFormat::ChannelsLast, 1, OH, OW, t);
 }
 
 // ---- 3-D average pooling: the same kernels with a depth window (pool_kernel.h) ----
 
-at::MemoryFormat pool3d_format(const at::Tensor& t) {
-  return t.dim() == 5 ? kept_format(t) : at::MemoryFormat::Contiguous;
+MemoryFormat pool3d_format(const Tensor& t) {
+  return t.dim() == 5 ? kept_format(t) : MemoryFormat::Contiguous;
 }
 
-void check_pool3d_input_rank(const char* op, const char* arg, const at::Tensor& t) {
-  TORCH_CHECK_VALUE(t.dim() == 4 || t.dim() == 5, "qplugin::", op, ": ", arg,
+void check_pool3d_input_rank(const char* op, const char* arg, const Tensor& t) {
+  QP_CHECK_VALUE(t.dim() == 4 || t.dim() == 5, "qplugin::", op, ": ", arg,
                     " should be 4-D (C, D, H, W) or 5-D (N, C, D, H, W), got ", t.dim(), "-D with shape ", t.sizes());
 }
 
-Pool3dWindow check_pool3d_args(const char* op, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                               at::IntArrayRef padding, bool ceil_mode) {
-  auto three = [&](const char* arg, at::IntArrayRef v, bool empty_ok,
+Pool3dWindow check_pool3d_args(const char* op, IntArrayRef kernel_size, IntArrayRef stride,
+                               IntArrayRef padding, bool ceil_mode) {
+  auto three = [&](const char* arg, IntArrayRef v, bool empty_ok,
                    std::array<int64_t, 3> dflt) -> std::array<int64_t, 3> {
     if (v.empty() && empty_ok) return dflt;
-    TORCH_CHECK_VALUE(v.size() == 1 || v.size() == 3, "qplugin::", op, ": ", arg, " should have ",
+    QP_CHECK_VALUE(v.size() == 1 || v.size() == 3, "qplugin::", op, ": ", arg, " should have ",
                       empty_ok ? "0, 1 or 3" : "1 or 3", " entries, got ", v.size(), " (", v, ")");
     return v.size() == 1 ? std::array<int64_t, 3>{v[0], v[0], v[0]} : std::array<int64_t, 3>{v[0], v[1], v[2]};
   };
@@ -479,53 +479,53 @@ Pool3dWindow check_pool3d_args(const char* op, at::IntArrayRef kernel_size, at::
   constexpr int64_t kMax = (int64_t(1) << 31) - 1;  // keeps window extents far from overflow
   for (int i = 0; i < 3; ++i) {
     for (int64_t v : {w.k[i], w.s[i], w.p[i]}) {
-      TORCH_CHECK_VALUE(v <= kMax, "qplugin::", op,
+      QP_CHECK_VALUE(v <= kMax, "qplugin::", op,
                         ": kernel_size, stride and padding should be at most 2^31 - 1, got ", v);
     }
-    TORCH_CHECK_VALUE(w.k[i] > 0, "qplugin::", op, ": kernel_size should be greater than zero, got ", kernel_size);
-    TORCH_CHECK_VALUE(w.s[i] > 0, "qplugin::", op, ": stride should be greater than zero, got ", stride);
-    TORCH_CHECK_VALUE(w.p[i] >= 0, "qplugin::", op, ": padding should be non-negative, got ", padding);
-    TORCH_CHECK_VALUE(w.p[i] <= w.k[i] / 2, "qplugin::", op,
+    QP_CHECK_VALUE(w.k[i] > 0, "qplugin::", op, ": kernel_size should be greater than zero, got ", kernel_size);
+    QP_CHECK_VALUE(w.s[i] > 0, "qplugin::", op, ": stride should be greater than zero, got ", stride);
+    QP_CHECK_VALUE(w.p[i] >= 0, "qplugin::", op, ": padding should be non-negative, got ", padding);
+    QP_CHECK_VALUE(w.p[i] <= w.k[i] / 2, "qplugin::", op,
                       ": padding should be at most half of kernel_size, got padding ", padding, " for kernel_size ",
                       kernel_size);
   }
   return w;
 }
 
-std::vector<int64_t> pool3d_output_sizes(const char* op, at::IntArrayRef sizes, const Pool3dWindow& w) {
+std::vector<int64_t> pool3d_output_sizes(const char* op, IntArrayRef sizes, const Pool3dWindow& w) {
   const Nchw d = ncdhw(sizes);
   // An empty D, H or W leaves every window in the padding (0 / 0 with count_include_pad=False).
-  TORCH_CHECK_VALUE(d.D >= 1 && d.H >= 1 && d.W >= 1, "qplugin::", op,
+  QP_CHECK_VALUE(d.D >= 1 && d.H >= 1 && d.W >= 1, "qplugin::", op,
                     ": input should have non-empty spatial dims, got shape ", sizes);
   const int64_t in[3] = {d.D, d.H, d.W};
   int64_t o[3];
   for (int i = 0; i < 3; ++i) o[i] = pool_out_size(in[i], w.k[i], w.p[i], w.s[i], 1, w.ceil_mode);
-  TORCH_CHECK_VALUE(o[0] >= 1 && o[1] >= 1 && o[2] >= 1, "qplugin::", op,
+  QP_CHECK_VALUE(o[0] >= 1 && o[1] >= 1 && o[2] >= 1, "qplugin::", op,
                     ": output size should be at least 1x1x1, got ", o[0], "x", o[1], "x", o[2], " for input ", sizes,
-                    " (kernel ", at::IntArrayRef(w.k), ", stride ", at::IntArrayRef(w.s), ", padding ",
-                    at::IntArrayRef(w.p), ")");
+                    " (kernel ", IntArrayRef(w.k), ", stride ", IntArrayRef(w.s), ", padding ",
+                    IntArrayRef(w.p), ")");
   auto out = with_spatial3(sizes, o[0], o[1], o[2]);
   check_output_size(op, out, 4);  // up to 4 bytes an element (qint32 / int32)
   return out;
 }
 
-std::vector<int64_t> adaptive3d_output_sizes(const char* op, at::IntArrayRef sizes, at::IntArrayRef output_size) {
-  TORCH_CHECK_VALUE(output_size.size() == 3, "qplugin::", op, ": output_size should have 3 entries, got ",
+std::vector<int64_t> adaptive3d_output_sizes(const char* op, IntArrayRef sizes, IntArrayRef output_size) {
+  QP_CHECK_VALUE(output_size.size() == 3, "qplugin::", op, ": output_size should have 3 entries, got ",
                     output_size.size(), " (", output_size, ")");
-  TORCH_CHECK_VALUE(output_size[0] >= 1 && output_size[1] >= 1 && output_size[2] >= 1, "qplugin::", op,
+  QP_CHECK_VALUE(output_size[0] >= 1 && output_size[1] >= 1 && output_size[2] >= 1, "qplugin::", op,
                     ": output_size should be at least 1x1x1, got ", output_size);
   const Nchw d = ncdhw(sizes);
-  TORCH_CHECK_VALUE(d.D >= 1 && d.H >= 1 && d.W >= 1, "qplugin::", op,
+  QP_CHECK_VALUE(d.D >= 1 && d.H >= 1 && d.W >= 1, "qplugin::", op,
                     ": input should have non-empty spatial dims, got shape ", sizes);
   auto out = with_spatial3(sizes, output_size[0], output_size[1], output_size[2]);
   check_output_size(op, out, 4);  // up to 4 bytes an element (qint32 / int32)
   return out;
 }
 
-void avg_pool3d_int_out(const at::Tensor& data, int64_t zero_point, const Pool3dWindow& w, bool count_include_pad,
-                        c10::optional<int64_t> divisor_override, const at::Tensor& out) {
-  const at::MemoryFormat fmt = pool3d_format(data);
-  const at::Tensor x = data.contiguous(fmt);
+void avg_pool3d_int_out(const Tensor& data, int64_t zero_point, const Pool3dWindow& w, bool count_include_pad,
+                        std::optional<int64_t> divisor_override, const Tensor& out) {
+  const MemoryFormat fmt = pool3d_format(data);
+  const Tensor x = data.contiguous(fmt);
   const Nchw d = ncdhw(x.sizes());
   const int64_t OD = out.size(-3), OH = out.size(-2), OW = out.size(-1);
   if (out.numel() == 0) return;
@@ -535,12 +535,12 @@ void avg_pool3d_int_out(const at::Tensor& data, int64_t zero_point, const Pool3d
   fill_tables(t, &dw, hw, ww, zero_point, [&](auto dk, auto r, auto c) {
     return avg_nums(dk.first * r.first * c.first, dk.second * r.second * c.second, count_include_pad, divisor_override);
   });
-  run_avg(x, out, d, fmt == at::MemoryFormat::ChannelsLast3d, OD, OH, OW, t);
+  run_avg(x, out, d, fmt == MemoryFormat::ChannelsLast3d, OD, OH, OW, t);
 }
 
-void adaptive_avg_pool3d_int_out(const at::Tensor& data, const at::Tensor& out) {
-  const at::MemoryFormat fmt = pool3d_format(data);
-  const at::Tensor x = data.contiguous(fmt);
+void adaptive_avg_pool3d_int_out(const Tensor& data, const Tensor& out) {
+  const MemoryFormat fmt = pool3d_format(data);
+  const Tensor x = data.contiguous(fmt);
   const Nchw d = ncdhw(x.sizes());
   const int64_t OD = out.size(-3), OH = out.size(-2), OW = out.size(-1);
   if (out.numel() == 0) return;
@@ -551,38 +551,38 @@ void adaptive_avg_pool3d_int_out(const at::Tensor& data, const at::Tensor& out) 
     const int64_t size = dk.first * r.first * c.first;
     return ClassNums{size, size, m};
   });
-  run_avg(x, out, d, fmt == at::MemoryFormat::ChannelsLast3d, OD, OH, OW, t);
+  run_avg(x, out, d, fmt == MemoryFormat::ChannelsLast3d, OD, OH, OW, t);
 }
 
-at::Tensor max_pool2d_int(const at::Tensor& data, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                          at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode) {
+Tensor max_pool2d_int(const Tensor& data, IntArrayRef kernel_size, IntArrayRef stride,
+                          IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
   constexpr const char* op = "max_pool2d";
   check_int_data(op, data);
   check_pool_input_rank(op, "input", data);
   const Pool2dWindow w = check_pool2d_args(op, data.sizes(), kernel_size, stride, padding, dilation, ceil_mode);
-  at::Tensor out = at::empty(pool2d_output_sizes(op, data.sizes(), w), data.options(), pool_format(data));
+  Tensor out = at::empty(pool2d_output_sizes(op, data.sizes(), w), data.options(), pool_format(data));
   max_pool2d_int_out(data, w, out);
   return out;
 }
 
-at::Tensor avg_pool2d_int(const at::Tensor& data, int64_t zero_point, at::IntArrayRef kernel_size,
-                          at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                          c10::optional<int64_t> divisor_override) {
+Tensor avg_pool2d_int(const Tensor& data, int64_t zero_point, IntArrayRef kernel_size,
+                          IntArrayRef stride, IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                          std::optional<int64_t> divisor_override) {
   constexpr const char* op = "avg_pool2d";
   check_int_data(op, data);
   check_pool_input_rank(op, "input", data);
   const Pool2dWindow w = check_pool2d_args(op, data.sizes(), kernel_size, stride, padding, {}, ceil_mode);
   check_divisor_override(op, divisor_override);
-  at::Tensor out = at::empty(pool2d_output_sizes(op, data.sizes(), w), data.options(), pool_format(data));
+  Tensor out = at::empty(pool2d_output_sizes(op, data.sizes(), w), data.options(), pool_format(data));
   avg_pool2d_int_out(data, zero_point, w, count_include_pad, divisor_override, out);
   return out;
 }
 
-at::Tensor adaptive_avg_pool2d_int(const at::Tensor& data, at::IntArrayRef output_size) {
+Tensor adaptive_avg_pool2d_int(const Tensor& data, IntArrayRef output_size) {
   constexpr const char* op = "adaptive_avg_pool2d";
   check_int_data(op, data);
   check_pool_input_rank(op, "input", data);
-  at::Tensor out = at::empty(adaptive_output_sizes(op, data.sizes(), output_size), data.options(), pool_format(data));
+  Tensor out = at::empty(adaptive_output_sizes(op, data.sizes(), output_size), data.options(), pool_format(data));
   adaptive_avg_pool2d_int_out(data, out);
   return out;
 }

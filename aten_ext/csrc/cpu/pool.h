@@ -4,7 +4,7 @@
 // adapters (quantized/cpu/pool.cpp) call the *_out forms on int_view()s.
 #pragma once
 
-#include <ATen/ATen.h>
+#include "utils/torch_api.h"
 
 #include <array>
 #include <vector>
@@ -23,34 +23,34 @@ struct Pool2dWindow {
 // Checks the arguments of max_pool2d / avg_pool2d (`op` names the op in
 // messages) for an input of `sizes`; returns the window. `dilation` may be
 // empty (avg_pool2d: 1).
-QPLUGIN_PLAIN_API Pool2dWindow check_pool2d_args(const char* op, at::IntArrayRef sizes, at::IntArrayRef kernel_size,
-                                                 at::IntArrayRef stride, at::IntArrayRef padding,
-                                                 at::IntArrayRef dilation, bool ceil_mode);
+QPLUGIN_PLAIN_API Pool2dWindow check_pool2d_args(const char* op, IntArrayRef sizes, IntArrayRef kernel_size,
+                                                 IntArrayRef stride, IntArrayRef padding,
+                                                 IntArrayRef dilation, bool ceil_mode);
 // Output sizes ([C, OH, OW] or [N, C, OH, OW]); raises if OH or OW < 1.
-QPLUGIN_PLAIN_API std::vector<int64_t> pool2d_output_sizes(const char* op, at::IntArrayRef sizes,
+QPLUGIN_PLAIN_API std::vector<int64_t> pool2d_output_sizes(const char* op, IntArrayRef sizes,
                                                            const Pool2dWindow& w);
-QPLUGIN_PLAIN_API std::vector<int64_t> adaptive_output_sizes(const char* op, at::IntArrayRef sizes,
-                                                             at::IntArrayRef output_size);
-QPLUGIN_PLAIN_API void check_pool_input_rank(const char* op, const char* arg, const at::Tensor& t);
+QPLUGIN_PLAIN_API std::vector<int64_t> adaptive_output_sizes(const char* op, IntArrayRef sizes,
+                                                             IntArrayRef output_size);
+QPLUGIN_PLAIN_API void check_pool_input_rank(const char* op, const char* arg, const Tensor& t);
 
 // The memory format pooling keeps: channels_last for 4-D channels_last inputs.
-QPLUGIN_PLAIN_API at::MemoryFormat pool_format(const at::Tensor& t);
+QPLUGIN_PLAIN_API MemoryFormat pool_format(const Tensor& t);
 
 // out: an integer tensor of the output sizes, dense in pool_format(data).
-QPLUGIN_PLAIN_API void max_pool2d_int_out(const at::Tensor& data, const Pool2dWindow& w, const at::Tensor& out);
+QPLUGIN_PLAIN_API void max_pool2d_int_out(const Tensor& data, const Pool2dWindow& w, const Tensor& out);
 // Average pooling of integer data with zero point `zero_point` (output keeps it).
-QPLUGIN_PLAIN_API void avg_pool2d_int_out(const at::Tensor& data, int64_t zero_point, const Pool2dWindow& w,
-                                          bool count_include_pad, c10::optional<int64_t> divisor_override,
-                                          const at::Tensor& out);
-QPLUGIN_PLAIN_API void adaptive_avg_pool2d_int_out(const at::Tensor& data, const at::Tensor& out);
+QPLUGIN_PLAIN_API void avg_pool2d_int_out(const Tensor& data, int64_t zero_point, const Pool2dWindow& w,
+                                          bool count_include_pad, std::optional<int64_t> divisor_override,
+                                          const Tensor& out);
+QPLUGIN_PLAIN_API void adaptive_avg_pool2d_int_out(const Tensor& data, const Tensor& out);
 
 // Plain-integer entry points (allocate the output).
-at::Tensor max_pool2d_int(const at::Tensor& data, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                          at::IntArrayRef padding, at::IntArrayRef dilation, bool ceil_mode);
-at::Tensor avg_pool2d_int(const at::Tensor& data, int64_t zero_point, at::IntArrayRef kernel_size,
-                          at::IntArrayRef stride, at::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                          c10::optional<int64_t> divisor_override);
-at::Tensor adaptive_avg_pool2d_int(const at::Tensor& data, at::IntArrayRef output_size);
+Tensor max_pool2d_int(const Tensor& data, IntArrayRef kernel_size, IntArrayRef stride,
+                          IntArrayRef padding, IntArrayRef dilation, bool ceil_mode);
+Tensor avg_pool2d_int(const Tensor& data, int64_t zero_point, IntArrayRef kernel_size,
+                          IntArrayRef stride, IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                          std::optional<int64_t> divisor_override);
+Tensor adaptive_avg_pool2d_int(const Tensor& data, IntArrayRef output_size);
 
 // ---- 3-D average pooling (4-D (C, D, H, W) or 5-D (N, C, D, H, W) input; 5-D
 // channels_last_3d inputs keep their format), same kernels and rounding as 2-D.
@@ -58,20 +58,20 @@ struct Pool3dWindow {
   std::array<int64_t, 3> k, s, p;  // (D, H, W)
   bool ceil_mode;
 };
-QPLUGIN_PLAIN_API void check_divisor_override(const char* op, c10::optional<int64_t> divisor_override);
-QPLUGIN_PLAIN_API void check_pool3d_input_rank(const char* op, const char* arg, const at::Tensor& t);
-QPLUGIN_PLAIN_API at::MemoryFormat pool3d_format(const at::Tensor& t);
+QPLUGIN_PLAIN_API void check_divisor_override(const char* op, std::optional<int64_t> divisor_override);
+QPLUGIN_PLAIN_API void check_pool3d_input_rank(const char* op, const char* arg, const Tensor& t);
+QPLUGIN_PLAIN_API MemoryFormat pool3d_format(const Tensor& t);
 // kernel_size: 1 or 3 entries; stride: 0 (= kernel_size), 1 or 3; padding: 1 or 3.
-QPLUGIN_PLAIN_API Pool3dWindow check_pool3d_args(const char* op, at::IntArrayRef kernel_size, at::IntArrayRef stride,
-                                                 at::IntArrayRef padding, bool ceil_mode);
-QPLUGIN_PLAIN_API std::vector<int64_t> pool3d_output_sizes(const char* op, at::IntArrayRef sizes,
+QPLUGIN_PLAIN_API Pool3dWindow check_pool3d_args(const char* op, IntArrayRef kernel_size, IntArrayRef stride,
+                                                 IntArrayRef padding, bool ceil_mode);
+QPLUGIN_PLAIN_API std::vector<int64_t> pool3d_output_sizes(const char* op, IntArrayRef sizes,
                                                            const Pool3dWindow& w);
-QPLUGIN_PLAIN_API std::vector<int64_t> adaptive3d_output_sizes(const char* op, at::IntArrayRef sizes,
-                                                               at::IntArrayRef output_size);
-QPLUGIN_PLAIN_API void avg_pool3d_int_out(const at::Tensor& data, int64_t zero_point, const Pool3dWindow& w,
-                                          bool count_include_pad, c10::optional<int64_t> divisor_override,
-                                          const at::Tensor& out);
-QPLUGIN_PLAIN_API void adaptive_avg_pool3d_int_out(const at::Tensor& data, const at::Tensor& out);
+QPLUGIN_PLAIN_API std::vector<int64_t> adaptive3d_output_sizes(const char* op, IntArrayRef sizes,
+                                                               IntArrayRef output_size);
+QPLUGIN_PLAIN_API void avg_pool3d_int_out(const Tensor& data, int64_t zero_point, const Pool3dWindow& w,
+                                          bool count_include_pad, std::optional<int64_t> divisor_override,
+                                          const Tensor& out);
+QPLUGIN_PLAIN_API void adaptive_avg_pool3d_int_out(const Tensor& data, const Tensor& out);
 
 }  // namespace cpu
 }  // namespace qplugin

@@ -3,7 +3,7 @@
 // allocate their output in quantized/cpu/quantize.cpp and fill it through these.
 #include "cpu/quantize.h"
 
-#include <ATen/Parallel.h>
+#include "utils/torch_api.h"
 #include <torch/library.h>
 
 #include <algorithm>
@@ -24,45 +24,45 @@ constexpr int64_t kGrain = 1 << 15;                  // elements per task
 constexpr int64_t kStreamBytes = int64_t(48) << 20;  // non-temporal stores above this output size
 
 // The wrapped channel axis of a per-channel tensor.
-int64_t check_channel_axis(const char* op, const at::Tensor& self, int64_t axis) {
-  TORCH_CHECK_VALUE(self.dim() > 0, "qplugin::", op,
+int64_t check_channel_axis(const char* op, const Tensor& self, int64_t axis) {
+  QP_CHECK_VALUE(self.dim() > 0, "qplugin::", op,
                     ": self should have at least one dim for per-channel quantization, got a 0-dim tensor");
   return check_dim(op, "axis", axis, self.dim());
 }
 
 // Validated per-channel qparams, in the forms the kernels take.
 struct ChannelParams {
-  at::Tensor scales;              // float64, as quantized tensors store them
-  at::Tensor zero_points;         // int64
+  Tensor scales;              // float64, as quantized tensors store them
+  Tensor zero_points;         // int64
   std::vector<float> inv_scales;  // kernels::inv_scale_of (8-bit)
   std::vector<double> scales_d;   // qint32
   std::vector<int32_t> zps;
 };
 
-ChannelParams check_channel_params(const char* op, const at::Tensor& scales, const at::Tensor& zero_points,
-                                   int64_t channels, at::ScalarType qdtype) {
-  TORCH_CHECK(at::isFloatingType(scales.scalar_type()), "qplugin::", op,
+ChannelParams check_channel_params(const char* op, const Tensor& scales, const Tensor& zero_points,
+                                   int64_t channels, ScalarType qdtype) {
+  QP_CHECK(at::isFloatingType(scales.scalar_type()), "qplugin::", op,
               ": scales should be a float32 or float64 tensor, got dtype ", scales.scalar_type());
-  TORCH_CHECK(at::isIntegralType(zero_points.scalar_type(), /*includeBool=*/false), "qplugin::", op,
+  QP_CHECK(at::isIntegralType(zero_points.scalar_type(), /*includeBool=*/false), "qplugin::", op,
               ": zero_points should be an int32 or int64 tensor, got dtype ", zero_points.scalar_type());
-  TORCH_CHECK_VALUE(scales.dim() == 1 && scales.numel() == channels, "qplugin::", op,
+  QP_CHECK_VALUE(scales.dim() == 1 && scales.numel() == channels, "qplugin::", op,
                     ": scales should be 1-D with one entry per channel (", channels, "), got shape ", scales.sizes());
-  TORCH_CHECK_VALUE(zero_points.dim() == 1 && zero_points.numel() == channels, "qplugin::", op,
+  QP_CHECK_VALUE(zero_points.dim() == 1 && zero_points.numel() == channels, "qplugin::", op,
                     ": zero_points should be 1-D with one entry per channel (", channels, "), got shape ",
                     zero_points.sizes());
   ChannelParams p;
-  p.scales = scales.to(at::kDouble).contiguous();
-  p.zero_points = zero_points.to(at::kLong).contiguous();
-  const double* s = p.scales.data_ptr<double>();
-  const int64_t* z = p.zero_points.data_ptr<int64_t>();
+  p.scales = scales.to(kDouble).contiguous();
+  p.zero_points = zero_points.to(kLong).contiguous();
+  const double* s = p.scales.mutable_data_ptr<double>();
+  const int64_t* z = p.zero_points.mutable_data_ptr<int64_t>();
   const auto range = qrange(qdtype);
   for (int64_t c = 0; c < channels; ++c) {
     const float fs = static_cast<float>(s[c]);
     const float inv = kernels::inv_scale_of(s[c]);
-    TORCH_CHECK_VALUE(std::isfinite(s[c]) && s[c] > 0 && fs > 0.0f && std::isfinite(fs) && std::isfinite(inv),
+    QP_CHECK_VALUE(std::isfinite(s[c]) && s[c] > 0 && fs > 0.0f && std::isfinite(fs) && std::isfinite(inv),
                       "qplugin::", op, ": scales[", c,
                       "] should be a positive finite number with a finite float32 reciprocal, got ", s[c]);
-    TORCH_CHECK_VALUE(z[c] >= range.first && z[c] <= range.second, "qplugin::", op, ": zero_points[", c,
+    QP_CHECK_VALUE(z[c] >= range.first && z[c] <= range.second, "qplugin::", op, ": zero_points[", c,
                       "] should be in [", range.first, ", ", range.second, "] for ", range_name(qdtype), ", got ",
                       z[c]);
     p.inv_scales.push_back(inv);
@@ -75,7 +75,7 @@ ChannelParams check_channel_params(const char* op, const at::Tensor& scales, con
 // Runs fn(begin, end) over [0, n) in tasks of about kGrain elements.
 template <typename F>
 void parallel_elems(int64_t n, F fn) {
-  at::parallel_for(0, n, kGrain, fn);
+  tensor::parallel_for(0, n, kGrain, fn);
 }
 
 // Per-channel data is walked either as rows (one channel's contiguous run of
@@ -89,7 +89,7 @@ struct PerChannelWalk {
   std::vector<int64_t> channel_of;  // channel of each element of a period
 };
 
-PerChannelWalk plan_walk(at::IntArrayRef sizes, int64_t axis, at::MemoryFormat fmt) {
+PerChannelWalk plan_walk(IntArrayRef sizes, int64_t axis, MemoryFormat fmt) {
   PerChannelWalk w{axis_split(sizes, axis, fmt), false, 0, {}};
   // No elements (any dim of size 0, the channel axis included): nothing is walked, and no
   // period may index the (possibly empty) per-channel vectors.
@@ -119,13 +119,13 @@ void walk_per_channel(const PerChannelWalk& w, int64_t numel, RowFn row_fn, Peri
   if (w.rows) {
     const int64_t rows = w.split.outer * w.split.channels;
     const int64_t grain = std::max<int64_t>(1, kGrain / w.split.inner);
-    at::parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
+    tensor::parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) row_fn(r * w.split.inner, r % w.split.channels);
     });
   } else {
     const int64_t periods = (numel + w.period - 1) / w.period;
     const int64_t grain = std::max<int64_t>(1, kGrain / w.period);
-    at::parallel_for(0, periods, grain, [&](int64_t b, int64_t e) {
+    tensor::parallel_for(0, periods, grain, [&](int64_t b, int64_t e) {
       const int64_t off = b * w.period;
       period_fn(off, std::min(e * w.period, numel) - off);
     });
@@ -134,7 +134,7 @@ void walk_per_channel(const PerChannelWalk& w, int64_t numel, RowFn row_fn, Peri
 
 }  // namespace
 
-at::Tensor as_float_input(const char* op, const at::Tensor& self) {
+Tensor as_float_input(const char* op, const Tensor& self) {
   check_float_input(op, "self", self);
   return self.contiguous(kept_format(self));
 }
@@ -184,13 +184,13 @@ void parallel_copy(void* dst, const void* src, int64_t nbytes) {
   if (nbytes <= 0) return;
   auto* d = static_cast<char*>(dst);
   const auto* s = static_cast<const char*>(src);
-  at::parallel_for(0, nbytes, 1 << 20, [&](int64_t b, int64_t e) {
+  tensor::parallel_for(0, nbytes, 1 << 20, [&](int64_t b, int64_t e) {
     std::memcpy(d + b, s + b, e - b);
   });
 }
 
 // q = quantize(x) into yp (dense in x's layout); int_dtype: uint8 / int8 / int32.
-void quantize_tensor_into(const at::Tensor& x, double scale, int64_t zero_point, at::ScalarType int_dtype, void* yp) {
+void quantize_tensor_into(const Tensor& x, double scale, int64_t zero_point, ScalarType int_dtype, void* yp) {
   const float inv = kernels::inv_scale_of(scale);
   const int32_t zp = static_cast<int32_t>(zero_point);
   const float* xp = x.const_data_ptr<float>();
@@ -198,13 +198,13 @@ void quantize_tensor_into(const at::Tensor& x, double scale, int64_t zero_point,
   // non-temporal stores (no read-for-ownership of every output line).
   const bool stream = x.numel() * static_cast<int64_t>(sizeof(float)) >= kStreamBytes;
   parallel_elems(x.numel(), [&](int64_t b, int64_t e) {
-    if (int_dtype == at::kByte) {
+    if (int_dtype == kByte) {
       if (stream) {
         QPLUGIN_ISA_CALL(quantize_u8_stream, xp + b, static_cast<uint8_t*>(yp) + b, e - b, inv, zp);
       } else {
         QPLUGIN_ISA_CALL(quantize_u8, xp + b, static_cast<uint8_t*>(yp) + b, e - b, inv, zp);
       }
-    } else if (int_dtype == at::kChar) {
+    } else if (int_dtype == kChar) {
       if (stream) {
         QPLUGIN_ISA_CALL(quantize_s8_stream, xp + b, static_cast<int8_t*>(yp) + b, e - b, inv, zp);
       } else {
@@ -216,25 +216,25 @@ void quantize_tensor_into(const at::Tensor& x, double scale, int64_t zero_point,
   });
 }
 
-at::Tensor quantize_per_tensor_int(const char* op, const at::Tensor& self, double scale, int64_t zero_point,
-                                   at::ScalarType dtype) {
+Tensor quantize_per_tensor_int(const char* op, const Tensor& self, double scale, int64_t zero_point,
+                                   ScalarType dtype) {
   check_int_dtype(op, "dtype", dtype);
   check_scale(op, "scale", scale);
   check_zero_point(op, "zero_point", zero_point, dtype);
-  const at::Tensor x = as_float_input(op, self);
-  at::Tensor out = at::empty(x.sizes(), x.options().dtype(dtype), kept_format(self));
+  const Tensor x = as_float_input(op, self);
+  Tensor out = at::empty(x.sizes(), x.options().dtype(dtype), kept_format(self));
   quantize_tensor_into(x, scale, zero_point, dtype, out.data_ptr());
   return out;
 }
 
-at::Tensor quantize_per_channel_with(const char* op, const at::Tensor& self, const at::Tensor& scales,
-                                     const at::Tensor& zero_points, int64_t axis, at::ScalarType int_dtype,
+Tensor quantize_per_channel_with(const char* op, const Tensor& self, const Tensor& scales,
+                                     const Tensor& zero_points, int64_t axis, ScalarType int_dtype,
                                      const PerChannelAlloc& make_out) {
   const int64_t ax = check_channel_axis(op, self, axis);
-  const at::Tensor x = as_float_input(op, self);
+  const Tensor x = as_float_input(op, self);
   ChannelParams p = check_channel_params(op, scales, zero_points, x.size(ax), int_dtype);
-  const at::MemoryFormat fmt = kept_format(self);
-  at::Tensor out = make_out(x, p.scales, p.zero_points, ax, fmt);
+  const MemoryFormat fmt = kept_format(self);
+  Tensor out = make_out(x, p.scales, p.zero_points, ax, fmt);
   const PerChannelWalk w = plan_walk(x.sizes(), ax, fmt);
   const float* xp = x.const_data_ptr<float>();
   void* yp = out.data_ptr();
@@ -244,7 +244,7 @@ at::Tensor quantize_per_channel_with(const char* op, const at::Tensor& self, con
   std::vector<double> s_p;
   std::vector<int32_t> z_p;
   if (!w.rows) {
-    if (int_dtype == at::kInt) {
+    if (int_dtype == kInt) {
       s_p = expand<double>(p.scales_d, w.channel_of);
     } else {
       inv_p = expand<float>(p.inv_scales, w.channel_of);
@@ -256,19 +256,19 @@ at::Tensor quantize_per_channel_with(const char* op, const at::Tensor& self, con
       [&](int64_t off, int64_t c) {
         const float inv = p.inv_scales[c];
         const int32_t zp = p.zps[c];
-        if (int_dtype == at::kByte) {
+        if (int_dtype == kByte) {
           QPLUGIN_ISA_CALL(quantize_ch_u8, xp + off, static_cast<uint8_t*>(yp) + off, inner, inv, zp);
-        } else if (int_dtype == at::kChar) {
+        } else if (int_dtype == kChar) {
           QPLUGIN_ISA_CALL(quantize_ch_s8, xp + off, static_cast<int8_t*>(yp) + off, inner, inv, zp);
         } else {
           QPLUGIN_ISA_CALL(quantize_s32, xp + off, static_cast<int32_t*>(yp) + off, inner, p.scales_d[c], zp);
         }
       },
       [&](int64_t off, int64_t len) {
-        if (int_dtype == at::kByte) {
+        if (int_dtype == kByte) {
           QPLUGIN_ISA_CALL(quantize_periodic_u8, xp + off, static_cast<uint8_t*>(yp) + off, len, w.period, inv_p.data(),
                            z_p.data());
-        } else if (int_dtype == at::kChar) {
+        } else if (int_dtype == kChar) {
           QPLUGIN_ISA_CALL(quantize_periodic_s8, xp + off, static_cast<int8_t*>(yp) + off, len, w.period, inv_p.data(),
                            z_p.data());
         } else {
@@ -279,37 +279,37 @@ at::Tensor quantize_per_channel_with(const char* op, const at::Tensor& self, con
   return out;
 }
 
-at::Tensor quantize_per_channel_int(const char* op, const at::Tensor& self, const at::Tensor& scales,
-                                    const at::Tensor& zero_points, int64_t axis, at::ScalarType dtype) {
+Tensor quantize_per_channel_int(const char* op, const Tensor& self, const Tensor& scales,
+                                    const Tensor& zero_points, int64_t axis, ScalarType dtype) {
   check_int_dtype(op, "dtype", dtype);
   return quantize_per_channel_with(
       op, self, scales, zero_points, axis, dtype,
-      [dtype](const at::Tensor& x, const at::Tensor&, const at::Tensor&, int64_t, at::MemoryFormat fmt) {
+      [dtype](const Tensor& x, const Tensor&, const Tensor&, int64_t, MemoryFormat fmt) {
         return at::empty(x.sizes(), x.options().dtype(dtype), fmt);
       });
 }
 
-void check_per_channel_qparams(const char* op, const at::Tensor& data, const at::Tensor& scales,
-                               const at::Tensor& zero_points, int64_t* axis) {
+void check_per_channel_qparams(const char* op, const Tensor& data, const Tensor& scales,
+                               const Tensor& zero_points, int64_t* axis) {
   *axis = check_channel_axis(op, data, *axis);
   check_channel_params(op, scales, zero_points, data.size(*axis), data.scalar_type());
 }
 
-at::Tensor dequantize_per_tensor_int(const at::Tensor& data, double scale, int64_t zero_point) {
-  const at::MemoryFormat fmt = kept_format(data);
-  const at::Tensor q = data.contiguous(fmt);
-  at::Tensor out = at::empty(q.sizes(), q.options().dtype(at::kFloat), fmt);
+Tensor dequantize_per_tensor_int(const Tensor& data, double scale, int64_t zero_point) {
+  const MemoryFormat fmt = kept_format(data);
+  const Tensor q = data.contiguous(fmt);
+  Tensor out = at::empty(q.sizes(), q.options().dtype(kFloat), fmt);
   const float s = static_cast<float>(scale);
   const int32_t zp = static_cast<int32_t>(zero_point);
   const void* qp = q.const_data_ptr();
-  float* yp = out.data_ptr<float>();
-  const at::ScalarType dt = q.scalar_type();
+  float* yp = out.mutable_data_ptr<float>();
+  const ScalarType dt = q.scalar_type();
   // Outputs far beyond the last-level cache go around it (no read-for-ownership).
   const bool stream = q.numel() * static_cast<int64_t>(sizeof(float)) >= kStreamBytes;
   parallel_elems(q.numel(), [&](int64_t b, int64_t e) {
-    if (dt == at::kByte) {
+    if (dt == kByte) {
       QPLUGIN_ISA_CALL(dequantize_u8, static_cast<const uint8_t*>(qp) + b, yp + b, e - b, s, zp, stream);
-    } else if (dt == at::kChar) {
+    } else if (dt == kChar) {
       QPLUGIN_ISA_CALL(dequantize_s8, static_cast<const int8_t*>(qp) + b, yp + b, e - b, s, zp, stream);
     } else {
       QPLUGIN_ISA_CALL(dequantize_s32, static_cast<const int32_t*>(qp) + b, yp + b, e - b, s, zp, stream);
@@ -318,15 +318,15 @@ at::Tensor dequantize_per_tensor_int(const at::Tensor& data, double scale, int64
   return out;
 }
 
-at::Tensor dequantize_per_channel_int(const at::Tensor& data, const at::Tensor& scales, const at::Tensor& zero_points,
+Tensor dequantize_per_channel_int(const Tensor& data, const Tensor& scales, const Tensor& zero_points,
                                       int64_t axis) {
-  const at::MemoryFormat fmt = kept_format(data);
-  const at::Tensor q = data.contiguous(fmt);
-  at::Tensor out = at::empty(q.sizes(), q.options().dtype(at::kFloat), fmt);
+  const MemoryFormat fmt = kept_format(data);
+  const Tensor q = data.contiguous(fmt);
+  Tensor out = at::empty(q.sizes(), q.options().dtype(kFloat), fmt);
   const int64_t channels = q.size(axis);
-  const at::Tensor sc = scales.to(at::kDouble).contiguous();
-  const at::Tensor zc = zero_points.to(at::kInt).contiguous();
-  TORCH_INTERNAL_ASSERT(sc.numel() == channels && zc.numel() == channels);
+  const Tensor sc = scales.to(kDouble).contiguous();
+  const Tensor zc = zero_points.to(kInt).contiguous();
+  QP_ASSERT(sc.numel() == channels && zc.numel() == channels);
   std::vector<double> s(sc.const_data_ptr<double>(), sc.const_data_ptr<double>() + channels);
   std::vector<int32_t> z(zc.const_data_ptr<int32_t>(), zc.const_data_ptr<int32_t>() + channels);
   const PerChannelWalk w = plan_walk(q.sizes(), axis, fmt);
@@ -337,25 +337,25 @@ at::Tensor dequantize_per_channel_int(const at::Tensor& data, const at::Tensor& 
     z_p = expand<int32_t>(z, w.channel_of);
   }
   const void* qp = q.const_data_ptr();
-  float* yp = out.data_ptr<float>();
-  const at::ScalarType dt = q.scalar_type();
+  float* yp = out.mutable_data_ptr<float>();
+  const ScalarType dt = q.scalar_type();
   const int64_t inner = w.split.inner;
   walk_per_channel(
       w, q.numel(),
       [&](int64_t off, int64_t c) {
-        if (dt == at::kByte) {
+        if (dt == kByte) {
           QPLUGIN_ISA_CALL(dequantize_channel_u8, static_cast<const uint8_t*>(qp) + off, yp + off, inner, s[c], z[c]);
-        } else if (dt == at::kChar) {
+        } else if (dt == kChar) {
           QPLUGIN_ISA_CALL(dequantize_channel_s8, static_cast<const int8_t*>(qp) + off, yp + off, inner, s[c], z[c]);
         } else {
           QPLUGIN_ISA_CALL(dequantize_channel_s32, static_cast<const int32_t*>(qp) + off, yp + off, inner, s[c], z[c]);
         }
       },
       [&](int64_t off, int64_t len) {
-        if (dt == at::kByte) {
+        if (dt == kByte) {
           QPLUGIN_ISA_CALL(dequantize_periodic_u8, static_cast<const uint8_t*>(qp) + off, yp + off, len, w.period,
                            s_p.data(), z_p.data());
-        } else if (dt == at::kChar) {
+        } else if (dt == kChar) {
           QPLUGIN_ISA_CALL(dequantize_periodic_s8, static_cast<const int8_t*>(qp) + off, yp + off, len, w.period,
                            s_p.data(), z_p.data());
         } else {
@@ -366,12 +366,12 @@ at::Tensor dequantize_per_channel_int(const at::Tensor& data, const at::Tensor& 
   return out;
 }
 
-at::Tensor dense_copy(const at::Tensor& data) {
-  const at::MemoryFormat fmt = kept_format(data);
+Tensor dense_copy(const Tensor& data) {
+  const MemoryFormat fmt = kept_format(data);
   if (!data.is_contiguous(fmt)) {
     return data.contiguous(fmt);  // already a fresh dense copy
   }
-  at::Tensor out = at::empty(data.sizes(), data.options(), fmt);
+  Tensor out = at::empty(data.sizes(), data.options(), fmt);
   parallel_copy(out.data_ptr(), data.const_data_ptr(), data.nbytes());
   return out;
 }

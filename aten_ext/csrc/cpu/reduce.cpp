@@ -1,7 +1,7 @@
 // CPU glue for max / min / max.dim / min.dim / argmax / argmin / mean on
 // plain-integer data: validate, view as [outer, n, inner], split over
-// at::parallel_for, call kernels/reduce_kernel.
-#include <ATen/Parallel.h>
+// tensor::parallel_for, call kernels/reduce_kernel.
+#include "utils/torch_api.h"
 #include <torch/library.h>
 
 #if defined(__x86_64__)
@@ -28,15 +28,15 @@ constexpr int64_t kGrain = 1 << 15;  // elements per task (row-wise work)
 // second thread costs more than it saves below a few MiB.
 constexpr int64_t kFlatGrain = 1 << 22;
 
-void check_int_data(const char* op, const at::Tensor& data) {
+void check_int_data(const char* op, const Tensor& data) {
   const auto dt = data.scalar_type();
-  TORCH_CHECK(dt == at::kByte || dt == at::kChar || dt == at::kInt, "qplugin::", op,
+  QP_CHECK(dt == kByte || dt == kChar || dt == kInt, "qplugin::", op,
               ": self should hold uint8, int8 or int32 data, got dtype ", dt);
 }
 
 // First index of the largest key along n of x viewed as [outer, n, inner]
 // (contiguous); idx is [outer, inner].
-void argmax_3d(const at::Tensor& x, const OrderPlan& plan, bool is_max, int64_t outer, int64_t n, int64_t inner,
+void argmax_3d(const Tensor& x, const OrderPlan& plan, bool is_max, int64_t outer, int64_t n, int64_t inner,
                int64_t* idx) {
   if (outer * inner == 0) return;
   const int64_t per = std::max<int64_t>(1, n * inner);
@@ -44,13 +44,13 @@ void argmax_3d(const at::Tensor& x, const OrderPlan& plan, bool is_max, int64_t 
   if (plan.bytes) {
     const uint8_t mask = is_max ? plan.mask : plan.mask ^ 0xFF;
     const auto* xp = static_cast<const uint8_t*>(x.const_data_ptr());
-    at::parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
+    tensor::parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
       QPLUGIN_ISA_CALL(argmax_u8, xp + b * n * inner, e - b, n, inner, mask, idx + b * inner);
     });
   } else {
-    const at::Tensor keys = order_keys(x, plan, !is_max);
+    const Tensor keys = order_keys(x, plan, !is_max);
     const int32_t* kp = keys.const_data_ptr<int32_t>();
-    at::parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
+    tensor::parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
       QPLUGIN_ISA_CALL(argmax_s32, kp + b * n * inner, e - b, n, inner, idx + b * inner);
     });
   }
@@ -58,17 +58,17 @@ void argmax_3d(const at::Tensor& x, const OrderPlan& plan, bool is_max, int64_t 
 
 // Flat index of the first largest key of contiguous x (numel >= 1), chunked
 // over threads; ties across chunks go to the earlier chunk.
-int64_t argmax_flat(const at::Tensor& x, const OrderPlan& plan, bool is_max) {
+int64_t argmax_flat(const Tensor& x, const OrderPlan& plan, bool is_max) {
   const int64_t numel = x.numel();
-  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), numel / kFlatGrain));
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(tensor::num_threads(), numel / kFlatGrain));
   const int64_t step = (numel + chunks - 1) / chunks;
   std::vector<int64_t> best(static_cast<size_t>(chunks), -1);
-  at::Tensor keys;
+  Tensor keys;
   if (!plan.bytes) keys = order_keys(x, plan, !is_max);
   const uint8_t mask = is_max ? plan.mask : plan.mask ^ 0xFF;
   const auto* xp = static_cast<const uint8_t*>(x.const_data_ptr());
   const int32_t* kp = plan.bytes ? nullptr : keys.const_data_ptr<int32_t>();
-  at::parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+  tensor::parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       const int64_t lo = c * step, hi = std::min(numel, lo + step);
       if (hi <= lo) continue;
@@ -91,7 +91,7 @@ int64_t argmax_flat(const at::Tensor& x, const OrderPlan& plan, bool is_max) {
   return win;
 }
 
-std::vector<int64_t> reduced_sizes(at::IntArrayRef sizes, int64_t dim, bool keepdim) {
+std::vector<int64_t> reduced_sizes(IntArrayRef sizes, int64_t dim, bool keepdim) {
   std::vector<int64_t> out;
   for (int64_t d = 0; d < static_cast<int64_t>(sizes.size()); ++d) {
     if (d != dim) {
@@ -103,7 +103,7 @@ std::vector<int64_t> reduced_sizes(at::IntArrayRef sizes, int64_t dim, bool keep
   return out;
 }
 
-at::Tensor round_mean(const std::vector<int64_t>& sums, int64_t count, at::Tensor out) {
+Tensor round_mean(const std::vector<int64_t>& sums, int64_t count, Tensor out) {
   // round_half_even(s / count), exact. Where |s| < 2^52 (exact as a double) the nearest integer of
   // d = s * (1 / count) is the answer unless d lies within 2^-16 of a half-integer: d is within
   // 2^-20 of s / count (|s / count| < 2^31), so further from a tie both round the same way. Near
@@ -139,8 +139,8 @@ at::Tensor round_mean(const std::vector<int64_t>& sums, int64_t count, at::Tenso
     }
   };
   switch (out.scalar_type()) {
-    case at::kByte: fill(static_cast<uint8_t*>(out.data_ptr())); break;
-    case at::kChar: fill(static_cast<int8_t*>(out.data_ptr())); break;
+    case kByte: fill(static_cast<uint8_t*>(out.data_ptr())); break;
+    case kChar: fill(static_cast<int8_t*>(out.data_ptr())); break;
     default: fill(static_cast<int32_t*>(out.data_ptr())); break;
   }
   return out;
@@ -148,75 +148,75 @@ at::Tensor round_mean(const std::vector<int64_t>& sums, int64_t count, at::Tenso
 
 }  // namespace
 
-at::Tensor max_all_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point, bool is_max,
+Tensor max_all_int(const char* op, const Tensor& data, double scale, int64_t zero_point, bool is_max,
                        const ValuesAlloc& alloc) {
   check_int_data(op, data);
-  TORCH_CHECK_INDEX(data.numel() > 0, "qplugin::", op,
+  QP_CHECK_INDEX(data.numel() > 0, "qplugin::", op,
                     ": self should have at least one element (use the dim overload for empty "
                     "tensors), got shape ",
                     data.sizes());
-  const at::Tensor x = data.contiguous();
+  const Tensor x = data.contiguous();
   const OrderPlan plan = plan_order(x.scalar_type(), scale, zero_point);
   const int64_t i = argmax_flat(x, plan, is_max);
-  at::Tensor out = alloc({});
+  Tensor out = alloc({});
   const int64_t es = x.element_size();
   std::memcpy(out.data_ptr(), static_cast<const char*>(x.const_data_ptr()) + i * es, static_cast<size_t>(es));
   return out;
 }
 
-std::tuple<at::Tensor, at::Tensor> max_dim_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
+std::tuple<Tensor, Tensor> max_dim_int(const char* op, const Tensor& data, double scale, int64_t zero_point,
                                                int64_t dim, bool keepdim, bool is_max, const ValuesAlloc& alloc) {
   check_int_data(op, data);
   const int64_t d = wrap_dim(op, dim, data.dim());
   const int64_t n = data.dim() > 0 ? data.size(d) : 1;
-  TORCH_CHECK_INDEX(n > 0, "qplugin::", op, ": dim ", dim, " should have a non-zero size to reduce over, got shape ",
+  QP_CHECK_INDEX(n > 0, "qplugin::", op, ": dim ", dim, " should have a non-zero size to reduce over, got shape ",
                     data.sizes());
   const auto out_sizes = data.dim() > 0 ? reduced_sizes(data.sizes(), d, keepdim) : std::vector<int64_t>{};
-  at::Tensor values = alloc(out_sizes);
-  at::Tensor idx = at::empty(out_sizes, data.options().dtype(at::kLong));
+  Tensor values = alloc(out_sizes);
+  Tensor idx = at::empty(out_sizes, data.options().dtype(kLong));
   if (values.numel() == 0) return {values, idx};
-  const at::Tensor x = data.contiguous();
+  const Tensor x = data.contiguous();
   int64_t outer = 1, inner = 1;
   for (int64_t k = 0; k < d; ++k) outer *= x.size(k);
   for (int64_t k = d + 1; k < x.dim(); ++k) inner *= x.size(k);
   const OrderPlan plan = plan_order(x.scalar_type(), scale, zero_point);
-  argmax_3d(x, plan, is_max, outer, n, inner, idx.data_ptr<int64_t>());
+  argmax_3d(x, plan, is_max, outer, n, inner, idx.mutable_data_ptr<int64_t>());
   // values[o, j] = x[o, idx[o, j], j]
-  const at::Tensor g = at::gather(x.view({outer, n, inner}), 1, idx.view({outer, 1, inner}));
+  const Tensor g = at::gather(x.view({outer, n, inner}), 1, idx.view({outer, 1, inner}));
   values.view({outer, 1, inner}).copy_(g);
   return {values, idx};
 }
 
-at::Tensor argmax_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
-                      c10::optional<int64_t> dim, bool keepdim, bool is_max) {
+Tensor argmax_int(const char* op, const Tensor& data, double scale, int64_t zero_point,
+                      std::optional<int64_t> dim, bool keepdim, bool is_max) {
   check_int_data(op, data);
   if (!dim.has_value()) {
-    TORCH_CHECK_INDEX(data.numel() > 0, "qplugin::", op,
+    QP_CHECK_INDEX(data.numel() > 0, "qplugin::", op,
                       ": self should have at least one element when dim is None, got shape ", data.sizes());
-    const at::Tensor x = data.contiguous();
+    const Tensor x = data.contiguous();
     const OrderPlan plan = plan_order(x.scalar_type(), scale, zero_point);
     const int64_t i = argmax_flat(x, plan, is_max);
     std::vector<int64_t> sizes;
     if (keepdim) sizes.assign(static_cast<size_t>(data.dim()), 1);
-    return at::full(sizes, i, data.options().dtype(at::kLong));
+    return at::full(sizes, i, data.options().dtype(kLong));
   }
   const int64_t d = wrap_dim(op, *dim, data.dim());
   const int64_t n = data.dim() > 0 ? data.size(d) : 1;
-  TORCH_CHECK_INDEX(n > 0, "qplugin::", op, ": dim ", *dim, " should have a non-zero size to reduce over, got shape ",
+  QP_CHECK_INDEX(n > 0, "qplugin::", op, ": dim ", *dim, " should have a non-zero size to reduce over, got shape ",
                     data.sizes());
   const auto out_sizes = data.dim() > 0 ? reduced_sizes(data.sizes(), d, keepdim) : std::vector<int64_t>{};
-  at::Tensor idx = at::empty(out_sizes, data.options().dtype(at::kLong));
+  Tensor idx = at::empty(out_sizes, data.options().dtype(kLong));
   if (idx.numel() == 0) return idx;
-  const at::Tensor x = data.contiguous();
+  const Tensor x = data.contiguous();
   int64_t outer = 1, inner = 1;
   for (int64_t k = 0; k < d; ++k) outer *= x.size(k);
   for (int64_t k = d + 1; k < x.dim(); ++k) inner *= x.size(k);
   const OrderPlan plan = plan_order(x.scalar_type(), scale, zero_point);
-  argmax_3d(x, plan, is_max, outer, n, inner, idx.data_ptr<int64_t>());
+  argmax_3d(x, plan, is_max, outer, n, inner, idx.mutable_data_ptr<int64_t>());
   return idx;
 }
 
-at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArrayRef dim, bool keepdim,
+Tensor mean_int(const char* op, const Tensor& data, at::OptionalIntArrayRef dim, bool keepdim,
                     const ValuesAlloc& alloc) {
   check_int_data(op, data);
   const int64_t nd = data.dim();
@@ -227,7 +227,7 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
     for (int64_t d : *dim) {
       const int64_t w = wrap_dim(op, d, nd);
       if (nd == 0) continue;
-      TORCH_CHECK_VALUE(!reduce[w], "qplugin::", op, ": dim ", w, " should appear once in dim, got ", *dim);
+      QP_CHECK_VALUE(!reduce[w], "qplugin::", op, ": dim ", w, " should appear once in dim, got ", *dim);
       reduce[w] = true;
     }
   }
@@ -243,9 +243,9 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
       if (keepdim) out_sizes.push_back(1);
     }
   }
-  at::Tensor out = alloc(out_sizes);
+  Tensor out = alloc(out_sizes);
   if (rows == 0) return out;
-  TORCH_CHECK_VALUE(count > 0, "qplugin::", op,
+  QP_CHECK_VALUE(count > 0, "qplugin::", op,
                     ": the reduced dims should hold at least one element "
                     "(the mean of nothing is undefined), got shape ",
                     data.sizes(), " reducing over ", dim.has_value() ? c10::str(*dim) : std::string("all dims"));
@@ -253,7 +253,7 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
   // no copy): order[i] is the original dim at physical position i.
   std::vector<int64_t> order(static_cast<size_t>(nd));
   for (int64_t d = 0; d < nd; ++d) order[d] = d;
-  at::Tensor xs = nd > 0 ? data : data.reshape({1});
+  Tensor xs = nd > 0 ? data : data.reshape({1});
   if (nd > 0 && !data.is_contiguous()) {
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
       return data.stride(a) > data.stride(b);
@@ -292,7 +292,7 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
   }
   const int64_t outer = rows / inner;
   const void* xp = xs.const_data_ptr();
-  const at::ScalarType dt = xs.scalar_type();
+  const ScalarType dt = xs.scalar_type();
   const bool in_order = std::is_sorted(kept_order.begin(), kept_order.end());
   // [outer, count, inner] with inner > 1: fn(x offset, column offset o * inner + j0, len) per
   // chunk of at most kCols columns of one outer index, chunks split over the threads.
@@ -300,7 +300,7 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
     constexpr int64_t kCols = 4096;
     const int64_t col_chunks = (inner + kCols - 1) / kCols;
     const int64_t per_task = count * std::min(inner, kCols);
-    at::parallel_for(0, outer * col_chunks, std::max<int64_t>(1, (kGrain * 32) / per_task),
+    tensor::parallel_for(0, outer * col_chunks, std::max<int64_t>(1, (kGrain * 32) / per_task),
                      [&](int64_t b0, int64_t e0) {
                        for (int64_t t = b0; t < e0; ++t) {
                          const int64_t o = t / col_chunks, j0 = (t % col_chunks) * kCols;
@@ -308,11 +308,11 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
                        }
                      });
   };
-  if (inner > 1 && in_order && dt != at::kInt && count <= kernels::kMeanMidMaxN) {
+  if (inner > 1 && in_order && dt != kInt && count <= kernels::kMeanMidMaxN) {
     // A middle dim of 8-bit data (a channel mean of NCHW): each column chunk's means rounded in
     // the kernel, straight from its block sums (no int64 sums, no second pass).
     column_chunks([&](int64_t off, int64_t col, int64_t len) {
-      if (dt == at::kByte) {
+      if (dt == kByte) {
         QPLUGIN_ISA_CALL(mean_mid_u8, static_cast<const uint8_t*>(xp) + off, count, len, inner,
                          static_cast<uint8_t*>(out.data_ptr()) + col);
       } else {
@@ -326,9 +326,9 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
   if (inner == 1) {
     auto sum_rows = [&](int64_t off_row, int64_t nrows, int64_t len, int64_t col, int64_t* s) {
       const int64_t off = off_row * count + col;
-      if (dt == at::kByte) {
+      if (dt == kByte) {
         QPLUGIN_ISA_CALL(sum_rows_u8, static_cast<const uint8_t*>(xp) + off, nrows, len, s);
-      } else if (dt == at::kChar) {
+      } else if (dt == kChar) {
         QPLUGIN_ISA_CALL(sum_rows_s8, static_cast<const int8_t*>(xp) + off, nrows, len, s);
       } else {
         QPLUGIN_ISA_CALL(sum_rows_s32, static_cast<const int32_t*>(xp) + off, nrows, len, s);
@@ -336,10 +336,10 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
     };
     if (rows == 1 && count >= 2 * kFlatGrain) {
       // One long row: partial sums of chunks in parallel.
-      const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), count / kFlatGrain));
+      const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(tensor::num_threads(), count / kFlatGrain));
       const int64_t step = (count + chunks - 1) / chunks;
       std::vector<int64_t> part(static_cast<size_t>(chunks), 0);
-      at::parallel_for(0, chunks, 1, [&](int64_t b0, int64_t e0) {
+      tensor::parallel_for(0, chunks, 1, [&](int64_t b0, int64_t e0) {
         for (int64_t c = b0; c < e0; ++c) {
           const int64_t lo = c * step, hi = std::min(count, lo + step);
           if (hi > lo) sum_rows(0, 1, hi - lo, lo, &part[c]);
@@ -347,7 +347,7 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
       });
       for (int64_t p : part) sums[0] += p;
     } else {
-      at::parallel_for(0, rows, std::max<int64_t>(1, (kGrain * 32) / count), [&](int64_t b0, int64_t e0) {
+      tensor::parallel_for(0, rows, std::max<int64_t>(1, (kGrain * 32) / count), [&](int64_t b0, int64_t e0) {
         sum_rows(b0, e0 - b0, count, 0, sums.data() + b0);
       });
     }
@@ -355,9 +355,9 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
     // [outer, count, inner]: column sums over count, in column chunks per task.
     column_chunks([&](int64_t off, int64_t col, int64_t len) {
       int64_t* s = sums.data() + col;
-      if (dt == at::kByte) {
+      if (dt == kByte) {
         QPLUGIN_ISA_CALL(sum_mid_u8, static_cast<const uint8_t*>(xp) + off, count, len, inner, s);
-      } else if (dt == at::kChar) {
+      } else if (dt == kChar) {
         QPLUGIN_ISA_CALL(sum_mid_s8, static_cast<const int8_t*>(xp) + off, count, len, inner, s);
       } else {
         QPLUGIN_ISA_CALL(sum_mid_s32, static_cast<const int32_t*>(xp) + off, count, len, inner, s);
@@ -368,7 +368,7 @@ at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArray
   if (in_order) return round_mean(sums, count, out);
   std::vector<int64_t> tmp_sizes;
   for (int64_t d : kept_order) tmp_sizes.push_back(data.size(d));
-  at::Tensor tmp = round_mean(sums, count, at::empty(tmp_sizes, out.options()));
+  Tensor tmp = round_mean(sums, count, at::empty(tmp_sizes, out.options()));
   std::vector<int64_t> back;  // position in kept_order of each kept dim, original order
   std::vector<int64_t> sorted_kept = kept_order;
   std::sort(sorted_kept.begin(), sorted_kept.end());

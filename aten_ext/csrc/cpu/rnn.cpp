@@ -6,8 +6,7 @@
 // one fused pointwise pass for the gates (kernels/rnn_kernel.h). The input projections
 // of all steps are one GEMM up front. torch_qplugin.nn.quantized.dynamic.{LSTM, GRU}
 // call it from Python / TorchScript; it replaces ~12 small ATen ops per step.
-#include <ATen/ATen.h>
-#include <ATen/Parallel.h>
+#include "utils/torch_api.h"
 
 #include <tuple>
 
@@ -20,54 +19,54 @@ namespace qplugin {
 namespace cpu {
 namespace {
 
-void check_state(const char* kOp, const char* arg, const at::Tensor& t, int64_t B, int64_t H) {
+void check_state(const char* kOp, const char* arg, const Tensor& t, int64_t B, int64_t H) {
   check_float_input(kOp, arg, t);
-  TORCH_CHECK_VALUE(t.dim() == 2 && t.size(0) == B && t.size(1) == H, "qplugin::", kOp, ": ", arg,
+  QP_CHECK_VALUE(t.dim() == 2 && t.size(0) == B && t.size(1) == H, "qplugin::", kOp, ": ", arg,
                     " should have shape [", B, ", ", H, "] (batch, hidden_size), got ", t.sizes());
 }
 
 }  // namespace
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> rnn_layer_dynamic_view(const char* kOp, const at::Tensor& input,
-                                                                      const at::Tensor& h0, const at::Tensor& c0,
+std::tuple<Tensor, Tensor, Tensor> rnn_layer_dynamic_view(const char* kOp, const Tensor& input,
+                                                                      const Tensor& h0, const Tensor& c0,
                                                                       const LinearWeightsView& w_ih,
                                                                       const LinearWeightsView& w_hh, int64_t num_gates,
                                                                       bool reverse) {
-  TORCH_CHECK_VALUE(num_gates == 3 || num_gates == 4, "qplugin::", kOp,
+  QP_CHECK_VALUE(num_gates == 3 || num_gates == 4, "qplugin::", kOp,
                     ": num_gates should be 4 (LSTM) or 3 (GRU), got ", num_gates);
   check_float_input(kOp, "input", input);
-  TORCH_CHECK_VALUE(input.dim() == 3, "qplugin::", kOp,
+  QP_CHECK_VALUE(input.dim() == 3, "qplugin::", kOp,
                     ": input should be 3-D [seq_len, batch, input_size], got shape ", input.sizes());
   const int64_t T = input.size(0), B = input.size(1), I = input.size(2);
   const int64_t H = w_hh.b.K;
   const int64_t G = num_gates;
-  TORCH_CHECK_VALUE(w_hh.b.N == G * H, "qplugin::", kOp, ": w_hh should be [", G, " * hidden_size, hidden_size] = [",
+  QP_CHECK_VALUE(w_hh.b.N == G * H, "qplugin::", kOp, ": w_hh should be [", G, " * hidden_size, hidden_size] = [",
                     G * H, ", ", H, "], got [", w_hh.b.N, ", ", w_hh.b.K, "]");
-  TORCH_CHECK_VALUE(w_ih.b.N == G * H && w_ih.b.K == I, "qplugin::", kOp, ": w_ih should be [", G * H, ", ", I, "] (",
+  QP_CHECK_VALUE(w_ih.b.N == G * H && w_ih.b.K == I, "qplugin::", kOp, ": w_ih should be [", G * H, ", ", I, "] (",
                     G, " * hidden_size, input_size), got [", w_ih.b.N, ", ", w_ih.b.K, "]");
   check_state(kOp, "h0", h0, B, H);
   const bool lstm = G == 4;
   if (lstm) check_state(kOp, "c0", c0, B, H);
 
-  at::Tensor out = at::empty({T, B, H}, input.options().dtype(at::kFloat));
-  at::Tensor h = h0.clone(at::MemoryFormat::Contiguous);
-  at::Tensor c = c0.clone(at::MemoryFormat::Contiguous);  // GRU: passed through (the Python layer ignores it)
+  Tensor out = at::empty({T, B, H}, input.options().dtype(kFloat));
+  Tensor h = h0.clone(MemoryFormat::Contiguous);
+  Tensor c = c0.clone(MemoryFormat::Contiguous);  // GRU: passed through (the Python layer ignores it)
   if (T == 0 || B == 0 || H == 0) return {out, h, c};
 
   // Input projections of every step at once: [T * B, G * H] (bias b_ih included).
-  const at::Tensor gi_all = linear_dynamic_view(kOp, input.reshape({T * B, I}), w_ih, false, false);
+  const Tensor gi_all = linear_dynamic_view(kOp, input.reshape({T * B, I}), w_ih, false, false);
   const float* gi = gi_all.const_data_ptr<float>();
-  float* hp = h.data_ptr<float>();
-  float* cp = lstm ? c.data_ptr<float>() : nullptr;
-  float* op = out.data_ptr<float>();
+  float* hp = h.mutable_data_ptr<float>();
+  float* cp = lstm ? c.mutable_data_ptr<float>() : nullptr;
+  float* op = out.mutable_data_ptr<float>();
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / (G * H));
   for (int64_t step = 0; step < T; ++step) {
     const int64_t t = reverse ? T - 1 - step : step;
-    const at::Tensor gh_t = linear_dynamic_view(kOp, h, w_hh, false, false);  // [B, G * H], bias b_hh included
+    const Tensor gh_t = linear_dynamic_view(kOp, h, w_hh, false, false);  // [B, G * H], bias b_hh included
     const float* gh = gh_t.const_data_ptr<float>();
     const float* gi_t = gi + t * B * G * H;
     float* o_t = op + t * B * H;
-    at::parallel_for(0, B, grain, [&](int64_t b0, int64_t b1) {
+    tensor::parallel_for(0, B, grain, [&](int64_t b0, int64_t b1) {
       if (lstm) {
         QPLUGIN_ISA_CALL(lstm_pointwise, gi_t + b0 * G * H, G * H, gh + b0 * G * H, b1 - b0, H, cp + b0 * H,
                          hp + b0 * H, o_t + b0 * H, H);

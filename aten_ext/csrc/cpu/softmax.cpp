@@ -1,5 +1,5 @@
 // CPU glue for quantized softmax: lay out, build the exp table, call kernels/.
-#include <ATen/Parallel.h>
+#include "utils/torch_api.h"
 #include <torch/library.h>
 
 #include <cmath>
@@ -13,27 +13,27 @@
 namespace qplugin {
 namespace cpu {
 
-void softmax_int_out(const at::Tensor& data, const at::Tensor& out, int64_t dim, double in_scale, int64_t in_zp,
+void softmax_int_out(const Tensor& data, const Tensor& out, int64_t dim, double in_scale, int64_t in_zp,
                      double out_scale, int64_t out_zp) {
-  const at::MemoryFormat fmt = kept_format(data);
-  const at::Tensor x = data.contiguous(fmt);
-  TORCH_INTERNAL_ASSERT(out.is_contiguous(fmt) && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type());
+  const MemoryFormat fmt = kept_format(data);
+  const Tensor x = data.contiguous(fmt);
+  QP_ASSERT(out.is_contiguous(fmt) && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type());
   if (x.numel() == 0) return;
   // 0-dim: one element along a dim of size 1.
   const AxisSplit sp = x.dim() == 0 ? AxisSplit{1, 1, 1} : axis_split(x.sizes(), dim, fmt);
   double table[256];
   kernels::SoftmaxSpec spec{in_scale, table, out_scale, static_cast<int32_t>(out_zp)};
-  const at::ScalarType dt = x.scalar_type();
-  if (dt != at::kInt) {
+  const ScalarType dt = x.scalar_type();
+  if (dt != kInt) {
     for (int k = 0; k < 256; ++k) table[k] = std::exp(-static_cast<double>(k) * in_scale);
   }
   const void* xp = x.const_data_ptr();
   void* yp = out.data_ptr();
   auto call = [&](int64_t off, int64_t outer, int64_t count) {
-    if (dt == at::kByte) {
+    if (dt == kByte) {
       QPLUGIN_ISA_CALL(softmax_u8, static_cast<const uint8_t*>(xp) + off, static_cast<uint8_t*>(yp) + off, outer,
                        sp.channels, count, sp.inner, &spec);
-    } else if (dt == at::kChar) {
+    } else if (dt == kChar) {
       QPLUGIN_ISA_CALL(softmax_s8, static_cast<const int8_t*>(xp) + off, static_cast<int8_t*>(yp) + off, outer,
                        sp.channels, count, sp.inner, &spec);
     } else {
@@ -43,14 +43,14 @@ void softmax_int_out(const at::Tensor& data, const at::Tensor& out, int64_t dim,
   };
   const int64_t per_outer = sp.channels * sp.inner;
   constexpr int64_t kGrain = 1 << 14;  // elements per task
-  if (sp.outer >= 2 * at::get_num_threads() || sp.inner == 1) {
-    at::parallel_for(0, sp.outer, std::max<int64_t>(1, kGrain / per_outer), [&](int64_t b, int64_t e) {
+  if (sp.outer >= 2 * tensor::num_threads() || sp.inner == 1) {
+    tensor::parallel_for(0, sp.outer, std::max<int64_t>(1, kGrain / per_outer), [&](int64_t b, int64_t e) {
       call(b * per_outer, e - b, sp.inner);
     });
   } else {
     // Few outer blocks: split the positions along the inner dims instead.
     for (int64_t o = 0; o < sp.outer; ++o) {
-      at::parallel_for(0, sp.inner, std::max<int64_t>(16, kGrain / sp.channels), [&](int64_t b, int64_t e) {
+      tensor::parallel_for(0, sp.inner, std::max<int64_t>(16, kGrain / sp.channels), [&](int64_t b, int64_t e) {
         call(o * per_outer + b, 1, e - b);
       });
     }

@@ -1,9 +1,9 @@
 // CPU glue for sort / argsort / topk on plain-integer data: validate, move the
 // sorted dim last, pick the byte (counting) or int32-key path, split rows over
-// at::parallel_for, call kernels/sort_kernel.
+// tensor::parallel_for, call kernels/sort_kernel.
 #include "cpu/sort.h"
 
-#include <ATen/Parallel.h>
+#include "utils/torch_api.h"
 #include <torch/library.h>
 
 #include <algorithm>
@@ -22,15 +22,15 @@ constexpr int64_t kGrain = 1 << 14;     // elements per task
 constexpr int64_t kSplitRow = 1 << 16;  // a row this long is sorted by several threads
 constexpr int64_t kChunk = 1 << 15;     // smallest per-thread piece of a split row
 
-void check_int_data(const char* op, const at::Tensor& data) {
+void check_int_data(const char* op, const Tensor& data) {
   const auto dt = data.scalar_type();
-  TORCH_CHECK(dt == at::kByte || dt == at::kChar || dt == at::kInt, "qplugin::", op,
+  QP_CHECK(dt == kByte || dt == kChar || dt == kInt, "qplugin::", op,
               ": self should hold uint8, int8 or int32 data, got dtype ", dt);
 }
 
 // data viewed as [rows, n] with the op's dim last, contiguous.
 struct Rows {
-  at::Tensor x;  // contiguous, dim moved last (sizes: moved_sizes)
+  Tensor x;  // contiguous, dim moved last (sizes: moved_sizes)
   std::vector<int64_t> moved_sizes;
   int64_t rows;
   int64_t n;
@@ -38,7 +38,7 @@ struct Rows {
   bool last;  // dim already last: outputs need no moving back
 };
 
-Rows as_rows(const char* op, const at::Tensor& data, int64_t dim) {
+Rows as_rows(const char* op, const Tensor& data, int64_t dim) {
   Rows r;
   const int64_t nd = data.dim();
   r.dim = wrap_dim(op, dim, nd);
@@ -59,7 +59,7 @@ Rows as_rows(const char* op, const at::Tensor& data, int64_t dim) {
 }
 
 // Output in the moved layout [.., n'] back to the caller's layout.
-at::Tensor moved_back(const Rows& r, const at::Tensor& t, at::IntArrayRef final_sizes) {
+Tensor moved_back(const Rows& r, const Tensor& t, IntArrayRef final_sizes) {
   if (r.last) return t.view(final_sizes);
   return t.movedim(-1, r.dim).contiguous();
 }
@@ -67,10 +67,10 @@ at::Tensor moved_back(const Rows& r, const at::Tensor& t, at::IntArrayRef final_
 // Stable counting sort of one long row with several threads: per-chunk
 // histograms, per-chunk cursors, parallel scatter.
 void sort_row_split(const uint8_t* x, int64_t n, uint8_t mask, uint8_t* values, int64_t* idx) {
-  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), n / kChunk));
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(tensor::num_threads(), n / kChunk));
   const int64_t step = (n + chunks - 1) / chunks;
   std::vector<int64_t> counts(static_cast<size_t>(chunks) * 256, 0);
-  at::parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+  tensor::parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       const int64_t lo = c * step, hi = std::min(n, lo + step);
       if (hi > lo) QPLUGIN_ISA_CALL(hist_u8, x + lo, hi - lo, mask, counts.data() + c * 256);
@@ -87,7 +87,7 @@ void sort_row_split(const uint8_t* x, int64_t n, uint8_t mask, uint8_t* values, 
     if (values && pos > start) std::memset(values + start, key ^ mask, static_cast<size_t>(pos - start));
   }
   if (!idx) return;
-  at::parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
+  tensor::parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       const int64_t lo = c * step, hi = std::min(n, lo + step);
       if (hi > lo) QPLUGIN_ISA_CALL(scatter_u8, x + lo, hi - lo, mask, lo, cursor.data() + c * 256, idx);
@@ -96,28 +96,28 @@ void sort_row_split(const uint8_t* x, int64_t n, uint8_t mask, uint8_t* values, 
 }
 
 // Sorts rows of r.x; values (moved layout, may be undefined) and idx [rows, n].
-void sort_rows(const Rows& r, const OrderPlan& plan, bool descending, const at::Tensor& values, const at::Tensor& idx) {
+void sort_rows(const Rows& r, const OrderPlan& plan, bool descending, const Tensor& values, const Tensor& idx) {
   const int64_t rows = r.rows, n = r.n;
   if (rows == 0 || n == 0) return;
-  int64_t* ip = idx.data_ptr<int64_t>();
+  int64_t* ip = idx.mutable_data_ptr<int64_t>();
   if (plan.bytes) {
     const uint8_t mask = descending ? plan.mask ^ 0xFF : plan.mask;
     const auto* xp = static_cast<const uint8_t*>(r.x.const_data_ptr());
     auto* vp = values.defined() ? static_cast<uint8_t*>(values.data_ptr()) : nullptr;
-    if (n >= kSplitRow && rows < at::get_num_threads()) {
+    if (n >= kSplitRow && rows < tensor::num_threads()) {
       for (int64_t row = 0; row < rows; ++row) {
         sort_row_split(xp + row * n, n, mask, vp ? vp + row * n : nullptr, ip + row * n);
       }
       return;
     }
-    at::parallel_for(0, rows, std::max<int64_t>(1, kGrain / n), [&](int64_t b, int64_t e) {
+    tensor::parallel_for(0, rows, std::max<int64_t>(1, kGrain / n), [&](int64_t b, int64_t e) {
       QPLUGIN_ISA_CALL(sort_rows_u8, xp + b * n, e - b, n, mask, vp ? vp + b * n : nullptr, ip + b * n);
     });
     return;
   }
-  const at::Tensor keys = order_keys(r.x, plan, descending);
+  const Tensor keys = order_keys(r.x, plan, descending);
   const int32_t* kp = keys.const_data_ptr<int32_t>();
-  at::parallel_for(0, rows, std::max<int64_t>(1, kGrain / n), [&](int64_t b, int64_t e) {
+  tensor::parallel_for(0, rows, std::max<int64_t>(1, kGrain / n), [&](int64_t b, int64_t e) {
     QPLUGIN_ISA_CALL(sort_rows_s32, kp + b * n, e - b, n, ip + b * n);
   });
   if (values.defined()) values.copy_(at::gather(r.x, -1, idx));
@@ -127,65 +127,65 @@ void sort_rows(const Rows& r, const OrderPlan& plan, bool descending, const at::
 
 int64_t wrap_dim(const char* op, int64_t dim, int64_t ndim) { return check_dim(op, "dim", dim, ndim); }
 
-ValuesAlloc plain_alloc(const at::Tensor& data) {
+ValuesAlloc plain_alloc(const Tensor& data) {
   const auto opts = data.options();
-  return [opts](at::IntArrayRef sizes) {
+  return [opts](IntArrayRef sizes) {
     return at::empty(sizes, opts);
   };
 }
 
-OrderPlan plan_order(at::ScalarType dt, double scale, int64_t zero_point) {
-  TORCH_INTERNAL_ASSERT(scale > 0);  // checked by the callers: the order of q is the value order
+OrderPlan plan_order(ScalarType dt, double scale, int64_t zero_point) {
+  QP_ASSERT(scale > 0);  // checked by the callers: the order of q is the value order
   (void)zero_point;
   OrderPlan p;
-  p.bytes = dt != at::kInt;
-  p.mask = dt == at::kChar ? 0x80 : 0x00;
+  p.bytes = dt != kInt;
+  p.mask = dt == kChar ? 0x80 : 0x00;
   return p;
 }
 
-at::Tensor order_keys(const at::Tensor& data, const OrderPlan& plan, bool reverse) {
-  TORCH_INTERNAL_ASSERT(data.is_contiguous());
-  at::Tensor keys = at::empty(data.sizes(), data.options().dtype(at::kInt));
+Tensor order_keys(const Tensor& data, const OrderPlan& plan, bool reverse) {
+  QP_ASSERT(data.is_contiguous());
+  Tensor keys = at::empty(data.sizes(), data.options().dtype(kInt));
   const int64_t n = data.numel();
-  int32_t* kp = keys.data_ptr<int32_t>();
-  TORCH_INTERNAL_ASSERT(!plan.bytes && data.scalar_type() == at::kInt);
+  int32_t* kp = keys.mutable_data_ptr<int32_t>();
+  QP_ASSERT(!plan.bytes && data.scalar_type() == kInt);
   const int32_t* xp = data.const_data_ptr<int32_t>();
-  at::parallel_for(0, n, 1 << 15, [&](int64_t b, int64_t e) {
+  tensor::parallel_for(0, n, 1 << 15, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) kp[i] = reverse ? ~xp[i] : xp[i];  // ~q: strictly decreasing
   });
   return keys;
 }
 
-std::tuple<at::Tensor, at::Tensor> sort_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
+std::tuple<Tensor, Tensor> sort_int(const char* op, const Tensor& data, double scale, int64_t zero_point,
                                             int64_t dim, bool descending, const ValuesAlloc& alloc) {
   check_int_data(op, data);
   const Rows r = as_rows(op, data, dim);
   const OrderPlan plan = plan_order(data.scalar_type(), scale, zero_point);
-  at::Tensor values = r.last ? alloc(data.sizes()) : at::empty(r.moved_sizes, data.options());
-  at::Tensor idx = at::empty(r.moved_sizes, data.options().dtype(at::kLong));
+  Tensor values = r.last ? alloc(data.sizes()) : at::empty(r.moved_sizes, data.options());
+  Tensor idx = at::empty(r.moved_sizes, data.options().dtype(kLong));
   sort_rows(r, plan, descending, values.view(r.moved_sizes), idx);
   if (r.last) return {values, idx.view(data.sizes())};
-  at::Tensor out = alloc(data.sizes());
+  Tensor out = alloc(data.sizes());
   out.copy_(values.movedim(-1, r.dim));
   return {out, moved_back(r, idx, data.sizes())};
 }
 
-at::Tensor argsort_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point, int64_t dim,
+Tensor argsort_int(const char* op, const Tensor& data, double scale, int64_t zero_point, int64_t dim,
                        bool descending) {
   check_int_data(op, data);
   const Rows r = as_rows(op, data, dim);
   const OrderPlan plan = plan_order(data.scalar_type(), scale, zero_point);
-  at::Tensor idx = at::empty(r.moved_sizes, data.options().dtype(at::kLong));
-  sort_rows(r, plan, descending, at::Tensor(), idx);
+  Tensor idx = at::empty(r.moved_sizes, data.options().dtype(kLong));
+  sort_rows(r, plan, descending, Tensor(), idx);
   return moved_back(r, idx, data.sizes());
 }
 
-std::tuple<at::Tensor, at::Tensor> topk_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
+std::tuple<Tensor, Tensor> topk_int(const char* op, const Tensor& data, double scale, int64_t zero_point,
                                             int64_t k, int64_t dim, bool largest, bool sorted,
                                             const ValuesAlloc& alloc) {
   check_int_data(op, data);
   const Rows r = as_rows(op, data, dim);
-  TORCH_CHECK_INDEX(k >= 0 && k <= r.n, "qplugin::", op, ": k should be in [0, ", r.n, "] (the size of dim ", dim,
+  QP_CHECK_INDEX(k >= 0 && k <= r.n, "qplugin::", op, ": k should be in [0, ", r.n, "] (the size of dim ", dim,
                     "), got ", k);
   (void)sorted;                // results are always sorted, which every `sorted` value allows
   if (data.dim() == 0) k = 1;  // as torch: a 0-dim tensor is its own top-0 and top-1
@@ -194,34 +194,34 @@ std::tuple<at::Tensor, at::Tensor> topk_int(const char* op, const at::Tensor& da
   std::vector<int64_t> moved = r.moved_sizes;
   moved.back() = k;
   const OrderPlan plan = plan_order(data.scalar_type(), scale, zero_point);
-  at::Tensor values_out = r.last ? alloc(out_sizes) : at::Tensor();
-  at::Tensor values = r.last ? values_out.view(moved) : at::empty(moved, data.options());
-  at::Tensor idx = at::empty(moved, data.options().dtype(at::kLong));
+  Tensor values_out = r.last ? alloc(out_sizes) : Tensor();
+  Tensor values = r.last ? values_out.view(moved) : at::empty(moved, data.options());
+  Tensor idx = at::empty(moved, data.options().dtype(kLong));
   const int64_t rows = r.rows, n = r.n;
   if (rows > 0 && k > 0) {
-    int64_t* ip = idx.data_ptr<int64_t>();
+    int64_t* ip = idx.mutable_data_ptr<int64_t>();
     const int64_t grain = std::max<int64_t>(1, kGrain / n);
     if (plan.bytes) {
       // k largest keys; smallest = largest of the reversed keys.
       const uint8_t mask = largest ? plan.mask : plan.mask ^ 0xFF;
       const auto* xp = static_cast<const uint8_t*>(r.x.const_data_ptr());
       auto* vp = static_cast<uint8_t*>(values.data_ptr());
-      at::parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
+      tensor::parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
         for (int64_t row = b; row < e; ++row) {
           QPLUGIN_ISA_CALL(topk_u8, xp + row * n, n, k, mask, vp + row * k, ip + row * k);
         }
       });
     } else {
-      const at::Tensor keys = order_keys(r.x, plan, !largest);
+      const Tensor keys = order_keys(r.x, plan, !largest);
       const int32_t* kp = keys.const_data_ptr<int32_t>();
-      at::parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
+      tensor::parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
         for (int64_t row = b; row < e; ++row) QPLUGIN_ISA_CALL(topk_s32, kp + row * n, n, k, ip + row * k);
       });
       values.copy_(at::gather(r.x, -1, idx));
     }
   }
   if (r.last) return {values_out, idx.view(out_sizes)};
-  at::Tensor out = alloc(out_sizes);
+  Tensor out = alloc(out_sizes);
   out.copy_(values.movedim(-1, r.dim));
   return {out, idx.movedim(-1, r.dim).contiguous()};
 }

@@ -5,7 +5,7 @@
 // Quantized adapters: quantized/cpu/sort.cpp, quantized/cpu/reduce.cpp.
 #pragma once
 
-#include <ATen/ATen.h>
+#include "utils/torch_api.h"
 
 #include <functional>
 #include <tuple>
@@ -18,32 +18,32 @@ namespace cpu {
 // Allocates the integer tensor an op writes its values into (contiguous, the
 // dtype of `data`). The quantized adapters hand out the int_view of a fresh
 // quantized tensor so values are written once, in place.
-using ValuesAlloc = std::function<at::Tensor(at::IntArrayRef sizes)>;
+using ValuesAlloc = std::function<Tensor(IntArrayRef sizes)>;
 
-QPLUGIN_PLAIN_API std::tuple<at::Tensor, at::Tensor> sort_int(const char* op, const at::Tensor& data, double scale,
+QPLUGIN_PLAIN_API std::tuple<Tensor, Tensor> sort_int(const char* op, const Tensor& data, double scale,
                                                               int64_t zero_point, int64_t dim, bool descending,
                                                               const ValuesAlloc& alloc);
-QPLUGIN_PLAIN_API at::Tensor argsort_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
+QPLUGIN_PLAIN_API Tensor argsort_int(const char* op, const Tensor& data, double scale, int64_t zero_point,
                                          int64_t dim, bool descending);
-QPLUGIN_PLAIN_API std::tuple<at::Tensor, at::Tensor> topk_int(const char* op, const at::Tensor& data, double scale,
+QPLUGIN_PLAIN_API std::tuple<Tensor, Tensor> topk_int(const char* op, const Tensor& data, double scale,
                                                               int64_t zero_point, int64_t k, int64_t dim, bool largest,
                                                               bool sorted, const ValuesAlloc& alloc);
 
 // max / min over all elements: a 0-dim tensor.
-QPLUGIN_PLAIN_API at::Tensor max_all_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
+QPLUGIN_PLAIN_API Tensor max_all_int(const char* op, const Tensor& data, double scale, int64_t zero_point,
                                          bool is_max, const ValuesAlloc& alloc);
-QPLUGIN_PLAIN_API std::tuple<at::Tensor, at::Tensor> max_dim_int(const char* op, const at::Tensor& data, double scale,
+QPLUGIN_PLAIN_API std::tuple<Tensor, Tensor> max_dim_int(const char* op, const Tensor& data, double scale,
                                                                  int64_t zero_point, int64_t dim, bool keepdim,
                                                                  bool is_max, const ValuesAlloc& alloc);
-QPLUGIN_PLAIN_API at::Tensor argmax_int(const char* op, const at::Tensor& data, double scale, int64_t zero_point,
-                                        c10::optional<int64_t> dim, bool keepdim, bool is_max);
+QPLUGIN_PLAIN_API Tensor argmax_int(const char* op, const Tensor& data, double scale, int64_t zero_point,
+                                        std::optional<int64_t> dim, bool keepdim, bool is_max);
 // Mean in the integer domain: round_half_even(sum(q) / N) per output element,
 // which is the input's qparams applied to the exact mean of the real values.
-QPLUGIN_PLAIN_API at::Tensor mean_int(const char* op, const at::Tensor& data, at::OptionalIntArrayRef dim, bool keepdim,
+QPLUGIN_PLAIN_API Tensor mean_int(const char* op, const Tensor& data, at::OptionalIntArrayRef dim, bool keepdim,
                                       const ValuesAlloc& alloc);
 
 // Default allocator: a plain contiguous tensor like `data`.
-ValuesAlloc plain_alloc(const at::Tensor& data);
+ValuesAlloc plain_alloc(const Tensor& data);
 
 // ---- shared by cpu/sort.cpp and cpu/reduce.cpp ----
 // How elements are ordered: by the exact real value (q - zp) * scale, which for a
@@ -55,9 +55,9 @@ struct OrderPlan {
   bool bytes = false;
   uint8_t mask = 0;  // ascending mask for the byte path
 };
-OrderPlan plan_order(at::ScalarType int_dtype, double scale, int64_t zero_point);
+OrderPlan plan_order(ScalarType int_dtype, double scale, int64_t zero_point);
 // int32 order keys of contiguous `data` (descending / argmin: reversed = ~key).
-at::Tensor order_keys(const at::Tensor& data, const OrderPlan& plan, bool reverse);
+Tensor order_keys(const Tensor& data, const OrderPlan& plan, bool reverse);
 // Wraps dim like torch (a 0-dim tensor accepts -1 and 0).
 int64_t wrap_dim(const char* op, int64_t dim, int64_t ndim);
 

@@ -9,8 +9,7 @@
 // first), strides[k] its step in bytes.
 #pragma once
 
-#include <ATen/Parallel.h>
-#include <ATen/core/Tensor.h>
+#include "utils/torch_api.h"
 
 #include <algorithm>
 #include <array>
@@ -88,14 +87,14 @@ struct RowWalk {
 
 // The walk of `out` (sizes taken as the iteration shape) and `inputs`, each broadcast to it.
 template <int kN>
-RowWalk<kN> row_walk(const char* op, const at::Tensor& out, const std::array<const at::Tensor*, kN - 1>& inputs) {
+RowWalk<kN> row_walk(const char* op, const Tensor& out, const std::array<const Tensor*, kN - 1>& inputs) {
   RowWalk<kN> w;
   const int64_t od = out.dim();
   int64_t wide = 0;
   for (int64_t d = 0; d < od; ++d) wide += out.size(d) != 1;
-  TORCH_CHECK(wide <= RowWalk<kN>::kMaxDims, "qplugin::", op, ": the output should have at most ",
+  QP_CHECK(wide <= RowWalk<kN>::kMaxDims, "qplugin::", op, ": the output should have at most ",
               RowWalk<kN>::kMaxDims, " dimensions of size other than 1, got ", wide, " (shape ", out.sizes(), ")");
-  const at::Tensor* ops[kN];
+  const Tensor* ops[kN];
   ops[0] = &out;
   for (int k = 1; k < kN; ++k) ops[k] = inputs[k - 1];
   for (int k = 0; k < kN; ++k) w.base[k] = static_cast<char*>(const_cast<void*>(ops[k]->const_data_ptr()));
@@ -107,7 +106,7 @@ RowWalk<kN> row_walk(const char* op, const at::Tensor& out, const std::array<con
     if (s == 1) continue;
     w.size[nd] = s;
     for (int k = 0; k < kN; ++k) {
-      const at::Tensor& t = *ops[k];
+      const Tensor& t = *ops[k];
       const int64_t td = d - (od - t.dim());
       w.st[nd][k] = td < 0 || t.size(td) == 1 ? 0 : t.stride(td) * static_cast<int64_t>(t.element_size());
     }
@@ -148,15 +147,15 @@ RowWalk<kN> row_walk(const char* op, const at::Tensor& out, const std::array<con
 // fn over every row of the walk, the element range split over threads in chunks of at least `grain`;
 // `op` names the caller in errors.
 template <int kN, typename F>
-void for_each_row(const char* op, const at::Tensor& out, const std::array<const at::Tensor*, kN - 1>& inputs, F fn,
+void for_each_row(const char* op, const Tensor& out, const std::array<const Tensor*, kN - 1>& inputs, F fn,
                   int64_t grain) {
   const RowWalk<kN> w = row_walk<kN>(op, out, inputs);
   if (w.numel == 0) return;
-  if (w.numel < grain || at::get_num_threads() == 1) {
+  if (w.numel < grain || tensor::num_threads() == 1) {
     w.run(0, w.numel, fn);
     return;
   }
-  at::parallel_for(0, w.numel, grain, [&](int64_t lo, int64_t hi) {
+  tensor::parallel_for(0, w.numel, grain, [&](int64_t lo, int64_t hi) {
     w.run(lo, hi, fn);
   });
 }

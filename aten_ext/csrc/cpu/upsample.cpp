@@ -1,12 +1,12 @@
 // CPU glue for nearest-neighbour 2-D upsampling: checks, torch's nearest
-// source-index rule, at::parallel_for, kernels/upsample_kernel.
+// source-index rule, tensor::parallel_for, kernels/upsample_kernel.
 //
 // Source index of output index o (torch's nearest_idx, float math included):
 //   out == in: o;  out == 2 * in: o >> 1;
 //   else min(int64(floorf(float(o) * (float(in) / out))), in - 1).
 #include "cpu/upsample.h"
 
-#include <ATen/Parallel.h>
+#include "utils/torch_api.h"
 #include <torch/library.h>
 
 #include <algorithm>
@@ -46,7 +46,7 @@ struct Taps {
   std::vector<float> w_lo, w_hi;
 };
 
-Taps bilinear_taps(int64_t in, int64_t out, bool align_corners, c10::optional<double> scale) {
+Taps bilinear_taps(int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
   float s;
   if (align_corners) {
     s = out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.0f;
@@ -77,16 +77,16 @@ Taps bilinear_taps(int64_t in, int64_t out, bool align_corners, c10::optional<do
 
 }  // namespace
 
-std::vector<int64_t> upsample_nearest2d_output_sizes(const char* op, at::IntArrayRef sizes,
-                                                     at::IntArrayRef output_size) {
-  TORCH_CHECK_VALUE(sizes.size() == 3 || sizes.size() == 4, "qplugin::", op,
+std::vector<int64_t> upsample_nearest2d_output_sizes(const char* op, IntArrayRef sizes,
+                                                     IntArrayRef output_size) {
+  QP_CHECK_VALUE(sizes.size() == 3 || sizes.size() == 4, "qplugin::", op,
                     ": qx should be 3-D (C, H, W) or 4-D (N, C, H, W), got ", sizes.size(), "-D with shape ", sizes);
-  TORCH_CHECK_VALUE(output_size.size() == 2, "qplugin::", op, ": output_size should have 2 entries, got ",
+  QP_CHECK_VALUE(output_size.size() == 2, "qplugin::", op, ": output_size should have 2 entries, got ",
                     output_size.size(), " (", output_size, ")");
-  TORCH_CHECK_VALUE(output_size[0] >= 1 && output_size[1] >= 1, "qplugin::", op,
+  QP_CHECK_VALUE(output_size[0] >= 1 && output_size[1] >= 1, "qplugin::", op,
                     ": output_size should be at least 1x1, got ", output_size);
   const int64_t H = sizes[sizes.size() - 2], W = sizes[sizes.size() - 1];
-  TORCH_CHECK_VALUE(H >= 1 && W >= 1, "qplugin::", op, ": input should have non-empty spatial dims, got shape ", sizes);
+  QP_CHECK_VALUE(H >= 1 && W >= 1, "qplugin::", op, ": input should have non-empty spatial dims, got shape ", sizes);
   std::vector<int64_t> out(sizes.begin(), sizes.end());
   out[out.size() - 2] = output_size[0];
   out[out.size() - 1] = output_size[1];
@@ -94,9 +94,9 @@ std::vector<int64_t> upsample_nearest2d_output_sizes(const char* op, at::IntArra
   return out;
 }
 
-void upsample_nearest2d_int_out(const at::Tensor& data, const at::Tensor& out) {
-  const at::MemoryFormat fmt = pool_format(data);
-  const at::Tensor x = data.contiguous(fmt);
+void upsample_nearest2d_int_out(const Tensor& data, const Tensor& out) {
+  const MemoryFormat fmt = pool_format(data);
+  const Tensor x = data.contiguous(fmt);
   if (out.numel() == 0) return;
   const int64_t N = x.dim() == 4 ? x.size(0) : 1;
   const int64_t C = x.size(-3), H = x.size(-2), W = x.size(-1);
@@ -106,10 +106,10 @@ void upsample_nearest2d_int_out(const at::Tensor& data, const at::Tensor& out) {
   const int64_t esz = x.element_size();
   const auto* ip = static_cast<const uint8_t*>(x.const_data_ptr());
   auto* op = static_cast<uint8_t*>(out.data_ptr());
-  if (fmt == at::MemoryFormat::ChannelsLast) {
+  if (fmt == MemoryFormat::ChannelsLast) {
     const int64_t pix = C * esz;
     const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, OW * pix));
-    at::parallel_for(0, N * OH, grain, [&](int64_t b, int64_t e) {
+    tensor::parallel_for(0, N * OH, grain, [&](int64_t b, int64_t e) {
       for (int64_t u = b; u < e;) {
         const int64_t n = u / OH, oh0 = u % OH, oh1 = std::min(OH, oh0 + (e - u));
         QPLUGIN_ISA_CALL(upsample_nearest2d_nhwc, ip + n * H * W * pix, op + n * OH * OW * pix, pix, oh0, oh1, g);
@@ -118,7 +118,7 @@ void upsample_nearest2d_int_out(const at::Tensor& data, const at::Tensor& out) {
     });
   } else {
     const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, OH * OW));
-    at::parallel_for(0, N * C, grain, [&](int64_t b, int64_t e) {
+    tensor::parallel_for(0, N * C, grain, [&](int64_t b, int64_t e) {
       if (esz == 1) {
         QPLUGIN_ISA_CALL(upsample_nearest2d_nchw_u8, ip + b * H * W, op + b * OH * OW, e - b, g);
       } else {
@@ -129,11 +129,11 @@ void upsample_nearest2d_int_out(const at::Tensor& data, const at::Tensor& out) {
   }
 }
 
-void upsample_bilinear2d_int_out(const at::Tensor& data, const at::Tensor& out, bool align_corners,
-                                 c10::optional<double> scales_h, c10::optional<double> scales_w) {
-  const at::MemoryFormat fmt = pool_format(data);
-  const at::Tensor x = data.contiguous(fmt);
-  TORCH_INTERNAL_ASSERT(x.scalar_type() == at::kByte || x.scalar_type() == at::kChar);
+void upsample_bilinear2d_int_out(const Tensor& data, const Tensor& out, bool align_corners,
+                                 std::optional<double> scales_h, std::optional<double> scales_w) {
+  const MemoryFormat fmt = pool_format(data);
+  const Tensor x = data.contiguous(fmt);
+  QP_ASSERT(x.scalar_type() == kByte || x.scalar_type() == kChar);
   if (out.numel() == 0) return;
   const int64_t N = x.dim() == 4 ? x.size(0) : 1;
   const int64_t C = x.size(-3), H = x.size(-2), W = x.size(-1);
@@ -151,12 +151,12 @@ void upsample_bilinear2d_int_out(const at::Tensor& data, const at::Tensor& out, 
                                   tw.hi.data(),
                                   tw.w_lo.data(),
                                   tw.w_hi.data()};
-  const bool u8 = x.scalar_type() == at::kByte;
+  const bool u8 = x.scalar_type() == kByte;
   const auto* ip = static_cast<const uint8_t*>(x.const_data_ptr());
   auto* op = static_cast<uint8_t*>(out.data_ptr());
-  if (fmt == at::MemoryFormat::ChannelsLast) {
+  if (fmt == MemoryFormat::ChannelsLast) {
     const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, OW * C));
-    at::parallel_for(0, N * OH, grain, [&](int64_t b, int64_t e) {
+    tensor::parallel_for(0, N * OH, grain, [&](int64_t b, int64_t e) {
       for (int64_t u = b; u < e;) {
         const int64_t n = u / OH, oh0 = u % OH, oh1 = std::min(OH, oh0 + (e - u));
         const uint8_t* src = ip + n * H * W * C;
@@ -172,7 +172,7 @@ void upsample_bilinear2d_int_out(const at::Tensor& data, const at::Tensor& out, 
     });
   } else {
     const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, OH * OW));
-    at::parallel_for(0, N * C, grain, [&](int64_t b, int64_t e) {
+    tensor::parallel_for(0, N * C, grain, [&](int64_t b, int64_t e) {
       if (u8) {
         QPLUGIN_ISA_CALL(upsample_bilinear2d_nchw_u8, ip + b * H * W, op + b * OH * OW, e - b, g);
       } else {
@@ -183,11 +183,11 @@ void upsample_bilinear2d_int_out(const at::Tensor& data, const at::Tensor& out, 
   }
 }
 
-at::Tensor upsample_nearest2d_int(const at::Tensor& data, at::IntArrayRef output_size) {
+Tensor upsample_nearest2d_int(const Tensor& data, IntArrayRef output_size) {
   constexpr const char* op = "upsample_nearest2d";
-  TORCH_CHECK((data.scalar_type() == at::kByte || data.scalar_type() == at::kChar || data.scalar_type() == at::kInt),
+  QP_CHECK((data.scalar_type() == kByte || data.scalar_type() == kChar || data.scalar_type() == kInt),
               "qplugin::", op, ": input should hold uint8, int8 or int32 data, got dtype ", data.scalar_type());
-  at::Tensor out =
+  Tensor out =
       at::empty(upsample_nearest2d_output_sizes(op, data.sizes(), output_size), data.options(), pool_format(data));
   upsample_nearest2d_int_out(data, out);
   return out;

@@ -46,8 +46,8 @@ int64_t checksum(const uint8_t* p, int64_t n) {
   return static_cast<int64_t>(h);
 }
 
-void seal(at::Tensor& buf) {
-  auto* base = buf.data_ptr<uint8_t>();
+void seal(Tensor& buf) {
+  auto* base = buf.mutable_data_ptr<uint8_t>();
   int64_t* h = reinterpret_cast<int64_t*>(base);
   h[kSizeWord] = buf.numel();
   h[kChecksumWord] = checksum(base, buf.numel());
@@ -64,32 +64,32 @@ const char* kind_name(int64_t kind) {
 
 // The header of a buffer of format 1 or 2 (returned in *version); checks what every call can
 // afford: dtype, shape, alignment, magic, version, kind and (format 2) the size word.
-const int64_t* header(const char* op, const at::Tensor& buf, int64_t kind, int64_t* version) {
-  TORCH_CHECK(buf.scalar_type() == at::kByte && buf.dim() == 1 && buf.is_contiguous(), "qplugin::", op,
+const int64_t* header(const char* op, const Tensor& buf, int64_t kind, int64_t* version) {
+  QP_CHECK(buf.scalar_type() == kByte && buf.dim() == 1 && buf.is_contiguous(), "qplugin::", op,
               ": packed should be a contiguous 1-D uint8 tensor, got dtype ", buf.scalar_type(), " and shape ",
               buf.sizes());
-  TORCH_CHECK_VALUE(buf.numel() >= kHeaderBytesV1, "qplugin::", op, ": packed should hold a ", kHeaderBytes,
+  QP_CHECK_VALUE(buf.numel() >= kHeaderBytesV1, "qplugin::", op, ": packed should hold a ", kHeaderBytes,
                     "-byte header (", kHeaderBytesV1, " in format 1), got ", buf.numel(), " bytes");
-  TORCH_CHECK_VALUE(reinterpret_cast<uintptr_t>(buf.const_data_ptr()) % 8 == 0, "qplugin::", op,
+  QP_CHECK_VALUE(reinterpret_cast<uintptr_t>(buf.const_data_ptr()) % 8 == 0, "qplugin::", op,
                     ": packed should be 8-byte aligned (a view at an odd offset?)");
   const int64_t* h = static_cast<const int64_t*>(buf.const_data_ptr());
-  TORCH_CHECK_VALUE(h[0] == kMagic, "qplugin::", op, ": packed is not a qplugin packed buffer (magic ", h[0], ")");
-  TORCH_CHECK_VALUE(h[1] == kVersion || h[1] == 1, "qplugin::", op, ": packed buffer format version should be 1 or ",
+  QP_CHECK_VALUE(h[0] == kMagic, "qplugin::", op, ": packed is not a qplugin packed buffer (magic ", h[0], ")");
+  QP_CHECK_VALUE(h[1] == kVersion || h[1] == 1, "qplugin::", op, ": packed buffer format version should be 1 or ",
                     kVersion, ", got ", h[1]);
-  TORCH_CHECK_VALUE(h[2] == kind, "qplugin::", op, ": packed should be ", kind == kEmbedding ? "an " : "a ",
+  QP_CHECK_VALUE(h[2] == kind, "qplugin::", op, ": packed should be ", kind == kEmbedding ? "an " : "a ",
                     kind_name(kind), " buffer, got kind ", h[2], " (", kind_name(h[2]), ")");
   *version = h[1];
   if (h[1] >= 2) {
-    TORCH_CHECK_VALUE(buf.numel() >= kHeaderBytes, "qplugin::", op, ": packed should hold a ", kHeaderBytes,
+    QP_CHECK_VALUE(buf.numel() >= kHeaderBytes, "qplugin::", op, ": packed should hold a ", kHeaderBytes,
                       "-byte header, got ", buf.numel(), " bytes");
-    TORCH_CHECK_VALUE(h[kSizeWord] == buf.numel(), "qplugin::", op, ": packed should be ", h[kSizeWord],
+    QP_CHECK_VALUE(h[kSizeWord] == buf.numel(), "qplugin::", op, ": packed should be ", h[kSizeWord],
                       " bytes long (its header's size), got ", buf.numel(), " bytes (truncated or damaged)");
   }
   return h;
 }
 
-void check_checksum(const char* op, const at::Tensor& buf, const int64_t* h) {
-  TORCH_CHECK_VALUE(checksum(static_cast<const uint8_t*>(buf.const_data_ptr()), buf.numel()) == h[kChecksumWord],
+void check_checksum(const char* op, const Tensor& buf, const int64_t* h) {
+  QP_CHECK_VALUE(checksum(static_cast<const uint8_t*>(buf.const_data_ptr()), buf.numel()) == h[kChecksumWord],
                     "qplugin::", op, ": packed is damaged: its bytes do not match the checksum in its header");
 }
 
@@ -97,13 +97,13 @@ void check_checksum(const char* op, const at::Tensor& buf, const int64_t* h) {
 // A tensor's identity: its storage (held weakly: while the entry lives no other storage can take
 // its address), data pointer and version counter (an in-place change bumps it; inference
 // tensors have none: -1).
-int64_t version_of(const at::Tensor& t) { return t.is_inference() ? -1 : t._version(); }
+int64_t version_of(const Tensor& t) { return t.is_inference() ? -1 : t._version(); }
 
 struct Key {
   const void* data = nullptr;
   int64_t version = 0;
 };
-Key key_of(const at::Tensor& t) {
+Key key_of(const Tensor& t) {
   return {t.defined() ? t.const_data_ptr() : nullptr, t.defined() ? version_of(t) : 0};
 }
 bool operator==(const Key& a, const Key& b) { return a.data == b.data && a.version == b.version; }
@@ -112,8 +112,8 @@ struct Ident {
   c10::weak_intrusive_ptr<c10::StorageImpl> storage;
   Key key;
 };
-Ident ident_of(const at::Tensor& t) { return {t.storage().getWeakStorageImpl(), key_of(t)}; }
-bool same(const Ident& i, const at::Tensor& t) {
+Ident ident_of(const Tensor& t) { return {t.storage().getWeakStorageImpl(), key_of(t)}; }
+bool same(const Ident& i, const Tensor& t) {
   const auto alive = i.storage.lock();
   return alive && alive.get() == t.storage().unsafeGetStorageImpl() && i.key == key_of(t);
 }
@@ -125,20 +125,20 @@ struct Checked {
 std::mutex checked_mu;
 std::unordered_map<const c10::StorageImpl*, Checked> checked;
 
-bool checked_before(const at::Tensor& buf, std::initializer_list<at::Tensor> args) {
+bool checked_before(const Tensor& buf, std::initializer_list<Tensor> args) {
   std::lock_guard<std::mutex> lock(checked_mu);
   const auto it = checked.find(buf.storage().unsafeGetStorageImpl());
   if (it == checked.end() || !same(it->second.buf, buf) || it->second.args.size() != args.size()) return false;
   size_t i = 0;
-  for (const at::Tensor& a : args) {
+  for (const Tensor& a : args) {
     if (!same(it->second.args[i++], a)) return false;
   }
   return true;
 }
 
-void remember_checked(const at::Tensor& buf, std::initializer_list<at::Tensor> args) {
+void remember_checked(const Tensor& buf, std::initializer_list<Tensor> args) {
   Checked c{ident_of(buf), {}};
-  for (const at::Tensor& a : args) c.args.push_back(ident_of(a));
+  for (const Tensor& a : args) c.args.push_back(ident_of(a));
   std::lock_guard<std::mutex> lock(checked_mu);
   for (auto it = checked.begin(); it != checked.end();) {  // drop entries whose tensors are gone
     bool gone = it->second.buf.storage.expired();
@@ -155,15 +155,15 @@ struct LinearSections {
   const void* src[kLinearSections];
 };
 
-LinearSections linear_sections(const char* op, const at::Tensor& w, const at::Tensor& scales,
-                               const at::Tensor& zero_points, kernels::Isa isa) {
-  TORCH_CHECK(scales.defined() && zero_points.defined() && scales.dim() == 1 && zero_points.dim() == 1, "qplugin::", op,
+LinearSections linear_sections(const char* op, const Tensor& w, const Tensor& scales,
+                               const Tensor& zero_points, kernels::Isa isa) {
+  QP_CHECK(scales.defined() && zero_points.defined() && scales.dim() == 1 && zero_points.dim() == 1, "qplugin::", op,
               ": w_scales and w_zero_points should be 1-D tensors");
   const bool per_channel = !(scales.numel() == 1 && zero_points.numel() == 1 && w.dim() == 2 && w.size(0) != 1);
   LinearSections s;
   s.p = std::make_shared<LinearWeights>();
-  s.p->init_int8(op, w, scales.to(at::kDouble), zero_points.to(at::kLong), per_channel || scales.numel() != 1,
-                 c10::nullopt);
+  s.p->init_int8(op, w, scales.to(kDouble), zero_points.to(kLong), per_channel || scales.numel() != 1,
+                 std::nullopt);
   const gemm::PackedB b = s.p->view(isa == kernels::Isa::kAvx2);
   const int64_t N = s.p->N, K = s.p->K;
   const int64_t sizes[kLinearSections] = {gemm::packed_b_bytes(K, N), gemm::padded_n(N) * 4, N * 4,
@@ -176,7 +176,7 @@ LinearSections linear_sections(const char* op, const at::Tensor& w, const at::Te
 
 }  // namespace
 
-at::Tensor pack_linear(const char* op, const at::Tensor& w, const at::Tensor& scales, const at::Tensor& zero_points) {
+Tensor pack_linear(const char* op, const Tensor& w, const Tensor& scales, const Tensor& zero_points) {
   const kernels::Isa isa = kernels::active_isa();
   const LinearSections s = linear_sections(op, w, scales, zero_points, isa);
   int64_t off[kLinearSections];
@@ -185,8 +185,8 @@ at::Tensor pack_linear(const char* op, const at::Tensor& w, const at::Tensor& sc
     off[i] = align_up(end);
     end = off[i] + s.sizes[i];
   }
-  at::Tensor buf = at::zeros({end}, at::dtype(at::kByte));
-  auto* base = buf.data_ptr<uint8_t>();
+  Tensor buf = at::zeros({end}, at::dtype(kByte));
+  auto* base = buf.mutable_data_ptr<uint8_t>();
   int64_t* h = reinterpret_cast<int64_t*>(base);
   h[0] = kMagic;
   h[1] = kVersion;
@@ -205,17 +205,17 @@ at::Tensor pack_linear(const char* op, const at::Tensor& w, const at::Tensor& sc
   return buf;
 }
 
-bool weights_checked(const at::Tensor& buf, const at::Tensor& w, const at::Tensor& scales,
-                     const at::Tensor& zero_points) {
+bool weights_checked(const Tensor& buf, const Tensor& w, const Tensor& scales,
+                     const Tensor& zero_points) {
   return checked_before(buf, {w, scales, zero_points});
 }
 
-bool view_linear(const char* op, const at::Tensor& buf, const at::Tensor& w, const at::Tensor& scales,
-                 const at::Tensor& zero_points, bool checked, cpu::LinearWeightsView* out) {
+bool view_linear(const char* op, const Tensor& buf, const Tensor& w, const Tensor& scales,
+                 const Tensor& zero_points, bool checked, cpu::LinearWeightsView* out) {
   const int64_t N = w.size(0), K = w.size(1);
   int64_t version = 0;
   const int64_t* h = header(op, buf, kLinear, &version);
-  TORCH_CHECK_VALUE(h[5] == N && h[6] == K, "qplugin::", op, ": packed should hold a [", N, ", ", K,
+  QP_CHECK_VALUE(h[5] == N && h[6] == K, "qplugin::", op, ": packed should hold a [", N, ", ", K,
                     "] weight (w's shape), got [", h[5], ", ", h[6], "]");
   const kernels::Isa isa = kernels::active_isa();
   bool ours = h[3] == static_cast<int64_t>(isa) && h[4] == kLinearLayout;
@@ -225,7 +225,7 @@ bool view_linear(const char* op, const at::Tensor& buf, const at::Tensor& w, con
   const int64_t header_bytes = version >= 2 ? kHeaderBytes : kHeaderBytesV1;
   for (int64_t i = 0; i < kLinearSections; ++i) {
     const int64_t o = h[8 + 2 * i], n = h[9 + 2 * i];
-    TORCH_CHECK_VALUE(o >= header_bytes && o % kAlign == 0 && n >= 0 && o <= buf.numel() && n <= buf.numel() - o,
+    QP_CHECK_VALUE(o >= header_bytes && o % kAlign == 0 && n >= 0 && o <= buf.numel() && n <= buf.numel() - o,
                       "qplugin::", op, ": packed section ", i, " (offset ", o, ", ", n,
                       " bytes) lies outside the buffer of ", buf.numel(), " bytes");
     ours = ours && n == sizes[i];  // otherwise this build packs differently: never read these bytes
@@ -235,11 +235,11 @@ bool view_linear(const char* op, const at::Tensor& buf, const at::Tensor& w, con
     if (version >= 2) check_checksum(op, buf, h);
     if (ours) {  // the sections and the flag against a fresh packing of the op's arguments
       const LinearSections s = linear_sections(op, w, scales, zero_points, isa);
-      TORCH_CHECK_VALUE(h[7] == (s.p->w_zp_all_zero ? 1 : 0), "qplugin::", op,
+      QP_CHECK_VALUE(h[7] == (s.p->w_zp_all_zero ? 1 : 0), "qplugin::", op,
                         ": packed was not made from these w_zero_points (its all-zero flag is ", h[7],
                         "); repack with plain_linear_prepack(w, w_scales, w_zero_points)");
       for (int64_t i = 0; i < kLinearSections; ++i) {
-        TORCH_CHECK_VALUE(s.sizes[i] == sizes[i] && (sizes[i] == 0 || std::memcmp(base + h[8 + 2 * i], s.src[i],
+        QP_CHECK_VALUE(s.sizes[i] == sizes[i] && (sizes[i] == 0 || std::memcmp(base + h[8 + 2 * i], s.src[i],
                                                                                   static_cast<size_t>(sizes[i])) == 0),
                           "qplugin::", op, ": packed was not made from these w / w_zero_points (its ", kSectionNames[i],
                           " differ); repack with plain_linear_prepack(w, w_scales, w_zero_points)");
@@ -258,14 +258,14 @@ bool view_linear(const char* op, const at::Tensor& buf, const at::Tensor& w, con
   return true;
 }
 
-void check_fp16_panels(const char* op, const char* packed_arg, const at::Tensor& packed, const char* w_arg,
-                       const at::Tensor& w) {
+void check_fp16_panels(const char* op, const char* packed_arg, const Tensor& packed, const char* w_arg,
+                       const Tensor& w) {
   if (checked_before(packed, {w})) return;
   const auto p = std::make_shared<LinearWeights>();
-  p->init_fp16(op, w, c10::nullopt);
-  TORCH_CHECK_VALUE(static_cast<int64_t>(p->fp16_panels.size()) == packed.numel() &&
+  p->init_fp16(op, w, std::nullopt);
+  QP_CHECK_VALUE(static_cast<int64_t>(p->fp16_panels.size()) == packed.numel() &&
                         std::equal(p->fp16_panels.begin(), p->fp16_panels.end(),
-                                   reinterpret_cast<const uint16_t*>(packed.const_data_ptr<at::Half>())),
+                                   reinterpret_cast<const uint16_t*>(packed.const_data_ptr<Half>())),
                     "qplugin::", op, ": ", packed_arg, " should be plain_linear_prepack_fp16(", w_arg,
                     "), got panels that differ from it (made from another weight, or damaged)");
   remember_checked(packed, {w});
@@ -370,10 +370,10 @@ int64_t dw_layout_bytes(const ConvWeights& p, kernels::Isa isa) {
 
 }  // namespace
 
-at::Tensor pack_conv(const char* op, const std::string& kind, const at::Tensor& w, const at::Tensor& scales,
-                     const at::Tensor& zero_points, const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-                     at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
-                     at::IntArrayRef output_padding) {
+Tensor pack_conv(const char* op, const std::string& kind, const Tensor& w, const Tensor& scales,
+                     const Tensor& zero_points, const std::optional<Tensor>& bias, IntArrayRef stride,
+                     IntArrayRef padding, IntArrayRef dilation, int64_t groups,
+                     IntArrayRef output_padding) {
   const auto p =  // validates
       conv_prepack_int_of_kind(op, kind, w, scales, zero_points, bias, stride, padding, output_padding, dilation,
                                groups);
@@ -384,8 +384,8 @@ at::Tensor pack_conv(const char* op, const std::string& kind, const at::Tensor& 
   const int32_t* dwp = dw_bytes > 0 ? p->dw_packed(isa) : nullptr;
   const ConvLayout l = conv_layout(*p, int16, rows, dw_bytes);
   const std::vector<const void*> src = conv_sources(*p, int16, rows, dwp);
-  at::Tensor buf = at::zeros({l.end}, at::dtype(at::kByte));
-  auto* base = buf.data_ptr<uint8_t>();
+  Tensor buf = at::zeros({l.end}, at::dtype(kByte));
+  auto* base = buf.mutable_data_ptr<uint8_t>();
   int64_t* h = reinterpret_cast<int64_t*>(base);
   h[0] = kMagic;
   h[1] = kVersion;
@@ -408,26 +408,26 @@ at::Tensor pack_conv(const char* op, const std::string& kind, const at::Tensor& 
   return buf;
 }
 
-void check_conv(const char* op, const at::Tensor& buf, const at::Tensor& w, int64_t groups, bool transposed) {
+void check_conv(const char* op, const Tensor& buf, const Tensor& w, int64_t groups, bool transposed) {
   int64_t version = 0;
   const int64_t* h = header(op, buf, kConv, &version);
-  TORCH_CHECK_VALUE(h[8] == (transposed ? 1 : 0), "qplugin::", op, ": packed should come from ",
+  QP_CHECK_VALUE(h[8] == (transposed ? 1 : 0), "qplugin::", op, ": packed should come from ",
                     transposed ? "plain_conv_transpose_prepack" : "plain_conv_prepack", ", got the buffer of ",
                     h[8] == 1 ? "a transposed conv" : "a conv");
-  TORCH_CHECK_VALUE(w.dim() >= 2 && h[5] == w.size(0) && h[6] == w.size(1) && h[7] == groups, "qplugin::", op,
+  QP_CHECK_VALUE(w.dim() >= 2 && h[5] == w.size(0) && h[6] == w.size(1) && h[7] == groups, "qplugin::", op,
                     ": packed should describe a weight of ", h[5], " x ", h[6], " channels in ", h[7],
                     " groups, got weight of shape ", w.sizes(), " and groups ", groups);
 }
 
-void check_conv_geometry(const char* op, const at::Tensor& buf, const ConvWeights& p) {
+void check_conv_geometry(const char* op, const Tensor& buf, const ConvWeights& p) {
   const int64_t* h = static_cast<const int64_t*>(buf.const_data_ptr());  // check_conv read the header
-  TORCH_CHECK_VALUE(h[1] < 2 || h[kGeometryWord] == geometry_hash(p), "qplugin::", op,
+  QP_CHECK_VALUE(h[1] < 2 || h[kGeometryWord] == geometry_hash(p), "qplugin::", op,
                     ": packed was made for another kernel geometry (kernel size, stride, padding, dilation or "
                     "output_padding) than the op's w and arguments; repack with the op's arguments");
 }
 
-bool view_conv(const char* op, const at::Tensor& buf, const ConvWeights& p, const at::Tensor& w,
-               const at::Tensor& scales, const at::Tensor& zero_points, kernels::Isa path, bool checked,
+bool view_conv(const char* op, const Tensor& buf, const ConvWeights& p, const Tensor& w,
+               const Tensor& scales, const Tensor& zero_points, kernels::Isa path, bool checked,
                ConvPackedView* out) {
   const int64_t* h = static_cast<const int64_t*>(buf.const_data_ptr());  // check_conv read the header
   const int64_t version = h[1];
@@ -438,7 +438,7 @@ bool view_conv(const char* op, const at::Tensor& buf, const ConvWeights& p, cons
     }
     return false;
   }
-  TORCH_CHECK_VALUE(h[4] == kConvLayout && (h[kInt16Word] == 0 || h[kInt16Word] == 1) &&
+  QP_CHECK_VALUE(h[4] == kConvLayout && (h[kInt16Word] == 0 || h[kInt16Word] == 1) &&
                         (h[kRowsWord] == 0 || h[kRowsWord] == 1) && h[kDwPathWord] >= 0 &&
                         h[kDwPathWord] <= kernels::kNumIsas && h[kDwBytesWord] >= 0 && h[kDwBytesWord] <= buf.numel() &&
                         (h[kDwPathWord] == 0 || h[kDwBytesWord] > 0) && (h[kDwBytesWord] == 0 || p.depthwise) &&
@@ -447,7 +447,7 @@ bool view_conv(const char* op, const at::Tensor& buf, const ConvWeights& p, cons
                     "); repack with the op's arguments");
   const bool int16 = h[kInt16Word] == 1, rows = h[kRowsWord] == 1;
   const ConvLayout l = conv_layout(p, int16, rows, h[kDwBytesWord]);
-  TORCH_CHECK_VALUE(l.end == buf.numel(), "qplugin::", op, ": packed should be ", l.end,
+  QP_CHECK_VALUE(l.end == buf.numel(), "qplugin::", op, ": packed should be ", l.end,
                     " bytes long for this conv's layouts, got ", buf.numel(), " bytes");
   const bool dw_ours = h[kDwPathWord] == static_cast<int64_t>(path) + 1;
   const auto* base = static_cast<const uint8_t*>(buf.const_data_ptr());
@@ -455,16 +455,16 @@ bool view_conv(const char* op, const at::Tensor& buf, const ConvWeights& p, cons
     check_checksum(op, buf, h);
     // the sections this path reads against a fresh packing of the op's arguments (the depthwise
     // layout of another path is never read, so never compared)
-    const auto fresh = conv_prepack_int_of_kind(op, p.kind, w, scales, zero_points, c10::nullopt, p.stride, p.padding,
+    const auto fresh = conv_prepack_int_of_kind(op, p.kind, w, scales, zero_points, std::nullopt, p.stride, p.padding,
                                                 p.output_padding, p.dilation, p.groups);
     const int32_t* dwp = dw_ours ? fresh->dw_packed(path) : nullptr;
-    TORCH_CHECK_VALUE(!dw_ours || (dwp != nullptr && dw_layout_bytes(*fresh, path) == h[kDwBytesWord]), "qplugin::", op,
+    QP_CHECK_VALUE(!dw_ours || (dwp != nullptr && dw_layout_bytes(*fresh, path) == h[kDwBytesWord]), "qplugin::", op,
                       ": packed was not made from these w / w_zero_points (its depthwise layout differs); repack "
                       "with the op's arguments");
     const std::vector<const void*> src = conv_sources(*fresh, int16, rows, dwp);
     for (size_t i = 0; i < l.bytes.size(); ++i) {
       if (l.bytes[i] == 0 || (p.depthwise && i == 1 && !dw_ours)) continue;
-      TORCH_CHECK_VALUE(std::memcmp(base + l.offsets[i], src[i], static_cast<size_t>(l.bytes[i])) == 0, "qplugin::", op,
+      QP_CHECK_VALUE(std::memcmp(base + l.offsets[i], src[i], static_cast<size_t>(l.bytes[i])) == 0, "qplugin::", op,
                         ": packed was not made from these w / w_zero_points (its ", l.names[i],
                         " differs); repack with the op's arguments");
     }
@@ -505,14 +505,14 @@ bool view_conv(const char* op, const at::Tensor& buf, const ConvWeights& p, cons
   return true;
 }
 
-at::Tensor pack_embedding(const char* op, const at::Tensor& fused_rows, int64_t bits) {
-  TORCH_CHECK_VALUE(bits == 8 || bits == 4, "qplugin::", op, ": bits should be 8 or 4, got ", bits);
-  TORCH_CHECK_VALUE(fused_rows.scalar_type() == at::kByte && fused_rows.dim() == 2 && fused_rows.size(1) >= 8,
+Tensor pack_embedding(const char* op, const Tensor& fused_rows, int64_t bits) {
+  QP_CHECK_VALUE(bits == 8 || bits == 4, "qplugin::", op, ": bits should be 8 or 4, got ", bits);
+  QP_CHECK_VALUE(fused_rows.scalar_type() == kByte && fused_rows.dim() == 2 && fused_rows.size(1) >= 8,
                     "qplugin::", op,
                     ": fused_rows should be a 2-D uint8 tensor [rows, D + 8] (codes, float32 scale, "
                     "float32 bias a row: embedding_bag_byte_prepack's layout), got dtype ",
                     fused_rows.scalar_type(), " of shape ", fused_rows.sizes());
-  const at::Tensor rows = fused_rows.contiguous();
+  const Tensor rows = fused_rows.contiguous();
   const int64_t n = rows.size(0), cols = rows.size(1), D = cols - 8;
   const uint8_t* src = rows.const_data_ptr<uint8_t>();
   for (int64_t r = 0; r < n; ++r) {
@@ -521,19 +521,19 @@ at::Tensor pack_embedding(const char* op, const at::Tensor& fused_rows, int64_t 
     std::memcpy(&scale, row + D, 4);
     std::memcpy(&bias, row + D + 4, 4);
     check_scale(op, "fused_rows", scale, " (a row's scale)");
-    TORCH_CHECK_VALUE(std::isfinite(bias), "qplugin::", op, ": fused_rows should hold finite row biases, got ", bias,
+    QP_CHECK_VALUE(std::isfinite(bias), "qplugin::", op, ": fused_rows should hold finite row biases, got ", bias,
                       " in row ", r);
     if (bits == 4) {
       const uint8_t* big = std::find_if(row, row + D, [](uint8_t c) {
         return c > 15;
       });
-      TORCH_CHECK_VALUE(big == row + D, "qplugin::", op, ": a 4-bit table's codes should be below 16, got ",
+      QP_CHECK_VALUE(big == row + D, "qplugin::", op, ": a 4-bit table's codes should be below 16, got ",
                         static_cast<int>(big == row + D ? 0 : *big), " in row ", r);
     }
   }
   const int64_t bytes = n * cols;
-  at::Tensor buf = at::zeros({kHeaderBytes + bytes}, at::dtype(at::kByte));
-  auto* base = buf.data_ptr<uint8_t>();
+  Tensor buf = at::zeros({kHeaderBytes + bytes}, at::dtype(kByte));
+  auto* base = buf.mutable_data_ptr<uint8_t>();
   int64_t* h = reinterpret_cast<int64_t*>(base);
   h[0] = kMagic;
   h[1] = kVersion;
@@ -548,14 +548,14 @@ at::Tensor pack_embedding(const char* op, const at::Tensor& fused_rows, int64_t 
   return buf;
 }
 
-at::Tensor view_embedding(const char* op, const at::Tensor& buf) {
+Tensor view_embedding(const char* op, const Tensor& buf) {
   int64_t version = 0;
   const int64_t* h = header(op, buf, kEmbedding, &version);
-  TORCH_CHECK_VALUE(version >= 2, "qplugin::", op, ": an embedding buffer should have format version ", kVersion,
+  QP_CHECK_VALUE(version >= 2, "qplugin::", op, ": an embedding buffer should have format version ", kVersion,
                     ", got ", version);
   const int64_t n = h[5], D = h[6], bits = h[7];
-  TORCH_CHECK_VALUE(bits == 8 || bits == 4, "qplugin::", op, ": packed should hold 8- or 4-bit codes, got bits ", bits);
-  TORCH_CHECK_VALUE(n >= 0 && D >= 0 && D <= (std::numeric_limits<int64_t>::max() - 8) / 2 && h[8] == kHeaderBytes &&
+  QP_CHECK_VALUE(bits == 8 || bits == 4, "qplugin::", op, ": packed should hold 8- or 4-bit codes, got bits ", bits);
+  QP_CHECK_VALUE(n >= 0 && D >= 0 && D <= (std::numeric_limits<int64_t>::max() - 8) / 2 && h[8] == kHeaderBytes &&
                         (n == 0 || (D + 8) <= (buf.numel() - kHeaderBytes) / n) && h[9] == n * (D + 8) &&
                         h[9] == buf.numel() - kHeaderBytes,
                     "qplugin::", op, ": packed's rows (", n, " of ", D, " codes, ", h[9], " bytes at offset ", h[8],

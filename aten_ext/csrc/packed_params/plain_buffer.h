@@ -51,7 +51,7 @@
 // with that buffer (remembered like view_linear's checks).
 #pragma once
 
-#include <ATen/ATen.h>
+#include "utils/torch_api.h"
 
 #include <memory>
 #include <string>
@@ -79,53 +79,53 @@ constexpr int64_t kHeaderBytesV1 = 128;  // format version 1
 
 // Packs w (int8 [N, K]) with scales (float64) / zero_points (int64), 1 or N entries each, for
 // the running ISA path.
-at::Tensor pack_linear(const char* op, const at::Tensor& w, const at::Tensor& scales, const at::Tensor& zero_points);
+Tensor pack_linear(const char* op, const Tensor& w, const Tensor& scales, const Tensor& zero_points);
 
 // Whether an earlier call checked buf in full with these w / scales / zero_points (unchanged
 // since): then the op may skip the per-channel checks of scales and zero points.
-bool weights_checked(const at::Tensor& buf, const at::Tensor& w, const at::Tensor& scales,
-                     const at::Tensor& zero_points);
+bool weights_checked(const Tensor& buf, const Tensor& w, const Tensor& scales,
+                     const Tensor& zero_points);
 
 // Points `out.b` / `out.w_zp` / `out.w_zp_all_zero` into buf; false when buf was packed for
 // another ISA path or layout (then the caller packs from the weight). Errors for a malformed or
 // damaged buffer or one not packed from w / w_scales / w_zero_points (see the top of this file).
 // `checked`: weights_checked(buf, w, scales, zero_points), asked before the call's other checks.
-bool view_linear(const char* op, const at::Tensor& buf, const at::Tensor& w, const at::Tensor& scales,
-                 const at::Tensor& zero_points, bool checked, cpu::LinearWeightsView* out);
+bool view_linear(const char* op, const Tensor& buf, const Tensor& w, const Tensor& scales,
+                 const Tensor& zero_points, bool checked, cpu::LinearWeightsView* out);
 
 // Errors unless the float16 panels `packed` are exactly plain_linear_prepack_fp16(w) (compared on
 // the first call with those two tensors, remembered like view_linear's checks).
-void check_fp16_panels(const char* op, const char* packed_arg, const at::Tensor& packed, const char* w_arg,
-                       const at::Tensor& w);
+void check_fp16_panels(const char* op, const char* packed_arg, const Tensor& packed, const char* w_arg,
+                       const Tensor& w);
 
 // The conv buffer for (kind, w, qparams, geometry, groups) on the running path; validates
 // everything through conv_prepack_int / conv_transpose_prepack_int (kind conv_transpose*:
 // output_padding used).
-at::Tensor pack_conv(const char* op, const std::string& kind, const at::Tensor& w, const at::Tensor& scales,
-                     const at::Tensor& zero_points, const c10::optional<at::Tensor>& bias, at::IntArrayRef stride,
-                     at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups,
-                     at::IntArrayRef output_padding = {});
+Tensor pack_conv(const char* op, const std::string& kind, const Tensor& w, const Tensor& scales,
+                     const Tensor& zero_points, const std::optional<Tensor>& bias, IntArrayRef stride,
+                     IntArrayRef padding, IntArrayRef dilation, int64_t groups,
+                     IntArrayRef output_padding = {});
 // Checks buf's header is a conv's (transposed or not) for w and groups (errors otherwise).
-void check_conv(const char* op, const at::Tensor& buf, const at::Tensor& w, int64_t groups, bool transposed = false);
+void check_conv(const char* op, const Tensor& buf, const Tensor& w, int64_t groups, bool transposed = false);
 // Checks a version-2 conv header's kernel geometry against the conv p built from the op's arguments.
-void check_conv_geometry(const char* op, const at::Tensor& buf, const ConvWeights& p);
+void check_conv_geometry(const char* op, const Tensor& buf, const ConvWeights& p);
 // Points *out into buf for path `path` (after check_conv / check_conv_geometry); p describes the
 // conv (conv_describe_int of the op's arguments). False for a header-only buffer of an older
 // build, or where `path` needs a layout buf lacks: then the caller packs from w. Errors for a
 // damaged buffer or one not packed from w / w_zero_points (see the top of this file).
 // `checked`: weights_checked(buf, w, scales, zero_points), asked before the conv was described.
-bool view_conv(const char* op, const at::Tensor& buf, const ConvWeights& p, const at::Tensor& w,
-               const at::Tensor& scales, const at::Tensor& zero_points, kernels::Isa path, bool checked,
+bool view_conv(const char* op, const Tensor& buf, const ConvWeights& p, const Tensor& w,
+               const Tensor& scales, const Tensor& zero_points, kernels::Isa path, bool checked,
                ConvPackedView* out);
 
 // Wraps fused rows (uint8 [rows, D + 8]: codes, float32 scale, float32 bias a row) in an embedding
 // buffer. Errors unless every scale is finite and positive (check_scale), every bias finite and,
 // for bits 4, every code below 16.
-at::Tensor pack_embedding(const char* op, const at::Tensor& fused_rows, int64_t bits);
+Tensor pack_embedding(const char* op, const Tensor& fused_rows, int64_t bits);
 
 // The fused rows of an embedding buffer as a view into it (uint8 [rows, D + 8]), checked (header,
 // bounds, bits; checksum on first use).
-at::Tensor view_embedding(const char* op, const at::Tensor& buf);
+Tensor view_embedding(const char* op, const Tensor& buf);
 
 }  // namespace plain_buffer
 }  // namespace qplugin

@@ -5,7 +5,7 @@
 #include <unistd.h>
 #include <algorithm>
 
-#include <ATen/ATen.h>
+#include "utils/torch_api.h"
 #include <ATen/EmptyTensor.h>
 
 #include <cmath>
@@ -20,32 +20,32 @@ namespace qplugin {
 // The glue (cpu/) and the kernels work on plain integer data: a uint8 / int8 / int32 tensor with
 // its scale and zero point beside it. The plain integer dtype is also the range tag (no quantized
 // dtype below the QuantizedCPU adapters, which map theirs with underlying_dtype, utils/qtensor.h).
-inline std::pair<int64_t, int64_t> qrange(at::ScalarType t) {
+inline std::pair<int64_t, int64_t> qrange(ScalarType t) {
   switch (t) {
-    case at::kByte: return {0, 255};
-    case at::kChar: return {-128, 127};
-    case at::kInt: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
-    default: TORCH_INTERNAL_ASSERT(false, "qplugin: a range tag should be uint8, int8 or int32, got ", t);
+    case kByte: return {0, 255};
+    case kChar: return {-128, 127};
+    case kInt: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    default: QP_ASSERT(false, "qplugin: a range tag should be uint8, int8 or int32, got ", t);
   }
 }
 
 // The name messages give a range tag: the quantized dtype its values stand for (the messages
 // have always said "for QUInt8"; the plain ops share them).
-inline const char* range_name(at::ScalarType t) {
-  return t == at::kByte ? "QUInt8" : t == at::kChar ? "QInt8" : "QInt32";
+inline const char* range_name(ScalarType t) {
+  return t == kByte ? "QUInt8" : t == kChar ? "QInt8" : "QInt32";
 }
 
 // The plain tier's dtypes: uint8, int8, int32 holding quantized values.
-inline bool is_plain_int_dtype(at::ScalarType t) { return t == at::kByte || t == at::kChar || t == at::kInt; }
+inline bool is_plain_int_dtype(ScalarType t) { return t == kByte || t == kChar || t == kInt; }
 
-inline void check_int_dtype(const char* op, const char* arg, at::ScalarType dtype) {
-  TORCH_CHECK(is_plain_int_dtype(dtype), "qplugin::", op, ": ", arg,
+inline void check_int_dtype(const char* op, const char* arg, ScalarType dtype) {
+  QP_CHECK(is_plain_int_dtype(dtype), "qplugin::", op, ": ", arg,
               " should be torch.uint8, torch.int8 or torch.int32, got ", dtype);
 }
 
 // A plain-tier input: a uint8 / int8 / int32 tensor (never a quantized one).
-inline void check_int_input(const char* op, const char* arg, const at::Tensor& t) {
-  TORCH_CHECK(is_plain_int_dtype(t.scalar_type()), "qplugin::", op, ": ", arg,
+inline void check_int_input(const char* op, const char* arg, const Tensor& t) {
+  QP_CHECK(is_plain_int_dtype(t.scalar_type()), "qplugin::", op, ": ", arg,
               " should be a uint8, int8 or int32 tensor, got dtype ", t.scalar_type());
 }
 
@@ -53,18 +53,18 @@ inline void check_int_input(const char* op, const char* arg, const at::Tensor& t
 // float reciprocal (8-bit quantize multiplies by kernels::inv_scale_of(scale)).
 // `what` is appended to `arg` in the message (e.g. arg "qa", what " scale").
 inline void check_scale(const char* op, const char* arg, double scale, const char* what = "") {
-  TORCH_CHECK_VALUE(std::isfinite(scale) && scale > 0, "qplugin::", op, ": ", arg, what,
+  QP_CHECK_VALUE(std::isfinite(scale) && scale > 0, "qplugin::", op, ": ", arg, what,
                     " should be a positive finite number, got ", scale);
   const float fs = static_cast<float>(scale);
-  TORCH_CHECK_VALUE(fs > 0.0f && std::isfinite(kernels::inv_scale_of(scale)) && std::isfinite(fs), "qplugin::", op,
+  QP_CHECK_VALUE(fs > 0.0f && std::isfinite(kernels::inv_scale_of(scale)) && std::isfinite(fs), "qplugin::", op,
                     ": ", arg, what, " should be representable as a float32 with a finite reciprocal, got ", scale);
 }
 
 // `dtype`: the range tag (uint8 / int8 / int32, see qrange).
-inline void check_zero_point(const char* op, const char* arg, int64_t zero_point, at::ScalarType dtype,
+inline void check_zero_point(const char* op, const char* arg, int64_t zero_point, ScalarType dtype,
                              const char* what = "") {
   const auto r = qrange(dtype);
-  TORCH_CHECK_VALUE(zero_point >= r.first && zero_point <= r.second, "qplugin::", op, ": ", arg, what,
+  QP_CHECK_VALUE(zero_point >= r.first && zero_point <= r.second, "qplugin::", op, ": ", arg, what,
                     " should be in [", r.first, ", ", r.second, "] for ", range_name(dtype), ", got ", zero_point);
 }
 
@@ -79,7 +79,7 @@ constexpr double kMaxRequantMultiplier = 32768.0;  // 2^15
 inline void check_requant_multiplier(const char* op, const char* out_arg, double out_scale, double in_scale,
                                      const char* in_what) {
   const double m = in_scale / out_scale;
-  TORCH_CHECK_VALUE(m <= kMaxRequantMultiplier, "qplugin::", op, ": ", out_arg, " should be at least ",
+  QP_CHECK_VALUE(m <= kMaxRequantMultiplier, "qplugin::", op, ": ", out_arg, " should be at least ",
                     in_scale / kMaxRequantMultiplier, " (", in_what, " ", in_scale,
                     " / 2^15: at most 2^15 output steps per input step), got ", out_scale);
 }
@@ -88,20 +88,20 @@ inline void check_requant_multiplier(const char* op, const char* out_arg, double
 inline int64_t check_dim(const char* op, const char* arg, int64_t dim, int64_t ndim) {
   const int64_t lo = ndim > 0 ? -ndim : -1;
   const int64_t hi = ndim > 0 ? ndim - 1 : 0;
-  TORCH_CHECK_INDEX(dim >= lo && dim <= hi, "qplugin::", op, ": ", arg, " should be in [", lo, ", ", hi,
+  QP_CHECK_INDEX(dim >= lo && dim <= hi, "qplugin::", op, ": ", arg, " should be in [", lo, ", ", hi,
                     "] for a tensor of ", ndim, " dims, got ", dim);
   return dim < 0 ? dim + (ndim > 0 ? ndim : 1) : dim;
 }
 
-inline void check_float_input(const char* op, const char* arg, const at::Tensor& t) {
-  TORCH_CHECK(t.scalar_type() == at::kFloat, "qplugin::", op, ": ", arg, " should be a float32 tensor, got dtype ",
+inline void check_float_input(const char* op, const char* arg, const Tensor& t) {
+  QP_CHECK(t.scalar_type() == kFloat, "qplugin::", op, ": ", arg, " should be a float32 tensor, got dtype ",
               t.scalar_type());
 }
 
 // The CPU-key kernel of an op that takes quantized tensors: reached only when no input is one
 // (a quantized input dispatches to QuantizedCPU), so it refuses with the op's message.
-[[noreturn]] inline void refuse_non_quantized(const char* op, const char* arg, const at::Tensor& t) {
-  TORCH_CHECK(false, "qplugin::", op, ": ", arg,
+[[noreturn]] inline void refuse_non_quantized(const char* op, const char* arg, const Tensor& t) {
+  QP_CHECK(false, "qplugin::", op, ": ", arg,
               " should be a quantized tensor (quint8, qint8 or qint32), got a non-quantized tensor of dtype ",
               t.scalar_type());
 }
@@ -133,22 +133,22 @@ inline int64_t max_output_bytes() {
   return limit;
 }
 
-inline void check_output_size(const char* op, at::IntArrayRef sizes, int64_t elem_size) {
+inline void check_output_size(const char* op, IntArrayRef sizes, int64_t elem_size) {
   int64_t bytes = elem_size;
   bool over = false;
   bool empty = false;
   for (int64_t s : sizes) {
-    TORCH_CHECK_VALUE(s >= 0, "qplugin::", op, ": output sizes should be non-negative, got ", sizes);
+    QP_CHECK_VALUE(s >= 0, "qplugin::", op, ": output sizes should be non-negative, got ", sizes);
     empty = empty || s == 0;
   }
   // the contiguous strides multiply the sizes (a 0 counted as 1): they must fit in int64 even for
   // an empty output, whose other sizes are otherwise free
   for (int64_t s : sizes) over = over || __builtin_mul_overflow(bytes, std::max<int64_t>(s, 1), &bytes);
-  TORCH_CHECK_VALUE(!(empty && over), "qplugin::", op, ": output of shape ", sizes,
+  QP_CHECK_VALUE(!(empty && over), "qplugin::", op, ": output of shape ", sizes,
                     " is empty but its strides overflow int64");
   if (empty) return;
   const int64_t limit = max_output_bytes();
-  TORCH_CHECK_VALUE(!over && bytes <= limit, "qplugin::", op, ": output of shape ", sizes, " would take ",
+  QP_CHECK_VALUE(!over && bytes <= limit, "qplugin::", op, ": output of shape ", sizes, " would take ",
                     over ? std::string("more than 2^63") : "up to " + std::to_string(bytes), " bytes, more than the ",
                     limit,
                     " bytes an op may allocate (the smallest of 64 GiB, "
@@ -161,17 +161,17 @@ constexpr int64_t kMaxGeometry = int64_t{1} << 16;
 
 // A tensor from a loaded file must have the bytes its shape claims: torch's
 // unpickler can build a tensor over a truncated or emptied storage record.
-inline void check_storage_covers(const char* op, const char* arg, const at::Tensor& t) {
+inline void check_storage_covers(const char* op, const char* arg, const Tensor& t) {
   if (!t.defined() || t.numel() == 0) return;
-  TORCH_CHECK(t.has_storage(), "qplugin::", op, ": ", arg, " has no storage");
+  QP_CHECK(t.has_storage(), "qplugin::", op, ": ", arg, " has no storage");
   // torch's loader sizes a storage from the pickled metadata, not from its record: an emptied
   // record gives a storage that claims its bytes but has no data behind it.
-  TORCH_CHECK_VALUE(t.storage().data() != nullptr, "qplugin::", op, ": ", arg, " of shape ", t.sizes(),
+  QP_CHECK_VALUE(t.storage().data() != nullptr, "qplugin::", op, ": ", arg, " of shape ", t.sizes(),
                     " has a storage of ", t.storage().nbytes(),
                     " bytes with no data behind it (emptied or corrupted record)");
   const size_t need = at::detail::computeStorageNbytes(t.sizes(), t.strides(), t.element_size(),
                                                        static_cast<size_t>(t.storage_offset()));
-  TORCH_CHECK_VALUE(t.storage().nbytes() >= need, "qplugin::", op, ": ", arg, " of shape ", t.sizes(), " needs ", need,
+  QP_CHECK_VALUE(t.storage().nbytes() >= need, "qplugin::", op, ": ", arg, " of shape ", t.sizes(), " needs ", need,
                     " bytes of storage, got ", t.storage().nbytes(), " (truncated or corrupted state)");
 }
 

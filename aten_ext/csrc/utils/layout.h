@@ -1,7 +1,7 @@
 // Memory layout helpers of the plain-integer glue (no quantized-tensor API: test/test_plain_wall.py).
 #pragma once
 
-#include <ATen/ATen.h>
+#include "utils/torch_api.h"
 
 #include <initializer_list>
 #include <vector>
@@ -9,11 +9,11 @@
 namespace qplugin {
 
 // Memory order of the dims of a tensor contiguous in `fmt`, outermost first.
-inline std::vector<int64_t> memory_order(int64_t ndim, at::MemoryFormat fmt) {
+inline std::vector<int64_t> memory_order(int64_t ndim, MemoryFormat fmt) {
   std::vector<int64_t> order;
-  if (fmt == at::MemoryFormat::ChannelsLast && ndim == 4) {
+  if (fmt == MemoryFormat::ChannelsLast && ndim == 4) {
     order = {0, 2, 3, 1};
-  } else if (fmt == at::MemoryFormat::ChannelsLast3d && ndim == 5) {
+  } else if (fmt == MemoryFormat::ChannelsLast3d && ndim == 5) {
     order = {0, 2, 3, 4, 1};
   } else {
     for (int64_t i = 0; i < ndim; ++i) order.push_back(i);
@@ -29,7 +29,7 @@ struct AxisSplit {
   int64_t inner;
 };
 
-inline AxisSplit axis_split(at::IntArrayRef sizes, int64_t axis, at::MemoryFormat fmt) {
+inline AxisSplit axis_split(IntArrayRef sizes, int64_t axis, MemoryFormat fmt) {
   const auto order = memory_order(static_cast<int64_t>(sizes.size()), fmt);
   AxisSplit s{1, sizes[axis], 1};
   bool after = false;
@@ -49,7 +49,7 @@ inline AxisSplit axis_split(at::IntArrayRef sizes, int64_t axis, at::MemoryForma
 // suggest_memory_format reports): visiting the dims in channels-last order, innermost first
 // (`order`), no stride is below the extent of the dims before it; ambiguous cases (a channel stride
 // of 0, a size-0 dim, a batch stride equal to the channel stride) read as contiguous.
-inline bool strides_like_channels_last(at::IntArrayRef sizes, at::IntArrayRef strides,
+inline bool strides_like_channels_last(IntArrayRef sizes, IntArrayRef strides,
                                        std::initializer_list<int64_t> order) {
   if (strides[1] == 0) return false;
   int64_t min = 0;
@@ -63,15 +63,15 @@ inline bool strides_like_channels_last(at::IntArrayRef sizes, at::IntArrayRef st
 
 // The memory format our kernels keep for an input: channels_last (2-d or 3-d) stays channels_last,
 // everything else becomes contiguous. Read from sizes and strides alone.
-inline at::MemoryFormat kept_format(const at::Tensor& t) {
+inline MemoryFormat kept_format(const Tensor& t) {
   const int64_t nd = t.dim();
   if (nd == 4 && strides_like_channels_last(t.sizes(), t.strides(), {1, 3, 2, 0})) {
-    return at::MemoryFormat::ChannelsLast;
+    return MemoryFormat::ChannelsLast;
   }
   if (nd == 5 && strides_like_channels_last(t.sizes(), t.strides(), {1, 4, 3, 2, 0})) {
-    return at::MemoryFormat::ChannelsLast3d;
+    return MemoryFormat::ChannelsLast3d;
   }
-  return at::MemoryFormat::Contiguous;
+  return MemoryFormat::Contiguous;
 }
 
 }  // namespace qplugin

@@ -2,7 +2,7 @@
 // buffers); every block runs on the problem's path through QPLUGIN_ISA_CALL_ON.
 #include "kernels/gemm/driver.h"
 
-#include <ATen/Parallel.h>
+#include "utils/torch_api.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -37,12 +37,12 @@ void run_dense(Isa isa, const QGemmParams& p) {
   // Small problems run on the calling thread in one block: no parallel_for, no per-task
   // dispatch. Below ~2^18 MACs a thread fork/join costs about as much as the work it would
   // split; a batch-1 768x768 layer (590k MACs, its weights read from L3) still gains from 2.
-  if (ntasks == 1 || M * N * std::max<int64_t>(K, 1) < (int64_t{1} << 18) || at::get_num_threads() == 1) {
+  if (ntasks == 1 || M * N * std::max<int64_t>(K, 1) < (int64_t{1} << 18) || tensor::num_threads() == 1) {
     QPLUGIN_ISA_CALL_ON(isa, qgemm_block, p, 0, M, 0, N);
     return;
   }
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 18) / macs_per_task);
-  at::parallel_for(0, ntasks, grain, [&](int64_t begin, int64_t end) {
+  tensor::parallel_for(0, ntasks, grain, [&](int64_t begin, int64_t end) {
     if (num_mb == 1) {  // one row block: a thread's tasks are one contiguous column range
       QPLUGIN_ISA_CALL_ON(isa, qgemm_block, p, 0, M, begin * kNB, std::min(N, end * kNB));
       return;
@@ -94,7 +94,7 @@ const uint8_t* padded_source(const ConvA& c, int32_t x_zp, ConvGeom* gp, int64_t
   // the first / last row of an image. Rows are split over the threads (the copy is ~2-4 % of a
   // 3x3 conv; serial it would not scale).
   const int64_t nrows = N * g.D * g.H;
-  at::parallel_for(0, nrows, std::max<int64_t>(1, (64 * 1024) / std::max<int64_t>(1, prow)),
+  tensor::parallel_for(0, nrows, std::max<int64_t>(1, (64 * 1024) / std::max<int64_t>(1, prow)),
                    [&](int64_t begin, int64_t end) {
                      for (int64_t t = begin; t < end; ++t) {
                        const int64_t h = t % g.H;
@@ -246,7 +246,7 @@ void run_conv(const Problem& pr) {
   int64_t mb = std::max<int64_t>(24, (128 * 1024) / std::max<int64_t>(1, kp * elem));
   if (indirect) mb = 252;  // a multiple of the 6-, 12- and 14-row tiles
   mb = std::min(mb, rows_all);
-  const int64_t threads = at::get_num_threads();
+  const int64_t threads = tensor::num_threads();
   // Few rows in all (a small map at batch 1: 7 x 7 = 49, 14 x 14 = 196 or 28 x 28 = 784 rows, or
   // 7 x 7 at batch 8), enough output channels: the threads split the output channels, into
   // `nsplit` ranges of whole 16-channel panels, ordered outermost so each thread gets one range
@@ -301,7 +301,7 @@ void run_conv(const Problem& pr) {
       indirect && !by_groups && pads && qbase.a_zero_point == 0 && QPLUGIN_ISA_CALL_ON(path, qgemm_indirect_selects);
   const TapClasses tc = zero_pad ? tap_classes(g, gp, c.rows_mode) : TapClasses{};
   const bool classes = zero_pad && tc.inside * 25 <= g.OD * g.OH * g.OW * static_cast<int64_t>(tap_off.size()) * 23;
-  at::parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
+  tensor::parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
     const bool need_a = !direct && !indirect;
     std::vector<uint8_t> abuf(need_a ? static_cast<size_t>(mb * kp * elem + 64) : 0);
     std::vector<const uint8_t*> rows(indirect ? static_cast<size_t>(mb) : 0);
@@ -482,12 +482,12 @@ void run_col2im(const Col2ImProblem& pr) {
   // Tasks: output rows x column ranges. A range's accumulators stay within ~256 KiB; ranges are
   // halved (down to 16 columns) until there are 4 tasks per thread.
   const int64_t rows = N * OD * OH;
-  const int64_t threads = at::get_num_threads();
+  const int64_t threads = tensor::num_threads();
   int64_t owc = std::min<int64_t>(OW, std::max<int64_t>(16, (64 * 1024) / OC));
   while (owc > 16 && rows * ((OW + owc - 1) / owc) < 4 * threads) owc = (owc + 1) / 2;
   const int64_t nchunks = (OW + owc - 1) / owc;
   const int64_t tasks = rows * nchunks;
-  at::parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
+  tensor::parallel_for(0, tasks, 1, [&](int64_t begin, int64_t end) {
     std::vector<int32_t> acc(static_cast<size_t>(owc * OC));
     std::vector<int32_t> cbuf;
     for (int64_t t = begin; t < end; ++t) {
@@ -538,7 +538,7 @@ void run_depthwise(const DepthwiseProblem& pr) {
   const int64_t in_img = g.D * g.H * g.W * g.C;
   const int64_t out_img = rows * g.OW * g.OC;
   const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, g.OW * g.OC * g.KD * g.KH * g.KW));
-  at::parallel_for(0, pr.images * rows, grain, [&](int64_t begin, int64_t end) {
+  tensor::parallel_for(0, pr.images * rows, grain, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end;) {
       const int64_t n = t / rows;
       const int64_t r0 = t % rows;

@@ -1,0 +1,402 @@
+// The torch the plain library is written against: one vocabulary for tensors, errors, allocation,
+// views and threads, over either of torch's two C++ APIs.
+//
+//  * ATen (the default): at::Tensor, TORCH_CHECK, at::empty, at::parallel_for; built per torch
+//    version, and what the quantized tier (csrc_quantized/) shares with the plain library.
+//  * torch's stable ABI (QPLUGIN_STABLE_ABI, with TORCH_TARGET_VERSION): torch::stable::Tensor,
+//    the C shim (aoti_torch_*, torch_call_dispatcher) and torch/headeronly; one build loads under
+//    every later torch (docs/design/plain.md "The plain library on torch's stable ABI").
+//
+// Glue code names only what is here: `Tensor`, `IntArrayRef`, `ScalarType`, `MemoryFormat`, the
+// dtype constants, the QP_CHECK* macros, the `tensor::` functions (allocation, views, copies,
+// parallel_for) and the argument types of registered ops (`IntListArg`, ...). Tensor methods common
+// to both APIs (sizes, strides, size, stride, dim, numel, scalar_type, element_size, defined,
+// storage_offset, is_contiguous(), const_data_ptr<T>, mutable_data_ptr<T>) are used directly.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#ifdef QPLUGIN_STABLE_ABI
+#include <torch/csrc/inductor/aoti_torch/c/shim.h>
+#include <torch/csrc/stable/library.h>
+#include <torch/csrc/stable/ops.h>
+#include <torch/csrc/stable/tensor.h>
+#include <torch/headeronly/core/MemoryFormat.h>
+#include <torch/headeronly/core/ScalarType.h>
+#include <torch/headeronly/util/Half.h>
+#include <torch/headeronly/util/HeaderOnlyArrayRef.h>
+#else
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/library.h>
+#endif
+
+namespace qplugin {
+
+#ifdef QPLUGIN_STABLE_ABI
+using Tensor = torch::stable::Tensor;
+using IntArrayRef = torch::headeronly::IntHeaderOnlyArrayRef;
+using ScalarType = torch::headeronly::ScalarType;
+using MemoryFormat = torch::headeronly::MemoryFormat;
+using Half = torch::headeronly::Half;
+template <typename T>
+using ArrayRef = torch::headeronly::HeaderOnlyArrayRef<T>;
+// Argument types of registered ops: what TORCH_BOX converts a schema's lists to.
+using IntListArg = const std::vector<int64_t>&;                   // int[]
+using OptIntListArg = const std::optional<std::vector<int64_t>>&;  // int[]?
+using FloatListArg = const std::vector<double>&;                  // float[]
+using TensorListArg = const std::vector<Tensor>&;                 // Tensor[]
+#else
+using Tensor = at::Tensor;
+using IntArrayRef = at::IntArrayRef;
+using ScalarType = at::ScalarType;
+using MemoryFormat = at::MemoryFormat;
+using Half = at::Half;
+template <typename T>
+using ArrayRef = c10::ArrayRef<T>;
+using IntListArg = at::IntArrayRef;
+using OptIntListArg = at::OptionalIntArrayRef;
+using FloatListArg = at::ArrayRef<double>;
+using TensorListArg = at::TensorList;
+#endif
+
+constexpr ScalarType kByte = ScalarType::Byte;
+constexpr ScalarType kChar = ScalarType::Char;
+constexpr ScalarType kShort = ScalarType::Short;
+constexpr ScalarType kInt = ScalarType::Int;
+constexpr ScalarType kLong = ScalarType::Long;
+constexpr ScalarType kHalf = ScalarType::Half;
+constexpr ScalarType kFloat = ScalarType::Float;
+constexpr ScalarType kDouble = ScalarType::Double;
+constexpr ScalarType kBool = ScalarType::Bool;
+
+// ---- errors -----------------------------------------------------------------------------------
+// QP_CHECK: RuntimeError; QP_CHECK_VALUE: ValueError; QP_CHECK_INDEX: IndexError; QP_ASSERT: an
+// internal invariant (RuntimeError). The message is the arguments streamed one after another.
+#ifdef QPLUGIN_STABLE_ABI
+namespace detail {
+inline void put(std::ostream& os, const IntArrayRef& a) {
+  os << '[';
+  for (size_t i = 0; i < a.size(); ++i) os << (i ? ", " : "") << a[i];
+  os << ']';
+}
+inline void put(std::ostream& os, const std::vector<int64_t>& a) { put(os, IntArrayRef(a)); }
+inline void put(std::ostream& os, ScalarType t) { os << torch::headeronly::toString(t); }
+template <typename T>
+void put(std::ostream& os, const T& v) {
+  os << v;
+}
+template <typename... Args>
+std::string message(const Args&... args) {
+  std::ostringstream os;
+  (put(os, args), ...);
+  return os.str();
+}
+// torch's stable boundary turns std::invalid_argument into ValueError (2.13, 2.14; RuntimeError
+// from 2.15), std::out_of_range into IndexError and any other std::exception into RuntimeError.
+template <typename E, typename... Args>
+[[noreturn]] void fail(const Args&... args) {
+  throw E(message(args...));
+}
+}  // namespace detail
+#define QP_FAIL_IF_NOT_(E, cond, ...)                                            \
+  do {                                                                          \
+    if (__builtin_expect(!(cond), 0)) ::qplugin::detail::fail<E>(__VA_ARGS__); \
+  } while (0)
+#define QP_CHECK(cond, ...) QP_FAIL_IF_NOT_(std::runtime_error, cond, __VA_ARGS__)
+#define QP_CHECK_VALUE(cond, ...) QP_FAIL_IF_NOT_(std::invalid_argument, cond, __VA_ARGS__)
+#define QP_CHECK_INDEX(cond, ...) QP_FAIL_IF_NOT_(std::out_of_range, cond, __VA_ARGS__)
+#define QP_ASSERT(cond, ...) \
+  QP_FAIL_IF_NOT_(std::logic_error, cond, "qplugin internal error: ", #cond, " (", __FILE__, ":", __LINE__, ") ", \
+                  ##__VA_ARGS__)
+#else
+#define QP_CHECK(cond, ...) TORCH_CHECK(cond, __VA_ARGS__)
+#define QP_CHECK_VALUE(cond, ...) TORCH_CHECK_VALUE(cond, __VA_ARGS__)
+#define QP_CHECK_INDEX(cond, ...) TORCH_CHECK_INDEX(cond, __VA_ARGS__)
+#define QP_ASSERT(cond, ...) TORCH_INTERNAL_ASSERT(cond, ##__VA_ARGS__)
+#endif
+
+// The message the checks build, as a string ("a", 1, sizes -> "a1[2, 3]").
+template <typename... Args>
+std::string str(const Args&... args) {
+#ifdef QPLUGIN_STABLE_ABI
+  return detail::message(args...);
+#else
+  return c10::str(args...);
+#endif
+}
+
+// ---- op registration ----------------------------------------------------------------------------
+// QPLUGIN_LIBRARY(qplugin, m) { m.def("schema"); }  QPLUGIN_LIBRARY_IMPL(qplugin, CPU, m) {
+// m.impl("name", QPLUGIN_FN(&fn)); }: torch/library.h's TORCH_LIBRARY / TORCH_FN, or the stable
+// ABI's STABLE_TORCH_LIBRARY / TORCH_BOX.
+#ifdef QPLUGIN_STABLE_ABI
+#define QPLUGIN_LIBRARY(ns, m) STABLE_TORCH_LIBRARY(ns, m)
+#define QPLUGIN_LIBRARY_IMPL(ns, key, m) STABLE_TORCH_LIBRARY_IMPL(ns, key, m)
+#define QPLUGIN_FN(...) TORCH_BOX(__VA_ARGS__)
+#else
+#define QPLUGIN_LIBRARY(ns, m) TORCH_LIBRARY(ns, m)
+#define QPLUGIN_LIBRARY_IMPL(ns, key, m) TORCH_LIBRARY_IMPL(ns, key, m)
+#define QPLUGIN_FN(...) TORCH_FN(__VA_ARGS__)
+#endif
+
+// The name torch prints for a dtype ("Byte", "Float", ...).
+inline const char* dtype_name(ScalarType t) {
+#ifdef QPLUGIN_STABLE_ABI
+  return torch::headeronly::toString(t);
+#else
+  return c10::toString(t);
+#endif
+}
+
+// ---- tensors: allocation, views, copies, threads ----------------------------------------------
+namespace tensor {
+
+#ifdef QPLUGIN_STABLE_ABI
+namespace detail {
+inline int32_t shim_dtype(ScalarType t) {
+  switch (t) {
+    case ScalarType::Byte: return aoti_torch_dtype_uint8();
+    case ScalarType::Char: return aoti_torch_dtype_int8();
+    case ScalarType::Short: return aoti_torch_dtype_int16();
+    case ScalarType::Int: return aoti_torch_dtype_int32();
+    case ScalarType::Long: return aoti_torch_dtype_int64();
+    case ScalarType::Half: return aoti_torch_dtype_float16();
+    case ScalarType::Float: return aoti_torch_dtype_float32();
+    case ScalarType::Double: return aoti_torch_dtype_float64();
+    case ScalarType::Bool: return aoti_torch_dtype_bool();
+    default: QP_ASSERT(false, "no shim dtype for ", t);
+  }
+}
+// Calls aten::<name> through the dispatcher with `args` and returns its first output.
+template <typename R, typename... Args>
+R call(const char* name, const char* overload, const Args&... args) {
+  StableIValue stack[sizeof...(Args) > 0 ? sizeof...(Args) : 1] = {torch::stable::detail::from(args)...};
+  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(name, overload, stack, TORCH_ABI_VERSION));
+  return torch::stable::detail::to<R>(stack[0]);
+}
+}  // namespace detail
+#endif
+
+// The strides of a tensor of `sizes` dense in `fmt` (channels_last: 4-d; channels_last_3d: 5-d).
+inline std::vector<int64_t> dense_strides(IntArrayRef sizes, MemoryFormat fmt) {
+  const size_t n = sizes.size();
+  std::vector<int64_t> st(n);
+  std::vector<size_t> inner_first;
+  if (fmt == MemoryFormat::ChannelsLast && n == 4) {
+    inner_first = {1, 3, 2, 0};
+  } else if (fmt == MemoryFormat::ChannelsLast3d && n == 5) {
+    inner_first = {1, 4, 3, 2, 0};
+  } else {
+    for (size_t i = n; i-- > 0;) inner_first.push_back(i);
+  }
+  int64_t s = 1;
+  for (size_t d : inner_first) {
+    st[d] = s;
+    s *= sizes[d] > 1 ? sizes[d] : 1;
+  }
+  return st;
+}
+
+// An uninitialized CPU tensor of `sizes`, dense in `fmt`.
+inline Tensor empty(IntArrayRef sizes, ScalarType dtype, MemoryFormat fmt = MemoryFormat::Contiguous) {
+#ifdef QPLUGIN_STABLE_ABI
+  const std::vector<int64_t> st = dense_strides(sizes, fmt);
+  AtenTensorHandle h = nullptr;
+  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_empty_strided(static_cast<int64_t>(sizes.size()), sizes.data(), st.data(),
+                                                         detail::shim_dtype(dtype), aoti_torch_device_type_cpu(), 0,
+                                                         &h));
+  return Tensor(h);
+#else
+  return at::empty(sizes, at::TensorOptions().dtype(dtype), fmt);
+#endif
+}
+
+inline Tensor zero_(Tensor& t) {
+#ifdef QPLUGIN_STABLE_ABI
+  return torch::stable::zero_(t);
+#else
+  return t.zero_();
+#endif
+}
+
+inline Tensor zeros(IntArrayRef sizes, ScalarType dtype) {
+  Tensor t = tensor::empty(sizes, dtype);
+  tensor::zero_(t);
+  return t;
+}
+
+inline bool is_contiguous(const Tensor& t, MemoryFormat fmt) {
+#ifdef QPLUGIN_STABLE_ABI
+  if (fmt == MemoryFormat::Contiguous) return t.is_contiguous();
+  // torch's rule: every dim of size > 1 has the dense stride of its place in `fmt`'s order
+  const auto sizes = t.sizes();
+  const auto strides = t.strides();
+  const std::vector<int64_t> dense = dense_strides(sizes, fmt);
+  if ((fmt == MemoryFormat::ChannelsLast && sizes.size() != 4) ||
+      (fmt == MemoryFormat::ChannelsLast3d && sizes.size() != 5)) {
+    return false;
+  }
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] != 1 && strides[d] != dense[d]) return false;
+  }
+  return true;
+#else
+  return t.is_contiguous(fmt);
+#endif
+}
+
+// `t` itself when it is dense in `fmt`, else a dense copy.
+inline Tensor contiguous(const Tensor& t, MemoryFormat fmt = MemoryFormat::Contiguous) {
+#ifdef QPLUGIN_STABLE_ABI
+  if (tensor::is_contiguous(t, fmt)) return t;
+  return torch::stable::contiguous(t, fmt);
+#else
+  return t.contiguous(fmt);
+#endif
+}
+
+inline Tensor view(const Tensor& t, IntArrayRef sizes) {
+#ifdef QPLUGIN_STABLE_ABI
+  return torch::stable::view(t, sizes);
+#else
+  return t.view(sizes);
+#endif
+}
+
+inline Tensor reshape(const Tensor& t, IntArrayRef sizes) {
+#ifdef QPLUGIN_STABLE_ABI
+  return torch::stable::reshape(t, sizes);
+#else
+  return t.reshape(sizes);
+#endif
+}
+
+// A copy of `t` converted to `dtype` (`t` itself when it has that dtype).
+inline Tensor to(const Tensor& t, ScalarType dtype) {
+#ifdef QPLUGIN_STABLE_ABI
+  return torch::stable::to(t, dtype);
+#else
+  return t.to(dtype);
+#endif
+}
+
+inline Tensor clone(const Tensor& t) {
+#ifdef QPLUGIN_STABLE_ABI
+  return torch::stable::clone(t);
+#else
+  return t.clone();
+#endif
+}
+
+inline void copy_(Tensor& dst, const Tensor& src) {
+#ifdef QPLUGIN_STABLE_ABI
+  torch::stable::copy_(dst, src);
+#else
+  dst.copy_(src);
+#endif
+}
+
+inline Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length) {
+#ifdef QPLUGIN_STABLE_ABI
+  Tensor self = t;
+  return torch::stable::narrow(self, dim, start, length);
+#else
+  return t.narrow(dim, start, length);
+#endif
+}
+
+inline Tensor select(const Tensor& t, int64_t dim, int64_t index) {
+#ifdef QPLUGIN_STABLE_ABI
+  return torch::stable::select(t, dim, index);
+#else
+  return t.select(dim, index);
+#endif
+}
+
+inline Tensor unsqueeze(const Tensor& t, int64_t dim) {
+#ifdef QPLUGIN_STABLE_ABI
+  return torch::stable::unsqueeze(t, dim);
+#else
+  return t.unsqueeze(dim);
+#endif
+}
+
+inline Tensor squeeze(const Tensor& t, int64_t dim) {
+#ifdef QPLUGIN_STABLE_ABI
+  return torch::stable::squeeze(t, dim);
+#else
+  return t.squeeze(dim);
+#endif
+}
+
+inline Tensor permute(const Tensor& t, IntArrayRef dims) {
+#ifdef QPLUGIN_STABLE_ABI
+  return detail::call<Tensor>("aten::permute", "", t, std::vector<int64_t>(dims.begin(), dims.end()));
+#else
+  return t.permute(dims);
+#endif
+}
+
+// torch.movedim(t, src, dst) for one dim (src, dst in [-dim, dim)).
+inline Tensor movedim(const Tensor& t, int64_t src, int64_t dst) {
+  const int64_t n = t.dim();
+  if (src < 0) src += n;
+  if (dst < 0) dst += n;
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < n; ++d) {
+    if (d != src) order.push_back(d);
+  }
+  order.insert(order.begin() + dst, src);
+  return tensor::permute(t, order);
+}
+
+inline Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
+#ifdef QPLUGIN_STABLE_ABI
+  return detail::call<Tensor>("aten::index_select", "", t, dim, index);
+#else
+  return t.index_select(dim, index);
+#endif
+}
+
+inline Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
+#ifdef QPLUGIN_STABLE_ABI
+  return detail::call<Tensor>("aten::gather", "", t, dim, index, false);
+#else
+  return at::gather(t, dim, index);
+#endif
+}
+
+inline Tensor matmul(const Tensor& a, const Tensor& b) {
+#ifdef QPLUGIN_STABLE_ABI
+  return torch::stable::matmul(a, b);
+#else
+  return at::matmul(a, b);
+#endif
+}
+
+template <class F>
+inline void parallel_for(int64_t begin, int64_t end, int64_t grain, const F& f) {
+#ifdef QPLUGIN_STABLE_ABI
+  torch::stable::parallel_for(begin, end, grain, f);
+#else
+  at::parallel_for(begin, end, grain, f);
+#endif
+}
+
+inline int64_t num_threads() {
+#ifdef QPLUGIN_STABLE_ABI
+  return static_cast<int64_t>(torch::stable::get_num_threads());
+#else
+  return at::get_num_threads();
+#endif
+}
+
+}  // namespace tensor
+}  // namespace qplugin
