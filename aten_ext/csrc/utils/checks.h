@@ -6,7 +6,6 @@
 #include <algorithm>
 
 #include "utils/torch_api.h"
-#include <ATen/EmptyTensor.h>
 
 #include <cmath>
 #include <cstdint>
@@ -159,20 +158,41 @@ inline void check_output_size(const char* op, IntArrayRef sizes, int64_t elem_si
 // computation stays far inside int64 and absurd values get a clear error at prepack.
 constexpr int64_t kMaxGeometry = int64_t{1} << 16;
 
+// The bytes a tensor's sizes, strides and offset reach into its storage (0 when it is empty);
+// -1 when that count overflows int64.
+inline int64_t storage_bytes_needed(const Tensor& t) {
+  const auto sizes = t.sizes();
+  const auto strides = t.strides();
+  int64_t last = t.storage_offset();  // the furthest element, counted in elements
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == 0) return 0;
+    int64_t reach = 0;
+    if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &reach) || __builtin_add_overflow(last, reach, &last)) {
+      return -1;
+    }
+  }
+  int64_t bytes = 0;
+  if (__builtin_add_overflow(last, 1, &last) ||
+      __builtin_mul_overflow(last, static_cast<int64_t>(t.element_size()), &bytes)) {
+    return -1;
+  }
+  return bytes;
+}
+
 // A tensor from a loaded file must have the bytes its shape claims: torch's
 // unpickler can build a tensor over a truncated or emptied storage record.
 inline void check_storage_covers(const char* op, const char* arg, const Tensor& t) {
   if (!t.defined() || t.numel() == 0) return;
-  QP_CHECK(t.has_storage(), "qplugin::", op, ": ", arg, " has no storage");
+  const tensor::StorageView s = tensor::storage_of(t);
+  QP_CHECK(s.exists, "qplugin::", op, ": ", arg, " has no storage");
   // torch's loader sizes a storage from the pickled metadata, not from its record: an emptied
   // record gives a storage that claims its bytes but has no data behind it.
-  QP_CHECK_VALUE(t.storage().data() != nullptr, "qplugin::", op, ": ", arg, " of shape ", t.sizes(),
-                    " has a storage of ", t.storage().nbytes(),
-                    " bytes with no data behind it (emptied or corrupted record)");
-  const size_t need = at::detail::computeStorageNbytes(t.sizes(), t.strides(), t.element_size(),
-                                                       static_cast<size_t>(t.storage_offset()));
-  QP_CHECK_VALUE(t.storage().nbytes() >= need, "qplugin::", op, ": ", arg, " of shape ", t.sizes(), " needs ", need,
-                    " bytes of storage, got ", t.storage().nbytes(), " (truncated or corrupted state)");
+  QP_CHECK_VALUE(s.data != nullptr, "qplugin::", op, ": ", arg, " of shape ", t.sizes(), " has a storage of ", s.nbytes,
+                 " bytes with no data behind it (emptied or corrupted record)");
+  const int64_t need = storage_bytes_needed(t);
+  QP_CHECK_VALUE(need >= 0 && s.nbytes >= need, "qplugin::", op, ": ", arg, " of shape ", t.sizes(), " needs ",
+                 need >= 0 ? std::to_string(need) : std::string("more than 2^63"), " bytes of storage, got ", s.nbytes,
+                 " (truncated or corrupted state)");
 }
 
 }  // namespace qplugin

@@ -381,6 +381,27 @@ inline Tensor matmul(const Tensor& a, const Tensor& b) {
 #endif
 }
 
+// The storage under a tensor: its data pointer (null for a storage with no data behind it, as
+// torch's loader makes from an emptied record) and its size in bytes.
+struct StorageView {
+  bool exists;
+  const void* data;
+  int64_t nbytes;
+};
+inline StorageView storage_of(const Tensor& t) {
+#ifdef QPLUGIN_STABLE_ABI
+  // every CPU tensor made from Python has a storage (has_storage is a 2.14 addition)
+  int64_t nbytes = 0;
+  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_get_storage_size(t.get(), &nbytes));
+  const auto p = reinterpret_cast<uintptr_t>(t.const_data_ptr());
+  const auto base = p - static_cast<uintptr_t>(t.storage_offset()) * t.element_size();
+  return {true, reinterpret_cast<const void*>(base), nbytes};
+#else
+  if (!t.has_storage()) return {false, nullptr, 0};
+  return {true, t.storage().data(), static_cast<int64_t>(t.storage().nbytes())};
+#endif
+}
+
 template <class F>
 inline void parallel_for(int64_t begin, int64_t end, int64_t grain, const F& f) {
 #ifdef QPLUGIN_STABLE_ABI
