@@ -402,6 +402,18 @@ inline StorageView storage_of(const Tensor& t) {
 #endif
 }
 
+// A tensor's version counter (bumped by every in-place write), or nullopt for an inference
+// tensor, which has none. On the stable ABI both are reads through the dispatcher (~0.4 us).
+inline std::optional<int64_t> version(const Tensor& t) {
+#ifdef QPLUGIN_STABLE_ABI
+  if (detail::call<bool>("aten::is_inference", "", t)) return std::nullopt;
+  return detail::call<int64_t>("aten::_version", "", t);
+#else
+  if (t.is_inference()) return std::nullopt;
+  return t._version();
+#endif
+}
+
 template <class F>
 inline void parallel_for(int64_t begin, int64_t end, int64_t grain, const F& f) {
 #ifdef QPLUGIN_STABLE_ABI
