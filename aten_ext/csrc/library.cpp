@@ -6,13 +6,13 @@
 // TORCH_LIBRARY_IMPL block per file and dispatch key:
 //   cpu/*.cpp                                  CPU           (float / plain-integer inputs)
 //   ../csrc_quantized/quantized/cpu/*.cpp      QuantizedCPU  (quantized inputs)
-#include <torch/library.h>
 
 #include <string>
 #include <vector>
 
 #include "cpu/activation.h"
 #include "kernels/dispatch.h"
+#include "utils/torch_api.h"
 
 namespace qplugin {
 namespace {
@@ -50,17 +50,17 @@ std::vector<std::string> cpu_features() {
 }  // namespace
 }  // namespace qplugin
 
-TORCH_LIBRARY(qplugin, m) {
+QPLUGIN_LIBRARY(qplugin, m) {
   // One schema a line, however long, so that each op's schema greps whole.
   // clang-format off
   // ---- Kernel paths -----------------------------------------------------------
-  m.def("_active_isa() -> str", &qplugin::active_isa);
-  m.def("_cpu_isa() -> str", &qplugin::cpu_isa);
-  m.def("_supported_isas() -> str[]", &qplugin::supported_isas);
-  m.def("_set_isa(str isa) -> str", &qplugin::set_isa);
-  m.def("_cpu_features() -> str[]", &qplugin::cpu_features);
+  m.def("_active_isa() -> str");
+  m.def("_cpu_isa() -> str");
+  m.def("_supported_isas() -> str[]");
+  m.def("_set_isa(str isa) -> str");
+  m.def("_cpu_features() -> str[]");
   // Test hook: whether the AVX-512 activation table path uses VBMI (False forces VPSHUFB).
-  m.def("_act_use_vbmi(bool? enable=None) -> bool", &qplugin::cpu::act_use_vbmi);
+  m.def("_act_use_vbmi(bool? enable=None) -> bool");
 
   // ---- The plain tier (docs/ops.md "Plain ops"): plain_<op> on uint8 / int8 / int32 tensors with
   // explicit qparams (x_scale / x_zero_point after each input; per-channel as tensors), plain results.
@@ -70,12 +70,12 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("plain_dequantize_per_tensor(Tensor self, float scale, int zero_point) -> Tensor");
   m.def("plain_dequantize_per_channel(Tensor self, Tensor scales, Tensor zero_points, int axis) -> Tensor");
   for (const char* name : {"plain_add", "plain_add_relu", "plain_mul", "plain_mul_relu", "plain_matmul"}) {
-    m.def(torch::schema((std::string(name) +
+    m.def(((std::string(name) +
           "(Tensor a, float a_scale, int a_zero_point, Tensor b, float b_scale, int b_zero_point, "
           "float scale, int zero_point) -> Tensor").c_str()));
   }
   for (const char* name : {"plain_add_scalar", "plain_add_scalar_relu", "plain_mul_scalar"}) {
-    m.def(torch::schema((std::string(name) + "(Tensor a, float a_scale, int a_zero_point, float b) -> Tensor").c_str()));
+    m.def(((std::string(name) + "(Tensor a, float a_scale, int a_zero_point, float b) -> Tensor").c_str()));
   }
   // The output qparams plain_add_scalar(_relu) / plain_mul_scalar give (dtype: the data's).
   m.def("plain_add_scalar_qparams(float scale, int zero_point, ScalarType dtype, float b) -> (float, int)");
@@ -83,10 +83,10 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("plain_cat(Tensor[] xs, float[] scales, int[] zero_points, int dim, float scale, int zero_point) -> Tensor");
   m.def("plain_cat_relu(Tensor[] xs, float[] scales, int[] zero_points, int dim, float scale, int zero_point) -> Tensor");
   for (const char* name : {"plain_eq", "plain_ne", "plain_ge", "plain_le", "plain_gt", "plain_lt"}) {
-    m.def(torch::schema((std::string(name) +
+    m.def(((std::string(name) +
           "(Tensor self, float self_scale, int self_zero_point, Tensor other, float other_scale, "
           "int other_zero_point) -> Tensor").c_str()));
-    m.def(torch::schema((std::string(name) + ".Scalar(Tensor self, float self_scale, int self_zero_point, float other) -> Tensor").c_str()));
+    m.def(((std::string(name) + ".Scalar(Tensor self, float self_scale, int self_zero_point, float other) -> Tensor").c_str()));
   }
   m.def("plain_sort(Tensor self, float scale, int zero_point, int dim=-1, bool descending=False, *, bool? stable=None) -> (Tensor values, Tensor indices)");
   m.def("plain_argsort(Tensor self, float scale, int zero_point, int dim=-1, bool descending=False) -> Tensor");
@@ -103,7 +103,7 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("plain_clamp(Tensor x, float x_scale, int x_zero_point, float? min=None, float? max=None) -> Tensor");
   m.def("plain_leaky_relu(Tensor x, float x_scale, int x_zero_point, float negative_slope, float output_scale, int output_zero_point) -> Tensor");
   for (const char* name : {"plain_hardswish", "plain_hardsigmoid", "plain_sigmoid"}) {
-    m.def(torch::schema((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, float output_scale, int output_zero_point) -> Tensor").c_str()));
+    m.def(((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, float output_scale, int output_zero_point) -> Tensor").c_str()));
   }
   m.def("plain_elu(Tensor x, float x_scale, int x_zero_point, float output_scale, int output_zero_point, float alpha=1., float scale=1., float input_scale=1.) -> Tensor");
   m.def("plain_softmax(Tensor x, float x_scale, int x_zero_point, int dim, float output_scale, int output_zero_point) -> Tensor");
@@ -118,7 +118,7 @@ TORCH_LIBRARY(qplugin, m) {
   // the plain forms of the later seed ops (cpu/plain.cpp)
   m.def("plain_upsample_bilinear2d(Tensor x, int[] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor");
   for (const char* name : {"plain_batch_norm2d_relu", "plain_batch_norm3d", "plain_batch_norm3d_relu"}) {
-    m.def(torch::schema((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor? weight, Tensor? bias, "
+    m.def(((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor? weight, Tensor? bias, "
                          "Tensor mean, Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor").c_str()));
   }
   m.def("plain_group_norm(Tensor x, float x_scale, int x_zero_point, int num_groups, Tensor? weight, Tensor? bias, float eps, float output_scale, int output_zero_point) -> Tensor");
@@ -136,19 +136,19 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("plain_embedding_bag(Tensor packed, int num_embeddings, int embedding_dim, Tensor indices, Tensor? offsets=None, int mode=0, bool pruned_weights=False, Tensor? per_sample_weights=None, Tensor? compressed_indices_mapping=None, bool include_last_offset=False) -> Tensor");
   m.def("plain_linear_prepack(Tensor w, Tensor w_scales, Tensor w_zero_points) -> Tensor");
   for (const char* name : {"plain_linear", "plain_linear_relu"}) {
-    m.def(torch::schema((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor w, Tensor w_scales, "
+    m.def(((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor w, Tensor w_scales, "
                          "Tensor w_zero_points, Tensor? bias, Tensor packed, float output_scale, "
                          "int output_zero_point) -> Tensor").c_str()));
   }
   for (const char* name : {"plain_linear_dynamic", "plain_linear_relu_dynamic"}) {
-    m.def(torch::schema((std::string(name) + "(Tensor x, Tensor w, Tensor w_scales, Tensor w_zero_points, "
+    m.def(((std::string(name) + "(Tensor x, Tensor w, Tensor w_scales, Tensor w_zero_points, "
                          "Tensor? bias, Tensor packed, bool reduce_range=False) -> Tensor").c_str()));
   }
   // fp16 dynamic (the plain forms of linear_(relu_)dynamic_fp16 / the fp16 _rnn_layer_dynamic):
   // float32 x, float16 w, float32 bias, packed = plain_linear_prepack_fp16(w) (float16 panels) or empty
   m.def("plain_linear_prepack_fp16(Tensor w) -> Tensor");
   for (const char* name : {"plain_linear_dynamic_fp16", "plain_linear_relu_dynamic_fp16"}) {
-    m.def(torch::schema((std::string(name) + "(Tensor x, Tensor w, Tensor? bias, Tensor packed) -> Tensor").c_str()));
+    m.def(((std::string(name) + "(Tensor x, Tensor w, Tensor? bias, Tensor packed) -> Tensor").c_str()));
   }
   m.def("plain_rnn_layer_dynamic(Tensor input, Tensor h0, Tensor c0, Tensor w_ih, Tensor w_ih_scales, "
         "Tensor w_ih_zero_points, Tensor? b_ih, Tensor packed_ih, Tensor w_hh, Tensor w_hh_scales, "
@@ -159,19 +159,19 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("plain_conv_prepack(Tensor w, Tensor w_scales, Tensor w_zero_points, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups) -> Tensor");
   for (const char* name : {"plain_conv1d", "plain_conv1d_relu", "plain_conv2d", "plain_conv2d_relu", "plain_conv3d",
                            "plain_conv3d_relu"}) {
-    m.def(torch::schema((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor w, Tensor w_scales, "
+    m.def(((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor w, Tensor w_scales, "
                          "Tensor w_zero_points, Tensor? bias, Tensor packed, int[] stride, int[] padding, "
                          "int[] dilation, int groups, float output_scale, int output_zero_point) -> Tensor").c_str()));
   }
   m.def("plain_conv_transpose_prepack(Tensor w, Tensor w_scales, Tensor w_zero_points, Tensor? bias, int[] stride, int[] padding, int[] output_padding, int[] dilation, int groups) -> Tensor");
   for (const char* name : {"plain_conv_transpose1d", "plain_conv_transpose2d", "plain_conv_transpose3d"}) {
-    m.def(torch::schema((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor w, Tensor w_scales, "
+    m.def(((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor w, Tensor w_scales, "
                          "Tensor w_zero_points, Tensor? bias, Tensor packed, int[] stride, int[] padding, "
                          "int[] output_padding, int[] dilation, int groups, float output_scale, "
                          "int output_zero_point) -> Tensor").c_str()));
   }
   for (const char* name : {"plain_conv2d_add", "plain_conv2d_add_relu"}) {
-    m.def(torch::schema((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor accum, "
+    m.def(((std::string(name) + "(Tensor x, float x_scale, int x_zero_point, Tensor accum, "
                          "float accum_scale, int accum_zero_point, Tensor w, Tensor w_scales, Tensor w_zero_points, "
                          "Tensor? bias, Tensor packed, int[] stride, int[] padding, int[] dilation, int groups, "
                          "float output_scale, int output_zero_point) -> Tensor").c_str()));
@@ -185,4 +185,14 @@ TORCH_LIBRARY(qplugin, m) {
   m.def("embedding_bag_byte_rowwise_offsets(Tensor weight, Tensor indices, Tensor? offsets=None, bool scale_grad_by_freq=False, int mode=0, bool pruned_weights=False, Tensor? per_sample_weights=None, Tensor? compressed_indices_mapping=None, bool include_last_offset=False) -> Tensor");
   m.def("embedding_bag_4bit_rowwise_offsets(Tensor weight, Tensor indices, Tensor? offsets=None, bool scale_grad_by_freq=False, int mode=0, bool pruned_weights=False, Tensor? per_sample_weights=None, Tensor? compressed_indices_mapping=None, bool include_last_offset=False) -> Tensor");
   // clang-format on
+}
+
+// The kernel-path hooks take no tensor: no dispatch key, so CompositeExplicitAutograd serves them.
+QPLUGIN_LIBRARY_IMPL(qplugin, CompositeExplicitAutograd, m) {
+  m.impl("_active_isa", QPLUGIN_FN(&qplugin::active_isa));
+  m.impl("_cpu_isa", QPLUGIN_FN(&qplugin::cpu_isa));
+  m.impl("_supported_isas", QPLUGIN_FN(&qplugin::supported_isas));
+  m.impl("_set_isa", QPLUGIN_FN(&qplugin::set_isa));
+  m.impl("_cpu_features", QPLUGIN_FN(&qplugin::cpu_features));
+  m.impl("_act_use_vbmi", QPLUGIN_FN(&qplugin::cpu::act_use_vbmi));
 }

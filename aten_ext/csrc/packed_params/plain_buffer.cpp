@@ -94,17 +94,52 @@ void check_checksum(const char* op, const Tensor& buf, const int64_t* h) {
 }
 
 // ---- which (buffer, arguments) pairs were checked in full ----
+#ifdef QPLUGIN_STABLE_ABI
+// A tensor's identity on the stable ABI, which has no storage identity: its data pointer, the size
+// of its storage, its element count, its version counter (an in-place change bumps it; inference
+// tensors have none: -1) and a fingerprint of its first and last bytes (a buffer's first bytes are
+// its header, whose checksum word covers the rest). A tensor freed and another made at its address
+// passes as the same only with the same size, version and fingerprint.
+struct Ident {
+  const void* data = nullptr;
+  int64_t nbytes = 0;
+  int64_t numel = 0;
+  int64_t version = 0;
+  uint64_t fingerprint = 0;
+};
+uint64_t fingerprint_of(const Tensor& t) {
+  const auto* p = static_cast<const uint8_t*>(t.const_data_ptr());
+  const int64_t n = t.is_contiguous() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
+  uint64_t h = kFnvOffset;
+  for (int64_t i = 0; i < std::min<int64_t>(n, kHeaderBytes); ++i) h = fnv(h, p[i]);
+  for (int64_t i = std::max<int64_t>(kHeaderBytes, n - 64); i < n; ++i) h = fnv(h, p[i]);
+  return h;
+}
+Ident ident_of(const Tensor& t) {
+  if (!t.defined()) return {};
+  return {t.const_data_ptr(), tensor::storage_of(t).nbytes, t.numel(), tensor::version(t).value_or(-1),
+          fingerprint_of(t)};
+}
+bool same(const Ident& i, const Tensor& t) {
+  const Ident now = ident_of(t);
+  return i.data == now.data && i.nbytes == now.nbytes && i.numel == now.numel && i.version == now.version &&
+         i.fingerprint == now.fingerprint;
+}
+bool expired(const Ident&) { return false; }
+using StorageKey = const void*;
+StorageKey storage_key(const Tensor& t) { return t.const_data_ptr(); }
+// Nothing tells a freed tensor: the record is bounded instead (cleared when it grows past this).
+constexpr size_t kMaxChecked = 4096;
+#else
 // A tensor's identity: its storage (held weakly: while the entry lives no other storage can take
 // its address), data pointer and version counter (an in-place change bumps it; inference
 // tensors have none: -1).
-int64_t version_of(const Tensor& t) { return t.is_inference() ? -1 : t._version(); }
-
 struct Key {
   const void* data = nullptr;
   int64_t version = 0;
 };
 Key key_of(const Tensor& t) {
-  return {t.defined() ? t.const_data_ptr() : nullptr, t.defined() ? version_of(t) : 0};
+  return {t.defined() ? t.const_data_ptr() : nullptr, t.defined() ? tensor::version(t).value_or(-1) : 0};
 }
 bool operator==(const Key& a, const Key& b) { return a.data == b.data && a.version == b.version; }
 
@@ -117,17 +152,22 @@ bool same(const Ident& i, const Tensor& t) {
   const auto alive = i.storage.lock();
   return alive && alive.get() == t.storage().unsafeGetStorageImpl() && i.key == key_of(t);
 }
+bool expired(const Ident& i) { return i.storage.expired(); }
+using StorageKey = const c10::StorageImpl*;
+StorageKey storage_key(const Tensor& t) { return t.storage().unsafeGetStorageImpl(); }
+constexpr size_t kMaxChecked = std::numeric_limits<size_t>::max();
+#endif
 
 struct Checked {
   Ident buf;
   std::vector<Ident> args;
 };
 std::mutex checked_mu;
-std::unordered_map<const c10::StorageImpl*, Checked> checked;
+std::unordered_map<StorageKey, Checked> checked;
 
 bool checked_before(const Tensor& buf, std::initializer_list<Tensor> args) {
   std::lock_guard<std::mutex> lock(checked_mu);
-  const auto it = checked.find(buf.storage().unsafeGetStorageImpl());
+  const auto it = checked.find(storage_key(buf));
   if (it == checked.end() || !same(it->second.buf, buf) || it->second.args.size() != args.size()) return false;
   size_t i = 0;
   for (const Tensor& a : args) {
@@ -141,11 +181,12 @@ void remember_checked(const Tensor& buf, std::initializer_list<Tensor> args) {
   for (const Tensor& a : args) c.args.push_back(ident_of(a));
   std::lock_guard<std::mutex> lock(checked_mu);
   for (auto it = checked.begin(); it != checked.end();) {  // drop entries whose tensors are gone
-    bool gone = it->second.buf.storage.expired();
-    for (const Ident& a : it->second.args) gone = gone || a.storage.expired();
+    bool gone = expired(it->second.buf);
+    for (const Ident& a : it->second.args) gone = gone || expired(a);
     it = gone ? checked.erase(it) : std::next(it);
   }
-  checked.insert_or_assign(buf.storage().unsafeGetStorageImpl(), std::move(c));
+  if (checked.size() >= kMaxChecked) checked.clear();
+  checked.insert_or_assign(storage_key(buf), std::move(c));
 }
 
 // What pack_linear writes for (w, scales, zero_points) on ISA path `isa`.
@@ -162,7 +203,7 @@ LinearSections linear_sections(const char* op, const Tensor& w, const Tensor& sc
   const bool per_channel = !(scales.numel() == 1 && zero_points.numel() == 1 && w.dim() == 2 && w.size(0) != 1);
   LinearSections s;
   s.p = std::make_shared<LinearWeights>();
-  s.p->init_int8(op, w, scales.to(kDouble), zero_points.to(kLong), per_channel || scales.numel() != 1,
+  s.p->init_int8(op, w, tensor::to(scales, kDouble), tensor::to(zero_points, kLong), per_channel || scales.numel() != 1,
                  std::nullopt);
   const gemm::PackedB b = s.p->view(isa == kernels::Isa::kAvx2);
   const int64_t N = s.p->N, K = s.p->K;
@@ -185,7 +226,7 @@ Tensor pack_linear(const char* op, const Tensor& w, const Tensor& scales, const 
     off[i] = align_up(end);
     end = off[i] + s.sizes[i];
   }
-  Tensor buf = at::zeros({end}, at::dtype(kByte));
+  Tensor buf = tensor::zeros(std::vector<int64_t>{end}, kByte);
   auto* base = buf.mutable_data_ptr<uint8_t>();
   int64_t* h = reinterpret_cast<int64_t*>(base);
   h[0] = kMagic;
@@ -384,7 +425,7 @@ Tensor pack_conv(const char* op, const std::string& kind, const Tensor& w, const
   const int32_t* dwp = dw_bytes > 0 ? p->dw_packed(isa) : nullptr;
   const ConvLayout l = conv_layout(*p, int16, rows, dw_bytes);
   const std::vector<const void*> src = conv_sources(*p, int16, rows, dwp);
-  Tensor buf = at::zeros({l.end}, at::dtype(kByte));
+  Tensor buf = tensor::zeros(std::vector<int64_t>{l.end}, kByte);
   auto* base = buf.mutable_data_ptr<uint8_t>();
   int64_t* h = reinterpret_cast<int64_t*>(base);
   h[0] = kMagic;
@@ -512,7 +553,7 @@ Tensor pack_embedding(const char* op, const Tensor& fused_rows, int64_t bits) {
                     ": fused_rows should be a 2-D uint8 tensor [rows, D + 8] (codes, float32 scale, "
                     "float32 bias a row: embedding_bag_byte_prepack's layout), got dtype ",
                     fused_rows.scalar_type(), " of shape ", fused_rows.sizes());
-  const Tensor rows = fused_rows.contiguous();
+  const Tensor rows = tensor::contiguous(fused_rows);
   const int64_t n = rows.size(0), cols = rows.size(1), D = cols - 8;
   const uint8_t* src = rows.const_data_ptr<uint8_t>();
   for (int64_t r = 0; r < n; ++r) {
@@ -532,7 +573,7 @@ Tensor pack_embedding(const char* op, const Tensor& fused_rows, int64_t bits) {
     }
   }
   const int64_t bytes = n * cols;
-  Tensor buf = at::zeros({kHeaderBytes + bytes}, at::dtype(kByte));
+  Tensor buf = tensor::zeros(std::vector<int64_t>{kHeaderBytes + bytes}, kByte);
   auto* base = buf.mutable_data_ptr<uint8_t>();
   int64_t* h = reinterpret_cast<int64_t*>(base);
   h[0] = kMagic;
@@ -564,7 +605,7 @@ Tensor view_embedding(const char* op, const Tensor& buf) {
     check_checksum(op, buf, h);
     remember_checked(buf, {});
   }
-  return buf.narrow(0, kHeaderBytes, h[9]).view({n, D + 8});
+  return tensor::view(tensor::narrow(buf, 0, kHeaderBytes, h[9]), std::vector<int64_t>{n, D + 8});
 }
 
 }  // namespace plain_buffer
