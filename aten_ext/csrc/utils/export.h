@@ -5,7 +5,8 @@
 // Inline and template code in the headers is compiled into each library that uses it.
 #pragma once
 
-#if defined(_WIN32)
+// The stable-ABI build is the plain library alone: nothing outside it links its glue.
+#if defined(_WIN32) || defined(QPLUGIN_STABLE_ABI)
 #define QPLUGIN_PLAIN_API
 #else
 #define QPLUGIN_PLAIN_API __attribute__((visibility("default")))
