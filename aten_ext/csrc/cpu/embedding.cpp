@@ -9,12 +9,11 @@
 //     size and checksum, packed_params/plain_buffer.h): plain_embedding_bag, plain_embedding_unpack.
 // Here: argument and index checks, bag boundaries, pruned-row mapping, threads.
 #include "utils/torch_api.h"
-#include <c10/util/accumulate.h>
-#include <torch/library.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -26,15 +25,52 @@
 #include "packed_params/plain_buffer.h"
 #include "utils/checks.h"
 
+// NotImplementedError in the ATen build. torch's stable boundary has no exception that becomes
+// NotImplementedError, so there it is a RuntimeError (NotImplementedError's base class).
+#ifdef QPLUGIN_STABLE_ABI
+#define QP_CHECK_NOT_IMPLEMENTED(cond, ...) QP_CHECK(cond, __VA_ARGS__)
+#else
+#define QP_CHECK_NOT_IMPLEMENTED(cond, ...) TORCH_CHECK_NOT_IMPLEMENTED(cond, __VA_ARGS__)
+#endif
+
 namespace qplugin {
 namespace {
 
 constexpr int64_t kGrain = 1 << 15;  // output floats (x rows) per task, roughly
 
+// torch's is_floating_point: float64, float32 and the reduced float dtypes.
+bool is_floating_dtype(ScalarType t) {
+#ifdef QPLUGIN_STABLE_ABI
+  switch (t) {
+    case ScalarType::Double:
+    case ScalarType::Float:
+    case ScalarType::Half:
+    case ScalarType::BFloat16:
+    case ScalarType::Float8_e5m2:
+    case ScalarType::Float8_e4m3fn:
+    case ScalarType::Float8_e5m2fnuz:
+    case ScalarType::Float8_e4m3fnuz:
+    case ScalarType::Float8_e8m0fnu:
+    case ScalarType::Float4_e2m1fn_x2: return true;
+    default: return false;
+  }
+#else
+  return at::isFloatingType(t);
+#endif
+}
+
+// int64 [n] holding 0, step, 2 * step, ...
+Tensor int64_ramp(int64_t n, int64_t step) {
+  Tensor t = tensor::empty(std::vector<int64_t>{n}, kLong);
+  int64_t* p = t.mutable_data_ptr<int64_t>();
+  for (int64_t i = 0; i < n; ++i) p[i] = i * step;
+  return t;
+}
+
 Tensor index_tensor(const char* op, const char* arg, const Tensor& t) {
   QP_CHECK_VALUE(t.scalar_type() == kLong || t.scalar_type() == kInt, "qplugin::", op, ": ", arg,
                     " should be an int64 or int32 tensor, got dtype ", t.scalar_type());
-  return t.to(kLong).contiguous();
+  return tensor::contiguous(tensor::to(t, kLong));
 }
 
 // [min, max] of a non-empty int64 tensor (one vectorised pass; at::aminmax costs several times more
@@ -61,7 +97,7 @@ namespace cpu {
 // here). Unmapped indices are checked by the kernel as it reads them (run_bags raises).
 Tensor rows_of(const char* op, const Tensor& indices, int64_t rows, bool pruned_weights,
                    const std::optional<Tensor>& mapping) {
-  Tensor idx = index_tensor(op, "indices", indices).reshape({-1});
+  Tensor idx = tensor::reshape(index_tensor(op, "indices", indices), std::vector<int64_t>{-1});
   if (pruned_weights) {
     QP_CHECK_VALUE(mapping.has_value() && mapping->defined(), "qplugin::", op,
                       ": compressed_indices_mapping should be given with pruned_weights=True");
@@ -80,7 +116,7 @@ Tensor rows_of(const char* op, const Tensor& indices, int64_t rows, bool pruned_
                         ": compressed_indices_mapping should hold rows in [-1, ", rows, "), got values in [", lo, ", ",
                         hi, "]");
     }
-    return idx.numel() > 0 ? map.index_select(0, idx) : idx;
+    return idx.numel() > 0 ? tensor::index_select(map, 0, idx) : idx;
   }
   return idx;
 }
@@ -110,7 +146,7 @@ Bags bags_of(const char* op, const Tensor& indices, const std::optional<Tensor>&
                       ": offsets should have at least 1 entry with include_last_offset=True, got 0");
     const int64_t nbags = include_last_offset ? off.numel() - 1 : off.numel();
     b.nbags = nbags;
-    b.starts = at::empty({nbags + 1}, kLong);
+    b.starts = tensor::empty(std::vector<int64_t>{nbags + 1}, kLong);
     int64_t* s = b.starts.mutable_data_ptr<int64_t>();
     const int64_t* o = off.const_data_ptr<int64_t>();
     std::copy(o, o + nbags, s);
@@ -125,17 +161,16 @@ Bags bags_of(const char* op, const Tensor& indices, const std::optional<Tensor>&
   } else {
     const int64_t per = indices.size(1);
     b.nbags = indices.size(0);
-    b.starts = at::arange(0, (b.nbags + 1) * per, std::max<int64_t>(per, 1), kLong).narrow(0, 0, b.nbags + 1);
-    if (per == 0) b.starts = at::zeros({b.nbags + 1}, kLong);
+    b.starts = int64_ramp(b.nbags + 1, per);  // bag i starts at i * per (all 0 for per = 0)
   }
   if (per_sample_weights.has_value() && per_sample_weights->defined()) {
     const Tensor& w = *per_sample_weights;
     QP_CHECK_VALUE(mode == 0, "qplugin::", op,
                       ": per_sample_weights should only be given with mode 0 (sum), got mode ", mode);
-    QP_CHECK_VALUE(w.is_floating_point() && w.numel() == n, "qplugin::", op,
+    QP_CHECK_VALUE(is_floating_dtype(w.scalar_type()) && w.numel() == n, "qplugin::", op,
                       ": per_sample_weights should be a float tensor with one weight an index (", n, "), got ",
                       w.scalar_type(), " of shape ", w.sizes());
-    b.psw = w.to(kFloat).contiguous();
+    b.psw = tensor::contiguous(tensor::to(w, kFloat));
   }
   b.out_sizes = {b.nbags, dim};
   check_output_size(op, b.out_sizes, 4);
@@ -143,7 +178,7 @@ Bags bags_of(const char* op, const Tensor& indices, const std::optional<Tensor>&
 }
 
 Tensor run_bags(const char* op, const kernels::EmbRows& w, const Bags& b, int64_t mode) {
-  Tensor out = at::empty(b.out_sizes, kFloat);
+  Tensor out = tensor::empty(b.out_sizes, kFloat);
   const int64_t n = b.idx.numel();
   const int64_t* idx = b.idx.const_data_ptr<int64_t>();
   const int64_t* starts = b.starts.const_data_ptr<int64_t>();
@@ -188,7 +223,7 @@ kernels::EmbRows fused_view(const char* op, const Tensor& weight, int64_t bits, 
                                 "embedding_bag_4bit_prepack",
                     ") with at least ", tail, " columns, got ", "dtype ", weight.scalar_type(), " of shape ",
                     weight.sizes());
-  *keep = weight.contiguous();
+  *keep = tensor::contiguous(weight);
   const int64_t cols = keep->size(1);
   const uint8_t* base = keep->const_data_ptr<uint8_t>();
   return kernels::EmbRows{
@@ -222,7 +257,7 @@ Tensor plain_embedding_prepack(const Tensor& fused_rows, int64_t bits) {
 }
 
 Tensor plain_embedding_unpack(const Tensor& packed) {
-  return plain_buffer::view_embedding("plain_embedding_unpack", packed).clone();
+  return tensor::clone(plain_buffer::view_embedding("plain_embedding_unpack", packed));
 }
 
 Tensor plain_embedding_bag(const Tensor& packed, int64_t num_embeddings, int64_t embedding_dim,
@@ -246,8 +281,11 @@ Tensor float_rows(const char* op, const Tensor& weight) {
   QP_CHECK_VALUE(weight.dim() >= 2, "qplugin::", op,
                     ": weight should have at least 2 dims [..., rows, D], got shape ", weight.sizes());
   // rows counted, not inferred: reshape({-1, 0}) is ambiguous for D = 0 (fuzzer seed 707)
-  const int64_t D = weight.size(-1), rows = c10::multiply_integers(weight.sizes().begin(), weight.sizes().end() - 1);
-  return weight.to(kFloat).contiguous().reshape({rows, D});
+  const IntArrayRef sizes = weight.sizes();
+  const int64_t D = weight.size(-1);
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < sizes.size(); ++d) rows *= sizes[d];
+  return tensor::reshape(tensor::contiguous(tensor::to(weight, kFloat)), std::vector<int64_t>{rows, D});
 }
 
 std::vector<int64_t> with_last(IntArrayRef sizes, int64_t last) {
@@ -262,7 +300,7 @@ Tensor embedding_bag_byte_prepack(const Tensor& weight) {
   constexpr const char* op = "embedding_bag_byte_prepack";
   const Tensor x = float_rows(op, weight);
   const int64_t rows = x.size(0), D = x.size(1);
-  Tensor out = at::empty(with_last(weight.sizes(), D + 8), kByte);
+  Tensor out = tensor::empty(with_last(weight.sizes(), D + 8), kByte);
   const float* xp = x.const_data_ptr<float>();
   uint8_t* op_ = out.mutable_data_ptr<uint8_t>();
   tensor::parallel_for(0, rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
@@ -292,11 +330,11 @@ Tensor embedding_bag_byte_prepack(const Tensor& weight) {
 // bias) / scale), 0, 15), element 2j in the low nibble.
 Tensor embedding_bag_4bit_prepack(const Tensor& weight, bool optimized_qparams, int64_t nbins, double ratio) {
   constexpr const char* op = "embedding_bag_4bit_prepack";
-  TORCH_CHECK_NOT_IMPLEMENTED(!optimized_qparams, "qplugin::", op,
-                              ": optimized_qparams=True (the greedy range search) is not supported; pass False");
+  QP_CHECK_NOT_IMPLEMENTED(!optimized_qparams, "qplugin::", op,
+                           ": optimized_qparams=True (the greedy range search) is not supported; pass False");
   const Tensor x = float_rows(op, weight);
   const int64_t rows = x.size(0), D = x.size(1), nb = (D + 1) / 2;
-  Tensor out = at::empty(with_last(weight.sizes(), nb + 4), kByte);
+  Tensor out = tensor::empty(with_last(weight.sizes(), nb + 4), kByte);
   const float* xp = x.const_data_ptr<float>();
   uint8_t* op_ = out.mutable_data_ptr<uint8_t>();
   tensor::parallel_for(0, rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
@@ -341,15 +379,15 @@ Tensor fused_unpack(const char* op, const Tensor& weight, int64_t bits) {
   QP_CHECK_VALUE(weight.scalar_type() == kByte && weight.dim() >= 1 && weight.size(-1) >= tail, "qplugin::", op,
                     ": weight should be a uint8 tensor of fused rows with at least ", tail, " columns, got dtype ",
                     weight.scalar_type(), " of shape ", weight.sizes());
-  const Tensor w2 = weight.contiguous().reshape({-1, weight.size(-1)});
+  const Tensor w2 = tensor::reshape(tensor::contiguous(weight), std::vector<int64_t>{-1, weight.size(-1)});
   Tensor keep;
   const kernels::EmbRows w = fused_view(op, w2, bits, &keep);
   Bags b;
   b.nbags = keep.size(0);
-  b.idx = at::arange(b.nbags, kLong);
-  b.starts = at::arange(b.nbags + 1, kLong);
+  b.idx = int64_ramp(b.nbags, 1);
+  b.starts = int64_ramp(b.nbags + 1, 1);
   b.out_sizes = {b.nbags, w.D};
-  return run_bags(op, w, b, 0).reshape(with_last(weight.sizes(), w.D));
+  return tensor::reshape(run_bags(op, w, b, 0), with_last(weight.sizes(), w.D));
 }
 
 Tensor embedding_bag_byte_unpack(const Tensor& weight) {
@@ -361,16 +399,16 @@ Tensor embedding_bag_4bit_unpack(const Tensor& weight) {
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
-  m.impl("embedding_bag_byte_rowwise_offsets", TORCH_FN(embedding_bag_byte_rowwise_offsets));
-  m.impl("embedding_bag_4bit_rowwise_offsets", TORCH_FN(embedding_bag_4bit_rowwise_offsets));
-  m.impl("embedding_bag_byte_prepack", TORCH_FN(embedding_bag_byte_prepack));
-  m.impl("embedding_bag_4bit_prepack", TORCH_FN(embedding_bag_4bit_prepack));
-  m.impl("embedding_bag_byte_unpack", TORCH_FN(embedding_bag_byte_unpack));
-  m.impl("embedding_bag_4bit_unpack", TORCH_FN(embedding_bag_4bit_unpack));
-  m.impl("plain_embedding_prepack", TORCH_FN(plain_embedding_prepack));
-  m.impl("plain_embedding_unpack", TORCH_FN(plain_embedding_unpack));
-  m.impl("plain_embedding_bag", TORCH_FN(plain_embedding_bag));
+QPLUGIN_LIBRARY_IMPL(qplugin, CPU, m) {
+  m.impl("embedding_bag_byte_rowwise_offsets", QPLUGIN_FN(&embedding_bag_byte_rowwise_offsets));
+  m.impl("embedding_bag_4bit_rowwise_offsets", QPLUGIN_FN(&embedding_bag_4bit_rowwise_offsets));
+  m.impl("embedding_bag_byte_prepack", QPLUGIN_FN(&embedding_bag_byte_prepack));
+  m.impl("embedding_bag_4bit_prepack", QPLUGIN_FN(&embedding_bag_4bit_prepack));
+  m.impl("embedding_bag_byte_unpack", QPLUGIN_FN(&embedding_bag_byte_unpack));
+  m.impl("embedding_bag_4bit_unpack", QPLUGIN_FN(&embedding_bag_4bit_unpack));
+  m.impl("plain_embedding_prepack", QPLUGIN_FN(&plain_embedding_prepack));
+  m.impl("plain_embedding_unpack", QPLUGIN_FN(&plain_embedding_unpack));
+  m.impl("plain_embedding_bag", QPLUGIN_FN(&plain_embedding_bag));
 }
 
 }  // namespace qplugin

@@ -4,7 +4,6 @@
 // argument checks. No quantized-tensor API here (the wall, docs/design.md).
 // Fake (meta) kernels: torch_qplugin/_fakes.py.
 #include "utils/torch_api.h"
-#include <torch/library.h>
 
 #include <cmath>
 #include <string>
@@ -24,6 +23,27 @@ namespace qplugin {
 namespace cpu {
 namespace {
 
+// torch's is_floating_point: float64, float32 and the reduced float dtypes.
+bool is_floating_dtype(ScalarType t) {
+#ifdef QPLUGIN_STABLE_ABI
+  switch (t) {
+    case ScalarType::Double:
+    case ScalarType::Float:
+    case ScalarType::Half:
+    case ScalarType::BFloat16:
+    case ScalarType::Float8_e5m2:
+    case ScalarType::Float8_e4m3fn:
+    case ScalarType::Float8_e5m2fnuz:
+    case ScalarType::Float8_e4m3fnuz:
+    case ScalarType::Float8_e8m0fnu:
+    case ScalarType::Float4_e2m1fn_x2: return true;
+    default: return false;
+  }
+#else
+  return at::isFloatingType(t);
+#endif
+}
+
 // A per-tensor plain input: integer dtype and sane qparams (arg names the tensor argument).
 void check_input(const char* op, const char* arg, const Tensor& x, double scale, int64_t zero_point) {
   check_int_input(op, arg, x);
@@ -32,7 +52,7 @@ void check_input(const char* op, const char* arg, const Tensor& x, double scale,
 }
 
 // An output like x (its dtype and kept memory format).
-Tensor new_like(const Tensor& x) { return at::empty(x.sizes(), x.options(), kept_format(x)); }
+Tensor new_like(const Tensor& x) { return tensor::empty(x.sizes(), x.scalar_type(), kept_format(x)); }
 
 // ---- quantize / dequantize ----
 // Ops whose kernels exist for 8-bit data only (the quantized twins take quint8 / qint8).
@@ -111,7 +131,7 @@ Tensor p_matmul(const Tensor& a, double a_scale, int64_t a_zp, const Tensor& b, 
 }
 
 template <bool kRelu>
-Tensor p_cat(const at::TensorList& xs, at::ArrayRef<double> scales, IntArrayRef zero_points, int64_t dim,
+Tensor p_cat(TensorListArg xs, FloatListArg scales, IntListArg zero_points, int64_t dim,
                  double scale, int64_t zero_point) {
   const char* op = kRelu ? "plain_cat_relu" : "plain_cat";
   QP_CHECK_VALUE(!xs.empty(), "qplugin::", op, ": xs should be a non-empty list of tensors, got an empty list");
@@ -184,7 +204,7 @@ Tensor p_argmax(const Tensor& self, double scale, int64_t zero_point, std::optio
   check_input(op, "self", self, scale, zero_point);
   return argmax_int(op, self, scale, zero_point, dim, keepdim, kMax);
 }
-Tensor p_mean(const Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
+Tensor p_mean(const Tensor& self, OptIntListArg dim, bool keepdim) {
   check_int_input("plain_mean", "self", self);
   return mean_int("plain_mean", self, dim, keepdim, plain_alloc(self));
 }
@@ -248,7 +268,7 @@ Tensor p_softmax(const Tensor& x, double x_scale, int64_t x_zp, int64_t dim, dou
   softmax_int_out(x, out, d, x_scale, x_zp, output_scale, output_zero_point);
   return out;
 }
-Tensor p_layer_norm(const Tensor& x, double x_scale, int64_t x_zp, IntArrayRef normalized_shape,
+Tensor p_layer_norm(const Tensor& x, double x_scale, int64_t x_zp, IntListArg normalized_shape,
                         const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, double eps,
                         double output_scale, int64_t output_zero_point) {
   constexpr const char* op = "plain_layer_norm";
@@ -309,7 +329,7 @@ Tensor p_prelu(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& weig
   constexpr const char* op = "plain_prelu";
   check_8bit_input(op, x);
   check_norm_qparams(op, x_scale, x_zp, 0.0, output_scale, output_zero_point, x.scalar_type());
-  QP_CHECK(at::isFloatingType(weight.scalar_type()), "qplugin::", op,
+  QP_CHECK(is_floating_dtype(weight.scalar_type()), "qplugin::", op,
               ": weight should be a float tensor, got dtype ", weight.scalar_type());
   const std::vector<double> slopes = prelu_slopes(op, "x", x.sizes(), weight);
   Tensor out = new_like(x);
@@ -332,10 +352,10 @@ Tensor p_threshold(const Tensor& x, double x_scale, int64_t x_zp, double thresho
 
 // ---- pooling and upsampling (integer domain: no scale needed) ----
 Tensor pool_out(const Tensor& x, const std::vector<int64_t>& sizes) {
-  return at::empty(sizes, x.options(), pool_format(x));
+  return tensor::empty(sizes, x.scalar_type(), pool_format(x));
 }
-Tensor p_max_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride,
-                        IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+Tensor p_max_pool2d(const Tensor& x, IntListArg kernel_size, IntListArg stride, IntListArg padding,
+                    IntListArg dilation, bool ceil_mode) {
   constexpr const char* op = "plain_max_pool2d";
   check_int_input(op, "x", x);
   check_pool_input_rank(op, "x", x);
@@ -344,8 +364,8 @@ Tensor p_max_pool2d(const Tensor& x, IntArrayRef kernel_size, IntArrayRef stride
   max_pool2d_int_out(x, w, out);
   return out;
 }
-Tensor p_avg_pool2d(const Tensor& x, int64_t x_zp, IntArrayRef kernel_size, IntArrayRef stride,
-                        IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+Tensor p_avg_pool2d(const Tensor& x, int64_t x_zp, IntListArg kernel_size, IntListArg stride,
+                        IntListArg padding, bool ceil_mode, bool count_include_pad,
                         std::optional<int64_t> divisor_override) {
   constexpr const char* op = "plain_avg_pool2d";
   check_int_input(op, "x", x);
@@ -357,7 +377,7 @@ Tensor p_avg_pool2d(const Tensor& x, int64_t x_zp, IntArrayRef kernel_size, IntA
   avg_pool2d_int_out(x, x_zp, w, count_include_pad, divisor_override, out);
   return out;
 }
-Tensor p_adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
+Tensor p_adaptive_avg_pool2d(const Tensor& x, IntListArg output_size) {
   constexpr const char* op = "plain_adaptive_avg_pool2d";
   check_int_input(op, "x", x);
   check_pool_input_rank(op, "x", x);
@@ -366,10 +386,10 @@ Tensor p_adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
   return out;
 }
 Tensor pool3d_out(const Tensor& x, const std::vector<int64_t>& sizes) {
-  return at::empty(sizes, x.options(), pool3d_format(x));
+  return tensor::empty(sizes, x.scalar_type(), pool3d_format(x));
 }
-Tensor p_avg_pool3d(const Tensor& x, int64_t x_zp, IntArrayRef kernel_size, IntArrayRef stride,
-                        IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+Tensor p_avg_pool3d(const Tensor& x, int64_t x_zp, IntListArg kernel_size, IntListArg stride,
+                        IntListArg padding, bool ceil_mode, bool count_include_pad,
                         std::optional<int64_t> divisor_override) {
   constexpr const char* op = "plain_avg_pool3d";
   check_int_input(op, "x", x);
@@ -381,7 +401,7 @@ Tensor p_avg_pool3d(const Tensor& x, int64_t x_zp, IntArrayRef kernel_size, IntA
   avg_pool3d_int_out(x, x_zp, w, count_include_pad, divisor_override, out);
   return out;
 }
-Tensor p_adaptive_avg_pool3d(const Tensor& x, IntArrayRef output_size) {
+Tensor p_adaptive_avg_pool3d(const Tensor& x, IntListArg output_size) {
   constexpr const char* op = "plain_adaptive_avg_pool3d";
   check_int_input(op, "x", x);
   check_pool3d_input_rank(op, "x", x);
@@ -389,14 +409,14 @@ Tensor p_adaptive_avg_pool3d(const Tensor& x, IntArrayRef output_size) {
   adaptive_avg_pool3d_int_out(x, out);
   return out;
 }
-Tensor p_upsample_nearest2d(const Tensor& x, IntArrayRef output_size) {
+Tensor p_upsample_nearest2d(const Tensor& x, IntListArg output_size) {
   constexpr const char* op = "plain_upsample_nearest2d";
   check_int_input(op, "x", x);
   Tensor out = pool_out(x, upsample_nearest2d_output_sizes(op, x.sizes(), output_size));
   upsample_nearest2d_int_out(x, out);
   return out;
 }
-Tensor p_upsample_bilinear2d(const Tensor& x, IntArrayRef output_size, bool align_corners,
+Tensor p_upsample_bilinear2d(const Tensor& x, IntListArg output_size, bool align_corners,
                                  std::optional<double> scales_h, std::optional<double> scales_w) {
   constexpr const char* op = "plain_upsample_bilinear2d";
   check_8bit_input(op, x);
@@ -411,77 +431,77 @@ Tensor p_upsample_bilinear2d(const Tensor& x, IntArrayRef output_size, bool alig
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
-  m.impl("plain_quantize_per_tensor", TORCH_FN(p_quantize_per_tensor));
-  m.impl("plain_quantize_per_channel", TORCH_FN(p_quantize_per_channel));
-  m.impl("plain_dequantize_per_tensor", TORCH_FN(p_dequantize_per_tensor));
-  m.impl("plain_dequantize_per_channel", TORCH_FN(p_dequantize_per_channel));
-  m.impl("plain_add", TORCH_FN((p_binary<BinaryKind::kAdd, false>)));
-  m.impl("plain_add_relu", TORCH_FN((p_binary<BinaryKind::kAdd, true>)));
-  m.impl("plain_mul", TORCH_FN((p_binary<BinaryKind::kMul, false>)));
-  m.impl("plain_mul_relu", TORCH_FN((p_binary<BinaryKind::kMul, true>)));
-  m.impl("plain_add_scalar", TORCH_FN((p_scalar<BinaryKind::kAdd, false>)));
-  m.impl("plain_add_scalar_relu", TORCH_FN((p_scalar<BinaryKind::kAdd, true>)));
-  m.impl("plain_mul_scalar", TORCH_FN((p_scalar<BinaryKind::kMul, false>)));
-  m.impl("plain_matmul", TORCH_FN(p_matmul));
-  m.impl("plain_cat", TORCH_FN(p_cat<false>));
-  m.impl("plain_cat_relu", TORCH_FN(p_cat<true>));
-  m.impl("plain_eq", TORCH_FN(p_cmp<CmpOp::kEq>));
-  m.impl("plain_ne", TORCH_FN(p_cmp<CmpOp::kNe>));
-  m.impl("plain_ge", TORCH_FN(p_cmp<CmpOp::kGe>));
-  m.impl("plain_le", TORCH_FN(p_cmp<CmpOp::kLe>));
-  m.impl("plain_gt", TORCH_FN(p_cmp<CmpOp::kGt>));
-  m.impl("plain_lt", TORCH_FN(p_cmp<CmpOp::kLt>));
-  m.impl("plain_eq.Scalar", TORCH_FN(p_cmp_scalar<CmpOp::kEq>));
-  m.impl("plain_ne.Scalar", TORCH_FN(p_cmp_scalar<CmpOp::kNe>));
-  m.impl("plain_ge.Scalar", TORCH_FN(p_cmp_scalar<CmpOp::kGe>));
-  m.impl("plain_le.Scalar", TORCH_FN(p_cmp_scalar<CmpOp::kLe>));
-  m.impl("plain_gt.Scalar", TORCH_FN(p_cmp_scalar<CmpOp::kGt>));
-  m.impl("plain_lt.Scalar", TORCH_FN(p_cmp_scalar<CmpOp::kLt>));
-  m.impl("plain_sort", TORCH_FN(p_sort));
-  m.impl("plain_argsort", TORCH_FN(p_argsort));
-  m.impl("plain_topk", TORCH_FN(p_topk));
-  m.impl("plain_max", TORCH_FN(p_max_all<true>));
-  m.impl("plain_min", TORCH_FN(p_max_all<false>));
-  m.impl("plain_max.dim", TORCH_FN(p_max_dim<true>));
-  m.impl("plain_min.dim", TORCH_FN(p_max_dim<false>));
-  m.impl("plain_argmax", TORCH_FN(p_argmax<true>));
-  m.impl("plain_argmin", TORCH_FN(p_argmax<false>));
-  m.impl("plain_mean", TORCH_FN(p_mean));
-  m.impl("plain_relu", TORCH_FN(p_relu));
-  m.impl("plain_relu6", TORCH_FN(p_relu6));
-  m.impl("plain_clamp", TORCH_FN(p_clamp));
-  m.impl("plain_leaky_relu", TORCH_FN(p_leaky_relu));
-  m.impl("plain_hardswish", TORCH_FN(p_act<kernels::ActKind::kHardswish>));
-  m.impl("plain_hardsigmoid", TORCH_FN(p_act<kernels::ActKind::kHardsigmoid>));
-  m.impl("plain_sigmoid", TORCH_FN(p_act<kernels::ActKind::kSigmoid>));
-  m.impl("plain_elu", TORCH_FN(p_elu));
-  m.impl("plain_softmax", TORCH_FN(p_softmax));
-  m.impl("plain_layer_norm", TORCH_FN(p_layer_norm));
-  m.impl("plain_batch_norm2d", TORCH_FN((p_batch_norm<4, false>)));
-  m.impl("plain_max_pool2d", TORCH_FN(p_max_pool2d));
-  m.impl("plain_avg_pool2d", TORCH_FN(p_avg_pool2d));
-  m.impl("plain_adaptive_avg_pool2d", TORCH_FN(p_adaptive_avg_pool2d));
-  m.impl("plain_avg_pool3d", TORCH_FN(p_avg_pool3d));
-  m.impl("plain_adaptive_avg_pool3d", TORCH_FN(p_adaptive_avg_pool3d));
-  m.impl("plain_upsample_nearest2d", TORCH_FN(p_upsample_nearest2d));
-  m.impl("plain_upsample_bilinear2d", TORCH_FN(p_upsample_bilinear2d));
-  m.impl("plain_batch_norm2d_relu", TORCH_FN((p_batch_norm<4, true>)));
-  m.impl("plain_batch_norm3d", TORCH_FN((p_batch_norm<5, false>)));
-  m.impl("plain_batch_norm3d_relu", TORCH_FN((p_batch_norm<5, true>)));
-  m.impl("plain_group_norm", TORCH_FN(p_group_norm));
-  m.impl("plain_instance_norm", TORCH_FN(p_instance_norm));
-  m.impl("plain_prelu", TORCH_FN(p_prelu));
-  m.impl("plain_celu", TORCH_FN(p_celu));
-  m.impl("plain_threshold", TORCH_FN(p_threshold));
+QPLUGIN_LIBRARY_IMPL(qplugin, CPU, m) {
+  m.impl("plain_quantize_per_tensor", QPLUGIN_FN(&p_quantize_per_tensor));
+  m.impl("plain_quantize_per_channel", QPLUGIN_FN(&p_quantize_per_channel));
+  m.impl("plain_dequantize_per_tensor", QPLUGIN_FN(&p_dequantize_per_tensor));
+  m.impl("plain_dequantize_per_channel", QPLUGIN_FN(&p_dequantize_per_channel));
+  m.impl("plain_add", QPLUGIN_FN((&p_binary<BinaryKind::kAdd, false>)));
+  m.impl("plain_add_relu", QPLUGIN_FN((&p_binary<BinaryKind::kAdd, true>)));
+  m.impl("plain_mul", QPLUGIN_FN((&p_binary<BinaryKind::kMul, false>)));
+  m.impl("plain_mul_relu", QPLUGIN_FN((&p_binary<BinaryKind::kMul, true>)));
+  m.impl("plain_add_scalar", QPLUGIN_FN((&p_scalar<BinaryKind::kAdd, false>)));
+  m.impl("plain_add_scalar_relu", QPLUGIN_FN((&p_scalar<BinaryKind::kAdd, true>)));
+  m.impl("plain_mul_scalar", QPLUGIN_FN((&p_scalar<BinaryKind::kMul, false>)));
+  m.impl("plain_matmul", QPLUGIN_FN(&p_matmul));
+  m.impl("plain_cat", QPLUGIN_FN((&p_cat<false>)));
+  m.impl("plain_cat_relu", QPLUGIN_FN((&p_cat<true>)));
+  m.impl("plain_eq", QPLUGIN_FN((&p_cmp<CmpOp::kEq>)));
+  m.impl("plain_ne", QPLUGIN_FN((&p_cmp<CmpOp::kNe>)));
+  m.impl("plain_ge", QPLUGIN_FN((&p_cmp<CmpOp::kGe>)));
+  m.impl("plain_le", QPLUGIN_FN((&p_cmp<CmpOp::kLe>)));
+  m.impl("plain_gt", QPLUGIN_FN((&p_cmp<CmpOp::kGt>)));
+  m.impl("plain_lt", QPLUGIN_FN((&p_cmp<CmpOp::kLt>)));
+  m.impl("plain_eq.Scalar", QPLUGIN_FN((&p_cmp_scalar<CmpOp::kEq>)));
+  m.impl("plain_ne.Scalar", QPLUGIN_FN((&p_cmp_scalar<CmpOp::kNe>)));
+  m.impl("plain_ge.Scalar", QPLUGIN_FN((&p_cmp_scalar<CmpOp::kGe>)));
+  m.impl("plain_le.Scalar", QPLUGIN_FN((&p_cmp_scalar<CmpOp::kLe>)));
+  m.impl("plain_gt.Scalar", QPLUGIN_FN((&p_cmp_scalar<CmpOp::kGt>)));
+  m.impl("plain_lt.Scalar", QPLUGIN_FN((&p_cmp_scalar<CmpOp::kLt>)));
+  m.impl("plain_sort", QPLUGIN_FN(&p_sort));
+  m.impl("plain_argsort", QPLUGIN_FN(&p_argsort));
+  m.impl("plain_topk", QPLUGIN_FN(&p_topk));
+  m.impl("plain_max", QPLUGIN_FN((&p_max_all<true>)));
+  m.impl("plain_min", QPLUGIN_FN((&p_max_all<false>)));
+  m.impl("plain_max.dim", QPLUGIN_FN((&p_max_dim<true>)));
+  m.impl("plain_min.dim", QPLUGIN_FN((&p_max_dim<false>)));
+  m.impl("plain_argmax", QPLUGIN_FN((&p_argmax<true>)));
+  m.impl("plain_argmin", QPLUGIN_FN((&p_argmax<false>)));
+  m.impl("plain_mean", QPLUGIN_FN(&p_mean));
+  m.impl("plain_relu", QPLUGIN_FN(&p_relu));
+  m.impl("plain_relu6", QPLUGIN_FN(&p_relu6));
+  m.impl("plain_clamp", QPLUGIN_FN(&p_clamp));
+  m.impl("plain_leaky_relu", QPLUGIN_FN(&p_leaky_relu));
+  m.impl("plain_hardswish", QPLUGIN_FN((&p_act<kernels::ActKind::kHardswish>)));
+  m.impl("plain_hardsigmoid", QPLUGIN_FN((&p_act<kernels::ActKind::kHardsigmoid>)));
+  m.impl("plain_sigmoid", QPLUGIN_FN((&p_act<kernels::ActKind::kSigmoid>)));
+  m.impl("plain_elu", QPLUGIN_FN(&p_elu));
+  m.impl("plain_softmax", QPLUGIN_FN(&p_softmax));
+  m.impl("plain_layer_norm", QPLUGIN_FN(&p_layer_norm));
+  m.impl("plain_batch_norm2d", QPLUGIN_FN((&p_batch_norm<4, false>)));
+  m.impl("plain_max_pool2d", QPLUGIN_FN(&p_max_pool2d));
+  m.impl("plain_avg_pool2d", QPLUGIN_FN(&p_avg_pool2d));
+  m.impl("plain_adaptive_avg_pool2d", QPLUGIN_FN(&p_adaptive_avg_pool2d));
+  m.impl("plain_avg_pool3d", QPLUGIN_FN(&p_avg_pool3d));
+  m.impl("plain_adaptive_avg_pool3d", QPLUGIN_FN(&p_adaptive_avg_pool3d));
+  m.impl("plain_upsample_nearest2d", QPLUGIN_FN(&p_upsample_nearest2d));
+  m.impl("plain_upsample_bilinear2d", QPLUGIN_FN(&p_upsample_bilinear2d));
+  m.impl("plain_batch_norm2d_relu", QPLUGIN_FN((&p_batch_norm<4, true>)));
+  m.impl("plain_batch_norm3d", QPLUGIN_FN((&p_batch_norm<5, false>)));
+  m.impl("plain_batch_norm3d_relu", QPLUGIN_FN((&p_batch_norm<5, true>)));
+  m.impl("plain_group_norm", QPLUGIN_FN(&p_group_norm));
+  m.impl("plain_instance_norm", QPLUGIN_FN(&p_instance_norm));
+  m.impl("plain_prelu", QPLUGIN_FN(&p_prelu));
+  m.impl("plain_celu", QPLUGIN_FN(&p_celu));
+  m.impl("plain_threshold", QPLUGIN_FN(&p_threshold));
 }
 
 // An empty list (or no tensor argument) carries no dispatch key; the dispatcher then takes this entry.
-TORCH_LIBRARY_IMPL(qplugin, CompositeExplicitAutograd, m) {
-  m.impl("plain_add_scalar_qparams", TORCH_FN(p_scalar_qparams<BinaryKind::kAdd>));
-  m.impl("plain_mul_scalar_qparams", TORCH_FN(p_scalar_qparams<BinaryKind::kMul>));
-  m.impl("plain_cat", TORCH_FN(p_cat<false>));
-  m.impl("plain_cat_relu", TORCH_FN(p_cat<true>));
+QPLUGIN_LIBRARY_IMPL(qplugin, CompositeExplicitAutograd, m) {
+  m.impl("plain_add_scalar_qparams", QPLUGIN_FN((&p_scalar_qparams<BinaryKind::kAdd>)));
+  m.impl("plain_mul_scalar_qparams", QPLUGIN_FN((&p_scalar_qparams<BinaryKind::kMul>)));
+  m.impl("plain_cat", QPLUGIN_FN((&p_cat<false>)));
+  m.impl("plain_cat_relu", QPLUGIN_FN((&p_cat<true>)));
 }
 
 }  // namespace cpu

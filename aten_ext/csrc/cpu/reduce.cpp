@@ -2,7 +2,6 @@
 // plain-integer data: validate, view as [outer, n, inner], split over
 // tensor::parallel_for, call kernels/reduce_kernel.
 #include "utils/torch_api.h"
-#include <torch/library.h>
 
 #if defined(__x86_64__)
 #include <emmintrin.h>
@@ -139,9 +138,9 @@ Tensor round_mean(const std::vector<int64_t>& sums, int64_t count, Tensor out) {
     }
   };
   switch (out.scalar_type()) {
-    case kByte: fill(static_cast<uint8_t*>(out.data_ptr())); break;
-    case kChar: fill(static_cast<int8_t*>(out.data_ptr())); break;
-    default: fill(static_cast<int32_t*>(out.data_ptr())); break;
+    case kByte: fill(static_cast<uint8_t*>(out.mutable_data_ptr())); break;
+    case kChar: fill(static_cast<int8_t*>(out.mutable_data_ptr())); break;
+    default: fill(static_cast<int32_t*>(out.mutable_data_ptr())); break;
   }
   return out;
 }
@@ -155,12 +154,12 @@ Tensor max_all_int(const char* op, const Tensor& data, double scale, int64_t zer
                     ": self should have at least one element (use the dim overload for empty "
                     "tensors), got shape ",
                     data.sizes());
-  const Tensor x = data.contiguous();
+  const Tensor x = tensor::contiguous(data);
   const OrderPlan plan = plan_order(x.scalar_type(), scale, zero_point);
   const int64_t i = argmax_flat(x, plan, is_max);
-  Tensor out = alloc({});
+  Tensor out = alloc(IntArrayRef());
   const int64_t es = x.element_size();
-  std::memcpy(out.data_ptr(), static_cast<const char*>(x.const_data_ptr()) + i * es, static_cast<size_t>(es));
+  std::memcpy(out.mutable_data_ptr(), static_cast<const char*>(x.const_data_ptr()) + i * es, static_cast<size_t>(es));
   return out;
 }
 
@@ -173,17 +172,19 @@ std::tuple<Tensor, Tensor> max_dim_int(const char* op, const Tensor& data, doubl
                     data.sizes());
   const auto out_sizes = data.dim() > 0 ? reduced_sizes(data.sizes(), d, keepdim) : std::vector<int64_t>{};
   Tensor values = alloc(out_sizes);
-  Tensor idx = at::empty(out_sizes, data.options().dtype(kLong));
+  Tensor idx = tensor::empty(out_sizes, kLong);
   if (values.numel() == 0) return {values, idx};
-  const Tensor x = data.contiguous();
+  const Tensor x = tensor::contiguous(data);
   int64_t outer = 1, inner = 1;
   for (int64_t k = 0; k < d; ++k) outer *= x.size(k);
   for (int64_t k = d + 1; k < x.dim(); ++k) inner *= x.size(k);
   const OrderPlan plan = plan_order(x.scalar_type(), scale, zero_point);
   argmax_3d(x, plan, is_max, outer, n, inner, idx.mutable_data_ptr<int64_t>());
   // values[o, j] = x[o, idx[o, j], j]
-  const Tensor g = at::gather(x.view({outer, n, inner}), 1, idx.view({outer, 1, inner}));
-  values.view({outer, 1, inner}).copy_(g);
+  const std::vector<int64_t> rows3{outer, 1, inner};
+  const Tensor g = tensor::gather(tensor::view(x, std::vector<int64_t>{outer, n, inner}), 1, tensor::view(idx, rows3));
+  Tensor dst = tensor::view(values, rows3);
+  tensor::copy_(dst, g);
   return {values, idx};
 }
 
@@ -193,21 +194,23 @@ Tensor argmax_int(const char* op, const Tensor& data, double scale, int64_t zero
   if (!dim.has_value()) {
     QP_CHECK_INDEX(data.numel() > 0, "qplugin::", op,
                       ": self should have at least one element when dim is None, got shape ", data.sizes());
-    const Tensor x = data.contiguous();
+    const Tensor x = tensor::contiguous(data);
     const OrderPlan plan = plan_order(x.scalar_type(), scale, zero_point);
     const int64_t i = argmax_flat(x, plan, is_max);
-    std::vector<int64_t> sizes;
+    std::vector<int64_t> sizes;  // 0-dim, or all ones with keepdim: one element
     if (keepdim) sizes.assign(static_cast<size_t>(data.dim()), 1);
-    return at::full(sizes, i, data.options().dtype(kLong));
+    Tensor out = tensor::empty(sizes, kLong);
+    out.mutable_data_ptr<int64_t>()[0] = i;
+    return out;
   }
   const int64_t d = wrap_dim(op, *dim, data.dim());
   const int64_t n = data.dim() > 0 ? data.size(d) : 1;
   QP_CHECK_INDEX(n > 0, "qplugin::", op, ": dim ", *dim, " should have a non-zero size to reduce over, got shape ",
                     data.sizes());
   const auto out_sizes = data.dim() > 0 ? reduced_sizes(data.sizes(), d, keepdim) : std::vector<int64_t>{};
-  Tensor idx = at::empty(out_sizes, data.options().dtype(kLong));
+  Tensor idx = tensor::empty(out_sizes, kLong);
   if (idx.numel() == 0) return idx;
-  const Tensor x = data.contiguous();
+  const Tensor x = tensor::contiguous(data);
   int64_t outer = 1, inner = 1;
   for (int64_t k = 0; k < d; ++k) outer *= x.size(k);
   for (int64_t k = d + 1; k < x.dim(); ++k) inner *= x.size(k);
@@ -216,7 +219,7 @@ Tensor argmax_int(const char* op, const Tensor& data, double scale, int64_t zero
   return idx;
 }
 
-Tensor mean_int(const char* op, const Tensor& data, at::OptionalIntArrayRef dim, bool keepdim,
+Tensor mean_int(const char* op, const Tensor& data, OptIntListArg dim, bool keepdim,
                     const ValuesAlloc& alloc) {
   check_int_data(op, data);
   const int64_t nd = data.dim();
@@ -248,20 +251,20 @@ Tensor mean_int(const char* op, const Tensor& data, at::OptionalIntArrayRef dim,
   QP_CHECK_VALUE(count > 0, "qplugin::", op,
                     ": the reduced dims should hold at least one element "
                     "(the mean of nothing is undefined), got shape ",
-                    data.sizes(), " reducing over ", dim.has_value() ? c10::str(*dim) : std::string("all dims"));
+                    data.sizes(), " reducing over ", dim.has_value() ? qplugin::str(*dim) : std::string("all dims"));
   // Walk the data in its memory order (channels_last and permuted views need
   // no copy): order[i] is the original dim at physical position i.
   std::vector<int64_t> order(static_cast<size_t>(nd));
   for (int64_t d = 0; d < nd; ++d) order[d] = d;
-  Tensor xs = nd > 0 ? data : data.reshape({1});
+  Tensor xs = nd > 0 ? data : tensor::reshape(data, std::vector<int64_t>{1});
   if (nd > 0 && !data.is_contiguous()) {
     std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
       return data.stride(a) > data.stride(b);
     });
-    xs = data.permute(order);
+    xs = tensor::permute(data, order);
     if (!xs.is_contiguous()) {
       for (int64_t d = 0; d < nd; ++d) order[d] = d;
-      xs = data.contiguous();
+      xs = tensor::contiguous(data);
     }
   }
   // Reduced dims one contiguous block [a, b] in memory order: [outer, n, inner] without a copy.
@@ -288,7 +291,7 @@ Tensor mean_int(const char* op, const Tensor& data, at::OptionalIntArrayRef dim,
       if (!reduce[order[i]]) perm.push_back(i);
     for (int64_t i = 0; i < nd; ++i)
       if (reduce[order[i]]) perm.push_back(i);
-    xs = xs.permute(perm).contiguous();
+    xs = tensor::contiguous(tensor::permute(xs, perm));
   }
   const int64_t outer = rows / inner;
   const void* xp = xs.const_data_ptr();
@@ -314,10 +317,10 @@ Tensor mean_int(const char* op, const Tensor& data, at::OptionalIntArrayRef dim,
     column_chunks([&](int64_t off, int64_t col, int64_t len) {
       if (dt == kByte) {
         QPLUGIN_ISA_CALL(mean_mid_u8, static_cast<const uint8_t*>(xp) + off, count, len, inner,
-                         static_cast<uint8_t*>(out.data_ptr()) + col);
+                         static_cast<uint8_t*>(out.mutable_data_ptr()) + col);
       } else {
         QPLUGIN_ISA_CALL(mean_mid_s8, static_cast<const int8_t*>(xp) + off, count, len, inner,
-                         static_cast<int8_t*>(out.data_ptr()) + col);
+                         static_cast<int8_t*>(out.mutable_data_ptr()) + col);
       }
     });
     return out;
@@ -368,14 +371,15 @@ Tensor mean_int(const char* op, const Tensor& data, at::OptionalIntArrayRef dim,
   if (in_order) return round_mean(sums, count, out);
   std::vector<int64_t> tmp_sizes;
   for (int64_t d : kept_order) tmp_sizes.push_back(data.size(d));
-  Tensor tmp = round_mean(sums, count, at::empty(tmp_sizes, out.options()));
+  Tensor tmp = round_mean(sums, count, tensor::empty(tmp_sizes, out.scalar_type()));
   std::vector<int64_t> back;  // position in kept_order of each kept dim, original order
   std::vector<int64_t> sorted_kept = kept_order;
   std::sort(sorted_kept.begin(), sorted_kept.end());
   for (int64_t d : sorted_kept) {
     back.push_back(std::find(kept_order.begin(), kept_order.end(), d) - kept_order.begin());
   }
-  out.view(kept_sizes).copy_(tmp.permute(back));
+  Tensor dst = tensor::view(out, kept_sizes);
+  tensor::copy_(dst, tensor::permute(tmp, back));
   return out;
 }
 

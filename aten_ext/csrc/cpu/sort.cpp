@@ -4,7 +4,6 @@
 #include "cpu/sort.h"
 
 #include "utils/torch_api.h"
-#include <torch/library.h>
 
 #include <algorithm>
 #include <cstring>
@@ -43,7 +42,7 @@ Rows as_rows(const char* op, const Tensor& data, int64_t dim) {
   const int64_t nd = data.dim();
   r.dim = wrap_dim(op, dim, nd);
   if (nd == 0) {
-    r.x = data.reshape({1}).contiguous();
+    r.x = tensor::contiguous(tensor::reshape(data, std::vector<int64_t>{1}));
     r.moved_sizes = {1};
     r.n = 1;
     r.rows = 1;
@@ -51,7 +50,7 @@ Rows as_rows(const char* op, const Tensor& data, int64_t dim) {
     return r;
   }
   r.last = r.dim == nd - 1;
-  r.x = r.last ? data.contiguous() : data.movedim(r.dim, -1).contiguous();
+  r.x = r.last ? tensor::contiguous(data) : tensor::contiguous(tensor::movedim(data, r.dim, -1));
   r.moved_sizes = r.x.sizes().vec();
   r.n = data.size(r.dim);
   r.rows = r.n > 0 ? data.numel() / r.n : 0;
@@ -60,8 +59,8 @@ Rows as_rows(const char* op, const Tensor& data, int64_t dim) {
 
 // Output in the moved layout [.., n'] back to the caller's layout.
 Tensor moved_back(const Rows& r, const Tensor& t, IntArrayRef final_sizes) {
-  if (r.last) return t.view(final_sizes);
-  return t.movedim(-1, r.dim).contiguous();
+  if (r.last) return tensor::view(t, final_sizes);
+  return tensor::contiguous(tensor::movedim(t, -1, r.dim));
 }
 
 // Stable counting sort of one long row with several threads: per-chunk
@@ -96,14 +95,14 @@ void sort_row_split(const uint8_t* x, int64_t n, uint8_t mask, uint8_t* values, 
 }
 
 // Sorts rows of r.x; values (moved layout, may be undefined) and idx [rows, n].
-void sort_rows(const Rows& r, const OrderPlan& plan, bool descending, const Tensor& values, const Tensor& idx) {
+void sort_rows(const Rows& r, const OrderPlan& plan, bool descending, Tensor values, const Tensor& idx) {
   const int64_t rows = r.rows, n = r.n;
   if (rows == 0 || n == 0) return;
   int64_t* ip = idx.mutable_data_ptr<int64_t>();
   if (plan.bytes) {
     const uint8_t mask = descending ? plan.mask ^ 0xFF : plan.mask;
     const auto* xp = static_cast<const uint8_t*>(r.x.const_data_ptr());
-    auto* vp = values.defined() ? static_cast<uint8_t*>(values.data_ptr()) : nullptr;
+    auto* vp = values.defined() ? static_cast<uint8_t*>(values.mutable_data_ptr()) : nullptr;
     if (n >= kSplitRow && rows < tensor::num_threads()) {
       for (int64_t row = 0; row < rows; ++row) {
         sort_row_split(xp + row * n, n, mask, vp ? vp + row * n : nullptr, ip + row * n);
@@ -120,7 +119,7 @@ void sort_rows(const Rows& r, const OrderPlan& plan, bool descending, const Tens
   tensor::parallel_for(0, rows, std::max<int64_t>(1, kGrain / n), [&](int64_t b, int64_t e) {
     QPLUGIN_ISA_CALL(sort_rows_s32, kp + b * n, e - b, n, ip + b * n);
   });
-  if (values.defined()) values.copy_(at::gather(r.x, -1, idx));
+  if (values.defined()) tensor::copy_(values, tensor::gather(r.x, -1, idx));
 }
 
 }  // namespace
@@ -128,9 +127,9 @@ void sort_rows(const Rows& r, const OrderPlan& plan, bool descending, const Tens
 int64_t wrap_dim(const char* op, int64_t dim, int64_t ndim) { return check_dim(op, "dim", dim, ndim); }
 
 ValuesAlloc plain_alloc(const Tensor& data) {
-  const auto opts = data.options();
-  return [opts](IntArrayRef sizes) {
-    return at::empty(sizes, opts);
+  const ScalarType dtype = data.scalar_type();
+  return [dtype](IntArrayRef sizes) {
+    return tensor::empty(sizes, dtype);
   };
 }
 
@@ -145,7 +144,7 @@ OrderPlan plan_order(ScalarType dt, double scale, int64_t zero_point) {
 
 Tensor order_keys(const Tensor& data, const OrderPlan& plan, bool reverse) {
   QP_ASSERT(data.is_contiguous());
-  Tensor keys = at::empty(data.sizes(), data.options().dtype(kInt));
+  Tensor keys = tensor::empty(data.sizes(), kInt);
   const int64_t n = data.numel();
   int32_t* kp = keys.mutable_data_ptr<int32_t>();
   QP_ASSERT(!plan.bytes && data.scalar_type() == kInt);
@@ -161,12 +160,12 @@ std::tuple<Tensor, Tensor> sort_int(const char* op, const Tensor& data, double s
   check_int_data(op, data);
   const Rows r = as_rows(op, data, dim);
   const OrderPlan plan = plan_order(data.scalar_type(), scale, zero_point);
-  Tensor values = r.last ? alloc(data.sizes()) : at::empty(r.moved_sizes, data.options());
-  Tensor idx = at::empty(r.moved_sizes, data.options().dtype(kLong));
-  sort_rows(r, plan, descending, values.view(r.moved_sizes), idx);
-  if (r.last) return {values, idx.view(data.sizes())};
+  Tensor values = r.last ? alloc(data.sizes()) : tensor::empty(r.moved_sizes, data.scalar_type());
+  Tensor idx = tensor::empty(r.moved_sizes, kLong);
+  sort_rows(r, plan, descending, tensor::view(values, r.moved_sizes), idx);
+  if (r.last) return {values, tensor::view(idx, data.sizes())};
   Tensor out = alloc(data.sizes());
-  out.copy_(values.movedim(-1, r.dim));
+  tensor::copy_(out, tensor::movedim(values, -1, r.dim));
   return {out, moved_back(r, idx, data.sizes())};
 }
 
@@ -175,7 +174,7 @@ Tensor argsort_int(const char* op, const Tensor& data, double scale, int64_t zer
   check_int_data(op, data);
   const Rows r = as_rows(op, data, dim);
   const OrderPlan plan = plan_order(data.scalar_type(), scale, zero_point);
-  Tensor idx = at::empty(r.moved_sizes, data.options().dtype(kLong));
+  Tensor idx = tensor::empty(r.moved_sizes, kLong);
   sort_rows(r, plan, descending, Tensor(), idx);
   return moved_back(r, idx, data.sizes());
 }
@@ -195,8 +194,8 @@ std::tuple<Tensor, Tensor> topk_int(const char* op, const Tensor& data, double s
   moved.back() = k;
   const OrderPlan plan = plan_order(data.scalar_type(), scale, zero_point);
   Tensor values_out = r.last ? alloc(out_sizes) : Tensor();
-  Tensor values = r.last ? values_out.view(moved) : at::empty(moved, data.options());
-  Tensor idx = at::empty(moved, data.options().dtype(kLong));
+  Tensor values = r.last ? tensor::view(values_out, moved) : tensor::empty(moved, data.scalar_type());
+  Tensor idx = tensor::empty(moved, kLong);
   const int64_t rows = r.rows, n = r.n;
   if (rows > 0 && k > 0) {
     int64_t* ip = idx.mutable_data_ptr<int64_t>();
@@ -205,7 +204,7 @@ std::tuple<Tensor, Tensor> topk_int(const char* op, const Tensor& data, double s
       // k largest keys; smallest = largest of the reversed keys.
       const uint8_t mask = largest ? plan.mask : plan.mask ^ 0xFF;
       const auto* xp = static_cast<const uint8_t*>(r.x.const_data_ptr());
-      auto* vp = static_cast<uint8_t*>(values.data_ptr());
+      auto* vp = static_cast<uint8_t*>(values.mutable_data_ptr());
       tensor::parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
         for (int64_t row = b; row < e; ++row) {
           QPLUGIN_ISA_CALL(topk_u8, xp + row * n, n, k, mask, vp + row * k, ip + row * k);
@@ -217,13 +216,13 @@ std::tuple<Tensor, Tensor> topk_int(const char* op, const Tensor& data, double s
       tensor::parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
         for (int64_t row = b; row < e; ++row) QPLUGIN_ISA_CALL(topk_s32, kp + row * n, n, k, ip + row * k);
       });
-      values.copy_(at::gather(r.x, -1, idx));
+      tensor::copy_(values, tensor::gather(r.x, -1, idx));
     }
   }
-  if (r.last) return {values_out, idx.view(out_sizes)};
+  if (r.last) return {values_out, tensor::view(idx, out_sizes)};
   Tensor out = alloc(out_sizes);
-  out.copy_(values.movedim(-1, r.dim));
-  return {out, idx.movedim(-1, r.dim).contiguous()};
+  tensor::copy_(out, tensor::movedim(values, -1, r.dim));
+  return {out, tensor::contiguous(tensor::movedim(idx, -1, r.dim))};
 }
 
 }  // namespace cpu

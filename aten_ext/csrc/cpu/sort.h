@@ -39,7 +39,7 @@ QPLUGIN_PLAIN_API Tensor argmax_int(const char* op, const Tensor& data, double s
                                         std::optional<int64_t> dim, bool keepdim, bool is_max);
 // Mean in the integer domain: round_half_even(sum(q) / N) per output element,
 // which is the input's qparams applied to the exact mean of the real values.
-QPLUGIN_PLAIN_API Tensor mean_int(const char* op, const Tensor& data, at::OptionalIntArrayRef dim, bool keepdim,
+QPLUGIN_PLAIN_API Tensor mean_int(const char* op, const Tensor& data, OptIntListArg dim, bool keepdim,
                                       const ValuesAlloc& alloc);
 
 // Default allocator: a plain contiguous tensor like `data`.
