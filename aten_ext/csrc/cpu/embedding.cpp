@@ -25,39 +25,11 @@
 #include "packed_params/plain_buffer.h"
 #include "utils/checks.h"
 
-// NotImplementedError in the ATen build. torch's stable boundary has no exception that becomes
-// NotImplementedError, so there it is a RuntimeError (NotImplementedError's base class).
-#ifdef QPLUGIN_STABLE_ABI
-#define QP_CHECK_NOT_IMPLEMENTED(cond, ...) QP_CHECK(cond, __VA_ARGS__)
-#else
-#define QP_CHECK_NOT_IMPLEMENTED(cond, ...) TORCH_CHECK_NOT_IMPLEMENTED(cond, __VA_ARGS__)
-#endif
-
 namespace qplugin {
 namespace {
 
 constexpr int64_t kGrain = 1 << 15;  // output floats (x rows) per task, roughly
 
-// torch's is_floating_point: float64, float32 and the reduced float dtypes.
-bool is_floating_dtype(ScalarType t) {
-#ifdef QPLUGIN_STABLE_ABI
-  switch (t) {
-    case ScalarType::Double:
-    case ScalarType::Float:
-    case ScalarType::Half:
-    case ScalarType::BFloat16:
-    case ScalarType::Float8_e5m2:
-    case ScalarType::Float8_e4m3fn:
-    case ScalarType::Float8_e5m2fnuz:
-    case ScalarType::Float8_e4m3fnuz:
-    case ScalarType::Float8_e8m0fnu:
-    case ScalarType::Float4_e2m1fn_x2: return true;
-    default: return false;
-  }
-#else
-  return at::isFloatingType(t);
-#endif
-}
 
 // int64 [n] holding 0, step, 2 * step, ...
 Tensor int64_ramp(int64_t n, int64_t step) {

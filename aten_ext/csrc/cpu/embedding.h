@@ -9,18 +9,10 @@
 #include "kernels/embedding_kernel.h"
 #include "utils/export.h"
 
-// torch::stable::Tensor is declared in a hidden namespace: a struct with a Tensor member must not
-// be more visible than it (-Wattributes). The stable build exports no glue to another library.
-#if defined(QPLUGIN_STABLE_ABI) && !defined(_WIN32)
-#define QPLUGIN_HOLDS_TENSOR __attribute__((visibility("hidden")))
-#else
-#define QPLUGIN_HOLDS_TENSOR
-#endif
-
 namespace qplugin {
 namespace cpu {
 
-struct QPLUGIN_HOLDS_TENSOR Bags {
+struct Bags {
   Tensor idx;     // int64 [n]: row per index (-1: pruned away)
   Tensor starts;  // int64 [nbags + 1]
   Tensor psw;     // float32 [n] or undefined

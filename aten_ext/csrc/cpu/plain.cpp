@@ -23,26 +23,6 @@ namespace qplugin {
 namespace cpu {
 namespace {
 
-// torch's is_floating_point: float64, float32 and the reduced float dtypes.
-bool is_floating_dtype(ScalarType t) {
-#ifdef QPLUGIN_STABLE_ABI
-  switch (t) {
-    case ScalarType::Double:
-    case ScalarType::Float:
-    case ScalarType::Half:
-    case ScalarType::BFloat16:
-    case ScalarType::Float8_e5m2:
-    case ScalarType::Float8_e4m3fn:
-    case ScalarType::Float8_e5m2fnuz:
-    case ScalarType::Float8_e4m3fnuz:
-    case ScalarType::Float8_e8m0fnu:
-    case ScalarType::Float4_e2m1fn_x2: return true;
-    default: return false;
-  }
-#else
-  return at::isFloatingType(t);
-#endif
-}
 
 // A per-tensor plain input: integer dtype and sane qparams (arg names the tensor argument).
 void check_input(const char* op, const char* arg, const Tensor& x, double scale, int64_t zero_point) {

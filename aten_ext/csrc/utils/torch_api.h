@@ -77,8 +77,8 @@ constexpr ScalarType kDouble = ScalarType::Double;
 constexpr ScalarType kBool = ScalarType::Bool;
 
 // ---- errors -----------------------------------------------------------------------------------
-// QP_CHECK: RuntimeError; QP_CHECK_VALUE: ValueError; QP_CHECK_INDEX: IndexError; QP_ASSERT: an
-// internal invariant (RuntimeError). The message is the arguments streamed one after another.
+// QP_CHECK: RuntimeError; QP_CHECK_VALUE: ValueError; QP_CHECK_INDEX: IndexError;
+// QP_CHECK_NOT_IMPLEMENTED: NotImplementedError; QP_ASSERT: an internal invariant (RuntimeError). The message is the arguments streamed one after another.
 #ifdef QPLUGIN_STABLE_ABI
 namespace detail {
 inline void put(std::ostream& os, const IntArrayRef& a) {
@@ -112,6 +112,8 @@ template <typename E, typename... Args>
 #define QP_CHECK(cond, ...) QP_FAIL_IF_NOT_(std::runtime_error, cond, __VA_ARGS__)
 #define QP_CHECK_VALUE(cond, ...) QP_FAIL_IF_NOT_(std::invalid_argument, cond, __VA_ARGS__)
 #define QP_CHECK_INDEX(cond, ...) QP_FAIL_IF_NOT_(std::out_of_range, cond, __VA_ARGS__)
+// torch's stable boundary has no exception that becomes NotImplementedError: a RuntimeError (its base)
+#define QP_CHECK_NOT_IMPLEMENTED(cond, ...) QP_FAIL_IF_NOT_(std::runtime_error, cond, __VA_ARGS__)
 #define QP_ASSERT(cond, ...) \
   QP_FAIL_IF_NOT_(std::logic_error, cond, "qplugin internal error: ", #cond, " (", __FILE__, ":", __LINE__, ") ", \
                   ##__VA_ARGS__)
@@ -119,6 +121,7 @@ template <typename E, typename... Args>
 #define QP_CHECK(cond, ...) TORCH_CHECK(cond, __VA_ARGS__)
 #define QP_CHECK_VALUE(cond, ...) TORCH_CHECK_VALUE(cond, __VA_ARGS__)
 #define QP_CHECK_INDEX(cond, ...) TORCH_CHECK_INDEX(cond, __VA_ARGS__)
+#define QP_CHECK_NOT_IMPLEMENTED(cond, ...) TORCH_CHECK_NOT_IMPLEMENTED(cond, __VA_ARGS__)
 #define QP_ASSERT(cond, ...) TORCH_INTERNAL_ASSERT(cond, ##__VA_ARGS__)
 #endif
 
@@ -145,6 +148,27 @@ std::string str(const Args&... args) {
 #define QPLUGIN_LIBRARY_IMPL(ns, key, m) TORCH_LIBRARY_IMPL(ns, key, m)
 #define QPLUGIN_FN(...) TORCH_FN(__VA_ARGS__)
 #endif
+
+// torch's is_floating_point: float64, float32 and the reduced float dtypes.
+inline bool is_floating_dtype(ScalarType t) {
+#ifdef QPLUGIN_STABLE_ABI
+  switch (t) {
+    case ScalarType::Double:
+    case ScalarType::Float:
+    case ScalarType::Half:
+    case ScalarType::BFloat16:
+    case ScalarType::Float8_e5m2:
+    case ScalarType::Float8_e4m3fn:
+    case ScalarType::Float8_e5m2fnuz:
+    case ScalarType::Float8_e4m3fnuz:
+    case ScalarType::Float8_e8m0fnu:
+    case ScalarType::Float4_e2m1fn_x2: return true;
+    default: return false;
+  }
+#else
+  return at::isFloatingType(t);
+#endif
+}
 
 // The name torch prints for a dtype ("Byte", "Float", ...).
 inline const char* dtype_name(ScalarType t) {
