@@ -188,7 +188,8 @@ def main() -> int:
     print(f"torch_qplugin {torch_qplugin.__version__}")
     print(
         f"  built against torch {_build_info.TORCH_VERSION} ({_build_info.CXX_COMPILER}, "
-        f"{_build_info.CXX_STANDARD}, {_build_info.BUILD_TYPE})"
+        f"{_build_info.CXX_STANDARD}, {_build_info.BUILD_TYPE}"
+        f"{', stable ABI: loads under that torch and later' if getattr(_build_info, 'STABLE_ABI', False) else ''})"
     )
     print(f"  running torch       {torch.__version__}")
     print(f"  plain library       {torch_qplugin._ops.plain_library_path()}")

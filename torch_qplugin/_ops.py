@@ -26,6 +26,11 @@ def _release(version: str) -> str:
     return version.split("+")[0]
 
 
+def _release_tuple(version: str) -> tuple:
+    """(major, minor, patch) of a torch version string, for ordering releases."""
+    return tuple(int("".join(c for c in part if c.isdigit()) or 0) for part in _release(version).split(".")[:3])
+
+
 def _lib_dir() -> str:
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib")
 
@@ -86,7 +91,14 @@ def load() -> None:
             "was not built. Install with `pip install --no-build-isolation -e .`"
         ) from e
     built, running = _build_info.TORCH_VERSION, torch.__version__
-    if _release(built) != _release(running):
+    stable = getattr(_build_info, "STABLE_ABI", False)
+    if stable and _release_tuple(running) < _release_tuple(built):
+        raise ImportError(
+            f"torch_qplugin's plain library was built on torch's stable ABI against torch {built}: it "
+            f"loads under torch {_release(built)} and later, but torch {running} is running. Install "
+            f"torch>={_release(built)} or rebuild against the running torch"
+        )
+    if not stable and _release(built) != _release(running):
         # Checked before the library loads: a C++ library built against another torch's headers
         # can fail with an undefined symbol, crash, or load and compute with the wrong layout.
         raise ImportError(
