@@ -2,7 +2,6 @@
 #include "cpu/activation.h"
 
 #include "utils/torch_api.h"
-#include <torch/library.h>
 
 #include <atomic>
 #include <cmath>
@@ -36,7 +35,7 @@ std::atomic<bool>& vbmi_slot() {
 
 // The dense input the kernels read: `data` itself when it is already dense in
 // its kept memory format, else a copy.
-Tensor dense_input(const Tensor& data) { return data.contiguous(kept_format(data)); }
+Tensor dense_input(const Tensor& data) { return tensor::contiguous(data, kept_format(data)); }
 
 // The 8-bit table of (spec, signedness) on the active kernel path: the calling thread's last one
 // when its key matches, else built and kept. The key is every field of the spec by value (the float
@@ -161,14 +160,14 @@ void clamp_raw(const void* xp, void* yp, int64_t n, int64_t elem_size, bool is_s
 
 void clamp_int_out(const Tensor& data, const Tensor& out, int64_t lo, int64_t hi) {
   const Tensor x = dense_input(data);
-  QP_ASSERT(out.is_contiguous(kept_format(data)) && out.sizes() == x.sizes() &&
+  QP_ASSERT(tensor::is_contiguous(out, kept_format(data)) && out.sizes() == x.sizes() &&
                         out.scalar_type() == x.scalar_type());
-  clamp_raw(x.const_data_ptr(), out.data_ptr(), x.numel(), x.element_size(), x.scalar_type() == kChar, lo, hi);
+  clamp_raw(x.const_data_ptr(), out.mutable_data_ptr(), x.numel(), x.element_size(), x.scalar_type() == kChar, lo, hi);
 }
 
 void activation_int_out(const Tensor& data, const Tensor& out, const kernels::ActSpec& spec) {
   const Tensor x = dense_input(data);
-  QP_ASSERT(out.is_contiguous(kept_format(data)) && out.sizes() == x.sizes() &&
+  QP_ASSERT(tensor::is_contiguous(out, kept_format(data)) && out.sizes() == x.sizes() &&
                         out.scalar_type() == x.scalar_type());
   const ScalarType dt = x.scalar_type();
   const int64_t n = x.numel();
@@ -195,7 +194,7 @@ void activation_int_out(const Tensor& data, const Tensor& out, const kernels::Ac
   // activation, qparams, dtype and kernel path (a model calls each activation with fixed qparams).
   const uint8_t* table = act_table8(spec, dt == kChar);
   const uint8_t* xp = static_cast<const uint8_t*>(x.const_data_ptr());
-  uint8_t* yp = static_cast<uint8_t*>(out.data_ptr());
+  uint8_t* yp = static_cast<uint8_t*>(out.mutable_data_ptr());
   const bool vbmi = vbmi_slot().load();
   parallel_elems(n, 1, [&](int64_t b, int64_t e) {
     QPLUGIN_ISA_CALL(lut_apply8, xp + b, yp + b, e - b, table, vbmi);

@@ -1,7 +1,6 @@
 // CPU glue for add / add_relu / mul / mul_relu and the scalar variants:
 // validate, broadcast, keep the memory format, call kernels/add_kernel.h.
 #include "utils/torch_api.h"
-#include <torch/library.h>
 
 #include <algorithm>
 #include <cmath>
@@ -96,15 +95,15 @@ void binary_into(const Names& nm, BinaryKind kind, bool relu, const Tensor& a, Q
   if (n == 0) return;
   const kernels::BinaryParams p = binary_params(kind, relu, qt, qa, qb, qo);
   const MemoryFormat fmt = kept_format(out);
-  const bool dense_out = out.is_contiguous(fmt);
-  const bool dense_a = a.sizes() == out.sizes() && a.is_contiguous(fmt);
-  const bool dense_b = b.sizes() == out.sizes() && b.is_contiguous(fmt);
+  const bool dense_out = tensor::is_contiguous(out, fmt);
+  const bool dense_a = a.sizes() == out.sizes() && tensor::is_contiguous(a, fmt);
+  const bool dense_b = b.sizes() == out.sizes() && tensor::is_contiguous(b, fmt);
   const size_t es = a.element_size();
   if (dense_out && (dense_a || a.numel() == 1) && (dense_b || b.numel() == 1)) {
     // Flat walk: both dense in the output's layout, or one a single value.
     const char* ap = static_cast<const char*>(a.const_data_ptr());
     const char* bp = static_cast<const char*>(b.const_data_ptr());
-    char* yp = static_cast<char*>(out.data_ptr());
+    char* yp = static_cast<char*>(out.mutable_data_ptr());
     const int64_t as = dense_a ? 1 : 0, bs = dense_b ? 1 : 0;
     tensor::parallel_for(0, n, kGrain, [&](int64_t lo, int64_t hi) {
       const kernels::Strided s{ap + lo * as * es, as, bp + lo * bs * es, bs, yp + lo * es, 1};
@@ -137,7 +136,7 @@ Tensor binary_int(const Names& nm, BinaryKind kind, bool relu, const Tensor& a, 
   check_zero_point(op, nm.zero_point(nm.b).c_str(), qb.zero_point, qt);
   check_zero_point(op, "zero_point", qo.zero_point, qt);
   const auto shape = broadcast_shape(op, a.sizes(), b.sizes());
-  Tensor out = at::empty(shape, a.options(), binary_format(a, b, shape));
+  Tensor out = tensor::empty(shape, a.scalar_type(), binary_format(a, b, shape));
   binary_into(nm, kind, relu, a, qa, b, qb, qo, out);
   return out;
 }
@@ -165,10 +164,10 @@ int64_t scalar_in_steps(const char* op, QP qx, double c) {
 // Runs fn(x_ptr, y_ptr, len) over the flat data of x (made dense in out's format).
 template <typename F>
 void unary_walk(const Tensor& x, const Tensor& out, F fn) {
-  const Tensor xc = x.contiguous(kept_format(out));
-  QP_ASSERT(out.is_contiguous(kept_format(out)) && xc.sizes() == out.sizes());
+  const Tensor xc = tensor::contiguous(x, kept_format(out));
+  QP_ASSERT(tensor::is_contiguous(out, kept_format(out)) && xc.sizes() == out.sizes());
   const char* xp = static_cast<const char*>(xc.const_data_ptr());
-  char* yp = static_cast<char*>(out.data_ptr());
+  char* yp = static_cast<char*>(out.mutable_data_ptr());
   const int64_t es = static_cast<int64_t>(xc.element_size());
   tensor::parallel_for(0, xc.numel(), kGrain, [&](int64_t lo, int64_t hi) {
     fn(xp + lo * es, yp + lo * es, hi - lo);
@@ -265,7 +264,8 @@ void mul_scalar_into(const Names& nm, const Tensor& x, QP qx, double b, bool rel
   const int32_t lo = static_cast<int32_t>(relu ? std::max<int64_t>(r.first, qo.zero_point) : r.first);
   const int32_t hi = static_cast<int32_t>(r.second);
   if (c == 0.0) {
-    out.zero_();
+    Tensor y = out;  // the same tensor: zero_ writes out's data
+    tensor::zero_(y);
     return;
   }
   flip_clamp_into(x, out, c < 0.0, static_cast<int32_t>(r.first + r.second), lo, hi);

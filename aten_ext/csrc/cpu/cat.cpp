@@ -2,7 +2,6 @@
 // that copies (shared qparams: bit-exact) or requantizes each input's block
 // (kernels/cat_kernel.h) into its slot of the output.
 #include "utils/torch_api.h"
-#include <torch/library.h>
 
 #include <algorithm>
 #include <array>
@@ -128,7 +127,7 @@ void cat_into(const Names& nm, const std::vector<Tensor>& xs_in, const std::vect
               bool relu, const Tensor& out) {
   QP_ASSERT(xs_in.size() == qps.size());
   const MemoryFormat fmt = kept_format(out);
-  QP_ASSERT(out.is_contiguous(fmt));
+  QP_ASSERT(tensor::is_contiguous(out, fmt));
   if (out.numel() == 0) return;
   const ScalarType dt = out.scalar_type();
   const ScalarType qt = int_dtype_of(nm.op, nm.a, out);
@@ -155,7 +154,7 @@ void cat_into(const Names& nm, const std::vector<Tensor>& xs_in, const std::vect
       continue;
     }
     Part pt;
-    pt.x = xs_in[i].contiguous(fmt);
+    pt.x = tensor::contiguous(xs_in[i], fmt);
     pt.cols = pt.x.size(dim) * split.inner;
     pt.offset = c_off * split.inner;
     c_off += pt.x.size(dim);
@@ -184,7 +183,7 @@ void cat_into(const Names& nm, const std::vector<Tensor>& xs_in, const std::vect
     parts.push_back(pt);
   }
   const bool vbmi = act_use_vbmi(std::nullopt);
-  char* yp = static_cast<char*>(out.data_ptr());
+  char* yp = static_cast<char*>(out.mutable_data_ptr());
 
   // Copies / requantizes rows [r0, r1) of every part, column pieces [p0, p1) of nsplit.
   auto run = [&](int64_t r0, int64_t r1, int64_t p0, int64_t p1, int64_t nsplit) {
@@ -309,7 +308,7 @@ Tensor cat_int(const Names& nm, const std::vector<Tensor>& xs, const std::vector
   }
   check_scale(op, "scale", qo.scale);
   check_zero_point(op, "zero_point", qo.zero_point, qt);
-  Tensor out = at::empty(shape, xs[0].options(), cat_format(xs));
+  Tensor out = tensor::empty(shape, xs[0].scalar_type(), cat_format(xs));
   cat_into(nm, xs, qps, d, qo, relu, out);
   return out;
 }

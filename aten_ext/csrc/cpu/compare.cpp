@@ -13,7 +13,6 @@
 //    8-bit values are compared as torch compares x.dequantize() (exact in q: float32
 //    represents every q - zp, and the product is monotone).
 #include "utils/torch_api.h"
-#include <torch/library.h>
 
 #include <algorithm>
 #include <array>
@@ -143,8 +142,8 @@ kernels::CmpRange scalar_range(CmpOp op, QP qa, ScalarType qt, double c) {
   return {static_cast<int32_t>(lo), static_cast<int32_t>(hi), invert};
 }
 
-Tensor bool_out(IntArrayRef shape, const Tensor& like, MemoryFormat fmt) {
-  return at::empty(shape, like.options().dtype(kBool), fmt);
+Tensor bool_out(IntArrayRef shape, MemoryFormat fmt) {
+  return tensor::empty(shape, kBool, fmt);
 }
 
 // Value of the byte pattern b for a dtype (uint8 / int8).
@@ -172,7 +171,7 @@ Tensor compare_scalar_int(const Names& nm, CmpOp op, const Tensor& a, QP qa, dou
   check_zero_point(name, nm.zero_point(nm.a).c_str(), qa.zero_point, qt);
   const kernels::CmpRange range = scalar_range(op, qa, qt, other);
   const MemoryFormat fmt = kept_format(a);
-  Tensor out = bool_out(a.sizes(), a, fmt);
+  Tensor out = bool_out(a.sizes(), fmt);
   if (a.numel() == 0) return out;
   const ScalarType dt = a.scalar_type();
   const int64_t es = static_cast<int64_t>(a.element_size());
@@ -185,7 +184,7 @@ Tensor compare_scalar_int(const Names& nm, CmpOp op, const Tensor& a, QP qa, dou
       QPLUGIN_ISA_CALL(cmp_range_s32, reinterpret_cast<const int32_t*>(q), qs, y, ys, n, range);
     }
   };
-  if (a.is_contiguous(fmt)) {
+  if (tensor::is_contiguous(a, fmt)) {
     const char* qp = static_cast<const char*>(a.const_data_ptr());
     uint8_t* yp = reinterpret_cast<uint8_t*>(out.mutable_data_ptr<bool>());
     tensor::parallel_for(0, a.numel(), kGrain, [&](int64_t b, int64_t e) {
@@ -211,7 +210,7 @@ Tensor compare_int(const Names& nm, CmpOp op, const Tensor& a, QP qa, const Tens
   check_zero_point(name, nm.zero_point(nm.a).c_str(), qa.zero_point, ta);
   check_zero_point(name, nm.zero_point(nm.b).c_str(), qb.zero_point, tb);
   const auto shape = broadcast_shape(name, a.sizes(), b.sizes());
-  Tensor out = bool_out(shape, a, binary_format(a, b, shape));
+  Tensor out = bool_out(shape, binary_format(a, b, shape));
   if (out.numel() == 0) return out;
   const kernels::CmpRange range = diff_range(op);
   const bool eight = ta != kInt && tb != kInt;

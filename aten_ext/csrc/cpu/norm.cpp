@@ -1,7 +1,6 @@
 // CPU glue for layer_norm / group_norm / instance_norm / batch_norm2d / 3d: fold the float parameters into the
 // kernels' per-element / per-channel constants, lay out, call kernels/.
 #include "utils/torch_api.h"
-#include <torch/library.h>
 
 #include <algorithm>
 #include <cmath>
@@ -19,14 +18,14 @@ namespace cpu {
 namespace {
 
 // The n values of a float32 / float64 parameter (check_norm_param) read in place: a converted
-// copy (t.to(kDouble)) would cost an allocation and an elementwise pass per parameter per call, a
-// sizeable share of a small batch_norm.
+// copy (tensor::to(t, kDouble)) would cost an allocation and an elementwise pass per parameter per
+// call, a sizeable share of a small batch_norm.
 std::vector<double> to_doubles(const Tensor& t, int64_t n, double fill) {
   if (!t.defined()) return std::vector<double>(n, fill);
-  const Tensor c = t.is_contiguous() ? t : t.contiguous();
+  const Tensor c = t.is_contiguous() ? t : tensor::contiguous(t);
   if (c.scalar_type() == kFloat)
     return std::vector<double>(c.const_data_ptr<float>(), c.const_data_ptr<float>() + n);
-  const Tensor d = c.to(kDouble);
+  const Tensor d = tensor::to(c, kDouble);
   return std::vector<double>(d.const_data_ptr<double>(), d.const_data_ptr<double>() + n);
 }
 
@@ -73,14 +72,17 @@ struct FoldedNorm {
 template <typename Call>
 void for_row_blocks(const Tensor& x, const Tensor& out, int64_t rows, int64_t m, const Call& call) {
   const bool direct = out.is_contiguous();
-  Tensor y = direct ? out : at::empty(x.sizes(), x.options());
+  Tensor y = direct ? out : tensor::empty(x.sizes(), x.scalar_type());
   const char* xp = static_cast<const char*>(x.const_data_ptr());
-  char* yp = static_cast<char*>(y.data_ptr());
+  char* yp = static_cast<char*>(y.mutable_data_ptr());
   const int64_t row_bytes = m * static_cast<int64_t>(x.element_size());
   tensor::parallel_for(0, rows, std::max<int64_t>(1, (1 << 14) / m), [&](int64_t b, int64_t e) {
     call(xp + b * row_bytes, yp + b * row_bytes, b, e);
   });
-  if (!direct) out.copy_(y);
+  if (!direct) {
+    Tensor dst = out;  // the same tensor: copy_ writes out's data
+    tensor::copy_(dst, y);
+  }
 }
 
 // name##_u8 / _s8 / _s32 on the dtype of the data.
@@ -118,7 +120,7 @@ void for_channel_blocks(const AxisSplit& sp, int64_t C, const Call& call) {
 void layer_norm_int_out(const Tensor& data, const Tensor& out, IntArrayRef normalized_shape,
                         const Tensor& weight, const Tensor& bias, double eps, double in_scale, int64_t in_zp,
                         double out_scale, int64_t out_zp) {
-  const Tensor x = data.contiguous();
+  const Tensor x = tensor::contiguous(data);
   QP_ASSERT(out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type());
   if (x.numel() == 0) return;
   int64_t m = 1;
@@ -136,8 +138,8 @@ void batch_norm_int_out(const char* op, const Tensor& data, const Tensor& out, c
                         const Tensor& bias, const Tensor& mean, const Tensor& var, double eps,
                         double in_scale, int64_t in_zp, double out_scale, int64_t out_zp, bool relu) {
   const MemoryFormat fmt = kept_format(data);
-  const Tensor x = data.contiguous(fmt);
-  QP_ASSERT(x.dim() >= 2 && out.is_contiguous(fmt) && out.sizes() == x.sizes() &&
+  const Tensor x = tensor::contiguous(data, fmt);
+  QP_ASSERT(x.dim() >= 2 && tensor::is_contiguous(out, fmt) && out.sizes() == x.sizes() &&
                         out.scalar_type() == x.scalar_type());
   const int64_t C = x.size(1);
   const std::vector<double> w = to_doubles(weight, C, 1.0), bi = to_doubles(bias, C, 0.0);
@@ -158,7 +160,7 @@ void batch_norm_int_out(const char* op, const Tensor& data, const Tensor& out, c
   const ScalarType dt = x.scalar_type();
   std::vector<float> Af(A.begin(), A.end()), Bf(B.begin(), B.end());
   const void* xp = x.const_data_ptr();
-  void* yp = out.data_ptr();
+  void* yp = out.mutable_data_ptr();
   const int32_t lo = relu ? static_cast<int32_t>(out_zp) : std::numeric_limits<int32_t>::min();
   auto call = [&](int64_t off, int64_t outer, int64_t channels, int64_t inner, int64_t c0) {
     if (dt == kByte) {
@@ -178,7 +180,7 @@ void batch_norm_int_out(const char* op, const Tensor& data, const Tensor& out, c
 void group_norm_int_out(const Tensor& data, const Tensor& out, int64_t groups, const Tensor& weight,
                         const Tensor& bias, double eps, double in_scale, int64_t in_zp, double out_scale,
                         int64_t out_zp) {
-  const Tensor x = data.contiguous();
+  const Tensor x = tensor::contiguous(data);
   QP_ASSERT(x.dim() >= 2 && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type());
   if (x.numel() == 0) return;
   const int64_t C = x.size(1);
@@ -199,8 +201,8 @@ void prelu_int_out(const char* op, const Tensor& data, const Tensor& out, const 
   for (double a : slopes) steepest = std::max(steepest, std::fabs(a));
   check_requant_multiplier(op, "output_scale", out_scale, in_scale * steepest, "input scale * max(1, |slope|)");
   const MemoryFormat fmt = kept_format(data);
-  const Tensor x = data.contiguous(fmt);
-  QP_ASSERT(out.is_contiguous(fmt) && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type() &&
+  const Tensor x = tensor::contiguous(data, fmt);
+  QP_ASSERT(tensor::is_contiguous(out, fmt) && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type() &&
                         (x.scalar_type() == kByte || x.scalar_type() == kChar));
   if (x.numel() == 0) return;
   // One slope for every element: a single "channel" over the flat data.
@@ -211,7 +213,7 @@ void prelu_int_out(const char* op, const Tensor& data, const Tensor& out, const 
   std::vector<float> an(C);
   for (int64_t c = 0; c < C; ++c) an[c] = static_cast<float>(s * slopes[c] / out_scale);
   const void* xp = x.const_data_ptr();
-  void* yp = out.data_ptr();
+  void* yp = out.mutable_data_ptr();
   const bool u8 = x.scalar_type() == kByte;
   const int32_t zp = static_cast<int32_t>(in_zp), oz = static_cast<int32_t>(out_zp);
   auto call = [&](int64_t off, int64_t outer, int64_t channels, int64_t inner, int64_t c0) {
@@ -272,7 +274,7 @@ std::vector<double> prelu_slopes(const char* op, const char* arg, IntArrayRef x_
                     ": weight should "
                     "have 1 or ",
                     C, " (", arg, ".size(1)) elements, got ", w.numel());
-  const Tensor wd = w.to(kDouble).contiguous();
+  const Tensor wd = tensor::contiguous(tensor::to(w, kDouble));
   std::vector<double> slopes(wd.const_data_ptr<double>(), wd.const_data_ptr<double>() + wd.numel());
   for (double v : slopes) {
     QP_CHECK_VALUE(std::isfinite(v), "qplugin::", op, ": weight should be finite, got ", v);

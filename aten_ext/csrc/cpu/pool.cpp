@@ -10,7 +10,6 @@
 #include "cpu/pool.h"
 
 #include "utils/torch_api.h"
-#include <torch/library.h>
 
 #include <algorithm>
 #include <array>
@@ -256,7 +255,7 @@ void run_avg(const Tensor& x, const Tensor& out, const Nchw& d, bool nhwc, int64
   const bool wide = t.max_window >= (int64_t(1) << 23);
   const ScalarType dt = x.scalar_type();
   const void* ip = x.const_data_ptr();
-  void* op = out.data_ptr();
+  void* op = out.mutable_data_ptr();
   const int64_t esz = x.element_size();
   const int64_t in_img = d.D * d.H * d.W * d.C, out_img = OD * OH * OW * d.C;
   if (nhwc) {
@@ -379,14 +378,14 @@ std::vector<int64_t> adaptive_output_sizes(const char* op, IntArrayRef sizes, In
 
 void max_pool2d_int_out(const Tensor& data, const Pool2dWindow& w, const Tensor& out) {
   const MemoryFormat fmt = pool_format(data);
-  const Tensor x = data.contiguous(fmt);
+  const Tensor x = tensor::contiguous(data, fmt);
   const Nchw d = nchw(x.sizes());
   const int64_t OH = out.size(-2), OW = out.size(-1);
   if (out.numel() == 0) return;
   const kernels::MaxPool2dGeom g{d.H, d.W, OH, OW, w.kH, w.kW, w.sH, w.sW, w.pH, w.pW, w.dH, w.dW};
   const ScalarType dt = x.scalar_type();
   const void* ip = x.const_data_ptr();
-  void* op = out.data_ptr();
+  void* op = out.mutable_data_ptr();
   const int64_t esz = x.element_size();
   if (fmt == MemoryFormat::ChannelsLast) {
     for_nhwc(d, OH, OW * w.kH * w.kW, [&](int64_t n, int64_t c0, int64_t c1, int64_t oh0, int64_t oh1) {
@@ -424,7 +423,7 @@ void max_pool2d_int_out(const Tensor& data, const Pool2dWindow& w, const Tensor&
 void avg_pool2d_int_out(const Tensor& data, int64_t zero_point, const Pool2dWindow& w, bool count_include_pad,
                         std::optional<int64_t> divisor_override, const Tensor& out) {
   const MemoryFormat fmt = pool_format(data);
-  const Tensor x = data.contiguous(fmt);
+  const Tensor x = tensor::contiguous(data, fmt);
   const Nchw d = nchw(x.sizes());
   const int64_t OH = out.size(-2), OW = out.size(-1);
   if (out.numel() == 0) return;
@@ -438,7 +437,7 @@ void avg_pool2d_int_out(const Tensor& data, int64_t zero_point, const Pool2dWind
 
 void adaptive_avg_pool2d_int_out(const Tensor& data, const Tensor& out) {
   const MemoryFormat fmt = pool_format(data);
-  const Tensor x = data.contiguous(fmt);
+  const Tensor x = tensor::contiguous(data, fmt);
   const Nchw d = nchw(x.sizes());
   const int64_t OH = out.size(-2), OW = out.size(-1);
   if (out.numel() == 0) return;
@@ -525,7 +524,7 @@ std::vector<int64_t> adaptive3d_output_sizes(const char* op, IntArrayRef sizes, 
 void avg_pool3d_int_out(const Tensor& data, int64_t zero_point, const Pool3dWindow& w, bool count_include_pad,
                         std::optional<int64_t> divisor_override, const Tensor& out) {
   const MemoryFormat fmt = pool3d_format(data);
-  const Tensor x = data.contiguous(fmt);
+  const Tensor x = tensor::contiguous(data, fmt);
   const Nchw d = ncdhw(x.sizes());
   const int64_t OD = out.size(-3), OH = out.size(-2), OW = out.size(-1);
   if (out.numel() == 0) return;
@@ -540,7 +539,7 @@ void avg_pool3d_int_out(const Tensor& data, int64_t zero_point, const Pool3dWind
 
 void adaptive_avg_pool3d_int_out(const Tensor& data, const Tensor& out) {
   const MemoryFormat fmt = pool3d_format(data);
-  const Tensor x = data.contiguous(fmt);
+  const Tensor x = tensor::contiguous(data, fmt);
   const Nchw d = ncdhw(x.sizes());
   const int64_t OD = out.size(-3), OH = out.size(-2), OW = out.size(-1);
   if (out.numel() == 0) return;
@@ -560,7 +559,7 @@ Tensor max_pool2d_int(const Tensor& data, IntArrayRef kernel_size, IntArrayRef s
   check_int_data(op, data);
   check_pool_input_rank(op, "input", data);
   const Pool2dWindow w = check_pool2d_args(op, data.sizes(), kernel_size, stride, padding, dilation, ceil_mode);
-  Tensor out = at::empty(pool2d_output_sizes(op, data.sizes(), w), data.options(), pool_format(data));
+  Tensor out = tensor::empty(pool2d_output_sizes(op, data.sizes(), w), data.scalar_type(), pool_format(data));
   max_pool2d_int_out(data, w, out);
   return out;
 }
@@ -573,7 +572,7 @@ Tensor avg_pool2d_int(const Tensor& data, int64_t zero_point, IntArrayRef kernel
   check_pool_input_rank(op, "input", data);
   const Pool2dWindow w = check_pool2d_args(op, data.sizes(), kernel_size, stride, padding, {}, ceil_mode);
   check_divisor_override(op, divisor_override);
-  Tensor out = at::empty(pool2d_output_sizes(op, data.sizes(), w), data.options(), pool_format(data));
+  Tensor out = tensor::empty(pool2d_output_sizes(op, data.sizes(), w), data.scalar_type(), pool_format(data));
   avg_pool2d_int_out(data, zero_point, w, count_include_pad, divisor_override, out);
   return out;
 }
@@ -582,7 +581,8 @@ Tensor adaptive_avg_pool2d_int(const Tensor& data, IntArrayRef output_size) {
   constexpr const char* op = "adaptive_avg_pool2d";
   check_int_data(op, data);
   check_pool_input_rank(op, "input", data);
-  Tensor out = at::empty(adaptive_output_sizes(op, data.sizes(), output_size), data.options(), pool_format(data));
+  Tensor out =
+      tensor::empty(adaptive_output_sizes(op, data.sizes(), output_size), data.scalar_type(), pool_format(data));
   adaptive_avg_pool2d_int_out(data, out);
   return out;
 }

@@ -4,7 +4,6 @@
 #include "cpu/quantize.h"
 
 #include "utils/torch_api.h"
-#include <torch/library.h>
 
 #include <algorithm>
 #include <cstring>
@@ -22,6 +21,46 @@ namespace {
 
 constexpr int64_t kGrain = 1 << 15;                  // elements per task
 constexpr int64_t kStreamBytes = int64_t(48) << 20;  // non-temporal stores above this output size
+
+// torch's isFloatingType: float64, float32 and the reduced float types.
+bool is_floating_dtype(ScalarType t) {
+#ifdef QPLUGIN_STABLE_ABI
+  switch (t) {
+    case ScalarType::Double:
+    case ScalarType::Float:
+    case ScalarType::Half:
+    case ScalarType::BFloat16:
+    case ScalarType::Float8_e5m2:
+    case ScalarType::Float8_e5m2fnuz:
+    case ScalarType::Float8_e4m3fn:
+    case ScalarType::Float8_e4m3fnuz:
+    case ScalarType::Float8_e8m0fnu:
+    case ScalarType::Float4_e2m1fn_x2: return true;
+    default: return false;
+  }
+#else
+  return at::isFloatingType(t);
+#endif
+}
+
+// torch's isIntegralType(t, /*includeBool=*/false): the signed and unsigned integer types.
+bool is_integral_dtype(ScalarType t) {
+#ifdef QPLUGIN_STABLE_ABI
+  switch (t) {
+    case ScalarType::Byte:
+    case ScalarType::Char:
+    case ScalarType::Short:
+    case ScalarType::Int:
+    case ScalarType::Long:
+    case ScalarType::UInt16:
+    case ScalarType::UInt32:
+    case ScalarType::UInt64: return true;
+    default: return false;
+  }
+#else
+  return at::isIntegralType(t, /*includeBool=*/false);
+#endif
+}
 
 // The wrapped channel axis of a per-channel tensor.
 int64_t check_channel_axis(const char* op, const Tensor& self, int64_t axis) {
@@ -41,9 +80,9 @@ struct ChannelParams {
 
 ChannelParams check_channel_params(const char* op, const Tensor& scales, const Tensor& zero_points,
                                    int64_t channels, ScalarType qdtype) {
-  QP_CHECK(at::isFloatingType(scales.scalar_type()), "qplugin::", op,
+  QP_CHECK(is_floating_dtype(scales.scalar_type()), "qplugin::", op,
               ": scales should be a float32 or float64 tensor, got dtype ", scales.scalar_type());
-  QP_CHECK(at::isIntegralType(zero_points.scalar_type(), /*includeBool=*/false), "qplugin::", op,
+  QP_CHECK(is_integral_dtype(zero_points.scalar_type()), "qplugin::", op,
               ": zero_points should be an int32 or int64 tensor, got dtype ", zero_points.scalar_type());
   QP_CHECK_VALUE(scales.dim() == 1 && scales.numel() == channels, "qplugin::", op,
                     ": scales should be 1-D with one entry per channel (", channels, "), got shape ", scales.sizes());
@@ -51,8 +90,8 @@ ChannelParams check_channel_params(const char* op, const Tensor& scales, const T
                     ": zero_points should be 1-D with one entry per channel (", channels, "), got shape ",
                     zero_points.sizes());
   ChannelParams p;
-  p.scales = scales.to(kDouble).contiguous();
-  p.zero_points = zero_points.to(kLong).contiguous();
+  p.scales = tensor::contiguous(tensor::to(scales, kDouble));
+  p.zero_points = tensor::contiguous(tensor::to(zero_points, kLong));
   const double* s = p.scales.mutable_data_ptr<double>();
   const int64_t* z = p.zero_points.mutable_data_ptr<int64_t>();
   const auto range = qrange(qdtype);
@@ -136,7 +175,7 @@ void walk_per_channel(const PerChannelWalk& w, int64_t numel, RowFn row_fn, Peri
 
 Tensor as_float_input(const char* op, const Tensor& self) {
   check_float_input(op, "self", self);
-  return self.contiguous(kept_format(self));
+  return tensor::contiguous(self, kept_format(self));
 }
 
 QParams choose_qparams(float min, float max, int32_t qmin, int32_t qmax, bool reduce_range) {
@@ -222,8 +261,8 @@ Tensor quantize_per_tensor_int(const char* op, const Tensor& self, double scale,
   check_scale(op, "scale", scale);
   check_zero_point(op, "zero_point", zero_point, dtype);
   const Tensor x = as_float_input(op, self);
-  Tensor out = at::empty(x.sizes(), x.options().dtype(dtype), kept_format(self));
-  quantize_tensor_into(x, scale, zero_point, dtype, out.data_ptr());
+  Tensor out = tensor::empty(x.sizes(), dtype, kept_format(self));
+  quantize_tensor_into(x, scale, zero_point, dtype, out.mutable_data_ptr());
   return out;
 }
 
@@ -237,7 +276,7 @@ Tensor quantize_per_channel_with(const char* op, const Tensor& self, const Tenso
   Tensor out = make_out(x, p.scales, p.zero_points, ax, fmt);
   const PerChannelWalk w = plan_walk(x.sizes(), ax, fmt);
   const float* xp = x.const_data_ptr<float>();
-  void* yp = out.data_ptr();
+  void* yp = out.mutable_data_ptr();
   const int64_t inner = w.split.inner;
   // The periodic walk's per-element parameters: 8-bit takes inverse scales, qint32 scales.
   std::vector<float> inv_p;
@@ -285,7 +324,7 @@ Tensor quantize_per_channel_int(const char* op, const Tensor& self, const Tensor
   return quantize_per_channel_with(
       op, self, scales, zero_points, axis, dtype,
       [dtype](const Tensor& x, const Tensor&, const Tensor&, int64_t, MemoryFormat fmt) {
-        return at::empty(x.sizes(), x.options().dtype(dtype), fmt);
+        return tensor::empty(x.sizes(), dtype, fmt);
       });
 }
 
@@ -297,8 +336,8 @@ void check_per_channel_qparams(const char* op, const Tensor& data, const Tensor&
 
 Tensor dequantize_per_tensor_int(const Tensor& data, double scale, int64_t zero_point) {
   const MemoryFormat fmt = kept_format(data);
-  const Tensor q = data.contiguous(fmt);
-  Tensor out = at::empty(q.sizes(), q.options().dtype(kFloat), fmt);
+  const Tensor q = tensor::contiguous(data, fmt);
+  Tensor out = tensor::empty(q.sizes(), kFloat, fmt);
   const float s = static_cast<float>(scale);
   const int32_t zp = static_cast<int32_t>(zero_point);
   const void* qp = q.const_data_ptr();
@@ -321,11 +360,11 @@ Tensor dequantize_per_tensor_int(const Tensor& data, double scale, int64_t zero_
 Tensor dequantize_per_channel_int(const Tensor& data, const Tensor& scales, const Tensor& zero_points,
                                       int64_t axis) {
   const MemoryFormat fmt = kept_format(data);
-  const Tensor q = data.contiguous(fmt);
-  Tensor out = at::empty(q.sizes(), q.options().dtype(kFloat), fmt);
+  const Tensor q = tensor::contiguous(data, fmt);
+  Tensor out = tensor::empty(q.sizes(), kFloat, fmt);
   const int64_t channels = q.size(axis);
-  const Tensor sc = scales.to(kDouble).contiguous();
-  const Tensor zc = zero_points.to(kInt).contiguous();
+  const Tensor sc = tensor::contiguous(tensor::to(scales, kDouble));
+  const Tensor zc = tensor::contiguous(tensor::to(zero_points, kInt));
   QP_ASSERT(sc.numel() == channels && zc.numel() == channels);
   std::vector<double> s(sc.const_data_ptr<double>(), sc.const_data_ptr<double>() + channels);
   std::vector<int32_t> z(zc.const_data_ptr<int32_t>(), zc.const_data_ptr<int32_t>() + channels);
@@ -368,11 +407,12 @@ Tensor dequantize_per_channel_int(const Tensor& data, const Tensor& scales, cons
 
 Tensor dense_copy(const Tensor& data) {
   const MemoryFormat fmt = kept_format(data);
-  if (!data.is_contiguous(fmt)) {
-    return data.contiguous(fmt);  // already a fresh dense copy
+  if (!tensor::is_contiguous(data, fmt)) {
+    return tensor::contiguous(data, fmt);  // already a fresh dense copy
   }
-  Tensor out = at::empty(data.sizes(), data.options(), fmt);
-  parallel_copy(out.data_ptr(), data.const_data_ptr(), data.nbytes());
+  Tensor out = tensor::empty(data.sizes(), data.scalar_type(), fmt);
+  parallel_copy(out.mutable_data_ptr(), data.const_data_ptr(),
+                data.numel() * static_cast<int64_t>(data.element_size()));
   return out;
 }
 

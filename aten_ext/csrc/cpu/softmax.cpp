@@ -1,6 +1,5 @@
 // CPU glue for quantized softmax: lay out, build the exp table, call kernels/.
 #include "utils/torch_api.h"
-#include <torch/library.h>
 
 #include <cmath>
 
@@ -16,8 +15,8 @@ namespace cpu {
 void softmax_int_out(const Tensor& data, const Tensor& out, int64_t dim, double in_scale, int64_t in_zp,
                      double out_scale, int64_t out_zp) {
   const MemoryFormat fmt = kept_format(data);
-  const Tensor x = data.contiguous(fmt);
-  QP_ASSERT(out.is_contiguous(fmt) && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type());
+  const Tensor x = tensor::contiguous(data, fmt);
+  QP_ASSERT(tensor::is_contiguous(out, fmt) && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type());
   if (x.numel() == 0) return;
   // 0-dim: one element along a dim of size 1.
   const AxisSplit sp = x.dim() == 0 ? AxisSplit{1, 1, 1} : axis_split(x.sizes(), dim, fmt);
@@ -28,7 +27,7 @@ void softmax_int_out(const Tensor& data, const Tensor& out, int64_t dim, double 
     for (int k = 0; k < 256; ++k) table[k] = std::exp(-static_cast<double>(k) * in_scale);
   }
   const void* xp = x.const_data_ptr();
-  void* yp = out.data_ptr();
+  void* yp = out.mutable_data_ptr();
   auto call = [&](int64_t off, int64_t outer, int64_t count) {
     if (dt == kByte) {
       QPLUGIN_ISA_CALL(softmax_u8, static_cast<const uint8_t*>(xp) + off, static_cast<uint8_t*>(yp) + off, outer,

@@ -7,7 +7,6 @@
 #include "cpu/upsample.h"
 
 #include "utils/torch_api.h"
-#include <torch/library.h>
 
 #include <algorithm>
 #include <cmath>
@@ -96,7 +95,7 @@ std::vector<int64_t> upsample_nearest2d_output_sizes(const char* op, IntArrayRef
 
 void upsample_nearest2d_int_out(const Tensor& data, const Tensor& out) {
   const MemoryFormat fmt = pool_format(data);
-  const Tensor x = data.contiguous(fmt);
+  const Tensor x = tensor::contiguous(data, fmt);
   if (out.numel() == 0) return;
   const int64_t N = x.dim() == 4 ? x.size(0) : 1;
   const int64_t C = x.size(-3), H = x.size(-2), W = x.size(-1);
@@ -105,7 +104,7 @@ void upsample_nearest2d_int_out(const Tensor& data, const Tensor& out) {
   const kernels::Upsample2dGeom g{H, W, OH, OW, hidx.data(), widx.data()};
   const int64_t esz = x.element_size();
   const auto* ip = static_cast<const uint8_t*>(x.const_data_ptr());
-  auto* op = static_cast<uint8_t*>(out.data_ptr());
+  auto* op = static_cast<uint8_t*>(out.mutable_data_ptr());
   if (fmt == MemoryFormat::ChannelsLast) {
     const int64_t pix = C * esz;
     const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, OW * pix));
@@ -132,7 +131,7 @@ void upsample_nearest2d_int_out(const Tensor& data, const Tensor& out) {
 void upsample_bilinear2d_int_out(const Tensor& data, const Tensor& out, bool align_corners,
                                  std::optional<double> scales_h, std::optional<double> scales_w) {
   const MemoryFormat fmt = pool_format(data);
-  const Tensor x = data.contiguous(fmt);
+  const Tensor x = tensor::contiguous(data, fmt);
   QP_ASSERT(x.scalar_type() == kByte || x.scalar_type() == kChar);
   if (out.numel() == 0) return;
   const int64_t N = x.dim() == 4 ? x.size(0) : 1;
@@ -153,7 +152,7 @@ void upsample_bilinear2d_int_out(const Tensor& data, const Tensor& out, bool ali
                                   tw.w_hi.data()};
   const bool u8 = x.scalar_type() == kByte;
   const auto* ip = static_cast<const uint8_t*>(x.const_data_ptr());
-  auto* op = static_cast<uint8_t*>(out.data_ptr());
+  auto* op = static_cast<uint8_t*>(out.mutable_data_ptr());
   if (fmt == MemoryFormat::ChannelsLast) {
     const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, OW * C));
     tensor::parallel_for(0, N * OH, grain, [&](int64_t b, int64_t e) {
@@ -187,8 +186,8 @@ Tensor upsample_nearest2d_int(const Tensor& data, IntArrayRef output_size) {
   constexpr const char* op = "upsample_nearest2d";
   QP_CHECK((data.scalar_type() == kByte || data.scalar_type() == kChar || data.scalar_type() == kInt),
               "qplugin::", op, ": input should hold uint8, int8 or int32 data, got dtype ", data.scalar_type());
-  Tensor out =
-      at::empty(upsample_nearest2d_output_sizes(op, data.sizes(), output_size), data.options(), pool_format(data));
+  Tensor out = tensor::empty(upsample_nearest2d_output_sizes(op, data.sizes(), output_size), data.scalar_type(),
+                             pool_format(data));
   upsample_nearest2d_int_out(data, out);
   return out;
 }
