@@ -22,46 +22,6 @@ namespace {
 constexpr int64_t kGrain = 1 << 15;                  // elements per task
 constexpr int64_t kStreamBytes = int64_t(48) << 20;  // non-temporal stores above this output size
 
-// torch's isFloatingType: float64, float32 and the reduced float types.
-bool is_floating_dtype(ScalarType t) {
-#ifdef QPLUGIN_STABLE_ABI
-  switch (t) {
-    case ScalarType::Double:
-    case ScalarType::Float:
-    case ScalarType::Half:
-    case ScalarType::BFloat16:
-    case ScalarType::Float8_e5m2:
-    case ScalarType::Float8_e5m2fnuz:
-    case ScalarType::Float8_e4m3fn:
-    case ScalarType::Float8_e4m3fnuz:
-    case ScalarType::Float8_e8m0fnu:
-    case ScalarType::Float4_e2m1fn_x2: return true;
-    default: return false;
-  }
-#else
-  return at::isFloatingType(t);
-#endif
-}
-
-// torch's isIntegralType(t, /*includeBool=*/false): the signed and unsigned integer types.
-bool is_integral_dtype(ScalarType t) {
-#ifdef QPLUGIN_STABLE_ABI
-  switch (t) {
-    case ScalarType::Byte:
-    case ScalarType::Char:
-    case ScalarType::Short:
-    case ScalarType::Int:
-    case ScalarType::Long:
-    case ScalarType::UInt16:
-    case ScalarType::UInt32:
-    case ScalarType::UInt64: return true;
-    default: return false;
-  }
-#else
-  return at::isIntegralType(t, /*includeBool=*/false);
-#endif
-}
-
 // The wrapped channel axis of a per-channel tensor.
 int64_t check_channel_axis(const char* op, const Tensor& self, int64_t axis) {
   QP_CHECK_VALUE(self.dim() > 0, "qplugin::", op,

@@ -170,6 +170,25 @@ inline bool is_floating_dtype(ScalarType t) {
 #endif
 }
 
+// torch's isIntegralType(t, /*includeBool=*/false): the signed and unsigned integer types.
+inline bool is_integral_dtype(ScalarType t) {
+#ifdef QPLUGIN_STABLE_ABI
+  switch (t) {
+    case ScalarType::Byte:
+    case ScalarType::Char:
+    case ScalarType::Short:
+    case ScalarType::Int:
+    case ScalarType::Long:
+    case ScalarType::UInt16:
+    case ScalarType::UInt32:
+    case ScalarType::UInt64: return true;
+    default: return false;
+  }
+#else
+  return at::isIntegralType(t, /*includeBool=*/false);
+#endif
+}
+
 // The name torch prints for a dtype ("Byte", "Float", ...).
 inline const char* dtype_name(ScalarType t) {
 #ifdef QPLUGIN_STABLE_ABI
