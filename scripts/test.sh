@@ -10,9 +10,10 @@
 # check, the history check) with ruff and clang-format installed into the first version's venv; a
 # lint failure fails the run, after the tests.
 # Each version's build also builds the torch-free kernel testers (test/kernels), run before its
-# pytest; the first version's build is then reconfigured with QPLUGIN_PLAIN_ONLY=ON (the plain
-# library alone, its objects reused) into a package of its own, and the plain-only tests
-# (test/plain_only, test/test_plain_wall.py) run against it; and scripts/test_aarch64.sh --smoke
+# pytest; the plain library alone is built once more, on torch's stable ABI (QPLUGIN_STABLE_ABI=ON)
+# against the first version, into a package of its own, and the plain suite (STABLE_PLAIN_TESTS:
+# test/plain_only, the wall, the plain ops, weights and buffers) runs against that one binary under
+# every version; and scripts/test_aarch64.sh --smoke
 # (cross-build for aarch64, the kernel testers and the whole package under qemu, its outputs against
 # the first version's x86 install) runs after the first version's tests (QPLUGIN_SKIP_AARCH64=1
 # skips it). The versions' suites run side by side in the background, each as soon as its wheel is
@@ -126,24 +127,39 @@ logged() {  # name, command...
   return "$rc"
 }
 
-plain_only_tests() {  # version: the plain library alone (QPLUGIN_PLAIN_ONLY=ON), its tests
+# The plain tier's suite, run against the stable-ABI plain library alone.
+STABLE_PLAIN_TESTS=(test/plain_only test/test_plain_wall.py test/ops/test_plain_ops.py test/ops/test_plain_weights.py
+  test/ops/test_plain_buffer_integrity.py)
+
+stable_plain_build() {  # version: the plain library alone on torch's stable ABI, built against it
   local v="$1"
-  local vpy="$VENV_PREFIX-$v/bin/python" build="$ROOT/build/cmake-release-torch$v"
-  local pkg="$ROOT/build/plain-only-torch$v"
-  echo "== torch $v: plain-only build (QPLUGIN_PLAIN_ONLY=ON) and its tests"
+  local vpy="$VENV_PREFIX-$v/bin/python" build="$ROOT/build/cmake-stable-torch$v"
+  local pkg="$ROOT/build/plain-stable-torch$v"
+  echo "== torch $v: the plain library alone on torch's stable ABI (QPLUGIN_STABLE_ABI=ON)"
   rm -rf "$pkg"
   mkdir -p "$pkg"
   "$vpy" -c 'import shutil, sys; shutil.copytree(sys.argv[1], sys.argv[2], ignore=shutil.ignore_patterns(
     "lib", "__pycache__", "_build_info.py", "*.so"))' "$ROOT/torch_qplugin" "$pkg/torch_qplugin"
-  # the wheel's build dir: the plain library's objects are up to date, so this configures and links
-  cmake -S "$ROOT" -B "$build" -DQPLUGIN_PLAIN_ONLY=ON -DQPLUGIN_PY_OUT="$pkg/torch_qplugin" >/dev/null
+  local gen=()
+  command -v ninja >/dev/null 2>&1 && gen=(-G Ninja)
+  cmake -S "$ROOT" -B "$build" "${gen[@]}" -DPython_EXECUTABLE="$vpy" -DQPLUGIN_STABLE_ABI=ON \
+    -DQPLUGIN_PY_OUT="$pkg/torch_qplugin" >/dev/null
   cmake --build "$build" --parallel 2
   local libs
   libs="$(cd "$pkg/torch_qplugin/lib" && echo *.so)"
-  [ "$libs" = "libtorch_qplugin_plain.so" ] || { echo "the plain-only build made: $libs" >&2; return 1; }
-  (cd /tmp && PYTHONPATH="$pkg" PYTHONSAFEPATH=1 "$vpy" -m torch_qplugin | grep -E "library")
+  [ "$libs" = "libtorch_qplugin_plain.so" ] || { echo "the stable-ABI build made: $libs" >&2; return 1; }
+}
+
+stable_plain_tests() {  # running version, built version: the plain suite against the stable build
+  local v="$1" built="$2"
+  local vpy="$VENV_PREFIX-$v/bin/python" pkg="$ROOT/build/plain-stable-torch$built"
+  echo "== torch $v: the plain suite against the stable-ABI plain library built against torch $built"
+  (cd /tmp && PYTHONPATH="$pkg" PYTHONSAFEPATH=1 "$vpy" -m torch_qplugin | grep -E "built against|running|library")
+  local tmp
+  tmp="$(mktemp -d "${TMPDIR:-/tmp}/qplugin-pytest-stable-$v.XXXXXX")"
   PYTHONPATH="$pkg" QPLUGIN_PLAIN_ONLY_PKG="$pkg" PYTHONSAFEPATH=1 "$vpy" -m pytest -q -p no:cacheprovider \
-    test/plain_only test/test_plain_wall.py
+    --basetemp="$tmp" "${STABLE_PLAIN_TESTS[@]}"
+  rm -rf "$tmp"
 }
 
 # Each foreground step runs in a subshell outside any `||`, so that `set -e` still stops a failed
@@ -190,11 +206,18 @@ for i in "${!TORCH_VERSIONS[@]}"; do
       logged "tests-$v" run_suite "$v" "$@" &
     fi
     jobs_bg+=($!)
+    start=$SECONDS
     if [ "$i" -eq 0 ]; then
+      (set -e; stable_plain_build "$v")
+      stable_rc=$?
+      summary+=("torch $v stable-ABI plain library: $([ "$stable_rc" -eq 0 ] && echo built || echo "FAILED (exit $stable_rc)"), $((SECONDS - start)) s")
+      [ "$stable_rc" -eq 0 ] || status=1
       start=$SECONDS
-      (set -e; plain_only_tests "$v")
+    fi
+    if [ "${stable_rc:-1}" -eq 0 ]; then
+      (set -e; stable_plain_tests "$v" "${TORCH_VERSIONS[0]}")
       rc=$?
-      summary+=("torch $v plain-only (QPLUGIN_PLAIN_ONLY=ON): $([ "$rc" -eq 0 ] && echo passed || echo "FAILED (exit $rc)"), $((SECONDS - start)) s")
+      summary+=("torch $v: plain suite on the stable-ABI build of torch ${TORCH_VERSIONS[0]}: $([ "$rc" -eq 0 ] && echo passed || echo "FAILED (exit $rc)"), $((SECONDS - start)) s")
       [ "$rc" -eq 0 ] || status=1
     fi
   fi

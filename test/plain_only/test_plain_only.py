@@ -18,6 +18,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import torch
 
 import torch_qplugin
 
@@ -113,12 +114,56 @@ def test_plain_only_package_loads_the_plain_tier(plain_pkg):
     assert "isa " in out
 
 
+def _installed_full_package():
+    """The package with both libraries to compare against: the one under test when it has them, else
+    the one installed in this Python (scripts/test.sh runs this file with the plain-only package on
+    PYTHONPATH, its venv holding the full wheel of the running torch); None when there is none."""
+    if torch_qplugin._ops.has_quantized():
+        return PKG.parent
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    code = "import torch_qplugin, os; from torch_qplugin import _ops; print(_ops.has_quantized(), os.path.dirname(os.path.dirname(torch_qplugin.__file__)))"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd="/")
+    if r.returncode != 0 or not r.stdout.startswith("True "):
+        return None
+    return Path(r.stdout.split(" ", 1)[1].strip())
+
+
 def test_plain_only_workflow_matches_the_full_package(plain_pkg):
     """Quantizer / QTensor, convert(plain=True) and a plain op: the same bytes with the plain library
-    alone as with both libraries."""
+    alone (an ATen build, or the stable-ABI build of an older torch) as with both libraries."""
     alone = _digest(_run(plain_pkg, _WORKLOAD))
-    if torch_qplugin._ops.has_quantized():
-        assert _digest(_run(PKG.parent, _WORKLOAD)) == alone
+    full = _installed_full_package()
+    if os.environ.get("QPLUGIN_PLAIN_ONLY_PKG"):
+        assert full is not None, "scripts/test.sh's venv should hold the full package to compare with"
+    if full is not None:
+        assert _digest(_run(full, _WORKLOAD)) == alone
+
+
+def _build_info(root):
+    return _run(root, "from torch_qplugin import _build_info as b; print(b.STABLE_ABI, b.TORCH_VERSION)").split()
+
+
+def test_stable_abi_build_imports_no_torch_cpp_symbol(plain_pkg):
+    """A stable-ABI plain library names no ATen / c10 / torch C++ symbol (only the C shim: aoti_torch_*,
+    torch_*), so it loads under later torch versions; an ATen build does name them."""
+    stable, built = _build_info(plain_pkg)
+    lib = plain_pkg / "torch_qplugin" / "lib" / PLAIN_LIB
+    nm = shutil.which("nm")
+    assert nm, "binutils' nm is needed to read the library's imports"
+    undefined = subprocess.run([nm, "-D", "--undefined-only", str(lib)], capture_output=True, text=True, check=True)
+    names = [line.split()[-1] for line in undefined.stdout.splitlines() if line.strip()]
+    cpp_torch = [n for n in names if n.startswith(("_ZN3c10", "_ZN2at", "_ZN5torch", "_ZNK3c10", "_ZNK2at"))]
+    shim = [n for n in names if n.startswith(("aoti_torch_", "torch_"))]
+    if stable == "True":
+        assert cpp_torch == [], cpp_torch[:10]
+        assert "torch_call_dispatcher" in shim and "aoti_torch_empty_strided" in shim, shim
+        assert _release(built) <= _release(torch.__version__), (built, torch.__version__)
+    else:
+        assert cpp_torch, "an ATen build of the plain library should import c10 / ATen symbols"
+
+
+def _release(version):
+    return tuple(int(p) for p in version.split("+")[0].split(".")[:3])
 
 
 @pytest.mark.parametrize(
