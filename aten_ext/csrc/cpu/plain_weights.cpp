@@ -284,7 +284,7 @@ Tensor conv_impl(const char* op, int64_t spatial, const Tensor& x, double x_scal
   check_w_qparams(op, w_scales, w_zps, w.size(0));
   const ConvCall c =
       conv_call(op, conv_kind(spatial), w, w_scales, w_zps, bias, packed, stride, padding, {}, dilation, groups);
-  Tensor y = conv_empty_output(conv_output_sizes(op, x.sizes(), *c.p), x.options());
+  Tensor y = conv_empty_output(conv_output_sizes(op, x.sizes(), *c.p), x.scalar_type());
   conv_forward_view(op, x, x_scale, x_zp, *c.p, c.k, y_scale, y_zp, relu, accum, a_scale, a_zp, y);
   return y;
 }
@@ -352,7 +352,7 @@ Tensor p_conv_transpose(const Tensor& x, double x_scale, int64_t x_zp, const Ten
   check_wt(op, w, w_scales, w_zps, groups);
   const ConvCall c = conv_call(op, conv_transpose_kind(kSpatial), w, w_scales, w_zps, bias, packed, stride, padding,
                                output_padding, dilation, groups);
-  Tensor y = conv_empty_output(conv_transpose_output_sizes(op, x.sizes(), *c.p), x.options());
+  Tensor y = conv_empty_output(conv_transpose_output_sizes(op, x.sizes(), *c.p), x.scalar_type());
   conv_transpose_forward_view(op, x, x_scale, x_zp, *c.p, c.k, y_scale, y_zp, y);
   return y;
 }
