@@ -44,15 +44,16 @@ kernels::ConvGeom conv_geom(IntArrayRef xs, const ConvWeights& p, const std::vec
 }
 
 Tensor conv_channels_last_input(const Tensor& x, int64_t spatial) {
-  if (spatial == 1) return x.unsqueeze(2).contiguous(MemoryFormat::ChannelsLast);
-  return x.contiguous(conv_memory_format(x.dim()));
+  if (spatial == 1) return tensor::contiguous(tensor::unsqueeze(x, 2), MemoryFormat::ChannelsLast);
+  return tensor::contiguous(x, conv_memory_format(x.dim()));
 }
 
-Tensor conv_empty_output(const std::vector<int64_t>& ys, const at::TensorOptions& options) {
+Tensor conv_empty_output(const std::vector<int64_t>& ys, ScalarType dtype) {
   if (ys.size() == 3) {
-    return at::empty({ys[0], ys[1], 1, ys[2]}, options, MemoryFormat::ChannelsLast).squeeze(2);
+    const std::vector<int64_t> ys4{ys[0], ys[1], 1, ys[2]};
+    return tensor::squeeze(tensor::empty(ys4, dtype, MemoryFormat::ChannelsLast), 2);
   }
-  return at::empty(ys, options, conv_memory_format(static_cast<int64_t>(ys.size())));
+  return tensor::empty(ys, dtype, conv_memory_format(static_cast<int64_t>(ys.size())));
 }
 
 MemoryFormat conv_memory_format(int64_t dim) {

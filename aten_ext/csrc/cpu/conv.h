@@ -26,9 +26,9 @@ QPLUGIN_PLAIN_API MemoryFormat conv_memory_format(int64_t dim);
 // x as a dense channels_last (N, [D,] H, W, C) uint8 buffer (1-d: a (N, C, 1, L) channels_last view).
 Tensor conv_channels_last_input(const Tensor& x, int64_t spatial);
 
-// An empty output of sizes ys in conv's output layout (channels_last; 1-d: the squeezed
-// channels_last 4-d tensor), with x's options.
-Tensor conv_empty_output(const std::vector<int64_t>& ys, const at::TensorOptions& options);
+// An empty output of sizes ys and dtype `dtype` in conv's output layout (channels_last; 1-d: the
+// squeezed channels_last 4-d tensor).
+Tensor conv_empty_output(const std::vector<int64_t>& ys, ScalarType dtype);
 
 // The activation / output qparams checks of every conv (quint8 range).
 void check_conv_io_qparams(const char* op, double x_scale, int64_t x_zp, double y_scale, int64_t y_zp);

@@ -96,7 +96,7 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
   const bool transpose = is_conv_transpose_kind(kind);
   QP_CHECK(w_int8.defined() && w_int8.scalar_type() == kChar, "qplugin::", op,
               ": weight should be an int8 tensor, got ",
-              w_int8.defined() ? c10::toString(w_int8.scalar_type()) : "an undefined tensor");
+              w_int8.defined() ? dtype_name(w_int8.scalar_type()) : "an undefined tensor");
   QP_CHECK_VALUE(w_int8.dim() == spatial + 2, "qplugin::", op, ": weight should have ", spatial + 2,
                     transpose ? " dims (in_channels, out_channels / groups, kernel...), got "
                               : " dims (out_channels, in_channels / groups, kernel...), got ",
@@ -158,9 +158,10 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
                     " (exact int32 accumulation), got ", p->K);
   // qparams: 1 (per tensor) or OC (per channel) entries
   // (a conversion only where needed: the plain ops describe the conv on every call)
-  const Tensor sc = (w_scales.scalar_type() == kDouble ? w_scales : w_scales.to(kDouble)).contiguous();
+  const Tensor sc =
+      tensor::contiguous(w_scales.scalar_type() == kDouble ? w_scales : tensor::to(w_scales, kDouble));
   const Tensor zp =
-      (w_zero_points.scalar_type() == kLong ? w_zero_points : w_zero_points.to(kLong)).contiguous();
+      tensor::contiguous(w_zero_points.scalar_type() == kLong ? w_zero_points : tensor::to(w_zero_points, kLong));
   const bool per_tensor = sc.numel() == 1 && zp.numel() == 1;
   QP_CHECK_VALUE(per_tensor || (sc.numel() == p->OC && zp.numel() == p->OC), "qplugin::", op,
                     ": weight per-channel scales and zero_points should have ", p->OC, " elements, got ", sc.numel(),
@@ -188,7 +189,7 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
                 b.scalar_type());
     QP_CHECK_VALUE(b.dim() == 1 && b.size(0) == p->OC, "qplugin::", op, ": bias should be a 1-d tensor of ", p->OC,
                       " elements (out_channels), got shape ", b.sizes());
-    const Tensor bc = b.contiguous();
+    const Tensor bc = tensor::contiguous(b);
     std::copy_n(bc.const_data_ptr<float>(), p->OC, p->bias_f.begin());
     p->bias = b;
   }
@@ -215,7 +216,7 @@ std::shared_ptr<ConvWeights> conv_transpose_prepack_int(const char* op, const st
   // per (group, kd, kh): B[kw * OCg + oc][ic] = w[g * ICg + ic][oc][kd][kh][kw]
   const int64_t G = groups, ICg = p->ICg, OCg = p->OC / groups;
   const int64_t KD = p->KD, KH = p->KH, KW = p->KW;
-  const Tensor wc = w_int8.contiguous();
+  const Tensor wc = tensor::contiguous(w_int8);
   const int8_t* src = wc.const_data_ptr<int8_t>();  // [IC][OCg][KD][KH][KW]
   const int64_t ncols = KW * OCg;
   std::vector<int8_t> bm(static_cast<size_t>(ncols * ICg));
@@ -248,7 +249,7 @@ std::shared_ptr<ConvWeights> conv_prepack_int(const char* op, const std::string&
   auto p = conv_describe_int(op, kind, w_int8, w_scales, w_zero_points, bias, stride, padding, {}, dilation, groups);
   const int64_t taps = p->KD * p->KH * p->KW;
   // wmat [OC][taps][ICg]
-  const Tensor wi = w_int8.contiguous().reshape({p->OC, p->ICg, taps});
+  const Tensor wi = tensor::reshape(tensor::contiguous(w_int8), std::vector<int64_t>{p->OC, p->ICg, taps});
   const int8_t* src = wi.mutable_data_ptr<int8_t>();
   p->wmat.resize(static_cast<size_t>(p->OC * p->K));
   for (int64_t o = 0; o < p->OC; ++o) {

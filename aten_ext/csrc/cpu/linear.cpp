@@ -4,6 +4,8 @@
 
 #include "utils/torch_api.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -62,6 +64,27 @@ void gemm_u8(const uint8_t* x, int64_t M, int64_t x_zero_point, const gemm::Pack
   gemm::qgemm(p);
 }
 
+// min / max of x[0..n) (n >= 1) over threads, in blocks of kernels' minmax_f32: both NaN if any
+// x is NaN (as torch.aminmax), else the exact extremes (the order of the blocks changes no value).
+void minmax_f32_parallel(const float* x, int64_t n, float* mn, float* mx) {
+  constexpr int64_t kBlock = int64_t{1} << 16;
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  std::vector<float> lo(static_cast<size_t>(blocks)), hi(static_cast<size_t>(blocks));
+  tensor::parallel_for(0, blocks, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t i = b * kBlock;
+      QPLUGIN_ISA_CALL(minmax_f32, x + i, std::min(kBlock, n - i), &lo[b], &hi[b]);
+    }
+  });
+  float l = lo[0], h = hi[0];
+  for (int64_t b = 1; b < blocks; ++b) {  // a NaN, once met, stays
+    if (std::isnan(lo[b]) || lo[b] < l) l = lo[b];
+    if (std::isnan(hi[b]) || hi[b] > h) h = hi[b];
+  }
+  *mn = l;
+  *mx = h;
+}
+
 }  // namespace
 
 void linear_u8(const char* op, const uint8_t* x, int64_t M, double x_scale, int64_t x_zero_point,
@@ -114,30 +137,28 @@ Tensor linear_dynamic_view(const char* op, const Tensor& x_in, const LinearWeigh
   const int64_t K = w.b.K;
   std::vector<int64_t> out_sizes = x_in.sizes().vec();
   out_sizes.back() = N;
-  Tensor out = at::empty(out_sizes, x_in.options().dtype(kFloat));
+  Tensor out = tensor::empty(out_sizes, kFloat);
   if (out.numel() == 0) return out;
   const int64_t M = out.numel() / N;
   const int64_t numel = M * K;
-  const Tensor x = x_in.contiguous();
+  const Tensor x = tensor::contiguous(x_in);
   const float* xp = x.const_data_ptr<float>();
   // Activations up to 2^18 elements (1 MB of floats; e.g. 128 x 1024): min/max and
   // quantization in this thread, into a reused per-thread buffer: no ATen ops, no allocation,
   // and the GEMM is the call's only parallel region (torch's fbgemm path also finds min/max
   // serially). Each extra parallel region is a fork/join (on a loaded machine, a wait for a
   // descheduled worker: 128x1024x1024 measured 3x torch's time at 2 threads with three regions).
-  // Larger activations: at::aminmax and a threaded quantization pass.
+  // Larger activations: threaded min/max and quantization passes.
   constexpr int64_t kSmall = int64_t{1} << 18;
   const bool small = numel <= kSmall;
   // Activation qparams: torch's choice (fbgemm ChooseQuantizationParams) on [min, max] of X
-  // (NaN if X holds a NaN, as at::aminmax).
+  // (both NaN if X holds a NaN, as torch's aminmax).
   float xmin = 0.0f, xmax = 0.0f;
   if (numel > 0) {
     if (small) {
       QPLUGIN_ISA_CALL(minmax_f32, xp, numel, &xmin, &xmax);
     } else {
-      const auto mm = at::aminmax(x);
-      xmin = std::get<0>(mm).item<float>();
-      xmax = std::get<1>(mm).item<float>();
+      minmax_f32_parallel(xp, numel, &xmin, &xmax);
     }
   }
   const QParams qp = choose_qparams(xmin, xmax, 0, 255, reduce_range);
@@ -153,7 +174,7 @@ Tensor linear_dynamic_view(const char* op, const Tensor& x_in, const LinearWeigh
     qptr = small_xq.data();
     QPLUGIN_ISA_CALL(quantize_u8, xp, qptr, numel, inv, zp);
   } else {
-    xq_big = at::empty({M, K}, x.options().dtype(kByte));
+    xq_big = tensor::empty(std::vector<int64_t>{M, K}, kByte);
     qptr = xq_big.mutable_data_ptr<uint8_t>();
     tensor::parallel_for(0, numel, 1 << 15, [&](int64_t b, int64_t e) {
       QPLUGIN_ISA_CALL(quantize_u8, xp + b, qptr + b, e - b, inv, zp);

@@ -24,10 +24,10 @@ Tensor linear_fp16_view(const char* op, const Tensor& x_in, const LinearWeightsV
                     " (W's in_features), got shape ", x_in.sizes());
   std::vector<int64_t> out_sizes = x_in.sizes().vec();
   out_sizes.back() = N;
-  Tensor out = at::empty(out_sizes, x_in.options().dtype(kFloat));
+  Tensor out = tensor::empty(out_sizes, kFloat);
   if (out.numel() == 0) return out;
   const int64_t M = out.numel() / N;
-  const Tensor x = x_in.contiguous();
+  const Tensor x = tensor::contiguous(x_in);
   const float* xp = x.const_data_ptr<float>();
   float* yp = out.mutable_data_ptr<float>();
   // Work units: blocks of kRows rows x kPanels panels (64 columns); each unit is independent

@@ -7,6 +7,16 @@
 #include "kernels/linear_fp16_kernel.h"
 #include "utils/checks.h"
 
+// A warning (a Python UserWarning), its message streamed as QP_CHECK's.
+#ifndef QP_WARN
+#ifdef QPLUGIN_STABLE_ABI
+#define QP_WARN(...) \
+  aoti_torch_warn(__func__, __FILE__, static_cast<uint32_t>(__LINE__), ::qplugin::str(__VA_ARGS__).c_str())
+#else
+#define QP_WARN(...) TORCH_WARN(__VA_ARGS__)
+#endif
+#endif
+
 namespace qplugin {
 
 namespace gemm = kernels::gemm;
@@ -21,7 +31,7 @@ std::optional<Tensor> checked_bias(const char* op, const std::optional<Tensor>& 
               b.scalar_type());
   QP_CHECK_VALUE(b.dim() == 1 && b.size(0) == N, "qplugin::", op, ": B should have shape [", N,
                     "] (out_features), got ", b.sizes());
-  return b.contiguous();
+  return tensor::contiguous(b);
 }
 
 constexpr float kFp16Max = 65504.0f;
@@ -43,7 +53,7 @@ void LinearWeights::check_fp16(const char* op) const {
 void LinearWeights::init_fp16(const char* op, const Tensor& weight, const std::optional<Tensor>& bias) {
   QP_CHECK(weight.defined() && (weight.scalar_type() == kFloat || weight.scalar_type() == kHalf),
               "qplugin::", op, ": W should be a float32 or float16 tensor, got ",
-              weight.defined() ? "dtype " + std::string(c10::toString(weight.scalar_type()))
+              weight.defined() ? "dtype " + std::string(dtype_name(weight.scalar_type()))
                                : std::string("an undefined tensor"));
   QP_CHECK_VALUE(weight.dim() == 2, "qplugin::", op, ": W should be 2-D [out_features, in_features], got shape ",
                     weight.sizes());
@@ -56,16 +66,25 @@ void LinearWeights::init_fp16(const char* op, const Tensor& weight, const std::o
   p->bias = checked_bias(op, bias, N);
   Tensor w16;
   if (weight.scalar_type() == kHalf) {
-    w16 = weight.contiguous();
+    w16 = tensor::contiguous(weight);
   } else {
     // torch's HandleWeightsSaturation: clamp to the float16 range (a warning when it changes a value)
-    const Tensor w = weight.contiguous();
-    if (w.numel() > 0 && at::gt(w.abs(), kFp16Max).any().item<bool>()) {
-      TORCH_WARN("qplugin::", op,
-                 ": W has values outside the float16 range [-65504, 65504]; they saturate to "
-                 "+-65504 (as torch's linear_prepack_fp16)");
+    const Tensor w = tensor::contiguous(weight);
+    Tensor clamped = tensor::empty(w.sizes(), kFloat);
+    const float* wp = w.const_data_ptr<float>();
+    float* cp = clamped.mutable_data_ptr<float>();
+    bool saturates = false;
+    for (int64_t i = 0; i < w.numel(); ++i) {
+      const float v = wp[i];  // NaN stays NaN, bit for bit
+      saturates = saturates || v > kFp16Max || v < -kFp16Max;
+      cp[i] = v > kFp16Max ? kFp16Max : v < -kFp16Max ? -kFp16Max : v;
     }
-    w16 = at::clamp(w, -kFp16Max, kFp16Max).to(kHalf);  // NaN stays NaN; round to nearest even
+    if (saturates) {
+      QP_WARN("qplugin::", op,
+              ": W has values outside the float16 range [-65504, 65504]; they saturate to "
+              "+-65504 (as torch's linear_prepack_fp16)");
+    }
+    w16 = tensor::to(clamped, kHalf);  // round to nearest even
   }
   const int64_t P = (N + kernels::kFp16Panel - 1) / kernels::kFp16Panel;
   p->fp16_panels.assign(static_cast<size_t>(P * K * kernels::kFp16Panel), 0);
@@ -78,15 +97,17 @@ void LinearWeights::init_fp16(const char* op, const Tensor& weight, const std::o
 }
 
 int64_t LinearWeights::packed_bytes() const {
-  int64_t n = packed.nbytes() + (scales.defined() ? scales.nbytes() : 0) +
-              (zero_points.defined() ? zero_points.nbytes() : 0) +
+  const auto nbytes = [](const Tensor& t) -> int64_t {
+    return t.defined() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
+  };
+  int64_t n = packed.nbytes() + nbytes(scales) + nbytes(zero_points) +
               static_cast<int64_t>(fp16_panels.size() * sizeof(uint16_t));
   n += static_cast<int64_t>(w_scale.size() * sizeof(double) + w_zp.size() * sizeof(int32_t));
   return n;
 }
 
 Tensor LinearWeights::weight_fp16() const {
-  Tensor w = at::empty({N, K}, at::dtype(kHalf));
+  Tensor w = tensor::empty(std::vector<int64_t>{N, K}, kHalf);
   uint16_t* dst = reinterpret_cast<uint16_t*>(w.mutable_data_ptr<Half>());
   for (int64_t n = 0; n < N; ++n) {
     const int64_t panel = n / kernels::kFp16Panel, j = n % kernels::kFp16Panel;
@@ -101,8 +122,9 @@ std::shared_ptr<const LinearWeights::StaticEpilogue> LinearWeights::static_epilo
   // the bias tensor is shared with the caller (as torch's packed weights do): an in-place
   // change bumps its version counter and refreshes the cache
   // (inference tensors have no version counter: then the constants are recomputed per call)
-  const bool cacheable = !bias.has_value() || !bias->is_inference();
-  const int64_t bias_version = bias.has_value() && cacheable ? bias->_version() : 0;
+  const std::optional<int64_t> version = bias.has_value() ? tensor::version(*bias) : std::optional<int64_t>(0);
+  const bool cacheable = version.has_value();
+  const int64_t bias_version = cacheable ? *version : 0;
   if (cacheable) {
     std::lock_guard<std::mutex> lock(epilogue_mu_);
     if (epilogue_ && epilogue_->x_scale == x_scale && epilogue_->y_scale == y_scale &&
@@ -142,7 +164,7 @@ void LinearWeights::init_int8(const char* op, const Tensor& w_int8, const Tensor
                               const Tensor& zero_points, bool per_channel, const std::optional<Tensor>& bias) {
   QP_CHECK(w_int8.defined() && w_int8.scalar_type() == kChar, "qplugin::", op,
               ": weight data should be an int8 tensor, got ",
-              w_int8.defined() ? c10::toString(w_int8.scalar_type()) : "an undefined tensor");
+              w_int8.defined() ? dtype_name(w_int8.scalar_type()) : "an undefined tensor");
   QP_CHECK_VALUE(w_int8.dim() == 2, "qplugin::", op, ": W should be 2-D [out_features, in_features], got shape ",
                     w_int8.sizes());
   const int64_t N = w_int8.size(0);
@@ -152,10 +174,10 @@ void LinearWeights::init_int8(const char* op, const Tensor& w_int8, const Tensor
   const int64_t nq = per_channel ? N : 1;
   QP_CHECK(scales.defined() && scales.scalar_type() == kDouble, "qplugin::", op,
               ": scales should be a float64 tensor, got ",
-              scales.defined() ? c10::toString(scales.scalar_type()) : "an undefined tensor");
+              scales.defined() ? dtype_name(scales.scalar_type()) : "an undefined tensor");
   QP_CHECK(zero_points.defined() && zero_points.scalar_type() == kLong, "qplugin::", op,
               ": zero_points should be an int64 tensor, got ",
-              zero_points.defined() ? c10::toString(zero_points.scalar_type()) : "an undefined tensor");
+              zero_points.defined() ? dtype_name(zero_points.scalar_type()) : "an undefined tensor");
   QP_CHECK_VALUE(scales.dim() == 1 && scales.numel() == nq, "qplugin::", op, ": scales should have shape [", nq,
                     "], got ", scales.sizes());
   QP_CHECK_VALUE(zero_points.dim() == 1 && zero_points.numel() == nq, "qplugin::", op,
@@ -164,8 +186,8 @@ void LinearWeights::init_int8(const char* op, const Tensor& w_int8, const Tensor
   p->N = N;
   p->K = K;
   p->per_channel = per_channel;
-  p->scales = scales.contiguous().clone();
-  p->zero_points = zero_points.contiguous().clone();
+  p->scales = tensor::clone(tensor::contiguous(scales));
+  p->zero_points = tensor::clone(tensor::contiguous(zero_points));
   const double* s = p->scales.const_data_ptr<double>();
   const int64_t* z = p->zero_points.const_data_ptr<int64_t>();
   for (int64_t i = 0; i < nq; ++i) {
@@ -185,12 +207,12 @@ void LinearWeights::init_int8(const char* op, const Tensor& w_int8, const Tensor
     if (p->w_zp[n] != 0) p->w_zp_all_zero = false;
   }
   p->bias = checked_bias(op, bias, N);
-  const Tensor w = w_int8.contiguous();
+  const Tensor w = tensor::contiguous(w_int8);
   p->packed.pack(w.const_data_ptr<int8_t>(), K, 1, K, N);
 }
 
 Tensor LinearWeights::weight_int8() const {
-  Tensor w = at::empty({N, K}, at::dtype(kChar));
+  Tensor w = tensor::empty(std::vector<int64_t>{N, K}, kChar);
   if (N * K > 0) gemm::unpack_b(view(), w.mutable_data_ptr<int8_t>());
   return w;
 }

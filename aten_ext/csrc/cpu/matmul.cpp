@@ -1,6 +1,9 @@
 // CPU glue for matmul: torch's quantized::matmul (dequantize, float32 matmul,
 // quantize) on plain-integer operands, with up-front shape / dtype checks.
-#include <torch/library.h>
+#include "utils/torch_api.h"
+
+#include <algorithm>
+#include <string>
 
 #include "cpu/elementwise.h"
 #include "cpu/quantize.h"
@@ -8,6 +11,28 @@
 
 namespace qplugin {
 namespace cpu {
+
+namespace {
+
+// torch.matmul's broadcast of the batch dims (all but the last two; only where both operands have
+// three or more dims, the other cases fold into a 2-d product): empty when they broadcast, else
+// torch's own message (its infer_size's, the dims counted in the broadcast shape).
+std::string batch_broadcast_error(IntArrayRef a, IntArrayRef b) {
+  if (a.size() < 3 || b.size() < 3) return std::string();
+  const int64_t na = static_cast<int64_t>(a.size()) - 2, nb = static_cast<int64_t>(b.size()) - 2;
+  const int64_t n = std::max(na, nb);
+  for (int64_t i = n - 1; i >= 0; --i) {
+    const int64_t ia = na - n + i, ib = nb - n + i;
+    const int64_t sa = ia >= 0 ? a[ia] : 1, sb = ib >= 0 ? b[ib] : 1;
+    if (sa != sb && sa != 1 && sb != 1) {
+      return qplugin::str("The size of tensor a (", sa, ") must match the size of tensor b (", sb,
+                          ") at non-singleton dimension ", i);
+    }
+  }
+  return std::string();
+}
+
+}  // namespace
 
 Tensor matmul_int(const Names& nm, const Tensor& a, QP qa, const Tensor& b, QP qb, QP qo) {
   const char* op = nm.op;
@@ -26,14 +51,11 @@ Tensor matmul_int(const Names& nm, const Tensor& a, QP qa, const Tensor& b, QP q
                     b.sizes());
   const Tensor fa = dequantize_per_tensor_int(a, qa.scale, qa.zero_point);
   const Tensor fb = dequantize_per_tensor_int(b, qb.scale, qb.zero_point);
-  Tensor prod;
-  try {
-    prod = at::matmul(fa, fb);
-  } catch (const c10::Error& e) {  // batch dims that do not broadcast (found by the fuzzer)
-    QP_CHECK_VALUE(false, "qplugin::", op, ": the batch dims of ", nm.a, " and ", nm.b,
-                      " should broadcast, got shapes ", a.sizes(), " and ", b.sizes(), " (", e.what_without_backtrace(),
-                      ")");
-  }
+  // batch dims that do not broadcast (found by the fuzzer): refused before torch's matmul
+  const std::string why = batch_broadcast_error(a.sizes(), b.sizes());
+  QP_CHECK_VALUE(why.empty(), "qplugin::", op, ": the batch dims of ", nm.a, " and ", nm.b,
+                 " should broadcast, got shapes ", a.sizes(), " and ", b.sizes(), " (", why, ")");
+  const Tensor prod = tensor::matmul(fa, fb);
   return cpu::quantize_per_tensor_int(op, prod, qo.scale, qo.zero_point, a.scalar_type());
 }
 

@@ -3,7 +3,6 @@
 // points, float32 bias) plus its packed buffer (packed_params/plain_buffer.h). No TorchScript
 // object and no quantized-tensor API (the wall, docs/design.md). Fakes: torch_qplugin/_fakes.py.
 #include "utils/torch_api.h"
-#include <torch/library.h>
 
 #include <algorithm>
 #include <string>
@@ -62,10 +61,10 @@ void linear_call(const char* op, const Tensor& w, const Tensor& w_scales, const 
                 bias->scalar_type());
     QP_CHECK_VALUE(bias->dim() == 1 && bias->size(0) == N, "qplugin::", op, ": bias should have shape [", N,
                       "], got ", bias->sizes());
-    c->bias = bias->contiguous();
+    c->bias = tensor::contiguous(*bias);
   }
   const bool checked = plain_buffer::weights_checked(packed, w, w_scales, w_zps);
-  c->w_scales = w_scales.contiguous();
+  c->w_scales = tensor::contiguous(w_scales);
   const double* sp = c->w_scales.const_data_ptr<double>();
   if (c->w_scales.numel() != N) {  // one scale for every channel
     c->scales.assign(N, sp[0]);
@@ -100,8 +99,8 @@ Tensor p_linear(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& w, 
                     c.view.b.K, " (w's in_features), got shape ", x.sizes());
   std::vector<int64_t> ys = x.sizes().vec();
   ys.back() = c.view.b.N;
-  Tensor y = at::empty(ys, x.options());
-  const Tensor xc = x.contiguous();
+  Tensor y = tensor::empty(ys, x.scalar_type());
+  const Tensor xc = tensor::contiguous(x);
   const int64_t M = c.view.b.N > 0 ? y.numel() / c.view.b.N : 0;
   linear_u8_view(op, xc.const_data_ptr<uint8_t>(), M, x_scale, x_zp, c.view, y_scale, y_zp, kRelu,
                  y.mutable_data_ptr<uint8_t>());
@@ -151,7 +150,7 @@ void fp16_call(const char* op, const char* arg, const Tensor& w, const char* bia
                 " should be a float32 tensor, got dtype ", bias->scalar_type());
     QP_CHECK_VALUE(bias->dim() == 1 && bias->size(0) == N, "qplugin::", op, ": ", bias_arg, " should have shape [",
                       N, "], got ", bias->sizes());
-    c->bias = bias->contiguous();
+    c->bias = tensor::contiguous(*bias);
   }
   if (packed.numel() == 0) {
     c->owner = std::make_shared<LinearWeights>();
@@ -179,7 +178,7 @@ Tensor p_linear_prepack_fp16(const Tensor& w) {
   const auto p = std::make_shared<LinearWeights>();
   p->init_fp16(op, w, std::nullopt);
   const int64_t P = (w.size(0) + kernels::kFp16Panel - 1) / kernels::kFp16Panel;
-  Tensor out = at::empty({P, w.size(1), kernels::kFp16Panel}, w.options().dtype(kHalf));
+  Tensor out = tensor::empty(std::vector<int64_t>{P, w.size(1), kernels::kFp16Panel}, kHalf);
   std::copy(p->fp16_panels.begin(), p->fp16_panels.end(), reinterpret_cast<uint16_t*>(out.mutable_data_ptr<Half>()));
   return out;
 }
@@ -232,8 +231,8 @@ Tensor p_linear_prepack(const Tensor& w, const Tensor& w_scales, const Tensor& w
 const char* conv_kind(int64_t spatial) { return spatial == 1 ? "conv1d" : spatial == 2 ? "conv2d" : "conv3d"; }
 
 Tensor p_conv_prepack(const Tensor& w, const Tensor& w_scales, const Tensor& w_zps,
-                          const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
-                          IntArrayRef dilation, int64_t groups) {
+                          const std::optional<Tensor>& bias, IntListArg stride, IntListArg padding,
+                          IntListArg dilation, int64_t groups) {
   constexpr const char* op = "plain_conv_prepack";
   QP_CHECK_VALUE(w.dim() >= 3 && w.dim() <= 5, "qplugin::", op,
                     ": w should have 3 to 5 dims (out_channels, in_channels / groups, kernel...), got shape ",
@@ -284,7 +283,7 @@ Tensor conv_impl(const char* op, int64_t spatial, const Tensor& x, double x_scal
   check_w_qparams(op, w_scales, w_zps, w.size(0));
   const ConvCall c =
       conv_call(op, conv_kind(spatial), w, w_scales, w_zps, bias, packed, stride, padding, {}, dilation, groups);
-  Tensor y = conv_empty_output(conv_output_sizes(op, x.sizes(), *c.p), x.options());
+  Tensor y = conv_empty_output(conv_output_sizes(op, x.sizes(), *c.p), x.scalar_type());
   conv_forward_view(op, x, x_scale, x_zp, *c.p, c.k, y_scale, y_zp, relu, accum, a_scale, a_zp, y);
   return y;
 }
@@ -292,7 +291,7 @@ Tensor conv_impl(const char* op, int64_t spatial, const Tensor& x, double x_scal
 template <int64_t kSpatial, bool kRelu>
 Tensor p_conv(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& w, const Tensor& w_scales,
                   const Tensor& w_zps, const std::optional<Tensor>& bias, const Tensor& packed,
-                  IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups,
+                  IntListArg stride, IntListArg padding, IntListArg dilation, int64_t groups,
                   double y_scale, int64_t y_zp) {
   static const std::string name = std::string("plain_") + conv_kind(kSpatial) + (kRelu ? "_relu" : "");
   return conv_impl(name.c_str(), kSpatial, x, x_scale, x_zp, nullptr, 1.0, 0, w, w_scales, w_zps, bias, packed, stride,
@@ -302,8 +301,8 @@ Tensor p_conv(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& w, co
 template <bool kRelu>
 Tensor p_conv2d_add(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& accum, double a_scale,
                         int64_t a_zp, const Tensor& w, const Tensor& w_scales, const Tensor& w_zps,
-                        const std::optional<Tensor>& bias, const Tensor& packed, IntArrayRef stride,
-                        IntArrayRef padding, IntArrayRef dilation, int64_t groups, double y_scale,
+                        const std::optional<Tensor>& bias, const Tensor& packed, IntListArg stride,
+                        IntListArg padding, IntListArg dilation, int64_t groups, double y_scale,
                         int64_t y_zp) {
   return conv_impl(kRelu ? "plain_conv2d_add_relu" : "plain_conv2d_add", 2, x, x_scale, x_zp, &accum, a_scale, a_zp, w,
                    w_scales, w_zps, bias, packed, stride, padding, dilation, groups, y_scale, y_zp, kRelu);
@@ -326,8 +325,8 @@ void check_wt(const char* op, const Tensor& w, const Tensor& w_scales, const Ten
 }
 
 Tensor p_conv_transpose_prepack(const Tensor& w, const Tensor& w_scales, const Tensor& w_zps,
-                                    const std::optional<Tensor>& bias, IntArrayRef stride,
-                                    IntArrayRef padding, IntArrayRef output_padding, IntArrayRef dilation,
+                                    const std::optional<Tensor>& bias, IntListArg stride,
+                                    IntListArg padding, IntListArg output_padding, IntListArg dilation,
                                     int64_t groups) {
   constexpr const char* op = "plain_conv_transpose_prepack";
   QP_CHECK_VALUE(w.dim() >= 3 && w.dim() <= 5, "qplugin::", op,
@@ -341,8 +340,8 @@ Tensor p_conv_transpose_prepack(const Tensor& w, const Tensor& w_scales, const T
 template <int64_t kSpatial>
 Tensor p_conv_transpose(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& w,
                             const Tensor& w_scales, const Tensor& w_zps, const std::optional<Tensor>& bias,
-                            const Tensor& packed, IntArrayRef stride, IntArrayRef padding,
-                            IntArrayRef output_padding, IntArrayRef dilation, int64_t groups, double y_scale,
+                            const Tensor& packed, IntListArg stride, IntListArg padding,
+                            IntListArg output_padding, IntListArg dilation, int64_t groups, double y_scale,
                             int64_t y_zp) {
   static const std::string name = std::string("plain_") + conv_transpose_kind(kSpatial);
   const char* op = name.c_str();
@@ -352,37 +351,37 @@ Tensor p_conv_transpose(const Tensor& x, double x_scale, int64_t x_zp, const Ten
   check_wt(op, w, w_scales, w_zps, groups);
   const ConvCall c = conv_call(op, conv_transpose_kind(kSpatial), w, w_scales, w_zps, bias, packed, stride, padding,
                                output_padding, dilation, groups);
-  Tensor y = conv_empty_output(conv_transpose_output_sizes(op, x.sizes(), *c.p), x.options());
+  Tensor y = conv_empty_output(conv_transpose_output_sizes(op, x.sizes(), *c.p), x.scalar_type());
   conv_transpose_forward_view(op, x, x_scale, x_zp, *c.p, c.k, y_scale, y_zp, y);
   return y;
 }
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(qplugin, CPU, m) {
-  m.impl("plain_linear", TORCH_FN(p_linear<false>));
-  m.impl("plain_linear_relu", TORCH_FN(p_linear<true>));
-  m.impl("plain_linear_dynamic", TORCH_FN(p_linear_dynamic<false>));
-  m.impl("plain_linear_relu_dynamic", TORCH_FN(p_linear_dynamic<true>));
-  m.impl("plain_linear_dynamic_fp16", TORCH_FN(p_linear_dynamic_fp16<false>));
-  m.impl("plain_linear_relu_dynamic_fp16", TORCH_FN(p_linear_dynamic_fp16<true>));
-  m.impl("plain_linear_prepack", TORCH_FN(p_linear_prepack));
-  m.impl("plain_linear_prepack_fp16", TORCH_FN(p_linear_prepack_fp16));
-  m.impl("plain_rnn_layer_dynamic", TORCH_FN(p_rnn_layer_dynamic));
-  m.impl("plain_rnn_layer_dynamic_fp16", TORCH_FN(p_rnn_layer_dynamic_fp16));
-  m.impl("plain_conv_prepack", TORCH_FN(p_conv_prepack));
-  m.impl("plain_conv1d", TORCH_FN((p_conv<1, false>)));
-  m.impl("plain_conv1d_relu", TORCH_FN((p_conv<1, true>)));
-  m.impl("plain_conv2d", TORCH_FN((p_conv<2, false>)));
-  m.impl("plain_conv2d_relu", TORCH_FN((p_conv<2, true>)));
-  m.impl("plain_conv3d", TORCH_FN((p_conv<3, false>)));
-  m.impl("plain_conv3d_relu", TORCH_FN((p_conv<3, true>)));
-  m.impl("plain_conv2d_add", TORCH_FN(p_conv2d_add<false>));
-  m.impl("plain_conv2d_add_relu", TORCH_FN(p_conv2d_add<true>));
-  m.impl("plain_conv_transpose_prepack", TORCH_FN(p_conv_transpose_prepack));
-  m.impl("plain_conv_transpose1d", TORCH_FN(p_conv_transpose<1>));
-  m.impl("plain_conv_transpose2d", TORCH_FN(p_conv_transpose<2>));
-  m.impl("plain_conv_transpose3d", TORCH_FN(p_conv_transpose<3>));
+QPLUGIN_LIBRARY_IMPL(qplugin, CPU, m) {
+  m.impl("plain_linear", QPLUGIN_FN((&p_linear<false>)));
+  m.impl("plain_linear_relu", QPLUGIN_FN((&p_linear<true>)));
+  m.impl("plain_linear_dynamic", QPLUGIN_FN((&p_linear_dynamic<false>)));
+  m.impl("plain_linear_relu_dynamic", QPLUGIN_FN((&p_linear_dynamic<true>)));
+  m.impl("plain_linear_dynamic_fp16", QPLUGIN_FN((&p_linear_dynamic_fp16<false>)));
+  m.impl("plain_linear_relu_dynamic_fp16", QPLUGIN_FN((&p_linear_dynamic_fp16<true>)));
+  m.impl("plain_linear_prepack", QPLUGIN_FN(&p_linear_prepack));
+  m.impl("plain_linear_prepack_fp16", QPLUGIN_FN(&p_linear_prepack_fp16));
+  m.impl("plain_rnn_layer_dynamic", QPLUGIN_FN(&p_rnn_layer_dynamic));
+  m.impl("plain_rnn_layer_dynamic_fp16", QPLUGIN_FN(&p_rnn_layer_dynamic_fp16));
+  m.impl("plain_conv_prepack", QPLUGIN_FN(&p_conv_prepack));
+  m.impl("plain_conv1d", QPLUGIN_FN((&p_conv<1, false>)));
+  m.impl("plain_conv1d_relu", QPLUGIN_FN((&p_conv<1, true>)));
+  m.impl("plain_conv2d", QPLUGIN_FN((&p_conv<2, false>)));
+  m.impl("plain_conv2d_relu", QPLUGIN_FN((&p_conv<2, true>)));
+  m.impl("plain_conv3d", QPLUGIN_FN((&p_conv<3, false>)));
+  m.impl("plain_conv3d_relu", QPLUGIN_FN((&p_conv<3, true>)));
+  m.impl("plain_conv2d_add", QPLUGIN_FN((&p_conv2d_add<false>)));
+  m.impl("plain_conv2d_add_relu", QPLUGIN_FN((&p_conv2d_add<true>)));
+  m.impl("plain_conv_transpose_prepack", QPLUGIN_FN(&p_conv_transpose_prepack));
+  m.impl("plain_conv_transpose1d", QPLUGIN_FN((&p_conv_transpose<1>)));
+  m.impl("plain_conv_transpose2d", QPLUGIN_FN((&p_conv_transpose<2>)));
+  m.impl("plain_conv_transpose3d", QPLUGIN_FN((&p_conv_transpose<3>)));
 }
 
 }  // namespace cpu

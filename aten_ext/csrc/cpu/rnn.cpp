@@ -8,7 +8,9 @@
 // call it from Python / TorchScript; it replaces ~12 small ATen ops per step.
 #include "utils/torch_api.h"
 
+#include <algorithm>
 #include <tuple>
+#include <vector>
 
 #include "cpu/linear.h"
 #include "kernels/dispatch.h"
@@ -23,6 +25,13 @@ void check_state(const char* kOp, const char* arg, const Tensor& t, int64_t B, i
   check_float_input(kOp, arg, t);
   QP_CHECK_VALUE(t.dim() == 2 && t.size(0) == B && t.size(1) == H, "qplugin::", kOp, ": ", arg,
                     " should have shape [", B, ", ", H, "] (batch, hidden_size), got ", t.sizes());
+}
+
+// A dense copy of t (torch's t.clone(MemoryFormat::Contiguous)).
+Tensor clone_contiguous(const Tensor& t) {
+  Tensor out = tensor::empty(t.sizes(), t.scalar_type());
+  tensor::copy_(out, t);
+  return out;
 }
 
 }  // namespace
@@ -48,13 +57,14 @@ std::tuple<Tensor, Tensor, Tensor> rnn_layer_dynamic_view(const char* kOp, const
   const bool lstm = G == 4;
   if (lstm) check_state(kOp, "c0", c0, B, H);
 
-  Tensor out = at::empty({T, B, H}, input.options().dtype(kFloat));
-  Tensor h = h0.clone(MemoryFormat::Contiguous);
-  Tensor c = c0.clone(MemoryFormat::Contiguous);  // GRU: passed through (the Python layer ignores it)
+  Tensor out = tensor::empty(std::vector<int64_t>{T, B, H}, kFloat);
+  Tensor h = clone_contiguous(h0);
+  Tensor c = clone_contiguous(c0);  // GRU: passed through (the Python layer ignores it)
   if (T == 0 || B == 0 || H == 0) return {out, h, c};
 
   // Input projections of every step at once: [T * B, G * H] (bias b_ih included).
-  const Tensor gi_all = linear_dynamic_view(kOp, input.reshape({T * B, I}), w_ih, false, false);
+  const Tensor gi_all =
+      linear_dynamic_view(kOp, tensor::reshape(input, std::vector<int64_t>{T * B, I}), w_ih, false, false);
   const float* gi = gi_all.const_data_ptr<float>();
   float* hp = h.mutable_data_ptr<float>();
   float* cp = lstm ? c.mutable_data_ptr<float>() : nullptr;
