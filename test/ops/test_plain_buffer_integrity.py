@@ -11,6 +11,7 @@ import torch
 
 import torch_qplugin
 from torch_qplugin import _isa
+from plain_errors import VALUE_ERROR
 
 q = torch.ops.qplugin
 SX, ZX, SY, ZY = 0.05, 100, 0.3, 80
@@ -36,7 +37,7 @@ def _error_or_same(run, buf, want, header=HEADER):
     for i, b in _flips(buf, header):
         try:
             got = run(b)
-        except (RuntimeError, ValueError) as e:
+        except (RuntimeError, VALUE_ERROR) as e:
             assert "qplugin::" in str(e), (i, e)
             errors += 1
             continue
@@ -62,17 +63,17 @@ def test_linear_with_a_buffer_of_other_zero_points_is_an_error(isa):
     # the case that gave 164 of 231 wrong outputs silently
     x, w, s, z1, _ = _linear_args()
     z0 = torch.zeros_like(z1)
-    with pytest.raises(ValueError, match=r"qplugin::plain_linear: packed was not made from these w_zero_points"):
+    with pytest.raises(VALUE_ERROR, match=r"qplugin::plain_linear: packed was not made from these w_zero_points"):
         q.plain_linear(x, SX, ZX, w, s, z1, None, q.plain_linear_prepack(w, s, z0), SY, ZY)
     z2 = z1.clone()
     z2[3] += 1  # not all zero either way: the zero-point section differs
     with pytest.raises(
-        ValueError,
+        VALUE_ERROR,
         match=r"qplugin::plain_linear_relu: packed was not made from these w / "
         r"w_zero_points \(its (zero points|column sums|packed weight)",
     ):
         q.plain_linear_relu(x, SX, ZX, w, s, z1, None, q.plain_linear_prepack(w, s, z2), SY, ZY)
-    with pytest.raises(ValueError, match=r"qplugin::plain_linear_dynamic: packed was not made from these"):
+    with pytest.raises(VALUE_ERROR, match=r"qplugin::plain_linear_dynamic: packed was not made from these"):
         q.plain_linear_dynamic(torch.randn(3, w.shape[1]), w, s, z1, None, q.plain_linear_prepack(w, s, z0), False)
 
 
@@ -81,12 +82,12 @@ def test_linear_with_a_buffer_of_another_weight_is_an_error(isa):
     buf = q.plain_linear_prepack(w, s, z)
     other = w.clone()
     other[5, 7] += 1
-    with pytest.raises(ValueError, match=r"qplugin::plain_linear: packed was not made from these w"):
+    with pytest.raises(VALUE_ERROR, match=r"qplugin::plain_linear: packed was not made from these w"):
         q.plain_linear(x, SX, ZX, other, s, z, None, buf, SY, ZY)
     # an in-place change of the weight the buffer was packed from is seen too (version counter)
     y = q.plain_linear(x, SX, ZX, w, s, z, None, buf, SY, ZY)
     w[0, 0] = -w[0, 0] - 1
-    with pytest.raises(ValueError, match=r"packed was not made from these w"):
+    with pytest.raises(VALUE_ERROR, match=r"packed was not made from these w"):
         q.plain_linear(x, SX, ZX, w, s, z, None, buf, SY, ZY)
     w[0, 0] = -w[0, 0] - 1  # back: accepted again, the same output
     assert torch.equal(q.plain_linear(x, SX, ZX, w, s, z, None, buf, SY, ZY), y)
@@ -105,7 +106,7 @@ def test_rnn_layer_with_a_mismatched_buffer_is_an_error():
     q.plain_rnn_layer_dynamic(*args, p_hh, 4, False)
     w_other = w_hh.clone()
     w_other[0, 0] ^= 1
-    with pytest.raises(ValueError, match=r"qplugin::plain_rnn_layer_dynamic: packed was not made from these w"):
+    with pytest.raises(VALUE_ERROR, match=r"qplugin::plain_rnn_layer_dynamic: packed was not made from these w"):
         q.plain_rnn_layer_dynamic(*args, q.plain_linear_prepack(w_other, s_hh, z), 4, False)
 
 
@@ -124,12 +125,12 @@ def test_truncated_or_extended_linear_buffer_is_an_error():
     x, w, s, z, _ = _linear_args()
     buf = q.plain_linear_prepack(w, s, z)
     with pytest.raises(
-        ValueError,
+        VALUE_ERROR,
         match=r"qplugin::plain_linear: packed should be \d+ bytes long \(its header's "
         r"size\), got \d+ bytes",
     ):
         q.plain_linear(x, SX, ZX, w, s, z, None, buf[:-64].clone(), SY, ZY)
-    with pytest.raises(ValueError, match=r"packed should be \d+ bytes long"):
+    with pytest.raises(VALUE_ERROR, match=r"packed should be \d+ bytes long"):
         q.plain_linear(x, SX, ZX, w, s, z, None, torch.cat([buf, torch.zeros(64, dtype=torch.uint8)]), SY, ZY)
 
 
@@ -141,7 +142,7 @@ def test_fp16_panels_are_checked_against_w():
     want = q.plain_linear_dynamic_fp16(x, w, None, panels)
     assert torch.equal(want, q.plain_linear_dynamic_fp16(x, w, None, torch.empty(0, dtype=torch.half)))
     with pytest.raises(
-        ValueError,
+        VALUE_ERROR,
         match=r"qplugin::plain_linear_dynamic_fp16: packed should be "
         r"plain_linear_prepack_fp16\(w\), got panels that differ",
     ):
@@ -149,7 +150,7 @@ def test_fp16_panels_are_checked_against_w():
     errors, _ = _error_or_same(lambda p: q.plain_linear_dynamic_fp16(x, w, None, p), panels, want, header=0)
     assert errors > 0  # no header: the panels are all payload
     with pytest.raises(
-        ValueError,
+        VALUE_ERROR,
         match=r"qplugin::plain_rnn_layer_dynamic_fp16: packed_hh should be "
         r"plain_linear_prepack_fp16\(w_hh\)",
     ):
@@ -199,19 +200,19 @@ def test_conv_buffer_flips_and_mismatches(op, ws, stride, padding, dilation, gro
     errors, same = _error_or_same(lambda p: f(x, SX, ZX, w, s, z, None, p, *geo, SY, ZY), buf, want)
     assert same == 0  # header and packed weights are under the checksum, checked on a buffer's first call
     other = ([2 * v for v in stride], padding, dilation, groups)
-    with pytest.raises(ValueError, match=rf"qplugin::{op}: packed was made for another kernel geometry"):
+    with pytest.raises(VALUE_ERROR, match=rf"qplugin::{op}: packed was made for another kernel geometry"):
         f(x, SX, ZX, w, s, z, None, buf, *other, SY, ZY)
     # a well-formed buffer of another weight of the same shape
     w2 = w.clone()
     w2.view(-1)[0] = -w2.view(-1)[0] - 1
-    with pytest.raises(ValueError, match=rf"qplugin::{op}: packed was not made from these w / w_zero_points"):
+    with pytest.raises(VALUE_ERROR, match=rf"qplugin::{op}: packed was not made from these w / w_zero_points"):
         f(x, SX, ZX, w, s, z, None, q.plain_conv_prepack(w2, s, z, None, *geo), *geo, SY, ZY)
     # other zero points: an error where the buffer depends on them (depthwise), else the op's own
     # zero points are used
     try:
         got = f(x, SX, ZX, w, s, z, None, q.plain_conv_prepack(w, s, z + 1, None, *geo), *geo, SY, ZY)
         assert groups != ws[0] and torch.equal(got, want)
-    except ValueError as e:
+    except VALUE_ERROR as e:
         assert groups == ws[0] and f"qplugin::{op}: packed was not made from these w / w_zero_points" in str(e)
 
 
@@ -267,7 +268,7 @@ def test_conv_transpose_buffer_flips_and_mismatches():
     assert same == 0
     other = ([2, 1], [0, 1], [0, 0], [1, 1], 2)  # another output_padding
     with pytest.raises(
-        ValueError,
+        VALUE_ERROR,
         match=r"qplugin::plain_conv_transpose2d: packed was made for another kernel "
         r"geometry",
     ):
@@ -292,7 +293,7 @@ def test_embedding_buffer_flips_are_errors_or_harmless(isa):
     )
     assert errors == len({i for i, _ in _flips(buf)})  # header and payload under the checksum
     for i, b in list(_flips(buf))[::37]:
-        with pytest.raises(ValueError, match=r"qplugin::plain_embedding_unpack: packed"):
+        with pytest.raises(VALUE_ERROR, match=r"qplugin::plain_embedding_unpack: packed"):
             q.plain_embedding_unpack(b)
 
 
@@ -300,13 +301,13 @@ def test_embedding_buffer_mismatches_are_errors():
     rows, idx, off = _embedding_args()
     buf = q.plain_embedding_prepack(rows)
     with pytest.raises(
-        ValueError,
+        VALUE_ERROR,
         match=r"qplugin::plain_embedding_bag: packed should hold a \[23, 12\] table "
         r"\(num_embeddings, embedding_dim\), got \[23, 13\]",
     ):
         q.plain_embedding_bag(buf, 23, 12, idx, off)
     with pytest.raises(
-        ValueError,
+        VALUE_ERROR,
         match=r"qplugin::plain_embedding_bag: packed should be an embedding buffer, got "
         r"kind 1 \(linear\)",
     ):
@@ -318,8 +319,8 @@ def test_embedding_buffer_mismatches_are_errors():
             idx,
             off,
         )
-    with pytest.raises(ValueError, match=r"qplugin::plain_embedding_bag: packed should be \d+ bytes long"):
+    with pytest.raises(VALUE_ERROR, match=r"qplugin::plain_embedding_bag: packed should be \d+ bytes long"):
         q.plain_embedding_bag(buf[:-1].clone(), 23, 13, idx, off)
-    with pytest.raises(ValueError, match=r"qplugin::plain_embedding_bag: packed is not a qplugin packed buffer"):
+    with pytest.raises(VALUE_ERROR, match=r"qplugin::plain_embedding_bag: packed is not a qplugin packed buffer"):
         q.plain_embedding_bag(rows.reshape(-1).clone(), 23, 13, idx, off)  # bare fused rows
     assert torch.equal(q.plain_embedding_unpack(buf), rows)

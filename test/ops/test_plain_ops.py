@@ -204,6 +204,7 @@ def _op(name):
     return getattr(packet, overload) if overload else packet.default
 
 
+@pytest.mark.quantized_tier
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_plain_op_matches_quantized_op(name, isa):
     args_of, quantized = CASES[name]
@@ -218,6 +219,7 @@ def test_plain_op_opcheck(name, layout):
     torch.library.opcheck(_op(name), args_of(_data(layout)))
 
 
+@pytest.mark.quantized_tier
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last_3d", "strided", "4d"])
 def test_plain_pool3d_deep_inputs(layout, isa):
     """D > 1, 5-D channels_last_3d (kept), strided and 4-D (C, D, H, W) inputs; divisor_override."""
@@ -300,6 +302,7 @@ def test_plain_reduction_over_nothing_raises(call):
         call(_data("empty"))
 
 
+@pytest.mark.quantized_tier
 def test_plain_max_min_all():
     x = _data("strided")
     _assert_same(q.plain_max(x, S, Z), q.max(_qt(x)))
@@ -365,6 +368,7 @@ SIGNED = {
 }
 
 
+@pytest.mark.quantized_tier
 @pytest.mark.parametrize("dtype", [torch.int8, torch.int32])
 @pytest.mark.parametrize("name", sorted(SIGNED))
 def test_plain_ops_on_signed_data_match_quantized(dtype, name, isa):
@@ -387,6 +391,7 @@ def test_plain_scalar_qparams_match_reference():
             assert (s, z) == pytest.approx(ref.mul_scalar_qparams_ref(0.05, zp, c, _QDT[dtype]), rel=0, abs=0)
 
 
+@pytest.mark.quantized_tier
 @pytest.mark.parametrize(
     "call, message",
     [

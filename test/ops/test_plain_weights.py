@@ -17,6 +17,7 @@ import reference as ref
 import torch_qplugin
 from torch_qplugin import _isa
 from torch_qplugin._fakes import linear_buffer_bytes
+from plain_errors import VALUE_ERROR
 
 q = torch.ops.qplugin
 SX, ZX, SY, ZY = 0.05, 120, 0.3, 110
@@ -61,6 +62,7 @@ LAYOUTS = ["contiguous", "channels_last", "strided", "empty", "batch1"]
 # ---- linear ----
 
 
+@pytest.mark.quantized_tier
 @pytest.mark.parametrize("per_channel", [False, True])
 @pytest.mark.parametrize("has_bias", [False, True])
 @pytest.mark.parametrize("relu", [False, True])
@@ -80,6 +82,7 @@ def test_plain_linear_matches_quantized(per_channel, has_bias, relu, isa):
     )
 
 
+@pytest.mark.quantized_tier
 @pytest.mark.parametrize("per_channel", [False, True])
 @pytest.mark.parametrize("relu", [False, True])
 @pytest.mark.parametrize("reduce_range", [False, True])
@@ -95,6 +98,7 @@ def test_plain_linear_dynamic_matches_quantized(per_channel, relu, reduce_range,
         assert torch.equal(plain, quant)
 
 
+@pytest.mark.quantized_tier
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_plain_linear_reads_scales_per_call_and_rechecks_them(dynamic):
     """The scales are read from w_scales on every call (in place where it is contiguous, a
@@ -123,17 +127,18 @@ def test_plain_linear_reads_scales_per_call_and_rechecks_them(dynamic):
     strided = torch.stack([s, torch.full_like(s, -1.0)], 1)[:, 0]  # every other entry of a bigger tensor
     assert not strided.is_contiguous() and torch.equal(plain(strided), got)
     s.view(-1)[-1] = float("nan")
-    with pytest.raises(ValueError, match=r"w_scales should be a positive finite number, got nan"):
+    with pytest.raises(VALUE_ERROR, match=r"w_scales should be a positive finite number, got nan"):
         plain(s)
     wt, st, zt = _weight((12, 40), False)  # per tensor: one scale for all 12 channels
     buf = q.plain_linear_prepack(wt, st, zt)
     w, z = wt, zt
     assert torch.equal(plain(st), quant(st))
     st.fill_(0.0)
-    with pytest.raises(ValueError, match=r"w_scales should be a positive finite number, got 0"):
+    with pytest.raises(VALUE_ERROR, match=r"w_scales should be a positive finite number, got 0"):
         plain(st)
 
 
+@pytest.mark.quantized_tier
 def test_linear_buffer_from_another_path_is_not_read():
     """A buffer packed on one kernel path, run on another: the op packs from w (same output)."""
     w, s, z = _weight((24, 50), True)
@@ -155,7 +160,7 @@ def test_linear_buffer_from_another_path_is_not_read():
     other[192:] = 0x55
     for run in _isa.supported_isas():
         with torch_qplugin.kernel_isa(run):
-            with pytest.raises(ValueError, match=r"qplugin::plain_linear: packed is damaged"):
+            with pytest.raises(VALUE_ERROR, match=r"qplugin::plain_linear: packed is damaged"):
                 q.plain_linear(x, SX, ZX, w, s, z, b, other, SY, ZY)
 
 
@@ -233,10 +238,10 @@ def test_linear_buffer_errors():
     buf = q.plain_linear_prepack(w, s, z)
     bad = buf.clone()
     bad[0] ^= 1
-    with pytest.raises(ValueError, match=r"qplugin::plain_linear: packed is not a qplugin packed buffer"):
+    with pytest.raises(VALUE_ERROR, match=r"qplugin::plain_linear: packed is not a qplugin packed buffer"):
         q.plain_linear(x, SX, ZX, w, s, z, None, bad, SY, ZY)
     with pytest.raises(
-        ValueError,
+        VALUE_ERROR,
         match=r"qplugin::plain_linear: packed should hold a 192-byte header \(128 in "
         r"format 1\), got 64",
     ):
@@ -244,28 +249,28 @@ def test_linear_buffer_errors():
     with pytest.raises(RuntimeError, match=r"qplugin::plain_linear: packed should be a contiguous 1-D uint8"):
         q.plain_linear(x, SX, ZX, w, s, z, None, buf.view(torch.int8), SY, ZY)
     w2, s2, z2 = _weight((9, 16), True)
-    with pytest.raises(ValueError, match=r"packed should hold a \[9, 16\] weight \(w's shape\), got \[8, 16\]"):
+    with pytest.raises(VALUE_ERROR, match=r"packed should hold a \[9, 16\] weight \(w's shape\), got \[8, 16\]"):
         q.plain_linear(x, SX, ZX, w2, s2, z2, None, buf, SY, ZY)
-    with pytest.raises(ValueError, match=r"plain_linear: packed should be \d+ bytes long \(its header's size\)"):
+    with pytest.raises(VALUE_ERROR, match=r"plain_linear: packed should be \d+ bytes long \(its header's size\)"):
         q.plain_linear(x, SX, ZX, w, s, z, None, buf[:200].clone(), SY, ZY)
     conv = q.plain_conv_prepack(
         torch.zeros(4, 2, 3, 3, dtype=torch.int8), s[:1], z[:1], None, [1, 1], [0, 0], [1, 1], 1
     )
-    with pytest.raises(ValueError, match=r"plain_linear: packed should be a linear buffer, got kind 2"):
+    with pytest.raises(VALUE_ERROR, match=r"plain_linear: packed should be a linear buffer, got kind 2"):
         q.plain_linear(x, SX, ZX, w, s, z, None, conv, SY, ZY)
     with pytest.raises(RuntimeError, match=r"plain_linear: x should be a uint8 tensor, got dtype Float"):
         q.plain_linear(x.float(), SX, ZX, w, s, z, None, buf, SY, ZY)
-    with pytest.raises(ValueError, match=r"plain_linear: x should have last dimension 16"):
+    with pytest.raises(VALUE_ERROR, match=r"plain_linear: x should have last dimension 16"):
         q.plain_linear(x[:, :15], SX, ZX, w, s, z, None, buf, SY, ZY)
     with pytest.raises(RuntimeError, match=r"plain_linear: w_scales and w_zero_points should be float64 and int64"):
         q.plain_linear(x, SX, ZX, w, s.float(), z, None, buf, SY, ZY)
-    with pytest.raises(ValueError, match=r"plain_linear: w_scales and w_zero_points should be 1-D with 1 or 8"):
+    with pytest.raises(VALUE_ERROR, match=r"plain_linear: w_scales and w_zero_points should be 1-D with 1 or 8"):
         q.plain_linear(x, SX, ZX, w, s[:3], z[:3], None, buf, SY, ZY)
-    with pytest.raises(ValueError, match=r"plain_linear: w_scales should be a positive finite number, got -1"):
+    with pytest.raises(VALUE_ERROR, match=r"plain_linear: w_scales should be a positive finite number, got -1"):
         q.plain_linear(x, SX, ZX, w, -s.abs() / s.abs(), z, None, buf, SY, ZY)
-    with pytest.raises(ValueError, match=r"plain_linear: bias should have shape \[8\]"):
+    with pytest.raises(VALUE_ERROR, match=r"plain_linear: bias should have shape \[8\]"):
         q.plain_linear(x, SX, ZX, w, s, z, torch.zeros(3), buf, SY, ZY)
-    with pytest.raises(ValueError, match=r"plain_linear: X zero_point should be in \[0, 255\]"):
+    with pytest.raises(VALUE_ERROR, match=r"plain_linear: X zero_point should be in \[0, 255\]"):
         q.plain_linear(x, SX, 300, w, s, z, None, buf, SY, ZY)
     with pytest.raises(RuntimeError, match=r"plain_linear_dynamic: x should be a float32 tensor, got dtype Byte"):
         q.plain_linear_dynamic(x, w, s, z, None, buf)
@@ -285,6 +290,7 @@ def test_plain_linear_opcheck(layout):
     torch.library.opcheck(q.plain_linear_prepack.default, (w, s, z))
 
 
+@pytest.mark.quantized_tier
 @pytest.mark.parametrize("gates", [4, 3])
 def test_plain_rnn_layer_matches_quantized(gates, isa):
     h = 6
@@ -301,7 +307,7 @@ def test_plain_rnn_layer_matches_quantized(gates, isa):
         assert all(torch.equal(a, b) for a, b in zip(got, want))
         if isa == "scalar":
             torch.library.opcheck(q.plain_rnn_layer_dynamic.default, args)
-    with pytest.raises(ValueError, match=r"plain_rnn_layer_dynamic: w_hh should be \["):
+    with pytest.raises(VALUE_ERROR, match=r"plain_rnn_layer_dynamic: w_hh should be \["):
         q.plain_rnn_layer_dynamic(x, h0, c0, wi, si, zi, bi, pi, wi, si, zi, bi, pi, gates, False)
 
 
@@ -326,6 +332,7 @@ def _conv_setup(case, per_channel):
     return sp, xs, (w, s, z, b, buf, st, pd, dl, g), packed
 
 
+@pytest.mark.quantized_tier
 @pytest.mark.parametrize("case", list(CONV_CASES))
 @pytest.mark.parametrize("per_channel", [False, True])
 @pytest.mark.parametrize("relu", [False, True])
@@ -340,6 +347,7 @@ def test_plain_conv_matches_quantized(case, per_channel, relu, isa):
         assert plain.stride() == quant.stride() and torch.equal(plain, quant.int_repr()), layout
 
 
+@pytest.mark.quantized_tier
 @pytest.mark.parametrize("relu", [False, True])
 def test_plain_conv2d_add_matches_quantized(relu, isa):
     _, xs, args, packed = _conv_setup("conv2d", True)
@@ -352,6 +360,7 @@ def test_plain_conv2d_add_matches_quantized(relu, isa):
     assert torch.equal(plain, quant.int_repr())
 
 
+@pytest.mark.quantized_tier
 def test_plain_conv_reads_qparams_per_call_and_checks_the_weight():
     """Scales and bias are read from the op's arguments on every call, so an in-place change is
     seen; the weight and its zero points are in the buffer, so an in-place change of either is an
@@ -370,12 +379,12 @@ def test_plain_conv_reads_qparams_per_call_and_checks_the_weight():
     assert torch.equal(got, before)
     # scales checked by an earlier call and changed in place since are checked again
     s.view(-1)[-1] = float("nan")
-    with pytest.raises(ValueError, match=r"plain_conv2d: weight scale should be a positive finite number, got nan"):
+    with pytest.raises(VALUE_ERROR, match=r"plain_conv2d: weight scale should be a positive finite number, got nan"):
         q.plain_conv2d(x, SX, ZX, w, s, z, b, buf, st, pd, dl, g, SY, ZY)
     s.view(-1)[-1] = 0.01
     w.neg_().clamp_(-127, 127)
     with pytest.raises(
-        ValueError,
+        VALUE_ERROR,
         match=r"plain_conv2d: packed was not made from these w / w_zero_points \(its "
         r"packed weight differs\); repack",
     ):
@@ -385,26 +394,28 @@ def test_plain_conv_reads_qparams_per_call_and_checks_the_weight():
     assert torch.equal(q.plain_conv2d(x, SX, ZX, w, s, z, b, buf, st, pd, dl, g, SY, ZY), want)
 
 
+@pytest.mark.quantized_tier
 def test_plain_conv_errors():
     sp, xs, (w, s, z, b, buf, st, pd, dl, g), _ = _conv_setup("conv2d", True)
     x = _x(xs, "contiguous")
     lbuf = q.plain_linear_prepack(torch.zeros(4, 4, dtype=torch.int8), s[:1], z[:1])
-    with pytest.raises(ValueError, match=r"plain_conv2d: packed should be a conv buffer, got kind 1"):
+    with pytest.raises(VALUE_ERROR, match=r"plain_conv2d: packed should be a conv buffer, got kind 1"):
         q.plain_conv2d(x, SX, ZX, w, s, z, b, lbuf, st, pd, dl, g, SY, ZY)
-    with pytest.raises(ValueError, match=r"plain_conv2d: packed should describe a weight of 6 x 4 channels in 1"):
+    with pytest.raises(VALUE_ERROR, match=r"plain_conv2d: packed should describe a weight of 6 x 4 channels in 1"):
         q.plain_conv2d(x, SX, ZX, w[:3].clone(), s[:3], z[:3], b[:3], buf, st, pd, dl, g, SY, ZY)
-    with pytest.raises(ValueError, match=r"plain_conv2d: qx channels should be 4"):
+    with pytest.raises(VALUE_ERROR, match=r"plain_conv2d: qx channels should be 4"):
         q.plain_conv2d(x[:, :3], SX, ZX, w, s, z, b, buf, st, pd, dl, g, SY, ZY)
     with pytest.raises(RuntimeError, match=r"plain_conv2d: x should be a uint8 tensor, got dtype Char"):
         q.plain_conv2d(x.to(torch.int8), SX, ZX, w, s, z, b, buf, st, pd, dl, g, SY, ZY)
-    with pytest.raises(ValueError, match=r"plain_conv2d: stride should have 2 elements"):
+    with pytest.raises(VALUE_ERROR, match=r"plain_conv2d: stride should have 2 elements"):
         q.plain_conv2d(x, SX, ZX, w, s, z, b, buf, [1], pd, dl, g, SY, ZY)
-    with pytest.raises(ValueError, match=r"plain_conv_prepack: weight zero_point should be in \[-128, 127\]"):
+    with pytest.raises(VALUE_ERROR, match=r"plain_conv_prepack: weight zero_point should be in \[-128, 127\]"):
         q.plain_conv_prepack(w, s, z + 200, b, st, pd, dl, g)
-    with pytest.raises(ValueError, match=r"plain_conv2d: output_zero_point should be in \[0, 255\]"):
+    with pytest.raises(VALUE_ERROR, match=r"plain_conv2d: output_zero_point should be in \[0, 255\]"):
         q.plain_conv2d(x, SX, ZX, w, s, z, b, buf, st, pd, dl, g, SY, 256)
 
 
+@pytest.mark.quantized_tier
 @pytest.mark.parametrize("case", list(CONV_CASES))
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_plain_conv_opcheck(case, layout):
@@ -452,6 +463,7 @@ def _convt_setup(case, per_channel):
     return sp, xs, (w, s, z, b, buf, st, pd, op, dl, g), packed
 
 
+@pytest.mark.quantized_tier
 @pytest.mark.parametrize("case", list(CONVT_CASES))
 @pytest.mark.parametrize("per_channel", [False, True])
 def test_plain_conv_transpose_matches_quantized(case, per_channel, isa):
@@ -488,18 +500,19 @@ def test_plain_conv_transpose_per_output_channel_across_groups():
     reference.assert_within_steps(y, reference.requantize_ref(real, SY, ZY, torch.quint8), 1)
 
 
+@pytest.mark.quantized_tier
 def test_plain_conv_transpose_errors():
     sp, xs, (w, s, z, b, buf, st, pd, op, dl, g), _ = _convt_setup("convT2d", True)
     x = _x(xs, "contiguous")
     _, _, (cw, cs, cz, cb, cbuf, cst, cpd, cdl, cg), _ = _conv_setup("conv2d", True)
     with pytest.raises(
-        ValueError,
+        VALUE_ERROR,
         match=r"plain_conv_transpose2d: packed should come from "
         r"plain_conv_transpose_prepack, got the buffer of a conv",
     ):
         q.plain_conv_transpose2d(x, SX, ZX, w, s, z, b, cbuf, st, pd, op, dl, g, SY, ZY)
     with pytest.raises(
-        ValueError,
+        VALUE_ERROR,
         match=r"plain_conv2d: packed should come from plain_conv_prepack, "
         r"got the buffer of a transposed conv",
     ):
@@ -507,23 +520,24 @@ def test_plain_conv_transpose_errors():
             _x(CONV_CASES["conv2d"][1], "contiguous"), SX, ZX, cw, cs, cz, cb, buf, cst, cpd, cdl, cg, SY, ZY
         )
     with pytest.raises(
-        ValueError,
+        VALUE_ERROR,
         match=r"plain_conv_transpose2d: w_scales and w_zero_points should be 1-D "
         r"with 1 or 6 entries",
     ):
         q.plain_conv_transpose2d(x, SX, ZX, w, s[:4], z[:4], b, buf, st, pd, op, dl, g, SY, ZY)
-    with pytest.raises(ValueError, match=r"plain_conv_transpose2d: output_padding should be >= 0 and smaller"):
+    with pytest.raises(VALUE_ERROR, match=r"plain_conv_transpose2d: output_padding should be >= 0 and smaller"):
         q.plain_conv_transpose2d(x, SX, ZX, w, s, z, b, buf, st, pd, [2, 0], dl, g, SY, ZY)
-    with pytest.raises(ValueError, match=r"plain_conv_transpose2d: qx channels should be 4"):
+    with pytest.raises(VALUE_ERROR, match=r"plain_conv_transpose2d: qx channels should be 4"):
         q.plain_conv_transpose2d(x[:, :3], SX, ZX, w, s, z, b, buf, st, pd, op, dl, g, SY, ZY)
     with pytest.raises(RuntimeError, match=r"plain_conv_transpose2d: x should be a uint8 tensor"):
         q.plain_conv_transpose2d(x.to(torch.int8), SX, ZX, w, s, z, b, buf, st, pd, op, dl, g, SY, ZY)
-    with pytest.raises(ValueError, match=r"plain_conv_transpose_prepack: w should have 3 to 5 dims"):
+    with pytest.raises(VALUE_ERROR, match=r"plain_conv_transpose_prepack: w should have 3 to 5 dims"):
         q.plain_conv_transpose_prepack(w[0, 0], s, z, b, st, pd, op, dl, g)
-    with pytest.raises(ValueError, match=r"plain_conv_transpose_prepack: groups should divide in_channels"):
+    with pytest.raises(VALUE_ERROR, match=r"plain_conv_transpose_prepack: groups should divide in_channels"):
         q.plain_conv_transpose_prepack(w, s[:1], z[:1], None, st, pd, op, dl, 3)
 
 
+@pytest.mark.quantized_tier
 @pytest.mark.parametrize("case", list(CONVT_CASES))
 @pytest.mark.parametrize("layout", ["contiguous", "channels_last", "empty"])
 def test_plain_conv_transpose_opcheck(case, layout):
@@ -539,6 +553,7 @@ def _fp16_weight(shape):
     return (torch.randn(shape) * 0.5).to(torch.float16)
 
 
+@pytest.mark.quantized_tier
 @pytest.mark.parametrize("relu", [False, True])
 @pytest.mark.parametrize("bias", [False, True])
 def test_plain_linear_dynamic_fp16_matches_quantized(relu, bias, isa):
@@ -583,12 +598,12 @@ def test_plain_linear_dynamic_fp16_bad_input():
     with pytest.raises(RuntimeError, match=r"plain_linear_dynamic_fp16: x should be a float32 tensor, got dtype Half"):
         op(x.half(), w, None, buf)
     with pytest.raises(
-        ValueError,
+        VALUE_ERROR,
         match=r"plain_linear_dynamic_fp16: w should be 2-D \[out_features, in_features\], "
         r"got shape \[12\]",
     ):
         op(x, w.reshape(-1), None, buf)
-    with pytest.raises(ValueError, match=r"plain_linear_dynamic_fp16: bias should have shape \[3\], got \[4\]"):
+    with pytest.raises(VALUE_ERROR, match=r"plain_linear_dynamic_fp16: bias should have shape \[3\], got \[4\]"):
         op(x, w, torch.zeros(4), buf)
     with pytest.raises(
         RuntimeError,
@@ -597,13 +612,13 @@ def test_plain_linear_dynamic_fp16_bad_input():
     ):
         q.plain_linear_relu_dynamic_fp16(x, w, torch.zeros(3, dtype=torch.double), buf)
     with pytest.raises(
-        ValueError,
+        VALUE_ERROR,
         match=r"plain_linear_dynamic_fp16: X should have last dimension 4 \(W's "
         r"in_features\), got shape \[2, 5\]",
     ):
         op(torch.randn(2, 5), w, None, buf)
     with pytest.raises(
-        ValueError,
+        VALUE_ERROR,
         match=r"plain_linear_dynamic_fp16: packed should be the contiguous float16 "
         r"\[1, 4, 16\] panels of plain_linear_prepack_fp16\(w\) or empty, got Half "
         r"of shape \[1, 5, 16\]",
@@ -621,6 +636,7 @@ def test_plain_linear_dynamic_fp16_opcheck(layout):
         torch.library.opcheck(op, (x, w, None, torch.empty(0, dtype=torch.float16)))
 
 
+@pytest.mark.quantized_tier
 @pytest.mark.parametrize("gates", [4, 3])
 @pytest.mark.parametrize("bias", [False, True])
 def test_plain_rnn_layer_fp16_matches_quantized(gates, bias, isa):
@@ -650,11 +666,11 @@ def test_plain_rnn_layer_fp16_matches_quantized(gates, bias, isa):
         r"dtype Float",
     ):
         q.plain_rnn_layer_dynamic_fp16(x, h0, c0, wi, bi, pi, wh.float(), bh, ph, gates, False)
-    with pytest.raises(ValueError, match=r"plain_rnn_layer_dynamic_fp16: b_ih should have shape \[" + str(gates * h)):
+    with pytest.raises(VALUE_ERROR, match=r"plain_rnn_layer_dynamic_fp16: b_ih should have shape \[" + str(gates * h)):
         q.plain_rnn_layer_dynamic_fp16(x, h0, c0, wi, torch.zeros(2), pi, wh, bh, ph, gates, False)
-    with pytest.raises(ValueError, match=r"plain_rnn_layer_dynamic_fp16: packed_hh should be the contiguous float16"):
+    with pytest.raises(VALUE_ERROR, match=r"plain_rnn_layer_dynamic_fp16: packed_hh should be the contiguous float16"):
         q.plain_rnn_layer_dynamic_fp16(x, h0, c0, wi, bi, pi, wh, bh, pi, gates, False)
-    with pytest.raises(ValueError, match=r"plain_rnn_layer_dynamic_fp16: w_hh should be \["):
+    with pytest.raises(VALUE_ERROR, match=r"plain_rnn_layer_dynamic_fp16: w_hh should be \["):
         q.plain_rnn_layer_dynamic_fp16(x, h0, c0, wi, bi, pi, wi, bi, pi, gates, False)
 
 

@@ -41,17 +41,6 @@
 #include "kernels/gemm/qgemm.h"
 #include "utils/export.h"
 
-// A struct with a Tensor field: on torch's stable ABI torch::stable::Tensor is declared hidden,
-// so the struct is marked hidden too (what the build's hidden visibility preset makes it anyway);
-// its QPLUGIN_PLAIN_API members keep their own visibility.
-#ifndef QPLUGIN_HOLDS_TENSOR
-#if defined(QPLUGIN_STABLE_ABI) && !defined(_WIN32)
-#define QPLUGIN_HOLDS_TENSOR __attribute__((visibility("hidden")))
-#else
-#define QPLUGIN_HOLDS_TENSOR
-#endif
-#endif
-
 namespace qplugin {
 
 // "conv1d" -> 1, "conv_transpose3d" -> 3, ...; is_conv_transpose_kind: kind names a transposed conv.
@@ -78,7 +67,7 @@ struct ConvPackedView {
   const int32_t* tzp = nullptr;
 };
 
-struct QPLUGIN_HOLDS_TENSOR ConvWeights {
+struct ConvWeights {
   // user-facing
   std::string kind;  // conv1d / conv2d / conv3d / conv_transpose1d / conv_transpose2d / conv_transpose3d
   int64_t spatial = 2;

@@ -7,16 +7,6 @@
 #include "kernels/linear_fp16_kernel.h"
 #include "utils/checks.h"
 
-// A warning (a Python UserWarning), its message streamed as QP_CHECK's.
-#ifndef QP_WARN
-#ifdef QPLUGIN_STABLE_ABI
-#define QP_WARN(...) \
-  aoti_torch_warn(__func__, __FILE__, static_cast<uint32_t>(__LINE__), ::qplugin::str(__VA_ARGS__).c_str())
-#else
-#define QP_WARN(...) TORCH_WARN(__VA_ARGS__)
-#endif
-#endif
-
 namespace qplugin {
 
 namespace gemm = kernels::gemm;

@@ -17,20 +17,9 @@
 #include "kernels/gemm/qgemm.h"
 #include "utils/export.h"
 
-// A struct with a Tensor field: on torch's stable ABI torch::stable::Tensor is declared hidden,
-// so the struct is marked hidden too (what the build's hidden visibility preset makes it anyway);
-// its QPLUGIN_PLAIN_API members keep their own visibility.
-#ifndef QPLUGIN_HOLDS_TENSOR
-#if defined(QPLUGIN_STABLE_ABI) && !defined(_WIN32)
-#define QPLUGIN_HOLDS_TENSOR __attribute__((visibility("hidden")))
-#else
-#define QPLUGIN_HOLDS_TENSOR
-#endif
-#endif
-
 namespace qplugin {
 
-struct QPLUGIN_HOLDS_TENSOR LinearWeights {
+struct LinearWeights {
   int64_t N = 0;                       // output features
   int64_t K = 0;                       // input features
   kernels::gemm::PackedWeight packed;  // the engine's packed weight (kernels/gemm/qgemm.h)

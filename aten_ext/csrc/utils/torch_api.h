@@ -125,6 +125,14 @@ template <typename E, typename... Args>
 #define QP_ASSERT(cond, ...) TORCH_INTERNAL_ASSERT(cond, ##__VA_ARGS__)
 #endif
 
+// A warning (a Python UserWarning), its message streamed as the checks' are.
+#ifdef QPLUGIN_STABLE_ABI
+#define QP_WARN(...) \
+  aoti_torch_warn(__func__, __FILE__, static_cast<uint32_t>(__LINE__), ::qplugin::str(__VA_ARGS__).c_str())
+#else
+#define QP_WARN(...) TORCH_WARN(__VA_ARGS__)
+#endif
+
 // The message the checks build, as a string ("a", 1, sizes -> "a1[2, 3]").
 template <typename... Args>
 std::string str(const Args&... args) {
