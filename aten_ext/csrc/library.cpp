@@ -23,11 +23,11 @@ std::string cpu_isa() { return kernels::isa_name(kernels::cpu_isa()); }
 
 std::string set_isa(std::string name) {
   kernels::Isa isa;
-  QP_CHECK_VALUE(kernels::parse_isa(name, &isa), "qplugin::_set_isa: isa should be ", kernels::isa_names(),
-                    ", got '", name, "'");
+  QP_CHECK_VALUE(kernels::parse_isa(name, &isa), "qplugin::_set_isa: isa should be ", kernels::isa_names(), ", got '",
+                 name, "'");
   const std::string previous = active_isa();
-  QP_CHECK(kernels::set_isa(isa), "qplugin::_set_isa: isa '", name,
-              "' is not supported by this CPU (best: ", cpu_isa(), ")");
+  QP_CHECK(kernels::set_isa(isa), "qplugin::_set_isa: isa '", name, "' is not supported by this CPU (best: ", cpu_isa(),
+           ")");
   return previous;
 }
 

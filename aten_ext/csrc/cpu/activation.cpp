@@ -94,8 +94,7 @@ double finite_scalar(const char* op, const char* arg, double v) {
   return v;
 }
 
-void check_act_qparams(const char* op, double in_scale, int64_t in_zp, double out_scale, int64_t out_zp,
-                       ScalarType t) {
+void check_act_qparams(const char* op, double in_scale, int64_t in_zp, double out_scale, int64_t out_zp, ScalarType t) {
   check_scale(op, "input scale", in_scale);
   check_zero_point(op, "input zero_point", in_zp, t);
   check_scale(op, "output_scale", out_scale);
@@ -161,14 +160,14 @@ void clamp_raw(const void* xp, void* yp, int64_t n, int64_t elem_size, bool is_s
 void clamp_int_out(const Tensor& data, const Tensor& out, int64_t lo, int64_t hi) {
   const Tensor x = dense_input(data);
   QP_ASSERT(tensor::is_contiguous(out, kept_format(data)) && out.sizes() == x.sizes() &&
-                        out.scalar_type() == x.scalar_type());
+            out.scalar_type() == x.scalar_type());
   clamp_raw(x.const_data_ptr(), out.mutable_data_ptr(), x.numel(), x.element_size(), x.scalar_type() == kChar, lo, hi);
 }
 
 void activation_int_out(const Tensor& data, const Tensor& out, const kernels::ActSpec& spec) {
   const Tensor x = dense_input(data);
   QP_ASSERT(tensor::is_contiguous(out, kept_format(data)) && out.sizes() == x.sizes() &&
-                        out.scalar_type() == x.scalar_type());
+            out.scalar_type() == x.scalar_type());
   const ScalarType dt = x.scalar_type();
   const int64_t n = x.numel();
   if (n == 0) return;

@@ -10,7 +10,6 @@
 
 #include "utils/torch_api.h"
 
-
 #include <vector>
 
 #include "kernels/activation_math.h"
@@ -54,21 +53,19 @@ QPLUGIN_PLAIN_API void softmax_int_out(const Tensor& data, const Tensor& out, in
 
 // ---- normalization (cpu/norm.cpp) ----
 // weight / bias: float tensors of normalized_shape (or undefined).
-QPLUGIN_PLAIN_API void layer_norm_int_out(const Tensor& data, const Tensor& out,
-                                          IntArrayRef normalized_shape, const Tensor& weight,
-                                          const Tensor& bias, double eps, double in_scale, int64_t in_zp,
-                                          double out_scale, int64_t out_zp);
-// data: [N, C, ...] (any memory format); weight / bias / mean / var: float [C]; relu clamps the
-// output below at out_zp (batch_norm*_relu).
-QPLUGIN_PLAIN_API void batch_norm_int_out(const char* op, const Tensor& data, const Tensor& out,
-                                          const Tensor& weight, const Tensor& bias, const Tensor& mean,
-                                          const Tensor& var, double eps, double in_scale, int64_t in_zp,
-                                          double out_scale, int64_t out_zp, bool relu);
-// data: [N, C, ...], C divisible by groups; weight / bias: float [C] (or undefined). The
-// statistics run over each (n, group) block; instance_norm is groups = C.
-QPLUGIN_PLAIN_API void group_norm_int_out(const Tensor& data, const Tensor& out, int64_t groups,
+QPLUGIN_PLAIN_API void layer_norm_int_out(const Tensor& data, const Tensor& out, IntArrayRef normalized_shape,
                                           const Tensor& weight, const Tensor& bias, double eps, double in_scale,
                                           int64_t in_zp, double out_scale, int64_t out_zp);
+// data: [N, C, ...] (any memory format); weight / bias / mean / var: float [C]; relu clamps the
+// output below at out_zp (batch_norm*_relu).
+QPLUGIN_PLAIN_API void batch_norm_int_out(const char* op, const Tensor& data, const Tensor& out, const Tensor& weight,
+                                          const Tensor& bias, const Tensor& mean, const Tensor& var, double eps,
+                                          double in_scale, int64_t in_zp, double out_scale, int64_t out_zp, bool relu);
+// data: [N, C, ...], C divisible by groups; weight / bias: float [C] (or undefined). The
+// statistics run over each (n, group) block; instance_norm is groups = C.
+QPLUGIN_PLAIN_API void group_norm_int_out(const Tensor& data, const Tensor& out, int64_t groups, const Tensor& weight,
+                                          const Tensor& bias, double eps, double in_scale, int64_t in_zp,
+                                          double out_scale, int64_t out_zp);
 // prelu: y = x if x > 0 else slope_c * x, requantized; slopes: 1 (shared) or C entries (dim 1).
 // 8-bit data. The output scale must keep the requantize multiplier in range (check_requant_multiplier).
 QPLUGIN_PLAIN_API void prelu_int_out(const char* op, const Tensor& data, const Tensor& out,
@@ -79,8 +76,7 @@ QPLUGIN_PLAIN_API void prelu_int_out(const char* op, const Tensor& data, const T
 QPLUGIN_PLAIN_API void check_norm_qparams(const char* op, double in_scale, int64_t in_zp, double eps, double out_scale,
                                           int64_t out_zp, ScalarType t);
 QPLUGIN_PLAIN_API void check_layer_norm_args(const char* op, const char* arg, IntArrayRef sizes,
-                                             IntArrayRef normalized_shape, const Tensor& weight,
-                                             const Tensor& bias);
+                                             IntArrayRef normalized_shape, const Tensor& weight, const Tensor& bias);
 // sizes: a dims-D [N, C, ...] input (batch_norm2d: 4, batch_norm3d: 5).
 QPLUGIN_PLAIN_API void check_batch_norm_args(const char* op, const char* arg, IntArrayRef sizes, int64_t dims,
                                              const Tensor& weight, const Tensor& bias, const Tensor& mean,

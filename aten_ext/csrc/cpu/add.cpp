@@ -39,8 +39,7 @@ kernels::BinaryParams binary_params(BinaryKind kind, bool relu, ScalarType qt, Q
   return p;
 }
 
-void run_binary(BinaryKind kind, ScalarType qt, const kernels::Strided& s, int64_t n,
-                const kernels::BinaryParams& p) {
+void run_binary(BinaryKind kind, ScalarType qt, const kernels::Strided& s, int64_t n, const kernels::BinaryParams& p) {
   const bool add = kind == BinaryKind::kAdd;
   if (qt == kByte) {
     add ? QPLUGIN_ISA_CALL(add_u8, s, n, p) : QPLUGIN_ISA_CALL(mul_u8, s, n, p);
@@ -55,8 +54,8 @@ void run_binary(BinaryKind kind, ScalarType qt, const kernels::Strided& s, int64
 
 ScalarType int_dtype_of(const char* op, const char* arg, const Tensor& t) {
   const ScalarType dt = t.scalar_type();
-  QP_CHECK(is_plain_int_dtype(dt), "qplugin::", op, ": ", arg,
-              " should be a uint8, int8 or int32 tensor, got dtype ", dt);
+  QP_CHECK(is_plain_int_dtype(dt), "qplugin::", op, ": ", arg, " should be a uint8, int8 or int32 tensor, got dtype ",
+           dt);
   return dt;
 }
 
@@ -67,7 +66,7 @@ std::vector<int64_t> broadcast_shape(const char* op, IntArrayRef a, IntArrayRef 
     const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
     QP_CHECK(da == db || da == 1 || db == 1, "qplugin::", op,
-                ": the shapes of the two inputs should be broadcastable, got ", a, " and ", b);
+             ": the shapes of the two inputs should be broadcastable, got ", a, " and ", b);
     out[i] = da == 1 ? db : da;
   }
   return out;
@@ -79,8 +78,8 @@ MemoryFormat binary_format(const Tensor& a, const Tensor& b, IntArrayRef out) {
   return MemoryFormat::Contiguous;
 }
 
-void binary_into(const Names& nm, BinaryKind kind, bool relu, const Tensor& a, QP qa, const Tensor& b, QP qb,
-                 QP qo, const Tensor& out) {
+void binary_into(const Names& nm, BinaryKind kind, bool relu, const Tensor& a, QP qa, const Tensor& b, QP qb, QP qo,
+                 const Tensor& out) {
   const char* op = nm.op;
   const ScalarType qt = int_dtype_of(op, nm.a, a);
   QP_ASSERT(b.scalar_type() == a.scalar_type() && out.scalar_type() == a.scalar_type());
@@ -123,12 +122,11 @@ void binary_into(const Names& nm, BinaryKind kind, bool relu, const Tensor& a, Q
 
 namespace {
 
-Tensor binary_int(const Names& nm, BinaryKind kind, bool relu, const Tensor& a, QP qa, const Tensor& b,
-                      QP qb, QP qo) {
+Tensor binary_int(const Names& nm, BinaryKind kind, bool relu, const Tensor& a, QP qa, const Tensor& b, QP qb, QP qo) {
   const char* op = nm.op;
   const ScalarType qt = int_dtype_of(op, nm.a, a);
   QP_CHECK(b.scalar_type() == a.scalar_type(), "qplugin::", op, ": ", nm.b, " should have the dtype of ", nm.a, " (",
-              a.scalar_type(), "), got ", b.scalar_type());
+           a.scalar_type(), "), got ", b.scalar_type());
   check_scale(op, nm.scale(nm.a).c_str(), qa.scale);
   check_scale(op, nm.scale(nm.b).c_str(), qb.scale);
   check_scale(op, "scale", qo.scale);
@@ -156,8 +154,8 @@ namespace {
 
 int64_t scalar_in_steps(const char* op, QP qx, double c) {
   const double steps = std::nearbyint(c / qx.scale);
-  QP_CHECK_VALUE(std::abs(steps) < 2147483648.0, "qplugin::", op,
-                    ": b / scale should be within the int32 range, got ", c, " / ", qx.scale);
+  QP_CHECK_VALUE(std::abs(steps) < 2147483648.0, "qplugin::", op, ": b / scale should be within the int32 range, got ",
+                 c, " / ", qx.scale);
   return static_cast<int64_t>(steps);
 }
 

@@ -89,8 +89,7 @@ MemoryFormat cat_format(const std::vector<Tensor>& xs) {
 std::vector<int64_t> cat_shape(const Names& nm, const std::vector<Tensor>& xs, int64_t* dim) {
   const char* op = nm.op;
   const char* qx = nm.a;
-  QP_CHECK_VALUE(!xs.empty(), "qplugin::", op, ": ", qx,
-                    " should be a non-empty list of tensors, got an empty list");
+  QP_CHECK_VALUE(!xs.empty(), "qplugin::", op, ": ", qx, " should be a non-empty list of tensors, got an empty list");
   int64_t ref = -1;
   for (size_t i = 0; i < xs.size(); ++i) {
     if (!skipped(xs[i])) {
@@ -104,7 +103,7 @@ std::vector<int64_t> cat_shape(const Names& nm, const std::vector<Tensor>& xs, i
   }
   const Tensor& r = xs[ref];
   QP_CHECK_VALUE(r.dim() > 0, "qplugin::", op, ": ", qx, "[", ref,
-                    "] should have at least one dim (zero-dim tensors cannot be concatenated), got a 0-dim tensor");
+                 "] should have at least one dim (zero-dim tensors cannot be concatenated), got a 0-dim tensor");
   const int64_t d = check_dim(op, "dim", *dim, r.dim());
   *dim = d;
   std::vector<int64_t> shape(r.sizes().begin(), r.sizes().end());
@@ -112,11 +111,11 @@ std::vector<int64_t> cat_shape(const Names& nm, const std::vector<Tensor>& xs, i
   for (size_t i = 0; i < xs.size(); ++i) {
     const Tensor& x = xs[i];
     if (skipped(x)) continue;
-    QP_CHECK_VALUE(x.dim() == r.dim(), "qplugin::", op, ": ", qx, "[", i, "] should have ", r.dim(), " dims like ",
-                      qx, "[", ref, "], got shape ", x.sizes());
+    QP_CHECK_VALUE(x.dim() == r.dim(), "qplugin::", op, ": ", qx, "[", i, "] should have ", r.dim(), " dims like ", qx,
+                   "[", ref, "], got shape ", x.sizes());
     for (int64_t k = 0; k < r.dim(); ++k) {
       QP_CHECK_VALUE(k == d || x.size(k) == r.size(k), "qplugin::", op, ": ", qx, "[", i, "] should match ", qx, "[",
-                        ref, "] (shape ", r.sizes(), ") in every dim but ", d, ", got shape ", x.sizes());
+                     ref, "] (shape ", r.sizes(), ") in every dim but ", d, ", got shape ", x.sizes());
     }
     shape[d] += x.size(d);
   }
@@ -285,7 +284,7 @@ void cat_into(const Names& nm, const std::vector<Tensor>& xs_in, const std::vect
 }
 
 Tensor cat_int(const Names& nm, const std::vector<Tensor>& xs, const std::vector<QP>& qps, int64_t dim, QP qo,
-                   bool relu) {
+               bool relu) {
   const char* op = nm.op;
   QP_CHECK_VALUE(xs.size() == qps.size(), "qplugin::", op, ": one qparams entry per input expected");
   int64_t d = dim;
@@ -293,7 +292,7 @@ Tensor cat_int(const Names& nm, const std::vector<Tensor>& xs, const std::vector
   const ScalarType qt = int_dtype_of(op, (std::string(nm.a) + "[0]").c_str(), xs[0]);
   for (size_t i = 0; i < xs.size(); ++i) {
     QP_CHECK(xs[i].scalar_type() == xs[0].scalar_type(), "qplugin::", op, ": ", nm.a, "[", i,
-                "] should have the dtype of ", nm.a, "[0] (", xs[0].scalar_type(), "), got ", xs[i].scalar_type());
+             "] should have the dtype of ", nm.a, "[0] (", xs[0].scalar_type(), "), got ", xs[i].scalar_type());
     // plain: the i-th entries of scales / zero_points; quantized: an input's qparams
     if (nm.plain) {
       std::string at_i = "[";  // appended, not "[" + ...: GCC 12's C++20 string inlining warns falsely

@@ -142,9 +142,7 @@ kernels::CmpRange scalar_range(CmpOp op, QP qa, ScalarType qt, double c) {
   return {static_cast<int32_t>(lo), static_cast<int32_t>(hi), invert};
 }
 
-Tensor bool_out(IntArrayRef shape, MemoryFormat fmt) {
-  return tensor::empty(shape, kBool, fmt);
-}
+Tensor bool_out(IntArrayRef shape, MemoryFormat fmt) { return tensor::empty(shape, kBool, fmt); }
 
 // Value of the byte pattern b for a dtype (uint8 / int8).
 int64_t byte_value(ScalarType dt, int b) {

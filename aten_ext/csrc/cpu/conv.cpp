@@ -62,10 +62,10 @@ MemoryFormat conv_memory_format(int64_t dim) {
 
 std::vector<int64_t> conv_output_sizes(const char* op, IntArrayRef xs, const ConvWeights& p) {
   const int64_t sp = p.spatial;
-  QP_CHECK_VALUE(static_cast<int64_t>(xs.size()) == sp + 2, "qplugin::", op, ": qx should have ", sp + 2,
-                    " dims (N, C", sp == 3 ? ", D" : "", sp >= 2 ? ", H" : "", ", W), got ", xs.size(), " dims ", xs);
+  QP_CHECK_VALUE(static_cast<int64_t>(xs.size()) == sp + 2, "qplugin::", op, ": qx should have ", sp + 2, " dims (N, C",
+                 sp == 3 ? ", D" : "", sp >= 2 ? ", H" : "", ", W), got ", xs.size(), " dims ", xs);
   QP_CHECK_VALUE(xs[1] == p.ICg * p.groups, "qplugin::", op, ": qx channels should be ", p.ICg * p.groups,
-                    " (weight in_channels ", p.ICg, " * groups ", p.groups, "), got ", xs[1]);
+                 " (weight in_channels ", p.ICg, " * groups ", p.groups, "), got ", xs[1]);
   std::vector<int64_t> ys = {xs[0], p.OC};
   for (int64_t i = 0; i < sp; ++i) {
     const int64_t in = xs[2 + i];
@@ -73,8 +73,8 @@ std::vector<int64_t> conv_output_sizes(const char* op, IntArrayRef xs, const Con
     const int64_t o = (in + 2 * p.padding[i] - p.dilation[i] * (k - 1) - 1) / p.stride[i] + 1;
     const bool ok = in + 2 * p.padding[i] - p.dilation[i] * (k - 1) - 1 >= 0 && o >= 1;
     QP_CHECK_VALUE(ok, "qplugin::", op, ": output size should be >= 1 in every spatial dim, got ", "input ", xs,
-                      " with kernel ", p.weight.sizes().slice(2), ", stride ", p.stride, ", padding ", p.padding,
-                      ", dilation ", p.dilation);
+                   " with kernel ", p.weight.sizes().slice(2), ", stride ", p.stride, ", padding ", p.padding,
+                   ", dilation ", p.dilation);
     ys.push_back(o);
   }
   check_output_size(op, ys, 1);
@@ -88,9 +88,8 @@ void check_conv_io_qparams(const char* op, double x_scale, int64_t x_zp, double 
   check_zero_point(op, "output_zero_point", y_zp, kByte);
 }
 
-void conv_forward_int(const char* op, const Tensor& x_int, double x_scale, int64_t x_zp, ConvWeights& p,
-                      double y_scale, int64_t y_zp, bool relu, const Tensor* add_int, double add_scale,
-                      int64_t add_zp, Tensor& y_int) {
+void conv_forward_int(const char* op, const Tensor& x_int, double x_scale, int64_t x_zp, ConvWeights& p, double y_scale,
+                      int64_t y_zp, bool relu, const Tensor* add_int, double add_scale, int64_t add_zp, Tensor& y_int) {
   // The kernel path, read once: the packed layout, the im2col element size and every kernel
   // must agree even if another thread switches paths meanwhile (kernels/dispatch.h).
   conv_forward_view(op, x_int, x_scale, x_zp, p, p.packed_view(kernels::active_isa()), y_scale, y_zp, relu, add_int,
@@ -106,8 +105,8 @@ void conv_forward_view(const char* op, const Tensor& x_int, double x_scale, int6
   if (add_int != nullptr) {
     check_scale(op, "qaccum scale", add_scale);
     check_zero_point(op, "qaccum zero_point", add_zp, kByte);
-    QP_CHECK_VALUE(add_int->sizes() == IntArrayRef(ys), "qplugin::", op,
-                      ": qaccum should have the output's shape ", IntArrayRef(ys), ", got ", add_int->sizes());
+    QP_CHECK_VALUE(add_int->sizes() == IntArrayRef(ys), "qplugin::", op, ": qaccum should have the output's shape ",
+                   IntArrayRef(ys), ", got ", add_int->sizes());
     check_requant_multiplier(op, "output_scale", y_scale, add_scale, "qaccum scale");
   }
   const double w_scale_max = p.w_scale.empty() ? 0.0 : *std::max_element(p.w_scale.begin(), p.w_scale.end());

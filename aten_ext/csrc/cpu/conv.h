@@ -52,8 +52,8 @@ void conv_transpose_forward_view(const char* op, const Tensor& x_int, double x_s
 // y = requant(conv(x) [+ dequant(add)]) into y_int (uint8, output sizes, channels_last for
 // 4-d / 5-d, the squeezed channels_last 4-d for 1-d). x_int / add_int: uint8, any layout.
 QPLUGIN_PLAIN_API void conv_forward_int(const char* op, const Tensor& x_int, double x_scale, int64_t x_zp,
-                                        ConvWeights& p, double y_scale, int64_t y_zp, bool relu,
-                                        const Tensor* add_int, double add_scale, int64_t add_zp, Tensor& y_int);
+                                        ConvWeights& p, double y_scale, int64_t y_zp, bool relu, const Tensor* add_int,
+                                        double add_scale, int64_t add_zp, Tensor& y_int);
 // The same reading the kernel layouts k (made for path k.isa) instead of p's own; p describes the
 // conv (conv_describe_int is enough).
 void conv_forward_view(const char* op, const Tensor& x_int, double x_scale, int64_t x_zp, const ConvWeights& p,

@@ -14,10 +14,10 @@ namespace cpu {
 
 std::vector<int64_t> conv_transpose_output_sizes(const char* op, IntArrayRef xs, const ConvWeights& p) {
   const int64_t sp = p.spatial;
-  QP_CHECK_VALUE(static_cast<int64_t>(xs.size()) == sp + 2, "qplugin::", op, ": qx should have ", sp + 2,
-                    " dims (N, C", sp == 3 ? ", D" : "", sp >= 2 ? ", H" : "", ", W), got ", xs.size(), " dims ", xs);
+  QP_CHECK_VALUE(static_cast<int64_t>(xs.size()) == sp + 2, "qplugin::", op, ": qx should have ", sp + 2, " dims (N, C",
+                 sp == 3 ? ", D" : "", sp >= 2 ? ", H" : "", ", W), got ", xs.size(), " dims ", xs);
   QP_CHECK_VALUE(xs[1] == p.ICg * p.groups, "qplugin::", op, ": qx channels should be ", p.ICg * p.groups,
-                    " (weight in_channels), got ", xs[1]);
+                 " (weight in_channels), got ", xs[1]);
   std::vector<int64_t> ys = {xs[0], p.OC};
   for (int64_t i = 0; i < sp; ++i) {
     const int64_t in = xs[2 + i];
@@ -25,9 +25,9 @@ std::vector<int64_t> conv_transpose_output_sizes(const char* op, IntArrayRef xs,
     const int64_t k = p.weight.size(2 + i);
     const int64_t o = (in - 1) * p.stride[i] - 2 * p.padding[i] + p.dilation[i] * (k - 1) + p.output_padding[i] + 1;
     QP_CHECK_VALUE(o >= 1, "qplugin::", op, ": output size should be >= 1 in every spatial dim, got input ", xs,
-                      " with kernel ", p.weight.sizes().slice(2), ", stride ", IntArrayRef(p.stride), ", padding ",
-                      IntArrayRef(p.padding), ", output_padding ", IntArrayRef(p.output_padding), ", dilation ",
-                      IntArrayRef(p.dilation));
+                   " with kernel ", p.weight.sizes().slice(2), ", stride ", IntArrayRef(p.stride), ", padding ",
+                   IntArrayRef(p.padding), ", output_padding ", IntArrayRef(p.output_padding), ", dilation ",
+                   IntArrayRef(p.dilation));
     ys.push_back(o);
   }
   check_output_size(op, ys, 1);

@@ -14,7 +14,7 @@ constexpr int64_t kMaxConvK = 33025;
 
 std::vector<int64_t> spatial_arg(const char* op, const char* arg, IntArrayRef v, int64_t spatial) {
   QP_CHECK_VALUE(static_cast<int64_t>(v.size()) == spatial, "qplugin::", op, ": ", arg, " should have ", spatial,
-                    " element", spatial == 1 ? "" : "s", ", got ", v);
+                 " element", spatial == 1 ? "" : "s", ", got ", v);
   return v.vec();
 }
 
@@ -56,7 +56,7 @@ bool is_conv_transpose_kind(const std::string& kind) { return kind.rfind("conv_t
 void check_transpose_groups(const char* op, int64_t in_channels, int64_t groups) {
   QP_CHECK_VALUE(groups >= 1, "qplugin::", op, ": groups should be >= 1, got ", groups);
   QP_CHECK_VALUE(in_channels % groups == 0, "qplugin::", op, ": groups should divide in_channels (", in_channels,
-                    ", weight dim 0), got groups ", groups);
+                 ", weight dim 0), got groups ", groups);
 }
 
 bool conv_has_rows(const ConvWeights& p) {
@@ -90,17 +90,17 @@ ConvPackedView ConvWeights::packed_view(kernels::Isa path) {
 std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string& kind, const Tensor& w_int8,
                                                const Tensor& w_scales, const Tensor& w_zero_points,
                                                const std::optional<Tensor>& bias, IntArrayRef stride,
-                                               IntArrayRef padding, IntArrayRef output_padding,
-                                               IntArrayRef dilation, int64_t groups, bool check_qparams) {
+                                               IntArrayRef padding, IntArrayRef output_padding, IntArrayRef dilation,
+                                               int64_t groups, bool check_qparams) {
   const int64_t spatial = conv_kind_spatial(kind);
   const bool transpose = is_conv_transpose_kind(kind);
   QP_CHECK(w_int8.defined() && w_int8.scalar_type() == kChar, "qplugin::", op,
-              ": weight should be an int8 tensor, got ",
-              w_int8.defined() ? dtype_name(w_int8.scalar_type()) : "an undefined tensor");
+           ": weight should be an int8 tensor, got ",
+           w_int8.defined() ? dtype_name(w_int8.scalar_type()) : "an undefined tensor");
   QP_CHECK_VALUE(w_int8.dim() == spatial + 2, "qplugin::", op, ": weight should have ", spatial + 2,
-                    transpose ? " dims (in_channels, out_channels / groups, kernel...), got "
-                              : " dims (out_channels, in_channels / groups, kernel...), got ",
-                    w_int8.dim(), " dims ", w_int8.sizes());
+                 transpose ? " dims (in_channels, out_channels / groups, kernel...), got "
+                           : " dims (out_channels, in_channels / groups, kernel...), got ",
+                 w_int8.dim(), " dims ", w_int8.sizes());
   for (int64_t d = 0; d < w_int8.dim(); ++d) {
     QP_CHECK_VALUE(w_int8.size(d) >= 1, "qplugin::", op, ": weight should have no empty dims, got ", w_int8.sizes());
   }
@@ -117,7 +117,7 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
     p->OC = w_int8.size(0);
     p->ICg = w_int8.size(1);
     QP_CHECK_VALUE(p->OC % groups == 0, "qplugin::", op, ": groups should divide out_channels (", p->OC,
-                      "), got groups ", groups);
+                   "), got groups ", groups);
   }
   p->stride = spatial_arg(op, "stride", stride, spatial);
   p->padding = spatial_arg(op, "padding", padding, spatial);
@@ -126,11 +126,11 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
                                 : std::vector<int64_t>(static_cast<size_t>(spatial), 0);
   for (int64_t i = 0; i < spatial; ++i) {
     QP_CHECK_VALUE(p->stride[i] >= 1 && p->stride[i] <= kMaxGeometry, "qplugin::", op, ": stride should be in [1, ",
-                      kMaxGeometry, "], got ", stride);
+                   kMaxGeometry, "], got ", stride);
     QP_CHECK_VALUE(p->dilation[i] >= 1 && p->dilation[i] <= kMaxGeometry, "qplugin::", op,
-                      ": dilation should be in [1, ", kMaxGeometry, "], got ", dilation);
-    QP_CHECK_VALUE(p->padding[i] >= 0 && p->padding[i] <= kMaxGeometry, "qplugin::", op,
-                      ": padding should be in [0, ", kMaxGeometry, "], got ", padding);
+                   ": dilation should be in [1, ", kMaxGeometry, "], got ", dilation);
+    QP_CHECK_VALUE(p->padding[i] >= 0 && p->padding[i] <= kMaxGeometry, "qplugin::", op, ": padding should be in [0, ",
+                   kMaxGeometry, "], got ", padding);
     // torch's rule: each output_padding entry below its stride or its dilation
     QP_CHECK_VALUE(
         p->output_padding[i] >= 0 && (p->output_padding[i] < p->stride[i] || p->output_padding[i] < p->dilation[i]),
@@ -153,19 +153,17 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
   const int64_t taps = p->KD * p->KH * p->KW;
   p->K = taps * p->ICg;
   // transposed: an output element sums at most ICg * taps products too
-  QP_CHECK_VALUE(p->K <= kMaxConvK, "qplugin::", op,
-                    ": in_channels / groups * kernel volume should be <= ", kMaxConvK,
-                    " (exact int32 accumulation), got ", p->K);
+  QP_CHECK_VALUE(p->K <= kMaxConvK, "qplugin::", op, ": in_channels / groups * kernel volume should be <= ", kMaxConvK,
+                 " (exact int32 accumulation), got ", p->K);
   // qparams: 1 (per tensor) or OC (per channel) entries
   // (a conversion only where needed: the plain ops describe the conv on every call)
-  const Tensor sc =
-      tensor::contiguous(w_scales.scalar_type() == kDouble ? w_scales : tensor::to(w_scales, kDouble));
+  const Tensor sc = tensor::contiguous(w_scales.scalar_type() == kDouble ? w_scales : tensor::to(w_scales, kDouble));
   const Tensor zp =
       tensor::contiguous(w_zero_points.scalar_type() == kLong ? w_zero_points : tensor::to(w_zero_points, kLong));
   const bool per_tensor = sc.numel() == 1 && zp.numel() == 1;
   QP_CHECK_VALUE(per_tensor || (sc.numel() == p->OC && zp.numel() == p->OC), "qplugin::", op,
-                    ": weight per-channel scales and zero_points should have ", p->OC, " elements, got ", sc.numel(),
-                    " and ", zp.numel());
+                 ": weight per-channel scales and zero_points should have ", p->OC, " elements, got ", sc.numel(),
+                 " and ", zp.numel());
   p->w_scale.resize(p->OC);
   p->w_zp.resize(p->OC);
   const double* scp = sc.const_data_ptr<double>();
@@ -186,9 +184,9 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
   if (bias.has_value() && bias->defined()) {
     const Tensor& b = *bias;
     QP_CHECK(b.scalar_type() == kFloat, "qplugin::", op, ": bias should be a float32 tensor, got dtype ",
-                b.scalar_type());
+             b.scalar_type());
     QP_CHECK_VALUE(b.dim() == 1 && b.size(0) == p->OC, "qplugin::", op, ": bias should be a 1-d tensor of ", p->OC,
-                      " elements (out_channels), got shape ", b.sizes());
+                   " elements (out_channels), got shape ", b.sizes());
     const Tensor bc = tensor::contiguous(b);
     std::copy_n(bc.const_data_ptr<float>(), p->OC, p->bias_f.begin());
     p->bias = b;
@@ -204,9 +202,8 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
   return p;
 }
 
-std::shared_ptr<ConvWeights> conv_transpose_prepack_int(const char* op, const std::string& kind,
-                                                        const Tensor& w_int8, const Tensor& w_scales,
-                                                        const Tensor& w_zero_points,
+std::shared_ptr<ConvWeights> conv_transpose_prepack_int(const char* op, const std::string& kind, const Tensor& w_int8,
+                                                        const Tensor& w_scales, const Tensor& w_zero_points,
                                                         const std::optional<Tensor>& bias, IntArrayRef stride,
                                                         IntArrayRef padding, IntArrayRef output_padding,
                                                         IntArrayRef dilation, int64_t groups) {

@@ -125,10 +125,9 @@ bool conv_reads_rows(const ConvWeights& p, kernels::Isa path);
 // empty): a cheap description of the conv, O(out_channels). check_qparams false skips the range
 // checks of each weight scale and zero point (for arguments checked by an earlier call).
 QPLUGIN_PLAIN_API std::shared_ptr<ConvWeights> conv_describe_int(
-    const char* op, const std::string& kind, const Tensor& w_int8, const Tensor& w_scales,
-    const Tensor& w_zero_points, const std::optional<Tensor>& bias, IntArrayRef stride,
-    IntArrayRef padding, IntArrayRef output_padding, IntArrayRef dilation, int64_t groups,
-    bool check_qparams = true);
+    const char* op, const std::string& kind, const Tensor& w_int8, const Tensor& w_scales, const Tensor& w_zero_points,
+    const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding,
+    IntArrayRef dilation, int64_t groups, bool check_qparams = true);
 
 // conv_transpose_prepack_int for a conv_transpose* kind, else conv_prepack_int (output_padding
 // unused).
@@ -141,18 +140,15 @@ std::shared_ptr<ConvWeights> conv_prepack_int_of_kind(const char* op, const std:
 // Builds (and validates) the weights from plain data (`op` names the calling op in errors): w_int8 (int8, OC x ICg x
 // kernel...), w_scales (float) / w_zero_points (integer), 1 (per tensor) or OC entries. `weight` of the result is
 // w_int8 (the plain tier's params are never unpacked or pickled).
-QPLUGIN_PLAIN_API std::shared_ptr<ConvWeights> conv_prepack_int(const char* op, const std::string& kind,
-                                                                const Tensor& w_int8, const Tensor& w_scales,
-                                                                const Tensor& w_zero_points,
-                                                                const std::optional<Tensor>& bias,
-                                                                IntArrayRef stride, IntArrayRef padding,
-                                                                IntArrayRef dilation, int64_t groups);
+QPLUGIN_PLAIN_API std::shared_ptr<ConvWeights> conv_prepack_int(
+    const char* op, const std::string& kind, const Tensor& w_int8, const Tensor& w_scales, const Tensor& w_zero_points,
+    const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups);
 
 // Transposed conv from plain data: w_int8 (int8, IC x OC / groups x kernel...), w_scales /
 // w_zero_points with 1 (per tensor) or OC (per output channel) entries.
 QPLUGIN_PLAIN_API std::shared_ptr<ConvWeights> conv_transpose_prepack_int(
-    const char* op, const std::string& kind, const Tensor& w_int8, const Tensor& w_scales,
-    const Tensor& w_zero_points, const std::optional<Tensor>& bias, IntArrayRef stride,
-    IntArrayRef padding, IntArrayRef output_padding, IntArrayRef dilation, int64_t groups);
+    const char* op, const std::string& kind, const Tensor& w_int8, const Tensor& w_scales, const Tensor& w_zero_points,
+    const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding,
+    IntArrayRef dilation, int64_t groups);
 
 }  // namespace qplugin

@@ -45,8 +45,8 @@ QPLUGIN_PLAIN_API std::vector<int64_t> broadcast_shape(const char* op, IntArrayR
 QPLUGIN_PLAIN_API MemoryFormat binary_format(const Tensor& a, const Tensor& b, IntArrayRef out);
 
 // out (integer, broadcast shape, dense) = requantize(a OP b).
-QPLUGIN_PLAIN_API void binary_into(const Names& nm, BinaryKind kind, bool relu, const Tensor& a, QP qa,
-                                   const Tensor& b, QP qb, QP qo, const Tensor& out);
+QPLUGIN_PLAIN_API void binary_into(const Names& nm, BinaryKind kind, bool relu, const Tensor& a, QP qa, const Tensor& b,
+                                   QP qb, QP qo, const Tensor& out);
 Tensor add_int(const Names& nm, const Tensor& a, QP qa, const Tensor& b, QP qb, QP qo, bool relu);
 Tensor mul_int(const Names& nm, const Tensor& a, QP qa, const Tensor& b, QP qb, QP qo, bool relu);
 
@@ -54,24 +54,21 @@ Tensor mul_int(const Names& nm, const Tensor& a, QP qa, const Tensor& b, QP qb, 
 // mul_scalar choose, and the integer transform into `out` (dense, x's format).
 QPLUGIN_PLAIN_API QP add_scalar_qparams(const char* op, QP qx, ScalarType qdtype, double b);
 QPLUGIN_PLAIN_API QP mul_scalar_qparams(const char* op, QP qx, ScalarType qdtype, double b);
-QPLUGIN_PLAIN_API void add_scalar_into(const Names& nm, const Tensor& x, QP qx, double b, bool relu,
-                                       const Tensor& out);
-QPLUGIN_PLAIN_API void mul_scalar_into(const Names& nm, const Tensor& x, QP qx, double b, bool relu,
-                                       const Tensor& out);
+QPLUGIN_PLAIN_API void add_scalar_into(const Names& nm, const Tensor& x, QP qx, double b, bool relu, const Tensor& out);
+QPLUGIN_PLAIN_API void mul_scalar_into(const Names& nm, const Tensor& x, QP qx, double b, bool relu, const Tensor& out);
 
 // cat: `xs` integer tensors of one dtype (cat_into also takes the quantized
 // tensors themselves: it reads only sizes, strides and bytes); qo the output qparams. Output format:
 // the inputs' common memory format, else contiguous.
 QPLUGIN_PLAIN_API MemoryFormat cat_format(const std::vector<Tensor>& xs);
 QPLUGIN_PLAIN_API std::vector<int64_t> cat_shape(const Names& nm, const std::vector<Tensor>& xs, int64_t* dim);
-QPLUGIN_PLAIN_API void cat_into(const Names& nm, const std::vector<Tensor>& xs, const std::vector<QP>& qps,
-                                int64_t dim, QP qo, bool relu, const Tensor& out);
+QPLUGIN_PLAIN_API void cat_into(const Names& nm, const std::vector<Tensor>& xs, const std::vector<QP>& qps, int64_t dim,
+                                QP qo, bool relu, const Tensor& out);
 Tensor cat_int(const Names& nm, const std::vector<Tensor>& xs, const std::vector<QP>& qps, int64_t dim, QP qo,
-                   bool relu);
+               bool relu);
 
 // Comparators on represented real values: float(q - zp) * float(scale) OP ...
-QPLUGIN_PLAIN_API Tensor compare_int(const Names& nm, CmpOp op, const Tensor& a, QP qa, const Tensor& b,
-                                         QP qb);
+QPLUGIN_PLAIN_API Tensor compare_int(const Names& nm, CmpOp op, const Tensor& a, QP qa, const Tensor& b, QP qb);
 QPLUGIN_PLAIN_API Tensor compare_scalar_int(const Names& nm, CmpOp op, const Tensor& a, QP qa, double other);
 
 QPLUGIN_PLAIN_API const char* cmp_name(CmpOp op);

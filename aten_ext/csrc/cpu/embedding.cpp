@@ -30,7 +30,6 @@ namespace {
 
 constexpr int64_t kGrain = 1 << 15;  // output floats (x rows) per task, roughly
 
-
 // int64 [n] holding 0, step, 2 * step, ...
 Tensor int64_ramp(int64_t n, int64_t step) {
   Tensor t = tensor::empty(std::vector<int64_t>{n}, kLong);
@@ -41,7 +40,7 @@ Tensor int64_ramp(int64_t n, int64_t step) {
 
 Tensor index_tensor(const char* op, const char* arg, const Tensor& t) {
   QP_CHECK_VALUE(t.scalar_type() == kLong || t.scalar_type() == kInt, "qplugin::", op, ": ", arg,
-                    " should be an int64 or int32 tensor, got dtype ", t.scalar_type());
+                 " should be an int64 or int32 tensor, got dtype ", t.scalar_type());
   return tensor::contiguous(tensor::to(t, kLong));
 }
 
@@ -56,8 +55,8 @@ std::pair<int64_t, int64_t> index_range(const Tensor& t) {
 // The error for indices outside [0, rows), once the kernel found one (it skipped them unread).
 [[noreturn]] void bad_indices(const char* op, const Tensor& idx, int64_t rows) {
   const auto [lo, hi] = index_range(idx);
-  QP_CHECK_INDEX(false, "qplugin::", op, ": indices should be in [0, ", rows, ") (num_embeddings), got values in [",
-                    lo, ", ", hi, "]");
+  QP_CHECK_INDEX(false, "qplugin::", op, ": indices should be in [0, ", rows, ") (num_embeddings), got values in [", lo,
+                 ", ", hi, "]");
   std::abort();  // (unreachable: QP_CHECK_INDEX(false, ...) throws)
 }
 
@@ -68,25 +67,24 @@ namespace cpu {
 // Maps indices to rows (pruned weights: through compressed_indices_mapping, whose range is checked
 // here). Unmapped indices are checked by the kernel as it reads them (run_bags raises).
 Tensor rows_of(const char* op, const Tensor& indices, int64_t rows, bool pruned_weights,
-                   const std::optional<Tensor>& mapping) {
+               const std::optional<Tensor>& mapping) {
   Tensor idx = tensor::reshape(index_tensor(op, "indices", indices), std::vector<int64_t>{-1});
   if (pruned_weights) {
     QP_CHECK_VALUE(mapping.has_value() && mapping->defined(), "qplugin::", op,
-                      ": compressed_indices_mapping should be given with pruned_weights=True");
+                   ": compressed_indices_mapping should be given with pruned_weights=True");
     const Tensor map = index_tensor(op, "compressed_indices_mapping", *mapping);
     QP_CHECK_VALUE(map.dim() == 1, "qplugin::", op, ": compressed_indices_mapping should be 1-D, got shape ",
-                      map.sizes());
+                   map.sizes());
     const int64_t m = map.numel();
     if (idx.numel() > 0) {
       const auto [lo, hi] = index_range(idx);
       QP_CHECK_INDEX(lo >= 0 && hi < m, "qplugin::", op, ": indices should be in [0, ", m,
-                        ") (compressed_indices_mapping's size), got values in [", lo, ", ", hi, "]");
+                     ") (compressed_indices_mapping's size), got values in [", lo, ", ", hi, "]");
     }
     if (m > 0) {
       const auto [lo, hi] = index_range(map);
-      QP_CHECK_INDEX(lo >= -1 && hi < rows, "qplugin::", op,
-                        ": compressed_indices_mapping should hold rows in [-1, ", rows, "), got values in [", lo, ", ",
-                        hi, "]");
+      QP_CHECK_INDEX(lo >= -1 && hi < rows, "qplugin::", op, ": compressed_indices_mapping should hold rows in [-1, ",
+                     rows, "), got values in [", lo, ", ", hi, "]");
     }
     return idx.numel() > 0 ? tensor::index_select(map, 0, idx) : idx;
   }
@@ -94,19 +92,17 @@ Tensor rows_of(const char* op, const Tensor& indices, int64_t rows, bool pruned_
 }
 
 Bags bags_of(const char* op, const Tensor& indices, const std::optional<Tensor>& offsets, int64_t mode,
-             bool pruned_weights, const std::optional<Tensor>& per_sample_weights,
-             const std::optional<Tensor>& mapping, bool include_last_offset, int64_t rows, int64_t dim) {
-  QP_CHECK_VALUE(mode >= 0 && mode <= 2, "qplugin::", op, ": mode should be 0 (sum), 1 (mean) or 2 (max), got ",
-                    mode);
+             bool pruned_weights, const std::optional<Tensor>& per_sample_weights, const std::optional<Tensor>& mapping,
+             bool include_last_offset, int64_t rows, int64_t dim) {
+  QP_CHECK_VALUE(mode >= 0 && mode <= 2, "qplugin::", op, ": mode should be 0 (sum), 1 (mean) or 2 (max), got ", mode);
   Bags b;
   const bool has_offsets = offsets.has_value() && offsets->defined();
   if (has_offsets) {
     QP_CHECK_VALUE(indices.dim() == 1, "qplugin::", op, ": indices should be 1-D when offsets are given, got shape ",
-                      indices.sizes());
+                   indices.sizes());
   } else {
     QP_CHECK_VALUE(indices.dim() == 2, "qplugin::", op,
-                      ": indices should be 2-D [bags, indices per bag] when offsets is None, got shape ",
-                      indices.sizes());
+                   ": indices should be 2-D [bags, indices per bag] when offsets is None, got shape ", indices.sizes());
   }
   b.idx = rows_of(op, indices, rows, pruned_weights, mapping);
   b.pruned = pruned_weights;
@@ -115,7 +111,7 @@ Bags bags_of(const char* op, const Tensor& indices, const std::optional<Tensor>&
     Tensor off = index_tensor(op, "offsets", *offsets);
     QP_CHECK_VALUE(off.dim() == 1, "qplugin::", op, ": offsets should be 1-D, got shape ", off.sizes());
     QP_CHECK_VALUE(!include_last_offset || off.numel() >= 1, "qplugin::", op,
-                      ": offsets should have at least 1 entry with include_last_offset=True, got 0");
+                   ": offsets should have at least 1 entry with include_last_offset=True, got 0");
     const int64_t nbags = include_last_offset ? off.numel() - 1 : off.numel();
     b.nbags = nbags;
     b.starts = tensor::empty(std::vector<int64_t>{nbags + 1}, kLong);
@@ -127,8 +123,8 @@ Bags bags_of(const char* op, const Tensor& indices, const std::optional<Tensor>&
     const bool ok = QPLUGIN_ISA_CALL(bag_bounds_ok, s, nbags, n);  // the first bad pair is looked for only to name it
     for (int64_t i = 0; !ok && i < nbags; ++i) {
       QP_CHECK_VALUE(s[i] <= s[i + 1] && s[i + 1] <= n, "qplugin::", op,
-                        ": offsets should be non-decreasing and at most the number of indices (", n, "), got offsets[",
-                        i, "] = ", s[i], " then ", s[i + 1]);
+                     ": offsets should be non-decreasing and at most the number of indices (", n, "), got offsets[", i,
+                     "] = ", s[i], " then ", s[i + 1]);
     }
   } else {
     const int64_t per = indices.size(1);
@@ -137,11 +133,11 @@ Bags bags_of(const char* op, const Tensor& indices, const std::optional<Tensor>&
   }
   if (per_sample_weights.has_value() && per_sample_weights->defined()) {
     const Tensor& w = *per_sample_weights;
-    QP_CHECK_VALUE(mode == 0, "qplugin::", op,
-                      ": per_sample_weights should only be given with mode 0 (sum), got mode ", mode);
+    QP_CHECK_VALUE(mode == 0, "qplugin::", op, ": per_sample_weights should only be given with mode 0 (sum), got mode ",
+                   mode);
     QP_CHECK_VALUE(is_floating_dtype(w.scalar_type()) && w.numel() == n, "qplugin::", op,
-                      ": per_sample_weights should be a float tensor with one weight an index (", n, "), got ",
-                      w.scalar_type(), " of shape ", w.sizes());
+                   ": per_sample_weights should be a float tensor with one weight an index (", n, "), got ",
+                   w.scalar_type(), " of shape ", w.sizes());
     b.psw = tensor::contiguous(tensor::to(w, kFloat));
   }
   b.out_sizes = {b.nbags, dim};
@@ -188,13 +184,13 @@ using cpu::run_bags;
 kernels::EmbRows fused_view(const char* op, const Tensor& weight, int64_t bits, Tensor* keep) {
   const int64_t tail = bits == 8 ? 8 : 4;
   QP_CHECK_VALUE(weight.scalar_type() == kByte && weight.dim() == 2 && weight.size(1) >= tail, "qplugin::", op,
-                    ": weight should be a 2-D uint8 tensor of fused rows (",
-                    bits == 8 ? "codes, "
-                                "float32 scale, float32 bias: embedding_bag_byte_prepack"
-                              : "nibbles, fp16 scale, fp16 bias: "
-                                "embedding_bag_4bit_prepack",
-                    ") with at least ", tail, " columns, got ", "dtype ", weight.scalar_type(), " of shape ",
-                    weight.sizes());
+                 ": weight should be a 2-D uint8 tensor of fused rows (",
+                 bits == 8 ? "codes, "
+                             "float32 scale, float32 bias: embedding_bag_byte_prepack"
+                           : "nibbles, fp16 scale, fp16 bias: "
+                             "embedding_bag_4bit_prepack",
+                 ") with at least ", tail, " columns, got ", "dtype ", weight.scalar_type(), " of shape ",
+                 weight.sizes());
   *keep = tensor::contiguous(weight);
   const int64_t cols = keep->size(1);
   const uint8_t* base = keep->const_data_ptr<uint8_t>();
@@ -232,16 +228,15 @@ Tensor plain_embedding_unpack(const Tensor& packed) {
   return tensor::clone(plain_buffer::view_embedding("plain_embedding_unpack", packed));
 }
 
-Tensor plain_embedding_bag(const Tensor& packed, int64_t num_embeddings, int64_t embedding_dim,
-                               const Tensor& indices, const std::optional<Tensor>& offsets, int64_t mode,
-                               bool pruned_weights, const std::optional<Tensor>& per_sample_weights,
-                               const std::optional<Tensor>& compressed_indices_mapping, bool include_last_offset) {
+Tensor plain_embedding_bag(const Tensor& packed, int64_t num_embeddings, int64_t embedding_dim, const Tensor& indices,
+                           const std::optional<Tensor>& offsets, int64_t mode, bool pruned_weights,
+                           const std::optional<Tensor>& per_sample_weights,
+                           const std::optional<Tensor>& compressed_indices_mapping, bool include_last_offset) {
   constexpr const char* op = "plain_embedding_bag";
   const Tensor rows = plain_buffer::view_embedding(op, packed);
   const int64_t n = rows.size(0), D = rows.size(1) - 8;
-  QP_CHECK_VALUE(n == num_embeddings && D == embedding_dim, "qplugin::", op, ": packed should hold a [",
-                    num_embeddings, ", ", embedding_dim, "] table (num_embeddings, embedding_dim), got [", n, ", ", D,
-                    "]");
+  QP_CHECK_VALUE(n == num_embeddings && D == embedding_dim, "qplugin::", op, ": packed should hold a [", num_embeddings,
+                 ", ", embedding_dim, "] table (num_embeddings, embedding_dim), got [", n, ", ", D, "]");
   return embedding_bag_rowwise(op, 8, rows, indices, offsets, false, mode, pruned_weights, per_sample_weights,
                                compressed_indices_mapping, include_last_offset);
 }
@@ -249,9 +244,9 @@ Tensor plain_embedding_bag(const Tensor& packed, int64_t num_embeddings, int64_t
 // Float rows [..., D] (float32 or float16) as a contiguous float32 [rows, D].
 Tensor float_rows(const char* op, const Tensor& weight) {
   QP_CHECK_VALUE(weight.scalar_type() == kFloat || weight.scalar_type() == kHalf, "qplugin::", op,
-                    ": weight should be a float32 or float16 tensor, got dtype ", weight.scalar_type());
-  QP_CHECK_VALUE(weight.dim() >= 2, "qplugin::", op,
-                    ": weight should have at least 2 dims [..., rows, D], got shape ", weight.sizes());
+                 ": weight should be a float32 or float16 tensor, got dtype ", weight.scalar_type());
+  QP_CHECK_VALUE(weight.dim() >= 2, "qplugin::", op, ": weight should have at least 2 dims [..., rows, D], got shape ",
+                 weight.sizes());
   // rows counted, not inferred: reshape({-1, 0}) is ambiguous for D = 0 (fuzzer seed 707)
   const IntArrayRef sizes = weight.sizes();
   const int64_t D = weight.size(-1);
@@ -349,8 +344,8 @@ Tensor embedding_bag_4bit_prepack(const Tensor& weight, bool optimized_qparams, 
 Tensor fused_unpack(const char* op, const Tensor& weight, int64_t bits) {
   const int64_t tail = bits == 8 ? 8 : 4;
   QP_CHECK_VALUE(weight.scalar_type() == kByte && weight.dim() >= 1 && weight.size(-1) >= tail, "qplugin::", op,
-                    ": weight should be a uint8 tensor of fused rows with at least ", tail, " columns, got dtype ",
-                    weight.scalar_type(), " of shape ", weight.sizes());
+                 ": weight should be a uint8 tensor of fused rows with at least ", tail, " columns, got dtype ",
+                 weight.scalar_type(), " of shape ", weight.sizes());
   const Tensor w2 = tensor::reshape(tensor::contiguous(weight), std::vector<int64_t>{-1, weight.size(-1)});
   Tensor keep;
   const kernels::EmbRows w = fused_view(op, w2, bits, &keep);
@@ -362,12 +357,8 @@ Tensor fused_unpack(const char* op, const Tensor& weight, int64_t bits) {
   return tensor::reshape(run_bags(op, w, b, 0), with_last(weight.sizes(), w.D));
 }
 
-Tensor embedding_bag_byte_unpack(const Tensor& weight) {
-  return fused_unpack("embedding_bag_byte_unpack", weight, 8);
-}
-Tensor embedding_bag_4bit_unpack(const Tensor& weight) {
-  return fused_unpack("embedding_bag_4bit_unpack", weight, 4);
-}
+Tensor embedding_bag_byte_unpack(const Tensor& weight) { return fused_unpack("embedding_bag_byte_unpack", weight, 8); }
+Tensor embedding_bag_4bit_unpack(const Tensor& weight) { return fused_unpack("embedding_bag_4bit_unpack", weight, 4); }
 
 }  // namespace
 

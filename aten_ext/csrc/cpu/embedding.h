@@ -24,7 +24,7 @@ struct Bags {
 // Maps indices to rows (pruned weights: through compressed_indices_mapping, whose range is
 // checked here). Unmapped indices are checked by the kernel as it reads them (run_bags raises).
 QPLUGIN_PLAIN_API Tensor rows_of(const char* op, const Tensor& indices, int64_t rows, bool pruned_weights,
-                                     const std::optional<Tensor>& mapping);
+                                 const std::optional<Tensor>& mapping);
 
 // The bags of an embedding_bag call (mode 0 sum, 1 mean, 2 max) over a table of rows x dim.
 QPLUGIN_PLAIN_API Bags bags_of(const char* op, const Tensor& indices, const std::optional<Tensor>& offsets,
@@ -39,7 +39,7 @@ QPLUGIN_PLAIN_API Tensor run_bags(const char* op, const kernels::EmbRows& w, con
 }  // namespace qplugin
 
 // The arguments of torch's embedding_bag_* schemas after the weight.
-#define QPLUGIN_EMBEDDING_BAG_ARGS                                                                           \
+#define QPLUGIN_EMBEDDING_BAG_ARGS                                                                   \
   const Tensor &indices, const std::optional<Tensor>&offsets, bool scale_grad_by_freq, int64_t mode, \
-      bool pruned_weights, const std::optional<Tensor>&per_sample_weights,                               \
+      bool pruned_weights, const std::optional<Tensor>&per_sample_weights,                           \
       const std::optional<Tensor>&compressed_indices_mapping, bool include_last_offset

@@ -25,7 +25,7 @@ std::vector<int64_t> linear_out_sizes(const char* op, IntArrayRef x_sizes, const
   w.check_int8(op);
   QP_CHECK_VALUE(!x_sizes.empty(), "qplugin::", op, ": X should have at least 1 dimension, got a 0-dim tensor");
   QP_CHECK_VALUE(x_sizes.back() == w.K, "qplugin::", op, ": X should have last dimension ", w.K,
-                    " (W's in_features), got shape ", x_sizes);
+                 " (W's in_features), got shape ", x_sizes);
   std::vector<int64_t> out(x_sizes.begin(), x_sizes.end());
   out.back() = w.N;
   return out;
@@ -131,7 +131,7 @@ void linear_u8_view(const char* op, const uint8_t* x, int64_t M, double x_scale,
 }
 
 Tensor linear_dynamic_view(const char* op, const Tensor& x_in, const LinearWeightsView& w, bool reduce_range,
-                               bool relu) {
+                           bool relu) {
   if (w.fp16) return linear_fp16_view(op, x_in, w, relu);
   const int64_t N = w.b.N;
   const int64_t K = w.b.K;

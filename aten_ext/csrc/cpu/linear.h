@@ -17,8 +17,7 @@ namespace cpu {
 QPLUGIN_PLAIN_API void linear_u8(const char* op, const uint8_t* x, int64_t M, double x_scale, int64_t x_zero_point,
                                  const LinearWeights& w, double y_scale, int64_t y_zero_point, bool relu, uint8_t* out);
 // Output shape of linear for input sizes (checks rank and K; `op` names the caller).
-QPLUGIN_PLAIN_API std::vector<int64_t> linear_out_sizes(const char* op, IntArrayRef x_sizes,
-                                                        const LinearWeights& w);
+QPLUGIN_PLAIN_API std::vector<int64_t> linear_out_sizes(const char* op, IntArrayRef x_sizes, const LinearWeights& w);
 
 // A non-owning view of linear weights for the GEMM: a LinearWeights' (LinearWeights::view) or the
 // plain tier's packed buffer's (packed_params/plain_buffer.h).
@@ -45,18 +44,19 @@ void linear_u8_view(const char* op, const uint8_t* x, int64_t M, double x_scale,
 // Dynamic linear on a view (float32 x [..., K], float32 result); fp16 views run
 // linear_fp16_view (reduce_range does not apply).
 QPLUGIN_PLAIN_API Tensor linear_dynamic_view(const char* op, const Tensor& x, const LinearWeightsView& w,
-                                                 bool reduce_range, bool relu);
+                                             bool reduce_range, bool relu);
 
 // fp16-weight linear on an fp16 view (cpu/linear_fp16.cpp): float32 x [..., K] -> float32 [..., N],
 // kernels/linear_fp16_kernel.h's order on every path.
-QPLUGIN_PLAIN_API Tensor linear_fp16_view(const char* op, const Tensor& x, const LinearWeightsView& w,
-                                              bool relu);
+QPLUGIN_PLAIN_API Tensor linear_fp16_view(const char* op, const Tensor& x, const LinearWeightsView& w, bool relu);
 
 // One layer, one direction of a dynamic LSTM (num_gates 4) / GRU (3) over a sequence
 // (cpu/rnn.cpp; `op` names the caller): (output [T, B, H], h_n, c_n).
-QPLUGIN_PLAIN_API std::tuple<Tensor, Tensor, Tensor> rnn_layer_dynamic_view(
-    const char* op, const Tensor& input, const Tensor& h0, const Tensor& c0, const LinearWeightsView& w_ih,
-    const LinearWeightsView& w_hh, int64_t num_gates, bool reverse);
+QPLUGIN_PLAIN_API std::tuple<Tensor, Tensor, Tensor> rnn_layer_dynamic_view(const char* op, const Tensor& input,
+                                                                            const Tensor& h0, const Tensor& c0,
+                                                                            const LinearWeightsView& w_ih,
+                                                                            const LinearWeightsView& w_hh,
+                                                                            int64_t num_gates, bool reverse);
 
 }  // namespace cpu
 }  // namespace qplugin

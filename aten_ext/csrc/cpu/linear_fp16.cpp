@@ -21,7 +21,7 @@ Tensor linear_fp16_view(const char* op, const Tensor& x_in, const LinearWeightsV
   const int64_t K = w.b.K;
   QP_CHECK_VALUE(x_in.dim() >= 1, "qplugin::", op, ": X should have at least 1 dimension, got a 0-dim tensor");
   QP_CHECK_VALUE(x_in.size(-1) == K, "qplugin::", op, ": X should have last dimension ", K,
-                    " (W's in_features), got shape ", x_in.sizes());
+                 " (W's in_features), got shape ", x_in.sizes());
   std::vector<int64_t> out_sizes = x_in.sizes().vec();
   out_sizes.back() = N;
   Tensor out = tensor::empty(out_sizes, kFloat);

@@ -17,10 +17,9 @@ namespace {
 std::optional<Tensor> checked_bias(const char* op, const std::optional<Tensor>& bias, int64_t N) {
   if (!bias.has_value() || !bias->defined()) return std::nullopt;
   const Tensor& b = *bias;
-  QP_CHECK(b.scalar_type() == kFloat, "qplugin::", op, ": B should be a float32 tensor, got dtype ",
-              b.scalar_type());
+  QP_CHECK(b.scalar_type() == kFloat, "qplugin::", op, ": B should be a float32 tensor, got dtype ", b.scalar_type());
   QP_CHECK_VALUE(b.dim() == 1 && b.size(0) == N, "qplugin::", op, ": B should have shape [", N,
-                    "] (out_features), got ", b.sizes());
+                 "] (out_features), got ", b.sizes());
   return tensor::contiguous(b);
 }
 
@@ -30,23 +29,23 @@ constexpr float kFp16Max = 65504.0f;
 
 void LinearWeights::check_int8(const char* op) const {
   QP_CHECK(!fp16, "qplugin::", op,
-              ": W_prepack should hold qint8 weights (from linear_prepack), got float16 weights "
-              "(from linear_prepack_fp16; use linear_dynamic_fp16 / linear_unpack_fp16)");
+           ": W_prepack should hold qint8 weights (from linear_prepack), got float16 weights "
+           "(from linear_prepack_fp16; use linear_dynamic_fp16 / linear_unpack_fp16)");
 }
 
 void LinearWeights::check_fp16(const char* op) const {
   QP_CHECK(fp16, "qplugin::", op,
-              ": W_prepack should hold float16 weights (from linear_prepack_fp16), got qint8 weights "
-              "(from linear_prepack; use linear_dynamic / linear_unpack)");
+           ": W_prepack should hold float16 weights (from linear_prepack_fp16), got qint8 weights "
+           "(from linear_prepack; use linear_dynamic / linear_unpack)");
 }
 
 void LinearWeights::init_fp16(const char* op, const Tensor& weight, const std::optional<Tensor>& bias) {
-  QP_CHECK(weight.defined() && (weight.scalar_type() == kFloat || weight.scalar_type() == kHalf),
-              "qplugin::", op, ": W should be a float32 or float16 tensor, got ",
-              weight.defined() ? "dtype " + std::string(dtype_name(weight.scalar_type()))
-                               : std::string("an undefined tensor"));
+  QP_CHECK(
+      weight.defined() && (weight.scalar_type() == kFloat || weight.scalar_type() == kHalf), "qplugin::", op,
+      ": W should be a float32 or float16 tensor, got ",
+      weight.defined() ? "dtype " + std::string(dtype_name(weight.scalar_type())) : std::string("an undefined tensor"));
   QP_CHECK_VALUE(weight.dim() == 2, "qplugin::", op, ": W should be 2-D [out_features, in_features], got shape ",
-                    weight.sizes());
+                 weight.sizes());
   const int64_t N = weight.size(0);
   const int64_t K = weight.size(1);
   LinearWeights* p = this;  // the fields (locals and arguments share their names)
@@ -150,28 +149,28 @@ void LinearWeights::epilogue_constants(double x_scale, double y_scale, const dou
   }
 }
 
-void LinearWeights::init_int8(const char* op, const Tensor& w_int8, const Tensor& scales,
-                              const Tensor& zero_points, bool per_channel, const std::optional<Tensor>& bias) {
+void LinearWeights::init_int8(const char* op, const Tensor& w_int8, const Tensor& scales, const Tensor& zero_points,
+                              bool per_channel, const std::optional<Tensor>& bias) {
   QP_CHECK(w_int8.defined() && w_int8.scalar_type() == kChar, "qplugin::", op,
-              ": weight data should be an int8 tensor, got ",
-              w_int8.defined() ? dtype_name(w_int8.scalar_type()) : "an undefined tensor");
+           ": weight data should be an int8 tensor, got ",
+           w_int8.defined() ? dtype_name(w_int8.scalar_type()) : "an undefined tensor");
   QP_CHECK_VALUE(w_int8.dim() == 2, "qplugin::", op, ": W should be 2-D [out_features, in_features], got shape ",
-                    w_int8.sizes());
+                 w_int8.sizes());
   const int64_t N = w_int8.size(0);
   const int64_t K = w_int8.size(1);
   QP_CHECK_VALUE(K <= gemm::kMaxK, "qplugin::", op, ": in_features should be at most ", gemm::kMaxK,
-                    " (int32 accumulation stays exact up to there), got ", K);
+                 " (int32 accumulation stays exact up to there), got ", K);
   const int64_t nq = per_channel ? N : 1;
   QP_CHECK(scales.defined() && scales.scalar_type() == kDouble, "qplugin::", op,
-              ": scales should be a float64 tensor, got ",
-              scales.defined() ? dtype_name(scales.scalar_type()) : "an undefined tensor");
+           ": scales should be a float64 tensor, got ",
+           scales.defined() ? dtype_name(scales.scalar_type()) : "an undefined tensor");
   QP_CHECK(zero_points.defined() && zero_points.scalar_type() == kLong, "qplugin::", op,
-              ": zero_points should be an int64 tensor, got ",
-              zero_points.defined() ? dtype_name(zero_points.scalar_type()) : "an undefined tensor");
+           ": zero_points should be an int64 tensor, got ",
+           zero_points.defined() ? dtype_name(zero_points.scalar_type()) : "an undefined tensor");
   QP_CHECK_VALUE(scales.dim() == 1 && scales.numel() == nq, "qplugin::", op, ": scales should have shape [", nq,
-                    "], got ", scales.sizes());
+                 "], got ", scales.sizes());
   QP_CHECK_VALUE(zero_points.dim() == 1 && zero_points.numel() == nq, "qplugin::", op,
-                    ": zero_points should have shape [", nq, "], got ", zero_points.sizes());
+                 ": zero_points should have shape [", nq, "], got ", zero_points.sizes());
   LinearWeights* p = this;  // the fields (locals and arguments share their names)
   p->N = N;
   p->K = K;
@@ -184,8 +183,8 @@ void LinearWeights::init_int8(const char* op, const Tensor& w_int8, const Tensor
     // the rule of every scale (a float32 reciprocal too: 1e-45 is rejected as elsewhere)
     check_scale(op, per_channel ? ("W scales[" + std::to_string(i) + "]").c_str() : "W scale", s[i]);
     QP_CHECK_VALUE(z[i] >= -128 && z[i] <= 127, "qplugin::", op, ": W zero_point",
-                      per_channel ? "s[" + std::to_string(i) + "]" : std::string(),
-                      " should be in [-128, 127] for torch.qint8, got ", z[i]);
+                   per_channel ? "s[" + std::to_string(i) + "]" : std::string(),
+                   " should be in [-128, 127] for torch.qint8, got ", z[i]);
   }
   p->w_scale.resize(N);
   p->w_zp.resize(N);

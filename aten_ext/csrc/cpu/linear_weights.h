@@ -24,14 +24,14 @@ struct LinearWeights {
   int64_t K = 0;                       // input features
   kernels::gemm::PackedWeight packed;  // the engine's packed weight (kernels/gemm/qgemm.h)
   bool per_channel = false;
-  Tensor scales;            // float64 [1] or [N] (as given)
-  Tensor zero_points;       // int64 [1] or [N]
+  Tensor scales;                // float64 [1] or [N] (as given)
+  Tensor zero_points;           // int64 [1] or [N]
   std::vector<double> w_scale;  // N entries
   double w_scale_max = 0.0;     // max of w_scale (the requantize multiplier check)
   std::vector<int32_t> w_zp;    // N entries
   bool w_zp_all_zero = true;
-  std::optional<Tensor> bias;  // float32 [N], contiguous
-  std::vector<float> w_scale_f;    // N entries: float(w_scale[n]) (dynamic epilogue)
+  std::optional<Tensor> bias;    // float32 [N], contiguous
+  std::vector<float> w_scale_f;  // N entries: float(w_scale[n]) (dynamic epilogue)
   // fp16 kind: fp16 bits in panels of kernels::kFp16Panel columns (linear_fp16_kernel.h),
   // ceil(N / 16) * K * 16 entries; the int8 fields above are empty.
   bool fp16 = false;
@@ -67,8 +67,7 @@ struct LinearWeights {
   // Fills an empty LinearWeights from plain int8 data [N, K] and qparams (float64 scales / int64
   // zero points, [N] or [1]), validated here (`op` names the caller).
   QPLUGIN_PLAIN_API void init_int8(const char* op, const Tensor& w_int8, const Tensor& scales,
-                                   const Tensor& zero_points, bool per_channel,
-                                   const std::optional<Tensor>& bias);
+                                   const Tensor& zero_points, bool per_channel, const std::optional<Tensor>& bias);
   // From a float32 / float16 weight [N, K]: values outside the float16 range saturate to
   // +-65504 with a warning, as torch's linear_prepack_fp16; rounding to nearest even.
   QPLUGIN_PLAIN_API void init_fp16(const char* op, const Tensor& weight, const std::optional<Tensor>& bias);

@@ -23,8 +23,7 @@ namespace {
 std::vector<double> to_doubles(const Tensor& t, int64_t n, double fill) {
   if (!t.defined()) return std::vector<double>(n, fill);
   const Tensor c = t.is_contiguous() ? t : tensor::contiguous(t);
-  if (c.scalar_type() == kFloat)
-    return std::vector<double>(c.const_data_ptr<float>(), c.const_data_ptr<float>() + n);
+  if (c.scalar_type() == kFloat) return std::vector<double>(c.const_data_ptr<float>(), c.const_data_ptr<float>() + n);
   const Tensor d = tensor::to(c, kDouble);
   return std::vector<double>(d.const_data_ptr<double>(), d.const_data_ptr<double>() + n);
 }
@@ -36,8 +35,8 @@ struct FoldedNorm {
   double in_scale, eps;
   int32_t out_zp;
 
-  FoldedNorm(const Tensor& weight, const Tensor& bias, int64_t n, double eps_, double in_scale_,
-             double out_scale, int64_t out_zp_)
+  FoldedNorm(const Tensor& weight, const Tensor& bias, int64_t n, double eps_, double in_scale_, double out_scale,
+             int64_t out_zp_)
       : wq(to_doubles(weight, n, 1.0)),
         bq(to_doubles(bias, n, 0.0)),
         // The kernel's float64 steps: x = (q - zp) * s exactly, statistics of q.
@@ -88,9 +87,9 @@ void for_row_blocks(const Tensor& x, const Tensor& out, int64_t rows, int64_t m,
 // name##_u8 / _s8 / _s32 on the dtype of the data.
 #define QPLUGIN_NORM_ROWS_CALL(dt, name, xp, yp, ...)                                                        \
   do {                                                                                                       \
-    if ((dt) == kByte) {                                                                                 \
+    if ((dt) == kByte) {                                                                                     \
       QPLUGIN_ISA_CALL(name##_u8, static_cast<const uint8_t*>(xp), static_cast<uint8_t*>(yp), __VA_ARGS__);  \
-    } else if ((dt) == kChar) {                                                                          \
+    } else if ((dt) == kChar) {                                                                              \
       QPLUGIN_ISA_CALL(name##_s8, static_cast<const int8_t*>(xp), static_cast<int8_t*>(yp), __VA_ARGS__);    \
     } else {                                                                                                 \
       QPLUGIN_ISA_CALL(name##_s32, static_cast<const int32_t*>(xp), static_cast<int32_t*>(yp), __VA_ARGS__); \
@@ -117,9 +116,9 @@ void for_channel_blocks(const AxisSplit& sp, int64_t C, const Call& call) {
 
 }  // namespace
 
-void layer_norm_int_out(const Tensor& data, const Tensor& out, IntArrayRef normalized_shape,
-                        const Tensor& weight, const Tensor& bias, double eps, double in_scale, int64_t in_zp,
-                        double out_scale, int64_t out_zp) {
+void layer_norm_int_out(const Tensor& data, const Tensor& out, IntArrayRef normalized_shape, const Tensor& weight,
+                        const Tensor& bias, double eps, double in_scale, int64_t in_zp, double out_scale,
+                        int64_t out_zp) {
   const Tensor x = tensor::contiguous(data);
   QP_ASSERT(out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type());
   if (x.numel() == 0) return;
@@ -134,13 +133,13 @@ void layer_norm_int_out(const Tensor& data, const Tensor& out, IntArrayRef norma
   });
 }
 
-void batch_norm_int_out(const char* op, const Tensor& data, const Tensor& out, const Tensor& weight,
-                        const Tensor& bias, const Tensor& mean, const Tensor& var, double eps,
-                        double in_scale, int64_t in_zp, double out_scale, int64_t out_zp, bool relu) {
+void batch_norm_int_out(const char* op, const Tensor& data, const Tensor& out, const Tensor& weight, const Tensor& bias,
+                        const Tensor& mean, const Tensor& var, double eps, double in_scale, int64_t in_zp,
+                        double out_scale, int64_t out_zp, bool relu) {
   const MemoryFormat fmt = kept_format(data);
   const Tensor x = tensor::contiguous(data, fmt);
   QP_ASSERT(x.dim() >= 2 && tensor::is_contiguous(out, fmt) && out.sizes() == x.sizes() &&
-                        out.scalar_type() == x.scalar_type());
+            out.scalar_type() == x.scalar_type());
   const int64_t C = x.size(1);
   const std::vector<double> w = to_doubles(weight, C, 1.0), bi = to_doubles(bias, C, 0.0);
   const std::vector<double> mu = to_doubles(mean, C, 0.0), va = to_doubles(var, C, 1.0);
@@ -177,9 +176,8 @@ void batch_norm_int_out(const char* op, const Tensor& data, const Tensor& out, c
   for_channel_blocks(sp, C, call);
 }
 
-void group_norm_int_out(const Tensor& data, const Tensor& out, int64_t groups, const Tensor& weight,
-                        const Tensor& bias, double eps, double in_scale, int64_t in_zp, double out_scale,
-                        int64_t out_zp) {
+void group_norm_int_out(const Tensor& data, const Tensor& out, int64_t groups, const Tensor& weight, const Tensor& bias,
+                        double eps, double in_scale, int64_t in_zp, double out_scale, int64_t out_zp) {
   const Tensor x = tensor::contiguous(data);
   QP_ASSERT(x.dim() >= 2 && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type());
   if (x.numel() == 0) return;
@@ -203,7 +201,7 @@ void prelu_int_out(const char* op, const Tensor& data, const Tensor& out, const 
   const MemoryFormat fmt = kept_format(data);
   const Tensor x = tensor::contiguous(data, fmt);
   QP_ASSERT(tensor::is_contiguous(out, fmt) && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type() &&
-                        (x.scalar_type() == kByte || x.scalar_type() == kChar));
+            (x.scalar_type() == kByte || x.scalar_type() == kChar));
   if (x.numel() == 0) return;
   // One slope for every element: a single "channel" over the flat data.
   const bool shared = slopes.size() == 1;
@@ -239,7 +237,7 @@ void prelu_int_out(const char* op, const Tensor& data, const Tensor& out, const 
 void check_norm_param(const char* op, const char* arg, const Tensor& t, IntArrayRef shape) {
   if (!t.defined()) return;
   QP_CHECK(t.scalar_type() == kFloat || t.scalar_type() == kDouble, "qplugin::", op, ": ", arg,
-              " should be a float32 or float64 tensor, got dtype ", t.scalar_type());
+           " should be a float32 or float64 tensor, got dtype ", t.scalar_type());
   QP_CHECK_VALUE(t.sizes() == shape, "qplugin::", op, ": ", arg, " should have shape ", shape, ", got ", t.sizes());
 }
 
@@ -249,19 +247,19 @@ void check_norm_qparams(const char* op, double in_scale, int64_t in_zp, double e
   check_zero_point(op, "input zero_point", in_zp, t);
   check_scale(op, "output_scale", out_scale);
   check_zero_point(op, "output_zero_point", out_zp, t);
-  QP_CHECK_VALUE(std::isfinite(eps) && eps >= 0, "qplugin::", op,
-                    ": eps should be a finite non-negative number, got ", eps);
+  QP_CHECK_VALUE(std::isfinite(eps) && eps >= 0, "qplugin::", op, ": eps should be a finite non-negative number, got ",
+                 eps);
 }
 
 int64_t check_group_norm_args(const char* op, const char* arg, IntArrayRef sizes, std::optional<int64_t> num_groups,
                               const Tensor& weight, const Tensor& bias) {
   QP_CHECK_VALUE(sizes.size() >= 2, "qplugin::", op, ": ", arg, " should have at least 2 dims [N, C, ...], got ",
-                    sizes.size(), " dims (shape ", sizes, ")");
+                 sizes.size(), " dims (shape ", sizes, ")");
   const int64_t C = sizes[1];
   const int64_t groups = num_groups.has_value() ? *num_groups : C;
   if (num_groups.has_value()) {
     QP_CHECK_VALUE(groups > 0 && C % groups == 0, "qplugin::", op,
-                      ": num_groups should be positive and divide the number of channels ", C, ", got ", groups);
+                   ": num_groups should be positive and divide the number of channels ", C, ", got ", groups);
   }
   check_norm_param(op, "weight", weight, {C});
   check_norm_param(op, "bias", bias, {C});
@@ -271,9 +269,9 @@ int64_t check_group_norm_args(const char* op, const char* arg, IntArrayRef sizes
 std::vector<double> prelu_slopes(const char* op, const char* arg, IntArrayRef x_sizes, const Tensor& w) {
   const int64_t C = x_sizes.size() >= 2 ? x_sizes[1] : 1;
   QP_CHECK_VALUE(w.numel() == 1 || (x_sizes.size() >= 2 && w.numel() == C), "qplugin::", op,
-                    ": weight should "
-                    "have 1 or ",
-                    C, " (", arg, ".size(1)) elements, got ", w.numel());
+                 ": weight should "
+                 "have 1 or ",
+                 C, " (", arg, ".size(1)) elements, got ", w.numel());
   const Tensor wd = tensor::contiguous(tensor::to(w, kDouble));
   std::vector<double> slopes(wd.const_data_ptr<double>(), wd.const_data_ptr<double>() + wd.numel());
   for (double v : slopes) {
@@ -287,18 +285,16 @@ void check_layer_norm_args(const char* op, const char* arg, IntArrayRef sizes, I
   const int64_t k = static_cast<int64_t>(normalized_shape.size());
   const int64_t dim = static_cast<int64_t>(sizes.size());
   QP_CHECK_VALUE(k <= dim && sizes.slice(dim - k) == normalized_shape, "qplugin::", op,
-                    ": normalized_shape should match the last dims of ", arg, " (shape ", sizes, "), got ",
-                    normalized_shape);
+                 ": normalized_shape should match the last dims of ", arg, " (shape ", sizes, "), got ",
+                 normalized_shape);
   check_norm_param(op, "weight", weight, normalized_shape);
   check_norm_param(op, "bias", bias, normalized_shape);
 }
 
-void check_batch_norm_args(const char* op, const char* arg, IntArrayRef sizes, int64_t dims,
-                           const Tensor& weight, const Tensor& bias, const Tensor& mean,
-                           const Tensor& var, double eps) {
+void check_batch_norm_args(const char* op, const char* arg, IntArrayRef sizes, int64_t dims, const Tensor& weight,
+                           const Tensor& bias, const Tensor& mean, const Tensor& var, double eps) {
   QP_CHECK_VALUE(static_cast<int64_t>(sizes.size()) == dims, "qplugin::", op, ": ", arg, " should be ", dims, "-D ",
-                    dims == 4 ? "[N, C, H, W]" : "[N, C, D, H, W]", ", got ", sizes.size(), " dims (shape ", sizes,
-                    ")");
+                 dims == 4 ? "[N, C, H, W]" : "[N, C, D, H, W]", ", got ", sizes.size(), " dims (shape ", sizes, ")");
   const int64_t C = sizes[1];
   check_norm_param(op, "weight", weight, {C});
   check_norm_param(op, "bias", bias, {C});
@@ -309,9 +305,9 @@ void check_batch_norm_args(const char* op, const char* arg, IntArrayRef sizes, i
   for (int64_t c = 0; c < C; ++c) {
     const double v = vd[c];
     QP_CHECK_VALUE(v + eps > 0 && std::isfinite(v), "qplugin::", op,
-                      ": var + eps should be positive and "
-                      "finite for every channel, got var[",
-                      c, "] = ", v, " and eps ", eps);
+                   ": var + eps should be positive and "
+                   "finite for every channel, got var[",
+                   c, "] = ", v, " and eps ", eps);
   }
 }
 

@@ -23,7 +23,6 @@ namespace qplugin {
 namespace cpu {
 namespace {
 
-
 // A per-tensor plain input: integer dtype and sane qparams (arg names the tensor argument).
 void check_input(const char* op, const char* arg, const Tensor& x, double scale, int64_t zero_point) {
   check_int_input(op, arg, x);
@@ -38,13 +37,13 @@ Tensor new_like(const Tensor& x) { return tensor::empty(x.sizes(), x.scalar_type
 // Ops whose kernels exist for 8-bit data only (the quantized twins take quint8 / qint8).
 void check_8bit_input(const char* op, const Tensor& x) {
   QP_CHECK(x.scalar_type() == kByte || x.scalar_type() == kChar, "qplugin::", op,
-              ": x should be a uint8 or int8 tensor, got dtype ", x.scalar_type());
+           ": x should be a uint8 or int8 tensor, got dtype ", x.scalar_type());
 }
 Tensor p_quantize_per_tensor(const Tensor& self, double scale, int64_t zero_point, ScalarType dtype) {
   return quantize_per_tensor_int("plain_quantize_per_tensor", self, scale, zero_point, dtype);
 }
-Tensor p_quantize_per_channel(const Tensor& self, const Tensor& scales, const Tensor& zero_points,
-                                  int64_t axis, ScalarType dtype) {
+Tensor p_quantize_per_channel(const Tensor& self, const Tensor& scales, const Tensor& zero_points, int64_t axis,
+                              ScalarType dtype) {
   return quantize_per_channel_int("plain_quantize_per_channel", self, scales, zero_points, axis, dtype);
 }
 Tensor p_dequantize_per_tensor(const Tensor& self, double scale, int64_t zero_point) {
@@ -54,8 +53,7 @@ Tensor p_dequantize_per_tensor(const Tensor& self, double scale, int64_t zero_po
   check_zero_point(op, "zero_point", zero_point, self.scalar_type());
   return dequantize_per_tensor_int(self, scale, zero_point);
 }
-Tensor p_dequantize_per_channel(const Tensor& self, const Tensor& scales, const Tensor& zero_points,
-                                    int64_t axis) {
+Tensor p_dequantize_per_channel(const Tensor& self, const Tensor& scales, const Tensor& zero_points, int64_t axis) {
   constexpr const char* op = "plain_dequantize_per_channel";
   check_int_input(op, "self", self);
   int64_t ax = axis;
@@ -65,8 +63,8 @@ Tensor p_dequantize_per_channel(const Tensor& self, const Tensor& scales, const 
 
 // ---- elementwise (add_int / mul_int check dtypes and every qparam) ----
 template <BinaryKind kKind, bool kRelu>
-Tensor p_binary(const Tensor& a, double a_scale, int64_t a_zp, const Tensor& b, double b_scale,
-                    int64_t b_zp, double scale, int64_t zero_point) {
+Tensor p_binary(const Tensor& a, double a_scale, int64_t a_zp, const Tensor& b, double b_scale, int64_t b_zp,
+                double scale, int64_t zero_point) {
   const char* op =
       kKind == BinaryKind::kAdd ? (kRelu ? "plain_add_relu" : "plain_add") : (kRelu ? "plain_mul_relu" : "plain_mul");
   check_int_input(op, "a", a);
@@ -102,8 +100,8 @@ std::tuple<double, int64_t> p_scalar_qparams(double scale, int64_t zero_point, S
   return {qo.scale, qo.zero_point};
 }
 
-Tensor p_matmul(const Tensor& a, double a_scale, int64_t a_zp, const Tensor& b, double b_scale,
-                    int64_t b_zp, double scale, int64_t zero_point) {
+Tensor p_matmul(const Tensor& a, double a_scale, int64_t a_zp, const Tensor& b, double b_scale, int64_t b_zp,
+                double scale, int64_t zero_point) {
   constexpr const char* op = "plain_matmul";
   check_input(op, "a", a, a_scale, a_zp);
   check_input(op, "b", b, b_scale, b_zp);
@@ -111,13 +109,13 @@ Tensor p_matmul(const Tensor& a, double a_scale, int64_t a_zp, const Tensor& b, 
 }
 
 template <bool kRelu>
-Tensor p_cat(TensorListArg xs, FloatListArg scales, IntListArg zero_points, int64_t dim,
-                 double scale, int64_t zero_point) {
+Tensor p_cat(TensorListArg xs, FloatListArg scales, IntListArg zero_points, int64_t dim, double scale,
+             int64_t zero_point) {
   const char* op = kRelu ? "plain_cat_relu" : "plain_cat";
   QP_CHECK_VALUE(!xs.empty(), "qplugin::", op, ": xs should be a non-empty list of tensors, got an empty list");
   QP_CHECK_VALUE(scales.size() == xs.size() && zero_points.size() == xs.size(), "qplugin::", op,
-                    ": scales and zero_points should have one entry per tensor (", xs.size(), "), got ", scales.size(),
-                    " and ", zero_points.size());
+                 ": scales and zero_points should have one entry per tensor (", xs.size(), "), got ", scales.size(),
+                 " and ", zero_points.size());
   std::vector<Tensor> ts(xs.begin(), xs.end());
   std::vector<QP> qps;
   for (size_t i = 0; i < ts.size(); ++i) {
@@ -134,8 +132,8 @@ const char* p_cmp_name() {
   return name.c_str();
 }
 template <CmpOp kOp>
-Tensor p_cmp(const Tensor& self, double self_scale, int64_t self_zp, const Tensor& other,
-                 double other_scale, int64_t other_zp) {
+Tensor p_cmp(const Tensor& self, double self_scale, int64_t self_zp, const Tensor& other, double other_scale,
+             int64_t other_zp) {
   const char* op = p_cmp_name<kOp>();
   check_int_input(op, "self", self);
   check_int_input(op, "other", other);
@@ -149,8 +147,8 @@ Tensor p_cmp_scalar(const Tensor& self, double self_scale, int64_t self_zp, doub
 }
 
 // ---- sorting and reductions (values keep the input's qparams) ----
-std::tuple<Tensor, Tensor> p_sort(const Tensor& self, double scale, int64_t zero_point, int64_t dim,
-                                          bool descending, std::optional<bool> stable) {
+std::tuple<Tensor, Tensor> p_sort(const Tensor& self, double scale, int64_t zero_point, int64_t dim, bool descending,
+                                  std::optional<bool> stable) {
   check_input("plain_sort", "self", self, scale, zero_point);
   (void)stable;  // always stable: the unstable contract is a subset
   return sort_int("plain_sort", self, scale, zero_point, dim, descending, plain_alloc(self));
@@ -159,8 +157,8 @@ Tensor p_argsort(const Tensor& self, double scale, int64_t zero_point, int64_t d
   check_input("plain_argsort", "self", self, scale, zero_point);
   return argsort_int("plain_argsort", self, scale, zero_point, dim, descending);
 }
-std::tuple<Tensor, Tensor> p_topk(const Tensor& self, double scale, int64_t zero_point, int64_t k,
-                                          int64_t dim, bool largest, bool sorted) {
+std::tuple<Tensor, Tensor> p_topk(const Tensor& self, double scale, int64_t zero_point, int64_t k, int64_t dim,
+                                  bool largest, bool sorted) {
   check_input("plain_topk", "self", self, scale, zero_point);
   return topk_int("plain_topk", self, scale, zero_point, k, dim, largest, sorted, plain_alloc(self));
 }
@@ -171,15 +169,13 @@ Tensor p_max_all(const Tensor& self, double scale, int64_t zero_point) {
   return max_all_int(op, self, scale, zero_point, kMax, plain_alloc(self));
 }
 template <bool kMax>
-std::tuple<Tensor, Tensor> p_max_dim(const Tensor& self, double scale, int64_t zero_point, int64_t dim,
-                                             bool keepdim) {
+std::tuple<Tensor, Tensor> p_max_dim(const Tensor& self, double scale, int64_t zero_point, int64_t dim, bool keepdim) {
   const char* op = kMax ? "plain_max" : "plain_min";
   check_input(op, "self", self, scale, zero_point);
   return max_dim_int(op, self, scale, zero_point, dim, keepdim, kMax, plain_alloc(self));
 }
 template <bool kMax>
-Tensor p_argmax(const Tensor& self, double scale, int64_t zero_point, std::optional<int64_t> dim,
-                    bool keepdim) {
+Tensor p_argmax(const Tensor& self, double scale, int64_t zero_point, std::optional<int64_t> dim, bool keepdim) {
   const char* op = kMax ? "plain_argmax" : "plain_argmin";
   check_input(op, "self", self, scale, zero_point);
   return argmax_int(op, self, scale, zero_point, dim, keepdim, kMax);
@@ -203,13 +199,12 @@ Tensor p_relu6(const Tensor& x, double x_scale, int64_t x_zp) {
   check_input("plain_relu6", "x", x, x_scale, x_zp);
   return clamp_new(x, relu6_bounds(x_scale, x_zp, x.scalar_type()));
 }
-Tensor p_clamp(const Tensor& x, double x_scale, int64_t x_zp, std::optional<double> min,
-                   std::optional<double> max) {
+Tensor p_clamp(const Tensor& x, double x_scale, int64_t x_zp, std::optional<double> min, std::optional<double> max) {
   check_input("plain_clamp", "x", x, x_scale, x_zp);
   return clamp_new(x, clamp_bounds("plain_clamp", x_scale, x_zp, x.scalar_type(), min, max));
 }
-Tensor act_new(const char* op, const Tensor& x, double x_scale, int64_t x_zp, kernels::ActKind kind,
-                   double out_scale, int64_t out_zp, double p0 = 0, double p1 = 0, double p2 = 0) {
+Tensor act_new(const char* op, const Tensor& x, double x_scale, int64_t x_zp, kernels::ActKind kind, double out_scale,
+               int64_t out_zp, double p0 = 0, double p1 = 0, double p2 = 0) {
   check_int_input(op, "x", x);
   check_act_qparams(op, x_scale, x_zp, out_scale, out_zp, x.scalar_type());
   Tensor out = new_like(x);
@@ -217,7 +212,7 @@ Tensor act_new(const char* op, const Tensor& x, double x_scale, int64_t x_zp, ke
   return out;
 }
 Tensor p_leaky_relu(const Tensor& x, double x_scale, int64_t x_zp, double negative_slope, double output_scale,
-                        int64_t output_zero_point) {
+                    int64_t output_zero_point) {
   constexpr const char* op = "plain_leaky_relu";
   return act_new(op, x, x_scale, x_zp, kernels::ActKind::kLeakyRelu, output_scale, output_zero_point,
                  finite_scalar(op, "negative_slope", negative_slope));
@@ -230,7 +225,7 @@ Tensor p_act(const Tensor& x, double x_scale, int64_t x_zp, double output_scale,
   return act_new(op, x, x_scale, x_zp, kKind, output_scale, output_zero_point);
 }
 Tensor p_elu(const Tensor& x, double x_scale, int64_t x_zp, double output_scale, int64_t output_zero_point,
-                 double alpha, double scale, double input_scale) {
+             double alpha, double scale, double input_scale) {
   constexpr const char* op = "plain_elu";
   return act_new(op, x, x_scale, x_zp, kernels::ActKind::kElu, output_scale, output_zero_point,
                  finite_scalar(op, "alpha", alpha), finite_scalar(op, "scale", scale),
@@ -239,7 +234,7 @@ Tensor p_elu(const Tensor& x, double x_scale, int64_t x_zp, double output_scale,
 
 // ---- softmax and normalization ----
 Tensor p_softmax(const Tensor& x, double x_scale, int64_t x_zp, int64_t dim, double output_scale,
-                     int64_t output_zero_point) {
+                 int64_t output_zero_point) {
   constexpr const char* op = "plain_softmax";
   check_int_input(op, "x", x);
   check_act_qparams(op, x_scale, x_zp, output_scale, output_zero_point, x.scalar_type());
@@ -249,8 +244,8 @@ Tensor p_softmax(const Tensor& x, double x_scale, int64_t x_zp, int64_t dim, dou
   return out;
 }
 Tensor p_layer_norm(const Tensor& x, double x_scale, int64_t x_zp, IntListArg normalized_shape,
-                        const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, double eps,
-                        double output_scale, int64_t output_zero_point) {
+                    const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, double eps,
+                    double output_scale, int64_t output_zero_point) {
   constexpr const char* op = "plain_layer_norm";
   check_int_input(op, "x", x);
   check_norm_qparams(op, x_scale, x_zp, eps, output_scale, output_zero_point, x.scalar_type());
@@ -265,8 +260,8 @@ Tensor p_layer_norm(const Tensor& x, double x_scale, int64_t x_zp, IntListArg no
 // batch_norm2d_relu / batch_norm3d(_relu) (batch_norm2d above keeps its own name in messages)
 template <int64_t kDims, bool kRelu>
 Tensor p_batch_norm(const Tensor& x, double x_scale, int64_t x_zp, const std::optional<Tensor>& weight,
-                        const std::optional<Tensor>& bias, const Tensor& mean, const Tensor& var,
-                        double eps, double output_scale, int64_t output_zero_point) {
+                    const std::optional<Tensor>& bias, const Tensor& mean, const Tensor& var, double eps,
+                    double output_scale, int64_t output_zero_point) {
   const char* op = kDims == 4 ? (kRelu ? "plain_batch_norm2d_relu" : "plain_batch_norm2d")
                               : (kRelu ? "plain_batch_norm3d_relu" : "plain_batch_norm3d");
   check_int_input(op, "x", x);
@@ -278,10 +273,9 @@ Tensor p_batch_norm(const Tensor& x, double x_scale, int64_t x_zp, const std::op
   batch_norm_int_out(op, x, out, w, b, mean, var, eps, x_scale, x_zp, output_scale, output_zero_point, kRelu);
   return out;
 }
-Tensor group_norm_new(const char* op, const Tensor& x, double x_scale, int64_t x_zp,
-                          std::optional<int64_t> num_groups, const std::optional<Tensor>& weight,
-                          const std::optional<Tensor>& bias, double eps, double output_scale,
-                          int64_t output_zero_point) {
+Tensor group_norm_new(const char* op, const Tensor& x, double x_scale, int64_t x_zp, std::optional<int64_t> num_groups,
+                      const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, double eps,
+                      double output_scale, int64_t output_zero_point) {
   check_int_input(op, "x", x);
   check_norm_qparams(op, x_scale, x_zp, eps, output_scale, output_zero_point, x.scalar_type());
   const Tensor w = weight.has_value() ? *weight : Tensor();
@@ -293,31 +287,30 @@ Tensor group_norm_new(const char* op, const Tensor& x, double x_scale, int64_t x
   return out;
 }
 Tensor p_group_norm(const Tensor& x, double x_scale, int64_t x_zp, int64_t num_groups,
-                        const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, double eps,
-                        double output_scale, int64_t output_zero_point) {
+                    const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, double eps,
+                    double output_scale, int64_t output_zero_point) {
   return group_norm_new("plain_group_norm", x, x_scale, x_zp, num_groups, weight, bias, eps, output_scale,
                         output_zero_point);
 }
 Tensor p_instance_norm(const Tensor& x, double x_scale, int64_t x_zp, const std::optional<Tensor>& weight,
-                           const std::optional<Tensor>& bias, double eps, double output_scale,
-                           int64_t output_zero_point) {
+                       const std::optional<Tensor>& bias, double eps, double output_scale, int64_t output_zero_point) {
   return group_norm_new("plain_instance_norm", x, x_scale, x_zp, std::nullopt, weight, bias, eps, output_scale,
                         output_zero_point);
 }
 Tensor p_prelu(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& weight, double output_scale,
-                   int64_t output_zero_point) {
+               int64_t output_zero_point) {
   constexpr const char* op = "plain_prelu";
   check_8bit_input(op, x);
   check_norm_qparams(op, x_scale, x_zp, 0.0, output_scale, output_zero_point, x.scalar_type());
-  QP_CHECK(is_floating_dtype(weight.scalar_type()), "qplugin::", op,
-              ": weight should be a float tensor, got dtype ", weight.scalar_type());
+  QP_CHECK(is_floating_dtype(weight.scalar_type()), "qplugin::", op, ": weight should be a float tensor, got dtype ",
+           weight.scalar_type());
   const std::vector<double> slopes = prelu_slopes(op, "x", x.sizes(), weight);
   Tensor out = new_like(x);
   prelu_int_out(op, x, out, slopes, x_scale, x_zp, output_scale, output_zero_point);
   return out;
 }
 Tensor p_celu(const Tensor& x, double x_scale, int64_t x_zp, double output_scale, int64_t output_zero_point,
-                  double alpha) {
+              double alpha) {
   constexpr const char* op = "plain_celu";
   const double a = finite_scalar(op, "alpha", alpha);
   QP_CHECK_VALUE(a != 0, "qplugin::plain_celu: alpha should be non-zero, got 0");
@@ -334,8 +327,8 @@ Tensor p_threshold(const Tensor& x, double x_scale, int64_t x_zp, double thresho
 Tensor pool_out(const Tensor& x, const std::vector<int64_t>& sizes) {
   return tensor::empty(sizes, x.scalar_type(), pool_format(x));
 }
-Tensor p_max_pool2d(const Tensor& x, IntListArg kernel_size, IntListArg stride, IntListArg padding,
-                    IntListArg dilation, bool ceil_mode) {
+Tensor p_max_pool2d(const Tensor& x, IntListArg kernel_size, IntListArg stride, IntListArg padding, IntListArg dilation,
+                    bool ceil_mode) {
   constexpr const char* op = "plain_max_pool2d";
   check_int_input(op, "x", x);
   check_pool_input_rank(op, "x", x);
@@ -344,9 +337,8 @@ Tensor p_max_pool2d(const Tensor& x, IntListArg kernel_size, IntListArg stride, 
   max_pool2d_int_out(x, w, out);
   return out;
 }
-Tensor p_avg_pool2d(const Tensor& x, int64_t x_zp, IntListArg kernel_size, IntListArg stride,
-                        IntListArg padding, bool ceil_mode, bool count_include_pad,
-                        std::optional<int64_t> divisor_override) {
+Tensor p_avg_pool2d(const Tensor& x, int64_t x_zp, IntListArg kernel_size, IntListArg stride, IntListArg padding,
+                    bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
   constexpr const char* op = "plain_avg_pool2d";
   check_int_input(op, "x", x);
   check_zero_point(op, "x_zero_point", x_zp, x.scalar_type());
@@ -368,9 +360,8 @@ Tensor p_adaptive_avg_pool2d(const Tensor& x, IntListArg output_size) {
 Tensor pool3d_out(const Tensor& x, const std::vector<int64_t>& sizes) {
   return tensor::empty(sizes, x.scalar_type(), pool3d_format(x));
 }
-Tensor p_avg_pool3d(const Tensor& x, int64_t x_zp, IntListArg kernel_size, IntListArg stride,
-                        IntListArg padding, bool ceil_mode, bool count_include_pad,
-                        std::optional<int64_t> divisor_override) {
+Tensor p_avg_pool3d(const Tensor& x, int64_t x_zp, IntListArg kernel_size, IntListArg stride, IntListArg padding,
+                    bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
   constexpr const char* op = "plain_avg_pool3d";
   check_int_input(op, "x", x);
   check_zero_point(op, "x_zero_point", x_zp, x.scalar_type());
@@ -397,12 +388,12 @@ Tensor p_upsample_nearest2d(const Tensor& x, IntListArg output_size) {
   return out;
 }
 Tensor p_upsample_bilinear2d(const Tensor& x, IntListArg output_size, bool align_corners,
-                                 std::optional<double> scales_h, std::optional<double> scales_w) {
+                             std::optional<double> scales_h, std::optional<double> scales_w) {
   constexpr const char* op = "plain_upsample_bilinear2d";
   check_8bit_input(op, x);
   for (const auto& sc : {scales_h, scales_w}) {
     QP_CHECK_VALUE(!sc.has_value() || (std::isfinite(*sc) && *sc > 0), "qplugin::", op,
-                      ": scales_h / scales_w should be positive finite numbers or None, got ", *sc);
+                   ": scales_h / scales_w should be positive finite numbers or None, got ", *sc);
   }
   Tensor out = pool_out(x, upsample_nearest2d_output_sizes(op, x.sizes(), output_size));
   upsample_bilinear2d_int_out(x, out, align_corners, scales_h, scales_w);

@@ -21,17 +21,17 @@ namespace {
 
 void check_u8(const char* op, const char* arg, const Tensor& x) {
   QP_CHECK(x.scalar_type() == kByte, "qplugin::", op, ": ", arg, " should be a uint8 tensor, got dtype ",
-              x.scalar_type());
+           x.scalar_type());
 }
 
 // w_scales (float64) / w_zero_points (int64): 1-D with 1 (per tensor) or n entries.
 void check_w_qparams(const char* op, const Tensor& s, const Tensor& z, int64_t n) {
   QP_CHECK(s.scalar_type() == kDouble && z.scalar_type() == kLong, "qplugin::", op,
-              ": w_scales and w_zero_points should be float64 and int64 tensors, got ", s.scalar_type(), " and ",
-              z.scalar_type());
+           ": w_scales and w_zero_points should be float64 and int64 tensors, got ", s.scalar_type(), " and ",
+           z.scalar_type());
   QP_CHECK_VALUE(s.dim() == 1 && z.dim() == 1 && s.numel() == z.numel() && (s.numel() == 1 || s.numel() == n),
-                    "qplugin::", op, ": w_scales and w_zero_points should be 1-D with 1 or ", n,
-                    " entries, got shapes ", s.sizes(), " and ", z.sizes());
+                 "qplugin::", op, ": w_scales and w_zero_points should be 1-D with 1 or ", n, " entries, got shapes ",
+                 s.sizes(), " and ", z.sizes());
 }
 
 // The linear weights of one call: the buffer's view, or (buffer packed for another ISA path)
@@ -41,8 +41,8 @@ struct LinearCall {
   LinearWeightsView view;
   std::shared_ptr<LinearWeights> owner;
   std::vector<double> scales;  // N entries, where w_scales is not read in place
-  Tensor w_scales;         // contiguous float64
-  Tensor bias;             // contiguous float32 or undefined
+  Tensor w_scales;             // contiguous float64
+  Tensor bias;                 // contiguous float32 or undefined
 };
 
 // `scale_max`: the op needs view.w_scale_max (static linear's requantize check). The scales'
@@ -50,17 +50,15 @@ struct LinearCall {
 // (plain_buffer::weights_checked), and again whenever one of them changes in place.
 void linear_call(const char* op, const Tensor& w, const Tensor& w_scales, const Tensor& w_zps,
                  const std::optional<Tensor>& bias, const Tensor& packed, bool scale_max, LinearCall* c) {
-  QP_CHECK(w.scalar_type() == kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ",
-              w.scalar_type());
-  QP_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": w should be 2-D [out_features, in_features], got shape ",
-                    w.sizes());
+  QP_CHECK(w.scalar_type() == kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ", w.scalar_type());
+  QP_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": w should be 2-D [out_features, in_features], got shape ", w.sizes());
   const int64_t N = w.size(0);
   check_w_qparams(op, w_scales, w_zps, N);
   if (bias.has_value() && bias->defined()) {
     QP_CHECK(bias->scalar_type() == kFloat, "qplugin::", op, ": bias should be a float32 tensor, got dtype ",
-                bias->scalar_type());
-    QP_CHECK_VALUE(bias->dim() == 1 && bias->size(0) == N, "qplugin::", op, ": bias should have shape [", N,
-                      "], got ", bias->sizes());
+             bias->scalar_type());
+    QP_CHECK_VALUE(bias->dim() == 1 && bias->size(0) == N, "qplugin::", op, ": bias should have shape [", N, "], got ",
+                   bias->sizes());
     c->bias = tensor::contiguous(*bias);
   }
   const bool checked = plain_buffer::weights_checked(packed, w, w_scales, w_zps);
@@ -89,14 +87,14 @@ void linear_call(const char* op, const Tensor& w, const Tensor& w_scales, const 
 
 template <bool kRelu>
 Tensor p_linear(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& w, const Tensor& w_scales,
-                    const Tensor& w_zps, const std::optional<Tensor>& bias, const Tensor& packed,
-                    double y_scale, int64_t y_zp) {
+                const Tensor& w_zps, const std::optional<Tensor>& bias, const Tensor& packed, double y_scale,
+                int64_t y_zp) {
   const char* op = kRelu ? "plain_linear_relu" : "plain_linear";
   check_u8(op, "x", x);
   LinearCall c;
   linear_call(op, w, w_scales, w_zps, bias, packed, true, &c);
   QP_CHECK_VALUE(x.dim() >= 1 && x.size(-1) == c.view.b.K, "qplugin::", op, ": x should have last dimension ",
-                    c.view.b.K, " (w's in_features), got shape ", x.sizes());
+                 c.view.b.K, " (w's in_features), got shape ", x.sizes());
   std::vector<int64_t> ys = x.sizes().vec();
   ys.back() = c.view.b.N;
   Tensor y = tensor::empty(ys, x.scalar_type());
@@ -108,16 +106,14 @@ Tensor p_linear(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& w, 
 }
 
 template <bool kRelu>
-Tensor p_linear_dynamic(const Tensor& x, const Tensor& w, const Tensor& w_scales,
-                            const Tensor& w_zps, const std::optional<Tensor>& bias, const Tensor& packed,
-                            bool reduce_range) {
+Tensor p_linear_dynamic(const Tensor& x, const Tensor& w, const Tensor& w_scales, const Tensor& w_zps,
+                        const std::optional<Tensor>& bias, const Tensor& packed, bool reduce_range) {
   const char* op = kRelu ? "plain_linear_relu_dynamic" : "plain_linear_dynamic";
-  QP_CHECK(x.scalar_type() == kFloat, "qplugin::", op, ": x should be a float32 tensor, got dtype ",
-              x.scalar_type());
+  QP_CHECK(x.scalar_type() == kFloat, "qplugin::", op, ": x should be a float32 tensor, got dtype ", x.scalar_type());
   LinearCall c;
   linear_call(op, w, w_scales, w_zps, bias, packed, false, &c);
   QP_CHECK_VALUE(x.dim() >= 1 && x.size(-1) == c.view.b.K, "qplugin::", op, ": x should have last dimension ",
-                    c.view.b.K, " (w's in_features), got shape ", x.sizes());
+                 c.view.b.K, " (w's in_features), got shape ", x.sizes());
   return linear_dynamic_view(op, x, c.view, reduce_range, kRelu);
 }
 
@@ -136,9 +132,9 @@ struct Fp16Call {
 
 void check_fp16_w(const char* op, const char* arg, const Tensor& w) {
   QP_CHECK(w.scalar_type() == kHalf, "qplugin::", op, ": ", arg, " should be a float16 tensor, got dtype ",
-              w.scalar_type());
+           w.scalar_type());
   QP_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": ", arg, " should be 2-D [out_features, in_features], got shape ",
-                    w.sizes());
+                 w.sizes());
 }
 
 void fp16_call(const char* op, const char* arg, const Tensor& w, const char* bias_arg,
@@ -146,10 +142,10 @@ void fp16_call(const char* op, const char* arg, const Tensor& w, const char* bia
   check_fp16_w(op, arg, w);
   const int64_t N = w.size(0), K = w.size(1);
   if (bias.has_value() && bias->defined()) {
-    QP_CHECK(bias->scalar_type() == kFloat, "qplugin::", op, ": ", bias_arg,
-                " should be a float32 tensor, got dtype ", bias->scalar_type());
-    QP_CHECK_VALUE(bias->dim() == 1 && bias->size(0) == N, "qplugin::", op, ": ", bias_arg, " should have shape [",
-                      N, "], got ", bias->sizes());
+    QP_CHECK(bias->scalar_type() == kFloat, "qplugin::", op, ": ", bias_arg, " should be a float32 tensor, got dtype ",
+             bias->scalar_type());
+    QP_CHECK_VALUE(bias->dim() == 1 && bias->size(0) == N, "qplugin::", op, ": ", bias_arg, " should have shape [", N,
+                   "], got ", bias->sizes());
     c->bias = tensor::contiguous(*bias);
   }
   if (packed.numel() == 0) {
@@ -159,11 +155,11 @@ void fp16_call(const char* op, const char* arg, const Tensor& w, const char* bia
     return;
   }
   const int64_t P = (N + kernels::kFp16Panel - 1) / kernels::kFp16Panel;
-  QP_CHECK_VALUE(packed.scalar_type() == kHalf && packed.dim() == 3 && packed.size(0) == P &&
-                        packed.size(1) == K && packed.size(2) == kernels::kFp16Panel && packed.is_contiguous(),
-                    "qplugin::", op, ": ", packed_arg, " should be the contiguous float16 [", P, ", ", K, ", ",
-                    kernels::kFp16Panel, "] panels of plain_linear_prepack_fp16(", arg, ") or empty, got ",
-                    packed.scalar_type(), " of shape ", packed.sizes());
+  QP_CHECK_VALUE(packed.scalar_type() == kHalf && packed.dim() == 3 && packed.size(0) == P && packed.size(1) == K &&
+                     packed.size(2) == kernels::kFp16Panel && packed.is_contiguous(),
+                 "qplugin::", op, ": ", packed_arg, " should be the contiguous float16 [", P, ", ", K, ", ",
+                 kernels::kFp16Panel, "] panels of plain_linear_prepack_fp16(", arg, ") or empty, got ",
+                 packed.scalar_type(), " of shape ", packed.sizes());
   plain_buffer::check_fp16_panels(op, packed_arg, packed, arg, w);
   c->view.b.N = N;
   c->view.b.K = K;
@@ -185,19 +181,19 @@ Tensor p_linear_prepack_fp16(const Tensor& w) {
 
 template <bool kRelu>
 Tensor p_linear_dynamic_fp16(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
-                                 const Tensor& packed) {
+                             const Tensor& packed) {
   const char* op = kRelu ? "plain_linear_relu_dynamic_fp16" : "plain_linear_dynamic_fp16";
-  QP_CHECK(x.scalar_type() == kFloat, "qplugin::", op, ": x should be a float32 tensor, got dtype ",
-              x.scalar_type());
+  QP_CHECK(x.scalar_type() == kFloat, "qplugin::", op, ": x should be a float32 tensor, got dtype ", x.scalar_type());
   Fp16Call c;
   fp16_call(op, "w", w, "bias", bias, "packed", packed, &c);
   return linear_fp16_view(op, x, c.view, kRelu);
 }
 
-std::tuple<Tensor, Tensor, Tensor> p_rnn_layer_dynamic_fp16(
-    const Tensor& input, const Tensor& h0, const Tensor& c0, const Tensor& w_ih,
-    const std::optional<Tensor>& b_ih, const Tensor& packed_ih, const Tensor& w_hh,
-    const std::optional<Tensor>& b_hh, const Tensor& packed_hh, int64_t num_gates, bool reverse) {
+std::tuple<Tensor, Tensor, Tensor> p_rnn_layer_dynamic_fp16(const Tensor& input, const Tensor& h0, const Tensor& c0,
+                                                            const Tensor& w_ih, const std::optional<Tensor>& b_ih,
+                                                            const Tensor& packed_ih, const Tensor& w_hh,
+                                                            const std::optional<Tensor>& b_hh, const Tensor& packed_hh,
+                                                            int64_t num_gates, bool reverse) {
   constexpr const char* op = "plain_rnn_layer_dynamic_fp16";
   Fp16Call ih, hh;
   fp16_call(op, "w_ih", w_ih, "b_ih", b_ih, "packed_ih", packed_ih, &ih);
@@ -205,11 +201,13 @@ std::tuple<Tensor, Tensor, Tensor> p_rnn_layer_dynamic_fp16(
   return rnn_layer_dynamic_view(op, input, h0, c0, ih.view, hh.view, num_gates, reverse);
 }
 
-std::tuple<Tensor, Tensor, Tensor> p_rnn_layer_dynamic(
-    const Tensor& input, const Tensor& h0, const Tensor& c0, const Tensor& w_ih,
-    const Tensor& w_ih_scales, const Tensor& w_ih_zps, const std::optional<Tensor>& b_ih,
-    const Tensor& packed_ih, const Tensor& w_hh, const Tensor& w_hh_scales, const Tensor& w_hh_zps,
-    const std::optional<Tensor>& b_hh, const Tensor& packed_hh, int64_t num_gates, bool reverse) {
+std::tuple<Tensor, Tensor, Tensor> p_rnn_layer_dynamic(const Tensor& input, const Tensor& h0, const Tensor& c0,
+                                                       const Tensor& w_ih, const Tensor& w_ih_scales,
+                                                       const Tensor& w_ih_zps, const std::optional<Tensor>& b_ih,
+                                                       const Tensor& packed_ih, const Tensor& w_hh,
+                                                       const Tensor& w_hh_scales, const Tensor& w_hh_zps,
+                                                       const std::optional<Tensor>& b_hh, const Tensor& packed_hh,
+                                                       int64_t num_gates, bool reverse) {
   constexpr const char* op = "plain_rnn_layer_dynamic";
   LinearCall ih, hh;
   linear_call(op, w_ih, w_ih_scales, w_ih_zps, b_ih, packed_ih, false, &ih);
@@ -219,10 +217,8 @@ std::tuple<Tensor, Tensor, Tensor> p_rnn_layer_dynamic(
 
 Tensor p_linear_prepack(const Tensor& w, const Tensor& w_scales, const Tensor& w_zps) {
   constexpr const char* op = "plain_linear_prepack";
-  QP_CHECK(w.scalar_type() == kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ",
-              w.scalar_type());
-  QP_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": w should be 2-D [out_features, in_features], got shape ",
-                    w.sizes());
+  QP_CHECK(w.scalar_type() == kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ", w.scalar_type());
+  QP_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": w should be 2-D [out_features, in_features], got shape ", w.sizes());
   check_w_qparams(op, w_scales, w_zps, w.size(0));
   return plain_buffer::pack_linear(op, w, w_scales, w_zps);
 }
@@ -230,13 +226,11 @@ Tensor p_linear_prepack(const Tensor& w, const Tensor& w_scales, const Tensor& w
 // ---- conv ----
 const char* conv_kind(int64_t spatial) { return spatial == 1 ? "conv1d" : spatial == 2 ? "conv2d" : "conv3d"; }
 
-Tensor p_conv_prepack(const Tensor& w, const Tensor& w_scales, const Tensor& w_zps,
-                          const std::optional<Tensor>& bias, IntListArg stride, IntListArg padding,
-                          IntListArg dilation, int64_t groups) {
+Tensor p_conv_prepack(const Tensor& w, const Tensor& w_scales, const Tensor& w_zps, const std::optional<Tensor>& bias,
+                      IntListArg stride, IntListArg padding, IntListArg dilation, int64_t groups) {
   constexpr const char* op = "plain_conv_prepack";
   QP_CHECK_VALUE(w.dim() >= 3 && w.dim() <= 5, "qplugin::", op,
-                    ": w should have 3 to 5 dims (out_channels, in_channels / groups, kernel...), got shape ",
-                    w.sizes());
+                 ": w should have 3 to 5 dims (out_channels, in_channels / groups, kernel...), got shape ", w.sizes());
   check_w_qparams(op, w_scales, w_zps, w.size(0));
   return plain_buffer::pack_conv(op, conv_kind(w.dim() - 2), w, w_scales, w_zps, bias, stride, padding, dilation,
                                  groups);
@@ -251,9 +245,8 @@ struct ConvCall {
 };
 
 ConvCall conv_call(const char* op, const std::string& kind, const Tensor& w, const Tensor& w_scales,
-                   const Tensor& w_zps, const std::optional<Tensor>& bias, const Tensor& packed,
-                   IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding,
-                   IntArrayRef dilation, int64_t groups) {
+                   const Tensor& w_zps, const std::optional<Tensor>& bias, const Tensor& packed, IntArrayRef stride,
+                   IntArrayRef padding, IntArrayRef output_padding, IntArrayRef dilation, int64_t groups) {
   plain_buffer::check_conv(op, packed, w, groups, is_conv_transpose_kind(kind));
   const bool checked = plain_buffer::weights_checked(packed, w, w_scales, w_zps);
   ConvCall c;
@@ -269,17 +262,15 @@ ConvCall conv_call(const char* op, const std::string& kind, const Tensor& w, con
   return c;
 }
 
-Tensor conv_impl(const char* op, int64_t spatial, const Tensor& x, double x_scale, int64_t x_zp,
-                     const Tensor* accum, double a_scale, int64_t a_zp, const Tensor& w,
-                     const Tensor& w_scales, const Tensor& w_zps, const std::optional<Tensor>& bias,
-                     const Tensor& packed, IntArrayRef stride, IntArrayRef padding,
-                     IntArrayRef dilation, int64_t groups, double y_scale, int64_t y_zp, bool relu) {
+Tensor conv_impl(const char* op, int64_t spatial, const Tensor& x, double x_scale, int64_t x_zp, const Tensor* accum,
+                 double a_scale, int64_t a_zp, const Tensor& w, const Tensor& w_scales, const Tensor& w_zps,
+                 const std::optional<Tensor>& bias, const Tensor& packed, IntArrayRef stride, IntArrayRef padding,
+                 IntArrayRef dilation, int64_t groups, double y_scale, int64_t y_zp, bool relu) {
   check_u8(op, "x", x);
   if (accum != nullptr) check_u8(op, "accum", *accum);
-  QP_CHECK(w.scalar_type() == kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ",
-              w.scalar_type());
+  QP_CHECK(w.scalar_type() == kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ", w.scalar_type());
   QP_CHECK_VALUE(w.dim() == spatial + 2, "qplugin::", op, ": w should have ", spatial + 2, " dims, got shape ",
-                    w.sizes());
+                 w.sizes());
   check_w_qparams(op, w_scales, w_zps, w.size(0));
   const ConvCall c =
       conv_call(op, conv_kind(spatial), w, w_scales, w_zps, bias, packed, stride, padding, {}, dilation, groups);
@@ -290,20 +281,18 @@ Tensor conv_impl(const char* op, int64_t spatial, const Tensor& x, double x_scal
 
 template <int64_t kSpatial, bool kRelu>
 Tensor p_conv(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& w, const Tensor& w_scales,
-                  const Tensor& w_zps, const std::optional<Tensor>& bias, const Tensor& packed,
-                  IntListArg stride, IntListArg padding, IntListArg dilation, int64_t groups,
-                  double y_scale, int64_t y_zp) {
+              const Tensor& w_zps, const std::optional<Tensor>& bias, const Tensor& packed, IntListArg stride,
+              IntListArg padding, IntListArg dilation, int64_t groups, double y_scale, int64_t y_zp) {
   static const std::string name = std::string("plain_") + conv_kind(kSpatial) + (kRelu ? "_relu" : "");
   return conv_impl(name.c_str(), kSpatial, x, x_scale, x_zp, nullptr, 1.0, 0, w, w_scales, w_zps, bias, packed, stride,
                    padding, dilation, groups, y_scale, y_zp, kRelu);
 }
 
 template <bool kRelu>
-Tensor p_conv2d_add(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& accum, double a_scale,
-                        int64_t a_zp, const Tensor& w, const Tensor& w_scales, const Tensor& w_zps,
-                        const std::optional<Tensor>& bias, const Tensor& packed, IntListArg stride,
-                        IntListArg padding, IntListArg dilation, int64_t groups, double y_scale,
-                        int64_t y_zp) {
+Tensor p_conv2d_add(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& accum, double a_scale, int64_t a_zp,
+                    const Tensor& w, const Tensor& w_scales, const Tensor& w_zps, const std::optional<Tensor>& bias,
+                    const Tensor& packed, IntListArg stride, IntListArg padding, IntListArg dilation, int64_t groups,
+                    double y_scale, int64_t y_zp) {
   return conv_impl(kRelu ? "plain_conv2d_add_relu" : "plain_conv2d_add", 2, x, x_scale, x_zp, &accum, a_scale, a_zp, w,
                    w_scales, w_zps, bias, packed, stride, padding, dilation, groups, y_scale, y_zp, kRelu);
 }
@@ -313,41 +302,35 @@ const char* conv_transpose_kind(int64_t spatial) {
   return spatial == 1 ? "conv_transpose1d" : spatial == 2 ? "conv_transpose2d" : "conv_transpose3d";
 }
 
-void check_wt(const char* op, const Tensor& w, const Tensor& w_scales, const Tensor& w_zps,
-              int64_t groups) {
-  QP_CHECK(w.scalar_type() == kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ",
-              w.scalar_type());
+void check_wt(const char* op, const Tensor& w, const Tensor& w_scales, const Tensor& w_zps, int64_t groups) {
+  QP_CHECK(w.scalar_type() == kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ", w.scalar_type());
   QP_CHECK_VALUE(w.dim() >= 3, "qplugin::", op,
-                    ": w should have 3 to 5 dims (in_channels, out_channels / groups, kernel...), got shape ",
-                    w.sizes());
+                 ": w should have 3 to 5 dims (in_channels, out_channels / groups, kernel...), got shape ", w.sizes());
   check_transpose_groups(op, w.size(0), groups);
   check_w_qparams(op, w_scales, w_zps, w.size(1) * groups);
 }
 
 Tensor p_conv_transpose_prepack(const Tensor& w, const Tensor& w_scales, const Tensor& w_zps,
-                                    const std::optional<Tensor>& bias, IntListArg stride,
-                                    IntListArg padding, IntListArg output_padding, IntListArg dilation,
-                                    int64_t groups) {
+                                const std::optional<Tensor>& bias, IntListArg stride, IntListArg padding,
+                                IntListArg output_padding, IntListArg dilation, int64_t groups) {
   constexpr const char* op = "plain_conv_transpose_prepack";
   QP_CHECK_VALUE(w.dim() >= 3 && w.dim() <= 5, "qplugin::", op,
-                    ": w should have 3 to 5 dims (in_channels, out_channels / groups, kernel...), got shape ",
-                    w.sizes());
+                 ": w should have 3 to 5 dims (in_channels, out_channels / groups, kernel...), got shape ", w.sizes());
   check_wt(op, w, w_scales, w_zps, groups);
   return plain_buffer::pack_conv(op, conv_transpose_kind(w.dim() - 2), w, w_scales, w_zps, bias, stride, padding,
                                  dilation, groups, output_padding);
 }
 
 template <int64_t kSpatial>
-Tensor p_conv_transpose(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& w,
-                            const Tensor& w_scales, const Tensor& w_zps, const std::optional<Tensor>& bias,
-                            const Tensor& packed, IntListArg stride, IntListArg padding,
-                            IntListArg output_padding, IntListArg dilation, int64_t groups, double y_scale,
-                            int64_t y_zp) {
+Tensor p_conv_transpose(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& w, const Tensor& w_scales,
+                        const Tensor& w_zps, const std::optional<Tensor>& bias, const Tensor& packed, IntListArg stride,
+                        IntListArg padding, IntListArg output_padding, IntListArg dilation, int64_t groups,
+                        double y_scale, int64_t y_zp) {
   static const std::string name = std::string("plain_") + conv_transpose_kind(kSpatial);
   const char* op = name.c_str();
   check_u8(op, "x", x);
   QP_CHECK_VALUE(w.dim() == kSpatial + 2, "qplugin::", op, ": w should have ", kSpatial + 2, " dims, got shape ",
-                    w.sizes());
+                 w.sizes());
   check_wt(op, w, w_scales, w_zps, groups);
   const ConvCall c = conv_call(op, conv_transpose_kind(kSpatial), w, w_scales, w_zps, bias, packed, stride, padding,
                                output_padding, dilation, groups);

@@ -35,7 +35,7 @@ std::pair<int64_t, int64_t> two_ints(const char* op, const char* arg, IntArrayRe
                                      std::pair<int64_t, int64_t> dflt) {
   if (v.empty() && empty_ok) return dflt;
   QP_CHECK_VALUE(v.size() == 1 || v.size() == 2, "qplugin::", op, ": ", arg, " should have ",
-                    empty_ok ? "0, 1 or 2" : "1 or 2", " entries, got ", v.size(), " (", v, ")");
+                 empty_ok ? "0, 1 or 2" : "1 or 2", " entries, got ", v.size(), " (", v, ")");
   return {v[0], v.size() == 1 ? v[0] : v[1]};
 }
 
@@ -78,7 +78,7 @@ std::vector<int64_t> with_spatial3(IntArrayRef sizes, int64_t od, int64_t oh, in
 void check_int_data(const char* op, const Tensor& data) {
   const auto t = data.scalar_type();
   QP_CHECK(t == kByte || t == kChar || t == kInt, "qplugin::", op,
-              ": input should hold uint8, int8 or int32 data, got dtype ", t);
+           ": input should hold uint8, int8 or int32 data, got dtype ", t);
 }
 
 // Splits NHWC work into (image, output row, channel block) units.
@@ -311,21 +311,18 @@ ClassNums avg_nums(int64_t pooled, int64_t size, bool count_include_pad, std::op
 
 void check_divisor_override(const char* op, std::optional<int64_t> divisor_override) {
   QP_CHECK_VALUE(!divisor_override.has_value() || *divisor_override > 0, "qplugin::", op,
-                    ": divisor_override should be a positive integer, got ", *divisor_override);
+                 ": divisor_override should be a positive integer, got ", *divisor_override);
 }
 
-MemoryFormat pool_format(const Tensor& t) {
-  return t.dim() == 4 ? kept_format(t) : MemoryFormat::Contiguous;
-}
+MemoryFormat pool_format(const Tensor& t) { return t.dim() == 4 ? kept_format(t) : MemoryFormat::Contiguous; }
 
 void check_pool_input_rank(const char* op, const char* arg, const Tensor& t) {
   QP_CHECK_VALUE(t.dim() == 3 || t.dim() == 4, "qplugin::", op, ": ", arg,
-                    " should be 3-D (C, H, W) or 4-D (N, C, H, W), got ", t.dim(), "-D with shape ", t.sizes());
+                 " should be 3-D (C, H, W) or 4-D (N, C, H, W), got ", t.dim(), "-D with shape ", t.sizes());
 }
 
-Pool2dWindow check_pool2d_args(const char* op, IntArrayRef sizes, IntArrayRef kernel_size,
-                               IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
-                               bool ceil_mode) {
+Pool2dWindow check_pool2d_args(const char* op, IntArrayRef sizes, IntArrayRef kernel_size, IntArrayRef stride,
+                               IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
   const auto k = two_ints(op, "kernel_size", kernel_size, false, {0, 0});
   const auto s = two_ints(op, "stride", stride, true, k);
   const auto p = two_ints(op, "padding", padding, false, {0, 0});
@@ -333,17 +330,17 @@ Pool2dWindow check_pool2d_args(const char* op, IntArrayRef sizes, IntArrayRef ke
   constexpr int64_t kMax = (int64_t(1) << 31) - 1;  // keeps window extents far from overflow
   for (int64_t v : {k.first, k.second, s.first, s.second, p.first, p.second, dl.first, dl.second}) {
     QP_CHECK_VALUE(v <= kMax, "qplugin::", op,
-                      ": kernel_size, stride, padding and dilation should be at most 2^31 - 1, got ", v);
+                   ": kernel_size, stride, padding and dilation should be at most 2^31 - 1, got ", v);
   }
   QP_CHECK_VALUE(k.first > 0 && k.second > 0, "qplugin::", op, ": kernel_size should be greater than zero, got ",
-                    kernel_size);
+                 kernel_size);
   QP_CHECK_VALUE(s.first > 0 && s.second > 0, "qplugin::", op, ": stride should be greater than zero, got ", stride);
   QP_CHECK_VALUE(dl.first > 0 && dl.second > 0, "qplugin::", op, ": dilation should be greater than zero, got ",
-                    dilation);
+                 dilation);
   QP_CHECK_VALUE(p.first >= 0 && p.second >= 0, "qplugin::", op, ": padding should be non-negative, got ", padding);
   QP_CHECK_VALUE(p.first <= k.first / 2 && p.second <= k.second / 2, "qplugin::", op,
-                    ": padding should be at most half of kernel_size, got padding ", padding, " for kernel_size ",
-                    kernel_size);
+                 ": padding should be at most half of kernel_size, got padding ", padding, " for kernel_size ",
+                 kernel_size);
   (void)sizes;
   return {k.first, k.second, s.first, s.second, p.first, p.second, dl.first, dl.second, ceil_mode};
 }
@@ -352,12 +349,12 @@ std::vector<int64_t> pool2d_output_sizes(const char* op, IntArrayRef sizes, cons
   const Nchw d = nchw(sizes);
   // An empty H or W leaves every window in the padding (avg_pool2d would divide 0 by 0).
   QP_CHECK_VALUE(d.H >= 1 && d.W >= 1, "qplugin::", op, ": input should have non-empty spatial dims, got shape ",
-                    sizes);
+                 sizes);
   const int64_t oh = pool_out_size(d.H, w.kH, w.pH, w.sH, w.dH, w.ceil_mode);
   const int64_t ow = pool_out_size(d.W, w.kW, w.pW, w.sW, w.dW, w.ceil_mode);
   QP_CHECK_VALUE(oh >= 1 && ow >= 1, "qplugin::", op, ": output size should be at least 1x1, got ", oh, "x", ow,
-                    " for input ", sizes, " (kernel ", w.kH, "x", w.kW, ", stride ", w.sH, "x", w.sW, ", padding ",
-                    w.pH, "x", w.pW, ", dilation ", w.dH, "x", w.dW, ")");
+                 " for input ", sizes, " (kernel ", w.kH, "x", w.kW, ", stride ", w.sH, "x", w.sW, ", padding ", w.pH,
+                 "x", w.pW, ", dilation ", w.dH, "x", w.dW, ")");
   auto out = with_spatial(sizes, oh, ow);
   check_output_size(op, out, 4);  // up to 4 bytes an element (qint32 / int32)
   return out;
@@ -365,12 +362,12 @@ std::vector<int64_t> pool2d_output_sizes(const char* op, IntArrayRef sizes, cons
 
 std::vector<int64_t> adaptive_output_sizes(const char* op, IntArrayRef sizes, IntArrayRef output_size) {
   QP_CHECK_VALUE(output_size.size() == 2, "qplugin::", op, ": output_size should have 2 entries, got ",
-                    output_size.size(), " (", output_size, ")");
+                 output_size.size(), " (", output_size, ")");
   QP_CHECK_VALUE(output_size[0] >= 1 && output_size[1] >= 1, "qplugin::", op,
-                    ": output_size should be at least 1x1, got ", output_size);
+                 ": output_size should be at least 1x1, got ", output_size);
   const Nchw d = nchw(sizes);
   QP_CHECK_VALUE(d.H >= 1 && d.W >= 1, "qplugin::", op, ": input should have non-empty spatial dims, got shape ",
-                    sizes);
+                 sizes);
   auto out = with_spatial(sizes, output_size[0], output_size[1]);
   check_output_size(op, out, 4);  // up to 4 bytes an element (qint32 / int32)
   return out;
@@ -452,22 +449,20 @@ void adaptive_avg_pool2d_int_out(const Tensor& data, const Tensor& out) {
 
 // ---- 3-D average pooling: the same kernels with a depth window (pool_kernel.h) ----
 
-MemoryFormat pool3d_format(const Tensor& t) {
-  return t.dim() == 5 ? kept_format(t) : MemoryFormat::Contiguous;
-}
+MemoryFormat pool3d_format(const Tensor& t) { return t.dim() == 5 ? kept_format(t) : MemoryFormat::Contiguous; }
 
 void check_pool3d_input_rank(const char* op, const char* arg, const Tensor& t) {
   QP_CHECK_VALUE(t.dim() == 4 || t.dim() == 5, "qplugin::", op, ": ", arg,
-                    " should be 4-D (C, D, H, W) or 5-D (N, C, D, H, W), got ", t.dim(), "-D with shape ", t.sizes());
+                 " should be 4-D (C, D, H, W) or 5-D (N, C, D, H, W), got ", t.dim(), "-D with shape ", t.sizes());
 }
 
-Pool3dWindow check_pool3d_args(const char* op, IntArrayRef kernel_size, IntArrayRef stride,
-                               IntArrayRef padding, bool ceil_mode) {
+Pool3dWindow check_pool3d_args(const char* op, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                               bool ceil_mode) {
   auto three = [&](const char* arg, IntArrayRef v, bool empty_ok,
                    std::array<int64_t, 3> dflt) -> std::array<int64_t, 3> {
     if (v.empty() && empty_ok) return dflt;
     QP_CHECK_VALUE(v.size() == 1 || v.size() == 3, "qplugin::", op, ": ", arg, " should have ",
-                      empty_ok ? "0, 1 or 3" : "1 or 3", " entries, got ", v.size(), " (", v, ")");
+                   empty_ok ? "0, 1 or 3" : "1 or 3", " entries, got ", v.size(), " (", v, ")");
     return v.size() == 1 ? std::array<int64_t, 3>{v[0], v[0], v[0]} : std::array<int64_t, 3>{v[0], v[1], v[2]};
   };
   Pool3dWindow w;
@@ -478,15 +473,15 @@ Pool3dWindow check_pool3d_args(const char* op, IntArrayRef kernel_size, IntArray
   constexpr int64_t kMax = (int64_t(1) << 31) - 1;  // keeps window extents far from overflow
   for (int i = 0; i < 3; ++i) {
     for (int64_t v : {w.k[i], w.s[i], w.p[i]}) {
-      QP_CHECK_VALUE(v <= kMax, "qplugin::", op,
-                        ": kernel_size, stride and padding should be at most 2^31 - 1, got ", v);
+      QP_CHECK_VALUE(v <= kMax, "qplugin::", op, ": kernel_size, stride and padding should be at most 2^31 - 1, got ",
+                     v);
     }
     QP_CHECK_VALUE(w.k[i] > 0, "qplugin::", op, ": kernel_size should be greater than zero, got ", kernel_size);
     QP_CHECK_VALUE(w.s[i] > 0, "qplugin::", op, ": stride should be greater than zero, got ", stride);
     QP_CHECK_VALUE(w.p[i] >= 0, "qplugin::", op, ": padding should be non-negative, got ", padding);
     QP_CHECK_VALUE(w.p[i] <= w.k[i] / 2, "qplugin::", op,
-                      ": padding should be at most half of kernel_size, got padding ", padding, " for kernel_size ",
-                      kernel_size);
+                   ": padding should be at most half of kernel_size, got padding ", padding, " for kernel_size ",
+                   kernel_size);
   }
   return w;
 }
@@ -495,14 +490,13 @@ std::vector<int64_t> pool3d_output_sizes(const char* op, IntArrayRef sizes, cons
   const Nchw d = ncdhw(sizes);
   // An empty D, H or W leaves every window in the padding (0 / 0 with count_include_pad=False).
   QP_CHECK_VALUE(d.D >= 1 && d.H >= 1 && d.W >= 1, "qplugin::", op,
-                    ": input should have non-empty spatial dims, got shape ", sizes);
+                 ": input should have non-empty spatial dims, got shape ", sizes);
   const int64_t in[3] = {d.D, d.H, d.W};
   int64_t o[3];
   for (int i = 0; i < 3; ++i) o[i] = pool_out_size(in[i], w.k[i], w.p[i], w.s[i], 1, w.ceil_mode);
-  QP_CHECK_VALUE(o[0] >= 1 && o[1] >= 1 && o[2] >= 1, "qplugin::", op,
-                    ": output size should be at least 1x1x1, got ", o[0], "x", o[1], "x", o[2], " for input ", sizes,
-                    " (kernel ", IntArrayRef(w.k), ", stride ", IntArrayRef(w.s), ", padding ",
-                    IntArrayRef(w.p), ")");
+  QP_CHECK_VALUE(o[0] >= 1 && o[1] >= 1 && o[2] >= 1, "qplugin::", op, ": output size should be at least 1x1x1, got ",
+                 o[0], "x", o[1], "x", o[2], " for input ", sizes, " (kernel ", IntArrayRef(w.k), ", stride ",
+                 IntArrayRef(w.s), ", padding ", IntArrayRef(w.p), ")");
   auto out = with_spatial3(sizes, o[0], o[1], o[2]);
   check_output_size(op, out, 4);  // up to 4 bytes an element (qint32 / int32)
   return out;
@@ -510,12 +504,12 @@ std::vector<int64_t> pool3d_output_sizes(const char* op, IntArrayRef sizes, cons
 
 std::vector<int64_t> adaptive3d_output_sizes(const char* op, IntArrayRef sizes, IntArrayRef output_size) {
   QP_CHECK_VALUE(output_size.size() == 3, "qplugin::", op, ": output_size should have 3 entries, got ",
-                    output_size.size(), " (", output_size, ")");
+                 output_size.size(), " (", output_size, ")");
   QP_CHECK_VALUE(output_size[0] >= 1 && output_size[1] >= 1 && output_size[2] >= 1, "qplugin::", op,
-                    ": output_size should be at least 1x1x1, got ", output_size);
+                 ": output_size should be at least 1x1x1, got ", output_size);
   const Nchw d = ncdhw(sizes);
   QP_CHECK_VALUE(d.D >= 1 && d.H >= 1 && d.W >= 1, "qplugin::", op,
-                    ": input should have non-empty spatial dims, got shape ", sizes);
+                 ": input should have non-empty spatial dims, got shape ", sizes);
   auto out = with_spatial3(sizes, output_size[0], output_size[1], output_size[2]);
   check_output_size(op, out, 4);  // up to 4 bytes an element (qint32 / int32)
   return out;
@@ -553,8 +547,8 @@ void adaptive_avg_pool3d_int_out(const Tensor& data, const Tensor& out) {
   run_avg(x, out, d, fmt == MemoryFormat::ChannelsLast3d, OD, OH, OW, t);
 }
 
-Tensor max_pool2d_int(const Tensor& data, IntArrayRef kernel_size, IntArrayRef stride,
-                          IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+Tensor max_pool2d_int(const Tensor& data, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                      IntArrayRef dilation, bool ceil_mode) {
   constexpr const char* op = "max_pool2d";
   check_int_data(op, data);
   check_pool_input_rank(op, "input", data);
@@ -564,9 +558,9 @@ Tensor max_pool2d_int(const Tensor& data, IntArrayRef kernel_size, IntArrayRef s
   return out;
 }
 
-Tensor avg_pool2d_int(const Tensor& data, int64_t zero_point, IntArrayRef kernel_size,
-                          IntArrayRef stride, IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                          std::optional<int64_t> divisor_override) {
+Tensor avg_pool2d_int(const Tensor& data, int64_t zero_point, IntArrayRef kernel_size, IntArrayRef stride,
+                      IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                      std::optional<int64_t> divisor_override) {
   constexpr const char* op = "avg_pool2d";
   check_int_data(op, data);
   check_pool_input_rank(op, "input", data);

@@ -24,11 +24,10 @@ struct Pool2dWindow {
 // messages) for an input of `sizes`; returns the window. `dilation` may be
 // empty (avg_pool2d: 1).
 QPLUGIN_PLAIN_API Pool2dWindow check_pool2d_args(const char* op, IntArrayRef sizes, IntArrayRef kernel_size,
-                                                 IntArrayRef stride, IntArrayRef padding,
-                                                 IntArrayRef dilation, bool ceil_mode);
+                                                 IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                                                 bool ceil_mode);
 // Output sizes ([C, OH, OW] or [N, C, OH, OW]); raises if OH or OW < 1.
-QPLUGIN_PLAIN_API std::vector<int64_t> pool2d_output_sizes(const char* op, IntArrayRef sizes,
-                                                           const Pool2dWindow& w);
+QPLUGIN_PLAIN_API std::vector<int64_t> pool2d_output_sizes(const char* op, IntArrayRef sizes, const Pool2dWindow& w);
 QPLUGIN_PLAIN_API std::vector<int64_t> adaptive_output_sizes(const char* op, IntArrayRef sizes,
                                                              IntArrayRef output_size);
 QPLUGIN_PLAIN_API void check_pool_input_rank(const char* op, const char* arg, const Tensor& t);
@@ -45,11 +44,11 @@ QPLUGIN_PLAIN_API void avg_pool2d_int_out(const Tensor& data, int64_t zero_point
 QPLUGIN_PLAIN_API void adaptive_avg_pool2d_int_out(const Tensor& data, const Tensor& out);
 
 // Plain-integer entry points (allocate the output).
-Tensor max_pool2d_int(const Tensor& data, IntArrayRef kernel_size, IntArrayRef stride,
-                          IntArrayRef padding, IntArrayRef dilation, bool ceil_mode);
-Tensor avg_pool2d_int(const Tensor& data, int64_t zero_point, IntArrayRef kernel_size,
-                          IntArrayRef stride, IntArrayRef padding, bool ceil_mode, bool count_include_pad,
-                          std::optional<int64_t> divisor_override);
+Tensor max_pool2d_int(const Tensor& data, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                      IntArrayRef dilation, bool ceil_mode);
+Tensor avg_pool2d_int(const Tensor& data, int64_t zero_point, IntArrayRef kernel_size, IntArrayRef stride,
+                      IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                      std::optional<int64_t> divisor_override);
 Tensor adaptive_avg_pool2d_int(const Tensor& data, IntArrayRef output_size);
 
 // ---- 3-D average pooling (4-D (C, D, H, W) or 5-D (N, C, D, H, W) input; 5-D
@@ -64,8 +63,7 @@ QPLUGIN_PLAIN_API MemoryFormat pool3d_format(const Tensor& t);
 // kernel_size: 1 or 3 entries; stride: 0 (= kernel_size), 1 or 3; padding: 1 or 3.
 QPLUGIN_PLAIN_API Pool3dWindow check_pool3d_args(const char* op, IntArrayRef kernel_size, IntArrayRef stride,
                                                  IntArrayRef padding, bool ceil_mode);
-QPLUGIN_PLAIN_API std::vector<int64_t> pool3d_output_sizes(const char* op, IntArrayRef sizes,
-                                                           const Pool3dWindow& w);
+QPLUGIN_PLAIN_API std::vector<int64_t> pool3d_output_sizes(const char* op, IntArrayRef sizes, const Pool3dWindow& w);
 QPLUGIN_PLAIN_API std::vector<int64_t> adaptive3d_output_sizes(const char* op, IntArrayRef sizes,
                                                                IntArrayRef output_size);
 QPLUGIN_PLAIN_API void avg_pool3d_int_out(const Tensor& data, int64_t zero_point, const Pool3dWindow& w,

@@ -25,30 +25,30 @@ constexpr int64_t kStreamBytes = int64_t(48) << 20;  // non-temporal stores abov
 // The wrapped channel axis of a per-channel tensor.
 int64_t check_channel_axis(const char* op, const Tensor& self, int64_t axis) {
   QP_CHECK_VALUE(self.dim() > 0, "qplugin::", op,
-                    ": self should have at least one dim for per-channel quantization, got a 0-dim tensor");
+                 ": self should have at least one dim for per-channel quantization, got a 0-dim tensor");
   return check_dim(op, "axis", axis, self.dim());
 }
 
 // Validated per-channel qparams, in the forms the kernels take.
 struct ChannelParams {
-  Tensor scales;              // float64, as quantized tensors store them
-  Tensor zero_points;         // int64
+  Tensor scales;                  // float64, as quantized tensors store them
+  Tensor zero_points;             // int64
   std::vector<float> inv_scales;  // kernels::inv_scale_of (8-bit)
   std::vector<double> scales_d;   // qint32
   std::vector<int32_t> zps;
 };
 
-ChannelParams check_channel_params(const char* op, const Tensor& scales, const Tensor& zero_points,
-                                   int64_t channels, ScalarType qdtype) {
+ChannelParams check_channel_params(const char* op, const Tensor& scales, const Tensor& zero_points, int64_t channels,
+                                   ScalarType qdtype) {
   QP_CHECK(is_floating_dtype(scales.scalar_type()), "qplugin::", op,
-              ": scales should be a float32 or float64 tensor, got dtype ", scales.scalar_type());
+           ": scales should be a float32 or float64 tensor, got dtype ", scales.scalar_type());
   QP_CHECK(is_integral_dtype(zero_points.scalar_type()), "qplugin::", op,
-              ": zero_points should be an int32 or int64 tensor, got dtype ", zero_points.scalar_type());
+           ": zero_points should be an int32 or int64 tensor, got dtype ", zero_points.scalar_type());
   QP_CHECK_VALUE(scales.dim() == 1 && scales.numel() == channels, "qplugin::", op,
-                    ": scales should be 1-D with one entry per channel (", channels, "), got shape ", scales.sizes());
+                 ": scales should be 1-D with one entry per channel (", channels, "), got shape ", scales.sizes());
   QP_CHECK_VALUE(zero_points.dim() == 1 && zero_points.numel() == channels, "qplugin::", op,
-                    ": zero_points should be 1-D with one entry per channel (", channels, "), got shape ",
-                    zero_points.sizes());
+                 ": zero_points should be 1-D with one entry per channel (", channels, "), got shape ",
+                 zero_points.sizes());
   ChannelParams p;
   p.scales = tensor::contiguous(tensor::to(scales, kDouble));
   p.zero_points = tensor::contiguous(tensor::to(zero_points, kLong));
@@ -59,11 +59,10 @@ ChannelParams check_channel_params(const char* op, const Tensor& scales, const T
     const float fs = static_cast<float>(s[c]);
     const float inv = kernels::inv_scale_of(s[c]);
     QP_CHECK_VALUE(std::isfinite(s[c]) && s[c] > 0 && fs > 0.0f && std::isfinite(fs) && std::isfinite(inv),
-                      "qplugin::", op, ": scales[", c,
-                      "] should be a positive finite number with a finite float32 reciprocal, got ", s[c]);
+                   "qplugin::", op, ": scales[", c,
+                   "] should be a positive finite number with a finite float32 reciprocal, got ", s[c]);
     QP_CHECK_VALUE(z[c] >= range.first && z[c] <= range.second, "qplugin::", op, ": zero_points[", c,
-                      "] should be in [", range.first, ", ", range.second, "] for ", range_name(qdtype), ", got ",
-                      z[c]);
+                   "] should be in [", range.first, ", ", range.second, "] for ", range_name(qdtype), ", got ", z[c]);
     p.inv_scales.push_back(inv);
     p.scales_d.push_back(s[c]);
     p.zps.push_back(static_cast<int32_t>(z[c]));
@@ -215,8 +214,7 @@ void quantize_tensor_into(const Tensor& x, double scale, int64_t zero_point, Sca
   });
 }
 
-Tensor quantize_per_tensor_int(const char* op, const Tensor& self, double scale, int64_t zero_point,
-                                   ScalarType dtype) {
+Tensor quantize_per_tensor_int(const char* op, const Tensor& self, double scale, int64_t zero_point, ScalarType dtype) {
   check_int_dtype(op, "dtype", dtype);
   check_scale(op, "scale", scale);
   check_zero_point(op, "zero_point", zero_point, dtype);
@@ -226,9 +224,8 @@ Tensor quantize_per_tensor_int(const char* op, const Tensor& self, double scale,
   return out;
 }
 
-Tensor quantize_per_channel_with(const char* op, const Tensor& self, const Tensor& scales,
-                                     const Tensor& zero_points, int64_t axis, ScalarType int_dtype,
-                                     const PerChannelAlloc& make_out) {
+Tensor quantize_per_channel_with(const char* op, const Tensor& self, const Tensor& scales, const Tensor& zero_points,
+                                 int64_t axis, ScalarType int_dtype, const PerChannelAlloc& make_out) {
   const int64_t ax = check_channel_axis(op, self, axis);
   const Tensor x = as_float_input(op, self);
   ChannelParams p = check_channel_params(op, scales, zero_points, x.size(ax), int_dtype);
@@ -278,18 +275,17 @@ Tensor quantize_per_channel_with(const char* op, const Tensor& self, const Tenso
   return out;
 }
 
-Tensor quantize_per_channel_int(const char* op, const Tensor& self, const Tensor& scales,
-                                    const Tensor& zero_points, int64_t axis, ScalarType dtype) {
+Tensor quantize_per_channel_int(const char* op, const Tensor& self, const Tensor& scales, const Tensor& zero_points,
+                                int64_t axis, ScalarType dtype) {
   check_int_dtype(op, "dtype", dtype);
-  return quantize_per_channel_with(
-      op, self, scales, zero_points, axis, dtype,
-      [dtype](const Tensor& x, const Tensor&, const Tensor&, int64_t, MemoryFormat fmt) {
-        return tensor::empty(x.sizes(), dtype, fmt);
-      });
+  return quantize_per_channel_with(op, self, scales, zero_points, axis, dtype,
+                                   [dtype](const Tensor& x, const Tensor&, const Tensor&, int64_t, MemoryFormat fmt) {
+                                     return tensor::empty(x.sizes(), dtype, fmt);
+                                   });
 }
 
-void check_per_channel_qparams(const char* op, const Tensor& data, const Tensor& scales,
-                               const Tensor& zero_points, int64_t* axis) {
+void check_per_channel_qparams(const char* op, const Tensor& data, const Tensor& scales, const Tensor& zero_points,
+                               int64_t* axis) {
   *axis = check_channel_axis(op, data, *axis);
   check_channel_params(op, scales, zero_points, data.size(*axis), data.scalar_type());
 }
@@ -317,8 +313,7 @@ Tensor dequantize_per_tensor_int(const Tensor& data, double scale, int64_t zero_
   return out;
 }
 
-Tensor dequantize_per_channel_int(const Tensor& data, const Tensor& scales, const Tensor& zero_points,
-                                      int64_t axis) {
+Tensor dequantize_per_channel_int(const Tensor& data, const Tensor& scales, const Tensor& zero_points, int64_t axis) {
   const MemoryFormat fmt = kept_format(data);
   const Tensor q = tensor::contiguous(data, fmt);
   Tensor out = tensor::empty(q.sizes(), kFloat, fmt);

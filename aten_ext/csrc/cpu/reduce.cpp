@@ -30,7 +30,7 @@ constexpr int64_t kFlatGrain = 1 << 22;
 void check_int_data(const char* op, const Tensor& data) {
   const auto dt = data.scalar_type();
   QP_CHECK(dt == kByte || dt == kChar || dt == kInt, "qplugin::", op,
-              ": self should hold uint8, int8 or int32 data, got dtype ", dt);
+           ": self should hold uint8, int8 or int32 data, got dtype ", dt);
 }
 
 // First index of the largest key along n of x viewed as [outer, n, inner]
@@ -148,12 +148,12 @@ Tensor round_mean(const std::vector<int64_t>& sums, int64_t count, Tensor out) {
 }  // namespace
 
 Tensor max_all_int(const char* op, const Tensor& data, double scale, int64_t zero_point, bool is_max,
-                       const ValuesAlloc& alloc) {
+                   const ValuesAlloc& alloc) {
   check_int_data(op, data);
   QP_CHECK_INDEX(data.numel() > 0, "qplugin::", op,
-                    ": self should have at least one element (use the dim overload for empty "
-                    "tensors), got shape ",
-                    data.sizes());
+                 ": self should have at least one element (use the dim overload for empty "
+                 "tensors), got shape ",
+                 data.sizes());
   const Tensor x = tensor::contiguous(data);
   const OrderPlan plan = plan_order(x.scalar_type(), scale, zero_point);
   const int64_t i = argmax_flat(x, plan, is_max);
@@ -164,12 +164,12 @@ Tensor max_all_int(const char* op, const Tensor& data, double scale, int64_t zer
 }
 
 std::tuple<Tensor, Tensor> max_dim_int(const char* op, const Tensor& data, double scale, int64_t zero_point,
-                                               int64_t dim, bool keepdim, bool is_max, const ValuesAlloc& alloc) {
+                                       int64_t dim, bool keepdim, bool is_max, const ValuesAlloc& alloc) {
   check_int_data(op, data);
   const int64_t d = wrap_dim(op, dim, data.dim());
   const int64_t n = data.dim() > 0 ? data.size(d) : 1;
   QP_CHECK_INDEX(n > 0, "qplugin::", op, ": dim ", dim, " should have a non-zero size to reduce over, got shape ",
-                    data.sizes());
+                 data.sizes());
   const auto out_sizes = data.dim() > 0 ? reduced_sizes(data.sizes(), d, keepdim) : std::vector<int64_t>{};
   Tensor values = alloc(out_sizes);
   Tensor idx = tensor::empty(out_sizes, kLong);
@@ -188,12 +188,12 @@ std::tuple<Tensor, Tensor> max_dim_int(const char* op, const Tensor& data, doubl
   return {values, idx};
 }
 
-Tensor argmax_int(const char* op, const Tensor& data, double scale, int64_t zero_point,
-                      std::optional<int64_t> dim, bool keepdim, bool is_max) {
+Tensor argmax_int(const char* op, const Tensor& data, double scale, int64_t zero_point, std::optional<int64_t> dim,
+                  bool keepdim, bool is_max) {
   check_int_data(op, data);
   if (!dim.has_value()) {
     QP_CHECK_INDEX(data.numel() > 0, "qplugin::", op,
-                      ": self should have at least one element when dim is None, got shape ", data.sizes());
+                   ": self should have at least one element when dim is None, got shape ", data.sizes());
     const Tensor x = tensor::contiguous(data);
     const OrderPlan plan = plan_order(x.scalar_type(), scale, zero_point);
     const int64_t i = argmax_flat(x, plan, is_max);
@@ -206,7 +206,7 @@ Tensor argmax_int(const char* op, const Tensor& data, double scale, int64_t zero
   const int64_t d = wrap_dim(op, *dim, data.dim());
   const int64_t n = data.dim() > 0 ? data.size(d) : 1;
   QP_CHECK_INDEX(n > 0, "qplugin::", op, ": dim ", *dim, " should have a non-zero size to reduce over, got shape ",
-                    data.sizes());
+                 data.sizes());
   const auto out_sizes = data.dim() > 0 ? reduced_sizes(data.sizes(), d, keepdim) : std::vector<int64_t>{};
   Tensor idx = tensor::empty(out_sizes, kLong);
   if (idx.numel() == 0) return idx;
@@ -219,8 +219,7 @@ Tensor argmax_int(const char* op, const Tensor& data, double scale, int64_t zero
   return idx;
 }
 
-Tensor mean_int(const char* op, const Tensor& data, OptIntListArg dim, bool keepdim,
-                    const ValuesAlloc& alloc) {
+Tensor mean_int(const char* op, const Tensor& data, OptIntListArg dim, bool keepdim, const ValuesAlloc& alloc) {
   check_int_data(op, data);
   const int64_t nd = data.dim();
   std::vector<bool> reduce(static_cast<size_t>(nd), false);
@@ -249,9 +248,9 @@ Tensor mean_int(const char* op, const Tensor& data, OptIntListArg dim, bool keep
   Tensor out = alloc(out_sizes);
   if (rows == 0) return out;
   QP_CHECK_VALUE(count > 0, "qplugin::", op,
-                    ": the reduced dims should hold at least one element "
-                    "(the mean of nothing is undefined), got shape ",
-                    data.sizes(), " reducing over ", dim.has_value() ? qplugin::str(*dim) : std::string("all dims"));
+                 ": the reduced dims should hold at least one element "
+                 "(the mean of nothing is undefined), got shape ",
+                 data.sizes(), " reducing over ", dim.has_value() ? qplugin::str(*dim) : std::string("all dims"));
   // Walk the data in its memory order (channels_last and permuted views need
   // no copy): order[i] is the original dim at physical position i.
   std::vector<int64_t> order(static_cast<size_t>(nd));
@@ -304,12 +303,12 @@ Tensor mean_int(const char* op, const Tensor& data, OptIntListArg dim, bool keep
     const int64_t col_chunks = (inner + kCols - 1) / kCols;
     const int64_t per_task = count * std::min(inner, kCols);
     tensor::parallel_for(0, outer * col_chunks, std::max<int64_t>(1, (kGrain * 32) / per_task),
-                     [&](int64_t b0, int64_t e0) {
-                       for (int64_t t = b0; t < e0; ++t) {
-                         const int64_t o = t / col_chunks, j0 = (t % col_chunks) * kCols;
-                         fn(o * count * inner + j0, o * inner + j0, std::min(kCols, inner - j0));
-                       }
-                     });
+                         [&](int64_t b0, int64_t e0) {
+                           for (int64_t t = b0; t < e0; ++t) {
+                             const int64_t o = t / col_chunks, j0 = (t % col_chunks) * kCols;
+                             fn(o * count * inner + j0, o * inner + j0, std::min(kCols, inner - j0));
+                           }
+                         });
   };
   if (inner > 1 && in_order && dt != kInt && count <= kernels::kMeanMidMaxN) {
     // A middle dim of 8-bit data (a channel mean of NCHW): each column chunk's means rounded in

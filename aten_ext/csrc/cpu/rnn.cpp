@@ -23,8 +23,8 @@ namespace {
 
 void check_state(const char* kOp, const char* arg, const Tensor& t, int64_t B, int64_t H) {
   check_float_input(kOp, arg, t);
-  QP_CHECK_VALUE(t.dim() == 2 && t.size(0) == B && t.size(1) == H, "qplugin::", kOp, ": ", arg,
-                    " should have shape [", B, ", ", H, "] (batch, hidden_size), got ", t.sizes());
+  QP_CHECK_VALUE(t.dim() == 2 && t.size(0) == B && t.size(1) == H, "qplugin::", kOp, ": ", arg, " should have shape [",
+                 B, ", ", H, "] (batch, hidden_size), got ", t.sizes());
 }
 
 // A dense copy of t (torch's t.clone(MemoryFormat::Contiguous)).
@@ -36,23 +36,22 @@ Tensor clone_contiguous(const Tensor& t) {
 
 }  // namespace
 
-std::tuple<Tensor, Tensor, Tensor> rnn_layer_dynamic_view(const char* kOp, const Tensor& input,
-                                                                      const Tensor& h0, const Tensor& c0,
-                                                                      const LinearWeightsView& w_ih,
-                                                                      const LinearWeightsView& w_hh, int64_t num_gates,
-                                                                      bool reverse) {
-  QP_CHECK_VALUE(num_gates == 3 || num_gates == 4, "qplugin::", kOp,
-                    ": num_gates should be 4 (LSTM) or 3 (GRU), got ", num_gates);
+std::tuple<Tensor, Tensor, Tensor> rnn_layer_dynamic_view(const char* kOp, const Tensor& input, const Tensor& h0,
+                                                          const Tensor& c0, const LinearWeightsView& w_ih,
+                                                          const LinearWeightsView& w_hh, int64_t num_gates,
+                                                          bool reverse) {
+  QP_CHECK_VALUE(num_gates == 3 || num_gates == 4, "qplugin::", kOp, ": num_gates should be 4 (LSTM) or 3 (GRU), got ",
+                 num_gates);
   check_float_input(kOp, "input", input);
-  QP_CHECK_VALUE(input.dim() == 3, "qplugin::", kOp,
-                    ": input should be 3-D [seq_len, batch, input_size], got shape ", input.sizes());
+  QP_CHECK_VALUE(input.dim() == 3, "qplugin::", kOp, ": input should be 3-D [seq_len, batch, input_size], got shape ",
+                 input.sizes());
   const int64_t T = input.size(0), B = input.size(1), I = input.size(2);
   const int64_t H = w_hh.b.K;
   const int64_t G = num_gates;
   QP_CHECK_VALUE(w_hh.b.N == G * H, "qplugin::", kOp, ": w_hh should be [", G, " * hidden_size, hidden_size] = [",
-                    G * H, ", ", H, "], got [", w_hh.b.N, ", ", w_hh.b.K, "]");
-  QP_CHECK_VALUE(w_ih.b.N == G * H && w_ih.b.K == I, "qplugin::", kOp, ": w_ih should be [", G * H, ", ", I, "] (",
-                    G, " * hidden_size, input_size), got [", w_ih.b.N, ", ", w_ih.b.K, "]");
+                 G * H, ", ", H, "], got [", w_hh.b.N, ", ", w_hh.b.K, "]");
+  QP_CHECK_VALUE(w_ih.b.N == G * H && w_ih.b.K == I, "qplugin::", kOp, ": w_ih should be [", G * H, ", ", I, "] (", G,
+                 " * hidden_size, input_size), got [", w_ih.b.N, ", ", w_ih.b.K, "]");
   check_state(kOp, "h0", h0, B, H);
   const bool lstm = G == 4;
   if (lstm) check_state(kOp, "c0", c0, B, H);

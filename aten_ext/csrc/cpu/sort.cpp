@@ -24,7 +24,7 @@ constexpr int64_t kChunk = 1 << 15;     // smallest per-thread piece of a split 
 void check_int_data(const char* op, const Tensor& data) {
   const auto dt = data.scalar_type();
   QP_CHECK(dt == kByte || dt == kChar || dt == kInt, "qplugin::", op,
-              ": self should hold uint8, int8 or int32 data, got dtype ", dt);
+           ": self should hold uint8, int8 or int32 data, got dtype ", dt);
 }
 
 // data viewed as [rows, n] with the op's dim last, contiguous.
@@ -155,8 +155,8 @@ Tensor order_keys(const Tensor& data, const OrderPlan& plan, bool reverse) {
   return keys;
 }
 
-std::tuple<Tensor, Tensor> sort_int(const char* op, const Tensor& data, double scale, int64_t zero_point,
-                                            int64_t dim, bool descending, const ValuesAlloc& alloc) {
+std::tuple<Tensor, Tensor> sort_int(const char* op, const Tensor& data, double scale, int64_t zero_point, int64_t dim,
+                                    bool descending, const ValuesAlloc& alloc) {
   check_int_data(op, data);
   const Rows r = as_rows(op, data, dim);
   const OrderPlan plan = plan_order(data.scalar_type(), scale, zero_point);
@@ -169,8 +169,7 @@ std::tuple<Tensor, Tensor> sort_int(const char* op, const Tensor& data, double s
   return {out, moved_back(r, idx, data.sizes())};
 }
 
-Tensor argsort_int(const char* op, const Tensor& data, double scale, int64_t zero_point, int64_t dim,
-                       bool descending) {
+Tensor argsort_int(const char* op, const Tensor& data, double scale, int64_t zero_point, int64_t dim, bool descending) {
   check_int_data(op, data);
   const Rows r = as_rows(op, data, dim);
   const OrderPlan plan = plan_order(data.scalar_type(), scale, zero_point);
@@ -179,13 +178,12 @@ Tensor argsort_int(const char* op, const Tensor& data, double scale, int64_t zer
   return moved_back(r, idx, data.sizes());
 }
 
-std::tuple<Tensor, Tensor> topk_int(const char* op, const Tensor& data, double scale, int64_t zero_point,
-                                            int64_t k, int64_t dim, bool largest, bool sorted,
-                                            const ValuesAlloc& alloc) {
+std::tuple<Tensor, Tensor> topk_int(const char* op, const Tensor& data, double scale, int64_t zero_point, int64_t k,
+                                    int64_t dim, bool largest, bool sorted, const ValuesAlloc& alloc) {
   check_int_data(op, data);
   const Rows r = as_rows(op, data, dim);
   QP_CHECK_INDEX(k >= 0 && k <= r.n, "qplugin::", op, ": k should be in [0, ", r.n, "] (the size of dim ", dim,
-                    "), got ", k);
+                 "), got ", k);
   (void)sorted;                // results are always sorted, which every `sorted` value allows
   if (data.dim() == 0) k = 1;  // as torch: a 0-dim tensor is its own top-0 and top-1
   std::vector<int64_t> out_sizes = data.sizes().vec();

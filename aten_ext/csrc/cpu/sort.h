@@ -21,26 +21,26 @@ namespace cpu {
 using ValuesAlloc = std::function<Tensor(IntArrayRef sizes)>;
 
 QPLUGIN_PLAIN_API std::tuple<Tensor, Tensor> sort_int(const char* op, const Tensor& data, double scale,
-                                                              int64_t zero_point, int64_t dim, bool descending,
-                                                              const ValuesAlloc& alloc);
-QPLUGIN_PLAIN_API Tensor argsort_int(const char* op, const Tensor& data, double scale, int64_t zero_point,
-                                         int64_t dim, bool descending);
+                                                      int64_t zero_point, int64_t dim, bool descending,
+                                                      const ValuesAlloc& alloc);
+QPLUGIN_PLAIN_API Tensor argsort_int(const char* op, const Tensor& data, double scale, int64_t zero_point, int64_t dim,
+                                     bool descending);
 QPLUGIN_PLAIN_API std::tuple<Tensor, Tensor> topk_int(const char* op, const Tensor& data, double scale,
-                                                              int64_t zero_point, int64_t k, int64_t dim, bool largest,
-                                                              bool sorted, const ValuesAlloc& alloc);
+                                                      int64_t zero_point, int64_t k, int64_t dim, bool largest,
+                                                      bool sorted, const ValuesAlloc& alloc);
 
 // max / min over all elements: a 0-dim tensor.
-QPLUGIN_PLAIN_API Tensor max_all_int(const char* op, const Tensor& data, double scale, int64_t zero_point,
-                                         bool is_max, const ValuesAlloc& alloc);
+QPLUGIN_PLAIN_API Tensor max_all_int(const char* op, const Tensor& data, double scale, int64_t zero_point, bool is_max,
+                                     const ValuesAlloc& alloc);
 QPLUGIN_PLAIN_API std::tuple<Tensor, Tensor> max_dim_int(const char* op, const Tensor& data, double scale,
-                                                                 int64_t zero_point, int64_t dim, bool keepdim,
-                                                                 bool is_max, const ValuesAlloc& alloc);
+                                                         int64_t zero_point, int64_t dim, bool keepdim, bool is_max,
+                                                         const ValuesAlloc& alloc);
 QPLUGIN_PLAIN_API Tensor argmax_int(const char* op, const Tensor& data, double scale, int64_t zero_point,
-                                        std::optional<int64_t> dim, bool keepdim, bool is_max);
+                                    std::optional<int64_t> dim, bool keepdim, bool is_max);
 // Mean in the integer domain: round_half_even(sum(q) / N) per output element,
 // which is the input's qparams applied to the exact mean of the real values.
 QPLUGIN_PLAIN_API Tensor mean_int(const char* op, const Tensor& data, OptIntListArg dim, bool keepdim,
-                                      const ValuesAlloc& alloc);
+                                  const ValuesAlloc& alloc);
 
 // Default allocator: a plain contiguous tensor like `data`.
 ValuesAlloc plain_alloc(const Tensor& data);

@@ -92,8 +92,8 @@ RowWalk<kN> row_walk(const char* op, const Tensor& out, const std::array<const T
   const int64_t od = out.dim();
   int64_t wide = 0;
   for (int64_t d = 0; d < od; ++d) wide += out.size(d) != 1;
-  QP_CHECK(wide <= RowWalk<kN>::kMaxDims, "qplugin::", op, ": the output should have at most ",
-              RowWalk<kN>::kMaxDims, " dimensions of size other than 1, got ", wide, " (shape ", out.sizes(), ")");
+  QP_CHECK(wide <= RowWalk<kN>::kMaxDims, "qplugin::", op, ": the output should have at most ", RowWalk<kN>::kMaxDims,
+           " dimensions of size other than 1, got ", wide, " (shape ", out.sizes(), ")");
   const Tensor* ops[kN];
   ops[0] = &out;
   for (int k = 1; k < kN; ++k) ops[k] = inputs[k - 1];

@@ -76,14 +76,13 @@ Taps bilinear_taps(int64_t in, int64_t out, bool align_corners, std::optional<do
 
 }  // namespace
 
-std::vector<int64_t> upsample_nearest2d_output_sizes(const char* op, IntArrayRef sizes,
-                                                     IntArrayRef output_size) {
+std::vector<int64_t> upsample_nearest2d_output_sizes(const char* op, IntArrayRef sizes, IntArrayRef output_size) {
   QP_CHECK_VALUE(sizes.size() == 3 || sizes.size() == 4, "qplugin::", op,
-                    ": qx should be 3-D (C, H, W) or 4-D (N, C, H, W), got ", sizes.size(), "-D with shape ", sizes);
+                 ": qx should be 3-D (C, H, W) or 4-D (N, C, H, W), got ", sizes.size(), "-D with shape ", sizes);
   QP_CHECK_VALUE(output_size.size() == 2, "qplugin::", op, ": output_size should have 2 entries, got ",
-                    output_size.size(), " (", output_size, ")");
+                 output_size.size(), " (", output_size, ")");
   QP_CHECK_VALUE(output_size[0] >= 1 && output_size[1] >= 1, "qplugin::", op,
-                    ": output_size should be at least 1x1, got ", output_size);
+                 ": output_size should be at least 1x1, got ", output_size);
   const int64_t H = sizes[sizes.size() - 2], W = sizes[sizes.size() - 1];
   QP_CHECK_VALUE(H >= 1 && W >= 1, "qplugin::", op, ": input should have non-empty spatial dims, got shape ", sizes);
   std::vector<int64_t> out(sizes.begin(), sizes.end());
@@ -184,8 +183,8 @@ void upsample_bilinear2d_int_out(const Tensor& data, const Tensor& out, bool ali
 
 Tensor upsample_nearest2d_int(const Tensor& data, IntArrayRef output_size) {
   constexpr const char* op = "upsample_nearest2d";
-  QP_CHECK((data.scalar_type() == kByte || data.scalar_type() == kChar || data.scalar_type() == kInt),
-              "qplugin::", op, ": input should hold uint8, int8 or int32 data, got dtype ", data.scalar_type());
+  QP_CHECK((data.scalar_type() == kByte || data.scalar_type() == kChar || data.scalar_type() == kInt), "qplugin::", op,
+           ": input should hold uint8, int8 or int32 data, got dtype ", data.scalar_type());
   Tensor out = tensor::empty(upsample_nearest2d_output_sizes(op, data.sizes(), output_size), data.scalar_type(),
                              pool_format(data));
   upsample_nearest2d_int_out(data, out);

@@ -66,31 +66,31 @@ const char* kind_name(int64_t kind) {
 // afford: dtype, shape, alignment, magic, version, kind and (format 2) the size word.
 const int64_t* header(const char* op, const Tensor& buf, int64_t kind, int64_t* version) {
   QP_CHECK(buf.scalar_type() == kByte && buf.dim() == 1 && buf.is_contiguous(), "qplugin::", op,
-              ": packed should be a contiguous 1-D uint8 tensor, got dtype ", buf.scalar_type(), " and shape ",
-              buf.sizes());
+           ": packed should be a contiguous 1-D uint8 tensor, got dtype ", buf.scalar_type(), " and shape ",
+           buf.sizes());
   QP_CHECK_VALUE(buf.numel() >= kHeaderBytesV1, "qplugin::", op, ": packed should hold a ", kHeaderBytes,
-                    "-byte header (", kHeaderBytesV1, " in format 1), got ", buf.numel(), " bytes");
+                 "-byte header (", kHeaderBytesV1, " in format 1), got ", buf.numel(), " bytes");
   QP_CHECK_VALUE(reinterpret_cast<uintptr_t>(buf.const_data_ptr()) % 8 == 0, "qplugin::", op,
-                    ": packed should be 8-byte aligned (a view at an odd offset?)");
+                 ": packed should be 8-byte aligned (a view at an odd offset?)");
   const int64_t* h = static_cast<const int64_t*>(buf.const_data_ptr());
   QP_CHECK_VALUE(h[0] == kMagic, "qplugin::", op, ": packed is not a qplugin packed buffer (magic ", h[0], ")");
   QP_CHECK_VALUE(h[1] == kVersion || h[1] == 1, "qplugin::", op, ": packed buffer format version should be 1 or ",
-                    kVersion, ", got ", h[1]);
+                 kVersion, ", got ", h[1]);
   QP_CHECK_VALUE(h[2] == kind, "qplugin::", op, ": packed should be ", kind == kEmbedding ? "an " : "a ",
-                    kind_name(kind), " buffer, got kind ", h[2], " (", kind_name(h[2]), ")");
+                 kind_name(kind), " buffer, got kind ", h[2], " (", kind_name(h[2]), ")");
   *version = h[1];
   if (h[1] >= 2) {
     QP_CHECK_VALUE(buf.numel() >= kHeaderBytes, "qplugin::", op, ": packed should hold a ", kHeaderBytes,
-                      "-byte header, got ", buf.numel(), " bytes");
+                   "-byte header, got ", buf.numel(), " bytes");
     QP_CHECK_VALUE(h[kSizeWord] == buf.numel(), "qplugin::", op, ": packed should be ", h[kSizeWord],
-                      " bytes long (its header's size), got ", buf.numel(), " bytes (truncated or damaged)");
+                   " bytes long (its header's size), got ", buf.numel(), " bytes (truncated or damaged)");
   }
   return h;
 }
 
 void check_checksum(const char* op, const Tensor& buf, const int64_t* h) {
   QP_CHECK_VALUE(checksum(static_cast<const uint8_t*>(buf.const_data_ptr()), buf.numel()) == h[kChecksumWord],
-                    "qplugin::", op, ": packed is damaged: its bytes do not match the checksum in its header");
+                 "qplugin::", op, ": packed is damaged: its bytes do not match the checksum in its header");
 }
 
 // ---- which (buffer, arguments) pairs were checked in full ----
@@ -196,10 +196,10 @@ struct LinearSections {
   const void* src[kLinearSections];
 };
 
-LinearSections linear_sections(const char* op, const Tensor& w, const Tensor& scales,
-                               const Tensor& zero_points, kernels::Isa isa) {
+LinearSections linear_sections(const char* op, const Tensor& w, const Tensor& scales, const Tensor& zero_points,
+                               kernels::Isa isa) {
   QP_CHECK(scales.defined() && zero_points.defined() && scales.dim() == 1 && zero_points.dim() == 1, "qplugin::", op,
-              ": w_scales and w_zero_points should be 1-D tensors");
+           ": w_scales and w_zero_points should be 1-D tensors");
   const bool per_channel = !(scales.numel() == 1 && zero_points.numel() == 1 && w.dim() == 2 && w.size(0) != 1);
   LinearSections s;
   s.p = std::make_shared<LinearWeights>();
@@ -246,18 +246,17 @@ Tensor pack_linear(const char* op, const Tensor& w, const Tensor& scales, const 
   return buf;
 }
 
-bool weights_checked(const Tensor& buf, const Tensor& w, const Tensor& scales,
-                     const Tensor& zero_points) {
+bool weights_checked(const Tensor& buf, const Tensor& w, const Tensor& scales, const Tensor& zero_points) {
   return checked_before(buf, {w, scales, zero_points});
 }
 
-bool view_linear(const char* op, const Tensor& buf, const Tensor& w, const Tensor& scales,
-                 const Tensor& zero_points, bool checked, cpu::LinearWeightsView* out) {
+bool view_linear(const char* op, const Tensor& buf, const Tensor& w, const Tensor& scales, const Tensor& zero_points,
+                 bool checked, cpu::LinearWeightsView* out) {
   const int64_t N = w.size(0), K = w.size(1);
   int64_t version = 0;
   const int64_t* h = header(op, buf, kLinear, &version);
   QP_CHECK_VALUE(h[5] == N && h[6] == K, "qplugin::", op, ": packed should hold a [", N, ", ", K,
-                    "] weight (w's shape), got [", h[5], ", ", h[6], "]");
+                 "] weight (w's shape), got [", h[5], ", ", h[6], "]");
   const kernels::Isa isa = kernels::active_isa();
   bool ours = h[3] == static_cast<int64_t>(isa) && h[4] == kLinearLayout;
   const bool want16 = isa == kernels::Isa::kAvx2 && N * K > 0;
@@ -267,8 +266,8 @@ bool view_linear(const char* op, const Tensor& buf, const Tensor& w, const Tenso
   for (int64_t i = 0; i < kLinearSections; ++i) {
     const int64_t o = h[8 + 2 * i], n = h[9 + 2 * i];
     QP_CHECK_VALUE(o >= header_bytes && o % kAlign == 0 && n >= 0 && o <= buf.numel() && n <= buf.numel() - o,
-                      "qplugin::", op, ": packed section ", i, " (offset ", o, ", ", n,
-                      " bytes) lies outside the buffer of ", buf.numel(), " bytes");
+                   "qplugin::", op, ": packed section ", i, " (offset ", o, ", ", n,
+                   " bytes) lies outside the buffer of ", buf.numel(), " bytes");
     ours = ours && n == sizes[i];  // otherwise this build packs differently: never read these bytes
   }
   const auto* base = static_cast<const uint8_t*>(buf.const_data_ptr());
@@ -277,13 +276,13 @@ bool view_linear(const char* op, const Tensor& buf, const Tensor& w, const Tenso
     if (ours) {  // the sections and the flag against a fresh packing of the op's arguments
       const LinearSections s = linear_sections(op, w, scales, zero_points, isa);
       QP_CHECK_VALUE(h[7] == (s.p->w_zp_all_zero ? 1 : 0), "qplugin::", op,
-                        ": packed was not made from these w_zero_points (its all-zero flag is ", h[7],
-                        "); repack with plain_linear_prepack(w, w_scales, w_zero_points)");
+                     ": packed was not made from these w_zero_points (its all-zero flag is ", h[7],
+                     "); repack with plain_linear_prepack(w, w_scales, w_zero_points)");
       for (int64_t i = 0; i < kLinearSections; ++i) {
         QP_CHECK_VALUE(s.sizes[i] == sizes[i] && (sizes[i] == 0 || std::memcmp(base + h[8 + 2 * i], s.src[i],
-                                                                                  static_cast<size_t>(sizes[i])) == 0),
-                          "qplugin::", op, ": packed was not made from these w / w_zero_points (its ", kSectionNames[i],
-                          " differ); repack with plain_linear_prepack(w, w_scales, w_zero_points)");
+                                                                               static_cast<size_t>(sizes[i])) == 0),
+                       "qplugin::", op, ": packed was not made from these w / w_zero_points (its ", kSectionNames[i],
+                       " differ); repack with plain_linear_prepack(w, w_scales, w_zero_points)");
       }
     }
     remember_checked(buf, {w, scales, zero_points});
@@ -305,10 +304,10 @@ void check_fp16_panels(const char* op, const char* packed_arg, const Tensor& pac
   const auto p = std::make_shared<LinearWeights>();
   p->init_fp16(op, w, std::nullopt);
   QP_CHECK_VALUE(static_cast<int64_t>(p->fp16_panels.size()) == packed.numel() &&
-                        std::equal(p->fp16_panels.begin(), p->fp16_panels.end(),
-                                   reinterpret_cast<const uint16_t*>(packed.const_data_ptr<Half>())),
-                    "qplugin::", op, ": ", packed_arg, " should be plain_linear_prepack_fp16(", w_arg,
-                    "), got panels that differ from it (made from another weight, or damaged)");
+                     std::equal(p->fp16_panels.begin(), p->fp16_panels.end(),
+                                reinterpret_cast<const uint16_t*>(packed.const_data_ptr<Half>())),
+                 "qplugin::", op, ": ", packed_arg, " should be plain_linear_prepack_fp16(", w_arg,
+                 "), got panels that differ from it (made from another weight, or damaged)");
   remember_checked(packed, {w});
 }
 
@@ -412,9 +411,8 @@ int64_t dw_layout_bytes(const ConvWeights& p, kernels::Isa isa) {
 }  // namespace
 
 Tensor pack_conv(const char* op, const std::string& kind, const Tensor& w, const Tensor& scales,
-                     const Tensor& zero_points, const std::optional<Tensor>& bias, IntArrayRef stride,
-                     IntArrayRef padding, IntArrayRef dilation, int64_t groups,
-                     IntArrayRef output_padding) {
+                 const Tensor& zero_points, const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
+                 IntArrayRef dilation, int64_t groups, IntArrayRef output_padding) {
   const auto p =  // validates
       conv_prepack_int_of_kind(op, kind, w, scales, zero_points, bias, stride, padding, output_padding, dilation,
                                groups);
@@ -453,23 +451,22 @@ void check_conv(const char* op, const Tensor& buf, const Tensor& w, int64_t grou
   int64_t version = 0;
   const int64_t* h = header(op, buf, kConv, &version);
   QP_CHECK_VALUE(h[8] == (transposed ? 1 : 0), "qplugin::", op, ": packed should come from ",
-                    transposed ? "plain_conv_transpose_prepack" : "plain_conv_prepack", ", got the buffer of ",
-                    h[8] == 1 ? "a transposed conv" : "a conv");
+                 transposed ? "plain_conv_transpose_prepack" : "plain_conv_prepack", ", got the buffer of ",
+                 h[8] == 1 ? "a transposed conv" : "a conv");
   QP_CHECK_VALUE(w.dim() >= 2 && h[5] == w.size(0) && h[6] == w.size(1) && h[7] == groups, "qplugin::", op,
-                    ": packed should describe a weight of ", h[5], " x ", h[6], " channels in ", h[7],
-                    " groups, got weight of shape ", w.sizes(), " and groups ", groups);
+                 ": packed should describe a weight of ", h[5], " x ", h[6], " channels in ", h[7],
+                 " groups, got weight of shape ", w.sizes(), " and groups ", groups);
 }
 
 void check_conv_geometry(const char* op, const Tensor& buf, const ConvWeights& p) {
   const int64_t* h = static_cast<const int64_t*>(buf.const_data_ptr());  // check_conv read the header
   QP_CHECK_VALUE(h[1] < 2 || h[kGeometryWord] == geometry_hash(p), "qplugin::", op,
-                    ": packed was made for another kernel geometry (kernel size, stride, padding, dilation or "
-                    "output_padding) than the op's w and arguments; repack with the op's arguments");
+                 ": packed was made for another kernel geometry (kernel size, stride, padding, dilation or "
+                 "output_padding) than the op's w and arguments; repack with the op's arguments");
 }
 
-bool view_conv(const char* op, const Tensor& buf, const ConvWeights& p, const Tensor& w,
-               const Tensor& scales, const Tensor& zero_points, kernels::Isa path, bool checked,
-               ConvPackedView* out) {
+bool view_conv(const char* op, const Tensor& buf, const ConvWeights& p, const Tensor& w, const Tensor& scales,
+               const Tensor& zero_points, kernels::Isa path, bool checked, ConvPackedView* out) {
   const int64_t* h = static_cast<const int64_t*>(buf.const_data_ptr());  // check_conv read the header
   const int64_t version = h[1];
   if (version < 2 || h[4] == 0) {  // a header without sections (older builds): never damaged past it
@@ -480,16 +477,16 @@ bool view_conv(const char* op, const Tensor& buf, const ConvWeights& p, const Te
     return false;
   }
   QP_CHECK_VALUE(h[4] == kConvLayout && (h[kInt16Word] == 0 || h[kInt16Word] == 1) &&
-                        (h[kRowsWord] == 0 || h[kRowsWord] == 1) && h[kDwPathWord] >= 0 &&
-                        h[kDwPathWord] <= kernels::kNumIsas && h[kDwBytesWord] >= 0 && h[kDwBytesWord] <= buf.numel() &&
-                        (h[kDwPathWord] == 0 || h[kDwBytesWord] > 0) && (h[kDwBytesWord] == 0 || p.depthwise) &&
-                        h[kRowsWord] == (conv_has_rows(p) ? 1 : 0),
-                    "qplugin::", op, ": packed has a conv layout this build does not read (layout ", h[4],
-                    "); repack with the op's arguments");
+                     (h[kRowsWord] == 0 || h[kRowsWord] == 1) && h[kDwPathWord] >= 0 &&
+                     h[kDwPathWord] <= kernels::kNumIsas && h[kDwBytesWord] >= 0 && h[kDwBytesWord] <= buf.numel() &&
+                     (h[kDwPathWord] == 0 || h[kDwBytesWord] > 0) && (h[kDwBytesWord] == 0 || p.depthwise) &&
+                     h[kRowsWord] == (conv_has_rows(p) ? 1 : 0),
+                 "qplugin::", op, ": packed has a conv layout this build does not read (layout ", h[4],
+                 "); repack with the op's arguments");
   const bool int16 = h[kInt16Word] == 1, rows = h[kRowsWord] == 1;
   const ConvLayout l = conv_layout(p, int16, rows, h[kDwBytesWord]);
   QP_CHECK_VALUE(l.end == buf.numel(), "qplugin::", op, ": packed should be ", l.end,
-                    " bytes long for this conv's layouts, got ", buf.numel(), " bytes");
+                 " bytes long for this conv's layouts, got ", buf.numel(), " bytes");
   const bool dw_ours = h[kDwPathWord] == static_cast<int64_t>(path) + 1;
   const auto* base = static_cast<const uint8_t*>(buf.const_data_ptr());
   if (!checked) {
@@ -500,14 +497,14 @@ bool view_conv(const char* op, const Tensor& buf, const ConvWeights& p, const Te
                                                 p.output_padding, p.dilation, p.groups);
     const int32_t* dwp = dw_ours ? fresh->dw_packed(path) : nullptr;
     QP_CHECK_VALUE(!dw_ours || (dwp != nullptr && dw_layout_bytes(*fresh, path) == h[kDwBytesWord]), "qplugin::", op,
-                      ": packed was not made from these w / w_zero_points (its depthwise layout differs); repack "
-                      "with the op's arguments");
+                   ": packed was not made from these w / w_zero_points (its depthwise layout differs); repack "
+                   "with the op's arguments");
     const std::vector<const void*> src = conv_sources(*fresh, int16, rows, dwp);
     for (size_t i = 0; i < l.bytes.size(); ++i) {
       if (l.bytes[i] == 0 || (p.depthwise && i == 1 && !dw_ours)) continue;
       QP_CHECK_VALUE(std::memcmp(base + l.offsets[i], src[i], static_cast<size_t>(l.bytes[i])) == 0, "qplugin::", op,
-                        ": packed was not made from these w / w_zero_points (its ", l.names[i],
-                        " differs); repack with the op's arguments");
+                     ": packed was not made from these w / w_zero_points (its ", l.names[i],
+                     " differs); repack with the op's arguments");
     }
     remember_checked(buf, {w, scales, zero_points});
   }
@@ -548,11 +545,10 @@ bool view_conv(const char* op, const Tensor& buf, const ConvWeights& p, const Te
 
 Tensor pack_embedding(const char* op, const Tensor& fused_rows, int64_t bits) {
   QP_CHECK_VALUE(bits == 8 || bits == 4, "qplugin::", op, ": bits should be 8 or 4, got ", bits);
-  QP_CHECK_VALUE(fused_rows.scalar_type() == kByte && fused_rows.dim() == 2 && fused_rows.size(1) >= 8,
-                    "qplugin::", op,
-                    ": fused_rows should be a 2-D uint8 tensor [rows, D + 8] (codes, float32 scale, "
-                    "float32 bias a row: embedding_bag_byte_prepack's layout), got dtype ",
-                    fused_rows.scalar_type(), " of shape ", fused_rows.sizes());
+  QP_CHECK_VALUE(fused_rows.scalar_type() == kByte && fused_rows.dim() == 2 && fused_rows.size(1) >= 8, "qplugin::", op,
+                 ": fused_rows should be a 2-D uint8 tensor [rows, D + 8] (codes, float32 scale, "
+                 "float32 bias a row: embedding_bag_byte_prepack's layout), got dtype ",
+                 fused_rows.scalar_type(), " of shape ", fused_rows.sizes());
   const Tensor rows = tensor::contiguous(fused_rows);
   const int64_t n = rows.size(0), cols = rows.size(1), D = cols - 8;
   const uint8_t* src = rows.const_data_ptr<uint8_t>();
@@ -563,13 +559,13 @@ Tensor pack_embedding(const char* op, const Tensor& fused_rows, int64_t bits) {
     std::memcpy(&bias, row + D + 4, 4);
     check_scale(op, "fused_rows", scale, " (a row's scale)");
     QP_CHECK_VALUE(std::isfinite(bias), "qplugin::", op, ": fused_rows should hold finite row biases, got ", bias,
-                      " in row ", r);
+                   " in row ", r);
     if (bits == 4) {
       const uint8_t* big = std::find_if(row, row + D, [](uint8_t c) {
         return c > 15;
       });
       QP_CHECK_VALUE(big == row + D, "qplugin::", op, ": a 4-bit table's codes should be below 16, got ",
-                        static_cast<int>(big == row + D ? 0 : *big), " in row ", r);
+                     static_cast<int>(big == row + D ? 0 : *big), " in row ", r);
     }
   }
   const int64_t bytes = n * cols;
@@ -592,15 +588,15 @@ Tensor pack_embedding(const char* op, const Tensor& fused_rows, int64_t bits) {
 Tensor view_embedding(const char* op, const Tensor& buf) {
   int64_t version = 0;
   const int64_t* h = header(op, buf, kEmbedding, &version);
-  QP_CHECK_VALUE(version >= 2, "qplugin::", op, ": an embedding buffer should have format version ", kVersion,
-                    ", got ", version);
+  QP_CHECK_VALUE(version >= 2, "qplugin::", op, ": an embedding buffer should have format version ", kVersion, ", got ",
+                 version);
   const int64_t n = h[5], D = h[6], bits = h[7];
   QP_CHECK_VALUE(bits == 8 || bits == 4, "qplugin::", op, ": packed should hold 8- or 4-bit codes, got bits ", bits);
   QP_CHECK_VALUE(n >= 0 && D >= 0 && D <= (std::numeric_limits<int64_t>::max() - 8) / 2 && h[8] == kHeaderBytes &&
-                        (n == 0 || (D + 8) <= (buf.numel() - kHeaderBytes) / n) && h[9] == n * (D + 8) &&
-                        h[9] == buf.numel() - kHeaderBytes,
-                    "qplugin::", op, ": packed's rows (", n, " of ", D, " codes, ", h[9], " bytes at offset ", h[8],
-                    ") do not fill the buffer of ", buf.numel(), " bytes");
+                     (n == 0 || (D + 8) <= (buf.numel() - kHeaderBytes) / n) && h[9] == n * (D + 8) &&
+                     h[9] == buf.numel() - kHeaderBytes,
+                 "qplugin::", op, ": packed's rows (", n, " of ", D, " codes, ", h[9], " bytes at offset ", h[8],
+                 ") do not fill the buffer of ", buf.numel(), " bytes");
   if (!checked_before(buf, {})) {
     check_checksum(op, buf, h);
     remember_checked(buf, {});

@@ -83,15 +83,14 @@ Tensor pack_linear(const char* op, const Tensor& w, const Tensor& scales, const 
 
 // Whether an earlier call checked buf in full with these w / scales / zero_points (unchanged
 // since): then the op may skip the per-channel checks of scales and zero points.
-bool weights_checked(const Tensor& buf, const Tensor& w, const Tensor& scales,
-                     const Tensor& zero_points);
+bool weights_checked(const Tensor& buf, const Tensor& w, const Tensor& scales, const Tensor& zero_points);
 
 // Points `out.b` / `out.w_zp` / `out.w_zp_all_zero` into buf; false when buf was packed for
 // another ISA path or layout (then the caller packs from the weight). Errors for a malformed or
 // damaged buffer or one not packed from w / w_scales / w_zero_points (see the top of this file).
 // `checked`: weights_checked(buf, w, scales, zero_points), asked before the call's other checks.
-bool view_linear(const char* op, const Tensor& buf, const Tensor& w, const Tensor& scales,
-                 const Tensor& zero_points, bool checked, cpu::LinearWeightsView* out);
+bool view_linear(const char* op, const Tensor& buf, const Tensor& w, const Tensor& scales, const Tensor& zero_points,
+                 bool checked, cpu::LinearWeightsView* out);
 
 // Errors unless the float16 panels `packed` are exactly plain_linear_prepack_fp16(w) (compared on
 // the first call with those two tensors, remembered like view_linear's checks).
@@ -102,9 +101,8 @@ void check_fp16_panels(const char* op, const char* packed_arg, const Tensor& pac
 // everything through conv_prepack_int / conv_transpose_prepack_int (kind conv_transpose*:
 // output_padding used).
 Tensor pack_conv(const char* op, const std::string& kind, const Tensor& w, const Tensor& scales,
-                     const Tensor& zero_points, const std::optional<Tensor>& bias, IntArrayRef stride,
-                     IntArrayRef padding, IntArrayRef dilation, int64_t groups,
-                     IntArrayRef output_padding = {});
+                 const Tensor& zero_points, const std::optional<Tensor>& bias, IntArrayRef stride, IntArrayRef padding,
+                 IntArrayRef dilation, int64_t groups, IntArrayRef output_padding = {});
 // Checks buf's header is a conv's (transposed or not) for w and groups (errors otherwise).
 void check_conv(const char* op, const Tensor& buf, const Tensor& w, int64_t groups, bool transposed = false);
 // Checks a version-2 conv header's kernel geometry against the conv p built from the op's arguments.
@@ -114,9 +112,8 @@ void check_conv_geometry(const char* op, const Tensor& buf, const ConvWeights& p
 // build, or where `path` needs a layout buf lacks: then the caller packs from w. Errors for a
 // damaged buffer or one not packed from w / w_zero_points (see the top of this file).
 // `checked`: weights_checked(buf, w, scales, zero_points), asked before the conv was described.
-bool view_conv(const char* op, const Tensor& buf, const ConvWeights& p, const Tensor& w,
-               const Tensor& scales, const Tensor& zero_points, kernels::Isa path, bool checked,
-               ConvPackedView* out);
+bool view_conv(const char* op, const Tensor& buf, const ConvWeights& p, const Tensor& w, const Tensor& scales,
+               const Tensor& zero_points, kernels::Isa path, bool checked, ConvPackedView* out);
 
 // Wraps fused rows (uint8 [rows, D + 8]: codes, float32 scale, float32 bias a row) in an embedding
 // buffer. Errors unless every scale is finite and positive (check_scale), every bias finite and,

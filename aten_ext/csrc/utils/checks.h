@@ -30,22 +30,20 @@ inline std::pair<int64_t, int64_t> qrange(ScalarType t) {
 
 // The name messages give a range tag: the quantized dtype its values stand for (the messages
 // have always said "for QUInt8"; the plain ops share them).
-inline const char* range_name(ScalarType t) {
-  return t == kByte ? "QUInt8" : t == kChar ? "QInt8" : "QInt32";
-}
+inline const char* range_name(ScalarType t) { return t == kByte ? "QUInt8" : t == kChar ? "QInt8" : "QInt32"; }
 
 // The plain tier's dtypes: uint8, int8, int32 holding quantized values.
 inline bool is_plain_int_dtype(ScalarType t) { return t == kByte || t == kChar || t == kInt; }
 
 inline void check_int_dtype(const char* op, const char* arg, ScalarType dtype) {
   QP_CHECK(is_plain_int_dtype(dtype), "qplugin::", op, ": ", arg,
-              " should be torch.uint8, torch.int8 or torch.int32, got ", dtype);
+           " should be torch.uint8, torch.int8 or torch.int32, got ", dtype);
 }
 
 // A plain-tier input: a uint8 / int8 / int32 tensor (never a quantized one).
 inline void check_int_input(const char* op, const char* arg, const Tensor& t) {
   QP_CHECK(is_plain_int_dtype(t.scalar_type()), "qplugin::", op, ": ", arg,
-              " should be a uint8, int8 or int32 tensor, got dtype ", t.scalar_type());
+           " should be a uint8, int8 or int32 tensor, got dtype ", t.scalar_type());
 }
 
 // A scale must be positive and finite, and stay so as a float with a finite
@@ -53,18 +51,18 @@ inline void check_int_input(const char* op, const char* arg, const Tensor& t) {
 // `what` is appended to `arg` in the message (e.g. arg "qa", what " scale").
 inline void check_scale(const char* op, const char* arg, double scale, const char* what = "") {
   QP_CHECK_VALUE(std::isfinite(scale) && scale > 0, "qplugin::", op, ": ", arg, what,
-                    " should be a positive finite number, got ", scale);
+                 " should be a positive finite number, got ", scale);
   const float fs = static_cast<float>(scale);
-  QP_CHECK_VALUE(fs > 0.0f && std::isfinite(kernels::inv_scale_of(scale)) && std::isfinite(fs), "qplugin::", op,
-                    ": ", arg, what, " should be representable as a float32 with a finite reciprocal, got ", scale);
+  QP_CHECK_VALUE(fs > 0.0f && std::isfinite(kernels::inv_scale_of(scale)) && std::isfinite(fs), "qplugin::", op, ": ",
+                 arg, what, " should be representable as a float32 with a finite reciprocal, got ", scale);
 }
 
 // `dtype`: the range tag (uint8 / int8 / int32, see qrange).
 inline void check_zero_point(const char* op, const char* arg, int64_t zero_point, ScalarType dtype,
                              const char* what = "") {
   const auto r = qrange(dtype);
-  QP_CHECK_VALUE(zero_point >= r.first && zero_point <= r.second, "qplugin::", op, ": ", arg, what,
-                    " should be in [", r.first, ", ", r.second, "] for ", range_name(dtype), ", got ", zero_point);
+  QP_CHECK_VALUE(zero_point >= r.first && zero_point <= r.second, "qplugin::", op, ": ", arg, what, " should be in [",
+                 r.first, ", ", r.second, "] for ", range_name(dtype), ", got ", zero_point);
 }
 
 // THE rule for output scales of requantizing ops (add, mul, conv, linear, batch_norm2d: every
@@ -79,8 +77,8 @@ inline void check_requant_multiplier(const char* op, const char* out_arg, double
                                      const char* in_what) {
   const double m = in_scale / out_scale;
   QP_CHECK_VALUE(m <= kMaxRequantMultiplier, "qplugin::", op, ": ", out_arg, " should be at least ",
-                    in_scale / kMaxRequantMultiplier, " (", in_what, " ", in_scale,
-                    " / 2^15: at most 2^15 output steps per input step), got ", out_scale);
+                 in_scale / kMaxRequantMultiplier, " (", in_what, " ", in_scale,
+                 " / 2^15: at most 2^15 output steps per input step), got ", out_scale);
 }
 
 // Wraps a possibly negative dim into [0, ndim).
@@ -88,21 +86,21 @@ inline int64_t check_dim(const char* op, const char* arg, int64_t dim, int64_t n
   const int64_t lo = ndim > 0 ? -ndim : -1;
   const int64_t hi = ndim > 0 ? ndim - 1 : 0;
   QP_CHECK_INDEX(dim >= lo && dim <= hi, "qplugin::", op, ": ", arg, " should be in [", lo, ", ", hi,
-                    "] for a tensor of ", ndim, " dims, got ", dim);
+                 "] for a tensor of ", ndim, " dims, got ", dim);
   return dim < 0 ? dim + (ndim > 0 ? ndim : 1) : dim;
 }
 
 inline void check_float_input(const char* op, const char* arg, const Tensor& t) {
   QP_CHECK(t.scalar_type() == kFloat, "qplugin::", op, ": ", arg, " should be a float32 tensor, got dtype ",
-              t.scalar_type());
+           t.scalar_type());
 }
 
 // The CPU-key kernel of an op that takes quantized tensors: reached only when no input is one
 // (a quantized input dispatches to QuantizedCPU), so it refuses with the op's message.
 [[noreturn]] inline void refuse_non_quantized(const char* op, const char* arg, const Tensor& t) {
   QP_CHECK(false, "qplugin::", op, ": ", arg,
-              " should be a quantized tensor (quint8, qint8 or qint32), got a non-quantized tensor of dtype ",
-              t.scalar_type());
+           " should be a quantized tensor (quint8, qint8 or qint32), got a non-quantized tensor of dtype ",
+           t.scalar_type());
 }
 
 // Outputs whose size an op computes from its arguments (conv, pools, upsample): the op and the
@@ -144,14 +142,14 @@ inline void check_output_size(const char* op, IntArrayRef sizes, int64_t elem_si
   // an empty output, whose other sizes are otherwise free
   for (int64_t s : sizes) over = over || __builtin_mul_overflow(bytes, std::max<int64_t>(s, 1), &bytes);
   QP_CHECK_VALUE(!(empty && over), "qplugin::", op, ": output of shape ", sizes,
-                    " is empty but its strides overflow int64");
+                 " is empty but its strides overflow int64");
   if (empty) return;
   const int64_t limit = max_output_bytes();
   QP_CHECK_VALUE(!over && bytes <= limit, "qplugin::", op, ": output of shape ", sizes, " would take ",
-                    over ? std::string("more than 2^63") : "up to " + std::to_string(bytes), " bytes, more than the ",
-                    limit,
-                    " bytes an op may allocate (the smallest of 64 GiB, "
-                    "this machine's memory and the address space left under its limit)");
+                 over ? std::string("more than 2^63") : "up to " + std::to_string(bytes), " bytes, more than the ",
+                 limit,
+                 " bytes an op may allocate (the smallest of 64 GiB, "
+                 "this machine's memory and the address space left under its limit)");
 }
 
 // Conv / pool geometry (stride, dilation, padding, kernel) is bounded so that every size

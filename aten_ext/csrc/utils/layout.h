@@ -49,8 +49,7 @@ inline AxisSplit axis_split(IntArrayRef sizes, int64_t axis, MemoryFormat fmt) {
 // suggest_memory_format reports): visiting the dims in channels-last order, innermost first
 // (`order`), no stride is below the extent of the dims before it; ambiguous cases (a channel stride
 // of 0, a size-0 dim, a batch stride equal to the channel stride) read as contiguous.
-inline bool strides_like_channels_last(IntArrayRef sizes, IntArrayRef strides,
-                                       std::initializer_list<int64_t> order) {
+inline bool strides_like_channels_last(IntArrayRef sizes, IntArrayRef strides, std::initializer_list<int64_t> order) {
   if (strides[1] == 0) return false;
   int64_t min = 0;
   for (int64_t d : order) {

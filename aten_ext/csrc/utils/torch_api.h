@@ -48,10 +48,10 @@ using Half = torch::headeronly::Half;
 template <typename T>
 using ArrayRef = torch::headeronly::HeaderOnlyArrayRef<T>;
 // Argument types of registered ops: what TORCH_BOX converts a schema's lists to.
-using IntListArg = const std::vector<int64_t>&;                   // int[]
+using IntListArg = const std::vector<int64_t>&;                    // int[]
 using OptIntListArg = const std::optional<std::vector<int64_t>>&;  // int[]?
-using FloatListArg = const std::vector<double>&;                  // float[]
-using TensorListArg = const std::vector<Tensor>&;                 // Tensor[]
+using FloatListArg = const std::vector<double>&;                   // float[]
+using TensorListArg = const std::vector<Tensor>&;                  // Tensor[]
 #else
 using Tensor = at::Tensor;
 using IntArrayRef = at::IntArrayRef;
@@ -78,7 +78,8 @@ constexpr ScalarType kBool = ScalarType::Bool;
 
 // ---- errors -----------------------------------------------------------------------------------
 // QP_CHECK: RuntimeError; QP_CHECK_VALUE: ValueError; QP_CHECK_INDEX: IndexError;
-// QP_CHECK_NOT_IMPLEMENTED: NotImplementedError; QP_ASSERT: an internal invariant (RuntimeError). The message is the arguments streamed one after another.
+// QP_CHECK_NOT_IMPLEMENTED: NotImplementedError; QP_ASSERT: an internal invariant (RuntimeError).
+// The message is the arguments streamed one after another.
 #ifdef QPLUGIN_STABLE_ABI
 namespace detail {
 inline void put(std::ostream& os, const IntArrayRef& a) {
@@ -105,8 +106,8 @@ template <typename E, typename... Args>
   throw E(message(args...));
 }
 }  // namespace detail
-#define QP_FAIL_IF_NOT_(E, cond, ...)                                            \
-  do {                                                                          \
+#define QP_FAIL_IF_NOT_(E, cond, ...)                                          \
+  do {                                                                         \
     if (__builtin_expect(!(cond), 0)) ::qplugin::detail::fail<E>(__VA_ARGS__); \
   } while (0)
 #define QP_CHECK(cond, ...) QP_FAIL_IF_NOT_(std::runtime_error, cond, __VA_ARGS__)
@@ -114,7 +115,7 @@ template <typename E, typename... Args>
 #define QP_CHECK_INDEX(cond, ...) QP_FAIL_IF_NOT_(std::out_of_range, cond, __VA_ARGS__)
 // torch's stable boundary has no exception that becomes NotImplementedError: a RuntimeError (its base)
 #define QP_CHECK_NOT_IMPLEMENTED(cond, ...) QP_FAIL_IF_NOT_(std::runtime_error, cond, __VA_ARGS__)
-#define QP_ASSERT(cond, ...) \
+#define QP_ASSERT(cond, ...)                                                                                      \
   QP_FAIL_IF_NOT_(std::logic_error, cond, "qplugin internal error: ", #cond, " (", __FILE__, ":", __LINE__, ") ", \
                   ##__VA_ARGS__)
 #else

@@ -95,25 +95,25 @@ const uint8_t* padded_source(const ConvA& c, int32_t x_zp, ConvGeom* gp, int64_t
   // 3x3 conv; serial it would not scale).
   const int64_t nrows = N * g.D * g.H;
   tensor::parallel_for(0, nrows, std::max<int64_t>(1, (64 * 1024) / std::max<int64_t>(1, prow)),
-                   [&](int64_t begin, int64_t end) {
-                     for (int64_t t = begin; t < end; ++t) {
-                       const int64_t h = t % g.H;
-                       const int64_t d = (t / g.H) % g.D;
-                       const int64_t n = t / (g.H * g.D);
-                       uint8_t* di = dst + n * sz;
-                       uint8_t* dp = di + (d + g.PD) * pplane;
-                       if (d == 0 && h == 0) std::memset(di, zp, static_cast<size_t>(g.PD * pplane));
-                       if (d == g.D - 1 && h == g.H - 1) {
-                         std::memset(di + (g.PD + g.D) * pplane, zp, static_cast<size_t>(g.PD * pplane));
-                       }
-                       if (h == 0) std::memset(dp, zp, static_cast<size_t>(g.PH * prow + side));
-                       uint8_t* r = dp + (h + g.PH) * prow + side;
-                       std::memcpy(r, c.x + n * in_img + (d * g.H + h) * row_bytes, static_cast<size_t>(row_bytes));
-                       // right fill of this row + left fill of the next (or the bottom rows)
-                       const int64_t gap = h + 1 < g.H ? 2 * side : side + g.PH * prow;
-                       std::memset(r + row_bytes, zp, static_cast<size_t>(gap));
-                     }
-                   });
+                       [&](int64_t begin, int64_t end) {
+                         for (int64_t t = begin; t < end; ++t) {
+                           const int64_t h = t % g.H;
+                           const int64_t d = (t / g.H) % g.D;
+                           const int64_t n = t / (g.H * g.D);
+                           uint8_t* di = dst + n * sz;
+                           uint8_t* dp = di + (d + g.PD) * pplane;
+                           if (d == 0 && h == 0) std::memset(di, zp, static_cast<size_t>(g.PD * pplane));
+                           if (d == g.D - 1 && h == g.H - 1) {
+                             std::memset(di + (g.PD + g.D) * pplane, zp, static_cast<size_t>(g.PD * pplane));
+                           }
+                           if (h == 0) std::memset(dp, zp, static_cast<size_t>(g.PH * prow + side));
+                           uint8_t* r = dp + (h + g.PH) * prow + side;
+                           std::memcpy(r, c.x + n * in_img + (d * g.H + h) * row_bytes, static_cast<size_t>(row_bytes));
+                           // right fill of this row + left fill of the next (or the bottom rows)
+                           const int64_t gap = h + 1 < g.H ? 2 * side : side + g.PH * prow;
+                           std::memset(r + row_bytes, zp, static_cast<size_t>(gap));
+                         }
+                       });
   std::memset(dst + N * sz, zp, 64);
   return dst;
 }
