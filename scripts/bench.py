@@ -24,6 +24,7 @@ FAMILIES = {
     "qtensor": ("qtensor", "per-op cost of the plain tier and QTensor vs the quantized-dtype path"),
     "embedding-cold": ("embedding_cold", "embedding_bag rows with the weight table evicted before each call"),
     "scaling": ("scaling", "1 vs 2 threads of a model, split into its fixed per-call part and its work"),
+    "stable-lib": ("stable_lib", "the stable-ABI plain library against the ATen build, per call"),
     "stable-abi": ("stable_abi", "the plain ops built on torch's stable ABI, loaded and timed under several torches"),
 }
 

@@ -96,34 +96,60 @@ void check_checksum(const char* op, const Tensor& buf, const int64_t* h) {
 // ---- which (buffer, arguments) pairs were checked in full ----
 #ifdef QPLUGIN_STABLE_ABI
 // A tensor's identity on the stable ABI, which has no storage identity: its data pointer, the size
-// of its storage, its element count, its version counter (an in-place change bumps it; inference
-// tensors have none: -1) and a fingerprint of its first and last bytes (a buffer's first bytes are
-// its header, whose checksum word covers the rest). A tensor freed and another made at its address
-// passes as the same only with the same size, version and fingerprint.
+// of its storage, its element count, a fingerprint of its first and last bytes (a buffer's first
+// bytes are its header, whose checksum word covers the rest) and its version counter (an in-place
+// change bumps it; inference tensors have none). A tensor freed and another made at its address
+// passes as the same only with the same size, fingerprint and version. The version is a boxed
+// dispatcher call (aten::_version): one a tensor a call; whether the tensor is an inference tensor
+// (which has no version to read) is asked once, when it is recorded.
 struct Ident {
   const void* data = nullptr;
   int64_t nbytes = 0;
   int64_t numel = 0;
-  int64_t version = 0;
   uint64_t fingerprint = 0;
+  bool inference = false;
+  int64_t version = 0;
 };
+// FNV-1a over the 8-byte words of bytes [b, e) of p (a tail shorter than a word byte by byte).
+uint64_t fnv_words(uint64_t h, const uint8_t* p, int64_t b, int64_t e) {
+  for (; b + 8 <= e; b += 8) {
+    uint64_t w;
+    std::memcpy(&w, p + b, 8);
+    h = fnv(h, w);
+  }
+  for (; b < e; ++b) h = fnv(h, p[b]);
+  return h;
+}
 uint64_t fingerprint_of(const Tensor& t) {
   const auto* p = static_cast<const uint8_t*>(t.const_data_ptr());
   const int64_t n = t.is_contiguous() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
-  uint64_t h = kFnvOffset;
-  for (int64_t i = 0; i < std::min<int64_t>(n, kHeaderBytes); ++i) h = fnv(h, p[i]);
-  for (int64_t i = std::max<int64_t>(kHeaderBytes, n - 64); i < n; ++i) h = fnv(h, p[i]);
-  return h;
+  const uint64_t h = fnv_words(kFnvOffset, p, 0, std::min<int64_t>(n, kHeaderBytes));
+  return fnv_words(h, p, std::max<int64_t>(kHeaderBytes, n - 64), n);
+}
+// The fields read without a dispatcher call.
+Ident cheap_ident_of(const Tensor& t) {
+  if (!t.defined()) return {};
+  return {t.const_data_ptr(), tensor::storage_of(t).nbytes, t.numel(), fingerprint_of(t), false, 0};
 }
 Ident ident_of(const Tensor& t) {
-  if (!t.defined()) return {};
-  return {t.const_data_ptr(), tensor::storage_of(t).nbytes, t.numel(), tensor::version(t).value_or(-1),
-          fingerprint_of(t)};
+  Ident i = cheap_ident_of(t);
+  if (!t.defined()) return i;
+  const std::optional<int64_t> v = tensor::version(t);
+  i.inference = !v.has_value();
+  i.version = v.value_or(-1);
+  return i;
 }
 bool same(const Ident& i, const Tensor& t) {
-  const Ident now = ident_of(t);
-  return i.data == now.data && i.nbytes == now.nbytes && i.numel == now.numel && i.version == now.version &&
-         i.fingerprint == now.fingerprint;
+  const Ident now = cheap_ident_of(t);
+  if (i.data != now.data || i.nbytes != now.nbytes || i.numel != now.numel || i.fingerprint != now.fingerprint) {
+    return false;
+  }
+  if (!t.defined() || i.inference) return true;
+  try {
+    return tensor::detail::call<int64_t>("aten::_version", "", t) == i.version;
+  } catch (const std::exception&) {  // an inference tensor now at this address: not the one recorded
+    return false;
+  }
 }
 bool expired(const Ident&) { return false; }
 using StorageKey = const void*;

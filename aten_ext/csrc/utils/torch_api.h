@@ -332,6 +332,7 @@ inline Tensor reshape(const Tensor& t, IntArrayRef sizes) {
 
 // A copy of `t` converted to `dtype` (`t` itself when it has that dtype).
 inline Tensor to(const Tensor& t, ScalarType dtype) {
+  if (t.scalar_type() == dtype) return t;
 #ifdef QPLUGIN_STABLE_ABI
   return torch::stable::to(t, dtype);
 #else
