@@ -71,8 +71,10 @@ class CMakeBuild(build_ext):
             f"-DQPLUGIN_TORCH_VERSION={torch.__version__}",
             f"-DPython_EXECUTABLE={sys.executable}",
             # both libraries, even where the build dir was configured plain-only before (the plain
-            # library alone is a CMake build: -DQPLUGIN_PLAIN_ONLY=ON, docs/design/plain.md)
+            # library alone is a CMake build: -DQPLUGIN_PLAIN_ONLY=ON or, on torch's stable ABI,
+            # -DQPLUGIN_STABLE_ABI=ON; docs/design/plain.md)
             "-DQPLUGIN_PLAIN_ONLY=OFF",
+            "-DQPLUGIN_STABLE_ABI=OFF",
         ]
         if os.environ.get("QPLUGIN_KERNEL_TESTS") == "1":  # the torch-free kernel testers too
             cfg.append("-DQPLUGIN_KERNEL_TESTS=ON")
