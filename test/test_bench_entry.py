@@ -14,7 +14,19 @@ import torch_qplugin
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "scripts" / "bench.py"
-FAMILIES = ["ops", "models", "isa-pair", "ab", "plain", "deploy", "qtensor", "embedding-cold", "scaling", "stable-abi"]
+FAMILIES = [
+    "ops",
+    "models",
+    "isa-pair",
+    "ab",
+    "plain",
+    "deploy",
+    "qtensor",
+    "embedding-cold",
+    "scaling",
+    "stable-lib",
+    "stable-abi",
+]
 
 pytestmark = pytest.mark.skipif(not BENCH.is_file(), reason="needs the source checkout's scripts/")
 
