@@ -262,8 +262,7 @@ void mul_scalar_into(const Names& nm, const Tensor& x, QP qx, double b, bool rel
   const int32_t lo = static_cast<int32_t>(relu ? std::max<int64_t>(r.first, qo.zero_point) : r.first);
   const int32_t hi = static_cast<int32_t>(r.second);
   if (c == 0.0) {
-    Tensor y = out;  // the same tensor: zero_ writes out's data
-    tensor::zero_(y);
+    tensor::zero_(out);
     return;
   }
   flip_clamp_into(x, out, c < 0.0, static_cast<int32_t>(r.first + r.second), lo, hi);

@@ -79,8 +79,7 @@ void for_row_blocks(const Tensor& x, const Tensor& out, int64_t rows, int64_t m,
     call(xp + b * row_bytes, yp + b * row_bytes, b, e);
   });
   if (!direct) {
-    Tensor dst = out;  // the same tensor: copy_ writes out's data
-    tensor::copy_(dst, y);
+    tensor::copy_(out, y);
   }
 }
 

@@ -183,8 +183,7 @@ std::tuple<Tensor, Tensor> max_dim_int(const char* op, const Tensor& data, doubl
   // values[o, j] = x[o, idx[o, j], j]
   const std::vector<int64_t> rows3{outer, 1, inner};
   const Tensor g = tensor::gather(tensor::view(x, std::vector<int64_t>{outer, n, inner}), 1, tensor::view(idx, rows3));
-  Tensor dst = tensor::view(values, rows3);
-  tensor::copy_(dst, g);
+  tensor::copy_(tensor::view(values, rows3), g);
   return {values, idx};
 }
 
@@ -377,8 +376,7 @@ Tensor mean_int(const char* op, const Tensor& data, OptIntListArg dim, bool keep
   for (int64_t d : sorted_kept) {
     back.push_back(std::find(kept_order.begin(), kept_order.end(), d) - kept_order.begin());
   }
-  Tensor dst = tensor::view(out, kept_sizes);
-  tensor::copy_(dst, tensor::permute(tmp, back));
+  tensor::copy_(tensor::view(out, kept_sizes), tensor::permute(tmp, back));
   return out;
 }
 

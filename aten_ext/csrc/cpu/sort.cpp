@@ -95,7 +95,7 @@ void sort_row_split(const uint8_t* x, int64_t n, uint8_t mask, uint8_t* values, 
 }
 
 // Sorts rows of r.x; values (moved layout, may be undefined) and idx [rows, n].
-void sort_rows(const Rows& r, const OrderPlan& plan, bool descending, Tensor values, const Tensor& idx) {
+void sort_rows(const Rows& r, const OrderPlan& plan, bool descending, const Tensor& values, const Tensor& idx) {
   const int64_t rows = r.rows, n = r.n;
   if (rows == 0 || n == 0) return;
   int64_t* ip = idx.mutable_data_ptr<int64_t>();

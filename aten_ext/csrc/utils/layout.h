@@ -8,19 +8,6 @@
 
 namespace qplugin {
 
-// Memory order of the dims of a tensor contiguous in `fmt`, outermost first.
-inline std::vector<int64_t> memory_order(int64_t ndim, MemoryFormat fmt) {
-  std::vector<int64_t> order;
-  if (fmt == MemoryFormat::ChannelsLast && ndim == 4) {
-    order = {0, 2, 3, 1};
-  } else if (fmt == MemoryFormat::ChannelsLast3d && ndim == 5) {
-    order = {0, 2, 3, 4, 1};
-  } else {
-    for (int64_t i = 0; i < ndim; ++i) order.push_back(i);
-  }
-  return order;
-}
-
 // For a tensor contiguous in `fmt`, the (outer, channels, inner) split of its
 // flat data around dim `axis`: element (o, c, i) sits at (o * C + c) * inner + i.
 struct AxisSplit {

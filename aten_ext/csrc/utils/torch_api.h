@@ -45,8 +45,6 @@ using IntArrayRef = torch::headeronly::IntHeaderOnlyArrayRef;
 using ScalarType = torch::headeronly::ScalarType;
 using MemoryFormat = torch::headeronly::MemoryFormat;
 using Half = torch::headeronly::Half;
-template <typename T>
-using ArrayRef = torch::headeronly::HeaderOnlyArrayRef<T>;
 // Argument types of registered ops: what TORCH_BOX converts a schema's lists to.
 using IntListArg = const std::vector<int64_t>&;                    // int[]
 using OptIntListArg = const std::optional<std::vector<int64_t>>&;  // int[]?
@@ -58,8 +56,6 @@ using IntArrayRef = at::IntArrayRef;
 using ScalarType = at::ScalarType;
 using MemoryFormat = at::MemoryFormat;
 using Half = at::Half;
-template <typename T>
-using ArrayRef = c10::ArrayRef<T>;
 using IntListArg = at::IntArrayRef;
 using OptIntListArg = at::OptionalIntArrayRef;
 using FloatListArg = at::ArrayRef<double>;
@@ -68,7 +64,6 @@ using TensorListArg = at::TensorList;
 
 constexpr ScalarType kByte = ScalarType::Byte;
 constexpr ScalarType kChar = ScalarType::Char;
-constexpr ScalarType kShort = ScalarType::Short;
 constexpr ScalarType kInt = ScalarType::Int;
 constexpr ScalarType kLong = ScalarType::Long;
 constexpr ScalarType kHalf = ScalarType::Half;
@@ -207,6 +202,19 @@ inline const char* dtype_name(ScalarType t) {
 #endif
 }
 
+// Memory order of the dims of a tensor contiguous in `fmt`, outermost first.
+inline std::vector<int64_t> memory_order(int64_t ndim, MemoryFormat fmt) {
+  std::vector<int64_t> order;
+  if (fmt == MemoryFormat::ChannelsLast && ndim == 4) {
+    order = {0, 2, 3, 1};
+  } else if (fmt == MemoryFormat::ChannelsLast3d && ndim == 5) {
+    order = {0, 2, 3, 4, 1};
+  } else {
+    for (int64_t i = 0; i < ndim; ++i) order.push_back(i);
+  }
+  return order;
+}
+
 // ---- tensors: allocation, views, copies, threads ----------------------------------------------
 namespace tensor {
 
@@ -238,20 +246,12 @@ R call(const char* name, const char* overload, const Args&... args) {
 
 // The strides of a tensor of `sizes` dense in `fmt` (channels_last: 4-d; channels_last_3d: 5-d).
 inline std::vector<int64_t> dense_strides(IntArrayRef sizes, MemoryFormat fmt) {
-  const size_t n = sizes.size();
-  std::vector<int64_t> st(n);
-  std::vector<size_t> inner_first;
-  if (fmt == MemoryFormat::ChannelsLast && n == 4) {
-    inner_first = {1, 3, 2, 0};
-  } else if (fmt == MemoryFormat::ChannelsLast3d && n == 5) {
-    inner_first = {1, 4, 3, 2, 0};
-  } else {
-    for (size_t i = n; i-- > 0;) inner_first.push_back(i);
-  }
+  const std::vector<int64_t> order = memory_order(static_cast<int64_t>(sizes.size()), fmt);
+  std::vector<int64_t> st(sizes.size());
   int64_t s = 1;
-  for (size_t d : inner_first) {
-    st[d] = s;
-    s *= sizes[d] > 1 ? sizes[d] : 1;
+  for (auto d = order.rbegin(); d != order.rend(); ++d) {
+    st[*d] = s;
+    s *= sizes[*d] > 1 ? sizes[*d] : 1;
   }
   return st;
 }
@@ -270,11 +270,13 @@ inline Tensor empty(IntArrayRef sizes, ScalarType dtype, MemoryFormat fmt = Memo
 #endif
 }
 
-inline Tensor zero_(Tensor& t) {
+// zero_ / copy_ write into t's data (the handle is not changed, as ATen's const methods).
+inline void zero_(const Tensor& t) {
 #ifdef QPLUGIN_STABLE_ABI
-  return torch::stable::zero_(t);
+  Tensor self = t;
+  torch::stable::zero_(self);
 #else
-  return t.zero_();
+  t.zero_();
 #endif
 }
 
@@ -348,9 +350,10 @@ inline Tensor clone(const Tensor& t) {
 #endif
 }
 
-inline void copy_(Tensor& dst, const Tensor& src) {
+inline void copy_(const Tensor& dst, const Tensor& src) {
 #ifdef QPLUGIN_STABLE_ABI
-  torch::stable::copy_(dst, src);
+  Tensor self = dst;
+  torch::stable::copy_(self, src);
 #else
   dst.copy_(src);
 #endif
@@ -362,14 +365,6 @@ inline Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length
   return torch::stable::narrow(self, dim, start, length);
 #else
   return t.narrow(dim, start, length);
-#endif
-}
-
-inline Tensor select(const Tensor& t, int64_t dim, int64_t index) {
-#ifdef QPLUGIN_STABLE_ABI
-  return torch::stable::select(t, dim, index);
-#else
-  return t.select(dim, index);
 #endif
 }
 
