@@ -4,6 +4,8 @@
 #include "cpu/conv.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "kernels/conv_kernel.h"
@@ -43,9 +45,69 @@ kernels::ConvGeom conv_geom(IntArrayRef xs, const ConvWeights& p, const std::vec
   return g;
 }
 
+namespace {
+
+// Swaps the units of `bits` bits (masked by `mask` in b) between a >> bits and b: one stage of an
+// 8 x 8 byte transpose held in eight 64-bit rows.
+inline void swap_units(uint64_t& a, uint64_t& b, int bits, uint64_t mask) {
+  const uint64_t t = ((a >> bits) ^ b) & mask;
+  b ^= t;
+  a ^= t << bits;
+}
+
+// Positions [s0, s1) of one image: in is [C, S] bytes, out [S, C]. Blocks of 8 channels x 8
+// positions go through an 8 x 8 byte transpose in registers; the channels and positions left
+// over, one byte at a time.
+void transpose_bytes(const uint8_t* in, uint8_t* out, int64_t C, int64_t S, int64_t s0, int64_t s1) {
+  const int64_t C8 = C / 8 * 8;
+  for (int64_t c0 = 0; c0 < C8; c0 += 8) {
+    int64_t s = s0;
+    for (; s + 8 <= s1; s += 8) {
+      uint64_t r[8];
+      for (int k = 0; k < 8; ++k) std::memcpy(&r[k], in + (c0 + k) * S + s, 8);
+      for (int k = 0; k < 8; k += 2) swap_units(r[k], r[k + 1], 8, 0x00FF00FF00FF00FFull);
+      for (int k : {0, 1, 4, 5}) swap_units(r[k], r[k + 2], 16, 0x0000FFFF0000FFFFull);
+      for (int k = 0; k < 4; ++k) swap_units(r[k], r[k + 4], 32, 0x00000000FFFFFFFFull);
+      for (int k = 0; k < 8; ++k) std::memcpy(out + (s + k) * C + c0, &r[k], 8);
+    }
+    for (; s < s1; ++s) {
+      for (int64_t c = c0; c < c0 + 8; ++c) out[s * C + c] = in[c * S + s];
+    }
+  }
+  for (int64_t s = s0; s < s1; ++s) {
+    for (int64_t c = C8; c < C; ++c) out[s * C + c] = in[c * S + s];
+  }
+}
+
+// x (N, C, spatial...) dense in the default order, one byte an element, copied to the channels-last
+// order `fmt` (each image's [C, S] bytes transposed to [S, C]), kTileS positions a task.
+Tensor channels_last_copy(const Tensor& x, MemoryFormat fmt) {
+  constexpr int64_t kTileS = 64;
+  Tensor y = tensor::empty(x.sizes(), x.scalar_type(), fmt);
+  const int64_t N = x.size(0), C = x.size(1);
+  const int64_t S = N * C == 0 ? 0 : x.numel() / (N * C);
+  const auto* src = static_cast<const uint8_t*>(x.const_data_ptr());
+  auto* dst = static_cast<uint8_t*>(y.mutable_data_ptr());
+  const int64_t tiles = (S + kTileS - 1) / kTileS;
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / (kTileS * std::max<int64_t>(C, 1)));
+  tensor::parallel_for(0, N * tiles, grain, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n = t / tiles, s0 = (t % tiles) * kTileS;
+      transpose_bytes(src + n * C * S, dst + n * S * C, C, S, s0, std::min(S, s0 + kTileS));
+    }
+  });
+  return y;
+}
+
+}  // namespace
+
 Tensor conv_channels_last_input(const Tensor& x, int64_t spatial) {
-  if (spatial == 1) return tensor::contiguous(tensor::unsqueeze(x, 2), MemoryFormat::ChannelsLast);
-  return tensor::contiguous(x, conv_memory_format(x.dim()));
+  const Tensor x4 = spatial == 1 ? tensor::unsqueeze(x, 2) : x;
+  const MemoryFormat fmt = spatial == 1 ? MemoryFormat::ChannelsLast : conv_memory_format(x.dim());
+  if (!tensor::is_contiguous(x4, fmt) && x4.is_contiguous() && x4.element_size() == 1) {
+    return channels_last_copy(x4, fmt);
+  }
+  return tensor::contiguous(x4, fmt);
 }
 
 Tensor conv_empty_output(const std::vector<int64_t>& ys, ScalarType dtype) {
