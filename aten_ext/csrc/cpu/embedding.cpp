@@ -30,12 +30,11 @@ namespace {
 
 constexpr int64_t kGrain = 1 << 15;  // output floats (x rows) per task, roughly
 
-// int64 [n] holding 0, step, 2 * step, ...
-Tensor int64_ramp(int64_t n, int64_t step) {
-  Tensor t = tensor::empty(std::vector<int64_t>{n}, kLong);
-  int64_t* p = t.mutable_data_ptr<int64_t>();
-  for (int64_t i = 0; i < n; ++i) p[i] = i * step;
-  return t;
+// 0, step, 2 * step, ... (n values)
+std::vector<int64_t> ramp(int64_t n, int64_t step) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[i] = i * step;
+  return v;
 }
 
 Tensor index_tensor(const char* op, const char* arg, const Tensor& t) {
@@ -68,7 +67,7 @@ namespace cpu {
 // here). Unmapped indices are checked by the kernel as it reads them (run_bags raises).
 Tensor rows_of(const char* op, const Tensor& indices, int64_t rows, bool pruned_weights,
                const std::optional<Tensor>& mapping) {
-  Tensor idx = tensor::reshape(index_tensor(op, "indices", indices), std::vector<int64_t>{-1});
+  const Tensor idx = index_tensor(op, "indices", indices);
   if (pruned_weights) {
     QP_CHECK_VALUE(mapping.has_value() && mapping->defined(), "qplugin::", op,
                    ": compressed_indices_mapping should be given with pruned_weights=True");
@@ -86,7 +85,7 @@ Tensor rows_of(const char* op, const Tensor& indices, int64_t rows, bool pruned_
       QP_CHECK_INDEX(lo >= -1 && hi < rows, "qplugin::", op, ": compressed_indices_mapping should hold rows in [-1, ",
                      rows, "), got values in [", lo, ", ", hi, "]");
     }
-    return idx.numel() > 0 ? tensor::index_select(map, 0, idx) : idx;
+    return idx.numel() > 0 ? tensor::index_select(map, 0, tensor::reshape(idx, std::vector<int64_t>{-1})) : idx;
   }
   return idx;
 }
@@ -114,8 +113,8 @@ Bags bags_of(const char* op, const Tensor& indices, const std::optional<Tensor>&
                    ": offsets should have at least 1 entry with include_last_offset=True, got 0");
     const int64_t nbags = include_last_offset ? off.numel() - 1 : off.numel();
     b.nbags = nbags;
-    b.starts = tensor::empty(std::vector<int64_t>{nbags + 1}, kLong);
-    int64_t* s = b.starts.mutable_data_ptr<int64_t>();
+    b.starts.resize(static_cast<size_t>(nbags + 1));
+    int64_t* s = b.starts.data();
     const int64_t* o = off.const_data_ptr<int64_t>();
     std::copy(o, o + nbags, s);
     s[nbags] = include_last_offset ? o[nbags] : n;
@@ -129,7 +128,7 @@ Bags bags_of(const char* op, const Tensor& indices, const std::optional<Tensor>&
   } else {
     const int64_t per = indices.size(1);
     b.nbags = indices.size(0);
-    b.starts = int64_ramp(b.nbags + 1, per);  // bag i starts at i * per (all 0 for per = 0)
+    b.starts = ramp(b.nbags + 1, per);  // bag i starts at i * per (all 0 for per = 0)
   }
   if (per_sample_weights.has_value() && per_sample_weights->defined()) {
     const Tensor& w = *per_sample_weights;
@@ -149,7 +148,7 @@ Tensor run_bags(const char* op, const kernels::EmbRows& w, const Bags& b, int64_
   Tensor out = tensor::empty(b.out_sizes, kFloat);
   const int64_t n = b.idx.numel();
   const int64_t* idx = b.idx.const_data_ptr<int64_t>();
-  const int64_t* starts = b.starts.const_data_ptr<int64_t>();
+  const int64_t* starts = b.starts.data();
   // Indices the kernel will not read (no output, or past include_last_offset's last offset) are
   // checked here, so a bad one raises whatever the bags.
   if (!b.pruned && n > 0 && (out.numel() == 0 || starts[b.nbags] < n)) {
@@ -179,8 +178,16 @@ using cpu::run_bags;
 
 // ---- torch's fused row-wise format --------------------------------------------------------
 
-// The kernel's view of a fused weight: 8-bit rows = D codes + float32 scale + float32 bias;
-// 4-bit rows = D / 2 bytes + fp16 scale + fp16 bias.
+// The kernel's view of `rows` fused rows of `cols` bytes at base: 8-bit rows = D codes + float32
+// scale + float32 bias; 4-bit rows = D / 2 bytes + fp16 scale + fp16 bias.
+kernels::EmbRows fused_rows(const uint8_t* base, int64_t rows, int64_t cols, int64_t bits) {
+  const int64_t tail = bits == 8 ? 8 : 4;
+  return kernels::EmbRows{
+      base,      cols, bits == 8 ? cols - 8 : 2 * (cols - 4), static_cast<int>(bits), base + cols - tail, cols,
+      bits == 4, rows};
+}
+
+// The kernel's view of a fused weight tensor (kept contiguous in *keep).
 kernels::EmbRows fused_view(const char* op, const Tensor& weight, int64_t bits, Tensor* keep) {
   const int64_t tail = bits == 8 ? 8 : 4;
   QP_CHECK_VALUE(weight.scalar_type() == kByte && weight.dim() == 2 && weight.size(1) >= tail, "qplugin::", op,
@@ -192,19 +199,20 @@ kernels::EmbRows fused_view(const char* op, const Tensor& weight, int64_t bits, 
                  ") with at least ", tail, " columns, got ", "dtype ", weight.scalar_type(), " of shape ",
                  weight.sizes());
   *keep = tensor::contiguous(weight);
-  const int64_t cols = keep->size(1);
-  const uint8_t* base = keep->const_data_ptr<uint8_t>();
-  return kernels::EmbRows{
-      base,      cols,         bits == 8 ? cols - 8 : 2 * (cols - 4), static_cast<int>(bits), base + cols - tail, cols,
-      bits == 4, keep->size(0)};
+  return fused_rows(keep->const_data_ptr<uint8_t>(), keep->size(0), keep->size(1), bits);
+}
+
+// embedding_bag over the fused rows w (the arguments after the weight: QPLUGIN_EMBEDDING_BAG_ARGS).
+Tensor embedding_bag_over(const char* op, const kernels::EmbRows& w, QPLUGIN_EMBEDDING_BAG_ARGS) {
+  const Bags b = bags_of(op, indices, offsets, mode, pruned_weights, per_sample_weights, compressed_indices_mapping,
+                         include_last_offset, w.rows, w.D);
+  return run_bags(op, w, b, mode);
 }
 
 Tensor embedding_bag_rowwise(const char* op, int64_t bits, const Tensor& weight, QPLUGIN_EMBEDDING_BAG_ARGS) {
   Tensor keep;
-  const kernels::EmbRows w = fused_view(op, weight, bits, &keep);
-  const Bags b = bags_of(op, indices, offsets, mode, pruned_weights, per_sample_weights, compressed_indices_mapping,
-                         include_last_offset, keep.size(0), w.D);
-  return run_bags(op, w, b, mode);
+  return embedding_bag_over(op, fused_view(op, weight, bits, &keep), indices, offsets, scale_grad_by_freq, mode,
+                            pruned_weights, per_sample_weights, compressed_indices_mapping, include_last_offset);
 }
 
 Tensor embedding_bag_byte_rowwise_offsets(const Tensor& weight, QPLUGIN_EMBEDDING_BAG_ARGS) {
@@ -225,7 +233,10 @@ Tensor plain_embedding_prepack(const Tensor& fused_rows, int64_t bits) {
 }
 
 Tensor plain_embedding_unpack(const Tensor& packed) {
-  return tensor::clone(plain_buffer::view_embedding("plain_embedding_unpack", packed));
+  const plain_buffer::EmbeddingRows r = plain_buffer::view_embedding("plain_embedding_unpack", packed);
+  Tensor out = tensor::empty(std::vector<int64_t>{r.rows, r.D + 8}, kByte);
+  if (out.numel() > 0) std::memcpy(out.mutable_data_ptr<uint8_t>(), r.data, static_cast<size_t>(out.numel()));
+  return out;
 }
 
 Tensor plain_embedding_bag(const Tensor& packed, int64_t num_embeddings, int64_t embedding_dim, const Tensor& indices,
@@ -233,12 +244,12 @@ Tensor plain_embedding_bag(const Tensor& packed, int64_t num_embeddings, int64_t
                            const std::optional<Tensor>& per_sample_weights,
                            const std::optional<Tensor>& compressed_indices_mapping, bool include_last_offset) {
   constexpr const char* op = "plain_embedding_bag";
-  const Tensor rows = plain_buffer::view_embedding(op, packed);
-  const int64_t n = rows.size(0), D = rows.size(1) - 8;
+  const plain_buffer::EmbeddingRows r = plain_buffer::view_embedding(op, packed);
+  const int64_t n = r.rows, D = r.D;
   QP_CHECK_VALUE(n == num_embeddings && D == embedding_dim, "qplugin::", op, ": packed should hold a [", num_embeddings,
                  ", ", embedding_dim, "] table (num_embeddings, embedding_dim), got [", n, ", ", D, "]");
-  return embedding_bag_rowwise(op, 8, rows, indices, offsets, false, mode, pruned_weights, per_sample_weights,
-                               compressed_indices_mapping, include_last_offset);
+  return embedding_bag_over(op, fused_rows(r.data, n, D + 8, 8), indices, offsets, false, mode, pruned_weights,
+                            per_sample_weights, compressed_indices_mapping, include_last_offset);
 }
 
 // Float rows [..., D] (float32 or float16) as a contiguous float32 [rows, D].
@@ -351,8 +362,10 @@ Tensor fused_unpack(const char* op, const Tensor& weight, int64_t bits) {
   const kernels::EmbRows w = fused_view(op, w2, bits, &keep);
   Bags b;
   b.nbags = keep.size(0);
-  b.idx = int64_ramp(b.nbags, 1);
-  b.starts = int64_ramp(b.nbags + 1, 1);
+  const std::vector<int64_t> rows = ramp(b.nbags, 1);
+  b.idx = tensor::empty(std::vector<int64_t>{b.nbags}, kLong);
+  std::copy(rows.begin(), rows.end(), b.idx.mutable_data_ptr<int64_t>());
+  b.starts = ramp(b.nbags + 1, 1);
   b.out_sizes = {b.nbags, w.D};
   return tensor::reshape(run_bags(op, w, b, 0), with_last(weight.sizes(), w.D));
 }

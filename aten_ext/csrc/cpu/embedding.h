@@ -13,9 +13,9 @@ namespace qplugin {
 namespace cpu {
 
 struct Bags {
-  Tensor idx;     // int64 [n]: row per index (-1: pruned away)
-  Tensor starts;  // int64 [nbags + 1]
-  Tensor psw;     // float32 [n] or undefined
+  Tensor idx;                   // int64, n values (any shape, contiguous): row per index (-1: pruned away)
+  std::vector<int64_t> starts;  // [nbags + 1]
+  Tensor psw;                   // float32 [n] or undefined
   int64_t nbags = 0;
   bool pruned = false;  // idx went through compressed_indices_mapping (-1: a pruned row)
   std::vector<int64_t> out_sizes;

@@ -611,7 +611,7 @@ Tensor pack_embedding(const char* op, const Tensor& fused_rows, int64_t bits) {
   return buf;
 }
 
-Tensor view_embedding(const char* op, const Tensor& buf) {
+EmbeddingRows view_embedding(const char* op, const Tensor& buf) {
   int64_t version = 0;
   const int64_t* h = header(op, buf, kEmbedding, &version);
   QP_CHECK_VALUE(version >= 2, "qplugin::", op, ": an embedding buffer should have format version ", kVersion, ", got ",
@@ -627,7 +627,7 @@ Tensor view_embedding(const char* op, const Tensor& buf) {
     check_checksum(op, buf, h);
     remember_checked(buf, {});
   }
-  return tensor::view(tensor::narrow(buf, 0, kHeaderBytes, h[9]), std::vector<int64_t>{n, D + 8});
+  return {buf.const_data_ptr<uint8_t>() + kHeaderBytes, n, D};
 }
 
 }  // namespace plain_buffer

@@ -120,9 +120,15 @@ bool view_conv(const char* op, const Tensor& buf, const ConvWeights& p, const Te
 // for bits 4, every code below 16.
 Tensor pack_embedding(const char* op, const Tensor& fused_rows, int64_t bits);
 
-// The fused rows of an embedding buffer as a view into it (uint8 [rows, D + 8]), checked (header,
-// bounds, bits; checksum on first use).
-Tensor view_embedding(const char* op, const Tensor& buf);
+// The fused rows of an embedding buffer: `rows` rows of D + 8 bytes at `data`, inside the buffer.
+struct EmbeddingRows {
+  const uint8_t* data;
+  int64_t rows;
+  int64_t D;
+};
+
+// The rows of an embedding buffer, checked (header, bounds, bits; checksum on first use).
+EmbeddingRows view_embedding(const char* op, const Tensor& buf);
 
 }  // namespace plain_buffer
 }  // namespace qplugin

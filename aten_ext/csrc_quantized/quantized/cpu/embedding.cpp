@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
+#include <numeric>
 #include <string>
 
 #include "cpu/embedding.h"
@@ -41,7 +42,8 @@ at::Tensor embedding_packed(const char* op, int64_t bits, const c10::intrusive_p
   b.idx = rows_of(op, indices, w->rows, false, c10::nullopt);
   const int64_t n = b.idx.numel();
   b.nbags = n;
-  b.starts = at::arange(n + 1, at::kLong);
+  b.starts.resize(static_cast<size_t>(n + 1));
+  std::iota(b.starts.begin(), b.starts.end(), int64_t{0});
   b.out_sizes = indices.sizes().vec();
   b.out_sizes.push_back(w->dim);
   check_output_size(op, b.out_sizes, 4);
