@@ -93,6 +93,38 @@ def test_linear_with_a_buffer_of_another_weight_is_an_error(isa):
     assert torch.equal(q.plain_linear(x, SX, ZX, w, s, z, None, buf, SY, ZY), y)
 
 
+@pytest.mark.parametrize("n,k", [(33, 31), (96, 80)], ids=["small", "over-4KiB"])
+def test_in_place_changes_after_a_checked_call_are_seen(n, k):
+    # Small tensors are recognised by their bytes on the stable-ABI build, larger ones by their
+    # version counter: both kinds, changed in place after a call that checked them in full.
+    torch.manual_seed(2)
+    w = torch.randint(-128, 128, (n, k), dtype=torch.int8)
+    s = torch.rand(n, dtype=torch.double) * 0.01 + 0.001
+    z = torch.randint(-5, 5, (n,))
+    x = torch.randint(0, 256, (5, k), dtype=torch.uint8)
+    buf = q.plain_linear_prepack(w, s, z)
+
+    def run():
+        return q.plain_linear(x, SX, ZX, w, s, z, None, buf, SY, ZY)
+
+    y = run()
+    z[1] += 1  # the buffer holds the zero points: no longer made from these
+    with pytest.raises(VALUE_ERROR, match=r"qplugin::plain_linear: packed was not made from these w"):
+        run()
+    z[1] -= 1
+    assert torch.equal(run(), y)
+    s.mul_(2)  # scales are read on every call: the output follows them
+    assert torch.equal(run(), q.plain_linear(x, SX, ZX, w, s, z, None, q.plain_linear_prepack(w, s, z), SY, ZY))
+    s.div_(2)
+    assert torch.equal(run(), y)
+    byte = buf.numel() - 3  # a payload byte: the checksum no longer matches
+    buf[byte] ^= 1
+    with pytest.raises(VALUE_ERROR, match=r"qplugin::plain_linear: packed is damaged"):
+        run()
+    buf[byte] ^= 1
+    assert torch.equal(run(), y)
+
+
 def test_rnn_layer_with_a_mismatched_buffer_is_an_error():
     torch.manual_seed(1)
     hid, inp = 4, 5

@@ -96,17 +96,25 @@ void check_checksum(const char* op, const Tensor& buf, const int64_t* h) {
 // ---- which (buffer, arguments) pairs were checked in full ----
 #ifdef QPLUGIN_STABLE_ABI
 // A tensor's identity on the stable ABI, which has no storage identity: its data pointer, the size
-// of its storage, its element count, a fingerprint of its first and last bytes (a buffer's first
-// bytes are its header, whose checksum word covers the rest) and its version counter (an in-place
-// change bumps it; inference tensors have none). A tensor freed and another made at its address
-// passes as the same only with the same size, fingerprint and version. The version is a boxed
-// dispatcher call (aten::_version): one a tensor a call; whether the tensor is an inference tensor
-// (which has no version to read) is asked once, when it is recorded.
+// of its storage, its element count and dtype, and then
+//  * a tensor of at most kContentBytes (dense): its bytes, compared whole on every call (exact, and
+//    cheaper than a version read: 4 KiB compare in about a fifth of its time);
+//  * a larger one: a fingerprint of its first and last bytes (a buffer's first bytes are its header,
+//    whose checksum word covers the rest) and its version counter (an in-place change bumps it;
+//    inference tensors have none). A tensor freed and another made at its address passes as the
+//    same only with the same size, fingerprint and version. The version is a boxed dispatcher call
+//    (aten::_version) a call; whether the tensor is an inference tensor (which has no version to
+//    read) is asked once, when it is recorded.
+constexpr int64_t kContentBytes = 4096;
 struct Ident {
+  bool defined = false;
   const void* data = nullptr;
   int64_t nbytes = 0;
   int64_t numel = 0;
-  uint64_t fingerprint = 0;
+  int32_t dtype = 0;
+  bool by_content = false;
+  std::vector<uint8_t> content;  // by_content: the tensor's bytes
+  uint64_t fingerprint = 0;      // otherwise
   bool inference = false;
   int64_t version = 0;
 };
@@ -120,31 +128,54 @@ uint64_t fnv_words(uint64_t h, const uint8_t* p, int64_t b, int64_t e) {
   for (; b < e; ++b) h = fnv(h, p[b]);
   return h;
 }
+// The bytes of a dense tensor (0 otherwise).
+int64_t dense_bytes(const Tensor& t) {
+  return t.is_contiguous() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
+}
 uint64_t fingerprint_of(const Tensor& t) {
   const auto* p = static_cast<const uint8_t*>(t.const_data_ptr());
-  const int64_t n = t.is_contiguous() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
+  const int64_t n = dense_bytes(t);
   const uint64_t h = fnv_words(kFnvOffset, p, 0, std::min<int64_t>(n, kHeaderBytes));
   return fnv_words(h, p, std::max<int64_t>(kHeaderBytes, n - 64), n);
 }
-// The fields read without a dispatcher call.
-Ident cheap_ident_of(const Tensor& t) {
-  if (!t.defined()) return {};
-  return {t.const_data_ptr(), tensor::storage_of(t).nbytes, t.numel(), fingerprint_of(t), false, 0};
+int32_t dtype_code(const Tensor& t) {
+  int32_t code = 0;
+  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_get_dtype(t.get(), &code));
+  return code;
 }
+bool by_content(const Tensor& t) { return t.is_contiguous() && dense_bytes(t) <= kContentBytes; }
 Ident ident_of(const Tensor& t) {
-  Ident i = cheap_ident_of(t);
+  Ident i;
   if (!t.defined()) return i;
+  i.defined = true;
+  i.data = t.const_data_ptr();
+  i.nbytes = tensor::storage_of(t).nbytes;
+  i.numel = t.numel();
+  i.dtype = dtype_code(t);
+  i.by_content = by_content(t);
+  if (i.by_content) {
+    const auto* p = static_cast<const uint8_t*>(i.data);
+    i.content.assign(p, p + dense_bytes(t));
+    return i;
+  }
+  i.fingerprint = fingerprint_of(t);
   const std::optional<int64_t> v = tensor::version(t);
   i.inference = !v.has_value();
   i.version = v.value_or(-1);
   return i;
 }
 bool same(const Ident& i, const Tensor& t) {
-  const Ident now = cheap_ident_of(t);
-  if (i.data != now.data || i.nbytes != now.nbytes || i.numel != now.numel || i.fingerprint != now.fingerprint) {
+  if (!t.defined() || !i.defined) return !t.defined() && !i.defined;
+  if (i.data != t.const_data_ptr() || i.numel != t.numel() || i.dtype != dtype_code(t) ||
+      i.nbytes != tensor::storage_of(t).nbytes || i.by_content != by_content(t)) {
     return false;
   }
-  if (!t.defined() || i.inference) return true;
+  if (i.by_content) {
+    return dense_bytes(t) == static_cast<int64_t>(i.content.size()) &&
+           (i.content.empty() || std::memcmp(i.content.data(), i.data, i.content.size()) == 0);
+  }
+  if (i.fingerprint != fingerprint_of(t)) return false;
+  if (i.inference) return true;
   try {
     return tensor::detail::call<int64_t>("aten::_version", "", t) == i.version;
   } catch (const std::exception&) {  // an inference tensor now at this address: not the one recorded
@@ -152,10 +183,13 @@ bool same(const Ident& i, const Tensor& t) {
   }
 }
 bool expired(const Ident&) { return false; }
+size_t held_bytes(const Ident& i) { return i.content.size(); }
 using StorageKey = const void*;
 StorageKey storage_key(const Tensor& t) { return t.const_data_ptr(); }
-// Nothing tells a freed tensor: the record is bounded instead (cleared when it grows past this).
+// Nothing tells a freed tensor: the record is bounded instead (cleared when it would grow past
+// this many entries or content bytes).
 constexpr size_t kMaxChecked = 4096;
+constexpr size_t kMaxCheckedBytes = size_t{64} << 20;
 #else
 // A tensor's identity: its storage (held weakly: while the entry lives no other storage can take
 // its address), data pointer and version counter (an in-place change bumps it; inference
@@ -179,17 +213,25 @@ bool same(const Ident& i, const Tensor& t) {
   return alive && alive.get() == t.storage().unsafeGetStorageImpl() && i.key == key_of(t);
 }
 bool expired(const Ident& i) { return i.storage.expired(); }
+size_t held_bytes(const Ident&) { return 0; }
 using StorageKey = const c10::StorageImpl*;
 StorageKey storage_key(const Tensor& t) { return t.storage().unsafeGetStorageImpl(); }
 constexpr size_t kMaxChecked = std::numeric_limits<size_t>::max();
+constexpr size_t kMaxCheckedBytes = std::numeric_limits<size_t>::max();
 #endif
 
 struct Checked {
   Ident buf;
   std::vector<Ident> args;
 };
+size_t held_bytes(const Checked& c) {
+  size_t n = held_bytes(c.buf);
+  for (const Ident& a : c.args) n += held_bytes(a);
+  return n;
+}
 std::mutex checked_mu;
 std::unordered_map<StorageKey, Checked> checked;
+size_t checked_bytes = 0;  // held_bytes over the record
 
 bool checked_before(const Tensor& buf, std::initializer_list<Tensor> args) {
   std::lock_guard<std::mutex> lock(checked_mu);
@@ -206,13 +248,23 @@ void remember_checked(const Tensor& buf, std::initializer_list<Tensor> args) {
   Checked c{ident_of(buf), {}};
   for (const Tensor& a : args) c.args.push_back(ident_of(a));
   std::lock_guard<std::mutex> lock(checked_mu);
+  const auto drop = [](auto it) {
+    checked_bytes -= held_bytes(it->second);
+    return checked.erase(it);
+  };
   for (auto it = checked.begin(); it != checked.end();) {  // drop entries whose tensors are gone
     bool gone = expired(it->second.buf);
     for (const Ident& a : it->second.args) gone = gone || expired(a);
-    it = gone ? checked.erase(it) : std::next(it);
+    it = gone ? drop(it) : std::next(it);
   }
-  if (checked.size() >= kMaxChecked) checked.clear();
-  checked.insert_or_assign(storage_key(buf), std::move(c));
+  if (const auto it = checked.find(storage_key(buf)); it != checked.end()) drop(it);
+  const size_t bytes = held_bytes(c);
+  if (checked.size() >= kMaxChecked || checked_bytes + bytes > kMaxCheckedBytes) {
+    checked.clear();
+    checked_bytes = 0;
+  }
+  checked_bytes += bytes;
+  checked.emplace(storage_key(buf), std::move(c));
 }
 
 // What pack_linear writes for (w, scales, zero_points) on ISA path `isa`.
