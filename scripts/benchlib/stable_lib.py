@@ -14,7 +14,13 @@ kernel (quantized tensors, where torch has one) and its float32 op on the same s
 Printed per op: the best over rounds of each, stable - ATen in us, and the ratios to torch int8
 and fp32.
 
-    python scripts/bench.py stable-lib --stable-pkg build/plain-stable-torch2.13.0
+    python scripts/bench.py stable-lib --stable-pkg build/plain-stable-torch2.13.0 [--floor]
+
+--floor first compiles scripts/benchlib/boxing_floor.cpp twice against the running torch (ATen, and
+the stable ABI targeting the stable package's torch): ops with the same schemas that only take
+their arguments and allocate their output. Their stable - ATen difference is what torch's stable
+boxing and allocation cost before any of the op's own code; the table then splits the gap into that
+floor and what lies beyond it.
 
 A benchmark, not a test: it changes nothing in the tree and the test suite does not run it.
 """
@@ -27,7 +33,7 @@ import subprocess
 import sys
 import time
 
-from benchlib import BENCH, checkout_paths
+from benchlib import BENCH, ROOT, checkout_paths
 
 # the ops timed, in order (their calls: _cases, in the child)
 OPS = [
@@ -80,50 +86,60 @@ def _cases():
     ebuf = q.plain_embedding_prepack(fused, 8)
     idx = torch.randint(0, 100, (8,))
     offs = torch.tensor([0, 4])
+    # name: (plain op, its arguments, torch's int8 call, torch's float32 call)
     cases = {
-        "plain_relu 64": (lambda: q.plain_relu(u8, 0.05, 128), lambda: torch.relu(qf), lambda: torch.relu(f)),
+        "plain_relu 64": ("plain_relu", (u8, 0.05, 128), lambda: torch.relu(qf), lambda: torch.relu(f)),
         "plain_add 64": (
-            lambda: q.plain_add(u8, 0.05, 128, u8b, 0.05, 128, 0.1, 128),
+            "plain_add",
+            (u8, 0.05, 128, u8b, 0.05, 128, 0.1, 128),
             lambda: torch.ops.quantized.add(qf, qf2, 0.1, 128),
             lambda: torch.add(f, f),
         ),
         "plain_quantize_per_tensor 64": (
-            lambda: q.plain_quantize_per_tensor(f, 0.05, 128, torch.uint8),
+            "plain_quantize_per_tensor",
+            (f, 0.05, 128, torch.uint8),
             lambda: torch.quantize_per_tensor(f, 0.05, 128, torch.quint8),
             lambda: f.clone(),
         ),
         "plain_dequantize_per_tensor 64": (
-            lambda: q.plain_dequantize_per_tensor(u8, 0.05, 128),
+            "plain_dequantize_per_tensor",
+            (u8, 0.05, 128),
             lambda: qf.dequantize(),
             lambda: f.clone(),
         ),
         "plain_max_pool2d 1x8x8x8": (
-            lambda: q.plain_max_pool2d(img, [2, 2], [2, 2], [0, 0], [1, 1], False),
+            "plain_max_pool2d",
+            (img, [2, 2], [2, 2], [0, 0], [1, 1], False),
             lambda: torch.nn.functional.max_pool2d(qimg, 2),
             lambda: torch.nn.functional.max_pool2d(fimg, 2),
         ),
         "plain_cat 2x64": (
-            lambda: q.plain_cat([u8, u8b], [0.05, 0.05], [128, 128], 0, 0.05, 128),
+            "plain_cat",
+            ([u8, u8b], [0.05, 0.05], [128, 128], 0, 0.05, 128),
             lambda: torch.ops.quantized.cat([qf, qf2], 0, 0.05, 128),
             lambda: torch.cat([f, f]),
         ),
         "plain_linear 1x64x64": (
-            lambda: q.plain_linear(x1, 0.05, 128, w, ws, wz, None, packed, 0.1, 128),
+            "plain_linear",
+            (x1, 0.05, 128, w, ws, wz, None, packed, 0.1, 128),
             lambda: torch.ops.quantized.linear(qx1, tpacked, 0.1, 128),
             lambda: torch.nn.functional.linear(xf1, wf),
         ),
         "plain_linear_dynamic 1x64x64": (
-            lambda: q.plain_linear_dynamic(xf1, w, ws, wz, None, packed, False),
+            "plain_linear_dynamic",
+            (xf1, w, ws, wz, None, packed, False),
             lambda: torch.ops.quantized.linear_dynamic(xf1, tpacked, False),
             lambda: torch.nn.functional.linear(xf1, wf),
         ),
         "plain_conv2d 1x8x8x8 k3": (
-            lambda: q.plain_conv2d(img, 0.05, 128, cw, cws, cwz, None, cpacked, [1, 1], [1, 1], [1, 1], 1, 0.1, 128),
+            "plain_conv2d",
+            (img, 0.05, 128, cw, cws, cwz, None, cpacked, [1, 1], [1, 1], [1, 1], 1, 0.1, 128),
             lambda: torch.ops.quantized.conv2d(qimg, tcpacked, 0.1, 128),
             lambda: torch.nn.functional.conv2d(fimg, cwf, padding=1),
         ),
         "plain_embedding_bag 8 of 100x16": (
-            lambda: q.plain_embedding_bag(ebuf, 100, 16, idx, offs),
+            "plain_embedding_bag",
+            (ebuf, 100, 16, idx, offs),
             lambda: torch.ops.quantized.embedding_bag_byte_rowwise_offsets(fused, idx, offs),
             lambda: torch.nn.functional.embedding_bag(idx, table, offs),
         ),
@@ -153,18 +169,59 @@ def _child(args):
 
     out = {"stable": bool(getattr(_build_info, "STABLE_ABI", False)), "built": _build_info.TORCH_VERSION}
     out["isa"] = torch_qplugin.active_isa()
+    for lib in args.floor_libs:
+        torch.ops.load_library(lib)
+    q = torch.ops.qplugin
     res = {}
-    for name, (plain, tq, fp) in _cases().items():
-        # torch's columns in the ATen children only (one package is enough for them)
-        res[name] = {"plain": _time(plain, args.calls, args.samples)}
+    for name, (op, op_args, tq, fp) in _cases().items():
+        res[name] = {"plain": _time(lambda: getattr(q, op)(*op_args), args.calls, args.samples)}
+        # torch's columns and the floors in the ATen children only (one package is enough for them)
         if args.torch_columns:
             res[name]["torch_int8"] = _time(tq, args.calls, args.samples)
             res[name]["fp32"] = _time(fp, args.calls, args.samples)
+        for kind in ("aten", "stable") if args.floor_libs else ():
+            floor = getattr(getattr(torch.ops, FLOOR_NS[kind]), op.removeprefix("plain_"))
+            res[name][f"floor_{kind}"] = _time(lambda: floor(*op_args), args.calls, args.samples)
     out["ops"] = res
     print("RESULT " + json.dumps(out))
 
 
-def _run_child(pkg, args, torch_columns):
+# The floor ops (boxing_floor.cpp): their namespace on each build.
+FLOOR_NS = {"aten": "qplugin_floor_aten", "stable": "qplugin_floor_stable"}
+
+
+def _build_floor(stable_pkg):
+    """Compiles boxing_floor.cpp on ATen and on the stable ABI (targeting the torch the stable
+    package was built against) against the running torch; returns the two libraries' paths."""
+    import re
+    import tempfile
+
+    from torch.utils import cpp_extension
+
+    with open(os.path.join(stable_pkg, "torch_qplugin", "_build_info.py")) as f:
+        major, minor = re.search(r"TORCH_VERSION = \"(\d+)\.(\d+)", f.read()).groups()
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boxing_floor.cpp")
+    inc = str(ROOT / "aten_ext" / "csrc")
+    target = f"0x{(int(major) << 56) | (int(minor) << 48):x}"
+    libs = []
+    for kind, defs in (("aten", []), ("stable", ["-DQPLUGIN_STABLE_ABI", f"-DTORCH_TARGET_VERSION={target}"])):
+        build = tempfile.mkdtemp(prefix=f"qplugin-floor-{kind}-")
+        libs.append(
+            cpp_extension.load(
+                name=FLOOR_NS[kind],
+                sources=[src],
+                extra_cflags=["-O3", f"-DQPLUGIN_FLOOR_NS={FLOOR_NS[kind]}"] + defs,
+                extra_include_paths=[inc],
+                build_directory=build,
+                with_cuda=False,
+                is_python_module=False,
+            )
+            or os.path.join(build, f"{FLOOR_NS[kind]}.so")
+        )
+    return libs
+
+
+def _run_child(pkg, args, torch_columns, floor_libs=()):
     env = dict(os.environ, OMP_NUM_THREADS="1")
     env.pop("PYTHONPATH", None)
     if pkg:
@@ -172,6 +229,7 @@ def _run_child(pkg, args, torch_columns):
         env["PYTHONSAFEPATH"] = "1"
     cmd = [sys.executable, str(BENCH), "stable-lib", "--child", "--calls", str(args.calls)]
     cmd += ["--samples", str(args.samples)] + (["--torch-columns"] if torch_columns else [])
+    cmd += [f"--floor-lib={lib}" for lib in floor_libs]
     r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd="/")
     if r.returncode != 0:
         sys.exit(f"stable-lib: child ({pkg or 'ATen package'}) failed:\n{r.stdout}{r.stderr}")
@@ -197,6 +255,13 @@ def main(argv):
     p.add_argument("--samples", type=int, default=15)
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--torch-columns", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--floor-lib", dest="floor_libs", action="append", default=[], help=argparse.SUPPRESS)
+    p.add_argument(
+        "--floor",
+        action="store_true",
+        help="also time ops that only take the arguments and allocate the output (boxing_floor.cpp), "
+        "on ATen and on the stable ABI: the floor of the stable - ATen column",
+    )
     args = p.parse_args(argv)
     if args.child:
         if os.environ.get("PYTHONPATH"):
@@ -209,11 +274,15 @@ def main(argv):
         p.error("--stable-pkg is required")
     import torch
 
+    floor_libs = _build_floor(args.stable_pkg) if args.floor else []
     runs = {"aten": [], "stable": []}
     meta = {}
     for r in range(args.rounds):
         for kind in ("aten", "stable") if r % 2 == 0 else ("stable", "aten"):
-            out = _run_child(os.path.abspath(args.stable_pkg) if kind == "stable" else None, args, kind == "aten")
+            aten = kind == "aten"
+            out = _run_child(
+                None if aten else os.path.abspath(args.stable_pkg), args, aten, floor_libs if aten else ()
+            )
             meta[kind] = out
             runs[kind].append(out["ops"])
     assert meta["stable"]["stable"] and not meta["aten"]["stable"], "the two packages are not the two builds"
@@ -224,11 +293,18 @@ def main(argv):
         f"{args.samples} samples of {args.calls} calls"
     )
     print()
-    print("| op | ATen build us | stable-ABI build us | stable - ATen us | stable / torch int8 | stable / fp32 |")
-    print("|---|---|---|---|---|---|")
+    floor = ["floor_aten", "floor_stable"] if args.floor else []
+    head = "| op | ATen build us | stable-ABI build us | stable - ATen us |"
+    head += " floor: stable - ATen us | beyond the floor us |" if floor else ""
+    print(head + " stable / torch int8 | stable / fp32 |")
+    print("|---" * (head.count("|") + 1) + "|")
     for name in OPS:
         a = min(o[name]["plain"] for o in runs["aten"])
         s = min(o[name]["plain"] for o in runs["stable"])
         ti = min(o[name]["torch_int8"] for o in runs["aten"])
         fp = min(o[name]["fp32"] for o in runs["aten"])
-        print(f"| {name} | {a:.2f} | {s:.2f} | {s - a:+.2f} | {s / ti:.2f} | {s / fp:.2f} |")
+        row = f"| {name} | {a:.2f} | {s:.2f} | {s - a:+.2f} |"
+        if floor:
+            fa, fs = (min(o[name][k] for o in runs["aten"]) for k in floor)
+            row += f" {fs - fa:+.2f} | {(s - a) - (fs - fa):+.2f} |"
+        print(row + f" {s / ti:.2f} | {s / fp:.2f} |")

@@ -40,9 +40,9 @@ void check_w_qparams(const char* op, const Tensor& s, const Tensor& z, int64_t n
 struct LinearCall {
   LinearWeightsView view;
   std::shared_ptr<LinearWeights> owner;
-  std::vector<double> scales;  // N entries, where w_scales is not read in place
-  Tensor w_scales;             // contiguous float64
-  Tensor bias;                 // contiguous float32 or undefined
+  std::vector<double> scales;      // N entries, where w_scales is not read in place
+  std::optional<Tensor> w_scales;  // contiguous float64 (set by linear_call)
+  std::optional<Tensor> bias;      // contiguous float32, or none
 };
 
 // `scale_max`: the op needs view.w_scale_max (static linear's requantize check). The scales'
@@ -63,13 +63,13 @@ void linear_call(const char* op, const Tensor& w, const Tensor& w_scales, const 
   }
   const bool checked = plain_buffer::weights_checked(packed, w, w_scales, w_zps);
   c->w_scales = tensor::contiguous(w_scales);
-  const double* sp = c->w_scales.const_data_ptr<double>();
-  if (c->w_scales.numel() != N) {  // one scale for every channel
+  const double* sp = c->w_scales->const_data_ptr<double>();
+  if (c->w_scales->numel() != N) {  // one scale for every channel
     c->scales.assign(N, sp[0]);
     sp = c->scales.data();
   }
   if (!checked) {
-    for (int64_t n = 0; n < c->w_scales.numel(); ++n) check_scale(op, "w_scales", sp[n]);
+    for (int64_t n = 0; n < c->w_scales->numel(); ++n) check_scale(op, "w_scales", sp[n]);
   }
   double w_scale_max = 0.0;
   if (scale_max) {
@@ -82,7 +82,7 @@ void linear_call(const char* op, const Tensor& w, const Tensor& w_scales, const 
   }
   c->view.w_scale_max = w_scale_max;
   c->view.w_scale = sp;
-  c->view.bias = c->bias.defined() ? c->bias.const_data_ptr<float>() : nullptr;
+  c->view.bias = c->bias.has_value() ? c->bias->const_data_ptr<float>() : nullptr;
 }
 
 template <bool kRelu>

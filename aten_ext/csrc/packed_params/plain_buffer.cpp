@@ -128,37 +128,41 @@ uint64_t fnv_words(uint64_t h, const uint8_t* p, int64_t b, int64_t e) {
   for (; b < e; ++b) h = fnv(h, p[b]);
   return h;
 }
-// The bytes of a dense tensor (0 otherwise).
-int64_t dense_bytes(const Tensor& t) {
-  return t.is_contiguous() ? t.numel() * static_cast<int64_t>(t.element_size()) : 0;
+// What is read of a tensor without a dispatcher call, each accessor once.
+struct Probe {
+  const uint8_t* data;
+  int64_t nbytes;  // of its storage
+  int64_t numel;
+  int32_t dtype;
+  int64_t dense;  // its bytes when dense, else -1
+};
+Probe probe(const Tensor& t) {
+  Probe p{static_cast<const uint8_t*>(t.const_data_ptr()), tensor::storage_nbytes(t), t.numel(), tensor::dtype_code(t),
+          -1};
+  if (t.is_contiguous()) p.dense = p.numel * static_cast<int64_t>(t.element_size());
+  return p;
 }
-uint64_t fingerprint_of(const Tensor& t) {
-  const auto* p = static_cast<const uint8_t*>(t.const_data_ptr());
-  const int64_t n = dense_bytes(t);
-  const uint64_t h = fnv_words(kFnvOffset, p, 0, std::min<int64_t>(n, kHeaderBytes));
-  return fnv_words(h, p, std::max<int64_t>(kHeaderBytes, n - 64), n);
+bool by_content(const Probe& p) { return p.dense >= 0 && p.dense <= kContentBytes; }
+uint64_t fingerprint_of(const Probe& p) {
+  const int64_t n = std::max<int64_t>(p.dense, 0);
+  const uint64_t h = fnv_words(kFnvOffset, p.data, 0, std::min<int64_t>(n, kHeaderBytes));
+  return fnv_words(h, p.data, std::max<int64_t>(kHeaderBytes, n - 64), n);
 }
-int32_t dtype_code(const Tensor& t) {
-  int32_t code = 0;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_get_dtype(t.get(), &code));
-  return code;
-}
-bool by_content(const Tensor& t) { return t.is_contiguous() && dense_bytes(t) <= kContentBytes; }
 Ident ident_of(const Tensor& t) {
   Ident i;
   if (!t.defined()) return i;
+  const Probe p = probe(t);
   i.defined = true;
-  i.data = t.const_data_ptr();
-  i.nbytes = tensor::storage_of(t).nbytes;
-  i.numel = t.numel();
-  i.dtype = dtype_code(t);
-  i.by_content = by_content(t);
+  i.data = p.data;
+  i.nbytes = p.nbytes;
+  i.numel = p.numel;
+  i.dtype = p.dtype;
+  i.by_content = by_content(p);
   if (i.by_content) {
-    const auto* p = static_cast<const uint8_t*>(i.data);
-    i.content.assign(p, p + dense_bytes(t));
+    i.content.assign(p.data, p.data + p.dense);
     return i;
   }
-  i.fingerprint = fingerprint_of(t);
+  i.fingerprint = fingerprint_of(p);
   const std::optional<int64_t> v = tensor::version(t);
   i.inference = !v.has_value();
   i.version = v.value_or(-1);
@@ -166,15 +170,16 @@ Ident ident_of(const Tensor& t) {
 }
 bool same(const Ident& i, const Tensor& t) {
   if (!t.defined() || !i.defined) return !t.defined() && !i.defined;
-  if (i.data != t.const_data_ptr() || i.numel != t.numel() || i.dtype != dtype_code(t) ||
-      i.nbytes != tensor::storage_of(t).nbytes || i.by_content != by_content(t)) {
+  const Probe p = probe(t);
+  if (i.data != p.data || i.numel != p.numel || i.dtype != p.dtype || i.nbytes != p.nbytes ||
+      i.by_content != by_content(p)) {
     return false;
   }
   if (i.by_content) {
-    return dense_bytes(t) == static_cast<int64_t>(i.content.size()) &&
-           (i.content.empty() || std::memcmp(i.content.data(), i.data, i.content.size()) == 0);
+    return p.dense == static_cast<int64_t>(i.content.size()) &&
+           (i.content.empty() || std::memcmp(i.content.data(), p.data, i.content.size()) == 0);
   }
-  if (i.fingerprint != fingerprint_of(t)) return false;
+  if (i.fingerprint != fingerprint_of(p)) return false;
   if (i.inference) return true;
   try {
     return tensor::detail::call<int64_t>("aten::_version", "", t) == i.version;

@@ -436,14 +436,35 @@ struct StorageView {
   const void* data;
   int64_t nbytes;
 };
+// The byte size of t's storage (0 without one).
+inline int64_t storage_nbytes(const Tensor& t) {
+#ifdef QPLUGIN_STABLE_ABI
+  int64_t nbytes = 0;
+  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_get_storage_size(t.get(), &nbytes));
+  return nbytes;
+#else
+  return t.has_storage() ? static_cast<int64_t>(t.storage().nbytes()) : 0;
+#endif
+}
+
+// t's dtype as an integer, equal for equal dtypes (the C shim's code on the stable ABI: one accessor
+// call, where scalar_type() there compares it against each dtype's code in turn).
+inline int32_t dtype_code(const Tensor& t) {
+#ifdef QPLUGIN_STABLE_ABI
+  int32_t code = 0;
+  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_get_dtype(t.get(), &code));
+  return code;
+#else
+  return static_cast<int32_t>(t.scalar_type());
+#endif
+}
+
 inline StorageView storage_of(const Tensor& t) {
 #ifdef QPLUGIN_STABLE_ABI
   // every CPU tensor made from Python has a storage (has_storage is a 2.14 addition)
-  int64_t nbytes = 0;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_get_storage_size(t.get(), &nbytes));
   const auto p = reinterpret_cast<uintptr_t>(t.const_data_ptr());
   const auto base = p - static_cast<uintptr_t>(t.storage_offset()) * t.element_size();
-  return {true, reinterpret_cast<const void*>(base), nbytes};
+  return {true, reinterpret_cast<const void*>(base), storage_nbytes(t)};
 #else
   if (!t.has_storage()) return {false, nullptr, 0};
   return {true, t.storage().data(), static_cast<int64_t>(t.storage().nbytes())};
@@ -462,9 +483,19 @@ inline std::optional<int64_t> version(const Tensor& t) {
 #endif
 }
 
+inline int64_t num_threads();
+
+// f over [begin, end) in chunks of at least `grain` (at::parallel_for's contract). On the stable ABI
+// a range torch would run in one piece on this thread (one chunk, or one thread) runs here directly,
+// without the callback through the C shim.
 template <class F>
 inline void parallel_for(int64_t begin, int64_t end, int64_t grain, const F& f) {
 #ifdef QPLUGIN_STABLE_ABI
+  if (begin >= end) return;
+  if (end - begin <= grain || num_threads() == 1) {
+    f(begin, end);
+    return;
+  }
   torch::stable::parallel_for(begin, end, grain, f);
 #else
   at::parallel_for(begin, end, grain, f);
