@@ -49,23 +49,29 @@ Tensor embedding_bag(const Tensor&, int64_t, int64_t embedding_dim, const Tensor
 
 QPLUGIN_LIBRARY(QPLUGIN_FLOOR_NS, m) {
   m.def("relu(Tensor x, float x_scale, int x_zero_point) -> Tensor");
-  m.def("add(Tensor a, float a_scale, int a_zero_point, Tensor b, float b_scale, int b_zero_point, float scale, "
-        "int zero_point) -> Tensor");
+  m.def(
+      "add(Tensor a, float a_scale, int a_zero_point, Tensor b, float b_scale, int b_zero_point, float scale, "
+      "int zero_point) -> Tensor");
   m.def("quantize_per_tensor(Tensor self, float scale, int zero_point, ScalarType dtype) -> Tensor");
   m.def("dequantize_per_tensor(Tensor self, float scale, int zero_point) -> Tensor");
-  m.def("max_pool2d(Tensor x, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode) -> "
-        "Tensor");
+  m.def(
+      "max_pool2d(Tensor x, int[] kernel_size, int[] stride, int[] padding, int[] dilation, bool ceil_mode) -> "
+      "Tensor");
   m.def("cat(Tensor[] xs, float[] scales, int[] zero_points, int dim, float scale, int zero_point) -> Tensor");
-  m.def("linear(Tensor x, float x_scale, int x_zero_point, Tensor w, Tensor w_scales, Tensor w_zero_points, "
-        "Tensor? bias, Tensor packed, float output_scale, int output_zero_point) -> Tensor");
-  m.def("linear_dynamic(Tensor x, Tensor w, Tensor w_scales, Tensor w_zero_points, Tensor? bias, Tensor packed, "
-        "bool reduce_range=False) -> Tensor");
-  m.def("conv2d(Tensor x, float x_scale, int x_zero_point, Tensor w, Tensor w_scales, Tensor w_zero_points, "
-        "Tensor? bias, Tensor packed, int[] stride, int[] padding, int[] dilation, int groups, float output_scale, "
-        "int output_zero_point) -> Tensor");
-  m.def("embedding_bag(Tensor packed, int num_embeddings, int embedding_dim, Tensor indices, Tensor? offsets=None, "
-        "int mode=0, bool pruned_weights=False, Tensor? per_sample_weights=None, "
-        "Tensor? compressed_indices_mapping=None, bool include_last_offset=False) -> Tensor");
+  m.def(
+      "linear(Tensor x, float x_scale, int x_zero_point, Tensor w, Tensor w_scales, Tensor w_zero_points, "
+      "Tensor? bias, Tensor packed, float output_scale, int output_zero_point) -> Tensor");
+  m.def(
+      "linear_dynamic(Tensor x, Tensor w, Tensor w_scales, Tensor w_zero_points, Tensor? bias, Tensor packed, "
+      "bool reduce_range=False) -> Tensor");
+  m.def(
+      "conv2d(Tensor x, float x_scale, int x_zero_point, Tensor w, Tensor w_scales, Tensor w_zero_points, "
+      "Tensor? bias, Tensor packed, int[] stride, int[] padding, int[] dilation, int groups, float output_scale, "
+      "int output_zero_point) -> Tensor");
+  m.def(
+      "embedding_bag(Tensor packed, int num_embeddings, int embedding_dim, Tensor indices, Tensor? offsets=None, "
+      "int mode=0, bool pruned_weights=False, Tensor? per_sample_weights=None, "
+      "Tensor? compressed_indices_mapping=None, bool include_last_offset=False) -> Tensor");
 }
 
 QPLUGIN_LIBRARY_IMPL(QPLUGIN_FLOOR_NS, CPU, m) {

@@ -280,9 +280,7 @@ def main(argv):
     for r in range(args.rounds):
         for kind in ("aten", "stable") if r % 2 == 0 else ("stable", "aten"):
             aten = kind == "aten"
-            out = _run_child(
-                None if aten else os.path.abspath(args.stable_pkg), args, aten, floor_libs if aten else ()
-            )
+            out = _run_child(None if aten else os.path.abspath(args.stable_pkg), args, aten, floor_libs if aten else ())
             meta[kind] = out
             runs[kind].append(out["ops"])
     assert meta["stable"]["stable"] and not meta["aten"]["stable"], "the two packages are not the two builds"
