@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <utility>
 
@@ -362,9 +363,8 @@ Tensor fused_unpack(const char* op, const Tensor& weight, int64_t bits) {
   const kernels::EmbRows w = fused_view(op, w2, bits, &keep);
   Bags b;
   b.nbags = keep.size(0);
-  const std::vector<int64_t> rows = ramp(b.nbags, 1);
   b.idx = tensor::empty(std::vector<int64_t>{b.nbags}, kLong);
-  std::copy(rows.begin(), rows.end(), b.idx.mutable_data_ptr<int64_t>());
+  std::iota(b.idx.mutable_data_ptr<int64_t>(), b.idx.mutable_data_ptr<int64_t>() + b.nbags, int64_t{0});
   b.starts = ramp(b.nbags + 1, 1);
   b.out_sizes = {b.nbags, w.D};
   return tensor::reshape(run_bags(op, w, b, 0), with_last(weight.sizes(), w.D));

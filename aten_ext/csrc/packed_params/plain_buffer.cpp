@@ -106,18 +106,6 @@ void check_checksum(const char* op, const Tensor& buf, const int64_t* h) {
 //    (aten::_version) a call; whether the tensor is an inference tensor (which has no version to
 //    read) is asked once, when it is recorded.
 constexpr int64_t kContentBytes = 4096;
-struct Ident {
-  bool defined = false;
-  const void* data = nullptr;
-  int64_t nbytes = 0;
-  int64_t numel = 0;
-  int32_t dtype = 0;
-  bool by_content = false;
-  std::vector<uint8_t> content;  // by_content: the tensor's bytes
-  uint64_t fingerprint = 0;      // otherwise
-  bool inference = false;
-  int64_t version = 0;
-};
 // FNV-1a over the 8-byte words of bytes [b, e) of p (a tail shorter than a word byte by byte).
 uint64_t fnv_words(uint64_t h, const uint8_t* p, int64_t b, int64_t e) {
   for (; b + 8 <= e; b += 8) {
@@ -130,11 +118,11 @@ uint64_t fnv_words(uint64_t h, const uint8_t* p, int64_t b, int64_t e) {
 }
 // What is read of a tensor without a dispatcher call, each accessor once.
 struct Probe {
-  const uint8_t* data;
-  int64_t nbytes;  // of its storage
-  int64_t numel;
-  int32_t dtype;
-  int64_t dense;  // its bytes when dense, else -1
+  const uint8_t* data = nullptr;
+  int64_t nbytes = 0;  // of its storage
+  int64_t numel = 0;
+  int32_t dtype = 0;
+  int64_t dense = -1;  // its bytes when dense, else -1
 };
 Probe probe(const Tensor& t) {
   Probe p{static_cast<const uint8_t*>(t.const_data_ptr()), tensor::storage_nbytes(t), t.numel(), tensor::dtype_code(t),
@@ -148,21 +136,24 @@ uint64_t fingerprint_of(const Probe& p) {
   const uint64_t h = fnv_words(kFnvOffset, p.data, 0, std::min<int64_t>(n, kHeaderBytes));
   return fnv_words(h, p.data, std::max<int64_t>(kHeaderBytes, n - 64), n);
 }
+struct Ident {
+  bool defined = false;
+  Probe p;
+  std::vector<uint8_t> content;  // by_content(p): the tensor's bytes
+  uint64_t fingerprint = 0;      // otherwise
+  bool inference = false;
+  int64_t version = 0;
+};
 Ident ident_of(const Tensor& t) {
   Ident i;
   if (!t.defined()) return i;
-  const Probe p = probe(t);
   i.defined = true;
-  i.data = p.data;
-  i.nbytes = p.nbytes;
-  i.numel = p.numel;
-  i.dtype = p.dtype;
-  i.by_content = by_content(p);
-  if (i.by_content) {
-    i.content.assign(p.data, p.data + p.dense);
+  i.p = probe(t);
+  if (by_content(i.p)) {
+    i.content.assign(i.p.data, i.p.data + i.p.dense);
     return i;
   }
-  i.fingerprint = fingerprint_of(p);
+  i.fingerprint = fingerprint_of(i.p);
   const std::optional<int64_t> v = tensor::version(t);
   i.inference = !v.has_value();
   i.version = v.value_or(-1);
@@ -171,14 +162,11 @@ Ident ident_of(const Tensor& t) {
 bool same(const Ident& i, const Tensor& t) {
   if (!t.defined() || !i.defined) return !t.defined() && !i.defined;
   const Probe p = probe(t);
-  if (i.data != p.data || i.numel != p.numel || i.dtype != p.dtype || i.nbytes != p.nbytes ||
-      i.by_content != by_content(p)) {
+  if (i.p.data != p.data || i.p.numel != p.numel || i.p.dtype != p.dtype || i.p.nbytes != p.nbytes ||
+      i.p.dense != p.dense) {
     return false;
   }
-  if (i.by_content) {
-    return p.dense == static_cast<int64_t>(i.content.size()) &&
-           (i.content.empty() || std::memcmp(i.content.data(), p.data, i.content.size()) == 0);
-  }
+  if (by_content(p)) return i.content.empty() || std::memcmp(i.content.data(), p.data, i.content.size()) == 0;
   if (i.fingerprint != fingerprint_of(p)) return false;
   if (i.inference) return true;
   try {

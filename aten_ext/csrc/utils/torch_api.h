@@ -467,7 +467,7 @@ inline StorageView storage_of(const Tensor& t) {
   return {true, reinterpret_cast<const void*>(base), storage_nbytes(t)};
 #else
   if (!t.has_storage()) return {false, nullptr, 0};
-  return {true, t.storage().data(), static_cast<int64_t>(t.storage().nbytes())};
+  return {true, t.storage().data(), storage_nbytes(t)};
 #endif
 }
 
@@ -483,7 +483,13 @@ inline std::optional<int64_t> version(const Tensor& t) {
 #endif
 }
 
-inline int64_t num_threads();
+inline int64_t num_threads() {
+#ifdef QPLUGIN_STABLE_ABI
+  return static_cast<int64_t>(torch::stable::get_num_threads());
+#else
+  return at::get_num_threads();
+#endif
+}
 
 // f over [begin, end) in chunks of at least `grain` (at::parallel_for's contract). On the stable ABI
 // a range torch would run in one piece on this thread (one chunk, or one thread) runs here directly,
@@ -499,14 +505,6 @@ inline void parallel_for(int64_t begin, int64_t end, int64_t grain, const F& f) 
   torch::stable::parallel_for(begin, end, grain, f);
 #else
   at::parallel_for(begin, end, grain, f);
-#endif
-}
-
-inline int64_t num_threads() {
-#ifdef QPLUGIN_STABLE_ABI
-  return static_cast<int64_t>(torch::stable::get_num_threads());
-#else
-  return at::get_num_threads();
 #endif
 }
 
