@@ -72,6 +72,32 @@ def test_plain_cpp_uses_no_quantized_tensor_api(path):
     assert not bad, "quantized-tensor API in the plain tier:\n" + "\n".join(bad)
 
 
+# Dtypes and typed data pointers go through utils/torch_api.h (tensor::dtype / data<T> /
+# mutable_data<T>): on the stable ABI the tensor's own scalar_type() and typed data pointers walk
+# the C shim's dtype codes one call at a time.
+CPP_DTYPE_READS = re.compile(r"\.scalar_type\(\)|->scalar_type\(\)|(const|mutable)_data_ptr<")
+
+
+@pytest.mark.parametrize(
+    "path", [p for p in PLAIN_CPP if p.name != "torch_api.h"], ids=lambda p: str(p.relative_to(ROOT))
+)
+def test_plain_cpp_reads_dtypes_through_torch_api(path):
+    bad = [f"{path.name}:{n}: {code}" for n, code in _violations(path.read_text(), CPP_DTYPE_READS, "//")]
+    assert not bad, "read the dtype through tensor::dtype / tensor::data<T> (utils/torch_api.h):\n" + "\n".join(bad)
+
+
+def test_dtype_read_pattern_catches_what_it_should():
+    for code in (
+        "x.scalar_type() == kByte",
+        "bias->scalar_type()",
+        "t.const_data_ptr<float>()",
+        "o.mutable_data_ptr<T>()",
+    ):
+        assert CPP_DTYPE_READS.search(code), code
+    for code in ("tensor::dtype(x) == kByte", "t.const_data_ptr()", "tensor::data<float>(t)"):
+        assert not CPP_DTYPE_READS.search(code), code
+
+
 @pytest.mark.parametrize("path", PLAIN_PY, ids=lambda p: str(p.relative_to(ROOT)))
 def test_plain_python_uses_no_quantized_tensor_api(path):
     bad = [f"{path.name}:{n}: {code}" for n, code in _violations(path.read_text(), PY_FORBIDDEN, "#")]

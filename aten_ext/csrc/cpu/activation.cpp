@@ -160,20 +160,20 @@ void clamp_raw(const void* xp, void* yp, int64_t n, int64_t elem_size, bool is_s
 void clamp_int_out(const Tensor& data, const Tensor& out, int64_t lo, int64_t hi) {
   const Tensor x = dense_input(data);
   QP_ASSERT(tensor::is_contiguous(out, kept_format(data)) && out.sizes() == x.sizes() &&
-            out.scalar_type() == x.scalar_type());
-  clamp_raw(x.const_data_ptr(), out.mutable_data_ptr(), x.numel(), x.element_size(), x.scalar_type() == kChar, lo, hi);
+            tensor::dtype(out) == tensor::dtype(x));
+  clamp_raw(x.const_data_ptr(), out.mutable_data_ptr(), x.numel(), x.element_size(), tensor::dtype(x) == kChar, lo, hi);
 }
 
 void activation_int_out(const Tensor& data, const Tensor& out, const kernels::ActSpec& spec) {
   const Tensor x = dense_input(data);
   QP_ASSERT(tensor::is_contiguous(out, kept_format(data)) && out.sizes() == x.sizes() &&
-            out.scalar_type() == x.scalar_type());
-  const ScalarType dt = x.scalar_type();
+            tensor::dtype(out) == tensor::dtype(x));
+  const ScalarType dt = tensor::dtype(x);
   const int64_t n = x.numel();
   if (n == 0) return;
   if (dt == kInt) {
-    const int32_t* xp = x.const_data_ptr<int32_t>();
-    int32_t* yp = out.mutable_data_ptr<int32_t>();
+    const int32_t* xp = tensor::data<int32_t>(x);
+    int32_t* yp = tensor::mutable_data<int32_t>(out);
     tensor::parallel_for(0, n, 2048, [&](int64_t b, int64_t e) {
       QPLUGIN_ISA_CALL(act_map_s32, xp + b, yp + b, e - b, &spec);
     });
@@ -182,9 +182,9 @@ void activation_int_out(const Tensor& data, const Tensor& out, const kernels::Ac
   if (n < 128) {
     // Fewer elements than table entries: evaluate them directly (the same values).
     if (dt == kByte) {
-      QPLUGIN_ISA_CALL(act_map_u8, x.const_data_ptr<uint8_t>(), out.mutable_data_ptr<uint8_t>(), n, &spec);
+      QPLUGIN_ISA_CALL(act_map_u8, tensor::data<uint8_t>(x), tensor::mutable_data<uint8_t>(out), n, &spec);
     } else {
-      QPLUGIN_ISA_CALL(act_map_s8, x.const_data_ptr<int8_t>(), out.mutable_data_ptr<int8_t>(), n, &spec);
+      QPLUGIN_ISA_CALL(act_map_s8, tensor::data<int8_t>(x), tensor::mutable_data<int8_t>(out), n, &spec);
     }
     return;
   }

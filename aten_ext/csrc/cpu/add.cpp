@@ -53,7 +53,7 @@ void run_binary(BinaryKind kind, ScalarType qt, const kernels::Strided& s, int64
 }  // namespace
 
 ScalarType int_dtype_of(const char* op, const char* arg, const Tensor& t) {
-  const ScalarType dt = t.scalar_type();
+  const ScalarType dt = tensor::dtype(t);
   QP_CHECK(is_plain_int_dtype(dt), "qplugin::", op, ": ", arg, " should be a uint8, int8 or int32 tensor, got dtype ",
            dt);
   return dt;
@@ -82,7 +82,7 @@ void binary_into(const Names& nm, BinaryKind kind, bool relu, const Tensor& a, Q
                  const Tensor& out) {
   const char* op = nm.op;
   const ScalarType qt = int_dtype_of(op, nm.a, a);
-  QP_ASSERT(b.scalar_type() == a.scalar_type() && out.scalar_type() == a.scalar_type());
+  QP_ASSERT(tensor::dtype(b) == tensor::dtype(a) && tensor::dtype(out) == tensor::dtype(a));
   if (kind == BinaryKind::kAdd) {
     check_requant_multiplier(op, "scale", qo.scale, qa.scale, nm.scale(nm.a).c_str());
     check_requant_multiplier(op, "scale", qo.scale, qb.scale, nm.scale(nm.b).c_str());
@@ -125,8 +125,8 @@ namespace {
 Tensor binary_int(const Names& nm, BinaryKind kind, bool relu, const Tensor& a, QP qa, const Tensor& b, QP qb, QP qo) {
   const char* op = nm.op;
   const ScalarType qt = int_dtype_of(op, nm.a, a);
-  QP_CHECK(b.scalar_type() == a.scalar_type(), "qplugin::", op, ": ", nm.b, " should have the dtype of ", nm.a, " (",
-           a.scalar_type(), "), got ", b.scalar_type());
+  QP_CHECK(tensor::dtype(b) == tensor::dtype(a), "qplugin::", op, ": ", nm.b, " should have the dtype of ", nm.a, " (",
+           tensor::dtype(a), "), got ", tensor::dtype(b));
   check_scale(op, nm.scale(nm.a).c_str(), qa.scale);
   check_scale(op, nm.scale(nm.b).c_str(), qb.scale);
   check_scale(op, "scale", qo.scale);
@@ -134,7 +134,7 @@ Tensor binary_int(const Names& nm, BinaryKind kind, bool relu, const Tensor& a, 
   check_zero_point(op, nm.zero_point(nm.b).c_str(), qb.zero_point, qt);
   check_zero_point(op, "zero_point", qo.zero_point, qt);
   const auto shape = broadcast_shape(op, a.sizes(), b.sizes());
-  Tensor out = tensor::empty(shape, a.scalar_type(), binary_format(a, b, shape));
+  Tensor out = tensor::empty(shape, tensor::dtype(a), binary_format(a, b, shape));
   binary_into(nm, kind, relu, a, qa, b, qb, qo, out);
   return out;
 }
@@ -173,7 +173,7 @@ void unary_walk(const Tensor& x, const Tensor& out, F fn) {
 }
 
 void flip_clamp_into(const Tensor& x, const Tensor& out, bool flip, int32_t k, int32_t lo, int32_t hi) {
-  const ScalarType dt = x.scalar_type();
+  const ScalarType dt = tensor::dtype(x);
   unary_walk(x, out, [&](const char* xp, char* yp, int64_t n) {
     if (dt == kByte) {
       QPLUGIN_ISA_CALL(flip_clamp_u8, reinterpret_cast<const uint8_t*>(xp), reinterpret_cast<uint8_t*>(yp), n, flip, k,
@@ -222,7 +222,7 @@ void add_scalar_into(const Names& nm, const Tensor& x, QP qx, double b, bool rel
   const int64_t c_q = scalar_in_steps(op, qx, finite_scalar(op, "b", b));
   const float m = static_cast<float>(qx.scale) * (1.0f / static_cast<float>(qo.scale));
   const int32_t zi = static_cast<int32_t>(qx.zero_point), zo = static_cast<int32_t>(qo.zero_point);
-  const ScalarType dt = x.scalar_type();
+  const ScalarType dt = tensor::dtype(x);
   unary_walk(x, out, [&](const char* xp, char* yp, int64_t n) {
     if (dt == kByte) {
       QPLUGIN_ISA_CALL(add_scalar_requant_u8, reinterpret_cast<const uint8_t*>(xp), reinterpret_cast<uint8_t*>(yp), n,

@@ -128,7 +128,7 @@ void cat_into(const Names& nm, const std::vector<Tensor>& xs_in, const std::vect
   const MemoryFormat fmt = kept_format(out);
   QP_ASSERT(tensor::is_contiguous(out, fmt));
   if (out.numel() == 0) return;
-  const ScalarType dt = out.scalar_type();
+  const ScalarType dt = tensor::dtype(out);
   const ScalarType qt = int_dtype_of(nm.op, nm.a, out);
   const auto r = qrange(qt);
   const int32_t lo = static_cast<int32_t>(relu ? std::max<int64_t>(r.first, qo.zero_point) : r.first);
@@ -291,8 +291,8 @@ Tensor cat_int(const Names& nm, const std::vector<Tensor>& xs, const std::vector
   const auto shape = cat_shape(nm, xs, &d);
   const ScalarType qt = int_dtype_of(op, (std::string(nm.a) + "[0]").c_str(), xs[0]);
   for (size_t i = 0; i < xs.size(); ++i) {
-    QP_CHECK(xs[i].scalar_type() == xs[0].scalar_type(), "qplugin::", op, ": ", nm.a, "[", i,
-             "] should have the dtype of ", nm.a, "[0] (", xs[0].scalar_type(), "), got ", xs[i].scalar_type());
+    QP_CHECK(tensor::dtype(xs[i]) == tensor::dtype(xs[0]), "qplugin::", op, ": ", nm.a, "[", i,
+             "] should have the dtype of ", nm.a, "[0] (", tensor::dtype(xs[0]), "), got ", tensor::dtype(xs[i]));
     // plain: the i-th entries of scales / zero_points; quantized: an input's qparams
     if (nm.plain) {
       std::string at_i = "[";  // appended, not "[" + ...: GCC 12's C++20 string inlining warns falsely
@@ -307,7 +307,7 @@ Tensor cat_int(const Names& nm, const std::vector<Tensor>& xs, const std::vector
   }
   check_scale(op, "scale", qo.scale);
   check_zero_point(op, "zero_point", qo.zero_point, qt);
-  Tensor out = tensor::empty(shape, xs[0].scalar_type(), cat_format(xs));
+  Tensor out = tensor::empty(shape, tensor::dtype(xs[0]), cat_format(xs));
   cat_into(nm, xs, qps, d, qo, relu, out);
   return out;
 }

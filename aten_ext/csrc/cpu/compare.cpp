@@ -171,7 +171,7 @@ Tensor compare_scalar_int(const Names& nm, CmpOp op, const Tensor& a, QP qa, dou
   const MemoryFormat fmt = kept_format(a);
   Tensor out = bool_out(a.sizes(), fmt);
   if (a.numel() == 0) return out;
-  const ScalarType dt = a.scalar_type();
+  const ScalarType dt = tensor::dtype(a);
   const int64_t es = static_cast<int64_t>(a.element_size());
   auto call = [&](const char* q, int64_t qs, uint8_t* y, int64_t ys, int64_t n) {
     if (dt == kByte) {
@@ -184,7 +184,7 @@ Tensor compare_scalar_int(const Names& nm, CmpOp op, const Tensor& a, QP qa, dou
   };
   if (tensor::is_contiguous(a, fmt)) {
     const char* qp = static_cast<const char*>(a.const_data_ptr());
-    uint8_t* yp = reinterpret_cast<uint8_t*>(out.mutable_data_ptr<bool>());
+    uint8_t* yp = reinterpret_cast<uint8_t*>(tensor::mutable_data<bool>(out));
     tensor::parallel_for(0, a.numel(), kGrain, [&](int64_t b, int64_t e) {
       call(qp + b * es, 1, yp + b, 1, e - b);
     });
@@ -223,8 +223,8 @@ Tensor compare_int(const Names& nm, CmpOp op, const Tensor& a, QP qa, const Tens
     std::vector<float> vals;
     vals.reserve(512);
     for (int v = 0; v < 256; ++v) {
-      vals.push_back(da(byte_value(a.scalar_type(), v)));
-      vals.push_back(db(byte_value(b.scalar_type(), v)));
+      vals.push_back(da(byte_value(tensor::dtype(a), v)));
+      vals.push_back(db(byte_value(tensor::dtype(b), v)));
     }
     std::sort(vals.begin(), vals.end());
     vals.erase(std::unique(vals.begin(), vals.end(),
@@ -236,10 +236,12 @@ Tensor compare_int(const Names& nm, CmpOp op, const Tensor& a, QP qa, const Tens
       return static_cast<int32_t>(std::lower_bound(vals.begin(), vals.end(), x) - vals.begin());
     };
     bool shift_a = true, shift_b = true;
-    const int32_t ca = rank(da(byte_value(a.scalar_type(), 0))) - static_cast<int32_t>(byte_value(a.scalar_type(), 0));
-    const int32_t cb = rank(db(byte_value(b.scalar_type(), 0))) - static_cast<int32_t>(byte_value(b.scalar_type(), 0));
+    const int32_t ca =
+        rank(da(byte_value(tensor::dtype(a), 0))) - static_cast<int32_t>(byte_value(tensor::dtype(a), 0));
+    const int32_t cb =
+        rank(db(byte_value(tensor::dtype(b), 0))) - static_cast<int32_t>(byte_value(tensor::dtype(b), 0));
     for (int v = 0; v < 256; ++v) {
-      const int64_t qva = byte_value(a.scalar_type(), v), qvb = byte_value(b.scalar_type(), v);
+      const int64_t qva = byte_value(tensor::dtype(a), v), qvb = byte_value(tensor::dtype(b), v);
       rank_a[v] = rank(da(qva));
       rank_b[v] = rank(db(qvb));
       shift_a = shift_a && rank_a[v] == qva + ca;
@@ -258,7 +260,7 @@ Tensor compare_int(const Names& nm, CmpOp op, const Tensor& a, QP qa, const Tens
     if (dt == kChar) return *reinterpret_cast<const int8_t*>(p);
     return *reinterpret_cast<const int32_t*>(p);
   };
-  const ScalarType dta = a.scalar_type(), dtb = b.scalar_type();
+  const ScalarType dta = tensor::dtype(a), dtb = tensor::dtype(b);
   for_each_row<3>(
       name, out, {&a, &b},
       [&](char** data, const int64_t* strides, int64_t n) {

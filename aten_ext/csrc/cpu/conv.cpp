@@ -83,7 +83,7 @@ void transpose_bytes(const uint8_t* in, uint8_t* out, int64_t C, int64_t S, int6
 // order `fmt` (each image's [C, S] bytes transposed to [S, C]), kTileS positions a task.
 Tensor channels_last_copy(const Tensor& x, MemoryFormat fmt) {
   constexpr int64_t kTileS = 64;
-  Tensor y = tensor::empty(x.sizes(), x.scalar_type(), fmt);
+  Tensor y = tensor::empty(x.sizes(), tensor::dtype(x), fmt);
   const int64_t N = x.size(0), C = x.size(1);
   const int64_t S = N * C == 0 ? 0 : x.numel() / (N * C);
   const auto* src = static_cast<const uint8_t*>(x.const_data_ptr());
@@ -179,9 +179,9 @@ void conv_forward_view(const char* op, const Tensor& x_int, double x_scale, int6
   const Tensor x = conv_channels_last_input(x_int, p.spatial);
   Tensor add;
   if (add_int != nullptr) add = conv_channels_last_input(*add_int, p.spatial);
-  const uint8_t* xp = x.mutable_data_ptr<uint8_t>();
-  const uint8_t* addp = add.defined() ? add.mutable_data_ptr<uint8_t>() : nullptr;
-  uint8_t* yp = y_int.mutable_data_ptr<uint8_t>();
+  const uint8_t* xp = tensor::mutable_data<uint8_t>(x);
+  const uint8_t* addp = add.defined() ? tensor::mutable_data<uint8_t>(add) : nullptr;
+  uint8_t* yp = tensor::mutable_data<uint8_t>(y_int);
   const int64_t N = ys[0];
   const int64_t OC = p.OC;
 

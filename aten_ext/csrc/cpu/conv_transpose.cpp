@@ -65,7 +65,7 @@ void conv_transpose_forward_view(const char* op, const Tensor& x_int, double x_s
   QP_ASSERT(static_cast<int64_t>(k.b.size()) == p.groups * p.KD * p.KH && k.tzp != nullptr);
   kernels::gemm::Col2ImProblem pr;
   pr.isa = k.isa;
-  pr.x = x.mutable_data_ptr<uint8_t>();
+  pr.x = tensor::mutable_data<uint8_t>(x);
   pr.g = g;
   pr.images = xs[0];
   pr.x_zp = static_cast<int32_t>(x_zp);
@@ -75,7 +75,7 @@ void conv_transpose_forward_view(const char* op, const Tensor& x_int, double x_s
   pr.mult = mult.data();
   pr.bias = bias.data();
   pr.y_zp = static_cast<int32_t>(y_zp);
-  pr.y = y_int.mutable_data_ptr<uint8_t>();
+  pr.y = tensor::mutable_data<uint8_t>(y_int);
   kernels::gemm::run_col2im(pr);
 }
 

@@ -94,15 +94,17 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
                                                int64_t groups, bool check_qparams) {
   const int64_t spatial = conv_kind_spatial(kind);
   const bool transpose = is_conv_transpose_kind(kind);
-  QP_CHECK(w_int8.defined() && w_int8.scalar_type() == kChar, "qplugin::", op,
+  QP_CHECK(w_int8.defined() && tensor::dtype(w_int8) == kChar, "qplugin::", op,
            ": weight should be an int8 tensor, got ",
-           w_int8.defined() ? dtype_name(w_int8.scalar_type()) : "an undefined tensor");
-  QP_CHECK_VALUE(w_int8.dim() == spatial + 2, "qplugin::", op, ": weight should have ", spatial + 2,
+           w_int8.defined() ? dtype_name(tensor::dtype(w_int8)) : "an undefined tensor");
+  const auto ks = w_int8.sizes();
+  const int64_t wdim = static_cast<int64_t>(ks.size());
+  QP_CHECK_VALUE(wdim == spatial + 2, "qplugin::", op, ": weight should have ", spatial + 2,
                  transpose ? " dims (in_channels, out_channels / groups, kernel...), got "
                            : " dims (out_channels, in_channels / groups, kernel...), got ",
-                 w_int8.dim(), " dims ", w_int8.sizes());
-  for (int64_t d = 0; d < w_int8.dim(); ++d) {
-    QP_CHECK_VALUE(w_int8.size(d) >= 1, "qplugin::", op, ": weight should have no empty dims, got ", w_int8.sizes());
+                 wdim, " dims ", ks);
+  for (int64_t d = 0; d < wdim; ++d) {
+    QP_CHECK_VALUE(ks[d] >= 1, "qplugin::", op, ": weight should have no empty dims, got ", ks);
   }
   QP_CHECK_VALUE(groups >= 1, "qplugin::", op, ": groups should be >= 1, got ", groups);
   auto p = std::make_shared<ConvWeights>();
@@ -110,12 +112,12 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
   p->spatial = spatial;
   p->transpose = transpose;
   if (transpose) {
-    check_transpose_groups(op, w_int8.size(0), groups);
-    p->OC = w_int8.size(1) * groups;
-    p->ICg = w_int8.size(0) / groups;
+    check_transpose_groups(op, ks[0], groups);
+    p->OC = ks[1] * groups;
+    p->ICg = ks[0] / groups;
   } else {
-    p->OC = w_int8.size(0);
-    p->ICg = w_int8.size(1);
+    p->OC = ks[0];
+    p->ICg = ks[1];
     QP_CHECK_VALUE(p->OC % groups == 0, "qplugin::", op, ": groups should divide out_channels (", p->OC,
                    "), got groups ", groups);
   }
@@ -139,7 +141,6 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
   }
   p->groups = groups;
   // 3-d kernel view
-  const auto ks = w_int8.sizes();
   auto fill3 = [&](const std::vector<int64_t>& v, int64_t& d, int64_t& h, int64_t& w, int64_t dflt) {
     d = spatial == 3 ? v[0] : dflt;
     h = spatial >= 2 ? v[spatial - 2] : dflt;
@@ -157,18 +158,19 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
                  " (exact int32 accumulation), got ", p->K);
   // qparams: 1 (per tensor) or OC (per channel) entries
   // (a conversion only where needed: the plain ops describe the conv on every call)
-  const Tensor sc = tensor::contiguous(w_scales.scalar_type() == kDouble ? w_scales : tensor::to(w_scales, kDouble));
+  const Tensor sc = tensor::contiguous(tensor::dtype(w_scales) == kDouble ? w_scales : tensor::to(w_scales, kDouble));
   const Tensor zp =
-      tensor::contiguous(w_zero_points.scalar_type() == kLong ? w_zero_points : tensor::to(w_zero_points, kLong));
-  const bool per_tensor = sc.numel() == 1 && zp.numel() == 1;
-  QP_CHECK_VALUE(per_tensor || (sc.numel() == p->OC && zp.numel() == p->OC), "qplugin::", op,
-                 ": weight per-channel scales and zero_points should have ", p->OC, " elements, got ", sc.numel(),
-                 " and ", zp.numel());
+      tensor::contiguous(tensor::dtype(w_zero_points) == kLong ? w_zero_points : tensor::to(w_zero_points, kLong));
+  const int64_t n_sc = sc.numel(), n_zp = zp.numel();
+  const bool per_tensor = n_sc == 1 && n_zp == 1;
+  QP_CHECK_VALUE(per_tensor || (n_sc == p->OC && n_zp == p->OC), "qplugin::", op,
+                 ": weight per-channel scales and zero_points should have ", p->OC, " elements, got ", n_sc, " and ",
+                 n_zp);
   p->w_scale.resize(p->OC);
   p->w_zp.resize(p->OC);
-  const double* scp = sc.const_data_ptr<double>();
-  const int64_t* zpp = zp.const_data_ptr<int64_t>();
-  for (int64_t i = 0; check_qparams && i < sc.numel(); ++i) {
+  const double* scp = tensor::data<double>(sc);
+  const int64_t* zpp = tensor::data<int64_t>(zp);
+  for (int64_t i = 0; check_qparams && i < n_sc; ++i) {
     check_scale(op, "weight scale", scp[i]);
     check_zero_point(op, "weight zero_point", zpp[i], kChar);
   }
@@ -183,12 +185,12 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
   p->bias_f.assign(p->OC, 0.0f);
   if (bias.has_value() && bias->defined()) {
     const Tensor& b = *bias;
-    QP_CHECK(b.scalar_type() == kFloat, "qplugin::", op, ": bias should be a float32 tensor, got dtype ",
-             b.scalar_type());
+    QP_CHECK(tensor::dtype(b) == kFloat, "qplugin::", op, ": bias should be a float32 tensor, got dtype ",
+             tensor::dtype(b));
     QP_CHECK_VALUE(b.dim() == 1 && b.size(0) == p->OC, "qplugin::", op, ": bias should be a 1-d tensor of ", p->OC,
                    " elements (out_channels), got shape ", b.sizes());
     const Tensor bc = tensor::contiguous(b);
-    std::copy_n(bc.const_data_ptr<float>(), p->OC, p->bias_f.begin());
+    std::copy_n(tensor::data<float>(bc), p->OC, p->bias_f.begin());
     p->bias = b;
   }
   p->weight = w_int8;
@@ -214,7 +216,7 @@ std::shared_ptr<ConvWeights> conv_transpose_prepack_int(const char* op, const st
   const int64_t G = groups, ICg = p->ICg, OCg = p->OC / groups;
   const int64_t KD = p->KD, KH = p->KH, KW = p->KW;
   const Tensor wc = tensor::contiguous(w_int8);
-  const int8_t* src = wc.const_data_ptr<int8_t>();  // [IC][OCg][KD][KH][KW]
+  const int8_t* src = tensor::data<int8_t>(wc);  // [IC][OCg][KD][KH][KW]
   const int64_t ncols = KW * OCg;
   std::vector<int8_t> bm(static_cast<size_t>(ncols * ICg));
   for (int64_t g = 0; g < G; ++g) {
@@ -247,7 +249,7 @@ std::shared_ptr<ConvWeights> conv_prepack_int(const char* op, const std::string&
   const int64_t taps = p->KD * p->KH * p->KW;
   // wmat [OC][taps][ICg]
   const Tensor wi = tensor::reshape(tensor::contiguous(w_int8), std::vector<int64_t>{p->OC, p->ICg, taps});
-  const int8_t* src = wi.mutable_data_ptr<int8_t>();
+  const int8_t* src = tensor::mutable_data<int8_t>(wi);
   p->wmat.resize(static_cast<size_t>(p->OC * p->K));
   for (int64_t o = 0; o < p->OC; ++o) {
     for (int64_t t = 0; t < taps; ++t) {

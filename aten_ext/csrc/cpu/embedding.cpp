@@ -39,8 +39,8 @@ std::vector<int64_t> ramp(int64_t n, int64_t step) {
 }
 
 Tensor index_tensor(const char* op, const char* arg, const Tensor& t) {
-  QP_CHECK_VALUE(t.scalar_type() == kLong || t.scalar_type() == kInt, "qplugin::", op, ": ", arg,
-                 " should be an int64 or int32 tensor, got dtype ", t.scalar_type());
+  QP_CHECK_VALUE(tensor::dtype(t) == kLong || tensor::dtype(t) == kInt, "qplugin::", op, ": ", arg,
+                 " should be an int64 or int32 tensor, got dtype ", tensor::dtype(t));
   return tensor::contiguous(tensor::to(t, kLong));
 }
 
@@ -48,7 +48,7 @@ Tensor index_tensor(const char* op, const char* arg, const Tensor& t) {
 // than the bag kernel's per-row work at recommendation sizes).
 std::pair<int64_t, int64_t> index_range(const Tensor& t) {
   int64_t lo = 0, hi = 0;
-  QPLUGIN_ISA_CALL(index_range, t.const_data_ptr<int64_t>(), t.numel(), &lo, &hi);
+  QPLUGIN_ISA_CALL(index_range, tensor::data<int64_t>(t), t.numel(), &lo, &hi);
   return {lo, hi};
 }
 
@@ -116,7 +116,7 @@ Bags bags_of(const char* op, const Tensor& indices, const std::optional<Tensor>&
     b.nbags = nbags;
     b.starts.resize(static_cast<size_t>(nbags + 1));
     int64_t* s = b.starts.data();
-    const int64_t* o = off.const_data_ptr<int64_t>();
+    const int64_t* o = tensor::data<int64_t>(off);
     std::copy(o, o + nbags, s);
     s[nbags] = include_last_offset ? o[nbags] : n;
     QP_CHECK_VALUE(nbags == 0 || s[0] == 0, "qplugin::", op, ": offsets should start at 0, got ", s[0]);
@@ -135,9 +135,9 @@ Bags bags_of(const char* op, const Tensor& indices, const std::optional<Tensor>&
     const Tensor& w = *per_sample_weights;
     QP_CHECK_VALUE(mode == 0, "qplugin::", op, ": per_sample_weights should only be given with mode 0 (sum), got mode ",
                    mode);
-    QP_CHECK_VALUE(is_floating_dtype(w.scalar_type()) && w.numel() == n, "qplugin::", op,
+    QP_CHECK_VALUE(is_floating_dtype(tensor::dtype(w)) && w.numel() == n, "qplugin::", op,
                    ": per_sample_weights should be a float tensor with one weight an index (", n, "), got ",
-                   w.scalar_type(), " of shape ", w.sizes());
+                   tensor::dtype(w), " of shape ", w.sizes());
     b.psw = tensor::contiguous(tensor::to(w, kFloat));
   }
   b.out_sizes = {b.nbags, dim};
@@ -148,7 +148,7 @@ Bags bags_of(const char* op, const Tensor& indices, const std::optional<Tensor>&
 Tensor run_bags(const char* op, const kernels::EmbRows& w, const Bags& b, int64_t mode) {
   Tensor out = tensor::empty(b.out_sizes, kFloat);
   const int64_t n = b.idx.numel();
-  const int64_t* idx = b.idx.const_data_ptr<int64_t>();
+  const int64_t* idx = tensor::data<int64_t>(b.idx);
   const int64_t* starts = b.starts.data();
   // Indices the kernel will not read (no output, or past include_last_offset's last offset) are
   // checked here, so a bad one raises whatever the bags.
@@ -157,8 +157,8 @@ Tensor run_bags(const char* op, const kernels::EmbRows& w, const Bags& b, int64_
     if (lo < 0 || hi >= w.rows) bad_indices(op, b.idx, w.rows);
   }
   if (out.numel() == 0) return out;
-  const float* psw = b.psw.defined() ? b.psw.const_data_ptr<float>() : nullptr;
-  float* o = out.mutable_data_ptr<float>();
+  const float* psw = b.psw.defined() ? tensor::data<float>(b.psw) : nullptr;
+  float* o = tensor::mutable_data<float>(out);
   const int64_t per_bag = std::max<int64_t>(1, (n / std::max<int64_t>(b.nbags, 1)) * std::max<int64_t>(w.D, 1));
   std::atomic<bool> ok{true};
   tensor::parallel_for(0, b.nbags, std::max<int64_t>(1, kGrain / per_bag), [&](int64_t b0, int64_t b1) {
@@ -191,16 +191,16 @@ kernels::EmbRows fused_rows(const uint8_t* base, int64_t rows, int64_t cols, int
 // The kernel's view of a fused weight tensor (kept contiguous in *keep).
 kernels::EmbRows fused_view(const char* op, const Tensor& weight, int64_t bits, Tensor* keep) {
   const int64_t tail = bits == 8 ? 8 : 4;
-  QP_CHECK_VALUE(weight.scalar_type() == kByte && weight.dim() == 2 && weight.size(1) >= tail, "qplugin::", op,
+  QP_CHECK_VALUE(tensor::dtype(weight) == kByte && weight.dim() == 2 && weight.size(1) >= tail, "qplugin::", op,
                  ": weight should be a 2-D uint8 tensor of fused rows (",
                  bits == 8 ? "codes, "
                              "float32 scale, float32 bias: embedding_bag_byte_prepack"
                            : "nibbles, fp16 scale, fp16 bias: "
                              "embedding_bag_4bit_prepack",
-                 ") with at least ", tail, " columns, got ", "dtype ", weight.scalar_type(), " of shape ",
+                 ") with at least ", tail, " columns, got ", "dtype ", tensor::dtype(weight), " of shape ",
                  weight.sizes());
   *keep = tensor::contiguous(weight);
-  return fused_rows(keep->const_data_ptr<uint8_t>(), keep->size(0), keep->size(1), bits);
+  return fused_rows(tensor::data<uint8_t>(*keep), keep->size(0), keep->size(1), bits);
 }
 
 // embedding_bag over the fused rows w (the arguments after the weight: QPLUGIN_EMBEDDING_BAG_ARGS).
@@ -236,7 +236,7 @@ Tensor plain_embedding_prepack(const Tensor& fused_rows, int64_t bits) {
 Tensor plain_embedding_unpack(const Tensor& packed) {
   const plain_buffer::EmbeddingRows r = plain_buffer::view_embedding("plain_embedding_unpack", packed);
   Tensor out = tensor::empty(std::vector<int64_t>{r.rows, r.D + 8}, kByte);
-  if (out.numel() > 0) std::memcpy(out.mutable_data_ptr<uint8_t>(), r.data, static_cast<size_t>(out.numel()));
+  if (out.numel() > 0) std::memcpy(tensor::mutable_data<uint8_t>(out), r.data, static_cast<size_t>(out.numel()));
   return out;
 }
 
@@ -255,8 +255,8 @@ Tensor plain_embedding_bag(const Tensor& packed, int64_t num_embeddings, int64_t
 
 // Float rows [..., D] (float32 or float16) as a contiguous float32 [rows, D].
 Tensor float_rows(const char* op, const Tensor& weight) {
-  QP_CHECK_VALUE(weight.scalar_type() == kFloat || weight.scalar_type() == kHalf, "qplugin::", op,
-                 ": weight should be a float32 or float16 tensor, got dtype ", weight.scalar_type());
+  QP_CHECK_VALUE(tensor::dtype(weight) == kFloat || tensor::dtype(weight) == kHalf, "qplugin::", op,
+                 ": weight should be a float32 or float16 tensor, got dtype ", tensor::dtype(weight));
   QP_CHECK_VALUE(weight.dim() >= 2, "qplugin::", op, ": weight should have at least 2 dims [..., rows, D], got shape ",
                  weight.sizes());
   // rows counted, not inferred: reshape({-1, 0}) is ambiguous for D = 0 (fuzzer seed 707)
@@ -280,8 +280,8 @@ Tensor embedding_bag_byte_prepack(const Tensor& weight) {
   const Tensor x = float_rows(op, weight);
   const int64_t rows = x.size(0), D = x.size(1);
   Tensor out = tensor::empty(with_last(weight.sizes(), D + 8), kByte);
-  const float* xp = x.const_data_ptr<float>();
-  uint8_t* op_ = out.mutable_data_ptr<uint8_t>();
+  const float* xp = tensor::data<float>(x);
+  uint8_t* op_ = tensor::mutable_data<uint8_t>(out);
   tensor::parallel_for(0, rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* in = xp + r * D;
@@ -314,8 +314,8 @@ Tensor embedding_bag_4bit_prepack(const Tensor& weight, bool optimized_qparams, 
   const Tensor x = float_rows(op, weight);
   const int64_t rows = x.size(0), D = x.size(1), nb = (D + 1) / 2;
   Tensor out = tensor::empty(with_last(weight.sizes(), nb + 4), kByte);
-  const float* xp = x.const_data_ptr<float>();
-  uint8_t* op_ = out.mutable_data_ptr<uint8_t>();
+  const float* xp = tensor::data<float>(x);
+  uint8_t* op_ = tensor::mutable_data<uint8_t>(out);
   tensor::parallel_for(0, rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(D, 1)), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* in = xp + r * D;
@@ -355,16 +355,16 @@ Tensor embedding_bag_4bit_prepack(const Tensor& weight, bool optimized_qparams, 
 // Fused rows back to float: v = fma(scale, code, bias), the kernel's value.
 Tensor fused_unpack(const char* op, const Tensor& weight, int64_t bits) {
   const int64_t tail = bits == 8 ? 8 : 4;
-  QP_CHECK_VALUE(weight.scalar_type() == kByte && weight.dim() >= 1 && weight.size(-1) >= tail, "qplugin::", op,
+  QP_CHECK_VALUE(tensor::dtype(weight) == kByte && weight.dim() >= 1 && weight.size(-1) >= tail, "qplugin::", op,
                  ": weight should be a uint8 tensor of fused rows with at least ", tail, " columns, got dtype ",
-                 weight.scalar_type(), " of shape ", weight.sizes());
+                 tensor::dtype(weight), " of shape ", weight.sizes());
   const Tensor w2 = tensor::reshape(tensor::contiguous(weight), std::vector<int64_t>{-1, weight.size(-1)});
   Tensor keep;
   const kernels::EmbRows w = fused_view(op, w2, bits, &keep);
   Bags b;
   b.nbags = keep.size(0);
   b.idx = tensor::empty(std::vector<int64_t>{b.nbags}, kLong);
-  std::iota(b.idx.mutable_data_ptr<int64_t>(), b.idx.mutable_data_ptr<int64_t>() + b.nbags, int64_t{0});
+  std::iota(tensor::mutable_data<int64_t>(b.idx), tensor::mutable_data<int64_t>(b.idx) + b.nbags, int64_t{0});
   b.starts = ramp(b.nbags + 1, 1);
   b.out_sizes = {b.nbags, w.D};
   return tensor::reshape(run_bags(op, w, b, 0), with_last(weight.sizes(), w.D));

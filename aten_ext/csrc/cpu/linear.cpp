@@ -103,7 +103,7 @@ LinearWeightsView linear_weights_view(const LinearWeights& w) {
   if (w.fp16) {
     v.b.N = w.N;
     v.b.K = w.K;
-    v.bias = w.bias.has_value() ? w.bias->const_data_ptr<float>() : nullptr;
+    v.bias = w.bias.has_value() ? tensor::data<float>(*w.bias) : nullptr;
     v.fp16 = true;
     v.fp16_panels = w.fp16_panels.data();
     return v;
@@ -113,7 +113,7 @@ LinearWeightsView linear_weights_view(const LinearWeights& w) {
   v.w_scale_max = w.w_scale_max;
   v.w_zp = w.w_zp.data();
   v.w_zp_all_zero = w.w_zp_all_zero;
-  v.bias = w.bias.has_value() ? w.bias->const_data_ptr<float>() : nullptr;
+  v.bias = w.bias.has_value() ? tensor::data<float>(*w.bias) : nullptr;
   return v;
 }
 
@@ -142,7 +142,7 @@ Tensor linear_dynamic_view(const char* op, const Tensor& x_in, const LinearWeigh
   const int64_t M = out.numel() / N;
   const int64_t numel = M * K;
   const Tensor x = tensor::contiguous(x_in);
-  const float* xp = x.const_data_ptr<float>();
+  const float* xp = tensor::data<float>(x);
   // Activations up to 2^18 elements (1 MB of floats; e.g. 128 x 1024): min/max and
   // quantization in this thread, into a reused per-thread buffer: no ATen ops, no allocation,
   // and the GEMM is the call's only parallel region (torch's fbgemm path also finds min/max
@@ -175,7 +175,7 @@ Tensor linear_dynamic_view(const char* op, const Tensor& x_in, const LinearWeigh
     QPLUGIN_ISA_CALL(quantize_u8, xp, qptr, numel, inv, zp);
   } else {
     xq_big = tensor::empty(std::vector<int64_t>{M, K}, kByte);
-    qptr = xq_big.mutable_data_ptr<uint8_t>();
+    qptr = tensor::mutable_data<uint8_t>(xq_big);
     tensor::parallel_for(0, numel, 1 << 15, [&](int64_t b, int64_t e) {
       QPLUGIN_ISA_CALL(quantize_u8, xp + b, qptr + b, e - b, inv, zp);
     });
@@ -194,7 +194,7 @@ Tensor linear_dynamic_view(const char* op, const Tensor& x_in, const LinearWeigh
   p.multipliers = mult.data();
   p.bias = w.bias;
   p.kind = gemm::OutKind::kF32;
-  p.out = out.mutable_data_ptr<float>();
+  p.out = tensor::mutable_data<float>(out);
   p.ldc = N;
   p.out_fmin = relu ? 0.0f : -std::numeric_limits<float>::infinity();
   gemm::qgemm(p);

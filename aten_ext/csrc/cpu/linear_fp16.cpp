@@ -28,8 +28,8 @@ Tensor linear_fp16_view(const char* op, const Tensor& x_in, const LinearWeightsV
   if (out.numel() == 0) return out;
   const int64_t M = out.numel() / N;
   const Tensor x = tensor::contiguous(x_in);
-  const float* xp = x.const_data_ptr<float>();
-  float* yp = out.mutable_data_ptr<float>();
+  const float* xp = tensor::data<float>(x);
+  float* yp = tensor::mutable_data<float>(out);
   // Work units: blocks of kRows rows x kPanels panels (64 columns); each unit is independent
   // (every output's sum is computed whole by one call), so the split changes no bit.
   constexpr int64_t kRows = 64;

@@ -17,7 +17,7 @@ namespace {
 std::optional<Tensor> checked_bias(const char* op, const std::optional<Tensor>& bias, int64_t N) {
   if (!bias.has_value() || !bias->defined()) return std::nullopt;
   const Tensor& b = *bias;
-  QP_CHECK(b.scalar_type() == kFloat, "qplugin::", op, ": B should be a float32 tensor, got dtype ", b.scalar_type());
+  QP_CHECK(tensor::dtype(b) == kFloat, "qplugin::", op, ": B should be a float32 tensor, got dtype ", tensor::dtype(b));
   QP_CHECK_VALUE(b.dim() == 1 && b.size(0) == N, "qplugin::", op, ": B should have shape [", N,
                  "] (out_features), got ", b.sizes());
   return tensor::contiguous(b);
@@ -40,10 +40,10 @@ void LinearWeights::check_fp16(const char* op) const {
 }
 
 void LinearWeights::init_fp16(const char* op, const Tensor& weight, const std::optional<Tensor>& bias) {
-  QP_CHECK(
-      weight.defined() && (weight.scalar_type() == kFloat || weight.scalar_type() == kHalf), "qplugin::", op,
-      ": W should be a float32 or float16 tensor, got ",
-      weight.defined() ? "dtype " + std::string(dtype_name(weight.scalar_type())) : std::string("an undefined tensor"));
+  QP_CHECK(weight.defined() && (tensor::dtype(weight) == kFloat || tensor::dtype(weight) == kHalf), "qplugin::", op,
+           ": W should be a float32 or float16 tensor, got ",
+           weight.defined() ? "dtype " + std::string(dtype_name(tensor::dtype(weight)))
+                            : std::string("an undefined tensor"));
   QP_CHECK_VALUE(weight.dim() == 2, "qplugin::", op, ": W should be 2-D [out_features, in_features], got shape ",
                  weight.sizes());
   const int64_t N = weight.size(0);
@@ -54,14 +54,14 @@ void LinearWeights::init_fp16(const char* op, const Tensor& weight, const std::o
   p->fp16 = true;
   p->bias = checked_bias(op, bias, N);
   Tensor w16;
-  if (weight.scalar_type() == kHalf) {
+  if (tensor::dtype(weight) == kHalf) {
     w16 = tensor::contiguous(weight);
   } else {
     // torch's HandleWeightsSaturation: clamp to the float16 range (a warning when it changes a value)
     const Tensor w = tensor::contiguous(weight);
     Tensor clamped = tensor::empty(w.sizes(), kFloat);
-    const float* wp = w.const_data_ptr<float>();
-    float* cp = clamped.mutable_data_ptr<float>();
+    const float* wp = tensor::data<float>(w);
+    float* cp = tensor::mutable_data<float>(clamped);
     bool saturates = false;
     for (int64_t i = 0; i < w.numel(); ++i) {
       const float v = wp[i];  // NaN stays NaN, bit for bit
@@ -77,7 +77,7 @@ void LinearWeights::init_fp16(const char* op, const Tensor& weight, const std::o
   }
   const int64_t P = (N + kernels::kFp16Panel - 1) / kernels::kFp16Panel;
   p->fp16_panels.assign(static_cast<size_t>(P * K * kernels::kFp16Panel), 0);
-  const uint16_t* src = reinterpret_cast<const uint16_t*>(w16.const_data_ptr<Half>());
+  const uint16_t* src = reinterpret_cast<const uint16_t*>(tensor::data<Half>(w16));
   for (int64_t n = 0; n < N; ++n) {
     const int64_t panel = n / kernels::kFp16Panel, j = n % kernels::kFp16Panel;
     uint16_t* dst = p->fp16_panels.data() + panel * K * kernels::kFp16Panel + j;
@@ -97,7 +97,7 @@ int64_t LinearWeights::packed_bytes() const {
 
 Tensor LinearWeights::weight_fp16() const {
   Tensor w = tensor::empty(std::vector<int64_t>{N, K}, kHalf);
-  uint16_t* dst = reinterpret_cast<uint16_t*>(w.mutable_data_ptr<Half>());
+  uint16_t* dst = reinterpret_cast<uint16_t*>(tensor::mutable_data<Half>(w));
   for (int64_t n = 0; n < N; ++n) {
     const int64_t panel = n / kernels::kFp16Panel, j = n % kernels::kFp16Panel;
     const uint16_t* src = fp16_panels.data() + panel * K * kernels::kFp16Panel + j;
@@ -127,7 +127,7 @@ std::shared_ptr<const LinearWeights::StaticEpilogue> LinearWeights::static_epilo
   e->bias_version = bias_version;
   e->mult.resize(N);
   if (bias.has_value()) e->bias.resize(N);
-  epilogue_constants(x_scale, y_scale, w_scale.data(), bias.has_value() ? bias->const_data_ptr<float>() : nullptr, N,
+  epilogue_constants(x_scale, y_scale, w_scale.data(), bias.has_value() ? tensor::data<float>(*bias) : nullptr, N,
                      e->mult.data(), e->bias.data());
   std::shared_ptr<const StaticEpilogue> r = std::move(e);
   if (cacheable) {
@@ -151,9 +151,9 @@ void LinearWeights::epilogue_constants(double x_scale, double y_scale, const dou
 
 void LinearWeights::init_int8(const char* op, const Tensor& w_int8, const Tensor& scales, const Tensor& zero_points,
                               bool per_channel, const std::optional<Tensor>& bias) {
-  QP_CHECK(w_int8.defined() && w_int8.scalar_type() == kChar, "qplugin::", op,
+  QP_CHECK(w_int8.defined() && tensor::dtype(w_int8) == kChar, "qplugin::", op,
            ": weight data should be an int8 tensor, got ",
-           w_int8.defined() ? dtype_name(w_int8.scalar_type()) : "an undefined tensor");
+           w_int8.defined() ? dtype_name(tensor::dtype(w_int8)) : "an undefined tensor");
   QP_CHECK_VALUE(w_int8.dim() == 2, "qplugin::", op, ": W should be 2-D [out_features, in_features], got shape ",
                  w_int8.sizes());
   const int64_t N = w_int8.size(0);
@@ -161,12 +161,12 @@ void LinearWeights::init_int8(const char* op, const Tensor& w_int8, const Tensor
   QP_CHECK_VALUE(K <= gemm::kMaxK, "qplugin::", op, ": in_features should be at most ", gemm::kMaxK,
                  " (int32 accumulation stays exact up to there), got ", K);
   const int64_t nq = per_channel ? N : 1;
-  QP_CHECK(scales.defined() && scales.scalar_type() == kDouble, "qplugin::", op,
+  QP_CHECK(scales.defined() && tensor::dtype(scales) == kDouble, "qplugin::", op,
            ": scales should be a float64 tensor, got ",
-           scales.defined() ? dtype_name(scales.scalar_type()) : "an undefined tensor");
-  QP_CHECK(zero_points.defined() && zero_points.scalar_type() == kLong, "qplugin::", op,
+           scales.defined() ? dtype_name(tensor::dtype(scales)) : "an undefined tensor");
+  QP_CHECK(zero_points.defined() && tensor::dtype(zero_points) == kLong, "qplugin::", op,
            ": zero_points should be an int64 tensor, got ",
-           zero_points.defined() ? dtype_name(zero_points.scalar_type()) : "an undefined tensor");
+           zero_points.defined() ? dtype_name(tensor::dtype(zero_points)) : "an undefined tensor");
   QP_CHECK_VALUE(scales.dim() == 1 && scales.numel() == nq, "qplugin::", op, ": scales should have shape [", nq,
                  "], got ", scales.sizes());
   QP_CHECK_VALUE(zero_points.dim() == 1 && zero_points.numel() == nq, "qplugin::", op,
@@ -177,8 +177,8 @@ void LinearWeights::init_int8(const char* op, const Tensor& w_int8, const Tensor
   p->per_channel = per_channel;
   p->scales = tensor::clone(tensor::contiguous(scales));
   p->zero_points = tensor::clone(tensor::contiguous(zero_points));
-  const double* s = p->scales.const_data_ptr<double>();
-  const int64_t* z = p->zero_points.const_data_ptr<int64_t>();
+  const double* s = tensor::data<double>(p->scales);
+  const int64_t* z = tensor::data<int64_t>(p->zero_points);
   for (int64_t i = 0; i < nq; ++i) {
     // the rule of every scale (a float32 reciprocal too: 1e-45 is rejected as elsewhere)
     check_scale(op, per_channel ? ("W scales[" + std::to_string(i) + "]").c_str() : "W scale", s[i]);
@@ -197,12 +197,12 @@ void LinearWeights::init_int8(const char* op, const Tensor& w_int8, const Tensor
   }
   p->bias = checked_bias(op, bias, N);
   const Tensor w = tensor::contiguous(w_int8);
-  p->packed.pack(w.const_data_ptr<int8_t>(), K, 1, K, N);
+  p->packed.pack(tensor::data<int8_t>(w), K, 1, K, N);
 }
 
 Tensor LinearWeights::weight_int8() const {
   Tensor w = tensor::empty(std::vector<int64_t>{N, K}, kChar);
-  if (N * K > 0) gemm::unpack_b(view(), w.mutable_data_ptr<int8_t>());
+  if (N * K > 0) gemm::unpack_b(view(), tensor::mutable_data<int8_t>(w));
   return w;
 }
 

@@ -39,7 +39,7 @@ Tensor matmul_int(const Names& nm, const Tensor& a, QP qa, const Tensor& b, QP q
   const ScalarType qt = int_dtype_of(op, nm.a, a);
   QP_CHECK(qt != kInt, "qplugin::", op, ": ", nm.a, " should be ",
            nm.plain ? "uint8 or int8, got int32" : "torch.quint8 or torch.qint8, got torch.qint32");
-  QP_CHECK(b.scalar_type() == a.scalar_type(), "qplugin::", op, ": ", nm.b, " should have the dtype of ", nm.a, " (",
+  QP_CHECK(tensor::dtype(b) == tensor::dtype(a), "qplugin::", op, ": ", nm.b, " should have the dtype of ", nm.a, " (",
            range_name(qt), "), got ", range_name(int_dtype_of(op, nm.b, b)));
   check_scale(op, "scale", qo.scale);
   check_zero_point(op, "zero_point", qo.zero_point, qt);
@@ -55,7 +55,7 @@ Tensor matmul_int(const Names& nm, const Tensor& a, QP qa, const Tensor& b, QP q
   QP_CHECK_VALUE(why.empty(), "qplugin::", op, ": the batch dims of ", nm.a, " and ", nm.b,
                  " should broadcast, got shapes ", a.sizes(), " and ", b.sizes(), " (", why, ")");
   const Tensor prod = tensor::matmul(fa, fb);
-  return cpu::quantize_per_tensor_int(op, prod, qo.scale, qo.zero_point, a.scalar_type());
+  return cpu::quantize_per_tensor_int(op, prod, qo.scale, qo.zero_point, tensor::dtype(a));
 }
 
 }  // namespace cpu

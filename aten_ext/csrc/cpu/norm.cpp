@@ -23,9 +23,9 @@ namespace {
 std::vector<double> to_doubles(const Tensor& t, int64_t n, double fill) {
   if (!t.defined()) return std::vector<double>(n, fill);
   const Tensor c = t.is_contiguous() ? t : tensor::contiguous(t);
-  if (c.scalar_type() == kFloat) return std::vector<double>(c.const_data_ptr<float>(), c.const_data_ptr<float>() + n);
+  if (tensor::dtype(c) == kFloat) return std::vector<double>(tensor::data<float>(c), tensor::data<float>(c) + n);
   const Tensor d = tensor::to(c, kDouble);
-  return std::vector<double>(d.const_data_ptr<double>(), d.const_data_ptr<double>() + n);
+  return std::vector<double>(tensor::data<double>(d), tensor::data<double>(d) + n);
 }
 
 // weight / bias folded with out_scale for the kernels (n entries each, float64 and float32).
@@ -71,7 +71,7 @@ struct FoldedNorm {
 template <typename Call>
 void for_row_blocks(const Tensor& x, const Tensor& out, int64_t rows, int64_t m, const Call& call) {
   const bool direct = out.is_contiguous();
-  Tensor y = direct ? out : tensor::empty(x.sizes(), x.scalar_type());
+  Tensor y = direct ? out : tensor::empty(x.sizes(), tensor::dtype(x));
   const char* xp = static_cast<const char*>(x.const_data_ptr());
   char* yp = static_cast<char*>(y.mutable_data_ptr());
   const int64_t row_bytes = m * static_cast<int64_t>(x.element_size());
@@ -119,14 +119,14 @@ void layer_norm_int_out(const Tensor& data, const Tensor& out, IntArrayRef norma
                         const Tensor& bias, double eps, double in_scale, int64_t in_zp, double out_scale,
                         int64_t out_zp) {
   const Tensor x = tensor::contiguous(data);
-  QP_ASSERT(out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type());
+  QP_ASSERT(out.sizes() == x.sizes() && tensor::dtype(out) == tensor::dtype(x));
   if (x.numel() == 0) return;
   int64_t m = 1;
   for (int64_t s : normalized_shape) m *= s;
   const int64_t rows = x.numel() / m;
   const FoldedNorm folded(weight, bias, m, eps, in_scale, out_scale, out_zp);
   const kernels::LayerNormSpec spec = folded.spec();
-  const ScalarType dt = x.scalar_type();
+  const ScalarType dt = tensor::dtype(x);
   for_row_blocks(x, out, rows, m, [&](const void* xb, void* yb, int64_t b, int64_t e) {
     QPLUGIN_NORM_ROWS_CALL(dt, layer_norm, xb, yb, e - b, m, &spec);
   });
@@ -138,7 +138,7 @@ void batch_norm_int_out(const char* op, const Tensor& data, const Tensor& out, c
   const MemoryFormat fmt = kept_format(data);
   const Tensor x = tensor::contiguous(data, fmt);
   QP_ASSERT(x.dim() >= 2 && tensor::is_contiguous(out, fmt) && out.sizes() == x.sizes() &&
-            out.scalar_type() == x.scalar_type());
+            tensor::dtype(out) == tensor::dtype(x));
   const int64_t C = x.size(1);
   const std::vector<double> w = to_doubles(weight, C, 1.0), bi = to_doubles(bias, C, 0.0);
   const std::vector<double> mu = to_doubles(mean, C, 0.0), va = to_doubles(var, C, 1.0);
@@ -155,7 +155,7 @@ void batch_norm_int_out(const char* op, const Tensor& data, const Tensor& out, c
   }
   if (x.numel() == 0) return;
   const AxisSplit sp = axis_split(x.sizes(), 1, fmt);
-  const ScalarType dt = x.scalar_type();
+  const ScalarType dt = tensor::dtype(x);
   std::vector<float> Af(A.begin(), A.end()), Bf(B.begin(), B.end());
   const void* xp = x.const_data_ptr();
   void* yp = out.mutable_data_ptr();
@@ -178,7 +178,7 @@ void batch_norm_int_out(const char* op, const Tensor& data, const Tensor& out, c
 void group_norm_int_out(const Tensor& data, const Tensor& out, int64_t groups, const Tensor& weight, const Tensor& bias,
                         double eps, double in_scale, int64_t in_zp, double out_scale, int64_t out_zp) {
   const Tensor x = tensor::contiguous(data);
-  QP_ASSERT(x.dim() >= 2 && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type());
+  QP_ASSERT(x.dim() >= 2 && out.sizes() == x.sizes() && tensor::dtype(out) == tensor::dtype(x));
   if (x.numel() == 0) return;
   const int64_t C = x.size(1);
   QP_ASSERT(groups > 0 && C % groups == 0);
@@ -186,7 +186,7 @@ void group_norm_int_out(const Tensor& data, const Tensor& out, int64_t groups, c
   const FoldedNorm folded(weight, bias, C, eps, in_scale, out_scale, out_zp);
   const kernels::GroupNormSpec spec{folded.spec(), groups, C / groups, inner};
   const int64_t m = (C / groups) * inner;
-  const ScalarType dt = x.scalar_type();
+  const ScalarType dt = tensor::dtype(x);
   for_row_blocks(x, out, x.size(0) * groups, m, [&](const void* xb, void* yb, int64_t b, int64_t e) {
     QPLUGIN_NORM_ROWS_CALL(dt, group_norm, xb, yb, b, e - b, &spec);
   });
@@ -199,8 +199,8 @@ void prelu_int_out(const char* op, const Tensor& data, const Tensor& out, const 
   check_requant_multiplier(op, "output_scale", out_scale, in_scale * steepest, "input scale * max(1, |slope|)");
   const MemoryFormat fmt = kept_format(data);
   const Tensor x = tensor::contiguous(data, fmt);
-  QP_ASSERT(tensor::is_contiguous(out, fmt) && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type() &&
-            (x.scalar_type() == kByte || x.scalar_type() == kChar));
+  QP_ASSERT(tensor::is_contiguous(out, fmt) && out.sizes() == x.sizes() && tensor::dtype(out) == tensor::dtype(x) &&
+            (tensor::dtype(x) == kByte || tensor::dtype(x) == kChar));
   if (x.numel() == 0) return;
   // One slope for every element: a single "channel" over the flat data.
   const bool shared = slopes.size() == 1;
@@ -211,7 +211,7 @@ void prelu_int_out(const char* op, const Tensor& data, const Tensor& out, const 
   for (int64_t c = 0; c < C; ++c) an[c] = static_cast<float>(s * slopes[c] / out_scale);
   const void* xp = x.const_data_ptr();
   void* yp = out.mutable_data_ptr();
-  const bool u8 = x.scalar_type() == kByte;
+  const bool u8 = tensor::dtype(x) == kByte;
   const int32_t zp = static_cast<int32_t>(in_zp), oz = static_cast<int32_t>(out_zp);
   auto call = [&](int64_t off, int64_t outer, int64_t channels, int64_t inner, int64_t c0) {
     if (u8) {
@@ -235,8 +235,8 @@ void prelu_int_out(const char* op, const Tensor& data, const Tensor& out, const 
 // A float parameter tensor of the given shape (undefined allowed when optional).
 void check_norm_param(const char* op, const char* arg, const Tensor& t, IntArrayRef shape) {
   if (!t.defined()) return;
-  QP_CHECK(t.scalar_type() == kFloat || t.scalar_type() == kDouble, "qplugin::", op, ": ", arg,
-           " should be a float32 or float64 tensor, got dtype ", t.scalar_type());
+  QP_CHECK(tensor::dtype(t) == kFloat || tensor::dtype(t) == kDouble, "qplugin::", op, ": ", arg,
+           " should be a float32 or float64 tensor, got dtype ", tensor::dtype(t));
   QP_CHECK_VALUE(t.sizes() == shape, "qplugin::", op, ": ", arg, " should have shape ", shape, ", got ", t.sizes());
 }
 
@@ -272,7 +272,7 @@ std::vector<double> prelu_slopes(const char* op, const char* arg, IntArrayRef x_
                  "have 1 or ",
                  C, " (", arg, ".size(1)) elements, got ", w.numel());
   const Tensor wd = tensor::contiguous(tensor::to(w, kDouble));
-  std::vector<double> slopes(wd.const_data_ptr<double>(), wd.const_data_ptr<double>() + wd.numel());
+  std::vector<double> slopes(tensor::data<double>(wd), tensor::data<double>(wd) + wd.numel());
   for (double v : slopes) {
     QP_CHECK_VALUE(std::isfinite(v), "qplugin::", op, ": weight should be finite, got ", v);
   }

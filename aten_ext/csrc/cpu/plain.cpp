@@ -27,17 +27,17 @@ namespace {
 void check_input(const char* op, const char* arg, const Tensor& x, double scale, int64_t zero_point) {
   check_int_input(op, arg, x);
   check_scale(op, "input scale", scale);
-  check_zero_point(op, "input zero_point", zero_point, x.scalar_type());
+  check_zero_point(op, "input zero_point", zero_point, tensor::dtype(x));
 }
 
 // An output like x (its dtype and kept memory format).
-Tensor new_like(const Tensor& x) { return tensor::empty(x.sizes(), x.scalar_type(), kept_format(x)); }
+Tensor new_like(const Tensor& x) { return tensor::empty(x.sizes(), tensor::dtype(x), kept_format(x)); }
 
 // ---- quantize / dequantize ----
 // Ops whose kernels exist for 8-bit data only (the quantized twins take quint8 / qint8).
 void check_8bit_input(const char* op, const Tensor& x) {
-  QP_CHECK(x.scalar_type() == kByte || x.scalar_type() == kChar, "qplugin::", op,
-           ": x should be a uint8 or int8 tensor, got dtype ", x.scalar_type());
+  QP_CHECK(tensor::dtype(x) == kByte || tensor::dtype(x) == kChar, "qplugin::", op,
+           ": x should be a uint8 or int8 tensor, got dtype ", tensor::dtype(x));
 }
 Tensor p_quantize_per_tensor(const Tensor& self, double scale, int64_t zero_point, ScalarType dtype) {
   return quantize_per_tensor_int("plain_quantize_per_tensor", self, scale, zero_point, dtype);
@@ -50,7 +50,7 @@ Tensor p_dequantize_per_tensor(const Tensor& self, double scale, int64_t zero_po
   constexpr const char* op = "plain_dequantize_per_tensor";
   check_int_input(op, "self", self);
   check_scale(op, "scale", scale);
-  check_zero_point(op, "zero_point", zero_point, self.scalar_type());
+  check_zero_point(op, "zero_point", zero_point, tensor::dtype(self));
   return dequantize_per_tensor_int(self, scale, zero_point);
 }
 Tensor p_dequantize_per_channel(const Tensor& self, const Tensor& scales, const Tensor& zero_points, int64_t axis) {
@@ -193,20 +193,20 @@ Tensor clamp_new(const Tensor& x, std::pair<int64_t, int64_t> b) {
 }
 Tensor p_relu(const Tensor& x, double x_scale, int64_t x_zp) {
   check_input("plain_relu", "x", x, x_scale, x_zp);
-  return clamp_new(x, relu_bounds(x_zp, x.scalar_type()));
+  return clamp_new(x, relu_bounds(x_zp, tensor::dtype(x)));
 }
 Tensor p_relu6(const Tensor& x, double x_scale, int64_t x_zp) {
   check_input("plain_relu6", "x", x, x_scale, x_zp);
-  return clamp_new(x, relu6_bounds(x_scale, x_zp, x.scalar_type()));
+  return clamp_new(x, relu6_bounds(x_scale, x_zp, tensor::dtype(x)));
 }
 Tensor p_clamp(const Tensor& x, double x_scale, int64_t x_zp, std::optional<double> min, std::optional<double> max) {
   check_input("plain_clamp", "x", x, x_scale, x_zp);
-  return clamp_new(x, clamp_bounds("plain_clamp", x_scale, x_zp, x.scalar_type(), min, max));
+  return clamp_new(x, clamp_bounds("plain_clamp", x_scale, x_zp, tensor::dtype(x), min, max));
 }
 Tensor act_new(const char* op, const Tensor& x, double x_scale, int64_t x_zp, kernels::ActKind kind, double out_scale,
                int64_t out_zp, double p0 = 0, double p1 = 0, double p2 = 0) {
   check_int_input(op, "x", x);
-  check_act_qparams(op, x_scale, x_zp, out_scale, out_zp, x.scalar_type());
+  check_act_qparams(op, x_scale, x_zp, out_scale, out_zp, tensor::dtype(x));
   Tensor out = new_like(x);
   activation_int_out(x, out, act_spec(kind, x_scale, x_zp, out_scale, out_zp, p0, p1, p2));
   return out;
@@ -237,7 +237,7 @@ Tensor p_softmax(const Tensor& x, double x_scale, int64_t x_zp, int64_t dim, dou
                  int64_t output_zero_point) {
   constexpr const char* op = "plain_softmax";
   check_int_input(op, "x", x);
-  check_act_qparams(op, x_scale, x_zp, output_scale, output_zero_point, x.scalar_type());
+  check_act_qparams(op, x_scale, x_zp, output_scale, output_zero_point, tensor::dtype(x));
   const int64_t d = check_dim(op, "dim", dim, x.dim());
   Tensor out = new_like(x);
   softmax_int_out(x, out, d, x_scale, x_zp, output_scale, output_zero_point);
@@ -248,7 +248,7 @@ Tensor p_layer_norm(const Tensor& x, double x_scale, int64_t x_zp, IntListArg no
                     double output_scale, int64_t output_zero_point) {
   constexpr const char* op = "plain_layer_norm";
   check_int_input(op, "x", x);
-  check_norm_qparams(op, x_scale, x_zp, eps, output_scale, output_zero_point, x.scalar_type());
+  check_norm_qparams(op, x_scale, x_zp, eps, output_scale, output_zero_point, tensor::dtype(x));
   const Tensor w = weight.has_value() ? *weight : Tensor();
   const Tensor b = bias.has_value() ? *bias : Tensor();
   check_layer_norm_args(op, "x", x.sizes(), normalized_shape, w, b);
@@ -265,7 +265,7 @@ Tensor p_batch_norm(const Tensor& x, double x_scale, int64_t x_zp, const std::op
   const char* op = kDims == 4 ? (kRelu ? "plain_batch_norm2d_relu" : "plain_batch_norm2d")
                               : (kRelu ? "plain_batch_norm3d_relu" : "plain_batch_norm3d");
   check_int_input(op, "x", x);
-  check_norm_qparams(op, x_scale, x_zp, eps, output_scale, output_zero_point, x.scalar_type());
+  check_norm_qparams(op, x_scale, x_zp, eps, output_scale, output_zero_point, tensor::dtype(x));
   const Tensor w = weight.has_value() ? *weight : Tensor();
   const Tensor b = bias.has_value() ? *bias : Tensor();
   check_batch_norm_args(op, "x", x.sizes(), kDims, w, b, mean, var, eps);
@@ -277,7 +277,7 @@ Tensor group_norm_new(const char* op, const Tensor& x, double x_scale, int64_t x
                       const std::optional<Tensor>& weight, const std::optional<Tensor>& bias, double eps,
                       double output_scale, int64_t output_zero_point) {
   check_int_input(op, "x", x);
-  check_norm_qparams(op, x_scale, x_zp, eps, output_scale, output_zero_point, x.scalar_type());
+  check_norm_qparams(op, x_scale, x_zp, eps, output_scale, output_zero_point, tensor::dtype(x));
   const Tensor w = weight.has_value() ? *weight : Tensor();
   const Tensor b = bias.has_value() ? *bias : Tensor();
   const int64_t groups = check_group_norm_args(op, "x", x.sizes(), num_groups, w, b);
@@ -301,9 +301,9 @@ Tensor p_prelu(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& weig
                int64_t output_zero_point) {
   constexpr const char* op = "plain_prelu";
   check_8bit_input(op, x);
-  check_norm_qparams(op, x_scale, x_zp, 0.0, output_scale, output_zero_point, x.scalar_type());
-  QP_CHECK(is_floating_dtype(weight.scalar_type()), "qplugin::", op, ": weight should be a float tensor, got dtype ",
-           weight.scalar_type());
+  check_norm_qparams(op, x_scale, x_zp, 0.0, output_scale, output_zero_point, tensor::dtype(x));
+  QP_CHECK(is_floating_dtype(tensor::dtype(weight)), "qplugin::", op, ": weight should be a float tensor, got dtype ",
+           tensor::dtype(weight));
   const std::vector<double> slopes = prelu_slopes(op, "x", x.sizes(), weight);
   Tensor out = new_like(x);
   prelu_int_out(op, x, out, slopes, x_scale, x_zp, output_scale, output_zero_point);
@@ -325,7 +325,7 @@ Tensor p_threshold(const Tensor& x, double x_scale, int64_t x_zp, double thresho
 
 // ---- pooling and upsampling (integer domain: no scale needed) ----
 Tensor pool_out(const Tensor& x, const std::vector<int64_t>& sizes) {
-  return tensor::empty(sizes, x.scalar_type(), pool_format(x));
+  return tensor::empty(sizes, tensor::dtype(x), pool_format(x));
 }
 Tensor p_max_pool2d(const Tensor& x, IntListArg kernel_size, IntListArg stride, IntListArg padding, IntListArg dilation,
                     bool ceil_mode) {
@@ -341,7 +341,7 @@ Tensor p_avg_pool2d(const Tensor& x, int64_t x_zp, IntListArg kernel_size, IntLi
                     bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
   constexpr const char* op = "plain_avg_pool2d";
   check_int_input(op, "x", x);
-  check_zero_point(op, "x_zero_point", x_zp, x.scalar_type());
+  check_zero_point(op, "x_zero_point", x_zp, tensor::dtype(x));
   check_pool_input_rank(op, "x", x);
   const auto w = check_pool2d_args(op, x.sizes(), kernel_size, stride, padding, {}, ceil_mode);
   check_divisor_override(op, divisor_override);
@@ -358,13 +358,13 @@ Tensor p_adaptive_avg_pool2d(const Tensor& x, IntListArg output_size) {
   return out;
 }
 Tensor pool3d_out(const Tensor& x, const std::vector<int64_t>& sizes) {
-  return tensor::empty(sizes, x.scalar_type(), pool3d_format(x));
+  return tensor::empty(sizes, tensor::dtype(x), pool3d_format(x));
 }
 Tensor p_avg_pool3d(const Tensor& x, int64_t x_zp, IntListArg kernel_size, IntListArg stride, IntListArg padding,
                     bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
   constexpr const char* op = "plain_avg_pool3d";
   check_int_input(op, "x", x);
-  check_zero_point(op, "x_zero_point", x_zp, x.scalar_type());
+  check_zero_point(op, "x_zero_point", x_zp, tensor::dtype(x));
   check_pool3d_input_rank(op, "x", x);
   const auto w = check_pool3d_args(op, kernel_size, stride, padding, ceil_mode);
   check_divisor_override(op, divisor_override);

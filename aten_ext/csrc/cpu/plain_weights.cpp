@@ -20,15 +20,15 @@ namespace cpu {
 namespace {
 
 void check_u8(const char* op, const char* arg, const Tensor& x) {
-  QP_CHECK(x.scalar_type() == kByte, "qplugin::", op, ": ", arg, " should be a uint8 tensor, got dtype ",
-           x.scalar_type());
+  QP_CHECK(tensor::dtype(x) == kByte, "qplugin::", op, ": ", arg, " should be a uint8 tensor, got dtype ",
+           tensor::dtype(x));
 }
 
 // w_scales (float64) / w_zero_points (int64): 1-D with 1 (per tensor) or n entries.
 void check_w_qparams(const char* op, const Tensor& s, const Tensor& z, int64_t n) {
-  QP_CHECK(s.scalar_type() == kDouble && z.scalar_type() == kLong, "qplugin::", op,
-           ": w_scales and w_zero_points should be float64 and int64 tensors, got ", s.scalar_type(), " and ",
-           z.scalar_type());
+  QP_CHECK(tensor::dtype(s) == kDouble && tensor::dtype(z) == kLong, "qplugin::", op,
+           ": w_scales and w_zero_points should be float64 and int64 tensors, got ", tensor::dtype(s), " and ",
+           tensor::dtype(z));
   QP_CHECK_VALUE(s.dim() == 1 && z.dim() == 1 && s.numel() == z.numel() && (s.numel() == 1 || s.numel() == n),
                  "qplugin::", op, ": w_scales and w_zero_points should be 1-D with 1 or ", n, " entries, got shapes ",
                  s.sizes(), " and ", z.sizes());
@@ -50,20 +50,20 @@ struct LinearCall {
 // (plain_buffer::weights_checked), and again whenever one of them changes in place.
 void linear_call(const char* op, const Tensor& w, const Tensor& w_scales, const Tensor& w_zps,
                  const std::optional<Tensor>& bias, const Tensor& packed, bool scale_max, LinearCall* c) {
-  QP_CHECK(w.scalar_type() == kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ", w.scalar_type());
+  QP_CHECK(tensor::dtype(w) == kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ", tensor::dtype(w));
   QP_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": w should be 2-D [out_features, in_features], got shape ", w.sizes());
   const int64_t N = w.size(0);
   check_w_qparams(op, w_scales, w_zps, N);
   if (bias.has_value() && bias->defined()) {
-    QP_CHECK(bias->scalar_type() == kFloat, "qplugin::", op, ": bias should be a float32 tensor, got dtype ",
-             bias->scalar_type());
+    QP_CHECK(tensor::dtype(*bias) == kFloat, "qplugin::", op, ": bias should be a float32 tensor, got dtype ",
+             tensor::dtype(*bias));
     QP_CHECK_VALUE(bias->dim() == 1 && bias->size(0) == N, "qplugin::", op, ": bias should have shape [", N, "], got ",
                    bias->sizes());
     c->bias = tensor::contiguous(*bias);
   }
   const bool checked = plain_buffer::weights_checked(packed, w, w_scales, w_zps);
   c->w_scales = tensor::contiguous(w_scales);
-  const double* sp = c->w_scales->const_data_ptr<double>();
+  const double* sp = tensor::data<double>(*c->w_scales);
   if (c->w_scales->numel() != N) {  // one scale for every channel
     c->scales.assign(N, sp[0]);
     sp = c->scales.data();
@@ -82,7 +82,7 @@ void linear_call(const char* op, const Tensor& w, const Tensor& w_scales, const 
   }
   c->view.w_scale_max = w_scale_max;
   c->view.w_scale = sp;
-  c->view.bias = c->bias.has_value() ? c->bias->const_data_ptr<float>() : nullptr;
+  c->view.bias = c->bias.has_value() ? tensor::data<float>(*c->bias) : nullptr;
 }
 
 template <bool kRelu>
@@ -97,11 +97,11 @@ Tensor p_linear(const Tensor& x, double x_scale, int64_t x_zp, const Tensor& w, 
                  c.view.b.K, " (w's in_features), got shape ", x.sizes());
   std::vector<int64_t> ys = x.sizes().vec();
   ys.back() = c.view.b.N;
-  Tensor y = tensor::empty(ys, x.scalar_type());
+  Tensor y = tensor::empty(ys, tensor::dtype(x));
   const Tensor xc = tensor::contiguous(x);
   const int64_t M = c.view.b.N > 0 ? y.numel() / c.view.b.N : 0;
-  linear_u8_view(op, xc.const_data_ptr<uint8_t>(), M, x_scale, x_zp, c.view, y_scale, y_zp, kRelu,
-                 y.mutable_data_ptr<uint8_t>());
+  linear_u8_view(op, tensor::data<uint8_t>(xc), M, x_scale, x_zp, c.view, y_scale, y_zp, kRelu,
+                 tensor::mutable_data<uint8_t>(y));
   return y;
 }
 
@@ -109,7 +109,7 @@ template <bool kRelu>
 Tensor p_linear_dynamic(const Tensor& x, const Tensor& w, const Tensor& w_scales, const Tensor& w_zps,
                         const std::optional<Tensor>& bias, const Tensor& packed, bool reduce_range) {
   const char* op = kRelu ? "plain_linear_relu_dynamic" : "plain_linear_dynamic";
-  QP_CHECK(x.scalar_type() == kFloat, "qplugin::", op, ": x should be a float32 tensor, got dtype ", x.scalar_type());
+  QP_CHECK(tensor::dtype(x) == kFloat, "qplugin::", op, ": x should be a float32 tensor, got dtype ", tensor::dtype(x));
   LinearCall c;
   linear_call(op, w, w_scales, w_zps, bias, packed, false, &c);
   QP_CHECK_VALUE(x.dim() >= 1 && x.size(-1) == c.view.b.K, "qplugin::", op, ": x should have last dimension ",
@@ -131,8 +131,8 @@ struct Fp16Call {
 };
 
 void check_fp16_w(const char* op, const char* arg, const Tensor& w) {
-  QP_CHECK(w.scalar_type() == kHalf, "qplugin::", op, ": ", arg, " should be a float16 tensor, got dtype ",
-           w.scalar_type());
+  QP_CHECK(tensor::dtype(w) == kHalf, "qplugin::", op, ": ", arg, " should be a float16 tensor, got dtype ",
+           tensor::dtype(w));
   QP_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": ", arg, " should be 2-D [out_features, in_features], got shape ",
                  w.sizes());
 }
@@ -142,8 +142,8 @@ void fp16_call(const char* op, const char* arg, const Tensor& w, const char* bia
   check_fp16_w(op, arg, w);
   const int64_t N = w.size(0), K = w.size(1);
   if (bias.has_value() && bias->defined()) {
-    QP_CHECK(bias->scalar_type() == kFloat, "qplugin::", op, ": ", bias_arg, " should be a float32 tensor, got dtype ",
-             bias->scalar_type());
+    QP_CHECK(tensor::dtype(*bias) == kFloat, "qplugin::", op, ": ", bias_arg, " should be a float32 tensor, got dtype ",
+             tensor::dtype(*bias));
     QP_CHECK_VALUE(bias->dim() == 1 && bias->size(0) == N, "qplugin::", op, ": ", bias_arg, " should have shape [", N,
                    "], got ", bias->sizes());
     c->bias = tensor::contiguous(*bias);
@@ -155,17 +155,17 @@ void fp16_call(const char* op, const char* arg, const Tensor& w, const char* bia
     return;
   }
   const int64_t P = (N + kernels::kFp16Panel - 1) / kernels::kFp16Panel;
-  QP_CHECK_VALUE(packed.scalar_type() == kHalf && packed.dim() == 3 && packed.size(0) == P && packed.size(1) == K &&
+  QP_CHECK_VALUE(tensor::dtype(packed) == kHalf && packed.dim() == 3 && packed.size(0) == P && packed.size(1) == K &&
                      packed.size(2) == kernels::kFp16Panel && packed.is_contiguous(),
                  "qplugin::", op, ": ", packed_arg, " should be the contiguous float16 [", P, ", ", K, ", ",
                  kernels::kFp16Panel, "] panels of plain_linear_prepack_fp16(", arg, ") or empty, got ",
-                 packed.scalar_type(), " of shape ", packed.sizes());
+                 tensor::dtype(packed), " of shape ", packed.sizes());
   plain_buffer::check_fp16_panels(op, packed_arg, packed, arg, w);
   c->view.b.N = N;
   c->view.b.K = K;
   c->view.fp16 = true;
-  c->view.fp16_panels = reinterpret_cast<const uint16_t*>(packed.const_data_ptr<Half>());
-  c->view.bias = c->bias.defined() ? c->bias.const_data_ptr<float>() : nullptr;
+  c->view.fp16_panels = reinterpret_cast<const uint16_t*>(tensor::data<Half>(packed));
+  c->view.bias = c->bias.defined() ? tensor::data<float>(c->bias) : nullptr;
 }
 
 Tensor p_linear_prepack_fp16(const Tensor& w) {
@@ -175,7 +175,7 @@ Tensor p_linear_prepack_fp16(const Tensor& w) {
   p->init_fp16(op, w, std::nullopt);
   const int64_t P = (w.size(0) + kernels::kFp16Panel - 1) / kernels::kFp16Panel;
   Tensor out = tensor::empty(std::vector<int64_t>{P, w.size(1), kernels::kFp16Panel}, kHalf);
-  std::copy(p->fp16_panels.begin(), p->fp16_panels.end(), reinterpret_cast<uint16_t*>(out.mutable_data_ptr<Half>()));
+  std::copy(p->fp16_panels.begin(), p->fp16_panels.end(), reinterpret_cast<uint16_t*>(tensor::mutable_data<Half>(out)));
   return out;
 }
 
@@ -183,7 +183,7 @@ template <bool kRelu>
 Tensor p_linear_dynamic_fp16(const Tensor& x, const Tensor& w, const std::optional<Tensor>& bias,
                              const Tensor& packed) {
   const char* op = kRelu ? "plain_linear_relu_dynamic_fp16" : "plain_linear_dynamic_fp16";
-  QP_CHECK(x.scalar_type() == kFloat, "qplugin::", op, ": x should be a float32 tensor, got dtype ", x.scalar_type());
+  QP_CHECK(tensor::dtype(x) == kFloat, "qplugin::", op, ": x should be a float32 tensor, got dtype ", tensor::dtype(x));
   Fp16Call c;
   fp16_call(op, "w", w, "bias", bias, "packed", packed, &c);
   return linear_fp16_view(op, x, c.view, kRelu);
@@ -217,7 +217,7 @@ std::tuple<Tensor, Tensor, Tensor> p_rnn_layer_dynamic(const Tensor& input, cons
 
 Tensor p_linear_prepack(const Tensor& w, const Tensor& w_scales, const Tensor& w_zps) {
   constexpr const char* op = "plain_linear_prepack";
-  QP_CHECK(w.scalar_type() == kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ", w.scalar_type());
+  QP_CHECK(tensor::dtype(w) == kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ", tensor::dtype(w));
   QP_CHECK_VALUE(w.dim() == 2, "qplugin::", op, ": w should be 2-D [out_features, in_features], got shape ", w.sizes());
   check_w_qparams(op, w_scales, w_zps, w.size(0));
   return plain_buffer::pack_linear(op, w, w_scales, w_zps);
@@ -268,13 +268,13 @@ Tensor conv_impl(const char* op, int64_t spatial, const Tensor& x, double x_scal
                  IntArrayRef dilation, int64_t groups, double y_scale, int64_t y_zp, bool relu) {
   check_u8(op, "x", x);
   if (accum != nullptr) check_u8(op, "accum", *accum);
-  QP_CHECK(w.scalar_type() == kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ", w.scalar_type());
+  QP_CHECK(tensor::dtype(w) == kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ", tensor::dtype(w));
   QP_CHECK_VALUE(w.dim() == spatial + 2, "qplugin::", op, ": w should have ", spatial + 2, " dims, got shape ",
                  w.sizes());
   check_w_qparams(op, w_scales, w_zps, w.size(0));
   const ConvCall c =
       conv_call(op, conv_kind(spatial), w, w_scales, w_zps, bias, packed, stride, padding, {}, dilation, groups);
-  Tensor y = conv_empty_output(conv_output_sizes(op, x.sizes(), *c.p), x.scalar_type());
+  Tensor y = conv_empty_output(conv_output_sizes(op, x.sizes(), *c.p), tensor::dtype(x));
   conv_forward_view(op, x, x_scale, x_zp, *c.p, c.k, y_scale, y_zp, relu, accum, a_scale, a_zp, y);
   return y;
 }
@@ -303,7 +303,7 @@ const char* conv_transpose_kind(int64_t spatial) {
 }
 
 void check_wt(const char* op, const Tensor& w, const Tensor& w_scales, const Tensor& w_zps, int64_t groups) {
-  QP_CHECK(w.scalar_type() == kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ", w.scalar_type());
+  QP_CHECK(tensor::dtype(w) == kChar, "qplugin::", op, ": w should be an int8 tensor, got dtype ", tensor::dtype(w));
   QP_CHECK_VALUE(w.dim() >= 3, "qplugin::", op,
                  ": w should have 3 to 5 dims (in_channels, out_channels / groups, kernel...), got shape ", w.sizes());
   check_transpose_groups(op, w.size(0), groups);
@@ -334,7 +334,7 @@ Tensor p_conv_transpose(const Tensor& x, double x_scale, int64_t x_zp, const Ten
   check_wt(op, w, w_scales, w_zps, groups);
   const ConvCall c = conv_call(op, conv_transpose_kind(kSpatial), w, w_scales, w_zps, bias, packed, stride, padding,
                                output_padding, dilation, groups);
-  Tensor y = conv_empty_output(conv_transpose_output_sizes(op, x.sizes(), *c.p), x.scalar_type());
+  Tensor y = conv_empty_output(conv_transpose_output_sizes(op, x.sizes(), *c.p), tensor::dtype(x));
   conv_transpose_forward_view(op, x, x_scale, x_zp, *c.p, c.k, y_scale, y_zp, y);
   return y;
 }

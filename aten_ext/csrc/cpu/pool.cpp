@@ -76,7 +76,7 @@ std::vector<int64_t> with_spatial3(IntArrayRef sizes, int64_t od, int64_t oh, in
 }
 
 void check_int_data(const char* op, const Tensor& data) {
-  const auto t = data.scalar_type();
+  const auto t = tensor::dtype(data);
   QP_CHECK(t == kByte || t == kChar || t == kInt, "qplugin::", op,
            ": input should hold uint8, int8 or int32 data, got dtype ", t);
 }
@@ -248,12 +248,12 @@ void run_avg(const Tensor& x, const Tensor& out, const Nchw& d, bool nhwc, int64
     g.dcls = t.dcls.data();
     g.nrc = t.nrc;
   }
-  const auto r = qrange(x.scalar_type());
+  const auto r = qrange(tensor::dtype(x));
   g.qmin = static_cast<float>(r.first);
   g.qmax = static_cast<float>(r.second);
   // 8-bit sums stay in int32 while a window has fewer than 2^23 taps.
   const bool wide = t.max_window >= (int64_t(1) << 23);
-  const ScalarType dt = x.scalar_type();
+  const ScalarType dt = tensor::dtype(x);
   const void* ip = x.const_data_ptr();
   void* op = out.mutable_data_ptr();
   const int64_t esz = x.element_size();
@@ -380,7 +380,7 @@ void max_pool2d_int_out(const Tensor& data, const Pool2dWindow& w, const Tensor&
   const int64_t OH = out.size(-2), OW = out.size(-1);
   if (out.numel() == 0) return;
   const kernels::MaxPool2dGeom g{d.H, d.W, OH, OW, w.kH, w.kW, w.sH, w.sW, w.pH, w.pW, w.dH, w.dW};
-  const ScalarType dt = x.scalar_type();
+  const ScalarType dt = tensor::dtype(x);
   const void* ip = x.const_data_ptr();
   void* op = out.mutable_data_ptr();
   const int64_t esz = x.element_size();
@@ -553,7 +553,7 @@ Tensor max_pool2d_int(const Tensor& data, IntArrayRef kernel_size, IntArrayRef s
   check_int_data(op, data);
   check_pool_input_rank(op, "input", data);
   const Pool2dWindow w = check_pool2d_args(op, data.sizes(), kernel_size, stride, padding, dilation, ceil_mode);
-  Tensor out = tensor::empty(pool2d_output_sizes(op, data.sizes(), w), data.scalar_type(), pool_format(data));
+  Tensor out = tensor::empty(pool2d_output_sizes(op, data.sizes(), w), tensor::dtype(data), pool_format(data));
   max_pool2d_int_out(data, w, out);
   return out;
 }
@@ -566,7 +566,7 @@ Tensor avg_pool2d_int(const Tensor& data, int64_t zero_point, IntArrayRef kernel
   check_pool_input_rank(op, "input", data);
   const Pool2dWindow w = check_pool2d_args(op, data.sizes(), kernel_size, stride, padding, {}, ceil_mode);
   check_divisor_override(op, divisor_override);
-  Tensor out = tensor::empty(pool2d_output_sizes(op, data.sizes(), w), data.scalar_type(), pool_format(data));
+  Tensor out = tensor::empty(pool2d_output_sizes(op, data.sizes(), w), tensor::dtype(data), pool_format(data));
   avg_pool2d_int_out(data, zero_point, w, count_include_pad, divisor_override, out);
   return out;
 }
@@ -576,7 +576,7 @@ Tensor adaptive_avg_pool2d_int(const Tensor& data, IntArrayRef output_size) {
   check_int_data(op, data);
   check_pool_input_rank(op, "input", data);
   Tensor out =
-      tensor::empty(adaptive_output_sizes(op, data.sizes(), output_size), data.scalar_type(), pool_format(data));
+      tensor::empty(adaptive_output_sizes(op, data.sizes(), output_size), tensor::dtype(data), pool_format(data));
   adaptive_avg_pool2d_int_out(data, out);
   return out;
 }

@@ -40,10 +40,10 @@ struct ChannelParams {
 
 ChannelParams check_channel_params(const char* op, const Tensor& scales, const Tensor& zero_points, int64_t channels,
                                    ScalarType qdtype) {
-  QP_CHECK(is_floating_dtype(scales.scalar_type()), "qplugin::", op,
-           ": scales should be a float32 or float64 tensor, got dtype ", scales.scalar_type());
-  QP_CHECK(is_integral_dtype(zero_points.scalar_type()), "qplugin::", op,
-           ": zero_points should be an int32 or int64 tensor, got dtype ", zero_points.scalar_type());
+  QP_CHECK(is_floating_dtype(tensor::dtype(scales)), "qplugin::", op,
+           ": scales should be a float32 or float64 tensor, got dtype ", tensor::dtype(scales));
+  QP_CHECK(is_integral_dtype(tensor::dtype(zero_points)), "qplugin::", op,
+           ": zero_points should be an int32 or int64 tensor, got dtype ", tensor::dtype(zero_points));
   QP_CHECK_VALUE(scales.dim() == 1 && scales.numel() == channels, "qplugin::", op,
                  ": scales should be 1-D with one entry per channel (", channels, "), got shape ", scales.sizes());
   QP_CHECK_VALUE(zero_points.dim() == 1 && zero_points.numel() == channels, "qplugin::", op,
@@ -52,8 +52,8 @@ ChannelParams check_channel_params(const char* op, const Tensor& scales, const T
   ChannelParams p;
   p.scales = tensor::contiguous(tensor::to(scales, kDouble));
   p.zero_points = tensor::contiguous(tensor::to(zero_points, kLong));
-  const double* s = p.scales.mutable_data_ptr<double>();
-  const int64_t* z = p.zero_points.mutable_data_ptr<int64_t>();
+  const double* s = tensor::mutable_data<double>(p.scales);
+  const int64_t* z = tensor::mutable_data<int64_t>(p.zero_points);
   const auto range = qrange(qdtype);
   for (int64_t c = 0; c < channels; ++c) {
     const float fs = static_cast<float>(s[c]);
@@ -191,7 +191,7 @@ void parallel_copy(void* dst, const void* src, int64_t nbytes) {
 void quantize_tensor_into(const Tensor& x, double scale, int64_t zero_point, ScalarType int_dtype, void* yp) {
   const float inv = kernels::inv_scale_of(scale);
   const int32_t zp = static_cast<int32_t>(zero_point);
-  const float* xp = x.const_data_ptr<float>();
+  const float* xp = tensor::data<float>(x);
   // A huge input streams through the caches and evicts the output anyway: write it with
   // non-temporal stores (no read-for-ownership of every output line).
   const bool stream = x.numel() * static_cast<int64_t>(sizeof(float)) >= kStreamBytes;
@@ -232,7 +232,7 @@ Tensor quantize_per_channel_with(const char* op, const Tensor& self, const Tenso
   const MemoryFormat fmt = kept_format(self);
   Tensor out = make_out(x, p.scales, p.zero_points, ax, fmt);
   const PerChannelWalk w = plan_walk(x.sizes(), ax, fmt);
-  const float* xp = x.const_data_ptr<float>();
+  const float* xp = tensor::data<float>(x);
   void* yp = out.mutable_data_ptr();
   const int64_t inner = w.split.inner;
   // The periodic walk's per-element parameters: 8-bit takes inverse scales, qint32 scales.
@@ -287,7 +287,7 @@ Tensor quantize_per_channel_int(const char* op, const Tensor& self, const Tensor
 void check_per_channel_qparams(const char* op, const Tensor& data, const Tensor& scales, const Tensor& zero_points,
                                int64_t* axis) {
   *axis = check_channel_axis(op, data, *axis);
-  check_channel_params(op, scales, zero_points, data.size(*axis), data.scalar_type());
+  check_channel_params(op, scales, zero_points, data.size(*axis), tensor::dtype(data));
 }
 
 Tensor dequantize_per_tensor_int(const Tensor& data, double scale, int64_t zero_point) {
@@ -297,8 +297,8 @@ Tensor dequantize_per_tensor_int(const Tensor& data, double scale, int64_t zero_
   const float s = static_cast<float>(scale);
   const int32_t zp = static_cast<int32_t>(zero_point);
   const void* qp = q.const_data_ptr();
-  float* yp = out.mutable_data_ptr<float>();
-  const ScalarType dt = q.scalar_type();
+  float* yp = tensor::mutable_data<float>(out);
+  const ScalarType dt = tensor::dtype(q);
   // Outputs far beyond the last-level cache go around it (no read-for-ownership).
   const bool stream = q.numel() * static_cast<int64_t>(sizeof(float)) >= kStreamBytes;
   parallel_elems(q.numel(), [&](int64_t b, int64_t e) {
@@ -321,8 +321,8 @@ Tensor dequantize_per_channel_int(const Tensor& data, const Tensor& scales, cons
   const Tensor sc = tensor::contiguous(tensor::to(scales, kDouble));
   const Tensor zc = tensor::contiguous(tensor::to(zero_points, kInt));
   QP_ASSERT(sc.numel() == channels && zc.numel() == channels);
-  std::vector<double> s(sc.const_data_ptr<double>(), sc.const_data_ptr<double>() + channels);
-  std::vector<int32_t> z(zc.const_data_ptr<int32_t>(), zc.const_data_ptr<int32_t>() + channels);
+  std::vector<double> s(tensor::data<double>(sc), tensor::data<double>(sc) + channels);
+  std::vector<int32_t> z(tensor::data<int32_t>(zc), tensor::data<int32_t>(zc) + channels);
   const PerChannelWalk w = plan_walk(q.sizes(), axis, fmt);
   std::vector<double> s_p;
   std::vector<int32_t> z_p;
@@ -331,8 +331,8 @@ Tensor dequantize_per_channel_int(const Tensor& data, const Tensor& scales, cons
     z_p = expand<int32_t>(z, w.channel_of);
   }
   const void* qp = q.const_data_ptr();
-  float* yp = out.mutable_data_ptr<float>();
-  const ScalarType dt = q.scalar_type();
+  float* yp = tensor::mutable_data<float>(out);
+  const ScalarType dt = tensor::dtype(q);
   const int64_t inner = w.split.inner;
   walk_per_channel(
       w, q.numel(),
@@ -365,7 +365,7 @@ Tensor dense_copy(const Tensor& data) {
   if (!tensor::is_contiguous(data, fmt)) {
     return tensor::contiguous(data, fmt);  // already a fresh dense copy
   }
-  Tensor out = tensor::empty(data.sizes(), data.scalar_type(), fmt);
+  Tensor out = tensor::empty(data.sizes(), tensor::dtype(data), fmt);
   parallel_copy(out.mutable_data_ptr(), data.const_data_ptr(),
                 data.numel() * static_cast<int64_t>(data.element_size()));
   return out;

@@ -28,7 +28,7 @@ constexpr int64_t kGrain = 1 << 15;  // elements per task (row-wise work)
 constexpr int64_t kFlatGrain = 1 << 22;
 
 void check_int_data(const char* op, const Tensor& data) {
-  const auto dt = data.scalar_type();
+  const auto dt = tensor::dtype(data);
   QP_CHECK(dt == kByte || dt == kChar || dt == kInt, "qplugin::", op,
            ": self should hold uint8, int8 or int32 data, got dtype ", dt);
 }
@@ -48,7 +48,7 @@ void argmax_3d(const Tensor& x, const OrderPlan& plan, bool is_max, int64_t oute
     });
   } else {
     const Tensor keys = order_keys(x, plan, !is_max);
-    const int32_t* kp = keys.const_data_ptr<int32_t>();
+    const int32_t* kp = tensor::data<int32_t>(keys);
     tensor::parallel_for(0, outer, grain, [&](int64_t b, int64_t e) {
       QPLUGIN_ISA_CALL(argmax_s32, kp + b * n * inner, e - b, n, inner, idx + b * inner);
     });
@@ -66,7 +66,7 @@ int64_t argmax_flat(const Tensor& x, const OrderPlan& plan, bool is_max) {
   if (!plan.bytes) keys = order_keys(x, plan, !is_max);
   const uint8_t mask = is_max ? plan.mask : plan.mask ^ 0xFF;
   const auto* xp = static_cast<const uint8_t*>(x.const_data_ptr());
-  const int32_t* kp = plan.bytes ? nullptr : keys.const_data_ptr<int32_t>();
+  const int32_t* kp = plan.bytes ? nullptr : tensor::data<int32_t>(keys);
   tensor::parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       const int64_t lo = c * step, hi = std::min(numel, lo + step);
@@ -137,7 +137,7 @@ Tensor round_mean(const std::vector<int64_t>& sums, int64_t count, Tensor out) {
       p[r] = static_cast<T>(q);
     }
   };
-  switch (out.scalar_type()) {
+  switch (tensor::dtype(out)) {
     case kByte: fill(static_cast<uint8_t*>(out.mutable_data_ptr())); break;
     case kChar: fill(static_cast<int8_t*>(out.mutable_data_ptr())); break;
     default: fill(static_cast<int32_t*>(out.mutable_data_ptr())); break;
@@ -155,7 +155,7 @@ Tensor max_all_int(const char* op, const Tensor& data, double scale, int64_t zer
                  "tensors), got shape ",
                  data.sizes());
   const Tensor x = tensor::contiguous(data);
-  const OrderPlan plan = plan_order(x.scalar_type(), scale, zero_point);
+  const OrderPlan plan = plan_order(tensor::dtype(x), scale, zero_point);
   const int64_t i = argmax_flat(x, plan, is_max);
   Tensor out = alloc(IntArrayRef());
   const int64_t es = x.element_size();
@@ -178,8 +178,8 @@ std::tuple<Tensor, Tensor> max_dim_int(const char* op, const Tensor& data, doubl
   int64_t outer = 1, inner = 1;
   for (int64_t k = 0; k < d; ++k) outer *= x.size(k);
   for (int64_t k = d + 1; k < x.dim(); ++k) inner *= x.size(k);
-  const OrderPlan plan = plan_order(x.scalar_type(), scale, zero_point);
-  argmax_3d(x, plan, is_max, outer, n, inner, idx.mutable_data_ptr<int64_t>());
+  const OrderPlan plan = plan_order(tensor::dtype(x), scale, zero_point);
+  argmax_3d(x, plan, is_max, outer, n, inner, tensor::mutable_data<int64_t>(idx));
   // values[o, j] = x[o, idx[o, j], j]
   const std::vector<int64_t> rows3{outer, 1, inner};
   const Tensor g = tensor::gather(tensor::view(x, std::vector<int64_t>{outer, n, inner}), 1, tensor::view(idx, rows3));
@@ -194,12 +194,12 @@ Tensor argmax_int(const char* op, const Tensor& data, double scale, int64_t zero
     QP_CHECK_INDEX(data.numel() > 0, "qplugin::", op,
                    ": self should have at least one element when dim is None, got shape ", data.sizes());
     const Tensor x = tensor::contiguous(data);
-    const OrderPlan plan = plan_order(x.scalar_type(), scale, zero_point);
+    const OrderPlan plan = plan_order(tensor::dtype(x), scale, zero_point);
     const int64_t i = argmax_flat(x, plan, is_max);
     std::vector<int64_t> sizes;  // 0-dim, or all ones with keepdim: one element
     if (keepdim) sizes.assign(static_cast<size_t>(data.dim()), 1);
     Tensor out = tensor::empty(sizes, kLong);
-    out.mutable_data_ptr<int64_t>()[0] = i;
+    tensor::mutable_data<int64_t>(out)[0] = i;
     return out;
   }
   const int64_t d = wrap_dim(op, *dim, data.dim());
@@ -213,8 +213,8 @@ Tensor argmax_int(const char* op, const Tensor& data, double scale, int64_t zero
   int64_t outer = 1, inner = 1;
   for (int64_t k = 0; k < d; ++k) outer *= x.size(k);
   for (int64_t k = d + 1; k < x.dim(); ++k) inner *= x.size(k);
-  const OrderPlan plan = plan_order(x.scalar_type(), scale, zero_point);
-  argmax_3d(x, plan, is_max, outer, n, inner, idx.mutable_data_ptr<int64_t>());
+  const OrderPlan plan = plan_order(tensor::dtype(x), scale, zero_point);
+  argmax_3d(x, plan, is_max, outer, n, inner, tensor::mutable_data<int64_t>(idx));
   return idx;
 }
 
@@ -293,7 +293,7 @@ Tensor mean_int(const char* op, const Tensor& data, OptIntListArg dim, bool keep
   }
   const int64_t outer = rows / inner;
   const void* xp = xs.const_data_ptr();
-  const ScalarType dt = xs.scalar_type();
+  const ScalarType dt = tensor::dtype(xs);
   const bool in_order = std::is_sorted(kept_order.begin(), kept_order.end());
   // [outer, count, inner] with inner > 1: fn(x offset, column offset o * inner + j0, len) per
   // chunk of at most kCols columns of one outer index, chunks split over the threads.
@@ -369,7 +369,7 @@ Tensor mean_int(const char* op, const Tensor& data, OptIntListArg dim, bool keep
   if (in_order) return round_mean(sums, count, out);
   std::vector<int64_t> tmp_sizes;
   for (int64_t d : kept_order) tmp_sizes.push_back(data.size(d));
-  Tensor tmp = round_mean(sums, count, tensor::empty(tmp_sizes, out.scalar_type()));
+  Tensor tmp = round_mean(sums, count, tensor::empty(tmp_sizes, tensor::dtype(out)));
   std::vector<int64_t> back;  // position in kept_order of each kept dim, original order
   std::vector<int64_t> sorted_kept = kept_order;
   std::sort(sorted_kept.begin(), sorted_kept.end());

@@ -29,7 +29,7 @@ void check_state(const char* kOp, const char* arg, const Tensor& t, int64_t B, i
 
 // A dense copy of t (torch's t.clone(MemoryFormat::Contiguous)).
 Tensor clone_contiguous(const Tensor& t) {
-  Tensor out = tensor::empty(t.sizes(), t.scalar_type());
+  Tensor out = tensor::empty(t.sizes(), tensor::dtype(t));
   tensor::copy_(out, t);
   return out;
 }
@@ -64,15 +64,15 @@ std::tuple<Tensor, Tensor, Tensor> rnn_layer_dynamic_view(const char* kOp, const
   // Input projections of every step at once: [T * B, G * H] (bias b_ih included).
   const Tensor gi_all =
       linear_dynamic_view(kOp, tensor::reshape(input, std::vector<int64_t>{T * B, I}), w_ih, false, false);
-  const float* gi = gi_all.const_data_ptr<float>();
-  float* hp = h.mutable_data_ptr<float>();
-  float* cp = lstm ? c.mutable_data_ptr<float>() : nullptr;
-  float* op = out.mutable_data_ptr<float>();
+  const float* gi = tensor::data<float>(gi_all);
+  float* hp = tensor::mutable_data<float>(h);
+  float* cp = lstm ? tensor::mutable_data<float>(c) : nullptr;
+  float* op = tensor::mutable_data<float>(out);
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / (G * H));
   for (int64_t step = 0; step < T; ++step) {
     const int64_t t = reverse ? T - 1 - step : step;
     const Tensor gh_t = linear_dynamic_view(kOp, h, w_hh, false, false);  // [B, G * H], bias b_hh included
-    const float* gh = gh_t.const_data_ptr<float>();
+    const float* gh = tensor::data<float>(gh_t);
     const float* gi_t = gi + t * B * G * H;
     float* o_t = op + t * B * H;
     tensor::parallel_for(0, B, grain, [&](int64_t b0, int64_t b1) {

@@ -16,13 +16,13 @@ void softmax_int_out(const Tensor& data, const Tensor& out, int64_t dim, double 
                      double out_scale, int64_t out_zp) {
   const MemoryFormat fmt = kept_format(data);
   const Tensor x = tensor::contiguous(data, fmt);
-  QP_ASSERT(tensor::is_contiguous(out, fmt) && out.sizes() == x.sizes() && out.scalar_type() == x.scalar_type());
+  QP_ASSERT(tensor::is_contiguous(out, fmt) && out.sizes() == x.sizes() && tensor::dtype(out) == tensor::dtype(x));
   if (x.numel() == 0) return;
   // 0-dim: one element along a dim of size 1.
   const AxisSplit sp = x.dim() == 0 ? AxisSplit{1, 1, 1} : axis_split(x.sizes(), dim, fmt);
   double table[256];
   kernels::SoftmaxSpec spec{in_scale, table, out_scale, static_cast<int32_t>(out_zp)};
-  const ScalarType dt = x.scalar_type();
+  const ScalarType dt = tensor::dtype(x);
   if (dt != kInt) {
     for (int k = 0; k < 256; ++k) table[k] = std::exp(-static_cast<double>(k) * in_scale);
   }

@@ -22,7 +22,7 @@ constexpr int64_t kSplitRow = 1 << 16;  // a row this long is sorted by several 
 constexpr int64_t kChunk = 1 << 15;     // smallest per-thread piece of a split row
 
 void check_int_data(const char* op, const Tensor& data) {
-  const auto dt = data.scalar_type();
+  const auto dt = tensor::dtype(data);
   QP_CHECK(dt == kByte || dt == kChar || dt == kInt, "qplugin::", op,
            ": self should hold uint8, int8 or int32 data, got dtype ", dt);
 }
@@ -98,7 +98,7 @@ void sort_row_split(const uint8_t* x, int64_t n, uint8_t mask, uint8_t* values, 
 void sort_rows(const Rows& r, const OrderPlan& plan, bool descending, const Tensor& values, const Tensor& idx) {
   const int64_t rows = r.rows, n = r.n;
   if (rows == 0 || n == 0) return;
-  int64_t* ip = idx.mutable_data_ptr<int64_t>();
+  int64_t* ip = tensor::mutable_data<int64_t>(idx);
   if (plan.bytes) {
     const uint8_t mask = descending ? plan.mask ^ 0xFF : plan.mask;
     const auto* xp = static_cast<const uint8_t*>(r.x.const_data_ptr());
@@ -115,7 +115,7 @@ void sort_rows(const Rows& r, const OrderPlan& plan, bool descending, const Tens
     return;
   }
   const Tensor keys = order_keys(r.x, plan, descending);
-  const int32_t* kp = keys.const_data_ptr<int32_t>();
+  const int32_t* kp = tensor::data<int32_t>(keys);
   tensor::parallel_for(0, rows, std::max<int64_t>(1, kGrain / n), [&](int64_t b, int64_t e) {
     QPLUGIN_ISA_CALL(sort_rows_s32, kp + b * n, e - b, n, ip + b * n);
   });
@@ -127,7 +127,7 @@ void sort_rows(const Rows& r, const OrderPlan& plan, bool descending, const Tens
 int64_t wrap_dim(const char* op, int64_t dim, int64_t ndim) { return check_dim(op, "dim", dim, ndim); }
 
 ValuesAlloc plain_alloc(const Tensor& data) {
-  const ScalarType dtype = data.scalar_type();
+  const ScalarType dtype = tensor::dtype(data);
   return [dtype](IntArrayRef sizes) {
     return tensor::empty(sizes, dtype);
   };
@@ -146,9 +146,9 @@ Tensor order_keys(const Tensor& data, const OrderPlan& plan, bool reverse) {
   QP_ASSERT(data.is_contiguous());
   Tensor keys = tensor::empty(data.sizes(), kInt);
   const int64_t n = data.numel();
-  int32_t* kp = keys.mutable_data_ptr<int32_t>();
-  QP_ASSERT(!plan.bytes && data.scalar_type() == kInt);
-  const int32_t* xp = data.const_data_ptr<int32_t>();
+  int32_t* kp = tensor::mutable_data<int32_t>(keys);
+  QP_ASSERT(!plan.bytes && tensor::dtype(data) == kInt);
+  const int32_t* xp = tensor::data<int32_t>(data);
   tensor::parallel_for(0, n, 1 << 15, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) kp[i] = reverse ? ~xp[i] : xp[i];  // ~q: strictly decreasing
   });
@@ -159,8 +159,8 @@ std::tuple<Tensor, Tensor> sort_int(const char* op, const Tensor& data, double s
                                     bool descending, const ValuesAlloc& alloc) {
   check_int_data(op, data);
   const Rows r = as_rows(op, data, dim);
-  const OrderPlan plan = plan_order(data.scalar_type(), scale, zero_point);
-  Tensor values = r.last ? alloc(data.sizes()) : tensor::empty(r.moved_sizes, data.scalar_type());
+  const OrderPlan plan = plan_order(tensor::dtype(data), scale, zero_point);
+  Tensor values = r.last ? alloc(data.sizes()) : tensor::empty(r.moved_sizes, tensor::dtype(data));
   Tensor idx = tensor::empty(r.moved_sizes, kLong);
   sort_rows(r, plan, descending, tensor::view(values, r.moved_sizes), idx);
   if (r.last) return {values, tensor::view(idx, data.sizes())};
@@ -172,7 +172,7 @@ std::tuple<Tensor, Tensor> sort_int(const char* op, const Tensor& data, double s
 Tensor argsort_int(const char* op, const Tensor& data, double scale, int64_t zero_point, int64_t dim, bool descending) {
   check_int_data(op, data);
   const Rows r = as_rows(op, data, dim);
-  const OrderPlan plan = plan_order(data.scalar_type(), scale, zero_point);
+  const OrderPlan plan = plan_order(tensor::dtype(data), scale, zero_point);
   Tensor idx = tensor::empty(r.moved_sizes, kLong);
   sort_rows(r, plan, descending, Tensor(), idx);
   return moved_back(r, idx, data.sizes());
@@ -190,13 +190,13 @@ std::tuple<Tensor, Tensor> topk_int(const char* op, const Tensor& data, double s
   if (data.dim() > 0) out_sizes[r.dim] = k;
   std::vector<int64_t> moved = r.moved_sizes;
   moved.back() = k;
-  const OrderPlan plan = plan_order(data.scalar_type(), scale, zero_point);
+  const OrderPlan plan = plan_order(tensor::dtype(data), scale, zero_point);
   Tensor values_out = r.last ? alloc(out_sizes) : Tensor();
-  Tensor values = r.last ? tensor::view(values_out, moved) : tensor::empty(moved, data.scalar_type());
+  Tensor values = r.last ? tensor::view(values_out, moved) : tensor::empty(moved, tensor::dtype(data));
   Tensor idx = tensor::empty(moved, kLong);
   const int64_t rows = r.rows, n = r.n;
   if (rows > 0 && k > 0) {
-    int64_t* ip = idx.mutable_data_ptr<int64_t>();
+    int64_t* ip = tensor::mutable_data<int64_t>(idx);
     const int64_t grain = std::max<int64_t>(1, kGrain / n);
     if (plan.bytes) {
       // k largest keys; smallest = largest of the reversed keys.
@@ -210,7 +210,7 @@ std::tuple<Tensor, Tensor> topk_int(const char* op, const Tensor& data, double s
       });
     } else {
       const Tensor keys = order_keys(r.x, plan, !largest);
-      const int32_t* kp = keys.const_data_ptr<int32_t>();
+      const int32_t* kp = tensor::data<int32_t>(keys);
       tensor::parallel_for(0, rows, grain, [&](int64_t b, int64_t e) {
         for (int64_t row = b; row < e; ++row) QPLUGIN_ISA_CALL(topk_s32, kp + row * n, n, k, ip + row * k);
       });

@@ -131,7 +131,7 @@ void upsample_bilinear2d_int_out(const Tensor& data, const Tensor& out, bool ali
                                  std::optional<double> scales_h, std::optional<double> scales_w) {
   const MemoryFormat fmt = pool_format(data);
   const Tensor x = tensor::contiguous(data, fmt);
-  QP_ASSERT(x.scalar_type() == kByte || x.scalar_type() == kChar);
+  QP_ASSERT(tensor::dtype(x) == kByte || tensor::dtype(x) == kChar);
   if (out.numel() == 0) return;
   const int64_t N = x.dim() == 4 ? x.size(0) : 1;
   const int64_t C = x.size(-3), H = x.size(-2), W = x.size(-1);
@@ -149,7 +149,7 @@ void upsample_bilinear2d_int_out(const Tensor& data, const Tensor& out, bool ali
                                   tw.hi.data(),
                                   tw.w_lo.data(),
                                   tw.w_hi.data()};
-  const bool u8 = x.scalar_type() == kByte;
+  const bool u8 = tensor::dtype(x) == kByte;
   const auto* ip = static_cast<const uint8_t*>(x.const_data_ptr());
   auto* op = static_cast<uint8_t*>(out.mutable_data_ptr());
   if (fmt == MemoryFormat::ChannelsLast) {
@@ -183,9 +183,9 @@ void upsample_bilinear2d_int_out(const Tensor& data, const Tensor& out, bool ali
 
 Tensor upsample_nearest2d_int(const Tensor& data, IntArrayRef output_size) {
   constexpr const char* op = "upsample_nearest2d";
-  QP_CHECK((data.scalar_type() == kByte || data.scalar_type() == kChar || data.scalar_type() == kInt), "qplugin::", op,
-           ": input should hold uint8, int8 or int32 data, got dtype ", data.scalar_type());
-  Tensor out = tensor::empty(upsample_nearest2d_output_sizes(op, data.sizes(), output_size), data.scalar_type(),
+  QP_CHECK((tensor::dtype(data) == kByte || tensor::dtype(data) == kChar || tensor::dtype(data) == kInt),
+           "qplugin::", op, ": input should hold uint8, int8 or int32 data, got dtype ", tensor::dtype(data));
+  Tensor out = tensor::empty(upsample_nearest2d_output_sizes(op, data.sizes(), output_size), tensor::dtype(data),
                              pool_format(data));
   upsample_nearest2d_int_out(data, out);
   return out;

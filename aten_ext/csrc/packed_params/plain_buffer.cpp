@@ -47,7 +47,7 @@ int64_t checksum(const uint8_t* p, int64_t n) {
 }
 
 void seal(Tensor& buf) {
-  auto* base = buf.mutable_data_ptr<uint8_t>();
+  auto* base = tensor::mutable_data<uint8_t>(buf);
   int64_t* h = reinterpret_cast<int64_t*>(base);
   h[kSizeWord] = buf.numel();
   h[kChecksumWord] = checksum(base, buf.numel());
@@ -65,14 +65,16 @@ const char* kind_name(int64_t kind) {
 // The header of a buffer of format 1 or 2 (returned in *version); checks what every call can
 // afford: dtype, shape, alignment, magic, version, kind and (format 2) the size word.
 const int64_t* header(const char* op, const Tensor& buf, int64_t kind, int64_t* version) {
-  QP_CHECK(buf.scalar_type() == kByte && buf.dim() == 1 && buf.is_contiguous(), "qplugin::", op,
-           ": packed should be a contiguous 1-D uint8 tensor, got dtype ", buf.scalar_type(), " and shape ",
+  QP_CHECK(tensor::dtype(buf) == kByte && buf.dim() == 1 && buf.is_contiguous(), "qplugin::", op,
+           ": packed should be a contiguous 1-D uint8 tensor, got dtype ", tensor::dtype(buf), " and shape ",
            buf.sizes());
-  QP_CHECK_VALUE(buf.numel() >= kHeaderBytesV1, "qplugin::", op, ": packed should hold a ", kHeaderBytes,
-                 "-byte header (", kHeaderBytesV1, " in format 1), got ", buf.numel(), " bytes");
-  QP_CHECK_VALUE(reinterpret_cast<uintptr_t>(buf.const_data_ptr()) % 8 == 0, "qplugin::", op,
+  const int64_t nbytes = buf.numel();
+  QP_CHECK_VALUE(nbytes >= kHeaderBytesV1, "qplugin::", op, ": packed should hold a ", kHeaderBytes, "-byte header (",
+                 kHeaderBytesV1, " in format 1), got ", nbytes, " bytes");
+  const void* data = buf.const_data_ptr();
+  QP_CHECK_VALUE(reinterpret_cast<uintptr_t>(data) % 8 == 0, "qplugin::", op,
                  ": packed should be 8-byte aligned (a view at an odd offset?)");
-  const int64_t* h = static_cast<const int64_t*>(buf.const_data_ptr());
+  const int64_t* h = static_cast<const int64_t*>(data);
   QP_CHECK_VALUE(h[0] == kMagic, "qplugin::", op, ": packed is not a qplugin packed buffer (magic ", h[0], ")");
   QP_CHECK_VALUE(h[1] == kVersion || h[1] == 1, "qplugin::", op, ": packed buffer format version should be 1 or ",
                  kVersion, ", got ", h[1]);
@@ -80,10 +82,10 @@ const int64_t* header(const char* op, const Tensor& buf, int64_t kind, int64_t* 
                  kind_name(kind), " buffer, got kind ", h[2], " (", kind_name(h[2]), ")");
   *version = h[1];
   if (h[1] >= 2) {
-    QP_CHECK_VALUE(buf.numel() >= kHeaderBytes, "qplugin::", op, ": packed should hold a ", kHeaderBytes,
-                   "-byte header, got ", buf.numel(), " bytes");
-    QP_CHECK_VALUE(h[kSizeWord] == buf.numel(), "qplugin::", op, ": packed should be ", h[kSizeWord],
-                   " bytes long (its header's size), got ", buf.numel(), " bytes (truncated or damaged)");
+    QP_CHECK_VALUE(nbytes >= kHeaderBytes, "qplugin::", op, ": packed should hold a ", kHeaderBytes,
+                   "-byte header, got ", nbytes, " bytes");
+    QP_CHECK_VALUE(h[kSizeWord] == nbytes, "qplugin::", op, ": packed should be ", h[kSizeWord],
+                   " bytes long (its header's size), got ", nbytes, " bytes (truncated or damaged)");
   }
   return h;
 }
@@ -98,24 +100,15 @@ void check_checksum(const char* op, const Tensor& buf, const int64_t* h) {
 // A tensor's identity on the stable ABI, which has no storage identity: its data pointer, the size
 // of its storage, its element count and dtype, and then
 //  * a tensor of at most kContentBytes (dense): its bytes, compared whole on every call (exact, and
-//    cheaper than a version read: 4 KiB compare in about a fifth of its time);
-//  * a larger one: a fingerprint of its first and last bytes (a buffer's first bytes are its header,
-//    whose checksum word covers the rest) and its version counter (an in-place change bumps it;
-//    inference tensors have none). A tensor freed and another made at its address passes as the
-//    same only with the same size, fingerprint and version. The version is a boxed dispatcher call
-//    (aten::_version) a call; whether the tensor is an inference tensor (which has no version to
-//    read) is asked once, when it is recorded.
+//    cheaper than a version read);
+//  * a larger one: its first kHeaderBytes and last 64 bytes, kept and compared (a buffer's first
+//    bytes are its header, whose checksum word covers the rest), and its version counter (an
+//    in-place change bumps it; inference tensors have none). A tensor freed and another made at its
+//    address passes as the same only with the same size, leading and trailing bytes and version.
+//    The version is a boxed dispatcher call (aten::_version) a call; whether the tensor is an
+//    inference tensor (which has no version to read) is asked once, when it is recorded.
 constexpr int64_t kContentBytes = 4096;
-// FNV-1a over the 8-byte words of bytes [b, e) of p (a tail shorter than a word byte by byte).
-uint64_t fnv_words(uint64_t h, const uint8_t* p, int64_t b, int64_t e) {
-  for (; b + 8 <= e; b += 8) {
-    uint64_t w;
-    std::memcpy(&w, p + b, 8);
-    h = fnv(h, w);
-  }
-  for (; b < e; ++b) h = fnv(h, p[b]);
-  return h;
-}
+constexpr int64_t kTailBytes = 64;
 // What is read of a tensor without a dispatcher call, each accessor once.
 struct Probe {
   const uint8_t* data = nullptr;
@@ -127,20 +120,24 @@ struct Probe {
 Probe probe(const Tensor& t) {
   Probe p{static_cast<const uint8_t*>(t.const_data_ptr()), tensor::storage_nbytes(t), t.numel(), tensor::dtype_code(t),
           -1};
-  if (t.is_contiguous()) p.dense = p.numel * static_cast<int64_t>(t.element_size());
+  if (t.is_contiguous()) p.dense = p.numel * tensor::element_size_of_code(p.dtype);
   return p;
 }
 bool by_content(const Probe& p) { return p.dense >= 0 && p.dense <= kContentBytes; }
-uint64_t fingerprint_of(const Probe& p) {
+// The bytes a larger tensor is kept by: [0, head) and [tail, end) of its dense bytes (none when it
+// is not dense).
+struct Edges {
+  int64_t head, tail, end;
+};
+Edges edges_of(const Probe& p) {
   const int64_t n = std::max<int64_t>(p.dense, 0);
-  const uint64_t h = fnv_words(kFnvOffset, p.data, 0, std::min<int64_t>(n, kHeaderBytes));
-  return fnv_words(h, p.data, std::max<int64_t>(kHeaderBytes, n - 64), n);
+  const int64_t head = std::min(n, kHeaderBytes);
+  return {head, std::max(head, n - kTailBytes), n};
 }
 struct Ident {
   bool defined = false;
   Probe p;
-  std::vector<uint8_t> content;  // by_content(p): the tensor's bytes
-  uint64_t fingerprint = 0;      // otherwise
+  std::vector<uint8_t> content;  // by_content(p): the tensor's bytes; otherwise its edges' bytes
   bool inference = false;
   int64_t version = 0;
 };
@@ -153,7 +150,9 @@ Ident ident_of(const Tensor& t) {
     i.content.assign(i.p.data, i.p.data + i.p.dense);
     return i;
   }
-  i.fingerprint = fingerprint_of(i.p);
+  const Edges e = edges_of(i.p);
+  i.content.assign(i.p.data, i.p.data + e.head);
+  i.content.insert(i.content.end(), i.p.data + e.tail, i.p.data + e.end);
   const std::optional<int64_t> v = tensor::version(t);
   i.inference = !v.has_value();
   i.version = v.value_or(-1);
@@ -167,7 +166,12 @@ bool same(const Ident& i, const Tensor& t) {
     return false;
   }
   if (by_content(p)) return i.content.empty() || std::memcmp(i.content.data(), p.data, i.content.size()) == 0;
-  if (i.fingerprint != fingerprint_of(p)) return false;
+  const Edges e = edges_of(p);
+  const auto* kept = i.content.data();
+  if (std::memcmp(kept, p.data, static_cast<size_t>(e.head)) != 0 ||
+      std::memcmp(kept + e.head, p.data + e.tail, static_cast<size_t>(e.end - e.tail)) != 0) {
+    return false;
+  }
   if (i.inference) return true;
   try {
     return tensor::detail::call<int64_t>("aten::_version", "", t) == i.version;
@@ -298,7 +302,7 @@ Tensor pack_linear(const char* op, const Tensor& w, const Tensor& scales, const 
     end = off[i] + s.sizes[i];
   }
   Tensor buf = tensor::zeros(std::vector<int64_t>{end}, kByte);
-  auto* base = buf.mutable_data_ptr<uint8_t>();
+  auto* base = tensor::mutable_data<uint8_t>(buf);
   int64_t* h = reinterpret_cast<int64_t*>(base);
   h[0] = kMagic;
   h[1] = kVersion;
@@ -334,11 +338,12 @@ bool view_linear(const char* op, const Tensor& buf, const Tensor& w, const Tenso
   const int64_t sizes[kLinearSections] = {gemm::packed_b_bytes(K, N), gemm::padded_n(N) * 4, N * 4,
                                           want16 ? gemm::packed_b16_elems(K, N) * 2 : 0};
   const int64_t header_bytes = version >= 2 ? kHeaderBytes : kHeaderBytesV1;
+  const int64_t nbytes = buf.numel();
   for (int64_t i = 0; i < kLinearSections; ++i) {
     const int64_t o = h[8 + 2 * i], n = h[9 + 2 * i];
-    QP_CHECK_VALUE(o >= header_bytes && o % kAlign == 0 && n >= 0 && o <= buf.numel() && n <= buf.numel() - o,
-                   "qplugin::", op, ": packed section ", i, " (offset ", o, ", ", n,
-                   " bytes) lies outside the buffer of ", buf.numel(), " bytes");
+    QP_CHECK_VALUE(o >= header_bytes && o % kAlign == 0 && n >= 0 && o <= nbytes && n <= nbytes - o, "qplugin::", op,
+                   ": packed section ", i, " (offset ", o, ", ", n, " bytes) lies outside the buffer of ", nbytes,
+                   " bytes");
     ours = ours && n == sizes[i];  // otherwise this build packs differently: never read these bytes
   }
   const auto* base = static_cast<const uint8_t*>(buf.const_data_ptr());
@@ -376,7 +381,7 @@ void check_fp16_panels(const char* op, const char* packed_arg, const Tensor& pac
   p->init_fp16(op, w, std::nullopt);
   QP_CHECK_VALUE(static_cast<int64_t>(p->fp16_panels.size()) == packed.numel() &&
                      std::equal(p->fp16_panels.begin(), p->fp16_panels.end(),
-                                reinterpret_cast<const uint16_t*>(packed.const_data_ptr<Half>())),
+                                reinterpret_cast<const uint16_t*>(tensor::data<Half>(packed))),
                  "qplugin::", op, ": ", packed_arg, " should be plain_linear_prepack_fp16(", w_arg,
                  "), got panels that differ from it (made from another weight, or damaged)");
   remember_checked(packed, {w});
@@ -495,7 +500,7 @@ Tensor pack_conv(const char* op, const std::string& kind, const Tensor& w, const
   const ConvLayout l = conv_layout(*p, int16, rows, dw_bytes);
   const std::vector<const void*> src = conv_sources(*p, int16, rows, dwp);
   Tensor buf = tensor::zeros(std::vector<int64_t>{l.end}, kByte);
-  auto* base = buf.mutable_data_ptr<uint8_t>();
+  auto* base = tensor::mutable_data<uint8_t>(buf);
   int64_t* h = reinterpret_cast<int64_t*>(base);
   h[0] = kMagic;
   h[1] = kVersion;
@@ -616,13 +621,14 @@ bool view_conv(const char* op, const Tensor& buf, const ConvWeights& p, const Te
 
 Tensor pack_embedding(const char* op, const Tensor& fused_rows, int64_t bits) {
   QP_CHECK_VALUE(bits == 8 || bits == 4, "qplugin::", op, ": bits should be 8 or 4, got ", bits);
-  QP_CHECK_VALUE(fused_rows.scalar_type() == kByte && fused_rows.dim() == 2 && fused_rows.size(1) >= 8, "qplugin::", op,
+  QP_CHECK_VALUE(tensor::dtype(fused_rows) == kByte && fused_rows.dim() == 2 && fused_rows.size(1) >= 8,
+                 "qplugin::", op,
                  ": fused_rows should be a 2-D uint8 tensor [rows, D + 8] (codes, float32 scale, "
                  "float32 bias a row: embedding_bag_byte_prepack's layout), got dtype ",
-                 fused_rows.scalar_type(), " of shape ", fused_rows.sizes());
+                 tensor::dtype(fused_rows), " of shape ", fused_rows.sizes());
   const Tensor rows = tensor::contiguous(fused_rows);
   const int64_t n = rows.size(0), cols = rows.size(1), D = cols - 8;
-  const uint8_t* src = rows.const_data_ptr<uint8_t>();
+  const uint8_t* src = tensor::data<uint8_t>(rows);
   for (int64_t r = 0; r < n; ++r) {
     const uint8_t* row = src + r * cols;
     float scale = 0.f, bias = 0.f;
@@ -641,7 +647,7 @@ Tensor pack_embedding(const char* op, const Tensor& fused_rows, int64_t bits) {
   }
   const int64_t bytes = n * cols;
   Tensor buf = tensor::zeros(std::vector<int64_t>{kHeaderBytes + bytes}, kByte);
-  auto* base = buf.mutable_data_ptr<uint8_t>();
+  auto* base = tensor::mutable_data<uint8_t>(buf);
   int64_t* h = reinterpret_cast<int64_t*>(base);
   h[0] = kMagic;
   h[1] = kVersion;
@@ -672,7 +678,7 @@ EmbeddingRows view_embedding(const char* op, const Tensor& buf) {
     check_checksum(op, buf, h);
     remember_checked(buf, {});
   }
-  return {buf.const_data_ptr<uint8_t>() + kHeaderBytes, n, D};
+  return {tensor::data<uint8_t>(buf) + kHeaderBytes, n, D};
 }
 
 }  // namespace plain_buffer

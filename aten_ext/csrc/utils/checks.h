@@ -42,8 +42,8 @@ inline void check_int_dtype(const char* op, const char* arg, ScalarType dtype) {
 
 // A plain-tier input: a uint8 / int8 / int32 tensor (never a quantized one).
 inline void check_int_input(const char* op, const char* arg, const Tensor& t) {
-  QP_CHECK(is_plain_int_dtype(t.scalar_type()), "qplugin::", op, ": ", arg,
-           " should be a uint8, int8 or int32 tensor, got dtype ", t.scalar_type());
+  QP_CHECK(is_plain_int_dtype(tensor::dtype(t)), "qplugin::", op, ": ", arg,
+           " should be a uint8, int8 or int32 tensor, got dtype ", tensor::dtype(t));
 }
 
 // A scale must be positive and finite, and stay so as a float with a finite
@@ -91,8 +91,8 @@ inline int64_t check_dim(const char* op, const char* arg, int64_t dim, int64_t n
 }
 
 inline void check_float_input(const char* op, const char* arg, const Tensor& t) {
-  QP_CHECK(t.scalar_type() == kFloat, "qplugin::", op, ": ", arg, " should be a float32 tensor, got dtype ",
-           t.scalar_type());
+  QP_CHECK(tensor::dtype(t) == kFloat, "qplugin::", op, ": ", arg, " should be a float32 tensor, got dtype ",
+           tensor::dtype(t));
 }
 
 // The CPU-key kernel of an op that takes quantized tensors: reached only when no input is one
@@ -100,7 +100,7 @@ inline void check_float_input(const char* op, const char* arg, const Tensor& t) 
 [[noreturn]] inline void refuse_non_quantized(const char* op, const char* arg, const Tensor& t) {
   QP_CHECK(false, "qplugin::", op, ": ", arg,
            " should be a quantized tensor (quint8, qint8 or qint32), got a non-quantized tensor of dtype ",
-           t.scalar_type());
+           tensor::dtype(t));
 }
 
 // Outputs whose size an op computes from its arguments (conv, pools, upsample): the op and the
