@@ -360,6 +360,32 @@ def test_plain_conv2d_add_matches_quantized(relu, isa):
     assert torch.equal(plain, quant.int_repr())
 
 
+def test_plain_conv_default_order_copies(isa):
+    """A default-order input (and conv2d_add's addend) is copied to channels_last before the GEMM:
+    up to 256 KiB into a per-thread scratch buffer reused from call to call (input and addend each
+    their own), above that into a new tensor. Either way the output is the bytes the same conv
+    gives on channels_last inputs, which are read in place; calls alternate sizes so a reused
+    buffer holding a larger or earlier input shows."""
+    gen = torch.Generator().manual_seed(3)
+    w, s, z = _weight((16, 64, 3, 3), True, zero_zp=True)
+    b = torch.randn(16, generator=gen)
+    geo = ([1, 1], [1, 1], [1, 1], 1)
+    buf = q.plain_conv_prepack(w, s, z, b, *geo)
+    args = (w, s, z, b, buf, *geo)
+    # 64 x 64 x 64 bytes is 256 KiB exactly: the largest scratch copy; 64 x 64 x 65 is over it
+    for shape in [(1, 64, 64, 64), (2, 64, 5, 7), (1, 64, 64, 65), (1, 64, 3, 3), (1, 64, 64, 64)]:
+        x = torch.randint(0, 256, shape, dtype=torch.uint8, generator=gen)
+        x_cl = x.contiguous(memory_format=torch.channels_last)
+        want = q.plain_conv2d(x_cl, SX, ZX, *args, SY, ZY)
+        assert torch.equal(q.plain_conv2d(x, SX, ZX, *args, SY, ZY), want), shape
+        acc = torch.randint(0, 256, want.shape, dtype=torch.uint8, generator=gen)
+        acc_cl = acc.contiguous(memory_format=torch.channels_last)
+        want_add = q.plain_conv2d_add(x_cl, SX, ZX, acc_cl, 0.2, 90, *args, SY, ZY)
+        assert not torch.equal(want_add, want)
+        for xi, ai in ((x, acc), (x, acc_cl), (x_cl, acc)):
+            assert torch.equal(q.plain_conv2d_add(xi, SX, ZX, ai, 0.2, 90, *args, SY, ZY), want_add), shape
+
+
 @pytest.mark.quantized_tier
 def test_plain_conv_reads_qparams_per_call_and_checks_the_weight():
     """Scales and bias are read from the op's arguments on every call, so an in-place change is

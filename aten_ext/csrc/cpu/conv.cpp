@@ -79,15 +79,13 @@ void transpose_bytes(const uint8_t* in, uint8_t* out, int64_t C, int64_t S, int6
   }
 }
 
-// x (N, C, spatial...) dense in the default order, one byte an element, copied to the channels-last
-// order `fmt` (each image's [C, S] bytes transposed to [S, C]), kTileS positions a task.
-Tensor channels_last_copy(const Tensor& x, MemoryFormat fmt) {
+// x (N, C, spatial...) dense in the default order, one byte an element, copied to `dst` in the
+// channels-last order (each image's [C, S] bytes transposed to [S, C]), kTileS positions a task.
+void channels_last_copy(const Tensor& x, uint8_t* dst) {
   constexpr int64_t kTileS = 64;
-  Tensor y = tensor::empty(x.sizes(), tensor::dtype(x), fmt);
   const int64_t N = x.size(0), C = x.size(1);
   const int64_t S = N * C == 0 ? 0 : x.numel() / (N * C);
   const auto* src = static_cast<const uint8_t*>(x.const_data_ptr());
-  auto* dst = static_cast<uint8_t*>(y.mutable_data_ptr());
   const int64_t tiles = (S + kTileS - 1) / kTileS;
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / (kTileS * std::max<int64_t>(C, 1)));
   tensor::parallel_for(0, N * tiles, grain, [&](int64_t t0, int64_t t1) {
@@ -96,18 +94,40 @@ Tensor channels_last_copy(const Tensor& x, MemoryFormat fmt) {
       transpose_bytes(src + n * C * S, dst + n * S * C, C, S, s0, std::min(S, s0 + kTileS));
     }
   });
-  return y;
+}
+
+// This thread's scratch buffer `slot`, at least n bytes.
+constexpr int64_t kScratchBytes = int64_t{1} << 18;
+uint8_t* scratch(int slot, int64_t n) {
+  thread_local std::vector<uint8_t> bufs[2];
+  std::vector<uint8_t>& b = bufs[slot];
+  if (static_cast<int64_t>(b.size()) < n) b.resize(static_cast<size_t>(n));
+  return b.data();
 }
 
 }  // namespace
 
-Tensor conv_channels_last_input(const Tensor& x, int64_t spatial) {
+ConvInput conv_channels_last_input(const Tensor& x, int64_t spatial, int slot) {
+  QP_ASSERT(tensor::dtype(x) == kByte && (slot == 0 || slot == 1));
   const Tensor x4 = spatial == 1 ? tensor::unsqueeze(x, 2) : x;
   const MemoryFormat fmt = spatial == 1 ? MemoryFormat::ChannelsLast : conv_memory_format(x.dim());
-  if (!tensor::is_contiguous(x4, fmt) && x4.is_contiguous() && x4.element_size() == 1) {
-    return channels_last_copy(x4, fmt);
+  ConvInput in;
+  if (!tensor::is_contiguous(x4, fmt) && x4.is_contiguous()) {
+    const int64_t n = x4.numel();
+    uint8_t* dst = nullptr;
+    if (n <= kScratchBytes) {
+      dst = scratch(slot, n);
+    } else {
+      in.tensor = tensor::empty(x4.sizes(), kByte, fmt);
+      dst = tensor::mutable_data<uint8_t>(*in.tensor);
+    }
+    channels_last_copy(x4, dst);
+    in.data = dst;
+    return in;
   }
-  return tensor::contiguous(x4, fmt);
+  in.tensor = tensor::contiguous(x4, fmt);
+  in.data = tensor::data<uint8_t>(*in.tensor);
+  return in;
 }
 
 Tensor conv_empty_output(const std::vector<int64_t>& ys, ScalarType dtype) {
@@ -176,11 +196,11 @@ void conv_forward_view(const char* op, const Tensor& x_int, double x_scale, int6
   if (y_int.numel() == 0) return;
 
   const kernels::ConvGeom g = conv_geom(x_int.sizes(), p, ys);
-  const Tensor x = conv_channels_last_input(x_int, p.spatial);
-  Tensor add;
-  if (add_int != nullptr) add = conv_channels_last_input(*add_int, p.spatial);
-  const uint8_t* xp = tensor::mutable_data<uint8_t>(x);
-  const uint8_t* addp = add.defined() ? tensor::mutable_data<uint8_t>(add) : nullptr;
+  const ConvInput x = conv_channels_last_input(x_int, p.spatial, 0);
+  ConvInput add;
+  if (add_int != nullptr) add = conv_channels_last_input(*add_int, p.spatial, 1);
+  const uint8_t* xp = x.data;
+  const uint8_t* addp = add.data;
   uint8_t* yp = tensor::mutable_data<uint8_t>(y_int);
   const int64_t N = ys[0];
   const int64_t OC = p.OC;

@@ -3,6 +3,7 @@
 
 #include "utils/torch_api.h"
 
+#include <optional>
 #include <vector>
 
 #include "cpu/conv_weights.h"
@@ -23,8 +24,15 @@ kernels::ConvGeom conv_geom(IntArrayRef xs, const ConvWeights& p, const std::vec
 // The memory format of conv outputs (and the one inputs are brought to).
 QPLUGIN_PLAIN_API MemoryFormat conv_memory_format(int64_t dim);
 
-// x as a dense channels_last (N, [D,] H, W, C) uint8 buffer (1-d: a (N, C, 1, L) channels_last view).
-Tensor conv_channels_last_input(const Tensor& x, int64_t spatial);
+// A uint8 conv input's bytes as a dense channels_last (N, [D,] H, W, C) buffer (1-d: as (N, C, 1, L)).
+// `data` points into x itself when it is one; into a copy otherwise: for a default-order input of
+// at most 256 KiB this thread's scratch buffer `slot` (0 or 1, reused from call to call: valid until
+// this thread's next conv), else a new tensor held in `tensor`.
+struct ConvInput {
+  const uint8_t* data = nullptr;
+  std::optional<Tensor> tensor;
+};
+ConvInput conv_channels_last_input(const Tensor& x, int64_t spatial, int slot);
 
 // An empty output of sizes ys and dtype `dtype` in conv's output layout (channels_last; 1-d: the
 // squeezed channels_last 4-d tensor).

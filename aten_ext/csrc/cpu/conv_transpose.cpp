@@ -52,7 +52,7 @@ void conv_transpose_forward_view(const char* op, const Tensor& x_int, double x_s
   if (y_int.numel() == 0) return;
 
   const int64_t sp = p.spatial;
-  const Tensor x = conv_channels_last_input(x_int, sp);
+  const ConvInput x = conv_channels_last_input(x_int, sp, 0);
   const auto& xs = x_int.sizes();
   const int64_t OC = p.OC;
   const kernels::ConvGeom g = conv_geom(xs, p, ys);
@@ -65,7 +65,7 @@ void conv_transpose_forward_view(const char* op, const Tensor& x_int, double x_s
   QP_ASSERT(static_cast<int64_t>(k.b.size()) == p.groups * p.KD * p.KH && k.tzp != nullptr);
   kernels::gemm::Col2ImProblem pr;
   pr.isa = k.isa;
-  pr.x = tensor::mutable_data<uint8_t>(x);
+  pr.x = x.data;
   pr.g = g;
   pr.images = xs[0];
   pr.x_zp = static_cast<int32_t>(x_zp);
