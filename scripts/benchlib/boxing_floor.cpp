@@ -18,7 +18,7 @@ using qplugin::Tensor;
 using qplugin::TensorListArg;
 namespace tensor = qplugin::tensor;
 
-Tensor like(const Tensor& x) { return tensor::empty(x.sizes(), x.scalar_type()); }
+Tensor like(const Tensor& x) { return tensor::empty(x.sizes(), tensor::dtype(x)); }
 Tensor sized(std::vector<int64_t> sizes, qplugin::ScalarType dtype) { return tensor::empty(sizes, dtype); }
 
 Tensor relu(const Tensor& x, double, int64_t) { return like(x); }
@@ -38,7 +38,7 @@ Tensor linear_dynamic(const Tensor& x, const Tensor& w, const Tensor&, const Ten
 Tensor conv2d(const Tensor& x, double, int64_t, const Tensor&, const Tensor&, const Tensor&,
               const std::optional<Tensor>&, const Tensor&, IntListArg, IntListArg, IntListArg, int64_t, double,
               int64_t) {
-  return tensor::empty(x.sizes(), x.scalar_type(), qplugin::MemoryFormat::ChannelsLast);
+  return tensor::empty(x.sizes(), tensor::dtype(x), qplugin::MemoryFormat::ChannelsLast);
 }
 Tensor embedding_bag(const Tensor&, int64_t, int64_t embedding_dim, const Tensor&, const std::optional<Tensor>& offsets,
                      int64_t, bool, const std::optional<Tensor>&, const std::optional<Tensor>&, bool) {

@@ -344,22 +344,41 @@ T* mutable_data(const Tensor& t) {
 #endif
 }
 
-// The strides of a tensor of `sizes` dense in `fmt` (channels_last: 4-d; channels_last_3d: 5-d).
-inline std::vector<int64_t> dense_strides(IntArrayRef sizes, MemoryFormat fmt) {
-  const std::vector<int64_t> order = memory_order(static_cast<int64_t>(sizes.size()), fmt);
-  std::vector<int64_t> st(sizes.size());
+// st[0, sizes.size()): the strides of a tensor of `sizes` dense in `fmt`, in memory_order's order
+// (channels_last: 4-d; channels_last_3d: 5-d; otherwise the default order).
+inline void dense_strides_into(IntArrayRef sizes, MemoryFormat fmt, int64_t* st) {
+  const int64_t n = static_cast<int64_t>(sizes.size());
   int64_t s = 1;
-  for (auto d = order.rbegin(); d != order.rend(); ++d) {
-    st[*d] = s;
-    s *= sizes[*d] > 1 ? sizes[*d] : 1;
+  const auto put = [&](int64_t d) {
+    st[d] = s;
+    s *= sizes[d] > 1 ? sizes[d] : 1;
+  };
+  if ((fmt == MemoryFormat::ChannelsLast && n == 4) || (fmt == MemoryFormat::ChannelsLast3d && n == 5)) {
+    put(1);
+    for (int64_t d = n - 1; d >= 2; --d) put(d);
+    put(0);
+  } else {
+    for (int64_t d = n - 1; d >= 0; --d) put(d);
   }
-  return st;
 }
+
+// Room for the strides of an n-d tensor: on the stack up to 8 dims.
+class StridesBuffer {
+ public:
+  explicit StridesBuffer(size_t n) : heap_(n > kInline ? n : 0) {}
+  int64_t* data() { return heap_.empty() ? inline_ : heap_.data(); }
+
+ private:
+  static constexpr size_t kInline = 8;
+  int64_t inline_[kInline];
+  std::vector<int64_t> heap_;
+};
 
 // An uninitialized CPU tensor of `sizes`, dense in `fmt`.
 inline Tensor empty(IntArrayRef sizes, ScalarType dtype, MemoryFormat fmt = MemoryFormat::Contiguous) {
 #ifdef QPLUGIN_STABLE_ABI
-  const std::vector<int64_t> st = dense_strides(sizes, fmt);
+  StridesBuffer st(sizes.size());
+  dense_strides_into(sizes, fmt, st.data());
   AtenTensorHandle h = nullptr;
   STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_empty_strided(static_cast<int64_t>(sizes.size()), sizes.data(), st.data(),
                                                          detail::shim_dtype(dtype), aoti_torch_device_type_cpu(), 0,
@@ -391,14 +410,15 @@ inline bool is_contiguous(const Tensor& t, MemoryFormat fmt) {
   if (fmt == MemoryFormat::Contiguous) return t.is_contiguous();
   // torch's rule: every dim of size > 1 has the dense stride of its place in `fmt`'s order
   const auto sizes = t.sizes();
-  const auto strides = t.strides();
-  const std::vector<int64_t> dense = dense_strides(sizes, fmt);
   if ((fmt == MemoryFormat::ChannelsLast && sizes.size() != 4) ||
       (fmt == MemoryFormat::ChannelsLast3d && sizes.size() != 5)) {
     return false;
   }
+  const auto strides = t.strides();
+  StridesBuffer dense(sizes.size());
+  dense_strides_into(sizes, fmt, dense.data());
   for (size_t d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] != 1 && strides[d] != dense[d]) return false;
+    if (sizes[d] != 1 && strides[d] != dense.data()[d]) return false;
   }
   return true;
 #else
