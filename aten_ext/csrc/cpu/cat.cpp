@@ -135,6 +135,7 @@ void cat_into(const Names& nm, const std::vector<Tensor>& xs_in, const std::vect
   const int64_t es = static_cast<int64_t>(out.element_size());
 
   struct Part {
+    explicit Part(Tensor t) : x(std::move(t)) {}
     Tensor x;
     int64_t cols;    // elements per row of this input
     int64_t offset;  // element offset of its slot in an output row
@@ -152,8 +153,7 @@ void cat_into(const Names& nm, const std::vector<Tensor>& xs_in, const std::vect
       if (!skipped(xs_in[i])) c_off += xs_in[i].size(dim);
       continue;
     }
-    Part pt;
-    pt.x = tensor::contiguous(xs_in[i], fmt);
+    Part pt(tensor::contiguous(xs_in[i], fmt));
     pt.cols = pt.x.size(dim) * split.inner;
     pt.offset = c_off * split.inner;
     c_off += pt.x.size(dim);

@@ -107,7 +107,7 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
     QP_CHECK_VALUE(ks[d] >= 1, "qplugin::", op, ": weight should have no empty dims, got ", ks);
   }
   QP_CHECK_VALUE(groups >= 1, "qplugin::", op, ": groups should be >= 1, got ", groups);
-  auto p = std::make_shared<ConvWeights>();
+  auto p = std::make_shared<ConvWeights>(w_int8);
   p->kind = kind;
   p->spatial = spatial;
   p->transpose = transpose;
@@ -193,7 +193,6 @@ std::shared_ptr<ConvWeights> conv_describe_int(const char* op, const std::string
     std::copy_n(tensor::data<float>(bc), p->OC, p->bias_f.begin());
     p->bias = b;
   }
-  p->weight = w_int8;
   if (!transpose) {
     p->Kp = kernels::scalar::conv_a_row_elems(p->K);
     p->S4 = (p->KW * p->ICg + 3) / 4 * 4;

@@ -68,6 +68,7 @@ struct ConvPackedView {
 };
 
 struct ConvWeights {
+  explicit ConvWeights(Tensor w) : weight(std::move(w)) {}
   // user-facing
   std::string kind;  // conv1d / conv2d / conv3d / conv_transpose1d / conv_transpose2d / conv_transpose3d
   int64_t spatial = 2;

@@ -95,7 +95,6 @@ Bags bags_of(const char* op, const Tensor& indices, const std::optional<Tensor>&
              bool pruned_weights, const std::optional<Tensor>& per_sample_weights, const std::optional<Tensor>& mapping,
              bool include_last_offset, int64_t rows, int64_t dim) {
   QP_CHECK_VALUE(mode >= 0 && mode <= 2, "qplugin::", op, ": mode should be 0 (sum), 1 (mean) or 2 (max), got ", mode);
-  Bags b;
   const bool has_offsets = offsets.has_value() && offsets->defined();
   if (has_offsets) {
     QP_CHECK_VALUE(indices.dim() == 1, "qplugin::", op, ": indices should be 1-D when offsets are given, got shape ",
@@ -104,7 +103,7 @@ Bags bags_of(const char* op, const Tensor& indices, const std::optional<Tensor>&
     QP_CHECK_VALUE(indices.dim() == 2, "qplugin::", op,
                    ": indices should be 2-D [bags, indices per bag] when offsets is None, got shape ", indices.sizes());
   }
-  b.idx = rows_of(op, indices, rows, pruned_weights, mapping);
+  Bags b(rows_of(op, indices, rows, pruned_weights, mapping));
   b.pruned = pruned_weights;
   const int64_t n = b.idx.numel();
   if (has_offsets) {
@@ -157,7 +156,7 @@ Tensor run_bags(const char* op, const kernels::EmbRows& w, const Bags& b, int64_
     if (lo < 0 || hi >= w.rows) bad_indices(op, b.idx, w.rows);
   }
   if (out.numel() == 0) return out;
-  const float* psw = b.psw.defined() ? tensor::data<float>(b.psw) : nullptr;
+  const float* psw = b.psw.has_value() ? tensor::data<float>(*b.psw) : nullptr;
   float* o = tensor::mutable_data<float>(out);
   const int64_t per_bag = std::max<int64_t>(1, (n / std::max<int64_t>(b.nbags, 1)) * std::max<int64_t>(w.D, 1));
   std::atomic<bool> ok{true};
@@ -189,7 +188,7 @@ kernels::EmbRows fused_rows(const uint8_t* base, int64_t rows, int64_t cols, int
 }
 
 // The kernel's view of a fused weight tensor (kept contiguous in *keep).
-kernels::EmbRows fused_view(const char* op, const Tensor& weight, int64_t bits, Tensor* keep) {
+kernels::EmbRows fused_view(const char* op, const Tensor& weight, int64_t bits, std::optional<Tensor>* keep) {
   const int64_t tail = bits == 8 ? 8 : 4;
   QP_CHECK_VALUE(tensor::dtype(weight) == kByte && weight.dim() == 2 && weight.size(1) >= tail, "qplugin::", op,
                  ": weight should be a 2-D uint8 tensor of fused rows (",
@@ -199,8 +198,8 @@ kernels::EmbRows fused_view(const char* op, const Tensor& weight, int64_t bits, 
                              "embedding_bag_4bit_prepack",
                  ") with at least ", tail, " columns, got ", "dtype ", tensor::dtype(weight), " of shape ",
                  weight.sizes());
-  *keep = tensor::contiguous(weight);
-  return fused_rows(tensor::data<uint8_t>(*keep), keep->size(0), keep->size(1), bits);
+  const Tensor& w = keep->emplace(tensor::contiguous(weight));
+  return fused_rows(tensor::data<uint8_t>(w), w.size(0), w.size(1), bits);
 }
 
 // embedding_bag over the fused rows w (the arguments after the weight: QPLUGIN_EMBEDDING_BAG_ARGS).
@@ -211,7 +210,7 @@ Tensor embedding_bag_over(const char* op, const kernels::EmbRows& w, QPLUGIN_EMB
 }
 
 Tensor embedding_bag_rowwise(const char* op, int64_t bits, const Tensor& weight, QPLUGIN_EMBEDDING_BAG_ARGS) {
-  Tensor keep;
+  std::optional<Tensor> keep;
   return embedding_bag_over(op, fused_view(op, weight, bits, &keep), indices, offsets, scale_grad_by_freq, mode,
                             pruned_weights, per_sample_weights, compressed_indices_mapping, include_last_offset);
 }
@@ -359,11 +358,10 @@ Tensor fused_unpack(const char* op, const Tensor& weight, int64_t bits) {
                  ": weight should be a uint8 tensor of fused rows with at least ", tail, " columns, got dtype ",
                  tensor::dtype(weight), " of shape ", weight.sizes());
   const Tensor w2 = tensor::reshape(tensor::contiguous(weight), std::vector<int64_t>{-1, weight.size(-1)});
-  Tensor keep;
+  std::optional<Tensor> keep;
   const kernels::EmbRows w = fused_view(op, w2, bits, &keep);
-  Bags b;
-  b.nbags = keep.size(0);
-  b.idx = tensor::empty(std::vector<int64_t>{b.nbags}, kLong);
+  Bags b(tensor::empty(std::vector<int64_t>{w.rows}, kLong));
+  b.nbags = w.rows;
   std::iota(tensor::mutable_data<int64_t>(b.idx), tensor::mutable_data<int64_t>(b.idx) + b.nbags, int64_t{0});
   b.starts = ramp(b.nbags + 1, 1);
   b.out_sizes = {b.nbags, w.D};

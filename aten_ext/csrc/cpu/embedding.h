@@ -13,9 +13,10 @@ namespace qplugin {
 namespace cpu {
 
 struct Bags {
+  explicit Bags(Tensor rows) : idx(std::move(rows)) {}
   Tensor idx;                   // int64, n values (any shape, contiguous): row per index (-1: pruned away)
   std::vector<int64_t> starts;  // [nbags + 1]
-  Tensor psw;                   // float32 [n] or undefined
+  std::optional<Tensor> psw;    // float32 [n], or none
   int64_t nbags = 0;
   bool pruned = false;  // idx went through compressed_indices_mapping (-1: a pruned row)
   std::vector<int64_t> out_sizes;

@@ -167,15 +167,14 @@ Tensor linear_dynamic_view(const char* op, const Tensor& x_in, const LinearWeigh
   const int32_t zp = qp.zero_point;
   thread_local std::vector<uint8_t> small_xq;
   thread_local std::vector<float> mult;
-  Tensor xq_big;
+  std::optional<Tensor> xq_big;
   uint8_t* qptr = nullptr;
   if (small) {
     if (static_cast<int64_t>(small_xq.size()) < numel) small_xq.resize(numel);
     qptr = small_xq.data();
     QPLUGIN_ISA_CALL(quantize_u8, xp, qptr, numel, inv, zp);
   } else {
-    xq_big = tensor::empty(std::vector<int64_t>{M, K}, kByte);
-    qptr = tensor::mutable_data<uint8_t>(xq_big);
+    qptr = tensor::mutable_data<uint8_t>(xq_big.emplace(tensor::empty(std::vector<int64_t>{M, K}, kByte)));
     tensor::parallel_for(0, numel, 1 << 15, [&](int64_t b, int64_t e) {
       QPLUGIN_ISA_CALL(quantize_u8, xp + b, qptr + b, e - b, inv, zp);
     });

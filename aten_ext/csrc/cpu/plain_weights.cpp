@@ -127,7 +127,7 @@ Tensor p_linear_dynamic(const Tensor& x, const Tensor& w, const Tensor& w_scales
 struct Fp16Call {
   LinearWeightsView view;
   std::shared_ptr<LinearWeights> owner;
-  Tensor bias;
+  std::optional<Tensor> bias;  // contiguous float32, or none
 };
 
 void check_fp16_w(const char* op, const char* arg, const Tensor& w) {
@@ -150,7 +150,7 @@ void fp16_call(const char* op, const char* arg, const Tensor& w, const char* bia
   }
   if (packed.numel() == 0) {
     c->owner = std::make_shared<LinearWeights>();
-    c->owner->init_fp16(op, w, c->bias.defined() ? std::optional<Tensor>(c->bias) : std::nullopt);
+    c->owner->init_fp16(op, w, c->bias);
     c->view = linear_weights_view(*c->owner);
     return;
   }
@@ -165,7 +165,7 @@ void fp16_call(const char* op, const char* arg, const Tensor& w, const char* bia
   c->view.b.K = K;
   c->view.fp16 = true;
   c->view.fp16_panels = reinterpret_cast<const uint16_t*>(tensor::data<Half>(packed));
-  c->view.bias = c->bias.defined() ? tensor::data<float>(c->bias) : nullptr;
+  c->view.bias = c->bias.has_value() ? tensor::data<float>(*c->bias) : nullptr;
 }
 
 Tensor p_linear_prepack_fp16(const Tensor& w) {

@@ -62,11 +62,11 @@ int64_t argmax_flat(const Tensor& x, const OrderPlan& plan, bool is_max) {
   const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(tensor::num_threads(), numel / kFlatGrain));
   const int64_t step = (numel + chunks - 1) / chunks;
   std::vector<int64_t> best(static_cast<size_t>(chunks), -1);
-  Tensor keys;
+  std::optional<Tensor> keys;
   if (!plan.bytes) keys = order_keys(x, plan, !is_max);
   const uint8_t mask = is_max ? plan.mask : plan.mask ^ 0xFF;
   const auto* xp = static_cast<const uint8_t*>(x.const_data_ptr());
-  const int32_t* kp = plan.bytes ? nullptr : tensor::data<int32_t>(keys);
+  const int32_t* kp = plan.bytes ? nullptr : tensor::data<int32_t>(*keys);
   tensor::parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       const int64_t lo = c * step, hi = std::min(numel, lo + step);

@@ -38,8 +38,7 @@ at::Tensor embedding_packed(const char* op, int64_t bits, const c10::intrusive_p
   TORCH_CHECK_VALUE(!pruned_weights, "qplugin::", op,
                     ": pruned_weights=True needs compressed_indices_mapping; use embedding_bag_",
                     bits == 8 ? "byte" : "4bit", " with 2-D indices [n, 1]");
-  Bags b;
-  b.idx = rows_of(op, indices, w->rows, false, c10::nullopt);
+  Bags b(rows_of(op, indices, w->rows, false, c10::nullopt));
   const int64_t n = b.idx.numel();
   b.nbags = n;
   b.starts.resize(static_cast<size_t>(n + 1));
