@@ -78,3 +78,27 @@ def test_ops_prints_ratios(tmp_path):
     data = json.loads(out.read_text())
     assert data["cmd"].startswith("python scripts/bench.py ops --only linear_fp16")
     assert data["rows"] and all(row["torch"] and row["fp32"] for row in data["rows"])
+
+
+def test_ops_rows_keeps_the_named_rows(tmp_path):
+    out = tmp_path / "rows.json"
+    args = ["ops", "--only", "linear_fp16", "--threads", "1", "--rounds", "1", "--sample-ms", "1", "--no-write"]
+    r = _run(*args, "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    every = json.loads(out.read_text())["rows"]
+    first = f"{every[0]['op']} {every[0]['shape']}"
+    r = _run(*args, "--rows", first, "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    kept = json.loads(out.read_text())["rows"]
+    assert len(every) > 1 and [f"{row['op']} {row['shape']}" for row in kept] == [first]
+
+
+def test_scaling_thread_table():
+    args = ["scaling", "--models", "mobilenet_v2", "--size", "32", "--rounds", "1", "--min-time", "0.001"]
+    r = _run(*args, "--calib-batches", "1", "--threads", "1", "2", "3")
+    assert r.returncode == 0, r.stderr
+    rows = [line.split("|") for line in r.stdout.splitlines() if line.startswith("| mobilenet_v2 ")]
+    assert [row[3].strip() for row in rows] == ["1", "2", "3"]
+    assert rows[0][7].strip() == "1.00" and rows[0][8].strip() == "**1.00**"  # each side's own 1-thread base
+    r = _run(*args, "--threads", "2", "4")
+    assert r.returncode != 0 and "the first count must be 1" in r.stderr

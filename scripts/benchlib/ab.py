@@ -11,6 +11,10 @@ with torch's own kernel, by CPU time (time.process_time). Each process prints ou
 row: torch's kernel is the same in both processes, so the ratio cancels the machine's drift
 between processes. The table gives, per row, the median over the processes of each build's ratio
 and B / A of those medians (> 1: B slower), plus the spread (min..max) of the per-pair B / A.
+
+--raw compares our own time per call (CPU time, torch's kernel not timed) instead of ours / torch:
+for a machine where torch's kernel is no steady yardstick (on a CPU with AMX, torch's oneDNN
+convolutions swing by 2x between processes while other cores are busy).
 """
 
 import argparse
@@ -48,22 +52,27 @@ def child(args):
 
     _peak.PEAK.update(name="(not measured by bench.py ab)", gops=1.0)  # rows' GOPS are not used here
     out = {}
+    score = lambda t: t["ours"] * 1e6 if args.raw else t["ours"] / t["torch"]  # noqa: E731
     for name in args.models or []:
         case = model_case(name, args.batch)
+        if args.raw:
+            case.torch = None
         for threads in args.threads:
             torch.set_num_threads(threads)
             t, _ = bench_ops.measure(case, args.rounds, args.sample_ms / 1000.0)
-            out[f"{case.op} {case.shape} | {threads}T"] = t["ours"] / t["torch"]
+            out[f"{case.op} {case.shape} | {threads}T"] = score(t)
     for mod in bench_ops.load_families(args.only) if (args.only or not args.models) else []:
         for case in mod.cases():
             key = f"{case.op} {case.shape}"
             if args.rows and not any(r in key for r in args.rows):
                 continue
             case.fp32 = case.floor = None  # (only ours / torch is compared)
+            if args.raw:
+                case.torch = None
             for threads in args.threads:
                 torch.set_num_threads(threads)
                 t, _ = bench_ops.measure(case, args.rounds, args.sample_ms / 1000.0)
-                out[f"{key} | {threads}T"] = t["ours"] / t["torch"]
+                out[f"{key} | {threads}T"] = score(t)
     print("RESULT " + json.dumps(out), flush=True)
 
 
@@ -107,6 +116,7 @@ def parent(args):
         str(args.rounds),
         "--sample-ms",
         str(args.sample_ms),
+        *(["--raw"] if args.raw else []),
         "--threads",
         *map(str, args.threads),
     ]
@@ -129,10 +139,12 @@ def parent(args):
 
     print(f"CPU {bench_ops.cpu_description()}, torch {importlib.metadata.version('torch')}")
     print(
-        f"A = {args.a}, B = {args.b}; {args.pairs} processes each, alternating; ours / torch per process "
-        f"(median of {args.rounds} interleaved rounds, CPU time)"
+        f"A = {args.a}, B = {args.b}; {args.pairs} processes each, alternating; "
+        + ("our us per call" if args.raw else "ours / torch")
+        + f" per process (median of {args.rounds} interleaved rounds, CPU time)"
     )
-    print("| row | threads | A ours/torch (median) | B ours/torch (median) | B / A | per-pair B / A min..max |")
+    what = "ours us" if args.raw else "ours/torch"
+    print(f"| row | threads | A {what} (median) | B {what} (median) | B / A | per-pair B / A min..max |")
     print("|---|---|---|---|---|---|")
     for key in runs["A"][0]:
         a = [r[key] for r in runs["A"]]
@@ -165,6 +177,7 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=1, help="batch of the --models rows")
     ap.add_argument("--threads", nargs="*", type=int, default=[1])
     ap.add_argument("--pairs", type=int, default=6)
+    ap.add_argument("--raw", action="store_true", help="our own time per call, not ours / torch")
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--sample-ms", type=float, default=20.0)
     ap.add_argument("--child", help=argparse.SUPPRESS)

@@ -236,6 +236,7 @@ def torch_error_steps(case):
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="bench.py ops")
     ap.add_argument("--only", nargs="*", default=None, help="families to run")
+    ap.add_argument("--rows", nargs="*", default=None, help="keep rows whose 'op shape' contains one of these")
     ap.add_argument("--threads", nargs="*", type=int, default=[1, 2])
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--quick", action="store_true")
@@ -326,8 +327,11 @@ def main(argv=None):
     sections = {}
     rows = []
     for mod in load_families(args.only):
-        cases = mod.cases()
-        cases2 = avx2_cases(mod) if args.also_avx2 else [None] * len(cases)
+        keep = lambda cs: [c for c in cs if not args.rows or any(r in f"{c.op} {c.shape}" for r in args.rows)]
+        cases = keep(mod.cases())
+        if not cases:
+            continue
+        cases2 = keep(avx2_cases(mod)) if args.also_avx2 else [None] * len(cases)
         lines = [
             "| op | shape | threads | qplugin | torch | fp32 | qplugin/torch | qplugin/fp32 | best-of qplugin/torch "
             "| qplugin rate | torch rate | floor | qplugin/floor |" + (" torch error (steps) |" if args.isa else ""),

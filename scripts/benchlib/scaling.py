@@ -17,6 +17,13 @@ sizes give F and c for each thread count. Printed per model and batch:
   per-op part is what stops the model from scaling, not the kernels.
 
 The ratio to torch's int8 model and to fp32 (eager, the same rounds) is printed for each config.
+
+With --threads naming other counts than 1 and 2 (a many-core machine), each model is timed at
+--size alone, at each thread count (fp32, torch's int8 and ours interleaved round by round), and
+the table gives each one's time, its speedup over its own 1-thread time, and ours / torch:
+
+    python scripts/bench.py scaling --models resnet18 tv_resnet50 mobilenet_v2 --batches 1 8 \
+        --threads 1 2 4 8 16
 """
 
 import argparse
@@ -61,6 +68,45 @@ def per_call(fn, x, min_time):
             return dt / n
 
 
+def timed_rounds(fns, x, threads, rounds, min_time):
+    """{who: median seconds per call} at ``threads``, the variants interleaved round by round."""
+    torch.set_num_threads(threads)
+    times = {}
+    for _ in range(rounds):
+        for who, fn in fns.items():
+            times.setdefault(who, []).append(per_call(fn, x, min_time))
+    return {who: statistics.median(v) for who, v in times.items()}
+
+
+def thread_table(args):
+    """Times and speedups at each of --threads, one size: the many-core form of this benchmark."""
+    print(
+        "| model | batch | threads | fp32 | torch int8 | ours | torch T1 / Tn | ours T1 / Tn "
+        "| ours / torch | ours / fp32 |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    ms = lambda v: f"{v * 1e3:.2f} ms"
+    for name in args.models:
+        fns = build(name, args.size, args.calib_batches)
+        for b in args.batches:
+            x = torch.randn(b, 3, args.size, args.size)
+            base = None
+            with torch.no_grad():
+                for fn in fns.values():  # TorchScript's profiling runs, before any timing
+                    for _ in range(3):
+                        fn(x)
+                for threads in args.threads:
+                    t = timed_rounds(fns, x, threads, args.rounds, args.min_time)
+                    base = base or t
+                    print(
+                        f"| {name} | {b} | {threads} | {ms(t['fp32'])} | {ms(t['torch'])} | {ms(t['ours'])} "
+                        f"| {base['torch'] / t['torch']:.2f} | **{base['ours'] / t['ours']:.2f}** "
+                        f"| **{t['ours'] / t['torch']:.2f}** | {t['ours'] / t['fp32']:.2f} |",
+                        flush=True,
+                    )
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(
         prog="bench.py scaling", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -72,6 +118,9 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--min-time", type=float, default=0.2, help="seconds per timing")
     ap.add_argument("--calib-batches", type=int, default=2)
+    ap.add_argument(
+        "--threads", nargs="*", type=int, default=[1, 2], help="thread counts; other than 1 2: the thread table"
+    )
     args = ap.parse_args(argv)
     quiet_deprecations()
     import torch_qplugin
@@ -79,8 +128,13 @@ def main(argv=None):
     cpu = cpu_description()
     print(
         f"{cpu}, {os.cpu_count()} cores; torch {torch.__version__}; kernels {torch_qplugin.active_isa()}; "
-        f"wall time, median of {args.rounds} interleaved rounds; sizes {args.size} and {args.size2}"
+        f"wall time, median of {args.rounds} interleaved rounds; "
+        + (f"sizes {args.size} and {args.size2}" if args.threads == [1, 2] else f"size {args.size}")
     )
+    if args.threads != [1, 2]:
+        if args.threads[0] != 1:
+            ap.error("--threads: the first count must be 1, the base of the speedups")
+        return thread_table(args)
     print(
         "| model | batch | who | T1 | T2 | T1 / T2 | F1 | F2 | W1 / W2 | ceiling T1 / (F2 + W1/2) "
         "| ours / torch (1T / 2T) | ours / fp32 (1T / 2T) |"
