@@ -98,6 +98,18 @@ inline void copy_widen(T* dst, const uint8_t* src, int64_t n) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_cvtepu8_epi16(v));
   }
+  // a grouped conv's taps are icg bytes: 8 or 4 of them per copy
+  if (i + 8 <= n) {
+    const __m128i v = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + i));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm_cvtepu8_epi16(v));
+    i += 8;
+  }
+  if (i + 4 <= n) {
+    int32_t four;
+    std::memcpy(&four, src + i, 4);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + i), _mm_cvtepu8_epi16(_mm_cvtsi32_si128(four)));
+    i += 4;
+  }
 #else
   if (sizeof(T) == 1) {
     for (; i + 32 <= n; i += 32) std::memcpy(dst + i, src + i, 32);

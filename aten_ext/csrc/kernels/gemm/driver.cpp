@@ -194,7 +194,7 @@ TapClasses tap_classes(const ConvGeom& g, const ConvGeom& gp, bool rows_mode) {
   return tc;
 }
 
-// A convolution: groups x row blocks (x output-channel ranges) tasks. The rows of a group's GEMM
+// A convolution: row blocks x groups (x output-channel ranges) tasks. The rows of a group's GEMM
 // are the output pixels of every image in turn (N * M rows): the output and residual rows are
 // contiguous across images, so a row block may span images, and a small map's rows (7 x 7 = 49
 // per image) make full tiles with the next image's instead of a remainder tile per image.
@@ -315,8 +315,11 @@ void run_conv(const Problem& pr) {
       const int64_t t = t0 % (GT * mblocks);
       const int64_t p0 = panels * si / nsplit, p1 = panels * (si + 1) / nsplit;
       const int64_t nc0 = p0 * 16, nc1 = std::min(ocg, p1 * 16);
-      const int64_t gi = t / mblocks * gchunk;  // (the first group of the task)
-      const int64_t r0 = (t % mblocks) * mb;    // first row (image r0 / M, pixel r0 % M)
+      // A row block's group tasks run back to back, so each group gathers its channels from input
+      // pixels the block's first group brought into cache (group-major tasks would read the whole
+      // input once per group: 6.4 MB a group for 8 images of 256 x 56 x 56).
+      const int64_t gi = t % GT * gchunk;  // (the first group of the task)
+      const int64_t r0 = t / GT * mb;      // first row (image r0 / M, pixel r0 % M)
       const int64_t mc = std::min(mb, rows_all - r0);
       // output / residual at row r0, column 0 of the group: the block writes its rows [0, mc)
       // and columns [nc0, nc1)
