@@ -1,13 +1,17 @@
 """Floor kernels (_floor.cpp) for the running kernel path, built on first use.
 
 The source is compiled once per ISA with the flags of CMakeLists.txt's avx2 / avx512 objects (never
--march=native; -ffp-contract=off as the kernels: a floor whose float steps the compiler fused into FMAs
-did less work than any exact kernel) into torch's extension cache (~30 s the first time); `floor()` returns the module of
-torch_qplugin.active_isa(), so under QPLUGIN_ISA=avx2 the floors run at AVX2 width. None on the
-scalar path (no vector floor to show).
+-march=native; -ffp-contract=off as the kernels: a floor whose float steps the compiler fused into
+FMAs did less work than any exact kernel) into a folder of torch's extension cache per ISA and torch
+version (~30 s the first time); `floor()` returns the module of torch_qplugin.active_isa(), so
+under QPLUGIN_ISA=avx2 the floors run at AVX2 width. None on the scalar path (no vector floor to
+show).
 """
 
 import functools
+import os
+import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,6 +33,23 @@ _FLAGS = {
 }
 
 
+def _build_dir(isa):
+    """The floor module's build folder: one per ISA and torch version (a module built against
+    another torch must not load), in torch's extension cache."""
+    import torch
+
+    root = Path(os.environ.get("TORCH_EXTENSIONS_DIR") or Path.home() / ".cache" / "torch_extensions")
+    d = root / f"qplugin_floor_{isa}_torch{torch.__version__.replace('+', '_')}"
+    d.mkdir(parents=True, exist_ok=True)
+    # A build killed midway leaves torch's lock file behind, and load() would wait on it forever
+    # (a build takes well under a minute).
+    lock = d / "lock"
+    if lock.exists() and time.time() - lock.stat().st_mtime > 600:
+        print(f"bench floors: removing {lock}, left by a build that did not finish", file=sys.stderr)
+        lock.unlink(missing_ok=True)
+    return str(d)
+
+
 @functools.lru_cache(None)
 def floor():
     import torch_qplugin
@@ -42,6 +63,7 @@ def floor():
         sources=[str(Path(__file__).with_name("_floor.cpp"))],
         extra_cflags=["-O3", "-ffp-contract=off", f"-DQPLUGIN_ISA_{isa.upper()}"] + _FLAGS[isa],
         extra_include_paths=[str(ROOT / "aten_ext" / "csrc")],
+        build_directory=_build_dir(isa),
         verbose=False,
     )
 
