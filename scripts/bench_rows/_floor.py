@@ -37,8 +37,9 @@ def _build_dir(isa):
     """The floor module's build folder: one per ISA and torch version (a module built against
     another torch must not load), in torch's extension cache."""
     import torch
+    from torch.utils.cpp_extension import get_default_build_root
 
-    root = Path(os.environ.get("TORCH_EXTENSIONS_DIR") or Path.home() / ".cache" / "torch_extensions")
+    root = Path(os.environ.get("TORCH_EXTENSIONS_DIR") or get_default_build_root())
     d = root / f"qplugin_floor_{isa}_torch{torch.__version__.replace('+', '_')}"
     d.mkdir(parents=True, exist_ok=True)
     # A build killed midway leaves torch's lock file behind, and load() would wait on it forever

@@ -63,9 +63,9 @@ def child(args):
             out[f"{case.op} {case.shape} | {threads}T"] = score(t)
     for mod in bench_ops.load_families(args.only) if (args.only or not args.models) else []:
         for case in mod.cases():
-            key = f"{case.op} {case.shape}"
-            if args.rows and not any(r in key for r in args.rows):
+            if not bench_ops.row_kept(case, args.rows):
                 continue
+            key = f"{case.op} {case.shape}"
             case.fp32 = case.floor = None  # (only ours / torch is compared)
             if args.raw:
                 case.torch = None

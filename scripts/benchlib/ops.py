@@ -200,6 +200,11 @@ def avx2_cases(mod):
     return cases
 
 
+def row_kept(case, rows):
+    """Whether ``case`` is among --rows: its 'op shape' contains one of them (all rows without)."""
+    return not rows or any(r in f"{case.op} {case.shape}" for r in rows)
+
+
 def load_families(only):
     sys.path.insert(0, str(ROOT / "scripts"))
     import bench_rows
@@ -327,11 +332,10 @@ def main(argv=None):
     sections = {}
     rows = []
     for mod in load_families(args.only):
-        keep = lambda cs: [c for c in cs if not args.rows or any(r in f"{c.op} {c.shape}" for r in args.rows)]
-        cases = keep(mod.cases())
+        cases = [c for c in mod.cases() if row_kept(c, args.rows)]
         if not cases:
             continue
-        cases2 = keep(avx2_cases(mod)) if args.also_avx2 else [None] * len(cases)
+        cases2 = [c for c in avx2_cases(mod) if row_kept(c, args.rows)] if args.also_avx2 else [None] * len(cases)
         lines = [
             "| op | shape | threads | qplugin | torch | fp32 | qplugin/torch | qplugin/fp32 | best-of qplugin/torch "
             "| qplugin rate | torch rate | floor | qplugin/floor |" + (" torch error (steps) |" if args.isa else ""),
