@@ -257,7 +257,11 @@ void conv_forward_view(const char* op, const Tensor& x_int, double x_scale, int6
   // Stem convs (C = 3): each kernel row's KW * C input bytes are contiguous; read them as one
   // "tap" of S4 = round_up(KW * C, 4) bytes against zero-padded weights, rather than im2col.
   const bool rows_mode = conv_reads_rows(p, path);
-  const bool indirect = has_ind && (p.ICg % 4 == 0 || rows_mode);
+  // Groups of a shape the path's qgemm_block_groups runs (AVX2 too, which has no other indirect
+  // GEMM) read all groups of a row block through one set of row pointers.
+  const bool by_groups =
+      !direct && !p.any_wzp && G > 1 && p.ICg % 4 == 0 && QPLUGIN_ISA_CALL_ON(path, qgemm_has_groups, p.ICg, p.OC / G);
+  const bool indirect = (has_ind && (p.ICg % 4 == 0 || rows_mode)) || by_groups;
   QP_ASSERT(!rows_mode || k.rows.data != nullptr);
   ca.mode = direct     ? kernels::gemm::ConvAMode::kInPlace
             : indirect ? kernels::gemm::ConvAMode::kIndirect

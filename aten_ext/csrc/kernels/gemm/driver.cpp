@@ -226,17 +226,17 @@ void run_conv(const Problem& pr) {
       gp.icg = c.s4;
     }
   }
-  // Groups of 8 or 16 output channels on the indirect path, where the path has
-  // qgemm_block_groups: every group of a row block in one call (the groups side by side in the
+  // Groups of 8 or 16 output channels on the indirect path, where the path's qgemm_block_groups
+  // runs them: every group of a row block in one call (AVX-512: the groups side by side in the
   // tiles), so a task is a row block of all groups and its row pointers serve them all.
-  const bool by_groups =
-      indirect && !c.rows_mode && G > 1 && (ocg == 8 || ocg == 16) && QPLUGIN_ISA_CALL_ON(path, qgemm_has_groups);
+  const bool by_groups = indirect && !c.rows_mode && G > 1 && QPLUGIN_ISA_CALL_ON(path, qgemm_has_groups, g.icg, ocg);
   const int64_t gchunk = by_groups ? G : 1;  // groups per task
   // Groups of 8 input and output channels, an even count and enough rows to repay the layout
   // (one pass over the weights, ~0.25 ns a byte against ~0.005 ns a multiply-add of the GEMM:
   // ~2 % at 2048 rows): qgemm_block_groups' k4 tiles, their layout built here once per call.
   std::unique_ptr<int8_t[]> k4;  // (every byte written by pack_groups_k4)
-  if (by_groups && ocg == 8 && g.icg == 8 && G % 2 == 0 && N * g.OD * g.OH * g.OW >= 2048) {
+  if (by_groups && ocg == 8 && g.icg == 8 && G % 2 == 0 && N * g.OD * g.OH * g.OW >= 2048 &&
+      QPLUGIN_ISA_CALL_ON(path, qgemm_groups_k4)) {
     const int64_t ntaps = g.KD * g.KH * g.KW;
     k4.reset(new int8_t[static_cast<size_t>(G * 64 * ntaps)]);
     pack_groups_k4(pr.b_groups, G, ntaps, k4.get());

@@ -196,14 +196,17 @@ struct IndirectA {
 // i8mm: qgemm_has_indirect() says whether the path has it (elsewhere it writes nothing; conv gathers rows with im2col
 // there). qgemm_indirect_selects(): whether the path's qgemm_block_indirect honours IndirectA's tap_b and out_rows
 // (AVX-512); other paths must be given neither.
-// qgemm_block_groups (AVX-512; qgemm_has_groups() says whether the path has it): rows [m0, m1) of
-// `ngroups` consecutive groups of a grouped conv at once, each of ocg = 8 or 16 output channels
-// with its own packed B bs[j] (one panel) and every b_zp 0; A through `a` (taps in order, no
-// tap_b / out_rows), group j's seg = icg bytes a tap at rows[m - m0] + tap_off[t] + j * seg.
+// qgemm_block_groups (AVX-512, AVX2; qgemm_has_groups(icg, ocg) says whether the path runs groups
+// of that shape): rows [m0, m1) of `ngroups` consecutive groups of a grouped conv at once, each of
+// ocg = 8 or 16 output channels with its own packed B bs[j] (one panel; on AVX2 with data16) and
+// every b_zp 0; A through `a` (taps in order, no tap_b / out_rows), group j's seg = icg bytes a
+// tap at rows[m - m0] + tap_off[t] + j * seg (icg % 4 == 0).
 // Output column j * ocg + c (from p.out; p.multipliers / p.bias likewise) is group j's column c.
-// k4: nullptr, or pack_groups_k4 of the groups (icg == ocg == 8, ngroups even), read by tiles
-// that broadcast 16 input bytes (two groups) per pixel and tap instead of 4 per group.
-// The result is ngroups qgemm_block_indirect calls' (same bytes), in one pass over the taps.
+// k4: nullptr, or pack_groups_k4 of the groups (icg == ocg == 8, ngroups even; only where
+// qgemm_groups_k4() holds, AVX-512), read by tiles that broadcast 16 input bytes (two groups) per
+// pixel and tap instead of 4 per group.
+// The result is the bytes of one GEMM per group (qgemm_block_indirect's, or the im2col blocks' on
+// AVX2), in one pass over the row pointers.
 // clang-format off
 // minmax_f32: *mn = min(x[0..n)), *mx = max(x[0..n)) for n >= 1; both NaN if any x is NaN
 // (as at::aminmax). Used by dynamic linear to choose a small activation's qparams in place.
@@ -213,7 +216,8 @@ struct IndirectA {
   X(bool, qgemm_indirect_selects, ()) \
   X(void, qgemm_block_indirect, (const gemm::QGemmParams& p, const gemm::IndirectA& a, int64_t m0, \
                                  int64_t m1, int64_t n0, int64_t n1)) \
-  X(bool, qgemm_has_groups, ()) \
+  X(bool, qgemm_has_groups, (int64_t icg, int64_t ocg)) \
+  X(bool, qgemm_groups_k4, ()) \
   X(void, qgemm_block_groups, (const gemm::QGemmParams& p, const gemm::PackedB* bs, int64_t ngroups, int64_t ocg, \
                                const int8_t* k4, const gemm::IndirectA& a, int64_t m0, int64_t m1)) \
   X(void, minmax_f32, (const float* x, int64_t n, float* mn, float* mx))

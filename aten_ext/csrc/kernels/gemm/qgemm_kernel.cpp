@@ -1172,6 +1172,16 @@ TileFn tile_fn(int mr, int nv) {
   return table.fns[mr - 1][nv - 1];
 }
 
+#if defined(QPLUGIN_ISA_AVX2)
+// 8 values in [0, 255] stored as 8 bytes: packs 32 -> 16 -> 8 within the 128-bit lanes, then the
+// two lanes' first dwords side by side.
+inline void store_u8x8(__m256i q, uint8_t* out) {
+  const __m256i w8 = _mm256_packus_epi16(_mm256_packs_epi32(q, q), _mm256_setzero_si256());
+  const __m128i b = _mm_unpacklo_epi32(_mm256_castsi256_si128(w8), _mm256_extracti128_si256(w8, 1));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(out), b);
+}
+#endif
+
 // Epilogue for one row: cols [0, cnt) of acc_row are columns n .. n + cnt - 1.
 // t = K * a_zp - rowsum(A[m]); C = acc - (a_zp - kAFlip) * colsum[n] + b_zp[n] * t (int32 wrap).
 void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64_t n, int64_t cnt, int32_t t) {
@@ -1266,14 +1276,7 @@ void epilogue_row(const QGemmParams& p, const int32_t* acc_row, int64_t m, int64
       __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(c), _mm256_loadu_ps(mult + j));
       if (bias) f = _mm256_add_ps(f, _mm256_loadu_ps(bias + j));
       if (add) f = _mm256_add_ps(f, _mm256_mul_ps(simd::to_f(simd::sub_i(simd::load_u8(add + j), vazp_r)), vamul));
-      const __m256i q = requant::requantize(f, rb);
-      // values are in [0, 255]: pack 32 -> 16 -> 8 within lanes, then gather the two halves
-      const __m256i w16 = _mm256_packs_epi32(q, q);
-      const __m256i w8 = _mm256_packus_epi16(w16, w16);
-      const uint32_t lo4 = static_cast<uint32_t>(_mm256_extract_epi32(w8, 0));
-      const uint32_t hi4 = static_cast<uint32_t>(_mm256_extract_epi32(w8, 4));
-      std::memcpy(out + j, &lo4, 4);
-      std::memcpy(out + j + 4, &hi4, 4);
+      store_u8x8(requant::requantize(f, rb), out + j);
     }
   }
 #elif defined(QPLUGIN_ISA_NEON)
@@ -1972,12 +1975,13 @@ struct PanelU8 {
   __m256 add_mult;
   bool zp_terms, has_bias;
 };
-inline PanelU8 panel_u8(const QGemmParams& p, int64_t n) {
-  PanelU8 e;
+// The constants of nv (1 or 2) vectors of 8 columns from column n, col_sums: those columns' sums.
+inline PanelU8 panel_u8_of(const QGemmParams& p, const int32_t* col_sums, int64_t n, int nv) {
+  PanelU8 e{};
   const __m256i vazp = _mm256_set1_epi32(p.a_zero_point);
-  for (int v = 0; v < 2; ++v) {
+  for (int v = 0; v < nv; ++v) {
     const int64_t j = n + 8 * v;
-    e.off[v] = _mm256_mullo_epi32(vazp, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.b->col_sums + j)));
+    e.off[v] = _mm256_mullo_epi32(vazp, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col_sums + 8 * v)));
     e.bzp[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.b_zero_points + j));
     e.mult[v] = _mm256_loadu_ps(p.multipliers + j);
     e.bias[v] = p.bias ? _mm256_loadu_ps(p.bias + j) : _mm256_setzero_ps();
@@ -1989,31 +1993,170 @@ inline PanelU8 panel_u8(const QGemmParams& p, int64_t n) {
   e.has_bias = p.bias != nullptr;
   return e;
 }
+inline PanelU8 panel_u8(const QGemmParams& p, int64_t n) { return panel_u8_of(p, p.b->col_sums + n, n, 2); }
+// Vector v (columns n + 8 v ..) of row m: the requantized values (in [0, 255]) of accumulators c,
+// t the row's term (epilogue_row).
+inline __m256i panel_u8_vec(const QGemmParams& p, const PanelU8& e, int v, __m256i c, int32_t t, int64_t m, int64_t n) {
+  c = _mm256_sub_epi32(c, e.off[v]);
+  if (e.zp_terms) c = _mm256_add_epi32(c, _mm256_mullo_epi32(e.bzp[v], _mm256_set1_epi32(t)));
+  __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(c), e.mult[v]);
+  if (e.has_bias) f = _mm256_add_ps(f, e.bias[v]);
+  if (p.add != nullptr) {
+    const __m256i a = simd::load_u8(p.add + m * p.ld_add + n + 8 * v);
+    f = _mm256_add_ps(f, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(a, e.add_zp)), e.add_mult));
+  }
+  return requant::requantize(f, e.rb);
+}
+// 16 values in [0, 255] (q0: columns 0-7, q1: 8-15) stored as 16 bytes: packs (per 128-bit lane)
+// then packus, one permute restores the order.
+inline void store_u8x16(__m256i q0, __m256i q1, uint8_t* out) {
+  const __m256i w16 = _mm256_packs_epi32(q0, q1);  // lane L: q0[4L..4L+3], q1[4L..4L+3]
+  const __m256i w8 = _mm256_permute4x64_epi64(_mm256_packus_epi16(w16, w16), 0xD8);
+  // w8 64-bit words: [q0 0-3 q1 0-3 | q0 0-3 q1 0-3 ...]: reorder the dwords to q0 0-7, q1 0-7
+  const __m128i lo = _mm256_castsi256_si128(w8);  // dwords: q0[0..3], q1[0..3], q0[4..7], q1[4..7]
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_shuffle_epi32(lo, 0xD8));
+}
 inline void panel_u8_rows(const QGemmParams& p, const PanelU8& e, const int32_t* acc, int h, int64_t m, int64_t n,
                           const int32_t* t) {
   uint8_t* out = static_cast<uint8_t*>(p.out);
   for (int r = 0; r < h; ++r) {
     __m256i q[2];
     for (int v = 0; v < 2; ++v) {
-      __m256i c =
-          _mm256_sub_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + r * kPanelN + 8 * v)), e.off[v]);
-      if (e.zp_terms) c = _mm256_add_epi32(c, _mm256_mullo_epi32(e.bzp[v], _mm256_set1_epi32(t[r])));
-      __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(c), e.mult[v]);
-      if (e.has_bias) f = _mm256_add_ps(f, e.bias[v]);
-      if (p.add != nullptr) {
-        const __m256i a = simd::load_u8(p.add + (m + r) * p.ld_add + n + 8 * v);
-        f = _mm256_add_ps(f, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(a, e.add_zp)), e.add_mult));
-      }
-      q[v] = requant::requantize(f, e.rb);
+      const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + r * kPanelN + 8 * v));
+      q[v] = panel_u8_vec(p, e, v, c, t[r], m + r, n);
     }
-    // values in [0, 255]: packs (per 128-bit lane) then packus, one permute restores the order
-    const __m256i w16 = _mm256_packs_epi32(q[0], q[1]);  // lane L: q0[4L..4L+3], q1[4L..4L+3]
-    const __m256i w8 = _mm256_permute4x64_epi64(_mm256_packus_epi16(w16, w16), 0xD8);
-    // w8 64-bit words: [q0 0-3 q1 0-3 | q0 0-3 q1 0-3 ...]: reorder the dwords to q0 0-7, q1 0-7
-    const __m128i lo = _mm256_castsi256_si128(w8);  // dwords: q0[0..3], q1[0..3], q0[4..7], q1[4..7]
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (m + r) * p.ldc + n), _mm_shuffle_epi32(lo, 0xD8));
+    store_u8x16(q[0], q[1], out + (m + r) * p.ldc + n);
   }
 }
+
+#if defined(QPLUGIN_GEMM_I16)
+// ---- A grouped conv's small groups on AVX2 (qgemm_block_groups) ----
+// Groups of OCG = 8 or 16 output channels, icg % 4 == 0, every b_zp 0. A is read through the row
+// pointers (no im2col, no int16 copy of A), B from each group's int16 layout (PackedB::data16, one
+// panel) and only its first OCG columns are multiplied, where the im2col tiles ran a 16-column
+// panel half empty for OCG 8 and gathered every tap of every group into a buffer first. Per
+// pixel, tap and 8 input channels: one 8-byte broadcast (a load); per channel pair one byte
+// shuffle widens the pair to int16 and spreads it over the 8 lanes, and one vpmaddwd per 8 output
+// channels multiplies it with B's k-pair. The sums are the im2col tiles' int32 sums (exact,
+// wrap-around) and the epilogue is panel_u8's: the same bytes.
+
+// MR rows x one group (NV vectors of 8 output channels): rows[r] + tap_off[t] + goff holds the
+// group's icg input bytes of row r at tap t; b16: the group's int16 panel (k-pair p at b16 + 32 p,
+// the taps in order, icg / 2 pairs each); output columns col .. ICG: icg when it is 8 or 16, else 0.
+template <int MR, int NV, int ICG>
+__attribute__((always_inline)) inline void tile_group_i16(const uint8_t* const* rows, const int64_t* tap_off,
+                                                          int64_t ntaps, int64_t icg, int64_t goff, const int16_t* b16,
+                                                          const QGemmParams& p, const PanelU8& e, int64_t m,
+                                                          int64_t col) {
+  // pair pp of a broadcast qword (or dword: pairs 0 and 1) as int16 in every dword lane:
+  // bytes 2 pp, 2 pp + 1 with zero high bytes
+  __m256i pick[4];
+#pragma GCC unroll 4
+  for (int pp = 0; pp < 4; ++pp)
+    pick[pp] = _mm256_set1_epi32(static_cast<int32_t>(0x80008000u | (2u * pp) | ((2u * pp + 1) << 16)));
+  __m256i acc[MR][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_si256();
+  auto pairs = [&](int r, __m256i x, const int16_t* b, int npairs) {
+#pragma GCC unroll 4
+    for (int pp = 0; pp < npairs; ++pp) {
+      const __m256i s = _mm256_shuffle_epi8(x, pick[pp]);
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) {
+        const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32 * pp + 16 * v));
+        acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(s, w));
+      }
+    }
+  };
+  const int64_t ic = ICG > 0 ? ICG : icg;
+  for (int64_t t = 0; t < ntaps; ++t) {
+    const int16_t* bt = b16 + t * (ic / 2) * 32;
+    const int64_t off = tap_off[t] + goff;
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const uint8_t* a = rows[r] + off;
+      const int16_t* b = bt;
+      int64_t c = 0;
+#pragma GCC unroll 2
+      for (; c + 8 <= ic; c += 8, b += 4 * 32) {
+        int64_t q;
+        std::memcpy(&q, a + c, 8);
+        pairs(r, _mm256_set1_epi64x(q), b, 4);
+      }
+      if (c < ic) {
+        int32_t d;
+        std::memcpy(&d, a + c, 4);
+        pairs(r, _mm256_set1_epi32(d), b, 2);
+      }
+    }
+  }
+  uint8_t* out = static_cast<uint8_t*>(p.out);
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    uint8_t* o = out + (m + r) * p.ldc + col;
+    if constexpr (NV == 2) {
+      store_u8x16(panel_u8_vec(p, e, 0, acc[r][0], 0, m + r, col), panel_u8_vec(p, e, 1, acc[r][1], 0, m + r, col), o);
+    } else {
+      store_u8x8(panel_u8_vec(p, e, 0, acc[r][0], 0, m + r, col), o);
+    }
+  }
+}
+
+template <int NV, int ICG, int R, typename... Args>
+void tile_group_i16_rows(int rows, const uint8_t* const* src, const Args&... args) {
+  if constexpr (R >= 1) {
+    if (rows == R) {
+      tile_group_i16<R, NV, ICG>(src, args...);
+    } else {
+      tile_group_i16_rows<NV, ICG, R - 1>(rows, src, args...);
+    }
+  }
+}
+
+// Rows [m0, m1) of every group. The groups run in sets whose input channels share a 64-byte line
+// of a pixel (8 groups of 8 channels): a row tile's lines are read from L2 once for the set, and
+// the set's weights (2.3 KiB a group for 8 channels and 3 x 3 taps) stay in L1 across the tiles.
+template <int NV, int ICG>
+void groups_block_i16(const QGemmParams& p, const gemm::PackedB* bs, int64_t ngroups, const gemm::IndirectA& a,
+                      int64_t m0, int64_t m1) {
+  constexpr int OCG = 8 * NV;
+  constexpr int MR = NV == 1 ? 6 : 4;
+  constexpr int64_t kSet = 16;
+  const int64_t icg = a.seg;
+  const int64_t set = std::min<int64_t>(kSet, std::max<int64_t>(1, 64 / icg));
+  PanelU8 e[kSet];
+  for (int64_t g0 = 0; g0 < ngroups; g0 += set) {
+    const int64_t g1 = std::min(ngroups, g0 + set);
+    for (int64_t g = g0; g < g1; ++g) e[g - g0] = panel_u8_of(p, bs[g].col_sums, g * OCG, NV);
+    for (int64_t m = m0; m < m1; m += MR) {
+      const int h = static_cast<int>(std::min<int64_t>(MR, m1 - m));
+      const uint8_t* const* rows = a.rows + (m - m0);
+      for (int64_t g = g0; g < g1; ++g) {
+        if (h == MR) {
+          tile_group_i16<MR, NV, ICG>(rows, a.tap_off, a.ntaps, icg, g * icg, bs[g].data16, p, e[g - g0], m, g * OCG);
+        } else {
+          tile_group_i16_rows<NV, ICG, MR - 1>(h, rows, a.tap_off, a.ntaps, icg, g * icg, bs[g].data16, p, e[g - g0], m,
+                                               g * OCG);
+        }
+      }
+    }
+  }
+}
+
+template <int NV>
+void groups_block_i16(const QGemmParams& p, const gemm::PackedB* bs, int64_t ngroups, const gemm::IndirectA& a,
+                      int64_t m0, int64_t m1) {
+  if (a.seg == 8) {
+    groups_block_i16<NV, 8>(p, bs, ngroups, a, m0, m1);
+  } else if (a.seg == 16) {
+    groups_block_i16<NV, 16>(p, bs, ngroups, a, m0, m1);
+  } else {
+    groups_block_i16<NV, 0>(p, bs, ngroups, a, m0, m1);
+  }
+}
+#endif
 
 #endif
 
@@ -2858,7 +3001,17 @@ void qgemm_block_indirect(const QGemmParams& p, const gemm::IndirectA& a, int64_
 #endif
 }
 
-bool qgemm_has_groups() {
+bool qgemm_has_groups(int64_t icg, int64_t ocg) {
+#if defined(QPLUGIN_ISA_AVX512) || defined(QPLUGIN_GEMM_I16)
+  return icg % 4 == 0 && (ocg == 8 || ocg == 16);
+#else
+  (void)icg;
+  (void)ocg;
+  return false;
+#endif
+}
+
+bool qgemm_groups_k4() {
 #if defined(QPLUGIN_ISA_AVX512)
   return true;
 #else
@@ -2875,6 +3028,13 @@ void qgemm_block_groups(const QGemmParams& p, const gemm::PackedB* bs, int64_t n
     groups_block<8>(p, a, bs, ngroups, m0, m1);
   } else {
     groups_block<16>(p, a, bs, ngroups, m0, m1);
+  }
+#elif defined(QPLUGIN_GEMM_I16)
+  (void)k4;
+  if (ocg == 8) {
+    groups_block_i16<1>(p, bs, ngroups, a, m0, m1);
+  } else {
+    groups_block_i16<2>(p, bs, ngroups, a, m0, m1);
   }
 #else
   (void)p;
