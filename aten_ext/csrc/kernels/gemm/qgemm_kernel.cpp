@@ -2059,37 +2059,53 @@ __attribute__((always_inline)) inline void tile_group_i16(const uint8_t* const* 
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_si256();
-  auto pairs = [&](int r, __m256i x, const int16_t* b, int npairs) {
-#pragma GCC unroll 4
-    for (int pp = 0; pp < npairs; ++pp) {
-      const __m256i s = _mm256_shuffle_epi8(x, pick[pp]);
+  // Channel pair pp of the rows' broadcasts x against B's k-pair at b + 32 pp (its first 8 NV
+  // columns): the pair's B and shuffle in registers across the rows. (The empty asm keeps each
+  // accumulator in its register: left alone, GCC sums the products of a tap in a tree and
+  // spills the accumulators.)
+  auto pair = [&](const __m256i* x, const int16_t* b, int pp) {
+    __m256i w[NV];
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) w[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32 * pp + 16 * v));
+    const __m256i mk = pick[pp];
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const __m256i s = _mm256_shuffle_epi8(x[r], mk);
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v) {
-        const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32 * pp + 16 * v));
-        acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(s, w));
+        acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(s, w[v]));
+        asm("" : "+x"(acc[r][v]));
       }
     }
   };
   const int64_t ic = ICG > 0 ? ICG : icg;
+  const int16_t* b = b16;
   for (int64_t t = 0; t < ntaps; ++t) {
-    const int16_t* bt = b16 + t * (ic / 2) * 32;
     const int64_t off = tap_off[t] + goff;
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      const uint8_t* a = rows[r] + off;
-      const int16_t* b = bt;
-      int64_t c = 0;
+    int64_t c = 0;
 #pragma GCC unroll 2
-      for (; c + 8 <= ic; c += 8, b += 4 * 32) {
+    for (; c + 8 <= ic; c += 8, b += 4 * 32) {
+      __m256i x[MR];
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
         int64_t q;
-        std::memcpy(&q, a + c, 8);
-        pairs(r, _mm256_set1_epi64x(q), b, 4);
+        std::memcpy(&q, rows[r] + off + c, 8);
+        x[r] = _mm256_set1_epi64x(q);
       }
-      if (c < ic) {
+#pragma GCC unroll 4
+      for (int pp = 0; pp < 4; ++pp) pair(x, b, pp);
+    }
+    if (c < ic) {
+      __m256i x[MR];
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
         int32_t d;
-        std::memcpy(&d, a + c, 4);
-        pairs(r, _mm256_set1_epi32(d), b, 2);
+        std::memcpy(&d, rows[r] + off + c, 4);
+        x[r] = _mm256_set1_epi32(d);
       }
+      pair(x, b, 0);
+      pair(x, b, 1);
+      b += 2 * 32;
     }
   }
   uint8_t* out = static_cast<uint8_t*>(p.out);
