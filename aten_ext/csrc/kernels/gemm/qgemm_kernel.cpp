@@ -1975,13 +1975,14 @@ struct PanelU8 {
   __m256 add_mult;
   bool zp_terms, has_bias;
 };
-// The constants of nv (1 or 2) vectors of 8 columns from column n, col_sums: those columns' sums.
-inline PanelU8 panel_u8_of(const QGemmParams& p, const int32_t* col_sums, int64_t n, int nv) {
+// The constants of nv (1 or 2) vectors of 8 columns from column n; col_sums[v]: vector v's 8
+// column sums.
+inline PanelU8 panel_u8_of(const QGemmParams& p, const int32_t* const* col_sums, int64_t n, int nv) {
   PanelU8 e{};
   const __m256i vazp = _mm256_set1_epi32(p.a_zero_point);
   for (int v = 0; v < nv; ++v) {
     const int64_t j = n + 8 * v;
-    e.off[v] = _mm256_mullo_epi32(vazp, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col_sums + 8 * v)));
+    e.off[v] = _mm256_mullo_epi32(vazp, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col_sums[v])));
     e.bzp[v] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.b_zero_points + j));
     e.mult[v] = _mm256_loadu_ps(p.multipliers + j);
     e.bias[v] = p.bias ? _mm256_loadu_ps(p.bias + j) : _mm256_setzero_ps();
@@ -1993,7 +1994,10 @@ inline PanelU8 panel_u8_of(const QGemmParams& p, const int32_t* col_sums, int64_
   e.has_bias = p.bias != nullptr;
   return e;
 }
-inline PanelU8 panel_u8(const QGemmParams& p, int64_t n) { return panel_u8_of(p, p.b->col_sums + n, n, 2); }
+inline PanelU8 panel_u8(const QGemmParams& p, int64_t n) {
+  const int32_t* cs[2] = {p.b->col_sums + n, p.b->col_sums + n + 8};
+  return panel_u8_of(p, cs, n, 2);
+}
 // Vector v (columns n + 8 v ..) of row m: the requantized values (in [0, 255]) of accumulators c,
 // t the row's term (epilogue_row).
 inline __m256i panel_u8_vec(const QGemmParams& p, const PanelU8& e, int v, __m256i c, int32_t t, int64_t m, int64_t n) {
@@ -2131,6 +2135,78 @@ void tile_group_i16_rows(int rows, const uint8_t* const* src, const Args&... arg
   }
 }
 
+// MR rows x two groups of 8 input and output channels, g and g + 1, whose 16 input bytes of a pixel
+// and tap are contiguous at rows[r] + tap_off[t] + goff: one 16-byte broadcast, and per channel
+// pair one shuffle that spreads group g's pair over the low 4 lanes and group g + 1's over the
+// high 4, against B vectors [g's columns 4 h .. 4 h + 3 | g + 1's] (h = 0, 1; ba / bb: the two
+// groups' int16 panels): a group of 8 at a time spent one shuffle per 8 multiply-adds, this one
+// per 16. Output columns col .. col + 15 (g's 8, then g + 1's).
+template <int MR>
+__attribute__((always_inline)) inline void tile_group_pair_i16(const uint8_t* const* rows, const int64_t* tap_off,
+                                                               int64_t ntaps, int64_t goff, const int16_t* ba,
+                                                               const int16_t* bb, const QGemmParams& p,
+                                                               const PanelU8& e, int64_t m, int64_t col) {
+  __m256i pick[4];
+#pragma GCC unroll 4
+  for (int pp = 0; pp < 4; ++pp) {
+    const uint32_t lo = 2u * pp, hi = 8u + 2u * pp;
+    pick[pp] = _mm256_setr_m128i(_mm_set1_epi32(static_cast<int32_t>(0x80008000u | lo | ((lo + 1) << 16))),
+                                 _mm_set1_epi32(static_cast<int32_t>(0x80008000u | hi | ((hi + 1) << 16))));
+  }
+  __m256i acc[MR][2];
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  for (int64_t t = 0; t < ntaps; ++t) {
+    const int64_t off = tap_off[t] + goff;
+    __m256i x[MR];
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      x[r] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[r] + off)));
+    }
+#pragma GCC unroll 4
+    for (int pp = 0; pp < 4; ++pp) {
+      const int64_t k = (4 * t + pp) * 32;  // the k-pair in each panel
+      __m256i w[2];
+#pragma GCC unroll 2
+      for (int h = 0; h < 2; ++h) {
+        w[h] = _mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ba + k + 8 * h))),
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(bb + k + 8 * h)), 1);
+      }
+      const __m256i mk = pick[pp];
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
+        const __m256i sh = _mm256_shuffle_epi8(x[r], mk);
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+          acc[r][h] = _mm256_add_epi32(acc[r][h], _mm256_madd_epi16(sh, w[h]));
+          asm("" : "+x"(acc[r][h]));
+        }
+      }
+    }
+  }
+  uint8_t* out = static_cast<uint8_t*>(p.out);
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    // acc[r][h] = [g's columns 4 h .. | g + 1's]: each group's 8 columns in order
+    const __m256i ga = _mm256_permute2x128_si256(acc[r][0], acc[r][1], 0x20);
+    const __m256i gb = _mm256_permute2x128_si256(acc[r][0], acc[r][1], 0x31);
+    store_u8x16(panel_u8_vec(p, e, 0, ga, 0, m + r, col), panel_u8_vec(p, e, 1, gb, 0, m + r, col),
+                out + (m + r) * p.ldc + col);
+  }
+}
+
+template <int R, typename... Args>
+void tile_group_pair_i16_rows(int rows, const uint8_t* const* src, const Args&... args) {
+  if constexpr (R >= 1) {
+    if (rows == R) {
+      tile_group_pair_i16<R>(src, args...);
+    } else {
+      tile_group_pair_i16_rows<R - 1>(rows, src, args...);
+    }
+  }
+}
+
 // Rows [m0, m1) of every group. The groups run in sets whose input channels share a 64-byte line
 // of a pixel (8 groups of 8 channels): a row tile's lines are read from L2 once for the set, and
 // the set's weights (2.3 KiB a group for 8 channels and 3 x 3 taps) stay in L1 across the tiles.
@@ -2142,14 +2218,36 @@ void groups_block_i16(const QGemmParams& p, const gemm::PackedB* bs, int64_t ngr
   constexpr int64_t kSet = 16;
   const int64_t icg = a.seg;
   const int64_t set = std::min<int64_t>(kSet, std::max<int64_t>(1, 64 / icg));
+  // Groups of 8 input and output channels run two at a time (tile_group_pair_i16), an odd last
+  // one alone.
+  constexpr bool kPairs = NV == 1 && ICG == 8;
+  constexpr int kPairMR = 4;  // registers: 4 x + 8 accumulators + 2 B + shuffle + product
   PanelU8 e[kSet];
   for (int64_t g0 = 0; g0 < ngroups; g0 += set) {
     const int64_t g1 = std::min(ngroups, g0 + set);
-    for (int64_t g = g0; g < g1; ++g) e[g - g0] = panel_u8_of(p, bs[g].col_sums, g * OCG, NV);
-    for (int64_t m = m0; m < m1; m += MR) {
+    for (int64_t g = g0; g < g1; ++g) {
+      const bool pair = kPairs && (g - g0) % 2 == 0 && g + 1 < g1;
+      const int32_t* cs[2] = {bs[g].col_sums, pair ? bs[g + 1].col_sums : bs[g].col_sums + 8};
+      e[g - g0] = panel_u8_of(p, cs, g * OCG, pair ? 2 : NV);
+    }
+    const int64_t np = kPairs ? (g1 - g0) / 2 : 0;  // pairs of the set: groups g0 .. g0 + 2 np
+    for (int64_t m = m0; kPairs && m < m1; m += kPairMR) {
+      const int h = static_cast<int>(std::min<int64_t>(kPairMR, m1 - m));
+      const uint8_t* const* rows = a.rows + (m - m0);
+      for (int64_t g = g0; g < g0 + 2 * np; g += 2) {
+        if (h == kPairMR) {
+          tile_group_pair_i16<kPairMR>(rows, a.tap_off, a.ntaps, g * icg, bs[g].data16, bs[g + 1].data16, p, e[g - g0],
+                                       m, g * OCG);
+        } else {
+          tile_group_pair_i16_rows<kPairMR - 1>(h, rows, a.tap_off, a.ntaps, g * icg, bs[g].data16, bs[g + 1].data16, p,
+                                                e[g - g0], m, g * OCG);
+        }
+      }
+    }
+    for (int64_t m = m0; m < m1 && g0 + 2 * np < g1; m += MR) {
       const int h = static_cast<int>(std::min<int64_t>(MR, m1 - m));
       const uint8_t* const* rows = a.rows + (m - m0);
-      for (int64_t g = g0; g < g1; ++g) {
+      for (int64_t g = g0 + 2 * np; g < g1; ++g) {
         if (h == MR) {
           tile_group_i16<MR, NV, ICG>(rows, a.tap_off, a.ntaps, icg, g * icg, bs[g].data16, p, e[g - g0], m, g * OCG);
         } else {
