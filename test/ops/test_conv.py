@@ -400,6 +400,23 @@ K4 = [
 
 @pytest.mark.parametrize("geom", K4, ids=[str(i) for i in range(len(K4))])
 def test_groups_of_8_k4(isa, geom):
+    check_groups_with_residual(geom)
+
+
+# Groups of 16 output channels (AVX-512 and AVX2 group tiles) with relu and conv2d_add's residual:
+# icg 16, and icg 12 (AVX2: an 8-channel step and a 4-channel tail).
+GROUPS16 = [
+    (1, 48, 7, 9, 48, (3, 3), (1, 1), (1, 1), (1, 1), 3),
+    (2, 36, 5, 5, 48, (3, 3), (1, 1), (1, 1), (1, 1), 3),
+]
+
+
+@pytest.mark.parametrize("geom", GROUPS16, ids=[str(i) for i in range(len(GROUPS16))])
+def test_groups_of_16_residual(isa, geom):
+    check_groups_with_residual(geom)
+
+
+def check_groups_with_residual(geom):
     n, c, h, w, oc, ks, s, p, d, g = geom
     for zp, relu in ((None, False), (0, True)):
         qx, pk, y = run_and_check(2, (n, c, h, w), oc, ks, s, p, d, g, relu=relu, x_zp=zp)
