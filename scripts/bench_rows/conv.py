@@ -90,12 +90,13 @@ def cases():
         _conv_case("conv1d 3-tap 256->256", "[8,256,1000]", (8, 256, 1000), 256, 3, 1, 1, 1, dims=1),
         _conv_case("conv3d 3x3x3 32->32", "[1,32,16,56,56]", (1, 32, 16, 56, 56), 32, 3, 1, 1, 1, dims=3),
         _conv_case("conv2d_add_relu 3x3 64->64", "[1,64,56,56]", (1, 64, 56, 56), 64, 3, 1, 1, 1, add=True),
-        # ResNeXt-101 32x8d's grouped 3x3 convs: 32 groups of 8, 16 and 32 channels
+        # ResNeXt's grouped 3x3 convs: 32 groups of 4 (ResNeXt-50 32x4d's first stage), 8, 16 and 32
+        # channels (ResNeXt-101 32x8d's stages)
         *(
             _conv_case(
                 f"conv2d 3x3 g32 {c} ({c // 32} a group)", f"[{n},{c},{hw},{hw}]", (n, c, hw, hw), c, 3, 1, 1, 32
             )
-            for c, hw in ((256, 56), (512, 28), (1024, 14))
+            for c, hw in ((128, 56), (256, 56), (512, 28), (1024, 14))
             for n in (1, 8)
         ),
     ]

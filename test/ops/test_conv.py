@@ -129,6 +129,11 @@ GEOM2D = [
     (2, 24, 5, 3, 48, (3, 3), (1, 1), (1, 1), (1, 1), 3),  # icg 8, ocg 16: 30 rows (2 left)
     (1, 48, 6, 5, 16, (3, 3), (1, 1), (1, 1), (1, 1), 2),  # icg 24, ocg 8: 30 rows
     (1, 160, 4, 4, 160, (3, 3), (1, 1), (1, 1), (1, 1), 20),  # 20 groups of 8: sets of 8 + 8 + 4
+    # AVX2: groups of 4 input and output channels four at a time (a group count divisible by 4)
+    (1, 32, 5, 7, 32, (3, 3), (1, 1), (1, 1), (1, 1), 8),  # 2 quads, 35 rows (3 left)
+    (2, 80, 4, 5, 80, (3, 3), (1, 1), (1, 1), (1, 1), 20),  # 20 groups: sets of 16 + 4
+    (1, 64, 9, 8, 64, (3, 3), (2, 2), (2, 2), (2, 2), 16),  # stride 2, dilation 2
+    (1, 24, 5, 5, 24, (3, 3), (1, 1), (1, 1), (1, 1), 6),  # 6 groups of 4: im2col
 ]
 
 
@@ -403,16 +408,18 @@ def test_groups_of_8_k4(isa, geom):
     check_groups_with_residual(geom)
 
 
-# Groups of 16 output channels (AVX-512 and AVX2 group tiles) with relu and conv2d_add's residual:
-# icg 16, and icg 12 (AVX2: an 8-channel step and a 4-channel tail).
-GROUPS16 = [
+# Small groups in the group tiles with relu and conv2d_add's residual: 16 output channels with icg
+# 16, and icg 12 (AVX2: an 8-channel step and a 4-channel tail); 4 input and output channels (AVX2:
+# four groups at a time).
+SMALL_GROUPS = [
     (1, 48, 7, 9, 48, (3, 3), (1, 1), (1, 1), (1, 1), 3),
     (2, 36, 5, 5, 48, (3, 3), (1, 1), (1, 1), (1, 1), 3),
+    (1, 64, 7, 6, 64, (3, 3), (1, 1), (1, 1), (1, 1), 16),
 ]
 
 
-@pytest.mark.parametrize("geom", GROUPS16, ids=[str(i) for i in range(len(GROUPS16))])
-def test_groups_of_16_residual(isa, geom):
+@pytest.mark.parametrize("geom", SMALL_GROUPS, ids=[str(i) for i in range(len(SMALL_GROUPS))])
+def test_small_groups_residual(isa, geom):
     check_groups_with_residual(geom)
 
 

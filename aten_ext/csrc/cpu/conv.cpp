@@ -259,8 +259,8 @@ void conv_forward_view(const char* op, const Tensor& x_int, double x_scale, int6
   const bool rows_mode = conv_reads_rows(p, path);
   // Groups of a shape the path's qgemm_block_groups runs (AVX2 too, which has no other indirect
   // GEMM) read all groups of a row block through one set of row pointers.
-  const bool by_groups =
-      !direct && !p.any_wzp && G > 1 && p.ICg % 4 == 0 && QPLUGIN_ISA_CALL_ON(path, qgemm_has_groups, p.ICg, p.OC / G);
+  const bool by_groups = !direct && !p.any_wzp && G > 1 && p.ICg % 4 == 0 &&
+                         QPLUGIN_ISA_CALL_ON(path, qgemm_has_groups, G, p.ICg, p.OC / G);
   const bool indirect = (has_ind && (p.ICg % 4 == 0 || rows_mode)) || by_groups;
   QP_ASSERT(!rows_mode || k.rows.data != nullptr);
   ca.mode = direct     ? kernels::gemm::ConvAMode::kInPlace

@@ -226,10 +226,11 @@ void run_conv(const Problem& pr) {
       gp.icg = c.s4;
     }
   }
-  // Groups of 8 or 16 output channels on the indirect path, where the path's qgemm_block_groups
-  // runs them: every group of a row block in one call (AVX-512: the groups side by side in the
-  // tiles), so a task is a row block of all groups and its row pointers serve them all.
-  const bool by_groups = indirect && !c.rows_mode && G > 1 && QPLUGIN_ISA_CALL_ON(path, qgemm_has_groups, g.icg, ocg);
+  // Small groups (8 or 16 output channels; AVX2 also 4) on the indirect path, where the path's
+  // qgemm_block_groups runs them: every group of a row block in one call (the groups side by side
+  // in the tiles), so a task is a row block of all groups and its row pointers serve them all.
+  const bool by_groups =
+      indirect && !c.rows_mode && G > 1 && QPLUGIN_ISA_CALL_ON(path, qgemm_has_groups, G, g.icg, ocg);
   const int64_t gchunk = by_groups ? G : 1;  // groups per task
   // Groups of 8 input and output channels, an even count and enough rows to repay the layout
   // (one pass over the weights, ~0.25 ns a byte against ~0.005 ns a multiply-add of the GEMM:

@@ -196,11 +196,12 @@ struct IndirectA {
 // i8mm: qgemm_has_indirect() says whether the path has it (elsewhere it writes nothing; conv gathers rows with im2col
 // there). qgemm_indirect_selects(): whether the path's qgemm_block_indirect honours IndirectA's tap_b and out_rows
 // (AVX-512); other paths must be given neither.
-// qgemm_block_groups (AVX-512, AVX2; qgemm_has_groups(icg, ocg) says whether the path runs groups
-// of that shape): rows [m0, m1) of `ngroups` consecutive groups of a grouped conv at once, each of
-// ocg = 8 or 16 output channels with its own packed B bs[j] (one panel; on AVX2 with data16) and
-// every b_zp 0; A through `a` (taps in order, no tap_b / out_rows), group j's seg = icg bytes a
-// tap at rows[m - m0] + tap_off[t] + j * seg (icg % 4 == 0).
+// qgemm_block_groups (AVX-512, AVX2; qgemm_has_groups(groups, icg, ocg) says whether the path runs
+// groups of that shape): rows [m0, m1) of `ngroups` consecutive groups of a grouped conv at once,
+// each of ocg = 8 or 16 output channels (AVX2 also 4, with icg 4 and ngroups % 4 == 0) with its own
+// packed B bs[j] (one panel; on AVX2 with data16) and every b_zp 0; A through `a` (taps in order,
+// no tap_b / out_rows), group j's seg = icg bytes a tap at rows[m - m0] + tap_off[t] + j * seg
+// (icg % 4 == 0).
 // Output column j * ocg + c (from p.out; p.multipliers / p.bias likewise) is group j's column c.
 // k4: nullptr, or pack_groups_k4 of the groups (icg == ocg == 8, ngroups even; only where
 // qgemm_groups_k4() holds, AVX-512), read by tiles that broadcast 16 input bytes (two groups) per
@@ -216,7 +217,7 @@ struct IndirectA {
   X(bool, qgemm_indirect_selects, ()) \
   X(void, qgemm_block_indirect, (const gemm::QGemmParams& p, const gemm::IndirectA& a, int64_t m0, \
                                  int64_t m1, int64_t n0, int64_t n1)) \
-  X(bool, qgemm_has_groups, (int64_t icg, int64_t ocg)) \
+  X(bool, qgemm_has_groups, (int64_t groups, int64_t icg, int64_t ocg)) \
   X(bool, qgemm_groups_k4, ()) \
   X(void, qgemm_block_groups, (const gemm::QGemmParams& p, const gemm::PackedB* bs, int64_t ngroups, int64_t ocg, \
                                const int8_t* k4, const gemm::IndirectA& a, int64_t m0, int64_t m1)) \

@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include <vector>
@@ -2044,6 +2045,38 @@ inline void panel_u8_rows(const QGemmParams& p, const PanelU8& e, const int32_t*
 // channels multiplies it with B's k-pair. The sums are the im2col tiles' int32 sums (exact,
 // wrap-around) and the epilogue is panel_u8's: the same bytes.
 
+// A byte shuffle mask: int16 pair (bytes lo, lo + 1) zero-extended into each of the low 4 dword
+// lanes, (hi, hi + 1) into each of the high 4 (byte indexes within a 128-bit half).
+inline __m256i pair_pick(uint32_t lo, uint32_t hi) {
+  return _mm256_setr_m128i(_mm_set1_epi32(static_cast<int32_t>(0x80008000u | lo | ((lo + 1) << 16))),
+                           _mm_set1_epi32(static_cast<int32_t>(0x80008000u | hi | ((hi + 1) << 16))));
+}
+// [the 8 int16 at a | the 8 at b]
+inline __m256i halves(const int16_t* a, const int16_t* b) {
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a))),
+                                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(b)), 1);
+}
+// x[r]: the 16 bytes at rows[r] + off in both 128-bit halves.
+template <int MR>
+inline void broadcast16(const uint8_t* const* rows, int64_t off, __m256i* x) {
+#pragma GCC unroll 8
+  for (int r = 0; r < MR; ++r) {
+    x[r] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[r] + off)));
+  }
+}
+
+// f(std::integral_constant<int, R>{}) for R = rows (1 <= rows <= MaxR): a tile of rows rows.
+template <int MaxR, class F>
+inline void with_rows(int rows, const F& f) {
+  if constexpr (MaxR >= 1) {
+    if (rows == MaxR) {
+      f(std::integral_constant<int, MaxR>{});
+    } else {
+      with_rows<MaxR - 1>(rows, f);
+    }
+  }
+}
+
 // MR rows x one group (NV vectors of 8 output channels): rows[r] + tap_off[t] + goff holds the
 // group's icg input bytes of row r at tap t; b16: the group's int16 panel (k-pair p at b16 + 32 p,
 // the taps in order, icg / 2 pairs each); output columns col .. ICG: icg when it is 8 or 16, else 0.
@@ -2056,8 +2089,7 @@ __attribute__((always_inline)) inline void tile_group_i16(const uint8_t* const* 
   // bytes 2 pp, 2 pp + 1 with zero high bytes
   __m256i pick[4];
 #pragma GCC unroll 4
-  for (int pp = 0; pp < 4; ++pp)
-    pick[pp] = _mm256_set1_epi32(static_cast<int32_t>(0x80008000u | (2u * pp) | ((2u * pp + 1) << 16)));
+  for (int pp = 0; pp < 4; ++pp) pick[pp] = pair_pick(2u * pp, 2u * pp);
   __m256i acc[MR][NV];
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r)
@@ -2124,63 +2156,59 @@ __attribute__((always_inline)) inline void tile_group_i16(const uint8_t* const* 
   }
 }
 
-template <int NV, int ICG, int R, typename... Args>
-void tile_group_i16_rows(int rows, const uint8_t* const* src, const Args&... args) {
-  if constexpr (R >= 1) {
-    if (rows == R) {
-      tile_group_i16<R, NV, ICG>(src, args...);
-    } else {
-      tile_group_i16_rows<NV, ICG, R - 1>(rows, src, args...);
-    }
-  }
-}
-
-// MR rows x two groups of 8 input and output channels, g and g + 1, whose 16 input bytes of a pixel
-// and tap are contiguous at rows[r] + tap_off[t] + goff: one 16-byte broadcast, and per channel
-// pair one shuffle that spreads group g's pair over the low 4 lanes and group g + 1's over the
-// high 4, against B vectors [g's columns 4 h .. 4 h + 3 | g + 1's] (h = 0, 1; ba / bb: the two
-// groups' int16 panels): a group of 8 at a time spent one shuffle per 8 multiply-adds, this one
-// per 16. Output columns col .. col + 15 (g's 8, then g + 1's).
-template <int MR>
-__attribute__((always_inline)) inline void tile_group_pair_i16(const uint8_t* const* rows, const int64_t* tap_off,
-                                                               int64_t ntaps, int64_t goff, const int16_t* ba,
-                                                               const int16_t* bb, const QGemmParams& p,
-                                                               const PanelU8& e, int64_t m, int64_t col) {
+// MR rows x groups side by side whose 16 input bytes of a pixel and tap are contiguous at
+// rows[r] + tap_off[t] + goff: one 16-byte broadcast per row and tap, two accumulators a row.
+//  - Quad false: groups g and g + 1 of 8 input and output channels (b: their two int16 panels).
+//    Per channel pair one shuffle spreads g's pair over the low 4 lanes and g + 1's over the high
+//    4, against B vectors [g's columns 4 h .. 4 h + 3 | g + 1's] (h = 0, 1): one shuffle per 16
+//    multiply-adds, where a group of 8 alone spent one per 8. The epilogue puts each group's 8
+//    columns back in order.
+//  - Quad true: groups g .. g + 3 of 4 input and output channels (ResNeXt-50 32x4d's and
+//    ResNeXt-101 64x4d's first stage; b: their four panels). Accumulator v holds groups g + 2 v
+//    (low 4 lanes) and g + 2 v + 1 (high 4): output columns col + 8 v .. col + 8 v + 7 in order.
+//    Per channel pair and v one shuffle (each half's group's pair in its 4 lanes) against
+//    [g + 2 v's 4 columns | g + 2 v + 1's].
+// Output columns col .. col + 15.
+template <int MR, bool Quad>
+__attribute__((always_inline)) inline void tile_group_halves_i16(const uint8_t* const* rows, const int64_t* tap_off,
+                                                                 int64_t ntaps, int64_t goff, const int16_t* const* b,
+                                                                 const QGemmParams& p, const PanelU8& e, int64_t m,
+                                                                 int64_t col) {
+  // step j of a tap: Quad: v = j / 2, pair j % 2; else pair j
   __m256i pick[4];
 #pragma GCC unroll 4
-  for (int pp = 0; pp < 4; ++pp) {
-    const uint32_t lo = 2u * pp, hi = 8u + 2u * pp;
-    pick[pp] = _mm256_setr_m128i(_mm_set1_epi32(static_cast<int32_t>(0x80008000u | lo | ((lo + 1) << 16))),
-                                 _mm_set1_epi32(static_cast<int32_t>(0x80008000u | hi | ((hi + 1) << 16))));
+  for (int j = 0; j < 4; ++j) {
+    pick[j] = Quad ? pair_pick(8u * (j / 2) + 2u * (j % 2), 8u * (j / 2) + 4u + 2u * (j % 2))
+                   : pair_pick(2u * j, 8u + 2u * j);
   }
   __m256i acc[MR][2];
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  auto madd = [&](int r, int v, __m256i sh, __m256i w) {
+    acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(sh, w));
+    asm("" : "+x"(acc[r][v]));
+  };
   for (int64_t t = 0; t < ntaps; ++t) {
     const int64_t off = tap_off[t] + goff;
     __m256i x[MR];
-#pragma GCC unroll 8
-    for (int r = 0; r < MR; ++r) {
-      x[r] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[r] + off)));
-    }
+    broadcast16<MR>(rows, off, x);
 #pragma GCC unroll 4
-    for (int pp = 0; pp < 4; ++pp) {
-      const int64_t k = (4 * t + pp) * 32;  // the k-pair in each panel
-      __m256i w[2];
-#pragma GCC unroll 2
-      for (int h = 0; h < 2; ++h) {
-        w[h] = _mm256_inserti128_si256(
-            _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ba + k + 8 * h))),
-            _mm_loadu_si128(reinterpret_cast<const __m128i*>(bb + k + 8 * h)), 1);
-      }
-      const __m256i mk = pick[pp];
+    for (int j = 0; j < 4; ++j) {
+      const __m256i mk = pick[j];
+      if constexpr (Quad) {
+        const int v = j / 2;
+        const int64_t k = (2 * t + j % 2) * 32;  // the k-pair in each panel
+        const __m256i w = halves(b[2 * v] + k, b[2 * v + 1] + k);
 #pragma GCC unroll 8
-      for (int r = 0; r < MR; ++r) {
-        const __m256i sh = _mm256_shuffle_epi8(x[r], mk);
-#pragma GCC unroll 2
-        for (int h = 0; h < 2; ++h) {
-          acc[r][h] = _mm256_add_epi32(acc[r][h], _mm256_madd_epi16(sh, w[h]));
-          asm("" : "+x"(acc[r][h]));
+        for (int r = 0; r < MR; ++r) madd(r, v, _mm256_shuffle_epi8(x[r], mk), w);
+      } else {
+        const int64_t k = (4 * t + j) * 32;
+        const __m256i w0 = halves(b[0] + k, b[1] + k), w1 = halves(b[0] + k + 8, b[1] + k + 8);
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; ++r) {
+          const __m256i sh = _mm256_shuffle_epi8(x[r], mk);
+          madd(r, 0, sh, w0);
+          madd(r, 1, sh, w1);
         }
       }
     }
@@ -2188,22 +2216,13 @@ __attribute__((always_inline)) inline void tile_group_pair_i16(const uint8_t* co
   uint8_t* out = static_cast<uint8_t*>(p.out);
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
-    // acc[r][h] = [g's columns 4 h .. | g + 1's]: each group's 8 columns in order
-    const __m256i ga = _mm256_permute2x128_si256(acc[r][0], acc[r][1], 0x20);
-    const __m256i gb = _mm256_permute2x128_si256(acc[r][0], acc[r][1], 0x31);
-    store_u8x16(panel_u8_vec(p, e, 0, ga, 0, m + r, col), panel_u8_vec(p, e, 1, gb, 0, m + r, col),
-                out + (m + r) * p.ldc + col);
-  }
-}
-
-template <int R, typename... Args>
-void tile_group_pair_i16_rows(int rows, const uint8_t* const* src, const Args&... args) {
-  if constexpr (R >= 1) {
-    if (rows == R) {
-      tile_group_pair_i16<R>(src, args...);
-    } else {
-      tile_group_pair_i16_rows<R - 1>(rows, src, args...);
+    __m256i c0 = acc[r][0], c1 = acc[r][1];
+    if constexpr (!Quad) {  // acc[r][h] = [g's columns 4 h .. | g + 1's]: each group's 8 in order
+      c0 = _mm256_permute2x128_si256(acc[r][0], acc[r][1], 0x20);
+      c1 = _mm256_permute2x128_si256(acc[r][0], acc[r][1], 0x31);
     }
+    store_u8x16(panel_u8_vec(p, e, 0, c0, 0, m + r, col), panel_u8_vec(p, e, 1, c1, 0, m + r, col),
+                out + (m + r) * p.ldc + col);
   }
 }
 
@@ -2218,7 +2237,7 @@ void groups_block_i16(const QGemmParams& p, const gemm::PackedB* bs, int64_t ngr
   constexpr int64_t kSet = 16;
   const int64_t icg = a.seg;
   const int64_t set = std::min<int64_t>(kSet, std::max<int64_t>(1, 64 / icg));
-  // Groups of 8 input and output channels run two at a time (tile_group_pair_i16), an odd last
+  // Groups of 8 input and output channels run two at a time (tile_group_halves_i16), an odd last
   // one alone.
   constexpr bool kPairs = NV == 1 && ICG == 8;
   constexpr int kPairMR = 4;  // registers: 4 x + 8 accumulators + 2 B + shuffle + product
@@ -2235,25 +2254,48 @@ void groups_block_i16(const QGemmParams& p, const gemm::PackedB* bs, int64_t ngr
       const int h = static_cast<int>(std::min<int64_t>(kPairMR, m1 - m));
       const uint8_t* const* rows = a.rows + (m - m0);
       for (int64_t g = g0; g < g0 + 2 * np; g += 2) {
-        if (h == kPairMR) {
-          tile_group_pair_i16<kPairMR>(rows, a.tap_off, a.ntaps, g * icg, bs[g].data16, bs[g + 1].data16, p, e[g - g0],
-                                       m, g * OCG);
-        } else {
-          tile_group_pair_i16_rows<kPairMR - 1>(h, rows, a.tap_off, a.ntaps, g * icg, bs[g].data16, bs[g + 1].data16, p,
-                                                e[g - g0], m, g * OCG);
-        }
+        const int16_t* b2[2] = {bs[g].data16, bs[g + 1].data16};
+        with_rows<kPairMR>(h, [&](auto R) {
+          tile_group_halves_i16<R.value, false>(rows, a.tap_off, a.ntaps, g * icg, b2, p, e[g - g0], m, g * OCG);
+        });
       }
     }
     for (int64_t m = m0; m < m1 && g0 + 2 * np < g1; m += MR) {
       const int h = static_cast<int>(std::min<int64_t>(MR, m1 - m));
       const uint8_t* const* rows = a.rows + (m - m0);
       for (int64_t g = g0 + 2 * np; g < g1; ++g) {
-        if (h == MR) {
-          tile_group_i16<MR, NV, ICG>(rows, a.tap_off, a.ntaps, icg, g * icg, bs[g].data16, p, e[g - g0], m, g * OCG);
-        } else {
-          tile_group_i16_rows<NV, ICG, MR - 1>(h, rows, a.tap_off, a.ntaps, icg, g * icg, bs[g].data16, p, e[g - g0], m,
-                                               g * OCG);
-        }
+        with_rows<MR>(h, [&](auto R) {
+          tile_group_i16<R.value, NV, ICG>(rows, a.tap_off, a.ntaps, icg, g * icg, bs[g].data16, p, e[g - g0], m,
+                                           g * OCG);
+        });
+      }
+    }
+  }
+}
+
+// Rows [m0, m1) of every group of 4 input and output channels (ngroups % 4 == 0), in sets of 16
+// groups (a pixel's 64-byte line).
+void groups_block_quad_i16(const QGemmParams& p, const gemm::PackedB* bs, int64_t ngroups, const gemm::IndirectA& a,
+                           int64_t m0, int64_t m1) {
+  constexpr int MR = 4;  // registers: 4 x + 8 accumulators + B + shuffle + product
+  constexpr int64_t kSet = 16;
+  PanelU8 e[kSet / 4];
+  for (int64_t g0 = 0; g0 < ngroups; g0 += kSet) {
+    const int64_t g1 = std::min(ngroups, g0 + kSet);
+    for (int64_t g = g0; g < g1; g += 4) {
+      int32_t cs[16];  // the four groups' column sums, in output column order
+      for (int j = 0; j < 4; ++j) std::memcpy(cs + 4 * j, bs[g + j].col_sums, 4 * sizeof(int32_t));
+      const int32_t* csv[2] = {cs, cs + 8};
+      e[(g - g0) / 4] = panel_u8_of(p, csv, g * 4, 2);
+    }
+    for (int64_t m = m0; m < m1; m += MR) {
+      const int h = static_cast<int>(std::min<int64_t>(MR, m1 - m));
+      const uint8_t* const* rows = a.rows + (m - m0);
+      for (int64_t g = g0; g < g1; g += 4) {
+        const int16_t* b4[4] = {bs[g].data16, bs[g + 1].data16, bs[g + 2].data16, bs[g + 3].data16};
+        with_rows<MR>(h, [&](auto R) {
+          tile_group_halves_i16<R.value, true>(rows, a.tap_off, a.ntaps, g * 4, b4, p, e[(g - g0) / 4], m, g * 4);
+        });
       }
     }
   }
@@ -3115,10 +3157,14 @@ void qgemm_block_indirect(const QGemmParams& p, const gemm::IndirectA& a, int64_
 #endif
 }
 
-bool qgemm_has_groups(int64_t icg, int64_t ocg) {
-#if defined(QPLUGIN_ISA_AVX512) || defined(QPLUGIN_GEMM_I16)
+bool qgemm_has_groups(int64_t groups, int64_t icg, int64_t ocg) {
+#if defined(QPLUGIN_ISA_AVX512)
+  (void)groups;
   return icg % 4 == 0 && (ocg == 8 || ocg == 16);
+#elif defined(QPLUGIN_GEMM_I16)
+  return (icg % 4 == 0 && (ocg == 8 || ocg == 16)) || (icg == 4 && ocg == 4 && groups % 4 == 0);
 #else
+  (void)groups;
   (void)icg;
   (void)ocg;
   return false;
@@ -3145,7 +3191,9 @@ void qgemm_block_groups(const QGemmParams& p, const gemm::PackedB* bs, int64_t n
   }
 #elif defined(QPLUGIN_GEMM_I16)
   (void)k4;
-  if (ocg == 8) {
+  if (ocg == 4) {
+    groups_block_quad_i16(p, bs, ngroups, a, m0, m1);
+  } else if (ocg == 8) {
     groups_block_i16<1>(p, bs, ngroups, a, m0, m1);
   } else {
     groups_block_i16<2>(p, bs, ngroups, a, m0, m1);
