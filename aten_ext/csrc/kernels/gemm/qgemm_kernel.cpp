@@ -2036,7 +2036,8 @@ inline void panel_u8_rows(const QGemmParams& p, const PanelU8& e, const int32_t*
 
 #if defined(QPLUGIN_GEMM_I16)
 // ---- A grouped conv's small groups on AVX2 (qgemm_block_groups) ----
-// Groups of OCG = 8 or 16 output channels, icg % 4 == 0, every b_zp 0. A is read through the row
+// Groups of OCG = 8 or 16 output channels with icg % 4 == 0, or of 4 input and 4 output channels
+// (tile_group_halves_i16), every b_zp 0. A is read through the row
 // pointers (no im2col, no int16 copy of A), B from each group's int16 layout (PackedB::data16, one
 // panel) and only its first OCG columns are multiplied, where the im2col tiles ran a 16-column
 // panel half empty for OCG 8 and gathered every tap of every group into a buffer first. Per
@@ -2096,9 +2097,9 @@ __attribute__((always_inline)) inline void tile_group_i16(const uint8_t* const* 
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_setzero_si256();
   // Channel pair pp of the rows' broadcasts x against B's k-pair at b + 32 pp (its first 8 NV
-  // columns): the pair's B and shuffle in registers across the rows. (The empty asm keeps each
-  // accumulator in its register: left alone, GCC sums the products of a tap in a tree and
-  // spills the accumulators.)
+  // columns): the pair's B and shuffle in registers across the rows. (The empty asm stops GCC from
+  // summing a tap's products in a tree, which spilled every accumulator within the tap; it may
+  // still keep some accumulators in memory from one tap to the next.)
   auto pair = [&](const __m256i* x, const int16_t* b, int pp) {
     __m256i w[NV];
 #pragma GCC unroll 2
