@@ -2057,12 +2057,23 @@ inline __m256i halves(const int16_t* a, const int16_t* b) {
   return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a))),
                                  _mm_loadu_si128(reinterpret_cast<const __m128i*>(b)), 1);
 }
-// x[r]: the 16 bytes at rows[r] + off in both 128-bit halves.
-template <int MR>
-inline void broadcast16(const uint8_t* const* rows, int64_t off, __m256i* x) {
+// x[r]: the Bytes (4, 8 or 16) bytes at rows[r] + off, repeated over the vector.
+template <int MR, int Bytes>
+inline void broadcast_rows(const uint8_t* const* rows, int64_t off, __m256i* x) {
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
-    x[r] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[r] + off)));
+    const uint8_t* a = rows[r] + off;
+    if constexpr (Bytes == 16) {
+      x[r] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a)));
+    } else if constexpr (Bytes == 8) {
+      int64_t q;
+      std::memcpy(&q, a, 8);
+      x[r] = _mm256_set1_epi64x(q);
+    } else {
+      int32_t d;
+      std::memcpy(&d, a, 4);
+      x[r] = _mm256_set1_epi32(d);
+    }
   }
 }
 
@@ -2123,23 +2134,13 @@ __attribute__((always_inline)) inline void tile_group_i16(const uint8_t* const* 
 #pragma GCC unroll 2
     for (; c + 8 <= ic; c += 8, b += 4 * 32) {
       __m256i x[MR];
-#pragma GCC unroll 8
-      for (int r = 0; r < MR; ++r) {
-        int64_t q;
-        std::memcpy(&q, rows[r] + off + c, 8);
-        x[r] = _mm256_set1_epi64x(q);
-      }
+      broadcast_rows<MR, 8>(rows, off + c, x);
 #pragma GCC unroll 4
       for (int pp = 0; pp < 4; ++pp) pair(x, b, pp);
     }
     if (c < ic) {
       __m256i x[MR];
-#pragma GCC unroll 8
-      for (int r = 0; r < MR; ++r) {
-        int32_t d;
-        std::memcpy(&d, rows[r] + off + c, 4);
-        x[r] = _mm256_set1_epi32(d);
-      }
+      broadcast_rows<MR, 4>(rows, off + c, x);
       pair(x, b, 0);
       pair(x, b, 1);
       b += 2 * 32;
@@ -2192,7 +2193,7 @@ __attribute__((always_inline)) inline void tile_group_halves_i16(const uint8_t* 
   for (int64_t t = 0; t < ntaps; ++t) {
     const int64_t off = tap_off[t] + goff;
     __m256i x[MR];
-    broadcast16<MR>(rows, off, x);
+    broadcast_rows<MR, 16>(rows, off, x);
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
       const __m256i mk = pick[j];
